@@ -1,0 +1,34 @@
+# fairsim: `make experiment` reproduces the DRFH paper's Section VI on the real Google sample,
+# `make test` runs the test suite, `make bench` the speed/memory benchmarks, `make lint` ruff + mypy.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+SHARED ?= ../shared
+STAMP  := $(VENV)/.installed
+
+.PHONY: install experiment test bench lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+experiment: $(STAMP)
+	$(VENV)/bin/fairsim experiment drfh-google --shared $(SHARED) --out results/drfh-google
+
+test: $(STAMP)
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests
+
+bench: $(STAMP)
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m experiments.bench --shared $(SHARED) --out results/bench
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV) build *.egg-info
