@@ -1,0 +1,703 @@
+"""Convert Google clusterdata-2011-2 ``task_events`` (+ ``machine_events``) to the canonical tables.
+
+Input: a folder ``src`` with ``task_events/part-NNNNN-of-00500.csv.gz`` (required), and optionally
+``job_events/part-NNNNN-of-00500.csv.gz`` (same part numbers; only counted and cross-checked) and
+``machine_events/part-00000-of-00001.csv.gz`` (the machines, written to ``servers.parquet``).
+Files are Google's originals: gzip, no header, columns as in the official ``schema.csv``.
+
+The task_events parts are streamed with :func:`pyarrow.csv.open_csv` one block (a few MB) at a
+time; only per-task aggregated state (a dozen numpy arrays of one entry per task) is kept.
+Events are processed in file order, which in Google's files is time order (parts chain in time).
+
+Semantics (one output row per distinct ``(job_id, task_index)``)
+-----------------------------------------------------------------
+* **Times** are µs in the trace and seconds (float) in the output. Time 0 means "before the
+  window" (the trace starts at 600 s = 600,000,000 µs).
+* ``submit_s``: time of the task's first SUBMIT (0.0 for a time-0 SUBMIT). A task with no SUBMIT in
+  the converted parts gets ``submit_s = 0.0`` if it has any time-0 row (it existed before the
+  window), else it is dropped with reason ``"no SUBMIT event"``.
+* ``user``: from the task's first row that names a user (dropped with ``"missing user"`` if none).
+  ``cpu`` and ``mem`` (each on its own): from the first SUBMIT row that carries the value; if no
+  SUBMIT carries it, from the first UPDATE_PENDING/UPDATE_RUNNING row that does. A task for which
+  no row carries a CPU or a memory request is dropped with ``"missing cpu or mem request"``.
+  Zero requests are kept as they are (the trace has a few hundred tasks with cpu = mem = 0).
+* **Attempts**: ``attempts`` is the number of SCHEDULE events. An attempt is a SCHEDULE followed by
+  the task's next terminal event (EVICT=2, FAIL=3, FINISH=4, KILL=5, LOST=6). If any attempt ended
+  in FINISH, the last such attempt is used (``end_state = "finish"``); otherwise the last attempt
+  is used and ``end_state`` is its terminal event (``evict``, ``fail``, ``kill``, ``lost``).
+  ``run_s = terminal time - schedule time``. Resubmitted tasks (SUBMIT again after EVICT, FAIL,
+  KILL, ...) stay one row.
+* If the task's last SCHEDULE has no terminal event (still running when the converted data ends)
+  and no attempt finished: ``end_state = "censored"`` and ``run_s = last event time of all
+  converted parts - schedule time`` (a lower bound).
+* A task never scheduled: ``end_state = "unscheduled"``, ``run_s`` null.
+* A SCHEDULE (or terminal event) at time 0 (already running before the window) is taken to happen
+  at 600 s, the window start, so its ``run_s`` is a **lower bound**.
+* ``instances = 1``, ``constraint`` and ``parents`` null.
+* Output sorted by ``(submit_s, job_id, task_index)``, Parquet row groups of 65,536 rows.
+
+Skip report (``conversion.json``)
+---------------------------------
+Every input row is counted exactly once, as used or skipped with one reason, so for every table
+``rows_used + sum(skipped) == rows_read``.
+
+task_events rows:
+
+* used: SUBMIT and SCHEDULE rows; terminal rows that close an attempt (a SCHEDULE before them);
+  UPDATE rows whose request was taken as the task's cpu or mem;
+* ``"update event (no effect on run time)"``: other UPDATE_PENDING/UPDATE_RUNNING rows;
+* ``"terminal event without a running attempt"``: EVICT/FAIL/FINISH/KILL/LOST of a task that was
+  not running (e.g. killed while pending);
+* ``"missing cpu or mem request"``, ``"no SUBMIT event"``, ``"missing user"``: every row of a task
+  dropped for that reason;
+* ``"bad event type"``: event type outside 0..8;
+* ``"unparseable field"``: time, job ID, task index or event type empty or not a number, a CPU or
+  memory field that is not a number, a negative time or job ID, a task index outside
+  [0, 2^24), or a time of 2^63-1 ("after the window");
+* ``"malformed row (wrong column count)"``.
+
+job_events rows (only cross-checked): used when the job has a task in the output, else
+``"job not in converted tasks"``; ``"unparseable field"`` / ``"malformed row (wrong column
+count)"`` as above. machine_events rows: used when the row gives the machine's last non-empty
+capacity (see :func:`machine_events_table`); else ``"empty capacity"`` (CPU or memory empty) or
+``"superseded by a later capacity"``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time as _time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+from tqdm import tqdm
+
+from traces.errors import TraceError
+from traces.io import write_json_atomic, write_servers, write_tasks
+from traces.schema import END_STATES, SCHEMA_VERSION
+
+log = logging.getLogger(__name__)
+
+FORMAT = "google-2011"
+WINDOW_START_US = 600_000_000
+AFTER_WINDOW_US = 2**63 - 1
+US_PER_S = 1e6
+BLOCK_SIZE = 4 << 20
+TASK_INDEX_LIMIT = 1 << 24
+
+TASK_EVENT_COLUMNS = (
+    "time", "missing_info", "job_id", "task_index", "machine_id", "event_type", "user",
+    "scheduling_class", "priority", "cpu", "mem", "disk", "different_machines",
+)  # fmt: skip
+JOB_EVENT_COLUMNS = (
+    "time", "missing_info", "job_id", "event_type", "user", "scheduling_class", "job_name",
+    "logical_job_name",
+)  # fmt: skip
+MACHINE_EVENT_COLUMNS = ("time", "machine_id", "event_type", "platform", "cpu", "mem")
+
+SUBMIT, SCHEDULE, EVICT, FAIL, FINISH, KILL, LOST, UPDATE_PENDING, UPDATE_RUNNING = range(9)
+# terminal event type -> index into END_STATES
+_TERMINAL_STATE = {EVICT: "evict", FAIL: "fail", FINISH: "finish", KILL: "kill", LOST: "lost"}
+
+R_UPDATE = "update event (no effect on run time)"
+R_TERM_PENDING = "terminal event without a running attempt"
+R_MISSING_REQ = "missing cpu or mem request"
+R_NO_SUBMIT = "no SUBMIT event"
+R_MISSING_USER = "missing user"
+R_BAD_EVENT = "bad event type"
+R_UNPARSEABLE = "unparseable field"
+R_MALFORMED = "malformed row (wrong column count)"
+R_JOB_UNUSED = "job not in converted tasks"
+R_EMPTY_CAP = "empty capacity"
+R_SUPERSEDED = "superseded by a later capacity"
+
+_PART_RE = re.compile(r"^part-(\d{5})-of-(\d{5})\.csv\.gz$")
+
+
+# --------------------------------------------------------------------------- CSV streaming helpers
+
+
+class _BadRows:
+    """``invalid_row_handler`` for pyarrow.csv: count rows with a wrong column count, skip them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, row: Any) -> str:
+        self.count += 1
+        return "skip"
+
+
+def _open_csv(path: Path, names: tuple[str, ...], include: list[str], bad: _BadRows) -> Any:
+    read = pacsv.ReadOptions(column_names=list(names), block_size=BLOCK_SIZE)
+    parse = pacsv.ParseOptions(invalid_row_handler=bad)
+    convert = pacsv.ConvertOptions(
+        include_columns=include,
+        column_types={c: pa.string() for c in include},
+        strings_can_be_null=True,
+    )
+    return pacsv.open_csv(path, read_options=read, parse_options=parse, convert_options=convert)
+
+
+def _iter_batches(path: Path, names: tuple[str, ...], include: list[str], bad: _BadRows, rel: str):
+    """Yield record batches of ``path``; turn gzip/CSV errors into a one-line TraceError."""
+    try:
+        reader = _open_csv(path, names, include, bad)
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            yield batch
+    except (OSError, EOFError, pa.ArrowInvalid) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if "compress" in msg.lower() or "gzip" in msg.lower() or isinstance(exc, EOFError):
+            raise TraceError(f"{rel}: truncated or corrupt gzip ({msg})") from None
+        raise TraceError(f"{rel}: unreadable CSV ({msg})") from None
+
+
+def _to_int(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """Parse a string column as int64; return (values, ok) with ok False for empty/bad fields."""
+    try:
+        ints = pc.cast(arr, pa.int64())
+        ok = ~np.asarray(ints.is_null())
+        return np.asarray(ints.fill_null(0), dtype=np.int64), ok
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        num = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(np.float64)
+        ok = np.isfinite(num) & (num == np.round(num))
+        return np.where(ok, num, 0).astype(np.int64), ok
+
+
+def _to_float(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """Parse a string column as float64; return (values with NaN for empty, bad-field mask)."""
+    empty = np.asarray(arr.is_null())
+    try:
+        vals = np.asarray(pc.cast(arr, pa.float64()).fill_null(np.nan), dtype=np.float64)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        vals = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(np.float64)
+    bad = ~empty & ~np.isfinite(vals)
+    return vals, bad
+
+
+def _list_parts(folder: Path, parts: list[int] | None, rel: str) -> list[tuple[int, Path]]:
+    found: dict[int, Path] = {}
+    if folder.is_dir():
+        for p in folder.iterdir():
+            m = _PART_RE.match(p.name)
+            if m:
+                found[int(m.group(1))] = p
+    if parts is None:
+        return sorted(found.items())
+    return [(i, found[i]) for i in sorted(set(parts)) if i in found]
+
+
+# --------------------------------------------------------------------------- per-task state
+
+
+class _TaskState:
+    """Per-task aggregated state, one entry per distinct (job_id, task_index), grown as needed."""
+
+    _SPEC: ClassVar[dict[str, tuple[Any, Any]]] = {
+        "job_id": (np.int64, 0),
+        "task_index": (np.int32, 0),
+        "first_submit": (np.int64, -1),  # µs, -1: none seen
+        "has_t0": (np.bool_, False),
+        "user": (np.int32, -1),
+        "cpu_sub": (np.float64, np.nan),
+        "mem_sub": (np.float64, np.nan),
+        "cpu_upd": (np.float64, np.nan),
+        "mem_upd": (np.float64, np.nan),
+        "cpu_upd_row": (np.int64, -1),
+        "mem_upd_row": (np.int64, -1),
+        "attempts": (np.int32, 0),
+        "open": (np.bool_, False),
+        "last_sched": (np.int64, 0),  # effective µs of the latest SCHEDULE
+        "last_term": (np.int8, -1),  # event type that closed the latest attempt
+        "last_run": (np.int64, 0),  # µs
+        "finish_run": (np.int64, -1),  # µs of the latest attempt that ended in FINISH
+        "n_rows": (np.int32, 0),
+        "n_update": (np.int32, 0),
+        "n_term_pending": (np.int32, 0),
+    }
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.keys = np.empty(0, np.int64)  # sorted task keys
+        self.key_ids = np.empty(0, np.int64)  # task id of each sorted key
+        self.a = {k: np.full(0, fill, dtype) for k, (dtype, fill) in self._SPEC.items()}
+
+    def ids(self, job: np.ndarray, task: np.ndarray) -> np.ndarray:
+        """Dense task id of every row, registering unseen tasks."""
+        key = job * TASK_INDEX_LIMIT + task
+        ukeys, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        pos = np.searchsorted(self.keys, ukeys)
+        pos_c = np.minimum(pos, max(len(self.keys) - 1, 0))
+        known = (
+            (pos < len(self.keys)) & (self.keys[pos_c] == ukeys)
+            if len(self.keys)
+            else (np.zeros(len(ukeys), bool))
+        )
+        uids = np.empty(len(ukeys), np.int64)
+        uids[known] = self.key_ids[pos_c[known]]
+        new = ~known
+        n_new = int(new.sum())
+        if n_new:
+            new_ids = np.arange(self.n, self.n + n_new, dtype=np.int64)
+            uids[new] = new_ids
+            self._grow(n_new)
+            self.a["job_id"][new_ids] = job[first[new]]
+            self.a["task_index"][new_ids] = task[first[new]]
+            keys = np.concatenate([self.keys, ukeys[new]])
+            kids = np.concatenate([self.key_ids, new_ids])
+            order = np.argsort(keys, kind="stable")
+            self.keys, self.key_ids = keys[order], kids[order]
+        return uids[inv.ravel()]
+
+    def _grow(self, k: int) -> None:
+        self.n += k
+        for name, (dtype, fill) in self._SPEC.items():
+            self.a[name] = np.concatenate([self.a[name], np.full(k, fill, dtype)])
+
+
+def _first_per_task(tid: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(task ids, row indices) of the first row per task among rows where ``mask`` holds."""
+    rows = np.nonzero(mask)[0]
+    utid, first = np.unique(tid[rows], return_index=True)
+    return utid, rows[first]
+
+
+def _update_tasks(
+    st: _TaskState, tid: np.ndarray, t: np.ndarray, ev: np.ndarray, user: np.ndarray,
+    cpu: np.ndarray, mem: np.ndarray, row0: int,
+) -> None:  # fmt: skip
+    """Fold one batch of valid rows (in file order) into the per-task state."""
+    a = st.a
+    np.add.at(a["n_rows"], tid, 1)
+    a["has_t0"][tid[t == 0]] = True
+
+    # first SUBMIT time
+    is_sub = ev == SUBMIT
+    utid, rows = _first_per_task(tid, is_sub)
+    unset = a["first_submit"][utid] < 0
+    a["first_submit"][utid[unset]] = t[rows[unset]]
+
+    # user: first row naming one
+    utid, rows = _first_per_task(tid, user >= 0)
+    unset = a["user"][utid] < 0
+    a["user"][utid[unset]] = user[rows[unset]]
+
+    # requests: first SUBMIT carrying the value, else first UPDATE carrying it
+    is_upd = (ev == UPDATE_PENDING) | (ev == UPDATE_RUNNING)
+    np.add.at(a["n_update"], tid[is_upd], 1)
+    for vals, name in ((cpu, "cpu"), (mem, "mem")):
+        have = ~np.isnan(vals)
+        utid, rows = _first_per_task(tid, is_sub & have)
+        unset = np.isnan(a[f"{name}_sub"][utid])
+        a[f"{name}_sub"][utid[unset]] = vals[rows[unset]]
+        utid, rows = _first_per_task(tid, is_upd & have)
+        unset = np.isnan(a[f"{name}_upd"][utid])
+        a[f"{name}_upd"][utid[unset]] = vals[rows[unset]]
+        a[f"{name}_upd_row"][utid[unset]] = row0 + rows[unset]
+
+    # attempts: SCHEDULE / terminal state machine, vectorised per task
+    life = np.nonzero((ev >= SCHEDULE) & (ev <= LOST))[0]
+    if len(life) == 0:
+        return
+    order = np.argsort(tid[life], kind="stable")
+    life = life[order]
+    g, e = tid[life], ev[life]
+    te = np.where(t[life] == 0, WINDOW_START_US, t[life])
+    first = np.r_[True, g[1:] != g[:-1]]
+    last = np.r_[g[1:] != g[:-1], True]
+    prev_sched = np.empty(len(life), bool)
+    prev_sched[1:] = e[:-1] == SCHEDULE
+    prev_sched[first] = a["open"][g[first]]
+    prev_time = np.empty(len(life), np.int64)
+    prev_time[1:] = te[:-1]
+    prev_time[first] = a["last_sched"][g[first]]
+
+    is_sched = e == SCHEDULE
+    np.add.at(a["attempts"], g[is_sched], 1)
+    is_term = ~is_sched
+    closing = is_term & prev_sched
+    np.add.at(a["n_term_pending"], g[is_term & ~prev_sched], 1)
+    run = np.maximum(te - prev_time, 0)
+
+    for sel, key_state, key_run in (
+        (closing, "last_term", "last_run"),
+        (closing & (e == FINISH), None, "finish_run"),
+    ):
+        idx = np.nonzero(sel)[0]
+        if len(idx) == 0:
+            continue
+        lg = g[idx]
+        keep = np.r_[lg[1:] != lg[:-1], True]  # last selected row per task
+        idx = idx[keep]
+        if key_state is not None:
+            a[key_state][g[idx]] = e[idx]
+        a[key_run][g[idx]] = run[idx]
+
+    lg = g[last]
+    a["open"][lg] = is_sched[last]
+    a["last_sched"][lg[is_sched[last]]] = te[last][is_sched[last]]
+
+
+# --------------------------------------------------------------------------- machine_events
+
+
+def _machine_events_file(path: Path) -> Path:
+    path = Path(path)
+    if path.is_file():
+        return path
+    for cand in (path / "machine_events", path):
+        if cand.is_dir():
+            files = sorted(p for p in cand.iterdir() if _PART_RE.match(p.name))
+            if files:
+                return files[0]
+    raise TraceError(f"{path}: no machine_events/part-NNNNN-of-NNNNN.csv.gz found")
+
+
+def _machine_events(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    file = _machine_events_file(path)
+    rel = f"machine_events/{file.name}"
+    bad = _BadRows()
+    times, machines, platforms, cpus, mems, unparseable = [], [], [], [], [], 0
+    for batch in _iter_batches(file, MACHINE_EVENT_COLUMNS, list(MACHINE_EVENT_COLUMNS), bad, rel):
+        t, t_ok = _to_int(batch.column("time"))
+        m, m_ok = _to_int(batch.column("machine_id"))
+        _, e_ok = _to_int(batch.column("event_type"))
+        cpu, cpu_bad = _to_float(batch.column("cpu"))
+        mem, mem_bad = _to_float(batch.column("mem"))
+        ok = t_ok & m_ok & e_ok & ~cpu_bad & ~mem_bad
+        unparseable += int((~ok).sum())
+        times.append(t[ok])
+        machines.append(m[ok])
+        platforms.append(np.asarray(batch.column("platform").to_pandas(), dtype=object)[ok])
+        cpus.append(cpu[ok])
+        mems.append(mem[ok])
+    df = pd.DataFrame(
+        {
+            "machine_id": np.concatenate(machines) if machines else np.empty(0, np.int64),
+            "cpu": np.concatenate(cpus) if cpus else np.empty(0),
+            "mem": np.concatenate(mems) if mems else np.empty(0),
+            "platform": np.concatenate(platforms) if platforms else np.empty(0, object),
+        }
+    )
+    n_valid = len(df)
+    full = df[df["cpu"].notna() & df["mem"].notna()]
+    last = full.drop_duplicates(subset="machine_id", keep="last")
+    last = last.sort_values("machine_id", kind="stable").reset_index(drop=True)
+    skipped = {
+        R_EMPTY_CAP: n_valid - len(full),
+        R_SUPERSEDED: len(full) - len(last),
+        R_UNPARSEABLE: unparseable,
+        R_MALFORMED: bad.count,
+    }
+    report = {
+        "rows_read": n_valid + unparseable + bad.count,
+        "rows_used": len(last),
+        "skipped": skipped,
+        "machines": int(df["machine_id"].nunique()),
+    }
+    return last, report
+
+
+def machine_events_table(path: Path) -> pd.DataFrame:
+    """Each machine's last non-empty (cpu, mem) capacity from Google's machine_events table.
+
+    Every machine_events row (ADD, REMOVE or UPDATE) with both CPU and memory capacity filled is a
+    capacity observation; a machine's capacity is its last one in file (time) order. On the full
+    table this gives 12,583 machines whose (cpu, mem) counts are exactly the DRFH paper's Table I.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The ``machine_events/part-00000-of-00001.csv.gz`` file, its folder, or the Google 2011
+        folder that holds ``machine_events/``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``machine_id`` (int64), ``cpu``, ``mem`` (float64, normalised: largest machine =
+        1) and ``platform`` (str hash), one row per machine, sorted by ``machine_id``.
+
+    Raises
+    ------
+    TraceError
+        If no machine_events file is found or the gzip is corrupt.
+    """
+    return _machine_events(path)[0]
+
+
+# --------------------------------------------------------------------------- job_events
+
+
+def _job_events(files: list[tuple[int, Path]], jobs: np.ndarray, progress: bool) -> dict[str, Any]:
+    bad = _BadRows()
+    used = unused = unparseable = 0
+    seen: list[np.ndarray] = []
+    for _, file in tqdm(files, desc="job_events", disable=not progress, leave=False):
+        rel = f"job_events/{file.name}"
+        for batch in _iter_batches(file, JOB_EVENT_COLUMNS, ["job_id"], bad, rel):
+            j, ok = _to_int(batch.column("job_id"))
+            unparseable += int((~ok).sum())
+            j = j[ok]
+            seen.append(np.unique(j))
+            hit = np.isin(j, jobs)
+            used += int(hit.sum())
+            unused += int((~hit).sum())
+    job_ids = np.unique(np.concatenate(seen)) if seen else np.empty(0, np.int64)
+    return {
+        "rows_read": used + unused + unparseable + bad.count,
+        "rows_used": used,
+        "skipped": {R_JOB_UNUSED: unused, R_UNPARSEABLE: unparseable, R_MALFORMED: bad.count},
+        "jobs": len(job_ids),
+        "task_jobs_missing_from_job_events": int((~np.isin(jobs, job_ids)).sum()),
+    }
+
+
+# --------------------------------------------------------------------------- main entry point
+
+
+def convert_google_2011(
+    src: Path, out: Path, *, parts: list[int] | None = None, progress: bool = True
+) -> dict[str, Any]:
+    """Convert Google clusterdata-2011-2 task_events (+ machine_events) to canonical Parquet.
+
+    See the module docstring (and ``docs/traces.md``) for the exact semantics and skip reasons.
+
+    Parameters
+    ----------
+    src : pathlib.Path
+        Folder holding ``task_events/part-NNNNN-of-00500.csv.gz`` and optionally ``job_events/``
+        and ``machine_events/``.
+    out : pathlib.Path
+        Output folder; receives ``tasks.parquet``, ``servers.parquet`` (when machine_events is
+        present) and ``conversion.json``. Created if needed.
+    parts : list of int, optional
+        task_events (and job_events) part numbers to convert; default: all parts present.
+    progress : bool
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    dict
+        The conversion report, also written to ``conversion.json``.
+
+    Raises
+    ------
+    TraceError
+        If ``src`` has no ``task_events`` folder or none of the requested parts, or a part is a
+        truncated or corrupt gzip. Nothing is written in that case.
+    """
+    src, out = Path(src), Path(out)
+    started = _time.perf_counter()
+    te_dir = src / "task_events"
+    if not te_dir.is_dir():
+        raise TraceError(f"{src}: no task_events folder")
+    te_files = _list_parts(te_dir, parts, "task_events")
+    if not te_files:
+        wanted = "any part" if parts is None else f"parts {sorted(set(parts))}"
+        raise TraceError(f"{te_dir}: no part-NNNNN-of-00500.csv.gz files for {wanted}")
+    if parts is not None:
+        missing = sorted(set(parts) - {i for i, _ in te_files})
+        if missing:
+            raise TraceError(f"{te_dir}: missing task_events part(s) {missing}")
+
+    st = _TaskState()
+    users: dict[str, int] = {}
+    bad = _BadRows()
+    skipped_rows = {R_BAD_EVENT: 0, R_UNPARSEABLE: 0}
+    empty = {"cpu": 0, "mem": 0}
+    rows_valid = 0
+    t_max = 0
+    include = ["time", "job_id", "task_index", "event_type", "user", "cpu", "mem"]
+    for _, file in tqdm(te_files, desc="task_events", disable=not progress):
+        rel = f"task_events/{file.name}"
+        for batch in _iter_batches(file, TASK_EVENT_COLUMNS, include, bad, rel):
+            t, t_ok = _to_int(batch.column("time"))
+            job, j_ok = _to_int(batch.column("job_id"))
+            task, k_ok = _to_int(batch.column("task_index"))
+            ev, e_ok = _to_int(batch.column("event_type"))
+            cpu, cpu_bad = _to_float(batch.column("cpu"))
+            mem, mem_bad = _to_float(batch.column("mem"))
+            ok = t_ok & j_ok & k_ok & e_ok & ~cpu_bad & ~mem_bad
+            ok &= (t >= 0) & (t != AFTER_WINDOW_US) & (job >= 0)
+            ok &= (task >= 0) & (task < TASK_INDEX_LIMIT)
+            skipped_rows[R_UNPARSEABLE] += int((~ok).sum())
+            bad_ev = ok & ((ev < SUBMIT) | (ev > UPDATE_RUNNING))
+            skipped_rows[R_BAD_EVENT] += int(bad_ev.sum())
+            ok &= ~bad_ev
+            empty["cpu"] += int((ok & np.isnan(cpu)).sum())
+            empty["mem"] += int((ok & np.isnan(mem)).sum())
+
+            ucol = batch.column("user")
+            enc = pc.dictionary_encode(ucol)
+            if isinstance(enc, pa.ChunkedArray):
+                enc = enc.combine_chunks()
+            codes = np.array([users.setdefault(u, len(users)) for u in enc.dictionary.to_pylist()])
+            idx = np.asarray(enc.indices.fill_null(-1), dtype=np.int64)
+            ucodes = np.where(idx >= 0, codes[np.maximum(idx, 0)] if len(codes) else -1, -1)
+
+            rows = np.nonzero(ok)[0]
+            if len(rows) == 0:
+                continue
+            tid = st.ids(job[rows], task[rows])
+            _update_tasks(
+                st, tid, t[rows], ev[rows], ucodes[rows].astype(np.int32), cpu[rows], mem[rows],
+                rows_valid,
+            )  # fmt: skip
+            rows_valid += len(rows)
+            t_max = max(t_max, int(t[rows].max()))
+    skipped_rows[R_MALFORMED] = bad.count
+    rows_read = rows_valid + sum(skipped_rows.values())
+
+    tasks, task_skips, rows_used = _finish_tasks(st, users, t_max)
+    te_skipped = {**task_skips, **skipped_rows}
+    log.info("google-2011: %d task_events rows read, %d tasks", rows_read, len(tasks["job_id"]))
+
+    report: dict[str, Any] = {
+        "format": FORMAT,
+        "schema": SCHEMA_VERSION,
+        "parts": [i for i, _ in te_files],
+        "rows_read": {"task_events": rows_read},
+        "rows_used": {"task_events": rows_used},
+        "skipped": {"task_events": te_skipped},
+    }
+    jobs_out = np.unique(tasks["job_id"])
+    je_files = _list_parts(src / "job_events", [i for i, _ in te_files], "job_events")
+    missing_tables = []
+    if je_files:
+        je = _job_events(je_files, jobs_out, progress)
+        report["rows_read"]["job_events"] = je["rows_read"]
+        report["rows_used"]["job_events"] = je["rows_used"]
+        report["skipped"]["job_events"] = je["skipped"]
+    else:
+        je = None
+        missing_tables.append("job_events")
+    servers = None
+    if (src / "machine_events").is_dir():
+        servers, me = _machine_events(src / "machine_events")
+        report["rows_read"]["machine_events"] = me["rows_read"]
+        report["rows_used"]["machine_events"] = me["rows_used"]
+        report["skipped"]["machine_events"] = me["skipped"]
+    else:
+        missing_tables.append("machine_events")
+
+    n_tasks = len(tasks["job_id"])
+    states, counts = np.unique(tasks["end_state"], return_counts=True)
+    report.update(
+        {
+            "tasks": n_tasks,
+            "window_s": [0.0, t_max / US_PER_S],
+            "users": len(np.unique(tasks["user"])),
+            "jobs": len(jobs_out),
+            "servers": None if servers is None else len(servers),
+            "end_states": {str(s): int(c) for s, c in zip(states, counts, strict=True)},
+            "zero_demand_tasks": int(((tasks["cpu"] == 0) & (tasks["mem"] == 0)).sum()),
+            "empty_request_rows": empty,
+            "missing_tables": missing_tables,
+            "job_events_check": None
+            if je is None
+            else {
+                "jobs_in_job_events": je["jobs"],
+                "task_jobs_missing_from_job_events": je["task_jobs_missing_from_job_events"],
+            },
+        }
+    )
+    for table, n in report["rows_read"].items():
+        total = report["rows_used"][table] + sum(report["skipped"][table].values())
+        if total != n:  # pragma: no cover - internal consistency guard
+            raise TraceError(f"{table}: accounting error, used+skipped={total} != read={n}")
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_tasks(pd.DataFrame(tasks), out / "tasks.parquet")
+    if servers is not None:
+        write_servers(
+            pd.DataFrame(
+                {
+                    "server": servers["machine_id"].astype(str),
+                    "cpu": servers["cpu"],
+                    "mem": servers["mem"],
+                    "platform": servers["platform"],
+                }
+            ),
+            out / "servers.parquet",
+        )
+    write_json_atomic(report, out / "conversion.json")
+    log.info("google-2011: converted in %.1f s", _time.perf_counter() - started)
+    return report
+
+
+def _finish_tasks(
+    st: _TaskState, users: dict[str, int], t_max: int
+) -> tuple[dict[str, np.ndarray], dict[str, int], int]:
+    """Turn per-task state into output columns; return (columns, skip counts, rows used)."""
+    a = st.a
+    cpu = np.where(np.isnan(a["cpu_sub"]), a["cpu_upd"], a["cpu_sub"])
+    mem = np.where(np.isnan(a["mem_sub"]), a["mem_upd"], a["mem_sub"])
+    has_submit = a["first_submit"] >= 0
+    no_submit = ~has_submit & ~a["has_t0"]
+    missing_user = ~no_submit & (a["user"] < 0)
+    missing_req = ~no_submit & ~missing_user & (np.isnan(cpu) | np.isnan(mem))
+    keep = ~(no_submit | missing_user | missing_req)
+
+    skips = {
+        R_UPDATE: 0,
+        R_TERM_PENDING: 0,
+        R_MISSING_REQ: int(a["n_rows"][missing_req].sum()),
+        R_NO_SUBMIT: int(a["n_rows"][no_submit].sum()),
+        R_MISSING_USER: int(a["n_rows"][missing_user].sum()),
+    }
+    # update rows used: those that supplied the kept cpu or mem (maybe the same row)
+    cpu_row = np.where(np.isnan(a["cpu_sub"]), a["cpu_upd_row"], -1)
+    mem_row = np.where(np.isnan(a["mem_sub"]), a["mem_upd_row"], -1)
+    upd_used = (cpu_row >= 0).astype(np.int64) + ((mem_row >= 0) & (mem_row != cpu_row))
+    k = keep
+    skips[R_UPDATE] = int((a["n_update"][k] - upd_used[k]).sum())
+    skips[R_TERM_PENDING] = int(a["n_term_pending"][k].sum())
+    rows_used = int(a["n_rows"][k].sum()) - skips[R_UPDATE] - skips[R_TERM_PENDING]
+
+    # end state and run time
+    t_end = max(t_max, WINDOW_START_US)
+    state = np.full(st.n, END_STATES.index("unscheduled"), np.int8)
+    run = np.full(st.n, np.nan)
+    ended = a["last_term"] >= 0
+    for ev_type, name in _TERMINAL_STATE.items():
+        sel = ended & (a["last_term"] == ev_type)
+        state[sel] = END_STATES.index(name)
+        run[sel] = a["last_run"][sel] / US_PER_S
+    censored = a["open"]
+    state[censored] = END_STATES.index("censored")
+    run[censored] = np.maximum(t_end - a["last_sched"][censored], 0) / US_PER_S
+    fin = a["finish_run"] >= 0
+    state[fin] = END_STATES.index("finish")
+    run[fin] = a["finish_run"][fin] / US_PER_S
+
+    submit_s = np.where(has_submit, a["first_submit"], 0) / US_PER_S
+    idx = np.nonzero(keep)[0]
+    order = np.lexsort((a["task_index"][idx], a["job_id"][idx], submit_s[idx]))
+    idx = idx[order]
+    names = np.array(sorted(users, key=users.__getitem__), dtype=object)
+    n = len(idx)
+    cols = {
+        "job_id": a["job_id"][idx],
+        "task_index": a["task_index"][idx],
+        "user": names[a["user"][idx]] if n else np.empty(0, object),
+        "submit_s": submit_s[idx],
+        "cpu": cpu[idx],
+        "mem": mem[idx],
+        "run_s": run[idx],
+        "end_state": np.array(END_STATES, dtype=object)[state[idx]],
+        "attempts": a["attempts"][idx],
+        "instances": np.ones(n, np.int32),
+        "constraint": np.full(n, None, dtype=object),
+        "parents": np.full(n, None, dtype=object),
+    }
+    return cols, skips, rows_used

@@ -1,0 +1,117 @@
+"""Canonical, versioned schemas of the two tables every trace converter writes.
+
+fairsim turns each published trace into two Parquet tables (``../shared/DESIGN.md``, "Data flow"):
+
+``tasks.parquet``
+    One row per task, sorted by ``(submit_s, job_id, task_index)``. Columns, in order:
+
+    ========== ========= =====================================================================
+    column     type      meaning
+    ========== ========= =====================================================================
+    job_id     int64     job identifier from the trace
+    task_index int32     index of the task within its job
+    user       string    user (Google: the hashed user name)
+    submit_s   float64   first SUBMIT time, seconds of trace time (0 = before the window)
+    cpu        float64   CPU request, normalised so that the largest machine has 1
+    mem        float64   memory request, normalised so that the largest machine has 1
+    run_s      float64   run time in seconds (see the converter for how it is derived);
+                         null when the task never ran in the trace
+    end_state  string    how the task's last attempt ended: ``finish``, ``fail``, ``kill``,
+                         ``evict``, ``lost``, ``censored`` (still running at window end) or
+                         ``unscheduled`` (never scheduled within the window)
+    attempts   int32     number of SCHEDULE events seen for the task
+    instances  int32     identical instances this row stands for (Google: always 1)
+    constraint string    placement constraint (a machine class label), null when unconstrained
+    parents    string    comma-separated DAG parent task names, null when none
+    ========== ========= =====================================================================
+
+``servers.parquet``
+    One row per server: ``server`` (string id), one float64 column per resource (``cpu``,
+    ``mem``, ...) with its capacity in the trace's normalised units, ``platform`` (string, may be
+    null).
+
+Both tables carry the schema version and the resource names in the Parquet key-value metadata
+(keys ``fairsim.schema`` and ``fairsim.resources``, the latter a JSON list).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1"
+RESOURCES_GOOGLE = ("cpu", "mem")
+END_STATES = ("finish", "fail", "kill", "evict", "lost", "censored", "unscheduled")
+
+
+def tasks_schema(resources: tuple[str, ...] = RESOURCES_GOOGLE) -> pa.Schema:
+    """Arrow schema of the canonical tasks table.
+
+    Parameters
+    ----------
+    resources : tuple of str
+        Resource column names, in order (Google 2011: ``("cpu", "mem")``).
+
+    Returns
+    -------
+    pyarrow.Schema
+        Schema with the version and resource names in its metadata.
+    """
+    fields = [
+        pa.field("job_id", pa.int64(), nullable=False),
+        pa.field("task_index", pa.int32(), nullable=False),
+        pa.field("user", pa.string(), nullable=False),
+        pa.field("submit_s", pa.float64(), nullable=False),
+        *[pa.field(r, pa.float64(), nullable=False) for r in resources],
+        pa.field("run_s", pa.float64()),
+        pa.field("end_state", pa.string(), nullable=False),
+        pa.field("attempts", pa.int32(), nullable=False),
+        pa.field("instances", pa.int32(), nullable=False),
+        pa.field("constraint", pa.string()),
+        pa.field("parents", pa.string()),
+    ]
+    return pa.schema(fields, metadata=_metadata("tasks", resources))
+
+
+def servers_schema(resources: tuple[str, ...] = RESOURCES_GOOGLE) -> pa.Schema:
+    """Arrow schema of the canonical servers table.
+
+    Parameters
+    ----------
+    resources : tuple of str
+        Resource column names, in order.
+
+    Returns
+    -------
+    pyarrow.Schema
+    """
+    fields = [
+        pa.field("server", pa.string(), nullable=False),
+        *[pa.field(r, pa.float64(), nullable=False) for r in resources],
+        pa.field("platform", pa.string()),
+    ]
+    return pa.schema(fields, metadata=_metadata("servers", resources))
+
+
+def resources_of(schema: pa.Schema) -> tuple[str, ...]:
+    """Resource names recorded in a canonical table's metadata.
+
+    Raises
+    ------
+    ValueError
+        If the schema carries no ``fairsim.resources`` metadata (not a canonical table).
+    """
+    meta = schema.metadata or {}
+    raw = meta.get(b"fairsim.resources")
+    if raw is None:
+        raise ValueError("table has no 'fairsim.resources' metadata: not a fairsim canonical table")
+    return tuple(json.loads(raw))
+
+
+def _metadata(table: str, resources: tuple[str, ...]) -> dict[str, str]:
+    return {
+        "fairsim.table": table,
+        "fairsim.schema": SCHEMA_VERSION,
+        "fairsim.resources": json.dumps(list(resources)),
+    }
