@@ -1,0 +1,207 @@
+"""The ``fairsim`` command line.
+
+::
+
+    fairsim run CONFIG.yaml [--out DIR] [--set key=value ...]
+    fairsim solve MECHANISM INSTANCE.json [--sharing rdm|tdm]
+    fairsim trace convert FORMAT SRC --out DIR
+    fairsim trace fetch google-2011 --parts 0-13 --dest DIR [--sha256sum FILE]
+    fairsim trace synth --tasks N --seed S --out DIR
+    fairsim experiment drfh-google [--shared ../shared] [--out results/drfh-google]
+
+Every user error (bad config, bad instance, bad trace) is printed as one line
+``fairsim: error: ...`` and exits with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from simulator.errors import FairsimError
+
+EXIT_USAGE = 2
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from traces.errors import TraceError
+
+    return (FairsimError, TraceError)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from experiments.run import run_config
+    from simulator.config import load_config
+
+    cfg = load_config(args.config, overrides=args.set)
+    out = Path(args.out) if args.out else Path("results") / cfg.name
+    summaries = run_config(
+        cfg, out, base=Path(args.config).resolve().parent, progress=not args.no_progress
+    )
+    for name, s in summaries.items():
+        mu = s["mean_utilization"]
+        print(
+            f"{name:>16}: {s['tasks_completed']}/{s['tasks']} tasks completed, "
+            f"CPU {100 * mu['cpu']:.1f} %, mem {100 * mu['mem']:.1f} %, "
+            f"{s['tasks_per_s']:.0f} tasks/s"
+        )
+    print(f"results in {out}")
+    return 0
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from schedulers.instance import load_instance
+    from schedulers.registry import validate_name
+    from schedulers.static import solve_heuristic
+
+    inst = load_instance(args.instance)
+    validate_name(args.mechanism)
+    out = solve_heuristic(args.mechanism, inst)
+    print(json.dumps(out))
+    return 0
+
+
+def cmd_trace_convert(args: argparse.Namespace) -> int:
+    from traces.errors import TraceError
+
+    if args.format != "google-2011":
+        raise TraceError(
+            f"trace convert: format {args.format!r} is not implemented yet "
+            "(available: google-2011)"
+        )
+    from traces.fetch import parse_parts
+    from traces.google2011 import convert_google_2011
+
+    parts = parse_parts(args.parts) if args.parts else None
+    report = convert_google_2011(
+        Path(args.src), Path(args.out), parts=parts, progress=not args.no_progress
+    )
+    print(json.dumps({k: report[k] for k in ("rows_read", "rows_used", "skipped")}, indent=2))
+    return 0
+
+
+def cmd_trace_fetch(args: argparse.Namespace) -> int:
+    from traces.errors import TraceError
+    from traces.fetch import fetch_google_2011, parse_parts
+
+    if args.dataset != "google-2011":
+        raise TraceError(f"trace fetch: unknown dataset {args.dataset!r} (available: google-2011)")
+    if args.sha256sum is None:
+        raise TraceError(
+            "trace fetch: --sha256sum is required (Google's SHA256SUM file, e.g. "
+            "../shared/traces/google-2011/SHA256SUM)"
+        )
+    paths = fetch_google_2011(
+        parse_parts(args.parts),
+        Path(args.dest),
+        tables=tuple(args.tables.split(",")),
+        sha256sum=Path(args.sha256sum),
+    )
+    for p in paths:
+        print(p)
+    return 0
+
+
+def cmd_trace_synth(args: argparse.Namespace) -> int:
+    from traces.io import write_tasks
+    from traces.synth import synth_google_like
+
+    frame = synth_google_like(args.tasks, seed=args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_tasks(frame, out / "tasks.parquet")
+    print(f"{len(frame)} tasks written to {out / 'tasks.parquet'}")
+    return 0
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from experiments.drfh_google import run_experiment
+
+    path = run_experiment(
+        shared=Path(args.shared),
+        out=Path(args.out),
+        quick=args.quick,
+        progress=not args.no_progress,
+    )
+    print(f"report: {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``fairsim`` command."""
+    p = argparse.ArgumentParser(prog="fairsim", description=__doc__.split("\n\n")[0])
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="simulate one YAML scenario")
+    r.add_argument("config")
+    r.add_argument("--out", help="output folder (default results/<name>)")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    r.add_argument("--no-progress", action="store_true")
+    r.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("solve", help="static allocation of an instance (JSON in, JSON out)")
+    s.add_argument("mechanism")
+    s.add_argument("instance")
+    s.add_argument("--sharing", choices=("rdm", "tdm"), default="rdm")
+    s.set_defaults(func=cmd_solve)
+
+    t = sub.add_parser("trace", help="fetch, convert and synthesise traces")
+    tsub = t.add_subparsers(dest="trace_command", required=True)
+    c = tsub.add_parser("convert", help="one trace to the canonical Parquet tables")
+    c.add_argument(
+        "format",
+        choices=("google-2011", "alibaba-2017", "alibaba-2018", "alibaba-2018-spar",
+                 "alibaba-gpu-2023"),
+    )
+    c.add_argument("src")
+    c.add_argument("--out", required=True)
+    c.add_argument("--parts", help="task_events parts, e.g. 0-13 (default: every part present)")
+    c.add_argument("--no-progress", action="store_true")
+    c.set_defaults(func=cmd_trace_convert)
+    f = tsub.add_parser("fetch", help="download official trace files, checksum-verified")
+    f.add_argument("dataset")
+    f.add_argument("--parts", default="0-13")
+    f.add_argument("--dest", default="data/google-2011")
+    f.add_argument("--tables", default="task_events,job_events")
+    f.add_argument("--sha256sum", help="Google's SHA256SUM file")
+    f.set_defaults(func=cmd_trace_fetch)
+    y = tsub.add_parser("synth", help="a seeded Google-like workload")
+    y.add_argument("--tasks", type=int, default=100_000)
+    y.add_argument("--seed", type=int, default=1)
+    y.add_argument("--out", required=True)
+    y.set_defaults(func=cmd_trace_synth)
+
+    e = sub.add_parser("experiment", help="reproduce a paper's evaluation")
+    e.add_argument("which", choices=("drfh-google",))
+    e.add_argument("--shared", default="../shared")
+    e.add_argument("--out", default="results/drfh-google")
+    e.add_argument("--quick", action="store_true", help="a 2-hour slice, for a smoke test")
+    e.add_argument("--no-progress", action="store_true")
+    e.set_defaults(func=cmd_experiment)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``fairsim`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args))
+    except _user_errors() as exc:
+        print(f"fairsim: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("fairsim: interrupted; finished results were kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

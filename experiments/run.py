@@ -1,0 +1,311 @@
+"""``fairsim run``: one scenario, every scheduler it names, the contract's result files.
+
+Data flow: the config names a trace (converted once to the canonical tables and cached), a
+server pool (drawn with the run's seed) and schedulers; each scheduler replays the same workload
+on an identical copy of the pool, and :mod:`simulator.results` writes its files into
+``OUT/<scheduler>/``. ``OUT/config.yaml`` holds the resolved config and ``OUT/servers.parquet`` the
+pool that was simulated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from schedulers import make_scheduler
+from simulator.cluster import ClusterState
+from simulator.config import RunConfig, TraceConfig
+from simulator.engine import Engine
+from simulator.errors import ConfigError
+from simulator.results import write_json, write_run, write_table
+from simulator.workload import FrameTaskSource, ParquetTaskSource, TaskSource
+
+log = logging.getLogger(__name__)
+
+RESOURCES = ("cpu", "mem")
+#: Components that draw random numbers; each gets its own child of the run's SeedSequence.
+_COMPONENTS = ("pool", "workload")
+
+
+def component_rng(seed: int, component: str) -> np.random.Generator:
+    """The generator of one component of a run (STYLE.md: one SeedSequence per run, spawned
+    per component; never a global seed)."""
+    children = np.random.SeedSequence(seed).spawn(len(_COMPONENTS))
+    return np.random.default_rng(children[_COMPONENTS.index(component)])
+
+
+def resolve_path(raw: str, base: Path | None = None) -> Path:
+    """A config path: as given (relative to the working directory) or relative to ``base``."""
+    p = Path(raw).expanduser()
+    if p.exists() or p.is_absolute() or base is None:
+        return p
+    alt = base / p
+    return alt if alt.exists() else p
+
+
+@dataclass
+class Workload:
+    """A resolved workload: how to open a fresh task stream, and its window."""
+
+    open: Callable[[], TaskSource]
+    start_s: float
+    end_s: float
+    describe: dict[str, Any]
+
+
+def _cache_key(src: Path, parts: str) -> str:
+    from traces.schema import SCHEMA_VERSION
+
+    files = sorted(src.glob("task_events/*.csv.gz")) + sorted(src.glob("machine_events/*.csv.gz"))
+    h = hashlib.sha256(f"{src.resolve()}|{parts}|{SCHEMA_VERSION}".encode())
+    for f in files:
+        st = f.stat()
+        h.update(f"{f.name}:{st.st_size}".encode())
+    return h.hexdigest()[:16]
+
+
+def converted_google(trace: TraceConfig, base: Path | None, progress: bool) -> Path:
+    """Convert a Google 2011 folder once and return the cached canonical folder."""
+    from traces.fetch import parse_parts
+    from traces.google2011 import convert_google_2011
+
+    assert trace.path is not None
+    src = resolve_path(trace.path, base)
+    if not src.is_dir():
+        raise ConfigError(f"trace.path: {str(src)!r} is not a directory")
+    if not (src / "task_events").is_dir():
+        raise ConfigError(f"trace.path: {str(src)!r} has no task_events folder")
+    cache = Path(trace.cache_dir) / f"google-2011-{_cache_key(src, trace.parts)}"
+    if (cache / "tasks.parquet").is_file() and (cache / "conversion.json").is_file():
+        return cache
+    log.info("converting %s (parts %s) into %s", src, trace.parts, cache)
+    convert_google_2011(src, cache, parts=parse_parts(trace.parts), progress=progress)
+    return cache
+
+
+def inline_frame(trace: TraceConfig) -> pd.DataFrame:
+    """Tasks of an ``inline`` workload: each user submits identical tasks at its join time."""
+    assert trace.users is not None
+    rows = []
+    for j, u in enumerate(trace.users):
+        if len(u.demand) != len(RESOURCES):
+            raise ConfigError(
+                f"trace.users.{j}.demand: {u.demand} has {len(u.demand)} entries, expected "
+                f"{len(RESOURCES)} ({', '.join(RESOURCES)})"
+            )
+        rows.append(
+            pd.DataFrame(
+                {
+                    "job_id": j,
+                    "task_index": np.arange(u.tasks, dtype=np.int32),
+                    "user": u.name,
+                    "submit_s": u.join_s,
+                    "cpu": u.demand[0],
+                    "mem": u.demand[1],
+                    "run_s": u.run_s,
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True)
+
+
+def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = False) -> Workload:
+    """Turn the config's ``trace`` section into a re-openable task stream."""
+    trace = cfg.trace
+    start = trace.start_s
+    end = trace.end_s if trace.end_s is not None else math.inf
+    if trace.format in ("google-2011", "canonical"):
+        if trace.format == "google-2011":
+            folder = converted_google(trace, base, progress)
+        else:
+            assert trace.path is not None
+            folder = resolve_path(trace.path, base)
+        tasks = folder / "tasks.parquet" if folder.is_dir() else folder
+        if not tasks.is_file():
+            raise ConfigError(f"trace.path: no tasks.parquet in {str(folder)!r}")
+        conv = tasks.parent / "conversion.json"
+        info: dict[str, Any] = {"tasks_parquet": str(tasks)}
+        if conv.is_file():
+            report = json.loads(conv.read_text())
+            info["conversion"] = report
+            window = report.get("window_s")
+            if trace.end_s is None and window:
+                end = float(window[1])
+
+        def open_parquet() -> TaskSource:
+            return ParquetTaskSource(tasks, start_s=start, end_s=end)
+
+        return Workload(open_parquet, start, end, info)
+    if trace.format == "synthetic":
+        from traces.synth import synth_google_like
+
+        assert trace.n_tasks is not None
+        rng_seed = int(component_rng(cfg.seed, "workload").integers(2**31))
+        frame = synth_google_like(trace.n_tasks, seed=rng_seed)
+        if trace.end_s is None:
+            end = float(frame["submit_s"].max()) + 1.0
+    else:
+        frame = inline_frame(trace)
+
+    def open_frame() -> TaskSource:
+        return FrameTaskSource(frame, resources=RESOURCES, start_s=start, end_s=end)
+
+    return Workload(open_frame, start, end, {"tasks": len(frame)})
+
+
+def build_pool(cfg: RunConfig, base: Path | None = None) -> pd.DataFrame:
+    """Draw the server pool (columns ``server, cpu, mem``) with the run's seed."""
+    from traces.pools import load_pool
+
+    cl = cfg.cluster
+    rng = (
+        np.random.default_rng(np.random.SeedSequence(cl.seed))
+        if cl.seed is not None
+        else component_rng(cfg.seed, "pool")
+    )
+    trace_dir: Path | None = None
+    if cl.source == "machine-events":
+        raw = cl.path or (cfg.trace.path if cfg.trace.format == "google-2011" else None)
+        if raw is None:
+            raise ConfigError("cluster.path: required for source 'machine-events'")
+        trace_dir = resolve_path(raw, base)
+    elif cl.servers is None:
+        raise ConfigError("cluster.servers: required for source 'table-i'")
+    pool = load_pool(cl.source, cl.servers, rng, trace_dir)
+    return pool.reset_index(drop=True)
+
+
+def pool_capacity(pool: pd.DataFrame) -> np.ndarray:
+    """Capacity matrix ``(n_servers, n_resources)`` of a pool frame."""
+    return pool[list(RESOURCES)].to_numpy(dtype=np.float64)
+
+
+def simulate(
+    scheduler: str,
+    capacity: np.ndarray,
+    source: TaskSource,
+    *,
+    start_s: float,
+    horizon_s: float,
+    interval_s: float,
+    user_shares: bool = False,
+    progress: bool = False,
+    desc: str | None = None,
+):  # type: ignore[no-untyped-def]
+    """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``."""
+    engine = Engine(
+        ClusterState(capacity, RESOURCES),
+        make_scheduler(scheduler),
+        source,
+        start_s=start_s,
+        horizon_s=horizon_s,
+        utilization_interval_s=interval_s,
+        record_user_shares=user_shares,
+        progress=progress,
+        progress_desc=desc or scheduler,
+    )
+    return engine.run()
+
+
+def write_text_atomic(text: str, path: Path) -> None:
+    """Write a text file atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def run_config(
+    cfg: RunConfig,
+    out: Path,
+    *,
+    base: Path | None = None,
+    progress: bool = True,
+    report: bool = True,
+) -> dict[str, dict[str, Any]]:
+    """Run every scheduler of ``cfg`` and write the result files into ``out``.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        Validated scenario.
+    out : Path
+        Output folder (``DIR`` of the contract).
+    base : Path, optional
+        Folder of the config file, used to resolve relative paths that do not exist as given.
+    progress : bool
+        Show progress bars.
+    report : bool
+        Also draw ``utilization.png`` and write a short ``report.md`` for the run.
+
+    Returns
+    -------
+    dict
+        Scheduler name → its ``summary.json`` content.
+
+    Raises
+    ------
+    ConfigError
+        If the trace or the pool cannot be resolved.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    workload = resolve_workload(cfg, base, progress)
+    pool = build_pool(cfg, base)
+    capacity = pool_capacity(pool)
+    write_text_atomic(cfg.to_yaml(), out / "config.yaml")
+    write_table(pa.Table.from_pandas(pool, preserve_index=False), out / "servers.parquet")
+    horizon = cfg.collect.horizon_s or workload.end_s
+    summaries: dict[str, dict[str, Any]] = {}
+    for name in cfg.schedulers:
+        result = simulate(
+            name,
+            capacity,
+            workload.open(),
+            start_s=workload.start_s,
+            horizon_s=horizon,
+            interval_s=cfg.collect.utilization_interval_s,
+            user_shares=cfg.collect.user_shares,
+            progress=progress,
+        )
+        summaries[name] = write_run(
+            result,
+            out / name,
+            extra_summary={
+                "config_hash": cfg.config_hash(),
+                "seed": cfg.seed,
+                "servers": len(pool),
+                "name": cfg.name,
+            },
+        )
+        log.info(
+            "%s: %d tasks in %.1f s (%.0f tasks/s)",
+            name,
+            summaries[name]["tasks"],
+            summaries[name]["wall_s"],
+            summaries[name]["tasks_per_s"] or 0,
+        )
+    write_json({k: _headline(v) for k, v in summaries.items()}, out / "summary.json")
+    if report:
+        from experiments.run_report import write_run_report
+
+        write_run_report(out, cfg, summaries)
+    return summaries
+
+
+def _headline(s: dict[str, Any]) -> dict[str, Any]:
+    keys = ("tasks", "tasks_completed", "completion_ratio", "mean_utilization", "mean_jct_s")
+    return {k: s.get(k) for k in keys}

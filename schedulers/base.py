@@ -1,0 +1,96 @@
+"""The plug-in interface of online schedulers (indivisible tasks).
+
+An online scheduler is bound to a cluster and then told about events; it answers with placements
+that the engine validates and commits (STYLE.md, "What this means for us", 1 and 9). The engine
+never polls it: it calls :meth:`Scheduler.decide` once after every batch of same-time events.
+
+Protocol, in the order the engine follows it::
+
+    sched.bind(cluster_view)            # once, before the first event
+    sched.on_arrival(task, user, demand)        # a task joined the queue of `user`
+    sched.on_completion(task, user, demand, server)  # a running task finished
+    for task, server in sched.decide():  # lazily: the engine commits each placement
+        ...                              # before the generator resumes, so the view
+                                         # the scheduler reads is always current
+
+A scheduler may only place tasks it has been told about and not yet placed. The engine raises
+:class:`simulator.errors.PlacementError` naming task, server and resource for any placement that
+does not fit or places an unknown task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from simulator.cluster import ClusterView
+
+
+class Scheduler:
+    """Base class of online schedulers.
+
+    Subclasses can customise by overriding :meth:`bind` (allocate run state, ending in ``_``),
+    :meth:`on_arrival`, :meth:`on_completion` and :meth:`decide`. ``__init__`` only stores
+    keyword-only hyper-parameters (scikit-learn's estimator contract); nothing is validated
+    against a cluster before :meth:`bind`.
+
+    Attributes
+    ----------
+    name : str
+        Registered name, e.g. ``"bf-drfh"`` or ``"slots-14"``.
+    """
+
+    name: str = "scheduler"
+
+    def bind(self, cluster: ClusterView) -> None:
+        """Attach the scheduler to a cluster before the first event.
+
+        Parameters
+        ----------
+        cluster : ClusterView
+            Read-only view of the pool; ``cluster.free`` follows the engine's commits.
+        """
+        self.cluster_ = cluster
+
+    def on_arrival(self, task: int, user: int, demand: np.ndarray) -> None:
+        """A task was submitted.
+
+        Parameters
+        ----------
+        task : int
+            Task id, unique within the run.
+        user : int
+            User code, a small non-negative integer assigned by the engine in order of first
+            appearance.
+        demand : ndarray, shape (n_resources,)
+            Resources the task holds while it runs.
+        """
+        raise NotImplementedError
+
+    def on_completion(self, task: int, user: int, demand: np.ndarray, server: int) -> None:
+        """A running task finished on ``server`` and released ``demand``."""
+        raise NotImplementedError
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """Propose placements ``(task, server)``, one at a time.
+
+        Yields
+        ------
+        (int, int)
+            A task and the server to run it on. The engine commits it before resuming the
+            generator.
+        """
+        raise NotImplementedError
+
+    def placeable(self, demand: np.ndarray) -> bool:
+        """Whether a task with this demand could ever run on the bound cluster (default: yes).
+
+        The engine asks on arrival and reports tasks that can never run as unplaceable instead
+        of queueing them.
+        """
+        return True
+
+    def pending(self) -> int:
+        """Number of tasks waiting to be placed (for reports and invariant checks)."""
+        raise NotImplementedError

@@ -1,0 +1,172 @@
+"""Static allocation instances: the JSON input of ``fairsim solve`` (``../shared/DESIGN.md``).
+
+::
+
+    {"resources": ["cpu", "mem", "bw"],
+     "servers": [{"id": "s1", "capacity": [9, 12, 100]}, {"id": "s2", "capacity": [12, 12, 0]}],
+     "users":   [{"id": "u1", "demand": [1, 2, 10], "weight": 1, "max_tasks": null,
+                  "eligible": ["s1"]}]}
+
+``weight`` (default 1), ``max_tasks`` (default unbounded) and ``eligible`` (default every server) are
+optional. Every validation error is a :class:`InstanceError` whose one-line message names the field
+(``users[0].demand`` ...) and the value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simulator.errors import FairsimError
+
+
+class InstanceError(FairsimError, ValueError):
+    """An allocation instance is malformed."""
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A validated allocation instance.
+
+    Attributes
+    ----------
+    resources : tuple of str
+    server_ids, user_ids : tuple of str
+    capacity : ndarray, shape (n_servers, n_resources)
+    demand : ndarray, shape (n_users, n_resources)
+        Per-task demand of each user.
+    weight : ndarray, shape (n_users,)
+    max_tasks : ndarray, shape (n_users,)
+        ``inf`` where unbounded.
+    eligible : ndarray of bool, shape (n_users, n_servers)
+    """
+
+    resources: tuple[str, ...]
+    server_ids: tuple[str, ...]
+    user_ids: tuple[str, ...]
+    capacity: np.ndarray
+    demand: np.ndarray
+    weight: np.ndarray
+    max_tasks: np.ndarray
+    eligible: np.ndarray
+
+
+def _number(value: Any, field: str, *, minimum: float = 0.0, strict: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InstanceError(f"{field}: {value!r} is not a number")
+    v = float(value)
+    if not math.isfinite(v) or v < minimum or (strict and v <= minimum):
+        rel = ">" if strict else ">="
+        raise InstanceError(f"{field}: {value!r} (expected a finite number {rel} {minimum:g})")
+    return v
+
+
+def _vector(value: Any, field: str, n: int) -> list[float]:
+    if not isinstance(value, list):
+        raise InstanceError(f"{field}: expected a list of {n} numbers, got {value!r}")
+    if len(value) != n:
+        raise InstanceError(f"{field}: has {len(value)} entries, expected {n} (one per resource)")
+    return [_number(x, f"{field}[{k}]") for k, x in enumerate(value)]
+
+
+def parse_instance(data: Any) -> Instance:
+    """Validate an instance mapping.
+
+    Raises
+    ------
+    InstanceError
+        Naming the first invalid field.
+    """
+    if not isinstance(data, dict):
+        raise InstanceError(f"instance: expected a JSON object, got {type(data).__name__}")
+    for key in data:
+        if key not in ("resources", "servers", "users"):
+            raise InstanceError(f"instance: unknown key {key!r} (known: resources, servers, users)")
+    resources = data.get("resources")
+    if not isinstance(resources, list) or not resources or not all(
+        isinstance(r, str) for r in resources
+    ):
+        raise InstanceError(f"resources: expected a non-empty list of names, got {resources!r}")
+    n_r = len(resources)
+    servers = data.get("servers")
+    if not isinstance(servers, list) or not servers:
+        raise InstanceError(f"servers: expected a non-empty list, got {servers!r}")
+    sids: list[str] = []
+    caps = []
+    for j, s in enumerate(servers):
+        if not isinstance(s, dict) or "id" not in s or "capacity" not in s:
+            raise InstanceError(f"servers[{j}]: expected an object with 'id' and 'capacity'")
+        sid = str(s["id"])
+        if sid in sids:
+            raise InstanceError(f"servers[{j}].id: duplicate server id {sid!r}")
+        sids.append(sid)
+        caps.append(_vector(s["capacity"], f"servers[{j}].capacity", n_r))
+    users = data.get("users")
+    if not isinstance(users, list) or not users:
+        raise InstanceError(f"users: expected a non-empty list, got {users!r}")
+    uids: list[str] = []
+    dem, wts, mts, elig = [], [], [], []
+    for i, u in enumerate(users):
+        if not isinstance(u, dict) or "id" not in u or "demand" not in u:
+            raise InstanceError(f"users[{i}]: expected an object with 'id' and 'demand'")
+        for key in u:
+            if key not in ("id", "demand", "weight", "max_tasks", "eligible"):
+                raise InstanceError(f"users[{i}]: unknown key {key!r}")
+        uid = str(u["id"])
+        if uid in uids:
+            raise InstanceError(f"users[{i}].id: duplicate user id {uid!r}")
+        uids.append(uid)
+        d = _vector(u["demand"], f"users[{i}].demand", n_r)
+        if not any(x > 0 for x in d):
+            raise InstanceError(f"users[{i}].demand: {u['demand']!r} is all zero")
+        dem.append(d)
+        wts.append(_number(u.get("weight", 1), f"users[{i}].weight", strict=True))
+        mt = u.get("max_tasks")
+        if mt is None:
+            mts.append(math.inf)
+        else:
+            mts.append(_number(mt, f"users[{i}].max_tasks"))
+        e = u.get("eligible")
+        if e is None:
+            elig.append([True] * len(sids))
+        else:
+            if not isinstance(e, list):
+                raise InstanceError(f"users[{i}].eligible: expected a list of server ids, got {e!r}")
+            for sid in e:
+                if str(sid) not in sids:
+                    raise InstanceError(f"users[{i}].eligible: unknown server id {sid!r}")
+            es = {str(x) for x in e}
+            elig.append([sid in es for sid in sids])
+    return Instance(
+        resources=tuple(resources),
+        server_ids=tuple(sids),
+        user_ids=tuple(uids),
+        capacity=np.array(caps, dtype=np.float64),
+        demand=np.array(dem, dtype=np.float64),
+        weight=np.array(wts),
+        max_tasks=np.array(mts),
+        eligible=np.array(elig, dtype=bool),
+    )
+
+
+def load_instance(path: str | Path) -> Instance:
+    """Read and validate an instance file.
+
+    Raises
+    ------
+    InstanceError
+        If the file is missing, is not JSON, or is invalid.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InstanceError(f"instance: file {str(p)!r} does not exist")
+    try:
+        data = json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        raise InstanceError(f"instance: {p} is not valid JSON (line {exc.lineno})") from None
+    return parse_instance(data)

@@ -1,0 +1,396 @@
+"""Progressive filling of indivisible tasks: First-Fit / Best-Fit DRFH and the Slots baseline.
+
+DRFH paper (Wang, Li, Liang, "Dominant Resource Fairness in Cloud Computing Systems with
+Heterogeneous Servers"), Section V-B: "whenever there is a scheduling opportunity, the scheduler
+always accommodates the user with the lowest global dominant share"; First-Fit picks the first
+server that fits the task, Best-Fit the server with the least
+
+    H(i, l) = || D_i / D_i1 - c̄_l / c̄_l1 ||_1                                   (eq. 9)
+
+where c̄_l is server l's free resource vector. The global dominant share of user i is
+G_i = max_r (Σ_l A_ilr) / (Σ_l c_lr) (Section IV-A, eqs. 2-3, for non-wasteful allocations),
+divided by the user's weight w_i for weighted users (Section V-A).
+
+Design (what makes it fast on real traces)
+------------------------------------------
+* Users waiting for resources sit in a heap keyed by ``(weighted dominant share, user code)``;
+  ties are broken by the user code, i.e. by order of first appearance, never by dict order.
+* A user whose head task fits nowhere is *blocked* and leaves the heap. Servers only lose free
+  resources between completions, so a blocked user can only become placeable when a task
+  finishes; then only the servers that released resources need checking, against the head
+  demands of all blocked users at once (one vectorised comparison per freed server). No step
+  rescans every submitted task.
+* Tasks of a user are served in submission order (head-of-line): a user's next task is
+  considered only after its head task is placed.
+
+Extension points: :class:`ProgressiveFilling` subclasses choose the space searched (the cluster's
+free resources, or private slot counters), how a task's demand maps into it, and the server choice
+(:meth:`ProgressiveFilling._find`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Iterator, Mapping
+
+import numpy as np
+
+from schedulers.base import Scheduler
+from simulator.cluster import ClusterView
+
+_GROW = 64
+
+
+class ProgressiveFilling(Scheduler):
+    """Serve the user with the lowest weighted dominant share; place its head task.
+
+    Parameters
+    ----------
+    weights : mapping of int to float, optional
+        Weight w_i of a user code (default 1 for every user). DRFH paper, Section V-A.
+    eligible : mapping of int to ndarray of bool, optional
+        Per-user mask of shape ``(n_servers,)`` of the servers the user's tasks may run on
+        (placement constraints). Users not in the mapping may use every server.
+
+    Notes
+    -----
+    The dominant share is computed in the scheduler's own accounting space: for DRFH that is the
+    cluster's resources (global dominant share), for Slots the number of slots.
+    """
+
+    name = "progressive-filling"
+
+    def __init__(
+        self,
+        *,
+        weights: Mapping[int, float] | None = None,
+        eligible: Mapping[int, np.ndarray] | None = None,
+    ) -> None:
+        self.weights = weights
+        self.eligible = eligible
+
+    # ------------------------------------------------------------------ space (override these)
+    def _space(self, cluster: ClusterView) -> tuple[list[np.ndarray], np.ndarray]:
+        """The free-amount columns to search, each shape (n_servers,), and their totals."""
+        cols = [cluster.free[:, r] for r in range(cluster.n_resources)]
+        return cols, np.asarray(cluster.total, dtype=np.float64)
+
+    def _need(self, demand: tuple[float, ...]) -> tuple[float, ...]:
+        """A task's demand in the search space (default: its resource demand)."""
+        return demand
+
+    def _take(self, server: int, need: tuple[float, ...]) -> None:
+        """Account a placement in a private space (default: none, the engine commits)."""
+
+    def _give(self, server: int, need: tuple[float, ...]) -> None:
+        """Account a completion in a private space (default: none, the engine releases)."""
+
+    def placeable(self, demand: tuple[float, ...]) -> bool:
+        """Whether some server of the empty cluster could ever run a task with this demand.
+
+        The engine asks this on arrival and never queues a task that fits no server (it would
+        otherwise block its user's queue for ever); such tasks are reported as unplaceable.
+        """
+        need = self._need(demand)
+        for cap in self._capacity_classes:
+            if all(c >= x for c, x in zip(cap, need, strict=True)):
+                return True
+        return False
+
+    # ------------------------------------------------------------------ binding and events
+    def bind(self, cluster: ClusterView) -> None:
+        """Attach to a cluster and allocate per-user run state."""
+        super().bind(cluster)
+        self._cols, total = self._space(cluster)
+        self._total = [float(t) for t in total]
+        self._k = len(self._cols)
+        n = cluster.n_servers
+        self._buf = np.empty(n, dtype=bool)
+        self._buf2 = np.empty(n, dtype=bool)
+        caps = np.stack([c.copy() for c in self._cols], axis=1)
+        classes = np.unique(caps, axis=0)
+        # keep only capacity classes not dominated by another (enough to decide placeability)
+        keep = [
+            c for c in classes if not any(np.all(o >= c) and np.any(o > c) for o in classes)
+        ]
+        self._capacity_classes = [tuple(float(x) for x in c) for c in keep]
+        self._alloc: list[list[float]] = []
+        self._share: list[float] = []
+        self._w: list[float] = []
+        self._blocked: list[bool] = []
+        self._bheads = np.full((0, self._k), np.inf)
+        self._inheap: list[bool] = []
+        self._version: list[int] = []
+        self._queues: list[deque[tuple[int, tuple[float, ...]]]] = []
+        self._heap: list[tuple[float, int, int]] = []
+        self._freed: list[int] = []
+        self._n_blocked = 0
+        self._n_pending = 0
+
+    def _ensure_user(self, user: int) -> None:
+        n_old = len(self._queues)
+        if user < n_old:
+            return
+        n_new = max(user + 1, n_old + _GROW)
+        for u in range(n_old, n_new):
+            wu = float(self.weights.get(u, 1.0)) if self.weights else 1.0
+            if not wu > 0:
+                raise ValueError(f"weight of user {u}: {wu!r} (expected > 0)")
+            self._w.append(wu)
+            self._alloc.append([0.0] * self._k)
+            self._share.append(0.0)
+            self._blocked.append(False)
+            self._inheap.append(False)
+            self._version.append(0)
+            self._queues.append(deque())
+        self._bheads = np.vstack([self._bheads, np.full((n_new - n_old, self._k), np.inf)])
+
+    def _push(self, user: int) -> None:
+        v = self._version[user] + 1
+        self._version[user] = v
+        self._inheap[user] = True
+        heapq.heappush(self._heap, (self._share[user], user, v))
+
+    def _update_share(self, user: int) -> None:
+        a = self._alloc[user]
+        t = self._total
+        self._share[user] = max([a[k] / t[k] for k in range(self._k)]) / self._w[user]
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Queue ``task`` behind the user's earlier tasks."""
+        if user >= len(self._queues):
+            self._ensure_user(user)
+        q = self._queues[user]
+        q.append((task, self._need(demand)))
+        self._n_pending += 1
+        if len(q) == 1 and not self._blocked[user] and not self._inheap[user]:
+            self._push(user)
+
+    def on_completion(
+        self, task: int, user: int, demand: tuple[float, ...], server: int
+    ) -> None:
+        """Release the task's share and remember that ``server`` has new free resources."""
+        need = self._need(demand)
+        self._give(server, need)
+        a = self._alloc[user]
+        for k in range(self._k):
+            a[k] -= need[k]
+        self._update_share(user)
+        if self._inheap[user]:
+            self._push(user)  # re-key: the older heap entry becomes stale
+        self._freed.append(server)
+
+    def pending(self) -> int:
+        """Number of queued tasks not yet placed."""
+        return self._n_pending
+
+    # ------------------------------------------------------------------ blocking
+    def _block(self, user: int, need: tuple[float, ...]) -> None:
+        self._blocked[user] = True
+        self._bheads[user] = need
+        self._n_blocked += 1
+
+    def _unblock_freed(self) -> None:
+        freed = self._freed
+        if self._n_blocked:
+            cols, bh = self._cols, self._bheads
+            for server in dict.fromkeys(freed):  # unique, in completion order
+                fits = bh[:, 0] <= cols[0][server]
+                for k in range(1, self._k):
+                    fits &= bh[:, k] <= cols[k][server]
+                users = np.flatnonzero(fits).tolist()
+                if self.eligible:
+                    users = [u for u in users if u not in self.eligible or self.eligible[u][server]]
+                for u in users:
+                    self._blocked[u] = False
+                    self._bheads[u] = np.inf
+                    self._n_blocked -= 1
+                    self._push(u)
+                if not self._n_blocked:
+                    break
+        freed.clear()
+
+    # ------------------------------------------------------------------ the filling loop
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """Repeatedly serve the lowest-share unblocked user until every user is blocked or idle."""
+        if self._freed:
+            self._unblock_freed()
+        heap, version, queues, inheap = self._heap, self._version, self._queues, self._inheap
+        alloc, k_range = self._alloc, range(self._k)
+        while heap:
+            _, user, ver = heapq.heappop(heap)
+            if ver != version[user]:
+                continue
+            inheap[user] = False
+            q = queues[user]
+            task, need = q[0]
+            server = self._find(need, user)
+            if server < 0:
+                self._block(user, need)
+                continue
+            yield task, server
+            q.popleft()
+            self._n_pending -= 1
+            self._take(server, need)
+            a = alloc[user]
+            for k in k_range:
+                a[k] += need[k]
+            self._update_share(user)
+            if q:
+                self._push(user)
+
+    def _fit_mask(self, need: tuple[float, ...], user: int) -> np.ndarray:
+        """Boolean mask (n_servers,) of servers whose free amounts cover ``need``."""
+        cols, buf = self._cols, self._buf
+        np.greater_equal(cols[0], need[0], out=buf)
+        if self._k > 1:
+            tmp = self._buf2
+            for k in range(1, self._k):
+                np.greater_equal(cols[k], need[k], out=tmp)
+                buf &= tmp
+        if self.eligible and user in self.eligible:
+            buf &= self.eligible[user]
+        return buf
+
+    def _find(self, need: tuple[float, ...], user: int) -> int:
+        """Server for a task with this need, or -1 if none fits. Default: First-Fit."""
+        fit = self._fit_mask(need, user)
+        i = int(fit.argmax())
+        return i if fit[i] else -1
+
+
+class FirstFitDRFH(ProgressiveFilling):
+    """First-Fit DRFH (DRFH paper, Section V-B).
+
+    Serves the user with the lowest weighted global dominant share and places its head task on
+    the lowest-indexed server that fits it.
+    """
+
+    name = "ff-drfh"
+
+
+class BestFitDRFH(ProgressiveFilling):
+    """Best-Fit DRFH (DRFH paper, Section V-B, heuristic H(i, l) of eq. 9).
+
+    Serves the user with the lowest weighted global dominant share and places its head task on
+    the fitting server with the least ``H(i, l) = ||D_i/D_i1 - c̄_l/c̄_l1||_1``; ties go to the
+    lowest server index.
+
+    Notes
+    -----
+    Eq. 9 normalises by the first resource (CPU). For a task whose CPU demand is zero the
+    normalisation is undefined; we then normalise both vectors by the first resource the task
+    does demand (a fitting server has a positive free amount of it). This is our extension.
+    """
+
+    name = "bf-drfh"
+
+    def _find(self, need: np.ndarray, user: int) -> int:
+        fit = self._fit_mask(need, user)
+        idx = np.flatnonzero(fit)
+        if idx.size == 0:
+            return -1
+        if idx.size == 1:
+            return int(idx[0])
+        k0 = next((k for k, x in enumerate(need) if x > 0), 0)
+        base = self._cols[k0][idx]
+        h = np.zeros(idx.size)
+        for k in range(self._k):
+            if k != k0:
+                h += np.abs(need[k] / need[k0] - self._cols[k][idx] / base)
+        return int(idx[int(h.argmin())])
+
+
+class Slots(ProgressiveFilling):
+    """Slot-based fair scheduler (the DRFH paper's Slots baseline, Section VI; Hadoop Fair
+    Scheduler style).
+
+    The maximum server (1 CPU, 1 memory in Table I's units) is divided into ``slots`` slots, so a
+    slot holds ``1/slots`` of every resource of the maximum server.
+
+    Parameters
+    ----------
+    slots : int
+        Slots per maximum server, S (the paper's Table II tries 10, 12, 14, 16, 20).
+    model : {"multi", "single", "cpu"}
+        How servers and tasks map to slots:
+
+        ``"multi"`` (default)
+            A server holds ``floor(min_r c_lr * S)`` slots; a task takes
+            ``ceil(max_r d_r * S)`` slots (at least one), i.e. a task larger than one slot takes
+            as many slots as its dominant demand needs.
+        ``"single"``
+            Same slots per server; every task takes exactly one slot, and a task larger than one
+            slot (``max_r d_r > 1/S``) can never run (reported as unplaceable).
+        ``"cpu"``
+            A server holds ``floor(c_l,cpu * S)`` slots, sized by CPU as Hadoop configures slots
+            per core; a task takes ``ceil(d_cpu * S)`` slots, and the engine still checks memory,
+            so a slot whose server has run out of memory cannot be used.
+    weights, eligible
+        As for :class:`ProgressiveFilling`.
+
+    Notes
+    -----
+    Users get a fair share of slots: the user with the fewest slots in use (divided by weight) is
+    served first; the task goes to the first server with enough free slots. Utilisation is measured
+    on the tasks' real demands, not on slots.
+    """
+
+    def __init__(
+        self,
+        *,
+        slots: int,
+        model: str = "multi",
+        weights: Mapping[int, float] | None = None,
+        eligible: Mapping[int, np.ndarray] | None = None,
+    ) -> None:
+        super().__init__(weights=weights, eligible=eligible)
+        self.slots = slots
+        self.model = model
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        """``slots-<S>``."""
+        return f"slots-{self.slots}"
+
+    def bind(self, cluster: ClusterView) -> None:
+        """Compute each server's slot count, then bind as progressive filling over slots."""
+        if not isinstance(self.slots, int) or self.slots < 1:
+            raise ValueError(f"slots: {self.slots!r} (expected a positive integer)")
+        if self.model not in ("multi", "single", "cpu"):
+            raise ValueError(f"model: {self.model!r} (expected 'multi', 'single' or 'cpu')")
+        cap = np.asarray(cluster.capacity)
+        eps = 1e-9
+        if self.model == "cpu":
+            n_slots = np.floor(cap[:, 0] * self.slots + eps)
+        else:
+            n_slots = np.floor(cap.min(axis=1) * self.slots + eps)
+        self._slot_free = n_slots.astype(np.float64)
+        self._cpu_only = self.model == "cpu"
+        super().bind(cluster)
+
+    def _space(self, cluster: ClusterView) -> tuple[list[np.ndarray], np.ndarray]:
+        cols = [self._slot_free]
+        if self._cpu_only:  # the engine still enforces memory: search it too
+            cols.append(cluster.free[:, 1])
+            return cols, np.array([self._slot_free.sum(), float(cluster.total[1])])
+        return cols, np.array([self._slot_free.sum()])
+
+    def _need(self, demand: tuple[float, ...]) -> tuple[float, ...]:
+        eps = 1e-9
+        if self.model == "single":
+            return (1.0 if max(demand) <= 1.0 / self.slots + eps else np.inf,)
+        if self._cpu_only:
+            return (max(1.0, float(np.ceil(demand[0] * self.slots - eps))), demand[1])
+        return (max(1.0, float(np.ceil(max(demand) * self.slots - eps))),)
+
+    def _update_share(self, user: int) -> None:
+        # Fair share of slots only (memory, if searched, is not part of the fair share).
+        self._share[user] = self._alloc[user][0] / self._total[0] / self._w[user]
+
+    def _take(self, server: int, need: tuple[float, ...]) -> None:
+        self._slot_free[server] -= need[0]
+
+    def _give(self, server: int, need: tuple[float, ...]) -> None:
+        self._slot_free[server] += need[0]

@@ -1,0 +1,82 @@
+"""Names of the registered online schedulers and how to build them.
+
+Names follow ``../shared/DESIGN.md`` ("Config"): ``slots-<S>`` (optionally ``slots-<S>-single`` or
+``slots-<S>-cpu`` for the other slot models of :class:`schedulers.progressive.Slots`),
+``ff-drfh`` and ``bf-drfh``. The table below is the only place a scheduler is registered; it is
+not mutated at run time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from schedulers.base import Scheduler
+from schedulers.progressive import BestFitDRFH, FirstFitDRFH, Slots
+from simulator.errors import ConfigError
+
+_FIXED: dict[str, Callable[..., Scheduler]] = {
+    "ff-drfh": FirstFitDRFH,
+    "bf-drfh": BestFitDRFH,
+}
+_SLOTS = re.compile(r"^slots-(\d+)(?:-(multi|single|cpu))?$")
+
+#: Names shown in error messages and ``fairsim run --help`` (slot counts are examples).
+KNOWN = ("slots-<S>", "slots-<S>-single", "slots-<S>-cpu", "ff-drfh", "bf-drfh")
+
+
+def available() -> tuple[str, ...]:
+    """Registered scheduler names (``slots-<S>`` stands for any positive S)."""
+    return KNOWN
+
+
+def validate_name(name: str) -> str:
+    """Return ``name`` if it names a registered scheduler.
+
+    Raises
+    ------
+    ConfigError
+        If it does not; the message suggests the closest known name.
+    """
+    if name in _FIXED:
+        return name
+    m = _SLOTS.match(name)
+    if m and int(m.group(1)) >= 1:
+        return name
+    candidates = [*_FIXED, "slots-14", "slots-14-single", "slots-14-cpu"]
+    close = difflib.get_close_matches(name, candidates, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(f"unknown scheduler {name!r}{hint} (known: {', '.join(KNOWN)})")
+
+
+def make_scheduler(
+    name: str,
+    *,
+    weights: Mapping[int, float] | None = None,
+    eligible: Mapping[int, np.ndarray] | None = None,
+) -> Scheduler:
+    """Build the scheduler registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (see :func:`available`).
+    weights, eligible
+        Passed to the scheduler (see :class:`schedulers.progressive.ProgressiveFilling`).
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name.
+    """
+    validate_name(name)
+    kw: dict[str, Any] = {"weights": weights, "eligible": eligible}
+    if name in _FIXED:
+        return _FIXED[name](**kw)
+    m = _SLOTS.match(name)
+    assert m is not None
+    return Slots(slots=int(m.group(1)), model=m.group(2) or "multi", **kw)

@@ -1,0 +1,239 @@
+"""Scenario configuration (YAML), validated with pydantic.
+
+Shape (``../shared/DESIGN.md``, "Config")::
+
+    name: drfh-google
+    seed: 1                                   # one SeedSequence per run, spawned per component
+    trace:   {format: google-2011, path: ../shared/traces/google-2011, start_s: 0, end_s: 86400}
+    cluster: {servers: 2000, source: table-i}  # or source: machine-events
+    schedulers: [slots-14, ff-drfh, bf-drfh]
+    collect: {utilization_interval_s: 60}
+
+Unknown keys are errors that suggest the closest known key; every error is one line naming the
+dotted path of the field and the offending value (:func:`load_config`).
+
+Trace formats
+-------------
+``google-2011``
+    ``path`` is a folder with the official ``task_events`` (and ``machine_events``) part files;
+    ``parts`` (default ``"0-13"``) selects the task_events parts. The folder is converted once to
+    the canonical tables and cached under ``cache_dir``.
+``canonical``
+    ``path`` is a canonical ``tasks.parquet`` or a folder holding one (``fairsim trace convert``).
+``synthetic``
+    ``n_tasks`` tasks from :func:`traces.synth.synth_google_like` with the run's seed.
+``inline``
+    ``users``: a list of ``{name, join_s, demand, tasks, run_s}``; each user submits ``tasks``
+    identical tasks at ``join_s`` (the DRFH paper's Fig. 4 scenario).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from simulator.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    """Base model: frozen, and unknown keys are errors that suggest the closest known key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unknown_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            known = set(cls.model_fields)
+            for key in data:
+                if key not in known:
+                    close = difflib.get_close_matches(str(key), sorted(known), n=1)
+                    hint = f"; did you mean {close[0]!r}?" if close else ""
+                    raise ValueError(
+                        f"unknown key {key!r}{hint} (known: {', '.join(sorted(known))})"
+                    )
+        return data
+
+
+class InlineUser(_Strict):
+    """One user of an ``inline`` workload."""
+
+    name: str
+    join_s: float = Field(ge=0)
+    demand: list[float]
+    tasks: int = Field(gt=0)
+    run_s: float = Field(gt=0)
+
+
+class TraceConfig(_Strict):
+    """Where the tasks come from (see the module docstring for the formats)."""
+
+    format: Literal["google-2011", "canonical", "synthetic", "inline"]
+    path: str | None = None
+    parts: str = "0-13"
+    start_s: float = Field(default=0.0, ge=0)
+    end_s: float | None = None
+    n_tasks: int | None = Field(default=None, gt=0)
+    users: list[InlineUser] | None = None
+    cache_dir: str = "results/cache"
+
+    @model_validator(mode="after")
+    def _check(self) -> TraceConfig:
+        if self.format in ("google-2011", "canonical") and not self.path:
+            raise ValueError(f"path is required for format {self.format!r}")
+        if self.format == "synthetic" and self.n_tasks is None:
+            raise ValueError("n_tasks is required for format 'synthetic'")
+        if self.format == "inline" and not self.users:
+            raise ValueError("users is required for format 'inline'")
+        if self.end_s is not None and self.end_s <= self.start_s:
+            raise ValueError(f"end_s {self.end_s} must be greater than start_s {self.start_s}")
+        return self
+
+
+class ClusterConfig(_Strict):
+    """The server pool: ``servers`` drawn from ``source`` with the run's (or this) seed."""
+
+    servers: int | None = Field(default=None, gt=0)
+    source: Literal["table-i", "machine-events"] = "table-i"
+    path: str | None = None
+    seed: int | None = None
+
+    @field_validator("servers", mode="before")
+    @classmethod
+    def _positive(cls, v: Any) -> Any:
+        if isinstance(v, int | float) and not isinstance(v, bool) and v <= 0:
+            raise ValueError(f"servers must be a positive integer, got {v!r}")
+        return v
+
+
+class CollectConfig(_Strict):
+    """What the collectors record."""
+
+    utilization_interval_s: float = Field(default=60.0, gt=0)
+    user_shares: bool = False
+    horizon_s: float | None = Field(default=None, gt=0)
+
+
+class RunConfig(_Strict):
+    """A complete ``fairsim run`` scenario."""
+
+    name: str
+    seed: int = 1
+    trace: TraceConfig
+    cluster: ClusterConfig = ClusterConfig()
+    schedulers: list[str] = Field(min_length=1)
+    collect: CollectConfig = CollectConfig()
+
+    @field_validator("schedulers")
+    @classmethod
+    def _known(cls, names: list[str]) -> list[str]:
+        from schedulers.registry import validate_name
+
+        for n in names:
+            validate_name(n)
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate scheduler names in {names}")
+        return names
+
+    def config_hash(self) -> str:
+        """SHA-256 (first 16 hex digits) of the resolved config, canonical JSON."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def to_yaml(self) -> str:
+        """The resolved config as YAML (every default filled in)."""
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def _format_error(err: ValidationError) -> str:
+    e = err.errors()[0]
+    loc = ".".join(str(p) for p in e["loc"]) or "config"
+    msg = str(e["msg"]).removeprefix("Value error, ")
+    value = e.get("input")
+    if e["type"] in ("missing",):
+        return f"{loc}: required key is missing"
+    if isinstance(value, dict | list) or e["type"] == "value_error":
+        return f"{loc}: {msg}"
+    return f"{loc}: {msg} (got {value!r})"
+
+
+def parse_config(data: Any, *, overrides: list[str] | None = None) -> RunConfig:
+    """Validate a config mapping, applying ``key.path=value`` overrides first.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the field and the problem.
+    """
+    if not isinstance(data, dict):
+        raise ConfigError(f"config: expected a mapping at the top level, got {type(data).__name__}")
+    data = json.loads(json.dumps(data))  # deep copy of plain data
+    for ov in overrides or []:
+        apply_override(data, ov)
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"config: {_format_error(exc)}") from None
+    except ConfigError as exc:
+        raise ConfigError(f"config: schedulers: {exc}") from None
+
+
+def load_config(path: str | Path, *, overrides: list[str] | None = None) -> RunConfig:
+    """Read and validate a YAML scenario.
+
+    Parameters
+    ----------
+    path : path-like
+        YAML file.
+    overrides : list of str, optional
+        ``dotted.key=value`` strings (values parsed as YAML scalars), applied before validation.
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing, is not valid YAML, or does not validate.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"config: file {str(p)!r} does not exist")
+    try:
+        data = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"config: {p} is not valid YAML{where}") from None
+    return parse_config(data, overrides=overrides)
+
+
+def apply_override(data: dict[str, Any], override: str) -> None:
+    """Apply one ``dotted.key=value`` override in place (value parsed as YAML).
+
+    Raises
+    ------
+    ConfigError
+        If the override has no ``=`` or walks into a non-mapping.
+    """
+    if "=" not in override:
+        raise ConfigError(f"--set {override!r}: expected key=value")
+    key, raw = override.split("=", 1)
+    parts = key.strip().split(".")
+    node = data
+    for part in parts[:-1]:
+        nxt = node.setdefault(part, {})
+        if not isinstance(nxt, dict):
+            raise ConfigError(f"--set {override!r}: {part!r} is not a mapping")
+        node = nxt
+    node[parts[-1]] = yaml.safe_load(raw)

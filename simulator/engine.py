@@ -1,0 +1,419 @@
+"""The discrete-event engine: a SimPy environment driving arrivals, completions and scheduling.
+
+This is the only module that imports :mod:`simpy` (STYLE.md, rule 1). The engine
+
+* streams tasks in submit order from a :class:`simulator.workload.TaskSource`;
+* keeps completions in a heap ordered by ``(finish time, task id)``, so ties never depend on set or
+  dict order;
+* advances a SimPy :class:`~simpy.Environment` straight to the next event time (arrival or
+  completion) with one timeout per distinct event time — it never polls every simulated second;
+* at each event time processes all completions, then all arrivals, then runs one scheduling pass
+  (:meth:`schedulers.base.Scheduler.decide`), validating and committing every placement
+  (:meth:`simulator.cluster.ClusterState.commit`);
+* samples utilisation on a fixed grid of ``utilization_interval_s`` exactly (the cluster state is
+  constant between events, so a grid point takes the state after the last event before it).
+
+A task's run starts when it is placed and lasts its ``run_s`` from the trace. A simulation ends at
+``horizon_s``: tasks still queued or running then count as not completed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import simpy
+from tqdm import tqdm
+
+from schedulers.base import Scheduler
+from simulator.cluster import ClusterState
+from simulator.errors import PlacementError
+from simulator.workload import TaskBatch, TaskSource
+
+SKIP_UNPLACEABLE = "fits no server of the pool"
+
+
+class _Table:
+    """Growable per-task arrays, indexed by task id (order of arrival)."""
+
+    def __init__(self, n_resources: int, capacity: int = 1 << 16) -> None:
+        self.n = 0
+        self.r = n_resources
+        self.job_id = np.empty(capacity, dtype=np.int64)
+        self.task_index = np.empty(capacity, dtype=np.int32)
+        self.user = np.empty(capacity, dtype=np.int32)
+        self.submit_s = np.empty(capacity)
+        self.run_s = np.empty(capacity)
+        self.demand = np.empty((capacity, n_resources))
+        self.start_s = np.full(capacity, np.nan)
+        self.finish_s = np.full(capacity, np.nan)
+        self.server = np.full(capacity, -1, dtype=np.int32)
+        self.unplaceable = np.zeros(capacity, dtype=bool)
+        # Python mirrors of the hot columns: scalar access to lists is several times faster
+        # than to numpy arrays in the event loop.
+        self.demand_t: list[tuple[float, ...]] = []
+        self.user_l: list[int] = []
+        self.submit_l: list[float] = []
+        self.run_l: list[float] = []
+
+    def append(self, batch: TaskBatch, users: np.ndarray) -> tuple[int, int]:
+        lo, hi = self.n, self.n + len(batch)
+        if hi > self.job_id.shape[0]:
+            self._grow(max(hi, 2 * self.job_id.shape[0]))
+        self.job_id[lo:hi] = batch.job_id
+        self.task_index[lo:hi] = batch.task_index
+        self.user[lo:hi] = users
+        self.submit_s[lo:hi] = batch.submit_s
+        self.run_s[lo:hi] = batch.run_s
+        self.demand[lo:hi] = batch.demand
+        self.demand_t.extend(map(tuple, batch.demand.tolist()))
+        self.user_l.extend(users.tolist())
+        self.submit_l.extend(batch.submit_s.tolist())
+        self.run_l.extend(batch.run_s.tolist())
+        self.n = hi
+        return lo, hi
+
+    def _grow(self, cap: int) -> None:
+        for name, fill in (
+            ("job_id", None),
+            ("task_index", None),
+            ("user", None),
+            ("submit_s", None),
+            ("run_s", None),
+            ("demand", None),
+            ("start_s", np.nan),
+            ("finish_s", np.nan),
+            ("server", -1),
+            ("unplaceable", False),
+        ):
+            old = getattr(self, name)
+            shape = (cap, *old.shape[1:])
+            new = np.empty(shape, dtype=old.dtype) if fill is None else np.full(shape, fill, old.dtype)
+            new[: old.shape[0]] = old
+            setattr(self, name, new)
+
+
+@dataclass
+class RunResult:
+    """Everything a simulation produced, ready for :mod:`simulator.results`.
+
+    Attributes
+    ----------
+    scheduler : str
+    resources : tuple of str
+    users : list of str
+        User names; position = user code.
+    tasks : dict of str to ndarray
+        Per-task columns (length n_tasks): job_id, task_index, user (code), submit_s, start_s,
+        finish_s, server (-1 if never started), run_s, demand (n_tasks, n_resources).
+    utilization : ndarray, shape (n_samples, 1 + n_resources)
+        Grid time in seconds, then used fraction of total capacity per resource.
+    user_shares : ndarray or None, shape (n_samples, n_users, n_resources)
+        Share of the pool's total capacity of every resource held by each user at each grid time
+        (only if requested); the global dominant share is the maximum over resources.
+    skipped : dict of str to int
+        Tasks not simulated, by reason.
+    horizon_s, wall_s : float
+    """
+
+    scheduler: str
+    resources: tuple[str, ...]
+    users: list[str]
+    tasks: dict[str, np.ndarray]
+    utilization: np.ndarray
+    user_shares: np.ndarray | None
+    skipped: dict[str, int]
+    start_s: float
+    horizon_s: float
+    wall_s: float
+    n_events: int = 0
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class Engine:
+    """Run one scheduler over one workload on one server pool.
+
+    Parameters
+    ----------
+    cluster : ClusterState
+        The server pool; the engine owns and mutates it.
+    scheduler : Scheduler
+        An unbound scheduler; the engine binds it to a read-only view of ``cluster``.
+    source : TaskSource
+        Tasks in submit order.
+    start_s : float
+        First utilisation grid point (simulation starts here), seconds.
+    horizon_s : float
+        End of the simulation, seconds. Use ``math.inf`` to run until every task is done.
+    utilization_interval_s : float
+        Spacing of the utilisation grid, seconds (> 0).
+    record_user_shares : bool
+        Also record every user's global dominant share on the grid (DRFH paper Fig. 4).
+    progress : bool
+        Show a tqdm progress bar over arrived tasks.
+    on_sample : callable, optional
+        Called as ``on_sample(time_s, cluster)`` at every grid point (invariant checks in tests).
+
+    Raises
+    ------
+    ValueError
+        For a non-positive ``utilization_interval_s`` or a horizon before ``start_s``.
+    """
+
+    def __init__(
+        self,
+        cluster: ClusterState,
+        scheduler: Scheduler,
+        source: TaskSource,
+        *,
+        start_s: float = 0.0,
+        horizon_s: float = math.inf,
+        utilization_interval_s: float = 60.0,
+        record_user_shares: bool = False,
+        progress: bool = False,
+        progress_desc: str | None = None,
+        on_sample: Callable[[float, ClusterState], None] | None = None,
+    ) -> None:
+        if not utilization_interval_s > 0:
+            raise ValueError(
+                f"utilization_interval_s: {utilization_interval_s!r} (expected a number > 0)"
+            )
+        if not horizon_s >= start_s:
+            raise ValueError(f"horizon_s: {horizon_s!r} is before start_s {start_s!r}")
+        if source.resources != cluster.resources:
+            raise ValueError(
+                f"workload resources {list(source.resources)} differ from the cluster's "
+                f"{list(cluster.resources)}"
+            )
+        self.cluster = cluster
+        self.scheduler = scheduler
+        self.source = source
+        self.start_s = float(start_s)
+        self.horizon_s = float(horizon_s)
+        self.dt = float(utilization_interval_s)
+        self.record_user_shares = record_user_shares
+        self.progress = progress
+        self.progress_desc = progress_desc or getattr(scheduler, "name", "run")
+        self.on_sample = on_sample
+
+    # ------------------------------------------------------------------ public
+    def run(self) -> RunResult:
+        """Simulate until the horizon (or until no event is left) and return the results."""
+        t0 = time.perf_counter()
+        self.scheduler.bind(self.cluster.view())
+        self._tasks = _Table(self.cluster.n_resources)
+        self._user_codes: dict[str, int] = {}
+        self._user_alloc = np.zeros((64, self.cluster.n_resources))
+        self._completions: list[tuple[float, int]] = []
+        self._samples: list[np.ndarray] = []
+        self._share_samples: list[tuple[np.ndarray, np.ndarray]] = []
+        self._next_grid = self.start_s
+        self._n_events = 0
+        self._n_unplaceable = 0
+        self._bar = tqdm(
+            total=self.source.n_hint,
+            desc=self.progress_desc,
+            unit="task",
+            disable=not self.progress,
+            mininterval=0.5,
+            leave=False,
+        )
+        env = simpy.Environment(initial_time=self.start_s)
+        env.process(self._main(env))
+        try:
+            env.run()
+        finally:
+            self._bar.close()
+        wall = time.perf_counter() - t0
+        return self._result(wall)
+
+    # ------------------------------------------------------------------ the process
+    def _main(self, env: simpy.Environment):  # type: ignore[no-untyped-def]
+        sched, cluster, tab = self.scheduler, self.cluster, self._tasks
+        heap = self._completions
+        horizon = self.horizon_s
+        batches = self.source.batches()
+        demand_t, user_l, submit_l, run_l = tab.demand_t, tab.user_l, tab.submit_l, tab.run_l
+        start_s, finish_s, server_of, unplaceable = (
+            tab.start_s,
+            tab.finish_s,
+            tab.server,
+            tab.unplaceable,
+        )
+        running: dict[int, int] = {}  # task -> server, for the tasks placed and not finished
+        track_users = self.record_user_shares
+        ualloc = self._user_alloc
+        lo = hi = 0  # pending arrivals are task ids lo..hi-1 of the table
+        exhausted = False
+        while True:
+            if lo == hi and not exhausted:
+                batch = next(batches, None)
+                if batch is None:
+                    exhausted = True
+                else:
+                    lo, hi = self._append(batch)
+                    start_s, finish_s, server_of, unplaceable = (
+                        tab.start_s,
+                        tab.finish_s,
+                        tab.server,
+                        tab.unplaceable,
+                    )
+                    ualloc = self._user_alloc
+            t_arr = submit_l[lo] if lo < hi else math.inf
+            t_cmp = heap[0][0] if heap else math.inf
+            now = t_arr if t_arr < t_cmp else t_cmp
+            if now == math.inf or now > horizon:
+                break
+            if now > env.now:
+                if now >= self._next_grid:
+                    self._sample_until(now)
+                yield env.timeout(now - env.now)
+            self._n_events += 1
+            # 1. completions at `now`
+            while heap and heap[0][0] <= now:
+                task = heapq.heappop(heap)[1]
+                server = running.pop(task)
+                demand = demand_t[task]
+                user = user_l[task]
+                cluster.release(server, demand)
+                if track_users:
+                    ualloc[user] -= demand
+                finish_s[task] = now
+                sched.on_completion(task, user, demand, server)
+            # 2. arrivals at `now` (the rest of this batch may hold later ones)
+            while lo < hi and submit_l[lo] <= now:
+                demand = demand_t[lo]
+                if sched.placeable(demand):
+                    sched.on_arrival(lo, user_l[lo], demand)
+                else:
+                    unplaceable[lo] = True
+                    self._n_unplaceable += 1
+                lo += 1
+                if lo == hi and not exhausted:
+                    batch = next(batches, None)
+                    if batch is None:
+                        exhausted = True
+                    else:
+                        lo, hi = self._append(batch)
+                        start_s, finish_s, server_of, unplaceable = (
+                            tab.start_s,
+                            tab.finish_s,
+                            tab.server,
+                            tab.unplaceable,
+                        )
+                        ualloc = self._user_alloc
+            # 3. one scheduling pass; every placement is validated and committed here
+            for task, server in sched.decide():
+                if not (0 <= task < lo) or task in running or server_of[task] >= 0:
+                    raise PlacementError(
+                        f"scheduler {sched.name!r} placed task {task}, which is not waiting"
+                    )
+                demand = demand_t[task]
+                cluster.commit(task, server, demand)
+                running[task] = server
+                server_of[task] = server
+                start_s[task] = now
+                if track_users:
+                    ualloc[user_l[task]] += demand
+                heapq.heappush(heap, (now + run_l[task], task))
+        self._sample_until(horizon if horizon < math.inf else env.now, inclusive=True)
+        # the arrivals never reached were submitted after the horizon
+        n_late = hi - lo
+        for batch in batches:
+            n_late += len(batch)
+            self._bar.update(len(batch))
+        if n_late:
+            self.source.skipped["submitted after the horizon"] += n_late
+        tab.n = lo
+
+    def _append(self, batch: TaskBatch) -> tuple[int, int]:
+        lo_hi = self._tasks.append(batch, self._codes(batch.user))
+        self._bar.update(len(batch))
+        return lo_hi
+
+    def _codes(self, names: np.ndarray) -> np.ndarray:
+        codes = self._user_codes
+        out = np.empty(len(names), dtype=np.int32)
+        for i, name in enumerate(names.tolist()):
+            c = codes.get(name)
+            if c is None:
+                c = codes[name] = len(codes)
+            out[i] = c
+        if len(codes) > self._user_alloc.shape[0]:
+            grow = np.zeros((len(codes) + 64 - self._user_alloc.shape[0], self._user_alloc.shape[1]))
+            self._user_alloc = np.vstack([self._user_alloc, grow])
+        return out
+
+    def _sample_until(self, t: float, inclusive: bool = False) -> None:
+        """Record the current state at every grid point before ``t`` (or up to ``t``)."""
+        g = self._next_grid
+        if g > t or (g == t and not inclusive):
+            return
+        cluster = self.cluster
+        util = cluster.used_total / cluster.total
+        n = int(math.floor((t - g) / self.dt)) + 1
+        times = g + self.dt * np.arange(n)
+        times = times[times <= t] if inclusive else times[times < t]
+        if times.size == 0:
+            return
+        block = np.empty((times.size, 1 + util.size))
+        block[:, 0] = times
+        block[:, 1:] = util
+        self._samples.append(block)
+        if self.record_user_shares:
+            n_users = len(self._user_codes)
+            shares = self._user_alloc[:n_users] / cluster.total  # (n_users, n_resources)
+            self._share_samples.append((times, shares.copy()))
+        if self.on_sample is not None:
+            for ti in times:
+                self.on_sample(float(ti), cluster)
+        self._next_grid = float(times[-1]) + self.dt
+
+    def _result(self, wall: float) -> RunResult:
+        tab = self._tasks
+        n = tab.n
+        util = (
+            np.vstack(self._samples)
+            if self._samples
+            else np.empty((0, 1 + self.cluster.n_resources))
+        )
+        shares = None
+        if self.record_user_shares:
+            n_users, n_res = len(self._user_codes), self.cluster.n_resources
+            rows = []
+            for times, s in self._share_samples:
+                full = np.zeros((n_users, n_res))
+                full[: s.shape[0]] = s
+                rows.append(np.broadcast_to(full, (len(times), n_users, n_res)))
+            shares = np.concatenate(rows) if rows else np.zeros((0, n_users, n_res))
+        skipped = dict(self.source.skipped)
+        if self._n_unplaceable:
+            skipped[SKIP_UNPLACEABLE] = self._n_unplaceable
+        return RunResult(
+            scheduler=self.scheduler.name,
+            resources=self.cluster.resources,
+            users=list(self._user_codes),
+            tasks={
+                "job_id": tab.job_id[:n].copy(),
+                "task_index": tab.task_index[:n].copy(),
+                "user": tab.user[:n].copy(),
+                "submit_s": tab.submit_s[:n].copy(),
+                "start_s": tab.start_s[:n].copy(),
+                "finish_s": tab.finish_s[:n].copy(),
+                "server": tab.server[:n].copy(),
+                "run_s": tab.run_s[:n].copy(),
+                "demand": tab.demand[:n].copy(),
+                "unplaceable": tab.unplaceable[:n].copy(),
+            },
+            utilization=util,
+            user_shares=shares,
+            skipped=skipped,
+            start_s=self.start_s,
+            horizon_s=self.horizon_s if self.horizon_s < math.inf else float(util[-1, 0]),
+            wall_s=wall,
+            n_events=self._n_events,
+        )

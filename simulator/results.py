@@ -1,0 +1,232 @@
+"""Result files of one simulation (``../shared/DESIGN.md``, "``fairsim run``").
+
+Per scheduler, into ``DIR/<scheduler>/``:
+
+``tasks.parquet``
+    ``job_id, task_index, user, submit_s, start_s, finish_s, server, <resources...>``; one row per
+    simulated task; ``start_s``/``server`` null when the task never started, ``finish_s`` null when
+    it did not finish by the horizon.
+``jobs.parquet``
+    ``job_id, user, n_tasks, submit_s, finish_s, completion_time_s``; ``finish_s`` and
+    ``completion_time_s`` (job completion time, JCT) are null unless every task of the job finished.
+``users.parquet``
+    ``user, tasks_submitted, tasks_completed, completion_ratio``.
+``utilization.parquet``
+    ``time_s, <resources...>``: used fraction of the pool's total capacity on a regular grid.
+``user_shares.parquet`` (only when ``collect.user_shares`` is on)
+    ``time_s, user, <resources...>, dominant``: each user's share of the pool per resource, and its
+    global dominant share (DRFH paper, eq. 3).
+``summary.json``
+    Headline numbers, the config hash, the seed, ``wall_s`` and ``tasks_per_s``.
+
+The directory is written under a temporary name and renamed into place when complete, so a crash
+never leaves a half-written result. The Parquet files depend only on the simulation (no timestamps):
+the same config and seed give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from simulator.engine import RunResult
+
+_PARQUET_KW: dict[str, Any] = {"compression": "zstd", "use_dictionary": True, "write_statistics": True}
+
+
+def write_table(table: pa.Table, path: Path) -> None:
+    """Write a Parquet file atomically (temporary file in the same directory, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, **_PARQUET_KW)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(obj: Any, path: Path) -> None:
+    """Write JSON atomically, keys sorted, two-space indent."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(obj, fh, indent=2, sort_keys=True, default=_json_default)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _nullable(values: np.ndarray, null: np.ndarray, typ: pa.DataType) -> pa.Array:
+    return pa.array(values, type=typ, mask=null)
+
+
+def tables(result: RunResult) -> dict[str, pa.Table]:
+    """Build the Arrow tables of a run (without writing them).
+
+    Returns
+    -------
+    dict of str to pyarrow.Table
+        Keys ``tasks``, ``jobs``, ``users``, ``utilization`` and, when recorded, ``user_shares``.
+    """
+    t = result.tasks
+    users = np.array(result.users, dtype=object)
+    user_names = users[t["user"]] if len(users) else np.array([], dtype=object)
+    start, finish, server = t["start_s"], t["finish_s"], t["server"]
+    cols: dict[str, pa.Array] = {
+        "job_id": pa.array(t["job_id"], pa.int64()),
+        "task_index": pa.array(t["task_index"], pa.int32()),
+        "user": pa.array(user_names, pa.string()),
+        "submit_s": pa.array(t["submit_s"], pa.float64()),
+        "start_s": _nullable(start, np.isnan(start), pa.float64()),
+        "finish_s": _nullable(finish, np.isnan(finish), pa.float64()),
+        "server": _nullable(server, server < 0, pa.int32()),
+    }
+    for r, name in enumerate(result.resources):
+        cols[name] = pa.array(t["demand"][:, r], pa.float64())
+    tasks = pa.table(cols)
+
+    frame = pd.DataFrame(
+        {
+            "job_id": t["job_id"],
+            "user": user_names,
+            "submit_s": t["submit_s"],
+            "finish_s": finish,
+        }
+    )
+    done = ~np.isnan(finish)
+    frame["done"] = done
+    g = frame.groupby("job_id", sort=True)
+    jobs = pd.DataFrame(
+        {
+            "user": g["user"].first(),
+            "n_tasks": g.size().astype("int64"),
+            "submit_s": g["submit_s"].min(),
+            "finish_s": g["finish_s"].max(),
+            "all_done": g["done"].all(),
+        }
+    ).reset_index()
+    jobs.loc[~jobs["all_done"], "finish_s"] = np.nan
+    jobs["completion_time_s"] = jobs["finish_s"] - jobs["submit_s"]
+    jobs = jobs.drop(columns="all_done")
+
+    ug = frame.groupby("user", sort=True)
+    per_user = pd.DataFrame(
+        {"tasks_submitted": ug.size().astype("int64"), "tasks_completed": ug["done"].sum()}
+    ).reset_index()
+    per_user["tasks_completed"] = per_user["tasks_completed"].astype("int64")
+    per_user["completion_ratio"] = per_user["tasks_completed"] / per_user["tasks_submitted"]
+
+    util = result.utilization
+    ucols: dict[str, Any] = {"time_s": pa.array(util[:, 0], pa.float64())}
+    for r, name in enumerate(result.resources):
+        ucols[name] = pa.array(util[:, 1 + r], pa.float64())
+    out = {
+        "tasks": tasks,
+        "jobs": pa.Table.from_pandas(jobs, preserve_index=False),
+        "users": pa.Table.from_pandas(per_user, preserve_index=False),
+        "utilization": pa.table(ucols),
+    }
+    if result.user_shares is not None:
+        sh = result.user_shares  # (n_samples, n_users, n_resources)
+        n_s, n_u, _ = sh.shape
+        scol: dict[str, Any] = {
+            "time_s": np.repeat(util[:n_s, 0], n_u),
+            "user": np.tile(users, n_s) if n_u else np.array([], dtype=object),
+        }
+        for r, name in enumerate(result.resources):
+            scol[name] = sh[:, :, r].reshape(-1)
+        scol["dominant"] = sh.max(axis=2).reshape(-1) if n_u else np.array([])
+        out["user_shares"] = pa.Table.from_pandas(pd.DataFrame(scol), preserve_index=False)
+    return out
+
+
+def summarize(result: RunResult, built: dict[str, pa.Table]) -> dict[str, Any]:
+    """Headline numbers of a run (the body of ``summary.json``, without config hash and seed)."""
+    t = result.tasks
+    n = int(t["submit_s"].shape[0])
+    completed = int(np.count_nonzero(~np.isnan(t["finish_s"])))
+    started = int(np.count_nonzero(t["server"] >= 0))
+    util = result.utilization
+    jobs = built["jobs"].to_pandas()
+    jct = jobs["completion_time_s"].dropna()
+    return {
+        "scheduler": result.scheduler,
+        "tasks": n,
+        "tasks_started": started,
+        "tasks_completed": completed,
+        "completion_ratio": completed / n if n else math.nan,
+        "jobs": len(jobs),
+        "jobs_completed": len(jct),
+        "mean_jct_s": float(jct.mean()) if len(jct) else None,
+        "median_jct_s": float(jct.median()) if len(jct) else None,
+        "mean_utilization": {
+            name: float(util[:, 1 + r].mean()) if len(util) else 0.0
+            for r, name in enumerate(result.resources)
+        },
+        "users": len(result.users),
+        "skipped": dict(sorted(result.skipped.items())),
+        "start_s": result.start_s,
+        "horizon_s": result.horizon_s,
+        "events": result.n_events,
+        "wall_s": round(result.wall_s, 3),
+        "tasks_per_s": round(n / result.wall_s, 1) if result.wall_s > 0 else None,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def write_run(
+    result: RunResult, out_dir: Path, *, extra_summary: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Write the result files of one scheduler atomically into ``out_dir``.
+
+    Parameters
+    ----------
+    result : RunResult
+    out_dir : Path
+        Final directory (``DIR/<scheduler>``); replaced if it exists.
+    extra_summary : dict, optional
+        Merged into ``summary.json`` (config hash, seed, ...).
+
+    Returns
+    -------
+    dict
+        The summary written to ``summary.json``.
+    """
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    built = tables(result)
+    summary = summarize(result, built)
+    if extra_summary:
+        summary.update(extra_summary)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        for name, table in built.items():
+            write_table(table, tmp / f"{name}.parquet")
+        write_json(summary, tmp / "summary.json")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return summary

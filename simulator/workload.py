@@ -1,0 +1,216 @@
+"""Task streams: the simulator reads tasks in submit order, one batch at a time.
+
+A :class:`TaskSource` yields :class:`TaskBatch` es in non-decreasing ``submit_s``. The Parquet source
+reads the canonical tasks table (``traces/schema.py``) row group by row group, so the whole table is
+never in memory; an in-memory source serves synthetic workloads and small scenarios.
+
+Tasks that cannot be simulated are dropped here and counted by reason (``TaskSource.skipped``):
+a task with no run time (never scheduled in the trace), or one outside the ``[start_s, end_s)``
+window, is not silently lost.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from simulator.errors import ConfigError
+
+SKIP_NO_RUN_TIME = "no run time (never scheduled in the trace)"
+SKIP_BEFORE_WINDOW = "submitted before start_s"
+SKIP_AFTER_WINDOW = "submitted at or after end_s"
+SKIP_BAD_DEMAND = "negative or non-finite demand"
+SKIP_NEGATIVE_RUN = "negative run time"
+
+
+@dataclass(frozen=True)
+class TaskBatch:
+    """A batch of tasks in submit order.
+
+    Attributes
+    ----------
+    job_id : ndarray of int64, shape (n,)
+    task_index : ndarray of int32, shape (n,)
+    user : ndarray of object (str), shape (n,)
+    submit_s : ndarray of float64, shape (n,)
+        Submit time in seconds, non-decreasing.
+    demand : ndarray of float64, shape (n, n_resources)
+    run_s : ndarray of float64, shape (n,)
+        Run time in seconds once started.
+    """
+
+    job_id: np.ndarray
+    task_index: np.ndarray
+    user: np.ndarray
+    submit_s: np.ndarray
+    demand: np.ndarray
+    run_s: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.submit_s.shape[0])
+
+
+class TaskSource:
+    """Base class: an iterable of :class:`TaskBatch` in submit order.
+
+    Attributes
+    ----------
+    resources : tuple of str
+        Resource names of the demand columns.
+    skipped : collections.Counter
+        Tasks dropped while reading, by reason.
+    n_hint : int or None
+        Number of rows in the underlying table (for progress bars), if known.
+    """
+
+    resources: tuple[str, ...]
+    n_hint: int | None = None
+
+    def __init__(self) -> None:
+        self.skipped: Counter[str] = Counter()
+
+    def batches(self) -> Iterator[TaskBatch]:
+        """Yield the batches in submit order."""
+        raise NotImplementedError
+
+    def _clean(self, frame: pd.DataFrame, start_s: float, end_s: float) -> TaskBatch:
+        """Drop rows that cannot be simulated, counting each by reason."""
+        res = list(self.resources)
+        submit = frame["submit_s"].to_numpy(dtype=np.float64)
+        run = frame["run_s"].to_numpy(dtype=np.float64, na_value=np.nan)
+        demand = frame[res].to_numpy(dtype=np.float64, na_value=np.nan)
+        keep = np.ones(len(frame), dtype=bool)
+        for mask, reason in (
+            (submit < start_s, SKIP_BEFORE_WINDOW),
+            (submit >= end_s, SKIP_AFTER_WINDOW),
+            (np.isnan(run), SKIP_NO_RUN_TIME),
+            (run < 0, SKIP_NEGATIVE_RUN),
+            (~np.isfinite(demand).all(axis=1) | (demand < 0).any(axis=1), SKIP_BAD_DEMAND),
+        ):
+            drop = mask & keep
+            n = int(drop.sum())
+            if n:
+                self.skipped[reason] += n
+                keep &= ~mask
+        return TaskBatch(
+            job_id=frame["job_id"].to_numpy(dtype=np.int64)[keep],
+            task_index=frame["task_index"].to_numpy(dtype=np.int32)[keep],
+            user=frame["user"].to_numpy(dtype=object)[keep],
+            submit_s=submit[keep],
+            demand=np.ascontiguousarray(demand[keep]),
+            run_s=run[keep],
+        )
+
+
+class ParquetTaskSource(TaskSource):
+    """Stream a canonical ``tasks.parquet`` row group by row group.
+
+    Parameters
+    ----------
+    path : path-like
+        A canonical tasks table (``traces/schema.py``), sorted by ``submit_s``.
+    start_s, end_s : float
+        Only tasks with ``start_s <= submit_s < end_s`` are simulated.
+    resources : sequence of str, optional
+        Resource columns to read (default: those recorded in the table's metadata).
+
+    Raises
+    ------
+    ConfigError
+        If the file does not exist, is not a canonical tasks table, or lacks a resource column.
+    """
+
+    _COLUMNS = ("job_id", "task_index", "user", "submit_s", "run_s")
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        start_s: float = 0.0,
+        end_s: float = np.inf,
+        resources: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise ConfigError(f"trace.path: tasks table {str(self.path)!r} does not exist")
+        try:
+            self._file = pq.ParquetFile(self.path)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ConfigError(f"trace.path: {str(self.path)!r} is not a Parquet file ({exc})") from exc
+        names = set(self._file.schema_arrow.names)
+        if resources is None:
+            raw = (self._file.schema_arrow.metadata or {}).get(b"fairsim.resources")
+            resources = tuple(json.loads(raw)) if raw else ("cpu", "mem")
+        self.resources = tuple(resources)
+        missing = [c for c in (*self._COLUMNS, *self.resources) if c not in names]
+        if missing:
+            raise ConfigError(f"trace.path: {str(self.path)!r} lacks column(s) {missing}")
+        self.start_s, self.end_s = float(start_s), float(end_s)
+        self.n_hint = self._file.metadata.num_rows
+
+    def batches(self) -> Iterator[TaskBatch]:
+        cols = [*self._COLUMNS, *self.resources]
+        for rg in range(self._file.num_row_groups):
+            table = self._file.read_row_group(rg, columns=cols)
+            submit = table.column("submit_s")
+            if len(table) and pc.max(submit).as_py() < self.start_s:
+                self.skipped[SKIP_BEFORE_WINDOW] += len(table)
+                continue
+            if len(table) and pc.min(submit).as_py() >= self.end_s:
+                self.skipped[SKIP_AFTER_WINDOW] += len(table)
+                continue
+            batch = self._clean(table.to_pandas(), self.start_s, self.end_s)
+            if len(batch):
+                yield batch
+
+
+class FrameTaskSource(TaskSource):
+    """Serve tasks from an in-memory DataFrame (synthetic workloads, small scenarios, tests).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Columns ``job_id, task_index, user, submit_s, run_s`` and one column per resource. Rows are
+        sorted by ``submit_s`` (stable) before use.
+    resources : sequence of str
+    start_s, end_s : float
+        Window, as for :class:`ParquetTaskSource`.
+    batch_rows : int
+        Rows per batch.
+    """
+
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        *,
+        resources: Sequence[str] = ("cpu", "mem"),
+        start_s: float = 0.0,
+        end_s: float = np.inf,
+        batch_rows: int = 65_536,
+    ) -> None:
+        super().__init__()
+        self.resources = tuple(resources)
+        missing = [c for c in (*ParquetTaskSource._COLUMNS, *self.resources) if c not in frame]
+        if missing:
+            raise ConfigError(f"workload frame lacks column(s) {missing}")
+        self._frame = frame.sort_values("submit_s", kind="stable").reset_index(drop=True)
+        self.start_s, self.end_s = float(start_s), float(end_s)
+        self.batch_rows = batch_rows
+        self.n_hint = len(frame)
+
+    def batches(self) -> Iterator[TaskBatch]:
+        f = self._frame
+        for lo in range(0, len(f), self.batch_rows):
+            batch = self._clean(f.iloc[lo : lo + self.batch_rows], self.start_s, self.end_s)
+            if len(batch):
+                yield batch
