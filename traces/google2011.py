@@ -18,8 +18,12 @@ Semantics (one output row per distinct ``(job_id, task_index)``)
   window), else it is dropped with reason ``"no SUBMIT event"``.
 * ``user``: from the task's first row that names a user (dropped with ``"missing user"`` if none).
   ``cpu`` and ``mem`` (each on its own): from the first SUBMIT row that carries the value; if no
-  SUBMIT carries it, from the first UPDATE_PENDING/UPDATE_RUNNING row that does. A task for which
-  no row carries a CPU or a memory request is dropped with ``"missing cpu or mem request"``.
+  SUBMIT carries it, from the first UPDATE_PENDING/UPDATE_RUNNING row that does; failing that
+  (only for tasks without any SUBMIT row), from the first other row that does. A task left
+  without a CPU or a memory request is dropped with ``"missing cpu or mem request"``. Note: a
+  task that has a SUBMIT is dropped when no SUBMIT/UPDATE carries the request, even if its
+  SCHEDULE rows do (the 287 tasks of part 0 whose time-0 SUBMIT has empty requests and
+  ``missing info = 2``; 192 tasks over parts 0-13, the others are resubmitted with requests).
   Zero requests are kept as they are (the trace has a few hundred tasks with cpu = mem = 0).
 * **Attempts**: ``attempts`` is the number of SCHEDULE events. An attempt is a SCHEDULE followed by
   the task's next terminal event (EVICT=2, FAIL=3, FINISH=4, KILL=5, LOST=6). If any attempt ended
@@ -47,7 +51,7 @@ task_events rows:
   UPDATE rows whose request was taken as the task's cpu or mem;
 * ``"update event (no effect on run time)"``: other UPDATE_PENDING/UPDATE_RUNNING rows;
 * ``"terminal event without a running attempt"``: EVICT/FAIL/FINISH/KILL/LOST of a task that was
-  not running (e.g. killed while pending);
+  not running (e.g. killed while pending), unless its request was taken (then used);
 * ``"missing cpu or mem request"``, ``"no SUBMIT event"``, ``"missing user"``: every row of a task
   dropped for that reason;
 * ``"bad event type"``: event type outside 0..8;
@@ -213,8 +217,14 @@ class _TaskState:
         "mem_sub": (np.float64, np.nan),
         "cpu_upd": (np.float64, np.nan),
         "mem_upd": (np.float64, np.nan),
+        "cpu_oth": (np.float64, np.nan),
+        "mem_oth": (np.float64, np.nan),
         "cpu_upd_row": (np.int64, -1),
         "mem_upd_row": (np.int64, -1),
+        "cpu_oth_row": (np.int64, -1),
+        "mem_oth_row": (np.int64, -1),
+        "cpu_oth_pending": (np.bool_, False),
+        "mem_oth_pending": (np.bool_, False),
         "attempts": (np.int32, 0),
         "open": (np.bool_, False),
         "last_sched": (np.int64, 0),  # effective µs of the latest SCHEDULE
@@ -292,23 +302,37 @@ def _update_tasks(
     unset = a["user"][utid] < 0
     a["user"][utid[unset]] = user[rows[unset]]
 
-    # requests: first SUBMIT carrying the value, else first UPDATE carrying it
+    # attempts: SCHEDULE / terminal state machine, vectorised per task
+    pending = _attempts(a, tid, t, ev)
+
+    # requests: first SUBMIT carrying the value, else first UPDATE, else first other row
     is_upd = (ev == UPDATE_PENDING) | (ev == UPDATE_RUNNING)
     np.add.at(a["n_update"], tid[is_upd], 1)
+    is_oth = ~is_sub & ~is_upd
     for vals, name in ((cpu, "cpu"), (mem, "mem")):
         have = ~np.isnan(vals)
-        utid, rows = _first_per_task(tid, is_sub & have)
-        unset = np.isnan(a[f"{name}_sub"][utid])
-        a[f"{name}_sub"][utid[unset]] = vals[rows[unset]]
-        utid, rows = _first_per_task(tid, is_upd & have)
-        unset = np.isnan(a[f"{name}_upd"][utid])
-        a[f"{name}_upd"][utid[unset]] = vals[rows[unset]]
-        a[f"{name}_upd_row"][utid[unset]] = row0 + rows[unset]
+        for tier, mask in (("sub", is_sub), ("upd", is_upd), ("oth", is_oth)):
+            utid, rows = _first_per_task(tid, mask & have)
+            unset = np.isnan(a[f"{name}_{tier}"][utid])
+            utid, rows = utid[unset], rows[unset]
+            a[f"{name}_{tier}"][utid] = vals[rows]
+            if tier != "sub":
+                a[f"{name}_{tier}_row"][utid] = row0 + rows
+            if tier == "oth":
+                a[f"{name}_oth_pending"][utid] = pending[rows]
 
-    # attempts: SCHEDULE / terminal state machine, vectorised per task
+
+def _attempts(
+    a: dict[str, np.ndarray], tid: np.ndarray, t: np.ndarray, ev: np.ndarray
+) -> np.ndarray:
+    """Fold SCHEDULE/terminal rows into the attempt state; return the rows' "pending" mask.
+
+    A row is pending when it is a terminal event with no running attempt (no SCHEDULE before it).
+    """
+    pending = np.zeros(len(ev), bool)
     life = np.nonzero((ev >= SCHEDULE) & (ev <= LOST))[0]
     if len(life) == 0:
-        return
+        return pending
     order = np.argsort(tid[life], kind="stable")
     life = life[order]
     g, e = tid[life], ev[life]
@@ -327,6 +351,7 @@ def _update_tasks(
     is_term = ~is_sched
     closing = is_term & prev_sched
     np.add.at(a["n_term_pending"], g[is_term & ~prev_sched], 1)
+    pending[life[is_term & ~prev_sched]] = True
     run = np.maximum(te - prev_time, 0)
 
     for sel, key_state, key_run in (
@@ -346,6 +371,7 @@ def _update_tasks(
     lg = g[last]
     a["open"][lg] = is_sched[last]
     a["last_sched"][lg[is_sched[last]]] = te[last][is_sched[last]]
+    return pending
 
 
 # --------------------------------------------------------------------------- machine_events
@@ -640,9 +666,18 @@ def _finish_tasks(
 ) -> tuple[dict[str, np.ndarray], dict[str, int], int]:
     """Turn per-task state into output columns; return (columns, skip counts, rows used)."""
     a = st.a
-    cpu = np.where(np.isnan(a["cpu_sub"]), a["cpu_upd"], a["cpu_sub"])
-    mem = np.where(np.isnan(a["mem_sub"]), a["mem_upd"], a["mem_sub"])
     has_submit = a["first_submit"] >= 0
+    tier = {}  # per resource: 0 from SUBMIT, 1 from UPDATE, 2 from another row, 3 none
+    val = {}
+    for name in ("cpu", "mem"):
+        sub, upd = a[f"{name}_sub"], a[f"{name}_upd"]
+        # other rows (SCHEDULE, terminal) only count for tasks without any SUBMIT row
+        oth = np.where(has_submit, np.nan, a[f"{name}_oth"])
+        tier[name] = np.select(
+            [~np.isnan(sub), ~np.isnan(upd), ~np.isnan(oth)], [0, 1, 2], default=3
+        )
+        val[name] = np.where(~np.isnan(sub), sub, np.where(~np.isnan(upd), upd, oth))
+    cpu, mem = val["cpu"], val["mem"]
     no_submit = ~has_submit & ~a["has_t0"]
     missing_user = ~no_submit & (a["user"] < 0)
     missing_req = ~no_submit & ~missing_user & (np.isnan(cpu) | np.isnan(mem))
@@ -656,12 +691,16 @@ def _finish_tasks(
         R_MISSING_USER: int(a["n_rows"][missing_user].sum()),
     }
     # update rows used: those that supplied the kept cpu or mem (maybe the same row)
-    cpu_row = np.where(np.isnan(a["cpu_sub"]), a["cpu_upd_row"], -1)
-    mem_row = np.where(np.isnan(a["mem_sub"]), a["mem_upd_row"], -1)
+    cpu_row = np.where(tier["cpu"] == 1, a["cpu_upd_row"], -1)
+    mem_row = np.where(tier["mem"] == 1, a["mem_upd_row"], -1)
     upd_used = (cpu_row >= 0).astype(np.int64) + ((mem_row >= 0) & (mem_row != cpu_row))
+    # terminal rows without a running attempt that supplied a request are used too
+    cpu_row = np.where((tier["cpu"] == 2) & a["cpu_oth_pending"], a["cpu_oth_row"], -1)
+    mem_row = np.where((tier["mem"] == 2) & a["mem_oth_pending"], a["mem_oth_row"], -1)
+    pend_used = (cpu_row >= 0).astype(np.int64) + ((mem_row >= 0) & (mem_row != cpu_row))
     k = keep
     skips[R_UPDATE] = int((a["n_update"][k] - upd_used[k]).sum())
-    skips[R_TERM_PENDING] = int(a["n_term_pending"][k].sum())
+    skips[R_TERM_PENDING] = int((a["n_term_pending"][k] - pend_used[k]).sum())
     rows_used = int(a["n_rows"][k].sum()) - skips[R_UPDATE] - skips[R_TERM_PENDING]
 
     # end state and run time

@@ -1,0 +1,236 @@
+"""Google 2011 converter: semantics on a hand-made part, and real numbers on real parts."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from traces.errors import TraceError
+from traces.google2011 import convert_google_2011, machine_events_table
+from traces.paths import google_2011_dir
+from traces.schema import END_STATES, tasks_schema
+
+S = 1_000_000  # µs per second
+
+
+def _row(t, job, task, ev, user="uA", cpu="0.1", mem="0.2", machine=""):
+    return f"{t},,{job},{task},{machine},{ev},{user},0,0,{cpu},{mem},0,0"
+
+
+HAND_ROWS = [
+    _row(0, 1, 0, 0),  # A: SUBMIT before the window
+    _row(0, 1, 0, 1, machine=5),  # A: SCHEDULE at time 0 -> measured from 600 s
+    _row(0, 4, 0, 1, user="uE", cpu="0.3", mem="0.3"),  # E: no SUBMIT but a time-0 row
+    _row(0, 8, 0, 5, user="uH"),  # H: only a time-0 KILL (pending): kept, its request used
+    _row(650 * S, 2, 0, 0, user="uB", cpu="", mem=""),  # B: SUBMIT without request
+    _row(650 * S, 2, 1, 0, user="uB"),  # C: SUBMIT
+    _row(655 * S, 2, 1, 5, user="uB"),  # C: KILL while pending (no attempt)
+    _row(660 * S, 2, 0, 7, user="uB", cpu="0.3", mem="0.4"),  # B: UPDATE supplies the request
+    _row(670 * S, 2, 0, 7, user="uB", cpu="0.5", mem="0.5"),  # B: UPDATE, no effect
+    _row(680 * S, 2, 0, 1, user="uB"),  # B: SCHEDULE, never ends -> censored
+    _row(700 * S, 1, 0, 4),  # A: FINISH (run 100 s)
+    _row(700 * S, 3, 0, 0, user="uD", cpu="", mem=""),  # D: no request ever -> dropped
+    _row(750 * S, 5, 0, 4, user="uF"),  # F: FINISH without SUBMIT or time-0 row -> dropped
+    _row(760 * S, 6, 0, 9, user="uX"),  # bad event type
+    "abc,,6,1,,0,uX,0,0,0.1,0.1,0,0",  # unparseable time
+    "770000000,,6,2,,0",  # malformed: 6 columns
+    _row(800 * S, 1, 0, 0),  # A: resubmitted
+    _row(900 * S, 1, 0, 1),  # A: SCHEDULE again
+    _row(1000 * S, 1, 0, 2),  # A: EVICT -> the earlier FINISH still wins
+    _row(1100 * S, 4, 0, 3, user="uE"),  # E: FAIL -> run 1100 - 600 = 500 s
+    _row(1200 * S, 7, 0, 0, user="uG"),  # G: SUBMIT
+    _row(1210 * S, 7, 0, 1, user="uG"),  # G: SCHEDULE
+    _row(1300 * S, 7, 0, 4, user="uG"),  # G: FINISH (run 90 s)
+    _row(1400 * S, 7, 0, 1, user="uG"),  # G: SCHEDULE again
+    _row(1500 * S, 7, 0, 5, user="uG"),  # G: KILL -> FINISH attempt still wins
+]
+
+
+@pytest.fixture
+def hand_src(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    (src / "task_events").mkdir(parents=True)
+    with gzip.open(src / "task_events" / "part-00000-of-00500.csv.gz", "wt") as fh:
+        fh.write("\n".join(HAND_ROWS) + "\n")
+    return src
+
+
+def test_hand_made_semantics(hand_src: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    report = convert_google_2011(hand_src, out, progress=False)
+    t = pd.read_parquet(out / "tasks.parquet")
+    got = {(r.job_id, r.task_index): r for r in t.itertuples()}
+    assert list(zip(t.job_id, t.task_index, strict=True)) == [
+        (1, 0), (4, 0), (8, 0), (2, 0), (2, 1), (7, 0),
+    ]  # fmt: skip
+
+    a = got[(1, 0)]
+    assert (a.submit_s, a.end_state, a.run_s, a.attempts) == (0.0, "finish", 100.0, 2)
+    b = got[(2, 0)]
+    assert (b.cpu, b.mem, b.end_state, b.run_s, b.attempts) == (0.3, 0.4, "censored", 820.0, 1)
+    c = got[(2, 1)]
+    assert (c.end_state, c.attempts, c.submit_s) == ("unscheduled", 0, 650.0)
+    assert np.isnan(c.run_s)
+    e = got[(4, 0)]
+    assert (e.submit_s, e.end_state, e.run_s, e.user) == (0.0, "fail", 500.0, "uE")
+    h = got[(8, 0)]
+    assert (h.submit_s, h.end_state, h.attempts, h.cpu) == (0.0, "unscheduled", 0, 0.1)
+    g = got[(7, 0)]
+    assert (g.end_state, g.run_s, g.attempts) == ("finish", 90.0, 2)
+
+    assert report["rows_read"] == {"task_events": 25}
+    assert report["rows_used"] == {"task_events": 18}
+    assert report["skipped"]["task_events"] == {
+        "update event (no effect on run time)": 1,
+        "terminal event without a running attempt": 1,
+        "missing cpu or mem request": 1,
+        "no SUBMIT event": 1,
+        "missing user": 0,
+        "bad event type": 1,
+        "unparseable field": 1,
+        "malformed row (wrong column count)": 1,
+    }
+    assert report["window_s"] == [0.0, 1500.0]
+    assert report["tasks"] == 6
+    assert report["missing_tables"] == ["job_events", "machine_events"]
+    assert json.loads((out / "conversion.json").read_text()) == report
+    assert not (out / "servers.parquet").exists()
+
+
+def test_missing_folder_and_parts(tmp_path: Path, hand_src: Path) -> None:
+    with pytest.raises(TraceError, match=r"no task_events folder"):
+        convert_google_2011(tmp_path / "nowhere", tmp_path / "out", progress=False)
+    with pytest.raises(TraceError, match=r"missing task_events part\(s\) \[7\]"):
+        convert_google_2011(hand_src, tmp_path / "out", parts=[0, 7], progress=False)
+    (tmp_path / "empty" / "task_events").mkdir(parents=True)
+    with pytest.raises(TraceError, match=r"no part-NNNNN"):
+        convert_google_2011(tmp_path / "empty", tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------------------ real data
+
+
+@pytest.fixture(scope="module")
+def part0(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    out = tmp_path_factory.mktemp("google-part0")
+    report = convert_google_2011(google_2011_dir(), out, parts=[0], progress=False)
+    return report, out
+
+
+@pytest.mark.slow
+def test_real_part0_numbers(part0: tuple[dict, Path]) -> None:
+    report, _ = part0
+    assert report["parts"] == [0]
+    assert report["rows_read"] == {
+        "task_events": 450_146,
+        "job_events": 10_704,
+        "machine_events": 37_780,
+    }
+    assert report["rows_used"] == {
+        "task_events": 449_496,
+        "job_events": 10_624,
+        "machine_events": 12_583,
+    }
+    skipped = report["skipped"]["task_events"]
+    assert skipped["missing cpu or mem request"] == 574
+    assert skipped["terminal event without a running attempt"] == 76
+    assert skipped["update event (no effect on run time)"] == 0
+    assert report["empty_request_rows"] == {"cpu": 291, "mem": 291}
+    assert report["tasks"] == 190_639
+    assert report["users"] == 517
+    assert report["jobs"] == 4_860
+    assert report["servers"] == 12_583
+    assert report["window_s"] == [0.0, 5611.086346]
+    assert report["end_states"] == {
+        "censored": 131_101,
+        "evict": 191,
+        "fail": 19,
+        "finish": 43_151,
+        "kill": 4_928,
+        "unscheduled": 11_249,
+    }
+    assert report["job_events_check"]["task_jobs_missing_from_job_events"] == 0
+
+
+@pytest.mark.slow
+def test_real_part0_invariants(part0: tuple[dict, Path]) -> None:
+    report, out = part0
+    for table, n in report["rows_read"].items():
+        assert report["rows_used"][table] + sum(report["skipped"][table].values()) == n, table
+    pf = pq.ParquetFile(out / "tasks.parquet")
+    assert pf.schema_arrow.equals(tasks_schema(), check_metadata=True)
+    assert pf.metadata.row_group(0).num_rows == 65_536
+    t = pf.read().to_pandas()
+    assert len(t) == report["tasks"]
+    assert not t.duplicated(["job_id", "task_index"]).any()
+    key = t[["submit_s", "job_id", "task_index"]]
+    assert key.equals(key.sort_values(["submit_s", "job_id", "task_index"], ignore_index=True))
+    assert set(t.end_state) <= set(END_STATES)
+    ran = t.run_s.notna()
+    assert (t.run_s[ran] >= 0).all()
+    assert ((t.end_state == "unscheduled") == ~ran).all()
+    assert ((t.attempts == 0) == (t.end_state == "unscheduled")).all()
+    assert t.cpu.between(0, 1).all() and t.mem.between(0, 1).all()
+    assert (t.instances == 1).all() and t.constraint.isna().all() and t.parents.isna().all()
+    # a task already running at time 0 and still running at the end of part 0
+    first = t.iloc[0]
+    assert (first.job_id, first.task_index, first.end_state) == (3418314, 0, "censored")
+    assert first.run_s == pytest.approx(5611.086346 - 600.0)
+    servers = pd.read_parquet(out / "servers.parquet")
+    assert len(servers) == 12_583 and servers.server.is_unique
+
+
+@pytest.mark.slow
+def test_real_part1_resubmits_without_submit(tmp_path: Path) -> None:
+    report = convert_google_2011(google_2011_dir(), tmp_path, parts=[1], progress=False)
+    assert report["rows_read"]["task_events"] == 77_776
+    assert report["tasks"] == 20_139
+    skipped = report["skipped"]["task_events"]
+    assert skipped["no SUBMIT event"] == 4_872
+    assert skipped["terminal event without a running attempt"] == 2_652
+    assert report["rows_used"]["task_events"] == 70_252
+
+
+@pytest.mark.slow
+def test_truncated_gzip_raises_and_writes_nothing(tmp_path: Path) -> None:
+    real = google_2011_dir() / "task_events" / "part-00001-of-00500.csv.gz"
+    src = tmp_path / "src" / "task_events"
+    src.mkdir(parents=True)
+    data = real.read_bytes()
+    (src / real.name).write_bytes(data[: len(data) // 2])
+    out = tmp_path / "out"
+    with pytest.raises(
+        TraceError, match=r"^task_events/part-00001-of-00500\.csv\.gz: truncated or corrupt gzip"
+    ):
+        convert_google_2011(src.parent, out, progress=False)
+    assert not (out / "tasks.parquet").exists()
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.slow
+def test_machine_events_table() -> None:
+    m = machine_events_table(google_2011_dir())
+    assert len(m) == 12_583
+    assert m.machine_id.is_unique
+    assert list(m.columns) == ["machine_id", "cpu", "mem", "platform"]
+    assert m.cpu.max() == 1.0 and m.mem.max() == 1.0
+
+
+def test_machine_events_missing(tmp_path: Path) -> None:
+    with pytest.raises(TraceError, match="no machine_events"):
+        machine_events_table(tmp_path)
+
+
+def test_copy_of_real_part_is_byte_identical_input(tmp_path: Path) -> None:
+    """The shared folder must exist: this fails (not skips) without it."""
+    real = google_2011_dir() / "task_events" / "part-00001-of-00500.csv.gz"
+    shutil.copy(real, tmp_path / real.name)
+    assert (tmp_path / real.name).stat().st_size == 924_634
