@@ -178,14 +178,18 @@ def test_real_part0_invariants(part0: tuple[dict, Path]) -> None:
     assert (t.run_s[ran] >= 0).all()
     assert ((t.end_state == "unscheduled") == ~ran).all()
     assert ((t.attempts == 0) == (t.end_state == "unscheduled")).all()
-    assert t.cpu.between(0, 1).all() and t.mem.between(0, 1).all()
-    assert (t.instances == 1).all() and t.constraint.isna().all() and t.parents.isna().all()
+    assert t.cpu.between(0, 1).all()
+    assert t.mem.between(0, 1).all()
+    assert (t.instances == 1).all()
+    assert t.constraint.isna().all()
+    assert t.parents.isna().all()
     # a task already running at time 0 and still running at the end of part 0
     first = t.iloc[0]
     assert (first.job_id, first.task_index, first.end_state) == (3418314, 0, "censored")
     assert first.run_s == pytest.approx(5611.086346 - 600.0)
     servers = pd.read_parquet(out / "servers.parquet")
-    assert len(servers) == 12_583 and servers.server.is_unique
+    assert len(servers) == 12_583
+    assert servers.server.is_unique
 
 
 @pytest.mark.slow
@@ -221,7 +225,8 @@ def test_machine_events_table() -> None:
     assert len(m) == 12_583
     assert m.machine_id.is_unique
     assert list(m.columns) == ["machine_id", "cpu", "mem", "platform"]
-    assert m.cpu.max() == 1.0 and m.mem.max() == 1.0
+    assert m.cpu.max() == 1.0
+    assert m.mem.max() == 1.0
 
 
 def test_machine_events_missing(tmp_path: Path) -> None:
