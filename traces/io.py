@@ -53,14 +53,16 @@ def _to_table(df: pd.DataFrame | pa.Table, schema: pa.Schema, what: str) -> pa.T
         if missing:
             raise TraceError(f"{what}: missing column(s) {missing}")
         table = pa.Table.from_pandas(df[names], preserve_index=False)
+    loose = pa.schema([f.with_nullable(True) for f in schema], metadata=schema.metadata)
     try:
-        table = table.cast(schema)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise TraceError(f"{what}: does not match the canonical schema ({exc})") from None
+        table = table.cast(loose)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+        msg = str(exc).splitlines()[0]
+        raise TraceError(f"{what}: does not match the canonical schema ({msg})") from None
     for field in schema:
         if not field.nullable and table.column(field.name).null_count:
             raise TraceError(f"{what}: column {field.name!r} has null values")
-    return table
+    return pa.Table.from_arrays(table.columns, schema=schema)
 
 
 def write_tasks(

@@ -1,0 +1,85 @@
+"""Synthetic Google-like workload: shape, schema, determinism, speed, and the fit."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from traces import synth
+from traces.errors import TraceError
+from traces.google2011 import convert_google_2011
+from traces.io import write_tasks
+from traces.paths import google_2011_dir
+from traces.schema import tasks_schema
+from traces.synth import fit_google_sample, synth_google_like
+
+
+def test_same_seed_same_frame_other_seed_differs() -> None:
+    a = synth_google_like(5_000, seed=11)
+    b = synth_google_like(5_000, seed=11)
+    c = synth_google_like(5_000, seed=12)
+    assert a.equals(b)
+    assert not a.equals(c)
+
+
+def test_shape_and_schema(tmp_path: Path) -> None:
+    df = synth_google_like(20_000, seed=1, duration_s=3_600.0, n_users=50)
+    assert len(df) == 20_000
+    assert list(df.columns) == tasks_schema().names
+    assert not df.duplicated(["job_id", "task_index"]).any()
+    key = df[["submit_s", "job_id", "task_index"]]
+    assert key.equals(key.sort_values(["submit_s", "job_id", "task_index"], ignore_index=True))
+    assert df.submit_s.between(0, 3_600.0).all()
+    assert df.user.nunique() <= 50
+    assert (df.cpu > 0).all()
+    assert (df.cpu <= 1).all()
+    assert (df.mem > 0).all()
+    assert (df.mem <= 1).all()
+    assert (df.run_s > 0).all()
+    assert set(df.end_state) == {"finish"}
+    # tasks of a job share user, submit time and request; indices are 0..n-1
+    g = df.groupby("job_id")
+    assert (g[["user", "submit_s", "cpu", "mem"]].nunique() == 1).all().all()
+    assert (g.task_index.max() + 1 == g.size()).all()
+    out = write_tasks(df, tmp_path / "tasks.parquet")
+    assert pq.read_schema(out).equals(tasks_schema(), check_metadata=True)
+
+
+def test_million_tasks_under_ten_seconds() -> None:
+    t0 = time.perf_counter()
+    df = synth_google_like(1_000_000, seed=5)
+    assert time.perf_counter() - t0 < 10.0
+    assert len(df) == 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_tasks": 0}, "n_tasks=0"),
+        ({"n_tasks": 10, "duration_s": 0.0}, "duration_s=0.0"),
+        ({"n_tasks": 10, "n_users": 0}, "n_users=0"),
+    ],
+)
+def test_bad_arguments(kwargs: dict, match: str) -> None:
+    with pytest.raises(TraceError, match=match):
+        synth_google_like(seed=0, **kwargs)
+
+
+@pytest.mark.slow
+def test_fit_on_real_part(tmp_path: Path) -> None:
+    convert_google_2011(google_2011_dir(), tmp_path, parts=[1], progress=False)
+    fit = fit_google_sample(tmp_path / "tasks.parquet")
+    assert fit["n_tasks"] == 20_139
+    for name in (
+        "P_SINGLE_TASK_JOB", "SIZE_LOG_MU", "SIZE_LOG_SIGMA", "SIZE_MAX", "USER_ZIPF_S",
+        "REQ_LOG_MU", "REQ_LOG_SIGMA", "REQ_LOG_RHO", "RUN_LOG_MU", "RUN_LOG_SIGMA_JOB",
+        "RUN_LOG_SIGMA_TASK",
+    ):  # fmt: skip
+        assert hasattr(synth, name)
+        assert np.all(np.isfinite(fit[name]))
+    assert 0 < fit["P_SINGLE_TASK_JOB"] < 1
+    assert -1 < fit["REQ_LOG_RHO"] < 1
