@@ -230,10 +230,22 @@ def apply_override(data: dict[str, Any], override: str) -> None:
         raise ConfigError(f"--set {override!r}: expected key=value")
     key, raw = override.split("=", 1)
     parts = key.strip().split(".")
-    node = data
-    for part in parts[:-1]:
-        nxt = node.setdefault(part, {})
-        if not isinstance(nxt, dict):
-            raise ConfigError(f"--set {override!r}: {part!r} is not a mapping")
-        node = nxt
-    node[parts[-1]] = yaml.safe_load(raw)
+    node: Any = data
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(
+                    f"--set {override!r}: {part!r} is not an index of a list of {len(node)}"
+                )
+            if last:
+                node[int(part)] = yaml.safe_load(raw)
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = yaml.safe_load(raw)
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ConfigError(f"--set {override!r}: {parts[depth - 1]!r} is not a mapping or list")
