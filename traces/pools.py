@@ -136,8 +136,11 @@ def table_i_counts(df: pd.DataFrame) -> list[tuple[float, float, int]]:
     list of (cpu, mem, count)
         Sorted by decreasing count, ties by (cpu, mem).
     """
-    counts = df.groupby(["cpu", "mem"]).size()
-    rows = [(float(c), float(m), int(k)) for (c, m), k in counts.items()]
+    counts = df.groupby(["cpu", "mem"]).size().reset_index(name="count")
+    rows = [
+        (float(c), float(m), int(k))
+        for c, m, k in zip(counts["cpu"], counts["mem"], counts["count"], strict=True)
+    ]
     return sorted(rows, key=lambda r: (-r[2], r[0], r[1]))
 
 
