@@ -69,8 +69,7 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
 
     if args.format != "google-2011":
         raise TraceError(
-            f"trace convert: format {args.format!r} is not implemented yet "
-            "(available: google-2011)"
+            f"trace convert: format {args.format!r} is not implemented yet (available: google-2011)"
         )
     from traces.fetch import parse_parts
     from traces.google2011 import convert_google_2011
@@ -154,8 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
     c = tsub.add_parser("convert", help="one trace to the canonical Parquet tables")
     c.add_argument(
         "format",
-        choices=("google-2011", "alibaba-2017", "alibaba-2018", "alibaba-2018-spar",
-                 "alibaba-gpu-2023"),
+        choices=(
+            "google-2011",
+            "alibaba-2017",
+            "alibaba-2018",
+            "alibaba-2018-spar",
+            "alibaba-gpu-2023",
+        ),
     )
     c.add_argument("src")
     c.add_argument("--out", required=True)

@@ -141,7 +141,9 @@ def sharing_incentive(
         result = simulate(
             scheduler,
             pool[list(RESOURCES)].to_numpy(dtype=np.float64),
-            FrameTaskSource(grouped[user], resources=RESOURCES, start_s=workload.start_s, end_s=workload.end_s),
+            FrameTaskSource(
+                grouped[user], resources=RESOURCES, start_s=workload.start_s, end_s=workload.end_s
+            ),
             start_s=workload.start_s,
             horizon_s=horizon,
             interval_s=cfg.collect.utilization_interval_s * 60,
@@ -167,9 +169,7 @@ def sharing_incentive(
     return table
 
 
-def run_experiment(
-    *, shared: Path, out: Path, quick: bool = False, progress: bool = True
-) -> Path:
+def run_experiment(*, shared: Path, out: Path, quick: bool = False, progress: bool = True) -> Path:
     """Run the whole reproduction and return the path of ``report.md``.
 
     Parameters

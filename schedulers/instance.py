@@ -88,8 +88,10 @@ def parse_instance(data: Any) -> Instance:
         if key not in ("resources", "servers", "users"):
             raise InstanceError(f"instance: unknown key {key!r} (known: resources, servers, users)")
     resources = data.get("resources")
-    if not isinstance(resources, list) or not resources or not all(
-        isinstance(r, str) for r in resources
+    if (
+        not isinstance(resources, list)
+        or not resources
+        or not all(isinstance(r, str) for r in resources)
     ):
         raise InstanceError(f"resources: expected a non-empty list of names, got {resources!r}")
     n_r = len(resources)
@@ -136,7 +138,9 @@ def parse_instance(data: Any) -> Instance:
             elig.append([True] * len(sids))
         else:
             if not isinstance(e, list):
-                raise InstanceError(f"users[{i}].eligible: expected a list of server ids, got {e!r}")
+                raise InstanceError(
+                    f"users[{i}].eligible: expected a list of server ids, got {e!r}"
+                )
             for sid in e:
                 if str(sid) not in sids:
                     raise InstanceError(f"users[{i}].eligible: unknown server id {sid!r}")

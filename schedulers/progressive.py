@@ -111,9 +111,7 @@ class ProgressiveFilling(Scheduler):
         caps = np.stack([c.copy() for c in self._cols], axis=1)
         classes = np.unique(caps, axis=0)
         # keep only capacity classes not dominated by another (enough to decide placeability)
-        keep = [
-            c for c in classes if not any(np.all(o >= c) and np.any(o > c) for o in classes)
-        ]
+        keep = [c for c in classes if not any(np.all(o >= c) and np.any(o > c) for o in classes)]
         self._capacity_classes = [tuple(float(x) for x in c) for c in keep]
         self._alloc: list[list[float]] = []
         self._share: list[float] = []
@@ -125,6 +123,9 @@ class ProgressiveFilling(Scheduler):
         self._queues: list[deque[tuple[int, tuple[float, ...]]]] = []
         self._heap: list[tuple[float, int, int]] = []
         self._freed: list[int] = []
+        # Servers a just-unblocked user's head task may fit on: the freed servers it passed the
+        # check for. Every other server has not gained resources since the user was blocked.
+        self._cands: dict[int, list[int]] = {}
         self._n_blocked = 0
         self._n_pending = 0
 
@@ -167,9 +168,7 @@ class ProgressiveFilling(Scheduler):
         if len(q) == 1 and not self._blocked[user] and not self._inheap[user]:
             self._push(user)
 
-    def on_completion(
-        self, task: int, user: int, demand: tuple[float, ...], server: int
-    ) -> None:
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """Release the task's share and remember that ``server`` has new free resources."""
         need = self._need(demand)
         self._give(server, need)
@@ -195,6 +194,7 @@ class ProgressiveFilling(Scheduler):
         freed = self._freed
         if self._n_blocked:
             cols, bh = self._cols, self._bheads
+            woken: list[int] = []
             for server in dict.fromkeys(freed):  # unique, in completion order
                 fits = bh[:, 0] <= cols[0][server]
                 for k in range(1, self._k):
@@ -203,12 +203,17 @@ class ProgressiveFilling(Scheduler):
                 if self.eligible:
                     users = [u for u in users if u not in self.eligible or self.eligible[u][server]]
                 for u in users:
-                    self._blocked[u] = False
-                    self._bheads[u] = np.inf
-                    self._n_blocked -= 1
-                    self._push(u)
-                if not self._n_blocked:
-                    break
+                    c = self._cands.get(u)
+                    if c is None:
+                        self._cands[u] = [server]
+                        woken.append(u)
+                    else:
+                        c.append(server)
+            for u in woken:
+                self._push(u)
+                self._blocked[u] = False
+                self._bheads[u] = np.inf
+                self._n_blocked -= 1
         freed.clear()
 
     # ------------------------------------------------------------------ the filling loop
@@ -225,7 +230,8 @@ class ProgressiveFilling(Scheduler):
             inheap[user] = False
             q = queues[user]
             task, need = q[0]
-            server = self._find(need, user)
+            cands = self._cands.pop(user, None)
+            server = self._find(need, user) if cands is None else self._find_in(need, user, cands)
             if server < 0:
                 self._block(user, need)
                 continue
@@ -239,6 +245,23 @@ class ProgressiveFilling(Scheduler):
             self._update_share(user)
             if q:
                 self._push(user)
+
+    def _find_in(self, need: tuple[float, ...], user: int, servers: list[int]) -> int:
+        """Like :meth:`_find`, knowing that no server outside ``servers`` can fit the task."""
+        cols, k_range = self._cols, range(self._k)
+        elig = self.eligible.get(user) if self.eligible else None
+        fitting = [
+            s
+            for s in servers
+            if all(cols[k][s] >= need[k] for k in k_range) and (elig is None or elig[s])
+        ]
+        if not fitting:
+            return -1
+        return self._choose(need, np.unique(np.array(fitting, dtype=np.int64)))
+
+    def _choose(self, need: tuple[float, ...], idx: np.ndarray) -> int:
+        """Pick among fitting servers ``idx`` (sorted, non-empty). Default: the first (First-Fit)."""
+        return int(idx[0])
 
     def _fit_mask(self, need: tuple[float, ...], user: int) -> np.ndarray:
         """Boolean mask (n_servers,) of servers whose free amounts cover ``need``."""
@@ -281,19 +304,25 @@ class BestFitDRFH(ProgressiveFilling):
     -----
     Eq. 9 normalises by the first resource (CPU). For a task whose CPU demand is zero the
     normalisation is undefined; we then normalise both vectors by the first resource the task
-    does demand (a fitting server has a positive free amount of it). This is our extension.
+    does demand (a fitting server has a positive free amount of it); a task demanding nothing goes
+    to the first server. This is our extension.
     """
 
     name = "bf-drfh"
 
-    def _find(self, need: np.ndarray, user: int) -> int:
-        fit = self._fit_mask(need, user)
-        idx = np.flatnonzero(fit)
+    def _find(self, need: tuple[float, ...], user: int) -> int:
+        idx = np.flatnonzero(self._fit_mask(need, user))
         if idx.size == 0:
             return -1
+        return self._choose(need, idx)
+
+    def _choose(self, need: tuple[float, ...], idx: np.ndarray) -> int:
+        """The fitting server with the least H(i, l) (eq. 9); ties to the lowest index."""
         if idx.size == 1:
             return int(idx[0])
-        k0 = next((k for k, x in enumerate(need) if x > 0), 0)
+        k0 = next((k for k, x in enumerate(need) if x > 0), -1)
+        if k0 < 0:  # a task that demands nothing fits anywhere equally well
+            return int(idx[0])
         base = self._cols[k0][idx]
         h = np.zeros(idx.size)
         for k in range(self._k):

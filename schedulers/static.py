@@ -39,9 +39,7 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
         For an unknown scheduler name.
     """
     n_u = len(inst.user_ids)
-    eligible = {
-        i: inst.eligible[i].copy() for i in range(n_u) if not bool(inst.eligible[i].all())
-    }
+    eligible = {i: inst.eligible[i].copy() for i in range(n_u) if not bool(inst.eligible[i].all())}
     sched = make_scheduler(
         mechanism, weights={i: float(inst.weight[i]) for i in range(n_u)}, eligible=eligible
     )

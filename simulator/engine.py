@@ -92,7 +92,11 @@ class _Table:
         ):
             old = getattr(self, name)
             shape = (cap, *old.shape[1:])
-            new = np.empty(shape, dtype=old.dtype) if fill is None else np.full(shape, fill, old.dtype)
+            new = (
+                np.empty(shape, dtype=old.dtype)
+                if fill is None
+                else np.full(shape, fill, old.dtype)
+            )
             new[: old.shape[0]] = old
             setattr(self, name, new)
 
@@ -344,7 +348,9 @@ class Engine:
                 c = codes[name] = len(codes)
             out[i] = c
         if len(codes) > self._user_alloc.shape[0]:
-            grow = np.zeros((len(codes) + 64 - self._user_alloc.shape[0], self._user_alloc.shape[1]))
+            grow = np.zeros(
+                (len(codes) + 64 - self._user_alloc.shape[0], self._user_alloc.shape[1])
+            )
             self._user_alloc = np.vstack([self._user_alloc, grow])
         return out
 

@@ -42,7 +42,11 @@ import pyarrow.parquet as pq
 
 from simulator.engine import RunResult
 
-_PARQUET_KW: dict[str, Any] = {"compression": "zstd", "use_dictionary": True, "write_statistics": True}
+_PARQUET_KW: dict[str, Any] = {
+    "compression": "zstd",
+    "use_dictionary": True,
+    "write_statistics": True,
+}
 
 
 def write_table(table: pa.Table, path: Path) -> None:

@@ -146,7 +146,9 @@ class ParquetTaskSource(TaskSource):
         try:
             self._file = pq.ParquetFile(self.path)
         except (pa.ArrowInvalid, OSError) as exc:
-            raise ConfigError(f"trace.path: {str(self.path)!r} is not a Parquet file ({exc})") from exc
+            raise ConfigError(
+                f"trace.path: {str(self.path)!r} is not a Parquet file ({exc})"
+            ) from exc
         names = set(self._file.schema_arrow.names)
         if resources is None:
             raw = (self._file.schema_arrow.metadata or {}).get(b"fairsim.resources")
