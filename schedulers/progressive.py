@@ -380,8 +380,9 @@ class Slots(ProgressiveFilling):
 
     @property
     def name(self) -> str:  # type: ignore[override]
-        """``slots-<S>``."""
-        return f"slots-{self.slots}"
+        """``slots-<S>`` (``slots-<S>-single`` / ``slots-<S>-cpu`` for the other models)."""
+        suffix = "" if self.model == "multi" else f"-{self.model}"
+        return f"slots-{self.slots}{suffix}"
 
     def bind(self, cluster: ClusterView) -> None:
         """Compute each server's slot count, then bind as progressive filling over slots."""

@@ -1,0 +1,127 @@
+"""One conformance suite that every registered online scheduler must pass (STYLE.md: the
+scikit-learn ``check_estimator`` idea). Each check drives the scheduler through the engine's
+protocol by hand and asserts the contract of ``schedulers/base.py``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from schedulers import make_scheduler
+from schedulers.progressive import ProgressiveFilling
+from simulator.cluster import ClusterState
+
+#: Every registered name pattern, with a concrete slot count.
+REGISTERED = ["ff-drfh", "bf-drfh", "slots-10", "slots-14", "slots-14-single", "slots-20-cpu"]
+RES = ("cpu", "mem")
+
+
+def _cluster(rng: np.random.Generator, n: int = 12) -> ClusterState:
+    table = np.array([[0.5, 0.4995], [0.5, 0.2493], [0.5, 0.749], [1.0, 1.0], [0.25, 0.2498]])
+    return ClusterState(table[rng.integers(0, len(table), n)], RES)
+
+
+def _drive(name: str, seed: int, n_tasks: int = 200):
+    """Feed random tasks, commit every placement, release some; return what happened."""
+    rng = np.random.default_rng(seed)
+    cluster = _cluster(rng)
+    sched = make_scheduler(name)
+    sched.bind(cluster.view())
+    demands = [tuple(rng.uniform(0.01, 0.3, 2).round(3).tolist()) for _ in range(n_tasks)]
+    users = rng.integers(0, 5, n_tasks).tolist()
+    waiting: set[int] = set()
+    running: dict[int, int] = {}
+    placements: list[tuple[int, int]] = []
+    for t in range(n_tasks):
+        if sched.placeable(demands[t]):
+            sched.on_arrival(t, users[t], demands[t])
+            waiting.add(t)
+        if t % 7 == 6 and running:  # a completion
+            done = min(running)
+            server = running.pop(done)
+            cluster.release(server, demands[done])
+            sched.on_completion(done, users[done], demands[done], server)
+        for task, server in sched.decide():
+            assert task in waiting, f"{name} placed task {task}, which is not waiting"
+            cluster.commit(task, server, demands[task])  # raises if it does not fit
+            waiting.discard(task)
+            running[task] = server
+            placements.append((task, server))
+    return cluster, sched, demands, users, waiting, placements
+
+
+@pytest.mark.parametrize("name", REGISTERED)
+def test_name_and_interface(name: str) -> None:
+    sched = make_scheduler(name)
+    assert sched.name == name.removesuffix("-multi")
+    for method in ("bind", "on_arrival", "on_completion", "decide", "placeable", "pending"):
+        assert callable(getattr(sched, method))
+
+
+@pytest.mark.parametrize("name", REGISTERED)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_only_waiting_tasks_placed_and_capacity_respected(name: str, seed: int) -> None:
+    cluster, sched, _demands, _users, waiting, placements = _drive(name, seed)
+    assert placements, "nothing was ever placed"
+    assert np.all(cluster.free >= -1e-9)
+    assert np.all(cluster.free <= cluster.capacity + 1e-9)
+    assert sched.pending() == len(waiting)
+
+
+@pytest.mark.parametrize("name", REGISTERED)
+def test_deterministic(name: str) -> None:
+    assert _drive(name, 5)[5] == _drive(name, 5)[5]
+
+
+@pytest.mark.parametrize("name", REGISTERED)
+def test_fifo_within_a_user(name: str) -> None:
+    _cluster_, _s, _d, users, _w, placements = _drive(name, 3)
+    order: dict[int, list[int]] = {}
+    for task, _server in placements:
+        order.setdefault(users[task], []).append(task)
+    for tasks in order.values():
+        assert tasks == sorted(tasks), "a user's tasks were not started in submission order"
+
+
+@pytest.mark.parametrize("name", ["ff-drfh", "bf-drfh"])
+def test_work_conserving_after_a_pass(name: str) -> None:
+    """After decide() no waiting user's head task fits on any server (progressive filling)."""
+    cluster, sched, demands, _users, waiting, _p = _drive(name, 4)
+    assert isinstance(sched, ProgressiveFilling)
+    for q in sched._queues:
+        if q:
+            task, _need = q[0]
+            d = np.array(demands[task])
+            assert not np.any(np.all(cluster.free >= d, axis=1)), f"head task {task} still fits"
+    assert waiting
+
+
+@pytest.mark.parametrize("name", REGISTERED)
+def test_lowest_share_user_served_first(name: str) -> None:
+    """Two users, one already holding resources: the other one is served first."""
+    cluster = ClusterState(np.array([[1.0, 1.0], [1.0, 1.0]]), RES)
+    sched = make_scheduler(name)
+    sched.bind(cluster.view())
+    sched.on_arrival(0, 0, (0.05, 0.05))
+    (t0, s0), = list(sched.decide())
+    cluster.commit(t0, s0, (0.05, 0.05))
+    sched.on_arrival(1, 0, (0.05, 0.05))
+    sched.on_arrival(2, 1, (0.05, 0.05))
+    first = next(iter(sched.decide()))
+    assert first[0] == 2, "the user with the lower share must be served first"
+
+
+@pytest.mark.parametrize("name", REGISTERED)
+def test_unplaceable_task_is_refused(name: str) -> None:
+    cluster = ClusterState(np.array([[0.5, 0.5]]), RES)
+    sched = make_scheduler(name)
+    sched.bind(cluster.view())
+    assert not sched.placeable((0.9, 0.1))
+    assert sched.placeable((0.01, 0.01))
+
+
+def test_unknown_scheduler_suggests_closest() -> None:
+    from simulator.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"unknown scheduler 'bf-drf'; did you mean 'bf-drfh'"):
+        make_scheduler("bf-drf")

@@ -1,0 +1,107 @@
+"""The papers' worked examples for the online heuristics (run as static progressive filling)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schedulers.instance import parse_instance
+from schedulers.static import progressive_fill
+
+# DRFH paper, Section III-A, Fig. 1: servers (2 CPU, 12 GB) and (12 CPU, 2 GB).
+FIG1 = {
+    "resources": ["cpu", "mem"],
+    "servers": [{"id": "s1", "capacity": [2, 12]}, {"id": "s2", "capacity": [12, 2]}],
+    "users": [{"id": "u1", "demand": [0.2, 1]}, {"id": "u2", "demand": [1, 0.2]}],
+}
+# Ghodsi et al. (DRF), Section 4: one server <9 CPU, 18 GB>; A = <1, 4>, B = <3, 1>.
+DRF = {
+    "resources": ["cpu", "mem"],
+    "servers": [{"id": "s", "capacity": [9, 18]}],
+    "users": [{"id": "A", "demand": [1, 4]}, {"id": "B", "demand": [3, 1]}],
+}
+
+
+def test_fig1_best_fit_gives_10_and_10() -> None:
+    counts = progressive_fill("bf-drfh", parse_instance(FIG1))
+    assert counts.tolist() == [[10, 0], [0, 10]]
+
+
+def test_fig1_first_fit_is_the_naive_split() -> None:
+    # First-Fit fills server 1 first: 5 + 1 tasks there, then 1 + 5 on server 2 (Fig. 2's split).
+    assert progressive_fill("ff-drfh", parse_instance(FIG1)).sum(axis=1).tolist() == [6, 6]
+
+
+@pytest.mark.parametrize("name", ["ff-drfh", "bf-drfh"])
+def test_drf_example_gives_3_and_2(name: str) -> None:
+    assert progressive_fill(name, parse_instance(DRF)).tolist() == [[3], [2]]
+
+
+def test_weights_max_tasks_and_eligibility() -> None:
+    inst = dict(DRF)
+    inst["users"] = [
+        {"id": "A", "demand": [1, 1], "weight": 2},
+        {"id": "B", "demand": [1, 1], "weight": 1},
+    ]
+    # weighted progressive filling: A gets twice B's dominant share (6 vs 3 of 9 CPUs)
+    assert progressive_fill("bf-drfh", parse_instance(inst)).tolist() == [[6], [3]]
+    inst["users"][0]["max_tasks"] = 2
+    assert progressive_fill("bf-drfh", parse_instance(inst)).tolist() == [[2], [7]]
+    two = dict(FIG1)
+    two["users"] = [{"id": "u1", "demand": [0.2, 1], "eligible": ["s2"]}, FIG1["users"][1]]
+    counts = progressive_fill("bf-drfh", parse_instance(two))
+    assert counts[0, 0] == 0 and counts[0, 1] >= 1
+
+
+def _solve(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.cli", "solve", *args],
+        capture_output=True, text=True, check=False,
+    )
+
+
+def test_cli_solve_contract(tmp_path: Path) -> None:
+    f = tmp_path / "fig1.json"
+    f.write_text(json.dumps(FIG1))
+    p = _solve("bf-drfh", str(f))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["mechanism"] == "bf-drfh"
+    assert out["users"] == ["u1", "u2"] and out["servers"] == ["s1", "s2"]
+    assert out["tasks"] == [[10, 0], [0, 10]]
+
+
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        ({"servers": [{"id": "s1", "capacity": [-1, 2]}]}, r"servers\[0\]\.capacity\[0\]: -1"),
+        ({"servers": [{"id": "s1", "capacity": ["x", 2]}]}, r"servers\[0\]\.capacity\[0\]: 'x' is not a number"),
+        ({"users": [{"id": "u", "demand": [1]}]}, r"users\[0\]\.demand: has 1 entries, expected 2"),
+        ({"users": [{"id": "u", "demand": [0, 0]}]}, r"users\[0\]\.demand: \[0, 0\] is all zero"),
+        ({"users": [{"id": "u", "demand": [1, 1], "eligible": ["nope"]}]}, r"users\[0\]\.eligible: unknown server id 'nope'"),
+    ],
+)
+def test_cli_solve_bad_input_exits_2_with_one_line(tmp_path: Path, patch: dict, message: str) -> None:
+    bad = {**FIG1, **patch}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(bad))
+    p = _solve("bf-drfh", str(f))
+    assert p.returncode == 2
+    assert p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in p.stderr
+    import re
+
+    assert re.search(message, lines[0]), lines[0]
+
+
+def test_cli_solve_unknown_mechanism(tmp_path: Path) -> None:
+    f = tmp_path / "fig1.json"
+    f.write_text(json.dumps(FIG1))
+    p = _solve("bf-drfx", str(f))
+    assert p.returncode == 2
+    assert "unknown scheduler 'bf-drfx'; did you mean 'bf-drfh'" in p.stderr
