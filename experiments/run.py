@@ -65,11 +65,15 @@ class Workload:
     describe: dict[str, Any]
 
 
+#: Bump when the converter's rules change, so cached conversions are redone.
+CONVERTER_VERSION = "2"
+
+
 def _cache_key(src: Path, parts: str) -> str:
     from traces.schema import SCHEMA_VERSION
 
     files = sorted(src.glob("task_events/*.csv.gz")) + sorted(src.glob("machine_events/*.csv.gz"))
-    h = hashlib.sha256(f"{src.resolve()}|{parts}|{SCHEMA_VERSION}".encode())
+    h = hashlib.sha256(f"{src.resolve()}|{parts}|{SCHEMA_VERSION}|{CONVERTER_VERSION}".encode())
     for f in files:
         st = f.stat()
         h.update(f"{f.name}:{st.st_size}".encode())

@@ -135,22 +135,22 @@ def test_real_part0_numbers(part0: tuple[dict, Path]) -> None:
         "machine_events": 37_780,
     }
     assert report["rows_used"] == {
-        "task_events": 449_496,
-        "job_events": 10_624,
+        "task_events": 450_070,
+        "job_events": 10_694,
         "machine_events": 12_583,
     }
     skipped = report["skipped"]["task_events"]
-    assert skipped["missing cpu or mem request"] == 574
+    assert skipped["missing cpu or mem request"] == 0
     assert skipped["terminal event without a running attempt"] == 76
     assert skipped["update event (no effect on run time)"] == 0
     assert report["empty_request_rows"] == {"cpu": 291, "mem": 291}
-    assert report["tasks"] == 190_639
-    assert report["users"] == 517
-    assert report["jobs"] == 4_860
+    assert report["tasks"] == 190_926
+    assert report["users"] == 519
+    assert report["jobs"] == 4_895
     assert report["servers"] == 12_583
     assert report["window_s"] == [0.0, 5611.086346]
     assert report["end_states"] == {
-        "censored": 131_101,
+        "censored": 131_388,
         "evict": 191,
         "fail": 19,
         "finish": 43_151,
@@ -185,7 +185,7 @@ def test_real_part0_invariants(part0: tuple[dict, Path]) -> None:
     assert t.parents.isna().all()
     # a task already running at time 0 and still running at the end of part 0
     first = t.iloc[0]
-    assert (first.job_id, first.task_index, first.end_state) == (3418314, 0, "censored")
+    assert (first.job_id, first.task_index, first.end_state) == (3418309, 0, "censored")
     assert first.run_s == pytest.approx(5611.086346 - 600.0)
     servers = pd.read_parquet(out / "servers.parquet")
     assert len(servers) == 12_583

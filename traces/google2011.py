@@ -18,12 +18,11 @@ Semantics (one output row per distinct ``(job_id, task_index)``)
   window), else it is dropped with reason ``"no SUBMIT event"``.
 * ``user``: from the task's first row that names a user (dropped with ``"missing user"`` if none).
   ``cpu`` and ``mem`` (each on its own): from the first SUBMIT row that carries the value; if no
-  SUBMIT carries it, from the first UPDATE_PENDING/UPDATE_RUNNING row that does; failing that
-  (only for tasks without any SUBMIT row), from the first other row that does. A task left
-  without a CPU or a memory request is dropped with ``"missing cpu or mem request"``. Note: a
-  task that has a SUBMIT is dropped when no SUBMIT/UPDATE carries the request, even if its
-  SCHEDULE rows do (the 287 tasks of part 0 whose time-0 SUBMIT has empty requests and
-  ``missing info = 2``; 192 tasks over parts 0-13, the others are resubmitted with requests).
+  SUBMIT carries it, from the first UPDATE_PENDING/UPDATE_RUNNING row that does; failing that,
+  from the first other row (SCHEDULE, terminal) that does. A task left without a CPU or a
+  memory request is dropped with ``"missing cpu or mem request"``. This keeps the 287 tasks of
+  part 0 whose only SUBMIT is a time-0 row with empty requests (``missing info = 2``) but whose
+  SCHEDULE row carries the request: they ran, so they are part of the workload.
   Zero requests are kept as they are (the trace has a few hundred tasks with cpu = mem = 0).
 * **Attempts**: ``attempts`` is the number of SCHEDULE events. An attempt is a SCHEDULE followed by
   the task's next terminal event (EVICT=2, FAIL=3, FINISH=4, KILL=5, LOST=6). If any attempt ended
@@ -671,8 +670,8 @@ def _finish_tasks(
     val = {}
     for name in ("cpu", "mem"):
         sub, upd = a[f"{name}_sub"], a[f"{name}_upd"]
-        # other rows (SCHEDULE, terminal) only count for tasks without any SUBMIT row
-        oth = np.where(has_submit, np.nan, a[f"{name}_oth"])
+        # other rows (SCHEDULE, terminal) supply a request no SUBMIT or UPDATE row carries
+        oth = a[f"{name}_oth"]
         tier[name] = np.select(
             [~np.isnan(sub), ~np.isnan(upd), ~np.isnan(oth)], [0, 1, 2], default=3
         )
