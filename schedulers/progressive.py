@@ -126,6 +126,7 @@ class ProgressiveFilling(Scheduler):
         # Servers a just-unblocked user's head task may fit on: the freed servers it passed the
         # check for. Every other server has not gained resources since the user was blocked.
         self._cands: dict[int, list[int]] = {}
+        self._recheck: set[int] = set()  # freed servers where a fitting user was left blocked
         self._n_blocked = 0
         self._n_pending = 0
 
@@ -191,30 +192,58 @@ class ProgressiveFilling(Scheduler):
         self._n_blocked += 1
 
     def _unblock_freed(self) -> None:
-        freed = self._freed
-        if self._n_blocked:
-            cols, bh = self._cols, self._bheads
-            woken: list[int] = []
-            for server in dict.fromkeys(freed):  # unique, in completion order
-                fits = bh[:, 0] <= cols[0][server]
-                for k in range(1, self._k):
-                    fits &= bh[:, k] <= cols[k][server]
-                users = np.flatnonzero(fits).tolist()
-                if self.eligible:
-                    users = [u for u in users if u not in self.eligible or self.eligible[u][server]]
+        """Wake the blocked users whose head task may now fit on a freed server.
+
+        Phase 1 finds, per freed server, the blocked users whose head fits its free amounts (one
+        vectorised comparison per server). Phase 2 wakes them in share order, but only as many as
+        the server can hold: users with this server as their *only* candidate reserve their need
+        on it, and a later (higher-share) user that no longer fits the remainder stays blocked —
+        in progressive filling the lower-share users would take that room first. Users with
+        several candidate servers are always woken (they reserve nothing). When a reserving user
+        finds its server taken (by a lower-share user), :meth:`decide` re-runs this for that
+        server at once, and before it stops it re-checks every server where a fitting user was
+        left blocked, so the decisions equal those of a full rescan
+        (``tests/test_progressive_reference.py``).
+        """
+        freed = list(dict.fromkeys(self._freed))  # unique, in completion order
+        self._freed.clear()
+        if not self._n_blocked:
+            return
+        cols, bh, share = self._cols, self._bheads, self._share
+        fitting: list[tuple[int, list[int]]] = []
+        cands: dict[int, list[int]] = {}
+        for server in freed:
+            fits = bh[:, 0] <= cols[0][server]
+            for k in range(1, self._k):
+                fits &= bh[:, k] <= cols[k][server]
+            users = np.flatnonzero(fits).tolist()
+            if self.eligible:
+                users = [u for u in users if u not in self.eligible or self.eligible[u][server]]
+            if users:
+                fitting.append((server, users))
                 for u in users:
-                    c = self._cands.get(u)
-                    if c is None:
-                        self._cands[u] = [server]
-                        woken.append(u)
-                    else:
-                        c.append(server)
-            for u in woken:
-                self._push(u)
-                self._blocked[u] = False
-                self._bheads[u] = np.inf
-                self._n_blocked -= 1
-        freed.clear()
+                    cands.setdefault(u, []).append(server)
+        woken: set[int] = set()
+        for server, users in fitting:
+            rem = [float(cols[k][server]) for k in range(self._k)]
+            for u in sorted(users, key=lambda v: (share[v], v)):
+                if u in woken:
+                    continue
+                need = bh[u]
+                if len(cands[u]) > 1:
+                    woken.add(u)
+                elif all(need[k] <= rem[k] for k in range(self._k)):
+                    woken.add(u)
+                    for k in range(self._k):
+                        rem[k] -= need[k]
+                else:
+                    self._recheck.add(server)  # u stays blocked; look again at the end
+        for u in sorted(woken):
+            self._cands[u] = cands[u]
+            self._blocked[u] = False
+            self._bheads[u] = np.inf
+            self._n_blocked -= 1
+            self._push(u)
 
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:
@@ -223,28 +252,42 @@ class ProgressiveFilling(Scheduler):
             self._unblock_freed()
         heap, version, queues, inheap = self._heap, self._version, self._queues, self._inheap
         alloc, k_range = self._alloc, range(self._k)
-        while heap:
-            _, user, ver = heapq.heappop(heap)
-            if ver != version[user]:
-                continue
-            inheap[user] = False
-            q = queues[user]
-            task, need = q[0]
-            cands = self._cands.pop(user, None)
-            server = self._find(need, user) if cands is None else self._find_in(need, user, cands)
-            if server < 0:
-                self._block(user, need)
-                continue
-            yield task, server
-            q.popleft()
-            self._n_pending -= 1
-            self._take(server, need)
-            a = alloc[user]
-            for k in k_range:
-                a[k] += need[k]
-            self._update_share(user)
-            if q:
-                self._push(user)
+        while True:
+            while heap:
+                _, user, ver = heapq.heappop(heap)
+                if ver != version[user]:
+                    continue
+                inheap[user] = False
+                q = queues[user]
+                task, need = q[0]
+                cands = self._cands.pop(user, None)
+                if cands is None:
+                    server = self._find(need, user)
+                else:
+                    server = self._find_in(need, user, cands)
+                if server < 0:
+                    self._block(user, need)
+                    if cands is not None and len(cands) == 1:
+                        # its reservation on that server was taken by a lower-share user: the
+                        # users it kept blocked there get their turn now, in share order
+                        self._freed.append(cands[0])
+                        self._unblock_freed()
+                    continue
+                yield task, server
+                q.popleft()
+                self._n_pending -= 1
+                self._take(server, need)
+                a = alloc[user]
+                for k in k_range:
+                    a[k] += need[k]
+                self._update_share(user)
+                if q:
+                    self._push(user)
+            if not self._recheck:
+                return
+            self._freed.extend(sorted(self._recheck))
+            self._recheck.clear()
+            self._unblock_freed()
 
     def _find_in(self, need: tuple[float, ...], user: int, servers: list[int]) -> int:
         """Like :meth:`_find`, knowing that no server outside ``servers`` can fit the task."""

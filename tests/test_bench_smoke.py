@@ -1,0 +1,35 @@
+"""Smoke test of the benchmark harness (experiments.bench): structure only, never speed targets."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from experiments.bench import all_checks, bench_tasks, machine_info, summary_markdown
+
+
+def test_tasks_benchmark_in_process_structure() -> None:
+    res = bench_tasks([2_000], servers=50, isolate=False, progress=False)
+    res = json.loads(json.dumps(res))  # JSON-serialisable, as written to tasks.json
+    assert res["benchmark"] == "tasks"
+    assert "denser" in res["note"]
+    assert {p["scheduler"] for p in res["points"]} == {"bf-drfh", "ff-drfh"}
+    for p in res["points"]:
+        assert "error" not in p, p
+        assert p["servers"] == 50
+        assert p["tasks"] == 2_000
+        assert 0 < p["tasks_started"] <= p["tasks"]
+        assert p["wall_s"] > 0
+        assert p["tasks_per_s"] > 0
+        assert p["us_per_task"] > 0
+        assert math.isclose(p["tasks_per_s"] * p["wall_s"], p["tasks"], rel_tol=1e-9)
+        assert 0.0 <= p["util_cpu"] <= 1.0
+        assert 0.0 <= p["util_mem"] <= 1.0
+        assert p["peak_rss_mb"] > 0
+    for s in ("bf-drfh", "ff-drfh"):
+        c = res["curves"][s]
+        assert c["tasks"] == [2_000]
+        assert set(c["check"]) == {"target", "value", "pass"}
+    md = summary_markdown({"tasks": res}, machine_info())
+    assert md.count("| tasks | ") == 2
+    assert all(isinstance(x, bool) for x in all_checks({"tasks": res}))
