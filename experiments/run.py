@@ -27,7 +27,7 @@ import pyarrow as pa
 from schedulers import make_scheduler
 from simulator.cluster import ClusterState
 from simulator.config import RunConfig, TraceConfig
-from simulator.engine import Engine
+from simulator.engine import Engine, RunResult
 from simulator.errors import ConfigError
 from simulator.results import write_json, write_run, write_table
 from simulator.workload import FrameTaskSource, ParquetTaskSource, TaskSource
@@ -207,7 +207,7 @@ def simulate(
     user_shares: bool = False,
     progress: bool = False,
     desc: str | None = None,
-):  # type: ignore[no-untyped-def]
+) -> RunResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``."""
     engine = Engine(
         ClusterState(capacity, RESOURCES),

@@ -64,7 +64,8 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
         lines.append(
             f"| {name} | {s['tasks']} | {s['tasks_completed']} | {s['completion_ratio']:.3f} "
             f"| {100 * mu['cpu']:.1f} % | {100 * mu['mem']:.1f} % | {s['jobs_completed']} "
-            f"| {'' if jct is None else f'{jct:.0f}'} | {s['wall_s']:.1f} | {s['tasks_per_s']:.0f} |"
+            f"| {'' if jct is None else f'{jct:.0f}'} | {s['wall_s']:.1f} "
+            f"| {s['tasks_per_s']:.0f} |"
         )
     skipped = next(iter(summaries.values())).get("skipped") or {}
     if skipped:

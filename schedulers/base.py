@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import numpy as np
-
 from simulator.cluster import ClusterView
 
 
@@ -53,7 +51,7 @@ class Scheduler:
         """
         self.cluster_ = cluster
 
-    def on_arrival(self, task: int, user: int, demand: np.ndarray) -> None:
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """A task was submitted.
 
         Parameters
@@ -63,12 +61,13 @@ class Scheduler:
         user : int
             User code, a small non-negative integer assigned by the engine in order of first
             appearance.
-        demand : ndarray, shape (n_resources,)
-            Resources the task holds while it runs.
+        demand : tuple of float, length n_resources
+            Resources the task holds while it runs (a tuple: the engine's hot loop works on
+            Python floats).
         """
         raise NotImplementedError
 
-    def on_completion(self, task: int, user: int, demand: np.ndarray, server: int) -> None:
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """A running task finished on ``server`` and released ``demand``."""
         raise NotImplementedError
 
@@ -83,7 +82,7 @@ class Scheduler:
         """
         raise NotImplementedError
 
-    def placeable(self, demand: np.ndarray) -> bool:
+    def placeable(self, demand: tuple[float, ...]) -> bool:
         """Whether a task with this demand could ever run on the bound cluster (default: yes).
 
         The engine asks on arrival and reports tasks that can never run as unplaceable instead

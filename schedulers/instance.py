@@ -7,9 +7,9 @@
      "users":   [{"id": "u1", "demand": [1, 2, 10], "weight": 1, "max_tasks": null,
                   "eligible": ["s1"]}]}
 
-``weight`` (default 1), ``max_tasks`` (default unbounded) and ``eligible`` (default every server) are
-optional. Every validation error is a :class:`InstanceError` whose one-line message names the field
-(``users[0].demand`` ...) and the value.
+``weight`` (default 1), ``max_tasks`` (default unbounded) and ``eligible`` (default every server)
+are optional. Every validation error is a :class:`InstanceError` whose one-line message names
+the field (``users[0].demand`` ...) and the value.
 """
 
 from __future__ import annotations

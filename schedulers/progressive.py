@@ -303,7 +303,7 @@ class ProgressiveFilling(Scheduler):
         return self._choose(need, np.unique(np.array(fitting, dtype=np.int64)))
 
     def _choose(self, need: tuple[float, ...], idx: np.ndarray) -> int:
-        """Pick among fitting servers ``idx`` (sorted, non-empty). Default: the first (First-Fit)."""
+        """Pick among fitting servers ``idx`` (sorted, non-empty); First-Fit: the first."""
         return int(idx[0])
 
     def _fit_mask(self, need: tuple[float, ...], user: int) -> np.ndarray:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -236,7 +236,7 @@ class Engine:
         return self._result(wall)
 
     # ------------------------------------------------------------------ the process
-    def _main(self, env: simpy.Environment):  # type: ignore[no-untyped-def]
+    def _main(self, env: simpy.Environment) -> Generator[simpy.events.Event, None, None]:
         sched, cluster, tab = self.scheduler, self.cluster, self._tasks
         heap = self._completions
         horizon = self.horizon_s
@@ -361,7 +361,7 @@ class Engine:
             return
         cluster = self.cluster
         util = cluster.used_total / cluster.total
-        n = int(math.floor((t - g) / self.dt)) + 1
+        n = math.floor((t - g) / self.dt) + 1
         times = g + self.dt * np.arange(n)
         times = times[times <= t] if inclusive else times[times < t]
         if times.size == 0:

@@ -1,8 +1,9 @@
 """Task streams: the simulator reads tasks in submit order, one batch at a time.
 
-A :class:`TaskSource` yields :class:`TaskBatch` es in non-decreasing ``submit_s``. The Parquet source
-reads the canonical tasks table (``traces/schema.py``) row group by row group, so the whole table is
-never in memory; an in-memory source serves synthetic workloads and small scenarios.
+A :class:`TaskSource` yields :class:`TaskBatch` es in non-decreasing ``submit_s``. The Parquet
+source reads the canonical tasks table (``traces/schema.py``) row group by row group, so the
+whole table is never in memory; an in-memory source serves synthetic workloads and small
+scenarios.
 
 Tasks that cannot be simulated are dropped here and counted by reason (``TaskSource.skipped``):
 a task with no run time (never scheduled in the trace), or one outside the ``[start_s, end_s)``

@@ -38,12 +38,27 @@ def _with(**patch: object) -> dict:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({**BASE, "schedulerz": ["bf-drfh"]}, r"unknown key 'schedulerz'; did you mean 'schedulers'\?"),
+        (
+            {**BASE, "schedulerz": ["bf-drfh"]},
+            r"unknown key 'schedulerz'; did you mean 'schedulers'\?",
+        ),
         (_with(trace__pathh="x"), r"trace: unknown key 'pathh'; did you mean 'path'\?"),
-        (_with(schedulers=["bf-drfh", "slot-14"]), r"schedulers: unknown scheduler 'slot-14'; did you mean 'slots-14'\?"),
-        (_with(cluster__servers=-5), r"cluster\.servers: servers must be a positive integer, got -5"),
-        (_with(cluster__source="tableI"), r"cluster\.source: .*'table-i' or 'machine-events' \(got 'tableI'\)"),
-        (_with(collect={"utilization_interval_s": 0}), r"collect\.utilization_interval_s: .*greater than 0"),
+        (
+            _with(schedulers=["bf-drfh", "slot-14"]),
+            r"schedulers: unknown scheduler 'slot-14'; did you mean 'slots-14'\?",
+        ),
+        (
+            _with(cluster__servers=-5),
+            r"cluster\.servers: servers must be a positive integer, got -5",
+        ),
+        (
+            _with(cluster__source="tableI"),
+            r"cluster\.source: .*'table-i' or 'machine-events' \(got 'tableI'\)",
+        ),
+        (
+            _with(collect={"utilization_interval_s": 0}),
+            r"collect\.utilization_interval_s: .*greater than 0",
+        ),
         ({k: v for k, v in BASE.items() if k != "trace"}, r"trace: required key is missing"),
     ],
 )
@@ -75,7 +90,10 @@ def test_shipped_configs_validate() -> None:
 def _fairsim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "experiments.cli", *args],
-        capture_output=True, text=True, check=False, cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
     )
 
 
@@ -92,15 +110,25 @@ def _one_line_error(p: subprocess.CompletedProcess[str], pattern: str) -> None:
 def test_cli_run_bad_config_one_line(tmp_path: Path) -> None:
     f = tmp_path / "c.yaml"
     f.write_text(yaml.safe_dump({**BASE, "schedulers": ["bff-drfh"]}))
-    _one_line_error(_fairsim("run", str(f), "--out", str(tmp_path / "o")), r"^fairsim: error: config: schedulers: unknown scheduler 'bff-drfh'")
+    _one_line_error(
+        _fairsim("run", str(f), "--out", str(tmp_path / "o")),
+        r"^fairsim: error: config: schedulers: unknown scheduler 'bff-drfh'",
+    )
     assert not (tmp_path / "o").exists()
 
 
 def test_cli_run_trace_without_task_events(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     f = tmp_path / "c.yaml"
-    f.write_text(yaml.safe_dump({**BASE, "trace": {"format": "google-2011", "path": str(tmp_path / "empty")}}))
-    _one_line_error(_fairsim("run", str(f), "--out", str(tmp_path / "o")), r"trace\.path: '.*empty' has no task_events folder")
+    f.write_text(
+        yaml.safe_dump(
+            {**BASE, "trace": {"format": "google-2011", "path": str(tmp_path / "empty")}}
+        )
+    )
+    _one_line_error(
+        _fairsim("run", str(f), "--out", str(tmp_path / "o")),
+        r"trace\.path: '.*empty' has no task_events folder",
+    )
 
 
 def test_cli_convert_truncated_gzip(tmp_path: Path, google_dir: Path) -> None:
@@ -108,7 +136,15 @@ def test_cli_convert_truncated_gzip(tmp_path: Path, google_dir: Path) -> None:
     src.mkdir(parents=True)
     raw = (google_dir / "task_events" / "part-00001-of-00500.csv.gz").read_bytes()
     (src / "part-00001-of-00500.csv.gz").write_bytes(raw[: len(raw) // 2])
-    p = _fairsim("trace", "convert", "google-2011", str(tmp_path / "g"), "--out", str(tmp_path / "out"), "--no-progress")
+    p = _fairsim(
+        "trace",
+        "convert",
+        "google-2011",
+        str(tmp_path / "g"),
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+    )
     _one_line_error(p, r"part-00001-of-00500\.csv\.gz: truncated or corrupt")
     assert not (tmp_path / "out" / "tasks.parquet").exists()
 
@@ -124,7 +160,15 @@ def test_cli_convert_skips_rows_with_missing_requests(tmp_path: Path) -> None:
     ]
     with gzip.open(src / "part-00000-of-00500.csv.gz", "wt") as fh:
         fh.write("\n".join(rows) + "\n")
-    p = _fairsim("trace", "convert", "google-2011", str(tmp_path / "g"), "--out", str(tmp_path / "out"), "--no-progress")
+    p = _fairsim(
+        "trace",
+        "convert",
+        "google-2011",
+        str(tmp_path / "g"),
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+    )
     assert p.returncode == 0, p.stderr
     import json
 

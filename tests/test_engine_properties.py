@@ -9,19 +9,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import random_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import random_frame
 from experiments.run import simulate
+from schedulers import make_scheduler
+from schedulers.base import Scheduler
 from simulator.cluster import ClusterState
 from simulator.engine import Engine
 from simulator.errors import PlacementError
 from simulator.results import write_run
 from simulator.workload import FrameTaskSource
-
-from schedulers import make_scheduler
-from schedulers.base import Scheduler
 
 SCHEDULERS = ["ff-drfh", "bf-drfh", "slots-10", "slots-14-single", "slots-20-cpu"]
 TABLE = np.array([[0.5, 0.4995], [0.5, 0.2493], [0.5, 0.749], [1.0, 1.0], [0.25, 0.2498]])
@@ -57,7 +56,11 @@ def test_capacity_never_exceeded_and_every_task_accounted_for(
     cluster = ClusterState(capacity, ("cpu", "mem"))
     source = FrameTaskSource(frame, end_s=600.0)
     engine = Engine(
-        cluster, make_scheduler(name), source, horizon_s=horizon, utilization_interval_s=7.0,
+        cluster,
+        make_scheduler(name),
+        source,
+        horizon_s=horizon,
+        utilization_interval_s=7.0,
         on_sample=check,
     )
     r = engine.run()
@@ -92,13 +95,23 @@ def test_identical_seed_gives_byte_identical_files(tmp_path: Path, name: str) ->
     frame, capacity = _instance(7, 300, 6, 4)
     digests = []
     for k in range(2):
-        r = simulate(name, capacity, FrameTaskSource(frame), start_s=0.0, horizon_s=400.0,
-                     interval_s=10.0, user_shares=True)
+        r = simulate(
+            name,
+            capacity,
+            FrameTaskSource(frame),
+            start_s=0.0,
+            horizon_s=400.0,
+            interval_s=10.0,
+            user_shares=True,
+        )
         write_run(r, tmp_path / str(k) / name)
         digests.append(_digest(tmp_path / str(k) / name))
     assert digests[0] == digests[1]
     assert set(digests[0]) == {
-        "tasks.parquet", "jobs.parquet", "users.parquet", "utilization.parquet",
+        "tasks.parquet",
+        "jobs.parquet",
+        "users.parquet",
+        "utilization.parquet",
         "user_shares.parquet",
     }
 
@@ -130,15 +143,20 @@ def test_engine_rejects_overcommit_naming_task_server_resource() -> None:
     frame, _ = _instance(1, 10, 1, 1)
     frame["cpu"] = 0.3
     cluster = ClusterState(np.array([[0.5, 1.0]]), ("cpu", "mem"))
-    with pytest.raises(PlacementError, match=r"task \d+ does not fit on server 0: cpu demand 0\.3 > free 0\.2"):
+    with pytest.raises(
+        PlacementError, match=r"task \d+ does not fit on server 0: cpu demand 0\.3 > free 0\.2"
+    ):
         Engine(cluster, _Greedy(), FrameTaskSource(frame)).run()
 
 
 def test_simulation_is_event_driven_not_polled() -> None:
     """Events are the distinct arrival/completion times, not every simulated second."""
     frame, capacity = _instance(3, 50, 4, 3)
-    r = simulate("bf-drfh", capacity, FrameTaskSource(frame), start_s=0.0, horizon_s=math.inf,
-                 interval_s=1.0)
-    distinct = len(set(frame["submit_s"]) | set(r.tasks["finish_s"][~np.isnan(r.tasks["finish_s"])]))
+    r = simulate(
+        "bf-drfh", capacity, FrameTaskSource(frame), start_s=0.0, horizon_s=math.inf, interval_s=1.0
+    )
+    distinct = len(
+        set(frame["submit_s"]) | set(r.tasks["finish_s"][~np.isnan(r.tasks["finish_s"])])
+    )
     assert r.n_events <= distinct
     assert r.n_events < r.utilization.shape[0] / 2

@@ -75,7 +75,7 @@ def test_deterministic(name: str) -> None:
 
 @pytest.mark.parametrize("name", REGISTERED)
 def test_fifo_within_a_user(name: str) -> None:
-    _cluster_, _s, _d, users, _w, placements = _drive(name, 3)
+    *_, users, _w, placements = _drive(name, 3)
     order: dict[int, list[int]] = {}
     for task, _server in placements:
         order.setdefault(users[task], []).append(task)
@@ -103,7 +103,7 @@ def test_lowest_share_user_served_first(name: str) -> None:
     sched = make_scheduler(name)
     sched.bind(cluster.view())
     sched.on_arrival(0, 0, (0.05, 0.05))
-    (t0, s0), = list(sched.decide())
+    ((t0, s0),) = list(sched.decide())
     cluster.commit(t0, s0, (0.05, 0.05))
     sched.on_arrival(1, 0, (0.05, 0.05))
     sched.on_arrival(2, 1, (0.05, 0.05))

@@ -60,7 +60,9 @@ def test_weights_max_tasks_and_eligibility() -> None:
 def _solve(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "experiments.cli", "solve", *args],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -79,13 +81,21 @@ def test_cli_solve_contract(tmp_path: Path) -> None:
     ("patch", "message"),
     [
         ({"servers": [{"id": "s1", "capacity": [-1, 2]}]}, r"servers\[0\]\.capacity\[0\]: -1"),
-        ({"servers": [{"id": "s1", "capacity": ["x", 2]}]}, r"servers\[0\]\.capacity\[0\]: 'x' is not a number"),
+        (
+            {"servers": [{"id": "s1", "capacity": ["x", 2]}]},
+            r"servers\[0\]\.capacity\[0\]: 'x' is not a number",
+        ),
         ({"users": [{"id": "u", "demand": [1]}]}, r"users\[0\]\.demand: has 1 entries, expected 2"),
         ({"users": [{"id": "u", "demand": [0, 0]}]}, r"users\[0\]\.demand: \[0, 0\] is all zero"),
-        ({"users": [{"id": "u", "demand": [1, 1], "eligible": ["nope"]}]}, r"users\[0\]\.eligible: unknown server id 'nope'"),
+        (
+            {"users": [{"id": "u", "demand": [1, 1], "eligible": ["nope"]}]},
+            r"users\[0\]\.eligible: unknown server id 'nope'",
+        ),
     ],
 )
-def test_cli_solve_bad_input_exits_2_with_one_line(tmp_path: Path, patch: dict, message: str) -> None:
+def test_cli_solve_bad_input_exits_2_with_one_line(
+    tmp_path: Path, patch: dict, message: str
+) -> None:
     bad = {**FIG1, **patch}
     f = tmp_path / "bad.json"
     f.write_text(json.dumps(bad))
