@@ -31,5 +31,6 @@ def test_tasks_benchmark_in_process_structure() -> None:
         assert c["tasks"] == [2_000]
         assert set(c["check"]) == {"target", "value", "pass"}
     md = summary_markdown({"tasks": res}, machine_info())
-    assert md.count("| tasks | ") == 2
+    assert md.count("| tasks | bf-drfh | 50 | 2,000 |") == 1
+    assert md.count("| tasks | ff-drfh | 50 | 2,000 |") == 1
     assert all(isinstance(x, bool) for x in all_checks({"tasks": res}))
