@@ -127,6 +127,10 @@ class ProgressiveFilling(Scheduler):
         # check for. Every other server has not gained resources since the user was blocked.
         self._cands: dict[int, list[int]] = {}
         self._recheck: set[int] = set()  # freed servers where a fitting user was left blocked
+        # Per-resource minimum of the blocked head needs: a freed server with less free than
+        # that of some resource can wake nobody (recomputed lazily after wake-ups).
+        self._bmin = [np.inf] * self._k
+        self._bmin_stale = False
         self._n_blocked = 0
         self._n_pending = 0
 
@@ -190,6 +194,10 @@ class ProgressiveFilling(Scheduler):
         self._blocked[user] = True
         self._bheads[user] = need
         self._n_blocked += 1
+        bmin = self._bmin
+        for k in range(self._k):
+            if need[k] < bmin[k]:
+                bmin[k] = need[k]
 
     def _unblock_freed(self) -> None:
         """Wake the blocked users whose head task may now fit on a freed server.
@@ -210,9 +218,15 @@ class ProgressiveFilling(Scheduler):
         if not self._n_blocked:
             return
         cols, bh, share = self._cols, self._bheads, self._share
+        if self._bmin_stale:
+            self._bmin = bh.min(axis=0).tolist()
+            self._bmin_stale = False
+        bmin, k_range = self._bmin, range(self._k)
         fitting: list[tuple[int, list[int]]] = []
         cands: dict[int, list[int]] = {}
         for server in freed:
+            if any(cols[k][server] < bmin[k] for k in k_range):
+                continue
             fits = bh[:, 0] <= cols[0][server]
             for k in range(1, self._k):
                 fits &= bh[:, k] <= cols[k][server]
@@ -238,6 +252,8 @@ class ProgressiveFilling(Scheduler):
                         rem[k] -= need[k]
                 else:
                     self._recheck.add(server)  # u stays blocked; look again at the end
+        if woken:
+            self._bmin_stale = True
         for u in sorted(woken):
             self._cands[u] = cands[u]
             self._blocked[u] = False
