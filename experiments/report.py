@@ -274,9 +274,13 @@ def _provenance(numbers: dict[str, Any]) -> list[str]:
     lines = ["## How this was produced", ""]
     lines.append(f"- Scenario: `{cfg.get('name', '?')}`; results directory `{numbers['results']}`.")
     if trace:
+        end = trace.get("end_s")
+        if end is None:
+            horizons = [s["horizon_s"] for s in summaries.values() if "horizon_s" in s]
+            end = f"{max(horizons):,.0f} (the end of the converted data)" if horizons else "?"
         lines.append(
-            f"- Trace: {trace.get('format', '?')} at `{trace.get('path', '?')}`, slice "
-            f"{trace.get('start_s', '?')} s – {trace.get('end_s', '?')} s."
+            f"- Trace: {trace.get('format', '?')} at `{trace.get('path', '?')}`, task_events "
+            f"parts {trace.get('parts', '?')}, slice {trace.get('start_s', '?')} s – {end} s."
         )
     srv = f"- Servers: {servers.get('count', cluster.get('servers', '?'))}"
     if "source" in cluster:
@@ -284,7 +288,7 @@ def _provenance(numbers: dict[str, Any]) -> list[str]:
     if "cpu" in servers and "mem" in servers:
         srv += f" (total {servers['cpu']:.2f} CPU, {servers['mem']:.2f} memory units)"
     lines.append(srv + ".")
-    seed = cluster.get("seed", cfg.get("seed"))
+    seed = cluster.get("seed") if cluster.get("seed") is not None else cfg.get("seed")
     lines.append(
         f"- Seed: config {seed if seed is not None else '?'}; in summaries: "
         f"{', '.join(seeds) or '?'}."

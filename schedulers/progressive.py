@@ -131,6 +131,7 @@ class ProgressiveFilling(Scheduler):
         # that of some resource can wake nobody (recomputed lazily after wake-ups).
         self._bmin = [np.inf] * self._k
         self._bmin_stale = False
+        self._maxfree = [float(c.max()) for c in self._cols]
         self._n_blocked = 0
         self._n_pending = 0
 
@@ -177,6 +178,10 @@ class ProgressiveFilling(Scheduler):
         """Release the task's share and remember that ``server`` has new free resources."""
         need = self._need(demand)
         self._give(server, need)
+        mf, cols = self._maxfree, self._cols
+        for k in range(self._k):
+            if cols[k][server] > mf[k]:
+                mf[k] = float(cols[k][server])
         a = self._alloc[user]
         for k in range(self._k):
             a[k] -= need[k]
@@ -335,11 +340,29 @@ class ProgressiveFilling(Scheduler):
             buf &= self.eligible[user]
         return buf
 
+    def _hopeless(self, need: tuple[float, ...]) -> bool:
+        """True if some resource's need exceeds every server's free amount (no scan needed).
+
+        ``_maxfree`` is an upper bound of the per-resource maximum free amount: placements only
+        lower free amounts, completions raise it, and a failed scan makes it exact again.
+        """
+        mf = self._maxfree
+        for k in range(self._k):
+            if need[k] > mf[k]:
+                return True
+        return False
+
+    def _scan_failed(self) -> int:
+        self._maxfree = [float(c.max()) for c in self._cols]
+        return -1
+
     def _find(self, need: tuple[float, ...], user: int) -> int:
         """Server for a task with this need, or -1 if none fits. Default: First-Fit."""
+        if self._hopeless(need):
+            return -1
         fit = self._fit_mask(need, user)
         i = int(fit.argmax())
-        return i if fit[i] else -1
+        return i if fit[i] else self._scan_failed()
 
 
 class FirstFitDRFH(ProgressiveFilling):
@@ -370,9 +393,11 @@ class BestFitDRFH(ProgressiveFilling):
     name = "bf-drfh"
 
     def _find(self, need: tuple[float, ...], user: int) -> int:
+        if self._hopeless(need):
+            return -1
         idx = np.flatnonzero(self._fit_mask(need, user))
         if idx.size == 0:
-            return -1
+            return self._scan_failed()
         return self._choose(need, idx)
 
     def _choose(self, need: tuple[float, ...], idx: np.ndarray) -> int:
