@@ -167,13 +167,19 @@ def mean_utilization(results: str | os.PathLike[str], scheduler: str) -> tuple[f
 # --------------------------------------------------------------------------- Table II
 
 
-def table_ii(results: str | os.PathLike[str]) -> pd.DataFrame:
+_SLOTS_MODEL_RE = re.compile(r"^slots-(\d+)(?:-(single|cpu))?$")
+
+
+def table_ii(results: str | os.PathLike[str], model: str = "multi") -> pd.DataFrame:
     """Mean utilisation of every ``slots-S`` run beside the paper's Table II.
 
     Parameters
     ----------
     results : path-like
         Results directory; every ``R/slots-S/`` present is used.
+    model : {"multi", "single", "cpu"}
+        Slot model (:class:`schedulers.progressive.Slots`): ``multi`` reads ``R/slots-S/``, the
+        others ``R/slots-S-<model>/``.
 
     Returns
     -------
@@ -183,8 +189,8 @@ def table_ii(results: str | os.PathLike[str]) -> pd.DataFrame:
     """
     rows = []
     for d in sorted(Path(results).iterdir()) if Path(results).is_dir() else []:
-        m = _SLOTS_RE.match(d.name)
-        if not m or not d.is_dir():
+        m = _SLOTS_MODEL_RE.match(d.name)
+        if not m or not d.is_dir() or (m.group(2) or "multi") != model:
             continue
         try:
             cpu, mem = mean_utilization(results, d.name)
