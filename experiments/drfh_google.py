@@ -47,8 +47,8 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 EXPLANATIONS = {
     "table_ii": (
         "The paper does not say how a task larger than a slot is treated nor how a server's "
-        "slots are counted; we use multi-slot tasks (a task takes ceil(max_r d_r * S) slots) on "
-        "floor(min_r c_r * S) slots per server. See NOTES.md for the other models we measured."
+        "slots are counted; this row uses multi-slot tasks (a task takes ceil(max_r d_r * S) "
+        "slots) on floor(min_r c_r * S) slots per server; the one-slot model is discussed below."
     ),
     "fig4": (
         "The paper gives the demands and join times but not the number of tasks or their run "
