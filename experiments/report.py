@@ -328,7 +328,8 @@ def _single_slot_notes(numbers: dict[str, Any]) -> list[str]:
         )
         + " from the paper. The multi-slot model above is closer in level but keeps rising; "
         "no single model we tried matches both (a CPU-sized slot model, `slots-S-cpu`, also peaks "
-        "at 16 slots but lies 9-17 pp above the paper in CPU; docs/drfh-google.md). We keep multi-slot as the Slots baseline of Figs. 5-7: it is the stronger "
+        "at 16 slots but lies 9-17 pp above the paper in CPU; docs/drfh-google.md). "
+        "We keep multi-slot as the Slots baseline of Figs. 5-7: it is the stronger "
         "baseline, so DRFH's gains are not overstated.",
     ]
     return out
