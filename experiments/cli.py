@@ -4,6 +4,7 @@
 
     fairsim run CONFIG.yaml [--out DIR] [--set key=value ...]
     fairsim solve MECHANISM INSTANCE.json [--sharing rdm|tdm]
+    fairsim solve --compare A,B INSTANCE.json [--sharing rdm|tdm]
     fairsim trace convert FORMAT SRC --out DIR
     fairsim trace fetch google-2011 --parts 0-13 --dest DIR [--sha256sum FILE]
     fairsim trace synth --tasks N --seed S --out DIR
@@ -52,15 +53,52 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_solve(args: argparse.Namespace) -> int:
-    from schedulers.instance import load_instance
-    from schedulers.registry import validate_name
+def _solve_one(name: str, inst: object, sharing: str) -> dict:
+    """Exact mechanisms go to ``schedulers.exact``, online heuristics to progressive filling."""
+    import difflib
+
+    from schedulers.exact import EXACT, solve_exact_json
+    from schedulers.registry import KNOWN, validate_name
     from schedulers.static import solve_heuristic
 
+    if name in EXACT:
+        return solve_exact_json(name, inst, sharing)
+    try:
+        validate_name(name)
+    except FairsimError:
+        close = difflib.get_close_matches(name, [*EXACT, "ff-drfh", "bf-drfh", "slots-14"], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise FairsimError(
+            f"unknown scheduler {name!r}{hint} (known: exact {', '.join(EXACT)}; "
+            f"heuristic {', '.join(KNOWN)})"
+        ) from None
+    return solve_heuristic(name, inst)
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from schedulers.instance import load_instance
+
+    if args.compare:
+        names = args.compare.split(",")
+        path = args.instance or args.mechanism
+        if len(names) != 2 or not all(names) or path is None or (args.instance and args.mechanism):
+            raise FairsimError("solve --compare: expected --compare A,B and one INSTANCE.json")
+        inst = load_instance(path)
+        outs = [_solve_one(n, inst, args.sharing) for n in names]
+        tot = [[float(sum(row)) for row in o["tasks"]] for o in outs]
+        gap = {
+            "users": list(inst.user_ids),
+            "total": {names[0]: tot[0], names[1]: tot[1]},
+            "gap": [b - a for a, b in zip(tot[0], tot[1], strict=True)],
+        }
+        print(json.dumps({"compare": outs, "gap": gap}))
+        return 0
+    if args.mechanism is None or args.instance is None:
+        raise FairsimError(
+            "solve: expected MECHANISM INSTANCE.json (or --compare A,B INSTANCE.json)"
+        )
     inst = load_instance(args.instance)
-    validate_name(args.mechanism)
-    out = solve_heuristic(args.mechanism, inst)
-    print(json.dumps(out))
+    print(json.dumps(_solve_one(args.mechanism, inst, args.sharing)))
     return 0
 
 
@@ -143,9 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_run)
 
     s = sub.add_parser("solve", help="static allocation of an instance (JSON in, JSON out)")
-    s.add_argument("mechanism")
-    s.add_argument("instance")
-    s.add_argument("--sharing", choices=("rdm", "tdm"), default="rdm")
+    s.add_argument("mechanism", nargs="?")
+    s.add_argument("instance", nargs="?")
+    s.add_argument("--sharing", choices=("rdm", "tdm"), default="rdm", help="PS-DSF multiplexing")
+    s.add_argument("--compare", metavar="A,B", help="solve with two mechanisms; print both + gap")
     s.set_defaults(func=cmd_solve)
 
     t = sub.add_parser("trace", help="fetch, convert and synthesise traces")

@@ -1,0 +1,74 @@
+"""Exact (divisible-task) allocation mechanisms behind ``fairsim solve``.
+
+:data:`EXACT` maps each mechanism name of ``../shared/DESIGN.md`` to its allocator; every allocator
+takes a validated :class:`~schedulers.instance.Instance` and returns fractional task counts.
+Pooled mechanisms (``drf``, ``af``, ``bmf``) ignore placement constraints and return one column,
+the pooled cluster. Sources and tie-breaking rules: ``docs/mechanisms.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from schedulers.exact.lexmaxmin import solve_c_drfh, solve_drfh, solve_lmm_mms, solve_tsf
+from schedulers.exact.pf import solve_pf
+from schedulers.exact.pool import solve_af, solve_bmf, solve_drf
+from schedulers.exact.psdsf import solve_psdsf
+from schedulers.instance import Instance
+
+EXACT: dict[str, Callable[..., np.ndarray]] = {
+    "drf": solve_drf,
+    "drfh": solve_drfh,
+    "c-drfh": solve_c_drfh,
+    "tsf": solve_tsf,
+    "psdsf": solve_psdsf,
+    "af": solve_af,
+    "pf": solve_pf,
+    "bmf": solve_bmf,
+    "lmm-mms": solve_lmm_mms,
+}
+
+#: Mechanisms computed on one pooled server (output has a single ``"pool"`` column).
+POOLED = frozenset({"drf", "af", "bmf"})
+
+
+def solve_exact(name: str, inst: Instance, sharing: str = "rdm") -> np.ndarray:
+    """Allocation of mechanism ``name`` on ``inst``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`EXACT`.
+    inst : Instance
+    sharing : {"rdm", "tdm"}
+        PS-DSF multiplexing (PS-DSF paper, eqs. 9 and 10); ignored by the other mechanisms.
+
+    Returns
+    -------
+    ndarray, shape (n_users, n_servers), or (n_users, 1) for :data:`POOLED` mechanisms
+        Fractional number of tasks of user n on server l.
+
+    Raises
+    ------
+    KeyError
+        For an unknown name.
+    """
+    fn = EXACT[name]
+    if name == "psdsf":
+        return fn(inst, sharing=sharing)
+    return fn(inst)
+
+
+def solve_exact_json(name: str, inst: Instance, sharing: str = "rdm") -> dict[str, Any]:
+    """The ``fairsim solve`` output object (DESIGN.md) of an exact mechanism."""
+    x = solve_exact(name, inst, sharing)
+    servers = ["pool"] if name in POOLED else list(inst.server_ids)
+    return {
+        "mechanism": name,
+        "users": list(inst.user_ids),
+        "servers": servers,
+        "tasks": [[float(v) for v in row] for row in x],
+    }

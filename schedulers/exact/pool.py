@@ -1,0 +1,193 @@
+"""Mechanisms defined on one pooled server: DRF, Asset Fairness and Bottleneck Max Fairness.
+
+The cluster is pooled (``C_r = sum_l c[l, r]``) and placement constraints are ignored, as in the
+single-server papers these mechanisms come from. The result has one column, the pool.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy.optimize import linprog
+
+from schedulers.exact.common import waterfill
+from schedulers.instance import Instance, InstanceError
+
+#: Most bottleneck mappings :func:`solve_bmf` will enumerate.
+BMF_MAX_MAPPINGS = 200_000
+
+
+def _pool(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled capacity and the users the pool can serve (every demanded resource present)."""
+    cap = inst.capacity.sum(axis=0)
+    ok = ~((inst.demand > 0) & (cap <= 0)).any(axis=1) & (inst.max_tasks > 0)
+    return cap, ok
+
+
+def _share_fill(inst: Instance, per_task_share: np.ndarray) -> np.ndarray:
+    cap, ok = _pool(inst)
+    with np.errstate(divide="ignore"):
+        rate = np.where(ok & (per_task_share > 0), inst.weight / per_task_share, 0.0)
+    return waterfill(inst.demand, cap, rate, upper=inst.max_tasks)[:, None]
+
+
+def solve_drf(inst: Instance) -> np.ndarray:
+    """DRF on the pooled cluster (Ghodsi et al., NSDI 2011, Sections 4-5; weighted, bounded).
+
+    Progressive filling of the weighted dominant share ``x_n max_r d[n, r] / C_r / w_n``; a user
+    stops when it has ``max_tasks`` tasks or a resource it demands saturates. Resources a user does
+    not demand (zero entries) never stop it.
+
+    Returns
+    -------
+    ndarray, shape (n_users, 1)
+    """
+    cap, _ = _pool(inst)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dom = np.where(inst.demand > 0, inst.demand / cap, 0.0).max(axis=1)
+    return _share_fill(inst, dom)
+
+
+def solve_af(inst: Instance) -> np.ndarray:
+    """Asset Fairness on the pooled cluster (Ghodsi et al., Section 5.1; NOTES.md).
+
+    Equalises (max-min, weighted) the aggregate share ``x_n sum_r d[n, r] / C_r``.
+
+    Returns
+    -------
+    ndarray, shape (n_users, 1)
+    """
+    cap, _ = _pool(inst)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        agg = np.where(inst.demand > 0, inst.demand / cap, 0.0).sum(axis=1)
+    return _share_fill(inst, agg)
+
+
+def bmf_conditions(inst: Instance, x: np.ndarray, tol: float = 1e-7) -> bool:
+    """Whether pooled task counts ``x`` (shape (n_users,)) are bottleneck max fair.
+
+    Bonald and Roberts, Section 2.4: feasible, and every user (below its task bound, and servable)
+    has a saturated resource j on which its weighted share ``x_n a[n, j] / w_n`` is maximal.
+    """
+    cap, ok = _pool(inst)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(inst.demand > 0, inst.demand / cap, 0.0)
+    load = x @ a
+    if (load > 1 + tol).any() or (x > inst.max_tasks * (1 + tol) + tol).any():
+        return False
+    sh = x[:, None] * a / inst.weight[:, None]
+    top = sh.max(axis=0)
+    for n in np.nonzero(ok)[0]:
+        if x[n] >= inst.max_tasks[n] * (1 - tol):
+            continue
+        j = (a[n] > 0) & (load >= 1 - tol) & (sh[n] >= top - tol * np.maximum(top, 1))
+        if not j.any():
+            return False
+    return True
+
+
+def solve_bmf(inst: Instance) -> np.ndarray:
+    """Bottleneck Max Fairness on the pooled cluster (Bonald and Roberts, Sections 2.4 and 3.3).
+
+    Enumerates the mappings of users to potential bottlenecks (Section 3.3; a user with a finite
+    ``max_tasks`` may instead be "satisfied"); each mapping is an LP feasibility problem: every
+    resource with a mapped user is saturated and the mapped users' weighted shares of it are
+    maximal. With three or more resources several allocations can qualify (the paper's continuum
+    example); we return the one that maximises the smallest weighted task count
+    ``min_n x_n / w_n`` and, among those, the total number of tasks ``sum_n x_n`` -- the BMF
+    allocation closest to equal treatment, and unique in the two-resource case.
+
+    Returns
+    -------
+    ndarray, shape (n_users, 1)
+
+    Raises
+    ------
+    InstanceError
+        If there are more than :data:`BMF_MAX_MAPPINGS` mappings to enumerate.
+    """
+    cap, ok = _pool(inst)
+    n_u, n_r = inst.demand.shape
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(inst.demand > 0, inst.demand / cap, 0.0)
+    users = np.nonzero(ok)[0]
+    options = []
+    for n in users:
+        opts: list[int] = [int(r) for r in np.nonzero(a[n] > 0)[0]]
+        if np.isfinite(inst.max_tasks[n]):
+            opts.append(-1)
+        options.append(opts)
+    count = int(np.prod([len(o) for o in options], dtype=float)) if options else 0
+    if count > BMF_MAX_MAPPINGS:
+        raise InstanceError(
+            f"bmf: {count} bottleneck mappings to enumerate (limit {BMF_MAX_MAPPINGS}); "
+            "use fewer users or resources"
+        )
+    k = len(users)
+    best: tuple[float, float] | None = None
+    best_x = np.zeros(n_u)
+    aw = a[users] / inst.weight[users, None]
+    mt = inst.max_tasks[users]
+    ub = [(0, None if not np.isfinite(m) else m) for m in mt]
+    for mapping in itertools.product(*options):
+        a_ub, b_ub, a_eq, b_eq = [], [], [], []
+        for j in range(n_r):
+            a_ub.append(a[users, j])
+            b_ub.append(1.0)
+        for p, j in enumerate(mapping):
+            if j == -1:
+                row = np.zeros(k)
+                row[p] = 1.0
+                a_eq.append(row)
+                b_eq.append(mt[p])
+                continue
+            a_eq.append(a[users, j])
+            b_eq.append(1.0)
+            for q in range(k):  # share of q on j <= share of p on j
+                if q != p and aw[q, j] > 0:
+                    row = np.zeros(k)
+                    row[q] = aw[q, j]
+                    row[p] = -aw[p, j]
+                    a_ub.append(row)
+                    b_ub.append(0.0)
+        # stage 1: max t with x_p / w_p >= t
+        a1 = np.hstack([np.array(a_ub), np.zeros((len(a_ub), 1))])
+        fair = np.hstack([-np.diag(1 / inst.weight[users]), np.ones((k, 1))])
+        res = linprog(
+            np.r_[np.zeros(k), -1.0],
+            A_ub=np.vstack([a1, fair]),
+            b_ub=np.r_[b_ub, np.zeros(k)],
+            A_eq=np.hstack([np.array(a_eq), np.zeros((len(a_eq), 1))]),
+            b_eq=b_eq,
+            bounds=[*ub, (0, None)],
+            method="highs",
+        )
+        if res.status != 0:
+            continue
+        t = float(res.x[-1])
+        if best is not None and t < best[0] - 1e-9:
+            continue
+        res2 = linprog(
+            -np.ones(k),
+            A_ub=np.vstack([np.array(a_ub), -np.diag(1 / inst.weight[users])]),
+            b_ub=np.r_[b_ub, -np.full(k, t * (1 - 1e-9))],
+            A_eq=np.array(a_eq),
+            b_eq=b_eq,
+            bounds=ub,
+            method="highs",
+        )
+        if res2.status != 0:
+            continue
+        key = (t, float(res2.x.sum()))
+        if (
+            best is None
+            or key[0] > best[0] + 1e-9
+            or (key[0] > best[0] - 1e-9 and key[1] > best[1] + 1e-9)
+        ):
+            best = key
+            best_x = np.zeros(n_u)
+            best_x[users] = res2.x
+    if best is None and k:
+        raise InstanceError("bmf: no bottleneck max fair allocation found")
+    return best_x[:, None]
