@@ -9,6 +9,8 @@
     fairsim trace fetch google-2011 --parts 0-13 --dest DIR [--sha256sum FILE]
     fairsim trace synth --tasks N --seed S --out DIR
     fairsim experiment drfh-google [--shared ../shared] [--out results/drfh-google]
+    fairsim sweep SWEEP.yaml [--out OUT] [--executor local:N|dask-local:N|dask://host:port]
+    fairsim sweep-report OUT
 
 Every user error (bad config, bad instance, bad trace) is printed as one line
 ``fairsim: error: ...`` and exits with status 2; no traceback.
@@ -167,6 +169,36 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from experiments.sweep import load_sweep, run_sweep
+
+    sweep = load_sweep(args.sweep)
+    out = Path(args.out) if args.out else Path("results") / "sweeps" / sweep.name
+    frame = run_sweep(
+        sweep,
+        out,
+        executor=args.executor,
+        base=Path(args.sweep).resolve().parent,
+        progress=not args.no_progress,
+    )
+    runs = frame.drop_duplicates("run_id")
+    failed = runs[runs["status"] != "ok"]
+    print(f"{len(runs)} runs: {len(runs) - len(failed)} ok, {len(failed)} failed")
+    for row in failed.itertuples():
+        print(f"  failed {row.run_id}: {row.error}")
+    print(f"results in {out} (runs.parquet)")
+    return 1 if len(failed) else 0
+
+
+def cmd_sweep_report(args: argparse.Namespace) -> int:
+    from experiments.sweep_report import sweep_report
+
+    paths = sweep_report(Path(args.out))
+    for p in paths:
+        print(p)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fairsim`` command."""
     p = argparse.ArgumentParser(prog="fairsim", description=__doc__.split("\n\n")[0])
@@ -225,6 +257,19 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--quick", action="store_true", help="a 2-hour slice, for a smoke test")
     e.add_argument("--no-progress", action="store_true")
     e.set_defaults(func=cmd_experiment)
+
+    w = sub.add_parser("sweep", help="a scenario over a grid of values x seeds (resumable)")
+    w.add_argument("sweep")
+    w.add_argument("--out", help="output folder (default results/sweeps/<name>)")
+    w.add_argument(
+        "--executor",
+        help="local:N (default: local:<cores>), dask-local:N or dask://host:port",
+    )
+    w.add_argument("--no-progress", action="store_true")
+    w.set_defaults(func=cmd_sweep)
+    wr = sub.add_parser("sweep-report", help="means and 95 %% CIs across seeds of a sweep")
+    wr.add_argument("out")
+    wr.set_defaults(func=cmd_sweep_report)
     return p
 
 

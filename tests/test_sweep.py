@@ -1,0 +1,259 @@
+"""``fairsim sweep`` and ``fairsim sweep-report``: expansion, run ids, resume, failures, identical
+files on every executor, one-line errors, and the confidence intervals."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from experiments.sweep import DONE, expand, load_sweep, parse_sweep, run_sweep
+from experiments.sweep_report import aggregate, sweep_report, t_interval
+from simulator.config import load_config, parse_config
+from simulator.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TINY = {
+    "name": "tiny-test",
+    "base": {
+        "trace": {"format": "synthetic", "n_tasks": 800},
+        "cluster": {"servers": 20, "source": "table-i"},
+        "schedulers": ["slots-14", "bf-drfh"],
+        "collect": {"utilization_interval_s": 120},
+    },
+    "grid": {"cluster.servers": [20, 40]},
+    "seeds": [1, 2],
+}
+
+
+def _parquet_digests(out: Path) -> dict[str, str]:
+    """sha256 of every per-run Parquet file (runs.parquet holds wall times, so it is left out)."""
+    return {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.glob("*/**/*.parquet"))
+    }
+
+
+def test_expansion_order_and_run_ids() -> None:
+    sweep = parse_sweep(TINY)
+    runs = expand(sweep)
+    assert [(r.params["cluster.servers"], r.seed) for r in runs] == [
+        (20, 1),
+        (20, 2),
+        (40, 1),
+        (40, 2),
+    ]
+    for r in runs:
+        data = json.loads(json.dumps(TINY["base"]))
+        data.update(name="tiny-test", seed=r.seed)
+        data["cluster"]["servers"] = r.params["cluster.servers"]
+        assert r.run_id == parse_config(data).config_hash()
+        assert r.config.name == "tiny-test"
+    assert len({r.run_id for r in runs}) == 4
+    # Stable: the same sweep expands to the same ids; the grid's order does not matter.
+    again = parse_sweep({**TINY, "grid": {"cluster.servers": [40, 20]}})
+    assert {r.run_id for r in expand(again)} == {r.run_id for r in runs}
+    assert [r.run_id for r in expand(parse_sweep(TINY))] == [r.run_id for r in runs]
+
+
+def test_product_of_two_paths_and_list_values() -> None:
+    data = {**TINY, "grid": {"schedulers": [["slots-10"], ["bf-drfh", "ff-drfh"]], "seed": None}}
+    del data["grid"]["seed"]
+    data["grid"]["cluster.servers"] = [20, 30, 40]
+    runs = expand(parse_sweep(data))
+    assert len(runs) == 2 * 3 * 2
+    assert runs[-1].config.schedulers == ["bf-drfh", "ff-drfh"]
+
+
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        (
+            {"grid": {"cluster.serverz": [1]}},
+            r"grid\.cluster\.serverz = 1: cluster: unknown key "
+            r"'serverz'; did you mean 'servers'\?",
+        ),
+        ({"grid": {"cluster.servers": []}}, r"grid\.cluster\.servers: empty list of values"),
+        ({"seeds": [1, "two"]}, r"seeds: 'two' is not an integer"),
+        ({"seeds": [1.5]}, r"seeds: 1\.5 is not an integer"),
+        ({"grid": {"cluster.servers": [-3]}}, r"grid\.cluster\.servers = -3: .*positive"),
+        ({"grid": {"schedulers": [["slot-14"]]}}, r"unknown scheduler 'slot-14'"),
+        ({"gird": {}}, r"unknown key 'gird'; did you mean 'grid'\?"),
+    ],
+)
+def test_bad_sweeps_name_the_problem(patch: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as info:
+        expand(parse_sweep({**TINY, **patch}))
+    assert "\n" not in str(info.value)
+
+
+def test_resume_skips_finished_runs(tmp_path: Path) -> None:
+    sweep = parse_sweep(TINY)
+    out = tmp_path / "out"
+    first = run_sweep(sweep, out, executor="local:2", progress=False)
+    assert set(first["status"]) == {"ok"} and first["run_id"].nunique() == 4
+    marks = {p.parent.name: p.stat().st_mtime_ns for p in out.glob(f"*/{DONE}")}
+    assert len(marks) == 4
+    # Simulate an interrupted sweep: one run lost, a stale half-written temporary folder.
+    lost = sorted(marks)[0]
+    import shutil
+
+    shutil.rmtree(out / lost)
+    (out / f".tmp-{lost}-x").mkdir()
+    again = run_sweep(sweep, out, executor="local:1", progress=False)
+    after = {p.parent.name: p.stat().st_mtime_ns for p in out.glob(f"*/{DONE}")}
+    redone = {k for k in after if after[k] != marks.get(k)}
+    assert redone == {lost}
+    assert not list(out.glob(".tmp-*"))
+    pd.testing.assert_frame_equal(
+        first.drop(columns="wall_s"), again.drop(columns="wall_s"), check_dtype=True
+    )
+    # Every run folder holds the config whose hash is its run id.
+    for rid in after:
+        assert load_config(out / rid / "config.yaml").config_hash() == rid
+
+
+def test_failing_run_is_recorded_and_others_finish(tmp_path: Path) -> None:
+    from traces.io import write_tasks
+    from traces.synth import synth_google_like
+
+    good = tmp_path / "good"
+    good.mkdir()
+    write_tasks(synth_google_like(500, seed=3), good / "tasks.parquet")
+    data = {
+        "name": "fail-test",
+        "base": {
+            "trace": {"format": "canonical", "path": str(good)},
+            "cluster": {"servers": 10},
+            "schedulers": ["bf-drfh"],
+        },
+        "grid": {"trace.path": [str(good), str(tmp_path / "missing")]},
+        "seeds": [1],
+    }
+    out = tmp_path / "out"
+    frame = run_sweep(parse_sweep(data), out, executor="local:2", progress=False)
+    assert list(frame["status"]) == ["ok", "failed"]
+    err = frame["error"].iloc[1]
+    assert "ConfigError" in err and "missing" in err
+    assert (out / frame["run_id"].iloc[0] / DONE).is_file()
+    assert not (out / frame["run_id"].iloc[1]).exists()
+    stored = pd.read_parquet(out / "runs.parquet")
+    assert list(stored["status"]) == ["ok", "failed"]
+
+
+def test_identical_files_on_every_executor(tmp_path: Path) -> None:
+    sweep = parse_sweep(TINY)
+    digests = {}
+    for spec in ("local:1", "local:2", "dask-local:2"):
+        out = tmp_path / spec.replace(":", "-")
+        frame = run_sweep(sweep, out, executor=spec, progress=False)
+        assert set(frame["status"]) == {"ok"}
+        digests[spec] = _parquet_digests(out)
+    assert len(digests["local:1"]) == 4 * (1 + 2 * 4)  # servers + 2 schedulers x 4 tables
+    assert digests["local:1"] == digests["local:2"] == digests["dask-local:2"]
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("patch", "executor", "message"),
+    [
+        ({"grid": {"cluster.serverz": [20]}}, "local:1", r"did you mean 'servers'\?"),
+        ({"grid": {"cluster.servers": []}}, "local:1", r"grid\.cluster\.servers: empty list"),
+        ({"seeds": [1, "x"]}, "local:1", r"seeds: 'x' is not an integer"),
+        ({}, "dask://127.0.0.1:9", r"cannot reach the Dask scheduler"),
+        ({}, "lokal:2", r"--executor 'lokal:2': expected local:N"),
+    ],
+)
+def test_cli_bad_input_is_one_line(
+    tmp_path: Path, patch: dict, executor: str, message: str
+) -> None:
+    import re
+
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({**TINY, **patch}))
+    out = tmp_path / "out"
+    proc = _cli("sweep", str(path), "--out", str(out), "--executor", executor, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("fairsim: error: ")
+    assert re.search(message, lines[0]), lines[0]
+    assert "Traceback" not in proc.stderr
+    assert not list(out.glob("*/DONE")) and not (out / "runs.parquet").exists()
+
+
+def test_example_sweeps_validate() -> None:
+    for path in sorted((ROOT / "configs" / "sweeps").glob("*.yaml")):
+        runs = expand(load_sweep(path))
+        assert runs, path
+    table_ii = expand(load_sweep(ROOT / "configs" / "sweeps" / "drfh-table-ii.yaml"))
+    assert len(table_ii) == 25 and sorted({r.seed for r in table_ii}) == [1, 2, 3, 4, 5]
+
+
+def test_t_interval_by_hand() -> None:
+    mean, sd, half, n = t_interval([1.0, 2.0, 3.0, 4.0])
+    # t_{0.975, 3} = 3.182446305284263; sd = sqrt(5/3).
+    assert (mean, n) == (2.5, 4)
+    assert sd == pytest.approx(math.sqrt(5 / 3))
+    assert half == pytest.approx(3.182446305284263 * math.sqrt(5 / 3) / 2)
+    assert half == pytest.approx(2.0542603, abs=1e-6)
+    assert math.isnan(t_interval([7.0])[2])
+
+
+def test_sweep_report_on_constructed_runs(tmp_path: Path) -> None:
+    rows = []
+    for servers, base in ((20, 0.5), (40, 0.25)):
+        for seed, dv in zip((1, 2, 3), (-0.1, 0.0, 0.1), strict=True):
+            rows.append(
+                {
+                    "run_id": f"r{servers}{seed}",
+                    "cluster.servers": servers,
+                    "seed": seed,
+                    "scheduler": "bf-drfh",
+                    "status": "ok",
+                    "error": None,
+                    "wall_s": 1.0,
+                    "tasks": 10,
+                    "tasks_completed": 9,
+                    "completion_ratio": 0.9,
+                    "util_cpu": base + dv,
+                    "util_mem": base,
+                    "mean_jct_s": 100.0 * seed,
+                    "median_jct_s": 50.0,
+                }
+            )
+    rows.append({**rows[0], "run_id": "bad", "seed": 9, "status": "failed", "util_cpu": 99.0})
+    runs = pd.DataFrame(rows)
+    table = aggregate(runs)
+    cpu20 = table[(table["metric"] == "util_cpu") & (table["cluster.servers"] == 20)].iloc[0]
+    # Values 0.4, 0.5, 0.6: sd = 0.1, half = t_{0.975, 2} * 0.1 / sqrt(3), t_{0.975, 2} = 4.302653.
+    assert cpu20["n"] == 3 and cpu20["mean"] == pytest.approx(0.5)
+    assert cpu20["ci95_half"] == pytest.approx(4.302652729911275 * 0.1 / math.sqrt(3))
+    assert cpu20["ci95_low"] == pytest.approx(0.5 - 0.2484138, abs=1e-6)
+    mem40 = table[(table["metric"] == "util_mem") & (table["cluster.servers"] == 40)].iloc[0]
+    assert mem40["ci95_half"] == pytest.approx(0.0)
+    out = tmp_path / "sw"
+    out.mkdir()
+    runs.to_parquet(out / "runs.parquet")
+    written = sweep_report(out)
+    assert (out / "sweep_report.parquet").is_file() and len(written) == 5
+    assert all(p.is_file() and p.stat().st_size > 0 for p in written)
+    stored = pd.read_parquet(out / "sweep_report.parquet")
+    assert set(stored["metric"]) == {"util_cpu", "util_mem", "mean_jct_s", "completion_ratio"}
