@@ -206,17 +206,19 @@ def _solve(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_cli_every_exact_mechanism(tmp_path: Path) -> None:
+def test_cli_every_exact_mechanism(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments.cli import main
+
     f = tmp_path / "fig1.json"
     f.write_text(json.dumps(PSDSF_FIG1))
     for name in EXACT:
-        p = _solve(name, str(f))
-        assert p.returncode == 0, p.stderr
-        out = json.loads(p.stdout)
+        assert main(["solve", name, str(f)]) == 0
+        out = json.loads(capsys.readouterr().out)
         assert set(out) == {"mechanism", "users", "servers", "tasks"}
         assert out["mechanism"] == name and out["users"] == ["u1", "u2", "u3"]
         assert np.shape(out["tasks"]) == (3, len(out["servers"]))
-    out = json.loads(_solve("psdsf", str(f), "--sharing", "tdm").stdout)
+    assert main(["solve", "psdsf", str(f), "--sharing", "tdm"]) == 0
+    out = json.loads(capsys.readouterr().out)
     np.testing.assert_allclose(np.sum(out["tasks"], axis=1), [3, 3, 6])
 
 

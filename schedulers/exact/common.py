@@ -114,7 +114,7 @@ def waterfill(
                 hit = np.where(slope > 0, (capacity - const) / slope, np.inf)
             hit = np.maximum(hit, level)
             lstar = float(hit.min())
-            if lstar <= end:
+            if np.isfinite(lstar) and lstar <= end:
                 saturated_at = lstar
                 break
             level = end

@@ -154,20 +154,24 @@ def solve_tsf(inst: Instance) -> np.ndarray:
 
 
 def maximin_share(inst: Instance) -> np.ndarray:
-    """LMM-MMS maximin share ``mu_n = min(n_n, sum_l min_r c[l, r] / (N d[n, r]))`` (NOTES.md).
+    """LMM-MMS maximin share ``mu_n = min(n_n, (w_n / sum_m w_m) sum_l gamma[n, l])`` (NOTES.md).
 
-    Sum over the servers that can serve user n; with one pool this is the reconstruction of
-    Li et al. (2025) recorded in ``../shared/papers/NOTES.md``.
+    ``gamma[n, l] = min_r c[l, r] / d[n, r]`` summed over the servers that can serve user n: the
+    tasks user n runs with a weight-proportional slice of every server. With one pool and equal
+    weights this is ``min(n_n, min_r c_r / (N d[n, r]))``, the reconstruction of Li et al. (2025)
+    recorded in ``../shared/papers/NOTES.md``.
     """
     from schedulers.exact.common import monopoly_tasks
 
-    n_u = inst.demand.shape[0]
-    g = (monopoly_tasks(inst.capacity, inst.demand) * serving(inst)).sum(axis=1) / n_u
+    slice_ = inst.weight / inst.weight.sum()
+    g = (monopoly_tasks(inst.capacity, inst.demand) * serving(inst)).sum(axis=1) * slice_
     return np.minimum(inst.max_tasks, g)
 
 
 def solve_lmm_mms(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
-    """LMM-MMS: lexicographic max-min of weighted MMS ratios ``x_n / (w_n mu_n)``.
+    """LMM-MMS: lexicographic max-min of the MMS ratios ``x_n / mu_n`` (Li et al. 2025; NOTES.md).
+
+    Weights enter through the maximin share (a weight-proportional slice), not a second time.
 
     Parameters
     ----------
@@ -176,5 +180,5 @@ def solve_lmm_mms(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
     """
     mu = maximin_share(inst) if mms is None else np.asarray(mms, dtype=float)
     with np.errstate(divide="ignore"):
-        a = np.where(mu > 0, 1.0 / mu, np.inf)
+        a = np.where(mu > 0, inst.weight / mu, np.inf)
     return lex_max_min(inst, a)

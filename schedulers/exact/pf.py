@@ -97,6 +97,8 @@ def pf_kkt_gap(inst: Instance, x: np.ndarray) -> float:
 
     gamma = monopoly_tasks(inst.capacity, inst.demand) * serving(inst)
     users, servers = np.nonzero(gamma > 0)
+    if len(users) == 0:
+        return 0.0
     tot = x.sum(axis=1)
     g = np.where(tot > 0, inst.weight / np.maximum(tot, 1e-300), 0.0)
     n_v = len(users)

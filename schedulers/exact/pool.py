@@ -72,7 +72,7 @@ def bmf_conditions(inst: Instance, x: np.ndarray, tol: float = 1e-7) -> bool:
     """
     cap, ok = _pool(inst)
     with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where(inst.demand > 0, inst.demand / cap, 0.0)
+        a = np.where(ok[:, None] & (inst.demand > 0), inst.demand / cap, 0.0)
     load = x @ a
     if (load > 1 + tol).any() or (x > inst.max_tasks * (1 + tol) + tol).any():
         return False
@@ -110,7 +110,7 @@ def solve_bmf(inst: Instance) -> np.ndarray:
     cap, ok = _pool(inst)
     n_u, n_r = inst.demand.shape
     with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where(inst.demand > 0, inst.demand / cap, 0.0)
+        a = np.where(ok[:, None] & (inst.demand > 0), inst.demand / cap, 0.0)
     users = np.nonzero(ok)[0]
     options = []
     for n in users:
@@ -125,6 +125,8 @@ def solve_bmf(inst: Instance) -> np.ndarray:
             "use fewer users or resources"
         )
     k = len(users)
+    if k == 0:
+        return np.zeros((n_u, 1))
     best: tuple[float, float] | None = None
     best_x = np.zeros(n_u)
     aw = a[users] / inst.weight[users, None]

@@ -1,0 +1,165 @@
+"""Hypothesis properties of the exact mechanisms on small random instances: feasibility (per-server
+capacity, eligibility, task bounds) and each mechanism's defining condition."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from schedulers.exact import EXACT, POOLED, solve_exact
+from schedulers.exact.common import monopoly_tasks, serving
+from schedulers.exact.lexmaxmin import drfh_share_per_task, maximin_share
+from schedulers.exact.pf import pf_kkt_gap
+from schedulers.exact.pool import bmf_conditions
+from schedulers.exact.psdsf import psdsf_violation, solve_psdsf
+from schedulers.instance import Instance, parse_instance
+
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def instances(draw: st.DrawFn, max_users: int = 4, max_servers: int = 3) -> Instance:
+    n_r = draw(st.integers(1, 3))
+    n_s = draw(st.integers(1, max_servers))
+    n_u = draw(st.integers(1, max_users))
+    servers = [
+        {"id": f"s{k}", "capacity": draw(st.lists(st.integers(0, 12), min_size=n_r, max_size=n_r))}
+        for k in range(n_s)
+    ]
+    users = []
+    for i in range(n_u):
+        d = draw(st.lists(st.integers(0, 4), min_size=n_r, max_size=n_r).filter(any))
+        u = {"id": f"u{i}", "demand": d, "weight": draw(st.sampled_from([1, 1, 2, 3]))}
+        if draw(st.booleans()):
+            u["max_tasks"] = draw(st.integers(0, 8))
+        if draw(st.booleans()):
+            u["eligible"] = draw(st.lists(st.sampled_from([s["id"] for s in servers]), unique=True))
+        users.append(u)
+    return parse_instance(
+        {"resources": [f"r{k}" for k in range(n_r)], "servers": servers, "users": users}
+    )
+
+
+def pooled(inst: Instance) -> Instance:
+    """The one-server instance of the pooled mechanisms (constraints ignored)."""
+    n_u = len(inst.user_ids)
+    return Instance(
+        inst.resources,
+        ("pool",),
+        inst.user_ids,
+        inst.capacity.sum(axis=0)[None, :],
+        inst.demand,
+        inst.weight,
+        inst.max_tasks,
+        np.ones((n_u, 1), dtype=bool),
+    )
+
+
+def assert_feasible(inst: Instance, x: np.ndarray) -> None:
+    assert (x >= -1e-9).all()
+    assert (x[~serving(inst)] <= 1e-9).all(), "a task on a server that cannot serve the user"
+    use = np.einsum("nl,nr->lr", x, inst.demand)
+    assert (use <= inst.capacity * (1 + 1e-7) + 1e-7).all(), "capacity exceeded"
+    assert (x.sum(axis=1) <= inst.max_tasks * (1 + 1e-7) + 1e-7).all(), "max_tasks exceeded"
+
+
+def assert_lex_max_min(inst: Instance, x: np.ndarray, a: np.ndarray) -> None:
+    """No user's share ``x_n a_n / w_n`` can grow without lowering a share that is not larger."""
+    serve = serving(inst) & np.isfinite(a)[:, None] & (a > 0)[:, None]
+    users, servers = np.nonzero(serve)
+    if len(users) == 0:
+        return
+    share = np.where(
+        serve.any(axis=1), x.sum(axis=1) * np.where(np.isfinite(a), a, 0) / inst.weight, 0.0
+    )
+    a_ub, b_ub = [], []
+    for srv in range(inst.capacity.shape[0]):
+        for r in range(inst.capacity.shape[1]):
+            row = np.where(servers == srv, inst.demand[users, r], 0.0)
+            if row.any():
+                a_ub.append(row)
+                b_ub.append(inst.capacity[srv, r])
+    for n in np.unique(users):
+        row = (users == n).astype(float)
+        if np.isfinite(inst.max_tasks[n]):
+            a_ub.append(row)
+            b_ub.append(inst.max_tasks[n])
+    for n in np.unique(users):
+        if x[n].sum() >= inst.max_tasks[n] - 1e-7:
+            continue
+        rows, rhs = list(a_ub), list(b_ub)
+        for m in np.unique(users):  # every share not above n's keeps its level
+            if share[m] <= share[n] * (1 + 1e-7) + 1e-9:
+                rows.append(-(users == m).astype(float) * a[m] / inst.weight[m])
+                rhs.append(-share[m] * (1 - 1e-7))
+        res = linprog(
+            -(users == n).astype(float),
+            A_ub=np.array(rows),
+            b_ub=rhs,
+            bounds=(0, None),
+            method="highs",
+        )
+        assert res.status == 0
+        assert -res.fun <= x[n].sum() * (1 + 1e-6) + 1e-6, (n, -res.fun, x[n].sum())
+
+
+@SETTINGS
+@given(instances())
+def test_every_mechanism_is_feasible(inst: Instance) -> None:
+    for name in EXACT:
+        x = solve_exact(name, inst)
+        assert_feasible(pooled(inst) if name in POOLED else inst, x)
+
+
+@SETTINGS
+@given(instances())
+def test_lexicographic_max_min_mechanisms(inst: Instance) -> None:
+    gamma_all = monopoly_tasks(inst.capacity, inst.demand).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        tsf = np.where(gamma_all > 0, 1 / gamma_all, np.inf)
+        mu = maximin_share(inst)
+        lmm = np.where(mu > 0, inst.weight / mu, np.inf)
+    cases = {
+        "drfh": drfh_share_per_task(inst, constrained=True),
+        "c-drfh": drfh_share_per_task(inst, constrained=False),
+        "tsf": tsf,
+        "lmm-mms": lmm,
+    }
+    for name, a in cases.items():
+        assert_lex_max_min(inst, solve_exact(name, inst), a)
+    p = pooled(inst)
+    cap = p.capacity[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(inst.demand > 0, inst.demand / cap, 0.0)
+    assert_lex_max_min(p, solve_exact("drf", inst), frac.max(axis=1))
+    assert_lex_max_min(p, solve_exact("af", inst), frac.sum(axis=1))
+
+
+@SETTINGS
+@given(instances())
+def test_psdsf_meets_theorems_1_and_2(inst: Instance) -> None:
+    for sharing in ("rdm", "tdm"):
+        x, rounds = solve_psdsf(inst, sharing=sharing, return_rounds=True)
+        assert_feasible(inst, x)
+        assert psdsf_violation(inst, x, sharing=sharing) < 1e-6, (sharing, rounds)
+
+
+@SETTINGS
+@given(instances(max_users=3))
+def test_pf_is_optimal_and_bmf_meets_its_definition(inst: Instance) -> None:
+    assert pf_kkt_gap(inst, solve_exact("pf", inst)) < 1e-6
+    assert bmf_conditions(inst, solve_exact("bmf", inst)[:, 0], tol=1e-6)
+
+
+@SETTINGS
+@given(instances(max_servers=1))
+def test_lmm_mms_on_one_pool_is_bounded_drf(inst: Instance) -> None:
+    inst = pooled(inst)
+    np.testing.assert_allclose(
+        solve_exact("lmm-mms", inst).sum(axis=1),
+        solve_exact("drf", inst).sum(axis=1),
+        rtol=1e-6,
+        atol=1e-7,
+    )
