@@ -483,7 +483,7 @@ def _dask_backend(kind: str, arg: Any) -> _Backend:
         workers = int(arg)
     else:
         try:
-            client = Client(arg, timeout="3s")
+            client = Client(arg, timeout="2s")
         except (OSError, TimeoutError) as exc:
             raise ConfigError(
                 f"--executor dask://{arg.removeprefix('tcp://')}: cannot reach the Dask scheduler "

@@ -257,3 +257,41 @@ def test_sweep_report_on_constructed_runs(tmp_path: Path) -> None:
     assert all(p.is_file() and p.stat().st_size > 0 for p in written)
     stored = pd.read_parquet(out / "sweep_report.parquet")
     assert set(stored["metric"]) == {"util_cpu", "util_mem", "mean_jct_s", "completion_ratio"}
+
+
+def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    data = {**TINY, "grid": {}, "seeds": [1, 2, 3, 4]}
+    data["base"] = {**TINY["base"], "trace": {"format": "synthetic", "n_tasks": 2000}}
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(data))
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "experiments.cli", "sweep", str(path), "--out", str(out)]
+    proc = subprocess.Popen(
+        [*cmd, "--executor", "local:1", "--no-progress"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (out / "runs.parquet").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+    _, err = proc.communicate(timeout=30)
+    if proc.returncode == 0:
+        pytest.fail("the sweep finished before it could be interrupted")
+    assert proc.returncode == 130, err
+    assert "interrupted; finished results were kept" in err
+    kept = pd.read_parquet(out / "runs.parquet")
+    assert set(kept["status"]) == {"ok"}
+    done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob(f"*/{DONE}")}
+    assert 1 <= len(done) < 4 and set(kept["run_id"]) <= set(done)
+    frame = run_sweep(parse_sweep(data), out, executor="local:1", progress=False)
+    assert frame["run_id"].nunique() == 4 and set(frame["status"]) == {"ok"}
+    after = {p.parent.name: p.stat().st_mtime_ns for p in out.glob(f"*/{DONE}")}
+    assert all(after[k] == v for k, v in done.items())  # finished runs were not redone
