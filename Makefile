@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 experiment: $(STAMP)
-	$(VENV)/bin/fairsim experiment drfh-google --shared $(SHARED) --out results/drfh-google
+	$(VENV)/bin/fairsim -v experiment drfh-google --shared $(SHARED) --out results/drfh-google
 
 test: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests
