@@ -125,6 +125,9 @@ def metric_figure(table: pd.DataFrame, metric: str) -> Figure:
     else:
         xs_all = list(dict.fromkeys(_point_label(r, x_paths) for _, r in d.iterrows()))
     schedulers = list(dict.fromkeys(d["scheduler"]))
+    by_scheduler = not numeric and not x_paths  # only `schedulers` varies: one x per scheduler
+    if by_scheduler:
+        xs_all = [scheduler_label(name) for name in schedulers]
     width = 0.8 / max(1, len(schedulers))
     for k, sched in enumerate(schedulers):
         s = d[d["scheduler"] == sched]
@@ -132,8 +135,13 @@ def metric_figure(table: pd.DataFrame, metric: str) -> Figure:
             x = s[x_paths[0]].to_numpy(dtype=float)
         else:
             pos = {lab: i for i, lab in enumerate(xs_all)}
-            offset = (k - (len(schedulers) - 1) / 2) * width
-            x = np.array([pos[_point_label(r, x_paths)] + offset for _, r in s.iterrows()])
+            offset = 0.0 if by_scheduler else (k - (len(schedulers) - 1) / 2) * width
+            x = np.array(
+                [
+                    (k if by_scheduler else pos[_point_label(r, x_paths)]) + offset
+                    for _, r in s.iterrows()
+                ]
+            )
         y = s["mean"].to_numpy(dtype=float) * scale
         err = np.nan_to_num(s["ci95_half"].to_numpy(dtype=float) * scale)
         order = np.argsort(x)
@@ -155,7 +163,7 @@ def metric_figure(table: pd.DataFrame, metric: str) -> Figure:
             ax.set_xscale("log")
     else:
         ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all], rotation=20, ha="right")
-        ax.set_xlabel("Grid point")
+        ax.set_xlabel("Scheduler" if by_scheduler else "Grid point")
     ax.set_ylabel(label)
     n = int(d["n"].max()) if len(d) else 0
     ax.set_title(f"{label}: mean over seeds (n ≤ {n}), 95 % t-interval", fontsize="medium")

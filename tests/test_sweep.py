@@ -295,3 +295,36 @@ def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
     assert frame["run_id"].nunique() == 4 and set(frame["status"]) == {"ok"}
     after = {p.parent.name: p.stat().st_mtime_ns for p in out.glob(f"*/{DONE}")}
     assert all(after[k] == v for k, v in done.items())  # finished runs were not redone
+
+
+def test_sweep_report_figure_when_only_schedulers_vary() -> None:
+    from experiments.sweep_report import metric_figure
+
+    rows = [
+        {
+            "run_id": f"{s}{seed}",
+            "schedulers": json.dumps([s]),
+            "seed": seed,
+            "scheduler": s,
+            "status": "ok",
+            "error": None,
+            "wall_s": 1.0,
+            "tasks": 10,
+            "tasks_completed": 9,
+            "completion_ratio": 0.9,
+            "util_cpu": 0.5 + seed / 50,
+            "util_mem": 0.4,
+            "mean_jct_s": 100.0 * seed,
+            "median_jct_s": 1.0,
+        }
+        for s in ("slots-10", "bf-drfh")
+        for seed in (1, 2, 3)
+    ]
+    fig = metric_figure(aggregate(pd.DataFrame(rows)), "util_cpu")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "Scheduler"
+    assert ax.get_ylabel() == "Mean CPU utilisation (%)"
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "Slots (10 per max server)",
+        "Best-Fit DRFH",
+    ]
