@@ -257,9 +257,9 @@ class ProgressiveFilling(Scheduler):
                         rem[k] -= need[k]
                 else:
                     self._recheck.add(server)  # u stays blocked; look again at the end
-        if woken:
-            self._bmin_stale = True
         for u in sorted(woken):
+            if not self._bmin_stale and any(bh[u, k] <= bmin[k] for k in k_range):
+                self._bmin_stale = True  # a user holding the minimum left the blocked set
             self._cands[u] = cands[u]
             self._blocked[u] = False
             self._bheads[u] = np.inf
