@@ -22,7 +22,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,16 +49,17 @@ class _Table:
         self.submit_s = np.empty(capacity)
         self.run_s = np.empty(capacity)
         self.demand = np.empty((capacity, n_resources))
-        self.start_s = np.full(capacity, np.nan)
-        self.finish_s = np.full(capacity, np.nan)
-        self.server = np.full(capacity, -1, dtype=np.int32)
-        self.unplaceable = np.zeros(capacity, dtype=bool)
         # Python mirrors of the hot columns: scalar access to lists is several times faster
         # than to numpy arrays in the event loop.
         self.demand_t: list[tuple[float, ...]] = []
         self.user_l: list[int] = []
         self.submit_l: list[float] = []
         self.run_l: list[float] = []
+        # run state, one entry per task (lists: the event loop's references stay valid)
+        self.start_l: list[float] = []
+        self.finish_l: list[float] = []
+        self.server_l: list[int] = []
+        self.unpl_l: list[bool] = []
 
     def append(self, batch: TaskBatch, users: np.ndarray) -> tuple[int, int]:
         lo, hi = self.n, self.n + len(batch)
@@ -74,29 +75,18 @@ class _Table:
         self.user_l.extend(users.tolist())
         self.submit_l.extend(batch.submit_s.tolist())
         self.run_l.extend(batch.run_s.tolist())
+        n = hi - lo
+        self.start_l.extend([math.nan] * n)
+        self.finish_l.extend([math.nan] * n)
+        self.server_l.extend([-1] * n)
+        self.unpl_l.extend([False] * n)
         self.n = hi
         return lo, hi
 
     def _grow(self, cap: int) -> None:
-        for name, fill in (
-            ("job_id", None),
-            ("task_index", None),
-            ("user", None),
-            ("submit_s", None),
-            ("run_s", None),
-            ("demand", None),
-            ("start_s", np.nan),
-            ("finish_s", np.nan),
-            ("server", -1),
-            ("unplaceable", False),
-        ):
+        for name in ("job_id", "task_index", "user", "submit_s", "run_s", "demand"):
             old = getattr(self, name)
-            shape = (cap, *old.shape[1:])
-            new = (
-                np.empty(shape, dtype=old.dtype)
-                if fill is None
-                else np.full(shape, fill, old.dtype)
-            )
+            new = np.empty((cap, *old.shape[1:]), dtype=old.dtype)
             new[: old.shape[0]] = old
             setattr(self, name, new)
 
@@ -243,30 +233,18 @@ class Engine:
         batches = self.source.batches()
         demand_t, user_l, submit_l, run_l = tab.demand_t, tab.user_l, tab.submit_l, tab.run_l
         start_s, finish_s, server_of, unplaceable = (
-            tab.start_s,
-            tab.finish_s,
-            tab.server,
-            tab.unplaceable,
+            tab.start_l,
+            tab.finish_l,
+            tab.server_l,
+            tab.unpl_l,
         )
         running: dict[int, int] = {}  # task -> server, for the tasks placed and not finished
         track_users = self.record_user_shares
-        ualloc = self._user_alloc
         lo = hi = 0  # pending arrivals are task ids lo..hi-1 of the table
         exhausted = False
         while True:
             if lo == hi and not exhausted:
-                batch = next(batches, None)
-                if batch is None:
-                    exhausted = True
-                else:
-                    lo, hi = self._append(batch)
-                    start_s, finish_s, server_of, unplaceable = (
-                        tab.start_s,
-                        tab.finish_s,
-                        tab.server,
-                        tab.unplaceable,
-                    )
-                    ualloc = self._user_alloc
+                lo, hi, exhausted = self._pull(batches, lo, hi)
             t_arr = submit_l[lo] if lo < hi else math.inf
             t_cmp = heap[0][0] if heap else math.inf
             now = t_arr if t_arr < t_cmp else t_cmp
@@ -285,7 +263,7 @@ class Engine:
                 user = user_l[task]
                 cluster.release(server, demand)
                 if track_users:
-                    ualloc[user] -= demand
+                    self._user_alloc[user] -= demand
                 finish_s[task] = now
                 sched.on_completion(task, user, demand, server)
             # 2. arrivals at `now` (the rest of this batch may hold later ones)
@@ -298,18 +276,7 @@ class Engine:
                     self._n_unplaceable += 1
                 lo += 1
                 if lo == hi and not exhausted:
-                    batch = next(batches, None)
-                    if batch is None:
-                        exhausted = True
-                    else:
-                        lo, hi = self._append(batch)
-                        start_s, finish_s, server_of, unplaceable = (
-                            tab.start_s,
-                            tab.finish_s,
-                            tab.server,
-                            tab.unplaceable,
-                        )
-                        ualloc = self._user_alloc
+                    lo, hi, exhausted = self._pull(batches, lo, hi)
             # 3. one scheduling pass; every placement is validated and committed here
             for task, server in sched.decide():
                 if not (0 <= task < lo) or task in running or server_of[task] >= 0:
@@ -322,7 +289,7 @@ class Engine:
                 server_of[task] = server
                 start_s[task] = now
                 if track_users:
-                    ualloc[user_l[task]] += demand
+                    self._user_alloc[user_l[task]] += demand
                 heapq.heappush(heap, (now + run_l[task], task))
         self._sample_until(horizon if horizon < math.inf else env.now, inclusive=True)
         # the arrivals never reached were submitted after the horizon
@@ -334,10 +301,14 @@ class Engine:
             self.source.skipped["submitted after the horizon"] += n_late
         tab.n = lo
 
-    def _append(self, batch: TaskBatch) -> tuple[int, int]:
-        lo_hi = self._tasks.append(batch, self._codes(batch.user))
+    def _pull(self, batches: Iterator[TaskBatch], lo: int, hi: int) -> tuple[int, int, bool]:
+        """Append the next batch to the table: ``(lo, hi, exhausted)`` of the pending arrivals."""
+        batch = next(batches, None)
+        if batch is None:
+            return lo, hi, True
+        lo, hi = self._tasks.append(batch, self._codes(batch.user))
         self._bar.update(len(batch))
-        return lo_hi
+        return lo, hi, False
 
     def _codes(self, names: np.ndarray) -> np.ndarray:
         codes = self._user_codes
@@ -408,12 +379,12 @@ class Engine:
                 "task_index": tab.task_index[:n].copy(),
                 "user": tab.user[:n].copy(),
                 "submit_s": tab.submit_s[:n].copy(),
-                "start_s": tab.start_s[:n].copy(),
-                "finish_s": tab.finish_s[:n].copy(),
-                "server": tab.server[:n].copy(),
+                "start_s": np.array(tab.start_l[:n], dtype=np.float64),
+                "finish_s": np.array(tab.finish_l[:n], dtype=np.float64),
+                "server": np.array(tab.server_l[:n], dtype=np.int32),
                 "run_s": tab.run_s[:n].copy(),
                 "demand": tab.demand[:n].copy(),
-                "unplaceable": tab.unplaceable[:n].copy(),
+                "unplaceable": np.array(tab.unpl_l[:n], dtype=bool),
             },
             utilization=util,
             user_shares=shares,
