@@ -23,8 +23,12 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simulator.errors import FairsimError
+
+if TYPE_CHECKING:
+    from schedulers.instance import Instance
 
 EXIT_USAGE = 2
 
@@ -55,7 +59,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _solve_one(name: str, inst: object, sharing: str) -> dict:
+def _solve_one(name: str, inst: Instance, sharing: str) -> dict:
     """Exact mechanisms go to ``schedulers.exact``, online heuristics to progressive filling."""
     import difflib
 

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,13 +19,13 @@ from schedulers.exact.psdsf import distributed_psdsf, psdsf_violation, solve_psd
 from schedulers.instance import parse_instance
 
 # Ghodsi et al. (DRF), Section 4 / 5.1: one server <9 CPU, 18 GB>; A = <1, 4>, B = <3, 1>.
-DRF = {
+DRF: dict[str, Any] = {
     "resources": ["cpu", "mem"],
     "servers": [{"id": "s", "capacity": [9, 18]}],
     "users": [{"id": "A", "demand": [1, 4]}, {"id": "B", "demand": [3, 1]}],
 }
 # DRFH paper (Wang, Li, Liang), Fig. 1: servers (2 CPU, 12 GB) and (12 CPU, 2 GB).
-DRFH_FIG1 = {
+DRFH_FIG1: dict[str, Any] = {
     "resources": ["cpu", "mem"],
     "servers": [{"id": "s1", "capacity": [2, 12]}, {"id": "s2", "capacity": [12, 2]}],
     "users": [{"id": "u1", "demand": [0.2, 1]}, {"id": "u2", "demand": [1, 0.2]}],
@@ -32,7 +33,7 @@ DRFH_FIG1 = {
 # PS-DSF paper (Khamse-Ashari et al.), Section I / Fig. 1: c1 = [9, 12, 100], c2 = [12, 12, 0];
 # weights 1, 1, 2; d1 = [1, 2, 10], d2 = [1, 2, 1], d3 = [1, 2, 0] (users 1, 2 need bandwidth,
 # so only server 1 can serve them).
-PSDSF_FIG1 = {
+PSDSF_FIG1: dict[str, Any] = {
     "resources": ["cpu", "mem", "bw"],
     "servers": [{"id": "s1", "capacity": [9, 12, 100]}, {"id": "s2", "capacity": [12, 12, 0]}],
     "users": [
@@ -42,7 +43,7 @@ PSDSF_FIG1 = {
     ],
 }
 # PS-DSF paper, Section III-A / Fig. 2: the same servers, four equally weighted users.
-PSDSF_FIG2 = {
+PSDSF_FIG2: dict[str, Any] = {
     "resources": ["cpu", "mem", "bw"],
     "servers": PSDSF_FIG1["servers"],
     "users": [
@@ -53,13 +54,13 @@ PSDSF_FIG2 = {
     ],
 }
 # Bonald and Roberts, Section 2.3: a1 = (1/2, 1), a2 = (1, 1/2) on unit resources.
-BR_PF = {
+BR_PF: dict[str, Any] = {
     "resources": ["r1", "r2"],
     "servers": [{"id": "s", "capacity": [1, 1]}],
     "users": [{"id": "1", "demand": [0.5, 1]}, {"id": "2", "demand": [1, 0.5]}],
 }
 # Bonald and Roberts, Section 2.4: three resources, (1,1,1), (1,1/2,3/4), (1/2,1,3/4).
-BR_BMF3 = {
+BR_BMF3: dict[str, Any] = {
     "resources": ["r1", "r2", "r3"],
     "servers": [{"id": "s", "capacity": [1, 1, 1]}],
     "users": [
@@ -69,7 +70,7 @@ BR_BMF3 = {
     ],
 }
 # LMM-MMS (Li et al. 2025), Example 2 as reconstructed in NOTES.md.
-LMM_EX2 = {
+LMM_EX2: dict[str, Any] = {
     "resources": ["cpu", "mem"],
     "servers": [{"id": "s", "capacity": [6, 6]}],
     "users": [
@@ -128,7 +129,7 @@ def test_c_drfh_fig1_split_6_plus_0_261() -> None:
 def test_psdsf_fig2_3_6_and_8() -> None:
     inst = parse_instance(PSDSF_FIG2)
     x = solve_psdsf(inst, sharing="rdm")
-    np.testing.assert_allclose(x, [[3.6, 0], [3.6, 0], [0, 8], [0, 8]], atol=1e-8)
+    np.testing.assert_allclose(x, np.array([[3.6, 0], [3.6, 0], [0, 8], [0, 8]]), atol=1e-8)
     assert psdsf_violation(inst, x) < 1e-9
 
 
@@ -266,7 +267,7 @@ def test_psdsf_table_iv(sharing: str) -> None:
     inst = parse_instance(_table_iii_instance())
     x = solve_exact("psdsf", inst, sharing=sharing)
     expected = [[40, 170, 0, 0], [20, 85, 0, 0], [0, 0, 82.5, 0], [0, 0, 0, 27.5]]
-    np.testing.assert_allclose(x, expected, atol=1e-7)
+    np.testing.assert_allclose(x, np.array(expected), atol=1e-7)
     assert psdsf_violation(inst, x, sharing=sharing) < 1e-9
 
 

@@ -13,7 +13,7 @@ from schedulers.exact.common import monopoly_tasks, serving
 from schedulers.exact.lexmaxmin import drfh_share_per_task, maximin_share
 from schedulers.exact.pf import pf_kkt_gap
 from schedulers.exact.pool import bmf_conditions
-from schedulers.exact.psdsf import psdsf_violation, solve_psdsf
+from schedulers.exact.psdsf import psdsf_sweeps, psdsf_violation
 from schedulers.instance import Instance, parse_instance
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -141,7 +141,7 @@ def test_lexicographic_max_min_mechanisms(inst: Instance) -> None:
 @given(instances())
 def test_psdsf_meets_theorems_1_and_2(inst: Instance) -> None:
     for sharing in ("rdm", "tdm"):
-        x, rounds = solve_psdsf(inst, sharing=sharing, return_rounds=True)
+        x, rounds = psdsf_sweeps(inst, sharing=sharing)
         assert_feasible(inst, x)
         assert psdsf_violation(inst, x, sharing=sharing) < 1e-6, (sharing, rounds)
 

@@ -67,15 +67,20 @@ def server_update(
     return x
 
 
-def solve_psdsf(
-    inst: Instance,
-    *,
-    sharing: str = "rdm",
-    tol: float = 1e-10,
-    max_rounds: int = 20000,
-    return_rounds: bool = False,
-) -> np.ndarray | tuple[np.ndarray, int]:
-    """PS-DSF allocation by sweeping :func:`server_update` over the servers until it is stable.
+def solve_psdsf(inst: Instance, *, sharing: str = "rdm", tol: float = 1e-10) -> np.ndarray:
+    """PS-DSF allocation (Theorem 1 for RDM, Theorem 2 for TDM); see :func:`psdsf_sweeps`.
+
+    Returns
+    -------
+    ndarray, shape (n_users, n_servers)
+    """
+    return psdsf_sweeps(inst, sharing=sharing, tol=tol)[0]
+
+
+def psdsf_sweeps(
+    inst: Instance, *, sharing: str = "rdm", tol: float = 1e-10, max_rounds: int = 20000
+) -> tuple[np.ndarray, int]:
+    """Sweep :func:`server_update` over the servers (Gauss-Seidel) until it is stable.
 
     Parameters
     ----------
@@ -84,15 +89,15 @@ def solve_psdsf(
     tol : float
         Stop when no entry changes by more than ``tol`` times the largest entry in one sweep.
     max_rounds : int
-    return_rounds : bool
-        Also return the number of sweeps.
 
     Returns
     -------
-    ndarray, shape (n_users, n_servers)
+    x : ndarray, shape (n_users, n_servers)
+    rounds : int
+        Number of sweeps.
     """
     gamma, _ = _setup(inst)
-    x = np.zeros(gamma.shape)
+    x = np.zeros((inst.demand.shape[0], inst.capacity.shape[0]))
     rounds = 0
     for rounds in range(1, max_rounds + 1):  # noqa: B007
         before = x.copy()
@@ -100,7 +105,7 @@ def solve_psdsf(
             server_update(inst, x, i, sharing=sharing, gamma=gamma)
         if np.abs(x - before).max() <= tol * max(1.0, float(x.max())):
             break
-    return (x, rounds) if return_rounds else x
+    return x, rounds
 
 
 def distributed_psdsf(
@@ -126,7 +131,7 @@ def distributed_psdsf(
         After each step, the largest violation of Theorem 1 (2) (:func:`psdsf_violation`).
     """
     gamma, _ = _setup(inst)
-    x = np.zeros(gamma.shape)
+    x = np.zeros((inst.demand.shape[0], inst.capacity.shape[0]))
     res = np.empty(steps)
     for k in range(steps):
         server_update(inst, x, int(rng.integers(x.shape[1])), sharing=sharing, gamma=gamma)
