@@ -598,29 +598,25 @@ def run_sweep(
     )
     try:
         _prepare_traces(todo, Path(base_dir) if base_dir else None, progress)
+        run_of: dict[Any, str] = {}
         for run in todo:
-            futures.append(
-                backend.submit(
-                    execute_run,
-                    run.config.model_dump(mode="json"),
-                    str(root.resolve()),
-                    run.run_id,
-                    base_dir,
-                )
+            fut = backend.submit(
+                execute_run,
+                run.config.model_dump(mode="json"),
+                str(root.resolve()),
+                run.run_id,
+                base_dir,
             )
-        by_id = {run.run_id: run for run in todo}
+            futures.append(fut)
+            run_of[fut] = run.run_id
         for fut in backend.completed(futures):
             try:
                 res = backend.result(fut)
-            except Exception as exc:  # a worker died (e.g. Dask KilledWorker)
-                key = str(getattr(fut, "key", ""))
-                run_id = key.removeprefix("fairsim-run-") if key else ""
-                if run_id not in by_id:
-                    raise
+            except Exception as exc:  # the worker died (OOM kill, Dask KilledWorker, ...)
                 res = {
-                    "run_id": run_id,
+                    "run_id": run_of[fut],
                     "status": "failed",
-                    "error": _one_line(f"{type(exc).__name__}: {exc}"),
+                    "error": _one_line(f"{type(exc).__name__}: {exc}") or type(exc).__name__,
                     "wall_s": None,
                     "summaries": {},
                 }

@@ -288,9 +288,12 @@ def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "interrupted; finished results were kept" in err
     kept = pd.read_parquet(out / "runs.parquet")
-    assert set(kept["status"]) == {"ok"}
     done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob(f"*/{DONE}")}
-    assert 1 <= len(done) < 4 and set(kept["run_id"]) <= set(done)
+    assert 1 <= len(done) < 4
+    # Rows are the finished runs; a run whose worker the Ctrl-C killed first may also be
+    # recorded, as failed (BrokenProcessPool), and is redone below like any unfinished run.
+    assert set(kept.loc[kept["status"] == "ok", "run_id"]) <= set(done)
+    assert not (set(kept.loc[kept["status"] != "ok", "run_id"]) & set(done))
     frame = run_sweep(parse_sweep(data), out, executor="local:1", progress=False)
     assert frame["run_id"].nunique() == 4 and set(frame["status"]) == {"ok"}
     after = {p.parent.name: p.stat().st_mtime_ns for p in out.glob(f"*/{DONE}")}
