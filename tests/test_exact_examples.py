@@ -282,3 +282,9 @@ def test_tsf_table_iv_users_1_and_2() -> None:
     got = totals("tsf", data)
     np.testing.assert_allclose(got[:2], [205, 107.5], atol=0.06)
     np.testing.assert_allclose(got[2:], [66, 33], atol=1e-6)
+
+
+def test_lmm_mms_pick_example_2() -> None:
+    from schedulers.exact.lmm_mms import lmm_mms_pick
+
+    np.testing.assert_allclose(lmm_mms_pick(parse_instance(LMM_EX2))[:, 0], [2, 1, 2 / 3])

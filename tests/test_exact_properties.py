@@ -163,3 +163,13 @@ def test_lmm_mms_on_one_pool_is_bounded_drf(inst: Instance) -> None:
         rtol=1e-6,
         atol=1e-7,
     )
+
+
+@SETTINGS
+@given(instances(max_users=6, max_servers=1))
+def test_lmm_mms_pick_matches_sequential_lps(inst: Instance) -> None:
+    from schedulers.exact.lmm_mms import lmm_mms_pick
+
+    np.testing.assert_allclose(
+        lmm_mms_pick(inst)[:, 0], solve_exact("lmm-mms", inst).sum(axis=1), rtol=1e-6, atol=1e-7
+    )
