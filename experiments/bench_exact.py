@@ -31,7 +31,8 @@ def random_instance(n_users: int, n_servers: int, n_res: int, seed: int) -> Inst
             "weight": int(rng.integers(1, 4)),
         }
         if rng.random() < 0.5:
-            k = int(rng.integers(min(20, n_servers), max(min(150, n_servers), 2)))
+            low = min(20, max(1, n_servers // 2))
+            k = int(rng.integers(low, max(low + 1, min(150, n_servers))))
             u["eligible"] = [f"s{j}" for j in rng.choice(n_servers, k, replace=False)]
         if rng.random() < 0.3:
             u["max_tasks"] = int(rng.integers(10, 500))

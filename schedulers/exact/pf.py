@@ -81,9 +81,14 @@ def solve_pf(inst: Instance, *, ftol: float = 1e-13, maxiter: int = 2000) -> np.
         constraints=cons,
         options={"ftol": ftol, "maxiter": maxiter},
     )
-    if not res.success:
-        raise InstanceError(f"pf: optimiser did not converge ({res.message})")
     out[users, servers] = np.maximum(res.x, 0.0) * scale
+    if not res.success:
+        # SLSQP often stops on a line-search failure at the optimum: accept it when certified
+        gap = pf_kkt_gap(inst, out)
+        if gap > 1e-7:
+            raise InstanceError(
+                f"pf: optimiser did not converge ({res.message}; optimality gap {gap:.1e})"
+            )
     return out
 
 
