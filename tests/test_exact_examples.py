@@ -288,3 +288,22 @@ def test_lmm_mms_pick_example_2() -> None:
     from schedulers.exact.lmm_mms import lmm_mms_pick
 
     np.testing.assert_allclose(lmm_mms_pick(parse_instance(LMM_EX2))[:, 0], [2, 1, 2 / 3])
+
+
+def test_lmm_mms_pick_needs_positive_demands() -> None:
+    # Lemma 1's common ratio would give 0.5, 0.5, 0.5 and leave half the memory idle
+    from schedulers.exact.lmm_mms import lmm_mms_pick
+    from schedulers.instance import InstanceError
+
+    data = {
+        "resources": ["cpu", "mem"],
+        "servers": [{"id": "s", "capacity": [1, 1]}],
+        "users": [
+            {"id": "1", "demand": [1, 0]},
+            {"id": "2", "demand": [1, 0]},
+            {"id": "3", "demand": [0, 1]},
+        ],
+    }
+    np.testing.assert_allclose(totals("lmm-mms", data), [0.5, 0.5, 1])
+    with pytest.raises(InstanceError, match="every user must demand every resource"):
+        lmm_mms_pick(parse_instance(data))

@@ -170,6 +170,18 @@ def test_lmm_mms_on_one_pool_is_bounded_drf(inst: Instance) -> None:
 def test_lmm_mms_pick_matches_sequential_lps(inst: Instance) -> None:
     from schedulers.exact.lmm_mms import lmm_mms_pick
 
+    # the paper's algorithm assumes every user demands every resource (Lemma 1)
+    inst = Instance(
+        inst.resources,
+        inst.server_ids,
+        inst.user_ids,
+        inst.capacity + 1.0,
+        inst.demand + 0.5,
+        inst.weight,
+        inst.max_tasks,
+        inst.eligible,
+    )
+
     np.testing.assert_allclose(
         lmm_mms_pick(inst)[:, 0], solve_exact("lmm-mms", inst).sum(axis=1), rtol=1e-6, atol=1e-7
     )

@@ -37,10 +37,21 @@ def lmm_mms_pick(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
     Raises
     ------
     InstanceError
-        If the instance has more than one server.
+        If the instance has more than one server, or a user that the pool can serve has a zero
+        demand. Lemma 1 (one common ratio for every unsatisfied user) moves resources between any
+        two users, so it needs every user to demand every resource; with zero demands the common
+        ratio can leave a resource idle. Example: capacity (1, 1), demands (1, 0), (1, 0), (0, 1):
+        the common ratio gives 0.5, 0.5, 0.5, the lexicographic optimum 0.5, 0.5, 1
+        (``docs/mechanisms.md``). Use :func:`~schedulers.exact.lexmaxmin.solve_lmm_mms` there.
     """
     if inst.capacity.shape[0] != 1:
         raise InstanceError("lmm-mms (PICK): the median-halving algorithm needs one server")
+    served = inst.eligible[:, 0] & ~((inst.demand > 0) & (inst.capacity[0] <= 0)).any(axis=1)
+    if (inst.demand[served] <= 0).any():
+        raise InstanceError(
+            "lmm-mms (PICK): every user must demand every resource (Lemma 1); "
+            "use the sequential LPs"
+        )
     cap = inst.capacity[0]
     mu = maximin_share(inst) if mms is None else np.asarray(mms, dtype=float)
     mu = np.where(inst.eligible[:, 0], mu, 0.0)
