@@ -1,0 +1,241 @@
+"""Fairness-property checks of the exact mechanisms on concrete instances.
+
+Definitions (utility = number of tasks a user runs; PS-DSF paper Sections II-A and III-B):
+
+* sharing incentive: every user runs at least what a ``w_n / sum w`` slice of every server gives
+  it, ``sum_l (w_n / sum w) gamma[n, l]`` over the servers that can serve it (capped by its task
+  bound);
+* envy-freeness: no user could run more tasks with another user's per-server bundles, scaled by
+  the weight ratio;
+* Pareto optimality: no feasible allocation gives every user at least as many tasks and one user
+  more (one LP);
+* strategy-proofness: no user runs more *true* tasks by misreporting its demand vector (raising
+  some entries) or its eligible servers (dropping some);
+* bottleneck fairness: when one resource is dominantly requested by every user from every server
+  that can serve it, the weighted shares of that resource are lexicographically max-min fair;
+* single-resource fairness: the same when every user demands only one and the same resource;
+* population monotonicity: when a user leaves, nobody else runs fewer tasks.
+
+Pooled mechanisms (``drf``, ``af``, ``bmf``) are checked on the pooled instance (one server, no
+placement constraints), which is the setting they are defined in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+from scipy.optimize import linprog
+
+from schedulers.exact import POOLED, solve_exact
+from schedulers.exact.common import monopoly_tasks, serving
+from schedulers.instance import Instance
+
+PROPERTIES = (
+    "sharing-incentive",
+    "envy-freeness",
+    "pareto-optimality",
+    "strategy-proofness",
+    "bottleneck-fairness",
+    "single-resource-fairness",
+    "population-monotonicity",
+)
+RTOL = 1e-6
+
+
+def pooled(inst: Instance) -> Instance:
+    """The one-server, unconstrained instance of the pooled mechanisms."""
+    n_u = len(inst.user_ids)
+    return replace(
+        inst,
+        server_ids=("pool",),
+        capacity=inst.capacity.sum(axis=0)[None, :],
+        eligible=np.ones((n_u, 1), dtype=bool),
+    )
+
+
+def _less(a: float, b: float) -> bool:
+    """``a`` is below ``b`` beyond the tolerance."""
+    return a < b * (1 - RTOL) - 1e-7
+
+
+def _tasks_with(inst: Instance, n: int, bundles: np.ndarray) -> float:
+    """Tasks user n runs with per-server resource bundles ``(n_servers, n_resources)``."""
+    d = inst.demand[n]
+    can = serving(inst)[n]
+    need = d > 0
+    per = np.where(can, (bundles[:, need] / d[need]).min(axis=1), 0.0)
+    return float(min(per.sum(), inst.max_tasks[n]))
+
+
+def _feasible_rows(inst: Instance, users: np.ndarray, servers: np.ndarray) -> tuple[list, list]:
+    a_ub, b_ub = [], []
+    for srv in range(inst.capacity.shape[0]):
+        for r in range(inst.capacity.shape[1]):
+            row = np.where(servers == srv, inst.demand[users, r], 0.0)
+            if row.any():
+                a_ub.append(row)
+                b_ub.append(inst.capacity[srv, r])
+    for n in np.unique(users):
+        if np.isfinite(inst.max_tasks[n]):
+            a_ub.append((users == n).astype(float))
+            b_ub.append(inst.max_tasks[n])
+    return a_ub, b_ub
+
+
+def is_lex_max_min(inst: Instance, x: np.ndarray, a: np.ndarray) -> bool:
+    """Whether no user's share ``x_n a_n / w_n`` can grow without lowering a share not above it."""
+    serve = serving(inst) & (a > 0)[:, None]
+    users, servers = np.nonzero(serve)
+    if len(users) == 0:
+        return True
+    tot = x.sum(axis=1)
+    share = tot * a / inst.weight
+    a_ub, b_ub = _feasible_rows(inst, users, servers)
+    for n in np.unique(users):
+        if tot[n] >= inst.max_tasks[n] * (1 - RTOL):
+            continue
+        rows, rhs = list(a_ub), list(b_ub)
+        for m in np.unique(users):
+            if share[m] <= share[n] * (1 + RTOL) + 1e-9:
+                rows.append(-(users == m).astype(float) * a[m] / inst.weight[m])
+                rhs.append(-share[m] * (1 - 1e-7))
+        res = linprog(-(users == n).astype(float), A_ub=np.array(rows), b_ub=rhs, method="highs")
+        if res.status == 0 and _less(tot[n], -res.fun):
+            return False
+    return True
+
+
+def sharing_incentive(inst: Instance, x: np.ndarray) -> bool:
+    """Every user runs at least its weight-proportional slice of every server (PS-DSF III-B)."""
+    gamma = monopoly_tasks(inst.capacity, inst.demand) * serving(inst)
+    fair = np.minimum(gamma.sum(axis=1) * inst.weight / inst.weight.sum(), inst.max_tasks)
+    return not any(_less(x[n].sum(), fair[n]) for n in range(len(fair)))
+
+
+def envy_free(inst: Instance, x: np.ndarray) -> bool:
+    """No user runs more tasks with another's bundles scaled by ``w_n / w_m``."""
+    n_u = x.shape[0]
+    for n in range(n_u):
+        for m in range(n_u):
+            if m == n:
+                continue
+            bundles = x[m][:, None] * inst.demand[m][None, :] * inst.weight[n] / inst.weight[m]
+            if _less(x[n].sum(), _tasks_with(inst, n, bundles)):
+                return False
+    return True
+
+
+def pareto_optimal(inst: Instance, x: np.ndarray) -> bool:
+    """No feasible allocation dominates ``x`` (LP: max total with every user at least its tasks)."""
+    users, servers = np.nonzero(serving(inst))
+    if len(users) == 0:
+        return True
+    a_ub, b_ub = _feasible_rows(inst, users, servers)
+    tot = x.sum(axis=1)
+    for n in np.unique(users):
+        a_ub.append(-(users == n).astype(float))
+        b_ub.append(-tot[n] * (1 - 1e-9))
+    res = linprog(-np.ones(len(users)), A_ub=np.array(a_ub), b_ub=b_ub, method="highs")
+    return not (res.status == 0 and _less(tot.sum(), -res.fun))
+
+
+def bottleneck_resource(inst: Instance, *, single: bool = False) -> int | None:
+    """A resource every user requests dominantly from every server that serves it, if any.
+
+    With ``single`` it must also be the only resource any user demands.
+    """
+    serve = serving(inst)
+    n_r = inst.demand.shape[1]
+    for r in range(n_r):
+        ok = True
+        for n in range(inst.demand.shape[0]):
+            d = inst.demand[n]
+            if single and (d[np.arange(n_r) != r] > 0).any():
+                ok = False
+                break
+            if d[r] <= 0:
+                ok = False
+                break
+            for srv in np.nonzero(serve[n])[0]:
+                frac = np.where(
+                    d > 0, d / np.where(inst.capacity[srv] > 0, inst.capacity[srv], 1), 0
+                )
+                if frac[r] < frac.max() * (1 - 1e-12):
+                    ok = False
+                    break
+            if not ok:
+                break
+        if ok:
+            return r
+    return None
+
+
+def check(
+    name: str,
+    inst: Instance,
+    rng: np.random.Generator,
+    *,
+    misreports: int = 8,
+) -> dict[str, bool | None]:
+    """Check every property of mechanism ``name`` on ``inst``.
+
+    Returns
+    -------
+    dict
+        ``{property: True (holds) | False (violated) | None (not applicable)}``.
+    """
+    if name in POOLED:
+        inst = pooled(inst)
+    solve: Callable[[Instance], np.ndarray] = lambda i: solve_exact(name, i)  # noqa: E731
+    x = solve(inst)
+    out: dict[str, bool | None] = {
+        "sharing-incentive": sharing_incentive(inst, x),
+        "envy-freeness": envy_free(inst, x),
+        "pareto-optimality": pareto_optimal(inst, x),
+    }
+    # strategy-proofness: one random user, random misreports
+    n_u = x.shape[0]
+    sp = True
+    for _ in range(misreports):
+        n = int(rng.integers(n_u))
+        dem = inst.demand.copy()
+        elig = inst.eligible.copy()
+        if rng.random() < 0.7 or name in POOLED or elig.shape[1] == 1:
+            bump = rng.random(dem.shape[1]) < 0.5
+            dem[n] = dem[n] + bump * rng.uniform(0.1, 1.0, dem.shape[1]) * dem[n].max()
+        else:
+            keep = rng.random(elig.shape[1]) < 0.6
+            elig[n] = elig[n] & keep
+        lie = replace(inst, demand=dem, eligible=elig)
+        y = solve(lie)
+        bundles = y[n][:, None] * dem[n][None, :]
+        if _less(x[n].sum(), _tasks_with(inst, n, bundles)):
+            sp = False
+            break
+    out["strategy-proofness"] = sp
+    r = bottleneck_resource(inst)
+    out["bottleneck-fairness"] = None if r is None else is_lex_max_min(inst, x, inst.demand[:, r])
+    r1 = bottleneck_resource(inst, single=True)
+    out["single-resource-fairness"] = (
+        None if r1 is None else is_lex_max_min(inst, x, inst.demand[:, r1])
+    )
+    if n_u >= 2:
+        gone = int(rng.integers(n_u))
+        keep = np.arange(n_u) != gone
+        sub = replace(
+            inst,
+            user_ids=tuple(u for k, u in enumerate(inst.user_ids) if keep[k]),
+            demand=inst.demand[keep],
+            weight=inst.weight[keep],
+            max_tasks=inst.max_tasks[keep],
+            eligible=inst.eligible[keep],
+        )
+        y = solve(sub)
+        out["population-monotonicity"] = not any(
+            _less(y[k].sum(), x[j].sum()) for k, j in enumerate(np.nonzero(keep)[0])
+        )
+    else:
+        out["population-monotonicity"] = None
+    return out
