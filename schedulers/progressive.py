@@ -127,8 +127,10 @@ class ProgressiveFilling(Scheduler):
         # check for. Every other server has not gained resources since the user was blocked.
         self._cands: dict[int, list[int]] = {}
         self._recheck: set[int] = set()  # freed servers where a fitting user was left blocked
-        # Per-resource minimum of the blocked head needs: a freed server with less free than
-        # that of some resource can wake nobody (recomputed lazily after wake-ups).
+        self._bneed: dict[int, tuple[float, ...]] = {}  # blocked head needs, as tuples
+        # A lower bound of the per-resource minimum of the blocked head needs: a freed server
+        # with less free than that of some resource can wake nobody. It may go stale-low when
+        # users wake (still a valid bound) and is recomputed after a check that found nobody.
         self._bmin = [np.inf] * self._k
         self._bmin_stale = False
         self._maxfree = [float(c.max()) for c in self._cols]
@@ -198,6 +200,7 @@ class ProgressiveFilling(Scheduler):
     def _block(self, user: int, need: tuple[float, ...]) -> None:
         self._blocked[user] = True
         self._bheads[user] = need
+        self._bneed[user] = need
         self._n_blocked += 1
         bmin = self._bmin
         for k in range(self._k):
@@ -236,6 +239,9 @@ class ProgressiveFilling(Scheduler):
             for k in range(1, self._k):
                 fits &= bh[:, k] <= cols[k][server]
             users = np.flatnonzero(fits).tolist()
+            if not users:
+                self._bmin_stale = True  # the bound let a useless check through: tighten it
+                continue
             if self.eligible:
                 users = [u for u in users if u not in self.eligible or self.eligible[u][server]]
             if users:
@@ -243,12 +249,13 @@ class ProgressiveFilling(Scheduler):
                 for u in users:
                     cands.setdefault(u, []).append(server)
         woken: set[int] = set()
+        bneed = self._bneed
         for server, users in fitting:
             rem = [float(cols[k][server]) for k in range(self._k)]
             for u in sorted(users, key=lambda v: (share[v], v)):
                 if u in woken:
                     continue
-                need = bh[u]
+                need = bneed[u]
                 if len(cands[u]) > 1:
                     woken.add(u)
                 elif all(need[k] <= rem[k] for k in range(self._k)):
@@ -258,8 +265,6 @@ class ProgressiveFilling(Scheduler):
                 else:
                     self._recheck.add(server)  # u stays blocked; look again at the end
         for u in sorted(woken):
-            if not self._bmin_stale and any(bh[u, k] <= bmin[k] for k in k_range):
-                self._bmin_stale = True  # a user holding the minimum left the blocked set
             self._cands[u] = cands[u]
             self._blocked[u] = False
             self._bheads[u] = np.inf
