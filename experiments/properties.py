@@ -51,8 +51,14 @@ LITERATURE: list[dict[str, Any]] = [
 ]
 
 
-def random_instance(rng: np.random.Generator, k: int) -> dict[str, Any]:
-    """A small heterogeneous instance with placement constraints (2-4 users, 1-3 servers)."""
+def random_instance(
+    rng: np.random.Generator, k: int, *, constrained: bool = True, positive: bool = False
+) -> dict[str, Any]:
+    """A small heterogeneous instance (2-4 users, 1-3 servers).
+
+    ``constrained``: some users restricted to servers, some servers lacking a resource;
+    ``positive``: every demand entry positive (the setting of several theorems).
+    """
     n_r = int(rng.integers(2, 4))
     n_s = int(rng.integers(1, 4))
     n_u = int(rng.integers(2, 5))
@@ -60,17 +66,19 @@ def random_instance(rng: np.random.Generator, k: int) -> dict[str, Any]:
         {"id": f"s{j}", "capacity": rng.integers(1, 13, n_r).astype(float).tolist()}
         for j in range(n_s)
     ]
-    if rng.random() < 0.3 and n_s > 1:  # a server lacking a resource, as in PS-DSF Fig. 1
+    if (
+        constrained and rng.random() < 0.3 and n_s > 1
+    ):  # a server lacking a resource, as in PS-DSF Fig. 1
         servers[-1]["capacity"][int(rng.integers(n_r))] = 0.0
     users = []
     for i in range(n_u):
-        d = rng.integers(0, 5, n_r).astype(float)
+        d = rng.integers(1 if positive else 0, 5, n_r).astype(float)
         if not d.any():
             d[int(rng.integers(n_r))] = 1.0
         u: dict[str, Any] = {"id": f"u{i}", "demand": d.tolist()}
         if rng.random() < 0.3:
             u["weight"] = int(rng.integers(1, 4))
-        if rng.random() < 0.4 and n_s > 1:
+        if constrained and rng.random() < 0.4 and n_s > 1:
             keep = rng.random(n_s) < 0.6
             keep[int(rng.integers(n_s))] = True
             u["eligible"] = [s["id"] for s, kk in zip(servers, keep, strict=True) if kk]
@@ -78,7 +86,15 @@ def random_instance(rng: np.random.Generator, k: int) -> dict[str, Any]:
     return {"resources": [f"r{j}" for j in range(n_r)], "servers": servers, "users": users}
 
 
-def run(mechanisms: list[str], n_instances: int, seed: int, out: Path | None) -> dict:
+def run(
+    mechanisms: list[str],
+    n_instances: int,
+    seed: int,
+    out: Path | None,
+    *,
+    constrained: bool = True,
+    positive: bool = False,
+) -> dict:
     """Check every mechanism on the literature instances plus random ones.
 
     Returns
@@ -87,8 +103,10 @@ def run(mechanisms: list[str], n_instances: int, seed: int, out: Path | None) ->
         ``{mechanism: {property: {"checked": N, "violations": K}}}``.
     """
     rng = np.random.default_rng(seed)
-    datas = LITERATURE[:n_instances] + [
-        random_instance(rng, k) for k in range(max(0, n_instances - len(LITERATURE)))
+    lit = LITERATURE if constrained and not positive else []
+    datas = lit[:n_instances] + [
+        random_instance(rng, k, constrained=constrained, positive=positive)
+        for k in range(max(0, n_instances - len(lit)))
     ]
     table: dict[str, dict[str, dict[str, int]]] = {
         m: {p: {"checked": 0, "violations": 0} for p in PROPERTIES} for m in mechanisms
@@ -129,9 +147,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", default="results/properties")
+    p.add_argument("--unconstrained", action="store_true", help="no placement constraints")
+    p.add_argument("--positive", action="store_true", help="every demand entry positive")
     a = p.parse_args(argv)
     mechs = a.mechanism or list(EXACT)
-    table = run(mechs, a.instances, a.seed, Path(a.out))
+    table = run(
+        mechs,
+        a.instances,
+        a.seed,
+        Path(a.out),
+        constrained=not a.unconstrained,
+        positive=a.positive,
+    )
     sys.stdout.write(json.dumps(table) + "\n" if a.json else format_table(table))
     return 0
 
