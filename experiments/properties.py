@@ -142,7 +142,7 @@ def format_table(table: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--mechanism", action="append", choices=sorted(EXACT))
+    p.add_argument("--mechanism", action="append", choices=sorted([*EXACT, "psdsf-tdm"]))
     p.add_argument("--instances", type=int, default=150)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true")
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--unconstrained", action="store_true", help="no placement constraints")
     p.add_argument("--positive", action="store_true", help="every demand entry positive")
     a = p.parse_args(argv)
-    mechs = a.mechanism or list(EXACT)
+    mechs = a.mechanism or [*EXACT, "psdsf-tdm"]
     table = run(
         mechs,
         a.instances,

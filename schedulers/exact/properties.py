@@ -69,8 +69,17 @@ def _tasks_with(inst: Instance, n: int, bundles: np.ndarray) -> float:
     return float(min(per.sum(), inst.max_tasks[n]))
 
 
-def _feasible_rows(inst: Instance, users: np.ndarray, servers: np.ndarray) -> tuple[list, list]:
+def _feasible_rows(
+    inst: Instance, users: np.ndarray, servers: np.ndarray, *, tdm: bool = False
+) -> tuple[list, list]:
     a_ub, b_ub = [], []
+    if tdm:  # PS-DSF eq. 10: sum_n x[n, l] / gamma[n, l] <= 1
+        gamma = monopoly_tasks(inst.capacity, inst.demand)
+        for srv in range(inst.capacity.shape[0]):
+            row = np.where(servers == srv, 1.0 / np.maximum(gamma[users, servers], 1e-300), 0.0)
+            if row.any():
+                a_ub.append(row)
+                b_ub.append(1.0)
     for srv in range(inst.capacity.shape[0]):
         for r in range(inst.capacity.shape[1]):
             row = np.where(servers == srv, inst.demand[users, r], 0.0)
@@ -127,12 +136,16 @@ def envy_free(inst: Instance, x: np.ndarray) -> bool:
     return True
 
 
-def pareto_optimal(inst: Instance, x: np.ndarray) -> bool:
-    """No feasible allocation dominates ``x`` (LP: max total with every user at least its tasks)."""
+def pareto_optimal(inst: Instance, x: np.ndarray, *, tdm: bool = False) -> bool:
+    """No feasible allocation dominates ``x`` (LP: max total with every user at least its tasks).
+
+    With ``tdm`` feasibility is PS-DSF's time-division constraint (eq. 10), the set in which the
+    paper's Theorem 3 claims Pareto optimality for TDM.
+    """
     users, servers = np.nonzero(serving(inst))
     if len(users) == 0:
         return True
-    a_ub, b_ub = _feasible_rows(inst, users, servers)
+    a_ub, b_ub = _feasible_rows(inst, users, servers, tdm=tdm)
     tot = x.sum(axis=1)
     for n in np.unique(users):
         a_ub.append(-(users == n).astype(float))
@@ -179,7 +192,7 @@ def check(
     *,
     misreports: int = 8,
 ) -> dict[str, bool | None]:
-    """Check every property of mechanism ``name`` on ``inst``.
+    """Check every property of mechanism ``name`` (an ``EXACT`` name or ``psdsf-tdm``) on ``inst``.
 
     Returns
     -------
@@ -188,12 +201,15 @@ def check(
     """
     if name in POOLED:
         inst = pooled(inst)
-    solve: Callable[[Instance], np.ndarray] = lambda i: solve_exact(name, i)  # noqa: E731
+    if name == "psdsf-tdm":  # PS-DSF under time-division multiplexing (eq. 10)
+        solve: Callable[[Instance], np.ndarray] = lambda i: solve_exact("psdsf", i, "tdm")  # noqa: E731
+    else:
+        solve = lambda i: solve_exact(name, i)  # noqa: E731
     x = solve(inst)
     out: dict[str, bool | None] = {
         "sharing-incentive": sharing_incentive(inst, x),
         "envy-freeness": envy_free(inst, x),
-        "pareto-optimality": pareto_optimal(inst, x),
+        "pareto-optimality": pareto_optimal(inst, x, tdm=name == "psdsf-tdm"),
     }
     # strategy-proofness: one random user, random misreports
     n_u = x.shape[0]
