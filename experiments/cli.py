@@ -111,10 +111,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
 def cmd_trace_convert(args: argparse.Namespace) -> int:
     from traces.errors import TraceError
 
+    if args.format.startswith("alibaba"):
+        from traces.alibaba import convert_alibaba
+
+        report = convert_alibaba(args.format, Path(args.src), Path(args.out))
+        print(json.dumps({k: report[k] for k in ("rows_read", "rows_used", "skipped")}, indent=2))
+        return 0
     if args.format != "google-2011":
-        raise TraceError(
-            f"trace convert: format {args.format!r} is not implemented yet (available: google-2011)"
-        )
+        raise TraceError(f"trace convert: unknown format {args.format!r}")
     from traces.fetch import parse_parts
     from traces.google2011 import convert_google_2011
 

@@ -1,0 +1,777 @@
+"""Convert Alibaba cluster traces (v2017, v2018, GPU v2023) to the canonical tables.
+
+Formats (``fairsim trace convert FORMAT SRC --out DIR``; SRC is a folder). The semantics are in
+``docs/traces-alibaba.md``; in short:
+
+``alibaba-2017``
+    ``batch_task.csv[.gz]`` (8 columns: create time, end time, job id, task id, instances, status,
+    CPU request per instance with 100 = 1 core, normalised memory per instance), with or without
+    the header row some copies carry, and optionally ``server_event.csv[.gz]`` (7 columns).
+``alibaba-2018``
+    ``batch_task.csv[.gz]`` in the official v2018 layout (9 columns: task_name, instance_num,
+    job_name, task_type, status, start_time, end_time, plan_cpu, plan_mem) and optionally
+    ``machine_meta.csv[.gz]`` (7 columns). Task names carry the DAG (:mod:`traces.dag`).
+``alibaba-2018-spar``
+    The derived one-hour v2018 sample of the ``spar`` package: ``sample_tasks.csv[.gz]`` (7
+    columns: arrival offset, job_name, task_name, duration, plan_cpu, plan_mem, instance_num);
+    ``machine_meta.csv[.gz]`` is looked up in SRC and its parent folder.
+``alibaba-gpu-2023``
+    ``openb_node_list_all_node.csv`` (or ``openb_node_list_gpu_node.csv``) and
+    ``openb_pod_list_default.csv``, with header rows; three resources ``cpu, mem, gpu``.
+
+Normalisation: every resource is divided by the largest server's capacity of that resource, as
+read from the machine table of the same trace, so the largest machine has 1 (as for Google).
+Without a machine table the documented machine sizes are used (v2017: 64 cores, memory 1.0;
+v2018: 96 cores, memory 100); the divisors are recorded in ``conversion.json`` ("normalisation").
+
+A task with ``n`` instances stays one row with ``instances = n``. Every input row is either used or
+counted in ``skipped`` with a reason, and ``rows_used + sum(skipped) == rows_read`` per table. A
+header row is not a data row and is not counted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import re
+import time as _time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from traces.dag import dag_columns
+from traces.errors import TraceError
+from traces.io import write_json_atomic, write_servers, write_tasks
+from traces.schema import SCHEMA_VERSION
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("alibaba-2017", "alibaba-2018", "alibaba-2018-spar", "alibaba-gpu-2023")
+BLOCK_SIZE = 4 << 20
+
+R_MALFORMED = "malformed row (wrong column count)"
+R_UNPARSEABLE = "unparseable field"
+R_MISSING_REQ = "missing cpu or mem request"
+R_NEG_REQ = "negative request"
+R_NEG_INST = "negative instance count"
+R_ZERO_INST = "zero instance count"
+R_BAD_STATUS = "unknown status"
+R_END_BEFORE_START = "end time before start time"
+R_DUP_TASK = "duplicate task id"
+R_BAD_JOB = "unparseable job name"
+R_SUPERSEDED = "superseded by a later row for the machine"
+R_EMPTY_CAP = "empty or invalid capacity"
+R_DUP_NODE = "duplicate node name"
+R_NO_SCHEDULE = "finished or failed without a scheduled time"
+
+BATCH_TASK_2017 = (
+    "create", "end", "job", "task", "instances", "status", "cpu", "mem",
+)  # fmt: skip
+SERVER_EVENT_2017 = ("time", "machine", "event", "detail", "cpu", "mem", "disk")
+BATCH_TASK_2018 = (
+    "task_name", "instances", "job_name", "task_type", "status", "start", "end", "cpu", "mem",
+)  # fmt: skip
+MACHINE_META_2018 = ("machine", "time", "fd1", "fd2", "cpu", "mem", "status")
+SPAR_TASKS = ("arrival", "job_name", "task_name", "duration", "cpu", "mem", "instances")
+GPU_NODES = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+GPU_PODS = (
+    "name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase",
+    "creation_time", "deletion_time", "scheduled_time",
+)  # fmt: skip
+
+STATUS_2017 = {
+    "Terminated": "finish", "Failed": "fail", "Running": "censored", "Waiting": "unscheduled",
+}  # fmt: skip
+STATUS_2018 = {
+    "Terminated": "finish", "Failed": "fail", "Running": "censored", "Waiting": "unscheduled",
+    "Ready": "unscheduled", "Cancelled": "kill", "Interrupted": "kill",
+}  # fmt: skip
+PHASE_GPU = {
+    "Succeeded": "finish",
+    "Failed": "fail",
+    "Running": "censored",
+    "Pending": "unscheduled",
+}
+
+DEFAULT_2017 = {"cpu": 64.0, "mem": 1.0}
+DEFAULT_2018 = {"cpu": 96.0, "mem": 100.0}
+
+
+# --------------------------------------------------------------------------- reading helpers
+
+
+class _Table:
+    """One input table: string columns, and the rows' skip reasons as they are decided."""
+
+    def __init__(self, path: Path, names: tuple[str, ...], rel: str) -> None:
+        self.rel = rel
+        self.malformed = 0
+        header = _has_header(path, rel)
+        self.header = header
+        read = pacsv.ReadOptions(
+            column_names=list(names), block_size=BLOCK_SIZE, skip_rows=1 if header else 0
+        )
+        parse = pacsv.ParseOptions(invalid_row_handler=self._bad)
+        convert = pacsv.ConvertOptions(
+            column_types={c: pa.string() for c in names}, strings_can_be_null=True
+        )
+        batches = []
+        try:
+            reader = pacsv.open_csv(
+                path, read_options=read, parse_options=parse, convert_options=convert
+            )
+            while True:
+                try:
+                    batches.append(reader.read_next_batch())
+                except StopIteration:
+                    break
+        except (OSError, EOFError, pa.ArrowInvalid) as exc:
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise TraceError(f"{rel}: unreadable CSV or gzip ({msg})") from None
+        schema = pa.schema([(c, pa.string()) for c in names])
+        self.table = pa.Table.from_batches(batches, schema=schema)
+        self.n = self.table.num_rows
+        self.reason = np.full(self.n, None, dtype=object)
+
+    def _bad(self, row: Any) -> str:
+        self.malformed += 1
+        return "skip"
+
+    def str(self, name: str) -> np.ndarray:
+        """Column ``name`` as stripped Python strings (``None`` for empty)."""
+        col = pc.utf8_trim_whitespace(self.table.column(name))
+        return np.asarray(col.to_pandas(), dtype=object)
+
+    def num(self, name: str, *, required: bool = True) -> np.ndarray:
+        """Column ``name`` as float64; unparseable (and, if ``required``, empty) rows rejected."""
+        raw = pc.utf8_trim_whitespace(self.table.column(name))
+        empty = np.asarray(pc.is_null(raw)) | np.asarray(pc.equal(raw, "").fill_null(True))
+        vals = pd.to_numeric(pd.Series(raw.to_pandas()), errors="coerce").to_numpy(
+            np.float64, copy=True
+        )
+        bad = ~empty & ~np.isfinite(vals)
+        if required:
+            bad |= empty
+        self.reject(bad, R_UNPARSEABLE)
+        vals[empty] = np.nan
+        return vals
+
+    def integer(self, name: str) -> np.ndarray:
+        """Column ``name`` as int64; non-integers rejected as unparseable."""
+        vals = self.num(name)
+        self.reject(np.isfinite(vals) & (vals != np.round(vals)), R_UNPARSEABLE)
+        return np.where(np.isfinite(vals), vals, 0).astype(np.int64)
+
+    def reject(self, mask: np.ndarray, reason: str) -> None:
+        """Give ``reason`` to the rows in ``mask`` that have no reason yet."""
+        sel = np.asarray(mask, dtype=bool) & (self.reason == None)  # noqa: E711
+        self.reason[sel] = reason
+
+    @property
+    def ok(self) -> np.ndarray:
+        """Rows not rejected so far."""
+        return self.reason == None  # noqa: E711
+
+    def report(self) -> tuple[int, int, dict[str, int]]:
+        """Return ``(rows_read, rows_used, skipped)`` and check the accounting."""
+        skipped: dict[str, int] = {R_MALFORMED: self.malformed}
+        reasons, counts = np.unique(self.reason[~self.ok].astype(str), return_counts=True)
+        skipped.update({str(r): int(c) for r, c in zip(reasons, counts, strict=True)})
+        used = int(self.ok.sum())
+        read = self.n + self.malformed
+        if used + sum(skipped.values()) != read:  # pragma: no cover - internal guard
+            raise TraceError(f"{self.rel}: accounting error")
+        return read, used, skipped
+
+
+HEADER_WORDS = {
+    "task_create_time", "timestamp", "time_stamp", "task_name", "machine_id", "sn", "name",
+    "arrival_offset_s", "job_name", "create_time",
+}  # fmt: skip
+
+
+def _has_header(path: Path, rel: str) -> bool:
+    """True when the first line is a header row (a known column name or a non-number)."""
+    try:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+            first = fh.readline()
+    except (OSError, EOFError) as exc:
+        raise TraceError(f"{rel}: unreadable ({str(exc).splitlines()[0]})") from None
+    field = first.split(",", 1)[0].strip().lower()
+    if field in HEADER_WORDS:
+        return True
+    if not field or re.match(r"^(m_|j_|task_|[a-z]+\d)", field) or "-" in field:
+        return False
+    try:
+        float(field)
+    except ValueError:
+        return True
+    return False
+
+
+def _find(src: Path, stem: str, *, required: bool) -> Path | None:
+    for name in (stem, stem + ".gz"):
+        if (src / name).is_file():
+            return src / name
+    if required:
+        raise TraceError(f"{src}: {stem}[.gz] not found")
+    return None
+
+
+def _check_src(src: Path) -> Path:
+    src = Path(src)
+    if not src.is_dir():
+        raise TraceError(f"{src}: not a directory")
+    return src
+
+
+def _finish(
+    fmt: str,
+    out: Path,
+    tables: dict[str, _Table],
+    tasks: pd.DataFrame,
+    servers: pd.DataFrame | None,
+    resources: tuple[str, ...],
+    extra: dict[str, Any],
+    started: float,
+) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "format": fmt,
+        "schema": SCHEMA_VERSION,
+        "resources": list(resources),
+        "rows_read": {},
+        "rows_used": {},
+        "skipped": {},
+    }
+    for name, t in tables.items():
+        read, used, skipped = t.report()
+        report["rows_read"][name] = read
+        report["rows_used"][name] = used
+        report["skipped"][name] = skipped
+        report.setdefault("header_row", {})[name] = t.header
+    tasks = tasks.sort_values(["submit_s", "job_id", "task_index"], kind="stable")
+    states, counts = np.unique(tasks["end_state"].to_numpy(str), return_counts=True)
+    report.update(
+        {
+            "tasks": len(tasks),
+            "instances": int(tasks["instances"].sum()),
+            "jobs": int(tasks["job_id"].nunique()),
+            "users": int(tasks["user"].nunique()),
+            "servers": None if servers is None else len(servers),
+            "end_states": {str(s): int(c) for s, c in zip(states, counts, strict=True)},
+            **extra,
+        }
+    )
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_tasks(tasks, out / "tasks.parquet", resources=resources)
+    if servers is not None:
+        write_servers(servers, out / "servers.parquet", resources=resources)
+    report["wall_s"] = round(_time.perf_counter() - started, 3)
+    write_json_atomic(report, out / "conversion.json")
+    return report
+
+
+def _task_frame(
+    t: _Table,
+    *,
+    job_id: np.ndarray,
+    task_index: np.ndarray,
+    user: np.ndarray,
+    submit: np.ndarray,
+    demand: dict[str, np.ndarray],
+    run: np.ndarray,
+    state: np.ndarray,
+    instances: np.ndarray,
+    parents: np.ndarray | None = None,
+) -> pd.DataFrame:
+    ok = t.ok
+    n = int(ok.sum())
+    run = run[ok]
+    return pd.DataFrame(
+        {
+            "job_id": job_id[ok],
+            "task_index": task_index[ok].astype(np.int32),
+            "user": user[ok],
+            "submit_s": submit[ok],
+            **{r: v[ok] for r, v in demand.items()},
+            "run_s": run,
+            "end_state": state[ok],
+            "attempts": (~np.isnan(run)).astype(np.int32),
+            "instances": instances[ok].astype(np.int32),
+            "constraint": np.full(n, None, dtype=object),
+            "parents": np.full(n, None, dtype=object) if parents is None else parents[ok],
+        }
+    )
+
+
+def _instances(t: _Table, name: str) -> np.ndarray:
+    inst = t.integer(name)
+    t.reject(inst < 0, R_NEG_INST)
+    t.reject(inst == 0, R_ZERO_INST)
+    t.reject(inst >= 1 << 31, R_UNPARSEABLE)
+    return inst
+
+
+def _states(t: _Table, status: np.ndarray, mapping: dict[str, str]) -> np.ndarray:
+    state = np.array([mapping.get(s, "") if s is not None else "" for s in status], dtype=object)
+    t.reject(state == "", R_BAD_STATUS)
+    return state
+
+
+def _run_times(
+    t: _Table, start: np.ndarray, end: np.ndarray, state: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """Run time ``end - start``; censored tasks whose end is 0 (unknown) or before the start run
+    to the latest end time seen (a lower bound)."""
+    valid = t.ok
+    t_end = float(end[valid].max()) if valid.any() else 0.0
+    run = end - start
+    censored = state == "censored"
+    run = np.where(censored & ((run < 0) | (end == 0)), np.maximum(t_end - start, 0.0), run)
+    t.reject(~censored & (state != "unscheduled") & (run < 0), R_END_BEFORE_START)
+    run = np.where(state == "unscheduled", np.nan, run)
+    return run, t_end
+
+
+# --------------------------------------------------------------------------- machine tables
+
+
+def _servers_2017(path: Path) -> tuple[_Table, pd.DataFrame]:
+    t = _Table(path, SERVER_EVENT_2017, "server_event")
+    event = t.str("event")
+    cpu = t.num("cpu", required=False)
+    mem = t.num("mem", required=False)
+    t.integer("time")
+    machine = t.str("machine")
+    t.reject(pd.isna(machine), R_UNPARSEABLE)
+    is_add = event == "add"
+    for ev in sorted({e for e in event[t.ok & ~is_add] if e is not None}):
+        t.reject(event == ev, f"{ev} event (capacity unchanged)")
+    t.reject(event == None, R_UNPARSEABLE)  # noqa: E711
+    t.reject(~(np.isfinite(cpu) & np.isfinite(mem)) | (cpu <= 0) | (mem <= 0), R_EMPTY_CAP)
+    return t, _last_per_machine(t, machine, {"cpu": cpu, "mem": mem}, None)
+
+
+def _servers_2018(path: Path) -> tuple[_Table, pd.DataFrame]:
+    t = _Table(path, MACHINE_META_2018, "machine_meta")
+    machine = t.str("machine")
+    t.integer("time")
+    cpu = t.num("cpu", required=False)
+    mem = t.num("mem", required=False)
+    t.reject(pd.isna(machine), R_UNPARSEABLE)
+    t.reject(~(np.isfinite(cpu) & np.isfinite(mem)) | (cpu <= 0) | (mem <= 0), R_EMPTY_CAP)
+    return t, _last_per_machine(t, machine, {"cpu": cpu, "mem": mem}, None)
+
+
+def _last_per_machine(
+    t: _Table, machine: np.ndarray, cap: dict[str, np.ndarray], platform: np.ndarray | None
+) -> pd.DataFrame:
+    """Keep each machine's last valid row (file order); earlier ones are superseded."""
+    ok = np.flatnonzero(t.ok)
+    frame = pd.DataFrame({"row": ok, "server": machine[ok]})
+    last = frame.drop_duplicates("server", keep="last")["row"].to_numpy()
+    superseded = np.zeros(t.n, bool)
+    superseded[ok] = True
+    superseded[last] = False
+    t.reject(superseded, R_SUPERSEDED)
+    out = {"server": machine[last].astype(str)}
+    out.update({r: v[last] for r, v in cap.items()})
+    out["platform"] = np.full(len(last), None, dtype=object) if platform is None else platform[last]
+    return pd.DataFrame(out)
+
+
+def _normalise(servers: pd.DataFrame | None, default: dict[str, float]) -> dict[str, float]:
+    if servers is None or servers.empty:
+        return dict(default)
+    return {r: float(servers[r].max()) for r in default}
+
+
+# --------------------------------------------------------------------------- alibaba-2017
+
+
+def convert_alibaba_2017(src: Path, out: Path) -> dict[str, Any]:
+    """Convert Alibaba v2017 ``batch_task`` (+ ``server_event``) to the canonical tables.
+
+    Parameters
+    ----------
+    src : pathlib.Path
+        Folder with ``batch_task.csv[.gz]`` (header row optional) and optionally
+        ``server_event.csv[.gz]``.
+    out : pathlib.Path
+        Output folder (``tasks.parquet``, ``servers.parquet``, ``conversion.json``).
+
+    Returns
+    -------
+    dict
+        The conversion report written to ``conversion.json``.
+
+    Raises
+    ------
+    TraceError
+        If ``src`` or ``batch_task`` is missing or unreadable.
+
+    Notes
+    -----
+    v2017 has no user column: each job is its own user (``"job-<id>"``). ``task_index`` is the
+    trace's task id (unique in the whole table). ``submit_s`` is the create time, clamped to 0
+    (negative = before the window); ``run_s = end - create`` (the task's span, an upper bound of
+    one instance's run time). Statuses: Terminated -> finish, Failed -> fail, Running -> censored
+    (end 0 or before create: runs to the latest end time in the table), Waiting -> unscheduled.
+    """
+    started = _time.perf_counter()
+    src = _check_src(src)
+    bt = _Table(_find(src, "batch_task.csv", required=True), BATCH_TASK_2017, "batch_task")
+    tables = {"batch_task": bt}
+    servers = None
+    se_path = _find(src, "server_event.csv", required=False)
+    if se_path is not None:
+        tables["server_event"], servers = _servers_2017(se_path)
+    norm = _normalise(servers, DEFAULT_2017)
+
+    create = bt.integer("create").astype(np.float64)
+    end = bt.integer("end").astype(np.float64)
+    job = bt.integer("job")
+    task = bt.integer("task")
+    bt.reject((job < 0) | (task < 0) | (task >= 1 << 31), R_UNPARSEABLE)
+    inst = _instances(bt, "instances")
+    state = _states(bt, bt.str("status"), STATUS_2017)
+    cpu = bt.num("cpu", required=False)
+    mem = bt.num("mem", required=False)
+    bt.reject(np.isnan(cpu) | np.isnan(mem), R_MISSING_REQ)
+    bt.reject((cpu < 0) | (mem < 0), R_NEG_REQ)
+    run, t_end = _run_times(bt, create, end, state)
+    dup = pd.Series(task).duplicated(keep="first").to_numpy() & bt.ok
+    bt.reject(dup, R_DUP_TASK)
+
+    tasks = _task_frame(
+        bt,
+        job_id=job,
+        task_index=task,
+        user=np.array([f"job-{j}" for j in job], dtype=object),
+        submit=np.maximum(create, 0.0),
+        demand={"cpu": cpu / 100.0 / norm["cpu"], "mem": mem / norm["mem"]},
+        run=run,
+        state=state,
+        instances=inst,
+    )
+    if servers is not None:
+        servers = servers.assign(cpu=servers["cpu"] / norm["cpu"], mem=servers["mem"] / norm["mem"])
+    extra = {
+        "normalisation": {
+            "cpu": f"plan cpu / 100 / {norm['cpu']:g} cores",
+            "mem": f"normalised memory / {norm['mem']:g}",
+            "source": "server_event" if se_path is not None else "default v2017 machine",
+        },
+        "window_end_s": t_end,
+    }
+    return _finish("alibaba-2017", out, tables, tasks, servers, ("cpu", "mem"), extra, started)
+
+
+# --------------------------------------------------------------------------- alibaba-2018
+
+
+def _job_ids(t: _Table, job_name: np.ndarray) -> np.ndarray:
+    """``j_123`` -> 123; other names rejected."""
+    ids = pd.to_numeric(
+        pd.Series(job_name).str.extract(r"^j_(\d+)$", expand=False), errors="coerce"
+    ).to_numpy(np.float64)
+    t.reject(~np.isfinite(ids), R_BAD_JOB)
+    return np.where(np.isfinite(ids), ids, 0).astype(np.int64)
+
+
+def _dag(t: _Table, job: np.ndarray, task_name: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """DAG columns for the rows still valid; invalid jobs rejected with the DAG reason."""
+    ok = np.flatnonzero(t.ok & ~pd.isna(task_name))
+    t.reject(pd.isna(task_name), R_UNPARSEABLE)
+    index = np.zeros(t.n, np.int64)
+    parents = np.full(t.n, None, dtype=object)
+    idx, par, why = dag_columns(job[ok], task_name[ok])
+    index[ok], parents[ok] = idx, par
+    reason = np.full(t.n, None, dtype=object)
+    reason[ok] = why
+    for r in sorted({w for w in why if w is not None}):
+        t.reject(reason == r, r)
+    return index, parents
+
+
+def _servers_2018_near(src: Path) -> Path | None:
+    return _find(src, "machine_meta.csv", required=False) or _find(
+        src.parent, "machine_meta.csv", required=False
+    )
+
+
+def _v2018(
+    fmt: str, src: Path, out: Path, t: _Table, mm_path: Path | None, columns: dict, started: float
+) -> dict[str, Any]:
+    tables = {columns["table"]: t}
+    servers = None
+    if mm_path is not None:
+        tables["machine_meta"], servers = _servers_2018(mm_path)
+    norm = _normalise(servers, DEFAULT_2018)
+    job_name = t.str("job_name")
+    job = _job_ids(t, job_name)
+    task_name = t.str("task_name")
+    inst = _instances(t, "instances")
+    cpu = t.num("cpu", required=False)
+    mem = t.num("mem", required=False)
+    t.reject(np.isnan(cpu) | np.isnan(mem), R_MISSING_REQ)
+    t.reject((cpu < 0) | (mem < 0), R_NEG_REQ)
+    submit, run, state, t_end = columns["times"](t)
+    index, parents = _dag(t, job, task_name)
+    tasks = _task_frame(
+        t,
+        job_id=job,
+        task_index=index,
+        user=np.array([f"job-{j}" for j in job], dtype=object),
+        submit=submit,
+        demand={"cpu": cpu / 100.0 / norm["cpu"], "mem": mem / norm["mem"]},
+        run=run,
+        state=state,
+        instances=inst,
+        parents=parents,
+    )
+    if servers is not None:
+        servers = servers.assign(cpu=servers["cpu"] / norm["cpu"], mem=servers["mem"] / norm["mem"])
+    extra = {
+        "normalisation": {
+            "cpu": f"plan_cpu / 100 / {norm['cpu']:g} cores",
+            "mem": f"plan_mem / {norm['mem']:g}",
+            "source": "machine_meta" if mm_path is not None else "default v2018 machine",
+        },
+        "window_end_s": t_end,
+        "dag_tasks_with_parents": int(tasks["parents"].notna().sum()),
+    }
+    return _finish(fmt, out, tables, tasks, servers, ("cpu", "mem"), extra, started)
+
+
+def convert_alibaba_2018(src: Path, out: Path) -> dict[str, Any]:
+    """Convert Alibaba v2018 ``batch_task`` (official layout) + ``machine_meta``.
+
+    Parameters
+    ----------
+    src : pathlib.Path
+        Folder with ``batch_task.csv[.gz]`` (9 columns, official order) and optionally
+        ``machine_meta.csv[.gz]``.
+    out : pathlib.Path
+        Output folder.
+
+    Returns
+    -------
+    dict
+        The conversion report.
+
+    Raises
+    ------
+    TraceError
+        If ``src`` or ``batch_task`` is missing or unreadable.
+
+    Notes
+    -----
+    ``submit_s = start_time`` (v2018 has no create time), ``run_s = end_time - start_time``;
+    statuses: Terminated -> finish, Failed -> fail, Running -> censored (end before start: runs
+    to the latest end time), Waiting/Ready -> unscheduled, Cancelled/Interrupted -> kill.
+    ``batch_instance`` is not read. Each job is its own user (``"job-<id>"``).
+    """
+    started = _time.perf_counter()
+    src = _check_src(src)
+    t = _Table(_find(src, "batch_task.csv", required=True), BATCH_TASK_2018, "batch_task")
+
+    def times(t: _Table):
+        start = t.integer("start").astype(np.float64)
+        end = t.integer("end").astype(np.float64)
+        state = _states(t, t.str("status"), STATUS_2018)
+        run, t_end = _run_times(t, start, end, state)
+        return np.maximum(start, 0.0), run, state, t_end
+
+    mm = _find(src, "machine_meta.csv", required=False)
+    cols = {"table": "batch_task", "times": times}
+    return _v2018("alibaba-2018", src, out, t, mm, cols, started)
+
+
+def convert_alibaba_2018_spar(src: Path, out: Path) -> dict[str, Any]:
+    """Convert the derived one-hour v2018 sample of the ``spar`` package.
+
+    Parameters
+    ----------
+    src : pathlib.Path
+        Folder with ``sample_tasks.csv[.gz]``; ``machine_meta.csv[.gz]`` is looked up in ``src``
+        and its parent.
+    out : pathlib.Path
+        Output folder.
+
+    Returns
+    -------
+    dict
+        The conversion report.
+
+    Raises
+    ------
+    TraceError
+        If ``src`` or ``sample_tasks`` is missing or unreadable.
+
+    Notes
+    -----
+    ``submit_s`` = the job's arrival offset, ``run_s`` = the task duration; every task ended
+    (``finish``; the derived format dropped the status). ``sample_instances`` is not read (its
+    rows are the tasks' instances, already counted by ``instance_num``).
+    """
+    started = _time.perf_counter()
+    src = _check_src(src)
+    t = _Table(_find(src, "sample_tasks.csv", required=True), SPAR_TASKS, "sample_tasks")
+
+    def times(t: _Table):
+        arrival = t.num("arrival")
+        duration = t.num("duration")
+        t.reject((arrival < 0) | (duration < 0), R_END_BEFORE_START)
+        state = np.full(t.n, "finish", dtype=object)
+        ends = (arrival + duration)[t.ok]
+        return arrival, duration, state, float(ends.max()) if len(ends) else 0.0
+
+    cols = {"table": "sample_tasks", "times": times}
+    return _v2018("alibaba-2018-spar", src, out, t, _servers_2018_near(src), cols, started)
+
+
+# --------------------------------------------------------------------------- alibaba-gpu-2023
+
+
+def convert_alibaba_gpu_2023(src: Path, out: Path) -> dict[str, Any]:
+    """Convert Alibaba cluster-trace-gpu-v2023 (openb) nodes and pods: resources cpu, mem, gpu.
+
+    Parameters
+    ----------
+    src : pathlib.Path
+        Folder with ``openb_pod_list_default.csv`` and ``openb_node_list_all_node.csv`` (or
+        ``openb_node_list_gpu_node.csv``).
+    out : pathlib.Path
+        Output folder.
+
+    Returns
+    -------
+    dict
+        The conversion report.
+
+    Raises
+    ------
+    TraceError
+        If ``src`` or a table is missing or unreadable.
+
+    Notes
+    -----
+    Each resource is divided by the largest node's amount (cpu_milli, memory_mib, gpu). A pod's
+    GPU demand is ``num_gpu * gpu_milli / 1000`` GPUs. Each pod is one job (``job_id`` = row
+    number) and its own user (the pod name). ``submit_s = creation_time``;
+    ``run_s = deletion_time - scheduled_time``. Phases: Succeeded -> finish, Failed -> fail,
+    Running -> censored, Pending -> unscheduled.
+    """
+    started = _time.perf_counter()
+    src = _check_src(src)
+    node_path = _find(src, "openb_node_list_all_node.csv", required=False) or _find(
+        src, "openb_node_list_gpu_node.csv", required=True
+    )
+    pod_path = _find(src, "openb_pod_list_default.csv", required=True)
+    nodes = _Table(node_path, GPU_NODES, "nodes")
+    sn = nodes.str("sn")
+    n_cpu, n_mem, n_gpu = (nodes.num(c) for c in ("cpu_milli", "memory_mib", "gpu"))
+    nodes.reject(pd.isna(sn), R_UNPARSEABLE)
+    nodes.reject((n_cpu < 0) | (n_mem < 0) | (n_gpu < 0), R_EMPTY_CAP)
+    nodes.reject(pd.Series(sn).duplicated().to_numpy() & nodes.ok, R_DUP_NODE)
+    model = nodes.str("model")
+    model = np.where(pd.isna(model) | (model == ""), None, model)
+    ok = nodes.ok
+    norm = {
+        "cpu": float(n_cpu[ok].max()) if ok.any() else 1.0,
+        "mem": float(n_mem[ok].max()) if ok.any() else 1.0,
+        "gpu": float(n_gpu[ok].max()) if ok.any() else 1.0,
+    }
+    norm = {k: (v if v > 0 else 1.0) for k, v in norm.items()}
+    servers = pd.DataFrame(
+        {
+            "server": sn[ok].astype(str),
+            "cpu": n_cpu[ok] / norm["cpu"],
+            "mem": n_mem[ok] / norm["mem"],
+            "gpu": n_gpu[ok] / norm["gpu"],
+            "platform": model[ok],
+        }
+    )
+
+    pods = _Table(pod_path, GPU_PODS, "pods")
+    name = pods.str("name")
+    pods.reject(pd.isna(name), R_UNPARSEABLE)
+    cpu = pods.num("cpu_milli", required=False)
+    mem = pods.num("memory_mib", required=False)
+    pods.reject(np.isnan(cpu) | np.isnan(mem), R_MISSING_REQ)
+    num_gpu = pods.num("num_gpu")
+    gpu_milli = pods.num("gpu_milli")
+    pods.reject((cpu < 0) | (mem < 0) | (num_gpu < 0) | (gpu_milli < 0), R_NEG_REQ)
+    state = _states(pods, pods.str("pod_phase"), PHASE_GPU)
+    created = pods.num("creation_time")
+    deleted = pods.num("deletion_time", required=False)
+    scheduled = pods.num("scheduled_time", required=False)
+    ran = state != "unscheduled"
+    pods.reject(ran & (np.isnan(scheduled) | np.isnan(deleted)), R_NO_SCHEDULE)
+    run = np.where(ran, deleted - scheduled, np.nan)
+    pods.reject(ran & (run < 0), R_END_BEFORE_START)
+    gpu = num_gpu * gpu_milli / 1000.0
+    tasks = _task_frame(
+        pods,
+        job_id=np.arange(pods.n, dtype=np.int64),
+        task_index=np.zeros(pods.n, np.int64),
+        user=name,
+        submit=np.maximum(created, 0.0),
+        demand={"cpu": cpu / norm["cpu"], "mem": mem / norm["mem"], "gpu": gpu / norm["gpu"]},
+        run=run,
+        state=state,
+        instances=np.ones(pods.n, np.int64),
+    )
+    extra = {
+        "normalisation": {
+            "cpu": f"cpu_milli / {norm['cpu']:g}",
+            "mem": f"memory_mib / {norm['mem']:g}",
+            "gpu": f"num_gpu * gpu_milli / 1000 / {norm['gpu']:g}",
+            "source": node_path.name,
+        },
+    }
+    tables = {"nodes": nodes, "pods": pods}
+    return _finish(
+        "alibaba-gpu-2023", out, tables, tasks, servers, ("cpu", "mem", "gpu"), extra, started
+    )
+
+
+CONVERTERS = {
+    "alibaba-2017": convert_alibaba_2017,
+    "alibaba-2018": convert_alibaba_2018,
+    "alibaba-2018-spar": convert_alibaba_2018_spar,
+    "alibaba-gpu-2023": convert_alibaba_gpu_2023,
+}
+
+
+def convert_alibaba(fmt: str, src: Path, out: Path) -> dict[str, Any]:
+    """Dispatch to the converter of ``fmt``.
+
+    Parameters
+    ----------
+    fmt : str
+        One of :data:`FORMATS`.
+    src, out : pathlib.Path
+        Input folder and output folder.
+
+    Returns
+    -------
+    dict
+        The conversion report.
+
+    Raises
+    ------
+    TraceError
+        If ``fmt`` is unknown, or the conversion fails.
+    """
+    if fmt not in CONVERTERS:
+        raise TraceError(f"trace convert: unknown format {fmt!r} (available: {', '.join(FORMATS)})")
+    return CONVERTERS[fmt](Path(src), Path(out))
