@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -35,6 +36,7 @@ class DagError(ValueError):
     """A job's DAG is invalid; ``args[0]`` is one of the ``R_*`` reasons."""
 
 
+@lru_cache(maxsize=1 << 16)
 def parse_task_name(name: str) -> tuple[int, tuple[int, ...]] | None:
     """Parse one Alibaba v2018 task name.
 
