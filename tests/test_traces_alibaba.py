@@ -235,3 +235,18 @@ def test_cli_convert_and_one_line_errors(tmp_path: Path, capsys: pytest.CaptureF
     (tmp_path / "empty").mkdir()
     with pytest.raises(TraceError, match="batch_task"):
         convert_alibaba("alibaba-2018", tmp_path / "empty", tmp_path / "o")
+
+
+def test_truncated_gzip_and_all_malformed(tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    data = gzip.compress(b"6459,6524,3,4,15740,Terminated,50,0.007\n" * 1000)
+    (bad / "batch_task.csv.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(TraceError, match="batch_task") as exc:
+        convert_alibaba("alibaba-2017", bad, tmp_path / "o1")
+    assert "\n" not in str(exc.value)
+    short = tmp_path / "short"
+    short.mkdir()
+    (short / "batch_task.csv").write_text("1,2,3\n4,5,6\n")
+    report = convert_alibaba("alibaba-2017", short, tmp_path / "o2")
+    assert report["skipped"]["batch_task"][ali.R_MALFORMED] == 2 and report["tasks"] == 0
