@@ -57,3 +57,40 @@ def test_table_runs() -> None:
     assert table["psdsf"]["bottleneck-fairness"]["violations"] == 0
     assert table["drf"]["strategy-proofness"]["violations"] == 0
     assert "| `psdsf` |" in format_table(table)
+
+
+def test_tsf_breaks_sharing_incentive_with_constraints() -> None:
+    # Contradicts PS-DSF II-B's summary of TSF (gamma counted ignoring placement constraints).
+    inst = parse_instance(
+        {
+            "resources": ["r0", "r1"],
+            "servers": [{"id": "s0", "capacity": [7, 1]}, {"id": "s1", "capacity": [1, 3]}],
+            "users": [
+                {"id": "u0", "demand": [2, 3]},
+                {"id": "u1", "demand": [1, 3], "eligible": ["s0"]},
+                {"id": "u2", "demand": [1, 1]},
+                {"id": "u3", "demand": [1, 4]},
+            ],
+        }
+    )
+    x = solve_exact("tsf", inst)
+    assert x[0].sum() < 0.2 < 5 / 24  # user 0's quarter of both servers is 1/12 + 1/8
+    assert not sharing_incentive(inst, x)
+    assert sharing_incentive(inst, solve_exact("psdsf", inst))
+
+
+def test_drf_zero_demands_not_population_monotonic() -> None:
+    data = {
+        "resources": ["cpu", "mem"],
+        "servers": [{"id": "s", "capacity": [8, 5]}],
+        "users": [
+            {"id": "0", "demand": [0, 3]},
+            {"id": "1", "demand": [2, 1]},
+            {"id": "2", "demand": [4, 1]},
+            {"id": "3", "demand": [4, 1]},
+        ],
+    }
+    before = solve_exact("drf", parse_instance(data))[0, 0]
+    del data["users"][2]
+    after = solve_exact("drf", parse_instance(data))[0, 0]
+    np.testing.assert_allclose([before, after], [7 / 9, 25 / 33])
