@@ -258,6 +258,14 @@ def build_parser() -> argparse.ArgumentParser:
     y.add_argument("--out", required=True)
     y.set_defaults(func=cmd_trace_synth)
 
+    pr = sub.add_parser(
+        "properties", help="check fairness properties of the exact mechanisms on random instances"
+    )
+    from experiments.properties import add_arguments, run_from_args
+
+    add_arguments(pr)
+    pr.set_defaults(func=run_from_args)
+
     e = sub.add_parser("experiment", help="reproduce a paper's evaluation")
     e.add_argument("which", choices=("drfh-google",))
     e.add_argument("--shared", default="../shared")

@@ -139,9 +139,8 @@ def format_table(table: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``fairsim properties`` (also ``python -m experiments.properties``)."""
     p.add_argument("--mechanism", action="append", choices=sorted([*EXACT, "psdsf-tdm"]))
     p.add_argument("--instances", type=int, default=150)
     p.add_argument("--seed", type=int, default=1)
@@ -149,7 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="results/properties")
     p.add_argument("--unconstrained", action="store_true", help="no placement constraints")
     p.add_argument("--positive", action="store_true", help="every demand entry positive")
-    a = p.parse_args(argv)
+
+
+def run_from_args(a: argparse.Namespace) -> int:
+    """Run the checker with parsed options and print the table (or JSON)."""
     mechs = a.mechanism or [*EXACT, "psdsf-tdm"]
     table = run(
         mechs,
@@ -161,6 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     sys.stdout.write(json.dumps(table) + "\n" if a.json else format_table(table))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m experiments.properties``."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_arguments(p)
+    return run_from_args(p.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -94,3 +94,33 @@ def test_drf_zero_demands_not_population_monotonic() -> None:
     del data["users"][2]
     after = solve_exact("drf", parse_instance(data))[0, 0]
     np.testing.assert_allclose([before, after], [7 / 9, 25 / 33])
+
+
+def test_fairsim_properties_subcommand_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``fairsim properties --json`` prints {mechanism: {property: {checked, violations}}}."""
+    import json
+    import subprocess
+    import sys
+
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "experiments.cli",
+            "properties",
+            "--mechanism",
+            "drf",
+            "--instances",
+            "4",
+            "--json",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    table = json.loads(p.stdout)
+    assert set(table) == {"drf"}
+    assert table["drf"]["envy-freeness"] == {"checked": 4, "violations": 0}
