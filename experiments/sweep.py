@@ -54,7 +54,7 @@ import pyarrow as pa
 import yaml
 
 from simulator.config import RunConfig, parse_config
-from simulator.errors import ConfigError
+from simulator.errors import ConfigError, unknown_key
 from simulator.results import write_json, write_table
 
 log = logging.getLogger(__name__)
@@ -117,17 +117,11 @@ def parse_sweep(data: Any, *, source: str = "sweep") -> Sweep:
     ConfigError
         One line naming the key and the problem.
     """
-    import difflib
-
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
     for key in data:
         if key not in _TOP_KEYS:
-            close = difflib.get_close_matches(str(key), _TOP_KEYS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(
-                f"{source}: unknown key {key!r}{hint} (known: {', '.join(_TOP_KEYS)})"
-            )
+            raise ConfigError(f"{source}: {unknown_key(key, _TOP_KEYS)}")
     for key in ("name", "base"):
         if key not in data:
             raise ConfigError(f"{source}: {key}: required key is missing")

@@ -29,7 +29,6 @@ Trace formats
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 from pathlib import Path
@@ -45,7 +44,7 @@ from pydantic import (
     model_validator,
 )
 
-from simulator.errors import ConfigError
+from simulator.errors import ConfigError, unknown_key
 
 
 class _Strict(BaseModel):
@@ -57,14 +56,9 @@ class _Strict(BaseModel):
     @classmethod
     def _unknown_keys(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            known = set(cls.model_fields)
             for key in data:
-                if key not in known:
-                    close = difflib.get_close_matches(str(key), sorted(known), n=1)
-                    hint = f"; did you mean {close[0]!r}?" if close else ""
-                    raise ValueError(
-                        f"unknown key {key!r}{hint} (known: {', '.join(sorted(known))})"
-                    )
+                if key not in cls.model_fields:
+                    raise ValueError(unknown_key(key, cls.model_fields))
         return data
 
 

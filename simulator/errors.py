@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
+
+def unknown_key(key: object, known: Iterable[str]) -> str:
+    """``unknown key 'x'; did you mean 'y'? (known: a, b)`` — the closest known key, if any."""
+    names = sorted(known)
+    close = difflib.get_close_matches(str(key), names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown key {key!r}{hint} (known: {', '.join(names)})"
+
 
 class FairsimError(Exception):
     """Base class of the errors fairsim reports to users as a one-line message."""
