@@ -89,6 +89,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         path = args.instance or args.mechanism
         if len(names) != 2 or not all(names) or path is None or (args.instance and args.mechanism):
             raise FairsimError("solve --compare: expected --compare A,B and one INSTANCE.json")
+        if "udrf" in names:
+            raise FairsimError("solve --compare: udrf takes a jobs instance and cannot be compared")
         inst = load_instance(path)
         outs = [_solve_one(n, inst, args.sharing) for n in names]
         tot = [[float(sum(row)) for row in o["tasks"]] for o in outs]
@@ -103,6 +105,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise FairsimError(
             "solve: expected MECHANISM INSTANCE.json (or --compare A,B INSTANCE.json)"
         )
+    from schedulers.exact import JOB_EXACT
+
+    if args.mechanism in JOB_EXACT:  # input extended with jobs (docs/mechanisms.md, UDRF)
+        from schedulers.exact.udrf import load_job_instance
+
+        print(json.dumps(JOB_EXACT[args.mechanism][1](load_job_instance(args.instance))))
+        return 0
     inst = load_instance(args.instance)
     print(json.dumps(_solve_one(args.mechanism, inst, args.sharing)))
     return 0

@@ -3,7 +3,8 @@
 :data:`EXACT` maps each mechanism name of ``../shared/DESIGN.md`` to its allocator; every allocator
 takes a validated :class:`~schedulers.instance.Instance` and returns fractional task counts.
 Pooled mechanisms (``drf``, ``af``, ``bmf``) ignore placement constraints and return one column,
-the pooled cluster. Sources and tie-breaking rules: ``docs/mechanisms.md``.
+the pooled cluster. :data:`JOB_EXACT` holds the mechanisms whose input extends the contract with
+users' jobs over machine classes (``udrf``). Sources and tie-breaking rules: ``docs/mechanisms.md``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from schedulers.exact.lexmaxmin import solve_c_drfh, solve_drfh, solve_lmm_mms, 
 from schedulers.exact.pf import solve_pf
 from schedulers.exact.pool import solve_af, solve_bmf, solve_drf
 from schedulers.exact.psdsf import solve_psdsf
+from schedulers.exact.udrf import solve_udrf, solve_udrf_json
 from schedulers.instance import Instance
 
 EXACT: dict[str, Callable[..., np.ndarray]] = {
@@ -29,6 +31,12 @@ EXACT: dict[str, Callable[..., np.ndarray]] = {
     "pf": solve_pf,
     "bmf": solve_bmf,
     "lmm-mms": solve_lmm_mms,
+}
+
+#: Mechanisms taking a :class:`~schedulers.exact.udrf.JobInstance` (jobs per machine class): the
+#: allocator and its ``fairsim solve`` output builder.
+JOB_EXACT: dict[str, tuple[Callable[..., np.ndarray], Callable[..., dict[str, Any]]]] = {
+    "udrf": (solve_udrf, solve_udrf_json),
 }
 
 #: Mechanisms computed on one pooled server (output has a single ``"pool"`` column).
