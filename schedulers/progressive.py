@@ -93,8 +93,12 @@ class ProgressiveFilling(Scheduler):
         otherwise block its user's queue for ever); such tasks are reported as unplaceable.
         """
         need = self._need(demand)
+        k_range = range(self._k)
         for cap in self._capacity_classes:
-            if all(c >= x for c, x in zip(cap, need, strict=True)):
+            for k in k_range:
+                if need[k] > cap[k]:
+                    break
+            else:
                 return True
         return False
 
@@ -326,7 +330,9 @@ class ProgressiveFilling(Scheduler):
         ]
         if not fitting:
             return -1
-        return self._choose(need, np.unique(np.array(fitting, dtype=np.int64)))
+        if len(fitting) == 1:
+            return fitting[0]
+        return self._choose(need, np.array(sorted(set(fitting)), dtype=np.int64))
 
     def _choose(self, need: tuple[float, ...], idx: np.ndarray) -> int:
         """Pick among fitting servers ``idx`` (sorted, non-empty); First-Fit: the first."""

@@ -71,7 +71,9 @@ class _Table:
         self.submit_s[lo:hi] = batch.submit_s
         self.run_s[lo:hi] = batch.run_s
         self.demand[lo:hi] = batch.demand
-        self.demand_t.extend(map(tuple, batch.demand.tolist()))
+        self.demand_t.extend(
+            zip(*(batch.demand[:, r].tolist() for r in range(self.r)), strict=True)
+        )
         self.user_l.extend(users.tolist())
         self.submit_l.extend(batch.submit_s.tolist())
         self.run_l.extend(batch.run_s.tolist())
