@@ -142,7 +142,7 @@ class _Table:
         self.malformed += 1
         return "skip"
 
-    def str(self, name: str) -> np.ndarray:
+    def text(self, name: str) -> np.ndarray:
         """Column ``name`` as stripped Python strings (``None`` for empty)."""
         col = pc.utf8_trim_whitespace(self.table.column(name))
         return np.asarray(col.to_pandas(), dtype=object)
@@ -222,6 +222,13 @@ def _find(src: Path, stem: str, *, required: bool) -> Path | None:
     if required:
         raise TraceError(f"{src}: {stem}[.gz] not found")
     return None
+
+
+def _need(src: Path, stem: str) -> Path:
+    """The path of a required table (``stem`` or ``stem.gz``); TraceError if missing."""
+    path = _find(src, stem, required=True)
+    assert path is not None
+    return path
 
 
 def _check_src(src: Path) -> Path:
@@ -345,11 +352,11 @@ def _run_times(
 
 def _servers_2017(path: Path) -> tuple[_Table, pd.DataFrame]:
     t = _Table(path, SERVER_EVENT_2017, "server_event")
-    event = t.str("event")
+    event = t.text("event")
     cpu = t.num("cpu", required=False)
     mem = t.num("mem", required=False)
     t.integer("time")
-    machine = t.str("machine")
+    machine = t.text("machine")
     t.reject(pd.isna(machine), R_UNPARSEABLE)
     is_add = event == "add"
     for ev in sorted({e for e in event[t.ok & ~is_add] if e is not None}):
@@ -361,7 +368,7 @@ def _servers_2017(path: Path) -> tuple[_Table, pd.DataFrame]:
 
 def _servers_2018(path: Path) -> tuple[_Table, pd.DataFrame]:
     t = _Table(path, MACHINE_META_2018, "machine_meta")
-    machine = t.str("machine")
+    machine = t.text("machine")
     t.integer("time")
     cpu = t.num("cpu", required=False)
     mem = t.num("mem", required=False)
@@ -427,7 +434,7 @@ def convert_alibaba_2017(src: Path, out: Path) -> dict[str, Any]:
     """
     started = _time.perf_counter()
     src = _check_src(src)
-    bt = _Table(_find(src, "batch_task.csv", required=True), BATCH_TASK_2017, "batch_task")
+    bt = _Table(_need(src, "batch_task.csv"), BATCH_TASK_2017, "batch_task")
     tables = {"batch_task": bt}
     servers = None
     se_path = _find(src, "server_event.csv", required=False)
@@ -441,7 +448,7 @@ def convert_alibaba_2017(src: Path, out: Path) -> dict[str, Any]:
     task = bt.integer("task")
     bt.reject((job < 0) | (task < 0) | (task >= 1 << 31), R_UNPARSEABLE)
     inst = _instances(bt, "instances")
-    state = _states(bt, bt.str("status"), STATUS_2017)
+    state = _states(bt, bt.text("status"), STATUS_2017)
     cpu = bt.num("cpu", required=False)
     mem = bt.num("mem", required=False)
     bt.reject(np.isnan(cpu) | np.isnan(mem), R_MISSING_REQ)
@@ -515,9 +522,9 @@ def _v2018(
     if mm_path is not None:
         tables["machine_meta"], servers = _servers_2018(mm_path)
     norm = _normalise(servers, DEFAULT_2018)
-    job_name = t.str("job_name")
+    job_name = t.text("job_name")
     job = _job_ids(t, job_name)
-    task_name = t.str("task_name")
+    task_name = t.text("task_name")
     inst = _instances(t, "instances")
     cpu = t.num("cpu", required=False)
     mem = t.num("mem", required=False)
@@ -581,12 +588,12 @@ def convert_alibaba_2018(src: Path, out: Path) -> dict[str, Any]:
     """
     started = _time.perf_counter()
     src = _check_src(src)
-    t = _Table(_find(src, "batch_task.csv", required=True), BATCH_TASK_2018, "batch_task")
+    t = _Table(_need(src, "batch_task.csv"), BATCH_TASK_2018, "batch_task")
 
     def times(t: _Table):
         start = t.integer("start").astype(np.float64)
         end = t.integer("end").astype(np.float64)
-        state = _states(t, t.str("status"), STATUS_2018)
+        state = _states(t, t.text("status"), STATUS_2018)
         run, t_end = _run_times(t, start, end, state)
         return np.maximum(start, 0.0), run, state, t_end
 
@@ -624,7 +631,7 @@ def convert_alibaba_2018_spar(src: Path, out: Path) -> dict[str, Any]:
     """
     started = _time.perf_counter()
     src = _check_src(src)
-    t = _Table(_find(src, "sample_tasks.csv", required=True), SPAR_TASKS, "sample_tasks")
+    t = _Table(_need(src, "sample_tasks.csv"), SPAR_TASKS, "sample_tasks")
 
     def times(t: _Table):
         arrival = t.num("arrival")
@@ -672,18 +679,18 @@ def convert_alibaba_gpu_2023(src: Path, out: Path) -> dict[str, Any]:
     """
     started = _time.perf_counter()
     src = _check_src(src)
-    node_path = _find(src, "openb_node_list_all_node.csv", required=False) or _find(
-        src, "openb_node_list_gpu_node.csv", required=True
+    node_path = _find(src, "openb_node_list_all_node.csv", required=False) or _need(
+        src, "openb_node_list_gpu_node.csv"
     )
-    pod_path = _find(src, "openb_pod_list_default.csv", required=True)
+    pod_path = _need(src, "openb_pod_list_default.csv")
     nodes = _Table(node_path, GPU_NODES, "nodes")
-    sn = nodes.str("sn")
+    sn = nodes.text("sn")
     n_cpu, n_mem, n_gpu = (nodes.num(c) for c in ("cpu_milli", "memory_mib", "gpu"))
     nodes.reject(pd.isna(sn), R_UNPARSEABLE)
     nodes.reject((n_cpu < 0) | (n_mem < 0) | (n_gpu < 0), R_EMPTY_CAP)
     nodes.reject(pd.Series(sn).duplicated().to_numpy() & nodes.ok, R_DUP_NODE)
-    model = nodes.str("model")
-    model = np.where(pd.isna(model) | (model == ""), None, model)
+    model = nodes.text("model")
+    model = np.where(pd.isna(model) | (model == ""), np.array(None, dtype=object), model)
     ok = nodes.ok
     norm = {
         "cpu": float(n_cpu[ok].max()) if ok.any() else 1.0,
@@ -702,7 +709,7 @@ def convert_alibaba_gpu_2023(src: Path, out: Path) -> dict[str, Any]:
     )
 
     pods = _Table(pod_path, GPU_PODS, "pods")
-    name = pods.str("name")
+    name = pods.text("name")
     pods.reject(pd.isna(name), R_UNPARSEABLE)
     cpu = pods.num("cpu_milli", required=False)
     mem = pods.num("memory_mib", required=False)
@@ -710,7 +717,7 @@ def convert_alibaba_gpu_2023(src: Path, out: Path) -> dict[str, Any]:
     num_gpu = pods.num("num_gpu")
     gpu_milli = pods.num("gpu_milli")
     pods.reject((cpu < 0) | (mem < 0) | (num_gpu < 0) | (gpu_milli < 0), R_NEG_REQ)
-    state = _states(pods, pods.str("pod_phase"), PHASE_GPU)
+    state = _states(pods, pods.text("pod_phase"), PHASE_GPU)
     created = pods.num("creation_time")
     deleted = pods.num("deletion_time", required=False)
     scheduled = pods.num("scheduled_time", required=False)
