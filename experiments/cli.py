@@ -5,6 +5,7 @@
     fairsim run CONFIG.yaml [--out DIR] [--set key=value ...]
     fairsim solve MECHANISM INSTANCE.json [--sharing rdm|tdm]
     fairsim solve --compare A,B INSTANCE.json [--sharing rdm|tdm]
+    fairsim properties [--mechanism M ...] [--instances N] [--seed S] [--json]
     fairsim trace convert FORMAT SRC --out DIR
     fairsim trace fetch google-2011 --parts 0-13 --dest DIR [--sha256sum FILE]
     fairsim trace synth --tasks N --seed S --out DIR
