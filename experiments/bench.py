@@ -36,7 +36,6 @@ import platform
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -44,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from simulator.atomic import write_text
 
 log = logging.getLogger("experiments.bench")
 
@@ -411,18 +412,6 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-def write_atomic(text: str, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _f(x: Any, fmt: str = ",.0f") -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "—"
@@ -577,9 +566,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         res = runners[name]()
         res.update(machine=info, quick=bool(args.quick), total_s=time.perf_counter() - t0)
         results[name] = res
-        write_atomic(json.dumps(res, indent=2) + "\n", out / f"{name}.json")
+        write_text(out / f"{name}.json", json.dumps(res, indent=2) + "\n")
     md = summary_markdown(results, info)
-    write_atomic(md, out / "summary.md")
+    write_text(out / "summary.md", md)
     sys.stdout.write(md)
     checks = all_checks(results)
     log.info("%d/%d checks passed; results in %s", sum(checks), len(checks), out)

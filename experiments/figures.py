@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from experiments import paper
+from simulator.atomic import atomic_path
 
 logger = logging.getLogger(__name__)
 
@@ -71,15 +71,8 @@ def save_figure(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 120) ->
         The destination path.
     """
     dest = Path(path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format="png", dpi=dpi, bbox_inches="tight")
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(dest) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
     logger.info("wrote %s", dest)
     return dest
 

@@ -11,7 +11,6 @@ import json
 import logging
 import math
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pandas as pd
 import yaml
 
 from experiments import figures, paper
+from simulator.atomic import write_text
 
 logger = logging.getLogger(__name__)
 
@@ -126,18 +126,6 @@ def _compare_sentence(
         f"- {what}: ours {_pct(ours)} is {abs(100 * diff):.1f} pp {way} than the paper's "
         f"{_pct(ref)}. Likely causes: {_explain(numbers, section, key)}"
     )
-
-
-def _write_atomic(dest: Path, text: str) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # --------------------------------------------------------------------------- collection
@@ -735,6 +723,6 @@ def write_report(results: str | os.PathLike[str], *, numbers: dict[str, Any]) ->
     if skipped:
         lines += ["## Skipped", ""] + [f"- {k}: {v}" for k, v in skipped.items()] + [""]
     dest = root / "report.md"
-    _write_atomic(dest, "\n".join(lines))
+    write_text(dest, "\n".join(lines))
     logger.info("wrote %s", dest)
     return dest

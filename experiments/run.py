@@ -13,8 +13,6 @@ import hashlib
 import json
 import logging
 import math
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ import pandas as pd
 import pyarrow as pa
 
 from schedulers import make_scheduler
+from simulator.atomic import write_text
 from simulator.cluster import ClusterState
 from simulator.config import RunConfig, TraceConfig
 from simulator.engine import Engine, RunResult
@@ -223,15 +222,6 @@ def simulate(
     return engine.run()
 
 
-def write_text_atomic(text: str, path: Path) -> None:
-    """Write a text file atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def run_config(
     cfg: RunConfig,
     out: Path,
@@ -270,7 +260,7 @@ def run_config(
     workload = resolve_workload(cfg, base, progress)
     pool = build_pool(cfg, base)
     capacity = pool_capacity(pool)
-    write_text_atomic(cfg.to_yaml(), out / "config.yaml")
+    write_text(out / "config.yaml", cfg.to_yaml())
     write_table(pa.Table.from_pandas(pool, preserve_index=False), out / "servers.parquet")
     horizon = cfg.collect.horizon_s or workload.end_s
     summaries: dict[str, dict[str, Any]] = {}

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
+from experiments.figures import save_figure
+from simulator.atomic import write_text
 from simulator.config import RunConfig
-
-
-def save_figure(fig: Figure, path: Path) -> None:
-    """Save a figure as PNG atomically (temporary file in the same folder, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120, bbox_inches="tight")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def utilization_figure(out: Path, schedulers: list[str]) -> Figure:
@@ -72,9 +59,4 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
         lines += ["", "Tasks not simulated, by reason:", ""]
         lines += [f"- {reason}: {n}" for reason, n in skipped.items()]
     lines += ["", "![utilisation](utilization.png)", ""]
-    path = out / "report.md"
-    fd, tmp = tempfile.mkstemp(prefix=".report.", dir=out)
-    with os.fdopen(fd, "w") as fh:
-        fh.write("\n".join(lines))
-    os.replace(tmp, path)
-    return path
+    return write_text(out / "report.md", "\n".join(lines))

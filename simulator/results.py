@@ -40,6 +40,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simulator.atomic import atomic_path, write_text
 from simulator.engine import RunResult
 
 _PARQUET_KW: dict[str, Any] = {
@@ -51,25 +52,13 @@ _PARQUET_KW: dict[str, Any] = {
 
 def write_table(table: pa.Table, path: Path) -> None:
     """Write a Parquet file atomically (temporary file in the same directory, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         pq.write_table(table, tmp, **_PARQUET_KW)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_json(obj: Any, path: Path) -> None:
     """Write JSON atomically, keys sorted, two-space indent."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(obj, fh, indent=2, sort_keys=True, default=_json_default)
-        fh.write("\n")
-    os.replace(tmp, path)
+    write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
 
 
 def _json_default(o: Any) -> Any:

@@ -7,10 +7,7 @@ nothing behind.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,26 +16,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simulator.atomic import atomic_path as _atomic_path
 from traces.errors import TraceError
 from traces.schema import RESOURCES_GOOGLE, servers_schema, tasks_schema
 
 ROW_GROUP_SIZE = 65_536
-
-
-@contextlib.contextmanager
-def _atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; move it into place on success, delete on error."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _to_table(df: pd.DataFrame | pa.Table, schema: pa.Schema, what: str) -> pa.Table:
