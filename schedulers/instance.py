@@ -158,6 +158,23 @@ def parse_instance(data: Any) -> Instance:
     )
 
 
+def read_instance_json(path: str | Path) -> Any:
+    """The JSON content of an instance file, unvalidated.
+
+    Raises
+    ------
+    InstanceError
+        If the file is missing or is not JSON.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InstanceError(f"instance: file {str(p)!r} does not exist")
+    try:
+        return json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        raise InstanceError(f"instance: {p} is not valid JSON (line {exc.lineno})") from None
+
+
 def load_instance(path: str | Path) -> Instance:
     """Read and validate an instance file.
 
@@ -166,11 +183,4 @@ def load_instance(path: str | Path) -> Instance:
     InstanceError
         If the file is missing, is not JSON, or is invalid.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InstanceError(f"instance: file {str(p)!r} does not exist")
-    try:
-        data = json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise InstanceError(f"instance: {p} is not valid JSON (line {exc.lineno})") from None
-    return parse_instance(data)
+    return parse_instance(read_instance_json(path))

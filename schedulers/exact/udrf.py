@@ -25,7 +25,6 @@ level ``L`` rises from 0 and is followed exactly from breakpoint to breakpoint:
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from schedulers.instance import InstanceError, _number, _vector
+from schedulers.instance import InstanceError, _number, _vector, read_instance_json
 
 _EPS = 1e-12
 _TOL = 1e-9
@@ -189,14 +188,7 @@ def load_job_instance(path: str | Path) -> JobInstance:
     InstanceError
         If the file is missing, is not JSON, or is invalid.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InstanceError(f"instance: file {str(p)!r} does not exist")
-    try:
-        data = json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise InstanceError(f"instance: {p} is not valid JSON (line {exc.lineno})") from None
-    return parse_job_instance(data)
+    return parse_job_instance(read_instance_json(path))
 
 
 def job_shares(inst: JobInstance) -> np.ndarray:
