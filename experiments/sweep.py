@@ -51,9 +51,8 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-import yaml
 
-from simulator.config import RunConfig, parse_config
+from simulator.config import RunConfig, parse_config, read_yaml
 from simulator.errors import ConfigError, unknown_key
 from simulator.results import write_json, write_table
 
@@ -166,16 +165,7 @@ def load_sweep(path: str | Path) -> Sweep:
     ConfigError
         If the file is missing, is not valid YAML or is malformed.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"sweep: file {str(p)!r} does not exist")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"sweep: {p} is not valid YAML{where}") from None
-    return parse_sweep(data, source=str(p))
+    return parse_sweep(read_yaml(path, "sweep"), source=str(path))
 
 
 def _set_path(data: dict[str, Any], path: str, value: Any) -> None:

@@ -200,16 +200,26 @@ def load_config(path: str | Path, *, overrides: list[str] | None = None) -> RunC
     ConfigError
         If the file is missing, is not valid YAML, or does not validate.
     """
+    return parse_config(read_yaml(path, "config"), overrides=overrides)
+
+
+def read_yaml(path: str | Path, what: str) -> Any:
+    """The content of a YAML file, unvalidated.
+
+    Raises
+    ------
+    ConfigError
+        ``<what>: file ... does not exist`` or ``<what>: ... is not valid YAML at line N``.
+    """
     p = Path(path)
     if not p.is_file():
-        raise ConfigError(f"config: file {str(p)!r} does not exist")
+        raise ConfigError(f"{what}: file {str(p)!r} does not exist")
     try:
-        data = yaml.safe_load(p.read_text())
+        return yaml.safe_load(p.read_text())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"config: {p} is not valid YAML{where}") from None
-    return parse_config(data, overrides=overrides)
+        raise ConfigError(f"{what}: {p} is not valid YAML{where}") from None
 
 
 def apply_override(data: dict[str, Any], override: str) -> None:
