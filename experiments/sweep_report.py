@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from experiments.figures import save_figure, scheduler_label
+from experiments.sweep import METRICS
 from simulator.errors import ConfigError
 from simulator.results import write_table
 
@@ -33,21 +34,8 @@ REPORT_METRICS: dict[str, tuple[str, float]] = {
     "mean_jct_s": ("Mean job completion time (s)", 1.0),
     "completion_ratio": ("Task completion ratio (%)", 100.0),
 }
-_NON_GRID = {
-    "run_id",
-    "seed",
-    "scheduler",
-    "status",
-    "error",
-    "wall_s",
-    "tasks",
-    "tasks_completed",
-    "completion_ratio",
-    "util_cpu",
-    "util_mem",
-    "mean_jct_s",
-    "median_jct_s",
-}
+#: Columns of runs.parquet that are not grid paths.
+_NON_GRID = {"run_id", "seed", "scheduler", "status", "error", "wall_s", *METRICS}
 
 
 def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, int]:

@@ -74,13 +74,18 @@ def _vector(value: Any, field: str, n: int) -> list[float]:
     return [_number(x, f"{field}[{k}]") for k, x in enumerate(value)]
 
 
-def parse_instance(data: Any) -> Instance:
-    """Validate an instance mapping.
+def check_top_level(data: Any) -> list[str]:
+    """Check an instance's top level (an object with ``resources``, ``servers``, ``users``).
+
+    Returns
+    -------
+    list of str
+        The resource names.
 
     Raises
     ------
     InstanceError
-        Naming the first invalid field.
+        For a non-object, an unknown key, or a missing or malformed ``resources`` list.
     """
     if not isinstance(data, dict):
         raise InstanceError(f"instance: expected a JSON object, got {type(data).__name__}")
@@ -94,6 +99,18 @@ def parse_instance(data: Any) -> Instance:
         or not all(isinstance(r, str) for r in resources)
     ):
         raise InstanceError(f"resources: expected a non-empty list of names, got {resources!r}")
+    return resources
+
+
+def parse_instance(data: Any) -> Instance:
+    """Validate an instance mapping.
+
+    Raises
+    ------
+    InstanceError
+        Naming the first invalid field.
+    """
+    resources = check_top_level(data)
     n_r = len(resources)
     servers = data.get("servers")
     if not isinstance(servers, list) or not servers:

@@ -32,7 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from schedulers.instance import InstanceError, _number, _vector, read_instance_json
+from schedulers.instance import (
+    InstanceError,
+    _number,
+    _vector,
+    check_top_level,
+    read_instance_json,
+)
 
 _EPS = 1e-12
 _TOL = 1e-9
@@ -80,18 +86,7 @@ def parse_job_instance(data: Any) -> JobInstance:
     InstanceError
         One line naming the first invalid field.
     """
-    if not isinstance(data, dict):
-        raise InstanceError(f"instance: expected a JSON object, got {type(data).__name__}")
-    for key in data:
-        if key not in ("resources", "servers", "users"):
-            raise InstanceError(f"instance: unknown key {key!r} (known: resources, servers, users)")
-    resources = data.get("resources")
-    if (
-        not isinstance(resources, list)
-        or not resources
-        or not all(isinstance(r, str) for r in resources)
-    ):
-        raise InstanceError(f"resources: expected a non-empty list of names, got {resources!r}")
+    resources = check_top_level(data)
     n_r = len(resources)
     servers = data.get("servers")
     if not isinstance(servers, list) or not servers:
