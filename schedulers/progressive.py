@@ -61,6 +61,16 @@ class ProgressiveFilling(Scheduler):
 
     name = "progressive-filling"
 
+    #: Whether a user's key can change without a change in its own allocation (it depends on the
+    #: other users or on a global quantity). Then blocked users' keys are recomputed before they
+    #: are woken in key order, and :meth:`_rebuild_heap` re-keys the waiting users.
+    _dynamic = False
+    #: Whether every placement may change the other users' keys (BMF's ranks): the heap is then
+    #: re-keyed after each placement.
+    _rekey_each = False
+    #: Whether :meth:`_account` must be told about every placement and completion.
+    _accounts = False
+
     def __init__(
         self,
         *,
@@ -165,6 +175,24 @@ class ProgressiveFilling(Scheduler):
         self._inheap[user] = True
         heapq.heappush(self._heap, (self._share[user], user, v))
 
+    def _account(self, user: int, need: tuple[float, ...], sign: int) -> None:
+        """A task of ``user`` with this need was placed (``sign=1``) or finished (``sign=-1``).
+
+        Called before :meth:`_update_share` when :attr:`_accounts` is set; for keys that are
+        sums of per-task terms (:mod:`schedulers.online`).
+        """
+
+    def _rebuild_heap(self) -> None:
+        """Re-key every waiting (in-heap) user with a fresh :meth:`_update_share`."""
+        users = sorted({u for _, u, v in self._heap if v == self._version[u]})
+        self._heap = []
+        for u in users:
+            self._update_share(u)
+            v = self._version[u] + 1
+            self._version[u] = v
+            self._heap.append((self._share[u], u, v))
+        heapq.heapify(self._heap)
+
     def _update_share(self, user: int) -> None:
         a = self._alloc[user]
         t = self._total
@@ -184,6 +212,8 @@ class ProgressiveFilling(Scheduler):
         """Release the task's share and remember that ``server`` has new free resources."""
         need = self._need(demand)
         self._give(server, need)
+        if self._accounts:
+            self._account(user, need, -1)
         mf, cols = self._maxfree, self._cols
         for k in range(self._k):
             if cols[k][server] > mf[k]:
@@ -254,13 +284,18 @@ class ProgressiveFilling(Scheduler):
                     cands.setdefault(u, []).append(server)
         woken: set[int] = set()
         bneed = self._bneed
+        if self._dynamic:  # keys may have moved while the users were blocked
+            for u in sorted(cands):
+                self._update_share(u)
         for server, users in fitting:
             rem = [float(cols[k][server]) for k in range(self._k)]
             for u in sorted(users, key=lambda v: (share[v], v)):
                 if u in woken:
                     continue
                 need = bneed[u]
-                if len(cands[u]) > 1:
+                if len(cands[u]) > 1 or self._rekey_each:
+                    # (when every placement may reorder the keys, the order of service is not
+                    # known here: no reservations, every fitting user is woken)
                     woken.add(u)
                 elif all(need[k] <= rem[k] for k in range(self._k)):
                     woken.add(u)
@@ -280,9 +315,13 @@ class ProgressiveFilling(Scheduler):
         """Repeatedly serve the lowest-share unblocked user until every user is blocked or idle."""
         if self._freed:
             self._unblock_freed()
-        heap, version, queues, inheap = self._heap, self._version, self._queues, self._inheap
+        version, queues, inheap = self._version, self._queues, self._inheap
         alloc, k_range = self._alloc, range(self._k)
+        accounts, rekey_each = self._accounts, self._rekey_each
+        if rekey_each:  # arrivals and completions since the last pass moved the keys
+            self._rebuild_heap()
         while True:
+            heap = self._heap  # (re)bound: _rebuild_heap replaces the list
             while heap:
                 _, user, ver = heapq.heappop(heap)
                 if ver != version[user]:
@@ -310,9 +349,14 @@ class ProgressiveFilling(Scheduler):
                 a = alloc[user]
                 for k in k_range:
                     a[k] += need[k]
+                if accounts:
+                    self._account(user, need, 1)
                 self._update_share(user)
                 if q:
                     self._push(user)
+                if rekey_each:
+                    self._rebuild_heap()
+                    heap = self._heap
             if not self._recheck:
                 return
             self._freed.extend(sorted(self._recheck))

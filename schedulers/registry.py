@@ -2,8 +2,9 @@
 
 Names follow ``../shared/DESIGN.md`` ("Config"): ``slots-<S>`` (optionally ``slots-<S>-single`` or
 ``slots-<S>-cpu`` for the other slot models of :class:`schedulers.progressive.Slots`),
-``ff-drfh`` and ``bf-drfh``. The table below is the only place a scheduler is registered; it is
-not mutated at run time.
+``ff-drfh`` and ``bf-drfh``, and the online baselines of :mod:`schedulers.online` (``drf``,
+``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``). The table below is the only place a
+scheduler is registered; it is not mutated at run time.
 """
 
 from __future__ import annotations
@@ -16,17 +17,42 @@ from typing import Any
 import numpy as np
 
 from schedulers.base import Scheduler
+from schedulers.online import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from schedulers.progressive import BestFitDRFH, FirstFitDRFH, Slots
 from simulator.errors import ConfigError
 
 _FIXED: dict[str, Callable[..., Scheduler]] = {
     "ff-drfh": FirstFitDRFH,
     "bf-drfh": BestFitDRFH,
+    "drf": DRF,
+    "c-drfh": CDRFH,
+    "tsf": TSF,
+    "af": AF,
+    "pf": PF,
+    "bmf": BMF,
+    "lmm-mms": LMMMMS,
 }
 _SLOTS = re.compile(r"^slots-(\d+)(?:-(multi|single|cpu))?$")
 
 #: Names shown in error messages and ``fairsim run --help`` (slot counts are examples).
-KNOWN = ("slots-<S>", "slots-<S>-single", "slots-<S>-cpu", "ff-drfh", "bf-drfh")
+KNOWN = (
+    "slots-<S>",
+    "slots-<S>-single",
+    "slots-<S>-cpu",
+    "ff-drfh",
+    "bf-drfh",
+    "drf",
+    "c-drfh",
+    "tsf",
+    "af",
+    "pf",
+    "bmf",
+    "lmm-mms",
+)
+
+#: The online baselines of :mod:`schedulers.online` (issue #5); each shares its name with an exact
+#: mechanism of :data:`schedulers.exact.EXACT` (``fairsim solve NAME --online`` runs this one).
+ONLINE_BASELINES = ("drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms")
 
 
 def available() -> tuple[str, ...]:

@@ -22,7 +22,14 @@ from simulator.errors import PlacementError
 from simulator.results import write_run
 from simulator.workload import FrameTaskSource
 
-SCHEDULERS = ["ff-drfh", "bf-drfh", "slots-10", "slots-14-single", "slots-20-cpu"]
+SCHEDULERS = [
+    "ff-drfh",
+    "bf-drfh",
+    "slots-10",
+    "slots-14-single",
+    "slots-20-cpu",
+    *("drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"),
+]
 TABLE = np.array([[0.5, 0.4995], [0.5, 0.2493], [0.5, 0.749], [1.0, 1.0], [0.25, 0.2498]])
 
 
@@ -33,7 +40,7 @@ def _instance(seed: int, n_tasks: int, n_servers: int, n_users: int):
     return frame, capacity
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10_000),
     n_tasks=st.integers(1, 120),
@@ -90,7 +97,7 @@ def _digest(folder: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("name", ["ff-drfh", "bf-drfh", "slots-14"])
+@pytest.mark.parametrize("name", ["ff-drfh", "bf-drfh", "slots-14", "pf", "bmf", "lmm-mms"])
 def test_identical_seed_gives_byte_identical_files(tmp_path: Path, name: str) -> None:
     frame, capacity = _instance(7, 300, 6, 4)
     digests = []

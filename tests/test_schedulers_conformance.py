@@ -12,7 +12,16 @@ from schedulers.progressive import ProgressiveFilling
 from simulator.cluster import ClusterState
 
 #: Every registered name pattern, with a concrete slot count.
-REGISTERED = ["ff-drfh", "bf-drfh", "slots-10", "slots-14", "slots-14-single", "slots-20-cpu"]
+ONLINE = ["drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"]
+REGISTERED = [
+    "ff-drfh",
+    "bf-drfh",
+    "slots-10",
+    "slots-14",
+    "slots-14-single",
+    "slots-20-cpu",
+    *ONLINE,
+]
 RES = ("cpu", "mem")
 
 
@@ -83,7 +92,7 @@ def test_fifo_within_a_user(name: str) -> None:
         assert tasks == sorted(tasks), "a user's tasks were not started in submission order"
 
 
-@pytest.mark.parametrize("name", ["ff-drfh", "bf-drfh"])
+@pytest.mark.parametrize("name", ["ff-drfh", "bf-drfh", *ONLINE])
 def test_work_conserving_after_a_pass(name: str) -> None:
     """After decide() no waiting user's head task fits on any server (progressive filling)."""
     cluster, sched, demands, _users, waiting, _p = _drive(name, 4)
