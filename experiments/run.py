@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from schedulers import make_scheduler
 from simulator.atomic import write_text
@@ -28,6 +30,8 @@ from simulator.cluster import ClusterState
 from simulator.config import RunConfig, TraceConfig
 from simulator.engine import Engine, RunResult
 from simulator.errors import ConfigError
+from simulator.instances import InstanceTaskSource
+from simulator.jobs import JobGate, JobsTaskSource
 from simulator.results import write_json, write_run, write_table
 from simulator.workload import FrameTaskSource, ParquetTaskSource, TaskSource
 
@@ -35,7 +39,7 @@ log = logging.getLogger(__name__)
 
 RESOURCES = ("cpu", "mem")
 #: Components that draw random numbers; each gets its own child of the run's SeedSequence.
-_COMPONENTS = ("pool", "workload")
+_COMPONENTS = ("pool", "workload", "jobs")
 
 
 def component_rng(seed: int, component: str) -> np.random.Generator:
@@ -62,10 +66,14 @@ class Workload:
     start_s: float
     end_s: float
     describe: dict[str, Any]
+    resources: tuple[str, ...] = RESOURCES
+    folder: Path | None = None  # the converted trace (its servers.parquet: cluster source "trace")
+    gate: Callable[[], JobGate | None] = lambda: None  # a fresh gate per scheduler run
 
 
 #: Bump when the converter's rules change, so cached conversions are redone.
 CONVERTER_VERSION = "2"
+ALIBABA_CONVERTER_VERSION = "1"
 
 
 def _cache_key(src: Path, parts: str) -> str:
@@ -95,6 +103,28 @@ def converted_google(trace: TraceConfig, base: Path | None, progress: bool) -> P
         return cache
     log.info("converting %s (parts %s) into %s", src, trace.parts, cache)
     convert_google_2011(src, cache, parts=parse_parts(trace.parts), progress=progress)
+    return cache
+
+
+def converted_alibaba(trace: TraceConfig, base: Path | None) -> Path:
+    """Convert an Alibaba trace folder once and return the cached canonical folder."""
+    from traces.alibaba import convert_alibaba
+    from traces.schema import SCHEMA_VERSION
+
+    assert trace.path is not None
+    src = resolve_path(trace.path, base)
+    if not src.is_dir():
+        raise ConfigError(f"trace.path: {str(src)!r} is not a directory")
+    h = hashlib.sha256(
+        f"{src.resolve()}|{trace.format}|{SCHEMA_VERSION}|{ALIBABA_CONVERTER_VERSION}".encode()
+    )
+    for f in sorted(p for p in src.rglob("*") if p.is_file()):
+        h.update(f"{f.relative_to(src)}:{f.stat().st_size}".encode())
+    cache = Path(trace.cache_dir) / f"{trace.format}-{h.hexdigest()[:16]}"
+    if (cache / "tasks.parquet").is_file() and (cache / "conversion.json").is_file():
+        return cache
+    log.info("converting %s (%s) into %s", src, trace.format, cache)
+    convert_alibaba(trace.format, src, cache)
     return cache
 
 
@@ -129,9 +159,11 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
     trace = cfg.trace
     start = trace.start_s
     end = trace.end_s if trace.end_s is not None else math.inf
-    if trace.format in ("google-2011", "canonical"):
+    if trace.format in ("google-2011", "canonical") or trace.is_alibaba:
         if trace.format == "google-2011":
             folder = converted_google(trace, base, progress)
+        elif trace.is_alibaba:
+            folder = converted_alibaba(trace, base)
         else:
             assert trace.path is not None
             folder = resolve_path(trace.path, base)
@@ -147,10 +179,24 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
             if trace.end_s is None and window:
                 end = float(window[1])
 
-        def open_parquet() -> TaskSource:
-            return ParquetTaskSource(tasks, start_s=start, end_s=end)
+        file = pq.ParquetFile(tasks)
+        names = file.schema_arrow.names
+        resources = tuple(ParquetTaskSource(tasks).resources)
+        expand = "instances" in names and _column_max(file, "instances") > 1
+        dag = trace.dag and "parents" in names and file.read(["parents"]).column(0).null_count < (
+            file.metadata.num_rows
+        )
+        info["instances"] = expand
+        info["dag"] = dag
 
-        return Workload(open_parquet, start, end, info)
+        def open_parquet() -> TaskSource:
+            if expand:
+                return InstanceTaskSource(tasks, start_s=start, end_s=end, job_columns=dag)
+            return ParquetTaskSource(tasks, start_s=start, end_s=end, job_columns=dag)
+
+        return _with_jobs(
+            cfg, Workload(open_parquet, start, end, info, resources, tasks.parent), dag
+        )
     if trace.format == "synthetic":
         from traces.synth import synth_google_like
 
@@ -165,11 +211,59 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
     def open_frame() -> TaskSource:
         return FrameTaskSource(frame, resources=RESOURCES, start_s=start, end_s=end)
 
-    return Workload(open_frame, start, end, {"tasks": len(frame)})
+    dag = trace.dag and "parents" in frame and bool(frame["parents"].notna().any())
+    return _with_jobs(cfg, Workload(open_frame, start, end, {"tasks": len(frame)}), dag)
 
 
-def build_pool(cfg: RunConfig, base: Path | None = None) -> pd.DataFrame:
-    """Draw the server pool (columns ``server, cpu, mem``) with the run's seed."""
+def _column_max(file: pq.ParquetFile, column: str) -> int:
+    value = pc.max(file.read([column]).column(0)).as_py()
+    return int(value) if value is not None else 0
+
+
+def _with_jobs(cfg: RunConfig, workload: Workload, dag: bool) -> Workload:
+    """Add the complex-job rules of the config (``simulator/jobs.py``) to a workload."""
+    trace = cfg.trace
+    if not (dag or trace.complex_jobs):
+        return workload
+    if not trace.complex_jobs:
+        workload.gate = lambda: JobGate(dag=True)
+        return workload
+    # one pass over the stream: the simulated tasks (instances) of each job
+    sizes: dict[int, int] = {}
+    for batch in workload.open().batches():
+        jobs, counts = np.unique(batch.job_id, return_counts=True)
+        for j, c in zip(jobs.tolist(), counts.tolist(), strict=True):
+            sizes[j] = sizes.get(j, 0) + c
+    order = sorted(sizes)
+    rng = component_rng(cfg.seed, "jobs")
+    reps_spec = trace.repetitions
+    lo, hi = (reps_spec, reps_spec) if isinstance(reps_spec, int) else reps_spec
+    draws = rng.integers(lo, hi + 1, size=len(order))
+    reps = dict(zip(order, draws.tolist(), strict=True))
+    run_s = None
+    if trace.job_run_s is not None:
+        r_lo, r_hi = trace.job_run_s
+        run_s = dict(zip(order, rng.uniform(r_lo, r_hi, size=len(order)).tolist(), strict=True))
+    inner = workload.open
+    workload.open = lambda: JobsTaskSource(inner(), repetitions=reps, job_run_s=run_s)
+    workload.gate = lambda: JobGate(
+        dag=dag, job_sizes=sizes, repetitions=reps, queue_jobs=trace.queue_jobs
+    )
+    workload.describe["jobs"] = len(order)
+    workload.describe["repetitions_mean"] = float(np.mean(draws)) if len(order) else 0.0
+    return workload
+
+
+def build_pool(
+    cfg: RunConfig, base: Path | None = None, workload: Workload | None = None
+) -> pd.DataFrame:
+    """Draw the server pool (columns ``server`` and one per resource) with the run's seed.
+
+    Raises
+    ------
+    ConfigError
+        For source ``trace`` without a converted trace, or more servers than it has.
+    """
     from traces.pools import load_pool
 
     cl = cfg.cluster
@@ -179,6 +273,25 @@ def build_pool(cfg: RunConfig, base: Path | None = None) -> pd.DataFrame:
         else component_rng(cfg.seed, "pool")
     )
     trace_dir: Path | None = None
+    if cl.source == "trace":
+        folder = workload.folder if workload is not None else None
+        if folder is None or not (folder / "servers.parquet").is_file():
+            raise ConfigError(
+                f"cluster.source: 'trace' needs a converted trace with servers.parquet "
+                f"(trace.format {cfg.trace.format!r} has none)"
+            )
+        pool = pd.read_parquet(folder / "servers.parquet")
+        cols = ["server", *(workload.resources if workload else RESOURCES)]
+        pool = pool[cols]
+        if cl.servers is not None:
+            if cl.servers > len(pool):
+                raise ConfigError(
+                    f"cluster.servers: {cl.servers} is more than the {len(pool)} machines "
+                    "of the trace"
+                )
+            pick = np.sort(rng.choice(len(pool), size=cl.servers, replace=False))
+            pool = pool.iloc[pick]
+        return pool.reset_index(drop=True)
     if cl.source == "machine-events":
         raw = cl.path or (cfg.trace.path if cfg.trace.format == "google-2011" else None)
         if raw is None:
@@ -190,9 +303,9 @@ def build_pool(cfg: RunConfig, base: Path | None = None) -> pd.DataFrame:
     return pool.reset_index(drop=True)
 
 
-def pool_capacity(pool: pd.DataFrame) -> np.ndarray:
+def pool_capacity(pool: pd.DataFrame, resources: tuple[str, ...] = RESOURCES) -> np.ndarray:
     """Capacity matrix ``(n_servers, n_resources)`` of a pool frame."""
-    return pool[list(RESOURCES)].to_numpy(dtype=np.float64)
+    return pool[list(resources)].to_numpy(dtype=np.float64)
 
 
 def simulate(
@@ -206,10 +319,12 @@ def simulate(
     user_shares: bool = False,
     progress: bool = False,
     desc: str | None = None,
+    resources: tuple[str, ...] = RESOURCES,
+    gate: JobGate | None = None,
 ) -> RunResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``."""
     engine = Engine(
-        ClusterState(capacity, RESOURCES),
+        ClusterState(capacity, resources),
         make_scheduler(scheduler),
         source,
         start_s=start_s,
@@ -218,6 +333,7 @@ def simulate(
         record_user_shares=user_shares,
         progress=progress,
         progress_desc=desc or scheduler,
+        gate=gate,
     )
     return engine.run()
 
@@ -258,8 +374,8 @@ def run_config(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     workload = resolve_workload(cfg, base, progress)
-    pool = build_pool(cfg, base)
-    capacity = pool_capacity(pool)
+    pool = build_pool(cfg, base, workload)
+    capacity = pool_capacity(pool, workload.resources)
     write_text(out / "config.yaml", cfg.to_yaml())
     write_table(pa.Table.from_pandas(pool, preserve_index=False), out / "servers.parquet")
     horizon = cfg.collect.horizon_s or workload.end_s
@@ -274,6 +390,8 @@ def run_config(
             interval_s=cfg.collect.utilization_interval_s,
             user_shares=cfg.collect.user_shares,
             progress=progress,
+            resources=workload.resources,
+            gate=workload.gate(),
         )
         summaries[name] = write_run(
             result,

@@ -25,6 +25,23 @@ Trace formats
 ``inline``
     ``users``: a list of ``{name, join_s, demand, tasks, run_s}``; each user submits ``tasks``
     identical tasks at ``join_s`` (the DRFH paper's Fig. 4 scenario).
+``alibaba-2017``, ``alibaba-2018``, ``alibaba-2018-spar``, ``alibaba-gpu-2023``
+    ``path`` is a folder of the official files (``docs/traces-alibaba.md``), converted once with
+    :func:`traces.alibaba.convert_alibaba` and cached under ``cache_dir``. Rows with ``instances``
+    are expanded lazily while streaming. The resources are the trace's (GPU 2023: cpu, mem, gpu).
+
+Complex jobs (:mod:`simulator.jobs`)
+------------------------------------
+``dag`` (default true)
+    Hold a task until its DAG parents (the ``parents`` column) have finished.
+``repetitions``
+    Times each job runs, one after the other: an integer, or ``[lo, hi]`` for a uniform integer
+    per job drawn with the run's seed (UDRF paper, Section V).
+``queue_jobs``
+    Capacity of the bounded waiting queue, in jobs (UDRF paper, Section V: 100); null: unbounded.
+``job_run_s``
+    ``[lo, hi]``: replace the trace's run times by one uniform run time per job, in seconds
+    (UDRF paper, Section V: 10-100 s).
 """
 
 from __future__ import annotations
@@ -75,7 +92,16 @@ class InlineUser(_Strict):
 class TraceConfig(_Strict):
     """Where the tasks come from (see the module docstring for the formats)."""
 
-    format: Literal["google-2011", "canonical", "synthetic", "inline"]
+    format: Literal[
+        "google-2011",
+        "canonical",
+        "synthetic",
+        "inline",
+        "alibaba-2017",
+        "alibaba-2018",
+        "alibaba-2018-spar",
+        "alibaba-gpu-2023",
+    ]
     path: str | None = None
     parts: str = "0-13"
     start_s: float = Field(default=0.0, ge=0)
@@ -83,10 +109,44 @@ class TraceConfig(_Strict):
     n_tasks: int | None = Field(default=None, gt=0)
     users: list[InlineUser] | None = None
     cache_dir: str = "results/cache"
+    dag: bool = True
+    repetitions: int | list[int] = 1
+    queue_jobs: int | None = Field(default=None, gt=0)
+    job_run_s: list[float] | None = None
+
+    @field_validator("repetitions")
+    @classmethod
+    def _reps(cls, v: int | list[int]) -> int | list[int]:
+        if isinstance(v, list):
+            if len(v) != 2:
+                raise ValueError(f"repetitions must be an integer or [lo, hi], got {v!r}")
+            lo, hi = v
+        else:
+            lo = hi = v
+        if not 1 <= lo <= hi:
+            raise ValueError(f"repetitions must satisfy 1 <= lo <= hi, got {v!r}")
+        return v
+
+    @field_validator("job_run_s")
+    @classmethod
+    def _run(cls, v: list[float] | None) -> list[float] | None:
+        if v is not None and (len(v) != 2 or not 0 <= v[0] <= v[1]):
+            raise ValueError(f"job_run_s must be [lo, hi] with 0 <= lo <= hi, got {v!r}")
+        return v
+
+    @property
+    def is_alibaba(self) -> bool:
+        """Whether the format is one of the Alibaba traces."""
+        return self.format.startswith("alibaba")
+
+    @property
+    def complex_jobs(self) -> bool:
+        """Whether repetitions, a job queue or new run times are configured."""
+        return self.repetitions != 1 or self.queue_jobs is not None or self.job_run_s is not None
 
     @model_validator(mode="after")
     def _check(self) -> TraceConfig:
-        if self.format in ("google-2011", "canonical") and not self.path:
+        if (self.format in ("google-2011", "canonical") or self.is_alibaba) and not self.path:
             raise ValueError(f"path is required for format {self.format!r}")
         if self.format == "synthetic" and self.n_tasks is None:
             raise ValueError("n_tasks is required for format 'synthetic'")
@@ -98,10 +158,15 @@ class TraceConfig(_Strict):
 
 
 class ClusterConfig(_Strict):
-    """The server pool: ``servers`` drawn from ``source`` with the run's (or this) seed."""
+    """The server pool: ``servers`` drawn from ``source`` with the run's (or this) seed.
+
+    ``table-i``: i.i.d. draws from the DRFH paper's Table I. ``machine-events``: the real Google
+    machines. ``trace``: the machines of the converted trace's ``servers.parquet`` (Alibaba), all of
+    them, or ``servers`` drawn without replacement.
+    """
 
     servers: int | None = Field(default=None, gt=0)
-    source: Literal["table-i", "machine-events"] = "table-i"
+    source: Literal["table-i", "machine-events", "trace"] = "table-i"
     path: str | None = None
     seed: int | None = None
 

@@ -22,8 +22,10 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from array import array
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import simpy
@@ -32,34 +34,45 @@ from tqdm import tqdm
 from schedulers.base import Scheduler
 from simulator.cluster import ClusterState
 from simulator.errors import PlacementError
+from simulator.jobs import JobGate
 from simulator.workload import TaskBatch, TaskSource
 
 SKIP_UNPLACEABLE = "fits no server of the pool"
 
 
 class _Table:
-    """Growable per-task arrays, indexed by task id (order of arrival)."""
+    """Growable per-task arrays, indexed by task id (order of arrival).
 
-    def __init__(self, n_resources: int, capacity: int = 1 << 16) -> None:
+    Memory per task is kept small for traces of millions of instances: the run state lives in
+    :mod:`array` buffers (8 + 8 + 4 + 1 bytes), and consecutive identical tasks (the instances of
+    one Alibaba row) share their Python demand tuple, user code, submit and run-time objects.
+    """
+
+    def __init__(self, n_resources: int, capacity: int = 1 << 16, jobs: bool = False) -> None:
         self.n = 0
         self.r = n_resources
+        self.jobs = jobs
         self.job_id = np.empty(capacity, dtype=np.int64)
         self.task_index = np.empty(capacity, dtype=np.int32)
         self.user = np.empty(capacity, dtype=np.int32)
         self.submit_s = np.empty(capacity)
         self.run_s = np.empty(capacity)
         self.demand = np.empty((capacity, n_resources))
+        # only with a job gate (simulator/jobs.py)
+        self.rep = np.zeros(capacity if jobs else 0, dtype=np.int32)
+        self.instances = np.ones(capacity if jobs else 0, dtype=np.int32)
+        self.parents = np.full(capacity if jobs else 0, None, dtype=object)
         # Python mirrors of the hot columns: scalar access to lists is several times faster
         # than to numpy arrays in the event loop.
         self.demand_t: list[tuple[float, ...]] = []
         self.user_l: list[int] = []
         self.submit_l: list[float] = []
         self.run_l: list[float] = []
-        # run state, one entry per task (lists: the event loop's references stay valid)
-        self.start_l: list[float] = []
-        self.finish_l: list[float] = []
-        self.server_l: list[int] = []
-        self.unpl_l: list[bool] = []
+        # run state, one entry per task
+        self.start_l = array("d")
+        self.finish_l = array("d")
+        self.server_l = array("i")
+        self.unpl_l = bytearray()
 
     def append(self, batch: TaskBatch, users: np.ndarray) -> tuple[int, int]:
         lo, hi = self.n, self.n + len(batch)
@@ -71,26 +84,65 @@ class _Table:
         self.submit_s[lo:hi] = batch.submit_s
         self.run_s[lo:hi] = batch.run_s
         self.demand[lo:hi] = batch.demand
-        self.demand_t.extend(
-            zip(*(batch.demand[:, r].tolist() for r in range(self.r)), strict=True)
-        )
-        self.user_l.extend(users.tolist())
-        self.submit_l.extend(batch.submit_s.tolist())
-        self.run_l.extend(batch.run_s.tolist())
+        if self.jobs:
+            for name, default in (("rep", 0), ("instances", 1), ("parents", None)):
+                col = getattr(batch, name)
+                getattr(self, name)[lo:hi] = default if col is None else col
         n = hi - lo
-        self.start_l.extend([math.nan] * n)
-        self.finish_l.extend([math.nan] * n)
-        self.server_l.extend([-1] * n)
-        self.unpl_l.extend([False] * n)
+        cols = [batch.demand[:, r] for r in range(self.r)]
+        starts = _runs(users, batch.submit_s, batch.run_s, batch.demand)
+        if starts is None:
+            self.demand_t.extend(zip(*(c.tolist() for c in cols), strict=True))
+            self.user_l.extend(users.tolist())
+            self.submit_l.extend(batch.submit_s.tolist())
+            self.run_l.extend(batch.run_s.tolist())
+        else:  # share one Python object per run of identical tasks
+            counts = np.diff(np.append(starts, n))
+
+            def rep(values: list) -> list:
+                obj = np.empty(len(values), dtype=object)
+                obj[:] = values
+                return np.repeat(obj, counts).tolist()
+
+            dem = list(zip(*(c[starts].tolist() for c in cols), strict=True))
+            obj = np.empty(len(dem), dtype=object)
+            for i, d in enumerate(dem):
+                obj[i] = d
+            self.demand_t.extend(np.repeat(obj, counts).tolist())
+            self.user_l.extend(rep(users[starts].tolist()))
+            self.submit_l.extend(rep(batch.submit_s[starts].tolist()))
+            self.run_l.extend(rep(batch.run_s[starts].tolist()))
+        self.start_l.frombytes(np.full(n, np.nan).tobytes())
+        self.finish_l.frombytes(np.full(n, np.nan).tobytes())
+        self.server_l.frombytes(np.full(n, -1, dtype=np.intc).tobytes())
+        self.unpl_l.extend(bytes(n))
         self.n = hi
         return lo, hi
 
     def _grow(self, cap: int) -> None:
-        for name in ("job_id", "task_index", "user", "submit_s", "run_s", "demand"):
+        names = ["job_id", "task_index", "user", "submit_s", "run_s", "demand"]
+        if self.jobs:
+            names += ["rep", "instances", "parents"]
+        for name in names:
             old = getattr(self, name)
             new = np.empty((cap, *old.shape[1:]), dtype=old.dtype)
             new[: old.shape[0]] = old
             setattr(self, name, new)
+
+
+def _runs(
+    users: np.ndarray, submit: np.ndarray, run: np.ndarray, demand: np.ndarray
+) -> np.ndarray | None:
+    """Start indices of runs of identical consecutive tasks, or None if runs are rare."""
+    n = len(users)
+    if n < 2:
+        return None
+    same = (users[1:] == users[:-1]) & (submit[1:] == submit[:-1]) & (run[1:] == run[:-1])
+    same &= (demand[1:] == demand[:-1]).all(axis=1)
+    n_runs = n - int(same.sum())
+    if 2 * n_runs > n:
+        return None
+    return np.flatnonzero(np.concatenate(([True], ~same)))
 
 
 @dataclass
@@ -114,6 +166,9 @@ class RunResult:
     skipped : dict of str to int
         Tasks not simulated, by reason.
     horizon_s, wall_s : float
+    extra : dict
+        With a job gate: ``held`` (tasks still held at the end, by reason), ``dropped`` (tasks
+        dropped because a DAG ancestor can never run) and ``jobs_admitted`` (bounded queue).
     """
 
     scheduler: str
@@ -127,7 +182,7 @@ class RunResult:
     horizon_s: float
     wall_s: float
     n_events: int = 0
-    extra: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Engine:
@@ -153,6 +208,9 @@ class Engine:
         Show a tqdm progress bar over arrived tasks.
     on_sample : callable, optional
         Called as ``on_sample(time_s, cluster)`` at every grid point (invariant checks in tests).
+    gate : JobGate, optional
+        Complex-job rules (DAG parents, repetitions, bounded job queue) deciding when a submitted
+        task reaches the scheduler (:mod:`simulator.jobs`). None: every task on submission.
 
     Raises
     ------
@@ -173,6 +231,7 @@ class Engine:
         progress: bool = False,
         progress_desc: str | None = None,
         on_sample: Callable[[float, ClusterState], None] | None = None,
+        gate: JobGate | None = None,
     ) -> None:
         if not utilization_interval_s > 0:
             raise ValueError(
@@ -195,13 +254,16 @@ class Engine:
         self.progress = progress
         self.progress_desc = progress_desc or getattr(scheduler, "name", "run")
         self.on_sample = on_sample
+        self.gate = gate
 
     # ------------------------------------------------------------------ public
     def run(self) -> RunResult:
         """Simulate until the horizon (or until no event is left) and return the results."""
         t0 = time.perf_counter()
         self.scheduler.bind(self.cluster.view())
-        self._tasks = _Table(self.cluster.n_resources)
+        self._tasks = _Table(self.cluster.n_resources, jobs=self.gate is not None)
+        if self.gate is not None:
+            self.gate.bind(self._tasks)
         self._user_codes: dict[str, int] = {}
         self._user_alloc = np.zeros((64, self.cluster.n_resources))
         self._completions: list[tuple[float, int]] = []
@@ -242,6 +304,22 @@ class Engine:
         )
         running: dict[int, int] = {}  # task -> server, for the tasks placed and not finished
         track_users = self.record_user_shares
+        gate = self.gate
+
+        def release(tasks: list[int]) -> None:
+            """Hand tasks the gate released to the scheduler (drops cascade through the gate)."""
+            i = 0
+            while i < len(tasks):
+                t = tasks[i]
+                i += 1
+                demand = demand_t[t]
+                if sched.placeable(demand):
+                    sched.on_arrival(t, user_l[t], demand)
+                else:
+                    unplaceable[t] = True
+                    self._n_unplaceable += 1
+                    tasks.extend(gate.drop(t))  # type: ignore[union-attr]
+
         lo = hi = 0  # pending arrivals are task ids lo..hi-1 of the table
         exhausted = False
         while True:
@@ -268,10 +346,14 @@ class Engine:
                     self._user_alloc[user] -= demand
                 finish_s[task] = now
                 sched.on_completion(task, user, demand, server)
+                if gate is not None:
+                    release(gate.finish(task))
             # 2. arrivals at `now` (the rest of this batch may hold later ones)
             while lo < hi and submit_l[lo] <= now:
                 demand = demand_t[lo]
-                if sched.placeable(demand):
+                if gate is not None:
+                    release(gate.arrive(lo))
+                elif sched.placeable(demand):
                     sched.on_arrival(lo, user_l[lo], demand)
                 else:
                     unplaceable[lo] = True
@@ -381,12 +463,13 @@ class Engine:
                 "task_index": tab.task_index[:n].copy(),
                 "user": tab.user[:n].copy(),
                 "submit_s": tab.submit_s[:n].copy(),
-                "start_s": np.array(tab.start_l[:n], dtype=np.float64),
-                "finish_s": np.array(tab.finish_l[:n], dtype=np.float64),
-                "server": np.array(tab.server_l[:n], dtype=np.int32),
+                "start_s": np.frombuffer(tab.start_l, dtype=np.float64)[:n].copy(),
+                "finish_s": np.frombuffer(tab.finish_l, dtype=np.float64)[:n].copy(),
+                "server": np.frombuffer(tab.server_l, dtype=np.intc)[:n].astype(np.int32),
                 "run_s": tab.run_s[:n].copy(),
                 "demand": tab.demand[:n].copy(),
-                "unplaceable": np.array(tab.unpl_l[:n], dtype=bool),
+                "unplaceable": np.frombuffer(tab.unpl_l, dtype=bool)[:n].copy(),
+                **({"rep": tab.rep[:n].copy()} if self.gate is not None else {}),
             },
             utilization=util,
             user_shares=shares,
@@ -395,4 +478,15 @@ class Engine:
             horizon_s=self.horizon_s if self.horizon_s < math.inf else float(util[-1, 0]),
             wall_s=wall,
             n_events=self._n_events,
+            extra=self._gate_report(),
         )
+
+    def _gate_report(self) -> dict[str, Any]:
+        gate = self.gate
+        if gate is None:
+            return {}
+        out: dict[str, Any] = {"held": gate.held(), "dropped": dict(gate.dropped)}
+        if gate.queue_jobs is not None:
+            out["jobs_admitted"] = gate.jobs_admitted
+            out["max_jobs_waiting"] = gate.max_queue_wait
+        return out

@@ -78,8 +78,11 @@ class InstanceTaskSource(ParquetTaskSource):
         end_s: float = np.inf,
         resources: Sequence[str] | None = None,
         batch_rows: int = 65_536,
+        job_columns: bool = False,
     ) -> None:
-        super().__init__(path, start_s=start_s, end_s=end_s, resources=resources)
+        super().__init__(
+            path, start_s=start_s, end_s=end_s, resources=resources, job_columns=job_columns
+        )
         if "instances" not in self._file.schema_arrow.names:
             raise ConfigError(f"trace.path: {str(self.path)!r} lacks column 'instances'")
         if batch_rows < 1:
@@ -90,6 +93,7 @@ class InstanceTaskSource(ParquetTaskSource):
 
     def batches(self) -> Iterator[TaskBatch]:
         cols = [*self._COLUMNS, *self.resources, "instances"]
+        cols += [c for c in self._extra if c not in cols]
         for rg in range(self._file.num_row_groups):
             frame = self._file.read_row_group(rg, columns=cols).to_pandas()
             bad = int((frame["instances"] < 1).sum())

@@ -96,6 +96,8 @@ def tables(result: RunResult) -> dict[str, pa.Table]:
     }
     for r, name in enumerate(result.resources):
         cols[name] = pa.array(t["demand"][:, r], pa.float64())
+    if "rep" in t:
+        cols["rep"] = pa.array(t["rep"], pa.int32())
     tasks = pa.table(cols)
 
     frame = pd.DataFrame(
@@ -178,6 +180,7 @@ def summarize(result: RunResult, built: dict[str, pa.Table]) -> dict[str, Any]:
         },
         "users": len(result.users),
         "skipped": dict(sorted(result.skipped.items())),
+        **({"jobs_gate": result.extra} if result.extra else {}),
         "start_s": result.start_s,
         "horizon_s": result.horizon_s,
         "events": result.n_events,

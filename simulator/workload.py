@@ -47,6 +47,13 @@ class TaskBatch:
     demand : ndarray of float64, shape (n, n_resources)
     run_s : ndarray of float64, shape (n,)
         Run time in seconds once started.
+    rep : ndarray of int32, shape (n,), optional
+        Repetition number of the task's job (0 for the first run; :mod:`simulator.jobs`).
+    instances : ndarray of int32, shape (n,), optional
+        Instances of the canonical row this task belongs to (a DAG parent is finished when all
+        of them are).
+    parents : ndarray of object, shape (n,), optional
+        The row's ``parents`` (comma-separated task indices of the same job, or None).
     """
 
     job_id: np.ndarray
@@ -55,6 +62,9 @@ class TaskBatch:
     submit_s: np.ndarray
     demand: np.ndarray
     run_s: np.ndarray
+    rep: np.ndarray | None = None
+    instances: np.ndarray | None = None
+    parents: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.submit_s.shape[0])
@@ -102,7 +112,12 @@ class TaskSource:
             if n:
                 self.skipped[reason] += n
                 keep &= ~mask
+        opt: dict[str, np.ndarray] = {}
+        for col, dtype in (("rep", np.int32), ("instances", np.int32), ("parents", object)):
+            if col in frame:
+                opt[col] = frame[col].to_numpy(dtype=dtype)[keep]
         return TaskBatch(
+            **opt,
             job_id=frame["job_id"].to_numpy(dtype=np.int64)[keep],
             task_index=frame["task_index"].to_numpy(dtype=np.int32)[keep],
             user=frame["user"].to_numpy(dtype=object)[keep],
@@ -123,6 +138,9 @@ class ParquetTaskSource(TaskSource):
         Only tasks with ``start_s <= submit_s < end_s`` are simulated.
     resources : sequence of str, optional
         Resource columns to read (default: those recorded in the table's metadata).
+    job_columns : bool
+        Also read ``instances`` and ``parents`` (when the table has them) for the
+        :class:`simulator.jobs.JobGate`.
 
     Raises
     ------
@@ -139,6 +157,7 @@ class ParquetTaskSource(TaskSource):
         start_s: float = 0.0,
         end_s: float = np.inf,
         resources: Sequence[str] | None = None,
+        job_columns: bool = False,
     ) -> None:
         super().__init__()
         self.path = Path(path)
@@ -160,9 +179,10 @@ class ParquetTaskSource(TaskSource):
             raise ConfigError(f"trace.path: {str(self.path)!r} lacks column(s) {missing}")
         self.start_s, self.end_s = float(start_s), float(end_s)
         self.n_hint = self._file.metadata.num_rows
+        self._extra = [c for c in ("instances", "parents") if job_columns and c in names]
 
     def batches(self) -> Iterator[TaskBatch]:
-        cols = [*self._COLUMNS, *self.resources]
+        cols = [*self._COLUMNS, *self.resources, *self._extra]
         for rg in range(self._file.num_row_groups):
             table = self._file.read_row_group(rg, columns=cols)
             submit = table.column("submit_s")

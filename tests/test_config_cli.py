@@ -53,7 +53,7 @@ def _with(**patch: object) -> dict:
         ),
         (
             _with(cluster__source="tableI"),
-            r"cluster\.source: .*'table-i' or 'machine-events' \(got 'tableI'\)",
+            r"cluster\.source: .*'table-i', 'machine-events' or 'trace' \(got 'tableI'\)",
         ),
         (
             _with(collect={"utilization_interval_s": 0}),

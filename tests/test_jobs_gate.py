@@ -1,0 +1,204 @@
+"""Complex jobs in the engine: DAG parents, repetitions, bounded job queue (simulator.jobs)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedulers import make_scheduler
+from simulator.cluster import ClusterState
+from simulator.engine import Engine, RunResult
+from simulator.jobs import (
+    DROPPED_DAG,
+    HELD_DAG,
+    JobGate,
+    JobsTaskSource,
+    parse_parents,
+)
+from simulator.workload import FrameTaskSource
+
+COLS = ["job_id", "task_index", "submit_s", "cpu", "mem", "run_s", "instances", "parents"]
+
+
+def _frame(rows: list[tuple]) -> pd.DataFrame:
+    f = pd.DataFrame(rows, columns=COLS)
+    return f.assign(user=[f"u{j}" for j in f["job_id"]])
+
+
+def _expand(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per instance, as simulator.instances streams them."""
+    return frame.loc[frame.index.repeat(frame["instances"])].reset_index(drop=True)
+
+
+def _run(
+    frame: pd.DataFrame,
+    gate: JobGate,
+    capacity: list[list[float]],
+    *,
+    reps: dict[int, int] | None = None,
+    scheduler: str = "ff-drfh",
+) -> RunResult:
+    source = FrameTaskSource(_expand(frame), batch_rows=3)
+    if reps is not None:
+        source = JobsTaskSource(source, repetitions=reps)  # type: ignore[assignment]
+    cluster = ClusterState(np.array(capacity, dtype=float), ("cpu", "mem"))
+    return Engine(cluster, make_scheduler(scheduler), source, gate=gate).run()
+
+
+def _starts(r: RunResult) -> dict[tuple[int, int], list[float]]:
+    t = r.tasks
+    out: dict[tuple[int, int], list[float]] = {}
+    for j, i, s in zip(t["job_id"], t["task_index"], t["start_s"], strict=True):
+        out.setdefault((int(j), int(i)), []).append(float(s))
+    return out
+
+
+def test_parse_parents() -> None:
+    assert parse_parents(None) == ()
+    assert parse_parents(math.nan) == ()
+    assert parse_parents("3,4") == (3, 4)
+    with pytest.raises(ValueError, match=r"parents: 'x' is not a comma-separated list"):
+        parse_parents("x")
+
+
+def test_dag_child_waits_for_every_instance_of_its_parents() -> None:
+    # job 1: task 1 (3 instances of 10 s, one at a time on the server), task 2 (parent 1),
+    # task 3 (parents 1 and 2). Job 2 is independent and runs at once.
+    frame = _frame(
+        [
+            (1, 1, 0.0, 0.6, 0.1, 10.0, 3, None),
+            (1, 2, 0.0, 0.1, 0.1, 5.0, 1, "1"),
+            (1, 3, 0.0, 0.1, 0.1, 1.0, 1, "1,2"),
+            (2, 0, 0.0, 0.1, 0.1, 2.0, 1, None),
+        ]
+    )
+    r = _run(frame, JobGate(dag=True), [[1.0, 1.0]])
+    s = _starts(r)
+    assert s[(1, 1)] == [0.0, 10.0, 20.0]
+    assert s[(1, 2)] == [30.0]  # after the third instance of task 1
+    assert s[(1, 3)] == [35.0]  # after task 2
+    assert s[(2, 0)] == [0.0]
+    assert r.extra == {"held": {}, "dropped": {}}
+
+
+def test_without_gate_the_dag_is_ignored() -> None:
+    frame = _frame([(1, 1, 0.0, 0.1, 0.1, 10.0, 1, None), (1, 2, 0.0, 0.1, 0.1, 5.0, 1, "1")])
+    source = FrameTaskSource(_expand(frame))
+    cluster = ClusterState(np.ones((1, 2)), ("cpu", "mem"))
+    r = Engine(cluster, make_scheduler("ff-drfh"), source).run()
+    assert r.tasks["start_s"].tolist() == [0.0, 0.0]
+
+
+def test_missing_parent_is_held_and_unplaceable_parent_drops_descendants() -> None:
+    frame = _frame(
+        [
+            (1, 2, 0.0, 0.1, 0.1, 5.0, 1, "1"),  # parent 1 never arrives
+            (2, 1, 0.0, 2.0, 0.1, 5.0, 1, None),  # fits no server
+            (2, 2, 0.0, 0.1, 0.1, 5.0, 2, "1"),  # child of an unplaceable task
+            (2, 3, 1.0, 0.1, 0.1, 5.0, 1, "2"),  # grandchild, submitted later
+        ]
+    )
+    r = _run(frame, JobGate(dag=True), [[1.0, 1.0]])
+    assert np.isnan(r.tasks["start_s"]).all()
+    assert r.extra["held"] == {HELD_DAG: 1}
+    assert r.extra["dropped"] == {DROPPED_DAG: 3}
+    assert r.skipped == {"fits no server of the pool": 1}
+
+
+def test_repetitions_run_one_after_the_other() -> None:
+    # job 7: two tasks of 10 s that run side by side; three repetitions -> JCT 30 s
+    frame = _frame([(7, 0, 0.0, 0.4, 0.1, 10.0, 1, None), (7, 1, 0.0, 0.4, 0.1, 10.0, 1, None)])
+    gate = JobGate(dag=True, job_sizes={7: 2}, repetitions={7: 3})
+    r = _run(frame, gate, [[1.0, 1.0]], reps={7: 3})
+    t = r.tasks
+    assert t["rep"].tolist() == [0, 1, 2, 0, 1, 2]
+    assert sorted(t["start_s"].tolist()) == [0.0, 0.0, 10.0, 10.0, 20.0, 20.0]
+    assert np.nanmax(t["finish_s"]) == 30.0
+
+
+def test_bounded_queue_admits_jobs_in_submit_order() -> None:
+    # three one-task jobs at t=0, queue of 2: job 3 enters when job 1 leaves (t=4)
+    frame = _frame(
+        [
+            (1, 0, 0.0, 0.1, 0.1, 4.0, 1, None),
+            (2, 0, 0.0, 0.1, 0.1, 6.0, 1, None),
+            (3, 0, 0.0, 0.1, 0.1, 1.0, 1, None),
+        ]
+    )
+    gate = JobGate(dag=False, job_sizes={1: 1, 2: 1, 3: 1}, queue_jobs=2)
+    r = _run(frame, gate, [[1.0, 1.0]])
+    assert r.tasks["start_s"].tolist() == [0.0, 0.0, 4.0]
+    assert r.extra["jobs_admitted"] == 3
+    assert r.extra["max_jobs_waiting"] == 1
+
+
+def test_queue_with_repetitions_releases_a_job_after_its_last_repetition() -> None:
+    frame = _frame([(1, 0, 0.0, 0.1, 0.1, 4.0, 1, None), (2, 0, 0.0, 0.1, 0.1, 1.0, 1, None)])
+    gate = JobGate(dag=False, job_sizes={1: 1, 2: 1}, repetitions={1: 2}, queue_jobs=1)
+    r = _run(frame, gate, [[1.0, 1.0]], reps={1: 2})
+    # job 1 runs at 0 and 4, job 2 enters at 8
+    assert r.tasks["start_s"].tolist() == [0.0, 4.0, 8.0]
+
+
+def test_gate_validates_its_parameters() -> None:
+    with pytest.raises(ValueError, match=r"queue_jobs: 0 \(expected an integer >= 1"):
+        JobGate(queue_jobs=0)
+    with pytest.raises(ValueError, match="job_sizes: required"):
+        JobGate(repetitions={1: 2})
+
+
+@st.composite
+def dag_workloads(draw: st.DrawFn) -> pd.DataFrame:
+    rows = []
+    for job in range(draw(st.integers(1, 4))):
+        n = draw(st.integers(1, 5))
+        submit = float(draw(st.integers(0, 5)))
+        for i in range(1, n + 1):
+            parents = (
+                sorted(set(draw(st.lists(st.integers(1, i - 1), max_size=2)))) if i > 1 else []
+            )
+            rows.append(
+                (
+                    job,
+                    i,
+                    submit,
+                    draw(st.sampled_from([0.2, 0.5, 0.9])),
+                    draw(st.sampled_from([0.1, 0.4])),
+                    float(draw(st.integers(1, 6))),
+                    draw(st.integers(1, 3)),
+                    ",".join(map(str, parents)) or None,
+                )
+            )
+    return _frame(rows)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frame=dag_workloads(), scheduler=st.sampled_from(["ff-drfh", "bf-drfh", "slots-4"]))
+def test_no_task_starts_before_its_parents_finish(frame: pd.DataFrame, scheduler: str) -> None:
+    r = _run(frame, JobGate(dag=True), [[1.0, 1.0], [0.5, 0.5]], scheduler=scheduler)
+    t = r.tasks
+    done: dict[tuple[int, int], float] = {}
+    for j, i, f in zip(t["job_id"], t["task_index"], t["finish_s"], strict=True):
+        key = (int(j), int(i))
+        done[key] = max(done.get(key, -math.inf), float(f))
+    n_started = 0
+    for row in frame.itertuples():
+        starts = [
+            s
+            for (j, i, s) in zip(t["job_id"], t["task_index"], t["start_s"], strict=True)
+            if (j, i) == (row.job_id, row.task_index)
+        ]
+        assert len(starts) == row.instances  # every instance accounted for
+        for p in parse_parents(row.parents):
+            for s in starts:
+                if not np.isnan(s):
+                    assert s >= done[(row.job_id, p)]
+        n_started += sum(not np.isnan(s) for s in starts)
+    # every task runs (all fit the 1 x 1 server, all parents exist): nothing held or dropped
+    assert n_started == len(t["start_s"])
+    assert r.extra == {"held": {}, "dropped": {}}
