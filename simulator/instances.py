@@ -7,8 +7,10 @@ source never holds more than one Parquet row group plus one expanded batch.
 
 Every instance is an independent task with the row's ``job_id``, ``task_index``, ``user``,
 ``submit_s``, demand and ``run_s``; instances of one row share ``(job_id, task_index)``. Drop
-reasons in :attr:`TaskSource.skipped` count instances, not rows. DAG parents are not enforced here
-(see ``docs/traces-alibaba.md``).
+reasons in :attr:`TaskSource.skipped` count instances, not rows. With ``job_columns`` every
+instance also carries its row's ``instances`` and ``parents``, and the engine's
+:class:`simulator.jobs.JobGate` enforces the DAG (a child row starts when every instance of every
+parent row has finished).
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from simulator.errors import ConfigError
-from simulator.workload import ParquetTaskSource, TaskBatch
+from simulator.workload import (
+    SKIP_AFTER_WINDOW,
+    SKIP_BEFORE_WINDOW,
+    ParquetTaskSource,
+    TaskBatch,
+)
 
 SKIP_NO_INSTANCES = "zero or negative instance count"
 
@@ -99,6 +106,19 @@ class InstanceTaskSource(ParquetTaskSource):
             bad = int((frame["instances"] < 1).sum())
             if bad:
                 self.skipped[SKIP_NO_INSTANCES] += bad
+            # rows outside the window are counted (per instance) before expanding
+            submit = frame["submit_s"].to_numpy(dtype=np.float64)
+            n_inst = np.maximum(frame["instances"].to_numpy(dtype=np.int64), 0)
+            for mask, reason in (
+                (submit < self.start_s, SKIP_BEFORE_WINDOW),
+                (submit >= self.end_s, SKIP_AFTER_WINDOW),
+            ):
+                n = int(n_inst[mask].sum())
+                if n:
+                    self.skipped[reason] += n
+            inside = (submit >= self.start_s) & (submit < self.end_s)
+            if not inside.all():
+                frame = frame[inside]
             for chunk in expand_rows(frame, self.batch_rows):
                 batch = self._clean(chunk, self.start_s, self.end_s)
                 if len(batch):
