@@ -164,9 +164,12 @@ def cmd_trace_fetch(args: argparse.Namespace) -> int:
 
 def cmd_trace_synth(args: argparse.Namespace) -> int:
     from traces.io import write_tasks
-    from traces.synth import synth_google_like
+    from traces.synth import synth_complex_jobs, synth_google_like
 
-    frame = synth_google_like(args.tasks, seed=args.seed)
+    if args.complex:
+        frame = synth_complex_jobs(args.tasks, seed=args.seed)
+    else:
+        frame = synth_google_like(args.tasks, seed=args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_tasks(frame, out / "tasks.parquet")
@@ -265,6 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     y = tsub.add_parser("synth", help="a seeded Google-like workload")
     y.add_argument("--tasks", type=int, default=100_000)
     y.add_argument("--seed", type=int, default=1)
+    y.add_argument(
+        "--complex",
+        action="store_true",
+        help="complex jobs: DAG parents and Alibaba-like instance counts (traces.synth)",
+    )
     y.add_argument("--out", required=True)
     y.set_defaults(func=cmd_trace_synth)
 

@@ -128,6 +128,21 @@ def converted_alibaba(trace: TraceConfig, base: Path | None) -> Path:
     return cache
 
 
+def synthetic_complex(cfg: RunConfig) -> Path:
+    """Write the complex-job synthetic workload of the config once (cached) and return it."""
+    from traces.io import write_tasks
+    from traces.synth import synth_complex_jobs
+
+    trace = cfg.trace
+    assert trace.n_tasks is not None
+    rng_seed = int(component_rng(cfg.seed, "workload").integers(2**31))
+    path = Path(trace.cache_dir) / f"synthetic-complex-{trace.n_tasks}-{rng_seed}" / "tasks.parquet"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_tasks(synth_complex_jobs(trace.n_tasks, seed=rng_seed), path)
+    return path
+
+
 def inline_frame(trace: TraceConfig) -> pd.DataFrame:
     """Tasks of an ``inline`` workload: each user submits identical tasks at its join time."""
     assert trace.users is not None
@@ -196,6 +211,18 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
 
         return _with_jobs(
             cfg, Workload(open_parquet, start, end, info, resources, tasks.parent), dag
+        )
+    if trace.format == "synthetic" and trace.model == "complex":
+        return resolve_workload(
+            cfg.model_copy(
+                update={
+                    "trace": trace.model_copy(
+                        update={"format": "canonical", "path": str(synthetic_complex(cfg))}
+                    )
+                }
+            ),
+            base,
+            progress,
         )
     if trace.format == "synthetic":
         from traces.synth import synth_google_like

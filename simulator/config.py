@@ -21,7 +21,9 @@ Trace formats
 ``canonical``
     ``path`` is a canonical ``tasks.parquet`` or a folder holding one (``fairsim trace convert``).
 ``synthetic``
-    ``n_tasks`` tasks from :func:`traces.synth.synth_google_like` with the run's seed.
+    ``n_tasks`` tasks from :func:`traces.synth.synth_google_like` with the run's seed; with
+    ``model: complex``, from :func:`traces.synth.synth_complex_jobs` (DAG parents and instance
+    counts, written once under ``cache_dir`` and streamed like a converted trace).
 ``inline``
     ``users``: a list of ``{name, join_s, demand, tasks, run_s}``; each user submits ``tasks``
     identical tasks at ``join_s`` (the DRFH paper's Fig. 4 scenario).
@@ -107,6 +109,7 @@ class TraceConfig(_Strict):
     start_s: float = Field(default=0.0, ge=0)
     end_s: float | None = None
     n_tasks: int | None = Field(default=None, gt=0)
+    model: Literal["google", "complex"] = "google"
     users: list[InlineUser] | None = None
     cache_dir: str = "results/cache"
     dag: bool = True

@@ -240,3 +240,134 @@ def fit_google_sample(tasks_parquet: Path) -> dict[str, Any]:
         "mean_tasks_per_job": float(jobs["n"].mean()),
         "window_s": [0.0, window_end],
     }
+
+
+# ---- complex jobs: fitted by fit_dag_sample() on the Alibaba v2018 spar sample (67,634 tasks) ----
+P_DAG_JOB = 0.9269  # multi-task jobs whose tasks form a DAG
+P_ROOT = 0.3698  # tasks of DAG jobs without parents
+PARENTS_MEAN = 1.3745  # parents per task that has parents (1 + geometric)
+P_SINGLE_INSTANCE = 0.6523  # tasks (rows) with one instance
+INST_LOG_MU = 2.9483  # log instances of the rows with more than one (lognormal)
+INST_LOG_SIGMA = 1.8111
+INST_MAX = 25152
+# --------------------------------------------------------------------------------------------------
+
+
+def synth_complex_jobs(
+    n_tasks: int,
+    *,
+    seed: int,
+    duration_s: float = 70_756.0,
+    n_users: int = 567,
+    instances: bool = True,
+) -> pd.DataFrame:
+    """A Google-like workload of complex jobs: DAG dependencies and Alibaba-like instance counts.
+
+    Jobs, users, requests and run times are those of :func:`synth_google_like` (same seed, same
+    rows). Then, with a generator spawned from the same seed:
+
+    * each multi-task job is a DAG with probability ``P_DAG_JOB``; in a DAG job, task 0 is a root
+      and each later task is a root with probability ``P_ROOT`` (but the last one is not if all
+      the others are: a DAG job has at least one edge), otherwise it waits for
+      ``1 + Geometric`` (mean ``PARENTS_MEAN``, at most its index) distinct earlier tasks of its
+      job, drawn uniformly — so every DAG is acyclic by construction;
+    * with ``instances``, each row stands for 1 instance with probability ``P_SINGLE_INSTANCE``,
+      otherwise ``round(exp(N(INST_LOG_MU, INST_LOG_SIGMA)))`` clipped to ``[2, INST_MAX]``.
+
+    The constants were fitted by :func:`fit_dag_sample` on the Alibaba cluster-trace-v2018 sample
+    (``alibaba-2018-spar`` conversion: 67,634 tasks, 16,749 jobs).
+
+    Parameters
+    ----------
+    n_tasks : int
+        Number of task rows, > 0.
+    seed : int
+        The same seed gives an identical frame.
+    duration_s, n_users
+        As :func:`synth_google_like`.
+    instances : bool
+        Draw instance counts (else every row has one instance).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Canonical tasks columns; ``parents`` is a comma-separated list of parent task indices or
+        None (``traces/dag.py``'s encoding).
+
+    Raises
+    ------
+    TraceError
+        As :func:`synth_google_like`.
+    """
+    frame = synth_google_like(n_tasks, seed=seed, duration_s=duration_s, n_users=n_users)
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+    job = frame["job_id"].to_numpy()
+    idx = frame["task_index"].to_numpy().astype(np.int64)
+    n = len(frame)
+    sizes = np.bincount(job)
+    dag_job = (sizes > 1) & (rng.random(len(sizes)) < P_DAG_JOB)
+    child = (idx > 0) & dag_job[job] & (rng.random(n) >= P_ROOT)
+    # a DAG job has at least one edge: if every later task drew "root", its last task is not
+    has_edge = np.bincount(job, weights=child, minlength=len(sizes)) > 0
+    last = (idx == sizes[job] - 1) & dag_job[job] & ~has_edge[job]
+    child |= last
+    k = np.minimum(rng.geometric(1.0 / PARENTS_MEAN, n), np.maximum(idx, 1))
+    one = np.floor(rng.random(n) * idx).astype(np.int64)  # the parent when k == 1
+    parents = np.full(n, None, dtype=object)
+    for row in np.flatnonzero(child).tolist():
+        if k[row] == 1:
+            parents[row] = str(one[row])
+        else:
+            ps = np.sort(rng.choice(idx[row], size=k[row], replace=False))
+            parents[row] = ",".join(map(str, ps.tolist()))
+    frame["parents"] = parents
+    if instances:
+        n = len(frame)
+        multi = np.rint(np.exp(rng.normal(INST_LOG_MU, INST_LOG_SIGMA, n)))
+        inst = np.where(rng.random(n) < P_SINGLE_INSTANCE, 1, np.clip(multi, 2, INST_MAX))
+        frame["instances"] = inst.astype(np.int32)
+    return frame
+
+
+def fit_dag_sample(tasks_parquet: Path) -> dict[str, float]:
+    """Fit the complex-job constants of :func:`synth_complex_jobs` to a canonical tasks table.
+
+    Parameters
+    ----------
+    tasks_parquet : pathlib.Path
+        A ``tasks.parquet`` with ``parents`` and ``instances`` (e.g. ``alibaba-2018-spar``).
+
+    Returns
+    -------
+    dict
+        ``P_DAG_JOB``, ``P_ROOT``, ``PARENTS_MEAN``, ``P_SINGLE_INSTANCE``, ``INST_LOG_MU``,
+        ``INST_LOG_SIGMA``, ``INST_MAX``.
+
+    Raises
+    ------
+    TraceError
+        If the file is missing or has no DAG edges.
+    """
+    path = Path(tasks_parquet)
+    if not path.is_file():
+        raise TraceError(f"{path}: tasks file not found")
+    t = pq.read_table(path, columns=["job_id", "instances", "parents"]).to_pandas()
+    has = t["parents"].notna()
+    if not has.any():
+        raise TraceError(f"{path}: no task has DAG parents")
+    size = t.groupby("job_id")["job_id"].transform("size")
+    dag_job = has.groupby(t["job_id"]).transform("any")
+    jobs = pd.DataFrame({"size": size, "dag": dag_job, "job": t["job_id"]}).drop_duplicates("job")
+    multi = jobs[jobs["size"] > 1]
+    n_parents = t.loc[has, "parents"].str.count(",") + 1
+    inst = t["instances"].to_numpy()
+    log_multi = np.log(inst[inst > 1])
+    return {
+        "P_DAG_JOB": float(multi["dag"].mean()),
+        "P_ROOT": float((~has[dag_job]).mean()),
+        "PARENTS_MEAN": float(n_parents.mean()),
+        "P_SINGLE_INSTANCE": float((inst == 1).mean()),
+        "INST_LOG_MU": float(log_multi.mean()),
+        "INST_LOG_SIGMA": float(log_multi.std()),
+        "INST_MAX": int(inst.max()),
+    }
