@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterator
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -183,7 +183,9 @@ class _GlobalKey(ProgressiveFilling):
 
     When that set changes the keys of every user change together: they are recomputed lazily, at
     the start of the next :meth:`decide` for the waiting users (:meth:`_refresh_global` and a
-    re-keyed heap) and just before a wake-up for blocked users (``_dynamic``).
+    re-keyed heap) and just before a wake-up for blocked users whose key predates the change
+    (``_dynamic``; subclasses' :meth:`_update_share` must record ``self._seen[user] =
+    self._epoch``).
     """
 
     _dynamic = True
@@ -195,12 +197,15 @@ class _GlobalKey(ProgressiveFilling):
         self._insys: list[int] = []  # tasks queued or running
         self._running: list[int] = []
         self._dirty = False
+        self._epoch = 0  # bumped at every global change
+        self._seen: list[int] = []  # epoch of each user's key
 
     def _ensure_user(self, user: int) -> None:
         super()._ensure_user(user)
         grow = len(self._queues) - len(self._insys)
         self._insys.extend([0] * grow)
         self._running.extend([0] * grow)
+        self._seen.extend([-1] * grow)
 
     def _activated(self, user: int, on: bool) -> None:
         """``user`` became active (``on``) or inactive; the global quantity is stale."""
@@ -219,8 +224,8 @@ class _GlobalKey(ProgressiveFilling):
         q = self._queues[user]
         q.append((task, self._need(demand)))
         self._n_pending += 1
+        self._update_share(user)  # blocked users too: their key stays current
         if not self._blocked[user] and (len(q) == 1 or self._inheap[user]):
-            self._update_share(user)
             self._push(user)
 
     def _account(self, user: int, need: tuple[float, ...], sign: int) -> None:
@@ -230,13 +235,20 @@ class _GlobalKey(ProgressiveFilling):
             if self._insys[user] == 0:
                 self._activated(user, False)
 
-    def decide(self) -> Iterator[tuple[int, int]]:
-        """Refresh the shared quantity and re-key the waiting users if it moved, then fill."""
+    def _before_pass(self) -> None:
+        """Refresh the shared quantity and re-key the waiting users if it moved."""
         if self._dirty:
             self._dirty = False
+            self._epoch += 1
             self._refresh_global()
             self._rebuild_heap()
-        yield from super().decide()
+
+    def _refresh(self, users: list[int]) -> None:
+        """Re-key the blocked users whose key predates the last global change."""
+        epoch, seen = self._epoch, self._seen
+        for u in users:
+            if seen[u] != epoch:
+                self._update_share(u)
 
 
 class LMMMMS(_GlobalKey):
@@ -249,14 +261,34 @@ class LMMMMS(_GlobalKey):
     over the servers it may use; ``W`` the total weight) -- and its MMS ratio is ``x_i / mu_i``.
     LMM-MMS lexicographically maximises the MMS ratios; progressive filling serves the lowest.
 
-    Online reading (ours): ``x_i`` is the number of running tasks; the bound ``n_i`` is the
-    number of tasks the user has in the system (queued or running: a job's task count bounds what
-    it can use); ``W`` is the weight of the active users (tasks in the system); ``gamma_i`` is
-    computed for the demand of the user's head task. Weights enter through ``mu`` only, as in
-    ``fairsim solve lmm-mms``.
+    Parameters
+    ----------
+    weights, eligible
+        As for :class:`~schedulers.progressive.ProgressiveFilling`.
+    bounds : mapping of int to float, optional
+        A fixed task bound ``n_i`` per user code (``fairsim solve lmm-mms --online`` passes the
+        instance's ``max_tasks``); users not in it are bounded by their tasks in the system.
+
+    Notes
+    -----
+    Online reading (ours): ``x_i`` is the number of running tasks; the bound ``n_i`` is, unless
+    given in ``bounds``, the number of tasks the user has in the system (queued or running: the
+    remaining tasks of its jobs, since a job's task count bounds what it can use); ``W`` is the
+    weight of the active users (tasks in the system); ``gamma_i`` is computed for the demand of
+    the user's head task. Weights enter through ``mu`` only, as in ``fairsim solve lmm-mms``.
     """
 
     name = "lmm-mms"
+
+    def __init__(
+        self,
+        *,
+        weights: Mapping[int, float] | None = None,
+        eligible: Mapping[int, np.ndarray] | None = None,
+        bounds: Mapping[int, float] | None = None,
+    ) -> None:
+        super().__init__(weights=weights, eligible=eligible)
+        self.bounds = bounds
 
     def bind(self, cluster: ClusterView) -> None:
         """Bind, then group the servers by capacity (per user when it has eligible servers)."""
@@ -298,9 +330,11 @@ class LMMMMS(_GlobalKey):
             if g is None:
                 g = self._gammas[(key, need)] = _gamma(self._classes, counts, need)
             self._head_gamma[user] = g
-        n_i = self._insys[user]
+        self._seen[user] = self._epoch
+        b = self.bounds
+        n_i = float(b[user]) if b is not None and user in b else float(self._insys[user])
         wsum = self._wsum if self._wsum > 0 else self._w[user]
-        mu = min(float(n_i), self._w[user] / wsum * self._head_gamma[user])
+        mu = min(n_i, self._w[user] / wsum * self._head_gamma[user])
         self._share[user] = round(self._running[user] / mu, _DIGITS) if mu > 0 else math.inf
 
 
@@ -316,9 +350,9 @@ class PF(_GlobalKey):
     The prices are those of the pooled fluid model over the active users (tasks queued or
     running): ``a_i = d_i / C`` with ``d_i`` the demand of the user's first task (its type) and
     ``nu = W p`` where ``p`` maximises ``sum_i w_i log(a_i . p)`` over the simplex (the dual of
-    eq. 3; bisection for two resources, Cover's multiplicative iteration for more). They are
-    recomputed, vectorised over the active users, once per scheduling pass in which the active
-    set changed.
+    eq. 3; :func:`pf_prices`). They are recomputed once per scheduling pass in which the active
+    set changed: one vectorised computation over a per-user table (inactive users have weight
+    0), warm-started from the previous prices.
     """
 
     name = "pf"
@@ -326,34 +360,55 @@ class PF(_GlobalKey):
     def bind(self, cluster: ClusterView) -> None:
         """Bind, then allocate the per-user types and the price vector."""
         super().bind(cluster)
-        self._active: set[int] = set()
-        self._type: dict[int, tuple[float, ...]] = {}
+        # one row per user code: type a_i (d_i / C), and w_i while active (0 otherwise), so a
+        # price update is one vectorised pass with no per-user Python work
+        self._ta = np.ones((0, self._k))
+        self._wa = np.zeros(0)
+        self._typed: list[bool] = []
+        self._shapes: list[bool] = []  # its type demands something
+        self._theta = 0.5
         self._price = [1.0 / t if t > 0 else 0.0 for t in self._total]  # nu_r / C_r
+
+    def _ensure_user(self, user: int) -> None:
+        super()._ensure_user(user)
+        grow = len(self._queues) - len(self._typed)
+        self._typed.extend([False] * grow)
+        self._shapes.extend([False] * grow)
+        self._ta = np.vstack([self._ta, np.ones((grow, self._k))])
+        self._wa = np.concatenate([self._wa, np.zeros(grow)])
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Remember the user's type (first task's demand), then queue the task."""
-        if user not in self._type:
-            self._type[user] = tuple(float(x) for x in self._need(demand))
+        if user >= len(self._queues):
+            self._ensure_user(user)
+        if not self._typed[user]:
+            self._typed[user] = True
+            need = self._need(demand)
+            t = self._total
+            a = [need[k] / t[k] if t[k] > 0 else 0.0 for k in range(self._k)]
+            if any(x > 0 for x in a):  # a task demanding nothing does not shape the prices
+                self._ta[user] = a
+                self._shapes[user] = True
         super().on_arrival(task, user, demand)
 
     def _activated(self, user: int, on: bool) -> None:
-        if on:
-            self._active.add(user)
-        else:
-            self._active.discard(user)
+        if not self._shapes[user]:
+            return  # a user demanding nothing never enters the price computation
+        self._wa[user] = self._w[user] if on else 0.0
         self._dirty = True
 
     def _refresh_global(self) -> None:
-        if not self._active:
+        wsum = float(self._wa.sum())
+        if wsum <= 0:
             return
-        users = sorted(self._active)
-        total = np.asarray(self._total)
-        a = np.array([self._type[u] for u in users]) / np.where(total > 0, total, 1.0)
-        w = np.array([self._w[u] for u in users])
-        nu = pf_prices(a, w) * w.sum()
-        self._price = (nu / np.where(total > 0, total, 1.0)).tolist()
+        p = pf_prices(self._ta, self._wa, start=self._theta)
+        if self._k == 2:
+            self._theta = float(p[0])
+        t = self._total
+        self._price = [wsum * p[k] / t[k] if t[k] > 0 else 0.0 for k in range(self._k)]
 
     def _update_share(self, user: int) -> None:
+        self._seen[user] = self._epoch
         if self._running[user] == 0:  # exactly 0, without the allocation's rounding drift
             self._share[user] = 0.0
             return
@@ -469,7 +524,7 @@ def _gamma(classes: np.ndarray, counts: np.ndarray, need: tuple[float, ...]) -> 
     return float(per @ counts)
 
 
-def pf_prices(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+def pf_prices(a: np.ndarray, w: np.ndarray, *, start: float = 0.5) -> np.ndarray:
     """Normalised proportional-fairness prices ``p`` (on the simplex) of a fluid pool.
 
     Maximises ``sum_i w_i log(a_i . p)`` over ``p >= 0, sum_r p_r = 1``; the PF allocation
@@ -479,36 +534,63 @@ def pf_prices(a: np.ndarray, w: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     a : ndarray, shape (n_users, n_resources)
-        Demand per task as a fraction of the pooled capacity (non-negative, no all-zero row).
+        Demand per task as a fraction of the pooled capacity (non-negative; rows with a zero
+        weight are ignored, every other row must demand something).
     w : ndarray, shape (n_users,)
-        Positive weights.
+        Non-negative weights, not all zero.
+    start : float
+        Two resources: first guess of ``p_0`` (a warm start; the result does not depend on it
+        beyond rounding).
 
     Returns
     -------
     ndarray, shape (n_resources,)
+
+    Notes
+    -----
+    Two resources: the optimum is where ``s(t) = sum_i w_i (a_i0 - a_i1) / (a_i1 + t (a_i0 -
+    a_i1))`` (decreasing in t) vanishes, found by Newton's method kept inside a bisection
+    bracket, to ``1e-15``. Three or more: Cover's multiplicative iteration
+    ``p <- p * a^T (w / (a p)) / W`` (:data:`_PF_COVER` steps).
     """
     n_r = a.shape[1]
     if n_r == 1:
         return np.ones(1)
     if n_r == 2:
         diff = a[:, 0] - a[:, 1]
+        a1 = a[:, 1]
+        wd = w * diff
 
         def slope(theta: float) -> float:
-            return float((w * diff / (a[:, 1] + theta * diff)).sum())
+            with np.errstate(divide="ignore", invalid="ignore"):
+                q = wd / (a1 + theta * diff)
+            return float(q.sum())
 
         if slope(0.0) <= 0:
             return np.array([0.0, 1.0])
         if slope(1.0) >= 0:
             return np.array([1.0, 0.0])
         lo, hi = 0.0, 1.0
-        for _ in range(_PF_BISECT):
-            mid = 0.5 * (lo + hi)
-            if slope(mid) > 0:
-                lo = mid
+        th = start if 0.0 < start < 1.0 else 0.5
+        for _ in range(200):
+            den = a1 + th * diff
+            q = wd / den
+            sv = float(q.sum())
+            if sv > 0:
+                lo = th
             else:
-                hi = mid
-        th = 0.5 * (lo + hi)
+                hi = th
+            dv = -float((q * diff / den).sum())
+            new = th - sv / dv if dv < 0 else 0.5 * (lo + hi)
+            if not lo < new < hi:
+                new = 0.5 * (lo + hi)
+            done = abs(new - th) <= 1e-15 or hi - lo <= 1e-15
+            th = new
+            if done:
+                break
         return np.array([th, 1.0 - th])
+    keep = w > 0
+    a, w = a[keep], w[keep]
     p = np.full(n_r, 1.0 / n_r)
     wn = w / w.sum()
     for _ in range(_PF_COVER):

@@ -42,6 +42,10 @@ from simulator.cluster import ClusterView
 _GROW = 64
 
 
+#: Candidate lists longer than this are filtered with numpy in :meth:`ProgressiveFilling._find_in`.
+_VECTOR_MIN = 24
+
+
 class ProgressiveFilling(Scheduler):
     """Serve the user with the lowest weighted dominant share; place its head task.
 
@@ -182,6 +186,14 @@ class ProgressiveFilling(Scheduler):
         sums of per-task terms (:mod:`schedulers.online`).
         """
 
+    def _refresh(self, users: list[int]) -> None:
+        """Recompute the keys of blocked ``users`` about to be woken (when :attr:`_dynamic`)."""
+        for u in users:
+            self._update_share(u)
+
+    def _before_pass(self) -> None:
+        """Called at the start of :meth:`decide` when :attr:`_dynamic` (default: nothing)."""
+
     def _rebuild_heap(self) -> None:
         """Re-key every waiting (in-heap) user with a fresh :meth:`_update_share`."""
         users = sorted({u for _, u, v in self._heap if v == self._version[u]})
@@ -285,8 +297,7 @@ class ProgressiveFilling(Scheduler):
         woken: set[int] = set()
         bneed = self._bneed
         if self._dynamic:  # keys may have moved while the users were blocked
-            for u in sorted(cands):
-                self._update_share(u)
+            self._refresh(sorted(cands))
         for server, users in fitting:
             rem = [float(cols[k][server]) for k in range(self._k)]
             for u in sorted(users, key=lambda v: (share[v], v)):
@@ -313,6 +324,8 @@ class ProgressiveFilling(Scheduler):
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:
         """Repeatedly serve the lowest-share unblocked user until every user is blocked or idle."""
+        if self._dynamic:
+            self._before_pass()
         if self._freed:
             self._unblock_freed()
         version, queues, inheap = self._version, self._queues, self._inheap
@@ -367,6 +380,17 @@ class ProgressiveFilling(Scheduler):
         """Like :meth:`_find`, knowing that no server outside ``servers`` can fit the task."""
         cols, k_range = self._cols, range(self._k)
         elig = self.eligible.get(user) if self.eligible else None
+        if len(servers) > _VECTOR_MIN:  # long candidate lists: one numpy pass per resource
+            idx = np.array(servers, dtype=np.int64)
+            ok = cols[0][idx] >= need[0]
+            for k in range(1, self._k):
+                ok &= cols[k][idx] >= need[k]
+            if elig is not None:
+                ok &= elig[idx]
+            fit = np.unique(idx[ok])
+            if fit.size == 0:
+                return -1
+            return int(fit[0]) if fit.size == 1 else self._choose(need, fit)
         fitting = [
             s
             for s in servers
