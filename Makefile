@@ -24,6 +24,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m experiments.bench --shared $(SHARED) --out results/bench
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m experiments.bench_alibaba --shared $(SHARED) --out results/bench
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
