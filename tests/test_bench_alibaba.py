@@ -1,0 +1,42 @@
+"""Smoke test of the Alibaba benchmark (conversion rates; the full replay runs in `make bench`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from experiments import bench_alibaba
+from traces.paths import shared_dir
+
+
+@pytest.mark.slow
+def test_conversion_rates_are_measured(tmp_path: Path) -> None:
+    assert (
+        bench_alibaba.main(["--shared", str(shared_dir()), "--out", str(tmp_path), "--skip-replay"])
+        == 0
+    )
+    res = json.loads((tmp_path / "alibaba.json").read_text())
+    by_format = {c["format"]: c for c in res["convert"]}
+    assert set(by_format) == set(bench_alibaba.SAMPLES)
+    assert by_format["alibaba-2017"]["instances"] == 11_059_704
+    assert by_format["alibaba-2018-spar"]["tasks"] == 67_634
+    assert all(c["rows_per_s"] > 0 and c["peak_rss_mb"] > 0 for c in res["convert"])
+    assert "skipped (--skip-replay)" in (tmp_path / "alibaba.md").read_text()
+
+
+def test_report_flags_a_missed_target() -> None:
+    replay = {
+        "tasks": 11_059_704,
+        "servers": 1313,
+        "tasks_completed": 11_059_704,
+        "total_wall_s": 700.0,
+        "engine_wall_s": 650.0,
+        "engine_tasks_per_s": 17_015.0,
+        "peak_rss_mb": 2500.0,
+        "loadavg_1m_at_end": 1.0,
+    }
+    md = bench_alibaba._markdown({"convert": [], "replay-2017": replay})
+    assert "total wall (convert + replay + write): 700 s (target < 600 s: NOT met)" in md
+    assert "peak RSS: 2500 MB (target < 4096 MB: met)" in md
