@@ -5,7 +5,8 @@ Per scheduler, into ``DIR/<scheduler>/``:
 ``tasks.parquet``
     ``job_id, task_index, user, submit_s, start_s, finish_s, server, <resources...>``; one row per
     simulated task; ``start_s``/``server`` null when the task never started, ``finish_s`` null when
-    it did not finish by the horizon.
+    it did not finish by the horizon. With a job gate (:mod:`simulator.jobs`), a last column
+    ``rep`` gives the task's repetition of its job (0 for the first run).
 ``jobs.parquet``
     ``job_id, user, n_tasks, submit_s, finish_s, completion_time_s``; ``finish_s`` and
     ``completion_time_s`` (job completion time, JCT) are null unless every task of the job finished.
@@ -17,7 +18,8 @@ Per scheduler, into ``DIR/<scheduler>/``:
     ``time_s, user, <resources...>, dominant``: each user's share of the pool per resource, and its
     global dominant share (DRFH paper, eq. 3).
 ``summary.json``
-    Headline numbers, the config hash, the seed, ``wall_s`` and ``tasks_per_s``.
+    Headline numbers, the config hash, the seed, ``wall_s`` and ``tasks_per_s``; with a job gate
+    also ``jobs_gate`` (tasks held at the end and dropped, by reason).
 
 The directory is written under a temporary name and renamed into place when complete, so a crash
 never leaves a half-written result. The Parquet files depend only on the simulation (no timestamps):
