@@ -50,25 +50,29 @@ def cmd_run(args: argparse.Namespace) -> int:
         cfg, out, base=Path(args.config).resolve().parent, progress=not args.no_progress
     )
     for name, s in summaries.items():
-        mu = s["mean_utilization"]
+        utils = ", ".join(f"{r} {100 * v:.1f} %" for r, v in s["mean_utilization"].items())
         print(
-            f"{name:>16}: {s['tasks_completed']}/{s['tasks']} tasks completed, "
-            f"CPU {100 * mu['cpu']:.1f} %, mem {100 * mu['mem']:.1f} %, "
+            f"{name:>16}: {s['tasks_completed']}/{s['tasks']} tasks completed, {utils}, "
             f"{s['tasks_per_s']:.0f} tasks/s"
         )
     print(f"results in {out}")
     return 0
 
 
-def _solve_one(name: str, inst: Instance, sharing: str) -> dict:
-    """Exact mechanisms go to ``schedulers.exact``, online heuristics to progressive filling."""
+def _solve_one(name: str, inst: Instance, sharing: str, online: bool = False) -> dict:
+    """Exact mechanisms go to ``schedulers.exact``, online heuristics to progressive filling.
+
+    A name that is both an exact mechanism and an online scheduler (``drf``, ``c-drfh``, ``tsf``,
+    ``af``, ``pf``, ``bmf``, ``lmm-mms``) means the exact allocation, unless ``online`` is set
+    (``--online``): then the online scheduler runs as static progressive filling.
+    """
     import difflib
 
     from schedulers.exact import EXACT, solve_exact_json
     from schedulers.registry import KNOWN, validate_name
     from schedulers.static import solve_heuristic
 
-    if name in EXACT:
+    if name in EXACT and not online:
         return solve_exact_json(name, inst, sharing)
     try:
         validate_name(name)
