@@ -3,8 +3,8 @@
 ::
 
     fairsim run CONFIG.yaml [--out DIR] [--set key=value ...]
-    fairsim solve MECHANISM INSTANCE.json [--sharing rdm|tdm]
-    fairsim solve --compare A,B INSTANCE.json [--sharing rdm|tdm]
+    fairsim solve MECHANISM INSTANCE.json [--sharing rdm|tdm] [--online]
+    fairsim solve --compare A,B INSTANCE.json [--sharing rdm|tdm] [--online]
     fairsim properties [--mechanism M ...] [--instances N] [--seed S] [--json]
     fairsim trace convert FORMAT SRC --out DIR
     fairsim trace fetch google-2011 --parts 0-13 --dest DIR [--sha256sum FILE]
@@ -97,7 +97,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if "udrf" in names:
             raise FairsimError("solve --compare: udrf takes a jobs instance and cannot be compared")
         inst = load_instance(path)
-        outs = [_solve_one(n, inst, args.sharing) for n in names]
+        outs = [_solve_one(n, inst, args.sharing, args.online) for n in names]
         tot = [[float(sum(row)) for row in o["tasks"]] for o in outs]
         gap = {
             "users": list(inst.user_ids),
@@ -112,13 +112,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
         )
     from schedulers.exact import JOB_EXACT
 
-    if args.mechanism in JOB_EXACT:  # input extended with jobs (docs/mechanisms.md, UDRF)
+    if (
+        args.mechanism in JOB_EXACT and not args.online
+    ):  # input extended with jobs (docs/mechanisms.md, UDRF)
         from schedulers.exact.udrf import load_job_instance
 
         print(json.dumps(JOB_EXACT[args.mechanism][1](load_job_instance(args.instance))))
         return 0
     inst = load_instance(args.instance)
-    print(json.dumps(_solve_one(args.mechanism, inst, args.sharing)))
+    print(json.dumps(_solve_one(args.mechanism, inst, args.sharing, args.online)))
     return 0
 
 
@@ -242,6 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("instance", nargs="?")
     s.add_argument("--sharing", choices=("rdm", "tdm"), default="rdm", help="PS-DSF multiplexing")
     s.add_argument("--compare", metavar="A,B", help="solve with two mechanisms; print both + gap")
+    s.add_argument(
+        "--online",
+        action="store_true",
+        help="run the online scheduler of that name as static progressive filling of integer "
+        "tasks (for names that are also exact mechanisms: drf, c-drfh, tsf, af, pf, bmf, lmm-mms)",
+    )
     s.set_defaults(func=cmd_solve)
 
     t = sub.add_parser("trace", help="fetch, convert and synthesise traces")

@@ -84,6 +84,7 @@ def make_scheduler(
     *,
     weights: Mapping[int, float] | None = None,
     eligible: Mapping[int, np.ndarray] | None = None,
+    bounds: Mapping[int, float] | None = None,
 ) -> Scheduler:
     """Build the scheduler registered under ``name``.
 
@@ -93,6 +94,9 @@ def make_scheduler(
         A registered name (see :func:`available`).
     weights, eligible
         Passed to the scheduler (see :class:`schedulers.progressive.ProgressiveFilling`).
+    bounds : mapping of int to float, optional
+        Task bound per user, for ``lmm-mms`` only (:class:`schedulers.online.LMMMMS`); ignored
+        by the other schedulers.
 
     Raises
     ------
@@ -101,6 +105,8 @@ def make_scheduler(
     """
     validate_name(name)
     kw: dict[str, Any] = {"weights": weights, "eligible": eligible}
+    if name == "lmm-mms":
+        kw["bounds"] = bounds
     if name in _FIXED:
         return _FIXED[name](**kw)
     m = _SLOTS.match(name)

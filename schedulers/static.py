@@ -1,6 +1,9 @@
 """Static progressive filling of indivisible tasks with the online heuristics.
 
-``fairsim solve ff-drfh|bf-drfh INSTANCE.json`` runs exactly the code the simulator runs
+``fairsim solve ff-drfh|bf-drfh|slots-<S> INSTANCE.json``, and ``fairsim solve NAME INSTANCE.json
+--online`` for the online baselines that share their name with an exact mechanism (``drf``,
+``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``; without ``--online`` those names mean the
+exact allocation), run exactly the code the simulator runs
 (:mod:`schedulers.progressive`, committed through :class:`simulator.cluster.ClusterState`): every
 user has ``max_tasks`` identical tasks (unbounded by default) queued at time 0 and none finishes, so
 the schedulers fill the cluster until nothing more fits (DRFH paper, Section V-B).
@@ -24,7 +27,8 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
     Parameters
     ----------
     mechanism : str
-        A registered online scheduler name (``ff-drfh``, ``bf-drfh``, ``slots-<S>``).
+        A registered online scheduler name (``ff-drfh``, ``bf-drfh``, ``slots-<S>``, or an online
+        baseline of :mod:`schedulers.online`).
     inst : Instance
         The allocation instance.
 
@@ -41,7 +45,10 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
     n_u = len(inst.user_ids)
     eligible = {i: inst.eligible[i].copy() for i in range(n_u) if not bool(inst.eligible[i].all())}
     sched = make_scheduler(
-        mechanism, weights={i: float(inst.weight[i]) for i in range(n_u)}, eligible=eligible
+        mechanism,
+        weights={i: float(inst.weight[i]) for i in range(n_u)},
+        eligible=eligible,
+        bounds={i: float(inst.max_tasks[i]) for i in range(n_u)},  # lmm-mms: n_i = max_tasks
     )
     cluster = ClusterState(inst.capacity, inst.resources)
     sched.bind(cluster.view())
@@ -74,6 +81,7 @@ def solve_heuristic(mechanism: str, inst: Instance) -> dict[str, Any]:
     counts = progressive_fill(mechanism, inst)
     return {
         "mechanism": mechanism,
+        "online": True,
         "users": list(inst.user_ids),
         "servers": list(inst.server_ids),
         "tasks": counts.tolist(),
