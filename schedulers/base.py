@@ -20,6 +20,7 @@ does not fit or places an unknown task.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from simulator.cluster import ClusterView
@@ -81,6 +82,19 @@ class Scheduler:
             generator.
         """
         raise NotImplementedError
+
+    def next_wakeup(self, now: float) -> float:
+        """Next time (s, >= ``now``) at which the scheduler wants a pass without any event.
+
+        Default: never (``math.inf``); the engine then calls the scheduler on events only.
+        Periodic schedulers (distributed PS-DSF runs each server's procedure every T seconds,
+        PS-DSF paper Section III-D) override it and :meth:`on_tick`. The engine stops ticking when
+        no arrival or completion is left and a tick placed nothing.
+        """
+        return math.inf
+
+    def on_tick(self, now: float) -> None:
+        """Called at a time returned by :meth:`next_wakeup`, before that time's :meth:`decide`."""
 
     def placeable(self, demand: tuple[float, ...]) -> bool:
         """Whether a task with this demand could ever run on the bound cluster (default: yes).

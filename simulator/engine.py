@@ -38,6 +38,8 @@ from simulator.jobs import JobGate
 from simulator.workload import TaskBatch, TaskSource
 
 SKIP_UNPLACEABLE = "fits no server of the pool"
+#: Consecutive ticks of a periodic scheduler without any event or placement before giving up.
+MAX_IDLE_TICKS = 100_000
 
 
 class _Table:
@@ -322,12 +324,31 @@ class Engine:
 
         lo = hi = 0  # pending arrivals are task ids lo..hi-1 of the table
         exhausted = False
+        timed = type(sched).next_wakeup is not Scheduler.next_wakeup
+        idle = 0  # consecutive ticks with no arrival, completion or placement
         while True:
             if lo == hi and not exhausted:
                 lo, hi, exhausted = self._pull(batches, lo, hi)
             t_arr = submit_l[lo] if lo < hi else math.inf
             t_cmp = heap[0][0] if heap else math.inf
             now = t_arr if t_arr < t_cmp else t_cmp
+            tick = False
+            if timed:
+                # a periodic scheduler (e.g. distributed PS-DSF) also acts at its own times
+                t_tick = sched.next_wakeup(env.now)
+                if not t_tick > env.now:
+                    raise ValueError(
+                        f"scheduler {sched.name!r}: next_wakeup({env.now!r}) returned {t_tick!r}, "
+                        "expected a later time"
+                    )
+                if t_tick <= now and sched.pending():
+                    idle = idle + 1 if now == math.inf else 0  # no event left at all
+                    tick, now = True, t_tick
+                    if idle > MAX_IDLE_TICKS:
+                        raise ValueError(
+                            f"scheduler {sched.name!r}: {MAX_IDLE_TICKS} ticks in a row placed "
+                            "nothing (next_wakeup should return inf when no pass can help)"
+                        )
             if now == math.inf or now > horizon:
                 break
             if now > env.now:
@@ -361,8 +382,11 @@ class Engine:
                 lo += 1
                 if lo == hi and not exhausted:
                     lo, hi, exhausted = self._pull(batches, lo, hi)
+            if tick:
+                sched.on_tick(now)
             # 3. one scheduling pass; every placement is validated and committed here
             for task, server in sched.decide():
+                idle = 0
                 if not (0 <= task < lo) or task in running or server_of[task] >= 0:
                     raise PlacementError(
                         f"scheduler {sched.name!r} placed task {task}, which is not waiting"

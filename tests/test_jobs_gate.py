@@ -202,3 +202,54 @@ def test_no_task_starts_before_its_parents_finish(frame: pd.DataFrame, scheduler
     # every task runs (all fit the 1 x 1 server, all parents exist): nothing held or dropped
     assert n_started == len(t["start_s"])
     assert r.extra == {"held": {}, "dropped": {}}
+
+
+class _Ticker:
+    """FF-DRFH that only places tasks at multiples of 5 s (a minimal periodic scheduler)."""
+
+    def __new__(cls) -> object:
+        from schedulers.progressive import FirstFitDRFH
+
+        class Periodic(FirstFitDRFH):
+            name = "periodic"
+
+            def bind(self, cluster: object) -> None:
+                super().bind(cluster)  # type: ignore[arg-type]
+                self.ticks_: list[float] = []
+                self._open = False
+
+            def next_wakeup(self, now: float) -> float:
+                return (math.floor(now / 5.0) + 1) * 5.0
+
+            def on_tick(self, now: float) -> None:
+                self.ticks_.append(now)
+                self._open = True
+
+            def decide(self):  # type: ignore[no-untyped-def]
+                if self._open:
+                    self._open = False
+                    yield from super().decide()
+
+        return Periodic()
+
+
+def test_periodic_scheduler_gets_ticks_and_the_run_ends() -> None:
+    frame = _frame([(1, 0, 1.0, 0.6, 0.1, 2.0, 1, None), (2, 0, 1.0, 0.6, 0.1, 2.0, 1, None)])
+    sched = _Ticker()
+    cluster = ClusterState(np.ones((1, 2)), ("cpu", "mem"))
+    r = Engine(cluster, sched, FrameTaskSource(_expand(frame))).run()  # type: ignore[arg-type]
+    # submitted at 1 s; placed at the 5 s tick, the second (which waits for room) at 10 s
+    assert r.tasks["start_s"].tolist() == [5.0, 10.0]
+    assert sched.ticks_ == [5.0, 10.0]  # type: ignore[attr-defined]
+
+
+def test_a_scheduler_that_ticks_for_ever_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    import simulator.engine as engine_mod
+
+    monkeypatch.setattr(engine_mod, "MAX_IDLE_TICKS", 50)
+    frame = _frame([(1, 0, 1.0, 2.0, 0.1, 2.0, 1, None)])  # fits no server: never placed
+    sched = _Ticker()
+    sched.placeable = lambda demand: True  # type: ignore[attr-defined]  # so it stays pending
+    cluster = ClusterState(np.ones((1, 2)), ("cpu", "mem"))
+    with pytest.raises(ValueError, match=r"'periodic': 50 ticks in a row placed nothing"):
+        Engine(cluster, sched, FrameTaskSource(_expand(frame))).run()  # type: ignore[arg-type]
