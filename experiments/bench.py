@@ -1,12 +1,16 @@
 """``make bench``: speed and memory benchmarks of the engine against DESIGN.md's targets.
 
-Three benchmarks, each a list of *points* (one scheduler on one workload and one pool):
+Four benchmarks, each a list of *points* (one scheduler on one workload and one pool):
 
 ``real-2000``
     FF- and BF-DRFH on the real Google sample (task_events parts 0-13) with 2,000 Table I servers
     (drawn with the config's seed, as ``make experiment`` does). Compared with the absolute targets
     (BF >= 20,000 tasks/s, FF >= 50,000 tasks/s, peak RSS < 2,048 MB) and with the reference
     "minimal heapq + numpy replay" (46,000 FF / 26,000 BF tasks/s; pass if within 2x of it).
+``online-2000``
+    Every online baseline of issue #5 (``drf``, ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``,
+    ``lmm-mms``; :mod:`schedulers.online`) on the real Google sample with the ``real-2000`` pool.
+    Target: each >= 10,000 tasks/s, peak RSS < 2,048 MB.
 ``servers``
     BF- and FF-DRFH on the real sample with 500 / 2,000 / 12,583 Table I servers: the cost curve
     versus the number of servers (should be sub-linear).
@@ -21,8 +25,8 @@ run one after another, never in parallel. The timed quantity is the engine's wal
 (``RunResult.wall_s``); loading/generating the workload and drawing the pool are reported
 separately as ``setup_s``.
 
-Outputs (written atomically into ``--out``): ``real-2000.json``, ``servers.json``,
-``tasks.json`` and ``summary.md``.
+Outputs (written atomically into ``--out``): ``real-2000.json``, ``online-2000.json``,
+``servers.json``, ``tasks.json`` and ``summary.md``.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from simulator.atomic import write_text
 
 log = logging.getLogger("experiments.bench")
 
-BENCHMARKS = ("real-2000", "servers", "tasks")
+BENCHMARKS = ("real-2000", "online-2000", "servers", "tasks")
 SCHEDULERS = ("ff-drfh", "bf-drfh")
 CONFIG = Path(__file__).resolve().parent.parent / "configs" / "drfh-google.yaml"
 
@@ -57,6 +61,9 @@ TARGET_TASKS_PER_S = {"bf-drfh": 20_000.0, "ff-drfh": 50_000.0}
 REFERENCE_TASKS_PER_S = {"ff-drfh": 46_000.0, "bf-drfh": 26_000.0}  # minimal heapq + numpy replay
 REFERENCE_FACTOR = 2.0
 TARGET_PEAK_RSS_MB = 2048.0
+#: Issue #5: every online baseline on the real sample with 2,000 servers.
+ONLINE_SCHEDULERS = ("drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms")
+TARGET_ONLINE_TASKS_PER_S = 10_000.0
 TARGET_TASK_COST_RATIO = 2.0
 
 SERVER_SIZES = (500, 2_000, 12_583)
@@ -287,6 +294,33 @@ def bench_real_2000(shared: Path, *, isolate: bool = True, progress: bool = True
     return {"benchmark": "real-2000", "points": points}
 
 
+def bench_online_2000(
+    shared: Path,
+    *,
+    isolate: bool = True,
+    progress: bool = True,
+    schedulers: Sequence[str] = ONLINE_SCHEDULERS,
+) -> dict[str, Any]:
+    """Issue #5 online baselines on the real sample with 2,000 servers (>= 10,000 tasks/s)."""
+    specs = [{"kind": "real", "scheduler": s, "servers": 2_000} for s in schedulers]
+    points = _run_points(specs, shared, isolate, "online-2000", progress)
+    for p in points:
+        tps = p.get("tasks_per_s") if _ok(p) else None
+        p["checks"] = {
+            "tasks_per_s_target": {
+                "target": f">= {TARGET_ONLINE_TASKS_PER_S:,.0f} tasks/s",
+                "value": tps,
+                "pass": tps is not None and tps >= TARGET_ONLINE_TASKS_PER_S,
+            },
+            "peak_rss": {
+                "target": f"< {TARGET_PEAK_RSS_MB:,.0f} MB",
+                "value": p.get("peak_rss_mb"),
+                "pass": _ok(p) and p["peak_rss_mb"] < TARGET_PEAK_RSS_MB,
+            },
+        }
+    return {"benchmark": "online-2000", "points": points}
+
+
 def _slope(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """Exponent of ``y ~ x**k`` between the first and last point (log-log slope)."""
     if len(xs) < 2 or not ys[0] or not ys[-1] or ys[0] <= 0 or ys[-1] <= 0:
@@ -470,6 +504,17 @@ def summary_markdown(results: dict[str, dict[str, Any]], info: dict[str, Any]) -
             lines.append(
                 f"| real-2000 {s} memory | {m['target']} | {_f(m['value'])} MB | {_pf(m['pass'])} |"
             )
+    if "online-2000" in results:
+        for p in results["online-2000"]["points"]:
+            for key, label in (("tasks_per_s_target", "speed"), ("peak_rss", "memory")):
+                c = p.get("checks", {}).get(key)
+                if c is None:
+                    continue
+                unit = "tasks/s" if key == "tasks_per_s_target" else "MB"
+                lines.append(
+                    f"| online-2000 {p['scheduler']} {label} | {c['target']} "
+                    f"| {_f(c['value'])} {unit} | {_pf(c['pass'])} |"
+                )
     if "servers" in results:
         for s, c in results["servers"]["curves"].items():
             costs = " → ".join(_f(x, ".1f") for x in c["us_per_task"])
@@ -543,13 +588,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _parser().error(f"--only: unknown benchmark(s) {unknown}; choose from {BENCHMARKS}")
     shared = Path(args.shared).resolve()
     out = Path(args.out)
-    needs_trace = any(b in only for b in ("real-2000", "servers"))
+    needs_trace = any(b in only for b in ("real-2000", "online-2000", "servers"))
     if needs_trace and not (shared / "traces" / "google-2011" / "task_events").is_dir():
         _parser().error(f"--shared: no traces/google-2011/task_events under {shared}")
     info = machine_info()
     progress = not args.no_progress
     runners: dict[str, Callable[[], dict[str, Any]]] = {
         "real-2000": lambda: bench_real_2000(shared, progress=progress),
+        "online-2000": lambda: bench_online_2000(shared, progress=progress),
         "servers": lambda: bench_servers(
             shared, SERVER_SIZES_QUICK if args.quick else SERVER_SIZES, progress=progress
         ),

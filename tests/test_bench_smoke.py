@@ -34,3 +34,33 @@ def test_tasks_benchmark_in_process_structure() -> None:
     assert md.count("| tasks | bf-drfh | 50 | 2,000 |") == 1
     assert md.count("| tasks | ff-drfh | 50 | 2,000 |") == 1
     assert all(isinstance(x, bool) for x in all_checks({"tasks": res}))
+
+
+def test_online_baselines_run_in_the_bench_harness() -> None:
+    """Each issue-#5 scheduler runs through the engine in the harness (2,000 synthetic tasks);
+    the online-2000 summary rows and checks are built from points of that shape."""
+    from experiments.bench import ONLINE_SCHEDULERS, TARGET_ONLINE_TASKS_PER_S
+
+    res = bench_tasks(
+        [2_000], servers=50, isolate=False, progress=False, schedulers=ONLINE_SCHEDULERS
+    )
+    assert [p["scheduler"] for p in res["points"]] == list(ONLINE_SCHEDULERS)
+    for p in res["points"]:
+        assert "error" not in p, p
+        assert 0 < p["tasks_started"] <= p["tasks"] == 2_000
+        assert 0.0 < p["util_cpu"] <= 1.0
+    fake = {
+        "benchmark": "online-2000",
+        "points": [
+            {**p, "checks": {"tasks_per_s_target": {"target": "x", "value": v, "pass": ok}}}
+            for p, (v, ok) in zip(
+                res["points"][:2],
+                [(TARGET_ONLINE_TASKS_PER_S + 1, True), (TARGET_ONLINE_TASKS_PER_S - 1, False)],
+                strict=True,
+            )
+        ],
+    }
+    md = summary_markdown({"online-2000": fake}, machine_info())
+    assert "| online-2000 drf speed | x | 10,001 tasks/s | PASS |" in md
+    assert "| online-2000 c-drfh speed | x | 9,999 tasks/s | FAIL |" in md
+    assert all_checks({"online-2000": fake}) == [True, False]
