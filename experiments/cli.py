@@ -112,9 +112,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         )
     from schedulers.exact import JOB_EXACT
 
-    if (
-        args.mechanism in JOB_EXACT and not args.online
-    ):  # input extended with jobs (docs/mechanisms.md, UDRF)
+    # input extended with jobs (docs/mechanisms.md, UDRF)
+    if args.mechanism in JOB_EXACT and not args.online:
         from schedulers.exact.udrf import load_job_instance
 
         print(json.dumps(JOB_EXACT[args.mechanism][1](load_job_instance(args.instance))))
