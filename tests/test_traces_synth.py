@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -49,11 +48,11 @@ def test_shape_and_schema(tmp_path: Path) -> None:
     assert pq.read_schema(out).equals(tasks_schema(), check_metadata=True)
 
 
-def test_million_tasks_under_ten_seconds() -> None:
-    t0 = time.perf_counter()
+def test_million_tasks_exactly() -> None:
+    # speed is measured by `make bench` (the "tasks" benchmark generates 10^6 tasks), not here
     df = synth_google_like(1_000_000, seed=5)
-    assert time.perf_counter() - t0 < 10.0
     assert len(df) == 1_000_000
+    assert df["task_index"].max() < synth.SIZE_MAX
 
 
 @pytest.mark.parametrize(
