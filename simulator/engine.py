@@ -1,6 +1,7 @@
 """The discrete-event engine: a SimPy environment driving arrivals, completions and scheduling.
 
-This is the only module that imports :mod:`simpy` (STYLE.md, rule 1). The engine
+This and :mod:`simulator.dynamic` (the Markovian demand model) are the only modules importing
+:mod:`simpy` (STYLE.md, rule 1: schedulers never do). The engine
 
 * streams tasks in submit order from a :class:`simulator.workload.TaskSource`;
 * keeps completions in a heap ordered by ``(finish time, task id)``, so ties never depend on set or
