@@ -27,7 +27,8 @@ import pyarrow.parquet as pq
 from schedulers import make_scheduler
 from simulator.atomic import write_text
 from simulator.cluster import ClusterState
-from simulator.config import RunConfig, TraceConfig
+from simulator.config import ConstraintModel, RunConfig, TraceConfig
+from simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
 from simulator.engine import Engine, RunResult
 from simulator.errors import ConfigError
 from simulator.instances import InstanceTaskSource
@@ -39,7 +40,7 @@ log = logging.getLogger(__name__)
 
 RESOURCES = ("cpu", "mem")
 #: Components that draw random numbers; each gets its own child of the run's SeedSequence.
-_COMPONENTS = ("pool", "workload", "jobs")
+_COMPONENTS = ("pool", "workload", "jobs", "constraints")
 
 
 def component_rng(seed: int, component: str) -> np.random.Generator:
@@ -198,16 +199,21 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
         names = file.schema_arrow.names
         resources = tuple(ParquetTaskSource(tasks).resources)
         expand = "instances" in names and _column_max(file, "instances") > 1
-        dag = trace.dag and "parents" in names and file.read(["parents"]).column(0).null_count < (
-            file.metadata.num_rows
+        dag = (
+            trace.dag
+            and "parents" in names
+            and file.read(["parents"]).column(0).null_count < (file.metadata.num_rows)
         )
+        cons = trace.constraints == "trace" and _has_values(file, "constraint")
         info["instances"] = expand
         info["dag"] = dag
+        info["constraints"] = cons
 
         def open_parquet() -> TaskSource:
+            kw = {"start_s": start, "end_s": end, "job_columns": dag, "constraint_column": cons}
             if expand:
-                return InstanceTaskSource(tasks, start_s=start, end_s=end, job_columns=dag)
-            return ParquetTaskSource(tasks, start_s=start, end_s=end, job_columns=dag)
+                return InstanceTaskSource(tasks, **kw)  # type: ignore[arg-type]
+            return ParquetTaskSource(tasks, **kw)  # type: ignore[arg-type]
 
         return _with_jobs(
             cfg, Workload(open_parquet, start, end, info, resources, tasks.parent), dag
@@ -240,6 +246,12 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
 
     dag = trace.dag and "parents" in frame and bool(frame["parents"].notna().any())
     return _with_jobs(cfg, Workload(open_frame, start, end, {"tasks": len(frame)}), dag)
+
+
+def _has_values(file: pq.ParquetFile, column: str) -> bool:
+    if column not in file.schema_arrow.names:
+        return False
+    return file.read([column]).column(0).null_count < file.metadata.num_rows
 
 
 def _column_max(file: pq.ParquetFile, column: str) -> int:
@@ -330,6 +342,48 @@ def build_pool(
     return pool.reset_index(drop=True)
 
 
+def constrained_workload(
+    cfg: RunConfig, workload: Workload, pool: pd.DataFrame
+) -> tuple[Callable[[], TaskSource], Callable[[], ConstraintIndex] | None]:
+    """The task stream and a constraint-index factory for the config's ``trace.constraints``.
+
+    Returns ``(open, None)`` when the run has no placement constraints.
+    """
+    spec = cfg.trace.constraints
+    use_trace = spec == "trace" and bool(workload.describe.get("constraints"))
+    if spec == "none" or (spec == "trace" and not use_trace):
+        return workload.open, None
+    classes = machine_classes(pool, workload.resources)
+    attributes: dict[str, np.ndarray] | None = None
+    folder = workload.folder
+    if use_trace and folder is not None and (folder / "machine_attributes.parquet").is_file():
+        from traces.google_constraints import attribute_arrays
+
+        attrs = pd.read_parquet(folder / "machine_attributes.parquet")
+        ids = pd.to_numeric(pool["server"], errors="coerce").fillna(-1).astype(np.int64)
+        attributes = attribute_arrays(attrs, ids.to_numpy())
+
+    def index() -> ConstraintIndex:
+        return ConstraintIndex(classes, attributes)
+
+    if use_trace:
+        return workload.open, index
+    assert isinstance(spec, ConstraintModel)
+    lo, hi = (spec.classes, spec.classes) if isinstance(spec.classes, int) else spec.classes
+
+    def open_model() -> TaskSource:
+        return ConstraintModelSource(
+            workload.open(),
+            classes,
+            share=spec.share,
+            n_classes=(lo, hi),
+            per=spec.per,
+            rng=component_rng(cfg.seed, "constraints"),
+        )
+
+    return open_model, index
+
+
 def pool_capacity(pool: pd.DataFrame, resources: tuple[str, ...] = RESOURCES) -> np.ndarray:
     """Capacity matrix ``(n_servers, n_resources)`` of a pool frame."""
     return pool[list(resources)].to_numpy(dtype=np.float64)
@@ -348,6 +402,7 @@ def simulate(
     desc: str | None = None,
     resources: tuple[str, ...] = RESOURCES,
     gate: JobGate | None = None,
+    constraints: ConstraintIndex | None = None,
 ) -> RunResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``."""
     engine = Engine(
@@ -361,6 +416,7 @@ def simulate(
         progress=progress,
         progress_desc=desc or scheduler,
         gate=gate,
+        constraints=constraints,
     )
     return engine.run()
 
@@ -406,12 +462,13 @@ def run_config(
     write_text(out / "config.yaml", cfg.to_yaml())
     write_table(pa.Table.from_pandas(pool, preserve_index=False), out / "servers.parquet")
     horizon = cfg.collect.horizon_s or workload.end_s
+    open_source, index = constrained_workload(cfg, workload, pool)
     summaries: dict[str, dict[str, Any]] = {}
     for name in cfg.schedulers:
         result = simulate(
             name,
             capacity,
-            workload.open(),
+            open_source(),
             start_s=workload.start_s,
             horizon_s=horizon,
             interval_s=cfg.collect.utilization_interval_s,
@@ -419,6 +476,7 @@ def run_config(
             progress=progress,
             resources=workload.resources,
             gate=workload.gate(),
+            constraints=index() if index is not None else None,
         )
         summaries[name] = write_run(
             result,

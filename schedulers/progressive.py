@@ -154,6 +154,11 @@ class ProgressiveFilling(Scheduler):
         self._maxfree = [float(c.max()) for c in self._cols]
         self._n_blocked = 0
         self._n_pending = 0
+        # per-task placement constraints (simulator/constraints.py): the head task's server mask
+        # while it is being placed, and the masks of blocked heads
+        self._constrained = bool(getattr(cluster, "constrained", False))
+        self._tmask: np.ndarray | None = None
+        self._bmask: dict[int, np.ndarray] = {}
 
     def _ensure_user(self, user: int) -> None:
         n_old = len(self._queues)
@@ -244,6 +249,8 @@ class ProgressiveFilling(Scheduler):
 
     # ------------------------------------------------------------------ blocking
     def _block(self, user: int, need: tuple[float, ...]) -> None:
+        if self._tmask is not None:
+            self._bmask[user] = self._tmask
         self._blocked[user] = True
         self._bheads[user] = need
         self._bneed[user] = need
@@ -290,6 +297,9 @@ class ProgressiveFilling(Scheduler):
                 continue
             if self.eligible:
                 users = [u for u in users if u not in self.eligible or self.eligible[u][server]]
+            if self._bmask:
+                bm = self._bmask
+                users = [u for u in users if u not in bm or bm[u][server]]
             if users:
                 fitting.append((server, users))
                 for u in users:
@@ -315,6 +325,7 @@ class ProgressiveFilling(Scheduler):
                 else:
                     self._recheck.add(server)  # u stays blocked; look again at the end
         for u in sorted(woken):
+            self._bmask.pop(u, None)
             self._cands[u] = cands[u]
             self._blocked[u] = False
             self._bheads[u] = np.inf
@@ -342,6 +353,8 @@ class ProgressiveFilling(Scheduler):
                 inheap[user] = False
                 q = queues[user]
                 task, need = q[0]
+                if self._constrained:
+                    self._tmask = self.cluster_.task_mask(task)
                 cands = self._cands.pop(user, None)
                 if cands is None:
                     server = self._find(need, user)
@@ -380,6 +393,8 @@ class ProgressiveFilling(Scheduler):
         """Like :meth:`_find`, knowing that no server outside ``servers`` can fit the task."""
         cols, k_range = self._cols, range(self._k)
         elig = self.eligible.get(user) if self.eligible else None
+        if self._tmask is not None:
+            elig = self._tmask if elig is None else elig & self._tmask
         if len(servers) > _VECTOR_MIN:  # long candidate lists: one numpy pass per resource
             idx = np.array(servers, dtype=np.int64)
             ok = cols[0][idx] >= need[0]
@@ -417,6 +432,8 @@ class ProgressiveFilling(Scheduler):
                 buf &= tmp
         if self.eligible and user in self.eligible:
             buf &= self.eligible[user]
+        if self._tmask is not None:
+            buf &= self._tmask
         return buf
 
     def _hopeless(self, need: tuple[float, ...]) -> bool:

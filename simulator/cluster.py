@@ -67,6 +67,9 @@ class ClusterState:
         self._cols = [self.free[:, r] for r in range(cap.shape[1])]  # contiguous column views
         self._used = [0.0] * cap.shape[1]
         self.capacity.flags.writeable = False
+        # placement constraints (set by the engine): code per task id, mask per code
+        self.task_codes: Sequence[int] | None = None
+        self.constraint_masks: list[np.ndarray | None] = [None]
 
     @property
     def n_servers(self) -> int:
@@ -154,6 +157,7 @@ class ClusterView:
     """
 
     def __init__(self, state: ClusterState) -> None:
+        self._state = state
         self.resources = state.resources
         self.capacity = state.capacity
         free = state.free.view()
@@ -172,3 +176,18 @@ class ClusterView:
     def n_resources(self) -> int:
         """Number of resource types."""
         return int(self.capacity.shape[1])
+
+    @property
+    def constrained(self) -> bool:
+        """Whether tasks of this run may carry placement constraints."""
+        return self._state.task_codes is not None
+
+    def task_mask(self, task: int) -> np.ndarray | None:
+        """Servers ``task`` may run on: a read-only bool mask (n_servers,), or None for any.
+
+        The engine rejects a placement outside the mask (:mod:`simulator.constraints`).
+        """
+        codes = self._state.task_codes
+        if codes is None:
+            return None
+        return self._state.constraint_masks[codes[task]]

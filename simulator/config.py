@@ -44,6 +44,19 @@ Complex jobs (:mod:`simulator.jobs`)
 ``job_run_s``
     ``[lo, hi]``: replace the trace's run times by one uniform run time per job, in seconds
     (UDRF paper, Section V: 10-100 s).
+
+Placement constraints (:mod:`simulator.constraints`)
+----------------------------------------------------
+``constraints: trace`` (default)
+    Use the table's ``constraint`` column when it has one (Google ``task_constraints`` with the
+    real machines' ``machine_attributes``; ``class=...`` rules).
+``constraints: none``
+    Ignore constraints.
+``constraints: {share: 0.5, classes: [1, 2], per: job}``
+    A constraint model for traces without constraints: each job (or task) is, with probability
+    ``share``, restricted to ``classes`` machine classes of the pool (an integer or ``[lo, hi]``,
+    uniform), drawn without replacement with probability proportional to the number of servers
+    of each class. About half of Google's tasks are constrained (NOTES.md).
 """
 
 from __future__ import annotations
@@ -91,6 +104,28 @@ class InlineUser(_Strict):
     run_s: float = Field(gt=0)
 
 
+class ConstraintModel(_Strict):
+    """A documented constraint model for traces without constraints (see the module docstring)."""
+
+    share: float = Field(default=0.5, ge=0, le=1)
+    classes: int | list[int] = 1
+    per: Literal["job", "task"] = "job"
+
+    @field_validator("classes")
+    @classmethod
+    def _classes(cls, v: int | list[int]) -> int | list[int]:
+        bad = ValueError(f"classes must be an integer >= 1 or [lo, hi], got {v!r}")
+        if isinstance(v, list):
+            if len(v) != 2:
+                raise bad
+            lo, hi = v
+        else:
+            lo = hi = v
+        if not 1 <= lo <= hi:
+            raise bad
+        return v
+
+
 class TraceConfig(_Strict):
     """Where the tasks come from (see the module docstring for the formats)."""
 
@@ -116,6 +151,21 @@ class TraceConfig(_Strict):
     repetitions: int | list[int] = 1
     queue_jobs: int | None = Field(default=None, gt=0)
     job_run_s: list[float] | None = None
+    constraints: Literal["trace", "none"] | ConstraintModel = "trace"
+
+    @field_validator("constraints", mode="before")
+    @classmethod
+    def _constraints(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            try:
+                return ConstraintModel.model_validate(v)
+            except ValidationError as exc:
+                raise ValueError(_format_error(exc)) from None
+        if v not in ("trace", "none") and not isinstance(v, ConstraintModel):
+            raise ValueError(
+                f"constraints must be 'trace', 'none' or {{share, classes, per}}, got {v!r}"
+            )
+        return v
 
     @field_validator("repetitions")
     @classmethod

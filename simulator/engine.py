@@ -34,6 +34,7 @@ from tqdm import tqdm
 
 from schedulers.base import Scheduler
 from simulator.cluster import ClusterState
+from simulator.constraints import ConstraintIndex
 from simulator.errors import PlacementError
 from simulator.jobs import JobGate
 from simulator.workload import TaskBatch, TaskSource
@@ -51,10 +52,18 @@ class _Table:
     one Alibaba row) share their Python demand tuple, user code, submit and run-time objects.
     """
 
-    def __init__(self, n_resources: int, capacity: int = 1 << 16, jobs: bool = False) -> None:
+    def __init__(
+        self,
+        n_resources: int,
+        capacity: int = 1 << 16,
+        jobs: bool = False,
+        constraints: ConstraintIndex | None = None,
+    ) -> None:
         self.n = 0
         self.r = n_resources
         self.jobs = jobs
+        self.constraints = constraints
+        self.code_l = array("i")  # constraint code per task (only with constraints)
         self.job_id = np.empty(capacity, dtype=np.int64)
         self.task_index = np.empty(capacity, dtype=np.int32)
         self.user = np.empty(capacity, dtype=np.int32)
@@ -92,6 +101,12 @@ class _Table:
                 col = getattr(batch, name)
                 getattr(self, name)[lo:hi] = default if col is None else col
         n = hi - lo
+        if self.constraints is not None:
+            if batch.constraint is None:
+                self.code_l.frombytes(np.zeros(n, dtype=np.intc).tobytes())
+            else:
+                codes = self.constraints.codes(batch.constraint).astype(np.intc)
+                self.code_l.frombytes(codes.tobytes())
         cols = [batch.demand[:, r] for r in range(self.r)]
         starts = _runs(users, batch.submit_s, batch.run_s, batch.demand)
         if starts is None:
@@ -214,6 +229,9 @@ class Engine:
     gate : JobGate, optional
         Complex-job rules (DAG parents, repetitions, bounded job queue) deciding when a submitted
         task reaches the scheduler (:mod:`simulator.jobs`). None: every task on submission.
+    constraints : ConstraintIndex, optional
+        Placement constraints of the tasks' ``constraint`` column (:mod:`simulator.constraints`);
+        the engine rejects a placement that violates one. None: tasks run anywhere.
 
     Raises
     ------
@@ -235,6 +253,7 @@ class Engine:
         progress_desc: str | None = None,
         on_sample: Callable[[float, ClusterState], None] | None = None,
         gate: JobGate | None = None,
+        constraints: ConstraintIndex | None = None,
     ) -> None:
         if not utilization_interval_s > 0:
             raise ValueError(
@@ -258,15 +277,27 @@ class Engine:
         self.progress_desc = progress_desc or getattr(scheduler, "name", "run")
         self.on_sample = on_sample
         self.gate = gate
+        self.constraints = constraints
 
     # ------------------------------------------------------------------ public
     def run(self) -> RunResult:
         """Simulate until the horizon (or until no event is left) and return the results."""
         t0 = time.perf_counter()
-        self.scheduler.bind(self.cluster.view())
-        self._tasks = _Table(self.cluster.n_resources, jobs=self.gate is not None)
+        if self.constraints is not None and self.constraints.n_servers != self.cluster.n_servers:
+            raise ValueError(
+                f"constraints: index over {self.constraints.n_servers} servers, cluster has "
+                f"{self.cluster.n_servers}"
+            )
+        self._tasks = _Table(
+            self.cluster.n_resources, jobs=self.gate is not None, constraints=self.constraints
+        )
+        if self.constraints is not None:
+            self.cluster.task_codes = self._tasks.code_l
+            self.cluster.constraint_masks = self.constraints.masks
+            self._caps_of_code: dict[int, list[tuple[float, ...]]] = {}
         if self.gate is not None:
             self.gate.bind(self._tasks)
+        self.scheduler.bind(self.cluster.view())
         self._user_codes: dict[str, int] = {}
         self._user_alloc = np.zeros((64, self.cluster.n_resources))
         self._completions: list[tuple[float, int]] = []
@@ -308,6 +339,9 @@ class Engine:
         running: dict[int, int] = {}  # task -> server, for the tasks placed and not finished
         track_users = self.record_user_shares
         gate = self.gate
+        codes = tab.code_l if self.constraints is not None else None
+        masks: list = self.constraints.masks if self.constraints is not None else []
+        fits = self._fits_constraint
 
         def release(tasks: list[int]) -> None:
             """Hand tasks the gate released to the scheduler (drops cascade through the gate)."""
@@ -316,7 +350,7 @@ class Engine:
                 t = tasks[i]
                 i += 1
                 demand = demand_t[t]
-                if sched.placeable(demand):
+                if sched.placeable(demand) and (codes is None or fits(codes[t], demand)):
                     sched.on_arrival(t, user_l[t], demand)
                 else:
                     unplaceable[t] = True
@@ -375,7 +409,7 @@ class Engine:
                 demand = demand_t[lo]
                 if gate is not None:
                     release(gate.arrive(lo))
-                elif sched.placeable(demand):
+                elif sched.placeable(demand) and (codes is None or fits(codes[lo], demand)):
                     sched.on_arrival(lo, user_l[lo], demand)
                 else:
                     unplaceable[lo] = True
@@ -393,6 +427,11 @@ class Engine:
                         f"scheduler {sched.name!r} placed task {task}, which is not waiting"
                     )
                 demand = demand_t[task]
+                if codes is not None and codes[task] and not masks[codes[task]][server]:
+                    raise PlacementError(
+                        f"scheduler {sched.name!r} placed task {task} on server {server}, which "
+                        f"violates its placement constraint {self.constraints.rules[codes[task]]!r}"  # type: ignore[union-attr]
+                    )
                 cluster.commit(task, server, demand)
                 running[task] = server
                 server_of[task] = server
@@ -409,6 +448,17 @@ class Engine:
         if n_late:
             self.source.skipped["submitted after the horizon"] += n_late
         tab.n = lo
+
+    def _fits_constraint(self, code: int, demand: tuple[float, ...]) -> bool:
+        """Whether some server allowed by constraint ``code`` could ever hold ``demand``."""
+        if code == 0:
+            return True
+        caps = self._caps_of_code.get(code)
+        if caps is None:
+            mask = self.constraints.masks[code]  # type: ignore[union-attr]
+            sub = np.unique(self.cluster.capacity[mask], axis=0)
+            caps = self._caps_of_code[code] = [tuple(float(x) for x in row) for row in sub]
+        return any(all(d <= c for d, c in zip(demand, cap, strict=True)) for cap in caps)
 
     def _pull(self, batches: Iterator[TaskBatch], lo: int, hi: int) -> tuple[int, int, bool]:
         """Append the next batch to the table: ``(lo, hi, exhausted)`` of the pending arrivals."""

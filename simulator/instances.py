@@ -86,9 +86,15 @@ class InstanceTaskSource(ParquetTaskSource):
         resources: Sequence[str] | None = None,
         batch_rows: int = 65_536,
         job_columns: bool = False,
+        constraint_column: bool = False,
     ) -> None:
         super().__init__(
-            path, start_s=start_s, end_s=end_s, resources=resources, job_columns=job_columns
+            path,
+            start_s=start_s,
+            end_s=end_s,
+            resources=resources,
+            job_columns=job_columns,
+            constraint_column=constraint_column,
         )
         if "instances" not in self._file.schema_arrow.names:
             raise ConfigError(f"trace.path: {str(self.path)!r} lacks column 'instances'")

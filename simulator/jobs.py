@@ -344,7 +344,7 @@ class JobsTaskSource(TaskSource):
                 name: getattr(batch, name)[idx]
                 for name in ("job_id", "task_index", "user", "submit_s", "demand", "run_s")
             }
-            for name in ("instances", "parents"):
+            for name in ("instances", "parents", "constraint"):
                 col = getattr(batch, name)
                 if col is not None:
                     fields[name] = col[idx]

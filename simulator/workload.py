@@ -54,6 +54,8 @@ class TaskBatch:
         of them are).
     parents : ndarray of object, shape (n,), optional
         The row's ``parents`` (comma-separated task indices of the same job, or None).
+    constraint : ndarray of object, shape (n,), optional
+        Placement constraint strings (:mod:`simulator.constraints`), None for unconstrained.
     """
 
     job_id: np.ndarray
@@ -65,6 +67,7 @@ class TaskBatch:
     rep: np.ndarray | None = None
     instances: np.ndarray | None = None
     parents: np.ndarray | None = None
+    constraint: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.submit_s.shape[0])
@@ -113,7 +116,12 @@ class TaskSource:
                 self.skipped[reason] += n
                 keep &= ~mask
         opt: dict[str, np.ndarray] = {}
-        for col, dtype in (("rep", np.int32), ("instances", np.int32), ("parents", object)):
+        for col, dtype in (
+            ("rep", np.int32),
+            ("instances", np.int32),
+            ("parents", object),
+            ("constraint", object),
+        ):
             if col in frame:
                 opt[col] = frame[col].to_numpy(dtype=dtype)[keep]
         return TaskBatch(
@@ -141,6 +149,8 @@ class ParquetTaskSource(TaskSource):
     job_columns : bool
         Also read ``instances`` and ``parents`` (when the table has them) for the
         :class:`simulator.jobs.JobGate`.
+    constraint_column : bool
+        Also read ``constraint`` (when the table has it) for placement constraints.
 
     Raises
     ------
@@ -158,6 +168,7 @@ class ParquetTaskSource(TaskSource):
         end_s: float = np.inf,
         resources: Sequence[str] | None = None,
         job_columns: bool = False,
+        constraint_column: bool = False,
     ) -> None:
         super().__init__()
         self.path = Path(path)
@@ -180,6 +191,8 @@ class ParquetTaskSource(TaskSource):
         self.start_s, self.end_s = float(start_s), float(end_s)
         self.n_hint = self._file.metadata.num_rows
         self._extra = [c for c in ("instances", "parents") if job_columns and c in names]
+        if constraint_column and "constraint" in names:
+            self._extra.append("constraint")
 
     def batches(self) -> Iterator[TaskBatch]:
         cols = [*self._COLUMNS, *self.resources, *self._extra]

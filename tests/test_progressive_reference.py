@@ -19,6 +19,7 @@ class NaiveFilling:
 
     def __init__(self, rule: str, cap: np.ndarray, slots: int | None = None) -> None:
         self.rule, self.slots = rule, slots
+        self.masks: dict[int, np.ndarray] = {}  # per-task placement constraints
         self.queues: dict[int, deque[tuple[int, tuple[float, ...]]]] = {}
         self.alloc: dict[int, np.ndarray] = {}
         if slots is None:
@@ -51,7 +52,10 @@ class NaiveFilling:
             for _, u in order:
                 task, d = self.queues[u][0]
                 n = self.need(d)
-                fit = np.flatnonzero(np.all(self.free >= n, axis=1))
+                ok = np.all(self.free >= n, axis=1)
+                if task in self.masks:
+                    ok &= self.masks[task]
+                fit = np.flatnonzero(ok)
                 if fit.size == 0:
                     continue
                 if self.rule == "bf" and fit.size > 1 and n[0] > 0:
@@ -74,22 +78,37 @@ class NaiveFilling:
     name=st.sampled_from(["ff-drfh", "bf-drfh", "slots-8"]),
     n_servers=st.integers(1, 6),
     n_users=st.integers(1, 6),
+    constrained=st.booleans(),
 )
-def test_optimised_equals_naive(seed: int, name: str, n_servers: int, n_users: int) -> None:
+def test_optimised_equals_naive(
+    seed: int, name: str, n_servers: int, n_users: int, constrained: bool
+) -> None:
     rng = np.random.default_rng(seed)
     cap = rng.choice([0.25, 0.5, 0.75, 1.0], size=(n_servers, 2))
     cluster = ClusterState(cap, ("cpu", "mem"))
-    sched = make_scheduler(name)
-    sched.bind(cluster.view())
     ref = NaiveFilling(
         "bf" if name == "bf-drfh" else "ff", cap, slots=8 if name.startswith("slots") else None
     )
+    codes: list[int] = []
+    if constrained:  # per-task placement constraints, as the engine hands them to schedulers
+        masks = [rng.random(n_servers) < 0.5 for _ in range(3)]
+        cluster.task_codes = codes
+        cluster.constraint_masks = [None, *masks]
+    sched = make_scheduler(name)
+    sched.bind(cluster.view())
     running: list[tuple[int, int, tuple[float, ...], int]] = []
     task = 0
     for _step in range(60):
         for _ in range(int(rng.integers(0, 4))):  # arrivals
             user = int(rng.integers(0, n_users))
             d = tuple(rng.choice([0.05, 0.1, 0.125, 0.2, 0.3], size=2).tolist())
+            if constrained:
+                codes.append(int(rng.integers(0, 4)))
+                if codes[-1]:
+                    ref.masks[task] = cluster.constraint_masks[codes[-1]]  # type: ignore[assignment]
+                    if not ref.masks[task].any():
+                        task += 1  # the engine reports such a task as unplaceable
+                        continue
             if sched.placeable(d):
                 sched.on_arrival(task, user, d)
                 ref.arrive(task, user, d)

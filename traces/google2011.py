@@ -615,6 +615,10 @@ def convert_google_2011(
     else:
         missing_tables.append("machine_events")
 
+    attributes = None
+    if (src / "task_constraints").is_dir() or (src / "machine_attributes").is_dir():
+        attributes = _constraints(src, [i for i, _ in te_files], tasks, report)
+
     n_tasks = len(tasks["job_id"])
     states, counts = np.unique(tasks["end_state"], return_counts=True)
     report.update(
@@ -655,9 +659,37 @@ def convert_google_2011(
             ),
             out / "servers.parquet",
         )
+    if attributes is not None:
+        from traces.io import write_machine_attributes
+
+        write_machine_attributes(attributes, out / "machine_attributes.parquet")
     write_json_atomic(report, out / "conversion.json")
     log.info("google-2011: converted in %.1f s", _time.perf_counter() - started)
     return report
+
+
+def _constraints(
+    src: Path, parts: list[int], tasks: dict[str, np.ndarray], report: dict[str, Any]
+) -> pd.DataFrame | None:
+    """Fill ``tasks["constraint"]`` from task_constraints; return machine_attributes (if any)."""
+    from traces.google_constraints import read_machine_attributes, read_task_constraints
+
+    keys = pd.DataFrame({"job_id": tasks["job_id"], "task_index": tasks["task_index"]})
+    if (src / "task_constraints").is_dir():
+        cons, rep_tc = read_task_constraints(src / "task_constraints", parts=parts, tasks=keys)
+        for k in ("rows_read", "rows_used", "skipped"):
+            report[k]["task_constraints"] = rep_tc[k]
+        report["constrained_tasks"] = rep_tc["constrained_tasks"]
+        merged = keys.merge(cons, on=["job_id", "task_index"], how="left")
+        tasks["constraint"] = merged["constraint"].astype(object).where(
+            merged["constraint"].notna(), None
+        ).to_numpy(dtype=object)
+    attributes = None
+    if (src / "machine_attributes").is_dir():
+        attributes, rep_ma = read_machine_attributes(src / "machine_attributes")
+        for k in ("rows_read", "rows_used", "skipped"):
+            report[k]["machine_attributes"] = rep_ma[k]
+    return attributes
 
 
 def _finish_tasks(

@@ -119,6 +119,28 @@ def write_servers(
     return Path(path)
 
 
+def write_machine_attributes(df: pd.DataFrame, path: Path) -> Path:
+    """Write machine attributes (``machine_id`` int64, ``name`` str, ``value`` str or null)
+    atomically (``traces/google_constraints.py``).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    schema = pa.schema(
+        [
+            pa.field("machine_id", pa.int64(), nullable=False),
+            pa.field("name", pa.string(), nullable=False),
+            pa.field("value", pa.string()),
+        ]
+    )
+    table = _to_table(df, schema, f"machine attributes for {path}")
+    with _atomic_path(Path(path)) as tmp:
+        pq.write_table(table, tmp)
+    return Path(path)
+
+
 def write_json_atomic(obj: Any, path: Path) -> Path:
     """Write ``obj`` as indented JSON atomically.
 
