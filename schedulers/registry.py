@@ -3,7 +3,8 @@
 Names follow ``../shared/DESIGN.md`` ("Config"): ``slots-<S>`` (optionally ``slots-<S>-single`` or
 ``slots-<S>-cpu`` for the other slot models of :class:`schedulers.progressive.Slots`),
 ``ff-drfh`` and ``bf-drfh``, and the online baselines of :mod:`schedulers.online` (``drf``,
-``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``). The table below is the only place a
+``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``) and distributed PS-DSF ``psdsf``
+(:mod:`schedulers.psdsf`). The table below is the only place a
 scheduler is registered; it is not mutated at run time.
 """
 
@@ -19,6 +20,7 @@ import numpy as np
 from schedulers.base import Scheduler
 from schedulers.online import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from schedulers.progressive import BestFitDRFH, FirstFitDRFH, Slots
+from schedulers.psdsf import DistributedPSDSF
 from simulator.errors import ConfigError
 
 _FIXED: dict[str, Callable[..., Scheduler]] = {
@@ -31,6 +33,7 @@ _FIXED: dict[str, Callable[..., Scheduler]] = {
     "pf": PF,
     "bmf": BMF,
     "lmm-mms": LMMMMS,
+    "psdsf": DistributedPSDSF,
 }
 _SLOTS = re.compile(r"^slots-(\d+)(?:-(multi|single|cpu))?$")
 
@@ -48,6 +51,7 @@ KNOWN = (
     "pf",
     "bmf",
     "lmm-mms",
+    "psdsf",
 )
 
 #: The online baselines of :mod:`schedulers.online` (issue #5); each shares its name with an exact

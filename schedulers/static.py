@@ -66,6 +66,8 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
     _queued = np.zeros(n_u, dtype=np.int64)
     for i in range(n_u):
         submit(i)
+    if sched.next_wakeup(0.0) < math.inf:
+        sched.on_tick(sched.next_wakeup(0.0))  # periodic (psdsf): one period elapses first
     for task, server in sched.decide():
         user = owner[task]
         cluster.commit(task, server, demands[user])

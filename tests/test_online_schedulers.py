@@ -378,11 +378,11 @@ def test_cli_online_unknown_name_is_one_line_error(tmp_path: Path) -> None:
     f = tmp_path / "ghodsi.json"
     f.write_text(json.dumps(GHODSI_X10))
     p = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "solve", "psdsf", str(f), "--online"],
+        [sys.executable, "-m", "experiments.cli", "solve", "udrf", str(f), "--online"],
         capture_output=True,
         text=True,
         cwd=Path(__file__).resolve().parent.parent,
         check=False,
     )
     assert p.returncode == 2
-    assert "unknown scheduler 'psdsf'" in p.stderr and "Traceback" not in p.stderr
+    assert "unknown scheduler 'udrf'" in p.stderr and "Traceback" not in p.stderr

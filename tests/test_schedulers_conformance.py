@@ -8,11 +8,16 @@ import numpy as np
 import pytest
 
 from schedulers import make_scheduler
+from schedulers.base import Scheduler
 from schedulers.progressive import ProgressiveFilling
+from schedulers.psdsf import DistributedPSDSF
 from simulator.cluster import ClusterState
 
 #: Every registered name pattern, with a concrete slot count.
 ONLINE = ["drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"]
+#: Periodic schedulers (``next_wakeup``): the drivers below tick them before every pass, as the
+#: engine does when their period has elapsed.
+PERIODIC = ["psdsf"]
 REGISTERED = [
     "ff-drfh",
     "bf-drfh",
@@ -21,6 +26,7 @@ REGISTERED = [
     "slots-14-single",
     "slots-20-cpu",
     *ONLINE,
+    *PERIODIC,
 ]
 RES = ("cpu", "mem")
 
@@ -28,6 +34,13 @@ RES = ("cpu", "mem")
 def _cluster(rng: np.random.Generator, n: int = 12) -> ClusterState:
     table = np.array([[0.5, 0.4995], [0.5, 0.2493], [0.5, 0.749], [1.0, 1.0], [0.25, 0.2498]])
     return ClusterState(table[rng.integers(0, len(table), n)], RES)
+
+
+def _pass(sched: Scheduler, now: float = 0.0):
+    """One scheduling pass; a periodic scheduler's period has elapsed before it."""
+    if sched.next_wakeup(now) < np.inf:
+        sched.on_tick(sched.next_wakeup(now))
+    return sched.decide()
 
 
 def _drive(name: str, seed: int, n_tasks: int = 200):
@@ -50,7 +63,7 @@ def _drive(name: str, seed: int, n_tasks: int = 200):
             server = running.pop(done)
             cluster.release(server, demands[done])
             sched.on_completion(done, users[done], demands[done], server)
-        for task, server in sched.decide():
+        for task, server in _pass(sched, float(t)):
             assert task in waiting, f"{name} placed task {task}, which is not waiting"
             cluster.commit(task, server, demands[task])  # raises if it does not fit
             waiting.discard(task)
@@ -92,11 +105,11 @@ def test_fifo_within_a_user(name: str) -> None:
         assert tasks == sorted(tasks), "a user's tasks were not started in submission order"
 
 
-@pytest.mark.parametrize("name", ["ff-drfh", "bf-drfh", *ONLINE])
+@pytest.mark.parametrize("name", ["ff-drfh", "bf-drfh", *ONLINE, *PERIODIC])
 def test_work_conserving_after_a_pass(name: str) -> None:
     """After decide() no waiting user's head task fits on any server (progressive filling)."""
     cluster, sched, demands, _users, waiting, _p = _drive(name, 4)
-    assert isinstance(sched, ProgressiveFilling)
+    assert isinstance(sched, ProgressiveFilling | DistributedPSDSF)
     for q in sched._queues:
         if q:
             task, _need = q[0]
@@ -112,11 +125,11 @@ def test_lowest_share_user_served_first(name: str) -> None:
     sched = make_scheduler(name)
     sched.bind(cluster.view())
     sched.on_arrival(0, 0, (0.05, 0.05))
-    ((t0, s0),) = list(sched.decide())
+    ((t0, s0),) = list(_pass(sched))
     cluster.commit(t0, s0, (0.05, 0.05))
     sched.on_arrival(1, 0, (0.05, 0.05))
     sched.on_arrival(2, 1, (0.05, 0.05))
-    first = next(iter(sched.decide()))
+    first = next(iter(_pass(sched, 1.0)))
     assert first[0] == 2, "the user with the lower share must be served first"
 
 

@@ -1,0 +1,383 @@
+"""Distributed PS-DSF with indivisible tasks: every server runs its own procedure.
+
+PS-DSF paper (Khamse-Ashari, Lambadaris, Kesidis, Urgaonkar, Zhao, "Per-Server Dominant-Share
+Fairness (PS-DSF): A Multi-Resource Fair Allocation Mechanism for Heterogeneous Servers"),
+Section III. The virtual dominant share (VDS) of user n w.r.t. server i is
+
+    s_{n,i} = x_n / gamma_{n,i},   gamma_{n,i} = delta_{n,i} min_r c_{i,r} / d_{n,r}   (eqs. 7-8)
+
+where x_n is the user's *total* number of tasks, on every server. Section III-D: each server runs
+the "server procedure" of Algorithm I on its own, from its own free resources and the users'
+total task counts only, every T seconds. Here, with indivisible tasks and no preemption, the
+server procedure is progressive filling on one server under RDM (eq. 9): the server gives its
+next task to the eligible backlogged user with the lowest weighted VDS ``s_{n,i} / phi_n`` whose
+head task fits its free resources, and repeats until no backlogged head task fits. Tasks of a
+user start in submission order.
+
+When does a server run its procedure?
+
+* On its local events: a task finished on it (it runs in the same scheduling pass).
+* Every ``period_s`` seconds (T, default 1 s). The periods are *aligned*: every server's clock
+  ticks at ``k T`` (one engine wake-up per period, deterministic, and the same as the paper's
+  "update the allocation every second"). Servers still act asynchronously in between, on their
+  own completions. A new task is therefore not seen by the servers before the next tick.
+
+At a tick only the servers where the procedure can place something run it: after a server's
+procedure no backlogged head fits it, and its free resources only grow on a completion (which
+runs the procedure at once), so a server can only have work at a tick if the head task of some
+user changed since that user was last announced. Those heads are checked against the servers
+with one vectorised comparison each; every other server's procedure would place nothing and is
+skipped. Per event, the work is local to the server of the event: a server's procedure reads
+only that server's free resources and the per-class heaps of backlogged users.
+
+VDS with heterogeneous tasks
+----------------------------
+The paper's users have one demand vector d_n, so ``s_{n,i} = x_n max_r d_{n,r} / c_{i,r}``. A
+trace user's tasks differ; the key adds up, over the user's running tasks t, each task's own
+dominant share of server i, ``sum_t max_r d_{t,r} / c_{i,r}`` -- our reading, equal to eq. 8 when
+the demands are equal. It depends on i only through i's capacity vector, so it is kept per
+*capacity class* (Table I pools have about ten).
+
+Convergence (PS-DSF paper, Fig. 6): without preemption the allocation moves towards the PS-DSF
+allocation as tasks finish and their servers re-fill by lowest VDS, so it converges within about
+one task run time after the set of active users changes (``docs/psdsf.md``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Iterator, Mapping
+
+import numpy as np
+
+from schedulers.base import Scheduler
+from simulator.cluster import CAPACITY_TOLERANCE, ClusterView
+
+#: Keys are rounded to this many decimals, so that users whose VDS are equal in exact arithmetic
+#: tie (and go in user-code order) whatever the rounding of the running sums.
+_DIGITS = 12
+_GROW = 64
+
+
+class DistributedPSDSF(Scheduler):
+    """Distributed PS-DSF (PS-DSF paper, Section III-D), indivisible tasks, RDM (eq. 9).
+
+    Parameters
+    ----------
+    weights : mapping of int to float, optional
+        Weight phi_n of a user code (default 1). PS-DSF paper, Section II.
+    eligible : mapping of int to ndarray of bool, optional
+        Per-user mask of shape ``(n_servers,)``: delta_{n,i} of Section II (placement
+        constraints). Users not in the mapping may use every server.
+    period_s : float
+        T of Section III-D: every server runs its procedure every ``period_s`` seconds (aligned
+        at multiples of T) and on every completion on it.
+
+    Raises
+    ------
+    ValueError
+        At :meth:`bind`, for a non-positive ``period_s`` or weight.
+    """
+
+    name = "psdsf"
+
+    def __init__(
+        self,
+        *,
+        weights: Mapping[int, float] | None = None,
+        eligible: Mapping[int, np.ndarray] | None = None,
+        period_s: float = 1.0,
+    ) -> None:
+        self.weights = weights
+        self.eligible = eligible
+        self.period_s = period_s
+
+    # ------------------------------------------------------------------ binding
+    def bind(self, cluster: ClusterView) -> None:
+        """Attach to a cluster: group the servers by capacity, allocate per-user run state."""
+        super().bind(cluster)
+        period = self.period_s
+        if not (isinstance(period, int | float) and math.isfinite(period) and period > 0):
+            raise ValueError(f"period_s: {period!r} (expected a number > 0)")
+        self._period = float(period)
+        cap = np.asarray(cluster.capacity, dtype=np.float64)
+        classes, inverse = np.unique(cap, axis=0, return_inverse=True)
+        self._class_of: list[int] = inverse.ravel().tolist()
+        self._caps = [tuple(float(c) for c in row) for row in classes]
+        self._nk = len(self._caps)
+        self._nr = cap.shape[1]
+        self._cols = [cluster.free[:, r] for r in range(self._nr)]
+        self._heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(self._nk)]
+        self._terms: dict[tuple[float, ...], list[float]] = {}
+        self._fit_cls: dict[tuple[float, ...], list[bool]] = {}
+        # per user (index = user code)
+        self._w: list[float] = []
+        self._queues: list[deque[tuple[int, tuple[float, ...]]]] = []
+        self._acc: list[list[float]] = []  # sum_t max_r d_tr / c_kr per capacity class k
+        self._key: list[list[float]] = []  # weighted VDS per class: acc / phi, rounded
+        self._nrun: list[int] = []
+        self._version: list[int] = []
+        self._checked: list[tuple[float, ...] | None] = []  # head demand last announced
+        self._mask: list[np.ndarray | None] = []
+        self._elig_cls: list[list[bool]] = []
+        self._n_backlogged = 0
+        self._changed: dict[int, None] = {}  # users whose head is not announced yet
+        self._run: list[int] = []  # servers with a completion since the last pass
+        # resources held on each server by each user (read by that server's procedure only)
+        self._held: list[dict[int, list[float]]] = [{} for _ in range(cap.shape[0])]
+        self._reserved: dict[int, set[int]] = {}  # user -> servers holding free room for it
+        self._rerun: set[int] = set()  # servers whose reservation ended: run at the next tick
+        self._tick = False
+        self._n_pending = 0
+
+    def _ensure_user(self, user: int) -> None:
+        n_old = len(self._queues)
+        if user < n_old:
+            return
+        n_srv = len(self._class_of)
+        cls = np.asarray(self._class_of)
+        for u in range(n_old, max(user + 1, n_old + _GROW)):
+            wu = float(self.weights.get(u, 1.0)) if self.weights else 1.0
+            if not wu > 0:
+                raise ValueError(f"weight of user {u}: {wu!r} (expected > 0)")
+            self._w.append(wu)
+            self._queues.append(deque())
+            self._acc.append([0.0] * self._nk)
+            self._key.append([0.0] * self._nk)
+            self._nrun.append(0)
+            self._version.append(0)
+            self._checked.append(None)
+            mask = self.eligible.get(u) if self.eligible else None
+            if mask is None:
+                self._mask.append(None)
+                self._elig_cls.append([True] * self._nk)
+                continue
+            m = np.asarray(mask, dtype=bool)
+            if m.shape != (n_srv,):
+                raise ValueError(
+                    f"eligible[{u}]: mask of shape {m.shape} (expected ({n_srv},), one per server)"
+                )
+            self._mask.append(m)
+            self._elig_cls.append([bool(m[cls == k].any()) for k in range(self._nk)])
+
+    def _class_terms(self, d: tuple[float, ...]) -> list[float]:
+        """Per capacity class k, a task's dominant share ``max_r d_r / c_kr`` (eqs. 6-8)."""
+        t = self._terms.get(d)
+        if t is None:
+            t = []
+            fit = []
+            for cap in self._caps:
+                ok = all(d[r] <= cap[r] for r in range(self._nr))
+                fit.append(ok)
+                t.append(max([d[r] / cap[r] for r in range(self._nr) if cap[r] > 0] or [0.0]))
+                if not ok:
+                    t[-1] = 0.0  # the class can never run the task: its VDS there is unused
+            self._terms[d] = t
+            self._fit_cls[d] = fit
+        return t
+
+    def _rekey(self, user: int) -> None:
+        """Recompute the user's weighted VDS ``s_{n,i} / phi_n`` for every class (eq. 8)."""
+        inv = 1.0 / self._w[user]
+        self._key[user] = [round(a * inv, _DIGITS) for a in self._acc[user]]
+
+    def _push(self, user: int) -> None:
+        """(Re-)enter a backlogged user in the heap of every class that could run its head."""
+        v = self._version[user] + 1
+        self._version[user] = v
+        d = self._queues[user][0][1]
+        if d not in self._fit_cls:
+            self._class_terms(d)
+        fit, el, key = self._fit_cls[d], self._elig_cls[user], self._key[user]
+        heaps = self._heaps
+        limit = 8 * self._n_backlogged + 256
+        for k in range(self._nk):
+            if fit[k] and el[k]:
+                heap = heaps[k]
+                heapq.heappush(heap, (key[k], user, v))
+                if len(heap) > limit:
+                    self._compact(k)
+
+    def _compact(self, k: int) -> None:
+        ver = self._version
+        self._heaps[k] = [e for e in self._heaps[k] if e[2] == ver[e[1]]]
+        heapq.heapify(self._heaps[k])
+
+    # ------------------------------------------------------------------ events
+    def placeable(self, demand: tuple[float, ...]) -> bool:
+        """Whether some server's capacity could ever hold a task with this demand."""
+        self._class_terms(demand)
+        return any(self._fit_cls[demand])
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Queue ``task``; a user that becomes backlogged is announced at the next tick."""
+        if user >= len(self._queues):
+            self._ensure_user(user)
+        q = self._queues[user]
+        q.append((task, demand))
+        self._n_pending += 1
+        if len(q) == 1:
+            self._n_backlogged += 1
+            self._push(user)
+            self._changed[user] = None
+
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Lower the user's VDS; ``server`` runs its procedure in this pass (a local event)."""
+        t = self._class_terms(demand)
+        n = self._nrun[user] - 1
+        self._nrun[user] = n
+        acc = self._acc[user]
+        for k in range(self._nk):
+            # an idle user's VDS is exactly 0 (no drift from += / -=: ties stay ties)
+            acc[k] = 0.0 if n == 0 else acc[k] - t[k]
+        self._rekey(user)
+        held = self._held[server]
+        h = held[user]
+        for r in range(self._nr):
+            h[r] -= demand[r]
+        if all(x <= 1e-12 for x in h):
+            del held[user]
+        if self._queues[user]:
+            self._push(user)
+        self._run.append(server)
+
+    def _placed(self, user: int, d: tuple[float, ...], server: int) -> None:
+        """Account the placement of the user's head task on ``server`` (x_n grows by one)."""
+        h = self._held[server].get(user)
+        if h is None:
+            self._held[server][user] = list(d)
+        else:
+            for r in range(self._nr):
+                h[r] += d[r]
+        res = self._reserved.pop(user, None)
+        if res:
+            self._rerun.update(res)  # its reservations end: those servers look again
+        q = self._queues[user]
+        q.popleft()
+        self._n_pending -= 1
+        self._nrun[user] += 1
+        t = self._terms[d]
+        acc = self._acc[user]
+        for k in range(self._nk):
+            acc[k] += t[k]
+        self._rekey(user)
+        if q:
+            self._push(user)
+            if q[0][1] != self._checked[user]:
+                self._changed[user] = None
+        else:
+            self._version[user] += 1  # its heap entries become stale
+            self._n_backlogged -= 1
+            self._checked[user] = None
+            self._changed.pop(user, None)
+
+    def next_wakeup(self, now: float) -> float:
+        """The next multiple of T after ``now`` if some head task is not announced, else inf."""
+        if not (self._changed or self._rerun):
+            return math.inf
+        p = self._period
+        t = (math.floor(now / p) + 1) * p
+        return t if t > now else t + p
+
+    def on_tick(self, now: float) -> None:
+        """Every server's period elapsed: announce the new head tasks in the next pass."""
+        self._tick = True
+
+    def pending(self) -> int:
+        """Number of queued tasks not yet placed."""
+        return self._n_pending
+
+    # ------------------------------------------------------------------ scheduling
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """Run the procedure of every server with a completion, then (at a tick) announce."""
+        if self._run:
+            run = list(dict.fromkeys(self._run))
+            self._run.clear()
+            for server in run:
+                yield from self._procedure(server)
+        if self._tick:
+            self._tick = False
+            if self._rerun:
+                rerun = sorted(self._rerun)
+                self._rerun.clear()
+                for server in rerun:
+                    yield from self._procedure(server)
+            yield from self._announce()
+
+    def _announce(self) -> Iterator[tuple[int, int]]:
+        """Servers where a newly announced head task fits run their procedure (Section III-D)."""
+        cols, tol = self._cols, CAPACITY_TOLERANCE
+        queues, checked = self._queues, self._checked
+        while self._changed:
+            users = sorted(self._changed)
+            self._changed.clear()
+            for u in users:
+                q = queues[u]
+                if not q:
+                    continue
+                d = q[0][1]
+                if d == checked[u]:
+                    continue
+                checked[u] = d
+                fits = cols[0] >= d[0] - tol
+                for r in range(1, self._nr):
+                    fits &= cols[r] >= d[r] - tol
+                m = self._mask[u]
+                if m is not None:
+                    fits &= m
+                for server in np.flatnonzero(fits).tolist():
+                    if not q or q[0][1] != d:
+                        break  # a new head: announced in the next round of this loop
+                    if all(cols[r][server] >= d[r] - tol for r in range(self._nr)):
+                        yield from self._procedure(server)
+
+    def _procedure(self, server: int) -> Iterator[tuple[int, int]]:
+        """The server procedure on one server: lowest weighted VDS first, with a reservation.
+
+        PS-DSF paper, Section III-D (the inner loop of Algorithm I, for indivisible tasks under
+        RDM, eq. 9). The server serves its eligible backlogged users in increasing weighted VDS
+        ``s_{n,i} / phi_n``. The first one whose head task fits the free resources gets it. A
+        user whose head does not fit now but would once the tasks of users with a *higher* VDS on
+        this server finish holds a reservation: the server places nothing more until then (the
+        indivisible counterpart of Algorithm I's release of ``x_{n_r,i}``, eq. 18; without it
+        fragmentation would let high-VDS users keep the server for ever). A user whose head
+        could not fit even then (the lower-VDS users hold what it needs: it has a bottleneck
+        here, Definition 6) is skipped. Reads only this server's free resources and holdings and
+        its capacity class's heap.
+        """
+        k = self._class_of[server]
+        heap = self._heaps[k]
+        ver, queues, masks = self._version, self._queues, self._mask
+        cols, tol, nr = self._cols, CAPACITY_TOLERANCE, self._nr
+        held, keys = self._held[server], self._key
+        skipped: list[tuple[float, int, int]] = []
+        while heap:
+            entry = heap[0]
+            u = entry[1]
+            if entry[2] != ver[u]:
+                heapq.heappop(heap)
+                continue
+            task, d = queues[u][0]
+            m = masks[u]
+            if m is not None and not m[server]:
+                skipped.append(heapq.heappop(heap))
+                continue
+            if all(cols[r][server] - d[r] >= -tol for r in range(nr)):
+                yield task, server
+                self._placed(u, d, server)  # pushes the user's new entry (if still backlogged)
+                continue
+            # would it fit once the users with a higher VDS here release their tasks?
+            key = entry[0]
+            room = [float(cols[r][server]) for r in range(nr)]
+            for v, h in held.items():
+                if keys[v][k] > key:
+                    for r in range(nr):
+                        room[r] += h[r]
+            if all(room[r] - d[r] >= -tol for r in range(nr)):
+                self._reserved.setdefault(u, set()).add(server)
+                break
+            skipped.append(heapq.heappop(heap))
+        for entry in skipped:
+            heapq.heappush(heap, entry)
