@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 SHARED ?= ../shared
 STAMP  := $(VENV)/.installed
 
-.PHONY: install experiment test bench lint clean
+.PHONY: install experiment reproduce-bonald-roberts test bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,11 +19,15 @@ install: $(STAMP)
 experiment: $(STAMP)
 	$(VENV)/bin/fairsim -v experiment drfh-google --shared $(SHARED) --out results/drfh-google
 
+reproduce-bonald-roberts: $(STAMP)
+	$(VENV)/bin/fairsim -v experiment bonald-roberts --out results/bonald-roberts
+
 test: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests
 
 bench: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m experiments.bench --shared $(SHARED) --out results/bench
+	$(PY) -m experiments.bench_dynamic --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m experiments.bench_alibaba --shared $(SHARED) --out results/bench
 
 lint: $(STAMP)

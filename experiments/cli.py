@@ -10,6 +10,7 @@
     fairsim trace fetch google-2011 --parts 0-13 --dest DIR [--sha256sum FILE]
     fairsim trace synth --tasks N --seed S --out DIR
     fairsim experiment drfh-google [--shared ../shared] [--out results/drfh-google]
+    fairsim experiment bonald-roberts [--quick] [--out results/bonald-roberts]
     fairsim sweep SWEEP.yaml [--out OUT] [--executor local:N|dask-local:N|dask://host:port]
     fairsim sweep-report OUT
 
@@ -183,11 +184,18 @@ def cmd_trace_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
+    if args.which == "bonald-roberts":
+        from experiments.bonald_roberts import run_experiment as run_bonald_roberts
+
+        out = Path(args.out or "results/bonald-roberts")
+        path = run_bonald_roberts(out=out, quick=args.quick, progress=not args.no_progress)
+        print(f"report: {path}")
+        return 0
     from experiments.drfh_google import run_experiment
 
     path = run_experiment(
         shared=Path(args.shared),
-        out=Path(args.out),
+        out=Path(args.out or "results/drfh-google"),
         quick=args.quick,
         progress=not args.no_progress,
     )
@@ -296,10 +304,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=run_from_args)
 
     e = sub.add_parser("experiment", help="reproduce a paper's evaluation")
-    e.add_argument("which", choices=("drfh-google",))
+    e.add_argument("which", choices=("drfh-google", "bonald-roberts"))
     e.add_argument("--shared", default="../shared")
-    e.add_argument("--out", default="results/drfh-google")
-    e.add_argument("--quick", action="store_true", help="a 2-hour slice, for a smoke test")
+    e.add_argument("--out", help="output folder (default results/<which>)")
+    e.add_argument("--quick", action="store_true", help="a small slice, for a smoke test")
     e.add_argument("--no-progress", action="store_true")
     e.set_defaults(func=cmd_experiment)
 
