@@ -428,13 +428,19 @@ class BMF(ProgressiveFilling):
     Our reading for a cluster of indivisible tasks: the share of user i on resource j is
     ``A_ij / C_j / w_i`` (pooled); the bottleneck resources are those with the highest pooled
     utilisation (all resources while the pool is empty; shares and utilisations are compared
-    after rounding to 12 decimals); a user that demands no bottleneck
-    resource has status ``n + 1`` (n users known), i.e. goes first. Key ``-status`` (lowest first),
-    ties broken by the weighted pooled dominant share, then by user code; First-Fit.
+    after rounding to 12 decimals); a user that demands no bottleneck resource has status
+    ``n + 1`` (n users known), i.e. goes first. Key ``(-status, weighted pooled dominant share)``
+    (lowest first, then user code); First-Fit.
 
-    Ranks are kept in one sorted list per resource (``O(log n)`` per rank); since a placement can
-    move every other user's rank, the waiting users are re-keyed after each placement (the heap
-    holds only users that got an arrival or a wake-up in the current pass).
+    Notes
+    -----
+    With a single bottleneck resource j -- the usual case -- a larger rank is a smaller share of
+    j, so the order is that of the user's own key ``(share of j, dominant share)`` (``-1`` for a
+    user that does not demand j): the heap stays valid across placements and is re-keyed only
+    when the bottleneck changes. With several (tied) bottlenecks the ranks come from one sorted
+    list per resource (rebuilt after a change, ``O(log n)`` per rank) and the waiting users are
+    re-keyed after every placement;
+    woken users then reserve nothing (the order of service can change within a pass).
     """
 
     name = "bmf"
@@ -446,9 +452,14 @@ class BMF(ProgressiveFilling):
         """Bind, then allocate the per-resource sorted shares."""
         super().bind(cluster)
         self._vals: list[list[float]] = [[] for _ in range(self._k)]  # sorted, every user
+        self._vals_ok = True
         self._cur: list[list[float]] = []
         self._used = [0.0] * self._k
         self._dem: list[list[bool]] = []  # resources the user has demanded
+        self._bott = tuple(range(self._k))
+        self._epoch = 0  # bumped when the bottleneck set changes
+        self._seen: list[int] = []
+        self._dirty = False
 
     def _ensure_user(self, user: int) -> None:
         super()._ensure_user(user)
@@ -456,48 +467,90 @@ class BMF(ProgressiveFilling):
         for _ in range(grow):
             self._cur.append([0.0] * self._k)
             self._dem.append([False] * self._k)
-        for k in range(self._k):
-            self._vals[k][:0] = [0.0] * grow  # zeros sort first
+        self._seen.extend([-1] * grow)
+        self._vals_ok = False
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Remember which resources the user demands, then queue the task."""
         if user >= len(self._queues):
             self._ensure_user(user)
         need, dem = self._need(demand), self._dem[user]
+        new = False
         for k in range(self._k):
-            if need[k] > 0:
-                dem[k] = True
+            if need[k] > 0 and not dem[k]:
+                dem[k] = new = True
+        if self._blocked[user]:
+            if new:
+                self._seen[user] = -1  # re-keyed when woken
+        elif new or self._seen[user] != self._epoch:
+            self._update_share(user)
+            if self._inheap[user]:
+                self._push(user)
         super().on_arrival(task, user, demand)
 
     def _account(self, user: int, need: tuple[float, ...], sign: int) -> None:
         cur, t, w, a = self._cur[user], self._total, self._w[user], self._alloc[user]
+        used = self._used
         for k in range(self._k):
             if need[k] == 0:
                 continue
-            vals = self._vals[k]
-            del vals[bisect.bisect_left(vals, cur[k])]
-            self._used[k] += need[k] if sign > 0 else -need[k]
+            used[k] += need[k] if sign > 0 else -need[k]
             # the base class has already added a placed task to the allocation, and removes a
             # finished one after this call; shares are rounded so that equal shares tie
             held = a[k] if sign > 0 else a[k] - need[k]
             cur[k] = round(max(0.0, held) / t[k] / w, _DIGITS)
-            bisect.insort(vals, cur[k])
-
-    def _update_share(self, user: int) -> None:
-        t, used = self._total, self._used
+        self._vals_ok = False
         util = [round(used[k] / t[k], _DIGITS) if t[k] > 0 else 0.0 for k in range(self._k)]
         top = max(util)
-        dem, cur = self._dem[user], self._cur[user]
-        n = len(self._vals[0]) if self._k else 0
-        status = n + 1
-        for k in range(self._k):
-            if dem[k] and util[k] >= top:
-                vals = self._vals[k]
-                rank = len(vals) - bisect.bisect_right(vals, cur[k]) + 1
-                if rank < status:
-                    status = rank
+        bott = tuple(k for k in range(self._k) if util[k] >= top)
+        if bott != self._bott:
+            self._bott = bott
+            self._epoch += 1
+            self._dirty = True
+
+    def _update_share(self, user: int) -> None:
+        self._seen[user] = self._epoch
+        dem, cur, bott = self._dem[user], self._cur[user], self._bott
         dom = max(cur) if cur else 0.0
-        self._share[user] = round(-status + dom / (1.0 + dom), _DIGITS)
+        if len(bott) == 1:
+            j = bott[0]
+            key = (cur[j] if dem[j] else -1.0, dom)
+        else:
+            if not self._vals_ok:  # sorted shares per resource, rebuilt only when needed
+                self._vals = [sorted(c[k] for c in self._cur) for k in range(self._k)]
+                self._vals_ok = True
+            status = len(self._cur) + 1
+            for k in bott:
+                if dem[k]:
+                    vals = self._vals[k]
+                    rank = len(vals) - bisect.bisect_right(vals, cur[k]) + 1
+                    if rank < status:
+                        status = rank
+            key = (float(-status), dom)
+        self._share[user] = key  # type: ignore[call-overload]
+
+    def _refresh(self, users: list[int]) -> None:
+        multi, epoch, seen = len(self._bott) > 1, self._epoch, self._seen
+        for u in users:
+            if multi or seen[u] != epoch:
+                self._update_share(u)
+
+    def _reserves(self) -> bool:
+        return len(self._bott) == 1  # single bottleneck: keys are the users' own
+
+    def _before_pass(self) -> None:
+        if self._dirty or len(self._bott) > 1:
+            self._dirty = False
+            self._rebuild_heap()
+
+    def _after_place(self) -> None:
+        if self._dirty or len(self._bott) > 1:
+            self._dirty = False
+            self._rebuild_heap()
+            if self._recheck:  # users kept blocked by reservations made in the old order
+                self._freed.extend(sorted(self._recheck))
+                self._recheck.clear()
+                self._unblock_freed()
 
 
 def _gamma(classes: np.ndarray, counts: np.ndarray, need: tuple[float, ...]) -> float:

@@ -69,8 +69,8 @@ class ProgressiveFilling(Scheduler):
     #: other users or on a global quantity). Then blocked users' keys are recomputed before they
     #: are woken in key order, and :meth:`_rebuild_heap` re-keys the waiting users.
     _dynamic = False
-    #: Whether every placement may change the other users' keys (BMF's ranks): the heap is then
-    #: re-keyed after each placement.
+    #: Whether a placement may change the other users' keys (BMF's ranks): :meth:`_after_place`
+    #: runs after each placement, and woken users reserve nothing.
     _rekey_each = False
     #: Whether :meth:`_account` must be told about every placement and completion.
     _accounts = False
@@ -196,8 +196,16 @@ class ProgressiveFilling(Scheduler):
         for u in users:
             self._update_share(u)
 
+    def _reserves(self) -> bool:
+        """Whether woken users may reserve room in share order (keys stable within a pass)."""
+        return not self._rekey_each
+
     def _before_pass(self) -> None:
         """Called at the start of :meth:`decide` when :attr:`_dynamic` (default: nothing)."""
+
+    def _after_place(self) -> None:
+        """Called after every placement when :attr:`_rekey_each` (default: re-key the heap)."""
+        self._rebuild_heap()
 
     def _rebuild_heap(self) -> None:
         """Re-key every waiting (in-heap) user with a fresh :meth:`_update_share`."""
@@ -306,6 +314,7 @@ class ProgressiveFilling(Scheduler):
                     cands.setdefault(u, []).append(server)
         woken: set[int] = set()
         bneed = self._bneed
+        reserve = self._reserves()
         if self._dynamic:  # keys may have moved while the users were blocked
             self._refresh(sorted(cands))
         for server, users in fitting:
@@ -314,9 +323,9 @@ class ProgressiveFilling(Scheduler):
                 if u in woken:
                     continue
                 need = bneed[u]
-                if len(cands[u]) > 1 or self._rekey_each:
-                    # (when every placement may reorder the keys, the order of service is not
-                    # known here: no reservations, every fitting user is woken)
+                if len(cands[u]) > 1 or not reserve:
+                    # (when placements may reorder the keys, the order of service is not known
+                    # here: no reservations, every fitting user is woken)
                     woken.add(u)
                 elif all(need[k] <= rem[k] for k in range(self._k)):
                     woken.add(u)
@@ -342,8 +351,6 @@ class ProgressiveFilling(Scheduler):
         version, queues, inheap = self._version, self._queues, self._inheap
         alloc, k_range = self._alloc, range(self._k)
         accounts, rekey_each = self._accounts, self._rekey_each
-        if rekey_each:  # arrivals and completions since the last pass moved the keys
-            self._rebuild_heap()
         while True:
             heap = self._heap  # (re)bound: _rebuild_heap replaces the list
             while heap:
@@ -381,7 +388,7 @@ class ProgressiveFilling(Scheduler):
                 if q:
                     self._push(user)
                 if rekey_each:
-                    self._rebuild_heap()
+                    self._after_place()
                     heap = self._heap
             if not self._recheck:
                 return

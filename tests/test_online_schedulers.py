@@ -69,7 +69,7 @@ class Naive:
     def alloc(self, u: int) -> np.ndarray:
         return np.sum(self.running[u], axis=0) if self.running[u] else np.zeros(len(self.total))
 
-    def key(self, u: int, order: list[int]) -> float:
+    def key(self, u: int, order: list[int]) -> Any:
         run, c = self.running[u], self.total
         a = self.alloc(u)
         if self.name == "drf":
@@ -100,15 +100,14 @@ class Naive:
                 mine = round(a[r] / c[r], 12)
                 bigger = sum(round(self.alloc(v)[r] / c[r], 12) > mine for v in users)
                 status = min(status, bigger + 1)
-            dom = float(np.max(a / c))
-            return -status + dom / (1 + dom)
+            return (-status, round(float(np.max(a / c)), 12))
         raise AssertionError(self.name)
 
     def decide(self) -> list[tuple[int, int]]:
         out = []
         while True:
             waiting = [u for u, q in self.queues.items() if q]
-            order = sorted((round(self.key(u, waiting), 12), u) for u in waiting)
+            order = sorted((_rounded(self.key(u, waiting)), u) for u in waiting)
             for _, u in order:
                 task, d = self.queues[u][0]
                 fit = np.flatnonzero(np.all(self.free >= np.array(d), axis=1))
@@ -122,6 +121,10 @@ class Naive:
                 break
             else:
                 return out
+
+
+def _rounded(key: Any) -> tuple[float, ...]:
+    return key if isinstance(key, tuple) else (round(float(key), 12),)
 
 
 @settings(max_examples=60, deadline=None)
