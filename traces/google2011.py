@@ -36,7 +36,8 @@ Semantics (one output row per distinct ``(job_id, task_index)``)
 * A task never scheduled: ``end_state = "unscheduled"``, ``run_s`` null.
 * A SCHEDULE (or terminal event) at time 0 (already running before the window) is taken to happen
   at 600 s, the window start, so its ``run_s`` is a **lower bound**.
-* ``instances = 1``, ``constraint`` and ``parents`` null.
+* ``instances = 1`` and ``parents`` null; ``constraint`` from ``task_constraints`` when the folder
+  has that table (``traces/google_constraints.py``), else null.
 * Output sorted by ``(submit_s, job_id, task_index)``, Parquet row groups of 65,536 rows.
 
 Skip report (``conversion.json``)
