@@ -190,6 +190,8 @@ class _GlobalKey(ProgressiveFilling):
 
     _dynamic = True
     _accounts = True
+    #: Whether a user's own key moves when one of its tasks arrives (LMM-MMS: its bound does).
+    _arrival_moves_key = True
 
     def bind(self, cluster: ClusterView) -> None:
         """Bind, then allocate the per-user task counts."""
@@ -224,9 +226,15 @@ class _GlobalKey(ProgressiveFilling):
         q = self._queues[user]
         q.append((task, self._need(demand)))
         self._n_pending += 1
-        self._update_share(user)  # blocked users too: their key stays current
-        if not self._blocked[user] and (len(q) == 1 or self._inheap[user]):
-            self._push(user)
+        if self._blocked[user]:
+            if self._arrival_moves_key:
+                self._seen[user] = -1  # re-keyed when woken
+        elif len(q) == 1 or self._inheap[user]:
+            if self._arrival_moves_key or self._seen[user] != self._epoch:
+                self._update_share(user)
+                self._push(user)
+            elif len(q) == 1:
+                self._push(user)
 
     def _account(self, user: int, need: tuple[float, ...], sign: int) -> None:
         self._running[user] += sign
@@ -300,6 +308,7 @@ class LMMMMS(_GlobalKey):
         self._class_counts = counts.astype(np.float64)
         self._user_counts: dict[int, np.ndarray] = {}
         self._gammas: dict[tuple[int, tuple[float, ...]], float] = {}
+        self._gammas_all: dict[tuple[float, ...], float] = {}
         self._head_gamma: list[float] = []
         self._wsum = 0.0
 
@@ -325,10 +334,15 @@ class LMMMMS(_GlobalKey):
         q = self._queues[user]
         if q:
             need = q[0][1]
-            key, counts = self._counts_of(user)
-            g = self._gammas.get((key, need))
-            if g is None:
-                g = self._gammas[(key, need)] = _gamma(self._classes, counts, need)
+            if self.eligible and user in self.eligible:
+                key, counts = self._counts_of(user)
+                g = self._gammas.get((key, need))
+                if g is None:
+                    g = self._gammas[(key, need)] = _gamma(self._classes, counts, need)
+            else:
+                g = self._gammas_all.get(need)
+                if g is None:
+                    g = self._gammas_all[need] = _gamma(self._classes, self._class_counts, need)
             self._head_gamma[user] = g
         self._seen[user] = self._epoch
         b = self.bounds
@@ -356,6 +370,7 @@ class PF(_GlobalKey):
     """
 
     name = "pf"
+    _arrival_moves_key = False
 
     def bind(self, cluster: ClusterView) -> None:
         """Bind, then allocate the per-user types and the price vector."""
