@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 SHARED ?= ../shared
 STAMP  := $(VENV)/.installed
 
-.PHONY: install experiment reproduce-bonald-roberts test bench lint clean
+.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms test bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ experiment: $(STAMP)
 
 reproduce-bonald-roberts: $(STAMP)
 	$(VENV)/bin/fairsim -v experiment bonald-roberts --out results/bonald-roberts
+
+reproduce-lmm-mms: $(STAMP)
+	$(VENV)/bin/fairsim -v experiment lmm-mms --shared $(SHARED) --out results/lmm-mms
 
 test: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests

@@ -11,6 +11,7 @@
     fairsim trace synth --tasks N --seed S --out DIR
     fairsim experiment drfh-google [--shared ../shared] [--out results/drfh-google]
     fairsim experiment bonald-roberts [--quick] [--out results/bonald-roberts]
+    fairsim experiment lmm-mms [--quick] [--shared ../shared] [--out results/lmm-mms]
     fairsim sweep SWEEP.yaml [--out OUT] [--executor local:N|dask-local:N|dask://host:port]
     fairsim sweep-report OUT
 
@@ -184,6 +185,14 @@ def cmd_trace_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
+    if args.which == "lmm-mms":
+        from experiments.lmm_mms_repro import run_from_shared
+
+        path = run_from_shared(
+            Path(args.shared), Path(args.out or "results/lmm-mms"), quick=args.quick
+        )
+        print(f"report: {path}")
+        return 0
     if args.which == "bonald-roberts":
         from experiments.bonald_roberts import run_experiment as run_bonald_roberts
 
@@ -304,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=run_from_args)
 
     e = sub.add_parser("experiment", help="reproduce a paper's evaluation")
-    e.add_argument("which", choices=("drfh-google", "bonald-roberts"))
+    e.add_argument("which", choices=("drfh-google", "bonald-roberts", "lmm-mms"))
     e.add_argument("--shared", default="../shared")
     e.add_argument("--out", help="output folder (default results/<which>)")
     e.add_argument("--quick", action="store_true", help="a small slice, for a smoke test")
