@@ -353,6 +353,8 @@ class PacketRun:
         Simulated time reached.
     wall_s : float
         Wall time, seconds.
+    cpu_s : float
+        CPU time of this process over the run, seconds (a busy machine inflates ``wall_s``).
     """
 
     finish: np.ndarray
@@ -363,6 +365,7 @@ class PacketRun:
     services: int
     t_end: float
     wall_s: float
+    cpu_s: float
 
 
 def _check_vectors(vectors: np.ndarray) -> None:
@@ -451,6 +454,7 @@ def run_router(
     )
     stop = np.inf if t_stop is None else float(t_stop)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     finish, departed, area, span, done, services, status, t_end = _run(
         t_arr, cls, size, a, int(window), ALGORITHMS[algorithm], bounds, stop, int(max_flows)
     )
@@ -468,6 +472,7 @@ def run_router(
         services=int(services),
         t_end=float(t_end),
         wall_s=time.perf_counter() - t0,
+        cpu_s=time.process_time() - c0,
     )
 
 
@@ -510,8 +515,10 @@ class PacketEstimate:
         95 % CI.
     mean_n, mean_n_half : ndarray, shape (K,)
     packets : int
-    wall_s : float
+    wall_s, cpu_s : float
+        Wall and CPU time of the router simulation, seconds.
     packets_per_s : float
+        Packets per second of wall time.
     """
 
     gamma: np.ndarray
@@ -521,6 +528,7 @@ class PacketEstimate:
     mean_n_half: np.ndarray
     packets: int
     wall_s: float
+    cpu_s: float
     packets_per_s: float
 
 
@@ -584,5 +592,6 @@ def estimate_service_rates(
         mean_n_half=half,
         packets=run.packets,
         wall_s=run.wall_s,
+        cpu_s=run.cpu_s,
         packets_per_s=run.packets / max(run.wall_s, 1e-12),
     )
