@@ -420,7 +420,7 @@ class PF(_GlobalKey):
         if self._k == 2:
             self._theta = float(p[0])
         t = self._total
-        self._price = [wsum * p[k] / t[k] if t[k] > 0 else 0.0 for k in range(self._k)]
+        self._price = [float(wsum * p[k] / t[k]) if t[k] > 0 else 0.0 for k in range(self._k)]
 
     def _update_share(self, user: int) -> None:
         self._seen[user] = self._epoch
