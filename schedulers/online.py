@@ -4,11 +4,15 @@ Every scheduler here is a :class:`~schedulers.progressive.ProgressiveFilling`: t
 with the lowest *key* goes next and its head task goes to the first server that fits it
 (First-Fit); a user whose head fits nowhere is blocked until a server frees resources. Only the
 key changes from one mechanism to the next, so all of them keep the lazy heap and the wake-ups on
-freed servers (no pass over all servers or all users per event). Notation: ``C_r`` is the pooled
-capacity of resource r (sum over all servers), ``A_ir`` the amount of r held by user i's running
-tasks, ``w_i`` the user's weight, ``d`` a task's demand vector. Ties go to the lower user code
-(order of first appearance); keys are rounded to 12 decimals so that shares equal in exact
-arithmetic tie whatever the rounding of running sums.
+freed servers: no pass over all servers or all users per event. (Two bounded exceptions: PF
+recomputes its prices, one vectorised numpy pass over a per-user table, in a scheduling pass
+where the set of active users changed; BMF sorts the users' shares when two resources are tied
+as the bottleneck, which on real traces happens only while the pool is empty.)
+
+Notation: ``C_r`` is the pooled capacity of resource r (sum over all servers), ``A_ir`` the
+amount of r held by user i's running tasks, ``w_i`` the user's weight, ``d`` a task's demand
+vector. Ties go to the lower user code (order of first appearance); keys are rounded to 12
+decimals so that shares equal in exact arithmetic tie whatever the rounding of running sums.
 
 =========== ======================================================== ===========================
 name        key of user i (lowest served first)                      source
@@ -45,8 +49,6 @@ from simulator.cluster import ClusterView
 #: Keys are rounded to this many decimals, so that users whose shares are equal in exact
 #: arithmetic tie (and go in user-code order) whatever the rounding of the running sums.
 _DIGITS = 12
-#: Bisection steps of the two-resource PF price (interval [0, 1] shrinks to 2**-60).
-_PF_BISECT = 60
 #: Multiplicative (Cover) iterations of the PF prices with three or more resources.
 _PF_COVER = 2000
 
