@@ -286,7 +286,7 @@ class ProgressiveFilling(Scheduler):
         self._freed.clear()
         if not self._n_blocked:
             return
-        cols, bh, share = self._cols, self._bheads, self._share
+        cols, bh = self._cols, self._bheads
         if self._bmin_stale:
             self._bmin = bh.min(axis=0).tolist()
             self._bmin_stale = False
@@ -319,7 +319,10 @@ class ProgressiveFilling(Scheduler):
             self._refresh(sorted(cands))
         for server, users in fitting:
             rem = [float(cols[k][server]) for k in range(self._k)]
-            for u in sorted(users, key=lambda v: (share[v], v)):
+            # with reservations only, a failure once the room is below every blocked need ends
+            # the scan: every later user would fail too (bmin is a lower bound of those needs)
+            may_stop = reserve and all(len(cands[u]) == 1 for u in users)
+            for u in self._share_order(users):
                 if u in woken:
                     continue
                 need = bneed[u]
@@ -333,6 +336,8 @@ class ProgressiveFilling(Scheduler):
                         rem[k] -= need[k]
                 else:
                     self._recheck.add(server)  # u stays blocked; look again at the end
+                    if may_stop and any(rem[k] < bmin[k] for k in k_range):
+                        break
         for u in sorted(woken):
             self._bmask.pop(u, None)
             self._cands[u] = cands[u]
@@ -340,6 +345,15 @@ class ProgressiveFilling(Scheduler):
             self._bheads[u] = np.inf
             self._n_blocked -= 1
             self._push(u)
+
+    def _share_order(self, users: list[int]) -> list[int]:
+        """``users`` sorted by (share, user id); numpy for long lists."""
+        share = self._share
+        if len(users) <= _VECTOR_MIN:
+            return sorted(users, key=lambda v: (share[v], v))
+        ids = np.array(users, dtype=np.int64)
+        sh = np.fromiter((share[v] for v in users), dtype=np.float64, count=len(users))
+        return ids[np.lexsort((ids, sh))].tolist()  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:

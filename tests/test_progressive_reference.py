@@ -83,6 +83,25 @@ class NaiveFilling:
 def test_optimised_equals_naive(
     seed: int, name: str, n_servers: int, n_users: int, constrained: bool
 ) -> None:
+    _compare(seed, name, n_servers, n_users, constrained, max_arrivals=4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 100_000),
+    name=st.sampled_from(["ff-drfh", "bf-drfh"]),
+    constrained=st.booleans(),
+)
+def test_optimised_equals_naive_with_many_blocked_users(
+    seed: int, name: str, constrained: bool
+) -> None:
+    # 60 users and bursts of arrivals: wake-up lists longer than the numpy threshold
+    _compare(seed, name, 3, 60, constrained, max_arrivals=40)
+
+
+def _compare(
+    seed: int, name: str, n_servers: int, n_users: int, constrained: bool, max_arrivals: int
+) -> None:
     rng = np.random.default_rng(seed)
     cap = rng.choice([0.25, 0.5, 0.75, 1.0], size=(n_servers, 2))
     cluster = ClusterState(cap, ("cpu", "mem"))
@@ -99,7 +118,7 @@ def test_optimised_equals_naive(
     running: list[tuple[int, int, tuple[float, ...], int]] = []
     task = 0
     for _step in range(60):
-        for _ in range(int(rng.integers(0, 4))):  # arrivals
+        for _ in range(int(rng.integers(0, max_arrivals))):  # arrivals
             user = int(rng.integers(0, n_users))
             d = tuple(rng.choice([0.05, 0.1, 0.125, 0.2, 0.3], size=2).tolist())
             if constrained:
