@@ -149,6 +149,13 @@ def inline_frame(trace: TraceConfig) -> pd.DataFrame:
     assert trace.users is not None
     rows = []
     for j, u in enumerate(trace.users):
+        if u.windows is not None or u.eligible is not None or u.weight != 1.0:
+            raise ConfigError(
+                f"trace.users.{j}: windows, eligible and weight (backlogged users) run with "
+                "'fairsim experiment psdsf', not 'fairsim run'"
+            )
+        assert u.tasks is not None  # (validated)
+        assert not isinstance(u.run_s, list)
         if len(u.demand) != len(RESOURCES):
             raise ConfigError(
                 f"trace.users.{j}.demand: {u.demand} has {len(u.demand)} entries, expected "
@@ -306,6 +313,18 @@ def build_pool(
     from traces.pools import load_pool
 
     cl = cfg.cluster
+    if cl.classes is not None:  # explicit server classes, in order (PS-DSF paper, Section V)
+        rows = [[c.name, *c.capacity] for c in cl.classes for _ in range(c.count)]
+        res = workload.resources if workload else RESOURCES
+        for c in cl.classes:
+            if len(c.capacity) != len(res):
+                raise ConfigError(
+                    f"cluster.classes: capacity of {c.name!r} has {len(c.capacity)} entries, "
+                    f"expected {len(res)} ({', '.join(res)})"
+                )
+        frame = pd.DataFrame(rows, columns=["server_class", *res])
+        frame.insert(0, "server", np.arange(len(frame), dtype=np.int64))
+        return frame.drop(columns="server_class")
     rng = (
         np.random.default_rng(np.random.SeedSequence(cl.seed))
         if cl.seed is not None

@@ -127,8 +127,12 @@ class DistributedPSDSF(Scheduler):
         self._run: list[int] = []  # servers with a completion since the last pass
         # resources held on each server by each user (read by that server's procedure only)
         self._held: list[dict[int, list[float]]] = [{} for _ in range(cap.shape[0])]
-        self._reserved: dict[int, set[int]] = {}  # user -> servers holding free room for it
-        self._rerun: set[int] = set()  # servers whose reservation ended: run at the next tick
+        # reservation of each server: holder user (-1: none) and the holder's version then
+        self._res_user = np.full(cap.shape[0], -1, dtype=np.int64)
+        self._res_ver = np.zeros(cap.shape[0], dtype=np.int64)
+        self._class_np = inverse.ravel().astype(np.int64)
+        self._ver_np = np.zeros(0, dtype=np.int64)  # mirrors of _version and _key, for numpy
+        self._key_np = np.zeros((0, self._nk))
         self._tick = False
         self._n_pending = 0
 
@@ -138,7 +142,10 @@ class DistributedPSDSF(Scheduler):
             return
         n_srv = len(self._class_of)
         cls = np.asarray(self._class_of)
-        for u in range(n_old, max(user + 1, n_old + _GROW)):
+        n_new = max(user + 1, n_old + _GROW)
+        self._ver_np = np.concatenate([self._ver_np, np.zeros(n_new - n_old, dtype=np.int64)])
+        self._key_np = np.vstack([self._key_np, np.zeros((n_new - n_old, self._nk))])
+        for u in range(n_old, n_new):
             wu = float(self.weights.get(u, 1.0)) if self.weights else 1.0
             if not wu > 0:
                 raise ValueError(f"weight of user {u}: {wu!r} (expected > 0)")
@@ -181,12 +188,15 @@ class DistributedPSDSF(Scheduler):
     def _rekey(self, user: int) -> None:
         """Recompute the user's weighted VDS ``s_{n,i} / phi_n`` for every class (eq. 8)."""
         inv = 1.0 / self._w[user]
-        self._key[user] = [round(a * inv, _DIGITS) for a in self._acc[user]]
+        key = [round(a * inv, _DIGITS) for a in self._acc[user]]
+        self._key[user] = key
+        self._key_np[user] = key
 
     def _push(self, user: int) -> None:
         """(Re-)enter a backlogged user in the heap of every class that could run its head."""
         v = self._version[user] + 1
         self._version[user] = v
+        self._ver_np[user] = v
         d = self._queues[user][0][1]
         if d not in self._fit_cls:
             self._class_terms(d)
@@ -241,6 +251,9 @@ class DistributedPSDSF(Scheduler):
             del held[user]
         if self._queues[user]:
             self._push(user)
+            # its VDS fell: a server reserving for a user now above it must look again
+            self._checked[user] = None
+            self._changed[user] = None
         self._run.append(server)
 
     def _placed(self, user: int, d: tuple[float, ...], server: int) -> None:
@@ -251,9 +264,6 @@ class DistributedPSDSF(Scheduler):
         else:
             for r in range(self._nr):
                 h[r] += d[r]
-        res = self._reserved.pop(user, None)
-        if res:
-            self._rerun.update(res)  # its reservations end: those servers look again
         q = self._queues[user]
         q.popleft()
         self._n_pending -= 1
@@ -268,14 +278,15 @@ class DistributedPSDSF(Scheduler):
             if q[0][1] != self._checked[user]:
                 self._changed[user] = None
         else:
-            self._version[user] += 1  # its heap entries become stale
+            self._version[user] += 1  # its heap entries (and reservations) become stale
+            self._ver_np[user] += 1
             self._n_backlogged -= 1
             self._checked[user] = None
             self._changed.pop(user, None)
 
     def next_wakeup(self, now: float) -> float:
         """The next multiple of T after ``now`` if some head task is not announced, else inf."""
-        if not (self._changed or self._rerun):
+        if not self._changed:
             return math.inf
         p = self._period
         t = (math.floor(now / p) + 1) * p
@@ -299,11 +310,6 @@ class DistributedPSDSF(Scheduler):
                 yield from self._procedure(server)
         if self._tick:
             self._tick = False
-            if self._rerun:
-                rerun = sorted(self._rerun)
-                self._rerun.clear()
-                for server in rerun:
-                    yield from self._procedure(server)
             yield from self._announce()
 
     def _announce(self) -> Iterator[tuple[int, int]]:
@@ -327,6 +333,15 @@ class DistributedPSDSF(Scheduler):
                 m = self._mask[u]
                 if m is not None:
                     fits &= m
+                # skip servers that still reserve for a user with a lower VDS than u's there
+                holder = self._res_user
+                has = holder >= 0
+                if has.any():
+                    h = np.where(has, holder, 0)
+                    valid = has & (self._ver_np[h] == self._res_ver)
+                    hk = self._key_np[h, self._class_np]
+                    uk = self._key_np[u][self._class_np]
+                    fits &= ~(valid & ((hk < uk) | ((hk == uk) & (h < u))))
                 for server in np.flatnonzero(fits).tolist():
                     if not q or q[0][1] != d:
                         break  # a new head: announced in the next round of this loop
@@ -353,6 +368,7 @@ class DistributedPSDSF(Scheduler):
         cols, tol, nr = self._cols, CAPACITY_TOLERANCE, self._nr
         held, keys = self._held[server], self._key
         skipped: list[tuple[float, int, int]] = []
+        self._res_user[server] = -1
         while heap:
             entry = heap[0]
             u = entry[1]
@@ -376,7 +392,8 @@ class DistributedPSDSF(Scheduler):
                     for r in range(nr):
                         room[r] += h[r]
             if all(room[r] - d[r] >= -tol for r in range(nr)):
-                self._reserved.setdefault(u, set()).add(server)
+                self._res_user[server] = u
+                self._res_ver[server] = entry[2]
                 break
             skipped.append(heapq.heappop(heap))
         for entry in skipped:

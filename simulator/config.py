@@ -95,13 +95,55 @@ class _Strict(BaseModel):
 
 
 class InlineUser(_Strict):
-    """One user of an ``inline`` workload."""
+    """One user of an ``inline`` workload.
+
+    Either ``tasks`` identical tasks submitted at ``join_s``, or -- with ``windows`` -- a user that
+    is *backlogged* while active: during each ``[start, end)`` window it keeps tasks queued, and
+    submits none outside (the PS-DSF paper's Section V users, :mod:`simulator.backlog`). ``run_s``
+    is a run time or, with ``windows``, ``[lo, hi]`` for uniform run times. ``weight`` is the
+    user's weight (phi_n, w_i) and ``eligible`` the names of the ``cluster.classes`` its tasks may
+    run on (placement constraints; default: every server).
+    """
 
     name: str
-    join_s: float = Field(ge=0)
+    join_s: float = Field(default=0.0, ge=0)
     demand: list[float]
-    tasks: int = Field(gt=0)
-    run_s: float = Field(gt=0)
+    tasks: int | None = Field(default=None, gt=0)
+    run_s: float | list[float]
+    weight: float = Field(default=1.0, gt=0)
+    eligible: list[str] | None = None
+    windows: list[list[float]] | None = None
+
+    @field_validator("run_s")
+    @classmethod
+    def _run(cls, v: float | list[float]) -> float | list[float]:
+        lo, hi = (v, v) if not isinstance(v, list) else [*v, 0.0, 0.0][:2]
+        if (isinstance(v, list) and len(v) != 2) or not 0 < lo <= hi:
+            raise ValueError(f"run_s must be > 0 or [lo, hi] with 0 < lo <= hi, got {v!r}")
+        return v
+
+    @field_validator("windows")
+    @classmethod
+    def _windows(cls, v: list[list[float]] | None) -> list[list[float]] | None:
+        if v is None:
+            return v
+        last = -1.0
+        for w in v:
+            if len(w) != 2 or not 0 <= w[0] < w[1] or w[0] < last:
+                raise ValueError(
+                    f"windows must be [start, end] pairs with 0 <= start < end, in order and "
+                    f"disjoint, got {v!r}"
+                )
+            last = w[1]
+        return v
+
+    @model_validator(mode="after")
+    def _mode(self) -> InlineUser:
+        if self.windows is None and self.tasks is None:
+            raise ValueError(f"user {self.name!r}: tasks is required without windows")
+        if self.windows is None and isinstance(self.run_s, list):
+            raise ValueError(f"user {self.name!r}: run_s [lo, hi] needs windows")
+        return self
 
 
 class ConstraintModel(_Strict):
@@ -210,18 +252,45 @@ class TraceConfig(_Strict):
         return self
 
 
+class ServerClass(_Strict):
+    """``count`` identical servers of capacity ``capacity`` (one entry per resource)."""
+
+    name: str
+    count: int = Field(gt=0)
+    capacity: list[float]
+
+    @field_validator("capacity")
+    @classmethod
+    def _cap(cls, v: list[float]) -> list[float]:
+        if not v or any(not c >= 0 for c in v):
+            raise ValueError(f"capacity must be a list of numbers >= 0, got {v!r}")
+        return v
+
+
 class ClusterConfig(_Strict):
     """The server pool: ``servers`` drawn from ``source`` with the run's (or this) seed.
 
     ``table-i``: i.i.d. draws from the DRFH paper's Table I. ``machine-events``: the real Google
     machines. ``trace``: the machines of the converted trace's ``servers.parquet`` (Alibaba), all of
-    them, or ``servers`` drawn without replacement.
+    them, or ``servers`` drawn without replacement. ``classes``: explicit server classes (name,
+    count, capacity), in order (PS-DSF paper, Section V); then ``servers`` must not be given.
     """
 
     servers: int | None = Field(default=None, gt=0)
     source: Literal["table-i", "machine-events", "trace"] = "table-i"
     path: str | None = None
     seed: int | None = None
+    classes: list[ServerClass] | None = None
+
+    @model_validator(mode="after")
+    def _classes(self) -> ClusterConfig:
+        if self.classes is not None:
+            if self.servers is not None:
+                raise ValueError("servers must not be given with classes")
+            names = [c.name for c in self.classes]
+            if len(set(names)) != len(names) or not names:
+                raise ValueError(f"classes must have distinct names, got {names}")
+        return self
 
     @field_validator("servers", mode="before")
     @classmethod
@@ -249,6 +318,19 @@ class RunConfig(_Strict):
     schedulers: list[str] = Field(min_length=1)
     collect: CollectConfig = CollectConfig()
 
+    @model_validator(mode="after")
+    def _eligible(self) -> RunConfig:
+        classes = [c.name for c in self.cluster.classes or []]
+        for j, u in enumerate(self.trace.users or []):
+            for name in u.eligible or []:
+                if name not in classes:
+                    known = ", ".join(classes) if classes else "none: cluster.classes is not set"
+                    raise ValueError(
+                        f"trace.users.{j}.eligible: unknown server class {name!r} "
+                        f"(classes: {known})"
+                    )
+        return self
+
     @field_validator("schedulers")
     @classmethod
     def _known(cls, names: list[str]) -> list[str]:
@@ -274,6 +356,8 @@ def _format_error(err: ValidationError) -> str:
     e = err.errors()[0]
     loc = ".".join(str(p) for p in e["loc"]) or "config"
     msg = str(e["msg"]).removeprefix("Value error, ")
+    if not e["loc"] and e["type"] == "value_error":
+        return msg  # a cross-field check names its own field
     value = e.get("input")
     if e["type"] in ("missing",):
         return f"{loc}: required key is missing"
