@@ -19,17 +19,20 @@ the router. Every resource serves its queue non-preemptively in increasing order
   resource j, as SFQ does (the two coincide on the first resource).
 
 Flows arrive as given by the caller (:func:`flow_arrivals` draws Poisson arrivals and geometric
-sizes). The event loop is compiled with numba (``cache=True``; if the cache directory is not
-writable numba falls back to compiling in memory). Randomness is drawn outside the compiled code
-from a :class:`numpy.random.Generator`, so runs are reproducible from a ``SeedSequence``.
+sizes). The event loop is compiled with numba (cached on disk next to this file or in
+``NUMBA_CACHE_DIR``; compiled in memory when neither is writable). Randomness is drawn outside the
+compiled code from a :class:`numpy.random.Generator`, so runs are reproducible from a
+``SeedSequence``.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -38,13 +41,26 @@ from simulator.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
+
+def _can_cache() -> bool:
+    """Whether numba can write its cache (next to this file, or in ``NUMBA_CACHE_DIR``).
+
+    On a read-only install without ``NUMBA_CACHE_DIR`` the loop is compiled in memory at first use
+    instead of failing.
+    """
+    where = os.environ.get("NUMBA_CACHE_DIR") or str(Path(__file__).resolve().parent)
+    return os.access(where, os.W_OK)
+
+
+_CACHE = _can_cache()
+
 #: Packet scheduling algorithms and their codes in the compiled loop.
 ALGORITHMS = {"drfq": 0, "pf": 1, "bmf": 2}
 #: The fluid allocation each packet algorithm approximates.
 FLUID = {"drfq": "drf", "pf": "pf", "bmf": "bmf"}
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=_CACHE)
 def _push(
     tag: np.ndarray,
     seq: np.ndarray,
@@ -71,7 +87,7 @@ def _push(
     slot[j, i] = s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=_CACHE)
 def _pop(
     tag: np.ndarray, seq: np.ndarray, slot: np.ndarray, size: np.ndarray, j: int
 ) -> tuple[float, int]:
@@ -106,7 +122,7 @@ def _pop(
     return t0, s0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=_CACHE)
 def _integrate(
     t0: float,
     t1: float,
@@ -141,7 +157,7 @@ def _integrate(
     ptr[0] = min(b, nb - 1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=_CACHE)
 def _run(
     arr_t: np.ndarray,
     arr_cls: np.ndarray,

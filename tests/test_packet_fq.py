@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -83,3 +86,20 @@ def test_bad_input_one_line() -> None:
         run_router(np.array([[0.5, 0.5]]), *one, algorithm="pf")
     with pytest.raises(ConfigError, match=r"algorithm: unknown 'wfq'"):
         run_router(a, *one, algorithm="wfq")
+
+
+def test_numba_cache_disabled_on_read_only_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from simulator import packet
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(ro))
+        assert packet._can_cache() is (os.geteuid() == 0)  # root may write anyway
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+        assert packet._can_cache()
+    finally:
+        ro.chmod(0o700)
