@@ -555,6 +555,10 @@ class BMF(ProgressiveFilling):
     def _reserves(self) -> bool:
         return len(self._bott) == 1  # single bottleneck: keys are the users' own
 
+    def _share_order(self, users: list[int]) -> list[int]:
+        share = self._share  # tuple keys: no float vector
+        return sorted(users, key=lambda v: (share[v], v))
+
     def _before_pass(self) -> None:
         if self._dirty or len(self._bott) > 1:
             self._dirty = False

@@ -135,6 +135,19 @@ def _rounded(key: Any) -> tuple[float, ...]:
     n_users=st.integers(1, 5),
 )
 def test_optimised_equals_naive(seed: int, name: str, n_servers: int, n_users: int) -> None:
+    _check_against_naive(seed, name, n_servers, n_users)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 100_000), name=st.sampled_from(ONLINE))
+def test_optimised_equals_naive_many_users(seed: int, name: str) -> None:
+    """Enough users for the vectorised wake-up order of the base class (long lists)."""
+    _check_against_naive(seed, name, 6, 40, steps=25, arrivals=12)
+
+
+def _check_against_naive(
+    seed: int, name: str, n_servers: int, n_users: int, steps: int = 40, arrivals: int = 4
+) -> None:
     rng = np.random.default_rng(seed)
     cap = rng.choice([0.25, 0.5, 0.75, 1.0], size=(n_servers, 2))
     cluster = ClusterState(cap, ("cpu", "mem"))
@@ -144,8 +157,8 @@ def test_optimised_equals_naive(seed: int, name: str, n_servers: int, n_users: i
     owner: dict[int, tuple[int, tuple[float, ...]]] = {}
     running: list[tuple[int, int, tuple[float, ...], int]] = []
     task = 0
-    for _step in range(40):
-        for _ in range(int(rng.integers(0, 4))):
+    for _step in range(steps):
+        for _ in range(int(rng.integers(0, arrivals))):
             user = int(rng.integers(0, n_users))
             d = tuple(rng.choice([0.05, 0.1, 0.125, 0.2, 0.3], size=2).tolist())
             if sched.placeable(d):
