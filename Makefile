@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 SHARED ?= ../shared
 STAMP  := $(VENV)/.installed
 
-.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms test bench lint clean
+.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf test bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ reproduce-bonald-roberts: $(STAMP)
 
 reproduce-lmm-mms: $(STAMP)
 	$(VENV)/bin/fairsim -v experiment lmm-mms --shared $(SHARED) --out results/lmm-mms
+
+reproduce-psdsf: $(STAMP)
+	$(VENV)/bin/fairsim -v experiment psdsf --out results/psdsf
 
 test: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests

@@ -12,6 +12,7 @@
     fairsim experiment drfh-google [--shared ../shared] [--out results/drfh-google]
     fairsim experiment bonald-roberts [--quick] [--out results/bonald-roberts]
     fairsim experiment lmm-mms [--quick] [--shared ../shared] [--out results/lmm-mms]
+    fairsim experiment psdsf [--quick] [--out results/psdsf]
     fairsim sweep SWEEP.yaml [--out OUT] [--executor local:N|dask-local:N|dask://host:port]
     fairsim sweep-report OUT
 
@@ -185,6 +186,12 @@ def cmd_trace_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
+    if args.which == "psdsf":
+        from experiments.psdsf_repro import run_experiment as run_psdsf
+
+        out = Path(args.out or "results/psdsf")
+        print(f"report: {run_psdsf(out=out, quick=args.quick, progress=not args.no_progress)}")
+        return 0
     if args.which == "lmm-mms":
         from experiments.lmm_mms_repro import run_from_shared
 
@@ -313,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=run_from_args)
 
     e = sub.add_parser("experiment", help="reproduce a paper's evaluation")
-    e.add_argument("which", choices=("drfh-google", "bonald-roberts", "lmm-mms"))
+    e.add_argument("which", choices=("drfh-google", "bonald-roberts", "lmm-mms", "psdsf"))
     e.add_argument("--shared", default="../shared")
     e.add_argument("--out", help="output folder (default results/<which>)")
     e.add_argument("--quick", action="store_true", help="a small slice, for a smoke test")

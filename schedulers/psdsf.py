@@ -127,11 +127,11 @@ class DistributedPSDSF(Scheduler):
         self._run: list[int] = []  # servers with a completion since the last pass
         # resources held on each server by each user (read by that server's procedure only)
         self._held: list[dict[int, list[float]]] = [{} for _ in range(cap.shape[0])]
-        # reservation of each server: holder user (-1: none) and the holder's version then
+        # reservation of each server: holder user (-1: none); it stands while the holder is
+        # backlogged with a lower weighted VDS than a newcomer's
         self._res_user = np.full(cap.shape[0], -1, dtype=np.int64)
-        self._res_ver = np.zeros(cap.shape[0], dtype=np.int64)
         self._class_np = inverse.ravel().astype(np.int64)
-        self._ver_np = np.zeros(0, dtype=np.int64)  # mirrors of _version and _key, for numpy
+        self._bl_np = np.zeros(0, dtype=bool)  # backlogged users, and _key, for numpy
         self._key_np = np.zeros((0, self._nk))
         self._tick = False
         self._n_pending = 0
@@ -143,7 +143,7 @@ class DistributedPSDSF(Scheduler):
         n_srv = len(self._class_of)
         cls = np.asarray(self._class_of)
         n_new = max(user + 1, n_old + _GROW)
-        self._ver_np = np.concatenate([self._ver_np, np.zeros(n_new - n_old, dtype=np.int64)])
+        self._bl_np = np.concatenate([self._bl_np, np.zeros(n_new - n_old, dtype=bool)])
         self._key_np = np.vstack([self._key_np, np.zeros((n_new - n_old, self._nk))])
         for u in range(n_old, n_new):
             wu = float(self.weights.get(u, 1.0)) if self.weights else 1.0
@@ -196,7 +196,6 @@ class DistributedPSDSF(Scheduler):
         """(Re-)enter a backlogged user in the heap of every class that could run its head."""
         v = self._version[user] + 1
         self._version[user] = v
-        self._ver_np[user] = v
         d = self._queues[user][0][1]
         if d not in self._fit_cls:
             self._class_terms(d)
@@ -230,6 +229,7 @@ class DistributedPSDSF(Scheduler):
         self._n_pending += 1
         if len(q) == 1:
             self._n_backlogged += 1
+            self._bl_np[user] = True
             self._push(user)
             self._changed[user] = None
 
@@ -251,9 +251,6 @@ class DistributedPSDSF(Scheduler):
             del held[user]
         if self._queues[user]:
             self._push(user)
-            # its VDS fell: a server reserving for a user now above it must look again
-            self._checked[user] = None
-            self._changed[user] = None
         self._run.append(server)
 
     def _placed(self, user: int, d: tuple[float, ...], server: int) -> None:
@@ -279,7 +276,7 @@ class DistributedPSDSF(Scheduler):
                 self._changed[user] = None
         else:
             self._version[user] += 1  # its heap entries (and reservations) become stale
-            self._ver_np[user] += 1
+            self._bl_np[user] = False
             self._n_backlogged -= 1
             self._checked[user] = None
             self._changed.pop(user, None)
@@ -317,7 +314,10 @@ class DistributedPSDSF(Scheduler):
         cols, tol = self._cols, CAPACITY_TOLERANCE
         queues, checked = self._queues, self._checked
         while self._changed:
-            users = sorted(self._changed)
+            # lowest VDS first (so that the servers they reserve are skipped for the others);
+            # the sum over classes orders users whose keys are in the same ratio to each other
+            key = self._key
+            users = sorted(self._changed, key=lambda v: (sum(key[v]), v))
             self._changed.clear()
             for u in users:
                 q = queues[u]
@@ -338,7 +338,7 @@ class DistributedPSDSF(Scheduler):
                 has = holder >= 0
                 if has.any():
                     h = np.where(has, holder, 0)
-                    valid = has & (self._ver_np[h] == self._res_ver)
+                    valid = has & self._bl_np[h]
                     hk = self._key_np[h, self._class_np]
                     uk = self._key_np[u][self._class_np]
                     fits &= ~(valid & ((hk < uk) | ((hk == uk) & (h < u))))
@@ -393,7 +393,6 @@ class DistributedPSDSF(Scheduler):
                         room[r] += h[r]
             if all(room[r] - d[r] >= -tol for r in range(nr)):
                 self._res_user[server] = u
-                self._res_ver[server] = entry[2]
                 break
             skipped.append(heapq.heappop(heap))
         for entry in skipped:

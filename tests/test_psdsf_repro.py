@@ -100,3 +100,10 @@ def test_quick_reproduction_matches_table_iv_and_fig_6(tmp_path: Path) -> None:
     # ...and PS-DSF settles within 10 s of each change of the active users
     assert all(x["settle_s"] <= 10.0 for x in ps["settle"])
     assert "| Fig. 6: distributed PS-DSF promptly converges" in text and "| PASS |" in text
+
+
+def test_cli_quick(tmp_path: Path) -> None:
+    from experiments.cli import main
+
+    assert main(["experiment", "psdsf", "--quick", "--no-progress", "--out", str(tmp_path)]) == 0
+    assert "| PASS |" in (tmp_path / "report.md").read_text()
