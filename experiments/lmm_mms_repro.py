@@ -142,7 +142,7 @@ def _metrics(
 def settings(quick: bool) -> list[dict[str, Any]]:
     """Every (figure, users, capacity, elephant share) setting of Section 5."""
     scales = (50, 300) if quick else USER_SCALES
-    out = [
+    out: list[dict[str, Any]] = [
         {"figure": "fig2", "users": u, "capacity": CAPACITIES[0], "elephants": None} for u in scales
     ]
     out += [{"figure": "fig3", "users": 100, "capacity": c, "elephants": None} for c in CAPACITIES]

@@ -353,7 +353,7 @@ class ProgressiveFilling(Scheduler):
             return sorted(users, key=lambda v: (share[v], v))
         ids = np.array(users, dtype=np.int64)
         sh = np.fromiter((share[v] for v in users), dtype=np.float64, count=len(users))
-        return ids[np.lexsort((ids, sh))].tolist()  # type: ignore[no-any-return]
+        return ids[np.lexsort((ids, sh))].tolist()
 
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:
