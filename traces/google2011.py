@@ -682,9 +682,12 @@ def _constraints(
             report[k]["task_constraints"] = rep_tc[k]
         report["constrained_tasks"] = rep_tc["constrained_tasks"]
         merged = keys.merge(cons, on=["job_id", "task_index"], how="left")
-        tasks["constraint"] = merged["constraint"].astype(object).where(
-            merged["constraint"].notna(), None
-        ).to_numpy(dtype=object)
+        tasks["constraint"] = (
+            merged["constraint"]
+            .astype(object)
+            .where(merged["constraint"].notna(), None)
+            .to_numpy(dtype=object)
+        )
     attributes = None
     if (src / "machine_attributes").is_dir():
         attributes, rep_ma = read_machine_attributes(src / "machine_attributes")
