@@ -240,6 +240,7 @@ def test_after_a_pass_room_is_only_left_for_a_lower_vds_reservation(seed: int) -
     demands = [tuple(rng.uniform(0.02, 0.3, 2).round(3).tolist()) for _ in range(300)]
     users = rng.integers(0, 5, 300).tolist()
     running: dict[int, int] = {}
+    server_of: dict[int, int] = {}
     for t in range(300):
         sched.on_arrival(t, users[t], demands[t])
         if t % 5 == 4 and running:
@@ -270,4 +271,12 @@ def test_after_a_pass_room_is_only_left_for_a_lower_vds_reservation(seed: int) -
     assert stale <= reserved
 
 
-server_of: dict[int, int] = {}
+def test_static_fill_is_algorithm_i_initialisation() -> None:
+    """``fairsim solve psdsf --online`` (no task ever finishes) stops at Algorithm I's
+    initialisation, DRF on each server in turn: server 1's 12 GB go 1 : 1 : 2 by weight (1.5,
+    1.5, 3 tasks, indivisible 2, 2, 2), server 2 all to user 3. Only finishing tasks move it on
+    to the PS-DSF allocation 3, 3, 6 (``test_steady_state_equals_exact_rdm_on_figs_1_and_2``)."""
+    from schedulers.static import progressive_fill
+
+    got = progressive_fill("psdsf", parse_instance(PSDSF_FIG1))
+    assert got.tolist() == [[2, 0], [2, 0], [2, 6]]
