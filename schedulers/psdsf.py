@@ -225,8 +225,11 @@ class DistributedPSDSF(Scheduler):
     # ------------------------------------------------------------------ events
     def placeable(self, demand: tuple[float, ...]) -> bool:
         """Whether some server's capacity could ever hold a task with this demand."""
-        self._class_terms(demand)
-        return any(self._fit_cls[demand])
+        fit = self._fit_cls.get(demand)
+        if fit is None:
+            self._class_terms(demand)
+            fit = self._fit_cls[demand]
+        return any(fit)
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Queue ``task``; a user that becomes backlogged is announced at the next tick."""
@@ -243,7 +246,7 @@ class DistributedPSDSF(Scheduler):
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """Lower the user's VDS; ``server`` runs its procedure in this pass (a local event)."""
-        t = self._class_terms(demand)
+        t = self._terms.get(demand) or self._class_terms(demand)
         n = self._nrun[user] - 1
         self._nrun[user] = n
         acc = self._acc[user]
@@ -374,6 +377,9 @@ class DistributedPSDSF(Scheduler):
         heap = self._heaps[k]
         ver, queues, masks = self._version, self._queues, self._mask
         cols, tol, nr = self._cols, CAPACITY_TOLERANCE, self._nr
+        # free resources of this server (fixed while it places nothing; re-read after each
+        # placement, which the engine commits before the generator resumes)
+        free = [float(cols[r][server]) for r in range(nr)]
         held, keys = self._held[server], self._key
         skipped: list[tuple[float, int, int]] = []
         self._res_user[server] = -1
@@ -388,13 +394,18 @@ class DistributedPSDSF(Scheduler):
             if m is not None and not m[server]:
                 skipped.append(heapq.heappop(heap))
                 continue
-            if all(cols[r][server] - d[r] >= -tol for r in range(nr)):
+            if (
+                free[0] - d[0] >= -tol
+                and (nr == 1 or free[1] - d[1] >= -tol)
+                and (nr <= 2 or all(free[r] - d[r] >= -tol for r in range(2, nr)))
+            ):
                 yield task, server
+                free = [float(cols[r][server]) for r in range(nr)]
                 self._placed(u, d, server)  # pushes the user's new entry (if still backlogged)
                 continue
             # would it fit once the users with a higher VDS here release their tasks?
             key = entry[0]
-            room = [float(cols[r][server]) for r in range(nr)]
+            room = free.copy()
             for v, h in held.items():
                 if keys[v][k] > key:
                     for r in range(nr):
