@@ -24,8 +24,12 @@ Design (what makes it fast on real traces)
   considered only after its head task is placed.
 
 Extension points: :class:`ProgressiveFilling` subclasses choose the space searched (the cluster's
-free resources, or private slot counters), how a task's demand maps into it, and the server choice
-(:meth:`ProgressiveFilling._find`).
+free resources, or private slot counters), how a task's demand maps into it, the server choice
+(:meth:`ProgressiveFilling._find`) and the user's key (:meth:`ProgressiveFilling._update_share`,
+with :meth:`~ProgressiveFilling._account` for keys summed over tasks; keys that depend on other
+users set ``_dynamic`` / ``_rekey_each`` and use :meth:`~ProgressiveFilling._refresh`,
+:meth:`~ProgressiveFilling._before_pass` and :meth:`~ProgressiveFilling._after_place`; see
+:mod:`schedulers.online`).
 """
 
 from __future__ import annotations
