@@ -9,8 +9,9 @@ Four benchmarks, each a list of *points* (one scheduler on one workload and one 
     "minimal heapq + numpy replay" (46,000 FF / 26,000 BF tasks/s; pass if within 2x of it).
 ``online-2000``
     Every online baseline of issue #5 (``drf``, ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``,
-    ``lmm-mms``; :mod:`schedulers.online`) and distributed PS-DSF (``psdsf``;
-    :mod:`schedulers.psdsf`) on the real Google sample with the ``real-2000`` pool.
+    ``lmm-mms``; :mod:`schedulers.online`), distributed PS-DSF (``psdsf``;
+    :mod:`schedulers.psdsf`) and ``drf-classes`` (:mod:`schedulers.classes`) on the real Google
+    sample with the ``real-2000`` pool.
     Target: each >= 10,000 tasks/s, peak RSS < 2,048 MB.
 ``servers``
     BF- and FF-DRFH on the real sample with 500 / 2,000 / 12,583 Table I servers: the cost curve
@@ -63,7 +64,7 @@ REFERENCE_TASKS_PER_S = {"ff-drfh": 46_000.0, "bf-drfh": 26_000.0}  # minimal he
 REFERENCE_FACTOR = 2.0
 TARGET_PEAK_RSS_MB = 2048.0
 #: Issue #5: every online baseline on the real sample with 2,000 servers.
-ONLINE_SCHEDULERS = ("drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms", "psdsf")
+ONLINE_SCHEDULERS = ("drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms", "psdsf", "drf-classes")
 TARGET_ONLINE_TASKS_PER_S = 10_000.0
 ONLINE_REFERENCE = "ff-drfh"  # run alongside, as a yardstick of the machine's speed
 TARGET_TASK_COST_RATIO = 2.0

@@ -3,8 +3,9 @@
 Names follow ``../shared/DESIGN.md`` ("Config"): ``slots-<S>`` (optionally ``slots-<S>-single`` or
 ``slots-<S>-cpu`` for the other slot models of :class:`schedulers.progressive.Slots`),
 ``ff-drfh`` and ``bf-drfh``, and the online baselines of :mod:`schedulers.online` (``drf``,
-``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``) and distributed PS-DSF ``psdsf``
-(:mod:`schedulers.psdsf`). The table below is the only place a
+``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``), distributed PS-DSF ``psdsf``
+(:mod:`schedulers.psdsf`) and the UDRF paper's baseline ``drf-classes``
+(:mod:`schedulers.classes`). The table below is the only place a
 scheduler is registered; it is not mutated at run time.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from schedulers.base import Scheduler
+from schedulers.classes import DRFClasses
 from schedulers.online import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from schedulers.progressive import BestFitDRFH, FirstFitDRFH, Slots
 from schedulers.psdsf import DistributedPSDSF
@@ -34,6 +36,7 @@ _FIXED: dict[str, Callable[..., Scheduler]] = {
     "bmf": BMF,
     "lmm-mms": LMMMMS,
     "psdsf": DistributedPSDSF,
+    "drf-classes": DRFClasses,
 }
 _SLOTS = re.compile(r"^slots-(\d+)(?:-(multi|single|cpu))?$")
 
@@ -52,6 +55,7 @@ KNOWN = (
     "bmf",
     "lmm-mms",
     "psdsf",
+    "drf-classes",
 )
 
 #: The online baselines of :mod:`schedulers.online` (issue #5); each shares its name with an exact

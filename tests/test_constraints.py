@@ -179,7 +179,10 @@ def constrained_workloads(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, pd.D
     return cap, classes, _frame(rows)
 
 
-SCHEDULERS = ["ff-drfh", "bf-drfh", "slots-4", "drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"]
+SCHEDULERS = [
+    *("ff-drfh", "bf-drfh", "slots-4", "drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"),
+    "drf-classes",
+]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,7 +13,7 @@ from schedulers.progressive import ProgressiveFilling
 from simulator.cluster import ClusterState
 
 #: Every registered name pattern, with a concrete slot count.
-ONLINE = ["drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"]
+ONLINE = ["drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms", "drf-classes"]
 #: Periodic schedulers (``next_wakeup``): the drivers below tick them before every pass, as the
 #: engine does when their period has elapsed.
 PERIODIC = ["psdsf"]
