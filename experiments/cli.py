@@ -80,7 +80,8 @@ def _solve_one(name: str, inst: Instance, sharing: str, online: bool = False) ->
     try:
         validate_name(name)
     except FairsimError:
-        close = difflib.get_close_matches(name, [*EXACT, "ff-drfh", "bf-drfh", "slots-14"], n=1)
+        names = [*EXACT, *(k for k in KNOWN if "<" not in k), "slots-14"]
+        close = difflib.get_close_matches(name, names, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise FairsimError(
             f"unknown scheduler {name!r}{hint} (known: exact {', '.join(EXACT)}; "

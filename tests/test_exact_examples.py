@@ -236,6 +236,8 @@ def test_cli_compare_and_unknown(tmp_path: Path) -> None:
     p = _solve("psdfs", str(f))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
     assert "did you mean 'psdsf'" in p.stderr and "lmm-mms" in p.stderr
+    p = _solve("drf-clases", str(f))  # an online-only name is suggested too
+    assert p.returncode == 2 and "did you mean 'drf-classes'" in p.stderr
 
 
 def _table_iii_instance() -> dict:
