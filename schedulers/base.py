@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+import numpy as np
+
 from simulator.cluster import ClusterView
 
 
@@ -103,6 +105,14 @@ class Scheduler:
         of queueing them.
         """
         return True
+
+    def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
+        """Whether such a task could ever run on one of the servers of ``mask`` (its placement
+        constraint, :mod:`simulator.constraints`). Default: :meth:`placeable` (the engine also
+        checks the servers' capacities itself); schedulers that measure room in their own units
+        (slots) override it.
+        """
+        return self.placeable(demand)
 
     def pending(self) -> int:
         """Number of tasks waiting to be placed (for reports and invariant checks)."""

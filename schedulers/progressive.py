@@ -120,6 +120,15 @@ class ProgressiveFilling(Scheduler):
                 return True
         return False
 
+    def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
+        """Whether some server of ``mask`` could ever run the task, in the scheduler's units."""
+        caps = self._mask_caps.get(id(mask))
+        if caps is None:
+            sub = np.unique(self._space_caps[np.asarray(mask, dtype=bool)], axis=0)
+            caps = self._mask_caps[id(mask)] = [tuple(float(x) for x in c) for c in sub]
+        need = self._need(demand)
+        return any(all(n <= c for n, c in zip(need, cap, strict=True)) for cap in caps)
+
     # ------------------------------------------------------------------ binding and events
     def bind(self, cluster: ClusterView) -> None:
         """Attach to a cluster and allocate per-user run state."""
@@ -131,6 +140,8 @@ class ProgressiveFilling(Scheduler):
         self._buf = np.empty(n, dtype=bool)
         self._buf2 = np.empty(n, dtype=bool)
         caps = np.stack([c.copy() for c in self._cols], axis=1)
+        self._space_caps = caps  # capacity of every server in the scheduler's units
+        self._mask_caps: dict[int, list[tuple[float, ...]]] = {}
         classes = np.unique(caps, axis=0)
         # keep only capacity classes not dominated by another (enough to decide placeability)
         keep = [c for c in classes if not any(np.all(o >= c) and np.any(o > c) for o in classes)]

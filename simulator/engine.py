@@ -450,9 +450,12 @@ class Engine:
         tab.n = lo
 
     def _fits_constraint(self, code: int, demand: tuple[float, ...]) -> bool:
-        """Whether some server allowed by constraint ``code`` could ever hold ``demand``."""
+        """Whether some server allowed by constraint ``code`` could ever hold ``demand`` (by its
+        capacity, and by the scheduler's own measure, e.g. slots)."""
         if code == 0:
             return True
+        if not self.scheduler.placeable_on(demand, self.constraints.masks[code]):  # type: ignore[union-attr, arg-type]
+            return False
         caps = self._caps_of_code.get(code)
         if caps is None:
             mask = self.constraints.masks[code]  # type: ignore[union-attr]

@@ -24,12 +24,13 @@ Every row is used or counted in a skip report with its reason.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from traces.errors import TraceError
 from traces.google2011 import _BadRows, _iter_batches, _list_parts, _to_int
@@ -51,11 +52,21 @@ R_SUPERSEDED = "superseded by a later row for the attribute"
 R_DELETED = "attribute deleted"
 
 
-def _tables(folder: Path, parts: Iterable[int] | None, rel: str) -> list[tuple[int, Path]]:
-    files = _list_parts(folder, None if parts is None else list(parts), rel)
+def _batches(
+    folder: Path, parts: Iterable[int] | None, columns: tuple[str, ...], bad: _BadRows
+) -> Iterator[pa.RecordBatch]:
+    """Every record batch of the table's part files (all columns as strings)."""
+    table = Path(folder).name
+    files = _list_parts(Path(folder), None if parts is None else list(parts), table)
     if not files:
         raise TraceError(f"{folder}: no part-NNNNN-of-NNNNN.csv.gz files")
-    return files
+    for _, file in files:
+        yield from _iter_batches(file, columns, list(columns), bad, f"{table}/{file.name}")
+
+
+def _named(batch: pa.RecordBatch) -> np.ndarray:
+    """Rows whose attribute name is present."""
+    return np.array([n is not None and n != "" for n in batch.column("name").to_pylist()])
 
 
 def read_task_constraints(
@@ -92,27 +103,24 @@ def read_task_constraints(
     frames = []
     skipped = {R_UNPARSEABLE: 0, R_BAD_OPERATOR: 0, R_NO_TASK: 0, R_DUPLICATE: 0}
     n_valid = 0
-    for _, file in _tables(Path(folder), parts, "task_constraints"):
-        rel = f"task_constraints/{file.name}"
-        cols = list(TASK_CONSTRAINT_COLUMNS)
-        for batch in _iter_batches(file, TASK_CONSTRAINT_COLUMNS, cols, bad, rel):
-            job, j_ok = _to_int(batch.column("job_id"))
-            idx, i_ok = _to_int(batch.column("task_index"))
-            op, o_ok = _to_int(batch.column("op"))
-            name = batch.column("name").to_numpy(zero_copy_only=False)
-            value = batch.column("value").to_numpy(zero_copy_only=False)
-            ok = j_ok & i_ok & o_ok & np.array([n is not None and n != "" for n in name])
-            skipped[R_UNPARSEABLE] += int((~ok).sum())
-            known = np.isin(op, list(GOOGLE_2011_OPERATORS))
-            skipped[R_BAD_OPERATOR] += int((ok & ~known).sum())
-            ok &= known
-            n_valid += int(ok.sum())
-            ops = np.array([GOOGLE_2011_OPERATORS.get(int(o), "?") for o in op], dtype=object)
-            pred = [
-                f"{n} {o} {'' if v is None else v}"
-                for n, o, v in zip(name[ok], ops[ok], value[ok], strict=True)
-            ]
-            frames.append(pd.DataFrame({"job_id": job[ok], "task_index": idx[ok], "pred": pred}))
+    for batch in _batches(folder, parts, TASK_CONSTRAINT_COLUMNS, bad):
+        job, j_ok = _to_int(batch.column("job_id"))
+        idx, i_ok = _to_int(batch.column("task_index"))
+        op, o_ok = _to_int(batch.column("op"))
+        name = batch.column("name").to_numpy(zero_copy_only=False)
+        value = batch.column("value").to_numpy(zero_copy_only=False)
+        ok = j_ok & i_ok & o_ok & _named(batch)
+        skipped[R_UNPARSEABLE] += int((~ok).sum())
+        known = np.isin(op, list(GOOGLE_2011_OPERATORS))
+        skipped[R_BAD_OPERATOR] += int((ok & ~known).sum())
+        ok &= known
+        n_valid += int(ok.sum())
+        ops = np.array([GOOGLE_2011_OPERATORS.get(int(o), "?") for o in op], dtype=object)
+        pred = [
+            f"{n} {o} {'' if v is None else v}"
+            for n, o, v in zip(name[ok], ops[ok], value[ok], strict=True)
+        ]
+        frames.append(pd.DataFrame({"job_id": job[ok], "task_index": idx[ok], "pred": pred}))
     skipped[R_MALFORMED] = bad.count
     rows = (
         pd.concat(frames, ignore_index=True)
@@ -170,27 +178,24 @@ def read_machine_attributes(folder: Path) -> tuple[pd.DataFrame, dict[str, Any]]
     bad = _BadRows()
     frames = []
     unparseable = 0
-    for _, file in _tables(Path(folder), None, "machine_attributes"):
-        rel = f"machine_attributes/{file.name}"
-        cols = list(MACHINE_ATTRIBUTE_COLUMNS)
-        for batch in _iter_batches(file, MACHINE_ATTRIBUTE_COLUMNS, cols, bad, rel):
-            t, t_ok = _to_int(batch.column("time"))
-            mid, m_ok = _to_int(batch.column("machine_id"))
-            deleted, d_ok = _to_int(batch.column("deleted"))
-            name = batch.column("name").to_numpy(zero_copy_only=False)
-            ok = t_ok & m_ok & d_ok & np.array([n is not None and n != "" for n in name])
-            unparseable += int((~ok).sum())
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "time": t[ok],
-                        "machine_id": mid[ok],
-                        "name": name[ok],
-                        "value": batch.column("value").to_numpy(zero_copy_only=False)[ok],
-                        "deleted": deleted[ok] != 0,
-                    }
-                )
+    for batch in _batches(folder, None, MACHINE_ATTRIBUTE_COLUMNS, bad):
+        t, t_ok = _to_int(batch.column("time"))
+        mid, m_ok = _to_int(batch.column("machine_id"))
+        deleted, d_ok = _to_int(batch.column("deleted"))
+        name = batch.column("name").to_numpy(zero_copy_only=False)
+        ok = t_ok & m_ok & d_ok & _named(batch)
+        unparseable += int((~ok).sum())
+        frames.append(
+            pd.DataFrame(
+                {
+                    "time": t[ok],
+                    "machine_id": mid[ok],
+                    "name": name[ok],
+                    "value": batch.column("value").to_numpy(zero_copy_only=False)[ok],
+                    "deleted": deleted[ok] != 0,
+                }
             )
+        )
     rows = (
         pd.concat(frames, ignore_index=True)
         if frames
