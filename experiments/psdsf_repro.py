@@ -41,7 +41,7 @@ from schedulers.instance import parse_instance
 from simulator.atomic import write_text
 from simulator.backlog import BackloggedUser, BacklogTaskSource
 from simulator.cluster import ClusterState
-from simulator.config import RunConfig, load_config
+from simulator.config import RunConfig, load_config, value_range
 from simulator.engine import Engine, RunResult
 from simulator.results import write_json, write_table
 
@@ -105,7 +105,7 @@ def backlogged_users(
         with np.errstate(divide="ignore"):
             per = np.floor(np.min(np.where(d > 0, cap / np.where(d > 0, d, 1), np.inf), axis=1))
         hold = float(per[ok].sum())
-        lo, hi = (u.run_s, u.run_s) if not isinstance(u.run_s, list) else u.run_s
+        lo, hi = value_range(u.run_s)
         spans = [(w[0], w[1]) for w in u.windows] if u.windows else [(u.join_s, math.inf)]
         windows = tuple((a * scale, b * scale) for a, b in spans)
         target = math.ceil(hold * step_s / lo) + 1

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from schedulers import make_scheduler
 from simulator.atomic import write_text
 from simulator.cluster import ClusterState
-from simulator.config import ConstraintModel, RunConfig, TraceConfig
+from simulator.config import ConstraintModel, RunConfig, TraceConfig, value_range
 from simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
 from simulator.engine import Engine, RunResult
 from simulator.errors import ConfigError
@@ -282,8 +282,7 @@ def _with_jobs(cfg: RunConfig, workload: Workload, dag: bool) -> Workload:
             sizes[j] = sizes.get(j, 0) + c
     order = sorted(sizes)
     rng = component_rng(cfg.seed, "jobs")
-    reps_spec = trace.repetitions
-    lo, hi = (reps_spec, reps_spec) if isinstance(reps_spec, int) else reps_spec
+    lo, hi = value_range(trace.repetitions)
     draws = rng.integers(lo, hi + 1, size=len(order))
     reps = dict(zip(order, draws.tolist(), strict=True))
     run_s = None
@@ -388,7 +387,7 @@ def constrained_workload(
     if use_trace:
         return workload.open, index
     assert isinstance(spec, ConstraintModel)
-    lo, hi = (spec.classes, spec.classes) if isinstance(spec.classes, int) else spec.classes
+    lo, hi = value_range(spec.classes)
 
     def open_model() -> TaskSource:
         return ConstraintModelSource(

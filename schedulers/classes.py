@@ -17,8 +17,6 @@ allocation, so the blocked-user wake-ups of progressive filling apply unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from schedulers.progressive import ProgressiveFilling
@@ -47,14 +45,6 @@ class DRFClasses(ProgressiveFilling):
 
     name = "drf-classes"
     _accounts = True
-
-    def __init__(
-        self,
-        *,
-        weights: Mapping[int, float] | None = None,
-        eligible: Mapping[int, np.ndarray] | None = None,
-    ) -> None:
-        super().__init__(weights=weights, eligible=eligible)
 
     def bind(self, cluster: ClusterView) -> None:
         """Group the servers into classes by capacity; per-user, per-class allocations."""

@@ -79,6 +79,21 @@ from pydantic import (
 from simulator.errors import ConfigError, unknown_key
 
 
+def value_range(v: Any) -> tuple[Any, Any]:
+    """``(lo, hi)`` of a setting given as one value or as ``[lo, hi]``.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` is a list whose length is not 2 (the caller's validator words the message).
+    """
+    if isinstance(v, list):
+        if len(v) != 2:
+            raise ValueError(f"expected [lo, hi], got {v!r}")
+        return v[0], v[1]
+    return v, v
+
+
 class _Strict(BaseModel):
     """Base model: frozen, and unknown keys are errors that suggest the closest known key."""
 
@@ -117,8 +132,11 @@ class InlineUser(_Strict):
     @field_validator("run_s")
     @classmethod
     def _run(cls, v: float | list[float]) -> float | list[float]:
-        lo, hi = (v, v) if not isinstance(v, list) else [*v, 0.0, 0.0][:2]
-        if (isinstance(v, list) and len(v) != 2) or not 0 < lo <= hi:
+        try:
+            lo, hi = value_range(v)
+        except ValueError:
+            lo, hi = 1.0, 0.0  # not a range: the message below
+        if not 0 < lo <= hi:
             raise ValueError(f"run_s must be > 0 or [lo, hi] with 0 < lo <= hi, got {v!r}")
         return v
 
@@ -156,15 +174,12 @@ class ConstraintModel(_Strict):
     @field_validator("classes")
     @classmethod
     def _classes(cls, v: int | list[int]) -> int | list[int]:
-        bad = ValueError(f"classes must be an integer >= 1 or [lo, hi], got {v!r}")
-        if isinstance(v, list):
-            if len(v) != 2:
-                raise bad
-            lo, hi = v
-        else:
-            lo = hi = v
+        try:
+            lo, hi = value_range(v)
+        except ValueError:
+            lo, hi = 1, 0  # not a range: the message below
         if not 1 <= lo <= hi:
-            raise bad
+            raise ValueError(f"classes must be an integer >= 1 or [lo, hi], got {v!r}")
         return v
 
 
@@ -212,12 +227,10 @@ class TraceConfig(_Strict):
     @field_validator("repetitions")
     @classmethod
     def _reps(cls, v: int | list[int]) -> int | list[int]:
-        if isinstance(v, list):
-            if len(v) != 2:
-                raise ValueError(f"repetitions must be an integer or [lo, hi], got {v!r}")
-            lo, hi = v
-        else:
-            lo = hi = v
+        try:
+            lo, hi = value_range(v)
+        except ValueError:
+            raise ValueError(f"repetitions must be an integer or [lo, hi], got {v!r}") from None
         if not 1 <= lo <= hi:
             raise ValueError(f"repetitions must satisfy 1 <= lo <= hi, got {v!r}")
         return v
