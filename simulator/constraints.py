@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from simulator.errors import ConfigError
-from simulator.workload import TaskBatch, TaskSource
+from simulator.workload import TaskBatch, TaskSource, WrappedTaskSource
 
 OPS = ("==", "!=", "<", ">")
 
@@ -165,7 +165,7 @@ class ConstraintIndex:
         return out
 
 
-class ConstraintModelSource(TaskSource):
+class ConstraintModelSource(WrappedTaskSource):
     """Wrap a task stream and give jobs (or tasks) ``class=...`` constraints by a model.
 
     With probability ``share`` a job (``per="job"``) or task (``per="task"``) may only run on
@@ -196,11 +196,7 @@ class ConstraintModelSource(TaskSource):
         per: str,
         rng: np.random.Generator,
     ) -> None:
-        super().__init__()
-        self.inner = inner
-        self.resources = inner.resources
-        self.skipped = inner.skipped
-        self.n_hint = inner.n_hint
+        super().__init__(inner)
         names, counts = np.unique(np.asarray(classes, dtype=str), return_counts=True)
         self._names = names
         self._p = counts / counts.sum()

@@ -39,7 +39,7 @@ from typing import Protocol
 
 import numpy as np
 
-from simulator.workload import TaskBatch, TaskSource
+from simulator.workload import TaskBatch, TaskSource, WrappedTaskSource
 
 Key = tuple[int, int, int]  # (job_id, repetition, task_index)
 
@@ -298,7 +298,7 @@ class JobGate:
                     self._after_queue(t, out)
 
 
-class JobsTaskSource(TaskSource):
+class JobsTaskSource(WrappedTaskSource):
     """Wrap a task stream: repeat each job's tasks and optionally replace their run times.
 
     Every task of a job with ``r`` repetitions is emitted ``r`` times at its submit time, with
@@ -321,10 +321,7 @@ class JobsTaskSource(TaskSource):
         repetitions: Mapping[int, int],
         job_run_s: Mapping[int, float] | None = None,
     ) -> None:
-        super().__init__()
-        self.inner = inner
-        self.resources = inner.resources
-        self.skipped = inner.skipped
+        super().__init__(inner)
         self.repetitions = repetitions
         self.job_run_s = job_run_s
         mean = float(np.mean(list(repetitions.values()))) if repetitions else 1.0

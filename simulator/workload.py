@@ -210,6 +210,25 @@ class ParquetTaskSource(TaskSource):
                 yield batch
 
 
+class WrappedTaskSource(TaskSource):
+    """Base of sources that transform another source's batches (repetitions, constraint model).
+
+    Shares the inner source's resources, skip counts and size hint; subclasses override
+    :meth:`batches` and may change :attr:`n_hint`.
+
+    Parameters
+    ----------
+    inner : TaskSource
+    """
+
+    def __init__(self, inner: TaskSource) -> None:
+        super().__init__()
+        self.inner = inner
+        self.resources = inner.resources
+        self.skipped = inner.skipped  # shared, not copied: drops are counted once
+        self.n_hint = inner.n_hint
+
+
 class FrameTaskSource(TaskSource):
     """Serve tasks from an in-memory DataFrame (synthetic workloads, small scenarios, tests).
 
