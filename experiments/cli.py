@@ -13,6 +13,7 @@
     fairsim experiment bonald-roberts [--quick] [--out results/bonald-roberts]
     fairsim experiment lmm-mms [--quick] [--shared ../shared] [--out results/lmm-mms]
     fairsim experiment psdsf [--quick] [--out results/psdsf]
+    fairsim experiment udrf [--quick] [--shared ../shared] [--out results/udrf]
     fairsim sweep SWEEP.yaml [--out OUT] [--executor local:N|dask-local:N|dask://host:port]
     fairsim sweep-report OUT
 
@@ -117,10 +118,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from schedulers.exact import JOB_EXACT
 
     # input extended with jobs (docs/mechanisms.md, UDRF)
-    if args.mechanism in JOB_EXACT and not args.online:
+    if args.mechanism in JOB_EXACT:
         from schedulers.exact.udrf import load_job_instance
 
-        print(json.dumps(JOB_EXACT[args.mechanism][1](load_job_instance(args.instance))))
+        jobs_inst = load_job_instance(args.instance)
+        if args.online:  # online UDRF (schedulers/udrf.py) filling the empty classes
+            from schedulers.static import udrf_online_json
+
+            print(json.dumps(udrf_online_json(jobs_inst)))
+        else:
+            print(json.dumps(JOB_EXACT[args.mechanism][1](jobs_inst)))
         return 0
     inst = load_instance(args.instance)
     print(json.dumps(_solve_one(args.mechanism, inst, args.sharing, args.online)))
@@ -192,6 +199,17 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
         out = Path(args.out or "results/psdsf")
         print(f"report: {run_psdsf(out=out, quick=args.quick, progress=not args.no_progress)}")
+        return 0
+    if args.which == "udrf":
+        from experiments.udrf_repro import run_experiment as run_udrf
+
+        path = run_udrf(
+            Path(args.out or "results/udrf"),
+            shared=Path(args.shared),
+            quick=args.quick,
+            progress=not args.no_progress,
+        )
+        print(f"report: {path}")
         return 0
     if args.which == "lmm-mms":
         from experiments.lmm_mms_repro import run_from_shared
@@ -321,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=run_from_args)
 
     e = sub.add_parser("experiment", help="reproduce a paper's evaluation")
-    e.add_argument("which", choices=("drfh-google", "bonald-roberts", "lmm-mms", "psdsf"))
+    e.add_argument("which", choices=("drfh-google", "bonald-roberts", "lmm-mms", "psdsf", "udrf"))
     e.add_argument("--shared", default="../shared")
     e.add_argument("--out", help="output folder (default results/<which>)")
     e.add_argument("--quick", action="store_true", help="a small slice, for a smoke test")

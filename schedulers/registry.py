@@ -4,8 +4,8 @@ Names follow ``../shared/DESIGN.md`` ("Config"): ``slots-<S>`` (optionally ``slo
 ``slots-<S>-cpu`` for the other slot models of :class:`schedulers.progressive.Slots`),
 ``ff-drfh`` and ``bf-drfh``, and the online baselines of :mod:`schedulers.online` (``drf``,
 ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``), distributed PS-DSF ``psdsf``
-(:mod:`schedulers.psdsf`) and the UDRF paper's baseline ``drf-classes``
-(:mod:`schedulers.classes`). The table below is the only place a
+(:mod:`schedulers.psdsf`), online UDRF ``udrf`` (:mod:`schedulers.udrf`) and the UDRF paper's
+baseline ``drf-classes`` (:mod:`schedulers.classes`). The table below is the only place a
 scheduler is registered; it is not mutated at run time.
 """
 
@@ -23,6 +23,7 @@ from schedulers.classes import DRFClasses
 from schedulers.online import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from schedulers.progressive import BestFitDRFH, FirstFitDRFH, Slots
 from schedulers.psdsf import DistributedPSDSF
+from schedulers.udrf import UDRF
 from simulator.errors import ConfigError
 
 _FIXED: dict[str, Callable[..., Scheduler]] = {
@@ -37,6 +38,7 @@ _FIXED: dict[str, Callable[..., Scheduler]] = {
     "lmm-mms": LMMMMS,
     "psdsf": DistributedPSDSF,
     "drf-classes": DRFClasses,
+    "udrf": UDRF,
 }
 _SLOTS = re.compile(r"^slots-(\d+)(?:-(multi|single|cpu))?$")
 
@@ -56,6 +58,7 @@ KNOWN = (
     "lmm-mms",
     "psdsf",
     "drf-classes",
+    "udrf",
 )
 
 #: The online baselines of :mod:`schedulers.online` (issue #5); each shares its name with an exact

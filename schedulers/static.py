@@ -90,3 +90,99 @@ def solve_heuristic(mechanism: str, inst: Instance) -> dict[str, Any]:
         "total_tasks": [int(x) for x in counts.sum(axis=1)],
         "max_tasks": [None if math.isinf(m) else int(m) for m in inst.max_tasks],
     }
+
+
+def udrf_online_fill(inst: Any) -> np.ndarray:
+    """Job runs that online UDRF (``udrf``) starts when it fills empty machine classes.
+
+    The integer counterpart of :func:`schedulers.exact.udrf.solve_udrf` on the same jobs
+    instance: every machine class is one server with the class's capacity, a run of job ``j`` is
+    one task per class ``m`` with ``R^j[m] > 0`` (demand ``R^j[m]``, constrained to class ``m``),
+    started only whole (:class:`schedulers.udrf.UDRF`), and every job has one run queued at a time
+    (the next is queued when one starts, up to ``max_runs``). Nothing finishes.
+
+    Parameters
+    ----------
+    inst : schedulers.exact.udrf.JobInstance
+
+    Returns
+    -------
+    ndarray of int64, shape (n_jobs,)
+        Runs started per job (jobs numbered user by user, as ``inst.job_user``).
+    """
+    from types import SimpleNamespace
+
+    n_c = len(inst.class_ids)
+    cluster = ClusterState(inst.capacity, inst.resources)
+    classes = np.array(inst.class_ids, dtype=object)
+    only = [np.arange(n_c) == m for m in range(n_c)]  # servers of class m (one per class)
+    masks: list[np.ndarray | None] = [None, *only]
+    codes: list[int] = []
+    run_of: list[int] = []
+    cluster.classes = classes
+    cluster.task_codes = codes
+    cluster.constraint_masks = masks
+    cluster.task_table = SimpleNamespace(job_id=run_of, jobs=False)
+    n_u = len(inst.user_ids)
+    sched = make_scheduler("udrf", weights={i: float(inst.weight[i]) for i in range(n_u)})
+    sched.bind(cluster.view())
+    n_j = len(inst.job_user)
+    runs = np.zeros(n_j, dtype=np.int64)
+    task_demand: list[tuple[float, ...]] = []
+    job_of_run: list[int] = []
+
+    def submit(j: int) -> None:
+        if runs[j] + 1 > inst.max_runs[j] + 1e-9:
+            return
+        rid = len(job_of_run)
+        job_of_run.append(j)
+        parts = [m for m in range(n_c) if (inst.demand[j, m] > 0).any()]
+        if not all(sched.placeable_on(tuple(inst.demand[j, m]), only[m]) for m in parts):
+            return  # a run that no class could ever hold
+        for m in parts:
+            t = len(codes)
+            codes.append(m + 1)
+            run_of.append(rid)
+            task_demand.append(tuple(float(v) for v in inst.demand[j, m]))
+            sched.on_arrival(t, int(inst.job_user[j]), task_demand[t])
+
+    for j in range(n_j):
+        submit(j)
+    started: set[int] = set()
+    for task, server in sched.decide():
+        cluster.commit(task, server, task_demand[task])
+        rid = run_of[task]
+        if rid not in started:
+            started.add(rid)
+            j = job_of_run[rid]
+            runs[j] += 1
+            submit(j)
+    return runs
+
+
+def udrf_online_json(inst: Any) -> dict[str, Any]:
+    """The ``fairsim solve udrf --online`` output: :func:`udrf_online_fill` in the layout of
+    :func:`schedulers.exact.udrf.solve_udrf_json` (``jobs`` are integer runs), plus ``online``."""
+    from schedulers.exact.udrf import dominant_shares, rducs
+
+    runs = udrf_online_fill(inst)
+    on_class = (inst.demand > 0).any(axis=2)
+    tasks = np.zeros((len(inst.user_ids), len(inst.class_ids)), dtype=np.int64)
+    np.add.at(tasks, inst.job_user, on_class * runs[:, None])
+    jobs: dict[str, dict[str, int]] = {}
+    k = 0
+    for u, ids in zip(inst.user_ids, inst.job_ids, strict=True):
+        jobs[u] = {}
+        for jid in ids:
+            jobs[u][jid] = int(runs[k])
+            k += 1
+    return {
+        "mechanism": "udrf",
+        "online": True,
+        "users": list(inst.user_ids),
+        "servers": list(inst.class_ids),
+        "tasks": tasks.tolist(),
+        "jobs": jobs,
+        "dominant_shares": [float(v) for v in dominant_shares(inst, runs.astype(float))],
+        "rducs": [[inst.user_ids[u] for u in c] for c in rducs(inst)],
+    }

@@ -9,6 +9,7 @@ current free amounts without being able to change them (Omega's "cell state comm
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -70,6 +71,10 @@ class ClusterState:
         # placement constraints (set by the engine): code per task id, mask per code
         self.task_codes: Sequence[int] | None = None
         self.constraint_masks: list[np.ndarray | None] = [None]
+        # machine class label per server (set by the engine from its constraint index), and the
+        # engine's task table, for schedulers that work on classes and jobs (online UDRF)
+        self.classes: np.ndarray | None = None
+        self.task_table: Any = None
 
     @property
     def n_servers(self) -> int:
@@ -181,6 +186,34 @@ class ClusterView:
     def constrained(self) -> bool:
         """Whether tasks of this run may carry placement constraints."""
         return self._state.task_codes is not None
+
+    @property
+    def machine_classes(self) -> np.ndarray:
+        """Machine class label of every server, ndarray of str, shape (n_servers,).
+
+        The pool's ``class`` labels when the run has placement constraints
+        (:func:`simulator.constraints.machine_classes`), else the capacity vector written as
+        ``"cpu/mem"`` (servers with equal capacities share a class, the UDRF paper's "machine
+        class", Section II-B).
+        """
+        labels = self._state.classes
+        if labels is not None:
+            return labels
+        return np.array(
+            ["/".join(f"{v:g}" for v in row) for row in self.capacity.tolist()], dtype=object
+        )
+
+    def task_job(self, task: int) -> tuple[int, int]:
+        """``(job_id, repetition)`` of a submitted task (repetition 0 without a job gate).
+
+        A scheduler driven by hand, without an engine's task table, sees every task as its own
+        job: ``(task, 0)``.
+        """
+        tab = self._state.task_table
+        if tab is None:
+            return task, 0
+        rep = int(tab.rep[task]) if tab.jobs else 0
+        return int(tab.job_id[task]), rep
 
     def task_mask(self, task: int) -> np.ndarray | None:
         """Servers ``task`` may run on: a read-only bool mask (n_servers,), or None for any.

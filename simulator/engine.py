@@ -291,9 +291,11 @@ class Engine:
         self._tasks = _Table(
             self.cluster.n_resources, jobs=self.gate is not None, constraints=self.constraints
         )
+        self.cluster.task_table = self._tasks
         if self.constraints is not None:
             self.cluster.task_codes = self._tasks.code_l
             self.cluster.constraint_masks = self.constraints.masks
+            self.cluster.classes = self.constraints.classes
             self._caps_of_code: dict[int, list[tuple[float, ...]]] = {}
         if self.gate is not None:
             self.gate.bind(self._tasks)

@@ -182,6 +182,7 @@ def constrained_workloads(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, pd.D
 SCHEDULERS = [
     *("ff-drfh", "bf-drfh", "slots-4", "drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"),
     "drf-classes",
+    "udrf",
 ]
 
 

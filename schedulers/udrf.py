@@ -1,0 +1,607 @@
+"""``udrf``: the online UDRF algorithm (Tahir et al., Section III-C, Fig. 5).
+
+UDRF paper ("User-Dependence Dominant Resource Fairness"), Section III-C, Fig. 5::
+
+    1: if a new user comes or an existing user leaves the system then
+    2:   update the user dependence graph and corresponding RDUCs;
+    3:   allocate each RDUC to a slave;
+    5: if a resource in a RDUC C frees up then
+    6:   the corresponding scheduler for RDUC allocates a job for user in C with lowest
+         RDUC-wise dominant share without breaking the feasibility of the current allocation;
+
+How each line is realised here, with indivisible tasks on real servers:
+
+* **Resources** are the pairs (machine class m, resource k) (Section II-B); a server's class is its
+  pool ``class`` label when the run has placement constraints, else its capacity vector
+  (:attr:`simulator.cluster.ClusterView.machine_classes`), and ``c_{m,k}`` is the class total.
+* **A user's demand set** ``P_u`` (eq. 2) is the set of pairs (m, k) such that one of its waiting
+  or running tasks demands resource k (> 0) and may use class m (its placement constraint,
+  :mod:`simulator.constraints`; an unconstrained task may use every class). Two users are linked
+  in the user dependency graph (Definition 1) when their sets share a pair, and the **RDUCs** are
+  the graph's connected components (Definition 2). The components are recomputed, lazily before
+  the next pass, whenever a user joins (first waiting task), leaves (no task waiting or running)
+  or its demand set changes (lines 1-2),
+  with :func:`scipy.sparse.csgraph.connected_components` over a user / constraint / class graph
+  (linear in its edges, as the paper's breadth-first search).
+* **One scheduler per RDUC** (line 3): a pass serves each RDUC on its own, with its own heap of
+  users keyed by the RDUC-wise dominant share (eq. 12), divided by the user's weight. Because
+  RDUCs share no resource, serving them in any order gives the same placements.
+* **The unit of allocation is a job** (line 6: "allocates a job"): the tasks of one repetition of
+  one job (``(job_id, rep)``, :meth:`simulator.cluster.ClusterView.task_job`) that are waiting.
+  A job is started only if *all* of them fit at once (gang placement, "without breaking the
+  feasibility"); each task goes First-Fit onto an allowed server. The served user's jobs are tried
+  oldest first; a user none of whose jobs fits is *blocked* for the rest of the pass. A job that
+  could not fit even on the empty allowed servers is started with as many of its tasks as fit
+  (it could never start whole).
+* **RDUC-wise dominant share** (eq. 12): with ``d̂ = d / d_u^max`` (eq. 11),
+  ``s_u = d_u^max · max_{(m,k)} Σ_j x_j d̂^j_{m,k} = max_{(m,k)} A^u_{m,k} / c_{m,k}``, i.e. the
+  largest share of a (class, resource) pair that the user's running tasks hold (the same key as
+  :class:`schedulers.classes.DRFClasses`, whose allocation unit is a task, not a job).
+* **"If a resource in a RDUC frees up"** (line 5): a blocked user is tried again only when a task
+  finishes on a class it may use, or when it submits a task.
+
+No step scans every server or every user: a pass touches the users that may use the freed classes
+or that submitted tasks, and one vectorised First-Fit per (demand, constraint) group of a job.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Iterator, Mapping
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from schedulers.base import Scheduler
+from simulator.cluster import CAPACITY_TOLERANCE, ClusterView
+
+_DIGITS = 12
+_TOL = CAPACITY_TOLERANCE / 2
+
+Run = tuple[int, int]  # (job_id, repetition)
+
+
+class UDRF(Scheduler):
+    """Online UDRF: per-RDUC schedulers start whole jobs for the lowest RDUC-wise dominant share.
+
+    UDRF paper (Tahir et al.), Section III-C, Fig. 5; RDUCs by Definitions 1-2; key by eq. 12.
+
+    Parameters
+    ----------
+    weights : mapping of int to float, optional
+        User weights (> 0); the key is divided by the weight.
+    eligible : mapping of int to ndarray of bool, shape (n_servers,), optional
+        Servers each user may use (intersected with every task's own constraint).
+
+    Attributes
+    ----------
+    rduc_log_ : list of tuple (int, int, int)
+        One entry per recomputation of the RDUCs: (active users, RDUCs, users in the largest).
+
+    Notes
+    -----
+    Retrying blocked jobs cheaply. A job run is a set of *kinds* (demand vector, constraint), each
+    with a number of tasks. When a run fails, the first kind that could not be placed, say ``n``
+    tasks of demand ``d``, is recorded with ``C``, the number of such tasks the allowed servers
+    could hold then. Free room only grows on servers where a task finished, so the scheduler keeps,
+    per kind, the cumulative gain ``G`` in that number over every completion (one vectorised
+    count on the servers that released resources, before and after). The run is retried only once
+    ``C + (G_now - G_then) >= n``, a necessary condition for it to fit.
+    """
+
+    name = "udrf"
+
+    def __init__(
+        self,
+        *,
+        weights: Mapping[int, float] | None = None,
+        eligible: Mapping[int, np.ndarray] | None = None,
+    ) -> None:
+        self.weights = weights
+        self.eligible = eligible
+
+    # ------------------------------------------------------------------ binding
+    def bind(self, cluster: ClusterView) -> None:
+        """Group the servers into machine classes and allocate per-user run state."""
+        super().bind(cluster)
+        names, cls = np.unique(np.asarray(cluster.machine_classes, dtype=str), return_inverse=True)
+        cls = cls.ravel()
+        cap = np.asarray(cluster.capacity, dtype=np.float64)
+        total = np.zeros((len(names), cap.shape[1]))
+        np.add.at(total, cls, cap)
+        self.class_names_: list[str] = names.tolist()
+        self._cls = cls
+        self._cls_l: list[int] = cls.tolist()
+        self._nc = len(names)
+        self._k = cap.shape[1]
+        inv = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
+        self._inv: list[list[float]] = inv.tolist()
+        self._cap = cap
+        self._cap_classes = np.unique(cap, axis=0)
+        self._free = cluster.free
+        # users
+        self._w: dict[int, float] = {}
+        self._held: dict[int, dict[int, list[float]]] = {}
+        self._share: dict[int, float] = {}
+        # constraints: key -> (server mask or None, classes bool (n_classes,))
+        self._masks: dict[int, tuple[np.ndarray | None, np.ndarray]] = {
+            0: (None, np.ones(self._nc, dtype=bool))
+        }
+        self._mkey: dict[tuple[int, int], int] = {}
+        # kinds (demand, constraint key) -> id; their demands and cumulative count gains G
+        self._kind_of: dict[tuple[tuple[float, ...], int], int] = {}
+        self._kd = np.zeros((0, self._k))
+        self._kmk: list[int] = []
+        self._G = np.zeros(0)
+        # job runs: user -> run -> kind -> waiting tasks; run ids (age order) and candidates
+        self._runs: dict[int, dict[Run, dict[int, list[int]]]] = {}
+        self._rid: dict[tuple[int, Run], int] = {}
+        self._next_rid = 0
+        self._cand: dict[int, set[int]] = {}  # user -> run ids to try
+        self._candh: dict[int, list[int]] = {}  # the same, as a heap (oldest run first)
+        self._oversized: dict[int, bool] = {}
+        self._full: dict[int, float] = {}  # kind -> its room on the empty pool
+        self._kind_t: dict[int, int] = {}  # waiting task -> kind
+        self._n_waiting = 0
+        # P_u: user -> demand node (constraint key, resource bits) -> waiting + running tasks
+        self._tnode: dict[int, tuple[int, int]] = {}
+        self._use: dict[int, Counter[tuple[int, int]]] = {}
+        # failure records of blocked runs: run id -> (kind, G needed); released room per server
+        self._rec: dict[int, tuple[int, float, int]] = {}
+        self._rinfo: dict[int, tuple[int, Run]] = {}  # run id -> (user, run)
+        self._rheap: dict[int, list[tuple[float, int]]] = {}  # kind -> heap of (need, run id)
+        self._gained: set[int] = set()  # kinds whose room grew since the last wake-up
+        self._woken: dict[int, tuple[int, float, int]] = {}  # records of runs woken, not tried
+        self._retry: set[int] = set()  # kinds with runs left blocked while a woken one failed
+        self._interplay: set[int] = set()  # runs whose kinds fit alone, not together
+        self._active_kinds: np.ndarray | None = None  # kinds of those records
+        self._allowed: np.ndarray | None = None  # their server masks (q, n_servers), if any
+        # free room of the servers changed since the last flush, as it was before the change
+        self._snap: dict[int, np.ndarray] = {}
+        self._ready: set[int] = set()
+        self._dirty = True
+        self._rduc: dict[int, int] = {}
+        self.rduc_log_: list[tuple[int, int, int]] = []
+
+    def placeable(self, demand: tuple[float, ...]) -> bool:
+        """Whether some server of the empty pool could hold a task with this demand."""
+        return bool(np.any(np.all(self._cap_classes >= np.asarray(demand) - _TOL, axis=1)))
+
+    def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
+        """Whether some server of ``mask`` could hold such a task when empty."""
+        fits = np.all(self._cap >= np.asarray(demand) - _TOL, axis=1)
+        return bool(np.any(fits & np.asarray(mask, dtype=bool)))
+
+    def pending(self) -> int:
+        """Number of tasks waiting to be placed."""
+        return self._n_waiting
+
+    # ------------------------------------------------------------------ events
+    def _mask_key(self, task: int, user: int) -> int:
+        """Key of the servers ``task`` may use (0: every server), registering it on first use."""
+        mask = self.cluster_.task_mask(task)
+        limit = self.eligible.get(user) if self.eligible else None
+        if mask is None and limit is None:
+            return 0
+        k = (id(mask), user if limit is not None else -1)
+        key = self._mkey.get(k)
+        if key is None:
+            m = np.asarray(mask if mask is not None else limit, dtype=bool)
+            if mask is not None and limit is not None:
+                m = m & np.asarray(limit, dtype=bool)
+            classes = np.zeros(self._nc, dtype=bool)
+            classes[np.unique(self._cls[m])] = True
+            key = self._mkey[k] = len(self._masks)
+            self._masks[key] = (m, classes)
+        return key
+
+    def _kind(self, demand: tuple[float, ...], mk: int) -> int:
+        q = self._kind_of.get((demand, mk))
+        if q is None:
+            q = self._kind_of[(demand, mk)] = len(self._kmk)
+            self._kmk.append(mk)
+            if q == len(self._G):  # grow by doubling
+                n = max(16, 2 * q)
+                kd = np.zeros((n, self._k))
+                kd[:q] = self._kd[:q]
+                self._kd = kd
+                g = np.zeros(n)
+                g[:q] = self._G[:q]
+                self._G = g
+            self._kd[q] = demand
+        return q
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Queue ``task`` under its job run; a user that had nothing waiting or running joins."""
+        if user not in self._w:
+            w = 1.0 if self.weights is None else float(self.weights.get(user, 1.0))
+            if not w > 0:
+                raise ValueError(f"weights: user {user} has weight {w!r} (expected > 0)")
+            self._w[user] = w
+            self._share[user] = 0.0
+            self._held[user] = {}
+        mk = self._mask_key(task, user)
+        q = self._kind(demand, mk)
+        run = self.cluster_.task_job(task)
+        runs = self._runs.setdefault(user, {})
+        kinds = runs.get(run)
+        if kinds is None:
+            kinds = runs[run] = {}
+            rid = self._rid[(user, run)] = self._next_rid
+            self._rinfo[rid] = (user, run)
+            self._next_rid += 1
+            self._candidate(user, rid)
+        else:
+            rid = self._rid[(user, run)]
+            big = self._oversized.pop(rid, None)  # the run grew: decide again on its next try
+            rec = self._rec.get(rid)
+            if rec is not None:
+                # a blocked run stays blocked: its recorded kind still has to fit (one more
+                # task of it if the new task is of that kind and the run must start whole)
+                if rec[0] == q and not big:
+                    self._record(rid, q, rec[1] + 1.0, rec[2] + 1)
+            elif rid not in self._cand.get(user, ()):
+                self._candidate(user, rid)
+        kinds.setdefault(q, []).append(task)
+        self._kind_t[task] = q
+        self._n_waiting += 1
+        # demand node: the (class, resource) pairs the task may use, P_u of eq. 2
+        node = (mk, sum(1 << k for k, d in enumerate(demand) if d > 0))
+        self._tnode[task] = node
+        use = self._use.setdefault(user, Counter())
+        if use[node] == 0:
+            self._dirty = True  # the user joins, or its demand set P_u grows
+        use[node] += 1
+
+    def _candidate(self, user: int, rid: int) -> None:
+        """Make run ``rid`` of ``user`` a candidate of the next pass."""
+        self._interplay.discard(rid)
+        cand = self._cand.setdefault(user, set())
+        if rid not in cand:
+            cand.add(rid)
+            heapq.heappush(self._candh.setdefault(user, []), rid)
+        self._ready.add(user)
+
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Release the task's class resources; blocked jobs that may now fit are retried."""
+        a = self._held[user][self._cls_l[server]]
+        for k in range(self._k):
+            a[k] -= demand[k]
+        self._update_share(user)
+        node = self._tnode.pop(task)
+        use = self._use[user]
+        use[node] -= 1
+        if use[node] == 0:
+            del use[node]
+            self._dirty = True  # the user leaves, or its demand set P_u shrinks
+        if (self._rec or self._woken or self._interplay) and server not in self._snap:
+            self._snap[server] = self._free[server] - np.asarray(demand)
+
+    # ------------------------------------------------------------------ keys and RDUCs
+    def _update_share(self, user: int) -> None:
+        """RDUC-wise dominant share (eq. 12): ``max_{(m,k)} A^u_{m,k} / c_{m,k}``, over weight."""
+        key = 0.0
+        inv = self._inv
+        for m, a in self._held[user].items():
+            im = inv[m]
+            for k in range(self._k):
+                v = a[k] * im[k]
+                if v > key:
+                    key = v
+        self._share[user] = round(key / self._w[user], _DIGITS)
+
+    def _recompute_rducs(self) -> None:
+        """Connected components of the user dependency graph (Definitions 1-2).
+
+        Nodes: the active users, their demand nodes (constraint, resources demanded) and the
+        (class, resource) pairs; a user is linked to its demand nodes, a demand node to the pairs
+        it covers, so two users are connected exactly when their ``P_u`` chain together.
+        """
+        users = [u for u, c in self._use.items() if c]
+        keys = sorted({node for u in users for node in self._use[u]})
+        nu, nk = len(users), len(keys)
+        kpos = {node: nu + i for i, node in enumerate(keys)}
+        rows: list[np.ndarray] = []
+        cols: list[np.ndarray] = []
+        for i, u in enumerate(users):
+            ks = [kpos[node] for node in self._use[u]]
+            rows.append(np.full(len(ks), i))
+            cols.append(np.asarray(ks))
+        base = nu + nk
+        for node in keys:
+            mk, rsig = node
+            ms = np.flatnonzero(self._masks[mk][1])
+            ks = [k for k in range(self._k) if rsig >> k & 1]
+            pairs = (ms[:, None] * self._k + np.asarray(ks, dtype=np.int64)[None, :]).ravel()
+            rows.append(np.full(len(pairs), kpos[node]))
+            cols.append(pairs + base)
+        n = base + self._nc * self._k
+        if rows:
+            r = np.concatenate(rows)
+            c = np.concatenate(cols)
+        else:
+            r = c = np.zeros(0, dtype=np.int64)
+        graph = coo_matrix((np.ones(len(r), dtype=np.int8), (r, c)), shape=(n, n))
+        _, labels = connected_components(graph, directed=False)
+        lab = labels[:nu].tolist()
+        self._rduc = dict(zip(users, lab, strict=True))
+        sizes = Counter(lab)
+        self.rduc_log_.append((nu, len(sizes), max(sizes.values(), default=0)))
+        self._dirty = False
+
+    def rducs(self) -> list[list[int]]:
+        """The current RDUCs: lists of user codes, each sorted, in order of their smallest user."""
+        if self._dirty:
+            self._recompute_rducs()
+        groups: dict[int, list[int]] = {}
+        for u, c in self._rduc.items():
+            groups.setdefault(c, []).append(u)
+        return sorted(sorted(g) for g in groups.values())
+
+    # ------------------------------------------------------------------ placing jobs
+    def _count(self, q: int, free: np.ndarray) -> np.ndarray:
+        """How many tasks of kind ``q`` each server could hold, shape (n_servers,) float."""
+        d = self._kd[q]
+        count = None
+        for k in range(self._k):
+            if d[k] > 0:
+                c = np.floor((free[:, k] + _TOL) / d[k])
+                count = c if count is None else np.minimum(count, c)
+        if count is None:  # demands nothing: any allowed server holds any number
+            count = np.full(free.shape[0], np.inf)
+        mask = self._masks[self._kmk[q]][0]
+        if mask is not None:
+            count[~mask] = 0.0
+        return np.maximum(count, 0.0, out=count)
+
+    def _fit(
+        self, kinds: dict[int, list[int]], free: np.ndarray, partial: bool
+    ) -> tuple[list[tuple[int, int]], dict[int, int], int, float]:
+        """First-Fit a run's tasks onto ``free`` (a copy, decremented in place).
+
+        Returns
+        -------
+        placements : list of (task, server)
+            Empty if the run does not fit whole (and not ``partial``).
+        placed : dict of kind to int
+            How many tasks of each kind were placed (a prefix of its list).
+        failed_kind, room : int, float
+            The first kind that did not fit and how many of its tasks the servers could hold
+            (``-1, 0`` on success). With ``partial``, what fits of each kind is placed.
+        """
+        out: list[tuple[int, int]] = []
+        placed: dict[int, int] = {}
+        for q, ts in kinds.items():
+            n = len(ts)
+            count = self._count(q, free)
+            cum = np.cumsum(count)
+            room = float(cum[-1])
+            if room < n:
+                if not partial:
+                    return [], {}, q, room
+                n = int(room)
+                if n == 0:
+                    continue
+            last = int(np.searchsorted(cum, n))
+            idx = np.flatnonzero(count[: last + 1])
+            take = np.minimum(count[idx], n).astype(np.int64)
+            take[-1] = n - (int(take.sum()) - int(take[-1]))
+            free[idx] -= np.outer(take, self._kd[q])
+            i = 0
+            for s, c in zip(idx.tolist(), take.tolist(), strict=True):
+                out.extend((t, s) for t in ts[i : i + c])
+                i += c
+            placed[q] = n
+        return out, placed, -1, 0.0
+
+    def _try_run(self, user: int, run: Run) -> list[tuple[int, int]]:
+        """Start the job run whole if it fits (an oversized one partly); else record why not."""
+        kinds = self._runs[user][run]
+        rid = self._rid[(user, run)]
+        out, placed, q, room = self._fit(kinds, np.array(self._free), partial=False)
+        big = False
+        if not out:
+            cached = self._oversized.get(rid)
+            if cached is None:
+                cached = self._oversized[rid] = not self._fit(kinds, np.array(self._cap), False)[0]
+            big = cached
+            if big:
+                out, placed, _, _ = self._fit(kinds, np.array(self._free), partial=True)
+                q, room = next(iter(kinds)), 0.0
+        if not out:
+            # kind q alone must fit before the run can (an oversized run: one task of it)
+            self._flush()
+            need = 1.0 if big else float(len(kinds[q]))
+            if q != next(iter(kinds)):  # counted after earlier kinds: count on the real room
+                room = float(self._count(q, np.array(self._free)).sum())
+            if room >= need:
+                # every kind fits alone but not all together (First-Fit order): retry the run
+                # after the next completion, wherever it is
+                self._interplay.add(rid)
+                return []
+            self._record(rid, q, need - room + float(self._G[q]), int(need))
+            return []
+        if self._rec or self._woken or self._interplay:
+            snap, free = self._snap, self._free
+            for _t, srv in out:
+                if srv not in snap:
+                    snap[srv] = free[srv].copy()
+        held = self._held[user]
+        cls = self._cls_l
+        for t, s in out:
+            d = self._kd[self._kind_t.pop(t)]
+            a = held.get(cls[s])
+            if a is None:
+                a = held[cls[s]] = [0.0] * self._k
+            for k in range(self._k):
+                a[k] += d[k]
+        for q2, n in placed.items():
+            rest = kinds[q2][n:]
+            if rest:
+                kinds[q2] = rest
+            else:
+                del kinds[q2]
+        if not kinds:
+            del self._runs[user][run]
+            del self._rid[(user, run)]
+            del self._rinfo[rid]
+            self._oversized.pop(rid, None)
+        self._n_waiting -= len(out)
+        self._update_share(user)
+        return out
+
+    # ------------------------------------------------------------------ wake-ups and passes
+    def _flush(self) -> None:
+        """Add to ``G`` the change in room, of every kind with a record, on the changed servers.
+
+        A kind's room on a server is how many of its tasks the server's free resources hold; with
+        the room before every change (completion or placement) snapshotted, ``G[q]`` moves by
+        exactly the change of kind q's total room since its records were made.
+        """
+        snap = self._snap
+        if not snap:
+            return
+        if not self._rec and not self._woken:
+            snap.clear()
+            return
+        servers = np.fromiter(snap, dtype=np.int64, count=len(snap))
+        before = np.array(list(snap.values()))
+        after = np.asarray(self._free)[servers]
+        snap.clear()
+        if self._active_kinds is None:
+            kinds = {r[0] for r in self._rec.values()} | {r[0] for r in self._woken.values()}
+            self._active_kinds = np.array(sorted(kinds), dtype=np.int64)
+            masks = [self._masks[self._kmk[q]][0] for q in self._active_kinds.tolist()]
+            self._allowed = (
+                None
+                if all(m is None for m in masks)
+                else np.array(
+                    [np.ones(len(self._cap), dtype=bool) if m is None else m for m in masks]
+                )
+            )
+        qs = self._active_kinds
+        d = self._kd[qs][:, None, :]  # (q, 1, K)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ca = np.where(d > 0, np.floor((after[None] + _TOL) / d), np.inf).min(axis=2)
+            cb = np.where(d > 0, np.floor((before[None] + _TOL) / d), np.inf).min(axis=2)
+        delta = np.where(np.isinf(ca), 0.0, np.maximum(ca, 0.0) - np.maximum(cb, 0.0))
+        if self._allowed is not None:  # constrained kinds count only their allowed servers
+            delta *= self._allowed[:, servers]
+        gain = delta.sum(axis=1)
+        self._G[qs] += gain
+        self._gained.update(qs[gain > 0].tolist())
+
+    def _wake(self) -> None:
+        """Make the blocked runs whose kind now has room for them candidates again.
+
+        Fig. 5, line 5 ("if a resource in a RDUC frees up"): only completions add room, so a
+        blocked run is retried only after a completion gave its recorded kind enough room.
+        """
+        if not self._snap or not (self._rec or self._interplay):
+            return
+        self._flush()
+        self._snap.clear()  # (kept by _flush when only interplay runs watch)
+        tangled, self._interplay = self._interplay, set()
+        for rid in tangled:  # any completion may untangle them
+            self._candidate(self._rinfo[rid][0], rid)
+        self._pop_feasible(self._gained)
+        self._gained.clear()
+
+    def _pop_feasible(self, kinds: set[int]) -> None:
+        """Wake the blocked runs of ``kinds`` whose kind has room for them now.
+
+        The records of a kind agree on its room ``R = n - need + G`` (the gain accounting is
+        exact), so the runs that fit alone are woken in the order of their users' keys while
+        their task counts fit in ``R`` together; the others stay blocked (if a woken run then
+        fails, :meth:`decide` wakes them in the same pass).
+        """
+        G = self._G
+        for q in kinds:
+            heap = self._rheap.get(q)
+            g = G[q] + 0.5
+            feasible = []
+            while heap and heap[0][0] <= g:
+                need, rid = heapq.heappop(heap)
+                rec = self._rec.get(rid)
+                if rec is not None and rec[0] == q and rec[1] == need:  # else a stale entry
+                    feasible.append(rid)  # (a run may have two equal entries: kept once)
+            feasible = list(dict.fromkeys(feasible))
+            if not feasible:
+                continue
+            room = min(self._rec[r][2] - self._rec[r][1] + G[q] for r in feasible)
+            share, info = self._share, self._rinfo
+            for rid in sorted(feasible, key=lambda r: (share[info[r][0]], r)):
+                rec = self._rec[rid]
+                if rec[2] <= room + 0.5:
+                    room -= rec[2]
+                    self._woken[rid] = self._rec.pop(rid)
+                    self._candidate(info[rid][0], rid)
+                else:
+                    heapq.heappush(heap, (rec[1], rid))  # type: ignore[arg-type]
+
+    def _record(self, rid: int, q: int, need: float, n: int) -> None:
+        """Block run ``rid`` until kind ``q``'s room gain ``G[q]`` reaches ``need`` (``n`` of its
+        tasks must fit)."""
+        full = self._full.get(q)
+        if full is None:  # tasks of kind q that its allowed servers hold when empty
+            full = self._full[q] = float(self._count(q, np.array(self._cap)).sum())
+        if n > full:  # the run grew past what its servers ever hold: it starts in parts
+            need, n = need - n + 1.0, 1
+            self._oversized[rid] = True
+        self._rec[rid] = (q, need, n)
+        heapq.heappush(self._rheap.setdefault(q, []), (need, rid))
+        self._active_kinds = None
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """Serve every RDUC with candidate jobs: lowest RDUC-wise dominant share first."""
+        self._wake()
+        while self._ready:
+            if self._dirty:
+                self._recompute_rducs()
+            by_rduc: dict[int, list[tuple[float, int]]] = {}
+            for u in self._ready:
+                by_rduc.setdefault(self._rduc[u], []).append((self._share[u], u))
+            self._ready.clear()
+            for c in sorted(by_rduc, key=lambda c: min(u for _, u in by_rduc[c])):
+                heap = by_rduc[c]  # the slave scheduler of RDUC c (Fig. 5, line 3)
+                heapq.heapify(heap)
+                while heap:
+                    _, u = heapq.heappop(heap)
+                    placed = self._serve(u)
+                    if not placed:
+                        continue
+                    yield from placed
+                    if self._cand.get(u):
+                        heapq.heappush(heap, (self._share[u], u))
+            if not self._retry:
+                break
+            self._flush()  # woken runs failed: the runs they kept blocked may fit now
+            retry, self._retry = self._retry, set()
+            self._pop_feasible(retry)
+
+    def _serve(self, user: int) -> list[tuple[int, int]]:
+        """Start the user's oldest candidate job that fits; [] if none does."""
+        cand = self._cand.get(user)
+        heap_u = self._candh.get(user)
+        while cand:
+            rid = heapq.heappop(heap_u)  # type: ignore[arg-type]
+            cand.discard(rid)
+            rec = self._woken.pop(rid, None)
+            if rec is not None:
+                self._flush()  # others may have taken the room since the wake-up
+                if self._G[rec[0]] < rec[1] - 0.5:
+                    self._record(rid, *rec)
+                    self._retry.add(rec[0])
+                    continue
+                self._active_kinds = None
+            placed = self._try_run(user, self._rinfo[rid][1])
+            if not placed and rec is not None:
+                self._retry.add(rec[0])
+            if placed:
+                if rid in self._rinfo:  # oversized: the rest waits
+                    self._candidate(user, rid)
+                    self._ready.discard(user)
+                return placed
+        return []
