@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 SHARED ?= ../shared
 STAMP  := $(VENV)/.installed
 
-.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf test bench lint clean
+.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ reproduce-lmm-mms: $(STAMP)
 
 reproduce-psdsf: $(STAMP)
 	$(VENV)/bin/fairsim -v experiment psdsf --out results/psdsf
+
+reproduce-udrf: $(STAMP)
+	$(VENV)/bin/fairsim -v experiment udrf --shared $(SHARED) --out results/udrf
 
 test: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests

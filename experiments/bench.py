@@ -64,7 +64,18 @@ REFERENCE_TASKS_PER_S = {"ff-drfh": 46_000.0, "bf-drfh": 26_000.0}  # minimal he
 REFERENCE_FACTOR = 2.0
 TARGET_PEAK_RSS_MB = 2048.0
 #: Issue #5: every online baseline on the real sample with 2,000 servers.
-ONLINE_SCHEDULERS = ("drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms", "psdsf", "drf-classes")
+ONLINE_SCHEDULERS = (
+    "drf",
+    "c-drfh",
+    "tsf",
+    "af",
+    "pf",
+    "bmf",
+    "lmm-mms",
+    "psdsf",
+    "drf-classes",
+    "udrf",
+)
 TARGET_ONLINE_TASKS_PER_S = 10_000.0
 ONLINE_REFERENCE = "ff-drfh"  # run alongside, as a yardstick of the machine's speed
 TARGET_TASK_COST_RATIO = 2.0
