@@ -120,6 +120,8 @@ class UDRF(Scheduler):
         self._inv: list[list[float]] = inv.tolist()
         self._cap = cap
         self._cap_classes = np.unique(cap, axis=0)
+        self._placeable: dict[tuple[float, ...], bool] = {}
+        self._placeable_on: dict[tuple[tuple[float, ...], int], bool] = {}
         self._free = cluster.free
         # users
         self._w: dict[int, float] = {}
@@ -130,6 +132,7 @@ class UDRF(Scheduler):
             0: (None, np.ones(self._nc, dtype=bool))
         }
         self._mkey: dict[tuple[int, int], int] = {}
+        self._cidx: dict[int, np.ndarray] = {}
         # kinds (demand, constraint key) -> id; their demands and cumulative count gains G
         self._kind_of: dict[tuple[tuple[float, ...], int], int] = {}
         self._kd = np.zeros((0, self._k))
@@ -153,6 +156,7 @@ class UDRF(Scheduler):
         self._rinfo: dict[int, tuple[int, Run]] = {}  # run id -> (user, run)
         self._rheap: dict[int, list[tuple[float, int]]] = {}  # kind -> heap of (need, run id)
         self._gained: set[int] = set()  # kinds whose room grew since the last wake-up
+        self._deferred: set[int] = set()  # kinds with runs left blocked for want of room
         self._woken: dict[int, tuple[int, float, int]] = {}  # records of runs woken, not tried
         self._retry: set[int] = set()  # kinds with runs left blocked while a woken one failed
         self._interplay: set[int] = set()  # runs whose kinds fit alone, not together
@@ -167,12 +171,20 @@ class UDRF(Scheduler):
 
     def placeable(self, demand: tuple[float, ...]) -> bool:
         """Whether some server of the empty pool could hold a task with this demand."""
-        return bool(np.any(np.all(self._cap_classes >= np.asarray(demand) - _TOL, axis=1)))
+        ok = self._placeable.get(demand)
+        if ok is None:
+            fits = np.all(self._cap_classes >= np.asarray(demand) - _TOL, axis=1)
+            ok = self._placeable[demand] = bool(np.any(fits))
+        return ok
 
     def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
         """Whether some server of ``mask`` could hold such a task when empty."""
-        fits = np.all(self._cap >= np.asarray(demand) - _TOL, axis=1)
-        return bool(np.any(fits & np.asarray(mask, dtype=bool)))
+        key = (demand, id(mask))
+        ok = self._placeable_on.get(key)
+        if ok is None:
+            fits = np.all(self._cap >= np.asarray(demand) - _TOL, axis=1)
+            ok = self._placeable_on[key] = bool(np.any(fits & np.asarray(mask, dtype=bool)))
+        return ok
 
     def pending(self) -> int:
         """Number of tasks waiting to be placed."""
@@ -303,26 +315,25 @@ class UDRF(Scheduler):
         keys = sorted({node for u in users for node in self._use[u]})
         nu, nk = len(users), len(keys)
         kpos = {node: nu + i for i, node in enumerate(keys)}
-        rows: list[np.ndarray] = []
-        cols: list[np.ndarray] = []
+        rows: list[int] = []
+        cols: list[int] = []
         for i, u in enumerate(users):
-            ks = [kpos[node] for node in self._use[u]]
-            rows.append(np.full(len(ks), i))
-            cols.append(np.asarray(ks))
+            for node in self._use[u]:
+                rows.append(i)
+                cols.append(kpos[node])
         base = nu + nk
+        r_parts = [np.asarray(rows, dtype=np.int64)]
+        c_parts = [np.asarray(cols, dtype=np.int64)]
         for node in keys:
             mk, rsig = node
-            ms = np.flatnonzero(self._masks[mk][1])
+            ms = self._class_idx(mk)
             ks = [k for k in range(self._k) if rsig >> k & 1]
             pairs = (ms[:, None] * self._k + np.asarray(ks, dtype=np.int64)[None, :]).ravel()
-            rows.append(np.full(len(pairs), kpos[node]))
-            cols.append(pairs + base)
+            r_parts.append(np.full(len(pairs), kpos[node], dtype=np.int64))
+            c_parts.append(pairs + base)
         n = base + self._nc * self._k
-        if rows:
-            r = np.concatenate(rows)
-            c = np.concatenate(cols)
-        else:
-            r = c = np.zeros(0, dtype=np.int64)
+        r = np.concatenate(r_parts)
+        c = np.concatenate(c_parts)
         graph = coo_matrix((np.ones(len(r), dtype=np.int8), (r, c)), shape=(n, n))
         _, labels = connected_components(graph, directed=False)
         lab = labels[:nu].tolist()
@@ -330,6 +341,13 @@ class UDRF(Scheduler):
         sizes = Counter(lab)
         self.rduc_log_.append((nu, len(sizes), max(sizes.values(), default=0)))
         self._dirty = False
+
+    def _class_idx(self, mk: int) -> np.ndarray:
+        """Indices of the machine classes that constraint key ``mk`` allows (cached)."""
+        idx = self._cidx.get(mk)
+        if idx is None:
+            idx = self._cidx[mk] = np.flatnonzero(self._masks[mk][1])
+        return idx
 
     def rducs(self) -> list[list[int]]:
         """The current RDUCs: lists of user codes, each sorted, in order of their smallest user."""
@@ -506,8 +524,9 @@ class UDRF(Scheduler):
         tangled, self._interplay = self._interplay, set()
         for rid in tangled:  # any completion may untangle them
             self._candidate(self._rinfo[rid][0], rid)
-        self._pop_feasible(self._gained)
-        self._gained.clear()
+        kinds = self._gained | self._deferred
+        self._gained, self._deferred = set(), set()
+        self._pop_feasible(kinds)
 
     def _pop_feasible(self, kinds: set[int]) -> None:
         """Wake the blocked runs of ``kinds`` whose kind has room for them now.
@@ -538,8 +557,9 @@ class UDRF(Scheduler):
                     room -= rec[2]
                     self._woken[rid] = self._rec.pop(rid)
                     self._candidate(info[rid][0], rid)
-                else:
+                else:  # fits alone, not with those woken before it: look again next time
                     heapq.heappush(heap, (rec[1], rid))  # type: ignore[arg-type]
+                    self._deferred.add(q)
 
     def _record(self, rid: int, q: int, need: float, n: int) -> None:
         """Block run ``rid`` until kind ``q``'s room gain ``G[q]`` reaches ``need`` (``n`` of its
