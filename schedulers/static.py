@@ -148,6 +148,7 @@ def udrf_online_fill(inst: Any) -> np.ndarray:
 
     for j in range(n_j):
         submit(j)
+    sched.on_tick(sched.next_wakeup(0.0))  # one period elapses: a single pass fills the pool
     started: set[int] = set()
     for task, server in sched.decide():
         cluster.commit(task, server, task_demand[task])

@@ -47,6 +47,7 @@ or that submitted tasks, and one vectorised First-Fit per (demand, constraint) g
 from __future__ import annotations
 
 import heapq
+import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
 
@@ -74,6 +75,14 @@ class UDRF(Scheduler):
         User weights (> 0); the key is divided by the weight.
     eligible : mapping of int to ndarray of bool, shape (n_servers,), optional
         Servers each user may use (intersected with every task's own constraint).
+    period_s : float
+        Seconds between scheduling passes (Section V: per second; default 1). 0: a pass after
+        every batch of same-time events.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`bind`, for a negative ``period_s``; from :meth:`on_arrival`, for a weight <= 0.
 
     Attributes
     ----------
@@ -98,14 +107,34 @@ class UDRF(Scheduler):
         *,
         weights: Mapping[int, float] | None = None,
         eligible: Mapping[int, np.ndarray] | None = None,
+        period_s: float = 1.0,
     ) -> None:
         self.weights = weights
         self.eligible = eligible
+        self.period_s = period_s
+
+    # ------------------------------------------------------------------ periodic passes
+    def next_wakeup(self, now: float) -> float:
+        """The next multiple of ``period_s`` after ``now`` (``inf`` when event-driven).
+
+        Section V: "Resource scheduling decisions are made on a per-second basis": the events of
+        a period are collected and served in one pass at its end.
+        """
+        if self.period_s <= 0:
+            return math.inf
+        return (math.floor(now / self.period_s + 1e-9) + 1) * self.period_s
+
+    def on_tick(self, now: float) -> None:
+        """A period ended: the next :meth:`decide` makes a pass."""
+        self._due = True
 
     # ------------------------------------------------------------------ binding
     def bind(self, cluster: ClusterView) -> None:
         """Group the servers into machine classes and allocate per-user run state."""
         super().bind(cluster)
+        if not self.period_s >= 0:
+            raise ValueError(f"period_s: {self.period_s!r} (expected a number of seconds >= 0)")
+        self._due = False
         names, cls = np.unique(np.asarray(cluster.machine_classes, dtype=str), return_inverse=True)
         cls = cls.ravel()
         cap = np.asarray(cluster.capacity, dtype=np.float64)
@@ -393,6 +422,27 @@ class UDRF(Scheduler):
         placed: dict[int, int] = {}
         for q, ts in kinds.items():
             n = len(ts)
+            if n == 1:  # one task: the first allowed server that fits it
+                d = self._kd[q]
+                ok = None
+                for k in range(self._k):
+                    if d[k] > 0:
+                        c = free[:, k] >= d[k] - _TOL
+                        ok = c if ok is None else ok & c
+                mask = self._masks[self._kmk[q]][0]
+                if ok is None:
+                    ok = np.ones(len(free), dtype=bool) if mask is None else mask
+                elif mask is not None:
+                    ok &= mask
+                s = int(ok.argmax())
+                if not ok[s]:
+                    if not partial:
+                        return [], {}, q, 0.0
+                    continue
+                free[s] -= d
+                out.append((ts[0], s))
+                placed[q] = 1
+                continue
             count = self._count(q, free)
             cum = np.cumsum(count)
             room = float(cum[-1])
@@ -499,12 +549,15 @@ class UDRF(Scheduler):
                     [np.ones(len(self._cap), dtype=bool) if m is None else m for m in masks]
                 )
             )
+            d = self._kd[self._active_kinds][:, None, :]  # (q, 1, K)
+            # a resource a kind does not demand never limits it (a kind demanding nothing
+            # always fits, so it never has a record)
+            self._dsafe = np.where(d > 0, d, 1.0)
+            self._dbig = np.where(d > 0, 0.0, 1e12)
         qs = self._active_kinds
-        d = self._kd[qs][:, None, :]  # (q, 1, K)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ca = np.where(d > 0, np.floor((after[None] + _TOL) / d), np.inf).min(axis=2)
-            cb = np.where(d > 0, np.floor((before[None] + _TOL) / d), np.inf).min(axis=2)
-        delta = np.where(np.isinf(ca), 0.0, np.maximum(ca, 0.0) - np.maximum(cb, 0.0))
+        ca = (np.floor((after[None] + _TOL) / self._dsafe) + self._dbig).min(axis=2)
+        cb = (np.floor((before[None] + _TOL) / self._dsafe) + self._dbig).min(axis=2)
+        delta = np.maximum(ca, 0.0) - np.maximum(cb, 0.0)
         if self._allowed is not None:  # constrained kinds count only their allowed servers
             delta *= self._allowed[:, servers]
         gain = delta.sum(axis=1)
@@ -575,7 +628,14 @@ class UDRF(Scheduler):
         self._active_kinds = None
 
     def decide(self) -> Iterator[tuple[int, int]]:
-        """Serve every RDUC with candidate jobs: lowest RDUC-wise dominant share first."""
+        """Serve every RDUC with candidate jobs: lowest RDUC-wise dominant share first.
+
+        With ``period_s > 0`` only at the end of a period (:meth:`on_tick`); else at every call.
+        """
+        if self.period_s > 0:
+            if not self._due:
+                return
+            self._due = False
         self._wake()
         while self._ready:
             if self._dirty:

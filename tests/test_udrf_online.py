@@ -44,10 +44,15 @@ def _frame(rows: list[tuple]) -> pd.DataFrame:
 
 
 def _run(name: str, frame: pd.DataFrame, cap: np.ndarray, classes: list[str], **kw):
+    """Run ``name`` on the engine; ``udrf`` event-driven (``udrf-1s``: a pass per second)."""
     ix = ConstraintIndex(np.array(classes, dtype=object))
-    return Engine(
-        ClusterState(cap, RES), make_scheduler(name), FrameTaskSource(frame), constraints=ix, **kw
-    ).run()
+    if name == "udrf":
+        sched = UDRF(period_s=0)
+    elif name == "udrf-1s":
+        sched = make_scheduler("udrf")
+    else:
+        sched = make_scheduler(name)
+    return Engine(ClusterState(cap, RES), sched, FrameTaskSource(frame), constraints=ix, **kw).run()
 
 
 def _stranding_example() -> pd.DataFrame:
@@ -80,6 +85,10 @@ def test_whole_jobs_do_not_strand_resources() -> None:
     # drf-classes: u2's task a starts at 1 and takes (2, 2) of S (its job still ends at 110);
     # u1 gets the other two slots of S at 1 and its last two jobs wait until 11.
     assert drf.tolist() == [0.0, 0.0, 1.0, 100.0, 1.0, 1.0, 11.0, 11.0]
+    # the default udrf decides once per second (Section V): the t=0 submissions wait for the
+    # pass at 1 s, where the three users are served in one pass
+    per_second = _run("udrf-1s", frame, cap, classes).tasks["start_s"]
+    assert per_second.tolist() == [1.0, 1.0, 101.0, 101.0, 1.0, 1.0, 1.0, 1.0]
 
 
 def test_rducs_follow_users_joining_and_leaving() -> None:
@@ -93,7 +102,7 @@ def test_rducs_follow_users_joining_and_leaving() -> None:
     cluster.task_codes = [ix.code(r) for r in rules]
     cluster.constraint_masks = ix.masks
     cluster.classes = classes
-    s = UDRF()
+    s = UDRF(period_s=0)  # driven by hand: a pass at every decide()
     s.bind(cluster.view())
     for t in range(3):
         s.on_arrival(t, t, demands[t])
@@ -124,7 +133,7 @@ def test_lowest_rduc_wise_dominant_share_first() -> None:
     cluster.task_codes = [ix.code(r) for r in rules]
     cluster.constraint_masks = ix.masks
     cluster.classes = classes
-    s = UDRF()
+    s = UDRF(period_s=0)  # driven by hand: a pass at every decide()
     s.bind(cluster.view())
     s.on_arrival(0, 0, demands[0])
     s.on_arrival(1, 1, demands[1])
