@@ -330,7 +330,7 @@ TREND_PP = 2.0
 
 
 def _increasing(values: dict[int, float]) -> bool:
-    """Whether the values rise with the key (Spearman rho >= TREND_RHO, last - first >= TREND_PP)."""
+    """Whether the values rise with the key (rank correlation, first-to-last difference)."""
     keys = sorted(k for k, v in values.items() if not math.isnan(v))
     if len(keys) < 2:
         return False
