@@ -127,7 +127,8 @@ class DistributedPSDSF(Scheduler):
         self._key: list[list[float]] = []  # weighted VDS per class: acc / phi, rounded
         self._nrun: list[int] = []
         self._version: list[int] = []
-        self._checked: list[tuple[float, ...] | None] = []  # head demand last announced
+        # head task last announced: (demand, id of its placement-constraint mask)
+        self._checked: list[tuple[tuple[float, ...], int] | None] = []
         self._mask: list[np.ndarray | None] = []
         self._elig_cls: list[list[bool]] = []
         self._n_backlogged = 0
@@ -283,7 +284,8 @@ class DistributedPSDSF(Scheduler):
         self._rekey(user)
         if q:
             self._push(user)
-            if q[0][1] != self._checked[user]:
+            head = (q[0][1], id(self.cluster_.task_mask(q[0][0])))
+            if head != self._checked[user]:
                 self._changed[user] = None
         else:
             self._version[user] += 1  # its heap entries (and reservations) become stale
@@ -335,15 +337,19 @@ class DistributedPSDSF(Scheduler):
                 if not q:
                     continue
                 d = q[0][1]
-                if d == checked[u]:
+                tm = self.cluster_.task_mask(q[0][0])  # the head task's placement constraint
+                seen = (d, id(tm))
+                if seen == checked[u]:
                     continue
-                checked[u] = d
+                checked[u] = seen
                 fits = cols[0] >= d[0] - tol
                 for r in range(1, self._nr):
                     fits &= cols[r] >= d[r] - tol
                 m = self._mask[u]
                 if m is not None:
                     fits &= m
+                if tm is not None:
+                    fits &= tm
                 # skip servers that still reserve for a user with a lower VDS than u's there
                 holder = self._res_user
                 has = holder >= 0
@@ -377,6 +383,7 @@ class DistributedPSDSF(Scheduler):
         heap = self._heaps[k]
         ver, queues, masks = self._version, self._queues, self._mask
         cols, tol, nr = self._cols, CAPACITY_TOLERANCE, self._nr
+        task_mask, constrained = self.cluster_.task_mask, self.cluster_.constrained
         # free resources of this server (fixed while it places nothing; re-read after each
         # placement, which the engine commits before the generator resumes)
         free = [float(cols[r][server]) for r in range(nr)]
@@ -392,6 +399,10 @@ class DistributedPSDSF(Scheduler):
             task, d = queues[u][0]
             m = masks[u]
             if m is not None and not m[server]:
+                skipped.append(heapq.heappop(heap))
+                continue
+            tm = task_mask(task) if constrained else None
+            if tm is not None and not tm[server]:  # the head task may not run here
                 skipped.append(heapq.heappop(heap))
                 continue
             if (

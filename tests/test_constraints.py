@@ -183,6 +183,7 @@ SCHEDULERS = [
     *("ff-drfh", "bf-drfh", "slots-4", "drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"),
     "drf-classes",
     "udrf",
+    "psdsf",
 ]
 
 
