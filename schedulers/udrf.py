@@ -92,13 +92,17 @@ class UDRF(Scheduler):
     Notes
     -----
     Retrying blocked jobs cheaply. A job run is a set of *kinds* (demand vector, constraint), each
-    with a number of tasks. When a run fails, the first kind that could not be placed, say ``n``
-    tasks of demand ``d``, is recorded with ``C``, the number of such tasks the allowed servers
-    could hold then. Free room only grows on servers where a task finished, so the scheduler keeps,
-    per kind, the cumulative gain ``G`` in that number over every completion (one vectorised
-    count on the servers that released resources, before and after). The run is retried only once
-    ``C + (G_now - G_then) >= n``, a necessary condition for it to fit.
-    """
+    with a number of tasks; a kind's *room* is how many of its tasks the allowed servers' free
+    resources hold. When a run fails, the first kind that did not fit (``n`` tasks, room ``C``) is
+    recorded. For every kind with a record the scheduler keeps ``G``, the exact net change of its
+    room: the free resources of a server are snapshotted before its first change (completion or
+    placement) and the room is recounted on the changed servers only, in one vectorised step per
+    pass. The run is woken once ``C + (G_now - G_then) >= n``, exactly when that kind has room for
+    it again; of the runs of one kind so woken, only as many as the room holds (in the order of
+    their users' keys) become candidates, the others are looked at again on the next pass. A run
+    whose kinds each fit alone but not together (First-Fit order) is retried after the next
+    completion; a run larger than its servers ever hold starts in parts.
+    Passes happen once per ``period_s`` (Section V decides "on a per-second basis").
 
     name = "udrf"
 
@@ -180,7 +184,7 @@ class UDRF(Scheduler):
         # P_u: user -> demand node (constraint key, resource bits) -> waiting + running tasks
         self._tnode: dict[int, tuple[int, int]] = {}
         self._use: dict[int, Counter[tuple[int, int]]] = {}
-        # failure records of blocked runs: run id -> (kind, G needed); released room per server
+        # failure records of blocked runs: run id -> (kind, G needed, tasks of the kind to fit)
         self._rec: dict[int, tuple[int, float, int]] = {}
         self._rinfo: dict[int, tuple[int, Run]] = {}  # run id -> (user, run)
         self._rheap: dict[int, list[tuple[float, int]]] = {}  # kind -> heap of (need, run id)
