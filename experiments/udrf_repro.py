@@ -278,15 +278,10 @@ def summarise(
     )
     # execution span of a job (first task start to last task finish): the JCT without the wait
     # for a place in the job queue
-    span = {
-        n: (
-            pd.read_parquet(t, columns=["job_id", "start_s", "finish_s"])
-            .groupby("job_id")
-            .agg(first=("start_s", "min"), last=("finish_s", "max"))
-            .eval("span = last - first")["span"]
-        )
-        for n, t in tasks.items()
-    }
+    span: dict[str, pd.Series] = {}
+    for n, path in tasks.items():
+        g = pd.read_parquet(path, columns=["job_id", "start_s", "finish_s"]).groupby("job_id")
+        span[n] = g["finish_s"].max() - g["start_s"].min()
     sp = (
         pd.DataFrame({"drf": span[drf], "udrf": span[udrf]})
         .dropna()

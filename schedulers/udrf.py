@@ -103,6 +103,7 @@ class UDRF(Scheduler):
     whose kinds each fit alone but not together (First-Fit order) is retried after the next
     completion; a run larger than its servers ever hold starts in parts.
     Passes happen once per ``period_s`` (Section V decides "on a per-second basis").
+    """
 
     name = "udrf"
 
