@@ -48,10 +48,10 @@ from experiments.run import (
     resolve_workload,
 )
 from schedulers import make_scheduler
-from schedulers.base import Scheduler
+from schedulers.base import DelegatingScheduler, Scheduler
 from schedulers.udrf import UDRF
 from simulator.atomic import write_text
-from simulator.cluster import ClusterState, ClusterView
+from simulator.cluster import ClusterState
 from simulator.config import RunConfig, load_config
 from simulator.engine import Engine
 from simulator.results import write_json, write_run, write_table
@@ -76,44 +76,21 @@ PAPER = {
 }
 
 
-class _Watch(Scheduler):
+class _Watch(DelegatingScheduler):
     """Delegate to a scheduler and keep the set of waiting tasks (for the waste measurement)."""
 
     def __init__(self, inner: Scheduler) -> None:
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.waiting: dict[int, tuple[float, ...]] = {}
-
-    def bind(self, cluster: ClusterView) -> None:
-        super().bind(cluster)
-        self.inner.bind(cluster)
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         self.waiting[task] = demand
         self.inner.on_arrival(task, user, demand)
 
-    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
-        self.inner.on_completion(task, user, demand, server)
-
     def decide(self) -> Iterator[tuple[int, int]]:
         for task, server in self.inner.decide():
             del self.waiting[task]
             yield task, server
-
-    def next_wakeup(self, now: float) -> float:
-        return self.inner.next_wakeup(now)
-
-    def on_tick(self, now: float) -> None:
-        self.inner.on_tick(now)
-
-    def placeable(self, demand: tuple[float, ...]) -> bool:
-        return self.inner.placeable(demand)
-
-    def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
-        return self.inner.placeable_on(demand, mask)
-
-    def pending(self) -> int:
-        return self.inner.pending()
 
 
 def wasted(watch: _Watch, cluster: ClusterState) -> np.ndarray:

@@ -117,3 +117,57 @@ class Scheduler:
     def pending(self) -> int:
         """Number of tasks waiting to be placed (for reports and invariant checks)."""
         raise NotImplementedError
+
+
+class DelegatingScheduler(Scheduler):
+    """A scheduler that forwards every call to ``inner``; wrappers override what they watch.
+
+    Used by measurement wrappers (queue counters, waste samplers) that must not change the
+    decisions of the scheduler they wrap.
+
+    Parameters
+    ----------
+    inner : Scheduler
+        The scheduler that decides (its ``name`` is reported).
+    """
+
+    def __init__(self, inner: Scheduler) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def bind(self, cluster: ClusterView) -> None:
+        """Bind this wrapper and the wrapped scheduler."""
+        super().bind(cluster)
+        self.inner.bind(cluster)
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Delegated."""
+        self.inner.on_arrival(task, user, demand)
+
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Delegated."""
+        self.inner.on_completion(task, user, demand, server)
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """Delegated."""
+        return self.inner.decide()
+
+    def next_wakeup(self, now: float) -> float:
+        """Delegated."""
+        return self.inner.next_wakeup(now)
+
+    def on_tick(self, now: float) -> None:
+        """Delegated."""
+        self.inner.on_tick(now)
+
+    def placeable(self, demand: tuple[float, ...]) -> bool:
+        """Delegated."""
+        return self.inner.placeable(demand)
+
+    def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
+        """Delegated."""
+        return self.inner.placeable_on(demand, mask)
+
+    def pending(self) -> int:
+        """Delegated."""
+        return self.inner.pending()

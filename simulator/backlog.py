@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedulers.base import Scheduler
-from simulator.cluster import ClusterView
+from schedulers.base import DelegatingScheduler, Scheduler
 from simulator.workload import TaskBatch, TaskSource
 
 
-class QueueCounter(Scheduler):
+class QueueCounter(DelegatingScheduler):
     """Wrap a scheduler and count every user's queued tasks (arrived, not yet placed).
 
     Every call is delegated to ``inner``; :attr:`queued` is read by the backlog source.
@@ -34,14 +33,9 @@ class QueueCounter(Scheduler):
     """
 
     def __init__(self, inner: Scheduler) -> None:
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.queued: dict[int, int] = {}
         self._owner: dict[int, int] = {}
-
-    def bind(self, cluster: ClusterView) -> None:
-        """Bind the wrapped scheduler."""
-        self.inner.bind(cluster)
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Count the task as queued, then pass it on."""
@@ -49,31 +43,11 @@ class QueueCounter(Scheduler):
         self._owner[task] = user
         self.inner.on_arrival(task, user, demand)
 
-    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
-        """Pass the completion on."""
-        self.inner.on_completion(task, user, demand, server)
-
     def decide(self) -> Iterator[tuple[int, int]]:
         """The wrapped scheduler's placements; each one leaves its user's queue."""
         for task, server in self.inner.decide():
             self.queued[self._owner.pop(task)] -= 1
             yield task, server
-
-    def next_wakeup(self, now: float) -> float:
-        """Delegated."""
-        return self.inner.next_wakeup(now)
-
-    def on_tick(self, now: float) -> None:
-        """Delegated."""
-        self.inner.on_tick(now)
-
-    def placeable(self, demand: tuple[float, ...]) -> bool:
-        """Delegated."""
-        return self.inner.placeable(demand)
-
-    def pending(self) -> int:
-        """Delegated."""
-        return self.inner.pending()
 
 
 @dataclass(frozen=True)
