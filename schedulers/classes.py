@@ -25,6 +25,33 @@ from simulator.cluster import ClusterView
 _DIGITS = 12
 
 
+def class_dominant_share(held: dict[int, list[float]], inv: list[list[float]], k: int) -> float:
+    """``max_{m,r} held[m][r] * inv[m][r]``: the largest share of a (class, resource) pair.
+
+    Parameters
+    ----------
+    held : dict of int to list of float
+        Amount of each of the ``k`` resources held per machine class index.
+    inv : list of list of float
+        ``1 / c_{m,r}`` per class and resource (0 where the class has none).
+    k : int
+        Number of resources.
+
+    Notes
+    -----
+    UDRF paper, Section II (DRF with classes as resource types) and eq. 12 (the RDUC-wise
+    dominant share, in which ``d_u^max`` cancels).
+    """
+    key = 0.0
+    for m, a in held.items():
+        im = inv[m]
+        for r in range(k):
+            v = a[r] * im[r]
+            if v > key:
+                key = v
+    return key
+
+
 class DRFClasses(ProgressiveFilling):
     """DRF over (machine class, resource) types, placed First-Fit (UDRF paper, Section II, Fig. 2).
 
@@ -81,13 +108,5 @@ class DRFClasses(ProgressiveFilling):
 
     def _update_share(self, user: int) -> None:
         held = self._held.get(user)
-        key = 0.0
-        if held:
-            inv = self._inv
-            for m, a in held.items():
-                im = inv[m]
-                for k in range(self._k):
-                    v = a[k] * im[k]
-                    if v > key:
-                        key = v
+        key = class_dominant_share(held, self._inv, self._k) if held else 0.0
         self._share[user] = round(key / self._w[user], _DIGITS)

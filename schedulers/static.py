@@ -164,26 +164,6 @@ def udrf_online_fill(inst: Any) -> np.ndarray:
 def udrf_online_json(inst: Any) -> dict[str, Any]:
     """The ``fairsim solve udrf --online`` output: :func:`udrf_online_fill` in the layout of
     :func:`schedulers.exact.udrf.solve_udrf_json` (``jobs`` are integer runs), plus ``online``."""
-    from schedulers.exact.udrf import dominant_shares, rducs
+    from schedulers.exact.udrf import jobs_json
 
-    runs = udrf_online_fill(inst)
-    on_class = (inst.demand > 0).any(axis=2)
-    tasks = np.zeros((len(inst.user_ids), len(inst.class_ids)), dtype=np.int64)
-    np.add.at(tasks, inst.job_user, on_class * runs[:, None])
-    jobs: dict[str, dict[str, int]] = {}
-    k = 0
-    for u, ids in zip(inst.user_ids, inst.job_ids, strict=True):
-        jobs[u] = {}
-        for jid in ids:
-            jobs[u][jid] = int(runs[k])
-            k += 1
-    return {
-        "mechanism": "udrf",
-        "online": True,
-        "users": list(inst.user_ids),
-        "servers": list(inst.class_ids),
-        "tasks": tasks.tolist(),
-        "jobs": jobs,
-        "dominant_shares": [float(v) for v in dominant_shares(inst, runs.astype(float))],
-        "rducs": [[inst.user_ids[u] for u in c] for c in rducs(inst)],
-    }
+    return {**jobs_json(inst, udrf_online_fill(inst), integer=True), "online": True}

@@ -56,6 +56,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from schedulers.base import Scheduler
+from schedulers.classes import class_dominant_share
 from simulator.cluster import CAPACITY_TOLERANCE, ClusterView
 
 _DIGITS = 12
@@ -328,14 +329,7 @@ class UDRF(Scheduler):
     # ------------------------------------------------------------------ keys and RDUCs
     def _update_share(self, user: int) -> None:
         """RDUC-wise dominant share (eq. 12): ``max_{(m,k)} A^u_{m,k} / c_{m,k}``, over weight."""
-        key = 0.0
-        inv = self._inv
-        for m, a in self._held[user].items():
-            im = inv[m]
-            for k in range(self._k):
-                v = a[k] * im[k]
-                if v > key:
-                    key = v
+        key = class_dominant_share(self._held[user], self._inv, self._k)
         self._share[user] = round(key / self._w[user], _DIGITS)
 
     def _recompute_rducs(self) -> None:

@@ -358,7 +358,15 @@ def solve_udrf_json(inst: JobInstance) -> dict[str, Any]:
     extra keys are ``jobs`` (``{user: {job: x_j}}``), ``dominant_shares`` (eq. 12, per user) and
     ``rducs`` (lists of user ids).
     """
-    x = solve_udrf(inst)
+    return jobs_json(inst, solve_udrf(inst))
+
+
+def jobs_json(inst: JobInstance, x: np.ndarray, integer: bool = False) -> dict[str, Any]:
+    """The ``fairsim solve udrf`` output object for job runs ``x`` (shape (n_jobs,)).
+
+    ``integer``: the runs are counts (the online fill), printed as integers.
+    """
+    num = int if integer else float
     on_class = (inst.demand > 0).any(axis=2)  # (n_jobs, n_classes)
     tasks = np.zeros((len(inst.user_ids), len(inst.class_ids)))
     np.add.at(tasks, inst.job_user, on_class * x[:, None])
@@ -367,14 +375,14 @@ def solve_udrf_json(inst: JobInstance) -> dict[str, Any]:
     for u, ids in zip(inst.user_ids, inst.job_ids, strict=True):
         jobs[u] = {}
         for jid in ids:
-            jobs[u][jid] = float(x[k])
+            jobs[u][jid] = num(x[k])
             k += 1
     return {
         "mechanism": "udrf",
         "users": list(inst.user_ids),
         "servers": list(inst.class_ids),
-        "tasks": [[float(v) for v in row] for row in tasks],
+        "tasks": [[num(v) for v in row] for row in tasks],
         "jobs": jobs,
-        "dominant_shares": [float(v) for v in dominant_shares(inst, x)],
+        "dominant_shares": [float(v) for v in dominant_shares(inst, np.asarray(x, dtype=float))],
         "rducs": [[inst.user_ids[u] for u in c] for c in rducs(inst)],
     }
