@@ -94,8 +94,23 @@ class _Watch(DelegatingScheduler):
 
 
 def wasted(watch: _Watch, cluster: ClusterState) -> np.ndarray:
-    """Free resources of the servers where some waiting task could start now, shape (K,) of
-    fractions of the pool's total (Section II-A's "wasted": idle although a user could use it)."""
+    """Free resources of the servers where some waiting task could start now.
+
+    UDRF paper, Section II-A: resources are wasted when they stay idle although a user could use
+    them (the quantity of Fig. 9, which the paper does not define further).
+
+    Parameters
+    ----------
+    watch : _Watch
+        The wrapped scheduler, with its waiting (released, not placed) tasks.
+    cluster : ClusterState
+        The pool at the sample time.
+
+    Returns
+    -------
+    ndarray, shape (n_resources,)
+        Wasted amount of every resource as a fraction of the pool's total.
+    """
     free = np.asarray(cluster.free)
     usable = np.zeros(len(free), dtype=bool)
     view = watch.cluster_
