@@ -393,12 +393,20 @@ def test_cli_solve_bare_name_is_exact_and_online_flag_runs_the_scheduler(
 def test_cli_online_unknown_name_is_one_line_error(tmp_path: Path) -> None:
     f = tmp_path / "ghodsi.json"
     f.write_text(json.dumps(GHODSI_X10))
-    p = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "solve", "udrf", str(f), "--online"],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parent.parent,
-        check=False,
-    )
-    assert p.returncode == 2
-    assert "unknown scheduler 'udrf'" in p.stderr and "Traceback" not in p.stderr
+
+    def solve(name: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "experiments.cli", "solve", name, str(f), "--online"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parent.parent,
+            check=False,
+        )
+
+    p = solve("udrff")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "unknown scheduler 'udrff'; did you mean 'udrf'?" in p.stderr
+    # udrf --online takes a jobs instance (docs/udrf.md): a plain instance is a one-line error
+    p = solve("udrf")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert "users[0]: unknown key 'demand'" in p.stderr
