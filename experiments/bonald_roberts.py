@@ -44,13 +44,14 @@ from simulator.config import _format_error, _Strict, read_yaml
 from simulator.dynamic import (
     ALLOCATIONS,
     RateTable,
+    SimulationResult,
     make_model,
     scaled_loads,
     simulate,
     solve_markov_adaptive,
 )
 from simulator.errors import ConfigError
-from simulator.packet import estimate_service_rates
+from simulator.packet import PacketEstimate, estimate_service_rates
 from simulator.results import write_json, write_table
 
 log = logging.getLogger(__name__)
@@ -247,7 +248,7 @@ def run_points(
         elif method == "simulation":
             if alloc not in tables:
                 tables[alloc] = RateTable(a, alloc, level=25)
-            sim = simulate(
+            est: SimulationResult | PacketEstimate = simulate(
                 model,
                 alloc,
                 arrivals=cfg.simulation.arrivals,
@@ -256,19 +257,9 @@ def run_points(
                 seed=_seed(cfg, *key),
                 rates=tables[alloc],
             )
-            for k in range(len(rho)):
-                rows.append(
-                    base
-                    | {
-                        "class": k + 1,
-                        "gamma": float(sim.gamma[k]),
-                        "gamma_lo": float(sim.gamma_lo[k]),
-                        "gamma_hi": float(sim.gamma_hi[k]),
-                    }
-                )
         else:
             p = cfg.packet
-            est = estimate_service_rates(
+            pkt = estimate_service_rates(
                 a,
                 np.asarray(rho),
                 algorithm=PACKET_ALGORITHM[alloc],
@@ -280,8 +271,10 @@ def run_points(
                 seed=_seed(cfg, *key),
                 max_flows=p.max_flows,
             )
-            timing["packets"] += est.packets
-            timing["packet_compute_s"] = timing.get("packet_compute_s", 0.0) + est.wall_s
+            timing["packets"] += pkt.packets
+            timing["packet_compute_s"] = timing.get("packet_compute_s", 0.0) + pkt.wall_s
+            est = pkt
+        if method != "markov":  # a simulated estimate, with its confidence interval
             for k in range(len(rho)):
                 rows.append(
                     base
