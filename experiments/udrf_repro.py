@@ -380,6 +380,7 @@ def _figures(
     from matplotlib.figure import Figure
 
     from experiments.figures import save_figure
+    from experiments.run_report import jct_figure
 
     fig = Figure(figsize=(8, 5))
     axes = fig.subplots(2, 1, sharex=True)
@@ -396,20 +397,10 @@ def _figures(
     fig.suptitle("Fig. 9: idle resources that a waiting task could use")
     save_figure(fig, out / "fig9_waste.png")
 
-    fig = Figure(figsize=(6.5, 4))
-    ax = fig.subplots()
-    for name, j in jobs.items():
-        x = np.sort(j["completion_time_s"].dropna().to_numpy())
-        if len(x):
-            ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=name)
-    ax.set_xscale("log")
-    ax.set_xlabel("job completion time (s)")
-    ax.set_ylabel("fraction of completed jobs")
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title("Fig. 10a: JCT CDF")
-    save_figure(fig, out / "fig10a_jct_cdf.png")
+    cdf = jct_figure(out, list(jobs))  # from each scheduler's jobs.parquet
+    if cdf is not None:
+        cdf.axes[0].set_title("Fig. 10a: JCT CDF")
+        save_figure(cdf, out / "fig10a_jct_cdf.png")
 
     fig = Figure(figsize=(10, 3.6))
     axes = fig.subplots(1, 2)
