@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from schedulers.registry import ONLINE_BASELINES
 from simulator.atomic import write_text
 
 log = logging.getLogger("experiments.bench")
@@ -63,19 +64,8 @@ TARGET_TASKS_PER_S = {"bf-drfh": 20_000.0, "ff-drfh": 50_000.0}
 REFERENCE_TASKS_PER_S = {"ff-drfh": 46_000.0, "bf-drfh": 26_000.0}  # minimal heapq + numpy replay
 REFERENCE_FACTOR = 2.0
 TARGET_PEAK_RSS_MB = 2048.0
-#: Issue #5: every online baseline on the real sample with 2,000 servers.
-ONLINE_SCHEDULERS = (
-    "drf",
-    "c-drfh",
-    "tsf",
-    "af",
-    "pf",
-    "bmf",
-    "lmm-mms",
-    "psdsf",
-    "drf-classes",
-    "udrf",
-)
+#: Issue #5: every online scheduler it added, on the real sample with 2,000 servers.
+ONLINE_SCHEDULERS = (*ONLINE_BASELINES, "psdsf", "drf-classes", "udrf")
 TARGET_ONLINE_TASKS_PER_S = 10_000.0
 ONLINE_REFERENCE = "ff-drfh"  # run alongside, as a yardstick of the machine's speed
 TARGET_TASK_COST_RATIO = 2.0
