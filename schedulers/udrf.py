@@ -87,6 +87,8 @@ class UDRF(Scheduler):
 
     Attributes
     ----------
+    class_names_ : list of str
+        Machine class labels; class ``m`` of the keys and RDUC pairs is ``class_names_[m]``.
     rduc_log_ : list of tuple (int, int, int)
         One entry per recomputation of the RDUCs: (active users, RDUCs, users in the largest).
 
