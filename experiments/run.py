@@ -73,8 +73,8 @@ class Workload:
 
 
 #: Bump when the converter's rules change, so cached conversions are redone.
-CONVERTER_VERSION = "2"
-ALIBABA_CONVERTER_VERSION = "1"
+CONVERTER_VERSION = "3"
+ALIBABA_CONVERTER_VERSION = "2"
 
 
 def _cache_key(src: Path, parts: str) -> str:
@@ -201,6 +201,8 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
             window = report.get("window_s")
             if trace.end_s is None and window:
                 end = float(window[1])
+            if window and float(window[0]) > start:
+                start = float(window[0])  # the simulation starts where the trace's data does
 
         file = pq.ParquetFile(tasks)
         names = file.schema_arrow.names
@@ -421,6 +423,7 @@ def simulate(
     resources: tuple[str, ...] = RESOURCES,
     gate: JobGate | None = None,
     constraints: ConstraintIndex | None = None,
+    censored: str = "hold",
 ) -> RunResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``."""
     engine = Engine(
@@ -435,6 +438,7 @@ def simulate(
         progress_desc=desc or scheduler,
         gate=gate,
         constraints=constraints,
+        censored=censored,
     )
     return engine.run()
 
@@ -495,6 +499,7 @@ def run_config(
             resources=workload.resources,
             gate=workload.gate(),
             constraints=index() if index is not None else None,
+            censored=cfg.trace.censored,
         )
         summaries[name] = write_run(
             result,
