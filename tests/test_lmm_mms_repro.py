@@ -115,6 +115,11 @@ def test_quick_reproduction(tmp_path: Path) -> None:
     fig5 = "no resource saturates under LMM-MMS) | {} | not applicable |"
     assert all(fig5.format(fam) in text for fam in repro.FAMILIES)
     assert "higher on one) | unbounded, capped | PASS |" in text
+    # "when resources were not saturated", per resource: memory is never saturated here; on it
+    # LMM-MMS only ties bounded DRF, and is above both capped baselines
+    fig2 = "LMM-MMS leaves it unsaturated) | {} | {} | not saturated under LMM-MMS, of 20 Fig. 2 "
+    assert fig2.format("bounded", "FAIL") + "samples: CPU in 0, memory in 20;" in text
+    assert fig2.format("unbounded, capped", "PASS") in text
     assert "higher on one) | bounded | FAIL |" in text
     assert (
         frame["util_cpu"].between(0, 1 + 1e-9).all()
