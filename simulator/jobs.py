@@ -316,7 +316,8 @@ class JobsTaskSource(WrappedTaskSource):
     repetitions : mapping of int to int
         Repetitions per job id (missing: 1).
     job_run_s : mapping of int to float, optional
-        Run time in seconds per job id, replacing the trace's (UDRF paper, Section V).
+        Run time in seconds per job id, replacing the trace's (UDRF paper, Section V); the tasks
+        are then no longer right-censored (their run times are the model's, known).
     """
 
     def __init__(
@@ -336,8 +337,12 @@ class JobsTaskSource(WrappedTaskSource):
         reps_of, runs_of = self.repetitions, self.job_run_s
         for batch in self.inner.batches():
             jobs = batch.job_id.tolist()
-            if runs_of is not None:
-                batch = replace(batch, run_s=np.array([runs_of[j] for j in jobs], dtype=np.float64))
+            if runs_of is not None:  # known run times: nothing is right-censored any more
+                batch = replace(
+                    batch,
+                    run_s=np.array([runs_of[j] for j in jobs], dtype=np.float64),
+                    censored=None,
+                )
             r = np.array([reps_of.get(j, 1) for j in jobs], dtype=np.int64)
             idx = np.repeat(np.arange(len(batch)), r)
             first = np.cumsum(r) - r  # position of each task's first copy

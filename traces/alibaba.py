@@ -272,9 +272,14 @@ def _finish(
             "users": int(tasks["user"].nunique()),
             "servers": None if servers is None else len(servers),
             "end_states": {str(s): int(c) for s, c in zip(states, counts, strict=True)},
+            "censored_tasks": int(tasks["censored"].sum()),
             **extra,
         }
     )
+    if "window_end_s" in extra:
+        # the trace's data: from 0 to its last end (or submit) time; a run's default horizon
+        last = float(tasks["submit_s"].max()) if len(tasks) else 0.0
+        report["window_s"] = [0.0, max(float(extra["window_end_s"]), last)]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_tasks(tasks, out / "tasks.parquet", resources=resources)
@@ -757,6 +762,7 @@ def convert_alibaba_gpu_2023(src: Path, out: Path) -> dict[str, Any]:
         instances=np.ones(pods.n, np.int64),
     )
     extra = {
+        "window_end_s": t_end,
         "normalisation": {
             "cpu": f"cpu_milli / {norm['cpu']:g}",
             "mem": f"memory_mib / {norm['mem']:g}",
