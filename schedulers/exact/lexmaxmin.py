@@ -6,7 +6,9 @@ user n's *share* is ``x_n * a_n / w_n`` with ``x_n = sum_l x[n, l]`` and a per-u
 ``a_n``; the allocation lexicographically maximises the vector of shares subject to the per-server
 capacities (PS-DSF eq. 9), ``x[n, l] = 0`` where server l cannot serve n, and ``x_n <= max_tasks``.
 
-Algorithm (Nace and Pioro's max-min LP): maximise a common level ``t`` with every unfrozen share
+Algorithm on one server: exact progressive filling (:func:`~schedulers.exact.common.waterfill`),
+which is max-min fairness for linear capacity constraints. On several servers, Nace and Pioro's
+max-min LP: maximise a common level ``t`` with every unfrozen share
 ``>= t`` and every frozen share ``>= its level``; by LP duality the fairness rows carry duals that
 sum to 1, and a user whose row has a positive dual cannot exceed ``t`` in any optimum, so it is
 frozen at ``t``. At least one user is frozen per LP, hence at most ``n_users`` LPs. Section V-A of
@@ -19,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from schedulers.exact.common import fill_idle, monopoly_tasks, serving, solve_lp
+from schedulers.exact.common import fill_idle, monopoly_tasks, serving, solve_lp, waterfill
 from schedulers.instance import Instance
 
 #: Relative slack of a frozen user's level in later LPs (the level was computed to ~1e-9).
@@ -71,6 +73,13 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
     if n_v == 0:
         return out
     coef = np.where(ok, a, 0.0) / inst.weight  # share per task
+    if n_s == 1:
+        # one server: exact progressive filling of the shares (max-min fairness with linear
+        # capacities, Bertsekas and Gallager 6.5.2), no LP tolerance involved
+        with np.errstate(divide="ignore"):
+            rate = np.where(ok, 1.0 / np.where(ok, coef, 1.0), 0.0)
+        out[:, 0] = waterfill(inst.demand, inst.capacity[0], rate, upper=inst.max_tasks)
+        return out
     s = task_scale(inst, users, servers)
     # the largest share each user can reach alone
     top = coef * np.minimum(np.bincount(users, weights=s, minlength=n_u), inst.max_tasks)

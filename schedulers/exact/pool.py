@@ -30,10 +30,10 @@ def refuse_constraints(name: str, inst: Instance) -> None:
     bad = np.flatnonzero(~inst.eligible.all(axis=1))
     if bad.size:
         n = int(bad[0])
-        ids = [s for s, e in zip(inst.server_ids, inst.eligible[n], strict=True) if e]
+        k, n_s = int(inst.eligible[n].sum()), inst.eligible.shape[1]
         raise InstanceError(
-            f"users[{n}].eligible: {ids!r}: {name} pools the cluster into one server and cannot "
-            "honour placement constraints (use drfh, c-drfh, tsf, psdsf, pf or lmm-mms)"
+            f"users[{n}].eligible: {k} of {n_s} servers: {name} pools the cluster into one server "
+            "and cannot honour placement constraints (use drfh, c-drfh, tsf, psdsf, pf or lmm-mms)"
         )
 
 

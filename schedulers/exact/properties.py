@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import sparse
@@ -35,6 +36,9 @@ from schedulers.exact.pf import PF_GAP, pf_kkt_gap
 from schedulers.exact.pool import bmf_conditions, pooled_share_per_task
 from schedulers.exact.psdsf import psdsf_violation
 from schedulers.instance import Instance, NumericalRangeError
+
+if TYPE_CHECKING:
+    from schedulers.exact.udrf import JobInstance
 
 PROPERTIES = (
     "sharing-incentive",
@@ -334,27 +338,35 @@ def _valid(inst: Instance, a: np.ndarray) -> np.ndarray:
 def bottleneck_problem(
     inst: Instance, x: np.ndarray, a: np.ndarray, *, rtol: float = CHECK_RTOL
 ) -> str | None:
-    """Whether ``x`` (one server) is the weighted max-min of the shares ``x_n a_n / w_n``.
+    """The bottleneck condition of the weighted max-min of the shares ``x_n a_n / w_n``.
 
-    On one server (one set of linear capacity constraints) max-min fairness is equivalent to the
-    bottleneck condition (Bertsekas and Gallager, *Data Networks*, Section 6.5.2): every user
-    below its task bound has a saturated resource it demands on which no user demanding it has a
-    larger share. Returns why not, or ``None``.
+    Every user below its task bound needs, on every server that serves it, a saturated resource
+    it demands on which no user holding tasks there (more than ``rtol`` of what it could hold)
+    has a larger share; otherwise those users could give up a little of that server to it, a
+    lexicographic improvement. Necessary for a lexicographic max-min on any number of servers;
+    on one server (one set of linear capacity constraints) also sufficient (Bertsekas and
+    Gallager, *Data Networks*, Section 6.5.2). Unlike an LP it does not weigh how much of a
+    resource the others would free, so a user whose tiny demand for a full resource an LP's
+    tolerance hid is caught. Returns why not, or ``None``.
     """
-    xs = x.sum(axis=1)
     valid = _valid(inst, a)
-    share = np.where(valid, xs * np.where(valid, a, 0.0) / inst.weight, 0.0)
-    cap = inst.capacity[0]
-    use = xs @ inst.demand
-    full = use >= cap * (1 - rtol)
+    share = np.where(valid, x.sum(axis=1) * np.where(valid, a, 0.0) / inst.weight, 0.0)
+    gamma = monopoly_tasks(inst.capacity, inst.demand)
+    use = x.T @ inst.demand  # (L, R)
+    full = use >= inst.capacity * (1 - rtol)
+    holds = valid[:, None] & (x > rtol * gamma)  # (N, L)
     dem = inst.demand > 0
-    top = np.where(dem, share[:, None], 0.0).max(axis=0)  # largest share among r's users
-    for n in np.flatnonzero(valid & (xs < inst.max_tasks * (1 - rtol))):
-        if not (dem[n] & full & (share[n] >= top * (1 - rtol))).any():
-            return (
-                f"user {inst.user_ids[n]!r} (share {share[n]:.6g}) has no saturated resource on "
-                "which its share is the largest: the shares are not max-min fair"
-            )
+    # largest share among the users holding tasks on server l and demanding resource r
+    top = (np.where(holds, share[:, None], 0.0)[:, :, None] * dem[:, None, :]).max(axis=0)
+    free = valid & (x.sum(axis=1) < inst.max_tasks * (1 - rtol))
+    ok = (dem[:, None, :] & full[None] & (share[:, None, None] >= top[None] * (1 - rtol))).any(2)
+    bad = serving(inst) & free[:, None] & ~ok
+    if bad.any():
+        u, k = (int(i) for i in np.argwhere(bad)[0])
+        return (
+            f"user {inst.user_ids[u]!r} (share {share[u]:.6g}) has no saturated resource on "
+            f"{inst.server_ids[k]!r} on which its share is the largest: not max-min fair"
+        )
     return None
 
 
@@ -425,9 +437,9 @@ def verify(name: str, inst: Instance, x: np.ndarray, sharing: str = "rdm") -> No
 
     Feasibility and "nothing more fits" (:func:`feasibility_problem`, :func:`room_problem`; TDM
     PS-DSF may leave resources idle and is checked by its theorem instead), then the mechanism's
-    defining condition: the bottleneck condition of max-min fairness on one server (``drf``,
-    ``af``, and ``drfh``, ``c-drfh``, ``tsf``, ``lmm-mms`` on one server,
-    :func:`bottleneck_problem`); one LP per share level on several servers (:func:`lex_problem`);
+    defining condition: the bottleneck condition of max-min fairness (:func:`bottleneck_problem`;
+    ``drf``, ``af`` on the pool, ``drfh``, ``c-drfh``, ``tsf``, ``lmm-mms`` on every server), and on
+    several servers also one LP per share level (:func:`lex_problem`);
     Theorem 1 / 2 for ``psdsf`` (:func:`~schedulers.exact.psdsf.psdsf_violation` at most
     :data:`CHECK_RTOL`); the Frank-Wolfe gap for ``pf`` (at most
     :data:`~schedulers.exact.pf.PF_GAP`); the definition for ``bmf``
@@ -460,8 +472,9 @@ def verify(name: str, inst: Instance, x: np.ndarray, sharing: str = "rdm") -> No
             why = bottleneck_problem(inst, x, pooled_share_per_task(name, inst))
         elif name in LEX:
             a = share_per_task(name, inst)
-            one = inst.capacity.shape[0] == 1
-            why = (bottleneck_problem if one else lex_problem)(inst, x, a)
+            why = bottleneck_problem(inst, x, a)
+            if why is None and inst.capacity.shape[0] > 1:
+                why = lex_problem(inst, x, a)
         elif name == "psdsf":
             v = psdsf_violation(inst, x, sharing=sharing)
             if v > CHECK_RTOL:
@@ -475,5 +488,79 @@ def verify(name: str, inst: Instance, x: np.ndarray, sharing: str = "rdm") -> No
     if why is not None:
         raise NumericalRangeError(
             f"{name}: the instance is numerically out of range for the exact solver: {why} "
+            f"(relative tolerance {CHECK_RTOL:g})"
+        )
+
+
+def udrf_problem(inst: JobInstance, x: np.ndarray, *, rtol: float = CHECK_RTOL) -> str | None:
+    """Why job runs ``x`` are not the UDRF allocation of Fig. 3 (``None`` if they are).
+
+    In units of each class's capacity (job shares ``d^j[m, k]``), with relative tolerance
+    ``rtol``: feasibility (eq. 6, ``max_runs``); every job blocked (a resource it uses is
+    saturated, its user is saturated and its share of a resource the job uses is at the user's
+    dominant share, the eq. 12 cap, or it has ``max_runs`` runs); and max-min of the RDUC-wise
+    dominant shares: a user with no bounded job has a saturated resource on which no user with a
+    positive share has a larger weighted dominant share (Lemma 1).
+    """
+    from schedulers.exact.udrf import dominant_shares, job_shares
+
+    if not np.isfinite(x).all():
+        return "the solver returned a run count that is not a finite number"
+    d = job_shares(inst)
+    used = x @ d
+    first = np.r_[0, np.cumsum([len(ids) for ids in inst.job_ids])]
+
+    def job(j: int) -> str:
+        u = int(inst.job_user[j])
+        return f"job {inst.job_ids[u][j - first[u]]!r} of user {inst.user_ids[u]!r}"
+
+    if (x < 0).any() or (x > inst.max_runs * (1 + rtol)).any():
+        j = int(np.argmax((x < 0) | (x > inst.max_runs * (1 + rtol))))
+        return f"{job(j)} gets {x[j]:.6g} runs, outside [0, max_runs]"
+    if (used > 1 + rtol).any():
+        return f"a machine-class resource is {used.max():.9g} times its capacity"
+    sat = used >= 1 - rtol
+    s = dominant_shares(inst, x)
+    n_u = len(inst.user_ids)
+    share = np.zeros((n_u, d.shape[1]))
+    np.add.at(share, inst.job_user, d * x[:, None])
+    level = s / inst.weight
+    # a user is saturated when a resource of P_u (eq. 2) is; only then does eq. 12 cap its jobs
+    user_sat = np.zeros(n_u, dtype=bool)
+    np.logical_or.at(user_sat, inst.job_user, ((d > 0) & sat).any(axis=1))
+    for j, u in enumerate(inst.job_user):
+        uses = d[j] > 0
+        capped = user_sat[u] and (uses & (share[u] >= s[u] * (1 - rtol))).any()
+        blocked = (uses & sat).any() or capped
+        if not (blocked or x[j] >= inst.max_runs[j] * (1 - rtol)):
+            return f"{job(j)} could run more than its {x[j]:.6g} runs"
+    for u in range(n_u):
+        if np.isfinite(inst.max_runs[inst.job_user == u]).any():
+            continue
+        ok = False
+        for r in np.flatnonzero(sat & (share[u] > 0)):
+            holders = share[:, r] > rtol * share[:, r].max()
+            if (level[holders] <= level[u] * (1 + rtol)).all():
+                ok = True
+        if not ok:
+            return (
+                f"user {inst.user_ids[u]!r} (dominant share {s[u]:.6g}) has no saturated resource "
+                "on which its weighted dominant share is the largest: not max-min fair"
+            )
+    return None
+
+
+def verify_udrf(inst: JobInstance, x: np.ndarray) -> None:
+    """:func:`udrf_problem`, raised as :class:`~schedulers.instance.NumericalRangeError`.
+
+    Raises
+    ------
+    NumericalRangeError
+        One line: the instance is numerically out of range, and the failed condition.
+    """
+    why = udrf_problem(inst, x)
+    if why is not None:
+        raise NumericalRangeError(
+            f"udrf: the instance is numerically out of range for the exact solver: {why} "
             f"(relative tolerance {CHECK_RTOL:g})"
         )
