@@ -17,6 +17,8 @@ from schedulers.instance import Instance, NumericalRangeError
 
 #: Relative tolerance used when deciding that a resource is saturated.
 TOL = 1e-9
+#: LPs with at most this many matrix cells are rescaled as dense arrays (less overhead).
+DENSE_CELLS = 40_000
 #: :func:`fill_idle` runs when a user still fits this fraction of ``gamma[n, l]`` somewhere.
 FILL_TOL = 1e-7
 #: Relative slack of a user's task count that :func:`fill_idle` may give up.
@@ -251,21 +253,32 @@ class LPResult:
 
 
 def _row_scaled(
-    a: sparse.csr_matrix, b: np.ndarray, upper: np.ndarray | None
-) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray, np.ndarray]:
+    a: sparse.csr_matrix | np.ndarray, b: np.ndarray, upper: np.ndarray | None
+) -> tuple[sparse.csr_matrix | np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Divide each row by its largest coefficient; drop rows that can never bind."""
-    absmax = np.asarray(abs(a).max(axis=1).todense()).ravel() if a.shape[1] else np.zeros(len(b))
+    dense = isinstance(a, np.ndarray)
+    if a.shape[1] == 0:
+        absmax = np.zeros(len(b))
+    elif dense:
+        absmax = np.abs(a).max(axis=1)
+    else:
+        absmax = np.asarray(abs(a).max(axis=1).todense()).ravel()
     keep = absmax > 0
     if upper is not None:
         # the largest value a row can reach with 0 <= y <= upper; rows below b are redundant
-        pos = a.maximum(0)
-        finite_ub = np.where(np.isfinite(upper), upper, 0.0)
-        unbounded = np.asarray((pos[:, ~np.isfinite(upper)] != 0).sum(axis=1)).ravel() > 0
+        pos = np.maximum(a, 0) if isinstance(a, np.ndarray) else a.maximum(0)
+        inf = ~np.isfinite(upper)
+        finite_ub = np.where(inf, 0.0, upper)
+        if dense:
+            unbounded = (pos[:, inf] != 0).any(axis=1)
+        else:
+            unbounded = np.asarray((pos[:, inf] != 0).sum(axis=1)).ravel() > 0
         reach = np.asarray(pos @ finite_ub).ravel()
         keep &= unbounded | (reach > b)
     rows = np.flatnonzero(keep)
     r = absmax[rows]
-    return sparse.diags(1.0 / r) @ a[rows], b[rows] / r, rows, r
+    scaled = a[rows] / r[:, None] if dense else sparse.diags(1.0 / r) @ a[rows]
+    return scaled, b[rows] / r, rows, r
 
 
 def solve_lp(
@@ -324,15 +337,19 @@ def solve_lp(
     s = np.asarray(scale, dtype=float)
     if not (np.isfinite(s).all() and (s > 0).all()):
         raise NumericalRangeError(f"{what}: a variable's natural unit is not a positive number")
-    sd = sparse.diags(s)
     ub_y = None if upper is None else np.asarray(upper, dtype=float) / s
-    a1 = sparse.csr_matrix(a_ub) @ sd
-    a1, b1, rows, r = _row_scaled(sparse.csr_matrix(a1), np.asarray(b_ub, dtype=float), ub_y)
+
+    def col_scaled(a: sparse.spmatrix | np.ndarray) -> sparse.csr_matrix | np.ndarray:
+        if not isinstance(a, np.ndarray) and a.shape[0] * a.shape[1] <= DENSE_CELLS:
+            a = a.toarray()
+        if isinstance(a, np.ndarray):  # small LPs: no sparse overhead
+            return np.asarray(a, dtype=float) * s[None, :]
+        return sparse.csr_matrix(sparse.csr_matrix(a) @ sparse.diags(s))
+
+    a1, b1, rows, r = _row_scaled(col_scaled(a_ub), np.asarray(b_ub, dtype=float), ub_y)
     aeq = beq = None
     if a_eq is not None and b_eq is not None and len(b_eq):
-        aeq, beq, _, _ = _row_scaled(
-            sparse.csr_matrix(sparse.csr_matrix(a_eq) @ sd), np.asarray(b_eq, dtype=float), None
-        )
+        aeq, beq, _, _ = _row_scaled(col_scaled(a_eq), np.asarray(b_eq, dtype=float), None)
     cs = np.asarray(c, dtype=float) * s
     oscale = float(np.abs(cs).max()) or 1.0
     bounds = np.zeros((len(s), 2))
