@@ -29,6 +29,17 @@ class InstanceError(FairsimError, ValueError):
     """An allocation instance is malformed."""
 
 
+class NumericalRangeError(InstanceError):
+    """An instance's numbers are out of the range the exact solvers can answer reliably.
+
+    Raised up front when a quantity every mechanism derives from the instance (pooled capacity,
+    demand-to-capacity ratios, task counts) is not a normal float64 number (:func:`check_range`),
+    and after a solve when the solver does not report an optimum or its answer fails the
+    independent check (:func:`schedulers.exact.properties.verify`). The message is one line:
+    what is out of range and why.
+    """
+
+
 @dataclass(frozen=True)
 class Instance:
     """A validated allocation instance.
@@ -54,6 +65,66 @@ class Instance:
     weight: np.ndarray
     max_tasks: np.ndarray
     eligible: np.ndarray
+
+
+#: Smallest positive normal float64; ratios below it lose precision (subnormal) or vanish.
+_TINY = float(np.finfo(np.float64).tiny)
+#: Largest ratio whose reciprocal is still a normal float64 (about 4.5e307).
+_HUGE = 1.0 / _TINY
+
+
+def check_range(inst: Instance) -> None:
+    """Refuse an instance whose derived quantities overflow or underflow float64.
+
+    Every mechanism computes the pooled capacity ``C_r = sum_l c[l, r]``, the per-task shares
+    ``d[n, r] / C_r`` and their reciprocals (tasks that fit, ``c / d``), sums of task counts
+    over servers and users, and weight fractions ``w_n / sum_m w_m``. Each must be a finite,
+    normal float64 number (between 2.2e-308 and 4.5e307 for ratios, finite for sums): beyond that
+    the arithmetic itself, before any solver, overflows to ``inf`` or loses every digit. Anything
+    inside the range is left to the solver and the check after it.
+
+    Raises
+    ------
+    NumericalRangeError
+        Naming the field and the value.
+    """
+    cap, dem = inst.capacity, inst.demand
+    with np.errstate(over="ignore", invalid="ignore"):
+        pooled = cap.sum(axis=0)
+    for r in np.flatnonzero(~np.isfinite(pooled)):
+        raise NumericalRangeError(
+            f"servers[*].capacity[{r}]: the total {inst.resources[r]!r} capacity over the servers "
+            "overflows float64 (above 1.8e308); express the resource in larger units"
+        )
+    for n, r in zip(*np.nonzero(dem > 0), strict=True):
+        if pooled[r] <= 0:
+            continue
+        with np.errstate(over="ignore", under="ignore"):
+            ratio = pooled[r] / dem[n, r]
+        if not _TINY <= ratio <= _HUGE:
+            raise NumericalRangeError(
+                f"users[{n}].demand[{r}]: {dem[n, r]:g} per task against a total "
+                f"{inst.resources[r]!r} capacity of {pooled[r]:g}: the ratio {ratio:.3g} is "
+                "outside float64's normal range (2.2e-308 to 4.5e307)"
+            )
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        most = np.where(dem > 0, pooled[None, :] / dem, np.inf).min(axis=1)
+        total = float(np.minimum(most, inst.max_tasks).sum())
+    if not np.isfinite(total):
+        raise NumericalRangeError(
+            "users: the users' task counts together overflow float64 (above 1.8e308)"
+        )
+    with np.errstate(over="ignore"):
+        wsum = float(inst.weight.sum())
+    if not np.isfinite(wsum):
+        raise NumericalRangeError("users[*].weight: the weights' sum overflows float64")
+    small = np.flatnonzero(inst.weight / wsum < _TINY)
+    if small.size:
+        n = int(small[0])
+        raise NumericalRangeError(
+            f"users[{n}].weight: {inst.weight[n]:g} is below 2.2e-308 of the weights' sum "
+            f"{wsum:g} (float64 underflow)"
+        )
 
 
 def _number(value: Any, field: str, *, minimum: float = 0.0, strict: bool = False) -> float:
@@ -109,6 +180,9 @@ def parse_instance(data: Any) -> Instance:
     ------
     InstanceError
         Naming the first invalid field.
+    NumericalRangeError
+        If the numbers overflow or underflow float64 in the mechanisms' arithmetic
+        (:func:`check_range`).
     """
     resources = check_top_level(data)
     n_r = len(resources)
@@ -163,7 +237,7 @@ def parse_instance(data: Any) -> Instance:
                     raise InstanceError(f"users[{i}].eligible: unknown server id {sid!r}")
             es = {str(x) for x in e}
             elig.append([sid in es for sid in sids])
-    return Instance(
+    inst = Instance(
         resources=tuple(resources),
         server_ids=tuple(sids),
         user_ids=tuple(uids),
@@ -173,6 +247,8 @@ def parse_instance(data: Any) -> Instance:
         max_tasks=np.array(mts),
         eligible=np.array(elig, dtype=bool),
     )
+    check_range(inst)
+    return inst
 
 
 def read_instance_json(path: str | Path) -> Any:

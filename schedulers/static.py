@@ -16,9 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from schedulers.instance import Instance
+from schedulers.exact.common import monopoly_tasks, serving
+from schedulers.instance import Instance, InstanceError
 from schedulers.registry import make_scheduler
 from simulator.cluster import ClusterState
+
+#: Most tasks :func:`progressive_fill` places (one at a time, about 20,000 per second).
+ONLINE_MAX_TASKS = 1_000_000
 
 
 def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
@@ -41,7 +45,19 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
     ------
     simulator.errors.ConfigError
         For an unknown scheduler name.
+    InstanceError
+        If the fill could place more than :data:`ONLINE_MAX_TASKS` tasks (it places them one at a
+        time; an instance with tiny demands would run for hours).
     """
+    most = np.minimum(
+        (np.floor(monopoly_tasks(inst.capacity, inst.demand)) * serving(inst)).sum(axis=1),
+        inst.max_tasks,
+    ).sum()
+    if most > ONLINE_MAX_TASKS:
+        raise InstanceError(
+            f"users: the online fill places tasks one at a time and could place up to {most:.3g} "
+            f"(limit {ONLINE_MAX_TASKS:,}); set max_tasks or solve without --online"
+        )
     n_u = len(inst.user_ids)
     eligible = {i: inst.eligible[i].copy() for i in range(n_u) if not bool(inst.eligible[i].all())}
     sched = make_scheduler(

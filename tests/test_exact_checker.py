@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from experiments.properties import LITERATURE, format_table, run
 from schedulers.exact import solve_exact
@@ -124,3 +125,35 @@ def test_fairsim_properties_subcommand_json(tmp_path) -> None:  # type: ignore[n
     table = json.loads(p.stdout)
     assert set(table) == {"drf"}
     assert table["drf"]["envy-freeness"] == {"checked": 4, "violations": 0}
+
+
+def test_check_after_solve_needs_the_lp_on_several_servers() -> None:
+    """The bottleneck condition is not enough on several servers: every server is full and every
+    user holds the largest share of a full resource it demands, yet m (CPU-heavy) and p
+    (memory-heavy) can swap servers and free room for n. One LP per share level finds it."""
+    from schedulers.exact.properties import bottleneck_problem, lex_problem, room_problem, verify
+    from schedulers.instance import NumericalRangeError
+
+    inst = parse_instance(
+        {
+            "resources": ["cpu", "mem"],
+            "servers": [{"id": "A", "capacity": [2, 100]}, {"id": "B", "capacity": [100, 1]}],
+            "users": [
+                {"id": "n", "demand": [1, 0.001], "eligible": ["A"]},
+                {"id": "m", "demand": [1, 0.1]},
+                {"id": "p", "demand": [0.1, 1]},
+            ],
+        }
+    )
+    x = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # one task each
+    ones = np.ones(3)
+    assert room_problem(inst, x) is None and bottleneck_problem(inst, x, ones) is None
+    assert lex_problem(inst, x, ones) == (
+        "users at share 1 ('n', 'm', 'p') could reach a total share 21 > 3 without lowering "
+        "anyone at or below them: not lexicographically max-min"
+    )
+    with pytest.raises(NumericalRangeError, match=r"^psdsf: .*Theorem 1 is violated"):
+        verify("psdsf", inst, x)
+    # the mechanisms themselves pass their check: PS-DSF and PF give 1, 10, 10
+    np.testing.assert_allclose(solve_exact("psdsf", inst).sum(axis=1), [1, 10, 10])
+    np.testing.assert_allclose(solve_exact("pf", inst).sum(axis=1), [1, 10, 10], rtol=1e-6)

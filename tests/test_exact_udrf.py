@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from schedulers.exact import JOB_EXACT
+from schedulers.exact.properties import udrf_problem
 from schedulers.exact.udrf import (
     dominant_shares,
     job_shares,
@@ -24,7 +25,7 @@ from schedulers.exact.udrf import (
     solve_udrf,
     solve_udrf_json,
 )
-from schedulers.instance import InstanceError
+from schedulers.instance import InstanceError, NumericalRangeError
 
 # Shaped like Section II-A: four classes, u1 with two independent jobs, u2 with a two-task job;
 # u1, u2, u3 form one RDUC (standard and public-IP are shared), u4 is alone.
@@ -126,34 +127,9 @@ def test_rducs_match_definition(seed):
 
 
 def _check_udrf(inst, x):
-    """Feasibility (eq. 6) and the defining conditions of the Fig. 3 allocation."""
-    d = job_shares(inst)
-    used = x @ d
-    assert (x >= -1e-12).all() and (x <= inst.max_runs + 1e-9).all()
-    assert (used <= 1 + 1e-9).all()  # per class and resource
-    sat = used >= 1 - 1e-7
-    s = dominant_shares(inst, x)
-    n_u = len(inst.user_ids)
-    share = np.zeros((n_u, d.shape[1]))
-    np.add.at(share, inst.job_user, d * x[:, None])
-    level = s / inst.weight
-    # every job is blocked: saturated resource, its user's share at the eq. 12 cap, or max_runs
-    for j, u in enumerate(inst.job_user):
-        uses = d[j] > 0
-        blocked = (uses & sat).any() or (uses & (share[u] >= s[u] * (1 - 1e-7))).any()
-        assert blocked or x[j] >= inst.max_runs[j] - 1e-7, (j, x[j])
-    # max-min on RDUC-wise dominant shares: a user with no bounded job has a saturated resource
-    # on which no user with a larger weighted dominant share has a positive allocation
-    for u in range(n_u):
-        mine = inst.job_user == u
-        if np.isfinite(inst.max_runs[mine]).any():
-            continue
-        ok = False
-        for r in np.flatnonzero(sat & (share[u] > 0)):
-            users_r = np.flatnonzero(share[:, r] > 1e-12)
-            if (level[users_r] <= level[u] * (1 + 1e-6) + 1e-12).all():
-                ok = True
-        assert ok, (u, level)
+    """Feasibility (eq. 6) and the defining conditions of the Fig. 3 allocation: the check that
+    ``fairsim solve udrf`` runs after every solve."""
+    assert udrf_problem(inst, x) is None
 
 
 def test_fig1_like_instance():
@@ -263,3 +239,48 @@ def test_cli_round_trip_and_bad_input(tmp_path):
     assert res.returncode == 2 and res.stdout == ""
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "users[2].jobs[0].demand" in lines[0] and "gpu-box" in lines[0]
+
+
+def test_check_after_solve_rejects_a_wrong_allocation(monkeypatch):
+    import schedulers.exact.udrf as udrf
+
+    inst = parse_job_instance(FIG1_LIKE)
+    monkeypatch.setattr(udrf, "solve_udrf", lambda i: np.zeros(len(i.job_user)))
+    with pytest.raises(
+        NumericalRangeError,
+        match=r"^udrf: the instance is numerically out of range for the exact solver: job 'job1' "
+        r"of user 'u1' could run more than its 0 runs \(relative tolerance 1e-06\)$",
+    ):
+        solve_udrf_json(inst)
+    x = solve_udrf(inst)
+    x[0] *= 2  # hadoop over capacity
+    assert udrf_problem(inst, x) == "a machine-class resource is 1.14285714 times its capacity"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_runs_do_not_depend_on_units(seed):
+    """Resource k measured in another unit (the same factor in every class): same runs."""
+    rng = np.random.default_rng(300 + seed)
+    data = _random_instance(rng, bounds=seed % 2 == 1)
+    factor = 10.0 ** rng.uniform(-6, 9, len(data["resources"]))
+    scaled = json.loads(json.dumps(data))
+    for s in scaled["servers"]:
+        s["capacity"] = (np.array(s["capacity"]) * factor).tolist()
+    for u in scaled["users"]:
+        for job in u["jobs"]:
+            job["demand"] = {m: (np.array(v) * factor).tolist() for m, v in job["demand"].items()}
+    x = solve_udrf(parse_job_instance(data))
+    y = solve_udrf(parse_job_instance(scaled))
+    np.testing.assert_allclose(y, x, rtol=1e-9, atol=1e-12)
+
+
+def test_overflowing_ratio_is_refused():
+    data = json.loads(json.dumps(FIG1_LIKE))
+    data["servers"][0]["capacity"] = [1e308, 64]
+    data["users"][0]["jobs"][0]["demand"]["hadoop"] = [1e-10, 1]
+    with pytest.raises(
+        NumericalRangeError,
+        match=r"^users\[0\]\.jobs\[0\]\.demand\.hadoop\[0\]: 1e-10 per run against a capacity "
+        r"of 1e\+308: the ratio inf is outside float64's normal range",
+    ):
+        parse_job_instance(data)

@@ -19,7 +19,7 @@ from schedulers.exact.pf import solve_pf
 from schedulers.exact.pool import solve_af, solve_bmf, solve_drf
 from schedulers.exact.psdsf import solve_psdsf
 from schedulers.exact.udrf import solve_udrf, solve_udrf_json
-from schedulers.instance import Instance
+from schedulers.instance import Instance, check_range
 
 EXACT: dict[str, Callable[..., np.ndarray]] = {
     "drf": solve_drf,
@@ -63,11 +63,21 @@ def solve_exact(name: str, inst: Instance, sharing: str = "rdm") -> np.ndarray:
     ------
     KeyError
         For an unknown name.
+    InstanceError
+        For an instance field the mechanism cannot honour (placement constraints of a pooled
+        mechanism).
+    NumericalRangeError
+        If the instance's numbers overflow float64 (:func:`~schedulers.instance.check_range`), a
+        solver reports no optimum, or the answer fails the independent check
+        (:func:`~schedulers.exact.properties.verify`).
     """
+    from schedulers.exact.properties import verify
+
     fn = EXACT[name]
-    if name == "psdsf":
-        return fn(inst, sharing=sharing)
-    return fn(inst)
+    check_range(inst)
+    x = fn(inst, sharing=sharing) if name == "psdsf" else fn(inst)
+    verify(name, inst, x, sharing)
+    return x
 
 
 def solve_exact_json(name: str, inst: Instance, sharing: str = "rdm") -> dict[str, Any]:

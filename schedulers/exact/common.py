@@ -7,12 +7,22 @@ tasks user n runs when it monopolises server l.
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import dataclass
 
-from schedulers.instance import Instance
+import numpy as np
+from scipy import sparse
+from scipy.optimize import linprog
+
+from schedulers.instance import Instance, NumericalRangeError
 
 #: Relative tolerance used when deciding that a resource is saturated.
 TOL = 1e-9
+#: LPs with at most this many matrix cells are rescaled as dense arrays (less overhead).
+DENSE_CELLS = 40_000
+#: :func:`fill_idle` runs when a user still fits this fraction of ``gamma[n, l]`` somewhere.
+FILL_TOL = 1e-7
+#: Relative slack of a user's task count that :func:`fill_idle` may give up.
+FILL_SLACK = 0.0
 
 
 def serving(inst: Instance) -> np.ndarray:
@@ -52,6 +62,86 @@ def monopoly_tasks(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(g), g, 0.0)
 
 
+def room(inst: Instance, x: np.ndarray) -> np.ndarray:
+    """Tasks of user n that still fit on server l next to allocation ``x`` ("nothing more fits").
+
+    ``min_r (c[l, r] - sum_m d[m, r] x[m, l]) / d[n, r]`` over the resources n demands, clipped
+    at 0; 0 where l cannot serve n or n holds ``max_tasks`` tasks.
+
+    Parameters
+    ----------
+    inst : Instance
+    x : ndarray, shape (n_users, n_servers)
+
+    Returns
+    -------
+    ndarray, shape (n_users, n_servers)
+    """
+    free = np.maximum(inst.capacity - x.T @ inst.demand, 0.0)  # (L, R)
+    d = inst.demand[:, None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fit = np.where(d > 0, free[None, :, :] / d, np.inf).min(axis=2)
+    left = np.maximum(inst.max_tasks - x.sum(axis=1), 0.0)
+    return np.where(serving(inst), np.minimum(fit, left[:, None]), 0.0)
+
+
+def fill_idle(inst: Instance, x: np.ndarray, *, what: str = "fill LP") -> np.ndarray:
+    """Use capacity an LP-based allocation left idle, without lowering any user's task count.
+
+    Tasks whose share differs from another user's by less than an LP's precision (a user with
+    1e9 tasks on a large server and 4 on a small one) can leave a server idle in the optimum of a
+    solver with absolute tolerances. When some user still fits more than :data:`FILL_TOL` of
+    ``gamma[n, l]`` on a server that serves it (:func:`room`), one LP maximises the total number
+    of tasks in each variable's natural unit (``sum x[n, l] / min(gamma[n, l], max_tasks[n])``)
+    subject to the capacities, the task bounds and ``x_n >= (1 - FILL_SLACK)`` times its current
+    value, so that nothing more fits. Otherwise ``x`` is returned unchanged.
+
+    Parameters
+    ----------
+    inst : Instance
+    x : ndarray, shape (n_users, n_servers)
+    what : str
+        Names the LP in error messages.
+
+    Returns
+    -------
+    ndarray, shape (n_users, n_servers)
+    """
+    serve = serving(inst)
+    gamma = monopoly_tasks(inst.capacity, inst.demand)
+    if not (room(inst, x) > FILL_TOL * gamma)[serve].any():
+        return x
+    users, servers = np.nonzero(serve & (gamma > 0) & (inst.max_tasks > 0)[:, None])
+    n_u, n_v = len(inst.user_ids), len(users)
+    unit = np.minimum(gamma[users, servers], inst.max_tasks[users])
+    n_r = inst.capacity.shape[1]
+    rows = (servers[:, None] * n_r + np.arange(n_r)[None, :]).ravel()
+    cols = np.repeat(np.arange(n_v), n_r)
+    vals = inst.demand[users].ravel()
+    keep = vals > 0
+    cap_a = sparse.csr_matrix(
+        (vals[keep], (rows[keep], cols[keep])), shape=(inst.capacity.size, n_v)
+    )
+    tasks = sparse.csr_matrix((np.ones(n_v), (users, np.arange(n_v))), shape=(n_u, n_v))
+    tot = x.sum(axis=1)
+    bounded = np.flatnonzero(np.isfinite(inst.max_tasks))
+    res = solve_lp(
+        -1.0 / unit,
+        sparse.vstack([cap_a, -tasks, tasks[bounded]]).tocsr(),
+        np.concatenate([inst.capacity.ravel(), -tot * (1 - FILL_SLACK), inst.max_tasks[bounded]]),
+        scale=unit,
+        upper=unit,
+        method="highs-ipm",
+        what=what,
+        infeasible_ok=True,
+    )
+    if res is None:  # the input was not feasible to begin with: left to the check
+        return x
+    out = np.zeros_like(x)
+    out[users, servers] = np.maximum(res.x, 0.0)
+    return out
+
+
 def waterfill(
     demand: np.ndarray,
     capacity: np.ndarray,
@@ -84,6 +174,11 @@ def waterfill(
     -------
     ndarray, shape (n_users,)
     """
+    # in units of each resource's capacity, so that the tolerances below are relative
+    cap = np.asarray(capacity, dtype=float)
+    has = cap > 0
+    demand = np.where(has, demand / np.where(has, cap, 1.0), (demand > 0).astype(float))
+    capacity = has.astype(float)
     n = demand.shape[0]
     base = np.zeros(n) if base is None else np.asarray(base, dtype=float)
     upper = np.full(n, np.inf) if upper is None else np.asarray(upper, dtype=float)
@@ -127,7 +222,7 @@ def waterfill(
         level = saturated_at
         cur = np.clip(level * rate - base, 0.0, upper)
         usage = used_fixed + (cur[active, None] * demand[active]).sum(axis=0)
-        full = usage >= capacity - TOL * np.maximum(capacity, 1.0)
+        full = usage >= capacity - TOL
         freeze = active & ((demand[:, full] > 0).any(axis=1) | (cur >= upper))
         if not freeze.any():  # numerical safety: freeze the users of the tightest resource
             r = int(np.argmax(usage - capacity))
@@ -136,3 +231,143 @@ def waterfill(
         used_fixed = used_fixed + (x[freeze, None] * demand[freeze]).sum(axis=0)
         active &= ~freeze
     return x
+
+
+@dataclass(frozen=True)
+class LPResult:
+    """Optimum of :func:`solve_lp`, in the caller's (unscaled) units.
+
+    Attributes
+    ----------
+    x : ndarray, shape (n_vars,)
+    fun : float
+        Objective value ``c @ x``.
+    ineq_marginals : ndarray, shape (n_ub_rows,)
+        Sensitivity of the objective to each ``b_ub`` entry (scipy's ``ineqlin.marginals``
+        convention: ``<= 0`` when minimising); 0 for rows dropped as redundant.
+    """
+
+    x: np.ndarray
+    fun: float
+    ineq_marginals: np.ndarray
+
+
+def _row_scaled(
+    a: sparse.csr_matrix | np.ndarray, b: np.ndarray, upper: np.ndarray | None
+) -> tuple[sparse.csr_matrix | np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Divide each row by its largest coefficient; drop rows that can never bind."""
+    dense = isinstance(a, np.ndarray)
+    if a.shape[1] == 0:
+        absmax = np.zeros(len(b))
+    elif dense:
+        absmax = np.abs(a).max(axis=1)
+    else:
+        absmax = np.asarray(abs(a).max(axis=1).todense()).ravel()
+    keep = absmax > 0
+    if upper is not None:
+        # the largest value a row can reach with 0 <= y <= upper; rows below b are redundant
+        pos = np.maximum(a, 0) if isinstance(a, np.ndarray) else a.maximum(0)
+        inf = ~np.isfinite(upper)
+        finite_ub = np.where(inf, 0.0, upper)
+        if dense:
+            unbounded = (pos[:, inf] != 0).any(axis=1)
+        else:
+            unbounded = np.asarray((pos[:, inf] != 0).sum(axis=1)).ravel() > 0
+        reach = np.asarray(pos @ finite_ub).ravel()
+        keep &= unbounded | (reach > b)
+    rows = np.flatnonzero(keep)
+    r = absmax[rows]
+    scaled = a[rows] / r[:, None] if dense else sparse.diags(1.0 / r) @ a[rows]
+    return scaled, b[rows] / r, rows, r
+
+
+def solve_lp(
+    c: np.ndarray,
+    a_ub: sparse.spmatrix | np.ndarray,
+    b_ub: np.ndarray,
+    *,
+    scale: np.ndarray,
+    upper: np.ndarray | None = None,
+    a_eq: sparse.spmatrix | np.ndarray | None = None,
+    b_eq: np.ndarray | None = None,
+    method: str = "highs",
+    what: str = "LP",
+    infeasible_ok: bool = False,
+) -> LPResult | None:
+    """``min c @ x`` s.t. ``a_ub @ x <= b_ub``, ``a_eq @ x = b_eq``, ``0 <= x <= upper``, by HiGHS
+    on a rescaled copy: the one place where the exact mechanisms' LPs are scaled.
+
+    HiGHS works with absolute tolerances (1e-7), drops matrix entries below 1e-9 and treats bounds
+    above 1e20 as infinite, so an LP written in the instance's own units (demands of 1e-9 next to
+    capacities of 1e10) can come back "optimal" and wrong. Here every variable is first expressed
+    in its natural unit, ``x = scale * y`` (for a task count: the most tasks the user can run
+    there, so ``y`` is a fraction in [0, 1]); each row is then divided by its largest coefficient,
+    rows that cannot bind given ``0 <= y <= upper / scale`` are dropped (an exact presolve), and
+    the objective is divided by its largest coefficient. The transformation is exact; the optimum
+    and the duals are mapped back to the caller's units.
+
+    Parameters
+    ----------
+    c : ndarray, shape (n,)
+    a_ub : sparse matrix or ndarray, shape (m, n)
+    b_ub : ndarray, shape (m,)
+    scale : ndarray, shape (n,)
+        Positive natural unit of each variable.
+    upper : ndarray, shape (n,), optional
+        Upper bounds (``inf`` allowed) in the caller's units; default unbounded.
+    a_eq, b_eq : optional
+        Equality rows (scaled the same way, never dropped).
+    method : str
+        ``scipy.optimize.linprog`` HiGHS method.
+    what : str
+        Names the LP in error messages.
+    infeasible_ok : bool
+        Return ``None`` for an infeasible LP instead of raising.
+
+    Returns
+    -------
+    LPResult or None
+
+    Raises
+    ------
+    NumericalRangeError
+        If HiGHS reports anything but an optimum (or infeasibility with ``infeasible_ok``): the
+        LP of an instance is always feasible and bounded, so any other status is numerical.
+    """
+    s = np.asarray(scale, dtype=float)
+    if not (np.isfinite(s).all() and (s > 0).all()):
+        raise NumericalRangeError(f"{what}: a variable's natural unit is not a positive number")
+    ub_y = None if upper is None else np.asarray(upper, dtype=float) / s
+
+    def col_scaled(a: sparse.spmatrix | np.ndarray) -> sparse.csr_matrix | np.ndarray:
+        if not isinstance(a, np.ndarray) and a.shape[0] * a.shape[1] <= DENSE_CELLS:
+            a = a.toarray()
+        if isinstance(a, np.ndarray):  # small LPs: no sparse overhead
+            return np.asarray(a, dtype=float) * s[None, :]
+        return sparse.csr_matrix(sparse.csr_matrix(a) @ sparse.diags(s))
+
+    a1, b1, rows, r = _row_scaled(col_scaled(a_ub), np.asarray(b_ub, dtype=float), ub_y)
+    aeq = beq = None
+    if a_eq is not None and b_eq is not None and len(b_eq):
+        aeq, beq, _, _ = _row_scaled(col_scaled(a_eq), np.asarray(b_eq, dtype=float), None)
+    cs = np.asarray(c, dtype=float) * s
+    oscale = float(np.abs(cs).max()) or 1.0
+    bounds = np.zeros((len(s), 2))
+    bounds[:, 1] = np.inf if ub_y is None else ub_y
+    res = linprog(
+        cs / oscale,
+        A_ub=a1 if len(b1) else None,
+        b_ub=b1 if len(b1) else None,
+        A_eq=aeq,
+        b_eq=beq,
+        bounds=bounds,
+        method=method,
+    )
+    if res.status == 2 and infeasible_ok:
+        return None
+    if res.status != 0:
+        raise NumericalRangeError(f"{what}: HiGHS did not find an optimum ({res.message})")
+    marg = np.zeros(len(np.asarray(b_ub)))
+    if len(b1):
+        marg[rows] = np.asarray(res.ineqlin.marginals) * oscale / r
+    return LPResult(x=s * res.x, fun=float(res.fun) * oscale, ineq_marginals=marg)

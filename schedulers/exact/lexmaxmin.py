@@ -6,7 +6,9 @@ user n's *share* is ``x_n * a_n / w_n`` with ``x_n = sum_l x[n, l]`` and a per-u
 ``a_n``; the allocation lexicographically maximises the vector of shares subject to the per-server
 capacities (PS-DSF eq. 9), ``x[n, l] = 0`` where server l cannot serve n, and ``x_n <= max_tasks``.
 
-Algorithm (Nace and Pioro's max-min LP): maximise a common level ``t`` with every unfrozen share
+Algorithm on one server: exact progressive filling (:func:`~schedulers.exact.common.waterfill`),
+which is max-min fairness for linear capacity constraints. On several servers, Nace and Pioro's
+max-min LP: maximise a common level ``t`` with every unfrozen share
 ``>= t`` and every frozen share ``>= its level``; by LP duality the fairness rows carry duals that
 sum to 1, and a user whose row has a positive dual cannot exceed ``t`` in any optimum, so it is
 frozen at ``t``. At least one user is frozen per LP, hence at most ``n_users`` LPs. Section V-A of
@@ -18,10 +20,26 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import linprog
 
-from schedulers.exact.common import serving
-from schedulers.instance import Instance, InstanceError
+from schedulers.exact.common import fill_idle, monopoly_tasks, serving, solve_lp, waterfill
+from schedulers.instance import Instance
+
+#: Relative slack of a frozen user's level in later LPs (the level was computed to ~1e-9).
+FREEZE_SLACK = 1e-9
+
+
+def task_scale(inst: Instance, users: np.ndarray, servers: np.ndarray) -> np.ndarray:
+    """Natural unit of the variable ``x[n, l]``: the most tasks user n can run on server l.
+
+    ``min(gamma[n, l], max_tasks[n])`` (PS-DSF eq. 7 and the task bound): the LPs see
+    ``y = x / task_scale`` in [0, 1] whatever the units of the resources and the size of a task.
+
+    Returns
+    -------
+    ndarray, shape (len(users),)
+    """
+    gamma = monopoly_tasks(inst.capacity, inst.demand)[users, servers]
+    return np.minimum(gamma, inst.max_tasks[users])
 
 
 def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) -> np.ndarray:
@@ -39,6 +57,11 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
     -------
     ndarray, shape (n_users, n_servers)
         Fractional task counts ``x[n, l]``.
+
+    Raises
+    ------
+    NumericalRangeError
+        If an LP has no optimum by HiGHS (:func:`~schedulers.exact.common.solve_lp`).
     """
     n_u, n_s = inst.eligible.shape
     serve = serving(inst) if serve is None else serve
@@ -49,7 +72,17 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
     out = np.zeros((n_u, n_s))
     if n_v == 0:
         return out
-    coef = a / inst.weight  # share per task
+    coef = np.where(ok, a, 0.0) / inst.weight  # share per task
+    if n_s == 1:
+        # one server: exact progressive filling of the shares (max-min fairness with linear
+        # capacities, Bertsekas and Gallager 6.5.2), no LP tolerance involved
+        with np.errstate(divide="ignore"):
+            rate = np.where(ok, 1.0 / np.where(ok, coef, 1.0), 0.0)
+        out[:, 0] = waterfill(inst.demand, inst.capacity[0], rate, upper=inst.max_tasks)
+        return out
+    s = task_scale(inst, users, servers)
+    # the largest share each user can reach alone
+    top = coef * np.minimum(np.bincount(users, weights=s, minlength=n_u), inst.max_tasks)
     n_r = inst.capacity.shape[1]
     # capacity rows: (l, r) -> sum_n d[n, r] x[n, l] <= c[l, r]
     rows = (servers[:, None] * n_r + np.arange(n_r)[None, :]).ravel()
@@ -64,7 +97,6 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
     share = sparse.csr_matrix((coef[users], (users, np.arange(n_v))), shape=(n_u, n_v + 1))
     tasks = sparse.csr_matrix((np.ones(n_v), (users, np.arange(n_v))), shape=(n_u, n_v + 1))
     bounded = np.nonzero(ok & np.isfinite(inst.max_tasks))[0]
-    t_col = sparse.csr_matrix(([1.0], ([0], [n_v])), shape=(1, n_v + 1))
     c = np.zeros(n_v + 1)
     c[-1] = -1.0
     active = ok.copy()
@@ -76,34 +108,44 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
             break
         frozen = np.nonzero(ok & ~active)[0]
         # active: t - share_n <= 0 ; frozen: -share_n <= -level_n (relaxed by a hair)
-        fair = sparse.vstack([share[act] * -1.0 + sparse.vstack([t_col] * len(act))])
-        blocks = [cap_a, fair]
+        t_col = sparse.csr_matrix(
+            (np.ones(len(act)), (np.arange(len(act)), np.full(len(act), n_v))),
+            shape=(len(act), n_v + 1),
+        )
+        blocks = [cap_a, t_col - share[act]]
         b = [cap_b, np.zeros(len(act))]
         if len(frozen):
             blocks.append(-share[frozen])
-            b.append(-level[frozen] * (1 - 1e-9))
+            b.append(-level[frozen] * (1 - FREEZE_SLACK))
         if len(bounded):
             blocks.append(tasks[bounded])
             b.append(inst.max_tasks[bounded])
-        res = linprog(
+        # t never exceeds the smallest reachable share of an active user: its natural unit
+        t_unit = float(top[act].min())
+        res = solve_lp(
             c,
-            A_ub=sparse.vstack(blocks).tocsr(),
-            b_ub=np.concatenate(b),
-            bounds=(0, None),
+            sparse.vstack(blocks).tocsr(),
+            np.concatenate(b),
+            scale=np.r_[s, t_unit],
+            upper=np.r_[s, np.inf],
             method="highs-ipm",  # with crossover: 5x faster than simplex here
+            what="lexicographic max-min LP",
         )
-        if res.status != 0:
-            raise InstanceError(f"lexicographic max-min LP failed: {res.message}")
+        assert res is not None
         x = res.x[:n_v]
         t = float(res.x[-1])
-        duals = -res.ineqlin.marginals[len(cap_b) : len(cap_b) + len(act)]
+        # duals of the fairness rows: they sum to 1 (stationarity in t)
+        duals = -res.ineq_marginals[len(cap_b) : len(cap_b) + len(act)]
         blocked = act[duals > 1e-9]
         if len(blocked) == 0:
-            blocked = act[np.asarray(share[act] @ res.x).ravel() <= t * (1 + 1e-9) + 1e-12]
+            got = np.asarray(share[act] @ res.x).ravel()
+            blocked = act[got <= t * (1 + 1e-9)]
+            if len(blocked) == 0:
+                blocked = act[[int(np.argmin(got))]]
         level[blocked] = t
         active[blocked] = False
     out[users, servers] = np.maximum(x, 0.0)
-    return out
+    return fill_idle(inst, out, what="lexicographic max-min fill LP")
 
 
 def drfh_share_per_task(inst: Instance, *, constrained: bool) -> np.ndarray:
@@ -145,12 +187,7 @@ def solve_tsf(inst: Instance) -> np.ndarray:
     ``gamma_n = sum_l min_r c[l, r] / d[n, r]`` over *all* servers, as if there were no placement
     constraints (Wang et al.'s Task Share Fairness, ref. [14] of the PS-DSF paper).
     """
-    from schedulers.exact.common import monopoly_tasks
-
-    gamma = monopoly_tasks(inst.capacity, inst.demand).sum(axis=1)
-    with np.errstate(divide="ignore"):
-        a = np.where(gamma > 0, 1.0 / gamma, np.inf)
-    return lex_max_min(inst, a)
+    return lex_max_min(inst, share_per_task("tsf", inst))
 
 
 def maximin_share(inst: Instance) -> np.ndarray:
@@ -161,8 +198,6 @@ def maximin_share(inst: Instance) -> np.ndarray:
     weights this is ``min(n_n, min_r c_r / (N d[n, r]))``, the reconstruction of Li et al. (2025)
     recorded in ``../shared/papers/NOTES.md``.
     """
-    from schedulers.exact.common import monopoly_tasks
-
     slice_ = inst.weight / inst.weight.sum()
     g = (monopoly_tasks(inst.capacity, inst.demand) * serving(inst)).sum(axis=1) * slice_
     return np.minimum(inst.max_tasks, g)
@@ -182,3 +217,25 @@ def solve_lmm_mms(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
     with np.errstate(divide="ignore"):
         a = np.where(mu > 0, inst.weight / mu, np.inf)
     return lex_max_min(inst, a)
+
+
+def share_per_task(name: str, inst: Instance) -> np.ndarray:
+    """``a_n`` of mechanism ``name`` (``drfh``, ``c-drfh``, ``tsf``, ``lmm-mms``): the share
+    ``x_n a_n / w_n`` it lexicographically maximises (``inf`` where a user gets nothing).
+
+    Raises
+    ------
+    KeyError
+        For another name.
+    """
+    if name in ("drfh", "c-drfh"):
+        return drfh_share_per_task(inst, constrained=name == "drfh")
+    if name == "tsf":
+        gamma = monopoly_tasks(inst.capacity, inst.demand).sum(axis=1)
+        with np.errstate(divide="ignore"):
+            return np.where(gamma > 0, 1.0 / gamma, np.inf)
+    if name == "lmm-mms":
+        mu = maximin_share(inst)
+        with np.errstate(divide="ignore"):
+            return np.where(mu > 0, inst.weight / mu, np.inf)
+    raise KeyError(name)

@@ -52,10 +52,12 @@ def lmm_mms_pick(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
             "lmm-mms (PICK): every user must demand every resource (Lemma 1); "
             "use the sequential LPs"
         )
-    cap = inst.capacity[0]
     mu = maximin_share(inst) if mms is None else np.asarray(mms, dtype=float)
     mu = np.where(inst.eligible[:, 0], mu, 0.0)
-    d = inst.demand
+    # in units of each resource's capacity, so that the tolerances below are relative
+    has = inst.capacity[0] > 0
+    cap = has.astype(float)
+    d = np.where(has, inst.demand / np.where(has, inst.capacity[0], 1.0), 0.0)
     n_u = d.shape[0]
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(mu > 0, inst.max_tasks / mu, 0.0)

@@ -9,13 +9,32 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from scipy.optimize import linprog
 
-from schedulers.exact.common import waterfill
+from schedulers.exact.common import solve_lp, waterfill
 from schedulers.instance import Instance, InstanceError
 
 #: Most bottleneck mappings :func:`solve_bmf` will enumerate.
 BMF_MAX_MAPPINGS = 200_000
+
+
+def refuse_constraints(name: str, inst: Instance) -> None:
+    """Refuse placement constraints, which a pooled mechanism cannot honour.
+
+    Raises
+    ------
+    InstanceError
+        If some user's ``eligible`` leaves out a server: the pooled mechanisms (``drf``, ``af``,
+        ``bmf``) are defined on one server (Ghodsi et al.; Bonald and Roberts), and silently
+        dropping the constraint would answer a different question.
+    """
+    bad = np.flatnonzero(~inst.eligible.all(axis=1))
+    if bad.size:
+        n = int(bad[0])
+        k, n_s = int(inst.eligible[n].sum()), inst.eligible.shape[1]
+        raise InstanceError(
+            f"users[{n}].eligible: {k} of {n_s} servers: {name} pools the cluster into one server "
+            "and cannot honour placement constraints (use drfh, c-drfh, tsf, psdsf, pf or lmm-mms)"
+        )
 
 
 def _pool(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -42,11 +61,14 @@ def solve_drf(inst: Instance) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n_users, 1)
+
+    Raises
+    ------
+    InstanceError
+        For placement constraints (:func:`refuse_constraints`).
     """
-    cap, _ = _pool(inst)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dom = np.where(inst.demand > 0, inst.demand / cap, 0.0).max(axis=1)
-    return _share_fill(inst, dom)
+    refuse_constraints("drf", inst)
+    return _share_fill(inst, pooled_share_per_task("drf", inst))
 
 
 def solve_af(inst: Instance) -> np.ndarray:
@@ -57,11 +79,28 @@ def solve_af(inst: Instance) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n_users, 1)
+
+    Raises
+    ------
+    InstanceError
+        For placement constraints (:func:`refuse_constraints`).
+    """
+    refuse_constraints("af", inst)
+    return _share_fill(inst, pooled_share_per_task("af", inst))
+
+
+def pooled_share_per_task(name: str, inst: Instance) -> np.ndarray:
+    """Share of one task on the pool: dominant ``max_r d[n, r] / C_r`` (``drf``) or aggregate
+    ``sum_r d[n, r] / C_r`` (``af``), ``C`` the pooled capacity.
+
+    Returns
+    -------
+    ndarray, shape (n_users,)
     """
     cap, _ = _pool(inst)
     with np.errstate(divide="ignore", invalid="ignore"):
-        agg = np.where(inst.demand > 0, inst.demand / cap, 0.0).sum(axis=1)
-    return _share_fill(inst, agg)
+        frac = np.where(inst.demand > 0, inst.demand / cap, 0.0)
+    return frac.max(axis=1) if name == "drf" else frac.sum(axis=1)
 
 
 def bmf_conditions(inst: Instance, x: np.ndarray, tol: float = 1e-7) -> bool:
@@ -74,14 +113,14 @@ def bmf_conditions(inst: Instance, x: np.ndarray, tol: float = 1e-7) -> bool:
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(ok[:, None] & (inst.demand > 0), inst.demand / cap, 0.0)
     load = x @ a
-    if (load > 1 + tol).any() or (x > inst.max_tasks * (1 + tol) + tol).any():
+    if (load > 1 + tol).any() or (x > inst.max_tasks * (1 + tol)).any():
         return False
     sh = x[:, None] * a / inst.weight[:, None]
     top = sh.max(axis=0)
     for n in np.nonzero(ok)[0]:
         if x[n] >= inst.max_tasks[n] * (1 - tol):
             continue
-        j = (a[n] > 0) & (load >= 1 - tol) & (sh[n] >= top - tol * np.maximum(top, 1))
+        j = (a[n] > 0) & (load >= 1 - tol) & (sh[n] >= top * (1 - tol))
         if not j.any():
             return False
     return True
@@ -105,8 +144,10 @@ def solve_bmf(inst: Instance) -> np.ndarray:
     Raises
     ------
     InstanceError
-        If there are more than :data:`BMF_MAX_MAPPINGS` mappings to enumerate.
+        If there are more than :data:`BMF_MAX_MAPPINGS` mappings to enumerate, or for placement
+        constraints (:func:`refuse_constraints`).
     """
+    refuse_constraints("bmf", inst)
     cap, ok = _pool(inst)
     n_u, n_r = inst.demand.shape
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -129,9 +170,12 @@ def solve_bmf(inst: Instance) -> np.ndarray:
         return np.zeros((n_u, 1))
     best: tuple[float, float] | None = None
     best_x = np.zeros(n_u)
-    aw = a[users] / inst.weight[users, None]
+    w = inst.weight[users]
+    aw = a[users] / w[:, None]
     mt = inst.max_tasks[users]
-    ub = [(0, None if not np.isfinite(m) else m) for m in mt]
+    # natural units: the most tasks a user can run on the pool, and the level min_p x_p / w_p
+    unit = np.minimum(1.0 / a[users].max(axis=1), mt)
+    t_unit = float((unit / w).min())
     for mapping in itertools.product(*options):
         a_ub, b_ub, a_eq, b_eq = [], [], [], []
         for j in range(n_r):
@@ -155,37 +199,41 @@ def solve_bmf(inst: Instance) -> np.ndarray:
                     b_ub.append(0.0)
         # stage 1: max t with x_p / w_p >= t
         a1 = np.hstack([np.array(a_ub), np.zeros((len(a_ub), 1))])
-        fair = np.hstack([-np.diag(1 / inst.weight[users]), np.ones((k, 1))])
-        res = linprog(
+        fair = np.hstack([-np.diag(1 / w), np.ones((k, 1))])
+        res = solve_lp(
             np.r_[np.zeros(k), -1.0],
-            A_ub=np.vstack([a1, fair]),
-            b_ub=np.r_[b_ub, np.zeros(k)],
-            A_eq=np.hstack([np.array(a_eq), np.zeros((len(a_eq), 1))]),
-            b_eq=b_eq,
-            bounds=[*ub, (0, None)],
-            method="highs",
+            np.vstack([a1, fair]),
+            np.r_[b_ub, np.zeros(k)],
+            a_eq=np.hstack([np.array(a_eq), np.zeros((len(a_eq), 1))]),
+            b_eq=np.array(b_eq),
+            scale=np.r_[unit, t_unit],
+            upper=np.r_[mt, np.inf],
+            what="bmf LP",
+            infeasible_ok=True,
         )
-        if res.status != 0:
+        if res is None:
             continue
         t = float(res.x[-1])
-        if best is not None and t < best[0] - 1e-9:
+        if best is not None and t < best[0] * (1 - 1e-9):
             continue
-        res2 = linprog(
+        res2 = solve_lp(
             -np.ones(k),
-            A_ub=np.vstack([np.array(a_ub), -np.diag(1 / inst.weight[users])]),
-            b_ub=np.r_[b_ub, -np.full(k, t * (1 - 1e-9))],
-            A_eq=np.array(a_eq),
-            b_eq=b_eq,
-            bounds=ub,
-            method="highs",
+            np.vstack([np.array(a_ub), -np.diag(1 / w)]),
+            np.r_[b_ub, -np.full(k, t * (1 - 1e-9))],
+            a_eq=np.array(a_eq),
+            b_eq=np.array(b_eq),
+            scale=unit,
+            upper=mt,
+            what="bmf LP",
+            infeasible_ok=True,
         )
-        if res2.status != 0:
+        if res2 is None:
             continue
         key = (t, float(res2.x.sum()))
         if (
             best is None
-            or key[0] > best[0] + 1e-9
-            or (key[0] > best[0] - 1e-9 and key[1] > best[1] + 1e-9)
+            or key[0] > best[0] * (1 + 1e-9)
+            or (key[0] >= best[0] * (1 - 1e-9) and key[1] > best[1] * (1 + 1e-9))
         ):
             best = key
             best_x = np.zeros(n_u)

@@ -87,7 +87,8 @@ def psdsf_sweeps(
     inst : Instance
     sharing : {"rdm", "tdm"}
     tol : float
-        Stop when no entry changes by more than ``tol`` times the largest entry in one sweep.
+        Stop when no entry ``x[n, l]`` changes by more than ``tol * gamma[n, l]`` (a fraction of
+        what user n could run alone on server l) in one sweep.
     max_rounds : int
 
     Returns
@@ -96,14 +97,15 @@ def psdsf_sweeps(
     rounds : int
         Number of sweeps.
     """
-    gamma, _ = _setup(inst)
+    gamma, can = _setup(inst)
+    unit = np.where(can, gamma, 1.0)  # changes are measured in fractions of a server
     x = np.zeros((inst.demand.shape[0], inst.capacity.shape[0]))
     rounds = 0
     for rounds in range(1, max_rounds + 1):  # noqa: B007
         before = x.copy()
         for i in range(x.shape[1]):
             server_update(inst, x, i, sharing=sharing, gamma=gamma)
-        if np.abs(x - before).max() <= tol * max(1.0, float(x.max())):
+        if (np.abs(x - before) / unit).max() <= tol:
             break
     return x, rounds
 
@@ -167,7 +169,7 @@ def psdsf_violation(inst: Instance, x: np.ndarray, *, sharing: str = "rdm") -> f
                 continue
             best = np.inf
             for r in np.nonzero(dem[n] > 0)[0]:
-                users = (x[:, i] * dem[:, r] > TOL) & can[:, i]
+                users = (x[:, i] * dem[:, r] > TOL * cap[r]) & can[:, i]
                 top = vds[users].max() if users.any() else 0.0
                 gap = max(0.0, (top - vds[n]) / max(top, 1e-12))
                 best = min(best, max(slack[r], 0.0) + gap)

@@ -33,7 +33,10 @@ from typing import Any
 import numpy as np
 
 from schedulers.instance import (
+    _HUGE,
+    _TINY,
     InstanceError,
+    NumericalRangeError,
     _number,
     _vector,
     check_top_level,
@@ -162,6 +165,19 @@ def parse_job_instance(data: Any) -> JobInstance:
             owner.append(i)
             dem.append(r)
         jids.append(tuple(ids))
+    dem_arr = np.array(dem, dtype=np.float64)
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        ratio = np.where(dem_arr > 0, cap[None] / np.where(dem_arr > 0, dem_arr, 1.0), 1.0)
+    bad_j = np.argwhere((ratio < _TINY) | (ratio > _HUGE))
+    if bad_j.size:
+        j, m, k = (int(i) for i in bad_j[0])
+        u = owner[j]
+        q = j - owner.index(u)
+        raise NumericalRangeError(
+            f"users[{u}].jobs[{q}].demand.{cids[m]}[{k}]: {dem_arr[j, m, k]:g} per run against "
+            f"a capacity of {cap[m, k]:g}: the ratio {ratio[j, m, k]:.3g} is outside float64's "
+            "normal range (2.2e-308 to 4.5e307)"
+        )
     return JobInstance(
         resources=tuple(resources),
         class_ids=tuple(cids),
@@ -169,7 +185,7 @@ def parse_job_instance(data: Any) -> JobInstance:
         job_ids=tuple(jids),
         capacity=cap,
         job_user=np.array(owner, dtype=int),
-        demand=np.array(dem, dtype=np.float64),
+        demand=dem_arr,
         max_runs=np.array(runs),
         weight=np.array(wts),
     )
@@ -357,8 +373,18 @@ def solve_udrf_json(inst: JobInstance) -> dict[str, Any]:
     places in class ``m`` (``sum`` of ``x_j`` over its jobs with a positive demand on ``m``). The
     extra keys are ``jobs`` (``{user: {job: x_j}}``), ``dominant_shares`` (eq. 12, per user) and
     ``rducs`` (lists of user ids).
+
+    Raises
+    ------
+    NumericalRangeError
+        If the allocation fails the check after the solve
+        (:func:`~schedulers.exact.properties.verify_udrf`).
     """
-    return jobs_json(inst, solve_udrf(inst))
+    from schedulers.exact.properties import verify_udrf
+
+    x = solve_udrf(inst)
+    verify_udrf(inst, x)
+    return jobs_json(inst, x)
 
 
 def jobs_json(inst: JobInstance, x: np.ndarray, integer: bool = False) -> dict[str, Any]:
