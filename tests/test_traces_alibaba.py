@@ -248,5 +248,14 @@ def test_truncated_gzip_and_all_malformed(tmp_path: Path) -> None:
     short = tmp_path / "short"
     short.mkdir()
     (short / "batch_task.csv").write_text("1,2,3\n4,5,6\n")
-    report = convert_alibaba("alibaba-2017", short, tmp_path / "o2")
+    with pytest.raises(
+        TraceError,
+        match=r"^batch_task: 2 of 2 rows \(100 %\) are malformed or unparseable, more than the "
+        r"50 % allowed \(bad_row_threshold\); first bad row: batch_task\.csv line 1 "
+        r"\('1,2,3'\): 3 columns, expected 8$",
+    ):
+        convert_alibaba("alibaba-2017", short, tmp_path / "o2")
+    assert not (tmp_path / "o2").exists()
+    # the threshold is a parameter: 1.0 accepts anything, and every skipped row is reported
+    report = convert_alibaba("alibaba-2017", short, tmp_path / "o3", bad_row_threshold=1.0)
     assert report["skipped"]["batch_task"][ali.R_MALFORMED] == 2 and report["tasks"] == 0
