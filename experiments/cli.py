@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -540,6 +541,9 @@ def main(argv: list[str] | None = None) -> int:
     except _user_errors() as exc:
         print(f"fairsim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # stdout closed early (``fairsim ... | head``): the work is done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         if args.command == "sweep":
             print("fairsim: interrupted; finished results were kept", file=sys.stderr)

@@ -82,6 +82,7 @@ class Workload:
     resources: tuple[str, ...] = RESOURCES
     folder: Path | None = None  # the converted trace (its servers.parquet: cluster source "trace")
     gate: Callable[[], JobGate | None] = lambda: None  # a fresh gate per scheduler run
+    last_submit_s: float | None = None  # the last submit time inside the window
 
 
 #: Bump when the converter's rules change, so cached conversions are redone.
@@ -232,7 +233,7 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
         resources = tuple(ParquetTaskSource(tasks).resources)  # checks the file and its columns
         file = pq.ParquetFile(tasks)
         names = file.schema_arrow.names
-        _check_window(file.read(["submit_s"]).column(0).to_numpy(), trace, start, end)
+        last = _check_window(file.read(["submit_s"]).column(0).to_numpy(), trace, start, end)
         expand = "instances" in names and _column_max(file, "instances") > 1
         dag = (
             trace.dag
@@ -250,9 +251,9 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
                 return InstanceTaskSource(tasks, **kw)  # type: ignore[arg-type]
             return ParquetTaskSource(tasks, **kw)  # type: ignore[arg-type]
 
-        return _with_jobs(
-            cfg, Workload(open_parquet, start, end, info, resources, tasks.parent), dag
-        )
+        work = Workload(open_parquet, start, end, info, resources, tasks.parent)
+        work.last_submit_s = last
+        return _with_jobs(cfg, work, dag)
     if trace.format == "synthetic" and trace.model == "complex":
         return resolve_workload(
             cfg.model_copy(
@@ -278,26 +279,33 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
             end = float(frame["submit_s"].max()) + 1.0
     else:
         frame = inline_frame(trace)
-    _check_window(frame["submit_s"].to_numpy(), trace, start, end)
+    last = _check_window(frame["submit_s"].to_numpy(), trace, start, end)
 
     def open_frame() -> TaskSource:
         return FrameTaskSource(frame, resources=RESOURCES, start_s=start, end_s=end)
 
     dag = trace.dag and "parents" in frame and bool(frame["parents"].notna().any())
-    return _with_jobs(cfg, Workload(open_frame, start, end, {"tasks": len(frame)}), dag)
+    work = Workload(open_frame, start, end, {"tasks": len(frame)})
+    work.last_submit_s = last
+    return _with_jobs(cfg, work, dag)
 
 
-def _check_window(submit_s: np.ndarray, trace: TraceConfig, start: float, end: float) -> None:
+def _check_window(submit_s: np.ndarray, trace: TraceConfig, start: float, end: float) -> float:
     """Refuse a window in which no task is submitted (the run would have nothing to simulate).
+
+    Returns
+    -------
+    float
+        The last submit time inside the window.
 
     Raises
     ------
     ConfigError
         Naming ``trace.start_s`` / ``trace.end_s`` and the span of the trace's submit times.
     """
-    inside = np.count_nonzero((submit_s >= start) & (submit_s < end))
-    if inside:
-        return
+    inside = (submit_s >= start) & (submit_s < end)
+    if inside.any():
+        return float(submit_s[inside].max())
     span = (
         f"its {len(submit_s)} tasks are submitted from {float(submit_s.min()):g} s to "
         f"{float(submit_s.max()):g} s"
@@ -609,8 +617,11 @@ def _run_into(
     """:func:`run_config` into an empty folder ``out`` (the temporary one)."""
     workload = resolve_workload(cfg, base, progress)
     horizon = cfg.collect.horizon_s or workload.end_s
+    # without a horizon the run lasts at least until the last submission
+    end = horizon if math.isfinite(horizon) else workload.last_submit_s
     try:
-        check_samples(cfg, workload.start_s, horizon, len(workload.resources))
+        if end is not None:
+            check_samples(cfg, workload.start_s, end, len(workload.resources))
     except ValueError as exc:
         raise ConfigError(f"config: {exc}") from None
     pool = build_pool(cfg, base, workload)

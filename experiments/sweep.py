@@ -204,6 +204,13 @@ def run_data(sweep: Sweep, params: dict[str, Any], seed: int) -> dict[str, Any]:
     return data
 
 
+def _related(path: str, field: str) -> bool:
+    """Whether dotted ``path`` and ``field`` lie on one branch (one is a prefix of the other)."""
+    a, b = path.split("."), field.split(".")
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
 def expand(sweep: Sweep) -> list[RunSpec]:
     """Every run of the sweep, validated, in expansion order (grid product, then seeds).
 
@@ -221,17 +228,25 @@ def expand(sweep: Sweep) -> list[RunSpec]:
     """
     first_seed = sweep.seeds[0]
 
-    def check(params: dict[str, Any], blame: str) -> None:
+    def check(params: dict[str, Any], blame: str | None) -> None:
         try:
             parse_config(run_data(sweep, params, first_seed))
         except ConfigError as exc:
-            raise ConfigError(f"{blame}: {_one_line(str(exc)).removeprefix('config: ')}") from None
+            msg = _one_line(str(exc)).removeprefix("config: ")
+            if blame is None:  # the first grid point: the grid path the message names, or base
+                field = msg.split(":", 1)[0]
+                hits = [p for p in params if _related(p, field)]
+                blame = (
+                    f"grid.{hits[0]} = {params[hits[0]]!r}"
+                    if len(hits) == 1
+                    else f"base (at grid point {params!r})"
+                    if params
+                    else "base"
+                )
+            raise ConfigError(f"{blame}: {msg}") from None
 
     first = {path: values[0] for path, values in sweep.grid.items()}
-    if not sweep.grid:
-        check({}, "base")
-    elif len(sweep.grid) > 1:
-        check(first, f"grid point {first!r} (every path's first value)")
+    check(first, None)
     for path, values in sweep.grid.items():
         for value in values:
             check({**first, path: value}, f"grid.{path} = {value!r}")
