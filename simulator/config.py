@@ -10,14 +10,27 @@ Shape (``../shared/DESIGN.md``, "Config")::
     collect: {utilization_interval_s: 60}
 
 Unknown keys are errors that suggest the closest known key; every error is one line naming the
-dotted path of the field and the offending value (:func:`load_config`).
+dotted path of the field and the offending value (:func:`load_config`). NaN and infinite numbers
+are refused everywhere; ``name`` is a single folder name (it names ``results/<name>``); ``seed``
+is an integer >= 0; sizes whose estimated memory exceeds the machine's (``cluster.servers``,
+``trace.n_tasks``, inline tasks, utilisation samples over the window) are refused before
+anything is allocated (:func:`check_memory`, :func:`check_samples`).
+
+Paths
+-----
+Relative paths (``trace.path``, ``trace.cache_dir``, ``cluster.path``) are relative to the config
+file's folder (``experiments.run.resolve_path``); given with ``--set`` they are relative to the
+working directory (:func:`apply_override` makes them absolute). ``cache_dir`` defaults to
+``results/cache`` in the working directory.
 
 Trace formats
 -------------
 ``google-2011``
     ``path`` is a folder with the official ``task_events`` (and ``machine_events``) part files;
-    ``parts`` (default ``"0-13"``) selects the task_events parts. The folder is converted once to
-    the canonical tables and cached under ``cache_dir``.
+    ``parts`` (e.g. ``"0-13"``; default: every part present) selects the task_events parts. The
+    folder is converted once to the canonical tables and cached under ``cache_dir``. A table with
+    more than ``bad_row_threshold`` (default 0.5) of its rows malformed or unparseable is an error
+    naming the first bad row.
 ``canonical``
     ``path`` is a canonical ``tasks.parquet`` or a folder holding one (``fairsim trace convert``).
 ``synthetic``
@@ -25,8 +38,16 @@ Trace formats
     ``model: complex``, from :func:`traces.synth.synth_complex_jobs` (DAG parents and instance
     counts, written once under ``cache_dir`` and streamed like a converted trace).
 ``inline``
-    ``users``: a list of ``{name, join_s, demand, tasks, run_s}``; each user submits ``tasks``
-    identical tasks at ``join_s`` (the DRFH paper's Fig. 4 scenario).
+    ``users``: a list of ``{name, join_s, demand, tasks, run_s, weight}``; each user submits
+    ``tasks`` identical tasks at ``join_s`` (the DRFH paper's Fig. 4 scenario); demands are
+    numbers >= 0.
+
+Weights
+-------
+``weights: {user: w}`` gives trace users a weight (> 0), inline users take ``users[].weight``,
+and every other user has ``default_weight`` (default 1). Every DRF-family scheduler divides a
+user's dominant share by its weight (``experiments.run.user_weights`` maps names to the
+engine's user numbers).
 ``alibaba-2017``, ``alibaba-2018``, ``alibaba-2018-spar``, ``alibaba-gpu-2023``
     ``path`` is a folder of the official files (``docs/traces-alibaba.md``), converted once with
     :func:`traces.alibaba.convert_alibaba` and cached under ``cache_dir``. Rows with ``instances``
