@@ -300,7 +300,7 @@ def test_empty_part_is_one_error_and_the_reader_thread_lets_go(tmp_path: Path) -
     try:
         for _ in range(20):
             bad = BadRows()
-            with pytest.raises(TraceError, match="^x: empty file"):
+            with pytest.raises(TraceError, match=r"^x: empty file"):
                 next(csv_batches(empty, ("a", "b"), bad=bad, rel="x"))
             # the per-file handler pyarrow held (it refers to ``bad``) is gone already
             held = [o for o in gc.get_referrers(bad) if type(o).__name__ == "_FileHandler"]
