@@ -90,8 +90,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.config import load_config
 
     cfg = load_config(args.config, overrides=args.set)
-    out = Path(args.out) if args.out else Path("results") / cfg.name
-    check_output_dir(out, overwrite=args.overwrite, protect=[args.config])  # before any work
+    target = args.out if args.out is not None else str(Path("results") / cfg.name)
+    check_output_dir(target, overwrite=args.overwrite, protect=[args.config])  # before any work
+    out = Path(target)
     summaries = run_config(
         cfg,
         out,
@@ -297,9 +298,12 @@ def _run_experiment(args: argparse.Namespace, out: Path) -> Path:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from experiments.sweep import load_sweep, run_sweep
+    from simulator.atomic import check_writable_dir
 
     sweep = load_sweep(args.sweep)
-    out = Path(args.out) if args.out else Path("results") / "sweeps" / sweep.name
+    if args.out is not None:
+        check_writable_dir(args.out)  # also refuses an empty --out
+    out = Path(args.out) if args.out is not None else Path("results") / "sweeps" / sweep.name
     frame = run_sweep(
         sweep,
         out,

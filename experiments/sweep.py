@@ -157,6 +157,8 @@ def parse_sweep(data: Any, *, source: str = "sweep") -> Sweep:
     for s in seeds:
         if isinstance(s, bool) or not isinstance(s, int):
             raise ConfigError(f"{source}: seeds: {s!r} is not an integer")
+        if s < 0:
+            raise ConfigError(f"{source}: seeds: {s!r} is negative (seeds are integers >= 0)")
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"{source}: seeds: duplicate seeds in {seeds}")
     return Sweep(name=name, base=base, grid=dict(grid), seeds=tuple(seeds))

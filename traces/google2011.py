@@ -535,6 +535,8 @@ def convert_google_2011(
     src, out = Path(src), Path(out)
     started = _time.perf_counter()
     te_dir = src / "task_events"
+    if not src.is_dir():
+        raise TraceError(f"{src}: {'not a directory' if src.exists() else 'no such folder'}")
     if not te_dir.is_dir():
         raise TraceError(f"{src}: no task_events folder")
     te_files = _list_parts(te_dir, parts, "task_events")

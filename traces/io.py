@@ -7,9 +7,11 @@ nothing behind.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import json
+import sys
 import time
 import weakref
 from collections.abc import Iterator
@@ -47,6 +49,7 @@ class BadRows:
     def __init__(self) -> None:
         self.count = 0
         self.files: dict[Path, int] = {}
+        self.undecodable = 0  # malformed rows pyarrow could not even decode (not UTF-8)
 
     def __call__(self, row: Any) -> str:
         self.count += 1
@@ -63,6 +66,32 @@ class _FileHandler:
     def __call__(self, row: Any) -> str:
         self.counter.files[self.path] = self.counter.files.get(self.path, 0) + 1
         return self.counter(row)
+
+
+@contextlib.contextmanager
+def _undecodable_rows(counter: BadRows) -> Iterator[None]:
+    """Count, instead of printing, the malformed rows pyarrow cannot decode as UTF-8.
+
+    pyarrow decodes a malformed row's text before it calls the row handler; on bytes that are not
+    UTF-8 that fails outside any Python frame, and Python prints it as an "Exception ignored"
+    traceback. This hook (installed only while pyarrow parses) counts those failures on the
+    counter; :func:`csv_batches` then names the file as not UTF-8.
+    """
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.object, _FileHandler) and isinstance(
+            unraisable.exc_value, UnicodeDecodeError
+        ):
+            counter.undecodable += 1
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
 
 
 def _await_release(ref: weakref.ReferenceType[Any]) -> None:
@@ -125,26 +154,30 @@ def csv_batches(
     reader = None
     try:
         try:
-            reader = pacsv.open_csv(
-                path,
-                read_options=pacsv.ReadOptions(
-                    column_names=list(names), block_size=block_size, skip_rows=skip_rows
-                ),
-                parse_options=pacsv.ParseOptions(invalid_row_handler=handler),
-                convert_options=pacsv.ConvertOptions(
-                    include_columns=cols,
-                    column_types={c: pa.string() for c in cols},
-                    strings_can_be_null=True,
-                ),
-            )
+            with _undecodable_rows(bad):
+                reader = pacsv.open_csv(
+                    path,
+                    read_options=pacsv.ReadOptions(
+                        column_names=list(names), block_size=block_size, skip_rows=skip_rows
+                    ),
+                    parse_options=pacsv.ParseOptions(invalid_row_handler=handler),
+                    convert_options=pacsv.ConvertOptions(
+                        include_columns=cols,
+                        column_types={c: pa.string() for c in cols},
+                        strings_can_be_null=True,
+                    ),
+                )
             handler = None
             while True:
                 try:
-                    batch = reader.read_next_batch()
+                    with _undecodable_rows(bad):
+                        batch = reader.read_next_batch()
                 except StopIteration:
                     return
                 yield batch
         except (OSError, EOFError, pa.ArrowInvalid) as exc:
+            if bad.undecodable:
+                raise TraceError(f"{rel}: not UTF-8 text (a row holds other bytes)") from None
             raise TraceError(f"{rel}: {_csv_problem(exc)}") from None
     finally:
         handler = None
