@@ -2,10 +2,10 @@
 ``sweep``, ``trace convert``, ``trace synth`` and ``properties``.
 
 For every input the command, called in-process, must exit with 2 (0 for the few extreme but
-valid inputs of ``ACCEPTED``), never raise (no
-traceback) nor warn, print a refusal as exactly one line ``fairsim: error: ...``, and leave no
-output behind when it refuses: the ``--out`` folder (and any parent created for it) does not
-exist afterwards, or, when it existed before, is unchanged; no temporary sibling is left.
+valid inputs of ``ACCEPTED``), never raise (no traceback) nor warn, print a refusal as exactly
+one line ``fairsim: error: ...``, and leave no output behind when it refuses: the ``--out``
+folder (and any parent created for it) does not exist afterwards, or, when it existed before, is
+unchanged; no temporary sibling is left.
 """
 
 from __future__ import annotations
