@@ -29,6 +29,7 @@ import argparse
 import logging
 import os
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -352,10 +353,14 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser(
         "run",
         help="simulate one YAML scenario",
-        description="Simulate one YAML scenario: every scheduler it names replays the same "
-        "workload on the same server pool; the result files (DESIGN.md contract) go into "
-        "--out. Relative paths in the config (trace.path, trace.cache_dir, cluster.path) are "
-        "relative to the config file's folder.",
+        description=textwrap.fill(
+            "Simulate one YAML scenario: every scheduler it names replays the same workload "
+            "on the same server pool; the result files (README, 'A scenario') go into --out, "
+            "written under a temporary name and renamed when complete. Relative paths in the "
+            "config (trace.path, trace.cache_dir, cluster.path) are relative to the config "
+            "file's folder.",
+            79,
+        ),
         epilog=f"scheduler names: {schedulers} (S: slots per largest server, e.g. slots-14)\n"
         "trace formats: google-2011, canonical, synthetic, inline, alibaba-2017, "
         "alibaba-2018, alibaba-2018-spar, alibaba-gpu-2023\n"
@@ -388,9 +393,12 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "solve",
         help="static allocation of an instance (JSON in, JSON out)",
-        description="Allocate the users of an instance (servers, users' demand vectors, "
-        "optional weights, task caps and eligible servers) with one mechanism and print the "
-        "allocation as JSON: tasks[i][l] tasks of user i on server l.",
+        description=textwrap.fill(
+            "Allocate the users of an instance (servers, users' demand vectors, optional "
+            "weights, task caps and eligible servers) with one mechanism and print the "
+            "allocation as JSON: tasks[i][l] tasks of user i on server l.",
+            79,
+        ),
         epilog=f"exact mechanisms (fractional tasks): {mechanisms}\n"
         f"online heuristics (integer tasks, static progressive filling): {schedulers}\n"
         "names that are both (drf, c-drfh, tsf, af, pf, bmf, lmm-mms) mean the exact "
@@ -401,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "instance",
         nargs="?",
-        help='the instance, a JSON file {"resources", "servers", "users"} (README, DESIGN.md)',
+        help='the instance, a JSON file {"resources", "servers", "users"} (README)',
     )
     s.add_argument("--sharing", choices=("rdm", "tdm"), default="rdm", help="PS-DSF multiplexing")
     s.add_argument("--compare", metavar="A,B", help="solve with two mechanisms; print both + gap")
