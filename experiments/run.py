@@ -4,7 +4,13 @@ Data flow: the config names a trace (converted once to the canonical tables and 
 server pool (drawn with the run's seed) and schedulers; each scheduler replays the same workload
 on an identical copy of the pool, and :mod:`simulator.results` writes its files into
 ``OUT/<scheduler>/``. ``OUT/config.yaml`` holds the resolved config and ``OUT/servers.parquet`` the
-pool that was simulated.
+pool that was simulated. The whole of ``OUT`` is written under a temporary sibling name and
+renamed into place when complete (:func:`simulator.atomic.atomic_dir`).
+
+Relative paths of a config are relative to its file's folder (``base``); converted traces are
+cached under ``trace.cache_dir`` (default ``results/cache`` in the working directory). Before
+anything is simulated, an empty window, a utilisation interval that does not fit the window and
+a pool with zero total capacity of a resource are refused with one-line errors.
 """
 
 from __future__ import annotations
