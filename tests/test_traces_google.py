@@ -105,8 +105,11 @@ def test_hand_made_semantics(hand_src: Path, tmp_path: Path) -> None:
 
 
 def test_missing_folder_and_parts(tmp_path: Path, hand_src: Path) -> None:
-    with pytest.raises(TraceError, match=r"no task_events folder"):
+    with pytest.raises(TraceError, match=r"nowhere: no such folder$"):
         convert_google_2011(tmp_path / "nowhere", tmp_path / "out", progress=False)
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(TraceError, match=r"plain: no task_events folder$"):
+        convert_google_2011(tmp_path / "plain", tmp_path / "out", progress=False)
     with pytest.raises(TraceError, match=r"missing task_events part\(s\) \[7\]"):
         convert_google_2011(hand_src, tmp_path / "out", parts=[0, 7], progress=False)
     (tmp_path / "empty" / "task_events").mkdir(parents=True)
