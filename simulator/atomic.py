@@ -260,21 +260,35 @@ def atomic_dir(
         raise OutputError(f"{what}: cannot create {shown!r} ({exc.strerror or exc})") from None
     try:
         yield tmp
-        if dest.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".old", dir=dest.parent))
-            os.replace(dest, old / dest.name)
-            try:
-                os.replace(tmp, dest)
-            except BaseException:
-                os.replace(old / dest.name, dest)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, dest)
+        try:
+            if not overwrite and dest.is_dir() and any(dest.iterdir()):
+                raise FileExistsError(17, "it exists now and is not empty")
+            _move_into_place(tmp, dest)
+        except OSError as exc:
+            raise OutputError(
+                f"{what}: cannot rename the finished output to {shown!r} ({exc.strerror or exc}; "
+                "did another command write there meanwhile?)"
+            ) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         _remove_empty(created)
         raise
+
+
+def _move_into_place(tmp: Path, dest: Path) -> None:
+    """Rename ``tmp`` to ``dest``; an existing ``dest`` is moved aside first, deleted after."""
+    if not dest.exists():
+        os.rename(tmp, dest)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".old", dir=dest.parent))
+    os.rename(dest, old / dest.name)
+    try:
+        os.rename(tmp, dest)
+    except BaseException:
+        os.rename(old / dest.name, dest)
+        shutil.rmtree(old, ignore_errors=True)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _remove_empty(folders: list[Path]) -> None:

@@ -679,3 +679,39 @@ def test_config_path_that_is_a_directory(
         capsys,
         r"^fairsim: error: config: '.*' is a directory, not a YAML file$",
     )
+
+
+def _write_into(dest: Path, name: str, *, overwrite: bool = False, then: object = None) -> None:
+    """Write ``name`` into ``atomic_dir(dest)``; ``then`` raises it (an exception instance) or,
+    if a Path, makes another writer create that folder first."""
+    from simulator.atomic import atomic_dir
+
+    with atomic_dir(dest, overwrite=overwrite) as tmp:
+        (tmp / name).write_text(name)
+        if isinstance(then, BaseException):
+            raise then
+        if isinstance(then, Path):
+            then.mkdir()
+            (then / "theirs").write_text("t")
+
+
+def test_atomic_dir_is_the_one_output_writer(tmp_path: Path) -> None:
+    from simulator.errors import OutputError
+
+    dest = tmp_path / "a" / "b" / "out"
+    with pytest.raises(ZeroDivisionError):
+        _write_into(dest, "half", then=ZeroDivisionError())
+    assert not (tmp_path / "a").exists()  # created parents removed too
+    _write_into(dest, "v1")
+    assert [p.name for p in dest.iterdir()] == ["v1"]
+    with pytest.raises(KeyboardInterrupt):
+        _write_into(dest, "v2", overwrite=True, then=KeyboardInterrupt())
+    assert [p.name for p in dest.iterdir()] == ["v1"]  # the earlier result is kept
+    _write_into(dest, "v2", overwrite=True)
+    assert [p.name for p in dest.iterdir()] == ["v2"]  # replaced whole
+    race = tmp_path / "race"
+    with pytest.raises(OutputError, match=r"another command write there meanwhile"):
+        _write_into(race, "mine", then=race)
+    assert [p.name for p in race.iterdir()] == ["theirs"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "race"]
+    assert not list((tmp_path / "a" / "b").glob(".*"))
