@@ -70,8 +70,20 @@ DEFAULT_CACHE = Path("results") / "cache"
 
 
 def cache_root(trace: TraceConfig, base: Path | None = None) -> Path:
-    """The cache folder of converted traces: ``trace.cache_dir`` (relative to the config file's
-    folder) or ``results/cache`` in the working directory."""
+    """The cache folder of converted traces.
+
+    Parameters
+    ----------
+    trace : TraceConfig
+    base : Path, optional
+        The config file's folder.
+
+    Returns
+    -------
+    Path
+        ``trace.cache_dir`` (a relative one is relative to ``base``), or ``results/cache`` in the
+        working directory when it is not given.
+    """
     if trace.cache_dir is None:
         return DEFAULT_CACHE
     return resolve_path(trace.cache_dir, base)

@@ -109,7 +109,26 @@ def finite(obj: Any) -> Any:
 
 
 def json_text(obj: Any, *, indent: int | None = 2, sort_keys: bool = True) -> str:
-    """Strict JSON text of ``obj`` (see :func:`finite`): never ``NaN`` or ``Infinity``."""
+    """Strict JSON text of ``obj``: never ``NaN`` or ``Infinity`` (they become ``null``).
+
+    Parameters
+    ----------
+    obj : object
+        As for :func:`finite`.
+    indent : int or None
+        Indentation (None: one line).
+    sort_keys : bool
+        Sort mapping keys.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError
+        For an object JSON cannot represent.
+    """
     return json.dumps(finite(obj), indent=indent, sort_keys=sort_keys, allow_nan=False)
 
 
