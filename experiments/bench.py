@@ -100,7 +100,7 @@ def _measure(
     )
     n = len(r.tasks["submit_s"])
     started = int(np.count_nonzero(r.tasks["server"] >= 0)) if "server" in r.tasks else None
-    util = r.utilization[:, 1:].mean(0) if len(r.utilization) else np.full(2, np.nan)
+    util = r.mean_utilization if r.mean_utilization is not None else np.full(2, np.nan)
     wall = float(r.wall_s)
     return {
         "scheduler": scheduler,

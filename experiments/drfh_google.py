@@ -11,8 +11,13 @@ Steps, all written under ``OUT`` (default ``results/drfh-google``):
    ``k/n`` is not an integer (2,000/567 ≈ 3.53): each user gets ``floor(k/n)`` servers plus one
    more with probability ``frac(k/n)`` (seeded), so the dedicated clouds add up to ``k`` servers
    in expectation.
-3. ``configs/drfh-fig4.yaml``: the dynamic three-user run on 100 servers (Fig. 4).
-4. Figures (``fig4.png`` ... ``fig8.png``) and ``report.md`` with our numbers beside the paper's.
+3. Sensitivity to the rule for right-censored tasks (tasks still running when the trace data
+   ends, whose run time is unknown): steps 1-2 use the rule ``hold`` (they never complete); the
+   best Slots run, Best-Fit DRFH and the dedicated clouds are run again under the older rule
+   ``complete`` (they complete after their observed span, a lower bound) into
+   ``OUT/censored-complete/``, so the report can show how much Figs. 6-8 depend on it.
+4. ``configs/drfh-fig4.yaml``: the dynamic three-user run on 100 servers (Fig. 4).
+5. Figures (``fig4.png`` ... ``fig8.png``) and ``report.md`` with our numbers beside the paper's.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import pandas as pd
 import pyarrow as pa
 from tqdm import tqdm
 
+from experiments.figures import SENSITIVITY_DIR
 from experiments.run import (
     RESOURCES,
     component_rng,
@@ -62,11 +68,11 @@ EXPLANATIONS = {
 }
 
 
-def _config(name: str, shared: Path, quick: bool) -> RunConfig:
+def _config(name: str, shared: Path, quick: bool, extra: list[str] | None = None) -> RunConfig:
     overrides = [f"trace.path={shared / 'traces' / 'google-2011'}"] if name == "drfh-google" else []
     if quick and name == "drfh-google":
         overrides += ["trace.end_s=7200", "cluster.servers=400"]
-    return load_config(CONFIGS / f"{name}.yaml", overrides=overrides)
+    return load_config(CONFIGS / f"{name}.yaml", overrides=overrides + (extra or []))
 
 
 def dedicated_cloud_sizes(n_users: int, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -96,7 +102,9 @@ def sharing_incentive(
     """Each user's task completion ratio on its dedicated cloud (DRFH paper, Section IV-D, Fig. 8).
 
     Writes ``out/dedicated/users.parquet`` (``user, tasks_submitted, tasks_completed,
-    completion_ratio, servers``) and ``out/dedicated/summary.json``.
+    completion_ratio, servers``) and ``out/dedicated/summary.json`` (which also counts the
+    right-censored tasks of the workload and the users that have some: those users can never
+    complete every task under the rule ``hold``). The config's ``trace.censored`` rule applies.
 
     Returns
     -------
@@ -118,6 +126,11 @@ def sharing_incentive(
                     "cpu": batch.demand[:, 0],
                     "mem": batch.demand[:, 1],
                     "run_s": batch.run_s,
+                    "censored": (
+                        batch.censored
+                        if batch.censored is not None
+                        else np.zeros(len(batch), dtype=bool)
+                    ),
                 }
             )
         )
@@ -147,6 +160,7 @@ def sharing_incentive(
             start_s=workload.start_s,
             horizon_s=horizon,
             interval_s=cfg.collect.utilization_interval_s * 60,
+            censored=cfg.trace.censored,
         )
         per_user = tables(result)["users"].to_pandas()
         per_user["servers"] = int(n_servers)
@@ -162,6 +176,9 @@ def sharing_incentive(
             "servers_per_user": cfg.cluster.servers / len(users),
             "tasks": int(table["tasks_submitted"].sum()),
             "tasks_completed": int(table["tasks_completed"].sum()),
+            "censored_rule": cfg.trace.censored,
+            "censored_tasks": int(tasks["censored"].sum()),
+            "users_with_censored_tasks": int(tasks.groupby("user")["censored"].any().sum()),
             "wall_s": round(time.perf_counter() - t0, 3),
         },
         ddir / "summary.json",
@@ -186,19 +203,27 @@ def run_experiment(*, shared: Path, out: Path, quick: bool = False, progress: bo
     simulator.errors.ConfigError
         If the trace folder is missing.
     """
+    from experiments import figures
     from experiments.report import collect_numbers, write_report
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     main_cfg = _config("drfh-google", shared, quick)
-    log.info("step 1/4: %s on %s servers", ", ".join(main_cfg.schedulers), main_cfg.cluster.servers)
+    log.info("step 1/5: %s on %s servers", ", ".join(main_cfg.schedulers), main_cfg.cluster.servers)
     # the reproduction replaces its folder by design (``make experiment`` twice works)
     summaries = run_config(main_cfg, out, progress=progress, report=False, overwrite=True)
-    log.info("step 2/4: sharing incentive (dedicated clouds)")
+    log.info("step 2/5: sharing incentive (dedicated clouds)")
     sharing_incentive(main_cfg, out, progress=progress)
-    log.info("step 3/4: Fig. 4 dynamic three-user run")
+    best = figures.best_slots(figures.table_ii(out))
+    log.info("step 3/5: %s and bf-drfh under the older rule for right-censored tasks", best)
+    old_rule = _config(
+        "drfh-google", shared, quick, ["trace.censored=complete", f"schedulers=[{best},bf-drfh]"]
+    )
+    run_config(old_rule, out / SENSITIVITY_DIR, progress=progress, report=False)
+    sharing_incentive(old_rule, out / SENSITIVITY_DIR, progress=progress)
+    log.info("step 4/5: Fig. 4 dynamic three-user run")
     run_config(_config("drfh-fig4", shared, quick), out / "fig4", progress=progress, report=False)
-    log.info("step 4/4: figures and report")
+    log.info("step 5/5: figures and report")
     numbers: dict[str, Any] = collect_numbers(out)
     numbers["explanations"] = EXPLANATIONS
     numbers["wall_s_total"] = round(time.perf_counter() - t0, 1)

@@ -77,6 +77,11 @@ def save_figure(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 120) ->
     return dest
 
 
+#: Sub-folder of the runs under the older rule for right-censored tasks (``censored: complete``;
+#: :mod:`experiments.drfh_google`, step 3).
+SENSITIVITY_DIR = "censored-complete"
+
+
 def present_schedulers(results: str | os.PathLike[str]) -> list[str]:
     """Return the scheduler directories of ``results`` that hold a ``summary.json``.
 
@@ -94,7 +99,7 @@ def present_schedulers(results: str | os.PathLike[str]) -> list[str]:
     found = {
         p.parent.name
         for p in root.glob("*/summary.json")
-        if p.parent.name not in {"dedicated", "fig4"}
+        if p.parent.name not in {"dedicated", "fig4", SENSITIVITY_DIR}
     }
     known = [s for s in DRFH_SCHEDULERS if s in found]
     return known + sorted(found - set(known))
@@ -254,10 +259,11 @@ def fig5_utilization(
     Returns
     -------
     dict
-        ``"schedulers"``: the list drawn; ``"mean"``: ``{scheduler: {"cpu": x, "mem": y}}`` (mean of
-        the time series, fractions); ``"above"``: ``{"a>=b": {"cpu": f, "mem": f}}`` for the pairs
-        (bf-drfh, ff-drfh), (bf-drfh, best slots), (ff-drfh, best slots) when present: the fraction
-        of common grid times at which a's utilisation is at least b's.
+        ``"schedulers"``: the list drawn; ``"mean"``: ``{scheduler: {"cpu": x, "mem": y}}`` (time
+        averages over the window, fractions, from :func:`mean_utilization`); ``"above"``:
+        ``{"a>=b": {"cpu": f, "mem": f}}`` for the pairs (bf-drfh, ff-drfh), (bf-drfh, best
+        slots), (ff-drfh, best slots) when present: the fraction of common grid times at which
+        a's utilisation is at least b's.
     """
     root = Path(results)
     if schedulers is None:
@@ -279,10 +285,7 @@ def fig5_utilization(
         ax.legend(loc="lower right", fontsize="small")
     fig.suptitle("Fig. 5 (DRFH paper): time series of CPU and memory utilization")
 
-    means = {
-        s: {"cpu": float(df["cpu"].mean()), "mem": float(df["mem"].mean())}
-        for s, df in series.items()
-    }
+    means = {s: dict(zip(("cpu", "mem"), mean_utilization(root, s), strict=True)) for s in series}
     slots = [s for s in schedulers if _SLOTS_RE.match(s)]
     pairs = [("bf-drfh", "ff-drfh")] + [(d, s) for s in slots for d in ("bf-drfh", "ff-drfh")]
     above: dict[str, dict[str, float]] = {}

@@ -237,7 +237,73 @@ def collect_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     if fig8 is not None:
         numbers["fig8"] = fig8
         numbers["figures"]["fig8"] = "fig8.png"
+    dedicated = root / "dedicated" / "summary.json"
+    if dedicated.exists():
+        numbers["dedicated"] = json.loads(dedicated.read_text())
+    sens = attempt("sensitivity", lambda: sensitivity_numbers(root, best))
+    if sens is not None:
+        numbers["sensitivity"] = sens
     return _jsonable(numbers)
+
+
+def sensitivity_numbers(results: Path, best: str | None) -> dict[str, Any] | None:
+    """Figs. 6-8 numbers of the runs under the older rule for right-censored tasks.
+
+    Reads ``R/censored-complete/`` (the best Slots run and Best-Fit DRFH, and the dedicated
+    clouds, where right-censored tasks complete after their observed span); None when absent.
+
+    Returns
+    -------
+    dict or None
+        ``fig6`` (``overall``, ``jobs_both``, ``small`` = the 1-50 tasks bin's reduction),
+        ``fig7`` and ``fig8`` (as :func:`experiments.figures.fig7_completion` and
+        :func:`experiments.figures.fig8_sharing_incentive`), ``completed`` (tasks completed by
+        Best-Fit DRFH).
+    """
+    sub = Path(results) / figures.SENSITIVITY_DIR
+    if best is None or not (sub / best).is_dir() or not (sub / "bf-drfh").is_dir():
+        return None
+    f6 = figures.fig6_jct(sub, "bf-drfh", best)
+    out: dict[str, Any] = {
+        "rule": "complete",
+        "b": best,
+        "fig6": {
+            "overall": f6.attrs["overall"],
+            "jobs_both": f6.attrs["jobs_both"],
+            "small": f6["reduction"].iloc[0],
+        },
+        "fig7": figures.fig7_completion(sub, "bf-drfh", best),
+        "completed": figures.read_summary(sub, "bf-drfh").get("tasks_completed"),
+    }
+    if (sub / "dedicated" / "users.parquet").exists():
+        out["fig8"] = figures.fig8_sharing_incentive(sub)
+    return out
+
+
+def _sensitivity_line(numbers: dict[str, Any], fig: str) -> list[str]:
+    """One line: the same figure's headline under the older rule for right-censored tasks."""
+    sens = numbers.get("sensitivity") or {}
+    if fig not in sens:
+        return []
+    head = (
+        "- Sensitivity to the censoring rule: under the older rule `complete` (right-censored "
+        "tasks complete after their observed span, a lower bound of their run time), "
+    )
+    v = sens[fig]
+    if fig == "fig6":
+        return [
+            head + f"the mean JCT reduction is {_pct(v['overall'])} over {v['jobs_both']:,} "
+            f"jobs ({_pct(v['small'])} for 1-50 tasks)."
+        ]
+    if fig == "fig7":
+        return [
+            head + f"{_pct(v['full_under_a_not_b'])} of users complete every task under "
+            f"BF-DRFH but not under Slots, and {_pct(v['higher_under_a'])} have a higher ratio."
+        ]
+    return [
+        head + f"{_pct(v['worse_off_fraction'])} of users ({v['worse_off']}) are worse off in "
+        "the shared cloud."
+    ]
 
 
 # --------------------------------------------------------------------------- sections
@@ -290,6 +356,26 @@ def _provenance(numbers: dict[str, Any]) -> list[str]:
         lines.append(f"- Config hash: {', '.join(hashes)}.")
     if cfg.get("schedulers"):
         lines.append(f"- Schedulers: {', '.join(map(str, cfg['schedulers']))}.")
+    rule = trace.get("censored", "hold")
+    ded = numbers.get("dedicated") or {}
+    counts = (
+        f" The workload has {ded['censored_tasks']:,} right-censored tasks, of "
+        f"{ded['users_with_censored_tasks']} users."
+        if "censored_tasks" in ded
+        else ""
+    )
+    lines.append(
+        f"- Right-censored tasks (still running when the trace data ends; their run time is "
+        f"unknown): rule `{rule}` — "
+        + (
+            "once started, such a task holds its server until the horizon and never counts as "
+            "completed, in every run and figure."
+            if rule == "hold"
+            else "such a task completes after its observed span (a lower bound)."
+        )
+        + counts
+        + " Figs. 6-8 give one line under the other rule for comparison."
+    )
     lines.append(
         "- Figures and this report: `experiments.report.collect_numbers` + `write_report`; "
         "paper numbers from `experiments.paper` (DRFH paper, Sec. VI)."
@@ -572,6 +658,7 @@ def _sec_fig6(numbers: dict[str, Any]) -> list[str]:
             "- Reduction is not non-decreasing in job size, unlike the paper. Likely "
             f"causes: {_explain(numbers, 'fig6', 'fig6:trend')}"
         )
+    notes += _sensitivity_line(numbers, "fig6")
     return [*lines, *notes, "", *_image(numbers, "fig6", "Fig. 6")]
 
 
@@ -619,6 +706,7 @@ def _sec_fig7(numbers: dict[str, Any]) -> list[str]:
             ref,
             "fig7:full",
         ),
+        *_sensitivity_line(numbers, "fig7"),
     ]
     return [*lines, *notes, "", *_image(numbers, "fig7", "Fig. 7")]
 
@@ -655,7 +743,8 @@ def _sec_fig8(numbers: dict[str, Any]) -> list[str]:
             f8["worse_off_fraction"],
             ref,
             "fig8:worse_off",
-        )
+        ),
+        *_sensitivity_line(numbers, "fig8"),
     ]
     return [*lines, *notes, "", *_image(numbers, "fig8", "Fig. 8")]
 

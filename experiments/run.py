@@ -104,8 +104,8 @@ class Workload:
 
 
 #: Bump when the converter's rules change, so cached conversions are redone.
-CONVERTER_VERSION = "2"
-ALIBABA_CONVERTER_VERSION = "1"
+CONVERTER_VERSION = "3"
+ALIBABA_CONVERTER_VERSION = "2"
 
 
 def _cache_key(src: Path, parts: str | None) -> str:
@@ -242,6 +242,8 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
                 window = report.get("window_s")
                 if trace.end_s is None and window:
                     end = float(window[1])
+                if window and float(window[0]) > start:
+                    start = float(window[0])  # the simulation starts where the trace's data does
             except (ValueError, TypeError, AttributeError, IndexError):
                 raise ConfigError(
                     f"trace.path: {str(conv)!r} is not a conversion report (fairsim trace convert)"
@@ -555,6 +557,7 @@ def simulate(
     resources: tuple[str, ...] = RESOURCES,
     gate: JobGate | None = None,
     constraints: ConstraintIndex | None = None,
+    censored: str = "hold",
     weights: dict[int, float] | None = None,
 ) -> RunResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``.
@@ -573,6 +576,7 @@ def simulate(
         progress_desc=desc or scheduler,
         gate=gate,
         constraints=constraints,
+        censored=censored,
     )
     return engine.run()
 
@@ -662,6 +666,7 @@ def _run_into(
             resources=workload.resources,
             gate=workload.gate(),
             constraints=index() if index is not None else None,
+            censored=cfg.trace.censored,
             weights=weights,
         )
         summaries[name] = write_run(

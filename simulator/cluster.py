@@ -137,6 +137,12 @@ class ClusterState:
             used[r] -= d
 
     @property
+    def used(self) -> list[float]:
+        """Total amount in use per resource as the live list the state updates (do not mutate;
+        the engine reads it at every event to integrate utilisation over time)."""
+        return self._used
+
+    @property
     def used_total(self) -> np.ndarray:
         """Total amount in use per resource, shape (n_resources,)."""
         return np.array(self._used)

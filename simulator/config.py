@@ -53,6 +53,15 @@ engine's user numbers).
     :func:`traces.alibaba.convert_alibaba` and cached under ``cache_dir``. Rows with ``instances``
     are expanded lazily while streaming. The resources are the trace's (GPU 2023: cpu, mem, gpu).
 
+Right-censored tasks (:mod:`simulator.engine`)
+----------------------------------------------
+``censored: hold`` (default)
+    A task the trace marks right-censored (still running when the data ends: its run time is
+    unknown) never completes: once started it holds its resources until the horizon.
+``censored: complete``
+    The older rule, for sensitivity analyses: it runs its observed span (a lower bound) and then
+    counts as completed.
+
 Complex jobs (:mod:`simulator.jobs`)
 ------------------------------------
 ``dag`` (default true)
@@ -318,6 +327,7 @@ class TraceConfig(_Strict):
     queue_jobs: int | None = Field(default=None, gt=0)
     job_run_s: list[float] | None = None
     constraints: Literal["trace", "none"] | ConstraintModel = "trace"
+    censored: Literal["hold", "complete"] = "hold"
 
     @field_validator("constraints", mode="before")
     @classmethod

@@ -15,7 +15,17 @@ This and :mod:`simulator.dynamic` (the Markovian demand model) are the only modu
   constant between events, so a grid point takes the state after the last event before it).
 
 A task's run starts when it is placed and lasts its ``run_s`` from the trace. A simulation ends at
-``horizon_s``: tasks still queued or running then count as not completed.
+``horizon_s``: tasks still queued or running then count as not completed; a task that finishes at
+exactly ``horizon_s`` counts as completed.
+
+Right-censored tasks (``TaskBatch.censored``: the trace ended while they ran, so ``run_s`` is only a
+lower bound) never complete under the default rule ``censored="hold"``: once started, a censored
+task holds its resources until the horizon. ``censored="complete"`` keeps the older rule (the task
+runs its observed, lower-bound span and then counts as completed), for sensitivity analyses.
+
+Mean utilisation (:attr:`RunResult.mean_utilization`) is the exact time integral of the used
+amount (a step function that changes only at event times) over ``[start_s, horizon_s]``, divided
+by the window's length and the pool's total; the grid samples are for plotting.
 """
 
 from __future__ import annotations
@@ -42,6 +52,8 @@ from simulator.workload import TaskBatch, TaskSource
 SKIP_UNPLACEABLE = "fits no server of the pool"
 #: Consecutive ticks of a periodic scheduler without any event or placement before giving up.
 MAX_IDLE_TICKS = 100_000
+#: Rules for right-censored tasks (see the module docstring).
+CENSORED_RULES = ("hold", "complete")
 
 
 class _Table:
@@ -85,6 +97,7 @@ class _Table:
         self.finish_l = array("d")
         self.server_l = array("i")
         self.unpl_l = bytearray()
+        self.cens_l = bytearray()  # right-censored (1) or not (0)
 
     def append(self, batch: TaskBatch, users: np.ndarray) -> tuple[int, int]:
         lo, hi = self.n, self.n + len(batch)
@@ -134,6 +147,10 @@ class _Table:
         self.finish_l.frombytes(np.full(n, np.nan).tobytes())
         self.server_l.frombytes(np.full(n, -1, dtype=np.intc).tobytes())
         self.unpl_l.extend(bytes(n))
+        if batch.censored is None:
+            self.cens_l.extend(bytes(n))
+        else:
+            self.cens_l.extend(np.asarray(batch.censored, dtype=bool).tobytes())
         self.n = hi
         return lo, hi
 
@@ -174,10 +191,16 @@ class RunResult:
     users : list of str
         User names; position = user code.
     tasks : dict of str to ndarray
-        Per-task columns (length n_tasks): job_id, task_index, user (code), submit_s, start_s,
-        finish_s, server (-1 if never started), run_s, demand (n_tasks, n_resources).
+        Per-task columns (length n_tasks, the tasks that arrived by the horizon): job_id,
+        task_index, user (code), submit_s, start_s, finish_s (NaN unless it completed), server
+        (-1 if never started), run_s, demand (n_tasks, n_resources), unplaceable (bool: fits no
+        server of the pool, or a DAG ancestor never can), censored (bool: right-censored in the
+        trace); with a job gate also rep.
     utilization : ndarray, shape (n_samples, 1 + n_resources)
         Grid time in seconds, then used fraction of total capacity per resource.
+    mean_utilization : ndarray, shape (n_resources,)
+        Time-average of the used fraction over ``[start_s, horizon_s]`` (exact integral of the
+        step function; NaN for an empty window or a resource with no capacity).
     user_shares : ndarray or None, shape (n_samples, n_users, n_resources)
         Share of the pool's total capacity of every resource held by each user at each grid time
         (only if requested); the global dominant share is the maximum over resources.
@@ -201,6 +224,8 @@ class RunResult:
     wall_s: float
     n_events: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    mean_utilization: np.ndarray | None = None
+    censored_rule: str = "hold"
 
 
 class Engine:
@@ -232,11 +257,17 @@ class Engine:
     constraints : ConstraintIndex, optional
         Placement constraints of the tasks' ``constraint`` column (:mod:`simulator.constraints`);
         the engine rejects a placement that violates one. None: tasks run anywhere.
+    censored : {"hold", "complete"}
+        Rule for right-censored tasks: ``"hold"`` (default) — once started, the task holds its
+        resources until the horizon and never completes (its run time is unknown);
+        ``"complete"`` — it runs its observed span (a lower bound) and counts as completed.
 
     Raises
     ------
     ValueError
-        For a non-positive ``utilization_interval_s`` or a horizon before ``start_s``.
+        For a non-positive ``utilization_interval_s``, a horizon before ``start_s`` or an unknown
+        ``censored`` rule; from :meth:`run`, when a right-censored task starts under the rule
+        ``"hold"`` with an infinite horizon (it would hold its server for ever).
     """
 
     def __init__(
@@ -254,7 +285,12 @@ class Engine:
         on_sample: Callable[[float, ClusterState], None] | None = None,
         gate: JobGate | None = None,
         constraints: ConstraintIndex | None = None,
+        censored: str = "hold",
     ) -> None:
+        if censored not in CENSORED_RULES:
+            raise ValueError(
+                f"censored: {censored!r} (expected one of {', '.join(CENSORED_RULES)})"
+            )
         if not utilization_interval_s > 0:
             raise ValueError(
                 f"utilization_interval_s: {utilization_interval_s!r} (expected a number > 0)"
@@ -278,6 +314,7 @@ class Engine:
         self.on_sample = on_sample
         self.gate = gate
         self.constraints = constraints
+        self.censored = censored
 
     # ------------------------------------------------------------------ public
     def run(self) -> RunResult:
@@ -308,6 +345,7 @@ class Engine:
         self._next_grid = self.start_s
         self._n_events = 0
         self._n_unplaceable = 0
+        self._used_integral = [0.0] * self.cluster.n_resources  # ∫ used_r dt from start_s
         self._bar = tqdm(
             total=self.source.n_hint,
             desc=self.progress_desc,
@@ -339,6 +377,10 @@ class Engine:
             tab.unpl_l,
         )
         running: dict[int, int] = {}  # task -> server, for the tasks placed and not finished
+        hold = self.censored == "hold"
+        censored = tab.cens_l
+        used, integral = cluster.used, self._used_integral
+        k_res = range(cluster.n_resources)
         track_users = self.record_user_shares
         gate = self.gate
         codes = tab.code_l if self.constraints is not None else None
@@ -391,7 +433,10 @@ class Engine:
             if now > env.now:
                 if now >= self._next_grid:
                     self._sample_until(now)
-                yield env.timeout(now - env.now)
+                dt = now - env.now
+                for r in k_res:
+                    integral[r] += used[r] * dt
+                yield env.timeout(dt)
             self._n_events += 1
             # 1. completions at `now`
             while heap and heap[0][0] <= now:
@@ -440,8 +485,18 @@ class Engine:
                 start_s[task] = now
                 if track_users:
                     self._user_alloc[user_l[task]] += demand
-                heapq.heappush(heap, (now + run_l[task], task))
-        self._sample_until(horizon if horizon < math.inf else env.now, inclusive=True)
+                if not (hold and censored[task]):
+                    heapq.heappush(heap, (now + run_l[task], task))
+                elif horizon == math.inf:  # a held censored task runs to the horizon
+                    raise ValueError(
+                        f"task {task} is right-censored and holds its server until the horizon, "
+                        "but the horizon is infinite: give a finite horizon (collect.horizon_s "
+                        "or trace.end_s) or the rule censored='complete'"
+                    )
+        end = self._end_s = horizon if horizon < math.inf else env.now
+        for r in k_res:
+            integral[r] += used[r] * (end - env.now)
+        self._sample_until(end, inclusive=True)
         # the arrivals never reached were submitted after the horizon
         n_late = hi - lo
         for batch in batches:
@@ -534,6 +589,19 @@ class Engine:
         skipped = dict(self.source.skipped)
         if self._n_unplaceable:
             skipped[SKIP_UNPLACEABLE] = self._n_unplaceable
+        horizon = self._end_s  # the horizon, or the last event time when it is infinite
+        span = horizon - self.start_s
+        total = self.cluster.total
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean_util = np.where(
+                (total > 0) & (span > 0),
+                np.asarray(self._used_integral) / (span * total),
+                np.nan,
+            )
+        unplaceable = np.frombuffer(tab.unpl_l, dtype=bool)[:n].copy()
+        if self.gate is not None and self.gate.dropped_tasks:
+            dropped = np.asarray(self.gate.dropped_tasks, dtype=np.int64)
+            unplaceable[dropped[dropped < n]] = True
         return RunResult(
             scheduler=self.scheduler.name,
             resources=self.cluster.resources,
@@ -548,17 +616,20 @@ class Engine:
                 "server": np.frombuffer(tab.server_l, dtype=np.intc)[:n].astype(np.int32),
                 "run_s": tab.run_s[:n].copy(),
                 "demand": tab.demand[:n].copy(),
-                "unplaceable": np.frombuffer(tab.unpl_l, dtype=bool)[:n].copy(),
+                "unplaceable": unplaceable,
+                "censored": np.frombuffer(tab.cens_l, dtype=bool)[:n].copy(),
                 **({"rep": tab.rep[:n].copy()} if self.gate is not None else {}),
             },
             utilization=util,
             user_shares=shares,
             skipped=skipped,
             start_s=self.start_s,
-            horizon_s=self.horizon_s if self.horizon_s < math.inf else float(util[-1, 0]),
+            horizon_s=horizon,
             wall_s=wall,
             n_events=self._n_events,
             extra=self._gate_report(),
+            mean_utilization=mean_util,
+            censored_rule=self.censored,
         )
 
     def _gate_report(self) -> dict[str, Any]:

@@ -137,6 +137,8 @@ class JobGate:
         self._fifo: deque[int] = deque()
         self._adm_held: dict[int, list[int]] = {}
         self.dropped: Counter[str] = Counter()
+        #: Task ids dropped because a DAG ancestor can never run, in drop order.
+        self.dropped_tasks: list[int] = []
         self.jobs_admitted = 0
         self.max_queue_wait = 0
 
@@ -223,8 +225,7 @@ class JobGate:
         if key not in self._left:
             self._left[key] = int(self._info.instances[task])
         if key in self._failed:
-            self.dropped[DROPPED_DAG] += 1
-            self._count(task, out)
+            self._drop_descendant(task, out)
             return
         w = self._wait.get(key)
         if w is None:
@@ -236,8 +237,7 @@ class JobGate:
             pkeys = [(job, rep, p) for p in parents]
             if any(p in self._failed for p in pkeys):
                 self._fail(key, out)
-                self.dropped[DROPPED_DAG] += 1
-                self._count(task, out)
+                self._drop_descendant(task, out)
                 return
             missing = [p for p in pkeys if p not in self._done]
             w = self._wait[key] = [len(missing), []]
@@ -247,6 +247,12 @@ class JobGate:
             out.append(task)
         else:
             w[1].append(task)
+
+    def _drop_descendant(self, task: int, out: list[int]) -> None:
+        """Drop a task because a DAG ancestor can never run (it counts as done)."""
+        self.dropped[DROPPED_DAG] += 1
+        self.dropped_tasks.append(task)
+        self._count(task, out)
 
     def _fail(self, key: Key, out: list[int]) -> None:
         """Mark ``key`` and its DAG descendants failed; drop their held tasks."""
@@ -259,8 +265,7 @@ class JobGate:
             w = self._wait.pop(k, None)
             if w is not None:
                 for t in w[1]:
-                    self.dropped[DROPPED_DAG] += 1
-                    self._count(t, out)
+                    self._drop_descendant(t, out)
             stack.extend(self._children.pop(k, ()))
 
     def _size(self, job: int) -> int:
@@ -311,7 +316,8 @@ class JobsTaskSource(WrappedTaskSource):
     repetitions : mapping of int to int
         Repetitions per job id (missing: 1).
     job_run_s : mapping of int to float, optional
-        Run time in seconds per job id, replacing the trace's (UDRF paper, Section V).
+        Run time in seconds per job id, replacing the trace's (UDRF paper, Section V); the tasks
+        are then no longer right-censored (their run times are the model's, known).
     """
 
     def __init__(
@@ -331,8 +337,12 @@ class JobsTaskSource(WrappedTaskSource):
         reps_of, runs_of = self.repetitions, self.job_run_s
         for batch in self.inner.batches():
             jobs = batch.job_id.tolist()
-            if runs_of is not None:
-                batch = replace(batch, run_s=np.array([runs_of[j] for j in jobs], dtype=np.float64))
+            if runs_of is not None:  # known run times: nothing is right-censored any more
+                batch = replace(
+                    batch,
+                    run_s=np.array([runs_of[j] for j in jobs], dtype=np.float64),
+                    censored=None,
+                )
             r = np.array([reps_of.get(j, 1) for j in jobs], dtype=np.int64)
             idx = np.repeat(np.arange(len(batch)), r)
             first = np.cumsum(r) - r  # position of each task's first copy
@@ -341,7 +351,7 @@ class JobsTaskSource(WrappedTaskSource):
                 name: getattr(batch, name)[idx]
                 for name in ("job_id", "task_index", "user", "submit_s", "demand", "run_s")
             }
-            for name in ("instances", "parents", "constraint"):
+            for name in ("instances", "parents", "constraint", "censored"):
                 col = getattr(batch, name)
                 if col is not None:
                     fields[name] = col[idx]

@@ -3,17 +3,24 @@
 Per scheduler, into ``DIR/<scheduler>/``:
 
 ``tasks.parquet``
-    ``job_id, task_index, user, submit_s, start_s, finish_s, server, <resources...>``; one row per
-    simulated task; ``start_s``/``server`` null when the task never started, ``finish_s`` null when
-    it did not finish by the horizon. With a job gate (:mod:`simulator.jobs`), a last column
-    ``rep`` gives the task's repetition of its job (0 for the first run).
+    ``job_id, task_index, user, submit_s, start_s, finish_s, server, ended, <resources...>``; one
+    row per task that arrived by the horizon; ``start_s``/``server`` null when the task never
+    started, ``finish_s`` null when it did not complete. ``ended`` says how the task ended
+    (:data:`ENDED`): ``finished``; ``censored`` (started, and right-censored in the trace: its run
+    time is unknown, so it never completes); ``running`` or ``queued`` at the horizon;
+    ``unplaceable`` (fits no server of the pool, or a DAG ancestor never can). With a job gate
+    (:mod:`simulator.jobs`), a last column ``rep`` gives the task's repetition of its job (0 for
+    the first run).
 ``jobs.parquet``
     ``job_id, user, n_tasks, submit_s, finish_s, completion_time_s``; ``finish_s`` and
-    ``completion_time_s`` (job completion time, JCT) are null unless every task of the job finished.
+    ``completion_time_s`` (job completion time, JCT) are null unless every task of the job
+    finished (``ended == "finished"``).
 ``users.parquet``
-    ``user, tasks_submitted, tasks_completed, completion_ratio``.
+    ``user, tasks_submitted, tasks_completed, completion_ratio``; a task is completed when its
+    ``ended`` is ``finished`` (never for a right-censored task).
 ``utilization.parquet``
-    ``time_s, <resources...>``: used fraction of the pool's total capacity on a regular grid.
+    ``time_s, <resources...>``: used fraction of the pool's total capacity on a regular grid (for
+    plots; ``summary.json``'s ``mean_utilization`` is the exact time average).
 ``user_shares.parquet`` (only when ``collect.user_shares`` is on)
     ``time_s, user, <resources...>, dominant``: each user's share of the pool per resource, and its
     global dominant share (DRFH paper, eq. 3).
@@ -28,7 +35,6 @@ the same config and seed give byte-identical files.
 
 from __future__ import annotations
 
-import math
 import os
 import resource
 import shutil
@@ -43,6 +49,9 @@ import pyarrow.parquet as pq
 
 from simulator.atomic import atomic_path, json_text, write_text
 from simulator.engine import RunResult
+
+#: Values of the ``ended`` column of ``tasks.parquet``, in code order.
+ENDED = ("finished", "censored", "running", "queued", "unplaceable")
 
 _PARQUET_KW: dict[str, Any] = {
     "compression": "zstd",
@@ -68,6 +77,34 @@ def _nullable(values: np.ndarray, null: np.ndarray, typ: pa.DataType) -> pa.Arra
     return pa.array(values, type=typ, mask=null)
 
 
+def ended_codes(tasks: dict[str, np.ndarray]) -> np.ndarray:
+    """How each task ended, as indices into :data:`ENDED`.
+
+    Parameters
+    ----------
+    tasks : dict of str to ndarray
+        :attr:`simulator.engine.RunResult.tasks` (``finish_s``, ``server`` and, when present,
+        ``unplaceable`` and ``censored``).
+
+    Returns
+    -------
+    ndarray of int8, shape (n_tasks,)
+    """
+    finish, server = tasks["finish_s"], tasks["server"]
+    n = finish.shape[0]
+    codes = np.full(n, ENDED.index("queued"), dtype=np.int8)
+    started = server >= 0
+    codes[started] = ENDED.index("running")
+    censored = tasks.get("censored")
+    if censored is not None:
+        codes[started & censored] = ENDED.index("censored")
+    codes[~np.isnan(finish)] = ENDED.index("finished")
+    unplaceable = tasks.get("unplaceable")
+    if unplaceable is not None:
+        codes[unplaceable] = ENDED.index("unplaceable")
+    return codes
+
+
 def tables(result: RunResult) -> dict[str, pa.Table]:
     """Build the Arrow tables of a run (without writing them).
 
@@ -88,6 +125,7 @@ def tables(result: RunResult) -> dict[str, pa.Table]:
         "start_s": _nullable(start, np.isnan(start), pa.float64()),
         "finish_s": _nullable(finish, np.isnan(finish), pa.float64()),
         "server": _nullable(server, server < 0, pa.int32()),
+        "ended": pa.array(np.array(ENDED, dtype=object)[ended_codes(t)], pa.string()),
     }
     for r, name in enumerate(result.resources):
         cols[name] = pa.array(t["demand"][:, r], pa.float64())
@@ -159,20 +197,27 @@ def summarize(result: RunResult, built: dict[str, pa.Table]) -> dict[str, Any]:
     util = result.utilization
     jobs = built["jobs"].to_pandas()
     jct = jobs["completion_time_s"].dropna()
+    codes = np.bincount(ended_codes(t), minlength=len(ENDED))
+    if result.mean_utilization is not None:
+        mean_util = [None if not np.isfinite(x) else float(x) for x in result.mean_utilization]
+    else:  # a result built by hand: the mean of the grid samples
+        mean_util = [
+            float(util[:, 1 + r].mean()) if len(util) else None
+            for r in range(len(result.resources))
+        ]
     return {
         "scheduler": result.scheduler,
         "tasks": n,
         "tasks_started": started,
         "tasks_completed": completed,
-        "completion_ratio": completed / n if n else math.nan,
+        "ended": {name: int(c) for name, c in zip(ENDED, codes, strict=True)},
+        "censored_rule": result.censored_rule,
+        "completion_ratio": completed / n if n else None,
         "jobs": len(jobs),
         "jobs_completed": len(jct),
         "mean_jct_s": float(jct.mean()) if len(jct) else None,
         "median_jct_s": float(jct.median()) if len(jct) else None,
-        "mean_utilization": {
-            name: float(util[:, 1 + r].mean()) if len(util) else 0.0
-            for r, name in enumerate(result.resources)
-        },
+        "mean_utilization": dict(zip(result.resources, mean_util, strict=True)),
         "users": len(result.users),
         "skipped": dict(sorted(result.skipped.items())),
         **({"jobs_gate": result.extra} if result.extra else {}),
@@ -181,6 +226,8 @@ def summarize(result: RunResult, built: dict[str, pa.Table]) -> dict[str, Any]:
         "events": result.n_events,
         "wall_s": round(result.wall_s, 3),
         "tasks_per_s": round(n / result.wall_s, 1) if result.wall_s > 0 else None,
+        "tasks_per_s_counts": "tasks that arrived by the horizon (the 'tasks' field), per "
+        "second of engine wall time; rows outside the window are in 'skipped'",
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 

@@ -56,6 +56,10 @@ class TaskBatch:
         The row's ``parents`` (comma-separated task indices of the same job, or None).
     constraint : ndarray of object, shape (n,), optional
         Placement constraint strings (:mod:`simulator.constraints`), None for unconstrained.
+    censored : ndarray of bool, shape (n,), optional
+        Right-censored tasks: the trace ended while they ran, so ``run_s`` is only a lower bound;
+        the engine never lets them complete (``simulator.engine.Engine``, ``censored``). None:
+        no task is censored.
     """
 
     job_id: np.ndarray
@@ -68,6 +72,7 @@ class TaskBatch:
     instances: np.ndarray | None = None
     parents: np.ndarray | None = None
     constraint: np.ndarray | None = None
+    censored: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.submit_s.shape[0])
@@ -121,9 +126,12 @@ class TaskSource:
             ("instances", np.int32),
             ("parents", object),
             ("constraint", object),
+            ("censored", bool),
         ):
             if col in frame:
                 opt[col] = frame[col].to_numpy(dtype=dtype)[keep]
+        if "censored" not in opt and "end_state" in frame:  # a table without the column
+            opt["censored"] = (frame["end_state"] == "censored").to_numpy(dtype=bool)[keep]
         return TaskBatch(
             **opt,
             job_id=frame["job_id"].to_numpy(dtype=np.int64)[keep],
@@ -193,6 +201,11 @@ class ParquetTaskSource(TaskSource):
         self._extra = [c for c in ("instances", "parents") if job_columns and c in names]
         if constraint_column and "constraint" in names:
             self._extra.append("constraint")
+        # right-censored tasks: the canonical column, or derived from end_state (older tables)
+        if "censored" in names:
+            self._extra.append("censored")
+        elif "end_state" in names:
+            self._extra.append("end_state")
 
     def batches(self) -> Iterator[TaskBatch]:
         cols = [*self._COLUMNS, *self.resources, *self._extra]

@@ -45,6 +45,16 @@ def test_quick_experiment_end_to_end(tmp_path: Path, google_dir: Path, monkeypat
     shared = pd.read_parquet(root / "bf-drfh" / "users.parquet")
     assert set(dedicated["user"]) == set(shared["user"])
     assert (dedicated["tasks_submitted"].sum()) == shared["tasks_submitted"].sum()
+    # right-censored tasks never complete (rule hold); the older rule is run for comparison
+    assert "rule `hold`" in text
+    assert text.count("Sensitivity to the censoring rule") == 3  # Figs. 6, 7 and 8
+    hold = json.loads((root / "bf-drfh" / "summary.json").read_text())
+    old = json.loads((root / "censored-complete" / "bf-drfh" / "summary.json").read_text())
+    assert (hold["censored_rule"], old["censored_rule"]) == ("hold", "complete")
+    assert hold["ended"]["censored"] > 0
+    assert old["tasks_completed"] > hold["tasks_completed"]
+    ded = json.loads((root / "dedicated" / "summary.json").read_text())
+    assert ded["censored_tasks"] > 0 and 0 < ded["users_with_censored_tasks"] < ded["users"]
     shares = pd.read_parquet(root / "fig4" / "bf-drfh" / "user_shares.parquet")
     early = shares[(shares.time_s > 40) & (shares.time_s < 160) & (shares.user == "user 1")]
     assert early["cpu"].mean() == pytest.approx(0.394, abs=0.01)  # paper: 40 %

@@ -36,10 +36,12 @@ SCHEDULERS = [
 TABLE = np.array([[0.5, 0.4995], [0.5, 0.2493], [0.5, 0.749], [1.0, 1.0], [0.25, 0.2498]])
 
 
-def _instance(seed: int, n_tasks: int, n_servers: int, n_users: int):
+def _instance(seed: int, n_tasks: int, n_servers: int, n_users: int, censored: float = 0.0):
     rng = np.random.default_rng(seed)
     frame = random_frame(rng, n_tasks, n_users, horizon=500.0)
     capacity = TABLE[rng.integers(0, len(TABLE), n_servers)]
+    if censored:
+        frame["censored"] = rng.random(len(frame)) < censored
     return frame, capacity
 
 
@@ -51,11 +53,20 @@ def _instance(seed: int, n_tasks: int, n_servers: int, n_users: int):
     n_users=st.integers(1, 6),
     name=st.sampled_from(SCHEDULERS),
     horizon=st.sampled_from([200.0, 600.0, math.inf]),
+    censored=st.sampled_from([0.0, 0.2]),
 )
 def test_capacity_never_exceeded_and_every_task_accounted_for(
-    seed: int, n_tasks: int, n_servers: int, n_users: int, name: str, horizon: float
+    seed: int,
+    n_tasks: int,
+    n_servers: int,
+    n_users: int,
+    name: str,
+    horizon: float,
+    censored: float,
 ) -> None:
-    frame, capacity = _instance(seed, n_tasks, n_servers, n_users)
+    # (a right-censored task holds its server to the horizon: an infinite one is refused)
+    censored = censored if horizon < math.inf else 0.0
+    frame, capacity = _instance(seed, n_tasks, n_servers, n_users, censored=censored)
     violations: list[float] = []
 
     def check(_t: float, cluster: ClusterState) -> None:
@@ -83,15 +94,26 @@ def test_capacity_never_exceeded_and_every_task_accounted_for(
     started = t["server"] >= 0
     finished = ~np.isnan(t["finish_s"])
     assert np.all(started[finished]), "a task finished without starting"
+    assert not np.any(finished & t["censored"]), "a right-censored task completed"
     assert np.all(t["start_s"][started] >= t["submit_s"][started])
     np.testing.assert_allclose(
         t["finish_s"][finished], t["start_s"][finished] + t["run_s"][finished], rtol=1e-12
     )
     assert not np.any(t["unplaceable"] & started)
-    if horizon == math.inf:  # given enough time, every placeable task finishes
+    if horizon == math.inf and not np.any(started & t["censored"]):
+        # given enough time, every placeable task finishes (a started right-censored task holds
+        # its server for ever, so tasks behind it may wait for ever)
         assert np.all(finished | t["unplaceable"])
     # utilisation is a fraction of capacity
     assert np.all((r.utilization[:, 1:] >= -1e-9) & (r.utilization[:, 1:] <= 1 + 1e-9))
+    # the mean utilisation is the time integral of what the tasks held, computed independently
+    end = r.horizon_s
+    held_until = np.where(finished, t["finish_s"], end)[started]
+    busy = (held_until - t["start_s"][started])[:, None] * t["demand"][started]
+    span = end - r.start_s
+    if span > 0:
+        expected = busy.sum(axis=0) / span / capacity.sum(axis=0)
+        np.testing.assert_allclose(r.mean_utilization, expected, rtol=1e-9, atol=1e-12)
 
 
 def _digest(folder: Path) -> dict[str, str]:

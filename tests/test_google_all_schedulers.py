@@ -42,7 +42,7 @@ def test_every_scheduler_on_the_google_sample_with_constraints(tmp_path: Path) -
                 "format": "google-2011",
                 "path": str(TRACE),
                 "parts": "0-13",
-                "start_s": 600,
+                "start_s": 601,  # after the tasks that exist before the window (submit 600 s)
                 "end_s": 900,
                 "constraints": {"share": 0.5, "classes": [1, 2], "per": "job"},
             },

@@ -9,7 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.psdsf_repro import CONFIG, pool, run_experiment, run_scheduler
+from experiments.psdsf_repro import (
+    CONFIG,
+    D2_CPU_ALTERNATIVE,
+    _util,
+    exact_allocations,
+    pool,
+    run_experiment,
+    run_scheduler,
+)
 from experiments.run import build_pool, resolve_workload
 from simulator.config import load_config, parse_config
 from simulator.errors import ConfigError
@@ -24,6 +32,43 @@ def test_shipped_config_recovers_the_papers_cluster() -> None:
     frame = build_pool(cfg)
     np.testing.assert_allclose(frame[["cpu", "mem"]].to_numpy(), cap)
     assert [u.weight for u in cfg.trace.users or []] == [2, 2, 1, 1]
+
+
+def test_user_2_cpu_demand_is_2_15_and_keeps_table_iv() -> None:
+    # Table III allows d_2 = (a, 0.2) with any a <= 2/15 (class D: 11 * min(0.5 / a, 3.75) =
+    # 41.25); the config takes a = 2/15. The exact allocators then give Table IV's PS-DSF
+    # allocation and TSF's totals, as with a = 0.1, and class D's CPU stays full while user 4
+    # is away (user 2 gets 41.25 tasks there: 41.25 * 2/15 = 5.5 = 11 * 0.5); with a = 0.1 it
+    # would be 75 %.
+    cfg = load_config(CONFIG)
+    users = [u.name for u in cfg.trace.users or []]
+    d2 = next(u.demand for u in cfg.trace.users or [] if u.name == "user2")
+    np.testing.assert_allclose([4 * x for x in d2], [2 / 15, 0.2], rtol=1e-15)
+    for a in (2 / 15, D2_CPU_ALTERNATIVE):
+        alt = {"user2": [a, 0.2]}
+        x = exact_allocations(cfg, users, demands=alt)
+        np.testing.assert_allclose(
+            x["psdsf"],
+            [[40, 170, 0, 0], [20, 85, 0, 0], [0, 0, 82.5, 0], [0, 0, 0, 27.5]],
+            atol=1e-6,
+        )
+        np.testing.assert_allclose(
+            x["tsf"].sum(axis=1), [204.945, 107.527, 58.343, 35.552], atol=1e-3
+        )
+        np.testing.assert_allclose(
+            x["tsf"][:, 2:], [[0, 0], [0, 0], [58.343, 0], [8.052, 27.5]], atol=1e-3
+        )
+    away = users[:3]
+    for a, full_d in ((2 / 15, 1.0), (D2_CPU_ALTERNATIVE, 0.75)):
+        alt = {"user2": [a, 0.2]}
+        x = exact_allocations(cfg, away, mechanisms=("psdsf",), demands=alt)["psdsf"]
+        np.testing.assert_allclose(
+            x, [[80, 171.25, 0, 0], [0, 84.375, 0, 41.25], [0, 0, 82.5, 0]], atol=1e-6
+        )
+        assert _util(x, cfg, away, "D", alt) == pytest.approx(full_d)
+        # the CPU of classes A and B is never full: 210 * 0.1 + 105 * a < 42
+        y = exact_allocations(cfg, users, mechanisms=("psdsf",), demands=alt)["psdsf"]
+        assert _util(y, cfg, users, ["A", "B"], alt) == pytest.approx((21 + 105 * a) / 42)
 
 
 def _cfg(**user: object) -> dict:
@@ -100,6 +145,12 @@ def test_quick_reproduction_matches_table_iv_and_fig_6(tmp_path: Path) -> None:
     # ...and PS-DSF settles within 10 s of each change of the active users
     assert all(x["settle_s"] <= 10.0 for x in ps["settle"])
     assert "| Fig. 6: distributed PS-DSF promptly converges" in text and "| PASS |" in text
+    # the dependence on user 2's CPU demand, from the exact allocations
+    assert "100.0 % of class D's CPU with 0.1333 (this run) and 75.0 % with 0.1." in text
+    # memory: TSF and C-DRFH judged exact, as the paper computes them (full); CPU of A and B
+    # not full under any mechanism (83.3 % exact PS-DSF: Table III's d_2 cannot fill it)
+    assert "exact tsf 100.0 %, exact c-drfh 100.0 %" in text
+    assert "for information: exact psdsf 83.3 %" in text
 
 
 def test_cli_quick(tmp_path: Path) -> None:

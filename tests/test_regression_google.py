@@ -8,6 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from experiments.run import run_config
@@ -15,11 +16,12 @@ from simulator.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# scheduler: (tasks started, tasks completed, jobs completed, mean CPU util, mean memory util)
+# scheduler: (tasks started, tasks completed, jobs completed, mean CPU util, mean memory util,
+# tasks started and right-censored in the trace: they hold their servers to the horizon)
 EXPECTED = {
-    "slots-14": (2616, 493, 110, 0.40446375659294637, 0.2864644157655905),
-    "ff-drfh": (8611, 1157, 243, 0.9539060535529832, 0.6967432811947148),
-    "bf-drfh": (10510, 1214, 247, 0.9951952958376676, 0.7584372064845272),
+    "slots-14": (2475, 365, 88, 0.4058698142438034, 0.28555745420256595, 2021),
+    "ff-drfh": (8025, 678, 210, 0.9547844459466449, 0.6944634410430689, 6950),
+    "bf-drfh": (9657, 702, 212, 0.9954926115234101, 0.7548578281354409, 8521),
 }
 
 
@@ -38,8 +40,9 @@ def one_hour(google_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
 @pytest.mark.parametrize("name", list(EXPECTED))
 def test_one_hour_slice_numbers(one_hour: Path, name: str) -> None:
     s = json.loads((one_hour / name / "summary.json").read_text())
-    started, completed, jobs, cpu, mem = EXPECTED[name]
+    started, completed, jobs, cpu, mem, censored = EXPECTED[name]
     assert s["tasks"] == 168_105
+    assert s["start_s"] == 600.0  # the trace's data starts at 600 s
     assert s["users"] == 514
     assert s["skipped"] == {
         "no run time (never scheduled in the trace)": 10_176,
@@ -52,6 +55,25 @@ def test_one_hour_slice_numbers(one_hour: Path, name: str) -> None:
     )
     assert s["mean_utilization"]["cpu"] == pytest.approx(cpu, abs=1e-9)
     assert s["mean_utilization"]["mem"] == pytest.approx(mem, abs=1e-9)
+    assert s["ended"]["censored"] == censored
+    assert s["ended"]["finished"] == completed
+    assert sum(s["ended"].values()) == s["tasks"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_one_hour_slice_censored_tasks_never_complete(one_hour: Path, name: str) -> None:
+    """Every task the trace marks right-censored that started still holds its server at the
+    horizon; ``ended`` agrees with ``finish_s`` and ``server``."""
+    tasks = pd.read_parquet(one_hour / name / "tasks.parquet")
+    (path,) = (one_hour.parent / "cache").glob("google-2011-*/tasks.parquet")
+    trace = pd.read_parquet(path, columns=["job_id", "task_index", "censored"])
+    m = tasks.merge(trace, on=["job_id", "task_index"], how="left", validate="one_to_one")
+    assert not m.loc[m["censored"], "finish_s"].notna().any()
+    started = m["server"].notna()
+    assert (m.loc[m["censored"] & started, "ended"] == "censored").all()
+    assert ((m["ended"] == "finished") == m["finish_s"].notna()).all()
+    assert ((m["ended"] == "queued") == ~started).all()
 
 
 @pytest.mark.slow

@@ -99,13 +99,14 @@ def test_2017_bad_rows_are_counted(tmp_path: Path) -> None:
         "40,50,2,9,1,Waiting,50,0.1",  # unscheduled
         "10,20,1,10,1,Terminated,,",  # missing request
         "10,20,1,11,1,Failed,-1,0.1",  # negative request
+        "10,,3,12,1,Terminated,100,0.5",  # no end time: right-censored, not rejected
     ]
     (tmp_path / "batch_task.csv").write_text("\n".join(rows) + "\n")
     report = convert_alibaba("alibaba-2017", tmp_path, tmp_path / "out")
     _check_accounting(report)
     sk = report["skipped"]["batch_task"]
-    assert report["rows_read"]["batch_task"] == 12
-    assert report["rows_used"]["batch_task"] == 3
+    assert report["rows_read"]["batch_task"] == 13
+    assert report["rows_used"]["batch_task"] == 4
     for reason in (
         ali.R_NEG_INST, ali.R_ZERO_INST, ali.R_BAD_STATUS, ali.R_END_BEFORE_START,
         ali.R_DUP_TASK, ali.R_UNPARSEABLE, ali.R_MALFORMED, ali.R_MISSING_REQ, ali.R_NEG_REQ,
@@ -117,6 +118,8 @@ def test_2017_bad_rows_are_counted(tmp_path: Path) -> None:
     assert t.loc[8, "run_s"] == 55.0  # runs to the latest end time seen (50) from -5
     assert t.loc[8, "instances"] == 4 and t.loc[8, "user"] == "job-2"
     assert np.isnan(t.loc[9, "run_s"]) and t.loc[9, "end_state"] == "unscheduled"
+    assert t.loc[12, "end_state"] == "censored" and t.loc[12, "run_s"] == 40.0  # 50 - 10
+    assert list(t.sort_index()["censored"]) == [False, True, False, True]
     assert t.loc[1, "cpu"] == pytest.approx(1 / 64)  # default v2017 machine: 64 cores
 
 

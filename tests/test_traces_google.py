@@ -25,7 +25,7 @@ def _row(t, job, task, ev, user="uA", cpu="0.1", mem="0.2", machine=""):
 
 
 HAND_ROWS = [
-    _row(0, 1, 0, 0),  # A: SUBMIT before the window
+    _row(0, 1, 0, 0),  # A: SUBMIT before the window -> taken at 600 s, the window start
     _row(0, 1, 0, 1, machine=5),  # A: SCHEDULE at time 0 -> measured from 600 s
     _row(0, 4, 0, 1, user="uE", cpu="0.3", mem="0.3"),  # E: no SUBMIT but a time-0 row
     _row(0, 8, 0, 5, user="uH"),  # H: only a time-0 KILL (pending): kept, its request used
@@ -50,6 +50,10 @@ HAND_ROWS = [
     _row(1300 * S, 7, 0, 4, user="uG"),  # G: FINISH (run 90 s)
     _row(1400 * S, 7, 0, 1, user="uG"),  # G: SCHEDULE again
     _row(1500 * S, 7, 0, 5, user="uG"),  # G: KILL -> FINISH attempt still wins
+    _row(1200 * S, 9, 0, 0, user="uI"),  # I: SUBMIT
+    _row(1210 * S, 9, 0, 1, user="uI"),  # I: SCHEDULE
+    _row(1300 * S, 9, 0, 4, user="uI"),  # I: FINISH
+    _row(1400 * S, 9, 0, 1, user="uI"),  # I: SCHEDULE again, never ends -> censored
 ]
 
 
@@ -68,25 +72,28 @@ def test_hand_made_semantics(hand_src: Path, tmp_path: Path) -> None:
     t = pd.read_parquet(out / "tasks.parquet")
     got = {(r.job_id, r.task_index): r for r in t.itertuples()}
     assert list(zip(t.job_id, t.task_index, strict=True)) == [
-        (1, 0), (4, 0), (8, 0), (2, 0), (2, 1), (7, 0),
+        (1, 0), (4, 0), (8, 0), (2, 0), (2, 1), (7, 0), (9, 0),
     ]  # fmt: skip
+    assert list(t.censored) == [False, False, False, True, False, False, True]
 
-    a = got[(1, 0)]
-    assert (a.submit_s, a.end_state, a.run_s, a.attempts) == (0.0, "finish", 100.0, 2)
+    a = got[(1, 0)]  # submitted and scheduled before the window: both at 600 s
+    assert (a.submit_s, a.end_state, a.run_s, a.attempts) == (600.0, "finish", 100.0, 2)
     b = got[(2, 0)]
     assert (b.cpu, b.mem, b.end_state, b.run_s, b.attempts) == (0.3, 0.4, "censored", 820.0, 1)
+    i = got[(9, 0)]  # an attempt finished, but the last one runs when the data ends
+    assert (i.end_state, i.censored, i.run_s, i.attempts) == ("censored", True, 100.0, 2)
     c = got[(2, 1)]
     assert (c.end_state, c.attempts, c.submit_s) == ("unscheduled", 0, 650.0)
     assert np.isnan(c.run_s)
     e = got[(4, 0)]
-    assert (e.submit_s, e.end_state, e.run_s, e.user) == (0.0, "fail", 500.0, "uE")
+    assert (e.submit_s, e.end_state, e.run_s, e.user) == (600.0, "fail", 500.0, "uE")
     h = got[(8, 0)]
-    assert (h.submit_s, h.end_state, h.attempts, h.cpu) == (0.0, "unscheduled", 0, 0.1)
+    assert (h.submit_s, h.end_state, h.attempts, h.cpu) == (600.0, "unscheduled", 0, 0.1)
     g = got[(7, 0)]
     assert (g.end_state, g.run_s, g.attempts) == ("finish", 90.0, 2)
 
-    assert report["rows_read"] == {"task_events": 25}
-    assert report["rows_used"] == {"task_events": 18}
+    assert report["rows_read"] == {"task_events": 29}
+    assert report["rows_used"] == {"task_events": 22}
     assert report["skipped"]["task_events"] == {
         "update event (no effect on run time)": 1,
         "terminal event without a running attempt": 1,
@@ -97,8 +104,9 @@ def test_hand_made_semantics(hand_src: Path, tmp_path: Path) -> None:
         "unparseable field": 1,
         "malformed row (wrong column count)": 1,
     }
-    assert report["window_s"] == [0.0, 1500.0]
-    assert report["tasks"] == 6
+    assert report["window_s"] == [600.0, 1500.0]
+    assert report["tasks"] == 7
+    assert report["censored_tasks"] == 2
     assert report["missing_tables"] == ["job_events", "machine_events"]
     assert json.loads((out / "conversion.json").read_text()) == report
     assert not (out / "servers.parquet").exists()
@@ -151,12 +159,14 @@ def test_real_part0_numbers(part0: tuple[dict, Path]) -> None:
     assert report["users"] == 519
     assert report["jobs"] == 4_895
     assert report["servers"] == 12_583
-    assert report["window_s"] == [0.0, 5611.086346]
+    assert report["window_s"] == [600.0, 5611.086346]
+    # 21 tasks finished an attempt, were scheduled again and still run at the end: censored
+    assert report["censored_tasks"] == 131_409
     assert report["end_states"] == {
-        "censored": 131_388,
+        "censored": 131_409,
         "evict": 191,
         "fail": 19,
-        "finish": 43_151,
+        "finish": 43_130,
         "kill": 4_928,
         "unscheduled": 11_249,
     }
@@ -177,6 +187,8 @@ def test_real_part0_invariants(part0: tuple[dict, Path]) -> None:
     key = t[["submit_s", "job_id", "task_index"]]
     assert key.equals(key.sort_values(["submit_s", "job_id", "task_index"], ignore_index=True))
     assert set(t.end_state) <= set(END_STATES)
+    assert (t.censored == (t.end_state == "censored")).all()
+    assert (t.submit_s >= 600.0).all()  # nothing is submitted before the window start
     ran = t.run_s.notna()
     assert (t.run_s[ran] >= 0).all()
     assert ((t.end_state == "unscheduled") == ~ran).all()

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from traces.errors import TraceError
@@ -25,13 +26,24 @@ def test_write_and_stream_tasks(tmp_path: Path) -> None:
     meta = read_tasks_meta(path)
     assert meta["rows"] == 150_000
     assert meta["row_groups"] == 3
-    assert meta["schema"] == "1"
+    assert meta["schema"] == "2"
     assert meta["resources"] == ["cpu", "mem"]
     sizes = [b.num_rows for b in iter_task_batches(path, columns=["job_id", "submit_s"])]
     assert sizes == [65_536, 65_536, 150_000 - 2 * 65_536]
     back = pd.concat(b.to_pandas() for b in iter_task_batches(path))
     assert back.reset_index(drop=True)[["job_id", "cpu"]].equals(df[["job_id", "cpu"]])
     assert [p.name for p in tmp_path.iterdir()] == ["tasks.parquet"]  # no temp file left
+
+
+def test_write_tasks_derives_censored_from_end_state(tmp_path: Path) -> None:
+    df = synth_google_like(10, seed=0)
+    df.loc[[2, 5], "end_state"] = "censored"
+    for table in (df, pa.Table.from_pandas(df, preserve_index=False)):
+        path = write_tasks(table, tmp_path / "t.parquet")
+        back = pd.read_parquet(path)
+        assert list(back.index[back["censored"]]) == [2, 5]
+    df["censored"] = False  # an explicit column is kept as it is
+    assert not pd.read_parquet(write_tasks(df, tmp_path / "t.parquet"))["censored"].any()
 
 
 def test_write_tasks_rejects_bad_frames(tmp_path: Path) -> None:

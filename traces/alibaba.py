@@ -75,7 +75,7 @@ R_BAD_JOB = "unparseable job name"
 R_SUPERSEDED = "superseded by a later row for the machine"
 R_EMPTY_CAP = "empty or invalid capacity"
 R_DUP_NODE = "duplicate node name"
-R_NO_SCHEDULE = "finished or failed without a scheduled time"
+R_NO_SCHEDULE = "ran (finished, failed or running) without a scheduled time"
 #: Skip reasons that mean a row could not be read (they count toward ``bad_row_threshold``).
 BAD_REASONS = (R_UNPARSEABLE, R_BAD_JOB, R_BAD_STATUS)
 
@@ -181,9 +181,9 @@ class _Table:
         vals[empty] = np.nan
         return vals
 
-    def integer(self, name: str) -> np.ndarray:
-        """Column ``name`` as int64; non-integers rejected as unparseable."""
-        vals = self.num(name)
+    def integer(self, name: str, *, required: bool = True) -> np.ndarray:
+        """Column ``name`` as int64 (0 where empty); non-integers rejected as unparseable."""
+        vals = self.num(name, required=required)
         self.reject(np.isfinite(vals) & (vals != np.round(vals)), R_UNPARSEABLE)
         return np.where(np.isfinite(vals), vals, 0).astype(np.int64)
 
@@ -295,9 +295,14 @@ def _finish(
             "users": int(tasks["user"].nunique()),
             "servers": None if servers is None else len(servers),
             "end_states": {str(s): int(c) for s, c in zip(states, counts, strict=True)},
+            "censored_tasks": int(tasks["censored"].sum()),
             **extra,
         }
     )
+    if "window_end_s" in extra:
+        # the trace's data: from 0 to its last end (or submit) time; a run's default horizon
+        last = float(tasks["submit_s"].max()) if len(tasks) else 0.0
+        report["window_s"] = [0.0, max(float(extra["window_end_s"]), last)]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_tasks(tasks, out / "tasks.parquet", resources=resources)
@@ -333,6 +338,7 @@ def _task_frame(
             **{r: v[ok] for r, v in demand.items()},
             "run_s": run,
             "end_state": state[ok],
+            "censored": state[ok] == "censored",
             "attempts": (~np.isnan(run)).astype(np.int32),
             "instances": instances[ok].astype(np.int32),
             "constraint": np.full(n, None, dtype=object),
@@ -358,12 +364,18 @@ def _states(t: _Table, status: np.ndarray, mapping: dict[str, str]) -> np.ndarra
 def _run_times(
     t: _Table, start: np.ndarray, end: np.ndarray, state: np.ndarray
 ) -> tuple[np.ndarray, float]:
-    """Run time ``end - start``; censored tasks whose end is 0 (unknown) or before the start run
-    to the latest end time seen (a lower bound)."""
+    """Run time ``end - start``; right-censored tasks run to the latest end time seen.
+
+    A task is right-censored when its status says it is running, or when it ran (its status is
+    not a waiting one) but its end time is missing (empty or 0). Its ``state`` becomes
+    ``"censored"`` (in place) and, when its end is missing or before its start, its run time is
+    the latest end time of the table minus its start: a lower bound.
+    """
     valid = t.ok
     t_end = float(end[valid].max()) if valid.any() else 0.0
     run = end - start
-    censored = state == "censored"
+    censored = (state == "censored") | ((state != "unscheduled") & (end == 0))
+    state[censored] = "censored"
     run = np.where(censored & ((run < 0) | (end == 0)), np.maximum(t_end - start, 0.0), run)
     t.reject(~censored & (state != "unscheduled") & (run < 0), R_END_BEFORE_START)
     run = np.where(state == "unscheduled", np.nan, run)
@@ -457,8 +469,10 @@ def convert_alibaba_2017(
     v2017 has no user column: each job is its own user (``"job-<id>"``). ``task_index`` is the
     trace's task id (unique in the whole table). ``submit_s`` is the create time, clamped to 0
     (negative = before the window); ``run_s = end - create`` (the task's span, an upper bound of
-    one instance's run time). Statuses: Terminated -> finish, Failed -> fail, Running -> censored
-    (end 0 or before create: runs to the latest end time in the table), Waiting -> unscheduled.
+    one instance's run time). Statuses: Terminated -> finish, Failed -> fail, Running -> censored,
+    Waiting -> unscheduled. A task that is running or has no end time (empty or 0) is
+    right-censored (``censored``): with no end, or an end before create, it runs to the latest end
+    time in the table (a lower bound).
     """
     started = _time.perf_counter()
     src = _check_src(src)
@@ -471,7 +485,7 @@ def convert_alibaba_2017(
     norm = _normalise(servers, DEFAULT_2017)
 
     create = bt.integer("create").astype(np.float64)
-    end = bt.integer("end").astype(np.float64)
+    end = bt.integer("end", required=False).astype(np.float64)  # empty: right-censored
     job = bt.integer("job")
     task = bt.integer("task")
     bt.reject((job < 0) | (task < 0) | (task >= 1 << 31), R_UNPARSEABLE)
@@ -634,8 +648,10 @@ def convert_alibaba_2018(
     Notes
     -----
     ``submit_s = start_time`` (v2018 has no create time), ``run_s = end_time - start_time``;
-    statuses: Terminated -> finish, Failed -> fail, Running -> censored (end before start: runs
-    to the latest end time), Waiting/Ready -> unscheduled, Cancelled/Interrupted -> kill.
+    statuses: Terminated -> finish, Failed -> fail, Running -> censored, Waiting/Ready ->
+    unscheduled, Cancelled/Interrupted -> kill. A running task, or one with no end time, is
+    right-censored (``censored``) and, with no end or an end before its start, runs to the latest
+    end time (a lower bound).
     ``batch_instance`` is not read. Each job is its own user (``"job-<id>"``).
     """
     started = _time.perf_counter()
@@ -644,7 +660,7 @@ def convert_alibaba_2018(
 
     def times(t: _Table):
         start = t.integer("start").astype(np.float64)
-        end = t.integer("end").astype(np.float64)
+        end = t.integer("end", required=False).astype(np.float64)  # empty: right-censored
         state = _states(t, t.text("status"), STATUS_2018)
         run, t_end = _run_times(t, start, end, state)
         return np.maximum(start, 0.0), run, state, t_end
@@ -793,8 +809,16 @@ def convert_alibaba_gpu_2023(
     deleted = pods.num("deletion_time", required=False)
     scheduled = pods.num("scheduled_time", required=False)
     ran = state != "unscheduled"
-    pods.reject(ran & (np.isnan(scheduled) | np.isnan(deleted)), R_NO_SCHEDULE)
+    pods.reject(ran & np.isnan(scheduled), R_NO_SCHEDULE)
+    # right-censored: running, or scheduled with no deletion time; such a pod runs to the
+    # latest deletion time of the table (a lower bound of its run time)
+    censored = ran & ((state == "censored") | np.isnan(deleted))
+    state[censored] = "censored"
+    valid = pods.ok & ~np.isnan(deleted)
+    t_end = float(deleted[valid].max()) if valid.any() else 0.0
     run = np.where(ran, deleted - scheduled, np.nan)
+    late = censored & (np.isnan(run) | (run < 0))
+    run[late] = np.maximum(t_end - scheduled[late], 0.0)
     pods.reject(ran & (run < 0), R_END_BEFORE_START)
     gpu = num_gpu * gpu_milli / 1000.0
     tasks = _task_frame(
@@ -809,6 +833,7 @@ def convert_alibaba_gpu_2023(
         instances=np.ones(pods.n, np.int64),
     )
     extra = {
+        "window_end_s": t_end,
         "normalisation": {
             "cpu": f"cpu_milli / {norm['cpu']:g}",
             "mem": f"memory_mib / {norm['mem']:g}",

@@ -648,7 +648,8 @@ def convert_google_2011(
     report.update(
         {
             "tasks": n_tasks,
-            "window_s": [0.0, t_max / US_PER_S],
+            "window_s": [WINDOW_START_US / US_PER_S, max(t_max, WINDOW_START_US) / US_PER_S],
+            "censored_tasks": int(tasks["censored"].sum()),
             "users": len(np.unique(tasks["user"])),
             "jobs": len(jobs_out),
             "servers": None if servers is None else len(servers),
@@ -770,14 +771,18 @@ def _finish_tasks(
         sel = ended & (a["last_term"] == ev_type)
         state[sel] = END_STATES.index(name)
         run[sel] = a["last_run"][sel] / US_PER_S
-    censored = a["open"]
-    state[censored] = END_STATES.index("censored")
-    run[censored] = np.maximum(t_end - a["last_sched"][censored], 0) / US_PER_S
     fin = a["finish_run"] >= 0
     state[fin] = END_STATES.index("finish")
     run[fin] = a["finish_run"][fin] / US_PER_S
+    # right-censored: the last SCHEDULE has no terminal event (even if an earlier attempt
+    # finished): the task runs when the data ends, its run time is only a lower bound
+    censored = a["open"]
+    state[censored] = END_STATES.index("censored")
+    run[censored] = np.maximum(t_end - a["last_sched"][censored], 0) / US_PER_S
 
-    submit_s = np.where(has_submit, a["first_submit"], 0) / US_PER_S
+    # a time-0 SUBMIT (the task existed before the window) is taken at the window start, like
+    # a time-0 SCHEDULE, so that submit_s + run_s is the task's end in the trace
+    submit_s = np.maximum(np.where(has_submit, a["first_submit"], 0), WINDOW_START_US) / US_PER_S
     idx = np.nonzero(keep)[0]
     order = np.lexsort((a["task_index"][idx], a["job_id"][idx], submit_s[idx]))
     idx = idx[order]
@@ -792,6 +797,7 @@ def _finish_tasks(
         "mem": mem[idx],
         "run_s": run[idx],
         "end_state": np.array(END_STATES, dtype=object)[state[idx]],
+        "censored": censored[idx],
         "attempts": a["attempts"][idx],
         "instances": np.ones(n, np.int32),
         "constraint": np.full(n, None, dtype=object),

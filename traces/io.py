@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
@@ -344,6 +345,18 @@ def _to_table(df: pd.DataFrame | pa.Table, schema: pa.Schema, what: str) -> pa.T
     return pa.Table.from_arrays(table.columns, schema=schema)
 
 
+def _with_censored(df: pd.DataFrame | pa.Table) -> pd.DataFrame | pa.Table:
+    """Add ``censored = (end_state == "censored")`` to a tasks table that lacks the column."""
+    if isinstance(df, pa.Table):
+        if "censored" in df.column_names or "end_state" not in df.column_names:
+            return df
+        flag = pc.fill_null(pc.equal(df.column("end_state"), "censored"), False)
+        return df.append_column("censored", flag)
+    if "censored" in df.columns or "end_state" not in df.columns:
+        return df
+    return df.assign(censored=(df["end_state"] == "censored").to_numpy(dtype=bool))
+
+
 def write_tasks(
     df: pd.DataFrame | pa.Table,
     path: Path,
@@ -357,7 +370,8 @@ def write_tasks(
     ----------
     df : pandas.DataFrame or pyarrow.Table
         Rows in the canonical tasks schema (:func:`traces.schema.tasks_schema`); extra columns are
-        dropped, columns are reordered and cast to the schema types.
+        dropped, columns are reordered and cast to the schema types. A table without a
+        ``censored`` column gets ``censored = (end_state == "censored")``.
     path : pathlib.Path
         Destination ``.parquet`` file.
     resources : tuple of str
@@ -376,6 +390,7 @@ def write_tasks(
         If a column is missing, cannot be cast, or a non-nullable column holds nulls.
     """
     schema = tasks_schema(resources)
+    df = _with_censored(df)
     table = _to_table(df, schema, f"tasks table for {path}")
     with _atomic_path(Path(path)) as tmp:
         pq.write_table(table, tmp, row_group_size=row_group_size)

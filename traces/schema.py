@@ -19,6 +19,9 @@ fairsim turns each published trace into two Parquet tables (``../shared/DESIGN.m
     end_state  string    how the task's last attempt ended: ``finish``, ``fail``, ``kill``,
                          ``evict``, ``lost``, ``censored`` (still running at window end) or
                          ``unscheduled`` (never scheduled within the window)
+    censored   bool      right-censored: the trace data ends while the task runs (its last
+                         attempt has no end), so ``run_s`` is only a lower bound of its run
+                         time; the simulator never counts such a task as completed
     attempts   int32     number of SCHEDULE events seen for the task
     instances  int32     identical instances this row stands for (Google: always 1)
     constraint string    placement constraint (a machine class label), null when unconstrained
@@ -40,7 +43,8 @@ import json
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+#: Version 2 added the ``censored`` column (version 1 tables are converted again).
+SCHEMA_VERSION = "2"
 RESOURCES_GOOGLE = ("cpu", "mem")
 END_STATES = ("finish", "fail", "kill", "evict", "lost", "censored", "unscheduled")
 
@@ -66,6 +70,7 @@ def tasks_schema(resources: tuple[str, ...] = RESOURCES_GOOGLE) -> pa.Schema:
         *[pa.field(r, pa.float64(), nullable=False) for r in resources],
         pa.field("run_s", pa.float64()),
         pa.field("end_state", pa.string(), nullable=False),
+        pa.field("censored", pa.bool_(), nullable=False),
         pa.field("attempts", pa.int32(), nullable=False),
         pa.field("instances", pa.int32(), nullable=False),
         pa.field("constraint", pa.string()),

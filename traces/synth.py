@@ -19,7 +19,7 @@ Model (one draw per job, then per task):
 * **Run times**: lognormal with a job effect: ``log run_s = RUN_LOG_MU + b_job + e_task`` with
   ``b_job ~ N(0, RUN_LOG_SIGMA_JOB)`` and ``e_task ~ N(0, RUN_LOG_SIGMA_TASK)`` (one-way
   random-effects decomposition of ``log run_s`` of the sample's finished tasks with ``run_s > 0``).
-  Every synthetic task has ``end_state = "finish"`` and ``attempts = 1``.
+  Every synthetic task has ``end_state = "finish"``, ``censored = False`` and ``attempts = 1``.
 
 The constants below were obtained by :func:`fit_google_sample` on the conversion of task_events
 parts 0–13 (``convert_google_2011(..., parts=range(14))``: 613,827 tasks, 19,115 jobs, 565 users).
@@ -56,8 +56,8 @@ RUN_LOG_SIGMA_TASK = 0.4431
 # -----------------------------------------------------------------------------------------------
 
 TASK_COLUMNS = (
-    "job_id", "task_index", "user", "submit_s", "cpu", "mem", "run_s", "end_state", "attempts",
-    "instances", "constraint", "parents",
+    "job_id", "task_index", "user", "submit_s", "cpu", "mem", "run_s", "end_state", "censored",
+    "attempts", "instances", "constraint", "parents",
 )  # fmt: skip
 
 
@@ -141,6 +141,7 @@ def synth_google_like(
             "mem": req[job_of_task, 1],
             "run_s": run_s,
             "end_state": np.full(n_tasks, "finish", dtype=object),
+            "censored": np.zeros(n_tasks, dtype=bool),
             "attempts": np.ones(n_tasks, np.int32),
             "instances": np.ones(n_tasks, np.int32),
             "constraint": np.full(n_tasks, None, dtype=object),
