@@ -497,7 +497,7 @@ def check_samples(cfg: RunConfig, start_s: float, horizon_s: float, n_resources:
         raise ValueError(
             f"collect.utilization_interval_s: {dt:g} s is longer than the simulated window of "
             f"{window:g} s ({start_s:g} s to {horizon_s:g} s): no utilisation sample after the "
-            "start (the mean would be 0)"
+            "start (utilization.parquet and its figure would show the start only)"
         )
     n = window / dt + 1
     needed = n * (1 + n_resources) * BYTES_PER_SAMPLE_AND_RESOURCE
