@@ -191,6 +191,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
 def cmd_trace_convert(args: argparse.Namespace) -> int:
     from simulator.atomic import atomic_dir, check_output_dir
 
+    if args.parts and args.format != "google-2011":
+        raise FairsimError(f"trace convert: --parts applies to google-2011, not {args.format}")
     check_output_dir(args.out, overwrite=args.overwrite, protect=[args.src])  # before any work
     src = Path(args.src)
     with atomic_dir(args.out, overwrite=args.overwrite, protect=[args.src]) as tmp:

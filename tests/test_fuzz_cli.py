@@ -475,6 +475,7 @@ CONVERT_CASES = [
         _convert("google-2011"),
         lambda t: (_te(GOOD_ROW)(t), (t / "out").write_text("keep")),
     ),
+    Case("convert-parts-for-alibaba", _convert("alibaba-2017", "--parts", "0-3"), _files({})),
     Case("convert-2017-empty-folder", _convert("alibaba-2017"), lambda t: (t / "src").mkdir()),
     Case(
         "convert-2017-malformed",
