@@ -580,13 +580,20 @@ def test_relative_paths_are_relative_to_the_config_file(
 
 
 def test_shipped_configs_resolve_the_shared_folder_from_their_own_folder() -> None:
+    """Their trace paths, relative to their own folder, reach ``shared`` beside the repository
+    (wherever the working directory is)."""
     from experiments.run import resolve_path
 
+    shared = (ROOT.parent / "shared").resolve()
+    n = 0
     for path in sorted((ROOT / "configs").rglob("*.yaml")):
         data = yaml.safe_load(path.read_text())
         trace = (data.get("base") or data).get("trace") or {}
         if isinstance(trace.get("path"), str):
-            assert resolve_path(trace["path"], path.parent).resolve().is_dir(), path
+            got = resolve_path(trace["path"], path.parent).resolve()
+            assert got.is_relative_to(shared / "traces"), (path, got)
+            n += 1
+    assert n >= 9
 
 
 def test_weighted_users_get_weighted_shares(
