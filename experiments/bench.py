@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from schedulers.registry import ONLINE_BASELINES
-from simulator.atomic import write_text
+from simulator.atomic import json_text, write_text
 
 log = logging.getLogger("experiments.bench")
 
@@ -625,7 +625,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         res = runners[name]()
         res.update(machine=info, quick=bool(args.quick), total_s=time.perf_counter() - t0)
         results[name] = res
-        write_text(out / f"{name}.json", json.dumps(res, indent=2) + "\n")
+        write_text(out / f"{name}.json", json_text(res, sort_keys=False) + "\n")
     md = summary_markdown(results, info)
     write_text(out / "summary.md", md)
     sys.stdout.write(md)

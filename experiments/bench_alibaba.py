@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from simulator.atomic import write_text
+from simulator.atomic import json_text, write_text
 
 log = logging.getLogger("experiments.bench_alibaba")
 
@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         res["replay-2017"] = _run_child("replay-2017", "", shared)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    write_text(out / "alibaba.json", json.dumps(res, indent=2, sort_keys=True) + "\n")
+    write_text(out / "alibaba.json", json_text(res) + "\n")
     write_text(out / "alibaba.md", _markdown(res))
     sys.stdout.write(_markdown(res))
     return 0

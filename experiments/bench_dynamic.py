@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from simulator.atomic import write_text
+from simulator.atomic import json_text, write_text
 from simulator.dynamic import make_model, scaled_loads, solve_markov
 from simulator.packet import ALGORITHMS, estimate_service_rates
 
@@ -99,7 +99,7 @@ def main() -> None:
         "markov_ok": bool(markov["wall_s"] < MARKOV_S_TARGET),
     }
     path = Path(a.out) / "dynamic.json"
-    write_text(path, json.dumps(report, indent=2, sort_keys=True) + "\n")
+    write_text(path, json_text(report) + "\n")
     sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
 
 

@@ -2,13 +2,13 @@
 
 ::
 
-    fairsim run CONFIG.yaml [--out DIR] [--set key=value ...]
+    fairsim run CONFIG.yaml [--out DIR] [--overwrite] [--set key=value ...]
     fairsim solve MECHANISM INSTANCE.json [--sharing rdm|tdm] [--online]
     fairsim solve --compare A,B INSTANCE.json [--sharing rdm|tdm] [--online]
-    fairsim properties [--mechanism M ...] [--instances N] [--seed S] [--json]
-    fairsim trace convert FORMAT SRC --out DIR
+    fairsim properties [--mechanism M ...] [--instances N] [--seed S] [--json] [--out DIR]
+    fairsim trace convert FORMAT SRC --out DIR [--overwrite] [--bad-row-threshold F]
     fairsim trace fetch google-2011 --parts 0-13 --dest DIR [--sha256sum FILE]
-    fairsim trace synth --tasks N --seed S --out DIR
+    fairsim trace synth --tasks N --seed S --out DIR [--overwrite]
     fairsim experiment drfh-google [--shared ../shared] [--out results/drfh-google]
     fairsim experiment bonald-roberts [--quick] [--out results/bonald-roberts]
     fairsim experiment lmm-mms [--quick] [--shared ../shared] [--out results/lmm-mms]
@@ -17,19 +17,23 @@
     fairsim sweep SWEEP.yaml [--out OUT] [--executor local:N|dask-local:N|dask://host:port]
     fairsim sweep-report OUT
 
-Every user error (bad config, bad instance, bad trace) is printed as one line
-``fairsim: error: ...`` and exits with status 2; no traceback.
+Every user error (bad config, bad instance, bad trace, bad option, an output folder that exists
+or cannot be written) is printed as one line ``fairsim: error: ...`` and exits with status 2; no
+traceback. Output folders are written under a temporary name and renamed into place when complete
+(:func:`simulator.atomic.atomic_dir`); ``experiment`` replaces its folder by design.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
+import os
 import sys
+import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from simulator.atomic import json_text
 from simulator.errors import FairsimError
 
 if TYPE_CHECKING:
@@ -44,20 +48,68 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return (FairsimError, TraceError)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line ``fairsim: error: ...`` (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        where = self.prog.removeprefix("fairsim").strip()
+        prefix = f"{where}: " if where else ""
+        self.exit(EXIT_USAGE, f"fairsim: error: {prefix}{message} (see {self.prog} --help)\n")
+
+
+def _int_at_least(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is not >= {low}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share between 0 and 1")
+    return value
+
+
+def _format_rate(value: Any) -> str:
+    return f"{value:.0f} tasks/s" if isinstance(value, int | float) else "- tasks/s"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from experiments.run import run_config
+    from simulator.atomic import check_output_dir
     from simulator.config import load_config
 
     cfg = load_config(args.config, overrides=args.set)
-    out = Path(args.out) if args.out else Path("results") / cfg.name
+    target = args.out if args.out is not None else str(Path("results") / cfg.name)
+    check_output_dir(target, overwrite=args.overwrite, protect=[args.config])  # before any work
+    out = Path(target)
     summaries = run_config(
-        cfg, out, base=Path(args.config).resolve().parent, progress=not args.no_progress
+        cfg,
+        out,
+        base=Path(args.config).resolve().parent,
+        progress=not args.no_progress,
+        overwrite=args.overwrite,
+        protect=(Path(args.config),),
     )
     for name, s in summaries.items():
-        utils = ", ".join(f"{r} {100 * v:.1f} %" for r, v in s["mean_utilization"].items())
+        utils = ", ".join(
+            f"{r} {100 * v:.1f} %" if v is not None else f"{r} -"
+            for r, v in s["mean_utilization"].items()
+        )
         print(
             f"{name:>16}: {s['tasks_completed']}/{s['tasks']} tasks completed, {utils}, "
-            f"{s['tasks_per_s']:.0f} tasks/s"
+            f"{_format_rate(s['tasks_per_s'])}"
         )
     print(f"results in {out}")
     return 0
@@ -109,7 +161,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
             "total": {names[0]: tot[0], names[1]: tot[1]},
             "gap": [b - a for a, b in zip(tot[0], tot[1], strict=True)],
         }
-        print(json.dumps({"compare": outs, "gap": gap}))
+        print(json_text({"compare": outs, "gap": gap}, indent=None, sort_keys=False))
         return 0
     if args.mechanism is None or args.instance is None:
         raise FairsimError(
@@ -125,34 +177,44 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if args.online:  # online UDRF (schedulers/udrf.py) filling the empty classes
             from schedulers.static import udrf_online_json
 
-            print(json.dumps(udrf_online_json(jobs_inst)))
+            print(json_text(udrf_online_json(jobs_inst), indent=None, sort_keys=False))
         else:
-            print(json.dumps(JOB_EXACT[args.mechanism][1](jobs_inst)))
+            out = JOB_EXACT[args.mechanism][1](jobs_inst)
+            print(json_text(out, indent=None, sort_keys=False))
         return 0
     inst = load_instance(args.instance)
-    print(json.dumps(_solve_one(args.mechanism, inst, args.sharing, args.online)))
+    out = _solve_one(args.mechanism, inst, args.sharing, args.online)
+    print(json_text(out, indent=None, sort_keys=False))
     return 0
 
 
 def cmd_trace_convert(args: argparse.Namespace) -> int:
-    from traces.errors import TraceError
+    from simulator.atomic import atomic_dir, check_output_dir
 
-    if args.format.startswith("alibaba"):
-        from traces.alibaba import convert_alibaba
+    if args.parts and args.format != "google-2011":
+        raise FairsimError(f"trace convert: --parts applies to google-2011, not {args.format}")
+    check_output_dir(args.out, overwrite=args.overwrite, protect=[args.src])  # before any work
+    src = Path(args.src)
+    with atomic_dir(args.out, overwrite=args.overwrite, protect=[args.src]) as tmp:
+        if args.format.startswith("alibaba"):
+            from traces.alibaba import convert_alibaba
 
-        report = convert_alibaba(args.format, Path(args.src), Path(args.out))
-        print(json.dumps({k: report[k] for k in ("rows_read", "rows_used", "skipped")}, indent=2))
-        return 0
-    if args.format != "google-2011":
-        raise TraceError(f"trace convert: unknown format {args.format!r}")
-    from traces.fetch import parse_parts
-    from traces.google2011 import convert_google_2011
+            report = convert_alibaba(
+                args.format, src, tmp, bad_row_threshold=args.bad_row_threshold
+            )
+        else:
+            from traces.fetch import parse_parts
+            from traces.google2011 import convert_google_2011
 
-    parts = parse_parts(args.parts) if args.parts else None
-    report = convert_google_2011(
-        Path(args.src), Path(args.out), parts=parts, progress=not args.no_progress
-    )
-    print(json.dumps({k: report[k] for k in ("rows_read", "rows_used", "skipped")}, indent=2))
+            parts = parse_parts(args.parts) if args.parts else None
+            report = convert_google_2011(
+                src,
+                tmp,
+                parts=parts,
+                progress=not args.no_progress,
+                bad_row_threshold=args.bad_row_threshold,
+            )
+    print(json_text({k: report[k] for k in ("rows_read", "rows_used", "skipped")}, sort_keys=False))
     return 0
 
 
@@ -179,70 +241,72 @@ def cmd_trace_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_synth(args: argparse.Namespace) -> int:
+    from simulator.atomic import atomic_dir, check_output_dir
+    from simulator.config import BYTES_PER_TASK, check_memory
+    from simulator.errors import ConfigError
     from traces.io import write_tasks
     from traces.synth import synth_complex_jobs, synth_google_like
 
-    if args.complex:
-        frame = synth_complex_jobs(args.tasks, seed=args.seed)
-    else:
-        frame = synth_google_like(args.tasks, seed=args.seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_tasks(frame, out / "tasks.parquet")
-    print(f"{len(frame)} tasks written to {out / 'tasks.parquet'}")
+    try:
+        check_memory("--tasks", args.tasks, "tasks", args.tasks * BYTES_PER_TASK)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    check_output_dir(args.out, overwrite=args.overwrite)  # before any work
+    with atomic_dir(args.out, overwrite=args.overwrite) as tmp:
+        if args.complex:
+            frame = synth_complex_jobs(args.tasks, seed=args.seed)
+        else:
+            frame = synth_google_like(args.tasks, seed=args.seed)
+        write_tasks(frame, tmp / "tasks.parquet")
+    print(f"{len(frame)} tasks written to {Path(args.out) / 'tasks.parquet'}")
     return 0
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
+    from simulator.atomic import atomic_dir
+
+    out = Path(args.out or f"results/{args.which}")
+    # A reproduction replaces its folder by design (``make experiment`` twice in a row works),
+    # still atomically: an interrupted run keeps the previous results.
+    with atomic_dir(out, overwrite=True, protect=[args.shared]) as tmp:
+        path = _run_experiment(args, tmp)
+    print(f"report: {out / path.relative_to(tmp)}")
+    return 0
+
+
+def _run_experiment(args: argparse.Namespace, out: Path) -> Path:
+    progress = not args.no_progress
     if args.which == "psdsf":
         from experiments.psdsf_repro import run_experiment as run_psdsf
 
-        out = Path(args.out or "results/psdsf")
-        print(f"report: {run_psdsf(out=out, quick=args.quick, progress=not args.no_progress)}")
-        return 0
+        return Path(run_psdsf(out=out, quick=args.quick, progress=progress))
     if args.which == "udrf":
         from experiments.udrf_repro import run_experiment as run_udrf
 
-        path = run_udrf(
-            Path(args.out or "results/udrf"),
-            shared=Path(args.shared),
-            quick=args.quick,
-            progress=not args.no_progress,
-        )
-        print(f"report: {path}")
-        return 0
+        return Path(run_udrf(out, shared=Path(args.shared), quick=args.quick, progress=progress))
     if args.which == "lmm-mms":
         from experiments.lmm_mms_repro import run_from_shared
 
-        path = run_from_shared(
-            Path(args.shared), Path(args.out or "results/lmm-mms"), quick=args.quick
-        )
-        print(f"report: {path}")
-        return 0
+        return Path(run_from_shared(Path(args.shared), out, quick=args.quick))
     if args.which == "bonald-roberts":
         from experiments.bonald_roberts import run_experiment as run_bonald_roberts
 
-        out = Path(args.out or "results/bonald-roberts")
-        path = run_bonald_roberts(out=out, quick=args.quick, progress=not args.no_progress)
-        print(f"report: {path}")
-        return 0
+        return Path(run_bonald_roberts(out=out, quick=args.quick, progress=progress))
     from experiments.drfh_google import run_experiment
 
-    path = run_experiment(
-        shared=Path(args.shared),
-        out=Path(args.out or "results/drfh-google"),
-        quick=args.quick,
-        progress=not args.no_progress,
+    return Path(
+        run_experiment(shared=Path(args.shared), out=out, quick=args.quick, progress=progress)
     )
-    print(f"report: {path}")
-    return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from experiments.sweep import load_sweep, run_sweep
+    from simulator.atomic import check_writable_dir
 
     sweep = load_sweep(args.sweep)
-    out = Path(args.out) if args.out else Path("results") / "sweeps" / sweep.name
+    if args.out is not None:
+        check_writable_dir(args.out)  # also refuses an empty --out
+    out = Path(args.out) if args.out is not None else Path("results") / "sweeps" / sweep.name
     frame = run_sweep(
         sweep,
         out,
@@ -270,20 +334,85 @@ def cmd_sweep_report(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fairsim`` command."""
-    p = argparse.ArgumentParser(prog="fairsim", description=__doc__.split("\n\n")[0])
-    p.add_argument("-v", "--verbose", action="store_true", help="log progress details")
-    sub = p.add_subparsers(dest="command", required=True)
+    from experiments.properties import add_arguments, run_from_args
+    from schedulers.exact import EXACT, JOB_EXACT
+    from schedulers.registry import KNOWN
 
-    r = sub.add_parser("run", help="simulate one YAML scenario")
-    r.add_argument("config")
-    r.add_argument("--out", help="output folder (default results/<name>)")
-    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    r.add_argument("--no-progress", action="store_true")
+    schedulers = ", ".join(KNOWN)
+    mechanisms = ", ".join([*EXACT, *JOB_EXACT])
+    formats = (
+        "google-2011",
+        "alibaba-2017",
+        "alibaba-2018",
+        "alibaba-2018-spar",
+        "alibaba-gpu-2023",
+    )
+    raw = argparse.RawDescriptionHelpFormatter
+    p = _Parser(prog="fairsim", description=__doc__.split("\n\n")[0])
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    r = sub.add_parser(
+        "run",
+        help="simulate one YAML scenario",
+        description=textwrap.fill(
+            "Simulate one YAML scenario: every scheduler it names replays the same workload "
+            "on the same server pool; the result files (README, 'A scenario') go into --out, "
+            "written under a temporary name and renamed when complete. Relative paths in the "
+            "config (trace.path, trace.cache_dir, cluster.path) are relative to the config "
+            "file's folder.",
+            79,
+        ),
+        epilog=f"scheduler names: {schedulers} (S: slots per largest server, e.g. slots-14)\n"
+        "trace formats: google-2011, canonical, synthetic, inline, alibaba-2017, "
+        "alibaba-2018, alibaba-2018-spar, alibaba-gpu-2023\n"
+        "example: fairsim run configs/google-1h.yaml --out results/google-1h "
+        "--set cluster.servers=200",
+        formatter_class=raw,
+    )
+    r.add_argument("config", help="the scenario, a YAML file (see configs/ and the README)")
+    r.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output folder (default results/<name>, relative to the working directory); "
+        "refused if it exists and is not empty, unless --overwrite",
+    )
+    r.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --out folder whole"
+    )
+    r.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value before validation, e.g. --set cluster.servers=500 or "
+        "--set 'schedulers=[ff-drfh, bf-drfh]' (value parsed as YAML; repeatable; a relative "
+        "path given here is relative to the working directory)",
+    )
+    r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("solve", help="static allocation of an instance (JSON in, JSON out)")
-    s.add_argument("mechanism", nargs="?")
-    s.add_argument("instance", nargs="?")
+    s = sub.add_parser(
+        "solve",
+        help="static allocation of an instance (JSON in, JSON out)",
+        description=textwrap.fill(
+            "Allocate the users of an instance (servers, users' demand vectors, optional "
+            "weights, task caps and eligible servers) with one mechanism and print the "
+            "allocation as JSON: tasks[i][l] tasks of user i on server l.",
+            79,
+        ),
+        epilog=f"exact mechanisms (fractional tasks): {mechanisms}\n"
+        f"online heuristics (integer tasks, static progressive filling): {schedulers}\n"
+        "names that are both (drf, c-drfh, tsf, af, pf, bmf, lmm-mms) mean the exact "
+        "mechanism unless --online is given",
+        formatter_class=raw,
+    )
+    s.add_argument("mechanism", nargs="?", help="an exact mechanism or an online heuristic (below)")
+    s.add_argument(
+        "instance",
+        nargs="?",
+        help='the instance, a JSON file {"resources", "servers", "users"} (README)',
+    )
     s.add_argument("--sharing", choices=("rdm", "tdm"), default="rdm", help="PS-DSF multiplexing")
     s.add_argument("--compare", metavar="A,B", help="solve with two mechanisms; print both + gap")
     s.add_argument(
@@ -295,68 +424,120 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_solve)
 
     t = sub.add_parser("trace", help="fetch, convert and synthesise traces")
-    tsub = t.add_subparsers(dest="trace_command", required=True)
-    c = tsub.add_parser("convert", help="one trace to the canonical Parquet tables")
-    c.add_argument(
-        "format",
-        choices=(
-            "google-2011",
-            "alibaba-2017",
-            "alibaba-2018",
-            "alibaba-2018-spar",
-            "alibaba-gpu-2023",
-        ),
+    tsub = t.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
+    c = tsub.add_parser(
+        "convert",
+        help="one trace to the canonical Parquet tables",
+        description="Convert one trace folder to the canonical tables (tasks.parquet, "
+        "servers.parquet when the trace has machines, conversion.json with the skip report).",
     )
-    c.add_argument("src")
-    c.add_argument("--out", required=True)
+    c.add_argument("format", choices=formats, help="the trace's format: %(choices)s")
+    c.add_argument("src", help="the folder of the trace's files (docs/traces*.md)")
+    c.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output folder; refused if it exists and is not empty, unless --overwrite",
+    )
+    c.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
     c.add_argument("--parts", help="task_events parts, e.g. 0-13 (default: every part present)")
-    c.add_argument("--no-progress", action="store_true")
+    c.add_argument(
+        "--bad-row-threshold",
+        type=_share,
+        default=0.5,
+        metavar="F",
+        help="largest share of a table's rows that may be malformed or unparseable (default "
+        "0.5); more is an error naming the first bad row",
+    )
+    c.add_argument("--no-progress", action="store_true", help="no progress bars")
     c.set_defaults(func=cmd_trace_convert)
     f = tsub.add_parser("fetch", help="download official trace files, checksum-verified")
-    f.add_argument("dataset")
-    f.add_argument("--parts", default="0-13")
-    f.add_argument("--dest", default="data/google-2011")
-    f.add_argument("--tables", default="task_events,job_events")
+    f.add_argument("dataset", help="google-2011")
+    f.add_argument("--parts", default="0-13", help="task_events parts (default 0-13)")
+    f.add_argument("--dest", default="data/google-2011", help="download folder")
+    f.add_argument("--tables", default="task_events,job_events", help="tables to fetch")
     f.add_argument("--sha256sum", help="Google's SHA256SUM file")
     f.set_defaults(func=cmd_trace_fetch)
-    y = tsub.add_parser("synth", help="a seeded Google-like workload")
-    y.add_argument("--tasks", type=int, default=100_000)
-    y.add_argument("--seed", type=int, default=1)
+    y = tsub.add_parser(
+        "synth",
+        help="a seeded Google-like workload",
+        description="Write a seeded synthetic workload as a canonical tasks.parquet (run it "
+        "with trace.format: canonical).",
+    )
+    y.add_argument(
+        "--tasks",
+        type=_int_at_least(1),
+        default=100_000,
+        metavar="N",
+        help="number of tasks (default 100000)",
+    )
+    y.add_argument(
+        "--seed",
+        type=_int_at_least(0),
+        default=1,
+        metavar="S",
+        help="random seed, an integer >= 0 (default 1)",
+    )
     y.add_argument(
         "--complex",
         action="store_true",
         help="complex jobs: DAG parents and Alibaba-like instance counts (traces.synth)",
     )
-    y.add_argument("--out", required=True)
+    y.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output folder (receives tasks.parquet); refused if it exists and is not empty, "
+        "unless --overwrite",
+    )
+    y.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
     y.set_defaults(func=cmd_trace_synth)
 
     pr = sub.add_parser(
-        "properties", help="check fairness properties of the exact mechanisms on random instances"
+        "properties",
+        help="check fairness properties of the exact mechanisms on random instances",
+        description="Check the fairness properties of the exact mechanisms on the papers' "
+        "instances and random ones; print violations / instances checked, and save one "
+        "counterexample per violated property into --out.",
+        epilog=f"mechanisms: {', '.join(sorted([*EXACT, 'psdsf-tdm']))}",
     )
-    from experiments.properties import add_arguments, run_from_args
-
     add_arguments(pr)
     pr.set_defaults(func=run_from_args)
 
-    e = sub.add_parser("experiment", help="reproduce a paper's evaluation")
-    e.add_argument("which", choices=("drfh-google", "bonald-roberts", "lmm-mms", "psdsf", "udrf"))
-    e.add_argument("--shared", default="../shared")
-    e.add_argument("--out", help="output folder (default results/<which>)")
+    e = sub.add_parser(
+        "experiment",
+        help="reproduce a paper's evaluation",
+        description="Reproduce a paper's evaluation into --out, which is replaced when it "
+        "exists (atomically: an interrupted run keeps the previous results).",
+    )
+    e.add_argument(
+        "which",
+        choices=("drfh-google", "bonald-roberts", "lmm-mms", "psdsf", "udrf"),
+        help="the reproduction: %(choices)s",
+    )
+    e.add_argument("--shared", default="../shared", help="the shared data folder (traces)")
+    e.add_argument("--out", help="output folder (default results/<which>), replaced")
     e.add_argument("--quick", action="store_true", help="a small slice, for a smoke test")
-    e.add_argument("--no-progress", action="store_true")
+    e.add_argument("--no-progress", action="store_true", help="no progress bars")
     e.set_defaults(func=cmd_experiment)
 
-    w = sub.add_parser("sweep", help="a scenario over a grid of values x seeds (resumable)")
-    w.add_argument("sweep")
+    w = sub.add_parser(
+        "sweep",
+        help="a scenario over a grid of values x seeds (resumable)",
+        description="Run a base config over a grid of config values x seeds; re-running the "
+        "same command resumes (finished runs are kept).",
+        epilog=f"scheduler names: {schedulers}",
+    )
+    w.add_argument("sweep", help="the sweep, a YAML file {name, base, grid, seeds}")
     w.add_argument("--out", help="output folder (default results/sweeps/<name>)")
     w.add_argument(
         "--executor",
         help="local:N (default: local:<cores>), dask-local:N or dask://host:port",
     )
-    w.add_argument("--no-progress", action="store_true")
+    w.add_argument("--no-progress", action="store_true", help="no progress bars")
     w.set_defaults(func=cmd_sweep)
     wr = sub.add_parser("sweep-report", help="means and 95 %% CIs across seeds of a sweep")
-    wr.add_argument("out")
+    wr.add_argument("out", help="a sweep's output folder")
     wr.set_defaults(func=cmd_sweep_report)
     return p
 
@@ -374,8 +555,14 @@ def main(argv: list[str] | None = None) -> int:
     except _user_errors() as exc:
         print(f"fairsim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # stdout closed early (``fairsim ... | head``): the work is done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
-        print("fairsim: interrupted; finished results were kept", file=sys.stderr)
+        if args.command == "sweep":
+            print("fairsim: interrupted; finished results were kept", file=sys.stderr)
+        else:
+            print("fairsim: interrupted; no partial output was left", file=sys.stderr)
         return 130
 
 

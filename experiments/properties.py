@@ -11,7 +11,6 @@ instance per violated property to ``DIR/<mechanism>--<property>.json`` (replayab
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import numpy as np
 from schedulers.exact import EXACT
 from schedulers.exact.properties import PROPERTIES, check
 from schedulers.instance import parse_instance
+from simulator.atomic import atomic_dir, check_output_dir, json_text, write_text
 
 #: The papers' instances that carry known violations, checked first.
 LITERATURE: list[dict[str, Any]] = [
@@ -123,8 +123,10 @@ def run(
                 if not ok:
                     table[m][p]["violations"] += 1
                     if out is not None and (m, p) not in saved:
-                        out.mkdir(parents=True, exist_ok=True)
-                        (out / f"{m}--{p}.json").write_text(json.dumps(data, indent=1))
+                        write_text(
+                            out / f"{m}--{p}.json",
+                            json_text(data, indent=1, sort_keys=False) + "\n",
+                        )
                         saved.add((m, p))
     return table
 
@@ -139,29 +141,65 @@ def format_table(table: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _count(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is not >= {low}")
+        return value
+
+    return parse
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``fairsim properties`` (also ``python -m experiments.properties``)."""
-    p.add_argument("--mechanism", action="append", choices=sorted([*EXACT, "psdsf-tdm"]))
-    p.add_argument("--instances", type=int, default=150)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--out", default="results/properties")
+    p.add_argument(
+        "--mechanism",
+        action="append",
+        choices=sorted([*EXACT, "psdsf-tdm"]),
+        metavar="M",
+        help="a mechanism to check (repeatable; default: all): %(choices)s",
+    )
+    p.add_argument(
+        "--instances",
+        type=_count(1),
+        default=150,
+        metavar="N",
+        help="instances to check, >= 1 (the papers' instances first; default 150)",
+    )
+    p.add_argument("--seed", type=_count(0), default=1, metavar="S", help="random seed (>= 0)")
+    p.add_argument("--json", action="store_true", help="print the table as JSON")
+    p.add_argument(
+        "--out",
+        default="results/properties",
+        metavar="DIR",
+        help="folder of the counterexamples (default results/properties); refused if it "
+        "exists and is not empty, unless --overwrite",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
     p.add_argument("--unconstrained", action="store_true", help="no placement constraints")
     p.add_argument("--positive", action="store_true", help="every demand entry positive")
 
 
 def run_from_args(a: argparse.Namespace) -> int:
-    """Run the checker with parsed options and print the table (or JSON)."""
+    """Run the checker with parsed options, write the counterexamples into ``a.out``
+    atomically (:func:`simulator.atomic.atomic_dir`) and print the table (or JSON)."""
     mechs = a.mechanism or [*EXACT, "psdsf-tdm"]
-    table = run(
-        mechs,
-        a.instances,
-        a.seed,
-        Path(a.out),
-        constrained=not a.unconstrained,
-        positive=a.positive,
-    )
-    sys.stdout.write(json.dumps(table) + "\n" if a.json else format_table(table))
+    overwrite = bool(getattr(a, "overwrite", False))
+    check_output_dir(a.out, overwrite=overwrite)  # before any work
+    with atomic_dir(a.out, overwrite=overwrite) as tmp:
+        table = run(
+            mechs,
+            a.instances,
+            a.seed,
+            tmp,
+            constrained=not a.unconstrained,
+            positive=a.positive,
+        )
+    sys.stdout.write(json_text(table, indent=None) + "\n" if a.json else format_table(table))
     return 0
 
 

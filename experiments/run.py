@@ -4,7 +4,13 @@ Data flow: the config names a trace (converted once to the canonical tables and 
 server pool (drawn with the run's seed) and schedulers; each scheduler replays the same workload
 on an identical copy of the pool, and :mod:`simulator.results` writes its files into
 ``OUT/<scheduler>/``. ``OUT/config.yaml`` holds the resolved config and ``OUT/servers.parquet`` the
-pool that was simulated.
+pool that was simulated. The whole of ``OUT`` is written under a temporary sibling name and
+renamed into place when complete (:func:`simulator.atomic.atomic_dir`).
+
+Relative paths of a config are relative to its file's folder (``base``); converted traces are
+cached under ``trace.cache_dir`` (default ``results/cache`` in the working directory). Before
+anything is simulated, an empty window, a utilisation interval that does not fit the window and
+a pool with zero total capacity of a resource are refused with one-line errors.
 """
 
 from __future__ import annotations
@@ -25,9 +31,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schedulers import make_scheduler
-from simulator.atomic import write_text
+from simulator.atomic import atomic_dir, write_text
 from simulator.cluster import ClusterState
-from simulator.config import ConstraintModel, RunConfig, TraceConfig, value_range
+from simulator.config import ConstraintModel, RunConfig, TraceConfig, check_samples, value_range
 from simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
 from simulator.engine import Engine, RunResult
 from simulator.errors import ConfigError
@@ -51,12 +57,36 @@ def component_rng(seed: int, component: str) -> np.random.Generator:
 
 
 def resolve_path(raw: str, base: Path | None = None) -> Path:
-    """A config path: as given (relative to the working directory) or relative to ``base``."""
+    """A config path: a relative one is relative to ``base``, the config file's folder (to the
+    working directory when the config did not come from a file, ``base=None``)."""
     p = Path(raw).expanduser()
-    if p.exists() or p.is_absolute() or base is None:
+    if p.is_absolute() or base is None:
         return p
-    alt = base / p
-    return alt if alt.exists() else p
+    return base / p
+
+
+#: Where converted traces are cached when ``trace.cache_dir`` is not given (working directory).
+DEFAULT_CACHE = Path("results") / "cache"
+
+
+def cache_root(trace: TraceConfig, base: Path | None = None) -> Path:
+    """The cache folder of converted traces.
+
+    Parameters
+    ----------
+    trace : TraceConfig
+    base : Path, optional
+        The config file's folder.
+
+    Returns
+    -------
+    Path
+        ``trace.cache_dir`` (a relative one is relative to ``base``), or ``results/cache`` in the
+        working directory when it is not given.
+    """
+    if trace.cache_dir is None:
+        return DEFAULT_CACHE
+    return resolve_path(trace.cache_dir, base)
 
 
 @dataclass
@@ -70,6 +100,7 @@ class Workload:
     resources: tuple[str, ...] = RESOURCES
     folder: Path | None = None  # the converted trace (its servers.parquet: cluster source "trace")
     gate: Callable[[], JobGate | None] = lambda: None  # a fresh gate per scheduler run
+    last_submit_s: float | None = None  # the last submit time inside the window
 
 
 #: Bump when the converter's rules change, so cached conversions are redone.
@@ -77,11 +108,12 @@ CONVERTER_VERSION = "3"
 ALIBABA_CONVERTER_VERSION = "2"
 
 
-def _cache_key(src: Path, parts: str) -> str:
+def _cache_key(src: Path, parts: str | None) -> str:
     from traces.schema import SCHEMA_VERSION
 
     files = sorted(src.glob("task_events/*.csv.gz")) + sorted(src.glob("machine_events/*.csv.gz"))
-    h = hashlib.sha256(f"{src.resolve()}|{parts}|{SCHEMA_VERSION}|{CONVERTER_VERSION}".encode())
+    spec = parts if parts is not None else "all"
+    h = hashlib.sha256(f"{src.resolve()}|{spec}|{SCHEMA_VERSION}|{CONVERTER_VERSION}".encode())
     for f in files:
         st = f.stat()
         h.update(f"{f.name}:{st.st_size}".encode())
@@ -99,11 +131,19 @@ def converted_google(trace: TraceConfig, base: Path | None, progress: bool) -> P
         raise ConfigError(f"trace.path: {str(src)!r} is not a directory")
     if not (src / "task_events").is_dir():
         raise ConfigError(f"trace.path: {str(src)!r} has no task_events folder")
-    cache = Path(trace.cache_dir) / f"google-2011-{_cache_key(src, trace.parts)}"
+    cache = cache_root(trace, base) / f"google-2011-{_cache_key(src, trace.parts)}"
     if (cache / "tasks.parquet").is_file() and (cache / "conversion.json").is_file():
         return cache
-    log.info("converting %s (parts %s) into %s", src, trace.parts, cache)
-    convert_google_2011(src, cache, parts=parse_parts(trace.parts), progress=progress)
+    parts = parse_parts(trace.parts) if trace.parts is not None else None
+    log.info("converting %s (parts %s) into %s", src, trace.parts or "all", cache)
+    with atomic_dir(cache, overwrite=True, what="trace.cache_dir") as tmp:
+        convert_google_2011(
+            src,
+            tmp,
+            parts=parts,
+            progress=progress,
+            bad_row_threshold=trace.bad_row_threshold,
+        )
     return cache
 
 
@@ -121,15 +161,16 @@ def converted_alibaba(trace: TraceConfig, base: Path | None) -> Path:
     )
     for f in sorted(p for p in src.rglob("*") if p.is_file()):
         h.update(f"{f.relative_to(src)}:{f.stat().st_size}".encode())
-    cache = Path(trace.cache_dir) / f"{trace.format}-{h.hexdigest()[:16]}"
+    cache = cache_root(trace, base) / f"{trace.format}-{h.hexdigest()[:16]}"
     if (cache / "tasks.parquet").is_file() and (cache / "conversion.json").is_file():
         return cache
     log.info("converting %s (%s) into %s", src, trace.format, cache)
-    convert_alibaba(trace.format, src, cache)
+    with atomic_dir(cache, overwrite=True, what="trace.cache_dir") as tmp:
+        convert_alibaba(trace.format, src, tmp, bad_row_threshold=trace.bad_row_threshold)
     return cache
 
 
-def synthetic_complex(cfg: RunConfig) -> Path:
+def synthetic_complex(cfg: RunConfig, base: Path | None = None) -> Path:
     """Write the complex-job synthetic workload of the config once (cached) and return it."""
     from traces.io import write_tasks
     from traces.synth import synth_complex_jobs
@@ -137,11 +178,11 @@ def synthetic_complex(cfg: RunConfig) -> Path:
     trace = cfg.trace
     assert trace.n_tasks is not None
     rng_seed = int(component_rng(cfg.seed, "workload").integers(2**31))
-    path = Path(trace.cache_dir) / f"synthetic-complex-{trace.n_tasks}-{rng_seed}" / "tasks.parquet"
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_tasks(synth_complex_jobs(trace.n_tasks, seed=rng_seed), path)
-    return path
+    folder = cache_root(trace, base) / f"synthetic-complex-{trace.n_tasks}-{rng_seed}"
+    if not (folder / "tasks.parquet").is_file():
+        with atomic_dir(folder, overwrite=True, what="trace.cache_dir") as tmp:
+            write_tasks(synth_complex_jobs(trace.n_tasks, seed=rng_seed), tmp / "tasks.parquet")
+    return folder / "tasks.parquet"
 
 
 def inline_frame(trace: TraceConfig) -> pd.DataFrame:
@@ -149,9 +190,9 @@ def inline_frame(trace: TraceConfig) -> pd.DataFrame:
     assert trace.users is not None
     rows = []
     for j, u in enumerate(trace.users):
-        if u.windows is not None or u.eligible is not None or u.weight != 1.0:
+        if u.windows is not None or u.eligible is not None:
             raise ConfigError(
-                f"trace.users.{j}: windows, eligible and weight (backlogged users) run with "
+                f"trace.users.{j}: windows and eligible (backlogged users) run with "
                 "'fairsim experiment psdsf', not 'fairsim run'"
             )
         assert u.tasks is not None  # (validated)
@@ -196,17 +237,23 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
         conv = tasks.parent / "conversion.json"
         info: dict[str, Any] = {"tasks_parquet": str(tasks)}
         if conv.is_file():
-            report = json.loads(conv.read_text())
+            try:
+                report = json.loads(conv.read_text(encoding="utf-8"))
+                window = report.get("window_s")
+                if trace.end_s is None and window:
+                    end = float(window[1])
+                if window and float(window[0]) > start:
+                    start = float(window[0])  # the simulation starts where the trace's data does
+            except (ValueError, TypeError, AttributeError, IndexError):
+                raise ConfigError(
+                    f"trace.path: {str(conv)!r} is not a conversion report (fairsim trace convert)"
+                ) from None
             info["conversion"] = report
-            window = report.get("window_s")
-            if trace.end_s is None and window:
-                end = float(window[1])
-            if window and float(window[0]) > start:
-                start = float(window[0])  # the simulation starts where the trace's data does
 
+        resources = tuple(ParquetTaskSource(tasks).resources)  # checks the file and its columns
         file = pq.ParquetFile(tasks)
         names = file.schema_arrow.names
-        resources = tuple(ParquetTaskSource(tasks).resources)
+        last = _check_window(file.read(["submit_s"]).column(0).to_numpy(), trace, start, end)
         expand = "instances" in names and _column_max(file, "instances") > 1
         dag = (
             trace.dag
@@ -224,15 +271,18 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
                 return InstanceTaskSource(tasks, **kw)  # type: ignore[arg-type]
             return ParquetTaskSource(tasks, **kw)  # type: ignore[arg-type]
 
-        return _with_jobs(
-            cfg, Workload(open_parquet, start, end, info, resources, tasks.parent), dag
-        )
+        work = Workload(open_parquet, start, end, info, resources, tasks.parent)
+        work.last_submit_s = last
+        return _with_jobs(cfg, work, dag)
     if trace.format == "synthetic" and trace.model == "complex":
         return resolve_workload(
             cfg.model_copy(
                 update={
                     "trace": trace.model_copy(
-                        update={"format": "canonical", "path": str(synthetic_complex(cfg))}
+                        update={
+                            "format": "canonical",
+                            "path": str(synthetic_complex(cfg, base).resolve()),
+                        }
                     )
                 }
             ),
@@ -249,12 +299,79 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
             end = float(frame["submit_s"].max()) + 1.0
     else:
         frame = inline_frame(trace)
+    last = _check_window(frame["submit_s"].to_numpy(), trace, start, end)
 
     def open_frame() -> TaskSource:
         return FrameTaskSource(frame, resources=RESOURCES, start_s=start, end_s=end)
 
     dag = trace.dag and "parents" in frame and bool(frame["parents"].notna().any())
-    return _with_jobs(cfg, Workload(open_frame, start, end, {"tasks": len(frame)}), dag)
+    work = Workload(open_frame, start, end, {"tasks": len(frame)})
+    work.last_submit_s = last
+    return _with_jobs(cfg, work, dag)
+
+
+def _check_window(submit_s: np.ndarray, trace: TraceConfig, start: float, end: float) -> float:
+    """Refuse a window in which no task is submitted (the run would have nothing to simulate).
+
+    Returns
+    -------
+    float
+        The last submit time inside the window.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``trace.start_s`` / ``trace.end_s`` and the span of the trace's submit times.
+    """
+    inside = (submit_s >= start) & (submit_s < end)
+    if inside.any():
+        return float(submit_s[inside].max())
+    span = (
+        f"its {len(submit_s)} tasks are submitted from {float(submit_s.min()):g} s to "
+        f"{float(submit_s.max()):g} s"
+        if len(submit_s)
+        else "it has no tasks"
+    )
+    raise ConfigError(
+        f"trace.start_s/end_s: no task of the trace is submitted in the window "
+        f"[{start:g} s, {end:g} s) ({span})"
+    )
+
+
+def user_weights(cfg: RunConfig, open_source: Callable[[], TaskSource]) -> dict[int, float] | None:
+    """Each user's weight, keyed by the engine's user code (users are numbered by first
+    appearance in the task stream, as :class:`simulator.engine.Engine` numbers them).
+
+    Weights come from ``trace.users[].weight`` (inline users) and ``trace.weights`` (a mapping
+    from user name to weight); every other user has ``trace.default_weight``.
+
+    Returns
+    -------
+    dict of int to float, or None
+        None when every user has weight 1.
+
+    Raises
+    ------
+    ConfigError
+        If ``trace.weights`` names a user that submits no task in the simulated window.
+    """
+    trace = cfg.trace
+    named = {u.name: u.weight for u in trace.users or [] if u.weight != 1.0}
+    named.update(trace.weights or {})
+    if not named and trace.default_weight == 1.0:
+        return None
+    order: dict[str, int] = {}
+    for batch in open_source().batches():
+        for name in pd.unique(batch.user):
+            order.setdefault(str(name), len(order))
+    unknown = sorted(set(trace.weights or {}) - set(order))
+    if unknown:
+        shown = ", ".join(repr(u) for u in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+        raise ConfigError(
+            f"trace.weights: user(s) {shown} submit no task in the simulated window "
+            f"({len(order)} users do)"
+        )
+    return {code: float(named.get(name, trace.default_weight)) for name, code in order.items()}
 
 
 def _has_values(file: pq.ParquetFile, column: str) -> bool:
@@ -405,8 +522,25 @@ def constrained_workload(
 
 
 def pool_capacity(pool: pd.DataFrame, resources: tuple[str, ...] = RESOURCES) -> np.ndarray:
-    """Capacity matrix ``(n_servers, n_resources)`` of a pool frame."""
-    return pool[list(resources)].to_numpy(dtype=np.float64)
+    """Capacity matrix ``(n_servers, n_resources)`` of a pool frame.
+
+    Raises
+    ------
+    ConfigError
+        If the pool has no server, or a resource whose total capacity is 0 (its utilisation,
+        used / total, would be undefined).
+    """
+    cap = pool[list(resources)].to_numpy(dtype=np.float64)
+    if cap.shape[0] == 0:
+        raise ConfigError("cluster: the server pool is empty")
+    total = cap.sum(axis=0)
+    zero = [r for r, t in zip(resources, total, strict=True) if not t > 0]
+    if zero:
+        raise ConfigError(
+            f"cluster: the pool's total capacity of {', '.join(zero)} is 0 (utilisation would be "
+            "undefined); give some server a positive capacity"
+        )
+    return cap
 
 
 def simulate(
@@ -424,11 +558,15 @@ def simulate(
     gate: JobGate | None = None,
     constraints: ConstraintIndex | None = None,
     censored: str = "hold",
+    weights: dict[int, float] | None = None,
 ) -> RunResult:
-    """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``."""
+    """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``.
+
+    ``weights`` maps the engine's user codes to weights (:func:`user_weights`).
+    """
     engine = Engine(
         ClusterState(capacity, resources),
-        make_scheduler(scheduler),
+        make_scheduler(scheduler, weights=weights),
         source,
         start_s=start_s,
         horizon_s=horizon_s,
@@ -450,8 +588,15 @@ def run_config(
     base: Path | None = None,
     progress: bool = True,
     report: bool = True,
+    overwrite: bool = False,
+    protect: tuple[Path, ...] = (),
 ) -> dict[str, dict[str, Any]]:
     """Run every scheduler of ``cfg`` and write the result files into ``out``.
+
+    The whole folder is written under a temporary sibling name and renamed to ``out`` only when
+    every file is complete (:func:`simulator.atomic.atomic_dir`): a failed or interrupted run
+    leaves nothing behind, and an earlier ``out`` is kept (refused when not empty, unless
+    ``overwrite``; then replaced whole).
 
     Parameters
     ----------
@@ -460,11 +605,16 @@ def run_config(
     out : Path
         Output folder (``DIR`` of the contract).
     base : Path, optional
-        Folder of the config file, used to resolve relative paths that do not exist as given.
+        Folder of the config file: relative paths of the config are relative to it (to the
+        working directory when None).
     progress : bool
         Show progress bars.
     report : bool
         Also draw ``utilization.png`` and write a short ``report.md`` for the run.
+    overwrite : bool
+        Replace an existing non-empty ``out``.
+    protect : tuple of Path
+        Inputs (the config file) that an ``overwrite`` must not delete.
 
     Returns
     -------
@@ -474,17 +624,34 @@ def run_config(
     Raises
     ------
     ConfigError
-        If the trace or the pool cannot be resolved.
+        If the trace or the pool cannot be resolved, the window holds no task, or the
+        utilisation interval does not fit the window.
+    OutputError
+        If ``out`` is refused (an existing file, below a file, not writable, not empty).
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    with atomic_dir(out, overwrite=overwrite, protect=protect) as tmp:
+        return _run_into(cfg, tmp, base=base, progress=progress, report=report)
+
+
+def _run_into(
+    cfg: RunConfig, out: Path, *, base: Path | None, progress: bool, report: bool
+) -> dict[str, dict[str, Any]]:
+    """:func:`run_config` into an empty folder ``out`` (the temporary one)."""
     workload = resolve_workload(cfg, base, progress)
+    horizon = cfg.collect.horizon_s or workload.end_s
+    # without a horizon the run lasts at least until the last submission
+    end = horizon if math.isfinite(horizon) else workload.last_submit_s
+    try:
+        if end is not None:
+            check_samples(cfg, workload.start_s, end, len(workload.resources))
+    except ValueError as exc:
+        raise ConfigError(f"config: {exc}") from None
     pool = build_pool(cfg, base, workload)
     capacity = pool_capacity(pool, workload.resources)
     write_text(out / "config.yaml", cfg.to_yaml())
     write_table(pa.Table.from_pandas(pool, preserve_index=False), out / "servers.parquet")
-    horizon = cfg.collect.horizon_s or workload.end_s
     open_source, index = constrained_workload(cfg, workload, pool)
+    weights = user_weights(cfg, workload.open)
     summaries: dict[str, dict[str, Any]] = {}
     for name in cfg.schedulers:
         result = simulate(
@@ -500,6 +667,7 @@ def run_config(
             gate=workload.gate(),
             constraints=index() if index is not None else None,
             censored=cfg.trace.censored,
+            weights=weights,
         )
         summaries[name] = write_run(
             result,

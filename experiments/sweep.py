@@ -20,8 +20,9 @@ Output folder ``OUT``:
 ``OUT/<run_id>/``
     The ``fairsim run`` files of the run (``config.yaml``, ``servers.parquet``, per scheduler
     ``tasks/jobs/users/utilization.parquet`` and ``summary.json``) plus ``DONE`` (JSON: run_id,
-    seed, ``wall_s``). A run is written into ``OUT/.tmp-<run_id>-*`` and renamed into place
-    only when complete, so ``OUT/<run_id>/DONE`` exists exactly for finished runs.
+    seed, ``wall_s``). A run is written into ``OUT/.<run_id>.*.tmp`` and renamed into place
+    only when complete (:func:`simulator.atomic.atomic_dir`), so ``OUT/<run_id>/DONE`` exists
+    exactly for finished runs.
 ``OUT/runs.parquet``
     Tidy: one row per (run, scheduler): ``run_id``, one column per grid path (lists and mappings
     as JSON text), ``seed``, ``scheduler``, ``status`` (``ok``/``failed``), ``error``, ``wall_s``
@@ -42,7 +43,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -52,8 +52,9 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from simulator.config import RunConfig, parse_config, read_yaml
-from simulator.errors import ConfigError, unknown_key
+from simulator.atomic import atomic_dir, check_writable_dir
+from simulator.config import RunConfig, check_name, parse_config, read_yaml
+from simulator.errors import ConfigError, OutputError, unknown_key
 from simulator.results import write_json, write_table
 
 log = logging.getLogger(__name__)
@@ -127,6 +128,10 @@ def parse_sweep(data: Any, *, source: str = "sweep") -> Sweep:
     name = data["name"]
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{source}: name: expected a non-empty string (got {name!r})")
+    try:
+        check_name(name)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
     base = data["base"]
     if not isinstance(base, dict):
         raise ConfigError(f"{source}: base: expected a mapping (a run config without name)")
@@ -152,6 +157,8 @@ def parse_sweep(data: Any, *, source: str = "sweep") -> Sweep:
     for s in seeds:
         if isinstance(s, bool) or not isinstance(s, int):
             raise ConfigError(f"{source}: seeds: {s!r} is not an integer")
+        if s < 0:
+            raise ConfigError(f"{source}: seeds: {s!r} is negative (seeds are integers >= 0)")
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"{source}: seeds: duplicate seeds in {seeds}")
     return Sweep(name=name, base=base, grid=dict(grid), seeds=tuple(seeds))
@@ -199,11 +206,21 @@ def run_data(sweep: Sweep, params: dict[str, Any], seed: int) -> dict[str, Any]:
     return data
 
 
+def _related(path: str, field: str) -> bool:
+    """Whether dotted ``path`` and ``field`` lie on one branch (one is a prefix of the other)."""
+    a, b = path.split("."), field.split(".")
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
 def expand(sweep: Sweep) -> list[RunSpec]:
     """Every run of the sweep, validated, in expansion order (grid product, then seeds).
 
-    Each grid value is first checked alone against ``base`` so that an unknown path or a bad
-    value is reported with its path and value; then every combination is validated.
+    ``base`` need not be a complete run config: it may leave out what every grid point supplies
+    (e.g. ``schedulers``), since only the combined configs are validated. The first grid point
+    (every path's first value) is checked first, then each value of each path with the other
+    paths at their first values, so that an unknown path or a bad value is reported with its
+    path and value; then every combination is validated.
 
     Raises
     ------
@@ -212,14 +229,29 @@ def expand(sweep: Sweep) -> list[RunSpec]:
         resolve to the same config.
     """
     first_seed = sweep.seeds[0]
+
+    def check(params: dict[str, Any], blame: str | None) -> None:
+        try:
+            parse_config(run_data(sweep, params, first_seed))
+        except ConfigError as exc:
+            msg = _one_line(str(exc)).removeprefix("config: ")
+            if blame is None:  # the first grid point: the grid path the message names, or base
+                field = msg.split(":", 1)[0]
+                hits = [p for p in params if _related(p, field)]
+                blame = (
+                    f"grid.{hits[0]} = {params[hits[0]]!r}"
+                    if len(hits) == 1
+                    else f"base (at grid point {params!r})"
+                    if params
+                    else "base"
+                )
+            raise ConfigError(f"{blame}: {msg}") from None
+
+    first = {path: values[0] for path, values in sweep.grid.items()}
+    check(first, None)
     for path, values in sweep.grid.items():
         for value in values:
-            try:
-                parse_config(run_data(sweep, {path: value}, first_seed))
-            except ConfigError as exc:
-                raise ConfigError(
-                    f"grid.{path} = {value!r}: {_one_line(str(exc)).removeprefix('config: ')}"
-                ) from None
+            check({**first, path: value}, f"grid.{path} = {value!r}")
     paths = list(sweep.grid)
     runs: list[RunSpec] = []
     seen: dict[str, dict[str, Any]] = {}
@@ -261,22 +293,17 @@ def execute_run(config: dict[str, Any], out: str, run_id: str, base: str | None)
     """
     from experiments.run import run_config
 
-    root = Path(out)
-    final = root / run_id
+    final = Path(out) / run_id
     t0 = time.perf_counter()
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{run_id}-", dir=root))
     try:
         cfg = parse_config(config)
-        summaries = run_config(
-            cfg, tmp, base=Path(base) if base else None, progress=False, report=False
-        )
-        wall = round(time.perf_counter() - t0, 3)
-        write_json({"run_id": run_id, "seed": cfg.seed, "wall_s": wall}, tmp / DONE)
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        with atomic_dir(final, overwrite=True, what=f"run {run_id}") as tmp:
+            summaries = run_config(
+                cfg, tmp, base=Path(base) if base else None, progress=False, report=False
+            )
+            wall = round(time.perf_counter() - t0, 3)
+            write_json({"run_id": run_id, "seed": cfg.seed, "wall_s": wall}, tmp / DONE)
     except Exception as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
         log.warning("run %s failed: %s", run_id, exc)
         return {
             "run_id": run_id,
@@ -285,9 +312,6 @@ def execute_run(config: dict[str, Any], out: str, run_id: str, base: str | None)
             "wall_s": round(time.perf_counter() - t0, 3),
             "summaries": {},
         }
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return {"run_id": run_id, "status": "ok", "error": None, "wall_s": wall, "summaries": summaries}
 
 
@@ -517,6 +541,40 @@ def _prepare_traces(runs: list[RunSpec], base: Path | None, progress: bool) -> N
             converted_google(trace, base, progress)
 
 
+def _is_temporary(p: Path) -> bool:
+    """A temporary file or folder of an interrupted write (:mod:`simulator.atomic`)."""
+    name = p.name
+    return name.startswith(".tmp-") or (name.startswith(".") and name.endswith((".tmp", ".old")))
+
+
+def _remove_stale(root: Path) -> None:
+    for stale in root.iterdir():
+        if _is_temporary(stale):
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+
+
+def _check_out(root: Path) -> None:
+    """Refuse an ``OUT`` that is a file, lies below one, cannot be written, or is a non-empty
+    folder that is not a sweep's (no ``runs.parquet``, no run folder with ``DONE``).
+
+    Raises
+    ------
+    OutputError
+    """
+    check_writable_dir(root)
+    if not root.is_dir():
+        return
+    entries = [p for p in root.iterdir() if not _is_temporary(p)]
+    if entries and not (root / RUNS_FILE).is_file() and not list(root.glob(f"*/{DONE}")):
+        raise OutputError(
+            f"--out: {str(root)!r} is a non-empty folder that is not a sweep's output "
+            f"(no {RUNS_FILE}); choose another folder"
+        )
+
+
 def run_sweep(
     sweep: Sweep,
     out: str | Path,
@@ -558,9 +616,12 @@ def run_sweep(
     parse_executor(spec)
     runs = expand(sweep)
     root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
-    for stale in root.glob(".tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    _check_out(root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"--out: cannot create {str(root)!r} ({exc.strerror or exc})") from None
+    _remove_stale(root)
     results: dict[str, dict[str, Any]] = {}
     todo: list[RunSpec] = []
     for run in runs:

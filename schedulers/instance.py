@@ -257,15 +257,28 @@ def read_instance_json(path: str | Path) -> Any:
     Raises
     ------
     InstanceError
-        If the file is missing or is not JSON.
+        If the file is missing, a directory, not UTF-8, not JSON, or nested too deeply.
     """
     p = Path(path)
+    if p.is_dir():
+        raise InstanceError(f"instance: {str(p)!r} is a directory, not a JSON file")
     if not p.is_file():
         raise InstanceError(f"instance: file {str(p)!r} does not exist")
     try:
-        return json.loads(p.read_text())
+        text = p.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise InstanceError(f"instance: cannot read {str(p)!r} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(
+            f"instance: {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+            f"offset {exc.start})"
+        ) from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InstanceError(f"instance: {p} is not valid JSON (line {exc.lineno})") from None
+    except RecursionError:
+        raise InstanceError(f"instance: {p} is nested too deeply to be an instance") from None
 
 
 def load_instance(path: str | Path) -> Instance:

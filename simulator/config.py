@@ -10,14 +10,27 @@ Shape (``../shared/DESIGN.md``, "Config")::
     collect: {utilization_interval_s: 60}
 
 Unknown keys are errors that suggest the closest known key; every error is one line naming the
-dotted path of the field and the offending value (:func:`load_config`).
+dotted path of the field and the offending value (:func:`load_config`). NaN and infinite numbers
+are refused everywhere; ``name`` is a single folder name (it names ``results/<name>``); ``seed``
+is an integer >= 0; sizes whose estimated memory exceeds the machine's (``cluster.servers``,
+``trace.n_tasks``, inline tasks, utilisation samples over the window) are refused before
+anything is allocated (:func:`check_memory`, :func:`check_samples`).
+
+Paths
+-----
+Relative paths (``trace.path``, ``trace.cache_dir``, ``cluster.path``) are relative to the config
+file's folder (``experiments.run.resolve_path``); given with ``--set`` they are relative to the
+working directory (:func:`apply_override` makes them absolute). ``cache_dir`` defaults to
+``results/cache`` in the working directory.
 
 Trace formats
 -------------
 ``google-2011``
     ``path`` is a folder with the official ``task_events`` (and ``machine_events``) part files;
-    ``parts`` (default ``"0-13"``) selects the task_events parts. The folder is converted once to
-    the canonical tables and cached under ``cache_dir``.
+    ``parts`` (e.g. ``"0-13"``; default: every part present) selects the task_events parts. The
+    folder is converted once to the canonical tables and cached under ``cache_dir``. A table with
+    more than ``bad_row_threshold`` (default 0.5) of its rows malformed or unparseable is an error
+    naming the first bad row.
 ``canonical``
     ``path`` is a canonical ``tasks.parquet`` or a folder holding one (``fairsim trace convert``).
 ``synthetic``
@@ -25,8 +38,16 @@ Trace formats
     ``model: complex``, from :func:`traces.synth.synth_complex_jobs` (DAG parents and instance
     counts, written once under ``cache_dir`` and streamed like a converted trace).
 ``inline``
-    ``users``: a list of ``{name, join_s, demand, tasks, run_s}``; each user submits ``tasks``
-    identical tasks at ``join_s`` (the DRFH paper's Fig. 4 scenario).
+    ``users``: a list of ``{name, join_s, demand, tasks, run_s, weight}``; each user submits
+    ``tasks`` identical tasks at ``join_s`` (the DRFH paper's Fig. 4 scenario); demands are
+    numbers >= 0.
+
+Weights
+-------
+``weights: {user: w}`` gives trace users a weight (> 0), inline users take ``users[].weight``,
+and every other user has ``default_weight`` (default 1). Every DRF-family scheduler divides a
+user's dominant share by its weight (``experiments.run.user_weights`` maps names to the
+engine's user numbers).
 ``alibaba-2017``, ``alibaba-2018``, ``alibaba-2018-spar``, ``alibaba-gpu-2023``
     ``path`` is a folder of the official files (``docs/traces-alibaba.md``), converted once with
     :func:`traces.alibaba.convert_alibaba` and cached under ``cache_dir``. Rows with ``instances``
@@ -72,6 +93,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -103,10 +126,86 @@ def value_range(v: Any) -> tuple[Any, Any]:
     return v, v
 
 
-class _Strict(BaseModel):
-    """Base model: frozen, and unknown keys are errors that suggest the closest known key."""
+#: Rough peak memory of one unit of a run, in bytes (measured: a Table I pool with the Best-Fit
+#: index, a synthetic workload and the engine's per-task columns, utilisation samples and their
+#: copies into the result tables); used to refuse sizes that cannot fit before allocating.
+BYTES_PER_SERVER = 300
+BYTES_PER_TASK = 600
+BYTES_PER_SAMPLE_AND_RESOURCE = 24
+#: Relative paths of these config keys are resolved against the config file's folder; given
+#: with ``--set`` they are relative to the working directory.
+PATH_KEYS = ("trace.path", "trace.cache_dir", "cluster.path")
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+
+def memory_bytes() -> int:
+    """Physical memory of this machine in bytes (the budget the size checks compare with)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 1 << 40
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1024 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PB"  # pragma: no cover
+
+
+def check_memory(field: str, value: Any, what: str, needed: float) -> None:
+    """Refuse a size whose estimated memory exceeds the machine's physical memory.
+
+    Parameters
+    ----------
+    field : str
+        Dotted config path named in the message.
+    value : object
+        The offending value.
+    what : str
+        What is being sized (``"servers"``, ``"tasks"``, ``"utilisation samples"``).
+    needed : float
+        Estimated bytes.
+
+    Raises
+    ------
+    ValueError
+        ``<field>: <value> <what> need about X of memory, more than this machine's Y``.
+    """
+    budget = memory_bytes()
+    if needed > budget:
+        raise ValueError(
+            f"{field}: {value!r} {what} need about {_size(needed)} of memory (estimate), more "
+            f"than this machine's {_size(budget)}"
+        )
+
+
+def check_name(name: Any, field: str = "name") -> str:
+    """A run or sweep name: a single path component (it names the output folder).
+
+    Raises
+    ------
+    ValueError
+        For an empty name, ``.``/``..``, or one holding ``/``, ``\\`` or a NUL byte.
+    """
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or name in (".", "..")
+        or any(c in name for c in "/\\\0")
+    ):
+        raise ValueError(
+            f"{field}: {name!r} is not a single folder name (no '/', '\\', '.' or '..'; it "
+            "names the output folder results/<name>)"
+        )
+    return name
+
+
+class _Strict(BaseModel):
+    """Base model: frozen, unknown keys are errors that suggest the closest known key, and NaN or
+    infinite numbers are refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
@@ -137,6 +236,13 @@ class InlineUser(_Strict):
     weight: float = Field(default=1.0, gt=0)
     eligible: list[str] | None = None
     windows: list[list[float]] | None = None
+
+    @field_validator("demand")
+    @classmethod
+    def _demand(cls, v: list[float]) -> list[float]:
+        if not v or any(not d >= 0 for d in v):
+            raise ValueError(f"demand must be a non-empty list of numbers >= 0, got {v!r}")
+        return v
 
     @field_validator("run_s")
     @classmethod
@@ -206,13 +312,16 @@ class TraceConfig(_Strict):
         "alibaba-gpu-2023",
     ]
     path: str | None = None
-    parts: str = "0-13"
+    parts: str | None = None
     start_s: float = Field(default=0.0, ge=0)
     end_s: float | None = None
     n_tasks: int | None = Field(default=None, gt=0)
     model: Literal["google", "complex"] = "google"
     users: list[InlineUser] | None = None
-    cache_dir: str = "results/cache"
+    weights: dict[str, float] | None = None
+    default_weight: float = Field(default=1.0, gt=0)
+    cache_dir: str | None = None
+    bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
     dag: bool = True
     repetitions: int | list[int] = 1
     queue_jobs: int | None = Field(default=None, gt=0)
@@ -232,6 +341,14 @@ class TraceConfig(_Strict):
             raise ValueError(
                 f"constraints must be 'trace', 'none' or {{share, classes, per}}, got {v!r}"
             )
+        return v
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        for user, w in (v or {}).items():
+            if not w > 0:
+                raise ValueError(f"weight of user {user!r} must be > 0, got {w!r}")
         return v
 
     @field_validator("repetitions")
@@ -272,6 +389,22 @@ class TraceConfig(_Strict):
             raise ValueError("users is required for format 'inline'")
         if self.end_s is not None and self.end_s <= self.start_s:
             raise ValueError(f"end_s {self.end_s} must be greater than start_s {self.start_s}")
+        if self.n_tasks is not None:
+            check_memory("trace.n_tasks", self.n_tasks, "tasks", self.n_tasks * BYTES_PER_TASK)
+        if self.users:
+            names = [u.name for u in self.users]
+            dup = sorted({n for n in names if names.count(n) > 1})
+            if dup:
+                raise ValueError(f"users: duplicate user names {dup}")
+            n = sum(u.tasks or 0 for u in self.users)
+            check_memory("trace.users", n, "tasks (in all)", n * BYTES_PER_TASK)
+            both = sorted(
+                u.name for u in self.users if u.weight != 1.0 and u.name in (self.weights or {})
+            )
+            if both:
+                raise ValueError(
+                    f"weights: users {both} also have a weight in trace.users; give it once"
+                )
         return self
 
 
@@ -287,6 +420,8 @@ class ServerClass(_Strict):
     def _cap(cls, v: list[float]) -> list[float]:
         if not v or any(not c >= 0 for c in v):
             raise ValueError(f"capacity must be a list of numbers >= 0, got {v!r}")
+        if not any(c > 0 for c in v):
+            raise ValueError(f"capacity must have a positive entry, got {v!r}")
         return v
 
 
@@ -302,7 +437,7 @@ class ClusterConfig(_Strict):
     servers: int | None = Field(default=None, gt=0)
     source: Literal["table-i", "machine-events", "trace"] = "table-i"
     path: str | None = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0)
     classes: list[ServerClass] | None = None
 
     @model_validator(mode="after")
@@ -313,6 +448,12 @@ class ClusterConfig(_Strict):
             names = [c.name for c in self.classes]
             if len(set(names)) != len(names) or not names:
                 raise ValueError(f"classes must have distinct names, got {names}")
+            n = sum(c.count for c in self.classes)
+            check_memory("cluster.classes", n, "servers (in all)", n * BYTES_PER_SERVER)
+        if self.servers is not None:
+            check_memory(
+                "cluster.servers", self.servers, "servers", self.servers * BYTES_PER_SERVER
+            )
         return self
 
     @field_validator("servers", mode="before")
@@ -331,15 +472,67 @@ class CollectConfig(_Strict):
     horizon_s: float | None = Field(default=None, gt=0)
 
 
+def check_samples(cfg: RunConfig, start_s: float, horizon_s: float, n_resources: int = 2) -> None:
+    """Refuse a utilisation interval that would give no sample after the start, or too many
+    samples to hold in memory.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+    start_s, horizon_s : float
+        The simulated window, in seconds.
+    n_resources : int
+        Resources per sample.
+
+    Raises
+    ------
+    ValueError
+        Naming ``collect.utilization_interval_s``.
+    """
+    dt = cfg.collect.utilization_interval_s
+    window = horizon_s - start_s
+    if not math.isfinite(window) or window <= 0:
+        return
+    if dt > window:
+        raise ValueError(
+            f"collect.utilization_interval_s: {dt:g} s is longer than the simulated window of "
+            f"{window:g} s ({start_s:g} s to {horizon_s:g} s): no utilisation sample after the "
+            "start (utilization.parquet and its figure would show the start only)"
+        )
+    n = window / dt + 1
+    needed = n * (1 + n_resources) * BYTES_PER_SAMPLE_AND_RESOURCE
+    if needed > memory_bytes():
+        raise ValueError(
+            f"collect.utilization_interval_s: {dt:g} s gives {n:.3g} samples over {window:g} s, "
+            f"which need about {_size(needed)} of memory (estimate), more than this machine's "
+            f"{_size(memory_bytes())}"
+        )
+
+
 class RunConfig(_Strict):
     """A complete ``fairsim run`` scenario."""
 
     name: str
-    seed: int = 1
+    seed: int = Field(default=1, ge=0)
     trace: TraceConfig
     cluster: ClusterConfig = ClusterConfig()
     schedulers: list[str] = Field(min_length=1)
     collect: CollectConfig = CollectConfig()
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        try:
+            return check_name(v)
+        except ValueError as exc:
+            raise ValueError(str(exc).removeprefix("name: ")) from None
+
+    @model_validator(mode="after")
+    def _window(self) -> RunConfig:
+        end = self.collect.horizon_s or self.trace.end_s
+        if end is not None:
+            check_samples(self, self.trace.start_s, end)
+        return self
 
     @model_validator(mode="after")
     def _eligible(self) -> RunConfig:
@@ -379,7 +572,7 @@ def _format_error(err: ValidationError) -> str:
     e = err.errors()[0]
     loc = ".".join(str(p) for p in e["loc"]) or "config"
     msg = str(e["msg"]).removeprefix("Value error, ")
-    if not e["loc"] and e["type"] == "value_error":
+    if e["type"] == "value_error" and (not e["loc"] or msg.startswith(f"{loc}.")):
         return msg  # a cross-field check names its own field
     value = e.get("input")
     if e["type"] in ("missing",):
@@ -437,14 +630,27 @@ def read_yaml(path: str | Path, what: str) -> Any:
         ``<what>: file ... does not exist`` or ``<what>: ... is not valid YAML at line N``.
     """
     p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"{what}: {str(p)!r} is a directory, not a YAML file")
     if not p.is_file():
         raise ConfigError(f"{what}: file {str(p)!r} does not exist")
     try:
-        return yaml.safe_load(p.read_text())
+        text = p.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{what}: cannot read {str(p)!r} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{what}: {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+            f"offset {exc.start})"
+        ) from None
+    try:
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{what}: {p} is not valid YAML{where}") from None
+    except RecursionError:
+        raise ConfigError(f"{what}: {p} is nested too deeply") from None
 
 
 def apply_override(data: dict[str, Any], override: str) -> None:
@@ -459,6 +665,16 @@ def apply_override(data: dict[str, Any], override: str) -> None:
         raise ConfigError(f"--set {override!r}: expected key=value")
     key, raw = override.split("=", 1)
     parts = key.strip().split(".")
+    if not all(parts):
+        raise ConfigError(f"--set {override!r}: {key.strip()!r} is not a dotted config key")
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConfigError(f"--set {override!r}: the value is not valid YAML ({problem})") from None
+    except RecursionError:
+        raise ConfigError(f"--set {override!r}: the value is nested too deeply") from None
+    value = _cwd_paths(".".join(parts), value)
     node: Any = data
     for depth, part in enumerate(parts):
         last = depth == len(parts) - 1
@@ -468,13 +684,25 @@ def apply_override(data: dict[str, Any], override: str) -> None:
                     f"--set {override!r}: {part!r} is not an index of a list of {len(node)}"
                 )
             if last:
-                node[int(part)] = yaml.safe_load(raw)
+                node[int(part)] = value
             else:
                 node = node[int(part)]
         elif isinstance(node, dict):
             if last:
-                node[part] = yaml.safe_load(raw)
+                node[part] = value
             else:
                 node = node.setdefault(part, {})
         else:
             raise ConfigError(f"--set {override!r}: {parts[depth - 1]!r} is not a mapping or list")
+
+
+def _cwd_paths(key: str, value: Any) -> Any:
+    """A ``--set`` value with its relative paths (:data:`PATH_KEYS`) made absolute: a path typed
+    on the command line is relative to the working directory, not to the config file."""
+    if key in PATH_KEYS:
+        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+            return os.path.abspath(value)
+        return value
+    if isinstance(value, dict):
+        return {k: _cwd_paths(f"{key}.{k}", v) for k, v in value.items()}
+    return value

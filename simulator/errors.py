@@ -24,3 +24,7 @@ class ConfigError(FairsimError, ValueError):
 
 class PlacementError(FairsimError, RuntimeError):
     """A scheduler proposed a placement that the engine cannot commit."""
+
+
+class OutputError(FairsimError):
+    """An output folder or file cannot be written (exists, lies below a file, not writable)."""

@@ -35,7 +35,6 @@ the same config and seed give byte-identical files.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import shutil
@@ -48,7 +47,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simulator.atomic import atomic_path, write_text
+from simulator.atomic import atomic_path, json_text, write_text
 from simulator.engine import RunResult
 
 #: Values of the ``ended`` column of ``tasks.parquet``, in code order.
@@ -68,16 +67,10 @@ def write_table(table: pa.Table, path: Path) -> None:
 
 
 def write_json(obj: Any, path: Path) -> None:
-    """Write JSON atomically, keys sorted, two-space indent."""
-    write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+    """Write strict JSON atomically, keys sorted, two-space indent; a non-finite float (an
+    undefined ratio such as the completion ratio of a run without tasks) is written as ``null``
+    (:func:`simulator.atomic.json_text`)."""
+    write_text(path, json_text(obj) + "\n")
 
 
 def _nullable(values: np.ndarray, null: np.ndarray, typ: pa.DataType) -> pa.Array:

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
 
-def _run(config: str, tmp_path: Path, trace: str, *overrides: str) -> dict:
+def _run(config: str, tmp_path: Path, trace: str, *overrides: str, overwrite: bool = False) -> dict:
     cfg = load_config(
         ROOT / "configs" / config,
         overrides=[
@@ -27,7 +27,7 @@ def _run(config: str, tmp_path: Path, trace: str, *overrides: str) -> dict:
             *overrides,
         ],
     )
-    return run_config(cfg, tmp_path / "out", progress=False)
+    return run_config(cfg, tmp_path / "out", progress=False, overwrite=overwrite)
 
 
 def test_alibaba_2017_slice(tmp_path: Path) -> None:
@@ -97,7 +97,7 @@ def test_alibaba_2018_complex_jobs_deterministic(tmp_path: Path) -> None:
     runs = (ran["finish_s"] - ran["start_s"]).groupby(ran["job_id"]).agg(["min", "max"])
     assert np.allclose(runs["min"], runs["max"]) and runs["min"].between(10, 100).all()
     first = (tmp_path / "out" / "bf-drfh" / "tasks.parquet").read_bytes()
-    _run(*args)
+    _run(*args, overwrite=True)  # the same folder again, replaced whole
     assert (tmp_path / "out" / "bf-drfh" / "tasks.parquet").read_bytes() == first
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -199,3 +200,525 @@ def test_cli_run_writes_contract_files(tmp_path: Path) -> None:
         assert s["tasks"] == 300 and s["seed"] == 1 and len(s["config_hash"]) == 16
         assert s["wall_s"] > 0 and s["tasks_per_s"] > 0
     assert not list(out.glob(".*")), "temporary files left behind"
+
+
+# --------------------------------------------------------------------------- hardening
+# Each case of the hardening review: exit status and message pinned, nothing left behind.
+
+TINY = {
+    "name": "tiny",
+    "trace": {"format": "synthetic", "n_tasks": 60},
+    "cluster": {"servers": 5, "source": "table-i"},
+    "schedulers": ["bf-drfh", "slots-14"],
+}
+
+
+def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from experiments.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse
+        code = exc.code if isinstance(exc.code, int) else 2
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _refused(
+    argv: list[str], capsys: pytest.CaptureFixture[str], pattern: str, *gone: Path
+) -> None:
+    import re
+
+    code, _, err = _main(argv, capsys)
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert re.search(pattern, lines[0]), lines[0]
+    for path in gone:
+        assert not path.exists(), path
+        assert not list(path.parent.glob(f".{path.name}.*")), "temporary folder left behind"
+
+
+def _config(tmp_path: Path, data: dict | None = None, name: str = "c.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data if data is not None else TINY))
+    return path
+
+
+# -- 2. results are atomic
+
+
+def test_run_refuses_an_existing_out_and_overwrite_replaces_it_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, out = _config(tmp_path), tmp_path / "o"
+    assert _main(["run", str(cfg), "--out", str(out), "--no-progress"], capsys)[0] == 0
+    (out / "stale-scheduler").mkdir()
+    _refused(
+        ["run", str(cfg), "--out", str(out), "--no-progress"],
+        capsys,
+        r"^fairsim: error: --out: '.*o' already exists and is not empty \(--overwrite replaces "
+        r"it, or choose another folder\)$",
+    )
+    assert (out / "stale-scheduler").is_dir()  # untouched
+    argv = ["run", str(cfg), "--out", str(out), "--no-progress", "--overwrite"]
+    assert _main(argv, capsys)[0] == 0
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["bf-drfh", "slots-14"]
+    assert not list(tmp_path.glob(".*"))
+
+
+def test_interrupted_run_leaves_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import experiments.run as run
+
+    real = run.write_run
+    calls = []
+
+    def write_then_interrupt(*args, **kw):  # Ctrl-C after the first scheduler's folder
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+
+    monkeypatch.setattr(run, "write_run", write_then_interrupt)
+    out = tmp_path / "deep" / "o"
+    argv = ["run", str(_config(tmp_path)), "--out", str(out), "--no-progress"]
+    code, _, err = _main(argv, capsys)
+    assert code == 130 and err.strip() == "fairsim: interrupted; no partial output was left"
+    assert not (tmp_path / "deep").exists()
+
+
+def test_refused_run_leaves_no_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = {**TINY, "trace": {"format": "synthetic", "n_tasks": 60, "start_s": 1e9}}
+    _refused(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "a" / "o")],
+        capsys,
+        r"trace\.start_s/end_s: no task of the trace is submitted in the window "
+        r"\[1e\+09 s, [\d.]+ s\) \(its 60 tasks are submitted from [\d.]+ s to [\d.]+ s\)$",
+        tmp_path / "a",
+    )
+
+
+def test_convert_synth_properties_are_atomic_and_refuse_existing_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "syn"
+    argv = ["trace", "synth", "--tasks", "50", "--out", str(out)]
+    assert _main(argv, capsys)[0] == 0
+    _refused(argv, capsys, r"^fairsim: error: --out: '.*syn' already exists and is not empty")
+    assert _main([*argv, "--overwrite"], capsys)[0] == 0
+    assert [p.name for p in out.iterdir()] == ["tasks.parquet"]
+
+    src = tmp_path / "g" / "task_events"
+    src.mkdir(parents=True)
+    with gzip.open(src / "part-00000-of-00500.csv.gz", "wt") as fh:
+        fh.write("0,,1,0,,0,u,0,0,0.1,0.2,0,0\n")
+    conv = ["trace", "convert", "google-2011", str(tmp_path / "g"), "--no-progress"]
+    assert _main([*conv, "--out", str(out), "--overwrite"], capsys)[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["conversion.json", "tasks.parquet"]
+    _refused([*conv, "--out", str(out)], capsys, r"already exists and is not empty")
+    # --overwrite never deletes the input
+    _refused(
+        [*conv, "--out", str(tmp_path / "g"), "--overwrite"],
+        capsys,
+        r"refusing to replace '.*g': it holds '.*g'",
+    )
+
+    props = ["properties", "--instances", "6", "--mechanism", "af", "--out", str(out)]
+    _refused(props, capsys, r"already exists and is not empty")
+    code, stdout, _ = _main([*props, "--overwrite"], capsys)
+    assert code == 0 and "| `af` |" in stdout
+    assert all(p.suffix == ".json" for p in out.iterdir())
+
+
+# -- 3. tracebacks and crashes
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("file", r"--out: '.*afile' is an existing file, not a folder$"),
+        ("below", r"--out: '.*afile/sub' is below '.*afile', which is a file$"),
+        ("denied", r"--out: cannot write into '.*' \(permission denied\)$"),
+    ],
+)
+@pytest.mark.parametrize("which", ["run", "sweep", "convert", "synth", "properties"])
+def test_unusable_out_is_one_line(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    message: str,
+    which: str,
+) -> None:
+    import os
+
+    (tmp_path / "afile").write_text("x")
+    out = {"file": tmp_path / "afile", "below": tmp_path / "afile" / "sub"}.get(
+        command, tmp_path / "ro" / "o"
+    )
+    if command == "denied":  # root may write anywhere: the permission check is what is tested
+        import simulator.atomic
+
+        real = os.access
+        monkeypatch.setattr(
+            simulator.atomic.os, "access", lambda p, m: real(p, m) and "ro" not in str(p)
+        )
+        (tmp_path / "ro").mkdir()
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(
+        yaml.safe_dump({"name": "s", "base": {k: TINY[k] for k in TINY if k != "name"}})
+    )
+    src = tmp_path / "g"
+    (src / "task_events").mkdir(parents=True)
+    argv = {
+        "run": ["run", str(_config(tmp_path)), "--no-progress"],
+        "sweep": ["sweep", str(sweep), "--executor", "local:1", "--no-progress"],
+        "convert": ["trace", "convert", "google-2011", str(src), "--no-progress"],
+        "synth": ["trace", "synth", "--tasks", "10"],
+        "properties": ["properties", "--instances", "2"],
+    }[which]
+    _refused([*argv, "--out", str(out)], capsys, rf"^fairsim: error: {message}")
+    assert (tmp_path / "afile").read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            "cluster.servers=1000000000000",
+            r"^fairsim: error: config: cluster\.servers: 1000000000000 servers need about "
+            r"[\d.]+ TB of memory \(estimate\), more than this machine's [\d.]+ [GMT]B$",
+        ),
+        (
+            "trace.n_tasks=1000000000000",
+            r"^fairsim: error: config: trace\.n_tasks: 1000000000000 tasks need about [\d.]+ TB",
+        ),
+        (
+            "collect.utilization_interval_s=1.0e-6",
+            r"^fairsim: error: config: collect\.utilization_interval_s: 1e-06 s gives 6\.69e\+10 "
+            r"samples over 66854\.2 s, which need about [\d.]+ TB of memory",
+        ),
+        ("seed=-1", r"^fairsim: error: config: seed: .*greater than or equal to 0 \(got -1\)$"),
+        (
+            "schedulers=[bf-drfh",
+            r"^fairsim: error: --set 'schedulers=\[bf-drfh': the value is not valid YAML "
+            r"\(expected ',' or '\]', but got '<stream end>'\)$",
+        ),
+    ],
+)
+def test_sizes_and_values_refused_before_allocating(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], override: str, message: str
+) -> None:
+    _refused(
+        ["run", str(_config(tmp_path)), "--set", override, "--out", str(tmp_path / "o")],
+        capsys,
+        message,
+        tmp_path / "o",
+    )
+
+
+def test_config_not_utf8_deep_json_and_non_parquet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "latin1.yaml"
+    bad.write_bytes("name: caf\xe9\n".encode("latin-1"))
+    _refused(
+        ["run", str(bad)],
+        capsys,
+        r"^fairsim: error: config: '.*latin1\.yaml' is not UTF-8 text \(byte 0xe9 at offset 9\)$",
+    )
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    _refused(
+        ["solve", "drf", str(deep)],
+        capsys,
+        r"^fairsim: error: instance: .*deep\.json is nested too deeply to be an instance$",
+    )
+    (tmp_path / "canon").mkdir()
+    (tmp_path / "canon" / "tasks.parquet").write_text("not parquet")
+    data = {**TINY, "trace": {"format": "canonical", "path": "canon"}}
+    _refused(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "o")],
+        capsys,
+        r"^fairsim: error: trace\.path: '.*canon/tasks\.parquet' is not a Parquet file",
+        tmp_path / "o",
+    )
+
+
+# -- 4. garbage accepted with exit 0
+
+
+@pytest.mark.parametrize(
+    ("demand", "message"),
+    [
+        ([-0.1, 0.1], r"trace\.users\.0\.demand: demand must be a non-empty list of numbers >= 0"),
+        ([".nan", 0.1], r"trace\.users\.0\.demand\.0: Input should be a finite number \(got nan\)"),
+    ],
+)
+def test_inline_users_with_bad_demand_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], demand: list, message: str
+) -> None:
+    text = yaml.safe_dump({**TINY, "trace": {"format": "inline", "users": []}})
+    text = text.replace(
+        "users: []",
+        f"users: [{{name: a, demand: [{demand[0]}, {demand[1]}], tasks: 3, run_s: 1}}]",
+    )
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    _refused(["run", str(path), "--out", str(tmp_path / "o")], capsys, message, tmp_path / "o")
+
+
+def test_name_is_one_folder_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(
+        ["run", str(_config(tmp_path, {**TINY, "name": "../../escape"}))],
+        capsys,
+        r"^fairsim: error: config: name: '\.\./\.\./escape' is not a single folder name",
+    )
+    assert not (tmp_path.parent.parent / "escape").exists()
+
+
+def test_json_is_strict_no_nan(tmp_path: Path) -> None:
+    import json
+    import math
+
+    from simulator.results import write_json
+
+    write_json({"ratio": math.nan, "x": [math.inf, 1.5], "n": np.float64("nan")}, tmp_path / "a")
+    text = (tmp_path / "a").read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text) == {"n": None, "ratio": None, "x": [None, 1.5]}
+
+
+def test_empty_window_is_refused_not_written_as_nan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from traces.io import write_json_atomic
+
+    syn = tmp_path / "syn"
+    assert _main(["trace", "synth", "--tasks", "40", "--out", str(syn)], capsys)[0] == 0
+    write_json_atomic({"window_s": [0.0, 100.0]}, syn / "conversion.json")
+    data = {**TINY, "trace": {"format": "canonical", "path": "syn", "start_s": 1.0e6}}
+    _refused(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "o")],
+        capsys,
+        r"^fairsim: error: trace\.start_s/end_s: no task of the trace is submitted in the window "
+        r"\[1e\+06 s, 100 s\)",
+        tmp_path / "o",
+    )
+
+
+def test_properties_instances_must_be_positive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _refused(
+        ["properties", "--instances", "-1", "--out", str(tmp_path / "p")],
+        capsys,
+        r"^fairsim: error: properties: argument --instances: -1 is not >= 1 "
+        r"\(see fairsim properties --help\)$",
+        tmp_path / "p",
+    )
+
+
+def test_huge_utilization_interval_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = {**TINY, "collect": {"utilization_interval_s": 1e300}}
+    _refused(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "o")],
+        capsys,
+        r"^fairsim: error: config: collect\.utilization_interval_s: 1e\+300 s is longer than the "
+        r"simulated window of [\d.e+]+ s .*no utilisation sample after the start",
+        tmp_path / "o",
+    )
+
+
+def test_zero_capacity_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    classes = {"classes": [{"name": "A", "count": 2, "capacity": [0, 0]}]}
+    _refused(
+        ["run", str(_config(tmp_path, {**TINY, "cluster": classes}))],
+        capsys,
+        r"^fairsim: error: config: cluster\.classes\.0\.capacity: capacity must have a positive "
+        r"entry, got \[0\.0, 0\.0\]$",
+    )
+    classes = {"classes": [{"name": "A", "count": 2, "capacity": [1, 0]}]}
+    _refused(
+        ["run", str(_config(tmp_path, {**TINY, "cluster": classes})), "--out", str(tmp_path / "o")],
+        capsys,
+        r"^fairsim: error: cluster: the pool's total capacity of mem is 0 \(utilisation would be "
+        r"undefined\)",
+        tmp_path / "o",
+    )
+
+
+# -- 5. friction
+
+
+def test_relative_paths_are_relative_to_the_config_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conf = tmp_path / "configs"
+    conf.mkdir()
+    assert (
+        _main(["trace", "synth", "--tasks", "40", "--out", str(tmp_path / "data")], capsys)[0] == 0
+    )
+    data = {**TINY, "trace": {"format": "canonical", "path": "../data", "cache_dir": "cache"}}
+    cfg = _config(conf, data)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, stdout, err = _main(["run", str(cfg), "--out", "o", "--no-progress"], capsys)
+    assert code == 0, err
+    assert "40/40 tasks completed" in stdout
+    assert (elsewhere / "o" / "bf-drfh" / "summary.json").is_file()  # --out: working directory
+    # a --set path is relative to the working directory
+    (elsewhere / "d2").mkdir()
+    (tmp_path / "data" / "tasks.parquet").rename(elsewhere / "d2" / "tasks.parquet")
+    argv = ["run", str(cfg), "--set", "trace.path=d2", "--out", "o2", "--no-progress"]
+    assert _main(argv, capsys)[0] == 0
+
+
+def test_shipped_configs_resolve_the_shared_folder_from_their_own_folder() -> None:
+    """Their trace paths, relative to their own folder, reach ``shared`` beside the repository
+    (wherever the working directory is)."""
+    from experiments.run import resolve_path
+
+    shared = (ROOT.parent / "shared").resolve()
+    n = 0
+    for path in sorted((ROOT / "configs").rglob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        trace = (data.get("base") or data).get("trace") or {}
+        if isinstance(trace.get("path"), str):
+            got = resolve_path(trace["path"], path.parent).resolve()
+            assert got.is_relative_to(shared / "traces"), (path, got)
+            n += 1
+    assert n >= 9
+
+
+def test_weighted_users_get_weighted_shares(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Weighted DRF (and every DRF-family scheduler): 60 task slots of equal tasks, weights
+    2 : 1 give 40 : 20 running tasks; trace.weights and default_weight 3 : 1 give 45 : 15."""
+    import pandas as pd
+
+    users = [
+        {"name": "a", "demand": [0.1, 0.1], "tasks": 200, "run_s": 100, "weight": 2},
+        {"name": "b", "demand": [0.1, 0.1], "tasks": 200, "run_s": 100},
+    ]
+    data = {
+        "name": "w",
+        "trace": {"format": "inline", "users": users},
+        "cluster": {"classes": [{"name": "A", "count": 6, "capacity": [1, 1]}]},
+        "schedulers": ["bf-drfh", "drf", "tsf", "psdsf", "slots-10"],
+        "collect": {"utilization_interval_s": 10, "horizon_s": 50},
+    }
+
+    def running(out: Path, sched: str) -> dict[str, int]:
+        t = pd.read_parquet(out / sched / "tasks.parquet")
+        return t[(t.start_s <= 10) & t.server.notna()].groupby("user").size().to_dict()
+
+    out = tmp_path / "o"
+    assert _main(["run", str(_config(tmp_path, data)), "--out", str(out)], capsys)[0] == 0
+    for sched in data["schedulers"]:
+        assert running(out, sched) == {"a": 40, "b": 20}, sched
+    users[0].pop("weight")
+    data["trace"]["weights"] = {"b": 3.0}
+    data["trace"]["default_weight"] = 1.0
+    out = tmp_path / "o2"
+    assert _main(["run", str(_config(tmp_path, data)), "--out", str(out)], capsys)[0] == 0
+    assert running(out, "bf-drfh") == {"a": 15, "b": 45}
+    data["trace"]["weights"] = {"c": 2.0}
+    _refused(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "o3")],
+        capsys,
+        r"^fairsim: error: trace\.weights: user\(s\) 'c' submit no task in the simulated window "
+        r"\(2 users do\)$",
+        tmp_path / "o3",
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "needles"),
+    [
+        (
+            ["run"],
+            [
+                "the scenario, a YAML file",
+                "--overwrite",
+                "KEY=VALUE",
+                "scheduler names: slots-<S>",
+                "bf-drfh",
+                "psdsf",
+                "relative to the config file's folder",
+            ],
+        ),
+        (
+            ["solve"],
+            [
+                "exact mechanisms (fractional tasks): drf, drfh, c-drfh",
+                "udrf",
+                "online heuristics",
+                "an exact mechanism or an online heuristic",
+                "JSON file",
+            ],
+        ),
+        (["trace", "synth"], ["number of tasks", "random seed", "--overwrite", "output folder"]),
+        (["properties"], ["instances to check", "mechanisms: af, bmf"]),
+    ],
+)
+def test_help_describes_arguments_and_lists_names(
+    capsys: pytest.CaptureFixture[str], command: list[str], needles: list[str]
+) -> None:
+    code, out, _ = _main([*command, "--help"], capsys)
+    assert code == 0
+    text = " ".join(out.split())
+    for needle in needles:
+        assert needle in text, needle
+
+
+def test_config_path_that_is_a_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _refused(
+        ["run", str(tmp_path)],
+        capsys,
+        r"^fairsim: error: config: '.*' is a directory, not a YAML file$",
+    )
+
+
+def _write_into(dest: Path, name: str, *, overwrite: bool = False, then: object = None) -> None:
+    """Write ``name`` into ``atomic_dir(dest)``; ``then`` raises it (an exception instance) or,
+    if a Path, makes another writer create that folder first."""
+    from simulator.atomic import atomic_dir
+
+    with atomic_dir(dest, overwrite=overwrite) as tmp:
+        (tmp / name).write_text(name)
+        if isinstance(then, BaseException):
+            raise then
+        if isinstance(then, Path):
+            then.mkdir()
+            (then / "theirs").write_text("t")
+
+
+def test_atomic_dir_is_the_one_output_writer(tmp_path: Path) -> None:
+    from simulator.errors import OutputError
+
+    dest = tmp_path / "a" / "b" / "out"
+    with pytest.raises(ZeroDivisionError):
+        _write_into(dest, "half", then=ZeroDivisionError())
+    assert not (tmp_path / "a").exists()  # created parents removed too
+    _write_into(dest, "v1")
+    assert [p.name for p in dest.iterdir()] == ["v1"]
+    with pytest.raises(KeyboardInterrupt):
+        _write_into(dest, "v2", overwrite=True, then=KeyboardInterrupt())
+    assert [p.name for p in dest.iterdir()] == ["v1"]  # the earlier result is kept
+    _write_into(dest, "v2", overwrite=True)
+    assert [p.name for p in dest.iterdir()] == ["v2"]  # replaced whole
+    race = tmp_path / "race"
+    with pytest.raises(OutputError, match=r"another command write there meanwhile"):
+        _write_into(race, "mine", then=race)
+    assert [p.name for p in race.iterdir()] == ["theirs"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "race"]
+    assert not list((tmp_path / "a" / "b").glob(".*"))

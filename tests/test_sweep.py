@@ -107,12 +107,12 @@ def test_resume_skips_finished_runs(tmp_path: Path) -> None:
     import shutil
 
     shutil.rmtree(out / lost)
-    (out / f".tmp-{lost}-x").mkdir()
+    (out / f".{lost}.x.tmp").mkdir()
     again = run_sweep(sweep, out, executor="local:1", progress=False)
     after = {p.parent.name: p.stat().st_mtime_ns for p in out.glob(f"*/{DONE}")}
     redone = {k for k in after if after[k] != marks.get(k)}
     assert redone == {lost}
-    assert not list(out.glob(".tmp-*"))
+    assert not list(out.glob(".*.tmp"))
     pd.testing.assert_frame_equal(
         first.drop(columns="wall_s"), again.drop(columns="wall_s"), check_dtype=True
     )
@@ -331,3 +331,40 @@ def test_sweep_report_figure_when_only_schedulers_vary() -> None:
         "Slots (10 per max server)",
         "Best-Fit DRFH",
     ]
+
+
+def test_grid_may_supply_what_base_leaves_out() -> None:
+    """The sweep issue's own shape: schedulers only in the grid."""
+    base = {k: v for k, v in TINY["base"].items() if k != "schedulers"}
+    data = {**TINY, "base": base, "grid": {"schedulers": [["slots-14"], ["bf-drfh"]]}}
+    runs = expand(parse_sweep(data))
+    assert [r.config.schedulers for r in runs] == [["slots-14"]] * 2 + [["bf-drfh"]] * 2
+    with pytest.raises(
+        ConfigError,
+        match=r"^base \(at grid point \{'cluster\.servers': 20\}\): schedulers: required key is "
+        r"missing$",
+    ):
+        expand(parse_sweep({**TINY, "base": base}))
+    with pytest.raises(ConfigError, match=r"^base: schedulers: required key is missing$"):
+        expand(parse_sweep({**TINY, "base": base, "grid": {}}))
+    two = {"schedulers": [["bf-drfh"]], "cluster.servers": [20, -3]}
+    with pytest.raises(
+        ConfigError, match=r"^grid\.cluster\.servers = -3: cluster\.servers: servers must be"
+    ):
+        expand(parse_sweep({**TINY, "base": base, "grid": two}))
+
+
+def test_sweep_name_and_out_are_checked(tmp_path: Path) -> None:
+    from simulator.errors import OutputError
+
+    with pytest.raises(ConfigError, match=r"sweep: name: '\.\./x' is not a single folder name"):
+        parse_sweep({**TINY, "name": "../x"})
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("mine")
+    with pytest.raises(
+        OutputError, match=r"^--out: '.*notes' is a non-empty folder that is not a sweep's output"
+    ):
+        run_sweep(parse_sweep(TINY), tmp_path / "notes", executor="local:1", progress=False)
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(OutputError, match=r"^--out: '.*f' is an existing file, not a folder$"):
+        run_sweep(parse_sweep(TINY), tmp_path / "f", executor="local:1", progress=False)

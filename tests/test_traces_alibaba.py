@@ -251,5 +251,41 @@ def test_truncated_gzip_and_all_malformed(tmp_path: Path) -> None:
     short = tmp_path / "short"
     short.mkdir()
     (short / "batch_task.csv").write_text("1,2,3\n4,5,6\n")
-    report = convert_alibaba("alibaba-2017", short, tmp_path / "o2")
+    with pytest.raises(
+        TraceError,
+        match=r"^batch_task: 2 of 2 rows \(100 %\) are malformed or unparseable, more than the "
+        r"50 % allowed \(bad_row_threshold\); first bad row: batch_task\.csv line 1 "
+        r"\('1,2,3'\): 3 columns, expected 8$",
+    ):
+        convert_alibaba("alibaba-2017", short, tmp_path / "o2")
+    assert not (tmp_path / "o2").exists()
+    # the threshold is a parameter: 1.0 accepts anything, and every skipped row is reported
+    report = convert_alibaba("alibaba-2017", short, tmp_path / "o3", bad_row_threshold=1.0)
     assert report["skipped"]["batch_task"][ali.R_MALFORMED] == 2 and report["tasks"] == 0
+
+
+def test_gpu_tables_with_wrong_columns_are_refused(tmp_path: Path) -> None:
+    src = tmp_path / "gpu"
+    src.mkdir()
+    (src / "openb_node_list_all_node.csv").write_text(
+        "sn,cpu_milli,memory_mib,gpu,model\nn1,96000,786432,8,V100\n"
+    )
+    # the pod table of another layout: 3 columns instead of 11
+    (src / "openb_pod_list_default.csv").write_text("name,cpu,gpu\np1,1000,1\np2,2000,0\n")
+    with pytest.raises(
+        TraceError,
+        match=r"^pods: 2 of 2 rows \(100 %\) are malformed or unparseable, more than the 50 % "
+        r"allowed \(bad_row_threshold\); first bad row: openb_pod_list_default\.csv line 2 "
+        r"\('p1,1000,1'\): 3 columns, expected 11$",
+    ):
+        convert_alibaba("alibaba-gpu-2023", src, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    # right column count, wrong contents (a node table given as the pod table): unparseable
+    (src / "openb_pod_list_default.csv").write_text(
+        "name,a,b,c,d,e,f,g,h,i,j\n" + "p1,x,y,z,w,v,u,t,s,r,q\n" * 3
+    )
+    with pytest.raises(TraceError, match=r"^pods: 3 of 3 rows .* line 2 .*: unparseable field$"):
+        convert_alibaba("alibaba-gpu-2023", src, tmp_path / "out")
+    (src / "openb_node_list_all_node.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\n")
+    with pytest.raises(TraceError, match=r"^nodes: no data rows in .*openb_node_list_all_node"):
+        convert_alibaba("alibaba-gpu-2023", src, tmp_path / "out")

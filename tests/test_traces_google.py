@@ -113,8 +113,11 @@ def test_hand_made_semantics(hand_src: Path, tmp_path: Path) -> None:
 
 
 def test_missing_folder_and_parts(tmp_path: Path, hand_src: Path) -> None:
-    with pytest.raises(TraceError, match=r"no task_events folder"):
+    with pytest.raises(TraceError, match=r"nowhere: no such folder$"):
         convert_google_2011(tmp_path / "nowhere", tmp_path / "out", progress=False)
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(TraceError, match=r"plain: no task_events folder$"):
+        convert_google_2011(tmp_path / "plain", tmp_path / "out", progress=False)
     with pytest.raises(TraceError, match=r"missing task_events part\(s\) \[7\]"):
         convert_google_2011(hand_src, tmp_path / "out", parts=[0, 7], progress=False)
     (tmp_path / "empty" / "task_events").mkdir(parents=True)
@@ -251,3 +254,111 @@ def test_copy_of_real_part_is_byte_identical_input(tmp_path: Path) -> None:
     real = google_2011_dir() / "task_events" / "part-00001-of-00500.csv.gz"
     shutil.copy(real, tmp_path / real.name)
     assert (tmp_path / real.name).stat().st_size == 924_634
+
+
+# --------------------------------------------------------------------------- hardening
+
+
+def _part(folder: Path, n: int, rows: list[str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with gzip.open(folder / f"part-{n:05d}-of-00500.csv.gz", "wt") as fh:
+        fh.write("\n".join(rows) + ("\n" if rows else ""))
+
+
+def test_all_malformed_task_events_are_refused_naming_the_first_bad_row(tmp_path: Path) -> None:
+    _part(tmp_path / "g" / "task_events", 0, ["1,2,3", "4,5,6"])  # a 3-column CSV
+    with pytest.raises(
+        TraceError,
+        match=r"^task_events: 2 of 2 rows \(100 %\) are malformed or unparseable, more than the "
+        r"50 % allowed \(bad_row_threshold\); first bad row: "
+        r"task_events/part-00000-of-00500\.csv\.gz line 1 \('1,2,3'\): 3 columns, expected 13$",
+    ):
+        convert_google_2011(tmp_path / "g", tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_row_threshold_counts_unparseable_rows_and_finds_their_line(tmp_path: Path) -> None:
+    good = _row(700 * S, 1, 0, 0)
+    rows = [good, "abc,,1,1,,0,u,0,0,0.1,0.1,0,0", "1,2", _row(700 * S, 2, 0, 0)]
+    _part(tmp_path / "g" / "task_events", 0, rows)
+    # 2 bad rows of 4 = 50 %: at the default threshold (more than 50 % is refused) it converts
+    report = convert_google_2011(tmp_path / "g", tmp_path / "o1", progress=False)
+    skipped = report["skipped"]["task_events"]
+    assert skipped["unparseable field"] == 1
+    assert skipped["malformed row (wrong column count)"] == 1
+    assert report["rows_read"]["task_events"] == 4 and report["tasks"] == 2
+    with pytest.raises(
+        TraceError,
+        match=r"^task_events: 2 of 4 rows \(50 %\) are malformed or unparseable, more than the "
+        r"40 % allowed .* line 2 \('abc,,1,1,,0,u,0,0,0\.1,0\.1,0,0'\): unparseable field$",
+    ):
+        convert_google_2011(tmp_path / "g", tmp_path / "o2", progress=False, bad_row_threshold=0.4)
+
+
+def test_empty_part_is_one_error_and_the_reader_thread_lets_go(tmp_path: Path) -> None:
+    """A 0-byte .csv.gz: one-line error, and pyarrow's background reader has released the
+    Python row handler before the error is raised (it used to do so while the interpreter shut
+    down, aborting the process with exit 134)."""
+    import gc
+    import sys
+
+    from traces.io import BadRows, csv_batches
+
+    (tmp_path / "g" / "task_events").mkdir(parents=True)
+    empty = tmp_path / "g" / "task_events" / "part-00000-of-00500.csv.gz"
+    empty.write_bytes(b"")
+    with pytest.raises(TraceError, match=r"^task_events/part-00000-of-00500\.csv\.gz: empty file"):
+        convert_google_2011(tmp_path / "g", tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)  # the GIL changes hands only when this thread blocks
+    try:
+        for _ in range(20):
+            bad = BadRows()
+            with pytest.raises(TraceError, match=r"^x: empty file"):
+                next(csv_batches(empty, ("a", "b"), bad=bad, rel="x"))
+            # the per-file handler pyarrow held (it refers to ``bad``) is gone already
+            held = [o for o in gc.get_referrers(bad) if type(o).__name__ == "_FileHandler"]
+            assert held == []
+    finally:
+        sys.setswitchinterval(switch)
+
+
+def test_empty_part_exits_2_every_time(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "g" / "task_events").mkdir(parents=True)
+    (tmp_path / "g" / "task_events" / "part-00000-of-00500.csv.gz").write_bytes(b"")
+    code = (
+        "import sys; from experiments.cli import main; "
+        "sys.exit(main(['trace', 'convert', 'google-2011', sys.argv[1], '--out', sys.argv[2]]))"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(tmp_path / "g"), str(tmp_path / f"o{i}")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(6)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 2, err
+        assert "terminate called" not in err
+        assert err.strip().splitlines()[-1].startswith("fairsim: error: task_events/part-00000")
+    assert not list(tmp_path.glob("o*"))
+
+
+def test_no_data_rows_is_an_error(tmp_path: Path) -> None:
+    _part(tmp_path / "g" / "task_events", 0, ["", ""])
+    with pytest.raises(TraceError, match=r"no data rows in task_events parts \[0\]"):
+        convert_google_2011(tmp_path / "g", tmp_path / "out", progress=False)
+
+
+def test_default_parts_are_every_part_present(tmp_path: Path) -> None:
+    for n in (15, 16, 17):
+        _part(tmp_path / "g" / "task_events", n, [_row(700 * S, n, 0, 0)])
+    report = convert_google_2011(tmp_path / "g", tmp_path / "out", progress=False)
+    assert report["parts"] == [15, 16, 17] and report["tasks"] == 3

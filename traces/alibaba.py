@@ -42,11 +42,19 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
 from traces.dag import dag_columns
 from traces.errors import TraceError
-from traces.io import write_json_atomic, write_servers, write_tasks
+from traces.io import (
+    BAD_ROW_THRESHOLD,
+    BadRows,
+    FirstBadRow,
+    check_bad_rows,
+    csv_batches,
+    write_json_atomic,
+    write_servers,
+    write_tasks,
+)
 from traces.schema import SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -68,6 +76,8 @@ R_SUPERSEDED = "superseded by a later row for the machine"
 R_EMPTY_CAP = "empty or invalid capacity"
 R_DUP_NODE = "duplicate node name"
 R_NO_SCHEDULE = "ran (finished, failed or running) without a scheduled time"
+#: Skip reasons that mean a row could not be read (they count toward ``bad_row_threshold``).
+BAD_REASONS = (R_UNPARSEABLE, R_BAD_JOB, R_BAD_STATUS)
 
 BATCH_TASK_2017 = (
     "create", "end", "job", "task", "instances", "status", "cpu", "mem",
@@ -108,39 +118,49 @@ DEFAULT_2018 = {"cpu": 96.0, "mem": 100.0}
 class _Table:
     """One input table: string columns, and the rows' skip reasons as they are decided."""
 
-    def __init__(self, path: Path, names: tuple[str, ...], rel: str) -> None:
+    def __init__(self, path: Path, names: tuple[str, ...], rel: str, required: bool = True) -> None:
         self.rel = rel
-        self.malformed = 0
+        self.path = path
+        self.names = names
+        self.required = required
+        self._bad = BadRows()
         header = _has_header(path, rel)
         self.header = header
-        read = pacsv.ReadOptions(
-            column_names=list(names), block_size=BLOCK_SIZE, skip_rows=1 if header else 0
-        )
-        parse = pacsv.ParseOptions(invalid_row_handler=self._bad)
-        convert = pacsv.ConvertOptions(
-            column_types={c: pa.string() for c in names}, strings_can_be_null=True
-        )
-        batches = []
-        try:
-            reader = pacsv.open_csv(
-                path, read_options=read, parse_options=parse, convert_options=convert
+        batches = list(
+            csv_batches(
+                path,
+                names,
+                bad=self._bad,
+                rel=rel,
+                skip_rows=1 if header else 0,
+                block_size=BLOCK_SIZE,
             )
-            while True:
-                try:
-                    batches.append(reader.read_next_batch())
-                except StopIteration:
-                    break
-        except (OSError, EOFError, pa.ArrowInvalid) as exc:
-            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise TraceError(f"{rel}: unreadable CSV or gzip ({msg})") from None
+        )
         schema = pa.schema([(c, pa.string()) for c in names])
         self.table = pa.Table.from_batches(batches, schema=schema)
         self.n = self.table.num_rows
         self.reason = np.full(self.n, None, dtype=object)
 
-    def _bad(self, row: Any) -> str:
-        self.malformed += 1
-        return "skip"
+    @property
+    def malformed(self) -> int:
+        """Rows with a wrong column count (skipped while reading)."""
+        return self._bad.count
+
+    def check_bad_rows(self, threshold: float) -> None:
+        """Refuse the table if it has no data rows (when required) or more than ``threshold``
+        of its rows are malformed or unreadable (:data:`BAD_REASONS`,
+        :func:`traces.io.check_bad_rows`)."""
+        read = self.n + self.malformed
+        if read == 0 and self.required:
+            raise TraceError(f"{self.rel}: no data rows in {self.path}")
+        bad_mask = np.isin(self.reason.astype(str), list(BAD_REASONS))
+        first = FirstBadRow(len(self.names), skip_rows=1 if self.header else 0)
+        if bad_mask.any():
+            why = str(self.reason[bad_mask.argmax()])
+            first.parsed(self.path, self.path.name, 0, bad_mask, why)
+        first.file_done(self.path, self.path.name, self._bad)
+        n_bad = int(bad_mask.sum()) + self.malformed
+        check_bad_rows(self.rel, read, n_bad, threshold, first.describe)
 
     def text(self, name: str) -> np.ndarray:
         """Column ``name`` as stripped Python strings (``None`` for empty)."""
@@ -247,7 +267,10 @@ def _finish(
     resources: tuple[str, ...],
     extra: dict[str, Any],
     started: float,
+    bad_row_threshold: float = BAD_ROW_THRESHOLD,
 ) -> dict[str, Any]:
+    for t in tables.values():
+        t.check_bad_rows(bad_row_threshold)
     report: dict[str, Any] = {
         "format": fmt,
         "schema": SCHEMA_VERSION,
@@ -363,7 +386,7 @@ def _run_times(
 
 
 def _servers_2017(path: Path) -> tuple[_Table, pd.DataFrame]:
-    t = _Table(path, SERVER_EVENT_2017, "server_event")
+    t = _Table(path, SERVER_EVENT_2017, "server_event", required=False)
     event = t.text("event")
     cpu = t.num("cpu", required=False)
     mem = t.num("mem", required=False)
@@ -379,7 +402,7 @@ def _servers_2017(path: Path) -> tuple[_Table, pd.DataFrame]:
 
 
 def _servers_2018(path: Path) -> tuple[_Table, pd.DataFrame]:
-    t = _Table(path, MACHINE_META_2018, "machine_meta")
+    t = _Table(path, MACHINE_META_2018, "machine_meta", required=False)
     machine = t.text("machine")
     t.integer("time")
     cpu = t.num("cpu", required=False)
@@ -415,7 +438,9 @@ def _normalise(servers: pd.DataFrame | None, default: dict[str, float]) -> dict[
 # --------------------------------------------------------------------------- alibaba-2017
 
 
-def convert_alibaba_2017(src: Path, out: Path) -> dict[str, Any]:
+def convert_alibaba_2017(
+    src: Path, out: Path, *, bad_row_threshold: float = BAD_ROW_THRESHOLD
+) -> dict[str, Any]:
     """Convert Alibaba v2017 ``batch_task`` (+ ``server_event``) to the canonical tables.
 
     Parameters
@@ -425,6 +450,9 @@ def convert_alibaba_2017(src: Path, out: Path) -> dict[str, Any]:
         ``server_event.csv[.gz]``.
     out : pathlib.Path
         Output folder (``tasks.parquet``, ``servers.parquet``, ``conversion.json``).
+    bad_row_threshold : float
+        Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
+        0.5); more is an error naming the first bad row (:func:`traces.io.check_bad_rows`).
 
     Returns
     -------
@@ -492,7 +520,17 @@ def convert_alibaba_2017(src: Path, out: Path) -> dict[str, Any]:
         },
         "window_end_s": t_end,
     }
-    return _finish("alibaba-2017", out, tables, tasks, servers, ("cpu", "mem"), extra, started)
+    return _finish(
+        "alibaba-2017",
+        out,
+        tables,
+        tasks,
+        servers,
+        ("cpu", "mem"),
+        extra,
+        started,
+        bad_row_threshold,
+    )
 
 
 # --------------------------------------------------------------------------- alibaba-2018
@@ -529,7 +567,14 @@ def _servers_2018_near(src: Path) -> Path | None:
 
 
 def _v2018(
-    fmt: str, src: Path, out: Path, t: _Table, mm_path: Path | None, columns: dict, started: float
+    fmt: str,
+    src: Path,
+    out: Path,
+    t: _Table,
+    mm_path: Path | None,
+    columns: dict,
+    started: float,
+    bad_row_threshold: float = BAD_ROW_THRESHOLD,
 ) -> dict[str, Any]:
     tables = {columns["table"]: t}
     servers = None
@@ -569,10 +614,14 @@ def _v2018(
         "window_end_s": t_end,
         "dag_tasks_with_parents": int(tasks["parents"].notna().sum()),
     }
-    return _finish(fmt, out, tables, tasks, servers, ("cpu", "mem"), extra, started)
+    return _finish(
+        fmt, out, tables, tasks, servers, ("cpu", "mem"), extra, started, bad_row_threshold
+    )
 
 
-def convert_alibaba_2018(src: Path, out: Path) -> dict[str, Any]:
+def convert_alibaba_2018(
+    src: Path, out: Path, *, bad_row_threshold: float = BAD_ROW_THRESHOLD
+) -> dict[str, Any]:
     """Convert Alibaba v2018 ``batch_task`` (official layout) + ``machine_meta``.
 
     Parameters
@@ -582,6 +631,9 @@ def convert_alibaba_2018(src: Path, out: Path) -> dict[str, Any]:
         ``machine_meta.csv[.gz]``.
     out : pathlib.Path
         Output folder.
+    bad_row_threshold : float
+        Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
+        0.5); more is an error naming the first bad row (:func:`traces.io.check_bad_rows`).
 
     Returns
     -------
@@ -615,10 +667,12 @@ def convert_alibaba_2018(src: Path, out: Path) -> dict[str, Any]:
 
     mm = _find(src, "machine_meta.csv", required=False)
     cols = {"table": "batch_task", "times": times}
-    return _v2018("alibaba-2018", src, out, t, mm, cols, started)
+    return _v2018("alibaba-2018", src, out, t, mm, cols, started, bad_row_threshold)
 
 
-def convert_alibaba_2018_spar(src: Path, out: Path) -> dict[str, Any]:
+def convert_alibaba_2018_spar(
+    src: Path, out: Path, *, bad_row_threshold: float = BAD_ROW_THRESHOLD
+) -> dict[str, Any]:
     """Convert the derived one-hour v2018 sample of the ``spar`` package.
 
     Parameters
@@ -628,6 +682,9 @@ def convert_alibaba_2018_spar(src: Path, out: Path) -> dict[str, Any]:
         and its parent.
     out : pathlib.Path
         Output folder.
+    bad_row_threshold : float
+        Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
+        0.5); more is an error naming the first bad row (:func:`traces.io.check_bad_rows`).
 
     Returns
     -------
@@ -658,13 +715,24 @@ def convert_alibaba_2018_spar(src: Path, out: Path) -> dict[str, Any]:
         return arrival, duration, state, float(ends.max()) if len(ends) else 0.0
 
     cols = {"table": "sample_tasks", "times": times}
-    return _v2018("alibaba-2018-spar", src, out, t, _servers_2018_near(src), cols, started)
+    return _v2018(
+        "alibaba-2018-spar",
+        src,
+        out,
+        t,
+        _servers_2018_near(src),
+        cols,
+        started,
+        bad_row_threshold,
+    )
 
 
 # --------------------------------------------------------------------------- alibaba-gpu-2023
 
 
-def convert_alibaba_gpu_2023(src: Path, out: Path) -> dict[str, Any]:
+def convert_alibaba_gpu_2023(
+    src: Path, out: Path, *, bad_row_threshold: float = BAD_ROW_THRESHOLD
+) -> dict[str, Any]:
     """Convert Alibaba cluster-trace-gpu-v2023 (openb) nodes and pods: resources cpu, mem, gpu.
 
     Parameters
@@ -674,6 +742,9 @@ def convert_alibaba_gpu_2023(src: Path, out: Path) -> dict[str, Any]:
         ``openb_node_list_gpu_node.csv``).
     out : pathlib.Path
         Output folder.
+    bad_row_threshold : float
+        Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
+        0.5); more is an error naming the first bad row (:func:`traces.io.check_bad_rows`).
 
     Returns
     -------
@@ -772,7 +843,15 @@ def convert_alibaba_gpu_2023(src: Path, out: Path) -> dict[str, Any]:
     }
     tables = {"nodes": nodes, "pods": pods}
     return _finish(
-        "alibaba-gpu-2023", out, tables, tasks, servers, ("cpu", "mem", "gpu"), extra, started
+        "alibaba-gpu-2023",
+        out,
+        tables,
+        tasks,
+        servers,
+        ("cpu", "mem", "gpu"),
+        extra,
+        started,
+        bad_row_threshold,
     )
 
 
@@ -784,7 +863,9 @@ CONVERTERS = {
 }
 
 
-def convert_alibaba(fmt: str, src: Path, out: Path) -> dict[str, Any]:
+def convert_alibaba(
+    fmt: str, src: Path, out: Path, *, bad_row_threshold: float = BAD_ROW_THRESHOLD
+) -> dict[str, Any]:
     """Dispatch to the converter of ``fmt``.
 
     Parameters
@@ -793,6 +874,9 @@ def convert_alibaba(fmt: str, src: Path, out: Path) -> dict[str, Any]:
         One of :data:`FORMATS`.
     src, out : pathlib.Path
         Input folder and output folder.
+    bad_row_threshold : float
+        Largest share (0-1) of a table's rows that may be malformed or unreadable (default
+        0.5); more is an error naming the first bad row (:func:`traces.io.check_bad_rows`).
 
     Returns
     -------
@@ -806,4 +890,4 @@ def convert_alibaba(fmt: str, src: Path, out: Path) -> dict[str, Any]:
     """
     if fmt not in CONVERTERS:
         raise TraceError(f"trace convert: unknown format {fmt!r} (available: {', '.join(FORMATS)})")
-    return CONVERTERS[fmt](Path(src), Path(out))
+    return CONVERTERS[fmt](Path(src), Path(out), bad_row_threshold=bad_row_threshold)

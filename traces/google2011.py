@@ -79,11 +79,19 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 from tqdm import tqdm
 
 from traces.errors import TraceError
-from traces.io import write_json_atomic, write_servers, write_tasks
+from traces.io import (
+    BAD_ROW_THRESHOLD,
+    BadRows,
+    FirstBadRow,
+    check_bad_rows,
+    csv_batches,
+    write_json_atomic,
+    write_servers,
+    write_tasks,
+)
 from traces.schema import END_STATES, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -127,43 +135,13 @@ _PART_RE = re.compile(r"^part-(\d{5})-of-(\d{5})\.csv\.gz$")
 # --------------------------------------------------------------------------- CSV streaming helpers
 
 
-class _BadRows:
-    """``invalid_row_handler`` for pyarrow.csv: count rows with a wrong column count, skip them."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self, row: Any) -> str:
-        self.count += 1
-        return "skip"
+#: Counter of rows with a wrong column count (shared with ``traces/google_constraints.py``).
+_BadRows = BadRows
 
 
-def _open_csv(path: Path, names: tuple[str, ...], include: list[str], bad: _BadRows) -> Any:
-    read = pacsv.ReadOptions(column_names=list(names), block_size=BLOCK_SIZE)
-    parse = pacsv.ParseOptions(invalid_row_handler=bad)
-    convert = pacsv.ConvertOptions(
-        include_columns=include,
-        column_types={c: pa.string() for c in include},
-        strings_can_be_null=True,
-    )
-    return pacsv.open_csv(path, read_options=read, parse_options=parse, convert_options=convert)
-
-
-def _iter_batches(path: Path, names: tuple[str, ...], include: list[str], bad: _BadRows, rel: str):
-    """Yield record batches of ``path``; turn gzip/CSV errors into a one-line TraceError."""
-    try:
-        reader = _open_csv(path, names, include, bad)
-        while True:
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                return
-            yield batch
-    except (OSError, EOFError, pa.ArrowInvalid) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if "compress" in msg.lower() or "gzip" in msg.lower() or isinstance(exc, EOFError):
-            raise TraceError(f"{rel}: truncated or corrupt gzip ({msg})") from None
-        raise TraceError(f"{rel}: unreadable CSV ({msg})") from None
+def _iter_batches(path: Path, names: tuple[str, ...], include: list[str], bad: BadRows, rel: str):
+    """Yield record batches of ``path``; gzip/CSV errors become a one-line TraceError."""
+    return csv_batches(path, names, bad=bad, rel=rel, include=include, block_size=BLOCK_SIZE)
 
 
 def _to_int(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -389,11 +367,15 @@ def _machine_events_file(path: Path) -> Path:
     raise TraceError(f"{path}: no machine_events/part-NNNNN-of-NNNNN.csv.gz found")
 
 
-def _machine_events(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _machine_events(
+    path: Path, bad_row_threshold: float = BAD_ROW_THRESHOLD
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     file = _machine_events_file(path)
     rel = f"machine_events/{file.name}"
     bad = _BadRows()
     times, machines, platforms, cpus, mems, unparseable = [], [], [], [], [], 0
+    first_bad = FirstBadRow(len(MACHINE_EVENT_COLUMNS))
+    offset = 0
     for batch in _iter_batches(file, MACHINE_EVENT_COLUMNS, list(MACHINE_EVENT_COLUMNS), bad, rel):
         t, t_ok = _to_int(batch.column("time"))
         m, m_ok = _to_int(batch.column("machine_id"))
@@ -401,6 +383,8 @@ def _machine_events(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
         cpu, cpu_bad = _to_float(batch.column("cpu"))
         mem, mem_bad = _to_float(batch.column("mem"))
         ok = t_ok & m_ok & e_ok & ~cpu_bad & ~mem_bad
+        first_bad.parsed(file, rel, offset, ~ok, R_UNPARSEABLE)
+        offset += batch.num_rows
         unparseable += int((~ok).sum())
         times.append(t[ok])
         machines.append(m[ok])
@@ -416,6 +400,9 @@ def _machine_events(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
         }
     )
     n_valid = len(df)
+    first_bad.file_done(file, rel, bad)
+    n_bad = unparseable + bad.count
+    check_bad_rows("machine_events", n_valid + n_bad, n_bad, bad_row_threshold, first_bad.describe)
     full = df[df["cpu"].notna() & df["mem"].notna()]
     last = full.drop_duplicates(subset="machine_id", keep="last")
     last = last.sort_values("machine_id", kind="stable").reset_index(drop=True)
@@ -464,20 +451,34 @@ def machine_events_table(path: Path) -> pd.DataFrame:
 # --------------------------------------------------------------------------- job_events
 
 
-def _job_events(files: list[tuple[int, Path]], jobs: np.ndarray, progress: bool) -> dict[str, Any]:
+def _job_events(
+    files: list[tuple[int, Path]],
+    jobs: np.ndarray,
+    progress: bool,
+    bad_row_threshold: float = BAD_ROW_THRESHOLD,
+) -> dict[str, Any]:
     bad = _BadRows()
     used = unused = unparseable = 0
     seen: list[np.ndarray] = []
+    first_bad = FirstBadRow(len(JOB_EVENT_COLUMNS))
     for _, file in tqdm(files, desc="job_events", disable=not progress, leave=False):
         rel = f"job_events/{file.name}"
+        offset = 0
         for batch in _iter_batches(file, JOB_EVENT_COLUMNS, ["job_id"], bad, rel):
             j, ok = _to_int(batch.column("job_id"))
+            first_bad.parsed(file, rel, offset, ~ok, R_UNPARSEABLE)
+            offset += batch.num_rows
             unparseable += int((~ok).sum())
             j = j[ok]
             seen.append(np.unique(j))
             hit = np.isin(j, jobs)
             used += int(hit.sum())
             unused += int((~hit).sum())
+        first_bad.file_done(file, rel, bad)
+    n_bad = unparseable + bad.count
+    check_bad_rows(
+        "job_events", used + unused + n_bad, n_bad, bad_row_threshold, first_bad.describe
+    )
     job_ids = np.unique(np.concatenate(seen)) if seen else np.empty(0, np.int64)
     return {
         "rows_read": used + unused + unparseable + bad.count,
@@ -492,7 +493,12 @@ def _job_events(files: list[tuple[int, Path]], jobs: np.ndarray, progress: bool)
 
 
 def convert_google_2011(
-    src: Path, out: Path, *, parts: list[int] | None = None, progress: bool = True
+    src: Path,
+    out: Path,
+    *,
+    parts: list[int] | None = None,
+    progress: bool = True,
+    bad_row_threshold: float = BAD_ROW_THRESHOLD,
 ) -> dict[str, Any]:
     """Convert Google clusterdata-2011-2 task_events (+ machine_events) to canonical Parquet.
 
@@ -510,6 +516,9 @@ def convert_google_2011(
         task_events (and job_events) part numbers to convert; default: all parts present.
     progress : bool
         Show a tqdm progress bar.
+    bad_row_threshold : float
+        Largest share (0-1) of a table's rows that may be malformed, unparseable or of an
+        unknown event type (default 0.5); more is an error naming the first bad row.
 
     Returns
     -------
@@ -519,12 +528,15 @@ def convert_google_2011(
     Raises
     ------
     TraceError
-        If ``src`` has no ``task_events`` folder or none of the requested parts, or a part is a
-        truncated or corrupt gzip. Nothing is written in that case.
+        If ``src`` has no ``task_events`` folder or none of the requested parts, a part is empty,
+        a truncated or corrupt gzip, has no data rows, or more than ``bad_row_threshold`` of a
+        table's rows are bad. Nothing is written in that case.
     """
     src, out = Path(src), Path(out)
     started = _time.perf_counter()
     te_dir = src / "task_events"
+    if not src.is_dir():
+        raise TraceError(f"{src}: {'not a directory' if src.exists() else 'no such folder'}")
     if not te_dir.is_dir():
         raise TraceError(f"{src}: no task_events folder")
     te_files = _list_parts(te_dir, parts, "task_events")
@@ -544,8 +556,10 @@ def convert_google_2011(
     rows_valid = 0
     t_max = 0
     include = ["time", "job_id", "task_index", "event_type", "user", "cpu", "mem"]
+    first_bad = FirstBadRow(len(TASK_EVENT_COLUMNS))
     for _, file in tqdm(te_files, desc="task_events", disable=not progress):
         rel = f"task_events/{file.name}"
+        offset = 0
         for batch in _iter_batches(file, TASK_EVENT_COLUMNS, include, bad, rel):
             t, t_ok = _to_int(batch.column("time"))
             job, j_ok = _to_int(batch.column("job_id"))
@@ -559,6 +573,10 @@ def convert_google_2011(
             skipped_rows[R_UNPARSEABLE] += int((~ok).sum())
             bad_ev = ok & ((ev < SUBMIT) | (ev > UPDATE_RUNNING))
             skipped_rows[R_BAD_EVENT] += int(bad_ev.sum())
+            row_bad = ~ok | bad_ev
+            why = R_BAD_EVENT if row_bad.any() and bad_ev[row_bad.argmax()] else R_UNPARSEABLE
+            first_bad.parsed(file, rel, offset, row_bad, why)
+            offset += batch.num_rows
             ok &= ~bad_ev
             empty["cpu"] += int((ok & np.isnan(cpu)).sum())
             empty["mem"] += int((ok & np.isnan(mem)).sum())
@@ -581,8 +599,13 @@ def convert_google_2011(
             )  # fmt: skip
             rows_valid += len(rows)
             t_max = max(t_max, int(t[rows].max()))
+        first_bad.file_done(file, rel, bad)
     skipped_rows[R_MALFORMED] = bad.count
     rows_read = rows_valid + sum(skipped_rows.values())
+    if rows_read == 0:
+        raise TraceError(f"{te_dir}: no data rows in task_events parts {[i for i, _ in te_files]}")
+    n_bad = bad.count + skipped_rows[R_UNPARSEABLE] + skipped_rows[R_BAD_EVENT]
+    check_bad_rows("task_events", rows_read, n_bad, bad_row_threshold, first_bad.describe)
 
     tasks, task_skips, rows_used = _finish_tasks(st, users, t_max)
     te_skipped = {**task_skips, **skipped_rows}
@@ -600,7 +623,7 @@ def convert_google_2011(
     je_files = _list_parts(src / "job_events", [i for i, _ in te_files], "job_events")
     missing_tables = []
     if je_files:
-        je = _job_events(je_files, jobs_out, progress)
+        je = _job_events(je_files, jobs_out, progress, bad_row_threshold)
         report["rows_read"]["job_events"] = je["rows_read"]
         report["rows_used"]["job_events"] = je["rows_used"]
         report["skipped"]["job_events"] = je["skipped"]
@@ -609,7 +632,7 @@ def convert_google_2011(
         missing_tables.append("job_events")
     servers = None
     if (src / "machine_events").is_dir():
-        servers, me = _machine_events(src / "machine_events")
+        servers, me = _machine_events(src / "machine_events", bad_row_threshold)
         report["rows_read"]["machine_events"] = me["rows_read"]
         report["rows_used"]["machine_events"] = me["rows_used"]
         report["skipped"]["machine_events"] = me["skipped"]

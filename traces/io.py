@@ -7,7 +7,13 @@ nothing behind.
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import gzip
 import json
+import sys
+import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,13 +21,304 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from simulator.atomic import atomic_path as _atomic_path
+from simulator.atomic import json_text
 from traces.errors import TraceError
 from traces.schema import RESOURCES_GOOGLE, servers_schema, tasks_schema
 
 ROW_GROUP_SIZE = 65_536
+#: Default share of a table's rows that may be malformed or unparseable before a conversion is
+#: refused (``bad_row_threshold``; ``trace convert --bad-row-threshold``).
+BAD_ROW_THRESHOLD = 0.5
+#: How long to wait for pyarrow's background reader to release a file's row handler.
+_RELEASE_TIMEOUT_S = 10.0
+
+
+# --------------------------------------------------------------------------- reading CSV
+
+
+class BadRows:
+    """Counts the rows of a table with a wrong column count (pyarrow's ``invalid_row_handler``).
+
+    One counter per table; :func:`csv_batches` hands pyarrow a fresh per-file handler that adds to
+    it. ``files`` maps each file to the malformed rows found in it.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.files: dict[Path, int] = {}
+        self.undecodable = 0  # malformed rows pyarrow could not even decode (not UTF-8)
+
+    def __call__(self, row: Any) -> str:
+        self.count += 1
+        return "skip"
+
+
+class _FileHandler:
+    """The per-file row handler given to pyarrow (so its release can be awaited, see below)."""
+
+    def __init__(self, counter: BadRows, path: Path) -> None:
+        self.counter = counter
+        self.path = path
+
+    def __call__(self, row: Any) -> str:
+        self.counter.files[self.path] = self.counter.files.get(self.path, 0) + 1
+        return self.counter(row)
+
+
+@contextlib.contextmanager
+def _undecodable_rows(counter: BadRows) -> Iterator[None]:
+    """Count, instead of printing, the malformed rows pyarrow cannot decode as UTF-8.
+
+    pyarrow decodes a malformed row's text before it calls the row handler; on bytes that are not
+    UTF-8 that fails outside any Python frame, and Python prints it as an "Exception ignored"
+    traceback. This hook (installed only while pyarrow parses) counts those failures on the
+    counter; :func:`csv_batches` then names the file as not UTF-8.
+    """
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.object, _FileHandler) and isinstance(
+            unraisable.exc_value, UnicodeDecodeError
+        ):
+            counter.undecodable += 1
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
+def _await_release(ref: weakref.ReferenceType[Any]) -> None:
+    """Wait until pyarrow's reader has dropped the Python row handler ``ref`` points to.
+
+    A failing or finished streaming reader is destroyed by the pyarrow I/O thread that ran its last
+    read-ahead, and that thread takes the GIL to drop the Python handler. If the interpreter is
+    already shutting down then, the thread is torn down mid-C++ and the process aborts with
+    "terminate called without an active exception" (exit 134). Sleeping releases the GIL so the
+    thread can finish while the interpreter is still alive.
+    """
+    deadline = time.monotonic() + _RELEASE_TIMEOUT_S
+    while ref() is not None and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+def csv_batches(
+    path: Path,
+    names: tuple[str, ...] | list[str],
+    *,
+    bad: BadRows,
+    rel: str,
+    include: list[str] | None = None,
+    skip_rows: int = 0,
+    block_size: int = 4 << 20,
+) -> Iterator[pa.RecordBatch]:
+    """Stream a headerless CSV(.gz) file as record batches of string columns.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file; ``.gz`` is decompressed on the fly.
+    names : sequence of str
+        The column names, in file order (the expected column count).
+    bad : BadRows
+        Counter of rows with a wrong column count; they are skipped.
+    rel : str
+        How error messages name the file (e.g. ``task_events/part-00000-of-00500.csv.gz``).
+    include : list of str, optional
+        Columns to keep (default: all), read as strings (empty fields are null).
+    skip_rows : int
+        Lines to skip first (a header row).
+    block_size : int
+        Bytes per block read.
+
+    Yields
+    ------
+    pyarrow.RecordBatch
+
+    Raises
+    ------
+    TraceError
+        ``<rel>: empty file``, ``<rel>: truncated or corrupt gzip (...)`` or
+        ``<rel>: unreadable CSV (...)``, one line.
+    """
+    path = Path(path)
+    cols = list(include) if include is not None else list(names)
+    handler: _FileHandler | None = _FileHandler(bad, path)
+    ref = weakref.ref(handler)
+    reader = None
+    try:
+        try:
+            with _undecodable_rows(bad):
+                reader = pacsv.open_csv(
+                    path,
+                    read_options=pacsv.ReadOptions(
+                        column_names=list(names), block_size=block_size, skip_rows=skip_rows
+                    ),
+                    parse_options=pacsv.ParseOptions(invalid_row_handler=handler),
+                    convert_options=pacsv.ConvertOptions(
+                        include_columns=cols,
+                        column_types={c: pa.string() for c in cols},
+                        strings_can_be_null=True,
+                    ),
+                )
+            handler = None
+            while True:
+                try:
+                    with _undecodable_rows(bad):
+                        batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                yield batch
+        except (OSError, EOFError, pa.ArrowInvalid) as exc:
+            if bad.undecodable:
+                raise TraceError(f"{rel}: not UTF-8 text (a row holds other bytes)") from None
+            raise TraceError(f"{rel}: {_csv_problem(exc)}") from None
+    finally:
+        handler = None
+        reader = None
+        _await_release(ref)
+
+
+def _csv_problem(exc: BaseException) -> str:
+    msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    low = msg.lower()
+    if "empty csv" in low:
+        return "empty file (no rows)"
+    if "compress" in low or "gzip" in low or isinstance(exc, EOFError):
+        return f"truncated or corrupt gzip ({msg})"
+    return f"unreadable CSV ({msg})"
+
+
+def _open_text(path: Path) -> Any:
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    return opener(path, "rt", encoding="utf-8", errors="replace", newline="")
+
+
+def first_bad_line(
+    path: Path, n_columns: int, *, skip_rows: int = 0, parsed_index: int | None = None
+) -> tuple[int, str, str]:
+    """Find a file's first bad row: a wrong column count, or the ``parsed_index``-th good row.
+
+    ``parsed_index`` counts the rows with the right column count (0-based, empty lines and the
+    first ``skip_rows`` lines not counted), as a converter's batches do.
+
+    Returns
+    -------
+    tuple of (int, str, str)
+        ``(line number (1-based), the row's text, "columns" or "parsed")``; ``(0, "", "")``
+        when no such row is found.
+    """
+    good = 0
+    with _open_text(Path(path)) as fh:
+        for _ in range(skip_rows):
+            fh.readline()
+        reader = csv.reader(fh)
+        try:
+            for fields in reader:
+                if not fields:
+                    continue
+                line = reader.line_num + skip_rows
+                text = ",".join(fields)
+                if len(fields) != n_columns:
+                    return line, text, f"columns:{len(fields)}"
+                if parsed_index is not None and good == parsed_index:
+                    return line, text, "parsed"
+                good += 1
+        except (csv.Error, OSError, EOFError):
+            pass
+    return 0, "", ""
+
+
+def check_bad_rows(
+    table: str,
+    rows_read: int,
+    bad: int,
+    threshold: float,
+    locate: Any,
+) -> None:
+    """Refuse a table whose share of bad rows exceeds ``threshold`` (or that has no rows).
+
+    Parameters
+    ----------
+    table : str
+        The table's name in the skip report.
+    rows_read, bad : int
+        Rows read, and of them rows skipped as malformed or unparseable.
+    threshold : float
+        Largest allowed share of bad rows, in [0, 1] (1: never refuse).
+    locate : callable
+        ``locate() -> str``: where the first bad row is and why (called only on refusal).
+
+    Raises
+    ------
+    TraceError
+        ``<table>: K of N rows (P %) are malformed or unparseable, more than the T % allowed
+        (bad_row_threshold); first bad row: <file> line L: <why>``.
+    """
+    if rows_read and bad / rows_read > threshold:
+        raise TraceError(
+            f"{table}: {bad} of {rows_read} rows ({100 * bad / rows_read:.0f} %) are malformed "
+            f"or unparseable, more than the {100 * threshold:g} % allowed (bad_row_threshold); "
+            f"first bad row: {locate()}"
+        )
+
+
+class FirstBadRow:
+    """Where the first bad row of a table is, for :func:`check_bad_rows`'s message.
+
+    Converters report, file by file, the rows they reject as unparseable (:meth:`parsed`) and,
+    after each file, its rows with a wrong column count (:meth:`file_done`); only the first file
+    with a bad row is kept, and :meth:`describe` scans it again to find the line.
+
+    Parameters
+    ----------
+    n_columns : int
+        The table's column count.
+    skip_rows : int
+        Header lines of each file.
+    """
+
+    def __init__(self, n_columns: int, skip_rows: int = 0) -> None:
+        self.n_columns = n_columns
+        self.skip_rows = skip_rows
+        self.first: tuple[Path, str, int | None, str] | None = None
+
+    def parsed(self, path: Path, rel: str, offset: int, mask: Any, reason: str) -> None:
+        """Note rows ``offset + i`` (``mask[i]`` true) of a file's parsed rows as bad."""
+        if self.first is None and mask.any():
+            self.first = (Path(path), rel, offset + int(mask.argmax()), reason)
+
+    def file_done(self, path: Path, rel: str, bad: BadRows) -> None:
+        """Note the end of a file; its malformed rows (``bad.files``) count if none came first."""
+        if self.first is None and bad.files.get(Path(path)):
+            self.first = (Path(path), rel, None, "wrong column count")
+
+    def describe(self) -> str:
+        """``<rel> line L ('text'): why`` (the line found by :func:`first_bad_line`)."""
+        if self.first is None:
+            return "unknown"
+        path, rel, index, reason = self.first
+        line, text, kind = first_bad_line(
+            path, self.n_columns, skip_rows=self.skip_rows, parsed_index=index
+        )
+        if not line:
+            return f"{rel}: {reason}"
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        if kind.startswith("columns:"):
+            why = f"{kind.split(':')[1]} columns, expected {self.n_columns}"
+        else:
+            why = reason
+        return f"{rel} line {line} ({shown!r}): {why}"
+
+
+# --------------------------------------------------------------------------- Parquet tables
 
 
 def _to_table(df: pd.DataFrame | pa.Table, schema: pa.Schema, what: str) -> pa.Table:
@@ -162,7 +459,8 @@ def write_json_atomic(obj: Any, path: Path) -> Path:
     Parameters
     ----------
     obj : object
-        JSON-serialisable object.
+        JSON-serialisable object; non-finite floats are written as ``null``
+        (:func:`simulator.atomic.json_text`).
     path : pathlib.Path
         Destination file.
 
@@ -172,7 +470,7 @@ def write_json_atomic(obj: Any, path: Path) -> Path:
         ``path``.
     """
     with _atomic_path(Path(path)) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        tmp.write_text(json_text(obj, sort_keys=False) + "\n", encoding="utf-8")
     return Path(path)
 
 
