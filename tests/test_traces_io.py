@@ -36,7 +36,7 @@ def test_write_and_stream_tasks(tmp_path: Path) -> None:
 
 
 def test_write_tasks_derives_censored_from_end_state(tmp_path: Path) -> None:
-    df = synth_google_like(10, seed=0)
+    df = synth_google_like(10, seed=0).drop(columns="censored")
     df.loc[[2, 5], "end_state"] = "censored"
     for table in (df, pa.Table.from_pandas(df, preserve_index=False)):
         path = write_tasks(table, tmp_path / "t.parquet")
