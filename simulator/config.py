@@ -95,6 +95,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -621,6 +622,23 @@ def load_config(path: str | Path, *, overrides: list[str] | None = None) -> RunC
     return parse_config(read_yaml(path, "config"), overrides=overrides)
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader that also reads ``1e12`` and ``1E-6`` as numbers (YAML 1.2, which
+    users write; YAML 1.1 would read them as strings)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def yaml_load(text: str) -> Any:
+    """Parse YAML text with :class:`_Loader` (safe; scientific notation is a number)."""
+    return yaml.load(text, Loader=_Loader)
+
+
 def read_yaml(path: str | Path, what: str) -> Any:
     """The content of a YAML file, unvalidated.
 
@@ -644,7 +662,7 @@ def read_yaml(path: str | Path, what: str) -> Any:
             f"offset {exc.start})"
         ) from None
     try:
-        return yaml.safe_load(text)
+        return yaml_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -668,7 +686,7 @@ def apply_override(data: dict[str, Any], override: str) -> None:
     if not all(parts):
         raise ConfigError(f"--set {override!r}: {key.strip()!r} is not a dotted config key")
     try:
-        value = yaml.safe_load(raw)
+        value = yaml_load(raw)
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise ConfigError(f"--set {override!r}: the value is not valid YAML ({problem})") from None

@@ -395,6 +395,18 @@ def test_unusable_out_is_one_line(
             "trace.n_tasks=1000000000000",
             r"^fairsim: error: config: trace\.n_tasks: 1000000000000 tasks need about [\d.]+ TB",
         ),
+        (  # scientific notation as users write it (YAML 1.2; YAML 1.1 reads a string)
+            "cluster.servers=1e12",
+            r"^fairsim: error: config: cluster\.servers: 1000000000000 servers need about ",
+        ),
+        (
+            "trace.n_tasks=1E12",
+            r"^fairsim: error: config: trace\.n_tasks: 1000000000000 tasks need about [\d.]+ TB",
+        ),
+        (
+            "collect.utilization_interval_s=1e-6",
+            r"^fairsim: error: config: collect\.utilization_interval_s: 1e-06 s gives 6\.69e\+10 ",
+        ),
         (
             "collect.utilization_interval_s=1.0e-6",
             r"^fairsim: error: config: collect\.utilization_interval_s: 1e-06 s gives 6\.69e\+10 "
