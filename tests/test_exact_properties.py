@@ -93,7 +93,9 @@ def assert_lex_max_min(inst: Instance, x: np.ndarray, a: np.ndarray) -> None:
         for m in np.unique(users):  # every share not above n's keeps its level
             if share[m] <= share[n] * (1 + 1e-7) + 1e-9:
                 rows.append(-(users == m).astype(float) * a[m] / inst.weight[m])
-                rhs.append(-share[m] * (1 - 1e-7))
+                # (a looser slack would let n gain what the others give up, e.g. 1e-7 of 12
+                # tasks' memory, 7e-6 of a user with 0.16 tasks: the allocation stays feasible)
+                rhs.append(-share[m] * (1 - 1e-9))
         res = linprog(
             -(users == n).astype(float),
             A_ub=np.array(rows),
