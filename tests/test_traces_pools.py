@@ -1,4 +1,4 @@
-"""Server pools: Table I reproduced from machine_events, seeded draws, load_pool dispatch."""
+"""Server pools: Table I as published and as machine_events holds it, seeded draws, load_pool."""
 
 from __future__ import annotations
 
@@ -7,15 +7,44 @@ import pytest
 
 from traces.errors import TraceError
 from traces.paths import google_2011_dir
-from traces.pools import TABLE_I, load_pool, machine_events_pool, table_i_counts, table_i_pool
+from traces.pools import (
+    TABLE_I,
+    TABLE_I_MACHINE_EVENTS,
+    load_pool,
+    machine_events_pool,
+    table_i_counts,
+    table_i_pool,
+)
 
 
 @pytest.mark.slow
 def test_machine_events_reproduce_table_i_exactly() -> None:
     pool = machine_events_pool(google_2011_dir(), None, None)
     assert len(pool) == 12_583
-    assert table_i_counts(pool) == [(cpu, mem, count) for count, cpu, mem in TABLE_I]
+    want = [(cpu, mem, count) for count, cpu, mem in TABLE_I_MACHINE_EVENTS]
+    assert table_i_counts(pool) == want
     assert [c for c, _, _ in TABLE_I] == [6732, 3863, 1001, 795, 126, 52, 5, 5, 3, 1]
+
+
+def test_table_i_is_the_published_table_and_rounds_machine_events() -> None:
+    # DRFH paper, Table I, as printed (two decimals)
+    assert TABLE_I == (
+        (6732, 0.50, 0.50),
+        (3863, 0.50, 0.25),
+        (1001, 0.50, 0.75),
+        (795, 1.00, 1.00),
+        (126, 0.25, 0.25),
+        (52, 0.50, 0.12),
+        (5, 0.50, 0.03),
+        (5, 0.50, 0.97),
+        (3, 1.00, 0.50),
+        (1, 0.50, 0.06),
+    )
+    for (n, c, m), (n_me, c_me, m_me) in zip(TABLE_I, TABLE_I_MACHINE_EVENTS, strict=True):
+        assert (n, c, m) == (n_me, round(c_me, 2), round(m_me, 2))
+        # the trace's values lie at most 0.001 below a multiple of 1/32 (Slots.CAPACITY_TOL)
+        assert 0 <= round(m_me * 32) / 32 - m_me <= 0.001 + 1e-12
+        assert 0 <= round(c_me * 32) / 32 - c_me <= 0.001 + 1e-12
 
 
 @pytest.mark.slow
@@ -37,8 +66,12 @@ def test_table_i_pool_seeded_and_distributed() -> None:
     assert a.server.is_unique
     configs = {(cpu, mem) for _, cpu, mem in TABLE_I}
     assert set(zip(a.cpu, a.mem, strict=True)) <= configs
-    share = (a.mem == 0.4995).mean()
+    share = ((a.cpu == 0.5) & (a.mem == 0.5)).mean()
     assert share == pytest.approx(6732 / 12583, abs=0.015)
+    # the same generator state draws the same configurations from the trace's values
+    me = table_i_pool(20_000, np.random.default_rng(7), TABLE_I_MACHINE_EVENTS)
+    assert ((me.cpu == 0.5) & (me.mem == 0.4995)).sum() == ((a.cpu == 0.5) & (a.mem == 0.5)).sum()
+    assert np.allclose(me.mem.round(2), a.mem) and me.cpu.equals(a.cpu)
 
 
 def test_load_pool_dispatch_and_errors() -> None:
