@@ -565,13 +565,30 @@ class BestFitDRFH(ProgressiveFilling):
             return int(idx[0])
         cols, w = self._cols, self._hw[k0]
         base = cols[k0][idx]
-        h = np.zeros(idx.size)
+        h = None
         for k in range(self._k):
-            if k != k0 and w[k] > 0:
-                term = np.abs(need[k] / need[k0] - cols[k][idx] / base)
-                h += term if w[k] == 1.0 else w[k] * term
-        lo = h.min()
-        return int(idx[int((h <= lo + self.H_TIE_TOL * (1.0 + lo)).argmax())])
+            if k == k0 or w[k] == 0.0:
+                continue
+            term = cols[k][idx]  # a fresh array: the arithmetic below is in place
+            np.divide(term, base, out=term)
+            np.subtract(need[k] / need[k0], term, out=term)
+            np.abs(term, out=term)
+            if w[k] != 1.0:
+                np.multiply(term, w[k], out=term)
+            if h is None:
+                h = term
+            else:
+                h += term
+        if h is None:  # no other resource to compare: every fitting server is as good
+            return int(idx[0])
+        i = int(h.argmin())
+        if i:  # an earlier server within the tie tolerance wins
+            lo = float(h[i])
+            near = h[:i] <= lo + self.H_TIE_TOL * (1.0 + lo)
+            j = int(near.argmax())
+            if near[j]:
+                i = j
+        return int(idx[i])
 
 
 class Slots(ProgressiveFilling):

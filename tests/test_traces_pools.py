@@ -94,3 +94,20 @@ def test_load_pool_dispatch_and_errors() -> None:
 def test_load_pool_machine_events() -> None:
     assert len(load_pool("machine-events", None, 0, google_2011_dir())) == 12_583
     assert len(load_pool("machine-events", 2000, 0, google_2011_dir())) == 2000
+
+
+def test_fig4_seed_draws_the_pool_closest_to_the_paper_totals() -> None:
+    # DRFH paper, Fig. 4: 100 Table I servers with 52.75 CPU and 51.32 memory units in total.
+    from pathlib import Path
+
+    from experiments.run import build_pool, component_rng
+    from simulator.config import load_config
+
+    def dist(seed: int) -> float:
+        pool = table_i_pool(100, component_rng(seed, "pool"))
+        return float(np.hypot(pool.cpu.sum() - 52.75, pool.mem.sum() - 51.32))
+
+    cfg = load_config(Path(__file__).resolve().parent.parent / "configs" / "drfh-fig4.yaml")
+    assert cfg.seed == min(range(1, 400), key=dist) == 50
+    pool = build_pool(cfg, None, None)
+    assert (pool.cpu.sum(), round(pool.mem.sum(), 6)) == (53.75, 51.5)
