@@ -186,8 +186,9 @@ def load_pool(
     Parameters
     ----------
     source : {"table-i", "machine-events"}
-        ``"table-i"``: i.i.d. draws from Table I's published configurations (``n`` required). ``"machine-events"``: the real
-        machines from ``trace_dir`` (all when ``n`` is None).
+        ``"table-i"``: i.i.d. draws from Table I's published configurations (``n`` required).
+        ``"machine-events"``: the real machines from ``trace_dir``, with the trace's values (all
+        when ``n`` is None).
     n : int or None
         Number of servers.
     seed_or_rng : int or numpy.random.Generator or None
