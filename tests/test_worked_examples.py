@@ -98,6 +98,14 @@ def _solve(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_cli_solve_bf_drfh_uses_eq9_in_shares(tmp_path: Path) -> None:
+    f = tmp_path / "eq9.json"
+    f.write_text(json.dumps(EQ9_THREE))
+    out = _solve("bf-drfh", str(f))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["tasks"] == [[1, 0, 0]]
+
+
 def test_cli_solve_contract(tmp_path: Path) -> None:
     f = tmp_path / "fig1.json"
     f.write_text(json.dumps(FIG1))
