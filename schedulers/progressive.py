@@ -516,6 +516,17 @@ class BestFitDRFH(ProgressiveFilling):
 
     Notes
     -----
+    In eq. 9 both vectors are shares of the pool's total capacity (Section III-A: ``D_ir`` is
+    the share of resource r a task needs "over the entire system", ``c̄_lr`` the share of r free
+    on server l). With raw amounts ``d`` (demand), ``f_l`` (free) and totals ``T`` this is
+
+        H(i, l) = Σ_r (T_1 / T_r) · | d_r / d_1 - f_lr / f_l1 |,
+
+    which we evaluate (one weight per resource, computed once at bind). With two resources the
+    weights only scale H, so the choice is that of the raw ratios; with three or more they
+    change it. Values within ``1e-9 · (1 + min H)`` of the least H count as ties, so that
+    floating-point rounding never decides between servers that eq. 9 rates equal.
+
     Eq. 9 normalises by the first resource (CPU). For a task whose CPU demand is zero the
     normalisation is undefined; we then normalise both vectors by the first resource the task
     does demand (a fitting server has a positive free amount of it); a task demanding nothing goes
@@ -523,6 +534,19 @@ class BestFitDRFH(ProgressiveFilling):
     """
 
     name = "bf-drfh"
+
+    #: Values of H within ``H_TIE_TOL * (1 + min H)`` of the least are a tie (lowest index wins).
+    H_TIE_TOL = 1e-9
+
+    def bind(self, cluster: ClusterView) -> None:
+        """Bind, and precompute the eq. 9 weights ``T_k0 / T_r`` for every normalising k0."""
+        super().bind(cluster)
+        t = self._total
+        # _hw[k0][r]: weight of resource r when the task is normalised by resource k0 (a resource
+        # no server has weighs 0: its free amounts and any fitting need of it are 0)
+        self._hw = [
+            [t[k0] / t[r] if t[r] > 0 else 0.0 for r in range(self._k)] for k0 in range(self._k)
+        ]
 
     def _find(self, need: tuple[float, ...], user: int) -> int:
         if self._hopeless(need):
@@ -539,12 +563,32 @@ class BestFitDRFH(ProgressiveFilling):
         k0 = next((k for k, x in enumerate(need) if x > 0), -1)
         if k0 < 0:  # a task that demands nothing fits anywhere equally well
             return int(idx[0])
-        base = self._cols[k0][idx]
-        h = np.zeros(idx.size)
+        cols, w = self._cols, self._hw[k0]
+        base = cols[k0][idx]
+        h = None
         for k in range(self._k):
-            if k != k0:
-                h += np.abs(need[k] / need[k0] - self._cols[k][idx] / base)
-        return int(idx[int(h.argmin())])
+            if k == k0 or w[k] == 0.0:
+                continue
+            term = cols[k][idx]  # a fresh array: the arithmetic below is in place
+            np.divide(term, base, out=term)
+            np.subtract(need[k] / need[k0], term, out=term)
+            np.abs(term, out=term)
+            if w[k] != 1.0:
+                np.multiply(term, w[k], out=term)
+            if h is None:
+                h = term
+            else:
+                h += term
+        if h is None:  # no other resource to compare: every fitting server is as good
+            return int(idx[0])
+        i = int(h.argmin())
+        if i:  # an earlier server within the tie tolerance wins
+            lo = float(h[i])
+            near = h[:i] <= lo + self.H_TIE_TOL * (1.0 + lo)
+            j = int(near.argmax())
+            if near[j]:
+                i = j
+        return int(idx[i])
 
 
 class Slots(ProgressiveFilling):
@@ -562,18 +606,35 @@ class Slots(ProgressiveFilling):
         How servers and tasks map to slots:
 
         ``"multi"`` (default)
-            A server holds ``floor(min_r c_lr * S)`` slots; a task takes
+            A server holds ``floor((min_r c_lr + capacity_tol) * S)`` slots; a task takes
             ``ceil(max_r d_r * S)`` slots (at least one), i.e. a task larger than one slot takes
             as many slots as its dominant demand needs.
         ``"single"``
             Same slots per server; every task takes exactly one slot, and a task larger than one
             slot (``max_r d_r > 1/S``) can never run (reported as unplaceable).
         ``"cpu"``
-            A server holds ``floor(c_l,cpu * S)`` slots, sized by CPU as Hadoop configures slots
-            per core; a task takes ``ceil(d_cpu * S)`` slots, and the engine still checks memory,
-            so a slot whose server has run out of memory cannot be used.
+            A server holds ``floor((c_l,cpu + capacity_tol) * S)`` slots, sized by CPU as Hadoop
+            configures slots per core; a task takes ``ceil(d_cpu * S)`` slots, and the scheduler
+            also checks memory, so a slot whose server has run out of memory cannot be used.
+    capacity_tol : float, default 0.0012
+        Capacity (in units of the largest server) added before the slots of a server are
+        counted, so that a capacity a little below a slot boundary still holds that slot. Google's
+        machine_events capacities lie up to 0.001 below the round values Table I publishes
+        (0.4995 for 0.50, 0.2493 for 0.25, 0.749 for 0.75, 0.1241 for 1/8; see
+        :mod:`traces.pools`); without it a (0.5, 0.4995) server would hold 4 slots of 1/10, not 5.
+        With the default, every machine_events capacity holds the slots of its round value
+        (a multiple of 1/32) for every S <= 62, and Table I's published values hold the same
+        slots as without it for every S <= 32. A slot granted this way is used only by tasks that
+        really fit: for every resource of which some server holds more in slots than it has, the
+        scheduler also checks the server's free amount.
     weights, eligible
         As for :class:`ProgressiveFilling`.
+
+    Raises
+    ------
+    ValueError
+        At :meth:`bind`, for ``slots`` not a positive integer, an unknown ``model`` or a negative
+        or non-finite ``capacity_tol``.
 
     Notes
     -----
@@ -582,17 +643,23 @@ class Slots(ProgressiveFilling):
     on the tasks' real demands, not on slots.
     """
 
+    #: Default of ``capacity_tol``: a little over the largest shortfall (0.001, 0.749 for 3/4) of
+    #: a Google machine_events capacity below its round value.
+    CAPACITY_TOL = 0.0012
+
     def __init__(
         self,
         *,
         slots: int,
         model: str = "multi",
+        capacity_tol: float = CAPACITY_TOL,
         weights: Mapping[int, float] | None = None,
         eligible: Mapping[int, np.ndarray] | None = None,
     ) -> None:
         super().__init__(weights=weights, eligible=eligible)
         self.slots = slots
         self.model = model
+        self.capacity_tol = capacity_tol
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -606,33 +673,41 @@ class Slots(ProgressiveFilling):
             raise ValueError(f"slots: {self.slots!r} (expected a positive integer)")
         if self.model not in ("multi", "single", "cpu"):
             raise ValueError(f"model: {self.model!r} (expected 'multi', 'single' or 'cpu')")
-        cap = np.asarray(cluster.capacity)
+        tol = self.capacity_tol
+        if not (isinstance(tol, int | float) and np.isfinite(tol) and tol >= 0):
+            raise ValueError(f"capacity_tol: {tol!r} (expected a finite number >= 0)")
+        cap = np.asarray(cluster.capacity, dtype=np.float64)
         eps = 1e-9
-        if self.model == "cpu":
-            n_slots = np.floor(cap[:, 0] * self.slots + eps)
-        else:
-            n_slots = np.floor(cap.min(axis=1) * self.slots + eps)
+        sized = cap[:, 0] if self.model == "cpu" else cap.min(axis=1)
+        n_slots = np.floor((sized + tol) * self.slots + eps)
         self._slot_free = n_slots.astype(np.float64)
-        self._cpu_only = self.model == "cpu"
+        # resources the slots do not bound on some server (memory for the cpu model; any resource
+        # a slot granted by capacity_tol exceeds): searched in real free amounts too
+        held = n_slots / self.slots
+        self._real = [
+            r
+            for r in range(cap.shape[1])
+            if (self.model == "cpu" and r > 0) or bool(np.any(held > cap[:, r] + eps))
+        ]
         super().bind(cluster)
 
     def _space(self, cluster: ClusterView) -> tuple[list[np.ndarray], np.ndarray]:
-        cols = [self._slot_free]
-        if self._cpu_only:  # the engine still enforces memory: search it too
-            cols.append(cluster.free[:, 1])
-            return cols, np.array([self._slot_free.sum(), float(cluster.total[1])])
-        return cols, np.array([self._slot_free.sum()])
+        cols = [self._slot_free, *(cluster.free[:, r] for r in self._real)]
+        totals = [self._slot_free.sum(), *(float(cluster.total[r]) for r in self._real)]
+        return cols, np.array(totals)
 
     def _need(self, demand: tuple[float, ...]) -> tuple[float, ...]:
         eps = 1e-9
         if self.model == "single":
-            return (1.0 if max(demand) <= 1.0 / self.slots + eps else np.inf,)
-        if self._cpu_only:
-            return (max(1.0, float(np.ceil(demand[0] * self.slots - eps))), demand[1])
-        return (max(1.0, float(np.ceil(max(demand) * self.slots - eps))),)
+            n = 1.0 if max(demand) <= 1.0 / self.slots + eps else np.inf
+        elif self.model == "cpu":
+            n = max(1.0, float(np.ceil(demand[0] * self.slots - eps)))
+        else:
+            n = max(1.0, float(np.ceil(max(demand) * self.slots - eps)))
+        return (n, *(demand[r] for r in self._real))
 
     def _update_share(self, user: int) -> None:
-        # Fair share of slots only (memory, if searched, is not part of the fair share).
+        # Fair share of slots only (real resources, if searched, are not part of the fair share).
         self._share[user] = self._alloc[user][0] / self._total[0] / self._w[user]
 
     def _take(self, server: int, need: tuple[float, ...]) -> None:

@@ -1,6 +1,7 @@
 """Regression on a one-hour slice of the real Google sample (configs/google-1h.yaml): 500 Table I
-servers, Slots-14, First-Fit and Best-Fit DRFH. The numbers were measured once and are pinned: a
-change in the converter, the engine or a scheduler that moves them must be deliberate."""
+servers (the published configurations), Slots-14, First-Fit and Best-Fit DRFH. The numbers were
+measured once and are pinned: a change in the converter, the engine or a scheduler that moves them
+must be deliberate."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Server pools: Table I reproduced from machine_events, seeded draws, load_pool dispatch."""
+"""Server pools: Table I as published and as machine_events holds it, seeded draws, load_pool."""
 
 from __future__ import annotations
 
@@ -7,15 +7,44 @@ import pytest
 
 from traces.errors import TraceError
 from traces.paths import google_2011_dir
-from traces.pools import TABLE_I, load_pool, machine_events_pool, table_i_counts, table_i_pool
+from traces.pools import (
+    TABLE_I,
+    TABLE_I_MACHINE_EVENTS,
+    load_pool,
+    machine_events_pool,
+    table_i_counts,
+    table_i_pool,
+)
 
 
 @pytest.mark.slow
 def test_machine_events_reproduce_table_i_exactly() -> None:
     pool = machine_events_pool(google_2011_dir(), None, None)
     assert len(pool) == 12_583
-    assert table_i_counts(pool) == [(cpu, mem, count) for count, cpu, mem in TABLE_I]
+    want = [(cpu, mem, count) for count, cpu, mem in TABLE_I_MACHINE_EVENTS]
+    assert table_i_counts(pool) == want
     assert [c for c, _, _ in TABLE_I] == [6732, 3863, 1001, 795, 126, 52, 5, 5, 3, 1]
+
+
+def test_table_i_is_the_published_table_and_rounds_machine_events() -> None:
+    # DRFH paper, Table I, as printed (two decimals)
+    assert TABLE_I == (
+        (6732, 0.50, 0.50),
+        (3863, 0.50, 0.25),
+        (1001, 0.50, 0.75),
+        (795, 1.00, 1.00),
+        (126, 0.25, 0.25),
+        (52, 0.50, 0.12),
+        (5, 0.50, 0.03),
+        (5, 0.50, 0.97),
+        (3, 1.00, 0.50),
+        (1, 0.50, 0.06),
+    )
+    for (n, c, m), (n_me, c_me, m_me) in zip(TABLE_I, TABLE_I_MACHINE_EVENTS, strict=True):
+        assert (n, c, m) == (n_me, round(c_me, 2), round(m_me, 2))
+        # the trace's values lie at most 0.001 below a multiple of 1/32 (Slots.CAPACITY_TOL)
+        assert 0 <= round(m_me * 32) / 32 - m_me <= 0.001 + 1e-12
+        assert 0 <= round(c_me * 32) / 32 - c_me <= 0.001 + 1e-12
 
 
 @pytest.mark.slow
@@ -37,8 +66,12 @@ def test_table_i_pool_seeded_and_distributed() -> None:
     assert a.server.is_unique
     configs = {(cpu, mem) for _, cpu, mem in TABLE_I}
     assert set(zip(a.cpu, a.mem, strict=True)) <= configs
-    share = (a.mem == 0.4995).mean()
+    share = ((a.cpu == 0.5) & (a.mem == 0.5)).mean()
     assert share == pytest.approx(6732 / 12583, abs=0.015)
+    # the same generator state draws the same configurations from the trace's values
+    me = table_i_pool(20_000, np.random.default_rng(7), TABLE_I_MACHINE_EVENTS)
+    assert ((me.cpu == 0.5) & (me.mem == 0.4995)).sum() == ((a.cpu == 0.5) & (a.mem == 0.5)).sum()
+    assert np.allclose(me.mem.round(2), a.mem) and me.cpu.equals(a.cpu)
 
 
 def test_load_pool_dispatch_and_errors() -> None:
@@ -61,3 +94,20 @@ def test_load_pool_dispatch_and_errors() -> None:
 def test_load_pool_machine_events() -> None:
     assert len(load_pool("machine-events", None, 0, google_2011_dir())) == 12_583
     assert len(load_pool("machine-events", 2000, 0, google_2011_dir())) == 2000
+
+
+def test_fig4_seed_draws_the_pool_closest_to_the_paper_totals() -> None:
+    # DRFH paper, Fig. 4: 100 Table I servers with 52.75 CPU and 51.32 memory units in total.
+    from pathlib import Path
+
+    from experiments.run import build_pool, component_rng
+    from simulator.config import load_config
+
+    def dist(seed: int) -> float:
+        pool = table_i_pool(100, component_rng(seed, "pool"))
+        return float(np.hypot(pool.cpu.sum() - 52.75, pool.mem.sum() - 51.32))
+
+    cfg = load_config(Path(__file__).resolve().parent.parent / "configs" / "drfh-fig4.yaml")
+    assert cfg.seed == min(range(1, 400), key=dist) == 50
+    pool = build_pool(cfg, None, None)
+    assert (pool.cpu.sum(), round(pool.mem.sum(), 6)) == (53.75, 51.5)

@@ -57,6 +57,38 @@ def test_weights_max_tasks_and_eligibility() -> None:
     assert counts[0, 0] == 0 and counts[0, 1] >= 1
 
 
+# Eq. 9 with three resources: servers A (2, 2, 6), B (2, 4, 2), C (0.5, 0, 100), totals
+# (4.5, 6, 108); one task of demand (1, 1, 1). In shares of the totals, D/D_1 = (1, 0.75, 1/24):
+# H(A) = |1/24 - 1/8| = 1/12, H(B) = |0.75 - 1.5| = 0.75; C cannot hold it (no memory).
+# (Raw ratios would rate A at 2 and B at 1, and pick B.)
+EQ9_THREE = {
+    "resources": ["cpu", "mem", "disk"],
+    "servers": [
+        {"id": "A", "capacity": [2, 2, 6]},
+        {"id": "B", "capacity": [2, 4, 2]},
+        {"id": "C", "capacity": [0.5, 0, 100]},
+    ],
+    "users": [{"id": "u", "demand": [1, 1, 1], "max_tasks": 1}],
+}
+
+
+def eq9(demand: list[float], free: list[float], total: list[float]) -> float:
+    """H(i, l) of the DRFH paper's eq. 9, with D_i and c̄_l as shares of the pool's totals."""
+    d = [x / t for x, t in zip(demand, total, strict=True)]
+    c = [x / t for x, t in zip(free, total, strict=True)]
+    return sum(abs(a / d[0] - b / c[0]) for a, b in zip(d, c, strict=True))
+
+
+def test_best_fit_eq9_in_shares_with_three_resources() -> None:
+    total = [4.5, 6.0, 108.0]
+    assert eq9([1, 1, 1], [2, 2, 6], total) == pytest.approx(1 / 12)
+    assert eq9([1, 1, 1], [2, 4, 2], total) == pytest.approx(0.75)
+    assert progressive_fill("bf-drfh", parse_instance(EQ9_THREE)).tolist() == [[1, 0, 0]]
+    # without the cap it goes on filling by eq. 9: 2 tasks on A (its CPU), then 2 on B
+    unbounded = {**EQ9_THREE, "users": [{"id": "u", "demand": [1, 1, 1]}]}
+    assert progressive_fill("bf-drfh", parse_instance(unbounded)).tolist() == [[2, 2, 0]]
+
+
 def _solve(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "experiments.cli", "solve", *args],
@@ -64,6 +96,14 @@ def _solve(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         check=False,
     )
+
+
+def test_cli_solve_bf_drfh_uses_eq9_in_shares(tmp_path: Path) -> None:
+    f = tmp_path / "eq9.json"
+    f.write_text(json.dumps(EQ9_THREE))
+    out = _solve("bf-drfh", str(f))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["tasks"] == [[1, 0, 0]]
 
 
 def test_cli_solve_contract(tmp_path: Path) -> None:

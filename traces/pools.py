@@ -1,9 +1,17 @@
 """Server pools: the DRFH paper's Table I mix, or the real Google 2011 machines.
 
-``TABLE_I`` reproduces Table I of Wang, Li and Liang (DRFH): the (CPU, memory) configurations of
-the 12,583 machines of Google's cluster, normalised so that the largest machine has 1. The values
-are exactly those that ``machine_events`` gives when each machine is assigned its last non-empty
-capacity (see :func:`traces.google2011.machine_events_table`); a test checks this.
+``TABLE_I`` is Table I of Wang, Li and Liang (DRFH) as published: the (CPU, memory)
+configurations of the 12,583 machines of Google's cluster, normalised so that the largest machine
+has 1, with the paper's two-decimal values (0.50, 0.25, 0.75, ...). ``source: table-i`` draws
+these, the paper's own set-up.
+
+``TABLE_I_MACHINE_EVENTS`` has the same counts with the values Google's ``machine_events`` table
+actually holds (0.4995, 0.2493, 0.749, ...): each machine's last non-empty capacity (see
+:func:`traces.google2011.machine_events_table`) gives exactly these counts; a test checks this.
+The trace's memory capacities lie up to 0.001 below round fractions of the largest machine
+(0.4995 for 1/2, 0.2493 for 1/4, 0.1241 for 1/8, 0.9678 for 31/32, ...), which the paper rounds
+to two decimals; ``source: machine-events`` keeps the trace's values
+(:class:`schedulers.progressive.Slots` counts slots on them with a tolerance).
 """
 
 from __future__ import annotations
@@ -16,8 +24,23 @@ import pandas as pd
 from traces.errors import TraceError
 from traces.google2011 import machine_events_table
 
-#: (count, cpu, mem) per machine configuration, most frequent first (12,583 machines in total).
+#: (count, cpu, mem) per machine configuration as the DRFH paper's Table I publishes it, most
+#: frequent first (12,583 machines in total).
 TABLE_I: tuple[tuple[int, float, float], ...] = (
+    (6732, 0.5, 0.5),
+    (3863, 0.5, 0.25),
+    (1001, 0.5, 0.75),
+    (795, 1.0, 1.0),
+    (126, 0.25, 0.25),
+    (52, 0.5, 0.12),
+    (5, 0.5, 0.03),
+    (5, 0.5, 0.97),
+    (3, 1.0, 0.5),
+    (1, 0.5, 0.06),
+)
+#: The same configurations (same order and counts) with the values of Google's machine_events
+#: table, of which Table I is the two-decimal rounding.
+TABLE_I_MACHINE_EVENTS: tuple[tuple[int, float, float], ...] = (
     (6732, 0.5, 0.4995),
     (3863, 0.5, 0.2493),
     (1001, 0.5, 0.749),
@@ -54,7 +77,11 @@ def _check_n(n: int | None, available: int | None) -> None:
         raise TraceError(f"n={n}: more servers than the {available} available")
 
 
-def table_i_pool(n: int, rng: np.random.Generator) -> pd.DataFrame:
+def table_i_pool(
+    n: int,
+    rng: np.random.Generator,
+    table: tuple[tuple[int, float, float], ...] = TABLE_I,
+) -> pd.DataFrame:
     """Draw ``n`` servers i.i.d. from the Table I distribution.
 
     Parameters
@@ -63,6 +90,10 @@ def table_i_pool(n: int, rng: np.random.Generator) -> pd.DataFrame:
         Number of servers (> 0).
     rng : numpy.random.Generator
         Source of randomness.
+    table : tuple of (count, cpu, mem), optional
+        The configurations: :data:`TABLE_I` (default, the paper's published values) or
+        :data:`TABLE_I_MACHINE_EVENTS` (the trace's values; the same ``rng`` state then draws the
+        same configuration for every server).
 
     Returns
     -------
@@ -76,9 +107,9 @@ def table_i_pool(n: int, rng: np.random.Generator) -> pd.DataFrame:
         If ``n`` is not a positive integer.
     """
     _check_n(n, None)
-    counts = np.array([c for c, _, _ in TABLE_I], dtype=np.float64)
-    caps = np.array([(cpu, mem) for _, cpu, mem in TABLE_I], dtype=np.float64)
-    pick = rng.choice(len(TABLE_I), size=n, p=counts / counts.sum())
+    counts = np.array([c for c, _, _ in table], dtype=np.float64)
+    caps = np.array([(cpu, mem) for _, cpu, mem in table], dtype=np.float64)
+    pick = rng.choice(len(table), size=n, p=counts / counts.sum())
     return _frame(caps[pick, 0], caps[pick, 1])
 
 
@@ -155,8 +186,9 @@ def load_pool(
     Parameters
     ----------
     source : {"table-i", "machine-events"}
-        ``"table-i"``: i.i.d. draws from Table I (``n`` required). ``"machine-events"``: the real
-        machines from ``trace_dir`` (all when ``n`` is None).
+        ``"table-i"``: i.i.d. draws from Table I's published configurations (``n`` required).
+        ``"machine-events"``: the real machines from ``trace_dir``, with the trace's values (all
+        when ``n`` is None).
     n : int or None
         Number of servers.
     seed_or_rng : int or numpy.random.Generator or None
