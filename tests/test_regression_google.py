@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # scheduler: (tasks started, tasks completed, jobs completed, mean CPU util, mean memory util,
 # tasks started and right-censored in the trace: they hold their servers to the horizon)
 EXPECTED = {
-    "slots-14": (2475, 365, 88, 0.4058698142438034, 0.28555745420256595, 2021),
-    "ff-drfh": (8025, 678, 210, 0.9547844459466449, 0.6944634410430689, 6950),
-    "bf-drfh": (9657, 702, 212, 0.9954926115234101, 0.7548578281354409, 8521),
+    "slots-14": (2698, 373, 90, 0.45052247821739655, 0.31537366035129943, 2226),
+    "ff-drfh": (8001, 672, 210, 0.9527773191987241, 0.6922215932511276, 6933),
+    "bf-drfh": (9775, 694, 212, 0.9947685218372675, 0.7551607423347192, 8645),
 }
 
 
