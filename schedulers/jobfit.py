@@ -122,6 +122,8 @@ class JobFirstFit(Scheduler):
         self._kind_of: dict[tuple[tuple[float, ...], int], int] = {}
         self._kd = np.zeros((0, self._k))
         self._kmk: list[int] = []
+        self._kind_t: dict[int, int] = {}  # waiting task -> its kind
+        self._n_waiting = 0
 
     def placeable(self, demand: tuple[float, ...]) -> bool:
         """Whether some server of the empty pool could hold a task with this demand."""
@@ -139,6 +141,10 @@ class JobFirstFit(Scheduler):
             fits = np.all(self._cap >= np.asarray(demand) - _TOL, axis=1)
             ok = self._placeable_on[key] = bool(np.any(fits & np.asarray(mask, dtype=bool)))
         return ok
+
+    def pending(self) -> int:
+        """Number of tasks waiting to be placed."""
+        return self._n_waiting
 
     # ------------------------------------------------------------------ users, kinds, shares
     def _join(self, user: int) -> None:
@@ -187,18 +193,26 @@ class JobFirstFit(Scheduler):
     def _grow(self, n: int) -> None:
         """The kind arrays now have room for ``n`` kinds (a hook for per-kind state)."""
 
-    def _hold(
-        self, user: int, server: int, demand: np.ndarray | tuple[float, ...], sign: int
-    ) -> None:
-        """Add (``sign`` = 1) or remove (-1) ``demand`` on ``server``'s class to ``user``'s
-        allocation ``A_u[m, :]``."""
+    def _charge(self, user: int, out: list[tuple[int, int]]) -> None:
+        """Add the placed tasks ``out`` (task, server) to ``user``'s allocation ``A_u[m, :]`` of
+        their servers' classes; they stop waiting."""
         held = self._held[user]
-        m = self._cls_l[server]
-        a = held.get(m)
-        if a is None:
-            a = held[m] = [0.0] * self._k
+        cls = self._cls_l
+        kd, kind_t, n = self._kd, self._kind_t, self._k
+        for t, s in out:
+            d = kd[kind_t.pop(t)]
+            a = held.get(cls[s])
+            if a is None:
+                a = held[cls[s]] = [0.0] * n
+            for k in range(n):
+                a[k] += d[k]
+        self._n_waiting -= len(out)
+
+    def _release(self, user: int, server: int, demand: tuple[float, ...]) -> None:
+        """Take a finished task's ``demand`` off ``user``'s allocation on ``server``'s class."""
+        a = self._held[user][self._cls_l[server]]
         for k in range(self._k):
-            a[k] += sign * demand[k]
+            a[k] -= demand[k]
 
     def _update_share(self, user: int) -> None:
         """Dominant share over (class, resource) pairs, ``max_(m,k) A_u[m,k] / c[m,k]``, over

@@ -83,17 +83,11 @@ class DRFLockstep(JobFirstFit):
         super().bind(cluster)
         # user -> job -> repetition -> kind -> waiting tasks (dicts keep arrival order)
         self._jobs: dict[int, dict[int, dict[int, Kinds]]] = {}
-        self._kind_t: dict[int, int] = {}  # waiting task -> kind
-        self._n_waiting = 0
         self._ready: set[int] = set()  # users to try in the next pass
         self._blocked: dict[int, np.ndarray] = {}  # user -> classes whose freeing may help
         self._freed = np.zeros(self._nc, dtype=bool)  # classes with a completion since the pass
         self._big: dict[int, tuple[tuple[tuple[int, int], ...], bool]] = {}  # oversized cache
         self.bundles_ = 0
-
-    def pending(self) -> int:
-        """Number of tasks waiting to be placed."""
-        return self._n_waiting
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Queue ``task`` under its job instance; the user's bundle changed, so it is tried."""
@@ -109,7 +103,7 @@ class DRFLockstep(JobFirstFit):
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """Release the task's class resources; users blocked on that class are tried again."""
-        self._hold(user, server, demand, -1)
+        self._release(user, server, demand)
         self._update_share(user)
         self._freed[self._cls_l[server]] = True
 
@@ -159,9 +153,7 @@ class DRFLockstep(JobFirstFit):
                 del reps[rep]
             if not reps:
                 del jobs[job]
-        for t, s in out:
-            self._hold(user, s, self._kd[self._kind_t.pop(t)], 1)
-        self._n_waiting -= len(out)
+        self._charge(user, out)
         self._update_share(user)
         return out
 

@@ -123,8 +123,6 @@ class UDRF(JobFirstFit):
         self._candh: dict[int, list[int]] = {}  # the same, as a heap (oldest run first)
         self._oversized: dict[int, bool] = {}
         self._full: dict[int, float] = {}  # kind -> its room on the empty pool
-        self._kind_t: dict[int, int] = {}  # waiting task -> kind
-        self._n_waiting = 0
         # P_u: user -> demand node (constraint key, resource bits) -> waiting + running tasks
         self._tnode: dict[int, tuple[int, int]] = {}
         self._use: dict[int, Counter[tuple[int, int]]] = {}
@@ -145,10 +143,6 @@ class UDRF(JobFirstFit):
         self._dirty = True
         self._rduc: dict[int, int] = {}
         self.rduc_log_: list[tuple[int, int, int]] = []
-
-    def pending(self) -> int:
-        """Number of tasks waiting to be placed."""
-        return self._n_waiting
 
     # ------------------------------------------------------------------ events
     def _grow(self, n: int) -> None:
@@ -203,7 +197,7 @@ class UDRF(JobFirstFit):
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """Release the task's class resources; blocked jobs that may now fit are retried."""
-        self._hold(user, server, demand, -1)
+        self._release(user, server, demand)
         self._update_share(user)
         node = self._tnode.pop(task)
         use = self._use[user]
@@ -320,8 +314,7 @@ class UDRF(JobFirstFit):
             for _t, srv in out:
                 if srv not in snap:
                     snap[srv] = free[srv].copy()
-        for t, s in out:
-            self._hold(user, s, self._kd[self._kind_t.pop(t)], 1)
+        self._charge(user, out)
         for q2, n in placed.items():
             rest = kinds[q2][n:]
             if rest:
@@ -333,7 +326,6 @@ class UDRF(JobFirstFit):
             del self._rid[(user, run)]
             del self._rinfo[rid]
             self._oversized.pop(rid, None)
-        self._n_waiting -= len(out)
         self._update_share(user)
         return out
 
