@@ -411,7 +411,11 @@ def _with_jobs(cfg: RunConfig, workload: Workload, dag: bool) -> Workload:
     inner = workload.open
     workload.open = lambda: JobsTaskSource(inner(), repetitions=reps, job_run_s=run_s)
     workload.gate = lambda: JobGate(
-        dag=dag, job_sizes=sizes, repetitions=reps, queue_jobs=trace.queue_jobs
+        dag=dag,
+        job_sizes=sizes,
+        repetitions=reps,
+        queue_jobs=trace.queue_jobs,
+        repetition_mode=trace.repetition_mode,
     )
     workload.describe["jobs"] = len(order)
     workload.describe["repetitions_mean"] = float(np.mean(draws)) if len(order) else 0.0
@@ -516,6 +520,7 @@ def constrained_workload(
             n_classes=(lo, hi),
             per=spec.per,
             rng=component_rng(cfg.seed, "constraints"),
+            model=spec.model,
         )
 
     return open_model, index

@@ -4,9 +4,11 @@ Names follow ``../shared/DESIGN.md`` ("Config"): ``slots-<S>`` (optionally ``slo
 ``slots-<S>-cpu`` for the other slot models of :class:`schedulers.progressive.Slots`),
 ``ff-drfh`` and ``bf-drfh``, and the online baselines of :mod:`schedulers.online` (``drf``,
 ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``), distributed PS-DSF ``psdsf``
-(:mod:`schedulers.psdsf`), online UDRF ``udrf`` (:mod:`schedulers.udrf`) and the UDRF paper's
-baseline ``drf-classes`` (:mod:`schedulers.classes`). The table below is the only place a
-scheduler is registered; it is not mutated at run time.
+(:mod:`schedulers.psdsf`), online UDRF ``udrf`` (:mod:`schedulers.udrf`), the UDRF paper's
+Section V DRF baseline ``drf-lockstep`` (:mod:`schedulers.lockstep`: a user's jobs advance
+together, one instance each) and its task-level variant ``drf-classes``
+(:mod:`schedulers.classes`). The table below is the only place a scheduler is registered; it is
+not mutated at run time.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 from schedulers.base import Scheduler
 from schedulers.classes import DRFClasses
+from schedulers.lockstep import DRFLockstep
 from schedulers.online import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from schedulers.progressive import BestFitDRFH, FirstFitDRFH, Slots
 from schedulers.psdsf import DistributedPSDSF
@@ -38,6 +41,7 @@ _FIXED: dict[str, Callable[..., Scheduler]] = {
     "lmm-mms": LMMMMS,
     "psdsf": DistributedPSDSF,
     "drf-classes": DRFClasses,
+    "drf-lockstep": DRFLockstep,
     "udrf": UDRF,
 }
 _SLOTS = re.compile(r"^slots-(\d+)(?:-(multi|single|cpu))?$")
@@ -58,6 +62,7 @@ KNOWN = (
     "lmm-mms",
     "psdsf",
     "drf-classes",
+    "drf-lockstep",
     "udrf",
 )
 

@@ -47,25 +47,20 @@ or that submitted tasks, and one vectorised First-Fit per (demand, constraint) g
 from __future__ import annotations
 
 import heapq
-import math
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from schedulers.base import Scheduler
-from schedulers.classes import class_dominant_share
-from simulator.cluster import CAPACITY_TOLERANCE, ClusterView
-
-_DIGITS = 12
-_TOL = CAPACITY_TOLERANCE / 2
+from schedulers.jobfit import _TOL, JobFirstFit
+from simulator.cluster import ClusterView
 
 Run = tuple[int, int]  # (job_id, repetition)
 
 
-class UDRF(Scheduler):
+class UDRF(JobFirstFit):
     """Online UDRF: per-RDUC schedulers start whole jobs for the lowest RDUC-wise dominant share.
 
     UDRF paper (Tahir et al.), Section III-C, Fig. 5; RDUCs by Definitions 1-2; key by eq. 12.
@@ -94,6 +89,10 @@ class UDRF(Scheduler):
 
     Notes
     -----
+    The machine classes, kinds, First-Fit of a job (kind by kind, kinds in the order of their
+    first task) and the per-second passes are those of :class:`schedulers.jobfit.JobFirstFit`,
+    shared with the Section V DRF baseline ``drf-lockstep``.
+
     Retrying blocked jobs cheaply. A job run is a set of *kinds* (demand vector, constraint), each
     with a number of tasks; a kind's *room* is how many of its tasks the allowed servers' free
     resources hold. When a run fails, the first kind that did not fit (``n`` tasks, room ``C``) is
@@ -110,71 +109,12 @@ class UDRF(Scheduler):
 
     name = "udrf"
 
-    def __init__(
-        self,
-        *,
-        weights: Mapping[int, float] | None = None,
-        eligible: Mapping[int, np.ndarray] | None = None,
-        period_s: float = 1.0,
-    ) -> None:
-        self.weights = weights
-        self.eligible = eligible
-        self.period_s = period_s
-
-    # ------------------------------------------------------------------ periodic passes
-    def next_wakeup(self, now: float) -> float:
-        """The next multiple of ``period_s`` after ``now`` (``inf`` when event-driven).
-
-        Section V: "Resource scheduling decisions are made on a per-second basis": the events of
-        a period are collected and served in one pass at its end.
-        """
-        if self.period_s <= 0:
-            return math.inf
-        return (math.floor(now / self.period_s + 1e-9) + 1) * self.period_s
-
-    def on_tick(self, now: float) -> None:
-        """A period ended: the next :meth:`decide` makes a pass."""
-        self._due = True
-
     # ------------------------------------------------------------------ binding
     def bind(self, cluster: ClusterView) -> None:
         """Group the servers into machine classes and allocate per-user run state."""
         super().bind(cluster)
-        if not self.period_s >= 0:
-            raise ValueError(f"period_s: {self.period_s!r} (expected a number of seconds >= 0)")
-        self._due = False
-        names, cls = np.unique(np.asarray(cluster.machine_classes, dtype=str), return_inverse=True)
-        cls = cls.ravel()
-        cap = np.asarray(cluster.capacity, dtype=np.float64)
-        total = np.zeros((len(names), cap.shape[1]))
-        np.add.at(total, cls, cap)
-        self.class_names_: list[str] = names.tolist()
-        self._cls = cls
-        self._cls_l: list[int] = cls.tolist()
-        self._nc = len(names)
-        self._k = cap.shape[1]
-        inv = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
-        self._inv: list[list[float]] = inv.tolist()
-        self._cap = cap
-        self._cap_classes = np.unique(cap, axis=0)
-        self._placeable: dict[tuple[float, ...], bool] = {}
-        self._placeable_on: dict[tuple[tuple[float, ...], int], bool] = {}
-        self._free = cluster.free
-        # users
-        self._w: dict[int, float] = {}
-        self._held: dict[int, dict[int, list[float]]] = {}
-        self._share: dict[int, float] = {}
-        # constraints: key -> (server mask or None, classes bool (n_classes,))
-        self._masks: dict[int, tuple[np.ndarray | None, np.ndarray]] = {
-            0: (None, np.ones(self._nc, dtype=bool))
-        }
-        self._mkey: dict[tuple[int, int], int] = {}
         self._cidx: dict[int, np.ndarray] = {}
-        # kinds (demand, constraint key) -> id; their demands and cumulative count gains G
-        self._kind_of: dict[tuple[tuple[float, ...], int], int] = {}
-        self._kd = np.zeros((0, self._k))
-        self._kmk: list[int] = []
-        self._G = np.zeros(0)
+        self._G = np.zeros(len(self._kd))  # cumulative room gain per kind
         # job runs: user -> run -> kind -> waiting tasks; run ids (age order) and candidates
         self._runs: dict[int, dict[Run, dict[int, list[int]]]] = {}
         self._rid: dict[tuple[int, Run], int] = {}
@@ -183,8 +123,6 @@ class UDRF(Scheduler):
         self._candh: dict[int, list[int]] = {}  # the same, as a heap (oldest run first)
         self._oversized: dict[int, bool] = {}
         self._full: dict[int, float] = {}  # kind -> its room on the empty pool
-        self._kind_t: dict[int, int] = {}  # waiting task -> kind
-        self._n_waiting = 0
         # P_u: user -> demand node (constraint key, resource bits) -> waiting + running tasks
         self._tnode: dict[int, tuple[int, int]] = {}
         self._use: dict[int, Counter[tuple[int, int]]] = {}
@@ -206,71 +144,15 @@ class UDRF(Scheduler):
         self._rduc: dict[int, int] = {}
         self.rduc_log_: list[tuple[int, int, int]] = []
 
-    def placeable(self, demand: tuple[float, ...]) -> bool:
-        """Whether some server of the empty pool could hold a task with this demand."""
-        ok = self._placeable.get(demand)
-        if ok is None:
-            fits = np.all(self._cap_classes >= np.asarray(demand) - _TOL, axis=1)
-            ok = self._placeable[demand] = bool(np.any(fits))
-        return ok
-
-    def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
-        """Whether some server of ``mask`` could hold such a task when empty."""
-        key = (demand, id(mask))
-        ok = self._placeable_on.get(key)
-        if ok is None:
-            fits = np.all(self._cap >= np.asarray(demand) - _TOL, axis=1)
-            ok = self._placeable_on[key] = bool(np.any(fits & np.asarray(mask, dtype=bool)))
-        return ok
-
-    def pending(self) -> int:
-        """Number of tasks waiting to be placed."""
-        return self._n_waiting
-
     # ------------------------------------------------------------------ events
-    def _mask_key(self, task: int, user: int) -> int:
-        """Key of the servers ``task`` may use (0: every server), registering it on first use."""
-        mask = self.cluster_.task_mask(task)
-        limit = self.eligible.get(user) if self.eligible else None
-        if mask is None and limit is None:
-            return 0
-        k = (id(mask), user if limit is not None else -1)
-        key = self._mkey.get(k)
-        if key is None:
-            m = np.asarray(mask if mask is not None else limit, dtype=bool)
-            if mask is not None and limit is not None:
-                m = m & np.asarray(limit, dtype=bool)
-            classes = np.zeros(self._nc, dtype=bool)
-            classes[np.unique(self._cls[m])] = True
-            key = self._mkey[k] = len(self._masks)
-            self._masks[key] = (m, classes)
-        return key
-
-    def _kind(self, demand: tuple[float, ...], mk: int) -> int:
-        q = self._kind_of.get((demand, mk))
-        if q is None:
-            q = self._kind_of[(demand, mk)] = len(self._kmk)
-            self._kmk.append(mk)
-            if q == len(self._G):  # grow by doubling
-                n = max(16, 2 * q)
-                kd = np.zeros((n, self._k))
-                kd[:q] = self._kd[:q]
-                self._kd = kd
-                g = np.zeros(n)
-                g[:q] = self._G[:q]
-                self._G = g
-            self._kd[q] = demand
-        return q
+    def _grow(self, n: int) -> None:
+        g = np.zeros(n)
+        g[: len(self._G)] = self._G
+        self._G = g
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Queue ``task`` under its job run; a user that had nothing waiting or running joins."""
-        if user not in self._w:
-            w = 1.0 if self.weights is None else float(self.weights.get(user, 1.0))
-            if not w > 0:
-                raise ValueError(f"weights: user {user} has weight {w!r} (expected > 0)")
-            self._w[user] = w
-            self._share[user] = 0.0
-            self._held[user] = {}
+        self._join(user)
         mk = self._mask_key(task, user)
         q = self._kind(demand, mk)
         run = self.cluster_.task_job(task)
@@ -315,9 +197,7 @@ class UDRF(Scheduler):
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """Release the task's class resources; blocked jobs that may now fit are retried."""
-        a = self._held[user][self._cls_l[server]]
-        for k in range(self._k):
-            a[k] -= demand[k]
+        self._release(user, server, demand)
         self._update_share(user)
         node = self._tnode.pop(task)
         use = self._use[user]
@@ -329,11 +209,6 @@ class UDRF(Scheduler):
             self._snap[server] = self._free[server] - np.asarray(demand)
 
     # ------------------------------------------------------------------ keys and RDUCs
-    def _update_share(self, user: int) -> None:
-        """RDUC-wise dominant share (eq. 12): ``max_{(m,k)} A^u_{m,k} / c_{m,k}``, over weight."""
-        key = class_dominant_share(self._held[user], self._inv, self._k)
-        self._share[user] = round(key / self._w[user], _DIGITS)
-
     def _recompute_rducs(self) -> None:
         """Connected components of the user dependency graph (Definitions 1-2).
 
@@ -388,82 +263,24 @@ class UDRF(Scheduler):
             groups.setdefault(c, []).append(u)
         return sorted(sorted(g) for g in groups.values())
 
-    # ------------------------------------------------------------------ placing jobs
-    def _count(self, q: int, free: np.ndarray) -> np.ndarray:
-        """How many tasks of kind ``q`` each server could hold, shape (n_servers,) float."""
-        d = self._kd[q]
-        count = None
-        for k in range(self._k):
-            if d[k] > 0:
-                c = np.floor((free[:, k] + _TOL) / d[k])
-                count = c if count is None else np.minimum(count, c)
-        if count is None:  # demands nothing: any allowed server holds any number
-            count = np.full(free.shape[0], np.inf)
-        mask = self._masks[self._kmk[q]][0]
-        if mask is not None:
-            count[~mask] = 0.0
-        return np.maximum(count, 0.0, out=count)
-
-    def _fit(
-        self, kinds: dict[int, list[int]], free: np.ndarray, partial: bool
-    ) -> tuple[list[tuple[int, int]], dict[int, int], int, float]:
-        """First-Fit a run's tasks onto ``free`` (a copy, decremented in place).
-
-        Returns
-        -------
-        placements : list of (task, server)
-            Empty if the run does not fit whole (and not ``partial``).
-        placed : dict of kind to int
-            How many tasks of each kind were placed (a prefix of its list).
-        failed_kind, room : int, float
-            The first kind that did not fit and how many of its tasks the servers could hold
-            (``-1, 0`` on success). With ``partial``, what fits of each kind is placed.
-        """
-        out: list[tuple[int, int]] = []
-        placed: dict[int, int] = {}
-        for q, ts in kinds.items():
-            n = len(ts)
-            if n == 1:  # one task: the first allowed server that fits it
-                d = self._kd[q]
-                ok = None
-                for k in range(self._k):
-                    if d[k] > 0:
-                        c = free[:, k] >= d[k] - _TOL
-                        ok = c if ok is None else ok & c
-                mask = self._masks[self._kmk[q]][0]
-                if ok is None:
-                    ok = np.ones(len(free), dtype=bool) if mask is None else mask
-                elif mask is not None:
-                    ok &= mask
-                s = int(ok.argmax())
-                if not ok[s]:
-                    if not partial:
-                        return [], {}, q, 0.0
-                    continue
-                free[s] -= d
-                out.append((ts[0], s))
-                placed[q] = 1
+    def degrees(self) -> dict[int, int]:
+        """Degree of every active user in the user dependency graph (Definition 1): how many
+        other users share a (class, resource) pair of its ``P_u`` (the UDRF paper's Fig. 6)."""
+        masks: dict[int, int] = {}  # user -> bitmask of its (class, resource) pairs
+        for u, use in self._use.items():
+            if not use:
                 continue
-            count = self._count(q, free)
-            cum = np.cumsum(count)
-            room = float(cum[-1])
-            if room < n:
-                if not partial:
-                    return [], {}, q, room
-                n = int(room)
-                if n == 0:
-                    continue
-            last = int(np.searchsorted(cum, n))
-            idx = np.flatnonzero(count[: last + 1])
-            take = np.minimum(count[idx], n).astype(np.int64)
-            take[-1] = n - (int(take.sum()) - int(take[-1]))
-            free[idx] -= np.outer(take, self._kd[q])
-            i = 0
-            for s, c in zip(idx.tolist(), take.tolist(), strict=True):
-                out.extend((t, s) for t in ts[i : i + c])
-                i += c
-            placed[q] = n
-        return out, placed, -1, 0.0
+            bits = 0
+            for mk, rsig in use:
+                for m in self._class_idx(mk).tolist():
+                    bits |= rsig << (m * self._k)
+            masks[u] = bits
+        count = Counter(masks.values())
+        overlap = {
+            a: sum(n for b, n in count.items() if a & b) - 1  # minus the user itself
+            for a in count
+        }
+        return {u: overlap[b] for u, b in masks.items()}
 
     def _try_run(self, user: int, run: Run) -> list[tuple[int, int]]:
         """Start the job run whole if it fits (an oversized one partly); else record why not."""
@@ -497,15 +314,7 @@ class UDRF(Scheduler):
             for _t, srv in out:
                 if srv not in snap:
                     snap[srv] = free[srv].copy()
-        held = self._held[user]
-        cls = self._cls_l
-        for t, s in out:
-            d = self._kd[self._kind_t.pop(t)]
-            a = held.get(cls[s])
-            if a is None:
-                a = held[cls[s]] = [0.0] * self._k
-            for k in range(self._k):
-                a[k] += d[k]
+        self._charge(user, out)
         for q2, n in placed.items():
             rest = kinds[q2][n:]
             if rest:
@@ -517,7 +326,6 @@ class UDRF(Scheduler):
             del self._rid[(user, run)]
             del self._rinfo[rid]
             self._oversized.pop(rid, None)
-        self._n_waiting -= len(out)
         self._update_share(user)
         return out
 

@@ -67,8 +67,12 @@ Complex jobs (:mod:`simulator.jobs`)
 ``dag`` (default true)
     Hold a task until its DAG parents (the ``parents`` column) have finished.
 ``repetitions``
-    Times each job runs, one after the other: an integer, or ``[lo, hi]`` for a uniform integer
-    per job drawn with the run's seed (UDRF paper, Section V).
+    Times each job runs: an integer, or ``[lo, hi]`` for a uniform integer per job drawn with the
+    run's seed (UDRF paper, Section V).
+``repetition_mode``
+    ``simultaneous`` (default): the repetitions are instances that may run side by side, all
+    released when the job enters the queue (the UDRF paper's ``x_j``); ``sequential``: one after
+    the other.
 ``queue_jobs``
     Capacity of the bounded waiting queue, in jobs (UDRF paper, Section V: 100); null: unbounded.
 ``job_run_s``
@@ -82,11 +86,14 @@ Placement constraints (:mod:`simulator.constraints`)
     real machines' ``machine_attributes``; ``class=...`` rules).
 ``constraints: none``
     Ignore constraints.
-``constraints: {share: 0.5, classes: [1, 2], per: job}``
+``constraints: {share: 0.5, classes: [1, 2], per: job, model: pinned}``
     A constraint model for traces without constraints: each job (or task) is, with probability
-    ``share``, restricted to ``classes`` machine classes of the pool (an integer or ``[lo, hi]``,
+    ``share``, given ``classes`` machine classes of the pool (an integer or ``[lo, hi]``,
     uniform), drawn without replacement with probability proportional to the number of servers
-    of each class. About half of Google's tasks are constrained (NOTES.md).
+    of each class. ``model: pinned`` (default): the job spans those classes and each of its tasks
+    is pinned to one of them (``class=A``; UDRF paper, Section II-A, u2's task1 and task2);
+    ``model: any-of``: every task may use any of them (``class=A|B``). About half of Google's
+    tasks are constrained (NOTES.md).
 """
 
 from __future__ import annotations
@@ -286,6 +293,7 @@ class ConstraintModel(_Strict):
     share: float = Field(default=0.5, ge=0, le=1)
     classes: int | list[int] = 1
     per: Literal["job", "task"] = "job"
+    model: Literal["pinned", "any-of"] = "pinned"
 
     @field_validator("classes")
     @classmethod
@@ -297,6 +305,15 @@ class ConstraintModel(_Strict):
         if not 1 <= lo <= hi:
             raise ValueError(f"classes must be an integer >= 1 or [lo, hi], got {v!r}")
         return v
+
+    @model_validator(mode="after")
+    def _pinned_per_task(self) -> ConstraintModel:
+        if self.model == "pinned" and self.per == "task" and self.classes != 1:
+            raise ValueError(
+                f"classes: {self.classes!r} with model 'pinned' and per 'task' (a pinned task "
+                "uses one class: set classes: 1, per: job, or model: any-of)"
+            )
+        return self
 
 
 class TraceConfig(_Strict):
@@ -325,6 +342,7 @@ class TraceConfig(_Strict):
     bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
     dag: bool = True
     repetitions: int | list[int] = 1
+    repetition_mode: Literal["simultaneous", "sequential"] = "simultaneous"
     queue_jobs: int | None = Field(default=None, gt=0)
     job_run_s: list[float] | None = None
     constraints: Literal["trace", "none"] | ConstraintModel = "trace"

@@ -165,13 +165,28 @@ class ConstraintIndex:
         return out
 
 
+MODELS = ("pinned", "any-of")
+
+
 class ConstraintModelSource(WrappedTaskSource):
     """Wrap a task stream and give jobs (or tasks) ``class=...`` constraints by a model.
 
-    With probability ``share`` a job (``per="job"``) or task (``per="task"``) may only run on
-    ``k`` machine classes, ``k`` uniform in ``[lo, hi]`` (capped at the number of classes), drawn
-    without replacement with probability proportional to each class's number of servers. Draws
-    happen in stream order, so a seed gives the same constraints every time.
+    With probability ``share`` a job (``per="job"``) or task (``per="task"``) is given ``k``
+    machine classes, ``k`` uniform in ``[lo, hi]`` (capped at the number of classes), drawn
+    without replacement with probability proportional to each class's number of servers. What
+    the classes mean depends on ``model``:
+
+    ``pinned`` (default)
+        The job *spans* the ``k`` classes and each of its tasks is pinned to exactly one of them
+        (``class=A``), as u2's task1 and task2 in the UDRF paper's Section II-A each need their
+        own machine class: the job's ``i``-th distinct task (by ``task_index``, in stream order)
+        goes to the ``(i mod k)``-th class in draw order, so a job of ``n`` tasks needs
+        ``min(k, n)`` classes at once, and every repetition of a task gets the same class. With
+        ``per="task"``, ``k`` must be 1.
+    ``any-of``
+        Every task of the job may use any of the ``k`` classes (``class=A|B``).
+
+    Draws happen in stream order, so a seed gives the same constraints every time.
 
     Parameters
     ----------
@@ -184,6 +199,12 @@ class ConstraintModelSource(WrappedTaskSource):
         ``(lo, hi)`` number of eligible classes of a constrained job.
     per : {"job", "task"}
     rng : numpy.random.Generator
+    model : {"pinned", "any-of"}
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``model``, or ``pinned`` per task with more than one class.
     """
 
     def __init__(
@@ -195,34 +216,58 @@ class ConstraintModelSource(WrappedTaskSource):
         n_classes: tuple[int, int],
         per: str,
         rng: np.random.Generator,
+        model: str = "pinned",
     ) -> None:
         super().__init__(inner)
+        if model not in MODELS:
+            raise ValueError(f"model: {model!r} (expected 'pinned' or 'any-of')")
+        if model == "pinned" and per == "task" and n_classes[1] > 1:
+            raise ValueError(
+                f"classes: {list(n_classes)} with model 'pinned' and per 'task' (a pinned task "
+                "uses one class)"
+            )
         names, counts = np.unique(np.asarray(classes, dtype=str), return_counts=True)
         self._names = names
         self._p = counts / counts.sum()
-        self.share, self.per, self.rng = share, per, rng
+        self.share, self.per, self.rng, self.model = share, per, rng, model
         self.lo, self.hi = min(n_classes[0], len(names)), min(n_classes[1], len(names))
-        self._of_job: dict[int, str | None] = {}
+        self._of_job: dict[int, list[str] | None] = {}  # job -> its rules (pinned: one per class)
+        self._slot: dict[int, dict[int, int]] = {}  # pinned: job -> task_index -> its rule
 
-    def _draw(self) -> str | None:
+    def _draw(self, pinned: bool) -> list[str] | None:
+        """The rules of one job (task): one per class in draw order if ``pinned``, else the one
+        ``class=A|B`` rule; None: unconstrained."""
         rng = self.rng
         if rng.random() >= self.share:
             return None
         k = int(rng.integers(self.lo, self.hi + 1))
-        pick = rng.choice(len(self._names), size=k, replace=False, p=self._p)
-        return "class=" + "|".join(sorted(self._names[pick].tolist()))
+        names = self._names[rng.choice(len(self._names), size=k, replace=False, p=self._p)]
+        if pinned:
+            return ["class=" + c for c in names.tolist()]
+        return ["class=" + "|".join(sorted(names.tolist()))]
 
     def batches(self) -> Iterator[TaskBatch]:
+        pinned = self.model == "pinned"
         for batch in self.inner.batches():
+            rules: list[str | None] = []
             if self.per == "task":
-                rules = [self._draw() for _ in range(len(batch))]
+                for _ in range(len(batch)):
+                    r = self._draw(pinned)
+                    rules.append(None if r is None else r[0])
             else:
-                of_job = self._of_job
-                rules = []
-                for j in batch.job_id.tolist():
+                of_job, slots = self._of_job, self._slot
+                for j, i in zip(batch.job_id.tolist(), batch.task_index.tolist(), strict=True):
                     if j not in of_job:
-                        of_job[j] = self._draw()
-                    rules.append(of_job[j])
+                        of_job[j] = self._draw(pinned)
+                    own = of_job[j]
+                    if own is None or len(own) == 1:
+                        rules.append(None if own is None else own[0])
+                        continue
+                    slot = slots.setdefault(j, {})
+                    c = slot.get(i)
+                    if c is None:
+                        c = slot[i] = len(slot) % len(own)
+                    rules.append(own[c])
             col = np.empty(len(rules), dtype=object)
             col[:] = rules
             yield replace(batch, constraint=col)

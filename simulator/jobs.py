@@ -11,11 +11,20 @@ sees only tasks that may run now:
    queue when its first task is submitted and the queue has fewer than ``queue_jobs`` jobs, else it
    waits, in submit order, for a job to leave. A job leaves the queue when all its repetitions have
    finished ("When a running job is executed in the system for the requested number of times, it
-   will be removed from the waiting queue"). Tasks of a job outside the queue are held.
+   will be removed from the waiting queue"). Tasks of a job outside the queue are held. The gate
+   records which event let each job in (:attr:`JobGate.admissions`), so the time a job entered
+   the queue can be read from the run's task table (:func:`admission_times`).
 2. **Repetitions** (UDRF paper, Section V: "we randomly assign each job with a variable which
    indicates the total number of times the job has to run"). The task stream carries every
-   repetition of a task (``rep`` = 0, 1, ...); repetition ``r`` of a job is held until every task
-   of repetition ``r - 1`` has finished.
+   repetition of a task (``rep`` = 0, 1, ...). Two modes (``repetition_mode``):
+
+   ``simultaneous`` (default)
+       The ``x_j`` repetitions are instances of the job that may run at the same time (the
+       paper's job assignment ``x_j``, eq. 4, counts simultaneous instances): all are released
+       when the job enters the queue.
+   ``sequential``
+       Repetition ``r`` of a job is held until every task of repetition ``r - 1`` has finished
+       (one run after the other; ``configs/alibaba-2018-complex.yaml``).
 3. **DAG parents** (Alibaba cluster-trace-v2018, ``traces/dag.py``): a task whose ``parents`` name
    other tasks of its job (same repetition) is held until every instance of every parent has
    finished.
@@ -44,6 +53,11 @@ from simulator.workload import TaskBatch, TaskSource, WrappedTaskSource
 Key = tuple[int, int, int]  # (job_id, repetition, task_index)
 
 HELD_QUEUE = "job waiting for a place in the job queue"
+REPETITION_MODES = ("simultaneous", "sequential")
+#: How a job entered the queue (:attr:`JobGate.admissions`): when its first task was submitted, or
+#: when a task finished (or was dropped) and so let the job that held the queue place go.
+ADMIT_ON_ARRIVAL = 0
+ADMIT_ON_FINISH = 1
 HELD_REPETITION = "previous repetition of the job not finished"
 HELD_DAG = "DAG parent not finished"
 DROPPED_DAG = "a DAG ancestor can never run"
@@ -92,11 +106,23 @@ class JobGate:
         Number of repetitions of each job (default 1).
     queue_jobs : int, optional
         Capacity of the waiting queue, in jobs (UDRF paper Section V: 100). None: unbounded.
+    repetition_mode : {"simultaneous", "sequential"}
+        ``simultaneous`` (default): all repetitions of a job are released when it enters the
+        queue (instances that may run side by side, the ``x_j`` of the UDRF paper's eq. 4);
+        ``sequential``: repetition ``r`` waits until repetition ``r - 1`` has finished.
+
+    Attributes
+    ----------
+    admissions : list of (int, int, int)
+        With a bounded queue, one entry per job that entered it, in order: ``(job_id, task,
+        how)``; the job entered at the submit time of ``task`` (``how`` = ``ADMIT_ON_ARRIVAL``) or
+        at its finish time (``ADMIT_ON_FINISH``: the task's end let another job leave the queue).
+        :func:`admission_times` turns them into times.
 
     Raises
     ------
     ValueError
-        If ``queue_jobs`` < 1, or sizes are missing where needed.
+        If ``queue_jobs`` < 1, ``repetition_mode`` is unknown, or sizes are missing where needed.
 
     Notes
     -----
@@ -112,9 +138,14 @@ class JobGate:
         job_sizes: Mapping[int, int] | None = None,
         repetitions: Mapping[int, int] | None = None,
         queue_jobs: int | None = None,
+        repetition_mode: str = "simultaneous",
     ) -> None:
         if queue_jobs is not None and queue_jobs < 1:
             raise ValueError(f"queue_jobs: {queue_jobs!r} (expected an integer >= 1 or null)")
+        if repetition_mode not in REPETITION_MODES:
+            raise ValueError(
+                f"repetition_mode: {repetition_mode!r} (expected 'simultaneous' or 'sequential')"
+            )
         reps = dict(repetitions or {})
         if (queue_jobs is not None or any(r > 1 for r in reps.values())) and job_sizes is None:
             raise ValueError("job_sizes: required with a job queue or repetitions")
@@ -122,6 +153,8 @@ class JobGate:
         self.job_sizes = dict(job_sizes or {})
         self.repetitions = reps
         self.queue_jobs = queue_jobs
+        self.repetition_mode = repetition_mode
+        self._sequential = repetition_mode == "sequential"
         self._track_jobs = job_sizes is not None
         # DAG state, per task row
         self._left: dict[Key, int] = {}  # instances not yet finished
@@ -132,6 +165,7 @@ class JobGate:
         # repetition barrier, per (job, rep)
         self._rep_left: dict[tuple[int, int], int] = {}
         self._rep_held: dict[tuple[int, int], list[int]] = {}
+        self._reps_left: dict[int, int] = {}  # job -> repetitions not yet complete
         # bounded queue
         self._active: set[int] = set()
         self._fifo: deque[int] = deque()
@@ -141,6 +175,8 @@ class JobGate:
         self.dropped_tasks: list[int] = []
         self.jobs_admitted = 0
         self.max_queue_wait = 0
+        self.admissions: list[tuple[int, int, int]] = []
+        self._event = (-1, ADMIT_ON_ARRIVAL)  # the engine call being answered (task, how)
 
     def bind(self, info: TaskInfo) -> None:
         """Attach the engine's task table (read at every call, so it may grow)."""
@@ -150,6 +186,7 @@ class JobGate:
     def arrive(self, task: int) -> list[int]:
         """A task was submitted: the tasks released now (``[task]`` or ``[]``)."""
         if self.queue_jobs is not None:
+            self._event = (task, ADMIT_ON_ARRIVAL)
             job = int(self._info.job_id[task])
             held = self._adm_held.get(job)
             if held is not None:
@@ -159,6 +196,7 @@ class JobGate:
                 if len(self._active) < self.queue_jobs:
                     self._active.add(job)
                     self.jobs_admitted += 1
+                    self.admissions.append((job, task, ADMIT_ON_ARRIVAL))
                 else:
                     self._fifo.append(job)
                     self._adm_held[job] = [task]
@@ -170,6 +208,7 @@ class JobGate:
 
     def finish(self, task: int) -> list[int]:
         """A task finished: the tasks released now."""
+        self._event = (task, ADMIT_ON_FINISH)
         out: list[int] = []
         if self.dag:
             key = self._key(task)
@@ -209,7 +248,7 @@ class JobGate:
 
     def _after_queue(self, task: int, out: list[int]) -> None:
         rep = int(self._info.rep[task])
-        if rep > 0:
+        if rep > 0 and self._sequential:
             job = int(self._info.job_id[task])
             prev = (job, rep - 1)
             if self._rep_left.get(prev, self._size(job)) > 0:
@@ -288,26 +327,57 @@ class JobGate:
         self._rep_left[k] = left
         if left > 0:
             return
-        if rep + 1 < self.repetitions.get(job, 1):
+        reps = self.repetitions.get(job, 1)
+        if self._sequential and rep + 1 < reps:
             for t in self._rep_held.pop((job, rep + 1), ()):
                 self._after_rep(t, out)
+        reps_left = self._reps_left.get(job, reps) - 1
+        if reps_left > 0:
+            self._reps_left[job] = reps_left
             return
-        # the job's last repetition is complete: it leaves the queue
+        self._reps_left.pop(job, None)
+        # every repetition of the job is complete: it leaves the queue
         if self.queue_jobs is not None and job in self._active:
             self._active.discard(job)
             while self._fifo and len(self._active) < self.queue_jobs:
                 nxt = self._fifo.popleft()
                 self._active.add(nxt)
                 self.jobs_admitted += 1
+                self.admissions.append((nxt, *self._event))
                 for t in self._adm_held.pop(nxt):
                     self._after_queue(t, out)
+
+
+def admission_times(gate: JobGate, submit_s: np.ndarray, finish_s: np.ndarray) -> dict[int, float]:
+    """Time each job entered the bounded queue, from a finished run's task columns.
+
+    Parameters
+    ----------
+    gate : JobGate
+        The run's gate (after the run).
+    submit_s, finish_s : ndarray, shape (n_tasks,)
+        The run's per-task submit and finish times, indexed by task id
+        (:attr:`simulator.engine.RunResult.tasks`).
+
+    Returns
+    -------
+    dict of int to float
+        ``job_id -> seconds`` for every job the queue admitted (UDRF paper, Section V: the
+        moment the job was added to the waiting queue of 100 jobs). Empty without a queue: every
+        job then enters at its first task's submit time.
+    """
+    return {
+        job: float(submit_s[task] if how == ADMIT_ON_ARRIVAL else finish_s[task])
+        for job, task, how in gate.admissions
+    }
 
 
 class JobsTaskSource(WrappedTaskSource):
     """Wrap a task stream: repeat each job's tasks and optionally replace their run times.
 
     Every task of a job with ``r`` repetitions is emitted ``r`` times at its submit time, with
-    ``rep = 0 .. r - 1`` (the :class:`JobGate` holds repetition ``k`` until ``k - 1`` is done).
+    ``rep = 0 .. r - 1`` (the :class:`JobGate` releases them all when the job enters the queue, or,
+    in ``sequential`` mode, repetition ``k`` once ``k - 1`` is done).
 
     Parameters
     ----------

@@ -182,6 +182,7 @@ def constrained_workloads(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, pd.D
 SCHEDULERS = [
     *("ff-drfh", "bf-drfh", "slots-4", "drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"),
     "drf-classes",
+    "drf-lockstep",
     "udrf",
     "psdsf",
 ]
@@ -213,6 +214,7 @@ def test_every_scheduler_respects_constraints(
 
 
 def test_constraint_model_is_seeded_and_per_job() -> None:
+    """``any-of``: one ``class=A|B`` rule per job (every task may use any of its classes)."""
     frame = _frame([(j // 3, "u", float(j), 0.1, 0.1, 1.0, None) for j in range(600)]).drop(
         columns="constraint"
     )
@@ -226,6 +228,7 @@ def test_constraint_model_is_seeded_and_per_job() -> None:
             n_classes=(1, 2),
             per="job",
             rng=np.random.default_rng(seed),
+            model="any-of",
         )
         return [r for b in src.batches() for r in b.constraint.tolist()]
 
@@ -238,6 +241,90 @@ def test_constraint_model_is_seeded_and_per_job() -> None:
     singles = [r for r in a if r is not None and "|" not in r]
     # classes drawn in proportion to their servers: A (6 of 10) most often
     assert singles.count("class=A") > singles.count("class=B") > singles.count("class=C")
+
+
+def _pinned_rules(frame: pd.DataFrame, classes: np.ndarray, k: tuple[int, int], **kw) -> list:
+    src = ConstraintModelSource(
+        FrameTaskSource(frame),
+        classes,
+        share=kw.pop("share", 1.0),
+        n_classes=k,
+        per="job",
+        rng=np.random.default_rng(kw.pop("seed", 1)),
+        model="pinned",
+    )
+    return [r for b in src.batches() for r in b.constraint.tolist()]
+
+
+def test_pinned_model_spreads_a_job_over_its_classes() -> None:
+    """``pinned`` (UDRF paper, Section II-A: u2's task1 and task2 each need their own class): a
+    job given k classes has each task pinned to one of them, in turn, so a job of n tasks needs
+    min(k, n) classes at once; the same draws as ``any-of``."""
+    # jobs 0..99 with 1, 2 or 3 tasks (job j has j % 3 + 1), task indices 0, 1, 2
+    rows = [(j, "u", float(j), 0.1, 0.1, 1.0, None) for j in range(100) for _ in range(j % 3 + 1)]
+    frame = _frame(rows).drop(columns="constraint")
+    frame["task_index"] = frame.groupby("job_id").cumcount().astype(np.int32)
+    classes = np.array(["A"] * 6 + ["B"] * 3 + ["C"], dtype=object)
+    pinned = _pinned_rules(frame, classes, (2, 2))
+    assert all(isinstance(r, str) and "|" not in r for r in pinned)  # one class per task
+    by_job = pd.DataFrame({"job": frame["job_id"], "i": frame["task_index"], "rule": pinned})
+    need = by_job.groupby("job")["rule"].nunique()
+    size = by_job.groupby("job").size()
+    assert (need == np.minimum(size, 2)).all()
+    # tasks alternate between the job's two classes: task 2 shares task 0's class
+    three = by_job[by_job["job"] % 3 == 2].pivot(index="job", columns="i", values="rule")
+    assert (three[0] == three[2]).all() and (three[0] != three[1]).all()
+    # the pinned classes are those any-of draws with the same seed
+    src = ConstraintModelSource(
+        FrameTaskSource(frame),
+        classes,
+        share=1.0,
+        n_classes=(2, 2),
+        per="job",
+        rng=np.random.default_rng(1),
+        model="any-of",
+    )
+    any_of = [r for b in src.batches() for r in b.constraint.tolist()]
+    for (_, g), rule in zip(
+        by_job.groupby("job"), pd.Series(any_of).groupby(frame["job_id"]).first(), strict=True
+    ):
+        assert {r[len("class=") :] for r in g["rule"]} <= set(rule[len("class=") :].split("|"))
+    # a repeated task (same job and task index) keeps its class; share 0 leaves jobs free
+    twice = pd.concat([frame, frame]).sort_values("submit_s", kind="stable").reset_index(drop=True)
+    rules = _pinned_rules(twice, classes, (2, 2))
+    per_task = pd.DataFrame({"job": twice["job_id"], "i": twice["task_index"], "rule": rules})
+    assert (per_task.groupby(["job", "i"])["rule"].nunique() == 1).all()
+    assert len(per_task) == 2 * len(frame)
+    assert set(_pinned_rules(frame, classes, (1, 2), share=0.0)) == {None}
+
+
+def test_pinned_model_errors() -> None:
+    classes = np.array(["A", "B"], dtype=object)
+    src = FrameTaskSource(_frame([(0, "u", 0.0, 0.1, 0.1, 1.0, None)]))
+    with pytest.raises(ValueError, match=r"model: 'one-of' \(expected 'pinned' or 'any-of'\)"):
+        ConstraintModelSource(
+            src,
+            classes,
+            share=1,
+            n_classes=(1, 1),
+            per="job",
+            rng=np.random.default_rng(0),
+            model="one-of",
+        )
+    with pytest.raises(ValueError, match=r"classes: \[1, 2\] with model 'pinned' and per 'task'"):
+        ConstraintModelSource(
+            src, classes, share=1, n_classes=(1, 2), per="task", rng=np.random.default_rng(0)
+        )
+    base = {"name": "c", "cluster": {"servers": 5}, "schedulers": ["udrf"]}
+    trace = {"format": "synthetic", "n_tasks": 5}
+    with pytest.raises(
+        ConfigError, match=r"classes: \[1, 2\] with model 'pinned' and per 'task' \(a pinned"
+    ):
+        parse_config(
+            {**base, "trace": {**trace, "constraints": {"classes": [1, 2], "per": "task"}}}
+        )
+    with pytest.raises(ConfigError, match=r"trace\.constraints: model: Input should be 'pinned'"):
+        parse_config({**base, "trace": {**trace, "constraints": {"model": "one-of"}}})
 
 
 def test_run_with_the_constraint_model(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ SCHEDULERS = [
     *("drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"),
     "psdsf",
     "drf-classes",
+    "drf-lockstep",
     "udrf",
 ]
 TABLE = np.array([[0.5, 0.4995], [0.5, 0.2493], [0.5, 0.749], [1.0, 1.0], [0.25, 0.2498]])

@@ -21,6 +21,7 @@ SCHEDULERS = [
     "bf-drfh",
     "drf",
     "drf-classes",
+    "drf-lockstep",
     "c-drfh",
     "tsf",
     "psdsf",

@@ -14,10 +14,13 @@ from schedulers import make_scheduler
 from simulator.cluster import ClusterState
 from simulator.engine import Engine, RunResult
 from simulator.jobs import (
+    ADMIT_ON_ARRIVAL,
+    ADMIT_ON_FINISH,
     DROPPED_DAG,
     HELD_DAG,
     JobGate,
     JobsTaskSource,
+    admission_times,
     parse_parents,
 )
 from simulator.workload import FrameTaskSource
@@ -113,12 +116,46 @@ def test_missing_parent_is_held_and_unplaceable_parent_drops_descendants() -> No
 def test_repetitions_run_one_after_the_other() -> None:
     # job 7: two tasks of 10 s that run side by side; three repetitions -> JCT 30 s
     frame = _frame([(7, 0, 0.0, 0.4, 0.1, 10.0, 1, None), (7, 1, 0.0, 0.4, 0.1, 10.0, 1, None)])
-    gate = JobGate(dag=True, job_sizes={7: 2}, repetitions={7: 3})
+    gate = JobGate(dag=True, job_sizes={7: 2}, repetitions={7: 3}, repetition_mode="sequential")
     r = _run(frame, gate, [[1.0, 1.0]], reps={7: 3})
     t = r.tasks
     assert t["rep"].tolist() == [0, 1, 2, 0, 1, 2]
     assert sorted(t["start_s"].tolist()) == [0.0, 0.0, 10.0, 10.0, 20.0, 20.0]
     assert np.nanmax(t["finish_s"]) == 30.0
+
+
+def test_simultaneous_repetitions_are_instances_released_together() -> None:
+    """UDRF paper, eq. 4: x_j counts instances of job j that run at the same time; the default
+    mode releases all repetitions when the job enters the queue. Job 7 (two tasks of 0.4 CPU,
+    three repetitions) on 2 CPUs: five tasks run at 0, the sixth at 10 -> JCT 20 s."""
+    frame = _frame([(7, 0, 0.0, 0.4, 0.1, 10.0, 1, None), (7, 1, 0.0, 0.4, 0.1, 10.0, 1, None)])
+    gate = JobGate(dag=True, job_sizes={7: 2}, repetitions={7: 3})
+    assert gate.repetition_mode == "simultaneous"
+    r = _run(frame, gate, [[1.0, 1.0], [1.0, 1.0]], reps={7: 3})
+    assert sorted(r.tasks["start_s"].tolist()) == [0.0, 0.0, 0.0, 0.0, 10.0, 10.0]
+    assert np.nanmax(r.tasks["finish_s"]) == 20.0
+
+
+def test_queue_entry_times_with_simultaneous_repetitions() -> None:
+    """A queue of one job: job 1 (two instances of 4 s, side by side) leaves at 4, so job 2
+    (submitted at 1) enters the queue at 4 and job 3 (submitted at 2) when job 2 ends at 7."""
+    frame = _frame(
+        [
+            (1, 0, 0.0, 0.1, 0.1, 4.0, 1, None),
+            (2, 0, 1.0, 0.1, 0.1, 3.0, 1, None),
+            (3, 0, 2.0, 0.1, 0.1, 1.0, 1, None),
+        ]
+    )
+    gate = JobGate(dag=False, job_sizes={1: 1, 2: 1, 3: 1}, repetitions={1: 2}, queue_jobs=1)
+    r = _run(frame, gate, [[1.0, 1.0]], reps={1: 2})
+    assert r.tasks["start_s"].tolist() == [0.0, 0.0, 4.0, 7.0]
+    entry = admission_times(gate, r.tasks["submit_s"], r.tasks["finish_s"])
+    assert entry == {1: 0.0, 2: 4.0, 3: 7.0}
+    assert [(j, how) for j, _t, how in gate.admissions] == [
+        (1, ADMIT_ON_ARRIVAL),
+        (2, ADMIT_ON_FINISH),
+        (3, ADMIT_ON_FINISH),
+    ]
 
 
 def test_bounded_queue_admits_jobs_in_submit_order() -> None:
@@ -139,7 +176,13 @@ def test_bounded_queue_admits_jobs_in_submit_order() -> None:
 
 def test_queue_with_repetitions_releases_a_job_after_its_last_repetition() -> None:
     frame = _frame([(1, 0, 0.0, 0.1, 0.1, 4.0, 1, None), (2, 0, 0.0, 0.1, 0.1, 1.0, 1, None)])
-    gate = JobGate(dag=False, job_sizes={1: 1, 2: 1}, repetitions={1: 2}, queue_jobs=1)
+    gate = JobGate(
+        dag=False,
+        job_sizes={1: 1, 2: 1},
+        repetitions={1: 2},
+        queue_jobs=1,
+        repetition_mode="sequential",
+    )
     r = _run(frame, gate, [[1.0, 1.0]], reps={1: 2})
     # job 1 runs at 0 and 4, job 2 enters at 8
     assert r.tasks["start_s"].tolist() == [0.0, 4.0, 8.0]
@@ -150,6 +193,11 @@ def test_gate_validates_its_parameters() -> None:
         JobGate(queue_jobs=0)
     with pytest.raises(ValueError, match="job_sizes: required"):
         JobGate(repetitions={1: 2})
+    with pytest.raises(
+        ValueError,
+        match=r"repetition_mode: 'parallel' \(expected 'simultaneous' or 'sequential'\)",
+    ):
+        JobGate(repetition_mode="parallel")
 
 
 @st.composite

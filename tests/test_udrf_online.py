@@ -196,13 +196,20 @@ def _complex_jobs(draw: st.DrawFn) -> tuple[np.ndarray, list[str], pd.DataFrame,
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=_complex_jobs(), queue=st.sampled_from([None, 2]))
-def test_invariants_on_random_complex_jobs(data, queue) -> None:
+@given(
+    data=_complex_jobs(),
+    queue=st.sampled_from([None, 2]),
+    mode=st.sampled_from(["simultaneous", "sequential"]),
+)
+def test_invariants_on_random_complex_jobs(data, queue, mode) -> None:
     """Capacity never exceeded, constraints honoured, every task runs, and a repetition of a job
-    that fits the empty pool starts whole (all its tasks at the same time)."""
+    that fits the empty pool starts whole (all its tasks at the same time), with repetitions
+    released together or one after the other."""
     cap, classes, frame, reps = data
     sizes = frame.groupby("job_id").size().to_dict()
-    gate = JobGate(dag=False, job_sizes=sizes, repetitions=reps, queue_jobs=queue)
+    gate = JobGate(
+        dag=False, job_sizes=sizes, repetitions=reps, queue_jobs=queue, repetition_mode=mode
+    )
     source = JobsTaskSource(FrameTaskSource(frame), repetitions=reps)
     violations: list[float] = []
 
@@ -242,9 +249,14 @@ def test_invariants_on_random_complex_jobs(data, queue) -> None:
 
 
 def _fits_empty(tasks: pd.DataFrame, cap: np.ndarray, classes: list[str]) -> bool:
-    """First-Fit of the job's tasks, in order, onto the empty pool (what UDRF tries)."""
+    """First-Fit of the job's tasks onto the empty pool in UDRF's order: kind by kind (demand,
+    constraint), kinds in the order of their first task, a kind's tasks in order."""
+    rule = tasks["constraint"].where(tasks["constraint"].notna(), "")
+    kind = list(zip(tasks["cpu"], tasks["mem"], rule, strict=True))
+    first = {k: i for i, k in reversed(list(enumerate(kind)))}
+    order = sorted(range(len(kind)), key=lambda i: (first[kind[i]], i))
     free = cap.copy()
-    for _, row in tasks.iterrows():
+    for _, row in tasks.iloc[order].iterrows():
         d = np.array([row["cpu"], row["mem"]])
         ok = np.all(free + 1e-12 >= d, axis=1)
         if isinstance(row["constraint"], str):
