@@ -426,7 +426,8 @@ def machine_events_table(path: Path) -> pd.DataFrame:
 
     Every machine_events row (ADD, REMOVE or UPDATE) with both CPU and memory capacity filled is a
     capacity observation; a machine's capacity is its last one in file (time) order. On the full
-    table this gives 12,583 machines whose (cpu, mem) counts are exactly the DRFH paper's Table I.
+    table this gives 12,583 machines in the ten (cpu, mem) configurations of the DRFH paper's
+    Table I, with the trace's values (e.g. 0.4995), which the paper prints rounded (0.50).
 
     Parameters
     ----------
