@@ -387,3 +387,31 @@ def test_report_table_ii_shapes_and_one_slot_table(results: Path) -> None:
     )
     assert text.count("- The memory column: Not explained. Under multi-slot Slots") == 1
     assert "12 slots, CPU: ours 39.8 % is 2.4 pp lower" in text
+
+
+def test_statements_give_pass_fail_and_the_older_rule() -> None:
+    from experiments.report import statements
+
+    numbers = {
+        "table_ii": [
+            {"slots": 14, "cpu": 0.445, "mem": 0.33, "paper_cpu": 0.439, "paper_mem": 0.28},
+            {"slots": 16, "cpu": 0.49, "mem": 0.35, "paper_cpu": 0.454, "paper_mem": 0.242},
+            {"slots": 20, "cpu": 0.47, "mem": 0.35, "paper_cpu": 0.406, "paper_mem": 0.20},
+        ],
+        "best_slots": "slots-16",
+        "fig7": {"full_under_a_not_b": 0.007, "higher_under_a": 0.12},
+        "fig8": {"worse_off_fraction": 0.037, "mean_decrease": 0.29},
+        "sensitivity": {"fig7": {"full_under_a_not_b": 0.079, "higher_under_a": 0.226}},
+    }
+    rows = {r["statement"]: r for r in statements(numbers)}
+    assert rows["Table II: Slots with 14 slots, mean CPU utilisation"]["verdict"] == "PASS"
+    assert rows["Table II: Slots with 14 slots, mean memory utilisation"]["verdict"] == "FAIL"
+    peak = rows["Table II: CPU utilisation peaks at 16 slots and falls at 20"]
+    assert (peak["verdict"], peak["ours"]) == ("PASS", "peak at 16, 20 slots -2.0 pp")
+    assert rows["Table II: 14 slots give the highest utilisation"]["verdict"] == "FAIL"
+    full = rows["Fig. 7: users with every task completed under BF-DRFH but not under Slots"]
+    assert (full["verdict"], full["ours"], full["old_rule"]) == ("FAIL", "0.7 %", "7.9 %")
+    worse = rows["Fig. 8: users with fewer tasks finished in the shared cloud"]
+    assert (worse["verdict"], worse["old_rule"]) == ("PASS", "—")  # 1.7 pp from 2 %
+    slight = rows["Fig. 8: their completion ratio decreases only slightly"]
+    assert slight["verdict"] == "FAIL"
