@@ -35,9 +35,9 @@ test: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests
 
 bench: $(STAMP)
-	FAIRSIM_SHARED=$(SHARED) $(PY) -m experiments.bench --shared $(SHARED) --out results/bench
-	$(PY) -m experiments.bench_dynamic --out results/bench
-	FAIRSIM_SHARED=$(SHARED) $(PY) -m experiments.bench_alibaba --shared $(SHARED) --out results/bench
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m fairsim.experiments.benchmarks.bench_online --shared $(SHARED) --out results/bench
+	$(PY) -m fairsim.experiments.benchmarks.bench_dynamic --out results/bench
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m fairsim.experiments.benchmarks.bench_alibaba --shared $(SHARED) --out results/bench
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

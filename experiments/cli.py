@@ -20,7 +20,7 @@
 Every user error (bad config, bad instance, bad trace, bad option, an output folder that exists
 or cannot be written) is printed as one line ``fairsim: error: ...`` and exits with status 2; no
 traceback. Output folders are written under a temporary name and renamed into place when complete
-(:func:`simulator.atomic.atomic_dir`); ``experiment`` replaces its folder by design.
+(:func:`fairsim.atomic.atomic_dir`); ``experiment`` replaces its folder by design.
 """
 
 from __future__ import annotations
@@ -33,17 +33,17 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from simulator.atomic import json_text
-from simulator.errors import FairsimError
+from fairsim.atomic import json_text
+from fairsim.errors import FairsimError
 
 if TYPE_CHECKING:
-    from schedulers.instance import Instance
+    from fairsim.schedulers.instance import Instance
 
 EXIT_USAGE = 2
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from traces.errors import TraceError
+    from fairsim.errors import TraceError
 
     return (FairsimError, TraceError)
 
@@ -86,9 +86,9 @@ def _format_rate(value: Any) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from experiments.run import run_config
-    from simulator.atomic import check_output_dir
-    from simulator.config import load_config
+    from fairsim.atomic import check_output_dir
+    from fairsim.experiments.scenario.config import load_config
+    from fairsim.experiments.scenario.run import run_config
 
     cfg = load_config(args.config, overrides=args.set)
     target = args.out if args.out is not None else str(Path("results") / cfg.name)
@@ -116,7 +116,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _solve_one(name: str, inst: Instance, sharing: str, online: bool = False) -> dict:
-    """Exact mechanisms go to ``schedulers.exact``, online heuristics to progressive filling.
+    """Exact mechanisms go to ``fairsim.schedulers.exact``, online heuristics to progressive
+    filling.
 
     A name that is both an exact mechanism and an online scheduler (``drf``, ``c-drfh``, ``tsf``,
     ``af``, ``pf``, ``bmf``, ``lmm-mms``) means the exact allocation, unless ``online`` is set
@@ -124,9 +125,9 @@ def _solve_one(name: str, inst: Instance, sharing: str, online: bool = False) ->
     """
     import difflib
 
-    from schedulers.exact import EXACT, solve_exact_json
-    from schedulers.registry import KNOWN, validate_name
-    from schedulers.static import solve_heuristic
+    from fairsim.schedulers.exact import EXACT, solve_exact_json
+    from fairsim.schedulers.registry import KNOWN, validate_name
+    from fairsim.schedulers.static_fill import solve_heuristic
 
     if name in EXACT and not online:
         return solve_exact_json(name, inst, sharing)
@@ -144,7 +145,7 @@ def _solve_one(name: str, inst: Instance, sharing: str, online: bool = False) ->
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from schedulers.instance import load_instance
+    from fairsim.schedulers.instance import load_instance
 
     if args.compare:
         names = args.compare.split(",")
@@ -167,15 +168,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise FairsimError(
             "solve: expected MECHANISM INSTANCE.json (or --compare A,B INSTANCE.json)"
         )
-    from schedulers.exact import JOB_EXACT
+    from fairsim.schedulers.exact import JOB_EXACT
 
     # input extended with jobs (docs/mechanisms.md, UDRF)
     if args.mechanism in JOB_EXACT:
-        from schedulers.exact.udrf import load_job_instance
+        from fairsim.schedulers.exact.udrf import load_job_instance
 
         jobs_inst = load_job_instance(args.instance)
-        if args.online:  # online UDRF (schedulers/udrf.py) filling the empty classes
-            from schedulers.static import udrf_online_json
+        if args.online:  # online UDRF (schedulers/udrf_online.py) filling the empty classes
+            from fairsim.schedulers.static_fill import udrf_online_json
 
             print(json_text(udrf_online_json(jobs_inst), indent=None, sort_keys=False))
         else:
@@ -189,7 +190,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_convert(args: argparse.Namespace) -> int:
-    from simulator.atomic import atomic_dir, check_output_dir
+    from fairsim.atomic import atomic_dir, check_output_dir
 
     if args.parts and args.format != "google-2011":
         raise FairsimError(f"trace convert: --parts applies to google-2011, not {args.format}")
@@ -197,14 +198,14 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
     src = Path(args.src)
     with atomic_dir(args.out, overwrite=args.overwrite, protect=[args.src]) as tmp:
         if args.format.startswith("alibaba"):
-            from traces.alibaba import convert_alibaba
+            from fairsim.traces.alibaba import convert_alibaba
 
             report = convert_alibaba(
                 args.format, src, tmp, bad_row_threshold=args.bad_row_threshold
             )
         else:
-            from traces.fetch import parse_parts
-            from traces.google2011 import convert_google_2011
+            from fairsim.traces.fetch import parse_parts
+            from fairsim.traces.google2011 import convert_google_2011
 
             parts = parse_parts(args.parts) if args.parts else None
             report = convert_google_2011(
@@ -219,8 +220,8 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_fetch(args: argparse.Namespace) -> int:
-    from traces.errors import TraceError
-    from traces.fetch import fetch_google_2011, parse_parts
+    from fairsim.errors import TraceError
+    from fairsim.traces.fetch import fetch_google_2011, parse_parts
 
     if args.dataset != "google-2011":
         raise TraceError(f"trace fetch: unknown dataset {args.dataset!r} (available: google-2011)")
@@ -241,11 +242,11 @@ def cmd_trace_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_synth(args: argparse.Namespace) -> int:
-    from simulator.atomic import atomic_dir, check_output_dir
-    from simulator.config import BYTES_PER_TASK, check_memory
-    from simulator.errors import ConfigError
-    from traces.io import write_tasks
-    from traces.synth import synth_complex_jobs, synth_google_like
+    from fairsim.atomic import atomic_dir, check_output_dir
+    from fairsim.errors import ConfigError
+    from fairsim.experiments.scenario.config import BYTES_PER_TASK, check_memory
+    from fairsim.traces.io import write_tasks
+    from fairsim.traces.synth import synth_complex_jobs, synth_google_like
 
     try:
         check_memory("--tasks", args.tasks, "tasks", args.tasks * BYTES_PER_TASK)
@@ -263,7 +264,7 @@ def cmd_trace_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from simulator.atomic import atomic_dir
+    from fairsim.atomic import atomic_dir
 
     out = Path(args.out or f"results/{args.which}")
     # A reproduction replaces its folder by design (``make experiment`` twice in a row works),
@@ -277,22 +278,24 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 def _run_experiment(args: argparse.Namespace, out: Path) -> Path:
     progress = not args.no_progress
     if args.which == "psdsf":
-        from experiments.psdsf_repro import run_experiment as run_psdsf
+        from fairsim.experiments.psdsf.psdsf_repro import run_experiment as run_psdsf
 
         return Path(run_psdsf(out=out, quick=args.quick, progress=progress))
     if args.which == "udrf":
-        from experiments.udrf_repro import run_experiment as run_udrf
+        from fairsim.experiments.udrf.udrf_repro import run_experiment as run_udrf
 
         return Path(run_udrf(out, shared=Path(args.shared), quick=args.quick, progress=progress))
     if args.which == "lmm-mms":
-        from experiments.lmm_mms_repro import run_from_shared
+        from fairsim.experiments.lmm_mms.lmm_mms_repro import run_from_shared
 
         return Path(run_from_shared(Path(args.shared), out, quick=args.quick))
     if args.which == "bonald-roberts":
-        from experiments.bonald_roberts import run_experiment as run_bonald_roberts
+        from fairsim.experiments.bonald_roberts.bonald_roberts_repro import (
+            run_experiment as run_bonald_roberts,
+        )
 
         return Path(run_bonald_roberts(out=out, quick=args.quick, progress=progress))
-    from experiments.drfh_google import run_experiment
+    from fairsim.experiments.drfh.drfh_google import run_experiment
 
     return Path(
         run_experiment(shared=Path(args.shared), out=out, quick=args.quick, progress=progress)
@@ -300,8 +303,8 @@ def _run_experiment(args: argparse.Namespace, out: Path) -> Path:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from experiments.sweep import load_sweep, run_sweep
-    from simulator.atomic import check_writable_dir
+    from fairsim.atomic import check_writable_dir
+    from fairsim.experiments.scenario.sweep import load_sweep, run_sweep
 
     sweep = load_sweep(args.sweep)
     if args.out is not None:
@@ -324,7 +327,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep_report(args: argparse.Namespace) -> int:
-    from experiments.sweep_report import sweep_report
+    from fairsim.experiments.reporting.sweep_report import sweep_report
 
     paths = sweep_report(Path(args.out))
     for p in paths:
@@ -334,9 +337,9 @@ def cmd_sweep_report(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fairsim`` command."""
-    from experiments.properties import add_arguments, run_from_args
-    from schedulers.exact import EXACT, JOB_EXACT
-    from schedulers.registry import KNOWN
+    from fairsim.experiments.scenario.fairness_properties import add_arguments, run_from_args
+    from fairsim.schedulers.exact import EXACT, JOB_EXACT
+    from fairsim.schedulers.registry import KNOWN
 
     schedulers = ", ".join(KNOWN)
     mechanisms = ", ".join([*EXACT, *JOB_EXACT])
@@ -481,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     y.add_argument(
         "--complex",
         action="store_true",
-        help="complex jobs: DAG parents and Alibaba-like instance counts (traces.synth)",
+        help="complex jobs: DAG parents and Alibaba-like instance counts (fairsim.traces.synth)",
     )
     y.add_argument(
         "--out",

@@ -1,6 +1,6 @@
 """fairsim schedulers: online policies (indivisible tasks) and static allocators."""
 
-from schedulers.base import Scheduler
-from schedulers.registry import available, make_scheduler, validate_name
+from fairsim.schedulers.registry import available, make_scheduler, validate_name
+from fairsim.simulator.scheduler import Scheduler
 
 __all__ = ["Scheduler", "available", "make_scheduler", "validate_name"]

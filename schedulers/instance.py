@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from simulator.errors import FairsimError
+from fairsim.errors import FairsimError
 
 
 class InstanceError(FairsimError, ValueError):
@@ -35,7 +35,7 @@ class NumericalRangeError(InstanceError):
     Raised up front when a quantity every mechanism derives from the instance (pooled capacity,
     demand-to-capacity ratios, task counts) is not a normal float64 number (:func:`check_range`),
     and after a solve when the solver does not report an optimum or its answer fails the
-    independent check (:func:`schedulers.exact.properties.verify`). The message is one line:
+    independent check (:func:`fairsim.schedulers.exact.properties.verify`). The message is one line:
     what is out of range and why.
     """
 

@@ -1,13 +1,15 @@
 """Whole-job First-Fit over machine classes: the common part of ``udrf`` and ``drf-lockstep``.
 
 Both schedulers of the UDRF paper's Section V (Tahir et al.) start *jobs*, not tasks: online UDRF
-(:mod:`schedulers.udrf`, Fig. 5) one job of the user with the lowest RDUC-wise dominant share,
-the DRF baseline (:mod:`schedulers.lockstep`) one instance of every queued job of the user with
+(:mod:`fairsim.schedulers.udrf_online`, Fig. 5) one job of the user with the lowest RDUC-wise
+dominant share,
+the DRF baseline (:mod:`fairsim.schedulers.drf_lockstep`) one instance of every queued job of the
+user with
 the lowest dominant share. :class:`JobFirstFit` holds what they share:
 
 * **machine classes** (Section II-B): a server's class is its pool ``class`` label when the run
   has placement constraints, else its capacity vector
-  (:attr:`simulator.cluster.ClusterView.machine_classes`); ``c[m, k]`` is the class total;
+  (:attr:`fairsim.simulator.cluster.ClusterView.machine_classes`); ``c[m, k]`` is the class total;
 * **kinds**: the tasks of a job are grouped by (demand vector, constraint), and a group is
   First-Fit in one vectorised step (how many of its tasks every allowed server holds);
 * the **dominant share over (class, resource) pairs**, ``max_(m,k) A_u[m,k] / c[m,k]`` (Section
@@ -27,9 +29,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from schedulers.base import Scheduler
-from schedulers.classes import class_dominant_share
-from simulator.cluster import CAPACITY_TOLERANCE, ClusterView
+from fairsim.schedulers.drf_classes import class_dominant_share
+from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
+from fairsim.simulator.scheduler import Scheduler
 
 _DIGITS = 12
 _TOL = CAPACITY_TOLERANCE / 2

@@ -1,13 +1,17 @@
 """Names of the registered online schedulers and how to build them.
 
 Names follow ``../shared/DESIGN.md`` ("Config"): ``slots-<S>`` (optionally ``slots-<S>-single`` or
-``slots-<S>-cpu`` for the other slot models of :class:`schedulers.progressive.Slots`),
-``ff-drfh`` and ``bf-drfh``, and the online baselines of :mod:`schedulers.online` (``drf``,
+``slots-<S>-cpu`` for the other slot models of :class:`fairsim.schedulers.slots.Slots`),
+``ff-drfh`` and ``bf-drfh``, and the online baselines of :mod:`fairsim.schedulers.online_baselines`
+(``drf``,
 ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``), distributed PS-DSF ``psdsf``
-(:mod:`schedulers.psdsf`), online UDRF ``udrf`` (:mod:`schedulers.udrf`), the UDRF paper's
-Section V DRF baseline ``drf-lockstep`` (:mod:`schedulers.lockstep`: a user's jobs advance
+(:mod:`fairsim.schedulers.psdsf_distributed`), online UDRF ``udrf``
+(:mod:`fairsim.schedulers.udrf_online`), the UDRF paper's
+Section V DRF baseline ``drf-lockstep`` (:mod:`fairsim.schedulers.drf_lockstep`: a user's jobs
+advance
 together, one instance each) and its task-level variant ``drf-classes``
-(:mod:`schedulers.classes`). The table below is the only place a scheduler is registered; it is
+(:mod:`fairsim.schedulers.drf_classes`). The table below is the only place a scheduler is
+registered; it is
 not mutated at run time.
 """
 
@@ -20,14 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from schedulers.base import Scheduler
-from schedulers.classes import DRFClasses
-from schedulers.lockstep import DRFLockstep
-from schedulers.online import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
-from schedulers.progressive import BestFitDRFH, FirstFitDRFH, Slots
-from schedulers.psdsf import DistributedPSDSF
-from schedulers.udrf import UDRF
-from simulator.errors import ConfigError
+from fairsim.errors import ConfigError
+from fairsim.schedulers.drf_classes import DRFClasses
+from fairsim.schedulers.drf_lockstep import DRFLockstep
+from fairsim.schedulers.drfh import BestFitDRFH, FirstFitDRFH
+from fairsim.schedulers.online_baselines import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
+from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
+from fairsim.schedulers.slots import Slots
+from fairsim.schedulers.udrf_online import UDRF
+from fairsim.simulator.scheduler import Scheduler
 
 _FIXED: dict[str, Callable[..., Scheduler]] = {
     "ff-drfh": FirstFitDRFH,
@@ -66,8 +71,10 @@ KNOWN = (
     "udrf",
 )
 
-#: The online baselines of :mod:`schedulers.online` (issue #5); each shares its name with an exact
-#: mechanism of :data:`schedulers.exact.EXACT` (``fairsim solve NAME --online`` runs this one).
+#: The online baselines of :mod:`fairsim.schedulers.online_baselines` (issue #5); each shares its
+# name with an exact
+#: mechanism of :data:`fairsim.schedulers.exact.EXACT` (``fairsim solve NAME --online`` runs this
+# one).
 ONLINE_BASELINES = ("drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms")
 
 
@@ -109,9 +116,11 @@ def make_scheduler(
     name : str
         A registered name (see :func:`available`).
     weights, eligible
-        Passed to the scheduler (see :class:`schedulers.progressive.ProgressiveFilling`).
+        Passed to the scheduler (see
+        :class:`fairsim.schedulers.progressive_filling.ProgressiveFilling`).
     bounds : mapping of int to float, optional
-        Task bound per user, for ``lmm-mms`` only (:class:`schedulers.online.LMMMMS`); ignored
+        Task bound per user, for ``lmm-mms`` only
+        (:class:`fairsim.schedulers.online_baselines.LMMMMS`); ignored
         by the other schedulers.
 
     Raises

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedulers.base import DelegatingScheduler, Scheduler
-from simulator.workload import TaskBatch, TaskSource
+from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
+from fairsim.simulator.workload import TaskBatch, TaskSource
 
 
 class QueueCounter(DelegatingScheduler):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from simulator.errors import PlacementError
+from fairsim.errors import PlacementError
 
 #: Slack allowed when validating a placement, in the trace's normalised units. Free amounts are
 #: updated by repeated float additions and subtractions; a task whose demand equals the free
@@ -198,7 +198,7 @@ class ClusterView:
         """Machine class label of every server, ndarray of str, shape (n_servers,).
 
         The pool's ``class`` labels when the run has placement constraints
-        (:func:`simulator.constraints.machine_classes`), else the capacity vector written as
+        (:func:`fairsim.simulator.constraints.machine_classes`), else the capacity vector written as
         ``"cpu/mem"`` (servers with equal capacities share a class, the UDRF paper's "machine
         class", Section II-B).
         """
@@ -224,7 +224,7 @@ class ClusterView:
     def task_mask(self, task: int) -> np.ndarray | None:
         """Servers ``task`` may run on: a read-only bool mask (n_servers,), or None for any.
 
-        The engine rejects a placement outside the mask (:mod:`simulator.constraints`).
+        The engine rejects a placement outside the mask (:mod:`fairsim.simulator.constraints`).
         """
         codes = self._state.task_codes
         if codes is None:

@@ -20,7 +20,7 @@ vector written as ``"cpu/mem[/...]"`` (``%g``), so servers with the same capacit
 :class:`ConstraintIndex` compiles each distinct constraint string once into a boolean mask over the
 servers and gives it a small integer code (0 = unconstrained); the engine stores one code per task
 and validates every placement against the mask, and schedulers read the mask of a task through
-:meth:`simulator.cluster.ClusterView.task_mask`.
+:meth:`fairsim.simulator.cluster.ClusterView.task_mask`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from simulator.errors import ConfigError
-from simulator.workload import TaskBatch, TaskSource, WrappedTaskSource
+from fairsim.errors import ConfigError
+from fairsim.simulator.workload import TaskBatch, TaskSource, WrappedTaskSource
 
 OPS = ("==", "!=", "<", ">")
 

@@ -1,16 +1,17 @@
 """The discrete-event engine: a SimPy environment driving arrivals, completions and scheduling.
 
-This and :mod:`simulator.dynamic` (the Markovian demand model) are the only modules importing
+This and :mod:`fairsim.experiments.bonald_roberts.markov_chain` (the Markovian demand model) are the
+only modules importing
 :mod:`simpy` (STYLE.md, rule 1: schedulers never do). The engine
 
-* streams tasks in submit order from a :class:`simulator.workload.TaskSource`;
+* streams tasks in submit order from a :class:`fairsim.simulator.workload.TaskSource`;
 * keeps completions in a heap ordered by ``(finish time, task id)``, so ties never depend on set or
   dict order;
 * advances a SimPy :class:`~simpy.Environment` straight to the next event time (arrival or
   completion) with one timeout per distinct event time — it never polls every simulated second;
 * at each event time processes all completions, then all arrivals, then runs one scheduling pass
-  (:meth:`schedulers.base.Scheduler.decide`), validating and committing every placement
-  (:meth:`simulator.cluster.ClusterState.commit`);
+  (:meth:`fairsim.simulator.scheduler.Scheduler.decide`), validating and committing every placement
+  (:meth:`fairsim.simulator.cluster.ClusterState.commit`);
 * samples utilisation on a fixed grid of ``utilization_interval_s`` exactly (the cluster state is
   constant between events, so a grid point takes the state after the last event before it).
 
@@ -42,12 +43,12 @@ import numpy as np
 import simpy
 from tqdm import tqdm
 
-from schedulers.base import Scheduler
-from simulator.cluster import ClusterState
-from simulator.constraints import ConstraintIndex
-from simulator.errors import PlacementError
-from simulator.jobs import JobGate
-from simulator.workload import TaskBatch, TaskSource
+from fairsim.errors import PlacementError
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.constraints import ConstraintIndex
+from fairsim.simulator.jobs import JobGate
+from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.workload import TaskBatch, TaskSource
 
 SKIP_UNPLACEABLE = "fits no server of the pool"
 #: Consecutive ticks of a periodic scheduler without any event or placement before giving up.
@@ -182,7 +183,7 @@ def _runs(
 
 @dataclass
 class RunResult:
-    """Everything a simulation produced, ready for :mod:`simulator.results`.
+    """Everything a simulation produced, ready for :mod:`fairsim.simulator.results`.
 
     Attributes
     ----------
@@ -253,9 +254,10 @@ class Engine:
         Called as ``on_sample(time_s, cluster)`` at every grid point (invariant checks in tests).
     gate : JobGate, optional
         Complex-job rules (DAG parents, repetitions, bounded job queue) deciding when a submitted
-        task reaches the scheduler (:mod:`simulator.jobs`). None: every task on submission.
+        task reaches the scheduler (:mod:`fairsim.simulator.jobs`). None: every task on submission.
     constraints : ConstraintIndex, optional
-        Placement constraints of the tasks' ``constraint`` column (:mod:`simulator.constraints`);
+        Placement constraints of the tasks' ``constraint`` column
+        (:mod:`fairsim.simulator.constraints`);
         the engine rejects a placement that violates one. None: tasks run anywhere.
     censored : {"hold", "complete"}
         Rule for right-censored tasks: ``"hold"`` (default) — once started, the task holds its

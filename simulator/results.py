@@ -9,7 +9,8 @@ Per scheduler, into ``DIR/<scheduler>/``:
     (:data:`ENDED`): ``finished``; ``censored`` (started, and right-censored in the trace: its run
     time is unknown, so it never completes); ``running`` or ``queued`` at the horizon;
     ``unplaceable`` (fits no server of the pool, or a DAG ancestor never can). With a job gate
-    (:mod:`simulator.jobs`), a last column ``rep`` gives the task's repetition of its job (0 for
+    (:mod:`fairsim.simulator.jobs`), a last column ``rep`` gives the task's repetition of its job (0
+    for
     the first run).
 ``jobs.parquet``
     ``job_id, user, n_tasks, submit_s, finish_s, completion_time_s``; ``finish_s`` and
@@ -47,8 +48,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simulator.atomic import atomic_path, json_text, write_text
-from simulator.engine import RunResult
+from fairsim.atomic import atomic_path, json_text, write_text
+from fairsim.simulator.engine import RunResult
 
 #: Values of the ``ended`` column of ``tasks.parquet``, in code order.
 ENDED = ("finished", "censored", "running", "queued", "unplaceable")
@@ -69,7 +70,7 @@ def write_table(table: pa.Table, path: Path) -> None:
 def write_json(obj: Any, path: Path) -> None:
     """Write strict JSON atomically, keys sorted, two-space indent; a non-finite float (an
     undefined ratio such as the completion ratio of a run without tasks) is written as ``null``
-    (:func:`simulator.atomic.json_text`)."""
+    (:func:`fairsim.atomic.json_text`)."""
     write_text(path, json_text(obj) + "\n")
 
 
@@ -83,7 +84,8 @@ def ended_codes(tasks: dict[str, np.ndarray]) -> np.ndarray:
     Parameters
     ----------
     tasks : dict of str to ndarray
-        :attr:`simulator.engine.RunResult.tasks` (``finish_s``, ``server`` and, when present,
+        :attr:`fairsim.simulator.engine.RunResult.tasks` (``finish_s``, ``server`` and, when
+        present,
         ``unplaceable`` and ``censored``).
 
     Returns

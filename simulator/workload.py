@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from simulator.errors import ConfigError
+from fairsim.errors import ConfigError
 
 SKIP_NO_RUN_TIME = "no run time (never scheduled in the trace)"
 SKIP_BEFORE_WINDOW = "submitted before start_s"
@@ -48,17 +48,18 @@ class TaskBatch:
     run_s : ndarray of float64, shape (n,)
         Run time in seconds once started.
     rep : ndarray of int32, shape (n,), optional
-        Repetition number of the task's job (0 for the first run; :mod:`simulator.jobs`).
+        Repetition number of the task's job (0 for the first run; :mod:`fairsim.simulator.jobs`).
     instances : ndarray of int32, shape (n,), optional
         Instances of the canonical row this task belongs to (a DAG parent is finished when all
         of them are).
     parents : ndarray of object, shape (n,), optional
         The row's ``parents`` (comma-separated task indices of the same job, or None).
     constraint : ndarray of object, shape (n,), optional
-        Placement constraint strings (:mod:`simulator.constraints`), None for unconstrained.
+        Placement constraint strings (:mod:`fairsim.simulator.constraints`), None for unconstrained.
     censored : ndarray of bool, shape (n,), optional
         Right-censored tasks: the trace ended while they ran, so ``run_s`` is only a lower bound;
-        the engine never lets them complete (``simulator.engine.Engine``, ``censored``). None:
+        the engine never lets them complete (``fairsim.simulator.engine.Engine``, ``censored``).
+        None:
         no task is censored.
     """
 
@@ -156,7 +157,7 @@ class ParquetTaskSource(TaskSource):
         Resource columns to read (default: those recorded in the table's metadata).
     job_columns : bool
         Also read ``instances`` and ``parents`` (when the table has them) for the
-        :class:`simulator.jobs.JobGate`.
+        :class:`fairsim.simulator.jobs.JobGate`.
     constraint_column : bool
         Also read ``constraint`` (when the table has it) for placement constraints.
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from traces.paths import google_2011_dir
+from fairsim.traces.paths import google_2011_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"
@@ -23,7 +23,7 @@ def google_dir() -> Path:
 @pytest.fixture(scope="session")
 def google_tasks(google_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Canonical tasks.parquet of task_events parts 0-13, converted once per session."""
-    from traces.google2011 import convert_google_2011
+    from fairsim.traces.google2011 import convert_google_2011
 
     out = tmp_path_factory.mktemp("google-canonical")
     convert_google_2011(google_dir, out, parts=list(range(14)), progress=False)

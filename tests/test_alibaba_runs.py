@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.run import run_config
-from simulator.config import load_config
-from simulator.jobs import parse_parents
-from traces.paths import shared_dir
+from fairsim.experiments.scenario.config import load_config
+from fairsim.experiments.scenario.run import run_config
+from fairsim.simulator.jobs import parse_parents
+from fairsim.traces.paths import shared_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow

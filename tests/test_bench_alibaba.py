@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments import bench_alibaba
-from traces.paths import shared_dir
+from fairsim.experiments.benchmarks import bench_alibaba
+from fairsim.traces.paths import shared_dir
 
 
 @pytest.mark.slow

@@ -1,11 +1,17 @@
-"""Smoke test of the benchmark harness (experiments.bench): structure only, never speed targets."""
+"""Smoke test of the benchmark harness (fairsim.experiments.benchmarks.bench_online): structure
+only, never speed targets."""
 
 from __future__ import annotations
 
 import json
 import math
 
-from experiments.bench import all_checks, bench_tasks, machine_info, summary_markdown
+from fairsim.experiments.benchmarks.bench_online import (
+    all_checks,
+    bench_tasks,
+    machine_info,
+    summary_markdown,
+)
 
 
 def test_tasks_benchmark_in_process_structure() -> None:
@@ -39,7 +45,10 @@ def test_tasks_benchmark_in_process_structure() -> None:
 def test_online_baselines_run_in_the_bench_harness() -> None:
     """Each issue-#5 scheduler runs through the engine in the harness (2,000 synthetic tasks);
     the online-2000 summary rows and checks are built from points of that shape."""
-    from experiments.bench import ONLINE_SCHEDULERS, TARGET_ONLINE_TASKS_PER_S
+    from fairsim.experiments.benchmarks.bench_online import (
+        ONLINE_SCHEDULERS,
+        TARGET_ONLINE_TASKS_PER_S,
+    )
 
     res = bench_tasks(
         [2_000], servers=50, isolate=False, progress=False, schedulers=ONLINE_SCHEDULERS

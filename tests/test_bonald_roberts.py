@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.bonald_roberts import (
+from fairsim.errors import ConfigError
+from fairsim.experiments.bonald_roberts.bonald_roberts_repro import (
     COLUMNS,
     CONFIG,
     BonaldRobertsConfig,
@@ -17,8 +18,7 @@ from experiments.bonald_roberts import (
     load_config,
     run_points,
 )
-from experiments.cli import main
-from simulator.errors import ConfigError
+from fairsim.experiments.cli import main
 
 TINY = {
     "vectors": [[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]],
@@ -152,7 +152,7 @@ def test_quick_reproduction_end_to_end(tmp_path: Path) -> None:
 
 
 def test_bad_config_writes_nothing(tmp_path: Path) -> None:
-    from experiments import bonald_roberts
+    from fairsim.experiments.bonald_roberts import bonald_roberts_repro as bonald_roberts
 
     bad = _write(tmp_path, {**TINY, "loads": [2.0]})
     with pytest.raises(ConfigError):

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schedulers import make_scheduler
-from simulator.cluster import ClusterState
-from simulator.engine import Engine
-from simulator.results import tables
-from simulator.workload import FrameTaskSource
+from fairsim.schedulers import make_scheduler
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.engine import Engine
+from fairsim.simulator.results import tables
+from fairsim.simulator.workload import FrameTaskSource
 
 
 def _frame(censored: list[bool]) -> pd.DataFrame:

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import yaml
 
-from simulator.config import load_config, parse_config
-from simulator.errors import ConfigError
+from fairsim.errors import ConfigError
+from fairsim.experiments.scenario.config import load_config, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,7 +84,7 @@ def test_missing_config_file(tmp_path: Path) -> None:
 
 
 def test_shipped_configs_validate() -> None:
-    from experiments import bonald_roberts
+    from fairsim.experiments.bonald_roberts import bonald_roberts_repro as bonald_roberts
 
     for path in sorted((ROOT / "configs").glob("*.yaml")):
         if path.name == "bonald-roberts.yaml":  # the dynamic-demand model, not a cluster run
@@ -95,7 +95,7 @@ def test_shipped_configs_validate() -> None:
 
 def _fairsim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args],
+        [sys.executable, "-m", "fairsim.experiments.cli", *args],
         capture_output=True,
         text=True,
         check=False,
@@ -214,7 +214,7 @@ TINY = {
 
 
 def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    from experiments.cli import main
+    from fairsim.experiments.cli import main
 
     try:
         code = main(argv)
@@ -270,7 +270,7 @@ def test_run_refuses_an_existing_out_and_overwrite_replaces_it_whole(
 def test_interrupted_run_leaves_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import experiments.run as run
+    import fairsim.experiments.scenario.run as run
 
     real = run.write_run
     calls = []
@@ -359,11 +359,11 @@ def test_unusable_out_is_one_line(
         command, tmp_path / "ro" / "o"
     )
     if command == "denied":  # root may write anywhere: the permission check is what is tested
-        import simulator.atomic
+        import fairsim.atomic
 
         real = os.access
         monkeypatch.setattr(
-            simulator.atomic.os, "access", lambda p, m: real(p, m) and "ro" not in str(p)
+            fairsim.atomic.os, "access", lambda p, m: real(p, m) and "ro" not in str(p)
         )
         (tmp_path / "ro").mkdir()
     sweep = tmp_path / "s.yaml"
@@ -495,7 +495,7 @@ def test_json_is_strict_no_nan(tmp_path: Path) -> None:
     import json
     import math
 
-    from simulator.results import write_json
+    from fairsim.simulator.results import write_json
 
     write_json({"ratio": math.nan, "x": [math.inf, 1.5], "n": np.float64("nan")}, tmp_path / "a")
     text = (tmp_path / "a").read_text()
@@ -506,7 +506,7 @@ def test_json_is_strict_no_nan(tmp_path: Path) -> None:
 def test_empty_window_is_refused_not_written_as_nan(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from traces.io import write_json_atomic
+    from fairsim.traces.io import write_json_atomic
 
     syn = tmp_path / "syn"
     assert _main(["trace", "synth", "--tasks", "40", "--out", str(syn)], capsys)[0] == 0
@@ -594,7 +594,7 @@ def test_relative_paths_are_relative_to_the_config_file(
 def test_shipped_configs_resolve_the_shared_folder_from_their_own_folder() -> None:
     """Their trace paths, relative to their own folder, reach ``shared`` beside the repository
     (wherever the working directory is)."""
-    from experiments.run import resolve_path
+    from fairsim.experiments.scenario.run import resolve_path
 
     shared = (ROOT.parent / "shared").resolve()
     n = 0
@@ -703,7 +703,7 @@ def test_config_path_that_is_a_directory(
 def _write_into(dest: Path, name: str, *, overwrite: bool = False, then: object = None) -> None:
     """Write ``name`` into ``atomic_dir(dest)``; ``then`` raises it (an exception instance) or,
     if a Path, makes another writer create that folder first."""
-    from simulator.atomic import atomic_dir
+    from fairsim.atomic import atomic_dir
 
     with atomic_dir(dest, overwrite=overwrite) as tmp:
         (tmp / name).write_text(name)
@@ -715,7 +715,7 @@ def _write_into(dest: Path, name: str, *, overwrite: bool = False, then: object 
 
 
 def test_atomic_dir_is_the_one_output_writer(tmp_path: Path) -> None:
-    from simulator.errors import OutputError
+    from fairsim.errors import OutputError
 
     dest = tmp_path / "a" / "b" / "out"
     with pytest.raises(ZeroDivisionError):

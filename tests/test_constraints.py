@@ -13,17 +13,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from experiments.run import run_config
-from schedulers import make_scheduler
-from schedulers.base import Scheduler
-from simulator.cluster import ClusterState, ClusterView
-from simulator.config import parse_config
-from simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
-from simulator.engine import SKIP_UNPLACEABLE, Engine
-from simulator.errors import ConfigError, PlacementError
-from simulator.workload import FrameTaskSource
-from traces.google2011 import convert_google_2011
-from traces.google_constraints import (
+from fairsim.errors import ConfigError, PlacementError
+from fairsim.experiments.scenario.config import parse_config
+from fairsim.experiments.scenario.run import run_config
+from fairsim.schedulers import make_scheduler
+from fairsim.simulator.cluster import ClusterState, ClusterView
+from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
+from fairsim.simulator.engine import SKIP_UNPLACEABLE, Engine
+from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.workload import FrameTaskSource
+from fairsim.traces.google2011 import convert_google_2011
+from fairsim.traces.google_constraints import (
     R_BAD_OPERATOR,
     R_DELETED,
     R_DUPLICATE,
@@ -193,7 +193,7 @@ SCHEDULERS = [
 def test_every_scheduler_respects_constraints(
     data: tuple[np.ndarray, np.ndarray, pd.DataFrame], name: str
 ) -> None:
-    from schedulers.registry import validate_name
+    from fairsim.schedulers.registry import validate_name
 
     try:
         validate_name(name)

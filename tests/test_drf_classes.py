@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schedulers import make_scheduler
-from simulator.cluster import ClusterState
-from simulator.engine import Engine
-from simulator.workload import FrameTaskSource
+from fairsim.schedulers import make_scheduler
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.engine import Engine
+from fairsim.simulator.workload import FrameTaskSource
 
 
 def _run(name: str) -> pd.DataFrame:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from schedulers.lockstep import DRFLockstep
-from schedulers.udrf import UDRF
-from simulator.cluster import ClusterState
-from simulator.constraints import ConstraintIndex, ConstraintModelSource
-from simulator.engine import Engine, RunResult
-from simulator.jobs import JobGate, JobsTaskSource
-from simulator.workload import FrameTaskSource
+from fairsim.schedulers.drf_lockstep import DRFLockstep
+from fairsim.schedulers.udrf_online import UDRF
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource
+from fairsim.simulator.engine import Engine, RunResult
+from fairsim.simulator.jobs import JobGate, JobsTaskSource
+from fairsim.simulator.workload import FrameTaskSource
 
 RES = ("cpu", "mem")
 
@@ -103,7 +103,7 @@ def test_udrf_starts_a_job_that_needs_two_classes_at_once() -> None:
         r = _run(sched, frame, cap, classes)
         assert _starts(r) == want, sched.name
         assert sorted(r.tasks["server"][1:3].tolist()) == [0, 1]
-    from schedulers import make_scheduler
+    from fairsim.schedulers import make_scheduler
 
     task_level = _starts(_run(make_scheduler("drf-classes"), frame, cap, classes))
     # u2's task on A starts at 1 and u1's second job waits for u1's first (11)

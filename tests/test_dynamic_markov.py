@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.dynamic import (
+from fairsim.errors import ConfigError
+from fairsim.experiments.bonald_roberts.markov_chain import (
     ALLOCATIONS,
     class_rates,
     exact_class_rates,
@@ -17,7 +18,6 @@ from simulator.dynamic import (
     solve_markov,
     solve_markov_adaptive,
 )
-from simulator.errors import ConfigError
 
 PAPER = np.array([[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]])
 
@@ -59,8 +59,8 @@ def test_fast_rates_match_exact_solvers_random(
 
 def test_rates_symmetric_transactions_match_per_transaction_exact() -> None:
     # 1 class-0 and 2 class-1 transactions as three separate users: same rates as the class view
-    from schedulers.exact import solve_exact
-    from schedulers.instance import parse_instance
+    from fairsim.schedulers.exact import solve_exact
+    from fairsim.schedulers.instance import parse_instance
 
     a = np.array([[0.5, 1.0], [1.0, 0.5]])
     inst = parse_instance(

@@ -13,14 +13,14 @@ from conftest import random_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from experiments.run import simulate
-from schedulers import make_scheduler
-from schedulers.base import Scheduler
-from simulator.cluster import ClusterState
-from simulator.engine import Engine
-from simulator.errors import PlacementError
-from simulator.results import write_run
-from simulator.workload import FrameTaskSource
+from fairsim.errors import PlacementError
+from fairsim.experiments.scenario.run import simulate
+from fairsim.schedulers import make_scheduler
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.engine import Engine
+from fairsim.simulator.results import write_run
+from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.workload import FrameTaskSource
 
 SCHEDULERS = [
     "ff-drfh",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from experiments.properties import LITERATURE, format_table, run
-from schedulers.exact import solve_exact
-from schedulers.exact.properties import (
+from fairsim.experiments.scenario.fairness_properties import LITERATURE, format_table, run
+from fairsim.schedulers.exact import solve_exact
+from fairsim.schedulers.exact.properties import (
     bottleneck_resource,
     check,
     envy_free,
@@ -15,7 +15,7 @@ from schedulers.exact.properties import (
     pareto_optimal,
     sharing_incentive,
 )
-from schedulers.instance import parse_instance
+from fairsim.schedulers.instance import parse_instance
 
 FIG1, BR_PF, AF_SI, DRFH_FIG1 = (parse_instance(d) for d in LITERATURE)
 
@@ -107,7 +107,7 @@ def test_fairsim_properties_subcommand_json(tmp_path) -> None:  # type: ignore[n
         [
             sys.executable,
             "-m",
-            "experiments.cli",
+            "fairsim.experiments.cli",
             "properties",
             "--mechanism",
             "drf",
@@ -131,8 +131,13 @@ def test_check_after_solve_needs_the_lp_on_several_servers() -> None:
     """The bottleneck condition is not enough on several servers: every server is full and every
     user holds the largest share of a full resource it demands, yet m (CPU-heavy) and p
     (memory-heavy) can swap servers and free room for n. One LP per share level finds it."""
-    from schedulers.exact.properties import bottleneck_problem, lex_problem, room_problem, verify
-    from schedulers.instance import NumericalRangeError
+    from fairsim.schedulers.exact.properties import (
+        bottleneck_problem,
+        lex_problem,
+        room_problem,
+        verify,
+    )
+    from fairsim.schedulers.instance import NumericalRangeError
 
     inst = parse_instance(
         {

@@ -1,8 +1,9 @@
 """Numbers spanning a wide range: the exact solvers answer in the instance's own units, independent
 of the units a resource is measured in, or refuse with a one-line error (exit status 2).
 
-Every LP is rescaled before HiGHS sees it (``schedulers.exact.common.solve_lp``) and every answer is
-checked afterwards (``schedulers.exact.properties.verify``); see docs/mechanisms.md.
+Every LP is rescaled before HiGHS sees it (``fairsim.schedulers.exact.common.solve_lp``) and every
+answer is
+checked afterwards (``fairsim.schedulers.exact.properties.verify``); see docs/mechanisms.md.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_exact_properties import instances
 
-from experiments.cli import main
-from schedulers.exact import EXACT, POOLED, solve_exact
-from schedulers.exact.common import monopoly_tasks, serving
-from schedulers.exact.lexmaxmin import share_per_task
-from schedulers.exact.properties import lex_problem, pooled, verify
-from schedulers.instance import (
+from fairsim.experiments.cli import main
+from fairsim.schedulers.exact import EXACT, POOLED, solve_exact
+from fairsim.schedulers.exact.common import monopoly_tasks, serving
+from fairsim.schedulers.exact.lexmaxmin import share_per_task
+from fairsim.schedulers.exact.properties import lex_problem, pooled, verify
+from fairsim.schedulers.instance import (
     Instance,
     InstanceError,
     NumericalRangeError,
@@ -137,7 +138,7 @@ def test_solver_failure_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Any HiGHS status but "optimal" is an error, never an allocation."""
-    import schedulers.exact.common as common
+    import fairsim.schedulers.exact.common as common
 
     real = common.linprog
 
@@ -161,7 +162,7 @@ def test_wrong_answer_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The check after the solve turns the old silent answers into one-line errors."""
-    import schedulers.exact as exact
+    import fairsim.schedulers.exact as exact
 
     # what drfh, c-drfh, tsf and lmm-mms returned before: all zeros, and 0 tasks for u1
     monkeypatch.setitem(exact.EXACT, "drfh", lambda inst: np.zeros((2, 2)))

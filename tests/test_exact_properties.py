@@ -8,13 +8,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from schedulers.exact import EXACT, POOLED, solve_exact
-from schedulers.exact.common import monopoly_tasks, serving
-from schedulers.exact.lexmaxmin import drfh_share_per_task, maximin_share
-from schedulers.exact.pf import pf_kkt_gap
-from schedulers.exact.pool import bmf_conditions
-from schedulers.exact.psdsf import psdsf_sweeps, psdsf_violation
-from schedulers.instance import Instance, parse_instance
+from fairsim.schedulers.exact import EXACT, POOLED, solve_exact
+from fairsim.schedulers.exact.common import monopoly_tasks, serving
+from fairsim.schedulers.exact.lexmaxmin import drfh_share_per_task, maximin_share
+from fairsim.schedulers.exact.pf import pf_kkt_gap
+from fairsim.schedulers.exact.pool import bmf_conditions
+from fairsim.schedulers.exact.psdsf import psdsf_sweeps, psdsf_violation
+from fairsim.schedulers.instance import Instance, parse_instance
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -171,7 +171,7 @@ def test_lmm_mms_on_one_pool_is_bounded_drf(inst: Instance) -> None:
 @SETTINGS
 @given(instances(max_users=6, max_servers=1))
 def test_lmm_mms_pick_matches_sequential_lps(inst: Instance) -> None:
-    from schedulers.exact.lmm_mms import lmm_mms_pick
+    from fairsim.schedulers.exact.lmm_mms import lmm_mms_pick
 
     # the paper's algorithm assumes every user demands every resource (Lemma 1)
     inst = Instance(

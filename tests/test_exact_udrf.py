@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from schedulers.exact import JOB_EXACT
-from schedulers.exact.properties import udrf_problem
-from schedulers.exact.udrf import (
+from fairsim.schedulers.exact import JOB_EXACT
+from fairsim.schedulers.exact.properties import udrf_problem
+from fairsim.schedulers.exact.udrf import (
     dominant_shares,
     job_shares,
     parse_job_instance,
@@ -25,7 +25,7 @@ from schedulers.exact.udrf import (
     solve_udrf,
     solve_udrf_json,
 )
-from schedulers.instance import InstanceError, NumericalRangeError
+from fairsim.schedulers.instance import InstanceError, NumericalRangeError
 
 # Shaped like Section II-A: four classes, u1 with two independent jobs, u2 with a two-task job;
 # u1, u2, u3 form one RDUC (standard and public-IP are shared), u4 is alone.
@@ -213,7 +213,7 @@ def test_bad_input_names_the_field(patch, field):
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args],
+        [sys.executable, "-m", "fairsim.experiments.cli", *args],
         capture_output=True,
         text=True,
         cwd=Path(__file__).resolve().parents[1],
@@ -242,7 +242,7 @@ def test_cli_round_trip_and_bad_input(tmp_path):
 
 
 def test_check_after_solve_rejects_a_wrong_allocation(monkeypatch):
-    import schedulers.exact.udrf as udrf
+    import fairsim.schedulers.exact.udrf as udrf
 
     inst = parse_job_instance(FIG1_LIKE)
     monkeypatch.setattr(udrf, "solve_udrf", lambda i: np.zeros(len(i.job_user)))

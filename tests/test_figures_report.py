@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments import figures, paper, report
+from fairsim.experiments.drfh import drfh_figures as figures
+from fairsim.experiments.drfh import drfh_paper as paper
+from fairsim.experiments.drfh import drfh_report as report
 
 USERS = ["u1", "u2", "u3", "u4"]
 
@@ -346,7 +348,7 @@ def _rows(values: dict[int, tuple[float, float]]) -> list[dict[str, float]]:
 
 
 def test_report_table_ii_shapes_and_one_slot_table(results: Path) -> None:
-    from experiments.drfh_google import EXPLANATIONS
+    from fairsim.experiments.drfh.drfh_google import EXPLANATIONS
 
     numbers = report.collect_numbers(results)
     # the multi-slot column of our Google run (published Table I values, before the censoring
@@ -390,7 +392,7 @@ def test_report_table_ii_shapes_and_one_slot_table(results: Path) -> None:
 
 
 def test_statements_give_pass_fail_and_the_older_rule() -> None:
-    from experiments.report import statements
+    from fairsim.experiments.drfh.drfh_report import statements
 
     numbers = {
         "table_ii": [

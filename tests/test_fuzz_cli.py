@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from experiments.cli import main
+from fairsim.experiments.cli import main
 
 DELETE = object()
 

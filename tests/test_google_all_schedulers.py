@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.run import run_config
-from simulator.config import parse_config
+from fairsim.experiments.scenario.config import parse_config
+from fairsim.experiments.scenario.run import run_config
 
 SHARED = Path(os.environ.get("FAIRSIM_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 TRACE = SHARED / "traces" / "google-2011"

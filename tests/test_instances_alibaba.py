@@ -1,4 +1,5 @@
-"""Lazy instance expansion (simulator.instances) and Alibaba tables replayed by the engine."""
+"""Lazy instance expansion (fairsim.simulator.replicas) and Alibaba tables replayed by the
+engine."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from schedulers import make_scheduler
-from simulator.cluster import ClusterState
-from simulator.engine import Engine
-from simulator.instances import SKIP_NO_INSTANCES, InstanceTaskSource, expand_rows
-from traces.alibaba import convert_alibaba
-from traces.io import write_tasks
-from traces.paths import shared_dir
+from fairsim.schedulers import make_scheduler
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.engine import Engine
+from fairsim.simulator.replicas import SKIP_NO_INSTANCES, InstanceTaskSource, expand_rows
+from fairsim.traces.alibaba import convert_alibaba
+from fairsim.traces.io import write_tasks
+from fairsim.traces.paths import shared_dir
 
 
 def _tasks(rows: list[tuple]) -> pd.DataFrame:
@@ -98,7 +99,7 @@ def test_alibaba_2017_window_and_gpu_2023_replay(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("batch_rows", [0, -1])
 def test_bad_batch_rows(tmp_path: Path, batch_rows: int) -> None:
-    from simulator.errors import ConfigError
+    from fairsim.errors import ConfigError
 
     write_tasks(_tasks([(1, 1, 0.0, 0.1, 0.1, 1.0, 1)]), tmp_path / "t.parquet")
     with pytest.raises(ConfigError, match="batch_rows"):

@@ -1,4 +1,5 @@
-"""Complex jobs in the engine: DAG parents, repetitions, bounded job queue (simulator.jobs)."""
+"""Complex jobs in the engine: DAG parents, repetitions, bounded job queue
+(fairsim.simulator.jobs)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedulers import make_scheduler
-from simulator.cluster import ClusterState
-from simulator.engine import Engine, RunResult
-from simulator.jobs import (
+from fairsim.schedulers import make_scheduler
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.engine import Engine, RunResult
+from fairsim.simulator.jobs import (
     ADMIT_ON_ARRIVAL,
     ADMIT_ON_FINISH,
     DROPPED_DAG,
@@ -23,7 +24,7 @@ from simulator.jobs import (
     admission_times,
     parse_parents,
 )
-from simulator.workload import FrameTaskSource
+from fairsim.simulator.workload import FrameTaskSource
 
 COLS = ["job_id", "task_index", "submit_s", "cpu", "mem", "run_s", "instances", "parents"]
 
@@ -34,7 +35,7 @@ def _frame(rows: list[tuple]) -> pd.DataFrame:
 
 
 def _expand(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per instance, as simulator.instances streams them."""
+    """One row per instance, as fairsim.simulator.replicas streams them."""
     return frame.loc[frame.index.repeat(frame["instances"])].reset_index(drop=True)
 
 
@@ -256,7 +257,7 @@ class _Ticker:
     """FF-DRFH that only places tasks at multiples of 5 s (a minimal periodic scheduler)."""
 
     def __new__(cls) -> object:
-        from schedulers.progressive import FirstFitDRFH
+        from fairsim.schedulers.drfh import FirstFitDRFH
 
         class Periodic(FirstFitDRFH):
             name = "periodic"
@@ -292,7 +293,7 @@ def test_periodic_scheduler_gets_ticks_and_the_run_ends() -> None:
 
 
 def test_a_scheduler_that_ticks_for_ever_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
-    import simulator.engine as engine_mod
+    import fairsim.simulator.engine as engine_mod
 
     monkeypatch.setattr(engine_mod, "MAX_IDLE_TICKS", 50)
     frame = _frame([(1, 0, 1.0, 2.0, 0.1, 2.0, 1, None)])  # fits no server: never placed

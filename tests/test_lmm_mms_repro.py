@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import lmm_mms_repro as repro
-from traces.paths import shared_dir
+from fairsim.experiments.lmm_mms import lmm_mms_repro as repro
+from fairsim.traces.paths import shared_dir
 
 
 def test_allocations_respect_capacity_bounds_and_sharing_incentive() -> None:

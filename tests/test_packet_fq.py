@@ -8,8 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator.errors import ConfigError
-from simulator.packet import ALGORITHMS, estimate_service_rates, run_router
+from fairsim.errors import ConfigError
+from fairsim.experiments.bonald_roberts.packet_fq import (
+    ALGORITHMS,
+    estimate_service_rates,
+    run_router,
+)
 
 BIG = 10**7  # packets: flows that never end within the horizon
 T = 20_000.0
@@ -91,7 +95,7 @@ def test_bad_input_one_line() -> None:
 def test_numba_cache_disabled_on_read_only_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from simulator import packet
+    from fairsim.experiments.bonald_roberts import packet_fq as packet
 
     ro = tmp_path / "ro"
     ro.mkdir()
@@ -103,3 +107,16 @@ def test_numba_cache_disabled_on_read_only_dir(
         assert packet._can_cache()
     finally:
         ro.chmod(0o700)
+
+
+def test_numba_cache_goes_to_the_user_cache_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fairsim.experiments.bonald_roberts import packet_fq as packet
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert packet.cache_dir() == tmp_path / "cache" / "fairsim" / "numba"
+    assert packet._can_cache() and packet.cache_dir().is_dir()
+    # never next to the package, which may be installed read-only
+    assert Path(packet.__file__).resolve().parent not in packet.cache_dir().parents

@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedulers import make_scheduler
-from simulator.cluster import ClusterState
+from fairsim.schedulers import make_scheduler
+from fairsim.simulator.cluster import ClusterState
 
 
 def eq9(d: np.ndarray, free: np.ndarray, total: np.ndarray) -> float:

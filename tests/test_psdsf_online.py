@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 from test_exact_examples import PSDSF_FIG1, PSDSF_FIG2
 
-from schedulers import make_scheduler
-from schedulers.exact import solve_exact
-from schedulers.instance import Instance, parse_instance
-from schedulers.psdsf import DistributedPSDSF
-from simulator.cluster import ClusterState
-from simulator.engine import Engine
-from simulator.workload import FrameTaskSource
+from fairsim.schedulers import make_scheduler
+from fairsim.schedulers.exact import solve_exact
+from fairsim.schedulers.instance import Instance, parse_instance
+from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.engine import Engine
+from fairsim.simulator.workload import FrameTaskSource
 
 RES = ("cpu", "mem")
 
@@ -276,7 +276,7 @@ def test_static_fill_is_algorithm_i_initialisation() -> None:
     initialisation, DRF on each server in turn: server 1's 12 GB go 1 : 1 : 2 by weight (1.5,
     1.5, 3 tasks, indivisible 2, 2, 2), server 2 all to user 3. Only finishing tasks move it on
     to the PS-DSF allocation 3, 3, 6 (``test_steady_state_equals_exact_rdm_on_figs_1_and_2``)."""
-    from schedulers.static import progressive_fill
+    from fairsim.schedulers.static_fill import progressive_fill
 
     got = progressive_fill("psdsf", parse_instance(PSDSF_FIG1))
     assert got.tolist() == [[2, 0], [2, 0], [2, 6]]

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.psdsf_repro import (
+from fairsim.errors import ConfigError
+from fairsim.experiments.psdsf.psdsf_repro import (
     CONFIG,
     D2_CPU_ALTERNATIVE,
     _util,
@@ -18,9 +19,8 @@ from experiments.psdsf_repro import (
     run_experiment,
     run_scheduler,
 )
-from experiments.run import build_pool, resolve_workload
-from simulator.config import load_config, parse_config
-from simulator.errors import ConfigError
+from fairsim.experiments.scenario.config import load_config, parse_config
+from fairsim.experiments.scenario.run import build_pool, resolve_workload
 
 
 def test_shipped_config_recovers_the_papers_cluster() -> None:
@@ -154,7 +154,7 @@ def test_quick_reproduction_matches_table_iv_and_fig_6(tmp_path: Path) -> None:
 
 
 def test_cli_quick(tmp_path: Path) -> None:
-    from experiments.cli import main
+    from fairsim.experiments.cli import main
 
     assert main(["experiment", "psdsf", "--quick", "--no-progress", "--out", str(tmp_path)]) == 0
     assert "| PASS |" in (tmp_path / "report.md").read_text()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.run import run_config
-from simulator.config import RunConfig
+from fairsim.experiments.scenario.config import RunConfig
+from fairsim.experiments.scenario.run import run_config
 
 CFG = {
     "name": "report-test",

@@ -1,16 +1,16 @@
 """One conformance suite that every registered online scheduler must pass (STYLE.md: the
 scikit-learn ``check_estimator`` idea). Each check drives the scheduler through the engine's
-protocol by hand and asserts the contract of ``schedulers/base.py``."""
+protocol by hand and asserts the contract of ``simulator/scheduler.py``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from schedulers import make_scheduler
-from schedulers.base import Scheduler
-from schedulers.progressive import ProgressiveFilling
-from simulator.cluster import ClusterState
+from fairsim.schedulers import make_scheduler
+from fairsim.schedulers.progressive_filling import ProgressiveFilling
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.scheduler import Scheduler
 
 #: Every registered name pattern, with a concrete slot count.
 ONLINE = [
@@ -161,7 +161,7 @@ def test_unplaceable_task_is_refused(name: str) -> None:
 
 
 def test_unknown_scheduler_suggests_closest() -> None:
-    from simulator.errors import ConfigError
+    from fairsim.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"unknown scheduler 'bf-drf'; did you mean 'bf-drfh'"):
         make_scheduler("bf-drf")

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedulers.instance import parse_instance
-from schedulers.progressive import Slots
-from schedulers.static import progressive_fill
-from simulator.cluster import ClusterState
-from traces.pools import TABLE_I, TABLE_I_MACHINE_EVENTS
+from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.slots import Slots
+from fairsim.schedulers.static_fill import progressive_fill
+from fairsim.simulator.cluster import ClusterState
+from fairsim.traces.pools import TABLE_I, TABLE_I_MACHINE_EVENTS
 
 
 def _caps(table: tuple[tuple[int, float, float], ...]) -> tuple[np.ndarray, np.ndarray]:

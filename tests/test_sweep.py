@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.sweep import DONE, expand, load_sweep, parse_sweep, run_sweep
-from experiments.sweep_report import aggregate, sweep_report, t_interval
-from simulator.config import load_config, parse_config
-from simulator.errors import ConfigError
+from fairsim.errors import ConfigError
+from fairsim.experiments.reporting.sweep_report import aggregate, sweep_report, t_interval
+from fairsim.experiments.scenario.config import load_config, parse_config
+from fairsim.experiments.scenario.sweep import DONE, expand, load_sweep, parse_sweep, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -122,8 +122,8 @@ def test_resume_skips_finished_runs(tmp_path: Path) -> None:
 
 
 def test_failing_run_is_recorded_and_others_finish(tmp_path: Path) -> None:
-    from traces.io import write_tasks
-    from traces.synth import synth_google_like
+    from fairsim.traces.io import write_tasks
+    from fairsim.traces.synth import synth_google_like
 
     good = tmp_path / "good"
     good.mkdir()
@@ -163,7 +163,7 @@ def test_identical_files_on_every_executor(tmp_path: Path) -> None:
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args],
+        [sys.executable, "-m", "fairsim.experiments.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -269,7 +269,7 @@ def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(data))
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "experiments.cli", "sweep", str(path), "--out", str(out)]
+    cmd = [sys.executable, "-m", "fairsim.experiments.cli", "sweep", str(path), "--out", str(out)]
     proc = subprocess.Popen(
         [*cmd, "--executor", "local:1", "--no-progress"],
         cwd=ROOT,
@@ -301,7 +301,7 @@ def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
 
 
 def test_sweep_report_figure_when_only_schedulers_vary() -> None:
-    from experiments.sweep_report import metric_figure
+    from fairsim.experiments.reporting.sweep_report import metric_figure
 
     rows = [
         {
@@ -355,7 +355,7 @@ def test_grid_may_supply_what_base_leaves_out() -> None:
 
 
 def test_sweep_name_and_out_are_checked(tmp_path: Path) -> None:
-    from simulator.errors import OutputError
+    from fairsim.errors import OutputError
 
     with pytest.raises(ConfigError, match=r"sweep: name: '\.\./x' is not a single folder name"):
         parse_sweep({**TINY, "name": "../x"})

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from experiments.sweep import load_sweep, run_sweep
+from fairsim.experiments.scenario.sweep import load_sweep, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "experiments" / "notebooks").glob("*.ipynb"))

@@ -1,4 +1,5 @@
-"""Synthetic complex jobs (traces.synth.synth_complex_jobs): valid DAGs, fitted shape, replay."""
+"""Synthetic complex jobs (fairsim.traces.synth.synth_complex_jobs): valid DAGs, fitted shape,
+replay."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.run import run_config
-from simulator.config import parse_config
-from simulator.jobs import parse_parents
-from traces import synth
-from traces.dag import job_dag
-from traces.io import write_tasks
-from traces.synth import fit_dag_sample, synth_complex_jobs, synth_google_like
+from fairsim.experiments.scenario.config import parse_config
+from fairsim.experiments.scenario.run import run_config
+from fairsim.simulator.jobs import parse_parents
+from fairsim.traces import synth
+from fairsim.traces.dag import job_dag
+from fairsim.traces.io import write_tasks
+from fairsim.traces.synth import fit_dag_sample, synth_complex_jobs, synth_google_like
 
 
 def test_same_rows_as_google_like_plus_dag_and_instances() -> None:
@@ -59,8 +60,8 @@ def test_fit_recovers_the_generator_constants(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_fit_on_the_alibaba_2018_sample(tmp_path: Path) -> None:
-    from traces.alibaba import convert_alibaba
-    from traces.paths import shared_dir
+    from fairsim.traces.alibaba import convert_alibaba
+    from fairsim.traces.paths import shared_dir
 
     convert_alibaba(
         "alibaba-2018-spar", shared_dir() / "traces" / "alibaba-2018" / "spar-derived", tmp_path

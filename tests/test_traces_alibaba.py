@@ -16,12 +16,12 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from experiments.cli import main
-from traces import alibaba as ali
-from traces.alibaba import convert_alibaba
-from traces.errors import TraceError
-from traces.paths import shared_dir
-from traces.schema import resources_of
+from fairsim.errors import TraceError
+from fairsim.experiments.cli import main
+from fairsim.traces import alibaba as ali
+from fairsim.traces.alibaba import convert_alibaba
+from fairsim.traces.paths import shared_dir
+from fairsim.traces.schema import resources_of
 
 
 def _sample(name: str) -> Path:

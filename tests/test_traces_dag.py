@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from traces.dag import (
+from fairsim.traces.dag import (
     R_BAD_NAME,
     R_CYCLE,
     R_DUPLICATE,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from traces.errors import TraceError
-from traces.fetch import (
+from fairsim.errors import TraceError
+from fairsim.traces.fetch import (
     fetch_google_2011,
     known_hash,
     parse_parts,
@@ -18,7 +18,7 @@ from traces.fetch import (
     part_path,
     verify_file,
 )
-from traces.paths import google_2011_dir
+from fairsim.traces.paths import google_2011_dir
 
 PART1 = "task_events/part-00001-of-00500.csv.gz"
 

@@ -12,10 +12,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from traces.errors import TraceError
-from traces.google2011 import convert_google_2011, machine_events_table
-from traces.paths import google_2011_dir
-from traces.schema import END_STATES, tasks_schema
+from fairsim.errors import TraceError
+from fairsim.traces.google2011 import convert_google_2011, machine_events_table
+from fairsim.traces.paths import google_2011_dir
+from fairsim.traces.schema import END_STATES, tasks_schema
 
 S = 1_000_000  # µs per second
 
@@ -302,7 +302,7 @@ def test_empty_part_is_one_error_and_the_reader_thread_lets_go(tmp_path: Path) -
     import gc
     import sys
 
-    from traces.io import BadRows, csv_batches
+    from fairsim.traces.io import BadRows, csv_batches
 
     (tmp_path / "g" / "task_events").mkdir(parents=True)
     empty = tmp_path / "g" / "task_events" / "part-00000-of-00500.csv.gz"
@@ -331,7 +331,7 @@ def test_empty_part_exits_2_every_time(tmp_path: Path) -> None:
     (tmp_path / "g" / "task_events").mkdir(parents=True)
     (tmp_path / "g" / "task_events" / "part-00000-of-00500.csv.gz").write_bytes(b"")
     code = (
-        "import sys; from experiments.cli import main; "
+        "import sys; from fairsim.experiments.cli import main; "
         "sys.exit(main(['trace', 'convert', 'google-2011', sys.argv[1], '--out', sys.argv[2]]))"
     )
     procs = [

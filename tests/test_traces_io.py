@@ -9,15 +9,15 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from traces.errors import TraceError
-from traces.io import (
+from fairsim.errors import TraceError
+from fairsim.traces.io import (
     iter_task_batches,
     read_tasks_meta,
     write_json_atomic,
     write_servers,
     write_tasks,
 )
-from traces.synth import synth_google_like
+from fairsim.traces.synth import synth_google_like
 
 
 def test_write_and_stream_tasks(tmp_path: Path) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from traces.errors import TraceError
-from traces.paths import google_2011_dir
-from traces.pools import (
+from fairsim.errors import TraceError
+from fairsim.traces.paths import google_2011_dir
+from fairsim.traces.pools import (
     TABLE_I,
     TABLE_I_MACHINE_EVENTS,
     load_pool,
@@ -100,8 +100,8 @@ def test_fig4_seed_draws_the_pool_closest_to_the_paper_totals() -> None:
     # DRFH paper, Fig. 4: 100 Table I servers with 52.75 CPU and 51.32 memory units in total.
     from pathlib import Path
 
-    from experiments.run import build_pool, component_rng
-    from simulator.config import load_config
+    from fairsim.experiments.scenario.config import load_config
+    from fairsim.experiments.scenario.run import build_pool, component_rng
 
     def dist(seed: int) -> float:
         pool = table_i_pool(100, component_rng(seed, "pool"))

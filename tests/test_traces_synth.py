@@ -8,13 +8,13 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from traces import synth
-from traces.errors import TraceError
-from traces.google2011 import convert_google_2011
-from traces.io import write_tasks
-from traces.paths import google_2011_dir
-from traces.schema import tasks_schema
-from traces.synth import fit_google_sample, synth_google_like
+from fairsim.errors import TraceError
+from fairsim.traces import synth
+from fairsim.traces.google2011 import convert_google_2011
+from fairsim.traces.io import write_tasks
+from fairsim.traces.paths import google_2011_dir
+from fairsim.traces.schema import tasks_schema
+from fairsim.traces.synth import fit_google_sample, synth_google_like
 
 
 def test_same_seed_same_frame_other_seed_differs() -> None:

@@ -17,15 +17,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedulers import make_scheduler
-from schedulers.exact.udrf import dominant_shares, job_shares, parse_job_instance, rducs, solve_udrf
-from schedulers.static import udrf_online_fill
-from schedulers.udrf import UDRF
-from simulator.cluster import ClusterState
-from simulator.constraints import ConstraintIndex
-from simulator.engine import Engine
-from simulator.jobs import JobGate, JobsTaskSource
-from simulator.workload import FrameTaskSource
+from fairsim.schedulers import make_scheduler
+from fairsim.schedulers.exact.udrf import (
+    dominant_shares,
+    job_shares,
+    parse_job_instance,
+    rducs,
+    solve_udrf,
+)
+from fairsim.schedulers.static_fill import udrf_online_fill
+from fairsim.schedulers.udrf_online import UDRF
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.constraints import ConstraintIndex
+from fairsim.simulator.engine import Engine
+from fairsim.simulator.jobs import JobGate, JobsTaskSource
+from fairsim.simulator.workload import FrameTaskSource
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_exact_udrf import FIG1_LIKE, _random_instance
@@ -321,7 +327,7 @@ def test_cli_solve_udrf_online(tmp_path: Path) -> None:
     path = tmp_path / "udrf.json"
     path.write_text(json.dumps(FIG1_LIKE))
     res = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "solve", "udrf", str(path), "--online"],
+        [sys.executable, "-m", "fairsim.experiments.cli", "solve", "udrf", str(path), "--online"],
         capture_output=True,
         text=True,
         cwd=Path(__file__).resolve().parents[1],

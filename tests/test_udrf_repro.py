@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.udrf_repro import (
+from fairsim.experiments.udrf.udrf_repro import (
     BASELINE,
     PAPER,
     UDRF_NAME,

@@ -10,7 +10,7 @@ Formats (``fairsim trace convert FORMAT SRC --out DIR``; SRC is a folder). The s
 ``alibaba-2018``
     ``batch_task.csv[.gz]`` in the official v2018 layout (9 columns: task_name, instance_num,
     job_name, task_type, status, start_time, end_time, plan_cpu, plan_mem) and optionally
-    ``machine_meta.csv[.gz]`` (7 columns). Task names carry the DAG (:mod:`traces.dag`).
+    ``machine_meta.csv[.gz]`` (7 columns). Task names carry the DAG (:mod:`fairsim.traces.dag`).
 ``alibaba-2018-spar``
     The derived one-hour v2018 sample of the ``spar`` package: ``sample_tasks.csv[.gz]`` (7
     columns: arrival offset, job_name, task_name, duration, plan_cpu, plan_mem, instance_num);
@@ -43,9 +43,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traces.dag import dag_columns
-from traces.errors import TraceError
-from traces.io import (
+from fairsim.errors import TraceError
+from fairsim.traces.dag import dag_columns
+from fairsim.traces.io import (
     BAD_ROW_THRESHOLD,
     BadRows,
     FirstBadRow,
@@ -55,7 +55,7 @@ from traces.io import (
     write_servers,
     write_tasks,
 )
-from traces.schema import SCHEMA_VERSION
+from fairsim.traces.schema import SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ class _Table:
     def check_bad_rows(self, threshold: float) -> None:
         """Refuse the table if it has no data rows (when required) or more than ``threshold``
         of its rows are malformed or unreadable (:data:`BAD_REASONS`,
-        :func:`traces.io.check_bad_rows`)."""
+        :func:`fairsim.traces.io.check_bad_rows`)."""
         read = self.n + self.malformed
         if read == 0 and self.required:
             raise TraceError(f"{self.rel}: no data rows in {self.path}")
@@ -452,7 +452,7 @@ def convert_alibaba_2017(
         Output folder (``tasks.parquet``, ``servers.parquet``, ``conversion.json``).
     bad_row_threshold : float
         Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
-        0.5); more is an error naming the first bad row (:func:`traces.io.check_bad_rows`).
+        0.5); more is an error naming the first bad row (:func:`fairsim.traces.io.check_bad_rows`).
 
     Returns
     -------
@@ -633,7 +633,7 @@ def convert_alibaba_2018(
         Output folder.
     bad_row_threshold : float
         Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
-        0.5); more is an error naming the first bad row (:func:`traces.io.check_bad_rows`).
+        0.5); more is an error naming the first bad row (:func:`fairsim.traces.io.check_bad_rows`).
 
     Returns
     -------
@@ -684,7 +684,7 @@ def convert_alibaba_2018_spar(
         Output folder.
     bad_row_threshold : float
         Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
-        0.5); more is an error naming the first bad row (:func:`traces.io.check_bad_rows`).
+        0.5); more is an error naming the first bad row (:func:`fairsim.traces.io.check_bad_rows`).
 
     Returns
     -------
@@ -744,7 +744,7 @@ def convert_alibaba_gpu_2023(
         Output folder.
     bad_row_threshold : float
         Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
-        0.5); more is an error naming the first bad row (:func:`traces.io.check_bad_rows`).
+        0.5); more is an error naming the first bad row (:func:`fairsim.traces.io.check_bad_rows`).
 
     Returns
     -------
@@ -876,7 +876,7 @@ def convert_alibaba(
         Input folder and output folder.
     bad_row_threshold : float
         Largest share (0-1) of a table's rows that may be malformed or unreadable (default
-        0.5); more is an error naming the first bad row (:func:`traces.io.check_bad_rows`).
+        0.5); more is an error naming the first bad row (:func:`fairsim.traces.io.check_bad_rows`).
 
     Returns
     -------

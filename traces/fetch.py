@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from traces.errors import TraceError
+from fairsim.errors import TraceError
 
 log = logging.getLogger(__name__)
 

@@ -81,8 +81,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm import tqdm
 
-from traces.errors import TraceError
-from traces.io import (
+from fairsim.errors import TraceError
+from fairsim.traces.io import (
     BAD_ROW_THRESHOLD,
     BadRows,
     FirstBadRow,
@@ -92,7 +92,7 @@ from traces.io import (
     write_servers,
     write_tasks,
 )
-from traces.schema import END_STATES, SCHEMA_VERSION
+from fairsim.traces.schema import END_STATES, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -686,7 +686,7 @@ def convert_google_2011(
             out / "servers.parquet",
         )
     if attributes is not None:
-        from traces.io import write_machine_attributes
+        from fairsim.traces.io import write_machine_attributes
 
         write_machine_attributes(attributes, out / "machine_attributes.parquet")
     write_json_atomic(report, out / "conversion.json")
@@ -698,7 +698,7 @@ def _constraints(
     src: Path, parts: list[int], tasks: dict[str, np.ndarray], report: dict[str, Any]
 ) -> pd.DataFrame | None:
     """Fill ``tasks["constraint"]`` from task_constraints; return machine_attributes (if any)."""
-    from traces.google_constraints import read_machine_attributes, read_task_constraints
+    from fairsim.traces.google_constraints import read_machine_attributes, read_task_constraints
 
     keys = pd.DataFrame({"job_id": tasks["job_id"], "task_index": tasks["task_index"]})
     if (src / "task_constraints").is_dir():

@@ -12,7 +12,8 @@ on files written in this schema (``tests/test_google_constraints.py``).
 
 **Task constraints.** Every row adds one predicate on a machine attribute to a task; a task's
 constraint is the conjunction of all its predicates (duplicates removed), encoded for the canonical
-``constraint`` column as ``attr:<name> <op> <value>;...`` (sorted; :mod:`simulator.constraints`
+``constraint`` column as ``attr:<name> <op> <value>;...`` (sorted;
+:mod:`fairsim.simulator.constraints`
 evaluates it). The comparison operator codes are :data:`GOOGLE_2011_OPERATORS`.
 
 **Machine attributes.** For each (machine, attribute) the row with the latest time wins; if its
@@ -32,8 +33,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from traces.errors import TraceError
-from traces.google2011 import _BadRows, _iter_batches, _list_parts, _to_int
+from fairsim.errors import TraceError
+from fairsim.traces.google2011 import _BadRows, _iter_batches, _list_parts, _to_int
 
 #: Comparison operator codes of the 2011 ``task_constraints`` table, as given in Google's format
 #: document ("Google cluster-usage traces: format + schema", section Task constraints). Could not be
@@ -225,7 +226,7 @@ def read_machine_attributes(folder: Path) -> tuple[pd.DataFrame, dict[str, Any]]
 
 
 def attribute_arrays(attributes: pd.DataFrame, machine_ids: np.ndarray) -> dict[str, np.ndarray]:
-    """Attribute values per server, for :class:`simulator.constraints.ConstraintIndex`.
+    """Attribute values per server, for :class:`fairsim.simulator.constraints.ConstraintIndex`.
 
     Parameters
     ----------

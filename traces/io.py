@@ -24,10 +24,10 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from simulator.atomic import atomic_path as _atomic_path
-from simulator.atomic import json_text
-from traces.errors import TraceError
-from traces.schema import RESOURCES_GOOGLE, servers_schema, tasks_schema
+from fairsim.atomic import atomic_path as _atomic_path
+from fairsim.atomic import json_text
+from fairsim.errors import TraceError
+from fairsim.traces.schema import RESOURCES_GOOGLE, servers_schema, tasks_schema
 
 ROW_GROUP_SIZE = 65_536
 #: Default share of a table's rows that may be malformed or unparseable before a conversion is
@@ -369,7 +369,8 @@ def write_tasks(
     Parameters
     ----------
     df : pandas.DataFrame or pyarrow.Table
-        Rows in the canonical tasks schema (:func:`traces.schema.tasks_schema`); extra columns are
+        Rows in the canonical tasks schema (:func:`fairsim.traces.schema.tasks_schema`); extra
+        columns are
         dropped, columns are reordered and cast to the schema types. A table without a
         ``censored`` column gets ``censored = (end_state == "censored")``.
     path : pathlib.Path
@@ -460,7 +461,7 @@ def write_json_atomic(obj: Any, path: Path) -> Path:
     ----------
     obj : object
         JSON-serialisable object; non-finite floats are written as ``null``
-        (:func:`simulator.atomic.json_text`).
+        (:func:`fairsim.atomic.json_text`).
     path : pathlib.Path
         Destination file.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from traces.errors import TraceError
+from fairsim.errors import TraceError
 
 ENV_VAR = "FAIRSIM_SHARED"
 

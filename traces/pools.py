@@ -7,11 +7,12 @@ these, the paper's own set-up.
 
 ``TABLE_I_MACHINE_EVENTS`` has the same counts with the values Google's ``machine_events`` table
 actually holds (0.4995, 0.2493, 0.749, ...): each machine's last non-empty capacity (see
-:func:`traces.google2011.machine_events_table`) gives exactly these counts; a test checks this.
+:func:`fairsim.traces.google2011.machine_events_table`) gives exactly these counts; a test checks
+this.
 The trace's memory capacities lie up to 0.001 below round fractions of the largest machine
 (0.4995 for 1/2, 0.2493 for 1/4, 0.1241 for 1/8, 0.9678 for 31/32, ...), which the paper rounds
 to two decimals; ``source: machine-events`` keeps the trace's values
-(:class:`schedulers.progressive.Slots` counts slots on them with a tolerance).
+(:class:`fairsim.schedulers.slots.Slots` counts slots on them with a tolerance).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from traces.errors import TraceError
-from traces.google2011 import machine_events_table
+from fairsim.errors import TraceError
+from fairsim.traces.google2011 import machine_events_table
 
 #: (count, cpu, mem) per machine configuration as the DRFH paper's Table I publishes it, most
 #: frequent first (12,583 machines in total).

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from traces.errors import TraceError
+from fairsim.errors import TraceError
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +80,8 @@ def synth_google_like(
     Returns
     -------
     pandas.DataFrame
-        Columns of :func:`traces.schema.tasks_schema`, sorted by ``(submit_s, job_id,
-        task_index)``; write it with :func:`traces.io.write_tasks`.
+        Columns of :func:`fairsim.traces.schema.tasks_schema`, sorted by ``(submit_s, job_id,
+        task_index)``; write it with :func:`fairsim.traces.io.write_tasks`.
 
     Raises
     ------
@@ -157,7 +157,7 @@ def fit_google_sample(tasks_parquet: Path) -> dict[str, Any]:
     Parameters
     ----------
     tasks_parquet : pathlib.Path
-        A ``tasks.parquet`` written by :func:`traces.google2011.convert_google_2011`.
+        A ``tasks.parquet`` written by :func:`fairsim.traces.google2011.convert_google_2011`.
 
     Returns
     -------

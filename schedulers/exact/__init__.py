@@ -1,7 +1,7 @@
 """Exact (divisible-task) allocation mechanisms behind ``fairsim solve``.
 
 :data:`EXACT` maps each mechanism name of ``../shared/DESIGN.md`` to its allocator; every allocator
-takes a validated :class:`~schedulers.instance.Instance` and returns fractional task counts.
+takes a validated :class:`~fairsim.schedulers.instance.Instance` and returns fractional task counts.
 Pooled mechanisms (``drf``, ``af``, ``bmf``) ignore placement constraints and return one column,
 the pooled cluster. :data:`JOB_EXACT` holds the mechanisms whose input extends the contract with
 users' jobs over machine classes (``udrf``). Sources and tie-breaking rules: ``docs/mechanisms.md``.
@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from schedulers.exact.lexmaxmin import solve_c_drfh, solve_drfh, solve_lmm_mms, solve_tsf
-from schedulers.exact.pf import solve_pf
-from schedulers.exact.pool import solve_af, solve_bmf, solve_drf
-from schedulers.exact.psdsf import solve_psdsf
-from schedulers.exact.udrf import solve_udrf, solve_udrf_json
-from schedulers.instance import Instance, check_range
+from fairsim.schedulers.exact.lexmaxmin import solve_c_drfh, solve_drfh, solve_lmm_mms, solve_tsf
+from fairsim.schedulers.exact.pf import solve_pf
+from fairsim.schedulers.exact.pool import solve_af, solve_bmf, solve_drf
+from fairsim.schedulers.exact.psdsf import solve_psdsf
+from fairsim.schedulers.exact.udrf import solve_udrf, solve_udrf_json
+from fairsim.schedulers.instance import Instance, check_range
 
 EXACT: dict[str, Callable[..., np.ndarray]] = {
     "drf": solve_drf,
@@ -33,7 +33,8 @@ EXACT: dict[str, Callable[..., np.ndarray]] = {
     "lmm-mms": solve_lmm_mms,
 }
 
-#: Mechanisms taking a :class:`~schedulers.exact.udrf.JobInstance` (jobs per machine class): the
+#: Mechanisms taking a :class:`~fairsim.schedulers.exact.udrf.JobInstance` (jobs per machine class):
+# the
 #: allocator and its ``fairsim solve`` output builder.
 JOB_EXACT: dict[str, tuple[Callable[..., np.ndarray], Callable[..., dict[str, Any]]]] = {
     "udrf": (solve_udrf, solve_udrf_json),
@@ -67,11 +68,12 @@ def solve_exact(name: str, inst: Instance, sharing: str = "rdm") -> np.ndarray:
         For an instance field the mechanism cannot honour (placement constraints of a pooled
         mechanism).
     NumericalRangeError
-        If the instance's numbers overflow float64 (:func:`~schedulers.instance.check_range`), a
+        If the instance's numbers overflow float64
+        (:func:`~fairsim.schedulers.instance.check_range`), a
         solver reports no optimum, or the answer fails the independent check
-        (:func:`~schedulers.exact.properties.verify`).
+        (:func:`~fairsim.schedulers.exact.properties.verify`).
     """
-    from schedulers.exact.properties import verify
+    from fairsim.schedulers.exact.properties import verify
 
     fn = EXACT[name]
     check_range(inst)

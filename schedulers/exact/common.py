@@ -13,7 +13,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from schedulers.instance import Instance, NumericalRangeError
+from fairsim.schedulers.instance import Instance, NumericalRangeError
 
 #: Relative tolerance used when deciding that a resource is saturated.
 TOL = 1e-9

@@ -6,7 +6,8 @@ user n's *share* is ``x_n * a_n / w_n`` with ``x_n = sum_l x[n, l]`` and a per-u
 ``a_n``; the allocation lexicographically maximises the vector of shares subject to the per-server
 capacities (PS-DSF eq. 9), ``x[n, l] = 0`` where server l cannot serve n, and ``x_n <= max_tasks``.
 
-Algorithm on one server: exact progressive filling (:func:`~schedulers.exact.common.waterfill`),
+Algorithm on one server: exact progressive filling
+(:func:`~fairsim.schedulers.exact.common.waterfill`),
 which is max-min fairness for linear capacity constraints. On several servers, Nace and Pioro's
 max-min LP: maximise a common level ``t`` with every unfrozen share
 ``>= t`` and every frozen share ``>= its level``; by LP duality the fairness rows carry duals that
@@ -21,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from schedulers.exact.common import fill_idle, monopoly_tasks, serving, solve_lp, waterfill
-from schedulers.instance import Instance
+from fairsim.schedulers.exact.common import fill_idle, monopoly_tasks, serving, solve_lp, waterfill
+from fairsim.schedulers.instance import Instance
 
 #: Relative slack of a frozen user's level in later LPs (the level was computed to ~1e-9).
 FREEZE_SLACK = 1e-9
@@ -51,7 +52,7 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
     a : ndarray, shape (n_users,)
         Share per task of each user; users with ``a <= 0`` or ``inf`` or no serving server get 0.
     serve : ndarray of bool, shape (n_users, n_servers), optional
-        Which server may run which user (default :func:`~schedulers.exact.common.serving`).
+        Which server may run which user (default :func:`~fairsim.schedulers.exact.common.serving`).
 
     Returns
     -------
@@ -61,7 +62,7 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
     Raises
     ------
     NumericalRangeError
-        If an LP has no optimum by HiGHS (:func:`~schedulers.exact.common.solve_lp`).
+        If an LP has no optimum by HiGHS (:func:`~fairsim.schedulers.exact.common.solve_lp`).
     """
     n_u, n_s = inst.eligible.shape
     serve = serving(inst) if serve is None else serve

@@ -1,14 +1,16 @@
 """LMM-MMS on one pool by the paper's median-halving algorithm (Li et al. 2025, Theorem 2,
 Algorithm 1), as reconstructed in ``../shared/papers/NOTES.md``.
 
-Every user n has a maximin share ``mu_n`` (:func:`~schedulers.exact.lexmaxmin.maximin_share`) and
+Every user n has a maximin share ``mu_n``
+(:func:`~fairsim.schedulers.exact.lexmaxmin.maximin_share`) and
 is satisfied at the MMS ratio ``t_n = max_tasks_n / mu_n``. By the paper's Lemma 1 all unsatisfied
 users end at one common ratio. Each step takes the median ``t_m`` of the undecided users' ``t_n``
 (linear-time selection, ``numpy.partition``, in place of PICK) and tests whether every user can
 have ratio ``min(t_n, t_m)``: if so, the users with ``t_n <= t_m`` are satisfied; if not, the users
 with ``t_n >= t_m`` join the "dummy" set that shares the final common ratio. At least half of the
 undecided users are decided per step; the final LP has one variable (the common ratio) and is
-solved in closed form. :func:`~schedulers.exact.lexmaxmin.solve_lmm_mms` (sequential LPs) must give
+solved in closed form. :func:`~fairsim.schedulers.exact.lexmaxmin.solve_lmm_mms` (sequential LPs)
+must give
 the same totals; a hypothesis test checks it.
 """
 
@@ -16,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedulers.exact.lexmaxmin import maximin_share
-from schedulers.instance import Instance, InstanceError
+from fairsim.schedulers.exact.lexmaxmin import maximin_share
+from fairsim.schedulers.instance import Instance, InstanceError
 
 
 def lmm_mms_pick(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
@@ -28,7 +30,7 @@ def lmm_mms_pick(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
     inst : Instance
         Must have exactly one server (the paper's single resource pool).
     mms : ndarray, shape (n_users,), optional
-        Maximin shares (default :func:`~schedulers.exact.lexmaxmin.maximin_share`).
+        Maximin shares (default :func:`~fairsim.schedulers.exact.lexmaxmin.maximin_share`).
 
     Returns
     -------
@@ -42,7 +44,8 @@ def lmm_mms_pick(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
         two users, so it needs every user to demand every resource; with zero demands the common
         ratio can leave a resource idle. Example: capacity (1, 1), demands (1, 0), (1, 0), (0, 1):
         the common ratio gives 0.5, 0.5, 0.5, the lexicographic optimum 0.5, 0.5, 1
-        (``docs/mechanisms.md``). Use :func:`~schedulers.exact.lexmaxmin.solve_lmm_mms` there.
+        (``docs/mechanisms.md``). Use :func:`~fairsim.schedulers.exact.lexmaxmin.solve_lmm_mms`
+        there.
     """
     if inst.capacity.shape[0] != 1:
         raise InstanceError("lmm-mms (PICK): the median-halving algorithm needs one server")

@@ -13,8 +13,8 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import LinearConstraint, minimize
 
-from schedulers.exact.common import fill_idle, monopoly_tasks, serving, solve_lp
-from schedulers.instance import Instance
+from fairsim.schedulers.exact.common import fill_idle, monopoly_tasks, serving, solve_lp
+from fairsim.schedulers.instance import Instance
 
 #: Largest Frank-Wolfe gap (:func:`pf_kkt_gap`, relative to the sum of weights) accepted as optimal.
 PF_GAP = 1e-6
@@ -97,7 +97,7 @@ def pf_kkt_gap(inst: Instance, x: np.ndarray) -> float:
 
     For a concave objective, ``f(x*) - f(x) <= grad f(x) . (z - x)`` maximised over feasible z
     (Frank-Wolfe gap). Returns that bound divided by ``sum_n w_n``; 0 at the optimum. The LP is
-    solved by :func:`~schedulers.exact.common.solve_lp` (rescaled); the bound is unit-free
+    solved by :func:`~fairsim.schedulers.exact.common.solve_lp` (rescaled); the bound is unit-free
     (``w_n z_n / x_n``).
     """
     gamma = monopoly_tasks(inst.capacity, inst.demand) * serving(inst)

@@ -10,8 +10,8 @@ import itertools
 
 import numpy as np
 
-from schedulers.exact.common import solve_lp, waterfill
-from schedulers.instance import Instance, InstanceError
+from fairsim.schedulers.exact.common import solve_lp, waterfill
+from fairsim.schedulers.instance import Instance, InstanceError
 
 #: Most bottleneck mappings :func:`solve_bmf` will enumerate.
 BMF_MAX_MAPPINGS = 200_000

@@ -30,15 +30,15 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from schedulers.exact.common import monopoly_tasks, room, serving, solve_lp
-from schedulers.exact.lexmaxmin import FREEZE_SLACK, share_per_task, task_scale
-from schedulers.exact.pf import PF_GAP, pf_kkt_gap
-from schedulers.exact.pool import bmf_conditions, pooled_share_per_task
-from schedulers.exact.psdsf import psdsf_violation
-from schedulers.instance import Instance, NumericalRangeError
+from fairsim.schedulers.exact.common import monopoly_tasks, room, serving, solve_lp
+from fairsim.schedulers.exact.lexmaxmin import FREEZE_SLACK, share_per_task, task_scale
+from fairsim.schedulers.exact.pf import PF_GAP, pf_kkt_gap
+from fairsim.schedulers.exact.pool import bmf_conditions, pooled_share_per_task
+from fairsim.schedulers.exact.psdsf import psdsf_violation
+from fairsim.schedulers.instance import Instance, NumericalRangeError
 
 if TYPE_CHECKING:
-    from schedulers.exact.udrf import JobInstance
+    from fairsim.schedulers.exact.udrf import JobInstance
 
 PROPERTIES = (
     "sharing-incentive",
@@ -52,7 +52,8 @@ PROPERTIES = (
 RTOL = 1e-6
 #: Relative tolerance of :func:`verify`, the check after every exact solve.
 CHECK_RTOL = 1e-6
-#: Mechanisms that lexicographically maximise ``x_n a_n / w_n`` (:mod:`schedulers.exact.lexmaxmin`).
+#: Mechanisms that lexicographically maximise ``x_n a_n / w_n``
+# (:mod:`fairsim.schedulers.exact.lexmaxmin`).
 LEX = ("drfh", "c-drfh", "tsf", "lmm-mms")
 
 
@@ -211,7 +212,7 @@ def check(
     dict
         ``{property: True (holds) | False (violated) | None (not applicable)}``.
     """
-    from schedulers.exact import POOLED, solve_exact
+    from fairsim.schedulers.exact import POOLED, solve_exact
 
     if name in POOLED:
         inst = pooled(inst)
@@ -379,7 +380,7 @@ def lex_problem(
     total share of the users at ``t`` while every user at or below ``t`` keeps its share; if that
     total exceeds the current one by more than ``rtol``, some user at ``t`` could rise without
     lowering anyone not above it. One LP per level, solved rescaled
-    (:func:`~schedulers.exact.common.solve_lp`). Returns why not, or ``None``.
+    (:func:`~fairsim.schedulers.exact.common.solve_lp`). Returns why not, or ``None``.
     """
     valid = _valid(inst, a)
     serve = serving(inst) & valid[:, None]
@@ -440,16 +441,16 @@ def verify(name: str, inst: Instance, x: np.ndarray, sharing: str = "rdm") -> No
     defining condition: the bottleneck condition of max-min fairness (:func:`bottleneck_problem`;
     ``drf``, ``af`` on the pool, ``drfh``, ``c-drfh``, ``tsf``, ``lmm-mms`` on every server), and on
     several servers also one LP per share level (:func:`lex_problem`);
-    Theorem 1 / 2 for ``psdsf`` (:func:`~schedulers.exact.psdsf.psdsf_violation` at most
+    Theorem 1 / 2 for ``psdsf`` (:func:`~fairsim.schedulers.exact.psdsf.psdsf_violation` at most
     :data:`CHECK_RTOL`); the Frank-Wolfe gap for ``pf`` (at most
-    :data:`~schedulers.exact.pf.PF_GAP`); the definition for ``bmf``
-    (:func:`~schedulers.exact.pool.bmf_conditions`). Tolerances are relative
+    :data:`~fairsim.schedulers.exact.pf.PF_GAP`); the definition for ``bmf``
+    (:func:`~fairsim.schedulers.exact.pool.bmf_conditions`). Tolerances are relative
     (:data:`CHECK_RTOL`).
 
     Parameters
     ----------
     name : str
-        An exact mechanism (``schedulers.exact.EXACT``).
+        An exact mechanism (``fairsim.schedulers.exact.EXACT``).
     inst : Instance
         The instance it solved (pooled mechanisms: the original; it is pooled here).
     x : ndarray, shape (n_users, n_servers), or (n_users, 1) for pooled mechanisms
@@ -460,7 +461,7 @@ def verify(name: str, inst: Instance, x: np.ndarray, sharing: str = "rdm") -> No
     NumericalRangeError
         One line: the instance is numerically out of range, and the failed condition.
     """
-    from schedulers.exact import POOLED
+    from fairsim.schedulers.exact import POOLED
 
     if name in POOLED:
         inst = pooled(inst)
@@ -502,7 +503,7 @@ def udrf_problem(inst: JobInstance, x: np.ndarray, *, rtol: float = CHECK_RTOL) 
     dominant shares: a user with no bounded job has a saturated resource on which no user with a
     positive share has a larger weighted dominant share (Lemma 1).
     """
-    from schedulers.exact.udrf import dominant_shares, job_shares
+    from fairsim.schedulers.exact.udrf import dominant_shares, job_shares
 
     if not np.isfinite(x).all():
         return "the solver returned a run count that is not a finite number"
@@ -551,7 +552,7 @@ def udrf_problem(inst: JobInstance, x: np.ndarray, *, rtol: float = CHECK_RTOL) 
 
 
 def verify_udrf(inst: JobInstance, x: np.ndarray) -> None:
-    """:func:`udrf_problem`, raised as :class:`~schedulers.instance.NumericalRangeError`.
+    """:func:`udrf_problem`, raised as :class:`~fairsim.schedulers.instance.NumericalRangeError`.
 
     Raises
     ------

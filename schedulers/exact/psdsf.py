@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedulers.exact.common import TOL, monopoly_tasks, serving, waterfill
-from schedulers.instance import Instance, InstanceError
+from fairsim.schedulers.exact.common import TOL, monopoly_tasks, serving, waterfill
+from fairsim.schedulers.instance import Instance, InstanceError
 
 
 def _setup(inst: Instance) -> tuple[np.ndarray, np.ndarray]:

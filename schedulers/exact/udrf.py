@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from schedulers.instance import (
+from fairsim.schedulers.instance import (
     _HUGE,
     _TINY,
     InstanceError,
@@ -378,9 +378,9 @@ def solve_udrf_json(inst: JobInstance) -> dict[str, Any]:
     ------
     NumericalRangeError
         If the allocation fails the check after the solve
-        (:func:`~schedulers.exact.properties.verify_udrf`).
+        (:func:`~fairsim.schedulers.exact.properties.verify_udrf`).
     """
-    from schedulers.exact.properties import verify_udrf
+    from fairsim.schedulers.exact.properties import verify_udrf
 
     x = solve_udrf(inst)
     verify_udrf(inst, x)

@@ -1,0 +1,647 @@
+"""``make bench``: speed and memory benchmarks of the engine against DESIGN.md's targets.
+
+Four benchmarks, each a list of *points* (one scheduler on one workload and one pool):
+
+``real-2000``
+    FF- and BF-DRFH on the real Google sample (task_events parts 0-13) with 2,000 Table I servers
+    (drawn with the config's seed, as ``make experiment`` does). Compared with the absolute targets
+    (BF >= 20,000 tasks/s, FF >= 50,000 tasks/s, peak RSS < 2,048 MB) and with the reference
+    "minimal heapq + numpy replay" (46,000 FF / 26,000 BF tasks/s; pass if within 2x of it).
+``online-2000``
+    Every online baseline of issue #5 (``drf``, ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``,
+    ``lmm-mms``; :mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF (``psdsf``;
+    :mod:`fairsim.schedulers.psdsf_distributed`) and ``drf-classes``
+    (:mod:`fairsim.schedulers.drf_classes`) on the real Google
+    sample with the ``real-2000`` pool.
+    Target: each >= 10,000 tasks/s, peak RSS < 2,048 MB.
+``servers``
+    BF- and FF-DRFH on the real sample with 500 / 2,000 / 12,583 Table I servers: the cost curve
+    versus the number of servers (should be sub-linear).
+``tasks``
+    BF- and FF-DRFH on synthetic Google-like workloads of 10^4 / 10^5 / 10^6 tasks on 2,000 servers:
+    cost per task and the ratio cost(10^6) / cost(10^4) (target <= 2). The generator keeps the
+    arrival window at 70,756 s, so larger sizes are *denser* loads, not longer traces.
+
+Every point runs in a fresh child process (``python -m fairsim.experiments.benchmarks.bench_online
+--one KIND ...``) so
+that its peak RSS (``ru_maxrss``) is its own; the child prints one JSON object on stdout. Points
+run one after another, never in parallel. The timed quantity is the engine's wall time
+(``RunResult.wall_s``); loading/generating the workload and drawing the pool are reported
+separately as ``setup_s``.
+
+Outputs (written atomically into ``--out``): ``real-2000.json``, ``online-2000.json``,
+``servers.json``, ``tasks.json`` and ``summary.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fairsim.atomic import json_text, write_text
+from fairsim.experiments import config_path
+from fairsim.schedulers.registry import ONLINE_BASELINES
+
+log = logging.getLogger("fairsim.experiments.benchmarks.bench_online")
+
+BENCHMARKS = ("real-2000", "online-2000", "servers", "tasks")
+SCHEDULERS = ("ff-drfh", "bf-drfh")
+CONFIG = config_path("drfh-google.yaml")
+
+#: DESIGN.md "Engineering targets".
+TARGET_TASKS_PER_S = {"bf-drfh": 20_000.0, "ff-drfh": 50_000.0}
+REFERENCE_TASKS_PER_S = {"ff-drfh": 46_000.0, "bf-drfh": 26_000.0}  # minimal heapq + numpy replay
+REFERENCE_FACTOR = 2.0
+TARGET_PEAK_RSS_MB = 2048.0
+#: Issue #5: every online scheduler it added, on the real sample with 2,000 servers.
+ONLINE_SCHEDULERS = (*ONLINE_BASELINES, "psdsf", "drf-classes", "udrf")
+TARGET_ONLINE_TASKS_PER_S = 10_000.0
+ONLINE_REFERENCE = "ff-drfh"  # run alongside, as a yardstick of the machine's speed
+TARGET_TASK_COST_RATIO = 2.0
+
+SERVER_SIZES = (500, 2_000, 12_583)
+SERVER_SIZES_QUICK = (500, 2_000)
+TASK_SIZES = (10_000, 100_000, 1_000_000)
+TASK_SIZES_QUICK = (10_000, 100_000)
+SYNTH_SERVERS = 2_000
+SYNTH_DURATION_S = 70_756.0
+SEED = 1
+INTERVAL_S = 60.0
+CHILD_TIMEOUT_S = 3_600.0
+
+
+# --------------------------------------------------------------------------- one point (child)
+
+
+def _peak_rss_mb() -> float:
+    """Peak resident set size of this process in MB (``ru_maxrss`` is KiB on Linux)."""
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kb / 1024.0 if sys.platform != "darwin" else kb / 2**20
+
+
+def _measure(
+    scheduler: str, capacity: np.ndarray, source: Any, start_s: float, end_s: float
+) -> dict[str, Any]:
+    from fairsim.experiments.scenario.run import simulate
+
+    r = simulate(
+        scheduler, capacity, source, start_s=start_s, horizon_s=end_s, interval_s=INTERVAL_S
+    )
+    n = len(r.tasks["submit_s"])
+    started = int(np.count_nonzero(r.tasks["server"] >= 0)) if "server" in r.tasks else None
+    util = r.mean_utilization if r.mean_utilization is not None else np.full(2, np.nan)
+    wall = float(r.wall_s)
+    return {
+        "scheduler": scheduler,
+        "servers": int(capacity.shape[0]),
+        "tasks": n,
+        "tasks_started": started,
+        "wall_s": wall,
+        "tasks_per_s": n / wall if wall > 0 else None,
+        "us_per_task": 1e6 * wall / n if n else None,
+        "util_cpu": float(util[0]),
+        "util_mem": float(util[1]),
+        "horizon_s": float(end_s - start_s),
+        "skipped": {str(k): int(v) for k, v in (r.skipped or {}).items()},
+    }
+
+
+def run_real_point(scheduler: str, servers: int, shared: Path) -> dict[str, Any]:
+    """One scheduler on the real Google sample (parts 0-13) with ``servers`` Table I servers."""
+    from fairsim.experiments.scenario.config import load_config
+    from fairsim.experiments.scenario.run import build_pool, pool_capacity, resolve_workload
+
+    t0 = time.perf_counter()
+    cfg = load_config(
+        CONFIG,
+        overrides=[
+            f"trace.path={Path(shared) / 'traces' / 'google-2011'}",
+            f"cluster.servers={servers}",
+        ],
+    )
+    w = resolve_workload(cfg)
+    cap = pool_capacity(build_pool(cfg))
+    setup = time.perf_counter() - t0
+    out = _measure(scheduler, cap, w.open(), w.start_s, w.end_s)
+    conv = w.describe.get("conversion", {})
+    out.update(
+        workload="google-2011 parts 0-13",
+        trace_tasks=conv.get("tasks"),
+        trace_users=conv.get("users"),
+        tasks_parquet=w.describe.get("tasks_parquet"),
+        setup_s=setup,
+    )
+    return out
+
+
+def run_synth_point(
+    scheduler: str, n_tasks: int, servers: int = SYNTH_SERVERS, seed: int = SEED
+) -> dict[str, Any]:
+    """One scheduler on ``synth_google_like(n_tasks)`` with ``servers`` Table I servers."""
+    from fairsim.simulator.workload import FrameTaskSource
+    from fairsim.traces.pools import table_i_pool
+    from fairsim.traces.synth import synth_google_like
+
+    t0 = time.perf_counter()
+    frame = synth_google_like(n_tasks, seed=seed, duration_s=SYNTH_DURATION_S)
+    pool = table_i_pool(servers, np.random.default_rng(seed))
+    cap = pool[["cpu", "mem"]].to_numpy(dtype=np.float64)
+    end = float(frame["submit_s"].max()) + 1.0
+    src = FrameTaskSource(frame, resources=("cpu", "mem"), start_s=0.0, end_s=end)
+    setup = time.perf_counter() - t0
+    out = _measure(scheduler, cap, src, 0.0, end)
+    out.update(workload=f"synth_google_like({n_tasks}, seed={seed})", setup_s=setup)
+    return out
+
+
+def _child_main(args: argparse.Namespace) -> int:
+    if args.one == "real":
+        res = run_real_point(args.scheduler, args.servers, Path(args.shared))
+    elif args.one == "synth":
+        res = run_synth_point(args.scheduler, args.tasks, args.servers)
+    else:
+        raise SystemExit(f"--one: unknown point kind {args.one!r}")
+    res["peak_rss_mb"] = _peak_rss_mb()
+    res["rss_isolated"] = True
+    res["loadavg_1m_at_end"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    sys.stdout.write(json.dumps(res) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+# --------------------------------------------------------------------------- running points
+
+
+def _point_argv(spec: dict[str, Any], shared: Path | None) -> list[str]:
+    argv = [
+        sys.executable,
+        "-m",
+        "fairsim.experiments.benchmarks.bench_online",
+        "--one",
+        spec["kind"],
+    ]
+    argv += ["--scheduler", spec["scheduler"], "--servers", str(spec["servers"])]
+    if spec["kind"] == "synth":
+        argv += ["--tasks", str(spec["tasks"])]
+    else:
+        argv += ["--shared", str(shared)]
+    return argv
+
+
+def run_point(spec: dict[str, Any], shared: Path | None, isolate: bool = True) -> dict[str, Any]:
+    """Run one point, in a child process if ``isolate`` (for a per-point peak RSS)."""
+    if not isolate:
+        if spec["kind"] == "synth":
+            res = run_synth_point(spec["scheduler"], spec["tasks"], spec["servers"])
+        else:
+            assert shared is not None
+            res = run_real_point(spec["scheduler"], spec["servers"], shared)
+        res["peak_rss_mb"] = _peak_rss_mb()
+        res["rss_isolated"] = False
+        return res
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            _point_argv(spec, shared),
+            capture_output=True,
+            text=True,
+            timeout=CHILD_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        return {**spec, "error": f"timed out after {CHILD_TIMEOUT_S:.0f} s"}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or "").strip().splitlines()[-5:]
+        return {**spec, "error": f"exit {proc.returncode}: " + " | ".join(tail)}
+    child: dict[str, Any] = json.loads(lines[-1])
+    child["child_wall_s"] = time.perf_counter() - t0
+    return child
+
+
+def _run_points(
+    specs: Sequence[dict[str, Any]],
+    shared: Path | None,
+    isolate: bool,
+    label: str,
+    progress: bool,
+) -> list[dict[str, Any]]:
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(specs), desc=label, unit="run", file=sys.stderr, leave=True)
+    out = []
+    for spec in specs:
+        desc = f"{label}: {spec['scheduler']} servers={spec['servers']}" + (
+            f" tasks={spec['tasks']:,}" if spec["kind"] == "synth" else ""
+        )
+        if bar is not None:
+            bar.set_postfix_str(desc.split(": ", 1)[1])
+        res = run_point(spec, shared, isolate)
+        msg = (
+            f"{desc}: ERROR {res['error']}"
+            if "error" in res
+            else f"{desc}: {res['tasks']:,} tasks in {res['wall_s']:.1f} s "
+            f"({res['tasks_per_s']:,.0f} tasks/s, peak {res['peak_rss_mb']:.0f} MB)"
+        )
+        if bar is not None:
+            bar.write(msg, file=sys.stderr)
+            bar.update(1)
+        else:
+            log.info(msg)
+        out.append(res)
+    if bar is not None:
+        bar.close()
+    return out
+
+
+def _ok(res: dict[str, Any]) -> bool:
+    return "error" not in res and res.get("tasks_per_s") is not None
+
+
+# --------------------------------------------------------------------------- benchmarks
+
+
+def bench_real_2000(shared: Path, *, isolate: bool = True, progress: bool = True) -> dict[str, Any]:
+    """FF/BF-DRFH on the real sample with 2,000 servers, against the targets and the reference."""
+    specs = [{"kind": "real", "scheduler": s, "servers": 2_000} for s in SCHEDULERS]
+    points = _run_points(specs, shared, isolate, "real-2000", progress)
+    for p in points:
+        s = p["scheduler"]
+        target, ref = TARGET_TASKS_PER_S[s], REFERENCE_TASKS_PER_S[s]
+        tps = p.get("tasks_per_s") if _ok(p) else None
+        p["checks"] = {
+            "tasks_per_s_target": {
+                "target": f">= {target:,.0f} tasks/s",
+                "value": tps,
+                "pass": tps is not None and tps >= target,
+            },
+            "vs_reference": {
+                "target": f">= {ref / REFERENCE_FACTOR:,.0f} tasks/s "
+                f"(reference {ref:,.0f}/{REFERENCE_FACTOR:g})",
+                "value": tps,
+                "ratio_to_reference": tps / ref if tps else None,
+                "pass": tps is not None and tps >= ref / REFERENCE_FACTOR,
+            },
+            "peak_rss": {
+                "target": f"< {TARGET_PEAK_RSS_MB:,.0f} MB",
+                "value": p.get("peak_rss_mb"),
+                "pass": _ok(p) and p["peak_rss_mb"] < TARGET_PEAK_RSS_MB,
+            },
+        }
+    return {"benchmark": "real-2000", "points": points}
+
+
+def bench_online_2000(
+    shared: Path,
+    *,
+    isolate: bool = True,
+    progress: bool = True,
+    schedulers: Sequence[str] = ONLINE_SCHEDULERS,
+) -> dict[str, Any]:
+    """Issue #5 online baselines on the real sample with 2,000 servers (>= 10,000 tasks/s).
+
+    FF-DRFH runs first in the same benchmark as a yardstick of the machine's current speed (no
+    target: ``real-2000`` checks it); each baseline records its speed relative to it.
+    """
+    names = [ONLINE_REFERENCE, *schedulers]
+    specs = [{"kind": "real", "scheduler": s, "servers": 2_000} for s in names]
+    points = _run_points(specs, shared, isolate, "online-2000", progress)
+    ref = points[0].get("tasks_per_s") if _ok(points[0]) else None
+    for p in points[1:]:
+        tps = p.get("tasks_per_s") if _ok(p) else None
+        p["vs_ff_drfh"] = tps / ref if tps and ref else None
+        p["checks"] = {
+            "tasks_per_s_target": {
+                "target": f">= {TARGET_ONLINE_TASKS_PER_S:,.0f} tasks/s",
+                "value": tps,
+                "pass": tps is not None and tps >= TARGET_ONLINE_TASKS_PER_S,
+            },
+            "peak_rss": {
+                "target": f"< {TARGET_PEAK_RSS_MB:,.0f} MB",
+                "value": p.get("peak_rss_mb"),
+                "pass": _ok(p) and p["peak_rss_mb"] < TARGET_PEAK_RSS_MB,
+            },
+        }
+    return {"benchmark": "online-2000", "points": points}
+
+
+def _slope(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Exponent of ``y ~ x**k`` between the first and last point (log-log slope)."""
+    if len(xs) < 2 or not ys[0] or not ys[-1] or ys[0] <= 0 or ys[-1] <= 0:
+        return None
+    return math.log(ys[-1] / ys[0]) / math.log(xs[-1] / xs[0])
+
+
+def bench_servers(
+    shared: Path,
+    sizes: Sequence[int] = SERVER_SIZES,
+    *,
+    isolate: bool = True,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Cost versus the number of servers on the real sample (should be sub-linear)."""
+    specs = [
+        {"kind": "real", "scheduler": s, "servers": n}
+        for s in ("bf-drfh", "ff-drfh")
+        for n in sizes
+    ]
+    points = _run_points(specs, shared, isolate, "servers", progress)
+    curves: dict[str, Any] = {}
+    for s in ("bf-drfh", "ff-drfh"):
+        pts = [p for p in points if p["scheduler"] == s]
+        good = all(_ok(p) for p in pts)
+        ns = [p["servers"] for p in pts]
+        costs = [p.get("us_per_task") if _ok(p) else None for p in pts]
+        k = _slope(ns, costs) if good else None  # type: ignore[arg-type]
+        curves[s] = {
+            "servers": ns,
+            "us_per_task": costs,
+            "cost_ratio_last_first": costs[-1] / costs[0] if good and costs[0] else None,
+            "servers_ratio_last_first": ns[-1] / ns[0],
+            "loglog_slope": k,
+            "check": {
+                "target": "sub-linear: log-log slope of cost per task vs servers < 1",
+                "value": k,
+                "pass": k is not None and k < 1.0,
+            },
+        }
+    return {"benchmark": "servers", "points": points, "curves": curves}
+
+
+def _n(n: int) -> str:
+    """``10^k`` for powers of ten, else ``n`` with thousands separators."""
+    k = round(math.log10(n)) if n > 0 else 0
+    return f"10^{k}" if 10**k == n else f"{n:,}"
+
+
+def bench_tasks(
+    sizes: Sequence[int] = TASK_SIZES,
+    servers: int = SYNTH_SERVERS,
+    *,
+    isolate: bool = True,
+    progress: bool = True,
+    schedulers: Sequence[str] = ("bf-drfh", "ff-drfh"),
+) -> dict[str, Any]:
+    """Cost per task versus the number of tasks on synthetic workloads (target: ratio <= 2)."""
+    specs = [
+        {"kind": "synth", "scheduler": s, "servers": servers, "tasks": n}
+        for s in schedulers
+        for n in sizes
+    ]
+    points = _run_points(specs, None, isolate, "tasks", progress)
+    curves: dict[str, Any] = {}
+    for s in schedulers:
+        pts = [p for p in points if p["scheduler"] == s]
+        good = all(_ok(p) for p in pts)
+        costs = [p.get("us_per_task") if _ok(p) else None for p in pts]
+        ratio = costs[-1] / costs[0] if good and costs[0] else None
+        curves[s] = {
+            "tasks": list(sizes),
+            "us_per_task": costs,
+            "ratio_largest_smallest": ratio,
+            "check": {
+                "target": f"cost({_n(sizes[-1])})/cost({_n(sizes[0])}) "
+                f"<= {TARGET_TASK_COST_RATIO:g}",
+                "value": ratio,
+                "pass": ratio is not None and ratio <= TARGET_TASK_COST_RATIO,
+            },
+        }
+    return {
+        "benchmark": "tasks",
+        "points": points,
+        "curves": curves,
+        "note": (
+            f"synth_google_like keeps the arrival window at {SYNTH_DURATION_S:,.0f} s whatever the "
+            "number of tasks, so larger sizes are denser loads (more queueing, higher utilisation),"
+            f" not longer traces; {servers:,} Table I servers."
+        ),
+    }
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _git_commit() -> str | None:
+    try:
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                cwd=Path(__file__).resolve().parent,
+                timeout=10,
+            ).stdout.strip()
+            or None
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def machine_info() -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "loadavg_at_start": list(load) if load else None,
+        "git_commit": _git_commit(),
+    }
+
+
+def _f(x: Any, fmt: str = ",.0f") -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    return format(x, fmt)
+
+
+def _pf(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def summary_markdown(results: dict[str, dict[str, Any]], info: dict[str, Any]) -> str:
+    lines = [
+        "# fairsim benchmarks",
+        "",
+        f"{info['timestamp']} · {info['platform']} · Python {info['python']} · "
+        f"{info['cpus']} CPUs · load at start {_f((info['loadavg_at_start'] or [None])[0], '.2f')}"
+        f" · commit {info['git_commit'] or '?'}",
+        "",
+        "Time = engine wall time (`RunResult.wall_s`); peak RSS = `ru_maxrss` of the point's own "
+        "child process.",
+        "",
+        "| benchmark | scheduler | servers | tasks | wall s | tasks/s | µs/task | peak RSS MB "
+        "| util cpu | util mem |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, res in results.items():
+        for p in res["points"]:
+            if "error" in p:
+                lines.append(
+                    f"| {name} | {p['scheduler']} | {p['servers']:,} | {_f(p.get('tasks'))} "
+                    f"| ERROR: {p['error'][:80]} | | | | | |"
+                )
+                continue
+            lines.append(
+                f"| {name} | {p['scheduler']} | {p['servers']:,} | {p['tasks']:,} "
+                f"| {p['wall_s']:.2f} | {_f(p['tasks_per_s'])} | {_f(p['us_per_task'], '.1f')} "
+                f"| {_f(p['peak_rss_mb'])} | {_f(p['util_cpu'], '.3f')} "
+                f"| {_f(p['util_mem'], '.3f')} |"
+            )
+    lines += ["", "| check | target | measured | result |", "|---|---|---|---|"]
+    if "real-2000" in results:
+        for p in results["real-2000"]["points"]:
+            c = p["checks"]
+            s = p["scheduler"]
+            t = c["tasks_per_s_target"]
+            lines.append(
+                f"| real-2000 {s} speed | {t['target']} | {_f(t['value'])} tasks/s "
+                f"| {_pf(t['pass'])} |"
+            )
+            v = c["vs_reference"]
+            lines.append(
+                f"| real-2000 {s} vs reference | {v['target']} | {_f(v['value'])} tasks/s "
+                f"({_f(v['ratio_to_reference'], '.2f')}× ref) | {_pf(v['pass'])} |"
+            )
+            m = c["peak_rss"]
+            lines.append(
+                f"| real-2000 {s} memory | {m['target']} | {_f(m['value'])} MB | {_pf(m['pass'])} |"
+            )
+    if "online-2000" in results:
+        for p in results["online-2000"]["points"]:
+            for key, label in (("tasks_per_s_target", "speed"), ("peak_rss", "memory")):
+                c = p.get("checks", {}).get(key)
+                if c is None:
+                    continue
+                unit = "tasks/s" if key == "tasks_per_s_target" else "MB"
+                if key == "tasks_per_s_target" and p.get("vs_ff_drfh"):
+                    unit += f" ({p['vs_ff_drfh']:.2f}× ff-drfh in the same run)"
+                lines.append(
+                    f"| online-2000 {p['scheduler']} {label} | {c['target']} "
+                    f"| {_f(c['value'])} {unit} | {_pf(c['pass'])} |"
+                )
+    if "servers" in results:
+        for s, c in results["servers"]["curves"].items():
+            costs = " → ".join(_f(x, ".1f") for x in c["us_per_task"])
+            ns = "/".join(f"{n:,}" for n in c["servers"])
+            lines.append(
+                f"| servers {s} ({ns}) | {c['check']['target']} | {costs} µs/task; slope "
+                f"{_f(c['loglog_slope'], '.2f')} | {_pf(c['check']['pass'])} |"
+            )
+    if "tasks" in results:
+        for s, c in results["tasks"]["curves"].items():
+            costs = " → ".join(_f(x, ".1f") for x in c["us_per_task"])
+            lines.append(
+                f"| tasks {s} | {c['check']['target']} | {costs} µs/task; ratio "
+                f"{_f(c['ratio_largest_smallest'], '.2f')} | {_pf(c['check']['pass'])} |"
+            )
+        lines += ["", f"Note (tasks): {results['tasks']['note']}"]
+    return "\n".join(lines) + "\n"
+
+
+def all_checks(results: dict[str, dict[str, Any]]) -> list[bool]:
+    out: list[bool] = []
+    for res in results.values():
+        for p in res["points"]:
+            out += [c["pass"] for c in p.get("checks", {}).values()]
+        out += [c["check"]["pass"] for c in res.get("curves", {}).values()]
+    return out
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m fairsim.experiments.benchmarks.bench_online",
+        description="fairsim speed/memory benchmarks",
+    )
+    ap.add_argument(
+        "--shared",
+        default=os.environ.get("FAIRSIM_SHARED", "../shared"),
+        help="folder holding traces/google-2011 (default $FAIRSIM_SHARED or ../shared)",
+    )
+    ap.add_argument("--out", default="results/bench", help="output folder (default results/bench)")
+    ap.add_argument(
+        "--only",
+        default=",".join(BENCHMARKS),
+        help=f"comma-separated subset of {','.join(BENCHMARKS)}",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="10^4/10^5 tasks and 500/2,000 servers only (smoke runs)",
+    )
+    ap.add_argument("--no-progress", action="store_true", help="log lines instead of a tqdm bar")
+    ap.add_argument("--strict", action="store_true", help="exit 1 if any target check fails")
+    # child mode (internal): one point, JSON on stdout
+    ap.add_argument("--one", choices=("real", "synth"), help=argparse.SUPPRESS)
+    ap.add_argument("--scheduler", default="bf-drfh", help=argparse.SUPPRESS)
+    ap.add_argument("--servers", type=int, default=SYNTH_SERVERS, help=argparse.SUPPRESS)
+    ap.add_argument("--tasks", type=int, default=10_000, help=argparse.SUPPRESS)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    if args.one:
+        logging.getLogger().setLevel(logging.WARNING)
+        return _child_main(args)
+    only = [b.strip() for b in args.only.split(",") if b.strip()]
+    unknown = sorted(set(only) - set(BENCHMARKS))
+    if unknown:
+        _parser().error(f"--only: unknown benchmark(s) {unknown}; choose from {BENCHMARKS}")
+    shared = Path(args.shared).resolve()
+    out = Path(args.out)
+    needs_trace = any(b in only for b in ("real-2000", "online-2000", "servers"))
+    if needs_trace and not (shared / "traces" / "google-2011" / "task_events").is_dir():
+        _parser().error(f"--shared: no traces/google-2011/task_events under {shared}")
+    info = machine_info()
+    progress = not args.no_progress
+    runners: dict[str, Callable[[], dict[str, Any]]] = {
+        "real-2000": lambda: bench_real_2000(shared, progress=progress),
+        "online-2000": lambda: bench_online_2000(shared, progress=progress),
+        "servers": lambda: bench_servers(
+            shared, SERVER_SIZES_QUICK if args.quick else SERVER_SIZES, progress=progress
+        ),
+        "tasks": lambda: bench_tasks(
+            TASK_SIZES_QUICK if args.quick else TASK_SIZES, progress=progress
+        ),
+    }
+    results: dict[str, dict[str, Any]] = {}
+    for name in BENCHMARKS:
+        if name not in only:
+            continue
+        log.info("benchmark %s ...", name)
+        t0 = time.perf_counter()
+        res = runners[name]()
+        res.update(machine=info, quick=bool(args.quick), total_s=time.perf_counter() - t0)
+        results[name] = res
+        write_text(out / f"{name}.json", json_text(res, sort_keys=False) + "\n")
+    md = summary_markdown(results, info)
+    write_text(out / "summary.md", md)
+    sys.stdout.write(md)
+    checks = all_checks(results)
+    log.info("%d/%d checks passed; results in %s", sum(checks), len(checks), out)
+    return 1 if args.strict and not all(checks) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

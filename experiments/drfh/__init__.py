@@ -1,0 +1,1 @@
+"""The DRFH paper's Section VI on the real Google sample."""

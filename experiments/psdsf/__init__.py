@@ -1,0 +1,1 @@
+"""The PS-DSF paper's Section V (Tables III-IV, Fig. 6)."""

@@ -1,0 +1,1 @@
+"""Reports and figures shared by runs, sweeps and reproductions."""

@@ -1,0 +1,193 @@
+"""Figures and ``report.md`` for a generic ``fairsim run`` output folder (any set of resources)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from fairsim.atomic import write_text
+from fairsim.experiments.reporting.plotting import save_figure
+from fairsim.experiments.scenario.config import RunConfig
+
+_LABELS = {"cpu": "CPU", "mem": "memory", "gpu": "GPU"}
+
+
+def _label(resource: str) -> str:
+    return _LABELS.get(resource, resource)
+
+
+def utilization_figure(out: Path, schedulers: list[str], resources: list[str]) -> Figure:
+    """Utilisation over time of each scheduler, one panel per resource.
+
+    Parameters
+    ----------
+    out : Path
+        Run folder with ``<scheduler>/utilization.parquet``.
+    schedulers : list of str
+    resources : list of str
+        Resource columns, e.g. ``["cpu", "mem", "gpu"]``.
+    """
+    fig = Figure(figsize=(9, 2.2 + 1.8 * len(resources)))
+    axes = np.atleast_1d(fig.subplots(len(resources), 1, sharex=True))
+    for name in schedulers:
+        u = pd.read_parquet(out / name / "utilization.parquet")
+        for ax, res in zip(axes, resources, strict=True):
+            ax.plot(u["time_s"] / 3600.0, 100.0 * u[res], label=name, linewidth=0.9)
+    for ax, res in zip(axes, resources, strict=True):
+        ax.set_ylabel(f"{_label(res)} utilisation (%)")
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("trace time (h)")
+    axes[0].legend(loc="lower right", fontsize=8)
+    fig.suptitle("Utilisation over time")
+    return fig
+
+
+def completed_jobs(out: Path, schedulers: list[str]) -> dict[str, pd.Series]:
+    """Completion time (s) of every job each scheduler completed, indexed by ``job_id``."""
+    jct: dict[str, pd.Series] = {}
+    for name in schedulers:
+        jobs = pd.read_parquet(out / name / "jobs.parquet", columns=["job_id", "completion_time_s"])
+        jobs = jobs.dropna(subset=["completion_time_s"])
+        jct[name] = jobs.set_index("job_id")["completion_time_s"]
+    return jct
+
+
+def common_jobs(jct: dict[str, pd.Series]) -> pd.Index:
+    """Jobs completed under every scheduler of ``jct`` (sorted ``job_id``)."""
+    ids: pd.Index | None = None
+    for s in jct.values():
+        ids = s.index if ids is None else ids.intersection(s.index)
+    return pd.Index([]) if ids is None else ids.sort_values()
+
+
+def jct_figure(out: Path, schedulers: list[str], *, common: bool = True) -> Figure | None:
+    """CDF of job completion times (JCT), one curve per scheduler with its number of jobs.
+
+    Parameters
+    ----------
+    out : Path
+        Run folder with ``<scheduler>/jobs.parquet``.
+    schedulers : list of str
+    common : bool
+        Draw every scheduler on the same job set, the jobs completed under all of them (default);
+        else each on its own completed jobs (then the curves compare different populations).
+
+    Returns
+    -------
+    matplotlib.figure.Figure or None
+        None when no job is left to draw.
+    """
+    jct = completed_jobs(out, schedulers)
+    ids = common_jobs(jct) if common else None
+    fig = Figure(figsize=(6.5, 4))
+    ax = fig.subplots()
+    drawn = False
+    for name in schedulers:
+        values = jct[name] if ids is None else jct[name].loc[ids]
+        if len(values) == 0:
+            continue
+        x = np.sort(values.to_numpy())
+        ax.step(
+            x, np.arange(1, len(x) + 1) / len(x), where="post", label=f"{name} (n = {len(x):,})"
+        )
+        drawn = True
+    if not drawn:
+        return None
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel("job completion time (s)")
+    ax.set_ylabel("fraction of jobs")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    what = (
+        "jobs completed under every scheduler" if ids is not None else "each one's completed jobs"
+    )
+    ax.set_title(f"Job completion time CDF ({what})", fontsize="medium")
+    return fig
+
+
+def _f(x: Any, fmt: str) -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, Any]]) -> Path:
+    """Write ``utilization.png``, ``jct_cdf.png`` and ``report.md`` for a ``fairsim run`` folder.
+
+    The report has a row per scheduler (its own numbers: tasks, how they ended, mean
+    utilisation as the exact time average over the window, JCT over the jobs it completed) and a
+    comparison on the same job set: the jobs completed under every scheduler, with their number.
+    """
+    names = list(summaries)
+    first = next(iter(summaries.values()))
+    resources = list(first["mean_utilization"])
+    save_figure(utilization_figure(out, names, resources), out / "utilization.png")
+    jct_fig = jct_figure(out, names)
+    if jct_fig is not None:
+        save_figure(jct_fig, out / "jct_cdf.png")
+    util_cols = " | ".join(f"mean {_label(r)} util." for r in resources)
+    rule = first.get("censored_rule", "hold")
+    lines = [
+        f"# {cfg.name}",
+        "",
+        f"Config hash `{cfg.config_hash()}`, seed {cfg.seed}, trace `{cfg.trace.format}`, "
+        f"{first.get('servers')} servers ({cfg.cluster.source}), window "
+        f"{first.get('start_s', 0):,.0f} – {first.get('horizon_s', 0):,.0f} s.",
+        "",
+        "Per scheduler: a task is completed when it finished by the horizon; right-censored "
+        "tasks (the trace ends while they run) "
+        + (
+            "never complete: they hold their servers to the horizon (rule `hold`). "
+            if rule == "hold"
+            else "complete after their observed span, a lower bound (rule `complete`). "
+        )
+        + "Mean utilisation is the time average over the window. Mean JCT is over the jobs "
+        "each scheduler completed, so it compares different job sets; see the next table.",
+        "",
+        f"| scheduler | tasks | completed | censored | running | queued | unplaceable "
+        f"| completion ratio | {util_cols} | jobs completed | mean JCT (s) | wall (s) | tasks/s |",
+        "|---|---|---|---|---|---|---|---|" + "---|" * len(resources) + "---|---|---|---|",
+    ]
+    for name, s in summaries.items():
+        mu = s["mean_utilization"]
+        ended = s.get("ended") or {}
+        utils = " | ".join("—" if mu.get(r) is None else f"{100 * mu[r]:.1f} %" for r in resources)
+        lines.append(
+            f"| {name} | {s['tasks']} | {s['tasks_completed']} | {ended.get('censored', '—')} "
+            f"| {ended.get('running', '—')} | {ended.get('queued', '—')} "
+            f"| {ended.get('unplaceable', '—')} | {_f(s.get('completion_ratio'), '.3f')} "
+            f"| {utils} | {s['jobs_completed']} | {_f(s.get('mean_jct_s'), ',.0f')} "
+            f"| {s['wall_s']:.1f} | {_f(s.get('tasks_per_s'), ',.0f')} |"
+        )
+    jct = completed_jobs(out, names)
+    ids = common_jobs(jct)
+    lines += [
+        "",
+        f"Same job set: the {len(ids):,} jobs completed under every scheduler"
+        + (":" if len(ids) else " (none: no comparison on a common set)."),
+        "",
+    ]
+    if len(ids):
+        lines += ["| scheduler | jobs | mean JCT (s) | median JCT (s) |", "|---|---|---|---|"]
+        for name in names:
+            v = jct[name].loc[ids]
+            lines.append(f"| {name} | {len(v):,} | {v.mean():,.0f} | {v.median():,.0f} |")
+    skipped = first.get("skipped") or {}
+    if skipped:
+        lines += ["", "Tasks not simulated, by reason:", ""]
+        lines += [f"- {reason}: {n}" for reason, n in skipped.items()]
+    gates = {n: s["jobs_gate"] for n, s in summaries.items() if s.get("jobs_gate")}
+    if gates:
+        lines += ["", "Complex jobs (DAG parents, repetitions, job queue), per scheduler:", ""]
+        for n, g in gates.items():
+            held = ", ".join(f"{k}: {v}" for k, v in g.get("held", {}).items()) or "none"
+            dropped = ", ".join(f"{k}: {v}" for k, v in g.get("dropped", {}).items()) or "none"
+            lines.append(f"- {n}: held at the end: {held}; dropped: {dropped}")
+    lines += ["", "![utilisation](utilization.png)", ""]
+    if jct_fig is not None:
+        lines += ["![JCT CDF](jct_cdf.png)", ""]
+    return write_text(out / "report.md", "\n".join(lines))

@@ -1,0 +1,1 @@
+"""The scenario pipeline: configuration, ``fairsim run`` and sweeps."""

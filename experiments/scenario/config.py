@@ -1,0 +1,749 @@
+"""Scenario configuration (YAML), validated with pydantic.
+
+Shape (``../shared/DESIGN.md``, "Config")::
+
+    name: drfh-google
+    seed: 1                                   # one SeedSequence per run, spawned per component
+    trace:   {format: google-2011, path: ../shared/traces/google-2011, start_s: 0, end_s: 86400}
+    cluster: {servers: 2000, source: table-i}  # or source: machine-events
+    schedulers: [slots-14, ff-drfh, bf-drfh]
+    collect: {utilization_interval_s: 60}
+
+Unknown keys are errors that suggest the closest known key; every error is one line naming the
+dotted path of the field and the offending value (:func:`load_config`). NaN and infinite numbers
+are refused everywhere; ``name`` is a single folder name (it names ``results/<name>``); ``seed``
+is an integer >= 0; sizes whose estimated memory exceeds the machine's (``cluster.servers``,
+``trace.n_tasks``, inline tasks, utilisation samples over the window) are refused before
+anything is allocated (:func:`check_memory`, :func:`check_samples`).
+
+Paths
+-----
+Relative paths (``trace.path``, ``trace.cache_dir``, ``cluster.path``) are relative to the config
+file's folder (``fairsim.experiments.scenario.run.resolve_path``); given with ``--set`` they are
+relative to the
+working directory (:func:`apply_override` makes them absolute). ``cache_dir`` defaults to
+``results/cache`` in the working directory.
+
+Trace formats
+-------------
+``google-2011``
+    ``path`` is a folder with the official ``task_events`` (and ``machine_events``) part files;
+    ``parts`` (e.g. ``"0-13"``; default: every part present) selects the task_events parts. The
+    folder is converted once to the canonical tables and cached under ``cache_dir``. A table with
+    more than ``bad_row_threshold`` (default 0.5) of its rows malformed or unparseable is an error
+    naming the first bad row.
+``canonical``
+    ``path`` is a canonical ``tasks.parquet`` or a folder holding one (``fairsim trace convert``).
+``synthetic``
+    ``n_tasks`` tasks from :func:`fairsim.traces.synth.synth_google_like` with the run's seed; with
+    ``model: complex``, from :func:`fairsim.traces.synth.synth_complex_jobs` (DAG parents and
+    instance
+    counts, written once under ``cache_dir`` and streamed like a converted trace).
+``inline``
+    ``users``: a list of ``{name, join_s, demand, tasks, run_s, weight}``; each user submits
+    ``tasks`` identical tasks at ``join_s`` (the DRFH paper's Fig. 4 scenario); demands are
+    numbers >= 0.
+
+Weights
+-------
+``weights: {user: w}`` gives trace users a weight (> 0), inline users take ``users[].weight``,
+and every other user has ``default_weight`` (default 1). Every DRF-family scheduler divides a
+user's dominant share by its weight (``fairsim.experiments.scenario.run.user_weights`` maps names to
+the
+engine's user numbers).
+``alibaba-2017``, ``alibaba-2018``, ``alibaba-2018-spar``, ``alibaba-gpu-2023``
+    ``path`` is a folder of the official files (``docs/traces-alibaba.md``), converted once with
+    :func:`fairsim.traces.alibaba.convert_alibaba` and cached under ``cache_dir``. Rows with
+    ``instances``
+    are expanded lazily while streaming. The resources are the trace's (GPU 2023: cpu, mem, gpu).
+
+Right-censored tasks (:mod:`fairsim.simulator.engine`)
+----------------------------------------------
+``censored: hold`` (default)
+    A task the trace marks right-censored (still running when the data ends: its run time is
+    unknown) never completes: once started it holds its resources until the horizon.
+``censored: complete``
+    The older rule, for sensitivity analyses: it runs its observed span (a lower bound) and then
+    counts as completed.
+
+Complex jobs (:mod:`fairsim.simulator.jobs`)
+------------------------------------
+``dag`` (default true)
+    Hold a task until its DAG parents (the ``parents`` column) have finished.
+``repetitions``
+    Times each job runs: an integer, or ``[lo, hi]`` for a uniform integer per job drawn with the
+    run's seed (UDRF paper, Section V).
+``repetition_mode``
+    ``simultaneous`` (default): the repetitions are instances that may run side by side, all
+    released when the job enters the queue (the UDRF paper's ``x_j``); ``sequential``: one after
+    the other.
+``queue_jobs``
+    Capacity of the bounded waiting queue, in jobs (UDRF paper, Section V: 100); null: unbounded.
+``job_run_s``
+    ``[lo, hi]``: replace the trace's run times by one uniform run time per job, in seconds
+    (UDRF paper, Section V: 10-100 s).
+
+Placement constraints (:mod:`fairsim.simulator.constraints`)
+----------------------------------------------------
+``constraints: trace`` (default)
+    Use the table's ``constraint`` column when it has one (Google ``task_constraints`` with the
+    real machines' ``machine_attributes``; ``class=...`` rules).
+``constraints: none``
+    Ignore constraints.
+``constraints: {share: 0.5, classes: [1, 2], per: job, model: pinned}``
+    A constraint model for traces without constraints: each job (or task) is, with probability
+    ``share``, given ``classes`` machine classes of the pool (an integer or ``[lo, hi]``,
+    uniform), drawn without replacement with probability proportional to the number of servers
+    of each class. ``model: pinned`` (default): the job spans those classes and each of its tasks
+    is pinned to one of them (``class=A``; UDRF paper, Section II-A, u2's task1 and task2);
+    ``model: any-of``: every task may use any of them (``class=A|B``). About half of Google's
+    tasks are constrained (NOTES.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from fairsim.errors import ConfigError, unknown_key
+
+
+def value_range(v: Any) -> tuple[Any, Any]:
+    """``(lo, hi)`` of a setting given as one value or as ``[lo, hi]``.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` is a list whose length is not 2 (the caller's validator words the message).
+    """
+    if isinstance(v, list):
+        if len(v) != 2:
+            raise ValueError(f"expected [lo, hi], got {v!r}")
+        return v[0], v[1]
+    return v, v
+
+
+#: Rough peak memory of one unit of a run, in bytes (measured: a Table I pool with the Best-Fit
+#: index, a synthetic workload and the engine's per-task columns, utilisation samples and their
+#: copies into the result tables); used to refuse sizes that cannot fit before allocating.
+BYTES_PER_SERVER = 300
+BYTES_PER_TASK = 600
+BYTES_PER_SAMPLE_AND_RESOURCE = 24
+#: Relative paths of these config keys are resolved against the config file's folder; given
+#: with ``--set`` they are relative to the working directory.
+PATH_KEYS = ("trace.path", "trace.cache_dir", "cluster.path")
+
+
+def memory_bytes() -> int:
+    """Physical memory of this machine in bytes (the budget the size checks compare with)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 1 << 40
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1024 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PB"  # pragma: no cover
+
+
+def check_memory(field: str, value: Any, what: str, needed: float) -> None:
+    """Refuse a size whose estimated memory exceeds the machine's physical memory.
+
+    Parameters
+    ----------
+    field : str
+        Dotted config path named in the message.
+    value : object
+        The offending value.
+    what : str
+        What is being sized (``"servers"``, ``"tasks"``, ``"utilisation samples"``).
+    needed : float
+        Estimated bytes.
+
+    Raises
+    ------
+    ValueError
+        ``<field>: <value> <what> need about X of memory, more than this machine's Y``.
+    """
+    budget = memory_bytes()
+    if needed > budget:
+        raise ValueError(
+            f"{field}: {value!r} {what} need about {_size(needed)} of memory (estimate), more "
+            f"than this machine's {_size(budget)}"
+        )
+
+
+def check_name(name: Any, field: str = "name") -> str:
+    """A run or sweep name: a single path component (it names the output folder).
+
+    Raises
+    ------
+    ValueError
+        For an empty name, ``.``/``..``, or one holding ``/``, ``\\`` or a NUL byte.
+    """
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or name in (".", "..")
+        or any(c in name for c in "/\\\0")
+    ):
+        raise ValueError(
+            f"{field}: {name!r} is not a single folder name (no '/', '\\', '.' or '..'; it "
+            "names the output folder results/<name>)"
+        )
+    return name
+
+
+class _Strict(BaseModel):
+    """Base model: frozen, unknown keys are errors that suggest the closest known key, and NaN or
+    infinite numbers are refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unknown_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in data:
+                if key not in cls.model_fields:
+                    raise ValueError(unknown_key(key, cls.model_fields))
+        return data
+
+
+class InlineUser(_Strict):
+    """One user of an ``inline`` workload.
+
+    Either ``tasks`` identical tasks submitted at ``join_s``, or -- with ``windows`` -- a user that
+    is *backlogged* while active: during each ``[start, end)`` window it keeps tasks queued, and
+    submits none outside (the PS-DSF paper's Section V users, :mod:`fairsim.simulator.backlog`).
+    ``run_s``
+    is a run time or, with ``windows``, ``[lo, hi]`` for uniform run times. ``weight`` is the
+    user's weight (phi_n, w_i) and ``eligible`` the names of the ``cluster.classes`` its tasks may
+    run on (placement constraints; default: every server).
+    """
+
+    name: str
+    join_s: float = Field(default=0.0, ge=0)
+    demand: list[float]
+    tasks: int | None = Field(default=None, gt=0)
+    run_s: float | list[float]
+    weight: float = Field(default=1.0, gt=0)
+    eligible: list[str] | None = None
+    windows: list[list[float]] | None = None
+
+    @field_validator("demand")
+    @classmethod
+    def _demand(cls, v: list[float]) -> list[float]:
+        if not v or any(not d >= 0 for d in v):
+            raise ValueError(f"demand must be a non-empty list of numbers >= 0, got {v!r}")
+        return v
+
+    @field_validator("run_s")
+    @classmethod
+    def _run(cls, v: float | list[float]) -> float | list[float]:
+        try:
+            lo, hi = value_range(v)
+        except ValueError:
+            lo, hi = 1.0, 0.0  # not a range: the message below
+        if not 0 < lo <= hi:
+            raise ValueError(f"run_s must be > 0 or [lo, hi] with 0 < lo <= hi, got {v!r}")
+        return v
+
+    @field_validator("windows")
+    @classmethod
+    def _windows(cls, v: list[list[float]] | None) -> list[list[float]] | None:
+        if v is None:
+            return v
+        last = -1.0
+        for w in v:
+            if len(w) != 2 or not 0 <= w[0] < w[1] or w[0] < last:
+                raise ValueError(
+                    f"windows must be [start, end] pairs with 0 <= start < end, in order and "
+                    f"disjoint, got {v!r}"
+                )
+            last = w[1]
+        return v
+
+    @model_validator(mode="after")
+    def _mode(self) -> InlineUser:
+        if self.windows is None and self.tasks is None:
+            raise ValueError(f"user {self.name!r}: tasks is required without windows")
+        if self.windows is None and isinstance(self.run_s, list):
+            raise ValueError(f"user {self.name!r}: run_s [lo, hi] needs windows")
+        return self
+
+
+class ConstraintModel(_Strict):
+    """A documented constraint model for traces without constraints (see the module docstring)."""
+
+    share: float = Field(default=0.5, ge=0, le=1)
+    classes: int | list[int] = 1
+    per: Literal["job", "task"] = "job"
+    model: Literal["pinned", "any-of"] = "pinned"
+
+    @field_validator("classes")
+    @classmethod
+    def _classes(cls, v: int | list[int]) -> int | list[int]:
+        try:
+            lo, hi = value_range(v)
+        except ValueError:
+            lo, hi = 1, 0  # not a range: the message below
+        if not 1 <= lo <= hi:
+            raise ValueError(f"classes must be an integer >= 1 or [lo, hi], got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _pinned_per_task(self) -> ConstraintModel:
+        if self.model == "pinned" and self.per == "task" and self.classes != 1:
+            raise ValueError(
+                f"classes: {self.classes!r} with model 'pinned' and per 'task' (a pinned task "
+                "uses one class: set classes: 1, per: job, or model: any-of)"
+            )
+        return self
+
+
+class TraceConfig(_Strict):
+    """Where the tasks come from (see the module docstring for the formats)."""
+
+    format: Literal[
+        "google-2011",
+        "canonical",
+        "synthetic",
+        "inline",
+        "alibaba-2017",
+        "alibaba-2018",
+        "alibaba-2018-spar",
+        "alibaba-gpu-2023",
+    ]
+    path: str | None = None
+    parts: str | None = None
+    start_s: float = Field(default=0.0, ge=0)
+    end_s: float | None = None
+    n_tasks: int | None = Field(default=None, gt=0)
+    model: Literal["google", "complex"] = "google"
+    users: list[InlineUser] | None = None
+    weights: dict[str, float] | None = None
+    default_weight: float = Field(default=1.0, gt=0)
+    cache_dir: str | None = None
+    bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
+    dag: bool = True
+    repetitions: int | list[int] = 1
+    repetition_mode: Literal["simultaneous", "sequential"] = "simultaneous"
+    queue_jobs: int | None = Field(default=None, gt=0)
+    job_run_s: list[float] | None = None
+    constraints: Literal["trace", "none"] | ConstraintModel = "trace"
+    censored: Literal["hold", "complete"] = "hold"
+
+    @field_validator("constraints", mode="before")
+    @classmethod
+    def _constraints(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            try:
+                return ConstraintModel.model_validate(v)
+            except ValidationError as exc:
+                raise ValueError(_format_error(exc)) from None
+        if v not in ("trace", "none") and not isinstance(v, ConstraintModel):
+            raise ValueError(
+                f"constraints must be 'trace', 'none' or {{share, classes, per}}, got {v!r}"
+            )
+        return v
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        for user, w in (v or {}).items():
+            if not w > 0:
+                raise ValueError(f"weight of user {user!r} must be > 0, got {w!r}")
+        return v
+
+    @field_validator("repetitions")
+    @classmethod
+    def _reps(cls, v: int | list[int]) -> int | list[int]:
+        try:
+            lo, hi = value_range(v)
+        except ValueError:
+            raise ValueError(f"repetitions must be an integer or [lo, hi], got {v!r}") from None
+        if not 1 <= lo <= hi:
+            raise ValueError(f"repetitions must satisfy 1 <= lo <= hi, got {v!r}")
+        return v
+
+    @field_validator("job_run_s")
+    @classmethod
+    def _run(cls, v: list[float] | None) -> list[float] | None:
+        if v is not None and (len(v) != 2 or not 0 <= v[0] <= v[1]):
+            raise ValueError(f"job_run_s must be [lo, hi] with 0 <= lo <= hi, got {v!r}")
+        return v
+
+    @property
+    def is_alibaba(self) -> bool:
+        """Whether the format is one of the Alibaba traces."""
+        return self.format.startswith("alibaba")
+
+    @property
+    def complex_jobs(self) -> bool:
+        """Whether repetitions, a job queue or new run times are configured."""
+        return self.repetitions != 1 or self.queue_jobs is not None or self.job_run_s is not None
+
+    @model_validator(mode="after")
+    def _check(self) -> TraceConfig:
+        if (self.format in ("google-2011", "canonical") or self.is_alibaba) and not self.path:
+            raise ValueError(f"path is required for format {self.format!r}")
+        if self.format == "synthetic" and self.n_tasks is None:
+            raise ValueError("n_tasks is required for format 'synthetic'")
+        if self.format == "inline" and not self.users:
+            raise ValueError("users is required for format 'inline'")
+        if self.end_s is not None and self.end_s <= self.start_s:
+            raise ValueError(f"end_s {self.end_s} must be greater than start_s {self.start_s}")
+        if self.n_tasks is not None:
+            check_memory("trace.n_tasks", self.n_tasks, "tasks", self.n_tasks * BYTES_PER_TASK)
+        if self.users:
+            names = [u.name for u in self.users]
+            dup = sorted({n for n in names if names.count(n) > 1})
+            if dup:
+                raise ValueError(f"users: duplicate user names {dup}")
+            n = sum(u.tasks or 0 for u in self.users)
+            check_memory("trace.users", n, "tasks (in all)", n * BYTES_PER_TASK)
+            both = sorted(
+                u.name for u in self.users if u.weight != 1.0 and u.name in (self.weights or {})
+            )
+            if both:
+                raise ValueError(
+                    f"weights: users {both} also have a weight in trace.users; give it once"
+                )
+        return self
+
+
+class ServerClass(_Strict):
+    """``count`` identical servers of capacity ``capacity`` (one entry per resource)."""
+
+    name: str
+    count: int = Field(gt=0)
+    capacity: list[float]
+
+    @field_validator("capacity")
+    @classmethod
+    def _cap(cls, v: list[float]) -> list[float]:
+        if not v or any(not c >= 0 for c in v):
+            raise ValueError(f"capacity must be a list of numbers >= 0, got {v!r}")
+        if not any(c > 0 for c in v):
+            raise ValueError(f"capacity must have a positive entry, got {v!r}")
+        return v
+
+
+class ClusterConfig(_Strict):
+    """The server pool: ``servers`` drawn from ``source`` with the run's (or this) seed.
+
+    ``table-i``: i.i.d. draws from the DRFH paper's Table I. ``machine-events``: the real Google
+    machines. ``trace``: the machines of the converted trace's ``servers.parquet`` (Alibaba), all of
+    them, or ``servers`` drawn without replacement. ``classes``: explicit server classes (name,
+    count, capacity), in order (PS-DSF paper, Section V); then ``servers`` must not be given.
+    """
+
+    servers: int | None = Field(default=None, gt=0)
+    source: Literal["table-i", "machine-events", "trace"] = "table-i"
+    path: str | None = None
+    seed: int | None = Field(default=None, ge=0)
+    classes: list[ServerClass] | None = None
+
+    @model_validator(mode="after")
+    def _classes(self) -> ClusterConfig:
+        if self.classes is not None:
+            if self.servers is not None:
+                raise ValueError("servers must not be given with classes")
+            names = [c.name for c in self.classes]
+            if len(set(names)) != len(names) or not names:
+                raise ValueError(f"classes must have distinct names, got {names}")
+            n = sum(c.count for c in self.classes)
+            check_memory("cluster.classes", n, "servers (in all)", n * BYTES_PER_SERVER)
+        if self.servers is not None:
+            check_memory(
+                "cluster.servers", self.servers, "servers", self.servers * BYTES_PER_SERVER
+            )
+        return self
+
+    @field_validator("servers", mode="before")
+    @classmethod
+    def _positive(cls, v: Any) -> Any:
+        if isinstance(v, int | float) and not isinstance(v, bool) and v <= 0:
+            raise ValueError(f"servers must be a positive integer, got {v!r}")
+        return v
+
+
+class CollectConfig(_Strict):
+    """What the collectors record."""
+
+    utilization_interval_s: float = Field(default=60.0, gt=0)
+    user_shares: bool = False
+    horizon_s: float | None = Field(default=None, gt=0)
+
+
+def check_samples(cfg: RunConfig, start_s: float, horizon_s: float, n_resources: int = 2) -> None:
+    """Refuse a utilisation interval that would give no sample after the start, or too many
+    samples to hold in memory.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+    start_s, horizon_s : float
+        The simulated window, in seconds.
+    n_resources : int
+        Resources per sample.
+
+    Raises
+    ------
+    ValueError
+        Naming ``collect.utilization_interval_s``.
+    """
+    dt = cfg.collect.utilization_interval_s
+    window = horizon_s - start_s
+    if not math.isfinite(window) or window <= 0:
+        return
+    if dt > window:
+        raise ValueError(
+            f"collect.utilization_interval_s: {dt:g} s is longer than the simulated window of "
+            f"{window:g} s ({start_s:g} s to {horizon_s:g} s): no utilisation sample after the "
+            "start (utilization.parquet and its figure would show the start only)"
+        )
+    n = window / dt + 1
+    needed = n * (1 + n_resources) * BYTES_PER_SAMPLE_AND_RESOURCE
+    if needed > memory_bytes():
+        raise ValueError(
+            f"collect.utilization_interval_s: {dt:g} s gives {n:.3g} samples over {window:g} s, "
+            f"which need about {_size(needed)} of memory (estimate), more than this machine's "
+            f"{_size(memory_bytes())}"
+        )
+
+
+class RunConfig(_Strict):
+    """A complete ``fairsim run`` scenario."""
+
+    name: str
+    seed: int = Field(default=1, ge=0)
+    trace: TraceConfig
+    cluster: ClusterConfig = ClusterConfig()
+    schedulers: list[str] = Field(min_length=1)
+    collect: CollectConfig = CollectConfig()
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        try:
+            return check_name(v)
+        except ValueError as exc:
+            raise ValueError(str(exc).removeprefix("name: ")) from None
+
+    @model_validator(mode="after")
+    def _window(self) -> RunConfig:
+        end = self.collect.horizon_s or self.trace.end_s
+        if end is not None:
+            check_samples(self, self.trace.start_s, end)
+        return self
+
+    @model_validator(mode="after")
+    def _eligible(self) -> RunConfig:
+        classes = [c.name for c in self.cluster.classes or []]
+        for j, u in enumerate(self.trace.users or []):
+            for name in u.eligible or []:
+                if name not in classes:
+                    known = ", ".join(classes) if classes else "none: cluster.classes is not set"
+                    raise ValueError(
+                        f"trace.users.{j}.eligible: unknown server class {name!r} "
+                        f"(classes: {known})"
+                    )
+        return self
+
+    @field_validator("schedulers")
+    @classmethod
+    def _known(cls, names: list[str]) -> list[str]:
+        from fairsim.schedulers.registry import validate_name
+
+        for n in names:
+            validate_name(n)
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate scheduler names in {names}")
+        return names
+
+    def config_hash(self) -> str:
+        """SHA-256 (first 16 hex digits) of the resolved config, canonical JSON."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def to_yaml(self) -> str:
+        """The resolved config as YAML (every default filled in)."""
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def _format_error(err: ValidationError) -> str:
+    e = err.errors()[0]
+    loc = ".".join(str(p) for p in e["loc"]) or "config"
+    msg = str(e["msg"]).removeprefix("Value error, ")
+    if e["type"] == "value_error" and (not e["loc"] or msg.startswith(f"{loc}.")):
+        return msg  # a cross-field check names its own field
+    value = e.get("input")
+    if e["type"] in ("missing",):
+        return f"{loc}: required key is missing"
+    if isinstance(value, dict | list) or e["type"] == "value_error":
+        return f"{loc}: {msg}"
+    return f"{loc}: {msg} (got {value!r})"
+
+
+def parse_config(data: Any, *, overrides: list[str] | None = None) -> RunConfig:
+    """Validate a config mapping, applying ``key.path=value`` overrides first.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the field and the problem.
+    """
+    if not isinstance(data, dict):
+        raise ConfigError(f"config: expected a mapping at the top level, got {type(data).__name__}")
+    data = json.loads(json.dumps(data))  # deep copy of plain data
+    for ov in overrides or []:
+        apply_override(data, ov)
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"config: {_format_error(exc)}") from None
+    except ConfigError as exc:
+        raise ConfigError(f"config: schedulers: {exc}") from None
+
+
+def load_config(path: str | Path, *, overrides: list[str] | None = None) -> RunConfig:
+    """Read and validate a YAML scenario.
+
+    Parameters
+    ----------
+    path : path-like
+        YAML file.
+    overrides : list of str, optional
+        ``dotted.key=value`` strings (values parsed as YAML scalars), applied before validation.
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing, is not valid YAML, or does not validate.
+    """
+    return parse_config(read_yaml(path, "config"), overrides=overrides)
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader that also reads ``1e12`` and ``1E-6`` as numbers (YAML 1.2, which
+    users write; YAML 1.1 would read them as strings)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def yaml_load(text: str) -> Any:
+    """Parse YAML text with :class:`_Loader` (safe; scientific notation is a number)."""
+    return yaml.load(text, Loader=_Loader)
+
+
+def read_yaml(path: str | Path, what: str) -> Any:
+    """The content of a YAML file, unvalidated.
+
+    Raises
+    ------
+    ConfigError
+        ``<what>: file ... does not exist`` or ``<what>: ... is not valid YAML at line N``.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"{what}: {str(p)!r} is a directory, not a YAML file")
+    if not p.is_file():
+        raise ConfigError(f"{what}: file {str(p)!r} does not exist")
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{what}: cannot read {str(p)!r} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{what}: {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+            f"offset {exc.start})"
+        ) from None
+    try:
+        return yaml_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{what}: {p} is not valid YAML{where}") from None
+    except RecursionError:
+        raise ConfigError(f"{what}: {p} is nested too deeply") from None
+
+
+def apply_override(data: dict[str, Any], override: str) -> None:
+    """Apply one ``dotted.key=value`` override in place (value parsed as YAML).
+
+    Raises
+    ------
+    ConfigError
+        If the override has no ``=`` or walks into a non-mapping.
+    """
+    if "=" not in override:
+        raise ConfigError(f"--set {override!r}: expected key=value")
+    key, raw = override.split("=", 1)
+    parts = key.strip().split(".")
+    if not all(parts):
+        raise ConfigError(f"--set {override!r}: {key.strip()!r} is not a dotted config key")
+    try:
+        value = yaml_load(raw)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConfigError(f"--set {override!r}: the value is not valid YAML ({problem})") from None
+    except RecursionError:
+        raise ConfigError(f"--set {override!r}: the value is nested too deeply") from None
+    value = _cwd_paths(".".join(parts), value)
+    node: Any = data
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(
+                    f"--set {override!r}: {part!r} is not an index of a list of {len(node)}"
+                )
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ConfigError(f"--set {override!r}: {parts[depth - 1]!r} is not a mapping or list")
+
+
+def _cwd_paths(key: str, value: Any) -> Any:
+    """A ``--set`` value with its relative paths (:data:`PATH_KEYS`) made absolute: a path typed
+    on the command line is relative to the working directory, not to the config file."""
+    if key in PATH_KEYS:
+        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+            return os.path.abspath(value)
+        return value
+    if isinstance(value, dict):
+        return {k: _cwd_paths(f"{key}.{k}", v) for k, v in value.items()}
+    return value

@@ -1,0 +1,682 @@
+"""``fairsim sweep``: one scenario over a grid of config values × seeds, resumable, on a local
+process pool or a Dask cluster.
+
+A sweep file::
+
+    name: drfh-table-ii
+    base: {trace: {...}, cluster: {...}, collect: {...}}   # a run config without name
+    grid:                                                  # dotted config paths -> value lists
+      schedulers: [[slots-10], [slots-14], [bf-drfh]]
+      cluster.servers: [500, 2000]
+    seeds: [1, 2, 3, 4, 5]
+
+expands to the Cartesian product of the grid × the seeds (grid paths in file order, seeds last).
+Each run's config is ``base`` with ``name`` set to the sweep's name, the grid values applied and
+``seed`` set; its ``run_id`` is :meth:`RunConfig.config_hash` of that config, so it depends only
+on what is simulated, never on the order of the grid, the executor or the machine.
+
+Output folder ``OUT``:
+
+``OUT/<run_id>/``
+    The ``fairsim run`` files of the run (``config.yaml``, ``servers.parquet``, per scheduler
+    ``tasks/jobs/users/utilization.parquet`` and ``summary.json``) plus ``DONE`` (JSON: run_id,
+    seed, ``wall_s``). A run is written into ``OUT/.<run_id>.*.tmp`` and renamed into place
+    only when complete (:func:`fairsim.atomic.atomic_dir`), so ``OUT/<run_id>/DONE`` exists
+    exactly for finished runs.
+``OUT/runs.parquet``
+    Tidy: one row per (run, scheduler): ``run_id``, one column per grid path (lists and mappings
+    as JSON text), ``seed``, ``scheduler``, ``status`` (``ok``/``failed``), ``error``, ``wall_s``
+    (of the whole run), ``tasks``, ``tasks_completed``, ``completion_ratio``, ``util_cpu``,
+    ``util_mem`` (mean utilisation, fraction of total capacity), ``mean_jct_s``,
+    ``median_jct_s``. Rows follow the expansion order. Rewritten atomically after every run.
+
+Re-running the same command skips runs whose ``DONE`` marker exists and redoes the rest
+(unfinished or failed). Ctrl-C cancels the pending runs, keeps the finished ones and rewrites
+``runs.parquet``. A failing run is recorded (``status == "failed"`` and its error) and does not
+stop the others.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from fairsim.atomic import atomic_dir, check_writable_dir
+from fairsim.errors import ConfigError, OutputError, unknown_key
+from fairsim.experiments.scenario.config import RunConfig, check_name, parse_config, read_yaml
+from fairsim.simulator.results import write_json, write_table
+
+log = logging.getLogger(__name__)
+
+DONE = "DONE"
+RUNS_FILE = "runs.parquet"
+#: Headline columns of ``runs.parquet`` taken from each scheduler's ``summary.json``.
+METRICS = (
+    "tasks",
+    "tasks_completed",
+    "completion_ratio",
+    "util_cpu",
+    "util_mem",
+    "mean_jct_s",
+    "median_jct_s",
+)
+_TOP_KEYS = ("name", "base", "grid", "seeds")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated sweep specification.
+
+    Attributes
+    ----------
+    name : str
+        Name of the sweep; every run's config has this ``name``.
+    base : dict
+        The run config shared by every run (without ``name``).
+    grid : dict of str to list
+        Dotted config path → values, in file order.
+    seeds : tuple of int
+    """
+
+    name: str
+    base: dict[str, Any]
+    grid: dict[str, list[Any]]
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: its grid values, its seed and its resolved config."""
+
+    run_id: str
+    params: dict[str, Any]
+    seed: int
+    config: RunConfig = field(repr=False)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def parse_sweep(data: Any, *, source: str = "sweep") -> Sweep:
+    """Validate the top level of a sweep mapping (not yet the expanded configs).
+
+    Raises
+    ------
+    ConfigError
+        One line naming the key and the problem.
+    """
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level")
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise ConfigError(f"{source}: {unknown_key(key, _TOP_KEYS)}")
+    for key in ("name", "base"):
+        if key not in data:
+            raise ConfigError(f"{source}: {key}: required key is missing")
+    name = data["name"]
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{source}: name: expected a non-empty string (got {name!r})")
+    try:
+        check_name(name)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    base = data["base"]
+    if not isinstance(base, dict):
+        raise ConfigError(f"{source}: base: expected a mapping (a run config without name)")
+    for key in ("name", "seed"):
+        if key in base:
+            what = "the sweep's name" if key == "name" else "the sweep's seeds"
+            raise ConfigError(f"{source}: base.{key}: not allowed here ({what} is used)")
+    grid = data.get("grid") or {}
+    if not isinstance(grid, dict):
+        raise ConfigError(f"{source}: grid: expected a mapping of dotted paths to value lists")
+    for path, values in grid.items():
+        if not isinstance(path, str) or not path:
+            raise ConfigError(f"{source}: grid: path {path!r} is not a dotted config path")
+        if path in ("name", "seed"):
+            raise ConfigError(f"{source}: grid.{path}: not allowed (use the sweep's name/seeds)")
+        if not isinstance(values, list):
+            raise ConfigError(f"{source}: grid.{path}: expected a list of values (got {values!r})")
+        if not values:
+            raise ConfigError(f"{source}: grid.{path}: empty list of values")
+    seeds = data.get("seeds", [1])
+    if not isinstance(seeds, list) or not seeds:
+        raise ConfigError(f"{source}: seeds: expected a non-empty list of integers (got {seeds!r})")
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, int):
+            raise ConfigError(f"{source}: seeds: {s!r} is not an integer")
+        if s < 0:
+            raise ConfigError(f"{source}: seeds: {s!r} is negative (seeds are integers >= 0)")
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"{source}: seeds: duplicate seeds in {seeds}")
+    return Sweep(name=name, base=base, grid=dict(grid), seeds=tuple(seeds))
+
+
+def load_sweep(path: str | Path) -> Sweep:
+    """Read and validate a sweep YAML file (top level only; see :func:`expand`).
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing, is not valid YAML or is malformed.
+    """
+    return parse_sweep(read_yaml(path, "sweep"), source=str(path))
+
+
+def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    node: Any = data
+    parts = path.split(".")
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(f"grid.{path}: {part!r} is not an index of a list of {len(node)}")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ConfigError(f"grid.{path}: {'.'.join(parts[:depth])!r} is not a mapping")
+
+
+def run_data(sweep: Sweep, params: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The plain config mapping of one run (before validation)."""
+    data: dict[str, Any] = json.loads(json.dumps(sweep.base))
+    data["name"] = sweep.name
+    for path, value in params.items():
+        _set_path(data, path, json.loads(json.dumps(value)))
+    data["seed"] = seed
+    return data
+
+
+def _related(path: str, field: str) -> bool:
+    """Whether dotted ``path`` and ``field`` lie on one branch (one is a prefix of the other)."""
+    a, b = path.split("."), field.split(".")
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+def expand(sweep: Sweep) -> list[RunSpec]:
+    """Every run of the sweep, validated, in expansion order (grid product, then seeds).
+
+    ``base`` need not be a complete run config: it may leave out what every grid point supplies
+    (e.g. ``schedulers``), since only the combined configs are validated. The first grid point
+    (every path's first value) is checked first, then each value of each path with the other
+    paths at their first values, so that an unknown path or a bad value is reported with its
+    path and value; then every combination is validated.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the grid path (and value) that does not validate, or two grid points that
+        resolve to the same config.
+    """
+    first_seed = sweep.seeds[0]
+
+    def check(params: dict[str, Any], blame: str | None) -> None:
+        try:
+            parse_config(run_data(sweep, params, first_seed))
+        except ConfigError as exc:
+            msg = _one_line(str(exc)).removeprefix("config: ")
+            if blame is None:  # the first grid point: the grid path the message names, or base
+                field = msg.split(":", 1)[0]
+                hits = [p for p in params if _related(p, field)]
+                blame = (
+                    f"grid.{hits[0]} = {params[hits[0]]!r}"
+                    if len(hits) == 1
+                    else f"base (at grid point {params!r})"
+                    if params
+                    else "base"
+                )
+            raise ConfigError(f"{blame}: {msg}") from None
+
+    first = {path: values[0] for path, values in sweep.grid.items()}
+    check(first, None)
+    for path, values in sweep.grid.items():
+        for value in values:
+            check({**first, path: value}, f"grid.{path} = {value!r}")
+    paths = list(sweep.grid)
+    runs: list[RunSpec] = []
+    seen: dict[str, dict[str, Any]] = {}
+    for combo in itertools.product(*(sweep.grid[p] for p in paths)):
+        params = dict(zip(paths, combo, strict=True))
+        for seed in sweep.seeds:
+            try:
+                cfg = parse_config(run_data(sweep, params, seed))
+            except ConfigError as exc:
+                raise ConfigError(
+                    f"grid point {params!r}, seed {seed}: "
+                    f"{_one_line(str(exc)).removeprefix('config: ')}"
+                ) from None
+            run_id = cfg.config_hash()
+            if run_id in seen:
+                raise ConfigError(
+                    f"grid: points {seen[run_id]!r} and {params!r} (seed {seed}) resolve to the "
+                    "same config"
+                )
+            seen[run_id] = params
+            runs.append(RunSpec(run_id=run_id, params=params, seed=seed, config=cfg))
+    return runs
+
+
+# --------------------------------------------------------------------------- one run
+
+
+def execute_run(config: dict[str, Any], out: str, run_id: str, base: str | None) -> dict[str, Any]:
+    """Run one config into ``OUT/<run_id>`` (temporary folder, renamed when complete).
+
+    Runs in a worker process (pool or Dask); everything it needs is in its arguments, so the
+    files depend only on the config and its seed.
+
+    Returns
+    -------
+    dict
+        ``run_id``, ``status`` (``ok``/``failed``), ``error``, ``wall_s`` and ``summaries``
+        (scheduler → ``summary.json``) when ok.
+    """
+    from fairsim.experiments.scenario.run import run_config
+
+    final = Path(out) / run_id
+    t0 = time.perf_counter()
+    try:
+        cfg = parse_config(config)
+        with atomic_dir(final, overwrite=True, what=f"run {run_id}") as tmp:
+            summaries = run_config(
+                cfg, tmp, base=Path(base) if base else None, progress=False, report=False
+            )
+            wall = round(time.perf_counter() - t0, 3)
+            write_json({"run_id": run_id, "seed": cfg.seed, "wall_s": wall}, tmp / DONE)
+    except Exception as exc:
+        log.warning("run %s failed: %s", run_id, exc)
+        return {
+            "run_id": run_id,
+            "status": "failed",
+            "error": _one_line(f"{type(exc).__name__}: {exc}"),
+            "wall_s": round(time.perf_counter() - t0, 3),
+            "summaries": {},
+        }
+    return {"run_id": run_id, "status": "ok", "error": None, "wall_s": wall, "summaries": summaries}
+
+
+def finished_result(out: Path, run: RunSpec) -> dict[str, Any] | None:
+    """The result of a run finished earlier (its ``DONE`` marker exists), read from disk."""
+    folder = out / run.run_id
+    marker = folder / DONE
+    if not marker.is_file():
+        return None
+    try:
+        done = json.loads(marker.read_text())
+        summaries = {
+            s: json.loads((folder / s / "summary.json").read_text()) for s in run.config.schedulers
+        }
+    except (OSError, ValueError):
+        return None
+    return {
+        "run_id": run.run_id,
+        "status": "ok",
+        "error": None,
+        "wall_s": done.get("wall_s"),
+        "summaries": summaries,
+    }
+
+
+# --------------------------------------------------------------------------- runs table
+
+
+def _grid_column(values: list[Any]) -> list[Any]:
+    if all(isinstance(v, str) for v in values):
+        return values
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return values
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return [float(v) for v in values]
+    return [v if isinstance(v, str) else json.dumps(v) for v in values]
+
+
+def runs_frame(
+    sweep: Sweep, runs: list[RunSpec], results: dict[str, dict[str, Any]]
+) -> pd.DataFrame:
+    """The tidy ``runs.parquet`` table: one row per (run, scheduler) of the runs with a result."""
+    rows: list[dict[str, Any]] = []
+    for run in runs:
+        res = results.get(run.run_id)
+        if res is None:
+            continue
+        for sched in run.config.schedulers:
+            s = res["summaries"].get(sched, {})
+            util = s.get("mean_utilization") or {}
+            row: dict[str, Any] = {"run_id": run.run_id, **run.params, "seed": run.seed}
+            row.update(
+                scheduler=sched,
+                status=res["status"],
+                error=res["error"],
+                wall_s=res["wall_s"],
+                tasks=s.get("tasks"),
+                tasks_completed=s.get("tasks_completed"),
+                completion_ratio=s.get("completion_ratio"),
+                util_cpu=util.get("cpu"),
+                util_mem=util.get("mem"),
+                mean_jct_s=s.get("mean_jct_s"),
+                median_jct_s=s.get("median_jct_s"),
+            )
+            rows.append(row)
+    columns = ["run_id", *sweep.grid, "seed", "scheduler", "status", "error", "wall_s", *METRICS]
+    frame = pd.DataFrame(rows, columns=columns)
+    for path in sweep.grid:
+        frame[path] = pd.Series(_grid_column(list(frame[path])), index=frame.index, dtype=object)
+        if frame[path].map(type).nunique() <= 1 and len(frame):
+            frame[path] = frame[path].infer_objects()
+    frame["seed"] = frame["seed"].astype("int64")
+    frame["error"] = frame["error"].astype("string")
+    for col in ("wall_s", "completion_ratio", "util_cpu", "util_mem", "mean_jct_s", "median_jct_s"):
+        frame[col] = frame[col].astype("float64")
+    for col in ("tasks", "tasks_completed"):
+        frame[col] = frame[col].astype("Int64")
+    return frame
+
+
+def write_runs(frame: pd.DataFrame, out: Path) -> Path:
+    """Write ``OUT/runs.parquet`` atomically."""
+    path = out / RUNS_FILE
+    write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    return path
+
+
+# --------------------------------------------------------------------------- executors
+
+
+@dataclass
+class _Backend:
+    """Submit/iterate/cancel over a process pool or a Dask client (lazily imported)."""
+
+    submit: Callable[..., Any]
+    completed: Callable[[list[Any]], Iterator[Any]]
+    result: Callable[[Any], Any]
+    cancel: Callable[[list[Any]], None]
+    close: Callable[[], None]
+    workers: int
+
+
+def parse_executor(spec: str) -> tuple[str, Any]:
+    """``local:N`` / ``dask-local:N`` / ``dask://host:port`` → (kind, N or address).
+
+    Raises
+    ------
+    ConfigError
+        If the spec is malformed.
+    """
+    if spec.startswith("dask://"):
+        address = spec.removeprefix("dask://")
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise ConfigError(f"--executor {spec!r}: expected dask://host:port")
+        return "dask", f"tcp://{address}"
+    kind, _, n = spec.partition(":")
+    if kind not in ("local", "dask-local"):
+        raise ConfigError(
+            f"--executor {spec!r}: expected local:N, dask-local:N or dask://host:port"
+        )
+    if n == "":
+        return kind, os.cpu_count() or 1
+    if not n.isdigit() or int(n) < 1:
+        raise ConfigError(f"--executor {spec!r}: N must be a positive integer (got {n!r})")
+    return kind, int(n)
+
+
+def _local_backend(n: int) -> _Backend:
+    import concurrent.futures as cf
+    import multiprocessing
+
+    pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+
+    def completed(futs: list[Any]) -> Iterator[Any]:
+        return cf.as_completed(futs)
+
+    stopped = False
+
+    def cancel(futs: list[Any]) -> None:
+        nonlocal stopped
+        stopped = True
+        for f in futs:
+            f.cancel()
+        # Stop the runs in progress too: their temporary folders are removed on the next start.
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    return _Backend(
+        submit=pool.submit,
+        completed=completed,
+        result=lambda f: f.result(),
+        cancel=cancel,
+        close=lambda: pool.shutdown(wait=not stopped),
+        workers=n,
+    )
+
+
+def _dask_backend(kind: str, arg: Any) -> _Backend:
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ConfigError(
+            "--executor: Dask is not installed (pip install 'fairsim[dask]')"
+        ) from None
+    cluster = None
+    if kind == "dask-local":
+        cluster = LocalCluster(
+            n_workers=arg,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )
+        client = Client(cluster)
+        workers = int(arg)
+    else:
+        try:
+            client = Client(arg, timeout="2s")
+        except (OSError, TimeoutError) as exc:
+            raise ConfigError(
+                f"--executor dask://{arg.removeprefix('tcp://')}: cannot reach the Dask scheduler "
+                f"({_one_line(str(exc)) or type(exc).__name__})"
+            ) from None
+        workers = len(client.scheduler_info().get("workers", {})) or 1
+
+    def submit(fn: Callable[..., Any], *args: Any) -> Any:
+        return client.submit(fn, *args, key=f"fairsim-run-{args[2]}", pure=False)
+
+    def close() -> None:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+    return _Backend(
+        submit=submit,
+        completed=lambda futs: iter(as_completed(futs)),
+        result=lambda f: f.result(),
+        cancel=lambda futs: client.cancel(futs),
+        close=close,
+        workers=workers,
+    )
+
+
+def make_backend(spec: str) -> _Backend:
+    """Start the executor named by ``spec`` (see :func:`parse_executor`)."""
+    kind, arg = parse_executor(spec)
+    if kind == "local":
+        return _local_backend(arg)
+    return _dask_backend(kind, arg)
+
+
+# --------------------------------------------------------------------------- the sweep
+
+
+def _prepare_traces(runs: list[RunSpec], base: Path | None, progress: bool) -> None:
+    """Convert each Google 2011 trace once, before any run, so workers never race on the cache."""
+    from fairsim.experiments.scenario.run import converted_google
+
+    seen: set[str] = set()
+    for run in runs:
+        trace = run.config.trace
+        key = json.dumps(trace.model_dump(mode="json"), sort_keys=True)
+        if trace.format == "google-2011" and key not in seen:
+            seen.add(key)
+            converted_google(trace, base, progress)
+
+
+def _is_temporary(p: Path) -> bool:
+    """A temporary file or folder of an interrupted write (:mod:`fairsim.atomic`)."""
+    name = p.name
+    return name.startswith(".tmp-") or (name.startswith(".") and name.endswith((".tmp", ".old")))
+
+
+def _remove_stale(root: Path) -> None:
+    for stale in root.iterdir():
+        if _is_temporary(stale):
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+
+
+def _check_out(root: Path) -> None:
+    """Refuse an ``OUT`` that is a file, lies below one, cannot be written, or is a non-empty
+    folder that is not a sweep's (no ``runs.parquet``, no run folder with ``DONE``).
+
+    Raises
+    ------
+    OutputError
+    """
+    check_writable_dir(root)
+    if not root.is_dir():
+        return
+    entries = [p for p in root.iterdir() if not _is_temporary(p)]
+    if entries and not (root / RUNS_FILE).is_file() and not list(root.glob(f"*/{DONE}")):
+        raise OutputError(
+            f"--out: {str(root)!r} is a non-empty folder that is not a sweep's output "
+            f"(no {RUNS_FILE}); choose another folder"
+        )
+
+
+def run_sweep(
+    sweep: Sweep,
+    out: str | Path,
+    *,
+    executor: str | None = None,
+    base: str | Path | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Run every unfinished run of ``sweep`` into ``out`` and write ``runs.parquet``.
+
+    Parameters
+    ----------
+    sweep : Sweep
+    out : path-like
+        Output folder ``OUT``.
+    executor : str, optional
+        ``local:N`` (default ``local:<cores>``), ``dask-local:N`` or ``dask://host:port``.
+    base : path-like, optional
+        Folder of the sweep file: relative trace paths that do not exist as given are resolved
+        against it.
+    progress : bool
+        Show a progress bar over runs (with an estimate of the remaining time).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``runs.parquet`` table.
+
+    Raises
+    ------
+    ConfigError
+        Bad sweep, bad executor spec or unreachable Dask scheduler; raised before any run starts.
+    KeyboardInterrupt
+        After cancelling the pending runs and writing ``runs.parquet`` for the finished ones.
+    """
+    from tqdm import tqdm
+
+    spec = executor or f"local:{os.cpu_count() or 1}"
+    parse_executor(spec)
+    runs = expand(sweep)
+    root = Path(out)
+    _check_out(root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"--out: cannot create {str(root)!r} ({exc.strerror or exc})") from None
+    _remove_stale(root)
+    results: dict[str, dict[str, Any]] = {}
+    todo: list[RunSpec] = []
+    for run in runs:
+        done = finished_result(root, run)
+        if done is None:
+            todo.append(run)
+        else:
+            results[run.run_id] = done
+    log.info("%d runs: %d finished earlier, %d to run", len(runs), len(results), len(todo))
+    base_dir = str(Path(base).resolve()) if base is not None else None
+    if not todo:
+        frame = runs_frame(sweep, runs, results)
+        write_runs(frame, root)
+        return frame
+    backend = make_backend(spec)  # before any run: an unreachable scheduler fails here
+    futures: list[Any] = []
+    bar = tqdm(
+        total=len(runs), initial=len(results), unit="run", desc=sweep.name, disable=not progress
+    )
+    try:
+        _prepare_traces(todo, Path(base_dir) if base_dir else None, progress)
+        run_of: dict[Any, str] = {}
+        for run in todo:
+            fut = backend.submit(
+                execute_run,
+                run.config.model_dump(mode="json"),
+                str(root.resolve()),
+                run.run_id,
+                base_dir,
+            )
+            futures.append(fut)
+            run_of[fut] = run.run_id
+        for fut in backend.completed(futures):
+            try:
+                res = backend.result(fut)
+            except Exception as exc:  # the worker died (OOM kill, Dask KilledWorker, ...)
+                res = {
+                    "run_id": run_of[fut],
+                    "status": "failed",
+                    "error": _one_line(f"{type(exc).__name__}: {exc}") or type(exc).__name__,
+                    "wall_s": None,
+                    "summaries": {},
+                }
+            results[res["run_id"]] = res
+            write_runs(runs_frame(sweep, runs, results), root)
+            bar.update(1)
+            if res["status"] != "ok":
+                bar.write(f"run {res['run_id']} failed: {res['error']}")
+    except KeyboardInterrupt:
+        backend.cancel(futures)
+        write_runs(runs_frame(sweep, runs, results), root)
+        raise
+    finally:
+        bar.close()
+        backend.close()
+    frame = runs_frame(sweep, runs, results)
+    write_runs(frame, root)
+    return frame

@@ -1,0 +1,1 @@
+"""The UDRF paper's Section V on the Google sample."""

@@ -1,0 +1,38 @@
+"""fairsim: a trace-driven discrete-event simulator for multi-resource fair scheduling on
+clusters of heterogeneous servers.
+
+The subpackages are :mod:`fairsim.simulator` (the engine, its scheduler protocol, cluster state,
+workload streams and result files), :mod:`fairsim.schedulers` (online policies, exact
+allocators, property checks), :mod:`fairsim.traces` (trace converters, server pools, synthetic
+workloads) and :mod:`fairsim.experiments` (command line, scenario pipeline, reports and the
+papers' reproductions). The names below are the public API; they are imported on first use, so
+``import fairsim`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.2.0"
+
+#: Public name -> module that defines it.
+_PUBLIC = {
+    "Scheduler": "fairsim.simulator.scheduler",
+    "RunConfig": "fairsim.experiments.scenario.config",
+}
+
+__all__ = ["__version__", *sorted(_PUBLIC)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fairsim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,318 @@
+"""Atomic output: files and whole folders are written under a temporary name and renamed into
+place when complete; JSON is strict (no NaN or Infinity).
+
+A reader never sees a half-written file or result folder, and a write that fails (or is
+interrupted, Ctrl-C included) leaves the previous file or folder, if any, untouched and nothing
+new behind. Every writer of results, traces, figures and reports uses these:
+
+* :func:`atomic_path` / :func:`write_text`: one file;
+* :func:`atomic_dir`: one output folder (``fairsim run --out``, ``trace convert``, ``trace synth``,
+  ``properties --out``, each run of a sweep), refused when it already exists and is not empty
+  unless ``overwrite`` is set (then it is replaced whole);
+* :func:`json_text`: the only JSON encoder of files fairsim writes; a non-finite float becomes
+  ``null`` (strict JSON parsers reject ``NaN``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from fairsim.errors import OutputError
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; move it into place on success, delete on error.
+
+    Parameters
+    ----------
+    path : path-like
+        Final destination; its folder is created if needed.
+
+    Yields
+    ------
+    pathlib.Path
+        Where to write (a hidden file in the same folder, so the rename is atomic).
+    """
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically and return the path."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` as plain JSON data: numpy scalars and arrays converted, NaN and ±inf as ``None``.
+
+    Parameters
+    ----------
+    obj : object
+        Nested dicts, lists, tuples, numbers, strings, booleans, None, numpy scalars or arrays.
+
+    Returns
+    -------
+    object
+        The same structure with every non-finite float replaced by ``None``.
+
+    Raises
+    ------
+    TypeError
+        For an object JSON cannot represent.
+    """
+    if obj is None or isinstance(obj, str | bool):
+        return obj
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k if isinstance(k, str) else str(k): finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    import numpy as np
+
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return finite(float(obj))
+    if isinstance(obj, np.ndarray):
+        return finite(obj.tolist())
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def json_text(obj: Any, *, indent: int | None = 2, sort_keys: bool = True) -> str:
+    """Strict JSON text of ``obj``: never ``NaN`` or ``Infinity`` (they become ``null``).
+
+    Parameters
+    ----------
+    obj : object
+        As for :func:`finite`.
+    indent : int or None
+        Indentation (None: one line).
+    sort_keys : bool
+        Sort mapping keys.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError
+        For an object JSON cannot represent.
+    """
+    return json.dumps(finite(obj), indent=indent, sort_keys=sort_keys, allow_nan=False)
+
+
+# --------------------------------------------------------------------------- folders
+
+
+def _protected(dest: Path, protect: Iterable[str | os.PathLike[str]]) -> Path | None:
+    """The first of ``protect`` (and the working directory) that lies inside ``dest``."""
+    for p in [Path.cwd(), *(Path(x) for x in protect)]:
+        q = Path(os.path.abspath(p))
+        if q == dest or dest in q.parents:
+            return q
+    return None
+
+
+def check_output_dir(
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    what: str = "--out",
+    protect: Iterable[str | os.PathLike[str]] = (),
+) -> Path:
+    """Refuse an output folder that cannot be (re)written, before any work is done.
+
+    Parameters
+    ----------
+    path : path-like
+        The output folder.
+    overwrite : bool
+        Whether an existing non-empty folder may be replaced.
+    what : str
+        How the messages name the folder (``--out``, ``trace.cache_dir``, ...).
+    protect : iterable of path-like
+        Inputs that must not lie inside a folder that is replaced (the config file, a trace).
+
+    Returns
+    -------
+    pathlib.Path
+        The folder as an absolute path.
+
+    Raises
+    ------
+    OutputError
+        One line naming the path: it is an existing file, lies below a file, already exists and
+        is not empty (without ``overwrite``), would delete the working directory or an input, or
+        cannot be written.
+    """
+    shown = os.fspath(path)
+    dest = check_writable_dir(path, what=what)
+    if dest.is_dir():
+        try:
+            empty = not any(dest.iterdir())
+        except OSError as exc:
+            raise OutputError(f"{what}: {shown!r} cannot be read ({exc.strerror})") from None
+        if not empty and not overwrite:
+            raise OutputError(
+                f"{what}: {shown!r} already exists and is not empty "
+                "(--overwrite replaces it, or choose another folder)"
+            )
+        inside = _protected(dest, protect)
+        if inside is not None:
+            raise OutputError(f"{what}: refusing to replace {shown!r}: it holds {str(inside)!r}")
+    return dest
+
+
+def check_writable_dir(path: str | os.PathLike[str], *, what: str = "--out") -> Path:
+    """Refuse a folder path that is a file, lies below a file, or cannot be written.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder as an absolute path.
+
+    Raises
+    ------
+    OutputError
+        One line naming the path and the problem.
+    """
+    shown = os.fspath(path)
+    if not shown or "\0" in shown:
+        raise OutputError(f"{what}: {shown!r} is not a folder path")
+    dest = Path(os.path.abspath(path))
+    if dest.exists() and not dest.is_dir():
+        raise OutputError(f"{what}: {shown!r} is an existing file, not a folder")
+    anc = dest if dest.exists() else dest.parent
+    while not anc.exists():
+        anc = anc.parent
+    if not anc.is_dir():
+        raise OutputError(f"{what}: {shown!r} is below {str(anc)!r}, which is a file")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise OutputError(f"{what}: cannot write into {str(anc)!r} (permission denied)")
+    return dest
+
+
+def _created_parents(dest: Path) -> list[Path]:
+    """The missing ancestors of ``dest``, outermost first."""
+    missing = []
+    p = dest.parent
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    return missing[::-1]
+
+
+@contextlib.contextmanager
+def atomic_dir(
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    what: str = "--out",
+    protect: Iterable[str | os.PathLike[str]] = (),
+) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``path``; rename it to ``path`` on success.
+
+    The destination is checked first (:func:`check_output_dir`). On success the temporary
+    folder replaces ``path`` whole (an earlier folder is moved aside and deleted only after the
+    rename); on any exception, ``KeyboardInterrupt`` included, the temporary folder and any parent
+    folders created for it are removed and ``path`` is left as it was.
+
+    Parameters
+    ----------
+    path : path-like
+        Final folder.
+    overwrite : bool
+        Replace an existing non-empty folder (default: refuse it).
+    what, protect
+        As for :func:`check_output_dir`.
+
+    Yields
+    ------
+    pathlib.Path
+        The temporary folder (``.<name>.XXXXXXXX.tmp`` in the same parent, so the rename is
+        atomic).
+
+    Raises
+    ------
+    OutputError
+        If the destination is refused or cannot be created.
+    """
+    shown = os.fspath(path)
+    dest = check_output_dir(path, overwrite=overwrite, what=what, protect=protect)
+    created = _created_parents(dest)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
+    except OSError as exc:
+        _remove_empty(created)
+        raise OutputError(f"{what}: cannot create {shown!r} ({exc.strerror or exc})") from None
+    try:
+        yield tmp
+        try:
+            if not overwrite and dest.is_dir() and any(dest.iterdir()):
+                raise FileExistsError(17, "it exists now and is not empty")
+            _move_into_place(tmp, dest)
+        except OSError as exc:
+            raise OutputError(
+                f"{what}: cannot rename the finished output to {shown!r} ({exc.strerror or exc}; "
+                "did another command write there meanwhile?)"
+            ) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_empty(created)
+        raise
+
+
+def _move_into_place(tmp: Path, dest: Path) -> None:
+    """Rename ``tmp`` to ``dest``; an existing ``dest`` is moved aside first, deleted after."""
+    if not dest.exists():
+        os.rename(tmp, dest)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".old", dir=dest.parent))
+    os.rename(dest, old / dest.name)
+    try:
+        os.rename(tmp, dest)
+    except BaseException:
+        os.rename(old / dest.name, dest)
+        shutil.rmtree(old, ignore_errors=True)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for p in reversed(folders):
+        try:
+            p.rmdir()
+        except OSError:
+            return

@@ -1,0 +1,211 @@
+"""``drf-lockstep``: the UDRF paper's Section V DRF baseline (a user's jobs advance together).
+
+Tahir et al. (UDRF), Section V: "the second scheduler runs the *progressive filling* of DRF [8].
+In the DRF scheduler, the machine classes are mapped as resources as described in Section II-A",
+and, after Fig. 10: "DRF treats a user with multiple jobs as task-level resource allocation. In
+this case, the number of job instance of each job are equal and fixed. This causes DRF to do not
+utilizes the all resource available and not used by other users."
+
+So DRF sees each user as *one* DRF user whose demand vector is the user's gross demand
+``R^u = sum_j R^j`` over its jobs (eq. 1, over the (machine class, resource) types of Section II-A):
+one unit of that demand is one instance of each of the user's jobs. Progressive filling raises
+the lowest dominant share by one unit at a time, so the instances of a user's jobs are started
+in lock-step, equal in number (Section II-A: DRF lets ``u_1`` run as many of ``job1`` as of
+``job2``).
+
+Online, with indivisible tasks on real servers:
+
+* **a unit** ("bundle") of user ``u`` is, for every job of ``u`` that has waiting tasks, the
+  waiting tasks of its oldest waiting instance (``(job_id, repetition)``,
+  :meth:`fairsim.simulator.cluster.ClusterView.task_job`); jobs in the order they arrived. A job
+  whose
+  instances have all started drops out of the bundle; a job that enters the queue joins it;
+* the bundle starts only **whole** (every task placed at once, First-Fit kind by kind,
+  :class:`fairsim.schedulers.jobfit.JobFirstFit`); if it does not fit, the user is blocked until a
+  task
+  finishes on a machine class the bundle may use, or the user submits a task (head of line: no
+  other job of the user starts meanwhile). A bundle larger than its servers could hold even when
+  empty starts its instances in order, each whole, while they fit (an instance that is itself
+  too large starts with the tasks that fit);
+* **the key** is the dominant share over (class, resource) types, ``max_(m,k) A_u[m,k] /
+  c[m,k]`` (Section II-A; the same key as ``drf-classes`` and ``udrf``), divided by the weight;
+  the user with the lowest key is served first, and served again while it stays lowest;
+* passes happen once per ``period_s`` (Section V: "Resource scheduling decisions are made on a
+  per-second basis"), as for ``udrf``.
+
+The task-level variant, in which each of a user's tasks is placed on its own in order,
+is ``drf-classes`` (:mod:`fairsim.schedulers.drf_classes`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+
+import numpy as np
+
+from fairsim.schedulers.jobfit import JobFirstFit
+from fairsim.simulator.cluster import ClusterView
+
+#: kinds -> waiting tasks of one instance (job_id, repetition) of a job
+Kinds = dict[int, list[int]]
+
+
+class DRFLockstep(JobFirstFit):
+    """DRF over (machine class, resource) types whose unit is one instance of every queued job of
+    the user (UDRF paper, Section V and Section II-A; see the module docstring).
+
+    Parameters
+    ----------
+    weights : mapping of int to float, optional
+        User weights (> 0); the key is divided by the weight.
+    eligible : mapping of int to ndarray of bool, shape (n_servers,), optional
+        Servers each user may use (intersected with every task's own constraint).
+    period_s : float
+        Seconds between scheduling passes (default 1, Section V). 0: a pass after every batch
+        of same-time events.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`bind`, for a negative ``period_s``; from :meth:`on_arrival`, for a weight <= 0.
+
+    Attributes
+    ----------
+    class_names_ : list of str
+        Machine class labels; class ``m`` of the keys is ``class_names_[m]``.
+    bundles_ : int
+        Bundles started (whole or, when oversized, in part).
+    """
+
+    name = "drf-lockstep"
+
+    def bind(self, cluster: ClusterView) -> None:
+        """Machine classes and kinds (:class:`JobFirstFit`); per-user job instances."""
+        super().bind(cluster)
+        # user -> job -> repetition -> kind -> waiting tasks (dicts keep arrival order)
+        self._jobs: dict[int, dict[int, dict[int, Kinds]]] = {}
+        self._ready: set[int] = set()  # users to try in the next pass
+        self._blocked: dict[int, np.ndarray] = {}  # user -> classes whose freeing may help
+        self._freed = np.zeros(self._nc, dtype=bool)  # classes with a completion since the pass
+        self._big: dict[int, tuple[tuple[tuple[int, int], ...], bool]] = {}  # oversized cache
+        self.bundles_ = 0
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Queue ``task`` under its job instance; the user's bundle changed, so it is tried."""
+        self._join(user)
+        q = self._kind(demand, self._mask_key(task, user))
+        job, rep = self.cluster_.task_job(task)
+        reps = self._jobs.setdefault(user, {}).setdefault(job, {})
+        reps.setdefault(rep, {}).setdefault(q, []).append(task)
+        self._kind_t[task] = q
+        self._n_waiting += 1
+        self._blocked.pop(user, None)
+        self._ready.add(user)
+
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Release the task's class resources; users blocked on that class are tried again."""
+        self._release(user, server, demand)
+        self._update_share(user)
+        self._freed[self._cls_l[server]] = True
+
+    # ------------------------------------------------------------------ bundles
+    def _bundle(self, user: int) -> list[Kinds]:
+        """The oldest waiting instance of every job of ``user`` with waiting tasks."""
+        return [reps[min(reps)] for reps in self._jobs[user].values()]
+
+    def _try(self, user: int) -> list[tuple[int, int]]:
+        """Start the user's bundle whole (an oversized one: its instances in order while they
+        fit); [] and block if nothing starts."""
+        bundle = self._bundle(user)
+        merged: Kinds = {}
+        for kinds in bundle:
+            for q, ts in kinds.items():
+                merged.setdefault(q, []).extend(ts)
+        out = self._fit(merged, np.array(self._free), partial=False)[0]
+        # (instance, how many of each of its kinds started)
+        started: list[tuple[Kinds, dict[int, int]]] = []
+        if out:
+            started = [(kinds, {q: len(ts) for q, ts in kinds.items()}) for kinds in bundle]
+        else:
+            sig = tuple((q, len(ts)) for q, ts in merged.items())
+            cached = self._big.get(user)
+            if cached is None or cached[0] != sig:
+                cached = self._big[user] = (sig, not self._fit(merged, self._cap.copy(), False)[0])
+            if cached[1]:
+                out, started = self._prefix(bundle)
+        if not out:
+            classes = np.zeros(self._nc, dtype=bool)
+            for q in merged:
+                classes |= self._masks[self._kmk[q]][1]
+            self._blocked[user] = classes
+            return []
+        self.bundles_ += 1
+        for kinds, n in started:
+            for q, k in n.items():
+                rest = kinds[q][k:]
+                if rest:
+                    kinds[q] = rest
+                else:
+                    del kinds[q]
+        jobs = self._jobs[user]
+        for job in list(jobs):
+            reps = jobs[job]
+            for rep in [r for r, kinds in reps.items() if not kinds]:
+                del reps[rep]
+            if not reps:
+                del jobs[job]
+        self._charge(user, out)
+        self._update_share(user)
+        return out
+
+    def _prefix(
+        self, bundle: list[Kinds]
+    ) -> tuple[list[tuple[int, int]], list[tuple[Kinds, dict[int, int]]]]:
+        """An oversized bundle: its instances in order, each whole, while they fit; an instance
+        that could not fit even on the empty pool starts with the tasks that fit. Stops at the
+        first instance that does not start."""
+        free = np.array(self._free)
+        out: list[tuple[int, int]] = []
+        started: list[tuple[Kinds, dict[int, int]]] = []
+        for kinds in bundle:
+            trial = free.copy()  # (a failed fit leaves its copy part-decremented)
+            got, placed, _, _ = self._fit(kinds, trial, partial=False)
+            if not got and not self._fit(kinds, self._cap.copy(), False)[0]:
+                trial = free.copy()
+                got, placed, _, _ = self._fit(kinds, trial, partial=True)
+            if not got:
+                break
+            free = trial
+            out += got
+            started.append((kinds, placed))
+            if sum(placed.values()) < sum(len(ts) for ts in kinds.values()):
+                break  # an oversized instance started in part: the next ones wait for it
+        return out, started
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """Progressive filling: the lowest key's bundle starts, then the next lowest key's.
+
+        With ``period_s > 0`` only at the end of a period (:meth:`on_tick`); else at every call.
+        """
+        if self.period_s > 0:
+            if not self._due:
+                return
+            self._due = False
+        if self._freed.any():
+            freed = self._freed
+            for user in [u for u, cls in self._blocked.items() if (cls & freed).any()]:
+                del self._blocked[user]
+                self._ready.add(user)
+            freed[:] = False
+        heap = [(self._share[u], u) for u in self._ready if self._jobs.get(u)]
+        self._ready.clear()
+        heapq.heapify(heap)
+        while heap:
+            _, u = heapq.heappop(heap)
+            placed = self._try(u)
+            if not placed:
+                continue
+            yield from placed
+            if self._jobs[u]:
+                heapq.heappush(heap, (self._share[u], u))

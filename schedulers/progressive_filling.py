@@ -1,0 +1,501 @@
+"""Progressive filling of indivisible tasks: the base class of the online DRF-family schedulers.
+
+First-Fit and Best-Fit DRFH (:mod:`fairsim.schedulers.drfh`), the Slots baseline
+(:mod:`fairsim.schedulers.slots`) and the online baselines
+(:mod:`fairsim.schedulers.online_baselines`) are subclasses.
+
+DRFH paper (Wang, Li, Liang, "Dominant Resource Fairness in Cloud Computing Systems with
+Heterogeneous Servers"), Section V-B: "whenever there is a scheduling opportunity, the scheduler
+always accommodates the user with the lowest global dominant share"; First-Fit picks the first
+server that fits the task, Best-Fit the server with the least
+
+    H(i, l) = || D_i / D_i1 - c̄_l / c̄_l1 ||_1                                   (eq. 9)
+
+where c̄_l is server l's free resource vector. The global dominant share of user i is
+G_i = max_r (Σ_l A_ilr) / (Σ_l c_lr) (Section IV-A, eqs. 2-3, for non-wasteful allocations),
+divided by the user's weight w_i for weighted users (Section V-A).
+
+Design (what makes it fast on real traces)
+------------------------------------------
+* Users waiting for resources sit in a heap keyed by ``(weighted dominant share, user code)``;
+  ties are broken by the user code, i.e. by order of first appearance, never by dict order.
+* A user whose head task fits nowhere is *blocked* and leaves the heap. Servers only lose free
+  resources between completions, so a blocked user can only become placeable when a task
+  finishes; then only the servers that released resources need checking, against the head
+  demands of all blocked users at once (one vectorised comparison per freed server). No step
+  rescans every submitted task.
+* Tasks of a user are served in submission order (head-of-line): a user's next task is
+  considered only after its head task is placed.
+
+Extension points: :class:`ProgressiveFilling` subclasses choose the space searched (the cluster's
+free resources, or private slot counters), how a task's demand maps into it, the server choice
+(:meth:`ProgressiveFilling._find`) and the user's key (:meth:`ProgressiveFilling._update_share`,
+with :meth:`~ProgressiveFilling._account` for keys summed over tasks; keys that depend on other
+users set ``_dynamic`` / ``_rekey_each`` and use :meth:`~ProgressiveFilling._refresh`,
+:meth:`~ProgressiveFilling._before_pass` and :meth:`~ProgressiveFilling._after_place`; see
+:mod:`fairsim.schedulers.online_baselines`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Iterator, Mapping
+
+import numpy as np
+
+from fairsim.simulator.cluster import ClusterView
+from fairsim.simulator.scheduler import Scheduler
+
+_GROW = 64
+
+
+#: Candidate lists longer than this are filtered with numpy in :meth:`ProgressiveFilling._find_in`.
+_VECTOR_MIN = 24
+
+
+class ProgressiveFilling(Scheduler):
+    """Serve the user with the lowest weighted dominant share; place its head task.
+
+    Parameters
+    ----------
+    weights : mapping of int to float, optional
+        Weight w_i of a user code (default 1 for every user). DRFH paper, Section V-A.
+    eligible : mapping of int to ndarray of bool, optional
+        Per-user mask of shape ``(n_servers,)`` of the servers the user's tasks may run on
+        (placement constraints). Users not in the mapping may use every server.
+
+    Notes
+    -----
+    The dominant share is computed in the scheduler's own accounting space: for DRFH that is the
+    cluster's resources (global dominant share), for Slots the number of slots.
+    """
+
+    name = "progressive-filling"
+
+    #: Whether a user's key can change without a change in its own allocation (it depends on the
+    #: other users or on a global quantity). Then blocked users' keys are recomputed before they
+    #: are woken in key order, and :meth:`_rebuild_heap` re-keys the waiting users.
+    _dynamic = False
+    #: Whether a placement may change the other users' keys (BMF's ranks): :meth:`_after_place`
+    #: runs after each placement, and woken users reserve nothing.
+    _rekey_each = False
+    #: Whether :meth:`_account` must be told about every placement and completion.
+    _accounts = False
+
+    def __init__(
+        self,
+        *,
+        weights: Mapping[int, float] | None = None,
+        eligible: Mapping[int, np.ndarray] | None = None,
+    ) -> None:
+        self.weights = weights
+        self.eligible = eligible
+
+    # ------------------------------------------------------------------ space (override these)
+    def _space(self, cluster: ClusterView) -> tuple[list[np.ndarray], np.ndarray]:
+        """The free-amount columns to search, each shape (n_servers,), and their totals."""
+        cols = [cluster.free[:, r] for r in range(cluster.n_resources)]
+        return cols, np.asarray(cluster.total, dtype=np.float64)
+
+    def _need(self, demand: tuple[float, ...]) -> tuple[float, ...]:
+        """A task's demand in the search space (default: its resource demand)."""
+        return demand
+
+    def _take(self, server: int, need: tuple[float, ...]) -> None:
+        """Account a placement in a private space (default: none, the engine commits)."""
+
+    def _give(self, server: int, need: tuple[float, ...]) -> None:
+        """Account a completion in a private space (default: none, the engine releases)."""
+
+    def placeable(self, demand: tuple[float, ...]) -> bool:
+        """Whether some server of the empty cluster could ever run a task with this demand.
+
+        The engine asks this on arrival and never queues a task that fits no server (it would
+        otherwise block its user's queue for ever); such tasks are reported as unplaceable.
+        """
+        need = self._need(demand)
+        k_range = range(self._k)
+        for cap in self._capacity_classes:
+            for k in k_range:
+                if need[k] > cap[k]:
+                    break
+            else:
+                return True
+        return False
+
+    def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
+        """Whether some server of ``mask`` could ever run the task, in the scheduler's units."""
+        caps = self._mask_caps.get(id(mask))
+        if caps is None:
+            sub = np.unique(self._space_caps[np.asarray(mask, dtype=bool)], axis=0)
+            caps = self._mask_caps[id(mask)] = [tuple(float(x) for x in c) for c in sub]
+        need = self._need(demand)
+        return any(all(n <= c for n, c in zip(need, cap, strict=True)) for cap in caps)
+
+    # ------------------------------------------------------------------ binding and events
+    def bind(self, cluster: ClusterView) -> None:
+        """Attach to a cluster and allocate per-user run state."""
+        super().bind(cluster)
+        self._cols, total = self._space(cluster)
+        self._total = [float(t) for t in total]
+        self._k = len(self._cols)
+        n = cluster.n_servers
+        self._buf = np.empty(n, dtype=bool)
+        self._buf2 = np.empty(n, dtype=bool)
+        caps = np.stack([c.copy() for c in self._cols], axis=1)
+        self._space_caps = caps  # capacity of every server in the scheduler's units
+        self._mask_caps: dict[int, list[tuple[float, ...]]] = {}
+        classes = np.unique(caps, axis=0)
+        # keep only capacity classes not dominated by another (enough to decide placeability)
+        keep = [c for c in classes if not any(np.all(o >= c) and np.any(o > c) for o in classes)]
+        self._capacity_classes = [tuple(float(x) for x in c) for c in keep]
+        self._alloc: list[list[float]] = []
+        self._share: list[float] = []
+        self._w: list[float] = []
+        self._blocked: list[bool] = []
+        self._bheads = np.full((0, self._k), np.inf)
+        self._inheap: list[bool] = []
+        self._version: list[int] = []
+        self._queues: list[deque[tuple[int, tuple[float, ...]]]] = []
+        self._heap: list[tuple[float, int, int]] = []
+        self._freed: list[int] = []
+        # Servers a just-unblocked user's head task may fit on: the freed servers it passed the
+        # check for. Every other server has not gained resources since the user was blocked.
+        self._cands: dict[int, list[int]] = {}
+        self._recheck: set[int] = set()  # freed servers where a fitting user was left blocked
+        self._bneed: dict[int, tuple[float, ...]] = {}  # blocked head needs, as tuples
+        # A lower bound of the per-resource minimum of the blocked head needs: a freed server
+        # with less free than that of some resource can wake nobody. It may go stale-low when
+        # users wake (still a valid bound) and is recomputed after a check that found nobody.
+        self._bmin = [np.inf] * self._k
+        self._bmin_stale = False
+        self._maxfree = [float(c.max()) for c in self._cols]
+        self._n_blocked = 0
+        self._n_pending = 0
+        # per-task placement constraints (simulator/constraints.py): the head task's server mask
+        # while it is being placed, and the masks of blocked heads
+        self._constrained = bool(getattr(cluster, "constrained", False))
+        self._tmask: np.ndarray | None = None
+        self._bmask: dict[int, np.ndarray] = {}
+
+    def _ensure_user(self, user: int) -> None:
+        n_old = len(self._queues)
+        if user < n_old:
+            return
+        n_new = max(user + 1, n_old + _GROW)
+        for u in range(n_old, n_new):
+            wu = float(self.weights.get(u, 1.0)) if self.weights else 1.0
+            if not wu > 0:
+                raise ValueError(f"weight of user {u}: {wu!r} (expected > 0)")
+            self._w.append(wu)
+            self._alloc.append([0.0] * self._k)
+            self._share.append(0.0)
+            self._blocked.append(False)
+            self._inheap.append(False)
+            self._version.append(0)
+            self._queues.append(deque())
+        self._bheads = np.vstack([self._bheads, np.full((n_new - n_old, self._k), np.inf)])
+
+    def _push(self, user: int) -> None:
+        v = self._version[user] + 1
+        self._version[user] = v
+        self._inheap[user] = True
+        heapq.heappush(self._heap, (self._share[user], user, v))
+
+    def _account(self, user: int, need: tuple[float, ...], sign: int) -> None:
+        """A task of ``user`` with this need was placed (``sign=1``) or finished (``sign=-1``).
+
+        Called before :meth:`_update_share` when :attr:`_accounts` is set; for keys that are
+        sums of per-task terms (:mod:`fairsim.schedulers.online_baselines`).
+        """
+
+    def _refresh(self, users: list[int]) -> None:
+        """Recompute the keys of blocked ``users`` about to be woken (when :attr:`_dynamic`)."""
+        for u in users:
+            self._update_share(u)
+
+    def _reserves(self) -> bool:
+        """Whether woken users may reserve room in share order (keys stable within a pass)."""
+        return not self._rekey_each
+
+    def _before_pass(self) -> None:
+        """Called at the start of :meth:`decide` when :attr:`_dynamic` (default: nothing)."""
+
+    def _after_place(self) -> None:
+        """Called after every placement when :attr:`_rekey_each` (default: re-key the heap)."""
+        self._rebuild_heap()
+
+    def _rebuild_heap(self) -> None:
+        """Re-key every waiting (in-heap) user with a fresh :meth:`_update_share`."""
+        users = sorted({u for _, u, v in self._heap if v == self._version[u]})
+        self._heap = []
+        for u in users:
+            self._update_share(u)
+            v = self._version[u] + 1
+            self._version[u] = v
+            self._heap.append((self._share[u], u, v))
+        heapq.heapify(self._heap)
+
+    def _update_share(self, user: int) -> None:
+        a = self._alloc[user]
+        t = self._total
+        self._share[user] = max([a[k] / t[k] for k in range(self._k)]) / self._w[user]
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Queue ``task`` behind the user's earlier tasks."""
+        if user >= len(self._queues):
+            self._ensure_user(user)
+        q = self._queues[user]
+        q.append((task, self._need(demand)))
+        self._n_pending += 1
+        if len(q) == 1 and not self._blocked[user] and not self._inheap[user]:
+            self._push(user)
+
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Release the task's share and remember that ``server`` has new free resources."""
+        need = self._need(demand)
+        self._give(server, need)
+        if self._accounts:
+            self._account(user, need, -1)
+        mf, cols = self._maxfree, self._cols
+        for k in range(self._k):
+            if cols[k][server] > mf[k]:
+                mf[k] = float(cols[k][server])
+        a = self._alloc[user]
+        for k in range(self._k):
+            a[k] -= need[k]
+        self._update_share(user)
+        if self._inheap[user]:
+            self._push(user)  # re-key: the older heap entry becomes stale
+        self._freed.append(server)
+
+    def pending(self) -> int:
+        """Number of queued tasks not yet placed."""
+        return self._n_pending
+
+    # ------------------------------------------------------------------ blocking
+    def _block(self, user: int, need: tuple[float, ...]) -> None:
+        if self._tmask is not None:
+            self._bmask[user] = self._tmask
+        self._blocked[user] = True
+        self._bheads[user] = need
+        self._bneed[user] = need
+        self._n_blocked += 1
+        bmin = self._bmin
+        for k in range(self._k):
+            if need[k] < bmin[k]:
+                bmin[k] = need[k]
+
+    def _unblock_freed(self) -> None:
+        """Wake the blocked users whose head task may now fit on a freed server.
+
+        Phase 1 finds, per freed server, the blocked users whose head fits its free amounts (one
+        vectorised comparison per server). Phase 2 wakes them in share order, but only as many as
+        the server can hold: users with this server as their *only* candidate reserve their need
+        on it, and a later (higher-share) user that no longer fits the remainder stays blocked —
+        in progressive filling the lower-share users would take that room first. Users with
+        several candidate servers are always woken (they reserve nothing). When a reserving user
+        finds its server taken (by a lower-share user), :meth:`decide` re-runs this for that
+        server at once, and before it stops it re-checks every server where a fitting user was
+        left blocked, so the decisions equal those of a full rescan
+        (``tests/test_progressive_reference.py``).
+        """
+        freed = list(dict.fromkeys(self._freed))  # unique, in completion order
+        self._freed.clear()
+        if not self._n_blocked:
+            return
+        cols, bh = self._cols, self._bheads
+        if self._bmin_stale:
+            self._bmin = bh.min(axis=0).tolist()
+            self._bmin_stale = False
+        bmin, k_range = self._bmin, range(self._k)
+        fitting: list[tuple[int, list[int]]] = []
+        cands: dict[int, list[int]] = {}
+        for server in freed:
+            if any(cols[k][server] < bmin[k] for k in k_range):
+                continue
+            fits = bh[:, 0] <= cols[0][server]
+            for k in range(1, self._k):
+                fits &= bh[:, k] <= cols[k][server]
+            users = np.flatnonzero(fits).tolist()
+            if not users:
+                self._bmin_stale = True  # the bound let a useless check through: tighten it
+                continue
+            if self.eligible:
+                users = [u for u in users if u not in self.eligible or self.eligible[u][server]]
+            if self._bmask:
+                bm = self._bmask
+                users = [u for u in users if u not in bm or bm[u][server]]
+            if users:
+                fitting.append((server, users))
+                for u in users:
+                    cands.setdefault(u, []).append(server)
+        woken: set[int] = set()
+        bneed = self._bneed
+        reserve = self._reserves()
+        if self._dynamic:  # keys may have moved while the users were blocked
+            self._refresh(sorted(cands))
+        for server, users in fitting:
+            rem = [float(cols[k][server]) for k in range(self._k)]
+            # with reservations only, a failure once the room is below every blocked need ends
+            # the scan: every later user would fail too (bmin is a lower bound of those needs)
+            may_stop = reserve and all(len(cands[u]) == 1 for u in users)
+            for u in self._share_order(users):
+                if u in woken:
+                    continue
+                need = bneed[u]
+                if len(cands[u]) > 1 or not reserve:
+                    # (when placements may reorder the keys, the order of service is not known
+                    # here: no reservations, every fitting user is woken)
+                    woken.add(u)
+                elif all(need[k] <= rem[k] for k in range(self._k)):
+                    woken.add(u)
+                    for k in range(self._k):
+                        rem[k] -= need[k]
+                else:
+                    self._recheck.add(server)  # u stays blocked; look again at the end
+                    if may_stop and any(rem[k] < bmin[k] for k in k_range):
+                        break
+        for u in sorted(woken):
+            self._bmask.pop(u, None)
+            self._cands[u] = cands[u]
+            self._blocked[u] = False
+            self._bheads[u] = np.inf
+            self._n_blocked -= 1
+            self._push(u)
+
+    def _share_order(self, users: list[int]) -> list[int]:
+        """``users`` sorted by (share, user id); numpy for long lists."""
+        share = self._share
+        if len(users) <= _VECTOR_MIN:
+            return sorted(users, key=lambda v: (share[v], v))
+        ids = np.array(users, dtype=np.int64)
+        sh = np.fromiter((share[v] for v in users), dtype=np.float64, count=len(users))
+        return ids[np.lexsort((ids, sh))].tolist()
+
+    # ------------------------------------------------------------------ the filling loop
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """Repeatedly serve the lowest-share unblocked user until every user is blocked or idle."""
+        if self._dynamic:
+            self._before_pass()
+        if self._freed:
+            self._unblock_freed()
+        version, queues, inheap = self._version, self._queues, self._inheap
+        alloc, k_range = self._alloc, range(self._k)
+        accounts, rekey_each = self._accounts, self._rekey_each
+        while True:
+            heap = self._heap  # (re)bound: _rebuild_heap replaces the list
+            while heap:
+                _, user, ver = heapq.heappop(heap)
+                if ver != version[user]:
+                    continue
+                inheap[user] = False
+                q = queues[user]
+                task, need = q[0]
+                if self._constrained:
+                    self._tmask = self.cluster_.task_mask(task)
+                cands = self._cands.pop(user, None)
+                if cands is None:
+                    server = self._find(need, user)
+                else:
+                    server = self._find_in(need, user, cands)
+                if server < 0:
+                    self._block(user, need)
+                    if cands is not None and len(cands) == 1:
+                        # its reservation on that server was taken by a lower-share user: the
+                        # users it kept blocked there get their turn now, in share order
+                        self._freed.append(cands[0])
+                        self._unblock_freed()
+                    continue
+                yield task, server
+                q.popleft()
+                self._n_pending -= 1
+                self._take(server, need)
+                a = alloc[user]
+                for k in k_range:
+                    a[k] += need[k]
+                if accounts:
+                    self._account(user, need, 1)
+                self._update_share(user)
+                if q:
+                    self._push(user)
+                if rekey_each:
+                    self._after_place()
+                    heap = self._heap
+            if not self._recheck:
+                return
+            self._freed.extend(sorted(self._recheck))
+            self._recheck.clear()
+            self._unblock_freed()
+
+    def _find_in(self, need: tuple[float, ...], user: int, servers: list[int]) -> int:
+        """Like :meth:`_find`, knowing that no server outside ``servers`` can fit the task."""
+        cols, k_range = self._cols, range(self._k)
+        elig = self.eligible.get(user) if self.eligible else None
+        if self._tmask is not None:
+            elig = self._tmask if elig is None else elig & self._tmask
+        if len(servers) > _VECTOR_MIN:  # long candidate lists: one numpy pass per resource
+            idx = np.array(servers, dtype=np.int64)
+            ok = cols[0][idx] >= need[0]
+            for k in range(1, self._k):
+                ok &= cols[k][idx] >= need[k]
+            if elig is not None:
+                ok &= elig[idx]
+            fit = np.unique(idx[ok])
+            if fit.size == 0:
+                return -1
+            return int(fit[0]) if fit.size == 1 else self._choose(need, fit)
+        fitting = [
+            s
+            for s in servers
+            if all(cols[k][s] >= need[k] for k in k_range) and (elig is None or elig[s])
+        ]
+        if not fitting:
+            return -1
+        if len(fitting) == 1:
+            return fitting[0]
+        return self._choose(need, np.array(sorted(set(fitting)), dtype=np.int64))
+
+    def _choose(self, need: tuple[float, ...], idx: np.ndarray) -> int:
+        """Pick among fitting servers ``idx`` (sorted, non-empty); First-Fit: the first."""
+        return int(idx[0])
+
+    def _fit_mask(self, need: tuple[float, ...], user: int) -> np.ndarray:
+        """Boolean mask (n_servers,) of servers whose free amounts cover ``need``."""
+        cols, buf = self._cols, self._buf
+        np.greater_equal(cols[0], need[0], out=buf)
+        if self._k > 1:
+            tmp = self._buf2
+            for k in range(1, self._k):
+                np.greater_equal(cols[k], need[k], out=tmp)
+                buf &= tmp
+        if self.eligible and user in self.eligible:
+            buf &= self.eligible[user]
+        if self._tmask is not None:
+            buf &= self._tmask
+        return buf
+
+    def _hopeless(self, need: tuple[float, ...]) -> bool:
+        """True if some resource's need exceeds every server's free amount (no scan needed).
+
+        ``_maxfree`` is an upper bound of the per-resource maximum free amount: placements only
+        lower free amounts, completions raise it, and a failed scan makes it exact again.
+        """
+        mf = self._maxfree
+        for k in range(self._k):
+            if need[k] > mf[k]:
+                return True
+        return False
+
+    def _scan_failed(self) -> int:
+        self._maxfree = [float(c.max()) for c in self._cols]
+        return -1
+
+    def _find(self, need: tuple[float, ...], user: int) -> int:
+        """Server for a task with this need, or -1 if none fits. Default: First-Fit."""
+        if self._hopeless(need):
+            return -1
+        fit = self._fit_mask(need, user)
+        i = int(fit.argmax())
+        return i if fit[i] else self._scan_failed()

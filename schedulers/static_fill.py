@@ -1,0 +1,188 @@
+"""Static progressive filling of indivisible tasks with the online heuristics.
+
+``fairsim solve ff-drfh|bf-drfh|slots-<S> INSTANCE.json``, and ``fairsim solve NAME INSTANCE.json
+--online`` for the online baselines that share their name with an exact mechanism (``drf``,
+``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``; without ``--online`` those names mean the
+exact allocation), run exactly the code the simulator runs
+(:mod:`fairsim.schedulers.progressive_filling`, committed through
+:class:`fairsim.simulator.cluster.ClusterState`): every
+user has ``max_tasks`` identical tasks (unbounded by default) queued at time 0 and none finishes, so
+the schedulers fill the cluster until nothing more fits (DRFH paper, Section V-B).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fairsim.schedulers.exact.common import monopoly_tasks, serving
+from fairsim.schedulers.instance import Instance, InstanceError
+from fairsim.schedulers.registry import make_scheduler
+from fairsim.simulator.cluster import ClusterState
+
+#: Most tasks :func:`progressive_fill` places (one at a time, about 20,000 per second).
+ONLINE_MAX_TASKS = 1_000_000
+
+
+def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
+    """Integer task counts of an online heuristic filling an empty cluster.
+
+    Parameters
+    ----------
+    mechanism : str
+        A registered online scheduler name (``ff-drfh``, ``bf-drfh``, ``slots-<S>``, or an online
+        baseline of :mod:`fairsim.schedulers.online_baselines`).
+    inst : Instance
+        The allocation instance.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_users, n_servers)
+        Tasks of user i placed on server l.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For an unknown scheduler name.
+    InstanceError
+        If the fill could place more than :data:`ONLINE_MAX_TASKS` tasks (it places them one at a
+        time; an instance with tiny demands would run for hours).
+    """
+    most = np.minimum(
+        (np.floor(monopoly_tasks(inst.capacity, inst.demand)) * serving(inst)).sum(axis=1),
+        inst.max_tasks,
+    ).sum()
+    if most > ONLINE_MAX_TASKS:
+        raise InstanceError(
+            f"users: the online fill places tasks one at a time and could place up to {most:.3g} "
+            f"(limit {ONLINE_MAX_TASKS:,}); set max_tasks or solve without --online"
+        )
+    n_u = len(inst.user_ids)
+    eligible = {i: inst.eligible[i].copy() for i in range(n_u) if not bool(inst.eligible[i].all())}
+    sched = make_scheduler(
+        mechanism,
+        weights={i: float(inst.weight[i]) for i in range(n_u)},
+        eligible=eligible,
+        bounds={i: float(inst.max_tasks[i]) for i in range(n_u)},  # lmm-mms: n_i = max_tasks
+    )
+    cluster = ClusterState(inst.capacity, inst.resources)
+    sched.bind(cluster.view())
+    demands = [tuple(float(x) for x in inst.demand[i]) for i in range(n_u)]
+    counts = np.zeros((n_u, len(inst.server_ids)), dtype=np.int64)
+    placed = np.zeros(n_u, dtype=np.int64)
+    owner: list[int] = []
+
+    def submit(user: int) -> None:
+        if placed[user] + _queued[user] < inst.max_tasks[user] and sched.placeable(demands[user]):
+            owner.append(user)
+            _queued[user] += 1
+            sched.on_arrival(len(owner) - 1, user, demands[user])
+
+    _queued = np.zeros(n_u, dtype=np.int64)
+    for i in range(n_u):
+        submit(i)
+    if sched.next_wakeup(0.0) < math.inf:
+        sched.on_tick(sched.next_wakeup(0.0))  # periodic (psdsf): one period elapses first
+    for task, server in sched.decide():
+        user = owner[task]
+        cluster.commit(task, server, demands[user])
+        counts[user, server] += 1
+        placed[user] += 1
+        _queued[user] -= 1
+        submit(user)
+    return counts
+
+
+def solve_heuristic(mechanism: str, inst: Instance) -> dict[str, Any]:
+    """The ``fairsim solve`` output object for an online heuristic."""
+    counts = progressive_fill(mechanism, inst)
+    return {
+        "mechanism": mechanism,
+        "online": True,
+        "users": list(inst.user_ids),
+        "servers": list(inst.server_ids),
+        "tasks": counts.tolist(),
+        "total_tasks": [int(x) for x in counts.sum(axis=1)],
+        "max_tasks": [None if math.isinf(m) else int(m) for m in inst.max_tasks],
+    }
+
+
+def udrf_online_fill(inst: Any) -> np.ndarray:
+    """Job runs that online UDRF (``udrf``) starts when it fills empty machine classes.
+
+    The integer counterpart of :func:`fairsim.schedulers.exact.udrf.solve_udrf` on the same jobs
+    instance: every machine class is one server with the class's capacity, a run of job ``j`` is
+    one task per class ``m`` with ``R^j[m] > 0`` (demand ``R^j[m]``, constrained to class ``m``),
+    started only whole (:class:`fairsim.schedulers.udrf_online.UDRF`), and every job has one run
+    queued at a time
+    (the next is queued when one starts, up to ``max_runs``). Nothing finishes.
+
+    Parameters
+    ----------
+    inst : fairsim.schedulers.exact.udrf.JobInstance
+
+    Returns
+    -------
+    ndarray of int64, shape (n_jobs,)
+        Runs started per job (jobs numbered user by user, as ``inst.job_user``).
+    """
+    from types import SimpleNamespace
+
+    n_c = len(inst.class_ids)
+    cluster = ClusterState(inst.capacity, inst.resources)
+    classes = np.array(inst.class_ids, dtype=object)
+    only = [np.arange(n_c) == m for m in range(n_c)]  # servers of class m (one per class)
+    masks: list[np.ndarray | None] = [None, *only]
+    codes: list[int] = []
+    run_of: list[int] = []
+    cluster.classes = classes
+    cluster.task_codes = codes
+    cluster.constraint_masks = masks
+    cluster.task_table = SimpleNamespace(job_id=run_of, jobs=False)
+    n_u = len(inst.user_ids)
+    sched = make_scheduler("udrf", weights={i: float(inst.weight[i]) for i in range(n_u)})
+    sched.bind(cluster.view())
+    n_j = len(inst.job_user)
+    runs = np.zeros(n_j, dtype=np.int64)
+    task_demand: list[tuple[float, ...]] = []
+    job_of_run: list[int] = []
+
+    def submit(j: int) -> None:
+        if runs[j] + 1 > inst.max_runs[j] + 1e-9:
+            return
+        rid = len(job_of_run)
+        job_of_run.append(j)
+        parts = [m for m in range(n_c) if (inst.demand[j, m] > 0).any()]
+        if not all(sched.placeable_on(tuple(inst.demand[j, m]), only[m]) for m in parts):
+            return  # a run that no class could ever hold
+        for m in parts:
+            t = len(codes)
+            codes.append(m + 1)
+            run_of.append(rid)
+            task_demand.append(tuple(float(v) for v in inst.demand[j, m]))
+            sched.on_arrival(t, int(inst.job_user[j]), task_demand[t])
+
+    for j in range(n_j):
+        submit(j)
+    sched.on_tick(sched.next_wakeup(0.0))  # one period elapses: a single pass fills the pool
+    started: set[int] = set()
+    for task, server in sched.decide():
+        cluster.commit(task, server, task_demand[task])
+        rid = run_of[task]
+        if rid not in started:
+            started.add(rid)
+            j = job_of_run[rid]
+            runs[j] += 1
+            submit(j)
+    return runs
+
+
+def udrf_online_json(inst: Any) -> dict[str, Any]:
+    """The ``fairsim solve udrf --online`` output: :func:`udrf_online_fill` in the layout of
+    :func:`fairsim.schedulers.exact.udrf.solve_udrf_json` (``jobs`` are integer runs), plus
+    ``online``."""
+    from fairsim.schedulers.exact.udrf import jobs_json
+
+    return {**jobs_json(inst, udrf_online_fill(inst), integer=True), "online": True}

@@ -1,0 +1,500 @@
+"""``udrf``: the online UDRF algorithm (Tahir et al., Section III-C, Fig. 5).
+
+UDRF paper ("User-Dependence Dominant Resource Fairness"), Section III-C, Fig. 5::
+
+    1: if a new user comes or an existing user leaves the system then
+    2:   update the user dependence graph and corresponding RDUCs;
+    3:   allocate each RDUC to a slave;
+    5: if a resource in a RDUC C frees up then
+    6:   the corresponding scheduler for RDUC allocates a job for user in C with lowest
+         RDUC-wise dominant share without breaking the feasibility of the current allocation;
+
+How each line is realised here, with indivisible tasks on real servers:
+
+* **Resources** are the pairs (machine class m, resource k) (Section II-B); a server's class is its
+  pool ``class`` label when the run has placement constraints, else its capacity vector
+  (:attr:`fairsim.simulator.cluster.ClusterView.machine_classes`), and ``c_{m,k}`` is the class
+  total.
+* **A user's demand set** ``P_u`` (eq. 2) is the set of pairs (m, k) such that one of its waiting
+  or running tasks demands resource k (> 0) and may use class m (its placement constraint,
+  :mod:`fairsim.simulator.constraints`; an unconstrained task may use every class). Two users are
+  linked
+  in the user dependency graph (Definition 1) when their sets share a pair, and the **RDUCs** are
+  the graph's connected components (Definition 2). The components are recomputed, lazily before
+  the next pass, whenever a user joins (first waiting task), leaves (no task waiting or running)
+  or its demand set changes (lines 1-2),
+  with :func:`scipy.sparse.csgraph.connected_components` over a user / constraint / class graph
+  (linear in its edges, as the paper's breadth-first search).
+* **One scheduler per RDUC** (line 3): a pass serves each RDUC on its own, with its own heap of
+  users keyed by the RDUC-wise dominant share (eq. 12), divided by the user's weight. Because
+  RDUCs share no resource, serving them in any order gives the same placements.
+* **The unit of allocation is a job** (line 6: "allocates a job"): the tasks of one repetition of
+  one job (``(job_id, rep)``, :meth:`fairsim.simulator.cluster.ClusterView.task_job`) that are
+  waiting.
+  A job is started only if *all* of them fit at once (gang placement, "without breaking the
+  feasibility"); each task goes First-Fit onto an allowed server. The served user's jobs are tried
+  oldest first; a user none of whose jobs fits is *blocked* for the rest of the pass. A job that
+  could not fit even on the empty allowed servers is started with as many of its tasks as fit
+  (it could never start whole).
+* **RDUC-wise dominant share** (eq. 12): with ``d̂ = d / d_u^max`` (eq. 11),
+  ``s_u = d_u^max · max_{(m,k)} Σ_j x_j d̂^j_{m,k} = max_{(m,k)} A^u_{m,k} / c_{m,k}``, i.e. the
+  largest share of a (class, resource) pair that the user's running tasks hold (the same key as
+  :class:`fairsim.schedulers.drf_classes.DRFClasses`, whose allocation unit is a task, not a job).
+* **"If a resource in a RDUC frees up"** (line 5): a blocked user is tried again only when a task
+  finishes on a class it may use, or when it submits a task.
+
+No step scans every server or every user: a pass touches the users that may use the freed classes
+or that submitted tasks, and one vectorised First-Fit per (demand, constraint) group of a job.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Iterator
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from fairsim.schedulers.jobfit import _TOL, JobFirstFit
+from fairsim.simulator.cluster import ClusterView
+
+Run = tuple[int, int]  # (job_id, repetition)
+
+
+class UDRF(JobFirstFit):
+    """Online UDRF: per-RDUC schedulers start whole jobs for the lowest RDUC-wise dominant share.
+
+    UDRF paper (Tahir et al.), Section III-C, Fig. 5; RDUCs by Definitions 1-2; key by eq. 12.
+
+    Parameters
+    ----------
+    weights : mapping of int to float, optional
+        User weights (> 0); the key is divided by the weight.
+    eligible : mapping of int to ndarray of bool, shape (n_servers,), optional
+        Servers each user may use (intersected with every task's own constraint).
+    period_s : float
+        Seconds between scheduling passes (Section V: per second; default 1). 0: a pass after
+        every batch of same-time events.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`bind`, for a negative ``period_s``; from :meth:`on_arrival`, for a weight <= 0.
+
+    Attributes
+    ----------
+    class_names_ : list of str
+        Machine class labels; class ``m`` of the keys and RDUC pairs is ``class_names_[m]``.
+    rduc_log_ : list of tuple (int, int, int)
+        One entry per recomputation of the RDUCs: (active users, RDUCs, users in the largest).
+
+    Notes
+    -----
+    The machine classes, kinds, First-Fit of a job (kind by kind, kinds in the order of their
+    first task) and the per-second passes are those of
+    :class:`fairsim.schedulers.jobfit.JobFirstFit`,
+    shared with the Section V DRF baseline ``drf-lockstep``.
+
+    Retrying blocked jobs cheaply. A job run is a set of *kinds* (demand vector, constraint), each
+    with a number of tasks; a kind's *room* is how many of its tasks the allowed servers' free
+    resources hold. When a run fails, the first kind that did not fit (``n`` tasks, room ``C``) is
+    recorded. For every kind with a record the scheduler keeps ``G``, the exact net change of its
+    room: the free resources of a server are snapshotted before its first change (completion or
+    placement) and the room is recounted on the changed servers only, in one vectorised step per
+    pass. The run is woken once ``C + (G_now - G_then) >= n``, exactly when that kind has room for
+    it again; of the runs of one kind so woken, only as many as the room holds (in the order of
+    their users' keys) become candidates, the others are looked at again on the next pass. A run
+    whose kinds each fit alone but not together (First-Fit order) is retried after the next
+    completion; a run larger than its servers ever hold starts in parts.
+    Passes happen once per ``period_s`` (Section V decides "on a per-second basis").
+    """
+
+    name = "udrf"
+
+    # ------------------------------------------------------------------ binding
+    def bind(self, cluster: ClusterView) -> None:
+        """Group the servers into machine classes and allocate per-user run state."""
+        super().bind(cluster)
+        self._cidx: dict[int, np.ndarray] = {}
+        self._G = np.zeros(len(self._kd))  # cumulative room gain per kind
+        # job runs: user -> run -> kind -> waiting tasks; run ids (age order) and candidates
+        self._runs: dict[int, dict[Run, dict[int, list[int]]]] = {}
+        self._rid: dict[tuple[int, Run], int] = {}
+        self._next_rid = 0
+        self._cand: dict[int, set[int]] = {}  # user -> run ids to try
+        self._candh: dict[int, list[int]] = {}  # the same, as a heap (oldest run first)
+        self._oversized: dict[int, bool] = {}
+        self._full: dict[int, float] = {}  # kind -> its room on the empty pool
+        # P_u: user -> demand node (constraint key, resource bits) -> waiting + running tasks
+        self._tnode: dict[int, tuple[int, int]] = {}
+        self._use: dict[int, Counter[tuple[int, int]]] = {}
+        # failure records of blocked runs: run id -> (kind, G needed, tasks of the kind to fit)
+        self._rec: dict[int, tuple[int, float, int]] = {}
+        self._rinfo: dict[int, tuple[int, Run]] = {}  # run id -> (user, run)
+        self._rheap: dict[int, list[tuple[float, int]]] = {}  # kind -> heap of (need, run id)
+        self._gained: set[int] = set()  # kinds whose room grew since the last wake-up
+        self._deferred: set[int] = set()  # kinds with runs left blocked for want of room
+        self._woken: dict[int, tuple[int, float, int]] = {}  # records of runs woken, not tried
+        self._retry: set[int] = set()  # kinds with runs left blocked while a woken one failed
+        self._interplay: set[int] = set()  # runs whose kinds fit alone, not together
+        self._active_kinds: np.ndarray | None = None  # kinds of those records
+        self._allowed: np.ndarray | None = None  # their server masks (q, n_servers), if any
+        # free room of the servers changed since the last flush, as it was before the change
+        self._snap: dict[int, np.ndarray] = {}
+        self._ready: set[int] = set()
+        self._dirty = True
+        self._rduc: dict[int, int] = {}
+        self.rduc_log_: list[tuple[int, int, int]] = []
+
+    # ------------------------------------------------------------------ events
+    def _grow(self, n: int) -> None:
+        g = np.zeros(n)
+        g[: len(self._G)] = self._G
+        self._G = g
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Queue ``task`` under its job run; a user that had nothing waiting or running joins."""
+        self._join(user)
+        mk = self._mask_key(task, user)
+        q = self._kind(demand, mk)
+        run = self.cluster_.task_job(task)
+        runs = self._runs.setdefault(user, {})
+        kinds = runs.get(run)
+        if kinds is None:
+            kinds = runs[run] = {}
+            rid = self._rid[(user, run)] = self._next_rid
+            self._rinfo[rid] = (user, run)
+            self._next_rid += 1
+            self._candidate(user, rid)
+        else:
+            rid = self._rid[(user, run)]
+            big = self._oversized.pop(rid, None)  # the run grew: decide again on its next try
+            rec = self._rec.get(rid)
+            if rec is not None:
+                # a blocked run stays blocked: its recorded kind still has to fit (one more
+                # task of it if the new task is of that kind and the run must start whole)
+                if rec[0] == q and not big:
+                    self._record(rid, q, rec[1] + 1.0, rec[2] + 1)
+            elif rid not in self._cand.get(user, ()):
+                self._candidate(user, rid)
+        kinds.setdefault(q, []).append(task)
+        self._kind_t[task] = q
+        self._n_waiting += 1
+        # demand node: the (class, resource) pairs the task may use, P_u of eq. 2
+        node = (mk, sum(1 << k for k, d in enumerate(demand) if d > 0))
+        self._tnode[task] = node
+        use = self._use.setdefault(user, Counter())
+        if use[node] == 0:
+            self._dirty = True  # the user joins, or its demand set P_u grows
+        use[node] += 1
+
+    def _candidate(self, user: int, rid: int) -> None:
+        """Make run ``rid`` of ``user`` a candidate of the next pass."""
+        self._interplay.discard(rid)
+        cand = self._cand.setdefault(user, set())
+        if rid not in cand:
+            cand.add(rid)
+            heapq.heappush(self._candh.setdefault(user, []), rid)
+        self._ready.add(user)
+
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Release the task's class resources; blocked jobs that may now fit are retried."""
+        self._release(user, server, demand)
+        self._update_share(user)
+        node = self._tnode.pop(task)
+        use = self._use[user]
+        use[node] -= 1
+        if use[node] == 0:
+            del use[node]
+            self._dirty = True  # the user leaves, or its demand set P_u shrinks
+        if (self._rec or self._woken or self._interplay) and server not in self._snap:
+            self._snap[server] = self._free[server] - np.asarray(demand)
+
+    # ------------------------------------------------------------------ keys and RDUCs
+    def _recompute_rducs(self) -> None:
+        """Connected components of the user dependency graph (Definitions 1-2).
+
+        Nodes: the active users, their demand nodes (constraint, resources demanded) and the
+        (class, resource) pairs; a user is linked to its demand nodes, a demand node to the pairs
+        it covers, so two users are connected exactly when their ``P_u`` chain together.
+        """
+        users = [u for u, c in self._use.items() if c]
+        keys = sorted({node for u in users for node in self._use[u]})
+        nu, nk = len(users), len(keys)
+        kpos = {node: nu + i for i, node in enumerate(keys)}
+        rows: list[int] = []
+        cols: list[int] = []
+        for i, u in enumerate(users):
+            for node in self._use[u]:
+                rows.append(i)
+                cols.append(kpos[node])
+        base = nu + nk
+        r_parts = [np.asarray(rows, dtype=np.int64)]
+        c_parts = [np.asarray(cols, dtype=np.int64)]
+        for node in keys:
+            mk, rsig = node
+            ms = self._class_idx(mk)
+            ks = [k for k in range(self._k) if rsig >> k & 1]
+            pairs = (ms[:, None] * self._k + np.asarray(ks, dtype=np.int64)[None, :]).ravel()
+            r_parts.append(np.full(len(pairs), kpos[node], dtype=np.int64))
+            c_parts.append(pairs + base)
+        n = base + self._nc * self._k
+        r = np.concatenate(r_parts)
+        c = np.concatenate(c_parts)
+        graph = coo_matrix((np.ones(len(r), dtype=np.int8), (r, c)), shape=(n, n))
+        _, labels = connected_components(graph, directed=False)
+        lab = labels[:nu].tolist()
+        self._rduc = dict(zip(users, lab, strict=True))
+        sizes = Counter(lab)
+        self.rduc_log_.append((nu, len(sizes), max(sizes.values(), default=0)))
+        self._dirty = False
+
+    def _class_idx(self, mk: int) -> np.ndarray:
+        """Indices of the machine classes that constraint key ``mk`` allows (cached)."""
+        idx = self._cidx.get(mk)
+        if idx is None:
+            idx = self._cidx[mk] = np.flatnonzero(self._masks[mk][1])
+        return idx
+
+    def rducs(self) -> list[list[int]]:
+        """The current RDUCs: lists of user codes, each sorted, in order of their smallest user."""
+        if self._dirty:
+            self._recompute_rducs()
+        groups: dict[int, list[int]] = {}
+        for u, c in self._rduc.items():
+            groups.setdefault(c, []).append(u)
+        return sorted(sorted(g) for g in groups.values())
+
+    def degrees(self) -> dict[int, int]:
+        """Degree of every active user in the user dependency graph (Definition 1): how many
+        other users share a (class, resource) pair of its ``P_u`` (the UDRF paper's Fig. 6)."""
+        masks: dict[int, int] = {}  # user -> bitmask of its (class, resource) pairs
+        for u, use in self._use.items():
+            if not use:
+                continue
+            bits = 0
+            for mk, rsig in use:
+                for m in self._class_idx(mk).tolist():
+                    bits |= rsig << (m * self._k)
+            masks[u] = bits
+        count = Counter(masks.values())
+        overlap = {
+            a: sum(n for b, n in count.items() if a & b) - 1  # minus the user itself
+            for a in count
+        }
+        return {u: overlap[b] for u, b in masks.items()}
+
+    def _try_run(self, user: int, run: Run) -> list[tuple[int, int]]:
+        """Start the job run whole if it fits (an oversized one partly); else record why not."""
+        kinds = self._runs[user][run]
+        rid = self._rid[(user, run)]
+        out, placed, q, room = self._fit(kinds, np.array(self._free), partial=False)
+        big = False
+        if not out:
+            cached = self._oversized.get(rid)
+            if cached is None:
+                cached = self._oversized[rid] = not self._fit(kinds, np.array(self._cap), False)[0]
+            big = cached
+            if big:
+                out, placed, _, _ = self._fit(kinds, np.array(self._free), partial=True)
+                q, room = next(iter(kinds)), 0.0
+        if not out:
+            # kind q alone must fit before the run can (an oversized run: one task of it)
+            self._flush()
+            need = 1.0 if big else float(len(kinds[q]))
+            if q != next(iter(kinds)):  # counted after earlier kinds: count on the real room
+                room = float(self._count(q, np.array(self._free)).sum())
+            if room >= need:
+                # every kind fits alone but not all together (First-Fit order): retry the run
+                # after the next completion, wherever it is
+                self._interplay.add(rid)
+                return []
+            self._record(rid, q, need - room + float(self._G[q]), int(need))
+            return []
+        if self._rec or self._woken or self._interplay:
+            snap, free = self._snap, self._free
+            for _t, srv in out:
+                if srv not in snap:
+                    snap[srv] = free[srv].copy()
+        self._charge(user, out)
+        for q2, n in placed.items():
+            rest = kinds[q2][n:]
+            if rest:
+                kinds[q2] = rest
+            else:
+                del kinds[q2]
+        if not kinds:
+            del self._runs[user][run]
+            del self._rid[(user, run)]
+            del self._rinfo[rid]
+            self._oversized.pop(rid, None)
+        self._update_share(user)
+        return out
+
+    # ------------------------------------------------------------------ wake-ups and passes
+    def _flush(self) -> None:
+        """Add to ``G`` the change in room, of every kind with a record, on the changed servers.
+
+        A kind's room on a server is how many of its tasks the server's free resources hold; with
+        the room before every change (completion or placement) snapshotted, ``G[q]`` moves by
+        exactly the change of kind q's total room since its records were made.
+        """
+        snap = self._snap
+        if not snap:
+            return
+        if not self._rec and not self._woken:
+            snap.clear()
+            return
+        servers = np.fromiter(snap, dtype=np.int64, count=len(snap))
+        before = np.array(list(snap.values()))
+        after = np.asarray(self._free)[servers]
+        snap.clear()
+        if self._active_kinds is None:
+            kinds = {r[0] for r in self._rec.values()} | {r[0] for r in self._woken.values()}
+            self._active_kinds = np.array(sorted(kinds), dtype=np.int64)
+            masks = [self._masks[self._kmk[q]][0] for q in self._active_kinds.tolist()]
+            self._allowed = (
+                None
+                if all(m is None for m in masks)
+                else np.array(
+                    [np.ones(len(self._cap), dtype=bool) if m is None else m for m in masks]
+                )
+            )
+            d = self._kd[self._active_kinds][:, None, :]  # (q, 1, K)
+            # a resource a kind does not demand never limits it (a kind demanding nothing
+            # always fits, so it never has a record)
+            self._dsafe = np.where(d > 0, d, 1.0)
+            self._dbig = np.where(d > 0, 0.0, 1e12)
+        qs = self._active_kinds
+        ca = (np.floor((after[None] + _TOL) / self._dsafe) + self._dbig).min(axis=2)
+        cb = (np.floor((before[None] + _TOL) / self._dsafe) + self._dbig).min(axis=2)
+        delta = np.maximum(ca, 0.0) - np.maximum(cb, 0.0)
+        if self._allowed is not None:  # constrained kinds count only their allowed servers
+            delta *= self._allowed[:, servers]
+        gain = delta.sum(axis=1)
+        self._G[qs] += gain
+        self._gained.update(qs[gain > 0].tolist())
+
+    def _wake(self) -> None:
+        """Make the blocked runs whose kind now has room for them candidates again.
+
+        Fig. 5, line 5 ("if a resource in a RDUC frees up"): only completions add room, so a
+        blocked run is retried only after a completion gave its recorded kind enough room.
+        """
+        if not self._snap or not (self._rec or self._interplay):
+            return
+        self._flush()
+        self._snap.clear()  # (kept by _flush when only interplay runs watch)
+        tangled, self._interplay = self._interplay, set()
+        for rid in tangled:  # any completion may untangle them
+            self._candidate(self._rinfo[rid][0], rid)
+        kinds = self._gained | self._deferred
+        self._gained, self._deferred = set(), set()
+        self._pop_feasible(kinds)
+
+    def _pop_feasible(self, kinds: set[int]) -> None:
+        """Wake the blocked runs of ``kinds`` whose kind has room for them now.
+
+        The records of a kind agree on its room ``R = n - need + G`` (the gain accounting is
+        exact), so the runs that fit alone are woken in the order of their users' keys while
+        their task counts fit in ``R`` together; the others stay blocked (if a woken run then
+        fails, :meth:`decide` wakes them in the same pass).
+        """
+        G = self._G
+        for q in kinds:
+            heap = self._rheap.get(q)
+            g = G[q] + 0.5
+            feasible = []
+            while heap and heap[0][0] <= g:
+                need, rid = heapq.heappop(heap)
+                rec = self._rec.get(rid)
+                if rec is not None and rec[0] == q and rec[1] == need:  # else a stale entry
+                    feasible.append(rid)  # (a run may have two equal entries: kept once)
+            feasible = list(dict.fromkeys(feasible))
+            if not feasible:
+                continue
+            room = min(self._rec[r][2] - self._rec[r][1] + G[q] for r in feasible)
+            share, info = self._share, self._rinfo
+            for rid in sorted(feasible, key=lambda r: (share[info[r][0]], r)):
+                rec = self._rec[rid]
+                if rec[2] <= room + 0.5:
+                    room -= rec[2]
+                    self._woken[rid] = self._rec.pop(rid)
+                    self._candidate(info[rid][0], rid)
+                else:  # fits alone, not with those woken before it: look again next time
+                    heapq.heappush(heap, (rec[1], rid))  # type: ignore[arg-type]
+                    self._deferred.add(q)
+
+    def _record(self, rid: int, q: int, need: float, n: int) -> None:
+        """Block run ``rid`` until kind ``q``'s room gain ``G[q]`` reaches ``need`` (``n`` of its
+        tasks must fit)."""
+        full = self._full.get(q)
+        if full is None:  # tasks of kind q that its allowed servers hold when empty
+            full = self._full[q] = float(self._count(q, np.array(self._cap)).sum())
+        if n > full:  # the run grew past what its servers ever hold: it starts in parts
+            need, n = need - n + 1.0, 1
+            self._oversized[rid] = True
+        self._rec[rid] = (q, need, n)
+        heapq.heappush(self._rheap.setdefault(q, []), (need, rid))
+        self._active_kinds = None
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """Serve every RDUC with candidate jobs: lowest RDUC-wise dominant share first.
+
+        With ``period_s > 0`` only at the end of a period (:meth:`on_tick`); else at every call.
+        """
+        if self.period_s > 0:
+            if not self._due:
+                return
+            self._due = False
+        self._wake()
+        while self._ready:
+            if self._dirty:
+                self._recompute_rducs()
+            by_rduc: dict[int, list[tuple[float, int]]] = {}
+            for u in self._ready:
+                by_rduc.setdefault(self._rduc[u], []).append((self._share[u], u))
+            self._ready.clear()
+            for c in sorted(by_rduc, key=lambda c: min(u for _, u in by_rduc[c])):
+                heap = by_rduc[c]  # the slave scheduler of RDUC c (Fig. 5, line 3)
+                heapq.heapify(heap)
+                while heap:
+                    _, u = heapq.heappop(heap)
+                    placed = self._serve(u)
+                    if not placed:
+                        continue
+                    yield from placed
+                    if self._cand.get(u):
+                        heapq.heappush(heap, (self._share[u], u))
+            if not self._retry:
+                break
+            self._flush()  # woken runs failed: the runs they kept blocked may fit now
+            retry, self._retry = self._retry, set()
+            self._pop_feasible(retry)
+
+    def _serve(self, user: int) -> list[tuple[int, int]]:
+        """Start the user's oldest candidate job that fits; [] if none does."""
+        cand = self._cand.get(user)
+        heap_u = self._candh.get(user)
+        while cand:
+            rid = heapq.heappop(heap_u)  # type: ignore[arg-type]
+            cand.discard(rid)
+            rec = self._woken.pop(rid, None)
+            if rec is not None:
+                self._flush()  # others may have taken the room since the wake-up
+                if self._G[rec[0]] < rec[1] - 0.5:
+                    self._record(rid, *rec)
+                    self._retry.add(rec[0])
+                    continue
+                self._active_kinds = None
+            placed = self._try_run(user, self._rinfo[rid][1])
+            if not placed and rec is not None:
+                self._retry.add(rec[0])
+            if placed:
+                if rid in self._rinfo:  # oversized: the rest waits
+                    self._candidate(user, rid)
+                    self._ready.discard(user)
+                return placed
+        return []
