@@ -19,7 +19,7 @@ from fairsim.experiments.reporting.sweep_report import aggregate, sweep_report, 
 from fairsim.experiments.scenario.config import load_config, parse_config
 from fairsim.experiments.scenario.sweep import DONE, expand, load_sweep, parse_sweep, run_sweep
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 TINY = {
     "name": "tiny-test",

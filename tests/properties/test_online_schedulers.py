@@ -399,7 +399,7 @@ def test_cli_online_unknown_name_is_one_line_error(tmp_path: Path) -> None:
             [sys.executable, "-m", "fairsim.experiments.cli", "solve", name, str(f), "--online"],
             capture_output=True,
             text=True,
-            cwd=Path(__file__).resolve().parent.parent,
+            cwd=Path(__file__).resolve().parents[2],
             check=False,
         )
 

@@ -13,7 +13,7 @@ import pytest
 from fairsim.experiments.scenario.config import parse_config
 from fairsim.experiments.scenario.run import run_config
 
-SHARED = Path(os.environ.get("FAIRSIM_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+SHARED = Path(os.environ.get("FAIRSIM_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 TRACE = SHARED / "traces" / "google-2011"
 SCHEDULERS = [
     "slots-14",

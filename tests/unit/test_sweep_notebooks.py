@@ -11,7 +11,7 @@ from nbclient import NotebookClient
 
 from fairsim.experiments.scenario.sweep import load_sweep, run_sweep
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "experiments" / "notebooks").glob("*.ipynb"))
 
 

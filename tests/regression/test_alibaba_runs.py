@@ -14,7 +14,7 @@ from fairsim.experiments.scenario.run import run_config
 from fairsim.simulator.jobs import parse_parents
 from fairsim.traces.paths import shared_dir
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 

@@ -216,7 +216,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "fairsim.experiments.cli", *args],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
 
 

@@ -194,7 +194,7 @@ def test_zero_demand_and_weights_in_drf() -> None:
     np.testing.assert_allclose(got, [8, 1, 8.5])
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _solve(*args: str) -> subprocess.CompletedProcess[str]:

@@ -107,7 +107,7 @@ def test_fig4_seed_draws_the_pool_closest_to_the_paper_totals() -> None:
         pool = table_i_pool(100, component_rng(seed, "pool"))
         return float(np.hypot(pool.cpu.sum() - 52.75, pool.mem.sum() - 51.32))
 
-    cfg = load_config(Path(__file__).resolve().parent.parent / "configs" / "drfh-fig4.yaml")
+    cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "drfh-fig4.yaml")
     assert cfg.seed == min(range(1, 400), key=dist) == 50
     pool = build_pool(cfg, None, None)
     assert (pool.cpu.sum(), round(pool.mem.sum(), 6)) == (53.75, 51.5)

@@ -21,7 +21,7 @@ from fairsim.experiments.udrf.udrf_repro import (
     run_experiment,
 )
 
-SHARED = Path(os.environ.get("FAIRSIM_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+SHARED = Path(os.environ.get("FAIRSIM_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 
 
 @pytest.mark.skipif(

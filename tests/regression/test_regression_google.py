@@ -15,7 +15,7 @@ import pytest
 from fairsim.experiments.scenario.config import load_config
 from fairsim.experiments.scenario.run import run_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # scheduler: (tasks started, tasks completed, jobs completed, mean CPU util, mean memory util,
 # tasks started and right-censored in the trace: they hold their servers to the horizon)

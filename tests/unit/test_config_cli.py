@@ -15,7 +15,7 @@ import yaml
 from fairsim.errors import ConfigError
 from fairsim.experiments.scenario.config import load_config, parse_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 BASE = {
     "name": "t",

@@ -330,7 +330,7 @@ def test_cli_solve_udrf_online(tmp_path: Path) -> None:
         [sys.executable, "-m", "fairsim.experiments.cli", "solve", "udrf", str(path), "--online"],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
