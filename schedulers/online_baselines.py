@@ -31,10 +31,9 @@ name        key of user i (lowest served first)                      source
 alone on the whole cluster (PS-DSF eq. 7 summed over servers, placement constraints ignored). For
 a user whose tasks all have the same demand every key is the one of the matching exact mechanism
 in :mod:`fairsim.schedulers.exact` applied to the user's task count, so ``fairsim solve NAME
---online`` is
-progressive filling towards that mechanism's allocation (``tests/test_online_schedulers.py``
-bounds the gap). Per-mechanism details, including what is our own reading of the papers, are in
-each class and in ``docs/mechanisms.md``.
+--online`` is progressive filling towards that mechanism's allocation
+(``tests/properties/test_online_schedulers.py`` bounds the gap). Per-mechanism details, including
+what is our own reading of the papers, are in each class and in ``docs/mechanisms.md``.
 """
 
 from __future__ import annotations

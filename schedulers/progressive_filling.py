@@ -299,7 +299,7 @@ class ProgressiveFilling(Scheduler):
         finds its server taken (by a lower-share user), :meth:`decide` re-runs this for that
         server at once, and before it stops it re-checks every server where a fitting user was
         left blocked, so the decisions equal those of a full rescan
-        (``tests/test_progressive_reference.py``).
+        (``tests/properties/test_progressive_reference.py``).
         """
         freed = list(dict.fromkeys(self._freed))  # unique, in completion order
         self._freed.clear()

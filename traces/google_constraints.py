@@ -8,7 +8,7 @@ Official schema (``schema.csv`` of clusterdata-2011-2, also in ``../shared/trace
         time, machine ID, attribute name, attribute value, attribute deleted
 
 The samples in ``../shared`` do not include these tables (``PROVENANCE.md``); the readers are tested
-on files written in this schema (``tests/test_google_constraints.py``).
+on files written in this schema (``tests/unit/test_constraints.py``).
 
 **Task constraints.** Every row adds one predicate on a machine attribute to a task; a task's
 constraint is the conjunction of all its predicates (duplicates removed), encoded for the canonical

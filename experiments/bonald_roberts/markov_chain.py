@@ -20,7 +20,7 @@ Two ways to compute ``gamma``:
 Per-state allocations (:func:`class_rates`) are vectorised over states. By symmetry, transactions
 of one class receive the same rate, so the allocation over ``n_k`` identical transactions equals the
 *weighted* allocation over classes with weight ``n_k`` (class total ``x_k = n_k phi_k``); the fast
-paths are checked against :mod:`fairsim.schedulers.exact` by ``tests/test_dynamic_markov.py``.
+paths are checked against :mod:`fairsim.schedulers.exact` by ``tests/unit/test_dynamic_markov.py``.
 """
 
 from __future__ import annotations

@@ -99,7 +99,7 @@ def test_deterministic(name: str) -> None:
 
 #: A user's jobs are independent under UDRF (its point: a user runs more of one job than of
 #: another, Section II-A), so a later job may start before an earlier one that does not fit; the
-#: order within a job is checked in tests/test_udrf_online.py.
+#: order within a job is checked in tests/unit/test_udrf_online.py.
 JOB_LEVEL = ["udrf"]
 
 
@@ -114,7 +114,7 @@ def test_fifo_within_a_user(name: str) -> None:
 
 
 #: Not work-conserving by design: a user's waiting jobs start together or not at all (the UDRF
-#: paper's Section V baseline; its waste is Fig. 9), checked in tests/test_drf_lockstep.py.
+#: paper's Section V baseline; its waste is Fig. 9), checked in tests/unit/test_drf_lockstep.py.
 LOCKSTEP = ["drf-lockstep"]
 
 
@@ -123,7 +123,7 @@ def test_work_conserving_after_a_pass(name: str) -> None:
     """After decide() no waiting user's head task fits on any server (progressive filling).
 
     Not for ``psdsf``: its servers reserve free room for a lower-VDS user
-    (``tests/test_psdsf_online.py``)."""
+    (``tests/regression/test_psdsf_online.py``)."""
     cluster, sched, demands, _users, waiting, _p = _drive(name, 4)
     if name in JOB_LEVEL:  # driven by hand, every task is its own job: none waiting fits
         heads = sorted(waiting)

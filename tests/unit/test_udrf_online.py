@@ -274,7 +274,7 @@ def _fits_empty(tasks: pd.DataFrame, cap: np.ndarray, classes: list[str]) -> boo
 
 
 def test_fill_on_fig1_like_instance() -> None:
-    """Static fill of the Section II-A-shaped instance (tests/test_exact_udrf.py): u1's two
+    """Static fill of the Section II-A-shaped instance (tests/unit/test_exact_udrf.py): u1's two
     independent jobs run different numbers of times (56 of job1 in hadoop, 9 of job2), as UDRF
     intends; u4, alone in its RDUC, fills high-mem's CPU (4 runs)."""
     inst = parse_job_instance(FIG1_LIKE)
