@@ -4,7 +4,6 @@ constraints (issue #5: "all schedulers run on the real Google sample with constr
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -13,8 +12,6 @@ import pytest
 from fairsim.experiments.scenario.config import parse_config
 from fairsim.experiments.scenario.run import run_config
 
-SHARED = Path(os.environ.get("FAIRSIM_SHARED", Path(__file__).resolve().parents[3] / "shared"))
-TRACE = SHARED / "traces" / "google-2011"
 SCHEDULERS = [
     "slots-14",
     "ff-drfh",
@@ -33,15 +30,18 @@ SCHEDULERS = [
 ]
 
 
-@pytest.mark.skipif(not TRACE.is_dir(), reason="needs ../shared/traces/google-2011")
-def test_every_scheduler_on_the_google_sample_with_constraints(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_every_scheduler_on_the_google_sample_with_constraints(
+    tmp_path: Path, google_dir: Path
+) -> None:
+    """Fails (never skips) when ``$FAIRSIM_SHARED/traces/google-2011`` is missing."""
     cfg = parse_config(
         {
             "name": "google-constrained",
             "seed": 3,
             "trace": {
                 "format": "google-2011",
-                "path": str(TRACE),
+                "path": str(google_dir),
                 "parts": "0-13",
                 "start_s": 601,  # after the tasks that exist before the window (submit 600 s)
                 "end_s": 900,

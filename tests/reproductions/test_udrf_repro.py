@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -21,14 +20,12 @@ from fairsim.experiments.udrf.udrf_repro import (
     run_experiment,
 )
 
-SHARED = Path(os.environ.get("FAIRSIM_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 
-
-@pytest.mark.skipif(
-    not (SHARED / "traces" / "google-2011").is_dir(), reason="needs ../shared/traces/google-2011"
-)
-def test_quick_reproduction(tmp_path: Path) -> None:
-    report = run_experiment(tmp_path, shared=SHARED, quick=True, progress=False)
+@pytest.mark.slow
+def test_quick_reproduction(tmp_path: Path, google_dir: Path) -> None:
+    """Fails (never skips) when ``$FAIRSIM_SHARED/traces/google-2011`` is missing."""
+    shared = google_dir.parents[1]  # <shared>/traces/google-2011
+    report = run_experiment(tmp_path, shared=shared, quick=True, progress=False)
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s["constraint_model"] == "pinned" and s["repetition_mode"] == "simultaneous"
     # every task run of the slice completes under both schedulers (no job is left blocked)

@@ -78,8 +78,15 @@ def _drive(name: str, seed: int, n_tasks: int = 200):
 def test_name_and_interface(name: str) -> None:
     sched = make_scheduler(name)
     assert sched.name == name.removesuffix("-multi")
-    for method in ("bind", "on_arrival", "on_completion", "decide", "placeable", "pending"):
-        assert callable(getattr(sched, method))
+    assert isinstance(sched, Scheduler)
+    for method in ("on_arrival", "on_completion", "decide", "pending"):  # the base only raises
+        assert getattr(type(sched), method) is not getattr(Scheduler, method), (name, method)
+    cluster = _cluster(np.random.default_rng(0))
+    sched.bind(cluster.view())
+    assert sched.pending() == 0 and list(_pass(sched)) == []  # bound, no task: nothing to place
+    assert sched.placeable((0.01, 0.01)) is True
+    too_big = tuple((2 * cluster.capacity.max(axis=0)).tolist())  # larger than every server
+    assert sched.placeable(too_big) is False
 
 
 @pytest.mark.parametrize("name", REGISTERED)
