@@ -70,7 +70,6 @@ capacity (see :func:`machine_events_table`); else ``"empty capacity"`` (CPU or m
 from __future__ import annotations
 
 import logging
-import re
 import time as _time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -82,12 +81,12 @@ import pyarrow.compute as pc
 from tqdm import tqdm
 
 from fairsim.errors import TraceError
+from fairsim.traces.google_parts import PART_RE, iter_batches, list_parts, to_float, to_int
 from fairsim.traces.io import (
     BAD_ROW_THRESHOLD,
     BadRows,
     FirstBadRow,
     check_bad_rows,
-    csv_batches,
     write_json_atomic,
     write_servers,
     write_tasks,
@@ -100,7 +99,6 @@ FORMAT = "google-2011"
 WINDOW_START_US = 600_000_000
 AFTER_WINDOW_US = 2**63 - 1
 US_PER_S = 1e6
-BLOCK_SIZE = 4 << 20
 TASK_INDEX_LIMIT = 1 << 24
 
 TASK_EVENT_COLUMNS = (
@@ -128,55 +126,6 @@ R_MALFORMED = "malformed row (wrong column count)"
 R_JOB_UNUSED = "job not in converted tasks"
 R_EMPTY_CAP = "empty capacity"
 R_SUPERSEDED = "superseded by a later capacity"
-
-_PART_RE = re.compile(r"^part-(\d{5})-of-(\d{5})\.csv\.gz$")
-
-
-# --------------------------------------------------------------------------- CSV streaming helpers
-
-
-#: Counter of rows with a wrong column count (shared with ``traces/google_constraints.py``).
-_BadRows = BadRows
-
-
-def _iter_batches(path: Path, names: tuple[str, ...], include: list[str], bad: BadRows, rel: str):
-    """Yield record batches of ``path``; gzip/CSV errors become a one-line TraceError."""
-    return csv_batches(path, names, bad=bad, rel=rel, include=include, block_size=BLOCK_SIZE)
-
-
-def _to_int(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """Parse a string column as int64; return (values, ok) with ok False for empty/bad fields."""
-    try:
-        ints = pc.cast(arr, pa.int64())
-        ok = ~np.asarray(ints.is_null())
-        return np.asarray(ints.fill_null(0), dtype=np.int64), ok
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        num = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(np.float64)
-        ok = np.isfinite(num) & (num == np.round(num))
-        return np.where(ok, num, 0).astype(np.int64), ok
-
-
-def _to_float(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """Parse a string column as float64; return (values with NaN for empty, bad-field mask)."""
-    empty = np.asarray(arr.is_null())
-    try:
-        vals = np.asarray(pc.cast(arr, pa.float64()).fill_null(np.nan), dtype=np.float64)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        vals = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(np.float64)
-    bad = ~empty & ~np.isfinite(vals)
-    return vals, bad
-
-
-def _list_parts(folder: Path, parts: list[int] | None, rel: str) -> list[tuple[int, Path]]:
-    found: dict[int, Path] = {}
-    if folder.is_dir():
-        for p in folder.iterdir():
-            m = _PART_RE.match(p.name)
-            if m:
-                found[int(m.group(1))] = p
-    if parts is None:
-        return sorted(found.items())
-    return [(i, found[i]) for i in sorted(set(parts)) if i in found]
 
 
 # --------------------------------------------------------------------------- per-task state
@@ -361,7 +310,7 @@ def _machine_events_file(path: Path) -> Path:
         return path
     for cand in (path / "machine_events", path):
         if cand.is_dir():
-            files = sorted(p for p in cand.iterdir() if _PART_RE.match(p.name))
+            files = sorted(p for p in cand.iterdir() if PART_RE.match(p.name))
             if files:
                 return files[0]
     raise TraceError(f"{path}: no machine_events/part-NNNNN-of-NNNNN.csv.gz found")
@@ -372,16 +321,16 @@ def _machine_events(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     file = _machine_events_file(path)
     rel = f"machine_events/{file.name}"
-    bad = _BadRows()
+    bad = BadRows()
     times, machines, platforms, cpus, mems, unparseable = [], [], [], [], [], 0
     first_bad = FirstBadRow(len(MACHINE_EVENT_COLUMNS))
     offset = 0
-    for batch in _iter_batches(file, MACHINE_EVENT_COLUMNS, list(MACHINE_EVENT_COLUMNS), bad, rel):
-        t, t_ok = _to_int(batch.column("time"))
-        m, m_ok = _to_int(batch.column("machine_id"))
-        _, e_ok = _to_int(batch.column("event_type"))
-        cpu, cpu_bad = _to_float(batch.column("cpu"))
-        mem, mem_bad = _to_float(batch.column("mem"))
+    for batch in iter_batches(file, MACHINE_EVENT_COLUMNS, list(MACHINE_EVENT_COLUMNS), bad, rel):
+        t, t_ok = to_int(batch.column("time"))
+        m, m_ok = to_int(batch.column("machine_id"))
+        _, e_ok = to_int(batch.column("event_type"))
+        cpu, cpu_bad = to_float(batch.column("cpu"))
+        mem, mem_bad = to_float(batch.column("mem"))
         ok = t_ok & m_ok & e_ok & ~cpu_bad & ~mem_bad
         first_bad.parsed(file, rel, offset, ~ok, R_UNPARSEABLE)
         offset += batch.num_rows
@@ -458,15 +407,15 @@ def _job_events(
     progress: bool,
     bad_row_threshold: float = BAD_ROW_THRESHOLD,
 ) -> dict[str, Any]:
-    bad = _BadRows()
+    bad = BadRows()
     used = unused = unparseable = 0
     seen: list[np.ndarray] = []
     first_bad = FirstBadRow(len(JOB_EVENT_COLUMNS))
     for _, file in tqdm(files, desc="job_events", disable=not progress, leave=False):
         rel = f"job_events/{file.name}"
         offset = 0
-        for batch in _iter_batches(file, JOB_EVENT_COLUMNS, ["job_id"], bad, rel):
-            j, ok = _to_int(batch.column("job_id"))
+        for batch in iter_batches(file, JOB_EVENT_COLUMNS, ["job_id"], bad, rel):
+            j, ok = to_int(batch.column("job_id"))
             first_bad.parsed(file, rel, offset, ~ok, R_UNPARSEABLE)
             offset += batch.num_rows
             unparseable += int((~ok).sum())
@@ -540,7 +489,7 @@ def convert_google_2011(
         raise TraceError(f"{src}: {'not a directory' if src.exists() else 'no such folder'}")
     if not te_dir.is_dir():
         raise TraceError(f"{src}: no task_events folder")
-    te_files = _list_parts(te_dir, parts, "task_events")
+    te_files = list_parts(te_dir, parts, "task_events")
     if not te_files:
         wanted = "any part" if parts is None else f"parts {sorted(set(parts))}"
         raise TraceError(f"{te_dir}: no part-NNNNN-of-00500.csv.gz files for {wanted}")
@@ -551,7 +500,7 @@ def convert_google_2011(
 
     st = _TaskState()
     users: dict[str, int] = {}
-    bad = _BadRows()
+    bad = BadRows()
     skipped_rows = {R_BAD_EVENT: 0, R_UNPARSEABLE: 0}
     empty = {"cpu": 0, "mem": 0}
     rows_valid = 0
@@ -561,13 +510,13 @@ def convert_google_2011(
     for _, file in tqdm(te_files, desc="task_events", disable=not progress):
         rel = f"task_events/{file.name}"
         offset = 0
-        for batch in _iter_batches(file, TASK_EVENT_COLUMNS, include, bad, rel):
-            t, t_ok = _to_int(batch.column("time"))
-            job, j_ok = _to_int(batch.column("job_id"))
-            task, k_ok = _to_int(batch.column("task_index"))
-            ev, e_ok = _to_int(batch.column("event_type"))
-            cpu, cpu_bad = _to_float(batch.column("cpu"))
-            mem, mem_bad = _to_float(batch.column("mem"))
+        for batch in iter_batches(file, TASK_EVENT_COLUMNS, include, bad, rel):
+            t, t_ok = to_int(batch.column("time"))
+            job, j_ok = to_int(batch.column("job_id"))
+            task, k_ok = to_int(batch.column("task_index"))
+            ev, e_ok = to_int(batch.column("event_type"))
+            cpu, cpu_bad = to_float(batch.column("cpu"))
+            mem, mem_bad = to_float(batch.column("mem"))
             ok = t_ok & j_ok & k_ok & e_ok & ~cpu_bad & ~mem_bad
             ok &= (t >= 0) & (t != AFTER_WINDOW_US) & (job >= 0)
             ok &= (task >= 0) & (task < TASK_INDEX_LIMIT)
@@ -621,7 +570,7 @@ def convert_google_2011(
         "skipped": {"task_events": te_skipped},
     }
     jobs_out = np.unique(tasks["job_id"])
-    je_files = _list_parts(src / "job_events", [i for i, _ in te_files], "job_events")
+    je_files = list_parts(src / "job_events", [i for i, _ in te_files], "job_events")
     missing_tables = []
     if je_files:
         je = _job_events(je_files, jobs_out, progress, bad_row_threshold)

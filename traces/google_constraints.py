@@ -34,7 +34,8 @@ import pandas as pd
 import pyarrow as pa
 
 from fairsim.errors import TraceError
-from fairsim.traces.google2011 import _BadRows, _iter_batches, _list_parts, _to_int
+from fairsim.traces.google_parts import iter_batches, list_parts, to_int
+from fairsim.traces.io import BadRows
 
 #: Comparison operator codes of the 2011 ``task_constraints`` table, as given in Google's format
 #: document ("Google cluster-usage traces: format + schema", section Task constraints). Could not be
@@ -54,15 +55,15 @@ R_DELETED = "attribute deleted"
 
 
 def _batches(
-    folder: Path, parts: Iterable[int] | None, columns: tuple[str, ...], bad: _BadRows
+    folder: Path, parts: Iterable[int] | None, columns: tuple[str, ...], bad: BadRows
 ) -> Iterator[pa.RecordBatch]:
     """Every record batch of the table's part files (all columns as strings)."""
     table = Path(folder).name
-    files = _list_parts(Path(folder), None if parts is None else list(parts), table)
+    files = list_parts(Path(folder), None if parts is None else list(parts), table)
     if not files:
         raise TraceError(f"{folder}: no part-NNNNN-of-NNNNN.csv.gz files")
     for _, file in files:
-        yield from _iter_batches(file, columns, list(columns), bad, f"{table}/{file.name}")
+        yield from iter_batches(file, columns, list(columns), bad, f"{table}/{file.name}")
 
 
 def _named(batch: pa.RecordBatch) -> np.ndarray:
@@ -100,14 +101,14 @@ def read_task_constraints(
     TraceError
         If the folder has no part files, or a part is a truncated gzip.
     """
-    bad = _BadRows()
+    bad = BadRows()
     frames = []
     skipped = {R_UNPARSEABLE: 0, R_BAD_OPERATOR: 0, R_NO_TASK: 0, R_DUPLICATE: 0}
     n_valid = 0
     for batch in _batches(folder, parts, TASK_CONSTRAINT_COLUMNS, bad):
-        job, j_ok = _to_int(batch.column("job_id"))
-        idx, i_ok = _to_int(batch.column("task_index"))
-        op, o_ok = _to_int(batch.column("op"))
+        job, j_ok = to_int(batch.column("job_id"))
+        idx, i_ok = to_int(batch.column("task_index"))
+        op, o_ok = to_int(batch.column("op"))
         name = batch.column("name").to_numpy(zero_copy_only=False)
         value = batch.column("value").to_numpy(zero_copy_only=False)
         ok = j_ok & i_ok & o_ok & _named(batch)
@@ -176,13 +177,13 @@ def read_machine_attributes(folder: Path) -> tuple[pd.DataFrame, dict[str, Any]]
     TraceError
         If the folder has no part files, or a part is a truncated gzip.
     """
-    bad = _BadRows()
+    bad = BadRows()
     frames = []
     unparseable = 0
     for batch in _batches(folder, None, MACHINE_ATTRIBUTE_COLUMNS, bad):
-        t, t_ok = _to_int(batch.column("time"))
-        mid, m_ok = _to_int(batch.column("machine_id"))
-        deleted, d_ok = _to_int(batch.column("deleted"))
+        t, t_ok = to_int(batch.column("time"))
+        mid, m_ok = to_int(batch.column("machine_id"))
+        deleted, d_ok = to_int(batch.column("deleted"))
         name = batch.column("name").to_numpy(zero_copy_only=False)
         ok = t_ok & m_ok & d_ok & _named(batch)
         unparseable += int((~ok).sum())

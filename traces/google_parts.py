@@ -1,0 +1,120 @@
+"""Google 2011 part files: listing ``part-NNNNN-of-NNNNN.csv.gz`` and parsing their string columns.
+
+Shared by the converter (:mod:`fairsim.traces.google2011`) and the readers of the placement
+constraint tables (:mod:`fairsim.traces.google_constraints`), so neither imports the other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fairsim.traces.io import BadRows, csv_batches
+
+#: Bytes per CSV block read (a few MB at a time).
+BLOCK_SIZE = 4 << 20
+#: File name of one part of a table (the part number is group 1).
+PART_RE = re.compile(r"^part-(\d{5})-of-(\d{5})\.csv\.gz$")
+
+
+def iter_batches(
+    path: Path, names: tuple[str, ...], include: list[str], bad: BadRows, rel: str
+) -> Iterator[pa.RecordBatch]:
+    """Record batches (string columns) of one part file.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The ``.csv.gz`` part.
+    names : tuple of str
+        The table's columns in file order.
+    include : list of str
+        Columns to keep.
+    bad : BadRows
+        Counter of rows with a wrong column count (skipped).
+    rel : str
+        How error messages name the file.
+
+    Returns
+    -------
+    iterator of pyarrow.RecordBatch
+
+    Raises
+    ------
+    TraceError
+        One line for a gzip or CSV error.
+    """
+    return csv_batches(path, names, bad=bad, rel=rel, include=include, block_size=BLOCK_SIZE)
+
+
+def to_int(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """Parse a string column as int64.
+
+    Returns
+    -------
+    values : ndarray of int64, shape (n,)
+        The parsed values (0 where not ``ok``).
+    ok : ndarray of bool, shape (n,)
+        False for empty or unparseable fields.
+    """
+    try:
+        ints = pc.cast(arr, pa.int64())
+        ok = ~np.asarray(ints.is_null())
+        return np.asarray(ints.fill_null(0), dtype=np.int64), ok
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        num = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(np.float64)
+        ok = np.isfinite(num) & (num == np.round(num))
+        return np.where(ok, num, 0).astype(np.int64), ok
+
+
+def to_float(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """Parse a string column as float64.
+
+    Returns
+    -------
+    values : ndarray of float64, shape (n,)
+        The parsed values, NaN for empty fields.
+    bad : ndarray of bool, shape (n,)
+        True for non-empty fields that are not a finite number.
+    """
+    empty = np.asarray(arr.is_null())
+    try:
+        vals = np.asarray(pc.cast(arr, pa.float64()).fill_null(np.nan), dtype=np.float64)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        vals = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(np.float64)
+    bad = ~empty & ~np.isfinite(vals)
+    return vals, bad
+
+
+def list_parts(folder: Path, parts: list[int] | None, rel: str) -> list[tuple[int, Path]]:
+    """The part files of one table folder, by part number.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        E.g. ``<src>/task_events``; a missing folder has no parts.
+    parts : list of int or None
+        Part numbers to keep (those present); ``None``: every part present.
+    rel : str
+        The table's name (unused; kept for the callers' symmetry with :func:`iter_batches`).
+
+    Returns
+    -------
+    list of (int, pathlib.Path)
+        ``(part number, file)`` in increasing part order.
+    """
+    found: dict[int, Path] = {}
+    if folder.is_dir():
+        for p in folder.iterdir():
+            m = PART_RE.match(p.name)
+            if m:
+                found[int(m.group(1))] = p
+    if parts is None:
+        return sorted(found.items())
+    return [(i, found[i]) for i in sorted(set(parts)) if i in found]
