@@ -35,8 +35,8 @@ class NumericalRangeError(InstanceError):
     Raised up front when a quantity every mechanism derives from the instance (pooled capacity,
     demand-to-capacity ratios, task counts) is not a normal float64 number (:func:`check_range`),
     and after a solve when the solver does not report an optimum or its answer fails the
-    independent check (:func:`fairsim.schedulers.exact.properties.verify`). The message is one line:
-    what is out of range and why.
+    independent check (:func:`fairsim.schedulers.exact.verification.verify`). The message is one
+    line: what is out of range and why.
     """
 
 

@@ -181,7 +181,7 @@ def udrf_online_fill(inst: Any) -> np.ndarray:
 
 def udrf_online_json(inst: Any) -> dict[str, Any]:
     """The ``fairsim solve udrf --online`` output: :func:`udrf_online_fill` in the layout of
-    :func:`fairsim.schedulers.exact.udrf.solve_udrf_json` (``jobs`` are integer runs), plus
+    :func:`fairsim.schedulers.exact.solve_udrf_json` (``jobs`` are integer runs), plus
     ``online``."""
     from fairsim.schedulers.exact.udrf import jobs_json
 

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from fairsim.schedulers.exact import POOLED, solve_exact
-from fairsim.schedulers.exact.properties import pooled
+from fairsim.schedulers.exact.pool import pooled
 from fairsim.schedulers.instance import Instance, parse_instance
 
 

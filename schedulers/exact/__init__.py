@@ -16,9 +16,10 @@ import numpy as np
 
 from fairsim.schedulers.exact.lexmaxmin import solve_c_drfh, solve_drfh, solve_lmm_mms, solve_tsf
 from fairsim.schedulers.exact.pf import solve_pf
-from fairsim.schedulers.exact.pool import solve_af, solve_bmf, solve_drf
+from fairsim.schedulers.exact.pool import POOLED, solve_af, solve_bmf, solve_drf
 from fairsim.schedulers.exact.psdsf import solve_psdsf
-from fairsim.schedulers.exact.udrf import solve_udrf, solve_udrf_json
+from fairsim.schedulers.exact.udrf import JobInstance, jobs_json, solve_udrf
+from fairsim.schedulers.exact.verification import verify, verify_udrf
 from fairsim.schedulers.instance import Instance, check_range
 
 EXACT: dict[str, Callable[..., np.ndarray]] = {
@@ -33,15 +34,32 @@ EXACT: dict[str, Callable[..., np.ndarray]] = {
     "lmm-mms": solve_lmm_mms,
 }
 
+
+def solve_udrf_json(inst: JobInstance) -> dict[str, Any]:
+    """The ``fairsim solve udrf`` output object (``docs/mechanisms.md``, section UDRF).
+
+    ``servers`` are the machine classes; ``tasks[u][m]`` is the number of task runs user ``u``
+    places in class ``m`` (``sum`` of ``x_j`` over its jobs with a positive demand on ``m``). The
+    extra keys are ``jobs`` (``{user: {job: x_j}}``), ``dominant_shares`` (eq. 12, per user) and
+    ``rducs`` (lists of user ids).
+
+    Raises
+    ------
+    NumericalRangeError
+        If the allocation fails the check after the solve
+        (:func:`~fairsim.schedulers.exact.verification.verify_udrf`).
+    """
+    x = solve_udrf(inst)
+    verify_udrf(inst, x)
+    return jobs_json(inst, x)
+
+
 #: Mechanisms taking a :class:`~fairsim.schedulers.exact.udrf.JobInstance` (jobs per machine class):
 # the
 #: allocator and its ``fairsim solve`` output builder.
 JOB_EXACT: dict[str, tuple[Callable[..., np.ndarray], Callable[..., dict[str, Any]]]] = {
     "udrf": (solve_udrf, solve_udrf_json),
 }
-
-#: Mechanisms computed on one pooled server (output has a single ``"pool"`` column).
-POOLED = frozenset({"drf", "af", "bmf"})
 
 
 def solve_exact(name: str, inst: Instance, sharing: str = "rdm") -> np.ndarray:
@@ -71,10 +89,8 @@ def solve_exact(name: str, inst: Instance, sharing: str = "rdm") -> np.ndarray:
         If the instance's numbers overflow float64
         (:func:`~fairsim.schedulers.instance.check_range`), a
         solver reports no optimum, or the answer fails the independent check
-        (:func:`~fairsim.schedulers.exact.properties.verify`).
+        (:func:`~fairsim.schedulers.exact.verification.verify`).
     """
-    from fairsim.schedulers.exact.properties import verify
-
     fn = EXACT[name]
     check_range(inst)
     x = fn(inst, sharing=sharing) if name == "psdsf" else fn(inst)

@@ -7,6 +7,7 @@ single-server papers these mechanisms come from. The result has one column, the 
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 
@@ -15,6 +16,20 @@ from fairsim.schedulers.instance import Instance, InstanceError
 
 #: Most bottleneck mappings :func:`solve_bmf` will enumerate.
 BMF_MAX_MAPPINGS = 200_000
+
+#: Mechanisms computed on one pooled server (output has a single ``"pool"`` column).
+POOLED = frozenset({"drf", "af", "bmf"})
+
+
+def pooled(inst: Instance) -> Instance:
+    """The one-server, unconstrained instance of the pooled mechanisms."""
+    n_u = len(inst.user_ids)
+    return replace(
+        inst,
+        server_ids=("pool",),
+        capacity=inst.capacity.sum(axis=0)[None, :],
+        eligible=np.ones((n_u, 1), dtype=bool),
+    )
 
 
 def refuse_constraints(name: str, inst: Instance) -> None:

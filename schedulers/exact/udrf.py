@@ -366,27 +366,6 @@ def dominant_shares(inst: JobInstance, x: np.ndarray) -> np.ndarray:
     return per.max(axis=1)
 
 
-def solve_udrf_json(inst: JobInstance) -> dict[str, Any]:
-    """The ``fairsim solve udrf`` output object (``docs/mechanisms.md``, section UDRF).
-
-    ``servers`` are the machine classes; ``tasks[u][m]`` is the number of task runs user ``u``
-    places in class ``m`` (``sum`` of ``x_j`` over its jobs with a positive demand on ``m``). The
-    extra keys are ``jobs`` (``{user: {job: x_j}}``), ``dominant_shares`` (eq. 12, per user) and
-    ``rducs`` (lists of user ids).
-
-    Raises
-    ------
-    NumericalRangeError
-        If the allocation fails the check after the solve
-        (:func:`~fairsim.schedulers.exact.properties.verify_udrf`).
-    """
-    from fairsim.schedulers.exact.properties import verify_udrf
-
-    x = solve_udrf(inst)
-    verify_udrf(inst, x)
-    return jobs_json(inst, x)
-
-
 def jobs_json(inst: JobInstance, x: np.ndarray, integer: bool = False) -> dict[str, Any]:
     """The ``fairsim solve udrf`` output object for job runs ``x`` (shape (n_jobs,)).
 

@@ -3,7 +3,7 @@ of the units a resource is measured in, or refuse with a one-line error (exit st
 
 Every LP is rescaled before HiGHS sees it (``fairsim.schedulers.exact.common.solve_lp``) and every
 answer is
-checked afterwards (``fairsim.schedulers.exact.properties.verify``); see docs/mechanisms.md.
+checked afterwards (``fairsim.schedulers.exact.verification.verify``); see docs/mechanisms.md.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from fairsim.experiments.cli import main
 from fairsim.schedulers.exact import EXACT, POOLED, solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
 from fairsim.schedulers.exact.lexmaxmin import share_per_task
-from fairsim.schedulers.exact.properties import lex_problem, pooled, verify
+from fairsim.schedulers.exact.pool import pooled
+from fairsim.schedulers.exact.verification import lex_problem, verify
 from fairsim.schedulers.instance import (
     Instance,
     InstanceError,

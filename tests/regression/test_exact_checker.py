@@ -131,7 +131,7 @@ def test_check_after_solve_needs_the_lp_on_several_servers() -> None:
     """The bottleneck condition is not enough on several servers: every server is full and every
     user holds the largest share of a full resource it demands, yet m (CPU-heavy) and p
     (memory-heavy) can swap servers and free room for n. One LP per share level finds it."""
-    from fairsim.schedulers.exact.properties import (
+    from fairsim.schedulers.exact.verification import (
         bottleneck_problem,
         lex_problem,
         room_problem,

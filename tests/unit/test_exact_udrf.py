@@ -15,16 +15,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fairsim.schedulers.exact import JOB_EXACT
-from fairsim.schedulers.exact.properties import udrf_problem
+from fairsim.schedulers.exact import JOB_EXACT, solve_udrf_json
 from fairsim.schedulers.exact.udrf import (
     dominant_shares,
     job_shares,
     parse_job_instance,
     rducs,
     solve_udrf,
-    solve_udrf_json,
 )
+from fairsim.schedulers.exact.verification import udrf_problem
 from fairsim.schedulers.instance import InstanceError, NumericalRangeError
 
 # Shaped like Section II-A: four classes, u1 with two independent jobs, u2 with a two-task job;
@@ -242,10 +241,10 @@ def test_cli_round_trip_and_bad_input(tmp_path):
 
 
 def test_check_after_solve_rejects_a_wrong_allocation(monkeypatch):
-    import fairsim.schedulers.exact.udrf as udrf
+    import fairsim.schedulers.exact as exact
 
     inst = parse_job_instance(FIG1_LIKE)
-    monkeypatch.setattr(udrf, "solve_udrf", lambda i: np.zeros(len(i.job_user)))
+    monkeypatch.setattr(exact, "solve_udrf", lambda i: np.zeros(len(i.job_user)))
     with pytest.raises(
         NumericalRangeError,
         match=r"^udrf: the instance is numerically out of range for the exact solver: job 'job1' "
