@@ -1,12 +1,13 @@
 # fairsim: `make experiment` reproduces the DRFH paper's Section VI on the real Google sample,
-# `make test` runs the test suite, `make bench` the speed/memory benchmarks, `make lint` ruff + mypy.
+# `make test` runs the test suite, `make bench` the speed/memory benchmarks, `make lint` ruff + mypy,
+# `make imports` the import contracts; `.ci/run` runs them all.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SHARED ?= ../shared
 STAMP  := $(VENV)/.installed
 
-.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench lint clean
+.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench lint imports clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,5 +45,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
+# import-linter's contracts (pyproject.toml) and the file-cycle / facade check
+imports: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
+	$(PY) .ci/import_cycles.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info
