@@ -658,7 +658,7 @@ def convert_alibaba_2018(
     src = _check_src(src)
     t = _Table(_need(src, "batch_task.csv"), BATCH_TASK_2018, "batch_task")
 
-    def times(t: _Table):
+    def times(t: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
         start = t.integer("start").astype(np.float64)
         end = t.integer("end", required=False).astype(np.float64)  # empty: right-censored
         state = _states(t, t.text("status"), STATUS_2018)
@@ -706,7 +706,7 @@ def convert_alibaba_2018_spar(
     src = _check_src(src)
     t = _Table(_need(src, "sample_tasks.csv"), SPAR_TASKS, "sample_tasks")
 
-    def times(t: _Table):
+    def times(t: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
         arrival = t.num("arrival")
         duration = t.num("duration")
         t.reject((arrival < 0) | (duration < 0), R_END_BEFORE_START)

@@ -848,7 +848,9 @@ def statements(numbers: dict[str, Any]) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     sens = numbers.get("sensitivity") or {}
 
-    def add(statement: str, paper_: str, ours: str, ok: bool | None, rule: str, old: str = "—"):
+    def add(
+        statement: str, paper_: str, ours: str, ok: bool | None, rule: str, old: str = "—"
+    ) -> None:
         rows.append(
             {
                 "statement": statement,

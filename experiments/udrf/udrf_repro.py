@@ -48,7 +48,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,7 @@ from fairsim.simulator.engine import Engine
 from fairsim.simulator.jobs import admission_times
 from fairsim.simulator.results import write_json, write_run, write_table
 from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
+from fairsim.simulator.workload import TaskSource
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +165,7 @@ def wasted(watch: _Watch, cluster: ClusterState) -> np.ndarray:
     return free[usable].sum(axis=0) / np.where(total > 0, total, 1.0)
 
 
-def _job_facts(open_source) -> pd.DataFrame:
+def _job_facts(open_source: Callable[[], TaskSource]) -> pd.DataFrame:
     """Per job: user, repetitions and the machine classes it needs.
 
     The classes a job needs are the union of the classes its tasks may use (``class=A|B``

@@ -255,7 +255,9 @@ def rducs(inst: JobInstance) -> list[list[int]]:
     return comps
 
 
-def _schedule_rduc(d: np.ndarray, job_user: np.ndarray, weight: np.ndarray, bound: np.ndarray):
+def _schedule_rduc(
+    d: np.ndarray, job_user: np.ndarray, weight: np.ndarray, bound: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``scheduleJobs`` of Fig. 3 for one RDUC, followed exactly from breakpoint to breakpoint.
 
     Parameters
