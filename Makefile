@@ -1,13 +1,14 @@
 # fairsim: `make experiment` reproduces the DRFH paper's Section VI on the real Google sample,
 # `make test` runs the test suite, `make bench` the speed/memory benchmarks, `make lint` ruff + mypy,
-# `make imports` the import contracts; `.ci/run` runs them all.
+# `make imports` the import contracts, `make wheel-check` the installed-wheel smoke test;
+# `.ci/run` runs them all.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SHARED ?= ../shared
 STAMP  := $(VENV)/.installed
 
-.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench lint imports clean
+.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench lint imports wheel-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,6 +50,11 @@ lint: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) .ci/import_cycles.py
+
+# build a wheel from the committed tree, install it (not editable) into a fresh venv, run it
+# from outside the repository
+wheel-check: $(STAMP)
+	PYTHON=$(abspath $(PY)) .ci/wheel_smoke.sh
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
