@@ -436,7 +436,7 @@ def check_statements(
         near = (both.gamma_m >= both.gamma_lo - width) & (both.gamma_m <= both.gamma_hi + width)
         add(
             "Markov and simulated service rates agree within the simulation's 95 % CIs",
-            "issue #7",
+            "ours (a consistency check)",
             f"{int(inside.sum())}/{len(both)} Markov values inside the CI "
             f"({inside.mean():.0%}; ~95 % expected), all within one CI width: {bool(near.all())}",
             bool(inside.mean() >= 0.85 and near.all()),

@@ -1,6 +1,6 @@
 """``make reproduce-lmm-mms``: the LMM-MMS paper's Section 5 on the Alibaba batch tasks.
 
-Li, Wang, Wang and Zhang, "LMM-MMS", *Mathematics* 2025, Section 5 (``../shared/papers``). Each
+Li, Wang, Wang and Zhang, "LMM-MMS", *Mathematics* 2025, Section 5. Each
 *user* is one Alibaba v2018 batch task drawn at random from the sample (``alibaba-2018-spar``
 conversion of ``../shared/traces/alibaba-2018``): its per-task demand is ``(plan_cpu / 100`` cores,
 ``plan_mem`` GB of a 100 GB machine``)`` and its bounded number of tasks is ``instance_num``

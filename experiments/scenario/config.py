@@ -1,6 +1,6 @@
 """Scenario configuration (YAML), validated with pydantic.
 
-Shape (``../shared/DESIGN.md``, "Config")::
+Shape (docs/config.md)::
 
     name: drfh-google
     seed: 1                                   # one SeedSequence per run, spawned per component
@@ -97,7 +97,7 @@ Placement constraints (:mod:`fairsim.simulator.constraints`)
     of each class. ``model: pinned`` (default): the job spans those classes and each of its tasks
     is pinned to one of them (``class=A``; UDRF paper, Section II-A, u2's task1 and task2);
     ``model: any-of``: every task may use any of them (``class=A|B``). About half of Google's
-    tasks are constrained (NOTES.md).
+    tasks are constrained (Sharma et al., SoCC 2011).
 """
 
 from __future__ import annotations

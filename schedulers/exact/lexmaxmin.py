@@ -192,12 +192,12 @@ def solve_tsf(inst: Instance) -> np.ndarray:
 
 
 def maximin_share(inst: Instance) -> np.ndarray:
-    """LMM-MMS maximin share ``mu_n = min(n_n, (w_n / sum_m w_m) sum_l gamma[n, l])`` (NOTES.md).
+    """LMM-MMS maximin share ``mu_n = min(n_n, (w_n / sum_m w_m) sum_l gamma[n, l])``.
 
     ``gamma[n, l] = min_r c[l, r] / d[n, r]`` summed over the servers that can serve user n: the
     tasks user n runs with a weight-proportional slice of every server. With one pool and equal
     weights this is ``min(n_n, min_r c_r / (N d[n, r]))``, the reconstruction of Li et al. (2025)
-    recorded in ``../shared/papers/NOTES.md``.
+    in docs/mechanisms.md ("LMM-MMS definitions").
     """
     slice_ = inst.weight / inst.weight.sum()
     g = (monopoly_tasks(inst.capacity, inst.demand) * serving(inst)).sum(axis=1) * slice_
@@ -205,7 +205,7 @@ def maximin_share(inst: Instance) -> np.ndarray:
 
 
 def solve_lmm_mms(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
-    """LMM-MMS: lexicographic max-min of the MMS ratios ``x_n / mu_n`` (Li et al. 2025; NOTES.md).
+    """LMM-MMS: lexicographic max-min of the MMS ratios ``x_n / mu_n`` (Li et al. 2025; docs/mechanisms.md).
 
     Weights enter through the maximin share (a weight-proportional slice), not a second time.
 

@@ -1,5 +1,5 @@
 """LMM-MMS on one pool by the paper's median-halving algorithm (Li et al. 2025, Theorem 2,
-Algorithm 1), as reconstructed in ``../shared/papers/NOTES.md``.
+Algorithm 1), as reconstructed in docs/mechanisms.md ("LMM-MMS definitions").
 
 Every user n has a maximin share ``mu_n``
 (:func:`~fairsim.schedulers.exact.lexmaxmin.maximin_share`) and
