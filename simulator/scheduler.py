@@ -109,8 +109,7 @@ class Scheduler:
     def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
         """Whether such a task could ever run on one of the servers of ``mask`` (its placement
         constraint, :mod:`fairsim.simulator.constraints`). Default: :meth:`placeable` (the engine
-        also
-        checks the servers' capacities itself); schedulers that measure room in their own units
+        also checks the servers' capacities itself); schedulers that measure room in their own units
         (slots) override it.
         """
         return self.placeable(demand)

@@ -86,4 +86,3 @@ FIG7_CLAIM: Final = "higher task completion ratio under Best-Fit DRFH for almost
 #: Fig. 8 (Sec. VI, "Sharing incentive"): "only 2% users see fewer tasks finished in the shared
 #: environment"; "the task completion ratio decreases only slightly" (no number given).
 FIG8_WORSE_OFF_FRACTION: Final = 0.02
-

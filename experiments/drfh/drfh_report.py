@@ -1,8 +1,7 @@
 """Markdown report of the DRFH reproduction: our numbers beside the paper's (Sec. VI, Figs. 4-8).
 
 :func:`collect_numbers` runs every figure function of :mod:`fairsim.experiments.drfh.drfh_figures`
-on a results
-directory (saving ``fig4.png`` ... ``fig8.png`` into it) and gathers the numbers;
+on a results directory (saving ``fig4.png`` ... ``fig8.png`` into it) and gathers the numbers;
 :func:`write_report` turns them into ``R/report.md``, written atomically.
 """
 

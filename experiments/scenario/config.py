@@ -235,9 +235,9 @@ class InlineUser(_Strict):
     Either ``tasks`` identical tasks submitted at ``join_s``, or -- with ``windows`` -- a user that
     is *backlogged* while active: during each ``[start, end)`` window it keeps tasks queued, and
     submits none outside (the PS-DSF paper's Section V users, :mod:`fairsim.simulator.backlog`).
-    ``run_s``
-    is a run time or, with ``windows``, ``[lo, hi]`` for uniform run times. ``weight`` is the
-    user's weight (phi_n, w_i) and ``eligible`` the names of the ``cluster.classes`` its tasks may
+    ``run_s`` is a run time or, with ``windows``, ``[lo, hi]`` for uniform run times. ``weight`` is
+    the user's weight (phi_n, w_i) and ``eligible`` the names of the ``cluster.classes`` its tasks
+    may
     run on (placement constraints; default: every server).
     """
 

@@ -30,7 +30,8 @@ def serving(inst: Instance) -> np.ndarray:
 
     A server serves user n when ``eligible[n, l]`` holds and it has a positive capacity of every
     resource the user demands (the ``fairsim solve`` contract, docs/mechanisms.md: "a server
-    with capacity 0 for a resource a user needs cannot serve that user"); this is ``delta[n, l] = 1`` of the PS-DSF paper, eq. 7.
+    with capacity 0 for a resource a user needs cannot serve that user"); this is
+    ``delta[n, l] = 1`` of the PS-DSF paper, eq. 7.
 
     Returns
     -------
