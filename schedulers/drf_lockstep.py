@@ -15,21 +15,19 @@ in lock-step, equal in number (Section II-A: DRF lets ``u_1`` run as many of ``j
 
 Online, with indivisible tasks on real servers:
 
-* **a unit** ("bundle") of user ``u`` is, for every job of ``u`` that has waiting tasks, the
-  waiting tasks of its oldest waiting instance (``(job_id, repetition)``,
+* **a unit** ("bundle") of user ``u`` is, for every job of ``u`` that has waiting tasks, the waiting
+  tasks of its oldest waiting instance (``(job_id, repetition)``,
   :meth:`fairsim.simulator.cluster.ClusterView.task_job`); jobs in the order they arrived. A job
-  whose
-  instances have all started drops out of the bundle; a job that enters the queue joins it;
+  whose instances have all started drops out of the bundle; a job that enters the queue joins it;
 * the bundle starts only **whole** (every task placed at once, First-Fit kind by kind,
   :class:`fairsim.schedulers.jobfit.JobFirstFit`); if it does not fit, the user is blocked until a
-  task
-  finishes on a machine class the bundle may use, or the user submits a task (head of line: no
+  task finishes on a machine class the bundle may use, or the user submits a task (head of line: no
   other job of the user starts meanwhile). A bundle larger than its servers could hold even when
-  empty starts its instances in order, each whole, while they fit (an instance that is itself
-  too large starts with the tasks that fit);
-* **the key** is the dominant share over (class, resource) types, ``max_(m,k) A_u[m,k] /
-  c[m,k]`` (Section II-A; the same key as ``drf-classes`` and ``udrf``), divided by the weight;
-  the user with the lowest key is served first, and served again while it stays lowest;
+  empty starts its instances in order, each whole, while they fit (an instance that is itself too
+  large starts with the tasks that fit);
+* **the key** is the dominant share over (class, resource) types, ``max_(m,k) A_u[m,k] / c[m,k]``
+  (Section II-A; the same key as ``drf-classes`` and ``udrf``), divided by the weight; the user with
+  the lowest key is served first, and served again while it stays lowest;
 * passes happen once per ``period_s`` (Section V: "Resource scheduling decisions are made on a
   per-second basis"), as for ``udrf``.
 

@@ -1,4 +1,4 @@
-"""Static allocation instances: the JSON input of ``fairsim solve`` (``../shared/DESIGN.md``).
+"""Static allocation instances: the JSON input of ``fairsim solve`` (docs/mechanisms.md).
 
 ::
 

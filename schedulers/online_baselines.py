@@ -1,14 +1,13 @@
-"""Online baselines of issue #5: DRF, C-DRFH, TSF, AF, PF, BMF and LMM-MMS, indivisible tasks.
+"""Online baselines: DRF, C-DRFH, TSF, AF, PF, BMF and LMM-MMS for indivisible tasks.
 
 Every scheduler here is a :class:`~fairsim.schedulers.progressive_filling.ProgressiveFilling`: the
-waiting user
-with the lowest *key* goes next and its head task goes to the first server that fits it
-(First-Fit); a user whose head fits nowhere is blocked until a server frees resources. Only the
-key changes from one mechanism to the next, so all of them keep the lazy heap and the wake-ups on
-freed servers: no pass over all servers or all users per event. (Two bounded exceptions: PF
-recomputes its prices, one vectorised numpy pass over a per-user table, in a scheduling pass
-where the set of active users changed; BMF sorts the users' shares when two resources are tied
-as the bottleneck, which on real traces happens only while the pool is empty.)
+waiting user with the lowest *key* goes next and its head task goes to the first server that fits it
+(First-Fit); a user whose head fits nowhere is blocked until a server frees resources. Only the key
+changes from one mechanism to the next, so all of them keep the lazy heap and the wake-ups on freed
+servers: no pass over all servers or all users per event. (Two bounded exceptions: PF recomputes its
+prices, one vectorised numpy pass over a per-user table, in a scheduling pass where the set of
+active users changed; BMF sorts the users' shares when two resources are tied as the bottleneck,
+which on real traces happens only while the pool is empty.)
 
 Notation: ``C_r`` is the pooled capacity of resource r (sum over all servers), ``A_ir`` the
 amount of r held by user i's running tasks, ``w_i`` the user's weight, ``d`` a task's demand
@@ -24,7 +23,7 @@ name        key of user i (lowest served first)                      source
 ``af``      ``sum_r A_ir / C_r / w_i`` (aggregate share)             Ghodsi et al. §5.1
 ``pf``      ``sum_r A_ir nu_r / C_r / w_i`` (PF-priced allocation)   Bonald-Roberts §3.2, eq. 3
 ``bmf``     ``-(lowest rank of i on a bottleneck resource)``         Bonald-Roberts §3.3
-``lmm-mms`` ``x_i / mu_i`` (MMS ratio)                               Li et al. 2025; NOTES.md
+``lmm-mms`` ``x_i / mu_i`` (MMS ratio)                               Li et al. 2025
 =========== ======================================================== ===========================
 
 ``gamma(d) = sum_l min_{r: d_r > 0} c_lr / d_r`` is the number of such tasks the user could run
@@ -169,8 +168,8 @@ class TSF(_AdditiveKey):
 class AF(_AdditiveKey):
     """Asset Fairness: equalise the aggregate share ``sum_r A_ir / C_r`` (weighted).
 
-    Ghodsi et al., NSDI 2011, Section 5.1 (``../shared/papers/NOTES.md``: the aggregate share of
-    user i is ``x_i sum_r d_ir / C_r``). Key: ``sum_r A_ir / C_r / w_i`` over the pooled capacity,
+    Ghodsi et al., NSDI 2011, Section 5.1 (the aggregate share of user i is
+    ``x_i sum_r d_ir / C_r``). Key: ``sum_r A_ir / C_r / w_i`` over the pooled capacity,
     so a user's key grows by ``sum_r d_r / C_r`` per running task (kept as a per-task sum);
     First-Fit.
     """
@@ -266,7 +265,7 @@ class LMMMMS(_GlobalKey):
     """LMM-MMS: serve the user with the lowest maximin-share (MMS) ratio.
 
     Li, Wang, Wang, Zhang, *Mathematics* 2025, 13(13), 2214, as reconstructed in
-    ``../shared/papers/NOTES.md``: the maximin share of user i is
+    docs/mechanisms.md ("LMM-MMS definitions"): the maximin share of user i is
     ``mu_i = min(n_i, (w_i / W) gamma_i)`` -- its task bound, or the tasks it runs with a
     weight-proportional slice ``w_i / W`` of every server (``gamma_i = sum_l min_r c_lr / d_ir``
     over the servers it may use; ``W`` the total weight) -- and its MMS ratio is ``x_i / mu_i``.

@@ -5,8 +5,8 @@
 ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``; without ``--online`` those names mean the
 exact allocation), run exactly the code the simulator runs
 (:mod:`fairsim.schedulers.progressive_filling`, committed through
-:class:`fairsim.simulator.cluster.ClusterState`): every
-user has ``max_tasks`` identical tasks (unbounded by default) queued at time 0 and none finishes, so
+:class:`fairsim.simulator.cluster.ClusterState`): every user has ``max_tasks`` identical tasks
+(unbounded by default) queued at time 0 and none finishes, so
 the schedulers fill the cluster until nothing more fits (DRFH paper, Section V-B).
 """
 
@@ -113,11 +113,10 @@ def udrf_online_fill(inst: Any) -> np.ndarray:
     """Job runs that online UDRF (``udrf``) starts when it fills empty machine classes.
 
     The integer counterpart of :func:`fairsim.schedulers.exact.udrf.solve_udrf` on the same jobs
-    instance: every machine class is one server with the class's capacity, a run of job ``j`` is
-    one task per class ``m`` with ``R^j[m] > 0`` (demand ``R^j[m]``, constrained to class ``m``),
+    instance: every machine class is one server with the class's capacity, a run of job ``j`` is one
+    task per class ``m`` with ``R^j[m] > 0`` (demand ``R^j[m]``, constrained to class ``m``),
     started only whole (:class:`fairsim.schedulers.udrf_online.UDRF`), and every job has one run
-    queued at a time
-    (the next is queued when one starts, up to ``max_runs``). Nothing finishes.
+    queued at a time (the next is queued when one starts, up to ``max_runs``). Nothing finishes.
 
     Parameters
     ----------

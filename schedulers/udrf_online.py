@@ -15,30 +15,27 @@ How each line is realised here, with indivisible tasks on real servers:
   pool ``class`` label when the run has placement constraints, else its capacity vector
   (:attr:`fairsim.simulator.cluster.ClusterView.machine_classes`), and ``c_{m,k}`` is the class
   total.
-* **A user's demand set** ``P_u`` (eq. 2) is the set of pairs (m, k) such that one of its waiting
-  or running tasks demands resource k (> 0) and may use class m (its placement constraint,
+* **A user's demand set** ``P_u`` (eq. 2) is the set of pairs (m, k) such that one of its waiting or
+  running tasks demands resource k (> 0) and may use class m (its placement constraint,
   :mod:`fairsim.simulator.constraints`; an unconstrained task may use every class). Two users are
-  linked
-  in the user dependency graph (Definition 1) when their sets share a pair, and the **RDUCs** are
-  the graph's connected components (Definition 2). The components are recomputed, lazily before
-  the next pass, whenever a user joins (first waiting task), leaves (no task waiting or running)
-  or its demand set changes (lines 1-2),
-  with :func:`scipy.sparse.csgraph.connected_components` over a user / constraint / class graph
-  (linear in its edges, as the paper's breadth-first search).
+  linked in the user dependency graph (Definition 1) when their sets share a pair, and the **RDUCs**
+  are the graph's connected components (Definition 2). The components are recomputed, lazily before
+  the next pass, whenever a user joins (first waiting task), leaves (no task waiting or running) or
+  its demand set changes (lines 1-2), with :func:`scipy.sparse.csgraph.connected_components` over a
+  user / constraint / class graph (linear in its edges, as the paper's breadth-first search).
 * **One scheduler per RDUC** (line 3): a pass serves each RDUC on its own, with its own heap of
-  users keyed by the RDUC-wise dominant share (eq. 12), divided by the user's weight. Because
-  RDUCs share no resource, serving them in any order gives the same placements.
+  users keyed by the RDUC-wise dominant share (eq. 12), divided by the user's weight. Because RDUCs
+  share no resource, serving them in any order gives the same placements.
 * **The unit of allocation is a job** (line 6: "allocates a job"): the tasks of one repetition of
   one job (``(job_id, rep)``, :meth:`fairsim.simulator.cluster.ClusterView.task_job`) that are
-  waiting.
-  A job is started only if *all* of them fit at once (gang placement, "without breaking the
+  waiting. A job is started only if *all* of them fit at once (gang placement, "without breaking the
   feasibility"); each task goes First-Fit onto an allowed server. The served user's jobs are tried
   oldest first; a user none of whose jobs fits is *blocked* for the rest of the pass. A job that
-  could not fit even on the empty allowed servers is started with as many of its tasks as fit
-  (it could never start whole).
-* **RDUC-wise dominant share** (eq. 12): with ``d̂ = d / d_u^max`` (eq. 11),
-  ``s_u = d_u^max · max_{(m,k)} Σ_j x_j d̂^j_{m,k} = max_{(m,k)} A^u_{m,k} / c_{m,k}``, i.e. the
-  largest share of a (class, resource) pair that the user's running tasks hold (the same key as
+  could not fit even on the empty allowed servers is started with as many of its tasks as fit (it
+  could never start whole).
+* **RDUC-wise dominant share** (eq. 12): with ``d̂ = d / d_u^max`` (eq. 11), ``s_u = d_u^max ·
+  max_{(m,k)} Σ_j x_j d̂^j_{m,k} = max_{(m,k)} A^u_{m,k} / c_{m,k}``, i.e. the largest share of a
+  (class, resource) pair that the user's running tasks hold (the same key as
   :class:`fairsim.schedulers.drf_classes.DRFClasses`, whose allocation unit is a task, not a job).
 * **"If a resource in a RDUC frees up"** (line 5): a blocked user is tried again only when a task
   finishes on a class it may use, or when it submits a task.

@@ -1,8 +1,7 @@
 """The discrete-event engine: a SimPy environment driving arrivals, completions and scheduling.
 
-This and :mod:`fairsim.experiments.bonald_roberts.markov_chain` (the Markovian demand model) are the
-only modules importing
-:mod:`simpy` (STYLE.md, rule 1: schedulers never do). The engine
+This and :mod:`fairsim.experiments.bonald_roberts.markov_chain` (the Markovian demand model) are
+the only modules importing :mod:`simpy`; schedulers never do. The engine
 
 * streams tasks in submit order from a :class:`fairsim.simulator.workload.TaskSource`;
 * keeps completions in a heap ordered by ``(finish time, task id)``, so ties never depend on set or

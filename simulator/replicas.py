@@ -7,8 +7,8 @@ source never holds more than one Parquet row group plus one expanded batch.
 
 Every instance is an independent task with the row's ``job_id``, ``task_index``, ``user``,
 ``submit_s``, demand and ``run_s``; instances of one row share ``(job_id, task_index)``. Drop
-reasons in :attr:`TaskSource.skipped` count instances, not rows. With ``job_columns`` every
-instance also carries its row's ``instances`` and ``parents``, and the engine's
+reasons in :attr:`TaskSource.skipped` count instances, not rows. With ``job_columns`` every instance
+also carries its row's ``instances`` and ``parents``, and the engine's
 :class:`fairsim.simulator.jobs.JobGate` enforces the DAG (a child row starts when every instance of
 every
 parent row has finished).

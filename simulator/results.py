@@ -1,4 +1,4 @@
-"""Result files of one simulation (``../shared/DESIGN.md``, "``fairsim run``").
+"""Result files of one simulation (the ``fairsim run`` file contract, docs/architecture.md).
 
 Per scheduler, into ``DIR/<scheduler>/``:
 

@@ -1,7 +1,7 @@
 """The plug-in interface of online schedulers (indivisible tasks).
 
 An online scheduler is bound to a cluster and then told about events; it answers with placements
-that the engine validates and commits (STYLE.md, "What this means for us", 1 and 9). The engine
+that the engine validates and commits (it never trusts a placement it did not check). The engine
 never polls it: it calls :meth:`Scheduler.decide` once after every batch of same-time events.
 
 Protocol, in the order the engine follows it::
@@ -109,8 +109,7 @@ class Scheduler:
     def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
         """Whether such a task could ever run on one of the servers of ``mask`` (its placement
         constraint, :mod:`fairsim.simulator.constraints`). Default: :meth:`placeable` (the engine
-        also
-        checks the servers' capacities itself); schedulers that measure room in their own units
+        also checks the servers' capacities itself); schedulers that measure room in their own units
         (slots) override it.
         """
         return self.placeable(demand)

@@ -13,8 +13,8 @@ on files written in this schema (``tests/unit/test_constraints.py``).
 **Task constraints.** Every row adds one predicate on a machine attribute to a task; a task's
 constraint is the conjunction of all its predicates (duplicates removed), encoded for the canonical
 ``constraint`` column as ``attr:<name> <op> <value>;...`` (sorted;
-:mod:`fairsim.simulator.constraints`
-evaluates it). The comparison operator codes are :data:`GOOGLE_2011_OPERATORS`.
+:mod:`fairsim.simulator.constraints` evaluates it). The comparison operator codes are
+:data:`GOOGLE_2011_OPERATORS`.
 
 **Machine attributes.** For each (machine, attribute) the row with the latest time wins; if its
 ``attribute deleted`` flag is 1 the machine no longer has the attribute. The result is one row per

@@ -8,10 +8,9 @@ these, the paper's own set-up.
 ``TABLE_I_MACHINE_EVENTS`` has the same counts with the values Google's ``machine_events`` table
 actually holds (0.4995, 0.2493, 0.749, ...): each machine's last non-empty capacity (see
 :func:`fairsim.traces.google2011.machine_events_table`) gives exactly these counts; a test checks
-this.
-The trace's memory capacities lie up to 0.001 below round fractions of the largest machine
-(0.4995 for 1/2, 0.2493 for 1/4, 0.1241 for 1/8, 0.9678 for 31/32, ...), which the paper rounds
-to two decimals; ``source: machine-events`` keeps the trace's values
+this. The trace's memory capacities lie up to 0.001 below round fractions of the largest machine
+(0.4995 for 1/2, 0.2493 for 1/4, 0.1241 for 1/8, 0.9678 for 31/32, ...), which the paper rounds to
+two decimals; ``source: machine-events`` keeps the trace's values
 (:class:`fairsim.schedulers.slots.Slots` counts slots on them with a tolerance).
 """
 

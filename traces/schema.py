@@ -1,6 +1,6 @@
 """Canonical, versioned schemas of the two tables every trace converter writes.
 
-fairsim turns each published trace into two Parquet tables (``../shared/DESIGN.md``, "Data flow"):
+fairsim turns each published trace into two Parquet tables (docs/architecture.md, "Data flow"):
 
 ``tasks.parquet``
     One row per task, sorted by ``(submit_s, job_id, task_index)``. Columns, in order:

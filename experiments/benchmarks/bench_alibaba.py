@@ -1,4 +1,5 @@
-"""``make bench`` (Alibaba part): conversion rates and the full v2017 replay (issue 6 targets).
+"""``make bench`` (Alibaba part): conversion rates and the full v2017 replay (targets:
+docs/bench.md).
 
 Two measurements, each in a fresh child process so that its peak RSS (``ru_maxrss``) is its own:
 

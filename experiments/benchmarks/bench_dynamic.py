@@ -1,7 +1,7 @@
 """Speed of the dynamic-demand models (not a test): ``python -m
 fairsim.experiments.benchmarks.bench_dynamic``.
 
-Two targets of issue #7 (Bonald and Roberts reproduction), written to ``OUT/dynamic.json``:
+Two targets of the Bonald and Roberts reproduction, written to ``OUT/dynamic.json``:
 
 * the packet router (:mod:`fairsim.experiments.bonald_roberts.packet_fq`) processes at least
 1,000,000 packets per second of

@@ -1,4 +1,4 @@
-"""``make bench``: speed and memory benchmarks of the engine against DESIGN.md's targets.
+"""``make bench``: speed and memory benchmarks of the engine against its targets (docs/bench.md).
 
 Four benchmarks, each a list of *points* (one scheduler on one workload and one pool):
 
@@ -8,7 +8,7 @@ Four benchmarks, each a list of *points* (one scheduler on one workload and one 
     (BF >= 20,000 tasks/s, FF >= 50,000 tasks/s, peak RSS < 2,048 MB) and with the reference
     "minimal heapq + numpy replay" (46,000 FF / 26,000 BF tasks/s; pass if within 2x of it).
 ``online-2000``
-    Every online baseline of issue #5 (``drf``, ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``,
+    Every online baseline (``drf``, ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``,
     ``lmm-mms``; :mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF (``psdsf``;
     :mod:`fairsim.schedulers.psdsf_distributed`) and ``drf-classes``
     (:mod:`fairsim.schedulers.drf_classes`) on the real Google
@@ -62,7 +62,7 @@ BENCHMARKS = ("real-2000", "online-2000", "servers", "tasks")
 SCHEDULERS = ("ff-drfh", "bf-drfh")
 CONFIG = config_path("drfh-google.yaml")
 
-#: DESIGN.md "Engineering targets".
+#: Engineering targets (docs/bench.md).
 TARGET_TASKS_PER_S = {"bf-drfh": 20_000.0, "ff-drfh": 50_000.0}
 REFERENCE_TASKS_PER_S = {"ff-drfh": 46_000.0, "bf-drfh": 26_000.0}  # minimal heapq + numpy replay
 REFERENCE_FACTOR = 2.0

@@ -2,16 +2,14 @@
 
 Steps, all written under ``OUT`` (default ``results/bonald-roberts``):
 
-1. For each scenario of ``configs/bonald-roberts.yaml`` (balanced ``rho1 = rho2 = rho3``,
-   unbalanced ``rho1 = 4 rho2 = 4 rho3``), each load of the most loaded resource and each
-   allocation (DRF, PF, BMF): the service rates ``gamma_k`` of the Markovian demand model from the
-   truncated Markov chain
+1. For each scenario of ``configs/bonald-roberts.yaml`` (balanced ``rho1 = rho2 = rho3``, unbalanced
+   ``rho1 = 4 rho2 = 4 rho3``), each load of the most loaded resource and each allocation (DRF, PF,
+   BMF): the service rates ``gamma_k`` of the Markovian demand model from the truncated Markov chain
    (:func:`fairsim.experiments.bonald_roberts.markov_chain.solve_markov_adaptive`) and from a SimPy
    simulation with batch-means 95 % CIs
    (:func:`fairsim.experiments.bonald_roberts.markov_chain.simulate`).
-2. Packet-level router simulations (DRFQ eq. 2, PF-SFQ eq. 5, BMF-SFQ eq. 7) on the packet
-   scenarios and loads
-   (:func:`fairsim.experiments.bonald_roberts.packet_fq.estimate_service_rates`).
+2. Packet-level router simulations (DRFQ eq. 2, PF-SFQ eq. 5, BMF-SFQ eq. 7) on the packet scenarios
+   and loads (:func:`fairsim.experiments.bonald_roberts.packet_fq.estimate_service_rates`).
 3. ``service_rates.parquet`` (tidy: ``scenario, allocation, method, load, class, gamma``; method
    ``markov``, ``simulation`` or ``packet``; packet rows carry the fluid allocation their algorithm
    realises), ``details.parquet`` (the same rows with CIs, truncation level and error bound, wall
@@ -436,7 +434,7 @@ def check_statements(
         near = (both.gamma_m >= both.gamma_lo - width) & (both.gamma_m <= both.gamma_hi + width)
         add(
             "Markov and simulated service rates agree within the simulation's 95 % CIs",
-            "issue #7",
+            "ours (a consistency check)",
             f"{int(inside.sum())}/{len(both)} Markov values inside the CI "
             f"({inside.mean():.0%}; ~95 % expected), all within one CI width: {bool(near.all())}",
             bool(inside.mean() >= 0.85 and near.all()),

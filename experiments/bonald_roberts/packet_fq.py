@@ -21,8 +21,8 @@ the router. Every resource serves its queue non-preemptively in increasing order
 Flows arrive as given by the caller (:func:`flow_arrivals` draws Poisson arrivals and geometric
 sizes). The event loop is compiled with numba, cached in the user's cache directory or in
 ``NUMBA_CACHE_DIR`` (:func:`cache_dir`; compiled in memory when it is not writable). Randomness is
-drawn outside the
-compiled code from a :class:`numpy.random.Generator`, so runs are reproducible from a
+drawn outside the compiled code from a :class:`numpy.random.Generator`, so runs are reproducible
+from a
 ``SeedSequence``.
 """
 

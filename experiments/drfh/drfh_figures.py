@@ -1,8 +1,8 @@
 """Figures of the DRFH reproduction (Wang, Li, Liang, Sec. VI: Table II, Figs. 4-8).
 
 Every function reads the result files that ``fairsim run`` writes into a results directory ``R``
-(see ``DESIGN.md``), computes the numbers the paper reports, and optionally saves a PNG. Figures are
-built on :class:`matplotlib.figure.Figure` objects directly (no pyplot global state) and written
+(docs/architecture.md), computes the numbers the paper reports, and optionally saves a PNG. Figures
+are built on :class:`matplotlib.figure.Figure` objects directly (no pyplot global state) and written
 atomically: a temporary file in the destination directory, then :func:`os.replace`.
 """
 

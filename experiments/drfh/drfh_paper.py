@@ -1,8 +1,7 @@
 """Published numbers of the DRFH paper, used as reference values by figures and reports.
 
 Source: W. Wang, B. Li, B. Liang, "Dominant Resource Fairness in Cloud Computing Systems with
-Heterogeneous Servers" (``../shared/papers/drfh-wang-li-liang.txt``), Section VI "Simulation
-Results", and the project's own measurements in ``../shared/papers/NOTES.md``.
+Heterogeneous Servers" (IEEE INFOCOM 2014; IEEE TPDS 2015), Section VI "Simulation Results".
 
 All utilisation and share values are fractions in [0, 1]; times are in seconds.
 """
@@ -87,12 +86,3 @@ FIG7_CLAIM: Final = "higher task completion ratio under Best-Fit DRFH for almost
 #: Fig. 8 (Sec. VI, "Sharing incentive"): "only 2% users see fewer tasks finished in the shared
 #: environment"; "the task completion ratio decreases only slightly" (no number given).
 FIG8_WORSE_OFF_FRACTION: Final = 0.02
-
-#: NOTES.md: Slots measured on the real Google sample (task_events parts 0-13, 613,826 tasks, 2,000
-#: Table I servers, one seed), mean (CPU, memory) utilisation. Multi-slot model: a task takes
-#: ceil(max_r d_r / slot) slots.
-NOTES_SLOTS_MULTI: Final = MappingProxyType(
-    {10: (0.361, 0.262), 14: (0.446, 0.322), 20: (0.473, 0.352)}
-)
-#: NOTES.md: one-slot model (one slot per task; a larger task never runs).
-NOTES_SLOTS_ONE: Final = MappingProxyType({10: (0.285, 0.222), 20: (0.270, 0.208)})

@@ -1,8 +1,7 @@
 """Markdown report of the DRFH reproduction: our numbers beside the paper's (Sec. VI, Figs. 4-8).
 
 :func:`collect_numbers` runs every figure function of :mod:`fairsim.experiments.drfh.drfh_figures`
-on a results
-directory (saving ``fig4.png`` ... ``fig8.png`` into it) and gathers the numbers;
+on a results directory (saving ``fig4.png`` ... ``fig8.png`` into it) and gathers the numbers;
 :func:`write_report` turns them into ``R/report.md``, written atomically.
 """
 
@@ -33,7 +32,7 @@ _GENERIC_CAUSES = {
     "table_ii": (
         "The paper leaves the slot model open (how a task larger than one slot is placed, and "
         "how slots are shared among users), and our trace slice and server draw differ from the "
-        "paper's (see NOTES.md)."
+        "paper's."
     ),
     "fig4": (
         "The paper's 100-server draw is not published (only its totals, 52.75 CPU and 51.32 "
@@ -524,13 +523,6 @@ def _sec_table_ii(numbers: dict[str, Any]) -> list[str]:
     )
     if numbers.get("table_ii_single"):
         notes += _single_slot_notes(numbers)
-    notes.append(
-        "- For reference, NOTES.md measured a multi-slot model at "
-        + ", ".join(f"{s}: {_pct(c)} / {_pct(m)}" for s, (c, m) in paper.NOTES_SLOTS_MULTI.items())
-        + " and a one-slot model at "
-        + ", ".join(f"{s}: {_pct(c)} / {_pct(m)}" for s, (c, m) in paper.NOTES_SLOTS_ONE.items())
-        + " (CPU / memory)."
-    )
     return [*lines, *notes, ""]
 
 

@@ -1,6 +1,6 @@
 """``make reproduce-lmm-mms``: the LMM-MMS paper's Section 5 on the Alibaba batch tasks.
 
-Li, Wang, Wang and Zhang, "LMM-MMS", *Mathematics* 2025, Section 5 (``../shared/papers``). Each
+Li, Wang, Wang and Zhang, "LMM-MMS", *Mathematics* 2025, Section 5. Each
 *user* is one Alibaba v2018 batch task drawn at random from the sample (``alibaba-2018-spar``
 conversion of ``../shared/traces/alibaba-2018``): its per-task demand is ``(plan_cpu / 100`` cores,
 ``plan_mem`` GB of a 100 GB machine``)`` and its bounded number of tasks is ``instance_num``
@@ -15,9 +15,9 @@ bounds,
   (an MMS ratio is n times the dominant share), so these cannot show the paper's gains over DRF;
 * **unbounded, capped** (``drf-unbounded``, ``af-unbounded``; :func:`unbounded_capped`): the
   allocation computed as if no user had a bound (equal dominant, resp. asset, shares until a
-  resource saturates), then each user capped at its bound; what a capped user received beyond it
-  is wasted, not redistributed. The paper's probable comparison: with it LMM-MMS is ahead unless
-  a resource saturates, as the paper says.
+  resource saturates), then each user capped at its bound; what a capped user received beyond it is
+  wasted, not redistributed. The paper's probable comparison: with it LMM-MMS is ahead unless a
+  resource saturates, as the paper says.
 
 Settings (100 random samples each, Section 5.1 (6)); the seed makes every sample reproducible:
 
@@ -151,10 +151,9 @@ def unbounded_capped(name: str, inst: Instance) -> np.ndarray:
     """DRF or AF ignoring the task bounds, then capped at them; the excess is wasted.
 
     The allocation of ``name`` (``"drf"`` or ``"af"``, :mod:`fairsim.schedulers.exact.pool`) is
-    computed
-    with every ``max_tasks`` set to infinity (equal weighted dominant, resp. asset, shares over the
-    pool until a resource saturates); then each user keeps ``min(x_n, max_tasks_n)``. What a
-    capped user received beyond its bound is not given to anyone else. This is the reading of the
+    computed with every ``max_tasks`` set to infinity (equal weighted dominant, resp. asset, shares
+    over the pool until a resource saturates); then each user keeps ``min(x_n, max_tasks_n)``. What
+    a capped user received beyond its bound is not given to anyone else. This is the reading of the
     LMM-MMS paper's baselines under which its Section 5 gains are possible (``docs/lmm-mms.md``).
 
     Parameters

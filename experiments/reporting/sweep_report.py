@@ -1,8 +1,7 @@
 """``fairsim sweep-report OUT``: means and 95 % confidence intervals across seeds.
 
 Reads ``OUT/runs.parquet`` (see :mod:`fairsim.experiments.scenario.sweep`), keeps the runs with
-``status == "ok"``
-and, per grid point and scheduler, summarises each metric over the seeds:
+``status == "ok"`` and, per grid point and scheduler, summarises each metric over the seeds:
 
 ``mean``, ``std`` (sample standard deviation, ``ddof=1``), ``n`` (seeds), and the two-sided 95 %
 Student-t interval ``mean ± t_{0.975, n-1} · std / sqrt(n)`` (``ci95_low``, ``ci95_high``,

@@ -1,6 +1,6 @@
 """Scenario configuration (YAML), validated with pydantic.
 
-Shape (``../shared/DESIGN.md``, "Config")::
+Shape (docs/config.md)::
 
     name: drfh-google
     seed: 1                                   # one SeedSequence per run, spawned per component
@@ -97,7 +97,7 @@ Placement constraints (:mod:`fairsim.simulator.constraints`)
     of each class. ``model: pinned`` (default): the job spans those classes and each of its tasks
     is pinned to one of them (``class=A``; UDRF paper, Section II-A, u2's task1 and task2);
     ``model: any-of``: every task may use any of them (``class=A|B``). About half of Google's
-    tasks are constrained (NOTES.md).
+    tasks are constrained (Sharma et al., SoCC 2011).
 """
 
 from __future__ import annotations
@@ -235,9 +235,9 @@ class InlineUser(_Strict):
     Either ``tasks`` identical tasks submitted at ``join_s``, or -- with ``windows`` -- a user that
     is *backlogged* while active: during each ``[start, end)`` window it keeps tasks queued, and
     submits none outside (the PS-DSF paper's Section V users, :mod:`fairsim.simulator.backlog`).
-    ``run_s``
-    is a run time or, with ``windows``, ``[lo, hi]`` for uniform run times. ``weight`` is the
-    user's weight (phi_n, w_i) and ``eligible`` the names of the ``cluster.classes`` its tasks may
+    ``run_s`` is a run time or, with ``windows``, ``[lo, hi]`` for uniform run times. ``weight`` is
+    the user's weight (phi_n, w_i) and ``eligible`` the names of the ``cluster.classes`` its tasks
+    may
     run on (placement constraints; default: every server).
     """
 

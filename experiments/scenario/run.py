@@ -56,8 +56,8 @@ _COMPONENTS = ("pool", "workload", "jobs", "constraints")
 
 
 def component_rng(seed: int, component: str) -> np.random.Generator:
-    """The generator of one component of a run (STYLE.md: one SeedSequence per run, spawned
-    per component; never a global seed)."""
+    """The generator of one component of a run: one SeedSequence per run, spawned per
+    component; never a global seed."""
     children = np.random.SeedSequence(seed).spawn(len(_COMPONENTS))
     return np.random.default_rng(children[_COMPONENTS.index(component)])
 

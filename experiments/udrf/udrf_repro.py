@@ -19,23 +19,21 @@ Measured, per scheduler (written into ``OUT``, default ``results/udrf``):
 
 * **Wasted resources** (Fig. 9). The paper does not define the quantity it plots; its Section II-A
   calls resources *wasted* when they are left idle although a user could use them. We measure
-  exactly that at every grid point (``collect.utilization_interval_s``): the free CPU and memory
-  of the servers on which at least one waiting task (released to the scheduler, not placed) could
-  start now (its constraint allows the server and it fits), as a fraction of the pool's total.
+  exactly that at every grid point (``collect.utilization_interval_s``): the free CPU and memory of
+  the servers on which at least one waiting task (released to the scheduler, not placed) could start
+  now (its constraint allows the server and it fits), as a fraction of the pool's total.
   ``waste.parquet``: ``scheduler, time_s, cpu, mem``.
 * **JCT** (Fig. 10a) from the moment the job *entered the waiting queue of 100 jobs* (admitted by
   the job gate, :func:`fairsim.simulator.jobs.admission_times`) to the end of its last task, split
-  into
-  the **wait** (queue entry to first task start) and the **execution** (first start to last
+  into the **wait** (queue entry to first task start) and the **execution** (first start to last
   finish); the time before the queue (first submit to queue entry) is reported on its own.
   ``jct.parquet``: one row per scheduler and job.
 * **JCT reduction** of UDRF over the baseline (``1 - mean JCT_udrf / mean JCT_base`` over the jobs
-  completed under both) by number of repetitions (Fig. 10b) and by number of machine classes the
-  job needs (Fig. 10c: with the ``pinned`` constraint model, the distinct classes its tasks are
-  pinned to; 0 = unconstrained).
+  completed under both) by number of repetitions (Fig. 10b) and by number of machine classes the job
+  needs (Fig. 10c: with the ``pinned`` constraint model, the distinct classes its tasks are pinned
+  to; 0 = unconstrained).
 * **RDUCs** (Fig. 7) and the users' degrees in the user dependency graph (Fig. 6) at every grid
-  point under UDRF; the CDF of the machine classes the jobs need (Fig. 8) from the constraint
-  model.
+  point under UDRF; the CDF of the machine classes the jobs need (Fig. 8) from the constraint model.
 
 ``report.md`` checks every statement of the paper's Section V (its figures give no numbers in the
 text) as PASS, FAIL or n/a with the reason; ``summary.json`` has the numbers. ``--quick`` runs a

@@ -1,10 +1,11 @@
 """Exact (divisible-task) allocation mechanisms behind ``fairsim solve``.
 
-:data:`EXACT` maps each mechanism name of ``../shared/DESIGN.md`` to its allocator; every allocator
-takes a validated :class:`~fairsim.schedulers.instance.Instance` and returns fractional task counts.
-Pooled mechanisms (``drf``, ``af``, ``bmf``) ignore placement constraints and return one column,
-the pooled cluster. :data:`JOB_EXACT` holds the mechanisms whose input extends the contract with
-users' jobs over machine classes (``udrf``). Sources and tie-breaking rules: ``docs/mechanisms.md``.
+:data:`EXACT` maps each mechanism name of ``fairsim solve`` (docs/mechanisms.md) to its allocator;
+every allocator takes a validated :class:`~fairsim.schedulers.instance.Instance` and returns
+fractional task counts. Pooled mechanisms (``drf``, ``af``, ``bmf``) ignore placement constraints
+and return one column, the pooled cluster. :data:`JOB_EXACT` holds the mechanisms whose input
+extends the contract with users' jobs over machine classes (``udrf``). Sources and tie-breaking
+rules: ``docs/mechanisms.md``.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def solve_exact(name: str, inst: Instance, sharing: str = "rdm") -> np.ndarray:
 
 
 def solve_exact_json(name: str, inst: Instance, sharing: str = "rdm") -> dict[str, Any]:
-    """The ``fairsim solve`` output object (DESIGN.md) of an exact mechanism."""
+    """The ``fairsim solve`` output object (docs/mechanisms.md) of an exact mechanism."""
     x = solve_exact(name, inst, sharing)
     servers = ["pool"] if name in POOLED else list(inst.server_ids)
     return {

@@ -29,8 +29,9 @@ def serving(inst: Instance) -> np.ndarray:
     """Servers that can actually serve each user.
 
     A server serves user n when ``eligible[n, l]`` holds and it has a positive capacity of every
-    resource the user demands (DESIGN.md: "a server with capacity 0 for a resource a user needs
-    cannot serve that user"); this is ``delta[n, l] = 1`` of the PS-DSF paper, eq. 7.
+    resource the user demands (the ``fairsim solve`` contract, docs/mechanisms.md: "a server
+    with capacity 0 for a resource a user needs cannot serve that user"); this is
+    ``delta[n, l] = 1`` of the PS-DSF paper, eq. 7.
 
     Returns
     -------

@@ -7,13 +7,13 @@ user n's *share* is ``x_n * a_n / w_n`` with ``x_n = sum_l x[n, l]`` and a per-u
 capacities (PS-DSF eq. 9), ``x[n, l] = 0`` where server l cannot serve n, and ``x_n <= max_tasks``.
 
 Algorithm on one server: exact progressive filling
-(:func:`~fairsim.schedulers.exact.common.waterfill`),
-which is max-min fairness for linear capacity constraints. On several servers, Nace and Pioro's
-max-min LP: maximise a common level ``t`` with every unfrozen share
-``>= t`` and every frozen share ``>= its level``; by LP duality the fairness rows carry duals that
-sum to 1, and a user whose row has a positive dual cannot exceed ``t`` in any optimum, so it is
-frozen at ``t``. At least one user is frozen per LP, hence at most ``n_users`` LPs. Section V-A of
-the DRFH paper (raise every active user's share until one has all its tasks) is this procedure with
+(:func:`~fairsim.schedulers.exact.common.waterfill`), which is max-min fairness for linear capacity
+constraints. On several servers, Nace and Pioro's max-min LP: maximise a common level ``t`` with
+every unfrozen share ``>= t`` and every frozen share ``>= its level``; by LP duality the fairness
+rows carry duals that sum to 1, and a user whose row has a positive dual cannot exceed ``t`` in any
+optimum, so it is frozen at ``t``. At least one user is frozen per LP, hence at most ``n_users``
+LPs. Section V-A of the DRFH paper (raise every active user's share until one has all its tasks) is
+this procedure with
 the task bound as one more constraint.
 """
 
@@ -192,12 +192,12 @@ def solve_tsf(inst: Instance) -> np.ndarray:
 
 
 def maximin_share(inst: Instance) -> np.ndarray:
-    """LMM-MMS maximin share ``mu_n = min(n_n, (w_n / sum_m w_m) sum_l gamma[n, l])`` (NOTES.md).
+    """LMM-MMS maximin share ``mu_n = min(n_n, (w_n / sum_m w_m) sum_l gamma[n, l])``.
 
     ``gamma[n, l] = min_r c[l, r] / d[n, r]`` summed over the servers that can serve user n: the
     tasks user n runs with a weight-proportional slice of every server. With one pool and equal
     weights this is ``min(n_n, min_r c_r / (N d[n, r]))``, the reconstruction of Li et al. (2025)
-    recorded in ``../shared/papers/NOTES.md``.
+    in docs/mechanisms.md ("LMM-MMS definitions").
     """
     slice_ = inst.weight / inst.weight.sum()
     g = (monopoly_tasks(inst.capacity, inst.demand) * serving(inst)).sum(axis=1) * slice_
@@ -205,7 +205,8 @@ def maximin_share(inst: Instance) -> np.ndarray:
 
 
 def solve_lmm_mms(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
-    """LMM-MMS: lexicographic max-min of the MMS ratios ``x_n / mu_n`` (Li et al. 2025; NOTES.md).
+    """LMM-MMS: lexicographic max-min of the MMS ratios ``x_n / mu_n`` (Li et al. 2025;
+    docs/mechanisms.md).
 
     Weights enter through the maximin share (a weight-proportional slice), not a second time.
 

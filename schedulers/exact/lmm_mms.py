@@ -1,16 +1,15 @@
 """LMM-MMS on one pool by the paper's median-halving algorithm (Li et al. 2025, Theorem 2,
-Algorithm 1), as reconstructed in ``../shared/papers/NOTES.md``.
+Algorithm 1), as reconstructed in docs/mechanisms.md ("LMM-MMS definitions").
 
 Every user n has a maximin share ``mu_n``
-(:func:`~fairsim.schedulers.exact.lexmaxmin.maximin_share`) and
-is satisfied at the MMS ratio ``t_n = max_tasks_n / mu_n``. By the paper's Lemma 1 all unsatisfied
-users end at one common ratio. Each step takes the median ``t_m`` of the undecided users' ``t_n``
-(linear-time selection, ``numpy.partition``, in place of PICK) and tests whether every user can
-have ratio ``min(t_n, t_m)``: if so, the users with ``t_n <= t_m`` are satisfied; if not, the users
-with ``t_n >= t_m`` join the "dummy" set that shares the final common ratio. At least half of the
-undecided users are decided per step; the final LP has one variable (the common ratio) and is
-solved in closed form. :func:`~fairsim.schedulers.exact.lexmaxmin.solve_lmm_mms` (sequential LPs)
-must give
+(:func:`~fairsim.schedulers.exact.lexmaxmin.maximin_share`) and is satisfied at the MMS ratio ``t_n
+= max_tasks_n / mu_n``. By the paper's Lemma 1 all unsatisfied users end at one common ratio. Each
+step takes the median ``t_m`` of the undecided users' ``t_n`` (linear-time selection,
+``numpy.partition``, in place of PICK) and tests whether every user can have ratio ``min(t_n,
+t_m)``: if so, the users with ``t_n <= t_m`` are satisfied; if not, the users with ``t_n >= t_m``
+join the "dummy" set that shares the final common ratio. At least half of the undecided users are
+decided per step; the final LP has one variable (the common ratio) and is solved in closed form.
+:func:`~fairsim.schedulers.exact.lexmaxmin.solve_lmm_mms` (sequential LPs) must give
 the same totals; a hypothesis test checks it.
 """
 

@@ -87,7 +87,7 @@ def solve_drf(inst: Instance) -> np.ndarray:
 
 
 def solve_af(inst: Instance) -> np.ndarray:
-    """Asset Fairness on the pooled cluster (Ghodsi et al., Section 5.1; NOTES.md).
+    """Asset Fairness on the pooled cluster (Ghodsi et al., NSDI 2011, Section 5.1).
 
     Equalises (max-min, weighted) the aggregate share ``x_n sum_r d[n, r] / C_r``.
 

@@ -348,7 +348,7 @@ def test_lmm_mms_uses_weights() -> None:
     """Weighted maximin share ``mu_n = min(n_n, w_n / W sum_l gamma[n, l])`` (docs/mechanisms.md):
     weights 3, 3, 1 and 1, 1, 1 give different allocations when the users compete, and on one
     pool the weighted LMM-MMS is weighted bounded DRF."""
-    ex2 = {  # LMM-MMS Example 2 (NOTES.md reconstruction)
+    ex2 = {  # LMM-MMS Example 2 (docs/mechanisms.md reconstruction)
         "resources": ["cpu", "mem"],
         "servers": [{"id": "s", "capacity": [6, 6]}],
         "users": [

@@ -1,4 +1,4 @@
-"""The online baselines of :mod:`fairsim.schedulers.online_baselines` (issue #5).
+"""The online baselines of :mod:`fairsim.schedulers.online_baselines` (docs/mechanisms.md).
 
 1. The optimised schedulers (lazy heap, wake-ups on freed servers) make exactly the decisions of
    a naive reference that recomputes every key from its definition and rescans every user and
@@ -184,7 +184,7 @@ def _check_against_naive(
 
 # --------------------------------------------------------------------------- worked examples
 
-# Ghodsi et al.'s example (NSDI 2011, Sections 4 and 5.1; NOTES.md) with ten times the capacity,
+# Ghodsi et al.'s example (NSDI 2011, Sections 4 and 5.1) with ten times the capacity,
 # so that the integer fills end next to the fluid allocations: one server <90 CPU, 180 GB>,
 # A = <1, 4>, B = <3, 1>. CPU binds: a + 3b <= 90 (memory, 4a + b <= 180, binds for PF too).
 GHODSI_X10: dict[str, Any] = {
@@ -378,7 +378,7 @@ def test_cli_solve_bare_name_is_exact_and_online_flag_runs_the_scheduler(
     assert main(["solve", "af", str(f)]) == 0
     exact = json.loads(capsys.readouterr().out)
     assert exact["servers"] == ["pool"] and "online" not in exact
-    np.testing.assert_allclose(np.ravel(exact["tasks"]), [2.52, 2.16])  # NOTES.md: 6x = 7y
+    np.testing.assert_allclose(np.ravel(exact["tasks"]), [2.52, 2.16])  # Ghodsi et al.: 6x = 7y
     for name in ONLINE:
         assert main(["solve", name, str(f), "--online"]) == 0
         out = json.loads(capsys.readouterr().out)

@@ -69,7 +69,7 @@ BR_BMF3: dict[str, Any] = {
         {"id": "3", "demand": [0.5, 1, 0.75]},
     ],
 }
-# LMM-MMS (Li et al. 2025), Example 2 as reconstructed in NOTES.md.
+# LMM-MMS (Li et al. 2025), Example 2 as reconstructed in docs/mechanisms.md.
 LMM_EX2: dict[str, Any] = {
     "resources": ["cpu", "mem"],
     "servers": [{"id": "s", "capacity": [6, 6]}],

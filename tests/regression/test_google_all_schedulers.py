@@ -1,5 +1,5 @@
 """Every registered online scheduler on a slice of the real Google sample with placement
-constraints (issue #5: "all schedulers run on the real Google sample with constraints")."""
+constraints (every registered scheduler runs on the real Google sample with constraints)."""
 
 from __future__ import annotations
 

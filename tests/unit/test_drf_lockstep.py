@@ -1,6 +1,6 @@
 """``drf-lockstep``, the UDRF paper's Section V DRF baseline, against online UDRF: a user's jobs
-advance together (one instance each), jobs that need two machine classes at once, and
-oversized bundles. The paper's Fig. 1 numbers are not recoverable (``../shared/papers/NOTES.md``);
+advance together (one instance each), jobs that need two machine classes at once, and oversized
+bundles. The paper's Fig. 1 numbers are not recoverable (the text available to us lacks its figure);
 the instances are constructed and the expected start times worked out in the comments."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """UDRF offline (Tahir et al., Section III-A, Fig. 3) on constructed instances.
 
-The numbers of the paper's Fig. 1 example are not recoverable (``../shared/papers/NOTES.md``), so
-these tests check the definitions (Definitions 1-2, eq. 12) and properties, not published numbers.
+The numbers of the paper's Fig. 1 example are not recoverable (the text available to us lacks its
+figure), so these tests check the definitions (Definitions 1-2, eq. 12) and properties, not
+published numbers.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Online UDRF (``udrf``, Tahir et al. Section III-C, Fig. 5): RDUCs, whole-job starts, the key of
 eq. 12, invariants on random complex jobs, and the gap to the offline allocation (Fig. 3).
 
-The paper's Fig. 1 numbers are not recoverable (``../shared/papers/NOTES.md``); the examples here
-are constructed, with the expected placements worked out by hand in the comments.
+The paper's Fig. 1 numbers are not recoverable (the text available to us lacks its figure); the
+examples here are constructed, with the expected placements worked out by hand in the comments.
 """
 
 from __future__ import annotations
