@@ -1,4 +1,10 @@
-"""Shared fixtures. Tests that need ``../shared`` fail (never skip) when it is missing."""
+"""Shared fixtures of every tier. Tests needing ``../shared`` fail (never skip) when it is missing.
+
+Tiers (``make test`` runs them all): ``unit/`` (one component each, constructed examples, one-line
+errors), ``properties/`` (hypothesis invariants and optimised-versus-naive references),
+``regression/`` (the papers' published numbers and worked examples, pinned real-trace slices) and
+``reproductions/`` (the quick paper reproductions end to end).
+"""
 
 from __future__ import annotations
 
