@@ -46,7 +46,7 @@ from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.instance import parse_instance
 from fairsim.simulator.backlog import BackloggedUser, BacklogTaskSource
 from fairsim.simulator.cluster import ClusterState
-from fairsim.simulator.engine import Engine, RunResult
+from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.results import write_json, write_table
 
 log = logging.getLogger(__name__)
@@ -167,7 +167,7 @@ def run_scheduler(name: str, cfg: RunConfig, *, quick: bool = False) -> dict[str
 def series(run: dict[str, Any], cfg: RunConfig) -> pd.DataFrame:
     """Per second (on the paper's time axis): CPU/memory utilisation of every class, and paper
     tasks of every user on every class (running small tasks / split)."""
-    res: RunResult = run["result"]
+    res: EngineResult = run["result"]
     scale, cap, classes = run["scale"], run["cap"], np.asarray(run["classes"])
     t = res.tasks
     grid = np.arange(0.0, res.horizon_s + 1e-9, 1.0)
@@ -316,7 +316,7 @@ def run_experiment(
     frames, walls = [], {}
     for name in cfg.schedulers:
         run = run_scheduler(name, cfg, quick=quick)
-        res: RunResult = run["result"]
+        res: EngineResult = run["result"]
         walls[name] = (res.wall_s, len(res.tasks["submit_s"]))
         if progress:
             log.info("%s: %d tasks in %.1f s", name, walls[name][1], walls[name][0])

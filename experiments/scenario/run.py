@@ -42,7 +42,7 @@ from fairsim.experiments.scenario.config import (
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
-from fairsim.simulator.engine import Engine, RunResult
+from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.jobs import JobGate, JobsTaskSource
 from fairsim.simulator.replicas import InstanceTaskSource
 from fairsim.simulator.results import write_json, write_run, write_table
@@ -570,8 +570,8 @@ def simulate(
     constraints: ConstraintIndex | None = None,
     censored: str = "hold",
     weights: dict[int, float] | None = None,
-) -> RunResult:
-    """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``.
+) -> EngineResult:
+    """Run one scheduler on a fresh copy of the pool; returns the engine's ``EngineResult``.
 
     ``weights`` maps the engine's user codes to weights (:func:`user_weights`).
     """

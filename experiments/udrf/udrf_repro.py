@@ -208,7 +208,7 @@ def job_times(tasks: dict[str, np.ndarray], entry: dict[int, float]) -> pd.DataF
     Parameters
     ----------
     tasks : dict of str to ndarray
-        A run's per-task columns (:attr:`fairsim.simulator.engine.RunResult.tasks`).
+        A run's per-task columns (:attr:`fairsim.simulator.engine.EngineResult.tasks`).
     entry : dict of int to float
         Time each job entered the waiting queue (:func:`fairsim.simulator.jobs.admission_times`); a
         job
