@@ -10,7 +10,8 @@ Steps, all written under ``OUT`` (default ``results/drfh-google``):
    users), with Best-Fit DRFH, compared with the same user's completion ratio in the shared run.
    ``k/n`` is not an integer (2,000/567 ≈ 3.53): each user gets ``floor(k/n)`` servers plus one
    more with probability ``frac(k/n)`` (seeded), so the dedicated clouds add up to ``k`` servers
-   in expectation.
+   in expectation. Each dedicated cloud is one scenario of the scenario pipeline whose workload
+   and pool hooks give the user's tasks and its servers.
 3. Sensitivity to the rule for right-censored tasks (tasks still running when the trace data
    ends, whose run time is unknown): steps 1-2 use the rule ``hold`` (they never complete); the
    best Slots run, Best-Fit DRFH and the dedicated clouds are run again under the older rule

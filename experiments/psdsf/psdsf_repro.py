@@ -15,7 +15,10 @@ tasks of a quarter of its demand (the paper's resources are divisible; every cla
 whole number of them, so Table IV is reachable exactly), users are backlogged while
 active (:mod:`fairsim.simulator.backlog`), run times are uniform in [1, 3] s, and PS-DSF is the
 distributed online scheduler ``psdsf`` (every server runs its procedure every second and on its
-completions, Section III-D). TSF and C-DRFH are the online ``tsf`` and ``c-drfh``. Written into
+completions, Section III-D). TSF and C-DRFH are the online ``tsf`` and ``c-drfh``. The runs go
+through the scenario pipeline (:func:`fairsim.experiments.scenario.run.prepare_scenario`) with
+two hooks: the backlogged users as its workload, and each scheduler built with the users'
+eligible classes and wrapped in the queue counter the backlog reads (:func:`scenario`). Written into
 ``OUT`` (default ``results/psdsf``): ``report.md`` (our numbers beside the paper's, with PASS/FAIL
 for the Fig. 6 statements), ``fig6.png``, ``series.parquet`` (per second: CPU and memory
 utilisation of every class, tasks of every user on every class, per scheduler) and

@@ -37,6 +37,11 @@ Measured, per scheduler (written into ``OUT``, default ``results/udrf``):
   point under UDRF; the CDF of the machine classes the jobs need (Fig. 8) from the constraint
   model.
 
+The runs go through the scenario pipeline
+(:func:`fairsim.experiments.scenario.run.prepare_scenario`) with two hooks: every scheduler is
+wrapped in a watcher of its waiting tasks, and the waste and the RDUCs are measured at every grid
+point.
+
 ``report.md`` checks every statement of the paper's Section V (its figures give no numbers in the
 text) as PASS, FAIL or n/a with the reason; ``summary.json`` has the numbers. ``--quick`` runs a
 small version (the jobs of 5 minutes of the trace on 100 servers, the baseline and UDRF only) for
