@@ -20,6 +20,9 @@ __version__ = "0.2.0"
 _PUBLIC = {
     "Scheduler": "fairsim.simulator.scheduler",
     "RunConfig": "fairsim.experiments.scenario.config",
+    "RunResult": "fairsim.experiments.scenario.api",
+    "simulate": "fairsim.experiments.scenario.api",
+    "solve": "fairsim.schedulers.solve",
 }
 
 __all__ = ["__version__", *sorted(_PUBLIC)]

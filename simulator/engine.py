@@ -23,7 +23,7 @@ lower bound) never complete under the default rule ``censored="hold"``: once sta
 task holds its resources until the horizon. ``censored="complete"`` keeps the older rule (the task
 runs its observed, lower-bound span and then counts as completed), for sensitivity analyses.
 
-Mean utilisation (:attr:`RunResult.mean_utilization`) is the exact time integral of the used
+Mean utilisation (:attr:`EngineResult.mean_utilization`) is the exact time integral of the used
 amount (a step function that changes only at event times) over ``[start_s, horizon_s]``, divided
 by the window's length and the pool's total; the grid samples are for plotting.
 """
@@ -181,8 +181,11 @@ def _runs(
 
 
 @dataclass
-class RunResult:
+class EngineResult:
     """Everything a simulation produced, ready for :mod:`fairsim.simulator.results`.
+
+    The engine's raw output (per-task arrays, user codes); the public per-scheduler result of
+    ``fairsim.simulate`` is ``fairsim.RunResult``, whose tables are built from this one.
 
     Attributes
     ----------
@@ -318,7 +321,7 @@ class Engine:
         self.censored = censored
 
     # ------------------------------------------------------------------ public
-    def run(self) -> RunResult:
+    def run(self) -> EngineResult:
         """Simulate until the horizon (or until no event is left) and return the results."""
         t0 = time.perf_counter()
         if self.constraints is not None and self.constraints.n_servers != self.cluster.n_servers:
@@ -570,7 +573,7 @@ class Engine:
                 self.on_sample(float(ti), cluster)
         self._next_grid = float(times[-1]) + self.dt
 
-    def _result(self, wall: float) -> RunResult:
+    def _result(self, wall: float) -> EngineResult:
         tab = self._tasks
         n = tab.n
         util = (
@@ -603,7 +606,7 @@ class Engine:
         if self.gate is not None and self.gate.dropped_tasks:
             dropped = np.asarray(self.gate.dropped_tasks, dtype=np.int64)
             unplaceable[dropped[dropped < n]] = True
-        return RunResult(
+        return EngineResult(
             scheduler=self.scheduler.name,
             resources=self.cluster.resources,
             users=list(self._user_codes),

@@ -26,7 +26,7 @@ Every point runs in a fresh child process (``python -m fairsim.experiments.bench
 --one KIND ...``) so
 that its peak RSS (``ru_maxrss``) is its own; the child prints one JSON object on stdout. Points
 run one after another, never in parallel. The timed quantity is the engine's wall time
-(``RunResult.wall_s``); loading/generating the workload and drawing the pool are reported
+(``EngineResult.wall_s``); loading/generating the workload and drawing the pool are reported
 separately as ``setup_s``.
 
 Outputs (written atomically into ``--out``): ``real-2000.json``, ``online-2000.json``,
@@ -483,8 +483,8 @@ def summary_markdown(results: dict[str, dict[str, Any]], info: dict[str, Any]) -
         f"{info['cpus']} CPUs · load at start {_f((info['loadavg_at_start'] or [None])[0], '.2f')}"
         f" · commit {info['git_commit'] or '?'}",
         "",
-        "Time = engine wall time (`RunResult.wall_s`); peak RSS = `ru_maxrss` of the point's own "
-        "child process.",
+        "Time = engine wall time (`EngineResult.wall_s`); peak RSS = `ru_maxrss` of the point's "
+        "own child process.",
         "",
         "| benchmark | scheduler | servers | tasks | wall s | tasks/s | µs/task | peak RSS MB "
         "| util cpu | util mem |",
