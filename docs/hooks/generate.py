@@ -4,6 +4,8 @@
   (:class:`fairsim.experiments.scenario.config.RunConfig` and every model nested in it): one table
   per model with each key's type, default, bounds and description. A key without a description
   is a warning, so ``mkdocs build --strict`` fails until it has one.
+* The table of registered scheduler names in ``schedulers.md`` (in place of the comment
+  ``<!-- fairsim:scheduler-table -->``), from the scheduler registry.
 * ``api/<module>.md``, one page per module of the packages listed in :data:`API_GROUPS` (found
   on disk, never listed by hand), rendered by mkdocstrings from the numpydoc docstrings, and
   ``api/index.md`` for the public names of ``fairsim`` (its ``_PUBLIC`` table). The "API
@@ -22,6 +24,7 @@ from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
@@ -248,6 +251,28 @@ def config_reference() -> str:
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- scheduler names
+SCHEDULER_TABLE = "<!-- fairsim:scheduler-table -->"
+
+
+def scheduler_table() -> str:
+    """The registered scheduler names with their class and its summary (Markdown table).
+
+    ``slots-<S>`` stands for any S; its class is the one of ``slots-14``.
+    """
+    from fairsim.schedulers.registry import available, make_scheduler
+
+    lines = ["| name | class | what it is |", "|---|---|---|"]
+    for name in available():
+        cls = type(make_scheduler(name.replace("<S>", "14")))
+        path = f"{cls.__module__}.{cls.__qualname__}"
+        doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split()).replace("|", "\\|")
+        if not doc:
+            log.warning("scheduler table: %s (%s) has no docstring", name, path)
+        lines.append(f"| `{name}` | [`{cls.__name__}`][{path}] | {doc} |")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- MkDocs events
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Append the "API reference" section to the navigation."""
@@ -257,6 +282,13 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         section.append({group: pages})
     config["nav"].append({"API reference": section})
     return config
+
+
+def on_page_markdown(markdown: str, page: Page, **kwargs: Any) -> str:
+    """Fill in the generated table of ``schedulers.md``."""
+    if SCHEDULER_TABLE in markdown:
+        return markdown.replace(SCHEDULER_TABLE, scheduler_table())
+    return markdown
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
