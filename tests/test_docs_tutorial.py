@@ -3,7 +3,8 @@
 The page includes docs/examples/fifo_scheduler.py; these tests import that file and check the
 numbers the page states: on one server, user a's four half-server tasks start at 0, 0, 10 and
 10 s under FIFO, and user b's four quarter-server tasks, submitted at 1 s, wait behind them until
-20 s; DRF starts b's tasks at 10 s (b holds nothing then, a holds half the server).
+20 s (job completion times 20 and 29 s); DRF starts two of b's tasks at 10 s, when b holds
+nothing and a half the server (30 and 29 s).
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def example() -> Iterator[ModuleType]:
         yield module
 
 
-def _run(scheduler: Scheduler, scenario: dict) -> dict[str, list[float]]:
-    """Run the tutorial's scenario with ``scheduler`` on the engine; start times per user."""
+def _run(scheduler: Scheduler, scenario: dict) -> tuple[dict[str, list[float]], list[float]]:
+    """Run the tutorial's scenario with ``scheduler`` on the engine: start times per user, and
+    the job completion times (one job per user)."""
     cfg = parse_config({**scenario, "schedulers": ["drf"]})
     workload = resolve_workload(cfg)
     capacity = pool_capacity(build_pool(cfg, None, workload), workload.resources)
@@ -68,17 +70,22 @@ def _run(scheduler: Scheduler, scenario: dict) -> dict[str, list[float]]:
         utilization_interval_s=cfg.collect.utilization_interval_s,
         on_sample=within_capacity,
     ).run()
-    tasks = tables(result)["tasks"].to_pandas()
+    built = tables(result)
+    tasks = built["tasks"].to_pandas()
     assert (tasks["ended"] == "finished").all()
-    return tasks.groupby("user")["start_s"].agg(lambda s: sorted(s.tolist())).to_dict()
+    starts = tasks.groupby("user")["start_s"].agg(lambda s: sorted(s.tolist())).to_dict()
+    return starts, built["jobs"].to_pandas()["completion_time_s"].tolist()
 
 
 def test_fifo_example_on_the_engine(example: ModuleType) -> None:
     """The tutorial's class, driven by the engine, gives the start times the page states."""
     assert issubclass(example.Fifo, fairsim.Scheduler)
-    assert _run(example.Fifo(), example.SCENARIO) == FIFO_STARTS
-    drf = _run(make_scheduler("drf"), example.SCENARIO)
-    assert drf["b"] == DRF_STARTS_B
+    starts, jct = _run(example.Fifo(), example.SCENARIO)
+    assert starts == FIFO_STARTS
+    assert jct == [20.0, 29.0]  # mean JCT 24.5 s, as the page says
+    starts, jct = _run(make_scheduler("drf"), example.SCENARIO)
+    assert starts["b"] == DRF_STARTS_B
+    assert jct == [30.0, 29.0]  # mean 29.5 s
 
 
 def test_fifo_example_respects_placeable(example: ModuleType) -> None:
@@ -117,6 +124,9 @@ def test_tutorial_runs_through_the_public_api(
     starts = results["my-fifo"].tasks.groupby("user")["start_s"].agg(sorted).to_dict()
     assert {u: list(s) for u, s in starts.items()} == FIFO_STARTS
     assert sorted(results["drf"].tasks.query("user == 'b'")["start_s"]) == DRF_STARTS_B
+    assert results["my-fifo"].summary["mean_jct_s"] == pytest.approx(24.5)
     fairsim.testing.check_scheduler("my-fifo")
     example.main()  # the script as the page runs it
-    assert "my-fifo" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "my-fifo  mean JCT  24.5 s" in out
+    assert "drf      mean JCT  29.5 s" in out
