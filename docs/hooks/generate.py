@@ -46,8 +46,7 @@ API_GROUPS = {
         "fairsim.experiments.reporting",
     ),
 }
-#: Top-level modules of ``fairsim`` itself that get a page (``fairsim.testing`` once it exists).
-FAIRSIM_MODULES = ("errors", "atomic", "testing")
+#: Modules of ``fairsim`` itself (``fairsim/*.py``) get a page unless private (``_name``).
 
 
 # --------------------------------------------------------------------------- API reference
@@ -65,19 +64,30 @@ def _modules(package: str) -> list[str]:
     return names
 
 
-def _public_names() -> dict[str, str]:
-    """``fairsim._PUBLIC``: public name -> module defining it."""
-    import fairsim
-
-    return dict(fairsim._PUBLIC)
-
-
-def _summary(module: str, name: str) -> str:
-    """First line of the docstring of ``module.name`` (imported: the names are public)."""
+def _public_objects() -> dict[str, Any]:
+    """``fairsim._PUBLIC`` resolved: public name -> the object (a class, function or module)."""
     import importlib
 
-    doc = getattr(importlib.import_module(module), name).__doc__ or ""
-    return " ".join(doc.strip().split("\n\n")[0].split())
+    import fairsim
+
+    out = {}
+    for name, module in sorted(fairsim._PUBLIC.items()):
+        mod = importlib.import_module(module)
+        out[name] = getattr(mod, name) if hasattr(mod, name) else mod
+    return out
+
+
+def _identifier(obj: Any) -> str:
+    """Dotted path of the object where it is defined (where its API page documents it)."""
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def _summary(obj: Any) -> str:
+    """First paragraph of an object's docstring, on one line."""
+    doc = " ".join((obj.__doc__ or "").strip().split("\n\n")[0].split())
+    return doc.replace("|", "\\|")
 
 
 def _api_index() -> str:
@@ -91,9 +101,13 @@ def _api_index() -> str:
         "| name | what it is |",
         "|---|---|",
     ]
-    for name, module in sorted(_public_names().items()):
-        summary = _summary(module, name).replace("|", "\\|")
-        lines.append(f"| [`fairsim.{name}`][{module}.{name}] | {summary} |")
+    paged = {m for modules in _api_pages().values() for m in modules}
+    here = []  # defined in a module without a page of its own: documented on this page
+    for name, obj in _public_objects().items():
+        ident = _identifier(obj)
+        lines.append(f"| [`fairsim.{name}`][{ident}] | {_summary(obj)} |")
+        if ident.rsplit(".", 1)[0] not in paged and ident not in paged:
+            here.append(ident)
     lines += [
         "",
         "::: fairsim",
@@ -102,6 +116,8 @@ def _api_index() -> str:
         "      heading_level: 2",
         "",
     ]
+    for ident in here:
+        lines += [f"::: {ident}", "    options:", "      heading_level: 2", ""]
     return "\n".join(lines)
 
 
@@ -112,8 +128,11 @@ def _api_page(module: str) -> str:
 def _api_pages() -> dict[str, list[str]]:
     """Navigation group -> dotted module names."""
     groups: dict[str, list[str]] = {}
-    top = [f"fairsim.{m}" for m in FAIRSIM_MODULES if (ROOT / "fairsim" / f"{m}.py").is_file()]
-    groups["fairsim"] = top
+    groups["fairsim"] = [
+        f"fairsim.{p.stem}"
+        for p in sorted((ROOT / "fairsim").glob("*.py"))
+        if not p.name.startswith("_")
+    ]
     for group, packages in API_GROUPS.items():
         groups[group] = [
             m for p in packages for m in ([p[:-1]] if p.endswith(":") else _modules(p))
