@@ -265,41 +265,21 @@ def cmd_trace_synth(args: argparse.Namespace) -> int:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     from fairsim.atomic import atomic_dir
+    from fairsim.experiments.reproductions import reproduce
 
     out = Path(args.out or f"results/{args.which}")
     # A reproduction replaces its folder by design (``make experiment`` twice in a row works),
     # still atomically: an interrupted run keeps the previous results.
     with atomic_dir(out, overwrite=True, protect=[args.shared]) as tmp:
-        path = _run_experiment(args, tmp)
+        path = reproduce(
+            args.which,
+            out=tmp,
+            shared=Path(args.shared),
+            quick=args.quick,
+            progress=not args.no_progress,
+        )
     print(f"report: {out / path.relative_to(tmp)}")
     return 0
-
-
-def _run_experiment(args: argparse.Namespace, out: Path) -> Path:
-    progress = not args.no_progress
-    if args.which == "psdsf":
-        from fairsim.experiments.psdsf.psdsf_repro import run_experiment as run_psdsf
-
-        return Path(run_psdsf(out=out, quick=args.quick, progress=progress))
-    if args.which == "udrf":
-        from fairsim.experiments.udrf.udrf_repro import run_experiment as run_udrf
-
-        return Path(run_udrf(out, shared=Path(args.shared), quick=args.quick, progress=progress))
-    if args.which == "lmm-mms":
-        from fairsim.experiments.lmm_mms.lmm_mms_repro import run_from_shared
-
-        return Path(run_from_shared(Path(args.shared), out, quick=args.quick))
-    if args.which == "bonald-roberts":
-        from fairsim.experiments.bonald_roberts.bonald_roberts_repro import (
-            run_experiment as run_bonald_roberts,
-        )
-
-        return Path(run_bonald_roberts(out=out, quick=args.quick, progress=progress))
-    from fairsim.experiments.drfh.drfh_google import run_experiment
-
-    return Path(
-        run_experiment(shared=Path(args.shared), out=out, quick=args.quick, progress=progress)
-    )
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -337,6 +317,7 @@ def cmd_sweep_report(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fairsim`` command."""
+    from fairsim.experiments.reproductions import REPRODUCTIONS
     from fairsim.experiments.scenario.fairness_properties import add_arguments, run_from_args
     from fairsim.schedulers.exact import EXACT, JOB_EXACT
     from fairsim.schedulers.registry import KNOWN
@@ -515,7 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument(
         "which",
-        choices=("drfh-google", "bonald-roberts", "lmm-mms", "psdsf", "udrf"),
+        choices=tuple(REPRODUCTIONS),
         help="the reproduction: %(choices)s",
     )
     e.add_argument("--shared", default="../shared", help="the shared data folder (traces)")

@@ -1,1 +1,13 @@
 """The DRFH paper's Section VI on the real Google sample."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def reproduce(*, out: Path, shared: Path, quick: bool = False, progress: bool = True) -> Path:
+    """The uniform entry point (:mod:`fairsim.experiments.reproductions`): run the reproduction
+    into ``out`` and return the path of its ``report.md``."""
+    from fairsim.experiments.drfh.drfh_google import run_experiment
+
+    return Path(run_experiment(shared=shared, out=out, quick=quick, progress=progress))

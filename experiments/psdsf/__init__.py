@@ -1,1 +1,13 @@
 """The PS-DSF paper's Section V (Tables III-IV, Fig. 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def reproduce(*, out: Path, shared: Path, quick: bool = False, progress: bool = True) -> Path:
+    """The uniform entry point (:mod:`fairsim.experiments.reproductions`): run the reproduction
+    into ``out`` and return the path of its ``report.md``."""
+    from fairsim.experiments.psdsf.psdsf_repro import run_experiment
+
+    return Path(run_experiment(out=out, quick=quick, progress=progress))

@@ -1,0 +1,125 @@
+"""The papers' reproductions, registered by name: ``fairsim experiment NAME`` and the
+``make reproduce-*`` targets dispatch through this table (one entry point each, no if-chain).
+
+Every reproduction subpackage (:mod:`fairsim.experiments.drfh`, ``psdsf``, ``udrf``, ``lmm_mms``,
+``bonald_roberts``) exposes the same entry point::
+
+    reproduce(*, out: Path, shared: Path, quick: bool = False, progress: bool = True) -> Path
+
+which writes its result files, figures and ``report.md`` (each paper statement with PASS, FAIL or
+n/a) into ``out`` and returns the report's path. ``shared`` is the folder holding
+``traces/`` (the real trace samples); reproductions that need no trace ignore it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from fairsim.errors import ConfigError, unknown_key
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """One paper's evaluation, reproduced.
+
+    Attributes
+    ----------
+    name : str
+        Its command-line name (``fairsim experiment NAME``).
+    package : str
+        The subpackage whose ``reproduce`` runs it.
+    paper : str
+        What it reproduces (paper and section).
+    needs_shared : bool
+        Whether it reads the real trace samples under ``shared/traces``.
+    docs : str
+        The documentation page of its results.
+    """
+
+    name: str
+    package: str
+    paper: str
+    needs_shared: bool
+    docs: str
+
+
+#: Every reproduction, by name: the only list of them.
+REPRODUCTIONS: dict[str, Reproduction] = {
+    r.name: r
+    for r in (
+        Reproduction(
+            "drfh-google",
+            "fairsim.experiments.drfh",
+            "DRFH (Wang, Li, Liang), Section VI: Table II, Figs. 4-8 on the Google 2011 sample",
+            True,
+            "docs/drfh-google.md",
+        ),
+        Reproduction(
+            "psdsf",
+            "fairsim.experiments.psdsf",
+            "PS-DSF (Khamse-Ashari et al.), Section V: Tables III-IV, Fig. 6",
+            False,
+            "docs/psdsf.md",
+        ),
+        Reproduction(
+            "udrf",
+            "fairsim.experiments.udrf",
+            "UDRF (Tahir et al.), Section V: Figs. 6-10 on the Google 2011 sample",
+            True,
+            "docs/udrf.md",
+        ),
+        Reproduction(
+            "lmm-mms",
+            "fairsim.experiments.lmm_mms",
+            "LMM-MMS (Li et al.), Section 5 on the Alibaba v2018 batch tasks",
+            True,
+            "docs/lmm-mms.md",
+        ),
+        Reproduction(
+            "bonald-roberts",
+            "fairsim.experiments.bonald_roberts",
+            "Bonald and Roberts, Section 4: DRF, PF and BMF under dynamic demand, Figs. 1-3",
+            False,
+            "docs/bonald-roberts.md",
+        ),
+    )
+}
+
+
+def reproduce(
+    name: str, *, out: Path, shared: Path, quick: bool = False, progress: bool = True
+) -> Path:
+    """Run the reproduction registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`REPRODUCTIONS`.
+    out : pathlib.Path
+        Output folder (written in place; the command line wraps it in an atomic folder).
+    shared : pathlib.Path
+        The folder holding ``traces/`` with the real trace samples.
+    quick : bool
+        A small version, for smoke tests.
+    progress : bool
+        Show progress bars.
+
+    Returns
+    -------
+    pathlib.Path
+        The written ``report.md``.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For an unknown name (the message suggests the closest known one).
+    """
+    spec = REPRODUCTIONS.get(name)
+    if spec is None:
+        raise ConfigError(f"experiment: {unknown_key(name, REPRODUCTIONS)}")
+    module = importlib.import_module(spec.package)
+    return Path(
+        module.reproduce(out=Path(out), shared=Path(shared), quick=quick, progress=progress)
+    )

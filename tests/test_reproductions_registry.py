@@ -1,0 +1,35 @@
+"""Every paper reproduction is registered once and reached through one uniform entry point."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+from fairsim.errors import ConfigError
+from fairsim.experiments.cli import build_parser
+from fairsim.experiments.reproductions import REPRODUCTIONS, reproduce
+
+
+@pytest.mark.parametrize("name", list(REPRODUCTIONS))
+def test_every_reproduction_has_the_uniform_entry_point(name: str) -> None:
+    spec = REPRODUCTIONS[name]
+    entry = importlib.import_module(spec.package).reproduce
+    params = inspect.signature(entry).parameters
+    assert list(params) == ["out", "shared", "quick", "progress"]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
+    assert (Path(__file__).resolve().parent.parent / spec.docs).is_file(), spec.docs
+
+
+def test_the_command_line_offers_exactly_the_registered_names() -> None:
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    which = next(a for a in sub.choices["experiment"]._actions if a.dest == "which")
+    assert tuple(which.choices) == tuple(REPRODUCTIONS)
+
+
+def test_an_unknown_reproduction_is_refused_with_a_suggestion(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"unknown key 'psdfs'; did you mean 'psdsf'\?"):
+        reproduce("psdfs", out=tmp_path, shared=tmp_path)
+    assert not any(tmp_path.iterdir())
