@@ -1,12 +1,13 @@
 # fairsim: `make experiment` reproduces the DRFH paper's Section VI on the real Google sample,
-# `make test` runs the test suite, `make bench` the speed/memory benchmarks, `make lint` ruff + mypy.
+# `make test` runs the test suite, `make bench` the speed/memory benchmarks, `make lint` ruff + mypy,
+# `make docs` the documentation site (build/site).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SHARED ?= ../shared
 STAMP  := $(VENV)/.installed
 
-.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench lint clean
+.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench lint docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,6 +44,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+# The documentation site (mkdocs.yml) into build/site; --strict: any warning (a docstring that is not
+# numpy style, a broken link or cross-reference, a config key without a description) fails it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d build/site
 
 clean:
 	rm -rf $(VENV) build *.egg-info

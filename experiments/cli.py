@@ -293,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="simulate one YAML scenario",
         description=textwrap.fill(
             "Simulate one YAML scenario: every scheduler it names replays the same workload "
-            "on the same server pool; the result files (README, 'A scenario') go into --out, "
+            "on the same server pool; the result files (docs/architecture.md) go into --out, "
             "written under a temporary name and renamed when complete. Relative paths in the "
             "config (trace.path, trace.cache_dir, cluster.path) are relative to the config "
             "file's folder.",
@@ -306,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--set cluster.servers=200",
         formatter_class=raw,
     )
-    r.add_argument("config", help="the scenario, a YAML file (see configs/ and the README)")
+    r.add_argument("config", help="the scenario, a YAML file (configs/, docs/getting-started.md)")
     r.add_argument(
         "--out",
         metavar="DIR",
@@ -347,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "instance",
         nargs="?",
-        help='the instance, a JSON file {"resources", "servers", "users"} (README)',
+        help='the instance, a JSON file {"resources", "servers", "users"} (docs/mechanisms.md)',
     )
     s.add_argument("--sharing", choices=("rdm", "tdm"), default="rdm", help="PS-DSF multiplexing")
     s.add_argument("--compare", metavar="A,B", help="solve with two mechanisms; print both + gap")
