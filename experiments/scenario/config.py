@@ -1,6 +1,6 @@
 """Scenario configuration (YAML), validated with pydantic.
 
-Shape (docs/config.md)::
+Shape (the documentation site's configuration reference is generated from the models below)::
 
     name: drfh-google
     seed: 1                                   # one SeedSequence per run, spawned per component
