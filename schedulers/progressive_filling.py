@@ -175,7 +175,7 @@ class ProgressiveFilling(Scheduler):
         self._n_pending = 0
         # per-task placement constraints (simulator/constraints.py): the head task's server mask
         # while it is being placed, and the masks of blocked heads
-        self._constrained = bool(getattr(cluster, "constrained", False))
+        self._constrained = cluster.constrained
         self._tmask: np.ndarray | None = None
         self._bmask: dict[int, np.ndarray] = {}
 
