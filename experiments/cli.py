@@ -125,21 +125,23 @@ def _solve_one(name: str, inst: Instance, sharing: str, online: bool = False) ->
     """
     import difflib
 
+    from fairsim.errors import ConfigError
     from fairsim.schedulers.exact import EXACT, solve_exact_json
-    from fairsim.schedulers.registry import KNOWN, validate_name
+    from fairsim.schedulers.registry import available, validate_name
     from fairsim.schedulers.static_fill import solve_heuristic
 
     if name in EXACT and not online:
         return solve_exact_json(name, inst, sharing)
     try:
         validate_name(name)
-    except FairsimError:
-        names = [*EXACT, *(k for k in KNOWN if "<" not in k), "slots-14"]
+    except ConfigError:
+        known = available()
+        names = [*EXACT, *(k for k in known if "<" not in k), "slots-14"]
         close = difflib.get_close_matches(name, names, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise FairsimError(
             f"unknown scheduler {name!r}{hint} (known: exact {', '.join(EXACT)}; "
-            f"heuristic {', '.join(KNOWN)})"
+            f"heuristic {', '.join(known)})"
         ) from None
     return solve_heuristic(name, inst)
 
@@ -339,9 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fairsim`` command."""
     from fairsim.experiments.scenario.fairness_properties import add_arguments, run_from_args
     from fairsim.schedulers.exact import EXACT, JOB_EXACT
-    from fairsim.schedulers.registry import KNOWN
+    from fairsim.schedulers.registry import available
 
-    schedulers = ", ".join(KNOWN)
+    schedulers = ", ".join(available())
     mechanisms = ", ".join([*EXACT, *JOB_EXACT])
     formats = (
         "google-2011",
@@ -366,7 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
             "file's folder.",
             79,
         ),
-        epilog=f"scheduler names: {schedulers} (S: slots per largest server, e.g. slots-14)\n"
+        epilog=f"scheduler names: {schedulers} (S: slots per largest server, e.g. slots-14); "
+        "with parameters: {name: psdsf, period_s: 2}\n"
         "trace formats: google-2011, canonical, synthetic, inline, alibaba-2017, "
         "alibaba-2018, alibaba-2018-spar, alibaba-gpu-2023\n"
         "example: fairsim run configs/google-1h.yaml --out results/google-1h "
@@ -406,8 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=f"exact mechanisms (fractional tasks): {mechanisms}\n"
         f"online heuristics (integer tasks, static progressive filling): {schedulers}\n"
-        "names that are both (drf, c-drfh, tsf, af, pf, bmf, lmm-mms) mean the exact "
-        "mechanism unless --online is given",
+        f"names that are both ({', '.join(n for n in available() if n in EXACT)}) mean the "
+        "exact mechanism unless --online is given",
         formatter_class=raw,
     )
     s.add_argument("mechanism", nargs="?", help="an exact mechanism or an online heuristic (below)")

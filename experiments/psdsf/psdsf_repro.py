@@ -41,9 +41,9 @@ from fairsim.atomic import write_text
 from fairsim.experiments import config_path
 from fairsim.experiments.scenario.config import RunConfig, load_config, value_range
 from fairsim.experiments.scenario.run import component_rng
-from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.registry import SchedulerSpec, make_scheduler
 from fairsim.simulator.backlog import BackloggedUser, BacklogTaskSource
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.engine import Engine, RunResult
@@ -122,8 +122,11 @@ def backlogged_users(
     return out
 
 
-def run_scheduler(name: str, cfg: RunConfig, *, quick: bool = False) -> dict[str, Any]:
-    """Simulate one scheduler on the scenario; per-second series by class and user."""
+def run_scheduler(
+    name: str | SchedulerSpec, cfg: RunConfig, *, quick: bool = False
+) -> dict[str, Any]:
+    """Simulate one scheduler (a name or a config entry) on the scenario; per-second series by
+    class and user."""
     cap, classes = pool(cfg)
     scale, horizon = _scaled(cfg, quick)
     split = QUICK_SPLIT if quick else SPLIT
@@ -314,8 +317,9 @@ def run_experiment(
     cfg = load_config(config)
     out.mkdir(parents=True, exist_ok=True)
     frames, walls = [], {}
-    for name in cfg.schedulers:
-        run = run_scheduler(name, cfg, quick=quick)
+    for spec in cfg.scheduler_specs():
+        name = spec.label
+        run = run_scheduler(spec, cfg, quick=quick)
         res: RunResult = run["result"]
         walls[name] = (res.wall_s, len(res.tasks["submit_s"]))
         if progress:

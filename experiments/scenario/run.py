@@ -19,7 +19,7 @@ import hashlib
 import json
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from fairsim.experiments.scenario.config import (
     check_samples,
     value_range,
 )
-from fairsim.schedulers import make_scheduler
+from fairsim.schedulers.registry import SchedulerSpec, make_scheduler
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
 from fairsim.simulator.engine import Engine, RunResult
@@ -555,7 +555,7 @@ def pool_capacity(pool: pd.DataFrame, resources: tuple[str, ...] = RESOURCES) ->
 
 
 def simulate(
-    scheduler: str,
+    scheduler: str | Mapping[str, Any] | SchedulerSpec,
     capacity: np.ndarray,
     source: TaskSource,
     *,
@@ -573,18 +573,21 @@ def simulate(
 ) -> RunResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``.
 
-    ``weights`` maps the engine's user codes to weights (:func:`user_weights`).
+    ``scheduler`` is a config entry (a name, ``{name: ..., parameter: value}`` or a resolved
+    :class:`fairsim.schedulers.registry.SchedulerSpec`); ``weights`` maps the engine's user codes
+    to weights (:func:`user_weights`).
     """
+    sched = make_scheduler(scheduler, weights=weights)
     engine = Engine(
         ClusterState(capacity, resources),
-        make_scheduler(scheduler, weights=weights),
+        sched,
         source,
         start_s=start_s,
         horizon_s=horizon_s,
         utilization_interval_s=interval_s,
         record_user_shares=user_shares,
         progress=progress,
-        progress_desc=desc or scheduler,
+        progress_desc=desc or sched.name,
         gate=gate,
         constraints=constraints,
         censored=censored,
@@ -664,9 +667,10 @@ def _run_into(
     open_source, index = constrained_workload(cfg, workload, pool)
     weights = user_weights(cfg, workload.open)
     summaries: dict[str, dict[str, Any]] = {}
-    for name in cfg.schedulers:
+    for spec in cfg.scheduler_specs():
+        name = spec.label  # the result folder
         result = simulate(
-            name,
+            spec,
             capacity,
             open_source(),
             start_s=workload.start_s,

@@ -276,7 +276,8 @@ def run_experiment(
             f"schedulers=[{BASELINE},{UDRF_NAME}]",
         ]
     cfg = load_config(config, overrides=[*ovr, *overrides])
-    names = list(cfg.schedulers)
+    specs = {spec.label: spec for spec in cfg.scheduler_specs()}
+    names = list(specs)
     if BASELINE not in names or UDRF_NAME not in names:
         raise ConfigError(
             f"schedulers: {names} (the UDRF reproduction compares {BASELINE!r} with "
@@ -296,7 +297,7 @@ def run_experiment(
     times: list[pd.DataFrame] = []
     runs: dict[str, dict[str, Any]] = {}
     for name in names:
-        watch = _Watch(make_scheduler(name))
+        watch = _Watch(make_scheduler(specs[name]))
         grid = cfg.collect.utilization_interval_s
 
         def sample(
