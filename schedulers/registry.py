@@ -147,7 +147,7 @@ BUILTIN: tuple[Registration, ...] = (
     Registration(
         "slots",
         Slots,
-        examples=("slots-10", "slots-14", "slots-14-single", "slots-20-cpu"),
+        examples=("slots-14", "slots-10", "slots-14-single", "slots-20-cpu"),
         alias=_SLOTS_ALIAS,
     ),
     Registration("ff-drfh", FirstFitDRFH),
