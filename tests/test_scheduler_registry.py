@@ -347,3 +347,16 @@ def test_view_accessors_without_an_engine() -> None:
     view = ClusterState(np.array([[1.0, 0.5], [1.0, 0.5], [0.5, 0.5]]), ("cpu", "mem")).view()
     assert view.task_job(7) == (7, 0) and view.task_mask(7) is None and not view.constrained
     assert view.machine_classes.tolist() == ["1/0.5", "1/0.5", "0.5/0.5"]
+
+
+def test_the_documented_scheduler_runs() -> None:
+    """docs/schedulers.md's example registers ``my-fifo`` and passes the conformance suite."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "schedulers.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    assert '@fairsim.register_scheduler("my-fifo")' in code
+    assert 'fairsim.testing.check_scheduler("my-fifo")' in code
+    try:
+        exec(compile(code, "docs/schedulers.md", "exec"), {"__name__": "docs_example"})
+        assert registry.scheduler_class("my-fifo").__name__ == "MyFifo"
+    finally:
+        registry.unregister_scheduler("my-fifo")
