@@ -222,6 +222,8 @@ class ProgressiveFilling(Scheduler):
         self._bmask: dict[int, np.ndarray] = {}
 
     def _ensure_user(self, user: int) -> None:
+        """Grow the per-user state to hold ``user`` (extend it for per-user state of a subclass,
+        calling ``super()._ensure_user(user)`` first)."""
         n_old = len(self._queues)
         if user < n_old:
             return
@@ -280,6 +282,8 @@ class ProgressiveFilling(Scheduler):
         heapq.heapify(self._heap)
 
     def _update_share(self, user: int) -> None:
+        """Set ``_share[user]``, the user's key (lowest served first), from its allocation
+        ``_alloc[user]`` in the search space: the weighted dominant share by default."""
         a = self._alloc[user]
         t = self._total
         self._share[user] = max([a[k] / t[k] for k in range(self._k)]) / self._w[user]
