@@ -360,3 +360,12 @@ def test_the_documented_scheduler_runs() -> None:
         assert registry.scheduler_class("my-fifo").__name__ == "MyFifo"
     finally:
         registry.unregister_scheduler("my-fifo")
+
+
+def test_the_documented_table_lists_the_registry() -> None:
+    """docs/schedulers.md's table of built-in schedulers names exactly the registry's rows."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "schedulers.md").read_text()
+    table = text.split("## The built-in table", 1)[1].split("\n\n", 2)[1]
+    rows = [line.split("|")[1] for line in table.splitlines()[2:]]
+    documented = [name for cell in rows for name in cell.replace("`", "").replace(",", " ").split()]
+    assert documented == [r.name for r in registry.BUILTIN]
