@@ -272,9 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     from fairsim.experiments.reproductions import REPRODUCTIONS
     from fairsim.experiments.scenario.fairness_properties import add_arguments, run_from_args
     from fairsim.schedulers.exact import EXACT, JOB_EXACT
-    from fairsim.schedulers.registry import KNOWN
+    from fairsim.schedulers.registry import available
 
-    schedulers = ", ".join(KNOWN)
+    schedulers = ", ".join(available())
     mechanisms = ", ".join([*EXACT, *JOB_EXACT])
     formats = (
         "google-2011",
@@ -299,7 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
             "file's folder.",
             79,
         ),
-        epilog=f"scheduler names: {schedulers} (S: slots per largest server, e.g. slots-14)\n"
+        epilog=f"scheduler names: {schedulers} (S: slots per largest server, e.g. slots-14); "
+        "with parameters: {name: psdsf, period_s: 2}\n"
         "trace formats: google-2011, canonical, synthetic, inline, alibaba-2017, "
         "alibaba-2018, alibaba-2018-spar, alibaba-gpu-2023\n"
         "example: fairsim run configs/google-1h.yaml --out results/google-1h "
@@ -339,8 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=f"exact mechanisms (fractional tasks): {mechanisms}\n"
         f"online heuristics (integer tasks, static progressive filling): {schedulers}\n"
-        "names that are both (drf, c-drfh, tsf, af, pf, bmf, lmm-mms) mean the exact "
-        "mechanism unless --online is given",
+        f"names that are both ({', '.join(n for n in available() if n in EXACT)}) mean the "
+        "exact mechanism unless --online is given",
         formatter_class=raw,
     )
     s.add_argument("mechanism", nargs="?", help="an exact mechanism or an online heuristic (below)")

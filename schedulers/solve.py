@@ -106,7 +106,7 @@ def solve(
     >>> [[round(x, 6) for x in row] for row in out["tasks"]]
     [[3.0], [2.0]]
     """
-    from fairsim.schedulers.registry import KNOWN, validate_name
+    from fairsim.schedulers.registry import available, validate_name
     from fairsim.schedulers.static_fill import solve_heuristic, udrf_online_json
 
     if sharing not in SHARING:
@@ -119,11 +119,12 @@ def solve(
     try:
         validate_name(mechanism)
     except FairsimError:
-        names = [*EXACT, *JOB_EXACT, *(k for k in KNOWN if "<" not in k), "slots-14"]
+        known = available()
+        names = [*EXACT, *JOB_EXACT, *(k for k in known if "<" not in k), "slots-14"]
         close = difflib.get_close_matches(str(mechanism), names, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigError(
             f"unknown scheduler {mechanism!r}{hint} (known: exact "
-            f"{', '.join([*EXACT, *JOB_EXACT])}; heuristic {', '.join(KNOWN)})"
+            f"{', '.join([*EXACT, *JOB_EXACT])}; heuristic {', '.join(known)})"
         ) from None
     return solve_heuristic(mechanism, _instance(instance, jobs=False))

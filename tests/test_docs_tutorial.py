@@ -22,6 +22,7 @@ import fairsim
 from fairsim.experiments.scenario.config import parse_config
 from fairsim.experiments.scenario.run import build_pool, pool_capacity, resolve_workload
 from fairsim.schedulers import make_scheduler
+from fairsim.schedulers.registry import unregister_scheduler
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState
 from fairsim.simulator.engine import Engine
 from fairsim.simulator.results import tables
@@ -36,19 +37,18 @@ DRF_STARTS_B = [10.0, 10.0, 20.0, 20.0]
 
 @pytest.fixture(scope="module")
 def example() -> Iterator[ModuleType]:
-    """docs/examples/fifo_scheduler.py, imported once (it registers "my-fifo" on import)."""
+    """docs/examples/fifo_scheduler.py, imported once (it registers "my-fifo" on import, and
+    the registration is removed afterwards)."""
     with pytest.MonkeyPatch.context() as mp:
-        if not hasattr(fairsim, "register_scheduler"):
-            # Until the registry's public decorator lands, the class is tested without
-            # registering it (the engine runs it directly);
-            # test_tutorial_runs_through_the_public_api checks the registration.
-            mp.setattr(fairsim, "register_scheduler", lambda name: lambda cls: cls, raising=False)
         spec = importlib.util.spec_from_file_location("fifo_scheduler_example", EXAMPLE)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         mp.setitem(sys.modules, spec.name, module)
         spec.loader.exec_module(module)
-        yield module
+        try:
+            yield module
+        finally:
+            unregister_scheduler("my-fifo")
 
 
 def _run(scheduler: Scheduler, scenario: dict) -> tuple[dict[str, list[float]], list[float]]:
@@ -110,11 +110,6 @@ def test_fifo_example_respects_placeable(example: ModuleType) -> None:
     assert np.allclose(sorted(tasks.loc[tasks["user"] == "b", "start_s"]), 1.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fairsim.register_scheduler, fairsim.simulate and fairsim.testing land with the "
-    "api and plugin branches; remove this marker when they are merged",
-)
 def test_tutorial_runs_through_the_public_api(
     example: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -275,20 +275,26 @@ SCHEDULER_TABLE = "<!-- fairsim:scheduler-table -->"
 
 
 def scheduler_table() -> str:
-    """The registered scheduler names with their class and its summary (Markdown table).
+    """The registered scheduler names with their class, YAML parameters and summary (Markdown).
 
-    ``slots-<S>`` stands for any S; its class is the one of ``slots-14``.
+    ``slots-<S>`` stands for any S; its class is the one of ``slots-14``. The parameters are the
+    scheduler's parameter model (:func:`fairsim.schedulers.registry.params_model`), with their
+    defaults.
     """
-    from fairsim.schedulers.registry import available, make_scheduler
+    from fairsim.schedulers.registry import available, make_scheduler, params_model
 
-    lines = ["| name | class | what it is |", "|---|---|---|"]
+    lines = ["| name | class | parameters (YAML) | what it is |", "|---|---|---|---|"]
     for name in available():
         cls = type(make_scheduler(name.replace("<S>", "14")))
         path = f"{cls.__module__}.{cls.__qualname__}"
         doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split()).replace("|", "\\|")
         if not doc:
             log.warning("scheduler table: %s (%s) has no docstring", name, path)
-        lines.append(f"| `{name}` | [`{cls.__name__}`][{path}] | {doc} |")
+        fields = params_model(cls).model_fields
+        params = ", ".join(
+            f"`{k}`" + ("" if f.is_required() else f" = `{f.default!r}`") for k, f in fields.items()
+        )
+        lines.append(f"| `{name}` | [`{cls.__name__}`][{path}] | {params or 'none'} | {doc} |")
     return "\n".join(lines)
 
 

@@ -263,7 +263,11 @@ def run_experiment(*, shared: Path, out: Path, quick: bool = False, progress: bo
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     main_cfg = _config("drfh-google", shared, quick)
-    log.info("step 1/5: %s on %s servers", ", ".join(main_cfg.schedulers), main_cfg.cluster.servers)
+    log.info(
+        "step 1/5: %s on %s servers",
+        ", ".join(main_cfg.scheduler_labels()),
+        main_cfg.cluster.servers,
+    )
     # the reproduction replaces its folder by design (``make experiment`` twice works)
     summaries = run_config(main_cfg, out, progress=progress, report=False, overwrite=True)
     log.info("step 2/5: sharing incentive (dedicated clouds)")

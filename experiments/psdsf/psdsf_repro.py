@@ -51,9 +51,9 @@ from fairsim.experiments.scenario.run import (
     component_rng,
     prepare_scenario,
 )
-from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.registry import SchedulerSpec, make_scheduler
 from fairsim.simulator.backlog import BackloggedUser, BacklogTaskSource
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import write_json, write_table
@@ -181,7 +181,7 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
     def scheduler(run: SchedulerRun) -> Scheduler:
         source = run.source
         assert isinstance(source, BacklogTaskSource)
-        return source.attach(make_scheduler(run.name, weights=run.weights, eligible=eligible))
+        return source.attach(make_scheduler(run.spec, weights=run.weights, eligible=eligible))
 
     grid = {"horizon_s": horizon, "utilization_interval_s": period}
     collect = cfg.collect.model_copy(update=grid)
@@ -193,8 +193,11 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
     return prepared, info
 
 
-def run_scheduler(name: str, cfg: RunConfig, *, quick: bool = False) -> dict[str, Any]:
-    """Simulate one scheduler on the scenario (:func:`scenario`).
+def run_scheduler(
+    name: str | SchedulerSpec, cfg: RunConfig, *, quick: bool = False
+) -> dict[str, Any]:
+    """Simulate one scheduler of the config (its label, or its resolved entry) on the scenario
+    (:func:`scenario`).
 
     Returns
     -------
@@ -202,7 +205,8 @@ def run_scheduler(name: str, cfg: RunConfig, *, quick: bool = False) -> dict[str
         ``result`` (the engine's result) and the keys of :func:`scenario`'s second value.
     """
     prepared, info = scenario(cfg, quick=quick)
-    run = next(prepared.runs(names=[name]))
+    label = name.label if isinstance(name, SchedulerSpec) else name
+    run = next(prepared.runs(names=[label]))
     return {"result": run.result, **info}
 
 

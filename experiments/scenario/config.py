@@ -44,6 +44,21 @@ Trace formats
     ``tasks`` identical tasks at ``join_s`` (the DRFH paper's Fig. 4 scenario); demands are
     numbers >= 0.
 
+Schedulers
+----------
+``schedulers`` lists the schedulers to compare, each a registered name
+(:func:`fairsim.schedulers.registry.available`, plug-ins included) or a mapping that also gives the
+scheduler's parameters, validated against the scheduler's own parameter model
+(:func:`fairsim.schedulers.registry.params_model`)::
+
+    schedulers: [ff-drfh, {name: psdsf, period_s: 2}, {name: slots, slots: 14}, slots-14-single]
+
+Each one's results go into the folder named by its label
+(:func:`fairsim.schedulers.registry.resolve`): the name, followed by ``-<value>`` for every
+parameter given a non-default value (``psdsf-2``, ``slots-14``); ``label:`` in the mapping
+overrides it. ``slots-<S>``, ``slots-<S>-single`` and ``slots-<S>-cpu`` are short names of
+``{name: slots, slots: S, model: ...}``.
+
 Weights
 -------
 ``weights: {user: w}`` gives trace users a weight (> 0), inline users take ``users[].weight``,
@@ -108,7 +123,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import (
@@ -120,7 +135,10 @@ from pydantic import (
     model_validator,
 )
 
-from fairsim.errors import ConfigError, unknown_key
+from fairsim.errors import ConfigError, FairsimError, unknown_key
+
+if TYPE_CHECKING:
+    from fairsim.schedulers.registry import SchedulerSpec
 
 
 def value_range(v: Any) -> tuple[Any, Any]:
@@ -643,9 +661,12 @@ class RunConfig(_Strict):
     """Where the tasks come from."""
     cluster: ClusterConfig = ClusterConfig()
     """The server pool."""
-    schedulers: list[str] = Field(min_length=1)
-    """Registered scheduler names, each simulated on the same workload and an identical copy of the
-    pool (``fairsim run --help`` lists them).
+    schedulers: list[str | dict[str, Any]] = Field(min_length=1)
+    """Schedulers to compare, each simulated on the same workload and an identical copy of the
+    pool: registered names (``fairsim run --help`` lists them; ``slots-14`` style aliases) or
+    ``{name: ..., parameter: value}`` mappings validated against the scheduler's own parameters,
+    e.g. ``[ff-drfh, {name: psdsf, period_s: 2}, {name: slots, slots: 14}]``. Results go to one
+    folder per scheduler, named by its label (``psdsf-2``).
     """
     collect: CollectConfig = CollectConfig()
     """What the collectors record."""
@@ -678,16 +699,50 @@ class RunConfig(_Strict):
                     )
         return self
 
-    @field_validator("schedulers")
+    @field_validator("schedulers", mode="before")
     @classmethod
-    def _known(cls, names: list[str]) -> list[str]:
-        from fairsim.schedulers.registry import validate_name
+    def _known(cls, entries: Any) -> Any:
+        from fairsim.schedulers.registry import resolve
 
-        for n in names:
-            validate_name(n)
-        if len(set(names)) != len(names):
-            raise ValueError(f"duplicate scheduler names in {names}")
-        return names
+        if not isinstance(entries, list):
+            return entries  # pydantic refuses it
+        out: list[str | dict[str, Any]] = []
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, str | dict):
+                raise ValueError(
+                    f"schedulers.{i}: {entry!r} (expected a scheduler name or a mapping "
+                    "{name: ..., parameter: value})"
+                )
+            try:
+                spec = resolve(entry)
+            except FairsimError as exc:
+                if isinstance(entry, str):
+                    raise ValueError(str(exc)) from None  # "schedulers: unknown scheduler ..."
+                raise ValueError(f"schedulers.{i}: {exc}") from None
+            if spec.label in seen:
+                raise ValueError(
+                    f"schedulers.{i}: duplicate scheduler {spec.label!r} (entry {seen[spec.label]} "
+                    "has the same result folder; remove one or give it another label)"
+                )
+            seen[spec.label] = i
+            if isinstance(entry, str):
+                out.append(entry)
+            else:  # the validated values, in the scheduler's order; the label if one was given
+                given = {"label": entry["label"]} if "label" in entry else {}
+                out.append({"name": spec.name, **spec.params, **given})
+        return out
+
+    def scheduler_specs(self) -> list[SchedulerSpec]:
+        """The validated schedulers (:class:`fairsim.schedulers.registry.SchedulerSpec`: name,
+        parameters, label), in the order of ``schedulers``."""
+        from fairsim.schedulers.registry import resolve
+
+        return [resolve(entry) for entry in self.schedulers]
+
+    def scheduler_labels(self) -> list[str]:
+        """The schedulers' labels: their result folders (``OUT/<label>/``)."""
+        return [spec.label for spec in self.scheduler_specs()]
 
     def config_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the resolved config, canonical JSON."""

@@ -27,7 +27,7 @@ import hashlib
 import json
 import logging
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from fairsim.experiments.scenario.config import (
     check_samples,
     value_range,
 )
-from fairsim.schedulers import make_scheduler
+from fairsim.schedulers.registry import SchedulerSpec, make_scheduler, resolve
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
 from fairsim.simulator.engine import Engine, EngineResult
@@ -596,7 +596,7 @@ def pool_capacity(pool: pd.DataFrame, resources: tuple[str, ...] = RESOURCES) ->
 
 
 def simulate(
-    scheduler: str | Scheduler,
+    scheduler: str | Mapping[str, Any] | SchedulerSpec | Scheduler,
     capacity: np.ndarray,
     source: TaskSource,
     *,
@@ -615,12 +615,13 @@ def simulate(
 ) -> EngineResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's result.
 
-    ``scheduler`` is a registered name (built with ``weights``, which map the engine's user
-    codes to weights, :func:`user_weights`) or an unbound scheduler instance (``weights`` is
-    then not used). ``on_sample(time_s, cluster)`` is called at every utilisation grid point.
+    ``scheduler`` is a config entry (a registered name, ``{name: ..., parameter: value}`` or a
+    resolved :class:`fairsim.schedulers.registry.SchedulerSpec`, built with ``weights``, which map
+    the engine's user codes to weights, :func:`user_weights`) or an unbound scheduler instance
+    (``weights`` is then not used). ``on_sample(time_s, cluster)`` is called at every utilisation
+    grid point.
     """
-    if isinstance(scheduler, str):
-        desc = desc or scheduler
+    if not isinstance(scheduler, Scheduler):
         scheduler = make_scheduler(scheduler, weights=weights)
     engine = Engine(
         ClusterState(capacity, resources),
@@ -631,7 +632,7 @@ def simulate(
         utilization_interval_s=interval_s,
         record_user_shares=user_shares,
         progress=progress,
-        progress_desc=desc,
+        progress_desc=desc or scheduler.name,
         gate=gate,
         constraints=constraints,
         censored=censored,
@@ -689,8 +690,8 @@ class SchedulerRun:
 
     Attributes
     ----------
-    name : str
-        The scheduler's name in the config.
+    spec : SchedulerSpec
+        The scheduler's validated config entry (name, parameters, label).
     scenario : Scenario
     source : TaskSource
         This run's fresh task stream.
@@ -704,13 +705,19 @@ class SchedulerRun:
         The engine's result (set when the run has finished).
     """
 
-    name: str
+    spec: SchedulerSpec
     scenario: Scenario
     source: TaskSource
     gate: JobGate | None = None
     constraints: ConstraintIndex | None = None
     scheduler: Scheduler | None = None
     result: EngineResult | None = None
+
+    @property
+    def name(self) -> str:
+        """The scheduler's label: its result folder and the ``scheduler`` of its results
+        (``psdsf-2`` for ``{name: psdsf, period_s: 2}``)."""
+        return self.spec.label
 
     @property
     def config(self) -> RunConfig:
@@ -724,8 +731,9 @@ class SchedulerRun:
 
 
 def default_scheduler(run: SchedulerRun) -> Scheduler:
-    """The registry's scheduler of ``run.name``, with the users' weights."""
-    return make_scheduler(run.name, weights=run.weights)
+    """The registry's scheduler of ``run.spec`` (name and parameters), with the users'
+    weights."""
+    return make_scheduler(run.spec, weights=run.weights)
 
 
 @dataclass
@@ -785,7 +793,8 @@ class Scenario:
         progress : bool
             Show a progress bar per run.
         names : list of str, optional
-            The schedulers to run (default: the config's ``schedulers``).
+            The schedulers to run: labels of the config's ``schedulers`` or other registered
+            names (default: every entry of the config's ``schedulers``).
 
         Yields
         ------
@@ -794,9 +803,14 @@ class Scenario:
         """
         cfg, hooks = self.config, self.hooks
         build = hooks.scheduler or default_scheduler
-        for name in names if names is not None else cfg.schedulers:
+        specs = cfg.scheduler_specs()
+        if names is not None:  # a config label, else any registered name or alias
+            by_label = {spec.label: spec for spec in specs}
+            specs = [by_label.get(n) or resolve(n) for n in names]
+        for spec in specs:
+            name = spec.label
             run = SchedulerRun(
-                name,
+                spec,
                 self,
                 self.open_source(),
                 self.workload.gate(),

@@ -277,7 +277,7 @@ def run_experiment(
             f"schedulers=[{BASELINE},{UDRF_NAME}]",
         ]
     cfg = load_config(config, overrides=[*ovr, *overrides])
-    names = list(cfg.schedulers)
+    names = cfg.scheduler_labels()
     if BASELINE not in names or UDRF_NAME not in names:
         raise ConfigError(
             f"schedulers: {names} (the UDRF reproduction compares {BASELINE!r} with "
