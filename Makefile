@@ -1,14 +1,14 @@
 # fairsim: `make experiment` reproduces the DRFH paper's Section VI on the real Google sample,
 # `make test` runs the test suite, `make bench` the speed/memory benchmarks, `make lint` ruff + mypy,
-# `make imports` the import contracts, `make wheel-check` the installed-wheel smoke test;
-# `.ci/run` runs them all.
+# `make docs` the documentation site (build/site), `make imports` the import contracts,
+# `make wheel-check` the installed-wheel smoke test; `.ci/run` runs them all.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SHARED ?= ../shared
 STAMP  := $(VENV)/.installed
 
-.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench lint imports wheel-check clean
+.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench lint imports wheel-check docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,11 @@ imports: $(STAMP)
 # from outside the repository
 wheel-check: $(STAMP)
 	PYTHON=$(abspath $(PY)) .ci/wheel_smoke.sh
+
+# The documentation site (mkdocs.yml) into build/site; --strict: any warning (a docstring that is not
+# numpy style, a broken link or cross-reference, a config key without a description) fails it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d build/site
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -31,13 +31,10 @@ import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from fairsim.atomic import json_text
 from fairsim.errors import FairsimError
-
-if TYPE_CHECKING:
-    from fairsim.schedulers.instance import Instance
 
 EXIT_USAGE = 2
 
@@ -86,65 +83,36 @@ def _format_rate(value: Any) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import fairsim
     from fairsim.atomic import check_output_dir
     from fairsim.experiments.scenario.config import load_config
-    from fairsim.experiments.scenario.run import run_config
 
-    cfg = load_config(args.config, overrides=args.set)
-    target = args.out if args.out is not None else str(Path("results") / cfg.name)
+    name = load_config(args.config, overrides=args.set).name
+    target = args.out if args.out is not None else str(Path("results") / name)
     check_output_dir(target, overwrite=args.overwrite, protect=[args.config])  # before any work
-    out = Path(target)
-    summaries = run_config(
-        cfg,
-        out,
-        base=Path(args.config).resolve().parent,
+    results = fairsim.simulate(
+        args.config,
+        out=target,
         progress=not args.no_progress,
         overwrite=args.overwrite,
-        protect=(Path(args.config),),
+        overrides=args.set,
     )
-    for name, s in summaries.items():
+    for name, r in results.items():
+        s = r.summary
         utils = ", ".join(
-            f"{r} {100 * v:.1f} %" if v is not None else f"{r} -"
-            for r, v in s["mean_utilization"].items()
+            f"{res} {100 * v:.1f} %" if v is not None else f"{res} -"
+            for res, v in s["mean_utilization"].items()
         )
         print(
             f"{name:>16}: {s['tasks_completed']}/{s['tasks']} tasks completed, {utils}, "
             f"{_format_rate(s['tasks_per_s'])}"
         )
-    print(f"results in {out}")
+    print(f"results in {Path(target)}")
     return 0
 
 
-def _solve_one(name: str, inst: Instance, sharing: str, online: bool = False) -> dict:
-    """Exact mechanisms go to ``fairsim.schedulers.exact``, online heuristics to progressive
-    filling.
-
-    A name that is both an exact mechanism and an online scheduler (``drf``, ``c-drfh``, ``tsf``,
-    ``af``, ``pf``, ``bmf``, ``lmm-mms``) means the exact allocation, unless ``online`` is set
-    (``--online``): then the online scheduler runs as static progressive filling.
-    """
-    import difflib
-
-    from fairsim.schedulers.exact import EXACT, solve_exact_json
-    from fairsim.schedulers.registry import KNOWN, validate_name
-    from fairsim.schedulers.static_fill import solve_heuristic
-
-    if name in EXACT and not online:
-        return solve_exact_json(name, inst, sharing)
-    try:
-        validate_name(name)
-    except FairsimError:
-        names = [*EXACT, *(k for k in KNOWN if "<" not in k), "slots-14"]
-        close = difflib.get_close_matches(name, names, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise FairsimError(
-            f"unknown scheduler {name!r}{hint} (known: exact {', '.join(EXACT)}; "
-            f"heuristic {', '.join(KNOWN)})"
-        ) from None
-    return solve_heuristic(name, inst)
-
-
 def cmd_solve(args: argparse.Namespace) -> int:
+    import fairsim
     from fairsim.schedulers.instance import load_instance
 
     if args.compare:
@@ -155,7 +123,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if "udrf" in names:
             raise FairsimError("solve --compare: udrf takes a jobs instance and cannot be compared")
         inst = load_instance(path)
-        outs = [_solve_one(n, inst, args.sharing, args.online) for n in names]
+        outs = [fairsim.solve(inst, n, sharing=args.sharing, online=args.online) for n in names]
         tot = [[float(sum(row)) for row in o["tasks"]] for o in outs]
         gap = {
             "users": list(inst.user_ids),
@@ -168,23 +136,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise FairsimError(
             "solve: expected MECHANISM INSTANCE.json (or --compare A,B INSTANCE.json)"
         )
-    from fairsim.schedulers.exact import JOB_EXACT
-
-    # input extended with jobs (docs/mechanisms.md, UDRF)
-    if args.mechanism in JOB_EXACT:
-        from fairsim.schedulers.exact.udrf import load_job_instance
-
-        jobs_inst = load_job_instance(args.instance)
-        if args.online:  # online UDRF (schedulers/udrf_online.py) filling the empty classes
-            from fairsim.schedulers.static_fill import udrf_online_json
-
-            print(json_text(udrf_online_json(jobs_inst), indent=None, sort_keys=False))
-        else:
-            out = JOB_EXACT[args.mechanism][1](jobs_inst)
-            print(json_text(out, indent=None, sort_keys=False))
-        return 0
-    inst = load_instance(args.instance)
-    out = _solve_one(args.mechanism, inst, args.sharing, args.online)
+    out = fairsim.solve(args.instance, args.mechanism, sharing=args.sharing, online=args.online)
     print(json_text(out, indent=None, sort_keys=False))
     return 0
 
@@ -320,9 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     from fairsim.experiments.reproductions import REPRODUCTIONS
     from fairsim.experiments.scenario.fairness_properties import add_arguments, run_from_args
     from fairsim.schedulers.exact import EXACT, JOB_EXACT
-    from fairsim.schedulers.registry import KNOWN
+    from fairsim.schedulers.registry import available
 
-    schedulers = ", ".join(KNOWN)
+    schedulers = ", ".join(available())
     mechanisms = ", ".join([*EXACT, *JOB_EXACT])
     formats = (
         "google-2011",
@@ -341,20 +293,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="simulate one YAML scenario",
         description=textwrap.fill(
             "Simulate one YAML scenario: every scheduler it names replays the same workload "
-            "on the same server pool; the result files (README, 'A scenario') go into --out, "
+            "on the same server pool; the result files (docs/architecture.md) go into --out, "
             "written under a temporary name and renamed when complete. Relative paths in the "
             "config (trace.path, trace.cache_dir, cluster.path) are relative to the config "
             "file's folder.",
             79,
         ),
-        epilog=f"scheduler names: {schedulers} (S: slots per largest server, e.g. slots-14)\n"
+        epilog=f"scheduler names: {schedulers} (S: slots per largest server, e.g. slots-14); "
+        "with parameters: {name: psdsf, period_s: 2}\n"
         "trace formats: google-2011, canonical, synthetic, inline, alibaba-2017, "
         "alibaba-2018, alibaba-2018-spar, alibaba-gpu-2023\n"
         "example: fairsim run configs/google-1h.yaml --out results/google-1h "
         "--set cluster.servers=200",
         formatter_class=raw,
     )
-    r.add_argument("config", help="the scenario, a YAML file (see configs/ and the README)")
+    r.add_argument("config", help="the scenario, a YAML file (configs/, docs/getting-started.md)")
     r.add_argument(
         "--out",
         metavar="DIR",
@@ -387,15 +340,15 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=f"exact mechanisms (fractional tasks): {mechanisms}\n"
         f"online heuristics (integer tasks, static progressive filling): {schedulers}\n"
-        "names that are both (drf, c-drfh, tsf, af, pf, bmf, lmm-mms) mean the exact "
-        "mechanism unless --online is given",
+        f"names that are both ({', '.join(n for n in available() if n in EXACT)}) mean the "
+        "exact mechanism unless --online is given",
         formatter_class=raw,
     )
     s.add_argument("mechanism", nargs="?", help="an exact mechanism or an online heuristic (below)")
     s.add_argument(
         "instance",
         nargs="?",
-        help='the instance, a JSON file {"resources", "servers", "users"} (README)',
+        help='the instance, a JSON file {"resources", "servers", "users"} (docs/mechanisms.md)',
     )
     s.add_argument("--sharing", choices=("rdm", "tdm"), default="rdm", help="PS-DSF multiplexing")
     s.add_argument("--compare", metavar="A,B", help="solve with two mechanisms; print both + gap")

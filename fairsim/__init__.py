@@ -16,10 +16,17 @@ from typing import Any
 
 __version__ = "0.2.0"
 
-#: Public name -> module that defines it.
+#: Public name -> module that defines it (a name equal to the module's last part is the
+#: submodule itself, e.g. ``fairsim.testing``).
 _PUBLIC = {
     "Scheduler": "fairsim.simulator.scheduler",
+    "ClusterView": "fairsim.simulator.cluster",
     "RunConfig": "fairsim.experiments.scenario.config",
+    "RunResult": "fairsim.experiments.scenario.api",
+    "simulate": "fairsim.experiments.scenario.api",
+    "solve": "fairsim.schedulers.solve",
+    "register_scheduler": "fairsim.schedulers.registry",
+    "testing": "fairsim.testing",
 }
 
 __all__ = ["__version__", *sorted(_PUBLIC)]
@@ -29,7 +36,10 @@ def __getattr__(name: str) -> Any:
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'fairsim' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    if module == f"{__name__}.{name}":
+        value = importlib.import_module(module)
+    else:
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -26,6 +26,11 @@ class ConfigError(FairsimError, ValueError):
     """A scenario configuration is invalid (unknown key, bad value, unknown scheduler)."""
 
 
+class RegistryError(FairsimError, ValueError):
+    """A scheduler cannot be registered or loaded: a name taken twice, a class that is not a
+    :class:`fairsim.Scheduler`, an entry point that fails to import."""
+
+
 class PlacementError(FairsimError, RuntimeError):
     """A scheduler proposed a placement that the engine cannot commit."""
 

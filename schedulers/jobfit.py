@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
 
 from fairsim.schedulers.drf_classes import class_dominant_share
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
@@ -66,7 +68,7 @@ class JobFirstFit(Scheduler):
         *,
         weights: Mapping[int, float] | None = None,
         eligible: Mapping[int, np.ndarray] | None = None,
-        period_s: float = 1.0,
+        period_s: Annotated[float, Field(ge=0)] = 1.0,
     ) -> None:
         self.weights = weights
         self.eligible = eligible

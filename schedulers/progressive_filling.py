@@ -27,13 +27,9 @@ Design (what makes it fast on real traces)
 * Tasks of a user are served in submission order (head-of-line): a user's next task is
   considered only after its head task is placed.
 
-Extension points: :class:`ProgressiveFilling` subclasses choose the space searched (the cluster's
-free resources, or private slot counters), how a task's demand maps into it, the server choice
-(:meth:`ProgressiveFilling._find`) and the user's key (:meth:`ProgressiveFilling._update_share`,
-with :meth:`~ProgressiveFilling._account` for keys summed over tasks; keys that depend on other
-users set ``_dynamic`` / ``_rekey_each`` and use :meth:`~ProgressiveFilling._refresh`,
-:meth:`~ProgressiveFilling._before_pass` and :meth:`~ProgressiveFilling._after_place`; see
-:mod:`fairsim.schedulers.online_baselines`).
+Subclasses choose the space searched, the server choice and the user's key through the extension
+points listed in :class:`ProgressiveFilling`'s docstring (examples: :mod:`fairsim.schedulers.drfh`,
+:mod:`fairsim.schedulers.slots`, :mod:`fairsim.schedulers.online_baselines`).
 """
 
 from __future__ import annotations
@@ -69,6 +65,52 @@ class ProgressiveFilling(Scheduler):
     -----
     The dominant share is computed in the scheduler's own accounting space: for DRFH that is the
     cluster's resources (global dominant share), for Slots the number of slots.
+
+    Subclasses can customise by overriding (besides the
+    :class:`~fairsim.simulator.scheduler.Scheduler` methods :meth:`bind`, :meth:`placeable` and
+    :meth:`placeable_on`) these hooks, grouped by what they decide:
+
+    *The space searched* (default: the cluster's free resources)
+
+    * :meth:`_space` ``(cluster) -> (columns, totals)``: the free-amount columns to search, each
+      shape (n_servers,), and their totals (Slots: private slot counters);
+    * :meth:`_need` ``(demand) -> need``: a task's demand in that space;
+    * :meth:`_take` / :meth:`_give` ``(server, need)``: account a placement / completion in a
+      private space (default: nothing, the engine commits and releases the real resources).
+
+    *The server choice* (default: First-Fit)
+
+    * :meth:`_find` ``(need, user) -> server or -1``: the server for the head task;
+    * :meth:`_find_in` ``(need, user, servers)``: the same, knowing that only ``servers`` can fit
+      (a woken user's candidates);
+    * :meth:`_choose` ``(need, idx) -> server``: pick among fitting servers (Best-Fit: eq. 9);
+    * :meth:`_fit_mask` ``(need, user)``: bool mask of the servers that fit (eligibility and the
+      task's placement constraint applied);
+    * :meth:`_hopeless` ``(need)``: a cheap test that nothing can fit.
+
+    *The user's key* (default: weighted global dominant share)
+
+    * :meth:`_update_share` ``(user)``: recompute ``_share[user]`` from its allocation;
+    * :meth:`_account` ``(user, need, sign)``: told about every placement (+1) and completion
+      (-1) when :attr:`_accounts` is set, for keys summed over tasks;
+    * :meth:`_ensure_user` ``(user)``: grow the per-user state (extend it for per-user state of
+      the subclass);
+    * :meth:`_refresh` ``(users)``, :meth:`_before_pass` ``()``, :meth:`_after_place` ``()``,
+      :meth:`_rebuild_heap` ``()``: re-key users whose key moved without a change of their own
+      allocation (with :attr:`_dynamic` / :attr:`_rekey_each`);
+    * :meth:`_reserves` ``() -> bool``: whether woken users may reserve room in key order;
+    * :meth:`_share_order` ``(users)``: the order in which woken users are considered.
+
+    *Class flags*
+
+    * :attr:`_dynamic`: a user's key can change without a change of its own allocation;
+    * :attr:`_rekey_each`: a placement may change the other users' keys (:meth:`_after_place`
+      runs after each one);
+    * :attr:`_accounts`: :meth:`_account` is called on every placement and completion.
+
+    Overriding any other method (the filling loop :meth:`decide`, the blocking and wake-up
+    logic) is not supported: ``tests/properties/test_progressive_reference.py`` checks those
+    against a naive rescan.
     """
 
     name = "progressive-filling"
@@ -175,11 +217,13 @@ class ProgressiveFilling(Scheduler):
         self._n_pending = 0
         # per-task placement constraints (simulator/constraints.py): the head task's server mask
         # while it is being placed, and the masks of blocked heads
-        self._constrained = bool(getattr(cluster, "constrained", False))
+        self._constrained = cluster.constrained
         self._tmask: np.ndarray | None = None
         self._bmask: dict[int, np.ndarray] = {}
 
     def _ensure_user(self, user: int) -> None:
+        """Grow the per-user state to hold ``user`` (extend it for per-user state of a subclass,
+        calling ``super()._ensure_user(user)`` first)."""
         n_old = len(self._queues)
         if user < n_old:
             return
@@ -238,6 +282,8 @@ class ProgressiveFilling(Scheduler):
         heapq.heapify(self._heap)
 
     def _update_share(self, user: int) -> None:
+        """Set ``_share[user]``, the user's key (lowest served first), from its allocation
+        ``_alloc[user]`` in the search space: the weighted dominant share by default."""
         a = self._alloc[user]
         t = self._total
         self._share[user] = max([a[k] / t[k] for k in range(self._k)]) / self._w[user]

@@ -57,8 +57,10 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Iterator, Mapping
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
 
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
 from fairsim.simulator.scheduler import Scheduler
@@ -96,7 +98,7 @@ class DistributedPSDSF(Scheduler):
         *,
         weights: Mapping[int, float] | None = None,
         eligible: Mapping[int, np.ndarray] | None = None,
-        period_s: float = 1.0,
+        period_s: Annotated[float, Field(gt=0)] = 1.0,
     ) -> None:
         self.weights = weights
         self.eligible = eligible

@@ -1,30 +1,61 @@
-"""Names of the registered online schedulers and how to build them.
+"""The registry of online schedulers: the only list of their names, and how to build them.
 
-Names follow ``../shared/DESIGN.md`` ("Config"): ``slots-<S>`` (optionally ``slots-<S>-single`` or
-``slots-<S>-cpu`` for the other slot models of :class:`fairsim.schedulers.slots.Slots`),
-``ff-drfh`` and ``bf-drfh``, and the online baselines of :mod:`fairsim.schedulers.online_baselines`
-(``drf``,
-``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``), distributed PS-DSF ``psdsf``
-(:mod:`fairsim.schedulers.psdsf_distributed`), online UDRF ``udrf``
-(:mod:`fairsim.schedulers.udrf_online`), the UDRF paper's
-Section V DRF baseline ``drf-lockstep`` (:mod:`fairsim.schedulers.drf_lockstep`: a user's jobs
-advance
-together, one instance each) and its task-level variant ``drf-classes``
-(:mod:`fairsim.schedulers.drf_classes`). The table below is the only place a scheduler is
-registered; it is
-not mutated at run time.
+A scheduler name comes from one of three sources, which must not overlap:
+
+1. :data:`BUILTIN`, the table below: fairsim's own schedulers;
+2. :func:`register_scheduler`, a class decorator, for schedulers defined in the running process
+   (a notebook, a script, a test);
+3. the entry-point group ``fairsim.schedulers`` (:data:`ENTRY_POINT_GROUP`) of installed
+   distributions, ``name = "module:Class"`` in their ``pyproject.toml``::
+
+       [project.entry-points."fairsim.schedulers"]
+       my-fifo = "my_package.fifo:Fifo"
+
+   The names are read from the distributions' metadata; a class is imported only when its name
+   is used, and an entry point that fails to load is reported naming the entry point.
+
+Everything else derives from these sources: :func:`available` (the CLI's ``--help``, the docs),
+:func:`examples` (the conformance suite, the benchmarks), :func:`resolve` and
+:func:`make_scheduler` (configs, ``fairsim run``, ``fairsim sweep``, ``fairsim solve``).
+
+Parameters and labels
+---------------------
+A config names a scheduler with a string (``ff-drfh``) or a mapping that also gives parameters
+(``{name: psdsf, period_s: 2}``, ``{name: slots, slots: 14}``). The parameters a scheduler takes
+are the keyword parameters of its ``__init__`` (:func:`params_model` turns them into a pydantic
+model, validated strictly: ``"2"`` is not a number), except ``weights``, ``eligible`` and
+``bounds`` (:data:`SCENARIO_INPUTS`), which the scenario supplies per user. A scheduler class
+without parameters is constructed with none.
+
+Every configured scheduler has a *label*: the name of its result folder and the ``scheduler`` of
+its results. It is the registered name followed by ``-<value>`` for every parameter given a value
+other than its default, in the order of the ``__init__`` signature (numbers written with ``%g``):
+``{name: slots, slots: 14}`` is ``slots-14``, ``{name: slots, slots: 14, model: single}`` is
+``slots-14-single``, ``{name: psdsf, period_s: 2}`` is ``psdsf-2``. A mapping may give its own
+``label``. Two schedulers of one config may not share a label.
+
+Aliases: ``slots-<S>``, ``slots-<S>-single``, ``slots-<S>-cpu`` (and ``slots-<S>-multi``, the
+default model) stand for ``{name: slots, slots: S, model: ...}``
+(:class:`fairsim.schedulers.slots.Slots`); their label follows the rule above, so it is the alias
+itself (``slots-14-multi``, which names the default model, is ``slots-14``).
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
+import importlib.metadata
+import inspect
 import re
+import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from fairsim.errors import ConfigError
+from fairsim.errors import ConfigError, RegistryError, unknown_key
 from fairsim.schedulers.drf_classes import DRFClasses
 from fairsim.schedulers.drf_lockstep import DRFLockstep
 from fairsim.schedulers.drfh import BestFitDRFH, FirstFitDRFH
@@ -34,106 +65,651 @@ from fairsim.schedulers.slots import Slots
 from fairsim.schedulers.udrf_online import UDRF
 from fairsim.simulator.scheduler import Scheduler
 
-_FIXED: dict[str, Callable[..., Scheduler]] = {
-    "ff-drfh": FirstFitDRFH,
-    "bf-drfh": BestFitDRFH,
-    "drf": DRF,
-    "c-drfh": CDRFH,
-    "tsf": TSF,
-    "af": AF,
-    "pf": PF,
-    "bmf": BMF,
-    "lmm-mms": LMMMMS,
-    "psdsf": DistributedPSDSF,
-    "drf-classes": DRFClasses,
-    "drf-lockstep": DRFLockstep,
-    "udrf": UDRF,
-}
-_SLOTS = re.compile(r"^slots-(\d+)(?:-(multi|single|cpu))?$")
+#: Entry-point group through which other distributions ship schedulers (``name = "module:Class"``).
+ENTRY_POINT_GROUP = "fairsim.schedulers"
 
-#: Names shown in error messages and ``fairsim run --help`` (slot counts are examples).
-KNOWN = (
-    "slots-<S>",
-    "slots-<S>-single",
-    "slots-<S>-cpu",
-    "ff-drfh",
-    "bf-drfh",
-    "drf",
-    "c-drfh",
-    "tsf",
-    "af",
-    "pf",
-    "bmf",
-    "lmm-mms",
-    "psdsf",
-    "drf-classes",
-    "drf-lockstep",
-    "udrf",
+#: Keyword parameters that the scenario supplies per user, never a config entry: user weights
+#: (``trace.weights``, ``trace.users[].weight``), eligible servers (``trace.users[].eligible``)
+#: and per-user task bounds (``fairsim solve``'s ``max_tasks``, for ``lmm-mms``).
+SCENARIO_INPUTS = ("weights", "eligible", "bounds")
+
+
+@dataclass(frozen=True)
+class Alias:
+    """Short names that stand for a scheduler with parameters (``slots-14`` for
+    ``{name: slots, slots: 14}``).
+
+    Attributes
+    ----------
+    pattern : re.Pattern
+        Full-match pattern of the short names.
+    params : callable
+        ``params(match) -> dict``: the parameters a matching short name stands for.
+    forms : tuple of str
+        The forms shown in help and error messages (``slots-<S>``, ...).
+    """
+
+    pattern: re.Pattern[str]
+    params: Callable[[re.Match[str]], dict[str, Any]]
+    forms: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One row of the registry.
+
+    Attributes
+    ----------
+    name : str
+        The registered name.
+    cls : type of Scheduler or None
+        The class; None for an entry point not loaded yet.
+    origin : str
+        Where the name comes from: ``"fairsim"``, ``"register_scheduler"``, or
+        ``"entry point 'NAME = module:Class' of distribution DIST"``.
+    examples : tuple of str
+        Configurations the conformance suite, the benchmarks and the docs run, for a scheduler
+        with required parameters (its bare name cannot run). Default: the name.
+    alias : Alias, optional
+        Short names that stand for this scheduler with parameters.
+    entry_point : importlib.metadata.EntryPoint, optional
+        For a plug-in of another distribution.
+    """
+
+    name: str
+    cls: type[Scheduler] | None
+    origin: str = "fairsim"
+    examples: tuple[str, ...] = ()
+    alias: Alias | None = None
+    entry_point: importlib.metadata.EntryPoint | None = field(default=None, compare=False)
+
+
+def _slots_params(m: re.Match[str]) -> dict[str, Any]:
+    model = m.group("model")
+    return {"slots": int(m.group("slots")), **({"model": model} if model else {})}
+
+
+_SLOTS_ALIAS = Alias(
+    re.compile(r"slots-(?P<slots>\d+)(?:-(?P<model>multi|single|cpu))?"),
+    _slots_params,
+    ("slots-<S>", "slots-<S>-single", "slots-<S>-cpu"),
 )
 
-#: The online baselines of :mod:`fairsim.schedulers.online_baselines` (issue #5); each shares its
-# name with an exact
-#: mechanism of :data:`fairsim.schedulers.exact.EXACT` (``fairsim solve NAME --online`` runs this
-# one).
-ONLINE_BASELINES = ("drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms")
+#: fairsim's own schedulers, in the order of ``--help``: the DRFH paper's Slots baseline and
+#: First-Fit / Best-Fit DRFH (:mod:`fairsim.schedulers.slots`, :mod:`fairsim.schedulers.drfh`),
+#: the online baselines (:mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF
+#: (:mod:`fairsim.schedulers.psdsf_distributed`), the UDRF paper's task-level DRF over machine
+#: classes and its Section V DRF baseline (:mod:`fairsim.schedulers.drf_classes`,
+#: :mod:`fairsim.schedulers.drf_lockstep`) and online UDRF (:mod:`fairsim.schedulers.udrf_online`).
+#: This table, :func:`register_scheduler` and the ``fairsim.schedulers`` entry points are the only
+#: places a scheduler name is defined.
+BUILTIN: tuple[Registration, ...] = (
+    Registration(
+        "slots",
+        Slots,
+        examples=("slots-14", "slots-10", "slots-14-single", "slots-20-cpu"),
+        alias=_SLOTS_ALIAS,
+    ),
+    Registration("ff-drfh", FirstFitDRFH),
+    Registration("bf-drfh", BestFitDRFH),
+    Registration("drf", DRF),
+    Registration("c-drfh", CDRFH),
+    Registration("tsf", TSF),
+    Registration("af", AF),
+    Registration("pf", PF),
+    Registration("bmf", BMF),
+    Registration("lmm-mms", LMMMMS),
+    Registration("psdsf", DistributedPSDSF),
+    Registration("drf-classes", DRFClasses),
+    Registration("drf-lockstep", DRFLockstep),
+    Registration("udrf", UDRF),
+)
+
+_BUILTIN = {r.name: r for r in BUILTIN}
+#: Schedulers registered in this process with :func:`register_scheduler` (changed only there).
+_REGISTERED: dict[str, Registration] = {}
+#: Entry-point classes loaded so far.
+_LOADED: dict[str, type[Scheduler]] = {}
+#: Parameter models derived so far (:func:`params_model`).
+_PARAMS: dict[type, type[BaseModel]] = {}
+
+S = TypeVar("S", bound=type[Scheduler])
 
 
-def available() -> tuple[str, ...]:
-    """Registered scheduler names (``slots-<S>`` stands for any positive S)."""
-    return KNOWN
+# --------------------------------------------------------------------------- registration
+
+
+def _check_name(name: object, what: str) -> str:
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", name):
+        raise RegistryError(
+            f"{what}: {name!r} is not a scheduler name (letters, digits and '_.+-', starting "
+            "with a letter or digit)"
+        )
+    return name
+
+
+def register_scheduler(name: str, *, replace: bool = False) -> Callable[[S], S]:
+    """Class decorator: register a :class:`~fairsim.simulator.scheduler.Scheduler` under ``name``.
+
+    The class can then be named in configs (``schedulers: [my-fifo]``), in ``fairsim run`` and
+    ``fairsim sweep`` (within this process; for a name that every process sees, ship it as an
+    entry point of the ``fairsim.schedulers`` group), and in
+    :func:`fairsim.testing.check_scheduler`. The class is returned unchanged.
+
+    Parameters
+    ----------
+    name : str
+        The name (letters, digits and ``_.+-``).
+    replace : bool
+        Replace an earlier :func:`register_scheduler` of the same name (re-running a notebook
+        cell); built-in and entry-point names can never be replaced.
+
+    Returns
+    -------
+    callable
+        The decorator.
+
+    Raises
+    ------
+    RegistryError
+        For a malformed name, a name already registered (built-in, entry point, or earlier in
+        this process without ``replace``), a class that is not a Scheduler subclass, or an
+        ``__init__`` with a parameter that cannot be given by keyword.
+
+    Examples
+    --------
+    >>> import fairsim
+    >>> @fairsim.register_scheduler("doc-fifo")
+    ... class DocFifo(fairsim.Scheduler):
+    ...     pass
+    """
+    _check_name(name, "register_scheduler")
+
+    def decorate(cls: S) -> S:
+        if not (isinstance(cls, type) and issubclass(cls, Scheduler)):
+            raise RegistryError(
+                f"register_scheduler({name!r}): {cls!r} is not a subclass of fairsim.Scheduler"
+            )
+        if name in _BUILTIN:
+            raise RegistryError(
+                f"register_scheduler({name!r}): the name is taken by fairsim's built-in "
+                f"{_BUILTIN[name].cls.__name__}"  # type: ignore[union-attr]
+            )
+        eps = _entry_points().get(name)
+        if eps:
+            raise RegistryError(
+                f"register_scheduler({name!r}): the name is taken by the {_origin(eps[0])}"
+            )
+        old = _REGISTERED.get(name)
+        if old is not None and not replace and old.cls is not cls:
+            raise RegistryError(
+                f"register_scheduler({name!r}): the name is already registered to "
+                f"{_qualname(old.cls)} (pass replace=True to replace it)"
+            )
+        params_model(cls)  # refuse an unusable signature now, not at the first run
+        _REGISTERED[name] = Registration(name, cls, origin="register_scheduler")
+        return cls
+
+    return decorate
+
+
+def unregister_scheduler(name: str) -> None:
+    """Remove a scheduler registered with :func:`register_scheduler` (for tests).
+
+    Raises
+    ------
+    RegistryError
+        If ``name`` was not registered with :func:`register_scheduler`.
+    """
+    if _REGISTERED.pop(name, None) is None:
+        raise RegistryError(f"unregister_scheduler: {name!r} was not registered in this process")
+
+
+@functools.cache
+def _entry_points() -> dict[str, list[importlib.metadata.EntryPoint]]:
+    """Entry points of :data:`ENTRY_POINT_GROUP` by name (read once per process)."""
+    out: dict[str, list[importlib.metadata.EntryPoint]] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        out.setdefault(ep.name, []).append(ep)
+    return out
+
+
+def _origin(ep: importlib.metadata.EntryPoint) -> str:
+    dist = ep.dist.name if ep.dist is not None else "?"
+    return f"entry point '{ep.name} = {ep.value}' of distribution {dist!r}"
+
+
+def _qualname(cls: type | None) -> str:
+    return "?" if cls is None else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _load(ep: importlib.metadata.EntryPoint) -> type[Scheduler]:
+    cls = _LOADED.get(ep.name)
+    if cls is not None:
+        return cls
+    try:
+        obj = ep.load()
+    except Exception as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        raise RegistryError(
+            f"scheduler {ep.name!r}: the {_origin(ep)} cannot be loaded: "
+            f"{type(exc).__name__}: {msg}"
+        ) from None
+    if not (isinstance(obj, type) and issubclass(obj, Scheduler)):
+        raise RegistryError(
+            f"scheduler {ep.name!r}: the {_origin(ep)} names {obj!r}, not a subclass of "
+            "fairsim.Scheduler"
+        )
+    try:
+        params_model(obj)
+    except RegistryError as exc:
+        raise RegistryError(f"{exc} (from the {_origin(ep)})") from None
+    _LOADED[ep.name] = obj
+    return obj
+
+
+# --------------------------------------------------------------------------- lookup
+
+
+def registrations(*, plugins: bool = True) -> tuple[Registration, ...]:
+    """Every registered scheduler: built-in, then :func:`register_scheduler`, then entry points.
+
+    Entry points are listed from metadata, not imported (their ``cls`` is None until used).
+
+    Parameters
+    ----------
+    plugins : bool
+        Include the schedulers of :func:`register_scheduler` and of entry points (False: the
+        built-in table only).
+    """
+    rows = list(BUILTIN)
+    if plugins:
+        rows += _REGISTERED.values()
+        for name, eps in _entry_points().items():
+            if name not in _BUILTIN and name not in _REGISTERED:
+                rows.append(
+                    Registration(
+                        name, _LOADED.get(name), origin=_origin(eps[0]), entry_point=eps[0]
+                    )
+                )
+    return tuple(rows)
+
+
+def available(*, plugins: bool = True) -> tuple[str, ...]:
+    """Registered names, as shown in ``--help`` and error messages (a scheduler with an alias
+    shows the alias forms, e.g. ``slots-<S>``)."""
+    out: list[str] = []
+    for r in registrations(plugins=plugins):
+        out.extend(r.alias.forms if r.alias is not None else (r.name,))
+    return tuple(out)
+
+
+def examples(*, plugins: bool = True) -> tuple[str, ...]:
+    """One or more runnable configurations (names or aliases) per registered scheduler.
+
+    The conformance suite (``tests/unit/test_schedulers_conformance.py``) and the benchmarks run
+    these: the name itself, or a row's ``examples`` for a scheduler with required parameters.
+    """
+    out: list[str] = []
+    for r in registrations(plugins=plugins):
+        out.extend(r.examples or (r.name,))
+    return tuple(out)
+
+
+def scheduler_class(name: str) -> type[Scheduler]:
+    """The class registered under ``name`` (an entry point is imported now).
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name (suggesting the closest known one).
+    RegistryError
+        If the name is defined twice (by two entry points, or by an entry point and fairsim or
+        :func:`register_scheduler`), or its entry point cannot be loaded.
+    """
+    eps = _entry_points().get(name, [])
+    sources = [_BUILTIN.get(name), _REGISTERED.get(name)]
+    found = [r for r in sources if r is not None]
+    if len(found) + len(eps) > 1:
+        where = [
+            "fairsim" if r.origin == "fairsim" else f"register_scheduler ({_qualname(r.cls)})"
+            for r in found
+        ] + [f"the {_origin(ep)}" for ep in eps]
+        raise RegistryError(f"scheduler {name!r} is defined twice: by {' and by '.join(where)}")
+    if found:
+        return found[0].cls  # type: ignore[return-value]
+    if eps:
+        return _load(eps[0])
+    raise ConfigError(_unknown(name))
+
+
+def _unknown(name: str) -> str:
+    candidates = [
+        *(r.name for r in registrations() if r.alias is None),
+        "slots-14",
+        "slots-14-single",
+        "slots-14-cpu",
+    ]
+    close = difflib.get_close_matches(name, candidates, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown scheduler {name!r}{hint} (known: {', '.join(available())})"
 
 
 def validate_name(name: str) -> str:
-    """Return ``name`` if it names a registered scheduler.
+    """Return ``name`` if it names a registered scheduler or an alias (its parameters are
+    checked too, e.g. ``slots-0`` is refused).
 
     Raises
     ------
     ConfigError
         If it does not; the message suggests the closest known name.
     """
-    if name in _FIXED:
-        return name
-    m = _SLOTS.match(name)
-    if m and int(m.group(1)) >= 1:
-        return name
-    candidates = [*_FIXED, "slots-14", "slots-14-single", "slots-14-cpu"]
-    close = difflib.get_close_matches(name, candidates, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ConfigError(f"unknown scheduler {name!r}{hint} (known: {', '.join(KNOWN)})")
+    resolve(name)
+    return name
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def params_model(cls: type[Scheduler]) -> type[BaseModel]:
+    """The pydantic model of a scheduler's configurable parameters.
+
+    Derived from the keyword parameters of ``cls.__init__`` (annotations, defaults; a parameter
+    without a default is required), leaving out :data:`SCENARIO_INPUTS`. Validation is strict
+    (no string-to-number coercion) and refuses NaN and infinities; annotate with
+    ``typing.Annotated[float, pydantic.Field(gt=0)]`` to constrain a value. Unresolvable
+    annotations are treated as ``Any``.
+
+    Raises
+    ------
+    RegistryError
+        If ``__init__`` has a parameter without a default that cannot be given by keyword.
+    """
+    cached = _PARAMS.get(cls)
+    if cached is not None:
+        return cached
+    sig = inspect.signature(cls.__init__)
+    try:
+        hints = typing.get_type_hints(cls.__init__, include_extras=True)
+    except Exception:  # annotations that name things only a type checker sees
+        hints = {}
+    fields: dict[str, Any] = {}
+    for i, (pname, p) in enumerate(sig.parameters.items()):
+        if i == 0 or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or pname in SCENARIO_INPUTS:
+            continue
+        if p.kind is p.POSITIONAL_ONLY:
+            if p.default is p.empty:
+                raise RegistryError(
+                    f"{_qualname(cls)}: __init__ parameter {pname!r} is positional-only and has "
+                    "no default (scheduler parameters are given by keyword)"
+                )
+            continue
+        default = ... if p.default is p.empty else p.default
+        fields[pname] = (hints.get(pname, Any), default)
+    config = ConfigDict(
+        extra="forbid", strict=True, allow_inf_nan=False, arbitrary_types_allowed=True
+    )
+    model: type[BaseModel] = create_model(f"{cls.__name__}Params", __config__=config, **fields)
+    _PARAMS[cls] = model
+    return model
+
+
+def _format(value: Any) -> str | None:
+    """A parameter value as a label part, or None if it has no short form."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        return f"{float(value):g}"
+    if isinstance(value, str):
+        return value
+    return None
+
+
+@dataclass(frozen=True)
+class SchedulerSpec:
+    """A validated scheduler configuration: name, parameters and label.
+
+    Attributes
+    ----------
+    name : str
+        Registered name.
+    cls : type of Scheduler
+    params : dict
+        The parameters given (validated values), in signature order; defaults are not repeated.
+    label : str
+        Result folder and ``scheduler`` of the results (see the module docstring).
+    """
+
+    name: str
+    cls: type[Scheduler]
+    params: dict[str, Any]
+    label: str
+
+    def build(
+        self,
+        *,
+        weights: Mapping[int, float] | None = None,
+        eligible: Mapping[int, np.ndarray] | None = None,
+        bounds: Mapping[int, float] | None = None,
+    ) -> Scheduler:
+        """A new, unbound scheduler of this configuration (see :func:`make_scheduler`)."""
+        return _construct(self.cls, self.params, self.label, weights, eligible, bounds)
+
+
+def _construct(
+    cls: type[Scheduler],
+    params: Mapping[str, Any],
+    label: str | None,
+    weights: Mapping[int, float] | None,
+    eligible: Mapping[int, np.ndarray] | None,
+    bounds: Mapping[int, float] | None,
+) -> Scheduler:
+    accepted = inspect.signature(cls.__init__).parameters
+    kw = dict(params)
+    inputs = {"weights": weights or None, "eligible": eligible or None, "bounds": bounds or None}
+    for key, value in inputs.items():
+        if value is None:
+            continue
+        if key in accepted:
+            kw[key] = value
+        elif key == "weights" and any(float(w) != 1.0 for w in value.values()):
+            raise ConfigError(
+                f"scheduler {label or cls.__name__!r} takes no user weights (its __init__ has no "
+                "'weights' parameter), but the scenario gives users weights other than 1"
+            )
+        elif key == "eligible":
+            raise ConfigError(
+                f"scheduler {label or cls.__name__!r} takes no eligible servers per user (its "
+                "__init__ has no 'eligible' parameter), but the scenario restricts users to "
+                "servers"
+            )
+        # bounds: an optional hint (only lmm-mms uses it); weights all 1: nothing to lose
+    sched = cls(**kw)
+    if label is not None and sched.name != label:
+        try:
+            sched.name = label
+        except AttributeError:
+            raise RegistryError(
+                f"scheduler {label!r}: {_qualname(cls)}.name is read-only and says "
+                f"{sched.name!r}; make it a plain attribute"
+            ) from None
+    return sched
+
+
+def resolve(entry: str | Mapping[str, Any] | SchedulerSpec) -> SchedulerSpec:
+    """Validate a config entry: a name, an alias or a mapping ``{name, label?, **params}``.
+
+    Parameters
+    ----------
+    entry : str or mapping or SchedulerSpec
+        ``"ff-drfh"``, ``"slots-14"`` or ``{"name": "psdsf", "period_s": 2}``.
+
+    Returns
+    -------
+    SchedulerSpec
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name, an unknown or invalid parameter (naming the scheduler, the field
+        and the value), or a label that is not a single folder name.
+    RegistryError
+        From :func:`scheduler_class`.
+    """
+    if isinstance(entry, SchedulerSpec):
+        return entry
+    label: str | None = None
+    if isinstance(entry, str):
+        name, given = entry, dict[str, Any]()
+        if name not in _BUILTIN and name not in _REGISTERED and name not in _entry_points():
+            for r in BUILTIN:
+                m = r.alias.pattern.fullmatch(name) if r.alias is not None else None
+                if m is not None:
+                    name, given = r.name, r.alias.params(m)  # type: ignore[union-attr]
+                    break
+    elif isinstance(entry, Mapping):
+        if "name" not in entry:
+            raise ConfigError(
+                f"{dict(entry)!r}: a scheduler given as a mapping needs 'name' (e.g. "
+                "{name: psdsf, period_s: 2})"
+            )
+        name = entry["name"]
+        if not isinstance(name, str):
+            raise ConfigError(f"name: {name!r} (expected a scheduler name)")
+        given = {k: v for k, v in entry.items() if k not in ("name", "label")}
+        if "label" in entry:
+            label = entry["label"]
+            if not isinstance(label, str):
+                raise ConfigError(f"{name}: label: {label!r} (expected a folder name)")
+        if any(r.alias is not None and r.alias.pattern.fullmatch(name) for r in BUILTIN):
+            base = next(r.name for r in BUILTIN if r.alias and r.alias.pattern.fullmatch(name))
+            raise ConfigError(
+                f"name: {name!r} is a short name; in a mapping give {{name: {base}, ...}} with "
+                "its parameters"
+            )
+    else:
+        raise ConfigError(
+            f"{entry!r}: expected a scheduler name or a mapping {{name: ..., parameter: value}}"
+        )
+    cls = scheduler_class(name)
+    params = _validate_params(entry if isinstance(entry, str) else name, cls, given)
+    if label is None:
+        label = _label(name, cls, params)
+    _check_label(name, label)
+    return SchedulerSpec(name=name, cls=cls, params=params, label=label)
+
+
+def _validate_params(name: str, cls: type[Scheduler], given: Mapping[str, Any]) -> dict[str, Any]:
+    model = params_model(cls)
+    fields = model.model_fields
+    for key in given:
+        if key in SCENARIO_INPUTS:
+            raise ConfigError(
+                f"{name}: {key}: given per user by the scenario (trace.weights, "
+                "trace.users[].weight / eligible), not per scheduler"
+            )
+        if key not in fields:
+            if not fields:
+                raise ConfigError(f"{name}: unknown parameter {key!r} ({name} takes none)")
+            raise ConfigError(f"{name}: {unknown_key(key, fields).replace('key', 'parameter')}")
+    try:
+        valid = model.model_validate(dict(given))
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        loc = ".".join(str(p) for p in e["loc"]) or "parameters"
+        if e["type"] == "missing":
+            raise ConfigError(f"{name}: {loc}: required parameter is missing") from None
+        raise ConfigError(f"{name}: {loc}: {e.get('input')!r} ({e['msg']})") from None
+    return {k: getattr(valid, k) for k in fields if k in given}
+
+
+def _label(name: str, cls: type[Scheduler], params: Mapping[str, Any]) -> str:
+    fields = params_model(cls).model_fields
+    parts = [name]
+    for key, value in params.items():
+        f = fields[key]
+        if not f.is_required() and _same(value, f.default):
+            continue
+        text = _format(value)
+        if text is None:
+            raise ConfigError(
+                f"{name}: {key}: {value!r} has no short form for the result folder's name; "
+                "give the entry a label"
+            )
+        parts.append(text)
+    return "-".join(parts)
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # e.g. arrays
+        return False
+
+
+def _check_label(name: str, label: str) -> None:
+    if not label.strip() or label in (".", "..") or any(c in label for c in "/\\\0"):
+        raise ConfigError(
+            f"{name}: label {label!r} is not a single folder name (no '/', '\\', '.' or '..')"
+        )
 
 
 def make_scheduler(
-    name: str,
+    entry: str | Mapping[str, Any] | SchedulerSpec,
     *,
     weights: Mapping[int, float] | None = None,
     eligible: Mapping[int, np.ndarray] | None = None,
     bounds: Mapping[int, float] | None = None,
 ) -> Scheduler:
-    """Build the scheduler registered under ``name``.
+    """Build the scheduler a config entry names (see :func:`resolve`).
 
     Parameters
     ----------
-    name : str
-        A registered name (see :func:`available`).
-    weights, eligible
-        Passed to the scheduler (see
-        :class:`fairsim.schedulers.progressive_filling.ProgressiveFilling`).
+    entry : str or mapping or SchedulerSpec
+        A registered name, an alias (``slots-14``) or ``{name: ..., parameter: value}``.
+    weights : mapping of int to float, optional
+        Weight per user code (:class:`fairsim.schedulers.progressive_filling.ProgressiveFilling`).
+    eligible : mapping of int to ndarray of bool, optional
+        Servers each user may use.
     bounds : mapping of int to float, optional
-        Task bound per user, for ``lmm-mms`` only
-        (:class:`fairsim.schedulers.online_baselines.LMMMMS`); ignored
-        by the other schedulers.
+        Task bound per user, for ``lmm-mms`` (:class:`fairsim.schedulers.online_baselines.LMMMMS`);
+        a hint that schedulers without a ``bounds`` parameter do not receive.
+
+    Returns
+    -------
+    Scheduler
+        Unbound; its ``name`` is the entry's label.
 
     Raises
     ------
     ConfigError
-        For an unknown name.
+        For an unknown name or invalid parameters, or weights other than 1 (eligible servers)
+        for a scheduler whose ``__init__`` takes no ``weights`` (``eligible``).
+    RegistryError
+        For a name defined twice or an entry point that cannot be loaded.
     """
-    validate_name(name)
-    kw: dict[str, Any] = {"weights": weights, "eligible": eligible}
-    if name == "lmm-mms":
-        kw["bounds"] = bounds
-    if name in _FIXED:
-        return _FIXED[name](**kw)
-    m = _SLOTS.match(name)
-    assert m is not None
-    return Slots(slots=int(m.group(1)), model=m.group(2) or "multi", **kw)
+    return resolve(entry).build(weights=weights, eligible=eligible, bounds=bounds)
+
+
+def build_class(
+    cls: type[Scheduler],
+    params: Mapping[str, Any] | None = None,
+    *,
+    weights: Mapping[int, float] | None = None,
+) -> Scheduler:
+    """Build an (unregistered) scheduler class with validated parameters; a class without
+    parameters is constructed with none (:func:`fairsim.testing.check_scheduler`).
+
+    Raises
+    ------
+    RegistryError
+        If ``cls`` is not a Scheduler subclass or its ``__init__`` is unusable.
+    ConfigError
+        For invalid parameters.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Scheduler)):
+        raise RegistryError(f"{cls!r} is not a subclass of fairsim.Scheduler")
+    valid = _validate_params(cls.__name__, cls, params or {})
+    return _construct(cls, valid, None, weights, None, None)

@@ -5,8 +5,10 @@ slot scheduler, as progressive filling over private slot counters.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Annotated, Literal
 
 import numpy as np
+from pydantic import Field
 
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
 from fairsim.simulator.cluster import ClusterView
@@ -72,9 +74,9 @@ class Slots(ProgressiveFilling):
     def __init__(
         self,
         *,
-        slots: int,
-        model: str = "multi",
-        capacity_tol: float = CAPACITY_TOL,
+        slots: Annotated[int, Field(ge=1)],
+        model: Literal["multi", "single", "cpu"] = "multi",
+        capacity_tol: Annotated[float, Field(ge=0)] = CAPACITY_TOL,
         weights: Mapping[int, float] | None = None,
         eligible: Mapping[int, np.ndarray] | None = None,
     ) -> None:
@@ -82,12 +84,9 @@ class Slots(ProgressiveFilling):
         self.slots = slots
         self.model = model
         self.capacity_tol = capacity_tol
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        """``slots-<S>`` (``slots-<S>-single`` / ``slots-<S>-cpu`` for the other models)."""
-        suffix = "" if self.model == "multi" else f"-{self.model}"
-        return f"slots-{self.slots}{suffix}"
+        # ``slots-<S>`` (``slots-<S>-single`` / ``slots-<S>-cpu`` for the other models); the
+        # registry gives a configured instance its label instead
+        self.name = f"slots-{slots}" + ("" if model == "multi" else f"-{model}")
 
     def bind(self, cluster: ClusterView) -> None:
         """Compute each server's slot count, then bind as progressive filling over slots."""

@@ -20,7 +20,8 @@ import numpy as np
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
 from fairsim.schedulers.instance import Instance, InstanceError
 from fairsim.schedulers.registry import make_scheduler
-from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.cluster import ClusterState, TaskRecords
+from fairsim.simulator.constraints import ConstraintIndex
 
 #: Most tasks :func:`progressive_fill` places (one at a time, about 20,000 per second).
 ONLINE_MAX_TASKS = 1_000_000
@@ -127,22 +128,17 @@ def udrf_online_fill(inst: Any) -> np.ndarray:
     ndarray of int64, shape (n_jobs,)
         Runs started per job (jobs numbered user by user, as ``inst.job_user``).
     """
-    from types import SimpleNamespace
-
     n_c = len(inst.class_ids)
     cluster = ClusterState(inst.capacity, inst.resources)
-    classes = np.array(inst.class_ids, dtype=object)
-    only = [np.arange(n_c) == m for m in range(n_c)]  # servers of class m (one per class)
-    masks: list[np.ndarray | None] = [None, *only]
+    index = ConstraintIndex(np.array(inst.class_ids, dtype=object))
+    for m in range(n_c):  # code m + 1: the servers of class m (one server per class)
+        index.add_mask(f"class #{m}", np.arange(n_c) == m)
+    only = [m for m in index.masks[1:] if m is not None]
     codes: list[int] = []
-    run_of: list[int] = []
-    cluster.classes = classes
-    cluster.task_codes = codes
-    cluster.constraint_masks = masks
-    cluster.task_table = SimpleNamespace(job_id=run_of, jobs=False)
+    run_of: list[int] = []  # every run is one job of the view (task_job)
     n_u = len(inst.user_ids)
     sched = make_scheduler("udrf", weights={i: float(inst.weight[i]) for i in range(n_u)})
-    sched.bind(cluster.view())
+    sched.bind(cluster.view(tasks=TaskRecords(job_id=run_of, constraint=codes), constraints=index))
     n_j = len(inst.job_user)
     runs = np.zeros(n_j, dtype=np.int64)
     task_demand: list[tuple[float, ...]] = []

@@ -4,16 +4,26 @@ The engine owns a :class:`ClusterState` and is the only code that changes it (th
 :meth:`ClusterState.commit` and :meth:`ClusterState.release`). Schedulers receive a
 :class:`ClusterView`, whose arrays are read-only views of the same memory, so they always see the
 current free amounts without being able to change them (Omega's "cell state commits claims").
+
+The state holds servers only. What a scheduler may know about the tasks of a run (a task's job and
+repetition, its placement constraint) and about the servers beyond their capacities (machine
+classes) reaches it through the typed accessors of its :class:`ClusterView`, which the engine
+builds with two references: a :class:`TaskInfo` (the engine's task table) and the run's
+:class:`fairsim.simulator.constraints.ConstraintIndex`. Nothing is planted on the state from
+outside.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from fairsim.errors import PlacementError
+
+if TYPE_CHECKING:
+    from fairsim.simulator.constraints import ConstraintIndex
 
 #: Slack allowed when validating a placement, in the trace's normalised units. Free amounts are
 #: updated by repeated float additions and subtractions; a task whose demand equals the free
@@ -68,13 +78,6 @@ class ClusterState:
         self._cols = [self.free[:, r] for r in range(cap.shape[1])]  # contiguous column views
         self._used = [0.0] * cap.shape[1]
         self.capacity.flags.writeable = False
-        # placement constraints (set by the engine): code per task id, mask per code
-        self.task_codes: Sequence[int] | None = None
-        self.constraint_masks: list[np.ndarray | None] = [None]
-        # machine class label per server (set by the engine from its constraint index), and the
-        # engine's task table, for schedulers that work on classes and jobs (online UDRF)
-        self.classes: np.ndarray | None = None
-        self.task_table: Any = None
 
     @property
     def n_servers(self) -> int:
@@ -147,13 +150,96 @@ class ClusterState:
         """Total amount in use per resource, shape (n_resources,)."""
         return np.array(self._used)
 
-    def view(self) -> ClusterView:
-        """A read-only view that follows this state as the engine changes it."""
-        return ClusterView(self)
+    def view(
+        self, *, tasks: TaskInfo | None = None, constraints: ConstraintIndex | None = None
+    ) -> ClusterView:
+        """A read-only view that follows this state as the engine changes it.
+
+        Parameters
+        ----------
+        tasks : TaskInfo, optional
+            What the run knows about its tasks (the engine passes its task table). None: every
+            task is its own job and has no placement constraint.
+        constraints : ConstraintIndex, optional
+            The run's placement constraints (:mod:`fairsim.simulator.constraints`); the codes
+            that ``tasks`` reports refer to it. None: tasks run anywhere.
+        """
+        return ClusterView(self, tasks=tasks, constraints=constraints)
+
+
+@runtime_checkable
+class TaskInfo(Protocol):
+    """What a run knows about its submitted tasks beyond their user and demand.
+
+    The engine's task table implements it (:class:`fairsim.simulator.engine.Engine` builds every
+    scheduler's view with it); :class:`TaskRecords` implements it over plain sequences, for driving
+    a scheduler by hand. Schedulers never call it directly: they use
+    :meth:`ClusterView.task_job` and :meth:`ClusterView.task_mask`. Task ids are those of
+    :meth:`fairsim.simulator.scheduler.Scheduler.on_arrival`.
+    """
+
+    def task_job(self, task: int) -> tuple[int, int]:
+        """``(job_id, repetition)`` of a submitted task (repetition 0 without a job gate)."""
+        ...
+
+    def task_constraint(self, task: int) -> int:
+        """The task's placement constraint: a code of the run's
+        :class:`~fairsim.simulator.constraints.ConstraintIndex` (0: any server)."""
+        ...
+
+
+class TaskRecords:
+    """A :class:`TaskInfo` over plain sequences indexed by task id (for hand-driven schedulers).
+
+    The sequences are read at every call, so lists that grow as tasks are submitted work.
+
+    Parameters
+    ----------
+    job_id : sequence of int, optional
+        Job of every task (default: every task is its own job, ``job_id = task``).
+    rep : sequence of int, optional
+        Repetition of every task within its job (default 0).
+    constraint : sequence of int, optional
+        Constraint code of every task in the view's
+        :class:`~fairsim.simulator.constraints.ConstraintIndex` (default 0: any server).
+    """
+
+    def __init__(
+        self,
+        *,
+        job_id: Sequence[int] | None = None,
+        rep: Sequence[int] | None = None,
+        constraint: Sequence[int] | None = None,
+    ) -> None:
+        self.job_id = job_id
+        self.rep = rep
+        self.constraint = constraint
+
+    def task_job(self, task: int) -> tuple[int, int]:
+        """``(job_id[task], rep[task])``, with the defaults above."""
+        job = task if self.job_id is None else int(self.job_id[task])
+        return job, 0 if self.rep is None else int(self.rep[task])
+
+    def task_constraint(self, task: int) -> int:
+        """``constraint[task]`` (0 when no constraints were given)."""
+        return 0 if self.constraint is None else int(self.constraint[task])
 
 
 class ClusterView:
     """Read-only window on a :class:`ClusterState`, handed to schedulers.
+
+    Everything a scheduler may know about the cluster and the run's tasks is here: the arrays
+    below, :attr:`n_servers`, :attr:`n_resources`, :attr:`constrained`, :attr:`machine_classes`,
+    :meth:`task_job` and :meth:`task_mask`. Build it with :meth:`ClusterState.view`.
+
+    Parameters
+    ----------
+    state : ClusterState
+        The pool; the view shares its arrays (read-only), not the state itself.
+    tasks : TaskInfo, optional
+        Jobs and constraint codes of the run's tasks (see :meth:`ClusterState.view`).
+    constraints : ConstraintIndex, optional
+        The run's placement constraints; its masks and machine classes.
 
     Attributes
     ----------
@@ -165,10 +251,25 @@ class ClusterView:
         Total capacity of the pool per resource.
     resources : tuple of str
         Resource names.
+
+    Raises
+    ------
+    ValueError
+        If ``constraints`` indexes another number of servers than the pool has.
     """
 
-    def __init__(self, state: ClusterState) -> None:
-        self._state = state
+    def __init__(
+        self,
+        state: ClusterState,
+        *,
+        tasks: TaskInfo | None = None,
+        constraints: ConstraintIndex | None = None,
+    ) -> None:
+        if constraints is not None and constraints.n_servers != state.n_servers:
+            raise ValueError(
+                f"constraints: index over {constraints.n_servers} servers, cluster has "
+                f"{state.n_servers}"
+            )
         self.resources = state.resources
         self.capacity = state.capacity
         free = state.free.view()
@@ -177,6 +278,15 @@ class ClusterView:
         total = state.total.view()
         total.flags.writeable = False
         self.total = total
+        self._tasks = tasks
+        self._constraints = constraints
+        self._masks: list[np.ndarray | None] | None = None
+        self._code: Callable[[int], int] = _unconstrained
+        if constraints is not None:
+            self._masks = constraints.masks
+            if tasks is not None:
+                self._code = tasks.task_constraint
+        self._classes: np.ndarray | None = None
 
     @property
     def n_servers(self) -> int:
@@ -190,8 +300,9 @@ class ClusterView:
 
     @property
     def constrained(self) -> bool:
-        """Whether tasks of this run may carry placement constraints."""
-        return self._state.task_codes is not None
+        """Whether tasks of this run may carry placement constraints (:meth:`task_mask` may
+        return a mask)."""
+        return self._constraints is not None
 
     @property
     def machine_classes(self) -> np.ndarray:
@@ -202,31 +313,35 @@ class ClusterView:
         ``"cpu/mem"`` (servers with equal capacities share a class, the UDRF paper's "machine
         class", Section II-B).
         """
-        labels = self._state.classes
-        if labels is not None:
-            return labels
-        return np.array(
-            ["/".join(f"{v:g}" for v in row) for row in self.capacity.tolist()], dtype=object
-        )
+        if self._constraints is not None:
+            return self._constraints.classes
+        if self._classes is None:
+            self._classes = np.array(
+                ["/".join(f"{v:g}" for v in row) for row in self.capacity.tolist()], dtype=object
+            )
+        return self._classes
 
     def task_job(self, task: int) -> tuple[int, int]:
         """``(job_id, repetition)`` of a submitted task (repetition 0 without a job gate).
 
-        A scheduler driven by hand, without an engine's task table, sees every task as its own
+        A view without task information (a scheduler driven by hand) sees every task as its own
         job: ``(task, 0)``.
         """
-        tab = self._state.task_table
-        if tab is None:
+        if self._tasks is None:
             return task, 0
-        rep = int(tab.rep[task]) if tab.jobs else 0
-        return int(tab.job_id[task]), rep
+        return self._tasks.task_job(task)
 
     def task_mask(self, task: int) -> np.ndarray | None:
         """Servers ``task`` may run on: a read-only bool mask (n_servers,), or None for any.
 
         The engine rejects a placement outside the mask (:mod:`fairsim.simulator.constraints`).
+        Masks are shared: tasks with the same constraint get the same array object.
         """
-        codes = self._state.task_codes
-        if codes is None:
+        masks = self._masks
+        if masks is None:
             return None
-        return self._state.constraint_masks[codes[task]]
+        return masks[self._code(task)]
+
+
+def _unconstrained(task: int) -> int:
+    return 0

@@ -99,6 +99,40 @@ class ConstraintIndex:
             self.masks.append(mask)
         return c
 
+    def add_mask(self, label: str, mask: np.ndarray) -> int:
+        """Give a server mask computed elsewhere a code, under the name ``label``.
+
+        For callers that hold masks rather than constraint strings (schedulers driven by hand,
+        static fills); the mask is copied and made read-only, like a compiled one.
+
+        Parameters
+        ----------
+        label : str
+            Name of the constraint in :attr:`rules` (and in placement errors); not yet used.
+        mask : array_like of bool, shape (n_servers,)
+            The servers a task with this constraint may run on.
+
+        Returns
+        -------
+        int
+            The new code.
+
+        Raises
+        ------
+        ValueError
+            If ``label`` already has a code or ``mask`` has another shape.
+        """
+        m = np.array(mask, dtype=bool)
+        if m.shape != (self.n_servers,):
+            raise ValueError(f"mask {label!r}: shape {m.shape}, expected ({self.n_servers},)")
+        if label in self._codes:
+            raise ValueError(f"mask {label!r}: the label already has code {self._codes[label]}")
+        m.flags.writeable = False
+        c = self._codes[label] = len(self.rules)
+        self.rules.append(label)
+        self.masks.append(m)
+        return c
+
     def codes(self, rules: np.ndarray) -> np.ndarray:
         """Codes of an array of constraint strings, shape (n,) int32."""
         return np.fromiter((self.code(r) for r in rules.tolist()), dtype=np.int32, count=len(rules))

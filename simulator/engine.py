@@ -23,7 +23,7 @@ lower bound) never complete under the default rule ``censored="hold"``: once sta
 task holds its resources until the horizon. ``censored="complete"`` keeps the older rule (the task
 runs its observed, lower-bound span and then counts as completed), for sensitivity analyses.
 
-Mean utilisation (:attr:`RunResult.mean_utilization`) is the exact time integral of the used
+Mean utilisation (:attr:`EngineResult.mean_utilization`) is the exact time integral of the used
 amount (a step function that changes only at event times) over ``[start_s, horizon_s]``, divided
 by the window's length and the pool's total; the grid samples are for plotting.
 """
@@ -62,6 +62,9 @@ class _Table:
     Memory per task is kept small for traces of millions of instances: the run state lives in
     :mod:`array` buffers (8 + 8 + 4 + 1 bytes), and consecutive identical tasks (the instances of
     one Alibaba row) share their Python demand tuple, user code, submit and run-time objects.
+
+    It is the :class:`fairsim.simulator.cluster.TaskInfo` of the schedulers' views
+    (:meth:`task_job`, :meth:`task_constraint`); schedulers never see the table itself.
     """
 
     def __init__(
@@ -98,6 +101,14 @@ class _Table:
         self.server_l = array("i")
         self.unpl_l = bytearray()
         self.cens_l = bytearray()  # right-censored (1) or not (0)
+
+    def task_job(self, task: int) -> tuple[int, int]:
+        """``(job_id, repetition)`` of a task (repetition 0 without a job gate)."""
+        return int(self.job_id[task]), (int(self.rep[task]) if self.jobs else 0)
+
+    def task_constraint(self, task: int) -> int:
+        """The task's code in the run's constraint index (0: any server)."""
+        return self.code_l[task] if self.constraints is not None else 0
 
     def append(self, batch: TaskBatch, users: np.ndarray) -> tuple[int, int]:
         lo, hi = self.n, self.n + len(batch)
@@ -181,8 +192,11 @@ def _runs(
 
 
 @dataclass
-class RunResult:
+class EngineResult:
     """Everything a simulation produced, ready for :mod:`fairsim.simulator.results`.
+
+    The engine's raw output (per-task arrays, user codes); the public per-scheduler result of
+    ``fairsim.simulate`` is ``fairsim.RunResult``, whose tables are built from this one.
 
     Attributes
     ----------
@@ -318,26 +332,20 @@ class Engine:
         self.censored = censored
 
     # ------------------------------------------------------------------ public
-    def run(self) -> RunResult:
+    def run(self) -> EngineResult:
         """Simulate until the horizon (or until no event is left) and return the results."""
         t0 = time.perf_counter()
-        if self.constraints is not None and self.constraints.n_servers != self.cluster.n_servers:
-            raise ValueError(
-                f"constraints: index over {self.constraints.n_servers} servers, cluster has "
-                f"{self.cluster.n_servers}"
-            )
         self._tasks = _Table(
             self.cluster.n_resources, jobs=self.gate is not None, constraints=self.constraints
         )
-        self.cluster.task_table = self._tasks
+        # the scheduler learns about tasks only through its view: the table answers the view's
+        # task_job / task_mask questions (it is the view's TaskInfo), nothing is set on the state
+        view = self.cluster.view(tasks=self._tasks, constraints=self.constraints)
         if self.constraints is not None:
-            self.cluster.task_codes = self._tasks.code_l
-            self.cluster.constraint_masks = self.constraints.masks
-            self.cluster.classes = self.constraints.classes
             self._caps_of_code: dict[int, list[tuple[float, ...]]] = {}
         if self.gate is not None:
             self.gate.bind(self._tasks)
-        self.scheduler.bind(self.cluster.view())
+        self.scheduler.bind(view)
         self._user_codes: dict[str, int] = {}
         self._user_alloc = np.zeros((64, self.cluster.n_resources))
         self._completions: list[tuple[float, int]] = []
@@ -570,7 +578,7 @@ class Engine:
                 self.on_sample(float(ti), cluster)
         self._next_grid = float(times[-1]) + self.dt
 
-    def _result(self, wall: float) -> RunResult:
+    def _result(self, wall: float) -> EngineResult:
         tab = self._tasks
         n = tab.n
         util = (
@@ -603,7 +611,7 @@ class Engine:
         if self.gate is not None and self.gate.dropped_tasks:
             dropped = np.asarray(self.gate.dropped_tasks, dtype=np.int64)
             unplaceable[dropped[dropped < n]] = True
-        return RunResult(
+        return EngineResult(
             scheduler=self.scheduler.name,
             resources=self.cluster.resources,
             users=list(self._user_codes),

@@ -357,7 +357,7 @@ def admission_times(gate: JobGate, submit_s: np.ndarray, finish_s: np.ndarray) -
         The run's gate (after the run).
     submit_s, finish_s : ndarray, shape (n_tasks,)
         The run's per-task submit and finish times, indexed by task id
-        (:attr:`fairsim.simulator.engine.RunResult.tasks`).
+        (:attr:`fairsim.simulator.engine.EngineResult.tasks`).
 
     Returns
     -------

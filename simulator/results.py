@@ -49,7 +49,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fairsim.atomic import atomic_path, json_text, write_text
-from fairsim.simulator.engine import RunResult
+from fairsim.simulator.engine import EngineResult
 
 #: Values of the ``ended`` column of ``tasks.parquet``, in code order.
 ENDED = ("finished", "censored", "running", "queued", "unplaceable")
@@ -84,7 +84,7 @@ def ended_codes(tasks: dict[str, np.ndarray]) -> np.ndarray:
     Parameters
     ----------
     tasks : dict of str to ndarray
-        :attr:`fairsim.simulator.engine.RunResult.tasks` (``finish_s``, ``server`` and, when
+        :attr:`fairsim.simulator.engine.EngineResult.tasks` (``finish_s``, ``server`` and, when
         present,
         ``unplaceable`` and ``censored``).
 
@@ -107,7 +107,7 @@ def ended_codes(tasks: dict[str, np.ndarray]) -> np.ndarray:
     return codes
 
 
-def tables(result: RunResult) -> dict[str, pa.Table]:
+def tables(result: EngineResult) -> dict[str, pa.Table]:
     """Build the Arrow tables of a run (without writing them).
 
     Returns
@@ -190,7 +190,7 @@ def tables(result: RunResult) -> dict[str, pa.Table]:
     return out
 
 
-def summarize(result: RunResult, built: dict[str, pa.Table]) -> dict[str, Any]:
+def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any]:
     """Headline numbers of a run (the body of ``summary.json``, without config hash and seed)."""
     t = result.tasks
     n = int(t["submit_s"].shape[0])
@@ -235,13 +235,13 @@ def summarize(result: RunResult, built: dict[str, pa.Table]) -> dict[str, Any]:
 
 
 def write_run(
-    result: RunResult, out_dir: Path, *, extra_summary: dict[str, Any] | None = None
+    result: EngineResult, out_dir: Path, *, extra_summary: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Write the result files of one scheduler atomically into ``out_dir``.
 
     Parameters
     ----------
-    result : RunResult
+    result : EngineResult
     out_dir : Path
         Final directory (``DIR/<scheduler>``); replaced if it exists.
     extra_summary : dict, optional

@@ -1,21 +1,14 @@
-"""The plug-in interface of online schedulers (indivisible tasks).
+"""The plug-in interface of online schedulers (indivisible tasks): :class:`Scheduler`.
 
 An online scheduler is bound to a cluster and then told about events; it answers with placements
 that the engine validates and commits (it never trusts a placement it did not check). The engine
-never polls it: it calls :meth:`Scheduler.decide` once after every batch of same-time events.
-
-Protocol, in the order the engine follows it::
-
-    sched.bind(cluster_view)            # once, before the first event
-    sched.on_arrival(task, user, demand)        # a task joined the queue of `user`
-    sched.on_completion(task, user, demand, server)  # a running task finished
-    for task, server in sched.decide():  # lazily: the engine commits each placement
-        ...                              # before the generator resumes, so the view
-                                         # the scheduler reads is always current
+never polls it: it calls :meth:`Scheduler.decide` once after every batch of same-time events (and
+at the scheduler's own wake-up times, :meth:`Scheduler.next_wakeup`).
 
 A scheduler may only place tasks it has been told about and not yet placed. The engine raises
 :class:`fairsim.errors.PlacementError` naming task, server and resource for any placement that
-does not fit or places an unknown task.
+does not fit or places an unknown task. :class:`DelegatingScheduler` wraps a scheduler without
+changing its decisions (for measurements).
 """
 
 from __future__ import annotations
@@ -25,21 +18,97 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from fairsim.simulator.cluster import ClusterView
+from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
 
 
 class Scheduler:
-    """Base class of online schedulers.
+    """Base class of online schedulers: the engine's contract with a scheduling policy.
 
-    Subclasses can customise by overriding :meth:`bind` (allocate run state, ending in ``_``),
-    :meth:`on_arrival`, :meth:`on_completion` and :meth:`decide`. ``__init__`` only stores
-    keyword-only hyper-parameters (scikit-learn's estimator contract); nothing is validated
-    against a cluster before :meth:`bind`.
+    A scheduler is a policy object. It keeps its own queue of waiting tasks, reads the cluster
+    through the read-only view it is bound to, and *proposes* placements; the engine validates and
+    commits each of them (capacity, placement constraint, task known and waiting) and raises
+    :class:`fairsim.errors.PlacementError` naming task, server and resource otherwise.
+
+    Subclasses can customise by overriding:
+
+    * :meth:`bind` (call ``super().bind(cluster)`` first): allocate run state (names ending in
+      ``_`` or starting with ``_``) and validate hyper-parameters against the cluster;
+    * :meth:`on_arrival` (**required**): a task joined the queue of a user;
+    * :meth:`on_completion` (**required**): a running task finished and released its demand;
+    * :meth:`decide` (**required**): a generator of ``(task, server)`` placements; the engine
+      commits each one before resuming it, so ``cluster_.free`` is current at every step;
+    * :meth:`pending` (**required**): the number of tasks waiting;
+    * :meth:`placeable` and :meth:`placeable_on`: whether a demand could ever run (default: yes;
+      the engine also checks the capacities of a task's allowed servers itself);
+    * :meth:`next_wakeup` and :meth:`on_tick`: passes at the scheduler's own times, for periodic
+      policies (default: none, the scheduler runs on arrivals and completions only).
+
+    What the scheduler may know about the run comes through the view stored as ``self.cluster_``
+    (:class:`fairsim.simulator.cluster.ClusterView`): ``capacity`` and ``free`` (ndarray,
+    shape (n_servers, n_resources), ``free`` current after every commit), ``total``,
+    ``resources``, ``n_servers``, ``n_resources``, and the typed accessors ``task_job(task)``
+    (job id and repetition), ``task_mask(task)`` (placement constraint: bool mask over the
+    servers, or None), ``constrained`` and ``machine_classes`` (class label per server). Nothing
+    else: a scheduler never reads the engine or the cluster state.
+
+    ``__init__`` only stores keyword-only hyper-parameters (scikit-learn's estimator contract);
+    nothing is validated against a cluster before :meth:`bind`, and a scheduler class with no
+    parameters is constructed with none. The registry
+    (:mod:`fairsim.schedulers.registry`) derives a scheduler's configuration model (the keys a
+    YAML ``schedulers:`` entry may give) from that keyword-only signature, leaving out
+    ``weights``, ``eligible`` and ``bounds``, which the scenario supplies per user; annotate a
+    parameter with :class:`typing.Annotated` and :func:`pydantic.Field` to constrain it
+    (e.g. ``period_s: Annotated[float, Field(gt=0)] = 1.0``).
+
+    Protocol, in the order the engine follows it::
+
+        sched.bind(cluster_view)                         # once, before the first event
+        sched.placeable(demand)                          # on arrival; False: reported unplaceable
+        sched.on_arrival(task, user, demand)             # a task joined the queue of `user`
+        sched.on_completion(task, user, demand, server)  # a running task finished
+        sched.on_tick(now)                               # at a time from next_wakeup(now)
+        for task, server in sched.decide():              # once after each batch of same-time
+            ...                                          # events; each placement is committed
+                                                         # before the generator resumes
+
+    A minimal scheduler (first come, first served, first server that fits)::
+
+        @fairsim.register_scheduler("my-fifo")
+        class MyFifo(fairsim.Scheduler):
+            def bind(self, cluster):
+                super().bind(cluster)
+                self._queue = collections.deque()
+
+            def on_arrival(self, task, user, demand):
+                self._queue.append((task, demand))
+
+            def on_completion(self, task, user, demand, server):
+                pass
+
+            def decide(self):
+                while self._queue:
+                    task, demand = self._queue[0]
+                    fits = (self.cluster_.free >= demand).all(axis=1)
+                    mask = self.cluster_.task_mask(task)
+                    if mask is not None:
+                        fits &= mask
+                    if not fits.any():
+                        return
+                    self._queue.popleft()
+                    yield task, int(fits.argmax())
+
+            def pending(self):
+                return len(self._queue)
+
+    :func:`fairsim.testing.check_scheduler` runs the conformance suite on it.
 
     Attributes
     ----------
     name : str
-        Registered name, e.g. ``"bf-drfh"`` or ``"slots-14"``.
+        Registered name, e.g. ``"bf-drfh"``, or the label of a configured instance (e.g.
+        ``"slots-14"``); it names the result folder and the ``scheduler`` of the results.
+    cluster_ : ClusterView
+        The view the scheduler is bound to (set by :meth:`bind`).
     """
 
     name: str = "scheduler"
@@ -99,12 +168,15 @@ class Scheduler:
         """Called at a time returned by :meth:`next_wakeup`, before that time's :meth:`decide`."""
 
     def placeable(self, demand: tuple[float, ...]) -> bool:
-        """Whether a task with this demand could ever run on the bound cluster (default: yes).
+        """Whether a task with this demand could ever run on the bound cluster.
 
         The engine asks on arrival and reports tasks that can never run as unplaceable instead
-        of queueing them.
+        of queueing them (a queued task that can never run would wait for ever). Default: some
+        server's capacity covers the demand; schedulers that measure room in their own units
+        (slots) override it.
         """
-        return True
+        d = np.asarray(demand, dtype=np.float64)
+        return bool(np.any(np.all(self.cluster_.capacity >= d - CAPACITY_TOLERANCE, axis=1)))
 
     def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
         """Whether such a task could ever run on one of the servers of ``mask`` (its placement

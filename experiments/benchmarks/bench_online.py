@@ -8,12 +8,11 @@ Four benchmarks, each a list of *points* (one scheduler on one workload and one 
     (BF >= 20,000 tasks/s, FF >= 50,000 tasks/s, peak RSS < 2,048 MB) and with the reference
     "minimal heapq + numpy replay" (46,000 FF / 26,000 BF tasks/s; pass if within 2x of it).
 ``online-2000``
-    Every online baseline (``drf``, ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``,
-    ``lmm-mms``; :mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF (``psdsf``;
-    :mod:`fairsim.schedulers.psdsf_distributed`) and ``drf-classes``
-    (:mod:`fairsim.schedulers.drf_classes`) on the real Google
-    sample with the ``real-2000`` pool.
-    Target: each >= 10,000 tasks/s, peak RSS < 2,048 MB.
+    Every other built-in scheduler of the registry (:mod:`fairsim.schedulers.registry`) that runs
+    without parameters: the online baselines (``drf``, ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``,
+    ``lmm-mms``; :mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF (``psdsf``),
+    ``drf-classes``, ``drf-lockstep`` and ``udrf``, on the real Google sample with the
+    ``real-2000`` pool. Target: each >= 10,000 tasks/s, peak RSS < 2,048 MB.
 ``servers``
     BF- and FF-DRFH on the real sample with 500 / 2,000 / 12,583 Table I servers: the cost curve
     versus the number of servers (should be sub-linear).
@@ -26,7 +25,7 @@ Every point runs in a fresh child process (``python -m fairsim.experiments.bench
 --one KIND ...``) so
 that its peak RSS (``ru_maxrss``) is its own; the child prints one JSON object on stdout. Points
 run one after another, never in parallel. The timed quantity is the engine's wall time
-(``RunResult.wall_s``); loading/generating the workload and drawing the pool are reported
+(``EngineResult.wall_s``); loading/generating the workload and drawing the pool are reported
 separately as ``setup_s``.
 
 Outputs (written atomically into ``--out``): ``real-2000.json``, ``online-2000.json``,
@@ -54,7 +53,7 @@ import numpy as np
 
 from fairsim.atomic import json_text, write_text
 from fairsim.experiments import config_path
-from fairsim.schedulers.registry import ONLINE_BASELINES
+from fairsim.schedulers.registry import registrations
 
 log = logging.getLogger("fairsim.experiments.benchmarks.bench_online")
 
@@ -67,8 +66,11 @@ TARGET_TASKS_PER_S = {"bf-drfh": 20_000.0, "ff-drfh": 50_000.0}
 REFERENCE_TASKS_PER_S = {"ff-drfh": 46_000.0, "bf-drfh": 26_000.0}  # minimal heapq + numpy replay
 REFERENCE_FACTOR = 2.0
 TARGET_PEAK_RSS_MB = 2048.0
-#: Issue #5: every online scheduler it added, on the real sample with 2,000 servers.
-ONLINE_SCHEDULERS = (*ONLINE_BASELINES, "psdsf", "drf-classes", "udrf")
+#: Every other built-in scheduler that runs without parameters (a registry row without
+#: ``examples``), on the real sample with 2,000 servers; derived from the registry.
+ONLINE_SCHEDULERS = tuple(
+    r.name for r in registrations(plugins=False) if not r.examples and r.name not in SCHEDULERS
+)
 TARGET_ONLINE_TASKS_PER_S = 10_000.0
 ONLINE_REFERENCE = "ff-drfh"  # run alongside, as a yardstick of the machine's speed
 TARGET_TASK_COST_RATIO = 2.0
@@ -313,7 +315,7 @@ def bench_online_2000(
     progress: bool = True,
     schedulers: Sequence[str] = ONLINE_SCHEDULERS,
 ) -> dict[str, Any]:
-    """Issue #5 online baselines on the real sample with 2,000 servers (>= 10,000 tasks/s).
+    """The other built-in schedulers on the real sample with 2,000 servers (>= 10,000 tasks/s).
 
     FF-DRFH runs first in the same benchmark as a yardstick of the machine's current speed (no
     target: ``real-2000`` checks it); each baseline records its speed relative to it.
@@ -483,8 +485,8 @@ def summary_markdown(results: dict[str, dict[str, Any]], info: dict[str, Any]) -
         f"{info['cpus']} CPUs · load at start {_f((info['loadavg_at_start'] or [None])[0], '.2f')}"
         f" · commit {info['git_commit'] or '?'}",
         "",
-        "Time = engine wall time (`RunResult.wall_s`); peak RSS = `ru_maxrss` of the point's own "
-        "child process.",
+        "Time = engine wall time (`EngineResult.wall_s`); peak RSS = `ru_maxrss` of the point's "
+        "own child process.",
         "",
         "| benchmark | scheduler | servers | tasks | wall s | tasks/s | µs/task | peak RSS MB "
         "| util cpu | util mem |",

@@ -10,7 +10,8 @@ Steps, all written under ``OUT`` (default ``results/drfh-google``):
    users), with Best-Fit DRFH, compared with the same user's completion ratio in the shared run.
    ``k/n`` is not an integer (2,000/567 ≈ 3.53): each user gets ``floor(k/n)`` servers plus one
    more with probability ``frac(k/n)`` (seeded), so the dedicated clouds add up to ``k`` servers
-   in expectation.
+   in expectation. Each dedicated cloud is one scenario of the scenario pipeline whose workload
+   and pool hooks give the user's tasks and its servers.
 3. Sensitivity to the rule for right-censored tasks (tasks still running when the trace data
    ends, whose run time is unknown): steps 1-2 use the rule ``hold`` (they never complete); the
    best Slots run, Best-Fit DRFH and the dedicated clouds are run again under the older rule
@@ -39,10 +40,12 @@ from fairsim.experiments.drfh.drfh_figures import SENSITIVITY_DIR
 from fairsim.experiments.scenario.config import RunConfig, load_config
 from fairsim.experiments.scenario.run import (
     RESOURCES,
+    Hooks,
+    Workload,
     component_rng,
+    prepare_scenario,
     resolve_workload,
     run_config,
-    simulate,
 )
 from fairsim.simulator.results import tables, write_json, write_table
 from fairsim.simulator.workload import FrameTaskSource
@@ -175,10 +178,15 @@ def sharing_incentive(
     rng = component_rng(cfg.seed + 1_000_003, "pool")  # independent of the shared pool's draw
     assert cfg.cluster.servers is not None
     sizes = dedicated_cloud_sizes(len(users), cfg.cluster.servers, rng)
-    horizon = cfg.collect.horizon_s or workload.end_s
     rows = []
     t0 = time.perf_counter()
     grouped = dict(tuple(tasks.groupby("user", sort=False)))
+    # one scenario per user through the scenario pipeline: its tasks alone (the window and
+    # horizon of the shared run) on its own pool; a coarse utilisation grid (not reported)
+    collect = cfg.collect.model_copy(
+        update={"utilization_interval_s": cfg.collect.utilization_interval_s * 60}
+    )
+    alone = cfg.model_copy(update={"schedulers": [scheduler], "collect": collect})
     for user, n_servers in tqdm(
         list(zip(users, sizes.tolist(), strict=True)),
         desc="dedicated clouds",
@@ -186,19 +194,29 @@ def sharing_incentive(
         disable=not progress,
         leave=False,
     ):
-        pool = table_i_pool(int(n_servers), rng)
-        result = simulate(
-            scheduler,
-            pool[list(RESOURCES)].to_numpy(dtype=np.float64),
-            FrameTaskSource(
-                grouped[user], resources=RESOURCES, start_s=workload.start_s, end_s=workload.end_s
-            ),
-            start_s=workload.start_s,
-            horizon_s=horizon,
-            interval_s=cfg.collect.utilization_interval_s * 60,
-            censored=cfg.trace.censored,
-        )
-        per_user = tables(result)["users"].to_pandas()
+        frame = grouped[user]
+
+        def user_tasks(
+            _cfg: RunConfig, _base: Path | None, _progress: bool, frame: pd.DataFrame = frame
+        ) -> Workload:
+            return Workload(
+                lambda: FrameTaskSource(
+                    frame, resources=RESOURCES, start_s=workload.start_s, end_s=workload.end_s
+                ),
+                workload.start_s,
+                workload.end_s,
+                {"tasks": len(frame)},
+            )
+
+        def cloud(
+            _cfg: RunConfig, _base: Path | None, _workload: Workload, n: int = int(n_servers)
+        ) -> pd.DataFrame:
+            return table_i_pool(n, rng)
+
+        scenario = prepare_scenario(alone, hooks=Hooks(workload=user_tasks, pool=cloud))
+        (run,) = scenario.runs()
+        assert run.result is not None
+        per_user = tables(run.result)["users"].to_pandas()
         per_user["servers"] = int(n_servers)
         rows.append(per_user)
     table = pd.concat(rows, ignore_index=True).sort_values("user", kind="stable")
@@ -245,7 +263,11 @@ def run_experiment(*, shared: Path, out: Path, quick: bool = False, progress: bo
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     main_cfg = _config("drfh-google", shared, quick)
-    log.info("step 1/5: %s on %s servers", ", ".join(main_cfg.schedulers), main_cfg.cluster.servers)
+    log.info(
+        "step 1/5: %s on %s servers",
+        ", ".join(main_cfg.scheduler_labels()),
+        main_cfg.cluster.servers,
+    )
     # the reproduction replaces its folder by design (``make experiment`` twice works)
     summaries = run_config(main_cfg, out, progress=progress, report=False, overwrite=True)
     log.info("step 2/5: sharing incentive (dedicated clouds)")

@@ -15,7 +15,10 @@ tasks of a quarter of its demand (the paper's resources are divisible; every cla
 whole number of them, so Table IV is reachable exactly), users are backlogged while
 active (:mod:`fairsim.simulator.backlog`), run times are uniform in [1, 3] s, and PS-DSF is the
 distributed online scheduler ``psdsf`` (every server runs its procedure every second and on its
-completions, Section III-D). TSF and C-DRFH are the online ``tsf`` and ``c-drfh``. Written into
+completions, Section III-D). TSF and C-DRFH are the online ``tsf`` and ``c-drfh``. The runs go
+through the scenario pipeline (:func:`fairsim.experiments.scenario.run.prepare_scenario`) with
+two hooks: the backlogged users as its workload, and each scheduler built with the users'
+eligible classes and wrapped in the queue counter the backlog reads (:func:`scenario`). Written into
 ``OUT`` (default ``results/psdsf``): ``report.md`` (our numbers beside the paper's, with PASS/FAIL
 for the Fig. 6 statements), ``fig6.png``, ``series.parquet`` (per second: CPU and memory
 utilisation of every class, tasks of every user on every class, per scheduler) and
@@ -40,14 +43,21 @@ import pyarrow as pa
 from fairsim.atomic import write_text
 from fairsim.experiments import config_path
 from fairsim.experiments.scenario.config import RunConfig, load_config, value_range
-from fairsim.experiments.scenario.run import component_rng
-from fairsim.schedulers import make_scheduler
+from fairsim.experiments.scenario.run import (
+    Hooks,
+    Scenario,
+    SchedulerRun,
+    Workload,
+    component_rng,
+    prepare_scenario,
+)
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.registry import SchedulerSpec, make_scheduler
 from fairsim.simulator.backlog import BackloggedUser, BacklogTaskSource
-from fairsim.simulator.cluster import ClusterState
-from fairsim.simulator.engine import Engine, RunResult
+from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import write_json, write_table
+from fairsim.simulator.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -122,52 +132,88 @@ def backlogged_users(
     return out
 
 
-def run_scheduler(name: str, cfg: RunConfig, *, quick: bool = False) -> dict[str, Any]:
-    """Simulate one scheduler on the scenario; per-second series by class and user."""
+def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str, Any]]:
+    """The reproduction's scenario, prepared by the scenario pipeline with its hooks.
+
+    The pipeline's workload is replaced by the backlogged users (:func:`backlogged_users`:
+    every ``step_s`` = half the period, each active user's queue is topped up, reading the
+    queue lengths from a :class:`~fairsim.simulator.backlog.QueueCounter` wrapped around the
+    scheduler), and each scheduler gets the users' eligible server classes. The pool is the
+    config's ``cluster.classes``, the horizon ``collect.horizon_s`` (scaled with ``quick``), the
+    grid one point per period (1 s).
+
+    Returns
+    -------
+    Scenario
+    dict
+        ``order`` (user names by engine user code), ``classes`` (class of every server),
+        ``cap`` (capacity, ``(n_servers, n_resources)``), ``scale`` (time scale) and ``split``
+        (small tasks per paper task).
+    """
     cap, classes = pool(cfg)
     scale, horizon = _scaled(cfg, quick)
     split = QUICK_SPLIT if quick else SPLIT
     period = 1.0
     step = period / 2
     users = backlogged_users(cfg, cap, classes, scale, step, grow=SPLIT / split)
-    source = BacklogTaskSource(
-        users,
-        resources=("cpu", "mem"),
-        end_s=horizon,
-        step_s=step,
-        rng=component_rng(cfg.seed, "workload"),
-    )
-    order = source.user_order()
+
+    def open_backlog() -> BacklogTaskSource:
+        return BacklogTaskSource(
+            users,
+            resources=("cpu", "mem"),
+            end_s=horizon,
+            step_s=step,
+            rng=component_rng(cfg.seed, "workload"),
+        )
+
+    order = tuple(open_backlog().user_order())
+
+    def workload(_cfg: RunConfig, _base: Path | None, _progress: bool) -> Workload:
+        return Workload(open_backlog, 0.0, horizon, {"backlogged_users": len(users)}, users=order)
+
     by_name = {u.name: u for u in cfg.trace.users or []}
-    weights = {c: by_name[n].weight for c, n in enumerate(order)}
     eligible = {
         c: np.isin(classes, by_name[n].eligible or [])
         for c, n in enumerate(order)
         if by_name[n].eligible
     }
-    sched = make_scheduler(name, weights=weights, eligible=eligible)
-    engine = Engine(
-        ClusterState(cap, ("cpu", "mem")),
-        source.attach(sched),
-        source,
-        horizon_s=horizon,
-        utilization_interval_s=period,
+
+    def scheduler(run: SchedulerRun) -> Scheduler:
+        source = run.source
+        assert isinstance(source, BacklogTaskSource)
+        return source.attach(make_scheduler(run.spec, weights=run.weights, eligible=eligible))
+
+    grid = {"horizon_s": horizon, "utilization_interval_s": period}
+    collect = cfg.collect.model_copy(update=grid)
+    prepared = prepare_scenario(
+        cfg.model_copy(update={"collect": collect}),
+        hooks=Hooks(workload=workload, scheduler=scheduler),
     )
-    res = engine.run()
-    return {
-        "result": res,
-        "order": order,
-        "classes": classes,
-        "cap": cap,
-        "scale": scale,
-        "split": split,
-    }
+    info = {"order": list(order), "classes": classes, "cap": cap, "scale": scale, "split": split}
+    return prepared, info
+
+
+def run_scheduler(
+    name: str | SchedulerSpec, cfg: RunConfig, *, quick: bool = False
+) -> dict[str, Any]:
+    """Simulate one scheduler of the config (its label, or its resolved entry) on the scenario
+    (:func:`scenario`).
+
+    Returns
+    -------
+    dict
+        ``result`` (the engine's result) and the keys of :func:`scenario`'s second value.
+    """
+    prepared, info = scenario(cfg, quick=quick)
+    label = name.label if isinstance(name, SchedulerSpec) else name
+    run = next(prepared.runs(names=[label]))
+    return {"result": run.result, **info}
 
 
 def series(run: dict[str, Any], cfg: RunConfig) -> pd.DataFrame:
     """Per second (on the paper's time axis): CPU/memory utilisation of every class, and paper
     tasks of every user on every class (running small tasks / split)."""
-    res: RunResult = run["result"]
+    res: EngineResult = run["result"]
     scale, cap, classes = run["scale"], run["cap"], np.asarray(run["classes"])
     t = res.tasks
     grid = np.arange(0.0, res.horizon_s + 1e-9, 1.0)
@@ -314,9 +360,12 @@ def run_experiment(
     cfg = load_config(config)
     out.mkdir(parents=True, exist_ok=True)
     frames, walls = [], {}
-    for name in cfg.schedulers:
-        run = run_scheduler(name, cfg, quick=quick)
-        res: RunResult = run["result"]
+    prepared, info = scenario(cfg, quick=quick)
+    for sched_run in prepared.runs():
+        name = sched_run.name
+        assert sched_run.result is not None
+        run = {"result": sched_run.result, **info}
+        res: EngineResult = sched_run.result
         walls[name] = (res.wall_s, len(res.tasks["submit_s"]))
         if progress:
             log.info("%s: %d tasks in %.1f s", name, walls[name][1], walls[name][0])

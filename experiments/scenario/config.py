@@ -1,6 +1,6 @@
 """Scenario configuration (YAML), validated with pydantic.
 
-Shape (docs/config.md)::
+Shape (the documentation site's configuration reference is generated from the models below)::
 
     name: drfh-google
     seed: 1                                   # one SeedSequence per run, spawned per component
@@ -43,6 +43,21 @@ Trace formats
     ``users``: a list of ``{name, join_s, demand, tasks, run_s, weight}``; each user submits
     ``tasks`` identical tasks at ``join_s`` (the DRFH paper's Fig. 4 scenario); demands are
     numbers >= 0.
+
+Schedulers
+----------
+``schedulers`` lists the schedulers to compare, each a registered name
+(:func:`fairsim.schedulers.registry.available`, plug-ins included) or a mapping that also gives the
+scheduler's parameters, validated against the scheduler's own parameter model
+(:func:`fairsim.schedulers.registry.params_model`)::
+
+    schedulers: [ff-drfh, {name: psdsf, period_s: 2}, {name: slots, slots: 14}, slots-14-single]
+
+Each one's results go into the folder named by its label
+(:func:`fairsim.schedulers.registry.resolve`): the name, followed by ``-<value>`` for every
+parameter given a non-default value (``psdsf-2``, ``slots-14``); ``label:`` in the mapping
+overrides it. ``slots-<S>``, ``slots-<S>-single`` and ``slots-<S>-cpu`` are short names of
+``{name: slots, slots: S, model: ...}``.
 
 Weights
 -------
@@ -108,7 +123,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import (
@@ -120,7 +135,10 @@ from pydantic import (
     model_validator,
 )
 
-from fairsim.errors import ConfigError, unknown_key
+from fairsim.errors import ConfigError, FairsimError, unknown_key
+
+if TYPE_CHECKING:
+    from fairsim.schedulers.registry import SchedulerSpec
 
 
 def value_range(v: Any) -> tuple[Any, Any]:
@@ -215,9 +233,12 @@ def check_name(name: Any, field: str = "name") -> str:
 
 class _Strict(BaseModel):
     """Base model: frozen, unknown keys are errors that suggest the closest known key, and NaN or
-    infinite numbers are refused."""
+    infinite numbers are refused. The docstring below each field is its description (in the JSON
+    schema and the generated config reference)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -242,13 +263,29 @@ class InlineUser(_Strict):
     """
 
     name: str
+    """User name (unique within the workload); it names the user in the result files."""
     join_s: float = Field(default=0.0, ge=0)
+    """Time at which the user submits its tasks, in seconds (>= 0)."""
     demand: list[float]
+    """Resources one task holds while it runs, one number >= 0 per resource (normalised units: the
+    largest server has 1).
+    """
     tasks: int | None = Field(default=None, gt=0)
+    """Number of identical tasks submitted at ``join_s``; required without ``windows``."""
     run_s: float | list[float]
+    """Run time of each task in seconds (> 0); with ``windows`` also ``[lo, hi]`` for uniform run
+    times.
+    """
     weight: float = Field(default=1.0, gt=0)
+    """The user's weight (phi_n, w_i): DRF-family schedulers divide its dominant share by it."""
     eligible: list[str] | None = None
+    """Names of the ``cluster.classes`` its tasks may run on (placement constraint); null: every
+    server.
+    """
     windows: list[list[float]] | None = None
+    """``[start, end)`` pairs in seconds, in order and disjoint, during which the user is backlogged
+    (PS-DSF paper, Section V); null: a one-shot user.
+    """
 
     @field_validator("demand")
     @classmethod
@@ -296,9 +333,17 @@ class ConstraintModel(_Strict):
     """A documented constraint model for traces without constraints (see the module docstring)."""
 
     share: float = Field(default=0.5, ge=0, le=1)
+    """Probability that a job (or task, see ``per``) is constrained."""
     classes: int | list[int] = 1
+    """Number of machine classes a constrained job may use: an integer or ``[lo, hi]`` (uniform),
+    drawn without replacement with probability proportional to each class's server count.
+    """
     per: Literal["job", "task"] = "job"
+    """Whether the draw is made once per job or once per task."""
     model: Literal["pinned", "any-of"] = "pinned"
+    """``pinned``: the job spans its classes and each task is pinned to one of them (``class=A``);
+    ``any-of``: every task may use any of them (``class=A|B``).
+    """
 
     @field_validator("classes")
     @classmethod
@@ -334,24 +379,73 @@ class TraceConfig(_Strict):
         "alibaba-2018-spar",
         "alibaba-gpu-2023",
     ]
+    """Kind of input: a raw trace (converted once and cached), a converted ``tasks.parquet``
+    (``canonical``), generated tasks (``synthetic``) or users listed in the config (``inline``).
+    """
     path: str | None = None
+    """Folder of the official trace files (raw formats) or the converted ``tasks.parquet`` / its
+    folder (``canonical``); relative to the config file's folder.
+    """
     parts: str | None = None
+    """``google-2011`` only: the task_events parts to read, e.g. ``"0-13"``; null: every part
+    present.
+    """
     start_s: float = Field(default=0.0, ge=0)
+    """Start of the simulated window in seconds of trace time; tasks submitted earlier are not
+    simulated.
+    """
     end_s: float | None = None
+    """End of the window in seconds (tasks submitted from then on are not simulated) and the
+    simulation's horizon unless ``collect.horizon_s`` is set; null: the end of the converted
+    trace's data (``inline``: until every task is done; ``synthetic``: one second after the last
+    submission).
+    """
     n_tasks: int | None = Field(default=None, gt=0)
+    """``synthetic`` only: number of generated tasks (required there)."""
     model: Literal["google", "complex"] = "google"
+    """``synthetic`` only: ``google`` (independent tasks fitted to the Google sample) or ``complex``
+    (jobs with DAG parents and instance counts).
+    """
     users: list[InlineUser] | None = None
+    """``inline`` only: the users and their tasks (required there)."""
     weights: dict[str, float] | None = None
+    """Weight (> 0) of trace users by name; users not listed get ``default_weight``."""
     default_weight: float = Field(default=1.0, gt=0)
+    """Weight of every user without one."""
     cache_dir: str | None = None
+    """Folder where raw traces are converted once and cached; null: ``results/cache`` in the working
+    directory.
+    """
     bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
+    """Largest fraction of malformed or unparseable rows a converted table may have; above it the
+    conversion is refused, naming the first bad row.
+    """
     dag: bool = True
+    """Hold a task until its DAG parents (the ``parents`` column) have finished."""
     repetitions: int | list[int] = 1
+    """Times each job runs: an integer, or ``[lo, hi]`` for a uniform integer per job drawn with the
+    run's seed (UDRF paper, Section V).
+    """
     repetition_mode: Literal["simultaneous", "sequential"] = "simultaneous"
+    """``simultaneous``: the repetitions may run side by side, all released when the job enters the
+    queue; ``sequential``: one after the other.
+    """
     queue_jobs: int | None = Field(default=None, gt=0)
+    """Capacity of the bounded job queue, in jobs (UDRF paper, Section V: 100); null: unbounded."""
     job_run_s: list[float] | None = None
+    """``[lo, hi]``: replace the trace's run times by one uniform run time per job, in seconds (UDRF
+    paper, Section V: 10-100 s); null: keep them.
+    """
     constraints: Literal["trace", "none"] | ConstraintModel = "trace"
+    """Placement constraints: ``trace`` uses the table's ``constraint`` column when it has one,
+    ``none`` ignores constraints, a mapping draws a seeded constraint model for traces without
+    constraints.
+    """
     censored: Literal["hold", "complete"] = "hold"
+    """Right-censored tasks (still running when the trace ends): ``hold`` keeps their resources
+    until the horizon and never completes them; ``complete`` runs their observed span (a lower
+    bound) and counts them as completed.
+    """
 
     @field_validator("constraints", mode="before")
     @classmethod
@@ -436,8 +530,11 @@ class ServerClass(_Strict):
     """``count`` identical servers of capacity ``capacity`` (one entry per resource)."""
 
     name: str
+    """Class name (unique), referred to by ``trace.users[].eligible``."""
     count: int = Field(gt=0)
+    """Number of identical servers of this class."""
     capacity: list[float]
+    """Capacity of each server, one number >= 0 per resource (at least one positive)."""
 
     @field_validator("capacity")
     @classmethod
@@ -459,10 +556,23 @@ class ClusterConfig(_Strict):
     """
 
     servers: int | None = Field(default=None, gt=0)
+    """Number of servers to draw (``table-i``, ``machine-events``; for ``trace``: drawn without
+    replacement, null: every machine); must not be given with ``classes``.
+    """
     source: Literal["table-i", "machine-events", "trace"] = "table-i"
+    """Where servers come from: i.i.d. draws from the DRFH paper's Table I, the real Google machines
+    (``machine-events``), or the converted trace's ``servers.parquet`` (``trace``).
+    """
     path: str | None = None
+    """``machine-events`` only: the Google trace folder with ``machine_events``; null:
+    ``trace.path``.
+    """
     seed: int | None = Field(default=None, ge=0)
+    """Seed of the pool draw; null: the run's ``seed`` (its ``pool`` component)."""
     classes: list[ServerClass] | None = None
+    """Explicit server classes, in order (PS-DSF paper, Section V); replaces ``servers`` and
+    ``source``.
+    """
 
     @model_validator(mode="after")
     def _classes(self) -> ClusterConfig:
@@ -492,8 +602,13 @@ class CollectConfig(_Strict):
     """What the collectors record."""
 
     utilization_interval_s: float = Field(default=60.0, gt=0)
+    """Spacing of the utilisation grid in seconds (``utilization.parquet`` and its figure)."""
     user_shares: bool = False
+    """Also record every user's share of each resource on the grid (``user_shares.parquet``; DRFH
+    paper, Fig. 4).
+    """
     horizon_s: float | None = Field(default=None, gt=0)
+    """End of the simulation in seconds; null: the end of the trace window (``trace.end_s``)."""
 
 
 def check_samples(cfg: RunConfig, start_s: float, horizon_s: float, n_resources: int = 2) -> None:
@@ -537,11 +652,24 @@ class RunConfig(_Strict):
     """A complete ``fairsim run`` scenario."""
 
     name: str
+    """Scenario name, a single folder name: the default output folder is ``results/<name>``."""
     seed: int = Field(default=1, ge=0)
+    """Seed of the run (>= 0); one SeedSequence per run, spawned per component (pool, workload,
+    jobs, constraints).
+    """
     trace: TraceConfig
+    """Where the tasks come from."""
     cluster: ClusterConfig = ClusterConfig()
-    schedulers: list[str] = Field(min_length=1)
+    """The server pool."""
+    schedulers: list[str | dict[str, Any]] = Field(min_length=1)
+    """Schedulers to compare, each simulated on the same workload and an identical copy of the
+    pool: registered names (``fairsim run --help`` lists them; ``slots-14`` style aliases) or
+    ``{name: ..., parameter: value}`` mappings validated against the scheduler's own parameters,
+    e.g. ``[ff-drfh, {name: psdsf, period_s: 2}, {name: slots, slots: 14}]``. Results go to one
+    folder per scheduler, named by its label (``psdsf-2``).
+    """
     collect: CollectConfig = CollectConfig()
+    """What the collectors record."""
 
     @field_validator("name")
     @classmethod
@@ -571,16 +699,50 @@ class RunConfig(_Strict):
                     )
         return self
 
-    @field_validator("schedulers")
+    @field_validator("schedulers", mode="before")
     @classmethod
-    def _known(cls, names: list[str]) -> list[str]:
-        from fairsim.schedulers.registry import validate_name
+    def _known(cls, entries: Any) -> Any:
+        from fairsim.schedulers.registry import resolve
 
-        for n in names:
-            validate_name(n)
-        if len(set(names)) != len(names):
-            raise ValueError(f"duplicate scheduler names in {names}")
-        return names
+        if not isinstance(entries, list):
+            return entries  # pydantic refuses it
+        out: list[str | dict[str, Any]] = []
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, str | dict):
+                raise ValueError(
+                    f"schedulers.{i}: {entry!r} (expected a scheduler name or a mapping "
+                    "{name: ..., parameter: value})"
+                )
+            try:
+                spec = resolve(entry)
+            except FairsimError as exc:
+                if isinstance(entry, str):
+                    raise ValueError(str(exc)) from None  # "schedulers: unknown scheduler ..."
+                raise ValueError(f"schedulers.{i}: {exc}") from None
+            if spec.label in seen:
+                raise ValueError(
+                    f"schedulers.{i}: duplicate scheduler {spec.label!r} (entry {seen[spec.label]} "
+                    "has the same result folder; remove one or give it another label)"
+                )
+            seen[spec.label] = i
+            if isinstance(entry, str):
+                out.append(entry)
+            else:  # the validated values, in the scheduler's order; the label if one was given
+                given = {"label": entry["label"]} if "label" in entry else {}
+                out.append({"name": spec.name, **spec.params, **given})
+        return out
+
+    def scheduler_specs(self) -> list[SchedulerSpec]:
+        """The validated schedulers (:class:`fairsim.schedulers.registry.SchedulerSpec`: name,
+        parameters, label), in the order of ``schedulers``."""
+        from fairsim.schedulers.registry import resolve
+
+        return [resolve(entry) for entry in self.schedulers]
+
+    def scheduler_labels(self) -> list[str]:
+        """The schedulers' labels: their result folders (``OUT/<label>/``)."""
+        return [spec.label for spec in self.scheduler_specs()]
 
     def config_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the resolved config, canonical JSON."""

@@ -11,16 +11,24 @@ Relative paths of a config are relative to its file's folder (``base``); convert
 cached under ``trace.cache_dir`` (default ``results/cache`` in the working directory). Before
 anything is simulated, an empty window, a utilisation interval that does not fit the window and
 a pool with zero total capacity of a resource are refused with one-line errors.
+
+There is one pipeline: :func:`prepare_scenario` resolves the workload, the pool, the placement
+constraints and the users' weights once, and :meth:`Scenario.runs` runs every scheduler on them.
+``fairsim run`` (:func:`run_config`), ``fairsim.simulate``, ``fairsim sweep`` and the paper
+reproductions all go through it; a reproduction plugs what it measures into it with
+:class:`Hooks` (its own workload or pool, a wrapper around each scheduler, a callback on the
+utilisation grid) instead of building its own engine.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +47,14 @@ from fairsim.experiments.scenario.config import (
     check_samples,
     value_range,
 )
-from fairsim.schedulers import make_scheduler
+from fairsim.schedulers.registry import SchedulerSpec, make_scheduler, resolve
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
-from fairsim.simulator.engine import Engine, RunResult
+from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.jobs import JobGate, JobsTaskSource
 from fairsim.simulator.replicas import InstanceTaskSource
 from fairsim.simulator.results import write_json, write_run, write_table
+from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.workload import FrameTaskSource, ParquetTaskSource, TaskSource
 
 log = logging.getLogger(__name__)
@@ -97,16 +106,39 @@ def cache_root(trace: TraceConfig, base: Path | None = None) -> Path:
 
 @dataclass
 class Workload:
-    """A resolved workload: how to open a fresh task stream, and its window."""
+    """A resolved workload: how to open a fresh task stream, and its window.
+
+    Attributes
+    ----------
+    open : callable
+        ``open()`` returns a fresh :class:`~fairsim.simulator.workload.TaskSource` (one per
+        scheduler run).
+    start_s, end_s : float
+        The simulated window, seconds.
+    describe : dict
+        What the workload is (for reports).
+    resources : tuple of str
+    folder : Path or None
+        The converted trace (its ``servers.parquet`` serves cluster source ``trace``).
+    gate : callable
+        ``gate()`` returns a fresh job gate per scheduler run, or None.
+    last_submit_s : float or None
+        The last submit time inside the window.
+    users : tuple of str or None
+        User names in the order the engine numbers them (first submission), when the workload
+        knows it without reading the stream (a feedback source such as
+        :class:`~fairsim.simulator.backlog.BacklogTaskSource` cannot be read ahead).
+    """
 
     open: Callable[[], TaskSource]
     start_s: float
     end_s: float
     describe: dict[str, Any]
     resources: tuple[str, ...] = RESOURCES
-    folder: Path | None = None  # the converted trace (its servers.parquet: cluster source "trace")
-    gate: Callable[[], JobGate | None] = lambda: None  # a fresh gate per scheduler run
-    last_submit_s: float | None = None  # the last submit time inside the window
+    folder: Path | None = None
+    gate: Callable[[], JobGate | None] = lambda: None
+    last_submit_s: float | None = None
+    users: tuple[str, ...] | None = None
 
 
 #: Bump when the converter's rules change, so cached conversions are redone.
@@ -344,12 +376,18 @@ def _check_window(submit_s: np.ndarray, trace: TraceConfig, start: float, end: f
     )
 
 
-def user_weights(cfg: RunConfig, open_source: Callable[[], TaskSource]) -> dict[int, float] | None:
+def user_weights(
+    cfg: RunConfig,
+    open_source: Callable[[], TaskSource],
+    users: tuple[str, ...] | None = None,
+) -> dict[int, float] | None:
     """Each user's weight, keyed by the engine's user code (users are numbered by first
     appearance in the task stream, as :class:`fairsim.simulator.engine.Engine` numbers them).
 
     Weights come from ``trace.users[].weight`` (inline users) and ``trace.weights`` (a mapping
-    from user name to weight); every other user has ``trace.default_weight``.
+    from user name to weight); every other user has ``trace.default_weight``. ``users`` gives the
+    user names in code order when the workload knows it (:attr:`Workload.users`); otherwise the
+    order is read from a fresh stream of ``open_source``.
 
     Returns
     -------
@@ -367,9 +405,12 @@ def user_weights(cfg: RunConfig, open_source: Callable[[], TaskSource]) -> dict[
     if not named and trace.default_weight == 1.0:
         return None
     order: dict[str, int] = {}
-    for batch in open_source().batches():
-        for name in pd.unique(batch.user):
-            order.setdefault(str(name), len(order))
+    if users is not None:
+        order = {name: code for code, name in enumerate(users)}
+    else:
+        for batch in open_source().batches():
+            for name in pd.unique(batch.user):
+                order.setdefault(str(name), len(order))
     unknown = sorted(set(trace.weights or {}) - set(order))
     if unknown:
         shown = ", ".join(repr(u) for u in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
@@ -555,7 +596,7 @@ def pool_capacity(pool: pd.DataFrame, resources: tuple[str, ...] = RESOURCES) ->
 
 
 def simulate(
-    scheduler: str,
+    scheduler: str | Mapping[str, Any] | SchedulerSpec | Scheduler,
     capacity: np.ndarray,
     source: TaskSource,
     *,
@@ -570,26 +611,294 @@ def simulate(
     constraints: ConstraintIndex | None = None,
     censored: str = "hold",
     weights: dict[int, float] | None = None,
-) -> RunResult:
-    """Run one scheduler on a fresh copy of the pool; returns the engine's ``RunResult``.
+    on_sample: Callable[[float, ClusterState], None] | None = None,
+) -> EngineResult:
+    """Run one scheduler on a fresh copy of the pool; returns the engine's result.
 
-    ``weights`` maps the engine's user codes to weights (:func:`user_weights`).
+    ``scheduler`` is a config entry (a registered name, ``{name: ..., parameter: value}`` or a
+    resolved :class:`fairsim.schedulers.registry.SchedulerSpec`, built with ``weights``, which map
+    the engine's user codes to weights, :func:`user_weights`) or an unbound scheduler instance
+    (``weights`` is then not used). ``on_sample(time_s, cluster)`` is called at every utilisation
+    grid point.
     """
+    if not isinstance(scheduler, Scheduler):
+        scheduler = make_scheduler(scheduler, weights=weights)
     engine = Engine(
         ClusterState(capacity, resources),
-        make_scheduler(scheduler, weights=weights),
+        scheduler,
         source,
         start_s=start_s,
         horizon_s=horizon_s,
         utilization_interval_s=interval_s,
         record_user_shares=user_shares,
         progress=progress,
-        progress_desc=desc or scheduler,
+        progress_desc=desc or scheduler.name,
         gate=gate,
         constraints=constraints,
         censored=censored,
+        on_sample=on_sample,
     )
     return engine.run()
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What a caller plugs into the scenario pipeline (:func:`prepare_scenario`).
+
+    Every hook is optional; None keeps the pipeline's own step. The paper reproductions plug in
+    what they measure: PS-DSF replaces the workload by backlogged users and wraps each scheduler
+    in the queue counter their source reads; UDRF wraps each scheduler in a watcher of its waiting
+    tasks and measures the wasted resources at every grid point; the DRFH reproduction replaces
+    workload and pool by one user's tasks on its dedicated cloud.
+
+    Attributes
+    ----------
+    workload : callable, optional
+        ``workload(cfg, base, progress) -> Workload``, replacing :func:`resolve_workload`.
+    pool : callable, optional
+        ``pool(cfg, base, workload) -> pandas.DataFrame`` (columns ``server`` and one per
+        resource), replacing :func:`build_pool`.
+    scheduler : callable, optional
+        ``scheduler(run) -> Scheduler``: the unbound scheduler of one :class:`SchedulerRun`
+        (its task source, gate, constraints and the users' weights are set), replacing
+        :func:`default_scheduler`; a wrapper calls that one and wraps what it returns.
+    on_sample : callable, optional
+        ``on_sample(run, time_s, cluster)`` at every utilisation grid point of every run;
+        ``cluster`` is the engine's :class:`~fairsim.simulator.cluster.ClusterState` (read it,
+        never change it).
+
+    Examples
+    --------
+    Count the grid points of every run:
+
+    >>> counts: dict[str, int] = {}
+    >>> def count(run, time_s, cluster):
+    ...     counts[run.name] = counts.get(run.name, 0) + 1
+    >>> hooks = Hooks(on_sample=count)
+    """
+
+    workload: Callable[[RunConfig, Path | None, bool], Workload] | None = None
+    pool: Callable[[RunConfig, Path | None, Workload], pd.DataFrame] | None = None
+    scheduler: Callable[[SchedulerRun], Scheduler] | None = None
+    on_sample: Callable[[SchedulerRun, float, ClusterState], None] | None = None
+
+
+@dataclass
+class SchedulerRun:
+    """One scheduler's run of a prepared :class:`Scenario`: what the hooks see, and, once the
+    run has finished, its result.
+
+    Attributes
+    ----------
+    spec : SchedulerSpec
+        The scheduler's validated config entry (name, parameters, label).
+    scenario : Scenario
+    source : TaskSource
+        This run's fresh task stream.
+    gate : JobGate or None
+        This run's job gate (complex jobs), if any.
+    constraints : ConstraintIndex or None
+        This run's placement constraints, if any.
+    scheduler : Scheduler or None
+        The scheduler handed to the engine (set before the run).
+    result : EngineResult or None
+        The engine's result (set when the run has finished).
+    """
+
+    spec: SchedulerSpec
+    scenario: Scenario
+    source: TaskSource
+    gate: JobGate | None = None
+    constraints: ConstraintIndex | None = None
+    scheduler: Scheduler | None = None
+    result: EngineResult | None = None
+
+    @property
+    def name(self) -> str:
+        """The scheduler's label: its result folder and the ``scheduler`` of its results
+        (``psdsf-2`` for ``{name: psdsf, period_s: 2}``)."""
+        return self.spec.label
+
+    @property
+    def config(self) -> RunConfig:
+        """The scenario's config."""
+        return self.scenario.config
+
+    @property
+    def weights(self) -> dict[int, float] | None:
+        """The users' weights by engine user code (:func:`user_weights`), or None."""
+        return self.scenario.weights
+
+
+def default_scheduler(run: SchedulerRun) -> Scheduler:
+    """The registry's scheduler of ``run.spec`` (name and parameters), with the users'
+    weights."""
+    return make_scheduler(run.spec, weights=run.weights)
+
+
+@dataclass
+class Scenario:
+    """A scenario resolved once for all its schedulers (:func:`prepare_scenario`).
+
+    Attributes
+    ----------
+    config : RunConfig
+    base : Path or None
+        The config file's folder (relative paths), None for the working directory.
+    workload : Workload
+    pool : pandas.DataFrame
+        The simulated servers: ``server`` and one column per resource.
+    capacity : ndarray, shape (n_servers, n_resources)
+    horizon_s : float
+        End of every run, seconds (``collect.horizon_s``, else the end of the window).
+    open_source : callable
+        ``open_source()``: a fresh task stream with the config's placement constraints.
+    constraint_index : callable or None
+        ``constraint_index()``: a fresh constraint index, None without constraints.
+    weights : dict of int to float, or None
+        The users' weights by engine user code (:func:`user_weights`).
+    hooks : Hooks
+    """
+
+    config: RunConfig
+    base: Path | None
+    workload: Workload
+    pool: pd.DataFrame
+    capacity: np.ndarray
+    horizon_s: float
+    open_source: Callable[[], TaskSource]
+    constraint_index: Callable[[], ConstraintIndex] | None
+    weights: dict[int, float] | None
+    hooks: Hooks = field(default_factory=Hooks)
+
+    def summary_extra(self) -> dict[str, Any]:
+        """What ``summary.json`` adds to a run's headline numbers: config hash, seed, number
+        of servers and the scenario's name."""
+        cfg = self.config
+        return {
+            "config_hash": cfg.config_hash(),
+            "seed": cfg.seed,
+            "servers": len(self.pool),
+            "name": cfg.name,
+        }
+
+    def runs(
+        self, *, progress: bool = False, names: list[str] | None = None
+    ) -> Iterator[SchedulerRun]:
+        """Run the schedulers one after the other, each on a fresh copy of the pool and a fresh
+        task stream; yield each :class:`SchedulerRun` when it has finished.
+
+        Parameters
+        ----------
+        progress : bool
+            Show a progress bar per run.
+        names : list of str, optional
+            The schedulers to run: labels of the config's ``schedulers`` or other registered
+            names (default: every entry of the config's ``schedulers``).
+
+        Yields
+        ------
+        SchedulerRun
+            With ``result`` set.
+        """
+        cfg, hooks = self.config, self.hooks
+        build = hooks.scheduler or default_scheduler
+        specs = cfg.scheduler_specs()
+        if names is not None:  # a config label, else any registered name or alias
+            by_label = {spec.label: spec for spec in specs}
+            specs = [by_label.get(n) or resolve(n) for n in names]
+        for spec in specs:
+            name = spec.label
+            run = SchedulerRun(
+                spec,
+                self,
+                self.open_source(),
+                self.workload.gate(),
+                self.constraint_index() if self.constraint_index is not None else None,
+            )
+            run.scheduler = build(run)
+            sample = hooks.on_sample
+            run.result = simulate(
+                run.scheduler,
+                self.capacity,
+                run.source,
+                start_s=self.workload.start_s,
+                horizon_s=self.horizon_s,
+                interval_s=cfg.collect.utilization_interval_s,
+                user_shares=cfg.collect.user_shares,
+                progress=progress,
+                desc=name,
+                resources=self.workload.resources,
+                gate=run.gate,
+                constraints=run.constraints,
+                censored=cfg.trace.censored,
+                on_sample=functools.partial(sample, run) if sample is not None else None,
+            )
+            yield run
+
+
+def prepare_scenario(
+    cfg: RunConfig,
+    *,
+    base: Path | None = None,
+    progress: bool = False,
+    hooks: Hooks | None = None,
+) -> Scenario:
+    """Resolve a scenario once for all its schedulers: the scenario pipeline's first step.
+
+    Resolves the workload (:func:`resolve_workload`), checks the utilisation grid against the
+    window, draws the pool (:func:`build_pool`), adds the placement constraints
+    (:func:`constrained_workload`) and the users' weights (:func:`user_weights`).
+    :meth:`Scenario.runs` then runs the schedulers.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        Validated scenario.
+    base : Path, optional
+        Folder of the config file: relative paths of the config are relative to it (to the
+        working directory when None).
+    progress : bool
+        Show progress while converting a trace.
+    hooks : Hooks, optional
+        What the caller plugs in (its own workload or pool, scheduler wrappers, grid callbacks).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ConfigError
+        If the trace or the pool cannot be resolved, the window holds no task, or the
+        utilisation interval does not fit the window.
+
+    Examples
+    --------
+    >>> from fairsim.experiments.scenario.config import parse_config
+    >>> cfg = parse_config({"name": "demo", "trace": {"format": "synthetic", "n_tasks": 200},
+    ...                     "cluster": {"servers": 10}, "schedulers": ["ff-drfh", "bf-drfh"]})
+    >>> scenario = prepare_scenario(cfg)
+    >>> [(run.name, len(run.result.tasks["submit_s"])) for run in scenario.runs()]
+    [('ff-drfh', 200), ('bf-drfh', 200)]
+    """
+    hooks = hooks or Hooks()
+    workload = (hooks.workload or resolve_workload)(cfg, base, progress)
+    horizon = cfg.collect.horizon_s or workload.end_s
+    # without a horizon the run lasts at least until the last submission
+    end = horizon if math.isfinite(horizon) else workload.last_submit_s
+    try:
+        if end is not None:
+            check_samples(cfg, workload.start_s, end, len(workload.resources))
+    except ValueError as exc:
+        raise ConfigError(f"config: {exc}") from None
+    pool = (hooks.pool or build_pool)(cfg, base, workload)
+    capacity = pool_capacity(pool, workload.resources)
+    open_source, index = constrained_workload(cfg, workload, pool)
+    weights = user_weights(cfg, workload.open, workload.users)
+    return Scenario(
+        cfg, base, workload, pool, capacity, horizon, open_source, index, weights, hooks
+    )
 
 
 def run_config(
@@ -601,6 +910,8 @@ def run_config(
     report: bool = True,
     overwrite: bool = False,
     protect: tuple[Path, ...] = (),
+    hooks: Hooks | None = None,
+    what: str = "--out",
 ) -> dict[str, dict[str, Any]]:
     """Run every scheduler of ``cfg`` and write the result files into ``out``.
 
@@ -626,6 +937,10 @@ def run_config(
         Replace an existing non-empty ``out``.
     protect : tuple of Path
         Inputs (the config file) that an ``overwrite`` must not delete.
+    hooks : Hooks, optional
+        Passed to :func:`prepare_scenario`.
+    what : str
+        How messages about the output folder name it.
 
     Returns
     -------
@@ -640,56 +955,29 @@ def run_config(
     OutputError
         If ``out`` is refused (an existing file, below a file, not writable, not empty).
     """
-    with atomic_dir(out, overwrite=overwrite, protect=protect) as tmp:
-        return _run_into(cfg, tmp, base=base, progress=progress, report=report)
+    with atomic_dir(out, overwrite=overwrite, protect=protect, what=what) as tmp:
+        return _run_into(cfg, tmp, base=base, progress=progress, report=report, hooks=hooks)
 
 
 def _run_into(
-    cfg: RunConfig, out: Path, *, base: Path | None, progress: bool, report: bool
+    cfg: RunConfig,
+    out: Path,
+    *,
+    base: Path | None,
+    progress: bool,
+    report: bool,
+    hooks: Hooks | None = None,
 ) -> dict[str, dict[str, Any]]:
     """:func:`run_config` into an empty folder ``out`` (the temporary one)."""
-    workload = resolve_workload(cfg, base, progress)
-    horizon = cfg.collect.horizon_s or workload.end_s
-    # without a horizon the run lasts at least until the last submission
-    end = horizon if math.isfinite(horizon) else workload.last_submit_s
-    try:
-        if end is not None:
-            check_samples(cfg, workload.start_s, end, len(workload.resources))
-    except ValueError as exc:
-        raise ConfigError(f"config: {exc}") from None
-    pool = build_pool(cfg, base, workload)
-    capacity = pool_capacity(pool, workload.resources)
+    scenario = prepare_scenario(cfg, base=base, progress=progress, hooks=hooks)
     write_text(out / "config.yaml", cfg.to_yaml())
-    write_table(pa.Table.from_pandas(pool, preserve_index=False), out / "servers.parquet")
-    open_source, index = constrained_workload(cfg, workload, pool)
-    weights = user_weights(cfg, workload.open)
+    write_table(pa.Table.from_pandas(scenario.pool, preserve_index=False), out / "servers.parquet")
     summaries: dict[str, dict[str, Any]] = {}
-    for name in cfg.schedulers:
-        result = simulate(
-            name,
-            capacity,
-            open_source(),
-            start_s=workload.start_s,
-            horizon_s=horizon,
-            interval_s=cfg.collect.utilization_interval_s,
-            user_shares=cfg.collect.user_shares,
-            progress=progress,
-            resources=workload.resources,
-            gate=workload.gate(),
-            constraints=index() if index is not None else None,
-            censored=cfg.trace.censored,
-            weights=weights,
-        )
-        summaries[name] = write_run(
-            result,
-            out / name,
-            extra_summary={
-                "config_hash": cfg.config_hash(),
-                "seed": cfg.seed,
-                "servers": len(pool),
-                "name": cfg.name,
-            },
-        )
+    for run in scenario.runs(progress=progress):
+        assert run.result is not None
+        name = run.name
+        summaries[name] = write_run(run.result, out / name, extra_summary=scenario.summary_extra())
+        del run  # the engine's result is written: free it before the next run
         log.info(
             "%s: %d tasks in %.1f s (%.0f tasks/s)",
             name,

@@ -324,7 +324,8 @@ def finished_result(out: Path, run: RunSpec) -> dict[str, Any] | None:
     try:
         done = json.loads(marker.read_text())
         summaries = {
-            s: json.loads((folder / s / "summary.json").read_text()) for s in run.config.schedulers
+            s: json.loads((folder / s / "summary.json").read_text())
+            for s in run.config.scheduler_labels()
         }
     except (OSError, ValueError):
         return None
@@ -359,7 +360,7 @@ def runs_frame(
         res = results.get(run.run_id)
         if res is None:
             continue
-        for sched in run.config.schedulers:
+        for sched in run.config.scheduler_labels():
             s = res["summaries"].get(sched, {})
             util = s.get("mean_utilization") or {}
             row: dict[str, Any] = {"run_id": run.run_id, **run.params, "seed": run.seed}

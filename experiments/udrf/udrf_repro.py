@@ -35,6 +35,11 @@ Measured, per scheduler (written into ``OUT``, default ``results/udrf``):
 * **RDUCs** (Fig. 7) and the users' degrees in the user dependency graph (Fig. 6) at every grid
   point under UDRF; the CDF of the machine classes the jobs need (Fig. 8) from the constraint model.
 
+The runs go through the scenario pipeline
+(:func:`fairsim.experiments.scenario.run.prepare_scenario`) with two hooks: every scheduler is
+wrapped in a watcher of its waiting tasks, and the waste and the RDUCs are measured at every grid
+point.
+
 ``report.md`` checks every statement of the paper's Section V (its figures give no numbers in the
 text) as PASS, FAIL or n/a with the reason; ``summary.json`` has the numbers. ``--quick`` runs a
 small version (the jobs of 5 minutes of the trace on 100 servers, the baseline and UDRF only) for
@@ -59,15 +64,13 @@ from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
 from fairsim.experiments.scenario.config import ConstraintModel, RunConfig, load_config
 from fairsim.experiments.scenario.run import (
-    build_pool,
-    constrained_workload,
-    pool_capacity,
-    resolve_workload,
+    Hooks,
+    SchedulerRun,
+    default_scheduler,
+    prepare_scenario,
 )
-from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.udrf_online import UDRF
 from fairsim.simulator.cluster import ClusterState
-from fairsim.simulator.engine import Engine
 from fairsim.simulator.jobs import admission_times
 from fairsim.simulator.results import write_json, write_run, write_table
 from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
@@ -207,7 +210,7 @@ def job_times(tasks: dict[str, np.ndarray], entry: dict[int, float]) -> pd.DataF
     Parameters
     ----------
     tasks : dict of str to ndarray
-        A run's per-task columns (:attr:`fairsim.simulator.engine.RunResult.tasks`).
+        A run's per-task columns (:attr:`fairsim.simulator.engine.EngineResult.tasks`).
     entry : dict of int to float
         Time each job entered the waiting queue (:func:`fairsim.simulator.jobs.admission_times`); a
         job
@@ -275,7 +278,7 @@ def run_experiment(
             f"schedulers=[{BASELINE},{UDRF_NAME}]",
         ]
     cfg = load_config(config, overrides=[*ovr, *overrides])
-    names = list(cfg.schedulers)
+    names = cfg.scheduler_labels()
     if BASELINE not in names or UDRF_NAME not in names:
         raise ConfigError(
             f"schedulers: {names} (the UDRF reproduction compares {BASELINE!r} with "
@@ -283,60 +286,53 @@ def run_experiment(
         )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    workload = resolve_workload(cfg, config.parent, progress)
-    pool = build_pool(cfg, config.parent, workload)
-    capacity = pool_capacity(pool, workload.resources)
-    open_source, index = constrained_workload(cfg, workload, pool)
-    assert index is not None, "the UDRF scenario has placement constraints"
-    n_classes = len(set(index().classes.tolist()))
-    facts = _job_facts(open_source)
     waste_rows: list[dict[str, float | str]] = []
     rduc_rows: list[dict[str, float]] = []
+
+    def sample(run: SchedulerRun, t: float, cluster: ClusterState) -> None:
+        watch = run.scheduler
+        assert isinstance(watch, _Watch)
+        w = wasted(watch, cluster)
+        waste_rows.append(
+            {"scheduler": run.name, "time_s": t, "cpu": float(w[0]), "mem": float(w[1])}
+        )
+        if isinstance(watch.inner, UDRF) and watch.inner.pending():
+            deg = watch.inner.degrees()
+            rduc_rows.append(
+                {
+                    "time_s": t,
+                    "rducs": float(len(watch.inner.rducs())),
+                    "users": float(len(deg)),
+                    "mean_degree": float(np.mean(list(deg.values()))) if deg else 0.0,
+                }
+            )
+
+    # the scenario pipeline, with every scheduler wrapped in a watcher of its waiting tasks and
+    # the waste and RDUCs measured at every grid point
+    scenario = prepare_scenario(
+        cfg,
+        base=config.parent,
+        progress=progress,
+        hooks=Hooks(scheduler=lambda run: _Watch(default_scheduler(run)), on_sample=sample),
+    )
+    pool = scenario.pool
+    index = scenario.constraint_index
+    assert index is not None, "the UDRF scenario has placement constraints"
+    n_classes = len(set(index().classes.tolist()))
+    facts = _job_facts(scenario.open_source)
     times: list[pd.DataFrame] = []
     runs: dict[str, dict[str, Any]] = {}
-    for name in names:
-        watch = _Watch(make_scheduler(name))
-        grid = cfg.collect.utilization_interval_s
-
-        def sample(
-            t: float, cluster: ClusterState, watch: _Watch = watch, name: str = name
-        ) -> None:
-            w = wasted(watch, cluster)
-            waste_rows.append(
-                {"scheduler": name, "time_s": t, "cpu": float(w[0]), "mem": float(w[1])}
-            )
-            if isinstance(watch.inner, UDRF) and watch.inner.pending():
-                deg = watch.inner.degrees()
-                rduc_rows.append(
-                    {
-                        "time_s": t,
-                        "rducs": float(len(watch.inner.rducs())),
-                        "users": float(len(deg)),
-                        "mean_degree": float(np.mean(list(deg.values()))) if deg else 0.0,
-                    }
-                )
-
-        t0 = time.perf_counter()
-        gate = workload.gate()
+    t0 = time.perf_counter()
+    for run in scenario.runs(progress=progress):
+        name, result, gate = run.name, run.result, run.gate
+        assert result is not None
         assert gate is not None, "the UDRF scenario has a job queue"
-        result = Engine(
-            ClusterState(capacity, workload.resources),
-            watch,
-            open_source(),
-            start_s=workload.start_s,
-            horizon_s=cfg.collect.horizon_s or workload.end_s,
-            utilization_interval_s=grid,
-            progress=progress,
-            progress_desc=name,
-            gate=gate,
-            constraints=index(),
-            on_sample=sample,
-        ).run()
         entry = admission_times(gate, result.tasks["submit_s"], result.tasks["finish_s"])
         times.append(job_times(result.tasks, entry).assign(scheduler=name))
         summary = write_run(result, out / name, extra_summary={"config_hash": cfg.config_hash()})
         runs[name] = summary
         log.info("%s: %d tasks in %.1f s", name, summary["tasks"], time.perf_counter() - t0)
+        t0 = time.perf_counter()
     waste = pd.DataFrame(waste_rows)
     write_table(pa.Table.from_pandas(waste, preserve_index=False), out / "waste.parquet")
     rduc = pd.DataFrame(rduc_rows, columns=["time_s", "rducs", "users", "mean_degree"])

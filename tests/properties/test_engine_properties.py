@@ -16,24 +16,14 @@ from hypothesis import strategies as st
 from fairsim.errors import PlacementError
 from fairsim.experiments.scenario.run import simulate
 from fairsim.schedulers import make_scheduler
+from fairsim.schedulers.registry import examples
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.engine import Engine
 from fairsim.simulator.results import write_run
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.workload import FrameTaskSource
 
-SCHEDULERS = [
-    "ff-drfh",
-    "bf-drfh",
-    "slots-10",
-    "slots-14-single",
-    "slots-20-cpu",
-    *("drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"),
-    "psdsf",
-    "drf-classes",
-    "drf-lockstep",
-    "udrf",
-]
+SCHEDULERS = list(examples(plugins=False))  # every registered scheduler
 TABLE = np.array([[0.5, 0.4995], [0.5, 0.2493], [0.5, 0.749], [1.0, 1.0], [0.25, 0.2498]])
 
 

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairsim.schedulers import make_scheduler
-from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.cluster import ClusterState, TaskRecords
+from fairsim.simulator.constraints import ConstraintIndex
 
 
 def eq9(d: np.ndarray, free: np.ndarray, total: np.ndarray) -> float:
@@ -143,12 +144,14 @@ def _compare(
         "bf" if name == "bf-drfh" else "ff", cap, slots=8 if name.startswith("slots") else None
     )
     codes: list[int] = []
+    index = None
     if constrained:  # per-task placement constraints, as the engine hands them to schedulers
         masks = [rng.random(n_servers) < 0.5 for _ in range(3)]
-        cluster.task_codes = codes
-        cluster.constraint_masks = [None, *masks]
+        index = ConstraintIndex(np.array([f"s{i}" for i in range(n_servers)], dtype=object))
+        for i, m in enumerate(masks):
+            index.add_mask(f"mask {i}", m)
     sched = make_scheduler(name)
-    sched.bind(cluster.view())
+    sched.bind(cluster.view(tasks=TaskRecords(constraint=codes), constraints=index))
     running: list[tuple[int, int, tuple[float, ...], int]] = []
     task = 0
     for _step in range(60):
@@ -161,7 +164,7 @@ def _compare(
             if constrained:
                 codes.append(int(rng.integers(0, 4)))
                 if codes[-1]:
-                    ref.masks[task] = cluster.constraint_masks[codes[-1]]  # type: ignore[assignment]
+                    ref.masks[task] = index.masks[codes[-1]]  # type: ignore[union-attr, assignment]
                     if not ref.masks[task].any():
                         task += 1  # the engine reports such a task as unplaceable
                         continue

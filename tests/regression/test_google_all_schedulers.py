@@ -11,23 +11,10 @@ import pytest
 
 from fairsim.experiments.scenario.config import parse_config
 from fairsim.experiments.scenario.run import run_config
+from fairsim.schedulers.registry import registrations
 
-SCHEDULERS = [
-    "slots-14",
-    "ff-drfh",
-    "bf-drfh",
-    "drf",
-    "drf-classes",
-    "drf-lockstep",
-    "c-drfh",
-    "tsf",
-    "psdsf",
-    "udrf",
-    "lmm-mms",
-    "af",
-    "pf",
-    "bmf",
-]
+#: Every registered scheduler, one configuration each (the first of the registry's examples).
+SCHEDULERS = [r.examples[0] if r.examples else r.name for r in registrations(plugins=False)]
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ from fairsim.schedulers.drf_lockstep import DRFLockstep
 from fairsim.schedulers.udrf_online import UDRF
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource
-from fairsim.simulator.engine import Engine, RunResult
+from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.jobs import JobGate, JobsTaskSource
 from fairsim.simulator.workload import FrameTaskSource
 
@@ -31,7 +31,7 @@ def _frame(rows: list[tuple]) -> pd.DataFrame:
 
 def _run(
     sched, frame: pd.DataFrame, cap: list, classes: list[str], reps: dict[int, int] | None = None
-) -> RunResult:
+) -> EngineResult:
     reps = reps or {}
     gate = JobGate(dag=False, job_sizes=frame.groupby("job_id").size().to_dict(), repetitions=reps)
     return Engine(
@@ -43,7 +43,7 @@ def _run(
     ).run()
 
 
-def _starts(r: RunResult) -> dict[int, list[float]]:
+def _starts(r: EngineResult) -> dict[int, list[float]]:
     out: dict[int, list[float]] = {}
     for j, s in zip(r.tasks["job_id"].tolist(), r.tasks["start_s"].tolist(), strict=True):
         out.setdefault(j, []).append(s)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator.cluster import ClusterState
-from fairsim.simulator.engine import Engine, RunResult
+from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.jobs import (
     ADMIT_ON_ARRIVAL,
     ADMIT_ON_FINISH,
@@ -46,7 +46,7 @@ def _run(
     *,
     reps: dict[int, int] | None = None,
     scheduler: str = "ff-drfh",
-) -> RunResult:
+) -> EngineResult:
     source = FrameTaskSource(_expand(frame), batch_rows=3)
     if reps is not None:
         source = JobsTaskSource(source, repetitions=reps)  # type: ignore[assignment]
@@ -54,7 +54,7 @@ def _run(
     return Engine(cluster, make_scheduler(scheduler), source, gate=gate).run()
 
 
-def _starts(r: RunResult) -> dict[tuple[int, int], list[float]]:
+def _starts(r: EngineResult) -> dict[tuple[int, int], list[float]]:
     t = r.tasks
     out: dict[tuple[int, int], list[float]] = {}
     for j, i, s in zip(t["job_id"], t["task_index"], t["start_s"], strict=True):

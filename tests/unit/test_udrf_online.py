@@ -27,7 +27,7 @@ from fairsim.schedulers.exact.udrf import (
 )
 from fairsim.schedulers.static_fill import udrf_online_fill
 from fairsim.schedulers.udrf_online import UDRF
-from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.cluster import ClusterState, TaskRecords
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine
 from fairsim.simulator.jobs import JobGate, JobsTaskSource
@@ -105,11 +105,9 @@ def test_rducs_follow_users_joining_and_leaving() -> None:
     cluster = ClusterState(np.ones((3, 2)), RES)
     rules = ["class=A", "class=A|B", "class=C", None, "class=B"]
     demands = [(0.5, 0.5), (0.5, 0.5), (0.5, 0.5), (0.1, 0.1), (0.0, 0.3)]
-    cluster.task_codes = [ix.code(r) for r in rules]
-    cluster.constraint_masks = ix.masks
-    cluster.classes = classes
+    tasks = TaskRecords(constraint=[ix.code(r) for r in rules])
     s = UDRF(period_s=0)  # driven by hand: a pass at every decide()
-    s.bind(cluster.view())
+    s.bind(cluster.view(tasks=tasks, constraints=ix))
     for t in range(3):
         s.on_arrival(t, t, demands[t])
     assert s.rducs() == [[0, 1], [2]]
@@ -136,11 +134,9 @@ def test_lowest_rduc_wise_dominant_share_first() -> None:
     cluster = ClusterState(np.array([[1.0, 1.0], [2.0, 2.0]]), RES)
     rules = ["class=A", "class=B", None, None]
     demands = [(0.5, 0.1), (0.5, 0.1), (0.5, 0.5), (0.5, 0.5)]
-    cluster.task_codes = [ix.code(r) for r in rules]
-    cluster.constraint_masks = ix.masks
-    cluster.classes = classes
+    tasks = TaskRecords(constraint=[ix.code(r) for r in rules])
     s = UDRF(period_s=0)  # driven by hand: a pass at every decide()
-    s.bind(cluster.view())
+    s.bind(cluster.view(tasks=tasks, constraints=ix))
     s.on_arrival(0, 0, demands[0])
     s.on_arrival(1, 1, demands[1])
     for t, srv in s.decide():

@@ -1,0 +1,262 @@
+"""The Python API of the scenario pipeline: :func:`simulate` and :class:`RunResult`.
+
+``fairsim.simulate`` runs a scenario (a YAML file, a mapping or a
+:class:`~fairsim.experiments.scenario.config.RunConfig`) through the same pipeline as
+``fairsim run`` (:func:`fairsim.experiments.scenario.run.prepare_scenario`) and returns one
+:class:`RunResult` per scheduler: the tables of the result files as pandas DataFrames, and the
+summary. ``fairsim run`` is a thin wrapper over it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fairsim.errors import ConfigError
+from fairsim.experiments.scenario.config import RunConfig, load_config, parse_config
+from fairsim.experiments.scenario.run import prepare_scenario, run_config
+from fairsim.simulator.engine import EngineResult
+from fairsim.simulator.results import summarize, tables
+
+#: The tables of a run, in the order of the result files.
+TABLES = ("tasks", "jobs", "users", "utilization", "user_shares")
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """What one scheduler produced in one scenario: the tables of its result files and its
+    summary.
+
+    The tables have exactly the columns of the files ``fairsim run`` writes into
+    ``DIR/<scheduler>/`` (the module docstring of :mod:`fairsim.simulator.results` describes
+    every column): a null value (a task that never started or did not finish) is NaN. Results
+    are built by :func:`simulate`, not by hand.
+
+    Attributes
+    ----------
+    scheduler : str
+        The scheduler's name in the config.
+    summary : dict
+        Headline numbers, as in ``summary.json`` (tasks, completed tasks, ``ended`` counts,
+        completion ratio, mean JCT, exact mean utilisation per resource, wall time, config hash,
+        seed, ...).
+    folder : pathlib.Path or None
+        Where the result files were written (``simulate(..., out=DIR)``), else None. Tables of
+        a written run are read from these files when first used.
+
+    Examples
+    --------
+    >>> import fairsim
+    >>> cfg = {"name": "demo", "trace": {"format": "synthetic", "n_tasks": 300},
+    ...        "cluster": {"servers": 20}, "schedulers": ["bf-drfh"]}
+    >>> r = fairsim.simulate(cfg)["bf-drfh"]
+    >>> list(r.jobs.columns)
+    ['job_id', 'user', 'n_tasks', 'submit_s', 'finish_s', 'completion_time_s']
+    >>> len(r.tasks) == r.summary["tasks"]
+    True
+    """
+
+    scheduler: str
+    summary: dict[str, Any]
+    folder: Path | None = None
+    _tables: dict[str, pa.Table] = field(default_factory=dict, repr=False)
+    _frames: dict[str, pd.DataFrame | None] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_engine(
+        cls, name: str, result: EngineResult, extra_summary: Mapping[str, Any]
+    ) -> RunResult:
+        """The tables and summary of an engine result, in memory.
+
+        Parameters
+        ----------
+        name : str
+            The scheduler's name in the config.
+        result : EngineResult
+        extra_summary : mapping
+            Merged into the summary, as ``fairsim run`` merges it into ``summary.json``.
+        """
+        built = tables(result)
+        summary = summarize(result, built)
+        summary.update(extra_summary)
+        return cls(name, summary, None, built)
+
+    @classmethod
+    def from_folder(cls, folder: Path, summary: dict[str, Any]) -> RunResult:
+        """A run written into ``folder`` (``DIR/<scheduler>``); its tables are read lazily."""
+        return cls(folder.name, summary, folder)
+
+    @property
+    def tasks(self) -> pd.DataFrame:
+        """One row per task (``tasks.parquet``): ``job_id, task_index, user, submit_s, start_s,
+        finish_s, server, ended`` and one demand column per resource."""
+        frame = self._frame("tasks")
+        assert frame is not None
+        return frame
+
+    @property
+    def jobs(self) -> pd.DataFrame:
+        """One row per job (``jobs.parquet``): ``job_id, user, n_tasks, submit_s, finish_s,
+        completion_time_s``."""
+        frame = self._frame("jobs")
+        assert frame is not None
+        return frame
+
+    @property
+    def users(self) -> pd.DataFrame:
+        """One row per user (``users.parquet``): ``user, tasks_submitted, tasks_completed,
+        completion_ratio``."""
+        frame = self._frame("users")
+        assert frame is not None
+        return frame
+
+    @property
+    def utilization(self) -> pd.DataFrame:
+        """Used fraction of the pool's total capacity on the grid (``utilization.parquet``):
+        ``time_s`` and one column per resource."""
+        frame = self._frame("utilization")
+        assert frame is not None
+        return frame
+
+    @property
+    def user_shares(self) -> pd.DataFrame | None:
+        """Every user's share of the pool on the grid (``user_shares.parquet``, only with
+        ``collect.user_shares``), else None."""
+        return self._frame("user_shares")
+
+    def _frame(self, name: str) -> pd.DataFrame | None:
+        if name not in self._frames:
+            table = self._tables.get(name)
+            if table is None and self.folder is not None:
+                path = self.folder / f"{name}.parquet"
+                table = pq.read_table(path) if path.is_file() else None
+            self._frames[name] = table.to_pandas() if table is not None else None
+        return self._frames[name]
+
+    def __repr__(self) -> str:
+        s = self.summary
+        ratio = s.get("completion_ratio")
+        util = ", ".join(
+            f"{r}={v:.3f}" if isinstance(v, float) else f"{r}=None"
+            for r, v in (s.get("mean_utilization") or {}).items()
+        )
+        where = f", folder={str(self.folder)!r}" if self.folder is not None else ""
+        return (
+            f"RunResult(scheduler={self.scheduler!r}, tasks={s.get('tasks')}, "
+            f"completed={s.get('tasks_completed')}, "
+            f"completion_ratio={ratio:.3f}, "
+            * (ratio is not None)
+            + f"mean_utilization=({util}){where})"
+        )
+
+
+def _load(
+    config: str | os.PathLike[str] | Mapping[str, Any] | RunConfig, overrides: Sequence[str]
+) -> tuple[RunConfig, Path | None, tuple[Path, ...]]:
+    """The validated config, the folder its relative paths resolve against (None: the working
+    directory) and the inputs an overwrite must not delete."""
+    if isinstance(config, RunConfig):
+        if overrides:
+            config = parse_config(config.model_dump(mode="json"), overrides=list(overrides))
+        return config, None, ()
+    if isinstance(config, Mapping):
+        return parse_config(dict(config), overrides=list(overrides)), None, ()
+    if isinstance(config, str | os.PathLike):
+        path = Path(config)
+        return load_config(path, overrides=list(overrides)), path.resolve().parent, (path,)
+    raise ConfigError(
+        f"config: expected a YAML file path, a mapping or a fairsim.RunConfig, got "
+        f"{type(config).__name__}"
+    )
+
+
+def simulate(
+    config: str | os.PathLike[str] | Mapping[str, Any] | RunConfig,
+    *,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+    overwrite: bool = False,
+    overrides: Sequence[str] = (),
+) -> dict[str, RunResult]:
+    """Simulate a scenario: every scheduler it names replays the same workload on the same
+    server pool.
+
+    The pipeline is the one of ``fairsim run``: the trace is converted once and cached, the pool
+    is drawn with the run's seed, and each scheduler runs on a fresh copy of both. The same
+    config and seed give the same tables.
+
+    Parameters
+    ----------
+    config : path-like, mapping or RunConfig
+        The scenario: a YAML file (its relative paths are relative to the file's folder), a
+        mapping with the same keys or a validated
+        :class:`~fairsim.experiments.scenario.config.RunConfig` (relative paths are relative to
+        the working directory).
+    out : path-like, optional
+        Also write the result files, figures and ``report.md`` into this folder, as
+        ``fairsim run --out`` does: the folder is written under a temporary name and renamed
+        into place when complete.
+    progress : bool
+        Show progress bars.
+    overwrite : bool
+        Replace an existing non-empty ``out`` (refused otherwise).
+    overrides : sequence of str
+        ``dotted.key=value`` changes applied before validation, like ``fairsim run --set``
+        (e.g. ``"cluster.servers=200"``).
+
+    Returns
+    -------
+    dict of str to RunResult
+        Scheduler name → its results, in the config's order.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For an invalid config (one line naming the field), a trace or pool that cannot be
+        resolved, or a window without tasks.
+    fairsim.errors.OutputError
+        If ``out`` is refused (an existing file, not empty without ``overwrite``, not
+        writable), before anything is simulated.
+
+    Examples
+    --------
+    >>> import fairsim
+    >>> cfg = {"name": "demo", "trace": {"format": "synthetic", "n_tasks": 500},
+    ...        "cluster": {"servers": 20}, "schedulers": ["ff-drfh", "bf-drfh"]}
+    >>> results = fairsim.simulate(cfg)
+    >>> sorted(results)
+    ['bf-drfh', 'ff-drfh']
+    >>> results["bf-drfh"].summary["tasks"]
+    500
+    """
+    cfg, base, protect = _load(config, overrides)
+    if out is None:
+        scenario = prepare_scenario(cfg, base=base, progress=progress)
+        results: dict[str, RunResult] = {}
+        for run in scenario.runs(progress=progress):
+            assert run.result is not None
+            results[run.name] = RunResult.from_engine(
+                run.name, run.result, scenario.summary_extra()
+            )
+        return results
+    from fairsim.atomic import check_output_dir
+
+    folder = Path(out)
+    check_output_dir(folder, overwrite=overwrite, what="out", protect=protect)  # before any work
+    summaries = run_config(
+        cfg,
+        folder,
+        base=base,
+        progress=progress,
+        overwrite=overwrite,
+        protect=protect,
+        what="out",
+    )
+    return {name: RunResult.from_folder(folder / name, s) for name, s in summaries.items()}

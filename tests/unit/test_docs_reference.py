@@ -1,0 +1,87 @@
+"""The generated pages of the documentation site (docs/hooks/generate.py) are complete.
+
+``make docs`` fails on any of these too (``mkdocs build --strict``); the tests catch them in
+``make test`` without building the site.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from pydantic import BaseModel
+
+from fairsim.experiments.scenario.config import RunConfig
+from fairsim.schedulers.registry import available
+
+HOOK = Path(__file__).resolve().parents[2] / "docs" / "hooks" / "generate.py"
+
+
+@pytest.fixture(scope="module")
+def generate() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_generate", HOOK)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_config_key_is_described(generate: ModuleType) -> None:
+    models = generate._models(RunConfig)
+    names = [m.__name__ for _, m in models]
+    assert names == [
+        "RunConfig",
+        "TraceConfig",
+        "InlineUser",
+        "ConstraintModel",
+        "ClusterConfig",
+        "ServerClass",
+        "CollectConfig",
+    ]
+    missing = [
+        f"{m.__name__}.{k}"
+        for _, m in models
+        for k, f in m.model_fields.items()
+        if not (f.description or "").strip()
+    ]
+    assert missing == []
+
+
+def test_config_reference_has_a_row_per_key(generate: ModuleType) -> None:
+    page = generate.config_reference()
+    model: type[BaseModel]
+    for _, model in generate._models(RunConfig):
+        assert f"## {model.__name__}\n" in page
+        for key in model.model_fields:
+            assert f"| `{key}` |" in page, f"{model.__name__}.{key}"
+    assert "| `end_s` | number or null | null |" in page
+    assert "| `servers` | integer or null | null | > 0 |" in page
+
+
+def test_scheduler_table_lists_the_registry(generate: ModuleType) -> None:
+    table = generate.scheduler_table().splitlines()
+    names = [row.split("`")[1] for row in table[2:]]
+    assert names == list(available())
+    assert "[`BestFitDRFH`][fairsim.schedulers.drfh.BestFitDRFH]" in "\n".join(table)
+
+
+def test_sphinx_roles_become_optional_cross_references() -> None:
+    spec = importlib.util.spec_from_file_location("docs_roles", HOOK.with_name("sphinx_roles.py"))
+    assert spec is not None and spec.loader is not None
+    roles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(roles)
+    import griffe
+
+    pkg = griffe.load("fairsim", search_paths=[str(HOOK.parents[2])])
+    obj = pkg["experiments.scenario.config"]
+    text = roles._rewrite(
+        obj, "See :func:`load_config` and :class:`~fairsim.simulator.engine.Engine`::"
+    )
+    assert text == (
+        'See <autoref identifier="fairsim.experiments.scenario.config.load_config" optional>'
+        '`load_config`</autoref> and <autoref identifier="fairsim.simulator.engine.Engine" '
+        "optional>`Engine`</autoref>:"
+    )
+    assert roles._rewrite(obj, ":func:`no_such_name`") == "`no_such_name`"

@@ -1,0 +1,127 @@
+"""The tutorial "Write your own scheduler" (docs/write-a-scheduler.md) runs as written.
+
+The page includes docs/examples/fifo_scheduler.py; these tests import that file and check the
+numbers the page states: on one server, user a's four half-server tasks start at 0, 0, 10 and
+10 s under FIFO, and user b's four quarter-server tasks, submitted at 1 s, wait behind them until
+20 s (job completion times 20 and 29 s); DRF starts two of b's tasks at 10 s, when b holds
+nothing and a half the server (30 and 29 s).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+import fairsim
+from fairsim.experiments.scenario.config import parse_config
+from fairsim.experiments.scenario.run import build_pool, pool_capacity, resolve_workload
+from fairsim.schedulers import make_scheduler
+from fairsim.schedulers.registry import unregister_scheduler
+from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState
+from fairsim.simulator.engine import Engine
+from fairsim.simulator.results import tables
+from fairsim.simulator.scheduler import Scheduler
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "fifo_scheduler.py"
+
+#: Start times the page states, per user.
+FIFO_STARTS = {"a": [0.0, 0.0, 10.0, 10.0], "b": [20.0, 20.0, 20.0, 20.0]}
+DRF_STARTS_B = [10.0, 10.0, 20.0, 20.0]
+
+
+@pytest.fixture(scope="module")
+def example() -> Iterator[ModuleType]:
+    """docs/examples/fifo_scheduler.py, imported once (it registers "my-fifo" on import, and
+    the registration is removed afterwards)."""
+    with pytest.MonkeyPatch.context() as mp:
+        spec = importlib.util.spec_from_file_location("fifo_scheduler_example", EXAMPLE)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        mp.setitem(sys.modules, spec.name, module)
+        spec.loader.exec_module(module)
+        try:
+            yield module
+        finally:
+            unregister_scheduler("my-fifo")
+
+
+def _run(scheduler: Scheduler, scenario: dict) -> tuple[dict[str, list[float]], list[float]]:
+    """Run the tutorial's scenario with ``scheduler`` on the engine: start times per user, and
+    the job completion times (one job per user)."""
+    cfg = parse_config({**scenario, "schedulers": ["drf"]})
+    workload = resolve_workload(cfg)
+    capacity = pool_capacity(build_pool(cfg, None, workload), workload.resources)
+
+    def within_capacity(t: float, cluster: ClusterState) -> None:
+        assert (cluster.free >= -CAPACITY_TOLERANCE).all(), f"over-committed at {t} s"
+
+    result = Engine(
+        ClusterState(capacity, workload.resources),
+        scheduler,
+        workload.open(),
+        start_s=workload.start_s,
+        horizon_s=cfg.collect.horizon_s,
+        utilization_interval_s=cfg.collect.utilization_interval_s,
+        on_sample=within_capacity,
+    ).run()
+    built = tables(result)
+    tasks = built["tasks"].to_pandas()
+    assert (tasks["ended"] == "finished").all()
+    starts = tasks.groupby("user")["start_s"].agg(lambda s: sorted(s.tolist())).to_dict()
+    return starts, built["jobs"].to_pandas()["completion_time_s"].tolist()
+
+
+def test_fifo_example_on_the_engine(example: ModuleType) -> None:
+    """The tutorial's class, driven by the engine, gives the start times the page states."""
+    assert issubclass(example.Fifo, fairsim.Scheduler)
+    starts, jct = _run(example.Fifo(), example.SCENARIO)
+    assert starts == FIFO_STARTS
+    assert jct == [20.0, 29.0]  # mean JCT 24.5 s, as the page says
+    starts, jct = _run(make_scheduler("drf"), example.SCENARIO)
+    assert starts["b"] == DRF_STARTS_B
+    assert jct == [30.0, 29.0]  # mean 29.5 s
+
+
+def test_fifo_example_respects_placeable(example: ModuleType) -> None:
+    """A task larger than every server is refused by ``placeable``, so it cannot block FIFO."""
+    scenario = {**example.SCENARIO}
+    users = [*scenario["trace"]["users"]]
+    users[0] = {**users[0], "demand": [1.5, 0.5]}  # bigger than the only server
+    scenario["trace"] = {**scenario["trace"], "users": users}
+    cfg = parse_config({**scenario, "schedulers": ["drf"]})
+    workload = resolve_workload(cfg)
+    capacity = pool_capacity(build_pool(cfg, None, workload), workload.resources)
+    result = Engine(
+        ClusterState(capacity, workload.resources),
+        example.Fifo(),
+        workload.open(),
+        horizon_s=60.0,
+        utilization_interval_s=5.0,
+    ).run()
+    tasks = tables(result)["tasks"].to_pandas()
+    ended = tasks.groupby("user")["ended"].agg(set).to_dict()
+    assert ended == {"a": {"unplaceable"}, "b": {"finished"}}
+    assert np.allclose(sorted(tasks.loc[tasks["user"] == "b", "start_s"]), 1.0)
+
+
+def test_tutorial_runs_through_the_public_api(
+    example: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page's last step: register, simulate by name, pass the conformance suite."""
+    results = fairsim.simulate(example.SCENARIO)
+    assert list(results) == ["my-fifo", "drf"]
+    starts = results["my-fifo"].tasks.groupby("user")["start_s"].agg(sorted).to_dict()
+    assert {u: list(s) for u, s in starts.items()} == FIFO_STARTS
+    assert sorted(results["drf"].tasks.query("user == 'b'")["start_s"]) == DRF_STARTS_B
+    assert results["my-fifo"].summary["mean_jct_s"] == pytest.approx(24.5)
+    fairsim.testing.check_scheduler("my-fifo")
+    example.main()  # the script as the page runs it
+    out = capsys.readouterr().out
+    assert "my-fifo  mean JCT  24.5 s" in out
+    assert "drf      mean JCT  29.5 s" in out
