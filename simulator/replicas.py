@@ -1,17 +1,19 @@
-"""Lazy instance expansion: one canonical row with ``instances = n`` becomes ``n`` simulated tasks.
+"""Lazy replica expansion: one canonical row with ``instances = n`` becomes ``n`` simulated tasks.
 
-Alibaba tasks carry an instance count (v2017: 11.9 M instances in 80 k rows). The canonical tasks
-table keeps one row per task (``traces/schema.py``); :class:`InstanceTaskSource` expands a row into
-its instances only while streaming, in batches of at most ``batch_rows`` simulated tasks, so the
-source never holds more than one Parquet row group plus one expanded batch.
+Alibaba tasks carry an instance count (``instance_num``; v2017: 11.9 M instances in 80 k rows).
+fairsim calls these identical copies of a task *replicas*, since an "instance" in fairsim is an
+allocation problem (:mod:`fairsim.schedulers.instance`); the trace's word survives only in the
+file contract's ``instances`` column. The canonical tasks table keeps one row per task
+(``traces/schema.py``); :class:`ReplicaTaskSource` expands a row into its replicas only while
+streaming, in batches of at most ``batch_rows`` simulated tasks, so the source never holds more
+than one Parquet row group plus one expanded batch.
 
-Every instance is an independent task with the row's ``job_id``, ``task_index``, ``user``,
-``submit_s``, demand and ``run_s``; instances of one row share ``(job_id, task_index)``. Drop
-reasons in :attr:`TaskSource.skipped` count instances, not rows. With ``job_columns`` every instance
+Every replica is an independent task with the row's ``job_id``, ``task_index``, ``user``,
+``submit_s``, demand and ``run_s``; replicas of one row share ``(job_id, task_index)``. Drop
+reasons in :attr:`TaskSource.skipped` count replicas, not rows. With ``job_columns`` every replica
 also carries its row's ``instances`` and ``parents``, and the engine's
-:class:`fairsim.simulator.jobs.JobGate` enforces the DAG (a child row starts when every instance of
-every
-parent row has finished).
+:class:`fairsim.simulator.jobs.JobGate` enforces the DAG (a child row starts when every replica of
+every parent row has finished).
 """
 
 from __future__ import annotations
@@ -58,8 +60,8 @@ def expand_rows(frame: pd.DataFrame, batch_rows: int) -> Iterator[pd.DataFrame]:
         yield frame.iloc[rows]
 
 
-class InstanceTaskSource(ParquetTaskSource):
-    """Stream a canonical tasks table and expand each row into its ``instances`` lazily.
+class ReplicaTaskSource(ParquetTaskSource):
+    """Stream a canonical tasks table and expand each row into its ``instances`` replicas lazily.
 
     Parameters
     ----------

@@ -52,7 +52,7 @@ from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.jobs import JobGate, JobsTaskSource
-from fairsim.simulator.replicas import InstanceTaskSource
+from fairsim.simulator.replicas import ReplicaTaskSource
 from fairsim.simulator.results import write_json, write_run, write_table
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.workload import FrameTaskSource, ParquetTaskSource, TaskSource
@@ -306,7 +306,7 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
         def open_parquet() -> TaskSource:
             kw = {"start_s": start, "end_s": end, "job_columns": dag, "constraint_column": cons}
             if expand:
-                return InstanceTaskSource(tasks, **kw)  # type: ignore[arg-type]
+                return ReplicaTaskSource(tasks, **kw)  # type: ignore[arg-type]
             return ParquetTaskSource(tasks, **kw)  # type: ignore[arg-type]
 
         work = Workload(open_parquet, start, end, info, resources, tasks.parent)

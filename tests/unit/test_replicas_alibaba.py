@@ -15,7 +15,7 @@ import pytest
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.engine import Engine
-from fairsim.simulator.replicas import SKIP_NO_INSTANCES, InstanceTaskSource, expand_rows
+from fairsim.simulator.replicas import SKIP_NO_INSTANCES, ReplicaTaskSource, expand_rows
 from fairsim.traces.alibaba import convert_alibaba
 from fairsim.traces.io import write_tasks
 from fairsim.traces.paths import shared_dir
@@ -51,13 +51,13 @@ def test_instance_source_replays_every_instance(tmp_path: Path) -> None:
         ]
     )
     write_tasks(frame, tmp_path / "tasks.parquet")
-    source = InstanceTaskSource(tmp_path / "tasks.parquet", batch_rows=4)
+    source = ReplicaTaskSource(tmp_path / "tasks.parquet", batch_rows=4)
     assert source.n_hint == 13
     sizes = [len(b) for b in source.batches()]
     assert max(sizes) <= 4 and sum(sizes) == 13
     assert source.skipped[SKIP_NO_INSTANCES] == 1
 
-    source = InstanceTaskSource(tmp_path / "tasks.parquet", batch_rows=4)
+    source = ReplicaTaskSource(tmp_path / "tasks.parquet", batch_rows=4)
     cluster = ClusterState(np.array([[1.0, 1.0], [1.0, 1.0]]), ("cpu", "mem"))
     r = Engine(cluster, make_scheduler("ff-drfh"), source, horizon_s=math.inf).run()
     t = r.tasks
@@ -73,7 +73,7 @@ def test_alibaba_2017_window_and_gpu_2023_replay(tmp_path: Path) -> None:
     # v2017: first 10 minutes of the real sample, instances expanded lazily
     convert_alibaba("alibaba-2017", ali / "alibaba-2017", tmp_path / "a17")
     servers = pq.read_table(tmp_path / "a17" / "servers.parquet").to_pandas()
-    source = InstanceTaskSource(tmp_path / "a17" / "tasks.parquet", end_s=600.0)
+    source = ReplicaTaskSource(tmp_path / "a17" / "tasks.parquet", end_s=600.0)
     cluster = ClusterState(servers[["cpu", "mem"]].to_numpy(), ("cpu", "mem"))
     r = Engine(cluster, make_scheduler("ff-drfh"), source, horizon_s=600.0).run()
     tasks = pq.read_table(tmp_path / "a17" / "tasks.parquet").to_pandas()
@@ -83,7 +83,7 @@ def test_alibaba_2017_window_and_gpu_2023_replay(tmp_path: Path) -> None:
     # GPU 2023: three resources end to end through the engine
     convert_alibaba("alibaba-gpu-2023", ali / "alibaba-gpu-2023", tmp_path / "gpu")
     nodes = pq.read_table(tmp_path / "gpu" / "servers.parquet").to_pandas()
-    source = InstanceTaskSource(tmp_path / "gpu" / "tasks.parquet")
+    source = ReplicaTaskSource(tmp_path / "gpu" / "tasks.parquet")
     assert source.resources == ("cpu", "mem", "gpu")
     cluster = ClusterState(nodes[["cpu", "mem", "gpu"]].to_numpy(), ("cpu", "mem", "gpu"))
     window = json.loads((tmp_path / "gpu" / "conversion.json").read_text())["window_s"]
@@ -103,4 +103,4 @@ def test_bad_batch_rows(tmp_path: Path, batch_rows: int) -> None:
 
     write_tasks(_tasks([(1, 1, 0.0, 0.1, 0.1, 1.0, 1)]), tmp_path / "t.parquet")
     with pytest.raises(ConfigError, match="batch_rows"):
-        InstanceTaskSource(tmp_path / "t.parquet", batch_rows=batch_rows)
+        ReplicaTaskSource(tmp_path / "t.parquet", batch_rows=batch_rows)
