@@ -9,7 +9,9 @@
 #     <9 CPU, 18 GB>, users <1 CPU, 4 GB> and <3 CPU, 1 GB>): 3 and 2 tasks;
 #   * a small `fairsim run` (synthetic workload, 10 Table I servers, two schedulers), twice:
 #     every output file is written, every task is accounted for, and the two runs are
-#     byte-identical.
+#     byte-identical;
+#   * the Python API: `fairsim.simulate` on a dict with a parameterised entry
+#     (`{name: slots, slots: 10}`) and `fairsim.solve` on DRF's example.
 # PYTHON: an interpreter with `build` installed (default: the project's .venv).
 set -euo pipefail
 
@@ -135,5 +137,29 @@ for sched, s in summary.items():
         assert a == (run2 / sched / f"{table}.parquet").read_bytes(), f"{sched}/{table} differs"
     assert sched in (run1 / "report.md").read_text()
 print("   both schedulers: 400 tasks each, outputs complete, second run byte-identical")
+EOF
+
+step "the Python API: fairsim.simulate with a parameterised entry, fairsim.solve"
+"$VPY" - <<'EOF'
+import fairsim
+
+cfg = {
+    "name": "api-smoke",
+    "trace": {"format": "synthetic", "n_tasks": 200},
+    "cluster": {"servers": 5},
+    "schedulers": ["bf-drfh", {"name": "slots", "slots": 10}],
+}
+results = fairsim.simulate(cfg)
+assert list(results) == ["bf-drfh", "slots-10"], list(results)
+for label, r in results.items():
+    assert len(r.tasks) == 200 and r.summary["tasks"] == 200, (label, len(r.tasks))
+    assert {"time_s", "cpu", "mem"} <= set(r.utilization.columns), r.utilization.columns
+out = fairsim.solve(
+    {"resources": ["cpu", "mem"], "servers": [{"id": "s", "capacity": [9, 18]}],
+     "users": [{"id": "A", "demand": [1, 4]}, {"id": "B", "demand": [3, 1]}]},
+    "drf",
+)
+assert [round(sum(row), 9) for row in out["tasks"]] == [3, 2], out["tasks"]
+print("   simulate: bf-drfh and slots-10 on 200 tasks; solve drf: 3 and 2 tasks")
 EOF
 step "OK"
