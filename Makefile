@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 SHARED ?= ../shared
 STAMP  := $(VENV)/.installed
 
-.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench lint imports wheel-check docs clean
+.PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench bench-scale lint imports wheel-check docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ bench: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m fairsim.experiments.benchmarks.bench_online --shared $(SHARED) --out results/bench
 	$(PY) -m fairsim.experiments.benchmarks.bench_dynamic --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m fairsim.experiments.benchmarks.bench_alibaba --shared $(SHARED) --out results/bench
+
+# the whole-trace case: 25 million synthetic tasks over 29 days on 12,583 servers, FF- and BF-DRFH
+# (too long for `make bench`); time and peak memory into results/bench/scale.json
+bench-scale: $(STAMP)
+	$(PY) -m fairsim.experiments.benchmarks.bench_online --scale --out results/bench
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -105,7 +105,7 @@ step "fairsim run: a small synthetic scenario, twice"
 cat > smoke.yaml <<'EOF'
 name: wheel-smoke
 seed: 1
-trace: {format: synthetic, n_tasks: 400}
+trace: {format: synthetic, n_tasks: 400, duration_s: 3600}
 cluster: {servers: 10, source: table-i}
 schedulers: [ff-drfh, slots-14]
 EOF
@@ -145,7 +145,7 @@ import fairsim
 
 cfg = {
     "name": "api-smoke",
-    "trace": {"format": "synthetic", "n_tasks": 200},
+    "trace": {"format": "synthetic", "n_tasks": 200, "duration_s": 3600},
     "cluster": {"servers": 5},
     "schedulers": ["bf-drfh", {"name": "slots", "slots": 10}],
 }

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 import textwrap
@@ -66,6 +67,16 @@ def _int_at_least(low: int) -> Any:
 
     parse.__name__ = f"integer >= {low}"
     return parse
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive, finite number of seconds")
+    return value
 
 
 def _share(text: str) -> float:
@@ -207,9 +218,9 @@ def cmd_trace_synth(args: argparse.Namespace) -> int:
     check_output_dir(args.out, overwrite=args.overwrite)  # before any work
     with atomic_dir(args.out, overwrite=args.overwrite) as tmp:
         if args.complex:
-            frame = synth_complex_jobs(args.tasks, seed=args.seed)
+            frame = synth_complex_jobs(args.tasks, seed=args.seed, duration_s=args.duration_s)
         else:
-            frame = synth_google_like(args.tasks, seed=args.seed)
+            frame = synth_google_like(args.tasks, seed=args.seed, duration_s=args.duration_s)
         write_tasks(frame, tmp / "tasks.parquet")
     print(f"{len(frame)} tasks written to {Path(args.out) / 'tasks.parquet'}")
     return 0
@@ -414,6 +425,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         metavar="S",
         help="random seed, an integer >= 0 (default 1)",
+    )
+    y.add_argument(
+        "--duration-s",
+        type=_positive_seconds,
+        default=None,
+        metavar="T",
+        help="arrival window in seconds (default: it scales with --tasks at the Google sample's "
+        "8.675 tasks/s; a fixed window with more tasks is a denser load)",
     )
     y.add_argument(
         "--complex",

@@ -7,8 +7,11 @@ Model (one draw per job, then per task):
   by maximum likelihood to the sizes of the multi-task jobs).
 * **Job arrivals**: jobs are drawn until they hold ``n_tasks`` tasks (the last job is truncated),
   then their submit times are i.i.d. uniform on ``[0, duration_s)``, sorted: a Poisson process
-  conditioned on the number of jobs. With the defaults and 613,827 tasks the job rate is close to
-  the sample's (``JOB_RATE_PER_S``, jobs submitted inside the window divided by its length).
+  conditioned on the number of jobs. By default the window scales with the size,
+  ``duration_s = n_tasks / TASK_RATE_PER_S``: the sample's load per hour at any number of tasks
+  (613,827 tasks give the sample's 70,756 s; 25 million tasks 33.4 days). An explicit
+  ``duration_s`` fixes the window instead; a fixed window with more tasks is a *denser* load
+  (the "dense" stress test of ``make bench`` keeps ``SAMPLE_DURATION_S`` at every size).
 * **Users**: each job belongs to user ``k`` (``u0``..``u{n_users-1}``) with probability
   proportional to ``(k + 1) ** -USER_ZIPF_S`` (a Zipf law over user ranks, exponent fitted by
   maximum likelihood to the sample's jobs per user, grid step 0.001).
@@ -45,6 +48,11 @@ SIZE_LOG_MU = 2.9376
 SIZE_LOG_SIGMA = 1.7627
 SIZE_MAX = 20010
 JOB_RATE_PER_S = 0.2162
+SAMPLE_TASKS = 613_827
+SAMPLE_DURATION_S = 70_756.0
+#: Tasks per second of the sample (``SAMPLE_TASKS / SAMPLE_DURATION_S`` = 8.675): the default
+#: arrival rate, whatever the number of tasks.
+TASK_RATE_PER_S = SAMPLE_TASKS / SAMPLE_DURATION_S
 USER_ZIPF_S = 1.123
 REQ_LOG_MU = (-3.9573, -4.5548)
 REQ_LOG_SIGMA = (1.0948, 1.1843)
@@ -61,8 +69,16 @@ TASK_COLUMNS = (
 )  # fmt: skip
 
 
+def default_duration_s(n_tasks: int) -> float:
+    """The arrival window of ``n_tasks`` synthetic tasks at the sample's rate, in seconds.
+
+    ``n_tasks / TASK_RATE_PER_S``: 613,827 tasks give the sample's 70,756 s.
+    """
+    return float(n_tasks) / TASK_RATE_PER_S
+
+
 def synth_google_like(
-    n_tasks: int, *, seed: int, duration_s: float = 70_756.0, n_users: int = 567
+    n_tasks: int, *, seed: int, duration_s: float | None = None, n_users: int = 567
 ) -> pd.DataFrame:
     """Generate a Google-like tasks table (canonical tasks schema), seeded.
 
@@ -72,8 +88,9 @@ def synth_google_like(
         Number of tasks (rows), > 0.
     seed : int
         Seed of the ``numpy.random.Generator``; the same seed gives an identical frame.
-    duration_s : float
+    duration_s : float, optional
         Length of the arrival window in seconds (> 0); jobs arrive in ``[0, duration_s)``.
+        Default: :func:`default_duration_s` (the sample's tasks per second at any size).
     n_users : int
         Number of users (> 0).
 
@@ -90,6 +107,8 @@ def synth_google_like(
     """
     if isinstance(n_tasks, bool) or int(n_tasks) != n_tasks or n_tasks <= 0:
         raise TraceError(f"n_tasks={n_tasks!r}: expected a positive integer")
+    if duration_s is None:
+        duration_s = default_duration_s(int(n_tasks))
     if not duration_s > 0:
         raise TraceError(f"duration_s={duration_s!r}: expected a positive number of seconds")
     if isinstance(n_users, bool) or int(n_users) != n_users or n_users <= 0:
@@ -258,7 +277,7 @@ def synth_complex_jobs(
     n_tasks: int,
     *,
     seed: int,
-    duration_s: float = 70_756.0,
+    duration_s: float | None = None,
     n_users: int = 567,
     instances: bool = True,
 ) -> pd.DataFrame:

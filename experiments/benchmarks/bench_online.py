@@ -17,9 +17,19 @@ Four benchmarks, each a list of *points* (one scheduler on one workload and one 
     BF- and FF-DRFH on the real sample with 500 / 2,000 / 12,583 Table I servers: the cost curve
     versus the number of servers (should be sub-linear).
 ``tasks``
-    BF- and FF-DRFH on synthetic Google-like workloads of 10^4 / 10^5 / 10^6 tasks on 2,000 servers:
-    cost per task and the ratio cost(10^6) / cost(10^4) (target <= 2). The generator keeps the
-    arrival window at 70,756 s, so larger sizes are *denser* loads, not longer traces.
+    BF- and FF-DRFH on synthetic Google-like workloads of 10^4 / 10^5 / 10^6 / 10^7 tasks on 2,000
+    servers at the sample's load per hour (the generator's window scales with the number of tasks,
+    :func:`fairsim.traces.synth.default_duration_s`): cost per task and the ratio
+    cost(largest) / cost(smallest) (target <= 1.5).
+``tasks-dense``
+    The stress case: the same sizes up to 10^6 in the sample's fixed 70,756 s window, so larger
+    sizes are *denser* loads (more queueing, higher utilisation), not longer traces. Reported with
+    the ratio cost(10^6) / cost(10^4) (target <= 2).
+
+``make bench-scale`` (:func:`bench_scale`, too long for ``make bench``) runs the whole-trace case:
+25 million synthetic tasks over a 29-day window on 12,583 Table I servers, FF- and BF-DRFH, each
+in its own process streaming the tasks from Parquet; its time and peak memory go to
+``scale.json`` (targets: under 10 minutes and 2 GB each).
 
 Every point runs in a fresh child process (``python -m fairsim.experiments.benchmarks.bench_online
 --one KIND ...``) so
@@ -57,7 +67,7 @@ from fairsim.schedulers.registry import registrations
 
 log = logging.getLogger("fairsim.experiments.benchmarks.bench_online")
 
-BENCHMARKS = ("real-2000", "online-2000", "servers", "tasks")
+BENCHMARKS = ("real-2000", "online-2000", "servers", "tasks", "tasks-dense")
 SCHEDULERS = ("ff-drfh", "bf-drfh")
 CONFIG = config_path("drfh-google.yaml")
 
@@ -73,14 +83,21 @@ ONLINE_SCHEDULERS = tuple(
 )
 TARGET_ONLINE_TASKS_PER_S = 10_000.0
 ONLINE_REFERENCE = "ff-drfh"  # run alongside, as a yardstick of the machine's speed
-TARGET_TASK_COST_RATIO = 2.0
+TARGET_TASK_COST_RATIO = 1.5  # constant load per hour
+TARGET_DENSE_COST_RATIO = 2.0  # the dense stress case
 
 SERVER_SIZES = (500, 2_000, 12_583)
 SERVER_SIZES_QUICK = (500, 2_000)
-TASK_SIZES = (10_000, 100_000, 1_000_000)
+TASK_SIZES = (10_000, 100_000, 1_000_000, 10_000_000)
+DENSE_SIZES = (10_000, 100_000, 1_000_000)
 TASK_SIZES_QUICK = (10_000, 100_000)
 SYNTH_SERVERS = 2_000
-SYNTH_DURATION_S = 70_756.0
+DENSE_DURATION_S = 70_756.0  # the Google sample's window, whatever the number of tasks
+#: ``make bench-scale``: the 29-day Google trace's size on its 12,583 machines.
+SCALE_TASKS = 25_000_000
+SCALE_DURATION_S = 29 * 86_400.0
+SCALE_SERVERS = 12_583
+TARGET_SCALE_WALL_S = 600.0
 SEED = 1
 INTERVAL_S = 60.0
 CHILD_TIMEOUT_S = 3_600.0
@@ -151,22 +168,53 @@ def run_real_point(scheduler: str, servers: int, shared: Path) -> dict[str, Any]
 
 
 def run_synth_point(
-    scheduler: str, n_tasks: int, servers: int = SYNTH_SERVERS, seed: int = SEED
+    scheduler: str,
+    n_tasks: int,
+    servers: int = SYNTH_SERVERS,
+    seed: int = SEED,
+    duration_s: float | None = None,
 ) -> dict[str, Any]:
-    """One scheduler on ``synth_google_like(n_tasks)`` with ``servers`` Table I servers."""
+    """One scheduler on ``synth_google_like(n_tasks, duration_s=duration_s)`` with ``servers``
+    Table I servers (``duration_s`` None: the window scales with ``n_tasks``)."""
     from fairsim.simulator.workload import FrameTaskSource
     from fairsim.traces.pools import table_i_pool
-    from fairsim.traces.synth import synth_google_like
+    from fairsim.traces.synth import default_duration_s, synth_google_like
 
     t0 = time.perf_counter()
-    frame = synth_google_like(n_tasks, seed=seed, duration_s=SYNTH_DURATION_S)
+    window = duration_s if duration_s is not None else default_duration_s(n_tasks)
+    frame = synth_google_like(n_tasks, seed=seed, duration_s=window)
     pool = table_i_pool(servers, np.random.default_rng(seed))
     cap = pool[["cpu", "mem"]].to_numpy(dtype=np.float64)
     end = float(frame["submit_s"].max()) + 1.0
     src = FrameTaskSource(frame, resources=("cpu", "mem"), start_s=0.0, end_s=end)
     setup = time.perf_counter() - t0
     out = _measure(scheduler, cap, src, 0.0, end)
-    out.update(workload=f"synth_google_like({n_tasks}, seed={seed})", setup_s=setup)
+    out.update(
+        workload=f"synth_google_like({n_tasks}, seed={seed}, duration_s={window:.0f})",
+        duration_s=window,
+        setup_s=setup,
+    )
+    return out
+
+
+def run_parquet_point(scheduler: str, path: Path, servers: int, seed: int = SEED) -> dict[str, Any]:
+    """One scheduler on a canonical ``tasks.parquet``, streamed row group by row group (never
+    the whole table in memory), with ``servers`` Table I servers."""
+    import pyarrow.parquet as pq
+
+    from fairsim.simulator.workload import ParquetTaskSource
+    from fairsim.traces.pools import table_i_pool
+
+    t0 = time.perf_counter()
+    pool = table_i_pool(servers, np.random.default_rng(seed))
+    cap = pool[["cpu", "mem"]].to_numpy(dtype=np.float64)
+    submit = pq.read_table(path, columns=["submit_s"]).column("submit_s")
+    end = float(submit[len(submit) - 1].as_py()) + 1.0  # the table is sorted by submit_s
+    del submit
+    src = ParquetTaskSource(path, start_s=0.0, end_s=end)
+    setup = time.perf_counter() - t0
+    out = _measure(scheduler, cap, src, 0.0, end)
+    out.update(workload=str(path), setup_s=setup)
     return out
 
 
@@ -174,7 +222,9 @@ def _child_main(args: argparse.Namespace) -> int:
     if args.one == "real":
         res = run_real_point(args.scheduler, args.servers, Path(args.shared))
     elif args.one == "synth":
-        res = run_synth_point(args.scheduler, args.tasks, args.servers)
+        res = run_synth_point(args.scheduler, args.tasks, args.servers, duration_s=args.duration_s)
+    elif args.one == "parquet":
+        res = run_parquet_point(args.scheduler, Path(args.path), args.servers)
     else:
         raise SystemExit(f"--one: unknown point kind {args.one!r}")
     res["peak_rss_mb"] = _peak_rss_mb()
@@ -199,6 +249,10 @@ def _point_argv(spec: dict[str, Any], shared: Path | None) -> list[str]:
     argv += ["--scheduler", spec["scheduler"], "--servers", str(spec["servers"])]
     if spec["kind"] == "synth":
         argv += ["--tasks", str(spec["tasks"])]
+        if spec.get("duration_s") is not None:
+            argv += ["--duration-s", repr(float(spec["duration_s"]))]
+    elif spec["kind"] == "parquet":
+        argv += ["--path", str(spec["path"])]
     else:
         argv += ["--shared", str(shared)]
     return argv
@@ -208,7 +262,11 @@ def run_point(spec: dict[str, Any], shared: Path | None, isolate: bool = True) -
     """Run one point, in a child process if ``isolate`` (for a per-point peak RSS)."""
     if not isolate:
         if spec["kind"] == "synth":
-            res = run_synth_point(spec["scheduler"], spec["tasks"], spec["servers"])
+            res = run_synth_point(
+                spec["scheduler"], spec["tasks"], spec["servers"], duration_s=spec.get("duration_s")
+            )
+        elif spec["kind"] == "parquet":
+            res = run_parquet_point(spec["scheduler"], Path(spec["path"]), spec["servers"])
         else:
             assert shared is not None
             res = run_real_point(spec["scheduler"], spec["servers"], shared)
@@ -249,7 +307,7 @@ def _run_points(
     out = []
     for spec in specs:
         desc = f"{label}: {spec['scheduler']} servers={spec['servers']}" + (
-            f" tasks={spec['tasks']:,}" if spec["kind"] == "synth" else ""
+            f" tasks={spec['tasks']:,}" if spec["kind"] in ("synth", "parquet") else ""
         )
         if bar is not None:
             bar.set_postfix_str(desc.split(": ", 1)[1])
@@ -395,17 +453,25 @@ def bench_tasks(
     sizes: Sequence[int] = TASK_SIZES,
     servers: int = SYNTH_SERVERS,
     *,
+    dense: bool = False,
     isolate: bool = True,
     progress: bool = True,
     schedulers: Sequence[str] = ("bf-drfh", "ff-drfh"),
 ) -> dict[str, Any]:
-    """Cost per task versus the number of tasks on synthetic workloads (target: ratio <= 2)."""
+    """Cost per task versus the number of tasks on synthetic workloads.
+
+    At the sample's load per hour (the window scales with the size; target: ratio <= 1.5), or
+    with ``dense`` in the fixed 70,756 s window (the stress case; target: ratio <= 2).
+    """
+    duration = DENSE_DURATION_S if dense else None
+    target = TARGET_DENSE_COST_RATIO if dense else TARGET_TASK_COST_RATIO
+    name = "tasks-dense" if dense else "tasks"
     specs = [
-        {"kind": "synth", "scheduler": s, "servers": servers, "tasks": n}
+        {"kind": "synth", "scheduler": s, "servers": servers, "tasks": n, "duration_s": duration}
         for s in schedulers
         for n in sizes
     ]
-    points = _run_points(specs, None, isolate, "tasks", progress)
+    points = _run_points(specs, None, isolate, name, progress)
     curves: dict[str, Any] = {}
     for s in schedulers:
         pts = [p for p in points if p["scheduler"] == s]
@@ -417,21 +483,88 @@ def bench_tasks(
             "us_per_task": costs,
             "ratio_largest_smallest": ratio,
             "check": {
-                "target": f"cost({_n(sizes[-1])})/cost({_n(sizes[0])}) "
-                f"<= {TARGET_TASK_COST_RATIO:g}",
+                "target": f"cost({_n(sizes[-1])})/cost({_n(sizes[0])}) <= {target:g}",
                 "value": ratio,
-                "pass": ratio is not None and ratio <= TARGET_TASK_COST_RATIO,
+                "pass": ratio is not None and ratio <= target,
             },
         }
+    note = (
+        f"the stress case: every size in the fixed {DENSE_DURATION_S:,.0f} s window, so larger "
+        "sizes are denser loads (more queueing, higher utilisation), not longer traces"
+        if dense
+        else "the sample's load per hour at every size: the arrival window scales with the "
+        "number of tasks (8.675 tasks/s)"
+    )
     return {
-        "benchmark": "tasks",
+        "benchmark": name,
         "points": points,
         "curves": curves,
-        "note": (
-            f"synth_google_like keeps the arrival window at {SYNTH_DURATION_S:,.0f} s whatever the "
-            "number of tasks, so larger sizes are denser loads (more queueing, higher utilisation),"
-            f" not longer traces; {servers:,} Table I servers."
-        ),
+        "note": f"{note}; {servers:,} Table I servers.",
+    }
+
+
+def bench_scale(
+    out: Path,
+    *,
+    tasks: int = SCALE_TASKS,
+    duration_s: float = SCALE_DURATION_S,
+    servers: int = SCALE_SERVERS,
+    schedulers: Sequence[str] = SCHEDULERS,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """The whole-trace case (``make bench-scale``): ``tasks`` synthetic tasks over
+    ``duration_s`` on ``servers`` Table I servers, each scheduler in its own process.
+
+    The workload is written once to ``out/scale-trace/tasks.parquet`` by ``fairsim trace synth``
+    in a child process (kept for the next call with the same sizes), then streamed by every
+    run. Targets: wall time under 10 minutes and peak RSS under 2 GB per scheduler.
+
+    Returns
+    -------
+    dict
+        The ``scale.json`` content: the points, with a check per target.
+    """
+    trace = Path(out) / "scale-trace"
+    stamp = trace / "params.json"
+    params = {"tasks": tasks, "duration_s": duration_s, "seed": SEED}
+    if not (stamp.is_file() and json.loads(stamp.read_text()) == params):
+        log.info("writing %s synthetic tasks over %.0f s into %s", f"{tasks:,}", duration_s, trace)
+        t0 = time.perf_counter()
+        cmd = [sys.executable, "-m", "fairsim.experiments.cli", "trace", "synth"]
+        cmd += ["--tasks", str(tasks), "--seed", str(SEED), "--duration-s", repr(duration_s)]
+        subprocess.run([*cmd, "--out", str(trace), "--overwrite"], check=True)
+        write_text(stamp, json_text(params) + "\n")
+        log.info("workload written in %.0f s", time.perf_counter() - t0)
+    specs = [
+        {
+            "kind": "parquet",
+            "scheduler": s,
+            "servers": servers,
+            "tasks": tasks,
+            "path": str(trace / "tasks.parquet"),
+        }
+        for s in schedulers
+    ]
+    points = _run_points(specs, None, True, "scale", progress)
+    for p in points:
+        if _ok(p):
+            p["checks"] = {
+                "wall": {
+                    "target": f"wall_s < {TARGET_SCALE_WALL_S:.0f}",
+                    "value": p["wall_s"],
+                    "pass": p["wall_s"] < TARGET_SCALE_WALL_S,
+                },
+                "memory": {
+                    "target": f"peak_rss_mb < {TARGET_PEAK_RSS_MB:.0f}",
+                    "value": p["peak_rss_mb"],
+                    "pass": p["peak_rss_mb"] < TARGET_PEAK_RSS_MB,
+                },
+            }
+    return {
+        "benchmark": "scale",
+        "points": points,
+        "note": f"{tasks:,} synthetic tasks over {duration_s / 86_400:.1f} days on {servers:,} "
+        "Table I servers, streamed from Parquet.",
     }
 
 
@@ -546,14 +679,19 @@ def summary_markdown(results: dict[str, dict[str, Any]], info: dict[str, Any]) -
                 f"| servers {s} ({ns}) | {c['check']['target']} | {costs} µs/task; slope "
                 f"{_f(c['loglog_slope'], '.2f')} | {_pf(c['check']['pass'])} |"
             )
-    if "tasks" in results:
-        for s, c in results["tasks"]["curves"].items():
+    notes = []
+    for bench in ("tasks", "tasks-dense"):
+        if bench not in results:
+            continue
+        for s, c in results[bench]["curves"].items():
             costs = " → ".join(_f(x, ".1f") for x in c["us_per_task"])
             lines.append(
-                f"| tasks {s} | {c['check']['target']} | {costs} µs/task; ratio "
+                f"| {bench} {s} | {c['check']['target']} | {costs} µs/task; ratio "
                 f"{_f(c['ratio_largest_smallest'], '.2f')} | {_pf(c['check']['pass'])} |"
             )
-        lines += ["", f"Note (tasks): {results['tasks']['note']}"]
+        notes.append(f"Note ({bench}): {results[bench]['note']}")
+    if notes:
+        lines += ["", *notes]
     return "\n".join(lines) + "\n"
 
 
@@ -593,10 +731,22 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-progress", action="store_true", help="log lines instead of a tqdm bar")
     ap.add_argument("--strict", action="store_true", help="exit 1 if any target check fails")
     # child mode (internal): one point, JSON on stdout
-    ap.add_argument("--one", choices=("real", "synth"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--scale",
+        action="store_true",
+        help="only the whole-trace case (make bench-scale): 25 million tasks, 29 days, 12,583 "
+        "servers; writes scale.json",
+    )
+    ap.add_argument("--scale-tasks", type=int, default=SCALE_TASKS, help="--scale: number of tasks")
+    ap.add_argument(
+        "--scale-days", type=float, default=SCALE_DURATION_S / 86_400, help="--scale: window, days"
+    )
+    ap.add_argument("--one", choices=("real", "synth", "parquet"), help=argparse.SUPPRESS)
     ap.add_argument("--scheduler", default="bf-drfh", help=argparse.SUPPRESS)
     ap.add_argument("--servers", type=int, default=SYNTH_SERVERS, help=argparse.SUPPRESS)
     ap.add_argument("--tasks", type=int, default=10_000, help=argparse.SUPPRESS)
+    ap.add_argument("--duration-s", type=float, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--path", default=None, help=argparse.SUPPRESS)
     return ap
 
 
@@ -606,6 +756,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.one:
         logging.getLogger().setLevel(logging.WARNING)
         return _child_main(args)
+    if args.scale:
+        t0 = time.perf_counter()
+        out = Path(args.out)
+        res = bench_scale(
+            out,
+            tasks=args.scale_tasks,
+            duration_s=args.scale_days * 86_400.0,
+            progress=not args.no_progress,
+        )
+        res.update(machine=machine_info(), total_s=time.perf_counter() - t0)
+        write_text(out / "scale.json", json_text(res, sort_keys=False) + "\n")
+        checks = [c["pass"] for p in res["points"] for c in p.get("checks", {}).values()]
+        for p in res["points"]:
+            if _ok(p):
+                log.info(
+                    "%s: %s tasks in %.0f s, peak %.0f MB",
+                    p["scheduler"], f"{p['tasks']:,}", p["wall_s"], p["peak_rss_mb"],
+                )  # fmt: skip
+        log.info("%d/%d checks passed; %s", sum(checks), len(checks), out / "scale.json")
+        return 1 if args.strict and not all(checks) else 0
     only = [b.strip() for b in args.only.split(",") if b.strip()]
     unknown = sorted(set(only) - set(BENCHMARKS))
     if unknown:
@@ -625,6 +795,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         "tasks": lambda: bench_tasks(
             TASK_SIZES_QUICK if args.quick else TASK_SIZES, progress=progress
+        ),
+        "tasks-dense": lambda: bench_tasks(
+            TASK_SIZES_QUICK if args.quick else DENSE_SIZES, dense=True, progress=progress
         ),
     }
     results: dict[str, dict[str, Any]] = {}

@@ -54,7 +54,8 @@ class RunResult:
     Examples
     --------
     >>> import fairsim
-    >>> cfg = {"name": "demo", "trace": {"format": "synthetic", "n_tasks": 300},
+    >>> cfg = {"name": "demo", "trace": {"format": "synthetic", "n_tasks": 300,
+    ...                                   "duration_s": 3600},
     ...        "cluster": {"servers": 20}, "schedulers": ["bf-drfh"]}
     >>> r = fairsim.simulate(cfg)["bf-drfh"]
     >>> list(r.jobs.columns)
@@ -228,7 +229,8 @@ def simulate(
     Examples
     --------
     >>> import fairsim
-    >>> cfg = {"name": "demo", "trace": {"format": "synthetic", "n_tasks": 500},
+    >>> cfg = {"name": "demo", "trace": {"format": "synthetic", "n_tasks": 500,
+    ...                                   "duration_s": 3600},
     ...        "cluster": {"servers": 20}, "schedulers": ["ff-drfh", "bf-drfh"]}
     >>> results = fairsim.simulate(cfg)
     >>> sorted(results)

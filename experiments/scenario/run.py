@@ -211,15 +211,18 @@ def converted_alibaba(trace: TraceConfig, base: Path | None) -> Path:
 def synthetic_complex(cfg: RunConfig, base: Path | None = None) -> Path:
     """Write the complex-job synthetic workload of the config once (cached) and return it."""
     from fairsim.traces.io import write_tasks
-    from fairsim.traces.synth import synth_complex_jobs
+    from fairsim.traces.synth import default_duration_s, synth_complex_jobs
 
     trace = cfg.trace
     assert trace.n_tasks is not None
     rng_seed = int(component_rng(cfg.seed, "workload").integers(2**31))
-    folder = cache_root(trace, base) / f"synthetic-complex-{trace.n_tasks}-{rng_seed}"
+    window = trace.duration_s or default_duration_s(trace.n_tasks)
+    name = f"synthetic-complex-{trace.n_tasks}-{rng_seed}-w{window:.6g}"
+    folder = cache_root(trace, base) / name
     if not (folder / "tasks.parquet").is_file():
         with atomic_dir(folder, overwrite=True, what="trace.cache_dir") as tmp:
-            write_tasks(synth_complex_jobs(trace.n_tasks, seed=rng_seed), tmp / "tasks.parquet")
+            frame = synth_complex_jobs(trace.n_tasks, seed=rng_seed, duration_s=window)
+            write_tasks(frame, tmp / "tasks.parquet")
     return folder / "tasks.parquet"
 
 
@@ -332,7 +335,7 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
 
         assert trace.n_tasks is not None
         rng_seed = int(component_rng(cfg.seed, "workload").integers(2**31))
-        frame = synth_google_like(trace.n_tasks, seed=rng_seed)
+        frame = synth_google_like(trace.n_tasks, seed=rng_seed, duration_s=trace.duration_s)
         if trace.end_s is None:
             end = float(frame["submit_s"].max()) + 1.0
     else:
@@ -876,7 +879,8 @@ def prepare_scenario(
     Examples
     --------
     >>> from fairsim.experiments.scenario.config import parse_config
-    >>> cfg = parse_config({"name": "demo", "trace": {"format": "synthetic", "n_tasks": 200},
+    >>> cfg = parse_config({"name": "demo", "trace": {"format": "synthetic", "n_tasks": 200,
+    ...                                          "duration_s": 3600},
     ...                     "cluster": {"servers": 10}, "schedulers": ["ff-drfh", "bf-drfh"]})
     >>> scenario = prepare_scenario(cfg)
     >>> [(run.name, len(run.result.tasks["submit_s"])) for run in scenario.runs()]

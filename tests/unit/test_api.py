@@ -20,6 +20,7 @@ from fairsim.experiments.scenario.run import Hooks, SchedulerRun, default_schedu
 from fairsim.schedulers.instance import InstanceError
 from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
 from fairsim.traces.io import write_tasks
+from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 from fairsim.traces.synth import synth_google_like
 
 #: The file contract's columns (``fairsim run``), for the two resources of these scenarios.
@@ -144,7 +145,7 @@ def test_out_writes_the_files_of_fairsim_run(layout: Path) -> None:
 def test_overrides_and_bad_configs() -> None:
     cfg = {
         "name": "small",
-        "trace": {"format": "synthetic", "n_tasks": 200},
+        "trace": {"format": "synthetic", "n_tasks": 200, "duration_s": SAMPLE_WINDOW_S},
         "cluster": {"servers": 10},
         "schedulers": ["ff-drfh"],
     }
@@ -178,7 +179,7 @@ def test_pipeline_hooks_see_every_run_and_grid_point() -> None:
     cfg = parse_config(
         {
             "name": "hooks",
-            "trace": {"format": "synthetic", "n_tasks": 300},
+            "trace": {"format": "synthetic", "n_tasks": 300, "duration_s": SAMPLE_WINDOW_S},
             "cluster": {"servers": 6},
             "schedulers": ["ff-drfh", "slots-8"],
             "collect": {"utilization_interval_s": 600},

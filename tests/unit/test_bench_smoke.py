@@ -6,19 +6,25 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from fairsim.experiments.benchmarks.bench_online import (
+    DENSE_DURATION_S,
     all_checks,
+    bench_scale,
     bench_tasks,
     machine_info,
     summary_markdown,
 )
+from fairsim.traces.synth import TASK_RATE_PER_S
 
 
 def test_tasks_benchmark_in_process_structure() -> None:
     res = bench_tasks([2_000], servers=50, isolate=False, progress=False)
     res = json.loads(json.dumps(res))  # JSON-serialisable, as written to tasks.json
     assert res["benchmark"] == "tasks"
-    assert "denser" in res["note"]
+    assert "scales" in res["note"]
+    assert all(p["duration_s"] == pytest.approx(2_000 / TASK_RATE_PER_S) for p in res["points"])
     assert {p["scheduler"] for p in res["points"]} == {"bf-drfh", "ff-drfh"}
     for p in res["points"]:
         assert "error" not in p, p
@@ -73,3 +79,30 @@ def test_online_baselines_run_in_the_bench_harness() -> None:
     assert "| online-2000 drf speed | x | 10,001 tasks/s | PASS |" in md
     assert "| online-2000 c-drfh speed | x | 9,999 tasks/s | FAIL |" in md
     assert all_checks({"online-2000": fake}) == [True, False]
+
+
+def test_dense_stress_case_keeps_the_sample_window() -> None:
+    res = bench_tasks([2_000], servers=50, dense=True, isolate=False, progress=False)
+    assert res["benchmark"] == "tasks-dense" and "denser" in res["note"]
+    for p in res["points"]:
+        assert "error" not in p, p
+        assert p["duration_s"] == DENSE_DURATION_S == 70_756.0
+    md = summary_markdown({"tasks-dense": res}, machine_info())
+    assert "| tasks-dense bf-drfh | cost(2,000)/cost(2,000) <= 2 |" in md
+
+
+def test_scale_benchmark_writes_the_trace_once_and_streams_it(tmp_path) -> None:
+    """make bench-scale's harness on a small case: the workload is written by `fairsim trace
+    synth` in a child, each scheduler runs in its own process from the Parquet file."""
+    res = bench_scale(tmp_path, tasks=3_000, duration_s=3_600.0, servers=40, progress=False)
+    res = json.loads(json.dumps(res))
+    assert [p["scheduler"] for p in res["points"]] == ["ff-drfh", "bf-drfh"]
+    for p in res["points"]:
+        assert "error" not in p, p
+        assert p["tasks"] == 3_000 and p["servers"] == 40 and p["rss_isolated"]
+        assert p["horizon_s"] <= 3_601.0
+        assert set(p["checks"]) == {"wall", "memory"}
+    trace = tmp_path / "scale-trace" / "tasks.parquet"
+    stamp = trace.stat().st_mtime_ns
+    bench_scale(tmp_path, tasks=3_000, duration_s=3_600.0, servers=40, progress=False)
+    assert trace.stat().st_mtime_ns == stamp  # the same sizes reuse the written workload

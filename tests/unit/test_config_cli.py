@@ -14,12 +14,13 @@ import yaml
 
 from fairsim.errors import ConfigError
 from fairsim.experiments.scenario.config import load_config, parse_config
+from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
 BASE = {
     "name": "t",
-    "trace": {"format": "synthetic", "n_tasks": 300},
+    "trace": {"format": "synthetic", "n_tasks": 300, "duration_s": SAMPLE_WINDOW_S},
     "cluster": {"servers": 20, "source": "table-i"},
     "schedulers": ["bf-drfh"],
 }
@@ -61,6 +62,11 @@ def _with(**patch: object) -> dict:
             r"collect\.utilization_interval_s: .*greater than 0",
         ),
         ({k: v for k, v in BASE.items() if k != "trace"}, r"trace: required key is missing"),
+        (_with(trace__duration_s=0), r"trace\.duration_s: .*greater than 0 \(got 0\)"),
+        (
+            {**BASE, "trace": {"format": "canonical", "path": "x", "duration_s": 60}},
+            r"trace\.duration_s: 60\.0 \(only format 'synthetic' has a generated arrival window\)",
+        ),
     ],
 )
 def test_config_errors_name_the_field(data: dict, message: str) -> None:
@@ -207,7 +213,7 @@ def test_cli_run_writes_contract_files(tmp_path: Path) -> None:
 
 TINY = {
     "name": "tiny",
-    "trace": {"format": "synthetic", "n_tasks": 60},
+    "trace": {"format": "synthetic", "n_tasks": 60, "duration_s": SAMPLE_WINDOW_S},
     "cluster": {"servers": 5, "source": "table-i"},
     "schedulers": ["bf-drfh", "slots-14"],
 }
@@ -290,7 +296,15 @@ def test_interrupted_run_leaves_nothing(
 
 
 def test_refused_run_leaves_no_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = {**TINY, "trace": {"format": "synthetic", "n_tasks": 60, "start_s": 1e9}}
+    data = {
+        **TINY,
+        "trace": {
+            "format": "synthetic",
+            "n_tasks": 60,
+            "duration_s": SAMPLE_WINDOW_S,
+            "start_s": 1e9,
+        },
+    }
     _refused(
         ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "a" / "o")],
         capsys,
@@ -573,7 +587,20 @@ def test_relative_paths_are_relative_to_the_config_file(
     conf = tmp_path / "configs"
     conf.mkdir()
     assert (
-        _main(["trace", "synth", "--tasks", "40", "--out", str(tmp_path / "data")], capsys)[0] == 0
+        _main(
+            [
+                "trace",
+                "synth",
+                "--tasks",
+                "40",
+                "--duration-s",
+                "70756",
+                "--out",
+                str(tmp_path / "data"),
+            ],
+            capsys,
+        )[0]
+        == 0
     )
     data = {**TINY, "trace": {"format": "canonical", "path": "../data", "cache_dir": "cache"}}
     cfg = _config(conf, data)
@@ -734,3 +761,31 @@ def test_atomic_dir_is_the_one_output_writer(tmp_path: Path) -> None:
     assert [p.name for p in race.iterdir()] == ["theirs"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "race"]
     assert not list((tmp_path / "a" / "b").glob(".*"))
+
+
+def test_synthetic_window_scales_unless_given(tmp_path: Path) -> None:
+    """trace.duration_s: null spreads n_tasks at the sample's 8.675 tasks/s; a value fixes it."""
+    from fairsim.experiments.scenario.run import resolve_workload
+
+    for duration, window in ((None, 3_000 / 8.675), (7_200.0, 7_200.0)):
+        trace = {"format": "synthetic", "n_tasks": 3_000, "duration_s": duration}
+        cfg = parse_config({**BASE, "trace": trace, "collect": {"utilization_interval_s": 10}})
+        w = resolve_workload(cfg)
+        assert w.last_submit_s is not None
+        assert 0.9 * window < w.last_submit_s < window * 1.0001, (duration, w.last_submit_s)
+
+
+def test_cli_trace_synth_duration(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    def synth(*extra: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "fairsim.experiments.cli", "trace", "synth"]
+        return subprocess.run([*cmd, "--tasks", "500", *extra], capture_output=True, text=True)
+
+    bad = synth("--duration-s", "-5", "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2 and "--duration-s: '-5' is not a positive" in bad.stderr
+    assert not (tmp_path / "bad").exists()
+    ok = synth("--duration-s", "100", "--out", str(tmp_path / "ok"))
+    assert ok.returncode == 0, ok.stderr
+    submit = pq.read_table(tmp_path / "ok" / "tasks.parquet").column("submit_s").to_numpy()
+    assert 0 <= submit.min() and submit.max() < 100

@@ -35,6 +35,7 @@ from fairsim.traces.google_constraints import (
     read_machine_attributes,
     read_task_constraints,
 )
+from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 RES = ("cpu", "mem")
 
@@ -307,7 +308,7 @@ def test_pinned_model_errors() -> None:
             src, classes, share=1, n_classes=(1, 2), per="task", rng=np.random.default_rng(0)
         )
     base = {"name": "c", "cluster": {"servers": 5}, "schedulers": ["udrf"]}
-    trace = {"format": "synthetic", "n_tasks": 5}
+    trace = {"format": "synthetic", "n_tasks": 5, "duration_s": SAMPLE_WINDOW_S}
     with pytest.raises(
         ConfigError, match=r"classes: \[1, 2\] with model 'pinned' and per 'task' \(a pinned"
     ):
@@ -324,6 +325,7 @@ def test_run_with_the_constraint_model(tmp_path: Path) -> None:
             "name": "c",
             "trace": {
                 "format": "synthetic",
+                "duration_s": SAMPLE_WINDOW_S,
                 "n_tasks": 2_000,
                 "constraints": {"share": 0.5, "classes": [1, 2]},
             },
@@ -340,7 +342,12 @@ def test_run_with_the_constraint_model(tmp_path: Path) -> None:
         parse_config(
             {
                 **cfg.model_dump(mode="json"),
-                "trace": {"format": "synthetic", "n_tasks": 5, "constraints": {"share": 2}},
+                "trace": {
+                    "format": "synthetic",
+                    "n_tasks": 5,
+                    "duration_s": SAMPLE_WINDOW_S,
+                    "constraints": {"share": 2},
+                },
             }
         )
 

@@ -23,12 +23,13 @@ import pytest
 import yaml
 
 from fairsim.experiments.cli import main
+from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 DELETE = object()
 
 RUN = {
     "name": "fz",
-    "trace": {"format": "synthetic", "n_tasks": 30},
+    "trace": {"format": "synthetic", "n_tasks": 30, "duration_s": SAMPLE_WINDOW_S},
     "cluster": {"servers": 3, "source": "table-i"},
     "schedulers": ["bf-drfh"],
     "collect": {"utilization_interval_s": 600},

@@ -23,11 +23,12 @@ from fairsim.errors import ConfigError, RegistryError
 from fairsim.experiments.cli import main
 from fairsim.experiments.scenario.config import parse_config
 from fairsim.schedulers import registry
+from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 PLUGIN_DIST = Path(__file__).resolve().parents[1] / "plugin_dist"
 FAIRSIM = Path(sys.executable).with_name("fairsim")  # the console script of this environment
 BASE = {
-    "trace": {"format": "synthetic", "n_tasks": 300},
+    "trace": {"format": "synthetic", "n_tasks": 300, "duration_s": SAMPLE_WINDOW_S},
     "cluster": {"servers": 10, "source": "table-i"},
     "collect": {"utilization_interval_s": 600},
 }

@@ -10,11 +10,12 @@ import pandas as pd
 
 from fairsim.experiments.scenario.config import RunConfig
 from fairsim.experiments.scenario.run import run_config
+from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 CFG = {
     "name": "report-test",
     "seed": 3,
-    "trace": {"format": "synthetic", "n_tasks": 3000},
+    "trace": {"format": "synthetic", "n_tasks": 3000, "duration_s": SAMPLE_WINDOW_S},
     "cluster": {"servers": 6, "source": "table-i"},
     "schedulers": ["slots-10", "bf-drfh"],
     "collect": {"utilization_interval_s": 60},

@@ -23,10 +23,11 @@ from fairsim.schedulers import registry
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.slots import Slots
 from fairsim.simulator.cluster import ClusterState
+from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 TINY = {
     "name": "reg",
-    "trace": {"format": "synthetic", "n_tasks": 200},
+    "trace": {"format": "synthetic", "n_tasks": 200, "duration_s": SAMPLE_WINDOW_S},
     "cluster": {"servers": 8, "source": "table-i"},
     "collect": {"utilization_interval_s": 600},
 }

@@ -18,13 +18,14 @@ from fairsim.errors import ConfigError
 from fairsim.experiments.reporting.sweep_report import aggregate, sweep_report, t_interval
 from fairsim.experiments.scenario.config import load_config, parse_config
 from fairsim.experiments.scenario.sweep import DONE, expand, load_sweep, parse_sweep, run_sweep
+from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
 TINY = {
     "name": "tiny-test",
     "base": {
-        "trace": {"format": "synthetic", "n_tasks": 800},
+        "trace": {"format": "synthetic", "n_tasks": 800, "duration_s": SAMPLE_WINDOW_S},
         "cluster": {"servers": 20, "source": "table-i"},
         "schedulers": ["slots-14", "bf-drfh"],
         "collect": {"utilization_interval_s": 120},
@@ -265,7 +266,10 @@ def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
     import time
 
     data = {**TINY, "grid": {}, "seeds": [1, 2, 3, 4]}
-    data["base"] = {**TINY["base"], "trace": {"format": "synthetic", "n_tasks": 2000}}
+    data["base"] = {
+        **TINY["base"],
+        "trace": {"format": "synthetic", "n_tasks": 2000, "duration_s": SAMPLE_WINDOW_S},
+    }
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(data))
     out = tmp_path / "out"

@@ -15,6 +15,7 @@ from fairsim.simulator.jobs import parse_parents
 from fairsim.traces import synth
 from fairsim.traces.dag import job_dag
 from fairsim.traces.io import write_tasks
+from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 from fairsim.traces.synth import fit_dag_sample, synth_complex_jobs, synth_google_like
 
 
@@ -80,6 +81,7 @@ def test_synthetic_complex_config_runs_with_the_dag_enforced(tmp_path: Path) -> 
             "name": "complex",
             "trace": {
                 "format": "synthetic",
+                "duration_s": SAMPLE_WINDOW_S,
                 "model": "complex",
                 "n_tasks": 400,
                 "cache_dir": str(tmp_path / "cache"),

@@ -48,6 +48,30 @@ def test_shape_and_schema(tmp_path: Path) -> None:
     assert pq.read_schema(out).equals(tasks_schema(), check_metadata=True)
 
 
+def test_window_scales_with_the_number_of_tasks() -> None:
+    """By default the arrival rate is the sample's (613,827 tasks in 70,756 s) at every size."""
+    assert synth.default_duration_s(613_827) == pytest.approx(70_756.0, rel=1e-12)
+    assert synth.TASK_RATE_PER_S == pytest.approx(8.675, abs=5e-4)
+    for n in (2_000, 20_000, 200_000):
+        submit = synth_google_like(n, seed=3)["submit_s"]
+        window = n / synth.TASK_RATE_PER_S
+        assert submit.min() >= 0 and submit.max() < window
+        # jobs arrive uniformly in the window: the last one is close to its end
+        assert submit.max() > 0.9 * window, (n, submit.max(), window)
+
+
+def test_explicit_window_is_the_same_draw_stretched() -> None:
+    """Metamorphic: only the window differs between the scaled default and a fixed window (the
+    dense stress case), so the submit times are the same draws multiplied by the ratio."""
+    n = 5_000
+    scaled = synth_google_like(n, seed=11)
+    dense = synth_google_like(n, seed=11, duration_s=synth.SAMPLE_DURATION_S)
+    ratio = synth.SAMPLE_DURATION_S / synth.default_duration_s(n)
+    assert np.allclose(scaled["submit_s"] * ratio, dense["submit_s"], rtol=1e-12)
+    rest = [c for c in scaled.columns if c != "submit_s"]
+    assert scaled[rest].equals(dense[rest])
+
+
 def test_million_tasks_exactly() -> None:
     # speed is measured by `make bench` (the "tasks" benchmark generates 10^6 tasks), not here
     df = synth_google_like(1_000_000, seed=5)
