@@ -128,7 +128,7 @@ def test_failing_run_is_recorded_and_others_finish(tmp_path: Path) -> None:
 
     good = tmp_path / "good"
     good.mkdir()
-    write_tasks(synth_google_like(500, seed=3), good / "tasks.parquet")
+    write_tasks(synth_google_like(500, seed=3, duration_s=SAMPLE_WINDOW_S), good / "tasks.parquet")
     data = {
         "name": "fail-test",
         "base": {
