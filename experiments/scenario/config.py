@@ -643,10 +643,16 @@ def check_samples(cfg: RunConfig, start_s: float, horizon_s: float, n_resources:
     if not math.isfinite(window) or window <= 0:
         return
     if dt > window:
+        hint = (
+            f"; {cfg.trace.n_tasks} synthetic tasks arrive at the Google sample's rate within "
+            "that window: give trace.duration_s for a longer one"
+            if cfg.trace.format == "synthetic" and cfg.trace.duration_s is None
+            else ""
+        )
         raise ValueError(
             f"collect.utilization_interval_s: {dt:g} s is longer than the simulated window of "
             f"{window:g} s ({start_s:g} s to {horizon_s:g} s): no utilisation sample after the "
-            "start (utilization.parquet and its figure would show the start only)"
+            f"start (utilization.parquet and its figure would show the start only){hint}"
         )
     n = window / dt + 1
     needed = n * (1 + n_resources) * BYTES_PER_SAMPLE_AND_RESOURCE

@@ -789,3 +789,16 @@ def test_cli_trace_synth_duration(tmp_path: Path) -> None:
     assert ok.returncode == 0, ok.stderr
     submit = pq.read_table(tmp_path / "ok" / "tasks.parquet").column("submit_s").to_numpy()
     assert 0 <= submit.min() and submit.max() < 100
+
+
+def test_short_synthetic_window_suggests_duration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """200 tasks at the sample's rate span 23 s, less than a 60 s grid: the error says how to
+    get a longer window."""
+    data = {**BASE, "trace": {"format": "synthetic", "n_tasks": 200}}
+    code, _out, err = _main(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "o")], capsys
+    )
+    assert code == 2
+    assert err.count("\n") == 1 and "give trace.duration_s for a longer one" in err
