@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairsim.schedulers._ratio_index import RatioIndex
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
 from fairsim.simulator.cluster import ClusterView
 
@@ -45,6 +46,12 @@ class BestFitDRFH(ProgressiveFilling):
     change it. Values within ``1e-9 · (1 + min H)`` of the least H count as ties, so that
     floating-point rounding never decides between servers that eq. 9 rates equal.
 
+    With two resources the search does not scan every server: an index keeps the servers
+    sorted by their ratio of free amounts and walks outward from the task's ratio
+    (:mod:`fairsim.schedulers._ratio_index`), making exactly the choice of the scan above
+    (``tests/properties/test_ratio_index.py``). Its cost grows with the number of non-fitting
+    servers nearer the task's ratio than the best fitting one, not with the pool's size.
+
     Eq. 9 normalises by the first resource (CPU). For a task whose CPU demand is zero the
     normalisation is undefined; we then normalise both vectors by the first resource the task
     does demand (a fitting server has a positive free amount of it); a task demanding nothing goes
@@ -55,6 +62,10 @@ class BestFitDRFH(ProgressiveFilling):
 
     #: Values of H within ``H_TIE_TOL * (1 + min H)`` of the least are a tie (lowest index wins).
     H_TIE_TOL = 1e-9
+    #: Servers the ratio index visits before it falls back to one compiled pass over all servers.
+    INDEX_CAP = 512
+    #: Whether to search through the ratio index when it applies (False: always scan; for tests).
+    use_index = True
 
     def bind(self, cluster: ClusterView) -> None:
         """Bind, and precompute the eq. 9 weights ``T_k0 / T_r`` for every normalising k0."""
@@ -65,14 +76,42 @@ class BestFitDRFH(ProgressiveFilling):
         self._hw = [
             [t[k0] / t[r] if t[r] > 0 else 0.0 for r in range(self._k)] for k0 in range(self._k)
         ]
+        self._rx: RatioIndex | None = None
+        if self.use_index and self._k == 2 and self._hw[0][1] > 0:
+            f0 = np.ascontiguousarray(self._cols[0])
+            f1 = np.ascontiguousarray(self._cols[1])
+            # the index reads the engine's free columns in place: they must be that memory
+            if np.shares_memory(f0, self._cols[0]) and np.shares_memory(f1, self._cols[1]):
+                self._rx = RatioIndex(f0, f1)
+
+    def _take(self, server: int, need: tuple[float, ...]) -> None:
+        if self._rx is not None:
+            self._rx.move(server)
+
+    def _give(self, server: int, need: tuple[float, ...]) -> None:
+        if self._rx is not None:
+            self._rx.move(server)
 
     def _find(self, need: tuple[float, ...], user: int) -> int:
         if self._hopeless(need):
             return -1
+        if self._rx is not None and need[0] > 0:
+            return self._find_indexed(need, user)
         idx = np.flatnonzero(self._fit_mask(need, user))
         if idx.size == 0:
             return self._scan_failed()
         return self._choose(need, idx)
+
+    def _find_indexed(self, need: tuple[float, ...], user: int) -> int:
+        """:meth:`_find` through the ratio index (two resources, ``need[0] > 0``)."""
+        mask = self._tmask
+        if self.eligible and user in self.eligible:
+            el = self.eligible[user]
+            mask = el if mask is None else el & mask
+        rx = self._rx
+        assert rx is not None
+        s = rx.best(need[0], need[1], self._hw[0][1], self.H_TIE_TOL, mask, self.INDEX_CAP)
+        return s if s >= 0 else self._scan_failed()
 
     def _choose(self, need: tuple[float, ...], idx: np.ndarray) -> int:
         """The fitting server with the least H(i, l) (eq. 9); ties to the lowest index."""
