@@ -44,6 +44,9 @@ from fairsim.simulator.cluster import ClusterView
 from fairsim.simulator.scheduler import Scheduler
 
 _GROW = 64
+#: A woken user with more candidate servers than this searches every server (the same choice:
+#: no server outside its candidates can fit) instead of keeping the list.
+_CANDS_MAX = 16
 
 
 #: Candidate lists longer than this are filtered with numpy in :meth:`ProgressiveFilling._find_in`.
@@ -196,7 +199,10 @@ class ProgressiveFilling(Scheduler):
         self._share: list[float] = []
         self._w: list[float] = []
         self._blocked: list[bool] = []
-        self._bheads = np.full((0, self._k), np.inf)
+        # blocked users, packed: their head needs (one row each) and ids; _bpos[user] is the row
+        self._bh = np.empty((_GROW, self._k))
+        self._bu = np.empty(_GROW, dtype=np.int64)
+        self._bpos: dict[int, int] = {}
         self._inheap: list[bool] = []
         self._version: list[int] = []
         self._queues: list[deque[tuple[int, tuple[float, ...]]]] = []
@@ -239,7 +245,6 @@ class ProgressiveFilling(Scheduler):
             self._inheap.append(False)
             self._version.append(0)
             self._queues.append(deque())
-        self._bheads = np.vstack([self._bheads, np.full((n_new - n_old, self._k), np.inf)])
 
     def _push(self, user: int) -> None:
         v = self._version[user] + 1
@@ -325,7 +330,13 @@ class ProgressiveFilling(Scheduler):
         if self._tmask is not None:
             self._bmask[user] = self._tmask
         self._blocked[user] = True
-        self._bheads[user] = need
+        row = self._n_blocked
+        if row == self._bu.shape[0]:
+            self._bh = np.vstack([self._bh, np.empty_like(self._bh)])
+            self._bu = np.concatenate([self._bu, np.empty_like(self._bu)])
+        self._bh[row] = need
+        self._bu[row] = user
+        self._bpos[user] = row
         self._bneed[user] = need
         self._n_blocked += 1
         bmin = self._bmin
@@ -349,66 +360,94 @@ class ProgressiveFilling(Scheduler):
         """
         freed = list(dict.fromkeys(self._freed))  # unique, in completion order
         self._freed.clear()
-        if not self._n_blocked:
+        nb = self._n_blocked
+        if not nb:
             return
-        cols, bh = self._cols, self._bheads
+        cols, bh, bu = self._cols, self._bh[:nb], self._bu[:nb]
         if self._bmin_stale:
             self._bmin = bh.min(axis=0).tolist()
             self._bmin_stale = False
         bmin, k_range = self._bmin, range(self._k)
-        fitting: list[tuple[int, list[int]]] = []
-        cands: dict[int, list[int]] = {}
+        f_srv: list[int] = []  # freed servers some blocked head fits on
+        f_users: list[np.ndarray] = []  # ... and those users (int64 ids)
         for server in freed:
             if any(cols[k][server] < bmin[k] for k in k_range):
                 continue
             fits = bh[:, 0] <= cols[0][server]
             for k in range(1, self._k):
                 fits &= bh[:, k] <= cols[k][server]
-            users = np.flatnonzero(fits).tolist()
-            if not users:
+            users = bu[fits]
+            if not users.size:
                 self._bmin_stale = True  # the bound let a useless check through: tighten it
                 continue
             if self.eligible:
-                users = [u for u in users if u not in self.eligible or self.eligible[u][server]]
+                el = self.eligible
+                users = users[[u not in el or bool(el[u][server]) for u in users.tolist()]]
             if self._bmask:
                 bm = self._bmask
-                users = [u for u in users if u not in bm or bm[u][server]]
-            if users:
-                fitting.append((server, users))
-                for u in users:
-                    cands.setdefault(u, []).append(server)
-        woken: set[int] = set()
-        bneed = self._bneed
-        reserve = self._reserves()
+                users = users[[u not in bm or bool(bm[u][server]) for u in users.tolist()]]
+            if users.size:
+                f_srv.append(server)
+                f_users.append(users)
+        if not f_srv:
+            return
+        every = np.concatenate(f_users)
+        count = np.bincount(every)  # candidate servers per user
         if self._dynamic:  # keys may have moved while the users were blocked
-            self._refresh(sorted(cands))
-        for server, users in fitting:
-            rem = [float(cols[k][server]) for k in range(self._k)]
-            # with reservations only, a failure once the room is below every blocked need ends
-            # the scan: every later user would fail too (bmin is a lower bound of those needs)
-            may_stop = reserve and all(len(cands[u]) == 1 for u in users)
-            for u in self._share_order(users):
-                if u in woken:
+            self._refresh(np.unique(every).tolist())
+        bneed = self._bneed
+        if self._reserves():
+            # users with several candidates are always woken (they reserve nothing); a user with
+            # one reserves its need there, in share order, and stays blocked if the room is gone
+            woken = set(every[count[every] > 1].tolist())
+            for server, users in zip(f_srv, f_users, strict=True):
+                single = users[count[users] == 1]
+                if not single.size:
                     continue
-                need = bneed[u]
-                if len(cands[u]) > 1 or not reserve:
-                    # (when placements may reorder the keys, the order of service is not known
-                    # here: no reservations, every fitting user is woken)
-                    woken.add(u)
-                elif all(need[k] <= rem[k] for k in range(self._k)):
-                    woken.add(u)
-                    for k in range(self._k):
-                        rem[k] -= need[k]
-                else:
-                    self._recheck.add(server)  # u stays blocked; look again at the end
-                    if may_stop and any(rem[k] < bmin[k] for k in k_range):
-                        break
+                rem = [float(cols[k][server]) for k in range(self._k)]
+                # with reservations only, a failure once the room is below every blocked need
+                # ends the scan: every later user would fail too (bmin bounds those needs)
+                may_stop = single.size == users.size
+                for u in self._share_order(single.tolist()):
+                    need = bneed[u]
+                    if all(need[k] <= rem[k] for k in k_range):
+                        woken.add(u)
+                        for k in k_range:
+                            rem[k] -= need[k]
+                    else:
+                        self._recheck.add(server)  # u stays blocked; look again at the end
+                        if may_stop and any(rem[k] < bmin[k] for k in k_range):
+                            break
+        else:
+            # placements may reorder the keys: the order of service is not known here, so no
+            # reservations; every fitting user is woken
+            woken = set(every.tolist())
+        # candidate servers of the woken users (few: a list; many: None, search every server)
+        cands: dict[int, list[int]] = {}
+        few = count[every] <= _CANDS_MAX
+        if few.any():
+            sizes = [len(x) for x in f_users]
+            srv_of = np.repeat(np.asarray(f_srv, dtype=np.int64), sizes)
+            for u, srv in zip(every[few].tolist(), srv_of[few].tolist(), strict=True):
+                if u in woken:
+                    cands.setdefault(u, []).append(srv)
+        bpos, bh_all, bu_all = self._bpos, self._bh, self._bu
         for u in sorted(woken):
             self._bmask.pop(u, None)
-            self._cands[u] = cands[u]
+            c = cands.get(u)
+            if c is None:
+                self._cands.pop(u, None)
+            else:
+                self._cands[u] = c
             self._blocked[u] = False
-            self._bheads[u] = np.inf
-            self._n_blocked -= 1
+            # unpack: the last blocked row takes the woken user's row
+            row, last = bpos.pop(u), self._n_blocked - 1
+            if row != last:
+                moved = int(bu_all[last])
+                bh_all[row] = bh_all[last]
+                bu_all[row] = moved
+                bpos[moved] = row
+            self._n_blocked = last
             self._push(u)
 
     def _share_order(self, users: list[int]) -> list[int]:
