@@ -6,6 +6,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SHARED ?= ../shared
+# `make bench` pairs its speed points with this revision (A B A B); e.g. make bench BENCH_VS=main~3
+BENCH_VS ?= HEAD~1
 STAMP  := $(VENV)/.installed
 
 .PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench bench-scale lint imports wheel-check docs clean
@@ -37,7 +39,7 @@ test: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests
 
 bench: $(STAMP)
-	FAIRSIM_SHARED=$(SHARED) $(PY) -m fairsim.experiments.benchmarks.bench_online --shared $(SHARED) --out results/bench
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m fairsim.experiments.benchmarks.bench_online --shared $(SHARED) --out results/bench --vs $(BENCH_VS)
 	$(PY) -m fairsim.experiments.benchmarks.bench_dynamic --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m fairsim.experiments.benchmarks.bench_alibaba --shared $(SHARED) --out results/bench
 

@@ -76,8 +76,9 @@ def test_online_baselines_run_in_the_bench_harness() -> None:
         ],
     }
     md = summary_markdown({"online-2000": fake}, machine_info())
-    assert "| online-2000 drf speed | x | 10,001 tasks/s | PASS |" in md
-    assert "| online-2000 c-drfh speed | x | 9,999 tasks/s | FAIL |" in md
+    hi, lo = TARGET_ONLINE_TASKS_PER_S + 1, TARGET_ONLINE_TASKS_PER_S - 1
+    assert f"| online-2000 drf speed | x | {hi:,.0f} tasks/s | PASS |" in md
+    assert f"| online-2000 c-drfh speed | x | {lo:,.0f} tasks/s | FAIL |" in md
     assert all_checks({"online-2000": fake}) == [True, False]
 
 
@@ -106,3 +107,40 @@ def test_scale_benchmark_writes_the_trace_once_and_streams_it(tmp_path) -> None:
     stamp = trace.stat().st_mtime_ns
     bench_scale(tmp_path, tasks=3_000, duration_s=3_600.0, servers=40, progress=False)
     assert trace.stat().st_mtime_ns == stamp  # the same sizes reuse the written workload
+
+
+def test_paired_runs_alternate_and_report_the_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--vs: a point runs A B A B (B in the reference tree); the point keeps A's median and the
+    ratio of the medians, and a failing reference is reported, not hidden."""
+    from fairsim.experiments.benchmarks import bench_online as bo
+
+    calls: list[object] = []
+
+    def fake(spec, shared, isolate=True, tree=None):  # type: ignore[no-untyped-def]
+        calls.append(tree)
+        wall = {None: [2.0, 4.0], "ref": [6.0, 6.0]}[tree]
+        i = sum(1 for c in calls if c == tree) - 1
+        return {**spec, "tasks": 600, "wall_s": wall[i], "tasks_per_s": 600 / wall[i],
+                "us_per_task": 1e6 * wall[i] / 600, "peak_rss_mb": 10.0 + i,
+                "util_cpu": 0.5, "util_mem": 0.5}  # fmt: skip
+
+    monkeypatch.setattr(bo, "run_point", fake)
+    spec = {"kind": "real", "scheduler": "ff-drfh", "servers": 2_000}
+    p = bo._paired(spec, None, ("abc1234", "ref"))  # type: ignore[arg-type]
+    assert calls == [None, "ref", None, "ref"]
+    assert p["wall_s"] == 3.0 and p["tasks_per_s"] == 200.0 and p["peak_rss_mb"] == 11.0
+    assert p["paired"]["ref_tasks_per_s"] == [100.0, 100.0]
+    assert p["paired"]["ratio"] == pytest.approx(((150 + 300) / 2) / 100)
+    md = summary_markdown({"real-2000": {"points": [{**p, "checks": {
+        "tasks_per_s_target": {"target": "t", "value": 1, "pass": True},
+        "vs_reference": {"target": "t", "value": 1, "ratio_to_reference": 1, "pass": True},
+        "peak_rss": {"target": "t", "value": 1, "pass": True}}}]}}, machine_info())  # fmt: skip
+    assert "2.25× abc1234 (100 / 100)" in md
+
+    def broken(spec, shared, isolate=True, tree=None):  # type: ignore[no-untyped-def]
+        return fake(spec, shared, isolate, None) if tree is None else {**spec, "error": "boom"}
+
+    calls.clear()
+    monkeypatch.setattr(bo, "run_point", broken)
+    p = bo._paired(spec, None, ("abc1234", "ref"))  # type: ignore[arg-type]
+    assert p["paired"]["ratio"] is None and p["paired"]["ref_error"] == "boom"
