@@ -59,9 +59,12 @@ CENSORED_RULES = ("hold", "complete")
 class _Table:
     """Growable per-task arrays, indexed by task id (order of arrival).
 
-    Memory per task is kept small for traces of millions of instances: the run state lives in
-    :mod:`array` buffers (8 + 8 + 4 + 1 bytes), and consecutive identical tasks (the instances of
-    one Alibaba row) share their Python demand tuple, user code, submit and run-time objects.
+    Memory per task is kept small for traces of tens of millions of tasks: a task ever seen costs
+    its numpy columns (job id, task index, user, submit time, run time, demand: 48 bytes with two
+    resources) and its run state in :mod:`array` buffers (8 + 8 + 4 + 1 + 1 bytes). The Python
+    objects the event loop works with (demand tuple, user code, run time) exist only for the
+    tasks of the batch being read and for *live* tasks (arrived and not finished, :attr:`live`);
+    consecutive identical tasks (the instances of one Alibaba row) share them.
 
     It is the :class:`fairsim.simulator.cluster.TaskInfo` of the schedulers' views
     (:meth:`task_job`, :meth:`task_constraint`); schedulers never see the table itself.
@@ -73,8 +76,10 @@ class _Table:
         capacity: int = 1 << 16,
         jobs: bool = False,
         constraints: ConstraintIndex | None = None,
+        n_hint: int | None = None,
     ) -> None:
         self.n = 0
+        self.n_hint = n_hint
         self.r = n_resources
         self.jobs = jobs
         self.constraints = constraints
@@ -89,12 +94,15 @@ class _Table:
         self.rep = np.zeros(capacity if jobs else 0, dtype=np.int32)
         self.instances = np.ones(capacity if jobs else 0, dtype=np.int32)
         self.parents = np.full(capacity if jobs else 0, None, dtype=object)
-        # Python mirrors of the hot columns: scalar access to lists is several times faster
-        # than to numpy arrays in the event loop.
-        self.demand_t: list[tuple[float, ...]] = []
-        self.user_l: list[int] = []
-        self.submit_l: list[float] = []
-        self.run_l: list[float] = []
+        # Python mirrors of the hot columns for the batch being read (task ids b_lo..n-1):
+        # scalar access to lists is several times faster than to numpy arrays in the event loop
+        self.b_lo = 0
+        self.b_demand: list[tuple[float, ...]] = []
+        self.b_user: list[int] = []
+        self.b_submit: list[float] = []
+        self.b_run: list[float] = []
+        # arrived and not finished: task -> (user, demand, run time); what the loop needs later
+        self.live: dict[int, tuple[int, tuple[float, ...], float]] = {}
         # run state, one entry per task
         self.start_l = array("d")
         self.finish_l = array("d")
@@ -112,8 +120,11 @@ class _Table:
 
     def append(self, batch: TaskBatch, users: np.ndarray) -> tuple[int, int]:
         lo, hi = self.n, self.n + len(batch)
-        if hi > self.job_id.shape[0]:
-            self._grow(max(hi, 2 * self.job_id.shape[0]))
+        cap = self.job_id.shape[0]
+        if hi > cap:
+            # the source's row count when it is known (no slack kept to the end), else x1.5
+            hint = self.n_hint if self.n_hint is not None and self.n_hint >= hi else 0
+            self._grow(max(hi, hint or cap + cap // 2))
         self.job_id[lo:hi] = batch.job_id
         self.task_index[lo:hi] = batch.task_index
         self.user[lo:hi] = users
@@ -133,11 +144,12 @@ class _Table:
                 self.code_l.frombytes(codes.tobytes())
         cols = [batch.demand[:, r] for r in range(self.r)]
         starts = _runs(users, batch.submit_s, batch.run_s, batch.demand)
+        self.b_lo = lo
         if starts is None:
-            self.demand_t.extend(zip(*(c.tolist() for c in cols), strict=True))
-            self.user_l.extend(users.tolist())
-            self.submit_l.extend(batch.submit_s.tolist())
-            self.run_l.extend(batch.run_s.tolist())
+            self.b_demand = list(zip(*(c.tolist() for c in cols), strict=True))
+            self.b_user = users.tolist()
+            self.b_submit = batch.submit_s.tolist()
+            self.b_run = batch.run_s.tolist()
         else:  # share one Python object per run of identical tasks
             counts = np.diff(np.append(starts, n))
 
@@ -150,10 +162,10 @@ class _Table:
             obj = np.empty(len(dem), dtype=object)
             for i, d in enumerate(dem):
                 obj[i] = d
-            self.demand_t.extend(np.repeat(obj, counts).tolist())
-            self.user_l.extend(rep(users[starts].tolist()))
-            self.submit_l.extend(rep(batch.submit_s[starts].tolist()))
-            self.run_l.extend(rep(batch.run_s[starts].tolist()))
+            self.b_demand = np.repeat(obj, counts).tolist()
+            self.b_user = rep(users[starts].tolist())
+            self.b_submit = rep(batch.submit_s[starts].tolist())
+            self.b_run = rep(batch.run_s[starts].tolist())
         self.start_l.frombytes(np.full(n, np.nan).tobytes())
         self.finish_l.frombytes(np.full(n, np.nan).tobytes())
         self.server_l.frombytes(np.full(n, -1, dtype=np.intc).tobytes())
@@ -174,6 +186,17 @@ class _Table:
             new = np.empty((cap, *old.shape[1:]), dtype=old.dtype)
             new[: old.shape[0]] = old
             setattr(self, name, new)
+
+
+def _trim(col: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` rows of a table column, shrunk in place when the column owns its memory
+    (else copied)."""
+    if col.shape[0] == n:
+        return col
+    if col.flags.owndata and col.flags.c_contiguous:
+        col.resize((n, *col.shape[1:]), refcheck=False)
+        return col
+    return col[:n].copy()
 
 
 def _runs(
@@ -336,7 +359,10 @@ class Engine:
         """Simulate until the horizon (or until no event is left) and return the results."""
         t0 = time.perf_counter()
         self._tasks = _Table(
-            self.cluster.n_resources, jobs=self.gate is not None, constraints=self.constraints
+            self.cluster.n_resources,
+            jobs=self.gate is not None,
+            constraints=self.constraints,
+            n_hint=self.source.n_hint,
         )
         # the scheduler learns about tasks only through its view: the table answers the view's
         # task_job / task_mask questions (it is the view's TaskInfo), nothing is set on the state
@@ -378,7 +404,7 @@ class Engine:
         heap = self._completions
         horizon = self.horizon_s
         batches = self.source.batches()
-        demand_t, user_l, submit_l, run_l = tab.demand_t, tab.user_l, tab.submit_l, tab.run_l
+        live = tab.live  # task -> (user, demand, run time), from arrival until it finishes
         start_s, finish_s, server_of, unplaceable = (
             tab.start_l,
             tab.finish_l,
@@ -402,10 +428,11 @@ class Engine:
             while i < len(tasks):
                 t = tasks[i]
                 i += 1
-                demand = demand_t[t]
+                user, demand, _ = live[t]
                 if sched.placeable(demand) and (codes is None or fits(codes[t], demand)):
-                    sched.on_arrival(t, user_l[t], demand)
+                    sched.on_arrival(t, user, demand)
                 else:
+                    del live[t]
                     unplaceable[t] = True
                     self._n_unplaceable += 1
                     tasks.extend(gate.drop(t))  # type: ignore[union-attr]
@@ -417,7 +444,7 @@ class Engine:
         while True:
             if lo == hi and not exhausted:
                 lo, hi, exhausted = self._pull(batches, lo, hi)
-            t_arr = submit_l[lo] if lo < hi else math.inf
+            t_arr = tab.b_submit[lo - tab.b_lo] if lo < hi else math.inf
             t_cmp = heap[0][0] if heap else math.inf
             now = t_arr if t_arr < t_cmp else t_cmp
             tick = False
@@ -451,8 +478,7 @@ class Engine:
             while heap and heap[0][0] <= now:
                 task = heapq.heappop(heap)[1]
                 server = running.pop(task)
-                demand = demand_t[task]
-                user = user_l[task]
+                user, demand, _ = live.pop(task)
                 cluster.release(server, demand)
                 if track_users:
                     self._user_alloc[user] -= demand
@@ -461,28 +487,46 @@ class Engine:
                 if gate is not None:
                     release(gate.finish(task))
             # 2. arrivals at `now` (the rest of this batch may hold later ones)
-            while lo < hi and submit_l[lo] <= now:
-                demand = demand_t[lo]
+            b_lo, b_submit, b_user, b_demand, b_run = (
+                tab.b_lo,
+                tab.b_submit,
+                tab.b_user,
+                tab.b_demand,
+                tab.b_run,
+            )
+            while lo < hi and b_submit[lo - b_lo] <= now:
+                i = lo - b_lo
+                demand = b_demand[i]
                 if gate is not None:
+                    live[lo] = (b_user[i], demand, b_run[i])
                     release(gate.arrive(lo))
                 elif sched.placeable(demand) and (codes is None or fits(codes[lo], demand)):
-                    sched.on_arrival(lo, user_l[lo], demand)
+                    live[lo] = (b_user[i], demand, b_run[i])
+                    sched.on_arrival(lo, b_user[i], demand)
                 else:
                     unplaceable[lo] = True
                     self._n_unplaceable += 1
                 lo += 1
                 if lo == hi and not exhausted:
                     lo, hi, exhausted = self._pull(batches, lo, hi)
+                    b_lo, b_submit, b_user, b_demand, b_run = (
+                        tab.b_lo,
+                        tab.b_submit,
+                        tab.b_user,
+                        tab.b_demand,
+                        tab.b_run,
+                    )
             if tick:
                 sched.on_tick(now)
             # 3. one scheduling pass; every placement is validated and committed here
             for task, server in sched.decide():
                 idle = 0
-                if not (0 <= task < lo) or task in running or server_of[task] >= 0:
+                known = live.get(task) if 0 <= task < lo else None
+                if known is None or task in running or server_of[task] >= 0:
                     raise PlacementError(
                         f"scheduler {sched.name!r} placed task {task}, which is not waiting"
                     )
-                demand = demand_t[task]
+                user, demand, run = known
                 if codes is not None and codes[task] and not masks[codes[task]][server]:
                     raise PlacementError(
                         f"scheduler {sched.name!r} placed task {task} on server {server}, which "
@@ -493,9 +537,9 @@ class Engine:
                 server_of[task] = server
                 start_s[task] = now
                 if track_users:
-                    self._user_alloc[user_l[task]] += demand
+                    self._user_alloc[user] += demand
                 if not (hold and censored[task]):
-                    heapq.heappush(heap, (now + run_l[task], task))
+                    heapq.heappush(heap, (now + run, task))
                 elif horizon == math.inf:  # a held censored task runs to the horizon
                     raise ValueError(
                         f"task {task} is right-censored and holds its server until the horizon, "
@@ -615,19 +659,23 @@ class Engine:
             scheduler=self.scheduler.name,
             resources=self.cluster.resources,
             users=list(self._user_codes),
+            # the table's own memory, trimmed to the tasks that arrived (no second copy of a
+            # table of tens of millions of rows); the engine keeps no reference to it
             tasks={
-                "job_id": tab.job_id[:n].copy(),
-                "task_index": tab.task_index[:n].copy(),
-                "user": tab.user[:n].copy(),
-                "submit_s": tab.submit_s[:n].copy(),
-                "start_s": np.frombuffer(tab.start_l, dtype=np.float64)[:n].copy(),
-                "finish_s": np.frombuffer(tab.finish_l, dtype=np.float64)[:n].copy(),
-                "server": np.frombuffer(tab.server_l, dtype=np.intc)[:n].astype(np.int32),
-                "run_s": tab.run_s[:n].copy(),
-                "demand": tab.demand[:n].copy(),
+                "job_id": _trim(tab.job_id, n),
+                "task_index": _trim(tab.task_index, n),
+                "user": _trim(tab.user, n),
+                "submit_s": _trim(tab.submit_s, n),
+                "start_s": np.frombuffer(tab.start_l, dtype=np.float64)[:n],
+                "finish_s": np.frombuffer(tab.finish_l, dtype=np.float64)[:n],
+                "server": np.frombuffer(tab.server_l, dtype=np.intc)[:n].astype(
+                    np.int32, copy=False
+                ),
+                "run_s": _trim(tab.run_s, n),
+                "demand": _trim(tab.demand, n),
                 "unplaceable": unplaceable,
-                "censored": np.frombuffer(tab.cens_l, dtype=bool)[:n].copy(),
-                **({"rep": tab.rep[:n].copy()} if self.gate is not None else {}),
+                "censored": np.frombuffer(tab.cens_l, dtype=bool)[:n],
+                **({"rep": _trim(tab.rep, n)} if self.gate is not None else {}),
             },
             utilization=util,
             user_shares=shares,
