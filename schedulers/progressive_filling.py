@@ -47,6 +47,8 @@ _GROW = 64
 #: A woken user with more candidate servers than this searches every server (the same choice:
 #: no server outside its candidates can fit) instead of keeping the list.
 _CANDS_MAX = 16
+#: Wake-ups with more (freed server, fitting blocked user) pairs than this are vectorised.
+_PAIRS_VECTOR = 256
 
 
 #: Candidate lists longer than this are filtered with numpy in :meth:`ProgressiveFilling._find_in`.
@@ -391,46 +393,10 @@ class ProgressiveFilling(Scheduler):
                 f_users.append(users)
         if not f_srv:
             return
-        every = np.concatenate(f_users)
-        count = np.bincount(every)  # candidate servers per user
-        if self._dynamic:  # keys may have moved while the users were blocked
-            self._refresh(np.unique(every).tolist())
-        bneed = self._bneed
-        if self._reserves():
-            # users with several candidates are always woken (they reserve nothing); a user with
-            # one reserves its need there, in share order, and stays blocked if the room is gone
-            woken = set(every[count[every] > 1].tolist())
-            for server, users in zip(f_srv, f_users, strict=True):
-                single = users[count[users] == 1]
-                if not single.size:
-                    continue
-                rem = [float(cols[k][server]) for k in range(self._k)]
-                # with reservations only, a failure once the room is below every blocked need
-                # ends the scan: every later user would fail too (bmin bounds those needs)
-                may_stop = single.size == users.size
-                for u in self._share_order(single.tolist()):
-                    need = bneed[u]
-                    if all(need[k] <= rem[k] for k in k_range):
-                        woken.add(u)
-                        for k in k_range:
-                            rem[k] -= need[k]
-                    else:
-                        self._recheck.add(server)  # u stays blocked; look again at the end
-                        if may_stop and any(rem[k] < bmin[k] for k in k_range):
-                            break
+        if sum(x.size for x in f_users) <= _PAIRS_VECTOR:
+            woken, cands = self._wake_few(f_srv, [x.tolist() for x in f_users])
         else:
-            # placements may reorder the keys: the order of service is not known here, so no
-            # reservations; every fitting user is woken
-            woken = set(every.tolist())
-        # candidate servers of the woken users (few: a list; many: None, search every server)
-        cands: dict[int, list[int]] = {}
-        few = count[every] <= _CANDS_MAX
-        if few.any():
-            sizes = [len(x) for x in f_users]
-            srv_of = np.repeat(np.asarray(f_srv, dtype=np.int64), sizes)
-            for u, srv in zip(every[few].tolist(), srv_of[few].tolist(), strict=True):
-                if u in woken:
-                    cands.setdefault(u, []).append(srv)
+            woken, cands = self._wake_many(f_srv, f_users)
         bpos, bh_all, bu_all = self._bpos, self._bh, self._bu
         for u in sorted(woken):
             self._bmask.pop(u, None)
@@ -449,6 +415,89 @@ class ProgressiveFilling(Scheduler):
                 bpos[moved] = row
             self._n_blocked = last
             self._push(u)
+
+    def _wake_few(
+        self, f_srv: list[int], f_users: list[list[int]]
+    ) -> tuple[set[int], dict[int, list[int]]]:
+        """Phase 2 of :meth:`_unblock_freed` for few (server, user) pairs, in plain Python:
+        the users to wake and the candidate servers of every fitting user."""
+        cols, k_range, bmin, bneed = self._cols, range(self._k), self._bmin, self._bneed
+        cands: dict[int, list[int]] = {}
+        for server, users in zip(f_srv, f_users, strict=True):
+            for u in users:
+                cands.setdefault(u, []).append(server)
+        if self._dynamic:  # keys may have moved while the users were blocked
+            self._refresh(sorted(cands))
+        woken: set[int] = set()
+        reserve = self._reserves()
+        for server, users in zip(f_srv, f_users, strict=True):
+            rem = [float(cols[k][server]) for k in k_range]
+            # with reservations only, a failure once the room is below every blocked need ends
+            # the scan: every later user would fail too (bmin is a lower bound of those needs)
+            may_stop = reserve and all(len(cands[u]) == 1 for u in users)
+            for u in self._share_order(users):
+                if u in woken:
+                    continue
+                need = bneed[u]
+                if len(cands[u]) > 1 or not reserve:
+                    # (when placements may reorder the keys, the order of service is not known
+                    # here: no reservations, every fitting user is woken)
+                    woken.add(u)
+                elif all(need[k] <= rem[k] for k in k_range):
+                    woken.add(u)
+                    for k in k_range:
+                        rem[k] -= need[k]
+                else:
+                    self._recheck.add(server)  # u stays blocked; look again at the end
+                    if may_stop and any(rem[k] < bmin[k] for k in k_range):
+                        break
+        return woken, cands
+
+    def _wake_many(
+        self, f_srv: list[int], f_users: list[np.ndarray]
+    ) -> tuple[set[int], dict[int, list[int]]]:
+        """:meth:`_wake_few` for many pairs (thousands of blocked users fitting many freed
+        servers, as in the Alibaba replay), vectorised: the same users woken; candidate lists
+        only for users with at most ``_CANDS_MAX`` candidates (the others search every server,
+        which makes the same choice)."""
+        cols, k_range, bmin, bneed = self._cols, range(self._k), self._bmin, self._bneed
+        every = np.concatenate(f_users)
+        count = np.bincount(every)  # candidate servers per user
+        if self._dynamic:  # keys may have moved while the users were blocked
+            self._refresh(np.unique(every).tolist())
+        if self._reserves():
+            # users with several candidates are always woken (they reserve nothing); a user with
+            # one reserves its need there, in share order, and stays blocked if the room is gone
+            woken = set(every[count[every] > 1].tolist())
+            for server, users in zip(f_srv, f_users, strict=True):
+                single = users[count[users] == 1]
+                if not single.size:
+                    continue
+                rem = [float(cols[k][server]) for k in k_range]
+                may_stop = single.size == users.size
+                for u in self._share_order(single.tolist()):
+                    need = bneed[u]
+                    if all(need[k] <= rem[k] for k in k_range):
+                        woken.add(u)
+                        for k in k_range:
+                            rem[k] -= need[k]
+                    else:
+                        self._recheck.add(server)  # u stays blocked; look again at the end
+                        if may_stop and any(rem[k] < bmin[k] for k in k_range):
+                            break
+        else:
+            woken = set(every.tolist())
+        cands: dict[int, list[int]] = {}
+        # (a single candidate is always kept: decide() re-runs the wake-up of that server when
+        # the user's reservation there was taken)
+        few = count[every] <= max(_CANDS_MAX, 1)
+        if few.any():
+            sizes = [len(x) for x in f_users]
+            srv_of = np.repeat(np.asarray(f_srv, dtype=np.int64), sizes)
+            for u, srv in zip(every[few].tolist(), srv_of[few].tolist(), strict=True):
+                if u in woken:
+                    cands.setdefault(u, []).append(srv)
+        return woken, cands
 
     def _share_order(self, users: list[int]) -> list[int]:
         """``users`` sorted by (share, user id); numpy for long lists."""

@@ -145,6 +145,21 @@ def test_optimised_equals_naive_many_users(seed: int, name: str) -> None:
     _check_against_naive(seed, name, 6, 40, steps=25, arrivals=12)
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 100_000), name=st.sampled_from(ONLINE), cands_max=st.sampled_from([1, 2])
+)
+def test_vectorised_wake_ups_equal_naive(seed: int, name: str, cands_max: int) -> None:
+    """Every wake-up through the base class's vectorised path (dynamic keys refreshed there too),
+    users with more than ``cands_max`` candidate servers searching every server."""
+    import fairsim.schedulers.progressive_filling as pf
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pf, "_PAIRS_VECTOR", 0)
+        mp.setattr(pf, "_CANDS_MAX", cands_max)
+        _check_against_naive(seed, name, 6, 20, steps=25, arrivals=8)
+
+
 def _check_against_naive(
     seed: int, name: str, n_servers: int, n_users: int, steps: int = 40, arrivals: int = 4
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import deque
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,6 +114,27 @@ def test_optimised_equals_naive_with_many_blocked_users(
 ) -> None:
     # 60 users and bursts of arrivals: wake-up lists longer than the numpy threshold
     _compare(seed, name, 3, 60, constrained, max_arrivals=40, n_res=n_resources)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 100_000),
+    name=st.sampled_from(["ff-drfh", "bf-drfh", "slots-8"]),
+    n_servers=st.integers(1, 8),
+    constrained=st.booleans(),
+    cands_max=st.sampled_from([0, 1, 2]),
+)
+def test_vectorised_wake_ups_equal_naive(
+    seed: int, name: str, n_servers: int, constrained: bool, cands_max: int
+) -> None:
+    # every wake-up through the vectorised path (_wake_many), and users with more than
+    # cands_max candidates searching every server instead of their list
+    import fairsim.schedulers.progressive_filling as pf
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pf, "_PAIRS_VECTOR", 0)
+        mp.setattr(pf, "_CANDS_MAX", cands_max)
+        _compare(seed, name, n_servers, 30, constrained, max_arrivals=30)
 
 
 @settings(max_examples=60, deadline=None)
