@@ -138,6 +138,24 @@ def test_vectorised_wake_ups_equal_naive(
 
 
 @settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 100_000),
+    n_servers=st.integers(1, 40),
+    n_users=st.integers(1, 30),
+    constrained=st.booleans(),
+)
+def test_best_fit_index_equals_naive(
+    seed: int, n_servers: int, n_users: int, constrained: bool
+) -> None:
+    # Best-Fit through its ratio index (two resources) on small pools too
+    from fairsim.schedulers.drfh import BestFitDRFH
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(BestFitDRFH, "INDEX_MIN_SERVERS", 0)
+        _compare(seed, "bf-drfh", n_servers, n_users, constrained, max_arrivals=20)
+
+
+@settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 100_000), n_users=st.integers(1, 4))
 def test_best_fit_equals_naive_on_many_three_resource_servers(seed: int, n_users: int) -> None:
     # 40 servers: Best-Fit's candidate lists pass the numpy threshold; three resources, where

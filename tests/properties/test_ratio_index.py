@@ -53,6 +53,7 @@ def test_index_matches_full_scan(seed: int, n: int, steps: int, continuous: bool
     cap = rng.choice(LEVELS[1:], size=(n, 2))
     state = ClusterState(cap, ("cpu", "mem"))
     sched = BestFitDRFH()
+    sched.INDEX_MIN_SERVERS = 0  # the index on every pool size
     sched.bind(state.view())
     ix = sched._rx
     assert ix is not None
@@ -99,6 +100,7 @@ def test_ties_go_to_the_lowest_server_on_both_sides() -> None:
     free = np.array([[0.25, 0.5], [0.5, 0.25], [0.5, 1.0], [1.0, 0.5]])
     state = ClusterState(free, ("cpu", "mem"))
     sched = BestFitDRFH()
+    sched.INDEX_MIN_SERVERS = 0  # the index on every pool size
     sched.bind(state.view())
     assert sched._hw[0][1] == 1.0
     # H = |1 - 2| = 1 for servers 0, 2 and |1 - 0.5| = 0.5 for servers 1, 3: server 1 wins
