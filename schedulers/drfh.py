@@ -9,11 +9,15 @@ the least ``H(i, l)`` of eq. 9 (Best-Fit). The filling loop, blocking and wake-u
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from fairsim.schedulers._ratio_index import RatioIndex
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
 from fairsim.simulator.cluster import ClusterView
+
+if TYPE_CHECKING:  # numba is imported only when a pool is large enough for the index
+    from fairsim.schedulers._ratio_index import RatioIndex
 
 
 class FirstFitDRFH(ProgressiveFilling):
@@ -88,6 +92,8 @@ class BestFitDRFH(ProgressiveFilling):
             f1 = np.ascontiguousarray(self._cols[1])
             # the index reads the engine's free columns in place: they must be that memory
             if np.shares_memory(f0, self._cols[0]) and np.shares_memory(f1, self._cols[1]):
+                from fairsim.schedulers._ratio_index import RatioIndex
+
                 self._rx = RatioIndex(f0, f1)
 
     def _take(self, server: int, need: tuple[float, ...]) -> None:
