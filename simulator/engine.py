@@ -660,7 +660,7 @@ class Engine:
             resources=self.cluster.resources,
             users=list(self._user_codes),
             # the table's own memory, trimmed to the tasks that arrived (no second copy of a
-            # table of tens of millions of rows); the engine keeps no reference to it
+            # table of tens of millions of rows); the table is not written to after the run
             tasks={
                 "job_id": _trim(tab.job_id, n),
                 "task_index": _trim(tab.task_index, n),
