@@ -265,13 +265,13 @@ def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
     import signal
     import time
 
-    # eight runs: on a loaded machine the test may see runs.parquet late, and four tiny runs
-    # could all finish before the Ctrl-C arrives (seen once in CI)
+    # eight runs of 20,000 tasks (seconds each): on a loaded machine the test may see
+    # runs.parquet late, and tiny runs could all finish before the Ctrl-C arrives (seen in CI)
     n_runs = 8
     data = {**TINY, "grid": {}, "seeds": list(range(1, n_runs + 1))}
     data["base"] = {
         **TINY["base"],
-        "trace": {"format": "synthetic", "n_tasks": 2000, "duration_s": SAMPLE_WINDOW_S},
+        "trace": {"format": "synthetic", "n_tasks": 20_000, "duration_s": SAMPLE_WINDOW_S},
     }
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(data))
