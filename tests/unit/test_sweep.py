@@ -277,14 +277,20 @@ def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(data))
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "fairsim.experiments.cli", "sweep", str(path), "--out", str(out)]
-    proc = subprocess.Popen(
-        [*cmd, "--executor", "local:1", "--no-progress"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    # A job started with `&` by a non-interactive shell (a CI script, nohup) ignores SIGINT, and
+    # its children inherit that: give the sweep Python's own Ctrl-C handling, as in a terminal.
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            [*cmd, "--executor", "local:1", "--no-progress"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, old)
     deadline = time.monotonic() + 60
     while not (out / "runs.parquet").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
