@@ -72,8 +72,8 @@ class BestFitDRFH(ProgressiveFilling):
     #: Whether to search through the ratio index when it applies (False: always scan; for tests).
     use_index = True
     #: Smallest pool that gets the index: below it, keeping the index costs about what the scan
-    #: saves (Google sample: 0.94x the scan's speed at 2,000 servers, paired; 1.18x paired and
-    #: 1.44x in one process at 12,583; docs/bench.md).
+    #: saves (Google sample, paired: 1.00x the scan's wall time at 2,000 servers, and numba's
+    #: import adds about 100 MiB; docs/bench.md).
     INDEX_MIN_SERVERS = 4_096
 
     def bind(self, cluster: ClusterView) -> None:

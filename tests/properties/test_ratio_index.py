@@ -28,17 +28,22 @@ def _reference(sched: BestFitDRFH, need: tuple[float, float], mask: np.ndarray |
     return idx[0] if idx.size == 1 else sched._choose(need, idx)
 
 
-def _check_index(sched: BestFitDRFH) -> None:
-    ix = sched._rx
-    assert ix is not None
-    f0, f1, q, keys, srv = ix.f0, ix.f1, ix.q, ix.keys, ix.srv
+def _check_index(ix: rx.RatioIndex) -> None:
+    f0, f1, q = ix.f0, ix.f1, ix.q
     n = f0.shape[0]
     expect = np.array([rx.key_of(a, b) for a, b in zip(f0, f1, strict=True)])
     np.testing.assert_array_equal(q, expect)
+    blocks = ix.blocks()
+    keys = np.concatenate([k for k, _, _, _ in blocks])
+    srv = np.concatenate([s for _, s, _, _ in blocks])
     assert sorted(srv.tolist()) == list(range(n))
     np.testing.assert_array_equal(keys, q[srv])
     order = sorted(range(n), key=lambda s: (q[s], s))
     assert srv.tolist() == order
+    room = ix.bk.shape[1]
+    for _, part, m0, m1 in blocks:  # 1 to room - 1 entries; largest free amounts recomputed
+        assert 1 <= part.size < room
+        assert m0 == f0[part].max() and m1 == f1[part].max()
 
 
 @settings(max_examples=150, deadline=None)
@@ -47,24 +52,29 @@ def _check_index(sched: BestFitDRFH) -> None:
     n=st.integers(1, 40),
     steps=st.integers(1, 60),
     continuous=st.booleans(),
+    shift=st.integers(0, 3),
+    spare=st.sampled_from([1, 2, None]),
 )
-def test_index_matches_full_scan(seed: int, n: int, steps: int, continuous: bool) -> None:
+def test_index_matches_full_scan(
+    seed: int, n: int, steps: int, continuous: bool, shift: int, spare: int | None
+) -> None:
     rng = np.random.default_rng(seed)
     cap = rng.choice(LEVELS[1:], size=(n, 2))
     state = ClusterState(cap, ("cpu", "mem"))
     sched = BestFitDRFH()
     sched.INDEX_MIN_SERVERS = 0  # the index on every pool size
     sched.bind(state.view())
-    ix = sched._rx
-    assert ix is not None
-    f0, f1, q, keys, srv = ix.f0, ix.f1, ix.q, ix.keys, ix.srv
+    assert sched._rx is not None
+    # blocks of 1-15 entries, so that the walk skips blocks on these small pools; few spare
+    # blocks, so that splits run out of them and the entries are dealt out again
+    ix = rx.RatioIndex(sched._rx.f0, sched._rx.f1, shift, spare)
     running: list[tuple[int, tuple[float, float]]] = []
     w, tol = sched._hw[0][1], sched.H_TIE_TOL
     for _ in range(steps):
         if running and rng.random() < 0.4:  # a completion
             s, d = running.pop(int(rng.integers(len(running))))
             state.release(s, d)
-            rx.move(f0, f1, q, keys, srv, s)
+            ix.move(s)
         else:  # a placement of what fits, on a random fitting server
             if continuous:
                 d = (float(rng.uniform(0.001, 0.6)), float(rng.uniform(0.0, 0.6)))
@@ -75,8 +85,8 @@ def test_index_matches_full_scan(seed: int, n: int, steps: int, continuous: bool
                 s = int(rng.choice(fit))
                 state.commit(0, s, d)
                 running.append((s, d))
-                rx.move(f0, f1, q, keys, srv, s)
-        _check_index(sched)
+                ix.move(s)
+        _check_index(ix)
         # queries: random needs (d0 > 0), with and without a mask, with a tiny and a large cap
         for _ in range(3):
             if continuous:
@@ -84,13 +94,13 @@ def test_index_matches_full_scan(seed: int, n: int, steps: int, continuous: bool
             else:
                 need = (float(rng.choice(LEVELS[1:])), float(rng.choice(LEVELS)))
             mask = rng.random(n) < 0.7 if rng.random() < 0.3 else None
-            m = mask if mask is not None else np.zeros(1, dtype=bool)
             expect = _reference(sched, need, mask)
-            args = (f0, f1, need[0], need[1], w, tol, m, mask is not None)
-            assert rx.search(keys, srv, *args, n + 1) == expect
-            small = rx.search(keys, srv, *args, 2)
+            args = (need[0], need[1], w, tol, mask)
+            assert ix.search(*args, n + 1) == expect
+            small = ix.search(*args, 2)
             assert small == expect or small == rx.GAVE_UP
-            assert rx.scan(q, *args) == expect
+            assert ix.scan(*args) == expect
+            assert ix.best(*args, 2) == expect
 
 
 def test_ties_go_to_the_lowest_server_on_both_sides() -> None:
