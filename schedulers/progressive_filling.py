@@ -421,36 +421,22 @@ class ProgressiveFilling(Scheduler):
     ) -> tuple[set[int], dict[int, list[int]]]:
         """Phase 2 of :meth:`_unblock_freed` for few (server, user) pairs, in plain Python:
         the users to wake and the candidate servers of every fitting user."""
-        cols, k_range, bmin, bneed = self._cols, range(self._k), self._bmin, self._bneed
         cands: dict[int, list[int]] = {}
         for server, users in zip(f_srv, f_users, strict=True):
             for u in users:
                 cands.setdefault(u, []).append(server)
         if self._dynamic:  # keys may have moved while the users were blocked
             self._refresh(sorted(cands))
-        woken: set[int] = set()
-        reserve = self._reserves()
+        if not self._reserves():
+            # (when placements may reorder the keys, the order of service is not known here: no
+            # reservations, every fitting user is woken)
+            return set(cands), cands
+        # users with several candidates are always woken (they reserve nothing)
+        woken = {u for u, c in cands.items() if len(c) > 1}
         for server, users in zip(f_srv, f_users, strict=True):
-            rem = [float(cols[k][server]) for k in k_range]
-            # with reservations only, a failure once the room is below every blocked need ends
-            # the scan: every later user would fail too (bmin is a lower bound of those needs)
-            may_stop = reserve and all(len(cands[u]) == 1 for u in users)
-            for u in self._share_order(users):
-                if u in woken:
-                    continue
-                need = bneed[u]
-                if len(cands[u]) > 1 or not reserve:
-                    # (when placements may reorder the keys, the order of service is not known
-                    # here: no reservations, every fitting user is woken)
-                    woken.add(u)
-                elif all(need[k] <= rem[k] for k in k_range):
-                    woken.add(u)
-                    for k in k_range:
-                        rem[k] -= need[k]
-                else:
-                    self._recheck.add(server)  # u stays blocked; look again at the end
-                    if may_stop and any(rem[k] < bmin[k] for k in k_range):
-                        break
+            single = [u for u in users if len(cands[u]) == 1]
+            if single:
+                self._reserve(server, single, len(single) == len(users), woken)
         return woken, cands
 
     def _wake_many(
@@ -460,7 +446,6 @@ class ProgressiveFilling(Scheduler):
         servers, as in the Alibaba replay), vectorised: the same users woken; candidate lists
         only for users with at most ``_CANDS_MAX`` candidates (the others search every server,
         which makes the same choice)."""
-        cols, k_range, bmin, bneed = self._cols, range(self._k), self._bmin, self._bneed
         every = np.concatenate(f_users)
         count = np.bincount(every)  # candidate servers per user
         if self._dynamic:  # keys may have moved while the users were blocked
@@ -471,20 +456,8 @@ class ProgressiveFilling(Scheduler):
             woken = set(every[count[every] > 1].tolist())
             for server, users in zip(f_srv, f_users, strict=True):
                 single = users[count[users] == 1]
-                if not single.size:
-                    continue
-                rem = [float(cols[k][server]) for k in k_range]
-                may_stop = single.size == users.size
-                for u in self._share_order(single.tolist()):
-                    need = bneed[u]
-                    if all(need[k] <= rem[k] for k in k_range):
-                        woken.add(u)
-                        for k in k_range:
-                            rem[k] -= need[k]
-                    else:
-                        self._recheck.add(server)  # u stays blocked; look again at the end
-                        if may_stop and any(rem[k] < bmin[k] for k in k_range):
-                            break
+                if single.size:
+                    self._reserve(server, single.tolist(), single.size == users.size, woken)
         else:
             woken = set(every.tolist())
         cands: dict[int, list[int]] = {}
@@ -498,6 +471,28 @@ class ProgressiveFilling(Scheduler):
                 if u in woken:
                     cands.setdefault(u, []).append(srv)
         return woken, cands
+
+    def _reserve(self, server: int, single: list[int], may_stop: bool, woken: set[int]) -> None:
+        """Wake, in share order, the users whose only candidate is ``server`` while its free
+        amounts hold their needs, reserving each need (adds them to ``woken``); a user that no
+        longer fits stays blocked and the server is re-checked before :meth:`decide` stops.
+
+        With ``may_stop`` (every fitting user of the server is in ``single``), a failure once the
+        room is below every blocked need ends the scan: every later user would fail too (``bmin``
+        is a lower bound of those needs).
+        """
+        cols, k_range, bmin, bneed = self._cols, range(self._k), self._bmin, self._bneed
+        rem = [float(cols[k][server]) for k in k_range]
+        for u in self._share_order(single):
+            need = bneed[u]
+            if all(need[k] <= rem[k] for k in k_range):
+                woken.add(u)
+                for k in k_range:
+                    rem[k] -= need[k]
+            else:
+                self._recheck.add(server)  # u stays blocked; look again at the end
+                if may_stop and any(rem[k] < bmin[k] for k in k_range):
+                    break
 
     def _share_order(self, users: list[int]) -> list[int]:
         """``users`` sorted by (share, user id); numpy for long lists."""
