@@ -110,6 +110,12 @@ class _Table:
         self.unpl_l = bytearray()
         self.cens_l = bytearray()  # right-censored (1) or not (0)
 
+    def batch(
+        self,
+    ) -> tuple[int, list[float], list[int], list[tuple[float, ...]], list[float]]:
+        """The batch being read: its first task id and its submit, user, demand and run lists."""
+        return self.b_lo, self.b_submit, self.b_user, self.b_demand, self.b_run
+
     def task_job(self, task: int) -> tuple[int, int]:
         """``(job_id, repetition)`` of a task (repetition 0 without a job gate)."""
         return int(self.job_id[task]), (int(self.rep[task]) if self.jobs else 0)
@@ -487,13 +493,7 @@ class Engine:
                 if gate is not None:
                     release(gate.finish(task))
             # 2. arrivals at `now` (the rest of this batch may hold later ones)
-            b_lo, b_submit, b_user, b_demand, b_run = (
-                tab.b_lo,
-                tab.b_submit,
-                tab.b_user,
-                tab.b_demand,
-                tab.b_run,
-            )
+            b_lo, b_submit, b_user, b_demand, b_run = tab.batch()
             while lo < hi and b_submit[lo - b_lo] <= now:
                 i = lo - b_lo
                 demand = b_demand[i]
@@ -509,13 +509,7 @@ class Engine:
                 lo += 1
                 if lo == hi and not exhausted:
                     lo, hi, exhausted = self._pull(batches, lo, hi)
-                    b_lo, b_submit, b_user, b_demand, b_run = (
-                        tab.b_lo,
-                        tab.b_submit,
-                        tab.b_user,
-                        tab.b_demand,
-                        tab.b_run,
-                    )
+                    b_lo, b_submit, b_user, b_demand, b_run = tab.batch()
             if tick:
                 sched.on_tick(now)
             # 3. one scheduling pass; every placement is validated and committed here
