@@ -36,6 +36,7 @@ from typing import Any, NoReturn
 
 from fairsim.atomic import json_text
 from fairsim.errors import FairsimError
+from fairsim.experiments.argtypes import int_at_least
 
 EXIT_USAGE = 2
 
@@ -53,20 +54,6 @@ class _Parser(argparse.ArgumentParser):
         where = self.prog.removeprefix("fairsim").strip()
         prefix = f"{where}: " if where else ""
         self.exit(EXIT_USAGE, f"fairsim: error: {prefix}{message} (see {self.prog} --help)\n")
-
-
-def _int_at_least(low: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is not >= {low}")
-        return value
-
-    parse.__name__ = f"integer >= {low}"
-    return parse
 
 
 def _positive_seconds(text: str) -> float:
@@ -414,14 +401,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     y.add_argument(
         "--tasks",
-        type=_int_at_least(1),
+        type=int_at_least(1),
         default=100_000,
         metavar="N",
         help="number of tasks (default 100000)",
     )
     y.add_argument(
         "--seed",
-        type=_int_at_least(0),
+        type=int_at_least(0),
         default=1,
         metavar="S",
         help="random seed, an integer >= 0 (default 1)",

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from fairsim.atomic import atomic_dir, check_output_dir, json_text, write_text
+from fairsim.experiments.argtypes import int_at_least
 from fairsim.schedulers.exact import EXACT
 from fairsim.schedulers.exact.properties import PROPERTIES, check
 from fairsim.schedulers.instance import parse_instance
@@ -143,19 +144,6 @@ def format_table(table: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _count(low: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is not >= {low}")
-        return value
-
-    return parse
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``fairsim properties`` (also ``python -m
     fairsim.experiments.scenario.fairness_properties``)."""
@@ -168,12 +156,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--instances",
-        type=_count(1),
+        type=int_at_least(1),
         default=150,
         metavar="N",
         help="instances to check, >= 1 (the papers' instances first; default 150)",
     )
-    p.add_argument("--seed", type=_count(0), default=1, metavar="S", help="random seed (>= 0)")
+    p.add_argument(
+        "--seed", type=int_at_least(0), default=1, metavar="S", help="random seed (>= 0)"
+    )
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.add_argument(
         "--out",
