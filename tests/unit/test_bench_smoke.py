@@ -10,6 +10,7 @@ import pytest
 
 from fairsim.experiments.benchmarks.bench_online import (
     DENSE_DURATION_S,
+    _last_submit,
     all_checks,
     bench_scale,
     bench_tasks,
@@ -107,6 +108,24 @@ def test_scale_benchmark_writes_the_trace_once_and_streams_it(tmp_path) -> None:
     stamp = trace.stat().st_mtime_ns
     bench_scale(tmp_path, tasks=3_000, duration_s=3_600.0, servers=40, progress=False)
     assert trace.stat().st_mtime_ns == stamp  # the same sizes reuse the written workload
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+def test_last_submit_reads_one_row_group(tmp_path, statistics: bool) -> None:
+    """The scale point's window end: the last submit time, from the last row group's statistics
+    or, without them, from that row group (never the whole column)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    submit = np.sort(np.random.default_rng(3).uniform(0, 1e6, 1_000))
+    path = tmp_path / "tasks.parquet"
+    table = pa.table({"job_id": np.arange(1_000), "submit_s": submit})
+    pq.write_table(table, path, row_group_size=300, write_statistics=statistics)
+    f = pq.ParquetFile(path)
+    assert f.metadata.num_row_groups == 4
+    assert f.metadata.row_group(3).column(1).statistics is None or statistics
+    assert _last_submit(f) == submit[-1]
 
 
 def test_paired_runs_alternate_and_report_the_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
