@@ -32,6 +32,7 @@ def test_tasks_benchmark_in_process_structure() -> None:
         assert p["servers"] == 50
         assert p["tasks"] == 2_000
         assert 0 < p["tasks_started"] <= p["tasks"]
+        assert 0 < p["tasks_finished"] <= p["tasks_started"]
         assert p["wall_s"] > 0
         assert p["tasks_per_s"] > 0
         assert p["us_per_task"] > 0
@@ -108,6 +109,43 @@ def test_scale_benchmark_writes_the_trace_once_and_streams_it(tmp_path) -> None:
     stamp = trace.stat().st_mtime_ns
     bench_scale(tmp_path, tasks=3_000, duration_s=3_600.0, servers=40, progress=False)
     assert trace.stat().st_mtime_ns == stamp  # the same sizes reuse the written workload
+
+
+def test_servers_curves_cost_per_task_start_and_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The servers benchmark's Best-Fit figures from made-up points: the 12,583 / 2,000 ratio per
+    task (the target), per started task and per scheduling event."""
+    from fairsim.experiments.benchmarks import bench_online as bo
+
+    def fake(specs, shared, isolate, name, progress):  # type: ignore[no-untyped-def]
+        rows = {2_000: (20.0, 160_000, 130_000), 12_583: (36.0, 560_000, 430_000)}
+        return [
+            {
+                "scheduler": sp["scheduler"],
+                "servers": sp["servers"],
+                "tasks": 570_000,
+                "tasks_started": rows[sp["servers"]][1],
+                "tasks_finished": rows[sp["servers"]][2],
+                "wall_s": rows[sp["servers"]][0],
+                "us_per_task": 1e6 * rows[sp["servers"]][0] / 570_000,
+                "tasks_per_s": 570_000 / rows[sp["servers"]][0],
+                "peak_rss_mb": 500.0,
+                "util_cpu": 0.5,
+                "util_mem": 0.5,
+            }
+            for sp in specs
+        ]
+
+    monkeypatch.setattr(bo, "_run_points", fake)
+    res = bo.bench_servers("unused", sizes=(2_000, 12_583), progress=False)
+    bf = res["curves"]["bf-drfh"]
+    assert bf["check_12583"]["value"] == pytest.approx(36.0 / 20.0)
+    assert not bf["check_12583"]["pass"]
+    assert bf["us_per_started_task"] == pytest.approx([1e6 * 20 / 160_000, 1e6 * 36 / 560_000])
+    assert bf["us_per_event"] == pytest.approx(
+        [1e6 * 20 / (570_000 + 160_000 + 130_000), 1e6 * 36 / (570_000 + 560_000 + 430_000)]
+    )
+    md = summary_markdown({"servers": res}, machine_info())
+    assert "23.3 → 23.1 µs per arrival, start or completion" in md
 
 
 @pytest.mark.parametrize("statistics", [True, False])
