@@ -111,7 +111,7 @@ class BestFitDRFH(ProgressiveFilling):
             return self._find_indexed(need, user)
         idx = np.flatnonzero(self._fit_mask(need, user))
         if idx.size == 0:
-            return self._scan_failed()
+            return self._unfit_everywhere(need, user)
         return self._choose(need, idx)
 
     def _find_indexed(self, need: tuple[float, ...], user: int) -> int:
@@ -123,7 +123,7 @@ class BestFitDRFH(ProgressiveFilling):
         rx = self._rx
         assert rx is not None
         s = rx.best(need[0], need[1], self._hw[0][1], self.H_TIE_TOL, mask, self.INDEX_CAP)
-        return s if s >= 0 else self._scan_failed()
+        return s if s >= 0 else self._unfit_everywhere(need, user)
 
     def _choose(self, need: tuple[float, ...], idx: np.ndarray) -> int:
         """The fitting server with the least H(i, l) (eq. 9); ties to the lowest index."""

@@ -53,6 +53,8 @@ _PAIRS_VECTOR = 256
 
 #: Candidate lists longer than this are filtered with numpy in :meth:`ProgressiveFilling._find_in`.
 _VECTOR_MIN = 24
+#: At most this many needs that fit no server are remembered between completions.
+_UNFIT_MAX = 16
 
 
 class ProgressiveFilling(Scheduler):
@@ -91,7 +93,13 @@ class ProgressiveFilling(Scheduler):
     * :meth:`_choose` ``(need, idx) -> server``: pick among fitting servers (Best-Fit: eq. 9);
     * :meth:`_fit_mask` ``(need, user)``: bool mask of the servers that fit (eligibility and the
       task's placement constraint applied);
-    * :meth:`_hopeless` ``(need)``: a cheap test that nothing can fit.
+    * :meth:`_hopeless` ``(need)``: a cheap test that nothing can fit;
+    * :meth:`_unfit_everywhere` ``(need, user) -> -1``: what a :meth:`_find` returns when a search
+      of every server found no room. It remembers the need until the next completion, and
+      :meth:`decide` then blocks any head at least as large in every resource without a search
+      (free amounts only fall between completions). A :meth:`_find` with another fit rule than
+      "free amount >= need in every resource" must return -1 directly instead, and override
+      :meth:`_find_in` too.
 
     *The user's key* (default: weighted global dominant share)
 
@@ -221,6 +229,10 @@ class ProgressiveFilling(Scheduler):
         self._bmin = [np.inf] * self._k
         self._bmin_stale = False
         self._maxfree = [float(c.max()) for c in self._cols]
+        # Needs that a search over every server found fitting nowhere since the last completion
+        # (none dominates another). Free amounts only fall between completions, so a need at
+        # least as large in every resource fits nowhere either: decide() blocks it unsearched.
+        self._unfit: list[tuple[float, ...]] = []
         self._n_blocked = 0
         self._n_pending = 0
         # per-task placement constraints (simulator/constraints.py): the head task's server mask
@@ -309,6 +321,7 @@ class ProgressiveFilling(Scheduler):
         """Release the task's share and remember that ``server`` has new free resources."""
         need = self._need(demand)
         self._give(server, need)
+        self._unfit.clear()  # the server gained free resources
         if self._accounts:
             self._account(user, need, -1)
         mf, cols = self._maxfree, self._cols
@@ -525,7 +538,9 @@ class ProgressiveFilling(Scheduler):
                 if self._constrained:
                     self._tmask = self.cluster_.task_mask(task)
                 cands = self._cands.pop(user, None)
-                if cands is None:
+                if self._unfit and self._known_unfit(need):
+                    server = -1
+                elif cands is None:
                     server = self._find(need, user)
                 else:
                     server = self._find_in(need, user, cands)
@@ -573,7 +588,7 @@ class ProgressiveFilling(Scheduler):
                 ok &= elig[idx]
             fit = np.unique(idx[ok])
             if fit.size == 0:
-                return -1
+                return self._unfit_candidates(need, user)
             return int(fit[0]) if fit.size == 1 else self._choose(need, fit)
         fitting = [
             s
@@ -581,7 +596,7 @@ class ProgressiveFilling(Scheduler):
             if all(cols[k][s] >= need[k] for k in k_range) and (elig is None or elig[s])
         ]
         if not fitting:
-            return -1
+            return self._unfit_candidates(need, user)
         if len(fitting) == 1:
             return fitting[0]
         return self._choose(need, np.array(sorted(set(fitting)), dtype=np.int64))
@@ -621,10 +636,47 @@ class ProgressiveFilling(Scheduler):
         self._maxfree = [float(c.max()) for c in self._cols]
         return -1
 
+    def _unfit_everywhere(self, need: tuple[float, ...], user: int) -> int:
+        """A search of :meth:`_find` over every server found no room for ``need``: remember the
+        need (:meth:`_remember_unfit`), make ``_maxfree`` exact, return -1."""
+        self._remember_unfit(need, user)
+        return self._scan_failed()
+
+    def _unfit_candidates(self, need: tuple[float, ...], user: int) -> int:
+        """No candidate of :meth:`_find_in` holds ``need``; no other server has gained free
+        resources since the user was blocked, so none fits: remember the need, return -1."""
+        self._remember_unfit(need, user)
+        return -1
+
+    def _remember_unfit(self, need: tuple[float, ...], user: int) -> None:
+        """Remember that no server holds ``need`` under the default fit rule (free amount >= need
+        in every resource), when no mask (eligibility, placement constraint) narrowed the search.
+        :meth:`decide` then blocks any head at least as large in every resource unsearched,
+        until the next completion clears the list."""
+        if self._tmask is not None or (self.eligible and user in self.eligible):
+            return
+        unfit, k_range = self._unfit, range(self._k)
+        # drop remembered needs at least as large as this one (it says more)
+        unfit[:] = [u for u in unfit if any(u[k] < need[k] for k in k_range)]
+        if len(unfit) < _UNFIT_MAX:
+            unfit.append(need)
+
+    def _known_unfit(self, need: tuple[float, ...]) -> bool:
+        """True if ``need`` is at least a remembered unfit need in every resource: no server
+        can hold it until a task completes (exact, not a heuristic)."""
+        k_range = range(self._k)
+        for u in self._unfit:
+            for k in k_range:
+                if need[k] < u[k]:
+                    break
+            else:
+                return True
+        return False
+
     def _find(self, need: tuple[float, ...], user: int) -> int:
         """Server for a task with this need, or -1 if none fits. Default: First-Fit."""
         if self._hopeless(need):
             return -1
         fit = self._fit_mask(need, user)
         i = int(fit.argmax())
-        return i if fit[i] else self._scan_failed()
+        return i if fit[i] else self._unfit_everywhere(need, user)
