@@ -47,8 +47,11 @@ _GROW = 64
 #: A woken user with more candidate servers than this searches every server (the same choice:
 #: no server outside its candidates can fit) instead of keeping the list.
 _CANDS_MAX = 16
-#: Wake-ups with more (freed server, fitting blocked user) pairs than this are vectorised.
+#: Wake-ups with more (freed server, fitting blocked user) pairs than this are vectorised, and so
+#: is the search for those pairs when there are more (freed server, blocked user) pairs to test.
 _PAIRS_VECTOR = 256
+#: Most (server, blocked user) pairs compared at once by :meth:`ProgressiveFilling._fits_many`.
+_FITS_BLOCK = 1 << 20
 
 
 #: Candidate lists longer than this are filtered with numpy in :meth:`ProgressiveFilling._find_in`.
@@ -363,7 +366,8 @@ class ProgressiveFilling(Scheduler):
         """Wake the blocked users whose head task may now fit on a freed server.
 
         Phase 1 finds, per freed server, the blocked users whose head fits its free amounts (one
-        vectorised comparison per server). Phase 2 wakes them in share order, but only as many as
+        vectorised comparison per server, or per block of servers with :meth:`_fits_many` when
+        there are many pairs to test). Phase 2 wakes them in share order, but only as many as
         the server can hold: users with this server as their *only* candidate reserve their need
         on it, and a later (higher-share) user that no longer fits the remainder stays blocked —
         in progressive filling the lower-share users would take that room first. Users with
@@ -385,16 +389,22 @@ class ProgressiveFilling(Scheduler):
         bmin, k_range = self._bmin, range(self._k)
         f_srv: list[int] = []  # freed servers some blocked head fits on
         f_users: list[np.ndarray] = []  # ... and those users (int64 ids)
-        for server in freed:
-            if any(cols[k][server] < bmin[k] for k in k_range):
-                continue
-            fits = bh[:, 0] <= cols[0][server]
-            for k in range(1, self._k):
-                fits &= bh[:, k] <= cols[k][server]
-            users = bu[fits]
-            if not users.size:
-                self._bmin_stale = True  # the bound let a useless check through: tighten it
-                continue
+        if len(freed) * nb > _PAIRS_VECTOR:
+            pairs = self._fits_many(freed, bh, bu, bmin)
+        else:
+            pairs = []
+            for server in freed:
+                if any(cols[k][server] < bmin[k] for k in k_range):
+                    continue
+                fits = bh[:, 0] <= cols[0][server]
+                for k in range(1, self._k):
+                    fits &= bh[:, k] <= cols[k][server]
+                users = bu[fits]
+                if not users.size:
+                    self._bmin_stale = True  # the bound let a useless check through: tighten it
+                    continue
+                pairs.append((server, users))
+        for server, users in pairs:
             if self.eligible:
                 el = self.eligible
                 users = users[[u not in el or bool(el[u][server]) for u in users.tolist()]]
@@ -428,6 +438,34 @@ class ProgressiveFilling(Scheduler):
                 bpos[moved] = row
             self._n_blocked = last
             self._push(u)
+
+    def _fits_many(
+        self, freed: list[int], bh: np.ndarray, bu: np.ndarray, bmin: list[float]
+    ) -> list[tuple[int, np.ndarray]]:
+        """Phase 1 of :meth:`_unblock_freed` for many (freed server, blocked user) pairs, one
+        numpy comparison per resource over a block of servers: each freed server that some
+        blocked head fits on, with those users in blocked-row order (as the per-server loop)."""
+        cols, k_range = self._cols, range(self._k)
+        srv = np.asarray(freed, dtype=np.int64)
+        keep = cols[0][srv] >= bmin[0]
+        for k in range(1, self._k):
+            keep &= cols[k][srv] >= bmin[k]
+        srv = srv[keep]
+        out: list[tuple[int, np.ndarray]] = []
+        step = max(1, _FITS_BLOCK // bh.shape[0])  # servers per block: bounded memory
+        for lo in range(0, srv.size, step):
+            part = srv[lo : lo + step]
+            fits = bh[:, 0] <= cols[0][part][:, None]  # shape (servers, blocked users)
+            for k in k_range[1:]:
+                fits &= bh[:, k] <= cols[k][part][:, None]
+            per = fits.sum(axis=1)
+            if not per.all():
+                self._bmin_stale = True  # the bound let a useless check through: tighten it
+            users = np.split(bu[np.nonzero(fits)[1]], np.cumsum(per)[:-1])
+            for server, u, n in zip(part.tolist(), users, per.tolist(), strict=True):
+                if n:
+                    out.append((server, u))
+        return out
 
     def _wake_few(
         self, f_srv: list[int], f_users: list[list[int]]
@@ -466,7 +504,7 @@ class ProgressiveFilling(Scheduler):
         if self._reserves():
             # users with several candidates are always woken (they reserve nothing); a user with
             # one reserves its need there, in share order, and stays blocked if the room is gone
-            woken = set(every[count[every] > 1].tolist())
+            woken = set(np.flatnonzero(count > 1).tolist())
             for server, users in zip(f_srv, f_users, strict=True):
                 single = users[count[users] == 1]
                 if single.size:
@@ -476,13 +514,19 @@ class ProgressiveFilling(Scheduler):
         cands: dict[int, list[int]] = {}
         # (a single candidate is always kept: decide() re-runs the wake-up of that server when
         # the user's reservation there was taken)
-        few = count[every] <= max(_CANDS_MAX, 1)
-        if few.any():
+        keep = count[every] <= max(_CANDS_MAX, 1)
+        if keep.any() and woken:
+            is_woken = np.zeros(count.size, dtype=bool)
+            is_woken[list(woken)] = True
+            keep &= is_woken[every]
             sizes = [len(x) for x in f_users]
-            srv_of = np.repeat(np.asarray(f_srv, dtype=np.int64), sizes)
-            for u, srv in zip(every[few].tolist(), srv_of[few].tolist(), strict=True):
-                if u in woken:
-                    cands.setdefault(u, []).append(srv)
+            srv_of = np.repeat(np.asarray(f_srv, dtype=np.int64), sizes)[keep]
+            u_of = every[keep]
+            order = np.argsort(u_of, kind="stable")  # per user, its servers in f_srv order
+            u_of, srv_of = u_of[order], srv_of[order]
+            ids, first = np.unique(u_of, return_index=True)
+            for u, c in zip(ids.tolist(), np.split(srv_of, first[1:]), strict=True):
+                cands[u] = c.tolist()
         return woken, cands
 
     def _reserve(self, server: int, single: list[int], may_stop: bool, woken: set[int]) -> None:
