@@ -461,10 +461,11 @@ class ProgressiveFilling(Scheduler):
             per = fits.sum(axis=1)
             if not per.all():
                 self._bmin_stale = True  # the bound let a useless check through: tighten it
-            users = np.split(bu[np.nonzero(fits)[1]], np.cumsum(per)[:-1])
-            for server, u, n in zip(part.tolist(), users, per.tolist(), strict=True):
+            users, end = bu[np.nonzero(fits)[1]], 0
+            for server, n in zip(part.tolist(), per.tolist(), strict=True):
                 if n:
-                    out.append((server, u))
+                    out.append((server, users[end : end + n]))
+                    end += n
         return out
 
     def _wake_few(
@@ -525,8 +526,9 @@ class ProgressiveFilling(Scheduler):
             order = np.argsort(u_of, kind="stable")  # per user, its servers in f_srv order
             u_of, srv_of = u_of[order], srv_of[order]
             ids, first = np.unique(u_of, return_index=True)
-            for u, c in zip(ids.tolist(), np.split(srv_of, first[1:]), strict=True):
-                cands[u] = c.tolist()
+            srv_list, ends = srv_of.tolist(), [*first[1:].tolist(), u_of.size]
+            for u, lo, hi in zip(ids.tolist(), first.tolist(), ends, strict=True):
+                cands[u] = srv_list[lo:hi]
         return woken, cands
 
     def _reserve(self, server: int, single: list[int], may_stop: bool, woken: set[int]) -> None:
