@@ -701,23 +701,28 @@ class ProgressiveFilling(Scheduler):
         until the next completion clears the list."""
         if self._tmask is not None or (self.eligible and user in self.eligible):
             return
-        unfit, k_range = self._unfit, range(self._k)
-        # drop remembered needs at least as large as this one (it says more)
-        unfit[:] = [u for u in unfit if any(u[k] < need[k] for k in k_range)]
-        if len(unfit) < _UNFIT_MAX:
-            unfit.append(need)
+        unfit = self._unfit
+        if unfit:
+            # drop remembered needs at least as large as this one (it says more)
+            if self._k == 2:
+                n0, n1 = need
+                unfit[:] = [u for u in unfit if u[0] < n0 or u[1] < n1]
+            else:
+                unfit[:] = [u for u in unfit if any(a < b for a, b in zip(u, need, strict=True))]
+            if len(unfit) >= _UNFIT_MAX:
+                return
+        unfit.append(need)
 
     def _known_unfit(self, need: tuple[float, ...]) -> bool:
         """True if ``need`` is at least a remembered unfit need in every resource: no server
         can hold it until a task completes (exact, not a heuristic)."""
-        k_range = range(self._k)
-        for u in self._unfit:
-            for k in k_range:
-                if need[k] < u[k]:
-                    break
-            else:
-                return True
-        return False
+        if self._k == 2:
+            n0, n1 = need
+            for u0, u1 in self._unfit:
+                if n0 >= u0 and n1 >= u1:
+                    return True
+            return False
+        return any(all(a >= b for a, b in zip(need, u, strict=True)) for u in self._unfit)
 
     def _find(self, need: tuple[float, ...], user: int) -> int:
         """Server for a task with this need, or -1 if none fits. Default: First-Fit."""
