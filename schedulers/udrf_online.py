@@ -136,7 +136,8 @@ class UDRF(JobFirstFit):
         self._woken: dict[int, tuple[int, float, int]] = {}  # records of runs woken, not tried
         self._retry: set[int] = set()  # kinds with runs left blocked while a woken one failed
         self._interplay: set[int] = set()  # runs whose kinds fit alone, not together
-        self._active_kinds: np.ndarray | None = None  # kinds of those records
+        self._kcount: Counter[int] = Counter()  # kind -> records of it in _rec and _woken
+        self._active_kinds: np.ndarray | None = None  # kinds of those records (None: stale)
         self._allowed: np.ndarray | None = None  # their server masks (q, n_servers), if any
         # free room of the servers changed since the last flush, as it was before the change
         self._snap: dict[int, np.ndarray] = {}
@@ -349,8 +350,7 @@ class UDRF(JobFirstFit):
         after = np.asarray(self._free)[servers]
         snap.clear()
         if self._active_kinds is None:
-            kinds = {r[0] for r in self._rec.values()} | {r[0] for r in self._woken.values()}
-            self._active_kinds = np.array(sorted(kinds), dtype=np.int64)
+            self._active_kinds = np.array(sorted(self._kcount), dtype=np.int64)
             masks = [self._masks[self._kmk[q]][0] for q in self._active_kinds.tolist()]
             self._allowed = (
                 None
@@ -359,15 +359,25 @@ class UDRF(JobFirstFit):
                     [np.ones(len(self._cap), dtype=bool) if m is None else m for m in masks]
                 )
             )
-            d = self._kd[self._active_kinds][:, None, :]  # (q, 1, K)
+            d = self._kd[self._active_kinds]  # (q, K)
             # a resource a kind does not demand never limits it (a kind demanding nothing
-            # always fits, so it never has a record)
-            self._dsafe = np.where(d > 0, d, 1.0)
-            self._dbig = np.where(d > 0, 0.0, 1e12)
+            # always fits, so it never has a record); one (q, 1) column per resource
+            dsafe = np.where(d > 0, d, 1.0)
+            dbig = np.where(d > 0, 0.0, 1e12)
+            self._dcols = [(dsafe[:, k, None], dbig[:, k, None]) for k in range(d.shape[1])]
         qs = self._active_kinds
-        ca = (np.floor((after[None] + _TOL) / self._dsafe) + self._dbig).min(axis=2)
-        cb = (np.floor((before[None] + _TOL) / self._dsafe) + self._dbig).min(axis=2)
-        delta = np.maximum(ca, 0.0) - np.maximum(cb, 0.0)
+        # the room after and before, in one pass: (q, 2 s), the minimum over the resources
+        # taken resource by resource (a reduction over a short last axis is slow in numpy)
+        both = np.concatenate((after, before)) + _TOL
+        (dsafe_0, dbig_0), *rest = self._dcols
+        room = np.floor(both[None, :, 0] / dsafe_0)
+        room += dbig_0
+        for k, (dsafe_k, dbig_k) in enumerate(rest, 1):
+            r = np.floor(both[None, :, k] / dsafe_k)
+            r += dbig_k
+            np.minimum(room, r, out=room)
+        np.maximum(room, 0.0, out=room)
+        delta = room[:, : len(servers)] - room[:, len(servers) :]
         if self._allowed is not None:  # constrained kinds count only their allowed servers
             delta *= self._allowed[:, servers]
         gain = delta.sum(axis=1)
@@ -403,6 +413,8 @@ class UDRF(JobFirstFit):
         for q in kinds:
             heap = self._rheap.get(q)
             g = G[q] + 0.5
+            if not heap or heap[0][0] > g:
+                continue
             feasible = []
             while heap and heap[0][0] <= g:
                 need, rid = heapq.heappop(heap)
@@ -421,21 +433,40 @@ class UDRF(JobFirstFit):
                     self._woken[rid] = self._rec.pop(rid)
                     self._candidate(info[rid][0], rid)
                 else:  # fits alone, not with those woken before it: look again next time
-                    heapq.heappush(heap, (rec[1], rid))  # type: ignore[arg-type]
+                    heapq.heappush(heap, (rec[1], rid))
                     self._deferred.add(q)
 
-    def _record(self, rid: int, q: int, need: float, n: int) -> None:
+    def _record(self, rid: int, q: int, need: float, n: int, counted: bool = False) -> None:
         """Block run ``rid`` until kind ``q``'s room gain ``G[q]`` reaches ``need`` (``n`` of its
-        tasks must fit)."""
+        tasks must fit); ``counted``: the run's woken record, of kind ``q``, is still in
+        ``_kcount``."""
         full = self._full.get(q)
         if full is None:  # tasks of kind q that its allowed servers hold when empty
             full = self._full[q] = float(self._count(q, np.array(self._cap)).sum())
         if n > full:  # the run grew past what its servers ever hold: it starts in parts
             need, n = need - n + 1.0, 1
             self._oversized[rid] = True
+        old = self._rec.get(rid)
         self._rec[rid] = (q, need, n)
         heapq.heappush(self._rheap.setdefault(q, []), (need, rid))
-        self._active_kinds = None
+        if counted:  # the record replaces one of kind q that was woken, still counted
+            return
+        if old is not None:
+            if old[0] == q:
+                return
+            self._unkind(old[0])
+        if self._kcount[q] == 0:
+            self._active_kinds = None  # a kind with a first record: G tracks it from now on
+        self._kcount[q] += 1
+
+    def _unkind(self, q: int) -> None:
+        """One record of kind ``q`` is gone (its run was tried or re-recorded)."""
+        left = self._kcount[q] - 1
+        if left:
+            self._kcount[q] = left
+        else:
+            del self._kcount[q]
+            self._active_kinds = None
 
     def decide(self) -> Iterator[tuple[int, int]]:
         """Serve every RDUC with candidate jobs: lowest RDUC-wise dominant share first.
@@ -482,10 +513,10 @@ class UDRF(JobFirstFit):
             if rec is not None:
                 self._flush()  # others may have taken the room since the wake-up
                 if self._G[rec[0]] < rec[1] - 0.5:
-                    self._record(rid, *rec)
+                    self._record(rid, *rec, counted=True)
                     self._retry.add(rec[0])
                     continue
-                self._active_kinds = None
+                self._unkind(rec[0])
             placed = self._try_run(user, self._rinfo[rid][1])
             if not placed and rec is not None:
                 self._retry.add(rec[0])
