@@ -11,7 +11,8 @@ the lowest dominant share. :class:`JobFirstFit` holds what they share:
   has placement constraints, else its capacity vector
   (:attr:`fairsim.simulator.cluster.ClusterView.machine_classes`); ``c[m, k]`` is the class total;
 * **kinds**: the tasks of a job are grouped by (demand vector, constraint), and a group is
-  First-Fit in one vectorised step (how many of its tasks every allowed server holds);
+  First-Fit in one step (how many of its tasks every allowed server holds), a run of kinds in one
+  compiled call (:func:`fairsim.schedulers._jobfit_kernel.fit_run`);
 * the **dominant share over (class, resource) pairs**, ``max_(m,k) A_u[m,k] / c[m,k]`` (Section
   II: machine classes as resource types; eq. 12 for UDRF, where ``d_u^max`` cancels);
 * **per-second passes** (Section V: "Resource scheduling decisions are made on a per-second
@@ -31,6 +32,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
+from fairsim.schedulers._jobfit_kernel import fit_run
 from fairsim.schedulers.drf_classes import class_dominant_share
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
 from fairsim.simulator.scheduler import Scheduler
@@ -122,6 +124,7 @@ class JobFirstFit(Scheduler):
             0: (None, np.ones(self._nc, dtype=bool))
         }
         self._mkey: dict[tuple[int, int], int] = {}
+        self._mrows = np.ones((1, cap.shape[0]), dtype=bool)  # key -> server mask (0: all)
         # kinds (demand, constraint key) -> id; their demands and constraint keys
         self._kind_of: dict[tuple[tuple[float, ...], int], int] = {}
         self._kd = np.zeros((0, self._k))
@@ -177,6 +180,11 @@ class JobFirstFit(Scheduler):
             classes[np.unique(self._cls[m])] = True
             key = self._mkey[k] = len(self._masks)
             self._masks[key] = (m, classes)
+            if key == len(self._mrows):  # grow by doubling
+                rows = np.ones((2 * key, len(m)), dtype=bool)
+                rows[:key] = self._mrows
+                self._mrows = rows
+            self._mrows[key] = m
         return key
 
     def _kind(self, demand: tuple[float, ...], mk: int) -> int:
@@ -241,62 +249,56 @@ class JobFirstFit(Scheduler):
         return np.maximum(count, 0.0, out=count)
 
     def _fit(
-        self, kinds: dict[int, list[int]], free: np.ndarray, partial: bool
+        self, kinds: dict[int, list[int]], free: np.ndarray, partial: bool, dry: bool = False
     ) -> tuple[list[tuple[int, int]], dict[int, int], int, float]:
-        """First-Fit a run's tasks onto ``free`` (a copy, decremented in place).
+        """First-Fit a run's tasks onto ``free`` (a copy, decremented in place), kind by kind in
+        the order of ``kinds`` (:func:`fairsim.schedulers._jobfit_kernel.fit_run`).
+
+        With ``dry``, the same search and the same decrements, but no placements are listed:
+        only ``placed`` and ``failed_kind`` say what happened.
 
         Returns
         -------
         placements : list of (task, server)
             Empty if the run does not fit whole (and not ``partial``).
         placed : dict of kind to int
-            How many tasks of each kind were placed (a prefix of its list).
+            How many tasks of each kind were placed (a prefix of its list; kinds with none
+            placed are left out).
         failed_kind, room : int, float
             The first kind that did not fit and how many of its tasks the servers could hold
             (``-1, 0`` on success). With ``partial``, what fits of each kind is placed.
         """
+        qs = list(kinds)
+        lists = list(kinds.values())
+        kmk = self._kmk
+        failed, room, placed_a, o_kind, o_server, o_take, n_out = fit_run(
+            free,
+            self._kd[qs],
+            np.array([len(ts) for ts in lists], dtype=np.int64),
+            np.array([kmk[q] for q in qs], dtype=np.int64),
+            self._mrows,
+            _TOL,
+            partial,
+            dry,
+        )
+        if failed >= 0:
+            return [], {}, qs[failed], float(room)
+        placed = {q: c for q, c in zip(qs, placed_a.tolist(), strict=True) if c > 0}
         out: list[tuple[int, int]] = []
-        placed: dict[int, int] = {}
-        for q, ts in kinds.items():
-            n = len(ts)
-            if n == 1:  # one task: the first allowed server that fits it
-                d = self._kd[q]
-                ok = None
-                for k in range(self._k):
-                    if d[k] > 0:
-                        c = free[:, k] >= d[k] - _TOL
-                        ok = c if ok is None else ok & c
-                mask = self._masks[self._kmk[q]][0]
-                if ok is None:
-                    ok = np.ones(len(free), dtype=bool) if mask is None else mask
-                elif mask is not None:
-                    ok &= mask
-                s = int(ok.argmax())
-                if not ok[s]:
-                    if not partial:
-                        return [], {}, q, 0.0
-                    continue
-                free[s] -= d
-                out.append((ts[0], s))
-                placed[q] = 1
-                continue
-            count = self._count(q, free)
-            cum = np.cumsum(count)
-            room = float(cum[-1])
-            if room < n:
-                if not partial:
-                    return [], {}, q, room
-                n = int(room)
-                if n == 0:
-                    continue
-            last = int(np.searchsorted(cum, n))
-            idx = np.flatnonzero(count[: last + 1])
-            take = np.minimum(count[idx], n).astype(np.int64)
-            take[-1] = n - (int(take.sum()) - int(take[-1]))
-            free[idx] -= np.outer(take, self._kd[q])
-            i = 0
-            for s, c in zip(idx.tolist(), take.tolist(), strict=True):
-                out.extend((t, s) for t in ts[i : i + c])
-                i += c
-            placed[q] = n
+        if not dry:
+            start = [0] * len(qs)
+            for j, srv, c in zip(
+                o_kind[:n_out].tolist(),
+                o_server[:n_out].tolist(),
+                o_take[:n_out].tolist(),
+                strict=True,
+            ):
+                i = start[j]
+                out.extend((t, srv) for t in lists[j][i : i + c])
+                start[j] = i + c
         return out, placed, -1, 0.0
+
+    def _fits(self, kinds: dict[int, list[int]], free: np.ndarray) -> bool:
+        """Whether :meth:`_fit` would place the run whole on ``free`` (a copy, decremented in
+        place); no placements are listed."""
+        return self._fit(kinds, free, False, dry=True)[2] == -1

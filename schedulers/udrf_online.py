@@ -293,7 +293,7 @@ class UDRF(JobFirstFit):
         if not out:
             cached = self._oversized.get(rid)
             if cached is None:
-                cached = self._oversized[rid] = not self._fit(kinds, np.array(self._cap), False)[0]
+                cached = self._oversized[rid] = not self._fits(kinds, np.array(self._cap))
             big = cached
             if big:
                 out, placed, _, _ = self._fit(kinds, np.array(self._free), partial=True)
