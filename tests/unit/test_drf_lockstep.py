@@ -5,8 +5,13 @@ the instances are constructed and the expected start times worked out in the com
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fairsim.schedulers.drf_lockstep import DRFLockstep
 from fairsim.schedulers.udrf_online import UDRF
@@ -15,6 +20,9 @@ from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.jobs import JobGate, JobsTaskSource
 from fairsim.simulator.workload import FrameTaskSource
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_udrf_online import _complex_jobs
 
 RES = ("cpu", "mem")
 
@@ -137,3 +145,84 @@ def test_lowest_dominant_share_over_classes_is_served_first() -> None:
     r = _run(DRFLockstep(period_s=0), frame, [[2.0, 2.0], [4.0, 4.0]], ["S", "H"])
     # at 5 u3 leaves S: u2 (1/4) before u1 (1/2); u1's job waits for u2's to end at 15
     assert _starts(r) == {1: [0.0], 2: [0.0], 3: [0.0], 4: [15.0], 5: [5.0]}
+
+
+class _NoWitness(DRFLockstep):
+    """The reference: every try builds and fits the bundle (no witness shortcut)."""
+
+    def _try(self, user: int) -> list[tuple[int, int]]:
+        self._wit.clear()
+        return super()._try(user)
+
+
+class _Counting(DRFLockstep):
+    """Counts the tries that the witness settled (no bundle built)."""
+
+    def bind(self, cluster) -> None:
+        super().bind(cluster)
+        self.tries = self.built = 0
+
+    def _try(self, user: int) -> list[tuple[int, int]]:
+        self.tries += 1
+        return super()._try(user)
+
+    def _bundle(self, user: int):
+        self.built += 1
+        return super()._bundle(user)
+
+
+def test_witness_settles_a_blocked_bundle_until_its_room_grows() -> None:
+    """A = B = one (2, 2) server. u1 fills A for 100 s, u3 holds B from 0 to 5. At 1, u2's job
+    needs a (1, 1) task on A and one on B: its A kind fits nowhere, so that is the witness. The
+    completion on B at 5 readies u2, and the witness settles that try without building the
+    bundle (A's room did not grow). The completion on A at 100 lifts it: u2 starts at 100."""
+    frame = _frame(
+        [
+            ("u1", 1, 0.0, 2.0, 2.0, 100.0, "class=A"),
+            ("u3", 3, 0.0, 1.0, 1.0, 5.0, "class=B"),
+            ("u2", 2, 1.0, 1.0, 1.0, 10.0, "class=A"),
+            ("u2", 2, 1.0, 1.0, 1.0, 10.0, "class=B"),
+        ]
+    )
+    lock = _Counting(period_s=0)
+    r = _run(lock, frame, [[2.0, 2.0], [2.0, 2.0]], ["A", "B"])
+    assert _starts(r) == {1: [0.0], 3: [0.0], 2: [100.0, 100.0]}
+    # u1 and u3 at 0, u2 at 1 (blocked), 5 (settled) and 100 (started)
+    assert (lock.tries, lock.built) == (5, 4)
+
+
+def test_witness_counts_the_room_a_completion_adds() -> None:
+    """One (4, 4) server. u1's three (1, 1) tasks run 0-5, 0-50 and 0-100; at 1 u2 needs three
+    (1, 1) tasks and the server holds one: it lacks 2. The completion at 5 adds 1 (settled, no
+    search); the one at 50 adds another, so the bundle is fitted again and starts at 50."""
+    frame = _frame(
+        [("u1", 1, 0.0, 1.0, 1.0, run, None) for run in (5.0, 50.0, 100.0)]
+        + [("u2", 2, 1.0, 1.0, 1.0, 10.0, None)] * 3
+    )
+    lock = _Counting(period_s=0)
+    r = _run(lock, frame, [[4.0, 4.0]], ["A"])
+    assert _starts(r) == {1: [0.0, 0.0, 0.0], 2: [50.0, 50.0, 50.0]}
+    # u1 at 0, u2 at 1 (blocked: lacks 2), 5 (settled) and 50 (fitted, started)
+    assert (lock.tries, lock.built) == (4, 3)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=_complex_jobs(), queue=st.sampled_from([None, 2]), period=st.sampled_from([0.0, 1.0]))
+def test_witness_makes_the_decisions_of_a_full_try(data, queue, period) -> None:
+    """The witness shortcut (a blocked bundle whose kind fits nowhere alone stays blocked while
+    neither the bundle nor the free room on that kind's classes grows) changes no decision: the
+    same servers and start times as building and fitting the bundle at every try."""
+    cap, classes, frame, reps = data
+    sizes = frame.groupby("job_id").size().to_dict()
+    out = []
+    for cls in (DRFLockstep, _NoWitness):
+        gate = JobGate(dag=False, job_sizes=sizes, repetitions=reps, queue_jobs=queue)
+        r = Engine(
+            ClusterState(np.asarray(cap, dtype=float), RES),
+            cls(period_s=period),
+            JobsTaskSource(FrameTaskSource(frame), repetitions=reps),
+            constraints=ConstraintIndex(np.array(classes, dtype=object)),
+            gate=gate,
+        ).run()
+        out.append((r.tasks["server"].tolist(), r.tasks["start_s"].tolist()))
+    assert out[0] == out[1]
