@@ -149,10 +149,11 @@ class DRFLockstep(JobFirstFit):
         safe = np.where(pos, wd, 1.0)
 
         def count(f: np.ndarray) -> np.ndarray:
-            return np.maximum(np.where(pos, np.floor((f + _TOL) / safe), np.inf).min(axis=1), 0.0)
+            c: np.ndarray = np.where(pos, np.floor((f + _TOL) / safe), np.inf).min(axis=1)
+            return np.maximum(c, 0.0, out=c)
 
         def one(f: np.ndarray) -> np.ndarray:
-            return np.where(pos, f >= wd - _TOL, True).all(axis=1).astype(np.float64)
+            return np.asarray(np.where(pos, f >= wd - _TOL, True).all(axis=1), dtype=np.float64)
 
         gain = np.vstack([count(after) - count(before), one(after) - one(before)])
         for col, m in self._wmasked:
