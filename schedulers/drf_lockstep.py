@@ -208,32 +208,39 @@ class DRFLockstep(JobFirstFit):
                 self._blocked[user] = classes
                 return []
         bundle = self._bundle(user)
-        merged: Kinds = {}
+        counts: dict[int, int] = {}  # the bundle's kinds, in order, and their task counts
         for kinds in bundle:
             for q, ts in kinds.items():
-                merged.setdefault(q, []).extend(ts)
-        out, _, failed, room = self._fit(merged, np.array(self._free), partial=False)
+                counts[q] = counts.get(q, 0) + len(ts)
+        failed, room = self._fits_counts(counts, np.array(self._free))
+        out: list[tuple[int, int]] = []
         # (instance, how many of each of its kinds started)
         started: list[tuple[Kinds, dict[int, int]]] = []
         big = False
-        if out:
+        if failed < 0:  # it fits: the same First-Fit again, listing the placements
+            merged: Kinds = {}
+            for kinds in bundle:
+                for q, ts in kinds.items():
+                    merged.setdefault(q, []).extend(ts)
+            out = self._fit(merged, np.array(self._free), partial=False)[0]
             started = [(kinds, {q: len(ts) for q, ts in kinds.items()}) for kinds in bundle]
         else:
-            sig = tuple((q, len(ts)) for q, ts in merged.items())
+            sig = tuple(counts.items())
             cached = self._big.get(user)
             if cached is None or cached[0] != sig:
-                cached = self._big[user] = (sig, not self._fits(merged, self._cap.copy()))
+                fits = self._fits_counts(counts, self._cap.copy())[0] < 0
+                cached = self._big[user] = (sig, not fits)
             big = cached[1]
             if big:
                 out, started = self._prefix(bundle)
         if not out:
             classes = np.zeros(self._nc, dtype=bool)
-            for q in merged:
+            for q in counts:
                 classes |= self._masks[self._kmk[q]][1]
             self._blocked[user] = classes
             if not big:
-                first = failed == next(iter(merged))
-                self._witness(user, failed, len(merged[failed]), room if first else None, classes)
+                first = failed == next(iter(counts))
+                self._witness(user, failed, counts[failed], room if first else None, classes)
             return []
         self.bundles_ += 1
         self._ver[user] = self._ver.get(user, 0) + 1

@@ -270,16 +270,8 @@ class JobFirstFit(Scheduler):
         """
         qs = list(kinds)
         lists = list(kinds.values())
-        kmk = self._kmk
-        failed, room, placed_a, o_kind, o_server, o_take, n_out = fit_run(
-            free,
-            self._kd[qs],
-            np.array([len(ts) for ts in lists], dtype=np.int64),
-            np.array([kmk[q] for q in qs], dtype=np.int64),
-            self._mrows,
-            _TOL,
-            partial,
-            dry,
+        failed, room, placed_a, o_kind, o_server, o_take, n_out = self._run_fit(
+            qs, [len(ts) for ts in lists], free, partial, dry
         )
         if failed >= 0:
             return [], {}, qs[failed], float(room)
@@ -297,6 +289,31 @@ class JobFirstFit(Scheduler):
                 out.extend((t, srv) for t in lists[j][i : i + c])
                 start[j] = i + c
         return out, placed, -1, 0.0
+
+    def _run_fit(
+        self, qs: list[int], ns: list[int], free: np.ndarray, partial: bool, dry: bool
+    ) -> tuple[int, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+        """:func:`~fairsim.schedulers._jobfit_kernel.fit_run` for ``ns[i]`` tasks of kind
+        ``qs[i]``, in that order (its failed index is a position in ``qs``)."""
+        kmk = self._kmk
+        return fit_run(
+            free,
+            self._kd[qs],
+            np.array(ns, dtype=np.int64),
+            np.array([kmk[q] for q in qs], dtype=np.int64),
+            self._mrows,
+            _TOL,
+            partial,
+            dry,
+        )
+
+    def _fits_counts(self, counts: dict[int, int], free: np.ndarray) -> tuple[int, float]:
+        """Whether ``counts[q]`` tasks of each kind ``q`` (in order) fit whole on ``free`` (a
+        copy, decremented in place): ``(-1, 0)``, else the first kind that did not fit and
+        its room (as :meth:`_fit`)."""
+        qs = list(counts)
+        failed, room, *_ = self._run_fit(qs, list(counts.values()), free, False, True)
+        return (-1, 0.0) if failed < 0 else (qs[failed], float(room))
 
     def _fits(self, kinds: dict[int, list[int]], free: np.ndarray) -> bool:
         """Whether :meth:`_fit` would place the run whole on ``free`` (a copy, decremented in
