@@ -32,7 +32,6 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from fairsim.schedulers._jobfit_kernel import fit_run
 from fairsim.schedulers.drf_classes import class_dominant_share
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
 from fairsim.simulator.scheduler import Scheduler
@@ -295,6 +294,9 @@ class JobFirstFit(Scheduler):
     ) -> tuple[int, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
         """:func:`~fairsim.schedulers._jobfit_kernel.fit_run` for ``ns[i]`` tasks of kind
         ``qs[i]``, in that order (its failed index is a position in ``qs``)."""
+        # imported here: numba costs every run that imports the registry ~55 MB
+        from fairsim.schedulers._jobfit_kernel import fit_run
+
         kmk = self._kmk
         return fit_run(
             free,

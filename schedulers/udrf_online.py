@@ -51,8 +51,6 @@ from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from fairsim.schedulers.jobfit import _TOL, JobFirstFit
 from fairsim.simulator.cluster import ClusterView
@@ -241,6 +239,10 @@ class UDRF(JobFirstFit):
         n = base + self._nc * self._k
         r = np.concatenate(r_parts)
         c = np.concatenate(c_parts)
+        # imported here: scipy.sparse costs every run that imports the registry ~30 MB
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
         graph = coo_matrix((np.ones(len(r), dtype=np.int8), (r, c)), shape=(n, n))
         _, labels = connected_components(graph, directed=False)
         lab = labels[:nu].tolist()
