@@ -645,9 +645,12 @@ class Engine:
                 np.asarray(self._used_integral) / (span * total),
                 np.nan,
             )
-        unplaceable = np.frombuffer(tab.unpl_l, dtype=bool)[:n].copy()
+        # the table's own bytes (no copy of n bytes at the run's peak), unless tasks the gate
+        # dropped must be marked
+        unplaceable = np.frombuffer(tab.unpl_l, dtype=bool)[:n]
         if self.gate is not None and self.gate.dropped_tasks:
             dropped = np.asarray(self.gate.dropped_tasks, dtype=np.int64)
+            unplaceable = unplaceable.copy()
             unplaceable[dropped[dropped < n]] = True
         return EngineResult(
             scheduler=self.scheduler.name,

@@ -131,9 +131,19 @@ def _measure(
         scheduler, capacity, source, start_s=start_s, horizon_s=end_s, interval_s=INTERVAL_S
     )
     n = len(r.tasks["submit_s"])
-    started = int(np.count_nonzero(r.tasks["server"] >= 0)) if "server" in r.tasks else None
-    finish = r.tasks.get("finish_s")
-    finished = int(np.count_nonzero(np.isfinite(finish))) if finish is not None else None
+    server, finish = r.tasks.get("server"), r.tasks.get("finish_s")
+    # counted in slices: a temporary of n booleans would add to the peak being measured
+    step = 1 << 20
+    started = (
+        sum(int(np.count_nonzero(server[i : i + step] >= 0)) for i in range(0, n, step))
+        if server is not None
+        else None
+    )
+    finished = (
+        sum(int(np.count_nonzero(np.isfinite(finish[i : i + step]))) for i in range(0, n, step))
+        if finish is not None
+        else None
+    )
     util = r.mean_utilization if r.mean_utilization is not None else np.full(2, np.nan)
     wall = float(r.wall_s)
     return {
