@@ -147,10 +147,9 @@ def fit_run(
         left = need
         for s in range(last + 1):
             if count[s] != 0.0:
-                c = count[s]
-                take = need if c >= need else np.int64(c)
-                if s == last or take > left:
-                    take = left  # the last server takes what is left
+                # before ``last`` the running count is below ``need``, so each server takes all
+                # it holds; the last takes what is left
+                take = left if s == last else np.int64(count[s])
                 left -= take
                 for r in range(k):
                     free[s, r] -= take * kd[j, r]

@@ -248,13 +248,10 @@ class JobFirstFit(Scheduler):
         return np.maximum(count, 0.0, out=count)
 
     def _fit(
-        self, kinds: dict[int, list[int]], free: np.ndarray, partial: bool, dry: bool = False
+        self, kinds: dict[int, list[int]], free: np.ndarray, partial: bool
     ) -> tuple[list[tuple[int, int]], dict[int, int], int, float]:
         """First-Fit a run's tasks onto ``free`` (a copy, decremented in place), kind by kind in
         the order of ``kinds`` (:func:`fairsim.schedulers._jobfit_kernel.fit_run`).
-
-        With ``dry``, the same search and the same decrements, but no placements are listed:
-        only ``placed`` and ``failed_kind`` say what happened.
 
         Returns
         -------
@@ -270,23 +267,19 @@ class JobFirstFit(Scheduler):
         qs = list(kinds)
         lists = list(kinds.values())
         failed, room, placed_a, o_kind, o_server, o_take, n_out = self._run_fit(
-            qs, [len(ts) for ts in lists], free, partial, dry
+            qs, [len(ts) for ts in lists], free, partial, False
         )
         if failed >= 0:
             return [], {}, qs[failed], float(room)
         placed = {q: c for q, c in zip(qs, placed_a.tolist(), strict=True) if c > 0}
         out: list[tuple[int, int]] = []
-        if not dry:
-            start = [0] * len(qs)
-            for j, srv, c in zip(
-                o_kind[:n_out].tolist(),
-                o_server[:n_out].tolist(),
-                o_take[:n_out].tolist(),
-                strict=True,
-            ):
-                i = start[j]
-                out.extend((t, srv) for t in lists[j][i : i + c])
-                start[j] = i + c
+        start = [0] * len(qs)
+        for j, srv, c in zip(
+            o_kind[:n_out].tolist(), o_server[:n_out].tolist(), o_take[:n_out].tolist(), strict=True
+        ):
+            i = start[j]
+            out.extend((t, srv) for t in lists[j][i : i + c])
+            start[j] = i + c
         return out, placed, -1, 0.0
 
     def _run_fit(
@@ -320,4 +313,4 @@ class JobFirstFit(Scheduler):
     def _fits(self, kinds: dict[int, list[int]], free: np.ndarray) -> bool:
         """Whether :meth:`_fit` would place the run whole on ``free`` (a copy, decremented in
         place); no placements are listed."""
-        return self._fit(kinds, free, False, dry=True)[2] == -1
+        return self._fits_counts({q: len(ts) for q, ts in kinds.items()}, free)[0] < 0

@@ -164,27 +164,16 @@ def test_kernel_matches_numpy_first_fit(run, dry) -> None:
 def test_kernel_fills_servers_in_order_and_splits_the_last() -> None:
     """Three (1, 1) servers, the first half used: 4 tasks of (0.25, 0.5) go 1 + 2 + 1."""
     free = np.array([[0.5, 0.5], [1.0, 1.0], [1.0, 1.0]])
-    failed, room, placed, _, o_server, o_take, n_out = fit_run(
-        free,
-        np.array([[0.25, 0.5]]),
-        np.array([4]),
-        np.array([0]),
-        np.ones((1, 3), dtype=bool),
-        _TOL,
-        False,
-        False,
-    )
+
+    def fit(n: int):
+        one = np.ones((1, 3), dtype=bool)
+        return fit_run(
+            free, np.array([[0.25, 0.5]]), np.array([n]), np.array([0]), one, _TOL, False, False
+        )
+
+    failed, room, placed, _, o_server, o_take, n_out = fit(4)
     assert failed == -1 and placed.tolist() == [4]
     assert o_server[:n_out].tolist() == [0, 1, 2] and o_take[:n_out].tolist() == [1, 2, 1]
     assert np.allclose(free, [[0.25, 0.0], [0.5, 0.0], [0.75, 0.5]])
-    failed, room, *_ = fit_run(
-        free,
-        np.array([[0.25, 0.5]]),
-        np.array([3]),
-        np.array([0]),
-        np.ones((1, 3), dtype=bool),
-        _TOL,
-        False,
-        False,
-    )
+    failed, room, *_ = fit(3)
     assert (failed, room) == (0, 1.0)
