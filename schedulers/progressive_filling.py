@@ -26,6 +26,9 @@ Design (what makes it fast on real traces)
   rescans every submitted task.
 * Tasks of a user are served in submission order (head-of-line): a user's next task is
   considered only after its head task is placed.
+* With two resources (the Google and Alibaba traces) the First-Fit search and the check of the
+  blocked heads against a freed server are compiled loops (:mod:`fairsim.schedulers._fill_kernel`,
+  numba) that compare exactly as the numpy code, which serves every other case.
 
 Subclasses choose the space searched, the server choice and the user's key through the extension
 points listed in :class:`ProgressiveFilling`'s docstring (examples: :mod:`fairsim.schedulers.drfh`,
@@ -58,6 +61,9 @@ _FITS_BLOCK = 1 << 20
 _VECTOR_MIN = 24
 #: At most this many needs that fit no server are remembered between completions.
 _UNFIT_MAX = 16
+#: Use the compiled searches of :mod:`fairsim.schedulers._fill_kernel` where the search space
+#: allows them (two float64 columns); the tests turn this off to check the numpy code as well.
+_COMPILED = True
 
 
 class ProgressiveFilling(Scheduler):
@@ -228,10 +234,30 @@ class ProgressiveFilling(Scheduler):
         self._bneed: dict[int, tuple[float, ...]] = {}  # blocked head needs, as tuples
         # A lower bound of the per-resource minimum of the blocked head needs: a freed server
         # with less free than that of some resource can wake nobody. It may go stale-low when
-        # users wake (still a valid bound) and is recomputed after a check that found nobody.
-        self._bmin = [np.inf] * self._k
+        # users wake (still a valid bound) and is recomputed after a check that found nobody
+        # (the compiled check sets it to the exact minimum whenever it compares the rows).
+        self._bmin = np.full(self._k, np.inf)
         self._bmin_stale = False
         self._maxfree = [float(c.max()) for c in self._cols]
+        # Compiled searches (schedulers/_fill_kernel.py) for two float64 columns: the wake-up's
+        # phase 1 always, the First-Fit search when _find's own hooks are not overridden
+        self._kern2 = (
+            _COMPILED
+            and self._k == 2
+            and all(
+                c.dtype == np.float64 and c.ndim == 1 and c.flags.c_contiguous for c in self._cols
+            )
+        )
+        self._ff2 = self._kern2 and all(
+            getattr(type(self), m) is getattr(ProgressiveFilling, m)
+            for m in ("_find", "_fit_mask", "_unfit_everywhere", "_scan_failed")
+        )
+        if self._kern2:
+            # imported here: numba costs every run that imports the registry ~55 MB
+            from fairsim.schedulers import _fill_kernel
+
+            self._kernels = _fill_kernel
+            self._mf2 = np.empty(2)
         # Needs that a search over every server found fitting nowhere since the last completion
         # (none dominates another). Free amounts only fall between completions, so a need at
         # least as large in every resource fits nowhere either: decide() blocks it unsearched.
@@ -308,7 +334,11 @@ class ProgressiveFilling(Scheduler):
         ``_alloc[user]`` in the search space: the weighted dominant share by default."""
         a = self._alloc[user]
         t = self._total
-        self._share[user] = max([a[k] / t[k] for k in range(self._k)]) / self._w[user]
+        if self._k == 2:  # max() of the two, written out
+            x, y = a[0] / t[0], a[1] / t[1]
+            self._share[user] = (y if y > x else x) / self._w[user]
+        else:
+            self._share[user] = max([a[k] / t[k] for k in range(self._k)]) / self._w[user]
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Queue ``task`` behind the user's earlier tasks."""
@@ -384,13 +414,20 @@ class ProgressiveFilling(Scheduler):
             return
         cols, bh, bu = self._cols, self._bh[:nb], self._bu[:nb]
         if self._bmin_stale:
-            self._bmin = bh.min(axis=0).tolist()
+            self._bmin = bh.min(axis=0)
             self._bmin_stale = False
         bmin, k_range = self._bmin, range(self._k)
         f_srv: list[int] = []  # freed servers some blocked head fits on
         f_users: list[np.ndarray] = []  # ... and those users (int64 ids)
         if len(freed) * nb > _PAIRS_VECTOR:
             pairs = self._fits_many(freed, bh, bu, bmin)
+        elif self._kern2:  # compiled; it keeps bmin exact itself
+            fitting, (c0, c1) = self._kernels.blocked_fitting2, cols
+            pairs = []
+            for server in freed:
+                users = fitting(c0, c1, server, self._bh, self._bu, nb, bmin)
+                if users.size:
+                    pairs.append((server, users))
         else:
             pairs = []
             for server in freed:
@@ -416,7 +453,14 @@ class ProgressiveFilling(Scheduler):
                 f_users.append(users)
         if not f_srv:
             return
-        if sum(x.size for x in f_users) <= _PAIRS_VECTOR:
+        if len(f_srv) == 1 and not self._dynamic and self._reserves():
+            # one server (most completions): every fitting user has it as its only candidate,
+            # so _wake_few would reserve for all of them there, in share order
+            server = f_srv[0]
+            woken: set[int] = set()
+            self._reserve(server, f_users[0].tolist(), True, woken)
+            cands = {u: [server] for u in woken}
+        elif sum(x.size for x in f_users) <= _PAIRS_VECTOR:
             woken, cands = self._wake_few(f_srv, [x.tolist() for x in f_users])
         else:
             woken, cands = self._wake_many(f_srv, f_users)
@@ -440,7 +484,7 @@ class ProgressiveFilling(Scheduler):
             self._push(u)
 
     def _fits_many(
-        self, freed: list[int], bh: np.ndarray, bu: np.ndarray, bmin: list[float]
+        self, freed: list[int], bh: np.ndarray, bu: np.ndarray, bmin: np.ndarray
     ) -> list[tuple[int, np.ndarray]]:
         """Phase 1 of :meth:`_unblock_freed` for many (freed server, blocked user) pairs, one
         numpy comparison per resource over a block of servers: each freed server that some
@@ -567,6 +611,8 @@ class ProgressiveFilling(Scheduler):
         """Repeatedly serve the lowest-share unblocked user until every user is blocked or idle."""
         if self._dynamic:
             self._before_pass()
+        elif not self._heap and not self._freed:
+            return  # nobody waits unblocked and no server gained room (most arrivals)
         if self._freed:
             self._unblock_freed()
         version, queues, inheap = self._version, self._queues, self._inheap
@@ -728,6 +774,13 @@ class ProgressiveFilling(Scheduler):
         """Server for a task with this need, or -1 if none fits. Default: First-Fit."""
         if self._hopeless(need):
             return -1
+        if self._ff2 and self._tmask is None and not (self.eligible and user in self.eligible):
+            c0, c1 = self._cols
+            i = self._kernels.first_fit2(c0, c1, need[0], need[1], self._mf2)
+            if i < 0:  # as _unfit_everywhere, with the maxima the kernel found
+                self._remember_unfit(need, user)
+                self._maxfree = self._mf2.tolist()
+            return i
         fit = self._fit_mask(need, user)
         i = int(fit.argmax())
         return i if fit[i] else self._unfit_everywhere(need, user)

@@ -244,3 +244,23 @@ def _pending(ref: NaiveFilling, task: int):  # type: ignore[no-untyped-def]
 
 def _owner(ref: NaiveFilling, task: int) -> int:
     return _DEMANDS[task][0]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 100_000),
+    name=st.sampled_from(["ff-drfh", "bf-drfh", "slots-8"]),
+    n_servers=st.integers(1, 8),
+    n_users=st.integers(1, 30),
+    constrained=st.booleans(),
+)
+def test_numpy_searches_equal_naive(
+    seed: int, name: str, n_servers: int, n_users: int, constrained: bool
+) -> None:
+    # two resources take the compiled searches (schedulers/_fill_kernel.py) in every test above;
+    # the numpy code they stand in for must make the same decisions
+    import fairsim.schedulers.progressive_filling as pf
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pf, "_COMPILED", False)
+        _compare(seed, name, n_servers, n_users, constrained, max_arrivals=20)
