@@ -64,6 +64,8 @@ _UNFIT_MAX = 16
 #: Use the compiled searches of :mod:`fairsim.schedulers._fill_kernel` where the search space
 #: allows them (two float64 columns); the tests turn this off to check the numpy code as well.
 _COMPILED = True
+#: At most this many demand vectors' answers are remembered by ``placeable``.
+_PLACEABLE_MAX = 1 << 16
 
 
 class ProgressiveFilling(Scheduler):
@@ -177,16 +179,25 @@ class ProgressiveFilling(Scheduler):
 
         The engine asks this on arrival and never queues a task that fits no server (it would
         otherwise block its user's queue for ever); such tasks are reported as unplaceable.
+        The answer is remembered per demand vector (traces repeat a few thousand of them).
         """
+        known = self._placeable.get(demand)
+        if known is not None:
+            return known
         need = self._need(demand)
         k_range = range(self._k)
+        ok = False
         for cap in self._capacity_classes:
             for k in k_range:
                 if need[k] > cap[k]:
                     break
             else:
-                return True
-        return False
+                ok = True
+                break
+        if len(self._placeable) >= _PLACEABLE_MAX:
+            self._placeable.clear()
+        self._placeable[demand] = ok
+        return ok
 
     def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
         """Whether some server of ``mask`` could ever run the task, in the scheduler's units."""
@@ -214,6 +225,7 @@ class ProgressiveFilling(Scheduler):
         # keep only capacity classes not dominated by another (enough to decide placeability)
         keep = [c for c in classes if not any(np.all(o >= c) and np.any(o > c) for o in classes)]
         self._capacity_classes = [tuple(float(x) for x in c) for c in keep]
+        self._placeable: dict[tuple[float, ...], bool] = {}
         self._alloc: list[list[float]] = []
         self._share: list[float] = []
         self._w: list[float] = []
@@ -407,28 +419,30 @@ class ProgressiveFilling(Scheduler):
         left blocked, so the decisions equal those of a full rescan
         (``tests/properties/test_progressive_reference.py``).
         """
-        freed = list(dict.fromkeys(self._freed))  # unique, in completion order
-        self._freed.clear()
+        freed = self._freed
+        self._freed = []
+        if len(freed) > 1:
+            freed = list(dict.fromkeys(freed))  # unique, in completion order
         nb = self._n_blocked
         if not nb:
             return
-        cols, bh, bu = self._cols, self._bh[:nb], self._bu[:nb]
         if self._bmin_stale:
-            self._bmin = bh.min(axis=0)
+            self._bmin = self._bh[:nb].min(axis=0)
             self._bmin_stale = False
         bmin, k_range = self._bmin, range(self._k)
         f_srv: list[int] = []  # freed servers some blocked head fits on
         f_users: list[np.ndarray] = []  # ... and those users (int64 ids)
         if len(freed) * nb > _PAIRS_VECTOR:
-            pairs = self._fits_many(freed, bh, bu, bmin)
+            pairs = self._fits_many(freed, self._bh[:nb], self._bu[:nb], bmin)
         elif self._kern2:  # compiled; it keeps bmin exact itself
-            fitting, (c0, c1) = self._kernels.blocked_fitting2, cols
+            fitting, (c0, c1) = self._kernels.blocked_fitting2, self._cols
             pairs = []
             for server in freed:
                 users = fitting(c0, c1, server, self._bh, self._bu, nb, bmin)
                 if users.size:
                     pairs.append((server, users))
         else:
+            cols, bh, bu = self._cols, self._bh[:nb], self._bu[:nb]
             pairs = []
             for server in freed:
                 if any(cols[k][server] < bmin[k] for k in k_range):
@@ -585,6 +599,20 @@ class ProgressiveFilling(Scheduler):
         is a lower bound of those needs).
         """
         cols, k_range, bmin, bneed = self._cols, range(self._k), self._bmin, self._bneed
+        if self._k == 2:  # the loop below, written out for two resources
+            r0, r1 = float(cols[0][server]), float(cols[1][server])
+            b0, b1 = float(bmin[0]), float(bmin[1])
+            for u in self._share_order(single):
+                n0, n1 = bneed[u]
+                if n0 <= r0 and n1 <= r1:
+                    woken.add(u)
+                    r0 -= n0
+                    r1 -= n1
+                else:
+                    self._recheck.add(server)
+                    if may_stop and (r0 < b0 or r1 < b1):
+                        break
+            return
         rem = [float(cols[k][server]) for k in k_range]
         for u in self._share_order(single):
             need = bneed[u]
@@ -600,6 +628,8 @@ class ProgressiveFilling(Scheduler):
     def _share_order(self, users: list[int]) -> list[int]:
         """``users`` sorted by (share, user id); numpy for long lists."""
         share = self._share
+        if len(users) == 1:
+            return users
         if len(users) <= _VECTOR_MIN:
             return sorted(users, key=lambda v: (share[v], v))
         ids = np.array(users, dtype=np.int64)

@@ -112,6 +112,17 @@ class ClusterState:
                 f"task {task}: server {server} does not exist (cluster has {self._n} servers)"
             )
         cols = self._cols
+        if len(cols) == 2:  # the loops below, written out for two resources
+            c0, c1 = cols
+            d0, d1 = demand
+            f0, f1 = c0[server], c1[server]
+            if f0 - d0 >= -CAPACITY_TOLERANCE and f1 - d1 >= -CAPACITY_TOLERANCE:
+                c0[server] = f0 - d0
+                c1[server] = f1 - d1
+                used = self._used
+                used[0] += d0
+                used[1] += d1
+                return
         for r, d in enumerate(demand):
             free = cols[r][server]
             if free - d < -CAPACITY_TOLERANCE:
@@ -135,6 +146,14 @@ class ClusterState:
             The task's demand, as committed.
         """
         cols, used = self._cols, self._used
+        if len(cols) == 2:  # the loop below, written out for two resources
+            c0, c1 = cols
+            d0, d1 = demand
+            c0[server] += d0
+            c1[server] += d1
+            used[0] -= d0
+            used[1] -= d1
+            return
         for r, d in enumerate(demand):
             cols[r][server] += d
             used[r] -= d
