@@ -120,3 +120,38 @@ def test_compiled_searches_are_used_for_two_resources(name: str) -> None:
         sched = make_scheduler(name)
         sched.bind(cluster.view(tasks=TaskRecords(constraint=[])))
         assert not sched._kern2 and not sched._ff2
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    name=st.sampled_from(["ff-drfh", "slots-4"]),
+    cache_max=st.sampled_from([1, 3, 1 << 16]),
+)
+def test_remembered_placeable_answers_are_the_computed_ones(
+    seed: int, name: str, cache_max: int
+) -> None:
+    # placeable() remembers its answer per demand vector (and forgets all at cache_max): the
+    # answers are those of a scheduler that computes each one afresh
+    import fairsim.schedulers.progressive_filling as pf
+    from fairsim.schedulers import make_scheduler
+    from fairsim.simulator.cluster import ClusterState, TaskRecords
+
+    rng = np.random.default_rng(seed)
+    cap = rng.choice([0.25, 0.5, 1.0], size=(4, 2))
+    cluster = ClusterState(cap, ("cpu", "mem"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pf, "_PLACEABLE_MAX", cache_max)
+        sched = make_scheduler(name)
+        sched.bind(cluster.view(tasks=TaskRecords(constraint=[])))
+        demands = [tuple(rng.choice([0.1, 0.25, 0.5, 0.75, 1.0, 1.5], size=2).tolist())]
+        demands += [demands[int(rng.integers(0, len(demands)))] for _ in range(30)]
+        demands += [tuple(rng.choice([0.1, 0.5, 1.0, 1.5], size=2).tolist()) for _ in range(30)]
+        for d in demands:
+            fresh = make_scheduler(name)
+            fresh.bind(cluster.view(tasks=TaskRecords(constraint=[])))
+            want = fresh.placeable(d)
+            if name == "ff-drfh":  # (slots count in their own units)
+                assert want == any(all(x <= c for x, c in zip(d, row, strict=True)) for row in cap)
+            assert sched.placeable(d) == want
+            assert len(sched._placeable) <= cache_max
