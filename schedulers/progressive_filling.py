@@ -64,8 +64,6 @@ _UNFIT_MAX = 16
 #: Use the compiled searches of :mod:`fairsim.schedulers._fill_kernel` where the search space
 #: allows them (two float64 columns); the tests turn this off to check the numpy code as well.
 _COMPILED = True
-#: At most this many demand vectors' answers are remembered by ``placeable``.
-_PLACEABLE_MAX = 1 << 16
 
 
 class ProgressiveFilling(Scheduler):
@@ -179,25 +177,22 @@ class ProgressiveFilling(Scheduler):
 
         The engine asks this on arrival and never queues a task that fits no server (it would
         otherwise block its user's queue for ever); such tasks are reported as unplaceable.
-        The answer is remembered per demand vector (traces repeat a few thousand of them).
         """
-        known = self._placeable.get(demand)
-        if known is not None:
-            return known
         need = self._need(demand)
+        if self._k == 2:  # the loop below, written out for two resources
+            n0, n1 = need
+            for c0, c1 in self._capacity_classes:
+                if not (n0 > c0 or n1 > c1):
+                    return True
+            return False
         k_range = range(self._k)
-        ok = False
         for cap in self._capacity_classes:
             for k in k_range:
                 if need[k] > cap[k]:
                     break
             else:
-                ok = True
-                break
-        if len(self._placeable) >= _PLACEABLE_MAX:
-            self._placeable.clear()
-        self._placeable[demand] = ok
-        return ok
+                return True
+        return False
 
     def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
         """Whether some server of ``mask`` could ever run the task, in the scheduler's units."""
@@ -225,7 +220,6 @@ class ProgressiveFilling(Scheduler):
         # keep only capacity classes not dominated by another (enough to decide placeability)
         keep = [c for c in classes if not any(np.all(o >= c) and np.any(o > c) for o in classes)]
         self._capacity_classes = [tuple(float(x) for x in c) for c in keep]
-        self._placeable: dict[tuple[float, ...], bool] = {}
         self._alloc: list[list[float]] = []
         self._share: list[float] = []
         self._w: list[float] = []

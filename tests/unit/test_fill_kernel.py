@@ -123,35 +123,18 @@ def test_compiled_searches_are_used_for_two_resources(name: str) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    name=st.sampled_from(["ff-drfh", "slots-4"]),
-    cache_max=st.sampled_from([1, 3, 1 << 16]),
-)
-def test_remembered_placeable_answers_are_the_computed_ones(
-    seed: int, name: str, cache_max: int
-) -> None:
-    # placeable() remembers its answer per demand vector (and forgets all at cache_max): the
-    # answers are those of a scheduler that computes each one afresh
-    import fairsim.schedulers.progressive_filling as pf
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 8))
+def test_placeable_for_two_resources(seed: int, n: int) -> None:
+    # placeable(), written out for two resources: some server of the empty pool holds the demand
+    # in both resources (equal amounts fit)
     from fairsim.schedulers import make_scheduler
     from fairsim.simulator.cluster import ClusterState, TaskRecords
 
     rng = np.random.default_rng(seed)
-    cap = rng.choice([0.25, 0.5, 1.0], size=(4, 2))
-    cluster = ClusterState(cap, ("cpu", "mem"))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pf, "_PLACEABLE_MAX", cache_max)
-        sched = make_scheduler(name)
-        sched.bind(cluster.view(tasks=TaskRecords(constraint=[])))
-        demands = [tuple(rng.choice([0.1, 0.25, 0.5, 0.75, 1.0, 1.5], size=2).tolist())]
-        demands += [demands[int(rng.integers(0, len(demands)))] for _ in range(30)]
-        demands += [tuple(rng.choice([0.1, 0.5, 1.0, 1.5], size=2).tolist()) for _ in range(30)]
-        for d in demands:
-            fresh = make_scheduler(name)
-            fresh.bind(cluster.view(tasks=TaskRecords(constraint=[])))
-            want = fresh.placeable(d)
-            if name == "ff-drfh":  # (slots count in their own units)
-                assert want == any(all(x <= c for x, c in zip(d, row, strict=True)) for row in cap)
-            assert sched.placeable(d) == want
-            assert len(sched._placeable) <= cache_max
+    cap = rng.choice(_VALUES[1:], size=(n, 2))
+    sched = make_scheduler("ff-drfh")
+    sched.bind(ClusterState(cap, ("cpu", "mem")).view(tasks=TaskRecords(constraint=[])))
+    for _ in range(30):
+        d = tuple(rng.choice([*_VALUES, 1.5], size=2).tolist())
+        want = any(d[0] <= c0 and d[1] <= c1 for c0, c1 in cap.tolist())
+        assert sched.placeable(d) == want
