@@ -124,19 +124,27 @@ def test_optimised_equals_naive_with_many_blocked_users(
     constrained=st.booleans(),
     cands_max=st.sampled_from([0, 1, 2]),
     fits_block=st.sampled_from([1, 8, 1 << 20]),
+    compiled=st.booleans(),
 )
 def test_vectorised_wake_ups_equal_naive(
-    seed: int, name: str, n_servers: int, constrained: bool, cands_max: int, fits_block: int
+    seed: int,
+    name: str,
+    n_servers: int,
+    constrained: bool,
+    cands_max: int,
+    fits_block: int,
+    compiled: bool,
 ) -> None:
     # every wake-up through the vectorised paths (_fits_many, in blocks of about fits_block
     # pairs, and _wake_many), and users with more than cands_max candidates searching every
-    # server instead of their list
+    # server instead of their list; with First-Fit's compiled search or without it
     import fairsim.schedulers.progressive_filling as pf
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pf, "_PAIRS_VECTOR", 0)
         mp.setattr(pf, "_CANDS_MAX", cands_max)
         mp.setattr(pf, "_FITS_BLOCK", fits_block)
+        mp.setattr(pf, "_COMPILED", compiled)
         _compare(seed, name, n_servers, 30, constrained, max_arrivals=30)
 
 
