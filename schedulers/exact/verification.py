@@ -72,14 +72,15 @@ def feasibility_problem(inst: Instance, x: np.ndarray, *, rtol: float = CHECK_RT
 
 def room_problem(inst: Instance, x: np.ndarray, *, rtol: float = CHECK_RTOL) -> str | None:
     """Where more tasks still fit next to ``x`` (``None`` if nothing fits): a user below its task
-    bound that could run more than ``rtol * gamma[n, l]`` further tasks on a server that serves it.
-    Every mechanism here except TDM PS-DSF leaves no such room (Pareto efficiency)."""
+    bound that could run more than ``rtol * gamma[n, l]`` further tasks on a server that serves it,
+    beyond the rounding of the free amounts themselves (:func:`room` with ``rounding``). Every
+    mechanism here except TDM PS-DSF leaves no such room (Pareto efficiency)."""
     gamma = monopoly_tasks(inst.capacity, inst.demand)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(gamma > 0, room(inst, x) / gamma, 0.0)
+        rel = np.where(gamma > 0, room(inst, x, rounding=True) / gamma, 0.0)
     if (rel > rtol).any():
         u, k = (int(i) for i in np.unravel_index(int(np.argmax(rel)), rel.shape))
-        extra = room(inst, x)[u, k]
+        extra = room(inst, x, rounding=True)[u, k]
         return (
             f"user {inst.user_ids[u]!r} still fits {extra:.3g} more tasks on "
             f"{inst.server_ids[k]!r}, left idle"

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_exact_properties import instances
 
@@ -272,6 +272,9 @@ def test_allocation_does_not_depend_on_units(
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# found by CI: memory saturated to its last ulp (31.6), which u0 needs 1e-3 of per task, read
+# as 3.6e-12 more u0 tasks (1.1e-6 of the 3.2e-6 it fits alone) and refused a correct LMM-MMS
+@example(([3.5, -3.0, 0.0, 4.0, -4.0, 0.0], [1, 1, 1], [-2.0, 1.5]))
 @given(
     st.integers(1, 4).flatmap(
         lambda n_u: st.tuples(
