@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import heapq
 import math
+import os
 import time
 from array import array
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,6 +49,7 @@ from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.stream import FINISHED, UNPLACEABLE, StreamedTasks, TaskStream
 from fairsim.simulator.workload import TaskBatch, TaskSource
 
 SKIP_UNPLACEABLE = "fits no server of the pool"
@@ -54,6 +57,7 @@ SKIP_UNPLACEABLE = "fits no server of the pool"
 MAX_IDLE_TICKS = 100_000
 #: Rules for right-censored tasks (see the module docstring).
 CENSORED_RULES = ("hold", "complete")
+NAN = math.nan
 
 
 class _Table:
@@ -77,12 +81,22 @@ class _Table:
         jobs: bool = False,
         constraints: ConstraintIndex | None = None,
         n_hint: int | None = None,
+        stream: TaskStream | None = None,
     ) -> None:
         self.n = 0
         self.n_hint = n_hint
         self.r = n_resources
         self.jobs = jobs
         self.constraints = constraints
+        # streamed (collect.stream_tasks): no per-task columns, only the batch being read and
+        # the live tasks (the stream's ``live``); ended tasks go to the stream
+        self.stream = stream
+        if stream is not None:
+            capacity = 0
+        self.b_job: list[int] = []
+        self.b_tidx: list[int] = []
+        self.b_cens: list[bool] = []
+        self._pending: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.code_l = array("i")  # constraint code per task (only with constraints)
         self.job_id = np.empty(capacity, dtype=np.int64)
         self.task_index = np.empty(capacity, dtype=np.int32)
@@ -118,13 +132,28 @@ class _Table:
 
     def task_job(self, task: int) -> tuple[int, int]:
         """``(job_id, repetition)`` of a task (repetition 0 without a job gate)."""
+        if self.stream is not None:
+            return self.stream.live[task][0], 0
         return int(self.job_id[task]), (int(self.rep[task]) if self.jobs else 0)
 
     def task_constraint(self, task: int) -> int:
         """The task's code in the run's constraint index (0: any server)."""
         return self.code_l[task] if self.constraints is not None else 0
 
+    def count_arrived(self, n: int | None = None) -> None:
+        """Streamed: count the first ``n`` tasks of the batch being read (all of them when
+        None) in the stream's per-user and per-job totals; they all arrived."""
+        if self._pending is None:
+            return
+        job, users, submit = self._pending
+        self._pending = None
+        if n is not None:
+            job, users, submit = job[:n], users[:n], submit[:n]
+        self.stream.count_arrivals(job, users, submit)  # type: ignore[union-attr]
+
     def append(self, batch: TaskBatch, users: np.ndarray) -> tuple[int, int]:
+        if self.stream is not None:
+            return self._append_streamed(batch, users)
         lo, hi = self.n, self.n + len(batch)
         cap = self.job_id.shape[0]
         if hi > cap:
@@ -148,9 +177,41 @@ class _Table:
             else:
                 codes = self.constraints.codes(batch.constraint).astype(np.intc)
                 self.code_l.frombytes(codes.tobytes())
+        self.b_lo = lo
+        self._batch_lists(batch, users)
+        self.start_l.frombytes(np.full(n, np.nan).tobytes())
+        self.finish_l.frombytes(np.full(n, np.nan).tobytes())
+        self.server_l.frombytes(np.full(n, -1, dtype=np.intc).tobytes())
+        self.unpl_l.extend(bytes(n))
+        if batch.censored is None:
+            self.cens_l.extend(bytes(n))
+        else:
+            self.cens_l.extend(np.asarray(batch.censored, dtype=bool).tobytes())
+        self.n = hi
+        return lo, hi
+
+    def _append_streamed(self, batch: TaskBatch, users: np.ndarray) -> tuple[int, int]:
+        """:meth:`append` without per-task columns: the batch's lists, and its job, user and
+        submit columns until they are counted (:meth:`count_arrived`)."""
+        self.count_arrived()  # the previous batch arrived whole
+        lo, hi = self.n, self.n + len(batch)
+        self.b_lo = lo
+        self._batch_lists(batch, users)
+        self.b_job = batch.job_id.tolist()
+        self.b_tidx = batch.task_index.tolist()
+        n = hi - lo
+        self.b_cens = (
+            [False] * n if batch.censored is None else np.asarray(batch.censored, bool).tolist()
+        )
+        self._pending = (np.asarray(batch.job_id, np.int64), users, batch.submit_s)
+        self.n = hi
+        return lo, hi
+
+    def _batch_lists(self, batch: TaskBatch, users: np.ndarray) -> None:
+        """The Python lists of the batch being read (submit, user, demand, run time)."""
+        n = len(batch)
         cols = [batch.demand[:, r] for r in range(self.r)]
         starts = _runs(users, batch.submit_s, batch.run_s, batch.demand)
-        self.b_lo = lo
         if starts is None:
             self.b_demand = list(zip(*(c.tolist() for c in cols), strict=True))
             self.b_user = users.tolist()
@@ -172,16 +233,6 @@ class _Table:
             self.b_user = rep(users[starts].tolist())
             self.b_submit = rep(batch.submit_s[starts].tolist())
             self.b_run = rep(batch.run_s[starts].tolist())
-        self.start_l.frombytes(np.full(n, np.nan).tobytes())
-        self.finish_l.frombytes(np.full(n, np.nan).tobytes())
-        self.server_l.frombytes(np.full(n, -1, dtype=np.intc).tobytes())
-        self.unpl_l.extend(bytes(n))
-        if batch.censored is None:
-            self.cens_l.extend(bytes(n))
-        else:
-            self.cens_l.extend(np.asarray(batch.censored, dtype=bool).tobytes())
-        self.n = hi
-        return lo, hi
 
     def _grow(self, cap: int) -> None:
         names = ["job_id", "task_index", "user", "submit_s", "run_s", "demand"]
@@ -234,7 +285,8 @@ class EngineResult:
     users : list of str
         User names; position = user code.
     tasks : dict of str to ndarray
-        Per-task columns (length n_tasks, the tasks that arrived by the horizon): job_id,
+        Per-task columns (length n_tasks, the tasks that arrived by the horizon; empty when the
+        run streamed its tasks to a file, :attr:`streamed`): job_id,
         task_index, user (code), submit_s, start_s, finish_s (NaN unless it completed), server
         (-1 if never started), run_s, demand (n_tasks, n_resources), unplaceable (bool: fits no
         server of the pool, or a DAG ancestor never can), censored (bool: right-censored in the
@@ -253,6 +305,11 @@ class EngineResult:
     extra : dict
         With a job gate: ``held`` (tasks still held at the end, by reason), ``dropped`` (tasks
         dropped because a DAG ancestor can never run) and ``jobs_admitted`` (bounded queue).
+    censored_rule : str
+        The rule for right-censored tasks (``"hold"`` or ``"complete"``).
+    streamed : StreamedTasks or None
+        With ``Engine(tasks_out=...)``: the written ``tasks.parquet`` and the per-user and
+        per-job totals (:class:`fairsim.simulator.stream.StreamedTasks`); else None.
     """
 
     scheduler: str
@@ -269,6 +326,7 @@ class EngineResult:
     extra: dict[str, Any] = field(default_factory=dict)
     mean_utilization: np.ndarray | None = None
     censored_rule: str = "hold"
+    streamed: StreamedTasks | None = None
 
 
 class Engine:
@@ -305,12 +363,18 @@ class Engine:
         Rule for right-censored tasks: ``"hold"`` (default) — once started, the task holds its
         resources until the horizon and never completes (its run time is unknown);
         ``"complete"`` — it runs its observed span (a lower bound) and counts as completed.
+    tasks_out : path-like, optional
+        Stream ended tasks to this ``tasks.parquet`` in row groups while the run goes on
+        (:mod:`fairsim.simulator.stream`): the engine then keeps a task only while it is live,
+        and :attr:`EngineResult.tasks` is empty (:attr:`EngineResult.streamed` describes the
+        file). None (default): every task is kept to the end, in :attr:`EngineResult.tasks`.
 
     Raises
     ------
     ValueError
-        For a non-positive ``utilization_interval_s``, a horizon before ``start_s`` or an unknown
-        ``censored`` rule; from :meth:`run`, when a right-censored task starts under the rule
+        For a non-positive ``utilization_interval_s``, a horizon before ``start_s``, an unknown
+        ``censored`` rule, or ``tasks_out`` with a job gate or placement constraints; from
+        :meth:`run`, when a right-censored task starts under the rule
         ``"hold"`` with an infinite horizon (it would hold its server for ever).
     """
 
@@ -330,7 +394,14 @@ class Engine:
         gate: JobGate | None = None,
         constraints: ConstraintIndex | None = None,
         censored: str = "hold",
+        tasks_out: str | os.PathLike[str] | None = None,
     ) -> None:
+        if tasks_out is not None and (gate is not None or constraints is not None):
+            raise ValueError(
+                "tasks_out: streamed task results do not support "
+                f"{'a job gate' if gate is not None else 'placement constraints'} yet "
+                "(collect.stream_tasks: false keeps every task in memory)"
+            )
         if censored not in CENSORED_RULES:
             raise ValueError(
                 f"censored: {censored!r} (expected one of {', '.join(CENSORED_RULES)})"
@@ -359,16 +430,24 @@ class Engine:
         self.gate = gate
         self.constraints = constraints
         self.censored = censored
+        self.tasks_out = Path(tasks_out) if tasks_out is not None else None
 
     # ------------------------------------------------------------------ public
     def run(self) -> EngineResult:
         """Simulate until the horizon (or until no event is left) and return the results."""
         t0 = time.perf_counter()
+        self._user_codes: dict[str, int] = {}
+        self._stream = (
+            TaskStream(self.tasks_out, self.cluster.resources, self._user_codes)
+            if self.tasks_out is not None
+            else None
+        )
         self._tasks = _Table(
             self.cluster.n_resources,
             jobs=self.gate is not None,
             constraints=self.constraints,
             n_hint=self.source.n_hint,
+            stream=self._stream,
         )
         # the scheduler learns about tasks only through its view: the table answers the view's
         # task_job / task_mask questions (it is the view's TaskInfo), nothing is set on the state
@@ -378,7 +457,6 @@ class Engine:
         if self.gate is not None:
             self.gate.bind(self._tasks)
         self.scheduler.bind(view)
-        self._user_codes: dict[str, int] = {}
         self._user_alloc = np.zeros((64, self.cluster.n_resources))
         self._completions: list[tuple[float, int]] = []
         self._samples: list[np.ndarray] = []
@@ -399,6 +477,11 @@ class Engine:
         env.process(self._main(env))
         try:
             env.run()
+            self._streamed = self._stream.close() if self._stream is not None else None
+        except BaseException:
+            if self._stream is not None:
+                self._stream.abort()
+            raise
         finally:
             self._bar.close()
         wall = time.perf_counter() - t0
@@ -427,6 +510,10 @@ class Engine:
         codes = tab.code_l if self.constraints is not None else None
         masks: list = self.constraints.masks if self.constraints is not None else []
         fits = self._fits_constraint
+        stream = self._stream
+        # streamed: live task -> its row's fields, and -> its start time
+        meta = stream.live if stream is not None else {}
+        stream_start = stream.started if stream is not None else {}
 
         def release(tasks: list[int]) -> None:
             """Hand tasks the gate released to the scheduler (drops cascade through the gate)."""
@@ -488,7 +575,10 @@ class Engine:
                 cluster.release(server, demand)
                 if track_users:
                     self._user_alloc[user] -= demand
-                finish_s[task] = now
+                if stream is None:
+                    finish_s[task] = now
+                else:
+                    stream.end(task, user, demand, FINISHED, now, server)
                 sched.on_completion(task, user, demand, server)
                 if gate is not None:
                     release(gate.finish(task))
@@ -502,9 +592,17 @@ class Engine:
                     release(gate.arrive(lo))
                 elif sched.placeable(demand) and (codes is None or fits(codes[lo], demand)):
                     live[lo] = (b_user[i], demand, b_run[i])
+                    if stream is not None:
+                        meta[lo] = (tab.b_job[i], tab.b_tidx[i], b_submit[i], tab.b_cens[i])
                     sched.on_arrival(lo, b_user[i], demand)
                 else:
-                    unplaceable[lo] = True
+                    if stream is None:
+                        unplaceable[lo] = True
+                    else:
+                        stream.row(
+                            tab.b_job[i], tab.b_tidx[i], b_user[i], b_submit[i], NAN, NAN, -1,
+                            UNPLACEABLE, demand,
+                        )  # fmt: skip
                     self._n_unplaceable += 1
                 lo += 1
                 if lo == hi and not exhausted:
@@ -516,7 +614,8 @@ class Engine:
             for task, server in sched.decide():
                 idle = 0
                 known = live.get(task) if 0 <= task < lo else None
-                if known is None or task in running or server_of[task] >= 0:
+                # (a live task that is not running never started: one check covers both)
+                if known is None or task in running:
                     raise PlacementError(
                         f"scheduler {sched.name!r} placed task {task}, which is not waiting"
                     )
@@ -528,11 +627,16 @@ class Engine:
                     )
                 cluster.commit(task, server, demand)
                 running[task] = server
-                server_of[task] = server
-                start_s[task] = now
+                if stream is None:
+                    server_of[task] = server
+                    start_s[task] = now
+                    cens = censored[task]
+                else:
+                    stream_start[task] = now
+                    cens = meta[task][3]
                 if track_users:
                     self._user_alloc[user] += demand
-                if not (hold and censored[task]):
+                if not (hold and cens):
                     heapq.heappush(heap, (now + run, task))
                 elif horizon == math.inf:  # a held censored task runs to the horizon
                     raise ValueError(
@@ -552,6 +656,10 @@ class Engine:
         if n_late:
             self.source.skipped["submitted after the horizon"] += n_late
         tab.n = lo
+        if stream is not None:
+            tab.count_arrived(lo - tab.b_lo)  # the batch being read, up to the horizon
+            stream.end_live(live, running)  # the tasks live at the horizon
+            live.clear()
 
     def _fits_constraint(self, code: int, demand: tuple[float, ...]) -> bool:
         """Whether some server allowed by constraint ``code`` could ever hold ``demand`` (by its
@@ -617,8 +725,6 @@ class Engine:
         self._next_grid = float(times[-1]) + self.dt
 
     def _result(self, wall: float) -> EngineResult:
-        tab = self._tasks
-        n = tab.n
         util = (
             np.vstack(self._samples)
             if self._samples
@@ -645,35 +751,11 @@ class Engine:
                 np.asarray(self._used_integral) / (span * total),
                 np.nan,
             )
-        # the table's own bytes (no copy of n bytes at the run's peak), unless tasks the gate
-        # dropped must be marked
-        unplaceable = np.frombuffer(tab.unpl_l, dtype=bool)[:n]
-        if self.gate is not None and self.gate.dropped_tasks:
-            dropped = np.asarray(self.gate.dropped_tasks, dtype=np.int64)
-            unplaceable = unplaceable.copy()
-            unplaceable[dropped[dropped < n]] = True
         return EngineResult(
             scheduler=self.scheduler.name,
             resources=self.cluster.resources,
             users=list(self._user_codes),
-            # the table's own memory, trimmed to the tasks that arrived (no second copy of a
-            # table of tens of millions of rows); the table is not written to after the run
-            tasks={
-                "job_id": _trim(tab.job_id, n),
-                "task_index": _trim(tab.task_index, n),
-                "user": _trim(tab.user, n),
-                "submit_s": _trim(tab.submit_s, n),
-                "start_s": np.frombuffer(tab.start_l, dtype=np.float64)[:n],
-                "finish_s": np.frombuffer(tab.finish_l, dtype=np.float64)[:n],
-                "server": np.frombuffer(tab.server_l, dtype=np.intc)[:n].astype(
-                    np.int32, copy=False
-                ),
-                "run_s": _trim(tab.run_s, n),
-                "demand": _trim(tab.demand, n),
-                "unplaceable": unplaceable,
-                "censored": np.frombuffer(tab.cens_l, dtype=bool)[:n],
-                **({"rep": _trim(tab.rep, n)} if self.gate is not None else {}),
-            },
+            tasks=self._task_columns() if self._streamed is None else {},
             utilization=util,
             user_shares=shares,
             skipped=skipped,
@@ -684,7 +766,36 @@ class Engine:
             extra=self._gate_report(),
             mean_utilization=mean_util,
             censored_rule=self.censored,
+            streamed=self._streamed,
         )
+
+    def _task_columns(self) -> dict[str, np.ndarray]:
+        """:attr:`EngineResult.tasks`: the table's own memory, trimmed to the tasks that arrived
+        (no second copy of a table of tens of millions of rows); the table is not written to
+        after the run."""
+        tab = self._tasks
+        n = tab.n
+        # the table's own bytes (no copy of n bytes at the run's peak), unless tasks the gate
+        # dropped must be marked
+        unplaceable = np.frombuffer(tab.unpl_l, dtype=bool)[:n]
+        if self.gate is not None and self.gate.dropped_tasks:
+            dropped = np.asarray(self.gate.dropped_tasks, dtype=np.int64)
+            unplaceable = unplaceable.copy()
+            unplaceable[dropped[dropped < n]] = True
+        return {
+            "job_id": _trim(tab.job_id, n),
+            "task_index": _trim(tab.task_index, n),
+            "user": _trim(tab.user, n),
+            "submit_s": _trim(tab.submit_s, n),
+            "start_s": np.frombuffer(tab.start_l, dtype=np.float64)[:n],
+            "finish_s": np.frombuffer(tab.finish_l, dtype=np.float64)[:n],
+            "server": np.frombuffer(tab.server_l, dtype=np.intc)[:n].astype(np.int32, copy=False),
+            "run_s": _trim(tab.run_s, n),
+            "demand": _trim(tab.demand, n),
+            "unplaceable": unplaceable,
+            "censored": np.frombuffer(tab.cens_l, dtype=bool)[:n],
+            **({"rep": _trim(tab.rep, n)} if self.gate is not None else {}),
+        }
 
     def _gate_report(self) -> dict[str, Any]:
         gate = self.gate

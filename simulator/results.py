@@ -50,15 +50,11 @@ import pyarrow.parquet as pq
 
 from fairsim.atomic import atomic_path, json_text, write_text
 from fairsim.simulator.engine import EngineResult
+from fairsim.simulator.stream import ENDED, FINISHED, PARQUET_KW, StreamedTasks
 
-#: Values of the ``ended`` column of ``tasks.parquet``, in code order.
-ENDED = ("finished", "censored", "running", "queued", "unplaceable")
+__all__ = ["ENDED", "ended_codes", "summarize", "tables", "write_json", "write_run", "write_table"]
 
-_PARQUET_KW: dict[str, Any] = {
-    "compression": "zstd",
-    "use_dictionary": True,
-    "write_statistics": True,
-}
+_PARQUET_KW = PARQUET_KW
 
 
 def write_table(table: pa.Table, path: Path) -> None:
@@ -113,8 +109,54 @@ def tables(result: EngineResult) -> dict[str, pa.Table]:
     Returns
     -------
     dict of str to pyarrow.Table
-        Keys ``tasks``, ``jobs``, ``users``, ``utilization`` and, when recorded, ``user_shares``.
+        Keys ``tasks``, ``jobs``, ``users``, ``utilization`` and, when recorded, ``user_shares``;
+        no ``tasks`` when the run streamed them to their file (:attr:`EngineResult.streamed`:
+        ``jobs`` and ``users`` are then built from its totals, with the same values).
     """
+    out: dict[str, pa.Table] = {}
+    if result.streamed is not None:
+        jobs, per_user = _streamed_jobs_users(result.streamed)
+    else:
+        out["tasks"], jobs, per_user = _task_tables(result)
+    users = np.array(result.users, dtype=object)
+    util = result.utilization
+    ucols: dict[str, Any] = {"time_s": pa.array(util[:, 0], pa.float64())}
+    for r, name in enumerate(result.resources):
+        ucols[name] = pa.array(util[:, 1 + r], pa.float64())
+    out.update(
+        {
+            "jobs": pa.Table.from_pandas(jobs, preserve_index=False),
+            "users": pa.Table.from_pandas(per_user, preserve_index=False),
+            "utilization": pa.table(ucols),
+        }
+    )
+    if result.user_shares is not None:
+        sh = result.user_shares  # (n_samples, n_users, n_resources)
+        n_s, n_u, _ = sh.shape
+        scol: dict[str, Any] = {
+            "time_s": np.repeat(util[:n_s, 0], n_u),
+            "user": np.tile(users, n_s) if n_u else np.array([], dtype=object),
+        }
+        for r, name in enumerate(result.resources):
+            scol[name] = sh[:, :, r].reshape(-1)
+        scol["dominant"] = sh.max(axis=2).reshape(-1) if n_u else np.array([])
+        out["user_shares"] = pa.Table.from_pandas(pd.DataFrame(scol), preserve_index=False)
+    return out
+
+
+def _streamed_jobs_users(s: StreamedTasks) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``jobs`` and ``users`` frames from a streamed run's totals (the columns and dtypes of
+    :func:`_task_tables`)."""
+    jobs = s.jobs.drop(columns="n_done")
+    jobs.loc[s.jobs["n_done"] < s.jobs["n_tasks"], "finish_s"] = np.nan
+    jobs["completion_time_s"] = jobs["finish_s"] - jobs["submit_s"]
+    per_user = s.users.copy()
+    per_user["completion_ratio"] = per_user["tasks_completed"] / per_user["tasks_submitted"]
+    return jobs, per_user
+
+
+def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataFrame]:
+    """The ``tasks`` table and the ``jobs`` and ``users`` frames of a run's per-task columns."""
     t = result.tasks
     users = np.array(result.users, dtype=object)
     user_names = users[t["user"]] if len(users) else np.array([], dtype=object)
@@ -165,41 +207,24 @@ def tables(result: EngineResult) -> dict[str, pa.Table]:
     ).reset_index()
     per_user["tasks_completed"] = per_user["tasks_completed"].astype("int64")
     per_user["completion_ratio"] = per_user["tasks_completed"] / per_user["tasks_submitted"]
-
-    util = result.utilization
-    ucols: dict[str, Any] = {"time_s": pa.array(util[:, 0], pa.float64())}
-    for r, name in enumerate(result.resources):
-        ucols[name] = pa.array(util[:, 1 + r], pa.float64())
-    out = {
-        "tasks": tasks,
-        "jobs": pa.Table.from_pandas(jobs, preserve_index=False),
-        "users": pa.Table.from_pandas(per_user, preserve_index=False),
-        "utilization": pa.table(ucols),
-    }
-    if result.user_shares is not None:
-        sh = result.user_shares  # (n_samples, n_users, n_resources)
-        n_s, n_u, _ = sh.shape
-        scol: dict[str, Any] = {
-            "time_s": np.repeat(util[:n_s, 0], n_u),
-            "user": np.tile(users, n_s) if n_u else np.array([], dtype=object),
-        }
-        for r, name in enumerate(result.resources):
-            scol[name] = sh[:, :, r].reshape(-1)
-        scol["dominant"] = sh.max(axis=2).reshape(-1) if n_u else np.array([])
-        out["user_shares"] = pa.Table.from_pandas(pd.DataFrame(scol), preserve_index=False)
-    return out
+    return tasks, jobs, per_user
 
 
 def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any]:
     """Headline numbers of a run (the body of ``summary.json``, without config hash and seed)."""
-    t = result.tasks
-    n = int(t["submit_s"].shape[0])
-    completed = int(np.count_nonzero(~np.isnan(t["finish_s"])))
-    started = int(np.count_nonzero(t["server"] >= 0))
+    s = result.streamed
+    if s is not None:
+        n, started, codes = s.rows, s.started, s.ended
+        completed = int(codes[FINISHED])
+    else:
+        t = result.tasks
+        n = int(t["submit_s"].shape[0])
+        completed = int(np.count_nonzero(~np.isnan(t["finish_s"])))
+        started = int(np.count_nonzero(t["server"] >= 0))
+        codes = np.bincount(ended_codes(t), minlength=len(ENDED))
     util = result.utilization
     jobs = built["jobs"].to_pandas()
     jct = jobs["completion_time_s"].dropna()
-    codes = np.bincount(ended_codes(t), minlength=len(ENDED))
     if result.mean_utilization is not None:
         mean_util = [None if not np.isfinite(x) else float(x) for x in result.mean_utilization]
     else:  # a result built by hand: the mean of the grid samples
@@ -260,6 +285,8 @@ def write_run(
         summary.update(extra_summary)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
+        if result.streamed is not None:  # written while the run went on
+            shutil.move(result.streamed.path, tmp / "tasks.parquet")
         for name, table in built.items():
             write_table(table, tmp / f"{name}.parquet")
         write_json(summary, tmp / "summary.json")

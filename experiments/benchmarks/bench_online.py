@@ -123,13 +123,42 @@ def _peak_rss_mb() -> float:
 
 
 def _measure(
-    scheduler: str, capacity: np.ndarray, source: Any, start_s: float, end_s: float
+    scheduler: str,
+    capacity: np.ndarray,
+    source: Any,
+    start_s: float,
+    end_s: float,
+    tasks_out: Path | None = None,
 ) -> dict[str, Any]:
+    """Run one point; with ``tasks_out``, ended tasks are streamed to that file
+    (``collect.stream_tasks``) and the engine time includes writing it."""
     from fairsim.experiments.scenario.run import simulate
 
     r = simulate(
-        scheduler, capacity, source, start_s=start_s, horizon_s=end_s, interval_s=INTERVAL_S
+        scheduler,
+        capacity,
+        source,
+        start_s=start_s,
+        horizon_s=end_s,
+        interval_s=INTERVAL_S,
+        tasks_out=tasks_out,
     )
+    if r.streamed is not None:
+        s = r.streamed
+        return _point(
+            r,
+            scheduler,
+            capacity,
+            s.rows,
+            s.started,
+            int(s.ended[0]),
+            end_s - start_s,
+            streamed={
+                "tasks_file_mb": s.path.stat().st_size / 2**20,
+                "row_groups": s.row_groups,
+                "jobs": len(s.jobs),
+            },
+        )
     n = len(r.tasks["submit_s"])
     server, finish = r.tasks.get("server"), r.tasks.get("finish_s")
     # counted in slices: a temporary of n booleans would add to the peak being measured
@@ -144,6 +173,19 @@ def _measure(
         if finish is not None
         else None
     )
+    return _point(r, scheduler, capacity, n, started, finished, end_s - start_s)
+
+
+def _point(
+    r: Any,
+    scheduler: str,
+    capacity: np.ndarray,
+    n: int,
+    started: int | None,
+    finished: int | None,
+    horizon_s: float,
+    streamed: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     util = r.mean_utilization if r.mean_utilization is not None else np.full(2, np.nan)
     wall = float(r.wall_s)
     return {
@@ -157,8 +199,9 @@ def _measure(
         "us_per_task": 1e6 * wall / n if n else None,
         "util_cpu": float(util[0]),
         "util_mem": float(util[1]),
-        "horizon_s": float(end_s - start_s),
+        "horizon_s": float(horizon_s),
         "skipped": {str(k): int(v) for k, v in (r.skipped or {}).items()},
+        **({"streamed": streamed} if streamed is not None else {}),
     }
 
 
@@ -239,9 +282,17 @@ def _last_submit(f: Any) -> float:
     return float(pc.max(f.read_row_group(last, columns=["submit_s"]).column(0)).as_py())
 
 
-def run_parquet_point(scheduler: str, path: Path, servers: int, seed: int = SEED) -> dict[str, Any]:
+def run_parquet_point(
+    scheduler: str, path: Path, servers: int, seed: int = SEED, stream: bool = False
+) -> dict[str, Any]:
     """One scheduler on a canonical ``tasks.parquet``, streamed row group by row group (never
-    the whole table in memory), with ``servers`` Table I servers."""
+    the whole table in memory), with ``servers`` Table I servers.
+
+    With ``stream``, ended tasks are also streamed out (``collect.stream_tasks``), to a
+    temporary file deleted after the point: memory then holds the live tasks only.
+    """
+    import tempfile
+
     import pyarrow.parquet as pq
 
     from fairsim.simulator.workload import ParquetTaskSource
@@ -253,8 +304,12 @@ def run_parquet_point(scheduler: str, path: Path, servers: int, seed: int = SEED
     end = _last_submit(pq.ParquetFile(path)) + 1.0
     src = ParquetTaskSource(path, start_s=0.0, end_s=end)
     setup = time.perf_counter() - t0
-    out = _measure(scheduler, cap, src, 0.0, end)
-    out.update(workload=str(path), setup_s=setup)
+    if not stream:
+        out = _measure(scheduler, cap, src, 0.0, end)
+    else:
+        with tempfile.TemporaryDirectory(prefix="fairsim-bench-") as tmp:
+            out = _measure(scheduler, cap, src, 0.0, end, tasks_out=Path(tmp) / "tasks.parquet")
+    out.update(workload=str(path), setup_s=setup, stream_tasks=stream)
     return out
 
 
@@ -264,7 +319,9 @@ def _child_main(args: argparse.Namespace) -> int:
     elif args.one == "synth":
         res = run_synth_point(args.scheduler, args.tasks, args.servers, duration_s=args.duration_s)
     elif args.one == "parquet":
-        res = run_parquet_point(args.scheduler, Path(args.path), args.servers)
+        res = run_parquet_point(
+            args.scheduler, Path(args.path), args.servers, stream=args.stream_tasks
+        )
     else:
         raise SystemExit(f"--one: unknown point kind {args.one!r}")
     res["peak_rss_mb"] = _peak_rss_mb()
@@ -293,6 +350,8 @@ def _point_argv(spec: dict[str, Any], shared: Path | None) -> list[str]:
             argv += ["--duration-s", repr(float(spec["duration_s"]))]
     elif spec["kind"] == "parquet":
         argv += ["--path", str(spec["path"])]
+        if spec.get("stream_tasks"):
+            argv.append("--stream-tasks")
     else:
         argv += ["--shared", str(shared)]
     return argv
@@ -314,7 +373,12 @@ def run_point(
                 spec["scheduler"], spec["tasks"], spec["servers"], duration_s=spec.get("duration_s")
             )
         elif spec["kind"] == "parquet":
-            res = run_parquet_point(spec["scheduler"], Path(spec["path"]), spec["servers"])
+            res = run_parquet_point(
+                spec["scheduler"],
+                Path(spec["path"]),
+                spec["servers"],
+                stream=bool(spec.get("stream_tasks")),
+            )
         else:
             assert shared is not None
             res = run_real_point(spec["scheduler"], spec["servers"], shared)
@@ -704,6 +768,7 @@ def bench_scale(
             "servers": servers,
             "tasks": tasks,
             "path": str(trace / "tasks.parquet"),
+            "stream_tasks": True,
         }
         for s in schedulers
     ]
@@ -935,6 +1000,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--tasks", type=int, default=10_000, help=argparse.SUPPRESS)
     ap.add_argument("--duration-s", type=float, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--path", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--stream-tasks", action="store_true", help=argparse.SUPPRESS)
     return ap
 
 

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from fairsim.errors import ConfigError
 from fairsim.experiments.scenario.config import RunConfig, load_config, parse_config
-from fairsim.experiments.scenario.run import prepare_scenario, run_config
+from fairsim.experiments.scenario.run import STREAM_NEEDS_OUT, prepare_scenario, run_config
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import summarize, tables
 
@@ -221,7 +221,7 @@ def simulate(
     ------
     fairsim.errors.ConfigError
         For an invalid config (one line naming the field), a trace or pool that cannot be
-        resolved, or a window without tasks.
+        resolved, a window without tasks, or ``collect.stream_tasks`` without ``out``.
     fairsim.errors.OutputError
         If ``out`` is refused (an existing file, not empty without ``overwrite``, not
         writable), before anything is simulated.
@@ -240,6 +240,8 @@ def simulate(
     """
     cfg, base, protect = _load(config, overrides)
     if out is None:
+        if cfg.collect.stream_tasks:
+            raise ConfigError(STREAM_NEEDS_OUT)
         scenario = prepare_scenario(cfg, base=base, progress=progress)
         results: dict[str, RunResult] = {}
         for run in scenario.runs(progress=progress):

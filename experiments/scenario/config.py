@@ -619,6 +619,14 @@ class CollectConfig(_Strict):
     """
     horizon_s: float | None = Field(default=None, gt=0)
     """End of the simulation in seconds; null: the end of the trace window (``trace.end_s``)."""
+    stream_tasks: bool = False
+    """Write ended tasks to ``tasks.parquet`` in row groups while each run goes on
+    (:mod:`fairsim.simulator.stream`): memory then grows with the live tasks, not with every task
+    seen (for whole traces). The files hold the same rows and values; ``tasks.parquet``'s rows
+    are in the order tasks ended instead of arrival order. Needs an output folder
+    (``fairsim run --out``, ``simulate(..., out=DIR)``); not with job gates (``trace.jobs``) or
+    placement constraints yet.
+    """
 
 
 def check_samples(cfg: RunConfig, start_s: float, horizon_s: float, n_resources: int = 2) -> None:

@@ -598,6 +598,13 @@ def pool_capacity(pool: pd.DataFrame, resources: tuple[str, ...] = RESOURCES) ->
     return cap
 
 
+#: Why ``collect.stream_tasks`` needs an output folder.
+STREAM_NEEDS_OUT = (
+    "collect.stream_tasks: true writes tasks.parquet while each run goes on; give an output "
+    "folder (fairsim run --out DIR, fairsim.simulate(..., out=DIR)) or set it to false"
+)
+
+
 def simulate(
     scheduler: str | Mapping[str, Any] | SchedulerSpec | Scheduler,
     capacity: np.ndarray,
@@ -615,6 +622,7 @@ def simulate(
     censored: str = "hold",
     weights: dict[int, float] | None = None,
     on_sample: Callable[[float, ClusterState], None] | None = None,
+    tasks_out: Path | None = None,
 ) -> EngineResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's result.
 
@@ -622,7 +630,8 @@ def simulate(
     resolved :class:`fairsim.schedulers.registry.SchedulerSpec`, built with ``weights``, which map
     the engine's user codes to weights, :func:`user_weights`) or an unbound scheduler instance
     (``weights`` is then not used). ``on_sample(time_s, cluster)`` is called at every utilisation
-    grid point.
+    grid point. With ``tasks_out``, ended tasks are streamed to that ``tasks.parquet`` while the
+    run goes on (``Engine(tasks_out=...)``, :mod:`fairsim.simulator.stream`).
     """
     if not isinstance(scheduler, Scheduler):
         scheduler = make_scheduler(scheduler, weights=weights)
@@ -640,6 +649,7 @@ def simulate(
         constraints=constraints,
         censored=censored,
         on_sample=on_sample,
+        tasks_out=tasks_out,
     )
     return engine.run()
 
@@ -785,8 +795,35 @@ class Scenario:
             "name": cfg.name,
         }
 
+    def check_stream(self) -> None:
+        """Refuse ``collect.stream_tasks`` where streamed results are not supported yet.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``collect.stream_tasks``, when the scenario has a job gate or placement
+            constraints.
+        """
+        if not self.config.collect.stream_tasks:
+            return
+        what = (
+            "a job gate (trace.jobs)"
+            if self.workload.gate() is not None
+            else "placement constraints (trace.constraints)"
+            if self.constraint_index is not None
+            else None
+        )
+        if what is not None:
+            raise ConfigError(
+                f"collect.stream_tasks: true is not supported with {what} yet; set it to false"
+            )
+
     def runs(
-        self, *, progress: bool = False, names: list[str] | None = None
+        self,
+        *,
+        progress: bool = False,
+        names: list[str] | None = None,
+        tasks_dir: Path | None = None,
     ) -> Iterator[SchedulerRun]:
         """Run the schedulers one after the other, each on a fresh copy of the pool and a fresh
         task stream; yield each :class:`SchedulerRun` when it has finished.
@@ -798,13 +835,27 @@ class Scenario:
         names : list of str, optional
             The schedulers to run: labels of the config's ``schedulers`` or other registered
             names (default: every entry of the config's ``schedulers``).
+        tasks_dir : Path, optional
+            With ``collect.stream_tasks``: the folder where each run streams its ended tasks
+            (a hidden ``.<scheduler>.tasks.parquet``, moved into the scheduler's result folder
+            by :func:`fairsim.simulator.results.write_run`).
 
         Yields
         ------
         SchedulerRun
             With ``result`` set.
+
+        Raises
+        ------
+        ConfigError
+            With ``collect.stream_tasks`` and no ``tasks_dir``, or where streaming is not
+            supported (:meth:`check_stream`).
         """
         cfg, hooks = self.config, self.hooks
+        if cfg.collect.stream_tasks:
+            if tasks_dir is None:
+                raise ConfigError(STREAM_NEEDS_OUT)
+            self.check_stream()
         build = hooks.scheduler or default_scheduler
         specs = cfg.scheduler_specs()
         if names is not None:  # a config label, else any registered name or alias
@@ -836,6 +887,11 @@ class Scenario:
                 constraints=run.constraints,
                 censored=cfg.trace.censored,
                 on_sample=functools.partial(sample, run) if sample is not None else None,
+                tasks_out=(
+                    tasks_dir / f".{name}.tasks.parquet"
+                    if cfg.collect.stream_tasks and tasks_dir is not None
+                    else None
+                ),
             )
             yield run
 
@@ -974,10 +1030,11 @@ def _run_into(
 ) -> dict[str, dict[str, Any]]:
     """:func:`run_config` into an empty folder ``out`` (the temporary one)."""
     scenario = prepare_scenario(cfg, base=base, progress=progress, hooks=hooks)
+    scenario.check_stream()
     write_text(out / "config.yaml", cfg.to_yaml())
     write_table(pa.Table.from_pandas(scenario.pool, preserve_index=False), out / "servers.parquet")
     summaries: dict[str, dict[str, Any]] = {}
-    for run in scenario.runs(progress=progress):
+    for run in scenario.runs(progress=progress, tasks_dir=out):
         assert run.result is not None
         name = run.name
         summaries[name] = write_run(run.result, out / name, extra_summary=scenario.summary_extra())

@@ -1,0 +1,441 @@
+"""Finished tasks streamed to ``tasks.parquet`` while a run goes on (``collect.stream_tasks``).
+
+Without streaming, the engine keeps every task it has seen until the end of the run (about 70
+bytes a task with two resources), then builds the result tables from those arrays. On a
+whole trace (the 29-day Google 2011 trace: about 25 million tasks) that per-task table is most of
+the run's memory. With a :class:`TaskStream`, the engine keeps a task only while it is *live*
+(arrived and not ended), and hands it to the stream when it ends:
+
+* a task that completes, when it completes;
+* a task that fits no server of the pool, when it arrives;
+* the tasks still live at the horizon (``running``, ``censored`` or ``queued``), at the end, in
+  task-id (arrival) order.
+
+The stream buffers the rows of ended tasks and writes them to ``tasks.parquet`` one row group at
+a time (:attr:`TaskStream.row_group` rows). It also keeps what ``jobs.parquet``, ``users.parquet``
+and ``summary.json`` need, as running totals: per user (tasks submitted, completed) and per job
+(user, tasks, first submission, last finish, tasks finished). Memory then grows with the live
+tasks, the users and the jobs, not with the tasks ever seen.
+
+The files hold exactly the rows and values of the in-memory path
+(:func:`fairsim.simulator.results.tables`); only the row order of ``tasks.parquet`` differs: rows
+are in the order tasks ended (completions by time, ties by task id), where the in-memory path
+writes them in arrival order. ``jobs.parquet``, ``users.parquet`` and ``summary.json`` (except
+wall time and memory) are byte-identical between the two paths.
+
+Not supported yet with a job gate (:mod:`fairsim.simulator.jobs`) or placement constraints
+(:mod:`fairsim.simulator.constraints`): both look tasks up by id after they end.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+#: Values of the ``ended`` column of ``tasks.parquet``, in code order.
+ENDED = ("finished", "censored", "running", "queued", "unplaceable")
+FINISHED, CENSORED, RUNNING, QUEUED, UNPLACEABLE = range(len(ENDED))
+
+#: Parquet options of every result table.
+PARQUET_KW: dict[str, Any] = {
+    "compression": "zstd",
+    "use_dictionary": True,
+    "write_statistics": True,
+}
+
+#: Rows per row group of a streamed ``tasks.parquet``.
+ROW_GROUP = 1 << 17
+_NAN = float("nan")
+_ENDED_PA = pa.array(ENDED, pa.string())
+
+
+def tasks_schema(resources: tuple[str, ...]) -> pa.Schema:
+    """The Arrow schema of ``tasks.parquet`` (without a job gate's ``rep`` column)."""
+    fields = [
+        pa.field("job_id", pa.int64()),
+        pa.field("task_index", pa.int32()),
+        pa.field("user", pa.string()),
+        pa.field("submit_s", pa.float64()),
+        pa.field("start_s", pa.float64()),
+        pa.field("finish_s", pa.float64()),
+        pa.field("server", pa.int32()),
+        pa.field("ended", pa.string()),
+    ]
+    fields += [pa.field(name, pa.float64()) for name in resources]
+    return pa.schema(fields)
+
+
+@dataclass(frozen=True)
+class StreamedTasks:
+    """What a streamed run leaves instead of per-task arrays
+    (:attr:`fairsim.simulator.engine.EngineResult.streamed`).
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The complete ``tasks.parquet`` (rows in the order tasks ended).
+    rows : int
+        Rows written: the tasks that arrived by the horizon.
+    started : int
+        Tasks that started.
+    ended : ndarray of int64, shape (len(ENDED),)
+        Rows per value of :data:`ENDED`.
+    users : pandas.DataFrame
+        ``user, tasks_submitted, tasks_completed`` of every user with a task, sorted by user.
+    jobs : pandas.DataFrame
+        ``job_id, user, n_tasks, submit_s, finish_s, n_done``, sorted by job id: ``user`` of the
+        job's first task, its first submission, its last finish (NaN if none finished) and its
+        finished tasks.
+    row_groups : int
+        Row groups written.
+    """
+
+    path: Path
+    rows: int
+    started: int
+    ended: np.ndarray
+    users: pd.DataFrame
+    jobs: pd.DataFrame
+    row_groups: int
+
+
+class TaskStream:
+    """Rows of ended tasks, written to a Parquet file in row groups, and per-user and per-job
+    totals.
+
+    The engine drives it (:class:`fairsim.simulator.engine.Engine`, argument ``tasks_out``):
+    :meth:`arrive` for every task that arrives by the horizon, :meth:`end` when a task ends,
+    :meth:`close` at the end of the run. The file is written under a temporary name next to
+    ``path`` and renamed into place by :meth:`close`; :meth:`abort` deletes it.
+
+    Parameters
+    ----------
+    path : path-like
+        Where the finished ``tasks.parquet`` goes.
+    resources : tuple of str
+        Resource names (the demand columns).
+    users : dict of str to int
+        The engine's user codes (name → code), read when rows are written; codes are only
+        added, never changed.
+    row_group : int, optional
+        Rows per row group (> 0; default :data:`ROW_GROUP`).
+
+    Attributes
+    ----------
+    live : dict of int to tuple
+        Per live task: ``(job_id, task_index, submit_s, censored)`` (tuples of numbers, which
+        the garbage collector stops tracking: lists would cost it seconds on whole traces).
+    started : dict of int to float
+        Start time of every live task that started.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        resources: tuple[str, ...],
+        users: dict[str, int],
+        row_group: int | None = None,
+    ) -> None:
+        if row_group is None:
+            row_group = ROW_GROUP
+        if row_group <= 0:
+            raise ValueError(f"row_group: {row_group!r} (expected a positive number of rows)")
+        self.path = Path(path)
+        self.resources = tuple(resources)
+        self.row_group = int(row_group)
+        self._user_codes = users
+        self._names = np.empty(0, dtype=object)
+        self._names_pa = pa.array([], pa.string())
+        self.schema = tasks_schema(self.resources)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
+        self._writer: pq.ParquetWriter | None = pq.ParquetWriter(
+            self._tmp, self.schema, **PARQUET_KW
+        )
+        self.live: dict[int, tuple[int, int, float, bool]] = {}
+        self.started: dict[int, float] = {}
+        # rows of ended tasks not yet written, flat (a row is ``self._width`` items):
+        # job_id, task_index, user, submit_s, start_s, finish_s, server, ended, *demand
+        self._flat: list[Any] = []
+        self._width = 8 + len(self.resources)
+        self._limit = self._width * self.row_group
+        self.rows = 0
+        self.n_started = 0
+        self.row_groups = 0
+        self._ended = np.zeros(len(ENDED), dtype=np.int64)
+        # per user code
+        self._submitted = np.zeros(0, dtype=np.int64)
+        self._completed = np.zeros(0, dtype=np.int64)
+        # per job: slot in the arrays below
+        self._job_slot: dict[int, int] = {}
+        self._j_user = array("i")
+        self._j_n = array("q")
+        self._j_submit = array("d")
+        self._j_finish = array("d")
+        self._j_done = array("q")
+
+    # ------------------------------------------------------------------ the engine's calls
+    def arrive(
+        self, task: int, job_id: int, task_index: int, submit_s: float, censored: bool
+    ) -> None:
+        """A task arrived and waits (it is live until :meth:`end`)."""
+        self.live[task] = (job_id, task_index, submit_s, censored)
+
+    def start(self, task: int, now: float) -> None:
+        """A live task started at ``now``."""
+        self.started[task] = now
+
+    def end(
+        self,
+        task: int,
+        user: int,
+        demand: tuple[float, ...],
+        ended: int,
+        finish_s: float = _NAN,
+        server: int = -1,
+    ) -> None:
+        """A live task ended (``ended``: its code in :data:`ENDED`)."""
+        job_id, task_index, submit_s, _ = self.live.pop(task)
+        flat = self._flat
+        flat += (
+            job_id, task_index, user, submit_s, self.started.pop(task, _NAN), finish_s, server,
+            ended, *demand,
+        )  # fmt: skip
+        if len(flat) >= self._limit:
+            self._flush()
+
+    def end_live(
+        self, tasks: dict[int, tuple[int, tuple[float, ...], float]], running: dict[int, int]
+    ) -> None:
+        """End every task still live at the horizon, in task-id order: ``censored`` or
+        ``running`` if it started (``running``: task → server), else ``queued``.
+
+        Parameters
+        ----------
+        tasks : dict of int to tuple
+            The engine's live tasks: task → ``(user, demand, run time)``.
+        running : dict of int to int
+            Task → server of the tasks that started.
+        """
+        meta, started, limit = self.live, self.started, self._limit
+        flat = self._flat
+        for task in sorted(tasks):
+            user, demand, _ = tasks[task]
+            job_id, task_index, submit_s, censored = meta.pop(task)
+            server = running.get(task, -1)
+            code = QUEUED if server < 0 else (CENSORED if censored else RUNNING)
+            flat += (
+                job_id, task_index, user, submit_s, started.pop(task, _NAN), _NAN, server, code,
+                *demand,
+            )  # fmt: skip
+            if len(flat) >= limit:
+                self._flush()
+                flat = self._flat
+
+    def row(
+        self,
+        job_id: int,
+        task_index: int,
+        user: int,
+        submit_s: float,
+        start_s: float,
+        finish_s: float,
+        server: int,
+        ended: int,
+        demand: tuple[float, ...],
+    ) -> None:
+        """One row of ``tasks.parquet`` (times NaN and server -1 when null)."""
+        flat = self._flat
+        flat += (job_id, task_index, user, submit_s, start_s, finish_s, server, ended, *demand)
+        if len(flat) >= self._limit:
+            self._flush()
+
+    def count_arrivals(self, job_id: np.ndarray, user: np.ndarray, submit_s: np.ndarray) -> None:
+        """Add arrived tasks (in arrival order) to the per-user and per-job totals.
+
+        Parameters
+        ----------
+        job_id : ndarray of int64, shape (n,)
+        user : ndarray of int, shape (n,)
+            User codes.
+        submit_s : ndarray of float64, shape (n,)
+        """
+        if not len(job_id):
+            return
+        self._grow_users()
+        self._submitted += np.bincount(user, minlength=self._submitted.shape[0])
+        order = np.argsort(job_id, kind="stable")  # a job's tasks in arrival order
+        jobs = job_id[order]
+        first = np.flatnonzero(np.concatenate(([True], jobs[1:] != jobs[:-1])))
+        counts = np.diff(np.append(first, len(jobs)))
+        submit_min = np.minimum.reduceat(submit_s[order], first)
+        first_user = user[order][first]
+        slots, j_n, j_submit = self._job_slot, self._j_n, self._j_submit
+        for j, n, s, u in zip(
+            jobs[first].tolist(),
+            counts.tolist(),
+            submit_min.tolist(),
+            first_user.tolist(),
+            strict=True,
+        ):
+            slot = slots.get(j)
+            if slot is None:
+                slot = self._new_job(j)
+            if j_n[slot] == 0:  # the job's first task (its user is the job's)
+                self._j_user[slot] = u
+            j_n[slot] += n
+            if s < j_submit[slot]:
+                j_submit[slot] = s
+
+    def _grow_users(self) -> None:
+        """Room in the per-user totals for every user code given so far."""
+        grow = len(self._user_codes) - self._submitted.shape[0]
+        if grow > 0:
+            self._submitted = np.concatenate([self._submitted, np.zeros(grow, np.int64)])
+            self._completed = np.concatenate([self._completed, np.zeros(grow, np.int64)])
+
+    def _new_job(self, job_id: int) -> int:
+        """A slot for a job not seen yet: no task counted, nothing finished."""
+        slot = self._job_slot[job_id] = len(self._j_n)
+        self._j_user.append(-1)
+        self._j_n.append(0)
+        self._j_submit.append(math.inf)
+        self._j_finish.append(_NAN)
+        self._j_done.append(0)
+        return slot
+
+    def close(self) -> StreamedTasks:
+        """Write the last rows, finish the file and move it into place.
+
+        Returns
+        -------
+        StreamedTasks
+
+        Raises
+        ------
+        ValueError
+            If tasks are still live (the engine ends every task before closing).
+        """
+        if self.live:
+            raise ValueError(f"{len(self.live)} tasks are still live at the end of the stream")
+        self._flush()
+        assert self._writer is not None
+        self._writer.close()
+        self._writer = None
+        os.replace(self._tmp, self.path)
+        names = self._names_of(len(self._user_codes))
+        n_users = self._submitted.shape[0]
+        users = pd.DataFrame(
+            {
+                "user": names[:n_users],
+                "tasks_submitted": self._submitted,
+                "tasks_completed": self._completed,
+            }
+        )
+        users = users[users["tasks_submitted"] > 0].sort_values("user", kind="stable")
+        slots = self._job_slot
+        ids = np.fromiter(slots.keys(), dtype=np.int64, count=len(slots))
+        pos = np.fromiter(slots.values(), dtype=np.int64, count=len(slots))
+        order = np.argsort(ids, kind="stable")
+        ids, pos = ids[order], pos[order]
+        jobs = pd.DataFrame(
+            {
+                "job_id": ids,
+                "user": names[np.frombuffer(self._j_user, dtype=np.intc)[pos]],
+                "n_tasks": np.frombuffer(self._j_n, dtype=np.int64)[pos],
+                "submit_s": np.frombuffer(self._j_submit, dtype=np.float64)[pos],
+                "finish_s": np.frombuffer(self._j_finish, dtype=np.float64)[pos],
+                "n_done": np.frombuffer(self._j_done, dtype=np.int64)[pos],
+            }
+        )
+        return StreamedTasks(
+            path=self.path,
+            rows=self.rows,
+            started=self.n_started,
+            ended=self._ended.copy(),
+            users=users.reset_index(drop=True),
+            jobs=jobs,
+            row_groups=self.row_groups,
+        )
+
+    def abort(self) -> None:
+        """Stop writing and delete the partial file (a failed or interrupted run)."""
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            finally:
+                self._writer = None
+        self._tmp.unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------ internals
+    def _names_of(self, n: int) -> np.ndarray:
+        """User names by code (codes 0..n-1), as a NumPy object array."""
+        if self._names.shape[0] < n:
+            names = np.empty(len(self._user_codes), dtype=object)
+            names[:] = list(self._user_codes)
+            self._names = names
+            self._names_pa = pa.array(names, pa.string())
+        return self._names
+
+    def _flush(self) -> None:
+        flat, self._flat = self._flat, []
+        if not flat:
+            return
+        w = self._width
+        n = len(flat) // w
+
+        def col(j: int, dtype: Any) -> np.ndarray:
+            return np.array(flat[j::w], dtype=dtype)
+
+        job_a, user_a = col(0, np.int64), col(2, np.int64)
+        start_a, finish_a = col(4, np.float64), col(5, np.float64)
+        server_a, ended_a = col(6, np.int32), col(7, np.int8)
+        self._names_of(int(user_a.max()) + 1)
+        cols: list[pa.Array] = [
+            pa.array(job_a, pa.int64()),
+            pa.array(col(1, np.int32), pa.int32()),
+            self._names_pa.take(pa.array(user_a)),
+            pa.array(col(3, np.float64), pa.float64()),
+            pa.array(start_a, pa.float64(), mask=np.isnan(start_a)),
+            pa.array(finish_a, pa.float64(), mask=np.isnan(finish_a)),
+            pa.array(server_a, pa.int32(), mask=server_a < 0),
+            _ENDED_PA.take(pa.array(ended_a)),
+        ]
+        cols += [pa.array(col(8 + r, np.float64), pa.float64()) for r in range(w - 8)]
+        assert self._writer is not None
+        self._writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
+        self.rows += n
+        self.row_groups += 1
+        self.n_started += int(np.count_nonzero(server_a >= 0))
+        self._ended += np.bincount(ended_a, minlength=len(ENDED))
+        done = ended_a == FINISHED
+        if done.any():
+            self._grow_users()  # a task can end before its batch is counted
+            self._completed += np.bincount(user_a[done], minlength=self._completed.shape[0])
+            self._count_finishes(job_a[done], finish_a[done])
+
+    def _count_finishes(self, job_id: np.ndarray, finish_s: np.ndarray) -> None:
+        order = np.argsort(job_id, kind="stable")
+        jobs = job_id[order]
+        first = np.flatnonzero(np.concatenate(([True], jobs[1:] != jobs[:-1])))
+        counts = np.diff(np.append(first, len(jobs)))
+        last = np.maximum.reduceat(finish_s[order], first)
+        slots, fin, done = self._job_slot, self._j_finish, self._j_done
+        for j, n, f in zip(jobs[first].tolist(), counts.tolist(), last.tolist(), strict=True):
+            # a task can end before the rest of its batch arrived (and was counted)
+            slot = slots.get(j)
+            if slot is None:
+                slot = self._new_job(j)
+            done[slot] += n
+            old = fin[slot]
+            if not f <= old:  # NaN (nothing finished yet) or later
+                fin[slot] = f

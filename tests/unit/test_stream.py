@@ -1,0 +1,219 @@
+"""Streamed task results (``collect.stream_tasks``, :mod:`fairsim.simulator.stream`): the same
+rows and values as the in-memory path, jobs/users/summary byte-identical, live tasks only in
+memory, nothing half-written after a failure."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import fairsim
+from fairsim.errors import ConfigError
+from fairsim.experiments.scenario.config import parse_config
+from fairsim.experiments.scenario.run import run_config
+from fairsim.schedulers import make_scheduler
+from fairsim.simulator import stream as stream_mod
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.constraints import ConstraintIndex
+from fairsim.simulator.engine import Engine
+from fairsim.simulator.results import summarize, tables, write_run
+from fairsim.simulator.workload import FrameTaskSource
+
+#: Summary fields that measure the machine, not the simulation.
+VOLATILE = {"wall_s", "tasks_per_s", "peak_rss_mb"}
+
+
+def _google(google_dir: Path, cache: Path, stream: bool, **collect: Any) -> dict[str, Any]:
+    return {
+        "name": "stream",
+        "seed": 2,
+        "trace": {
+            "format": "google-2011",
+            "path": str(google_dir),
+            "parts": "0",
+            "start_s": 601,
+            "end_s": 4000,
+            "cache_dir": str(cache),
+        },
+        "cluster": {"servers": 150, "source": "table-i"},
+        "schedulers": ["ff-drfh", "bf-drfh", "psdsf", "slots-14"],
+        "collect": {"horizon_s": 9000, "stream_tasks": stream, **collect},
+    }
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values(list(frame.columns), kind="stable").reset_index(drop=True)
+
+
+def _strip(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k not in VOLATILE}
+
+
+def test_streamed_files_hold_the_in_memory_rows_on_the_google_sample(
+    tmp_path: Path, google_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real sample, four schedulers: every ``tasks.parquet`` row and value is the in-memory
+    path's (in end order), ``jobs``/``users``/``utilization`` are byte-identical, and so is the
+    summary; small row groups make tasks end before their batch has all arrived."""
+    monkeypatch.setattr(stream_mod, "ROW_GROUP", 500)
+    cache = tmp_path / "cache"
+    mem = run_config(
+        parse_config(_google(google_dir, cache, False)), tmp_path / "mem", progress=False
+    )
+    streamed = run_config(
+        parse_config(_google(google_dir, cache, True)), tmp_path / "st", progress=False
+    )
+    assert list(mem) == list(streamed)
+    for name in mem:
+        a, b = tmp_path / "mem" / name, tmp_path / "st" / name
+        assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
+        for table in ("jobs", "users", "utilization"):
+            assert (a / f"{table}.parquet").read_bytes() == (b / f"{table}.parquet").read_bytes()
+        ta, tb = pq.read_table(a / "tasks.parquet"), pq.read_table(b / "tasks.parquet")
+        assert ta.schema.remove_metadata() == tb.schema.remove_metadata()
+        fa, fb = ta.to_pandas(), tb.to_pandas()
+        pd.testing.assert_frame_equal(_sorted(fa), _sorted(fb))
+        assert pq.ParquetFile(b / "tasks.parquet").metadata.num_row_groups == math.ceil(
+            len(fb) / 500
+        )
+        ended = fb["ended"].to_numpy()
+        # rows come in the order tasks ended: unplaceable on arrival and finished ones by
+        # finish time, then what was live at the horizon
+        live = np.isin(ended, ["running", "censored", "queued"])
+        assert live.any() and live[np.argmax(live) :].all()
+        done = fb.loc[ended == "finished", "finish_s"].to_numpy()
+        assert (np.diff(done) >= 0).all()
+        sa = json.loads((a / "summary.json").read_text())
+        sb = json.loads((b / "summary.json").read_text())
+        # the config hash covers collect.stream_tasks (the row order of tasks.parquet)
+        assert sa.pop("config_hash") != sb.pop("config_hash")
+        assert _strip(sa) == _strip(sb)
+        assert sb["tasks"] == len(fb) > 1_000 and sb["tasks_completed"] > 0
+        assert sum(sb["ended"].values()) == sb["tasks"]  # every task accounted for
+        assert mem[name]["tasks"] == streamed[name]["tasks"]
+    # the same config and seed give byte-identical streamed files
+    again = run_config(
+        parse_config(_google(google_dir, cache, True)), tmp_path / "again", progress=False
+    )
+    for name in again:
+        for f in ("tasks", "jobs", "users", "utilization"):
+            path = f"{name}/{f}.parquet"
+            assert (tmp_path / "st" / path).read_bytes() == (tmp_path / "again" / path).read_bytes()
+
+
+def _frame() -> pd.DataFrame:
+    """One server (1 CPU, 1 memory). Job 7: a task that fits no server, a censored one (held to
+    the horizon), one that runs 10 s; job 8: one that waits behind them and one submitted after
+    the horizon."""
+    return pd.DataFrame(
+        {
+            "job_id": [7, 7, 7, 8, 8],
+            "task_index": [0, 1, 2, 0, 1],
+            "user": ["a", "a", "a", "b", "b"],
+            "submit_s": [0.0, 0.0, 1.0, 2.0, 200.0],
+            "cpu": [2.0, 0.5, 0.4, 0.6, 0.1],
+            "mem": [0.1, 0.5, 0.4, 0.6, 0.1],
+            "run_s": [5.0, 3.0, 10.0, 5.0, 5.0],
+            "censored": [False, True, False, False, False],
+        }
+    )
+
+
+def _engine(tasks_out: Path | None, **kw: Any) -> Engine:
+    return Engine(
+        ClusterState(np.array([[1.0, 1.0]]), ("cpu", "mem")),
+        kw.pop("scheduler", None) or make_scheduler("ff-drfh"),
+        FrameTaskSource(_frame()),
+        horizon_s=100.0,
+        utilization_interval_s=50.0,
+        tasks_out=tasks_out,
+        **kw,
+    )
+
+
+def test_worked_example_rows_in_end_order(tmp_path: Path) -> None:
+    r = _engine(tmp_path / "t.parquet").run()
+    assert r.tasks == {} and r.streamed is not None
+    t = pd.read_parquet(tmp_path / "t.parquet")
+    # unplaceable on arrival (t=0), job 7's task 2 finishes at 11, then the live ones by id
+    assert t["ended"].tolist() == ["unplaceable", "finished", "censored", "queued"]
+    assert t["task_index"].tolist() == [0, 2, 1, 0] and t["job_id"].tolist() == [7, 7, 7, 8]
+    assert t["start_s"].tolist()[1:3] == [1.0, 0.0] and t["finish_s"].tolist()[1] == 11.0
+    assert t["server"].tolist()[1:3] == [0, 0] and t["server"].isna().tolist() == [
+        True,
+        False,
+        False,
+        True,
+    ]
+    s = r.streamed
+    assert (s.rows, s.started, s.row_groups) == (4, 2, 1)
+    assert s.ended.tolist() == [1, 1, 0, 1, 1]
+    assert s.users.to_dict("list") == {
+        "user": ["a", "b"],
+        "tasks_submitted": [3, 1],
+        "tasks_completed": [1, 0],
+    }
+    assert s.jobs["n_tasks"].tolist() == [3, 1] and s.jobs["n_done"].tolist() == [1, 0]
+    # the in-memory path says the same
+    mem = _engine(None).run()
+    built = tables(mem)
+    pd.testing.assert_frame_equal(_sorted(built["tasks"].to_pandas()), _sorted(t), check_like=False)
+    sb = summarize(r, tables(r))
+    assert _strip(sb) == _strip(summarize(mem, built))
+    assert r.skipped == {"submitted after the horizon": 1, "fits no server of the pool": 1}
+    # write_run moves the streamed file into the result folder
+    summary = write_run(r, tmp_path / "out")
+    assert summary["ended"]["unplaceable"] == 1
+    assert not (tmp_path / "t.parquet").exists()
+    assert pd.read_parquet(tmp_path / "out" / "tasks.parquet").equals(t)
+
+
+class _Fails(type(make_scheduler("ff-drfh"))):  # type: ignore[misc]
+    """First-Fit DRFH that is interrupted at its third pass."""
+
+    calls = 0
+
+    def decide(self):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls == 3:
+            raise KeyboardInterrupt
+        return super().decide()
+
+
+def test_an_interrupted_run_leaves_no_file(tmp_path: Path) -> None:
+    sched = _Fails()
+    with pytest.raises(KeyboardInterrupt):
+        _engine(tmp_path / "t.parquet", scheduler=sched).run()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_refusals(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"^tasks_out: .*placement constraints"):
+        _engine(tmp_path / "t.parquet", constraints=ConstraintIndex(np.zeros(1, np.int64)))
+    with pytest.raises(ValueError, match=r"^row_group: 0 "):
+        stream_mod.TaskStream(tmp_path / "x.parquet", ("cpu",), {}, row_group=0)
+    cfg = {
+        "name": "s",
+        "trace": {"format": "synthetic", "n_tasks": 50, "duration_s": 600},
+        "cluster": {"servers": 4},
+        "schedulers": ["ff-drfh"],
+        "collect": {"stream_tasks": True},
+    }
+    with pytest.raises(ConfigError, match=r"^collect.stream_tasks: true writes tasks.parquet"):
+        fairsim.simulate(cfg)
+    trace = {"format": "synthetic", "n_tasks": 50, "duration_s": 600, "model": "complex"}
+    jobs = dict(cfg, trace=trace)
+    with pytest.raises(ConfigError, match=r"^collect.stream_tasks: true is not supported with"):
+        fairsim.simulate(jobs, out=tmp_path / "jobs")
+    assert not (tmp_path / "jobs").exists()
+    # with an output folder it runs, and the API reads the streamed file
+    r = fairsim.simulate(cfg, out=tmp_path / "ok")["ff-drfh"]
+    assert len(r.tasks) == r.summary["tasks"] == 50
+    assert r.users["tasks_submitted"].sum() == 50
