@@ -511,9 +511,12 @@ class Engine:
         masks: list = self.constraints.masks if self.constraints is not None else []
         fits = self._fits_constraint
         stream = self._stream
-        # streamed: live task -> its row's fields, and -> its start time
+        # streamed: live task -> its row's fields, and -> its start time; the rows to write
         meta = stream.live if stream is not None else {}
         stream_start = stream.started if stream is not None else {}
+        rows: list = stream.pending if stream is not None else []
+        row_limit = stream.limit if stream is not None else 0
+        s_job, s_tidx, s_cens = tab.b_job, tab.b_tidx, tab.b_cens  # the batch's, streamed
 
         def release(tasks: list[int]) -> None:
             """Hand tasks the gate released to the scheduler (drops cascade through the gate)."""
@@ -577,13 +580,19 @@ class Engine:
                     self._user_alloc[user] -= demand
                 if stream is None:
                     finish_s[task] = now
-                else:
-                    stream.end(task, user, demand, FINISHED, now, server)
+                else:  # its row (what TaskStream.end does, inlined)
+                    job, index, submit, _ = meta.pop(task)
+                    rows += (job, index, user, submit, stream_start.pop(task), now, server,
+                             FINISHED, *demand)  # fmt: skip
+                    if len(rows) >= row_limit:
+                        stream.flush()
                 sched.on_completion(task, user, demand, server)
                 if gate is not None:
                     release(gate.finish(task))
             # 2. arrivals at `now` (the rest of this batch may hold later ones)
             b_lo, b_submit, b_user, b_demand, b_run = tab.batch()
+            if stream is not None:
+                s_job, s_tidx, s_cens = tab.b_job, tab.b_tidx, tab.b_cens
             while lo < hi and b_submit[lo - b_lo] <= now:
                 i = lo - b_lo
                 demand = b_demand[i]
@@ -593,14 +602,14 @@ class Engine:
                 elif sched.placeable(demand) and (codes is None or fits(codes[lo], demand)):
                     live[lo] = (b_user[i], demand, b_run[i])
                     if stream is not None:
-                        meta[lo] = (tab.b_job[i], tab.b_tidx[i], b_submit[i], tab.b_cens[i])
+                        meta[lo] = (s_job[i], s_tidx[i], b_submit[i], s_cens[i])
                     sched.on_arrival(lo, b_user[i], demand)
                 else:
                     if stream is None:
                         unplaceable[lo] = True
                     else:
                         stream.row(
-                            tab.b_job[i], tab.b_tidx[i], b_user[i], b_submit[i], NAN, NAN, -1,
+                            s_job[i], s_tidx[i], b_user[i], b_submit[i], NAN, NAN, -1,
                             UNPLACEABLE, demand,
                         )  # fmt: skip
                     self._n_unplaceable += 1
@@ -608,6 +617,7 @@ class Engine:
                 if lo == hi and not exhausted:
                     lo, hi, exhausted = self._pull(batches, lo, hi)
                     b_lo, b_submit, b_user, b_demand, b_run = tab.batch()
+                    s_job, s_tidx, s_cens = tab.b_job, tab.b_tidx, tab.b_cens
             if tick:
                 sched.on_tick(now)
             # 3. one scheduling pass; every placement is validated and committed here
