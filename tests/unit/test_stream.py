@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fairsim
 from fairsim.errors import ConfigError
@@ -217,3 +219,32 @@ def test_refusals(tmp_path: Path) -> None:
     r = fairsim.simulate(cfg, out=tmp_path / "ok")["ff-drfh"]
     assert len(r.tasks) == r.summary["tasks"] == 50
     assert r.users["tasks_submitted"].sum() == 50
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 20)), max_size=80),
+    st.integers(1, 7),
+)
+def test_job_totals_equal_a_groupby(rows: list[tuple[int, int, int]], chunk: int) -> None:
+    """Per-job totals merged chunk by chunk (with merges forced every few entries) equal one
+    pandas groupby over all rows: tasks, first submission, user of the first task."""
+    totals = stream_mod._JobTotals(n="sum", submit_s="min", seq="first", user="first")
+    totals._merge_at = 3
+    frame = pd.DataFrame(rows, columns=["job", "user", "submit_s"], dtype=np.int64)
+    frame["submit_s"] = frame["submit_s"].astype(float)
+    for lo in range(0, len(frame), chunk):
+        part = frame.iloc[lo : lo + chunk]
+        totals.add(
+            part["job"].to_numpy(),
+            n=np.ones(len(part), np.int64),
+            submit_s=part["submit_s"].to_numpy(),
+            user=part["user"].to_numpy(),
+            seq=np.arange(lo, lo + len(part), dtype=np.int64),
+        )
+    got = totals.totals()
+    g = frame.groupby("job", sort=True)
+    np.testing.assert_array_equal(got["job"], g.size().index.to_numpy())
+    np.testing.assert_array_equal(got["n"], g.size().to_numpy())
+    np.testing.assert_array_equal(got["submit_s"], g["submit_s"].min().to_numpy())
+    np.testing.assert_array_equal(got["user"], g["user"].first().to_numpy())
