@@ -54,13 +54,11 @@ from fairsim.simulator.stream import ENDED, FINISHED, PARQUET_KW, StreamedTasks
 
 __all__ = ["ENDED", "ended_codes", "summarize", "tables", "write_json", "write_run", "write_table"]
 
-_PARQUET_KW = PARQUET_KW
-
 
 def write_table(table: pa.Table, path: Path) -> None:
     """Write a Parquet file atomically (temporary file in the same directory, then rename)."""
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, **_PARQUET_KW)
+        pq.write_table(table, tmp, **PARQUET_KW)
 
 
 def write_json(obj: Any, path: Path) -> None:

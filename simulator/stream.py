@@ -116,10 +116,14 @@ class TaskStream:
     """Rows of ended tasks, written to a Parquet file in row groups, and per-user and per-job
     totals.
 
-    The engine drives it (:class:`fairsim.simulator.engine.Engine`, argument ``tasks_out``):
-    :meth:`arrive` for every task that arrives by the horizon, :meth:`end` when a task ends,
-    :meth:`close` at the end of the run. The file is written under a temporary name next to
-    ``path`` and renamed into place by :meth:`close`; :meth:`abort` deletes it.
+    The engine drives it (:class:`fairsim.simulator.engine.Engine`, argument ``tasks_out``),
+    in its event loop and without a call per task where it can: it enters every waiting task in
+    :attr:`live` and its start in :attr:`started`; appends a completed task's row to
+    :attr:`pending` (calling :meth:`flush` when it is full) and an unplaceable one's with
+    :meth:`row`; counts every batch that arrived with :meth:`count_arrivals`; ends the tasks live
+    at the horizon with :meth:`end_live`; and calls :meth:`close`. The file is written under a
+    temporary name next to ``path`` and renamed into place by :meth:`close`; :meth:`abort`
+    deletes it.
 
     Parameters
     ----------
@@ -191,35 +195,6 @@ class TaskStream:
         self._finished = _JobTotals(n="sum", finish_s="max")
 
     # ------------------------------------------------------------------ the engine's calls
-    def arrive(
-        self, task: int, job_id: int, task_index: int, submit_s: float, censored: bool
-    ) -> None:
-        """A task arrived and waits (it is live until :meth:`end`)."""
-        self.live[task] = (job_id, task_index, submit_s, censored)
-
-    def start(self, task: int, now: float) -> None:
-        """A live task started at ``now``."""
-        self.started[task] = now
-
-    def end(
-        self,
-        task: int,
-        user: int,
-        demand: tuple[float, ...],
-        ended: int,
-        finish_s: float = _NAN,
-        server: int = -1,
-    ) -> None:
-        """A live task ended (``ended``: its code in :data:`ENDED`)."""
-        job_id, task_index, submit_s, _ = self.live.pop(task)
-        flat = self.pending
-        flat += (
-            job_id, task_index, user, submit_s, self.started.pop(task, _NAN), finish_s, server,
-            ended, *demand,
-        )  # fmt: skip
-        if len(flat) >= self.limit:
-            self.flush()
-
     def end_live(
         self, tasks: dict[int, tuple[int, tuple[float, ...], float]], running: dict[int, int]
     ) -> None:
