@@ -1030,7 +1030,6 @@ def _run_into(
 ) -> dict[str, dict[str, Any]]:
     """:func:`run_config` into an empty folder ``out`` (the temporary one)."""
     scenario = prepare_scenario(cfg, base=base, progress=progress, hooks=hooks)
-    scenario.check_stream()
     write_text(out / "config.yaml", cfg.to_yaml())
     write_table(pa.Table.from_pandas(scenario.pool, preserve_index=False), out / "servers.parquet")
     summaries: dict[str, dict[str, Any]] = {}
