@@ -624,8 +624,9 @@ class CollectConfig(_Strict):
     (:mod:`fairsim.simulator.stream`): memory then grows with the live tasks, not with every task
     seen (for whole traces). The files hold the same rows and values; ``tasks.parquet``'s rows
     are in the order tasks ended instead of arrival order. Needs an output folder
-    (``fairsim run --out``, ``simulate(..., out=DIR)``); not with job gates (``trace.jobs``) or
-    placement constraints yet.
+    (``fairsim run --out``, ``simulate(..., out=DIR)``); not supported yet with a job gate
+    (DAG parents under ``trace.dag``, ``trace.repetitions`` or ``trace.queue_jobs``) or with
+    placement constraints.
     """
 
 

@@ -807,7 +807,7 @@ class Scenario:
         if not self.config.collect.stream_tasks:
             return
         what = (
-            "a job gate (trace.jobs)"
+            "a job gate (DAG parents with trace.dag, trace.repetitions or trace.queue_jobs)"
             if self.workload.gate() is not None
             else "placement constraints (trace.constraints)"
             if self.constraint_index is not None
