@@ -103,10 +103,15 @@ class DRFLockstep(JobFirstFit):
         # the count of q's tasks a server holds, _gain[1] by "a server holds one".
         self._ver: dict[int, int] = {}  # user -> bundle version (bumped when the bundle changes)
         self._wit: dict[int, tuple[int, int, bool, float, float, np.ndarray]] = {}
+        # Only the kinds of live witnesses are watched (at most one per user), so a completion
+        # costs the blocked users, not every kind ever witnessed.
         self._wpos: dict[int, int] = {}  # watched kind -> its column
+        self._wkind: list[int] = []  # column -> watched kind
+        self._wref: dict[int, int] = {}  # watched kind -> witnesses naming it
         self._wd = np.zeros((0, self._k))  # watched kinds' demands
         self._wmasked: list[tuple[int, np.ndarray]] = []  # (column, server mask) of masked ones
         self._gain = np.zeros((2, 0))
+        self._pend: list[tuple[int, list[float], tuple[float, ...]]] = []  # releases not counted
         self.bundles_ = 0
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
@@ -118,6 +123,7 @@ class DRFLockstep(JobFirstFit):
         reps.setdefault(rep, {}).setdefault(q, []).append(task)
         if rep == min(reps):  # the job's oldest waiting instance grew: the bundle changed
             self._ver[user] = self._ver.get(user, 0) + 1
+            self._drop_witness(user)  # (it named the old version: never used again)
         self._kind_t[task] = q
         self._n_waiting += 1
         self._blocked.pop(user, None)
@@ -128,54 +134,121 @@ class DRFLockstep(JobFirstFit):
         self._release(user, server, demand)
         self._update_share(user)
         self._freed[self._cls_l[server]] = True
-        if self._wpos:
-            self._gain += self._room_gained(server, demand)
+        if self._wpos:  # its room gain is counted when a witness is next read (_gained)
+            self._pend.append((server, self._free[server].tolist(), demand))
+            if len(self._pend) >= 4096:  # (no try for a long time: memory stays bounded)
+                self._gained()
 
     # ------------------------------------------------------------------ witnesses
-    def _room_gained(self, server: int, demand: tuple[float, ...]) -> np.ndarray:
-        """An upper bound on how much each watched kind's room grew when ``demand`` was
-        released on ``server`` (free amounts already include it), shape (2, n_watched): row 0
-        in tasks the server holds (:meth:`_count`'s formula), row 1 in "holds one" (the
-        one-task test of :meth:`_fit`).
+    def _gained(self) -> None:
+        """Add to ``_gain`` the room the watched kinds can have gained by the completions since
+        the last call: an upper bound per completion, summed (:meth:`_room_gained`)."""
+        pend = self._pend
+        if not pend:
+            return
+        self._pend = []
+        if not self._wkind:
+            return
+        servers = np.array([p[0] for p in pend], dtype=np.int64)
+        after = np.array([p[1] for p in pend], dtype=np.float64)
+        demand = np.array([p[2] for p in pend], dtype=np.float64)
+        self._gain += self._room_gained(servers, after, demand)
 
-        The free amounts before the release are taken slightly lower than ``after - demand``:
+    def _room_gained(
+        self, servers: np.ndarray, after: np.ndarray, demand: np.ndarray
+    ) -> np.ndarray:
+        """An upper bound on how much each watched kind's room grew when ``demand[i]`` was
+        released on ``servers[i]``, leaving its free amounts at ``after[i]`` (shapes (p,),
+        (p, K), (p, K)), summed over the p releases: shape (2, n_watched), row 0 in tasks the
+        server holds (:meth:`_count`'s formula), row 1 in "holds one" (the one-task test of
+        :meth:`_fit`).
+
+        The free amounts before a release are taken slightly lower than ``after - demand``:
         the release added ``demand`` in floating point, so ``after - demand`` is within one unit
-        in the last place of ``|after| + |demand|`` of them; four units lower, the bound holds."""
-        after = np.asarray(self._free[server], dtype=np.float64)
-        d = np.asarray(demand, dtype=np.float64)
-        before = after - d - 4.0 * np.spacing(np.abs(after) + np.abs(d))
-        wd = self._wd
+        in the last place of ``|after| + |demand|`` of them; four units lower, the bound holds.
+        The counts are whole numbers, so their sum does not depend on the order of the
+        releases."""
+        before = after - demand - 4.0 * np.spacing(np.abs(after) + np.abs(demand))
+        wd = self._wd  # (w, K)
         pos = wd > 0
         safe = np.where(pos, wd, 1.0)
 
-        def count(f: np.ndarray) -> np.ndarray:
-            c: np.ndarray = np.where(pos, np.floor((f + _TOL) / safe), np.inf).min(axis=1)
+        def count(f: np.ndarray) -> np.ndarray:  # (w, p)
+            c = None
+            for k in range(wd.shape[1]):
+                ck = np.where(
+                    pos[:, k, None], np.floor((f[None, :, k] + _TOL) / safe[:, k, None]), np.inf
+                )
+                c = ck if c is None else np.minimum(c, ck)
+            assert c is not None
             return np.maximum(c, 0.0, out=c)
 
-        def one(f: np.ndarray) -> np.ndarray:
-            return np.asarray(np.where(pos, f >= wd - _TOL, True).all(axis=1), dtype=np.float64)
+        def one(f: np.ndarray) -> np.ndarray:  # (w, p)
+            ok = np.ones((wd.shape[0], f.shape[0]), dtype=bool)
+            for k in range(wd.shape[1]):
+                ok &= ~pos[:, k, None] | (f[None, :, k] >= wd[:, k, None] - _TOL)
+            return ok.astype(np.float64)
 
-        gain = np.vstack([count(after) - count(before), one(after) - one(before)])
+        g0 = count(after) - count(before)
+        g1 = one(after) - one(before)
         for col, m in self._wmasked:
-            if not m[server]:
-                gain[:, col] = 0.0
-        return gain
+            out = ~m[servers]
+            g0[col, out] = 0.0
+            g1[col, out] = 0.0
+        return np.vstack([g0.sum(axis=1), g1.sum(axis=1)])
 
     def _watch(self, q: int) -> int:
-        """Column of kind ``q`` in the room-gained counters, adding it on first use."""
+        """Column of kind ``q`` in the room-gained counters (added, from zero, if no witness
+        watches it yet); one more witness names it."""
         col = self._wpos.get(q)
         if col is None:
-            col = self._wpos[q] = len(self._wpos)
+            col = self._wpos[q] = len(self._wkind)
+            self._wkind.append(q)
             self._wd = np.vstack([self._wd, self._kd[q]])
             self._gain = np.hstack([self._gain, np.zeros((2, 1))])
-            m = self._masks[self._kmk[q]][0]
-            if m is not None:
-                self._wmasked.append((col, m))
+            self._masked_columns()
+        self._wref[q] = self._wref.get(q, 0) + 1
         return col
+
+    def _unwatch(self, q: int) -> None:
+        """One witness less names kind ``q``; with none left its column goes (the last column
+        moves into its place, with its counters)."""
+        left = self._wref[q] - 1
+        if left:
+            self._wref[q] = left
+            return
+        del self._wref[q]
+        col = self._wpos.pop(q)
+        last = len(self._wkind) - 1
+        if col != last:
+            moved = self._wkind[col] = self._wkind[last]
+            self._wpos[moved] = col
+            self._wd[col] = self._wd[last]
+            self._gain[:, col] = self._gain[:, last]
+        self._wkind.pop()
+        self._wd = self._wd[:last].copy()
+        self._gain = self._gain[:, :last].copy()
+        self._masked_columns()
+
+    def _masked_columns(self) -> None:
+        """(column, server mask) of the watched kinds with a placement constraint."""
+        masks = self._masks
+        self._wmasked = [
+            (col, m)
+            for col, q in enumerate(self._wkind)
+            if (m := masks[self._kmk[q]][0]) is not None
+        ]
+
+    def _drop_witness(self, user: int) -> None:
+        """Forget ``user``'s witness, if any."""
+        old = self._wit.pop(user, None)
+        if old is not None:
+            self._unwatch(old[1])
 
     def _witness(self, user: int, q: int, n: int, room: float | None, classes: np.ndarray) -> None:
         """Remember that kind ``q`` (``n`` tasks of the bundle) does not fit alone on today's
-        free room (``room``: its room, if known from the fit); nothing if it does."""
+        free room (``room``: its room, if known from the fit); if it does, forget the user's
+        earlier witness (it has gained what it lacked, so it no longer settles a try)."""
         if not (self._kd[q] > 0).any():
             return
         single = n == 1
@@ -189,7 +262,10 @@ class DRFLockstep(JobFirstFit):
         if lack > 0:
             col = self._watch(q)
             g = float(self._gain[int(single), col])
+            self._drop_witness(user)
             self._wit[user] = (self._ver.get(user, 0), q, single, lack, g, classes)
+        else:  # an earlier witness of this bundle has gained what it lacked: it settles nothing
+            self._drop_witness(user)
 
     # ------------------------------------------------------------------ bundles
     def _bundle(self, user: int) -> list[Kinds]:
@@ -199,6 +275,7 @@ class DRFLockstep(JobFirstFit):
     def _try(self, user: int) -> list[tuple[int, int]]:
         """Start the user's bundle whole (an oversized one: its instances in order while they
         fit); [] and block if nothing starts."""
+        self._gained()  # (before a witness is read or a kind is watched)
         wit = self._wit.get(user)
         if wit is not None:
             ver, q, single, lack, g0, classes = wit
@@ -244,7 +321,7 @@ class DRFLockstep(JobFirstFit):
             return []
         self.bundles_ += 1
         self._ver[user] = self._ver.get(user, 0) + 1
-        self._wit.pop(user, None)
+        self._drop_witness(user)
         for kinds, n in started:
             for q, k in n.items():
                 rest = kinds[q][k:]
