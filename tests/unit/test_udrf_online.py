@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -266,23 +269,26 @@ def _room_errors(s: UDRF) -> tuple[int, list[tuple[int, float, float]]]:
     return len(recs), wrong
 
 
-class _CheckedUDRF(UDRF):
-    """UDRF that checks :func:`_room_errors` after every flush of the room snapshots."""
+@contextmanager
+def _room_checked() -> Iterator[dict[str, int]]:
+    """While open, every UDRF checks :func:`_room_errors` after each flush that empties its room
+    snapshots (one kept means no record watches: interplay runs alone); yields the running
+    counts ``{"checked": records checked, "wrong": records that fail}``."""
+    flush = UDRF._flush
+    seen = {"checked": 0, "wrong": 0}
 
-    def bind(self, cluster) -> None:
-        super().bind(cluster)
-        self.checked_ = 0
-        self.wrong_: list[tuple[int, float, float]] = []
-
-    def _flush(self) -> None:
-        super()._flush()
-        if not self._snap:  # (kept only while no record watches: interplay runs alone)
+    def checked_flush(self: UDRF) -> None:
+        flush(self)
+        if not self._snap:
             n, wrong = _room_errors(self)
-            self.checked_ += n
-            self.wrong_ += wrong
+            seen["checked"] += n
+            seen["wrong"] += len(wrong)
+
+    with mock.patch.object(UDRF, "_flush", checked_flush):
+        yield seen
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=_complex_jobs(), queue=st.sampled_from([None, 2]))
 def test_room_gain_is_exact_on_random_complex_jobs(data, queue) -> None:
     """Every blocked run's record agrees with the room its kind has now, at every flush."""
@@ -296,15 +302,13 @@ def test_room_gain_is_exact_on_random_complex_jobs(data, queue) -> None:
         repetition_mode="simultaneous",
     )
     source = JobsTaskSource(FrameTaskSource(frame), repetitions=reps)
-    sched = _CheckedUDRF()
     ix = ConstraintIndex(np.array(classes, dtype=object))
-    Engine(ClusterState(cap, RES), sched, source, constraints=ix, gate=gate).run()
-    assert sched.wrong_ == []
+    with _room_checked() as seen:
+        Engine(ClusterState(cap, RES), UDRF(), source, constraints=ix, gate=gate).run()
+    assert seen["wrong"] == 0
 
 
-def test_room_gain_is_exact_on_the_real_sample(
-    tmp_path: Path, google_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_room_gain_is_exact_on_the_real_sample(tmp_path: Path, google_dir: Path) -> None:
     """The same on a slice of ``configs/udrf-google.yaml`` (task_events part 0, jobs submitted
     in the first 30 s, one repetition each, simulated to 1,200 s), whose backlog the random
     instances above do not reach.
@@ -317,17 +321,6 @@ def test_room_gain_is_exact_on_the_real_sample(
     from fairsim.experiments.scenario.config import load_config
     from fairsim.experiments.scenario.run import run_config
 
-    flush = UDRF._flush
-    seen = {"checked": 0, "wrong": 0}
-
-    def checked_flush(self: UDRF) -> None:
-        flush(self)
-        if not self._snap:
-            n, wrong = _room_errors(self)
-            seen["checked"] += n
-            seen["wrong"] += len(wrong)
-
-    monkeypatch.setattr(UDRF, "_flush", checked_flush)
     cfg = load_config(
         Path(__file__).parents[2] / "configs" / "udrf-google.yaml",
         overrides=[
@@ -340,7 +333,8 @@ def test_room_gain_is_exact_on_the_real_sample(
             "schedulers=[udrf]",
         ],
     )
-    run_config(cfg, tmp_path / "out", progress=False, report=False)
+    with _room_checked() as seen:
+        run_config(cfg, tmp_path / "out", progress=False, report=False)
     assert seen["checked"] > 5_000  # the slice blocks runs: the check has records to look at
     assert seen["wrong"] == 0
 
