@@ -116,6 +116,8 @@ def tables(result: EngineResult) -> dict[str, pa.Table]:
         jobs, per_user = _streamed_jobs_users(result.streamed)
     else:
         out["tasks"], jobs, per_user = _task_tables(result)
+    jobs["completion_time_s"] = jobs["finish_s"] - jobs["submit_s"]  # NaN: not all finished
+    per_user["completion_ratio"] = per_user["tasks_completed"] / per_user["tasks_submitted"]
     users = np.array(result.users, dtype=object)
     util = result.utilization
     ucols: dict[str, Any] = {"time_s": pa.array(util[:, 0], pa.float64())}
@@ -147,14 +149,12 @@ def _streamed_jobs_users(s: StreamedTasks) -> tuple[pd.DataFrame, pd.DataFrame]:
     :func:`_task_tables`)."""
     jobs = s.jobs.drop(columns="n_done")
     jobs.loc[s.jobs["n_done"] < s.jobs["n_tasks"], "finish_s"] = np.nan
-    jobs["completion_time_s"] = jobs["finish_s"] - jobs["submit_s"]
-    per_user = s.users.copy()
-    per_user["completion_ratio"] = per_user["tasks_completed"] / per_user["tasks_submitted"]
-    return jobs, per_user
+    return jobs, s.users.copy()
 
 
 def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataFrame]:
-    """The ``tasks`` table and the ``jobs`` and ``users`` frames of a run's per-task columns."""
+    """The ``tasks`` table and the ``jobs`` and ``users`` frames of a run's per-task columns
+    (without the columns :func:`tables` derives: completion time, completion ratio)."""
     t = result.tasks
     users = np.array(result.users, dtype=object)
     user_names = users[t["user"]] if len(users) else np.array([], dtype=object)
@@ -196,7 +196,6 @@ def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataF
         }
     ).reset_index()
     jobs.loc[~jobs["all_done"], "finish_s"] = np.nan
-    jobs["completion_time_s"] = jobs["finish_s"] - jobs["submit_s"]
     jobs = jobs.drop(columns="all_done")
 
     ug = frame.groupby("user", sort=True)
@@ -204,7 +203,6 @@ def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataF
         {"tasks_submitted": ug.size().astype("int64"), "tasks_completed": ug["done"].sum()}
     ).reset_index()
     per_user["tasks_completed"] = per_user["tasks_completed"].astype("int64")
-    per_user["completion_ratio"] = per_user["tasks_completed"] / per_user["tasks_submitted"]
     return tasks, jobs, per_user
 
 
