@@ -22,6 +22,7 @@ LOWER = (
     "fairsim.simulator",
     "fairsim.schedulers",
     "fairsim.traces",
+    "fairsim.scenario",
     "fairsim.atomic",
     "fairsim.errors",
 )

@@ -2,7 +2,7 @@
 reproductions.
 
 Subpackages: :mod:`~fairsim.experiments.scenario` (configuration, ``fairsim run``, sweeps,
-property tables), :mod:`~fairsim.experiments.reporting` (run and sweep reports, plotting
+property tables), :mod:`~fairsim.scenario.reporting` (run and sweep reports, plotting
 helpers), one subpackage per paper reproduction (:mod:`~fairsim.experiments.drfh`,
 :mod:`~fairsim.experiments.psdsf`, :mod:`~fairsim.experiments.udrf`,
 :mod:`~fairsim.experiments.lmm_mms`, :mod:`~fairsim.experiments.bonald_roberts`) and

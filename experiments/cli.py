@@ -83,7 +83,7 @@ def _format_rate(value: Any) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     import fairsim
     from fairsim.atomic import check_output_dir
-    from fairsim.experiments.scenario.config import load_config
+    from fairsim.scenario.config import load_config
 
     name = load_config(args.config, overrides=args.set).name
     target = args.out if args.out is not None else str(Path("results") / name)
@@ -194,7 +194,7 @@ def cmd_trace_fetch(args: argparse.Namespace) -> int:
 def cmd_trace_synth(args: argparse.Namespace) -> int:
     from fairsim.atomic import atomic_dir, check_output_dir
     from fairsim.errors import ConfigError
-    from fairsim.experiments.scenario.config import BYTES_PER_TASK, check_memory
+    from fairsim.scenario.config import BYTES_PER_TASK, check_memory
     from fairsim.traces.io import write_tasks
     from fairsim.traces.synth import synth_complex_jobs, synth_google_like
 
@@ -234,7 +234,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from fairsim.atomic import check_writable_dir
-    from fairsim.experiments.scenario.sweep import load_sweep, run_sweep
+    from fairsim.scenario.sweep import load_sweep, run_sweep
 
     sweep = load_sweep(args.sweep)
     if args.out is not None:
@@ -257,7 +257,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep_report(args: argparse.Namespace) -> int:
-    from fairsim.experiments.reporting.sweep_report import sweep_report
+    from fairsim.scenario.reporting.sweep_report import sweep_report
 
     paths = sweep_report(Path(args.out))
     for p in paths:

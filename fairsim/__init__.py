@@ -21,9 +21,9 @@ __version__ = "0.2.0"
 _PUBLIC = {
     "Scheduler": "fairsim.simulator.scheduler",
     "ClusterView": "fairsim.simulator.cluster",
-    "RunConfig": "fairsim.experiments.scenario.config",
-    "RunResult": "fairsim.experiments.scenario.api",
-    "simulate": "fairsim.experiments.scenario.api",
+    "RunConfig": "fairsim.scenario.config",
+    "RunResult": "fairsim.scenario.api",
+    "simulate": "fairsim.scenario.api",
     "solve": "fairsim.schedulers.solve",
     "register_scheduler": "fairsim.schedulers.registry",
     "testing": "fairsim.testing",

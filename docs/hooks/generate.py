@@ -1,7 +1,7 @@
 """MkDocs hook: pages generated at build time (``mkdocs.yml``, ``hooks:``).
 
 * ``config-reference.md`` from the pydantic models of the scenario config
-  (:class:`fairsim.experiments.scenario.config.RunConfig` and every model nested in it): one table
+  (:class:`fairsim.scenario.config.RunConfig` and every model nested in it): one table
   per model with each key's type, default, bounds and description. A key without a description
   is a warning, so ``mkdocs build --strict`` fails until it has one.
 * The table of registered scheduler names in ``schedulers.md`` (in place of the comment
@@ -40,11 +40,8 @@ API_GROUPS = {
     "fairsim.simulator": ("fairsim.simulator",),
     "fairsim.schedulers": ("fairsim.schedulers",),
     "fairsim.traces": ("fairsim.traces",),
-    "fairsim.experiments": (
-        "fairsim.experiments:",
-        "fairsim.experiments.scenario",
-        "fairsim.experiments.reporting",
-    ),
+    "fairsim.scenario": ("fairsim.scenario",),
+    "fairsim.experiments": ("fairsim.experiments:",),
 }
 #: Modules of ``fairsim`` itself (``fairsim/*.py``) get a page unless private (``_name``).
 
@@ -225,13 +222,13 @@ def _doc(model: type[BaseModel]) -> str:
 
 def config_reference() -> str:
     """The config reference page (Markdown)."""
-    from fairsim.experiments.scenario import config
+    from fairsim.scenario import config
 
     lines = [
         "# Config reference",
         "",
         "A scenario is one YAML file, validated by "
-        "[`RunConfig`][fairsim.experiments.scenario.config.RunConfig] before anything runs. "
+        "[`RunConfig`][fairsim.scenario.config.RunConfig] before anything runs. "
         "This page is generated from the pydantic models when the site is built, so it is "
         "always the code's own description. Unknown keys are errors that suggest the closest "
         "known key; every error is one line naming the dotted key and the value. Relative paths "
@@ -245,7 +242,7 @@ def config_reference() -> str:
         "The shipped scenarios are in `configs/` (`fairsim.experiments.config_path(name)` finds "
         "them in an installed package). The formats, pools and the rules behind each key are "
         "described at length in the docstring of "
-        "[`fairsim.experiments.scenario.config`][fairsim.experiments.scenario.config].",
+        "[`fairsim.scenario.config`][fairsim.scenario.config].",
         "",
     ]
     for key, model in _models(config.RunConfig):
@@ -257,7 +254,7 @@ def config_reference() -> str:
             if not field.description:
                 log.warning(
                     "config reference: %s.%s has no description (add a docstring below the "
-                    "field in experiments/scenario/config.py)",
+                    "field in scenario/config.py)",
                     title,
                     name,
                 )

@@ -52,8 +52,8 @@ from fairsim.experiments.bonald_roberts.markov_chain import (
     solve_markov_adaptive,
 )
 from fairsim.experiments.bonald_roberts.packet_fq import PacketEstimate, estimate_service_rates
-from fairsim.experiments.reporting.plotting import save_figure
-from fairsim.experiments.scenario.config import _format_error, _Strict, read_yaml
+from fairsim.scenario.config import _format_error, _Strict, read_yaml
+from fairsim.scenario.reporting.plotting import save_figure
 from fairsim.simulator.results import write_json, write_table
 
 log = logging.getLogger(__name__)

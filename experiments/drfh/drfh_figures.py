@@ -22,7 +22,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairsim.experiments.drfh import drfh_paper as paper
-from fairsim.experiments.reporting.plotting import save_figure, scheduler_label
+from fairsim.scenario.reporting.plotting import save_figure, scheduler_label
 
 logger = logging.getLogger(__name__)
 

@@ -37,8 +37,8 @@ from tqdm import tqdm
 from fairsim.experiments import config_path
 from fairsim.experiments.drfh import drfh_paper as paper
 from fairsim.experiments.drfh.drfh_figures import SENSITIVITY_DIR
-from fairsim.experiments.scenario.config import RunConfig, load_config
-from fairsim.experiments.scenario.run import (
+from fairsim.scenario.config import RunConfig, load_config
+from fairsim.scenario.run import (
     RESOURCES,
     Hooks,
     Workload,

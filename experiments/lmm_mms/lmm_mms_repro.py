@@ -62,7 +62,7 @@ from matplotlib.figure import Figure
 from tqdm import tqdm
 
 from fairsim.atomic import write_text
-from fairsim.experiments.reporting.plotting import save_figure
+from fairsim.scenario.reporting.plotting import save_figure
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.lmm_mms import lmm_mms_pick
 from fairsim.schedulers.instance import Instance
@@ -770,8 +770,8 @@ def run_from_shared(
     ``quick``: fewer settings (user scales 50 and 300, elephant shares 0 and 50 %) and 10 samples
     each, for the test suite.
     """
-    from fairsim.experiments.scenario.config import TraceConfig
-    from fairsim.experiments.scenario.run import converted_alibaba
+    from fairsim.scenario.config import TraceConfig
+    from fairsim.scenario.run import converted_alibaba
 
     trace = TraceConfig(
         format="alibaba-2018-spar",

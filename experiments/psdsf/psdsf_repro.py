@@ -16,7 +16,7 @@ whole number of them, so Table IV is reachable exactly), users are backlogged wh
 active (:mod:`fairsim.simulator.backlog`), run times are uniform in [1, 3] s, and PS-DSF is the
 distributed online scheduler ``psdsf`` (every server runs its procedure every second and on its
 completions, Section III-D). TSF and C-DRFH are the online ``tsf`` and ``c-drfh``. The runs go
-through the scenario pipeline (:func:`fairsim.experiments.scenario.run.prepare_scenario`) with
+through the scenario pipeline (:func:`fairsim.scenario.run.prepare_scenario`) with
 two hooks: the backlogged users as its workload, and each scheduler built with the users'
 eligible classes and wrapped in the queue counter the backlog reads (:func:`scenario`). Written into
 ``OUT`` (default ``results/psdsf``): ``report.md`` (our numbers beside the paper's, with PASS/FAIL
@@ -42,8 +42,8 @@ import pyarrow as pa
 
 from fairsim.atomic import write_text
 from fairsim.experiments import config_path
-from fairsim.experiments.scenario.config import RunConfig, load_config, value_range
-from fairsim.experiments.scenario.run import (
+from fairsim.scenario.config import RunConfig, load_config, value_range
+from fairsim.scenario.run import (
     Hooks,
     Scenario,
     SchedulerRun,
@@ -479,7 +479,7 @@ def _figure(data: pd.DataFrame, cfg: RunConfig, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fairsim.experiments.reporting.plotting import save_figure
+    from fairsim.scenario.reporting.plotting import save_figure
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     styles = {

@@ -36,7 +36,7 @@ Measured, per scheduler (written into ``OUT``, default ``results/udrf``):
   point under UDRF; the CDF of the machine classes the jobs need (Fig. 8) from the constraint model.
 
 The runs go through the scenario pipeline
-(:func:`fairsim.experiments.scenario.run.prepare_scenario`) with two hooks: every scheduler is
+(:func:`fairsim.scenario.run.prepare_scenario`) with two hooks: every scheduler is
 wrapped in a watcher of its waiting tasks, and the waste and the RDUCs are measured at every grid
 point.
 
@@ -62,8 +62,8 @@ import pyarrow as pa
 from fairsim.atomic import write_text
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
-from fairsim.experiments.scenario.config import ConstraintModel, RunConfig, load_config
-from fairsim.experiments.scenario.run import (
+from fairsim.scenario.config import ConstraintModel, RunConfig, load_config
+from fairsim.scenario.run import (
     Hooks,
     SchedulerRun,
     default_scheduler,
@@ -555,7 +555,7 @@ def _figures(
 ) -> None:
     from matplotlib.figure import Figure
 
-    from fairsim.experiments.reporting.plotting import save_figure
+    from fairsim.scenario.reporting.plotting import save_figure
 
     fig = Figure(figsize=(8, 5))
     axes = fig.subplots(2, 1, sharex=True)

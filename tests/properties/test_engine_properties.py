@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairsim.errors import PlacementError
-from fairsim.experiments.scenario.run import simulate
+from fairsim.scenario.run import simulate
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.registry import examples
 from fairsim.simulator.cluster import ClusterState

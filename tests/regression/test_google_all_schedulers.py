@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fairsim.experiments.scenario.config import parse_config
-from fairsim.experiments.scenario.run import run_config
+from fairsim.scenario.config import parse_config
+from fairsim.scenario.run import run_config
 from fairsim.schedulers.registry import registrations
 
 #: Every registered scheduler, one configuration each (the first of the registry's examples).

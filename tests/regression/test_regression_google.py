@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fairsim.experiments.scenario.config import load_config
-from fairsim.experiments.scenario.run import run_config
+from fairsim.scenario.config import load_config
+from fairsim.scenario.run import run_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

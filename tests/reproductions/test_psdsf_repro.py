@@ -19,8 +19,8 @@ from fairsim.experiments.psdsf.psdsf_repro import (
     run_experiment,
     run_scheduler,
 )
-from fairsim.experiments.scenario.config import load_config, parse_config
-from fairsim.experiments.scenario.run import build_pool, resolve_workload
+from fairsim.scenario.config import load_config, parse_config
+from fairsim.scenario.run import build_pool, resolve_workload
 
 
 def test_shipped_config_recovers_the_papers_cluster() -> None:

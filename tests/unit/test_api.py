@@ -16,7 +16,7 @@ import yaml
 import fairsim
 from fairsim.errors import ConfigError, OutputError
 from fairsim.experiments.cli import main
-from fairsim.experiments.scenario.run import Hooks, SchedulerRun, default_scheduler
+from fairsim.scenario.run import Hooks, SchedulerRun, default_scheduler
 from fairsim.schedulers.instance import InstanceError
 from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
 from fairsim.traces.io import write_tasks
@@ -173,8 +173,8 @@ class _Counting(DelegatingScheduler):
 
 
 def test_pipeline_hooks_see_every_run_and_grid_point() -> None:
-    from fairsim.experiments.scenario.config import parse_config
-    from fairsim.experiments.scenario.run import prepare_scenario
+    from fairsim.scenario.config import parse_config
+    from fairsim.scenario.run import prepare_scenario
 
     cfg = parse_config(
         {
@@ -263,7 +263,7 @@ def test_solve_errors_name_the_field(
 def test_public_names() -> None:
     for name in ("simulate", "solve", "RunResult", "RunConfig", "Scheduler"):
         assert name in fairsim.__all__ and name in dir(fairsim)
-    assert fairsim.simulate.__module__ == "fairsim.experiments.scenario.api"
+    assert fairsim.simulate.__module__ == "fairsim.scenario.api"
     assert fairsim.solve.__module__ == "fairsim.schedulers.solve"
     with pytest.raises(AttributeError, match="has no attribute 'simulat'"):
         fairsim.simulat  # noqa: B018

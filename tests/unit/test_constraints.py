@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairsim.errors import ConfigError, PlacementError
-from fairsim.experiments.scenario.config import parse_config
-from fairsim.experiments.scenario.run import run_config
+from fairsim.scenario.config import parse_config
+from fairsim.scenario.run import run_config
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.registry import examples
 from fairsim.simulator.cluster import ClusterState, ClusterView

@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 from pydantic import BaseModel
 
-from fairsim.experiments.scenario.config import RunConfig
+from fairsim.scenario.config import RunConfig
 from fairsim.schedulers.registry import available
 
 HOOK = Path(__file__).resolve().parents[2] / "docs" / "hooks" / "generate.py"
@@ -75,12 +75,12 @@ def test_sphinx_roles_become_optional_cross_references() -> None:
     import griffe
 
     pkg = griffe.load("fairsim", search_paths=[str(HOOK.parents[2])])
-    obj = pkg["experiments.scenario.config"]
+    obj = pkg["scenario.config"]
     text = roles._rewrite(
         obj, "See :func:`load_config` and :class:`~fairsim.simulator.engine.Engine`::"
     )
     assert text == (
-        'See <autoref identifier="fairsim.experiments.scenario.config.load_config" optional>'
+        'See <autoref identifier="fairsim.scenario.config.load_config" optional>'
         '`load_config`</autoref> and <autoref identifier="fairsim.simulator.engine.Engine" '
         "optional>`Engine`</autoref>:"
     )

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import fairsim
-from fairsim.experiments.scenario.config import parse_config
-from fairsim.experiments.scenario.run import build_pool, pool_capacity, resolve_workload
+from fairsim.scenario.config import parse_config
+from fairsim.scenario.run import build_pool, pool_capacity, resolve_workload
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.registry import unregister_scheduler
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState

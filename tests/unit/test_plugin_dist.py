@@ -21,7 +21,7 @@ import yaml
 import fairsim
 from fairsim.errors import ConfigError, RegistryError
 from fairsim.experiments.cli import main
-from fairsim.experiments.scenario.config import parse_config
+from fairsim.scenario.config import parse_config
 from fairsim.schedulers import registry
 from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 

@@ -17,8 +17,8 @@ import pytest
 import fairsim
 from fairsim.errors import ConfigError, RegistryError
 from fairsim.experiments.cli import build_parser
-from fairsim.experiments.scenario.config import parse_config
-from fairsim.experiments.scenario.run import run_config
+from fairsim.scenario.config import parse_config
+from fairsim.scenario.run import run_config
 from fairsim.schedulers import registry
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.slots import Slots

@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from fairsim.errors import ConfigError
-from fairsim.experiments.reporting.sweep_report import aggregate, sweep_report, t_interval
-from fairsim.experiments.scenario.config import load_config, parse_config
-from fairsim.experiments.scenario.sweep import DONE, expand, load_sweep, parse_sweep, run_sweep
+from fairsim.scenario.config import load_config, parse_config
+from fairsim.scenario.reporting.sweep_report import aggregate, sweep_report, t_interval
+from fairsim.scenario.sweep import DONE, expand, load_sweep, parse_sweep, run_sweep
 from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -314,7 +314,7 @@ def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
 
 
 def test_sweep_report_figure_when_only_schedulers_vary() -> None:
-    from fairsim.experiments.reporting.sweep_report import metric_figure
+    from fairsim.scenario.reporting.sweep_report import metric_figure
 
     rows = [
         {

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from nbclient import NotebookClient
 
-from fairsim.experiments.scenario.sweep import load_sweep, run_sweep
+from fairsim.scenario.sweep import load_sweep, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "experiments" / "notebooks").glob("*.ipynb"))

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairsim.experiments.scenario.config import parse_config
-from fairsim.experiments.scenario.run import run_config
+from fairsim.scenario.config import parse_config
+from fairsim.scenario.run import run_config
 from fairsim.simulator.jobs import parse_parents
 from fairsim.traces import synth
 from fairsim.traces.dag import job_dag

@@ -318,8 +318,8 @@ def test_room_gain_is_exact_on_the_real_sample(tmp_path: Path, google_dir: Path)
     skipped that run's kind when no other record had it, so the kind lost that flush's room
     change and its later wake-ups came early or late. On this slice that was 195 of 10,977
     records checked (3,182 of 80 M on the first 900 s of the full config)."""
-    from fairsim.experiments.scenario.config import load_config
-    from fairsim.experiments.scenario.run import run_config
+    from fairsim.scenario.config import load_config
+    from fairsim.scenario.run import run_config
 
     cfg = load_config(
         Path(__file__).parents[2] / "configs" / "udrf-google.yaml",

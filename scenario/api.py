@@ -1,8 +1,8 @@
 """The Python API of the scenario pipeline: :func:`simulate` and :class:`RunResult`.
 
 ``fairsim.simulate`` runs a scenario (a YAML file, a mapping or a
-:class:`~fairsim.experiments.scenario.config.RunConfig`) through the same pipeline as
-``fairsim run`` (:func:`fairsim.experiments.scenario.run.prepare_scenario`) and returns one
+:class:`~fairsim.scenario.config.RunConfig`) through the same pipeline as
+``fairsim run`` (:func:`fairsim.scenario.run.prepare_scenario`) and returns one
 :class:`RunResult` per scheduler: the tables of the result files as pandas DataFrames, and the
 summary. ``fairsim run`` is a thin wrapper over it.
 """
@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fairsim.errors import ConfigError
-from fairsim.experiments.scenario.config import RunConfig, load_config, parse_config
-from fairsim.experiments.scenario.run import STREAM_NEEDS_OUT, prepare_scenario, run_config
+from fairsim.scenario.config import RunConfig, load_config, parse_config
+from fairsim.scenario.run import STREAM_NEEDS_OUT, prepare_scenario, run_config
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import summarize, tables
 
@@ -198,7 +198,7 @@ def simulate(
     config : path-like, mapping or RunConfig
         The scenario: a YAML file (its relative paths are relative to the file's folder), a
         mapping with the same keys or a validated
-        :class:`~fairsim.experiments.scenario.config.RunConfig` (relative paths are relative to
+        :class:`~fairsim.scenario.config.RunConfig` (relative paths are relative to
         the working directory).
     out : path-like, optional
         Also write the result files, figures and ``report.md`` into this folder, as

@@ -10,8 +10,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairsim.atomic import write_text
-from fairsim.experiments.reporting.plotting import save_figure
-from fairsim.experiments.scenario.config import RunConfig
+from fairsim.scenario.config import RunConfig
+from fairsim.scenario.reporting.plotting import save_figure
 
 _LABELS = {"cpu": "CPU", "mem": "memory", "gpu": "GPU"}
 

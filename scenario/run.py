@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from fairsim.atomic import atomic_dir, write_text
 from fairsim.errors import ConfigError
-from fairsim.experiments.scenario.config import (
+from fairsim.scenario.config import (
     ConstraintModel,
     RunConfig,
     TraceConfig,
@@ -934,7 +934,7 @@ def prepare_scenario(
 
     Examples
     --------
-    >>> from fairsim.experiments.scenario.config import parse_config
+    >>> from fairsim.scenario.config import parse_config
     >>> cfg = parse_config({"name": "demo", "trace": {"format": "synthetic", "n_tasks": 200,
     ...                                          "duration_s": 3600},
     ...                     "cluster": {"servers": 10}, "schedulers": ["ff-drfh", "bf-drfh"]})
@@ -1047,7 +1047,7 @@ def _run_into(
         )
     write_json({k: _headline(v) for k, v in summaries.items()}, out / "summary.json")
     if report:
-        from fairsim.experiments.reporting.run_report import write_run_report
+        from fairsim.scenario.reporting.run_report import write_run_report
 
         write_run_report(out, cfg, summaries)
     return summaries

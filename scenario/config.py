@@ -19,7 +19,7 @@ anything is allocated (:func:`check_memory`, :func:`check_samples`).
 Paths
 -----
 Relative paths (``trace.path``, ``trace.cache_dir``, ``cluster.path``) are relative to the config
-file's folder (``fairsim.experiments.scenario.run.resolve_path``); given with ``--set`` they are
+file's folder (``fairsim.scenario.run.resolve_path``); given with ``--set`` they are
 relative to the
 working directory (:func:`apply_override` makes them absolute). ``cache_dir`` defaults to
 ``results/cache`` in the working directory.
@@ -63,7 +63,7 @@ Weights
 -------
 ``weights: {user: w}`` gives trace users a weight (> 0), inline users take ``users[].weight``,
 and every other user has ``default_weight`` (default 1). Every DRF-family scheduler divides a
-user's dominant share by its weight (``fairsim.experiments.scenario.run.user_weights`` maps names to
+user's dominant share by its weight (``fairsim.scenario.run.user_weights`` maps names to
 the
 engine's user numbers).
 ``alibaba-2017``, ``alibaba-2018``, ``alibaba-2018-spar``, ``alibaba-gpu-2023``

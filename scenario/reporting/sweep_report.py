@@ -1,6 +1,6 @@
 """``fairsim sweep-report OUT``: means and 95 % confidence intervals across seeds.
 
-Reads ``OUT/runs.parquet`` (see :mod:`fairsim.experiments.scenario.sweep`), keeps the runs with
+Reads ``OUT/runs.parquet`` (see :mod:`fairsim.scenario.sweep`), keeps the runs with
 ``status == "ok"`` and, per grid point and scheduler, summarises each metric over the seeds:
 
 ``mean``, ``std`` (sample standard deviation, ``ddof=1``), ``n`` (seeds), and the two-sided 95 %
@@ -23,8 +23,7 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from fairsim.errors import ConfigError
-from fairsim.experiments.reporting.plotting import save_figure, scheduler_label
-from fairsim.experiments.scenario.sweep import METRICS
+from fairsim.scenario.reporting.plotting import save_figure, scheduler_label
 from fairsim.simulator.results import write_table
 
 #: Metric column of ``runs.parquet`` → (axis label with unit, scale applied for plotting).
@@ -35,7 +34,6 @@ REPORT_METRICS: dict[str, tuple[str, float]] = {
     "completion_ratio": ("Task completion ratio (%)", 100.0),
 }
 #: Columns of runs.parquet that are not grid paths.
-_NON_GRID = {"run_id", "seed", "scheduler", "status", "error", "wall_s", *METRICS}
 
 
 def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, int]:
@@ -57,8 +55,10 @@ def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, f
 
 
 def grid_columns(runs: pd.DataFrame) -> list[str]:
-    """The grid-path columns of a ``runs.parquet`` table (in their order)."""
-    return [c for c in runs.columns if c not in _NON_GRID]
+    """The grid-path columns of a ``runs.parquet`` table, in their order: the columns between
+    ``run_id`` and ``seed`` (the table's layout, :func:`fairsim.scenario.sweep.runs_frame`)."""
+    cols = list(runs.columns)
+    return cols[cols.index("run_id") + 1 : cols.index("seed")]
 
 
 def aggregate(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
