@@ -2,7 +2,7 @@
 
 ``fairsim.simulate`` runs a scenario (a YAML file, a mapping or a
 :class:`~fairsim.scenario.config.RunConfig`) through the same pipeline as
-``fairsim run`` (:func:`fairsim.scenario.run.prepare_scenario`) and returns one
+``fairsim run`` (:func:`fairsim.scenario.pipeline.prepare_scenario`) and returns one
 :class:`RunResult` per scheduler: the tables of the result files as pandas DataFrames, and the
 summary. ``fairsim run`` is a thin wrapper over it.
 """
@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import RunConfig, load_config, parse_config
-from fairsim.scenario.run import STREAM_NEEDS_OUT, prepare_scenario, run_config
+from fairsim.scenario.output import run_config
+from fairsim.scenario.pipeline import STREAM_NEEDS_OUT, prepare_scenario
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import summarize, tables
 

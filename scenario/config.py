@@ -19,7 +19,7 @@ anything is allocated (:func:`check_memory`, :func:`check_samples`).
 Paths
 -----
 Relative paths (``trace.path``, ``trace.cache_dir``, ``cluster.path``) are relative to the config
-file's folder (``fairsim.scenario.run.resolve_path``); given with ``--set`` they are
+file's folder (``fairsim.scenario.trace_cache.resolve_path``); given with ``--set`` they are
 relative to the
 working directory (:func:`apply_override` makes them absolute). ``cache_dir`` defaults to
 ``results/cache`` in the working directory.
@@ -63,7 +63,7 @@ Weights
 -------
 ``weights: {user: w}`` gives trace users a weight (> 0), inline users take ``users[].weight``,
 and every other user has ``default_weight`` (default 1). Every DRF-family scheduler divides a
-user's dominant share by its weight (``fairsim.scenario.run.user_weights`` maps names to
+user's dominant share by its weight (``fairsim.scenario.workload.user_weights`` maps names to
 the
 engine's user numbers).
 ``alibaba-2017``, ``alibaba-2018``, ``alibaba-2018-spar``, ``alibaba-gpu-2023``
@@ -125,6 +125,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import yaml
 from pydantic import (
     BaseModel,
@@ -154,6 +155,20 @@ def value_range(v: Any) -> tuple[Any, Any]:
             raise ValueError(f"expected [lo, hi], got {v!r}")
         return v[0], v[1]
     return v, v
+
+
+#: The resources of a workload that does not name its own (inline and synthetic tasks; the
+#: Google 2011 trace).
+RESOURCES = ("cpu", "mem")
+#: Components that draw random numbers; each gets its own child of the run's SeedSequence.
+_COMPONENTS = ("pool", "workload", "jobs", "constraints")
+
+
+def component_rng(seed: int, component: str) -> np.random.Generator:
+    """The generator of one component of a run: one SeedSequence per run, spawned per
+    component; never a global seed."""
+    children = np.random.SeedSequence(seed).spawn(len(_COMPONENTS))
+    return np.random.default_rng(children[_COMPONENTS.index(component)])
 
 
 #: Rough peak memory of one unit of a run, in bytes (measured: a Table I pool with the Best-Fit

@@ -291,7 +291,7 @@ def execute_run(config: dict[str, Any], out: str, run_id: str, base: str | None)
         ``run_id``, ``status`` (``ok``/``failed``), ``error``, ``wall_s`` and ``summaries``
         (scheduler → ``summary.json``) when ok.
     """
-    from fairsim.scenario.run import run_config
+    from fairsim.scenario.output import run_config
 
     final = Path(out) / run_id
     t0 = time.perf_counter()
@@ -531,7 +531,7 @@ def make_backend(spec: str) -> _Backend:
 
 def _prepare_traces(runs: list[RunSpec], base: Path | None, progress: bool) -> None:
     """Convert each Google 2011 trace once, before any run, so workers never race on the cache."""
-    from fairsim.scenario.run import converted_google
+    from fairsim.scenario.trace_cache import converted_google
 
     seen: set[str] = set()
     for run in runs:

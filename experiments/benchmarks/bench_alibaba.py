@@ -74,7 +74,7 @@ def convert_point(fmt: str, shared: Path) -> dict[str, Any]:
 def replay_2017(shared: Path) -> dict[str, Any]:
     """Convert the v2017 table, replay all instances with FF-DRFH, write the result files."""
     from fairsim.scenario.config import load_config
-    from fairsim.scenario.run import run_config
+    from fairsim.scenario.output import run_config
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = load_config(

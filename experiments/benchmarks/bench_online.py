@@ -132,9 +132,9 @@ def _measure(
 ) -> dict[str, Any]:
     """Run one point; with ``tasks_out``, ended tasks are streamed to that file
     (``collect.stream_tasks``) and the engine time includes writing it."""
-    from fairsim.scenario.run import simulate
+    from fairsim.scenario.scheduler_run import run_scheduler
 
-    r = simulate(
+    r = run_scheduler(
         scheduler,
         capacity,
         source,
@@ -208,7 +208,8 @@ def _point(
 def run_real_point(scheduler: str, servers: int, shared: Path) -> dict[str, Any]:
     """One scheduler on the real Google sample (parts 0-13) with ``servers`` Table I servers."""
     from fairsim.scenario.config import load_config
-    from fairsim.scenario.run import build_pool, pool_capacity, resolve_workload
+    from fairsim.scenario.pool import build_pool, pool_capacity
+    from fairsim.scenario.workload import resolve_workload
 
     t0 = time.perf_counter()
     cfg = load_config(

@@ -37,16 +37,10 @@ from tqdm import tqdm
 from fairsim.experiments import config_path
 from fairsim.experiments.drfh import drfh_paper as paper
 from fairsim.experiments.drfh.drfh_figures import SENSITIVITY_DIR
-from fairsim.scenario.config import RunConfig, load_config
-from fairsim.scenario.run import (
-    RESOURCES,
-    Hooks,
-    Workload,
-    component_rng,
-    prepare_scenario,
-    resolve_workload,
-    run_config,
-)
+from fairsim.scenario.config import RESOURCES, RunConfig, component_rng, load_config
+from fairsim.scenario.output import run_config
+from fairsim.scenario.pipeline import Hooks, prepare_scenario
+from fairsim.scenario.workload import Workload, resolve_workload
 from fairsim.simulator.results import tables, write_json, write_table
 from fairsim.simulator.workload import FrameTaskSource
 

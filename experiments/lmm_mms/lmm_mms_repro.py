@@ -771,7 +771,7 @@ def run_from_shared(
     each, for the test suite.
     """
     from fairsim.scenario.config import TraceConfig
-    from fairsim.scenario.run import converted_alibaba
+    from fairsim.scenario.trace_cache import converted_alibaba
 
     trace = TraceConfig(
         format="alibaba-2018-spar",

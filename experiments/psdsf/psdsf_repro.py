@@ -16,7 +16,7 @@ whole number of them, so Table IV is reachable exactly), users are backlogged wh
 active (:mod:`fairsim.simulator.backlog`), run times are uniform in [1, 3] s, and PS-DSF is the
 distributed online scheduler ``psdsf`` (every server runs its procedure every second and on its
 completions, Section III-D). TSF and C-DRFH are the online ``tsf`` and ``c-drfh``. The runs go
-through the scenario pipeline (:func:`fairsim.scenario.run.prepare_scenario`) with
+through the scenario pipeline (:func:`fairsim.scenario.pipeline.prepare_scenario`) with
 two hooks: the backlogged users as its workload, and each scheduler built with the users'
 eligible classes and wrapped in the queue counter the backlog reads (:func:`scenario`). Written into
 ``OUT`` (default ``results/psdsf``): ``report.md`` (our numbers beside the paper's, with PASS/FAIL
@@ -42,15 +42,9 @@ import pyarrow as pa
 
 from fairsim.atomic import write_text
 from fairsim.experiments import config_path
-from fairsim.scenario.config import RunConfig, load_config, value_range
-from fairsim.scenario.run import (
-    Hooks,
-    Scenario,
-    SchedulerRun,
-    Workload,
-    component_rng,
-    prepare_scenario,
-)
+from fairsim.scenario.config import RunConfig, component_rng, load_config, value_range
+from fairsim.scenario.pipeline import Hooks, Scenario, SchedulerRun, prepare_scenario
+from fairsim.scenario.workload import Workload
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.instance import parse_instance
 from fairsim.schedulers.registry import SchedulerSpec, make_scheduler

@@ -36,7 +36,7 @@ Measured, per scheduler (written into ``OUT``, default ``results/udrf``):
   point under UDRF; the CDF of the machine classes the jobs need (Fig. 8) from the constraint model.
 
 The runs go through the scenario pipeline
-(:func:`fairsim.scenario.run.prepare_scenario`) with two hooks: every scheduler is
+(:func:`fairsim.scenario.pipeline.prepare_scenario`) with two hooks: every scheduler is
 wrapped in a watcher of its waiting tasks, and the waste and the RDUCs are measured at every grid
 point.
 
@@ -63,12 +63,7 @@ from fairsim.atomic import write_text
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
 from fairsim.scenario.config import ConstraintModel, RunConfig, load_config
-from fairsim.scenario.run import (
-    Hooks,
-    SchedulerRun,
-    default_scheduler,
-    prepare_scenario,
-)
+from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler, prepare_scenario
 from fairsim.schedulers.udrf_online import UDRF
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.jobs import admission_times

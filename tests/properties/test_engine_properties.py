@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairsim.errors import PlacementError
-from fairsim.scenario.run import simulate
+from fairsim.scenario.scheduler_run import run_scheduler
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.registry import examples
 from fairsim.simulator.cluster import ClusterState
@@ -118,7 +118,7 @@ def test_identical_seed_gives_byte_identical_files(tmp_path: Path, name: str) ->
     frame, capacity = _instance(7, 300, 6, 4)
     digests = []
     for k in range(2):
-        r = simulate(
+        r = run_scheduler(
             name,
             capacity,
             FrameTaskSource(frame),
@@ -175,7 +175,7 @@ def test_engine_rejects_overcommit_naming_task_server_resource() -> None:
 def test_simulation_is_event_driven_not_polled() -> None:
     """Events are the distinct arrival/completion times, not every simulated second."""
     frame, capacity = _instance(3, 50, 4, 3)
-    r = simulate(
+    r = run_scheduler(
         "bf-drfh", capacity, FrameTaskSource(frame), start_s=0.0, horizon_s=math.inf, interval_s=1.0
     )
     distinct = len(

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from fairsim.scenario.config import load_config
-from fairsim.scenario.run import run_config
+from fairsim.scenario.output import run_config
 from fairsim.simulator.jobs import parse_parents
 from fairsim.traces.paths import shared_dir
 

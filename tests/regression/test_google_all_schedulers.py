@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.run import run_config
+from fairsim.scenario.output import run_config
 from fairsim.schedulers.registry import registrations
 
 #: Every registered scheduler, one configuration each (the first of the registry's examples).

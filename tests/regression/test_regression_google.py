@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from fairsim.scenario.config import load_config
-from fairsim.scenario.run import run_config
+from fairsim.scenario.output import run_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,7 +20,8 @@ from fairsim.experiments.psdsf.psdsf_repro import (
     run_scheduler,
 )
 from fairsim.scenario.config import load_config, parse_config
-from fairsim.scenario.run import build_pool, resolve_workload
+from fairsim.scenario.pool import build_pool
+from fairsim.scenario.workload import resolve_workload
 
 
 def test_shipped_config_recovers_the_papers_cluster() -> None:

@@ -16,7 +16,7 @@ import yaml
 import fairsim
 from fairsim.errors import ConfigError, OutputError
 from fairsim.experiments.cli import main
-from fairsim.scenario.run import Hooks, SchedulerRun, default_scheduler
+from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler
 from fairsim.schedulers.instance import InstanceError
 from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
 from fairsim.traces.io import write_tasks
@@ -174,7 +174,7 @@ class _Counting(DelegatingScheduler):
 
 def test_pipeline_hooks_see_every_run_and_grid_point() -> None:
     from fairsim.scenario.config import parse_config
-    from fairsim.scenario.run import prepare_scenario
+    from fairsim.scenario.pipeline import prepare_scenario
 
     cfg = parse_config(
         {

@@ -276,7 +276,7 @@ def test_run_refuses_an_existing_out_and_overwrite_replaces_it_whole(
 def test_interrupted_run_leaves_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import fairsim.scenario.run as run
+    import fairsim.scenario.output as run
 
     real = run.write_run
     calls = []
@@ -621,7 +621,7 @@ def test_relative_paths_are_relative_to_the_config_file(
 def test_shipped_configs_resolve_the_shared_folder_from_their_own_folder() -> None:
     """Their trace paths, relative to their own folder, reach ``shared`` beside the repository
     (wherever the working directory is)."""
-    from fairsim.scenario.run import resolve_path
+    from fairsim.scenario.trace_cache import resolve_path
 
     shared = (ROOT.parent / "shared").resolve()
     n = 0
@@ -765,7 +765,7 @@ def test_atomic_dir_is_the_one_output_writer(tmp_path: Path) -> None:
 
 def test_synthetic_window_scales_unless_given(tmp_path: Path) -> None:
     """trace.duration_s: null spreads n_tasks at the sample's 8.675 tasks/s; a value fixes it."""
-    from fairsim.scenario.run import resolve_workload
+    from fairsim.scenario.workload import resolve_workload
 
     for duration, window in ((None, 3_000 / 8.675), (7_200.0, 7_200.0)):
         trace = {"format": "synthetic", "n_tasks": 3_000, "duration_s": duration}

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from fairsim.errors import ConfigError, PlacementError
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.run import run_config
+from fairsim.scenario.output import run_config
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.registry import examples
 from fairsim.simulator.cluster import ClusterState, ClusterView

@@ -20,7 +20,8 @@ import pytest
 
 import fairsim
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.run import build_pool, pool_capacity, resolve_workload
+from fairsim.scenario.pool import build_pool, pool_capacity
+from fairsim.scenario.workload import resolve_workload
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.registry import unregister_scheduler
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairsim.scenario.config import RunConfig
-from fairsim.scenario.run import run_config
+from fairsim.scenario.output import run_config
 from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 CFG = {

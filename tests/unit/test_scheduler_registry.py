@@ -18,7 +18,7 @@ import fairsim
 from fairsim.errors import ConfigError, RegistryError
 from fairsim.experiments.cli import build_parser
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.run import run_config
+from fairsim.scenario.output import run_config
 from fairsim.schedulers import registry
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.slots import Slots

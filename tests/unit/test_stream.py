@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import fairsim
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.run import run_config
+from fairsim.scenario.output import run_config
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator import stream as stream_mod
 from fairsim.simulator.cluster import ClusterState

@@ -100,8 +100,8 @@ def test_fig4_seed_draws_the_pool_closest_to_the_paper_totals() -> None:
     # DRFH paper, Fig. 4: 100 Table I servers with 52.75 CPU and 51.32 memory units in total.
     from pathlib import Path
 
-    from fairsim.scenario.config import load_config
-    from fairsim.scenario.run import build_pool, component_rng
+    from fairsim.scenario.config import component_rng, load_config
+    from fairsim.scenario.pool import build_pool
 
     def dist(seed: int) -> float:
         pool = table_i_pool(100, component_rng(seed, "pool"))

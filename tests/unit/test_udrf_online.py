@@ -319,7 +319,7 @@ def test_room_gain_is_exact_on_the_real_sample(tmp_path: Path, google_dir: Path)
     change and its later wake-ups came early or late. On this slice that was 195 of 10,977
     records checked (3,182 of 80 M on the first 900 s of the full config)."""
     from fairsim.scenario.config import load_config
-    from fairsim.scenario.run import run_config
+    from fairsim.scenario.output import run_config
 
     cfg = load_config(
         Path(__file__).parents[2] / "configs" / "udrf-google.yaml",

@@ -1,0 +1,124 @@
+"""``fairsim run``'s output: every scheduler of a scenario into one folder, atomically.
+
+:func:`run_config` prepares the scenario (:func:`fairsim.scenario.pipeline.prepare_scenario`),
+runs its schedulers and writes the contract's result files: ``OUT/config.yaml`` (the resolved
+config), ``OUT/servers.parquet`` (the simulated pool), per scheduler ``OUT/<scheduler>/``
+(:func:`fairsim.simulator.results.write_run`), ``OUT/summary.json`` and, with ``report``, the
+figures and ``report.md`` (:mod:`fairsim.scenario.reporting.run_report`). The whole of ``OUT``
+is written under a temporary sibling name and renamed into place when complete
+(:func:`fairsim.atomic.atomic_dir`).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from fairsim.atomic import atomic_dir, write_text
+from fairsim.scenario.config import (
+    RunConfig,
+)
+from fairsim.scenario.pipeline import Hooks, prepare_scenario
+from fairsim.simulator.results import write_json, write_run, write_table
+
+log = logging.getLogger(__name__)
+
+
+def run_config(
+    cfg: RunConfig,
+    out: Path,
+    *,
+    base: Path | None = None,
+    progress: bool = True,
+    report: bool = True,
+    overwrite: bool = False,
+    protect: tuple[Path, ...] = (),
+    hooks: Hooks | None = None,
+    what: str = "--out",
+) -> dict[str, dict[str, Any]]:
+    """Run every scheduler of ``cfg`` and write the result files into ``out``.
+
+    The whole folder is written under a temporary sibling name and renamed to ``out`` only when
+    every file is complete (:func:`fairsim.atomic.atomic_dir`): a failed or interrupted run
+    leaves nothing behind, and an earlier ``out`` is kept (refused when not empty, unless
+    ``overwrite``; then replaced whole).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        Validated scenario.
+    out : Path
+        Output folder (``DIR`` of the contract).
+    base : Path, optional
+        Folder of the config file: relative paths of the config are relative to it (to the
+        working directory when None).
+    progress : bool
+        Show progress bars.
+    report : bool
+        Also draw ``utilization.png`` and write a short ``report.md`` for the run.
+    overwrite : bool
+        Replace an existing non-empty ``out``.
+    protect : tuple of Path
+        Inputs (the config file) that an ``overwrite`` must not delete.
+    hooks : Hooks, optional
+        Passed to :func:`prepare_scenario`.
+    what : str
+        How messages about the output folder name it.
+
+    Returns
+    -------
+    dict
+        Scheduler name → its ``summary.json`` content.
+
+    Raises
+    ------
+    ConfigError
+        If the trace or the pool cannot be resolved, the window holds no task, or the
+        utilisation interval does not fit the window.
+    OutputError
+        If ``out`` is refused (an existing file, below a file, not writable, not empty).
+    """
+    with atomic_dir(out, overwrite=overwrite, protect=protect, what=what) as tmp:
+        return _run_into(cfg, tmp, base=base, progress=progress, report=report, hooks=hooks)
+
+
+def _run_into(
+    cfg: RunConfig,
+    out: Path,
+    *,
+    base: Path | None,
+    progress: bool,
+    report: bool,
+    hooks: Hooks | None = None,
+) -> dict[str, dict[str, Any]]:
+    """:func:`run_config` into an empty folder ``out`` (the temporary one)."""
+    scenario = prepare_scenario(cfg, base=base, progress=progress, hooks=hooks)
+    write_text(out / "config.yaml", cfg.to_yaml())
+    write_table(pa.Table.from_pandas(scenario.pool, preserve_index=False), out / "servers.parquet")
+    summaries: dict[str, dict[str, Any]] = {}
+    for run in scenario.runs(progress=progress, tasks_dir=out):
+        assert run.result is not None
+        name = run.name
+        summaries[name] = write_run(run.result, out / name, extra_summary=scenario.summary_extra())
+        del run  # the engine's result is written: free it before the next run
+        log.info(
+            "%s: %d tasks in %.1f s (%.0f tasks/s)",
+            name,
+            summaries[name]["tasks"],
+            summaries[name]["wall_s"],
+            summaries[name]["tasks_per_s"] or 0,
+        )
+    write_json({k: _headline(v) for k, v in summaries.items()}, out / "summary.json")
+    if report:
+        from fairsim.scenario.reporting.run_report import write_run_report
+
+        write_run_report(out, cfg, summaries)
+    return summaries
+
+
+def _headline(s: dict[str, Any]) -> dict[str, Any]:
+    keys = ("tasks", "tasks_completed", "completion_ratio", "mean_utilization", "mean_jct_s")
+    return {k: s.get(k) for k in keys}

@@ -1,0 +1,359 @@
+"""The scenario pipeline: a config resolved once, then every scheduler it names run on it.
+
+Data flow: the config names a trace (converted once to the canonical tables and cached,
+:mod:`fairsim.scenario.trace_cache`), a workload (:mod:`fairsim.scenario.workload`), a server
+pool drawn with the run's seed (:mod:`fairsim.scenario.pool`) and schedulers; each scheduler
+replays the same workload on an identical copy of the pool
+(:func:`fairsim.scenario.scheduler_run.run_scheduler`).
+
+There is one pipeline: :func:`prepare_scenario` resolves the workload, the pool, the placement
+constraints and the users' weights once, and :meth:`Scenario.runs` runs every scheduler on them.
+``fairsim run`` (:func:`fairsim.scenario.output.run_config`), ``fairsim.simulate``, ``fairsim
+sweep`` and the paper reproductions all go through it; a reproduction plugs what it measures into
+it with :class:`Hooks` (its own workload or pool, a wrapper around each scheduler, a callback on
+the utilisation grid) instead of building its own engine.
+
+Before anything is simulated, an empty window, a utilisation interval that does not fit the
+window and a pool with zero total capacity of a resource are refused with one-line errors.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairsim.errors import ConfigError
+from fairsim.scenario.config import RunConfig, check_samples
+from fairsim.scenario.pool import build_pool, pool_capacity
+from fairsim.scenario.scheduler_run import run_scheduler
+from fairsim.scenario.workload import Workload, constrained_workload, resolve_workload, user_weights
+from fairsim.schedulers.registry import SchedulerSpec, make_scheduler, resolve
+from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.constraints import ConstraintIndex
+from fairsim.simulator.engine import EngineResult
+from fairsim.simulator.jobs import JobGate
+from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.workload import TaskSource
+
+log = logging.getLogger(__name__)
+
+#: Why ``collect.stream_tasks`` needs an output folder.
+STREAM_NEEDS_OUT = (
+    "collect.stream_tasks: true writes tasks.parquet while each run goes on; give an output "
+    "folder (fairsim run --out DIR, fairsim.simulate(..., out=DIR)) or set it to false"
+)
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What a caller plugs into the scenario pipeline (:func:`prepare_scenario`).
+
+    Every hook is optional; None keeps the pipeline's own step. The paper reproductions plug in
+    what they measure: PS-DSF replaces the workload by backlogged users and wraps each scheduler
+    in the queue counter their source reads; UDRF wraps each scheduler in a watcher of its waiting
+    tasks and measures the wasted resources at every grid point; the DRFH reproduction replaces
+    workload and pool by one user's tasks on its dedicated cloud.
+
+    Attributes
+    ----------
+    workload : callable, optional
+        ``workload(cfg, base, progress) -> Workload``, replacing :func:`resolve_workload`.
+    pool : callable, optional
+        ``pool(cfg, base, workload) -> pandas.DataFrame`` (columns ``server`` and one per
+        resource), replacing :func:`build_pool`.
+    scheduler : callable, optional
+        ``scheduler(run) -> Scheduler``: the unbound scheduler of one :class:`SchedulerRun`
+        (its task source, gate, constraints and the users' weights are set), replacing
+        :func:`default_scheduler`; a wrapper calls that one and wraps what it returns.
+    on_sample : callable, optional
+        ``on_sample(run, time_s, cluster)`` at every utilisation grid point of every run;
+        ``cluster`` is the engine's :class:`~fairsim.simulator.cluster.ClusterState` (read it,
+        never change it).
+
+    Examples
+    --------
+    Count the grid points of every run:
+
+    >>> counts: dict[str, int] = {}
+    >>> def count(run, time_s, cluster):
+    ...     counts[run.name] = counts.get(run.name, 0) + 1
+    >>> hooks = Hooks(on_sample=count)
+    """
+
+    workload: Callable[[RunConfig, Path | None, bool], Workload] | None = None
+    pool: Callable[[RunConfig, Path | None, Workload], pd.DataFrame] | None = None
+    scheduler: Callable[[SchedulerRun], Scheduler] | None = None
+    on_sample: Callable[[SchedulerRun, float, ClusterState], None] | None = None
+
+
+@dataclass
+class SchedulerRun:
+    """One scheduler's run of a prepared :class:`Scenario`: what the hooks see, and, once the
+    run has finished, its result.
+
+    Attributes
+    ----------
+    spec : SchedulerSpec
+        The scheduler's validated config entry (name, parameters, label).
+    scenario : Scenario
+    source : TaskSource
+        This run's fresh task stream.
+    gate : JobGate or None
+        This run's job gate (complex jobs), if any.
+    constraints : ConstraintIndex or None
+        This run's placement constraints, if any.
+    scheduler : Scheduler or None
+        The scheduler handed to the engine (set before the run).
+    result : EngineResult or None
+        The engine's result (set when the run has finished).
+    """
+
+    spec: SchedulerSpec
+    scenario: Scenario
+    source: TaskSource
+    gate: JobGate | None = None
+    constraints: ConstraintIndex | None = None
+    scheduler: Scheduler | None = None
+    result: EngineResult | None = None
+
+    @property
+    def name(self) -> str:
+        """The scheduler's label: its result folder and the ``scheduler`` of its results
+        (``psdsf-2`` for ``{name: psdsf, period_s: 2}``)."""
+        return self.spec.label
+
+    @property
+    def config(self) -> RunConfig:
+        """The scenario's config."""
+        return self.scenario.config
+
+    @property
+    def weights(self) -> dict[int, float] | None:
+        """The users' weights by engine user code (:func:`user_weights`), or None."""
+        return self.scenario.weights
+
+
+def default_scheduler(run: SchedulerRun) -> Scheduler:
+    """The registry's scheduler of ``run.spec`` (name and parameters), with the users'
+    weights."""
+    return make_scheduler(run.spec, weights=run.weights)
+
+
+@dataclass
+class Scenario:
+    """A scenario resolved once for all its schedulers (:func:`prepare_scenario`).
+
+    Attributes
+    ----------
+    config : RunConfig
+    base : Path or None
+        The config file's folder (relative paths), None for the working directory.
+    workload : Workload
+    pool : pandas.DataFrame
+        The simulated servers: ``server`` and one column per resource.
+    capacity : ndarray, shape (n_servers, n_resources)
+    horizon_s : float
+        End of every run, seconds (``collect.horizon_s``, else the end of the window).
+    open_source : callable
+        ``open_source()``: a fresh task stream with the config's placement constraints.
+    constraint_index : callable or None
+        ``constraint_index()``: a fresh constraint index, None without constraints.
+    weights : dict of int to float, or None
+        The users' weights by engine user code (:func:`user_weights`).
+    hooks : Hooks
+    """
+
+    config: RunConfig
+    base: Path | None
+    workload: Workload
+    pool: pd.DataFrame
+    capacity: np.ndarray
+    horizon_s: float
+    open_source: Callable[[], TaskSource]
+    constraint_index: Callable[[], ConstraintIndex] | None
+    weights: dict[int, float] | None
+    hooks: Hooks = field(default_factory=Hooks)
+
+    def summary_extra(self) -> dict[str, Any]:
+        """What ``summary.json`` adds to a run's headline numbers: config hash, seed, number
+        of servers and the scenario's name."""
+        cfg = self.config
+        return {
+            "config_hash": cfg.config_hash(),
+            "seed": cfg.seed,
+            "servers": len(self.pool),
+            "name": cfg.name,
+        }
+
+    def check_stream(self) -> None:
+        """Refuse ``collect.stream_tasks`` where streamed results are not supported yet.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``collect.stream_tasks``, when the scenario has a job gate or placement
+            constraints.
+        """
+        if not self.config.collect.stream_tasks:
+            return
+        what = (
+            "a job gate (DAG parents with trace.dag, trace.repetitions or trace.queue_jobs)"
+            if self.workload.gate() is not None
+            else "placement constraints (trace.constraints)"
+            if self.constraint_index is not None
+            else None
+        )
+        if what is not None:
+            raise ConfigError(
+                f"collect.stream_tasks: true is not supported with {what} yet; set it to false"
+            )
+
+    def runs(
+        self,
+        *,
+        progress: bool = False,
+        names: list[str] | None = None,
+        tasks_dir: Path | None = None,
+    ) -> Iterator[SchedulerRun]:
+        """Run the schedulers one after the other, each on a fresh copy of the pool and a fresh
+        task stream; yield each :class:`SchedulerRun` when it has finished.
+
+        Parameters
+        ----------
+        progress : bool
+            Show a progress bar per run.
+        names : list of str, optional
+            The schedulers to run: labels of the config's ``schedulers`` or other registered
+            names (default: every entry of the config's ``schedulers``).
+        tasks_dir : Path, optional
+            With ``collect.stream_tasks``: the folder where each run streams its ended tasks
+            (a hidden ``.<scheduler>.tasks.parquet``, moved into the scheduler's result folder
+            by :func:`fairsim.simulator.results.write_run`).
+
+        Yields
+        ------
+        SchedulerRun
+            With ``result`` set.
+
+        Raises
+        ------
+        ConfigError
+            With ``collect.stream_tasks`` and no ``tasks_dir``, or where streaming is not
+            supported (:meth:`check_stream`).
+        """
+        cfg, hooks = self.config, self.hooks
+        if cfg.collect.stream_tasks:
+            if tasks_dir is None:
+                raise ConfigError(STREAM_NEEDS_OUT)
+            self.check_stream()
+        build = hooks.scheduler or default_scheduler
+        specs = cfg.scheduler_specs()
+        if names is not None:  # a config label, else any registered name or alias
+            by_label = {spec.label: spec for spec in specs}
+            specs = [by_label.get(n) or resolve(n) for n in names]
+        for spec in specs:
+            name = spec.label
+            run = SchedulerRun(
+                spec,
+                self,
+                self.open_source(),
+                self.workload.gate(),
+                self.constraint_index() if self.constraint_index is not None else None,
+            )
+            run.scheduler = build(run)
+            sample = hooks.on_sample
+            run.result = run_scheduler(
+                run.scheduler,
+                self.capacity,
+                run.source,
+                start_s=self.workload.start_s,
+                horizon_s=self.horizon_s,
+                interval_s=cfg.collect.utilization_interval_s,
+                user_shares=cfg.collect.user_shares,
+                progress=progress,
+                desc=name,
+                resources=self.workload.resources,
+                gate=run.gate,
+                constraints=run.constraints,
+                censored=cfg.trace.censored,
+                on_sample=functools.partial(sample, run) if sample is not None else None,
+                tasks_out=(
+                    tasks_dir / f".{name}.tasks.parquet"
+                    if cfg.collect.stream_tasks and tasks_dir is not None
+                    else None
+                ),
+            )
+            yield run
+
+
+def prepare_scenario(
+    cfg: RunConfig,
+    *,
+    base: Path | None = None,
+    progress: bool = False,
+    hooks: Hooks | None = None,
+) -> Scenario:
+    """Resolve a scenario once for all its schedulers: the scenario pipeline's first step.
+
+    Resolves the workload (:func:`resolve_workload`), checks the utilisation grid against the
+    window, draws the pool (:func:`build_pool`), adds the placement constraints
+    (:func:`constrained_workload`) and the users' weights (:func:`user_weights`).
+    :meth:`Scenario.runs` then runs the schedulers.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        Validated scenario.
+    base : Path, optional
+        Folder of the config file: relative paths of the config are relative to it (to the
+        working directory when None).
+    progress : bool
+        Show progress while converting a trace.
+    hooks : Hooks, optional
+        What the caller plugs in (its own workload or pool, scheduler wrappers, grid callbacks).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ConfigError
+        If the trace or the pool cannot be resolved, the window holds no task, or the
+        utilisation interval does not fit the window.
+
+    Examples
+    --------
+    >>> from fairsim.scenario.config import parse_config
+    >>> cfg = parse_config({"name": "demo", "trace": {"format": "synthetic", "n_tasks": 200,
+    ...                                          "duration_s": 3600},
+    ...                     "cluster": {"servers": 10}, "schedulers": ["ff-drfh", "bf-drfh"]})
+    >>> scenario = prepare_scenario(cfg)
+    >>> [(run.name, len(run.result.tasks["submit_s"])) for run in scenario.runs()]
+    [('ff-drfh', 200), ('bf-drfh', 200)]
+    """
+    hooks = hooks or Hooks()
+    workload = (hooks.workload or resolve_workload)(cfg, base, progress)
+    horizon = cfg.collect.horizon_s or workload.end_s
+    # without a horizon the run lasts at least until the last submission
+    end = horizon if math.isfinite(horizon) else workload.last_submit_s
+    try:
+        if end is not None:
+            check_samples(cfg, workload.start_s, end, len(workload.resources))
+    except ValueError as exc:
+        raise ConfigError(f"config: {exc}") from None
+    pool = (hooks.pool or build_pool)(cfg, base, workload)
+    capacity = pool_capacity(pool, workload.resources)
+    open_source, index = constrained_workload(cfg, workload, pool)
+    weights = user_weights(cfg, workload.open, workload.users)
+    return Scenario(
+        cfg, base, workload, pool, capacity, horizon, open_source, index, weights, hooks
+    )

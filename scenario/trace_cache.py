@@ -1,0 +1,148 @@
+"""The trace cache: a raw trace is converted once to the canonical tables and reused.
+
+A ``google-2011`` or Alibaba folder is converted with :mod:`fairsim.traces` into
+``<cache_dir>/<format>-<key>/`` (``tasks.parquet``, ``servers.parquet`` when the trace describes
+machines, ``conversion.json``), where the key hashes the source folder, the parts read, the
+canonical schema's version and the converter's version: a changed input or converter gives a new
+folder, never a stale one. A synthetic complex-job workload is written there once too. Each folder
+is written under a temporary name and renamed into place when complete
+(:func:`fairsim.atomic.atomic_dir`), so concurrent runs never read half a conversion.
+
+Relative paths of a config are relative to its file's folder (``base``,
+:func:`resolve_path`); ``trace.cache_dir`` defaults to ``results/cache`` in the working
+directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+
+from fairsim.atomic import atomic_dir
+from fairsim.errors import ConfigError
+from fairsim.scenario.config import (
+    RunConfig,
+    TraceConfig,
+    component_rng,
+)
+
+log = logging.getLogger(__name__)
+
+
+def resolve_path(raw: str, base: Path | None = None) -> Path:
+    """A config path: a relative one is relative to ``base``, the config file's folder (to the
+    working directory when the config did not come from a file, ``base=None``)."""
+    p = Path(raw).expanduser()
+    if p.is_absolute() or base is None:
+        return p
+    return base / p
+
+
+#: Where converted traces are cached when ``trace.cache_dir`` is not given (working directory).
+DEFAULT_CACHE = Path("results") / "cache"
+
+
+def cache_root(trace: TraceConfig, base: Path | None = None) -> Path:
+    """The cache folder of converted traces.
+
+    Parameters
+    ----------
+    trace : TraceConfig
+    base : Path, optional
+        The config file's folder.
+
+    Returns
+    -------
+    Path
+        ``trace.cache_dir`` (a relative one is relative to ``base``), or ``results/cache`` in the
+        working directory when it is not given.
+    """
+    if trace.cache_dir is None:
+        return DEFAULT_CACHE
+    return resolve_path(trace.cache_dir, base)
+
+
+#: Bump when the converter's rules change, so cached conversions are redone.
+CONVERTER_VERSION = "3"
+ALIBABA_CONVERTER_VERSION = "2"
+
+
+def _cache_key(src: Path, parts: str | None) -> str:
+    from fairsim.traces.schema import SCHEMA_VERSION
+
+    files = sorted(src.glob("task_events/*.csv.gz")) + sorted(src.glob("machine_events/*.csv.gz"))
+    spec = parts if parts is not None else "all"
+    h = hashlib.sha256(f"{src.resolve()}|{spec}|{SCHEMA_VERSION}|{CONVERTER_VERSION}".encode())
+    for f in files:
+        st = f.stat()
+        h.update(f"{f.name}:{st.st_size}".encode())
+    return h.hexdigest()[:16]
+
+
+def converted_google(trace: TraceConfig, base: Path | None, progress: bool) -> Path:
+    """Convert a Google 2011 folder once and return the cached canonical folder."""
+    from fairsim.traces.fetch import parse_parts
+    from fairsim.traces.google2011 import convert_google_2011
+
+    assert trace.path is not None
+    src = resolve_path(trace.path, base)
+    if not src.is_dir():
+        raise ConfigError(f"trace.path: {str(src)!r} is not a directory")
+    if not (src / "task_events").is_dir():
+        raise ConfigError(f"trace.path: {str(src)!r} has no task_events folder")
+    cache = cache_root(trace, base) / f"google-2011-{_cache_key(src, trace.parts)}"
+    if (cache / "tasks.parquet").is_file() and (cache / "conversion.json").is_file():
+        return cache
+    parts = parse_parts(trace.parts) if trace.parts is not None else None
+    log.info("converting %s (parts %s) into %s", src, trace.parts or "all", cache)
+    with atomic_dir(cache, overwrite=True, what="trace.cache_dir") as tmp:
+        convert_google_2011(
+            src,
+            tmp,
+            parts=parts,
+            progress=progress,
+            bad_row_threshold=trace.bad_row_threshold,
+        )
+    return cache
+
+
+def converted_alibaba(trace: TraceConfig, base: Path | None) -> Path:
+    """Convert an Alibaba trace folder once and return the cached canonical folder."""
+    from fairsim.traces.alibaba import convert_alibaba
+    from fairsim.traces.schema import SCHEMA_VERSION
+
+    assert trace.path is not None
+    src = resolve_path(trace.path, base)
+    if not src.is_dir():
+        raise ConfigError(f"trace.path: {str(src)!r} is not a directory")
+    h = hashlib.sha256(
+        f"{src.resolve()}|{trace.format}|{SCHEMA_VERSION}|{ALIBABA_CONVERTER_VERSION}".encode()
+    )
+    for f in sorted(p for p in src.rglob("*") if p.is_file()):
+        h.update(f"{f.relative_to(src)}:{f.stat().st_size}".encode())
+    cache = cache_root(trace, base) / f"{trace.format}-{h.hexdigest()[:16]}"
+    if (cache / "tasks.parquet").is_file() and (cache / "conversion.json").is_file():
+        return cache
+    log.info("converting %s (%s) into %s", src, trace.format, cache)
+    with atomic_dir(cache, overwrite=True, what="trace.cache_dir") as tmp:
+        convert_alibaba(trace.format, src, tmp, bad_row_threshold=trace.bad_row_threshold)
+    return cache
+
+
+def synthetic_complex(cfg: RunConfig, base: Path | None = None) -> Path:
+    """Write the complex-job synthetic workload of the config once (cached) and return it."""
+    from fairsim.traces.io import write_tasks
+    from fairsim.traces.synth import default_duration_s, synth_complex_jobs
+
+    trace = cfg.trace
+    assert trace.n_tasks is not None
+    rng_seed = int(component_rng(cfg.seed, "workload").integers(2**31))
+    window = trace.duration_s or default_duration_s(trace.n_tasks)
+    name = f"synthetic-complex-{trace.n_tasks}-{rng_seed}-w{window:.6g}"
+    folder = cache_root(trace, base) / name
+    if not (folder / "tasks.parquet").is_file():
+        with atomic_dir(folder, overwrite=True, what="trace.cache_dir") as tmp:
+            frame = synth_complex_jobs(trace.n_tasks, seed=rng_seed, duration_s=window)
+            write_tasks(frame, tmp / "tasks.parquet")
+    return folder / "tasks.parquet"

@@ -1,0 +1,372 @@
+"""The workload of a scenario: the config's ``trace`` section as a re-openable task stream.
+
+:func:`resolve_workload` turns a trace (converted once, :mod:`fairsim.scenario.trace_cache`),
+a synthetic or an inline workload into a :class:`Workload`: how to open a fresh
+:class:`~fairsim.simulator.workload.TaskSource` per scheduler run, its window, its resources and
+the job gate of complex jobs (DAG parents, repetitions, a bounded job queue:
+:mod:`fairsim.simulator.jobs`). :func:`constrained_workload` adds the placement constraints on a
+drawn pool and :func:`user_weights` maps the config's weights to the engine's user codes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from fairsim.errors import ConfigError
+from fairsim.scenario.config import (
+    RESOURCES,
+    ConstraintModel,
+    RunConfig,
+    TraceConfig,
+    component_rng,
+    value_range,
+)
+from fairsim.scenario.trace_cache import (
+    converted_alibaba,
+    converted_google,
+    resolve_path,
+    synthetic_complex,
+)
+from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
+from fairsim.simulator.jobs import JobGate, JobsTaskSource
+from fairsim.simulator.replicas import ReplicaTaskSource
+from fairsim.simulator.workload import FrameTaskSource, ParquetTaskSource, TaskSource
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Workload:
+    """A resolved workload: how to open a fresh task stream, and its window.
+
+    Attributes
+    ----------
+    open : callable
+        ``open()`` returns a fresh :class:`~fairsim.simulator.workload.TaskSource` (one per
+        scheduler run).
+    start_s, end_s : float
+        The simulated window, seconds.
+    describe : dict
+        What the workload is (for reports).
+    resources : tuple of str
+    folder : Path or None
+        The converted trace (its ``servers.parquet`` serves cluster source ``trace``).
+    gate : callable
+        ``gate()`` returns a fresh job gate per scheduler run, or None.
+    last_submit_s : float or None
+        The last submit time inside the window.
+    users : tuple of str or None
+        User names in the order the engine numbers them (first submission), when the workload
+        knows it without reading the stream (a feedback source such as
+        :class:`~fairsim.simulator.backlog.BacklogTaskSource` cannot be read ahead).
+    """
+
+    open: Callable[[], TaskSource]
+    start_s: float
+    end_s: float
+    describe: dict[str, Any]
+    resources: tuple[str, ...] = RESOURCES
+    folder: Path | None = None
+    gate: Callable[[], JobGate | None] = lambda: None
+    last_submit_s: float | None = None
+    users: tuple[str, ...] | None = None
+
+
+def inline_frame(trace: TraceConfig) -> pd.DataFrame:
+    """Tasks of an ``inline`` workload: each user submits identical tasks at its join time."""
+    assert trace.users is not None
+    rows = []
+    for j, u in enumerate(trace.users):
+        if u.windows is not None or u.eligible is not None:
+            raise ConfigError(
+                f"trace.users.{j}: windows and eligible (backlogged users) run with "
+                "'fairsim experiment psdsf', not 'fairsim run'"
+            )
+        assert u.tasks is not None  # (validated)
+        assert not isinstance(u.run_s, list)
+        if len(u.demand) != len(RESOURCES):
+            raise ConfigError(
+                f"trace.users.{j}.demand: {u.demand} has {len(u.demand)} entries, expected "
+                f"{len(RESOURCES)} ({', '.join(RESOURCES)})"
+            )
+        rows.append(
+            pd.DataFrame(
+                {
+                    "job_id": j,
+                    "task_index": np.arange(u.tasks, dtype=np.int32),
+                    "user": u.name,
+                    "submit_s": u.join_s,
+                    "cpu": u.demand[0],
+                    "mem": u.demand[1],
+                    "run_s": u.run_s,
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True)
+
+
+def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = False) -> Workload:
+    """Turn the config's ``trace`` section into a re-openable task stream."""
+    trace = cfg.trace
+    start = trace.start_s
+    end = trace.end_s if trace.end_s is not None else math.inf
+    if trace.format in ("google-2011", "canonical") or trace.is_alibaba:
+        if trace.format == "google-2011":
+            folder = converted_google(trace, base, progress)
+        elif trace.is_alibaba:
+            folder = converted_alibaba(trace, base)
+        else:
+            assert trace.path is not None
+            folder = resolve_path(trace.path, base)
+        tasks = folder / "tasks.parquet" if folder.is_dir() else folder
+        if not tasks.is_file():
+            raise ConfigError(f"trace.path: no tasks.parquet in {str(folder)!r}")
+        conv = tasks.parent / "conversion.json"
+        info: dict[str, Any] = {"tasks_parquet": str(tasks)}
+        if conv.is_file():
+            try:
+                report = json.loads(conv.read_text(encoding="utf-8"))
+                window = report.get("window_s")
+                if trace.end_s is None and window:
+                    end = float(window[1])
+                if window and float(window[0]) > start:
+                    start = float(window[0])  # the simulation starts where the trace's data does
+            except (ValueError, TypeError, AttributeError, IndexError):
+                raise ConfigError(
+                    f"trace.path: {str(conv)!r} is not a conversion report (fairsim trace convert)"
+                ) from None
+            info["conversion"] = report
+
+        resources = tuple(ParquetTaskSource(tasks).resources)  # checks the file and its columns
+        file = pq.ParquetFile(tasks)
+        names = file.schema_arrow.names
+        last = _check_window(file.read(["submit_s"]).column(0).to_numpy(), trace, start, end)
+        expand = "instances" in names and _column_max(file, "instances") > 1
+        dag = (
+            trace.dag
+            and "parents" in names
+            and file.read(["parents"]).column(0).null_count < (file.metadata.num_rows)
+        )
+        cons = trace.constraints == "trace" and _has_values(file, "constraint")
+        info["instances"] = expand
+        info["dag"] = dag
+        info["constraints"] = cons
+
+        def open_parquet() -> TaskSource:
+            kw = {"start_s": start, "end_s": end, "job_columns": dag, "constraint_column": cons}
+            if expand:
+                return ReplicaTaskSource(tasks, **kw)  # type: ignore[arg-type]
+            return ParquetTaskSource(tasks, **kw)  # type: ignore[arg-type]
+
+        work = Workload(open_parquet, start, end, info, resources, tasks.parent)
+        work.last_submit_s = last
+        return _with_jobs(cfg, work, dag)
+    if trace.format == "synthetic" and trace.model == "complex":
+        return resolve_workload(
+            cfg.model_copy(
+                update={
+                    "trace": trace.model_copy(
+                        update={
+                            "format": "canonical",
+                            "path": str(synthetic_complex(cfg, base).resolve()),
+                        }
+                    )
+                }
+            ),
+            base,
+            progress,
+        )
+    if trace.format == "synthetic":
+        from fairsim.traces.synth import synth_google_like
+
+        assert trace.n_tasks is not None
+        rng_seed = int(component_rng(cfg.seed, "workload").integers(2**31))
+        frame = synth_google_like(trace.n_tasks, seed=rng_seed, duration_s=trace.duration_s)
+        if trace.end_s is None:
+            end = float(frame["submit_s"].max()) + 1.0
+    else:
+        frame = inline_frame(trace)
+    last = _check_window(frame["submit_s"].to_numpy(), trace, start, end)
+
+    def open_frame() -> TaskSource:
+        return FrameTaskSource(frame, resources=RESOURCES, start_s=start, end_s=end)
+
+    dag = trace.dag and "parents" in frame and bool(frame["parents"].notna().any())
+    work = Workload(open_frame, start, end, {"tasks": len(frame)})
+    work.last_submit_s = last
+    return _with_jobs(cfg, work, dag)
+
+
+def _check_window(submit_s: np.ndarray, trace: TraceConfig, start: float, end: float) -> float:
+    """Refuse a window in which no task is submitted (the run would have nothing to simulate).
+
+    Returns
+    -------
+    float
+        The last submit time inside the window.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``trace.start_s`` / ``trace.end_s`` and the span of the trace's submit times.
+    """
+    inside = (submit_s >= start) & (submit_s < end)
+    if inside.any():
+        return float(submit_s[inside].max())
+    span = (
+        f"its {len(submit_s)} tasks are submitted from {float(submit_s.min()):g} s to "
+        f"{float(submit_s.max()):g} s"
+        if len(submit_s)
+        else "it has no tasks"
+    )
+    raise ConfigError(
+        f"trace.start_s/end_s: no task of the trace is submitted in the window "
+        f"[{start:g} s, {end:g} s) ({span})"
+    )
+
+
+def user_weights(
+    cfg: RunConfig,
+    open_source: Callable[[], TaskSource],
+    users: tuple[str, ...] | None = None,
+) -> dict[int, float] | None:
+    """Each user's weight, keyed by the engine's user code (users are numbered by first
+    appearance in the task stream, as :class:`fairsim.simulator.engine.Engine` numbers them).
+
+    Weights come from ``trace.users[].weight`` (inline users) and ``trace.weights`` (a mapping
+    from user name to weight); every other user has ``trace.default_weight``. ``users`` gives the
+    user names in code order when the workload knows it (:attr:`Workload.users`); otherwise the
+    order is read from a fresh stream of ``open_source``.
+
+    Returns
+    -------
+    dict of int to float, or None
+        None when every user has weight 1.
+
+    Raises
+    ------
+    ConfigError
+        If ``trace.weights`` names a user that submits no task in the simulated window.
+    """
+    trace = cfg.trace
+    named = {u.name: u.weight for u in trace.users or [] if u.weight != 1.0}
+    named.update(trace.weights or {})
+    if not named and trace.default_weight == 1.0:
+        return None
+    order: dict[str, int] = {}
+    if users is not None:
+        order = {name: code for code, name in enumerate(users)}
+    else:
+        for batch in open_source().batches():
+            for name in pd.unique(batch.user):
+                order.setdefault(str(name), len(order))
+    unknown = sorted(set(trace.weights or {}) - set(order))
+    if unknown:
+        shown = ", ".join(repr(u) for u in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+        raise ConfigError(
+            f"trace.weights: user(s) {shown} submit no task in the simulated window "
+            f"({len(order)} users do)"
+        )
+    return {code: float(named.get(name, trace.default_weight)) for name, code in order.items()}
+
+
+def _has_values(file: pq.ParquetFile, column: str) -> bool:
+    if column not in file.schema_arrow.names:
+        return False
+    return file.read([column]).column(0).null_count < file.metadata.num_rows
+
+
+def _column_max(file: pq.ParquetFile, column: str) -> int:
+    value = pc.max(file.read([column]).column(0)).as_py()
+    return int(value) if value is not None else 0
+
+
+def _with_jobs(cfg: RunConfig, workload: Workload, dag: bool) -> Workload:
+    """Add the complex-job rules of the config (``simulator/jobs.py``) to a workload."""
+    trace = cfg.trace
+    if not (dag or trace.complex_jobs):
+        return workload
+    if not trace.complex_jobs:
+        workload.gate = lambda: JobGate(dag=True)
+        return workload
+    # one pass over the stream: the simulated tasks (instances) of each job
+    sizes: dict[int, int] = {}
+    for batch in workload.open().batches():
+        jobs, counts = np.unique(batch.job_id, return_counts=True)
+        for j, c in zip(jobs.tolist(), counts.tolist(), strict=True):
+            sizes[j] = sizes.get(j, 0) + c
+    order = sorted(sizes)
+    rng = component_rng(cfg.seed, "jobs")
+    lo, hi = value_range(trace.repetitions)
+    draws = rng.integers(lo, hi + 1, size=len(order))
+    reps = dict(zip(order, draws.tolist(), strict=True))
+    run_s = None
+    if trace.job_run_s is not None:
+        r_lo, r_hi = trace.job_run_s
+        run_s = dict(zip(order, rng.uniform(r_lo, r_hi, size=len(order)).tolist(), strict=True))
+    inner = workload.open
+    workload.open = lambda: JobsTaskSource(inner(), repetitions=reps, job_run_s=run_s)
+    workload.gate = lambda: JobGate(
+        dag=dag,
+        job_sizes=sizes,
+        repetitions=reps,
+        queue_jobs=trace.queue_jobs,
+        repetition_mode=trace.repetition_mode,
+    )
+    workload.describe["jobs"] = len(order)
+    workload.describe["repetitions_mean"] = float(np.mean(draws)) if len(order) else 0.0
+    return workload
+
+
+def constrained_workload(
+    cfg: RunConfig, workload: Workload, pool: pd.DataFrame
+) -> tuple[Callable[[], TaskSource], Callable[[], ConstraintIndex] | None]:
+    """The task stream and a constraint-index factory for the config's ``trace.constraints``.
+
+    Returns ``(open, None)`` when the run has no placement constraints.
+    """
+    spec = cfg.trace.constraints
+    use_trace = spec == "trace" and bool(workload.describe.get("constraints"))
+    if spec == "none" or (spec == "trace" and not use_trace):
+        return workload.open, None
+    classes = machine_classes(pool, workload.resources)
+    attributes: dict[str, np.ndarray] | None = None
+    folder = workload.folder
+    if use_trace and folder is not None and (folder / "machine_attributes.parquet").is_file():
+        from fairsim.traces.google_constraints import attribute_arrays
+
+        attrs = pd.read_parquet(folder / "machine_attributes.parquet")
+        ids = pd.to_numeric(pool["server"], errors="coerce").fillna(-1).astype(np.int64)
+        attributes = attribute_arrays(attrs, ids.to_numpy())
+
+    def index() -> ConstraintIndex:
+        return ConstraintIndex(classes, attributes)
+
+    if use_trace:
+        return workload.open, index
+    assert isinstance(spec, ConstraintModel)
+    lo, hi = value_range(spec.classes)
+
+    def open_model() -> TaskSource:
+        return ConstraintModelSource(
+            workload.open(),
+            classes,
+            share=spec.share,
+            n_classes=(lo, hi),
+            per=spec.per,
+            rng=component_rng(cfg.seed, "constraints"),
+            model=spec.model,
+        )
+
+    return open_model, index
