@@ -39,14 +39,14 @@ test: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests
 
 bench: $(STAMP)
-	FAIRSIM_SHARED=$(SHARED) $(PY) -m fairsim.experiments.benchmarks.bench_online --shared $(SHARED) --out results/bench --vs $(BENCH_VS)
-	$(PY) -m fairsim.experiments.benchmarks.bench_dynamic --out results/bench
-	FAIRSIM_SHARED=$(SHARED) $(PY) -m fairsim.experiments.benchmarks.bench_alibaba --shared $(SHARED) --out results/bench
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_online --shared $(SHARED) --out results/bench --vs $(BENCH_VS)
+	$(PY) -m benchmarks.bench_dynamic --out results/bench
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_alibaba --shared $(SHARED) --out results/bench
 
 # the whole-trace case: 25 million synthetic tasks over 29 days on 12,583 servers, FF- and BF-DRFH
 # (too long for `make bench`); time and peak memory into results/bench/scale.json
 bench-scale: $(STAMP)
-	$(PY) -m fairsim.experiments.benchmarks.bench_online --scale --out results/bench
+	$(PY) -m benchmarks.bench_online --scale --out results/bench
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fairsim.experiments.benchmarks import bench_alibaba
+from benchmarks import bench_alibaba
 from fairsim.traces.paths import shared_dir
 
 

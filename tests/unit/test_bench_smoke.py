@@ -1,4 +1,4 @@
-"""Smoke test of the benchmark harness (fairsim.experiments.benchmarks.bench_online): structure
+"""Smoke test of the benchmark harness (benchmarks.bench_online): structure
 only, never speed targets."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from fairsim.experiments.benchmarks.bench_online import (
+from benchmarks.bench_online import (
     DENSE_DURATION_S,
     _last_submit,
     all_checks,
@@ -53,7 +53,7 @@ def test_tasks_benchmark_in_process_structure() -> None:
 def test_online_baselines_run_in_the_bench_harness() -> None:
     """Each issue-#5 scheduler runs through the engine in the harness (2,000 synthetic tasks);
     the online-2000 summary rows and checks are built from points of that shape."""
-    from fairsim.experiments.benchmarks.bench_online import (
+    from benchmarks.bench_online import (
         ONLINE_SCHEDULERS,
         TARGET_ONLINE_TASKS_PER_S,
     )
@@ -114,7 +114,7 @@ def test_scale_benchmark_writes_the_trace_once_and_streams_it(tmp_path) -> None:
 def test_servers_curves_cost_per_task_start_and_event(monkeypatch: pytest.MonkeyPatch) -> None:
     """The servers benchmark's Best-Fit figures from made-up points: the 12,583 / 2,000 ratio per
     task (the target), per started task and per scheduling event."""
-    from fairsim.experiments.benchmarks import bench_online as bo
+    from benchmarks import bench_online as bo
 
     def fake(specs, shared, isolate, name, progress):  # type: ignore[no-untyped-def]
         rows = {2_000: (20.0, 160_000, 130_000), 12_583: (36.0, 560_000, 430_000)}
@@ -169,7 +169,7 @@ def test_last_submit_reads_one_row_group(tmp_path, statistics: bool) -> None:
 def test_paired_runs_alternate_and_report_the_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
     """--vs: a point runs A B A B (B in the reference tree); the point keeps A's median and the
     ratio of the medians, and a failing reference is reported, not hidden."""
-    from fairsim.experiments.benchmarks import bench_online as bo
+    from benchmarks import bench_online as bo
 
     calls: list[object] = []
 

@@ -14,7 +14,7 @@ Two measurements, each in a fresh child process so that its peak RSS (``ru_maxrs
 
 Outputs (atomic): ``OUT/alibaba.json`` and ``OUT/alibaba.md``.
 
-Usage: ``python -m fairsim.experiments.benchmarks.bench_alibaba --shared ../shared --out
+Usage: ``python -m benchmarks.bench_alibaba --shared ../shared --out
 results/bench``.
 """
 
@@ -36,7 +36,7 @@ from typing import Any
 from fairsim.atomic import json_text, write_text
 from fairsim.experiments import config_path
 
-log = logging.getLogger("fairsim.experiments.benchmarks.bench_alibaba")
+log = logging.getLogger("benchmarks.bench_alibaba")
 
 CONFIG_2017 = config_path("alibaba-2017.yaml")
 SAMPLES = {
@@ -113,7 +113,7 @@ def _run_child(kind: str, arg: str, shared: Path) -> dict[str, Any]:
     argv = [
         sys.executable,
         "-m",
-        "fairsim.experiments.benchmarks.bench_alibaba",
+        "benchmarks.bench_alibaba",
         "--one",
         kind,
         "--arg",
@@ -161,9 +161,7 @@ def _markdown(res: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m fairsim.experiments.benchmarks.bench_alibaba", description=__doc__
-    )
+    p = argparse.ArgumentParser(prog="python -m benchmarks.bench_alibaba", description=__doc__)
     p.add_argument("--shared", default="../shared")
     p.add_argument("--out", default="results/bench")
     p.add_argument("--one", choices=("convert", "replay-2017"), help=argparse.SUPPRESS)

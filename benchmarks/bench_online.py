@@ -32,17 +32,17 @@ Four benchmarks, each a list of *points* (one scheduler on one workload and one 
 in its own process streaming the tasks from Parquet; its time and peak memory go to
 ``scale.json`` (targets: under 10 minutes and 2 GB each).
 
-Every point runs in a fresh child process (``python -m fairsim.experiments.benchmarks.bench_online
---one KIND ...``) so
-that its peak RSS (``ru_maxrss``) is its own; the child prints one JSON object on stdout. Points
-run one after another, never in parallel. The timed quantity is the engine's wall time
-(``EngineResult.wall_s``); loading/generating the workload and drawing the pool are reported
-separately as ``setup_s``.
+Every point runs in a fresh child process (``python -m benchmarks.bench_online --one KIND
+...``, from the repository's root) so that its peak RSS (``ru_maxrss``) is its own; the child
+prints one JSON object on stdout. Points run one after another, never in parallel. The timed
+quantity is the engine's wall time (``EngineResult.wall_s``); loading/generating the workload and
+drawing the pool are reported separately as ``setup_s``.
 
 With ``--vs REV`` (``make bench`` passes ``HEAD~1``) every point of ``real-2000``,
 ``online-2000`` and ``servers`` runs four times, A B A B: this tree, then REV checked out in a
-temporary git worktree (its children import ``fairsim`` from there), so that both revisions see
-the same machine load. A point reports the median of its A runs and the ratio of the medians.
+temporary git worktree (its children import ``fairsim`` and run the harness from there), so that
+both revisions see the same machine load. A point reports the median of its A runs and the ratio
+of the medians.
 
 Outputs (written atomically into ``--out``): ``real-2000.json``, ``online-2000.json``,
 ``servers.json``, ``tasks.json`` and ``summary.md``.
@@ -71,7 +71,7 @@ from fairsim.atomic import json_text, write_text
 from fairsim.experiments import config_path
 from fairsim.schedulers.registry import registrations
 
-log = logging.getLogger("fairsim.experiments.benchmarks.bench_online")
+log = logging.getLogger("benchmarks.bench_online")
 
 BENCHMARKS = ("real-2000", "online-2000", "servers", "tasks", "tasks-dense")
 SCHEDULERS = ("ff-drfh", "bf-drfh")
@@ -336,14 +336,19 @@ def _child_main(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- running points
 
 
-def _point_argv(spec: dict[str, Any], shared: Path | None) -> list[str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "fairsim.experiments.benchmarks.bench_online",
-        "--one",
-        spec["kind"],
-    ]
+#: Where a revision keeps this harness: the repository's ``benchmarks/`` folder, or (revisions
+#: before it left the installed package) ``fairsim.experiments.benchmarks``.
+HARNESS = "benchmarks.bench_online"
+#: The repository holding this harness: the children run ``python -m benchmarks...`` there.
+REPO = Path(__file__).resolve().parents[1]
+OLD_HARNESS = "fairsim.experiments.benchmarks.bench_online"
+
+
+def _point_argv(spec: dict[str, Any], shared: Path | None, tree: Path | None = None) -> list[str]:
+    harness = HARNESS
+    if tree is not None and not (tree / "benchmarks" / "bench_online.py").is_file():
+        harness = OLD_HARNESS
+    argv = [sys.executable, "-m", harness, "--one", spec["kind"]]
     argv += ["--scheduler", spec["scheduler"], "--servers", str(spec["servers"])]
     if spec["kind"] == "synth":
         argv += ["--tasks", str(spec["tasks"])]
@@ -395,12 +400,12 @@ def run_point(
                 x for x in (str(tree), env.get("PYTHONPATH", "")) if x
             )
         proc = subprocess.run(
-            _point_argv(spec, shared),
+            _point_argv(spec, shared, tree),
             capture_output=True,
             text=True,
             timeout=CHILD_TIMEOUT_S,
             env=env,
-            cwd=tree,
+            cwd=tree if tree is not None else REPO,
         )
     except subprocess.TimeoutExpired:
         return {**spec, "error": f"timed out after {CHILD_TIMEOUT_S:.0f} s"}
@@ -958,7 +963,7 @@ def all_checks(results: dict[str, dict[str, Any]]) -> list[bool]:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m fairsim.experiments.benchmarks.bench_online",
+        prog="python -m benchmarks.bench_online",
         description="fairsim speed/memory benchmarks",
     )
     ap.add_argument(

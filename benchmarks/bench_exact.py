@@ -1,5 +1,5 @@
 """Benchmark of the exact allocators (not a test): ``python -m
-fairsim.experiments.benchmarks.bench_exact``.
+benchmarks.bench_exact``.
 
 50 users x 200 servers x 3 resources, half the users restricted to 20-150 random servers, 30 % with
 a task bound, weights 1-3; prints the wall time of each mechanism (see ``docs/mechanisms.md``).

@@ -1,5 +1,5 @@
 """Speed of the dynamic-demand models (not a test): ``python -m
-fairsim.experiments.benchmarks.bench_dynamic``.
+benchmarks.bench_dynamic``.
 
 Two targets of the Bonald and Roberts reproduction, written to ``OUT/dynamic.json``:
 
