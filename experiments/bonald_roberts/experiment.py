@@ -7,7 +7,7 @@ Steps, all written under ``OUT`` (default ``results/bonald-roberts``):
    BMF): the service rates ``gamma_k`` of the Markovian demand model from the truncated Markov chain
    (:func:`fairsim.experiments.bonald_roberts.markov_chain.solve_markov_adaptive`) and from a SimPy
    simulation with batch-means 95 % CIs
-   (:func:`fairsim.experiments.bonald_roberts.markov_chain.simulate`).
+   (:func:`fairsim.experiments.bonald_roberts.markov_chain.simulate_demand_model`).
 2. Packet-level router simulations (DRFQ eq. 2, PF-SFQ eq. 5, BMF-SFQ eq. 7) on the packet scenarios
    and loads (:func:`fairsim.experiments.bonald_roberts.packet_fq.estimate_service_rates`).
 3. ``service_rates.parquet`` (tidy: ``scenario, allocation, method, load, class, gamma``; method
@@ -48,7 +48,7 @@ from fairsim.experiments.bonald_roberts.markov_chain import (
     SimulationResult,
     make_model,
     scaled_loads,
-    simulate,
+    simulate_demand_model,
     solve_markov_adaptive,
 )
 from fairsim.experiments.bonald_roberts.packet_fq import PacketEstimate, estimate_service_rates
@@ -250,7 +250,7 @@ def run_points(
         elif method == "simulation":
             if alloc not in tables:
                 tables[alloc] = RateTable(a, alloc, level=25)
-            est: SimulationResult | PacketEstimate = simulate(
+            est: SimulationResult | PacketEstimate = simulate_demand_model(
                 model,
                 alloc,
                 arrivals=cfg.simulation.arrivals,

@@ -13,9 +13,9 @@ Two ways to compute ``gamma``:
 * :func:`solve_markov` -- the stationary distribution of the Markov chain on the box
   ``{0..N}^K`` (arrivals of class k blocked when ``n_k = N``), by a sparse direct solve, with an
   a-posteriori truncation-error estimate (:class:`MarkovResult`);
-* :func:`simulate` -- a SimPy discrete-event simulation of the same model (every transaction keeps
-  its own remaining work; nothing relies on memorylessness), with batch-means 95 % confidence
-  intervals.
+* :func:`simulate_demand_model` -- a SimPy discrete-event simulation of the same model (every
+  transaction keeps its own remaining work; nothing relies on memorylessness), with batch-means
+  95 % confidence intervals.
 
 Per-state allocations (:func:`class_rates`) are vectorised over states. By symmetry, transactions
 of one class receive the same rate, so the allocation over ``n_k`` identical transactions equals the
@@ -790,7 +790,7 @@ class RateTable:
 
 @dataclass
 class _SimState:
-    """Run state of :func:`simulate` (mutable; not a specification)."""
+    """Run state of :func:`simulate_demand_model` (mutable; not a specification)."""
 
     n: list[int]
     vclock: list[float]  # per class: cumulative service received by each of its transactions
@@ -802,7 +802,7 @@ class _SimState:
     events: int = 0
 
 
-def simulate(
+def simulate_demand_model(
     model: DemandModel,
     allocation: str,
     *,

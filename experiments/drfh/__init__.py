@@ -8,6 +8,6 @@ from pathlib import Path
 def reproduce(*, out: Path, shared: Path, quick: bool = False, progress: bool = True) -> Path:
     """The uniform entry point (:mod:`fairsim.experiments.reproductions`): run the reproduction
     into ``out`` and return the path of its ``report.md``."""
-    from fairsim.experiments.drfh.drfh_google import run_experiment
+    from fairsim.experiments.drfh.experiment import run_experiment
 
     return Path(run_experiment(shared=shared, out=out, quick=quick, progress=progress))

@@ -35,8 +35,8 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from fairsim.experiments import config_path
-from fairsim.experiments.drfh import drfh_paper as paper
-from fairsim.experiments.drfh.drfh_figures import SENSITIVITY_DIR
+from fairsim.experiments.drfh import paper as paper
+from fairsim.experiments.drfh.figures import SENSITIVITY_DIR
 from fairsim.scenario.config import RESOURCES, RunConfig, component_rng, load_config
 from fairsim.scenario.output import run_config
 from fairsim.scenario.pipeline import Hooks, prepare_scenario
@@ -251,8 +251,8 @@ def run_experiment(*, shared: Path, out: Path, quick: bool = False, progress: bo
     fairsim.errors.ConfigError
         If the trace folder is missing.
     """
-    from fairsim.experiments.drfh import drfh_figures as figures
-    from fairsim.experiments.drfh.drfh_report import collect_numbers, write_report
+    from fairsim.experiments.drfh import figures as figures
+    from fairsim.experiments.drfh.report import collect_numbers, write_report
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from fairsim.experiments.drfh import drfh_paper as paper
+from fairsim.experiments.drfh import paper as paper
 from fairsim.scenario.reporting.plotting import save_figure, scheduler_label
 
 logger = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ _TOL = 1e-9
 
 
 #: Sub-folder of the runs under the older rule for right-censored tasks (``censored: complete``;
-#: :mod:`fairsim.experiments.drfh.drfh_google`, step 3).
+#: :mod:`fairsim.experiments.drfh.experiment`, step 3).
 SENSITIVITY_DIR = "censored-complete"
 
 
@@ -532,7 +532,7 @@ def fig4_phase_means(
         of the same user (step function; a user's share is 0 before its first sample).
     phases : dict, optional
         ``{name: (start_s, end_s)}``; default
-        :data:`fairsim.experiments.drfh.drfh_paper.FIG4_PHASES`.
+        :data:`fairsim.experiments.drfh.paper.FIG4_PHASES`.
     middle : float, optional
         Fraction of each window kept, centred, to skip transients (default the middle 60 %).
     active_threshold : float, optional

@@ -1,6 +1,6 @@
 """Markdown report of the DRFH reproduction: our numbers beside the paper's (Sec. VI, Figs. 4-8).
 
-:func:`collect_numbers` runs every figure function of :mod:`fairsim.experiments.drfh.drfh_figures`
+:func:`collect_numbers` runs every figure function of :mod:`fairsim.experiments.drfh.figures`
 on a results directory (saving ``fig4.png`` ... ``fig8.png`` into it) and gathers the numbers;
 :func:`write_report` turns them into ``R/report.md``, written atomically.
 """
@@ -20,8 +20,8 @@ import pandas as pd
 import yaml
 
 from fairsim.atomic import write_text
-from fairsim.experiments.drfh import drfh_figures as figures
-from fairsim.experiments.drfh import drfh_paper as paper
+from fairsim.experiments.drfh import figures as figures
+from fairsim.experiments.drfh import paper as paper
 
 logger = logging.getLogger(__name__)
 
@@ -258,8 +258,8 @@ def sensitivity_numbers(results: Path, best: str | None) -> dict[str, Any] | Non
     dict or None
         ``fig6`` (``overall``, ``jobs_both``, ``small`` = the 1-50 tasks bin's reduction,
         ``reductions`` = every bin's),
-        ``fig7`` and ``fig8`` (as :func:`fairsim.experiments.drfh.drfh_figures.fig7_completion` and
-        :func:`fairsim.experiments.drfh.drfh_figures.fig8_sharing_incentive`), ``completed`` (tasks
+        ``fig7`` and ``fig8`` (as :func:`fairsim.experiments.drfh.figures.fig7_completion` and
+        :func:`fairsim.experiments.drfh.figures.fig8_sharing_incentive`), ``completed`` (tasks
         completed by
         Best-Fit DRFH).
     """
@@ -387,8 +387,8 @@ def _provenance(numbers: dict[str, Any]) -> list[str]:
         + " Figs. 6-8 give one line under the other rule for comparison."
     )
     lines.append(
-        "- Figures and this report: `fairsim.experiments.drfh.drfh_report.collect_numbers` + "
-        "`write_report`; paper numbers from `fairsim.experiments.drfh.drfh_paper` (DRFH paper, "
+        "- Figures and this report: `fairsim.experiments.drfh.report.collect_numbers` + "
+        "`write_report`; paper numbers from `fairsim.experiments.drfh.paper` (DRFH paper, "
         "Sec. VI)."
     )
     return [*lines, ""]

@@ -8,6 +8,6 @@ from pathlib import Path
 def reproduce(*, out: Path, shared: Path, quick: bool = False, progress: bool = True) -> Path:
     """The uniform entry point (:mod:`fairsim.experiments.reproductions`): run the reproduction
     into ``out`` and return the path of its ``report.md``."""
-    from fairsim.experiments.lmm_mms.lmm_mms_repro import run_from_shared
+    from fairsim.experiments.lmm_mms.experiment import run_from_shared
 
     return Path(run_from_shared(shared, out, quick=quick))

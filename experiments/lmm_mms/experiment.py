@@ -770,10 +770,10 @@ def run_from_shared(
     ``quick``: fewer settings (user scales 50 and 300, elephant shares 0 and 50 %) and 10 samples
     each, for the test suite.
     """
-    from fairsim.scenario.config import TraceConfig
+    from fairsim.scenario.config import AlibabaTrace
     from fairsim.scenario.trace_cache import converted_alibaba
 
-    trace = TraceConfig(
+    trace = AlibabaTrace(
         format="alibaba-2018-spar",
         path=str(Path(shared) / "traces" / "alibaba-2018" / "spar-derived"),
         cache_dir=cache_dir,

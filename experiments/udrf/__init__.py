@@ -8,6 +8,6 @@ from pathlib import Path
 def reproduce(*, out: Path, shared: Path, quick: bool = False, progress: bool = True) -> Path:
     """The uniform entry point (:mod:`fairsim.experiments.reproductions`): run the reproduction
     into ``out`` and return the path of its ``report.md``."""
-    from fairsim.experiments.udrf.udrf_repro import run_experiment
+    from fairsim.experiments.udrf.experiment import run_experiment
 
     return Path(run_experiment(out, shared=shared, quick=quick, progress=progress))

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from fairsim.errors import ConfigError
-from fairsim.experiments.bonald_roberts.bonald_roberts_repro import (
+from fairsim.experiments.bonald_roberts.experiment import (
     COLUMNS,
     CONFIG,
     BonaldRobertsConfig,
@@ -152,7 +152,7 @@ def test_quick_reproduction_end_to_end(tmp_path: Path) -> None:
 
 
 def test_bad_config_writes_nothing(tmp_path: Path) -> None:
-    from fairsim.experiments.bonald_roberts import bonald_roberts_repro as bonald_roberts
+    from fairsim.experiments.bonald_roberts import experiment as bonald_roberts
 
     bad = _write(tmp_path, {**TINY, "loads": [2.0]})
     with pytest.raises(ConfigError):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fairsim.experiments.drfh.drfh_google import dedicated_cloud_sizes, run_experiment
+from fairsim.experiments.drfh.experiment import dedicated_cloud_sizes, run_experiment
 
 
 def test_dedicated_cloud_sizes_add_up_in_expectation() -> None:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairsim.experiments.lmm_mms import lmm_mms_repro as repro
+from fairsim.experiments.lmm_mms import experiment as repro
 from fairsim.traces.paths import shared_dir
 
 

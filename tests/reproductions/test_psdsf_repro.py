@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fairsim.errors import ConfigError
-from fairsim.experiments.psdsf.psdsf_repro import (
+from fairsim.experiments.psdsf.experiment import (
     CONFIG,
     D2_CPU_ALTERNATIVE,
     _util,

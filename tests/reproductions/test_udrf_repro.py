@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairsim.experiments.udrf.udrf_repro import (
+from fairsim.experiments.udrf.experiment import (
     BASELINE,
     PAPER,
     UDRF_NAME,

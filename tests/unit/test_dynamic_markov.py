@@ -14,7 +14,7 @@ from fairsim.experiments.bonald_roberts.markov_chain import (
     exact_class_rates,
     make_model,
     scaled_loads,
-    simulate,
+    simulate_demand_model,
     solve_markov,
     solve_markov_adaptive,
 )
@@ -162,7 +162,9 @@ def test_balanced_paper_ordering_gamma1_eq_gamma2_gt_gamma3() -> None:
 def test_simulation_agrees_with_markov_within_ci(alloc: str) -> None:
     m = make_model(PAPER.tolist(), scaled_loads(PAPER, (4, 1, 1), 0.5))
     mk = solve_markov(m, alloc, level=20)
-    sim = simulate(m, alloc, arrivals=8000, warmup=500, batches=10, seed=np.random.SeedSequence(7))
+    sim = simulate_demand_model(
+        m, alloc, arrivals=8000, warmup=500, batches=10, seed=np.random.SeedSequence(7)
+    )
     assert (sim.gamma_lo <= sim.gamma).all() and (sim.gamma <= sim.gamma_hi).all()
     # within the 95 % CI, with a little slack for the 5 % misses over 3 classes x 2 cases
     width = sim.gamma_hi - sim.gamma_lo
@@ -172,16 +174,22 @@ def test_simulation_agrees_with_markov_within_ci(alloc: str) -> None:
 
 def test_simulation_mm1_ps() -> None:
     m = make_model([[1.0, 0.5]], [0.5])
-    sim = simulate(m, "bmf", arrivals=20000, warmup=1000, batches=20, seed=3)
+    sim = simulate_demand_model(m, "bmf", arrivals=20000, warmup=1000, batches=20, seed=3)
     assert sim.gamma_lo[0] <= 0.5 <= sim.gamma_hi[0]
 
 
 def test_simulation_is_deterministic() -> None:
     m = make_model(PAPER.tolist(), scaled_loads(PAPER, (1, 1, 1), 0.4))
-    a = simulate(m, "bmf", arrivals=600, warmup=50, batches=4, seed=np.random.SeedSequence(11))
-    b = simulate(m, "bmf", arrivals=600, warmup=50, batches=4, seed=np.random.SeedSequence(11))
+    a = simulate_demand_model(
+        m, "bmf", arrivals=600, warmup=50, batches=4, seed=np.random.SeedSequence(11)
+    )
+    b = simulate_demand_model(
+        m, "bmf", arrivals=600, warmup=50, batches=4, seed=np.random.SeedSequence(11)
+    )
     np.testing.assert_array_equal(a.mean_n, b.mean_n)
-    c = simulate(m, "bmf", arrivals=600, warmup=50, batches=4, seed=np.random.SeedSequence(12))
+    c = simulate_demand_model(
+        m, "bmf", arrivals=600, warmup=50, batches=4, seed=np.random.SeedSequence(12)
+    )
     assert not np.array_equal(a.mean_n, c.mean_n)
 
 

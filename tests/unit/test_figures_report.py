@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from fairsim.experiments.drfh import drfh_figures as figures
-from fairsim.experiments.drfh import drfh_paper as paper
-from fairsim.experiments.drfh import drfh_report as report
+from fairsim.experiments.drfh import figures as figures
+from fairsim.experiments.drfh import paper as paper
+from fairsim.experiments.drfh import report as report
 
 USERS = ["u1", "u2", "u3", "u4"]
 
@@ -348,7 +348,7 @@ def _rows(values: dict[int, tuple[float, float]]) -> list[dict[str, float]]:
 
 
 def test_report_table_ii_shapes_and_one_slot_table(results: Path) -> None:
-    from fairsim.experiments.drfh.drfh_google import EXPLANATIONS
+    from fairsim.experiments.drfh.experiment import EXPLANATIONS
 
     numbers = report.collect_numbers(results)
     # the multi-slot column of our Google run (published Table I values, before the censoring
@@ -392,7 +392,7 @@ def test_report_table_ii_shapes_and_one_slot_table(results: Path) -> None:
 
 
 def test_statements_give_pass_fail_and_the_older_rule() -> None:
-    from fairsim.experiments.drfh.drfh_report import statements
+    from fairsim.experiments.drfh.report import statements
 
     numbers = {
         "table_ii": [
