@@ -1,12 +1,11 @@
-"""fairsim.experiments: the command line, the scenario pipeline, reports and the papers'
-reproductions.
+"""fairsim.experiments: the command line and the papers' reproductions.
 
-Subpackages: :mod:`~fairsim.experiments.scenario` (configuration, ``fairsim run``, sweeps,
-property tables), :mod:`~fairsim.scenario.reporting` (run and sweep reports, plotting
-helpers), one subpackage per paper reproduction (:mod:`~fairsim.experiments.drfh`,
-:mod:`~fairsim.experiments.psdsf`, :mod:`~fairsim.experiments.udrf`,
-:mod:`~fairsim.experiments.lmm_mms`, :mod:`~fairsim.experiments.bonald_roberts`) and
-:mod:`~fairsim.experiments.benchmarks`.
+:mod:`~fairsim.experiments.cli` is the ``fairsim`` command; one subpackage per paper reproduces
+its evaluation (:mod:`~fairsim.experiments.drfh`, :mod:`~fairsim.experiments.psdsf`,
+:mod:`~fairsim.experiments.udrf`, :mod:`~fairsim.experiments.lmm_mms`,
+:mod:`~fairsim.experiments.bonald_roberts`), listed for ``fairsim experiment`` in
+:mod:`~fairsim.experiments.reproductions`. What turns a config into runs (configs, the pipeline,
+sweeps, run and sweep reports) is the layer below, :mod:`fairsim.scenario`.
 """
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ def cmd_trace_fetch(args: argparse.Namespace) -> int:
 def cmd_trace_synth(args: argparse.Namespace) -> int:
     from fairsim.atomic import atomic_dir, check_output_dir
     from fairsim.errors import ConfigError
-    from fairsim.scenario.config import BYTES_PER_TASK, check_memory
+    from fairsim.scenario.limits import BYTES_PER_TASK, check_memory
     from fairsim.traces.io import write_tasks
     from fairsim.traces.synth import synth_complex_jobs, synth_google_like
 

@@ -4,8 +4,9 @@ clusters of heterogeneous servers.
 The subpackages are :mod:`fairsim.simulator` (the engine, its scheduler protocol, cluster state,
 workload streams and result files), :mod:`fairsim.schedulers` (online policies, exact
 allocators, property checks), :mod:`fairsim.traces` (trace converters, server pools, synthetic
-workloads) and :mod:`fairsim.experiments` (command line, scenario pipeline, reports and the
-papers' reproductions). The names below are the public API; they are imported on first use, so
+workloads), :mod:`fairsim.scenario` (configs, the pipeline that turns one into runs, sweeps,
+run and sweep reports) and :mod:`fairsim.experiments` (the command line and the papers'
+reproductions). The names below are the public API; they are imported on first use, so
 ``import fairsim`` stays cheap.
 """
 

@@ -12,9 +12,8 @@ Shape (the documentation site's configuration reference is generated from the mo
 Unknown keys are errors that suggest the closest known key; every error is one line naming the
 dotted path of the field and the offending value (:func:`load_config`). NaN and infinite numbers
 are refused everywhere; ``name`` is a single folder name (it names ``results/<name>``); ``seed``
-is an integer >= 0; sizes whose estimated memory exceeds the machine's (``cluster.servers``,
-``trace.n_tasks``, inline tasks, utilisation samples over the window) are refused before
-anything is allocated (:func:`check_memory`, :func:`check_samples`).
+is an integer >= 0. A config is valid or not wherever it is read: whether its sizes fit in the
+memory of the machine that runs it is checked when it runs (:mod:`fairsim.scenario.limits`).
 
 Paths
 -----
@@ -117,13 +116,15 @@ Placement constraints (:mod:`fairsim.simulator.constraints`)
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
 import os
 import re
+import typing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import yaml
@@ -131,15 +132,16 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
+    PlainValidator,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
 
 from fairsim.errors import ConfigError, FairsimError, unknown_key
-
-if TYPE_CHECKING:
-    from fairsim.schedulers.registry import SchedulerSpec
+from fairsim.schedulers.registry import SchedulerSpec, resolve
 
 
 def value_range(v: Any) -> tuple[Any, Any]:
@@ -171,58 +173,9 @@ def component_rng(seed: int, component: str) -> np.random.Generator:
     return np.random.default_rng(children[_COMPONENTS.index(component)])
 
 
-#: Rough peak memory of one unit of a run, in bytes (measured: a Table I pool with the Best-Fit
-#: index, a synthetic workload and the engine's per-task columns, utilisation samples and their
-#: copies into the result tables); used to refuse sizes that cannot fit before allocating.
-BYTES_PER_SERVER = 300
-BYTES_PER_TASK = 600
-BYTES_PER_SAMPLE_AND_RESOURCE = 24
 #: Relative paths of these config keys are resolved against the config file's folder; given
 #: with ``--set`` they are relative to the working directory.
 PATH_KEYS = ("trace.path", "trace.cache_dir", "cluster.path")
-
-
-def memory_bytes() -> int:
-    """Physical memory of this machine in bytes (the budget the size checks compare with)."""
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 1 << 40
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if n < 1024 or unit == "PB":
-            return f"{n:.3g} {unit}"
-        n /= 1024
-    return f"{n:.3g} PB"  # pragma: no cover
-
-
-def check_memory(field: str, value: Any, what: str, needed: float) -> None:
-    """Refuse a size whose estimated memory exceeds the machine's physical memory.
-
-    Parameters
-    ----------
-    field : str
-        Dotted config path named in the message.
-    value : object
-        The offending value.
-    what : str
-        What is being sized (``"servers"``, ``"tasks"``, ``"utilisation samples"``).
-    needed : float
-        Estimated bytes.
-
-    Raises
-    ------
-    ValueError
-        ``<field>: <value> <what> need about X of memory, more than this machine's Y``.
-    """
-    budget = memory_bytes()
-    if needed > budget:
-        raise ValueError(
-            f"{field}: {value!r} {what} need about {_size(needed)} of memory (estimate), more "
-            f"than this machine's {_size(budget)}"
-        )
 
 
 def check_name(name: Any, field: str = "name") -> str:
@@ -381,30 +334,19 @@ class ConstraintModel(_Strict):
         return self
 
 
-class TraceConfig(_Strict):
-    """Where the tasks come from (see the module docstring for the formats)."""
+#: The keys of each trace format beyond the common ones (:class:`TraceCommon`), by format.
+#: Filled in below from the format models; a key of another format is refused naming both.
+_FORMAT_KEYS: dict[str, tuple[str, ...]] = {}
 
-    format: Literal[
-        "google-2011",
-        "canonical",
-        "synthetic",
-        "inline",
-        "alibaba-2017",
-        "alibaba-2018",
-        "alibaba-2018-spar",
-        "alibaba-gpu-2023",
-    ]
-    """Kind of input: a raw trace (converted once and cached), a converted ``tasks.parquet``
-    (``canonical``), generated tasks (``synthetic``) or users listed in the config (``inline``).
-    """
-    path: str | None = None
-    """Folder of the official trace files (raw formats) or the converted ``tasks.parquet`` / its
-    folder (``canonical``); relative to the config file's folder.
-    """
-    parts: str | None = None
-    """``google-2011`` only: the task_events parts to read, e.g. ``"0-13"``; null: every part
-    present.
-    """
+
+class TraceCommon(_Strict):
+    """The keys every trace format has: the window, the users' weights, complex-job rules,
+    placement constraints and right-censoring. A key that belongs to another format is an error
+    naming the key and both formats."""
+
+    format: str
+    """Kind of input; it decides which other keys the trace has (one model per format: the
+    sections below)."""
     start_s: float = Field(default=0.0, ge=0)
     """Start of the simulated window in seconds of trace time; tasks submitted earlier are not
     simulated.
@@ -415,31 +357,10 @@ class TraceConfig(_Strict):
     trace's data (``inline``: until every task is done; ``synthetic``: one second after the last
     submission).
     """
-    n_tasks: int | None = Field(default=None, gt=0)
-    """``synthetic`` only: number of generated tasks (required there)."""
-    duration_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    """``synthetic`` only: the arrival window in seconds; null: it scales with ``n_tasks`` at the
-    Google sample's 8.675 tasks/s (613,827 tasks in 70,756 s), so a larger workload is a longer
-    trace at the same load per hour, not a denser one.
-    """
-    model: Literal["google", "complex"] = "google"
-    """``synthetic`` only: ``google`` (independent tasks fitted to the Google sample) or ``complex``
-    (jobs with DAG parents and instance counts).
-    """
-    users: list[InlineUser] | None = None
-    """``inline`` only: the users and their tasks (required there)."""
     weights: dict[str, float] | None = None
     """Weight (> 0) of trace users by name; users not listed get ``default_weight``."""
     default_weight: float = Field(default=1.0, gt=0)
     """Weight of every user without one."""
-    cache_dir: str | None = None
-    """Folder where raw traces are converted once and cached; null: ``results/cache`` in the working
-    directory.
-    """
-    bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
-    """Largest fraction of malformed or unparseable rows a converted table may have; above it the
-    conversion is refused, naming the first bad row.
-    """
     dag: bool = True
     """Hold a task until its DAG parents (the ``parents`` column) have finished."""
     repetitions: int | list[int] = 1
@@ -466,6 +387,26 @@ class TraceConfig(_Strict):
     until the horizon and never completes them; ``complete`` runs their observed span (a lower
     bound) and counts them as completed.
     """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unknown_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            fmt = data.get("format")
+            for key in data:
+                if key in cls.model_fields:
+                    continue
+                owners = [f for f, keys in _FORMAT_KEYS.items() if key in keys]
+                if owners:
+                    named = [repr(f) for f in owners]
+                    which = (
+                        f"format {named[0]}"
+                        if len(named) == 1
+                        else f"formats {', '.join(named[:-1])} and {named[-1]}"
+                    )
+                    raise ValueError(f"{key}: not a key of format {fmt!r} (it belongs to {which})")
+                raise ValueError(unknown_key(key, cls.model_fields))
+        return data
 
     @field_validator("constraints", mode="before")
     @classmethod
@@ -507,6 +448,12 @@ class TraceConfig(_Strict):
             raise ValueError(f"job_run_s must be [lo, hi] with 0 <= lo <= hi, got {v!r}")
         return v
 
+    @model_validator(mode="after")
+    def _window(self) -> TraceCommon:
+        if self.end_s is not None and self.end_s <= self.start_s:
+            raise ValueError(f"end_s {self.end_s} must be greater than start_s {self.start_s}")
+        return self
+
     @property
     def is_alibaba(self) -> bool:
         """Whether the format is one of the Alibaba traces."""
@@ -517,38 +464,125 @@ class TraceConfig(_Strict):
         """Whether repetitions, a job queue or new run times are configured."""
         return self.repetitions != 1 or self.queue_jobs is not None or self.job_run_s is not None
 
+
+class GoogleTrace(TraceCommon):
+    """``format: google-2011``: the official Google cluster-usage trace (2011), converted once
+    to the canonical tables and cached under ``cache_dir``."""
+
+    format: Literal["google-2011"]
+    """The Google 2011 trace."""
+    path: str
+    """Folder with the official ``task_events`` (and ``machine_events``) part files; relative to
+    the config file's folder.
+    """
+    parts: str | None = None
+    """The task_events parts to read, e.g. ``"0-13"``; null: every part present."""
+    cache_dir: str | None = None
+    """Folder where the trace is converted once and cached; null: ``results/cache`` in the working
+    directory.
+    """
+    bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
+    """Largest fraction of malformed or unparseable rows a converted table may have; above it the
+    conversion is refused, naming the first bad row.
+    """
+
+
+class AlibabaTrace(TraceCommon):
+    """``format: alibaba-2017 | alibaba-2018 | alibaba-2018-spar | alibaba-gpu-2023``: an official
+    Alibaba trace (``docs/traces-alibaba.md``), converted once and cached under ``cache_dir``."""
+
+    format: Literal["alibaba-2017", "alibaba-2018", "alibaba-2018-spar", "alibaba-gpu-2023"]
+    """Which Alibaba trace."""
+    path: str
+    """Folder of the official files; relative to the config file's folder."""
+    cache_dir: str | None = None
+    """Folder where the trace is converted once and cached; null: ``results/cache`` in the working
+    directory.
+    """
+    bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
+    """Largest fraction of malformed or unparseable rows a converted table may have; above it the
+    conversion is refused, naming the first bad row.
+    """
+
+
+class CanonicalTrace(TraceCommon):
+    """``format: canonical``: a converted ``tasks.parquet`` (``fairsim trace convert``)."""
+
+    format: Literal["canonical"]
+    """A table in the canonical schema."""
+    path: str
+    """The ``tasks.parquet`` or a folder holding one; relative to the config file's folder."""
+
+
+class SyntheticTrace(TraceCommon):
+    """``format: synthetic``: ``n_tasks`` generated tasks, drawn with the run's seed."""
+
+    format: Literal["synthetic"]
+    """Generated tasks."""
+    n_tasks: int = Field(gt=0)
+    """Number of generated tasks."""
+    duration_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """The arrival window in seconds; null: it scales with ``n_tasks`` at the Google sample's 8.675
+    tasks/s (613,827 tasks in 70,756 s), so a larger workload is a longer trace at the same load
+    per hour, not a denser one.
+    """
+    model: Literal["google", "complex"] = "google"
+    """``google`` (independent tasks fitted to the Google sample) or ``complex`` (jobs with DAG
+    parents and instance counts).
+    """
+    cache_dir: str | None = None
+    """Folder where a ``complex`` workload is written once and cached; null: ``results/cache`` in
+    the working directory.
+    """
+
+
+class InlineTrace(TraceCommon):
+    """``format: inline``: users listed in the config (the DRFH paper's Fig. 4 scenario, the
+    PS-DSF paper's Section V users)."""
+
+    format: Literal["inline"]
+    """Users listed in the config."""
+    users: list[InlineUser] = Field(min_length=1)
+    """The users and their tasks."""
+
     @model_validator(mode="after")
-    def _check(self) -> TraceConfig:
-        if (self.format in ("google-2011", "canonical") or self.is_alibaba) and not self.path:
-            raise ValueError(f"path is required for format {self.format!r}")
-        if self.format == "synthetic" and self.n_tasks is None:
-            raise ValueError("n_tasks is required for format 'synthetic'")
-        if self.format != "synthetic" and self.duration_s is not None:
+    def _users(self) -> InlineTrace:
+        names = [u.name for u in self.users]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"users: duplicate user names {dup}")
+        both = sorted(
+            u.name for u in self.users if u.weight != 1.0 and u.name in (self.weights or {})
+        )
+        if both:
             raise ValueError(
-                f"trace.duration_s: {self.duration_s!r} (only format 'synthetic' has a "
-                "generated arrival window)"
+                f"weights: users {both} also have a weight in trace.users; give it once"
             )
-        if self.format == "inline" and not self.users:
-            raise ValueError("users is required for format 'inline'")
-        if self.end_s is not None and self.end_s <= self.start_s:
-            raise ValueError(f"end_s {self.end_s} must be greater than start_s {self.start_s}")
-        if self.n_tasks is not None:
-            check_memory("trace.n_tasks", self.n_tasks, "tasks", self.n_tasks * BYTES_PER_TASK)
-        if self.users:
-            names = [u.name for u in self.users]
-            dup = sorted({n for n in names if names.count(n) > 1})
-            if dup:
-                raise ValueError(f"users: duplicate user names {dup}")
-            n = sum(u.tasks or 0 for u in self.users)
-            check_memory("trace.users", n, "tasks (in all)", n * BYTES_PER_TASK)
-            both = sorted(
-                u.name for u in self.users if u.weight != 1.0 and u.name in (self.weights or {})
-            )
-            if both:
-                raise ValueError(
-                    f"weights: users {both} also have a weight in trace.users; give it once"
-                )
         return self
+
+
+#: Every trace format's model.
+TRACE_MODELS: tuple[type[TraceCommon], ...] = (
+    GoogleTrace,
+    AlibabaTrace,
+    CanonicalTrace,
+    SyntheticTrace,
+    InlineTrace,
+)
+for _model in TRACE_MODELS:
+    for _fmt in typing.get_args(_model.model_fields["format"].annotation):
+        _FORMAT_KEYS[_fmt] = tuple(
+            k for k in _model.model_fields if k not in TraceCommon.model_fields
+        )
+#: The trace formats, in the order of the models.
+TRACE_FORMATS: tuple[str, ...] = tuple(_FORMAT_KEYS)
+
+#: Where the tasks come from: one model per ``format`` (pydantic's discriminated union), so a key
+#: of another format is an error naming the key and the format.
+TraceConfig = Annotated[
+    GoogleTrace | AlibabaTrace | CanonicalTrace | SyntheticTrace | InlineTrace,
+    Field(discriminator="format"),
+]
 
 
 class ServerClass(_Strict):
@@ -607,12 +641,6 @@ class ClusterConfig(_Strict):
             names = [c.name for c in self.classes]
             if len(set(names)) != len(names) or not names:
                 raise ValueError(f"classes must have distinct names, got {names}")
-            n = sum(c.count for c in self.classes)
-            check_memory("cluster.classes", n, "servers (in all)", n * BYTES_PER_SERVER)
-        if self.servers is not None:
-            check_memory(
-                "cluster.servers", self.servers, "servers", self.servers * BYTES_PER_SERVER
-            )
         return self
 
     @field_validator("servers", mode="before")
@@ -645,32 +673,34 @@ class CollectConfig(_Strict):
     """
 
 
-def check_samples(cfg: RunConfig, start_s: float, horizon_s: float, n_resources: int = 2) -> None:
-    """Refuse a utilisation interval that would give no sample after the start, or too many
-    samples to hold in memory.
+def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
+    """Refuse a utilisation interval that would give no sample after the start.
 
     Parameters
     ----------
     cfg : RunConfig
     start_s, horizon_s : float
         The simulated window, in seconds.
-    n_resources : int
-        Resources per sample.
 
     Raises
     ------
     ValueError
         Naming ``collect.utilization_interval_s``.
+
+    See Also
+    --------
+    fairsim.scenario.limits.check_limits : the sizes this machine can hold (samples included).
     """
     dt = cfg.collect.utilization_interval_s
     window = horizon_s - start_s
     if not math.isfinite(window) or window <= 0:
         return
     if dt > window:
+        trace = cfg.trace
         hint = (
-            f"; {cfg.trace.n_tasks} synthetic tasks arrive at the Google sample's rate within "
+            f"; {trace.n_tasks} synthetic tasks arrive at the Google sample's rate within "
             "that window: give trace.duration_s for a longer one"
-            if cfg.trace.format == "synthetic" and cfg.trace.duration_s is None
+            if isinstance(trace, SyntheticTrace) and trace.duration_s is None
             else ""
         )
         raise ValueError(
@@ -678,14 +708,21 @@ def check_samples(cfg: RunConfig, start_s: float, horizon_s: float, n_resources:
             f"{window:g} s ({start_s:g} s to {horizon_s:g} s): no utilisation sample after the "
             f"start (utilization.parquet and its figure would show the start only){hint}"
         )
-    n = window / dt + 1
-    needed = n * (1 + n_resources) * BYTES_PER_SAMPLE_AND_RESOURCE
-    if needed > memory_bytes():
-        raise ValueError(
-            f"collect.utilization_interval_s: {dt:g} s gives {n:.3g} samples over {window:g} s, "
-            f"which need about {_size(needed)} of memory (estimate), more than this machine's "
-            f"{_size(memory_bytes())}"
-        )
+
+
+def _scheduler_entry(spec: SchedulerSpec) -> str | dict[str, Any]:
+    return spec.config_entry()
+
+
+#: One entry of ``schedulers``: validated into a
+#: :class:`~fairsim.schedulers.registry.SchedulerSpec`, written back (YAML, JSON, the config
+#: hash) as the name, alias or mapping it was given as (:meth:`SchedulerSpec.config_entry`).
+SchedulerEntry = Annotated[
+    SchedulerSpec,
+    PlainValidator(resolve),
+    PlainSerializer(_scheduler_entry),
+    WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "object"}]}),
+]
 
 
 class RunConfig(_Strict):
@@ -701,12 +738,13 @@ class RunConfig(_Strict):
     """Where the tasks come from."""
     cluster: ClusterConfig = ClusterConfig()
     """The server pool."""
-    schedulers: list[str | dict[str, Any]] = Field(min_length=1)
+    schedulers: list[SchedulerEntry] = Field(min_length=1)
     """Schedulers to compare, each simulated on the same workload and an identical copy of the
     pool: registered names (``fairsim run --help`` lists them; ``slots-14`` style aliases) or
     ``{name: ..., parameter: value}`` mappings validated against the scheduler's own parameters,
-    e.g. ``[ff-drfh, {name: psdsf, period_s: 2}, {name: slots, slots: 14}]``. Results go to one
-    folder per scheduler, named by its label (``psdsf-2``).
+    e.g. ``[ff-drfh, {name: psdsf, period_s: 2}, {name: slots, slots: 14}]``; from Python also a
+    ``fairsim.Scheduler`` subclass. Held as validated scheduler specs (name, class, parameters,
+    label). Results go to one folder per scheduler, named by its label (``psdsf-2``).
     """
     collect: CollectConfig = CollectConfig()
     """What the collectors record."""
@@ -729,7 +767,8 @@ class RunConfig(_Strict):
     @model_validator(mode="after")
     def _eligible(self) -> RunConfig:
         classes = [c.name for c in self.cluster.classes or []]
-        for j, u in enumerate(self.trace.users or []):
+        users = self.trace.users if isinstance(self.trace, InlineTrace) else []
+        for j, u in enumerate(users):
             for name in u.eligible or []:
                 if name not in classes:
                     known = ", ".join(classes) if classes else "none: cluster.classes is not set"
@@ -742,17 +781,15 @@ class RunConfig(_Strict):
     @field_validator("schedulers", mode="before")
     @classmethod
     def _known(cls, entries: Any) -> Any:
-        from fairsim.schedulers.registry import resolve
-
         if not isinstance(entries, list):
             return entries  # pydantic refuses it
-        out: list[str | dict[str, Any]] = []
+        out: list[SchedulerSpec] = []
         seen: dict[str, int] = {}
         for i, entry in enumerate(entries):
-            if not isinstance(entry, str | dict):
+            if not isinstance(entry, str | dict | type | SchedulerSpec):
                 raise ValueError(
-                    f"schedulers.{i}: {entry!r} (expected a scheduler name or a mapping "
-                    "{name: ..., parameter: value})"
+                    f"schedulers.{i}: {entry!r} (expected a scheduler name, a mapping "
+                    "{name: ..., parameter: value} or a fairsim.Scheduler subclass)"
                 )
             try:
                 spec = resolve(entry)
@@ -766,23 +803,17 @@ class RunConfig(_Strict):
                     "has the same result folder; remove one or give it another label)"
                 )
             seen[spec.label] = i
-            if isinstance(entry, str):
-                out.append(entry)
-            else:  # the validated values, in the scheduler's order; the label if one was given
-                given = {"label": entry["label"]} if "label" in entry else {}
-                out.append({"name": spec.name, **spec.params, **given})
+            out.append(spec)
         return out
 
     def scheduler_specs(self) -> list[SchedulerSpec]:
         """The validated schedulers (:class:`fairsim.schedulers.registry.SchedulerSpec`: name,
-        parameters, label), in the order of ``schedulers``."""
-        from fairsim.schedulers.registry import resolve
-
-        return [resolve(entry) for entry in self.schedulers]
+        class, parameters, label), in the order of ``schedulers``."""
+        return list(self.schedulers)
 
     def scheduler_labels(self) -> list[str]:
         """The schedulers' labels: their result folders (``OUT/<label>/``)."""
-        return [spec.label for spec in self.scheduler_specs()]
+        return [spec.label for spec in self.schedulers]
 
     def config_hash(self) -> str:
         """SHA-256 (first 16 hex digits) of the resolved config, canonical JSON."""
@@ -790,14 +821,38 @@ class RunConfig(_Strict):
         return hashlib.sha256(blob).hexdigest()[:16]
 
     def to_yaml(self) -> str:
-        """The resolved config as YAML (every default filled in)."""
-        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+        """The resolved config as YAML (every default filled in; the trace's own keys right
+        after its ``format``, then the keys every format has)."""
+        data = self.model_dump(mode="json")
+        trace = data["trace"]
+        own = _FORMAT_KEYS[trace["format"]]
+        data["trace"] = {
+            "format": trace["format"],
+            **{k: trace[k] for k in own},
+            **{k: v for k, v in trace.items() if k != "format" and k not in own},
+        }
+        return yaml.safe_dump(data, sort_keys=False)
 
 
 def _format_error(err: ValidationError) -> str:
     e = err.errors()[0]
-    loc = ".".join(str(p) for p in e["loc"]) or "config"
+    # a trace's format model appears in the location as its tag (trace.google-2011.path): drop it
+    parts = [
+        str(p)
+        for i, p in enumerate(e["loc"])
+        if not (i > 0 and e["loc"][i - 1] == "trace" and p in TRACE_FORMATS)
+    ]
+    loc = ".".join(parts) or "config"
     msg = str(e["msg"]).removeprefix("Value error, ")
+    if e["type"] == "union_tag_not_found":
+        return f"{loc}.format: required key is missing (one of {', '.join(TRACE_FORMATS)})"
+    if e["type"] == "union_tag_invalid":
+        tag = (e.get("ctx") or {}).get("tag")
+        close = difflib.get_close_matches(str(tag), TRACE_FORMATS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return (
+            f"{loc}.format: {tag!r} is not a trace format{hint} (known: {', '.join(TRACE_FORMATS)})"
+        )
     if e["type"] == "value_error" and (not e["loc"] or msg.startswith(f"{loc}.")):
         return msg  # a cross-field check names its own field
     value = e.get("input")
@@ -806,6 +861,40 @@ def _format_error(err: ValidationError) -> str:
     if isinstance(value, dict | list) or e["type"] == "value_error":
         return f"{loc}: {msg}"
     return f"{loc}: {msg} (got {value!r})"
+
+
+_CLASS_KEY = "__fairsim_scheduler_class__"
+
+
+def plain_copy(data: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of plain config data as JSON would make it (tuples become lists, mapping keys
+    strings), keeping the scheduler classes a Python caller may give in ``schedulers``.
+
+    Raises
+    ------
+    ConfigError
+        For a value that is neither plain data (YAML scalars, lists, mappings) nor a class.
+    """
+    classes: list[type] = []
+
+    def stash(obj: Any) -> Any:
+        if isinstance(obj, type):
+            classes.append(obj)
+            return {_CLASS_KEY: len(classes) - 1}
+        raise TypeError(type(obj).__name__)
+
+    def restore(obj: dict[str, Any]) -> Any:
+        return classes[obj[_CLASS_KEY]] if set(obj) == {_CLASS_KEY} else obj
+
+    try:
+        text = json.dumps(data, default=stash)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"config: a {exc} value is not plain config data (YAML scalars, lists and mappings; "
+            "a fairsim.Scheduler subclass in schedulers)"
+        ) from None
+    copied: dict[str, Any] = json.loads(text, object_hook=restore)
+    return copied
 
 
 def parse_config(data: Any, *, overrides: list[str] | None = None) -> RunConfig:
@@ -818,7 +907,7 @@ def parse_config(data: Any, *, overrides: list[str] | None = None) -> RunConfig:
     """
     if not isinstance(data, dict):
         raise ConfigError(f"config: expected a mapping at the top level, got {type(data).__name__}")
-    data = json.loads(json.dumps(data))  # deep copy of plain data
+    data = plain_copy(data)
     for ov in overrides or []:
         apply_override(data, ov)
     try:
@@ -917,15 +1006,51 @@ def apply_override(data: dict[str, Any], override: str) -> None:
         raise ConfigError(f"--set {override!r}: the value is not valid YAML ({problem})") from None
     except RecursionError:
         raise ConfigError(f"--set {override!r}: the value is nested too deeply") from None
-    value = _cwd_paths(".".join(parts), value)
+    set_dotted(
+        data, ".".join(parts), _cwd_paths(".".join(parts), value), where=f"--set {override!r}"
+    )
+
+
+def set_dotted(data: dict[str, Any], path: str, value: Any, *, where: str) -> None:
+    """Set ``value`` at a dotted path of plain config data, in place: the one setter of
+    ``fairsim run --set`` (:func:`apply_override`) and of sweep grids
+    (:func:`fairsim.scenario.sweep.run_data`).
+
+    A part of the path is a mapping key (created when missing) or, in a list, an index
+    (``schedulers.0``).
+
+    Parameters
+    ----------
+    data : dict
+        Plain config data (YAML as parsed), changed in place.
+    path : str
+        Dotted key, e.g. ``"cluster.servers"`` or ``"trace.constraints.share"``.
+    value : object
+        The new value.
+    where : str
+        How a message names the setting (``"--set 'a.b=1'"``, ``"grid.a.b"``).
+
+    Raises
+    ------
+    ConfigError
+        ``<where>: 'x' is not an index of a list of N`` or ``<where>: 'a.b' is not a mapping or
+        list``.
+
+    Examples
+    --------
+    >>> data = {"cluster": {"servers": 10}, "schedulers": ["ff-drfh"]}
+    >>> set_dotted(data, "cluster.servers", 20, where="--set")
+    >>> set_dotted(data, "schedulers.0", "bf-drfh", where="--set")
+    >>> data
+    {'cluster': {'servers': 20}, 'schedulers': ['bf-drfh']}
+    """
+    parts = path.split(".")
     node: Any = data
     for depth, part in enumerate(parts):
         last = depth == len(parts) - 1
         if isinstance(node, list):
             if not part.isdigit() or int(part) >= len(node):
-                raise ConfigError(
-                    f"--set {override!r}: {part!r} is not an index of a list of {len(node)}"
-                )
+                raise ConfigError(f"{where}: {part!r} is not an index of a list of {len(node)}")
             if last:
                 node[int(part)] = value
             else:
@@ -936,7 +1061,7 @@ def apply_override(data: dict[str, Any], override: str) -> None:
             else:
                 node = node.setdefault(part, {})
         else:
-            raise ConfigError(f"--set {override!r}: {parts[depth - 1]!r} is not a mapping or list")
+            raise ConfigError(f"{where}: {'.'.join(parts[:depth])!r} is not a mapping or list")
 
 
 def _cwd_paths(key: str, value: Any) -> Any:

@@ -21,6 +21,7 @@ from fairsim.atomic import atomic_dir, write_text
 from fairsim.scenario.config import (
     RunConfig,
 )
+from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pipeline import Hooks, prepare_scenario
 from fairsim.simulator.results import write_json, write_run, write_table
 
@@ -76,11 +77,13 @@ def run_config(
     Raises
     ------
     ConfigError
-        If the trace or the pool cannot be resolved, the window holds no task, or the
-        utilisation interval does not fit the window.
+        If the trace or the pool cannot be resolved, the window holds no task, the
+        utilisation interval does not fit the window, or a size does not fit in this machine's
+        memory (:func:`fairsim.scenario.limits.check_limits`, before ``out`` is made).
     OutputError
         If ``out`` is refused (an existing file, below a file, not writable, not empty).
     """
+    check_limits(cfg)  # sizes this machine cannot hold: refused before the folder is made
     with atomic_dir(out, overwrite=overwrite, protect=protect, what=what) as tmp:
         return _run_into(cfg, tmp, base=base, progress=progress, report=report, hooks=hooks)
 

@@ -32,6 +32,7 @@ import pandas as pd
 
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import RunConfig, check_samples
+from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pool import build_pool, pool_capacity
 from fairsim.scenario.scheduler_run import run_scheduler
 from fairsim.scenario.workload import Workload, constrained_workload, resolve_workload, user_weights
@@ -341,15 +342,19 @@ def prepare_scenario(
     [('ff-drfh', 200), ('bf-drfh', 200)]
     """
     hooks = hooks or Hooks()
+    check_limits(cfg)  # sizes this machine cannot hold, before anything is allocated
     workload = (hooks.workload or resolve_workload)(cfg, base, progress)
     horizon = cfg.collect.horizon_s or workload.end_s
     # without a horizon the run lasts at least until the last submission
     end = horizon if math.isfinite(horizon) else workload.last_submit_s
-    try:
-        if end is not None:
-            check_samples(cfg, workload.start_s, end, len(workload.resources))
-    except ValueError as exc:
-        raise ConfigError(f"config: {exc}") from None
+    if end is not None:
+        try:
+            check_samples(cfg, workload.start_s, end)
+        except ValueError as exc:
+            raise ConfigError(f"config: {exc}") from None
+        check_limits(
+            cfg, start_s=workload.start_s, horizon_s=end, n_resources=len(workload.resources)
+        )
     pool = (hooks.pool or build_pool)(cfg, base, workload)
     capacity = pool_capacity(pool, workload.resources)
     open_source, index = constrained_workload(cfg, workload, pool)

@@ -54,7 +54,8 @@ import pyarrow as pa
 
 from fairsim.atomic import atomic_dir, check_writable_dir
 from fairsim.errors import ConfigError, OutputError, unknown_key
-from fairsim.scenario.config import RunConfig, check_name, parse_config, read_yaml
+from fairsim.scenario.config import RunConfig, check_name, parse_config, read_yaml, set_dotted
+from fairsim.scenario.limits import check_limits
 from fairsim.simulator.results import write_json, write_table
 
 log = logging.getLogger(__name__)
@@ -175,33 +176,12 @@ def load_sweep(path: str | Path) -> Sweep:
     return parse_sweep(read_yaml(path, "sweep"), source=str(path))
 
 
-def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
-    node: Any = data
-    parts = path.split(".")
-    for depth, part in enumerate(parts):
-        last = depth == len(parts) - 1
-        if isinstance(node, list):
-            if not part.isdigit() or int(part) >= len(node):
-                raise ConfigError(f"grid.{path}: {part!r} is not an index of a list of {len(node)}")
-            if last:
-                node[int(part)] = value
-            else:
-                node = node[int(part)]
-        elif isinstance(node, dict):
-            if last:
-                node[part] = value
-            else:
-                node = node.setdefault(part, {})
-        else:
-            raise ConfigError(f"grid.{path}: {'.'.join(parts[:depth])!r} is not a mapping")
-
-
 def run_data(sweep: Sweep, params: dict[str, Any], seed: int) -> dict[str, Any]:
     """The plain config mapping of one run (before validation)."""
     data: dict[str, Any] = json.loads(json.dumps(sweep.base))
     data["name"] = sweep.name
     for path, value in params.items():
-        _set_path(data, path, json.loads(json.dumps(value)))
+        set_dotted(data, path, json.loads(json.dumps(value)), where=f"grid.{path}")
     data["seed"] = seed
     return data
 
@@ -607,15 +587,20 @@ def run_sweep(
     Raises
     ------
     ConfigError
-        Bad sweep, bad executor spec or unreachable Dask scheduler; raised before any run starts.
+        Bad sweep, bad executor spec, unreachable Dask scheduler, or (local executor) a run
+        whose sizes do not fit in this machine's memory
+        (:func:`fairsim.scenario.limits.check_limits`); raised before any run starts.
     KeyboardInterrupt
         After cancelling the pending runs and writing ``runs.parquet`` for the finished ones.
     """
     from tqdm import tqdm
 
     spec = executor or f"local:{os.cpu_count() or 1}"
-    parse_executor(spec)
+    kind, _ = parse_executor(spec)
     runs = expand(sweep)
+    if kind == "local":  # runs on this machine: refuse what it cannot hold before any run
+        for run in runs:
+            check_limits(run.config)
     root = Path(out)
     _check_out(root)
     try:

@@ -22,8 +22,10 @@ from pathlib import Path
 from fairsim.atomic import atomic_dir
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import (
+    AlibabaTrace,
+    GoogleTrace,
     RunConfig,
-    TraceConfig,
+    SyntheticTrace,
     component_rng,
 )
 
@@ -43,12 +45,15 @@ def resolve_path(raw: str, base: Path | None = None) -> Path:
 DEFAULT_CACHE = Path("results") / "cache"
 
 
-def cache_root(trace: TraceConfig, base: Path | None = None) -> Path:
+def cache_root(
+    trace: GoogleTrace | AlibabaTrace | SyntheticTrace, base: Path | None = None
+) -> Path:
     """The cache folder of converted traces.
 
     Parameters
     ----------
-    trace : TraceConfig
+    trace : GoogleTrace, AlibabaTrace or SyntheticTrace
+        A trace format that writes to the cache.
     base : Path, optional
         The config file's folder.
 
@@ -80,12 +85,11 @@ def _cache_key(src: Path, parts: str | None) -> str:
     return h.hexdigest()[:16]
 
 
-def converted_google(trace: TraceConfig, base: Path | None, progress: bool) -> Path:
+def converted_google(trace: GoogleTrace, base: Path | None, progress: bool) -> Path:
     """Convert a Google 2011 folder once and return the cached canonical folder."""
     from fairsim.traces.fetch import parse_parts
     from fairsim.traces.google2011 import convert_google_2011
 
-    assert trace.path is not None
     src = resolve_path(trace.path, base)
     if not src.is_dir():
         raise ConfigError(f"trace.path: {str(src)!r} is not a directory")
@@ -107,12 +111,11 @@ def converted_google(trace: TraceConfig, base: Path | None, progress: bool) -> P
     return cache
 
 
-def converted_alibaba(trace: TraceConfig, base: Path | None) -> Path:
+def converted_alibaba(trace: AlibabaTrace, base: Path | None) -> Path:
     """Convert an Alibaba trace folder once and return the cached canonical folder."""
     from fairsim.traces.alibaba import convert_alibaba
     from fairsim.traces.schema import SCHEMA_VERSION
 
-    assert trace.path is not None
     src = resolve_path(trace.path, base)
     if not src.is_dir():
         raise ConfigError(f"trace.path: {str(src)!r} is not a directory")
@@ -136,7 +139,7 @@ def synthetic_complex(cfg: RunConfig, base: Path | None = None) -> Path:
     from fairsim.traces.synth import default_duration_s, synth_complex_jobs
 
     trace = cfg.trace
-    assert trace.n_tasks is not None
+    assert isinstance(trace, SyntheticTrace)
     rng_seed = int(component_rng(cfg.seed, "workload").integers(2**31))
     window = trace.duration_s or default_duration_s(trace.n_tasks)
     name = f"synthetic-complex-{trace.n_tasks}-{rng_seed}-w{window:.6g}"

@@ -26,8 +26,13 @@ import pyarrow.parquet as pq
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import (
     RESOURCES,
+    AlibabaTrace,
+    CanonicalTrace,
     ConstraintModel,
+    GoogleTrace,
+    InlineTrace,
     RunConfig,
+    SyntheticTrace,
     TraceConfig,
     component_rng,
     value_range,
@@ -83,9 +88,8 @@ class Workload:
     users: tuple[str, ...] | None = None
 
 
-def inline_frame(trace: TraceConfig) -> pd.DataFrame:
+def inline_frame(trace: InlineTrace) -> pd.DataFrame:
     """Tasks of an ``inline`` workload: each user submits identical tasks at its join time."""
-    assert trace.users is not None
     rows = []
     for j, u in enumerate(trace.users):
         if u.windows is not None or u.eligible is not None:
@@ -121,13 +125,12 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
     trace = cfg.trace
     start = trace.start_s
     end = trace.end_s if trace.end_s is not None else math.inf
-    if trace.format in ("google-2011", "canonical") or trace.is_alibaba:
-        if trace.format == "google-2011":
+    if isinstance(trace, GoogleTrace | AlibabaTrace | CanonicalTrace):
+        if isinstance(trace, GoogleTrace):
             folder = converted_google(trace, base, progress)
-        elif trace.is_alibaba:
+        elif isinstance(trace, AlibabaTrace):
             folder = converted_alibaba(trace, base)
         else:
-            assert trace.path is not None
             folder = resolve_path(trace.path, base)
         tasks = folder / "tasks.parquet" if folder.is_dir() else folder
         if not tasks.is_file():
@@ -172,25 +175,17 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
         work = Workload(open_parquet, start, end, info, resources, tasks.parent)
         work.last_submit_s = last
         return _with_jobs(cfg, work, dag)
-    if trace.format == "synthetic" and trace.model == "complex":
-        return resolve_workload(
-            cfg.model_copy(
-                update={
-                    "trace": trace.model_copy(
-                        update={
-                            "format": "canonical",
-                            "path": str(synthetic_complex(cfg, base).resolve()),
-                        }
-                    )
-                }
-            ),
-            base,
-            progress,
+    if isinstance(trace, SyntheticTrace) and trace.model == "complex":
+        # written once to the cache, then streamed like a converted trace
+        common = trace.model_dump(include=set(CanonicalTrace.model_fields))
+        written = str(synthetic_complex(cfg, base).resolve())
+        canonical = CanonicalTrace.model_validate(
+            {**common, "format": "canonical", "path": written}
         )
-    if trace.format == "synthetic":
+        return resolve_workload(cfg.model_copy(update={"trace": canonical}), base, progress)
+    if isinstance(trace, SyntheticTrace):
         from fairsim.traces.synth import synth_google_like
 
-        assert trace.n_tasks is not None
         rng_seed = int(component_rng(cfg.seed, "workload").integers(2**31))
         frame = synth_google_like(trace.n_tasks, seed=rng_seed, duration_s=trace.duration_s)
         if trace.end_s is None:
@@ -260,7 +255,8 @@ def user_weights(
         If ``trace.weights`` names a user that submits no task in the simulated window.
     """
     trace = cfg.trace
-    named = {u.name: u.weight for u in trace.users or [] if u.weight != 1.0}
+    inline = trace.users if isinstance(trace, InlineTrace) else []
+    named = {u.name: u.weight for u in inline if u.weight != 1.0}
     named.update(trace.weights or {})
     if not named and trace.default_weight == 1.0:
         return None

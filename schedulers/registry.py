@@ -367,6 +367,8 @@ def scheduler_class(name: str) -> type[Scheduler]:
         If the name is defined twice (by two entry points, or by an entry point and fairsim or
         :func:`register_scheduler`), or its entry point cannot be loaded.
     """
+    if ":" in name:
+        return import_scheduler(name)
     eps = _entry_points().get(name, [])
     sources = [_BUILTIN.get(name), _REGISTERED.get(name)]
     found = [r for r in sources if r is not None]
@@ -486,6 +488,17 @@ class SchedulerSpec:
     cls: type[Scheduler]
     params: dict[str, Any]
     label: str
+    entry: str | dict[str, Any] | None = field(default=None, compare=False)
+    """The config entry that resolves to this spec, as written back into a resolved config
+    (:meth:`config_entry`)."""
+
+    def config_entry(self) -> str | dict[str, Any]:
+        """This scheduler as a config entry: the name or alias it was given as
+        (``"slots-14"``), else ``{name: ..., **parameters}`` with its label when one was given;
+        an unregistered class is named by its import path ``"module:Class"``."""
+        if self.entry is not None:
+            return self.entry
+        return {"name": self.name, **self.params, "label": self.label}
 
     def build(
         self,
@@ -538,13 +551,19 @@ def _construct(
     return sched
 
 
-def resolve(entry: str | Mapping[str, Any] | SchedulerSpec) -> SchedulerSpec:
-    """Validate a config entry: a name, an alias or a mapping ``{name, label?, **params}``.
+def resolve(
+    entry: str | Mapping[str, Any] | type[Scheduler] | SchedulerSpec,
+) -> SchedulerSpec:
+    """Validate a config entry: a name, an alias, a mapping ``{name, label?, **params}`` or a
+    :class:`~fairsim.simulator.scheduler.Scheduler` subclass.
 
     Parameters
     ----------
-    entry : str or mapping or SchedulerSpec
-        ``"ff-drfh"``, ``"slots-14"`` or ``{"name": "psdsf", "period_s": 2}``.
+    entry : str or mapping or Scheduler subclass or SchedulerSpec
+        ``"ff-drfh"``, ``"slots-14"``, ``{"name": "psdsf", "period_s": 2}``, a class (given
+        directly from Python, e.g. in ``fairsim.simulate``) or its import path
+        ``"my_package.fifo:Fifo"``. An unregistered class is labelled by the ``name`` it
+        declares (else its class name) and written into a resolved config as its import path.
 
     Returns
     -------
@@ -560,10 +579,14 @@ def resolve(entry: str | Mapping[str, Any] | SchedulerSpec) -> SchedulerSpec:
     """
     if isinstance(entry, SchedulerSpec):
         return entry
+    if isinstance(entry, type):
+        entry = _class_name(entry)
     label: str | None = None
     if isinstance(entry, str):
         name, given = entry, dict[str, Any]()
-        if name not in _BUILTIN and name not in _REGISTERED and name not in _entry_points():
+        if ":" in name:
+            pass  # an import path "module:Class" (scheduler_class imports it)
+        elif name not in _BUILTIN and name not in _REGISTERED and name not in _entry_points():
             for r in BUILTIN:
                 m = r.alias.pattern.fullmatch(name) if r.alias is not None else None
                 if m is not None:
@@ -576,6 +599,8 @@ def resolve(entry: str | Mapping[str, Any] | SchedulerSpec) -> SchedulerSpec:
                 "{name: psdsf, period_s: 2})"
             )
         name = entry["name"]
+        if isinstance(name, type):
+            name = _class_name(name)
         if not isinstance(name, str):
             raise ConfigError(f"name: {name!r} (expected a scheduler name)")
         given = {k: v for k, v in entry.items() if k not in ("name", "label")}
@@ -595,10 +620,61 @@ def resolve(entry: str | Mapping[str, Any] | SchedulerSpec) -> SchedulerSpec:
         )
     cls = scheduler_class(name)
     params = _validate_params(entry if isinstance(entry, str) else name, cls, given)
+    given_label = label
     if label is None:
-        label = _label(name, cls, params)
+        label = _label(_label_base(name, cls), cls, params)
     _check_label(name, label)
-    return SchedulerSpec(name=name, cls=cls, params=params, label=label)
+    written: str | dict[str, Any] = (
+        entry
+        if isinstance(entry, str)
+        else {"name": name, **params, **({"label": given_label} if given_label else {})}
+    )
+    return SchedulerSpec(name=name, cls=cls, params=params, label=label, entry=written)
+
+
+def _class_name(cls: type) -> str:
+    """How a config names a scheduler class given directly: its registered name, else its
+    import path ``module:Class``."""
+    for r in registrations():
+        if r.cls is cls:
+            return r.name
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _label_base(name: str, cls: type[Scheduler]) -> str:
+    """The first part of a label: the registered name, or for a class named by its import path
+    the ``name`` the class itself declares (else its class name)."""
+    if ":" not in name:
+        return name
+    own = cls.__dict__.get("name")
+    return own if isinstance(own, str) and own else cls.__name__
+
+
+def import_scheduler(path: str) -> type[Scheduler]:
+    """The scheduler class at an import path ``"module:Class"`` (``module:Outer.Inner`` for a
+    nested class), as a config may name an unregistered class.
+
+    Raises
+    ------
+    ConfigError
+        If the module cannot be imported, has no such name, or the name is not a subclass of
+        :class:`fairsim.Scheduler`.
+    """
+    module, _, qualname = path.partition(":")
+    if not module or not qualname:
+        raise ConfigError(f"scheduler {path!r}: expected an import path 'module:Class'")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except ImportError as exc:
+        raise ConfigError(f"scheduler {path!r}: cannot import {module!r} ({exc})") from None
+    except AttributeError:
+        raise ConfigError(f"scheduler {path!r}: module {module!r} has no {qualname!r}") from None
+    if not (isinstance(obj, type) and issubclass(obj, Scheduler)):
+        raise ConfigError(f"scheduler {path!r}: {obj!r} is not a subclass of fairsim.Scheduler")
+    params_model(obj)  # an unusable __init__ is refused now, naming the class
+    return obj
 
 
 def _validate_params(name: str, cls: type[Scheduler], given: Mapping[str, Any]) -> dict[str, Any]:

@@ -193,6 +193,27 @@ def _nested(annotation: Any) -> list[type[BaseModel]]:
     return [m for a in typing.get_args(annotation) for m in _nested(a)]
 
 
+def _base_model(model: type[BaseModel]) -> type[BaseModel] | None:
+    """The model ``model`` extends with keys of its own (a trace format extends
+    ``TraceCommon``), or None when its parent has no keys."""
+    parent = model.__mro__[1]
+    if issubclass(parent, BaseModel) and parent.model_fields:
+        return parent
+    return None
+
+
+def _own_fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    """The keys ``model`` adds to its base model's (all of them without one); a key the base
+    declares and the model narrows (a trace's ``format``) is the model's own."""
+    base = _base_model(model)
+    inherited = base.model_fields if base is not None else {}
+    return {
+        k: f
+        for k, f in model.model_fields.items()
+        if k not in inherited or f.annotation != inherited[k].annotation
+    }
+
+
 def _models(root: type[BaseModel]) -> list[tuple[str, type[BaseModel]]]:
     """``(dotted key, model)`` of ``root`` and every model nested in it, depth first."""
     out: list[tuple[str, type[BaseModel]]] = []
@@ -201,6 +222,9 @@ def _models(root: type[BaseModel]) -> list[tuple[str, type[BaseModel]]]:
     def walk(key: str, model: type[BaseModel]) -> None:
         if model in seen:
             return
+        base = _base_model(model)
+        if base is not None:  # the keys a family of models shares come first (TraceCommon)
+            walk(key, base)
         seen.add(model)
         out.append((key, model))
         for name, field in model.model_fields.items():
@@ -249,8 +273,15 @@ def config_reference() -> str:
         title = model.__name__
         where = f" (`{key.lstrip('.')}`)" if key else " (the top level)"
         lines += [f"## {title}", "", f"*Keys of* `{title}`{where}.", "", _doc(model), ""]
+        base = _base_model(model)
+        if base is not None:
+            lines += [
+                f"Besides its own keys below, every key of [{base.__name__}]"
+                f"(#{base.__name__.lower()}).",
+                "",
+            ]
         lines += ["| key | type | default | bounds | description |", "|---|---|---|---|---|"]
-        for name, field in model.model_fields.items():
+        for name, field in _own_fields(model).items():
             if not field.description:
                 log.warning(
                     "config reference: %s.%s has no description (add a docstring below the "

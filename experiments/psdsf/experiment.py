@@ -41,8 +41,16 @@ import pandas as pd
 import pyarrow as pa
 
 from fairsim.atomic import write_text
+from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
-from fairsim.scenario.config import RunConfig, component_rng, load_config, value_range
+from fairsim.scenario.config import (
+    InlineTrace,
+    InlineUser,
+    RunConfig,
+    component_rng,
+    load_config,
+    value_range,
+)
 from fairsim.scenario.pipeline import Hooks, Scenario, SchedulerRun, prepare_scenario
 from fairsim.scenario.workload import Workload
 from fairsim.schedulers.exact import solve_exact
@@ -78,6 +86,21 @@ D2_CPU_ALTERNATIVE = 0.1
 FULL = 0.95
 
 
+def _users(cfg: RunConfig) -> list[InlineUser]:
+    """The scenario's users (its trace is ``inline``: ``configs/psdsf-fig6.yaml``).
+
+    Raises
+    ------
+    ConfigError
+        If the config's trace is of another format.
+    """
+    if not isinstance(cfg.trace, InlineTrace):
+        raise ConfigError(
+            f"trace.format: {cfg.trace.format!r} (the PS-DSF reproduction needs format 'inline')"
+        )
+    return cfg.trace.users
+
+
 def pool(cfg: RunConfig) -> tuple[np.ndarray, list[str]]:
     """Capacity ``(n_servers, n_resources)`` and class name of every server, from ``classes``."""
     classes = cfg.cluster.classes
@@ -91,9 +114,7 @@ def pool(cfg: RunConfig) -> tuple[np.ndarray, list[str]]:
 def _scaled(cfg: RunConfig, quick: bool) -> tuple[float, float]:
     """Scale of the activity windows, and the horizon (s)."""
     scale = QUICK_TIME if quick else 1.0
-    horizon = cfg.collect.horizon_s or max(
-        w[1] for u in cfg.trace.users or [] for w in u.windows or []
-    )
+    horizon = cfg.collect.horizon_s or max(w[1] for u in _users(cfg) for w in u.windows or [])
     return scale, horizon * scale
 
 
@@ -112,7 +133,7 @@ def backlogged_users(
     its eligible servers, times ``step_s`` over its shortest run time, plus one.
     """
     out = []
-    for u in cfg.trace.users or []:
+    for u in _users(cfg):
         d = np.asarray(u.demand, dtype=np.float64) * grow
         ok = np.isin(classes, u.eligible) if u.eligible else np.ones(len(classes), dtype=bool)
         with np.errstate(divide="ignore"):
@@ -165,7 +186,7 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
     def workload(_cfg: RunConfig, _base: Path | None, _progress: bool) -> Workload:
         return Workload(open_backlog, 0.0, horizon, {"backlogged_users": len(users)}, users=order)
 
-    by_name = {u.name: u for u in cfg.trace.users or []}
+    by_name = {u.name: u for u in _users(cfg)}
     eligible = {
         c: np.isin(classes, by_name[n].eligible or [])
         for c, n in enumerate(order)
@@ -269,7 +290,7 @@ def exact_allocations(
     """
     cap, classes = pool(cfg)
     ids = [f"s{j}" for j in range(len(classes))]
-    by_name = {u.name: u for u in cfg.trace.users or []}
+    by_name = {u.name: u for u in _users(cfg)}
     paper = {n: [x * SPLIT for x in by_name[n].demand] for n in active}
     paper.update({n: list(d) for n, d in (demands or {}).items() if n in paper})
     data = {
@@ -310,7 +331,7 @@ def _util(
     """Utilisation of resource ``r`` (0: CPU, 1: memory) of class ``k`` (or of the union of the
     classes ``k``) under an exact allocation (:func:`exact_allocations`)."""
     group = [k] if isinstance(k, str) else k
-    by_name = {u.name: u for u in cfg.trace.users or []}
+    by_name = {u.name: u for u in _users(cfg)}
     need = {n: by_name[n].demand[r] * SPLIT for n in active}
     need.update({n: d[r] for n, d in (demands or {}).items() if n in need})
     names = [c.name for c in cfg.cluster.classes or []]
@@ -368,8 +389,8 @@ def run_experiment(
         frames.append(f)
     data = pd.concat(frames, ignore_index=True)
     write_table(pa.Table.from_pandas(data, preserve_index=False), out / "series.parquet")
-    users = [u.name for u in cfg.trace.users or []]
-    inactive = [u.name for u in cfg.trace.users or [] if u.windows and len(u.windows) > 1]
+    users = [u.name for u in _users(cfg)]
+    inactive = [u.name for u in _users(cfg) if u.windows and len(u.windows) > 1]
     exact_all = exact_allocations(cfg, users)
     exact_less = exact_allocations(cfg, [u for u in users if u not in inactive])
     sensitivity = _d2_sensitivity(cfg, [u for u in users if u not in inactive])
@@ -388,7 +409,7 @@ def run_experiment(
 def _d2_sensitivity(cfg: RunConfig, active: list[str]) -> dict[str, float] | None:
     """Exact PS-DSF's class-D CPU utilisation with ``active`` users, with user 2's CPU demand as
     configured and as :data:`D2_CPU_ALTERNATIVE` (Table III allows any value <= 2/15)."""
-    by_name = {u.name: u for u in cfg.trace.users or []}
+    by_name = {u.name: u for u in _users(cfg)}
     names = [c.name for c in cfg.cluster.classes or []]
     if "user2" not in active or "D" not in names:
         return None
@@ -407,7 +428,7 @@ def _phases(cfg: RunConfig) -> list[tuple[float, float]]:
     """The intervals between changes of the set of active users, over (0, horizon)."""
     edges = {0.0}
     horizon = cfg.collect.horizon_s or 0.0
-    for u in cfg.trace.users or []:
+    for u in _users(cfg):
         for a, b in u.windows or []:
             edges.update((a, b))
     horizon = max([horizon, *edges])
@@ -549,8 +570,7 @@ def _report(
     names = [c.name for c in cfg.cluster.classes or []]
     sch = s["schedulers"]
     demands = ", ".join(
-        f"{u.name} ({', '.join(f'{x * SPLIT:.4g}' for x in u.demand)})"
-        for u in cfg.trace.users or []
+        f"{u.name} ({', '.join(f'{x * SPLIT:.4g}' for x in u.demand)})" for u in _users(cfg)
     )
     lines = [
         "# PS-DSF paper, Section V: Table IV and Fig. 6 (online reproduction)",
@@ -728,7 +748,7 @@ def _report(
         # fully utilized under any of the allocation mechanisms)": every phase; as in the paper,
         # PS-DSF online and TSF / C-DRFH exact ("we precisely find these allocations every
         # second"); our online TSF / C-DRFH (first fit, no preemption) for information
-        d2 = next((u.demand for u in cfg.trace.users or [] if u.name == "user2"), None)
+        d2 = next((u.demand for u in _users(cfg) if u.name == "user2"), None)
         for resource, groups, text, how in (
             ("mem", [[k] for k in names], "memory on all servers", "every class"),
             ("cpu", [["A", "B"]], "CPU of classes A and B", "classes A and B together"),

@@ -44,7 +44,44 @@ def _with(**patch: object) -> dict:
             {**BASE, "schedulerz": ["bf-drfh"]},
             r"unknown key 'schedulerz'; did you mean 'schedulers'\?",
         ),
-        (_with(trace__pathh="x"), r"trace: unknown key 'pathh'; did you mean 'path'\?"),
+        (_with(trace__n_taks=5), r"trace: unknown key 'n_taks'; did you mean 'n_tasks'\?"),
+        (
+            {**BASE, "trace": {"format": "canonical", "pathh": "x"}},
+            r"trace: unknown key 'pathh'; did you mean 'path'\?",
+        ),
+        # a key of another format is refused naming the key and both formats (it was ignored)
+        (
+            _with(trace__parts="0-13"),
+            r"^config: trace: parts: not a key of format 'synthetic' \(it belongs to format "
+            r"'google-2011'\)$",
+        ),
+        (
+            {**BASE, "trace": {"format": "google-2011", "path": "g", "n_tasks": 5}},
+            r"^config: trace: n_tasks: not a key of format 'google-2011' \(it belongs to format "
+            r"'synthetic'\)$",
+        ),
+        (
+            {**BASE, "trace": {"format": "inline", "users": [], "model": "complex"}},
+            r"^config: trace: model: not a key of format 'inline'",
+        ),
+        (
+            {**BASE, "trace": {"format": "synthetic", "n_tasks": 5, "users": []}},
+            r"^config: trace: users: not a key of format 'synthetic' \(it belongs to format "
+            r"'inline'\)$",
+        ),
+        (
+            {**BASE, "trace": {"format": "alibaba-2017", "path": "a", "parts": "0"}},
+            r"^config: trace: parts: not a key of format 'alibaba-2017'",
+        ),
+        (
+            {**BASE, "trace": {"format": "synthetc", "n_tasks": 5}},
+            r"^config: trace\.format: 'synthetc' is not a trace format; did you mean "
+            r"'synthetic'\?",
+        ),
+        (
+            {**BASE, "trace": {"n_tasks": 5}},
+            r"^config: trace\.format: required key is missing \(one of google-2011, ",
+        ),
         (
             _with(schedulers=["bf-drfh", "slot-14"]),
             r"schedulers: unknown scheduler 'slot-14'; did you mean 'slots-14'\?",
@@ -65,7 +102,8 @@ def _with(**patch: object) -> dict:
         (_with(trace__duration_s=0), r"trace\.duration_s: .*greater than 0 \(got 0\)"),
         (
             {**BASE, "trace": {"format": "canonical", "path": "x", "duration_s": 60}},
-            r"trace\.duration_s: 60\.0 \(only format 'synthetic' has a generated arrival window\)",
+            r"trace: duration_s: not a key of format 'canonical' \(it belongs to format "
+            r"'synthetic'\)",
         ),
     ],
 )
@@ -77,7 +115,7 @@ def test_config_errors_name_the_field(data: dict, message: str) -> None:
 
 def test_overrides_and_hash() -> None:
     cfg = parse_config(BASE, overrides=["cluster.servers=40", "schedulers=[ff-drfh, slots-12]"])
-    assert cfg.cluster.servers == 40 and cfg.schedulers == ["ff-drfh", "slots-12"]
+    assert cfg.cluster.servers == 40 and cfg.scheduler_labels() == ["ff-drfh", "slots-12"]
     assert cfg.config_hash() != parse_config(BASE).config_hash()
     assert parse_config(BASE).config_hash() == parse_config(BASE).config_hash()
     with pytest.raises(ConfigError, match=r"--set 'cluster': expected key=value"):
@@ -90,7 +128,7 @@ def test_missing_config_file(tmp_path: Path) -> None:
 
 
 def test_shipped_configs_validate() -> None:
-    from fairsim.experiments.bonald_roberts import bonald_roberts_repro as bonald_roberts
+    from fairsim.experiments.bonald_roberts import experiment as bonald_roberts
 
     for path in sorted((ROOT / "configs").glob("*.yaml")):
         if path.name == "bonald-roberts.yaml":  # the dynamic-demand model, not a cluster run
@@ -602,7 +640,7 @@ def test_relative_paths_are_relative_to_the_config_file(
         )[0]
         == 0
     )
-    data = {**TINY, "trace": {"format": "canonical", "path": "../data", "cache_dir": "cache"}}
+    data = {**TINY, "trace": {"format": "canonical", "path": "../data"}}
     cfg = _config(conf, data)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

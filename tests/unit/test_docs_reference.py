@@ -33,9 +33,14 @@ def test_every_config_key_is_described(generate: ModuleType) -> None:
     names = [m.__name__ for _, m in models]
     assert names == [
         "RunConfig",
-        "TraceConfig",
-        "InlineUser",
+        "TraceCommon",
         "ConstraintModel",
+        "GoogleTrace",
+        "AlibabaTrace",
+        "CanonicalTrace",
+        "SyntheticTrace",
+        "InlineTrace",
+        "InlineUser",
         "ClusterConfig",
         "ServerClass",
         "CollectConfig",

@@ -225,7 +225,7 @@ def test_parameters_from_yaml(tmp_path: Path) -> None:
         }
     )
     # the validated values are kept, in the scheduler's order; plain names are unchanged
-    assert cfg.schedulers == [
+    assert cfg.model_dump(mode="json")["schedulers"] == [
         "ff-drfh",
         {"name": "psdsf", "period_s": 2.0},
         {"name": "slots", "slots": 14},
@@ -321,7 +321,11 @@ def test_aliases_and_their_parameters_are_the_same_scheduler() -> None:
             {"name": "psdsf", "label": "a/b"},
             r"schedulers\.0: psdsf: label 'a/b' is not a single folder name",
         ),
-        (7, r"schedulers\.0: 7 \(expected a scheduler name or a mapping"),
+        (
+            7,
+            r"schedulers\.0: 7 \(expected a scheduler name, a mapping \{name: \.\.\., "
+            r"parameter: value\} or a fairsim\.Scheduler subclass\)$",
+        ),
         ("bf-drfx", r"schedulers: unknown scheduler 'bf-drfx'; did you mean 'bf-drfh'\?"),
     ],
 )

@@ -71,7 +71,7 @@ def test_product_of_two_paths_and_list_values() -> None:
     data["grid"]["cluster.servers"] = [20, 30, 40]
     runs = expand(parse_sweep(data))
     assert len(runs) == 2 * 3 * 2
-    assert runs[-1].config.schedulers == ["bf-drfh", "ff-drfh"]
+    assert runs[-1].config.scheduler_labels() == ["bf-drfh", "ff-drfh"]
 
 
 @pytest.mark.parametrize(
@@ -351,7 +351,7 @@ def test_grid_may_supply_what_base_leaves_out() -> None:
     base = {k: v for k, v in TINY["base"].items() if k != "schedulers"}
     data = {**TINY, "base": base, "grid": {"schedulers": [["slots-14"], ["bf-drfh"]]}}
     runs = expand(parse_sweep(data))
-    assert [r.config.schedulers for r in runs] == [["slots-14"]] * 2 + [["bf-drfh"]] * 2
+    assert [r.config.scheduler_labels() for r in runs] == [["slots-14"]] * 2 + [["bf-drfh"]] * 2
     with pytest.raises(
         ConfigError,
         match=r"^base \(at grid point \{'cluster\.servers': 20\}\): schedulers: required key is "
