@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 
 from fairsim.errors import TraceError
+from fairsim.experiments.cli import main
 from fairsim.traces.fetch import (
     MACHINE_EVENTS,
     URL_ENV_VAR,
@@ -200,6 +201,63 @@ def test_base_url_and_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     monkeypatch.delenv(DATA_ENV_VAR)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert data_dir() == tmp_path / "xdg" / "fairsim"  # pooch's os_cache on Linux
+
+
+def test_cli_trace_fetch(
+    google_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv(DATA_ENV_VAR, str(tmp_path / "cache"))
+    with serve(google_dir) as (url, requests):
+        monkeypatch.setenv(URL_ENV_VAR, url)
+        assert main(["trace", "fetch", "google-2011", "--parts", "1", "--no-progress"]) == 0
+    dest = tmp_path / "cache" / "google-2011"
+    assert capsys.readouterr().out.split() == [str(dest / PART1), str(dest / MACHINE_EVENTS)]
+    assert _gets(requests) == sorted([PART1, MACHINE_EVENTS])
+    served = tmp_path / "served"
+    (served / "task_events").mkdir(parents=True)
+    (served / PART1).write_bytes(b"not the part")
+    with serve(served) as (url, _):
+        monkeypatch.setenv(URL_ENV_VAR, url)
+        args = ["trace", "fetch", "google-2011", "--parts", "1", "--tables", "task_events"]
+        assert main([*args, "--dest", str(tmp_path / "d"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"fairsim: error: {PART1}: SHA-256 mismatch of the file downloaded")
+
+
+def test_reproductions_read_the_fetched_sample(
+    fetched: Fetched, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """drfh-google and udrf, without a shared folder, point trace.path at the fetched sample."""
+    import fairsim.experiments.drfh.drfh_google as drfh
+    import fairsim.experiments.udrf.udrf_repro as udrf
+
+    before = len(fetched.requests)
+    monkeypatch.setenv(DATA_ENV_VAR, str(fetched.cache))
+    monkeypatch.setenv(URL_ENV_VAR, fetched.url)
+    monkeypatch.chdir(tmp_path)
+    seen: list[str | None] = []
+
+    class Stop(Exception):
+        pass
+
+    for module in (drfh, udrf):
+        real = module.load_config
+
+        def spy(*args: Any, real: Any = real, **kwargs: Any) -> Any:
+            seen.append(real(*args, **kwargs).trace.path)
+            raise Stop
+
+        monkeypatch.setattr(module, "load_config", spy)
+    with pytest.raises(Stop):
+        drfh.run_experiment(shared=tmp_path / "absent", out=tmp_path / "d", progress=False)
+    with pytest.raises(Stop):
+        udrf.run_experiment(tmp_path / "u", shared=tmp_path / "absent", progress=False)
+    assert seen == [str(fetched.folder)] * 2
+    assert len(fetched.requests) == before
 
 
 @pytest.mark.slow
