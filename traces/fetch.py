@@ -21,7 +21,7 @@ import hashlib
 import logging
 import os
 import re
-import tempfile
+import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -300,9 +300,8 @@ def _download(url: str, target: Path, rel: str, want: str, progress: bool) -> No
 
     target.parent.mkdir(parents=True, exist_ok=True)
     log.info("fetching %s from %s", rel, url)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".download", dir=target.parent)
-    os.close(fd)
-    tmp = Path(name)
+    # a unique name beside the target (created by the download with the umask's permissions)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.download")
     # pooch sets the bar's total from Content-Length and draws only a bar that is true, i.e. whose
     # total is non-zero; the tiny delay keeps the placeholder total of 1 from being drawn
     bar = tqdm(total=1, desc=rel, unit="B", unit_scale=True, delay=1e-9) if progress else None
