@@ -5,6 +5,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+# the shared data folder; without its traces/google-2011, `make experiment` and `make reproduce-udrf`
+# download the Google sample into $FAIRSIM_DATA_DIR (default ~/.cache/fairsim) (docs/traces.md)
 SHARED ?= ../shared
 # `make bench` pairs its speed points with this revision (A B A B); e.g. make bench BENCH_VS=main~3
 BENCH_VS ?= HEAD~1

@@ -7,7 +7,7 @@
     fairsim solve --compare A,B INSTANCE.json [--sharing rdm|tdm] [--online]
     fairsim properties [--mechanism M ...] [--instances N] [--seed S] [--json] [--out DIR]
     fairsim trace convert FORMAT SRC --out DIR [--overwrite] [--bad-row-threshold F]
-    fairsim trace fetch google-2011 --parts 0-13 --dest DIR [--sha256sum FILE]
+    fairsim trace fetch google-2011 [--parts 0-13] [--dest DIR] [--sha256sum FILE]
     fairsim trace synth --tasks N --seed S --out DIR [--overwrite]
     fairsim experiment drfh-google [--shared ../shared] [--out results/drfh-google]
     fairsim experiment bonald-roberts [--quick] [--out results/bonald-roberts]
@@ -172,19 +172,16 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
 def cmd_trace_fetch(args: argparse.Namespace) -> int:
     from fairsim.errors import TraceError
     from fairsim.traces.fetch import fetch_google_2011, parse_parts
+    from fairsim.traces.paths import data_dir
 
     if args.dataset != "google-2011":
         raise TraceError(f"trace fetch: unknown dataset {args.dataset!r} (available: google-2011)")
-    if args.sha256sum is None:
-        raise TraceError(
-            "trace fetch: --sha256sum is required (Google's SHA256SUM file, e.g. "
-            "../shared/traces/google-2011/SHA256SUM)"
-        )
     paths = fetch_google_2011(
         parse_parts(args.parts),
-        Path(args.dest),
+        Path(args.dest) if args.dest else data_dir() / "google-2011",
         tables=tuple(args.tables.split(",")),
-        sha256sum=Path(args.sha256sum),
+        sha256sum=Path(args.sha256sum) if args.sha256sum else None,
+        progress=not args.no_progress,
     )
     for p in paths:
         print(p)
@@ -386,12 +383,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
     c.set_defaults(func=cmd_trace_convert)
-    f = tsub.add_parser("fetch", help="download official trace files, checksum-verified")
+    f = tsub.add_parser(
+        "fetch",
+        help="download official trace files, checksum-verified",
+        description="Download Google clusterdata-2011-2 files (from $FAIRSIM_GOOGLE_2011_URL "
+        "when set), each kept only if its SHA-256 matches Google's list; files already there "
+        "and verified are not downloaded again.",
+    )
     f.add_argument("dataset", help="google-2011")
-    f.add_argument("--parts", default="0-13", help="task_events parts (default 0-13)")
-    f.add_argument("--dest", default="data/google-2011", help="download folder")
-    f.add_argument("--tables", default="task_events,job_events", help="tables to fetch")
-    f.add_argument("--sha256sum", help="Google's SHA256SUM file")
+    f.add_argument("--parts", default="0-13", help="part numbers (default 0-13)")
+    f.add_argument(
+        "--dest",
+        help="download folder (default: the download cache the reproductions read, "
+        "$FAIRSIM_DATA_DIR/google-2011, else ~/.cache/fairsim/google-2011 on Linux)",
+    )
+    f.add_argument(
+        "--tables",
+        default="task_events,machine_events",
+        help="tables to fetch (default task_events,machine_events: the reproductions' sample)",
+    )
+    f.add_argument(
+        "--sha256sum",
+        help="Google's SHA256SUM file (default: the sample's entries, which fairsim ships)",
+    )
+    f.add_argument("--no-progress", action="store_true", help="no progress bars")
     f.set_defaults(func=cmd_trace_fetch)
     y = tsub.add_parser(
         "synth",
@@ -458,7 +473,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=tuple(REPRODUCTIONS),
         help="the reproduction: %(choices)s",
     )
-    e.add_argument("--shared", default="../shared", help="the shared data folder (traces)")
+    e.add_argument(
+        "--shared",
+        default="../shared",
+        help="the shared data folder (traces); without its traces/google-2011, drfh-google and "
+        "udrf fetch the Google sample into the download cache ($FAIRSIM_DATA_DIR)",
+    )
     e.add_argument("--out", help="output folder (default results/<which>), replaced")
     e.add_argument("--quick", action="store_true", help="a small slice, for a smoke test")
     e.add_argument("--no-progress", action="store_true", help="no progress bars")

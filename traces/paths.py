@@ -1,4 +1,5 @@
-"""Where the shared trace samples live (``FAIRSIM_SHARED``)."""
+"""Where the shared trace samples live (``FAIRSIM_SHARED``) and where downloads are cached
+(``FAIRSIM_DATA_DIR``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 from fairsim.errors import TraceError
 
 ENV_VAR = "FAIRSIM_SHARED"
+#: Overrides the download cache (pooch's convention: ``<PROJECT>_DATA_DIR``).
+DATA_ENV_VAR = "FAIRSIM_DATA_DIR"
 
 
 def shared_dir() -> Path:
@@ -60,3 +63,23 @@ def google_2011_dir() -> Path:
     if not path.is_dir():
         raise TraceError(f"Google 2011 samples not found: {path} is not a directory")
     return path
+
+
+def data_dir() -> Path:
+    """Return the folder that caches downloaded trace files.
+
+    ``FAIRSIM_DATA_DIR`` when set, else the user cache folder of the platform (pooch's
+    ``os_cache("fairsim")``: ``$XDG_CACHE_HOME/fairsim``, by default ``~/.cache/fairsim``, on
+    Linux; ``~/Library/Caches/fairsim`` on macOS). It need not exist yet.
+
+    Returns
+    -------
+    pathlib.Path
+        Absolute path of the cache folder.
+    """
+    env = os.environ.get(DATA_ENV_VAR)
+    if env:
+        return Path(env).expanduser().resolve()
+    import pooch  # imported lazily: only downloads need it
+
+    return Path(pooch.os_cache("fairsim")).expanduser().resolve()

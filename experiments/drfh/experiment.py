@@ -101,8 +101,8 @@ EXPLANATIONS = {
 }
 
 
-def _config(name: str, shared: Path, quick: bool, extra: list[str] | None = None) -> RunConfig:
-    overrides = [f"trace.path={shared / 'traces' / 'google-2011'}"] if name == "drfh-google" else []
+def _config(name: str, trace_dir: Path, quick: bool, extra: list[str] | None = None) -> RunConfig:
+    overrides = [f"trace.path={trace_dir}"] if name == "drfh-google" else []
     if quick and name == "drfh-google":
         overrides += ["trace.end_s=7200", "cluster.servers=400"]
     return load_config(CONFIGS / f"{name}.yaml", overrides=overrides + (extra or []))
@@ -240,7 +240,8 @@ def run_experiment(*, shared: Path, out: Path, quick: bool = False, progress: bo
     Parameters
     ----------
     shared : Path
-        The ``shared`` folder holding ``traces/google-2011``.
+        The ``shared`` folder holding ``traces/google-2011``; when that is missing, the sample is
+        fetched into the download cache (:func:`fairsim.traces.fetch.google_2011_sample`).
     out : Path
         Output folder.
     quick : bool
@@ -248,15 +249,17 @@ def run_experiment(*, shared: Path, out: Path, quick: bool = False, progress: bo
 
     Raises
     ------
-    fairsim.errors.ConfigError
-        If the trace folder is missing.
+    fairsim.errors.TraceError
+        If the sample must be fetched and a download fails or does not verify.
     """
     from fairsim.experiments.drfh import figures as figures
     from fairsim.experiments.drfh.report import collect_numbers, write_report
+    from fairsim.traces.fetch import google_2011_sample
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
-    main_cfg = _config("drfh-google", shared, quick)
+    sample = google_2011_sample(shared, progress=progress)
+    main_cfg = _config("drfh-google", sample, quick)
     log.info(
         "step 1/5: %s on %s servers",
         ", ".join(main_cfg.scheduler_labels()),
@@ -269,12 +272,12 @@ def run_experiment(*, shared: Path, out: Path, quick: bool = False, progress: bo
     best = figures.best_slots(figures.table_ii(out))
     log.info("step 3/5: %s and bf-drfh under the older rule for right-censored tasks", best)
     old_rule = _config(
-        "drfh-google", shared, quick, ["trace.censored=complete", f"schedulers=[{best},bf-drfh]"]
+        "drfh-google", sample, quick, ["trace.censored=complete", f"schedulers=[{best},bf-drfh]"]
     )
     run_config(old_rule, out / SENSITIVITY_DIR, progress=progress, report=False)
     sharing_incentive(old_rule, out / SENSITIVITY_DIR, progress=progress)
     log.info("step 4/5: Fig. 4 dynamic three-user run")
-    run_config(_config("drfh-fig4", shared, quick), out / "fig4", progress=progress, report=False)
+    run_config(_config("drfh-fig4", sample, quick), out / "fig4", progress=progress, report=False)
     log.info("step 5/5: figures and report")
     numbers: dict[str, Any] = collect_numbers(out)
     numbers["explanations"] = EXPLANATIONS

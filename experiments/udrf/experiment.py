@@ -252,7 +252,9 @@ def run_experiment(
     config : Path
         The scenario (default ``configs/udrf-google.yaml``).
     shared : Path, optional
-        The ``../shared`` folder (its ``traces/google-2011``); default: the config's path.
+        The ``../shared`` folder (its ``traces/google-2011``; when that is missing, the sample
+        fetched into the download cache, :func:`fairsim.traces.fetch.google_2011_sample`);
+        default: the config's path.
     quick : bool
         The jobs submitted in (``QUICK_START_S``, ``QUICK_END_S``) on ``QUICK_SERVERS`` servers,
         ``drf-lockstep`` and ``udrf`` only.
@@ -264,7 +266,9 @@ def run_experiment(
     """
     ovr = []
     if shared is not None:
-        ovr.append(f"trace.path={Path(shared) / 'traces' / 'google-2011'}")
+        from fairsim.traces.fetch import google_2011_sample  # fetched when shared lacks it
+
+        ovr.append(f"trace.path={google_2011_sample(Path(shared), progress=progress)}")
     if quick:
         ovr += [
             f"trace.start_s={QUICK_START_S}",
