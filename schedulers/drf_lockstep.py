@@ -88,6 +88,8 @@ class DRFLockstep(JobFirstFit):
     """
 
     name = "drf-lockstep"
+    work_conserving = False  # a user's waiting jobs start together or not at all (UDRF Fig. 9)
+    fifo_within_user = False  # whole jobs, First-Fit kind by kind; an oversized one in parts
 
     def bind(self, cluster: ClusterView) -> None:
         """Machine classes and kinds (:class:`JobFirstFit`); per-user job instances."""

@@ -67,6 +67,8 @@ class Slots(ProgressiveFilling):
     on the tasks' real demands, not on slots.
     """
 
+    work_conserving = False  # counts slots: a task waits for a slot while its resources are free
+
     #: Default of ``capacity_tol``: a little over the largest shortfall (0.001, 0.749 for 3/4) of
     #: a Google machine_events capacity below its round value.
     CAPACITY_TOL = 0.0012

@@ -107,6 +107,7 @@ class UDRF(JobFirstFit):
     """
 
     name = "udrf"
+    fifo_within_user = False  # whole jobs: a later job starts when an earlier one does not fit
 
     # ------------------------------------------------------------------ binding
     def bind(self, cluster: ClusterView) -> None:

@@ -75,6 +75,9 @@ class Scheduler:
 
         @fairsim.register_scheduler("my-fifo")
         class MyFifo(fairsim.Scheduler):
+            work_conserving = False  # the head of the queue blocks every user behind it
+            lowest_share_first = False  # arrival order, whoever submitted the task
+
             def bind(self, cluster):
                 super().bind(cluster)
                 self._queue = collections.deque()
@@ -100,7 +103,10 @@ class Scheduler:
             def pending(self):
                 return len(self._queue)
 
-    :func:`fairsim.testing.check_scheduler` runs the conformance suite on it.
+    :func:`fairsim.testing.check_scheduler` runs the conformance suite on it. Three of its checks
+    are properties of the fair schedulers of the field rather than of the engine's contract; a
+    scheduler that does not promise one sets the class attribute to ``False`` (with a one-line
+    reason beside it), and the suite skips that check, as ``MyFifo`` does.
 
     Attributes
     ----------
@@ -109,9 +115,22 @@ class Scheduler:
         ``"slots-14"``); it names the result folder and the ``scheduler`` of the results.
     cluster_ : ClusterView
         The view the scheduler is bound to (set by :meth:`bind`).
+    work_conserving : bool
+        Default True: after every pass at which it is due, no user's oldest waiting task (for a
+        scheduler that is not ``fifo_within_user``: no waiting task) fits on a server its
+        placement constraint allows (:func:`fairsim.testing.check_work_conserving`).
+    lowest_share_first : bool
+        Default True: of users holding different numbers of identical tasks, the one holding
+        fewest is served first (:func:`fairsim.testing.check_lowest_share_first`).
+    fifo_within_user : bool
+        Default True: a user's tasks start in the order they were submitted
+        (:func:`fairsim.testing.check_fifo_within_user`).
     """
 
     name: str = "scheduler"
+    work_conserving: bool = True
+    lowest_share_first: bool = True
+    fifo_within_user: bool = True
 
     def bind(self, cluster: ClusterView) -> None:
         """Attach the scheduler to a cluster before the first event.

@@ -28,6 +28,10 @@ class Fifo(fairsim.Scheduler):
     blocking, like Hadoop's first FIFO scheduler), whoever submitted them.
     """
 
+    # two properties of fair schedulers that FIFO does not have (the conformance suite skips them)
+    work_conserving = False  # a user's task that fits waits behind the head of the queue
+    lowest_share_first = False  # arrival order, whoever submitted the task
+
     def bind(self, cluster: ClusterView) -> None:
         super().bind(cluster)  # stores the view as self.cluster_
         self.queue_: deque[tuple[int, np.ndarray]] = deque()

@@ -20,6 +20,8 @@ class Fifo(fairsim.Scheduler):
     waits until it fits (no user is favoured, no task overtakes another)."""
 
     name = "fifo-plugin"
+    work_conserving = False  # a user's task that fits waits behind the head of the queue
+    lowest_share_first = False  # arrival order, whoever submitted the task
 
     def bind(self, cluster: fairsim.ClusterView) -> None:
         """Bind to the cluster; an empty queue."""

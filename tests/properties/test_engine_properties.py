@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import random_frame
+from helpers import random_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import exact_instances
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_exact_properties import instances
 
 from fairsim.experiments.cli import main
 from fairsim.schedulers.exact import EXACT, POOLED, solve_exact
@@ -251,7 +251,7 @@ def _most(inst: Instance) -> np.ndarray:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    instances(max_users=3),
+    exact_instances(max_users=3),
     st.lists(st.integers(-6, 9), min_size=3, max_size=3),
     st.lists(st.floats(1.0, 9.99), min_size=3, max_size=3),
 )

@@ -4,8 +4,8 @@ capacity, eligibility, task bounds) and each mechanism's defining condition."""
 from __future__ import annotations
 
 import numpy as np
+from helpers import exact_instances
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from fairsim.schedulers.exact import EXACT, POOLED, solve_exact
@@ -14,32 +14,9 @@ from fairsim.schedulers.exact.lexmaxmin import drfh_share_per_task, maximin_shar
 from fairsim.schedulers.exact.pf import pf_kkt_gap
 from fairsim.schedulers.exact.pool import bmf_conditions
 from fairsim.schedulers.exact.psdsf import psdsf_sweeps, psdsf_violation
-from fairsim.schedulers.instance import Instance, parse_instance
+from fairsim.schedulers.instance import Instance
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@st.composite
-def instances(draw: st.DrawFn, max_users: int = 4, max_servers: int = 3) -> Instance:
-    n_r = draw(st.integers(1, 3))
-    n_s = draw(st.integers(1, max_servers))
-    n_u = draw(st.integers(1, max_users))
-    servers = [
-        {"id": f"s{k}", "capacity": draw(st.lists(st.integers(0, 12), min_size=n_r, max_size=n_r))}
-        for k in range(n_s)
-    ]
-    users = []
-    for i in range(n_u):
-        d = draw(st.lists(st.integers(0, 4), min_size=n_r, max_size=n_r).filter(any))
-        u = {"id": f"u{i}", "demand": d, "weight": draw(st.sampled_from([1, 1, 2, 3]))}
-        if draw(st.booleans()):
-            u["max_tasks"] = draw(st.integers(0, 8))
-        if draw(st.booleans()):
-            u["eligible"] = draw(st.lists(st.sampled_from([s["id"] for s in servers]), unique=True))
-        users.append(u)
-    return parse_instance(
-        {"resources": [f"r{k}" for k in range(n_r)], "servers": servers, "users": users}
-    )
 
 
 def pooled(inst: Instance) -> Instance:
@@ -108,7 +85,7 @@ def assert_lex_max_min(inst: Instance, x: np.ndarray, a: np.ndarray) -> None:
 
 
 @SETTINGS
-@given(instances())
+@given(exact_instances())
 def test_every_mechanism_is_feasible(inst: Instance) -> None:
     for name in EXACT:
         own = pooled(inst) if name in POOLED else inst  # pooled mechanisms refuse constraints
@@ -116,7 +93,7 @@ def test_every_mechanism_is_feasible(inst: Instance) -> None:
 
 
 @SETTINGS
-@given(instances())
+@given(exact_instances())
 def test_lexicographic_max_min_mechanisms(inst: Instance) -> None:
     gamma_all = monopoly_tasks(inst.capacity, inst.demand).sum(axis=1)
     with np.errstate(divide="ignore"):
@@ -140,7 +117,7 @@ def test_lexicographic_max_min_mechanisms(inst: Instance) -> None:
 
 
 @SETTINGS
-@given(instances())
+@given(exact_instances())
 def test_psdsf_meets_theorems_1_and_2(inst: Instance) -> None:
     for sharing in ("rdm", "tdm"):
         x, rounds = psdsf_sweeps(inst, sharing=sharing)
@@ -149,7 +126,7 @@ def test_psdsf_meets_theorems_1_and_2(inst: Instance) -> None:
 
 
 @SETTINGS
-@given(instances(max_users=3))
+@given(exact_instances(max_users=3))
 def test_pf_is_optimal_and_bmf_meets_its_definition(inst: Instance) -> None:
     assert pf_kkt_gap(inst, solve_exact("pf", inst)) < 1e-6
     p = pooled(inst)
@@ -157,7 +134,7 @@ def test_pf_is_optimal_and_bmf_meets_its_definition(inst: Instance) -> None:
 
 
 @SETTINGS
-@given(instances(max_servers=1))
+@given(exact_instances(max_servers=1))
 def test_lmm_mms_on_one_pool_is_bounded_drf(inst: Instance) -> None:
     inst = pooled(inst)
     np.testing.assert_allclose(
@@ -169,7 +146,7 @@ def test_lmm_mms_on_one_pool_is_bounded_drf(inst: Instance) -> None:
 
 
 @SETTINGS
-@given(instances(max_users=6, max_servers=1))
+@given(exact_instances(max_users=6, max_servers=1))
 def test_lmm_mms_pick_matches_sequential_lps(inst: Instance) -> None:
     from fairsim.schedulers.exact.lmm_mms import lmm_mms_pick
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import PSDSF_FIG1
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -236,19 +237,6 @@ GHODSI_X10: dict[str, Any] = {
 )
 def test_ghodsi_example_hand_computed(name: str, expected: list[int]) -> None:
     assert progressive_fill(name, parse_instance(GHODSI_X10)).ravel().tolist() == expected
-
-
-# PS-DSF paper, Section I / Fig. 1 (tests/regression/test_exact_examples.py): only s1 has
-# bandwidth, so users 1 and 2 can only run there; user 3 (weight 2) needs no bandwidth.
-PSDSF_FIG1: dict[str, Any] = {
-    "resources": ["cpu", "mem", "bw"],
-    "servers": [{"id": "s1", "capacity": [9, 12, 100]}, {"id": "s2", "capacity": [12, 12, 0]}],
-    "users": [
-        {"id": "u1", "demand": [1, 2, 10]},
-        {"id": "u2", "demand": [1, 2, 1]},
-        {"id": "u3", "demand": [1, 2, 0], "weight": 2},
-    ],
-}
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import PSDSF_FIG1, PSDSF_FIG2
 
 from fairsim.schedulers.exact import EXACT, solve_exact
 from fairsim.schedulers.exact.pf import pf_kkt_gap
@@ -29,29 +30,6 @@ DRFH_FIG1: dict[str, Any] = {
     "resources": ["cpu", "mem"],
     "servers": [{"id": "s1", "capacity": [2, 12]}, {"id": "s2", "capacity": [12, 2]}],
     "users": [{"id": "u1", "demand": [0.2, 1]}, {"id": "u2", "demand": [1, 0.2]}],
-}
-# PS-DSF paper (Khamse-Ashari et al.), Section I / Fig. 1: c1 = [9, 12, 100], c2 = [12, 12, 0];
-# weights 1, 1, 2; d1 = [1, 2, 10], d2 = [1, 2, 1], d3 = [1, 2, 0] (users 1, 2 need bandwidth,
-# so only server 1 can serve them).
-PSDSF_FIG1: dict[str, Any] = {
-    "resources": ["cpu", "mem", "bw"],
-    "servers": [{"id": "s1", "capacity": [9, 12, 100]}, {"id": "s2", "capacity": [12, 12, 0]}],
-    "users": [
-        {"id": "u1", "demand": [1, 2, 10]},
-        {"id": "u2", "demand": [1, 2, 1]},
-        {"id": "u3", "demand": [1, 2, 0], "weight": 2},
-    ],
-}
-# PS-DSF paper, Section III-A / Fig. 2: the same servers, four equally weighted users.
-PSDSF_FIG2: dict[str, Any] = {
-    "resources": ["cpu", "mem", "bw"],
-    "servers": PSDSF_FIG1["servers"],
-    "users": [
-        {"id": "u1", "demand": [1.5, 1, 10]},
-        {"id": "u2", "demand": [1, 2, 10]},
-        {"id": "u3", "demand": [0.5, 1, 0]},
-        {"id": "u4", "demand": [1, 0.5, 0]},
-    ],
 }
 # Bonald and Roberts, Section 2.3: a1 = (1/2, 1), a2 = (1, 1/2) on unit resources.
 BR_PF: dict[str, Any] = {

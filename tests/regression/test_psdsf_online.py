@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from test_exact_examples import PSDSF_FIG1, PSDSF_FIG2
+from helpers import PSDSF_FIG1, PSDSF_FIG2
 
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.exact import solve_exact

@@ -4,12 +4,15 @@ The page includes docs/examples/fifo_scheduler.py; these tests import that file 
 numbers the page states: on one server, user a's four half-server tasks start at 0, 0, 10 and
 10 s under FIFO, and user b's four quarter-server tasks, submitted at 1 s, wait behind them until
 20 s (job completion times 20 and 29 s); DRF starts two of b's tasks at 10 s, when b holds
-nothing and a half the server (30 and 29 s).
+nothing and a half the server (30 and 29 s). The page's pytest file
+(docs/examples/test_fifo_scheduler.py) runs one test per check of the conformance suite.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +33,8 @@ from fairsim.simulator.results import tables
 from fairsim.simulator.scheduler import Scheduler
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "fifo_scheduler.py"
+#: The page's pytest file for a scheduler author's own test suite.
+EXAMPLE_TEST = EXAMPLE.with_name("test_fifo_scheduler.py")
 
 #: Start times the page states, per user.
 FIFO_STARTS = {"a": [0.0, 0.0, 10.0, 10.0], "b": [20.0, 20.0, 20.0, 20.0]}
@@ -126,3 +131,23 @@ def test_tutorial_runs_through_the_public_api(
     out = capsys.readouterr().out
     assert "my-fifo  mean JCT  24.5 s" in out
     assert "drf      mean JCT  29.5 s" in out
+
+
+def test_the_authors_pytest_file_runs_one_test_per_check() -> None:
+    """The page's ``parametrize_with_checks`` file, run by pytest as the page shows: ten tests,
+    the two checks FIFO is exempt from expected to fail (and failing)."""
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", str(EXAMPLE_TEST)],
+        capture_output=True,
+        text=True,
+        cwd=EXAMPLE.parents[2],
+        check=False,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    results = dict(re.findall(r"::test_conformance\[my-fifo-(\w+)\] (PASSED|XFAIL)", p.stdout))
+    assert results == {
+        **{check.__name__: "PASSED" for check in fairsim.testing.CHECKS.values()},
+        "check_work_conserving": "XFAIL",
+        "check_lowest_share_first": "XFAIL",
+    }
+    assert "8 passed, 2 xfailed" in p.stdout

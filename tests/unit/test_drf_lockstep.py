@@ -5,11 +5,9 @@ the instances are constructed and the expected start times worked out in the com
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
+from helpers import complex_jobs, job_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,20 +19,7 @@ from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.jobs import JobGate, JobsTaskSource
 from fairsim.simulator.workload import FrameTaskSource
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_udrf_online import _complex_jobs
-
 RES = ("cpu", "mem")
-
-
-def _frame(rows: list[tuple]) -> pd.DataFrame:
-    """rows: (user, job_id, submit_s, cpu, mem, run_s, constraint)."""
-    f = pd.DataFrame(
-        rows, columns=["user", "job_id", "submit_s", "cpu", "mem", "run_s", "constraint"]
-    )
-    f["task_index"] = np.arange(len(f), dtype=np.int32)
-    f["job_id"] = f["job_id"].astype(np.int64)
-    return f
 
 
 def _run(
@@ -66,7 +51,7 @@ def test_a_users_jobs_advance_in_lock_step() -> None:
     (1, 1) task on S, four simultaneous instances each, 10 s. drf-lockstep: bundles {1, 2} start
     at 0 twice, the third does not fit S, so the last two bundles start at 10 (H half idle
     meanwhile). udrf: job 1's four instances start at 0, job 2's two at 0 and two at 10."""
-    frame = _frame(
+    frame = job_frame(
         [("u1", 1, 0.0, 1.0, 1.0, 10.0, "class=H"), ("u1", 2, 0.0, 1.0, 1.0, 10.0, "class=S")]
     )
     cap, classes, reps = [[4.0, 4.0], [2.0, 2.0]], ["H", "S"], {1: 4, 2: 4}
@@ -86,7 +71,7 @@ def test_udrf_starts_a_job_that_needs_two_classes_at_once() -> None:
     job (one (1, 1) task pinned to each class), u1 two one-task (1, 1) jobs on A. udrf and
     drf-lockstep start u1's jobs at 1 and u2's job at 50 (both tasks); task-level drf-classes
     starts u2's task on A at 1, where it holds half of A until its job can finish at 60."""
-    job = _frame([("u2", 20, 1.0, 1.0, 1.0, 10.0, None), ("u2", 20, 1.0, 1.0, 1.0, 10.0, None)])
+    job = job_frame([("u2", 20, 1.0, 1.0, 1.0, 10.0, None), ("u2", 20, 1.0, 1.0, 1.0, 10.0, None)])
     model = ConstraintModelSource(
         FrameTaskSource(job.drop(columns="constraint")),
         np.array(["A", "B"], dtype=object),
@@ -97,7 +82,7 @@ def test_udrf_starts_a_job_that_needs_two_classes_at_once() -> None:
     )
     rules = [r for b in model.batches() for r in b.constraint.tolist()]
     assert rules == ["class=A", "class=B"]  # the job needs both classes, one task each
-    frame = _frame(
+    frame = job_frame(
         [
             ("u3", 30, 0.0, 2.0, 2.0, 50.0, "class=B"),
             *[("u2", 20, 1.0, 1.0, 1.0, 10.0, rule) for rule in rules],
@@ -121,7 +106,7 @@ def test_udrf_starts_a_job_that_needs_two_classes_at_once() -> None:
 def test_oversized_bundle_starts_its_jobs_in_order() -> None:
     """One (2, 2) server; u1's jobs 1 and 2 each have two (1, 1) tasks: each fits alone, the
     bundle of both never does, so job 1 starts whole at 0 and job 2 whole at 10."""
-    frame = _frame([("u1", j, 0.0, 1.0, 1.0, 10.0, None) for j in (1, 1, 2, 2)])
+    frame = job_frame([("u1", j, 0.0, 1.0, 1.0, 10.0, None) for j in (1, 1, 2, 2)])
     lock = DRFLockstep(period_s=0)
     r = _run(lock, frame, [[2.0, 2.0]], ["A"])
     assert _starts(r) == {1: [0.0, 0.0], 2: [10.0, 10.0]}
@@ -133,7 +118,7 @@ def test_lowest_dominant_share_over_classes_is_served_first() -> None:
 
     S = (2, 2), H = (4, 4). t=0: u1 one (1, 1) task on S (100 s) and u2 one (1, 1) task on H
     (100 s); t=1: u1 and u2 each submit a (1, 1) job on S, then u3 fills the last S slot at 0."""
-    frame = _frame(
+    frame = job_frame(
         [
             ("u1", 1, 0.0, 1.0, 1.0, 100.0, "class=S"),
             ("u2", 2, 0.0, 1.0, 1.0, 100.0, "class=H"),
@@ -176,7 +161,7 @@ def test_witness_settles_a_blocked_bundle_until_its_room_grows() -> None:
     needs a (1, 1) task on A and one on B: its A kind fits nowhere, so that is the witness. The
     completion on B at 5 readies u2, and the witness settles that try without building the
     bundle (A's room did not grow). The completion on A at 100 lifts it: u2 starts at 100."""
-    frame = _frame(
+    frame = job_frame(
         [
             ("u1", 1, 0.0, 2.0, 2.0, 100.0, "class=A"),
             ("u3", 3, 0.0, 1.0, 1.0, 5.0, "class=B"),
@@ -195,7 +180,7 @@ def test_witness_counts_the_room_a_completion_adds() -> None:
     """One (4, 4) server. u1's three (1, 1) tasks run 0-5, 0-50 and 0-100; at 1 u2 needs three
     (1, 1) tasks and the server holds one: it lacks 2. The completion at 5 adds 1 (settled, no
     search); the one at 50 adds another, so the bundle is fitted again and starts at 50."""
-    frame = _frame(
+    frame = job_frame(
         [("u1", 1, 0.0, 1.0, 1.0, run, None) for run in (5.0, 50.0, 100.0)]
         + [("u2", 2, 1.0, 1.0, 1.0, 10.0, None)] * 3
     )
@@ -207,7 +192,7 @@ def test_witness_counts_the_room_a_completion_adds() -> None:
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=_complex_jobs(), queue=st.sampled_from([None, 2]), period=st.sampled_from([0.0, 1.0]))
+@given(data=complex_jobs(), queue=st.sampled_from([None, 2]), period=st.sampled_from([0.0, 1.0]))
 def test_witness_makes_the_decisions_of_a_full_try(data, queue, period) -> None:
     """The witness shortcut (a blocked bundle whose kind fits nowhere alone stays blocked while
     neither the bundle nor the free room on that kind's classes grows) changes no decision: the

@@ -11,10 +11,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
+from helpers import FIG1_LIKE, random_job_instance
 
 from fairsim.schedulers.exact import JOB_EXACT, solve_udrf_json
 from fairsim.schedulers.exact.udrf import (
@@ -26,57 +26,6 @@ from fairsim.schedulers.exact.udrf import (
 )
 from fairsim.schedulers.exact.verification import udrf_problem
 from fairsim.schedulers.instance import InstanceError, NumericalRangeError
-
-# Shaped like Section II-A: four classes, u1 with two independent jobs, u2 with a two-task job;
-# u1, u2, u3 form one RDUC (standard and public-IP are shared), u4 is alone.
-FIG1_LIKE: dict[str, Any] = {
-    "resources": ["cpu", "mem"],
-    "servers": [
-        {"id": "hadoop", "capacity": [56, 64]},
-        {"id": "standard", "capacity": [16, 20]},
-        {"id": "public-ip", "capacity": [12, 12]},
-        {"id": "high-mem", "capacity": [4, 32]},
-    ],
-    "users": [
-        {
-            "id": "u1",
-            "jobs": [
-                {"id": "job1", "demand": {"hadoop": [1, 1]}},
-                {"id": "job2", "demand": {"standard": [1, 1]}},
-            ],
-        },
-        {
-            "id": "u2",
-            "jobs": [{"id": "job", "demand": {"standard": [1, 0.5], "public-ip": [1, 0.5]}}],
-        },
-        {"id": "u3", "jobs": [{"id": "job", "demand": {"public-ip": [1, 2]}}]},
-        {"id": "u4", "jobs": [{"id": "job", "demand": {"high-mem": [1, 1]}}]},
-    ],
-}
-
-
-def _random_instance(rng: np.random.Generator, bounds: bool = False) -> dict[str, Any]:
-    n_c, n_r = int(rng.integers(1, 5)), int(rng.integers(1, 4))
-    classes = [f"c{m}" for m in range(n_c)]
-    servers = [{"id": c, "capacity": rng.uniform(1, 20, n_r).round(2).tolist()} for c in classes]
-    users = []
-    for u in range(int(rng.integers(1, 6))):
-        jobs = []
-        for q in range(int(rng.integers(1, 4))):
-            k = int(rng.integers(1, n_c + 1))
-            chosen = rng.choice(classes, size=k, replace=False)
-            dem = {
-                str(c): (rng.uniform(0, 2, n_r) * (rng.random(n_r) < 0.8)).round(2).tolist()
-                for c in chosen
-            }
-            if not any(v > 0 for vec in dem.values() for v in vec):
-                dem[str(chosen[0])][0] = 1.0
-            job: dict[str, Any] = {"id": f"j{q}", "demand": dem}
-            if bounds and rng.random() < 0.3:
-                job["max_runs"] = float(rng.uniform(0, 5))
-            jobs.append(job)
-        users.append({"id": f"u{u}", "jobs": jobs, "weight": float(rng.choice([1, 1, 2]))})
-    return {"resources": [f"r{k}" for k in range(n_r)], "servers": servers, "users": users}
 
 
 def _usage(inst, x):
@@ -103,7 +52,7 @@ def test_rducs_are_connected_components():
 
 @pytest.mark.parametrize("seed", range(40))
 def test_rducs_match_definition(seed):
-    inst = parse_job_instance(_random_instance(np.random.default_rng(seed)))
+    inst = parse_job_instance(random_job_instance(np.random.default_rng(seed)))
     comps = rducs(inst)
     assert sorted(u for c in comps for u in c) == list(range(len(inst.user_ids)))
     pos = job_shares(inst) > 0
@@ -147,13 +96,14 @@ def test_fig1_like_instance():
 
 @pytest.mark.parametrize("seed", range(60))
 def test_random_instances_feasible_and_max_min(seed):
-    inst = parse_job_instance(_random_instance(np.random.default_rng(seed), bounds=seed % 2 == 1))
+    data = random_job_instance(np.random.default_rng(seed), bounds=seed % 2 == 1)
+    inst = parse_job_instance(data)
     _check_udrf(inst, solve_udrf(inst))
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_users_in_different_rducs_do_not_interact(seed):
-    data = _random_instance(np.random.default_rng(100 + seed))
+    data = random_job_instance(np.random.default_rng(100 + seed))
     inst = parse_job_instance(data)
     x = solve_udrf(inst)
     for comp in rducs(inst):
@@ -261,7 +211,7 @@ def test_check_after_solve_rejects_a_wrong_allocation(monkeypatch):
 def test_runs_do_not_depend_on_units(seed):
     """Resource k measured in another unit (the same factor in every class): same runs."""
     rng = np.random.default_rng(300 + seed)
-    data = _random_instance(rng, bounds=seed % 2 == 1)
+    data = random_job_instance(rng, bounds=seed % 2 == 1)
     factor = 10.0 ** rng.uniform(-6, 9, len(data["resources"]))
     scaled = json.loads(json.dumps(data))
     for s in scaled["servers"]:

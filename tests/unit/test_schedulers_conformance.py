@@ -1,65 +1,43 @@
-"""One conformance suite that every registered online scheduler must pass (the scikit-learn
-``check_estimator`` idea): :func:`fairsim.testing.check_scheduler` over the registry, and checks
-that drive each scheduler through the engine's protocol by hand and assert the contract of
-``simulator/scheduler.py``. The names come from the registry (``schedulers/registry.py``); the
-lists below name only the schedulers exempt from a check, and why."""
+"""One conformance suite that every registered online scheduler must pass (scikit-learn's
+``check_estimator`` idea): every check of :mod:`fairsim.testing` over the registry, one test per
+(scheduler, check) from :func:`fairsim.testing.parametrize_with_checks`, with the exemptions the
+scheduler classes declare. Then each check fails on a scheduler broken in the matching way, and a
+small correct DRF passes them all."""
 
 from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
 
 import fairsim
 from fairsim.schedulers import make_scheduler
-from fairsim.schedulers.progressive_filling import ProgressiveFilling
 from fairsim.schedulers.registry import examples, resolve
-from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.cluster import ClusterState, ClusterView
 from fairsim.simulator.scheduler import Scheduler
+from fairsim.testing import (
+    CHECKS,
+    EXEMPTIONS,
+    check_accounted,
+    check_capacity,
+    check_constraints,
+    check_determinism,
+    check_fifo_within_user,
+    check_interface,
+    check_known_tasks,
+    check_liveness,
+    check_lowest_share_first,
+    check_scheduler,
+    check_work_conserving,
+    parametrize_with_checks,
+)
 
 #: Every built-in scheduler, with concrete parameters where it needs some (slots-<S>).
 REGISTERED = list(examples(plugins=False))
 RES = ("cpu", "mem")
-
-
-def _cluster(rng: np.random.Generator, n: int = 12) -> ClusterState:
-    table = np.array([[0.5, 0.4995], [0.5, 0.2493], [0.5, 0.749], [1.0, 1.0], [0.25, 0.2498]])
-    return ClusterState(table[rng.integers(0, len(table), n)], RES)
-
-
-def _pass(sched: Scheduler, now: float = 0.0):
-    """One scheduling pass; a periodic scheduler's period has elapsed before it."""
-    if sched.next_wakeup(now) < np.inf:
-        sched.on_tick(sched.next_wakeup(now))
-    return sched.decide()
-
-
-def _drive(name: str, seed: int, n_tasks: int = 200):
-    """Feed random tasks, commit every placement, release some; return what happened."""
-    rng = np.random.default_rng(seed)
-    cluster = _cluster(rng)
-    sched = make_scheduler(name)
-    sched.bind(cluster.view())
-    demands = [tuple(rng.uniform(0.01, 0.3, 2).round(3).tolist()) for _ in range(n_tasks)]
-    users = rng.integers(0, 5, n_tasks).tolist()
-    waiting: set[int] = set()
-    running: dict[int, int] = {}
-    placements: list[tuple[int, int]] = []
-    for t in range(n_tasks):
-        if sched.placeable(demands[t]):
-            sched.on_arrival(t, users[t], demands[t])
-            waiting.add(t)
-        if t % 7 == 6 and running:  # a completion
-            done = min(running)
-            server = running.pop(done)
-            cluster.release(server, demands[done])
-            sched.on_completion(done, users[done], demands[done], server)
-        for task, server in _pass(sched, float(t)):
-            assert task in waiting, f"{name} placed task {task}, which is not waiting"
-            cluster.commit(task, server, demands[task])  # raises if it does not fit
-            waiting.discard(task)
-            running[task] = server
-            placements.append((task, server))
-    return cluster, sched, demands, users, waiting, placements
 
 
 def test_registry_lists_every_builtin_scheduler() -> None:
@@ -72,100 +50,92 @@ def test_registry_lists_every_builtin_scheduler() -> None:
     assert REGISTERED[:4] == ["slots-14", "slots-10", "slots-14-single", "slots-20-cpu"]
 
 
-@pytest.mark.parametrize("name", REGISTERED)
-def test_check_scheduler(name: str) -> None:
-    """The public conformance suite passes on every registered scheduler."""
-    fairsim.testing.check_scheduler(name)
+@parametrize_with_checks(REGISTERED)
+def test_conformance(scheduler: str, check: Callable[[str], None]) -> None:
+    """Every check of the suite on every registered scheduler (exempt ones are xfail)."""
+    check(scheduler)
+
+
+def _exempt() -> dict[tuple[str, str], list[str]]:
+    """(class, check) -> the registered examples of that class, for every exemption declared."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for name in REGISTERED:
+        cls = type(make_scheduler(name))
+        for check, attr in EXEMPTIONS.items():
+            if getattr(cls, attr) is False:
+                out.setdefault((cls.__name__, check), []).append(name)
+    return out
+
+
+def test_the_declared_exemptions() -> None:
+    """The built-in schedulers exempt from a check, and no other (a new one is a decision)."""
+    assert {k: len(v) for k, v in _exempt().items()} == {
+        ("Slots", "work conserving"): 4,
+        ("DistributedPSDSF", "work conserving"): 1,
+        ("DRFLockstep", "work conserving"): 1,
+        ("DRFLockstep", "FIFO within a user"): 1,
+        ("UDRF", "FIFO within a user"): 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("names", "check"), [pytest.param(v, k[1], id=f"{k[0]}-{k[1]}") for k, v in _exempt().items()]
+)
+def test_every_exemption_is_needed(names: list[str], check: str) -> None:
+    """An exempt scheduler fails its check on the suite's workloads (with one of its
+    configurations at least: ``slots-14-single`` refuses most tasks of the workloads as larger
+    than a slot and conserves work on the few it runs)."""
+    failures = []
+    for name in names:
+        try:
+            CHECKS[check](name)
+        except AssertionError as exc:
+            failures.append(str(exc))
+    assert failures, f"{names} pass {check!r}: the exemption is not needed"
+    assert all(f.split(": ")[1] == check for f in failures), failures
+
+
+def test_check_scheduler_skips_the_exempt_checks_only() -> None:
+    """psdsf fails ``work conserving`` (test above) but passes check_scheduler, which skips it."""
+    check_scheduler("psdsf")
+    with pytest.raises(AssertionError, match=r"^OnePerPass: work conserving: "):
+        check_scheduler(OnePerPass)
+    check_scheduler(type("Exempt", (OnePerPass,), {"work_conserving": False}))
+
+
+def test_parametrize_with_checks_ids_and_marks() -> None:
+    """One id per (scheduler, check), in the order of CHECKS; exempt checks are xfail."""
+    mark = parametrize_with_checks(["psdsf", MiniDRF])
+    argnames, params = mark.args
+    assert argnames == ("scheduler", "check")
+    assert [p.id for p in params][:3] == [
+        "psdsf-check_interface",
+        "psdsf-check_known_tasks",
+        "psdsf-check_capacity",
+    ]
+    assert [p.id for p in params][-1] == "MiniDRF-check_fifo_within_user"
+    assert len(params) == 2 * len(CHECKS) == 20
+    assert [p.values[1] for p in params[:10]] == list(CHECKS.values())
+    xfail = {p.id: m.kwargs for p in params for m in p.marks}
+    assert xfail == {
+        "psdsf-check_work_conserving": {
+            "reason": "psdsf sets work_conserving = False",
+            "raises": AssertionError,
+            "strict": False,
+        }
+    }
 
 
 @pytest.mark.parametrize("name", REGISTERED)
 def test_name_and_interface(name: str) -> None:
     sched = make_scheduler(name)
     assert sched.name == name  # the label: the result folder
-    assert isinstance(sched, Scheduler)
-    for method in ("on_arrival", "on_completion", "decide", "pending"):  # the base only raises
-        assert getattr(type(sched), method) is not getattr(Scheduler, method), (name, method)
     assert sched.decide.__doc__ and sched.placeable.__doc__
-    cluster = _cluster(np.random.default_rng(0))
+    cluster = ClusterState(np.array([[0.5, 0.5], [1.0, 1.0]]), RES)
     sched.bind(cluster.view())
-    assert sched.pending() == 0 and list(_pass(sched)) == []  # bound, no task: nothing to place
+    assert sched.pending() == 0 and list(sched.decide()) == []  # bound, no task: nothing to place
     assert sched.placeable((0.01, 0.01)) is True
-    too_big = tuple((2 * cluster.capacity.max(axis=0)).tolist())  # larger than every server
-    assert sched.placeable(too_big) is False
-
-
-@pytest.mark.parametrize("name", REGISTERED)
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_only_waiting_tasks_placed_and_capacity_respected(name: str, seed: int) -> None:
-    cluster, sched, _demands, _users, waiting, placements = _drive(name, seed)
-    assert placements, "nothing was ever placed"
-    assert np.all(cluster.free >= -1e-9)
-    assert np.all(cluster.free <= cluster.capacity + 1e-9)
-    assert sched.pending() == len(waiting)
-
-
-@pytest.mark.parametrize("name", REGISTERED)
-def test_deterministic(name: str) -> None:
-    assert _drive(name, 5)[5] == _drive(name, 5)[5]
-
-
-#: A user's jobs are independent under UDRF (its point: a user runs more of one job than of
-#: another, Section II-A), so a later job may start before an earlier one that does not fit; the
-#: order within a job is checked in tests/unit/test_udrf_online.py.
-JOB_LEVEL = ["udrf"]
-
-
-@pytest.mark.parametrize("name", [n for n in REGISTERED if n not in JOB_LEVEL])
-def test_fifo_within_a_user(name: str) -> None:
-    *_, users, _w, placements = _drive(name, 3)
-    order: dict[int, list[int]] = {}
-    for task, _server in placements:
-        order.setdefault(users[task], []).append(task)
-    for tasks in order.values():
-        assert tasks == sorted(tasks), "a user's tasks were not started in submission order"
-
-
-#: Not work-conserving by design: a user's waiting jobs start together or not at all (the UDRF
-#: paper's Section V baseline; its waste is Fig. 9), checked in tests/unit/test_drf_lockstep.py.
-LOCKSTEP = ["drf-lockstep"]
-
-
-#: Not work-conserving in resources by design: ``slots`` counts slots, not resources;
-#: ``psdsf``'s servers reserve free room for a lower-VDS user
-#: (``tests/regression/test_psdsf_online.py``).
-NOT_WORK_CONSERVING = {"slots", "psdsf", *LOCKSTEP}
-
-
-@pytest.mark.parametrize(
-    "name", [n for n in REGISTERED if resolve(n).name not in NOT_WORK_CONSERVING]
-)
-def test_work_conserving_after_a_pass(name: str) -> None:
-    """After decide() no waiting user's head task fits on any server (progressive filling)."""
-    cluster, sched, demands, _users, waiting, _p = _drive(name, 4)
-    if name in JOB_LEVEL:  # driven by hand, every task is its own job: none waiting fits
-        heads = sorted(waiting)
-    else:
-        assert isinstance(sched, ProgressiveFilling)
-        heads = [q[0][0] for q in sched._queues if q]
-    for task in heads:
-        d = np.array(demands[task])
-        assert not np.any(np.all(cluster.free >= d, axis=1)), f"head task {task} still fits"
-    assert waiting
-
-
-@pytest.mark.parametrize("name", REGISTERED)
-def test_lowest_share_user_served_first(name: str) -> None:
-    """Two users, one already holding resources: the other one is served first."""
-    cluster = ClusterState(np.array([[1.0, 1.0], [1.0, 1.0]]), RES)
-    sched = make_scheduler(name)
-    sched.bind(cluster.view())
-    sched.on_arrival(0, 0, (0.05, 0.05))
-    ((t0, s0),) = list(_pass(sched))
-    cluster.commit(t0, s0, (0.05, 0.05))
-    sched.on_arrival(1, 0, (0.05, 0.05))
-    sched.on_arrival(2, 1, (0.05, 0.05))
-    first = next(iter(_pass(sched, 1.0)))
-    assert first[0] == 2, "the user with the lower share must be served first"
+    assert sched.placeable((2.0, 0.01)) is False  # larger than every server
 
 
 @pytest.mark.parametrize("name", REGISTERED)
@@ -182,3 +152,262 @@ def test_unknown_scheduler_suggests_closest() -> None:
 
     with pytest.raises(ConfigError, match=r"unknown scheduler 'bf-drf'; did you mean 'bf-drfh'"):
         make_scheduler("bf-drf")
+
+
+# --------------------------------------------------------------------------- every check can fail
+
+
+class MiniDRF(Scheduler):
+    """A small correct DRF: a FIFO queue per user, the user with the lowest dominant share first,
+    its oldest task on the first server that fits. The broken schedulers below change one step."""
+
+    def bind(self, cluster: ClusterView) -> None:
+        super().bind(cluster)
+        self.queues_: dict[int, deque[tuple[int, tuple[float, ...]]]] = {}
+        self.held_: dict[int, np.ndarray] = {}
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        self.queues_.setdefault(user, deque()).append((task, demand))
+        self.held_.setdefault(user, np.zeros(len(demand)))
+
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        self.held_[user] -= demand
+
+    def _order(self, users: list[int]) -> list[int]:
+        """Users by dominant share, then user code."""
+        total = self.cluster_.total
+        return sorted(users, key=lambda u: (float(np.max(self.held_[u] / total)), u))
+
+    def _take(self, user: int) -> tuple[int, tuple[float, ...]]:
+        """The user's next task, removed from its queue."""
+        return self.queues_[user].popleft()
+
+    def _head(self, user: int) -> tuple[int, tuple[float, ...]]:
+        return self.queues_[user][0]
+
+    def _servers(self, task: int, demand: tuple[float, ...]) -> np.ndarray:
+        fits = np.all(self.cluster_.free >= np.asarray(demand), axis=1)
+        mask = self.cluster_.task_mask(task)
+        if mask is not None:
+            fits &= mask
+        return np.flatnonzero(fits)
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """Progressive filling: a user whose head fits nowhere is done for this pass."""
+        blocked: set[int] = set()
+        while True:
+            users = [u for u, q in self.queues_.items() if q and u not in blocked]
+            if not users:
+                return
+            user = self._order(users)[0]
+            task, demand = self._head(user)
+            servers = self._servers(task, demand)
+            if not servers.size:
+                blocked.add(user)
+                continue
+            self._take(user)
+            self.held_[user] += demand
+            yield task, int(servers[0])
+
+    def pending(self) -> int:
+        return sum(len(q) for q in self.queues_.values())
+
+
+class OverCommit(MiniDRF):
+    """Broken: every server is taken to fit."""
+
+    def _servers(self, task: int, demand: tuple[float, ...]) -> np.ndarray:
+        return np.arange(self.cluster_.n_servers)
+
+
+class PlacesTwice(MiniDRF):
+    """Broken: places the head task and leaves it in the queue."""
+
+    def _take(self, user: int) -> tuple[int, tuple[float, ...]]:
+        return self._head(user)
+
+
+class UnknownTask(MiniDRF):
+    """Broken: after its own placements it places a task it was never given."""
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        yield from super().decide()
+        if self.pending():
+            yield 10**6, 0
+
+
+class IgnoresConstraints(MiniDRF):
+    """Broken: any server with room, whatever the task's placement constraint."""
+
+    def _servers(self, task: int, demand: tuple[float, ...]) -> np.ndarray:
+        return np.flatnonzero(np.all(self.cluster_.free >= np.asarray(demand), axis=1))
+
+
+class LosesTasks(MiniDRF):
+    """Broken: drops every tenth task it is given."""
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        if task % 10 != 9:
+            super().on_arrival(task, user, demand)
+
+
+class NeverRefuses(MiniDRF):
+    """Broken: accepts tasks that no server can hold, which then wait for ever."""
+
+    def placeable(self, demand: tuple[float, ...]) -> bool:
+        return True
+
+
+class ReturnsAList(MiniDRF):
+    """Broken: decide() returns a list, not an iterator."""
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        return list(super().decide())  # type: ignore[return-value]
+
+
+class SharedCounter(MiniDRF):
+    """Broken: a class attribute shared by its instances picks the server, so a second instance
+    on the same workload places differently."""
+
+    _runs = itertools.count()
+
+    def bind(self, cluster: ClusterView) -> None:
+        super().bind(cluster)
+        self.offset_ = next(self._runs)
+
+    def _servers(self, task: int, demand: tuple[float, ...]) -> np.ndarray:
+        return np.roll(super()._servers(task, demand), -self.offset_)
+
+
+class LastInFirstOut(MiniDRF):
+    """Broken: a user's newest task first."""
+
+    def _head(self, user: int) -> tuple[int, tuple[float, ...]]:
+        return self.queues_[user][-1]
+
+    def _take(self, user: int) -> tuple[int, tuple[float, ...]]:
+        return self.queues_[user].pop()
+
+
+class HighestShareFirst(MiniDRF):
+    """Broken: the user with the highest dominant share first."""
+
+    def _order(self, users: list[int]) -> list[int]:
+        return super()._order(users)[::-1]
+
+
+class OnePerPass(MiniDRF):
+    """Broken: at most one placement per pass, though more tasks fit."""
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        yield from itertools.islice(super().decide(), 1)
+
+
+def test_a_correct_drf_passes_every_check() -> None:
+    check_scheduler(MiniDRF)
+
+
+BROKEN = [
+    (
+        check_capacity,
+        OverCommit,
+        r"^OverCommit: capacity: workload 'mixed': task \d+ \(demand \(.*\)\) placed on server 0, "
+        r"which has \(.*\) free \(capacity \(.*\)\): over-committed$",
+    ),
+    (
+        check_known_tasks,
+        PlacesTwice,
+        r"^PlacesTwice: known tasks: workload 'mixed': placed task \d+, which it had already "
+        r"placed$",
+    ),
+    (
+        check_known_tasks,
+        UnknownTask,
+        r"^UnknownTask: known tasks: workload '\w+': placed task 1000000, which was never "
+        r"submitted to it$",
+    ),
+    (
+        check_constraints,
+        IgnoresConstraints,
+        r"^IgnoresConstraints: constraints: workload 'constrained': task \d+ placed on server "
+        r"\d+, outside its placement constraint$",
+    ),
+    (
+        check_accounted,
+        LosesTasks,
+        r"^LosesTasks: accounted: workload 'mixed': pending\(\) returns \d+ after a pass, but "
+        r"\d+ tasks are waiting$",
+    ),
+    (
+        check_liveness,
+        LosesTasks,
+        r"^LosesTasks: liveness: \d+ of the 160 tasks of workload 'mixed' never finished",
+    ),
+    (
+        check_liveness,
+        NeverRefuses,
+        r"^NeverRefuses: liveness: \d+ of the 160 tasks of workload 'mixed' never finished .*; "
+        r"\d+ of them fit no server, which placeable\(\) must refuse$",
+    ),
+    (
+        check_interface,
+        ReturnsAList,
+        r"^ReturnsAList: interface: workload 'mixed': decide\(\) returned list, not an iterator$",
+    ),
+    (
+        check_determinism,
+        SharedCounter,
+        r"^SharedCounter: determinism: on a rerun of workload 'mixed' task \d+ got server \d+ "
+        r"instead of \d+$",
+    ),
+    (
+        check_fifo_within_user,
+        LastInFirstOut,
+        r"^LastInFirstOut: FIFO within a user: workload '\w+': task \d+ of user \d+ started on "
+        r"server \d+ while the user's earlier task \d+ is waiting$",
+    ),
+    (
+        check_lowest_share_first,
+        HighestShareFirst,
+        r"^HighestShareFirst: lowest share first: workload 'shares': task 3 of user 0, holding 2 "
+        r"tasks, started while user 2, holding 0 tasks of the same demand, was waiting$",
+    ),
+    (
+        check_work_conserving,
+        OnePerPass,
+        r"^OnePerPass: work conserving: workload 'mixed': after a pass, task \d+ \(the oldest "
+        r"waiting task of user \d+, demand \(.*\)\) fits on server \d+, which has \(.*\) free$",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("check", "broken", "match"), [pytest.param(*b, id=b[1].__name__) for b in BROKEN]
+)
+def test_each_check_catches_its_violation(
+    check: Callable[[type], None], broken: type, match: str
+) -> None:
+    with pytest.raises(AssertionError, match=match):
+        check(broken)
+
+
+def test_every_check_is_shown_failing() -> None:
+    assert {b[0] for b in BROKEN} == set(CHECKS.values())
+
+
+def test_a_check_names_another_violation_that_stops_the_run() -> None:
+    """The engine cannot go past an over-commit: checking FIFO, it is reported as capacity."""
+    with pytest.raises(AssertionError, match=r"^OverCommit: capacity: "):
+        check_fifo_within_user(OverCommit)
+    check_capacity(LosesTasks)  # a miscount is not a capacity violation
+    check_lowest_share_first(OnePerPass)  # lowest share first still holds
+
+
+def test_the_checks_refuse_what_is_not_a_scheduler() -> None:
+    from fairsim.errors import ConfigError, RegistryError
+
+    with pytest.raises(RegistryError, match=r"^<class 'dict'> is not a subclass of fairsim"):
+        check_scheduler(dict)
+    with pytest.raises(ConfigError, match=r"^unknown scheduler 'bf-drf'; did you mean 'bf-drfh'"):
+        check_capacity("bf-drf")
+    assert fairsim.testing.check_scheduler is check_scheduler

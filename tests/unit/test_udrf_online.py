@@ -17,6 +17,7 @@ from unittest import mock
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import FIG1_LIKE, complex_jobs, job_frame, random_job_instance
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,20 +37,7 @@ from fairsim.simulator.engine import Engine
 from fairsim.simulator.jobs import JobGate, JobsTaskSource
 from fairsim.simulator.workload import FrameTaskSource
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_exact_udrf import FIG1_LIKE, _random_instance
-
 RES = ("cpu", "mem")
-
-
-def _frame(rows: list[tuple]) -> pd.DataFrame:
-    """rows: (user, job_id, submit_s, cpu, mem, run_s, constraint)."""
-    f = pd.DataFrame(
-        rows, columns=["user", "job_id", "submit_s", "cpu", "mem", "run_s", "constraint"]
-    )
-    f["task_index"] = np.arange(len(f), dtype=np.int32)
-    f["job_id"] = f["job_id"].astype(np.int64)
-    return f
 
 
 def _run(name: str, frame: pd.DataFrame, cap: np.ndarray, classes: list[str], **kw):
@@ -69,7 +57,7 @@ def _stranding_example() -> pd.DataFrame:
     # t=0: u3 fills P with two (1, 1) tasks for 100 s.
     # t=1: u2 submits one job of two tasks, a = (2, 2) on S and b = (1, 1) on P, 10 s each;
     #      u1 submits four one-task jobs of (1, 1) on S, 10 s each.
-    return _frame(
+    return job_frame(
         [
             ("u3", 30, 0.0, 1.0, 1.0, 100.0, "class=P"),
             ("u3", 30, 0.0, 1.0, 1.0, 100.0, "class=P"),
@@ -153,7 +141,7 @@ def test_lowest_rduc_wise_dominant_share_first() -> None:
 
 def test_oversized_job_starts_in_parts() -> None:
     """A job larger than its allowed servers can never start whole: it starts with what fits."""
-    frame = _frame([("u", 1, 0.0, 0.6, 0.6, 10.0, None)] * 3)
+    frame = job_frame([("u", 1, 0.0, 0.6, 0.6, 10.0, None)] * 3)
     r = _run("udrf", frame, np.array([[1.0, 1.0], [1.0, 1.0]]), ["A", "A"])
     assert r.tasks["start_s"].tolist() == [0.0, 0.0, 10.0]
 
@@ -161,7 +149,7 @@ def test_oversized_job_starts_in_parts() -> None:
 def test_blocked_job_that_grows_past_its_servers_starts_in_parts() -> None:
     """A blocked job whose later tasks make it larger than its servers ever hold is not left
     waiting for ever (found on the real trace: 870 tasks for 180 places)."""
-    frame = _frame(
+    frame = job_frame(
         [
             ("u0", 0, 0.0, 1.0, 1.0, 10.0, None),
             ("u1", 1, 0.0, 0.5, 0.5, 10.0, None),
@@ -173,36 +161,9 @@ def test_blocked_job_that_grows_past_its_servers_starts_in_parts() -> None:
     assert r.tasks["start_s"].tolist() == [0.0, 10.0, 10.0, 20.0]
 
 
-@st.composite
-def _complex_jobs(draw: st.DrawFn) -> tuple[np.ndarray, list[str], pd.DataFrame, dict[int, int]]:
-    n_servers = draw(st.integers(1, 6))
-    table = np.array([[1.0, 1.0], [0.5, 0.25], [0.5, 0.75]])
-    kinds = draw(st.lists(st.integers(0, 2), min_size=n_servers, max_size=n_servers))
-    cap = table[kinds]
-    classes = [f"C{k}" for k in kinds]
-    known = sorted(set(classes))
-    rows = []
-    reps: dict[int, int] = {}
-    for j in range(draw(st.integers(1, 12))):
-        user = f"u{draw(st.integers(0, 3))}"
-        submit = float(draw(st.integers(0, 50)))
-        run = float(draw(st.integers(1, 30)))
-        reps[j] = draw(st.integers(1, 3))
-        for _ in range(draw(st.integers(1, 4))):
-            submit += float(draw(st.sampled_from([0, 0, 0, 2])))  # a job may grow while blocked
-            cls = draw(st.sampled_from([None, *known]))
-            rule = None if cls is None else f"class={cls}"
-            cpu = draw(st.sampled_from([0.05, 0.1, 0.2, 0.25]))
-            mem = draw(st.sampled_from([0.05, 0.1, 0.2]))
-            rows.append((user, j, submit, cpu, mem, run, rule))
-    frame = _frame(rows).sort_values("submit_s", kind="stable").reset_index(drop=True)
-    frame["task_index"] = np.arange(len(frame), dtype=np.int32)
-    return cap, classes, frame, reps
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    data=_complex_jobs(),
+    data=complex_jobs(),
     queue=st.sampled_from([None, 2]),
     mode=st.sampled_from(["simultaneous", "sequential"]),
 )
@@ -289,7 +250,7 @@ def _room_checked() -> Iterator[dict[str, int]]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=_complex_jobs(), queue=st.sampled_from([None, 2]))
+@given(data=complex_jobs(), queue=st.sampled_from([None, 2]))
 def test_room_gain_is_exact_on_random_complex_jobs(data, queue) -> None:
     """Every blocked run's record agrees with the room its kind has now, at every flush."""
     cap, classes, frame, reps = data
@@ -377,7 +338,7 @@ def test_online_fill_within_one_job_of_offline(seed: int) -> None:
     classes: in every RDUC the lowest RDUC-wise dominant share (the max-min objective) is within
     one job's share of the offline one, the fill is feasible (eq. 6), and it is maximal (no
     further run of any job fits: line 6 stops only when nothing fits)."""
-    raw = _random_instance(np.random.default_rng(seed))
+    raw = random_job_instance(np.random.default_rng(seed))
     for s in raw["servers"]:
         s["capacity"] = [c * 30 for c in s["capacity"]]
     for u in raw["users"]:

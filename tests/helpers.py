@@ -1,0 +1,179 @@
+"""Helpers that several test files share: workloads, hypothesis strategies and the papers'
+example instances. Fixtures live in ``conftest.py``; these are plain functions and constants,
+imported as ``from helpers import ...`` (pytest's ``pythonpath = ["tests"]`` in pyproject.toml puts
+this folder on the import path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from hypothesis import strategies as st
+
+from fairsim.schedulers.instance import Instance, parse_instance
+
+# --------------------------------------------------------------------------- workloads
+
+
+def random_frame(rng: np.random.Generator, n: int, n_users: int, horizon: float) -> pd.DataFrame:
+    """A small random workload in the canonical column layout."""
+    return pd.DataFrame(
+        {
+            "job_id": rng.integers(0, max(1, n // 3), n).astype(np.int64),
+            "task_index": np.arange(n, dtype=np.int32),
+            "user": rng.integers(0, n_users, n).astype(str),
+            "submit_s": np.round(rng.uniform(0, horizon, n), 1),
+            "cpu": rng.uniform(0.0, 0.6, n),
+            "mem": rng.uniform(0.0, 0.6, n),
+            "run_s": np.round(rng.uniform(1, horizon / 3, n), 1),
+        }
+    )
+
+
+def job_frame(rows: list[tuple]) -> pd.DataFrame:
+    """A workload of constrained jobs; rows: (user, job_id, submit_s, cpu, mem, run_s,
+    constraint)."""
+    f = pd.DataFrame(
+        rows, columns=["user", "job_id", "submit_s", "cpu", "mem", "run_s", "constraint"]
+    )
+    f["task_index"] = np.arange(len(f), dtype=np.int32)
+    f["job_id"] = f["job_id"].astype(np.int64)
+    return f
+
+
+@st.composite
+def complex_jobs(draw: st.DrawFn) -> tuple[np.ndarray, list[str], pd.DataFrame, dict[int, int]]:
+    """Random jobs over machine classes (UDRF's setting): capacities (n_servers, 2), the servers'
+    class labels, the tasks (:func:`job_frame`, some constrained to a class) and the
+    repetitions of each job."""
+    n_servers = draw(st.integers(1, 6))
+    table = np.array([[1.0, 1.0], [0.5, 0.25], [0.5, 0.75]])
+    kinds = draw(st.lists(st.integers(0, 2), min_size=n_servers, max_size=n_servers))
+    cap = table[kinds]
+    classes = [f"C{k}" for k in kinds]
+    known = sorted(set(classes))
+    rows = []
+    reps: dict[int, int] = {}
+    for j in range(draw(st.integers(1, 12))):
+        user = f"u{draw(st.integers(0, 3))}"
+        submit = float(draw(st.integers(0, 50)))
+        run = float(draw(st.integers(1, 30)))
+        reps[j] = draw(st.integers(1, 3))
+        for _ in range(draw(st.integers(1, 4))):
+            submit += float(draw(st.sampled_from([0, 0, 0, 2])))  # a job may grow while blocked
+            cls = draw(st.sampled_from([None, *known]))
+            rule = None if cls is None else f"class={cls}"
+            cpu = draw(st.sampled_from([0.05, 0.1, 0.2, 0.25]))
+            mem = draw(st.sampled_from([0.05, 0.1, 0.2]))
+            rows.append((user, j, submit, cpu, mem, run, rule))
+    frame = job_frame(rows).sort_values("submit_s", kind="stable").reset_index(drop=True)
+    frame["task_index"] = np.arange(len(frame), dtype=np.int32)
+    return cap, classes, frame, reps
+
+
+# --------------------------------------------------------------------------- exact instances
+
+
+@st.composite
+def exact_instances(draw: st.DrawFn, max_users: int = 4, max_servers: int = 3) -> Instance:
+    """Small random instances of the exact mechanisms (integer capacities and demands, weights,
+    task bounds, eligibility)."""
+    n_r = draw(st.integers(1, 3))
+    n_s = draw(st.integers(1, max_servers))
+    n_u = draw(st.integers(1, max_users))
+    servers = [
+        {"id": f"s{k}", "capacity": draw(st.lists(st.integers(0, 12), min_size=n_r, max_size=n_r))}
+        for k in range(n_s)
+    ]
+    users = []
+    for i in range(n_u):
+        d = draw(st.lists(st.integers(0, 4), min_size=n_r, max_size=n_r).filter(any))
+        u = {"id": f"u{i}", "demand": d, "weight": draw(st.sampled_from([1, 1, 2, 3]))}
+        if draw(st.booleans()):
+            u["max_tasks"] = draw(st.integers(0, 8))
+        if draw(st.booleans()):
+            u["eligible"] = draw(st.lists(st.sampled_from([s["id"] for s in servers]), unique=True))
+        users.append(u)
+    return parse_instance(
+        {"resources": [f"r{k}" for k in range(n_r)], "servers": servers, "users": users}
+    )
+
+
+# PS-DSF paper (Khamse-Ashari et al.), Section I / Fig. 1: c1 = [9, 12, 100], c2 = [12, 12, 0];
+# weights 1, 1, 2; d1 = [1, 2, 10], d2 = [1, 2, 1], d3 = [1, 2, 0] (users 1, 2 need bandwidth,
+# so only server 1 can serve them).
+PSDSF_FIG1: dict[str, Any] = {
+    "resources": ["cpu", "mem", "bw"],
+    "servers": [{"id": "s1", "capacity": [9, 12, 100]}, {"id": "s2", "capacity": [12, 12, 0]}],
+    "users": [
+        {"id": "u1", "demand": [1, 2, 10]},
+        {"id": "u2", "demand": [1, 2, 1]},
+        {"id": "u3", "demand": [1, 2, 0], "weight": 2},
+    ],
+}
+# PS-DSF paper, Section III-A / Fig. 2: the same servers, four equally weighted users.
+PSDSF_FIG2: dict[str, Any] = {
+    "resources": ["cpu", "mem", "bw"],
+    "servers": PSDSF_FIG1["servers"],
+    "users": [
+        {"id": "u1", "demand": [1.5, 1, 10]},
+        {"id": "u2", "demand": [1, 2, 10]},
+        {"id": "u3", "demand": [0.5, 1, 0]},
+        {"id": "u4", "demand": [1, 0.5, 0]},
+    ],
+}
+
+
+# Shaped like Section II-A: four classes, u1 with two independent jobs, u2 with a two-task job;
+# u1, u2, u3 form one RDUC (standard and public-IP are shared), u4 is alone.
+FIG1_LIKE: dict[str, Any] = {
+    "resources": ["cpu", "mem"],
+    "servers": [
+        {"id": "hadoop", "capacity": [56, 64]},
+        {"id": "standard", "capacity": [16, 20]},
+        {"id": "public-ip", "capacity": [12, 12]},
+        {"id": "high-mem", "capacity": [4, 32]},
+    ],
+    "users": [
+        {
+            "id": "u1",
+            "jobs": [
+                {"id": "job1", "demand": {"hadoop": [1, 1]}},
+                {"id": "job2", "demand": {"standard": [1, 1]}},
+            ],
+        },
+        {
+            "id": "u2",
+            "jobs": [{"id": "job", "demand": {"standard": [1, 0.5], "public-ip": [1, 0.5]}}],
+        },
+        {"id": "u3", "jobs": [{"id": "job", "demand": {"public-ip": [1, 2]}}]},
+        {"id": "u4", "jobs": [{"id": "job", "demand": {"high-mem": [1, 1]}}]},
+    ],
+}
+
+
+def random_job_instance(rng: np.random.Generator, bounds: bool = False) -> dict[str, Any]:
+    """A random UDRF job instance (as JSON data): classes, users with jobs over some of them, and
+    with ``bounds`` a bound on the runs of some jobs."""
+    n_c, n_r = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+    classes = [f"c{m}" for m in range(n_c)]
+    servers = [{"id": c, "capacity": rng.uniform(1, 20, n_r).round(2).tolist()} for c in classes]
+    users = []
+    for u in range(int(rng.integers(1, 6))):
+        jobs = []
+        for q in range(int(rng.integers(1, 4))):
+            k = int(rng.integers(1, n_c + 1))
+            chosen = rng.choice(classes, size=k, replace=False)
+            dem = {
+                str(c): (rng.uniform(0, 2, n_r) * (rng.random(n_r) < 0.8)).round(2).tolist()
+                for c in chosen
+            }
+            if not any(v > 0 for vec in dem.values() for v in vec):
+                dem[str(chosen[0])][0] = 1.0
+            job: dict[str, Any] = {"id": f"j{q}", "demand": dem}
+            if bounds and rng.random() < 0.3:
+                job["max_runs"] = float(rng.uniform(0, 5))
+            jobs.append(job)
+        users.append({"id": f"u{u}", "jobs": jobs, "weight": float(rng.choice([1, 1, 2]))})
+    return {"resources": [f"r{k}" for k in range(n_r)], "servers": servers, "users": users}
