@@ -698,7 +698,8 @@ def run_sweep(
     Raises
     ------
     ConfigError
-        Bad sweep, bad executor spec or unreachable Dask scheduler; raised before any run starts.
+        Bad sweep, bad executor spec, Dask executor without Dask installed, or unreachable Dask
+        scheduler; raised before anything is created or written in ``out``.
     KeyboardInterrupt
         After cancelling the pending runs and writing ``runs.parquet`` for the finished ones.
     """
@@ -709,11 +710,6 @@ def run_sweep(
     runs = expand(sweep)
     root = Path(out)
     _check_out(root)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"--out: cannot create {str(root)!r} ({exc.strerror or exc})") from None
-    _remove_stale(root)
     results: dict[str, dict[str, Any]] = {}
     todo: list[RunSpec] = []
     for run in runs:
@@ -724,11 +720,19 @@ def run_sweep(
             results[run.run_id] = done
     log.info("%d runs: %d finished earlier, %d to run", len(runs), len(results), len(todo))
     base_dir = str(Path(base).resolve()) if base is not None else None
-    if not todo:
+    # Before anything is created: a missing Dask extra or an unreachable scheduler leaves no OUT.
+    backend = make_backend(spec) if todo else None
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if backend is not None:
+            backend.close()
+        raise OutputError(f"--out: cannot create {str(root)!r} ({exc.strerror or exc})") from None
+    _remove_stale(root)
+    if backend is None:
         frame = runs_frame(sweep, runs, results)
         write_runs(frame, root)
         return frame
-    backend = make_backend(spec)  # before any run: an unreachable scheduler fails here
     futures: list[Any] = []
     bar = tqdm(
         total=len(runs), initial=len(results), unit="run", desc=sweep.name, disable=not progress
