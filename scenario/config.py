@@ -173,6 +173,15 @@ def component_rng(seed: int, component: str) -> np.random.Generator:
     return np.random.default_rng(children[_COMPONENTS.index(component)])
 
 
+#: Most utilisation grid samples a run may record (``collect.utilization_interval_s`` over the
+#: simulated window). The grid is for the utilisation tables and figures (mean utilisation is
+#: exact at any interval). 10 million is 140 times the real Google sample's 70,757 samples at
+#: 1 s; ``fairsim run`` of one scheduler recording 9.5 million (2 resources) peaks at 1.0 GB of
+#: resident memory (5 million: 0.77 GB). A fixed bound, not the machine's: a config is valid or
+#: not wherever it is read (the memory estimate, :func:`fairsim.scenario.limits.check_limits`,
+#: lets tens of millions through on most machines).
+MAX_UTILIZATION_SAMPLES = 10_000_000
+
 #: Relative paths of these config keys are resolved against the config file's folder; given
 #: with ``--set`` they are relative to the working directory.
 PATH_KEYS = ("trace.path", "trace.cache_dir", "cluster.path")
@@ -655,7 +664,8 @@ class CollectConfig(_Strict):
     """What the collectors record."""
 
     utilization_interval_s: float = Field(default=60.0, gt=0)
-    """Spacing of the utilisation grid in seconds (``utilization.parquet`` and its figure)."""
+    """Spacing of the utilisation grid in seconds (``utilization.parquet`` and its figure); at
+    most :data:`MAX_UTILIZATION_SAMPLES` samples over the simulated window."""
     user_shares: bool = False
     """Also record every user's share of each resource on the grid (``user_shares.parquet``; DRFH
     paper, Fig. 4).
@@ -673,8 +683,15 @@ class CollectConfig(_Strict):
     """
 
 
+def _round_up(x: float, digits: int = 2) -> float:
+    """``x`` > 0 rounded up to ``digits`` significant digits."""
+    step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return math.ceil(x / step) * step
+
+
 def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
-    """Refuse a utilisation interval that would give no sample after the start.
+    """Refuse a utilisation interval that would give no sample after the start, or more than
+    :data:`MAX_UTILIZATION_SAMPLES` samples.
 
     Parameters
     ----------
@@ -707,6 +724,13 @@ def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
             f"collect.utilization_interval_s: {dt:g} s is longer than the simulated window of "
             f"{window:g} s ({start_s:g} s to {horizon_s:g} s): no utilisation sample after the "
             f"start (utilization.parquet and its figure would show the start only){hint}"
+        )
+    if (count := math.floor(window / dt) + 1) > MAX_UTILIZATION_SAMPLES:
+        wider = _round_up(window / (MAX_UTILIZATION_SAMPLES - 1))
+        raise ValueError(
+            f"collect.utilization_interval_s: {dt:g} s gives {count:,} utilisation samples over "
+            f"{window:g} s, more than the {MAX_UTILIZATION_SAMPLES:,} a run may record (mean "
+            f"utilisation is exact at any interval; {wider:g} s stays within)"
         )
 
 

@@ -31,9 +31,12 @@ Output folder ``OUT``:
     ``median_jct_s``. Rows follow the expansion order. Rewritten atomically after every run.
 
 Re-running the same command skips runs whose ``DONE`` marker exists and redoes the rest
-(unfinished or failed). Ctrl-C cancels the pending runs, keeps the finished ones and rewrites
-``runs.parquet``. A failing run is recorded (``status == "failed"`` and its error) and does not
-stop the others.
+(unfinished or failed). Ctrl-C cancels the pending runs, stops the ones in progress (their
+temporary folders removed), keeps the finished ones and rewrites ``runs.parquet``. The local
+pool's workers leave Ctrl-C to the sweep process, which stops them with SIGTERM (killed after
+:data:`STOP_GRACE_S`); a worker also stops by itself when the sweep process is gone, whatever
+killed it. A failing run is recorded (``status == "failed"`` and its error) and does not stop
+the others.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ import json
 import logging
 import os
 import shutil
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -385,12 +390,16 @@ def write_runs(frame: pd.DataFrame, out: Path) -> Path:
 
 @dataclass
 class _Backend:
-    """Submit/iterate/cancel over a process pool or a Dask client (lazily imported)."""
+    """Submit/iterate/cancel over a process pool or a Dask client (lazily imported).
+
+    ``cancel`` returns whether no run is in progress any more (the local pool's workers are
+    gone), so that the temporary folders of the stopped runs may be removed.
+    """
 
     submit: Callable[..., Any]
     completed: Callable[[list[Any]], Iterator[Any]]
     result: Callable[[Any], Any]
-    cancel: Callable[[list[Any]], None]
+    cancel: Callable[[list[Any]], bool]
     close: Callable[[], None]
     workers: int
 
@@ -421,33 +430,111 @@ def parse_executor(spec: str) -> tuple[str, Any]:
     return kind, int(n)
 
 
+#: Seconds a local pool worker is given to remove its run's temporary folder once told to stop
+#: (SIGTERM from the sweep, or the sweep process gone) before it is killed.
+STOP_GRACE_S = 3.0
+
+
+class _Stopped(BaseException):
+    """Raised in a local pool worker's run when it is told to stop: unwinds like Ctrl-C, so
+    :func:`fairsim.atomic.atomic_dir` removes the run's temporary folder."""
+
+
+#: Set while a local pool worker executes a run, and once it has been told to stop (read by
+#: its SIGTERM handler).
+_IN_RUN = threading.Event()
+_STOPPING = threading.Event()
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    if _STOPPING.is_set():
+        return  # already unwinding: let the clean-up finish
+    if not _IN_RUN.is_set():
+        os._exit(128 + signum)
+    _STOPPING.set()
+    raise _Stopped
+
+
+def _watch_parent(parent: Any) -> None:
+    """Stop this worker once the process that started it is gone, whatever killed it."""
+    parent.join()  # returns when the parent's end of the spawn pipe closes: it has exited
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(STOP_GRACE_S)  # the run did not unwind in time (a long call into C)
+    os._exit(128 + signal.SIGTERM)
+
+
+def _worker_init() -> None:
+    """Set up a local pool worker.
+
+    Ctrl-C is left to the sweep process (a terminal sends SIGINT to the whole process group),
+    which stops its workers with SIGTERM; SIGTERM stops a run with its temporary folder removed;
+    and a watchdog thread stops the worker when the sweep process is gone (SIGKILL included).
+    """
+    import multiprocessing
+
+    from tqdm import tqdm
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    # Runs show no progress bars here. tqdm's default lock is a multiprocessing semaphore, which
+    # a stopped worker (os._exit) would leave to the resource tracker to unlink, with a warning.
+    tqdm.set_lock(threading.RLock())
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _run_in_worker(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a local pool worker; a stop request ends the worker once it unwound."""
+    try:
+        _IN_RUN.set()
+        return fn(*args)
+    except _Stopped:
+        os._exit(128 + signal.SIGTERM)
+    finally:
+        _IN_RUN.clear()
+
+
 def _local_backend(n: int) -> _Backend:
     import concurrent.futures as cf
     import multiprocessing
 
-    pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+    pool = cf.ProcessPoolExecutor(
+        max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init
+    )
+
+    def submit(fn: Callable[..., Any], *args: Any) -> Any:
+        return pool.submit(_run_in_worker, fn, *args)
 
     def completed(futs: list[Any]) -> Iterator[Any]:
         return cf.as_completed(futs)
 
-    stopped = False
-
-    def cancel(futs: list[Any]) -> None:
-        nonlocal stopped
-        stopped = True
-        for f in futs:
-            f.cancel()
-        # Stop the runs in progress too: their temporary folders are removed on the next start.
-        for proc in list(getattr(pool, "_processes", {}).values()):
+    def cancel(futs: list[Any]) -> bool:
+        # Stop every worker: SIGTERM makes one remove its run's temporary folder and exit; one
+        # that has not within STOP_GRACE_S (or at a second Ctrl-C) is killed, and run_sweep
+        # removes what it left. The pool then finds its workers gone, fails the pending futures
+        # (BrokenProcessPool, never read) and shuts down without waiting for anything.
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for proc in procs:
             proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        try:
+            deadline = time.monotonic() + STOP_GRACE_S
+            for proc in procs:
+                proc.join(max(0.0, deadline - time.monotonic()))
+        finally:
+            for proc in procs:
+                if proc.exitcode is None:
+                    proc.kill()
+        for proc in procs:
+            proc.join()
+        return True
 
     return _Backend(
-        submit=pool.submit,
+        submit=submit,
         completed=completed,
         result=lambda f: f.result(),
         cancel=cancel,
-        close=lambda: pool.shutdown(wait=not stopped),
+        close=lambda: pool.shutdown(wait=True, cancel_futures=True),
         workers=n,
     )
 
@@ -483,6 +570,10 @@ def _dask_backend(kind: str, arg: Any) -> _Backend:
     def submit(fn: Callable[..., Any], *args: Any) -> Any:
         return client.submit(fn, *args, key=f"fairsim-run-{args[2]}", pure=False)
 
+    def cancel(futs: list[Any]) -> bool:
+        client.cancel(futs)
+        return False  # a task already running on a worker goes on
+
     def close() -> None:
         client.close()
         if cluster is not None:
@@ -492,7 +583,7 @@ def _dask_backend(kind: str, arg: Any) -> _Backend:
         submit=submit,
         completed=lambda futs: iter(as_completed(futs)),
         result=lambda f: f.result(),
-        cancel=lambda futs: client.cancel(futs),
+        cancel=cancel,
         close=close,
         workers=workers,
     )
@@ -587,9 +678,10 @@ def run_sweep(
     Raises
     ------
     ConfigError
-        Bad sweep, bad executor spec, unreachable Dask scheduler, or (local executor) a run
-        whose sizes do not fit in this machine's memory
-        (:func:`fairsim.scenario.limits.check_limits`); raised before any run starts.
+        Bad sweep, bad executor spec, Dask executor without Dask installed, unreachable Dask
+        scheduler, or (local executor) a run whose sizes do not fit in this machine's memory
+        (:func:`fairsim.scenario.limits.check_limits`); raised before anything is created or
+        written in ``out``.
     KeyboardInterrupt
         After cancelling the pending runs and writing ``runs.parquet`` for the finished ones.
     """
@@ -603,11 +695,6 @@ def run_sweep(
             check_limits(run.config)
     root = Path(out)
     _check_out(root)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"--out: cannot create {str(root)!r} ({exc.strerror or exc})") from None
-    _remove_stale(root)
     results: dict[str, dict[str, Any]] = {}
     todo: list[RunSpec] = []
     for run in runs:
@@ -618,11 +705,19 @@ def run_sweep(
             results[run.run_id] = done
     log.info("%d runs: %d finished earlier, %d to run", len(runs), len(results), len(todo))
     base_dir = str(Path(base).resolve()) if base is not None else None
-    if not todo:
+    # Before anything is created: a missing Dask extra or an unreachable scheduler leaves no OUT.
+    backend = make_backend(spec) if todo else None
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if backend is not None:
+            backend.close()
+        raise OutputError(f"--out: cannot create {str(root)!r} ({exc.strerror or exc})") from None
+    _remove_stale(root)
+    if backend is None:
         frame = runs_frame(sweep, runs, results)
         write_runs(frame, root)
         return frame
-    backend = make_backend(spec)  # before any run: an unreachable scheduler fails here
     futures: list[Any] = []
     bar = tqdm(
         total=len(runs), initial=len(results), unit="run", desc=sweep.name, disable=not progress
@@ -657,7 +752,8 @@ def run_sweep(
             if res["status"] != "ok":
                 bar.write(f"run {res['run_id']} failed: {res['error']}")
     except KeyboardInterrupt:
-        backend.cancel(futures)
+        if backend.cancel(futures):
+            _remove_stale(root)  # what a worker killed before it cleaned up left
         write_runs(runs_frame(sweep, runs, results), root)
         raise
     finally:

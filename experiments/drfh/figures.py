@@ -22,7 +22,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairsim.experiments.drfh import paper as paper
-from fairsim.scenario.reporting.plotting import save_figure, scheduler_label
+from fairsim.scenario.reporting.plotting import decimate, save_figure, scheduler_label
 
 logger = logging.getLogger(__name__)
 
@@ -232,7 +232,8 @@ def fig5_utilization(
     axes = fig.subplots(1, 2, sharex=True)
     for res, ax, name in zip(("cpu", "mem"), axes, ("CPU", "Memory"), strict=True):
         for s, df in series.items():
-            ax.plot(df["time_s"] / 3600.0, 100.0 * df[res], label=scheduler_label(s), lw=0.9)
+            t, v = decimate(df["time_s"].to_numpy(), df[res].to_numpy())
+            ax.plot(t / 3600.0, 100.0 * v, label=scheduler_label(s), lw=0.9)
         ax.set_xlabel("Time (h)")
         ax.set_ylabel(f"{name} utilization (%)")
         ax.set_ylim(0, 100)
@@ -591,7 +592,8 @@ def fig4_shares(
     for ax, (res, title) in zip(axes, titles.items(), strict=True):
         for user, g in shares.groupby("user", sort=True):
             g = g.sort_values("time_s")
-            ax.step(g["time_s"], 100.0 * g[res], where="post", label=str(user), lw=1.0)
+            ts, v = decimate(g["time_s"].to_numpy(), g[res].to_numpy())
+            ax.step(ts, 100.0 * v, where="post", label=str(user), lw=1.0)
         for t in (paper.FIG4_USER2_JOIN_S, paper.FIG4_USER3_JOIN_S, paper.FIG4_USER1_DEPART_S):
             ax.axvline(t, color="grey", ls=":", lw=0.8)
         ax.set_xlabel("Time (s)")

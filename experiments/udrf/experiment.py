@@ -554,13 +554,14 @@ def _figures(
 ) -> None:
     from matplotlib.figure import Figure
 
-    from fairsim.scenario.reporting.plotting import save_figure
+    from fairsim.scenario.reporting.plotting import decimate, save_figure
 
     fig = Figure(figsize=(8, 5))
     axes = fig.subplots(2, 1, sharex=True)
     for name, g in waste.groupby("scheduler"):
         for ax, res, label in zip(axes, ("cpu", "mem"), ("CPU", "memory"), strict=True):
-            ax.plot(g["time_s"] / 3600.0, 100.0 * g[res], label=name, linewidth=0.8)
+            t, v = decimate(g["time_s"].to_numpy(), g[res].to_numpy())
+            ax.plot(t / 3600.0, 100.0 * v, label=name, linewidth=0.8)
             ax.set_ylabel(f"wasted {label} (% of pool)")
     last = max(p["makespan_s"] for p in s["schedulers"].values()) / 3600.0
     for ax in axes:
@@ -605,11 +606,12 @@ def _figures(
     if len(rduc):
         fig = Figure(figsize=(8, 4.5))
         axes = fig.subplots(2, 1, sharex=True)
-        axes[0].step(rduc["time_s"] / 3600.0, rduc["rducs"], where="post", linewidth=0.8)
+        hours = rduc["time_s"].to_numpy() / 3600.0
+        axes[0].step(*decimate(hours, rduc["rducs"].to_numpy()), where="post", linewidth=0.8)
         axes[0].set_ylabel("RDUCs")
-        axes[1].plot(rduc["time_s"] / 3600.0, rduc["users"], label="active users", linewidth=0.8)
+        axes[1].plot(*decimate(hours, rduc["users"].to_numpy()), label="active users", lw=0.8)
         axes[1].plot(
-            rduc["time_s"] / 3600.0, rduc["mean_degree"], label="mean user degree", linewidth=0.8
+            *decimate(hours, rduc["mean_degree"].to_numpy()), label="mean user degree", lw=0.8
         )
         axes[1].legend(fontsize=8)
         axes[1].set_xlabel("trace time (h)")

@@ -1,8 +1,11 @@
-"""Plotting helpers shared by every report: atomic PNG output and scheduler labels.
+"""Plotting helpers shared by every report: atomic PNG output, scheduler labels, and the
+decimation of long series.
 
 Figures are built on :class:`matplotlib.figure.Figure` objects directly (no pyplot global
 state) and written atomically: a temporary file in the destination directory, then
-:func:`os.replace`.
+:func:`os.replace`. Every line drawn from a utilisation grid goes through :func:`decimate`, so a
+figure stays small whatever ``collect.utilization_interval_s`` was; the Parquet files keep every
+sample.
 """
 
 from __future__ import annotations
@@ -12,11 +15,17 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
 
 from fairsim.atomic import atomic_path
 
 logger = logging.getLogger(__name__)
+
+#: Most points :func:`decimate` keeps of one line: 4 per bin (first, minimum, maximum, last) in
+#: 1,000 bins, about one bin per pixel column of a report figure (9 in at 120 dpi: 1,080 px).
+MAX_LINE_POINTS = 4000
 
 _SLOTS_RE = re.compile(r"^slots-(\d+)$")
 _LABELS = {"ff-drfh": "First-Fit DRFH", "bf-drfh": "Best-Fit DRFH"}
@@ -63,3 +72,57 @@ def save_figure(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 120) ->
         fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
     logger.info("wrote %s", dest)
     return dest
+
+
+def decimate(
+    x: ArrayLike, y: ArrayLike, max_points: int = MAX_LINE_POINTS
+) -> tuple[np.ndarray, np.ndarray]:
+    """The points of a long series worth drawing: at most ``max_points``, extremes kept.
+
+    The series is cut into ``max_points // 4`` runs of consecutive points of equal length; of
+    each run the first, the minimum, the maximum and the last point are kept, in their order.
+    Drawn at the figure's resolution the line looks the same as the full series: a spike of a
+    single sample stays visible, and a step function keeps its levels.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,)
+        The series, in drawing order (time order for a time series).
+    max_points : int
+        Most points returned (at least 4).
+
+    Returns
+    -------
+    x, y : ndarray, shape (m,)
+        The kept points, ``m <= max_points``; the series itself (as arrays) when
+        ``n <= max_points``.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` and ``y`` differ in length, or ``max_points < 4``.
+    """
+    xs, ys = np.asarray(x), np.asarray(y)
+    if xs.shape != ys.shape or xs.ndim != 1:
+        raise ValueError(
+            f"decimate: x and y must be 1-d of one length (got {xs.shape}, {ys.shape})"
+        )
+    if max_points < 4:
+        raise ValueError(f"decimate: max_points must be at least 4 (got {max_points})")
+    n = len(ys)
+    if n <= max_points:
+        return xs, ys
+    bins = max_points // 4
+    width = -(-n // bins)  # ceil: the last run may be shorter, padded with its last point
+    padded = np.pad(ys, (0, bins * width - n), mode="edge").reshape(bins, width)
+    starts = np.arange(bins) * width
+    keep = np.concatenate(
+        (
+            starts,
+            starts + padded.argmin(axis=1),
+            starts + padded.argmax(axis=1),
+            starts + width - 1,
+        )
+    )
+    keep = np.unique(np.minimum(keep, n - 1))
+    return xs[keep], ys[keep]

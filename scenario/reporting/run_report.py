@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from fairsim.atomic import write_text
 from fairsim.scenario.config import RunConfig
-from fairsim.scenario.reporting.plotting import save_figure
+from fairsim.scenario.reporting.plotting import decimate, save_figure
 
 _LABELS = {"cpu": "CPU", "mem": "memory", "gpu": "GPU"}
 
@@ -21,7 +21,8 @@ def _label(resource: str) -> str:
 
 
 def utilization_figure(out: Path, schedulers: list[str], resources: list[str]) -> Figure:
-    """Utilisation over time of each scheduler, one panel per resource.
+    """Utilisation over time of each scheduler, one panel per resource (each line decimated:
+    :func:`~fairsim.scenario.reporting.plotting.decimate`).
 
     Parameters
     ----------
@@ -36,7 +37,8 @@ def utilization_figure(out: Path, schedulers: list[str], resources: list[str]) -
     for name in schedulers:
         u = pd.read_parquet(out / name / "utilization.parquet")
         for ax, res in zip(axes, resources, strict=True):
-            ax.plot(u["time_s"] / 3600.0, 100.0 * u[res], label=name, linewidth=0.9)
+            t, v = decimate(u["time_s"].to_numpy(), u[res].to_numpy())
+            ax.plot(t / 3600.0, 100.0 * v, label=name, linewidth=0.9)
     for ax, res in zip(axes, resources, strict=True):
         ax.set_ylabel(f"{_label(res)} utilisation (%)")
         ax.set_ylim(0, 100)

@@ -457,12 +457,15 @@ def test_unusable_out_is_one_line(
         ),
         (
             "collect.utilization_interval_s=1e-6",
-            r"^fairsim: error: config: collect\.utilization_interval_s: 1e-06 s gives 6\.69e\+10 ",
+            r"^fairsim: error: config: collect\.utilization_interval_s: 1e-06 s gives "
+            r"66,854,180,808 utilisation samples over 66854\.2 s, more than the 10,000,000 ",
         ),
         (
             "collect.utilization_interval_s=1.0e-6",
-            r"^fairsim: error: config: collect\.utilization_interval_s: 1e-06 s gives 6\.69e\+10 "
-            r"samples over 66854\.2 s, which need about [\d.]+ TB of memory",
+            r"^fairsim: error: config: collect\.utilization_interval_s: 1e-06 s gives "
+            r"66,854,180,808 utilisation samples over 66854\.2 s, more than the 10,000,000 a "
+            r"run may record \(mean utilisation is exact at any interval; 0\.0067 s stays "
+            r"within\)$",
         ),
         ("seed=-1", r"^fairsim: error: config: seed: .*greater than or equal to 0 \(got -1\)$"),
         (
@@ -479,6 +482,38 @@ def test_sizes_and_values_refused_before_allocating(
         ["run", str(_config(tmp_path)), "--set", override, "--out", str(tmp_path / "o")],
         capsys,
         message,
+        tmp_path / "o",
+    )
+
+
+def test_utilisation_grid_of_more_than_ten_million_samples_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fairsim.scenario.config import MAX_UTILIZATION_SAMPLES, parse_config
+
+    assert MAX_UTILIZATION_SAMPLES == 10_000_000
+    # 1e-6 s over 20 s: 20,000,001 samples, about 1.4 GB by the memory estimate alone (which let
+    # it through on any machine with more memory, and the run then failed while plotting).
+    short = {**TINY, "collect": {"utilization_interval_s": 1e-6, "horizon_s": 20}}
+    with pytest.raises(
+        ConfigError,
+        match=r"^config: collect\.utilization_interval_s: 1e-06 s gives 20,000,001 utilisation "
+        r"samples over 20 s, more than the 10,000,000 a run may record \(mean utilisation is "
+        r"exact at any interval; 2\.1e-06 s stays within\)$",
+    ):
+        parse_config(short)
+    short["collect"]["utilization_interval_s"] = 2.1e-6  # 9,523,810 samples
+    assert parse_config(short).collect.utilization_interval_s == 2.1e-6
+    # A synthetic trace's window is known once its tasks are drawn: refused before the
+    # simulation, and nothing is written.
+    data = {**TINY, "trace": {**TINY["trace"], "duration_s": 20}}
+    data["collect"] = {"utilization_interval_s": 1e-6}
+    _refused(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "o"), "--no-progress"],
+        capsys,
+        r"^fairsim: error: config: collect\.utilization_interval_s: 1e-06 s gives "
+        r"19,896,824 utilisation samples over 19\.8968 s, more than the 10,000,000 a run may "
+        r"record \(mean utilisation is exact at any interval; 2e-06 s stays within\)$",
         tmp_path / "o",
     )
 

@@ -197,7 +197,28 @@ def test_cli_bad_input_is_one_line(
     assert lines[0].startswith("fairsim: error: ")
     assert re.search(message, lines[0]), lines[0]
     assert "Traceback" not in proc.stderr
-    assert not list(out.glob("*/DONE")) and not (out / "runs.parquet").exists()
+    assert not out.exists()  # refused before anything is created
+
+
+@pytest.mark.parametrize("executor", ["dask://127.0.0.1:9", "dask-local:1"])
+def test_dask_executor_without_the_extra_is_refused_before_out_exists(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    executor: str,
+) -> None:
+    from fairsim.experiments.cli import main
+
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # as without fairsim[dask]
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(TINY))
+    out = tmp_path / "out"
+    argv = ["sweep", str(path), "--out", str(out), "--executor", executor, "--no-progress"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "fairsim: error: --executor: Dask is not installed (pip install 'fairsim[dask]')\n"
+    )
+    assert not out.exists()
 
 
 def test_example_sweeps_validate() -> None:
