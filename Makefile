@@ -1,5 +1,6 @@
 # fairsim: `make experiment` reproduces the DRFH paper's Section VI on the real Google sample,
-# `make test` runs the test suite, `make bench` the speed/memory benchmarks, `make lint` ruff + mypy,
+# `make test` runs the test suite and prints its line coverage, `make bench` the speed/memory
+# benchmarks, `make lint` ruff + mypy,
 # `make docs` the documentation site (build/site), `make imports` the import contracts,
 # `make wheel-check` the installed-wheel smoke test; `.ci/run` runs them all.
 PYTHON ?= python3
@@ -36,8 +37,10 @@ reproduce-psdsf: $(STAMP)
 reproduce-udrf: $(STAMP)
 	$(VENV)/bin/fairsim -v experiment udrf --shared $(SHARED) --out results/udrf
 
+# prints the line coverage of the whole package and fails below [tool.coverage.report] fail_under
+# (pyproject.toml says what is measured)
 test: $(STAMP)
-	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" --cov --cov-report=term tests
 
 bench: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m fairsim.experiments.benchmarks.bench_online --shared $(SHARED) --out results/bench --vs $(BENCH_VS)

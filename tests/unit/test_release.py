@@ -8,6 +8,7 @@ must all say the same. ``.ci/wheel_smoke.sh`` checks the same fields on the buil
 from __future__ import annotations
 
 import re
+import tomllib
 from importlib.metadata import metadata, version
 from pathlib import Path
 
@@ -57,3 +58,19 @@ def test_licence_file_is_the_declared_licence() -> None:
     assert text.lstrip().startswith("Apache License\n")
     assert "Version 2.0, January 2004" in text
     assert "END OF TERMS AND CONDITIONS" in text
+
+
+def test_coverage_measures_every_linked_package() -> None:
+    """`make test`'s coverage sees the real folders behind fairsim/'s links: a new linked
+    subpackage (fairsim/X -> ../X) must be added to [tool.coverage.run] source_dirs."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    run = config["tool"]["coverage"]["run"]
+    linked = sorted(
+        p.name for p in (ROOT / "fairsim").iterdir() if p.is_symlink() and p.resolve().is_dir()
+    )
+    # configs/ holds YAML files only; everything else linked is Python
+    packages = [name for name in linked if (ROOT / "fairsim" / name / "__init__.py").is_file()]
+    assert {"simulator", "schedulers", "traces", "experiments"} <= set(packages), packages
+    assert sorted(run["source_dirs"]) == sorted(["fairsim", *packages])
+    assert run["patch"] == ["subprocess"]
+    assert config["tool"]["coverage"]["report"]["fail_under"] > 0
