@@ -1,5 +1,6 @@
 # fairsim: `make experiment` reproduces the DRFH paper's Section VI on the real Google sample,
-# `make test` runs the test suite, `make bench` the speed/memory benchmarks, `make lint` ruff + mypy,
+# `make test` runs the test suite and prints its line coverage, `make bench` the speed/memory
+# benchmarks, `make lint` ruff + mypy,
 # `make docs` the documentation site (build/site), `make imports` the import contracts,
 # `make wheel-check` the installed-wheel smoke test; `.ci/run` runs them all.
 PYTHON ?= python3
@@ -14,7 +15,8 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench bench-scale lint imports wheel-check docs clean
 
-$(STAMP): pyproject.toml
+# fairsim/__init__.py holds the version, which the installed metadata copies
+$(STAMP): pyproject.toml fairsim/__init__.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
@@ -37,8 +39,10 @@ reproduce-psdsf: $(STAMP)
 reproduce-udrf: $(STAMP)
 	$(VENV)/bin/fairsim -v experiment udrf --shared $(SHARED) --out results/udrf
 
+# prints the line coverage of the whole package and fails below [tool.coverage.report] fail_under
+# (pyproject.toml says what is measured)
 test: $(STAMP)
-	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" tests
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" --cov --cov-report=term tests
 
 bench: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_online --shared $(SHARED) --out results/bench --vs $(BENCH_VS)

@@ -3,8 +3,10 @@
 #
 # Builds the sdist and, from it, the wheel of the committed tree (HEAD, `git archive`: nothing
 # untracked or uncommitted gets in) with `python -m build`, checks that the wheel holds exactly one
-# import package, `fairsim`, with its data files, installs it NOT editable into a fresh venv, and
-# from a folder outside the repository runs
+# import package, `fairsim`, with its data files and LICENSE, installs it NOT editable into a fresh
+# venv, and from a folder outside the repository runs
+#   * `fairsim --version` (`fairsim X.Y.Z`, fairsim/__init__.py's version) and reads the installed
+#     metadata (version, licence expression and file, authors, classifiers);
 #   * `fairsim solve drf` on DRF's worked example (Ghodsi et al., Section 4: one server
 #     <9 CPU, 18 GB>, users <1 CPU, 4 GB> and <3 CPU, 1 GB>): 3 and 2 tasks;
 #   * a small `fairsim run` (synthetic workload, 10 Table I servers, two schedulers), twice:
@@ -46,6 +48,8 @@ need = [
     "fairsim/experiments/cli.py", "fairsim/configs/drfh-google.yaml",
     "fairsim/configs/sweeps/tiny.yaml",
 ]  # fmt: skip
+assert len(dist_info) == 1, dist_info
+need.append(f"{next(iter(dist_info))}/licenses/LICENSE")
 missing = [n for n in need if n not in names]
 assert not missing, f"missing from the wheel: {missing}"
 py = [n for n in names if n.endswith(".py")]
@@ -81,6 +85,26 @@ for name in ("simulator", "schedulers", "traces", "experiments", "configs"):
 assert config_path("drfh-google.yaml").is_file()
 assert fairsim.Scheduler.__module__ == "fairsim.simulator.scheduler"
 print(f"   fairsim {fairsim.__version__} from {Path(fairsim.__file__).parent}")
+EOF
+
+step "fairsim --version and the installed metadata"
+VERSION=$("$WORK/venv/bin/fairsim" --version)
+"$VPY" - "$VERSION" <<'EOF'
+import sys
+from importlib.metadata import metadata
+
+import fairsim
+
+assert sys.argv[1] == f"fairsim {fairsim.__version__}", (sys.argv[1], fairsim.__version__)
+meta = metadata("fairsim")
+assert meta["Version"] == fairsim.__version__, meta["Version"]
+assert meta["License-Expression"] == "Apache-2.0", meta["License-Expression"]
+assert meta.get_all("License-File") == ["LICENSE"], meta.get_all("License-File")
+assert meta["Author"] == "the fairsim developers", meta["Author"]
+classifiers = meta.get_all("Classifier") or []
+assert "Programming Language :: Python :: 3.11" in classifiers, classifiers
+assert "Topic :: Scientific/Engineering" in classifiers, classifiers
+print(f"   {sys.argv[1]}; {meta['License-Expression']}; {len(classifiers)} classifiers")
 EOF
 
 step "fairsim solve drf: DRF's worked example gives 3 and 2 tasks"

@@ -16,6 +16,7 @@
     fairsim experiment udrf [--quick] [--shared ../shared] [--out results/udrf]
     fairsim sweep SWEEP.yaml [--out OUT] [--executor local:N|dask-local:N|dask://host:port]
     fairsim sweep-report OUT
+    fairsim --version
 
 Every user error (bad config, bad instance, bad trace, bad option, an output folder that exists
 or cannot be written) is printed as one line ``fairsim: error: ...`` and exits with status 2; no
@@ -34,6 +35,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, NoReturn
 
+from fairsim import __version__
 from fairsim.atomic import json_text
 from fairsim.errors import FairsimError
 from fairsim.experiments.argtypes import int_at_least
@@ -281,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     p = _Parser(prog="fairsim", description=__doc__.split("\n\n")[0])
     p.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    p.add_argument("--version", action="version", version=f"fairsim {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     r = sub.add_parser(
