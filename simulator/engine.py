@@ -70,7 +70,7 @@ class _Table:
     tasks of the batch being read and for *live* tasks (arrived and not finished, :attr:`live`);
     consecutive identical tasks (the instances of one Alibaba row) share them.
 
-    It is the :class:`fairsim.simulator.cluster.TaskInfo` of the schedulers' views
+    It is the :class:`fairsim.simulator.cluster.TaskJobsAndConstraints` of the schedulers' views
     (:meth:`task_job`, :meth:`task_constraint`); schedulers never see the table itself.
     """
 
@@ -450,7 +450,8 @@ class Engine:
             stream=self._stream,
         )
         # the scheduler learns about tasks only through its view: the table answers the view's
-        # task_job / task_mask questions (it is the view's TaskInfo), nothing is set on the state
+        # task_job / task_mask questions (it is the view's TaskJobsAndConstraints), nothing is
+        # set on the state
         view = self.cluster.view(tasks=self._tasks, constraints=self.constraints)
         if self.constraints is not None:
             self._caps_of_code: dict[int, list[tuple[float, ...]]] = {}
