@@ -8,9 +8,9 @@ current free amounts without being able to change them (Omega's "cell state comm
 The state holds servers only. What a scheduler may know about the tasks of a run (a task's job and
 repetition, its placement constraint) and about the servers beyond their capacities (machine
 classes) reaches it through the typed accessors of its :class:`ClusterView`, which the engine
-builds with two references: a :class:`TaskJobsAndConstraints` (the engine's task table) and the
-run's :class:`fairsim.simulator.constraints.ConstraintIndex`. Nothing is planted on the state from
-outside.
+builds with two references: a :class:`TaskJobsAndConstraints` (the engine's task recorder) and
+the run's :class:`fairsim.simulator.constraints.ConstraintIndex`. Nothing is planted on the state
+from outside.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ class ClusterState:
         Parameters
         ----------
         tasks : TaskJobsAndConstraints, optional
-            What the run knows about its tasks (the engine passes its task table). None: every
+            What the run knows about its tasks (the engine passes its task recorder). None: every
             task is its own job and has no placement constraint.
         constraints : ConstraintIndex, optional
             The run's placement constraints (:mod:`fairsim.simulator.constraints`); the codes
@@ -194,10 +194,11 @@ class TaskJobsAndConstraints(Protocol):
     """The job and the placement constraint of every submitted task, by task id: what a run knows
     about its tasks beyond their user and demand.
 
-    The engine's task table implements it (:class:`fairsim.simulator.engine.Engine` builds every
-    scheduler's view with it); :class:`TaskRecords` implements it over plain sequences, for driving
-    a scheduler by hand. Schedulers never call it directly: they use
-    :meth:`ClusterView.task_job` and :meth:`ClusterView.task_mask`. Task ids are those of
+    The engine's task recorder implements it (:class:`fairsim.simulator.recording.TaskRecorder`:
+    :class:`fairsim.simulator.engine.Engine` builds every scheduler's view with it);
+    :class:`TaskRecords` implements it over plain sequences, for driving a scheduler by hand.
+    Schedulers never call it directly: they use :meth:`ClusterView.task_job` and
+    :meth:`ClusterView.task_mask`. Task ids are those of
     :meth:`fairsim.simulator.scheduler.Scheduler.on_arrival`.
     """
 

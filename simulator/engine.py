@@ -12,7 +12,10 @@ the only modules importing :mod:`simpy`; schedulers never do. The engine
   (:meth:`fairsim.simulator.scheduler.Scheduler.decide`), validating and committing every placement
   (:meth:`fairsim.simulator.cluster.ClusterState.commit`);
 * samples utilisation on a fixed grid of ``utilization_interval_s`` exactly (the cluster state is
-  constant between events, so a grid point takes the state after the last event before it).
+  constant between events, so a grid point takes the state after the last event before it);
+* records every task through one recorder, chosen when the run starts
+  (:mod:`fairsim.simulator.recording`): every task kept in memory, or each ended task streamed
+  to ``tasks.parquet`` (``tasks_out``).
 
 A task's run starts when it is placed and lasts its ``run_s`` from the trace. A simulation ends at
 ``horizon_s``: tasks still queued or running then count as not completed; a task that finishes at
@@ -153,7 +156,8 @@ class Engine:
         ``"complete"`` — it runs its observed span (a lower bound) and counts as completed.
     tasks_out : path-like, optional
         Stream ended tasks to this ``tasks.parquet`` in row groups while the run goes on
-        (:mod:`fairsim.simulator.stream`): the engine then keeps a task only while it is live,
+        (:class:`fairsim.simulator.recording.StreamingRecorder`, :mod:`fairsim.simulator.stream`):
+        the engine then keeps a task only while it is live,
         and :attr:`EngineResult.tasks` is empty (:attr:`EngineResult.streamed` describes the
         file). None (default): every task is kept to the end, in :attr:`EngineResult.tasks`.
 

@@ -65,7 +65,7 @@ DROPPED_DAG = "a DAG ancestor can never run"
 
 class TaskJobColumns(Protocol):
     """The per-task job columns the gate reads, indexed by task id: job, task row, repetition,
-    instances and DAG parents (the engine's in-memory task table implements it)."""
+    instances and DAG parents (:class:`fairsim.simulator.recording.TaskTable` implements it)."""
 
     job_id: np.ndarray
     task_index: np.ndarray
@@ -127,9 +127,10 @@ class JobGate:
 
     Notes
     -----
-    The engine calls :meth:`bind` once with its task table, then :meth:`arrive` for every
-    submitted task, :meth:`finish` for every finished task and :meth:`drop` for every task that
-    can never run; each returns the task ids released *now*, in a deterministic order.
+    The engine calls :meth:`bind` once with its task table
+    (:class:`fairsim.simulator.recording.TaskTable`), then :meth:`arrive` for every submitted
+    task, :meth:`finish` for every finished task and :meth:`drop` for every task that can never
+    run; each returns the task ids released *now*, in a deterministic order.
     """
 
     def __init__(
