@@ -229,11 +229,11 @@ class Engine:
         """Simulate until the horizon (or until no event is left) and return the results."""
         t0 = time.perf_counter()
         self._user_codes: dict[str, int] = {}
-        self._tasks = self._recorder()
+        self._recorder = self._choose_recorder()
         # the scheduler learns about tasks only through its view: the recorder answers the
         # view's task_job / task_mask questions (it is the view's TaskJobsAndConstraints),
         # nothing is set on the state
-        view = self.cluster.view(tasks=self._tasks, constraints=self.constraints)
+        view = self.cluster.view(tasks=self._recorder, constraints=self.constraints)
         if self.constraints is not None:
             self._caps_of_code: dict[int, list[tuple[float, ...]]] = {}
         self.scheduler.bind(view)
@@ -258,16 +258,16 @@ class Engine:
         try:
             env.run()
             dropped = self.gate.dropped_tasks if self.gate is not None else ()
-            tasks, streamed = self._tasks.close(dropped)
+            tasks, streamed = self._recorder.close(dropped)
         except BaseException:
-            self._tasks.abort()
+            self._recorder.abort()
             raise
         finally:
             self._bar.close()
         wall = time.perf_counter() - t0
         return self._result(wall, tasks, streamed)
 
-    def _recorder(self) -> TaskRecorder:
+    def _choose_recorder(self) -> TaskRecorder:
         """The run's recording mode, chosen once: every task kept in memory, or ended tasks
         streamed to ``tasks_out`` (:mod:`fairsim.simulator.recording`)."""
         hold = self.censored == "hold"
@@ -288,18 +288,18 @@ class Engine:
 
     # ------------------------------------------------------------------ the process
     def _main(self, env: simpy.Environment) -> Generator[simpy.events.Event, None, None]:
-        sched, cluster, tab = self.scheduler, self.cluster, self._tasks
+        sched, cluster, rec = self.scheduler, self.cluster, self._recorder
         heap = self._completions
         horizon = self.horizon_s
         batches = self.source.batches()
-        live = tab.live  # task -> its live record, from arrival until it ends
-        start_s, finished, unplaceable = tab.start_s, tab.finished, tab.unplaceable
+        live = rec.live  # task -> its live record, from arrival until it ends
+        start_s, finished, unplaceable = rec.start_s, rec.finished, rec.unplaceable
         running: dict[int, int] = {}  # task -> server, for the tasks placed and not finished
         used, integral = cluster.used, self._used_integral
         k_res = range(cluster.n_resources)
         track_users = self.record_user_shares
         gate = self.gate
-        codes = tab.codes
+        codes = rec.codes
         masks: list = self.constraints.masks if self.constraints is not None else []
         fits = self._fits_constraint
 
@@ -324,7 +324,7 @@ class Engine:
         while True:
             if lo == hi and not exhausted:
                 lo, hi, exhausted = self._pull(batches, lo, hi)
-            t_arr = tab.b_submit[lo - tab.b_lo] if lo < hi else math.inf
+            t_arr = rec.b_submit[lo - rec.b_lo] if lo < hi else math.inf
             t_cmp = heap[0][0] if heap else math.inf
             now = t_arr if t_arr < t_cmp else t_cmp
             tick = False
@@ -368,7 +368,7 @@ class Engine:
                 if gate is not None:
                     release(gate.finish(task))
             # 2. arrivals at `now` (the rest of this batch may hold later ones)
-            b_lo, b_submit, b_live = tab.batch()
+            b_lo, b_submit, b_live = rec.batch()
             while lo < hi and b_submit[lo - b_lo] <= now:
                 record = b_live[lo - b_lo]
                 if gate is not None:
@@ -385,7 +385,7 @@ class Engine:
                 lo += 1
                 if lo == hi and not exhausted:
                     lo, hi, exhausted = self._pull(batches, lo, hi)
-                    b_lo, b_submit, b_live = tab.batch()
+                    b_lo, b_submit, b_live = rec.batch()
             if tick:
                 sched.on_tick(now)
             # 3. one scheduling pass; every placement is validated and committed here
@@ -427,7 +427,7 @@ class Engine:
             self._bar.update(len(batch))
         if n_late:
             self.source.skipped["submitted after the horizon"] += n_late
-        tab.end(lo, running)
+        rec.end(lo, running)
 
     def _fits_constraint(self, code: int, demand: tuple[float, ...]) -> bool:
         """Whether some server allowed by constraint ``code`` could ever hold ``demand`` (by its
@@ -448,7 +448,7 @@ class Engine:
         batch = next(batches, None)
         if batch is None:
             return lo, hi, True
-        lo, hi = self._tasks.append(batch, self._codes(batch.user))
+        lo, hi = self._recorder.append(batch, self._codes(batch.user))
         self._bar.update(len(batch))
         return lo, hi, False
 
