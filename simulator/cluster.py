@@ -8,9 +8,9 @@ current free amounts without being able to change them (Omega's "cell state comm
 The state holds servers only. What a scheduler may know about the tasks of a run (a task's job and
 repetition, its placement constraint) and about the servers beyond their capacities (machine
 classes) reaches it through the typed accessors of its :class:`ClusterView`, which the engine
-builds with two references: a :class:`TaskInfo` (the engine's task table) and the run's
-:class:`fairsim.simulator.constraints.ConstraintIndex`. Nothing is planted on the state from
-outside.
+builds with two references: a :class:`TaskJobsAndConstraints` (the engine's task recorder) and
+the run's :class:`fairsim.simulator.constraints.ConstraintIndex`. Nothing is planted on the state
+from outside.
 """
 
 from __future__ import annotations
@@ -170,14 +170,17 @@ class ClusterState:
         return np.array(self._used)
 
     def view(
-        self, *, tasks: TaskInfo | None = None, constraints: ConstraintIndex | None = None
+        self,
+        *,
+        tasks: TaskJobsAndConstraints | None = None,
+        constraints: ConstraintIndex | None = None,
     ) -> ClusterView:
         """A read-only view that follows this state as the engine changes it.
 
         Parameters
         ----------
-        tasks : TaskInfo, optional
-            What the run knows about its tasks (the engine passes its task table). None: every
+        tasks : TaskJobsAndConstraints, optional
+            What the run knows about its tasks (the engine passes its task recorder). None: every
             task is its own job and has no placement constraint.
         constraints : ConstraintIndex, optional
             The run's placement constraints (:mod:`fairsim.simulator.constraints`); the codes
@@ -187,13 +190,15 @@ class ClusterState:
 
 
 @runtime_checkable
-class TaskInfo(Protocol):
-    """What a run knows about its submitted tasks beyond their user and demand.
+class TaskJobsAndConstraints(Protocol):
+    """The job and the placement constraint of every submitted task, by task id: what a run knows
+    about its tasks beyond their user and demand.
 
-    The engine's task table implements it (:class:`fairsim.simulator.engine.Engine` builds every
-    scheduler's view with it); :class:`TaskRecords` implements it over plain sequences, for driving
-    a scheduler by hand. Schedulers never call it directly: they use
-    :meth:`ClusterView.task_job` and :meth:`ClusterView.task_mask`. Task ids are those of
+    The engine's task recorder implements it (:class:`fairsim.simulator.recording.TaskRecorder`:
+    :class:`fairsim.simulator.engine.Engine` builds every scheduler's view with it);
+    :class:`TaskRecords` implements it over plain sequences, for driving a scheduler by hand.
+    Schedulers never call it directly: they use :meth:`ClusterView.task_job` and
+    :meth:`ClusterView.task_mask`. Task ids are those of
     :meth:`fairsim.simulator.scheduler.Scheduler.on_arrival`.
     """
 
@@ -208,7 +213,8 @@ class TaskInfo(Protocol):
 
 
 class TaskRecords:
-    """A :class:`TaskInfo` over plain sequences indexed by task id (for hand-driven schedulers).
+    """A :class:`TaskJobsAndConstraints` over plain sequences indexed by task id (for
+    hand-driven schedulers).
 
     The sequences are read at every call, so lists that grow as tasks are submitted work.
 
@@ -255,7 +261,7 @@ class ClusterView:
     ----------
     state : ClusterState
         The pool; the view shares its arrays (read-only), not the state itself.
-    tasks : TaskInfo, optional
+    tasks : TaskJobsAndConstraints, optional
         Jobs and constraint codes of the run's tasks (see :meth:`ClusterState.view`).
     constraints : ConstraintIndex, optional
         The run's placement constraints; its masks and machine classes.
@@ -281,7 +287,7 @@ class ClusterView:
         self,
         state: ClusterState,
         *,
-        tasks: TaskInfo | None = None,
+        tasks: TaskJobsAndConstraints | None = None,
         constraints: ConstraintIndex | None = None,
     ) -> None:
         if constraints is not None and constraints.n_servers != state.n_servers:

@@ -63,8 +63,9 @@ HELD_DAG = "DAG parent not finished"
 DROPPED_DAG = "a DAG ancestor can never run"
 
 
-class TaskInfo(Protocol):
-    """Per-task columns the gate reads (the engine's task table), indexed by task id."""
+class TaskJobColumns(Protocol):
+    """The per-task job columns the gate reads, indexed by task id: job, task row, repetition,
+    instances and DAG parents (:class:`fairsim.simulator.recording.TaskTable` implements it)."""
 
     job_id: np.ndarray
     task_index: np.ndarray
@@ -126,9 +127,10 @@ class JobGate:
 
     Notes
     -----
-    The engine calls :meth:`bind` once with its task table, then :meth:`arrive` for every
-    submitted task, :meth:`finish` for every finished task and :meth:`drop` for every task that
-    can never run; each returns the task ids released *now*, in a deterministic order.
+    The engine calls :meth:`bind` once with its task table
+    (:class:`fairsim.simulator.recording.TaskTable`), then :meth:`arrive` for every submitted
+    task, :meth:`finish` for every finished task and :meth:`drop` for every task that can never
+    run; each returns the task ids released *now*, in a deterministic order.
     """
 
     def __init__(
@@ -178,16 +180,16 @@ class JobGate:
         self.admissions: list[tuple[int, int, int]] = []
         self._event = (-1, ADMIT_ON_ARRIVAL)  # the engine call being answered (task, how)
 
-    def bind(self, info: TaskInfo) -> None:
+    def bind(self, tasks: TaskJobColumns) -> None:
         """Attach the engine's task table (read at every call, so it may grow)."""
-        self._info = info
+        self._tasks = tasks
 
     # ------------------------------------------------------------------ engine calls
     def arrive(self, task: int) -> list[int]:
         """A task was submitted: the tasks released now (``[task]`` or ``[]``)."""
         if self.queue_jobs is not None:
             self._event = (task, ADMIT_ON_ARRIVAL)
-            job = int(self._info.job_id[task])
+            job = int(self._tasks.job_id[task])
             held = self._adm_held.get(job)
             if held is not None:
                 held.append(task)
@@ -243,13 +245,13 @@ class JobGate:
 
     # ------------------------------------------------------------------ stages
     def _key(self, task: int) -> Key:
-        info = self._info
-        return int(info.job_id[task]), int(info.rep[task]), int(info.task_index[task])
+        tasks = self._tasks
+        return int(tasks.job_id[task]), int(tasks.rep[task]), int(tasks.task_index[task])
 
     def _after_queue(self, task: int, out: list[int]) -> None:
-        rep = int(self._info.rep[task])
+        rep = int(self._tasks.rep[task])
         if rep > 0 and self._sequential:
-            job = int(self._info.job_id[task])
+            job = int(self._tasks.job_id[task])
             prev = (job, rep - 1)
             if self._rep_left.get(prev, self._size(job)) > 0:
                 self._rep_held.setdefault((job, rep), []).append(task)
@@ -262,13 +264,13 @@ class JobGate:
             return
         key = self._key(task)
         if key not in self._left:
-            self._left[key] = int(self._info.instances[task])
+            self._left[key] = int(self._tasks.instances[task])
         if key in self._failed:
             self._drop_descendant(task, out)
             return
         w = self._wait.get(key)
         if w is None:
-            parents = parse_parents(self._info.parents[task])
+            parents = parse_parents(self._tasks.parents[task])
             if not parents:
                 out.append(task)
                 return
@@ -317,8 +319,8 @@ class JobGate:
         """Job accounting for a task that finished or was dropped."""
         if not self._track_jobs:
             return
-        job = int(self._info.job_id[task])
-        rep = int(self._info.rep[task])
+        job = int(self._tasks.job_id[task])
+        rep = int(self._tasks.rep[task])
         k = (job, rep)
         left = self._rep_left.get(k)
         if left is None:

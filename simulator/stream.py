@@ -3,8 +3,9 @@
 Without streaming, the engine keeps every task it has seen until the end of the run (about 70
 bytes a task with two resources), then builds the result tables from those arrays. On a
 whole trace (the 29-day Google 2011 trace: about 25 million tasks) that per-task table is most of
-the run's memory. With a :class:`TaskStream`, the engine keeps a task only while it is *live*
-(arrived and not ended), and hands it to the stream when it ends:
+the run's memory. In the streamed recording mode
+(:class:`fairsim.simulator.recording.StreamingRecorder`), the engine keeps a task only while it is
+*live* (arrived and not ended), and hands its row to a :class:`TaskStream` when it ends:
 
 * a task that completes, when it completes;
 * a task that fits no server of the pool, when it arrives;
@@ -58,7 +59,6 @@ STREAM_PARQUET_KW: dict[str, Any] = {**PARQUET_KW, "use_dictionary": ["user", "e
 
 #: Rows per row group of a streamed ``tasks.parquet``.
 ROW_GROUP = 1 << 17
-_NAN = float("nan")
 _ENDED_PA = pa.array(ENDED, pa.string())
 
 
@@ -116,14 +116,12 @@ class TaskStream:
     """Rows of ended tasks, written to a Parquet file in row groups, and per-user and per-job
     totals.
 
-    The engine drives it (:class:`fairsim.simulator.engine.Engine`, argument ``tasks_out``),
-    in its event loop and without a call per task where it can: it enters every waiting task in
-    :attr:`live` and its start in :attr:`started`; appends a completed task's row to
-    :attr:`pending` (calling :meth:`flush` when it is full) and an unplaceable one's with
-    :meth:`row`; counts every batch that arrived with :meth:`count_arrivals`; ends the tasks live
-    at the horizon with :meth:`end_live`; and calls :meth:`close`. The file is written under a
-    temporary name next to ``path`` and renamed into place by :meth:`close`; :meth:`abort`
-    deletes it.
+    A :class:`fairsim.simulator.recording.StreamingRecorder` drives it (the engine's streamed
+    recording mode), without a call per task where it can: it appends a completed task's row to
+    :attr:`pending` (calling :meth:`flush` when it is full) and any other ended task's with
+    :meth:`row`; counts every batch that arrived with :meth:`count_arrivals`; and calls
+    :meth:`close`. The file is written under a temporary name next to ``path`` and renamed into
+    place by :meth:`close`; :meth:`abort` deletes it.
 
     Parameters
     ----------
@@ -139,14 +137,9 @@ class TaskStream:
 
     Attributes
     ----------
-    live : dict of int to tuple
-        Per live task: ``(job_id, task_index, submit_s, censored)`` (tuples of numbers, which
-        the garbage collector stops tracking: lists would cost it seconds on whole traces).
-    started : dict of int to float
-        Start time of every live task that started.
     pending : list
         The rows of ended tasks not yet written, flat: ``job_id, task_index, user, submit_s,
-        start_s, finish_s, server, ended, *demand`` per row. The engine appends to it directly
+        start_s, finish_s, server, ended, *demand`` per row. The recorder appends to it directly
         (its per-completion fast path) and calls :meth:`flush` once it holds :attr:`limit`
         items; the list is emptied in place, never replaced.
     limit : int
@@ -176,8 +169,6 @@ class TaskStream:
         self._writer: pq.ParquetWriter | None = pq.ParquetWriter(
             self._tmp, self.schema, **STREAM_PARQUET_KW
         )
-        self.live: dict[int, tuple[int, int, float, bool]] = {}
-        self.started: dict[int, float] = {}
         self.pending: list[Any] = []
         self._width = 8 + len(self.resources)
         self.limit = self._width * self.row_group
@@ -194,34 +185,7 @@ class TaskStream:
         self._arrived = _JobTotals(n="sum", submit_s="min", seq="first", user="first")
         self._finished = _JobTotals(n="sum", finish_s="max")
 
-    # ------------------------------------------------------------------ the engine's calls
-    def end_live(
-        self, tasks: dict[int, tuple[int, tuple[float, ...], float]], running: dict[int, int]
-    ) -> None:
-        """End every task still live at the horizon, in task-id order: ``censored`` or
-        ``running`` if it started (``running``: task → server), else ``queued``.
-
-        Parameters
-        ----------
-        tasks : dict of int to tuple
-            The engine's live tasks: task → ``(user, demand, run time)``.
-        running : dict of int to int
-            Task → server of the tasks that started.
-        """
-        meta, started, limit = self.live, self.started, self.limit
-        flat = self.pending
-        for task in sorted(tasks):
-            user, demand, _ = tasks[task]
-            job_id, task_index, submit_s, censored = meta.pop(task)
-            server = running.get(task, -1)
-            code = QUEUED if server < 0 else (CENSORED if censored else RUNNING)
-            flat += (
-                job_id, task_index, user, submit_s, started.pop(task, _NAN), _NAN, server, code,
-                *demand,
-            )  # fmt: skip
-            if len(flat) >= limit:
-                self.flush()
-
+    # ------------------------------------------------------------------ the recorder's calls
     def row(
         self,
         job_id: int,
@@ -277,13 +241,7 @@ class TaskStream:
         -------
         StreamedTasks
 
-        Raises
-        ------
-        ValueError
-            If tasks are still live (the engine ends every task before closing).
         """
-        if self.live:
-            raise ValueError(f"{len(self.live)} tasks are still live at the end of the stream")
         self.flush()
         assert self._writer is not None
         self._writer.close()

@@ -1,0 +1,532 @@
+"""Where the engine keeps its tasks: one interface, two recording modes chosen when a run starts.
+
+The engine (:class:`fairsim.simulator.engine.Engine`) reads the tasks batch by batch and keeps a
+task's *live record* while it is live (arrived and not ended). What becomes of a task once it
+starts, completes, fits no server or is still live at the horizon is the recorder's business:
+
+* :class:`TaskTable` (the default) keeps every task that arrived, as per-task columns, to the
+  end of the run; :attr:`fairsim.simulator.engine.EngineResult.tasks` holds them;
+* :class:`StreamingRecorder` (``collect.stream_tasks``) keeps the live tasks only, and hands
+  each ended task's row to a :class:`fairsim.simulator.stream.TaskStream`, which writes
+  ``tasks.parquet`` while the run goes on.
+
+The engine picks one when the run starts and drives it the same way whatever it is; its event
+loop never asks which one it has. :class:`TaskRecorder` names the calls; subclasses customise
+what is kept through :meth:`TaskRecorder._store`, :meth:`TaskRecorder._keys`,
+:meth:`TaskRecorder.finished`, :meth:`TaskRecorder.unplaceable`, :meth:`TaskRecorder.end` and
+:meth:`TaskRecorder.close`.
+
+A recorder is also the :class:`fairsim.simulator.cluster.TaskJobsAndConstraints` of the
+schedulers' views (:meth:`TaskRecorder.task_job`, :meth:`TaskRecorder.task_constraint`);
+schedulers never see the recorder itself.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from array import array
+from collections.abc import Sequence
+from itertools import repeat
+from typing import Any, Protocol
+
+import numpy as np
+
+from fairsim.simulator.constraints import ConstraintIndex
+from fairsim.simulator.stream import (
+    CENSORED,
+    FINISHED,
+    QUEUED,
+    RUNNING,
+    UNPLACEABLE,
+    StreamedTasks,
+    TaskStream,
+)
+from fairsim.simulator.workload import TaskBatch
+
+#: The run time in the live record of a right-censored task held to the horizon (the rule
+#: ``censored="hold"``): it never completes. Every other run time is >= 0.
+HELD = -math.inf
+_NAN = math.nan
+
+#: The live record of a task: ``(user code, demand, run time, key)``. The run time is
+#: :data:`HELD` for a task that never completes; ``key`` is what the recorder needs to write the
+#: task's row when it ends (None when the recorder keeps per-task columns instead).
+LiveTask = tuple[int, tuple[float, ...], float, Any]
+
+
+class StartTimes(Protocol):
+    """Where the engine writes the start time of a task (seconds) as it starts it:
+    ``start_s[task] = now``."""
+
+    def __setitem__(self, task: int, start_s: float, /) -> None: ...
+
+
+class TaskRecorder:
+    """What the engine keeps of the tasks of a run, and what it records of them as they end.
+
+    The engine drives every recorder alike:
+
+    * :meth:`append` for every batch it reads (task ids run on, in arrival order), then
+      :meth:`batch` for the submit times and live records of that batch;
+    * enters a task in :attr:`live` when it arrives, writes ``start_s[task] = now`` when it
+      starts, and pops it from :attr:`live` when it ends;
+    * :meth:`finished` when a task completes, :meth:`unplaceable` when it fits no server;
+    * :meth:`end` at the horizon, then :meth:`close` (or :meth:`abort` after a failure).
+
+    Subclasses customise what is kept: :meth:`_store` (a batch's columns), :meth:`_keys` (the
+    ``key`` of the live records), and the calls above.
+
+    Parameters
+    ----------
+    n_resources : int
+    hold_censored : bool
+        Right-censored tasks never complete (the engine's rule ``censored="hold"``): their live
+        record's run time is :data:`HELD`.
+
+    Attributes
+    ----------
+    n : int
+        Tasks read so far; task ids ``0..n-1`` in arrival order.
+    live : dict of int to LiveTask
+        The live tasks' records (entered and popped by the engine).
+    start_s : StartTimes
+        Start times, written by the engine (``start_s[task] = now``).
+    codes : array of int or None
+        Placement constraint code per task (only with placement constraints).
+    """
+
+    def __init__(self, n_resources: int, *, hold_censored: bool) -> None:
+        self.n = 0
+        self.n_resources = n_resources
+        self.hold_censored = hold_censored
+        self.live: dict[int, LiveTask] = {}
+        self.start_s: StartTimes = {}
+        self.codes: array[int] | None = None
+        # the batch being read (task ids b_lo..n-1): Python lists, whose scalar access is
+        # several times faster than numpy's in the event loop
+        self.b_lo = 0
+        self.b_submit: list[float] = []
+        self.b_live: list[LiveTask] = []
+
+    def append(self, batch: TaskBatch, users: np.ndarray) -> tuple[int, int]:
+        """Read a batch: it becomes the batch being read.
+
+        Parameters
+        ----------
+        batch : TaskBatch
+        users : ndarray of int32, shape (len(batch),)
+            User codes of the batch's tasks.
+
+        Returns
+        -------
+        (int, int)
+            The batch's task ids ``lo..hi-1``.
+        """
+        lo, hi = self.n, self.n + len(batch)
+        self._store(batch, users, lo, hi)
+        self.b_lo = lo
+        self._read(batch, users)
+        self.n = hi
+        return lo, hi
+
+    def batch(self) -> tuple[int, list[float], list[LiveTask]]:
+        """The batch being read: its first task id, its submit times and its live records."""
+        return self.b_lo, self.b_submit, self.b_live
+
+    def finished(self, task: int, finish_s: float, server: int, record: LiveTask) -> None:
+        """A task completed at ``finish_s`` on ``server`` (popped from :attr:`live`)."""
+        raise NotImplementedError
+
+    def unplaceable(self, task: int, record: LiveTask) -> None:
+        """A task fits no server of the pool (or a DAG ancestor never can): it ended unstarted."""
+        raise NotImplementedError
+
+    def end(self, n_arrived: int, running: dict[int, int]) -> None:
+        """The horizon: only the first ``n_arrived`` tasks arrived; ``running`` (task → server)
+        are the tasks started and not finished; the other live tasks are queued."""
+        raise NotImplementedError
+
+    def close(self, dropped: Sequence[int]) -> tuple[dict[str, np.ndarray], StreamedTasks | None]:
+        """The run's tasks: :attr:`fairsim.simulator.engine.EngineResult.tasks` and
+        :attr:`~fairsim.simulator.engine.EngineResult.streamed`.
+
+        Parameters
+        ----------
+        dropped : sequence of int
+            Tasks a job gate dropped because a DAG ancestor can never run.
+        """
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        """The run failed or was interrupted: leave nothing half-written."""
+
+    def task_job(self, task: int) -> tuple[int, int]:
+        """``(job_id, repetition)`` of a task (repetition 0 without a job gate)."""
+        raise NotImplementedError
+
+    def task_constraint(self, task: int) -> int:
+        """The task's code in the run's constraint index (0: any server)."""
+        return self.codes[task] if self.codes is not None else 0
+
+    # ------------------------------------------------------------------ subclasses
+    def _store(self, batch: TaskBatch, users: np.ndarray, lo: int, hi: int) -> None:
+        """Keep what the recorder needs of a batch (task ids ``lo..hi-1``) beyond its live
+        records."""
+
+    def _keys(self, batch: TaskBatch) -> list[Any] | None:
+        """The ``key`` of every task's live record (None: None for every task)."""
+        return None
+
+    # ------------------------------------------------------------------ internals
+    def _read(self, batch: TaskBatch, users: np.ndarray) -> None:
+        """The submit times and live records of the batch being read."""
+        n = len(batch)
+        run = batch.run_s
+        if self.hold_censored and batch.censored is not None:
+            run = np.where(np.asarray(batch.censored, dtype=bool), HELD, run)
+        cols = [batch.demand[:, r] for r in range(self.n_resources)]
+        keys = self._keys(batch)
+        starts = _runs(users, batch.submit_s, run, batch.demand)
+        if starts is None:
+            self.b_submit = batch.submit_s.tolist()
+            demand = list(zip(*(c.tolist() for c in cols), strict=True))
+            self.b_live = list(
+                zip(
+                    users.tolist(),
+                    demand,
+                    run.tolist(),
+                    repeat(None, n) if keys is None else keys,
+                    strict=True,
+                )
+            )
+            return
+        # one Python object per run of identical tasks
+        counts = np.diff(np.append(starts, n))
+        self.b_submit = _repeat(batch.submit_s[starts].tolist(), counts)
+        user_l, run_l = users[starts].tolist(), run[starts].tolist()
+        demand = list(zip(*(c[starts].tolist() for c in cols), strict=True))
+        if keys is None:  # one live record per run
+            records = zip(user_l, demand, run_l, repeat(None, len(starts)), strict=True)
+            self.b_live = _repeat_tuples(list(records), counts)
+        else:  # one demand tuple per run, a record per task
+            self.b_live = list(
+                zip(
+                    _repeat(user_l, counts),
+                    _repeat_tuples(demand, counts),
+                    _repeat(run_l, counts),
+                    keys,
+                    strict=True,
+                )
+            )
+
+
+class TaskTable(TaskRecorder):
+    """Every task that arrived, as growable per-task columns kept to the end of the run.
+
+    Memory per task is kept small for traces of tens of millions of tasks: a task ever seen costs
+    its numpy columns (job id, task index, user, submit time, run time, demand: 48 bytes with two
+    resources) and its run state in :mod:`array` buffers (8 + 8 + 4 + 1 + 1 bytes). The Python
+    objects the event loop works with (live records: demand tuple, user code, run time) exist
+    only for the tasks of the batch being read and for the live tasks; consecutive identical
+    tasks (the instances of one Alibaba row) share them.
+
+    It is also the :class:`fairsim.simulator.jobs.TaskJobColumns` of a job gate.
+
+    Parameters
+    ----------
+    n_resources : int
+    hold_censored : bool
+        See :class:`TaskRecorder`.
+    capacity : int, optional
+        Rows allocated at first.
+    jobs : bool
+        Keep the job gate's columns (``rep``, ``instances``, ``parents``).
+    constraints : ConstraintIndex, optional
+        The run's placement constraints: keep every task's constraint code (:attr:`codes`).
+    n_hint : int, optional
+        The source's row count, if known: the columns grow to it at once when they first fill.
+    """
+
+    def __init__(
+        self,
+        n_resources: int,
+        *,
+        hold_censored: bool,
+        capacity: int = 1 << 16,
+        jobs: bool = False,
+        constraints: ConstraintIndex | None = None,
+        n_hint: int | None = None,
+    ) -> None:
+        super().__init__(n_resources, hold_censored=hold_censored)
+        self.n_hint = n_hint
+        self.jobs = jobs
+        self.constraints = constraints
+        if constraints is not None:
+            self.codes = array("i")
+        self.job_id = np.empty(capacity, dtype=np.int64)
+        self.task_index = np.empty(capacity, dtype=np.int32)
+        self.user = np.empty(capacity, dtype=np.int32)
+        self.submit_s = np.empty(capacity)
+        self.run_s = np.empty(capacity)
+        self.demand = np.empty((capacity, n_resources))
+        # only with a job gate (simulator/jobs.py)
+        self.rep = np.zeros(capacity if jobs else 0, dtype=np.int32)
+        self.instances = np.ones(capacity if jobs else 0, dtype=np.int32)
+        self.parents = np.full(capacity if jobs else 0, None, dtype=object)
+        # run state, one entry per task
+        self._start = array("d")
+        self.start_s = self._start
+        self._finish = array("d")
+        self._server = array("i")
+        self._unplaceable = bytearray()
+        self._censored = bytearray()  # right-censored (1) or not (0)
+
+    def finished(self, task: int, finish_s: float, server: int, record: LiveTask) -> None:
+        """Record the finish time and the server."""
+        self._finish[task] = finish_s
+        self._server[task] = server
+
+    def unplaceable(self, task: int, record: LiveTask) -> None:
+        """Mark the task unplaceable."""
+        self._unplaceable[task] = True
+
+    def end(self, n_arrived: int, running: dict[int, int]) -> None:
+        """Record the servers of the running tasks; drop the tasks that never arrived."""
+        server = self._server
+        for task, s in running.items():
+            server[task] = s
+        self.n = n_arrived
+
+    def close(self, dropped: Sequence[int]) -> tuple[dict[str, np.ndarray], None]:
+        """The table's own memory, trimmed to the tasks that arrived (no second copy of a table
+        of tens of millions of rows; the table is not written to afterwards); the ``dropped``
+        tasks are marked unplaceable."""
+        n = self.n
+        # the table's own bytes (no copy of n bytes at the run's peak), unless tasks the gate
+        # dropped must be marked
+        unplaceable = np.frombuffer(self._unplaceable, dtype=bool)[:n]
+        if len(dropped):
+            ids = np.asarray(dropped, dtype=np.int64)
+            unplaceable = unplaceable.copy()
+            unplaceable[ids[ids < n]] = True
+        columns = {
+            "job_id": _trim(self.job_id, n),
+            "task_index": _trim(self.task_index, n),
+            "user": _trim(self.user, n),
+            "submit_s": _trim(self.submit_s, n),
+            "start_s": np.frombuffer(self._start, dtype=np.float64)[:n],
+            "finish_s": np.frombuffer(self._finish, dtype=np.float64)[:n],
+            "server": np.frombuffer(self._server, dtype=np.intc)[:n].astype(np.int32, copy=False),
+            "run_s": _trim(self.run_s, n),
+            "demand": _trim(self.demand, n),
+            "unplaceable": unplaceable,
+            "censored": np.frombuffer(self._censored, dtype=bool)[:n],
+            **({"rep": _trim(self.rep, n)} if self.jobs else {}),
+        }
+        return columns, None
+
+    def task_job(self, task: int) -> tuple[int, int]:
+        """``(job_id, repetition)`` of a task (repetition 0 without a job gate)."""
+        return int(self.job_id[task]), (int(self.rep[task]) if self.jobs else 0)
+
+    def _store(self, batch: TaskBatch, users: np.ndarray, lo: int, hi: int) -> None:
+        cap = self.job_id.shape[0]
+        if hi > cap:
+            # the source's row count when it is known (no slack kept to the end), else x1.5
+            hint = self.n_hint if self.n_hint is not None and self.n_hint >= hi else 0
+            self._grow(max(hi, hint or cap + cap // 2))
+        self.job_id[lo:hi] = batch.job_id
+        self.task_index[lo:hi] = batch.task_index
+        self.user[lo:hi] = users
+        self.submit_s[lo:hi] = batch.submit_s
+        self.run_s[lo:hi] = batch.run_s
+        self.demand[lo:hi] = batch.demand
+        if self.jobs:
+            for name, default in (("rep", 0), ("instances", 1), ("parents", None)):
+                col = getattr(batch, name)
+                getattr(self, name)[lo:hi] = default if col is None else col
+        n = hi - lo
+        if self.codes is not None:
+            if batch.constraint is None:
+                self.codes.frombytes(np.zeros(n, dtype=np.intc).tobytes())
+            else:
+                codes = self.constraints.codes(batch.constraint).astype(np.intc)  # type: ignore[union-attr]
+                self.codes.frombytes(codes.tobytes())
+        self._start.frombytes(np.full(n, np.nan).tobytes())
+        self._finish.frombytes(np.full(n, np.nan).tobytes())
+        self._server.frombytes(np.full(n, -1, dtype=np.intc).tobytes())
+        self._unplaceable.extend(bytes(n))
+        if batch.censored is None:
+            self._censored.extend(bytes(n))
+        else:
+            self._censored.extend(np.asarray(batch.censored, dtype=bool).tobytes())
+
+    def _grow(self, cap: int) -> None:
+        names = ["job_id", "task_index", "user", "submit_s", "run_s", "demand"]
+        if self.jobs:
+            names += ["rep", "instances", "parents"]
+        for name in names:
+            old = getattr(self, name)
+            new = np.empty((cap, *old.shape[1:]), dtype=old.dtype)
+            new[: old.shape[0]] = old
+            setattr(self, name, new)
+
+
+class StreamingRecorder(TaskRecorder):
+    """The live tasks only: every task that ends goes, as its row of ``tasks.parquet``, to a
+    :class:`~fairsim.simulator.stream.TaskStream` (:mod:`fairsim.simulator.stream`).
+
+    A live record's ``key`` is ``(job_id, task_index, submit_s, censored)``: what the task's row
+    needs besides its user, demand, start and end. Every batch is counted in the stream's
+    per-user and per-job totals once its tasks arrived (the last one up to the horizon). Job
+    gates and placement constraints are not supported: both look tasks up after they end.
+
+    Parameters
+    ----------
+    path : path-like
+        Where the finished ``tasks.parquet`` goes.
+    resources : tuple of str
+    users : dict of str to int
+        The engine's user codes (see :class:`~fairsim.simulator.stream.TaskStream`).
+    hold_censored : bool
+        See :class:`TaskRecorder`.
+
+    Attributes
+    ----------
+    stream : TaskStream
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        resources: tuple[str, ...],
+        users: dict[str, int],
+        *,
+        hold_censored: bool,
+    ) -> None:
+        super().__init__(len(resources), hold_censored=hold_censored)
+        self.stream = TaskStream(path, resources, users)
+        self._started: dict[int, float] = {}
+        self.start_s = self._started
+        # the batch being read: its job, user and submit columns, until counted as arrived
+        self._arrivals: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def finished(self, task: int, finish_s: float, server: int, record: LiveTask) -> None:
+        """Write the task's row (``finished``)."""
+        user, demand, _, (job, index, submit, _) = record
+        rows = self.stream.pending
+        rows += (job, index, user, submit, self._started.pop(task), finish_s, server,
+                 FINISHED, *demand)  # fmt: skip
+        if len(rows) >= self.stream.limit:
+            self.stream.flush()
+
+    def unplaceable(self, task: int, record: LiveTask) -> None:
+        """Write the task's row (``unplaceable``)."""
+        user, demand, _, (job, index, submit, _) = record
+        self.stream.row(job, index, user, submit, _NAN, _NAN, -1, UNPLACEABLE, demand)
+
+    def end(self, n_arrived: int, running: dict[int, int]) -> None:
+        """Count the batch being read up to the horizon, and write the rows of the tasks live
+        at the horizon in task-id order: ``censored`` or ``running`` if they started, else
+        ``queued``."""
+        self._count_arrived(n_arrived - self.b_lo)
+        live, started, stream = self.live, self._started, self.stream
+        for task in sorted(live):
+            user, demand, _, (job, index, submit, censored) = live.pop(task)
+            server = running.get(task, -1)
+            code = QUEUED if server < 0 else (CENSORED if censored else RUNNING)
+            stream.row(
+                job, index, user, submit, started.pop(task, _NAN), _NAN, server, code, demand
+            )
+
+    def close(self, dropped: Sequence[int]) -> tuple[dict[str, np.ndarray], StreamedTasks]:
+        """Finish ``tasks.parquet``: no per-task columns, the stream's summary.
+
+        Raises
+        ------
+        ValueError
+            If tasks are still live (:meth:`end` was not called).
+        """
+        if self.live:
+            raise ValueError(f"{len(self.live)} tasks are still live at the end of the stream")
+        return {}, self.stream.close()
+
+    def abort(self) -> None:
+        """Delete the partial file."""
+        self.stream.abort()
+
+    def task_job(self, task: int) -> tuple[int, int]:
+        """``(job_id, 0)`` of a live task."""
+        return self.live[task][3][0], 0
+
+    def _store(self, batch: TaskBatch, users: np.ndarray, lo: int, hi: int) -> None:
+        self._count_arrived()  # the previous batch arrived whole
+        self._arrivals = (np.asarray(batch.job_id, np.int64), users, batch.submit_s)
+
+    def _keys(self, batch: TaskBatch) -> list[Any]:
+        n = len(batch)
+        censored = (
+            [False] * n if batch.censored is None else np.asarray(batch.censored, bool).tolist()
+        )
+        return list(
+            zip(
+                batch.job_id.tolist(),
+                batch.task_index.tolist(),
+                batch.submit_s.tolist(),
+                censored,
+                strict=True,
+            )
+        )
+
+    def _count_arrived(self, n: int | None = None) -> None:
+        """Count the first ``n`` tasks of the batch being read (all of them when None) in the
+        stream's per-user and per-job totals: they all arrived."""
+        if self._arrivals is None:
+            return
+        job, users, submit = self._arrivals
+        self._arrivals = None
+        if n is not None:
+            job, users, submit = job[:n], users[:n], submit[:n]
+        self.stream.count_arrivals(job, users, submit)
+
+
+def _repeat(values: list[Any], counts: np.ndarray) -> list[Any]:
+    """Every value (a number) repeated ``counts`` times."""
+    obj = np.empty(len(values), dtype=object)
+    obj[:] = values
+    return np.repeat(obj, counts).tolist()
+
+
+def _repeat_tuples(values: list[tuple[Any, ...]], counts: np.ndarray) -> list[Any]:
+    """Every tuple repeated ``counts`` times (the same object, not copies)."""
+    obj = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):  # one by one: a tuple is one value, not a row
+        obj[i] = v
+    return np.repeat(obj, counts).tolist()
+
+
+def _trim(col: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` rows of a table column, shrunk in place when the column owns its memory
+    (else copied)."""
+    if col.shape[0] == n:
+        return col
+    if col.flags.owndata and col.flags.c_contiguous:
+        col.resize((n, *col.shape[1:]), refcheck=False)
+        return col
+    return col[:n].copy()
+
+
+def _runs(
+    users: np.ndarray, submit: np.ndarray, run: np.ndarray, demand: np.ndarray
+) -> np.ndarray | None:
+    """Start indices of runs of identical consecutive tasks, or None if runs are rare."""
+    n = len(users)
+    if n < 2:
+        return None
+    same = (users[1:] == users[:-1]) & (submit[1:] == submit[:-1]) & (run[1:] == run[:-1])
+    same &= (demand[1:] == demand[:-1]).all(axis=1)
+    n_runs = n - int(same.sum())
+    if 2 * n_runs > n:
+        return None
+    return np.flatnonzero(np.concatenate(([True], ~same)))
