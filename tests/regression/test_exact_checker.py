@@ -162,3 +162,33 @@ def test_check_after_solve_needs_the_lp_on_several_servers() -> None:
     # the mechanisms themselves pass their check: PS-DSF and PF give 1, 10, 10
     np.testing.assert_allclose(solve_exact("psdsf", inst).sum(axis=1), [1, 10, 10])
     np.testing.assert_allclose(solve_exact("pf", inst).sum(axis=1), [1, 10, 10], rtol=1e-6)
+
+
+#: ``fairsim properties --instances 150 --seed 20261122``, instance 88, the strategy-proofness
+#: check of ``drfh``, ``c-drfh``, ``tsf`` and ``lmm-mms``: user u3 misreports by dropping every
+#: server. The check LP of the share level 3/7 (``lex_problem``) freezes everyone at or below it
+#: within 1e-9 of its share while every server is full: a sliver with no interior at HiGHS's
+#: tolerance, which its interior-point method reported infeasible (exit 2, the run ended).
+THIN_CHECK_LP = {
+    "resources": ["r0", "r1", "r2"],
+    "servers": [
+        {"id": "s0", "capacity": [12, 1, 1]},
+        {"id": "s1", "capacity": [10, 3, 10]},
+        {"id": "s2", "capacity": [5, 5, 11]},
+    ],
+    "users": [
+        {"id": "u0", "demand": [4, 4, 0]},
+        {"id": "u1", "demand": [3, 0, 0], "weight": 2},
+        {"id": "u2", "demand": [0, 3, 0], "eligible": ["s1", "s2"]},
+        {"id": "u3", "demand": [2, 2, 1], "eligible": []},
+    ],
+}
+
+
+@pytest.mark.parametrize("name", ["drfh", "c-drfh", "tsf", "lmm-mms"])
+def test_check_lp_with_a_thin_feasible_set_is_verified(name: str) -> None:
+    inst = parse_instance(THIN_CHECK_LP)
+    x = solve_exact(name, inst)  # raised NumericalRangeError before
+    # u0 and u1 (weight 2) at the common share 3/7 (drfh: 4/9 and 1/9 per task), u2 above them
+    # with the rest of r1: 27/28, 54/7 and 12/7 tasks; u3 runs nowhere
+    assert x.sum(axis=1) == pytest.approx([27 / 28, 54 / 7, 12 / 7, 0.0], rel=1e-8, abs=1e-12)
