@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fairsim.experiments.scenario.fairness_properties import LITERATURE, format_table, run
-from fairsim.schedulers.exact import solve_exact
+from fairsim.schedulers.exact import EXACT, solve_exact
 from fairsim.schedulers.exact.properties import (
     bottleneck_resource,
     check,
@@ -192,3 +192,26 @@ def test_check_lp_with_a_thin_feasible_set_is_verified(name: str) -> None:
     # u0 and u1 (weight 2) at the common share 3/7 (drfh: 4/9 and 1/9 per task), u2 above them
     # with the rest of r1: 27/28, 54/7 and 12/7 tasks; u3 runs nowhere
     assert x.sum(axis=1) == pytest.approx([27 / 28, 54 / 7, 12 / 7, 0.0], rel=1e-8, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("mechanisms", "seed", "n"),
+    [
+        # the first instances of these seeds hit the thin check LP above (exit 2 before)
+        (["drfh", "c-drfh", "tsf", "lmm-mms"], 4, 5),
+        (["drfh", "c-drfh", "tsf", "lmm-mms"], 8, 7),
+        # every mechanism, a few seeds (the papers' 4 instances, then random ones)
+        (None, 11, 8),
+        (None, 2026, 8),
+        (None, 20261122, 8),
+    ],
+)
+def test_runs_are_verified_for_several_seeds(
+    mechanisms: list[str] | None, seed: int, n: int
+) -> None:
+    names = mechanisms or [*EXACT, "psdsf-tdm"]
+    table = run(names, n, seed, None)
+    for m in names:
+        assert table[m]["unverifiable"] == [], (m, table[m]["unverifiable"])
+        for p in ("sharing-incentive", "envy-freeness", "pareto-optimality", "strategy-proofness"):
+            assert table[m][p]["checked"] == n
