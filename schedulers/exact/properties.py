@@ -102,22 +102,17 @@ def instance_data(inst: Instance) -> dict[str, Any]:
     return {"resources": list(inst.resources), "servers": servers, "users": users}
 
 
-def _overshoot(a_ub: list, b_ub: list, xv: np.ndarray) -> float:
-    """The factor ``phi >= 1`` such that ``xv / phi`` satisfies ``a_ub @ x <= b_ub``.
+def _raised(a_ub: list, b_ub: list, xv: np.ndarray) -> list:
+    """``b_ub`` raised to what the allocation ``xv`` uses where that is more (row by row).
 
     An allocation that passed the check after its solve uses at most ``1 + 1e-6`` times a
-    capacity (``CHECK_RTOL``; a solver's answer is typically 1e-9 above); the rows are
-    homogeneous (``b >= 0``, ``x >= 0``), so the allocation shrunk by ``phi`` is feasible, and a
-    property LP that keeps every user at or above it is feasible by construction. Each user's
-    floor is lowered by ``phi - 1`` relative (4e-9 for ``bmf`` on DRFH Fig. 1, whose CPU it
-    fills to 14.000000056 of 14): a thousand times below the 1e-6 (:data:`RTOL`) a property is
-    checked to. Before, such an LP was infeasible and the property counted as holding.
+    capacity (``CHECK_RTOL``; a solver's answer by its feasibility tolerance, 1e-8 to 1e-7), so a
+    property LP that keeps every user at or above it is feasible by construction with these
+    bounds, as for :func:`~fairsim.schedulers.exact.verification.lex_problem`. With the
+    instance's own capacities such an LP was infeasible (``bmf`` fills DRFH Fig. 1's pooled CPU
+    to 14.000000056 of 14) and the property was counted as holding.
     """
-    use = np.array(a_ub) @ xv
-    b = np.asarray(b_ub, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(b > 0, use / b, np.where(use > 0, np.inf, 1.0))
-    return max(1.0, float(ratio.max()))
+    return np.maximum(np.asarray(b_ub, dtype=float), np.array(a_ub) @ xv).tolist()
 
 
 def _optimal(res: Any, what: str) -> Any:
@@ -126,9 +121,8 @@ def _optimal(res: Any, what: str) -> Any:
     Raises
     ------
     NumericalRangeError
-        Otherwise: a property LP is feasible by construction (the allocation shrunk into the
-        capacities satisfies it, :func:`_overshoot`), so no optimum means no answer to vouch
-        for, not a property that holds.
+        Otherwise: a property LP is feasible by construction (the allocation satisfies it,
+        :func:`_raised`), so no optimum means no answer to vouch for, not a property that holds.
     """
     if res.status != 0:
         raise NumericalRangeError(f"{what} LP: HiGHS did not find an optimum ({res.message})")
@@ -182,7 +176,7 @@ def is_lex_max_min(inst: Instance, x: np.ndarray, a: np.ndarray) -> bool:
     tot = x.sum(axis=1)
     share = tot * a / inst.weight
     a_ub, b_ub = _feasible_rows(inst, users, servers)
-    phi = _overshoot(a_ub, b_ub, x[users, servers])
+    b_ub = _raised(a_ub, b_ub, x[users, servers])
     for n in np.unique(users):
         if tot[n] >= inst.max_tasks[n] * (1 - RTOL):
             continue
@@ -190,7 +184,7 @@ def is_lex_max_min(inst: Instance, x: np.ndarray, a: np.ndarray) -> bool:
         for m in np.unique(users):
             if share[m] <= share[n] * (1 + RTOL) + 1e-9:
                 rows.append(-(users == m).astype(float) * a[m] / inst.weight[m])
-                rhs.append(-share[m] / phi * (1 - 1e-7))
+                rhs.append(-share[m] * (1 - 1e-7))
         res = linprog(-(users == n).astype(float), A_ub=np.array(rows), b_ub=rhs, method="highs")
         if _less(tot[n], -_optimal(res, "lexicographic max-min property").fun):
             return False
@@ -228,10 +222,10 @@ def pareto_optimal(inst: Instance, x: np.ndarray, *, tdm: bool = False) -> bool:
         return True
     a_ub, b_ub = _feasible_rows(inst, users, servers, tdm=tdm)
     tot = x.sum(axis=1)
-    phi = _overshoot(a_ub, b_ub, x[users, servers])
+    b_ub = _raised(a_ub, b_ub, x[users, servers])
     for n in np.unique(users):
         a_ub.append(-(users == n).astype(float))
-        b_ub.append(-tot[n] / phi * (1 - 1e-9))
+        b_ub.append(-tot[n] * (1 - 1e-9))
     res = linprog(-np.ones(len(users)), A_ub=np.array(a_ub), b_ub=b_ub, method="highs")
     return not _less(tot.sum(), -_optimal(res, "Pareto-optimality").fun)
 

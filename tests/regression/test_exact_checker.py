@@ -7,6 +7,7 @@ import pytest
 
 from fairsim.experiments.scenario.fairness_properties import LITERATURE, format_table, run
 from fairsim.schedulers.exact import EXACT, solve_exact
+from fairsim.schedulers.exact.pool import pooled
 from fairsim.schedulers.exact.properties import (
     bottleneck_resource,
     check,
@@ -215,3 +216,37 @@ def test_runs_are_verified_for_several_seeds(
         assert table[m]["unverifiable"] == [], (m, table[m]["unverifiable"])
         for p in ("sharing-incentive", "envy-freeness", "pareto-optimality", "strategy-proofness"):
             assert table[m][p]["checked"] == n
+
+
+#: ``fairsim properties --instances 150 --seed 7``, instance 128, the strategy-proofness check of
+#: ``drfh`` (u0 raises its r0 demand): the solver's answer fills s2 to 1 + 7.1e-8 of its r1
+#: (HiGHS's feasibility tolerance), so with the instance's capacities the check LP's frozen
+#: levels were out of reach: infeasible for the dual simplex too (by 7.9e-9 of a row).
+OVER_CAPACITY = {
+    "resources": ["r0", "r1"],
+    "servers": [
+        {"id": "s0", "capacity": [12, 4]},
+        {"id": "s1", "capacity": [2, 8]},
+        {"id": "s2", "capacity": [11, 2]},
+    ],
+    "users": [
+        {"id": "u0", "demand": [4.233234392896169, 4]},
+        {"id": "u1", "demand": [4, 4]},
+        {"id": "u2", "demand": [1, 0]},
+    ],
+}
+
+
+def test_check_lp_takes_the_capacity_the_answer_uses() -> None:
+    inst = parse_instance(OVER_CAPACITY)
+    x = solve_exact("drfh", inst)  # raised NumericalRangeError before
+    # u0 and u1 at the same share (one task each: 4/14 of the pooled r1), u2 takes the rest of
+    # r0 on s0 and s2: 12 - 4.233234392896169 + 11 - 4 * 0.5
+    assert x.sum(axis=1) == pytest.approx([1.0, 1.0, 16.766765607103831], rel=1e-7)
+
+
+def test_property_lps_take_the_capacity_the_answer_uses() -> None:
+    inst = pooled(DRFH_FIG1)
+    x = solve_exact("bmf", inst)  # CPU filled to 14.000000056 of 14
+    assert (x.T @ inst.demand)[0, 0] > 14
+    assert pareto_optimal(inst, x)  # raised (no optimum) without the raised capacity
