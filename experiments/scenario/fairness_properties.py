@@ -111,7 +111,7 @@ def run(
     dict
         ``{mechanism: {property: {"checked": N, "violations": K}, ..., "unverifiable": [{"instance":
         i, "step": ..., "reason": ..., "file": ...}, ...]}}``; ``i`` counts the instances of the run
-        from 0, the papers' instances first.
+        from 0, the papers' instances first; ``file`` is ``None`` without ``out``.
     """
     rng = np.random.default_rng(seed)
     lit = LITERATURE if constrained and not positive else []
@@ -130,8 +130,9 @@ def run(
             try:
                 res = check(m, inst, np.random.default_rng(rng.integers(2**32)))
             except Unverifiable as exc:
-                name = f"{m}--unverifiable-{k}.json"
+                name = None
                 if out is not None:
+                    name = f"{m}--unverifiable-{k}.json"
                     write_text(out / name, json_text(instance_data(exc.instance), indent=1) + "\n")
                 table[m]["unverifiable"].append(
                     {"instance": k, "step": exc.step, "reason": exc.reason, "file": name}

@@ -61,7 +61,8 @@ class Unverifiable(NumericalRangeError):
     ----------
     step : str
         The part of the check that failed: ``"allocation"``, ``"strategy-proofness: user 'u3'
-        misreports"``, ``"population-monotonicity: user 'u1' leaves"`` or a property's LP.
+        misreports its eligible servers"`` (or ``its demand``), ``"population-monotonicity: user
+        'u1' leaves"``, or the property whose LP failed (``"pareto-optimality"``, ...).
     instance : Instance
         The instance whose solve or LP failed (for a misreport, the misreported instance);
         :func:`instance_data` turns it into a ``fairsim solve`` input.
