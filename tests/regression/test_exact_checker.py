@@ -250,3 +250,23 @@ def test_property_lps_take_the_capacity_the_answer_uses() -> None:
     x = solve_exact("bmf", inst)  # CPU filled to 14.000000056 of 14
     assert (x.T @ inst.demand)[0, 0] > 14
     assert pareto_optimal(inst, x)  # raised (no optimum) without the raised capacity
+
+
+#: ``fairsim properties --instances 150 --seed 4``, instance 62, the strategy-proofness check of
+#: ``pf`` (u0 drops s1): SLSQP stops at its feasible start ("Inequality constraints
+#: incompatible"), six times from the same point: optimality gap 2, unverifiable.
+PF_START = {
+    "resources": ["r0", "r1", "r2"],
+    "servers": [{"id": "s0", "capacity": [5, 5, 5]}, {"id": "s1", "capacity": [11, 8, 11]}],
+    "users": [
+        {"id": "u0", "demand": [4, 0, 4], "eligible": ["s0"]},
+        {"id": "u1", "demand": [4, 3, 3], "eligible": ["s1"]},
+        {"id": "u2", "demand": [3, 3, 1]},
+        {"id": "u3", "demand": [1, 1, 1]},
+    ],
+}
+
+
+def test_pf_restarts_from_another_point_when_slsqp_fails_at_its_start() -> None:
+    x = solve_exact("pf", parse_instance(PF_START))  # raised NumericalRangeError before
+    assert x.sum(axis=1) == pytest.approx([13 / 16, 13 / 12, 13 / 12, 13 / 4], rel=1e-6)
