@@ -458,9 +458,12 @@ def build_parser() -> argparse.ArgumentParser:
         "properties",
         help="check fairness properties of the exact mechanisms on random instances",
         description="Check the fairness properties of the exact mechanisms on the papers' "
-        "instances and random ones; print violations / instances checked, and save one "
-        "counterexample per violated property into --out.",
-        epilog=f"mechanisms: {', '.join(sorted([*EXACT, 'psdsf-tdm']))}",
+        "instances and random ones; print violations / instances checked and the instances "
+        "that could not be verified (with the reason), and save the table, one "
+        "counterexample per violated property and each unverifiable instance into --out.",
+        epilog=f"mechanisms: {', '.join(sorted([*EXACT, 'psdsf-tdm']))}. Exit status: 0 if "
+        "every property held, +1 if one was violated, +4 if an instance could not be verified, "
+        "2 for a usage error.",
     )
     add_arguments(pr)
     pr.set_defaults(func=run_from_args)

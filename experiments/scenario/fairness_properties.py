@@ -22,7 +22,7 @@ import numpy as np
 from fairsim.atomic import atomic_dir, check_output_dir, json_text, write_text
 from fairsim.experiments.argtypes import int_at_least
 from fairsim.schedulers.exact import EXACT
-from fairsim.schedulers.exact.properties import PROPERTIES, check
+from fairsim.schedulers.exact.properties import PROPERTIES, Unverifiable, check, instance_data
 from fairsim.schedulers.instance import parse_instance
 
 #: The papers' instances that carry known violations, checked first.
@@ -100,10 +100,18 @@ def run(
 ) -> dict:
     """Check every mechanism on the literature instances plus random ones.
 
+    An instance on which a mechanism's properties cannot be checked
+    (:class:`~fairsim.schedulers.exact.properties.Unverifiable`) is left out of that mechanism's
+    counts and listed under ``"unverifiable"`` with its reason; the run goes on. With ``out``,
+    the instance that failed (for a misreport, the misreported one) is written to
+    ``out/<mechanism>--unverifiable-<instance>.json``, replayable with ``fairsim solve``.
+
     Returns
     -------
     dict
-        ``{mechanism: {property: {"checked": N, "violations": K}}}``.
+        ``{mechanism: {property: {"checked": N, "violations": K}, ..., "unverifiable": [{"instance":
+        i, "step": ..., "reason": ..., "file": ...}, ...]}}``; ``i`` counts the instances of the run
+        from 0, the papers' instances first; ``file`` is ``None`` without ``out``.
     """
     rng = np.random.default_rng(seed)
     lit = LITERATURE if constrained and not positive else []
@@ -111,14 +119,25 @@ def run(
         random_instance(rng, k, constrained=constrained, positive=positive)
         for k in range(max(0, n_instances - len(lit)))
     ]
-    table: dict[str, dict[str, dict[str, int]]] = {
-        m: {p: {"checked": 0, "violations": 0} for p in PROPERTIES} for m in mechanisms
+    table: dict[str, dict[str, Any]] = {
+        m: {**{p: {"checked": 0, "violations": 0} for p in PROPERTIES}, "unverifiable": []}
+        for m in mechanisms
     }
     saved: set[tuple[str, str]] = set()
-    for data in datas:
+    for k, data in enumerate(datas):
         inst = parse_instance(data)
         for m in mechanisms:
-            res = check(m, inst, np.random.default_rng(rng.integers(2**32)))
+            try:
+                res = check(m, inst, np.random.default_rng(rng.integers(2**32)))
+            except Unverifiable as exc:
+                name = None
+                if out is not None:
+                    name = f"{m}--unverifiable-{k}.json"
+                    write_text(out / name, json_text(instance_data(exc.instance), indent=1) + "\n")
+                table[m]["unverifiable"].append(
+                    {"instance": k, "step": exc.step, "reason": exc.reason, "file": name}
+                )
+                continue
             for p, ok in res.items():
                 if ok is None:
                     continue
@@ -135,12 +154,24 @@ def run(
 
 
 def format_table(table: dict) -> str:
-    """Markdown table: violations / checked."""
+    """Markdown table (violations / checked, and the unverifiable instances per mechanism),
+    followed by one line per unverifiable instance with its reason."""
     props = list(PROPERTIES)
-    lines = ["| mechanism | " + " | ".join(props) + " |", "|---" * (len(props) + 1) + "|"]
+    lines = [
+        "| mechanism | " + " | ".join(props) + " | unverifiable |",
+        "|---" * (len(props) + 2) + "|",
+    ]
     for m, row in table.items():
         cells = [f"{row[p]['violations']}/{row[p]['checked']}" for p in props]
-        lines.append(f"| `{m}` | " + " | ".join(cells) + " |")
+        lines.append(f"| `{m}` | " + " | ".join(cells) + f" | {len(row['unverifiable'])} |")
+    missing = [(m, u) for m, row in table.items() for u in row["unverifiable"]]
+    if missing:
+        lines.append("")
+        lines.append("Unverifiable (left out of the counts above):")
+        lines += [
+            f"- `{m}`, instance {u['instance']}, {u['step']}: {u['reason']} ({u['file']})"
+            for m, u in missing
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -167,10 +198,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.add_argument(
         "--out",
-        default="results/properties",
         metavar="DIR",
-        help="folder of the counterexamples (default results/properties); refused if it "
-        "exists and is not empty, unless --overwrite",
+        help="folder of the table, the counterexamples and the unverifiable instances (default "
+        "results/properties, replaced by each run); a DIR given here is refused if it exists "
+        "and is not empty, unless --overwrite",
     )
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
     p.add_argument("--unconstrained", action="store_true", help="no placement constraints")
@@ -178,12 +209,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_from_args(a: argparse.Namespace) -> int:
-    """Run the checker with parsed options, write the counterexamples into ``a.out``
-    atomically (:func:`fairsim.atomic.atomic_dir`) and print the table (or JSON)."""
+    """Run the checker with parsed options, write the table (``table.md``, ``table.json``) and the
+    counterexamples into ``a.out`` atomically (:func:`fairsim.atomic.atomic_dir`) and print the
+    table (or JSON).
+
+    Without ``--out`` the folder is ``results/properties`` and each run replaces it (a rerun
+    never fails on the previous output); a folder given with ``--out`` is refused when it exists
+    and is not empty, unless ``--overwrite``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 when every property held on every instance; plus 1 when some property
+        was violated, plus 4 when some instance could not be verified (so 1, 4 or 5).
+    """
     mechs = a.mechanism or [*EXACT, "psdsf-tdm"]
-    overwrite = bool(getattr(a, "overwrite", False))
-    check_output_dir(a.out, overwrite=overwrite)  # before any work
-    with atomic_dir(a.out, overwrite=overwrite) as tmp:
+    out = a.out if a.out is not None else "results/properties"
+    overwrite = a.out is None or bool(getattr(a, "overwrite", False))
+    check_output_dir(out, overwrite=overwrite)  # before any work
+    with atomic_dir(out, overwrite=overwrite) as tmp:
         table = run(
             mechs,
             a.instances,
@@ -192,8 +236,12 @@ def run_from_args(a: argparse.Namespace) -> int:
             constrained=not a.unconstrained,
             positive=a.positive,
         )
+        write_text(tmp / "table.md", format_table(table))
+        write_text(tmp / "table.json", json_text(table) + "\n")
     sys.stdout.write(json_text(table, indent=None) + "\n" if a.json else format_table(table))
-    return 0
+    violated = any(row[p]["violations"] for row in table.values() for p in PROPERTIES)
+    unverifiable = any(row["unverifiable"] for row in table.values())
+    return (1 if violated else 0) | (4 if unverifiable else 0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -316,6 +316,18 @@ def solve_lp(
     the objective is divided by its largest coefficient. The transformation is exact; the optimum
     and the duals are mapped back to the caller's units.
 
+    With ``method="highs-ipm"``, a status other than "optimal" is re-solved by the dual simplex
+    (``highs-ds``), whose verdict stands. The LPs that freeze users at levels just reached (the
+    sequential LPs of :func:`~fairsim.schedulers.exact.lexmaxmin.lex_max_min`, the check
+    :func:`~fairsim.schedulers.exact.verification.lex_problem`) are feasible by construction, but
+    their feasible set is a sliver of relative width about 1e-9 (the slack of the frozen levels)
+    around an allocation that saturates the capacities: it has no interior at HiGHS's feasibility
+    tolerance (1e-7), and the interior-point method (IPX), which follows a path through the
+    interior, can then report the LP infeasible. The simplex method works on vertices, to which a
+    sliver inside the tolerance is feasible (``THIN_CHECK_LP`` in
+    ``tests/regression/test_exact_checker.py``: IPX says infeasible, the dual simplex finds the
+    optimum, and a point with every slack at least 1.2e-9 exists).
+
     Parameters
     ----------
     c : ndarray, shape (n,)
@@ -364,15 +376,18 @@ def solve_lp(
     oscale = float(np.abs(cs).max()) or 1.0
     bounds = np.zeros((len(s), 2))
     bounds[:, 1] = np.inf if ub_y is None else ub_y
-    res = linprog(
-        cs / oscale,
-        A_ub=a1 if len(b1) else None,
-        b_ub=b1 if len(b1) else None,
-        A_eq=aeq,
-        b_eq=beq,
-        bounds=bounds,
-        method=method,
-    )
+    problem = {
+        "A_ub": a1 if len(b1) else None,
+        "b_ub": b1 if len(b1) else None,
+        "A_eq": aeq,
+        "b_eq": beq,
+        "bounds": bounds,
+    }
+    res = linprog(cs / oscale, **problem, method=method)
+    if res.status != 0 and method == "highs-ipm":
+        # an interior-point verdict other than "optimal" is no certificate on a thin feasible
+        # set (see the docstring); the dual simplex decides
+        res = linprog(cs / oscale, **problem, method="highs-ds")
     if res.status == 2 and infeasible_ok:
         return None
     if res.status != 0:

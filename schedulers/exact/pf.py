@@ -74,7 +74,11 @@ def solve_pf(inst: Instance, *, ftol: float = 1e-13, maxiter: int = 2000) -> np.
         return val, grad
 
     y = y0
-    for _ in range(6):  # SLSQP may stop on a line-search failure: restart from where it stopped
+    # SLSQP may stop on a line-search failure: restart from where it stopped. It may also fail
+    # at its start ("Inequality constraints incompatible" in its first subproblem, from the
+    # feasible y0 of tests/regression/test_exact_checker.py::PF_START): restarting there fails
+    # the same way, so the start moves halfway to 0 (still feasible: the rows are homogeneous)
+    for _ in range(6):
         res = minimize(
             f,
             y,
@@ -88,6 +92,8 @@ def solve_pf(inst: Instance, *, ftol: float = 1e-13, maxiter: int = 2000) -> np.
         out[users, servers] = y * scale
         if pf_kkt_gap(inst, out) <= 1e-9:
             break
+        if res.nit <= 1:
+            y = 0.5 * y
     # raising no user's log, use what SLSQP's tolerance left idle
     return fill_idle(inst, out, what="pf fill LP")
 

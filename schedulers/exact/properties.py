@@ -18,12 +18,21 @@ Definitions (utility = number of tasks a user runs; PS-DSF paper Sections II-A a
 
 Pooled mechanisms (``drf``, ``af``, ``bmf``) are checked on the pooled instance (one server, no
 placement constraints), which is the setting they are defined in.
+
+A check needs several solves (the instance, the misreports, the instance without one user) and
+LPs; when one of them has no answer fairsim can vouch for
+(:class:`~fairsim.schedulers.instance.NumericalRangeError`: out of float64's range, a solver
+without an optimum, an allocation that fails the check after the solve), :func:`check` raises
+:class:`Unverifiable`, naming the step and carrying the instance that failed, and no property of
+that instance is reported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
@@ -31,7 +40,7 @@ from scipy.optimize import linprog
 from fairsim.schedulers.exact import POOLED, solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
 from fairsim.schedulers.exact.pool import pooled
-from fairsim.schedulers.instance import Instance
+from fairsim.schedulers.instance import Instance, NumericalRangeError
 
 PROPERTIES = (
     "sharing-incentive",
@@ -43,6 +52,82 @@ PROPERTIES = (
     "population-monotonicity",
 )
 RTOL = 1e-6
+
+
+class Unverifiable(NumericalRangeError):
+    """The properties of a mechanism cannot be checked on an instance (:func:`check`).
+
+    Attributes
+    ----------
+    step : str
+        The part of the check that failed: ``"allocation"``, ``"strategy-proofness: user 'u3'
+        misreports its eligible servers"`` (or ``its demand``), ``"population-monotonicity: user
+        'u1' leaves"``, or the property whose LP failed (``"pareto-optimality"``, ...).
+    instance : Instance
+        The instance whose solve or LP failed (for a misreport, the misreported instance);
+        :func:`instance_data` turns it into a ``fairsim solve`` input.
+    reason : str
+        The one-line error of the failed solve or LP.
+    """
+
+    def __init__(self, step: str, instance: Instance, reason: str) -> None:
+        super().__init__(f"{step}: {reason}")
+        self.step = step
+        self.instance = instance
+        self.reason = reason
+
+
+def instance_data(inst: Instance) -> dict[str, Any]:
+    """``inst`` as a ``fairsim solve`` input mapping (docs/mechanisms.md), the inverse of
+    :func:`~fairsim.schedulers.instance.parse_instance`.
+
+    ``weight`` is written when it is not 1, ``max_tasks`` when it is finite, ``eligible`` when a
+    user may not run on every server (an empty list: on none).
+    """
+    users: list[dict[str, Any]] = []
+    for n, uid in enumerate(inst.user_ids):
+        u: dict[str, Any] = {"id": uid, "demand": [float(v) for v in inst.demand[n]]}
+        if inst.weight[n] != 1:
+            u["weight"] = float(inst.weight[n])
+        if np.isfinite(inst.max_tasks[n]):
+            u["max_tasks"] = float(inst.max_tasks[n])
+        if not inst.eligible[n].all():
+            u["eligible"] = [
+                s for s, ok in zip(inst.server_ids, inst.eligible[n], strict=True) if ok
+            ]
+        users.append(u)
+    servers = [
+        {"id": sid, "capacity": [float(v) for v in inst.capacity[k]]}
+        for k, sid in enumerate(inst.server_ids)
+    ]
+    return {"resources": list(inst.resources), "servers": servers, "users": users}
+
+
+def _raised(a_ub: list, b_ub: list, xv: np.ndarray) -> list:
+    """``b_ub`` raised to what the allocation ``xv`` uses where that is more (row by row).
+
+    An allocation that passed the check after its solve uses at most ``1 + 1e-6`` times a
+    capacity (``CHECK_RTOL``; a solver's answer by its feasibility tolerance, 1e-8 to 1e-7), so a
+    property LP that keeps every user at or above it is feasible by construction with these
+    bounds, as for :func:`~fairsim.schedulers.exact.verification.lex_problem`. With the
+    instance's own capacities such an LP was infeasible (``bmf`` fills DRFH Fig. 1's pooled CPU
+    to 14.000000056 of 14) and the property was counted as holding.
+    """
+    return np.maximum(np.asarray(b_ub, dtype=float), np.array(a_ub) @ xv).tolist()
+
+
+def _optimal(res: Any, what: str) -> Any:
+    """``res`` of ``linprog`` if HiGHS found an optimum.
+
+    Raises
+    ------
+    NumericalRangeError
+        Otherwise: a property LP is feasible by construction (the allocation satisfies it,
+        :func:`_raised`), so no optimum means no answer to vouch for, not a property that holds.
+    """
+    if res.status != 0:
+        raise NumericalRangeError(f"{what} LP: HiGHS did not find an optimum ({res.message})")
+    return res
 
 
 def _less(a: float, b: float) -> bool:
@@ -92,6 +177,7 @@ def is_lex_max_min(inst: Instance, x: np.ndarray, a: np.ndarray) -> bool:
     tot = x.sum(axis=1)
     share = tot * a / inst.weight
     a_ub, b_ub = _feasible_rows(inst, users, servers)
+    b_ub = _raised(a_ub, b_ub, x[users, servers])
     for n in np.unique(users):
         if tot[n] >= inst.max_tasks[n] * (1 - RTOL):
             continue
@@ -101,7 +187,7 @@ def is_lex_max_min(inst: Instance, x: np.ndarray, a: np.ndarray) -> bool:
                 rows.append(-(users == m).astype(float) * a[m] / inst.weight[m])
                 rhs.append(-share[m] * (1 - 1e-7))
         res = linprog(-(users == n).astype(float), A_ub=np.array(rows), b_ub=rhs, method="highs")
-        if res.status == 0 and _less(tot[n], -res.fun):
+        if _less(tot[n], -_optimal(res, "lexicographic max-min property").fun):
             return False
     return True
 
@@ -137,11 +223,12 @@ def pareto_optimal(inst: Instance, x: np.ndarray, *, tdm: bool = False) -> bool:
         return True
     a_ub, b_ub = _feasible_rows(inst, users, servers, tdm=tdm)
     tot = x.sum(axis=1)
+    b_ub = _raised(a_ub, b_ub, x[users, servers])
     for n in np.unique(users):
         a_ub.append(-(users == n).astype(float))
         b_ub.append(-tot[n] * (1 - 1e-9))
     res = linprog(-np.ones(len(users)), A_ub=np.array(a_ub), b_ub=b_ub, method="highs")
-    return not (res.status == 0 and _less(tot.sum(), -res.fun))
+    return not _less(tot.sum(), -_optimal(res, "Pareto-optimality").fun)
 
 
 def bottleneck_resource(inst: Instance, *, single: bool = False) -> int | None:
@@ -175,6 +262,15 @@ def bottleneck_resource(inst: Instance, *, single: bool = False) -> int | None:
     return None
 
 
+@contextlib.contextmanager
+def _step(step: str, inst: Instance) -> Iterator[None]:
+    """Turn a :class:`NumericalRangeError` inside the block into :class:`Unverifiable`."""
+    try:
+        yield
+    except NumericalRangeError as exc:
+        raise Unverifiable(step, inst, str(exc)) from None
+
+
 def check(
     name: str,
     inst: Instance,
@@ -188,6 +284,13 @@ def check(
     -------
     dict
         ``{property: True (holds) | False (violated) | None (not applicable)}``.
+
+    Raises
+    ------
+    Unverifiable
+        When a solve or a property LP has no answer fairsim can vouch for
+        (:class:`~fairsim.schedulers.instance.NumericalRangeError`), with the step and the
+        instance that failed.
     """
     if name in POOLED:
         inst = pooled(inst)
@@ -195,12 +298,14 @@ def check(
         solve: Callable[[Instance], np.ndarray] = lambda i: solve_exact("psdsf", i, "tdm")  # noqa: E731
     else:
         solve = lambda i: solve_exact(name, i)  # noqa: E731
-    x = solve(inst)
+    with _step("allocation", inst):
+        x = solve(inst)
     out: dict[str, bool | None] = {
         "sharing-incentive": sharing_incentive(inst, x),
         "envy-freeness": envy_free(inst, x),
-        "pareto-optimality": pareto_optimal(inst, x, tdm=name == "psdsf-tdm"),
     }
+    with _step("pareto-optimality", inst):
+        out["pareto-optimality"] = pareto_optimal(inst, x, tdm=name == "psdsf-tdm")
     # strategy-proofness: one random user, random misreports
     n_u = x.shape[0]
     sp = True
@@ -211,22 +316,23 @@ def check(
         if rng.random() < 0.7 or name in POOLED or elig.shape[1] == 1:
             bump = rng.random(dem.shape[1]) < 0.5
             dem[n] = dem[n] + bump * rng.uniform(0.1, 1.0, dem.shape[1]) * dem[n].max()
+            lied = "its demand"
         else:
             keep = rng.random(elig.shape[1]) < 0.6
             elig[n] = elig[n] & keep
+            lied = "its eligible servers"
         lie = replace(inst, demand=dem, eligible=elig)
-        y = solve(lie)
+        with _step(f"strategy-proofness: user {inst.user_ids[n]!r} misreports {lied}", lie):
+            y = solve(lie)
         bundles = y[n][:, None] * dem[n][None, :]
         if _less(x[n].sum(), _tasks_with(inst, n, bundles)):
             sp = False
             break
     out["strategy-proofness"] = sp
-    r = bottleneck_resource(inst)
-    out["bottleneck-fairness"] = None if r is None else is_lex_max_min(inst, x, inst.demand[:, r])
-    r1 = bottleneck_resource(inst, single=True)
-    out["single-resource-fairness"] = (
-        None if r1 is None else is_lex_max_min(inst, x, inst.demand[:, r1])
-    )
+    for prop, single in (("bottleneck-fairness", False), ("single-resource-fairness", True)):
+        r = bottleneck_resource(inst, single=single)
+        with _step(prop, inst):
+            out[prop] = None if r is None else is_lex_max_min(inst, x, inst.demand[:, r])
     if n_u >= 2:
         gone = int(rng.integers(n_u))
         keep = np.arange(n_u) != gone
@@ -238,7 +344,8 @@ def check(
             max_tasks=inst.max_tasks[keep],
             eligible=inst.eligible[keep],
         )
-        y = solve(sub)
+        with _step(f"population-monotonicity: user {inst.user_ids[gone]!r} leaves", sub):
+            y = solve(sub)
         out["population-monotonicity"] = not any(
             _less(y[k].sum(), x[j].sum()) for k, j in enumerate(np.nonzero(keep)[0])
         )

@@ -138,6 +138,15 @@ def lex_problem(
     total exceeds the current one by more than ``rtol``, some user at ``t`` could rise without
     lowering anyone not above it. One LP per level, solved rescaled
     (:func:`~fairsim.schedulers.exact.common.solve_lp`). Returns why not, or ``None``.
+
+    The capacities and task bounds of the LPs are those of the instance, or what ``x`` uses where
+    that is more: ``x`` is then feasible in every LP, so an infeasible LP can only be a solver's
+    failure. It is not a looser test: :func:`feasibility_problem` has bounded the excess by
+    ``rtol`` and a solver's answer exceeds a capacity by its feasibility tolerance (up to 7e-8
+    relative seen, ``drfh`` in ``fairsim properties --seed 7``), so these capacities lie between
+    the instance's and those for which the solver's answer is optimal: a correct answer still
+    passes, and a larger capacity only makes an improvement easier to find. With the instance's
+    own capacities the frozen levels of such an ``x`` were out of reach, and the LP infeasible.
     """
     valid = _valid(inst, a)
     serve = serving(inst) & valid[:, None]
@@ -160,6 +169,9 @@ def lex_problem(
     shares = sparse.csr_matrix((coef[users], (users, np.arange(n_v))), shape=(n_u, n_v))
     tasks = sparse.csr_matrix((np.ones(n_v), (users, np.arange(n_v))), shape=(n_u, n_v))
     bounded = np.flatnonzero(valid & np.isfinite(inst.max_tasks))
+    # x is feasible in every LP below: capacities and task bounds raised to what it uses
+    cap_b = np.maximum(inst.capacity.ravel(), cap_a @ x[users, servers])
+    task_b = np.maximum(inst.max_tasks[bounded], xs[bounded])
     free = valid & (xs < inst.max_tasks * (1 - rtol))
     levels: list[float] = []
     for t in np.sort(share[free]):
@@ -171,9 +183,7 @@ def lex_problem(
         res = solve_lp(
             -np.asarray(shares[at].sum(axis=0)).ravel(),
             sparse.vstack([cap_a, -shares[below], tasks[bounded]]).tocsr(),
-            np.concatenate(
-                [inst.capacity.ravel(), -share[below] * (1 - FREEZE_SLACK), inst.max_tasks[bounded]]
-            ),
+            np.concatenate([cap_b, -share[below] * (1 - FREEZE_SLACK), task_b]),
             scale=s,
             upper=s,
             method="highs-ipm",

@@ -159,6 +159,35 @@ def test_solver_failure_exits_2(
         solve_exact("tsf", parse_instance(WIDE_SERVERS))
 
 
+def test_interior_point_infeasible_is_decided_by_the_simplex() -> None:
+    """A feasible set thinner than HiGHS's tolerance: IPX says infeasible, the simplex solves it.
+
+    The check LP of ``tests/regression/test_exact_checker.py::THIN_CHECK_LP`` as HiGHS saw it
+    (variables in their natural units, rows scaled): every point within 1.2e-9 of the boundary.
+    """
+    import fairsim.schedulers.exact.common as common
+
+    a = np.zeros((8, 8))
+    for row, cols in enumerate([(0, 3), (1, 4), (1, 6), (2, 5), (2, 7)]):
+        a[row, cols] = ([1 / 12, 1.0], [0.3, 1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0])[row]
+    a[5, :3] = [-0.2, -0.6, -1.0]
+    a[6, 3:6] = [-1.0, -5 / 6, -5 / 12]
+    a[7, 6:] = [-0.6, -1.0]
+    b = np.r_[np.ones(5), -0.7714285698857142, -1.9285714247142856, -1.028571428314286]
+    c = np.r_[np.zeros(6), -0.6, -1.0]
+    # HiGHS 1.12 (scipy 1.17): IPX says infeasible, the dual simplex finds the optimum
+    assert common.linprog(c, A_ub=a, b_ub=b, bounds=(0, 1), method="highs-ipm").status == 2
+    assert common.linprog(c, A_ub=a, b_ub=b, bounds=(0, 1), method="highs-ds").status == 0
+    res = common.solve_lp(c, a, b, scale=np.ones(8), upper=np.ones(8), method="highs-ipm")
+    assert res is not None and res.fun == pytest.approx(-1.02857143, rel=1e-8)
+    # a truly infeasible LP stays infeasible: 0 <= x <= 1 and x >= 2
+    one = np.ones((1, 1))
+    kw: dict[str, Any] = {"scale": np.ones(1), "upper": np.ones(1), "method": "highs-ipm"}
+    assert common.solve_lp(np.ones(1), -one, -2 * one[0], infeasible_ok=True, **kw) is None
+    with pytest.raises(NumericalRangeError, match=r"^LP: HiGHS did not find an optimum \(The"):
+        common.solve_lp(np.ones(1), -one, -2 * one[0], **kw)
+
+
 def test_wrong_answer_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
