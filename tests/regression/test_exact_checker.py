@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairsim.experiments.scenario.fairness_properties import LITERATURE, format_table, run
 from fairsim.schedulers.exact import EXACT, solve_exact
 from fairsim.schedulers.exact.pool import pooled
 from fairsim.schedulers.exact.properties import (
@@ -16,6 +15,7 @@ from fairsim.schedulers.exact.properties import (
     pareto_optimal,
     sharing_incentive,
 )
+from fairsim.schedulers.exact.property_table import LITERATURE, format_table, property_table
 from fairsim.schedulers.instance import parse_instance
 
 FIG1, BR_PF, AF_SI, DRFH_FIG1 = (parse_instance(d) for d in LITERATURE)
@@ -54,7 +54,7 @@ def test_drfh_fig1_is_envy_free_and_pareto_optimal() -> None:
 
 
 def test_table_runs() -> None:
-    table = run(["drf", "psdsf", "c-drfh"], 4, 1, None)
+    table = property_table(["drf", "psdsf", "c-drfh"], 4, 1, None)
     assert table["c-drfh"]["bottleneck-fairness"]["violations"] >= 1
     assert table["psdsf"]["bottleneck-fairness"]["violations"] == 0
     assert table["drf"]["strategy-proofness"]["violations"] == 0
@@ -211,7 +211,7 @@ def test_runs_are_verified_for_several_seeds(
     mechanisms: list[str] | None, seed: int, n: int
 ) -> None:
     names = mechanisms or [*EXACT, "psdsf-tdm"]
-    table = run(names, n, seed, None)
+    table = property_table(names, n, seed, None)
     for m in names:
         assert table[m]["unverifiable"] == [], (m, table[m]["unverifiable"])
         for p in ("sharing-incentive", "envy-freeness", "pareto-optimality", "strategy-proofness"):

@@ -1,27 +1,23 @@
-"""Fairness-property table of the exact mechanisms (PS-DSF paper, Table I style).
+"""The fairness-property table of the exact mechanisms (PS-DSF paper, Table I style), as
+``fairsim properties`` prints it.
 
-``python -m fairsim.experiments.scenario.fairness_properties [--mechanism M ...] [--instances N]
-[--seed S] [--json]
-[--out DIR]`` checks every property of :mod:`fairsim.schedulers.exact.properties` on the papers'
-example
-instances followed by random heterogeneous instances with placement constraints, prints
-"violations / instances checked" per mechanism and property, and writes one counterexample
-instance per violated property to ``DIR/<mechanism>--<property>.json`` (replayable with
-``fairsim solve``).
+:func:`property_table` checks every property of :mod:`fairsim.schedulers.exact.properties` on the
+papers' example instances (:data:`LITERATURE`) followed by random heterogeneous instances with
+placement constraints (:func:`random_instance`), and counts "violations / instances checked" per
+mechanism and property; with an output folder it writes one counterexample instance per violated
+property to ``<mechanism>--<property>.json`` (replayable with ``fairsim solve``). An instance
+that cannot be verified is counted apart with its reason, and the run goes on.
+:func:`format_table` prints the table in Markdown.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fairsim.atomic import atomic_dir, check_output_dir, json_text, write_text
-from fairsim.experiments.argtypes import int_at_least
-from fairsim.schedulers.exact import EXACT
+from fairsim.atomic import json_text, write_text
 from fairsim.schedulers.exact.properties import PROPERTIES, Unverifiable, check, instance_data
 from fairsim.schedulers.instance import parse_instance
 
@@ -89,7 +85,7 @@ def random_instance(
     return {"resources": [f"r{j}" for j in range(n_r)], "servers": servers, "users": users}
 
 
-def run(
+def property_table(
     mechanisms: list[str],
     n_instances: int,
     seed: int,
@@ -173,83 +169,3 @@ def format_table(table: dict) -> str:
             for m, u in missing
         ]
     return "\n".join(lines) + "\n"
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``fairsim properties`` (also ``python -m
-    fairsim.experiments.scenario.fairness_properties``)."""
-    p.add_argument(
-        "--mechanism",
-        action="append",
-        choices=sorted([*EXACT, "psdsf-tdm"]),
-        metavar="M",
-        help="a mechanism to check (repeatable; default: all): %(choices)s",
-    )
-    p.add_argument(
-        "--instances",
-        type=int_at_least(1),
-        default=150,
-        metavar="N",
-        help="instances to check, >= 1 (the papers' instances first; default 150)",
-    )
-    p.add_argument(
-        "--seed", type=int_at_least(0), default=1, metavar="S", help="random seed (>= 0)"
-    )
-    p.add_argument("--json", action="store_true", help="print the table as JSON")
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        help="folder of the table, the counterexamples and the unverifiable instances (default "
-        "results/properties, replaced by each run); a DIR given here is refused if it exists "
-        "and is not empty, unless --overwrite",
-    )
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
-    p.add_argument("--unconstrained", action="store_true", help="no placement constraints")
-    p.add_argument("--positive", action="store_true", help="every demand entry positive")
-
-
-def run_from_args(a: argparse.Namespace) -> int:
-    """Run the checker with parsed options, write the table (``table.md``, ``table.json``) and the
-    counterexamples into ``a.out`` atomically (:func:`fairsim.atomic.atomic_dir`) and print the
-    table (or JSON).
-
-    Without ``--out`` the folder is ``results/properties`` and each run replaces it (a rerun
-    never fails on the previous output); a folder given with ``--out`` is refused when it exists
-    and is not empty, unless ``--overwrite``.
-
-    Returns
-    -------
-    int
-        The exit status: 0 when every property held on every instance; plus 1 when some property
-        was violated, plus 4 when some instance could not be verified (so 1, 4 or 5).
-    """
-    mechs = a.mechanism or [*EXACT, "psdsf-tdm"]
-    out = a.out if a.out is not None else "results/properties"
-    overwrite = a.out is None or bool(getattr(a, "overwrite", False))
-    check_output_dir(out, overwrite=overwrite)  # before any work
-    with atomic_dir(out, overwrite=overwrite) as tmp:
-        table = run(
-            mechs,
-            a.instances,
-            a.seed,
-            tmp,
-            constrained=not a.unconstrained,
-            positive=a.positive,
-        )
-        write_text(tmp / "table.md", format_table(table))
-        write_text(tmp / "table.json", json_text(table) + "\n")
-    sys.stdout.write(json_text(table, indent=None) + "\n" if a.json else format_table(table))
-    violated = any(row[p]["violations"] for row in table.values() for p in PROPERTIES)
-    unverifiable = any(row["unverifiable"] for row in table.values())
-    return (1 if violated else 0) | (4 if unverifiable else 0)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m fairsim.experiments.scenario.fairness_properties``."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_arguments(p)
-    return run_from_args(p.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,1 +1,0 @@
-"""The scenario pipeline: configuration, ``fairsim run`` and sweeps."""
