@@ -41,6 +41,7 @@ from fairsim.scenario.config import RESOURCES, RunConfig, component_rng, load_co
 from fairsim.scenario.output import run_config
 from fairsim.scenario.pipeline import Hooks, prepare_scenario
 from fairsim.scenario.workload import Workload, resolve_workload
+from fairsim.schedulers.registry import resolve
 from fairsim.simulator.results import tables, write_json, write_table
 from fairsim.simulator.workload import FrameTaskSource
 
@@ -180,7 +181,7 @@ def sharing_incentive(
     collect = cfg.collect.model_copy(
         update={"utilization_interval_s": cfg.collect.utilization_interval_s * 60}
     )
-    alone = cfg.model_copy(update={"schedulers": [scheduler], "collect": collect})
+    alone = cfg.model_copy(update={"schedulers": [resolve(scheduler)], "collect": collect})
     for user, n_servers in tqdm(
         list(zip(users, sizes.tolist(), strict=True)),
         desc="dedicated clouds",

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import fairsim
+from fairsim.schedulers import registry
 
 
 def _modules_with_examples() -> list[str]:
@@ -36,6 +37,8 @@ def test_the_examples_are_found() -> None:
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # an example that writes (a cache, results/) writes here
+    # an example that registers a scheduler (register_scheduler's) leaves the registry as it was
+    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
     module = importlib.import_module(name)
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
     result = doctest.testmod(module, optionflags=flags, verbose=False)
