@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairsim.schedulers.filling_parts import FirstFit, UserOrder
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
 from fairsim.simulator.cluster import ClusterView
 
@@ -54,6 +55,48 @@ def class_dominant_share(held: dict[int, list[float]], inv: list[list[float]], k
     return key
 
 
+class ClassDominantShare(UserOrder):
+    """DRF's dominant share over (machine class, resource) types (UDRF paper, Section II, Fig. 2).
+
+    Key of user u: ``max_{m,k} A_{u,m,k} / c_{m,k} / w_u`` with ``A_{u,m,k}`` the amount of
+    resource k its running tasks hold on servers of class m and ``c_{m,k}`` the class's total
+    capacity of k, rounded to 12 decimals so that equal shares tie in user order. A server's class
+    is its capacity vector.
+    """
+
+    accounts = True
+
+    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+        """Group the servers into classes by capacity; per-user, per-class allocations."""
+        super().bind(sched, cluster)
+        caps = np.asarray(cluster.capacity, dtype=np.float64)
+        classes, of = np.unique(caps, axis=0, return_inverse=True)
+        total = np.zeros_like(classes)
+        np.add.at(total, of.ravel(), caps)
+        self.class_of: list[int] = of.ravel().tolist()
+        self.n_classes = len(classes)
+        # 1 / c_{m,k}, or 0 for a resource the class does not have (nothing can be held there)
+        inv = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
+        self._inv: list[list[float]] = inv.tolist()
+        self._held: dict[int, dict[int, list[float]]] = {}
+
+    def account(self, user: int, server: int, need: tuple[float, ...], sign: int) -> None:
+        """Add (remove) the task's need to what the user holds in the server's class."""
+        m = self.class_of[server]
+        held = self._held.setdefault(user, {})
+        a = held.get(m)
+        if a is None:
+            a = held[m] = [0.0] * self.n_resources
+        for k in range(self.n_resources):
+            a[k] += sign * need[k]
+
+    def key(self, user: int) -> float:
+        """``round(max_{m,k} A_{u,m,k} / c_{m,k} / w_u, 12)``."""
+        held = self._held.get(user)
+        key = class_dominant_share(held, self._inv, self.n_resources) if held else 0.0
+        return round(key / self.weight[user], _DIGITS)
+
+
 class DRFClasses(ProgressiveFilling):
     """DRF over (machine class, resource) types, placed First-Fit (UDRF paper, Section II, Fig. 2).
 
@@ -68,47 +111,11 @@ class DRFClasses(ProgressiveFilling):
     -----
     Key of user u: ``max_{m,k} A_{u,m,k} / c_{m,k} / w_u`` with ``A_{u,m,k}`` the amount of resource
     k its running tasks hold on servers of class m and ``c_{m,k}`` the class's total capacity of
-    k (rounded to 12 decimals so that equal shares tie in user order). With a single class it is
-    the pooled dominant share, i.e. ``drf``.
+    k (rounded to 12 decimals so that equal shares tie in user order;
+    :class:`ClassDominantShare`). With a single class it is the pooled dominant share, i.e.
+    ``drf``.
     """
 
     name = "drf-classes"
-    _accounts = True
-
-    def bind(self, cluster: ClusterView) -> None:
-        """Group the servers into classes by capacity; per-user, per-class allocations."""
-        super().bind(cluster)
-        caps = np.asarray(cluster.capacity, dtype=np.float64)
-        classes, of = np.unique(caps, axis=0, return_inverse=True)
-        total = np.zeros_like(classes)
-        np.add.at(total, of.ravel(), caps)
-        self.class_of_: list[int] = of.ravel().tolist()
-        self.n_classes_ = len(classes)
-        # 1 / c_{m,k}, or 0 for a resource the class does not have (nothing can be held there)
-        inv = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
-        self._inv: list[list[float]] = inv.tolist()
-        self._held: dict[int, dict[int, list[float]]] = {}
-        self._server = -1  # server of the placement or completion being accounted
-
-    def _take(self, server: int, need: tuple[float, ...]) -> None:
-        super()._take(server, need)
-        self._server = server
-
-    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
-        """Release the task on its server's class, then as progressive filling does."""
-        self._server = server
-        super().on_completion(task, user, demand, server)
-
-    def _account(self, user: int, need: tuple[float, ...], sign: int) -> None:
-        m = self.class_of_[self._server]
-        held = self._held.setdefault(user, {})
-        a = held.get(m)
-        if a is None:
-            a = held[m] = [0.0] * self._k
-        for k in range(self._k):
-            a[k] += sign * need[k]
-
-    def _update_share(self, user: int) -> None:
-        held = self._held.get(user)
-        key = class_dominant_share(held, self._inv, self._k) if held else 0.0
-        self._share[user] = round(key / self._w[user], _DIGITS)
+    order = ClassDominantShare
+    placement = FirstFit

@@ -39,16 +39,17 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from fairsim.schedulers.filling_parts import DIGITS, FirstFit, PooledDominantShare, UserOrder
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
 from fairsim.simulator.cluster import ClusterView
 
 #: Keys are rounded to this many decimals, so that users whose shares are equal in exact
 #: arithmetic tie (and go in user-code order) whatever the rounding of the running sums.
-_DIGITS = 12
+_DIGITS = DIGITS
 #: Multiplicative (Cover) iterations of the PF prices with three or more resources.
 _PF_COVER = 2000
 
@@ -72,50 +73,87 @@ class DRF(ProgressiveFilling):
     """
 
     name = "drf"
-
-    def _update_share(self, user: int) -> None:
-        a, t = self._alloc[user], self._total
-        key = max([a[k] / t[k] for k in range(self._k)]) / self._w[user]
-        self._share[user] = round(key, _DIGITS)
+    order = PooledDominantShare
+    placement = FirstFit
 
 
-class _AdditiveKey(ProgressiveFilling):
-    """Key = (sum over the user's running tasks of a per-task term) / weight.
+class SumOverTasks(UserOrder):
+    """Key = (sum over the user's running tasks of a per-task term) / weight, rounded to 12
+    decimals.
 
-    Subclasses define :meth:`_term`; terms are cached per distinct task demand.
+    Subclasses define :meth:`term`; terms are cached per distinct task need.
     """
 
-    _accounts = True
+    accounts = True
 
-    def bind(self, cluster: ClusterView) -> None:
-        """Bind, then allocate the per-user sums and the per-demand term cache."""
-        super().bind(cluster)
+    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+        """Bind, then allocate the per-user sums and the per-need term cache."""
+        super().bind(sched, cluster)
         self._acc: list[float] = []
         self._nrun: list[int] = []
         self._terms: dict[tuple[float, ...], float] = {}
 
-    def _ensure_user(self, user: int) -> None:
-        super()._ensure_user(user)
-        grow = len(self._queues) - len(self._acc)
+    def grow(self, n_users: int) -> None:
+        """Grow the per-user sums."""
+        grow = n_users - len(self._acc)
         self._acc.extend([0.0] * grow)
         self._nrun.extend([0] * grow)
 
-    def _term(self, need: tuple[float, ...]) -> float:
+    def term(self, need: tuple[float, ...]) -> float:
+        """The term a running task with this need adds to its user's key (before the weight)."""
         raise NotImplementedError
 
-    def _account(self, user: int, need: tuple[float, ...], sign: int) -> None:
+    def account(self, user: int, server: int, need: tuple[float, ...], sign: int) -> None:
+        """Add (``sign=1``) or remove (``sign=-1``) the task's term."""
         t = self._terms.get(need)
         if t is None:
-            t = self._terms[need] = self._term(need)
+            t = self._terms[need] = self.term(need)
         self._nrun[user] += sign
         # an idle user's sum is exactly 0 (no rounding drift from += / -=: ties stay ties)
         self._acc[user] = 0.0 if self._nrun[user] == 0 else self._acc[user] + sign * t
 
-    def _update_share(self, user: int) -> None:
-        self._share[user] = round(self._acc[user] / self._w[user], _DIGITS)
+    def key(self, user: int) -> float:
+        """``round(sum of terms / weight, 12)``."""
+        return round(self._acc[user] / self.weight[user], _DIGITS)
 
 
-class CDRFH(_AdditiveKey):
+class TaskDominantShare(SumOverTasks):
+    """C-DRFH's key: the sum of the running tasks' dominant shares of the pooled capacity,
+    ``max_r d_r / C_r`` each (PS-DSF paper, Section II-B, eq. 5), divided by the weight."""
+
+    def term(self, need: tuple[float, ...]) -> float:
+        """``max_r d_r / C_r``."""
+        return max(need[k] / self.total[k] for k in range(self.n_resources))
+
+
+class TaskShare(SumOverTasks):
+    """TSF's key: the sum over running tasks of ``1 / gamma(d)`` (PS-DSF paper, Section II-B,
+    eq. 7 summed over servers), divided by the weight; ``gamma`` is computed once per distinct
+    need over the distinct server capacities."""
+
+    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+        """Bind, then group the servers by capacity for ``gamma``."""
+        super().bind(sched, cluster)
+        classes, counts = np.unique(np.asarray(cluster.capacity), axis=0, return_counts=True)
+        self._classes = classes
+        self._class_counts = counts.astype(np.float64)
+
+    def term(self, need: tuple[float, ...]) -> float:
+        """``1 / gamma(d)`` (``inf`` if the task fits no server)."""
+        g = _gamma(self._classes, self._class_counts, need)
+        return 1.0 / g if g > 0 else math.inf
+
+
+class AggregateShare(SumOverTasks):
+    """AF's key: the aggregate share ``sum_r A_ir / C_r`` (Ghodsi et al., Section 5.1), kept as
+    a sum over running tasks of ``sum_r d_r / C_r``, divided by the weight."""
+
+    def term(self, need: tuple[float, ...]) -> float:
+        """``sum_r d_r / C_r``."""
+        return sum([need[k] / self.total[k] for k in range(self.n_resources)])
+
+
+class CDRFH(ProgressiveFilling):
     """C-DRFH: global dominant shares as if there were no placement constraints.
 
     PS-DSF paper (Khamse-Ashari et al.), Section II-B: the dominant resource of a user is taken
@@ -134,12 +172,11 @@ class CDRFH(_AdditiveKey):
     """
 
     name = "c-drfh"
+    order = TaskDominantShare
+    placement = FirstFit
 
-    def _term(self, need: tuple[float, ...]) -> float:
-        return max(need[k] / self._total[k] for k in range(self._k))
 
-
-class TSF(_AdditiveKey):
+class TSF(ProgressiveFilling):
     """Task Share Fairness: tasks as a fraction of what the user could run alone.
 
     PS-DSF paper, Section II-B (Wang et al.'s TSF, its ref. [14]): user n's task share is
@@ -152,20 +189,11 @@ class TSF(_AdditiveKey):
     """
 
     name = "tsf"
-
-    def bind(self, cluster: ClusterView) -> None:
-        """Bind, then group the servers by capacity for ``gamma``."""
-        super().bind(cluster)
-        classes, counts = np.unique(np.asarray(cluster.capacity), axis=0, return_counts=True)
-        self._classes = classes
-        self._class_counts = counts.astype(np.float64)
-
-    def _term(self, need: tuple[float, ...]) -> float:
-        g = _gamma(self._classes, self._class_counts, need)
-        return 1.0 / g if g > 0 else math.inf
+    order = TaskShare
+    placement = FirstFit
 
 
-class AF(_AdditiveKey):
+class AF(ProgressiveFilling):
     """Asset Fairness: equalise the aggregate share ``sum_r A_ir / C_r`` (weighted).
 
     Ghodsi et al., NSDI 2011, Section 5.1 (the aggregate share of user i is
@@ -175,93 +203,147 @@ class AF(_AdditiveKey):
     """
 
     name = "af"
+    order = AggregateShare
+    placement = FirstFit
 
-    def _term(self, need: tuple[float, ...]) -> float:
-        return sum([need[k] / self._total[k] for k in range(self._k)])
 
-
-class _GlobalKey(ProgressiveFilling):
+class GlobalKey(UserOrder):
     """A key that also depends on the set of *active* users (tasks queued or running).
 
     When that set changes the keys of every user change together: they are recomputed lazily, at
-    the start of the next :meth:`decide` for the waiting users (:meth:`_refresh_global` and a
-    re-keyed heap) and just before a wake-up for blocked users whose key predates the change
-    (``_dynamic``; subclasses' :meth:`_update_share` must record ``self._seen[user] =
-    self._epoch``).
+    the start of the next scheduling pass for the waiting users (:meth:`refresh_global`, then
+    every waiting user re-keyed) and just before a wake-up for blocked users whose key predates
+    the change (subclasses' :meth:`key` must record ``self._seen[user] = self._epoch``).
     """
 
-    _dynamic = True
-    _accounts = True
+    dynamic = True
+    accounts = True
     #: Whether a user's own key moves when one of its tasks arrives (LMM-MMS: its bound does).
-    _arrival_moves_key = True
+    arrival_moves_key = True
 
-    def bind(self, cluster: ClusterView) -> None:
+    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
         """Bind, then allocate the per-user task counts."""
-        super().bind(cluster)
+        super().bind(sched, cluster)
         self._insys: list[int] = []  # tasks queued or running
         self._running: list[int] = []
         self._dirty = False
         self._epoch = 0  # bumped at every global change
         self._seen: list[int] = []  # epoch of each user's key
 
-    def _ensure_user(self, user: int) -> None:
-        super()._ensure_user(user)
-        grow = len(self._queues) - len(self._insys)
+    def grow(self, n_users: int) -> None:
+        """Grow the per-user task counts."""
+        grow = n_users - len(self._insys)
         self._insys.extend([0] * grow)
         self._running.extend([0] * grow)
         self._seen.extend([-1] * grow)
 
-    def _activated(self, user: int, on: bool) -> None:
+    def activated(self, user: int, on: bool) -> None:
         """``user`` became active (``on``) or inactive; the global quantity is stale."""
         self._dirty = True
 
-    def _refresh_global(self) -> None:
-        """Recompute the quantity shared by every key (called when :attr:`_dirty`)."""
+    def refresh_global(self) -> None:
+        """Recompute the quantity shared by every key (called when it is stale)."""
 
-    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
-        """Queue the task; the user's own key may change with its task count."""
-        if user >= len(self._queues):
-            self._ensure_user(user)
+    def arrived(self, user: int, need: tuple[float, ...]) -> bool:
+        """Count the task; the user's own key may change with its task count."""
         self._insys[user] += 1
         if self._insys[user] == 1:
-            self._activated(user, True)
-        q = self._queues[user]
-        q.append((task, self._need(demand)))
-        self._n_pending += 1
-        if self._blocked[user]:
-            if self._arrival_moves_key:
-                self._seen[user] = -1  # re-keyed when woken
-        elif len(q) == 1 or self._inheap[user]:
-            if self._arrival_moves_key or self._seen[user] != self._epoch:
-                self._update_share(user)
-                self._push(user)
-            elif len(q) == 1:
-                self._push(user)
+            self.activated(user, True)
+        moved = self.arrival_moves_key or self._seen[user] != self._epoch
+        if moved:
+            self._seen[user] = -1  # re-keyed now, or when woken
+        return moved
 
-    def _account(self, user: int, need: tuple[float, ...], sign: int) -> None:
+    def account(self, user: int, server: int, need: tuple[float, ...], sign: int) -> None:
+        """Count running tasks; a user with no task left becomes inactive."""
         self._running[user] += sign
         if sign < 0:
             self._insys[user] -= 1
             if self._insys[user] == 0:
-                self._activated(user, False)
+                self.activated(user, False)
 
-    def _before_pass(self) -> None:
+    def before_pass(self) -> bool:
         """Refresh the shared quantity and re-key the waiting users if it moved."""
         if self._dirty:
             self._dirty = False
             self._epoch += 1
-            self._refresh_global()
-            self._rebuild_heap()
+            self.refresh_global()
+            return True
+        return False
 
-    def _refresh(self, users: list[int]) -> None:
+    def refresh(self, users: Sequence[int]) -> None:
         """Re-key the blocked users whose key predates the last global change."""
-        epoch, seen = self._epoch, self._seen
+        epoch, seen, keys = self._epoch, self._seen, self.keys
         for u in users:
             if seen[u] != epoch:
-                self._update_share(u)
+                keys[u] = self.key(u)
 
 
-class LMMMMS(_GlobalKey):
+class MMSRatio(GlobalKey):
+    """LMM-MMS's key: the user's maximin-share (MMS) ratio ``x_i / mu_i`` (Li, Wang, Wang,
+    Zhang, *Mathematics* 2025; our online reading in :class:`LMMMMS`). Reads the scheduler's
+    ``bounds`` at bind."""
+
+    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+        """Bind, then group the servers by capacity (per user when it has eligible servers)."""
+        super().bind(sched, cluster)
+        self.bounds: Mapping[int, float] | None = getattr(sched, "bounds", None)
+        cap = np.asarray(cluster.capacity)
+        classes, inverse, counts = np.unique(cap, axis=0, return_inverse=True, return_counts=True)
+        self._classes = classes
+        self._class_idx = np.asarray(inverse).ravel()
+        self._class_counts = counts.astype(np.float64)
+        self._user_counts: dict[int, np.ndarray] = {}
+        self._gammas: dict[tuple[int, tuple[float, ...]], float] = {}
+        self._gammas_all: dict[tuple[float, ...], float] = {}
+        self._head_gamma: list[float] = []
+        self._wsum = 0.0
+
+    def grow(self, n_users: int) -> None:
+        """Grow the per-user state."""
+        super().grow(n_users)
+        self._head_gamma.extend([math.inf] * (n_users - len(self._head_gamma)))
+
+    def _counts_of(self, user: int) -> tuple[int, np.ndarray]:
+        if self.eligible and user in self.eligible:
+            c = self._user_counts.get(user)
+            if c is None:
+                mask = np.asarray(self.eligible[user], dtype=bool)
+                c = np.bincount(self._class_idx[mask], minlength=len(self._classes))
+                c = self._user_counts[user] = c.astype(np.float64)
+            return user, c
+        return -1, self._class_counts
+
+    def activated(self, user: int, on: bool) -> None:
+        """Keep the active users' total weight ``W``."""
+        self._wsum += self.weight[user] if on else -self.weight[user]
+        self._dirty = True
+
+    def key(self, user: int) -> float:
+        """``round(x_i / mu_i, 12)`` (``inf`` when ``mu_i = 0``)."""
+        q = self.queues[user]
+        if q:
+            need = q[0][1]
+            if self.eligible and user in self.eligible:
+                key, counts = self._counts_of(user)
+                g = self._gammas.get((key, need))
+                if g is None:
+                    g = self._gammas[(key, need)] = _gamma(self._classes, counts, need)
+            else:
+                g = self._gammas_all.get(need)
+                if g is None:
+                    g = self._gammas_all[need] = _gamma(self._classes, self._class_counts, need)
+            self._head_gamma[user] = g
+        self._seen[user] = self._epoch
+        b = self.bounds
+        n_i = float(b[user]) if b is not None and user in b else float(self._insys[user])
+        w = self.weight[user]
+        wsum = self._wsum if self._wsum > 0 else w
+        mu = min(n_i, w / wsum * self._head_gamma[user])
+        return round(self._running[user] / mu, _DIGITS) if mu > 0 else math.inf
+
+
+class LMMMMS(ProgressiveFilling):
     """LMM-MMS: serve the user with the lowest maximin-share (MMS) ratio.
 
     Li, Wang, Wang, Zhang, *Mathematics* 2025, 13(13), 2214, as reconstructed in
@@ -289,6 +371,8 @@ class LMMMMS(_GlobalKey):
     """
 
     name = "lmm-mms"
+    order = MMSRatio
+    placement = FirstFit
 
     def __init__(
         self,
@@ -300,61 +384,77 @@ class LMMMMS(_GlobalKey):
         super().__init__(weights=weights, eligible=eligible)
         self.bounds = bounds
 
-    def bind(self, cluster: ClusterView) -> None:
-        """Bind, then group the servers by capacity (per user when it has eligible servers)."""
-        super().bind(cluster)
-        cap = np.asarray(cluster.capacity)
-        classes, inverse, counts = np.unique(cap, axis=0, return_inverse=True, return_counts=True)
-        self._classes = classes
-        self._class_idx = np.asarray(inverse).ravel()
-        self._class_counts = counts.astype(np.float64)
-        self._user_counts: dict[int, np.ndarray] = {}
-        self._gammas: dict[tuple[int, tuple[float, ...]], float] = {}
-        self._gammas_all: dict[tuple[float, ...], float] = {}
-        self._head_gamma: list[float] = []
-        self._wsum = 0.0
 
-    def _ensure_user(self, user: int) -> None:
-        super()._ensure_user(user)
-        self._head_gamma.extend([math.inf] * (len(self._queues) - len(self._head_gamma)))
+class PricedShare(GlobalKey):
+    """PF's key: the PF-priced allocation ``sum_r A_ir nu_r / C_r / w_i`` (Bonald and Roberts,
+    Section 3.2, eq. 3), with the prices of the active users' fluid model (:func:`pf_prices`)."""
 
-    def _counts_of(self, user: int) -> tuple[int, np.ndarray]:
-        if self.eligible and user in self.eligible:
-            c = self._user_counts.get(user)
-            if c is None:
-                mask = np.asarray(self.eligible[user], dtype=bool)
-                c = np.bincount(self._class_idx[mask], minlength=len(self._classes))
-                c = self._user_counts[user] = c.astype(np.float64)
-            return user, c
-        return -1, self._class_counts
+    arrival_moves_key = False
 
-    def _activated(self, user: int, on: bool) -> None:
-        self._wsum += self._w[user] if on else -self._w[user]
+    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+        """Bind, then allocate the per-user types and the price vector."""
+        super().bind(sched, cluster)
+        k = self.n_resources
+        # one row per user code: type a_i (d_i / C), and w_i while active (0 otherwise), so a
+        # price update is one vectorised pass with no per-user Python work
+        self._ta = np.ones((0, k))
+        self._wa = np.zeros(0)
+        self._typed: list[bool] = []
+        self._shapes: list[bool] = []  # its type demands something
+        self._theta = 0.5
+        self._price = [1.0 / t if t > 0 else 0.0 for t in self.total]  # nu_r / C_r
+
+    def grow(self, n_users: int) -> None:
+        """Grow the per-user types."""
+        super().grow(n_users)
+        grow = n_users - len(self._typed)
+        self._typed.extend([False] * grow)
+        self._shapes.extend([False] * grow)
+        self._ta = np.vstack([self._ta, np.ones((grow, self.n_resources))])
+        self._wa = np.concatenate([self._wa, np.zeros(grow)])
+
+    def arrived(self, user: int, need: tuple[float, ...]) -> bool:
+        """Remember the user's type (first task's need), then count the task."""
+        if not self._typed[user]:
+            self._typed[user] = True
+            t = self.total
+            a = [need[k] / t[k] if t[k] > 0 else 0.0 for k in range(self.n_resources)]
+            if any(x > 0 for x in a):  # a task demanding nothing does not shape the prices
+                self._ta[user] = a
+                self._shapes[user] = True
+        return super().arrived(user, need)
+
+    def activated(self, user: int, on: bool) -> None:
+        """Enter or leave the price computation (users demanding nothing never enter it)."""
+        if not self._shapes[user]:
+            return  # a user demanding nothing never enters the price computation
+        self._wa[user] = self.weight[user] if on else 0.0
         self._dirty = True
 
-    def _update_share(self, user: int) -> None:
-        q = self._queues[user]
-        if q:
-            need = q[0][1]
-            if self.eligible and user in self.eligible:
-                key, counts = self._counts_of(user)
-                g = self._gammas.get((key, need))
-                if g is None:
-                    g = self._gammas[(key, need)] = _gamma(self._classes, counts, need)
-            else:
-                g = self._gammas_all.get(need)
-                if g is None:
-                    g = self._gammas_all[need] = _gamma(self._classes, self._class_counts, need)
-            self._head_gamma[user] = g
+    def refresh_global(self) -> None:
+        """Recompute the prices, warm-started from the previous ones."""
+        wsum = float(self._wa.sum())
+        if wsum <= 0:
+            return
+        p = pf_prices(self._ta, self._wa, start=self._theta)
+        if self.n_resources == 2:
+            self._theta = float(p[0])
+        t = self.total
+        self._price = [
+            float(wsum * p[k] / t[k]) if t[k] > 0 else 0.0 for k in range(self.n_resources)
+        ]
+
+    def key(self, user: int) -> float:
+        """``round(sum_r A_ir nu_r / C_r / w_i, 12)`` (exactly 0 for a user running nothing)."""
         self._seen[user] = self._epoch
-        b = self.bounds
-        n_i = float(b[user]) if b is not None and user in b else float(self._insys[user])
-        wsum = self._wsum if self._wsum > 0 else self._w[user]
-        mu = min(n_i, self._w[user] / wsum * self._head_gamma[user])
-        self._share[user] = round(self._running[user] / mu, _DIGITS) if mu > 0 else math.inf
+        if self._running[user] == 0:  # exactly 0, without the allocation's rounding drift
+            return 0.0
+        a, p = self.alloc[user], self._price
+        key = sum([a[k] * p[k] for k in range(self.n_resources)]) / self.weight[user]
+        return round(key, _DIGITS)
 
 
-class PF(_GlobalKey):
+class PF(ProgressiveFilling):
     """Proportional fairness by the "most deprived job" rule (Bonald and Roberts, Section 3.2).
 
     PF maximises ``sum_i w_i log phi_i`` subject to ``sum_i phi_i a_ij <= 1``; by the KKT
@@ -372,66 +472,122 @@ class PF(_GlobalKey):
     """
 
     name = "pf"
-    _arrival_moves_key = False
+    order = PricedShare
+    placement = FirstFit
 
-    def bind(self, cluster: ClusterView) -> None:
-        """Bind, then allocate the per-user types and the price vector."""
-        super().bind(cluster)
-        # one row per user code: type a_i (d_i / C), and w_i while active (0 otherwise), so a
-        # price update is one vectorised pass with no per-user Python work
-        self._ta = np.ones((0, self._k))
-        self._wa = np.zeros(0)
-        self._typed: list[bool] = []
-        self._shapes: list[bool] = []  # its type demands something
-        self._theta = 0.5
-        self._price = [1.0 / t if t > 0 else 0.0 for t in self._total]  # nu_r / C_r
 
-    def _ensure_user(self, user: int) -> None:
-        super()._ensure_user(user)
-        grow = len(self._queues) - len(self._typed)
-        self._typed.extend([False] * grow)
-        self._shapes.extend([False] * grow)
-        self._ta = np.vstack([self._ta, np.ones((grow, self._k))])
-        self._wa = np.concatenate([self._wa, np.zeros(grow)])
+class BottleneckRank(UserOrder):
+    """BMF's key ``(-status, weighted pooled dominant share)``: status is the user's lowest rank
+    on a bottleneck resource (Bonald and Roberts, Section 3.3; our reading in :class:`BMF`)."""
 
-    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
-        """Remember the user's type (first task's demand), then queue the task."""
-        if user >= len(self._queues):
-            self._ensure_user(user)
-        if not self._typed[user]:
-            self._typed[user] = True
-            need = self._need(demand)
-            t = self._total
-            a = [need[k] / t[k] if t[k] > 0 else 0.0 for k in range(self._k)]
-            if any(x > 0 for x in a):  # a task demanding nothing does not shape the prices
-                self._ta[user] = a
-                self._shapes[user] = True
-        super().on_arrival(task, user, demand)
+    dynamic = True
+    rekey_each = True
+    accounts = True
 
-    def _activated(self, user: int, on: bool) -> None:
-        if not self._shapes[user]:
-            return  # a user demanding nothing never enters the price computation
-        self._wa[user] = self._w[user] if on else 0.0
-        self._dirty = True
+    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+        """Bind, then allocate the per-resource sorted shares."""
+        super().bind(sched, cluster)
+        k = self.n_resources
+        self._vals: list[list[float]] = [[] for _ in range(k)]  # sorted, every user
+        self._vals_ok = True
+        self._cur: list[list[float]] = []
+        self._used = [0.0] * k
+        self._dem: list[list[bool]] = []  # resources the user has demanded
+        self._bott = tuple(range(k))
+        self._epoch = 0  # bumped when the bottleneck set changes
+        self._seen: list[int] = []
+        self._dirty = False
 
-    def _refresh_global(self) -> None:
-        wsum = float(self._wa.sum())
-        if wsum <= 0:
-            return
-        p = pf_prices(self._ta, self._wa, start=self._theta)
-        if self._k == 2:
-            self._theta = float(p[0])
-        t = self._total
-        self._price = [float(wsum * p[k] / t[k]) if t[k] > 0 else 0.0 for k in range(self._k)]
+    def grow(self, n_users: int) -> None:
+        """Grow the per-user shares."""
+        grow = n_users - len(self._cur)
+        for _ in range(grow):
+            self._cur.append([0.0] * self.n_resources)
+            self._dem.append([False] * self.n_resources)
+        self._seen.extend([-1] * grow)
+        self._vals_ok = False
 
-    def _update_share(self, user: int) -> None:
+    def arrived(self, user: int, need: tuple[float, ...]) -> bool:
+        """Remember which resources the user demands (a new one moves its key)."""
+        dem = self._dem[user]
+        new = False
+        for k in range(self.n_resources):
+            if need[k] > 0 and not dem[k]:
+                dem[k] = new = True
+        moved = new or self._seen[user] != self._epoch
+        if moved:
+            self._seen[user] = -1  # re-keyed now, or when woken
+        return moved
+
+    def account(self, user: int, server: int, need: tuple[float, ...], sign: int) -> None:
+        """Update the user's per-resource shares, the utilisations and the bottleneck set."""
+        cur, t, w, a = self._cur[user], self.total, self.weight[user], self.alloc[user]
+        used = self._used
+        for k in range(self.n_resources):
+            if need[k] == 0:
+                continue
+            used[k] += need[k] if sign > 0 else -need[k]
+            # alloc already holds a placed task, and still holds a finished one during this
+            # call; shares are rounded so that equal shares tie
+            held = a[k] if sign > 0 else a[k] - need[k]
+            cur[k] = round(max(0.0, held) / t[k] / w, _DIGITS)
+        self._vals_ok = False
+        util = [
+            round(used[k] / t[k], _DIGITS) if t[k] > 0 else 0.0 for k in range(self.n_resources)
+        ]
+        top = max(util)
+        bott = tuple(k for k in range(self.n_resources) if util[k] >= top)
+        if bott != self._bott:
+            self._bott = bott
+            self._epoch += 1
+            self._dirty = True
+
+    def key(self, user: int) -> tuple[float, float]:
+        """``(-status, dominant share)``."""
         self._seen[user] = self._epoch
-        if self._running[user] == 0:  # exactly 0, without the allocation's rounding drift
-            self._share[user] = 0.0
-            return
-        a, p = self._alloc[user], self._price
-        key = sum([a[k] * p[k] for k in range(self._k)]) / self._w[user]
-        self._share[user] = round(key, _DIGITS)
+        dem, cur, bott = self._dem[user], self._cur[user], self._bott
+        dom = max(cur) if cur else 0.0
+        if len(bott) == 1:
+            j = bott[0]
+            return (cur[j] if dem[j] else -1.0, dom)
+        if not self._vals_ok:  # sorted shares per resource, rebuilt only when needed
+            self._vals = [sorted(c[k] for c in self._cur) for k in range(self.n_resources)]
+            self._vals_ok = True
+        status = len(self._cur) + 1
+        for k in bott:
+            if dem[k]:
+                vals = self._vals[k]
+                rank = len(vals) - bisect.bisect_right(vals, cur[k]) + 1
+                if rank < status:
+                    status = rank
+        return (float(-status), dom)
+
+    def refresh(self, users: Sequence[int]) -> None:
+        """Re-key the blocked users (all of them with tied bottlenecks)."""
+        multi, epoch, seen, keys = len(self._bott) > 1, self._epoch, self._seen, self.keys
+        for u in users:
+            if multi or seen[u] != epoch:
+                keys[u] = self.key(u)
+
+    def reserves(self) -> bool:
+        """Only with a single bottleneck: the keys are then the users' own."""
+        return len(self._bott) == 1
+
+    def sort(self, users: list[int]) -> list[int]:
+        """Sorted by (key, user code): tuple keys, no float vector."""
+        keys = self.keys
+        return sorted(users, key=lambda v: (keys[v], v))
+
+    def before_pass(self) -> bool:
+        """Re-key when the bottleneck moved or is tied."""
+        if self._dirty or len(self._bott) > 1:
+            self._dirty = False
+            return True
+        return False
+
+    def after_place(self) -> bool:
+        """Re-key when the bottleneck moved or is tied."""
+        return self.before_pass()
 
 
 class BMF(ProgressiveFilling):
@@ -461,117 +617,8 @@ class BMF(ProgressiveFilling):
     """
 
     name = "bmf"
-    _dynamic = True
-    _rekey_each = True
-    _accounts = True
-
-    def bind(self, cluster: ClusterView) -> None:
-        """Bind, then allocate the per-resource sorted shares."""
-        super().bind(cluster)
-        self._vals: list[list[float]] = [[] for _ in range(self._k)]  # sorted, every user
-        self._vals_ok = True
-        self._cur: list[list[float]] = []
-        self._used = [0.0] * self._k
-        self._dem: list[list[bool]] = []  # resources the user has demanded
-        self._bott = tuple(range(self._k))
-        self._epoch = 0  # bumped when the bottleneck set changes
-        self._seen: list[int] = []
-        self._dirty = False
-
-    def _ensure_user(self, user: int) -> None:
-        super()._ensure_user(user)
-        grow = len(self._queues) - len(self._cur)
-        for _ in range(grow):
-            self._cur.append([0.0] * self._k)
-            self._dem.append([False] * self._k)
-        self._seen.extend([-1] * grow)
-        self._vals_ok = False
-
-    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
-        """Remember which resources the user demands, then queue the task."""
-        if user >= len(self._queues):
-            self._ensure_user(user)
-        need, dem = self._need(demand), self._dem[user]
-        new = False
-        for k in range(self._k):
-            if need[k] > 0 and not dem[k]:
-                dem[k] = new = True
-        if self._blocked[user]:
-            if new:
-                self._seen[user] = -1  # re-keyed when woken
-        elif new or self._seen[user] != self._epoch:
-            self._update_share(user)
-            if self._inheap[user]:
-                self._push(user)
-        super().on_arrival(task, user, demand)
-
-    def _account(self, user: int, need: tuple[float, ...], sign: int) -> None:
-        cur, t, w, a = self._cur[user], self._total, self._w[user], self._alloc[user]
-        used = self._used
-        for k in range(self._k):
-            if need[k] == 0:
-                continue
-            used[k] += need[k] if sign > 0 else -need[k]
-            # the base class has already added a placed task to the allocation, and removes a
-            # finished one after this call; shares are rounded so that equal shares tie
-            held = a[k] if sign > 0 else a[k] - need[k]
-            cur[k] = round(max(0.0, held) / t[k] / w, _DIGITS)
-        self._vals_ok = False
-        util = [round(used[k] / t[k], _DIGITS) if t[k] > 0 else 0.0 for k in range(self._k)]
-        top = max(util)
-        bott = tuple(k for k in range(self._k) if util[k] >= top)
-        if bott != self._bott:
-            self._bott = bott
-            self._epoch += 1
-            self._dirty = True
-
-    def _update_share(self, user: int) -> None:
-        self._seen[user] = self._epoch
-        dem, cur, bott = self._dem[user], self._cur[user], self._bott
-        dom = max(cur) if cur else 0.0
-        if len(bott) == 1:
-            j = bott[0]
-            key = (cur[j] if dem[j] else -1.0, dom)
-        else:
-            if not self._vals_ok:  # sorted shares per resource, rebuilt only when needed
-                self._vals = [sorted(c[k] for c in self._cur) for k in range(self._k)]
-                self._vals_ok = True
-            status = len(self._cur) + 1
-            for k in bott:
-                if dem[k]:
-                    vals = self._vals[k]
-                    rank = len(vals) - bisect.bisect_right(vals, cur[k]) + 1
-                    if rank < status:
-                        status = rank
-            key = (float(-status), dom)
-        self._share[user] = key  # type: ignore[call-overload]
-
-    def _refresh(self, users: list[int]) -> None:
-        multi, epoch, seen = len(self._bott) > 1, self._epoch, self._seen
-        for u in users:
-            if multi or seen[u] != epoch:
-                self._update_share(u)
-
-    def _reserves(self) -> bool:
-        return len(self._bott) == 1  # single bottleneck: keys are the users' own
-
-    def _share_order(self, users: list[int]) -> list[int]:
-        share = self._share  # tuple keys: no float vector
-        return sorted(users, key=lambda v: (share[v], v))
-
-    def _before_pass(self) -> None:
-        if self._dirty or len(self._bott) > 1:
-            self._dirty = False
-            self._rebuild_heap()
-
-    def _after_place(self) -> None:
-        if self._dirty or len(self._bott) > 1:
-            self._dirty = False
-            self._rebuild_heap()
-            if self._recheck:  # users kept blocked by reservations made in the old order
-                self._freed.extend(sorted(self._recheck))
-                self._recheck.clear()
-                self._unblock_freed()
+    order = BottleneckRank
+    placement = FirstFit
 
 
 def _gamma(classes: np.ndarray, counts: np.ndarray, need: tuple[float, ...]) -> float:

@@ -17,7 +17,8 @@ divided by the user's weight w_i for weighted users (Section V-A).
 
 Design (what makes it fast on real traces)
 ------------------------------------------
-* Users waiting for resources sit in a heap keyed by ``(weighted dominant share, user code)``;
+* Users waiting for resources sit in a heap keyed by ``(key, user code)`` (DRFH: the weighted
+  global dominant share);
   ties are broken by the user code, i.e. by order of first appearance, never by dict order.
 * A user whose head task fits nowhere is *blocked* and leaves the heap. Servers only lose free
   resources between completions, so a blocked user can only become placeable when a task
@@ -30,9 +31,10 @@ Design (what makes it fast on real traces)
   blocked heads against a freed server are compiled loops (:mod:`fairsim.schedulers._fill_kernel`,
   numba) that compare exactly as the numpy code, which serves every other case.
 
-Subclasses choose the space searched, the server choice and the user's key through the extension
-points listed in :class:`ProgressiveFilling`'s docstring (examples: :mod:`fairsim.schedulers.drfh`,
-:mod:`fairsim.schedulers.slots`, :mod:`fairsim.schedulers.online_baselines`).
+A scheduler names two parts (:mod:`fairsim.schedulers.filling_parts`): the order of users (its
+key) and the choice of server (the space searched and the server picked); this module runs them
+(examples: :mod:`fairsim.schedulers.drfh`, :mod:`fairsim.schedulers.slots`,
+:mod:`fairsim.schedulers.online_baselines`).
 """
 
 from __future__ import annotations
@@ -40,9 +42,17 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Iterator, Mapping
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
+from fairsim.schedulers.filling_parts import (
+    DominantShare,
+    FirstFit,
+    ServerChoice,
+    UserOrder,
+)
 from fairsim.simulator.cluster import ClusterView
 from fairsim.simulator.scheduler import Scheduler
 
@@ -56,18 +66,20 @@ _PAIRS_VECTOR = 256
 #: Most (server, blocked user) pairs compared at once by :meth:`ProgressiveFilling._fits_many`.
 _FITS_BLOCK = 1 << 20
 
-
-#: Candidate lists longer than this are filtered with numpy in :meth:`ProgressiveFilling._find_in`.
-_VECTOR_MIN = 24
-#: At most this many needs that fit no server are remembered between completions.
-_UNFIT_MAX = 16
 #: Use the compiled searches of :mod:`fairsim.schedulers._fill_kernel` where the search space
 #: allows them (two float64 columns); the tests turn this off to check the numpy code as well.
 _COMPILED = True
 
 
 class ProgressiveFilling(Scheduler):
-    """Serve the user with the lowest weighted dominant share; place its head task.
+    """Serve the user with the lowest key; place its head task on the server the placement picks.
+
+    A scheduler is a pair of parts (:mod:`fairsim.schedulers.filling_parts`), given as class
+    attributes: :attr:`order`, a :class:`~fairsim.schedulers.filling_parts.UserOrder` (the user's
+    key, lowest served first), and :attr:`placement`, a
+    :class:`~fairsim.schedulers.filling_parts.ServerChoice` (the space searched and the server
+    picked). The defaults are DRFH's: weighted global dominant share, First-Fit. Each part is
+    created anew at :meth:`bind` (``order_``, ``placement_``).
 
     Parameters
     ----------
@@ -79,73 +91,26 @@ class ProgressiveFilling(Scheduler):
 
     Notes
     -----
-    The dominant share is computed in the scheduler's own accounting space: for DRFH that is the
-    cluster's resources (global dominant share), for Slots the number of slots.
+    The key is computed in the placement's search space: for DRFH that is the cluster's resources
+    (global dominant share), for Slots the number of slots.
 
-    Subclasses can customise by overriding (besides the
-    :class:`~fairsim.simulator.scheduler.Scheduler` methods :meth:`bind`, :meth:`placeable` and
-    :meth:`placeable_on`) these hooks, grouped by what they decide:
+    A new scheduler subclasses this class and names its parts; it overrides no other method::
 
-    *The space searched* (default: the cluster's free resources)
+        class FewestTasksBestFit(ProgressiveFilling):
+            name = "fewest-tasks-bf"
+            order = FewestTasks  # a UserOrder subclass
+            placement = BestFit
 
-    * :meth:`_space` ``(cluster) -> (columns, totals)``: the free-amount columns to search, each
-      shape (n_servers,), and their totals (Slots: private slot counters);
-    * :meth:`_need` ``(demand) -> need``: a task's demand in that space;
-    * :meth:`_take` / :meth:`_give` ``(server, need)``: account a placement / completion in a
-      private space (default: nothing, the engine commits and releases the real resources).
-
-    *The server choice* (default: First-Fit)
-
-    * :meth:`_find` ``(need, user) -> server or -1``: the server for the head task;
-    * :meth:`_find_in` ``(need, user, servers)``: the same, knowing that only ``servers`` can fit
-      (a woken user's candidates);
-    * :meth:`_choose` ``(need, idx) -> server``: pick among fitting servers (Best-Fit: eq. 9);
-    * :meth:`_fit_mask` ``(need, user)``: bool mask of the servers that fit (eligibility and the
-      task's placement constraint applied);
-    * :meth:`_hopeless` ``(need)``: a cheap test that nothing can fit;
-    * :meth:`_unfit_everywhere` ``(need, user) -> -1``: what a :meth:`_find` returns when a search
-      of every server found no room. It remembers the need until the next completion, and
-      :meth:`decide` then blocks any head at least as large in every resource without a search
-      (free amounts only fall between completions). A :meth:`_find` with another fit rule than
-      "free amount >= need in every resource" must return -1 directly instead, and override
-      :meth:`_find_in` too.
-
-    *The user's key* (default: weighted global dominant share)
-
-    * :meth:`_update_share` ``(user)``: recompute ``_share[user]`` from its allocation;
-    * :meth:`_account` ``(user, need, sign)``: told about every placement (+1) and completion
-      (-1) when :attr:`_accounts` is set, for keys summed over tasks;
-    * :meth:`_ensure_user` ``(user)``: grow the per-user state (extend it for per-user state of
-      the subclass);
-    * :meth:`_refresh` ``(users)``, :meth:`_before_pass` ``()``, :meth:`_after_place` ``()``,
-      :meth:`_rebuild_heap` ``()``: re-key users whose key moved without a change of their own
-      allocation (with :attr:`_dynamic` / :attr:`_rekey_each`);
-    * :meth:`_reserves` ``() -> bool``: whether woken users may reserve room in key order;
-    * :meth:`_share_order` ``(users)``: the order in which woken users are considered.
-
-    *Class flags*
-
-    * :attr:`_dynamic`: a user's key can change without a change of its own allocation;
-    * :attr:`_rekey_each`: a placement may change the other users' keys (:meth:`_after_place`
-      runs after each one);
-    * :attr:`_accounts`: :meth:`_account` is called on every placement and completion.
-
-    Overriding any other method (the filling loop :meth:`decide`, the blocking and wake-up
-    logic) is not supported: ``tests/properties/test_progressive_reference.py`` checks those
-    against a naive rescan.
+    The filling loop (:meth:`decide`), the blocking of users whose head fits nowhere and their
+    wake-ups are checked against a naive rescan by ``tests/properties/test_progressive_reference.py``.
     """
 
     name = "progressive-filling"
 
-    #: Whether a user's key can change without a change in its own allocation (it depends on the
-    #: other users or on a global quantity). Then blocked users' keys are recomputed before they
-    #: are woken in key order, and :meth:`_rebuild_heap` re-keys the waiting users.
-    _dynamic = False
-    #: Whether a placement may change the other users' keys (BMF's ranks): :meth:`_after_place`
-    #: runs after each placement, and woken users reserve nothing.
-    _rekey_each = False
-    #: Whether :meth:`_account` must be told about every placement and completion.
-    _accounts = False
+    #: The order of users: a :class:`~fairsim.schedulers.filling_parts.UserOrder` subclass.
+    order: type[UserOrder] = DominantShare
+    #: The choice of server: a :class:`~fairsim.schedulers.filling_parts.ServerChoice` subclass.
+    placement: type[ServerChoice] = FirstFit
 
     def __init__(
         self,
@@ -156,21 +121,19 @@ class ProgressiveFilling(Scheduler):
         self.weights = weights
         self.eligible = eligible
 
-    # ------------------------------------------------------------------ space (override these)
-    def _space(self, cluster: ClusterView) -> tuple[list[np.ndarray], np.ndarray]:
-        """The free-amount columns to search, each shape (n_servers,), and their totals."""
-        cols = [cluster.free[:, r] for r in range(cluster.n_resources)]
-        return cols, np.asarray(cluster.total, dtype=np.float64)
+    def _kernels_for(self, cols: list[np.ndarray]) -> ModuleType | None:
+        """The compiled searches (:mod:`fairsim.schedulers._fill_kernel`) if they apply to these
+        search columns (two float64 columns), else None."""
+        if not (
+            _COMPILED
+            and len(cols) == 2
+            and all(c.dtype == np.float64 and c.ndim == 1 and c.flags.c_contiguous for c in cols)
+        ):
+            return None
+        # imported here: numba costs every run that imports the registry ~55 MB
+        from fairsim.schedulers import _fill_kernel
 
-    def _need(self, demand: tuple[float, ...]) -> tuple[float, ...]:
-        """A task's demand in the search space (default: its resource demand)."""
-        return demand
-
-    def _take(self, server: int, need: tuple[float, ...]) -> None:
-        """Account a placement in a private space (default: none, the engine commits)."""
-
-    def _give(self, server: int, need: tuple[float, ...]) -> None:
-        """Account a completion in a private space (default: none, the engine releases)."""
+        return _fill_kernel
 
     def placeable(self, demand: tuple[float, ...]) -> bool:
         """Whether some server of the empty cluster could ever run a task with this demand.
@@ -178,7 +141,7 @@ class ProgressiveFilling(Scheduler):
         The engine asks this on arrival and never queues a task that fits no server (it would
         otherwise block its user's queue for ever); such tasks are reported as unplaceable.
         """
-        need = self._need(demand)
+        need = demand if self._need is None else self._need(demand)
         if self._k == 2:  # the loop below, written out for two resources
             n0, n1 = need
             for c0, c1 in self._capacity_classes:
@@ -200,19 +163,18 @@ class ProgressiveFilling(Scheduler):
         if caps is None:
             sub = np.unique(self._space_caps[np.asarray(mask, dtype=bool)], axis=0)
             caps = self._mask_caps[id(mask)] = [tuple(float(x) for x in c) for c in sub]
-        need = self._need(demand)
+        need = demand if self._need is None else self._need(demand)
         return any(all(n <= c for n, c in zip(need, cap, strict=True)) for cap in caps)
 
     # ------------------------------------------------------------------ binding and events
     def bind(self, cluster: ClusterView) -> None:
-        """Attach to a cluster and allocate per-user run state."""
+        """Attach to a cluster, create and bind the parts, and allocate per-user run state."""
         super().bind(cluster)
-        self._cols, total = self._space(cluster)
-        self._total = [float(t) for t in total]
+        pl = self.placement_ = self.placement()
+        pl.bind(self, cluster)
+        self._cols = pl.cols
+        self._total = [float(t) for t in pl.total]
         self._k = len(self._cols)
-        n = cluster.n_servers
-        self._buf = np.empty(n, dtype=bool)
-        self._buf2 = np.empty(n, dtype=bool)
         caps = np.stack([c.copy() for c in self._cols], axis=1)
         self._space_caps = caps  # capacity of every server in the scheduler's units
         self._mask_caps: dict[int, list[tuple[float, ...]]] = {}
@@ -221,7 +183,7 @@ class ProgressiveFilling(Scheduler):
         keep = [c for c in classes if not any(np.all(o >= c) and np.any(o > c) for o in classes)]
         self._capacity_classes = [tuple(float(x) for x in c) for c in keep]
         self._alloc: list[list[float]] = []
-        self._share: list[float] = []
+        self._share: list[Any] = []
         self._w: list[float] = []
         self._blocked: list[bool] = []
         # blocked users, packed: their head needs (one row each) and ids; _bpos[user] is the row
@@ -231,7 +193,7 @@ class ProgressiveFilling(Scheduler):
         self._inheap: list[bool] = []
         self._version: list[int] = []
         self._queues: list[deque[tuple[int, tuple[float, ...]]]] = []
-        self._heap: list[tuple[float, int, int]] = []
+        self._heap: list[tuple[Any, int, int]] = []
         self._freed: list[int] = []
         # Servers a just-unblocked user's head task may fit on: the freed servers it passed the
         # check for. Every other server has not gained resources since the user was blocked.
@@ -244,41 +206,32 @@ class ProgressiveFilling(Scheduler):
         # (the compiled check sets it to the exact minimum whenever it compares the rows).
         self._bmin = np.full(self._k, np.inf)
         self._bmin_stale = False
-        self._maxfree = [float(c.max()) for c in self._cols]
-        # Compiled searches (schedulers/_fill_kernel.py) for two float64 columns: the wake-up's
-        # phase 1 always, the First-Fit search when _find's own hooks are not overridden
-        self._kern2 = (
-            _COMPILED
-            and self._k == 2
-            and all(
-                c.dtype == np.float64 and c.ndim == 1 and c.flags.c_contiguous for c in self._cols
-            )
-        )
-        self._ff2 = self._kern2 and all(
-            getattr(type(self), m) is getattr(ProgressiveFilling, m)
-            for m in ("_find", "_fit_mask", "_unfit_everywhere", "_scan_failed")
-        )
-        if self._kern2:
-            # imported here: numba costs every run that imports the registry ~55 MB
-            from fairsim.schedulers import _fill_kernel
-
-            self._kernels = _fill_kernel
-            self._mf2 = np.empty(2)
-        # Needs that a search over every server found fitting nowhere since the last completion
-        # (none dominates another). Free amounts only fall between completions, so a need at
-        # least as large in every resource fits nowhere either: decide() blocks it unsearched.
-        self._unfit: list[tuple[float, ...]] = []
+        # compiled wake-up phase 1 (schedulers/_fill_kernel.py) for two float64 columns
+        self._kernels = pl._kernels
+        self._kern2 = self._kernels is not None
         self._n_blocked = 0
         self._n_pending = 0
-        # per-task placement constraints (simulator/constraints.py): the head task's server mask
-        # while it is being placed, and the masks of blocked heads
+        # per-task placement constraints (simulator/constraints.py): the masks of blocked heads
         self._constrained = cluster.constrained
-        self._tmask: np.ndarray | None = None
         self._bmask: dict[int, np.ndarray] = {}
+        order = self.order_ = self.order()
+        order.bind(self, cluster)
+        self._dynamic, self._rekey_each = order.dynamic, order.rekey_each
+        # the parts' methods the hot paths call, bound once (None: a default that does nothing)
+        cls = type(pl)
+        self._need = None if cls.need is ServerChoice.need else pl.need
+        self._take = None if cls.take is ServerChoice.take else pl.take
+        self._give = None if cls.give is ServerChoice.give else pl.give
+        self._find = pl.find
+        self._find_in = pl.find_in
+        self._unfit = pl.unfit  # emptied in place at every completion
+        self._known_unfit = pl.known_unfit
+        self._key = order.key
+        self._account = order.account if order.accounts else None
+        self._arrived = None if type(order).arrived is UserOrder.arrived else order.arrived
 
     def _ensure_user(self, user: int) -> None:
-        """Grow the per-user state to hold ``user`` (extend it for per-user state of a subclass,
-        calling ``super()._ensure_user(user)`` first)."""
+        """Grow the per-user state (and the order's) to hold ``user``."""
         n_old = len(self._queues)
         if user < n_old:
             return
@@ -294,6 +247,7 @@ class ProgressiveFilling(Scheduler):
             self._inheap.append(False)
             self._version.append(0)
             self._queues.append(deque())
+        self.order_.grow(n_new)
 
     def _push(self, user: int) -> None:
         v = self._version[user] + 1
@@ -301,76 +255,51 @@ class ProgressiveFilling(Scheduler):
         self._inheap[user] = True
         heapq.heappush(self._heap, (self._share[user], user, v))
 
-    def _account(self, user: int, need: tuple[float, ...], sign: int) -> None:
-        """A task of ``user`` with this need was placed (``sign=1``) or finished (``sign=-1``).
-
-        Called before :meth:`_update_share` when :attr:`_accounts` is set; for keys that are
-        sums of per-task terms (:mod:`fairsim.schedulers.online_baselines`).
-        """
-
-    def _refresh(self, users: list[int]) -> None:
-        """Recompute the keys of blocked ``users`` about to be woken (when :attr:`_dynamic`)."""
-        for u in users:
-            self._update_share(u)
-
-    def _reserves(self) -> bool:
-        """Whether woken users may reserve room in share order (keys stable within a pass)."""
-        return not self._rekey_each
-
-    def _before_pass(self) -> None:
-        """Called at the start of :meth:`decide` when :attr:`_dynamic` (default: nothing)."""
-
-    def _after_place(self) -> None:
-        """Called after every placement when :attr:`_rekey_each` (default: re-key the heap)."""
-        self._rebuild_heap()
-
     def _rebuild_heap(self) -> None:
-        """Re-key every waiting (in-heap) user with a fresh :meth:`_update_share`."""
+        """Re-key every waiting (in-heap) user with a fresh key."""
         users = sorted({u for _, u, v in self._heap if v == self._version[u]})
         self._heap = []
+        share, key = self._share, self._key
         for u in users:
-            self._update_share(u)
+            share[u] = key(u)
             v = self._version[u] + 1
             self._version[u] = v
-            self._heap.append((self._share[u], u, v))
+            self._heap.append((share[u], u, v))
         heapq.heapify(self._heap)
-
-    def _update_share(self, user: int) -> None:
-        """Set ``_share[user]``, the user's key (lowest served first), from its allocation
-        ``_alloc[user]`` in the search space: the weighted dominant share by default."""
-        a = self._alloc[user]
-        t = self._total
-        if self._k == 2:  # max() of the two, written out
-            x, y = a[0] / t[0], a[1] / t[1]
-            self._share[user] = (y if y > x else x) / self._w[user]
-        else:
-            self._share[user] = max([a[k] / t[k] for k in range(self._k)]) / self._w[user]
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Queue ``task`` behind the user's earlier tasks."""
         if user >= len(self._queues):
             self._ensure_user(user)
         q = self._queues[user]
-        q.append((task, self._need(demand)))
+        need = demand if self._need is None else self._need(demand)
+        q.append((task, need))
         self._n_pending += 1
+        if self._arrived is not None and self._arrived(user, need) and not self._blocked[user]:
+            # the key moved with the arrival: re-key now (the older heap entry becomes stale)
+            if len(q) == 1 or self._inheap[user]:
+                self._share[user] = self._key(user)
+                self._push(user)
+            return
         if len(q) == 1 and not self._blocked[user] and not self._inheap[user]:
             self._push(user)
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """Release the task's share and remember that ``server`` has new free resources."""
-        need = self._need(demand)
-        self._give(server, need)
+        need = demand if self._need is None else self._need(demand)
+        if self._give is not None:
+            self._give(server, need)
         self._unfit.clear()  # the server gained free resources
-        if self._accounts:
-            self._account(user, need, -1)
-        mf, cols = self._maxfree, self._cols
+        if self._account is not None:
+            self._account(user, server, need, -1)
+        mf, cols = self.placement_.maxfree, self._cols
         for k in range(self._k):
             if cols[k][server] > mf[k]:
                 mf[k] = float(cols[k][server])
         a = self._alloc[user]
         for k in range(self._k):
             a[k] -= need[k]
-        self._update_share(user)
+        self._share[user] = self._key(user)
         if self._inheap[user]:
             self._push(user)  # re-key: the older heap entry becomes stale
         self._freed.append(server)
@@ -381,8 +310,9 @@ class ProgressiveFilling(Scheduler):
 
     # ------------------------------------------------------------------ blocking
     def _block(self, user: int, need: tuple[float, ...]) -> None:
-        if self._tmask is not None:
-            self._bmask[user] = self._tmask
+        tmask = self.placement_.tmask
+        if tmask is not None:
+            self._bmask[user] = tmask
         self._blocked[user] = True
         row = self._n_blocked
         if row == self._bu.shape[0]:
@@ -461,7 +391,7 @@ class ProgressiveFilling(Scheduler):
                 f_users.append(users)
         if not f_srv:
             return
-        if len(f_srv) == 1 and not self._dynamic and self._reserves():
+        if len(f_srv) == 1 and not self._dynamic and self.order_.reserves():
             # one server (most completions): every fitting user has it as its only candidate,
             # so _wake_few would reserve for all of them there, in share order
             server = f_srv[0]
@@ -530,8 +460,8 @@ class ProgressiveFilling(Scheduler):
             for u in users:
                 cands.setdefault(u, []).append(server)
         if self._dynamic:  # keys may have moved while the users were blocked
-            self._refresh(sorted(cands))
-        if not self._reserves():
+            self.order_.refresh(sorted(cands))
+        if not self.order_.reserves():
             # (when placements may reorder the keys, the order of service is not known here: no
             # reservations, every fitting user is woken)
             return set(cands), cands
@@ -553,8 +483,8 @@ class ProgressiveFilling(Scheduler):
         every = np.concatenate(f_users)
         count = np.bincount(every)  # candidate servers per user
         if self._dynamic:  # keys may have moved while the users were blocked
-            self._refresh(np.unique(every).tolist())
-        if self._reserves():
+            self.order_.refresh(np.unique(every).tolist())
+        if self.order_.reserves():
             # users with several candidates are always woken (they reserve nothing); a user with
             # one reserves its need there, in share order, and stays blocked if the room is gone
             woken = set(np.flatnonzero(count > 1).tolist())
@@ -596,7 +526,7 @@ class ProgressiveFilling(Scheduler):
         if self._k == 2:  # the loop below, written out for two resources
             r0, r1 = float(cols[0][server]), float(cols[1][server])
             b0, b1 = float(bmin[0]), float(bmin[1])
-            for u in self._share_order(single):
+            for u in self.order_.sort(single):
                 n0, n1 = bneed[u]
                 if n0 <= r0 and n1 <= r1:
                     woken.add(u)
@@ -608,7 +538,7 @@ class ProgressiveFilling(Scheduler):
                         break
             return
         rem = [float(cols[k][server]) for k in k_range]
-        for u in self._share_order(single):
+        for u in self.order_.sort(single):
             need = bneed[u]
             if all(need[k] <= rem[k] for k in k_range):
                 woken.add(u)
@@ -619,29 +549,21 @@ class ProgressiveFilling(Scheduler):
                 if may_stop and any(rem[k] < bmin[k] for k in k_range):
                     break
 
-    def _share_order(self, users: list[int]) -> list[int]:
-        """``users`` sorted by (share, user id); numpy for long lists."""
-        share = self._share
-        if len(users) == 1:
-            return users
-        if len(users) <= _VECTOR_MIN:
-            return sorted(users, key=lambda v: (share[v], v))
-        ids = np.array(users, dtype=np.int64)
-        sh = np.fromiter((share[v] for v in users), dtype=np.float64, count=len(users))
-        return ids[np.lexsort((ids, sh))].tolist()
-
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:
-        """Repeatedly serve the lowest-share unblocked user until every user is blocked or idle."""
+        """Repeatedly serve the lowest-key unblocked user until every user is blocked or idle."""
+        order = self.order_
         if self._dynamic:
-            self._before_pass()
+            if order.before_pass():
+                self._rebuild_heap()
         elif not self._heap and not self._freed:
             return  # nobody waits unblocked and no server gained room (most arrivals)
         if self._freed:
             self._unblock_freed()
         version, queues, inheap = self._version, self._queues, self._inheap
-        alloc, k_range = self._alloc, range(self._k)
-        accounts, rekey_each = self._accounts, self._rekey_each
+        alloc, share, k_range = self._alloc, self._share, range(self._k)
+        pl, key, account, take = self.placement_, self._key, self._account, self._take
+        rekey_each = self._rekey_each
         while True:
             heap = self._heap  # (re)bound: _rebuild_heap replaces the list
             while heap:
@@ -652,7 +574,7 @@ class ProgressiveFilling(Scheduler):
                 q = queues[user]
                 task, need = q[0]
                 if self._constrained:
-                    self._tmask = self.cluster_.task_mask(task)
+                    pl.tmask = self.cluster_.task_mask(task)
                 cands = self._cands.pop(user, None)
                 if self._unfit and self._known_unfit(need):
                     server = -1
@@ -663,148 +585,36 @@ class ProgressiveFilling(Scheduler):
                 if server < 0:
                     self._block(user, need)
                     if cands is not None and len(cands) == 1:
-                        # its reservation on that server was taken by a lower-share user: the
-                        # users it kept blocked there get their turn now, in share order
+                        # its reservation on that server was taken by a lower-key user: the
+                        # users it kept blocked there get their turn now, in key order
                         self._freed.append(cands[0])
                         self._unblock_freed()
                     continue
                 yield task, server
                 q.popleft()
                 self._n_pending -= 1
-                self._take(server, need)
+                if take is not None:
+                    take(server, need)
                 a = alloc[user]
                 for k in k_range:
                     a[k] += need[k]
-                if accounts:
-                    self._account(user, need, 1)
-                self._update_share(user)
+                if account is not None:
+                    account(user, server, need, 1)
+                share[user] = key(user)
                 if q:
                     self._push(user)
-                if rekey_each:
-                    self._after_place()
+                if rekey_each and order.after_place():
+                    # keys moved: re-key the waiting users; users kept blocked by reservations
+                    # made in the old order get their turn
+                    self._rebuild_heap()
                     heap = self._heap
+                    if self._recheck:
+                        self._freed.extend(sorted(self._recheck))
+                        self._recheck.clear()
+                        self._unblock_freed()
+                        heap = self._heap
             if not self._recheck:
                 return
             self._freed.extend(sorted(self._recheck))
             self._recheck.clear()
             self._unblock_freed()
-
-    def _find_in(self, need: tuple[float, ...], user: int, servers: list[int]) -> int:
-        """Like :meth:`_find`, knowing that no server outside ``servers`` can fit the task."""
-        cols, k_range = self._cols, range(self._k)
-        elig = self.eligible.get(user) if self.eligible else None
-        if self._tmask is not None:
-            elig = self._tmask if elig is None else elig & self._tmask
-        if len(servers) > _VECTOR_MIN:  # long candidate lists: one numpy pass per resource
-            idx = np.array(servers, dtype=np.int64)
-            ok = cols[0][idx] >= need[0]
-            for k in range(1, self._k):
-                ok &= cols[k][idx] >= need[k]
-            if elig is not None:
-                ok &= elig[idx]
-            fit = np.unique(idx[ok])
-            if fit.size == 0:
-                return self._unfit_candidates(need, user)
-            return int(fit[0]) if fit.size == 1 else self._choose(need, fit)
-        fitting = [
-            s
-            for s in servers
-            if all(cols[k][s] >= need[k] for k in k_range) and (elig is None or elig[s])
-        ]
-        if not fitting:
-            return self._unfit_candidates(need, user)
-        if len(fitting) == 1:
-            return fitting[0]
-        return self._choose(need, np.array(sorted(set(fitting)), dtype=np.int64))
-
-    def _choose(self, need: tuple[float, ...], idx: np.ndarray) -> int:
-        """Pick among fitting servers ``idx`` (sorted, non-empty); First-Fit: the first."""
-        return int(idx[0])
-
-    def _fit_mask(self, need: tuple[float, ...], user: int) -> np.ndarray:
-        """Boolean mask (n_servers,) of servers whose free amounts cover ``need``."""
-        cols, buf = self._cols, self._buf
-        np.greater_equal(cols[0], need[0], out=buf)
-        if self._k > 1:
-            tmp = self._buf2
-            for k in range(1, self._k):
-                np.greater_equal(cols[k], need[k], out=tmp)
-                buf &= tmp
-        if self.eligible and user in self.eligible:
-            buf &= self.eligible[user]
-        if self._tmask is not None:
-            buf &= self._tmask
-        return buf
-
-    def _hopeless(self, need: tuple[float, ...]) -> bool:
-        """True if some resource's need exceeds every server's free amount (no scan needed).
-
-        ``_maxfree`` is an upper bound of the per-resource maximum free amount: placements only
-        lower free amounts, completions raise it, and a failed scan makes it exact again.
-        """
-        mf = self._maxfree
-        for k in range(self._k):
-            if need[k] > mf[k]:
-                return True
-        return False
-
-    def _scan_failed(self) -> int:
-        self._maxfree = [float(c.max()) for c in self._cols]
-        return -1
-
-    def _unfit_everywhere(self, need: tuple[float, ...], user: int) -> int:
-        """A search of :meth:`_find` over every server found no room for ``need``: remember the
-        need (:meth:`_remember_unfit`), make ``_maxfree`` exact, return -1."""
-        self._remember_unfit(need, user)
-        return self._scan_failed()
-
-    def _unfit_candidates(self, need: tuple[float, ...], user: int) -> int:
-        """No candidate of :meth:`_find_in` holds ``need``; no other server has gained free
-        resources since the user was blocked, so none fits: remember the need, return -1."""
-        self._remember_unfit(need, user)
-        return -1
-
-    def _remember_unfit(self, need: tuple[float, ...], user: int) -> None:
-        """Remember that no server holds ``need`` under the default fit rule (free amount >= need
-        in every resource), when no mask (eligibility, placement constraint) narrowed the search.
-        :meth:`decide` then blocks any head at least as large in every resource unsearched,
-        until the next completion clears the list."""
-        if self._tmask is not None or (self.eligible and user in self.eligible):
-            return
-        unfit = self._unfit
-        if unfit:
-            # drop remembered needs at least as large as this one (it says more)
-            if self._k == 2:
-                n0, n1 = need
-                unfit[:] = [u for u in unfit if u[0] < n0 or u[1] < n1]
-            else:
-                unfit[:] = [u for u in unfit if any(a < b for a, b in zip(u, need, strict=True))]
-            if len(unfit) >= _UNFIT_MAX:
-                return
-        unfit.append(need)
-
-    def _known_unfit(self, need: tuple[float, ...]) -> bool:
-        """True if ``need`` is at least a remembered unfit need in every resource: no server
-        can hold it until a task completes (exact, not a heuristic)."""
-        if self._k == 2:
-            n0, n1 = need
-            for u0, u1 in self._unfit:
-                if n0 >= u0 and n1 >= u1:
-                    return True
-            return False
-        return any(all(a >= b for a, b in zip(need, u, strict=True)) for u in self._unfit)
-
-    def _find(self, need: tuple[float, ...], user: int) -> int:
-        """Server for a task with this need, or -1 if none fits. Default: First-Fit."""
-        if self._hopeless(need):
-            return -1
-        if self._ff2 and self._tmask is None and not (self.eligible and user in self.eligible):
-            c0, c1 = self._cols
-            i = self._kernels.first_fit2(c0, c1, need[0], need[1], self._mf2)
-            if i < 0:  # as _unfit_everywhere, with the maxima the kernel found
-                self._remember_unfit(need, user)
-                self._maxfree = self._mf2.tolist()
-            return i
-        fit = self._fit_mask(need, user)
-        i = int(fit.argmax())
-        return i if fit[i] else self._unfit_everywhere(need, user)

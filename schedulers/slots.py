@@ -10,8 +10,69 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field
 
+from fairsim.schedulers.filling_parts import FirstFit, UserOrder
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
 from fairsim.simulator.cluster import ClusterView
+
+
+class SlotShare(UserOrder):
+    """The Slots baseline's key: slots in use over the pool's slots, divided by the weight (DRFH
+    paper, Section VI). Resources searched besides the slots are not part of the fair share."""
+
+    def key(self, user: int) -> float:
+        """``alloc[user][0] / total[0] / weight[user]`` (column 0 counts slots)."""
+        return self.alloc[user][0] / self.total[0] / self.weight[user]
+
+
+class SlotFirstFit(FirstFit):
+    """First-Fit over private slot counters (the Slots baseline, DRFH paper, Section VI).
+
+    Column 0 of the search space is the free slots of each server, computed at bind from the
+    scheduler's ``slots``, ``model`` and ``capacity_tol`` (:class:`Slots`); further columns are
+    the real free amounts of the resources that the slots do not bound on some server.
+    """
+
+    def space(
+        self, sched: ProgressiveFilling, cluster: ClusterView
+    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """Each server's slot count, and the real resources searched too."""
+        assert isinstance(sched, Slots)
+        self.slots, self.model = sched.slots, sched.model
+        cap = np.asarray(cluster.capacity, dtype=np.float64)
+        eps = 1e-9
+        sized = cap[:, 0] if self.model == "cpu" else cap.min(axis=1)
+        n_slots = np.floor((sized + sched.capacity_tol) * self.slots + eps)
+        self.slot_free = n_slots.astype(np.float64)
+        # resources the slots do not bound on some server (memory for the cpu model; any resource
+        # a slot granted by capacity_tol exceeds): searched in real free amounts too
+        held = n_slots / self.slots
+        self.real = [
+            r
+            for r in range(cap.shape[1])
+            if (self.model == "cpu" and r > 0) or bool(np.any(held > cap[:, r] + eps))
+        ]
+        cols = [self.slot_free, *(cluster.free[:, r] for r in self.real)]
+        totals = [self.slot_free.sum(), *(float(cluster.total[r]) for r in self.real)]
+        return cols, np.array(totals)
+
+    def need(self, demand: tuple[float, ...]) -> tuple[float, ...]:
+        """The task's slots (by ``model``), then its demand of the real resources searched."""
+        eps = 1e-9
+        if self.model == "single":
+            n = 1.0 if max(demand) <= 1.0 / self.slots + eps else np.inf
+        elif self.model == "cpu":
+            n = max(1.0, float(np.ceil(demand[0] * self.slots - eps)))
+        else:
+            n = max(1.0, float(np.ceil(max(demand) * self.slots - eps)))
+        return (n, *(demand[r] for r in self.real))
+
+    def take(self, server: int, need: tuple[float, ...]) -> None:
+        """Take the task's slots."""
+        self.slot_free[server] -= need[0]
+
+    def give(self, server: int, need: tuple[float, ...]) -> None:
+        """Give the task's slots back."""
+        self.slot_free[server] += need[0]
 
 
 class Slots(ProgressiveFilling):
@@ -63,11 +124,14 @@ class Slots(ProgressiveFilling):
     Notes
     -----
     Users get a fair share of slots: the user with the fewest slots in use (divided by weight) is
-    served first; the task goes to the first server with enough free slots. Utilisation is measured
+    served first (:class:`SlotShare`); the task goes to the first server with enough free slots
+    (:class:`SlotFirstFit`). Utilisation is measured
     on the tasks' real demands, not on slots.
     """
 
     work_conserving = False  # counts slots: a task waits for a slot while its resources are free
+    order = SlotShare
+    placement = SlotFirstFit
 
     #: Default of ``capacity_tol``: a little over the largest shortfall (0.001, 0.749 for 3/4) of
     #: a Google machine_events capacity below its round value.
@@ -91,7 +155,7 @@ class Slots(ProgressiveFilling):
         self.name = f"slots-{slots}" + ("" if model == "multi" else f"-{model}")
 
     def bind(self, cluster: ClusterView) -> None:
-        """Compute each server's slot count, then bind as progressive filling over slots."""
+        """Check the parameters, then bind as progressive filling over slots."""
         if not isinstance(self.slots, int) or self.slots < 1:
             raise ValueError(f"slots: {self.slots!r} (expected a positive integer)")
         if self.model not in ("multi", "single", "cpu"):
@@ -99,42 +163,4 @@ class Slots(ProgressiveFilling):
         tol = self.capacity_tol
         if not (isinstance(tol, int | float) and np.isfinite(tol) and tol >= 0):
             raise ValueError(f"capacity_tol: {tol!r} (expected a finite number >= 0)")
-        cap = np.asarray(cluster.capacity, dtype=np.float64)
-        eps = 1e-9
-        sized = cap[:, 0] if self.model == "cpu" else cap.min(axis=1)
-        n_slots = np.floor((sized + tol) * self.slots + eps)
-        self._slot_free = n_slots.astype(np.float64)
-        # resources the slots do not bound on some server (memory for the cpu model; any resource
-        # a slot granted by capacity_tol exceeds): searched in real free amounts too
-        held = n_slots / self.slots
-        self._real = [
-            r
-            for r in range(cap.shape[1])
-            if (self.model == "cpu" and r > 0) or bool(np.any(held > cap[:, r] + eps))
-        ]
         super().bind(cluster)
-
-    def _space(self, cluster: ClusterView) -> tuple[list[np.ndarray], np.ndarray]:
-        cols = [self._slot_free, *(cluster.free[:, r] for r in self._real)]
-        totals = [self._slot_free.sum(), *(float(cluster.total[r]) for r in self._real)]
-        return cols, np.array(totals)
-
-    def _need(self, demand: tuple[float, ...]) -> tuple[float, ...]:
-        eps = 1e-9
-        if self.model == "single":
-            n = 1.0 if max(demand) <= 1.0 / self.slots + eps else np.inf
-        elif self.model == "cpu":
-            n = max(1.0, float(np.ceil(demand[0] * self.slots - eps)))
-        else:
-            n = max(1.0, float(np.ceil(max(demand) * self.slots - eps)))
-        return (n, *(demand[r] for r in self._real))
-
-    def _update_share(self, user: int) -> None:
-        # Fair share of slots only (real resources, if searched, are not part of the fair share).
-        self._share[user] = self._alloc[user][0] / self._total[0] / self._w[user]
-
-    def _take(self, server: int, need: tuple[float, ...]) -> None:
-        self._slot_free[server] -= need[0]
-
-    def _give(self, server: int, need: tuple[float, ...]) -> None:
-        self._slot_free[server] += need[0]

@@ -159,10 +159,10 @@ def test_best_fit_index_equals_naive(
     seed: int, n_servers: int, n_users: int, constrained: bool
 ) -> None:
     # Best-Fit through its ratio index (two resources) on small pools too
-    from fairsim.schedulers.drfh import BestFitDRFH
+    from fairsim.schedulers.filling_parts import BestFit
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(BestFitDRFH, "INDEX_MIN_SERVERS", 0)
+        mp.setattr(BestFit, "INDEX_MIN_SERVERS", 0)
         _compare(seed, "bf-drfh", n_servers, n_users, constrained, max_arrivals=20)
 
 

@@ -1,5 +1,5 @@
 """The Best-Fit ratio index (fairsim.schedulers._ratio_index) makes exactly the choice of eq. 9's
-full scan (DRFH paper, Section V-B; BestFitDRFH._choose), ties and rounding included, on random
+full scan (DRFH paper, Section V-B; BestFit.choose), ties and rounding included, on random
 pools whose free amounts change by placements and completions."""
 
 from __future__ import annotations
@@ -10,14 +10,23 @@ from hypothesis import strategies as st
 
 from fairsim.schedulers import _ratio_index as rx
 from fairsim.schedulers.drfh import BestFitDRFH
+from fairsim.schedulers.filling_parts import BestFit
 from fairsim.simulator.cluster import ClusterState
 
 # few distinct values, so that many servers share a ratio (ties) or have nothing free
 LEVELS = [0.0, 0.0625, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0]
 
 
+class _IndexedBestFit(BestFit):
+    INDEX_MIN_SERVERS = 0  # the index on every pool size
+
+
+class _IndexedBestFitDRFH(BestFitDRFH):
+    placement = _IndexedBestFit
+
+
 def _reference(sched: BestFitDRFH, need: tuple[float, float], mask: np.ndarray | None) -> int:
-    """The scan of BestFitDRFH: fitting servers, then _choose (eq. 9 in numpy)."""
+    """The scan of BestFitDRFH: fitting servers, then BestFit.choose (eq. 9 in numpy)."""
     free = sched.cluster_.free
     ok = (free[:, 0] >= need[0]) & (free[:, 1] >= need[1])
     if mask is not None:
@@ -25,7 +34,7 @@ def _reference(sched: BestFitDRFH, need: tuple[float, float], mask: np.ndarray |
     idx = np.flatnonzero(ok)
     if idx.size == 0:
         return -1
-    return idx[0] if idx.size == 1 else sched._choose(need, idx)
+    return idx[0] if idx.size == 1 else sched.placement_.choose(need, idx)
 
 
 def _check_index(ix: rx.RatioIndex) -> None:
@@ -61,15 +70,14 @@ def test_index_matches_full_scan(
     rng = np.random.default_rng(seed)
     cap = rng.choice(LEVELS[1:], size=(n, 2))
     state = ClusterState(cap, ("cpu", "mem"))
-    sched = BestFitDRFH()
-    sched.INDEX_MIN_SERVERS = 0  # the index on every pool size
+    sched = _IndexedBestFitDRFH()
     sched.bind(state.view())
-    assert sched._rx is not None
+    assert sched.placement_.rx is not None
     # blocks of 1-15 entries, so that the walk skips blocks on these small pools; few spare
     # blocks, so that splits run out of them and the entries are dealt out again
-    ix = rx.RatioIndex(sched._rx.f0, sched._rx.f1, shift, spare)
+    ix = rx.RatioIndex(sched.placement_.rx.f0, sched.placement_.rx.f1, shift, spare)
     running: list[tuple[int, tuple[float, float]]] = []
-    w, tol = sched._hw[0][1], sched.H_TIE_TOL
+    w, tol = sched.placement_.hw[0][1], sched.placement_.H_TIE_TOL
     for _ in range(steps):
         if running and rng.random() < 0.4:  # a completion
             s, d = running.pop(int(rng.integers(len(running))))
@@ -109,10 +117,9 @@ def test_ties_go_to_the_lowest_server_on_both_sides() -> None:
     # only when w = 1; with the pool's totals w = T0 / T1 = 1 here by construction
     free = np.array([[0.25, 0.5], [0.5, 0.25], [0.5, 1.0], [1.0, 0.5]])
     state = ClusterState(free, ("cpu", "mem"))
-    sched = BestFitDRFH()
-    sched.INDEX_MIN_SERVERS = 0  # the index on every pool size
+    sched = _IndexedBestFitDRFH()
     sched.bind(state.view())
-    assert sched._hw[0][1] == 1.0
+    assert sched.placement_.hw[0][1] == 1.0
     # H = |1 - 2| = 1 for servers 0, 2 and |1 - 0.5| = 0.5 for servers 1, 3: server 1 wins
     assert sched._find((0.2, 0.2), 0) == 1
     # a CPU need of 0.6 fits server 3 alone

@@ -21,7 +21,7 @@ def _caps(table: tuple[tuple[int, float, float], ...]) -> tuple[np.ndarray, np.n
 def _slot_counts(cap: np.ndarray, slots: int, **kw: object) -> np.ndarray:
     s = Slots(slots=slots, **kw)  # type: ignore[arg-type]
     s.bind(ClusterState(cap, ("cpu", "mem")).view())
-    return s._slot_free.copy()
+    return s.placement_.slot_free.copy()
 
 
 def _fill(servers: list[list[float]], demand: list[float], **kw: object) -> list[int]:
@@ -88,7 +88,7 @@ def test_real_resources_searched_only_where_slots_overstate_them() -> None:
     ]:
         s = Slots(slots=10, model=model)
         s.bind(ClusterState(cap, ("cpu", "mem")).view())
-        assert s._real == real, (model, real)
+        assert s.placement_.real == real, (model, real)
 
 
 @pytest.mark.parametrize("tol", [-0.1, float("nan"), "0.1"])

@@ -105,7 +105,7 @@ def test_blocked_fitting_worked_example() -> None:
 @pytest.mark.parametrize("name", ["ff-drfh", "bf-drfh", "drf", "slots-8"])
 def test_compiled_searches_are_used_for_two_resources(name: str) -> None:
     # the scheduler takes the compiled searches on the cluster's two float64 columns (and
-    # First-Fit's only where _find's hooks are the base class's: not Best-Fit)
+    # First-Fit's only where the placement's search is FirstFit's: not Best-Fit)
     import fairsim.schedulers.progressive_filling as pf
     from fairsim.schedulers import make_scheduler
     from fairsim.simulator.cluster import ClusterState, TaskRecords
@@ -114,12 +114,12 @@ def test_compiled_searches_are_used_for_two_resources(name: str) -> None:
     sched = make_scheduler(name)
     sched.bind(cluster.view(tasks=TaskRecords(constraint=[])))
     assert sched._kern2 is (sched._k == 2)
-    assert sched._ff2 is (sched._k == 2 and name != "bf-drfh")
+    assert sched.placement_._ff2 is (sched._k == 2 and name != "bf-drfh")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pf, "_COMPILED", False)
         sched = make_scheduler(name)
         sched.bind(cluster.view(tasks=TaskRecords(constraint=[])))
-        assert not sched._kern2 and not sched._ff2
+        assert not sched._kern2 and not sched.placement_._ff2
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,5 +1,5 @@
 """Progressive filling remembers needs that fit no server until the next completion
-(``ProgressiveFilling._unfit``): a larger head is blocked without a search, and a completion makes
+(``ServerChoice.unfit``): a larger head is blocked without a search, and a completion makes
 every head searchable again."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def test_unfit_need_blocks_larger_heads_until_a_completion(name: str, k: int) ->
     # a completion frees server 1: user 1 (lower code, equal share) takes it, user 2 is left
     cluster.release(1, d(0.6, 0.6))
     sched.on_completion(1, 0, d(0.6, 0.6), 1)
-    assert sched._unfit == []  # a stale list would contradict the wake-up: decide() would spin
+    assert sched.placement_.unfit == []  # a stale list would contradict the wake-up: decide() would spin
     placed = []
     for task, server in sched.decide():
         cluster.commit(task, server, d(0.5, 0.5) if task == 2 else d(0.5, 0.7))
