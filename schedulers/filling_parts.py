@@ -41,7 +41,11 @@ if TYPE_CHECKING:  # numba is imported only when a pool is large enough for the 
     from types import ModuleType
 
     from fairsim.schedulers._ratio_index import RatioIndex
-    from fairsim.schedulers.progressive_filling import ProgressiveFilling
+
+#: The scheduler a part is bound to: a
+#: :class:`~fairsim.schedulers.progressive_filling.ProgressiveFilling` (not imported here: that
+#: module imports this one).
+Filling = Any
 
 #: Candidate lists longer than this are filtered with numpy in :meth:`ServerChoice.find_in`, and
 #: user lists longer than this are sorted with numpy in :meth:`UserOrder.sort`.
@@ -99,7 +103,7 @@ class UserOrder:
     #: A placement may change the other users' keys (:meth:`after_place` runs after each one).
     rekey_each = False
 
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+    def bind(self, sched: Filling, cluster: ClusterView) -> None:
         """Attach to a scheduler being bound to ``cluster`` (extend it for the part's own state,
         calling ``super().bind(sched, cluster)`` first; read the scheduler's parameters here)."""
         self.alloc = sched._alloc
@@ -159,7 +163,7 @@ class UserOrder:
             return sorted(users, key=lambda v: (keys[v], v))
         ids = np.array(users, dtype=np.int64)
         sh = np.fromiter((keys[v] for v in users), dtype=np.float64, count=len(users))
-        return ids[np.lexsort((ids, sh))].tolist()  # type: ignore[no-any-return]
+        return ids[np.lexsort((ids, sh))].tolist()
 
 
 class DominantShare(UserOrder):
@@ -227,7 +231,7 @@ class ServerChoice:
     override :meth:`find_in` too.
     """
 
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+    def bind(self, sched: Filling, cluster: ClusterView) -> None:
         """Attach to a scheduler being bound to ``cluster``: the search space and its state
         (extend it for the part's own state, calling ``super().bind(sched, cluster)`` first)."""
         cols, total = self.space(sched, cluster)
@@ -255,9 +259,7 @@ class ServerChoice:
         self._mf2 = np.empty(2)
 
     # ------------------------------------------------------------------ the space
-    def space(
-        self, sched: ProgressiveFilling, cluster: ClusterView
-    ) -> tuple[list[np.ndarray], np.ndarray]:
+    def space(self, sched: Filling, cluster: ClusterView) -> tuple[list[np.ndarray], np.ndarray]:
         """The free-amount columns to search, each shape (n_servers,), and their totals (default:
         the cluster's free resources and total capacity)."""
         cols = [cluster.free[:, r] for r in range(cluster.n_resources)]
@@ -453,7 +455,7 @@ class BestFit(ServerChoice):
     #: import adds about 100 MiB; docs/bench.md).
     INDEX_MIN_SERVERS = 4_096
 
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+    def bind(self, sched: Filling, cluster: ClusterView) -> None:
         """Bind, and precompute the eq. 9 weights ``T_k0 / T_r`` for every normalising k0."""
         super().bind(sched, cluster)
         t = [float(x) for x in self.total]

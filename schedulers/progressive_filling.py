@@ -102,7 +102,8 @@ class ProgressiveFilling(Scheduler):
             placement = BestFit
 
     The filling loop (:meth:`decide`), the blocking of users whose head fits nowhere and their
-    wake-ups are checked against a naive rescan by ``tests/properties/test_progressive_reference.py``.
+    wake-ups are checked against a naive rescan
+    (``tests/properties/test_progressive_reference.py``).
     """
 
     name = "progressive-filling"
@@ -358,7 +359,7 @@ class ProgressiveFilling(Scheduler):
         f_users: list[np.ndarray] = []  # ... and those users (int64 ids)
         if len(freed) * nb > _PAIRS_VECTOR:
             pairs = self._fits_many(freed, self._bh[:nb], self._bu[:nb], bmin)
-        elif self._kern2:  # compiled; it keeps bmin exact itself
+        elif self._kernels is not None:  # compiled; it keeps bmin exact itself
             fitting, (c0, c1) = self._kernels.blocked_fitting2, self._cols
             pairs = []
             for server in freed:

@@ -151,3 +151,47 @@ def test_the_authors_pytest_file_runs_one_test_per_check() -> None:
         "check_lowest_share_first": "XFAIL",
     }
     assert "8 passed, 2 xfailed" in p.stdout
+
+
+#: docs/examples/fewest_tasks.py: the tutorial's scheduler made of two parts.
+PARTS_EXAMPLE = EXAMPLE.with_name("fewest_tasks.py")
+
+
+@pytest.fixture(scope="module")
+def parts_example() -> Iterator[ModuleType]:
+    """docs/examples/fewest_tasks.py, imported once (it registers "fewest-tasks-bf")."""
+    with pytest.MonkeyPatch.context() as mp:
+        spec = importlib.util.spec_from_file_location("fewest_tasks_example", PARTS_EXAMPLE)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        mp.setitem(sys.modules, spec.name, module)
+        spec.loader.exec_module(module)
+        try:
+            yield module
+        finally:
+            unregister_scheduler("fewest-tasks-bf")
+
+
+def test_parts_example_is_a_pair_of_parts_and_passes_every_check(
+    parts_example: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page's "fewest running tasks, Best-Fit": only its two parts are named (nothing of
+    ProgressiveFilling overridden), it passes the whole conformance suite with no exemption, and
+    it starts the tasks the page states (3 of a's and 4 of b's at 0 s; bf-drfh 2 and 8)."""
+    from fairsim.schedulers import BestFit, ProgressiveFilling
+
+    cls = parts_example.FewestTasksBestFit
+    assert cls.order is parts_example.FewestTasks and cls.placement is BestFit
+    own = {k for k in vars(cls) if not k.startswith("__")}
+    assert own == {"order", "placement"}, own  # nothing else of the base class is overridden
+    assert issubclass(cls, ProgressiveFilling)
+    for check in fairsim.testing.CHECKS.values():
+        check("fewest-tasks-bf")
+    results = fairsim.simulate(parts_example.SCENARIO)
+    first = {
+        name: r.tasks.query("start_s == 0").groupby("user").size().to_dict()
+        for name, r in results.items()
+    }
+    assert first == {"fewest-tasks-bf": {"a": 3, "b": 4}, "bf-drfh": {"a": 2, "b": 8}}
+    parts_example.main()
+    assert "{'a': 3, 'b': 4}" in capsys.readouterr().out

@@ -44,7 +44,8 @@ def test_unfit_need_blocks_larger_heads_until_a_completion(name: str, k: int) ->
     # a completion frees server 1: user 1 (lower code, equal share) takes it, user 2 is left
     cluster.release(1, d(0.6, 0.6))
     sched.on_completion(1, 0, d(0.6, 0.6), 1)
-    assert sched.placement_.unfit == []  # a stale list would contradict the wake-up: decide() would spin
+    # a stale list would contradict the wake-up: decide() would spin
+    assert sched.placement_.unfit == []
     placed = []
     for task, server in sched.decide():
         cluster.commit(task, server, d(0.5, 0.5) if task == 2 else d(0.5, 0.7))
