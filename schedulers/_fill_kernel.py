@@ -4,8 +4,9 @@ The kernels behind :class:`fairsim.schedulers.progressive_filling.ProgressiveFil
 search space has two float64 columns (the cluster's CPU and memory, as in the Google and Alibaba
 traces):
 
-* :func:`first_fit2`: the First-Fit search of :meth:`ProgressiveFilling._find` (DRFH paper,
-  Section V-B): the lowest-index server whose free amounts cover the need in both resources;
+* :func:`first_fit2`: the First-Fit search of
+  :meth:`fairsim.schedulers.filling_parts.FirstFit.find` (DRFH paper, Section V-B): the
+  lowest-index server whose free amounts cover the need in both resources;
 * :func:`blocked_fitting2`: phase 1 of :meth:`ProgressiveFilling._unblock_freed`, the blocked
   users whose head need fits a freed server.
 
