@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 
 from fairsim.experiments.drfh import paper as paper
 from fairsim.scenario.reporting.plotting import decimate, save_figure, scheduler_label
+from fairsim.scenario.reporting.shares import user_shares_figure
 
 logger = logging.getLogger(__name__)
 
@@ -586,25 +587,12 @@ def fig4_shares(
     """
     shares = pd.read_parquet(Path(results) / "fig4" / scheduler / "user_shares.parquet")
     phases = fig4_phase_means(shares)
-    fig = Figure(figsize=(13, 4))
-    axes = fig.subplots(1, 3, sharey=True)
-    titles = {"cpu": "CPU share", "mem": "Memory share", "dominant": "Global dominant share"}
-    for ax, (res, title) in zip(axes, titles.items(), strict=True):
-        for user, g in shares.groupby("user", sort=True):
-            g = g.sort_values("time_s")
-            ts, v = decimate(g["time_s"].to_numpy(), g[res].to_numpy())
-            ax.step(ts, 100.0 * v, where="post", label=str(user), lw=1.0)
-        for t in (paper.FIG4_USER2_JOIN_S, paper.FIG4_USER3_JOIN_S, paper.FIG4_USER1_DEPART_S):
-            ax.axvline(t, color="grey", ls=":", lw=0.8)
-        ax.set_xlabel("Time (s)")
-        ax.set_title(title)
-        ax.set_ylim(0, 100)
-        ax.grid(alpha=0.3)
-        ax.legend(loc="upper right", fontsize="small")
-    axes[0].set_ylabel("Share of pool capacity (%)")
-    fig.suptitle(
-        f"Fig. 4 (DRFH paper): shares of three users under {scheduler_label(scheduler)} "
-        "(dotted: 200 s, 500 s, 1080 s)"
+    fig = user_shares_figure(
+        shares,
+        scheduler=scheduler,
+        marks_s=(paper.FIG4_USER2_JOIN_S, paper.FIG4_USER3_JOIN_S, paper.FIG4_USER1_DEPART_S),
+        title=f"Fig. 4 (DRFH paper): shares of three users under {scheduler_label(scheduler)} "
+        "(dotted: 200 s, 500 s, 1080 s)",
     )
     if path is not None:
         save_figure(fig, path)

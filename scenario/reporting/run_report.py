@@ -12,8 +12,17 @@ from matplotlib.figure import Figure
 from fairsim.atomic import write_text
 from fairsim.scenario.config import RunConfig
 from fairsim.scenario.reporting.plotting import decimate, save_figure
+from fairsim.scenario.reporting.shares import user_shares_figure
 
 _LABELS = {"cpu": "CPU", "mem": "memory", "gpu": "GPU"}
+
+#: Top of the y-axis of utilisation figures (%): 5 % of headroom, so that a line at or near
+#: 100 % is drawn inside the axes rather than under their top border; ticks stop at 100.
+UTIL_YLIM_TOP = 105.0
+
+#: Fewest decades of job completion time drawn on a logarithmic x-axis; a narrower range is drawn
+#: on a linear axis (a log axis over less than a decade may hold no labelled tick at all).
+LOG_X_MIN_DECADES = 1.5
 
 
 def _label(resource: str) -> str:
@@ -41,7 +50,9 @@ def utilization_figure(out: Path, schedulers: list[str], resources: list[str]) -
             ax.plot(t / 3600.0, 100.0 * v, label=name, linewidth=0.9)
     for ax, res in zip(axes, resources, strict=True):
         ax.set_ylabel(f"{_label(res)} utilisation (%)")
-        ax.set_ylim(0, 100)
+        # headroom above 100 %: a line at 99.5 % stays visible above the plot's top border
+        ax.set_ylim(0, UTIL_YLIM_TOP)
+        ax.set_yticks(range(0, 101, 20))
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("trace time (h)")
     axes[0].legend(loc="lower right", fontsize=8)
@@ -100,7 +111,14 @@ def jct_figure(out: Path, schedulers: list[str], *, common: bool = True) -> Figu
         drawn = True
     if not drawn:
         return None
-    ax.set_xscale("symlog", linthresh=1.0)
+    every = np.concatenate(
+        [(jct[n] if ids is None else jct[n].loc[ids]).to_numpy(dtype=float) for n in schedulers]
+    )
+    positive = every[every > 0]
+    if len(positive) and np.log10(positive.max() / positive.min()) >= LOG_X_MIN_DECADES:
+        ax.set_xscale("symlog", linthresh=1.0)  # >= 1.5 decades: at least one labelled decade
+    else:
+        ax.set_xlim(left=0)
     ax.set_xlabel("job completion time (s)")
     ax.set_ylabel("fraction of jobs")
     ax.set_ylim(0, 1)
@@ -113,12 +131,118 @@ def jct_figure(out: Path, schedulers: list[str], *, common: bool = True) -> Figu
     return fig
 
 
+#: A run's pool is reported as overloaded when, at the horizon, more than this fraction of the
+#: tasks that arrived is still queued (never started).
+OVERLOAD_QUEUED_FRACTION = 0.5
+
+
+def window_note(cfg: RunConfig, start_s: float, horizon_s: float) -> str:
+    """The report's sentence on the measurement window, with why it starts where it does.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run's config (``trace.start_s`` is the window start asked for).
+    start_s, horizon_s : float
+        The simulated window, seconds of trace time (``summary.json``).
+
+    Returns
+    -------
+    str
+        ``"window A – B s."``, followed by the reason when the window starts later than
+        ``trace.start_s`` (the trace's data begin later: the Google 2011 trace's first 600 s are
+        its start-up, time 0 meaning "before the trace window").
+    """
+    line = f"window {start_s:,.0f} – {horizon_s:,.0f} s"
+    asked = float(cfg.trace.start_s)
+    if start_s <= asked:
+        return line + "."
+    if cfg.trace.format == "google-2011":
+        why = (
+            "the Google 2011 trace's data begin at 600 s: its time 0 means \"before the trace "
+            'window", so tasks submitted or running then are taken at 600 s (docs/traces.md)'
+        )
+    else:
+        why = "the converted trace's data begin there (`window_s` of its conversion.json)"
+    return (
+        f"{line}; it starts at {start_s:,.0f} s, not at `trace.start_s` {asked:g} s, because {why}."
+    )
+
+
+def overload_note(summaries: dict[str, dict[str, Any]]) -> str | None:
+    """A warning naming the schedulers whose pool was overloaded, or None.
+
+    Rule: more than :data:`OVERLOAD_QUEUED_FRACTION` of the tasks that arrived by the horizon
+    are still queued at the horizon (``ended["queued"] / tasks``).
+
+    Parameters
+    ----------
+    summaries : dict
+        ``{scheduler: summary}`` as ``summary.json``.
+
+    Returns
+    -------
+    str or None
+        The sentence, or None when no scheduler meets the rule (or ``ended`` is missing).
+    """
+    over = []
+    for name, s in summaries.items():
+        queued = (s.get("ended") or {}).get("queued")
+        if queued is None or not s.get("tasks"):
+            continue
+        frac = queued / s["tasks"]
+        if frac > OVERLOAD_QUEUED_FRACTION:
+            ratio = s.get("completion_ratio")
+            over.append(
+                f"{name} ({queued:,} of {s['tasks']:,} tasks queued, {100 * frac:.0f} %"
+                + (f"; completion ratio {ratio:.3f}" if ratio is not None else "")
+                + ")"
+            )
+    if not over:
+        return None
+    return (
+        f"**The pool is overloaded** under {', '.join(over)}: at the horizon more than "
+        f"{100 * OVERLOAD_QUEUED_FRACTION:.0f} % of the tasks that arrived are still queued "
+        "(the rule): the workload asks for far more than these servers can run in the window, "
+        "so completion and JCT describe a saturated queue, not "
+        "the schedulers' behaviour at a sustainable load. Add servers (`cluster.servers`) or "
+        "shorten the window to compare them at a load the pool can serve."
+    )
+
+
+def user_share_figures(out: Path, cfg: RunConfig, schedulers: list[str]) -> dict[str, Figure]:
+    """The per-user share figure of each scheduler, when the config has ``collect.user_shares``.
+
+    Parameters
+    ----------
+    out : Path
+        Run folder with ``<scheduler>/user_shares.parquet``.
+    cfg : RunConfig
+    schedulers : list of str
+
+    Returns
+    -------
+    dict
+        ``{scheduler: Figure}`` (:func:`~fairsim.scenario.reporting.shares.user_shares_figure`),
+        empty without ``collect.user_shares``; a scheduler without the file is left out.
+    """
+    if not cfg.collect.user_shares:
+        return {}
+    figs: dict[str, Figure] = {}
+    for name in schedulers:
+        path = out / name / "user_shares.parquet"
+        if path.is_file():
+            figs[name] = user_shares_figure(pd.read_parquet(path), scheduler=name)
+    return figs
+
+
 def _f(x: Any, fmt: str) -> str:
     return "—" if x is None else format(x, fmt)
 
 
 def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, Any]]) -> Path:
-    """Write ``utilization.png``, ``jct_cdf.png`` and ``report.md`` for a ``fairsim run`` folder.
+    """Write ``utilization.png``, ``jct_cdf.png``, ``user_shares_<scheduler>.png`` (with
+    ``collect.user_shares``) and ``report.md`` for a ``fairsim run`` folder.
 
     The report has a row per scheduler (its own numbers: tasks, how they ended, mean
     utilisation as the exact time average over the window, JCT over the jobs it completed) and a
@@ -131,14 +255,17 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
     jct_fig = jct_figure(out, names)
     if jct_fig is not None:
         save_figure(jct_fig, out / "jct_cdf.png")
+    share_figs = user_share_figures(out, cfg, names)
+    for name, fig in share_figs.items():
+        save_figure(fig, out / f"user_shares_{name}.png")
     util_cols = " | ".join(f"mean {_label(r)} util." for r in resources)
     rule = first.get("censored_rule", "hold")
     lines = [
         f"# {cfg.name}",
         "",
         f"Config hash `{cfg.config_hash()}`, seed {cfg.seed}, trace `{cfg.trace.format}`, "
-        f"{first.get('servers')} servers ({cfg.cluster.source}), window "
-        f"{first.get('start_s', 0):,.0f} – {first.get('horizon_s', 0):,.0f} s.",
+        f"{first.get('servers')} servers ({cfg.cluster.source}), "
+        + window_note(cfg, float(first.get("start_s", 0)), float(first.get("horizon_s", 0))),
         "",
         "Per scheduler: a task is completed when it finished by the horizon; right-censored "
         "tasks (the trace ends while they run) "
@@ -154,6 +281,9 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
         f"| completion ratio | {util_cols} | jobs completed | mean JCT (s) | wall (s) | tasks/s |",
         "|---|---|---|---|---|---|---|---|" + "---|" * len(resources) + "---|---|---|---|",
     ]
+    overload = overload_note(summaries)
+    if overload is not None:
+        lines[4:4] = [overload, ""]
     for name, s in summaries.items():
         mu = s["mean_utilization"]
         ended = s.get("ended") or {}
@@ -192,4 +322,6 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
     lines += ["", "![utilisation](utilization.png)", ""]
     if jct_fig is not None:
         lines += ["![JCT CDF](jct_cdf.png)", ""]
+    for name in share_figs:
+        lines += [f"![user shares under {name}](user_shares_{name}.png)", ""]
     return write_text(out / "report.md", "\n".join(lines))

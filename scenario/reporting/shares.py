@@ -1,0 +1,97 @@
+"""The per-user share figure of a run with ``collect.user_shares`` (DRFH paper, Fig. 4 style).
+
+``user_shares.parquet`` (one per scheduler run folder) holds, on the utilisation grid, every
+user's share of the pool's capacity of each resource and its global dominant share (long format:
+``time_s, user, <resource>..., dominant``). :func:`user_shares_figure` draws one panel per
+resource and one for the dominant share, one step line per user. The run report draws it for every
+scheduler of a run with ``collect.user_shares``; the DRFH reproduction draws its Fig. 4 with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from fairsim.scenario.reporting.plotting import decimate
+
+#: Top of the y-axis of share figures (%): 5 % of headroom so that a share of 100 % stays visible
+#: above the top border; ticks stop at 100.
+SHARE_YLIM_TOP = 105.0
+
+_PANEL_TITLES = {"cpu": "CPU share", "mem": "Memory share", "gpu": "GPU share"}
+
+
+def share_columns(shares: pd.DataFrame) -> list[str]:
+    """The panels of :func:`user_shares_figure`: every resource column, then ``dominant``.
+
+    Raises
+    ------
+    ValueError
+        If ``time_s``, ``user`` or ``dominant`` is missing.
+    """
+    missing = [c for c in ("time_s", "user", "dominant") if c not in shares.columns]
+    if missing:
+        raise ValueError(f"user shares: missing column(s) {missing} (got {list(shares.columns)})")
+    return [c for c in shares.columns if c not in ("time_s", "user", "dominant")] + ["dominant"]
+
+
+def user_shares_figure(
+    shares: pd.DataFrame,
+    *,
+    scheduler: str,
+    marks_s: Sequence[float] = (),
+    title: str | None = None,
+) -> Figure:
+    """Every user's share of each resource and its global dominant share over time.
+
+    Parameters
+    ----------
+    shares : pandas.DataFrame
+        Long format ``time_s, user, <resource>..., dominant`` (fractions of the pool's total
+        capacity, ``user_shares.parquet``); each sample holds until the user's next one.
+    scheduler : str
+        Scheduler name (registry name, e.g. ``"bf-drfh"``), used in the default title.
+    marks_s : sequence of float, optional
+        Instants (s) to mark with a dotted vertical line in every panel (e.g. users joining).
+    title : str, optional
+        Figure title; default ``"Shares of N users under <scheduler> (collect.user_shares)"``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per resource plus the dominant share; x: time (s), y: share of pool capacity
+        (%), from 0 to :data:`SHARE_YLIM_TOP` with ticks to 100.
+
+    Raises
+    ------
+    ValueError
+        If a required column is missing.
+    """
+    panels = share_columns(shares)
+    fig = Figure(figsize=(4.3 * len(panels), 4))
+    axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
+    groups = [(u, g.sort_values("time_s")) for u, g in shares.groupby("user", sort=True)]
+    for ax, col in zip(axes, panels, strict=True):
+        for user, g in groups:
+            ts, v = decimate(g["time_s"].to_numpy(), g[col].to_numpy())
+            ax.step(ts, 100.0 * v, where="post", label=str(user), lw=1.0)
+        for t in marks_s:
+            ax.axvline(t, color="grey", ls=":", lw=0.8)
+        ax.set_xlabel("Time (s)")
+        ax.set_title(
+            "Global dominant share" if col == "dominant" else _PANEL_TITLES.get(col, f"{col} share")
+        )
+        ax.set_ylim(0, SHARE_YLIM_TOP)
+        ax.set_yticks(range(0, 101, 20))
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best", fontsize="small")
+    axes[0].set_ylabel("Share of pool capacity (%)")
+    fig.suptitle(
+        title
+        if title is not None
+        else f"Shares of {len(groups)} users under {scheduler} (collect.user_shares)"
+    )
+    return fig

@@ -1,0 +1,154 @@
+"""Run-report figures that do not mislead: readable JCT axes, headroom above 100 %, the per-user
+share figure of ``collect.user_shares``, and report lines on overload and the window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from matplotlib.figure import Figure
+
+from fairsim.scenario.config import RunConfig
+from fairsim.scenario.output import run_config
+from fairsim.scenario.reporting.run_report import (
+    jct_figure,
+    overload_note,
+    utilization_figure,
+    window_note,
+)
+from fairsim.scenario.reporting.shares import user_shares_figure
+from fairsim.simulator.results import write_table
+
+FIG4 = Path(__file__).resolve().parents[2] / "configs" / "drfh-fig4.yaml"
+
+
+def _visible_tick_labels(fig: Figure, axis: str = "x") -> list[str]:
+    """The non-empty major and minor tick labels inside the axes' view limits, after drawing."""
+    fig.draw_without_rendering()
+    ax = fig.axes[0]
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    lo, hi = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
+    labels = []
+    for tick in [*a.get_major_ticks(), *a.get_minor_ticks()]:
+        text = tick.label1
+        if text.get_visible() and text.get_text() and lo <= tick.get_loc() <= hi:
+            labels.append(text.get_text())
+    return labels
+
+
+def _jobs(folder: Path, jct_s: list[float]) -> None:
+    folder.mkdir(parents=True)
+    n = len(jct_s)
+    pd.DataFrame(
+        {"job_id": np.arange(n), "completion_time_s": np.asarray(jct_s, dtype=float)}
+    ).to_parquet(folder / "jobs.parquet")
+
+
+def test_jct_cdf_within_one_decade_is_linear_with_labelled_ticks(tmp_path: Path) -> None:
+    _jobs(tmp_path / "bf-drfh", [1100.0, 1800.0, 2400.0])  # drfh-fig4's three jobs
+    fig = jct_figure(tmp_path, ["bf-drfh"])
+    assert fig is not None
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "linear" and ax.get_xlim()[0] == 0.0
+    labels = _visible_tick_labels(fig)
+    assert len(labels) >= 3, labels  # 0, 500, 1000, ... (the old log axis had none)
+    assert ax.get_xlabel() == "job completion time (s)" and ax.get_ylabel() == "fraction of jobs"
+    assert ax.get_ylim() == (0.0, 1.0)
+    assert "jobs completed under every scheduler" in ax.get_title()
+
+
+def test_jct_cdf_over_several_decades_stays_logarithmic_with_labels(tmp_path: Path) -> None:
+    _jobs(tmp_path / "bf-drfh", [3.0, 40.0, 500.0, 9000.0])  # 3.5 decades
+    fig = jct_figure(tmp_path, ["bf-drfh"])
+    assert fig is not None
+    assert fig.axes[0].get_xscale() == "symlog"
+    assert len(_visible_tick_labels(fig)) >= 2
+
+
+def test_drfh_fig4_jct_cdf_has_tick_labels(tmp_path: Path) -> None:
+    from fairsim.scenario.config import load_config
+
+    run_config(load_config(FIG4), tmp_path, progress=False)
+    fig = jct_figure(tmp_path, ["bf-drfh"])
+    assert fig is not None and fig.axes[0].get_xscale() == "linear"
+    assert len(_visible_tick_labels(fig)) >= 3
+    # collect.user_shares draws the per-user share figure in the run report
+    assert (tmp_path / "user_shares_bf-drfh.png").stat().st_size > 0
+    text = (tmp_path / "report.md").read_text()
+    assert "![user shares under bf-drfh](user_shares_bf-drfh.png)" in text
+    assert "window 0 – 2,600 s." in text and "overloaded" not in text
+
+
+def test_utilization_at_99_5_percent_is_below_the_top_border(tmp_path: Path) -> None:
+    (tmp_path / "bf-drfh").mkdir()
+    t = np.arange(10) * 60.0
+    write_table(
+        pa.table({"time_s": t, "cpu": np.full(10, 0.995), "mem": np.full(10, 0.5)}),
+        tmp_path / "bf-drfh" / "utilization.parquet",
+    )
+    fig = utilization_figure(tmp_path, ["bf-drfh"], ["cpu", "mem"])
+    for ax, label in zip(fig.axes, ["CPU utilisation (%)", "memory utilisation (%)"], strict=True):
+        assert ax.get_ylim() == (0.0, 105.0)
+        assert list(ax.get_yticks()) == [0, 20, 40, 60, 80, 100]
+        assert ax.get_ylabel() == label
+        assert max(ax.get_lines()[0].get_ydata()) < ax.get_ylim()[1]
+    assert fig.axes[-1].get_xlabel() == "trace time (h)"
+    assert fig.get_suptitle() == "Utilisation over time"
+
+
+def test_user_shares_figure_panels_labels_and_limits() -> None:
+    shares = pd.DataFrame(
+        {
+            "time_s": [0.0, 0.0, 100.0, 100.0],
+            "user": ["a", "b", "a", "b"],
+            "cpu": [1.0, 0.0, 0.5, 0.5],
+            "mem": [0.2, 0.0, 0.1, 0.3],
+            "dominant": [1.0, 0.0, 0.5, 0.5],
+        }
+    )
+    fig = user_shares_figure(shares, scheduler="bf-drfh", marks_s=(100.0,))
+    assert [ax.get_title() for ax in fig.axes] == [
+        "CPU share",
+        "Memory share",
+        "Global dominant share",
+    ]
+    assert fig.get_suptitle() == "Shares of 2 users under bf-drfh (collect.user_shares)"
+    assert fig.axes[0].get_ylabel() == "Share of pool capacity (%)"
+    for ax in fig.axes:
+        assert ax.get_xlabel() == "Time (s)"
+        assert ax.get_ylim() == (0.0, 105.0)  # a share of 100 % stays visible
+        assert len(ax.get_lines()) == 3  # two users and one mark
+    with pytest.raises(ValueError, match=r"^user shares: missing column\(s\) \['dominant'\]"):
+        user_shares_figure(shares.drop(columns="dominant"), scheduler="x")
+
+
+def _google_cfg() -> RunConfig:
+    return RunConfig.model_validate(
+        {
+            "name": "g",
+            "trace": {"format": "google-2011", "path": "x", "start_s": 0, "end_s": 3600},
+            "cluster": {"servers": 500, "source": "table-i"},
+            "schedulers": ["bf-drfh"],
+        }
+    )
+
+
+def test_window_note_explains_the_google_start_up() -> None:
+    note = window_note(_google_cfg(), 600.0, 3600.0)
+    assert note.startswith("window 600 – 3,600 s; it starts at 600 s, not at `trace.start_s` 0 s")
+    assert "Google 2011 trace's data begin at 600 s" in note
+    assert window_note(_google_cfg(), 0.0, 3600.0) == "window 0 – 3,600 s."
+
+
+def test_overload_note_names_the_rule_and_the_schedulers() -> None:
+    # google-1h's numbers (baseline report): 158,330 of 168,105 tasks queued under bf-drfh
+    over = {"tasks": 168105, "ended": {"queued": 158330}, "completion_ratio": 0.004128}
+    fine = {"tasks": 100, "ended": {"queued": 50}, "completion_ratio": 0.5}  # exactly 50 %
+    note = overload_note({"bf-drfh": over, "ff-drfh": fine})
+    assert note is not None
+    assert "bf-drfh (158,330 of 168,105 tasks queued, 94 %; completion ratio 0.004)" in note
+    assert "ff-drfh" not in note and "more than 50 % of the tasks" in note
+    assert overload_note({"ff-drfh": fine}) is None
