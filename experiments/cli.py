@@ -295,9 +295,11 @@ def cmd_properties(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep_report(args: argparse.Namespace) -> int:
-    from fairsim.scenario.reporting.sweep_report import sweep_report
+    from fairsim.scenario.reporting.sweep_report import sweep_report_tables
 
-    paths = sweep_report(Path(args.out))
+    paths, headline = sweep_report_tables(Path(args.out))
+    print(headline)
+    print()
     for p in paths:
         print(p)
     return 0

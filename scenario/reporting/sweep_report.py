@@ -7,8 +7,21 @@ Reads ``OUT/runs.parquet`` (see :mod:`fairsim.scenario.sweep`), keeps the runs w
 Student-t interval ``mean ± t_{0.975, n-1} · std / sqrt(n)`` (``ci95_low``, ``ci95_high``,
 ``ci95_half``; NaN when ``n < 2``).
 
-Writes ``OUT/sweep_report.parquet`` (tidy: one row per grid point, scheduler and metric) and one
-figure per metric, ``OUT/sweep_<metric>.png``, with error bars of the 95 % interval.
+Mean JCT is also computed over the same job set (``common_mean_jct_s``): per grid point and seed,
+the jobs completed under every scheduler of that point and seed (read from each run's
+``jobs.parquet``), so that the schedulers are compared on the same jobs.
+
+Where schedulers share seeds (one run per seed holds every scheduler, or the schedulers are a grid
+path), they are also compared **paired**: per seed, the difference of each scheduler's value and
+the reference scheduler's (the first one), with the 95 % Student-t interval of those differences
+(:func:`paired_differences`); this interval is narrower than the unpaired one when seeds move all
+schedulers alike.
+
+Writes ``OUT/sweep_report.parquet`` (tidy: one row per grid point, scheduler and metric),
+``OUT/sweep_paired.parquet`` (one row per grid point, scheduler other than the reference, and
+metric), one figure per metric, ``OUT/sweep_<metric>.png`` (top: means with the 95 % interval over
+seeds; bottom: paired differences against the reference), and ``OUT/report.md`` with the tables.
+Schedulers are named by their registry label (e.g. ``bf-drfh``) everywhere.
 """
 
 from __future__ import annotations
@@ -22,8 +35,9 @@ import pyarrow as pa
 from matplotlib.figure import Figure
 from scipy import stats
 
+from fairsim.atomic import write_text
 from fairsim.errors import ConfigError
-from fairsim.scenario.reporting.plotting import save_figure, scheduler_label
+from fairsim.scenario.reporting.plotting import save_figure
 from fairsim.simulator.results import write_table
 
 #: Metric column of ``runs.parquet`` → (axis label with unit, scale applied for plotting).
@@ -32,8 +46,15 @@ REPORT_METRICS: dict[str, tuple[str, float]] = {
     "util_mem": ("Mean memory utilisation (%)", 100.0),
     "mean_jct_s": ("Mean job completion time (s)", 1.0),
     "completion_ratio": ("Task completion ratio (%)", 100.0),
+    "common_mean_jct_s": ("Mean JCT over the same jobs (s)", 1.0),
 }
-#: Columns of runs.parquet that are not grid paths.
+#: Metrics drawn as figures: JCT only over the same job set (each scheduler's own completed jobs
+#: are different populations; their mean stays in the tables).
+FIGURE_METRICS = ("util_cpu", "util_mem", "completion_ratio", "common_mean_jct_s")
+#: Metrics that are shares of a whole (their axes run from 0 to 100 %, with headroom).
+SHARE_METRICS = frozenset({"util_cpu", "util_mem", "completion_ratio"})
+#: Top of a share axis (%): a value at 100 % stays visible above the top border.
+SHARE_YLIM_TOP = 105.0
 
 
 def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, int]:
@@ -73,7 +94,7 @@ def aggregate(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     rows = []
     for point, g in ok.groupby(keys, sort=False, dropna=False):
         point = point if isinstance(point, tuple) else (point,)
-        for metric in REPORT_METRICS:
+        for metric in [m for m in REPORT_METRICS if m in ok.columns]:
             mean, sd, half, n = t_interval(g[metric].to_numpy(dtype=np.float64, na_value=np.nan))
             rows.append(
                 {
@@ -93,71 +114,368 @@ def aggregate(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     return out
 
 
+def point_columns(runs: pd.DataFrame) -> list[str]:
+    """The grid paths that define a point on which schedulers are compared: every grid path but
+    ``schedulers`` (when the schedulers are themselves swept, each run holds one of them)."""
+    return [c for c in grid_columns(runs) if c != "schedulers"]
+
+
+def with_common_jct(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with ``common_jobs`` and ``common_mean_jct_s``: the jobs completed under every
+    scheduler of the same grid point and seed, and each scheduler's mean JCT over them.
+
+    Reads ``root/<run_id>/<scheduler>/jobs.parquet`` of the runs with ``status == "ok"``. A
+    group where a file is missing, or no job is common, gets ``common_jobs = 0`` and a NaN mean.
+
+    Parameters
+    ----------
+    root : Path
+        The sweep's output folder.
+    runs : pandas.DataFrame
+        The ``runs.parquet`` table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``runs`` with the two columns added (NaN / 0 for runs that failed).
+    """
+    out = runs.copy()
+    out["common_jobs"] = 0
+    out["common_mean_jct_s"] = math.nan
+    ok = out[out["status"] == "ok"]
+    for _, g in ok.groupby([*point_columns(runs), "seed"], sort=False, dropna=False):
+        jct: dict[object, pd.Series] = {}
+        for idx, row in g.iterrows():
+            path = root / str(row["run_id"]) / str(row["scheduler"]) / "jobs.parquet"
+            if not path.is_file():
+                jct = {}
+                break
+            jobs = pd.read_parquet(path, columns=["job_id", "completion_time_s"]).dropna()
+            jct[idx] = jobs.set_index("job_id")["completion_time_s"]
+        if not jct:
+            continue
+        ids: pd.Index | None = None
+        for v in jct.values():
+            ids = v.index if ids is None else ids.intersection(v.index)
+        if ids is None or len(ids) == 0:
+            continue
+        for idx, v in jct.items():
+            out.loc[idx, "common_jobs"] = len(ids)
+            out.loc[idx, "common_mean_jct_s"] = float(v.loc[ids].mean())
+    out["common_jobs"] = out["common_jobs"].astype("int64")
+    return out
+
+
+def paired_differences(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Per-seed differences of each scheduler against the reference scheduler, with the
+    Student-t interval of the mean difference (a paired comparison).
+
+    The reference is the first scheduler of ``runs`` (its order). Per grid point (every grid
+    path but ``schedulers``) and seed, ``value(scheduler) - value(reference)``; only seeds where
+    both ran (``status == "ok"``, value not NaN) count.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        The ``runs.parquet`` table (optionally with ``common_mean_jct_s``).
+    level : float
+        Two-sided confidence level.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns: the point's grid paths, ``scheduler``, ``reference``, ``metric``, ``n`` (paired
+        seeds), ``mean_diff``, ``std``, ``ci95_low``, ``ci95_high``, ``ci95_half`` (NaN when
+        ``n < 2``). Empty with a single scheduler.
+    """
+    point = point_columns(runs)
+    ok = runs[runs["status"] == "ok"]
+    schedulers = list(dict.fromkeys(ok["scheduler"]))
+    cols = [*point, "scheduler", "reference", "metric", "n", "mean_diff", "std"]
+    cols += ["ci95_low", "ci95_high", "ci95_half"]
+    rows = []
+    if len(schedulers) >= 2:
+        ref = schedulers[0]
+        groups = ok.groupby(point, sort=False, dropna=False) if point else [((), ok)]
+        for key, g in groups:
+            key = key if isinstance(key, tuple) else (key,)
+            for metric in [m for m in REPORT_METRICS if m in ok.columns]:
+                wide = g.pivot_table(
+                    index="seed", columns="scheduler", values=metric, aggfunc="first"
+                )
+                for sched in schedulers[1:]:
+                    if ref not in wide or sched not in wide:
+                        continue
+                    diff = (wide[sched] - wide[ref]).to_numpy(dtype=np.float64)
+                    mean, sd, half, n = t_interval(diff, level)
+                    rows.append(
+                        {
+                            **dict(zip(point, key, strict=True)),
+                            "scheduler": sched,
+                            "reference": ref,
+                            "metric": metric,
+                            "n": n,
+                            "mean_diff": mean,
+                            "std": sd,
+                            "ci95_low": mean - half,
+                            "ci95_high": mean + half,
+                            "ci95_half": half,
+                        }
+                    )
+    out = pd.DataFrame(rows, columns=cols)
+    out["n"] = out["n"].astype("int64")
+    return out
+
+
 def _point_label(row: pd.Series, paths: list[str]) -> str:
     return ", ".join(f"{p}={row[p]}" for p in paths) if paths else "all"
 
 
-def metric_figure(table: pd.DataFrame, metric: str) -> Figure:
-    """Error-bar figure of one metric: x = grid point (numeric when one numeric path varies),
-    one series per scheduler, bars = 95 % t-interval."""
-    label, scale = REPORT_METRICS[metric]
-    grid = [c for c in table.columns if c not in ("scheduler", "metric", "n", "mean", "std")]
-    grid = [c for c in grid if not c.startswith("ci95_")]
-    d = table[table["metric"] == metric]
-    x_paths = [p for p in grid if p != "schedulers"]
+def _x_positions(
+    d: pd.DataFrame, x_paths: list[str], schedulers: list[str]
+) -> tuple[bool, bool, list[object]]:
     numeric = len(x_paths) == 1 and pd.api.types.is_numeric_dtype(d[x_paths[0]])
-    fig = Figure(figsize=(7, 4.5))
-    ax = fig.subplots()
+    by_scheduler = not numeric and not x_paths  # only `schedulers` varies: one x per scheduler
     if numeric:
         xs_all: list[object] = sorted(d[x_paths[0]].unique())
+    elif by_scheduler:
+        xs_all = list(schedulers)
     else:
         xs_all = list(dict.fromkeys(_point_label(r, x_paths) for _, r in d.iterrows()))
-    schedulers = list(dict.fromkeys(d["scheduler"]))
-    by_scheduler = not numeric and not x_paths  # only `schedulers` varies: one x per scheduler
-    if by_scheduler:
-        xs_all = [scheduler_label(name) for name in schedulers]
-    width = 0.8 / max(1, len(schedulers))
-    for k, sched in enumerate(schedulers):
+    return numeric, by_scheduler, xs_all
+
+
+def _draw(
+    ax: object,
+    d: pd.DataFrame,
+    value: str,
+    scale: float,
+    x_paths: list[str],
+    schedulers: list[str],
+    all_schedulers: list[str],
+) -> tuple[bool, bool, list[object]]:
+    """Error bars of ``d[value]`` ± ``d["ci95_half"]`` per scheduler on ``ax``."""
+    numeric, by_scheduler, xs_all = _x_positions(d, x_paths, all_schedulers)
+    width = 0.8 / max(1, len(all_schedulers))
+    for sched in schedulers:
+        k = all_schedulers.index(sched)
         s = d[d["scheduler"] == sched]
         if numeric:
             x = s[x_paths[0]].to_numpy(dtype=float)
         else:
             pos = {lab: i for i, lab in enumerate(xs_all)}
-            offset = 0.0 if by_scheduler else (k - (len(schedulers) - 1) / 2) * width
+            offset = 0.0 if by_scheduler else (k - (len(all_schedulers) - 1) / 2) * width
             x = np.array(
                 [
                     (k if by_scheduler else pos[_point_label(r, x_paths)]) + offset
                     for _, r in s.iterrows()
-                ]
+                ],
+                dtype=float,
             )
-        y = s["mean"].to_numpy(dtype=float) * scale
+        y = s[value].to_numpy(dtype=float) * scale
         err = np.nan_to_num(s["ci95_half"].to_numpy(dtype=float) * scale)
         order = np.argsort(x)
-        ax.errorbar(
+        ax.errorbar(  # type: ignore[attr-defined]
             x[order],
             y[order],
             yerr=err[order],
             marker="o",
             capsize=4,
             linestyle="-" if numeric else "none",
-            label=scheduler_label(sched),
+            label=sched,
+            color=f"C{k}",
         )
+    return numeric, by_scheduler, xs_all
+
+
+def metric_figure(table: pd.DataFrame, metric: str, paired: pd.DataFrame | None = None) -> Figure:
+    """Figure of one metric across the grid, schedulers named by their registry label.
+
+    Top panel: x = grid point (numeric when one numeric path varies, else one tick per point or
+    per scheduler), one series per scheduler, mean over seeds with the 95 % t-interval. Share
+    metrics (:data:`SHARE_METRICS`) run from 0 to :data:`SHARE_YLIM_TOP` %, every other metric
+    from 0. Bottom panel (when ``paired`` has rows for ``metric``): the mean per-seed difference
+    against the reference scheduler with its paired 95 % t-interval, and a line at 0.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`aggregate`'s table.
+    metric : str
+        A key of :data:`REPORT_METRICS`.
+    paired : pandas.DataFrame, optional
+        :func:`paired_differences`'s table.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    label, scale = REPORT_METRICS[metric]
+    d = table[table["metric"] == metric]
+    x_paths = [c for c in point_columns_of(table) if c in d.columns]
+    schedulers = list(dict.fromkeys(d["scheduler"]))
+    p = None if paired is None else paired[paired["metric"] == metric]
+    has_paired = p is not None and len(p) > 0
+    fig = Figure(figsize=(7, 7.5 if has_paired else 4.5))
+    axes = fig.subplots(2 if has_paired else 1, 1, sharex=True, squeeze=False)[:, 0]
+    ax = axes[0]
+    numeric, by_scheduler, xs_all = _draw(ax, d, "mean", scale, x_paths, schedulers, schedulers)
+    if metric in SHARE_METRICS:
+        ax.set_ylim(0, SHARE_YLIM_TOP)
+        ax.set_yticks(range(0, 101, 20))
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel(label)
+    n = int(d["n"].max()) if len(d) else 0
+    ax.set_title(
+        f"{label}: mean over {n} seeds, 95 % t-interval"
+        + (
+            " (jobs completed under every scheduler of the seed)"
+            if metric.startswith("common_")
+            else ""
+        ),
+        fontsize="medium",
+    )
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    if has_paired:
+        assert p is not None
+        ref = str(p["reference"].iloc[0])
+        bx = axes[1]
+        others = list(dict.fromkeys(p["scheduler"]))
+        bx.axhline(0.0, color="grey", lw=0.8)
+        _draw(bx, p, "mean_diff", scale, x_paths, others, schedulers)
+        unit = label[label.rfind("(") :] if label.endswith(")") else ""
+        bx.set_ylabel(f"difference to {ref} {unit}".strip())
+        bx.set_title(
+            f"Paired: per-seed difference to {ref}, 95 % t-interval (n = {int(p['n'].max())} "
+            "seeds)",
+            fontsize="medium",
+        )
+        bx.grid(True, alpha=0.3)
+    last = axes[-1]
     if numeric:
-        ax.set_xlabel(
+        last.set_xlabel(
             "Number of servers" if x_paths[0] == "cluster.servers" else f"{x_paths[0]} (value)"
         )
         lo, hi = float(d[x_paths[0]].min()), float(d[x_paths[0]].max())
         if lo > 0 and hi / lo >= 10:
-            ax.set_xscale("log")
+            last.set_xscale("log")
     else:
-        ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all], rotation=20, ha="right")
-        ax.set_xlabel("Scheduler" if by_scheduler else "Grid point")
-    ax.set_ylabel(label)
-    n = int(d["n"].max()) if len(d) else 0
-    ax.set_title(f"{label}: mean over seeds (n ≤ {n}), 95 % t-interval", fontsize="medium")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+        last.set_xticks(range(len(xs_all)), [str(v) for v in xs_all], rotation=20, ha="right")
+        last.set_xlabel("Scheduler" if by_scheduler else "Grid point")
     return fig
+
+
+def point_columns_of(table: pd.DataFrame) -> list[str]:
+    """The grid-point columns of an :func:`aggregate` or :func:`paired_differences` table."""
+    stats_cols = {"scheduler", "reference", "metric", "n", "mean", "mean_diff", "std"}
+    return [
+        c
+        for c in table.columns
+        if c not in stats_cols and not c.startswith("ci95_") and c != "schedulers"
+    ]
+
+
+def _fmt(x: float, scale: float) -> str:
+    if x is None or not np.isfinite(x):
+        return "—"
+    v = x * scale
+    return f"{v:,.1f}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def _interval(row: pd.Series, value: str, scale: float) -> str:
+    if not np.isfinite(row["ci95_half"]):
+        return _fmt(row[value], scale)
+    low, high = _fmt(row["ci95_low"], scale), _fmt(row["ci95_high"], scale)
+    return f"{_fmt(row[value], scale)} [{low}, {high}]"
+
+
+def headline_table(table: pd.DataFrame) -> str:
+    """Markdown table: one row per grid point and scheduler, the mean [95 % interval] of every
+    metric (in the units of :data:`REPORT_METRICS`) and the number of seeds."""
+    point = point_columns_of(table)
+    metrics = [m for m in REPORT_METRICS if m in set(table["metric"])]
+    wide = table.set_index([*point, "scheduler", "metric"])
+    head = [*point, "scheduler", "seeds", *(REPORT_METRICS[m][0] for m in metrics)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    keys = list(
+        dict.fromkeys(tuple(r) for r in table[[*point, "scheduler"]].itertuples(index=False))
+    )
+    for key in keys:
+        cells = [str(k) for k in key]
+        n = int(wide.loc[(*key, metrics[0]), "n"]) if metrics else 0
+        cells.append(str(n))
+        for m in metrics:
+            cells.append(_interval(wide.loc[(*key, m)], "mean", REPORT_METRICS[m][1]))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def paired_table(paired: pd.DataFrame) -> str:
+    """Markdown table of :func:`paired_differences`: the mean difference [95 % interval] of every
+    metric and the number of paired seeds."""
+    point = point_columns_of(paired)
+    metrics = [m for m in REPORT_METRICS if m in set(paired["metric"])]
+    wide = paired.set_index([*point, "scheduler", "metric"])
+    head = [*point, "scheduler", "reference", "paired seeds"]
+    head += [f"Δ {REPORT_METRICS[m][0]}" for m in metrics]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    keys = list(
+        dict.fromkeys(tuple(r) for r in paired[[*point, "scheduler"]].itertuples(index=False))
+    )
+    for key in keys:
+        first = wide.loc[(*key, metrics[0])]
+        cells = [str(k) for k in key] + [str(first["reference"]), str(int(first["n"]))]
+        for m in metrics:
+            cells.append(_interval(wide.loc[(*key, m)], "mean_diff", REPORT_METRICS[m][1]))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def figure_metrics(table: pd.DataFrame) -> list[str]:
+    """The metrics of :data:`FIGURE_METRICS` with at least one finite mean in ``table``."""
+    finite = table[np.isfinite(table["mean"].to_numpy(dtype=float))]
+    return [m for m in FIGURE_METRICS if m in set(finite["metric"])]
+
+
+def report_markdown(
+    name: str, runs: pd.DataFrame, table: pd.DataFrame, paired: pd.DataFrame
+) -> str:
+    """The sweep's ``report.md``: what was compared, the headline table, the paired table, the
+    figures."""
+    ok = runs[runs["status"] == "ok"]
+    failed = int((runs["status"] != "ok").sum())
+    lines = [
+        f"# Sweep {name}",
+        "",
+        f"{ok['run_id'].nunique()} runs finished ({failed} scheduler rows of failed runs left "
+        f"out), seeds {sorted(set(ok['seed'].tolist()))}. Values are means over seeds with the "
+        "two-sided 95 % Student-t interval in brackets (none with a single seed); percentages "
+        "for utilisation and completion, seconds for JCT. Schedulers are named by their "
+        "registry label.",
+        "",
+        "Mean JCT is each scheduler's mean over the jobs it completed (different job sets); "
+        "mean JCT over the same jobs is over the jobs completed under every scheduler of the "
+        "same grid point and seed, the one to compare.",
+        "",
+        headline_table(table),
+    ]
+    if len(paired):
+        ref = str(paired["reference"].iloc[0])
+        lines += [
+            "",
+            f"## Paired differences against {ref}",
+            "",
+            f"The schedulers share seeds: per seed, scheduler minus {ref}; the mean difference "
+            "with the 95 % t-interval of the per-seed differences (an interval that excludes 0 "
+            "is a difference the seeds support).",
+            "",
+            paired_table(paired),
+        ]
+    lines += ["", "## Figures", ""]
+    lines += [f"![{m}](sweep_{m}.png)" for m in figure_metrics(table)]
+    return "\n".join(lines) + "\n"
 
 
 def sweep_report(out: str | Path) -> list[Path]:
@@ -168,15 +486,35 @@ def sweep_report(out: str | Path) -> list[Path]:
     ConfigError
         If ``OUT/runs.parquet`` does not exist.
     """
+    return sweep_report_tables(out)[0]
+
+
+def sweep_report_tables(out: str | Path) -> tuple[list[Path], str]:
+    """:func:`sweep_report`, also returning the headline table (Markdown) for the CLI to print.
+
+    Raises
+    ------
+    ConfigError
+        If ``OUT/runs.parquet`` does not exist.
+    """
     root = Path(out)
     runs_path = root / "runs.parquet"
     if not runs_path.is_file():
         raise ConfigError(f"sweep-report: {str(runs_path)!r} does not exist (run fairsim sweep)")
-    runs = pd.read_parquet(runs_path)
+    runs = with_common_jct(root, pd.read_parquet(runs_path))
     table = aggregate(runs)
-    written = [root / "sweep_report.parquet"]
+    paired = paired_differences(runs)
+    written = [root / "sweep_report.parquet", root / "sweep_paired.parquet"]
     write_table(pa.Table.from_pandas(table, preserve_index=False), written[0])
+    write_table(pa.Table.from_pandas(paired, preserve_index=False), written[1])
+    headline = headline_table(table) if len(table) else "(no finished run)"
     if len(table):
-        for metric in REPORT_METRICS:
-            written.append(save_figure(metric_figure(table, metric), root / f"sweep_{metric}.png"))
-    return written
+        for metric in figure_metrics(table):
+            fig = metric_figure(table, metric, paired)
+            written.append(save_figure(fig, root / f"sweep_{metric}.png"))
+    written.append(
+        write_text(root / "report.md", report_markdown(root.name, runs, table, paired))
+        if len(table)
+        else write_text(root / "report.md", f"# Sweep {root.name}\n\nNo finished run.\n")
+    )
+    return written, headline

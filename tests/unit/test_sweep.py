@@ -275,10 +275,17 @@ def test_sweep_report_on_constructed_runs(tmp_path: Path) -> None:
     out.mkdir()
     runs.to_parquet(out / "runs.parquet")
     written = sweep_report(out)
-    assert (out / "sweep_report.parquet").is_file() and len(written) == 5
+    # two tables, four figures (no jobs.parquet here: no same-job-set JCT figure), report.md
+    assert (out / "sweep_report.parquet").is_file() and len(written) == 6
     assert all(p.is_file() and p.stat().st_size > 0 for p in written)
     stored = pd.read_parquet(out / "sweep_report.parquet")
-    assert set(stored["metric"]) == {"util_cpu", "util_mem", "mean_jct_s", "completion_ratio"}
+    assert set(stored["metric"]) == {
+        "util_cpu",
+        "util_mem",
+        "mean_jct_s",
+        "completion_ratio",
+        "common_mean_jct_s",
+    }
 
 
 def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
@@ -361,10 +368,8 @@ def test_sweep_report_figure_when_only_schedulers_vary() -> None:
     ax = fig.axes[0]
     assert ax.get_xlabel() == "Scheduler"
     assert ax.get_ylabel() == "Mean CPU utilisation (%)"
-    assert [t.get_text() for t in ax.get_xticklabels()] == [
-        "Slots (10 per max server)",
-        "Best-Fit DRFH",
-    ]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["slots-10", "bf-drfh"]
+    assert ax.get_ylim() == (0.0, 105.0)  # a share: from 0, headroom above 100 %
 
 
 def test_grid_may_supply_what_base_leaves_out() -> None:
