@@ -409,15 +409,36 @@ def scheduler_class(name: str) -> type[Scheduler]:
 
 
 def _unknown(name: str) -> str:
-    candidates = [
-        *(r.name for r in registrations() if r.alias is None),
-        "slots-14",
-        "slots-14-single",
-        "slots-14-cpu",
+    """The one-line message for an unknown scheduler name, with what the user may have meant.
+
+    A name that is an exact mechanism of ``fairsim solve`` (``drfh``) says so; a name found
+    inside registered names (``drfh`` in ``ff-drfh`` and ``bf-drfh``, ``lock`` in
+    ``drf-lockstep``) lists them all; otherwise the closest registered name is suggested.
+    """
+    from fairsim.schedulers.exact import EXACT, JOB_EXACT
+
+    within = [
+        r.alias.forms[0] if r.alias is not None else r.name
+        for r in registrations()
+        if len(name) >= 2 and name.lower() in r.name.lower()
     ]
-    close = difflib.get_close_matches(name, candidates, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown scheduler {name!r}{hint} (known: {', '.join(available())})"
+    if within:
+        shown = [repr(n) for n in within]
+        hint = "; did you mean " + (
+            f"{', '.join(shown[:-1])} or {shown[-1]}?" if len(shown) > 1 else f"{shown[0]}?"
+        )
+    else:
+        candidates = [*(r.name for r in registrations() if r.alias is None)]
+        candidates += ["slots-14", "slots-14-single", "slots-14-cpu"]
+        close = difflib.get_close_matches(name, candidates, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+    solve = (
+        " (it is an exact mechanism of 'fairsim solve', which allocates a static instance, not "
+        "an online scheduler)"
+        if name in EXACT or name in JOB_EXACT
+        else ""
+    )
+    return f"unknown scheduler {name!r}{solve}{hint} (known: {', '.join(available())})"
 
 
 def validate_name(name: str) -> str:
