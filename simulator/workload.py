@@ -89,7 +89,8 @@ class TaskSource:
     skipped : collections.Counter
         Tasks dropped while reading, by reason.
     n_hint : int or None
-        Number of rows in the underlying table (for progress bars), if known.
+        Number of tasks :meth:`batches` will yield (the progress bar's total, the recorder's
+        first allocation), if known; an estimate for sources that expand rows (repetitions).
     """
 
     resources: tuple[str, ...]
@@ -198,7 +199,7 @@ class ParquetTaskSource(TaskSource):
         if missing:
             raise ConfigError(f"trace.path: {str(self.path)!r} lacks column(s) {missing}")
         self.start_s, self.end_s = float(start_s), float(end_s)
-        self.n_hint = self._file.metadata.num_rows
+        self._n_hint: int | None = None  # counted on first use (n_hint)
         self._extra = [c for c in ("instances", "parents") if job_columns and c in names]
         if constraint_column and "constraint" in names:
             self._extra.append("constraint")
@@ -207,6 +208,56 @@ class ParquetTaskSource(TaskSource):
             self._extra.append("censored")
         elif "end_state" in names:
             self._extra.append("end_state")
+
+    @property
+    def n_hint(self) -> int | None:
+        """The number of tasks :meth:`batches` yields: the rows with ``start_s <= submit_s <
+        end_s`` that are not dropped as unusable (no run time, negative run time, bad demand),
+        counted on first use from those columns of the row groups that overlap the window (the
+        progress bar's total; 168,105 of the 614,019 rows of the Google sample for 0-3600 s)."""
+        if self._n_hint is None:
+            self._n_hint = self._count()
+        return self._n_hint
+
+    @n_hint.setter
+    def n_hint(self, value: int | None) -> None:
+        self._n_hint = value
+
+    def _in_window(self, rg: int) -> bool:
+        """Whether row group ``rg`` may hold rows of the window (by its submit_s statistics)."""
+        meta = self._file.metadata.row_group(rg)
+        for i in range(meta.num_columns):
+            col = meta.column(i)
+            if col.path_in_schema == "submit_s":
+                st = col.statistics
+                if st is None or not st.has_min_max:
+                    return True
+                return not (st.max < self.start_s or st.min >= self.end_s)
+        return True
+
+    def _usable(self, table: pa.Table) -> np.ndarray:
+        """The rows of ``table`` that :meth:`TaskSource._clean` keeps (as a boolean mask)."""
+        submit = table.column("submit_s").to_numpy().astype(np.float64)
+        run = np.asarray(table.column("run_s").to_pandas(), dtype=np.float64)
+        demand = np.column_stack(
+            [np.asarray(table.column(r).to_pandas(), dtype=np.float64) for r in self.resources]
+        )
+        return (
+            (submit >= self.start_s)
+            & (submit < self.end_s)
+            & ~np.isnan(run)
+            & ~(run < 0)
+            & np.isfinite(demand).all(axis=1)
+            & ~(demand < 0).any(axis=1)
+        )
+
+    def _count(self) -> int:
+        cols = ["submit_s", "run_s", *self.resources]
+        n = 0
+        for rg in range(self._file.num_row_groups):
+            if self._in_window(rg):
+                n += int(self._usable(self._file.read_row_group(rg, columns=cols)).sum())
+        return n
 
     def batches(self) -> Iterator[TaskBatch]:
         cols = [*self._COLUMNS, *self.resources, *self._extra]
