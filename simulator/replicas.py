@@ -114,7 +114,7 @@ class ReplicaTaskSource(ParquetTaskSource):
                 table = self._file.read_row_group(rg, columns=cols)
                 inst = pc.fill_null(table.column("instances"), 0).to_numpy().astype(np.int64)
                 inst = np.maximum(inst, 0)
-                n += int(inst[self._usable(table)].sum())
+                n += int(inst[self._usable_rows(table)].sum())
         return n
 
     def batches(self) -> Iterator[TaskBatch]:

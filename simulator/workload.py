@@ -79,6 +79,24 @@ class TaskBatch:
         return int(self.submit_s.shape[0])
 
 
+def _usable(
+    frame: pd.DataFrame, resources: Sequence[str], start_s: float, end_s: float
+) -> np.ndarray:
+    """Boolean mask of the rows :meth:`TaskSource._clean` keeps: in the window, with a run time
+    >= 0 and a finite demand >= 0."""
+    submit = frame["submit_s"].to_numpy(dtype=np.float64)
+    run = frame["run_s"].to_numpy(dtype=np.float64, na_value=np.nan)
+    demand = frame[list(resources)].to_numpy(dtype=np.float64, na_value=np.nan)
+    return (
+        (submit >= start_s)
+        & (submit < end_s)
+        & ~np.isnan(run)
+        & ~(run < 0)
+        & np.isfinite(demand).all(axis=1)
+        & ~(demand < 0).any(axis=1)
+    )
+
+
 class TaskSource:
     """Base class: an iterable of :class:`TaskBatch` in submit order.
 
@@ -235,28 +253,16 @@ class ParquetTaskSource(TaskSource):
                 return not (st.max < self.start_s or st.min >= self.end_s)
         return True
 
-    def _usable(self, table: pa.Table) -> np.ndarray:
+    def _usable_rows(self, table: pa.Table) -> np.ndarray:
         """The rows of ``table`` that :meth:`TaskSource._clean` keeps (as a boolean mask)."""
-        submit = table.column("submit_s").to_numpy().astype(np.float64)
-        run = np.asarray(table.column("run_s").to_pandas(), dtype=np.float64)
-        demand = np.column_stack(
-            [np.asarray(table.column(r).to_pandas(), dtype=np.float64) for r in self.resources]
-        )
-        return (
-            (submit >= self.start_s)
-            & (submit < self.end_s)
-            & ~np.isnan(run)
-            & ~(run < 0)
-            & np.isfinite(demand).all(axis=1)
-            & ~(demand < 0).any(axis=1)
-        )
+        return _usable(table.to_pandas(), self.resources, self.start_s, self.end_s)
 
     def _count(self) -> int:
         cols = ["submit_s", "run_s", *self.resources]
         n = 0
         for rg in range(self._file.num_row_groups):
             if self._in_window(rg):
-                n += int(self._usable(self._file.read_row_group(rg, columns=cols)).sum())
+                n += int(self._usable_rows(self._file.read_row_group(rg, columns=cols)).sum())
         return n
 
     def batches(self) -> Iterator[TaskBatch]:
@@ -326,7 +332,7 @@ class FrameTaskSource(TaskSource):
         self._frame = frame.sort_values("submit_s", kind="stable").reset_index(drop=True)
         self.start_s, self.end_s = float(start_s), float(end_s)
         self.batch_rows = batch_rows
-        self.n_hint = len(frame)
+        self.n_hint = int(_usable(self._frame, self.resources, self.start_s, self.end_s).sum())
 
     def batches(self) -> Iterator[TaskBatch]:
         f = self._frame

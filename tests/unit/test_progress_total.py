@@ -53,3 +53,25 @@ def test_bar_total_is_the_tasks_replayed(
     tasks = json.loads((out / "ff-drfh" / "summary.json").read_text())["tasks"]
     assert [(b.total, b.n) for b in bars] == [(tasks, tasks)]
     assert 0 < tasks < 168_105
+
+
+def test_frame_source_counts_the_window_and_usable_rows() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from fairsim.simulator.workload import FrameTaskSource
+
+    frame = pd.DataFrame(
+        {
+            "job_id": np.arange(6, dtype=np.int64),
+            "task_index": np.arange(6, dtype=np.int32),
+            "user": ["a"] * 6,
+            "submit_s": [0.0, 5.0, 10.0, 15.0, 20.0, 25.0],
+            "cpu": [0.1, 0.1, -0.1, 0.1, 0.1, 0.1],
+            "mem": [0.1] * 6,
+            "run_s": [1.0, np.nan, 1.0, 1.0, 1.0, 1.0],
+        }
+    )
+    source = FrameTaskSource(frame, start_s=5.0, end_s=25.0)
+    assert source.n_hint == 2  # 15 s and 20 s: 0 s and 25 s are outside, 5 s has no run time
+    assert sum(len(b) for b in source.batches()) == 2
