@@ -30,6 +30,7 @@ import argparse
 import logging
 import math
 import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -305,6 +306,12 @@ def cmd_sweep_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plain(rst: str) -> str:
+    """A docstring's reStructuredText as the plain text of ``--help``: back-quoted literals and
+    roles (``:func:``) keep their text and lose their markup."""
+    return re.sub(r"(?::[a-z]+:)?`+([^`]+)`+", r"\1", rst)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fairsim`` command."""
     from fairsim.experiments.reproductions import REPRODUCTIONS
@@ -321,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
         "alibaba-gpu-2023",
     )
     raw = argparse.RawDescriptionHelpFormatter
-    p = _Parser(prog="fairsim", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="fairsim", description=_plain(__doc__.split("\n\n")[0]))
     p.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     p.add_argument("--version", action="version", version=f"fairsim {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")

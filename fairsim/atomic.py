@@ -11,6 +11,13 @@ new behind. Every writer of results, traces, figures and reports uses these:
   unless ``overwrite`` is set (then it is replaced whole);
 * :func:`json_text`: the only JSON encoder of files fairsim writes; a non-finite float becomes
   ``null`` (strict JSON parsers reject ``NaN``).
+
+Results get the permissions of any file the user writes: ``0o666 & ~umask`` for a file and
+``0o777 & ~umask`` for a folder (:func:`file_mode`, :func:`dir_mode`), although the temporary
+names are created private (``mkstemp``/``mkdtemp`` use ``0o600``/``0o700``). The umask is read
+from ``/proc/self/status`` where the kernel reports it (Linux 4.7 and later); elsewhere it is read
+by setting and restoring it under a lock, which another thread that changes the umask itself at
+that very moment could race (:func:`current_umask`).
 """
 
 from __future__ import annotations
@@ -21,11 +28,53 @@ import math
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from fairsim.errors import OutputError
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's file mode creation mask, read without changing it where possible.
+
+    Returns
+    -------
+    int
+        The umask (e.g. ``0o022``).
+
+    Notes
+    -----
+    ``os.umask`` can only read the mask by setting it, which is process-wide: a file another
+    thread creates between the two calls would get the temporary mask. So the mask is read from
+    the ``Umask:`` line of ``/proc/self/status`` when the kernel provides it (Linux 4.7 and
+    later), and only otherwise by ``os.umask`` twice under a module lock (fairsim itself creates
+    no files from other threads meanwhile).
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o077)
+        os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode a new file of the user gets: ``0o666 & ~umask`` (``0o644`` under ``0o022``)."""
+    return 0o666 & ~current_umask()
+
+
+def dir_mode() -> int:
+    """The mode a new folder of the user gets: ``0o777 & ~umask`` (``0o755`` under ``0o022``)."""
+    return 0o777 & ~current_umask()
 
 
 @contextlib.contextmanager
@@ -40,7 +89,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     Yields
     ------
     pathlib.Path
-        Where to write (a hidden file in the same folder, so the rename is atomic).
+        Where to write (a hidden file in the same folder, so the rename is atomic). It is
+        given :func:`file_mode` before the rename (``mkstemp`` creates it ``0o600``).
     """
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -49,6 +99,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        os.chmod(tmp, file_mode())
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -261,7 +312,7 @@ def atomic_dir(
     ------
     pathlib.Path
         The temporary folder (``.<name>.XXXXXXXX.tmp`` in the same parent, so the rename is
-        atomic).
+        atomic), with :func:`dir_mode` (``mkdtemp`` alone would make it ``0o700``).
 
     Raises
     ------
@@ -274,6 +325,7 @@ def atomic_dir(
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
+        os.chmod(tmp, dir_mode())
     except OSError as exc:
         _remove_empty(created)
         raise OutputError(f"{what}: cannot create {shown!r} ({exc.strerror or exc})") from None

@@ -228,7 +228,7 @@ class _Watch(DelegatingScheduler):
         # the engine asks right after every pass, before anything else changes
         t = self.inner.next_wakeup(now)
         if self.passed and (self.passed_tick or t == math.inf):
-            self._conserved(self.cluster_)
+            self._conserved(self.cluster_, now)
         self.passed = False
         return t
 
@@ -326,8 +326,9 @@ class _Watch(DelegatingScheduler):
                     f"earlier task {head} is waiting",
                 )
 
-    def _conserved(self, view: ClusterView) -> None:
-        """No user's oldest waiting task (every waiting task, if not FIFO) fits anywhere."""
+    def _conserved(self, view: ClusterView, now: float) -> None:
+        """No user's oldest waiting task (every waiting task, if not FIFO) fits anywhere after
+        the pass at ``now`` (s)."""
         for user, queue in self.queues.items():
             for task in queue:
                 fits = np.all(view.free >= np.asarray(self.waiting[task]), axis=1)
@@ -338,9 +339,9 @@ class _Watch(DelegatingScheduler):
                     oldest = "the oldest waiting task" if self.fifo else "a waiting task"
                     raise self._fail(
                         "work conserving",
-                        f"after a pass, task {task} ({oldest} of user {user}, demand "
-                        f"{_fmt(self.waiting[task])}) fits on server {int(fits.argmax())}, which "
-                        f"has {_fmt(view.free[int(fits.argmax())])} free",
+                        f"after the pass at {now:g} s, task {task} ({oldest} of user {user}, "
+                        f"demand {_fmt(self.waiting[task])}) fits on server {int(fits.argmax())}, "
+                        f"which has {_fmt(view.free[int(fits.argmax())])} free",
                     )
                 if self.fifo:
                     break
@@ -616,8 +617,8 @@ def check_work_conserving(scheduler: Any, /, **params: Any) -> None:
     Raises
     ------
     AssertionError
-        ``"<scheduler>: work conserving: after a pass, task <t> (the oldest waiting task of user
-        <u>, demand ...) fits on server <s>, which has ... free"``.
+        ``"<scheduler>: work conserving: workload <w>: after the pass at <time> s, task <t> (the
+        oldest waiting task of user <u>, demand ...) fits on server <s>, which has ... free"``.
     """
     for _ in _runs(scheduler, params, "work conserving", own_jobs=True):
         pass

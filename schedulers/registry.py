@@ -1,6 +1,8 @@
 """The registry of online schedulers: the only list of their names, and how to build them.
 
-A scheduler name comes from one of three sources, which must not overlap:
+A scheduler name comes from one of three sources, which must not overlap (except that a
+distribution may both decorate its class with :func:`register_scheduler` and ship it as an entry
+point of the same name: that is one registration):
 
 1. :data:`BUILTIN`, the table below: fairsim's own schedulers;
 2. :func:`register_scheduler`, a class decorator, for schedulers defined in the running process
@@ -47,6 +49,7 @@ import functools
 import importlib.metadata
 import inspect
 import re
+import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -202,7 +205,10 @@ def register_scheduler(name: str, *, replace: bool = False) -> Callable[[S], S]:
         The name (letters, digits and ``_.+-``).
     replace : bool
         Replace an earlier :func:`register_scheduler` of the same name (re-running a notebook
-        cell); built-in and entry-point names can never be replaced.
+        cell); built-in and entry-point names can never be replaced. The class that an entry
+        point of the same name names (``module:Class``, the decorated class itself: a package
+        that both decorates its scheduler and ships it as an entry point) is not a conflict: the
+        name stays one registration, the entry point's, with this class.
 
     Returns
     -------
@@ -212,9 +218,9 @@ def register_scheduler(name: str, *, replace: bool = False) -> Callable[[S], S]:
     Raises
     ------
     RegistryError
-        For a malformed name, a name already registered (built-in, entry point, or earlier in
-        this process without ``replace``), a class that is not a Scheduler subclass, or an
-        ``__init__`` with a parameter that cannot be given by keyword.
+        For a malformed name, a name already registered (built-in, an entry point naming another
+        class, or earlier in this process without ``replace``), a class that is not a Scheduler
+        subclass, or an ``__init__`` with a parameter that cannot be given by keyword.
 
     Examples
     --------
@@ -237,6 +243,12 @@ def register_scheduler(name: str, *, replace: bool = False) -> Callable[[S], S]:
             )
         eps = _entry_points().get(name)
         if eps:
+            if len(eps) == 1 and _names_class(eps[0], cls):
+                # the class that its own distribution ships as this entry point (the module is
+                # being imported, by the entry point or directly): one registration, not two
+                params_model(cls)
+                _LOADED[name] = cls
+                return cls
             raise RegistryError(
                 f"register_scheduler({name!r}): the name is taken by the {_origin(eps[0])}"
             )
@@ -272,6 +284,17 @@ def _entry_points() -> dict[str, list[importlib.metadata.EntryPoint]]:
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         out.setdefault(ep.name, []).append(ep)
     return out
+
+
+def _names_class(ep: importlib.metadata.EntryPoint, cls: type) -> bool:
+    """Whether the entry point names ``cls``: its value is the class's own ``module:Class``, or
+    the object it names (in a module already imported) is ``cls``. Nothing is imported."""
+    if (ep.module, ep.attr) == (cls.__module__, cls.__qualname__):
+        return True
+    obj: Any = sys.modules.get(ep.module)
+    for part in (ep.attr or "").split(".") if obj is not None else ():
+        obj = getattr(obj, part, None)
+    return obj is cls
 
 
 def _origin(ep: importlib.metadata.EntryPoint) -> str:
@@ -386,15 +409,36 @@ def scheduler_class(name: str) -> type[Scheduler]:
 
 
 def _unknown(name: str) -> str:
-    candidates = [
-        *(r.name for r in registrations() if r.alias is None),
-        "slots-14",
-        "slots-14-single",
-        "slots-14-cpu",
+    """The one-line message for an unknown scheduler name, with what the user may have meant.
+
+    A name that is an exact mechanism of ``fairsim solve`` (``drfh``) says so; a name found
+    inside registered names (``drfh`` in ``ff-drfh`` and ``bf-drfh``, ``lock`` in
+    ``drf-lockstep``) lists them all; otherwise the closest registered name is suggested.
+    """
+    from fairsim.schedulers.exact import EXACT, JOB_EXACT
+
+    within = [
+        r.alias.forms[0] if r.alias is not None else r.name
+        for r in registrations()
+        if len(name) >= 2 and name.lower() in r.name.lower()
     ]
-    close = difflib.get_close_matches(name, candidates, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown scheduler {name!r}{hint} (known: {', '.join(available())})"
+    if within:
+        shown = [repr(n) for n in within]
+        hint = "; did you mean " + (
+            f"{', '.join(shown[:-1])} or {shown[-1]}?" if len(shown) > 1 else f"{shown[0]}?"
+        )
+    else:
+        candidates = [*(r.name for r in registrations() if r.alias is None)]
+        candidates += ["slots-14", "slots-14-single", "slots-14-cpu"]
+        close = difflib.get_close_matches(name, candidates, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+    solve = (
+        " (it is an exact mechanism of 'fairsim solve', which allocates a static instance, not "
+        "an online scheduler)"
+        if name in EXACT or name in JOB_EXACT
+        else ""
+    )
+    return f"unknown scheduler {name!r}{solve}{hint} (known: {', '.join(available())})"
 
 
 def validate_name(name: str) -> str:

@@ -104,8 +104,18 @@ class ReplicaTaskSource(ParquetTaskSource):
         if batch_rows < 1:
             raise ConfigError(f"batch_rows: {batch_rows!r} (expected an integer >= 1)")
         self.batch_rows = int(batch_rows)
-        inst = self._file.read(columns=["instances"]).column("instances")
-        self.n_hint = int(pc.sum(pc.max_element_wise(inst, 0)).as_py() or 0)
+
+    def _count(self) -> int:
+        """The replicas of the usable rows in the window (``instances`` each, at least 0)."""
+        cols = ["submit_s", "run_s", *self.resources, "instances"]
+        n = 0
+        for rg in range(self._file.num_row_groups):
+            if self._in_window(rg):
+                table = self._file.read_row_group(rg, columns=cols)
+                inst = pc.fill_null(table.column("instances"), 0).to_numpy().astype(np.int64)
+                inst = np.maximum(inst, 0)
+                n += int(inst[self._usable_rows(table)].sum())
+        return n
 
     def batches(self) -> Iterator[TaskBatch]:
         cols = [*self._COLUMNS, *self.resources, "instances"]

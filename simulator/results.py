@@ -48,7 +48,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fairsim.atomic import atomic_path, json_text, write_text
+from fairsim.atomic import atomic_path, dir_mode, json_text, write_text
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.stream import ENDED, FINISHED, PARQUET_KW, StreamedTasks
 
@@ -281,6 +281,7 @@ def write_run(
         summary.update(extra_summary)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
+        os.chmod(tmp, dir_mode())  # a folder of the user's umask, not mkdtemp's 0o700
         if result.streamed is not None:  # written while the run went on
             shutil.move(result.streamed.path, tmp / "tasks.parquet")
         for name, table in built.items():

@@ -79,6 +79,24 @@ class TaskBatch:
         return int(self.submit_s.shape[0])
 
 
+def _usable(
+    frame: pd.DataFrame, resources: Sequence[str], start_s: float, end_s: float
+) -> np.ndarray:
+    """Boolean mask of the rows :meth:`TaskSource._clean` keeps: in the window, with a run time
+    >= 0 and a finite demand >= 0."""
+    submit = frame["submit_s"].to_numpy(dtype=np.float64)
+    run = frame["run_s"].to_numpy(dtype=np.float64, na_value=np.nan)
+    demand = frame[list(resources)].to_numpy(dtype=np.float64, na_value=np.nan)
+    return (
+        (submit >= start_s)
+        & (submit < end_s)
+        & ~np.isnan(run)
+        & ~(run < 0)
+        & np.isfinite(demand).all(axis=1)
+        & ~(demand < 0).any(axis=1)
+    )
+
+
 class TaskSource:
     """Base class: an iterable of :class:`TaskBatch` in submit order.
 
@@ -89,7 +107,8 @@ class TaskSource:
     skipped : collections.Counter
         Tasks dropped while reading, by reason.
     n_hint : int or None
-        Number of rows in the underlying table (for progress bars), if known.
+        Number of tasks :meth:`batches` will yield (the progress bar's total, the recorder's
+        first allocation), if known; an estimate for sources that expand rows (repetitions).
     """
 
     resources: tuple[str, ...]
@@ -198,7 +217,7 @@ class ParquetTaskSource(TaskSource):
         if missing:
             raise ConfigError(f"trace.path: {str(self.path)!r} lacks column(s) {missing}")
         self.start_s, self.end_s = float(start_s), float(end_s)
-        self.n_hint = self._file.metadata.num_rows
+        self._n_hint: int | None = None  # counted on first use (n_hint)
         self._extra = [c for c in ("instances", "parents") if job_columns and c in names]
         if constraint_column and "constraint" in names:
             self._extra.append("constraint")
@@ -207,6 +226,44 @@ class ParquetTaskSource(TaskSource):
             self._extra.append("censored")
         elif "end_state" in names:
             self._extra.append("end_state")
+
+    @property
+    def n_hint(self) -> int | None:
+        """The number of tasks :meth:`batches` yields: the rows with ``start_s <= submit_s <
+        end_s`` that are not dropped as unusable (no run time, negative run time, bad demand),
+        counted on first use from those columns of the row groups that overlap the window (the
+        progress bar's total; 168,105 of the 614,019 rows of the Google sample for 0-3600 s)."""
+        if self._n_hint is None:
+            self._n_hint = self._count()
+        return self._n_hint
+
+    @n_hint.setter
+    def n_hint(self, value: int | None) -> None:
+        self._n_hint = value
+
+    def _in_window(self, rg: int) -> bool:
+        """Whether row group ``rg`` may hold rows of the window (by its submit_s statistics)."""
+        meta = self._file.metadata.row_group(rg)
+        for i in range(meta.num_columns):
+            col = meta.column(i)
+            if col.path_in_schema == "submit_s":
+                st = col.statistics
+                if st is None or not st.has_min_max:
+                    return True
+                return not (st.max < self.start_s or st.min >= self.end_s)
+        return True
+
+    def _usable_rows(self, table: pa.Table) -> np.ndarray:
+        """The rows of ``table`` that :meth:`TaskSource._clean` keeps (as a boolean mask)."""
+        return _usable(table.to_pandas(), self.resources, self.start_s, self.end_s)
+
+    def _count(self) -> int:
+        cols = ["submit_s", "run_s", *self.resources]
+        n = 0
+        for rg in range(self._file.num_row_groups):
+            if self._in_window(rg):
+                n += int(self._usable_rows(self._file.read_row_group(rg, columns=cols)).sum())
+        return n
 
     def batches(self) -> Iterator[TaskBatch]:
         cols = [*self._COLUMNS, *self.resources, *self._extra]
@@ -275,7 +332,7 @@ class FrameTaskSource(TaskSource):
         self._frame = frame.sort_values("submit_s", kind="stable").reset_index(drop=True)
         self.start_s, self.end_s = float(start_s), float(end_s)
         self.batch_rows = batch_rows
-        self.n_hint = len(frame)
+        self.n_hint = int(_usable(self._frame, self.resources, self.start_s, self.end_s).sum())
 
     def batches(self) -> Iterator[TaskBatch]:
         f = self._frame

@@ -303,26 +303,31 @@ SCHEDULER_TABLE = "<!-- fairsim:scheduler-table -->"
 
 
 def scheduler_table() -> str:
-    """The registered scheduler names with their class, YAML parameters and summary (Markdown).
+    """fairsim's built-in scheduler names with their class, YAML parameters and summary
+    (Markdown).
 
-    ``slots-<S>`` stands for any S; its class is the one of ``slots-14``. The parameters are the
-    scheduler's parameter model (:func:`fairsim.schedulers.registry.params_model`), with their
-    defaults.
+    Only the built-in table (:data:`fairsim.schedulers.registry.BUILTIN`) is listed: the page is
+    the same whatever is installed or registered in the building process (a plug-in's class
+    would be a cross-reference the site cannot resolve). ``slots-<S>`` stands for any S; its
+    class is :class:`~fairsim.schedulers.slots.Slots`. The parameters are the scheduler's
+    parameter model (:func:`fairsim.schedulers.registry.params_model`), with their defaults.
     """
-    from fairsim.schedulers.registry import available, make_scheduler, params_model
+    from fairsim.schedulers.registry import BUILTIN, params_model
 
     lines = ["| name | class | parameters (YAML) | what it is |", "|---|---|---|---|"]
-    for name in available():
-        cls = type(make_scheduler(name.replace("<S>", "14")))
+    for reg in BUILTIN:
+        cls = reg.cls
+        assert cls is not None  # built-in rows always carry their class
         path = f"{cls.__module__}.{cls.__qualname__}"
         doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split()).replace("|", "\\|")
         if not doc:
-            log.warning("scheduler table: %s (%s) has no docstring", name, path)
+            log.warning("scheduler table: %s (%s) has no docstring", reg.name, path)
         fields = params_model(cls).model_fields
         params = ", ".join(
             f"`{k}`" + ("" if f.is_required() else f" = `{f.default!r}`") for k, f in fields.items()
         )
-        lines.append(f"| `{name}` | [`{cls.__name__}`][{path}] | {params or 'none'} | {doc} |")
+        for name in reg.alias.forms if reg.alias is not None else (reg.name,):
+            lines.append(f"| `{name}` | [`{cls.__name__}`][{path}] | {params or 'none'} | {doc} |")
     return "\n".join(lines)
 
 

@@ -375,7 +375,8 @@ BROKEN = [
     (
         check_work_conserving,
         OnePerPass,
-        r"^OnePerPass: work conserving: workload 'mixed': after a pass, task \d+ \(the oldest "
+        r"^OnePerPass: work conserving: workload 'mixed': after the pass at [\d.]+ s, task \d+ "
+        r"\(the oldest "
         r"waiting task of user \d+, demand \(.*\)\) fits on server \d+, which has \(.*\) free$",
     ),
 ]
@@ -411,3 +412,52 @@ def test_the_checks_refuse_what_is_not_a_scheduler() -> None:
     with pytest.raises(ConfigError, match=r"^unknown scheduler 'bf-drf'; did you mean 'bf-drfh'"):
         check_capacity("bf-drf")
     assert fairsim.testing.check_scheduler is check_scheduler
+
+
+def test_one_task_per_pass_is_caught_naming_the_time_and_task() -> None:
+    """The issue's scheduler: one placement per pass, so four tasks that all fit one server
+    start at 0, 10, 20 and 30 s; ``check_scheduler`` refuses it in one line naming the pass's
+    time and the task that fitted."""
+    fairsim.register_scheduler("one-per-pass-test")(OnePerPass)
+    try:
+        cfg = {
+            "name": "one-per-pass",
+            "trace": {
+                "format": "inline",
+                "users": [{"name": "a", "demand": [0.1, 0.1], "tasks": 4, "run_s": 10}],
+            },
+            "cluster": {"classes": [{"name": "one", "count": 1, "capacity": [1.0, 1.0]}]},
+            "schedulers": ["one-per-pass-test", "drf"],
+        }
+        runs = fairsim.simulate(cfg)
+    finally:
+        fairsim.schedulers.registry.unregister_scheduler("one-per-pass-test")
+    assert runs["one-per-pass-test"].tasks["start_s"].tolist() == [0.0, 10.0, 20.0, 30.0]
+    assert runs["drf"].tasks["start_s"].tolist() == [0.0, 0.0, 0.0, 0.0]
+    with pytest.raises(AssertionError) as err:
+        check_scheduler(OnePerPass)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert msg == (
+        "OnePerPass: work conserving: workload 'mixed': after the pass at 4.2 s, task 1 (the "
+        "oldest waiting task of user 0, demand (0.152, 0.106)) fits on server 0, which has "
+        "(0.444, 0.2175) free"
+    )
+
+
+def test_the_tutorial_lists_every_check_and_its_exemption() -> None:
+    """docs/write-a-scheduler.md names each check of the suite once, in order, with the class
+    attribute that exempts a scheduler from it (``never`` for the engine's contract)."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "write-a-scheduler.md").read_text("utf-8")
+    rows = [
+        [c.strip().strip("`") for c in line.strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("| `")
+    ]
+    table = {r[0]: (r[1], r[3]) for r in rows if len(r) == 4}
+    assert list(table) == list(CHECKS)
+    assert {k: fn for k, (fn, _) in table.items()} == {k: f.__name__ for k, f in CHECKS.items()}
+    exempt = {k: a.removesuffix(" = False") for k, (_, a) in table.items() if a != "never"}
+    assert exempt == EXEMPTIONS
