@@ -25,6 +25,8 @@ _PUBLIC = {
     "RunConfig": "fairsim.scenario.config",
     "RunResult": "fairsim.scenario.api",
     "simulate": "fairsim.scenario.api",
+    "load": "fairsim.scenario.api",
+    "compare": "fairsim.scenario.compare",
     "solve": "fairsim.schedulers.solve",
     "register_scheduler": "fairsim.schedulers.registry",
     "testing": "fairsim.testing",

@@ -9,6 +9,8 @@ summary. ``fairsim run`` is a thin wrapper over it.
 
 from __future__ import annotations
 
+import html
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import RunConfig, load_config, parse_config
@@ -27,7 +30,7 @@ from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import summarize, tables
 
 #: The tables of a run, in the order of the result files.
-TABLES = ("tasks", "jobs", "users", "utilization", "user_shares")
+TABLES = ("tasks", "jobs", "users", "utilization", "user_shares", "user_jct")
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,8 +94,14 @@ class RunResult:
         return cls(name, summary, None, built)
 
     @classmethod
-    def from_folder(cls, folder: Path, summary: dict[str, Any]) -> RunResult:
-        """A run written into ``folder`` (``DIR/<scheduler>``); its tables are read lazily."""
+    def from_folder(cls, folder: Path, summary: dict[str, Any] | None = None) -> RunResult:
+        """A run written into ``folder`` (``DIR/<scheduler>``); its tables are read lazily.
+
+        ``summary`` defaults to the folder's ``summary.json``.
+        """
+        folder = Path(folder)
+        if summary is None:
+            summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
         return cls(folder.name, summary, folder)
 
     @property
@@ -128,6 +137,12 @@ class RunResult:
         return frame
 
     @property
+    def user_jct(self) -> pd.DataFrame | None:
+        """Per-user JCT (``user_jct.parquet``): ``user, jobs, jobs_completed, mean_jct_s,
+        median_jct_s``; None for a folder written before the table existed."""
+        return self._frame("user_jct")
+
+    @property
     def user_shares(self) -> pd.DataFrame | None:
         """Every user's share of the pool on the grid (``user_shares.parquet``, only with
         ``collect.user_shares``), else None."""
@@ -141,6 +156,50 @@ class RunResult:
                 table = pq.read_table(path) if path.is_file() else None
             self._frames[name] = table.to_pandas() if table is not None else None
         return self._frames[name]
+
+    def _repr_html_(self) -> str:
+        """A compact HTML table of the headline numbers (for notebooks)."""
+        s = self.summary
+
+        def num(x: Any, fmt: str) -> str:
+            return "—" if x is None else format(x, fmt)
+
+        jct = s.get("jct_s") or {}
+        delay = s.get("queueing_delay_s") or {}
+        rows = [
+            ("tasks", num(s.get("tasks"), ",")),
+            ("completed", num(s.get("tasks_completed"), ",")),
+            ("completion ratio", num(s.get("completion_ratio"), ".3f")),
+            *(
+                (f"mean {r} utilisation", "—" if v is None else f"{100 * v:.1f} %")
+                for r, v in (s.get("mean_utilization") or {}).items()
+            ),
+            (
+                "jobs completed (not completed)",
+                f"{num(s.get('jobs_completed'), ',')} ({num(jct.get('excluded_jobs'), ',')})",
+            ),
+            ("mean JCT (s)", num(s.get("mean_jct_s"), ",.1f")),
+            (
+                "JCT p50 / p95 / p99 (s)",
+                " / ".join(num(jct.get(k), ",.1f") for k in ("p50", "p95", "p99")),
+            ),
+            (
+                "queueing delay mean / p95 (s)",
+                " / ".join(num(delay.get(k), ",.1f") for k in ("mean", "p95")),
+            ),
+            ("mean slowdown", num((s.get("slowdown") or {}).get("mean"), ".2f")),
+            ("config hash", html.escape(str(s.get("config_hash")))),
+        ]
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{v}</td></tr>"
+            for k, v in rows
+        )
+        where = (
+            f" <small>{html.escape(str(self.folder))}</small>" if self.folder is not None else ""
+        )
+        return (
+            f"<div><b>RunResult {html.escape(self.scheduler)}</b>{where}<table>{body}</table></div>"
+        )
 
     def __repr__(self) -> str:
         s = self.summary
@@ -265,3 +324,80 @@ def simulate(
         what="out",
     )
     return {name: RunResult.from_folder(folder / name, s) for name, s in summaries.items()}
+
+
+def load(run_dir: str | os.PathLike[str]) -> dict[str, RunResult] | RunResult:
+    """Read back what ``fairsim run`` or ``simulate(..., out=DIR)`` wrote.
+
+    Parameters
+    ----------
+    run_dir : path-like
+        A run folder (``DIR``: ``config.yaml``, ``summary.json`` and one folder per scheduler)
+        or one scheduler's folder inside it (``DIR/<scheduler>``).
+
+    Returns
+    -------
+    dict of str to RunResult, or RunResult
+        For a run folder, what :func:`simulate` returned: scheduler label → its
+        :class:`RunResult`, in the config's order; for a scheduler folder, its
+        :class:`RunResult`. Summaries are the ``summary.json`` files; tables are read when
+        first used.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        If the folder is neither (one line naming it).
+
+    Examples
+    --------
+    >>> import fairsim, tempfile, pathlib
+    >>> cfg = {"name": "demo", "trace": {"format": "synthetic", "n_tasks": 300,
+    ...                                   "duration_s": 3600},
+    ...        "cluster": {"servers": 20}, "schedulers": ["ff-drfh", "bf-drfh"]}
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "demo"
+    >>> ran = fairsim.simulate(cfg, out=out)
+    >>> back = fairsim.load(out)
+    >>> list(back), back["bf-drfh"].summary == ran["bf-drfh"].summary
+    (['ff-drfh', 'bf-drfh'], True)
+    >>> fairsim.load(out / "bf-drfh").jobs.equals(ran["bf-drfh"].jobs)
+    True
+    """
+    folder = Path(run_dir)
+    kind = run_kind(folder)
+    if kind == "scheduler":
+        return RunResult.from_folder(folder)
+    return {name: RunResult.from_folder(folder / name) for name in run_schedulers(folder)}
+
+
+def run_kind(folder: Path) -> str:
+    """``"run"`` for a ``fairsim run`` folder, ``"scheduler"`` for a scheduler's folder in one.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        If ``folder`` is neither.
+    """
+    if (folder / "summary.json").is_file() and (folder / "jobs.parquet").is_file():
+        return "scheduler"
+    if (folder / "config.yaml").is_file() and (folder / "summary.json").is_file():
+        return "run"
+    raise ConfigError(
+        f"{folder}: not a fairsim run folder (config.yaml and summary.json) nor a scheduler's "
+        "folder in one (summary.json and jobs.parquet)"
+    )
+
+
+def run_schedulers(folder: Path) -> list[str]:
+    """The scheduler folders of a run folder, in the order of its config's ``schedulers``
+    (sorted by name when the config cannot be read back, e.g. a plug-in scheduler that is not
+    installed)."""
+    present = sorted(
+        p.name for p in folder.iterdir() if p.is_dir() and (p / "summary.json").is_file()
+    )
+    try:
+        data = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+        labels = parse_config(data).scheduler_labels()
+    except Exception:  # any config this session cannot validate: fall back to names
+        return present
+    ordered = [name for name in labels if name in present]
+    return ordered + [name for name in present if name not in ordered]

@@ -122,6 +122,19 @@ def _run_into(
     return summaries
 
 
+#: What the run's top-level ``summary.json`` gives of each scheduler's summary.
+HEADLINE_KEYS = (
+    "tasks",
+    "tasks_completed",
+    "completion_ratio",
+    "mean_utilization",
+    "mean_jct_s",
+    "config_hash",
+    "fairsim_version",
+    "git_commit",
+)
+
+
 def _headline(s: dict[str, Any]) -> dict[str, Any]:
-    keys = ("tasks", "tasks_completed", "completion_ratio", "mean_utilization", "mean_jct_s")
+    keys = HEADLINE_KEYS
     return {k: s.get(k) for k in keys}

@@ -34,6 +34,7 @@ from fairsim.errors import ConfigError
 from fairsim.scenario.config import RunConfig, check_samples
 from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pool import build_pool, pool_capacity
+from fairsim.scenario.provenance import provenance
 from fairsim.scenario.scheduler_run import run_scheduler
 from fairsim.scenario.workload import Workload, constrained_workload, resolve_workload, user_weights
 from fairsim.schedulers.registry import SchedulerSpec, make_scheduler, resolve
@@ -184,11 +185,13 @@ class Scenario:
     hooks: Hooks = field(default_factory=Hooks)
 
     def summary_extra(self) -> dict[str, Any]:
-        """What ``summary.json`` adds to a run's headline numbers: config hash, seed, number
-        of servers and the scenario's name."""
+        """What ``summary.json`` adds to a run's headline numbers: config hash, the fairsim
+        version and git commit (:func:`fairsim.scenario.provenance.provenance`), seed, number of
+        servers and the scenario's name."""
         cfg = self.config
         return {
             "config_hash": cfg.config_hash(),
+            **provenance(),
             "seed": cfg.seed,
             "servers": len(self.pool),
             "name": cfg.name,

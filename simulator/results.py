@@ -25,9 +25,14 @@ Per scheduler, into ``DIR/<scheduler>/``:
 ``user_shares.parquet`` (only when ``collect.user_shares`` is on)
     ``time_s, user, <resources...>, dominant``: each user's share of the pool per resource, and its
     global dominant share (DRFH paper, eq. 3).
+``user_jct.parquet``
+    ``user, jobs, jobs_completed, mean_jct_s, median_jct_s``: per-user JCT over the jobs each
+    user completed (:func:`user_jct`).
 ``summary.json``
-    Headline numbers, the config hash, the seed, ``wall_s`` and ``tasks_per_s``; with a job gate
-    also ``jobs_gate`` (tasks held at the end and dropped, by reason).
+    Headline numbers, the config hash, the fairsim version and git commit, the seed, ``wall_s``
+    and ``tasks_per_s``; the delay metrics ``queueing_delay_s``, ``jct_s``, ``slowdown`` and
+    ``user_jct`` (:func:`delay_metrics`); with a job gate also ``jobs_gate`` (tasks held at the
+    end and dropped, by reason).
 
 The directory is written under a temporary name and renamed into place when complete, so a crash
 never leaves a half-written result. The Parquet files depend only on the simulation (no timestamps):
@@ -52,7 +57,32 @@ from fairsim.atomic import atomic_path, dir_mode, json_text, write_text
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.stream import ENDED, FINISHED, PARQUET_KW, StreamedTasks
 
-__all__ = ["ENDED", "ended_codes", "summarize", "tables", "write_json", "write_run", "write_table"]
+__all__ = [
+    "ENDED",
+    "PERCENTILES",
+    "SLOWDOWN_DEFINITION",
+    "delay_metrics",
+    "ended_codes",
+    "job_run_times",
+    "queueing_delays",
+    "run_metrics",
+    "slowdown",
+    "summarize",
+    "tables",
+    "user_jct",
+    "write_json",
+    "write_run",
+    "write_table",
+]
+
+#: Percentiles the summary gives of a distribution (numpy's default linear interpolation).
+PERCENTILES = (50, 95, 99)
+
+#: The reading of slowdown in ``summary.json`` and the compare report.
+SLOWDOWN_DEFINITION = (
+    "JCT / the job's run time alone on an idle cluster (its longest task's run time: the tasks "
+    "of a job run in parallel), over completed jobs with a run time > 0"
+)
 
 
 def write_table(table: pa.Table, path: Path) -> None:
@@ -107,7 +137,8 @@ def tables(result: EngineResult) -> dict[str, pa.Table]:
     Returns
     -------
     dict of str to pyarrow.Table
-        Keys ``tasks``, ``jobs``, ``users``, ``utilization`` and, when recorded, ``user_shares``;
+        Keys ``tasks``, ``jobs``, ``users``, ``utilization``, ``user_jct`` (:func:`user_jct`)
+        and, when recorded, ``user_shares``;
         no ``tasks`` when the run streamed them to their file (:attr:`EngineResult.streamed`:
         ``jobs`` and ``users`` are then built from its totals, with the same values).
     """
@@ -128,6 +159,7 @@ def tables(result: EngineResult) -> dict[str, pa.Table]:
             "jobs": pa.Table.from_pandas(jobs, preserve_index=False),
             "users": pa.Table.from_pandas(per_user, preserve_index=False),
             "utilization": pa.table(ucols),
+            "user_jct": pa.Table.from_pandas(user_jct(jobs), preserve_index=False),
         }
     )
     if result.user_shares is not None:
@@ -206,6 +238,185 @@ def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataF
     return tasks, jobs, per_user
 
 
+def _stats(values: np.ndarray) -> dict[str, float | None]:
+    """Mean and :data:`PERCENTILES` of ``values`` (sorted first, so the mean does not depend on
+    the order the values came in); None for each when empty."""
+    v = np.sort(np.asarray(values, dtype=np.float64))
+    if not len(v):
+        return {"mean": None, **{f"p{q}": None for q in PERCENTILES}}
+    qs = np.percentile(v, PERCENTILES)
+    return {
+        "mean": float(v.mean()),
+        **{f"p{q}": float(x) for q, x in zip(PERCENTILES, qs, strict=True)},
+    }
+
+
+def queueing_delays(tasks: pd.DataFrame) -> np.ndarray:
+    """Queueing delay of every task that started: ``start_s - submit_s``, seconds.
+
+    Parameters
+    ----------
+    tasks : pandas.DataFrame
+        ``tasks.parquet``'s ``submit_s`` and ``start_s`` (NaN: never started).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_started,)
+        Sorted ascending. A DAG child's delay includes its wait for its parents (its
+        ``submit_s`` is the trace's); a repeated task's is measured from the trace's submit time
+        of its job's task.
+    """
+    start = tasks["start_s"].to_numpy(dtype=np.float64)
+    ok = ~np.isnan(start)
+    return np.sort(start[ok] - tasks["submit_s"].to_numpy(dtype=np.float64)[ok])
+
+
+def job_run_times(tasks: pd.DataFrame) -> pd.Series:
+    """Each job's longest finished task run time (``finish_s - start_s``), seconds.
+
+    Parameters
+    ----------
+    tasks : pandas.DataFrame
+        ``tasks.parquet``'s ``job_id``, ``start_s`` and ``finish_s``.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by ``job_id`` (sorted), for jobs with at least one finished task.
+    """
+    run = tasks["finish_s"].to_numpy(dtype=np.float64) - tasks["start_s"].to_numpy(dtype=np.float64)
+    ok = ~np.isnan(run)
+    frame = pd.DataFrame({"job_id": tasks["job_id"].to_numpy()[ok], "run_s": run[ok]})
+    return frame.groupby("job_id", sort=True)["run_s"].max()
+
+
+def slowdown(jobs: pd.DataFrame, run_s: pd.Series) -> pd.Series:
+    """Slowdown of every completed job: its JCT divided by its run time alone on an idle cluster.
+
+    The standard reading of slowdown (response time over service time: Harchol-Balter,
+    *Performance Modeling and Design of Computer Systems*, 2013, Sec. 28.4; per job, JCT over the
+    job's run time in an empty cluster, as in Grandl et al., *Multi-resource packing for cluster
+    schedulers* (Tetris), SIGCOMM 2014). A job's tasks are independent and run in parallel, so
+    its run time alone is its critical path, the longest task's run time (for a job with DAG
+    parents or repetitions the longest task is a lower bound of the critical path, and the
+    slowdown an upper bound). A job is at least 1 when its tasks never wait.
+
+    Parameters
+    ----------
+    jobs : pandas.DataFrame
+        ``jobs.parquet`` (``job_id``, ``completion_time_s``; NaN: not completed).
+    run_s : pandas.Series
+        :func:`job_run_times`.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by ``job_id``, for completed jobs whose run time is > 0 (a job of zero-length
+        tasks has no defined slowdown).
+    """
+    done = jobs.dropna(subset=["completion_time_s"]).set_index("job_id")["completion_time_s"]
+    run = run_s.reindex(done.index)
+    ok = run.to_numpy() > 0
+    return (done[ok] / run[ok]).sort_index()
+
+
+def user_jct(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Per-user JCT over the jobs each user completed (``user_jct.parquet``).
+
+    Parameters
+    ----------
+    jobs : pandas.DataFrame
+        ``jobs.parquet``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``user, jobs, jobs_completed, mean_jct_s, median_jct_s``, one row per user with a job
+        (sorted by user); the JCTs are NaN for a user who completed none.
+    """
+    g = jobs.groupby("user", sort=True)["completion_time_s"]
+    out = pd.DataFrame(
+        {
+            "jobs": g.size().astype("int64"),
+            "jobs_completed": g.count().astype("int64"),
+            "mean_jct_s": g.mean().astype("float64"),
+            "median_jct_s": g.median().astype("float64"),
+        }
+    )
+    out.index.name = "user"
+    return out.reset_index()
+
+
+def delay_metrics(
+    delays: np.ndarray, jobs: pd.DataFrame, run_s: pd.Series
+) -> dict[str, dict[str, Any]]:
+    """The delay metrics of ``summary.json``: queueing delay, JCT, slowdown, per-user JCT.
+
+    Parameters
+    ----------
+    delays : ndarray
+        :func:`queueing_delays` (seconds, one per started task).
+    jobs : pandas.DataFrame
+        ``jobs.parquet``.
+    run_s : pandas.Series
+        :func:`job_run_times`.
+
+    Returns
+    -------
+    dict
+        ``queueing_delay_s`` (``tasks``: started tasks; ``mean``, ``p50``, ``p95``, ``p99``),
+        ``jct_s`` (over completed jobs: ``jobs``; ``excluded_jobs``, the jobs not completed by
+        the horizon (right-censored, running or queued tasks), which are not in the numbers;
+        the statistics), ``slowdown`` (:func:`slowdown`; ``jobs``, the statistics and
+        ``definition``) and ``user_jct`` (per-user mean JCT over the users with a completed
+        job: ``users``, ``min_mean_s``, ``max_mean_s``, ``max_over_min`` and ``cv``, the
+        coefficient of variation, population standard deviation over mean). Percentiles are
+        numpy's linear interpolation; a statistic of an empty set is None.
+    """
+    jct = jobs["completion_time_s"].to_numpy(dtype=np.float64)
+    jct = jct[~np.isnan(jct)]
+    sd = slowdown(jobs, run_s).to_numpy()
+    per_user = user_jct(jobs)["mean_jct_s"].dropna().to_numpy()
+    per_user = np.sort(per_user)
+    lo = float(per_user[0]) if len(per_user) else None
+    hi = float(per_user[-1]) if len(per_user) else None
+    mean_u = float(per_user.mean()) if len(per_user) else None
+    return {
+        "queueing_delay_s": {"tasks": len(delays), **_stats(delays)},
+        "jct_s": {"jobs": len(jct), "excluded_jobs": len(jobs) - len(jct), **_stats(jct)},
+        "slowdown": {"jobs": len(sd), **_stats(sd), "definition": SLOWDOWN_DEFINITION},
+        "user_jct": {
+            "users": len(per_user),
+            "min_mean_s": lo,
+            "max_mean_s": hi,
+            "max_over_min": hi / lo if hi is not None and lo else None,
+            "cv": float(per_user.std()) / mean_u if mean_u else None,
+        },
+    }
+
+
+def run_metrics(result: EngineResult, jobs: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """:func:`delay_metrics` of an engine result (its per-task arrays, or the ``tasks.parquet``
+    it streamed, read a row group at a time: the values are the same either way)."""
+    cols = ["job_id", "submit_s", "start_s", "finish_s"]
+    if result.streamed is None:
+        t = result.tasks
+        frame = pd.DataFrame({c: t[c] for c in cols})
+        return delay_metrics(queueing_delays(frame), jobs, job_run_times(frame))
+    delays, runs = [], []
+    for batch in pq.ParquetFile(result.streamed.path).iter_batches(columns=cols):
+        frame = batch.to_pandas()
+        delays.append(queueing_delays(frame))
+        runs.append(job_run_times(frame))
+    run_s = (
+        pd.concat(runs).groupby(level=0, sort=True).max()
+        if runs
+        else pd.Series([], dtype="float64")
+    )
+    all_delays = np.sort(np.concatenate(delays)) if delays else np.array([])
+    return delay_metrics(all_delays, jobs, run_s)
+
+
 def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any]:
     """Headline numbers of a run (the body of ``summary.json``, without config hash and seed)."""
     s = result.streamed
@@ -240,6 +451,7 @@ def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any
         "jobs_completed": len(jct),
         "mean_jct_s": float(jct.mean()) if len(jct) else None,
         "median_jct_s": float(jct.median()) if len(jct) else None,
+        **run_metrics(result, jobs),
         "mean_utilization": dict(zip(result.resources, mean_util, strict=True)),
         "users": len(result.users),
         "skipped": dict(sorted(result.skipped.items())),

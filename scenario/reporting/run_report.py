@@ -240,6 +240,34 @@ def _f(x: Any, fmt: str) -> str:
     return "—" if x is None else format(x, fmt)
 
 
+def delay_table(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    """The report's delay table (``summary.json``'s delay metrics,
+    :func:`fairsim.simulator.results.delay_metrics`), one row per scheduler; empty for summaries
+    written before they existed."""
+    if not all("jct_s" in s for s in summaries.values()):
+        return []
+    lines = [
+        "",
+        "Delays per scheduler, each over its own jobs: JCT percentiles over the jobs it completed "
+        "(the jobs not completed by the horizon are excluded and counted), queueing delay "
+        "(`start_s - submit_s`) over the tasks that started, slowdown = JCT / the job's longest "
+        "task run time, and the spread of per-user mean JCT (max/min, coefficient of variation).",
+        "",
+        "| scheduler | jobs excluded | JCT p50 (s) | JCT p95 (s) | JCT p99 (s) "
+        "| mean queueing delay (s) | p95 queueing delay (s) | mean slowdown "
+        "| per-user JCT max/min | per-user JCT CV |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, s in summaries.items():
+        j, q, sd, u = s["jct_s"], s["queueing_delay_s"], s["slowdown"], s["user_jct"]
+        lines.append(
+            f"| {name} | {j['excluded_jobs']:,} | {_f(j['p50'], ',.0f')} | {_f(j['p95'], ',.0f')} "
+            f"| {_f(j['p99'], ',.0f')} | {_f(q['mean'], ',.0f')} | {_f(q['p95'], ',.0f')} "
+            f"| {_f(sd['mean'], '.2f')} | {_f(u['max_over_min'], '.1f')} | {_f(u['cv'], '.2f')} |"
+        )
+    return lines
+
+
 def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, Any]]) -> Path:
     """Write ``utilization.png``, ``jct_cdf.png``, ``user_shares_<scheduler>.png`` (with
     ``collect.user_shares``) and ``report.md`` for a ``fairsim run`` folder.
@@ -295,6 +323,7 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
             f"| {utils} | {s['jobs_completed']} | {_f(s.get('mean_jct_s'), ',.0f')} "
             f"| {s['wall_s']:.1f} | {_f(s.get('tasks_per_s'), ',.0f')} |"
         )
+    lines += delay_table(summaries)
     jct = completed_jobs(out, names)
     ids = common_jobs(jct)
     lines += [

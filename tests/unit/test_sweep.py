@@ -158,7 +158,7 @@ def test_identical_files_on_every_executor(tmp_path: Path) -> None:
         frame = run_sweep(sweep, out, executor=spec, progress=False)
         assert set(frame["status"]) == {"ok"}
         digests[spec] = _parquet_digests(out)
-    assert len(digests["local:1"]) == 4 * (1 + 2 * 4)  # servers + 2 schedulers x 4 tables
+    assert len(digests["local:1"]) == 4 * (1 + 2 * 5)  # servers + 2 schedulers x 5 tables
     assert digests["local:1"] == digests["local:2"] == digests["dask-local:2"]
 
 

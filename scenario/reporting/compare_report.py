@@ -1,0 +1,176 @@
+"""Figures and ``report.md`` of ``fairsim compare`` (:func:`fairsim.scenario.compare.compare`).
+
+``jct_cdf.png``: the JCT CDF of the common jobs, one curve per row, on a log axis with labelled
+ticks (a linear axis when every JCT falls within one decade); ``jct_mean.png``: mean JCT per row
+with the paired 95 % interval of its difference to the first row; ``utilization.png``: mean
+utilisation per resource and row, on an axis from 0 to 100 %.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator
+
+from fairsim.atomic import write_text
+from fairsim.scenario.reporting.plotting import save_figure
+
+
+def _fmt(x: Any, spec: str) -> str:
+    return "—" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, spec)
+
+
+def jct_cdf_figure(c: Any) -> Figure | None:
+    """CDF of the common jobs' JCT, one step curve per row; None without common jobs."""
+    if c.common_jobs == 0:
+        return None
+    fig = Figure(figsize=(6.5, 4))
+    ax = fig.subplots()
+    lo, hi = np.inf, 0.0
+    for label, v in c.jct.items():
+        x = np.sort(v.to_numpy())
+        ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=label)
+        pos = x[x > 0]
+        if len(pos):
+            lo, hi = min(lo, float(pos[0])), max(hi, float(x[-1]))
+    if hi > 0 and np.isfinite(lo) and hi / lo >= 10:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(
+            FuncFormatter(lambda x, _: f"{x:,.0f}" if x >= 1 else f"{x:g}")
+        )
+        ax.set_xlabel("job completion time (s, log scale)")
+    else:
+        ax.set_xlim(left=0)
+        ax.set_xlabel("job completion time (s)")
+    ax.set_ylabel("fraction of common jobs")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(
+        f"JCT CDF of the {c.common_jobs:,} jobs completed under every row", fontsize="medium"
+    )
+    return fig
+
+
+def jct_mean_figure(c: Any) -> Figure:
+    """Mean JCT of the common jobs per row; error bars: the paired 95 % interval of the
+    difference to the first row, drawn around the row's mean (none when not paired)."""
+    t = c.table
+    fig = Figure(figsize=(max(4.5, 1.2 * len(t) + 2), 4))
+    ax = fig.subplots()
+    x = np.arange(len(t))
+    mean = t["jct_mean_s"].to_numpy(dtype=float)
+    ax.bar(x, mean, color="tab:blue", alpha=0.8)
+    if c.paired:
+        base = mean[0]
+        lo = base + t["djct_low_s"].to_numpy(dtype=float)
+        hi = base + t["djct_high_s"].to_numpy(dtype=float)
+        ok = ~np.isnan(lo)
+        ax.errorbar(
+            x[ok],
+            mean[ok],
+            yerr=[mean[ok] - lo[ok], hi[ok] - mean[ok]],
+            fmt="none",
+            ecolor="black",
+            capsize=4,
+        )
+    ax.set_xticks(x, list(t.index), rotation=20, ha="right")
+    ax.set_ylabel("mean JCT of the common jobs (s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(
+        "Mean JCT"
+        + (
+            f" with paired 95 % intervals vs {t.index[0]}"
+            if c.paired
+            else " (seeds differ: no paired interval)"
+        ),
+        fontsize="medium",
+    )
+    return fig
+
+
+def utilization_figure(c: Any) -> Figure:
+    """Mean utilisation per resource and row, axis 0-100 %."""
+    t = c.table
+    fig = Figure(figsize=(max(4.5, 1.2 * len(t) + 2), 4))
+    ax = fig.subplots()
+    x = np.arange(len(t))
+    width = 0.8 / max(1, len(c.resources))
+    for i, res in enumerate(c.resources):
+        ax.bar(
+            x + (i - (len(c.resources) - 1) / 2) * width,
+            100 * t[f"{res}_util"].to_numpy(dtype=float),
+            width,
+            label=res,
+        )
+    ax.set_xticks(x, list(t.index), rotation=20, ha="right")
+    ax.set_ylabel("mean utilisation (% of the pool's capacity)")
+    ax.set_ylim(0, 100)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Mean utilisation over the window", fontsize="medium")
+    return fig
+
+
+def write_compare_report(c: Any, out: Path) -> Path:
+    """Write the figures and ``report.md`` of a comparison into ``out``; returns the report."""
+    fig = jct_cdf_figure(c)
+    if fig is not None:
+        save_figure(fig, out / "jct_cdf.png")
+    save_figure(jct_mean_figure(c), out / "jct_mean.png")
+    save_figure(utilization_figure(c), out / "utilization.png")
+    t = c.table
+    util_cols = " | ".join(f"mean {r} util." for r in c.resources)
+    lines = [
+        "# Comparison",
+        "",
+        "Rows: " + ", ".join(f"`{k}` ({r.folder})" for k, r in zip(t.index, c.rows, strict=True)),
+        "",
+        f"Common job set: the {c.common_jobs:,} jobs completed under every row, matched by "
+        f"job id, of {c.jobs:,} jobs in the window; excluded per row (completed there but not "
+        "under every row): "
+        + ", ".join(f"{k} {v:,}" for k, v in c.excluded_jobs.items())
+        + ". JCT, queueing delay (`start_s - submit_s` of the common jobs' tasks), slowdown "
+        "(JCT / the job's longest task run time) and per-user JCT spread (per-user mean JCT "
+        "over the common jobs: max/min, coefficient of variation) are on that set; utilisation "
+        "(time average over the window) and completion ratio are each run's own.",
+        "",
+        (
+            f"Paired: every run has config seed {c.seeds[0]} and the same trace window, so the "
+            "rows replay the same jobs on the same pool. ΔJCT is the mean over the common jobs "
+            f"of (JCT - JCT under `{t.index[0]}`), with a 95 % t-interval over the per-job "
+            "differences (`scipy.stats.t.interval`, n - 1 degrees of freedom)."
+            if c.paired
+            else f"Not paired: the runs have different seeds ({sorted(set(c.seeds))}); ΔJCT is "
+            "the difference in mean JCT on the common jobs, without an interval."
+        ),
+        "",
+        f"| row | {util_cols} | completion ratio | common jobs | JCT mean (s) | JCT p50 (s) "
+        "| JCT p95 (s) | JCT p99 (s) | queueing delay mean (s) | queueing delay p95 (s) "
+        "| mean slowdown | per-user JCT max/min | per-user JCT CV | ΔJCT (s) | 95 % CI (s) |",
+        "|---|" + "---|" * len(c.resources) + "---|" * 13,
+    ]
+    for label, r in t.iterrows():
+        utils = " | ".join(f"{_fmt(100 * r[f'{res}_util'], '.1f')} %" for res in c.resources)
+        ci = (
+            f"[{_fmt(r['djct_low_s'], ',.1f')}, {_fmt(r['djct_high_s'], ',.1f')}]"
+            if c.paired and not np.isnan(r["djct_low_s"])
+            else "—"
+        )
+        lines.append(
+            f"| {label} | {utils} | {_fmt(r['completion_ratio'], '.4f')} "
+            f"| {int(r['jobs_common']):,} | {_fmt(r['jct_mean_s'], ',.1f')} "
+            f"| {_fmt(r['jct_p50_s'], ',.1f')} | {_fmt(r['jct_p95_s'], ',.1f')} "
+            f"| {_fmt(r['jct_p99_s'], ',.1f')} | {_fmt(r['delay_mean_s'], ',.1f')} "
+            f"| {_fmt(r['delay_p95_s'], ',.1f')} | {_fmt(r['slowdown_mean'], '.2f')} "
+            f"| {_fmt(r['user_jct_max_over_min'], '.2f')} | {_fmt(r['user_jct_cv'], '.2f')} "
+            f"| {_fmt(r['djct_mean_s'], ',.1f')} | {ci} |"
+        )
+    lines += ["", "![JCT CDF](jct_cdf.png)" if fig is not None else "No common job: no CDF."]
+    lines += ["", "![mean JCT](jct_mean.png)", "", "![utilisation](utilization.png)", ""]
+    return write_text(out / "report.md", "\n".join(lines))
