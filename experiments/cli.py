@@ -113,6 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     import fairsim
+    from fairsim.schedulers.exact import task_decimals
     from fairsim.schedulers.instance import load_instance
 
     if args.compare:
@@ -124,11 +125,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
             raise FairsimError("solve --compare: udrf takes a jobs instance and cannot be compared")
         inst = load_instance(path)
         outs = [fairsim.solve(inst, n, sharing=args.sharing, online=args.online) for n in names]
-        tot = [[float(sum(row)) for row in o["tasks"]] for o in outs]
+        dec = [int(d) for d in task_decimals(inst)]  # the printed counts' decimals, per user
+        tot = [
+            [round(float(sum(row)), d) + 0.0 for row, d in zip(o["tasks"], dec, strict=True)]
+            for o in outs
+        ]
         gap = {
             "users": list(inst.user_ids),
             "total": {names[0]: tot[0], names[1]: tot[1]},
-            "gap": [b - a for a, b in zip(tot[0], tot[1], strict=True)],
+            "gap": [round(b - a, d) + 0.0 for a, b, d in zip(tot[0], tot[1], dec, strict=True)],
         }
         print(json_text({"compare": outs, "gap": gap}, indent=None, sort_keys=False))
         return 0
@@ -386,7 +391,13 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         help='the instance, a JSON file {"resources", "servers", "users"} (docs/mechanisms.md)',
     )
-    s.add_argument("--sharing", choices=("rdm", "tdm"), default="rdm", help="PS-DSF multiplexing")
+    s.add_argument(
+        "--sharing",
+        choices=("rdm", "tdm"),
+        default=None,
+        help="PS-DSF multiplexing (exact psdsf only; default rdm; an error with any other "
+        "mechanism)",
+    )
     s.add_argument("--compare", metavar="A,B", help="solve with two mechanisms; print both + gap")
     s.add_argument(
         "--online",
