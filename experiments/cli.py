@@ -5,7 +5,8 @@
     fairsim run CONFIG.yaml [--out DIR] [--overwrite] [--set key=value ...]
     fairsim solve MECHANISM INSTANCE.json [--sharing rdm|tdm] [--online]
     fairsim solve --compare A,B INSTANCE.json [--sharing rdm|tdm] [--online]
-    fairsim properties [--mechanism M ...] [--instances N] [--seed S] [--json] [--out DIR]
+    fairsim properties [--mechanism M ...] [--instances N | --instance FILE.json] [--seed S]
+                       [--json] [--out DIR]
     fairsim trace convert FORMAT SRC --out DIR [--overwrite] [--bad-row-threshold F]
     fairsim trace fetch google-2011 [--parts 0-13] [--dest DIR] [--sha256sum FILE]
     fairsim trace synth --tasks N --seed S --out DIR [--overwrite]
@@ -281,6 +282,16 @@ def cmd_properties(args: argparse.Namespace) -> int:
     from fairsim.schedulers.exact.property_table import format_table, property_table
 
     mechs = args.mechanism or [*EXACT, "psdsf-tdm"]
+    instances = None
+    if args.instance is not None:
+        import json
+
+        from fairsim.schedulers.instance import load_instance
+
+        load_instance(
+            args.instance
+        )  # validated as `fairsim solve` reads it (errors name the field)
+        instances = [json.loads(Path(args.instance).read_text(encoding="utf-8"))]
     out = args.out if args.out is not None else "results/properties"
     overwrite = args.out is None or bool(args.overwrite)
     check_output_dir(out, overwrite=overwrite)  # before any work
@@ -292,6 +303,7 @@ def cmd_properties(args: argparse.Namespace) -> int:
             tmp,
             constrained=not args.unconstrained,
             positive=args.positive,
+            instances=instances,
         )
         write_text(tmp / "table.md", format_table(table))
         write_text(tmp / "table.json", json_text(table) + "\n")
@@ -530,6 +542,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pr.add_argument(
         "--seed", type=int_at_least(0), default=1, metavar="S", help="random seed (>= 0)"
+    )
+    pr.add_argument(
+        "--instance",
+        metavar="FILE.json",
+        help="check this one instance (the fairsim solve input format, as the checker saves "
+        "counterexamples and unverifiable instances) instead of the papers' and random ones; "
+        "--instances, --unconstrained and --positive are then not used",
     )
     pr.add_argument("--json", action="store_true", help="print the table as JSON")
     pr.add_argument(
