@@ -596,7 +596,8 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--out", help="output folder (default results/sweeps/<name>)")
     w.add_argument(
         "--executor",
-        help="local:N (default: local:<cores>), dask-local:N or dask://host:port",
+        help="serial (in this process), local:N (default: local:<cores>), dask-local:N or "
+        "dask://host:port",
     )
     w.add_argument("--no-progress", action="store_true", help="no progress bars")
     w.set_defaults(func=cmd_sweep)

@@ -25,6 +25,7 @@ _PUBLIC = {
     "RunConfig": "fairsim.scenario.config",
     "RunResult": "fairsim.scenario.api",
     "simulate": "fairsim.scenario.api",
+    "sweep": "fairsim.scenario.api",
     "solve": "fairsim.schedulers.solve",
     "register_scheduler": "fairsim.schedulers.registry",
     "testing": "fairsim.testing",
