@@ -5,7 +5,8 @@
     fairsim run CONFIG.yaml [--out DIR] [--overwrite] [--set key=value ...]
     fairsim solve MECHANISM INSTANCE.json [--sharing rdm|tdm] [--online]
     fairsim solve --compare A,B INSTANCE.json [--sharing rdm|tdm] [--online]
-    fairsim properties [--mechanism M ...] [--instances N] [--seed S] [--json] [--out DIR]
+    fairsim properties [--mechanism M ...] [--instances N | --instance FILE.json] [--seed S]
+                       [--json] [--out DIR]
     fairsim trace convert FORMAT SRC --out DIR [--overwrite] [--bad-row-threshold F]
     fairsim trace fetch google-2011 [--parts 0-13] [--dest DIR] [--sha256sum FILE]
     fairsim trace synth --tasks N --seed S --out DIR [--overwrite]
@@ -114,6 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     import fairsim
+    from fairsim.schedulers.exact import task_decimals
     from fairsim.schedulers.instance import load_instance
 
     if args.compare:
@@ -125,11 +127,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
             raise FairsimError("solve --compare: udrf takes a jobs instance and cannot be compared")
         inst = load_instance(path)
         outs = [fairsim.solve(inst, n, sharing=args.sharing, online=args.online) for n in names]
-        tot = [[float(sum(row)) for row in o["tasks"]] for o in outs]
+        dec = [int(d) for d in task_decimals(inst)]  # the printed counts' decimals, per user
+        tot = [
+            [round(float(sum(row)), d) + 0.0 for row, d in zip(o["tasks"], dec, strict=True)]
+            for o in outs
+        ]
         gap = {
             "users": list(inst.user_ids),
             "total": {names[0]: tot[0], names[1]: tot[1]},
-            "gap": [b - a for a, b in zip(tot[0], tot[1], strict=True)],
+            "gap": [round(b - a, d) + 0.0 for a, b, d in zip(tot[0], tot[1], dec, strict=True)],
         }
         print(json_text({"compare": outs, "gap": gap}, indent=None, sort_keys=False))
         return 0
@@ -277,6 +283,16 @@ def cmd_properties(args: argparse.Namespace) -> int:
     from fairsim.schedulers.exact.property_table import format_table, property_table
 
     mechs = args.mechanism or [*EXACT, "psdsf-tdm"]
+    instances = None
+    if args.instance is not None:
+        import json
+
+        from fairsim.schedulers.instance import load_instance
+
+        load_instance(
+            args.instance
+        )  # validated as `fairsim solve` reads it (errors name the field)
+        instances = [json.loads(Path(args.instance).read_text(encoding="utf-8"))]
     out = args.out if args.out is not None else "results/properties"
     overwrite = args.out is None or bool(args.overwrite)
     check_output_dir(out, overwrite=overwrite)  # before any work
@@ -288,6 +304,7 @@ def cmd_properties(args: argparse.Namespace) -> int:
             tmp,
             constrained=not args.unconstrained,
             positive=args.positive,
+            instances=instances,
         )
         write_text(tmp / "table.md", format_table(table))
         write_text(tmp / "table.json", json_text(table) + "\n")
@@ -405,7 +422,13 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         help='the instance, a JSON file {"resources", "servers", "users"} (docs/mechanisms.md)',
     )
-    s.add_argument("--sharing", choices=("rdm", "tdm"), default="rdm", help="PS-DSF multiplexing")
+    s.add_argument(
+        "--sharing",
+        choices=("rdm", "tdm"),
+        default=None,
+        help="PS-DSF multiplexing (exact psdsf only; default rdm; an error with any other "
+        "mechanism)",
+    )
     s.add_argument("--compare", metavar="A,B", help="solve with two mechanisms; print both + gap")
     s.add_argument(
         "--online",
@@ -539,6 +562,13 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument(
         "--seed", type=int_at_least(0), default=1, metavar="S", help="random seed (>= 0)"
     )
+    pr.add_argument(
+        "--instance",
+        metavar="FILE.json",
+        help="check this one instance (the fairsim solve input format, as the checker saves "
+        "counterexamples and unverifiable instances) instead of the papers' and random ones; "
+        "--instances, --unconstrained and --positive are then not used",
+    )
     pr.add_argument("--json", action="store_true", help="print the table as JSON")
     pr.add_argument(
         "--out",
@@ -585,7 +615,8 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--out", help="output folder (default results/sweeps/<name>)")
     w.add_argument(
         "--executor",
-        help="local:N (default: local:<cores>), dask-local:N or dask://host:port",
+        help="serial (in this process), local:N (default: local:<cores>), dask-local:N or "
+        "dask://host:port",
     )
     w.add_argument("--no-progress", action="store_true", help="no progress bars")
     w.set_defaults(func=cmd_sweep)

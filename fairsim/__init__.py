@@ -27,6 +27,7 @@ _PUBLIC = {
     "simulate": "fairsim.scenario.api",
     "load": "fairsim.scenario.api",
     "compare": "fairsim.scenario.compare",
+    "sweep": "fairsim.scenario.api",
     "solve": "fairsim.schedulers.solve",
     "register_scheduler": "fairsim.schedulers.registry",
     "testing": "fairsim.testing",

@@ -401,3 +401,107 @@ def run_schedulers(folder: Path) -> list[str]:
         return present
     ordered = [name for name in labels if name in present]
     return ordered + [name for name in present if name not in ordered]
+
+
+def sweep(
+    config: str | os.PathLike[str] | Mapping[str, Any] | RunConfig,
+    *,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    seeds: Sequence[int] | None = None,
+    out: str | os.PathLike[str],
+    executor: str = "serial",
+    name: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run a sweep, a grid of configs times seeds, as ``fairsim sweep`` does (docs/sweeps.md).
+
+    Every run is written to ``out/<run_id>/`` (the files of ``fairsim run``, one folder per
+    scheduler) and the table of runs to ``out/runs.parquet``; a run finished earlier (its
+    ``DONE`` marker) is not run again.
+
+    Parameters
+    ----------
+    config : path-like, mapping or RunConfig
+        A sweep (a YAML file or a mapping with ``name``, ``base``, ``grid``, ``seeds``), or one
+        run config (YAML file, mapping or :class:`~fairsim.scenario.config.RunConfig`), which
+        becomes the sweep's ``base`` (its ``name`` the sweep's name, its ``seed`` the default
+        seed).
+    grid : mapping of str to list, optional
+        Dotted config paths to the values to try (``{"cluster.servers": [20, 40]}``); replaces
+        the sweep's grid. Default: the sweep's, or none.
+    seeds : sequence of int, optional
+        Replaces the sweep's seeds. Default: the sweep's, or the config's ``seed``.
+    out : path-like
+        The sweep's output folder (a new folder, or the output of the same sweep to resume).
+    executor : str
+        ``"serial"`` (default): the runs one after the other in this process, so a scheduler
+        registered in this session (``@fairsim.register_scheduler`` in a notebook) can be
+        swept without packaging it. ``"local:N"`` (a pool of N processes), ``"dask-local:N"``
+        and ``"dask://host:port"`` run in other processes, which find schedulers by name:
+        built-in ones, entry points, or a ``register_scheduler`` call in an importable module
+        that the worker imports; a class defined in ``__main__`` is refused with an error.
+    name : str, optional
+        The sweep's name (default: the config's ``name``).
+    progress : bool
+        A progress bar over the runs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``runs.parquet`` table: one row per run and scheduler (``run_id``, the grid values,
+        ``seed``, ``status``, ``error``, ``wall_s`` and the summary's headline numbers).
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For an invalid sweep, grid value or executor (one line naming the key), or a
+        ``__main__`` scheduler with an executor other than ``"serial"``.
+    fairsim.errors.OutputError
+        If ``out`` is a file, cannot be written, or is a non-empty folder that is not a sweep's.
+
+    Examples
+    --------
+    >>> import fairsim
+    >>> cfg = {"name": "demo", "trace": {"format": "synthetic", "n_tasks": 300,
+    ...                                   "duration_s": 3600},
+    ...        "cluster": {"servers": 20}, "schedulers": ["ff-drfh"]}
+    >>> runs = fairsim.sweep(cfg, grid={"cluster.servers": [20, 40]}, seeds=[1, 2],
+    ...                      out="results/sweeps/demo")
+    >>> len(runs), sorted(set(runs["status"]))
+    (4, ['ok'])
+    """
+    from fairsim.scenario.sweep import Sweep, load_sweep, parse_sweep, run_sweep
+
+    base_dir: Path | None = None
+    data: Any = config
+    if isinstance(config, str | os.PathLike):
+        from fairsim.scenario.config import read_yaml
+
+        base_dir = Path(config).resolve().parent
+        data = read_yaml(Path(config), "sweep")
+    if isinstance(data, RunConfig):
+        data = data.model_dump(mode="json", exclude_defaults=True)
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"sweep: expected a sweep or run config, got {type(data).__name__}")
+    if "base" in data:
+        sw = (
+            load_sweep(Path(config))
+            if isinstance(config, str | os.PathLike)
+            else parse_sweep(dict(data))
+        )
+    else:  # one run config: it becomes the base
+        base = {k: v for k, v in dict(data).items() if k not in ("name", "seed")}
+        sw = parse_sweep(
+            {
+                "name": data.get("name", "sweep"),
+                "base": base,
+                "seeds": [int(data.get("seed", 1))],
+            },
+            source="sweep",
+        )
+    over: dict[str, Any] = {"name": name or sw.name, "base": sw.base, "grid": sw.grid}
+    over["seeds"] = list(seeds) if seeds is not None else list(sw.seeds)
+    if grid is not None:
+        over["grid"] = {k: list(v) for k, v in grid.items()}
+    swept: Sweep = parse_sweep(over, source="sweep")
+    return run_sweep(swept, Path(out), executor=executor, base=base_dir, progress=progress)

@@ -20,8 +20,8 @@ Paths
 Relative paths (``trace.path``, ``trace.cache_dir``, ``cluster.path``) are relative to the config
 file's folder (``fairsim.scenario.trace_cache.resolve_path``); given with ``--set`` they are
 relative to the
-working directory (:func:`apply_override` makes them absolute). ``cache_dir`` defaults to
-``results/cache`` in the working directory.
+working directory (:func:`apply_override` makes them absolute). ``cache_dir`` defaults to the
+user's cache folder (:func:`fairsim.scenario.trace_cache.default_cache_dir`).
 
 Trace formats
 -------------
@@ -487,8 +487,9 @@ class GoogleTrace(TraceCommon):
     parts: str | None = None
     """The task_events parts to read, e.g. ``"0-13"``; null: every part present."""
     cache_dir: str | None = None
-    """Folder where the trace is converted once and cached; null: ``results/cache`` in the working
-    directory.
+    """Folder where the trace is converted once and cached; null: the user's cache folder,
+    ``$FAIRSIM_CACHE_DIR`` or ``$XDG_CACHE_HOME/fairsim/traces`` (``~/.cache/fairsim/traces``),
+    never the working directory (docs/traces.md, "Trace cache").
     """
     bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
     """Largest fraction of malformed or unparseable rows a converted table may have; above it the
@@ -505,8 +506,9 @@ class AlibabaTrace(TraceCommon):
     path: str
     """Folder of the official files; relative to the config file's folder."""
     cache_dir: str | None = None
-    """Folder where the trace is converted once and cached; null: ``results/cache`` in the working
-    directory.
+    """Folder where the trace is converted once and cached; null: the user's cache folder,
+    ``$FAIRSIM_CACHE_DIR`` or ``$XDG_CACHE_HOME/fairsim/traces`` (``~/.cache/fairsim/traces``),
+    never the working directory (docs/traces.md, "Trace cache").
     """
     bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
     """Largest fraction of malformed or unparseable rows a converted table may have; above it the
@@ -540,8 +542,9 @@ class SyntheticTrace(TraceCommon):
     parents and instance counts).
     """
     cache_dir: str | None = None
-    """Folder where a ``complex`` workload is written once and cached; null: ``results/cache`` in
-    the working directory.
+    """Folder where a ``complex`` workload is written once and cached; null: the user's cache
+    folder, ``$FAIRSIM_CACHE_DIR`` or ``$XDG_CACHE_HOME/fairsim/traces``
+    (``~/.cache/fairsim/traces``), never the working directory (docs/traces.md, "Trace cache").
     """
 
 

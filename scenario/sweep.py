@@ -405,13 +405,19 @@ class _Backend:
 
 
 def parse_executor(spec: str) -> tuple[str, Any]:
-    """``local:N`` / ``dask-local:N`` / ``dask://host:port`` → (kind, N or address).
+    """``serial`` / ``local:N`` / ``dask-local:N`` / ``dask://host:port`` → (kind, N or address).
+
+    ``serial`` runs one run after the other in this process (no worker processes): schedulers
+    registered in this session with :func:`~fairsim.schedulers.registry.register_scheduler`
+    (a notebook's ``__main__``) are found, which a spawned worker cannot import.
 
     Raises
     ------
     ConfigError
         If the spec is malformed.
     """
+    if spec == "serial":
+        return "serial", 1
     if spec.startswith("dask://"):
         address = spec.removeprefix("dask://")
         host, _, port = address.rpartition(":")
@@ -421,7 +427,7 @@ def parse_executor(spec: str) -> tuple[str, Any]:
     kind, _, n = spec.partition(":")
     if kind not in ("local", "dask-local"):
         raise ConfigError(
-            f"--executor {spec!r}: expected local:N, dask-local:N or dask://host:port"
+            f"--executor {spec!r}: expected local:N, dask-local:N, dask://host:port or serial"
         )
     if n == "":
         return kind, os.cpu_count() or 1
@@ -589,12 +595,59 @@ def _dask_backend(kind: str, arg: Any) -> _Backend:
     )
 
 
+def _refuse_unimportable(runs: list[RunSpec], spec: str) -> None:
+    """Refuse a scheduler class defined in ``__main__`` (a notebook, a script) for an executor
+    whose workers are other processes: they import schedulers by name and cannot see it.
+
+    Raises
+    ------
+    ConfigError
+        Naming the scheduler and the way out (``executor="serial"``, or a module of its own).
+    """
+    from fairsim.schedulers.registry import resolve
+
+    for run in runs:
+        for entry in run.config.schedulers:
+            spec_ = resolve(entry)
+            if spec_.cls.__module__ == "__main__":
+                raise ConfigError(
+                    f"executor {spec!r}: scheduler {spec_.name!r} ({spec_.cls.__qualname__}) "
+                    "is defined in __main__, which worker processes cannot import; run the sweep "
+                    "with executor='serial', or move the class into a module (or a package with "
+                    "an entry point)"
+                )
+
+
 def make_backend(spec: str) -> _Backend:
     """Start the executor named by ``spec`` (see :func:`parse_executor`)."""
     kind, arg = parse_executor(spec)
+    if kind == "serial":
+        return _serial_backend()
     if kind == "local":
         return _local_backend(arg)
     return _dask_backend(kind, arg)
+
+
+def _serial_backend() -> _Backend:
+    """Runs in this process, one at a time, when submitted (``executor="serial"``)."""
+    import concurrent.futures as cf
+
+    def submit(fn: Callable[..., Any], *args: Any) -> Any:
+        fut: cf.Future[Any] = cf.Future()
+        try:
+            fut.set_result(fn(*args))
+        except Exception as exc:  # execute_run reports its own failures; anything else here
+            fut.set_exception(exc)
+        return fut
+
+    return _Backend(
+        submit=submit,
+        completed=lambda futs: iter(list(futs)),
+        result=lambda f: f.result(),
+        cancel=lambda futs: True,
+        close=lambda: None,
+        workers=1,
+    )
 
 
 # --------------------------------------------------------------------------- the sweep
@@ -690,9 +743,11 @@ def run_sweep(
     spec = executor or f"local:{os.cpu_count() or 1}"
     kind, _ = parse_executor(spec)
     runs = expand(sweep)
-    if kind == "local":  # runs on this machine: refuse what it cannot hold before any run
+    if kind in ("local", "serial"):  # runs on this machine: refuse what it cannot hold first
         for run in runs:
             check_limits(run.config)
+    if kind != "serial":
+        _refuse_unimportable(runs, spec)
     root = Path(out)
     _check_out(root)
     results: dict[str, dict[str, Any]] = {}

@@ -9,14 +9,16 @@ is written under a temporary name and renamed into place when complete
 (:func:`fairsim.atomic.atomic_dir`), so concurrent runs never read half a conversion.
 
 Relative paths of a config are relative to its file's folder (``base``,
-:func:`resolve_path`); ``trace.cache_dir`` defaults to ``results/cache`` in the working
-directory.
+:func:`resolve_path`); ``trace.cache_dir`` defaults to the user's cache folder
+(:func:`default_cache_dir`: ``$FAIRSIM_CACHE_DIR``, else ``$XDG_CACHE_HOME/fairsim/traces``,
+``~/.cache/fairsim/traces`` by default), never the working directory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from pathlib import Path
 
 from fairsim.atomic import atomic_dir
@@ -41,8 +43,30 @@ def resolve_path(raw: str, base: Path | None = None) -> Path:
     return base / p
 
 
-#: Where converted traces are cached when ``trace.cache_dir`` is not given (working directory).
-DEFAULT_CACHE = Path("results") / "cache"
+#: Environment variable naming the trace cache folder (overrides the user cache folder).
+CACHE_ENV_VAR = "FAIRSIM_CACHE_DIR"
+
+
+def default_cache_dir() -> Path:
+    """Where converted traces are cached when ``trace.cache_dir`` is not given.
+
+    ``$FAIRSIM_CACHE_DIR`` when set, else the user's cache folder: ``$XDG_CACHE_HOME/fairsim/
+    traces``, ``~/.cache/fairsim/traces`` when ``XDG_CACHE_HOME`` is unset (beside the numba
+    cache, ``fairsim/numba``; the download cache, :func:`fairsim.traces.paths.data_dir`, holds
+    raw files, this one converted tables). Never the working directory: a Python session that
+    passes ``out=`` elsewhere leaves its working directory untouched. The folders inside it and
+    their keys are the same wherever it is.
+
+    Returns
+    -------
+    pathlib.Path
+        Absolute; it need not exist yet.
+    """
+    env = os.environ.get(CACHE_ENV_VAR)
+    if env:
+        return Path(env).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser().resolve() / "fairsim" / "traces"
 
 
 def cache_root(
@@ -60,11 +84,11 @@ def cache_root(
     Returns
     -------
     Path
-        ``trace.cache_dir`` (a relative one is relative to ``base``), or ``results/cache`` in the
-        working directory when it is not given.
+        ``trace.cache_dir`` (a relative one is relative to ``base``), or
+        :func:`default_cache_dir` when it is not given.
     """
     if trace.cache_dir is None:
-        return DEFAULT_CACHE
+        return default_cache_dir()
     return resolve_path(trace.cache_dir, base)
 
 

@@ -156,12 +156,14 @@ def check_top_level(data: Any) -> list[str]:
     Raises
     ------
     InstanceError
-        For a non-object, an unknown key, or a missing or malformed ``resources`` list.
+        For a non-object, an unknown key, or a missing or malformed ``resources`` list. The key
+        ``violation`` is allowed and not read: it is what a counterexample file of ``fairsim
+        properties`` says about its instance, which stays replayable with ``fairsim solve``.
     """
     if not isinstance(data, dict):
         raise InstanceError(f"instance: expected a JSON object, got {type(data).__name__}")
     for key in data:
-        if key not in ("resources", "servers", "users"):
+        if key not in ("resources", "servers", "users", "violation"):
             raise InstanceError(f"instance: unknown key {key!r} (known: resources, servers, users)")
     resources = data.get("resources")
     if (

@@ -51,7 +51,7 @@ def solve(
     instance: InstanceLike,
     mechanism: str,
     *,
-    sharing: str = "rdm",
+    sharing: str | None = None,
     online: bool = False,
 ) -> dict[str, Any]:
     """Allocate the users of ``instance`` with ``mechanism``: the ``fairsim solve`` output.
@@ -67,9 +67,9 @@ def solve(
         An exact mechanism (``drf``, ``drfh``, ``c-drfh``, ``tsf``, ``af``, ``lmm-mms``,
         ``psdsf``, ``pf``, ``bmf``, ``udrf``) or an online heuristic (a registered scheduler
         name: ``ff-drfh``, ``bf-drfh``, ``slots-<S>``, ...).
-    sharing : {"rdm", "tdm"}
-        PS-DSF's multiplexing model (PS-DSF paper, eqs. 9 and 10); the other mechanisms
-        ignore it.
+    sharing : {"rdm", "tdm"}, optional
+        PS-DSF's multiplexing model (PS-DSF paper, eqs. 9 and 10); default ``"rdm"``. Only the
+        exact ``psdsf`` has it: given with another mechanism (or with ``online``), it is an error.
     online : bool
         For a name that is both an exact mechanism and an online scheduler (``drf``,
         ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``, ``udrf``): run the online
@@ -79,15 +79,21 @@ def solve(
     Returns
     -------
     dict
-        ``{"mechanism", "users", "servers", "tasks"}``: ``tasks[i][l]`` is the number of tasks
-        of user i on server l (fractional for an exact mechanism; a pooled mechanism, ``drf``,
-        ``af``, ``bmf``, has the one server ``"pool"``). An online heuristic adds ``"online":
-        true``, ``total_tasks`` and ``max_tasks``; ``udrf`` gives the runs of every job.
+        ``{"mechanism", "users", "servers", "tasks", "dominant_shares"}``: ``tasks[i][l]`` is
+        the number of tasks of user i on server l (fractional for an exact mechanism, rounded to
+        the decimals the check after the solve resolves,
+        :func:`~fairsim.schedulers.exact.task_decimals`; a pooled mechanism, ``drf``, ``af``,
+        ``bmf``, has the one server ``"pool"``); ``dominant_shares[i]`` is user i's global
+        dominant share (:func:`~fairsim.schedulers.exact.dominant_shares`, 6 decimals). An
+        online heuristic adds ``"online": true``, ``total_tasks`` and ``max_tasks``; ``udrf``
+        gives the runs of every job.
 
     Raises
     ------
     fairsim.errors.ConfigError
-        For an unknown mechanism (suggesting the closest name) or ``sharing``.
+        For an unknown mechanism (suggesting the closest name) or ``sharing``, ``sharing`` given
+        with a mechanism that has no such option, or ``online`` with a name that has no online
+        scheduler.
     fairsim.schedulers.instance.InstanceError
         For an invalid instance, naming the first invalid field (negative or non-numeric
         capacity, a demand vector of the wrong length, an unknown server id in ``eligible``,
@@ -103,19 +109,32 @@ def solve(
     ...                      "servers": [{"id": "s", "capacity": [9, 18]}],
     ...                      "users": [{"id": "A", "demand": [1, 4]},
     ...                                {"id": "B", "demand": [3, 1]}]}, "drf")
-    >>> [[round(x, 6) for x in row] for row in out["tasks"]]
-    [[3.0], [2.0]]
+    >>> out["tasks"], out["dominant_shares"]
+    ([[3.0], [2.0]], [0.666667, 0.666667])
     """
     from fairsim.schedulers.registry import available, validate_name
     from fairsim.schedulers.static_fill import solve_heuristic, udrf_online_json
 
-    if sharing not in SHARING:
-        raise ConfigError(f"sharing: {sharing!r} (expected one of {', '.join(SHARING)})")
+    if sharing is not None:
+        if sharing not in SHARING:
+            raise ConfigError(f"sharing: {sharing!r} (expected one of {', '.join(SHARING)})")
+        if mechanism != "psdsf" or online:
+            what = f"{mechanism} --online" if online else str(mechanism)
+            raise ConfigError(
+                f"sharing: {what!r} has no sharing option (only the exact psdsf takes rdm or tdm, "
+                "PS-DSF paper eqs. 9 and 10)"
+            )
+    if online and mechanism in EXACT and mechanism not in available():
+        raise ConfigError(
+            f"online: {mechanism!r} has no online scheduler of that name (online: "
+            f"{', '.join(n for n in available() if n in EXACT or n in JOB_EXACT)}; the online "
+            "DRFH heuristics are ff-drfh and bf-drfh)"
+        )
     if mechanism in JOB_EXACT:
         jobs = _instance(instance, jobs=True)
         return udrf_online_json(jobs) if online else JOB_EXACT[mechanism][1](jobs)
     if mechanism in EXACT and not online:
-        return solve_exact_json(mechanism, _instance(instance, jobs=False), sharing)
+        return solve_exact_json(mechanism, _instance(instance, jobs=False), sharing or "rdm")
     try:
         validate_name(mechanism)
     except FairsimError:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from fairsim.schedulers.exact import allocation_json
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
 from fairsim.schedulers.instance import Instance, InstanceError
 from fairsim.schedulers.registry import make_scheduler
@@ -97,14 +98,18 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
 
 
 def solve_heuristic(mechanism: str, inst: Instance) -> dict[str, Any]:
-    """The ``fairsim solve`` output object for an online heuristic."""
+    """The ``fairsim solve`` output object for an online heuristic: integer task counts, each
+    user's dominant share (:func:`fairsim.schedulers.exact.allocation_json`), task totals and
+    bounds."""
     counts = progressive_fill(mechanism, inst)
+    out = allocation_json(mechanism, inst, counts, list(inst.server_ids), integer=True)
     return {
         "mechanism": mechanism,
         "online": True,
-        "users": list(inst.user_ids),
-        "servers": list(inst.server_ids),
-        "tasks": counts.tolist(),
+        "users": out["users"],
+        "servers": out["servers"],
+        "tasks": out["tasks"],
+        "dominant_shares": out["dominant_shares"],
         "total_tasks": [int(x) for x in counts.sum(axis=1)],
         "max_tasks": [None if math.isinf(m) else int(m) for m in inst.max_tasks],
     }

@@ -19,6 +19,20 @@ CONFIGS = ROOT / "configs"
 
 
 @pytest.fixture(scope="session")
+def _trace_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One trace cache for the session, outside the user's home cache."""
+    return tmp_path_factory.mktemp("trace-cache")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_trace_cache(_trace_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test converts traces into the session's temporary cache (``FAIRSIM_CACHE_DIR``),
+    never into ``~/.cache/fairsim/traces`` (docs/traces.md, "Trace cache"); a test of the
+    default location removes the variable itself."""
+    monkeypatch.setenv("FAIRSIM_CACHE_DIR", str(_trace_cache))
+
+
+@pytest.fixture(scope="session")
 def google_dir() -> Path:
     """The real Google 2011 sample (``$FAIRSIM_SHARED/traces/google-2011``)."""
     return google_2011_dir()

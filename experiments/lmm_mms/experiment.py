@@ -763,9 +763,10 @@ def _report(
 
 
 def run_from_shared(
-    shared: Path, out: Path, *, quick: bool = False, cache_dir: str = "results/cache"
+    shared: Path, out: Path, *, quick: bool = False, cache_dir: str | None = None
 ) -> Path:
-    """Convert the v2018 sample of ``shared`` once (cached) and run the reproduction.
+    """Convert the v2018 sample of ``shared`` once (cached in ``cache_dir``, by default the trace
+    cache, :func:`fairsim.scenario.trace_cache.default_cache_dir`) and run the reproduction.
 
     ``quick``: fewer settings (user scales 50 and 300, elephant shares 0 and 50 %) and 10 samples
     each, for the test suite.

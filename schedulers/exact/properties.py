@@ -170,10 +170,16 @@ def _feasible_rows(
 
 def is_lex_max_min(inst: Instance, x: np.ndarray, a: np.ndarray) -> bool:
     """Whether no user's share ``x_n a_n / w_n`` can grow without lowering a share not above it."""
+    return _lex_improvement(inst, x, a) is None
+
+
+def _lex_improvement(inst: Instance, x: np.ndarray, a: np.ndarray) -> Evidence | None:
+    """The first user whose share ``x_n a_n / w_n`` can grow without lowering a share not above
+    it: ``{"user", "tasks", "could_run"}``, or ``None`` (lexicographically max-min fair)."""
     serve = serving(inst) & (a > 0)[:, None]
     users, servers = np.nonzero(serve)
     if len(users) == 0:
-        return True
+        return None
     tot = x.sum(axis=1)
     share = tot * a / inst.weight
     a_ub, b_ub = _feasible_rows(inst, users, servers)
@@ -187,29 +193,56 @@ def is_lex_max_min(inst: Instance, x: np.ndarray, a: np.ndarray) -> bool:
                 rows.append(-(users == m).astype(float) * a[m] / inst.weight[m])
                 rhs.append(-share[m] * (1 - 1e-7))
         res = linprog(-(users == n).astype(float), A_ub=np.array(rows), b_ub=rhs, method="highs")
-        if _less(tot[n], -_optimal(res, "lexicographic max-min property").fun):
-            return False
-    return True
+        best = -_optimal(res, "lexicographic max-min property").fun
+        if _less(tot[n], best):
+            return {"user": inst.user_ids[n], "tasks": float(tot[n]), "could_run": float(best)}
+    return None
+
+
+#: What a violated property's counterexample says: the users involved and the amounts.
+Evidence = dict[str, Any]
+
+
+def sharing_incentive_violations(inst: Instance, x: np.ndarray) -> list[Evidence]:
+    """The users below their weight-proportional slice of every server (PS-DSF III-B), with
+    their tasks and the tasks of that slice (``fair_tasks``); empty when the property holds."""
+    gamma = monopoly_tasks(inst.capacity, inst.demand) * serving(inst)
+    fair = np.minimum(gamma.sum(axis=1) * inst.weight / inst.weight.sum(), inst.max_tasks)
+    return [
+        {"user": inst.user_ids[n], "tasks": float(x[n].sum()), "fair_tasks": float(fair[n])}
+        for n in range(len(fair))
+        if _less(x[n].sum(), fair[n])
+    ]
 
 
 def sharing_incentive(inst: Instance, x: np.ndarray) -> bool:
     """Every user runs at least its weight-proportional slice of every server (PS-DSF III-B)."""
-    gamma = monopoly_tasks(inst.capacity, inst.demand) * serving(inst)
-    fair = np.minimum(gamma.sum(axis=1) * inst.weight / inst.weight.sum(), inst.max_tasks)
-    return not any(_less(x[n].sum(), fair[n]) for n in range(len(fair)))
+    return not sharing_incentive_violations(inst, x)
 
 
-def envy_free(inst: Instance, x: np.ndarray) -> bool:
-    """No user runs more tasks with another's bundles scaled by ``w_n / w_m``."""
+def envy_violation(inst: Instance, x: np.ndarray) -> Evidence | None:
+    """The first user that runs more tasks with another's bundles scaled by ``w_n / w_m``:
+    ``{"user", "envies", "tasks", "tasks_with_their_bundles"}``, or ``None``."""
     n_u = x.shape[0]
     for n in range(n_u):
         for m in range(n_u):
             if m == n:
                 continue
             bundles = x[m][:, None] * inst.demand[m][None, :] * inst.weight[n] / inst.weight[m]
-            if _less(x[n].sum(), _tasks_with(inst, n, bundles)):
-                return False
-    return True
+            theirs = _tasks_with(inst, n, bundles)
+            if _less(x[n].sum(), theirs):
+                return {
+                    "user": inst.user_ids[n],
+                    "envies": inst.user_ids[m],
+                    "tasks": float(x[n].sum()),
+                    "tasks_with_their_bundles": theirs,
+                }
+    return None
+
+
+def envy_free(inst: Instance, x: np.ndarray) -> bool:
+    """No user runs more tasks with another's bundles scaled by ``w_n / w_m``."""
+    return envy_violation(inst, x) is None
 
 
 def pareto_optimal(inst: Instance, x: np.ndarray, *, tdm: bool = False) -> bool:
@@ -218,9 +251,14 @@ def pareto_optimal(inst: Instance, x: np.ndarray, *, tdm: bool = False) -> bool:
     With ``tdm`` feasibility is PS-DSF's time-division constraint (eq. 10), the set in which the
     paper's Theorem 3 claims Pareto optimality for TDM.
     """
+    return _pareto_improvement(inst, x, tdm=tdm) is None
+
+
+def _pareto_improvement(inst: Instance, x: np.ndarray, *, tdm: bool = False) -> dict | None:
+    """Every user's tasks in a feasible allocation that dominates ``x``, or ``None``."""
     users, servers = np.nonzero(serving(inst))
     if len(users) == 0:
-        return True
+        return None
     a_ub, b_ub = _feasible_rows(inst, users, servers, tdm=tdm)
     tot = x.sum(axis=1)
     b_ub = _raised(a_ub, b_ub, x[users, servers])
@@ -228,7 +266,11 @@ def pareto_optimal(inst: Instance, x: np.ndarray, *, tdm: bool = False) -> bool:
         a_ub.append(-(users == n).astype(float))
         b_ub.append(-tot[n] * (1 - 1e-9))
     res = linprog(-np.ones(len(users)), A_ub=np.array(a_ub), b_ub=b_ub, method="highs")
-    return not _less(tot.sum(), -_optimal(res, "Pareto-optimality").fun)
+    if not _less(tot.sum(), -_optimal(res, "Pareto-optimality").fun):
+        return None
+    per = np.zeros(len(inst.user_ids))
+    np.add.at(per, users, res.x)
+    return {u: float(per[n]) for n, u in enumerate(inst.user_ids)}
 
 
 def bottleneck_resource(inst: Instance, *, single: bool = False) -> int | None:
@@ -288,6 +330,39 @@ def check(
     Raises
     ------
     Unverifiable
+        As :func:`check_with_evidence`, which this calls.
+    """
+    return check_with_evidence(name, inst, rng, misreports=misreports)[0]
+
+
+def check_with_evidence(
+    name: str,
+    inst: Instance,
+    rng: np.random.Generator,
+    *,
+    misreports: int = 8,
+) -> tuple[dict[str, bool | None], dict[str, Evidence]]:
+    """:func:`check`, with what each violation consists of.
+
+    Returns
+    -------
+    results : dict
+        ``{property: True (holds) | False (violated) | None (not applicable)}``.
+    evidence : dict
+        For each violated property: the users involved and the amounts (task counts), plus
+        ``allocation`` (every user's tasks). Sharing incentive: ``users`` below their slice
+        (``user``, ``tasks``, ``fair_tasks``); envy-freeness: ``user``, ``envies``, ``tasks``,
+        ``tasks_with_their_bundles``; Pareto optimality: ``dominating_tasks`` (per user, each at
+        least its tasks); strategy-proofness: ``user``, ``misreport`` (``demand`` or
+        ``eligible``), the reported ``demand`` and ``eligible`` servers, ``true_demand``,
+        ``tasks`` (truthful) and ``tasks_when_lying`` (true tasks it runs with the bundles the
+        lie got it); bottleneck and single-resource fairness: ``resource``, ``user`` whose share
+        can rise, its ``tasks`` and ``could_run``; population monotonicity: ``leaves``, and the
+        ``users`` that run fewer tasks (``user``, ``tasks``, ``tasks_after``).
+
+    Raises
+    ------
+    Unverifiable
         When a solve or a property LP has no answer fairsim can vouch for
         (:class:`~fairsim.schedulers.instance.NumericalRangeError`), with the step and the
         instance that failed.
@@ -300,12 +375,19 @@ def check(
         solve = lambda i: solve_exact(name, i)  # noqa: E731
     with _step("allocation", inst):
         x = solve(inst)
-    out: dict[str, bool | None] = {
-        "sharing-incentive": sharing_incentive(inst, x),
-        "envy-freeness": envy_free(inst, x),
-    }
+    ev: dict[str, Evidence] = {}
+    si = sharing_incentive_violations(inst, x)
+    envy = envy_violation(inst, x)
+    out: dict[str, bool | None] = {"sharing-incentive": not si, "envy-freeness": envy is None}
+    if si:
+        ev["sharing-incentive"] = {"users": si}
+    if envy is not None:
+        ev["envy-freeness"] = envy
     with _step("pareto-optimality", inst):
-        out["pareto-optimality"] = pareto_optimal(inst, x, tdm=name == "psdsf-tdm")
+        better = _pareto_improvement(inst, x, tdm=name == "psdsf-tdm")
+        out["pareto-optimality"] = better is None
+        if better is not None:
+            ev["pareto-optimality"] = {"dominating_tasks": better}
     # strategy-proofness: one random user, random misreports
     n_u = x.shape[0]
     sp = True
@@ -325,14 +407,27 @@ def check(
         with _step(f"strategy-proofness: user {inst.user_ids[n]!r} misreports {lied}", lie):
             y = solve(lie)
         bundles = y[n][:, None] * dem[n][None, :]
-        if _less(x[n].sum(), _tasks_with(inst, n, bundles)):
+        gained = _tasks_with(inst, n, bundles)
+        if _less(x[n].sum(), gained):
             sp = False
+            ev["strategy-proofness"] = {
+                "user": inst.user_ids[n],
+                "misreport": "demand" if lied == "its demand" else "eligible",
+                "demand": [float(v) for v in dem[n]],
+                "eligible": [s for s, ok in zip(lie.server_ids, elig[n], strict=True) if ok],
+                "true_demand": [float(v) for v in inst.demand[n]],
+                "tasks": float(x[n].sum()),
+                "tasks_when_lying": gained,
+            }
             break
     out["strategy-proofness"] = sp
     for prop, single in (("bottleneck-fairness", False), ("single-resource-fairness", True)):
         r = bottleneck_resource(inst, single=single)
         with _step(prop, inst):
-            out[prop] = None if r is None else is_lex_max_min(inst, x, inst.demand[:, r])
+            rise = None if r is None else _lex_improvement(inst, x, inst.demand[:, r])
+            out[prop] = None if r is None else rise is None
+        if r is not None and rise is not None:
+            ev[prop] = {"resource": inst.resources[r], **rise}
     if n_u >= 2:
         gone = int(rng.integers(n_u))
         keep = np.arange(n_u) != gone
@@ -346,9 +441,15 @@ def check(
         )
         with _step(f"population-monotonicity: user {inst.user_ids[gone]!r} leaves", sub):
             y = solve(sub)
-        out["population-monotonicity"] = not any(
-            _less(y[k].sum(), x[j].sum()) for k, j in enumerate(np.nonzero(keep)[0])
-        )
+        fewer = [
+            {"user": inst.user_ids[j], "tasks": float(x[j].sum()), "tasks_after": float(y[k].sum())}
+            for k, j in enumerate(np.nonzero(keep)[0])
+            if _less(y[k].sum(), x[j].sum())
+        ]
+        out["population-monotonicity"] = not fewer
+        if fewer:
+            ev["population-monotonicity"] = {"leaves": inst.user_ids[gone], "users": fewer}
     else:
         out["population-monotonicity"] = None
-    return out
+    alloc = {u: float(x[n].sum()) for n, u in enumerate(inst.user_ids)}
+    return out, {p: {**e, "allocation": alloc} for p, e in ev.items()}

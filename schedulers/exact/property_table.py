@@ -18,7 +18,12 @@ from typing import Any
 import numpy as np
 
 from fairsim.atomic import json_text, write_text
-from fairsim.schedulers.exact.properties import PROPERTIES, Unverifiable, check, instance_data
+from fairsim.schedulers.exact.properties import (
+    PROPERTIES,
+    Unverifiable,
+    check_with_evidence,
+    instance_data,
+)
 from fairsim.schedulers.instance import parse_instance
 
 #: The papers' instances that carry known violations, checked first.
@@ -93,8 +98,19 @@ def property_table(
     *,
     constrained: bool = True,
     positive: bool = False,
+    instances: list[dict[str, Any]] | None = None,
 ) -> dict:
     """Check every mechanism on the literature instances plus random ones.
+
+    ``instances``: check these (``fairsim solve`` input mappings, ``fairsim properties
+    --instance``) instead of the literature and random ones; ``n_instances`` is then ignored and
+    ``seed`` only draws the misreports and the leaving user.
+
+    A counterexample file is the instance (replayable with ``fairsim solve``) plus a
+    ``violation`` key: ``{"mechanism", "property", "instance" (its number in the run), ...}`` with
+    the users involved and the amounts
+    (:func:`~fairsim.schedulers.exact.properties.check_with_evidence`; for strategy-proofness the
+    misreport).
 
     An instance on which a mechanism's properties cannot be checked
     (:class:`~fairsim.schedulers.exact.properties.Unverifiable`) is left out of that mechanism's
@@ -111,10 +127,16 @@ def property_table(
     """
     rng = np.random.default_rng(seed)
     lit = LITERATURE if constrained and not positive else []
-    datas = lit[:n_instances] + [
-        random_instance(rng, k, constrained=constrained, positive=positive)
-        for k in range(max(0, n_instances - len(lit)))
-    ]
+    if instances is not None:
+        datas = [
+            {k: v for k, v in d.items() if k in ("resources", "servers", "users")}
+            for d in instances
+        ]
+    else:
+        datas = lit[:n_instances] + [
+            random_instance(rng, k, constrained=constrained, positive=positive)
+            for k in range(max(0, n_instances - len(lit)))
+        ]
     table: dict[str, dict[str, Any]] = {
         m: {**{p: {"checked": 0, "violations": 0} for p in PROPERTIES}, "unverifiable": []}
         for m in mechanisms
@@ -124,7 +146,9 @@ def property_table(
         inst = parse_instance(data)
         for m in mechanisms:
             try:
-                res = check(m, inst, np.random.default_rng(rng.integers(2**32)))
+                res, evidence = check_with_evidence(
+                    m, inst, np.random.default_rng(rng.integers(2**32))
+                )
             except Unverifiable as exc:
                 name = None
                 if out is not None:
@@ -141,9 +165,11 @@ def property_table(
                 if not ok:
                     table[m][p]["violations"] += 1
                     if out is not None and (m, p) not in saved:
+                        what = {"mechanism": m, "property": p, "instance": k, **evidence[p]}
                         write_text(
                             out / f"{m}--{p}.json",
-                            json_text(data, indent=1, sort_keys=False) + "\n",
+                            json_text({**data, "violation": what}, indent=1, sort_keys=False)
+                            + "\n",
                         )
                         saved.add((m, p))
     return table

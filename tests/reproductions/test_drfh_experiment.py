@@ -26,7 +26,7 @@ def test_dedicated_cloud_sizes_add_up_in_expectation() -> None:
 
 @pytest.mark.slow
 def test_quick_experiment_end_to_end(tmp_path: Path, google_dir: Path, monkeypatch) -> None:
-    monkeypatch.chdir(tmp_path)  # the conversion cache goes to ./results/cache
+    monkeypatch.chdir(tmp_path)  # nothing is written into the working directory
     report = run_experiment(
         shared=google_dir.parent.parent, out=tmp_path / "r", quick=True, progress=False
     )
