@@ -15,8 +15,8 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install experiment reproduce-bonald-roberts reproduce-lmm-mms reproduce-psdsf reproduce-udrf test bench bench-scale lint imports wheel-check docs clean
 
-# fairsim/__init__.py holds the version, which the installed metadata copies
-$(STAMP): pyproject.toml fairsim/__init__.py
+# fairsim/_version.py holds the version, which the installed metadata copies
+$(STAMP): pyproject.toml fairsim/_version.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.2.0"
+from fairsim._version import __version__
 
 #: Public name -> module that defines it (a name equal to the module's last part is the
 #: submodule itself, e.g. ``fairsim.testing``).

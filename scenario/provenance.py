@@ -14,7 +14,8 @@ import logging
 import subprocess
 from pathlib import Path
 
-import fairsim
+import fairsim._version as version_module
+from fairsim._version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ def git_commit(package_dir: Path | None = None) -> str | None:
         changed tracked file; None when the folder is not inside a git work tree whose top
         level holds fairsim's sources, or when ``git`` is missing or fails.
     """
-    here = package_dir or Path(fairsim.__file__).resolve().parent
+    here = package_dir or Path(version_module.__file__).resolve().parent
     top = _git(here, "rev-parse", "--show-toplevel")
     if not top:
         return None
@@ -78,4 +79,4 @@ def provenance() -> dict[str, str | None]:
     dict
         ``{"fairsim_version": "0.2.0", "git_commit": "<hash>[-dirty]" or None}``.
     """
-    return {"fairsim_version": fairsim.__version__, "git_commit": git_commit()}
+    return {"fairsim_version": __version__, "git_commit": git_commit()}

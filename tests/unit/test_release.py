@@ -1,6 +1,6 @@
 """The release metadata: one version everywhere, the installed distribution's fields, the licence.
 
-``fairsim/__init__.py``'s ``__version__`` is the one source (pyproject.toml reads it through
+``fairsim/_version.py``'s ``__version__`` is the one source (pyproject.toml reads it through
 setuptools' dynamic version); ``fairsim --version``, the installed metadata and CITATION.cff
 must all say the same. ``.ci/wheel_smoke.sh`` checks the same fields on the built wheel.
 """
