@@ -468,7 +468,11 @@ def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any
 
 
 def write_run(
-    result: EngineResult, out_dir: Path, *, extra_summary: dict[str, Any] | None = None
+    result: EngineResult,
+    out_dir: Path,
+    *,
+    extra_summary: dict[str, Any] | None = None,
+    extra_tables: dict[str, pa.Table] | None = None,
 ) -> dict[str, Any]:
     """Write the result files of one scheduler atomically into ``out_dir``.
 
@@ -479,6 +483,9 @@ def write_run(
         Final directory (``DIR/<scheduler>``); replaced if it exists.
     extra_summary : dict, optional
         Merged into ``summary.json`` (config hash, seed, ...).
+    extra_tables : dict of str to pyarrow.Table, optional
+        More tables of the run, written as ``<name>.parquet`` beside the others (what a caller
+        measured of the run, e.g. ``sharing_incentive``).
 
     Returns
     -------
@@ -496,7 +503,7 @@ def write_run(
         os.chmod(tmp, dir_mode())  # a folder of the user's umask, not mkdtemp's 0o700
         if result.streamed is not None:  # written while the run went on
             shutil.move(result.streamed.path, tmp / "tasks.parquet")
-        for name, table in built.items():
+        for name, table in {**built, **(extra_tables or {})}.items():
             write_table(table, tmp / f"{name}.parquet")
         write_json(summary, tmp / "summary.json")
         if out_dir.exists():
