@@ -535,11 +535,13 @@ class Engine:
             return nan  # every live task runs: none waits
         ids = np.fromiter(live, dtype=np.int64, count=len(live))
         start = np.frombuffer(rec._start, dtype=np.float64)
-        waiting = np.sort(ids[np.isnan(start[ids])])
+        waiting = ids[np.isnan(start[ids])]
         if waiting.size == 0:
             return nan
-        _, first = np.unique(rec.user[waiting], return_index=True)
-        heads = waiting[first]  # each waiting user's oldest waiting task
+        none = np.iinfo(np.int64).max
+        oldest = np.full(len(self._user_codes), none, dtype=np.int64)
+        np.minimum.at(oldest, rec.user[waiting], waiting)  # no sort: O(waiting)
+        heads = oldest[oldest != none]  # each waiting user's oldest waiting task
         need = rec.demand[heads]  # (n_heads, n_resources)
         codes = rec.codes
         if codes is not None:
