@@ -26,6 +26,7 @@ from fairsim.errors import ConfigError
 from fairsim.scenario.config import RunConfig, load_config, parse_config
 from fairsim.scenario.output import run_config
 from fairsim.scenario.pipeline import STREAM_NEEDS_OUT, prepare_scenario
+from fairsim.scenario.sharing import check_sharing_incentive, shared_vs_dedicated
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import summarize, tables
 
@@ -76,7 +77,11 @@ class RunResult:
 
     @classmethod
     def from_engine(
-        cls, name: str, result: EngineResult, extra_summary: Mapping[str, Any]
+        cls,
+        name: str,
+        result: EngineResult,
+        extra_summary: Mapping[str, Any],
+        extra_tables: Mapping[str, pa.Table] | None = None,
     ) -> RunResult:
         """The tables and summary of an engine result, in memory.
 
@@ -87,8 +92,10 @@ class RunResult:
         result : EngineResult
         extra_summary : mapping
             Merged into the summary, as ``fairsim run`` merges it into ``summary.json``.
+        extra_tables : mapping, optional
+            More tables of the run (``sharing_incentive``), as ``fairsim run`` writes them.
         """
-        built = tables(result)
+        built = {**tables(result), **(extra_tables or {})}
         summary = summarize(result, built)
         summary.update(extra_summary)
         return cls(name, summary, None, built)
@@ -147,6 +154,12 @@ class RunResult:
         """Every user's share of the pool on the grid (``user_shares.parquet``, only with
         ``collect.user_shares``), else None."""
         return self._frame("user_shares")
+
+    @property
+    def sharing_incentive(self) -> pd.DataFrame | None:
+        """Each user's tasks completed and JCT, shared run vs alone on a dedicated cloud
+        (``sharing_incentive.parquet``, only with ``collect.sharing_incentive``), else None."""
+        return self._frame("sharing_incentive")
 
     def _frame(self, name: str) -> pd.DataFrame | None:
         if name not in self._frames:
@@ -303,12 +316,16 @@ def simulate(
         if cfg.collect.stream_tasks:
             raise ConfigError(STREAM_NEEDS_OUT)
         scenario = prepare_scenario(cfg, base=base, progress=progress)
+        check_sharing_incentive(scenario)
         results: dict[str, RunResult] = {}
         for run in scenario.runs(progress=progress):
             assert run.result is not None
-            results[run.name] = RunResult.from_engine(
-                run.name, run.result, scenario.summary_extra()
-            )
+            extra, more = scenario.summary_extra(), {}
+            if cfg.collect.sharing_incentive:
+                more["sharing_incentive"], extra["sharing_incentive"] = shared_vs_dedicated(
+                    scenario, run, progress=progress
+                )
+            results[run.name] = RunResult.from_engine(run.name, run.result, extra, more)
         return results
     from fairsim.atomic import check_output_dir
 

@@ -137,6 +137,7 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -684,6 +685,42 @@ class CollectConfig(_Strict):
     (DAG parents under ``trace.dag``, ``trace.repetitions`` or ``trace.queue_jobs``) or with
     placement constraints.
     """
+    sharing_incentive: bool = False
+    """After each scheduler's run, run every user's tasks alone, with the same scheduler, on a
+    dedicated cloud of 1/n of the pool (n users; DRFH paper, Section IV-D, evaluated as in
+    Section VI, Fig. 8) and compare: ``sharing_incentive.parquet`` in the scheduler's folder
+    (per user: tasks completed and mean JCT, shared vs dedicated, over the jobs finished in both;
+    ``better_off``: at least as many tasks completed in the shared run, the paper's reading) and
+    ``sharing_incentive`` in its ``summary.json`` (users better and worse off, the fraction).
+    Dedicated clouds: ``k/n`` servers drawn i.i.d. from Table I for ``source: table-i``, else a
+    proportional share of the pool (of each class of identical servers, 1/n of its count, the
+    fraction rounded up at random); at least one server each, so with more users than servers
+    the clouds together hold more servers than the pool. The dedicated runs sample utilisation
+    on a grid 60 times coarser (at most the window; not reported). One run per user and
+    scheduler: it multiplies the cost of a run.
+    Not supported with ``stream_tasks``, a job gate (``trace.dag``, ``trace.repetitions``,
+    ``trace.queue_jobs``), placement constraints or resources other than ``cpu, mem``.
+    """
+    stranded: bool = False
+    """Record stranded resources: at each utilisation grid point where a task waits, the free
+    capacity of the servers on which no waiting user's oldest waiting task fits (its demand at
+    most the server's free amount in every resource and, with placement constraints, the server
+    allowed), summed per resource, as a fraction of the pool's capacity. Adds a
+    ``stranded_<resource>`` column to ``utilization.parquet`` (NaN where no task waits) and
+    ``stranded`` (the mean over the grid points where a task waits, per resource) to
+    ``summary.json``. Fit is by free capacity, not by a scheduler's own measure (slots). Not
+    supported with ``stream_tasks`` or a job gate.
+    """
+
+    @model_serializer(mode="wrap")
+    def _omit_new_defaults(self, handler: Any) -> Any:
+        # keys added after results were published: left out while off, so that the resolved
+        # config (config.yaml) and the config hash of every earlier scenario stay the same
+        data = handler(self)
+        for key in ("sharing_incentive", "stranded"):
+            if not data.get(key):
+                data.pop(key, None)
+        return data
 
 
 def _round_up(x: float, digits: int = 2) -> float:

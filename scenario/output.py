@@ -23,6 +23,7 @@ from fairsim.scenario.config import (
 )
 from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pipeline import Hooks, prepare_scenario
+from fairsim.scenario.sharing import check_sharing_incentive, shared_vs_dedicated
 from fairsim.simulator.results import write_json, write_run, write_table
 
 log = logging.getLogger(__name__)
@@ -99,13 +100,19 @@ def _run_into(
 ) -> dict[str, dict[str, Any]]:
     """:func:`run_config` into an empty folder ``out`` (the temporary one)."""
     scenario = prepare_scenario(cfg, base=base, progress=progress, hooks=hooks)
+    check_sharing_incentive(scenario)  # before any run
     write_text(out / "config.yaml", cfg.to_yaml())
     write_table(pa.Table.from_pandas(scenario.pool, preserve_index=False), out / "servers.parquet")
     summaries: dict[str, dict[str, Any]] = {}
     for run in scenario.runs(progress=progress, tasks_dir=out):
         assert run.result is not None
         name = run.name
-        summaries[name] = write_run(run.result, out / name, extra_summary=scenario.summary_extra())
+        extra, more = scenario.summary_extra(), {}
+        if cfg.collect.sharing_incentive:
+            more["sharing_incentive"], extra["sharing_incentive"] = shared_vs_dedicated(
+                scenario, run, progress=progress
+            )
+        summaries[name] = write_run(run.result, out / name, extra_summary=extra, extra_tables=more)
         del run  # the engine's result is written: free it before the next run
         log.info(
             "%s: %d tasks in %.1f s (%.0f tasks/s)",

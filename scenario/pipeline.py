@@ -220,6 +220,29 @@ class Scenario:
                 f"collect.stream_tasks: true is not supported with {what} yet; set it to false"
             )
 
+    def check_stranded(self) -> None:
+        """Refuse ``collect.stranded`` where the engine does not know the waiting tasks.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``collect.stranded``, with ``collect.stream_tasks`` or a job gate.
+        """
+        cfg = self.config
+        if not cfg.collect.stranded:
+            return
+        what = (
+            "collect.stream_tasks"
+            if cfg.collect.stream_tasks
+            else "a job gate (DAG parents with trace.dag, trace.repetitions or trace.queue_jobs)"
+            if self.workload.gate() is not None
+            else None
+        )
+        if what is not None:
+            raise ConfigError(
+                f"collect.stranded: true is not supported with {what}; set it to false"
+            )
+
     def runs(
         self,
         *,
@@ -251,13 +274,15 @@ class Scenario:
         ------
         ConfigError
             With ``collect.stream_tasks`` and no ``tasks_dir``, or where streaming is not
-            supported (:meth:`check_stream`).
+            supported (:meth:`check_stream`), or ``collect.stranded`` is not
+            (:meth:`check_stranded`).
         """
         cfg, hooks = self.config, self.hooks
         if cfg.collect.stream_tasks:
             if tasks_dir is None:
                 raise ConfigError(STREAM_NEEDS_OUT)
             self.check_stream()
+        self.check_stranded()
         build = hooks.scheduler or default_scheduler
         specs = cfg.scheduler_specs()
         if names is not None:  # a config label, else any registered name or alias
@@ -282,6 +307,7 @@ class Scenario:
                 horizon_s=self.horizon_s,
                 interval_s=cfg.collect.utilization_interval_s,
                 user_shares=cfg.collect.user_shares,
+                stranded=cfg.collect.stranded,
                 progress=progress,
                 desc=name,
                 resources=self.workload.resources,

@@ -38,6 +38,7 @@ def run_scheduler(
     horizon_s: float,
     interval_s: float,
     user_shares: bool = False,
+    stranded: bool = False,
     progress: bool = False,
     desc: str | None = None,
     resources: tuple[str, ...] = RESOURCES,
@@ -54,8 +55,10 @@ def run_scheduler(
     resolved :class:`fairsim.schedulers.registry.SchedulerSpec`, built with ``weights``, which map
     the engine's user codes to weights, :func:`user_weights`) or an unbound scheduler instance
     (``weights`` is then not used). ``on_sample(time_s, cluster)`` is called at every utilisation
-    grid point. With ``tasks_out``, ended tasks are streamed to that ``tasks.parquet`` while the
-    run goes on (``Engine(tasks_out=...)``, :mod:`fairsim.simulator.stream`).
+    grid point; ``stranded`` records the stranded resources on the grid
+    (:meth:`fairsim.simulator.engine.Engine.stranded`). With ``tasks_out``, ended tasks are
+    streamed to that ``tasks.parquet`` while the run goes on (``Engine(tasks_out=...)``,
+    :mod:`fairsim.simulator.stream`).
     """
     if not isinstance(scheduler, Scheduler):
         scheduler = make_scheduler(scheduler, weights=weights)
@@ -67,6 +70,7 @@ def run_scheduler(
         horizon_s=horizon_s,
         utilization_interval_s=interval_s,
         record_user_shares=user_shares,
+        record_stranded=stranded,
         progress=progress,
         progress_desc=desc or scheduler.name,
         gate=gate,

@@ -12,7 +12,8 @@ the only modules importing :mod:`simpy`; schedulers never do. The engine
   (:meth:`fairsim.simulator.scheduler.Scheduler.decide`), validating and committing every placement
   (:meth:`fairsim.simulator.cluster.ClusterState.commit`);
 * samples utilisation on a fixed grid of ``utilization_interval_s`` exactly (the cluster state is
-  constant between events, so a grid point takes the state after the last event before it);
+  constant between events, so a grid point takes the state after the last event before it),
+  and, with ``record_stranded``, the stranded resources (:meth:`Engine.stranded`);
 * records every task through one recorder, chosen when the run starts
   (:mod:`fairsim.simulator.recording`): every task kept in memory, or each ended task streamed
   to ``tasks.parquet`` (``tasks_out``).
@@ -47,7 +48,7 @@ import simpy
 from tqdm import tqdm
 
 from fairsim.errors import PlacementError
-from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.recording import StreamingRecorder, TaskRecorder, TaskTable
@@ -90,6 +91,9 @@ class EngineResult:
     user_shares : ndarray or None, shape (n_samples, n_users, n_resources)
         Share of the pool's total capacity of every resource held by each user at each grid time
         (only if requested); the global dominant share is the maximum over resources.
+    stranded : ndarray or None, shape (n_samples, n_resources)
+        Stranded fraction of the pool's total capacity of every resource at each grid time
+        (:meth:`Engine.stranded`; NaN where no task waits); only with ``record_stranded``.
     skipped : dict of str to int
         Tasks not simulated, by reason.
     horizon_s, wall_s : float
@@ -118,6 +122,7 @@ class EngineResult:
     mean_utilization: np.ndarray | None = None
     censored_rule: str = "hold"
     streamed: StreamedTasks | None = None
+    stranded: np.ndarray | None = None
 
 
 class Engine:
@@ -139,6 +144,8 @@ class Engine:
         Spacing of the utilisation grid, seconds (> 0).
     record_user_shares : bool
         Also record every user's global dominant share on the grid (DRFH paper Fig. 4).
+    record_stranded : bool
+        Also record the stranded resources on the grid (:meth:`stranded`).
     progress : bool
         Show a tqdm progress bar over arrived tasks.
     on_sample : callable, optional
@@ -165,7 +172,8 @@ class Engine:
     ------
     ValueError
         For a non-positive ``utilization_interval_s``, a horizon before ``start_s``, an unknown
-        ``censored`` rule, or ``tasks_out`` with a job gate or placement constraints; from
+        ``censored`` rule, ``tasks_out`` with a job gate or placement constraints, or
+        ``record_stranded`` with ``tasks_out`` or a job gate; from
         :meth:`run`, when a right-censored task starts under the rule
         ``"hold"`` with an infinite horizon (it would hold its server for ever).
     """
@@ -187,7 +195,14 @@ class Engine:
         constraints: ConstraintIndex | None = None,
         censored: str = "hold",
         tasks_out: str | os.PathLike[str] | None = None,
+        record_stranded: bool = False,
     ) -> None:
+        if record_stranded and (tasks_out is not None or gate is not None):
+            raise ValueError(
+                "record_stranded: stranded resources are not recorded with "
+                f"{'tasks_out' if tasks_out is not None else 'a job gate'} (the waiting tasks "
+                "are not known by id)"
+            )
         if tasks_out is not None and (gate is not None or constraints is not None):
             raise ValueError(
                 "tasks_out: streamed task results do not support "
@@ -216,6 +231,7 @@ class Engine:
         self.horizon_s = float(horizon_s)
         self.dt = float(utilization_interval_s)
         self.record_user_shares = record_user_shares
+        self.record_stranded = record_stranded
         self.progress = progress
         self.progress_desc = progress_desc or getattr(scheduler, "name", "run")
         self.on_sample = on_sample
@@ -241,6 +257,8 @@ class Engine:
         self._completions: list[tuple[float, int]] = []
         self._samples: list[np.ndarray] = []
         self._share_samples: list[tuple[np.ndarray, np.ndarray]] = []
+        self._stranded_samples: list[np.ndarray] = []
+        self._running: dict[int, int] = {}
         self._next_grid = self.start_s
         self._n_events = 0
         self._n_unplaceable = 0
@@ -294,7 +312,7 @@ class Engine:
         batches = self.source.batches()
         live = rec.live  # task -> its live record, from arrival until it ends
         start_s, finished, unplaceable = rec.start_s, rec.finished, rec.unplaceable
-        running: dict[int, int] = {}  # task -> server, for the tasks placed and not finished
+        running = self._running  # task -> server, for the tasks placed and not finished
         used, integral = cluster.used, self._used_integral
         k_res = range(cluster.n_resources)
         track_users = self.record_user_shares
@@ -487,10 +505,60 @@ class Engine:
             n_users = len(self._user_codes)
             shares = self._user_alloc[:n_users] / cluster.total  # (n_users, n_resources)
             self._share_samples.append((times, shares.copy()))
+        if self.record_stranded:
+            self._stranded_samples.append(np.broadcast_to(self.stranded(), (times.size, util.size)))
         if self.on_sample is not None:
             for ti in times:
                 self.on_sample(float(ti), cluster)
         self._next_grid = float(times[-1]) + self.dt
+
+    def stranded(self) -> np.ndarray:
+        """Stranded resources now: the free capacity of the servers on which no waiting user's
+        head task fits, summed per resource, as a fraction of the pool's total capacity.
+
+        A user's *head* task is its oldest waiting task (arrived, not started); it *fits* a
+        server when its demand is at most the server's free amount in every resource
+        (:data:`~fairsim.simulator.cluster.CAPACITY_TOLERANCE`) and, with placement constraints,
+        the server is allowed. Fit is by free capacity, not by a scheduler's own measure (slots).
+        Cost: the live tasks once (numpy), then servers x distinct head demands.
+
+        Returns
+        -------
+        ndarray, shape (n_resources,)
+            NaN where no task waits.
+        """
+        cluster, rec = self.cluster, self._recorder
+        assert isinstance(rec, TaskTable)
+        nan = np.full(cluster.n_resources, np.nan)
+        live = rec.live
+        if len(live) <= len(self._running):
+            return nan  # every live task runs: none waits
+        ids = np.fromiter(live, dtype=np.int64, count=len(live))
+        start = np.frombuffer(rec._start, dtype=np.float64)
+        waiting = ids[np.isnan(start[ids])]
+        if waiting.size == 0:
+            return nan
+        none = np.iinfo(np.int64).max
+        oldest = np.full(len(self._user_codes), none, dtype=np.int64)
+        np.minimum.at(oldest, rec.user[waiting], waiting)  # no sort: O(waiting)
+        heads = oldest[oldest != none]  # each waiting user's oldest waiting task
+        need = rec.demand[heads]  # (n_heads, n_resources)
+        codes = rec.codes
+        if codes is not None:
+            code = np.frombuffer(codes, dtype=np.intc)[heads]
+            need, code = _distinct(np.column_stack([need, code]))
+        else:
+            need, code = np.unique(need, axis=0), None
+        free = cluster.free
+        fit: np.ndarray = np.all(need[None, :, :] <= free[:, None, :] + CAPACITY_TOLERANCE, axis=2)
+        if code is not None:  # (n_servers, n_distinct): only on the servers allowed
+            masks = self.constraints.masks  # type: ignore[union-attr]
+            for j, c in enumerate(code.tolist()):
+                if c:
+                    fit[:, j] &= masks[c]
+        stranded = ~fit.any(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return free[stranded].sum(axis=0) / cluster.total
 
     def _result(
         self, wall: float, tasks: dict[str, np.ndarray], streamed: StreamedTasks | None
@@ -537,6 +605,15 @@ class Engine:
             mean_utilization=mean_util,
             censored_rule=self.censored,
             streamed=streamed,
+            stranded=(
+                (
+                    np.vstack(self._stranded_samples)
+                    if self._stranded_samples
+                    else np.empty((0, self.cluster.n_resources))
+                )
+                if self.record_stranded
+                else None
+            ),
         )
 
     def _gate_report(self) -> dict[str, Any]:
@@ -548,3 +625,9 @@ class Engine:
             out["jobs_admitted"] = gate.jobs_admitted
             out["max_jobs_waiting"] = gate.max_queue_wait
         return out
+
+
+def _distinct(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct ``(demand..., constraint code)`` rows: the demands and the codes (int)."""
+    rows = np.unique(rows, axis=0)
+    return rows[:, :-1], rows[:, -1].astype(np.int64)

@@ -154,6 +154,9 @@ def tables(result: EngineResult) -> dict[str, pa.Table]:
     ucols: dict[str, Any] = {"time_s": pa.array(util[:, 0], pa.float64())}
     for r, name in enumerate(result.resources):
         ucols[name] = pa.array(util[:, 1 + r], pa.float64())
+    if result.stranded is not None:  # only with collect.stranded: the files stay as they were
+        for r, name in enumerate(result.resources):
+            ucols[f"stranded_{name}"] = pa.array(result.stranded[:, r], pa.float64())
     out.update(
         {
             "jobs": pa.Table.from_pandas(jobs, preserve_index=False),
@@ -417,6 +420,24 @@ def run_metrics(result: EngineResult, jobs: pd.DataFrame) -> dict[str, dict[str,
     return delay_metrics(all_delays, jobs, run_s)
 
 
+def stranded_summary(result: EngineResult) -> dict[str, Any]:
+    """``stranded`` (per resource, the mean stranded fraction over the grid points where a task
+    waits; null if none) and ``stranded_samples`` (those grid points), only when recorded
+    (:meth:`fairsim.simulator.engine.Engine.stranded`)."""
+    st = result.stranded
+    if st is None:
+        return {}
+    waits = ~np.isnan(st).all(axis=1) if len(st) else np.zeros(0, dtype=bool)
+    means = st[waits].mean(axis=0) if waits.any() else [None] * len(result.resources)
+    return {
+        "stranded": {
+            r: None if m is None or not np.isfinite(m) else float(m)
+            for r, m in zip(result.resources, means, strict=True)
+        },
+        "stranded_samples": int(waits.sum()),
+    }
+
+
 def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any]:
     """Headline numbers of a run (the body of ``summary.json``, without config hash and seed)."""
     s = result.streamed
@@ -453,6 +474,7 @@ def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any
         "median_jct_s": float(jct.median()) if len(jct) else None,
         **run_metrics(result, jobs),
         "mean_utilization": dict(zip(result.resources, mean_util, strict=True)),
+        **stranded_summary(result),
         "users": len(result.users),
         "skipped": dict(sorted(result.skipped.items())),
         **({"jobs_gate": result.extra} if result.extra else {}),
@@ -468,7 +490,11 @@ def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any
 
 
 def write_run(
-    result: EngineResult, out_dir: Path, *, extra_summary: dict[str, Any] | None = None
+    result: EngineResult,
+    out_dir: Path,
+    *,
+    extra_summary: dict[str, Any] | None = None,
+    extra_tables: dict[str, pa.Table] | None = None,
 ) -> dict[str, Any]:
     """Write the result files of one scheduler atomically into ``out_dir``.
 
@@ -479,6 +505,9 @@ def write_run(
         Final directory (``DIR/<scheduler>``); replaced if it exists.
     extra_summary : dict, optional
         Merged into ``summary.json`` (config hash, seed, ...).
+    extra_tables : dict of str to pyarrow.Table, optional
+        More tables of the run, written as ``<name>.parquet`` beside the others (what a caller
+        measured of the run, e.g. ``sharing_incentive``).
 
     Returns
     -------
@@ -496,7 +525,7 @@ def write_run(
         os.chmod(tmp, dir_mode())  # a folder of the user's umask, not mkdtemp's 0o700
         if result.streamed is not None:  # written while the run went on
             shutil.move(result.streamed.path, tmp / "tasks.parquet")
-        for name, table in built.items():
+        for name, table in {**built, **(extra_tables or {})}.items():
             write_table(table, tmp / f"{name}.parquet")
         write_json(summary, tmp / "summary.json")
         if out_dir.exists():

@@ -268,6 +268,48 @@ def delay_table(summaries: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def sharing_lines(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    """The report's sharing-incentive lines (``collect.sharing_incentive``), one per scheduler;
+    empty without it."""
+    si = {n: s["sharing_incentive"] for n, s in summaries.items() if s.get("sharing_incentive")}
+    if not si:
+        return []
+    first = next(iter(si.values()))
+    lines = [
+        "",
+        f"Sharing incentive ({first['rule']}; dedicated clouds: {first['pool_rule']}; "
+        "per user in `<scheduler>/sharing_incentive.parquet`):",
+        "",
+    ]
+    for n, v in si.items():
+        lines.append(
+            f"- {n}: {v['users_better_off']:,} of {v['users']:,} users better off "
+            f"({_f(v['fraction_better_off'], '.1%')}), {v['users_worse_off']:,} worse off"
+        )
+    return lines
+
+
+def stranded_lines(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    """The report's stranded-resources lines (``collect.stranded``), one per scheduler; empty
+    without it."""
+    st = {n: s["stranded"] for n, s in summaries.items() if s.get("stranded")}
+    if not st:
+        return []
+    lines = [
+        "",
+        "Stranded resources (free capacity on servers where no waiting user's oldest waiting "
+        "task fits, as a share of the pool; mean over the grid points where a task waits):",
+        "",
+    ]
+    for n, v in st.items():
+        parts = ", ".join(
+            f"{_label(r)} {_f(None if x is None else 100 * x, '.1f')} %" for r, x in v.items()
+        )
+        k = summaries[n].get("stranded_samples", 0)
+        lines.append(f"- {n}: {parts} ({k:,} grid points with a waiting task)")
+    return lines
+
+
 def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, Any]]) -> Path:
     """Write ``utilization.png``, ``jct_cdf.png``, ``user_shares_<scheduler>.png`` (with
     ``collect.user_shares``) and ``report.md`` for a ``fairsim run`` folder.
@@ -324,6 +366,8 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
             f"| {s['wall_s']:.1f} | {_f(s.get('tasks_per_s'), ',.0f')} |"
         )
     lines += delay_table(summaries)
+    lines += sharing_lines(summaries)
+    lines += stranded_lines(summaries)
     jct = completed_jobs(out, names)
     ids = common_jobs(jct)
     lines += [
