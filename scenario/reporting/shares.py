@@ -24,6 +24,12 @@ SHARE_YLIM_TOP = 105.0
 _PANEL_TITLES = {"cpu": "CPU share", "mem": "Memory share", "gpu": "GPU share"}
 
 
+#: With more users than this, only the users with the highest peak dominant share are coloured
+#: and named in the legend (the others are drawn in light grey): a legend of hundreds of users is
+#: unreadable, and placing it took minutes per figure.
+LEGEND_MAX_USERS = 10
+
+
 def share_columns(shares: pd.DataFrame) -> list[str]:
     """The panels of :func:`user_shares_figure`: every resource column, then ``dominant``.
 
@@ -62,8 +68,9 @@ def user_shares_figure(
     Returns
     -------
     matplotlib.figure.Figure
-        One panel per resource plus the dominant share; x: time (s), y: share of pool capacity
-        (%), from 0 to :data:`SHARE_YLIM_TOP` with ticks to 100.
+        One panel per resource plus the dominant share (more than :data:`LEGEND_MAX_USERS`
+        users: those with the highest peak dominant share coloured and named, the others grey);
+        x: time (s), y: share of pool capacity (%), from 0 to :data:`SHARE_YLIM_TOP`, ticks to 100.
 
     Raises
     ------
@@ -74,10 +81,17 @@ def user_shares_figure(
     fig = Figure(figsize=(4.3 * len(panels), 4))
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
     groups = [(u, g.sort_values("time_s")) for u, g in shares.groupby("user", sort=True)]
+    named = {u for u, _ in groups}
+    if len(groups) > LEGEND_MAX_USERS:  # the users with the highest peak dominant share
+        peaks = sorted(((-g["dominant"].max(), i, u) for i, (u, g) in enumerate(groups)))
+        named = {u for _, _, u in peaks[:LEGEND_MAX_USERS]}
     for ax, col in zip(axes, panels, strict=True):
         for user, g in groups:
             ts, v = decimate(g["time_s"].to_numpy(), g[col].to_numpy())
-            ax.step(ts, 100.0 * v, where="post", label=str(user), lw=1.0)
+            if user in named:
+                ax.step(ts, 100.0 * v, where="post", label=str(user), lw=1.0)
+            else:
+                ax.step(ts, 100.0 * v, where="post", color="0.75", lw=0.5, zorder=1)
         for t in marks_s:
             ax.axvline(t, color="grey", ls=":", lw=0.8)
         ax.set_xlabel("Time (s)")
@@ -87,11 +101,14 @@ def user_shares_figure(
         ax.set_ylim(0, SHARE_YLIM_TOP)
         ax.set_yticks(range(0, 101, 20))
         ax.grid(alpha=0.3)
-        ax.legend(loc="best", fontsize="small")
+        # "best" searches the lines for room: cheap for a few users, minutes for hundreds
+        ax.legend(
+            loc="best" if len(groups) <= LEGEND_MAX_USERS else "upper right", fontsize="small"
+        )
     axes[0].set_ylabel("Share of pool capacity (%)")
-    fig.suptitle(
-        title
-        if title is not None
-        else f"Shares of {len(groups)} users under {scheduler} (collect.user_shares)"
-    )
+    if title is None:
+        title = f"Shares of {len(groups)} users under {scheduler} (collect.user_shares)"
+        if len(named) < len(groups):
+            title += f"; the {len(named)} with the highest peak dominant share named, others grey"
+    fig.suptitle(title)
     return fig

@@ -19,7 +19,7 @@ from fairsim.scenario.reporting.run_report import (
     utilization_figure,
     window_note,
 )
-from fairsim.scenario.reporting.shares import user_shares_figure
+from fairsim.scenario.reporting.shares import LEGEND_MAX_USERS, user_shares_figure
 from fairsim.simulator.results import write_table
 
 FIG4 = Path(__file__).resolve().parents[2] / "configs" / "drfh-fig4.yaml"
@@ -123,6 +123,26 @@ def test_user_shares_figure_panels_labels_and_limits() -> None:
         assert len(ax.get_lines()) == 3  # two users and one mark
     with pytest.raises(ValueError, match=r"^user shares: missing column\(s\) \['dominant'\]"):
         user_shares_figure(shares.drop(columns="dominant"), scheduler="x")
+
+
+def test_many_users_name_the_highest_peaks_and_draw_the_others_grey() -> None:
+    # 30 users, user k peaks at k / 30: the ten named are users 20-29
+    n = LEGEND_MAX_USERS + 20
+    rows = [
+        (t, f"u{k:02d}", k / n * (t > 0), 0.0, k / n * (t > 0)) for k in range(n) for t in (0, 1)
+    ]
+    shares = pd.DataFrame(rows, columns=["time_s", "user", "cpu", "mem", "dominant"])
+    fig = user_shares_figure(shares, scheduler="drf")
+    assert fig.get_suptitle() == (
+        "Shares of 30 users under drf (collect.user_shares); the 10 with the highest peak "
+        "dominant share named, others grey"
+    )
+    for ax in fig.axes:
+        named = [text.get_text() for text in ax.get_legend().get_texts()]
+        assert named == [f"u{k}" for k in range(20, 30)]
+        assert len(ax.get_lines()) == n
+        grey = [line for line in ax.get_lines() if line.get_color() == "0.75"]
+        assert len(grey) == 20
 
 
 def _google_cfg() -> RunConfig:
