@@ -116,13 +116,17 @@ class Comparison:
                 shown[name] = v.map("{:.4f}".format)
             elif c in ("slowdown_mean", "user_jct_max_over_min"):
                 shown[name] = v.map(lambda x: "-" if pd.isna(x) else f"{x:.2f}")
-            else:
-                shown[name] = v.map(lambda x: "-" if pd.isna(x) else f"{x:,.0f}")
+            else:  # + 0.0: a difference that rounds to zero prints as 0, not -0
+                shown[name] = v.map(lambda x: "-" if pd.isna(x) else f"{round(x) + 0.0:,.0f}")
+        shown.iloc[0, shown.columns.get_loc("dJCT")] = "ref"  # the reference row
         if self.paired:
             shown["95% CI of dJCT"] = [
-                "-" if pd.isna(lo) else f"[{lo:,.0f}, {hi:,.0f}]"
-                for lo, hi in zip(t["djct_low_s"], t["djct_high_s"], strict=True)
+                "-"
+                if pd.isna(lo) or i == 0
+                else f"[{round(lo) + 0.0:,.0f}, {round(hi) + 0.0:,.0f}]"
+                for i, (lo, hi) in enumerate(zip(t["djct_low_s"], t["djct_high_s"], strict=True))
             ]
+        shown.index.name = None
         head = (
             f"common job set: {self.common_jobs:,} jobs completed under every row "
             f"(of {self.jobs:,} jobs; excluded per row: "
