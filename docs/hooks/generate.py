@@ -6,10 +6,13 @@
   is a warning, so ``mkdocs build --strict`` fails until it has one.
 * The table of registered scheduler names in ``schedulers.md`` (in place of the comment
   ``<!-- fairsim:scheduler-table -->``), from the scheduler registry.
+* ``api/index.md``, the "Public API" page: every name of ``fairsim`` (its ``_PUBLIC`` table) and
+  the parts of a progressive-filling scheduler exported by ``fairsim.schedulers``, rendered in
+  full by mkdocstrings from the numpydoc docstrings (:data:`PUBLIC_SECTIONS`).
 * ``api/<module>.md``, one page per module of the packages listed in :data:`API_GROUPS` (found
-  on disk, never listed by hand), rendered by mkdocstrings from the numpydoc docstrings, and
-  ``api/index.md`` for the public names of ``fairsim`` (its ``_PUBLIC`` table). The "API
-  reference" section of the navigation is appended here.
+  on disk, never listed by hand), without the names the Public API page documents: the
+  "Internals". The "API reference" section of the navigation (Public API first, then Internals)
+  is appended here.
 
 Nothing is written into the source tree: the pages exist only in the built site.
 """
@@ -47,6 +50,34 @@ API_GROUPS = {
 
 
 # --------------------------------------------------------------------------- API reference
+#: The "Public API" page, in reading order: section title -> public names. A bare name is
+#: ``fairsim.<name>`` (from ``fairsim._PUBLIC``); a dotted one is a name of that package's
+#: ``__all__`` (the parts of a progressive-filling scheduler). A name of ``fairsim._PUBLIC`` missing
+#: here is a warning (``mkdocs build --strict`` fails) and is rendered in a last section.
+PUBLIC_SECTIONS: dict[str, tuple[str, ...]] = {
+    "Run, read back, compare and sweep": (
+        "simulate",
+        "load",
+        "RunResult",
+        "compare",
+        "sweep",
+        "RunConfig",
+    ),
+    "Exact allocations": ("solve",),
+    "Write a scheduler": ("Scheduler", "ClusterView", "register_scheduler", "testing"),
+    "A scheduler from two parts: progressive filling": (
+        "fairsim.schedulers.ProgressiveFilling",
+        "fairsim.schedulers.UserOrder",
+        "fairsim.schedulers.DominantShare",
+        "fairsim.schedulers.PooledDominantShare",
+        "fairsim.schedulers.ServerChoice",
+        "fairsim.schedulers.FirstFit",
+        "fairsim.schedulers.BestFit",
+    ),
+}
+PUBLIC_PAGE = "api/index.md"
+
+
 def _modules(package: str) -> list[str]:
     """Dotted names of ``package`` and every module below it, in a stable order."""
     folder = ROOT.joinpath(*package.split("."))
@@ -74,8 +105,37 @@ def _public_objects() -> dict[str, Any]:
     return out
 
 
+def public_api() -> dict[str, list[tuple[str, Any]]]:
+    """The Public API page's sections: title -> ``(public dotted name, object)`` in order.
+
+    Every name of ``fairsim._PUBLIC`` is on it (as ``fairsim.<name>``), once.
+    """
+    import importlib
+
+    objects = _public_objects()
+    sections: dict[str, list[tuple[str, Any]]] = {}
+    placed = set()
+    for title, names in PUBLIC_SECTIONS.items():
+        rows = sections.setdefault(title, [])
+        for name in names:
+            if "." in name:
+                package, attr = name.rsplit(".", 1)
+                rows.append((name, getattr(importlib.import_module(package), attr)))
+            else:
+                rows.append((f"fairsim.{name}", objects[name]))
+                placed.add(name)
+    for name in sorted(set(objects) - placed):
+        log.warning(
+            "public API: fairsim.%s is in fairsim._PUBLIC but in no section of PUBLIC_SECTIONS "
+            "(docs/hooks/generate.py)",
+            name,
+        )
+        sections.setdefault("More", []).append((f"fairsim.{name}", objects[name]))
+    return sections
+
+
 def _identifier(obj: Any) -> str:
-    """Dotted path of the object where it is defined (where its API page documents it)."""
+    """Dotted path of the object where it is defined (its anchor on the Public API page)."""
     if isinstance(obj, types.ModuleType):
         return obj.__name__
     return f"{obj.__module__}.{obj.__qualname__}"
@@ -88,42 +148,90 @@ def _summary(obj: Any) -> str:
 
 
 def _api_index() -> str:
+    """The Public API page: a table of the public names, then each one rendered in full."""
+    sections = public_api()
     lines = [
-        "# fairsim: the public API",
+        "# Public API",
         "",
-        "`import fairsim` is cheap: the names below are imported on first use from the modules",
-        "that define them, where they are documented. The layers are described in",
-        "[Architecture](../architecture.md).",
+        "These names are fairsim's Python API: `import fairsim` is cheap, and each name is",
+        "imported on first use from the module that defines it. The parts of a",
+        "progressive-filling scheduler are imported from `fairsim.schedulers`. Everything is",
+        "documented on this page; the modules that implement it are listed under *Internals*,",
+        "for reading the code. The layers are described in [Architecture](../architecture.md),",
+        "and the scenario keys in the [config reference](../config-reference.md).",
         "",
         "| name | what it is |",
         "|---|---|",
     ]
-    paged = {m for modules in _api_pages().values() for m in modules}
-    here = []  # defined in a module without a page of its own: documented on this page
-    for name, obj in _public_objects().items():
-        ident = _identifier(obj)
-        lines.append(f"| [`fairsim.{name}`][{ident}] | {_summary(obj)} |")
-        if ident.rsplit(".", 1)[0] not in paged and ident not in paged:
-            here.append(ident)
+    for rows in sections.values():
+        for public, obj in rows:
+            lines.append(f"| [`{public}`][{_identifier(obj)}] | {_summary(obj)} |")
     lines += [
+        "",
+        "`fairsim.__version__` is the installed version (a string, as in `summary.json`).",
         "",
         "::: fairsim",
         "    options:",
         "      members: false",
-        "      heading_level: 2",
+        "      show_root_heading: false",
         "",
     ]
-    for ident in here:
-        lines += [f"::: {ident}", "    options:", "      heading_level: 2", ""]
+    for title, rows in sections.items():
+        lines += [f"## {title}", ""]
+        for public, obj in rows:
+            lines += [
+                f"::: {_identifier(obj)}",
+                "    options:",
+                f'      heading: "{public}"',
+                f'      toc_label: "{public}"',
+                "      heading_level: 3",
+                "",
+            ]
     return "\n".join(lines)
 
 
-def _api_page(module: str) -> str:
-    return f"::: {module}\n    options:\n      heading_level: 1\n"
+def _documented_publicly() -> tuple[dict[str, set[str]], set[str]]:
+    """What the Public API page documents, for the module pages to leave out.
+
+    Returns ``(module -> names it defines or exports in __all__ that are on the Public API
+    page, public modules)``: a module page filters those names out (each object is documented
+    on one page, the one its cross-references resolve to), and a public module has no page of
+    its own under Internals.
+    """
+    import importlib
+
+    objects = {id(obj): obj for rows in public_api().values() for _, obj in rows}
+    modules = {obj.__name__ for obj in objects.values() if isinstance(obj, types.ModuleType)}
+    names: dict[str, set[str]] = {}
+    for obj in objects.values():
+        if not isinstance(obj, types.ModuleType):
+            names.setdefault(obj.__module__, set()).add(obj.__name__)
+    for group in _api_groups().values():
+        for module in group:
+            if (ROOT.joinpath(*module.split(".")) / "__init__.py").is_file():
+                mod = importlib.import_module(module)
+                for name in getattr(mod, "__all__", ()):
+                    if id(getattr(mod, name)) in objects:
+                        names.setdefault(module, set()).add(name)
+    return names, modules
 
 
-def _api_pages() -> dict[str, list[str]]:
-    """Navigation group -> dotted module names."""
+def _api_page(module: str, public: set[str]) -> str:
+    """A module's page: everything but the names documented on the Public API page."""
+    lines = [f"::: {module}", "    options:", "      heading_level: 1"]
+    if public:
+        pattern = "|".join(sorted(public))
+        lines.append(f'      filters: ["!^_", "!^({pattern})$"]')
+        links = ", ".join(f"`{n}`" for n in sorted(public))
+        lines += [
+            "",
+            f"Also here, and documented on the [Public API](index.md) page: {links}.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _api_groups() -> dict[str, list[str]]:
+    """Navigation group -> dotted module names, public modules included."""
     groups: dict[str, list[str]] = {}
     groups["fairsim"] = [
         f"fairsim.{p.stem}"
@@ -135,6 +243,26 @@ def _api_pages() -> dict[str, list[str]]:
             m for p in packages for m in ([p[:-1]] if p.endswith(":") else _modules(p))
         ]
     return groups
+
+
+def _api_pages() -> dict[str, list[str]]:
+    """The Internals of the API reference: navigation group -> dotted module names (the public
+    modules, documented on the Public API page, have no page of their own)."""
+    _, public_modules = _documented_publicly()
+    groups = {
+        group: [m for m in modules if m not in public_modules]
+        for group, modules in _api_groups().items()
+    }
+    return {group: modules for group, modules in groups.items() if modules}
+
+
+def api_nav() -> list[Any]:
+    """The "API reference" section of the navigation: the Public API first, then Internals."""
+    internals = [
+        {group: [{m.removeprefix(f"{group}.") or m: f"api/{m}.md"} for m in modules]}
+        for group, modules in _api_pages().items()
+    ]
+    return [{"Public API": PUBLIC_PAGE}, {"Internals": internals}]
 
 
 # --------------------------------------------------------------------------- config reference
@@ -334,11 +462,7 @@ def scheduler_table() -> str:
 # --------------------------------------------------------------------------- MkDocs events
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Append the "API reference" section to the navigation."""
-    section: list[Any] = [{"fairsim (public API)": "api/index.md"}]
-    for group, modules in _api_pages().items():
-        pages = [{m.removeprefix(f"{group}.") or m: f"api/{m}.md"} for m in modules]
-        section.append({group: pages})
-    config["nav"].append({"API reference": section})
+    config["nav"].append({"API reference": api_nav()})
     return config
 
 
@@ -352,8 +476,10 @@ def on_page_markdown(markdown: str, page: Page, **kwargs: Any) -> str:
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Add the generated pages."""
     files.append(File.generated(config, "config-reference.md", content=config_reference()))
-    files.append(File.generated(config, "api/index.md", content=_api_index()))
+    files.append(File.generated(config, PUBLIC_PAGE, content=_api_index()))
+    public, _ = _documented_publicly()
     for modules in _api_pages().values():
         for module in modules:
-            files.append(File.generated(config, f"api/{module}.md", content=_api_page(module)))
+            content = _api_page(module, public.get(module, set()))
+            files.append(File.generated(config, f"api/{module}.md", content=content))
     return files

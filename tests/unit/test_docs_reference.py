@@ -90,3 +90,60 @@ def test_sphinx_roles_become_optional_cross_references() -> None:
         "optional>`Engine`</autoref>:"
     )
     assert roles._rewrite(obj, ":func:`no_such_name`") == "`no_such_name`"
+
+
+def test_api_reference_leads_with_the_public_api(generate: ModuleType) -> None:
+    import fairsim
+    import fairsim.schedulers
+
+    nav = generate.api_nav()
+    assert nav[0] == {"Public API": "api/index.md"}
+    assert list(nav[1]) == ["Internals"]
+    groups = [next(iter(g)) for g in nav[1]["Internals"]]
+    assert groups == [
+        "fairsim",
+        "fairsim.simulator",
+        "fairsim.schedulers",
+        "fairsim.traces",
+        "fairsim.scenario",
+        "fairsim.experiments",
+    ]
+    page = generate._api_index()
+    assert page.startswith("# Public API\n")
+    for name in fairsim.__all__:
+        assert f"`fairsim.{name}`" in page, name
+        if name != "__version__":  # a string, stated in a sentence
+            assert f'heading: "fairsim.{name}"' in page, name
+    parts = ["ProgressiveFilling", "UserOrder", "DominantShare", "PooledDominantShare"]
+    parts += ["ServerChoice", "FirstFit", "BestFit"]
+    for name in parts:
+        assert name in fairsim.schedulers.__all__
+        assert f'heading: "fairsim.schedulers.{name}"' in page, name
+    # rendered by its defining path, the one the rest of the site links to
+    assert "::: fairsim.scenario.api.simulate\n" in page
+    assert "::: fairsim.schedulers.filling_parts.BestFit\n" in page
+
+
+def test_internals_leave_the_public_names_to_the_public_page(generate: ModuleType) -> None:
+    public, modules = generate._documented_publicly()
+    assert modules == {"fairsim.testing"}
+    internals = [m for ms in generate._api_pages().values() for m in ms]
+    assert "fairsim.testing" not in internals
+    assert len(internals) >= 60
+    assert public["fairsim.scenario.api"] == {"simulate", "load", "sweep", "RunResult"}
+    assert public["fairsim.schedulers"] == {
+        "BestFit",
+        "DominantShare",
+        "FirstFit",
+        "PooledDominantShare",
+        "ProgressiveFilling",
+        "Scheduler",
+        "ServerChoice",
+        "UserOrder",
+        "register_scheduler",
+    }
+    page = generate._api_page("fairsim.scenario.api", public["fairsim.scenario.api"])
+    assert 'filters: ["!^_", "!^(RunResult|load|simulate|sweep)$"]' in page
+    assert generate._api_page("fairsim.simulator.engine", set()) == (
+        "::: fairsim.simulator.engine\n    options:\n      heading_level: 1\n"
+    )
