@@ -29,13 +29,14 @@ COPY = re.compile(
 
 
 def section(path: Path, name: str) -> str:
-    """The lines of ``path`` between ``# [start:name]`` and ``# [end:name]`` (exclusive)."""
+    """The lines of ``path`` between ``# [start:name]`` and ``# [end:name]`` (exclusive), without
+    blank lines at either end (ruff formats the copy on the page as a module of its own)."""
     lines = path.read_text().splitlines()
     starts = [i for i, line in enumerate(lines) if line.strip() == f"# [start:{name}]"]
     ends = [i for i, line in enumerate(lines) if line.strip() == f"# [end:{name}]"]
     assert len(starts) == 1 and len(ends) == 1, f"{path}: section {name!r} must be marked once"
     assert starts[0] < ends[0], f"{path}: section {name!r} ends before it starts"
-    return "\n".join(lines[starts[0] + 1 : ends[0]])
+    return "\n".join(lines[starts[0] + 1 : ends[0]]).strip("\n")
 
 
 def copies() -> list[tuple[Path, str, str, str]]:
