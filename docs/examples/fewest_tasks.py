@@ -1,11 +1,12 @@
 """A progressive-filling scheduler as a pair of parts: "serve the user with the fewest running
-tasks, Best-Fit". docs/write-a-scheduler.md includes this file and
-tests/unit/test_docs_tutorial.py runs it. Run it: ``python docs/examples/fewest_tasks.py``.
+tasks, Best-Fit". docs/write-a-scheduler.md copies its ``parts`` section
+(tests/unit/test_docs_snippets.py checks the copy) and tests/unit/test_docs_tutorial.py runs it.
+Run it: ``python docs/examples/fewest_tasks.py``.
 """
 
 from __future__ import annotations
 
-# --8<-- [start:parts]
+# [start:parts]
 import fairsim
 from fairsim.schedulers import BestFit, ProgressiveFilling, UserOrder
 from fairsim.simulator.cluster import ClusterView
@@ -38,9 +39,9 @@ class FewestTasksBestFit(ProgressiveFilling):
     placement = BestFit
 
 
-# --8<-- [end:parts]
+# [end:parts]
 
-# --8<-- [start:scenario]
+# [start:scenario]
 #: User a submits eight tasks of 0.5 CPU, user b eight of 0.125 CPU (as much memory), at t = 0
 #: on two servers; every task runs 10 s.
 SCENARIO = {
@@ -56,7 +57,7 @@ SCENARIO = {
     "schedulers": ["fewest-tasks-bf", "bf-drfh"],
     "collect": {"utilization_interval_s": 5, "horizon_s": 100},
 }
-# --8<-- [end:scenario]
+# [end:scenario]
 
 
 def main() -> None:

@@ -1,13 +1,14 @@
 """A first-in, first-out scheduler: the code of the tutorial "Write your own scheduler".
 
-docs/write-a-scheduler.md includes this file piece by piece and
+docs/write-a-scheduler.md copies the sections between ``# [start:NAME]`` and ``# [end:NAME]``
+(tests/unit/test_docs_snippets.py checks that the copies are exact) and
 tests/unit/test_docs_tutorial.py runs it, so the tutorial cannot drift from the code. Run it:
 ``python docs/examples/fifo_scheduler.py``.
 """
 
 from __future__ import annotations
 
-# --8<-- [start:scheduler]
+# [start:scheduler]
 from collections import deque
 from collections.abc import Iterator
 
@@ -65,9 +66,9 @@ class Fifo(fairsim.Scheduler):
         return len(self.queue_)
 
 
-# --8<-- [end:scheduler]
+# [end:scheduler]
 
-# --8<-- [start:scenario]
+# [start:scenario]
 #: User a submits four half-server tasks at t = 0, user b four quarter-server tasks at t = 1,
 #: on a single server; every task runs 10 s.
 SCENARIO = {
@@ -83,10 +84,10 @@ SCENARIO = {
     "schedulers": ["my-fifo", "drf"],
     "collect": {"utilization_interval_s": 5, "horizon_s": 60},
 }
-# --8<-- [end:scenario]
+# [end:scenario]
 
 
-# --8<-- [start:run]
+# [start:run]
 def main() -> None:
     """Run the scenario with FIFO and DRF, print when each user's tasks started, check FIFO."""
     results = fairsim.simulate(SCENARIO)
@@ -98,4 +99,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-# --8<-- [end:run]
+# [end:run]
