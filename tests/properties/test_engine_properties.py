@@ -136,6 +136,7 @@ def test_identical_seed_gives_byte_identical_files(tmp_path: Path, name: str) ->
         "users.parquet",
         "utilization.parquet",
         "user_shares.parquet",
+        "user_jct.parquet",
     }
 
 
