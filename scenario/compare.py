@@ -118,7 +118,7 @@ class Comparison:
                 shown[name] = v.map(lambda x: "-" if pd.isna(x) else f"{x:.2f}")
             else:  # + 0.0: a difference that rounds to zero prints as 0, not -0
                 shown[name] = v.map(lambda x: "-" if pd.isna(x) else f"{round(x) + 0.0:,.0f}")
-        shown.iloc[0, shown.columns.get_loc("dJCT")] = "ref"  # the reference row
+        shown.loc[shown.index[0], "dJCT"] = "ref"  # the reference row
         if self.paired:
             shown["95% CI of dJCT"] = [
                 "-"

@@ -132,6 +132,10 @@ def test_cli_prints_the_table(
     printed = capsys.readouterr().out
     assert printed.startswith("common job set: 2 jobs completed under every row (of 2 jobs")
     assert "big/bf-drfh" in printed and "[-617, 527]" in printed
+    # the reference row: no difference to itself, no interval, and no pandas index header
+    ref = next(line for line in printed.splitlines() if line.startswith("small/bf-drfh"))
+    assert ref.split()[-2:] == ["ref", "-"]
+    assert not any(line.startswith("label") for line in printed.splitlines())
     assert main(["compare", str(tmp_path / "nothing")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a fairsim run folder" in err
