@@ -1,7 +1,8 @@
 """Figures and ``report.md`` of ``fairsim compare`` (:func:`fairsim.scenario.compare.compare`).
 
-``jct_cdf.png``: the JCT CDF of the common jobs, one curve per row, on a log axis with labelled
-ticks (a linear axis when every JCT falls within one decade); ``jct_mean.png``: mean JCT per row
+``jct_cdf.png``: the JCT CDF of the common jobs, one curve per row, on the axis of every JCT plot
+(:func:`~fairsim.scenario.reporting.plotting.set_jct_axis`: logarithmic over 1.5 decades or
+more, else linear); ``jct_mean.png``: mean JCT per row
 with the paired 95 % interval of its difference to the first row; ``utilization.png``: mean
 utilisation per resource and row, on an axis from 0 to 100 %.
 """
@@ -13,10 +14,9 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator
 
 from fairsim.atomic import write_text
-from fairsim.scenario.reporting.plotting import save_figure
+from fairsim.scenario.reporting.plotting import save_figure, set_jct_axis
 
 
 def _fmt(x: Any, spec: str) -> str:
@@ -29,23 +29,11 @@ def jct_cdf_figure(c: Any) -> Figure | None:
         return None
     fig = Figure(figsize=(6.5, 4))
     ax = fig.subplots()
-    lo, hi = np.inf, 0.0
     for label, v in c.jct.items():
         x = np.sort(v.to_numpy())
         ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=label)
-        pos = x[x > 0]
-        if len(pos):
-            lo, hi = min(lo, float(pos[0])), max(hi, float(x[-1]))
-    if hi > 0 and np.isfinite(lo) and hi / lo >= 10:
-        ax.set_xscale("log")
-        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        ax.xaxis.set_major_formatter(
-            FuncFormatter(lambda x, _: f"{x:,.0f}" if x >= 1 else f"{x:g}")
-        )
-        ax.set_xlabel("job completion time (s, log scale)")
-    else:
-        ax.set_xlim(left=0)
-        ax.set_xlabel("job completion time (s)")
+    log = set_jct_axis(ax, np.concatenate([v.to_numpy(dtype=float) for v in c.jct.values()]))
+    ax.set_xlabel("job completion time (s, log scale)" if log else "job completion time (s)")
     ax.set_ylabel("fraction of common jobs")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)

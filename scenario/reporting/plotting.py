@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
@@ -48,6 +49,37 @@ def scheduler_label(name: str) -> str:
     if m:
         return f"Slots ({m.group(1)} per max server)"
     return _LABELS.get(name, name)
+
+
+#: Fewest decades of job completion time drawn on a logarithmic x-axis; a narrower range is drawn
+#: on a linear axis (a log axis over less than a decade may hold no labelled tick at all).
+LOG_X_MIN_DECADES = 1.5
+
+
+def set_jct_axis(ax: Axes, jct_s: ArrayLike) -> bool:
+    """Choose the x-axis of a job-completion-time plot from the values drawn on it.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes the JCTs are drawn on.
+    jct_s : array_like
+        Every JCT drawn (s).
+
+    Returns
+    -------
+    bool
+        True when the axis is logarithmic: symlog with a linear part below 1 s, when the positive
+        values span at least :data:`LOG_X_MIN_DECADES` decades (so at least one decade is
+        labelled); otherwise a linear axis from 0.
+    """
+    values = np.asarray(jct_s, dtype=float)
+    positive = values[values > 0]
+    if len(positive) and np.log10(positive.max() / positive.min()) >= LOG_X_MIN_DECADES:
+        ax.set_xscale("symlog", linthresh=1.0)
+        return True
+    ax.set_xlim(left=0)
+    return False
 
 
 def save_figure(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 120) -> Path:

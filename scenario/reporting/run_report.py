@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from fairsim.atomic import write_text
 from fairsim.scenario.config import RunConfig
-from fairsim.scenario.reporting.plotting import decimate, save_figure
+from fairsim.scenario.reporting.plotting import decimate, save_figure, set_jct_axis
 from fairsim.scenario.reporting.shares import user_shares_figure
 
 _LABELS = {"cpu": "CPU", "mem": "memory", "gpu": "GPU"}
@@ -19,10 +19,6 @@ _LABELS = {"cpu": "CPU", "mem": "memory", "gpu": "GPU"}
 #: Top of the y-axis of utilisation figures (%): 5 % of headroom, so that a line at or near
 #: 100 % is drawn inside the axes rather than under their top border; ticks stop at 100.
 UTIL_YLIM_TOP = 105.0
-
-#: Fewest decades of job completion time drawn on a logarithmic x-axis; a narrower range is drawn
-#: on a linear axis (a log axis over less than a decade may hold no labelled tick at all).
-LOG_X_MIN_DECADES = 1.5
 
 
 def _label(resource: str) -> str:
@@ -114,11 +110,7 @@ def jct_figure(out: Path, schedulers: list[str], *, common: bool = True) -> Figu
     every = np.concatenate(
         [(jct[n] if ids is None else jct[n].loc[ids]).to_numpy(dtype=float) for n in schedulers]
     )
-    positive = every[every > 0]
-    if len(positive) and np.log10(positive.max() / positive.min()) >= LOG_X_MIN_DECADES:
-        ax.set_xscale("symlog", linthresh=1.0)  # >= 1.5 decades: at least one labelled decade
-    else:
-        ax.set_xlim(left=0)
+    set_jct_axis(ax, every)
     ax.set_xlabel("job completion time (s)")
     ax.set_ylabel("fraction of jobs")
     ax.set_ylim(0, 1)
