@@ -5,6 +5,7 @@ this folder on the import path)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -177,3 +178,24 @@ def random_job_instance(rng: np.random.Generator, bounds: bool = False) -> dict[
             jobs.append(job)
         users.append({"id": f"u{u}", "jobs": jobs, "weight": float(rng.choice([1, 1, 2]))})
     return {"resources": [f"r{k}" for k in range(n_r)], "servers": servers, "users": users}
+
+
+def hand_scenario(
+    capacity: float = 1.0, schedulers: Sequence[str] = ("bf-drfh", "ff-drfh")
+) -> dict[str, Any]:
+    """One server of capacity (capacity, capacity). User a submits two tasks of (0.5, 0.5) for
+    100 s at 0, user b one of (0.5, 0.5) for 50 s at 10: on a server of (1, 1) b waits for a's
+    tasks and runs 100 - 150 s; on a larger one every task starts at once."""
+    return {
+        "name": "hand",
+        "trace": {
+            "format": "inline",
+            "users": [
+                {"name": "a", "tasks": 2, "demand": [0.5, 0.5], "run_s": 100},
+                {"name": "b", "join_s": 10, "tasks": 1, "demand": [0.5, 0.5], "run_s": 50},
+            ],
+        },
+        "cluster": {"classes": [{"name": "s", "count": 1, "capacity": [capacity, capacity]}]},
+        "schedulers": list(schedulers),
+        "collect": {"utilization_interval_s": 10, "horizon_s": 300},
+    }

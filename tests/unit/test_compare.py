@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import hand_scenario
 from matplotlib.figure import Figure
 from scipy import stats
 
@@ -16,35 +16,14 @@ from fairsim.errors import ConfigError
 from fairsim.experiments.cli import main
 from fairsim.scenario.reporting import compare_report
 
-#: One server; user a submits two tasks of (0.5, 0.5) for 100 s at 0, user b one for 50 s at 10
-#: (as in test_load_metrics.py).
-HAND: dict[str, Any] = {
-    "name": "hand",
-    "trace": {
-        "format": "inline",
-        "users": [
-            {"name": "a", "tasks": 2, "demand": [0.5, 0.5], "run_s": 100},
-            {"name": "b", "join_s": 10, "tasks": 1, "demand": [0.5, 0.5], "run_s": 50},
-        ],
-    },
-    "collect": {"utilization_interval_s": 10, "horizon_s": 300},
-}
-
-
-def _cfg(capacity: float, schedulers: list[str]) -> dict[str, Any]:
-    cfg = copy.deepcopy(HAND)
-    cfg["cluster"] = {"classes": [{"name": "s", "count": 1, "capacity": [capacity, capacity]}]}
-    cfg["schedulers"] = schedulers
-    return cfg
-
 
 @pytest.fixture
 def runs(tmp_path: Path) -> tuple[Path, Path]:
     """``small``: b waits (JCT a 100 s, b 140 s); ``big``: every task starts at once (a 100 s,
     b 50 s). Same trace and seed: paired."""
     small, big = tmp_path / "small", tmp_path / "big"
-    fairsim.simulate(_cfg(1.0, ["bf-drfh"]), out=small)
-    fairsim.simulate(_cfg(1.5, ["bf-drfh"]), out=big)
+    fairsim.simulate(hand_scenario(1.0, ["bf-drfh"]), out=small)
+    fairsim.simulate(hand_scenario(1.5, ["bf-drfh"]), out=big)
     return small, big
 
 
@@ -106,7 +85,7 @@ def test_cdf_ticks_are_labelled_within_one_decade(runs: tuple[Path, Path]) -> No
 
 
 def test_refuses_other_traces_and_non_runs(runs: tuple[Path, Path], tmp_path: Path) -> None:
-    other = copy.deepcopy(_cfg(1.0, ["bf-drfh"]))
+    other = copy.deepcopy(hand_scenario(1.0, ["bf-drfh"]))
     other["trace"]["users"][1]["run_s"] = 60
     fairsim.simulate(other, out=tmp_path / "other")
     with pytest.raises(ConfigError, match=r"trace\.users .*job ids would not match"):
@@ -116,7 +95,7 @@ def test_refuses_other_traces_and_non_runs(runs: tuple[Path, Path], tmp_path: Pa
 
 
 def test_unpaired_when_seeds_differ(runs: tuple[Path, Path], tmp_path: Path) -> None:
-    cfg = _cfg(1.5, ["bf-drfh"])
+    cfg = hand_scenario(1.5, ["bf-drfh"])
     cfg["seed"] = 7
     fairsim.simulate(cfg, out=tmp_path / "seed7")
     c = fairsim.compare([runs[0], tmp_path / "seed7"])

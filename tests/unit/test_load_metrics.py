@@ -10,27 +10,15 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from helpers import hand_scenario
 
 import fairsim
 from fairsim.errors import ConfigError
 from fairsim.scenario import provenance as prov
 from fairsim.scenario.api import RunResult
 
-#: One server of capacity (1, 1). User a submits two tasks of (0.5, 0.5) for 100 s at 0, user b
-#: one task of (0.5, 0.5) for 50 s at 10: b waits for a's tasks and runs 100 - 150 s.
-HAND: dict[str, Any] = {
-    "name": "hand",
-    "trace": {
-        "format": "inline",
-        "users": [
-            {"name": "a", "tasks": 2, "demand": [0.5, 0.5], "run_s": 100},
-            {"name": "b", "join_s": 10, "tasks": 1, "demand": [0.5, 0.5], "run_s": 50},
-        ],
-    },
-    "cluster": {"classes": [{"name": "s", "count": 1, "capacity": [1, 1]}]},
-    "schedulers": ["bf-drfh", "ff-drfh"],
-    "collect": {"utilization_interval_s": 10, "horizon_s": 300},
-}
+#: b waits for a's tasks and runs 100 - 150 s (helpers.hand_scenario).
+HAND: dict[str, Any] = hand_scenario()
 
 
 def test_delay_metrics_by_hand() -> None:
