@@ -10,6 +10,7 @@ nothing and a half the server (30 and 29 s). The page's pytest file
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
 import subprocess
@@ -41,12 +42,12 @@ FIFO_STARTS = {"a": [0.0, 0.0, 10.0, 10.0], "b": [20.0, 20.0, 20.0, 20.0]}
 DRF_STARTS_B = [10.0, 10.0, 20.0, 20.0]
 
 
-@pytest.fixture(scope="module")
-def example() -> Iterator[ModuleType]:
-    """docs/examples/fifo_scheduler.py, imported once (it registers "my-fifo" on import, and
-    the registration is removed afterwards)."""
+@contextlib.contextmanager
+def _imported(path: Path, module_name: str, registers: str) -> Iterator[ModuleType]:
+    """An example file imported as ``module_name``; the scheduler it registers on import
+    (``registers``) and its module entry are removed afterwards."""
     with pytest.MonkeyPatch.context() as mp:
-        spec = importlib.util.spec_from_file_location("fifo_scheduler_example", EXAMPLE)
+        spec = importlib.util.spec_from_file_location(module_name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         mp.setitem(sys.modules, spec.name, module)
@@ -54,7 +55,15 @@ def example() -> Iterator[ModuleType]:
         try:
             yield module
         finally:
-            unregister_scheduler("my-fifo")
+            unregister_scheduler(registers)
+
+
+@pytest.fixture(scope="module")
+def example() -> Iterator[ModuleType]:
+    """docs/examples/fifo_scheduler.py, imported once (it registers "my-fifo" on import, and
+    the registration is removed afterwards)."""
+    with _imported(EXAMPLE, "fifo_scheduler_example", "my-fifo") as module:
+        yield module
 
 
 def _run(scheduler: Scheduler, scenario: dict) -> tuple[dict[str, list[float]], list[float]]:
@@ -160,16 +169,8 @@ PARTS_EXAMPLE = EXAMPLE.with_name("fewest_tasks.py")
 @pytest.fixture(scope="module")
 def parts_example() -> Iterator[ModuleType]:
     """docs/examples/fewest_tasks.py, imported once (it registers "fewest-tasks-bf")."""
-    with pytest.MonkeyPatch.context() as mp:
-        spec = importlib.util.spec_from_file_location("fewest_tasks_example", PARTS_EXAMPLE)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        mp.setitem(sys.modules, spec.name, module)
-        spec.loader.exec_module(module)
-        try:
-            yield module
-        finally:
-            unregister_scheduler("fewest-tasks-bf")
+    with _imported(PARTS_EXAMPLE, "fewest_tasks_example", "fewest-tasks-bf") as module:
+        yield module
 
 
 def test_parts_example_is_a_pair_of_parts_and_passes_every_check(
