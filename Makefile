@@ -9,6 +9,9 @@ PY     := $(VENV)/bin/python
 # the shared data folder; without its traces/google-2011, `make experiment` and `make reproduce-udrf`
 # download the Google sample into $FAIRSIM_DATA_DIR (default ~/.cache/fairsim) (docs/traces.md)
 SHARED ?= ../shared
+# seeds of `make experiment` and `make reproduce-*`: every numeric claim gets a 95 % interval over
+# them, run in parallel over the cores; SEEDS=1 is a quick look without intervals
+SEEDS ?= 5
 # `make bench` pairs its speed points with this revision (A B A B); e.g. make bench BENCH_VS=main~3
 BENCH_VS ?= HEAD~1
 STAMP  := $(VENV)/.installed
@@ -25,19 +28,19 @@ $(STAMP): pyproject.toml fairsim/_version.py
 install: $(STAMP)
 
 experiment: $(STAMP)
-	$(VENV)/bin/fairsim -v experiment drfh-google --shared $(SHARED) --out results/drfh-google
+	$(VENV)/bin/fairsim -v experiment drfh-google --seeds $(SEEDS) --shared $(SHARED) --out results/drfh-google
 
 reproduce-bonald-roberts: $(STAMP)
-	$(VENV)/bin/fairsim -v experiment bonald-roberts --out results/bonald-roberts
+	$(VENV)/bin/fairsim -v experiment bonald-roberts --seeds $(SEEDS) --out results/bonald-roberts
 
 reproduce-lmm-mms: $(STAMP)
-	$(VENV)/bin/fairsim -v experiment lmm-mms --shared $(SHARED) --out results/lmm-mms
+	$(VENV)/bin/fairsim -v experiment lmm-mms --seeds $(SEEDS) --shared $(SHARED) --out results/lmm-mms
 
 reproduce-psdsf: $(STAMP)
-	$(VENV)/bin/fairsim -v experiment psdsf --out results/psdsf
+	$(VENV)/bin/fairsim -v experiment psdsf --seeds $(SEEDS) --out results/psdsf
 
 reproduce-udrf: $(STAMP)
-	$(VENV)/bin/fairsim -v experiment udrf --shared $(SHARED) --out results/udrf
+	$(VENV)/bin/fairsim -v experiment udrf --seeds $(SEEDS) --shared $(SHARED) --out results/udrf
 
 # prints the line coverage of the whole package and fails below [tool.coverage.report] fail_under
 # (pyproject.toml says what is measured)

@@ -10,11 +10,11 @@
     fairsim trace convert FORMAT SRC --out DIR [--overwrite] [--bad-row-threshold F]
     fairsim trace fetch google-2011 [--parts 0-13] [--dest DIR] [--sha256sum FILE]
     fairsim trace synth --tasks N --seed S --out DIR [--overwrite]
-    fairsim experiment drfh-google [--shared ../shared] [--out results/drfh-google]
-    fairsim experiment bonald-roberts [--quick] [--out results/bonald-roberts]
-    fairsim experiment lmm-mms [--quick] [--shared ../shared] [--out results/lmm-mms]
-    fairsim experiment psdsf [--quick] [--out results/psdsf]
-    fairsim experiment udrf [--quick] [--shared ../shared] [--out results/udrf]
+    fairsim experiment drfh-google [--seeds N] [--shared ../shared] [--out results/drfh-google]
+    fairsim experiment bonald-roberts [--seeds N] [--quick] [--out results/bonald-roberts]
+    fairsim experiment lmm-mms [--seeds N] [--quick] [--shared ../shared] [--out results/lmm-mms]
+    fairsim experiment psdsf [--seeds N] [--quick] [--out results/psdsf]
+    fairsim experiment udrf [--seeds N] [--quick] [--shared ../shared] [--out results/udrf]
     fairsim sweep SWEEP.yaml [--out OUT] [--executor local:N|dask-local:N|dask://host:port]
     fairsim sweep-report OUT
     fairsim --version
@@ -233,6 +233,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             shared=Path(args.shared),
             quick=args.quick,
             progress=not args.no_progress,
+            seeds=args.seeds,
+            jobs=args.jobs,
         )
     print(f"report: {out / path.relative_to(tmp)}")
     return 0
@@ -341,6 +343,7 @@ def _plain(rst: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fairsim`` command."""
+    from fairsim.experiments.claims import DEFAULT_SEEDS
     from fairsim.experiments.reproductions import REPRODUCTIONS
     from fairsim.schedulers.exact import EXACT, JOB_EXACT
     from fairsim.schedulers.registry import available
@@ -601,6 +604,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--out", help="output folder (default results/<which>), replaced")
     e.add_argument("--quick", action="store_true", help="a small slice, for a smoke test")
+    e.add_argument(
+        "--seeds",
+        type=int_at_least(1),
+        default=DEFAULT_SEEDS,
+        help="run seeds 1..N; every numeric claim gets a 95 %% interval over them "
+        "(default %(default)s; 1 is a quick look without intervals)",
+    )
+    e.add_argument(
+        "--jobs",
+        type=int_at_least(1),
+        default=None,
+        help="worker processes for the seeds (default: one per core, at most one per seed)",
+    )
     e.add_argument("--no-progress", action="store_true", help="no progress bars")
     e.set_defaults(func=cmd_experiment)
 

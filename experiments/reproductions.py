@@ -2,13 +2,17 @@
 ``make reproduce-*`` targets dispatch through this table (one entry point each, no if-chain).
 
 Every reproduction subpackage (:mod:`fairsim.experiments.drfh`, ``psdsf``, ``udrf``, ``lmm_mms``,
-``bonald_roberts``) exposes the same entry point::
+``bonald_roberts``) has the same shape: ``paper.py`` (the paper's numbers), ``experiment.py``
+(the runs, one seed at a time), ``figures.py`` and ``report.py`` (the claims of
+:mod:`fairsim.experiments.claims`, and ``report.md`` generated from them), and the same entry
+point::
 
-    reproduce(*, out: Path, shared: Path, quick: bool = False, progress: bool = True) -> Path
+    reproduce(*, out: Path, shared: Path, quick: bool = False, progress: bool = True,
+              seeds: int = 5, jobs: int | None = None) -> Path
 
-which writes its result files, figures and ``report.md`` (each paper statement with PASS, FAIL or
-n/a) into ``out`` and returns the report's path. ``shared`` is the folder holding
-``traces/`` (the real trace samples); reproductions that need no trace ignore it.
+which runs seeds ``1 .. seeds`` over ``jobs`` worker processes, writes its result files, figures,
+``claims.json`` and ``report.md`` into ``out`` and returns the report's path. ``shared`` is the
+folder holding ``traces/`` (the real trace samples); reproductions that need no trace ignore it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fairsim.errors import ConfigError, unknown_key
+from fairsim.experiments.claims import DEFAULT_SEEDS, seed_list
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,14 @@ REPRODUCTIONS: dict[str, Reproduction] = {
 
 
 def reproduce(
-    name: str, *, out: Path, shared: Path, quick: bool = False, progress: bool = True
+    name: str,
+    *,
+    out: Path,
+    shared: Path,
+    quick: bool = False,
+    progress: bool = True,
+    seeds: int = DEFAULT_SEEDS,
+    jobs: int | None = None,
 ) -> Path:
     """Run the reproduction registered under ``name``.
 
@@ -105,6 +117,11 @@ def reproduce(
         A small version, for smoke tests.
     progress : bool
         Show progress bars.
+    seeds : int
+        Run seeds ``1 .. seeds`` (every numeric claim gets a 95 % interval over them; 1 gives a
+        quick look without intervals).
+    jobs : int, optional
+        Worker processes for the seeds (default: one per core, at most one per seed).
 
     Returns
     -------
@@ -114,12 +131,20 @@ def reproduce(
     Raises
     ------
     fairsim.errors.ConfigError
-        For an unknown name (the message suggests the closest known one).
+        For an unknown name (the message suggests the closest known one), or ``seeds < 1``.
     """
+    seed_list(seeds)  # refuses seeds < 1 before anything runs
     spec = REPRODUCTIONS.get(name)
     if spec is None:
         raise ConfigError(f"experiment: {unknown_key(name, REPRODUCTIONS)}")
     module = importlib.import_module(spec.package)
     return Path(
-        module.reproduce(out=Path(out), shared=Path(shared), quick=quick, progress=progress)
+        module.reproduce(
+            out=Path(out),
+            shared=Path(shared),
+            quick=quick,
+            progress=progress,
+            seeds=seeds,
+            jobs=jobs,
+        )
     )

@@ -1,0 +1,795 @@
+"""One claim model for every paper reproduction: a statement, our estimate with its 95 %
+interval, the rule that decides the verdict, and the claim's kind.
+
+Every reproduction (:mod:`fairsim.experiments.reproductions`) builds a list of :class:`Claim`
+records, writes them to ``claims.json`` beside ``report.md`` (:func:`write_claims`) and generates
+the report's table of statements from that list (:func:`claims_markdown`). The headline counts
+claims of kind ``paper`` only; ``consistency`` (our own internal checks) and ``by-construction``
+(statements that hold because of how the experiment is built, because a theorem guarantees them, or
+because a model was calibrated on them) are listed apart.
+
+Estimates and intervals
+-----------------------
+* :func:`across_seeds`: a run-level quantity measured once per seed; the mean and the Student-t
+  95 % interval of the mean over the seeds.
+* :func:`bootstrap_units`: a quantity of a distribution (jobs, users, samples); the percentile
+  bootstrap interval over the units (``scipy.stats.bootstrap``), the units' values pooled or
+  averaged over the seeds first by the caller.
+* :func:`spearman_trend`: a trend over groups ("the larger the job, the larger the reduction"):
+  Spearman's rho between the group key and the group's value, with a bootstrap interval over the
+  units the groups are made of.
+
+Rules (each returns a :class:`Claim`, and its ``rule`` text says how it was decided)
+-------------------------------------------------------------------------------------
+* :func:`agrees`: a number the paper prints. PASS when the paper's value lies within our 95 %
+  interval widened by a tolerance proportional to the paper's value (:data:`REL_TOL`, 10 % by
+  default), so the rule scales with the quantity: the paper's "2 %" passes for an interval that
+  reaches within 0.2 points of 2 %, not for anything between 0 and 4 %.
+* :func:`exceeds`: an order ("A above B", a difference above zero). PASS when the whole interval
+  of the difference lies on the paper's side.
+* :func:`bounded`: a threshold ("at least 90 % of users", "within 5 %"). PASS when the whole
+  interval lies inside the bound.
+* :func:`trend`: a monotone trend. PASS when the interval of Spearman's rho excludes zero in the
+  paper's direction.
+* :func:`judged`: a qualitative statement decided by an explicit test; :func:`by_construction`
+  and :func:`not_applicable` for the other two outcomes.
+
+With one seed (``--seeds 1``, a quick look) an interval across seeds does not exist: the verdict
+then uses the point estimate and the reason says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from fairsim.atomic import json_text, write_text
+from fairsim.errors import ConfigError
+
+Kind = Literal["paper", "consistency", "by-construction"]
+Verdict = Literal["PASS", "FAIL", "n/a"]
+
+#: The kinds, in the order the report lists them.
+KINDS: tuple[str, ...] = ("paper", "consistency", "by-construction")
+#: Confidence level of every interval.
+LEVEL = 0.95
+#: Default relative tolerance of :func:`agrees`: 10 % of the paper's value.
+REL_TOL = 0.10
+#: Default number of seeds of ``fairsim experiment`` and ``make experiment``/``reproduce-*``.
+DEFAULT_SEEDS = 5
+#: Bootstrap resamples (percentile method).
+N_RESAMPLES = 2000
+
+
+class Claim(BaseModel):
+    """One statement checked by a reproduction: the ``claims.json`` record.
+
+    Attributes
+    ----------
+    statement : str
+        The statement, in words.
+    source : str
+        Where the paper makes it (section, figure or table).
+    paper : float, str or None
+        The paper's value: a number (in ``unit``) or text.
+    ours : float, str or None
+        Our estimate: a number (in ``unit``, the mean over seeds or the statistic on all units)
+        or text.
+    ci_low, ci_high : float or None
+        The 95 % interval of ``ours`` (``None`` when ``ours`` is not numeric, or for one seed).
+    seeds : int
+        The number of seeds ``ours`` comes from.
+    rule : str
+        How the verdict is decided.
+    verdict : {"PASS", "FAIL", "n/a"}
+        The verdict; ``n/a`` when it cannot be decided (``reason`` says why).
+    reason : str
+        Why ``n/a``, and for every difference what we know of its cause.
+    kind : {"paper", "consistency", "by-construction"}
+        ``paper``: the paper states it; ``consistency``: our own internal check;
+        ``by-construction``: holds because of how the experiment is built, because a theorem
+        guarantees it, or because the model was calibrated on it.
+    unit : str
+        How numbers are shown: ``"share"`` (a fraction, printed in per cent), ``"pp"`` (a
+        difference of fractions, printed in percentage points), ``"s"`` (seconds), ``""`` (as
+        is). Not part of the verdict.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    statement: str
+    source: str
+    paper: float | str | None
+    ours: float | str | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    seeds: int
+    rule: str
+    verdict: Verdict
+    reason: str = ""
+    kind: Kind = "paper"
+    unit: str = ""
+
+
+# --------------------------------------------------------------------------- estimates
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its 95 % interval.
+
+    Attributes
+    ----------
+    value : float
+        The estimate (NaN when there was nothing to estimate from).
+    low, high : float or None
+        The interval; ``None`` when there is none (one seed, or too few units).
+    seeds : int
+        The number of seeds behind the estimate.
+    method : str
+        How the interval was obtained, for the report.
+    """
+
+    value: float
+    low: float | None
+    high: float | None
+    seeds: int
+    method: str
+
+    @property
+    def finite(self) -> bool:
+        """Whether the point estimate is a finite number."""
+        return math.isfinite(self.value)
+
+    def bounds(self) -> tuple[float, float]:
+        """The interval, or the point estimate twice when there is none."""
+        if self.low is None or self.high is None:
+            return self.value, self.value
+        return self.low, self.high
+
+
+def across_seeds(values: Iterable[float]) -> Estimate:
+    """The mean of a run-level quantity over seeds and its Student-t 95 % interval.
+
+    Parameters
+    ----------
+    values : iterable of float
+        One value per seed; non-finite values are dropped (and counted out of ``seeds``).
+
+    Returns
+    -------
+    Estimate
+        ``value`` the mean; ``low``/``high`` ``mean ± t(0.975, n-1) * s / sqrt(n)``
+        (``scipy.stats.t``), ``None`` for fewer than two values; equal values give a
+        zero-width interval.
+    """
+    from scipy import stats
+
+    x = np.asarray([float(v) for v in values], dtype=float)
+    x = x[np.isfinite(x)]
+    n = int(x.size)
+    if n == 0:
+        return Estimate(math.nan, None, None, 0, "no finite value")
+    mean = float(x.mean())
+    if n == 1:
+        return Estimate(mean, None, None, 1, "one seed: no interval")
+    sem = float(x.std(ddof=1)) / math.sqrt(n)
+    if sem == 0.0:
+        return Estimate(mean, mean, mean, n, f"t interval over {n} seeds (all equal)")
+    low, high = stats.t.interval(LEVEL, n - 1, loc=mean, scale=sem)
+    return Estimate(mean, float(low), float(high), n, f"t interval over {n} seeds")
+
+
+def bootstrap_units(
+    n_units: int,
+    statistic: Callable[[np.ndarray], float],
+    *,
+    seeds: int,
+    what: str = "units",
+    n_resamples: int = N_RESAMPLES,
+    random_seed: int = 0,
+) -> Estimate:
+    """A statistic of ``n_units`` units with its percentile-bootstrap 95 % interval.
+
+    The units (jobs, users, samples) are resampled with replacement; ``statistic`` receives the
+    indices of one resample (an int array of length ``n_units``) and returns the statistic on
+    those units. The point estimate is the statistic on all units, ``np.arange(n_units)``.
+
+    Parameters
+    ----------
+    n_units : int
+        The number of units.
+    statistic : callable
+        ``statistic(idx) -> float``; may return NaN for a degenerate resample (dropped).
+    seeds : int
+        The number of seeds the units' values come from (reported, not resampled).
+    what : str
+        The units' name, for the method text ("jobs", "users").
+    n_resamples : int
+        Bootstrap resamples.
+    random_seed : int
+        Seed of the resampling (the interval is reproducible).
+
+    Returns
+    -------
+    Estimate
+        ``low``/``high`` the 2.5 and 97.5 percentiles of the resampled statistic (``None``
+        for fewer than two units or when fewer than half the resamples are finite).
+
+    Notes
+    -----
+    The percentile method of ``scipy.stats.bootstrap``, written out over the unit indices:
+    the statistics here (ratios of means per group, rank correlations over a few groups) are
+    undefined on some resamples (an empty group), which are dropped, and degenerate for BCa's
+    jackknife.
+    """
+    point = float(statistic(np.arange(n_units)))
+    if n_units < 2:
+        return Estimate(point, None, None, seeds, f"bootstrap needs 2 {what} or more")
+
+    def stat(idx: np.ndarray) -> float:
+        return float(statistic(idx.astype(int)))
+
+    values = np.array(
+        [
+            stat(idx)
+            for idx in _resample_indices(n_units, n_resamples, np.random.default_rng(random_seed))
+        ]
+    )
+    finite = values[np.isfinite(values)]
+    method = f"bootstrap over {n_units} {what}, {n_resamples} resamples"
+    if finite.size < n_resamples / 2:
+        return Estimate(point, None, None, seeds, method + " (too many undefined)")
+    low, high = np.quantile(finite, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+    return Estimate(point, float(low), float(high), seeds, method)
+
+
+def _resample_indices(n: int, k: int, rng: np.random.Generator) -> Iterable[np.ndarray]:
+    for _ in range(k):
+        yield rng.integers(0, n, size=n)
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rank correlation of ``x`` and ``y`` (NaN for fewer than 3 finite pairs or a
+    constant side), ``scipy.stats.spearmanr``."""
+    from scipy import stats
+
+    a = np.asarray(x, dtype=float)
+    b = np.asarray(y, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(b)
+    a, b = a[ok], b[ok]
+    if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return math.nan
+    return float(stats.spearmanr(a, b).statistic)
+
+
+def spearman_trend(
+    n_units: int,
+    groups: Callable[[np.ndarray], tuple[Sequence[float], Sequence[float]]],
+    *,
+    seeds: int,
+    what: str = "units",
+    n_resamples: int = N_RESAMPLES,
+    random_seed: int = 0,
+) -> Estimate:
+    """Spearman's rho of a grouped trend with its bootstrap interval over the units.
+
+    Parameters
+    ----------
+    n_units : int
+        The number of units (jobs, users) the groups are made of.
+    groups : callable
+        ``groups(idx) -> (keys, values)``: for the units ``idx`` (a resample), each group's key
+        (the x of the trend: a size bin, a repetition count) and its value (the y: a mean, a
+        reduction).
+    seeds, what, n_resamples, random_seed
+        As in :func:`bootstrap_units`.
+
+    Returns
+    -------
+    Estimate
+        Spearman's rho over the groups on all units, and its percentile-bootstrap interval.
+    """
+
+    def rho(idx: np.ndarray) -> float:
+        keys, values = groups(idx)
+        return spearman(keys, values)
+
+    return bootstrap_units(
+        n_units, rho, seeds=seeds, what=what, n_resamples=n_resamples, random_seed=random_seed
+    )
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _num(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(float(value)) else float(value)
+
+
+def _claim(
+    statement: str,
+    source: str,
+    paper: float | str | None,
+    est: Estimate,
+    rule: str,
+    ok: bool | None,
+    reason: str,
+    kind: Kind,
+    unit: str,
+) -> Claim:
+    verdict: Verdict = "n/a" if ok is None else ("PASS" if ok else "FAIL")
+    if est.low is None and est.seeds == 1 and ok is not None:
+        reason = "; ".join(x for x in (reason, "one seed: decided on the point estimate") if x)
+    return Claim(
+        statement=statement,
+        source=source,
+        paper=paper,
+        ours=_num(est.value),
+        ci_low=_num(est.low),
+        ci_high=_num(est.high),
+        seeds=est.seeds,
+        rule=rule,
+        verdict=verdict,
+        reason=reason,
+        kind=kind,
+        unit=unit,
+    )
+
+
+def agrees(
+    statement: str,
+    source: str,
+    paper: float,
+    est: Estimate,
+    *,
+    rel_tol: float = REL_TOL,
+    abs_tol: float = 0.0,
+    unit: str = "",
+    kind: Kind = "paper",
+    reason: str = "",
+) -> Claim:
+    """A number the paper prints: PASS when it lies within our interval widened by the tolerance.
+
+    The tolerance is ``max(rel_tol * |paper|, abs_tol)``: it scales with the quantity
+    (``abs_tol`` is a floor for values near zero, and must be stated in the claim's unit).
+
+    Parameters
+    ----------
+    statement, source : str
+        The statement and where the paper makes it.
+    paper : float
+        The paper's value, in ``unit``.
+    est : Estimate
+        Ours.
+    rel_tol, abs_tol : float
+        The tolerance.
+    unit, kind, reason
+        As in :class:`Claim`.
+
+    Returns
+    -------
+    Claim
+        ``n/a`` when our estimate is not finite.
+    """
+    tol = max(rel_tol * abs(paper), abs_tol)
+    rule = (
+        f"paper's value within our 95 % interval ± {_show(tol, unit, tol=True)} "
+        f"({100 * rel_tol:g} % of the paper's value"
+        + (f", at least {_show(abs_tol, unit, tol=True)})" if abs_tol > 0 else ")")
+    )
+    if not est.finite:
+        return _claim(
+            statement, source, paper, est, rule, None, reason or "no estimate", kind, unit
+        )
+    lo, hi = est.bounds()
+    ok = lo - tol - 1e-12 <= paper <= hi + tol + 1e-12
+    return _claim(statement, source, paper, est, rule, ok, reason, kind, unit)
+
+
+def exceeds(
+    statement: str,
+    source: str,
+    paper: float | str | None,
+    diff: Estimate,
+    *,
+    direction: Literal[">", "<"] = ">",
+    unit: str = "",
+    kind: Kind = "paper",
+    what: str = "the difference",
+    reason: str = "",
+) -> Claim:
+    """An order the paper states: PASS when the interval of ``diff`` excludes zero on its side.
+
+    Parameters
+    ----------
+    diff : Estimate
+        The difference (e.g. A − B, paired per seed) whose sign the paper states.
+    direction : {">", "<"}
+        ``">"``: the paper says the difference is positive.
+    what : str
+        The difference's name, for the rule text.
+    """
+    rule = f"95 % interval of {what} entirely {'above' if direction == '>' else 'below'} 0"
+    if not diff.finite:
+        return _claim(
+            statement, source, paper, diff, rule, None, reason or "no estimate", kind, unit
+        )
+    lo, hi = diff.bounds()
+    ok = lo > 0 if direction == ">" else hi < 0
+    return _claim(statement, source, paper, diff, rule, ok, reason, kind, unit)
+
+
+def bounded(
+    statement: str,
+    source: str,
+    paper: float | str | None,
+    est: Estimate,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    unit: str = "",
+    kind: Kind = "paper",
+    reason: str = "",
+) -> Claim:
+    """A threshold: PASS when our whole interval lies within ``[low, high]`` (either may be open).
+
+    Raises
+    ------
+    ValueError
+        When neither bound is given.
+    """
+    if low is None and high is None:
+        raise ValueError("bounded: give low, high or both")
+    parts = []
+    if low is not None:
+        parts.append(f"≥ {_show(low, unit)}")
+    if high is not None:
+        parts.append(f"≤ {_show(high, unit)}")
+    rule = "95 % interval entirely " + " and ".join(parts)
+    if not est.finite:
+        return _claim(
+            statement, source, paper, est, rule, None, reason or "no estimate", kind, unit
+        )
+    lo, hi = est.bounds()
+    ok = (low is None or lo >= low - 1e-12) and (high is None or hi <= high + 1e-12)
+    return _claim(statement, source, paper, est, rule, ok, reason, kind, unit)
+
+
+def trend(
+    statement: str,
+    source: str,
+    paper: float | str | None,
+    rho: Estimate,
+    *,
+    direction: Literal["increasing", "decreasing"] = "increasing",
+    kind: Kind = "paper",
+    reason: str = "",
+) -> Claim:
+    """A monotone trend: PASS when the interval of Spearman's rho excludes 0 in its direction.
+
+    Parameters
+    ----------
+    rho : Estimate
+        From :func:`spearman_trend`.
+    direction : {"increasing", "decreasing"}
+        The paper's direction.
+    """
+    rule = (
+        "95 % bootstrap interval of Spearman's rho entirely "
+        f"{'above' if direction == 'increasing' else 'below'} 0"
+    )
+    if not rho.finite:
+        return _claim(
+            statement, source, paper, rho, rule, None, reason or "fewer than 3 groups", kind, ""
+        )
+    lo, hi = rho.bounds()
+    ok = lo > 0 if direction == "increasing" else hi < 0
+    return _claim(statement, source, paper, rho, rule, ok, reason, kind, "")
+
+
+def judged(
+    statement: str,
+    source: str,
+    paper: float | str | None,
+    ours: float | str | None,
+    ok: bool | None,
+    *,
+    rule: str,
+    seeds: int,
+    reason: str = "",
+    kind: Kind = "paper",
+    unit: str = "",
+    ci: tuple[float, float] | None = None,
+) -> Claim:
+    """A statement decided by an explicit test ``ok`` (``None`` gives ``n/a``)."""
+    verdict: Verdict = "n/a" if ok is None else ("PASS" if ok else "FAIL")
+    return Claim(
+        statement=statement,
+        source=source,
+        paper=paper,
+        ours=ours if isinstance(ours, str) else _num(ours),
+        ci_low=None if ci is None else _num(ci[0]),
+        ci_high=None if ci is None else _num(ci[1]),
+        seeds=seeds,
+        rule=rule,
+        verdict=verdict,
+        reason=reason,
+        kind=kind,
+        unit=unit,
+    )
+
+
+def by_construction(
+    statement: str,
+    source: str,
+    paper: float | str | None,
+    ours: float | str | None,
+    *,
+    reason: str,
+    seeds: int,
+    holds: bool = True,
+    unit: str = "",
+) -> Claim:
+    """A statement that holds because of how the experiment is built, a theorem, or calibration.
+
+    ``reason`` says which; ``holds`` is the check that it did hold (a FAIL here is a bug)."""
+    return judged(
+        statement,
+        source,
+        paper,
+        ours,
+        holds,
+        rule="holds by construction",
+        seeds=seeds,
+        reason=reason,
+        kind="by-construction",
+        unit=unit,
+    )
+
+
+def not_applicable(
+    statement: str, source: str, paper: float | str | None, *, reason: str, seeds: int
+) -> Claim:
+    """A paper statement we cannot decide; ``reason`` says why."""
+    return judged(statement, source, paper, None, None, rule="—", seeds=seeds, reason=reason)
+
+
+# --------------------------------------------------------------------------- files and report
+
+
+def write_claims(out: str | os.PathLike[str], claims: Sequence[Claim]) -> Path:
+    """Write ``out/claims.json`` (atomically): the list of claims, in order.
+
+    Returns
+    -------
+    pathlib.Path
+        The written file.
+    """
+    dest = Path(out) / "claims.json"
+    write_text(dest, json_text([c.model_dump() for c in claims], sort_keys=False) + "\n")
+    return dest
+
+
+def read_claims(path: str | os.PathLike[str]) -> list[Claim]:
+    """Read a ``claims.json`` (a file, or the folder holding it).
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        When the file is not a list of claim records (naming the first bad field).
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "claims.json"
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{p}: cannot read claims ({exc})") from None
+    if not isinstance(data, list):
+        raise ConfigError(f"{p}: expected a JSON list of claims, got {type(data).__name__}")
+    out = []
+    for i, item in enumerate(data):
+        try:
+            out.append(Claim.model_validate(item))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"])
+            raise ConfigError(f"{p}: claim {i}: {field}: {err['msg']}") from None
+    return out
+
+
+def counts(claims: Iterable[Claim], kind: str = "paper") -> dict[str, int]:
+    """The number of claims of ``kind`` per verdict.
+
+    Returns
+    -------
+    dict
+        ``{"PASS": n, "FAIL": n, "n/a": n, "all": n}``.
+    """
+    c = {"PASS": 0, "FAIL": 0, "n/a": 0}
+    for x in claims:
+        if x.kind == kind:
+            c[x.verdict] += 1
+    c["all"] = c["PASS"] + c["FAIL"] + c["n/a"]
+    return c
+
+
+def headline(claims: Sequence[Claim]) -> str:
+    """The report's headline sentence: counts of ``paper`` claims only, the others apart."""
+    p = counts(claims, "paper")
+    seeds = sorted({c.seeds for c in claims if c.kind == "paper" and c.seeds > 0})
+    seed_txt = (
+        f" Numbers are means over {seeds[-1]} seeds with 95 % intervals."
+        if seeds and seeds[-1] > 1
+        else " One seed: no intervals; verdicts rest on point estimates."
+        if seeds
+        else ""
+    )
+    others = [f"{counts(claims, k)['all']} {k}" for k in KINDS[1:] if counts(claims, k)["all"] > 0]
+    other_txt = (
+        f" Not counted: {' and '.join(others)} check(s), listed below the table." if others else ""
+    )
+    return (
+        f"{p['PASS']} of {p['all']} statements of the paper PASS "
+        f"({p['FAIL']} FAIL, {p['n/a']} n/a).{seed_txt}{other_txt}"
+    )
+
+
+def _show(value: Any, unit: str, *, tol: bool = False) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, str):
+        return value
+    v = float(value)
+    if not math.isfinite(v):
+        return "—"
+    if unit == "share":
+        return f"{100 * v:.1f} pp" if tol else f"{100 * v:.1f} %"
+    if unit == "pp":
+        return f"{100 * v:+.1f} pp" if not tol else f"{100 * v:.1f} pp"
+    if unit == "s":
+        return f"{v:,.0f} s" if abs(v) >= 100 else f"{v:.3g} s"
+    return f"{v:.3g}"
+
+
+def show_ours(claim: Claim) -> str:
+    """``ours [low, high]`` in the claim's unit (``—`` when there is nothing)."""
+    text = _show(claim.ours, claim.unit)
+    if claim.ci_low is not None and claim.ci_high is not None:
+        text += f" [{_show(claim.ci_low, claim.unit)}, {_show(claim.ci_high, claim.unit)}]"
+    return text
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def claims_table(claims: Sequence[Claim]) -> list[str]:
+    """Markdown table of ``claims`` (any kinds), one row each."""
+    head = ["statement", "source", "paper", "ours [95 % CI]", "seeds", "rule", "verdict", "reason"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in claims:
+        row = [
+            c.statement,
+            c.source,
+            _show(c.paper, c.unit),
+            show_ours(c),
+            str(c.seeds),
+            c.rule,
+            f"**{c.verdict}**" if c.verdict == "FAIL" else c.verdict,
+            c.reason or "—",
+        ]
+        lines.append("| " + " | ".join(_cell(x) for x in row) + " |")
+    return [*lines, ""]
+
+
+def claims_markdown(
+    claims: Sequence[Claim], *, title: str = "The paper's statements, checked"
+) -> list[str]:
+    """The report section generated from the claims: headline, the ``paper`` claims' table,
+    then one table per other kind (not counted in the headline)."""
+    lines = [f"## {title}", "", headline(claims), ""]
+    paper = [c for c in claims if c.kind == "paper"]
+    if paper:
+        lines += claims_table(paper)
+    names = {
+        "consistency": "Consistency checks (ours, not the paper's; not counted)",
+        "by-construction": "Hold by construction, by a theorem or by calibration (not counted)",
+    }
+    for kind in KINDS[1:]:
+        some = [c for c in claims if c.kind == kind]
+        if some:
+            lines += [f"### {names[kind]}", "", *claims_table(some)]
+    return lines
+
+
+# --------------------------------------------------------------------------- seeds in parallel
+
+
+def seed_list(n: int) -> list[int]:
+    """The seeds of an ``n``-seed reproduction: ``1 .. n`` (seed 1 is the single-seed run).
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For ``n < 1``.
+    """
+    if n < 1:
+        raise ConfigError(f"--seeds: must be at least 1 (got {n})")
+    return list(range(1, n + 1))
+
+
+def default_jobs(n_seeds: int) -> int:
+    """Worker processes for ``n_seeds`` seeds: one per core, at most one per seed."""
+    return max(1, min(n_seeds, os.cpu_count() or 1))
+
+
+def run_seeds(
+    fn: Callable[..., Any],
+    seeds: Sequence[int],
+    *args: Any,
+    jobs: int | None = None,
+    progress: bool = True,
+    desc: str = "seeds",
+) -> list[Any]:
+    """``[fn(seed, *args) for seed in seeds]``, over ``jobs`` worker processes.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (workers import it by name); it gets the seed first.
+    seeds : sequence of int
+        The seeds.
+    *args
+        Further arguments of ``fn`` (picklable).
+    jobs : int, optional
+        Worker processes (default :func:`default_jobs`); 1 runs in this process.
+    progress : bool
+        A progress bar over the seeds.
+    desc : str
+        The progress bar's label.
+
+    Returns
+    -------
+    list
+        ``fn``'s results, in the order of ``seeds``.
+
+    Notes
+    -----
+    The workers are the local process pool of :mod:`fairsim.scenario.sweep` (spawned, stopped
+    with their temporary folders removed on Ctrl-C); a worker shows no progress bars of its own.
+    """
+    from tqdm import tqdm
+
+    from fairsim.scenario.sweep import make_backend
+
+    seeds = list(seeds)
+    n = default_jobs(len(seeds)) if jobs is None else max(1, min(int(jobs), len(seeds)))
+    if n == 1:
+        return [
+            fn(s, *args) for s in tqdm(seeds, desc=desc, disable=not progress or len(seeds) < 2)
+        ]
+    backend = make_backend(f"local:{n}")
+    futs = {}
+    try:
+        futs = {backend.submit(fn, s, *args): i for i, s in enumerate(seeds)}
+        results: list[Any] = [None] * len(seeds)
+        for fut in tqdm(
+            backend.completed(list(futs)), total=len(futs), desc=desc, disable=not progress
+        ):
+            results[futs[fut]] = backend.result(fut)
+        return results
+    except BaseException:
+        backend.cancel(list(futs))
+        raise
+    finally:
+        backend.close()
