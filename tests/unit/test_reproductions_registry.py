@@ -18,7 +18,8 @@ def test_every_reproduction_has_the_uniform_entry_point(name: str) -> None:
     spec = REPRODUCTIONS[name]
     entry = importlib.import_module(spec.package).reproduce
     params = inspect.signature(entry).parameters
-    assert list(params) == ["out", "shared", "quick", "progress"]
+    assert list(params) == ["out", "shared", "quick", "progress", "seeds", "jobs"]
+    assert params["seeds"].default == 5
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
     assert (Path(__file__).resolve().parents[2] / spec.docs).is_file(), spec.docs
 
@@ -33,3 +34,18 @@ def test_an_unknown_reproduction_is_refused_with_a_suggestion(tmp_path: Path) ->
     with pytest.raises(ConfigError, match=r"unknown key 'psdfs'; did you mean 'psdsf'\?"):
         reproduce("psdfs", out=tmp_path, shared=tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+def test_seeds_below_one_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"--seeds: must be at least 1 \(got 0\)"):
+        reproduce("psdsf", out=tmp_path, shared=tmp_path, seeds=0)
+    assert not any(tmp_path.iterdir())
+
+
+def test_every_package_has_the_common_shape() -> None:
+    """paper numbers, runs, figures, report: a new paper copies this shape."""
+    root = Path(__file__).resolve().parents[2] / "fairsim" / "experiments"
+    for spec in REPRODUCTIONS.values():
+        folder = root / spec.package.rsplit(".", 1)[-1]
+        for part in ("paper.py", "experiment.py", "figures.py", "report.py"):
+            assert (folder / part).is_file(), folder / part
