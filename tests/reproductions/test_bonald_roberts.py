@@ -1,4 +1,5 @@
-"""The Bonald-Roberts reproduction runner: config checks, determinism, the quick run end to end."""
+"""The Bonald-Roberts reproduction: config checks, determinism over seeds, the claims and their
+kinds, claims.json, and the quick run end to end with intervals."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ import pytest
 import yaml
 
 from fairsim.errors import ConfigError
+from fairsim.experiments import claims as claims_mod
+from fairsim.experiments.bonald_roberts import paper
 from fairsim.experiments.bonald_roberts.experiment import (
     COLUMNS,
     CONFIG,
     BonaldRobertsConfig,
-    check_statements,
     load_config,
     run_points,
+    seed_points,
 )
+from fairsim.experiments.bonald_roberts.report import build_claims, ratio_quantity, seed_summary
 from fairsim.experiments.cli import main
 
 TINY = {
@@ -79,21 +83,60 @@ def test_same_seed_same_numbers(tmp_path: Path) -> None:
     b, _ = run_points(cfg, progress=False)
     pd.testing.assert_frame_equal(a, b)
     assert set(a.method) == {"markov", "simulation", "packet"}
+    assert a[a.method == "markov"].seed.isna().all()
+    assert (a[a.method != "markov"].seed == 3).all()
     c, _ = run_points(BonaldRobertsConfig.model_validate({**TINY, "seed": 4}), progress=False)
     sim = a.method != "markov"
     assert not np.array_equal(a[sim].gamma.to_numpy(), c[sim].gamma.to_numpy())
+    # the Markov chain has no randomness: the same rows for every seed
+    pd.testing.assert_frame_equal(a[~sim], c[~sim])
 
 
-def test_statements_on_constructed_numbers() -> None:
-    rows = []
-    fake = {  # (scenario, allocation) -> gamma per class at loads 0.5 and 0.8
-        ("balanced", "drf"): [(0.5, 0.5, 0.4), (0.2, 0.2, 0.15)],
-        ("balanced", "pf"): [(0.55, 0.55, 0.4), (0.25, 0.25, 0.16)],
-        ("balanced", "bmf"): [(0.54, 0.54, 0.41), (0.245, 0.245, 0.16)],
-        ("unbalanced", "drf"): [(0.5, 0.6, 0.4), (0.2, 0.3, 0.18)],
-        ("unbalanced", "pf"): [(0.5, 0.8, 0.4), (0.2, 0.5, 0.178)],
-        ("unbalanced", "bmf"): [(0.5, 0.78, 0.4), (0.2, 0.48, 0.179)],
+def test_seed_one_gives_the_former_one_seed_numbers() -> None:
+    """Seed 1 draws what the one-seed runner drew (values pinned from it, commit aa0947d)."""
+    cfg = BonaldRobertsConfig.model_validate(TINY)
+    rows, _ = seed_points(1, cfg)
+    got = rows.set_index(["method", "class"]).gamma
+    pinned = {
+        ("simulation", 1): 0.8167393634163134,
+        ("simulation", 2): 0.6290795601951477,
+        ("simulation", 3): 0.5444476492551722,
+        ("packet", 1): 0.6123326623371259,
+        ("packet", 2): 0.6919882480516616,
+        ("packet", 3): 0.3906702617158321,
     }
+    for key, value in pinned.items():
+        assert got[key] == pytest.approx(value, rel=1e-12), key
+
+
+def test_seed_summary_interval_over_seeds() -> None:
+    cfg = BonaldRobertsConfig.model_validate(TINY)
+    rows = [seed_points(s, cfg)[0] for s in (1, 2, 3)]
+    summ = seed_summary(pd.concat(rows, ignore_index=True))
+    one = summ[(summ.method == "packet") & (summ["class"] == 2)].iloc[0]
+    values = [float(r[(r.method == "packet") & (r["class"] == 2)].gamma.iloc[0]) for r in rows]
+    est = claims_mod.across_seeds(values)
+    assert one.seeds == 3
+    assert one.gamma == pytest.approx(np.mean(values))
+    assert (one.ci_low, one.ci_high) == pytest.approx((est.low, est.high))
+    assert one.ci_low < one.gamma < one.ci_high
+
+
+#: Markov gamma per (scenario, allocation) at loads 0.5 and 0.8, for classes 1-3. Load 0.8 of
+#: the balanced scenario holds the values of the full run (levels 25-40): BMF gives class 3
+#: 0.1401 where PF gives 0.1284.
+FAKE = {
+    ("balanced", "drf"): [(0.5, 0.5, 0.4), (0.1287, 0.1287, 0.1194)],
+    ("balanced", "pf"): [(0.55, 0.55, 0.41), (0.1995, 0.1995, 0.1284)],
+    ("balanced", "bmf"): [(0.54, 0.54, 0.42), (0.1870, 0.1870, 0.1401)],
+    ("unbalanced", "drf"): [(0.5, 0.6, 0.4), (0.1980, 0.2429, 0.1946)],
+    ("unbalanced", "pf"): [(0.5, 0.8, 0.4), (0.1995, 0.6193, 0.1916)],
+    ("unbalanced", "bmf"): [(0.5, 0.78, 0.4), (0.1988, 0.6039, 0.1957)],
+}
+
+
+def _markov_rows(fake: dict, error_bound: float = 1e-4) -> list[dict]:
+    rows = []
     for (sc, al), per_load in fake.items():
         for load, gam in zip((0.5, 0.8), per_load, strict=True):
             for k, g in enumerate(gam, start=1):
@@ -104,51 +147,122 @@ def test_statements_on_constructed_numbers() -> None:
                         "method": "markov",
                         "load": load,
                         "class": k,
+                        "seed": None,
                         "gamma": g,
                         "gamma_lo": np.nan,
                         "gamma_hi": np.nan,
                         "level": 40,
-                        "error_bound": 1e-4,
+                        "error_bound": error_bound,
                         "boundary_mass": 0.0,
                     }
                 )
-    weights = {"balanced": np.ones(3), "unbalanced": np.array([4.0, 1.0, 1.0])}
-    checks = check_statements(pd.DataFrame(rows), weights)
-    assert len(checks) == 6
-    assert all(c["passed"] for c in checks), [c for c in checks if not c["passed"]]
-    # break the unbalanced ordering: gamma1 > gamma2 for PF at load 0.5
-    rows2 = [
-        r | {"gamma": 0.9}
-        if (r["scenario"], r["allocation"], r["load"], r["class"]) == ("unbalanced", "pf", 0.5, 1)
-        else r
-        for r in rows
+    return rows
+
+
+def _claims(rows: list[dict]) -> dict[str, claims_mod.Claim]:
+    return {c.statement: c for c in build_claims(pd.DataFrame(rows), truncation_target=2e-3)}
+
+
+def test_bmf_close_to_pf_is_judged_per_class() -> None:
+    claims = _claims(_markov_rows(FAKE))
+    close = claims[paper.FIG1_BMF_CLOSE_PF]
+    # class 3 at load 0.8: |0.1401 / 0.1284 - 1| = 9.11 %, where the overall rates differ by 0.1 %
+    assert close.ours == pytest.approx(0.1401 / 0.1284 - 1, abs=1e-12)
+    assert close.ours == pytest.approx(0.0911, abs=1e-4)
+    assert close.kind == "paper"
+    assert close.verdict == "PASS"
+    assert "≤ 10.0 %" in close.rule
+    assert "class 3: 9.1 % at load 0.8 (PF 0.1284, BMF 0.1401)" in close.reason
+    assert "class 1: 6.3 % at load 0.8" in close.reason
+    # deterministic: no seed, zero-width interval, said in the reason
+    assert close.seeds == 0
+    assert close.ci_low == close.ci_high == close.ours
+    assert close.reason.startswith("deterministic")
+    # BMF 12 % above PF for class 3 fails, though the overall rate would move by 1 % only
+    fake = dict(FAKE)
+    fake[("balanced", "bmf")] = [(0.54, 0.54, 0.42), (0.1870, 0.1870, 0.1438)]
+    worse = _claims(_markov_rows(fake))[paper.FIG1_BMF_CLOSE_PF]
+    assert worse.ours == pytest.approx(0.1438 / 0.1284 - 1, abs=1e-12)
+    assert worse.verdict == "FAIL"
+
+
+def test_truncation_range_in_the_reason() -> None:
+    # a 1 % truncation bound on every gamma moves the class-3 gap between about 7 % and 11 %
+    close = _claims(_markov_rows(FAKE, error_bound=0.01))[paper.FIG1_BMF_CLOSE_PF]
+    assert close.verdict == "PASS"
+    assert "where the verdict is not decided" in close.reason
+    q = ratio_quantity([("x", 0.1401, 0.01, 0.1284, 0.01)], "|r-1|", "max")
+    assert q.low == pytest.approx(0.1401 * 0.99 / (0.1284 * 1.01) - 1)
+    assert q.high == pytest.approx(0.1401 * 1.01 / (0.1284 * 0.99) - 1)
+
+
+def test_kinds_and_verdicts_on_constructed_numbers() -> None:
+    claims = _claims(_markov_rows(FAKE))
+    kinds = {s: c.kind for s, c in claims.items()}
+    assert kinds[paper.FIG1_EQUAL] == "by-construction"
+    assert kinds["Markov truncation error bounded: relative bound on every γ_k"] == "consistency"
+    paper_claims = [s for s, k in kinds.items() if k == "paper"]
+    assert set(paper_claims) == {
+        paper.FIG1_ORDER,
+        paper.FIG1_BMF_CLOSE_PF,
+        paper.FIG1_BETTER_THAN_DRF,
+        paper.FIG2_ORDER,
+        paper.FIG2_PF_BMF_EQUIVALENT,
+        paper.FIG2_GAIN,
+        paper.FIG2_NEGLIGIBLE_LOSS,
+    }
+    assert all(c.verdict == "PASS" for c in claims.values()), [
+        (s, c.verdict) for s, c in claims.items() if c.verdict != "PASS"
     ]
-    checks2 = {c["statement"]: c["passed"] for c in check_statements(pd.DataFrame(rows2), weights)}
-    assert not checks2["Unbalanced load: gamma2 > gamma1 > gamma3 for every allocation"]
-    assert sum(not v for v in checks2.values()) == 1
+    # BMF's class-2 gain at load 0.8: 0.6039 / 0.2429 - 1
+    assert claims[paper.FIG2_GAIN].ours == pytest.approx(0.6039 / 0.2429 - 1)
+    # break the unbalanced ordering: gamma1 > gamma2 for DRF at load 0.5
+    fake = dict(FAKE)
+    fake[("unbalanced", "drf")] = [(0.5, 0.45, 0.4), (0.1980, 0.2429, 0.1946)]
+    broken = _claims(_markov_rows(fake))
+    assert broken[paper.FIG2_ORDER].verdict == "FAIL"
+    assert broken[paper.FIG2_ORDER].ours == pytest.approx(0.45 / 0.5 - 1)
+    assert [s for s, c in broken.items() if c.verdict == "FAIL"] == [paper.FIG2_ORDER]
 
 
-def test_quick_reproduction_end_to_end(tmp_path: Path) -> None:
+def test_quick_two_seeds_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "br"
-    assert (
-        main(["experiment", "bonald-roberts", "--quick", "--out", str(out), "--no-progress"]) == 0
-    )
+    argv = ["experiment", "bonald-roberts", "--quick", "--seeds", "2", "--jobs", "1"]
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
     tidy = pd.read_parquet(out / "service_rates.parquet")
     assert tuple(tidy.columns) == COLUMNS
     assert set(tidy.method) == {"markov", "simulation", "packet"}
     assert set(tidy.allocation) == {"drf", "pf", "bmf"}
+    assert sorted(tidy.seed.dropna().unique()) == [1, 2]
+    assert tidy[tidy.method == "markov"].seed.isna().all()
     assert tidy.gamma.between(0, 1.5).all()
     for name in ("fig1_balanced.png", "fig2_unbalanced.png", "fig3_packet.png", "config.yaml"):
         assert (out / name).stat().st_size > 0
+    # the simulated points carry an interval over the two seeds
+    summ = pd.read_parquet(out / "summary.parquet")
+    sim = summ[summ.method != "markov"]
+    assert (sim.seeds == 2).all()
+    assert (sim.ci_low < sim.gamma).all() and (sim.gamma < sim.ci_high).all()
+    # claims.json: the shared schema, every kind, intervals on the random claims
+    claims = claims_mod.read_claims(out)
+    assert {c.kind for c in claims} == {"paper", "consistency", "by-construction"}
+    packet = next(c for c in claims if c.statement == paper.FIG3_PACKET_CLOSE)
+    assert packet.kind == "paper" and packet.seeds == 2
+    assert packet.ci_low is not None and packet.ci_high is not None
+    assert packet.ci_low < packet.ours < packet.ci_high
+    for c in claims:
+        if c.seeds == 0:  # the Markov chain: deterministic
+            assert c.reason.startswith("deterministic") or "deterministic" in c.reason
+    # the headline counts the paper's statements only
     report = (out / "report.md").read_text()
-    assert "gamma2 > gamma1 > gamma3" in report
-    assert "| PASS |" in report
+    n_paper = sum(c.kind == "paper" for c in claims)
+    assert n_paper == 8 and len(claims) == 12
+    assert f"of {n_paper} statements of the paper PASS" in report
+    assert claims_mod.headline(claims) in report
+    assert "Not counted: 3 consistency and 1 by-construction check(s)" in report
     # the ordering statements of the paper hold even on the quick grid
-    for line in report.splitlines():
-        if line.startswith("| Balanced load: gamma1 = gamma2") or line.startswith(
-            "| Unbalanced load: gamma2 > gamma1"
-        ):
-            assert line.endswith("| PASS |"), line
+    verdicts = {c.statement: c.verdict for c in claims}
+    assert verdicts[paper.FIG1_ORDER] == verdicts[paper.FIG2_ORDER] == "PASS"
 
 
 def test_bad_config_writes_nothing(tmp_path: Path) -> None:
@@ -158,3 +272,6 @@ def test_bad_config_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         bonald_roberts.run_experiment(out=tmp_path / "o", config=bad, progress=False)
     assert not (tmp_path / "o" / "service_rates.parquet").exists()
+    with pytest.raises(ConfigError, match="--seeds: must be at least 1"):
+        bonald_roberts.run_experiment(out=tmp_path / "o", seeds=0, progress=False)
+    assert not (tmp_path / "o").exists()
