@@ -329,13 +329,12 @@ def _balanced(m: _Markov, allocs: list[str], three: bool) -> list[Claim]:
             "r-1",
             "min",
         )
-        low = min(m.g("balanced", "drf").index)
-        low_gain = ratio_quantity(
+        every = ratio_quantity(
             (
                 p
                 for al in ("pf", "bmf")
                 for k in (1, 2, 3)
-                for p in m.pairs("balanced", (al, k), ("drf", k), [low])
+                for p in m.pairs("balanced", (al, k), ("drf", k))
             ),
             "r-1",
             "min",
@@ -349,7 +348,10 @@ def _balanced(m: _Markov, allocs: list[str], three: bool) -> list[Claim]:
                 gain,
                 unit="share",
                 what=f"the smallest relative gain γ/γ_DRF − 1 over classes at load {top:g}",
-                reason=f"at load {low:g} the smallest gain is {_fmt(low_gain.value, 'share')}",
+                reason=(
+                    f"judged at the highest load; over all loads the smallest gain is "
+                    f"{_fmt(every.value, 'share')} ({every.where})"
+                ),
             )
         )
     out.append(
