@@ -15,13 +15,13 @@ def reproduce(
     progress: bool = True,
     seeds: int = 5,
     jobs: int | None = None,
-    cache_dir: str | None = None,
 ) -> Path:
     """The uniform entry point (:mod:`fairsim.experiments.reproductions`): run seeds ``1 .. seeds``
     over ``jobs`` worker processes into ``out`` and return the path of its ``report.md``.
 
-    ``shared`` holds ``traces/alibaba-2018``, converted once into ``cache_dir`` (default: the
-    trace cache). ``quick``: user scales 50 and 300, elephant shares 0 and 50 %, and
+    ``shared`` holds ``traces/alibaba-2018``, converted once into the trace cache
+    (:func:`~fairsim.experiments.lmm_mms.experiment.converted_tasks`). ``quick``: user scales
+    50 and 300, elephant shares 0 and 50 %, and
     :data:`~fairsim.experiments.lmm_mms.experiment.QUICK_SAMPLES` samples per setting and seed.
     """
     from fairsim.experiments.lmm_mms.experiment import (
@@ -33,7 +33,7 @@ def reproduce(
     from fairsim.experiments.lmm_mms.report import write_report
 
     run = run_experiment(
-        converted_tasks(shared, cache_dir=cache_dir),
+        converted_tasks(shared),
         out,
         samples=QUICK_SAMPLES if quick else SAMPLES,
         seeds=seeds,

@@ -92,6 +92,8 @@ EXACT = ("psdsf", "tsf", "c-drfh")
 #: <= 2/15 (the config's); with this one exact PS-DSF uses 75 % of class D's CPU while user 4
 #: is away.
 D2_CPU_ALTERNATIVE = 0.1
+#: User 2's CPU demands (paper units) of the report's sensitivity table (all allowed by Table III).
+D2_CPU_GRID = (0.02, 0.05, 0.08, D2_CPU_ALTERNATIVE, 0.12)
 
 
 def _users(cfg: RunConfig) -> list[InlineUser]:
@@ -527,17 +529,17 @@ def run_experiment(
     return summary
 
 
-def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> dict[str, Any] | None:
-    """Class D's CPU under the exact allocations with user 2's CPU demand as configured and as
-    :data:`D2_CPU_ALTERNATIVE` (Table III allows any value <= 2/15).
+def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] | None:
+    """Class D's CPU under the exact allocations for user 2's CPU demand as configured and as
+    every value of :data:`D2_CPU_GRID` (Table III allows any value <= 2/15).
 
     Returns
     -------
-    dict or None
-        Per CPU demand (``"config"``, ``"alternative"``): ``cpu`` (the demand, paper units),
-        and per exact mechanism ``away`` (class D's CPU utilisation while the users with two
-        windows are away) and ``mean`` (its mean over ``times_s`` in (0, end]); ``None`` when the
-        config has no ``user2`` or no class ``D``.
+    list of dict or None
+        One entry per CPU demand, the config's first: ``cpu`` (the demand, paper units),
+        ``config`` (whether it is the config's), and per exact mechanism ``away`` (class D's CPU
+        utilisation while the users with two windows are away) and ``mean`` (its mean over
+        ``times_s`` in (0, end]); ``None`` when the config has no ``user2`` or no class ``D``.
     """
     by_name = {u.name: u for u in _users(cfg)}
     names = [c.name for c in cfg.cluster.classes or []]
@@ -545,19 +547,20 @@ def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> dict[str, Any] | None
         return None
     mem = by_name["user2"].demand[1] * SPLIT
     away = [u.name for u in _users(cfg) if not (u.windows and len(u.windows) > 1)]
-    out: dict[str, Any] = {}
-    choices = (("config", by_name["user2"].demand[0] * SPLIT), ("alternative", D2_CPU_ALTERNATIVE))
-    for key, cpu in choices:
+    own = by_name["user2"].demand[0] * SPLIT
+    out: list[dict[str, Any]] = []
+    for cpu in (own, *(x for x in D2_CPU_GRID if abs(x - own) > 1e-12)):
         alt = {"user2": [cpu, mem]}
         x = exact_allocations(cfg, away, demands=alt)
         f = exact_series(cfg, times_s, demands=alt)
         f = f[f["time_s"] > 0]
-        out[key] = {"cpu": cpu}
+        entry: dict[str, Any] = {"cpu": cpu, "config": cpu == own}
         for m in EXACT:
-            out[key][m] = {
+            entry[m] = {
                 "away": _util(x[m], cfg, away, "D", alt),
                 "mean": float(f.loc[f["scheduler"] == m, "cpu_D"].mean()),
             }
+        out.append(entry)
     return out
 
 

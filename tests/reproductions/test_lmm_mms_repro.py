@@ -135,27 +135,18 @@ def test_pooled_quantiles_weigh_units_by_their_draws() -> None:
 
 @pytest.mark.slow
 def test_quick_reproduction_two_seeds(tmp_path: Path) -> None:
-    from fairsim.experiments.lmm_mms import reproduce
-
+    # the steps of fairsim.experiments.lmm_mms.reproduce, with the conversion cached in tmp_path
     out = tmp_path / "out"
-    path = reproduce(
-        out=out,
-        shared=shared_dir(),
-        quick=True,
-        progress=False,
-        seeds=2,
-        jobs=1,
-        cache_dir=str(tmp_path / "c"),
-    )
+    tasks = repro.converted_tasks(shared_dir(), cache_dir=str(tmp_path / "c"))
+    run = repro.run_experiment(tasks, out, samples=10, seeds=2, jobs=1, quick=True, progress=False)
+    path = report.write_report(out, run)
     text = path.read_text()
     frame = pd.read_parquet(out / "samples.parquet")
     # quick: 2 scales + 4 capacities + 2 elephant shares, 10 samples, 5 mechanisms, 2 seeds
     assert len(frame) == 2 * 8 * 10 * 5
     assert set(frame["seed"]) == {1, 2} and set(frame["mechanism"]) == set(repro.MECHANISMS)
     # seed 1 is the single-seed run, sample by sample
-    one, _ = repro.run_seed(
-        1, repro.converted_tasks(shared_dir(), cache_dir=str(tmp_path / "c")), 10, True
-    )
+    one, _ = repro.run_seed(1, tasks, 10, True)
     pd.testing.assert_frame_equal(frame[frame["seed"] == 1].reset_index(drop=True), one)
     # LMM-MMS equals bounded DRF on one pool (an MMS ratio is n times the dominant share)...
     by = ["seed", "figure", "users", "capacity", "elephants", "sample"]
