@@ -1,4 +1,5 @@
-"""``make reproduce-lmm-mms``: the LMM-MMS paper's Section 5 on the Alibaba batch tasks.
+"""The runs of the LMM-MMS reproduction (``make reproduce-lmm-mms``): Section 5 on the Alibaba
+batch tasks.
 
 Li, Wang, Wang and Zhang, "LMM-MMS", *Mathematics* 2025, Section 5. Each
 *user* is one Alibaba v2018 batch task drawn at random from the sample (``alibaba-2018-spar``
@@ -10,16 +11,17 @@ divisible tasks up to each user's bound. The paper does not say how its baseline
 the bounds, so both readings are run and reported (``docs/lmm-mms.md``):
 
 * **bounded** (``drf``, ``af``; :mod:`fairsim.schedulers.exact.pool`): progressive filling with the
-bounds,
-  a user stops at its bound and the others keep rising. On one pool LMM-MMS *equals* bounded DRF
-  (an MMS ratio is n times the dominant share), so these cannot show the paper's gains over DRF;
+  bounds, a user stops at its bound and the others keep rising. On one pool LMM-MMS *equals*
+  bounded DRF (an MMS ratio is n times the dominant share), so these cannot show the paper's gains
+  over DRF;
 * **unbounded, capped** (``drf-unbounded``, ``af-unbounded``; :func:`unbounded_capped`): the
   allocation computed as if no user had a bound (equal dominant, resp. asset, shares until a
   resource saturates), then each user capped at its bound; what a capped user received beyond it is
   wasted, not redistributed. The paper's probable comparison: with it LMM-MMS is ahead unless a
   resource saturates, as the paper says.
 
-Settings (100 random samples each, Section 5.1 (6)); the seed makes every sample reproducible:
+Settings (:data:`~fairsim.experiments.lmm_mms.paper.SAMPLES` = 100 random samples each, Section
+5.1 (6)):
 
 * user scale 50-300 on capacity (100, 100) (Figs. 2 and 5);
 * 100 users on capacities (100, 100), (500, 500), (50, 500), (500, 50) (Fig. 3);
@@ -27,42 +29,39 @@ Settings (100 random samples each, Section 5.1 (6)); the seed makes every sample
   elephant; here it is a task in the top 10 % of the sample by total dominant demand
   ``instance_num * max(cpu / 100, mem / 100)``, and the other users come from the other 90 %;
 * sharing degree (Fig. 6): each user's tasks under a mechanism divided by its tasks under the equal
-  split ("elementary allocation", each user 1/n of every resource), for 100 and 300 users; sharing
-  incentive holds for a user when the ratio is >= 1.
+  split ("elementary allocation", each user 1/n of every resource), for 50, 100 and 300 users;
+  sharing incentive holds for a user when the ratio is >= 1.
+
+Seeds (:func:`run_experiment`): seed ``s`` draws every sample of every setting (one
+``SeedSequence(s)`` child per setting); seed 1 gives the single-seed numbers. A *unit* of the
+report's bootstrap is one sample (one seed and sample number): its users are drawn together.
 
 Metrics: utilisation = allocated / capacity per resource (for the capped baselines, the tasks a
 user can run: the wasted excess is idle); user completion rate = share of users whose allocation
 reaches their bound (Section 5.5). A resource is *saturated* in a sample when LMM-MMS uses all of
-it (at least :data:`SATURATED` of the capacity). The paper qualifies its utilisation and
-completion-rate claims ("when resources were not saturated", "unless the resource was
-saturated"); the report checks the utilisation claim per resource, on the samples where LMM-MMS
-leaves that resource unsaturated, and the completion-rate claim on the samples where it saturates
-no resource ("not applicable" when there are none).
+it (at least :data:`SATURATED` of the capacity).
 
-Outputs in ``OUT`` (default ``results/lmm-mms``): ``samples.parquet`` (one row per sample,
-mechanism and setting: ``util_cpu``, ``util_mem``, ``completion_rate``, and the sample's
-``saturated_cpu`` / ``saturated_mem`` under LMM-MMS), ``sharing.parquet``, ``fig2.png`` ...
-``fig6.png`` and ``report.md`` (PASS / FAIL / not applicable per statement of the paper, against
-each family of baselines).
+Outputs in ``OUT`` (default ``results/lmm-mms``): ``samples.parquet`` (one row per seed, setting,
+sample and mechanism: ``util_cpu``, ``util_mem``, ``completion_rate``, and the sample's
+``saturated_cpu`` / ``saturated_mem`` under LMM-MMS), ``sharing.parquet`` (one row per seed,
+scale, sample, mechanism and user); the figures, ``claims.json`` and ``report.md`` come from
+:mod:`fairsim.experiments.lmm_mms.report`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from matplotlib.figure import Figure
-from tqdm import tqdm
 
-from fairsim.atomic import write_text
-from fairsim.scenario.reporting.plotting import save_figure
+from fairsim.experiments.claims import DEFAULT_SEEDS, run_seeds, seed_list
+from fairsim.experiments.lmm_mms import paper
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.lmm_mms import lmm_mms_pick
 from fairsim.schedulers.instance import Instance
@@ -86,30 +85,18 @@ LABELS = {
 }
 #: A resource is saturated in a sample when LMM-MMS uses at least this share of it.
 SATURATED = 1 - 1e-6
-#: "Nearly 100 %" (Fig. 2a) and the tolerance around "80-85 %" (Fig. 2b).
-NEAR_FULL = 0.95
-BAND_TOLERANCE = 0.025
-#: Fig. 3: the paper's advantage of LMM-MMS with very different capacities, lowest and highest.
-PAPER_ADVANTAGE = (0.123, 0.1559)
-USER_SCALES = (50, 100, 150, 200, 250, 300)
-CAPACITIES = ((100.0, 100.0), (500.0, 500.0), (50.0, 500.0), (500.0, 50.0))
-ELEPHANT_SHARES = (0.0, 0.05, 0.10, 0.20, 0.50)
+#: The settings of Section 5 (from :mod:`fairsim.experiments.lmm_mms.paper`).
+USER_SCALES = paper.USER_SCALES
+CAPACITIES = paper.CAPACITIES
+ELEPHANT_SHARES = paper.ELEPHANT_SHARES
+SAMPLES = paper.SAMPLES
+#: User scales whose samples also give the sharing degree of every user (Fig. 6).
+SHARING_USERS = (50, 100, 300)
 ELEPHANT_QUANTILE = 0.90
-SAMPLES = 100
-SEED = 1
+#: Samples per setting with ``--quick``.
+QUICK_SAMPLES = 10
 CORES_PER_MACHINE = 96.0  # canonical cpu = plan_cpu / 100 / 96 (docs/traces-alibaba.md)
 GB_PER_MACHINE = 100.0  # canonical mem = plan_mem / 100, machines have 100 (normalised) GB
-
-#: What the paper reports (Section 5), for the report.
-PAPER = {
-    "fig2": "LMM-MMS keeps CPU utilisation near 100 % at every scale (50-300 users) and memory at "
-    "80-85 %; above DRF and AF while resources are not saturated",
-    "fig3": "LMM-MMS at least as good as DRF/AF on balanced capacities; 12.3-15.59 % better when "
-    "the capacities differ a lot",
-    "fig4": "LMM-MMS utilisation grows with the share of elephants and stays above DRF/AF",
-    "fig5": "LMM-MMS user completion rate above DRF and AF unless resources are saturated",
-    "fig6": "every user's sharing degree >= 1 under LMM-MMS (sharing incentive)",
-}
 
 
 def load_users(tasks_parquet: Path) -> pd.DataFrame:
@@ -251,26 +238,37 @@ def settings(quick: bool) -> list[dict[str, Any]]:
     return out
 
 
-def run_experiment(
-    tasks_parquet: Path, out: Path, *, samples: int = SAMPLES, seed: int = SEED, quick: bool = False
-) -> Path:
-    """Run every setting, write the tables, figures and ``report.md``; return the report path."""
-    t0 = time.perf_counter()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+def run_seed(
+    seed: int, tasks_parquet: Path, samples: int, quick: bool
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every setting of :func:`settings` with ``samples`` samples drawn from ``SeedSequence(seed)``
+    (one child per setting, in order).
+
+    Module-level so that :func:`fairsim.experiments.claims.run_seeds` can run it in a worker.
+
+    Returns
+    -------
+    samples : pandas.DataFrame
+        One row per setting, sample and mechanism (:func:`sample_metrics`), with ``seed``,
+        ``figure``, ``users``, ``capacity`` (text), ``elephants`` (NaN outside Fig. 4) and
+        ``sample``.
+    sharing : pandas.DataFrame
+        One row per Fig. 2 sample of :data:`SHARING_USERS` users, mechanism and user: ``seed``,
+        ``users``, ``mechanism``, ``sample``, ``user`` and ``sharing_degree`` (tasks over tasks
+        under the equal split).
+    """
     users = load_users(tasks_parquet)
     rows: list[dict[str, Any]] = []
     sharing: list[pd.DataFrame] = []
     specs = settings(quick)
     children = np.random.SeedSequence(seed).spawn(len(specs))
-    for spec, child in tqdm(
-        list(zip(specs, children, strict=True)), desc="lmm-mms settings", unit="setting"
-    ):
+    for spec, child in zip(specs, children, strict=True):
         rng = np.random.default_rng(child)
         for s in range(samples):
             sample = draw(users, spec["users"], rng, spec["elephants"])
             alloc = allocate(sample, spec["capacity"])
             setting = {
+                "seed": seed,
                 "figure": spec["figure"],
                 "users": spec["users"],
                 "capacity": "({:g}, {:g})".format(*spec["capacity"]),
@@ -278,499 +276,81 @@ def run_experiment(
                 "sample": s,
             }
             rows += [{**setting, **r} for r in sample_metrics(alloc, sample, spec["capacity"])]
-            if spec["figure"] == "fig2" and spec["users"] in (100, 300, 50):
+            if spec["figure"] == "fig2" and spec["users"] in SHARING_USERS:
                 eq = alloc["equal"]
                 for mech in MECHANISMS:
                     sharing.append(
                         pd.DataFrame(
                             {
+                                "seed": seed,
                                 "users": spec["users"],
                                 "mechanism": mech,
                                 "sample": s,
+                                "user": np.arange(len(eq)),
                                 "sharing_degree": alloc[mech] / np.maximum(eq, 1e-300),
                             }
                         )
                     )
-    frame = pd.DataFrame(rows)
-    share = pd.concat(sharing, ignore_index=True)
+    return pd.DataFrame(rows), pd.concat(sharing, ignore_index=True)
+
+
+def run_experiment(
+    tasks_parquet: Path,
+    out: Path,
+    *,
+    samples: int = SAMPLES,
+    seeds: int = DEFAULT_SEEDS,
+    jobs: int | None = None,
+    quick: bool = False,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run every setting for seeds ``1 .. seeds`` (over ``jobs`` worker processes) and write
+    ``samples.parquet`` and ``sharing.parquet`` into ``out``.
+
+    Returns
+    -------
+    dict
+        ``samples`` and ``sharing`` (the two tables, every seed), ``seeds`` (the seed list),
+        ``samples_per_setting``, ``quick`` and ``wall_s``.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For ``seeds < 1``.
+    """
+    t0 = time.perf_counter()
+    seed_ids = seed_list(seeds)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = run_seeds(
+        run_seed,
+        seed_ids,
+        Path(tasks_parquet),
+        samples,
+        quick,
+        jobs=jobs,
+        progress=progress,
+        desc="lmm-mms seeds",
+    )
+    frame = pd.concat([r[0] for r in runs], ignore_index=True)
+    share = pd.concat([r[1] for r in runs], ignore_index=True)
     write_table(pa.Table.from_pandas(frame, preserve_index=False), out / "samples.parquet")
     write_table(pa.Table.from_pandas(share, preserve_index=False), out / "sharing.parquet")
-    _figures(frame, share, out)
-    path = _report(frame, share, out, samples, time.perf_counter() - t0, quick)
-    log.info("lmm-mms: report in %s", path)
-    return path
+    wall = time.perf_counter() - t0
+    log.info("lmm-mms: %d seeds x %d samples per setting in %.0f s", len(seed_ids), samples, wall)
+    return {
+        "samples": frame,
+        "sharing": share,
+        "seeds": seed_ids,
+        "samples_per_setting": samples,
+        "quick": quick,
+        "wall_s": wall,
+    }
 
 
-def _mean(frame: pd.DataFrame, fig: str, by: str, metric: str) -> pd.DataFrame:
-    f = frame[frame["figure"] == fig]
-    return f.groupby([by, "mechanism"])[metric].mean().unstack("mechanism")[list(MECHANISMS)]
-
-
-def _figures(frame: pd.DataFrame, share: pd.DataFrame, out: Path) -> None:
-    for fig, by, xlabel in (
-        ("fig2", "users", "number of users"),
-        ("fig3", "capacity", "pool capacity (CPU cores, memory GB)"),
-        ("fig4", "elephants", "share of elephant users"),
-    ):
-        f = Figure(figsize=(9, 3.6))
-        axes = f.subplots(1, 2)
-        for ax, metric, label in zip(
-            axes,
-            ("util_cpu", "util_mem"),
-            ("CPU utilisation (%)", "memory utilisation (%)"),
-            strict=True,
-        ):
-            m = _mean(frame, fig, by, metric)
-            xs = np.arange(len(m))
-            width = 0.8 / len(MECHANISMS)
-            for i, mech in enumerate(MECHANISMS):
-                offset = (i - (len(MECHANISMS) - 1) / 2) * width
-                ax.bar(xs + offset, 100 * m[mech], width=width, label=LABELS[mech])
-            ax.set_xticks(
-                xs, [str(v) if by != "elephants" else f"{100 * v:.0f} %" for v in m.index]
-            )
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel(label)
-            ax.set_ylim(0, 105)
-            ax.grid(alpha=0.3, axis="y")
-        axes[0].legend(fontsize=7, loc="lower left")
-        f.suptitle(f"LMM-MMS paper {fig.replace('fig', 'Fig. ')}: mean utilisation over samples")
-        save_figure(f, out / f"{fig}.png")
-    f = Figure(figsize=(6, 4))
-    ax = f.subplots()
-    m = _mean(frame, "fig2", "users", "completion_rate")
-    for mech in MECHANISMS:
-        ax.plot(m.index, 100 * m[mech], marker="o", label=LABELS[mech])
-    ax.set_xlabel("number of users")
-    ax.set_ylabel("users reaching their task bound (%)")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    ax.set_title("User completion rate (Fig. 5)")
-    save_figure(f, out / "fig5.png")
-    scales = sorted(share["users"].unique())
-    f = Figure(figsize=(4.5 * len(scales), 4))
-    axes = np.atleast_1d(f.subplots(1, len(scales)))
-    for ax, n in zip(axes, scales, strict=True):
-        for mech in MECHANISMS:
-            v = np.sort(
-                share[(share["users"] == n) & (share["mechanism"] == mech)]["sharing_degree"]
-            )
-            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=LABELS[mech])
-        ax.axvline(1.0, color="k", linewidth=0.8, linestyle=":")
-        ax.set_xscale("log")
-        ax.set_xlabel("tasks / tasks under the equal split")
-        ax.set_ylabel("fraction of users")
-        ax.set_title(f"{n} users")
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
-    f.suptitle("Sharing degree CDF (Fig. 6)")
-    save_figure(f, out / "fig6.png")
-
-
-#: One row of the report's statement table: statement, baselines it is judged against ("—" when
-#: it concerns LMM-MMS alone), result (PASS / FAIL / not applicable), what we measured.
-Check = tuple[str, str, str, str]
-
-_TOL = 1e-9
-
-
-def _table(m: pd.DataFrame, fmt: str) -> list[str]:
-    lines = [
-        "| setting | " + " | ".join(LABELS[x] for x in MECHANISMS) + " |",
-        "|---|" + "---|" * len(MECHANISMS),
-    ]
-    for idx, row in m.iterrows():
-        lines.append(
-            f"| {idx} | " + " | ".join(fmt.format(100 * row[x]) for x in MECHANISMS) + " |"
-        )
-    return lines
-
-
-def _verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
-
-
-def _pcts(values: pd.Series, unit: str = "") -> str:
-    return ", ".join(f"{k}{unit}: {100 * v:.1f} %" for k, v in values.items())
-
-
-def _ahead(lmm: dict[str, float], base: dict[str, float]) -> bool:
-    """LMM-MMS at least as high as ``base`` on every metric and higher on at least one."""
-    return all(lmm[k] >= base[k] - _TOL for k in lmm) and any(lmm[k] > base[k] + _TOL for k in lmm)
-
-
-def _lmm_samples(frame: pd.DataFrame, fig: str) -> pd.DataFrame:
-    return frame[(frame["figure"] == fig) & (frame["mechanism"] == "lmm-mms")]
-
-
-def _unsaturated(frame: pd.DataFrame, fig: str) -> tuple[pd.DataFrame, str]:
-    """Rows of ``fig``'s samples where LMM-MMS saturates no resource, and a sentence counting
-    them."""
-    f = frame[frame["figure"] == fig]
-    free = f[~(f["saturated_cpu"] | f["saturated_mem"])]
-    lmm = _lmm_samples(frame, fig)
-    note = (
-        f"{int((free['mechanism'] == 'lmm-mms').sum())} of {len(lmm)} samples with no saturated "
-        f"resource under LMM-MMS (CPU saturated in {int(lmm['saturated_cpu'].sum())}, memory in "
-        f"{int(lmm['saturated_mem'].sum())})"
-    )
-    return free, note
-
-
-def _utilisation_checks(frame: pd.DataFrame) -> list[Check]:
-    out: list[Check] = []
-    cpu = _mean(frame, "fig2", "users", "util_cpu")["lmm-mms"]
-    mem = _mean(frame, "fig2", "users", "util_mem")["lmm-mms"]
-    out.append(
-        (
-            "Fig. 2a: LMM-MMS keeps CPU utilisation near 100 % at every scale, 50-300 users "
-            f"(>= {100 * NEAR_FULL:.0f} % here)",
-            "—",
-            _verdict(bool((cpu >= NEAR_FULL).all())),
-            "LMM-MMS " + _pcts(cpu, " users"),
-        )
-    )
-    lo, hi = 0.80 - BAND_TOLERANCE, 0.85 + BAND_TOLERANCE
-    out.append(
-        (
-            "Fig. 2b: LMM-MMS memory utilisation around 80-85 % at every scale "
-            f"(within {100 * BAND_TOLERANCE:.1f} points here)",
-            "—",
-            _verdict(bool(((mem >= lo) & (mem <= hi)).all())),
-            "LMM-MMS " + _pcts(mem, " users"),
-        )
-    )
-    # utilisation is per resource, so the qualifier is read per resource: on every resource,
-    # the Fig. 2 samples where LMM-MMS does not saturate it
-    f2 = frame[frame["figure"] == "fig2"]
-    lmm2 = _lmm_samples(frame, "fig2")
-    per: dict[str, dict[str, float]] = {}
-    counts = []
-    for name, col in (("CPU", "cpu"), ("memory", "mem")):
-        sub = f2[~f2[f"saturated_{col}"]]
-        counts.append(f"{name} in {int((~lmm2[f'saturated_{col}']).sum())}")
-        if len(sub):
-            g = sub.groupby("mechanism")[f"util_{col}"].mean()
-            per[name] = {m: float(g[m]) for m in MECHANISMS}
-    note = f"not saturated under LMM-MMS, of {len(lmm2)} Fig. 2 samples: " + ", ".join(counts)
-    text = (
-        "Fig. 2: when resources are not saturated, LMM-MMS's utilisation is above DRF's and AF's "
-        "(per resource, mean over the samples where LMM-MMS leaves it unsaturated)"
-    )
-    for fam, mechs in FAMILIES.items():
-        if not per:
-            out.append((text, fam, "not applicable", f"no resource qualifies: {note}"))
-            continue
-        ok = all(u["lmm-mms"] > u[b] + _TOL for u in per.values() for b in mechs)
-        out.append(
-            (
-                text,
-                fam,
-                _verdict(ok),
-                f"{note}; there: "
-                + "; ".join(
-                    f"{name} "
-                    + ", ".join(f"{LABELS[m]} {100 * u[m]:.1f} %" for m in ("lmm-mms", *mechs))
-                    for name, u in per.items()
-                ),
-            )
-        )
-    both = {k: _mean(frame, "fig3", "capacity", k) for k in ("util_cpu", "util_mem")}
-    caps = list(both["util_cpu"].index)
-    balanced = [c for c in caps if c in ("(100, 100)", "(500, 500)")]
-    unbalanced = [c for c in caps if c not in balanced]
-    for fam, mechs in FAMILIES.items():
-        best = {k: m[list(mechs)].max(axis=1) for k, m in both.items()}
-        ok = all(both[k].loc[c, "lmm-mms"] >= best[k].loc[c] - _TOL for c in balanced for k in both)
-        out.append(
-            (
-                "Fig. 3: with balanced capacities LMM-MMS is at least as good as DRF and AF "
-                "(CPU and memory)",
-                fam,
-                _verdict(ok),
-                "; ".join(
-                    f"{c}: LMM-MMS {100 * both['util_cpu'].loc[c, 'lmm-mms']:.1f} / "
-                    f"{100 * both['util_mem'].loc[c, 'lmm-mms']:.1f} %, best other "
-                    f"{100 * best['util_cpu'].loc[c]:.1f} / {100 * best['util_mem'].loc[c]:.1f} %"
-                    for c in balanced
-                ),
-            )
-        )
-        gains = {}
-        for c in unbalanced:
-            rel = {
-                k: (both[k].loc[c, "lmm-mms"] - best[k].loc[c]) / best[k].loc[c]
-                if best[k].loc[c] > 0
-                else 0.0
-                for k in both
-            }
-            gains[c] = max(rel.items(), key=lambda kv: kv[1])
-        out.append(
-            (
-                "Fig. 3: with very different capacities LMM-MMS is 12.3-15.59 % ahead of the "
-                "other mechanisms (relative gain over the best other, on the resource where it is "
-                "largest; PASS if >= 12.3 % on every unbalanced capacity)",
-                fam,
-                _verdict(bool(gains) and all(g >= PAPER_ADVANTAGE[0] for _, g in gains.values())),
-                "; ".join(
-                    f"{c}: {100 * g:+.1f} % ({'CPU' if k == 'util_cpu' else 'memory'} "
-                    f"{100 * both[k].loc[c, 'lmm-mms']:.1f} vs {100 * best[k].loc[c]:.1f} %)"
-                    for c, (k, g) in gains.items()
-                ),
-            )
-        )
-    four = {k: _mean(frame, "fig4", "elephants", k) for k in ("util_cpu", "util_mem")}
-    avg = (four["util_cpu"]["lmm-mms"] + four["util_mem"]["lmm-mms"]) / 2
-    top = avg.index.max()
-    out.append(
-        (
-            "Fig. 4: LMM-MMS's utilisation is higher with 50 % elephants than with fewer (mean of "
-            "CPU and memory)",
-            "—",
-            _verdict(bool((avg.loc[top] > avg.drop(top) + _TOL).all())),
-            "LMM-MMS "
-            + ", ".join(
-                f"{100 * e:.0f} %: {100 * v:.1f} %"
-                for e, v in zip(avg.index.tolist(), avg.tolist(), strict=True)
-            ),
-        )
-    )
-    for fam, mechs in FAMILIES.items():
-        ok = True
-        gaps = []
-        for e in avg.index:
-            lmm = {k: float(four[k].loc[e, "lmm-mms"]) for k in four}
-            for b in mechs:
-                ok &= _ahead(lmm, {k: float(four[k].loc[e, b]) for k in four})
-            gaps.append(
-                f"{100 * e:.0f} %: "
-                + " / ".join(
-                    f"{100 * (four[k].loc[e, 'lmm-mms'] - four[k].loc[e, list(mechs)].max()):+.1f}"
-                    for k in four
-                )
-            )
-        out.append(
-            (
-                "Fig. 4: LMM-MMS's utilisation is above DRF's and AF's at every share of "
-                "elephants (at least as high on CPU and memory, higher on one)",
-                fam,
-                _verdict(ok),
-                "LMM-MMS minus the best other, CPU / memory points: " + "; ".join(gaps),
-            )
-        )
-    for fam, mechs in FAMILIES.items():
-        ok = True
-        worst = math.inf
-        for fig, by in (("fig2", "users"), ("fig3", "capacity"), ("fig4", "elephants")):
-            m = {k: _mean(frame, fig, by, k) for k in ("util_cpu", "util_mem")}
-            for idx in m["util_cpu"].index:
-                lmm = {k: float(m[k].loc[idx, "lmm-mms"]) for k in m}
-                for b in mechs:
-                    base = {k: float(m[k].loc[idx, b]) for k in m}
-                    ok &= _ahead(lmm, base)
-                    worst = min(worst, max(lmm[k] - base[k] for k in m))
-        out.append(
-            (
-                "Section 6: LMM-MMS achieves better resource utilisation than DRF and AF (every "
-                "setting of Figs. 2-4: at least as high on CPU and memory, higher on one)",
-                fam,
-                _verdict(ok),
-                f"smallest lead over a baseline on its better resource: {100 * worst:+.2f} points",
-            )
-        )
-    return out
-
-
-def _completion_checks(frame: pd.DataFrame) -> list[Check]:
-    out: list[Check] = []
-    free, note = _unsaturated(frame, "fig2")
-    f2 = frame[frame["figure"] == "fig2"]
-    rate = free.groupby("mechanism")["completion_rate"].mean()
-    every = f2.groupby("mechanism")["completion_rate"].mean()
-    for fam, mechs in FAMILIES.items():
-        info = "; all samples, saturated included (for information): " + ", ".join(
-            f"{LABELS[m]} {100 * every[m]:.1f} %" for m in ("lmm-mms", *mechs)
-        )
-        text = (
-            "Fig. 5: LMM-MMS's user completion rate is above DRF's and AF's unless the resource "
-            "was saturated (checked on the Fig. 2 samples where no resource saturates under "
-            "LMM-MMS)"
-        )
-        if "lmm-mms" not in rate.index:
-            out.append((text, fam, "not applicable", f"no sample qualifies: {note}{info}"))
-            continue
-        ok = all(rate["lmm-mms"] > rate[b] + _TOL for b in mechs)
-        out.append(
-            (
-                text,
-                fam,
-                _verdict(ok),
-                f"{note}; completion there: "
-                + ", ".join(f"{LABELS[m]} {100 * rate[m]:.1f} %" for m in ("lmm-mms", *mechs))
-                + info,
-            )
-        )
-    return out
-
-
-def _sharing_checks(share: pd.DataFrame) -> list[Check]:
-    out: list[Check] = []
-    below = share.assign(below=share["sharing_degree"] < 1 - _TOL)
-    frac = below.groupby(["users", "mechanism"])["below"].mean()
-    scales = sorted(share["users"].unique())
-    lmm_ok = all(frac[(n, "lmm-mms")] == 0.0 for n in scales)
-    out.append(
-        (
-            "Fig. 6: every user's sharing degree is >= 1 under LMM-MMS (sharing incentive; "
-            + ", ".join(str(n) for n in scales)
-            + " users)",
-            "—",
-            _verdict(lmm_ok),
-            "users below 1: "
-            + "; ".join(
-                f"{n} users: "
-                + ", ".join(f"{LABELS[m]} {100 * frac[(n, m)]:.1f} %" for m in MECHANISMS)
-                for n in scales
-            ),
-        )
-    )
-    q = np.linspace(0.01, 0.99, 99)
-    for fam, mechs in FAMILIES.items():
-        ok = True
-        ahead = []
-        for n in scales:
-            deg = {
-                m: np.quantile(
-                    share[(share["users"] == n) & (share["mechanism"] == m)]["sharing_degree"], q
-                )
-                for m in ("lmm-mms", *mechs)
-            }
-            for b in mechs:
-                ge = bool(np.all(deg["lmm-mms"] >= deg[b] * (1 - 1e-9)))
-                gt = int(np.sum(deg["lmm-mms"] > deg[b] * (1 + 1e-9)))
-                ok &= ge and gt > 0
-                ahead.append(
-                    f"{n} users vs {LABELS[b]}: {'>=' if ge else 'below at some'}, "
-                    f"higher at {gt} of 99"
-                )
-        out.append(
-            (
-                "Fig. 6: LMM-MMS's sharing-degree distribution is better than DRF's and AF's "
-                "(every percentile at least as high, some higher)",
-                fam,
-                _verdict(ok),
-                "; ".join(ahead),
-            )
-        )
-    return out
-
-
-def _saturation_table(frame: pd.DataFrame) -> list[str]:
-    lmm = frame[frame["mechanism"] == "lmm-mms"]
-    lines = [
-        "| figure | setting | samples | CPU saturated | memory saturated | neither |",
-        "|---|---|---|---|---|---|",
-    ]
-    for fig, by in (("fig2", "users"), ("fig3", "capacity"), ("fig4", "elephants")):
-        f = lmm[lmm["figure"] == fig]
-        for idx, g in f.groupby(by, sort=True):
-            free = int((~(g["saturated_cpu"] | g["saturated_mem"])).sum())
-            setting = f"{100 * cast(float, idx):.0f} % elephants" if by == "elephants" else str(idx)
-            lines.append(
-                f"| {fig} | {setting} | {len(g)} | {int(g['saturated_cpu'].sum())} | "
-                f"{int(g['saturated_mem'].sum())} | {free} |"
-            )
-    return lines
-
-
-def _report(
-    frame: pd.DataFrame, share: pd.DataFrame, out: Path, samples: int, wall: float, quick: bool
-) -> Path:
-    lines = [
-        "# LMM-MMS paper, Section 5, on the Alibaba v2018 batch tasks",
-        "",
-        f"{samples} samples per setting{' (quick run: fewer settings)' if quick else ''}; "
-        f"wall time {wall:.0f} s. Users are Alibaba batch tasks: demand (plan_cpu/100 cores, "
-        "plan_mem GB), bound instance_num. Numbers are means over samples (%).",
-        "",
-        "Baselines, two readings (the paper does not say how its DRF and AF treat the task "
-        "bounds): **bounded** (`drf`, `af`: progressive filling that stops each user at its "
-        "bound, the others keep rising) and **unbounded, capped** (`drf-unbounded`, "
-        "`af-unbounded`: the allocation as if no user had a bound, then each user capped at its "
-        "bound; the excess is wasted). Every statement that compares LMM-MMS with DRF and AF is "
-        "checked against both. A resource is *saturated* in a sample when LMM-MMS uses all of it "
-        f"(>= {100 * SATURATED:g} %); the paper's 'when resources were not saturated' "
-        "(utilisation) is checked per resource on the samples where LMM-MMS leaves it "
-        "unsaturated, its 'unless the resource was saturated' (completion rate) on the samples "
-        "where LMM-MMS saturates no resource.",
-        "",
-    ]
-    for fig, by, title in (
-        ("fig2", "users", "Fig. 2: utilisation by number of users, capacity (100, 100)"),
-        ("fig3", "capacity", "Fig. 3: utilisation by capacity, 100 users"),
-        ("fig4", "elephants", "Fig. 4: utilisation by share of elephants, 100 users"),
-    ):
-        lines += [f"## {title}", "", f"Paper: {PAPER[fig]}.", ""]
-        for metric in ("util_cpu", "util_mem"):
-            lines += [f"{'CPU' if metric == 'util_cpu' else 'Memory'} utilisation:", ""]
-            lines += [*_table(_mean(frame, fig, by, metric), "{:.1f}"), ""]
-        lines.append(f"![{fig}]({fig}.png)")
-        lines.append("")
-    lines += ["## Saturation under LMM-MMS (samples)", "", *_saturation_table(frame), ""]
-    m = _mean(frame, "fig2", "users", "completion_rate")
-    lines += ["## Fig. 5: user completion rate (%)", "", f"Paper: {PAPER['fig5']}.", ""]
-    lines += ["All samples:", "", *_table(m, "{:.1f}"), ""]
-    free, note = _unsaturated(frame, "fig2")
-    if len(free):
-        lines += [
-            f"Samples with no saturated resource ({note}):",
-            "",
-            *_table(_mean(free, "fig2", "users", "completion_rate"), "{:.1f}"),
-            "",
-        ]
-    else:
-        lines += [f"No sample without a saturated resource ({note}).", ""]
-    lines += ["![fig5](fig5.png)", ""]
-    lines += ["## Fig. 6: sharing degree", "", f"Paper: {PAPER['fig6']}.", ""]
-    lines += ["| users | mechanism | min sharing degree | users below 1 (%) |", "|---|---|---|---|"]
-    for n in sorted(share["users"].unique()):
-        for mech in MECHANISMS:
-            g = share[(share["users"] == n) & (share["mechanism"] == mech)]["sharing_degree"]
-            below = 100 * float((g < 1 - _TOL).mean())
-            lines.append(f"| {n} | {LABELS[mech]} | {g.min():.3f} | {below:.2f} |")
-    checks = [*_utilisation_checks(frame), *_completion_checks(frame), *_sharing_checks(share)]
-    lines += ["", "![fig6](fig6.png)", "", "## Checks of the paper's statements", ""]
-    lines += ["| statement | baselines | result | measured |", "|---|---|---|---|"]
-    lines += [f"| {s} | {fam} | {res} | {measured} |" for s, fam, res, measured in checks]
-    lines += [
-        "",
-        "Why LMM-MMS and bounded DRF coincide: on one pool a user's maximin share is "
-        "mu_i = min_r (C_r / n) / d_ir, so its MMS ratio x_i / mu_i = n * max_r (x_i d_ir / C_r) "
-        "is n times its dominant share; lexicographically max-minimising MMS ratios under task "
-        "bounds is then exactly DRF's progressive filling with bounds. The paper's reported gains "
-        "over DRF (e.g. 12.3-15.59 % utilisation with unbalanced capacities) cannot come from a "
-        "bounded DRF; a DRF that ignores the bounds and caps afterwards (the excess wasted) "
-        "gives them, so that is the paper's probable baseline.",
-        "",
-        "Where we differ: the paper draws users from 'the actual probability distribution' of "
-        "batch_task without giving it; we draw real rows of the one-hour v2018 sample, whose tasks "
-        "are CPU-bound (median 1 core, 0.3 GB), so CPU saturates for every mechanism and memory is "
-        "where they differ. Its elephant definition is not given either (ours: top 10 % by total "
-        "dominant demand).",
-        "",
-    ]
-    return write_text(out / "report.md", "\n".join(lines))
-
-
-def run_from_shared(
-    shared: Path, out: Path, *, quick: bool = False, cache_dir: str | None = None
-) -> Path:
-    """Convert the v2018 sample of ``shared`` once (cached in ``cache_dir``, by default the trace
-    cache, :func:`fairsim.scenario.trace_cache.default_cache_dir`) and run the reproduction.
-
-    ``quick``: fewer settings (user scales 50 and 300, elephant shares 0 and 50 %) and 10 samples
-    each, for the test suite.
-    """
+def converted_tasks(shared: Path, *, cache_dir: str | None = None) -> Path:
+    """The v2018 sample of ``shared`` converted once (cached in ``cache_dir``, by default the
+    trace cache, :func:`fairsim.scenario.trace_cache.default_cache_dir`): its ``tasks.parquet``."""
     from fairsim.scenario.config import AlibabaTrace
     from fairsim.scenario.trace_cache import converted_alibaba
 
@@ -779,7 +359,105 @@ def run_from_shared(
         path=str(Path(shared) / "traces" / "alibaba-2018" / "spar-derived"),
         cache_dir=cache_dir,
     )
-    folder = converted_alibaba(trace, None)
-    return run_experiment(
-        folder / "tasks.parquet", out, samples=10 if quick else SAMPLES, quick=quick
-    )
+    return converted_alibaba(trace, None) / "tasks.parquet"
+
+
+# --------------------------------------------------------------------------- per-sample arrays
+
+
+class Units:
+    """The samples of a run as arrays over *units* (one unit = one seed and sample number), the
+    resampling units of the report's bootstrap.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        ``samples.parquet``; every setting must have the same seeds and samples.
+
+    Attributes
+    ----------
+    n : int
+        The number of units (seeds x samples per setting).
+    """
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        f = frame.assign(
+            key=[
+                _key(r)
+                for r in frame[["figure", "users", "capacity", "elephants"]].itertuples(index=False)
+            ]
+        )
+        units = f[["seed", "sample"]].drop_duplicates().sort_values(["seed", "sample"])
+        self.n = len(units)
+        self._code = {tuple(u): i for i, u in enumerate(units.itertuples(index=False))}
+        self._frame = f
+        self._cache: dict[tuple[str, Any, str, str], np.ndarray] = {}
+
+    def keys(self, figure: str) -> list[Any]:
+        """The settings of ``figure``, sorted."""
+        return sorted(self._frame.loc[self._frame["figure"] == figure, "key"].unique())
+
+    def get(self, figure: str, key: Any, metric: str, mechanism: str) -> np.ndarray:
+        """``metric`` of ``mechanism`` in setting ``key`` of ``figure``, shape ``(n,)`` by unit.
+
+        Raises
+        ------
+        KeyError
+            When the setting does not have one row per unit.
+        """
+        k = (figure, key, metric, mechanism)
+        if k not in self._cache:
+            f = self._frame
+            sel = f[(f["figure"] == figure) & (f["key"] == key) & (f["mechanism"] == mechanism)]
+            if len(sel) != self.n:
+                raise KeyError(f"{figure} {key!r} {mechanism}: {len(sel)} rows for {self.n} units")
+            out = np.empty(self.n)
+            idx = [self._code[(s, m)] for s, m in zip(sel["seed"], sel["sample"], strict=True)]
+            out[idx] = sel[metric].to_numpy(dtype=float)
+            self._cache[k] = out
+        return self._cache[k]
+
+
+def _key(row: Any) -> Any:
+    if row.figure == "fig3":
+        return row.capacity
+    if row.figure == "fig4":
+        return float(row.elephants)
+    return int(row.users)
+
+
+def sharing_matrix(share: pd.DataFrame, users: int, mechanism: str) -> np.ndarray:
+    """Sharing degrees of ``mechanism`` with ``users`` users, shape ``(n_units, users)`` (units in
+    the order of :class:`Units`: by seed, then sample)."""
+    g = share[(share["users"] == users) & (share["mechanism"] == mechanism)]
+    g = g.sort_values(["seed", "sample", "user"])
+    return g["sharing_degree"].to_numpy(dtype=float).reshape(-1, users)
+
+
+class PooledQuantiles:
+    """Quantiles of the values of several units pooled, for any resample of the units.
+
+    A resample (unit indices with repeats) weighs every value by the number of times its unit was
+    drawn; the quantile at level q is the smallest value whose cumulative weight reaches
+    q times the total (the inverse of the pooled empirical CDF). Sorting once makes each resample
+    one cumulative sum.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n_units, n_per_unit)
+        The values of every unit.
+    """
+
+    def __init__(self, values: np.ndarray) -> None:
+        v = np.asarray(values, dtype=float)
+        order = np.argsort(v, axis=None, kind="stable")
+        self.n_units = v.shape[0]
+        self._sorted = v.ravel()[order]
+        self._unit = order // v.shape[1]
+
+    def __call__(self, idx: np.ndarray, levels: np.ndarray) -> np.ndarray:
+        """Quantiles at ``levels`` (in (0, 1]) of the units ``idx`` pooled."""
+        counts = np.bincount(idx, minlength=self.n_units).astype(float)
+        cum = np.cumsum(counts[self._unit])
+        pos = np.searchsorted(cum, np.asarray(levels) * cum[-1] - 1e-9, side="left")
+        return self._sorted[np.minimum(pos, len(self._sorted) - 1)]

@@ -1,4 +1,4 @@
-"""``make reproduce-psdsf``: the PS-DSF paper's Section V (Table IV and Fig. 6), online.
+"""The runs of the PS-DSF reproduction (``make reproduce-psdsf``): Section V, Table IV and Fig. 6.
 
 PS-DSF paper (Khamse-Ashari et al.), Section V: 120 servers in four classes, C_A = (1, 1),
 C_B = (0.5, 0.5), C_C = (0.5, 0.25), C_D = (0.5, 0.75) (CPU, memory); four users with weights
@@ -15,16 +15,27 @@ tasks of a quarter of its demand (the paper's resources are divisible; every cla
 whole number of them, so Table IV is reachable exactly), users are backlogged while
 active (:mod:`fairsim.simulator.backlog`), run times are uniform in [1, 3] s, and PS-DSF is the
 distributed online scheduler ``psdsf`` (every server runs its procedure every second and on its
-completions, Section III-D). TSF and C-DRFH are the online ``tsf`` and ``c-drfh``. The runs go
-through the scenario pipeline (:func:`fairsim.scenario.pipeline.prepare_scenario`) with
-two hooks: the backlogged users as its workload, and each scheduler built with the users'
-eligible classes and wrapped in the queue counter the backlog reads (:func:`scenario`). Written into
-``OUT`` (default ``results/psdsf``): ``report.md`` (our numbers beside the paper's, with PASS/FAIL
-for the Fig. 6 statements), ``fig6.png``, ``series.parquet`` (per second: CPU and memory
-utilisation of every class, tasks of every user on every class, per scheduler) and
-``summary.json``. ``--quick`` runs a smaller version in a few seconds: paper tasks split in
-``QUICK_SPLIT`` = 2 instead of 4, and the activity windows and horizon divided by 10 (run times
-and the period unchanged); its times are reported on the paper's axis (multiplied by 10).
+completions, Section III-D). The runs go through the scenario pipeline
+(:func:`fairsim.scenario.pipeline.prepare_scenario`) with two hooks: the backlogged users as its
+workload, and each scheduler built with the users' eligible classes and wrapped in the queue
+counter the backlog reads (:func:`scenario`).
+
+TSF and C-DRFH as the paper computes them ("For TSF and C-DRFH mechanisms we precisely find
+these allocations every second"): the exact divisible allocations of the users active at each
+second (:func:`exact_series`, :mod:`fairsim.schedulers.exact`); they depend only on the set of
+active users, so they are the same in every seed. The online First-Fit ``tsf`` and ``c-drfh``
+(no preemption) run beside PS-DSF as an extra, reported apart.
+
+Seeds (:func:`run_experiment`): seed ``s`` sets the config's ``seed``, which drives the only
+randomness, the backlogged users' run times (``component_rng(seed, "workload")``); seed 1 is the
+config's and gives the single-seed numbers. Written into ``OUT`` (default ``results/psdsf``):
+``series.parquet`` (per second and seed: CPU and memory utilisation of every class, tasks of
+every user on every class, per online scheduler), ``exact.parquet`` (the same per second for the
+exact allocations), ``summary.json``, ``fig6.png``, ``claims.json`` and ``report.md``
+(:mod:`fairsim.experiments.psdsf.report`). ``--quick`` runs a smaller version in a few seconds a
+seed: paper tasks split in ``QUICK_SPLIT`` = 2 instead of 4, and the activity windows and horizon
+divided by 10 (run times and the period unchanged); its times are reported on the paper's axis
+(multiplied by 10).
 """
 
 from __future__ import annotations
@@ -40,9 +51,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from fairsim.atomic import write_text
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
+from fairsim.experiments.claims import DEFAULT_SEEDS, run_seeds, seed_list
 from fairsim.scenario.config import (
     InlineTrace,
     InlineUser,
@@ -69,21 +80,20 @@ SPLIT = 4
 #: With --quick: tasks of the paper's demand / QUICK_SPLIT; windows and horizon times QUICK_TIME.
 QUICK_SPLIT = 2
 QUICK_TIME = 0.1
-#: Table IV (PS-DSF paper), tasks of each user (rows) on each class A-D (columns).
-PAPER_TABLE_IV: dict[str, list[list[float]]] = {
-    "psdsf": [[40, 170, 0, 0], [20, 85, 0, 0], [0, 0, 82.5, 0], [0, 0, 0, 27.5]],
-    "tsf": [[35, 170, 0, 0], [22.5, 85, 0, 0], [0, 0, 58.33, 0], [0, 0, 8.05, 27.5]],
-}
-#: Seconds (simulated, five mean run times) after a change within which PS-DSF's class C/D CPU
-#: utilisation must be within CONVERGED of its new level ("promptly converges", Section V).
-SETTLE_S = 10.0
+#: A change of the active users has settled when the class C and D CPU utilisation stays within
+#: CONVERGED of the new phase's steady level for SETTLE_WINDOW_S (simulated) seconds.
 CONVERGED = 0.05
+SETTLE_WINDOW_S = 5.0
+#: The online schedulers run, in the order the report lists them.
 SCHEDULERS = ("psdsf", "tsf", "c-drfh")
+#: The exact mechanisms recomputed every second.
+EXACT = ("psdsf", "tsf", "c-drfh")
 #: User 2's CPU demand (paper units) the report compares against: Table III allows any value
-#: <= 2/15 (the config's); with this one class D's CPU is 75 % used while user 4 is away.
+#: <= 2/15 (the config's); with this one exact PS-DSF uses 75 % of class D's CPU while user 4
+#: is away.
 D2_CPU_ALTERNATIVE = 0.1
-#: Utilisation at or above which the report calls a resource "fully used" (Section V).
-FULL = 0.95
+#: User 2's CPU demands (paper units) of the report's sensitivity table (all allowed by Table III).
+D2_CPU_GRID = (0.02, 0.05, 0.08, D2_CPU_ALTERNATIVE, 0.12)
 
 
 def _users(cfg: RunConfig) -> list[InlineUser]:
@@ -341,87 +351,217 @@ def _util(
     return float(used / total)
 
 
-def _exact_util(
-    mech: str,
-    resource: str,
-    groups: list[list[str]],
+def active_users(cfg: RunConfig, t: float) -> list[str]:
+    """Users active at time ``t`` (s, the paper's axis): a window ``[a, b]`` contains ``t``.
+
+    The windows are closed: the paper's user 4 is "inactive during interval (100, 250)", an open
+    interval, so it is active at 100 s and at 250 s.
+    """
+    return [
+        u.name
+        for u in _users(cfg)
+        if any(a <= t <= b for a, b in (u.windows or [[u.join_s, math.inf]]))
+    ]
+
+
+def exact_series(
     cfg: RunConfig,
-    users: list[str],
-    inactive: list[str],
-    exact_all: dict[str, np.ndarray],
-    exact_less: dict[str, np.ndarray],
-) -> list[float]:
-    """Utilisation of ``resource`` on every group of classes under the exact allocation of
-    ``mech``, with all users active and with the ``inactive`` users away."""
-    r = 0 if resource == "cpu" else 1
-    out = [_util(exact_all[mech], cfg, users, g, r=r) for g in groups]
-    if inactive:
-        act = [u for u in users if u not in inactive]
-        out += [_util(exact_less[mech], cfg, act, g, r=r) for g in groups]
-    return out
+    times_s: np.ndarray,
+    *,
+    mechanisms: tuple[str, ...] = EXACT,
+    demands: dict[str, list[float]] | None = None,
+) -> pd.DataFrame:
+    """The exact allocations recomputed at every second, as the paper does for TSF and C-DRFH.
 
+    At each time the exact (divisible) allocation of the users active then
+    (:func:`active_users`, :func:`exact_allocations`) is solved; it depends only on the set of
+    active users, so each set is solved once.
 
-def run_experiment(
-    *, out: Path, config: Path = CONFIG, quick: bool = False, progress: bool = True
-) -> Path:
-    """Run the reproduction and write ``report.md``, ``fig6.png``, ``series.parquet``.
+    Parameters
+    ----------
+    cfg : RunConfig
+        The scenario (``configs/psdsf-fig6.yaml``).
+    times_s : ndarray, shape (n_times,)
+        Times (s, the paper's axis).
+    mechanisms : tuple of str
+        Exact mechanisms (``fairsim.schedulers.exact``).
+    demands : dict, optional
+        Paper demands replacing the config's for the named users.
 
     Returns
     -------
-    Path
-        The report.
+    pandas.DataFrame
+        One row per mechanism and time, the columns of :func:`series`: ``scheduler`` (the
+        mechanism), ``time_s``, ``cpu_<class>`` and ``mem_<class>`` (utilisation, fractions) and
+        ``tasks_<user>_<class>`` (paper tasks; 0 for an inactive user).
+    """
+    names = [c.name for c in cfg.cluster.classes or []]
+    users = [u.name for u in _users(cfg)]
+    cache: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
+    frames = []
+    for mech in mechanisms:
+        rows: dict[str, list[float]] = {"time_s": []}
+        for t in np.asarray(times_s, dtype=float):
+            act = tuple(active_users(cfg, float(t)))
+            if act not in cache:
+                cache[act] = (
+                    exact_allocations(cfg, list(act), mechanisms=mechanisms, demands=demands)
+                    if act
+                    else {}
+                )
+            alloc = cache[act].get(mech)
+            rows["time_s"].append(float(t))
+            for k in names:
+                for r, res_name in enumerate(("cpu", "mem")):
+                    u = _util(alloc, cfg, list(act), k, demands, r) if alloc is not None else 0.0
+                    rows.setdefault(f"{res_name}_{k}", []).append(u)
+                for uname in users:
+                    x = (
+                        float(alloc[act.index(uname), names.index(k)])
+                        if alloc is not None and uname in act
+                        else 0.0
+                    )
+                    rows.setdefault(f"tasks_{uname}_{k}", []).append(x)
+        f = pd.DataFrame(rows)
+        f.insert(0, "scheduler", mech)
+        frames.append(f)
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
+    """Run every online scheduler of the config with the config's seed set to ``seed``.
+
+    Module-level so that :func:`fairsim.experiments.claims.run_seeds` can run it in a worker.
+
+    Returns
+    -------
+    dict
+        ``seed``; ``series`` (:func:`series` of every scheduler, with a ``scheduler`` column);
+        ``summary`` (:func:`summarise`); ``wall_s`` and ``tasks`` (per scheduler: the engine's
+        wall time and the number of small tasks).
+    """
+    cfg = load_config(config).model_copy(update={"seed": int(seed)})
+    users = [u.name for u in _users(cfg)]
+    prepared, info = scenario(cfg, quick=quick)
+    frames, walls, tasks = [], {}, {}
+    for sched_run in prepared.runs():
+        res: EngineResult | None = sched_run.result
+        assert res is not None
+        walls[sched_run.name] = float(res.wall_s)
+        tasks[sched_run.name] = len(res.tasks["submit_s"])
+        log.info(
+            "seed %d, %s: %d tasks in %.1f s",
+            seed,
+            sched_run.name,
+            tasks[sched_run.name],
+            walls[sched_run.name],
+        )
+        f = series({"result": res, **info}, cfg)
+        f.insert(0, "scheduler", sched_run.name)
+        frames.append(f)
+    data = pd.concat(frames, ignore_index=True)
+    summary = summarise(data, cfg, users, QUICK_TIME if quick else 1.0)
+    return {"seed": int(seed), "series": data, "summary": summary, "wall_s": walls, "tasks": tasks}
+
+
+def run_experiment(
+    *,
+    out: Path,
+    config: Path = CONFIG,
+    quick: bool = False,
+    progress: bool = True,
+    seeds: int = DEFAULT_SEEDS,
+    jobs: int | None = None,
+) -> dict[str, Any]:
+    """Run seeds ``1 .. seeds`` (over ``jobs`` worker processes) and the exact allocations; write
+    ``series.parquet``, ``exact.parquet`` and ``summary.json`` into ``out``.
+
+    The figure, ``claims.json`` and ``report.md`` come from
+    :func:`fairsim.experiments.psdsf.report.write_report`;
+    :func:`fairsim.experiments.psdsf.reproduce` runs both.
+
+    Returns
+    -------
+    dict
+        The summary (``summary.json``): ``quick``, ``seeds``, ``phases``, ``split``, ``runs``
+        (per seed: :func:`summarise`'s ``schedulers``, ``wall_s``, ``tasks``), ``exact``
+        (:func:`summarise` of the exact allocations), ``d2_sensitivity``
+        (:func:`d2_sensitivity`) and ``wall_s_total``.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For ``seeds < 1`` or a config whose trace is not ``inline``.
     """
     t0 = time.perf_counter()
     cfg = load_config(config)
-    out.mkdir(parents=True, exist_ok=True)
-    frames, walls = [], {}
-    prepared, info = scenario(cfg, quick=quick)
-    for sched_run in prepared.runs():
-        name = sched_run.name
-        assert sched_run.result is not None
-        run = {"result": sched_run.result, **info}
-        res: EngineResult = sched_run.result
-        walls[name] = (res.wall_s, len(res.tasks["submit_s"]))
-        if progress:
-            log.info("%s: %d tasks in %.1f s", name, walls[name][1], walls[name][0])
-        f = series(run, cfg)
-        f.insert(0, "scheduler", name)
-        frames.append(f)
-    data = pd.concat(frames, ignore_index=True)
-    write_table(pa.Table.from_pandas(data, preserve_index=False), out / "series.parquet")
     users = [u.name for u in _users(cfg)]
-    inactive = [u.name for u in _users(cfg) if u.windows and len(u.windows) > 1]
-    exact_all = exact_allocations(cfg, users)
-    exact_less = exact_allocations(cfg, [u for u in users if u not in inactive])
-    sensitivity = _d2_sensitivity(cfg, [u for u in users if u not in inactive])
-    summary = _summarise(data, cfg, users, QUICK_TIME if quick else 1.0)
-    summary["wall_s"] = {k: v[0] for k, v in walls.items()}
-    summary["tasks"] = {k: v[1] for k, v in walls.items()}
-    summary["total_wall_s"] = time.perf_counter() - t0
-    summary["quick"] = quick
+    seed_ids = seed_list(seeds)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = run_seeds(
+        run_seed, seed_ids, Path(config), quick, jobs=jobs, progress=progress, desc="psdsf seeds"
+    )
+    data = pd.concat([r["series"].assign(seed=r["seed"]) for r in runs], ignore_index=True)
+    write_table(pa.Table.from_pandas(data, preserve_index=False), out / "series.parquet")
+    times = np.unique(data["time_s"].to_numpy())
+    exact = exact_series(cfg, times)
+    write_table(pa.Table.from_pandas(exact, preserve_index=False), out / "exact.parquet")
+    scale = QUICK_TIME if quick else 1.0
+    summary: dict[str, Any] = {
+        "quick": quick,
+        "seeds": seed_ids,
+        "phases": _phases(cfg),
+        "split": QUICK_SPLIT if quick else SPLIT,
+        "runs": [
+            {
+                "seed": r["seed"],
+                "schedulers": r["summary"]["schedulers"],
+                "wall_s": r["wall_s"],
+                "tasks": r["tasks"],
+            }
+            for r in runs
+        ],
+        "exact": summarise(exact, cfg, users, scale)["schedulers"],
+        "d2_sensitivity": d2_sensitivity(cfg, times),
+    }
+    summary["wall_s_total"] = time.perf_counter() - t0
     write_json(summary, out / "summary.json")
-    _figure(data, cfg, out / "fig6.png")
-    report = out / "report.md"
-    write_text(report, _report(summary, cfg, users, inactive, exact_all, exact_less, sensitivity))
-    return report
+    return summary
 
 
-def _d2_sensitivity(cfg: RunConfig, active: list[str]) -> dict[str, float] | None:
-    """Exact PS-DSF's class-D CPU utilisation with ``active`` users, with user 2's CPU demand as
-    configured and as :data:`D2_CPU_ALTERNATIVE` (Table III allows any value <= 2/15)."""
+def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] | None:
+    """Class D's CPU under the exact allocations for user 2's CPU demand as configured and as
+    every value of :data:`D2_CPU_GRID` (Table III allows any value <= 2/15).
+
+    Returns
+    -------
+    list of dict or None
+        One entry per CPU demand, the config's first: ``cpu`` (the demand, paper units),
+        ``config`` (whether it is the config's), and per exact mechanism ``away`` (class D's CPU
+        utilisation while the users with two windows are away) and ``mean`` (its mean over
+        ``times_s`` in (0, end]); ``None`` when the config has no ``user2`` or no class ``D``.
+    """
     by_name = {u.name: u for u in _users(cfg)}
     names = [c.name for c in cfg.cluster.classes or []]
-    if "user2" not in active or "D" not in names:
+    if "user2" not in by_name or "D" not in names:
         return None
-    alt = {"user2": [D2_CPU_ALTERNATIVE, by_name["user2"].demand[1] * SPLIT]}
-    ours = exact_allocations(cfg, active, mechanisms=("psdsf",))["psdsf"]
-    other = exact_allocations(cfg, active, mechanisms=("psdsf",), demands=alt)["psdsf"]
-    return {
-        "cpu": by_name["user2"].demand[0] * SPLIT,
-        "util": _util(ours, cfg, active, "D"),
-        "alt_cpu": D2_CPU_ALTERNATIVE,
-        "alt_util": _util(other, cfg, active, "D", alt),
-    }
+    mem = by_name["user2"].demand[1] * SPLIT
+    away = [u.name for u in _users(cfg) if not (u.windows and len(u.windows) > 1)]
+    own = by_name["user2"].demand[0] * SPLIT
+    out: list[dict[str, Any]] = []
+    for cpu in (own, *(x for x in D2_CPU_GRID if abs(x - own) > 1e-12)):
+        alt = {"user2": [cpu, mem]}
+        x = exact_allocations(cfg, away, demands=alt)
+        f = exact_series(cfg, times_s, demands=alt)
+        f = f[f["time_s"] > 0]
+        entry: dict[str, Any] = {"cpu": cpu, "config": cpu == own}
+        for m in EXACT:
+            entry[m] = {
+                "away": _util(x[m], cfg, away, "D", alt),
+                "mean": float(f.loc[f["scheduler"] == m, "cpu_D"].mean()),
+            }
+        out.append(entry)
+    return out
 
 
 def _phases(cfg: RunConfig) -> list[tuple[float, float]]:
@@ -436,9 +576,32 @@ def _phases(cfg: RunConfig) -> list[tuple[float, float]]:
     return list(itertools.pairwise(pts))
 
 
-def _summarise(
-    data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
-) -> dict[str, Any]:
+def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float) -> dict[str, Any]:
+    """Per scheduler of ``data`` (:func:`series` or :func:`exact_series` rows): the mean
+    utilisation over (0, end], every phase's steady state and the settling after each change.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Per-second rows with a ``scheduler`` column.
+    cfg : RunConfig
+        The scenario.
+    users : list of str
+        User names, in the config's order.
+    scale : float
+        Simulated seconds per second of the paper's axis (``QUICK_TIME`` with ``--quick``).
+
+    Returns
+    -------
+    dict
+        ``phases`` (the intervals between changes of the active users, s) and ``schedulers``:
+        per scheduler ``mean_util`` (``{"cpu_A": ...}``, over (0, end]), ``phases`` (per phase:
+        ``window``, ``util`` and ``tasks`` (users x classes, paper tasks), means over the second
+        half of the phase) and ``settle`` (per change: ``change_s``, ``settle_s``, simulated
+        seconds until the class C and D CPU stays within :data:`CONVERGED` of the new phase's
+        level for :data:`SETTLE_WINDOW_S`, and ``settled``; a change that never settles counts
+        the whole phase).
+    """
     names = [c.name for c in cfg.cluster.classes or []]
     phases = _phases(cfg)
     out: dict[str, Any] = {"phases": phases, "schedulers": {}}
@@ -477,336 +640,19 @@ def _summarise(
                 idx = np.flatnonzero((t > a) & (t < b))
                 when = math.inf
                 for i in idx:
-                    win = idx[(t[idx] >= t[i]) & (t[idx] < t[i] + 5.0 / scale)]
+                    win = idx[(t[idx] >= t[i]) & (t[idx] < t[i] + SETTLE_WINDOW_S / scale)]
                     if ok[win].all():
                         when = float(t[i] - a) * scale  # simulated seconds
                         break
                 worst = max(worst, when)
-            settle.append({"change_s": a, "settle_s": worst})
+            settled = math.isfinite(worst)
+            settle.append(
+                {
+                    "change_s": a,
+                    "settle_s": worst if settled else (b - a) * scale,
+                    "settled": settled,
+                }
+            )
         s["settle"] = settle
         out["schedulers"][sched] = s
     return out
-
-
-def _figure(data: pd.DataFrame, cfg: RunConfig, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from fairsim.scenario.reporting.plotting import save_figure
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
-    styles = {
-        "psdsf": ("PS-DSF (distributed, online)", "-"),
-        "tsf": ("TSF", "--"),
-        "c-drfh": ("C-DRFH", ":"),
-    }
-    for ax, k in zip(axes, ("C", "D"), strict=True):
-        for sched, f in data.groupby("scheduler", sort=False):
-            label, ls = styles.get(str(sched), (str(sched), "-"))
-            ax.plot(f["time_s"], 100 * f[f"cpu_{k}"], ls, label=label, lw=1.4)
-        for a, _b in _phases(cfg)[1:]:
-            ax.axvline(a, color="0.7", lw=0.8)
-        ax.set_title(f"CPU of class {k} servers")
-        ax.set_xlabel("time (s)")
-        ax.set_ylim(0, 105)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("CPU utilisation (%)")
-    axes[1].legend(loc="lower right", fontsize=8)
-    fig.suptitle("PS-DSF paper Fig. 6: user 4 inactive in (100, 250) s")
-    save_figure(fig, path)
-    plt.close(fig)
-
-
-def _exact_mean(
-    mech: str,
-    k: str,
-    phases: list[list[float]],
-    cfg: RunConfig,
-    users: list[str],
-    inactive: list[str],
-    exact_all: dict[str, np.ndarray],
-    exact_less: dict[str, np.ndarray],
-) -> float:
-    """CPU utilisation of class ``k`` under the exact allocation of ``mech``, averaged over the
-    phases weighted by their length (the second phase is the one with ``inactive`` away)."""
-    act = [u for u in users if u not in inactive]
-    total = 0.0
-    for i, (a, b) in enumerate(phases):
-        away = i == 1 and bool(inactive)
-        u = _util((exact_less if away else exact_all)[mech], cfg, act if away else users, k)
-        total += u * (b - a)
-    return total / (phases[-1][1] - phases[0][0])
-
-
-def _lowest(
-    v: dict[str, Any], resource: str, groups: list[list[str]], cfg: RunConfig
-) -> list[float]:
-    """Steady-state utilisation of ``resource`` on every group of classes (capacity-weighted
-    over the group), every phase of one scheduler."""
-    r = 0 if resource == "cpu" else 1
-    cap = {c.name: c.count * c.capacity[r] for c in cfg.cluster.classes or []}
-    return [
-        sum(ph["util"][f"{resource}_{k}"] * cap[k] for k in g) / sum(cap[k] for k in g)
-        for ph in v["phases"]
-        for g in groups
-    ]
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.2f}".rstrip("0").rstrip(".") if abs(x - round(x)) > 1e-9 else f"{round(x)}"
-
-
-def _report(
-    s: dict[str, Any],
-    cfg: RunConfig,
-    users: list[str],
-    inactive: list[str],
-    exact_all: dict[str, np.ndarray],
-    exact_less: dict[str, np.ndarray],
-    sensitivity: dict[str, float] | None = None,
-) -> str:
-    names = [c.name for c in cfg.cluster.classes or []]
-    sch = s["schedulers"]
-    demands = ", ".join(
-        f"{u.name} ({', '.join(f'{x * SPLIT:.4g}' for x in u.demand)})" for u in _users(cfg)
-    )
-    lines = [
-        "# PS-DSF paper, Section V: Table IV and Fig. 6 (online reproduction)",
-        "",
-        f"Config `configs/psdsf-fig6.yaml`{' (--quick: times / 10)' if s['quick'] else ''}; "
-        "120 servers ("
-        + ", ".join(f"{c.count} x {c.name} {tuple(c.capacity)}" for c in cfg.cluster.classes or [])
-        + "); "
-        f"paper demands (CPU, memory) {demands}; "
-        f"every paper task runs as {QUICK_SPLIT if s['quick'] else SPLIT} equal small tasks; "
-        "run times uniform in "
-        "[1, 3] s; PS-DSF is the distributed online scheduler (every server every 1 s and on its "
-        "completions). Wall time: "
-        + ", ".join(f"{k} {v:.1f} s ({s['tasks'][k]:,} tasks)" for k, v in s["wall_s"].items())
-        + ".",
-        "",
-        "## Table IV: tasks per user and class, all users active",
-        "",
-        "Ours: mean over the second half of (0, 100) s, in paper tasks (small tasks / split). "
-        "Exact: the divisible allocation of `fairsim.schedulers.exact` with the same demands.",
-        "",
-    ]
-    first = s["schedulers"]
-    for mech in ("psdsf", "tsf"):
-        if mech not in first:
-            continue
-        paper_m: list[list[float]] = PAPER_TABLE_IV[mech]
-        got_m: list[list[float]] = first[mech]["phases"][0]["tasks"]
-        lines += [
-            f"**{mech.upper()}** (ours / paper / exact)",
-            "",
-            "| user | " + " | ".join(f"class {k}" for k in names) + " | total |",
-            "|---|" + "---|" * (len(names) + 1),
-        ]
-        for i, u in enumerate(users):
-            cells = [
-                f"{got_m[i][j]:.1f} / {_fmt(paper_m[i][j])} / {_fmt(exact_all[mech][i][j])}"
-                for j in range(len(names))
-            ]
-            tot = (
-                f"{sum(got_m[i]):.1f} / {_fmt(sum(paper_m[i]))} / "
-                f"{_fmt(float(exact_all[mech][i].sum()))}"
-            )
-            lines.append(f"| {u} | " + " | ".join(cells) + f" | {tot} |")
-        lines.append("")
-    checks: list[tuple[str, bool, str]] = []
-    ps = first.get("psdsf")
-    split = QUICK_SPLIT if s["quick"] else SPLIT
-    if ps:
-        got = np.asarray(ps["phases"][0]["tasks"])
-        paper = np.asarray(PAPER_TABLE_IV["psdsf"])
-        cd = np.abs(got[:, 2:] - paper[:, 2:]).max()
-        checks.append(
-            (
-                "Table IV, PS-DSF: classes C and D as published (user 3 gets class C, user 4 "
-                "class D)",
-                bool(cd <= 0.5),
-                f"largest deviation on C, D: {cd:.2f} paper tasks",
-            )
-        )
-        # users 1 and 2 have equal VDS on A and B: only their totals there are determined
-        ab = got[:2, :2].sum(axis=1)
-        dev = float(np.abs(ab - paper[:2, :2].sum(axis=1)).max()) * split / 76
-        checks.append(
-            (
-                "Table IV, PS-DSF: users 1 and 2 on classes A and B within one small task per "
-                "server of 210 and 105 (the split between A and B is not unique)",
-                bool(dev <= 1.0),
-                f"{ab[0]:.1f} and {ab[1]:.1f} ({dev:.2f} small tasks per server off)",
-            )
-        )
-    if "tsf" in exact_all:
-        tot = exact_all["tsf"].sum(axis=1)
-        paper_tot = np.asarray(PAPER_TABLE_IV["tsf"]).sum(axis=1)
-        online = (
-            np.asarray(first["tsf"]["phases"][0]["tasks"]).sum(axis=1) if "tsf" in first else None
-        )
-        checks.append(
-            (
-                "Table IV, TSF (the paper computes it exactly): users' totals 205, 107.5, 58.33, "
-                "35.55",
-                bool(np.all(np.abs(tot - paper_tot) <= 0.01 * paper_tot)),
-                "exact: "
-                + ", ".join(f"{x:.2f}" for x in tot)
-                + (
-                    "; online tsf (first fit, no preemption): "
-                    + ", ".join(f"{x:.1f}" for x in online)
-                    if online is not None
-                    else ""
-                ),
-            )
-        )
-    if names[2:] == ["C", "D"] and all(m in exact_all for m in ("psdsf", "tsf")):
-        # users 3 and 4 may not use classes A and B (eligibility), so only users 1 and 2 on
-        # classes C and D can break the statement
-        on_cd = {f"exact {m}": float(exact_all[m][:2, 2:].sum()) for m in ("psdsf", "tsf")}
-        on_cd.update(
-            {
-                f"online {m}": float(np.asarray(first[m]["phases"][0]["tasks"])[:2, 2:].sum())
-                for m in ("psdsf", "tsf")
-                if m in first
-            }
-        )
-        exact_ok = all(v <= 1e-6 for k, v in on_cd.items() if k.startswith("exact"))
-        checks.append(
-            (
-                "Table IV: under both PS-DSF and TSF, classes A and B go to users 1 and 2 and "
-                "classes C and D to users 3 and 4 (the paper's exact allocations; online for "
-                "information)",
-                exact_ok,
-                "tasks of users 1 and 2 on classes C and D: "
-                + ", ".join(f"{k} {v:.2f}" for k, v in on_cd.items()),
-            )
-        )
-    lines += ["## Fig. 6: CPU utilisation of classes C and D", ""]
-    lines += [
-        "Mean over (0, 300) s, and per phase (steady state: second half of the phase); exact: "
-        "the divisible allocation of the phase's active users.",
-        "",
-        "| scheduler | class C mean | class D mean | "
-        + " | ".join(f"C, D in ({_fmt(a)}, {_fmt(b)}) s" for a, b in s["phases"])
-        + " | settle after changes (s) |",
-        "|---|---|---|" + "---|" * len(s["phases"]) + "---|",
-    ]
-    for mech, v in sch.items():
-        cells = []
-        for i, ph in enumerate(v["phases"]):
-            ex = exact_less if (i == 1 and inactive) else exact_all
-            act = [u for u in users if u not in inactive] if (i == 1 and inactive) else users
-            ec = _util(ex[mech], cfg, act, "C")
-            ed = _util(ex[mech], cfg, act, "D")
-            cells.append(
-                f"{100 * ph['util']['cpu_C']:.0f} %, {100 * ph['util']['cpu_D']:.0f} % "
-                f"(exact {100 * ec:.0f} %, {100 * ed:.0f} %)"
-            )
-        settle = ", ".join(f"{x['settle_s']:.1f}" for x in v["settle"])
-        lines.append(
-            f"| {mech} | {100 * v['mean_util']['cpu_C']:.1f} % | "
-            f"{100 * v['mean_util']['cpu_D']:.1f} % | " + " | ".join(cells) + f" | {settle} |"
-        )
-    lines.append("")
-    if ps:
-        for k in ("C", "D"):
-            mine = ps["mean_util"][f"cpu_{k}"]
-            others = {m: v["mean_util"][f"cpu_{k}"] for m, v in sch.items() if m != "psdsf"}
-            exact_mean = {
-                m: _exact_mean(m, k, s["phases"], cfg, users, inactive, exact_all, exact_less)
-                for m in sch
-                if m in exact_all
-            }
-            checks.append(
-                (
-                    f"Fig. 6: PS-DSF's mean CPU utilisation of class {k} is greater than TSF's "
-                    "and C-DRFH's",
-                    bool(others) and all(mine > o for o in others.values()),
-                    f"PS-DSF {100 * mine:.1f} %, "
-                    + ", ".join(f"{m} {100 * o:.1f} %" for m, o in others.items())
-                    + "; exact allocations, weighted by phase length: "
-                    + ", ".join(f"{m} {100 * x:.1f} %" for m, x in exact_mean.items()),
-                )
-            )
-        worst = max((x["settle_s"] for x in ps["settle"]), default=math.inf)
-        limit = SETTLE_S
-        checks.append(
-            (
-                "Fig. 6: distributed PS-DSF promptly converges when the set of active users "
-                f"changes (class C and D CPU within {100 * CONVERGED:.0f} points of the new level "
-                f"within {limit:g} s)",
-                bool(worst <= limit),
-                "settled after " + ", ".join(f"{x['settle_s']:.1f} s" for x in ps["settle"]),
-            )
-        )
-    if sch:
-        # "(The CPU on the first two classes of servers and also the memory on all servers are
-        # fully utilized under any of the allocation mechanisms)": every phase; as in the paper,
-        # PS-DSF online and TSF / C-DRFH exact ("we precisely find these allocations every
-        # second"); our online TSF / C-DRFH (first fit, no preemption) for information
-        d2 = next((u.demand for u in _users(cfg) if u.name == "user2"), None)
-        for resource, groups, text, how in (
-            ("mem", [[k] for k in names], "memory on all servers", "every class"),
-            ("cpu", [["A", "B"]], "CPU of classes A and B", "classes A and B together"),
-        ):
-            judged: dict[str, float] = {}
-            info: dict[str, float] = {}
-            for m, v in sch.items():
-                online = min(_lowest(v, resource, groups, cfg))
-                (judged if m == "psdsf" else info)[f"online {m}"] = online
-                if m in exact_all:
-                    exact = min(
-                        _exact_util(
-                            m, resource, groups, cfg, users, inactive, exact_all, exact_less
-                        )
-                    )
-                    (info if m == "psdsf" else judged)[f"exact {m}"] = exact
-            note = ""
-            if resource == "cpu":
-                note = (
-                    "; not expected: "
-                    + (f"with d_2 = ({d2[0] * SPLIT:.4g}, {d2[1] * SPLIT:.4g}) " if d2 else "")
-                    + "it cannot be, it would need d_2 = (0.2, 0.2), which contradicts "
-                    "Table III's gamma of user 2 on class D; see docs/psdsf.md"
-                )
-            checks.append(
-                (
-                    f"Section V: {text} fully used under every mechanism (lowest steady state "
-                    f"over the phases >= {100 * FULL:.0f} %, {how}; PS-DSF online, TSF and "
-                    f"C-DRFH exact as in the paper{note})",
-                    bool(judged) and all(x >= FULL for x in judged.values()),
-                    ", ".join(f"{k} {100 * x:.1f} %" for k, x in judged.items())
-                    + "; for information: "
-                    + ", ".join(f"{k} {100 * x:.1f} %" for k, x in info.items()),
-                )
-            )
-    lines += [
-        "## Statements of the paper",
-        "",
-        "| statement | result | measured |",
-        "|---|---|---|",
-    ]
-    for text, ok, measured in checks:
-        lines.append(f"| {text} | {'PASS' if ok else 'FAIL'} | {measured} |")
-    if sensitivity:
-        lines += [
-            "",
-            "**Dependence on the open choice of d_2's CPU** (Table III allows any value <= 2/15): "
-            f"exact PS-DSF while {', '.join(inactive) or 'no user'} is away uses "
-            f"{100 * sensitivity['util']:.1f} % of class D's CPU with "
-            f"{sensitivity['cpu']:.4g} (this run) and {100 * sensitivity['alt_util']:.1f} % with "
-            f"{sensitivity['alt_cpu']:.4g}.",
-        ]
-    lines += [
-        "",
-        "![Fig. 6](fig6.png)",
-        "",
-        "Series per second: `series.parquet`; numbers: `summary.json`. Method and the recovered "
-        "demand vectors: `docs/psdsf.md`.",
-        "",
-    ]
-    return "\n".join(lines)

@@ -1,0 +1,120 @@
+"""Figures of the PS-DSF reproduction: Fig. 6 (CPU utilisation of classes C and D over time)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from fairsim.experiments.claims import LEVEL
+from fairsim.experiments.psdsf import paper
+from fairsim.experiments.psdsf.experiment import _phases
+from fairsim.scenario.config import RunConfig
+from fairsim.scenario.reporting.plotting import save_figure
+
+#: Line style and label of every curve of Fig. 6.
+STYLES = {
+    "psdsf": ("PS-DSF (distributed, online)", "-", "C0"),
+    "exact tsf": ("TSF (exact every second, as the paper)", "-", "C1"),
+    "exact c-drfh": ("C-DRFH (exact every second, as the paper)", "--", "C2"),
+    "exact psdsf": ("PS-DSF (exact, for reference)", ":", "0.3"),
+    "tsf": ("TSF (ours: online first fit, extra)", "-.", "C3"),
+    "c-drfh": ("C-DRFH (ours: online first fit, extra)", (0, (1, 1)), "C4"),
+}
+
+
+def seed_band(data: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Mean over seeds of ``column`` at every time and its Student-t 95 % interval.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Rows of one scheduler, with ``time_s``, ``seed`` and ``column``.
+    column : str
+        The quantity.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``time_s``: ``mean``, ``low``, ``high`` (``low`` = ``high`` = ``mean`` with one
+        seed), the interval of :func:`fairsim.experiments.claims.across_seeds` at every time.
+    """
+    from scipy import stats
+
+    g = data.groupby("time_s")[column]
+    mean, sd, n = g.mean(), g.std(ddof=1), g.count()
+    k = n.to_numpy()
+    tq = np.where(k > 1, stats.t.ppf((1 + LEVEL) / 2, np.maximum(k - 1, 1)), 0.0)
+    half = tq * sd.fillna(0.0).to_numpy() / np.sqrt(k)
+    return pd.DataFrame({"mean": mean, "low": mean - half, "high": mean + half})
+
+
+def fig6(data: pd.DataFrame, exact: pd.DataFrame, cfg: RunConfig, path: Path) -> None:
+    """Fig. 6: CPU utilisation of classes C and D over (0, 300) s.
+
+    Distributed PS-DSF (online) as the mean over seeds with its 95 % band; TSF and C-DRFH as the
+    paper computes them, exact every second (the same in every seed); exact PS-DSF for
+    reference; our online First-Fit TSF and C-DRFH as an extra, with their bands.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        ``series.parquet`` (online runs, every seed).
+    exact : pandas.DataFrame
+        ``exact.parquet``.
+    cfg : RunConfig
+        The scenario (its phases are marked).
+    path : Path
+        The PNG to write.
+    """
+    seeds = int(data["seed"].nunique())
+    fig = Figure(figsize=(12, 4.8), layout="constrained")
+    axes = fig.subplots(1, 2)
+    for ax, k in zip(axes, ("C", "D"), strict=True):
+        col = f"cpu_{k}"
+        for name in ("psdsf", "tsf", "c-drfh"):
+            f = data[data["scheduler"] == name]
+            if f.empty:
+                continue
+            label, ls, color = STYLES[name]
+            band = seed_band(f, col)
+            x = band.index.to_numpy()
+            ax.plot(x, 100 * band["mean"], linestyle=ls, color=color, lw=1.3, label=label)
+            if seeds > 1:
+                ax.fill_between(
+                    x, 100 * band["low"], 100 * band["high"], color=color, alpha=0.25, lw=0
+                )
+        for mech in ("tsf", "c-drfh", "psdsf"):
+            f = exact[exact["scheduler"] == mech]
+            label, ls, color = STYLES[f"exact {mech}"]
+            ax.step(
+                f["time_s"],
+                100 * f[col],
+                where="post",
+                linestyle=ls,
+                color=color,
+                lw=1.8,
+                label=label,
+            )
+        for a, _b in _phases(cfg)[1:]:
+            ax.axvline(a, color="0.7", lw=0.8)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("CPU utilisation (%)")
+        if k == "D":  # every curve is near 100 %: zoom in to show the tie and the losses
+            ax.set_title("CPU of class D servers (zoomed: 90-100.5 %)")
+            ax.set_ylim(90, 100.5)
+        else:
+            ax.set_title(f"CPU of class {k} servers")
+            ax.set_ylim(0, 105)
+        ax.set_xlim(*paper.INTERVAL_S)
+        ax.grid(alpha=0.3)
+    axes[0].legend(loc="lower right", fontsize=7)
+    band_txt = f"mean over {seeds} seeds, 95 % band" if seeds > 1 else "one seed"
+    fig.suptitle(
+        "PS-DSF paper Fig. 6: user 4 inactive in (100, 250) s\n"
+        f"online runs: {band_txt}; exact allocations: the same in every seed",
+        fontsize=10,
+    )
+    save_figure(fig, path)
