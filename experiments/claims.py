@@ -658,7 +658,7 @@ def _show(value: Any, unit: str, *, tol: bool = False) -> str:
         return f"{100 * v:+.1f} pp" if not tol else f"{100 * v:.1f} pp"
     if unit == "s":
         return f"{v:,.0f} s" if abs(v) >= 100 else f"{v:.3g} s"
-    return f"{v:.3g}"
+    return f"{v:,.0f}" if abs(v) >= 1e5 else f"{v:.5g}"
 
 
 def show_ours(claim: Claim) -> str:
