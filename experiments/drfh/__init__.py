@@ -18,4 +18,8 @@ def reproduce(
     over ``jobs`` worker processes into ``out`` and return the path of its ``report.md``."""
     from fairsim.experiments.drfh.experiment import run_experiment
 
-    return Path(run_experiment(shared=shared, out=out, quick=quick, progress=progress))
+    return Path(
+        run_experiment(
+            shared=shared, out=out, quick=quick, progress=progress, seeds=seeds, jobs=jobs
+        )
+    )

@@ -1,10 +1,12 @@
 """``make experiment``: the DRFH paper's Section VI on the real Google 2011 sample.
 
-Steps, all written under ``OUT`` (default ``results/drfh-google``):
+Every seed ``k`` of ``1 .. N`` (default 5, :data:`fairsim.experiments.claims.DEFAULT_SEEDS`) runs
+steps 1-4 into ``OUT/seed-<k>/`` (default ``OUT`` is ``results/drfh-google``), the seeds in
+parallel over worker processes (:func:`fairsim.experiments.claims.run_seeds`):
 
-1. ``configs/drfh-google.yaml``: Slots with 10, 12, 14, 16 and 20 slots per maximum server,
-   First-Fit and Best-Fit DRFH, on 2,000 servers drawn from Table I, replaying task_events parts
-   0-13 (Table II, Figs. 5-7).
+1. ``configs/drfh-google.yaml`` with ``seed=k``: Slots with 10, 12, 14, 16 and 20 slots per
+   maximum server, First-Fit and Best-Fit DRFH, on 2,000 servers drawn from Table I, replaying
+   task_events parts 0-13 (Table II, Figs. 5-7).
 2. Sharing incentive (Fig. 8, Section IV-D): every user's tasks alone on a *dedicated cloud* of
    ``k/n`` servers drawn from the same Table I distribution (k = 2,000 servers, n = number of
    users), with Best-Fit DRFH, compared with the same user's completion ratio in the shared run.
@@ -14,31 +16,51 @@ Steps, all written under ``OUT`` (default ``results/drfh-google``):
    and pool hooks give the user's tasks and its servers.
 3. Sensitivity to the rule for right-censored tasks (tasks still running when the trace data
    ends, whose run time is unknown): steps 1-2 use the rule ``hold`` (they never complete); the
-   best Slots run, Best-Fit DRFH and the dedicated clouds are run again under the older rule
-   ``complete`` (they complete after their observed span, a lower bound) into
-   ``OUT/censored-complete/``, so the report can show how much Figs. 6-8 depend on it.
-4. ``configs/drfh-fig4.yaml``: the dynamic three-user run on 100 servers (Fig. 4).
-5. Figures (``fig4.png`` ... ``fig8.png``) and ``report.md`` with our numbers beside the paper's.
+   seed's best Slots run, Best-Fit DRFH and the dedicated clouds are run again under the older
+   rule ``complete`` (they complete after their observed span, a lower bound) into
+   ``seed-<k>/censored-complete/``, so the report can show how much Figs. 6-8 depend on it.
+4. ``configs/drfh-fig4.yaml``: the dynamic three-user run on 100 servers (Fig. 4), on the
+   ``k``-th closest pool draw to the paper's totals (:func:`fig4_pool_seed`).
+
+Then, over all seeds: figures (``table2.png``, ``fig4.png`` ... ``fig8.png``), ``claims.json``
+and ``report.md`` (:mod:`fairsim.experiments.drfh.report`).
+
+What the seed changes: the 2,000-server draw (and with it every Slots server's slot count, and
+which slot count is best), the dedicated clouds of Fig. 8 (their sizes and servers, drawn with
+the seed + 1,000,003), and Fig. 4's pool. The trace is fixed and no scheduler draws random
+numbers, so a seed's runs are deterministic.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
+from fairsim.experiments.claims import DEFAULT_SEEDS
 from fairsim.experiments.drfh import paper as paper
 from fairsim.experiments.drfh.figures import SENSITIVITY_DIR
-from fairsim.scenario.config import RunConfig, load_config
+from fairsim.scenario.config import GoogleTrace, RunConfig, load_config
+from fairsim.scenario.limits import check_limits
 from fairsim.scenario.output import run_config
 from fairsim.scenario.sharing import dedicated_cloud_sizes as dedicated_cloud_sizes
 from fairsim.scenario.sharing import sharing_incentive
+from fairsim.scenario.trace_cache import converted_google
 
 log = logging.getLogger(__name__)
 
 CONFIGS = config_path("")
+
+#: Prefix of each seed's folder: ``OUT/seed-<k>/``.
+SEED_PREFIX = "seed-"
+#: Fig. 4's pools are ranked among the Table I draws of config seeds 1 .. FIG4_CANDIDATES.
+FIG4_CANDIDATES = 399
 
 #: Table II's memory column: what we found (docs/drfh-google.md has the measurements).
 _TABLE_II_MEMORY = (
@@ -58,11 +80,10 @@ EXPLANATIONS = {
         "The paper does not say how a task larger than a slot is treated nor how a server's "
         "slots are counted (we use multi-slot tasks, ceil(max_r d_r * S) slots, on "
         "floor((min_r c_r + 0.0012) * S) slots per server); our trace window is 19.7 h, not "
-        "24 h, and our 2,000-server draw is not the paper's (over 5 seeds a row moves by about "
-        "0.5 pp)."
+        "24 h, and our 2,000-server draws are not the paper's (the interval over seeds shows how "
+        "little a draw moves a row)."
     ),
     "table_ii:memory": _TABLE_II_MEMORY,
-    **{f"table_ii:{s}:mem": "see the note on the memory column below." for s in paper.TABLE_II},
     "fig4": (
         "The paper gives the demands and join times but not the number of tasks or their run "
         "times; with indivisible tasks a user whose next task fits no server's leftovers is "
@@ -73,8 +94,8 @@ EXPLANATIONS = {
         "of the window, so the rest of the workload shares what is left and both schedulers "
         "queue; Slots, which rounds each demand up to whole slots, queues small jobs much "
         "longer. Under the older rule (censored tasks complete after their observed span) small "
-        "jobs gain far less (sensitivity line below); the trace slice, horizon and Slots "
-        "baseline also differ from the paper's."
+        "jobs gain far less (the table under rule `complete` below); the trace slice, horizon "
+        "and Slots baseline also differ from the paper's."
     ),
     "fig6:trend": (
         "The bins above 100 tasks hold few jobs finished under both (see the table), so their "
@@ -83,7 +104,7 @@ EXPLANATIONS = {
     ),
     "fig7": (
         "Under the rule hold a user with a right-censored task can never complete every task "
-        "(the line above gives how many users that leaves); the trace slice, horizon and Slots "
+        "(the Fig. 7 section gives how many users that leaves); the trace slice, horizon and Slots "
         "baseline differ from the paper's, which gives only 'around 20%'."
     ),
     "fig8": (
@@ -100,8 +121,126 @@ def _config(name: str, trace_dir: Path, quick: bool, extra: list[str] | None = N
     return load_config(CONFIGS / f"{name}.yaml", overrides=overrides + (extra or []))
 
 
-def run_experiment(*, shared: Path, out: Path, quick: bool = False, progress: bool = True) -> Path:
-    """Run the whole reproduction and return the path of ``report.md``.
+def seed_dir(out: Path, seed: int) -> Path:
+    """The folder of one seed's runs: ``out/seed-<seed>``."""
+    return Path(out) / f"{SEED_PREFIX}{seed}"
+
+
+@functools.cache
+def _fig4_ranking() -> tuple[int, ...]:
+    from fairsim.scenario.config import component_rng
+    from fairsim.traces.pools import table_i_pool
+
+    def distance(seed: int) -> float:
+        pool = table_i_pool(paper.FIG4_SERVERS, component_rng(seed, "pool"))
+        return float(
+            np.hypot(
+                pool["cpu"].sum() - paper.FIG4_TOTAL_CPU, pool["mem"].sum() - paper.FIG4_TOTAL_MEM
+            )
+        )
+
+    # sorted() is stable: equal distances keep the smaller seed first
+    return tuple(sorted(range(1, FIG4_CANDIDATES + 1), key=distance))
+
+
+def fig4_pool_seed(seed: int) -> int:
+    """The config seed of Fig. 4's 100-server pool for reproduction seed ``seed``.
+
+    The paper's Fig. 4 pool is one unpublished draw with 52.75 CPU and 51.32 memory units. Seed
+    ``k`` of the reproduction uses the ``k``-th closest draw (Euclidean distance of the totals) of
+    Table I's published values among config seeds 1 .. :data:`FIG4_CANDIDATES`; seed 1 gets the
+    closest, 50 (``configs/drfh-fig4.yaml``), and the next ones 257, 216, 387, 269.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For a seed below 1 or above :data:`FIG4_CANDIDATES`.
+    """
+    if not 1 <= seed <= FIG4_CANDIDATES:
+        raise ConfigError(
+            f"--seeds: Fig. 4 ranks {FIG4_CANDIDATES} pool draws, so seed {seed} is out of range "
+            f"(1 .. {FIG4_CANDIDATES})"
+        )
+    return _fig4_ranking()[seed - 1]
+
+
+def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) -> dict[str, Any]:
+    """Run every configuration of one seed into ``out/seed-<seed>/`` (steps 1-4 of the module).
+
+    A module-level function, so that :func:`fairsim.experiments.claims.run_seeds` can run seeds
+    in worker processes. The seed changes the 2,000-server draw from Table I (and so every Slots
+    server's slot count), the dedicated clouds' sizes and servers (Fig. 8), and Fig. 4's pool
+    (:func:`fig4_pool_seed`); the trace is fixed. Seed 1 writes the same files as the
+    single-seed reproduction did.
+
+    Parameters
+    ----------
+    seed : int
+        The config seed of the Google runs (1 keeps ``configs/drfh-google.yaml`` as it is).
+    sample : Path
+        The Google sample's folder.
+    out : Path
+        The reproduction's folder.
+    quick : bool
+        A 2-hour slice on 400 servers.
+    progress : bool
+        Show progress bars.
+
+    Returns
+    -------
+    dict
+        ``seed``, ``best`` (the best Slots run), ``fig4_pool_seed``, ``summaries`` (scheduler →
+        ``summary.json`` of the main run) and ``wall_s``.
+    """
+    t0 = time.perf_counter()
+    root = seed_dir(out, seed)
+    extra = [] if seed == 1 else [f"seed={seed}"]
+    main_cfg = _config("drfh-google", sample, quick, extra)
+    log.info("seed %d, step 1/4: %s", seed, ", ".join(main_cfg.scheduler_labels()))
+    # the reproduction replaces its folder by design (``make experiment`` twice works)
+    summaries = run_config(main_cfg, root, progress=progress, report=False, overwrite=True)
+    log.info("seed %d, step 2/4: sharing incentive (dedicated clouds)", seed)
+    sharing_incentive(main_cfg, root, progress=progress)
+    from fairsim.experiments.drfh import figures as figures
+
+    best = figures.best_slots(figures.table_ii(root))
+    log.info("seed %d, step 3/4: %s and bf-drfh under the older censoring rule", seed, best)
+    old_rule = _config(
+        "drfh-google",
+        sample,
+        quick,
+        [*extra, "trace.censored=complete", f"schedulers=[{best},bf-drfh]"],
+    )
+    run_config(old_rule, root / SENSITIVITY_DIR, progress=progress, report=False)
+    sharing_incentive(old_rule, root / SENSITIVITY_DIR, progress=progress)
+    pool_seed = fig4_pool_seed(seed)
+    log.info("seed %d, step 4/4: Fig. 4 on pool seed %d", seed, pool_seed)
+    fig4_extra = [] if seed == 1 else [f"seed={pool_seed}"]
+    run_config(
+        _config("drfh-fig4", sample, quick, fig4_extra),
+        root / "fig4",
+        progress=progress,
+        report=False,
+    )
+    return {
+        "seed": seed,
+        "best": best,
+        "fig4_pool_seed": pool_seed,
+        "summaries": summaries,
+        "wall_s": round(time.perf_counter() - t0, 1),
+    }
+
+
+def run_experiment(
+    *,
+    shared: Path,
+    out: Path,
+    quick: bool = False,
+    progress: bool = True,
+    seeds: int = DEFAULT_SEEDS,
+    jobs: int | None = None,
+) -> Path:
+    """Run the whole reproduction over seeds ``1 .. seeds`` and return the path of ``report.md``.
 
     Parameters
     ----------
@@ -109,44 +248,63 @@ def run_experiment(*, shared: Path, out: Path, quick: bool = False, progress: bo
         The ``shared`` folder holding ``traces/google-2011``; when that is missing, the sample is
         fetched into the download cache (:func:`fairsim.traces.fetch.google_2011_sample`).
     out : Path
-        Output folder.
+        Output folder: ``seed-<k>/`` per seed, and the figures, ``claims.json`` and ``report.md``
+        over all seeds.
     quick : bool
-        A 2-hour slice on 400 servers (a smoke test of the whole pipeline in about a minute).
+        A 2-hour slice on 400 servers (a smoke test of the whole pipeline in about half a minute
+        per seed).
+    progress : bool
+        Progress bars (over the seeds; inside a run only with one worker).
+    seeds : int
+        The number of seeds (:func:`fairsim.experiments.claims.seed_list`).
+    jobs : int, optional
+        Worker processes (default one per core, at most one per seed).
 
     Raises
     ------
+    fairsim.errors.ConfigError
+        For ``seeds`` below 1 or above :data:`FIG4_CANDIDATES`.
     fairsim.errors.TraceError
         If the sample must be fetched and a download fails or does not verify.
     """
-    from fairsim.experiments.drfh import figures as figures
+    from fairsim.experiments.claims import default_jobs, run_seeds, seed_list
     from fairsim.experiments.drfh.report import collect_numbers, write_report
     from fairsim.traces.fetch import google_2011_sample
 
     t0 = time.perf_counter()
+    chosen = seed_list(seeds)
+    for s in chosen:
+        fig4_pool_seed(s)  # refuse a seed count Fig. 4 cannot serve before anything runs
     out.mkdir(parents=True, exist_ok=True)
     sample = google_2011_sample(shared, progress=progress)
+    # validated here, before any worker starts: a bad config or trace path fails at once
     main_cfg = _config("drfh-google", sample, quick)
+    check_limits(main_cfg)
+    if isinstance(main_cfg.trace, GoogleTrace):  # converted once, not by every worker at once
+        converted_google(main_cfg.trace, None, progress)
+    workers = default_jobs(len(chosen)) if jobs is None else max(1, min(int(jobs), len(chosen)))
     log.info(
-        "step 1/5: %s on %s servers",
+        "%d seed(s) over %d worker(s): %s on %s servers each",
+        len(chosen),
+        workers,
         ", ".join(main_cfg.scheduler_labels()),
         main_cfg.cluster.servers,
     )
-    # the reproduction replaces its folder by design (``make experiment`` twice works)
-    summaries = run_config(main_cfg, out, progress=progress, report=False, overwrite=True)
-    log.info("step 2/5: sharing incentive (dedicated clouds)")
-    sharing_incentive(main_cfg, out, progress=progress)
-    best = figures.best_slots(figures.table_ii(out))
-    log.info("step 3/5: %s and bf-drfh under the older rule for right-censored tasks", best)
-    old_rule = _config(
-        "drfh-google", sample, quick, ["trace.censored=complete", f"schedulers=[{best},bf-drfh]"]
+    runs = run_seeds(
+        run_seed,
+        chosen,
+        sample,
+        out,
+        quick,
+        progress and workers == 1,
+        jobs=workers,
+        progress=progress,
+        desc="drfh-google seeds",
     )
-    run_config(old_rule, out / SENSITIVITY_DIR, progress=progress, report=False)
-    sharing_incentive(old_rule, out / SENSITIVITY_DIR, progress=progress)
-    log.info("step 4/5: Fig. 4 dynamic three-user run")
-    run_config(_config("drfh-fig4", sample, quick), out / "fig4", progress=progress, report=False)
-    log.info("step 5/5: figures and report")
-    numbers: dict[str, Any] = collect_numbers(out)
+    log.info("figures and report over %d seed(s)", len(chosen))
+    numbers: dict[str, Any] = collect_numbers(out, chosen)
     numbers["explanations"] = EXPLANATIONS
+    numbers["runs"] = runs
+    numbers["workers"] = workers
     numbers["wall_s_total"] = round(time.perf_counter() - t0, 1)
-    numbers["run_summaries"] = summaries
     return write_report(out, numbers=numbers)

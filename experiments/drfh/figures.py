@@ -8,6 +8,7 @@ atomically: a temporary file in the destination directory, then :func:`os.replac
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -21,6 +22,13 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from fairsim.experiments.claims import (
+    LEVEL,
+    N_RESAMPLES,
+    Estimate,
+    bootstrap_units,
+    spearman_trend,
+)
 from fairsim.experiments.drfh import paper as paper
 from fairsim.scenario.reporting.plotting import decimate, save_figure, scheduler_label
 from fairsim.scenario.reporting.shares import user_shares_figure
@@ -188,6 +196,57 @@ def best_slots(table: pd.DataFrame) -> str:
     return f"slots-{int(ordered['slots'].to_numpy()[int(np.argmax(score))])}"
 
 
+def table_ii_figure(
+    models: dict[str, pd.DataFrame], *, seeds: int, path: str | os.PathLike[str]
+) -> None:
+    """Draw Table II: mean CPU and memory utilisation of Slots by slot count, ours with 95 %
+    intervals over seeds (error bars) beside the paper's.
+
+    Parameters
+    ----------
+    models : dict
+        Line label → one row per slot count: ``slots``, ``cpu``, ``mem``
+        (:class:`fairsim.experiments.claims.Estimate` of the mean utilisation, fractions).
+    seeds : int
+        The number of seeds.
+    path : path-like
+        Where to save the PNG.
+    """
+    fig = Figure(figsize=(10, 4.2))
+    axes = fig.subplots(1, 2, sharex=True)
+    for i, (res, ax, name) in enumerate(zip(("cpu", "mem"), axes, ("CPU", "Memory"), strict=True)):
+        ref = sorted(paper.TABLE_II.items())
+        ax.plot(
+            [s for s, _ in ref],
+            [100.0 * v[i] for _, v in ref],
+            "k--x",
+            label="paper (Table II)",
+            lw=1.0,
+        )
+        for k, (label, rows) in enumerate(models.items()):
+            vals = [_err(e) for e in rows[res]]
+            x = rows["slots"].to_numpy(float) + (k - 0.5) * 0.2
+            ax.errorbar(
+                x,
+                [v for v, _, _ in vals],
+                yerr=[[lo for _, lo, _ in vals], [hi for _, _, hi in vals]],
+                fmt="o-",
+                ms=4,
+                capsize=3,
+                lw=1.0,
+                label=label,
+            )
+        ax.set_xlabel("Slots per maximum server, S")
+        ax.set_ylabel(f"Mean {name if res == 'cpu' else 'memory'} utilization (% of the pool)")
+        ax.set_xticks(sorted(paper.TABLE_II))
+        ax.set_title(f"{name} utilization of Slots")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize="small")
+    ci = f" (mean over {seeds} seeds, 95 % CI)" if seeds > 1 else ""
+    fig.suptitle(f"Table II (DRFH paper): Slots utilisation by slot size{ci}")
+    save_figure(fig, path)
+
+
 # --------------------------------------------------------------------------- Fig. 5
 
 
@@ -229,20 +288,6 @@ def fig5_utilization(
         schedulers += [s for s in ("ff-drfh", "bf-drfh") if (root / s).is_dir()]
     series = {s: _read_utilization(root, s) for s in schedulers}
 
-    fig = Figure(figsize=(10, 4.2))
-    axes = fig.subplots(1, 2, sharex=True)
-    for res, ax, name in zip(("cpu", "mem"), axes, ("CPU", "Memory"), strict=True):
-        for s, df in series.items():
-            t, v = decimate(df["time_s"].to_numpy(), df[res].to_numpy())
-            ax.plot(t / 3600.0, 100.0 * v, label=scheduler_label(s), lw=0.9)
-        ax.set_xlabel("Time (h)")
-        ax.set_ylabel(f"{name} utilization (%)")
-        ax.set_ylim(0, 100)
-        ax.set_title(f"{name} utilization")
-        ax.grid(alpha=0.3)
-        ax.legend(loc="lower right", fontsize="small")
-    fig.suptitle("Fig. 5 (DRFH paper): time series of CPU and memory utilization")
-
     means = {s: dict(zip(("cpu", "mem"), mean_utilization(root, s), strict=True)) for s in series}
     slots = [s for s in schedulers if _SLOTS_RE.match(s)]
     pairs = [("bf-drfh", "ff-drfh")] + [(d, s) for s in slots for d in ("bf-drfh", "ff-drfh")]
@@ -255,8 +300,70 @@ def fig5_utilization(
                     r: float((m[f"{r}_a"] >= m[f"{r}_b"] - _TOL).mean()) for r in ("cpu", "mem")
                 }
     if path is not None:
-        save_figure(fig, path)
+        fig5_figure({scheduler_label(k): [v] for k, v in series.items()}, path)
     return {"schedulers": list(schedulers), "mean": means, "above": above}
+
+
+def seed_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Mean over seeds (axis 0) and its Student-t 95 % interval, point by point.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape (n_seeds, n_points)
+
+    Returns
+    -------
+    mean, low, high : numpy.ndarray, shape (n_points,)
+        ``low``/``high`` are None for one seed (no interval).
+    """
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float)
+    mean = x.mean(axis=0)
+    n = x.shape[0]
+    if n < 2:
+        return mean, None, None
+    half = stats.t.ppf((1 + LEVEL) / 2, n - 1) * x.std(axis=0, ddof=1) / np.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def fig5_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLike[str]) -> None:
+    """Draw Fig. 5: CPU and memory utilisation over time, the mean over seeds with its 95 % band.
+
+    Parameters
+    ----------
+    series : dict
+        Line label → one ``utilization.parquet`` frame (``time_s, cpu, mem``) per seed; the
+        seeds share the time grid (the same window and interval), and only the common times
+        are drawn.
+    path : path-like
+        Where to save the PNG.
+    """
+    fig = Figure(figsize=(10, 4.2))
+    axes = fig.subplots(1, 2, sharex=True)
+    n_seeds = max((len(v) for v in series.values()), default=1)
+    for res, ax, name in zip(("cpu", "mem"), axes, ("CPU", "Memory"), strict=True):
+        for label, frames in series.items():
+            times = functools.reduce(np.intersect1d, [f["time_s"].to_numpy(float) for f in frames])
+            stack = np.vstack(
+                [f.set_index("time_s")[res].reindex(times).to_numpy(float) for f in frames]
+            )
+            mean, low, high = seed_band(stack)
+            t, v = decimate(times, mean)
+            (line,) = ax.plot(t / 3600.0, 100.0 * v, label=label, lw=0.9)
+            if low is not None and high is not None:
+                ax.fill_between(
+                    times / 3600.0, 100.0 * low, 100.0 * high, color=line.get_color(), alpha=0.25
+                )
+        ax.set_xlabel("Time (h)")
+        ax.set_ylabel(f"{name} utilization (% of the pool)")
+        ax.set_ylim(0, 100)
+        ax.set_title(f"{name} utilization")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize="small")
+    band = f": mean over {n_seeds} seeds, 95 % band" if n_seeds > 1 else ""
+    fig.suptitle(f"Fig. 5 (DRFH paper): time series of CPU and memory utilization{band}")
+    save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------- Fig. 6
@@ -267,17 +374,63 @@ def _size_bin(n_tasks: pd.Series) -> pd.Series:
     return pd.cut(n_tasks, bins=edges, labels=list(paper.FIG6_BIN_LABELS), right=True)
 
 
+def fig6_pairs(
+    results: str | os.PathLike[str], a: str = "bf-drfh", b: str | None = None
+) -> pd.DataFrame:
+    """The jobs finished under both ``a`` and ``b`` (Fig. 6 counts only those), with both JCTs.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory.
+    a : str, optional
+        The improved scheduler (default Best-Fit DRFH).
+    b : str, optional
+        The baseline; default the best Slots run (:func:`best_slots`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``job_id``, ``n_tasks``, ``bin`` (the Fig. 6b size bin, categorical), ``jct_a_s``,
+        ``jct_b_s`` (job completion times, s). ``attrs`` holds ``a`` and ``b``.
+    """
+    root = Path(results)
+    if b is None:
+        b = best_slots(table_ii(root))
+    cols = ["job_id", "n_tasks", "completion_time_s"]
+    ja = pd.read_parquet(root / a / "jobs.parquet", columns=cols)
+    jb = pd.read_parquet(root / b / "jobs.parquet", columns=["job_id", "completion_time_s"])
+    both = ja.merge(jb, on="job_id", suffixes=("_a", "_b"))
+    both = both.dropna(subset=["completion_time_s_a", "completion_time_s_b"])
+    both = both.rename(columns={"completion_time_s_a": "jct_a_s", "completion_time_s_b": "jct_b_s"})
+    both["bin"] = _size_bin(both["n_tasks"])
+    out = both[["job_id", "n_tasks", "bin", "jct_a_s", "jct_b_s"]].reset_index(drop=True)
+    out.attrs.update({"a": a, "b": b})
+    return out
+
+
+def job_ratio(jct_a_s: np.ndarray, jct_b_s: np.ndarray) -> np.ndarray:
+    """Each job's own JCT reduction ``1 - jct_a / jct_b`` (NaN where ``jct_b <= 0``)."""
+    a = np.asarray(jct_a_s, dtype=float)
+    b = np.asarray(jct_b_s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b > 0, 1.0 - a / b, np.nan)
+
+
 def fig6_jct(
     results: str | os.PathLike[str],
     a: str = "bf-drfh",
     b: str | None = None,
     path: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
-    """Fig. 6: job completion times of ``a`` versus ``b`` over jobs finished under both.
+    """Fig. 6 of one run: job completion times of ``a`` versus ``b`` over jobs finished under both.
 
     Panel (a): CDF of job completion time (log-x, seconds). Panel (b): mean completion-time
-    reduction ``1 - mean_a / mean_b`` per job-size bin (1-50, 51-100, 101-500, 501-1000, >1000
-    tasks).
+    reduction per job-size bin (1-50, 51-100, 101-500, 501-1000, >1000 tasks), read two ways:
+    the reduction of the bin's mean JCT, ``1 - mean_a / mean_b`` (``reduction``), and the mean
+    of every job's own reduction ``1 - jct_a / jct_b`` (``reduction_per_job``). With 9 jobs of
+    10 s under both and one of 10,000 s under ``b`` and 100 s under ``a``, the first is 98.0 %,
+    the second 9.9 %.
 
     Parameters
     ----------
@@ -288,87 +441,276 @@ def fig6_jct(
     b : str, optional
         The baseline; default the best Slots run (:func:`best_slots`).
     path : path-like, optional
-        Where to save the PNG; nothing is saved when None.
+        Where to save the PNG; nothing is drawn when None.
 
     Returns
     -------
     pandas.DataFrame
         One row per bin: ``bin``, ``jobs`` (finished under both), ``mean_jct_a_s``,
-        ``mean_jct_b_s``, ``reduction`` (fraction; NaN for an empty bin). ``attrs`` holds ``a``,
-        ``b`` and ``"overall"`` (reduction over all common jobs).
+        ``mean_jct_b_s``, ``reduction`` and ``reduction_per_job`` (fractions; NaN for an empty
+        bin). ``attrs`` holds ``a``, ``b``, ``jobs_both``, ``"overall"`` and
+        ``"overall_per_job"`` (the two reductions over all common jobs).
     """
-    root = Path(results)
-    if b is None:
-        b = best_slots(table_ii(root))
-    cols = ["job_id", "n_tasks", "completion_time_s"]
-    ja = pd.read_parquet(root / a / "jobs.parquet", columns=cols)
-    jb = pd.read_parquet(root / b / "jobs.parquet", columns=["job_id", "completion_time_s"])
-    both = ja.merge(jb, on="job_id", suffixes=("_a", "_b"))
-    both = both.dropna(subset=["completion_time_s_a", "completion_time_s_b"])
-    both["bin"] = _size_bin(both["n_tasks"])
+    both = fig6_pairs(results, a, b)
+    b = str(both.attrs["b"])
+    both["ratio"] = job_ratio(both["jct_a_s"].to_numpy(), both["jct_b_s"].to_numpy())
     grouped = both.groupby("bin", observed=False)
     out = pd.DataFrame(
         {
             "bin": list(paper.FIG6_BIN_LABELS),
             "jobs": grouped.size().reindex(paper.FIG6_BIN_LABELS).fillna(0).astype("int64").values,
-            "mean_jct_a_s": grouped["completion_time_s_a"].mean().values,
-            "mean_jct_b_s": grouped["completion_time_s_b"].mean().values,
+            "mean_jct_a_s": grouped["jct_a_s"].mean().values,
+            "mean_jct_b_s": grouped["jct_b_s"].mean().values,
         }
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         out["reduction"] = 1.0 - out["mean_jct_a_s"] / out["mean_jct_b_s"]
+    out["reduction_per_job"] = grouped["ratio"].mean().values
     overall = (
-        float(1.0 - both["completion_time_s_a"].mean() / both["completion_time_s_b"].mean())
-        if len(both)
-        else float("nan")
+        float(1.0 - both["jct_a_s"].mean() / both["jct_b_s"].mean()) if len(both) else float("nan")
     )
-    out.attrs.update({"a": a, "b": b, "overall": overall, "jobs_both": len(both)})
+    per_job = float(both["ratio"].mean()) if both["ratio"].notna().any() else float("nan")
+    out.attrs.update(
+        {"a": a, "b": b, "overall": overall, "overall_per_job": per_job, "jobs_both": len(both)}
+    )
+    if path is not None:
+        units = fig6_units(both.assign(seed=1))
+        bins = fig6_bin_estimates(units, seeds=1, n_resamples=0)
+        fig6_figure(both, bins, a=a, b=b, seeds=1, path=path)
+    return out
 
-    fig = Figure(figsize=(10, 4.2))
+
+#: The two readings of Fig. 6b's "mean completion time reduction" of a bin.
+FIG6_MEASURES = ("mean_of_ratios", "ratio_of_means")
+FIG6_MEASURE_LABELS = {
+    "mean_of_ratios": "mean of per-job reductions, mean(1 - JCT_BF / JCT_Slots)",
+    "ratio_of_means": "reduction of the mean JCT, 1 - mean(JCT_BF) / mean(JCT_Slots)",
+}
+
+
+def fig6_units(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 6's (job, seed) pairs grouped into one bootstrap unit per job.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        ``seed``, ``job_id``, ``bin``, ``jct_a_s``, ``jct_b_s``: every job finished under both
+        schedulers of a seed (each seed's own Slots baseline), pooled over seeds.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per job: ``bin_code`` (0-4, the Fig. 6b bin), ``pairs`` (seeds in which it
+        finished under both), ``sum_a_s``, ``sum_b_s`` (its JCTs summed over those seeds),
+        ``sum_ratio`` and ``n_ratio`` (its per-seed reductions ``1 - jct_a / jct_b`` summed and
+        counted, pairs with ``jct_b <= 0`` left out). Resampling these rows resamples jobs with
+        all their seeds, so a job seen in five seeds counts as one unit, not five.
+    """
+    df = pairs.assign(
+        ratio=job_ratio(pairs["jct_a_s"].to_numpy(), pairs["jct_b_s"].to_numpy()),
+        bin_code=pd.Categorical(pairs["bin"], categories=list(paper.FIG6_BIN_LABELS)).codes,
+    )
+    g = df.groupby("job_id", sort=True)
+    return pd.DataFrame(
+        {
+            "bin_code": g["bin_code"].first().astype("int64"),
+            "pairs": g.size().astype("int64"),
+            "sum_a_s": g["jct_a_s"].sum(),
+            "sum_b_s": g["jct_b_s"].sum(),
+            "sum_ratio": g["ratio"].sum(),
+            "n_ratio": g["ratio"].count().astype("int64"),
+        }
+    )
+
+
+def fig6_reduction(units: pd.DataFrame, idx: np.ndarray, measure: str) -> np.ndarray:
+    """Every bin's reduction over the jobs ``idx`` (rows of :func:`fig6_units`, with repeats).
+
+    Returns
+    -------
+    numpy.ndarray, shape (5,)
+        Per Fig. 6b bin: ``1 - sum(JCT_a) / sum(JCT_b)`` over the jobs' pairs for
+        ``ratio_of_means``, the mean of the pairs' ``1 - jct_a / jct_b`` for
+        ``mean_of_ratios``; NaN for a bin without jobs.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``measure``.
+    """
+    codes = units["bin_code"].to_numpy()[idx]
+    n = len(paper.FIG6_BIN_LABELS)
+
+    def total(col: str) -> np.ndarray:
+        return np.bincount(codes, weights=units[col].to_numpy(float)[idx], minlength=n)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if measure == "ratio_of_means":
+            a, b = total("sum_a_s"), total("sum_b_s")
+            return np.where(b > 0, 1.0 - a / b, np.nan)
+        if measure == "mean_of_ratios":
+            s, c = total("sum_ratio"), total("n_ratio")
+            return np.where(c > 0, s / c, np.nan)
+    raise ValueError(f"measure: {measure!r} (expected one of {', '.join(FIG6_MEASURES)})")
+
+
+def fig6_bin_estimates(
+    units: pd.DataFrame, *, seeds: int, n_resamples: int = N_RESAMPLES
+) -> pd.DataFrame:
+    """Both reductions of every Fig. 6b bin and over all jobs, with bootstrap intervals over jobs.
+
+    Parameters
+    ----------
+    units : pandas.DataFrame
+        From :func:`fig6_units`.
+    seeds : int
+        The seeds the pairs come from.
+    n_resamples : int
+        Bootstrap resamples per estimate (0: point estimates only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per bin and a last row ``all``: ``bin``, ``jobs`` (distinct), ``pairs``
+        ((job, seed) pairs), ``mean_jct_a_s``, ``mean_jct_b_s`` (over the pairs), and
+        ``ratio_of_means``, ``mean_of_ratios`` (:class:`fairsim.experiments.claims.Estimate`,
+        resampling the bin's jobs).
+    """
+    rows = []
+    labels = [*paper.FIG6_BIN_LABELS, "all"]
+    for code, label in enumerate(labels):
+        sub = units if label == "all" else units[units["bin_code"] == code]
+        n_pairs = int(sub["pairs"].sum())
+        row: dict[str, Any] = {
+            "bin": label,
+            "jobs": len(sub),
+            "pairs": n_pairs,
+            "mean_jct_a_s": float(sub["sum_a_s"].sum() / n_pairs) if n_pairs else np.nan,
+            "mean_jct_b_s": float(sub["sum_b_s"].sum() / n_pairs) if n_pairs else np.nan,
+        }
+        flat = sub.assign(bin_code=0)  # one group: the bin itself (or all jobs)
+        for measure in FIG6_MEASURES:
+
+            def stat(idx: np.ndarray, flat: pd.DataFrame = flat, measure: str = measure) -> float:
+                return float(fig6_reduction(flat, idx, measure)[0])
+
+            if len(sub) == 0:
+                row[measure] = Estimate(np.nan, None, None, seeds, "no jobs")
+            elif n_resamples == 0:
+                row[measure] = Estimate(stat(np.arange(len(sub))), None, None, seeds, "")
+            else:
+                row[measure] = bootstrap_units(
+                    len(sub), stat, seeds=seeds, what="jobs", n_resamples=n_resamples
+                )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def fig6_trend(
+    units: pd.DataFrame, measure: str, *, seeds: int, n_resamples: int = N_RESAMPLES
+) -> Estimate:
+    """Spearman's rho between the Fig. 6b bin (1-5) and its reduction, bootstrapped over jobs
+    (:func:`fairsim.experiments.claims.spearman_trend`; a bin left empty by a resample drops
+    out of that resample's rho)."""
+
+    keys = [float(k) for k in range(1, len(paper.FIG6_BIN_LABELS) + 1)]
+
+    def groups(idx: np.ndarray) -> tuple[list[float], list[float]]:
+        return keys, fig6_reduction(units, idx, measure).tolist()
+
+    return spearman_trend(len(units), groups, seeds=seeds, what="jobs", n_resamples=n_resamples)
+
+
+def _err(est: Estimate, scale: float = 100.0) -> tuple[float, float, float]:
+    """(value, lower error, upper error) for matplotlib's asymmetric error bars, scaled."""
+    v = est.value * scale
+    if est.low is None or est.high is None or not np.isfinite(v):
+        return v, 0.0, 0.0
+    return v, max(v - est.low * scale, 0.0), max(est.high * scale - v, 0.0)
+
+
+def fig6_figure(
+    pairs: pd.DataFrame,
+    bins: pd.DataFrame,
+    *,
+    a: str,
+    b: str,
+    seeds: int,
+    path: str | os.PathLike[str],
+) -> None:
+    """Draw Fig. 6: (a) the JCT CDF of both schedulers over the pooled (job, seed) pairs;
+    (b) both reductions per job-size bin with their 95 % bootstrap intervals as error bars.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        ``jct_a_s``, ``jct_b_s`` of every (job, seed) pair.
+    bins : pandas.DataFrame
+        From :func:`fig6_bin_estimates` (the row ``all`` is not drawn).
+    a, b : str
+        The schedulers (``b``: the Slots baseline, or a description of the per-seed ones).
+    seeds : int
+        The number of seeds pooled.
+    path : path-like
+        Where to save the PNG.
+    """
+    fig = Figure(figsize=(11, 4.4))
     ax_cdf, ax_bar = fig.subplots(1, 2)
-    for name, col in ((a, "completion_time_s_a"), (b, "completion_time_s_b")):
-        x = np.sort(both[col].to_numpy(dtype=float))
+    for name, col in ((a, "jct_a_s"), (b, "jct_b_s")):
+        x = np.sort(pairs[col].to_numpy(dtype=float))
         if len(x):
             x = np.maximum(x, 1e-3)  # log axis: keep zero-length jobs visible
             y = np.arange(1, len(x) + 1) / len(x)
-            ax_cdf.step(x, y, where="post", label=scheduler_label(name))
+            ax_cdf.step(x, 100.0 * y, where="post", label=scheduler_label(name))
     ax_cdf.set_xscale("log")
     ax_cdf.set_xlabel("Job completion time (s)")
-    ax_cdf.set_ylabel("CDF (fraction of jobs)")
-    ax_cdf.set_ylim(0, 1)
-    ax_cdf.set_title(f"(a) CDF of job completion times ({len(both)} jobs)")
+    ax_cdf.set_ylabel("Jobs (%, cumulative)")
+    ax_cdf.set_ylim(0, 100)
+    what = f"{len(pairs)} (job, seed) pairs, {seeds} seeds" if seeds > 1 else f"{len(pairs)} jobs"
+    ax_cdf.set_title(f"(a) CDF of job completion times ({what})", fontsize="medium")
     ax_cdf.grid(alpha=0.3)
     ax_cdf.legend(loc="lower right", fontsize="small")
 
-    pos = np.arange(len(out))
-    heights = 100.0 * out["reduction"].fillna(0.0).to_numpy(float)
-    ax_bar.bar(
-        pos,
-        heights,
-        color="tab:blue",
-        label=f"1 - mean({scheduler_label(a)}) / mean({scheduler_label(b)})",
-    )
-    for p, h, n in zip(pos, heights, out["jobs"], strict=True):
-        ax_bar.annotate(
-            f"{n} jobs",
-            (p, max(h, 0.0)),
-            textcoords="offset points",
-            xytext=(0, 3),
-            ha="center",
-            fontsize="x-small",
+    shown = bins[bins["bin"] != "all"].reset_index(drop=True)
+    pos = np.arange(len(shown))
+    width = 0.38
+    tops = [0.0]
+    lows = [0.0]
+    for k, (measure, colour) in enumerate(
+        zip(FIG6_MEASURES, ("tab:blue", "tab:orange"), strict=True)
+    ):
+        vals = [_err(e) for e in shown[measure]]
+        h = np.array([v for v, _, _ in vals])
+        err = np.array([[lo for _, lo, _ in vals], [hi for _, _, hi in vals]])
+        x = pos + (k - 0.5) * width
+        ok = np.isfinite(h)
+        ax_bar.bar(
+            x[ok],
+            h[ok],
+            width,
+            yerr=err[:, ok],
+            capsize=3,
+            color=colour,
+            label=FIG6_MEASURE_LABELS[measure],
         )
-    lo, hi = min(0.0, heights.min(initial=0.0)), max(10.0, heights.max(initial=0.0))
-    ax_bar.set_ylim(lo - 0.05 * (hi - lo), hi + 0.3 * (hi - lo))  # room for labels and legend
+        if ok.any():
+            tops.append(float(np.max(h[ok] + err[1, ok])))
+            lows.append(float(np.min(h[ok] - err[0, ok])))
+    lo, hi = min(lows), max(10.0, max(tops))
+    ax_bar.set_ylim(lo - 0.05 * (hi - lo), hi + 0.35 * (hi - lo))  # room for the legend
     ax_bar.axhline(0, color="black", lw=0.8)
-    ax_bar.set_xticks(pos, out["bin"])
+    ax_bar.set_xticks(
+        pos, [f"{b}\n({n:,} jobs)" for b, n in zip(shown["bin"], shown["jobs"], strict=True)]
+    )
     ax_bar.set_xlabel("Job size (tasks)")
-    ax_bar.set_ylabel("Mean completion time reduction (%)")
-    ax_bar.set_title("(b) Job completion time reduction")
+    ax_bar.set_ylabel("JCT reduction, BF-DRFH vs Slots (%)")
+    ax_bar.set_title(
+        "(b) JCT reduction by job size" + (" (95 % bootstrap CI over jobs)" if seeds else ""),
+        fontsize="medium",
+    )
     ax_bar.legend(loc="upper left", fontsize="x-small")
     fig.suptitle("Fig. 6 (DRFH paper): DRFH improvements on job completion times over Slots")
-    if path is not None:
-        save_figure(fig, path)
-    return out
+    save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------- Figs. 7 and 8
@@ -425,7 +767,7 @@ def fig7_completion(
     n = max(len(m), 1)
     full_a = m["tasks_completed_a"] >= m["tasks_submitted_a"]
     full_b = m["tasks_completed_b"] >= m["tasks_submitted_b"]
-    stats = {
+    stats: dict[str, Any] = {
         "a": a,
         "b": b,
         "users": len(m),
@@ -433,19 +775,111 @@ def fig7_completion(
         "lower_under_a": float(np.sum(ra < rb - _TOL) / n) if len(m) else float("nan"),
         "full_under_a_not_b": float((full_a & ~full_b).sum() / n) if len(m) else float("nan"),
     }
-    fig = Figure(figsize=(5.5, 5.5))
-    ax = fig.subplots()
-    size = 40.0 * np.log10(1.0 + m["tasks_submitted_a"].to_numpy(float))
-    _bubble_scatter(ax, rb, ra, size, label=f"users ({len(m)}); area ∝ log10(1 + tasks)")
-    ax.set_xlabel(f"Task completion ratio, {scheduler_label(b)} (fraction)")
-    ax.set_ylabel(f"Task completion ratio, {scheduler_label(a)} (fraction)")
-    ax.set_title(
-        f"Fig. 7 (DRFH paper): task completion ratio\n{scheduler_label(a)} vs {scheduler_label(b)}",
-        fontsize="medium",
-    )
     if path is not None:
-        save_figure(fig, path)
+        users = pd.DataFrame(
+            {"ratio_a": ra, "ratio_b": rb, "tasks": m["tasks_submitted_a"].to_numpy(float)}
+        )
+        one = {k: Estimate(float(stats[k]), None, None, 1, "") for k in FIG7_FRACTIONS}
+        fig7_figure(users, one, a=a, b=scheduler_label(b), seeds=1, path=path)
     return stats
+
+
+#: The fractions of users Fig. 7's text is about, and their labels.
+FIG7_FRACTIONS = {
+    "higher_under_a": "higher ratio\nunder BF-DRFH",
+    "lower_under_a": "lower ratio\nunder BF-DRFH",
+    "full_under_a_not_b": "all tasks done under\nBF-DRFH, not Slots",
+}
+
+
+def _fraction_bars(
+    ax: Any,
+    fractions: dict[str, Estimate],
+    labels: dict[str, str],
+    refs: dict[str, tuple[float, str]],
+    *,
+    ylabel: str,
+) -> None:
+    """Bars of fractions (in %) with their 95 % intervals, and the paper's values as marks."""
+    keys = [k for k in labels if k in fractions]
+    pos = np.arange(len(keys))
+    vals = [_err(fractions[k]) for k in keys]
+    h = np.array([v for v, _, _ in vals])
+    err = np.array([[lo for _, lo, _ in vals], [hi for _, _, hi in vals]])
+    ok = np.isfinite(h)
+    ax.bar(pos[ok], h[ok], 0.6, yerr=err[:, ok], capsize=4, color="tab:blue", label="ours")
+    for i, k in enumerate(keys):
+        if k in refs:
+            value, text = refs[k]
+            ax.hlines(100.0 * value, i - 0.4, i + 0.4, colors="black", lw=1.5)
+            ax.annotate(
+                text,
+                (i, 100.0 * value),
+                textcoords="offset points",
+                xytext=(0, 4),
+                ha="center",
+                fontsize="x-small",
+            )
+    ax.set_xticks(pos, [labels[k] for k in keys], fontsize="x-small")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3, axis="y")
+
+
+def fig7_figure(
+    users: pd.DataFrame,
+    fractions: dict[str, Estimate],
+    *,
+    a: str,
+    b: str,
+    seeds: int,
+    path: str | os.PathLike[str],
+) -> None:
+    """Draw Fig. 7: per-user completion ratios (left) and the fractions of users the paper's text
+    is about with their 95 % intervals over seeds (right).
+
+    Parameters
+    ----------
+    users : pandas.DataFrame
+        ``ratio_a``, ``ratio_b`` (task completion ratio under ``a`` and ``b``, averaged over
+        seeds) and ``tasks`` (tasks submitted), one row per user.
+    fractions : dict
+        :data:`FIG7_FRACTIONS` keys → estimates (fractions of users).
+    a, b : str
+        The scheduler on the y axis and a label for the one on the x axis.
+    seeds : int
+        The number of seeds averaged.
+    path : path-like
+        Where to save the PNG.
+    """
+    fig = Figure(figsize=(11, 5.2))
+    ax, ax_bar = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
+    size = 40.0 * np.log10(1.0 + users["tasks"].to_numpy(float))
+    _bubble_scatter(
+        ax,
+        users["ratio_b"].to_numpy(float),
+        users["ratio_a"].to_numpy(float),
+        size,
+        label=f"users ({len(users)}); area ∝ log10(1 + tasks)",
+    )
+    mean = f", mean over {seeds} seeds" if seeds > 1 else ""
+    ax.set_xlabel(f"Task completion ratio, {b} (fraction{mean})")
+    ax.set_ylabel(f"Task completion ratio, {scheduler_label(a)} (fraction{mean})")
+    ax.set_title(f"(a) per user: {scheduler_label(a)} vs {b}", fontsize="medium")
+    _fraction_bars(
+        ax_bar,
+        fractions,
+        FIG7_FRACTIONS,
+        {
+            "full_under_a_not_b": (paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, "paper ≈ 20 %"),
+            "higher_under_a": (0.9, '"almost all" (≥ 90 %)'),
+        },
+        ylabel="Users (%)",
+    )
+    ci = " (95 % CI over seeds)" if seeds > 1 else ""
+    ax_bar.set_title(f"(b) fractions of users{ci}", fontsize="medium")
+    fig.suptitle("Fig. 7 (DRFH paper): task completion ratio, Best-Fit DRFH vs Slots")
+    save_figure(fig, path)
 
 
 def fig8_sharing_incentive(
@@ -481,7 +915,7 @@ def fig8_sharing_incentive(
     dc, sc = m["completion_ratio_dc"].to_numpy(float), m["completion_ratio_sc"].to_numpy(float)
     worse = sc < dc - _TOL
     n = len(m)
-    stats = {
+    stats: dict[str, Any] = {
         "shared": shared,
         "users": n,
         "worse_off": int(worse.sum()),
@@ -489,20 +923,79 @@ def fig8_sharing_incentive(
         "better_off_fraction": float(np.sum(sc > dc + _TOL) / n) if n else float("nan"),
         "mean_decrease": float(np.mean(dc[worse] - sc[worse])) if worse.any() else float("nan"),
     }
-    fig = Figure(figsize=(5.5, 5.5))
-    ax = fig.subplots()
-    radius = 6.0 * np.log10(1.0 + m["tasks_submitted_sc"].to_numpy(float))
-    _bubble_scatter(ax, dc, sc, radius**2, label=f"users ({n}); radius ∝ log10(1 + tasks)")
-    ax.set_xlabel("Task completion ratio in dedicated cloud, DC (fraction)")
+    if path is not None:
+        users = pd.DataFrame(
+            {"ratio_dc": dc, "ratio_sc": sc, "tasks": m["tasks_submitted_sc"].to_numpy(float)}
+        )
+        one = {k: Estimate(float(stats[k]), None, None, 1, "") for k in FIG8_FRACTIONS}
+        fig8_figure(users, one, shared=shared, seeds=1, path=path)
+    return stats
+
+
+#: The quantities Fig. 8's text is about, and their labels.
+FIG8_FRACTIONS = {
+    "worse_off_fraction": "users worse off\nin the shared cloud",
+    "better_off_fraction": "users better off\nin the shared cloud",
+    "mean_decrease": "mean decrease of the\nworse-off users' ratio",
+}
+
+
+def fig8_figure(
+    users: pd.DataFrame,
+    fractions: dict[str, Estimate],
+    *,
+    shared: str,
+    seeds: int,
+    path: str | os.PathLike[str],
+) -> None:
+    """Draw Fig. 8: per-user completion ratios on dedicated clouds against the shared cloud
+    (left) and the quantities of the paper's text with their 95 % intervals (right).
+
+    Parameters
+    ----------
+    users : pandas.DataFrame
+        ``ratio_dc``, ``ratio_sc`` (task completion ratio alone on the dedicated cloud and in the
+        shared cloud, averaged over seeds) and ``tasks``, one row per user.
+    fractions : dict
+        :data:`FIG8_FRACTIONS` keys → estimates (fractions of users; the mean decrease in
+        completion-ratio points).
+    shared : str
+        The shared cloud's scheduler.
+    seeds : int
+        The number of seeds averaged.
+    path : path-like
+        Where to save the PNG.
+    """
+    fig = Figure(figsize=(11, 5.2))
+    ax, ax_bar = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
+    radius = 6.0 * np.log10(1.0 + users["tasks"].to_numpy(float))
+    _bubble_scatter(
+        ax,
+        users["ratio_dc"].to_numpy(float),
+        users["ratio_sc"].to_numpy(float),
+        radius**2,
+        label=f"users ({len(users)}); radius ∝ log10(1 + tasks)",
+    )
+    mean = f", mean over {seeds} seeds" if seeds > 1 else ""
+    ax.set_xlabel(f"Task completion ratio in dedicated cloud, DC (fraction{mean})")
     ax.set_ylabel(
         f"Task completion ratio in shared cloud, SC (fraction; {scheduler_label(shared)})"
     )
-    ax.set_title(
-        "Fig. 8 (DRFH paper): sharing incentive, dedicated vs shared cloud", fontsize="medium"
+    ax.set_title("(a) per user: dedicated vs shared cloud", fontsize="medium")
+    _fraction_bars(
+        ax_bar,
+        fractions,
+        FIG8_FRACTIONS,
+        {
+            "worse_off_fraction": (paper.FIG8_WORSE_OFF_FRACTION, "paper 2 %"),
+            "mean_decrease": (0.05, '"only slightly":\n≤ 5 points'),
+        },
+        ylabel="Users (%) / completion-ratio points",
     )
-    if path is not None:
-        save_figure(fig, path)
-    return stats
+    ci = " (95 % CI)" if seeds > 1 else ""
+    ax_bar.set_title(f"(b) the paper's quantities{ci}", fontsize="medium")
+    fig.suptitle("Fig. 8 (DRFH paper): sharing incentive, dedicated clouds vs shared cloud")
+    save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------- Fig. 4
@@ -587,16 +1080,72 @@ def fig4_shares(
     """
     shares = pd.read_parquet(Path(results) / "fig4" / scheduler / "user_shares.parquet")
     phases = fig4_phase_means(shares)
+    if path is not None:
+        one = {
+            ph: {
+                u: {r: Estimate(v, None, None, 1, "") for r, v in d.items()} for u, d in pu.items()
+            }
+            for ph, pu in phases.items()
+        }
+        fig4_figure(shares, one, scheduler=scheduler, seeds=1, path=path)
+    return phases
+
+
+def fig4_figure(
+    shares: pd.DataFrame,
+    phases: dict[str, dict[str, dict[str, Estimate]]],
+    *,
+    scheduler: str,
+    seeds: int,
+    path: str | os.PathLike[str],
+) -> None:
+    """Draw Fig. 4: one run's shares over time, with every phase's mean share per user over the
+    seeds' pools (95 % interval as error bars) and the paper's values (black crosses).
+
+    Parameters
+    ----------
+    shares : pandas.DataFrame
+        ``user_shares.parquet`` of the run drawn (seed 1's pool).
+    phases : dict
+        ``{phase: {user: {"cpu"|"mem"|"dominant": Estimate}}}``.
+    scheduler : str
+        The scheduler of the run.
+    seeds : int
+        The number of pools behind ``phases``.
+    path : path-like
+        Where to save the PNG.
+    """
+    pools = f"; bars: phase means over {seeds} pools, 95 % CI" if seeds > 1 else ""
     fig = user_shares_figure(
         shares,
         scheduler=scheduler,
         marks_s=(paper.FIG4_USER2_JOIN_S, paper.FIG4_USER3_JOIN_S, paper.FIG4_USER1_DEPART_S),
         title=f"Fig. 4 (DRFH paper): shares of three users under {scheduler_label(scheduler)} "
-        "(dotted: 200 s, 500 s, 1080 s)",
+        f"(dotted: 200 s, 500 s, 1080 s; ×: paper{pools})",
     )
-    if path is not None:
-        save_figure(fig, path)
-    return phases
+    users = sorted({u for per_user in phases.values() for u in per_user})
+    for ax, res in zip(fig.axes, ("cpu", "mem", "dominant"), strict=False):
+        colours = {line.get_label(): line.get_color() for line in ax.get_lines()}
+        for phase, (t0, t1) in paper.FIG4_PHASES.items():
+            for k, user in enumerate(users):
+                x = (t0 + t1) / 2 + (k - 1) * 0.04 * (t1 - t0)
+                est = phases.get(phase, {}).get(user, {}).get(res)
+                if est is not None and est.finite:
+                    v, lo, hi = _err(est)
+                    ax.errorbar(
+                        [x],
+                        [v],
+                        yerr=[[lo], [hi]],
+                        fmt="o",
+                        ms=3,
+                        capsize=3,
+                        color=colours.get(user, "black"),
+                    )
+                ref = paper.FIG4_SHARES.get(phase, {}).get(user, {}).get(res)
+                if ref is not None:
+                    ax.plot([x], [100.0 * ref], marker="x", color="black", ms=7, ls="none")
+        ax.set_ylabel("Share of the pool's capacity (%)")
+    save_figure(fig, path)
 
 
 def monotone_nondecreasing(values: Iterable[float], *, tol: float = 0.02) -> bool:

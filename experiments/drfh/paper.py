@@ -28,6 +28,7 @@ TABLE_II: Final = MappingProxyType(
 TABLE_II_BEST_SLOTS: Final = 14
 
 #: Fig. 4 (Sec. VI, "Dynamic allocation"): 3 users on 100 servers (52.75 CPU, 51.32 memory units).
+FIG4_SERVERS: Final = 100
 FIG4_TOTAL_CPU: Final = 52.75
 FIG4_TOTAL_MEM: Final = 51.32
 #: Per-task demands (cpu, mem) of users 1-3 (Sec. VI text).

@@ -133,10 +133,9 @@ def _fig4_shares() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@pytest.fixture
-def results(tmp_path: Path) -> Path:
-    root = tmp_path / "drfh-google"
-    root.mkdir()
+def _write_seed(root: Path, shift: float) -> Path:
+    """One seed's folder; ``shift`` is added to every scheduler's utilisation."""
+    root.mkdir(parents=True)
     cfg = {
         "name": "drfh-google",
         "trace": {
@@ -154,6 +153,7 @@ def results(tmp_path: Path) -> Path:
     ).to_parquet(root / "servers.parquet")
     t = np.arange(0.0, 3600.0 + 1, 60.0)
     for i, (sched, (cpu, mem)) in enumerate(UTIL.items()):
+        cpu, mem = cpu + shift, mem + shift
         d = root / sched
         d.mkdir()
         # Utilisation alternates +-0.01 around the mean, so the series mean is exact.
@@ -199,6 +199,21 @@ def results(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    """A reproduction's folder with two seeds; seed 2's utilisation is 0.2 pp higher."""
+    root = tmp_path / "drfh-google"
+    _write_seed(root / "seed-1", 0.0)
+    _write_seed(root / "seed-2", 0.002)
+    return root
+
+
+@pytest.fixture
+def results(out: Path) -> Path:
+    """Seed 1's folder."""
+    return out / "seed-1"
+
+
 def test_table_ii_reads_summaries_and_falls_back_to_parquet(results: Path) -> None:
     table = figures.table_ii(results)
     assert list(table.columns) == ["slots", "cpu", "mem", "paper_cpu", "paper_mem"]
@@ -238,6 +253,10 @@ def test_fig6_per_bin_reduction(results: Path, tmp_path: Path) -> None:
     assert math.isnan(table["reduction"].iloc[2])
     assert table["reduction"].iloc[4] == pytest.approx(0.75)
     assert table.attrs["overall"] == pytest.approx(1 - (700 / 4) / (1500 / 4))
+    # the mean of per-job reductions: (0 + 0) / 2 in 1-50; over all: (0 + 0 + 0.5 + 0.75) / 4
+    assert table["reduction_per_job"].iloc[0] == pytest.approx(0.0)
+    assert table["reduction_per_job"].iloc[4] == pytest.approx(0.75)
+    assert table.attrs["overall_per_job"] == pytest.approx(0.3125)
     assert out.stat().st_size > 1000
     # Default baseline is the best Slots run.
     assert figures.fig6_jct(results).attrs["b"] == "slots-14"
@@ -279,81 +298,202 @@ def test_fig4_phase_means_skip_transients(results: Path, tmp_path: Path) -> None
     assert (tmp_path / "f4.png").stat().st_size > 1000
 
 
-def test_report_puts_ours_beside_paper(results: Path) -> None:
-    numbers = report.collect_numbers(results)
-    assert numbers["skipped"] == {}
-    assert numbers["best_slots"] == "slots-14"
-    numbers["explanations"]["fig8"] = "SENTINEL-FIG8-CAUSE"
-    path = report.write_report(results, numbers=numbers)
-    assert path == results / "report.md"
-    text = path.read_text()
-    # Table II: paper and ours.
-    for s in (10, 14, 20):
-        cpu, mem = paper.TABLE_II[s]
-        assert f"{100 * cpu:.1f} %" in text
-        assert f"{100 * mem:.1f} %" in text
-    assert "30.0 %" in text
-    assert "45.0 %" in text
-    assert "-5.1 pp" in text  # 30.0 - 35.1
-    # Fig. 4: ours 62.0 % vs paper 62.0 %, 44.0 %, 26.0 %.
-    assert "62.0 %" in text
-    assert "44.0 %" in text
-    assert "26.0 %" in text
-    # Fig. 6: per-bin reductions.
-    assert "50.0 %" in text
-    assert "75.0 %" in text
-    # Fig. 7: 25 % ours vs 20 % paper.
-    assert (
-        "| users with all tasks completed under BF-DRFH but not under Slots | 25.0 % | 20.0 %"
-        in text
-    )
-    # Fig. 8: 25 % ours vs 2 % paper, with the explanation passed in.
-    assert "25.0 % (1) | 2.0 % | +23.0 pp" in text
-    assert "SENTINEL-FIG8-CAUSE" in text
-    assert "seed" in text.lower()
-    assert "google-2011" in text
-    assert "Servers: 4" in text
-    for n in (4, 5, 6, 7, 8):
-        assert f"![Fig. {n}](fig{n}.png)" in text
-        assert (results / f"fig{n}.png").stat().st_size > 1000
-    assert "## Run statistics" in text
-    assert "| bf-drfh | 130 | 104 | 5.5 | 5,000 |" in text
-    assert not list(results.glob(".*.tmp"))
+def _pairs(jobs: list[tuple[int, int, float, float]], seed: int = 1) -> pd.DataFrame:
+    """(job_id, n_tasks, jct under BF-DRFH, jct under Slots) rows as fig6_pairs gives them."""
+    frame = pd.DataFrame(jobs, columns=["job_id", "n_tasks", "jct_a_s", "jct_b_s"])
+    frame["bin"] = figures._size_bin(frame["n_tasks"])
+    return frame.assign(seed=seed)
 
 
-def test_report_skips_missing_pieces(results: Path) -> None:
-    shutil.rmtree(results / "dedicated")
-    shutil.rmtree(results / "fig4")
-    for s in ("slots-10", "slots-14", "slots-20"):
-        shutil.rmtree(results / s)
-    numbers = report.collect_numbers(results)
-    assert set(numbers["skipped"]) == {"table_ii", "fig4", "fig6", "fig7", "fig8"}
-    text = report.write_report(results, numbers=numbers).read_text()
-    assert text.count("*Skipped:") == 5
-    assert "![Fig. 5](fig5.png)" in text
-    assert not (results / "fig8.png").exists()
+def test_fig6_two_readings_on_the_issue_example() -> None:
+    # 9 jobs of 10 s under both, one of 10,000 s under Slots and 100 s under BF-DRFH
+    pairs = _pairs([(j, 5, 10.0, 10.0) for j in range(9)] + [(9, 5, 100.0, 10_000.0)])
+    units = figures.fig6_units(pairs)
+    everyone = np.arange(10)
+    rom = figures.fig6_reduction(units, everyone, "ratio_of_means")
+    mor = figures.fig6_reduction(units, everyone, "mean_of_ratios")
+    assert rom[0] == pytest.approx(1 - 190 / 10_090)  # 98.1 %
+    assert mor[0] == pytest.approx(0.099)  # 9.9 %
+    assert np.isnan(rom[1:]).all() and np.isnan(mor[1:]).all()  # no jobs in the other bins
+    bins = figures.fig6_bin_estimates(units, seeds=1).set_index("bin")
+    small = bins.loc["1-50"]
+    assert (small["jobs"], small["pairs"]) == (10, 10)
+    assert small["mean_jct_a_s"] == pytest.approx(19.0)
+    assert small["mean_jct_b_s"] == pytest.approx(1009.0)
+    # resampling 10 jobs: 0 long jobs in 35 % of resamples (both readings 0), at most 3 in the
+    # top 2.5 % (Binomial(10, 0.1)): mean of ratios 3 x 0.99 / 10, ratio of means 1 - 370/30,070
+    m, r = small["mean_of_ratios"], small["ratio_of_means"]
+    assert (m.value, m.low, m.high) == pytest.approx((0.099, 0.0, 0.297))
+    assert (r.value, r.low, r.high) == pytest.approx((1 - 190 / 10_090, 0.0, 1 - 370 / 30_070))
+    assert "bootstrap over 10 jobs" in m.method
+    assert math.isnan(bins.loc["51-100", "mean_of_ratios"].value)
 
 
-def _rows(values: dict[int, tuple[float, float]]) -> list[dict[str, float]]:
-    return [
-        {
-            "slots": s,
-            "cpu": c,
-            "mem": m,
-            "paper_cpu": paper.TABLE_II[s][0],
-            "paper_mem": paper.TABLE_II[s][1],
-        }
-        for s, (c, m) in values.items()
+def test_fig6_units_resample_a_job_with_all_its_seeds() -> None:
+    jobs = [(1, 5, 50.0, 100.0), (2, 60, 10.0, 40.0), (3, 2000, 30.0, 30.0)]
+    pairs = pd.concat([_pairs(jobs, 1), _pairs([(1, 5, 100.0, 100.0), *jobs[1:]], 2)])
+    units = figures.fig6_units(pairs)
+    assert units.index.tolist() == [1, 2, 3]
+    assert units["pairs"].tolist() == [2, 2, 2]
+    assert units["bin_code"].tolist() == [0, 1, 4]
+    assert units.loc[1, "sum_ratio"] == pytest.approx(0.5 + 0.0)
+    est = report.fig6_estimates({1: _pairs(jobs, 1), 2: _pairs(jobs, 2)}, n_resamples=200)
+    rows = est["bins"].set_index("bin")
+    assert (rows.loc["all", "jobs"], rows.loc["all", "pairs"]) == (3, 6)
+    assert rows.loc["1-50", "mean_of_ratios"].value == pytest.approx(0.5)
+    assert rows.loc["51-100", "mean_of_ratios"].value == pytest.approx(0.75)
+    assert est["seeds"] == 2
+
+
+@pytest.mark.parametrize(
+    ("levels", "verdict"), [((0, 1, 2, 3, 4), "PASS"), ((4, 3, 2, 1, 0), "FAIL")]
+)
+def test_fig6_trend_passes_only_when_rho_excludes_zero(
+    levels: tuple[int, ...], verdict: str
+) -> None:
+    from fairsim.experiments.claims import trend
+
+    sizes = (10, 80, 300, 800, 2000)
+    jobs = [
+        (100 * b + j, sizes[b], 100.0 * (1 - 0.2 * level) + j, 100.0 + j)
+        for b, level in enumerate(levels)
+        for j in range(8)
     ]
+    units = figures.fig6_units(_pairs(jobs))
+    rho = figures.fig6_trend(units, "mean_of_ratios", seeds=1, n_resamples=300)
+    assert rho.value == pytest.approx(1.0 if verdict == "PASS" else -1.0)
+    assert trend("trend", "Fig. 6b", "growing", rho).verdict == verdict
 
 
-def test_report_table_ii_shapes_and_one_slot_table(results: Path) -> None:
+def _claim(claims: list, start: str):
+    [c] = [c for c in claims if c.statement.startswith(start)]
+    return c
+
+
+def test_report_over_two_seeds_writes_claims_and_intervals(out: Path) -> None:
+    from fairsim.experiments.claims import Claim, counts, read_claims
+
+    numbers = report.collect_numbers(out)
+    assert numbers["seeds"] == [1, 2] and numbers["skipped"] == {}
+    assert numbers["best_slots"] == {1: "slots-14", 2: "slots-14"}
+    numbers["explanations"]["fig8"] = "SENTINEL-FIG8-CAUSE"
+    path = report.write_report(out, numbers=numbers)
+    raw = json.loads((out / "claims.json").read_text())
+    assert {frozenset(r) for r in raw} == {frozenset(Claim.model_fields)}
+    claims = read_claims(out)
+    assert {c.seeds for c in claims} == {2, 0}  # 0: no 16-slot run here, so no peak at 16
+    peak = _claim(claims, "Table II: CPU utilisation peaks at 16 slots")
+    assert (peak.seeds, peak.verdict, peak.reason) == (0, "n/a", "no estimate")
+    # three bins with 1-2 jobs each: most resamples leave fewer than 3 bins, so rho (1.0 on all
+    # jobs) has no interval and the trend cannot pass
+    rising = _claim(claims, "Fig. 6b: the larger the job")
+    assert (rising.ours, rising.ci_low, rising.verdict) == (1.0, None, "n/a")
+    assert rising.reason.startswith("no bootstrap interval of rho")
+    # Table II, 10 slots: 0.300 and 0.302 -> 0.301 ± t(0.975, 1) x 0.001; calibration, and with
+    # the paper's 35.1 % more than 10 % above the interval it no longer holds here
+    cpu10 = _claim(claims, "Table II: Slots with 10 slots, mean CPU utilisation")
+    assert (cpu10.kind, cpu10.verdict) == ("by-construction", "FAIL")
+    assert cpu10.reason.startswith("calibration: ")
+    assert (cpu10.ours, cpu10.ci_low, cpu10.ci_high) == pytest.approx(
+        (0.301, 0.301 - 0.0127062, 0.301 + 0.0127062), abs=1e-6
+    )
+    cpu14 = _claim(claims, "Table II: Slots with 14 slots, mean CPU utilisation")
+    assert (cpu14.kind, cpu14.verdict) == ("by-construction", "PASS")
+    mem14 = _claim(claims, "Table II: Slots with 14 slots, mean memory utilisation")
+    assert (mem14.kind, mem14.verdict) == ("paper", "PASS")  # 29.1 % [27.8, 30.4] vs 28.0 %
+    best = _claim(claims, "Table II: 14 slots give the highest utilisation")
+    assert best.verdict == "PASS" and best.ours == pytest.approx(0.07)  # (45+29)/2 - (42+18)/2
+    # Fig. 8: 25 % worse off in both seeds, a zero-width interval; 2 % is far outside
+    worse = _claim(claims, "Fig. 8: users with fewer tasks finished")
+    assert (worse.ours, worse.ci_low, worse.ci_high, worse.verdict) == (0.25, 0.25, 0.25, "FAIL")
+    assert "SENTINEL-FIG8-CAUSE" in worse.reason
+    small = _claim(claims, "Fig. 6b: no JCT improvement for small jobs")
+    assert small.ours == pytest.approx(0.0) and small.verdict == "PASS"
+    assert "2 jobs (4 (job, seed) pairs)" in small.reason
+    # the headline counts paper claims only; the calibrated ones are listed apart
+    text = path.read_text()
+    paper_counts = counts(claims, "paper")
+    assert paper_counts["all"] == len(claims) - 2
+    assert f"{paper_counts['PASS']} of {paper_counts['all']} statements of the paper PASS" in text
+    assert "Not counted: 2 by-construction check(s)" in text
+    assert "| 10 | 30.1 % [28.8, 31.4] | 35.1 % | -5.0 pp |" in text
+    assert "| 1-50 | 2 | 4 | 200 s | 200 s | 0.0 % [0.0, 0.0] | 0.0 % [0.0, 0.0] |" in text
+    assert "**The verdicts use the mean of per-job reductions.**" in text
+    for name in ("table2", "fig4", "fig5", "fig6", "fig7", "fig8"):
+        alt = "Table II" if name == "table2" else f"Fig. {name[-1]}"
+        assert f"![{alt}]({name}.png)" in text
+        assert (out / f"{name}.png").stat().st_size > 10_000
+    assert "| 2 | 2.25 / 2.00 | `slots-14` | — | — | abc123 | — |" in text  # per seed
+    assert "| bf-drfh | 2 | 130 | 104 [104, 104] | 11.0 | 5,000 |" in text
+    assert not list(out.glob(".*.tmp"))
+
+
+def test_build_claims_scale_with_the_quantity() -> None:
+    from fairsim.experiments.claims import Estimate
+
+    def est(v: float, lo: float, hi: float) -> Estimate:
+        return Estimate(v, lo, hi, 5, "t interval over 5 seeds")
+
+    def claims(worse: Estimate, higher: Estimate) -> dict[str, str]:
+        numbers = {
+            "fig7": {"full_under_a_not_b": est(0.2, 0.19, 0.21), "higher_under_a": higher},
+            "fig8": {
+                "worse_off_fraction": worse,
+                "mean_decrease": est(0.03, 0.01, 0.049),
+                "worse_off": [21, 19, 20, 22, 18],
+            },
+        }
+        return {c.statement: c.verdict for c in report.build_claims(numbers)}
+
+    worse_key = "Fig. 8: users with fewer tasks finished in the shared cloud"
+    almost = "Fig. 7: higher task completion ratio under BF-DRFH for almost all users"
+    # 3.7 % passed "within 2 pp" of the paper's 2 %; 10 % of 2 % is 0.2 pp
+    assert claims(est(0.037, 0.031, 0.043), est(0.95, 0.91, 0.99))[worse_key] == "FAIL"
+    got = claims(est(0.021, 0.0185, 0.0235), est(0.92, 0.89, 0.95))
+    assert got[worse_key] == "PASS"
+    assert got[almost] == "FAIL"  # the interval reaches below 90 %
+    assert got["Fig. 8: their completion ratio decreases only slightly"] == "PASS"
+    assert got["Fig. 7: users with every task completed under BF-DRFH but not under Slots"] == (
+        "PASS"
+    )
+
+
+def test_report_skips_pieces_missing_in_a_seed(out: Path) -> None:
+    seed2 = out / "seed-2"
+    shutil.rmtree(seed2 / "dedicated")
+    shutil.rmtree(seed2 / "fig4")
+    for s in ("slots-10", "slots-14", "slots-20"):
+        shutil.rmtree(seed2 / s)
+    numbers = report.collect_numbers(out)
+    assert set(numbers["skipped"]) == {"table_ii", "fig4", "fig5", "fig6", "fig7", "fig8"}
+    assert numbers["skipped"]["fig8"].startswith("seed 2: ")
+    text = report.write_report(out, numbers=numbers).read_text()
+    assert text.count("*Skipped:") == 6  # Table II, Figs. 4-8
+    assert not (out / "fig8.png").exists()
+    with pytest.raises(FileNotFoundError, match="no seed-3 folder"):
+        report.collect_numbers(out, [1, 3])
+
+
+def test_report_table_ii_shapes_and_one_slot_table(out: Path) -> None:
+    from fairsim.experiments.claims import across_seeds
     from fairsim.experiments.drfh.experiment import EXPLANATIONS
 
-    numbers = report.collect_numbers(results)
+    def rows(values: dict[int, tuple[float, float]]) -> list[dict[str, object]]:
+        return [
+            {
+                "slots": s,
+                "cpu": across_seeds([c - 0.001, c + 0.001]),
+                "mem": across_seeds([m, m]),
+                "paper_cpu": paper.TABLE_II[s][0],
+                "paper_mem": paper.TABLE_II[s][1],
+            }
+            for s, (c, m) in values.items()
+        ]
+
+    numbers = report.collect_numbers(out, draw=False)
     # the multi-slot column of our Google run (published Table I values, before the censoring
     # change) and the one-slot model's
-    numbers["table_ii"] = _rows(
+    numbers["table_ii"] = rows(
         {
             10: (0.350, 0.262),
             12: (0.398, 0.299),
@@ -362,7 +502,7 @@ def test_report_table_ii_shapes_and_one_slot_table(results: Path) -> None:
             20: (0.457, 0.359),
         }
     )
-    numbers["table_ii_single"] = _rows(
+    numbers["table_ii_single"] = rows(
         {
             10: (0.296, 0.242),
             12: (0.344, 0.274),
@@ -372,48 +512,18 @@ def test_report_table_ii_shapes_and_one_slot_table(results: Path) -> None:
         }
     )
     numbers["explanations"] = EXPLANATIONS
-    text = report.write_report(results, numbers=numbers).read_text()
+    text = report.write_report(out, numbers=numbers).read_text()
     assert (
-        "- Shape (multi-slot): ours peaks at 16 slots in CPU and 20 in memory (paper: 16 and "
-        "14); from 16 to 20 slots ours moves -1.8 pp in CPU and +0.9 pp in memory (paper: "
-        "-4.8 pp and -4.2 pp)." in text
+        "- Shape (multi-slot, means over seeds): ours peaks at 16 slots in CPU and 20 in memory "
+        "(paper: 16 and 14); from 16 to 20 slots ours moves -1.8 pp in CPU and +0.9 pp in "
+        "memory (paper: -4.8 pp and -4.2 pp)." in text
     )
-    assert "- Shape (one slot per task): ours peaks at 16 slots in CPU and 16 in memory" in text
-    assert "| 20 | 29.8 % | 40.6 % | -10.8 pp | 27.1 % | 20.0 % | +7.1 pp |" in text
-    assert "it reproduces the shape of the paper's CPU column" in text
-    assert "- 16 slots, CPU: ours 47.5 % is 2.1 pp higher than the paper's 45.4 %" in text
-    # the memory column's difference carries its own (unexplained) note
-    assert (
-        "- 20 slots, memory: ours 35.9 % is 15.9 pp higher than the paper's 20.0 %. Likely "
-        "causes: see the note on the memory column below." in text
-    )
+    assert "- Shape (one slot per task, means over seeds): ours peaks at 16 slots in CPU" in text
+    assert "| 20 | 29.8 % [28.5, 31.1] | 40.6 % | -10.8 pp | 27.1 % [27.1, 27.1] | 20.0 % |" in text
     assert text.count("- The memory column: Not explained. Under multi-slot Slots") == 1
-    assert "12 slots, CPU: ours 39.8 % is 2.4 pp lower" in text
-
-
-def test_statements_give_pass_fail_and_the_older_rule() -> None:
-    from fairsim.experiments.drfh.report import statements
-
-    numbers = {
-        "table_ii": [
-            {"slots": 14, "cpu": 0.445, "mem": 0.33, "paper_cpu": 0.439, "paper_mem": 0.28},
-            {"slots": 16, "cpu": 0.49, "mem": 0.35, "paper_cpu": 0.454, "paper_mem": 0.242},
-            {"slots": 20, "cpu": 0.47, "mem": 0.35, "paper_cpu": 0.406, "paper_mem": 0.20},
-        ],
-        "best_slots": "slots-16",
-        "fig7": {"full_under_a_not_b": 0.007, "higher_under_a": 0.12},
-        "fig8": {"worse_off_fraction": 0.037, "mean_decrease": 0.29},
-        "sensitivity": {"fig7": {"full_under_a_not_b": 0.079, "higher_under_a": 0.226}},
-    }
-    rows = {r["statement"]: r for r in statements(numbers)}
-    assert rows["Table II: Slots with 14 slots, mean CPU utilisation"]["verdict"] == "PASS"
-    assert rows["Table II: Slots with 14 slots, mean memory utilisation"]["verdict"] == "FAIL"
-    peak = rows["Table II: CPU utilisation peaks at 16 slots and falls at 20"]
-    assert (peak["verdict"], peak["ours"]) == ("PASS", "peak at 16, 20 slots -2.0 pp")
-    assert rows["Table II: 14 slots give the highest utilisation"]["verdict"] == "FAIL"
-    full = rows["Fig. 7: users with every task completed under BF-DRFH but not under Slots"]
-    assert (full["verdict"], full["ours"], full["old_rule"]) == ("FAIL", "0.7 %", "7.9 %")
-    worse = rows["Fig. 8: users with fewer tasks finished in the shared cloud"]
-    assert (worse["verdict"], worse["old_rule"]) == ("PASS", "—")  # 1.7 pp from 2 %
-    slight = rows["Fig. 8: their completion ratio decreases only slightly"]
-    assert slight["verdict"] == "FAIL"
+    claims = {c.statement: c for c in report.build_claims(numbers)}
+    mem20 = claims["Table II: Slots with 20 slots, mean memory utilisation"]
+    assert (mem20.kind, mem20.verdict) == ("paper", "FAIL")
+    assert "Not explained." in mem20.reason
+    cpu16 = claims["Table II: Slots with 16 slots, mean CPU utilisation"]
+    assert (cpu16.kind, cpu16.verdict) == ("paper", "PASS")  # 47.5 % vs 45.4 % ± 4.5 pp
