@@ -700,7 +700,9 @@ def fig6_figure(
     ax_bar.set_ylim(lo - 0.05 * (hi - lo), hi + 0.35 * (hi - lo))  # room for the legend
     ax_bar.axhline(0, color="black", lw=0.8)
     ax_bar.set_xticks(
-        pos, [f"{b}\n({n:,} jobs)" for b, n in zip(shown["bin"], shown["jobs"], strict=True)]
+        pos,
+        [f"{b}\n({n:,} jobs)" for b, n in zip(shown["bin"], shown["jobs"], strict=True)],
+        fontsize="small",
     )
     ax_bar.set_xlabel("Job size (tasks)")
     ax_bar.set_ylabel("JCT reduction, BF-DRFH vs Slots (%)")

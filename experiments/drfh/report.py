@@ -72,7 +72,7 @@ FIG6_WHY = (
     "improvement one may expect\"): the mean over the bin's jobs of each job's own reduction. "
     "The reduction of the bin's mean JCT weighs each job by its JCT under Slots, so a few long "
     "waits decide it (9 jobs of 10 s under both and one of 10,000 s under Slots and 100 s under "
-    "BF-DRFH: 98.0 % as a reduction of the mean, 9.9 % as a mean of per-job reductions)."
+    "BF-DRFH: 98.1 % as a reduction of the mean, 9.9 % as a mean of per-job reductions)."
 )
 #: Table II's CPU column at 10-14 slots is where the slot model was fitted.
 CALIBRATION = (
