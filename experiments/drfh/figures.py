@@ -1,20 +1,23 @@
 """Figures of the DRFH reproduction (Wang, Li, Liang, Sec. VI: Table II, Figs. 4-8).
 
-Every function reads the result files that ``fairsim run`` writes into a results directory ``R``
-(docs/architecture.md), computes the numbers the paper reports, and optionally saves a PNG. Figures
-are built on :class:`matplotlib.figure.Figure` objects directly (no pyplot global state) and written
-atomically: a temporary file in the destination directory, then :func:`os.replace`.
+The per-run functions (:func:`table_ii`, :func:`fig5_utilization`, :func:`fig6_jct`,
+:func:`fig7_completion`, :func:`fig8_sharing_incentive`, :func:`fig4_shares`) read the result files
+that ``fairsim run`` writes into one seed's results directory ``R`` (docs/architecture.md) and
+compute the numbers the paper reports (optionally drawing that run alone). The ``*_figure``
+functions draw the figures over seeds, with their 95 % intervals as bands or error bars; Fig. 6b's
+estimators (:func:`fig6_units`, :func:`fig6_bin_estimates`, :func:`fig6_trend`) bootstrap over
+jobs. Figures are built on :class:`matplotlib.figure.Figure` objects directly (no pyplot global
+state) and written atomically.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -1148,21 +1151,3 @@ def fig4_figure(
                     ax.plot([x], [100.0 * ref], marker="x", color="black", ms=7, ls="none")
         ax.set_ylabel("Share of the pool's capacity (%)")
     save_figure(fig, path)
-
-
-def monotone_nondecreasing(values: Iterable[float], *, tol: float = 0.02) -> bool:
-    """True if the finite values never drop by more than ``tol`` from one to the next.
-
-    Parameters
-    ----------
-    values : iterable of float
-        Values in order; NaN entries are ignored.
-    tol : float, optional
-        Allowed drop between consecutive finite values.
-
-    Returns
-    -------
-    bool
-    """
-    v = [x for x in values if np.isfinite(x)]
-    return all(b >= a - tol for a, b in itertools.pairwise(v))
