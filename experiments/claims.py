@@ -327,8 +327,9 @@ def _claim(
     unit: str,
 ) -> Claim:
     verdict: Verdict = "n/a" if ok is None else ("PASS" if ok else "FAIL")
-    if est.low is None and est.seeds == 1 and ok is not None:
-        reason = "; ".join(x for x in (reason, "one seed: decided on the point estimate") if x)
+    if est.low is None and ok is not None:
+        why = "one seed" if est.seeds == 1 else f"no interval ({est.method})"
+        reason = "; ".join(x for x in (reason, f"{why}: decided on the point estimate") if x)
     return Claim(
         statement=statement,
         source=source,
