@@ -178,3 +178,13 @@ def test_agreement_does_not_depend_on_the_unit(values, paper, scale):
     # away from the boundary (floating point), the verdicts agree
     if min(abs(paper - (lo - tol)), abs(paper - (hi + tol))) > 1e-6 * paper:
         assert a.verdict == b.verdict
+
+
+def test_headline_names_claims_from_a_deterministic_computation():
+    exact = C.judged("markov", "Fig. 1", None, 0.09, True, rule="≤ 10 %", seeds=0)
+    sim = C.agrees("sim", "Fig. 3", 1.0, C.across_seeds([1.0, 1.02, 0.99, 1.01, 1.0]))
+    assert C.headline([exact, sim]) == (
+        "2 of 2 statements of the paper PASS (0 FAIL, 0 n/a). Numbers are means over 5 seeds "
+        "with 95 % intervals; 1 of the statements rest on a deterministic computation (0 seeds)."
+    )
+    assert C.headline([exact]).startswith("1 of 1 statements of the paper PASS (0 FAIL, 0 n/a). 1 of")
