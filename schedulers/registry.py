@@ -38,8 +38,10 @@ other than its default, in the order of the ``__init__`` signature (numbers writ
 
 Aliases: ``slots-<S>``, ``slots-<S>-single``, ``slots-<S>-cpu`` (and ``slots-<S>-multi``, the
 default model) stand for ``{name: slots, slots: S, model: ...}``
-(:class:`fairsim.schedulers.slots.Slots`); their label follows the rule above, so it is the alias
-itself (``slots-14-multi``, which names the default model, is ``slots-14``).
+(:class:`fairsim.schedulers.slots.Slots`); ``udrf-backfill`` (and ``udrf-reserve``, the default)
+for ``{name: udrf, blocked: ...}`` (:class:`fairsim.schedulers.udrf_online.UDRF`). Their label
+follows the rule above, so it is the alias itself (``slots-14-multi``, which names the default
+model, is ``slots-14``; ``udrf-reserve`` is ``udrf``).
 """
 
 from __future__ import annotations
@@ -138,6 +140,12 @@ _SLOTS_ALIAS = Alias(
     ("slots-<S>", "slots-<S>-single", "slots-<S>-cpu"),
 )
 
+_UDRF_ALIAS = Alias(
+    re.compile(r"udrf-(?P<blocked>reserve|backfill)"),
+    lambda m: {"blocked": m.group("blocked")},
+    ("udrf", "udrf-backfill"),
+)
+
 #: fairsim's own schedulers, in the order of ``--help``: the DRFH paper's Slots baseline and
 #: First-Fit / Best-Fit DRFH (:mod:`fairsim.schedulers.slots`, :mod:`fairsim.schedulers.drfh`),
 #: the online baselines (:mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF
@@ -165,7 +173,7 @@ BUILTIN: tuple[Registration, ...] = (
     Registration("psdsf", DistributedPSDSF),
     Registration("drf-classes", DRFClasses),
     Registration("drf-lockstep", DRFLockstep),
-    Registration("udrf", UDRF),
+    Registration("udrf", UDRF, examples=("udrf", "udrf-backfill"), alias=_UDRF_ALIAS),
 )
 
 _BUILTIN = {r.name: r for r in BUILTIN}
@@ -429,6 +437,9 @@ def _unknown(name: str) -> str:
         )
     else:
         candidates = [*(r.name for r in registrations() if r.alias is None)]
+        candidates += [
+            f for r in BUILTIN if r.alias is not None for f in r.alias.forms if "<" not in f
+        ]
         candidates += ["slots-14", "slots-14-single", "slots-14-cpu"]
         close = difflib.get_close_matches(name, candidates, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""

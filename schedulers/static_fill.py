@@ -115,7 +115,7 @@ def solve_heuristic(mechanism: str, inst: Instance) -> dict[str, Any]:
     }
 
 
-def udrf_online_fill(inst: Any) -> np.ndarray:
+def udrf_online_fill(inst: Any, *, blocked: str = "reserve") -> np.ndarray:
     """Job runs that online UDRF (``udrf``) starts when it fills empty machine classes.
 
     The integer counterpart of :func:`fairsim.schedulers.exact.udrf.solve_udrf` on the same jobs
@@ -127,6 +127,11 @@ def udrf_online_fill(inst: Any) -> np.ndarray:
     Parameters
     ----------
     inst : fairsim.schedulers.exact.udrf.JobInstance
+    blocked : {"reserve", "backfill"}
+        ``udrf``'s rule for a job that does not fit (:class:`~fairsim.schedulers.udrf_online.UDRF`):
+        ``reserve`` (Fig. 5, line 6: no job after it in the order of the users' shares is given
+        the servers it may use, so classes it waits for stay partly empty: nothing finishes
+        here), or ``backfill`` (the fill is maximal: it stops when no further run fits).
 
     Returns
     -------
@@ -142,7 +147,9 @@ def udrf_online_fill(inst: Any) -> np.ndarray:
     codes: list[int] = []
     run_of: list[int] = []  # every run is one job of the view (task_job)
     n_u = len(inst.user_ids)
-    sched = make_scheduler("udrf", weights={i: float(inst.weight[i]) for i in range(n_u)})
+    sched = make_scheduler(
+        {"name": "udrf", "blocked": blocked}, weights={i: float(inst.weight[i]) for i in range(n_u)}
+    )
     sched.bind(cluster.view(tasks=TaskRecords(job_id=run_of, constraint=codes), constraints=index))
     n_j = len(inst.job_user)
     runs = np.zeros(n_j, dtype=np.int64)

@@ -33,6 +33,15 @@ How each line is realised here, with indivisible tasks on real servers:
   oldest first; a user none of whose jobs fits is *blocked* for the rest of the pass. A job that
   could not fit even on the empty allowed servers is started with as many of its tasks as fit (it
   could never start whole).
+* **A job that does not fit** (line 6 serves the lowest-share user *before anyone else*): the jobs
+  of an RDUC are taken in the order (user's key, user, job age); the first one that does not fit
+  is the RDUC's *head*, and the servers it needs are reserved for it (``blocked="reserve"``, the
+  default): the fewest servers that hold its job, the most drained first, chosen when it becomes
+  the head and kept until it starts; no job after it in the order is given one of them, so they
+  drain until the head fits, and a job that needs two classes at once is not starved by smaller
+  jobs that keep refilling them. Jobs after the head still start on the other servers.
+  ``blocked="backfill"`` (the registered ``udrf-backfill``) is the earlier reading: any job that
+  fits starts, whatever waits before it.
 * **RDUC-wise dominant share** (eq. 12): with ``d̂ = d / d_u^max`` (eq. 11), ``s_u = d_u^max ·
   max_{(m,k)} Σ_j x_j d̂^j_{m,k} = max_{(m,k)} A^u_{m,k} / c_{m,k}``, i.e. the largest share of a
   (class, resource) pair that the user's running tasks hold (the same key as
@@ -47,15 +56,20 @@ or that submitted tasks, and one vectorised First-Fit per (demand, constraint) g
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Literal
 
 import numpy as np
+from pydantic import Field
 
 from fairsim.schedulers.jobfit import _TOL, JobFirstFit
 from fairsim.simulator.cluster import ClusterView
 
 Run = tuple[int, int]  # (job_id, repetition)
+#: What happens to the others when the lowest-share user's job does not fit (``blocked``).
+BLOCKED = ("reserve", "backfill")
 
 
 class UDRF(JobFirstFit):
@@ -72,11 +86,18 @@ class UDRF(JobFirstFit):
     period_s : float
         Seconds between scheduling passes (Section V: per second; default 1). 0: a pass after
         every batch of same-time events.
+    blocked : {"reserve", "backfill"}
+        When a job does not fit (Fig. 5, line 6): ``reserve`` (default): the first such job of
+        an RDUC in the order (user's key, user, job age) keeps the servers it needs (the fewest
+        that hold it) from the jobs after it until it starts; ``backfill``: any job that fits
+        starts (the registered ``udrf-backfill``; work-conserving, but a job that needs several
+        classes at once can wait for ever while smaller jobs refill them).
 
     Raises
     ------
     ValueError
-        From :meth:`bind`, for a negative ``period_s``; from :meth:`on_arrival`, for a weight <= 0.
+        From :meth:`bind`, for a negative ``period_s`` or an unknown ``blocked``; from
+        :meth:`on_arrival`, for a weight <= 0.
 
     Attributes
     ----------
@@ -104,15 +125,42 @@ class UDRF(JobFirstFit):
     whose kinds each fit alone but not together (First-Fit order) is retried after the next
     completion; a run larger than its servers ever hold starts in parts.
     Passes happen once per ``period_s`` (Section V decides "on a per-second basis").
+
+    The head of an RDUC (``blocked="reserve"``) is found without trying every blocked run: the
+    blocked runs (those with a record, and those whose kinds fit alone but not together) sit in
+    a heap per RDUC by key (share, user, run id), rebuilt at each round of a pass and updated
+    lazily as keys move. A run tried behind a head is fitted on the free amounts with the head's
+    reserved servers emptied; one that fails only for that reservation is not recorded but kept
+    *behind* the head, and not tried again until the head (or its reservation) changed, its
+    user's key fell, or a task finished outside the reserved servers on one of the run's
+    classes: only then can its fit differ.
     """
 
     name = "udrf"
     fifo_within_user = False  # whole jobs: a later job starts when an earlier one does not fit
+    #: servers reserved for a blocked job stay idle while it waits (``blocked="reserve"``); set
+    #: per instance from ``blocked`` (``"backfill"`` conserves work)
+    work_conserving = False
+
+    def __init__(
+        self,
+        *,
+        weights: Mapping[int, float] | None = None,
+        eligible: Mapping[int, np.ndarray] | None = None,
+        period_s: Annotated[float, Field(ge=0)] = 1.0,
+        blocked: Literal["reserve", "backfill"] = "reserve",
+    ) -> None:
+        super().__init__(weights=weights, eligible=eligible, period_s=period_s)
+        self.blocked = blocked
+        self.work_conserving = blocked == "backfill"
 
     # ------------------------------------------------------------------ binding
     def bind(self, cluster: ClusterView) -> None:
         """Group the servers into machine classes and allocate per-user run state."""
         super().bind(cluster)
+        if self.blocked not in BLOCKED:
+            raise ValueError(f"blocked: {self.blocked!r} (expected 'reserve' or 'backfill')")
+        self._reserve = self.blocked == "reserve"
         self._cidx: dict[int, np.ndarray] = {}
         self._G = np.zeros(len(self._kd))  # cumulative room gain per kind
         # job runs: user -> run -> kind -> waiting tasks; run ids (age order) and candidates
@@ -144,6 +192,20 @@ class UDRF(JobFirstFit):
         self._dirty = True
         self._rduc: dict[int, int] = {}
         self.rduc_log_: list[tuple[int, int, int]] = []
+        # blocked="reserve": the blocked runs of every RDUC by key (share, user, run id), built
+        # per round and kept lazily; runs that failed only for a head's reservation ("behind"
+        # runs: run id -> (head, classes whose completions could let it fit)), indexed by head,
+        # by user and by watched class; classes and users with a completion since the last pass
+        self._bheap: dict[int, list[tuple[float, int, int]]] = {}
+        self._built = False
+        self._behind: dict[int, tuple[tuple[int, int], list[int]]] = {}
+        self._bgroup: dict[tuple[int, int], set[int]] = {}
+        self._buser: dict[int, set[int]] = {}
+        self._bwatch: dict[int, set[int]] = {}
+        self._touched: set[int] = set()  # servers
+        self._touched_users: set[int] = set()
+        self._rver: dict[int, int] = {}  # run id -> version (its waiting tasks changed)
+        self._heads: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 
     # ------------------------------------------------------------------ events
     def _grow(self, n: int) -> None:
@@ -168,6 +230,9 @@ class UDRF(JobFirstFit):
         else:
             rid = self._rid[(user, run)]
             big = self._oversized.pop(rid, None)  # the run grew: decide again on its next try
+            self._unbehind(rid)  # (a run behind a reservation is tried again too)
+            if self._reserve:  # its reservation, if it is a head, is made again
+                self._rver[rid] = self._rver.get(rid, 0) + 1
             rec = self._rec.get(rid)
             if rec is not None:
                 # a blocked run stays blocked: its recorded kind still has to fit (one more
@@ -200,6 +265,9 @@ class UDRF(JobFirstFit):
         """Release the task's class resources; blocked jobs that may now fit are retried."""
         self._release(user, server, demand)
         self._update_share(user)
+        if self._reserve:  # room freed on this server, and the user's key fell
+            self._touched.add(server)
+            self._touched_users.add(user)
         node = self._tnode.pop(task)
         use = self._use[user]
         use[node] -= 1
@@ -287,11 +355,27 @@ class UDRF(JobFirstFit):
         }
         return {u: overlap[b] for u, b in masks.items()}
 
-    def _try_run(self, user: int, run: Run) -> list[tuple[int, int]]:
-        """Start the job run whole if it fits (an oversized one partly); else record why not."""
+    def _try_run(
+        self,
+        user: int,
+        run: Run,
+        head: tuple[int, int] | None = None,
+    ) -> list[tuple[int, int]]:
+        """Start the job run whole if it fits (an oversized one partly); else record why not.
+
+        ``head``: the blocked run ahead of it (``blocked="reserve"``), whose servers it may not
+        use; a run that fails only for that reservation is kept in ``_behind``, not recorded."""
         kinds = self._runs[user][run]
         rid = self._rid[(user, run)]
-        out, placed, q, room = self._fit(kinds, np.array(self._free), partial=False)
+        reserved = None if head is None else self._head_servers(head)[0]
+
+        def free_now() -> np.ndarray:
+            free = np.array(self._free)
+            if reserved is not None:
+                free[reserved] = 0.0
+            return free
+
+        out, placed, q, room = self._fit(kinds, free_now(), partial=False)
         big = False
         if not out:
             cached = self._oversized.get(rid)
@@ -299,8 +383,21 @@ class UDRF(JobFirstFit):
                 cached = self._oversized[rid] = not self._fits(kinds, np.array(self._cap))
             big = cached
             if big:
-                out, placed, _, _ = self._fit(kinds, np.array(self._free), partial=True)
+                out, placed, _, _ = self._fit(kinds, free_now(), partial=True)
                 q, room = next(iter(kinds)), 0.0
+        if not out and head is not None:
+            # would it have started without the reservation? then it waits for the head
+            if big:
+                would = bool(self._fit(kinds, np.array(self._free), partial=True)[0])
+            else:
+                counts = {k: len(ts) for k, ts in kinds.items()}
+                q2, room2 = self._fits_counts(counts, np.array(self._free))
+                would = q2 < 0
+                if not would:  # it fails on the free amounts themselves: record that
+                    q, room = q2, room2
+            if would:
+                self._wait_behind(user, rid, kinds, head)
+                return []
         if not out:
             # kind q alone must fit before the run can (an oversized run: one task of it)
             self._flush()
@@ -311,8 +408,10 @@ class UDRF(JobFirstFit):
                 # every kind fits alone but not all together (First-Fit order): retry the run
                 # after the next completion, wherever it is
                 self._interplay.add(rid)
+                self._block(user, rid)
                 return []
             self._record(rid, q, need - room + float(self._G[q]), int(need))
+            self._block(user, rid)
             return []
         if self._rec or self._woken or self._interplay:
             snap, free = self._snap, self._free
@@ -333,6 +432,172 @@ class UDRF(JobFirstFit):
             self._oversized.pop(rid, None)
         self._update_share(user)
         return out
+
+    # ------------------------------------------------------------------ reservations
+    def _build_blocked(self) -> None:
+        """The blocked runs of every RDUC in a heap by key (share, user, run id): the known
+        failures that the order of Fig. 5, line 6 meets (``blocked="reserve"``)."""
+        heaps: dict[int, list[tuple[float, int, int]]] = {}
+        share, info, rduc = self._share, self._rinfo, self._rduc
+        for rid in itertools.chain(self._rec, self._interplay):
+            u = info[rid][0]
+            heaps.setdefault(rduc[u], []).append((share[u], u, rid))
+        for h in heaps.values():
+            heapq.heapify(h)
+        self._bheap = heaps
+
+    def _block(self, user: int, rid: int) -> None:
+        """Run ``rid`` of ``user`` was just found not to fit: a blocked run of its RDUC."""
+        if self._reserve:
+            heapq.heappush(
+                self._bheap.setdefault(self._rduc[user], []), (self._share[user], user, rid)
+            )
+
+    def _first_blocked(self, c: int) -> tuple[float, int, int] | None:
+        """The first blocked run of RDUC ``c`` in the order (share, user, run id), or None."""
+        h = self._bheap.get(c)
+        rec, tangled, share = self._rec, self._interplay, self._share
+        while h:
+            s, u, rid = h[0]
+            if rid not in rec and rid not in tangled:  # tried, woken or started since
+                heapq.heappop(h)
+            elif share[u] != s:  # its user's key moved: its place in the order too
+                heapq.heapreplace(h, (share[u], u, rid))
+            else:
+                return h[0]
+        return None
+
+    def _sig(self, rid: int) -> tuple[int, int]:
+        """A run with the version of its waiting tasks (what a reservation is made for)."""
+        return rid, self._rver.get(rid, 0)
+
+    def _head(self, c: int, key: tuple[float, int, int]) -> tuple[int, int] | None:
+        """The head of RDUC ``c`` (its first blocked run) if it comes before ``key``; else
+        None."""
+        first = self._first_blocked(c)
+        if first is None or first >= key:
+            return None
+        return self._sig(first[2])
+
+    def _head_servers(self, head: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """The servers reserved for the head (no run after it in the order may use them) and
+        the machine classes they cover entirely, shape (n_servers,) and (n_classes,).
+
+        The reservation is the fewest servers the head's job needs: its kinds, in order, are
+        counted onto the servers' capacities, the servers most drained now (largest free share
+        of their smallest resource) first, until each kind's tasks are held. It is made when the
+        run is first met as a head and kept until its waiting tasks change, so the servers it
+        names drain (only runs before the head may start there) and the head fits on them. A
+        run larger than its servers ever hold reserves every server that holds one of its tasks.
+        """
+        got = self._heads.get(head)
+        if got is None:
+            if len(self._heads) > 4096:
+                self._heads.clear()
+            u, run = self._rinfo[head[0]]
+            kinds = self._runs[u][run]
+            cap = self._cap
+            free = np.asarray(self._free)
+            drained = np.divide(free, cap, out=np.ones_like(free), where=cap > 0).min(axis=1)
+            order = np.argsort(-drained, kind="stable")
+            room = cap.copy()
+            servers = np.zeros(len(cap), dtype=bool)
+            for q, ts in kinds.items():
+                need = float(len(ts))
+                c = np.minimum(self._count(q, room)[order], need)
+                before = np.cumsum(c) - c  # tasks of the kind held by the servers ahead
+                take = np.minimum(c, np.maximum(need - before, 0.0))
+                used = take > 0
+                servers[order[used]] = True
+                room[order[used]] -= take[used, None] * self._kd[q]
+            sizes = np.bincount(self._cls, minlength=self._nc)
+            inside = np.bincount(self._cls[servers], minlength=self._nc)
+            got = self._heads[head] = (servers, inside == sizes)
+        return got
+
+    def _wait_behind(
+        self, user: int, rid: int, kinds: dict[int, list[int]], head: tuple[int, int]
+    ) -> None:
+        """Run ``rid`` fits, but not beside the head's reservation: it waits *behind* the head
+        until the head changes (:meth:`_refresh_behind`), its user's key falls (it may come
+        before the head), or a task finishes outside the head's servers on a machine class where
+        it could then fit: one of its classes (none, if one of its kinds may use only servers
+        reserved for the head)."""
+        servers, covered = self._head_servers(head)
+        masks, kmk, rows = self._masks, self._kmk, self._mrows
+        classes = np.zeros(self._nc, dtype=bool)
+        for q in kinds:
+            mk = kmk[q]
+            if not (rows[mk] & ~servers).any():  # this kind waits for the head whatever frees
+                classes[:] = False
+                break
+            classes |= masks[mk][1]
+        watch = np.flatnonzero(classes & ~covered).tolist()
+        self._behind[rid] = (head, watch)
+        self._bgroup.setdefault(head, set()).add(rid)
+        self._buser.setdefault(user, set()).add(rid)
+        for m in watch:
+            self._bwatch.setdefault(m, set()).add(rid)
+
+    def _unbehind(self, rid: int) -> bool:
+        """Take run ``rid`` out of the runs behind a reservation; whether it was one."""
+        got = self._behind.pop(rid, None)
+        if got is None:
+            return False
+        head, watch = got
+        group = self._bgroup[head]
+        group.discard(rid)
+        if not group:
+            del self._bgroup[head]
+        user = self._rinfo[rid][0]
+        mine = self._buser[user]
+        mine.discard(rid)
+        if not mine:
+            del self._buser[user]
+        for m in watch:
+            self._bwatch[m].discard(rid)
+        return True
+
+    def _release_behind(self, rids: set[int] | list[int]) -> None:
+        """Make the runs ``rids`` behind a reservation candidates again."""
+        for rid in list(rids):
+            if self._unbehind(rid):
+                self._candidate(self._rinfo[rid][0], rid)
+
+    def _refresh_behind(self, pass_start: bool) -> None:
+        """Release the runs behind a reservation that may fit now: the head they wait for is no
+        longer its RDUC's first blocked run (it started, or another comes first), or (at the
+        start of a pass) a task of their user or on a class they watch finished."""
+        if not self._behind:
+            self._touched.clear()
+            self._touched_users.clear()
+            return
+        if pass_start:
+            if self._touched:
+                # a completion outside a head's servers, on a class its runs watch
+                done = np.fromiter(self._touched, dtype=np.int64, count=len(self._touched))
+                for head in list(self._bgroup):
+                    group = self._bgroup.get(head)
+                    resv = self._heads.get(head)
+                    outside = done if resv is None else done[~resv[0][done]]
+                    for m in set(self._cls[outside].tolist()):
+                        watch = self._bwatch.get(m)
+                        if watch and group:
+                            self._release_behind([r for r in watch if r in group])
+            for u in self._touched_users:
+                got = self._buser.get(u)
+                if got:
+                    self._release_behind(got)
+            self._touched.clear()
+            self._touched_users.clear()
+        info, rduc = self._rinfo, self._rduc
+        for head in list(self._bgroup):
+            h = head[0]
+            first = None
+            if h in info and info[h][0] in rduc:
+                first = self._first_blocked(rduc[info[h][0]])
+            if first is None or first[2] != h or self._sig(h) != head:
+                self._release_behind(self._bgroup[head])
 
     # ------------------------------------------------------------------ wake-ups and passes
     def _flush(self) -> None:
@@ -481,9 +746,19 @@ class UDRF(JobFirstFit):
                 return
             self._due = False
         self._wake()
+        if self._reserve and (self._behind or self._touched):
+            if self._dirty:
+                self._recompute_rducs()
+            self._build_blocked()
+            self._built = True
+            self._refresh_behind(pass_start=True)
         while self._ready:
             if self._dirty:
                 self._recompute_rducs()
+                self._built = False
+            if self._reserve and not self._built:
+                self._build_blocked()
+            self._built = False
             by_rduc: dict[int, list[tuple[float, int]]] = {}
             for u in self._ready:
                 by_rduc.setdefault(self._rduc[u], []).append((self._share[u], u))
@@ -493,39 +768,52 @@ class UDRF(JobFirstFit):
                 heapq.heapify(heap)
                 while heap:
                     _, u = heapq.heappop(heap)
-                    placed = self._serve(u)
+                    placed = self._serve(u, c)
                     if not placed:
                         continue
                     yield from placed
                     if self._cand.get(u):
                         heapq.heappush(heap, (self._share[u], u))
+            if self._reserve:  # heads that started or were overtaken: try their runs again
+                self._refresh_behind(pass_start=False)
             if not self._retry:
+                if self._ready:  # (only after _refresh_behind)
+                    continue
                 break
             self._flush()  # woken runs failed: the runs they kept blocked may fit now
             retry, self._retry = self._retry, set()
             self._pop_feasible(retry)
 
-    def _serve(self, user: int) -> list[tuple[int, int]]:
-        """Start the user's oldest candidate job that fits; [] if none does."""
+    def _serve(self, user: int, c: int) -> list[tuple[int, int]]:
+        """Start the user's oldest candidate job that fits; [] if none does.
+
+        With ``blocked="reserve"`` a job may not use the servers of the first blocked job
+        before it in the order (share, user, job) of RDUC ``c`` (:meth:`_head`)."""
         cand = self._cand.get(user)
         heap_u = self._candh.get(user)
         while cand:
             rid = heapq.heappop(heap_u)  # type: ignore[arg-type]
             cand.discard(rid)
+            head = self._head(c, (self._share[user], user, rid)) if self._reserve else None
             rec = self._woken.pop(rid, None)
             if rec is not None:
                 self._flush()  # others may have taken the room since the wake-up
                 if self._G[rec[0]] < rec[1] - 0.5:
                     self._record(rid, *rec, counted=True)
+                    self._block(user, rid)
                     self._retry.add(rec[0])
                     continue
                 self._unkind(rec[0])
-            placed = self._try_run(user, self._rinfo[rid][1])
+            placed = self._try_run(user, self._rinfo[rid][1], head)
             if not placed and rec is not None:
                 self._retry.add(rec[0])
             if placed:
                 if rid in self._rinfo:  # oversized: the rest waits
+                    if self._reserve:
+                        self._rver[rid] = self._rver.get(rid, 0) + 1
                     self._candidate(user, rid)
                     self._ready.discard(user)
+                else:
+                    self._rver.pop(rid, None)
                 return placed
         return []

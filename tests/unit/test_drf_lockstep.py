@@ -68,9 +68,11 @@ def test_udrf_starts_a_job_that_needs_two_classes_at_once() -> None:
     task1 and task2, Section II-A) starts only when both classes have room, and whole.
 
     A and B = one (2, 2) server each. t=0: u3 fills B for 50 s. t=1: u2 submits the two-task
-    job (one (1, 1) task pinned to each class), u1 two one-task (1, 1) jobs on A. udrf and
-    drf-lockstep start u1's jobs at 1 and u2's job at 50 (both tasks); task-level drf-classes
-    starts u2's task on A at 1, where it holds half of A until its job can finish at 60."""
+    job (one (1, 1) task pinned to each class), u1 two one-task (1, 1) jobs on A. udrf starts
+    u2's job (u2 holds nothing and comes first) at 50 (both tasks) and keeps A for it meanwhile
+    (Fig. 5, line 6), so u1's jobs start at 50 and 60; ``udrf-backfill`` and drf-lockstep start
+    u1's jobs at 1 and u2's job at 50; task-level drf-classes starts u2's task on A at 1, where
+    it holds half of A until its job can finish at 60."""
     job = job_frame([("u2", 20, 1.0, 1.0, 1.0, 10.0, None), ("u2", 20, 1.0, 1.0, 1.0, 10.0, None)])
     model = ConstraintModelSource(
         FrameTaskSource(job.drop(columns="constraint")),
@@ -92,10 +94,12 @@ def test_udrf_starts_a_job_that_needs_two_classes_at_once() -> None:
     )
     cap, classes = [[2.0, 2.0], [2.0, 2.0]], ["A", "B"]
     want = {30: [0.0], 20: [50.0, 50.0], 10: [1.0], 11: [1.0]}
-    for sched in (UDRF(period_s=0), DRFLockstep(period_s=0)):
+    for sched in (UDRF(period_s=0, blocked="backfill"), DRFLockstep(period_s=0)):
         r = _run(sched, frame, cap, classes)
         assert _starts(r) == want, sched.name
         assert sorted(r.tasks["server"][1:3].tolist()) == [0, 1]
+    r = _run(UDRF(period_s=0), frame, cap, classes)
+    assert _starts(r) == {30: [0.0], 20: [50.0, 50.0], 10: [50.0], 11: [60.0]}
     from fairsim.schedulers import make_scheduler
 
     task_level = _starts(_run(make_scheduler("drf-classes"), frame, cap, classes))

@@ -110,7 +110,8 @@ def test_plugin_passes_the_conformance_suite_and_is_listed(plugin_site: Path) ->
         "'fairsim-fifo-plugin'"
     )
     p = _run(plugin_site, str(FAIRSIM), "run", "--help")
-    assert p.returncode == 0 and "drf-lockstep, udrf, fifo-plugin" in " ".join(p.stdout.split())
+    listed = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "drf-lockstep, udrf, udrf-backfill, fifo-plugin" in listed
 
 
 # --------------------------------------------------------------------------- broken entry points

@@ -41,14 +41,13 @@ RES = ("cpu", "mem")
 
 
 def _run(name: str, frame: pd.DataFrame, cap: np.ndarray, classes: list[str], **kw):
-    """Run ``name`` on the engine; ``udrf`` event-driven (``udrf-1s``: a pass per second)."""
+    """Run ``name`` on the engine; ``udrf`` and ``udrf-backfill`` event-driven (``udrf-1s``,
+    ``udrf-backfill-1s``: a pass per second, as registered)."""
     ix = ConstraintIndex(np.array(classes, dtype=object))
-    if name == "udrf":
-        sched = UDRF(period_s=0)
-    elif name == "udrf-1s":
-        sched = make_scheduler("udrf")
+    if name in ("udrf", "udrf-backfill"):
+        sched = UDRF(period_s=0, blocked="backfill" if name == "udrf-backfill" else "reserve")
     else:
-        sched = make_scheduler(name)
+        sched = make_scheduler(name.removesuffix("-1s"))
     return Engine(ClusterState(cap, RES), sched, FrameTaskSource(frame), constraints=ix, **kw).run()
 
 
@@ -70,22 +69,90 @@ def _stranding_example() -> pd.DataFrame:
 
 def test_whole_jobs_do_not_strand_resources() -> None:
     """Section II-A: task-level DRF gives u2 half of S for a task whose job cannot finish before
-    P frees at 100 s; UDRF starts u2's job only when both its tasks fit, so u1's four jobs all
-    start at once."""
+    P frees at 100 s; UDRF starts u2's job only when both its tasks fit.
+
+    Users by first submission: u3, u2, u1. At 1 s u2 and u1 both hold nothing (key 0; u2 first
+    by user order). Fig. 5, line 6 (``udrf``, ``blocked="reserve"``): u2's job does not fit (P
+    is full), so S and P are reserved for it; u1's four jobs on S wait, and start two at 100 s
+    (u2's job takes (2, 2) of S) and two at 110 s. With ``blocked="backfill"`` u1's four jobs
+    start at once at 1 s, and u2's job still at 100 s (here nothing refills P before then)."""
     frame = _stranding_example()
     cap = np.array([[4.0, 4.0], [2.0, 2.0]])
     classes = ["S", "P"]
     udrf = _run("udrf", frame, cap, classes).tasks["start_s"]
+    backfill = _run("udrf-backfill", frame, cap, classes).tasks["start_s"]
     drf = _run("drf-classes", frame, cap, classes).tasks["start_s"]
     # task order: u3 a, u3 b, u2 a, u2 b, u1 x4
-    assert udrf.tolist() == [0.0, 0.0, 100.0, 100.0, 1.0, 1.0, 1.0, 1.0]
+    assert udrf.tolist() == [0.0, 0.0, 100.0, 100.0, 100.0, 100.0, 110.0, 110.0]
+    assert backfill.tolist() == [0.0, 0.0, 100.0, 100.0, 1.0, 1.0, 1.0, 1.0]
     # drf-classes: u2's task a starts at 1 and takes (2, 2) of S (its job still ends at 110);
     # u1 gets the other two slots of S at 1 and its last two jobs wait until 11.
     assert drf.tolist() == [0.0, 0.0, 1.0, 100.0, 1.0, 1.0, 11.0, 11.0]
-    # the default udrf decides once per second (Section V): the t=0 submissions wait for the
-    # pass at 1 s, where the three users are served in one pass
+    # the registered udrf decides once per second (Section V): the t=0 submissions wait for
+    # the pass at 1 s, where the three users are served in one pass
     per_second = _run("udrf-1s", frame, cap, classes).tasks["start_s"]
+    assert per_second.tolist() == [1.0, 1.0, 101.0, 101.0, 101.0, 101.0, 111.0, 111.0]
+    per_second = _run("udrf-backfill-1s", frame, cap, classes).tasks["start_s"]
     assert per_second.tolist() == [1.0, 1.0, 101.0, 101.0, 1.0, 1.0, 1.0, 1.0]
+
+
+def _gang_example(stream: int = 40) -> pd.DataFrame:
+    """The example of issue 30: classes X and Y, one (1, 1) server each. User B streams single
+    (0.5, 0.5) tasks of 10 s on both classes, each its own job: one per class at 0 s, then
+    ``stream + 1`` more per class at 5 s; B also runs one small (0.1, 0.1) task on Y for 1,000 s
+    (so its share never drops to A's 0, where the tie would go to B, the first user). At 1.5 s,
+    when B's first tasks run (with a pass per second too), user A submits one job of two
+    (0.6, 0.6) tasks of 20 s, one pinned to each class (a gang: it needs both classes at once)."""
+    rows = [("B", 100 + i, 0.0, 0.5, 0.5, 10.0, f"class={c}") for i, c in enumerate("XY")]
+    rows.append(("B", 102, 0.0, 0.1, 0.1, 1_000.0, "class=Y"))
+    rows += [("A", 1, 1.5, 0.6, 0.6, 20.0, f"class={c}") for c in "XY"]
+    rows += [
+        ("B", 200 + 2 * i + k, 5.0, 0.5, 0.5, 10.0, f"class={c}")
+        for i in range(stream + 1)
+        for k, c in enumerate("XY")
+    ]
+    return job_frame(rows)
+
+
+@pytest.mark.parametrize("per_second", [False, True])
+def test_lowest_share_users_gang_job_is_reserved_for(per_second: bool) -> None:
+    """Fig. 5, line 6: the job of the user with the lowest RDUC-wise dominant share is served
+    first; when it does not fit, the servers it needs are not given to anyone after it.
+
+    A holds nothing (key 0), B at least 0.1 of Y. A's job does not fit beside B's running tasks
+    (0.5 free of X, 0.4 of Y), so X and Y are reserved for it: B's tasks submitted at 5 s wait,
+    B's first (0.5, 0.5) tasks end at 10 s, and A's job starts at 10 s (11 s with the registered
+    pass per second). B's next tasks fit only after A's end (0.4 and 0.3 left beside A's 0.6),
+    at 30 s (31 s): two on X, one on Y."""
+    frame = _gang_example()
+    cap = np.array([[1.0, 1.0], [1.0, 1.0]])
+    r = _run("udrf-1s" if per_second else "udrf", frame, cap, ["X", "Y"])
+    t = pd.DataFrame({k: r.tasks[k] for k in ("job_id", "start_s")})
+    at = 1.0 if per_second else 0.0
+    assert t.loc[t["job_id"] == 1, "start_s"].tolist() == [10.0 + at] * 2
+    b = np.sort(t.loc[t["job_id"] != 1, "start_s"].to_numpy())
+    assert b[:6].tolist() == [at] * 3 + [30.0 + at] * 3
+
+
+def test_backfilling_starves_the_gang_job() -> None:
+    """The same example with ``blocked="backfill"`` (``udrf-backfill``): whenever one of B's
+    tasks on X ends, 0.5 of X is free, A's job (0.6 on each class) does not fit, and B's next
+    task does. A's job starts only after B's stream on X has run out (its 42 tasks run two at a
+    time, staggered by 5 s: the last ends at 215 s), at 220 s when B's task on Y ends; with 400
+    more B tasks per class it is still waiting at 1,000 s, where the paper's rule started it at
+    10 s."""
+    cap = np.array([[1.0, 1.0], [1.0, 1.0]])
+    r = _run("udrf-backfill", _gang_example(), cap, ["X", "Y"])
+    t = pd.DataFrame({k: r.tasks[k] for k in ("job_id", "start_s", "finish_s", "server")})
+    on_x = t[(t["job_id"] != 1) & (t["server"] == 0)]
+    assert t.loc[t["job_id"] == 1, "start_s"].tolist() == [220.0, 220.0]
+    assert len(on_x) == 42 and on_x["finish_s"].max() == 215.0
+    long = _gang_example(400)
+    a = (long["job_id"] == 1).to_numpy()
+    late = _run("udrf-backfill", long, cap, ["X", "Y"], horizon_s=1_000.0).tasks["start_s"]
+    assert np.isnan(late[a]).all()
+    paper = _run("udrf", long, cap, ["X", "Y"], horizon_s=1_000.0).tasks["start_s"]
+    assert paper[a].tolist() == [10.0, 10.0]
 
 
 def test_rducs_follow_users_joining_and_leaving() -> None:
@@ -336,8 +403,9 @@ def test_fill_on_fig1_like_instance() -> None:
 def test_online_fill_within_one_job_of_offline(seed: int) -> None:
     """Online vs offline UDRF on random unweighted instances whose jobs are small against the
     classes: in every RDUC the lowest RDUC-wise dominant share (the max-min objective) is within
-    one job's share of the offline one, the fill is feasible (eq. 6), and it is maximal (no
-    further run of any job fits: line 6 stops only when nothing fits)."""
+    one job's share of the offline one and the fill is feasible (eq. 6), with either rule for a
+    job that does not fit; with ``backfill`` the fill is maximal (no further run of any job
+    fits), with ``reserve`` only the classes no waiting job reserves are filled up."""
     raw = random_job_instance(np.random.default_rng(seed))
     for s in raw["servers"]:
         s["capacity"] = [c * 30 for c in s["capacity"]]
@@ -345,14 +413,17 @@ def test_online_fill_within_one_job_of_offline(seed: int) -> None:
         u["weight"] = 1.0
     inst = parse_job_instance(raw)
     d = job_shares(inst)
-    x_on = udrf_online_fill(inst).astype(float)
-    used = x_on @ d
-    assert (used <= 1 + 1e-9).all()
-    for j in range(len(x_on)):  # maximal: one more run of any job breaks feasibility
-        assert ((used + d[j]) > 1 + 1e-9).any()
-    s_on, s_off = dominant_shares(inst, x_on), dominant_shares(inst, solve_udrf(inst))
-    for comp in rducs(inst):
-        assert s_on[comp].min() >= s_off[comp].min() - d.max() - 1e-9
+    s_off = dominant_shares(inst, solve_udrf(inst))
+    for blocked in ("backfill", "reserve"):
+        x_on = udrf_online_fill(inst, blocked=blocked).astype(float)
+        used = x_on @ d
+        assert (used <= 1 + 1e-9).all()
+        if blocked == "backfill":
+            for j in range(len(x_on)):  # maximal: one more run of any job breaks feasibility
+                assert ((used + d[j]) > 1 + 1e-9).any()
+        s_on = dominant_shares(inst, x_on)
+        for comp in rducs(inst):
+            assert s_on[comp].min() >= s_off[comp].min() - d.max() - 1e-9
 
 
 def test_udrf_is_deterministic_and_speedy_enough_to_replay_jobs() -> None:
@@ -362,7 +433,7 @@ def test_udrf_is_deterministic_and_speedy_enough_to_replay_jobs() -> None:
     a = _run("udrf", frame, cap, ["S", "P"]).tasks
     b = _run("udrf", frame, cap, ["S", "P"]).tasks
     assert np.array_equal(a["server"], b["server"]) and np.array_equal(a["start_s"], b["start_s"])
-    assert math.isclose(float(np.nanmax(a["finish_s"])), 110.0)
+    assert math.isclose(float(np.nanmax(a["finish_s"])), 120.0)
 
 
 def test_cli_solve_udrf_online(tmp_path: Path) -> None:
