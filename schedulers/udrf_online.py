@@ -198,11 +198,17 @@ class UDRF(JobFirstFit):
         # by user and by watched class; classes and users with a completion since the last pass
         self._bheap: dict[int, list[tuple[float, int, int]]] = {}
         self._built = False
-        self._behind: dict[int, tuple[tuple[int, int], list[int]]] = {}
+        self._behind: dict[int, tuple[tuple[int, int], int, float]] = {}
         self._bgroup: dict[tuple[int, int], set[int]] = {}
         self._buser: dict[int, set[int]] = {}
-        self._bwatch: dict[int, set[int]] = {}
-        self._touched: set[int] = set()  # servers
+        # per head and short kind: a bound on the room gained outside the reservation, and the
+        # heap of (bound needed, run id) of the runs waiting for it
+        self._bgain: dict[tuple[int, int], dict[int, float]] = {}
+        self._bneed: dict[tuple[int, int], dict[int, list[tuple[float, int]]]] = {}
+        # runs released for room this pass: run id -> (head, kind, bound) they waited on, and
+        # the head's gains then (a bound holds only while the same gains are kept)
+        self._roomed: dict[int, tuple[tuple[int, int], int, float, dict[int, float]]] = {}
+        self._touched: dict[int, np.ndarray] = {}  # server -> its free amounts before
         self._touched_users: set[int] = set()
         self._rver: dict[int, int] = {}  # run id -> version (its waiting tasks changed)
         self._heads: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
@@ -266,7 +272,8 @@ class UDRF(JobFirstFit):
         self._release(user, server, demand)
         self._update_share(user)
         if self._reserve:  # room freed on this server, and the user's key fell
-            self._touched.add(server)
+            if server not in self._touched:
+                self._touched[server] = self._free[server] - np.asarray(demand)
             self._touched_users.add(user)
         node = self._tnode.pop(task)
         use = self._use[user]
@@ -363,8 +370,8 @@ class UDRF(JobFirstFit):
     ) -> list[tuple[int, int]]:
         """Start the job run whole if it fits (an oversized one partly); else record why not.
 
-        ``head``: the blocked run ahead of it (``blocked="reserve"``), whose servers it may not
-        use; a run that fails only for that reservation is kept in ``_behind``, not recorded."""
+        ``head``: the blocked run ahead of it (``blocked="reserve"``), whose reserved servers it
+        may not use; a run that fails behind a head is kept in ``_behind``, not recorded."""
         kinds = self._runs[user][run]
         rid = self._rid[(user, run)]
         reserved = None if head is None else self._head_servers(head)[0]
@@ -386,18 +393,13 @@ class UDRF(JobFirstFit):
                 out, placed, _, _ = self._fit(kinds, free_now(), partial=True)
                 q, room = next(iter(kinds)), 0.0
         if not out and head is not None:
-            # would it have started without the reservation? then it waits for the head
-            if big:
-                would = bool(self._fit(kinds, np.array(self._free), partial=True)[0])
-            else:
-                counts = {k: len(ts) for k, ts in kinds.items()}
-                q2, room2 = self._fits_counts(counts, np.array(self._free))
-                would = q2 < 0
-                if not would:  # it fails on the free amounts themselves: record that
-                    q, room = q2, room2
-            if would:
-                self._wait_behind(user, rid, kinds, head)
-                return []
+            # behind the head, it waits until kind q has the room for its tasks outside the
+            # head's servers (an oversized run: its first kind, for one task), or the head or
+            # the order changes; whether it would fit beside the reservation does not matter
+            # (only runs before the head may use its servers)
+            short, n_short = (next(iter(kinds)), 1) if big else (q, len(kinds[q]))
+            self._wait_behind(user, rid, kinds, head, short, n_short)
+            return []
         if not out:
             # kind q alone must fit before the run can (an oversized run: one task of it)
             self._flush()
@@ -418,6 +420,14 @@ class UDRF(JobFirstFit):
             for _t, srv in out:
                 if srv not in snap:
                     snap[srv] = free[srv].copy()
+        if self._bneed:  # the room these placements take from the runs behind a reservation
+            used: dict[int, np.ndarray] = {}
+            kd, kind_t = self._kd, self._kind_t
+            for t, srv in out:
+                used[srv] = used.get(srv, 0.0) + kd[kind_t[t]]
+            servers = np.fromiter(used, dtype=np.int64, count=len(used))
+            before = np.asarray(self._free)[servers]
+            self._room_change(servers, before, before - np.array(list(used.values())))
         self._charge(user, out)
         for q2, n in placed.items():
             rest = kinds[q2][n:]
@@ -492,8 +502,8 @@ class UDRF(JobFirstFit):
         """
         got = self._heads.get(head)
         if got is None:
-            if len(self._heads) > 4096:
-                self._heads.clear()
+            if len(self._heads) > 4096:  # keep those runs wait behind (their bounds use them)
+                self._heads = {h: v for h, v in self._heads.items() if h in self._bgroup}
             u, run = self._rinfo[head[0]]
             kinds = self._runs[u][run]
             cap = self._cap
@@ -516,46 +526,52 @@ class UDRF(JobFirstFit):
         return got
 
     def _wait_behind(
-        self, user: int, rid: int, kinds: dict[int, list[int]], head: tuple[int, int]
+        self,
+        user: int,
+        rid: int,
+        kinds: dict[int, list[int]],
+        head: tuple[int, int],
+        short: int,
+        need: int,
     ) -> None:
-        """Run ``rid`` fits, but not beside the head's reservation: it waits *behind* the head
+        """Run ``rid`` does not fit beside the head's reservation: it waits *behind* the head
         until the head changes (:meth:`_refresh_behind`), its user's key falls (it may come
-        before the head), or a task finishes outside the head's servers on a machine class where
-        it could then fit: one of its classes (none, if one of its kinds may use only servers
-        reserved for the head)."""
-        servers, covered = self._head_servers(head)
-        masks, kmk, rows = self._masks, self._kmk, self._mrows
-        classes = np.zeros(self._nc, dtype=bool)
-        for q in kinds:
-            mk = kmk[q]
-            if not (rows[mk] & ~servers).any():  # this kind waits for the head whatever frees
-                classes[:] = False
-                break
-            classes |= masks[mk][1]
-        watch = np.flatnonzero(classes & ~covered).tolist()
-        self._behind[rid] = (head, watch)
+        before the head), or its kind ``short`` (the one that did not fit) has the room for its
+        ``need`` tasks outside the head's servers again (:meth:`_release_roomy`).
+
+        That room is ``C`` now (the kind alone, on the free amounts outside the reservation);
+        every completion and placement since changes it by the kind's room on the server after
+        minus before (:meth:`_room_change`), so ``C`` plus those changes is the room at any time,
+        and the run cannot fit before it reaches ``need``."""
+        reserved = self._head_servers(head)[0]
+        cnt = self._count(short, np.asarray(self._free))
+        room = float(cnt[~reserved].sum())
+        gain = self._bgain.setdefault(head, {}).get(short, 0.0)
+        self._bgain[head][short] = gain
+        bound = need - room + gain
+        self._behind[rid] = (head, short, bound)
         self._bgroup.setdefault(head, set()).add(rid)
         self._buser.setdefault(user, set()).add(rid)
-        for m in watch:
-            self._bwatch.setdefault(m, set()).add(rid)
+        heapq.heappush(self._bneed.setdefault(head, {}).setdefault(short, []), (bound, rid))
 
     def _unbehind(self, rid: int) -> bool:
-        """Take run ``rid`` out of the runs behind a reservation; whether it was one."""
+        """Take run ``rid`` out of the runs behind a reservation; whether it was one (its heap
+        entry goes stale and is dropped when met)."""
         got = self._behind.pop(rid, None)
         if got is None:
             return False
-        head, watch = got
+        head = got[0]
         group = self._bgroup[head]
         group.discard(rid)
         if not group:
             del self._bgroup[head]
+            self._bgain.pop(head, None)
+            self._bneed.pop(head, None)
         user = self._rinfo[rid][0]
         mine = self._buser[user]
         mine.discard(rid)
         if not mine:
             del self._buser[user]
-        for m in watch:
-            self._bwatch[m].discard(rid)
         return True
 
     def _release_behind(self, rids: set[int] | list[int]) -> None:
@@ -564,30 +580,120 @@ class UDRF(JobFirstFit):
             if self._unbehind(rid):
                 self._candidate(self._rinfo[rid][0], rid)
 
+    def _room_change(self, servers: np.ndarray, before: np.ndarray, after: np.ndarray) -> None:
+        """The free amounts of ``servers`` went from ``before`` to ``after`` (shape (t, K)): add
+        the room every short kind of the runs behind each head gained (or lost) on those of them
+        outside the head's reservation."""
+        for head, heaps in self._bneed.items():
+            resv = self._heads.get(head)
+            keep = np.ones(len(servers), dtype=bool) if resv is None else ~resv[0][servers]
+            if not keep.any() or not heaps:
+                continue
+            srv = servers[keep]
+            qs = list(heaps)
+            d = self._kd[qs]  # (q, K)
+            dsafe = np.where(d > 0, d, 1.0)[:, None, :]
+            demands = (d > 0)[:, None, :]
+
+            def room(
+                free: np.ndarray, dsafe: np.ndarray = dsafe, demands: np.ndarray = demands
+            ) -> np.ndarray:
+                per = np.floor((free[None, :, :] + _TOL) / dsafe)  # (q, t, K)
+                per = np.where(demands, per, np.inf).min(axis=2)
+                return np.where(np.isinf(per), 0.0, np.maximum(per, 0.0))
+
+            delta = room(after[keep]) - room(before[keep])
+            delta *= self._mrows[[self._kmk[q] for q in qs]][:, srv]
+            gains = self._bgain[head]
+            for q, add in zip(qs, delta.sum(axis=1).tolist(), strict=True):
+                if add:
+                    gains[q] = gains.get(q, 0.0) + add
+
+    def _release_roomy(self) -> None:
+        """Release the runs behind a head whose short kind has the room for them again (its
+        exact room outside the reservation, from the gains since each was blocked): of the runs
+        of one head and kind, in the order of their keys, as many as the room holds; the others
+        stay (looked at again on the next pass)."""
+        share, info = self._share, self._rinfo
+        out: list[int] = []
+        for head, heaps in self._bneed.items():
+            gains = self._bgain.get(head, {})
+            for q, h in heaps.items():
+                g = gains.get(q, 0.0)
+                ready = []
+                while h and h[0][0] <= g + 0.5:
+                    bound, rid = heapq.heappop(h)
+                    got = self._behind.get(rid)
+                    if got is not None and got[0] == head and got[1] == q and got[2] == bound:
+                        ready.append((bound, rid))
+                if not ready:
+                    continue
+                ready = list(dict.fromkeys(ready))
+                # the kind's room now: need - bound + g, the same for every run of the kind
+                room = min(self._nwait(rid, q) - bound + g for bound, rid in ready)
+                ready.sort(key=lambda e: (share[info[e[1]][0]], info[e[1]][0], e[1]))
+                for bound, rid in ready:
+                    need = self._nwait(rid, q)
+                    if need <= room + 0.5:
+                        room -= need
+                        out.append(rid)
+                        self._roomed[rid] = (head, q, bound, gains)
+                    else:
+                        heapq.heappush(h, (bound, rid))
+        self._release_behind(out)
+
+    def _still_short(self, user: int, rid: int, head: tuple[int, int] | None) -> bool:
+        """Run ``rid``, released for room this pass, finds the head unchanged and its kind's
+        room outside the reservation taken by the runs served before it: it goes back behind the
+        head at once, with the bound it had (no fit can succeed)."""
+        got = self._roomed.pop(rid, None)
+        if got is None or got[0] != head or head not in self._bneed:
+            return False
+        _, q, bound, gains = got
+        if self._bgain.get(head) is not gains or q not in gains:
+            return False  # the head's runs were all released since: its gains started anew
+        if gains[q] >= bound - 0.5:  # room now = need - bound + gain
+            return False
+        self._behind[rid] = (head, q, bound)
+        self._bgroup.setdefault(head, set()).add(rid)
+        self._buser.setdefault(user, set()).add(rid)
+        heapq.heappush(self._bneed[head].setdefault(q, []), (bound, rid))
+        return True
+
+    def _nwait(self, rid: int, q: int) -> int:
+        """Tasks of kind ``q`` run ``rid`` must place (one, for an oversized run)."""
+        if self._oversized.get(rid):
+            return 1
+        u, run = self._rinfo[rid]
+        return len(self._runs[u][run].get(q, ()))
+
     def _refresh_behind(self, pass_start: bool) -> None:
         """Release the runs behind a reservation that may fit now: the head they wait for is no
         longer its RDUC's first blocked run (it started, or another comes first), or (at the
-        start of a pass) a task of their user or on a class they watch finished."""
+        start of a pass) a task of their user finished and they now come before the head, or
+        tasks that finished outside the head's servers may have left the room they lacked
+        (:meth:`_release_roomy`)."""
         if not self._behind:
             self._touched.clear()
             self._touched_users.clear()
             return
         if pass_start:
             if self._touched:
-                # a completion outside a head's servers, on a class its runs watch
                 done = np.fromiter(self._touched, dtype=np.int64, count=len(self._touched))
-                for head in list(self._bgroup):
-                    group = self._bgroup.get(head)
-                    resv = self._heads.get(head)
-                    outside = done if resv is None else done[~resv[0][done]]
-                    for m in set(self._cls[outside].tolist()):
-                        watch = self._bwatch.get(m)
-                        if watch and group:
-                            self._release_behind([r for r in watch if r in group])
-            for u in self._touched_users:
+                before = np.array(list(self._touched.values()))
+                self._room_change(done, before, np.asarray(self._free)[done])
+            self._release_roomy()
+            share = self._share
+            for u in self._touched_users:  # its key fell: do some of its runs precede the head?
                 got = self._buser.get(u)
                 if got:
-                    self._release_behind(got)
+                    ahead = []
+                    for rid in got:
+                        h = self._behind[rid][0][0]
+                        hu = self._rinfo[h][0] if h in self._rinfo else None
+                        if hu is None or (share[u], u, rid) < (share[hu], hu, h):
+                            ahead.append(rid)
+                    self._release_behind(ahead)
             self._touched.clear()
             self._touched_users.clear()
         info, rduc = self._rinfo, self._rduc
@@ -746,6 +852,7 @@ class UDRF(JobFirstFit):
                 return
             self._due = False
         self._wake()
+        self._roomed.clear()
         if self._reserve and (self._behind or self._touched):
             if self._dirty:
                 self._recompute_rducs()
@@ -795,6 +902,8 @@ class UDRF(JobFirstFit):
             rid = heapq.heappop(heap_u)  # type: ignore[arg-type]
             cand.discard(rid)
             head = self._head(c, (self._share[user], user, rid)) if self._reserve else None
+            if self._roomed and self._still_short(user, rid, head):
+                continue
             rec = self._woken.pop(rid, None)
             if rec is not None:
                 self._flush()  # others may have taken the room since the wake-up
