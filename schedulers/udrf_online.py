@@ -73,7 +73,7 @@ BLOCKED = ("reserve", "backfill")
 
 
 class UDRF(JobFirstFit):
-    """Online UDRF: per-RDUC schedulers start whole jobs for the lowest RDUC-wise dominant share.
+    """Online UDRF: whole jobs for the lowest RDUC-wise dominant share; a waiting one keeps servers.
 
     UDRF paper (Tahir et al.), Section III-C, Fig. 5; RDUCs by Definitions 1-2; key by eq. 12.
 
