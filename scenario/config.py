@@ -107,11 +107,13 @@ Placement constraints (:mod:`fairsim.simulator.constraints`)
 ``constraints: {share: 0.5, classes: [1, 2], per: job, model: pinned}``
     A constraint model for traces without constraints: each job (or task) is, with probability
     ``share``, given ``classes`` machine classes of the pool (an integer or ``[lo, hi]``,
-    uniform), drawn without replacement with probability proportional to the number of servers
-    of each class. ``model: pinned`` (default): the job spans those classes and each of its tasks
-    is pinned to one of them (``class=A``; UDRF paper, Section II-A, u2's task1 and task2);
-    ``model: any-of``: every task may use any of them (``class=A|B``). About half of Google's
-    tasks are constrained (Sharma et al., SoCC 2011).
+    uniform; or ``{k: share}``, the share of jobs needing ``k`` classes, matched as closely as
+    the jobs' sizes allow), drawn without replacement with probability proportional to the
+    number of servers of each class, among the classes that can hold the task. ``model:
+    pinned`` (default): the job spans those classes and each of its tasks is pinned to one of
+    them (``class=A``; UDRF paper, Section II-A, u2's task1 and task2); ``model: any-of``: every
+    task may use any of them (``class=A|B``). About half of Google's tasks are constrained
+    (Sharma et al., SoCC 2011).
 """
 
 from __future__ import annotations
@@ -312,9 +314,12 @@ class ConstraintModel(_Strict):
 
     share: float = Field(default=0.5, ge=0, le=1)
     """Probability that a job (or task, see ``per``) is constrained."""
-    classes: int | list[int] = 1
+    classes: int | list[int] | dict[int, float] = 1
     """Number of machine classes a constrained job may use: an integer or ``[lo, hi]`` (uniform),
-    drawn without replacement with probability proportional to each class's server count.
+    or a mapping ``{k: share}``: the share of jobs that need ``k`` classes (UDRF paper, Fig. 8),
+    matched as closely as the jobs' sizes allow (a job of ``n`` tasks pinned one class each needs
+    at most ``n``; ``per: job`` only). The classes are drawn without replacement with
+    probability proportional to each class's server count, among those that can hold the task.
     """
     per: Literal["job", "task"] = "job"
     """Whether the draw is made once per job or once per task."""
@@ -325,7 +330,14 @@ class ConstraintModel(_Strict):
 
     @field_validator("classes")
     @classmethod
-    def _classes(cls, v: int | list[int]) -> int | list[int]:
+    def _classes(cls, v: int | list[int] | dict[int, float]) -> int | list[int] | dict[int, float]:
+        if isinstance(v, dict):
+            if not v or any(k < 1 or w < 0 for k, w in v.items()) or sum(v.values()) <= 0:
+                raise ValueError(
+                    f"classes must map numbers of classes >= 1 to shares >= 0 (not all 0), "
+                    f"got {v!r}"
+                )
+            return v
         try:
             lo, hi = value_range(v)
         except ValueError:
@@ -340,6 +352,11 @@ class ConstraintModel(_Strict):
             raise ValueError(
                 f"classes: {self.classes!r} with model 'pinned' and per 'task' (a pinned task "
                 "uses one class: set classes: 1, per: job, or model: any-of)"
+            )
+        if isinstance(self.classes, dict) and self.per != "job":
+            raise ValueError(
+                f"classes: {self.classes!r} is a share per number of classes a job needs: "
+                "set per: job"
             )
         return self
 

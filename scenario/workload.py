@@ -325,6 +325,18 @@ def _with_jobs(cfg: RunConfig, workload: Workload, dag: bool) -> Workload:
     return workload
 
 
+def distinct_tasks(open_source: Callable[[], TaskSource]) -> dict[int, int]:
+    """Distinct tasks of every job: the tasks of its first repetition (one pass over a fresh
+    stream)."""
+    sizes: dict[int, int] = {}
+    for batch in open_source().batches():
+        jobs = batch.job_id if batch.rep is None else batch.job_id[batch.rep == 0]
+        ids, counts = np.unique(jobs, return_counts=True)
+        for j, c in zip(ids.tolist(), counts.tolist(), strict=True):
+            sizes[j] = sizes.get(j, 0) + c
+    return sizes
+
+
 def constrained_workload(
     cfg: RunConfig, workload: Workload, pool: pd.DataFrame
 ) -> tuple[Callable[[], TaskSource], Callable[[], ConstraintIndex] | None]:
@@ -352,17 +364,26 @@ def constrained_workload(
     if use_trace:
         return workload.open, index
     assert isinstance(spec, ConstraintModel)
-    lo, hi = value_range(spec.classes)
+    n_classes: tuple[int, int] | dict[int, float]
+    job_tasks: dict[int, int] | None = None
+    if isinstance(spec.classes, dict):
+        n_classes = dict(spec.classes)
+        job_tasks = distinct_tasks(workload.open)
+    else:
+        n_classes = value_range(spec.classes)
+    capacity = pool[list(workload.resources)].to_numpy(dtype=np.float64)
 
     def open_model() -> TaskSource:
         return ConstraintModelSource(
             workload.open(),
             classes,
             share=spec.share,
-            n_classes=(lo, hi),
+            n_classes=n_classes,
             per=spec.per,
             rng=component_rng(cfg.seed, "constraints"),
             model=spec.model,
+            capacity=capacity,
+            job_tasks=job_tasks,
         )
 
     return open_model, index

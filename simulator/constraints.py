@@ -25,6 +25,7 @@ and validates every placement against the mask, and schedulers read the mask of 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
@@ -200,27 +201,108 @@ class ConstraintIndex:
 
 
 MODELS = ("pinned", "any-of")
+#: How much a demand may exceed a capacity and still be held: the engine's tolerance,
+#: :data:`fairsim.simulator.cluster.CAPACITY_TOLERANCE` (not imported: cluster imports this
+#: module).
+HOLD_TOLERANCE = 1e-9
+
+
+def _show(n_classes: object) -> str:
+    """``n_classes`` as a config writes it: ``[lo, hi]`` or ``{k: share}``."""
+    return repr(list(n_classes) if isinstance(n_classes, tuple) else n_classes)
+
+
+def needed_classes_distribution(
+    target: Mapping[int, float], caps: Mapping[int, int]
+) -> dict[int, dict[int, float]]:
+    """How many classes each job needs, so that the share of jobs needing ``k`` classes follows
+    ``target`` as closely as the jobs' sizes allow.
+
+    A job of ``n`` distinct tasks, each pinned to one class, needs at most ``n`` classes (its
+    *cap*: ``min(n, number of classes)``). The target's mass is given out from the largest ``k``
+    down: the jobs whose cap reaches ``k`` and that have no count yet get ``k`` with the
+    probability that makes the expected number needing ``k`` equal to ``target[k]`` times the
+    number of jobs (or all of them, when too few can); what no job can take moves down, and
+    ``k = 1`` takes the rest.
+
+    Parameters
+    ----------
+    target : mapping of int to float
+        Share of jobs per number of classes ``k >= 1`` (normalised here).
+    caps : mapping of int to int
+        Number of jobs per cap (``cap >= 1``).
+
+    Returns
+    -------
+    dict of int to dict of int to float
+        Per cap, the probability of every ``k <= cap`` (summing to 1).
+
+    Raises
+    ------
+    ValueError
+        For an empty target, a negative share or a ``k`` or cap below 1.
+
+    Examples
+    --------
+    UDRF paper, Fig. 8: 65 % of the jobs need one or two classes. With 60 single-task jobs, 10
+    of two tasks and 30 larger ones, at most 30 % can need three or more:
+
+    >>> d = needed_classes_distribution({1: 0.325, 2: 0.325, 3: 0.35}, {1: 60, 2: 10, 3: 30})
+    >>> d[3], d[2], d[1]
+    ({3: 1.0}, {2: 1.0}, {1: 1.0})
+    """
+    if not target or any(k < 1 or w < 0 for k, w in target.items()) or sum(target.values()) <= 0:
+        raise ValueError(f"classes: {dict(target)!r} (expected shares >= 0 of counts >= 1)")
+    if any(c < 1 for c in caps):
+        raise ValueError(f"caps: {dict(caps)!r} (every cap is at least 1)")
+    total_w = float(sum(target.values()))
+    n_jobs = float(sum(caps.values()))
+    left = {c: float(n) for c, n in caps.items() if n > 0}
+    out: dict[int, dict[int, float]] = {c: {} for c in left}
+    for k in sorted((k for k in target if k > 1), reverse=True):
+        eligible = sum(v for c, v in left.items() if c >= k)
+        if eligible <= 0 or target[k] <= 0:
+            continue
+        q = min(1.0, target[k] / total_w * n_jobs / eligible)
+        for c in left:
+            if c >= k:
+                take = left[c] * q
+                out[c][k] = take / caps[c]
+                left[c] -= take
+    for c in out:
+        out[c][1] = left[c] / caps[c]
+        out[c] = {k: p for k, p in sorted(out[c].items()) if p > 0}
+    return out
 
 
 class ConstraintModelSource(WrappedTaskSource):
     """Wrap a task stream and give jobs (or tasks) ``class=...`` constraints by a model.
 
     With probability ``share`` a job (``per="job"``) or task (``per="task"``) is given ``k``
-    machine classes, ``k`` uniform in ``[lo, hi]`` (capped at the number of classes), drawn
-    without replacement with probability proportional to each class's number of servers. What
-    the classes mean depends on ``model``:
+    machine classes. ``k`` is uniform in ``n_classes = (lo, hi)``, or drawn per job from a
+    distribution ``{k: share}`` of the number of classes the jobs need, matched as closely as
+    the jobs' sizes allow (:func:`needed_classes_distribution`; needs ``job_tasks``). The
+    classes are drawn without replacement with probability proportional to each class's number
+    of servers, among the classes that can hold the job's first task (a class holds a task when
+    one of its servers has at least the task's demand in every resource); ``k`` is capped at
+    their number. What the classes mean depends on ``model``:
 
     ``pinned`` (default)
         The job *spans* the ``k`` classes and each of its tasks is pinned to exactly one of them
         (``class=A``), as u2's task1 and task2 in the UDRF paper's Section II-A each need their
-        own machine class: the job's ``i``-th distinct task (by ``task_index``, in stream order)
-        goes to the ``(i mod k)``-th class in draw order, so a job of ``n`` tasks needs
-        ``min(k, n)`` classes at once, and every repetition of a task gets the same class. With
-        ``per="task"``, ``k`` must be 1.
+        own machine class. The job's distinct tasks (by ``task_index``, in stream order) go to
+        the job's classes that can hold them: each to a class none of the job's tasks uses yet
+        (in draw order) while there is one, else to the class with the fewest of the job's
+        tasks per server (ties: draw order), so a job of ``n`` tasks needs ``min(k, n)`` classes
+        at once and loads them in proportion to their size, and every repetition of a task gets
+        the same class. With ``per="task"``, ``k`` must be 1.
     ``any-of``
-        Every task of the job may use any of the ``k`` classes (``class=A|B``).
+        Every task of the job may use any of the job's classes that can hold it (``class=A|B``).
 
-    Draws happen in stream order, so a seed gives the same constraints every time.
+    A task none of whose job's classes can hold it gets one more class, drawn the same way among
+    the classes that can (the job then spans it too); a task no class can hold keeps its job's
+    class and is reported unplaceable by the engine. Draws happen in stream order, so a seed
+    gives the same constraints every time.
 
     Parameters
     ----------
@@ -229,16 +311,29 @@ class ConstraintModelSource(WrappedTaskSource):
         Machine class of every server (:func:`machine_classes`).
     share : float
         Probability that a job (task) is constrained, in [0, 1].
-    n_classes : (int, int)
-        ``(lo, hi)`` number of eligible classes of a constrained job.
+    n_classes : (int, int) or mapping of int to float
+        ``(lo, hi)``: number of classes of a constrained job, uniform; a mapping: the target
+        share of jobs per number of classes needed.
     per : {"job", "task"}
     rng : numpy.random.Generator
     model : {"pinned", "any-of"}
+    capacity : ndarray, shape (n_servers, n_resources), optional
+        Server capacities; without them every class is taken to hold every task.
+    job_tasks : mapping of int to int, optional
+        Distinct tasks of every job (one repetition), for a distribution ``n_classes``; a job
+        not in it may need up to every class.
 
     Raises
     ------
     ValueError
-        For an unknown ``model``, or ``pinned`` per task with more than one class.
+        For an unknown ``model``, ``pinned`` per task with more than one class, a distribution
+        without ``job_tasks`` or per task, or a ``capacity`` of another length than ``classes``.
+
+    Attributes
+    ----------
+    needed_ : dict of int to dict of int to float or None
+        With a distribution: per cap (a job's distinct tasks, at most the number of classes),
+        the probability of each number of classes (:func:`needed_classes_distribution`).
     """
 
     def __init__(
@@ -247,61 +342,142 @@ class ConstraintModelSource(WrappedTaskSource):
         classes: np.ndarray,
         *,
         share: float,
-        n_classes: tuple[int, int],
+        n_classes: tuple[int, int] | Mapping[int, float],
         per: str,
         rng: np.random.Generator,
         model: str = "pinned",
+        capacity: np.ndarray | None = None,
+        job_tasks: Mapping[int, int] | None = None,
     ) -> None:
         super().__init__(inner)
         if model not in MODELS:
             raise ValueError(f"model: {model!r} (expected 'pinned' or 'any-of')")
-        if model == "pinned" and per == "task" and n_classes[1] > 1:
+        dist = isinstance(n_classes, Mapping)
+        top = max(n_classes) if dist else n_classes[1]
+        if model == "pinned" and per == "task" and top > 1:
             raise ValueError(
-                f"classes: {list(n_classes)} with model 'pinned' and per 'task' (a pinned task "
+                f"classes: {_show(n_classes)} with model 'pinned' and per 'task' (a pinned task "
                 "uses one class)"
             )
-        names, counts = np.unique(np.asarray(classes, dtype=str), return_counts=True)
+        if dist and (per != "job" or job_tasks is None):
+            raise ValueError(
+                "classes: a distribution of classes per job needs per 'job' and the jobs' sizes"
+            )
+        cls = np.asarray(classes, dtype=str)
+        names, inverse, counts = np.unique(cls, return_inverse=True, return_counts=True)
         self._names = names
-        self._p = counts / counts.sum()
+        self._w = counts.astype(np.float64)
         self.share, self.per, self.rng, self.model = share, per, rng, model
-        self.lo, self.hi = min(n_classes[0], len(names)), min(n_classes[1], len(names))
-        self._of_job: dict[int, list[str] | None] = {}  # job -> its rules (pinned: one per class)
-        self._slot: dict[int, dict[int, int]] = {}  # pinned: job -> task_index -> its rule
+        self.needed_: dict[int, dict[int, float]] | None = None
+        self._job_tasks: dict[int, int] = dict(job_tasks or {})
+        self.lo = self.hi = 1
+        if isinstance(n_classes, Mapping):
+            caps: dict[int, int] = {}
+            for n in self._job_tasks.values():
+                c = max(1, min(int(n), len(names)))
+                caps[c] = caps.get(c, 0) + 1
+            self.needed_ = needed_classes_distribution(n_classes, caps)
+        else:
+            lo, hi = n_classes
+            self.lo, self.hi = min(lo, len(names)), min(hi, len(names))
+        # every class's distinct server capacities, to tell which classes can hold a task
+        self._caps: list[np.ndarray] | None = None
+        if capacity is not None:
+            cap = np.asarray(capacity, dtype=np.float64)
+            if cap.shape[0] != len(cls):
+                raise ValueError(f"capacity: {cap.shape[0]} servers, but classes has {len(cls)}")
+            self._caps = [np.unique(cap[inverse.ravel() == i], axis=0) for i in range(len(names))]
+        self._holds: dict[tuple[float, ...], np.ndarray] = {}
+        self._of_job: dict[int, list[int] | None] = {}  # job -> its classes (indices), draw order
+        self._slot: dict[int, dict[int, int]] = {}  # pinned: job -> task_index -> its class
 
-    def _draw(self, pinned: bool) -> list[str] | None:
-        """The rules of one job (task): one per class in draw order if ``pinned``, else the one
-        ``class=A|B`` rule; None: unconstrained."""
-        rng = self.rng
-        if rng.random() >= self.share:
+    def _holders(self, demand: tuple[float, ...]) -> np.ndarray:
+        """Whether each class can hold a task of ``demand``, shape (n_classes,) bool."""
+        got = self._holds.get(demand)
+        if got is None:
+            if self._caps is None:
+                got = np.ones(len(self._names), dtype=bool)
+            else:
+                d = np.asarray(demand) - HOLD_TOLERANCE
+                got = np.array([bool((c >= d).all(axis=1).any()) for c in self._caps])
+            self._holds[demand] = got
+        return got
+
+    def _pick(self, k: int, allowed: np.ndarray) -> list[int]:
+        """``k`` classes among ``allowed`` (bool, (n_classes,)), without replacement, with
+        probability proportional to their servers (``k`` capped at their number)."""
+        idx = np.flatnonzero(allowed)
+        if len(idx) == len(self._names):  # every class: the draw as without the capacities
+            p = self._w / self._w.sum()
+            return self.rng.choice(len(idx), size=min(k, len(idx)), replace=False, p=p).tolist()
+        if len(idx) == 0:
+            return []
+        w = self._w[idx]
+        got = self.rng.choice(len(idx), size=min(k, len(idx)), replace=False, p=w / w.sum())
+        return idx[got].tolist()
+
+    def _count(self, job: int) -> int:
+        """The number of classes of a constrained job (or task)."""
+        if self.needed_ is None:
+            return int(self.rng.integers(self.lo, self.hi + 1))
+        cap = max(1, min(int(self._job_tasks.get(job, len(self._names))), len(self._names)))
+        dist = self.needed_[cap] if cap in self.needed_ else {cap: 1.0}
+        ks = list(dist)
+        return ks[int(self.rng.choice(len(ks), p=np.array(list(dist.values()))))]
+
+    def _draw(self, job: int, demand: tuple[float, ...]) -> list[int] | None:
+        """The classes of one job (task), in draw order, among those that can hold ``demand``;
+        None: unconstrained."""
+        if self.rng.random() >= self.share:
             return None
-        k = int(rng.integers(self.lo, self.hi + 1))
-        names = self._names[rng.choice(len(self._names), size=k, replace=False, p=self._p)]
-        if pinned:
-            return ["class=" + c for c in names.tolist()]
-        return ["class=" + "|".join(sorted(names.tolist()))]
+        k = self._count(job)
+        holders = self._holders(demand)
+        return self._pick(k, holders) if holders.any() else self._pick(k, ~holders)
+
+    def _rule(self, own: list[int], slot: dict[int, int] | None, i: int, demand: tuple) -> str:
+        """The rule of task ``i`` of a job with classes ``own`` (extended in place when none of
+        them can hold the task); ``slot``: the job's pinned tasks so far (pinned model)."""
+        holders = self._holders(demand)
+        fit = [c for c in own if holders[c]]
+        if not fit and holders.any():  # one more class for this task
+            extra = self._pick(1, holders & ~np.isin(np.arange(len(holders)), own))
+            own.extend(extra)
+            fit = extra
+        names = self._names
+        if slot is None:  # any-of
+            return "class=" + "|".join(sorted(names[c] for c in (fit or own)))
+        c = slot.get(i)
+        if c is None:
+            # a class none of the job's tasks uses yet (draw order), else the one with the
+            # fewest of them per server: the job spans all its classes and loads them in
+            # proportion to their size, as the draw does
+            used = Counter(slot.values())
+            pool = fit or own
+            c = min(pool, key=lambda m: (used[m] > 0, used[m] / self._w[m], pool.index(m)))
+            slot[i] = c
+        return "class=" + str(names[c])
 
     def batches(self) -> Iterator[TaskBatch]:
         pinned = self.model == "pinned"
         for batch in self.inner.batches():
             rules: list[str | None] = []
+            demands = [tuple(row) for row in batch.demand.tolist()]
             if self.per == "task":
-                for _ in range(len(batch)):
-                    r = self._draw(pinned)
-                    rules.append(None if r is None else r[0])
+                for j, d in zip(batch.job_id.tolist(), demands, strict=True):
+                    own = self._draw(j, d)
+                    rules.append(None if own is None else self._rule(own, None, 0, d))
             else:
                 of_job, slots = self._of_job, self._slot
-                for j, i in zip(batch.job_id.tolist(), batch.task_index.tolist(), strict=True):
+                for j, i, d in zip(
+                    batch.job_id.tolist(), batch.task_index.tolist(), demands, strict=True
+                ):
                     if j not in of_job:
-                        of_job[j] = self._draw(pinned)
+                        of_job[j] = self._draw(j, d)
                     own = of_job[j]
-                    if own is None or len(own) == 1:
-                        rules.append(None if own is None else own[0])
+                    if own is None:
+                        rules.append(None)
                         continue
-                    slot = slots.setdefault(j, {})
-                    c = slot.get(i)
-                    if c is None:
-                        c = slot[i] = len(slot) % len(own)
-                    rules.append(own[c])
+                    rules.append(self._rule(own, slots.setdefault(j, {}) if pinned else None, i, d))
             col = np.empty(len(rules), dtype=object)
             col[:] = rules
             yield replace(batch, constraint=col)

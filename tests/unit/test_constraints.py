@@ -19,7 +19,12 @@ from fairsim.scenario.output import run_config
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.registry import examples
 from fairsim.simulator.cluster import ClusterState, ClusterView
-from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
+from fairsim.simulator.constraints import (
+    ConstraintIndex,
+    ConstraintModelSource,
+    machine_classes,
+    needed_classes_distribution,
+)
 from fairsim.simulator.engine import SKIP_UNPLACEABLE, Engine
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.workload import FrameTaskSource
@@ -250,8 +255,9 @@ def _pinned_rules(frame: pd.DataFrame, classes: np.ndarray, k: tuple[int, int], 
 
 def test_pinned_model_spreads_a_job_over_its_classes() -> None:
     """``pinned`` (UDRF paper, Section II-A: u2's task1 and task2 each need their own class): a
-    job given k classes has each task pinned to one of them, in turn, so a job of n tasks needs
-    min(k, n) classes at once; the same draws as ``any-of``."""
+    job given k classes has its first k tasks pinned one to each, so a job of n tasks needs
+    min(k, n) classes at once, and its further tasks to the class with the fewest of its tasks
+    per server; the same draws as ``any-of``."""
     # jobs 0..99 with 1, 2 or 3 tasks (job j has j % 3 + 1), task indices 0, 1, 2
     rows = [(j, "u", float(j), 0.1, 0.1, 1.0, None) for j in range(100) for _ in range(j % 3 + 1)]
     frame = _frame(rows).drop(columns="constraint")
@@ -263,9 +269,25 @@ def test_pinned_model_spreads_a_job_over_its_classes() -> None:
     need = by_job.groupby("job")["rule"].nunique()
     size = by_job.groupby("job").size()
     assert (need == np.minimum(size, 2)).all()
-    # tasks alternate between the job's two classes: task 2 shares task 0's class
+    # a job's third task goes to the larger of its two classes (A: 6 servers, B: 3, C: 1)
     three = by_job[by_job["job"] % 3 == 2].pivot(index="job", columns="i", values="rule")
-    assert (three[0] == three[2]).all() and (three[0] != three[1]).all()
+    servers = {"class=A": 6, "class=B": 3, "class=C": 1}
+    larger = [max(a, b, key=servers.get) for a, b in zip(three[0], three[1], strict=True)]
+    assert (three[0] != three[1]).all() and three[2].tolist() == larger
+    # a job of 90 tasks on A and B loads them in proportion to their servers: 60 and 30
+    big = _frame([(0, "u", 0.0, 0.1, 0.1, 1.0, None)] * 90).drop(columns="constraint")
+    two = ConstraintModelSource(
+        FrameTaskSource(big),
+        np.array(["A"] * 6 + ["B"] * 3, dtype=object),
+        share=1.0,
+        n_classes=(2, 2),
+        per="job",
+        rng=np.random.default_rng(0),
+    )
+    assert pd.Series([r for b in two.batches() for r in b.constraint]).value_counts().to_dict() == {
+        "class=A": 60,
+        "class=B": 30,
+    }
     # the pinned classes are those any-of draws with the same seed
     src = ConstraintModelSource(
         FrameTaskSource(frame),
@@ -288,6 +310,123 @@ def test_pinned_model_spreads_a_job_over_its_classes() -> None:
     assert (per_task.groupby(["job", "i"])["rule"].nunique() == 1).all()
     assert len(per_task) == 2 * len(frame)
     assert set(_pinned_rules(frame, classes, (1, 2), share=0.0)) == {None}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    caps=st.lists(
+        st.sampled_from([(1.0, 1.0), (0.5, 0.25), (0.5, 0.75), (0.25, 0.25)]),
+        min_size=1,
+        max_size=8,
+    ),
+    tasks=st.lists(
+        st.tuples(
+            st.integers(0, 5),  # job
+            st.floats(0.0, 1.2, allow_nan=False),  # cpu
+            st.floats(0.0, 1.2, allow_nan=False),  # mem
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    model=st.sampled_from(["pinned", "any-of"]),
+    k=st.sampled_from([(1, 1), (1, 3), (2, 2)]),
+    seed=st.integers(0, 3),
+)
+def test_classes_are_drawn_among_those_that_can_hold_the_task(caps, tasks, model, k, seed) -> None:
+    """Issue 30: a task is pinned (``pinned``) or restricted (``any-of``) only to classes one of
+    whose servers has at least its demand in every resource, whenever the pool has such a class;
+    a task that no class can hold keeps one of its job's classes (the engine reports it
+    unplaceable). Random demands on a pool of Table I-like capacity classes."""
+    cap = np.array(caps)
+    classes = np.array(["/".join(f"{v:g}" for v in c) for c in caps], dtype=object)
+    frame = _frame([(j, "u", float(i), c, m, 1.0, None) for i, (j, c, m) in enumerate(tasks)])
+    src = ConstraintModelSource(
+        FrameTaskSource(frame.drop(columns="constraint")),
+        classes,
+        share=1.0,
+        n_classes=k,
+        per="job",
+        rng=np.random.default_rng(seed),
+        model=model,
+        capacity=cap,
+    )
+    rules = [r for b in src.batches() for r in b.constraint.tolist()]
+    for (cpu, mem), rule in zip(frame[["cpu", "mem"]].to_numpy().tolist(), rules, strict=True):
+        named = rule[len("class=") :].split("|")
+        holds = [
+            c
+            for c, (a, b) in zip(classes, caps, strict=True)
+            if a >= cpu - 1e-9 and b >= mem - 1e-9
+        ]
+        if model == "pinned":
+            assert len(named) == 1
+        if holds:
+            assert set(named) <= set(holds), (cpu, mem, named, holds)
+        else:
+            assert set(named) <= set(classes.tolist())
+
+
+def test_hold_tolerance_is_the_engines() -> None:
+    """A class "holds" a task with the tolerance the engine places it with."""
+    from fairsim.simulator import cluster, constraints
+
+    assert constraints.HOLD_TOLERANCE == cluster.CAPACITY_TOLERANCE
+
+
+def test_needed_classes_follow_the_target_as_far_as_job_sizes_allow() -> None:
+    """The water-filling of :func:`needed_classes_distribution`: 40 single-task jobs, 30 of two
+    tasks, 30 of three or more, target 50 % / 30 % / 20 % needing 1 / 2 / 3 classes: 20 of the 30
+    large jobs need 3 (q = 2/3); 30 jobs must need 2, from the 30 two-task jobs and the 10 large
+    ones left (q = 3/4 each); the rest need 1. The expected counts are the target exactly."""
+    d = needed_classes_distribution({1: 0.5, 2: 0.3, 3: 0.2}, {1: 40, 2: 30, 3: 30})
+    assert d[1] == {1: 1.0}
+    assert d[2] == pytest.approx({1: 0.25, 2: 0.75})
+    assert d[3] == pytest.approx({1: 1 / 12, 2: 0.25, 3: 2 / 3})
+    n = {1: 40, 2: 30, 3: 30}
+    expected = {k: sum(n[c] * d[c].get(k, 0.0) for c in n) for k in (1, 2, 3)}
+    assert expected == pytest.approx({1: 50.0, 2: 30.0, 3: 20.0})
+    # Fig. 8 (65 % need one or two) on a sample like the UDRF scenario's (62 % single-task jobs,
+    # 8.5 % of two tasks): only 29.5 % can need three or more, and all of them do
+    fig8 = {1: 0.325, 2: 0.325, **{k: 0.07 for k in range(3, 8)}}
+    d = needed_classes_distribution(fig8, {1: 620, 2: 85, 3: 50, 5: 100, 7: 145})
+    assert d[1] == {1: 1.0} and d[2] == {2: 1.0} and d[3] == {3: 1.0}
+    assert sum(p for k, p in d[7].items() if k >= 3) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match=r"classes: \{1: -1\.0\}"):
+        needed_classes_distribution({1: -1.0}, {1: 3})
+
+
+def test_a_distribution_of_classes_per_job_spans_what_it_draws() -> None:
+    """With ``classes: {k: share}`` every job needs exactly the k it draws (k at most its
+    distinct tasks), and over 300 jobs of 1-4 tasks the shares come near the target."""
+    rows = [(j, "u", float(j), 0.1, 0.1, 1.0, None) for j in range(300) for _ in range(j % 4 + 1)]
+    frame = _frame(rows).drop(columns="constraint")
+    frame["task_index"] = frame.groupby("job_id").cumcount().astype(np.int32)
+    classes = np.array(["A"] * 4 + ["B"] * 3 + ["C"] * 2 + ["D"], dtype=object)
+    sizes = frame.groupby("job_id").size().to_dict()
+    target = {1: 0.4, 2: 0.3, 3: 0.2, 4: 0.1}
+    src = ConstraintModelSource(
+        FrameTaskSource(frame),
+        classes,
+        share=1.0,
+        n_classes=target,
+        per="job",
+        rng=np.random.default_rng(5),
+        job_tasks=sizes,
+    )
+    rules = [r for b in src.batches() for r in b.constraint.tolist()]
+    need = pd.Series(rules).groupby(frame["job_id"]).nunique()
+    assert (need <= pd.Series(sizes)).all()
+    share = need.value_counts(normalize=True).sort_index()
+    assert share.to_dict() == pytest.approx(target, abs=0.06)
+    with pytest.raises(ValueError, match="needs per 'job' and the jobs' sizes"):
+        ConstraintModelSource(
+            FrameTaskSource(frame),
+            classes,
+            share=1.0,
+            n_classes=target,
+            per="job",
+            rng=np.random.default_rng(0),
+        )
 
 
 def test_pinned_model_errors() -> None:
