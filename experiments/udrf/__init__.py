@@ -1,4 +1,6 @@
-"""The UDRF paper's Section V on the Google sample."""
+"""The UDRF paper's Section V on the Google sample: ``paper`` (its statements), ``experiment``
+(the runs, one seed), ``figures`` (numbers and figures over seeds), ``report`` (claims and
+report)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ def reproduce(
     jobs: int | None = None,
 ) -> Path:
     """The uniform entry point (:mod:`fairsim.experiments.reproductions`): run seeds ``1 .. seeds``
-    over ``jobs`` worker processes into ``out`` and return the path of its ``report.md``."""
-    from fairsim.experiments.udrf.experiment import run_experiment
+    over ``jobs`` worker processes into ``out`` and return the path of its ``report.md``
+    (:func:`fairsim.experiments.udrf.report.reproduce`)."""
+    from fairsim.experiments.udrf.report import reproduce as run
 
-    return Path(run_experiment(out, shared=shared, quick=quick, progress=progress))
+    return Path(run(out=out, shared=shared, quick=quick, progress=progress, seeds=seeds, jobs=jobs))

@@ -234,6 +234,7 @@ def test_reproductions_read_the_fetched_sample(
     """drfh-google and udrf, without a shared folder, point trace.path at the fetched sample."""
     import fairsim.experiments.drfh.experiment as drfh
     import fairsim.experiments.udrf.experiment as udrf
+    import fairsim.experiments.udrf.report as udrf_report
 
     before = len(fetched.requests)
     monkeypatch.setenv(DATA_ENV_VAR, str(fetched.cache))
@@ -255,7 +256,9 @@ def test_reproductions_read_the_fetched_sample(
     with pytest.raises(Stop):
         drfh.run_experiment(shared=tmp_path / "absent", out=tmp_path / "d", progress=False)
     with pytest.raises(Stop):
-        udrf.run_experiment(tmp_path / "u", shared=tmp_path / "absent", progress=False)
+        udrf_report.reproduce(
+            out=tmp_path / "u", shared=tmp_path / "absent", progress=False, seeds=1, jobs=1
+        )
     assert seen == [str(fetched.folder)] * 2
     assert len(fetched.requests) == before
 

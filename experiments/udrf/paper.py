@@ -1,0 +1,142 @@
+"""What the UDRF paper states in its Section V, used by the report's claims and figures.
+
+Source: W. Tahir, S. Yang, A. Koliousis, J. McCann, "UDRF: Multi-resource Fairness for Complex
+Jobs with Placement Constraints", Section V "Evaluation" (Figs. 6-10). The figures give no
+numbers in the text; every statement below is quoted from the text beside them. Shares are
+fractions in [0, 1]; times are in seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+#: Section V set-up: the trace and the workload rules (the scenario's comments map each to
+#: ``configs/udrf-google.yaml``).
+SETUP: Final = MappingProxyType(
+    {
+        "trace": "Google 2011 cluster trace, 24 hours: 580 users, 19K jobs",
+        "machine_classes": 700,
+        "queue_jobs": 100,
+        "job_run_s": (10.0, 100.0),
+        "decisions": "on a per-second basis",
+        "repetitions": "each job is randomly assigned the number of times it has to run",
+    }
+)
+
+#: Fig. 7: "Throughout the experiment, the system can have from one to eight RDUCs."
+FIG7_RDUCS: Final = (1, 8)
+#: Fig. 8: "around 65% of jobs required between one to two machine classes".
+FIG8_ONE_OR_TWO: Final = 0.65
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement of the paper's Section V.
+
+    Attributes
+    ----------
+    key : str
+        Its short name in the report and in ``claims.json``'s order.
+    text : str
+        The statement, in our words close to the paper's.
+    source : str
+        Where the paper makes it.
+    quote : str
+        The paper's words.
+    """
+
+    key: str
+    text: str
+    source: str
+    quote: str
+
+
+#: The statements of Section V, in the paper's order.
+STATEMENTS: Final = (
+    Statement(
+        "fig6",
+        "the more users are in the system, the higher the node degree in RDUCs",
+        "Sec. V, Fig. 6",
+        "We observe that the more users are available in the system, the higher the node degree "
+        "in RDUCs.",
+    ),
+    Statement(
+        "fig7",
+        "the system has from one to eight RDUCs",
+        "Sec. V, Fig. 7",
+        "Throughout the experiment, the system can have from one to eight RDUCs.",
+    ),
+    Statement(
+        "fig8",
+        "around 65 % of jobs require one or two machine classes",
+        "Sec. V, Fig. 8",
+        "We notice that around 65% of jobs required between one to two machine classes",
+    ),
+    Statement(
+        "users",
+        "users executing many jobs have demands on a wide range of machine classes",
+        "Sec. V, text after Fig. 8",
+        "Users requesting to execute a large number of jobs often have demands on a wide range "
+        "of machine classes.",
+    ),
+    Statement(
+        "fig9_cpu",
+        "DRF wastes CPU that UDRF uses",
+        "Sec. V, Fig. 9",
+        "Fig. 9 depicts the time series of wasted CPU and memory resources in the cluster running "
+        "DRF.",
+    ),
+    Statement(
+        "fig9_mem",
+        "DRF wastes memory that UDRF uses",
+        "Sec. V, Fig. 9",
+        "Fig. 9 depicts the time series of wasted CPU and memory resources in the cluster running "
+        "DRF.",
+    ),
+    Statement(
+        "fig10a_mean",
+        "UDRF's JCT CDF lies left of DRF's: mean JCT lower",
+        "Sec. V, Fig. 10a",
+        "The inefficiency in DRF resource allocation translates into longer job completion times "
+        "for the jobs. Fig. 10a shows the CDFs of job completion times of both UDRF and DRF.",
+    ),
+    Statement(
+        "fig10a_median",
+        "UDRF's JCT CDF lies left of DRF's: median JCT lower",
+        "Sec. V, Fig. 10a",
+        "Fig. 10a shows the CDFs of job completion times of both UDRF and DRF.",
+    ),
+    Statement(
+        "fig10c",
+        "the more machine classes a job needs, the larger its JCT reduction",
+        "Sec. V, Fig. 10c",
+        "From Fig. 10c, it can be seen that the more machine classes the job needs, the more time "
+        "reduction is expected.",
+    ),
+    Statement(
+        "fig10b",
+        "the more times a job must run, the larger its JCT reduction",
+        "Sec. V, Fig. 10b",
+        "As shown in Fig. 10b, the more times the job is required to execute, the higher "
+        "reduction in completion time is expected from UDRF",
+    ),
+    Statement(
+        "queue_reps",
+        "under DRF, jobs that run many times take longer to leave the waiting queue",
+        "Sec. V, last paragraph",
+        "jobs with high requirements on the number of times to execute will take longer time to "
+        "finish and leave the waiting queue.",
+    ),
+    Statement(
+        "queue_wait",
+        "under DRF, newly arrived jobs wait longer for the waiting queue",
+        "Sec. V, last paragraph",
+        "The more jobs stay longer in the waiting queue, the higher delay is expected for the "
+        "newly arrived jobs.",
+    ),
+)
+
+#: The statements by key.
+BY_KEY: Final = MappingProxyType({s.key: s for s in STATEMENTS})
