@@ -620,6 +620,14 @@ class UDRF(JobFirstFit):
             gains = self._bgain.get(head, {})
             for q, h in heaps.items():
                 g = gains.get(q, 0.0)
+                while h:  # the top entry, valid, tells the kind's room (the same for all)
+                    bound, rid = h[0]
+                    got = self._behind.get(rid)
+                    if got is not None and got[0] == head and got[1] == q and got[2] == bound:
+                        break
+                    heapq.heappop(h)
+                if not h or h[0][0] > g + 0.5 or self._nwait(h[0][1], q) - h[0][0] + g < 0.5:
+                    continue  # no run's bound reached, or no room for a single task
                 ready = []
                 while h and h[0][0] <= g + 0.5:
                     bound, rid = heapq.heappop(h)
