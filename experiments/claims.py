@@ -196,6 +196,7 @@ def bootstrap_units(
     what: str = "units",
     n_resamples: int = N_RESAMPLES,
     random_seed: int = 0,
+    clusters: Sequence[int] | np.ndarray | None = None,
 ) -> Estimate:
     """A statistic of ``n_units`` units with its percentile-bootstrap 95 % interval.
 
@@ -217,6 +218,12 @@ def bootstrap_units(
         Bootstrap resamples.
     random_seed : int
         Seed of the resampling (the interval is reproducible).
+    clusters : sequence of int, optional
+        The seed (or other cluster) of each unit, length ``n_units``. Given, the bootstrap is
+        two-level: the clusters are resampled with replacement, then the units within each drawn
+        cluster, so the interval carries the variation between seeds as well as between units
+        (units of different seeds pooled as if independent would hide a trend that one seed
+        shows and another reverses).
 
     Returns
     -------
@@ -238,14 +245,22 @@ def bootstrap_units(
     def stat(idx: np.ndarray) -> float:
         return float(statistic(idx.astype(int)))
 
-    values = np.array(
-        [
-            stat(idx)
-            for idx in _resample_indices(n_units, n_resamples, np.random.default_rng(random_seed))
-        ]
-    )
+    rng = np.random.default_rng(random_seed)
+    if clusters is None:
+        draws = _resample_indices(n_units, n_resamples, rng)
+        method = f"bootstrap over {n_units} {what}, {n_resamples} resamples"
+    else:
+        labels = np.asarray(clusters)
+        if labels.shape != (n_units,):
+            raise ValueError(f"clusters: expected {n_units} labels, got shape {labels.shape}")
+        members = [np.flatnonzero(labels == c) for c in np.unique(labels)]
+        draws = _resample_clustered(members, n_resamples, rng)
+        method = (
+            f"two-level bootstrap over {len(members)} seeds, then {n_units} {what} "
+            f"within them, {n_resamples} resamples"
+        )
+    values = np.array([stat(idx) for idx in draws])
     finite = values[np.isfinite(values)]
-    method = f"bootstrap over {n_units} {what}, {n_resamples} resamples"
     if finite.size < n_resamples / 2:
         return Estimate(point, None, None, seeds, method + " (too many undefined)")
     low, high = np.quantile(finite, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
@@ -255,6 +270,16 @@ def bootstrap_units(
 def _resample_indices(n: int, k: int, rng: np.random.Generator) -> Iterable[np.ndarray]:
     for _ in range(k):
         yield rng.integers(0, n, size=n)
+
+
+def _resample_clustered(
+    members: list[np.ndarray], k: int, rng: np.random.Generator
+) -> Iterable[np.ndarray]:
+    for _ in range(k):
+        picked = rng.integers(0, len(members), size=len(members))
+        yield np.concatenate(
+            [members[c][rng.integers(0, members[c].size, size=members[c].size)] for c in picked]
+        )
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
@@ -279,6 +304,7 @@ def spearman_trend(
     what: str = "units",
     n_resamples: int = N_RESAMPLES,
     random_seed: int = 0,
+    clusters: Sequence[int] | np.ndarray | None = None,
 ) -> Estimate:
     """Spearman's rho of a grouped trend with its bootstrap interval over the units.
 
@@ -290,8 +316,9 @@ def spearman_trend(
         ``groups(idx) -> (keys, values)``: for the units ``idx`` (a resample), each group's key
         (the x of the trend: a size bin, a repetition count) and its value (the y: a mean, a
         reduction).
-    seeds, what, n_resamples, random_seed
-        As in :func:`bootstrap_units`.
+    seeds, what, n_resamples, random_seed, clusters
+        As in :func:`bootstrap_units`; give ``clusters`` (each unit's seed) when the units of
+        several seeds are pooled.
 
     Returns
     -------
@@ -304,7 +331,13 @@ def spearman_trend(
         return spearman(keys, values)
 
     return bootstrap_units(
-        n_units, rho, seeds=seeds, what=what, n_resamples=n_resamples, random_seed=random_seed
+        n_units,
+        rho,
+        seeds=seeds,
+        what=what,
+        n_resamples=n_resamples,
+        random_seed=random_seed,
+        clusters=clusters,
     )
 
 

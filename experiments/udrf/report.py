@@ -328,7 +328,7 @@ def make_claims(data: F.Seeds) -> list[C.Claim]:
             )
         )
 
-    # Figs. 10c and 10b: reduction trends, bootstrap over the paired jobs of all seeds
+    # Figs. 10c and 10b: reduction trends, bootstrap over seeds, then the paired jobs of each
     pairs = F.pooled_pairs(data)
     for key, col in (("fig10c", "classes"), ("fig10b", "repetitions")):
         fn = F.grouped_ratio(
@@ -336,7 +336,9 @@ def make_claims(data: F.Seeds) -> list[C.Claim]:
             pairs["jct_s_o"].to_numpy(float),
             pairs["jct_s_b"].to_numpy(float),
         )
-        rho = C.spearman_trend(len(pairs), fn, seeds=n, what="jobs")
+        rho = C.spearman_trend(
+            len(pairs), fn, seeds=n, what="jobs", clusters=pairs["seed"].to_numpy()
+        )
         per = _seed_rhos(data, pairs, F.grouped_ratio, col, "jct_s_o", "jct_s_b")
         groups = F.reduction_table(pairs, col, "jct", n)
         out.append(
@@ -363,7 +365,7 @@ def make_claims(data: F.Seeds) -> list[C.Claim]:
         .reset_index(drop=True)
     )
     fn = F.grouped_mean(base["repetitions"].to_numpy(int), base["jct_s"].to_numpy(float))
-    rho_q = C.spearman_trend(len(base), fn, seeds=n, what="jobs")
+    rho_q = C.spearman_trend(len(base), fn, seeds=n, what="jobs", clusters=base["seed"].to_numpy())
     per_q = _seed_rhos(data, base, F.grouped_mean, "repetitions", "jct_s")
     out.append(
         C.trend(

@@ -190,3 +190,21 @@ def test_headline_names_claims_from_a_deterministic_computation():
     assert C.headline([exact]).endswith(
         "(0 FAIL, 0 n/a). 1 of the statements rest on a " + "deterministic computation (0 seeds)."
     )
+
+
+def test_two_level_bootstrap_carries_a_trend_that_reverses_between_seeds():
+    """Three seeds rise, two fall: pooled as independent units the trend looks certain; over
+    seeds, then units (the clusters argument), its interval reaches below zero."""
+    rng = np.random.default_rng(7)
+    keys = np.tile(np.repeat(np.arange(6), 40), 5)
+    seed = np.repeat(np.arange(1, 6), 240)
+    slope = np.where(seed <= 3, 1.0, -0.9)
+    values = slope * keys + rng.normal(0, 1, keys.size)
+    pooled = C.spearman_trend(keys.size, _grouped(values, keys), seeds=5, what="jobs")
+    assert pooled.value == 1.0 and pooled.low > 0.5
+    two = C.spearman_trend(keys.size, _grouped(values, keys), seeds=5, what="jobs", clusters=seed)
+    assert two.value == 1.0 and two.low < 0 < two.high
+    assert "two-level bootstrap over 5 seeds" in two.method
+    assert C.trend("rises", "Fig. 10b", "rising", two).verdict == "FAIL"
+    with pytest.raises(ValueError, match="clusters: expected 1200 labels"):
+        C.bootstrap_units(keys.size, lambda i: 0.0, seeds=5, clusters=seed[:10])
