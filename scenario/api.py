@@ -93,7 +93,8 @@ class RunResult:
         extra_summary : mapping
             Merged into the summary, as ``fairsim run`` merges it into ``summary.json``.
         extra_tables : mapping, optional
-            More tables of the run (``sharing_incentive``), as ``fairsim run`` writes them.
+            More tables of the run (``sharing_incentive``, ``fairness``, ``fairness_summary``),
+            as ``fairsim run`` writes them.
         """
         built = {**tables(result), **(extra_tables or {})}
         summary = summarize(result, built)
@@ -160,6 +161,21 @@ class RunResult:
         """Each user's tasks completed and JCT, shared run vs alone on a dedicated cloud
         (``sharing_incentive.parquet``, only with ``collect.sharing_incentive``), else None."""
         return self._frame("sharing_incentive")
+
+    @property
+    def fairness(self) -> pd.DataFrame | None:
+        """Fairness over time per instant and active user (``fairness.parquet``, only with
+        ``collect.fairness``; docs/fairness.md): ``time_s, user, tasks_running, tasks_waiting,
+        demand_<resource>..., share_<resource>..., dominant_share, reference_dominant_share,
+        deficit``; else None."""
+        return self._frame("fairness")
+
+    @property
+    def fairness_summary(self) -> pd.DataFrame | None:
+        """Fairness over time per instant (``fairness_summary.parquet``, only with
+        ``collect.fairness``): ``time_s, active_users, jain_index, max_deficit, l1_distance,
+        si_violations, envious_pairs``; else None."""
+        return self._frame("fairness_summary")
 
     def _frame(self, name: str) -> pd.DataFrame | None:
         if name not in self._frames:
@@ -325,6 +341,9 @@ def simulate(
                 more["sharing_incentive"], extra["sharing_incentive"] = shared_vs_dedicated(
                     scenario, run, progress=progress
                 )
+            if run.fairness is not None:
+                more.update(run.fairness.tables())
+                extra["fairness"] = run.fairness.summary()
             results[run.name] = RunResult.from_engine(run.name, run.result, extra, more)
         return results
     from fairsim.atomic import check_output_dir

@@ -681,6 +681,38 @@ class ClusterConfig(_Strict):
         return v
 
 
+class FairnessConfig(_Strict):
+    """Fairness over time (``collect.fairness``, docs/fairness.md): at every multiple of
+    ``interval_s`` from the start, each active user's online allocation against the exact
+    mechanism's allocation of the same users, demands, task bounds and pool."""
+
+    interval_s: float = Field(default=600.0, gt=0)
+    """Seconds between sampled instants (the state after the last event before each instant; the
+    horizon included)."""
+    reference: str = "auto"
+    """The exact mechanism to compare against: ``auto`` (the mechanism each scheduler implements:
+    ``drfh`` for ``ff-drfh``, ``bf-drfh``, ``slots`` and any scheduler without one) or one
+    mechanism of ``fairsim solve`` for every scheduler (``drf``, ``drfh``, ``c-drfh``, ``tsf``,
+    ``psdsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``)."""
+
+    @field_validator("reference")
+    @classmethod
+    def _reference(cls, v: str) -> str:
+        from fairsim.schedulers.exact import EXACT, JOB_EXACT
+
+        if v == "auto" or v in EXACT:
+            return v
+        known = ", ".join(["auto", *EXACT])
+        if v in JOB_EXACT:
+            raise ValueError(
+                f"{v!r} takes jobs over machine classes, which a "
+                f"run's users do not give (known: {known}; auto uses drfh for udrf)"
+            )
+        close = difflib.get_close_matches(v, ["auto", *EXACT], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"{v!r} is not an exact mechanism{hint} (known: {known})")
+
+
 class CollectConfig(_Strict):
     """What the collectors record."""
 
@@ -729,12 +761,20 @@ class CollectConfig(_Strict):
     supported with ``stream_tasks`` or a job gate.
     """
 
+    fairness: FairnessConfig | None = None
+    """Fairness over time (docs/fairness.md): ``{interval_s: 600, reference: auto}`` writes
+    ``fairness.parquet`` (per sampled instant and active user: tasks running and waiting, demand
+    and share of each resource, the global dominant share and the reference mechanism's) and
+    ``fairness_summary.parquet`` (per instant: active users, Jain's index, largest deficit, L1
+    distance, sharing-incentive violations, envious pairs) into each scheduler's folder, and
+    their time averages under ``fairness`` in its ``summary.json``. Null (default): off."""
+
     @model_serializer(mode="wrap")
     def _omit_new_defaults(self, handler: Any) -> Any:
         # keys added after results were published: left out while off, so that the resolved
         # config (config.yaml) and the config hash of every earlier scenario stay the same
         data = handler(self)
-        for key in ("sharing_incentive", "stranded"):
+        for key in ("sharing_incentive", "stranded", "fairness"):
             if not data.get(key):
                 data.pop(key, None)
         return data

@@ -112,6 +112,9 @@ def _run_into(
             more["sharing_incentive"], extra["sharing_incentive"] = shared_vs_dedicated(
                 scenario, run, progress=progress
             )
+        if run.fairness is not None:
+            more.update(run.fairness.tables())
+            extra["fairness"] = run.fairness.summary()
         summaries[name] = write_run(run.result, out / name, extra_summary=extra, extra_tables=more)
         del run  # the engine's result is written: free it before the next run
         log.info(

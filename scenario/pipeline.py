@@ -32,6 +32,7 @@ import pandas as pd
 
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import RunConfig, check_samples
+from fairsim.scenario.fairness import FairnessProbe, reference_mechanism
 from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pool import build_pool, pool_capacity
 from fairsim.scenario.provenance import provenance
@@ -116,6 +117,10 @@ class SchedulerRun:
         The scheduler handed to the engine (set before the run).
     result : EngineResult or None
         The engine's result (set when the run has finished).
+    fairness : FairnessProbe or None
+        With ``collect.fairness``: what the run measured of fairness over time
+        (:class:`fairsim.scenario.fairness.FairnessProbe`; its ``tables()`` and ``summary()``
+        go into the run's folder), set before the run.
     """
 
     spec: SchedulerSpec
@@ -125,6 +130,7 @@ class SchedulerRun:
     constraints: ConstraintIndex | None = None
     scheduler: Scheduler | None = None
     result: EngineResult | None = None
+    fairness: FairnessProbe | None = None
 
     @property
     def name(self) -> str:
@@ -298,6 +304,7 @@ class Scenario:
                 self.constraint_index() if self.constraint_index is not None else None,
             )
             run.scheduler = build(run)
+            run.fairness = self.fairness_probe(run)
             sample = hooks.on_sample
             run.result = run_scheduler(
                 run.scheduler,
@@ -320,8 +327,25 @@ class Scenario:
                     if cfg.collect.stream_tasks and tasks_dir is not None
                     else None
                 ),
+                fairness_interval_s=run.fairness.interval_s if run.fairness is not None else None,
+                on_fairness=run.fairness,
             )
             yield run
+
+    def fairness_probe(self, run: SchedulerRun) -> FairnessProbe | None:
+        """The run's fairness probe with ``collect.fairness``, else None: the reference
+        mechanism of ``run.spec``'s scheduler class (:func:`reference_mechanism`) on this
+        scenario's pool, with the users' weights."""
+        fc = self.config.collect.fairness
+        if fc is None:
+            return None
+        return FairnessProbe(
+            mechanism=reference_mechanism(run.spec.cls, fc.reference),
+            resources=self.workload.resources,
+            capacity=self.capacity,
+            weights=self.weights,
+            interval_s=fc.interval_s,
+        )
 
 
 def prepare_scenario(

@@ -24,6 +24,7 @@ from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.snapshot import UserSnapshot
 from fairsim.simulator.workload import TaskSource
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,8 @@ def run_scheduler(
     weights: dict[int, float] | None = None,
     on_sample: Callable[[float, ClusterState], None] | None = None,
     tasks_out: Path | None = None,
+    fairness_interval_s: float | None = None,
+    on_fairness: Callable[[float, UserSnapshot], None] | None = None,
 ) -> EngineResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's result.
 
@@ -58,7 +61,8 @@ def run_scheduler(
     grid point; ``stranded`` records the stranded resources on the grid
     (:meth:`fairsim.simulator.engine.Engine.stranded`). With ``tasks_out``, ended tasks are
     streamed to that ``tasks.parquet`` while the run goes on (``Engine(tasks_out=...)``,
-    :mod:`fairsim.simulator.stream`).
+    :mod:`fairsim.simulator.stream`). With ``fairness_interval_s``, ``on_fairness(time_s,
+    snapshot)`` is called on that grid (:class:`fairsim.simulator.snapshot.UserSnapshot`).
     """
     if not isinstance(scheduler, Scheduler):
         scheduler = make_scheduler(scheduler, weights=weights)
@@ -78,5 +82,7 @@ def run_scheduler(
         censored=censored,
         on_sample=on_sample,
         tasks_out=tasks_out,
+        fairness_interval_s=fairness_interval_s,
+        on_fairness=on_fairness,
     )
     return engine.run()

@@ -23,6 +23,7 @@ class FirstFitDRFH(ProgressiveFilling):
     """
 
     name = "ff-drfh"
+    mechanism = "drfh"
     order = DominantShare
     placement = FirstFit
 
@@ -37,5 +38,6 @@ class BestFitDRFH(ProgressiveFilling):
     """
 
     name = "bf-drfh"
+    mechanism = "drfh"
     order = DominantShare
     placement = BestFit

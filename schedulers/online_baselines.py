@@ -73,6 +73,7 @@ class DRF(ProgressiveFilling):
     """
 
     name = "drf"
+    mechanism = "drf"
     order = PooledDominantShare
     placement = FirstFit
 
@@ -172,6 +173,7 @@ class CDRFH(ProgressiveFilling):
     """
 
     name = "c-drfh"
+    mechanism = "c-drfh"
     order = TaskDominantShare
     placement = FirstFit
 
@@ -189,6 +191,7 @@ class TSF(ProgressiveFilling):
     """
 
     name = "tsf"
+    mechanism = "tsf"
     order = TaskShare
     placement = FirstFit
 
@@ -203,6 +206,7 @@ class AF(ProgressiveFilling):
     """
 
     name = "af"
+    mechanism = "af"
     order = AggregateShare
     placement = FirstFit
 
@@ -371,6 +375,7 @@ class LMMMMS(ProgressiveFilling):
     """
 
     name = "lmm-mms"
+    mechanism = "lmm-mms"
     order = MMSRatio
     placement = FirstFit
 
@@ -472,6 +477,7 @@ class PF(ProgressiveFilling):
     """
 
     name = "pf"
+    mechanism = "pf"
     order = PricedShare
     placement = FirstFit
 
@@ -617,6 +623,7 @@ class BMF(ProgressiveFilling):
     """
 
     name = "bmf"
+    mechanism = "bmf"
     order = BottleneckRank
     placement = FirstFit
 

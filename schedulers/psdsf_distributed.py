@@ -92,6 +92,7 @@ class DistributedPSDSF(Scheduler):
     """
 
     name = "psdsf"
+    mechanism = "psdsf"
     work_conserving = False  # a server reserves its free room for a lower-VDS user
 
     def __init__(

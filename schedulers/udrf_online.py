@@ -137,6 +137,7 @@ class UDRF(JobFirstFit):
     """
 
     name = "udrf"
+    mechanism = "udrf"
     fifo_within_user = False  # whole jobs: a later job starts when an earlier one does not fit
     #: servers reserved for a blocked job stay idle while it waits (``blocked="reserve"``); set
     #: per instance from ``blocked`` (``"backfill"`` conserves work)

@@ -14,6 +14,10 @@ the only modules importing :mod:`simpy`; schedulers never do. The engine
 * samples utilisation on a fixed grid of ``utilization_interval_s`` exactly (the cluster state is
   constant between events, so a grid point takes the state after the last event before it),
   and, with ``record_stranded``, the stranded resources (:meth:`Engine.stranded`);
+* with ``fairness_interval_s``, keeps per-user counts and demand sums of the tasks present and
+  running, and hands a :class:`fairsim.simulator.snapshot.UserSnapshot` of the active users to
+  ``on_fairness`` on a grid of its own (same rule as the utilisation grid); without it, the
+  event loop pays one boolean test per arrival and nothing else;
 * records every task through one recorder, chosen when the run starts
   (:mod:`fairsim.simulator.recording`): every task kept in memory, or each ended task streamed
   to ``tasks.parquet`` (``tasks_out``).
@@ -39,7 +43,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +57,7 @@ from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.recording import StreamingRecorder, TaskRecorder, TaskTable
 from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.snapshot import UserSnapshot
 from fairsim.simulator.stream import StreamedTasks
 from fairsim.simulator.workload import TaskBatch, TaskSource
 
@@ -167,11 +172,21 @@ class Engine:
         the engine then keeps a task only while it is live,
         and :attr:`EngineResult.tasks` is empty (:attr:`EngineResult.streamed` describes the
         file). None (default): every task is kept to the end, in :attr:`EngineResult.tasks`.
+    fairness_interval_s : float, optional
+        Spacing, in seconds (> 0), of the grid of instants at which ``on_fairness`` is called
+        (from ``start_s``, the horizon included; the state after every event at or before the
+        instant, as for the utilisation grid). None (default): no per-user counters are kept.
+    on_fairness : callable, optional
+        ``on_fairness(time_s, snapshot)`` with a
+        :class:`~fairsim.simulator.snapshot.UserSnapshot` of the active users; required with
+        ``fairness_interval_s``. Works in memory and with ``tasks_out``.
 
     Raises
     ------
     ValueError
-        For a non-positive ``utilization_interval_s``, a horizon before ``start_s``, an unknown
+        For a non-positive ``utilization_interval_s`` or ``fairness_interval_s`` (or one of
+        ``fairness_interval_s`` and ``on_fairness`` without the other), a horizon before
+        ``start_s``, an unknown
         ``censored`` rule, ``tasks_out`` with a job gate or placement constraints, or
         ``record_stranded`` with ``tasks_out`` or a job gate; from
         :meth:`run`, when a right-censored task starts under the rule
@@ -196,7 +211,18 @@ class Engine:
         censored: str = "hold",
         tasks_out: str | os.PathLike[str] | None = None,
         record_stranded: bool = False,
+        fairness_interval_s: float | None = None,
+        on_fairness: Callable[[float, UserSnapshot], None] | None = None,
     ) -> None:
+        if (fairness_interval_s is None) != (on_fairness is None):
+            raise ValueError(
+                "fairness_interval_s and on_fairness: give both or neither (got "
+                f"fairness_interval_s={fairness_interval_s!r})"
+            )
+        if fairness_interval_s is not None and not fairness_interval_s > 0:
+            raise ValueError(
+                f"fairness_interval_s: {fairness_interval_s!r} (expected a number > 0)"
+            )
         if record_stranded and (tasks_out is not None or gate is not None):
             raise ValueError(
                 "record_stranded: stranded resources are not recorded with "
@@ -239,6 +265,10 @@ class Engine:
         self.constraints = constraints
         self.censored = censored
         self.tasks_out = Path(tasks_out) if tasks_out is not None else None
+        self.fairness_interval_s = (
+            float(fairness_interval_s) if fairness_interval_s is not None else None
+        )
+        self.on_fairness = on_fairness
 
     # ------------------------------------------------------------------ public
     def run(self) -> EngineResult:
@@ -254,6 +284,18 @@ class Engine:
             self._caps_of_code: dict[int, list[tuple[float, ...]]] = {}
         self.scheduler.bind(view)
         self._user_alloc = np.zeros((64, self.cluster.n_resources))
+        # fairness over time (only with fairness_interval_s): per user code, tasks present
+        # (handed to the scheduler, not ended) and running, and the sums of their demands;
+        # with placement constraints, present tasks per constraint code
+        self._user_names: list[str] = []
+        self._f_present: list[int] = []
+        self._f_running: list[int] = []
+        self._f_present_dem: list[list[float]] = []
+        self._f_running_dem: list[list[float]] = []
+        self._f_codes: list[dict[int, int]] | None = (
+            [] if self.constraints is not None and self.fairness_interval_s is not None else None
+        )
+        self._next_fair = self.start_s if self.fairness_interval_s is not None else math.inf
         self._completions: list[tuple[float, int]] = []
         self._samples: list[np.ndarray] = []
         self._share_samples: list[tuple[np.ndarray, np.ndarray]] = []
@@ -316,10 +358,25 @@ class Engine:
         used, integral = cluster.used, self._used_integral
         k_res = range(cluster.n_resources)
         track_users = self.record_user_shares
+        fair = self.fairness_interval_s is not None
+        track = track_users or fair
+        f_present, f_running = self._f_present, self._f_running
+        f_pdem, f_rdem, f_codes = self._f_present_dem, self._f_running_dem, self._f_codes
         gate = self.gate
         codes = rec.codes
         masks: list = self.constraints.masks if self.constraints is not None else []
         fits = self._fits_constraint
+
+        def present(task: int, user: int, demand: tuple[float, ...]) -> None:
+            """Count a task handed to the scheduler (fairness over time only)."""
+            f_present[user] += 1
+            row = f_pdem[user]
+            for r in k_res:
+                row[r] += demand[r]
+            if f_codes is not None:
+                c = codes[task]  # type: ignore[index]
+                per = f_codes[user]
+                per[c] = per.get(c, 0) + 1
 
         def release(tasks: list[int]) -> None:
             """Hand tasks the gate released to the scheduler (drops cascade through the gate)."""
@@ -329,6 +386,8 @@ class Engine:
                 i += 1
                 user, demand, _, _ = live[t]
                 if sched.placeable(demand) and (codes is None or fits(codes[t], demand)):
+                    if fair:
+                        present(t, user, demand)
                     sched.on_arrival(t, user, demand)
                 else:
                     unplaceable(t, live.pop(t))
@@ -367,6 +426,8 @@ class Engine:
             if now > env.now:
                 if now >= self._next_grid:
                     self._sample_until(now)
+                if now >= self._next_fair:
+                    self._fair_until(now)
                 dt = now - env.now
                 for r in k_res:
                     integral[r] += used[r] * dt
@@ -379,8 +440,11 @@ class Engine:
                 record = live.pop(task)
                 user, demand, _, _ = record
                 cluster.release(server, demand)
-                if track_users:
-                    self._user_alloc[user] -= demand
+                if track:
+                    if track_users:
+                        self._user_alloc[user] -= demand
+                    if fair:
+                        self._fair_end(task, user, demand)
                 finished(task, now, server, record)
                 sched.on_completion(task, user, demand, server)
                 if gate is not None:
@@ -396,6 +460,8 @@ class Engine:
                     user, demand, _, _ = record
                     if sched.placeable(demand) and (codes is None or fits(codes[lo], demand)):
                         live[lo] = record
+                        if fair:
+                            present(lo, user, demand)
                         sched.on_arrival(lo, user, demand)
                     else:
                         unplaceable(lo, record)
@@ -424,8 +490,14 @@ class Engine:
                 cluster.commit(task, server, demand)
                 running[task] = server
                 start_s[task] = now
-                if track_users:
-                    self._user_alloc[user] += demand
+                if track:
+                    if track_users:
+                        self._user_alloc[user] += demand
+                    if fair:
+                        f_running[user] += 1
+                        row = f_rdem[user]
+                        for r in k_res:
+                            row[r] += demand[r]
                 if run_s >= 0.0:  # else HELD: a censored task held to the horizon
                     heapq.heappush(heap, (now + run_s, task))
                 elif horizon == math.inf:
@@ -438,6 +510,7 @@ class Engine:
         for r in k_res:
             integral[r] += used[r] * (end - env.now)
         self._sample_until(end, inclusive=True)
+        self._fair_until(end, inclusive=True)
         # the arrivals never reached were submitted after the horizon
         n_late = hi - lo
         for batch in batches:
@@ -473,11 +546,22 @@ class Engine:
     def _codes(self, names: np.ndarray) -> np.ndarray:
         codes = self._user_codes
         out = np.empty(len(names), dtype=np.int32)
+        new = len(codes)
         for i, name in enumerate(names.tolist()):
             c = codes.get(name)
             if c is None:
                 c = codes[name] = len(codes)
             out[i] = c
+        if len(codes) > new:
+            self._user_names.extend(list(codes)[new:])
+            if self.fairness_interval_s is not None:
+                n_new, n_res = len(codes) - new, self.cluster.n_resources
+                self._f_present.extend([0] * n_new)
+                self._f_running.extend([0] * n_new)
+                self._f_present_dem.extend([0.0] * n_res for _ in range(n_new))
+                self._f_running_dem.extend([0.0] * n_res for _ in range(n_new))
+                if self._f_codes is not None:
+                    self._f_codes.extend({} for _ in range(n_new))
         if len(codes) > self._user_alloc.shape[0]:
             grow = np.zeros(
                 (len(codes) + 64 - self._user_alloc.shape[0], self._user_alloc.shape[1])
@@ -511,6 +595,89 @@ class Engine:
             for ti in times:
                 self.on_sample(float(ti), cluster)
         self._next_grid = float(times[-1]) + self.dt
+
+    def _fair_end(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """A running task ended (fairness over time only): it leaves the user's present and
+        running tasks. A user's sums are reset to exactly 0 with its last task, so that rounding
+        never leaves a residue."""
+        running, present = self._f_running, self._f_present
+        running[user] -= 1
+        present[user] -= 1
+        k_res = range(len(demand))
+        row = self._f_running_dem[user]
+        if running[user]:
+            for r in k_res:
+                row[r] -= demand[r]
+        else:
+            row[:] = [0.0] * len(demand)
+        row = self._f_present_dem[user]
+        if present[user]:
+            for r in k_res:
+                row[r] -= demand[r]
+        else:
+            row[:] = [0.0] * len(demand)
+        if self._f_codes is not None:
+            c = self._recorder.codes[task]  # type: ignore[index]
+            per = self._f_codes[user]
+            if per[c] == 1:
+                del per[c]
+            else:
+                per[c] -= 1
+
+    def _fair_until(self, t: float, inclusive: bool = False) -> None:
+        """Call ``on_fairness`` at every fairness instant before ``t`` (or up to ``t``)."""
+        g = self._next_fair
+        if g > t or (g == t and not inclusive):
+            return
+        dt = self.fairness_interval_s
+        assert dt is not None
+        assert self.on_fairness is not None
+        n = math.floor((t - g) / dt) + 1
+        times = g + dt * np.arange(n)
+        times = times[times <= t] if inclusive else times[times < t]
+        if times.size == 0:
+            return
+        snap = self.user_snapshot(float(times[0]))
+        for ti in times.tolist():
+            self.on_fairness(ti, snap if ti == snap.time_s else replace(snap, time_s=ti))
+        self._next_fair = float(times[-1]) + dt
+
+    def user_snapshot(self, time_s: float) -> UserSnapshot:
+        """The active users now (:class:`~fairsim.simulator.snapshot.UserSnapshot`); only with
+        ``fairness_interval_s``.
+
+        Cost: the users once (lists to numpy), and with placement constraints one union of
+        server masks per active user and constraint of its present tasks.
+        """
+        n_res = self.cluster.n_resources
+        present = np.asarray(self._f_present, dtype=np.int64)
+        users = np.flatnonzero(present > 0)
+        running = np.asarray(self._f_running, dtype=np.int64)[users]
+        pick = users.tolist()
+        pdem, rdem = self._f_present_dem, self._f_running_dem
+        demand = np.array([pdem[u] for u in pick], dtype=np.float64).reshape(-1, n_res)
+        alloc = np.array([rdem[u] for u in pick], dtype=np.float64).reshape(-1, n_res)
+        eligible = None
+        if self._f_codes is not None:
+            masks = self.constraints.masks  # type: ignore[union-attr]
+            eligible = np.zeros((len(pick), self.cluster.n_servers), dtype=bool)
+            for i, u in enumerate(pick):
+                for c in self._f_codes[u]:
+                    if c == 0 or masks[c] is None:
+                        eligible[i] = True
+                        break
+                    eligible[i] |= masks[c]
+        names = self._user_names
+        return UserSnapshot(
+            time_s=time_s,
+            users=users.astype(np.int64),
+            names=tuple(names[u] for u in pick),
+            tasks_running=running,
+            tasks_waiting=present[users] - running,
+            demand=np.maximum(demand, 0.0),
+            allocation=np.maximum(alloc, 0.0),
+            eligible=eligible,
+        )
 
     def stranded(self) -> np.ndarray:
         """Stranded resources now: the free capacity of the servers on which no waiting user's

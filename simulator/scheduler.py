@@ -125,9 +125,16 @@ class Scheduler:
     fifo_within_user : bool
         Default True: a user's tasks start in the order they were submitted
         (:func:`fairsim.testing.check_fifo_within_user`).
+    mechanism : str or None
+        The exact (divisible) mechanism of ``fairsim solve`` that the scheduler approximates
+        with indivisible tasks (``"drfh"`` for ``ff-drfh`` and ``bf-drfh``, ``"tsf"`` for
+        ``tsf``, ...), or None (default) for none; fairness over time
+        (``collect.fairness: {reference: auto}``, docs/fairness.md) compares the run with it,
+        and with ``drfh`` when it is None.
     """
 
     name: str = "scheduler"
+    mechanism: str | None = None
     work_conserving: bool = True
     lowest_share_first: bool = True
     fifo_within_user: bool = True

@@ -1,0 +1,581 @@
+"""Fairness over time: each online run against the exact mechanism it implements
+(``collect.fairness``, docs/fairness.md).
+
+At every instant of its grid the engine hands a :class:`FairnessProbe` the active users
+(:class:`fairsim.simulator.snapshot.UserSnapshot`: a user with at least one task running or
+waiting). The probe represents each user by its tasks present (running + waiting) and the mean
+demand vector of those tasks, and computes
+
+* the **online allocation**: the user's share of the pool's total of every resource and its
+  global dominant share, ``max_r A_r / C_r`` (DRFH paper, Wang, Li and Liang, Section IV, eq. 3);
+* the **reference allocation**: the exact mechanism's divisible allocation of the same users
+  (mean demand, task bound = tasks present, the run's weights) on the same pool
+  (:func:`reference_dominant_shares`, :func:`fairsim.schedulers.exact.solve_exact`, verified),
+  identical servers aggregated into classes where that is exact
+  (:mod:`fairsim.schedulers.exact.aggregate`);
+* per instant: Jain's index of the weighted dominant shares (:func:`jain_index`), the largest
+  deficit and the L1 distance between reference and online dominant shares, the sharing-incentive
+  violations (:func:`sharing_incentive_shares`) and the envious pairs (:func:`envious_pairs`).
+
+:meth:`FairnessProbe.tables` gives ``fairness.parquet`` and ``fairness_summary.parquet``
+(:data:`FAIRNESS_COLUMNS`, :data:`SUMMARY_COLUMNS`), :meth:`FairnessProbe.summary` the
+``fairness`` entry of ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from fairsim.schedulers.exact import EXACT, dominant_shares, solve_exact
+from fairsim.schedulers.exact.aggregate import (
+    EXACT_UNDER_AGGREGATION,
+    ServerClasses,
+    aggregate_instance,
+    aggregate_servers,
+)
+from fairsim.schedulers.exact.pool import POOLED
+from fairsim.schedulers.instance import Instance, InstanceError
+from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.snapshot import UserSnapshot
+
+#: The mechanism ``reference: auto`` takes for a scheduler that names none (``mechanism`` None:
+#: ``slots``, ``drf-classes``, ``drf-lockstep``, plug-ins), and for one whose mechanism takes
+#: jobs over machine classes (``udrf``): DRFH, the DRFH paper's definition of multi-resource
+#: fairness on heterogeneous servers.
+DEFAULT_REFERENCE = "drfh"
+
+#: Relative tolerance of the whole-task counts (sharing incentive, envy): ``floor(v (1 + TOL))``,
+#: so that ``2.9999999997`` tasks (rounding of ``3``) count as 3.
+TASK_TOL = 1e-9
+#: Relative tolerance of "below its sharing-incentive share".
+SHARE_TOL = 1e-9
+
+
+def fairness_columns(resources: tuple[str, ...] | list[str]) -> list[str]:
+    """The columns of ``fairness.parquet``, in order."""
+    return [
+        "time_s",
+        "user",
+        "tasks_running",
+        "tasks_waiting",
+        *(f"demand_{r}" for r in resources),
+        *(f"share_{r}" for r in resources),
+        "dominant_share",
+        "reference_dominant_share",
+        "deficit",
+    ]
+
+
+#: The columns of ``fairness.parquet`` for the resources ``cpu, mem`` (:func:`fairness_columns`).
+FAIRNESS_COLUMNS = tuple(fairness_columns(("cpu", "mem")))
+#: The columns of ``fairness_summary.parquet``, in order.
+SUMMARY_COLUMNS = (
+    "time_s",
+    "active_users",
+    "jain_index",
+    "max_deficit",
+    "l1_distance",
+    "si_violations",
+    "envious_pairs",
+)
+
+
+def reference_mechanism(scheduler: type[Scheduler] | Scheduler | None, reference: str) -> str:
+    """The exact mechanism a run is compared with.
+
+    Parameters
+    ----------
+    scheduler : Scheduler class or instance, or None
+        The run's scheduler (its ``mechanism`` attribute,
+        :attr:`fairsim.simulator.scheduler.Scheduler.mechanism`).
+    reference : str
+        ``"auto"`` or a key of :data:`fairsim.schedulers.exact.EXACT` (``collect.fairness.
+        reference``, validated with the config).
+
+    Returns
+    -------
+    str
+        ``reference`` itself unless it is ``"auto"``; then the scheduler's ``mechanism`` when it
+        is an exact mechanism of ``fairsim solve`` on users and servers (:data:`EXACT`), else
+        :data:`DEFAULT_REFERENCE` (no mechanism, or ``udrf``: its mechanism takes jobs over
+        machine classes, :data:`fairsim.schedulers.exact.JOB_EXACT`, which a run's users do not
+        give).
+    """
+    if reference != "auto":
+        return reference
+    own = getattr(scheduler, "mechanism", None)
+    return str(own) if own in EXACT else DEFAULT_REFERENCE
+
+
+def reference_instance(
+    mechanism: str,
+    resources: tuple[str, ...],
+    capacity: np.ndarray,
+    demand: np.ndarray,
+    max_tasks: np.ndarray,
+    weight: np.ndarray,
+    eligible: np.ndarray | None = None,
+    user_ids: tuple[str, ...] | None = None,
+    classes: ServerClasses | None = None,
+) -> Instance:
+    """The instance the reference mechanism solves: users over the pool, aggregated where exact.
+
+    Parameters
+    ----------
+    mechanism : str
+        A key of :data:`fairsim.schedulers.exact.EXACT`.
+    resources : tuple of str
+    capacity : ndarray, shape (n_servers, n_resources)
+        The pool.
+    demand : ndarray, shape (n_users, n_resources)
+        Per-task demand of each user (the mean demand of its present tasks); every row has a
+        positive entry.
+    max_tasks : ndarray, shape (n_users,)
+        Task bound of each user (its tasks present).
+    weight : ndarray, shape (n_users,)
+    eligible : ndarray of bool, shape (n_users, n_servers), optional
+        Servers each user may use (placement constraints); ignored by the pooled mechanisms
+        (``drf``, ``af``, ``bmf``), which are defined on one pooled server.
+    user_ids : tuple of str, optional
+        Default ``"0", "1", ...``.
+    classes : ServerClasses, optional
+        ``aggregate_servers(capacity)``, when the caller has it (no eligibility): saves the
+        aggregation.
+
+    Returns
+    -------
+    Instance
+        Servers aggregated into classes of identical capacity and eligibility
+        (:func:`fairsim.schedulers.exact.aggregate.aggregate_instance`) for the mechanisms of
+        :data:`~fairsim.schedulers.exact.aggregate.EXACT_UNDER_AGGREGATION`; the servers one
+        by one for ``psdsf``.
+    """
+    n_u = demand.shape[0]
+    if mechanism in POOLED:
+        eligible = None
+    ids = user_ids if user_ids is not None else tuple(str(i) for i in range(n_u))
+    if eligible is None and mechanism in EXACT_UNDER_AGGREGATION:
+        classes = classes if classes is not None else aggregate_servers(capacity)
+        return Instance(
+            resources=tuple(resources),
+            server_ids=tuple(f"class-{k}" for k in range(len(classes.count))),
+            user_ids=ids,
+            capacity=classes.capacity,
+            demand=demand,
+            weight=weight,
+            max_tasks=max_tasks,
+            eligible=np.ones((n_u, len(classes.count)), dtype=bool),
+        )
+    inst = Instance(
+        resources=tuple(resources),
+        server_ids=tuple(str(i) for i in range(capacity.shape[0])),
+        user_ids=ids,
+        capacity=np.asarray(capacity, dtype=np.float64),
+        demand=demand,
+        weight=weight,
+        max_tasks=max_tasks,
+        eligible=(
+            np.ones((n_u, capacity.shape[0]), dtype=bool)
+            if eligible is None
+            else np.asarray(eligible, dtype=bool)
+        ),
+    )
+    if mechanism in EXACT_UNDER_AGGREGATION:
+        return aggregate_instance(inst)[0]
+    return inst
+
+
+def reference_dominant_shares(
+    mechanism: str,
+    resources: tuple[str, ...],
+    capacity: np.ndarray,
+    demand: np.ndarray,
+    max_tasks: np.ndarray,
+    weight: np.ndarray,
+    eligible: np.ndarray | None = None,
+    classes: ServerClasses | None = None,
+) -> np.ndarray:
+    """Each user's global dominant share in the exact mechanism's allocation.
+
+    Users whose demand is all zero take no resource in any allocation: their share is 0 and
+    they are left out of the solve. The others are solved together
+    (:func:`reference_instance`, :func:`fairsim.schedulers.exact.solve_exact`, whose answer is
+    verified) and their dominant shares taken against the pool's total
+    (:func:`fairsim.schedulers.exact.dominant_shares`, DRFH eq. 3), the measure of the online
+    side, whatever the mechanism's own notion of share.
+
+    Parameters
+    ----------
+    See :func:`reference_instance`.
+
+    Returns
+    -------
+    ndarray, shape (n_users,)
+
+    Raises
+    ------
+    InstanceError
+        When the mechanism cannot answer the instance (``bmf`` with too many bottleneck
+        mappings, ...).
+    NumericalRangeError
+        When the numbers are out of the solvers' range, or the answer fails its check.
+    """
+    n_u = demand.shape[0]
+    out = np.zeros(n_u)
+    some = (demand > 0).any(axis=1) & (max_tasks > 0)
+    if not some.any():
+        return out
+    keep = np.flatnonzero(some)
+    inst = reference_instance(
+        mechanism,
+        resources,
+        capacity,
+        demand[keep],
+        max_tasks[keep].astype(np.float64),
+        weight[keep].astype(np.float64),
+        None if eligible is None else eligible[keep],
+        classes=classes,
+    )
+    x = solve_exact(mechanism, inst)
+    out[keep] = dominant_shares(inst, x)
+    return out
+
+
+def jain_index(y: np.ndarray) -> float:
+    """Jain's fairness index ``(sum y)^2 / (n sum y^2)`` (Jain, Chiu and Hawe, DEC-TR-301, 1984).
+
+    Parameters
+    ----------
+    y : ndarray, shape (n,)
+        Non-negative amounts (here weighted dominant shares, ``dominant_share / weight``).
+
+    Returns
+    -------
+    float
+        In ``[1/n, 1]``; 1 when every amount is equal; NaN when ``n == 0`` or every amount is 0.
+
+    Examples
+    --------
+    >>> jain_index(np.array([0.2, 0.2, 0.2])), jain_index(np.array([1.0, 0.0]))
+    (1.0, 0.5)
+    """
+    y = np.asarray(y, dtype=np.float64)
+    sq = float(np.dot(y, y))
+    if y.size == 0 or sq == 0.0:
+        return math.nan
+    return min(1.0, float(y.sum()) ** 2 / (y.size * sq))
+
+
+def tasks_that_fit(demand: np.ndarray, bundle: np.ndarray) -> np.ndarray:
+    """Divisible tasks of each demand vector that a bundle holds: ``min_{r: d_r > 0} b_r / d_r``.
+
+    Parameters
+    ----------
+    demand : ndarray, shape (n, n_resources)
+    bundle : ndarray, shape (m, n_resources)
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+        ``inf`` for an all-zero demand.
+    """
+    d = demand[:, None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fit = np.where(d > 0, bundle[None, :, :] / np.where(d > 0, d, 1.0), np.inf)
+    return fit.min(axis=2)
+
+
+def sharing_incentive_shares(
+    demand: np.ndarray,
+    max_tasks: np.ndarray,
+    weight: np.ndarray,
+    classes: ServerClasses,
+    total: np.ndarray,
+) -> np.ndarray:
+    """Each user's sharing-incentive share: the global dominant share of what it would run on
+    its weighted slice ``w_n / sum_m w_m`` of every server (DRFH paper, Section IV-D).
+
+    On each server the user runs the whole tasks of its (mean) demand that fit in its slice,
+    ``floor(min_r (w_n / W) c[l, r] / d[n, r])`` (:data:`TASK_TOL`), summed over the servers it
+    may use and bounded by its tasks present; the share is that count times ``max_r d[n, r] /
+    C_r``.
+
+    Parameters
+    ----------
+    demand : ndarray, shape (n, n_resources)
+    max_tasks : ndarray, shape (n,)
+    weight : ndarray, shape (n,)
+    classes : ServerClasses
+        The pool in classes of identical servers (with the users' eligibility, if any).
+    total : ndarray, shape (n_resources,)
+        The pool's total capacity.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+    """
+    n = demand.shape[0]
+    if n == 0:
+        return np.zeros(0)
+    per_server = classes.capacity / classes.count[:, None]  # (K, R)
+    slice_ = weight / weight.sum()  # (n,)
+    fit = tasks_that_fit(demand, per_server) * slice_[:, None]  # (n, K)
+    whole = np.floor(np.where(np.isfinite(fit), fit, 0.0) * (1 + TASK_TOL))
+    if classes.eligible is not None:
+        whole = np.where(classes.eligible, whole, 0.0)
+    tasks = np.minimum(whole @ classes.count.astype(np.float64), max_tasks)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_task = np.where(total > 0, demand / total, 0.0).max(axis=1)
+    return tasks * per_task
+
+
+def envious_pairs(
+    demand: np.ndarray, max_tasks: np.ndarray, running: np.ndarray, allocation: np.ndarray
+) -> int:
+    """Ordered pairs ``(i, j)``, ``i != j``, where user i would run more of its tasks with j's
+    allocation than it runs now.
+
+    With j's aggregate allocation (the sum over the servers of what j holds) user i would run
+    ``floor(min(n_i, min_r A_j[r] / d_i[r]) (1 + TASK_TOL))`` whole tasks of its mean demand
+    ``d_i``, at most its tasks present ``n_i``; i envies j when that exceeds the tasks i runs.
+    The aggregate bundle holds at least as many tasks as j's allocation server by server (the
+    DRFH paper's envy-freeness, Section IV-D, counts per server), so every pair envious by that
+    definition is counted here; a pair counted here may not be envious server by server.
+
+    Parameters
+    ----------
+    demand : ndarray, shape (n, n_resources)
+        Mean demand per task.
+    max_tasks : ndarray, shape (n,)
+        Tasks present.
+    running : ndarray, shape (n,)
+        Tasks running.
+    allocation : ndarray, shape (n, n_resources)
+        What each user holds.
+
+    Returns
+    -------
+    int
+    """
+    n = demand.shape[0]
+    count = 0
+    step = max(1, 1_000_000 // max(1, n * demand.shape[1]))  # rows per chunk: bounded memory
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        fit = tasks_that_fit(demand[lo:hi], allocation)  # (hi - lo, n)
+        fit = np.minimum(fit, max_tasks[lo:hi, None])
+        more = np.floor(fit * (1 + TASK_TOL)) > running[lo:hi, None]
+        more[np.arange(hi - lo), np.arange(lo, hi)] = False
+        count += int(more.sum())
+    return count
+
+
+def _reason(exc: Exception) -> str:
+    """The reason a reference is unavailable: the error's message with numbers as ``N``, so that
+    instants failing for the same reason count together."""
+    msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return re.sub(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?", "N", msg)
+
+
+class FairnessProbe:
+    """Fairness over time of one scheduler's run: the engine's ``on_fairness`` callback.
+
+    Parameters
+    ----------
+    mechanism : str
+        The reference mechanism (:func:`reference_mechanism`).
+    resources : tuple of str
+    capacity : ndarray, shape (n_servers, n_resources)
+        The simulated pool.
+    weights : mapping of int to float, optional
+        The run's user weights by engine user code (default 1).
+    interval_s : float
+        The grid's spacing (recorded in the summary).
+
+    Attributes
+    ----------
+    solve_s, metrics_s : float
+        Seconds spent in the reference solves and in everything else the probe computes.
+    """
+
+    def __init__(
+        self,
+        *,
+        mechanism: str,
+        resources: tuple[str, ...],
+        capacity: np.ndarray,
+        weights: Mapping[int, float] | None = None,
+        interval_s: float,
+    ) -> None:
+        if mechanism not in EXACT:
+            raise ValueError(f"mechanism: {mechanism!r} (expected one of {', '.join(EXACT)})")
+        self.mechanism = mechanism
+        self.resources = tuple(resources)
+        self.capacity = np.asarray(capacity, dtype=np.float64)
+        self.total = self.capacity.sum(axis=0)
+        self.weights = dict(weights or {})
+        self.interval_s = float(interval_s)
+        self._classes = aggregate_servers(self.capacity)  # without eligibility
+        self._rows: list[dict[str, Any]] = []
+        self._summary: list[tuple[Any, ...]] = []
+        self._unavailable: Counter[str] = Counter()
+        self.solve_s = 0.0
+        self.metrics_s = 0.0
+
+    def __call__(self, time_s: float, snap: UserSnapshot) -> None:
+        """Measure one instant (the engine calls it; see the module docstring)."""
+        t0 = time.perf_counter()
+        n = len(snap.users)
+        present = snap.tasks_present.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(self.total > 0, snap.allocation / self.total, 0.0)
+            mean = snap.demand / np.where(present > 0, present, 1.0)[:, None]
+        dom = share.max(axis=1) if n else np.zeros(0)
+        weight = np.array([self.weights.get(int(u), 1.0) for u in snap.users.tolist()])
+        weight = weight.reshape(-1)
+        t1 = time.perf_counter()
+        ref = np.full(n, np.nan)
+        if n:
+            try:
+                ref = reference_dominant_shares(
+                    self.mechanism,
+                    self.resources,
+                    self.capacity,
+                    mean,
+                    present,
+                    weight,
+                    snap.eligible,
+                    classes=self._classes if snap.eligible is None else None,
+                )
+            except InstanceError as exc:  # NumericalRangeError included
+                self._unavailable[_reason(exc)] += 1
+        t2 = time.perf_counter()
+        deficit = ref - dom
+        classes = (
+            self._classes
+            if snap.eligible is None
+            else aggregate_servers(self.capacity, snap.eligible)
+        )
+        si = sharing_incentive_shares(mean, present, weight, classes, self.total)
+        waiting = snap.tasks_waiting > 0
+        si_violations = int(np.count_nonzero(waiting & (dom < si * (1 - SHARE_TOL))))
+        envy = envious_pairs(mean, present, snap.tasks_running.astype(np.float64), snap.allocation)
+        ok = ~np.isnan(deficit)
+        self._summary.append(
+            (
+                float(time_s),
+                n,
+                jain_index(dom / weight) if n else math.nan,
+                float(deficit.max()) if n and ok.all() else math.nan,
+                float(np.abs(deficit).sum()) if ok.all() else math.nan,
+                si_violations,
+                envy,
+            )
+        )
+        self._rows.append(
+            {
+                "time_s": np.full(n, float(time_s)),
+                "user": list(snap.names),
+                "tasks_running": snap.tasks_running.astype(np.int64),
+                "tasks_waiting": snap.tasks_waiting.astype(np.int64),
+                "demand": mean,
+                "share": share,
+                "dominant_share": dom,
+                "reference_dominant_share": ref,
+                "deficit": deficit,
+            }
+        )
+        t3 = time.perf_counter()
+        self.solve_s += t2 - t1
+        self.metrics_s += (t1 - t0) + (t3 - t2)
+
+    @property
+    def instants(self) -> int:
+        """Instants measured so far."""
+        return len(self._summary)
+
+    def tables(self) -> dict[str, pa.Table]:
+        """``fairness`` and ``fairness_summary``: the two tables of the run's folder (columns
+        :func:`fairness_columns` and :data:`SUMMARY_COLUMNS`, in that order; undefined values
+        are null)."""
+        res = self.resources
+        n_res = len(res)
+        rows = self._rows
+
+        def cat(key: str, dtype: Any = np.float64) -> np.ndarray:
+            if not rows:
+                return np.zeros((0, n_res) if key in ("demand", "share") else 0, dtype=dtype)
+            return np.concatenate([r[key] for r in rows]).astype(dtype, copy=False)
+
+        demand, share = cat("demand"), cat("share")
+        cols: dict[str, pa.Array] = {
+            "time_s": pa.array(cat("time_s"), pa.float64()),
+            "user": pa.array([u for r in rows for u in r["user"]], pa.string()),
+            "tasks_running": pa.array(cat("tasks_running", np.int64), pa.int64()),
+            "tasks_waiting": pa.array(cat("tasks_waiting", np.int64), pa.int64()),
+        }
+        for k, r in enumerate(res):
+            cols[f"demand_{r}"] = _floats(demand[:, k])
+        for k, r in enumerate(res):
+            cols[f"share_{r}"] = _floats(share[:, k])
+        for key in ("dominant_share", "reference_dominant_share", "deficit"):
+            cols[key] = _floats(cat(key))
+        frame = pd.DataFrame(self._summary, columns=list(SUMMARY_COLUMNS))
+        summary = pa.table(
+            {
+                "time_s": pa.array(frame["time_s"].to_numpy(np.float64), pa.float64()),
+                "active_users": pa.array(frame["active_users"].to_numpy(np.int64), pa.int64()),
+                **{
+                    c: _floats(frame[c].to_numpy(np.float64))
+                    for c in ("jain_index", "max_deficit", "l1_distance")
+                },
+                "si_violations": pa.array(frame["si_violations"].to_numpy(np.int64), pa.int64()),
+                "envious_pairs": pa.array(frame["envious_pairs"].to_numpy(np.int64), pa.int64()),
+            }
+        )
+        return {"fairness": pa.table(cols), "fairness_summary": summary}
+
+    def summary(self) -> dict[str, Any]:
+        """The ``fairness`` entry of ``summary.json``.
+
+        ``interval_s``; ``reference`` (the mechanism); ``instants``; ``time_average``: the mean
+        over the instants of every column of ``fairness_summary.parquet`` but ``time_s`` (the
+        instants are equally spaced, so this is the time average over the sampled window), each
+        over the instants where it is defined (null if none); ``reference_unavailable``:
+        ``instants`` without a reference and their ``reasons`` (the solver's message, numbers
+        as ``N``: count); ``solve_s`` and ``metrics_s``, seconds spent in the reference solves
+        and in the rest of the probe (the engine's snapshot is not included).
+        """
+        frame = pd.DataFrame(self._summary, columns=list(SUMMARY_COLUMNS))
+        avg: dict[str, float | None] = {}
+        for c in SUMMARY_COLUMNS[1:]:
+            v = frame[c].to_numpy(np.float64)
+            v = v[~np.isnan(v)]
+            avg[c] = float(v.mean()) if v.size else None
+        return {
+            "interval_s": self.interval_s,
+            "reference": self.mechanism,
+            "instants": len(frame),
+            "time_average": avg,
+            "reference_unavailable": {
+                "instants": int(sum(self._unavailable.values())),
+                "reasons": dict(sorted(self._unavailable.items())),
+            },
+            "solve_s": round(self.solve_s, 3),
+            "metrics_s": round(self.metrics_s, 3),
+        }
+
+
+def _floats(values: np.ndarray) -> pa.Array:
+    """A float64 column whose NaN (undefined) entries are null."""
+    values = np.asarray(values, dtype=np.float64)
+    return pa.array(values, pa.float64(), mask=np.isnan(values))
