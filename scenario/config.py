@@ -687,8 +687,8 @@ class FairnessConfig(_Strict):
     mechanism's allocation of the same users, demands, task bounds and pool."""
 
     interval_s: float = Field(default=600.0, gt=0)
-    """Seconds between sampled instants (the state after the last event before each instant; the
-    horizon included)."""
+    """Seconds between sampled instants, from the start of the window to the horizon (included);
+    each instant takes the state after every event at or before it."""
     reference: str = "auto"
     """The exact mechanism to compare against: ``auto`` (the mechanism each scheduler implements:
     ``drfh`` for ``ff-drfh``, ``bf-drfh``, ``slots`` and any scheduler without one) or one

@@ -269,10 +269,11 @@ def jain_index(y: np.ndarray) -> float:
     (1.0, 0.5)
     """
     y = np.asarray(y, dtype=np.float64)
-    sq = float(np.dot(y, y))
-    if y.size == 0 or sq == 0.0:
+    top = float(y.max()) if y.size else 0.0
+    if top <= 0.0:
         return math.nan
-    return min(1.0, float(y.sum()) ** 2 / (y.size * sq))
+    y = y / top  # in [0, 1]: equal amounts are exactly 1, and nothing overflows
+    return min(1.0, float(y.sum()) ** 2 / (y.size * float(np.dot(y, y))))
 
 
 def tasks_that_fit(demand: np.ndarray, bundle: np.ndarray) -> np.ndarray:

@@ -25,14 +25,13 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import RunConfig, check_samples
-from fairsim.scenario.fairness import FairnessProbe, reference_mechanism
 from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pool import build_pool, pool_capacity
 from fairsim.scenario.provenance import provenance
@@ -45,6 +44,9 @@ from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.workload import TaskSource
+
+if TYPE_CHECKING:  # imported when used: the exact solvers (scipy.optimize) only with fairness
+    from fairsim.scenario.fairness import FairnessProbe
 
 log = logging.getLogger(__name__)
 
@@ -339,6 +341,8 @@ class Scenario:
         fc = self.config.collect.fairness
         if fc is None:
             return None
+        from fairsim.scenario.fairness import FairnessProbe, reference_mechanism
+
         return FairnessProbe(
             mechanism=reference_mechanism(run.spec.cls, fc.reference),
             resources=self.workload.resources,

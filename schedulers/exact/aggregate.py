@@ -51,8 +51,12 @@ Splitting a class-level PS-DSF allocation evenly does give an allocation that me
 per-server conditions (saturation, the users present and the order of their virtual shares are
 the same on every server of the class), but the paper proves existence, not uniqueness, and our
 solver (Gauss-Seidel sweeps over the servers, :func:`~fairsim.schedulers.exact.psdsf.solve_psdsf`)
-may stop at another PS-DSF allocation of the per-server instance: the answers could differ, so
-``psdsf`` is solved on the servers themselves. ``udrf`` takes machine classes already.
+may stop at another PS-DSF allocation of the per-server instance. It does: on two servers of
+capacity ``(5, 7, 7)`` with users ``u0`` (demand ``(0, 0, 1.102)``, 8 tasks) and ``u1``
+(``(2.875, 1.487, 0.857)``, 9 tasks), equal weights, ``fairsim solve psdsf`` gives ``u1`` 3.17
+tasks on the two servers and 3.48 on their class of capacity ``(10, 14, 14)`` (about 1 random
+small instance in 40 differs, RDM or TDM). So ``psdsf`` is solved on the servers themselves.
+``udrf`` takes machine classes already.
 """
 
 from __future__ import annotations

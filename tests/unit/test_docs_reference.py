@@ -44,6 +44,7 @@ def test_every_config_key_is_described(generate: ModuleType) -> None:
         "ClusterConfig",
         "ServerClass",
         "CollectConfig",
+        "FairnessConfig",
     ]
     missing = [
         f"{m.__name__}.{k}"
