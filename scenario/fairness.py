@@ -215,7 +215,8 @@ def reference_dominant_shares(
 
     Parameters
     ----------
-    See :func:`reference_instance`.
+    mechanism, resources, capacity, demand, max_tasks, weight, eligible, classes
+        As for :func:`reference_instance`.
 
     Returns
     -------
