@@ -290,10 +290,12 @@ def tasks_that_fit(demand: np.ndarray, bundle: np.ndarray) -> np.ndarray:
     ndarray, shape (n, m)
         ``inf`` for an all-zero demand.
     """
-    d = demand[:, None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fit = np.where(d > 0, bundle[None, :, :] / np.where(d > 0, d, 1.0), np.inf)
-    return fit.min(axis=2)
+    fit = np.full((demand.shape[0], bundle.shape[0]), np.inf)
+    for r in range(demand.shape[1]):  # one (n, m) pass per resource: no reduction over a
+        pos = demand[:, r] > 0  # short last axis, which numpy does slowly
+        if pos.any():
+            fit[pos] = np.minimum(fit[pos], bundle[None, :, r] / demand[pos, r][:, None])
+    return fit
 
 
 def sharing_incentive_shares(
