@@ -443,8 +443,27 @@ class Engine:
                 if track:
                     if track_users:
                         self._user_alloc[user] -= demand
-                    if fair:
-                        self._fair_end(task, user, demand)
+                    if fair:  # inline: the event loop's hottest path (see _fair_end)
+                        n_run = f_running[user] - 1
+                        f_running[user] = n_run
+                        n_pres = f_present[user] - 1
+                        f_present[user] = n_pres
+                        row = f_rdem[user]
+                        if n_run:
+                            for r in k_res:
+                                row[r] -= demand[r]
+                        else:  # exactly 0 with the last task: no rounding residue
+                            for r in k_res:
+                                row[r] = 0.0
+                        row = f_pdem[user]
+                        if n_pres:
+                            for r in k_res:
+                                row[r] -= demand[r]
+                        else:
+                            for r in k_res:
+                                row[r] = 0.0
+                        if f_codes is not None:
+                            self._fair_forget(task, user)
                 finished(task, now, server, record)
                 sched.on_completion(task, user, demand, server)
                 if gate is not None:
@@ -460,8 +479,15 @@ class Engine:
                     user, demand, _, _ = record
                     if sched.placeable(demand) and (codes is None or fits(codes[lo], demand)):
                         live[lo] = record
-                        if fair:
-                            present(lo, user, demand)
+                        if fair:  # inline: present(lo, user, demand)
+                            f_present[user] += 1
+                            row = f_pdem[user]
+                            for r in k_res:
+                                row[r] += demand[r]
+                            if f_codes is not None:
+                                per = f_codes[user]
+                                c = codes[lo]  # type: ignore[index]
+                                per[c] = per.get(c, 0) + 1
                         sched.on_arrival(lo, user, demand)
                     else:
                         unplaceable(lo, record)
@@ -596,33 +622,15 @@ class Engine:
                 self.on_sample(float(ti), cluster)
         self._next_grid = float(times[-1]) + self.dt
 
-    def _fair_end(self, task: int, user: int, demand: tuple[float, ...]) -> None:
-        """A running task ended (fairness over time only): it leaves the user's present and
-        running tasks. A user's sums are reset to exactly 0 with its last task, so that rounding
-        never leaves a residue."""
-        running, present = self._f_running, self._f_present
-        running[user] -= 1
-        present[user] -= 1
-        k_res = range(len(demand))
-        row = self._f_running_dem[user]
-        if running[user]:
-            for r in k_res:
-                row[r] -= demand[r]
+    def _fair_forget(self, task: int, user: int) -> None:
+        """An ended task leaves its user's count of present tasks per constraint code (fairness
+        over time with placement constraints; the event loop updates the other counters)."""
+        c = self._recorder.codes[task]  # type: ignore[index]
+        per = self._f_codes[user]  # type: ignore[index]
+        if per[c] == 1:
+            del per[c]
         else:
-            row[:] = [0.0] * len(demand)
-        row = self._f_present_dem[user]
-        if present[user]:
-            for r in k_res:
-                row[r] -= demand[r]
-        else:
-            row[:] = [0.0] * len(demand)
-        if self._f_codes is not None:
-            c = self._recorder.codes[task]  # type: ignore[index]
-            per = self._f_codes[user]
-            if per[c] == 1:
-                del per[c]
-            else:
-                per[c] -= 1
+            per[c] -= 1
 
     def _fair_until(self, t: float, inclusive: bool = False) -> None:
         """Call ``on_fairness`` at every fairness instant before ``t`` (or up to ``t``)."""
