@@ -96,17 +96,17 @@ def check_range(inst: Instance) -> None:
             f"servers[*].capacity[{r}]: the total {inst.resources[r]!r} capacity over the servers "
             "overflows float64 (above 1.8e308); express the resource in larger units"
         )
-    for n, r in zip(*np.nonzero(dem > 0), strict=True):
-        if pooled[r] <= 0:
-            continue
-        with np.errstate(over="ignore", under="ignore"):
-            ratio = pooled[r] / dem[n, r]
-        if not _TINY <= ratio <= _HUGE:
-            raise NumericalRangeError(
-                f"users[{n}].demand[{r}]: {dem[n, r]:g} per task against a total "
-                f"{inst.resources[r]!r} capacity of {pooled[r]:g}: the ratio {ratio:.3g} is "
-                "outside float64's normal range (2.2e-308 to 4.5e307)"
-            )
+    # every (user, resource) pair at once; the first bad pair in row-major order is named
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        ratios = pooled[None, :] / dem
+    bad = (dem > 0) & (pooled[None, :] > 0) & ~((ratios >= _TINY) & (ratios <= _HUGE))
+    if bad.any():
+        n, r = (int(i[0]) for i in np.nonzero(bad))
+        raise NumericalRangeError(
+            f"users[{n}].demand[{r}]: {dem[n, r]:g} per task against a total "
+            f"{inst.resources[r]!r} capacity of {pooled[r]:g}: the ratio {ratios[n, r]:.3g} is "
+            "outside float64's normal range (2.2e-308 to 4.5e307)"
+        )
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         most = np.where(dem > 0, pooled[None, :] / dem, np.inf).min(axis=1)
         total = float(np.minimum(most, inst.max_tasks).sum())
