@@ -101,10 +101,10 @@ def check_range(inst: Instance) -> None:
         ratios = pooled[None, :] / dem
     bad = (dem > 0) & (pooled[None, :] > 0) & ~((ratios >= _TINY) & (ratios <= _HUGE))
     if bad.any():
-        n, r = (int(i[0]) for i in np.nonzero(bad))
+        u, k = (int(i[0]) for i in np.nonzero(bad))
         raise NumericalRangeError(
-            f"users[{n}].demand[{r}]: {dem[n, r]:g} per task against a total "
-            f"{inst.resources[r]!r} capacity of {pooled[r]:g}: the ratio {ratios[n, r]:.3g} is "
+            f"users[{u}].demand[{k}]: {dem[u, k]:g} per task against a total "
+            f"{inst.resources[k]!r} capacity of {pooled[k]:g}: the ratio {ratios[u, k]:.3g} is "
             "outside float64's normal range (2.2e-308 to 4.5e307)"
         )
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
