@@ -4,10 +4,10 @@ A scheduler's run folder written with ``collect.fairness`` holds ``fairness.parq
 per sampled instant and active user: ``time_s, user, ..., dominant_share,
 reference_dominant_share, deficit``) and ``fairness_summary.parquet`` (one row per instant:
 ``time_s, active_users, jain_index, max_deficit, l1_distance, si_violations, envious_pairs``),
-and its ``summary.json`` holds their time averages under ``fairness`` (docs/fairness.md gives the
-definitions: the deficit is a user's dominant share in the reference allocation, the exact
-mechanism the scheduler implements, minus its dominant share online; Jain's index is that of
-Jain, Chiu and Hawe 1984 over the dominant shares).
+and its ``summary.json`` holds their time averages under ``fairness.time_average``
+(docs/fairness.md gives the definitions: the deficit is a user's dominant share in the
+reference allocation, the exact mechanism the scheduler implements, minus its dominant share
+online; Jain's index is that of Jain, Chiu and Hawe 1984 over the dominant shares).
 
 This module draws, for the schedulers that have both files:
 
@@ -270,25 +270,51 @@ def averages_table(run_summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     Parameters
     ----------
     run_summaries : mapping
-        ``{scheduler: summary.json}``; schedulers without ``fairness`` are left out.
+        ``{scheduler: summary.json}``; schedulers without ``fairness`` are left out. Read:
+        ``fairness.reference`` (the mechanism), ``fairness.instants``, ``fairness.interval_s``
+        and ``fairness.time_average`` (the mean over the sampled instants of each column of
+        ``fairness_summary.parquet``).
 
     Returns
     -------
     list of str
-        The table's lines (a column per key of :data:`AVERAGE_COLUMNS` that some summary has);
-        empty when no summary has ``fairness``.
+        The table's lines: scheduler, reference, instants (and their interval), then a column
+        per key of :data:`AVERAGE_COLUMNS` that some summary has; empty when no summary has
+        ``fairness``.
     """
     fair = {
         n: s["fairness"] for n, s in run_summaries.items() if isinstance(s.get("fairness"), Mapping)
     }
-    cols = [c for c in AVERAGE_COLUMNS if any(c in f for f in fair.values())]
-    if not fair or not cols:
+    if not fair:
         return []
-    head = ["scheduler", *(AVERAGE_COLUMNS[c][0] for c in cols)]
+    averages = {n: f.get("time_average") or {} for n, f in fair.items()}
+    cols = [c for c in AVERAGE_COLUMNS if any(c in a for a in averages.values())]
+    head = ["scheduler", "reference", "instants", *(AVERAGE_COLUMNS[c][0] for c in cols)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for n, f in fair.items():
-        cells = [n, *(_cell(f.get(c), AVERAGE_COLUMNS[c][1]) for c in cols)]
+        instants = _cell(f.get("instants"), ",d")
+        interval = f.get("interval_s")
+        if instants != "—" and isinstance(interval, int | float):
+            instants += f" (every {interval:,g} s)"
+        cells = [n, str(f.get("reference") or "—"), instants]
+        cells += [_cell(averages[n].get(c), AVERAGE_COLUMNS[c][1]) for c in cols]
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def unavailable_lines(run_summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """A line per scheduler whose reference could not be computed at some instants
+    (``fairness.reference_unavailable``), with the reasons; empty when there is none."""
+    lines = []
+    for n, s in run_summaries.items():
+        f = s.get("fairness")
+        miss = f.get("reference_unavailable") if isinstance(f, Mapping) else None
+        if isinstance(miss, Mapping) and miss.get("instants"):
+            why = "; ".join(f"{r} ({k})" for r, k in (miss.get("reasons") or {}).items())
+            lines.append(
+                f"- {n}: no reference at {miss['instants']:,} instant(s) (their deficit and L1 "
+                f"distance are undefined and left out of the averages): {why or 'no reason'}"
+            )
     return lines
 
 
@@ -317,6 +343,7 @@ def fairness_lines(
     if not figures:
         return []
     names = fairness_schedulers(out, schedulers)
+    measured = {n: run_summaries.get(n, {}) for n in names}
     lines = [
         "## Fairness over time",
         "",
@@ -326,10 +353,12 @@ def fairness_lines(
         "reference allocation (the exact mechanism the scheduler implements, bounded by the "
         "user's tasks present) minus its dominant share online; Jain's index is over the active "
         "users' dominant shares (1 when they are all equal). Time averages over the sampled "
-        "instants (`summary.json`, `fairness`):",
+        "instants (`summary.json`, `fairness.time_average`):",
         "",
-        *averages_table({n: run_summaries.get(n, {}) for n in names}),
+        *averages_table(measured),
         "",
+        *unavailable_lines(measured),
+        *([""] if unavailable_lines(measured) else []),
         f"![fairness over time]({OVER_TIME_PNG})",
         "",
     ]

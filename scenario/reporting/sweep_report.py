@@ -12,9 +12,9 @@ the jobs completed under every scheduler of that point and seed (read from each 
 ``jobs.parquet``), so that the schedulers are compared on the same jobs.
 
 When the runs were made with ``collect.fairness``, each scheduler's time-averaged max deficit and
-Jain's index (``fairness`` in its ``summary.json``, :func:`with_fairness`) are summarised the same
-way, in a section "Fairness over time" of the report with their own figures; a sweep without them
-gets no such section, and its files are those it had before.
+Jain's index (``fairness.time_average`` in its ``summary.json``, :func:`with_fairness`) are
+summarised the same way, in a section "Fairness over time" of the report with their own
+figures; a sweep without them gets no such section, and its files are those it had before.
 
 Where schedulers share seeds (one run per seed holds every scheduler, or the schedulers are a grid
 path), they are also compared **paired**: per seed, the difference of each scheduler's value and
@@ -57,8 +57,8 @@ REPORT_METRICS: dict[str, tuple[str, float]] = {
     "fairness_max_deficit": ("Time-averaged max deficit (dominant share)", 1.0),
     "fairness_jain_index": ("Time-averaged Jain's index", 1.0),
 }
-#: The fairness metrics (``collect.fairness``): column of the runs table → key under ``fairness``
-#: in a scheduler's ``summary.json`` (its time average over the sampled instants).
+#: The fairness metrics (``collect.fairness``): column of the runs table → key under
+#: ``fairness.time_average`` in a scheduler's ``summary.json`` (the mean over the sampled instants).
 FAIRNESS_METRICS: dict[str, str] = {
     "fairness_max_deficit": "max_deficit",
     "fairness_jain_index": "jain_index",
@@ -198,8 +198,8 @@ def with_fairness(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
     """``runs`` with the fairness metrics (:data:`FAIRNESS_METRICS`) when a run has them.
 
     Reads ``root/<run_id>/<scheduler>/summary.json`` of the runs with ``status == "ok"``; a
-    scheduler's value is the time average under ``fairness`` (``collect.fairness``), NaN when its
-    summary has none.
+    scheduler's value is the time average under ``fairness.time_average`` (``collect.fairness``),
+    NaN when its summary has none.
 
     Parameters
     ----------
@@ -222,7 +222,8 @@ def with_fairness(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
         if row["status"] == "ok" and path.is_file():
             fair = json.loads(path.read_text()).get("fairness")
         for metric, key in FAIRNESS_METRICS.items():
-            v = fair.get(key) if isinstance(fair, dict) else None
+            avg = fair.get("time_average") if isinstance(fair, dict) else None
+            v = avg.get(key) if isinstance(avg, dict) else None
             found = found or v is not None
             values[metric].append(math.nan if v is None else float(v))
     if not found:
@@ -579,9 +580,9 @@ def fairness_section(table: pd.DataFrame, paired: pd.DataFrame, figures: list[st
         "Runs made with `collect.fairness`: per run and scheduler, the time average over the "
         "sampled instants of the largest deficit (a user's dominant share in the reference "
         "allocation, the exact mechanism the scheduler implements, minus its dominant share "
-        "online; `summary.json`, `fairness`) and of Jain's index of the active users' dominant "
-        "shares; then their mean over seeds with the 95 % t-interval. Per instant in each run's "
-        "`<scheduler>/fairness_summary.parquet`.",
+        "online; `summary.json`, `fairness.time_average`) and of Jain's index of the active "
+        "users' dominant shares; then their mean over seeds with the 95 % t-interval. Per "
+        "instant in each run's `<scheduler>/fairness_summary.parquet`.",
         "",
         headline_table(table, fair),
     ]

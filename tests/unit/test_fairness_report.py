@@ -20,6 +20,7 @@ from fairsim.scenario.reporting.fairness_panel import (
     chosen_instant,
     fairness_over_time_figure,
     reference_scatter_figure,
+    unavailable_lines,
 )
 from fairsim.scenario.reporting.run_report import write_run_report
 from fairsim.scenario.reporting.sweep_report import sweep_report, with_fairness
@@ -112,16 +113,23 @@ def _write_fairness(folder: Path, name: str) -> None:
 
 
 def _averages(name: str) -> dict[str, Any]:
+    """``summary.json``'s ``fairness`` entry for the synthetic tables of ``name``."""
     active, deficit, jain = FAKE[name]
     return {
-        "interval_s": 600,
+        "interval_s": 600.0,
         "reference": "drfh",
-        "active_users": float(np.mean(active)),
-        "jain_index": float(np.mean(jain)),
-        "max_deficit": float(np.mean(deficit)),
-        "l1_distance": float(np.mean(deficit)),
-        "si_violations": 0.25,
-        "envious_pairs": 0.5,
+        "instants": 4,
+        "time_average": {
+            "active_users": float(np.mean(active)),
+            "jain_index": float(np.mean(jain)),
+            "max_deficit": float(np.mean(deficit)),
+            "l1_distance": float(np.mean(deficit)),
+            "si_violations": 0.25,
+            "envious_pairs": 0.5,
+        },
+        "reference_unavailable": {"instants": 0, "reasons": {}},
+        "solve_s": 0.01,
+        "metrics_s": 0.01,
     }
 
 
@@ -143,11 +151,14 @@ def test_run_report_has_the_fairness_panel(tmp_path: Path) -> None:
     assert "Measured for slots-16, bf-drfh (`collect.fairness`" in text
     # the time averages of summary.json, one row per scheduler
     assert (
-        "| scheduler | active users | Jain's index | max deficit (dominant share) "
-        "| L1 distance (dominant share) | users below their SI share | envious pairs |"
+        "| scheduler | reference | instants | active users | Jain's index "
+        "| max deficit (dominant share) | L1 distance (dominant share) "
+        "| users below their SI share | envious pairs |"
     ) in text
-    assert "| slots-16 | 2.5 | 0.850 | 0.0875 | 0.0875 | 0.25 | 0.50 |" in text
-    assert "| bf-drfh | 2.8 | 0.985 | 0.0075 | 0.0075 | 0.25 | 0.50 |" in text
+    row = "| {} | drfh | 4 (every 600 s) | {} |"
+    assert row.format("slots-16", "2.5 | 0.850 | 0.0875 | 0.0875 | 0.25 | 0.50") in text
+    assert row.format("bf-drfh", "2.8 | 0.985 | 0.0075 | 0.0075 | 0.25 | 0.50") in text
+    assert "no reference at" not in text
     # the instant: 8 active users over the two runs at 600 s, 7 at 1,200 s
     assert "at t = 600 s (0.167 h), the sampled instant with the most active users" in text
     for png in (OVER_TIME_PNG, SCATTER_PNG):
@@ -222,15 +233,24 @@ def test_scatter_has_the_diagonal_and_one_point_per_user() -> None:
 
 
 def test_averages_table_skips_missing_values_and_runs_without_fairness() -> None:
-    lines = averages_table(
-        {"a": {"fairness": {"jain_index": 0.5, "max_deficit": None}}, "b": _summary()}
-    )
+    fair = {"reference": "tsf", "time_average": {"jain_index": 0.5, "max_deficit": None}}
+    lines = averages_table({"a": {"fairness": fair}, "b": _summary()})
     assert lines == [
-        "| scheduler | Jain's index | max deficit (dominant share) |",
-        "|---|---|---|",
-        "| a | 0.500 | — |",
+        "| scheduler | reference | instants | Jain's index | max deficit (dominant share) |",
+        "|---|---|---|---|---|",
+        "| a | tsf | — | 0.500 | — |",
     ]
     assert averages_table({"b": _summary()}) == []
+
+
+def test_instants_without_a_reference_are_named_with_their_reasons() -> None:
+    fair = _averages("bf-drfh")
+    fair["reference_unavailable"] = {"instants": 3, "reasons": {"bmf: N bottleneck maps": 3}}
+    assert unavailable_lines({"bf-drfh": {"fairness": fair}, "x": _summary()}) == [
+        "- bf-drfh: no reference at 3 instant(s) (their deficit and L1 distance are undefined "
+        "and left out of the averages): bmf: N bottleneck maps (3)"
+    ]
+    assert unavailable_lines({"bf-drfh": _summary(_averages("bf-drfh"))}) == []
 
 
 def _fake_sweep(root: Path, *, fairness: bool) -> pd.DataFrame:
@@ -242,7 +262,8 @@ def _fake_sweep(root: Path, *, fairness: bool) -> pd.DataFrame:
             for k, name in enumerate(SCHEDULERS):
                 folder = root / run_id / name
                 folder.mkdir(parents=True)
-                fair = {"max_deficit": 0.1 * (1 - k) + 0.01 * seed, "jain_index": 0.9 + 0.02 * k}
+                avg = {"max_deficit": 0.1 * (1 - k) + 0.01 * seed, "jain_index": 0.9 + 0.02 * k}
+                fair = {"reference": "drfh", "time_average": avg}
                 (folder / "summary.json").write_text(
                     json.dumps(_summary(fair if fairness else None))
                 )
