@@ -102,14 +102,15 @@ FIG4_BOUND_WHY = (
     f"{100 * FIG4_DEFICIT_BOUND:.2f} % of dominant share"
 )
 #: The time averages of ``fairness_summary.parquet`` the report gives for the Google runs, with
-#: their unit (:class:`fairsim.experiments.claims.Claim`) and their name.
+#: their unit (:func:`fmt`'s; ``"share"`` and ``""`` are also :class:`fairsim.experiments.claims.
+#: Claim` units) and their name.
 FAIRNESS_AVERAGES = {
     "max_deficit": ("share", "largest deficit to the DRFH allocation"),
     "jain_index": ("", "Jain's index of the active users' dominant shares"),
     "l1_distance": ("share", "L1 distance to the DRFH allocation (sum over users)"),
-    "active_users": ("", "active users"),
+    "active_users": ("n", "active users"),
     "si_violations": ("", "users with waiting tasks below their sharing-incentive share"),
-    "envious_pairs": ("", "envious pairs of users"),
+    "envious_pairs": ("n", "envious pairs of users"),
 }
 #: The measures of :data:`FAIRNESS_AVERAGES` listed as claims (measured, not judged).
 FAIRNESS_CLAIMED = ("max_deficit", "jain_index")
@@ -1579,10 +1580,7 @@ def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
         rows.append(
             [
                 figures.scheduler_label(s),
-                *(
-                    fmt(a[k], "share" if FAIRNESS_AVERAGES[k][0] == "share" else "")
-                    for k in FAIRNESS_AVERAGES
-                ),
+                *(fmt(a[k], FAIRNESS_AVERAGES[k][0]) for k in FAIRNESS_AVERAGES),
             ]
         )
     lines += _table(head, rows)
