@@ -1179,6 +1179,43 @@ def read_fairness_summary(results: str | os.PathLike[str], scheduler: str) -> pd
     return pd.read_parquet(path).sort_values("time_s", ignore_index=True)
 
 
+def fairness_context(results: str | os.PathLike[str], scheduler: str) -> dict[str, float]:
+    """What the time averages of a run's fairness over time rest on, from ``fairness.parquet``.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory with ``<scheduler>/fairness.parquet``.
+    scheduler : str
+
+    Returns
+    -------
+    dict
+        ``reference_jain``: the mean over the instants of Jain's index of the reference
+        (DRFH) allocation's dominant shares (:func:`fairsim.scenario.fairness.jain_index`,
+        unweighted: the DRFH runs' users all have weight 1), the level an online allocation that
+        equalled the reference would reach, users with few tasks present holding less;
+        ``worst_running`` and ``worst_waiting``: the median over the instants of the tasks
+        running and waiting of the user with the largest deficit.
+    """
+    from fairsim.scenario.fairness import jain_index
+
+    f = pd.read_parquet(
+        Path(results) / scheduler / "fairness.parquet",
+        columns=["time_s", "tasks_running", "tasks_waiting", "reference_dominant_share", "deficit"],
+    )
+    ref = f.groupby("time_s", sort=True)["reference_dominant_share"].apply(
+        lambda v: jain_index(v.to_numpy(dtype=float))
+    )
+    worst = f.loc[f["deficit"].notna()].sort_values(["time_s", "deficit"], kind="stable")
+    worst = worst.groupby("time_s", sort=True).tail(1)
+    return {
+        "reference_jain": float(ref.mean()),
+        "worst_running": float(worst["tasks_running"].median()),
+        "worst_waiting": float(worst["tasks_waiting"].median()),
+    }
+
+
 def fig4_phase_windows(tasks: pd.DataFrame) -> dict[str, tuple[float, float]]:
     """Fig. 4's phases as the run played them: from the tasks of its three users.
 

@@ -364,9 +364,10 @@ def _fairness_numbers(root: Path) -> dict[str, Any]:
     dict
         ``series`` (scheduler → ``fairness_summary.parquet``), ``averages`` (scheduler →
         ``summary.json``'s ``fairness.time_average``), ``fairness`` (scheduler → the whole
-        ``fairness`` entry), ``wall_s`` (scheduler → the run's wall time) and ``same_schedule``
-        (scheduler → whether its ``tasks.parquet`` equals step 1's, byte for byte; None when
-        step 1's is missing).
+        ``fairness`` entry), ``context`` (scheduler →
+        :func:`fairsim.experiments.drfh.figures.fairness_context`), ``wall_s`` (scheduler → the
+        run's wall time) and ``same_schedule`` (scheduler → whether its ``tasks.parquet`` equals
+        step 1's, byte for byte; None when step 1's is missing).
 
     Raises
     ------
@@ -378,11 +379,13 @@ def _fairness_numbers(root: Path) -> dict[str, Any]:
         "series": {},
         "averages": {},
         "fairness": {},
+        "context": {},
         "wall_s": {},
         "same_schedule": {},
     }
     for s in figures.FAIRNESS_SCHEDULERS:
         out["series"][s] = figures.read_fairness_summary(sub, s)
+        out["context"][s] = figures.fairness_context(sub, s)
         summary = figures.read_summary(sub, s)
         if not isinstance(summary.get("fairness"), dict):
             raise FileNotFoundError(f"{sub / s / 'summary.json'}: no fairness entry")
@@ -622,8 +625,18 @@ def _fig4_deficit_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, An
 def _fairness_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """The Google runs' fairness over seeds: each time average (one value per seed), whether
     every schedule equals step 1's, and the time spent in the reference solves."""
-    out: dict[str, Any] = {"averages": {}, "same_schedule": {}, "solve_s": {}, "wall_s": {}}
+    out: dict[str, Any] = {
+        "averages": {},
+        "context": {},
+        "same_schedule": {},
+        "solve_s": {},
+        "wall_s": {},
+    }
     for s in figures.FAIRNESS_SCHEDULERS:
+        out["context"][s] = {
+            k: _across([n["fairness"]["context"][s][k] for n in per_seed.values()])
+            for k in ("reference_jain", "worst_running", "worst_waiting")
+        }
         out["averages"][s] = {
             k: _across([n["fairness"]["averages"][s].get(k) for n in per_seed.values()])
             for k in FAIRNESS_AVERAGES
@@ -1574,16 +1587,28 @@ def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
         "",
     ]
     head = ["scheduler", *(FAIRNESS_AVERAGES[k][1] for k in FAIRNESS_AVERAGES)]
+    head.insert(3, "Jain's index of the DRFH allocation")
     rows = []
     for s in figures.FAIRNESS_SCHEDULERS:
         a = f["averages"][s]
-        rows.append(
-            [
-                figures.scheduler_label(s),
-                *(fmt(a[k], FAIRNESS_AVERAGES[k][0]) for k in FAIRNESS_AVERAGES),
-            ]
-        )
+        cells = [
+            _share2(a[k]) if k == "max_deficit" else fmt(a[k], unit)
+            for k, (unit, _) in FAIRNESS_AVERAGES.items()
+        ]
+        cells.insert(2, fmt(f["context"][s]["reference_jain"], ""))
+        rows.append([figures.scheduler_label(s), *cells])
     lines += _table(head, rows)
+    worst = f["context"][figures.FAIRNESS_SCHEDULERS[-1]]
+    lines += [
+        "Jain's index is low under every scheduler because most active users have few tasks "
+        "present: the DRFH allocation itself, which bounds each user by its tasks present, "
+        "has the index in the fourth column. The largest deficit is about the share DRFH gives "
+        "a user with a backlog: at the median instant the user with the largest deficit has "
+        f"{fmt(worst['worst_running'], 'n')} task(s) running and "
+        f"{fmt(worst['worst_waiting'], 'n')} waiting under Best-Fit DRFH (medians over the "
+        "instants, mean over seeds); the L1 distance sums the differences over every user.",
+        "",
+    ]
     same = {s: v for s, v in f["same_schedule"].items()}
     n_same = sum(bool(x) for v in same.values() for x in v)
     n_all = sum(len(v) for v in same.values())
@@ -1598,6 +1623,16 @@ def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
         + ".",
     ]
     return [*lines, "", *_image(numbers, "fairness", "fairness over time")]
+
+
+def _share2(est: Estimate | None) -> str:
+    """:func:`fmt` of a share with two decimals (a deficit of a fraction of a per cent)."""
+    if est is None or not est.finite:
+        return "—"
+    text = f"{100 * est.value:.2f} %"
+    if est.low is not None and est.high is not None:
+        text += f" [{100 * est.low:.2f}, {100 * est.high:.2f}]"
+    return text
 
 
 def _sec_fig5(numbers: dict[str, Any]) -> list[str]:

@@ -210,6 +210,18 @@ def _write_fairness_runs(root: Path) -> None:
                 "max_deficit": avg["max_deficit"],
             }
         ).to_parquet(d / "fairness_summary.parquet")
+        # two users per instant: reference shares 0.1 and 0.3 (Jain's index 0.8); the second
+        # (1 task running, 40 waiting) has the largest deficit
+        pd.DataFrame(
+            {
+                "time_s": np.repeat(t, 2),
+                "user": ["a", "b"] * len(t),
+                "tasks_running": [5, 1] * len(t),
+                "tasks_waiting": [0, 40] * len(t),
+                "reference_dominant_share": [0.1, 0.3] * len(t),
+                "deficit": [0.0, avg["max_deficit"]] * len(t),
+            }
+        ).to_parquet(d / "fairness.parquet")
         fairness = {
             "interval_s": 600.0,
             "reference": "drfh",
@@ -585,7 +597,11 @@ def test_report_over_two_seeds_writes_claims_and_intervals(out: Path) -> None:
     assert (same.ours, same.verdict) == ("4 of 4 identical", "PASS")
     assert same.reason == "a main run's tasks.parquet is missing"  # slots-16 has none here
     assert "## Fairness over time on the Google trace" in text
-    assert "| Best-Fit DRFH | 0.3 % [0.3, 0.3] | 0.40 [0.40, 0.40] | 10.0 % [10.0, 10.0] |" in text
+    assert (
+        "| Best-Fit DRFH | 0.30 % [0.30, 0.30] | 0.40 [0.40, 0.40] | 0.80 [0.80, 0.80] "
+        "| 10.0 % [10.0, 10.0] |"
+    ) in text
+    assert "has 1 [1, 1] task(s) running and 40 [40, 40] waiting under Best-Fit DRFH" in text
     assert "| 10 | 30.1 % [28.8, 31.4] | 35.1 % | -5.0 pp |" in text
     assert "| 1-50 | 2 | 4 | 200 s | 200 s | 0.0 % [0.0, 0.0] | 0.0 % [0.0, 0.0] |" in text
     assert "**The verdicts use the mean of per-job reductions.**" in text
