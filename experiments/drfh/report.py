@@ -1600,9 +1600,9 @@ def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
     lines += _table(head, rows)
     worst = f["context"][figures.FAIRNESS_SCHEDULERS[-1]]
     lines += [
-        "Jain's index is low under every scheduler because most active users have few tasks "
-        "present: the DRFH allocation itself, which bounds each user by its tasks present, "
-        "has the index in the fourth column. The largest deficit is about the share DRFH gives "
+        "The DRFH allocation itself, which bounds each user by its tasks present, has a low "
+        "Jain's index too (fourth column): most active users have few tasks present. The "
+        "largest deficit is about the share DRFH gives "
         "a user with a backlog: at the median instant the user with the largest deficit has "
         f"{fmt(worst['worst_running'], 'n')} task(s) running and "
         f"{fmt(worst['worst_waiting'], 'n')} waiting under Best-Fit DRFH (medians over the "
