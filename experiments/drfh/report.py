@@ -1604,8 +1604,8 @@ def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
         "Jain's index too (fourth column): most active users have few tasks present. The "
         "largest deficit is about the share DRFH gives "
         "a user with a backlog: at the median instant the user with the largest deficit has "
-        f"{fmt(worst['worst_running'], 'n')} task(s) running and "
-        f"{fmt(worst['worst_waiting'], 'n')} waiting under Best-Fit DRFH (medians over the "
+        f"{worst['worst_running'].value:,.0f} task(s) running and "
+        f"{worst['worst_waiting'].value:,.0f} waiting under Best-Fit DRFH (medians over the "
         "instants, mean over seeds); the L1 distance sums the differences over every user.",
         "",
     ]
