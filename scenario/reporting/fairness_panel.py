@@ -44,12 +44,12 @@ SCATTER_PNG = "fairness_reference.png"
 #: The per-instant measures of ``fairness_summary.parquet`` whose time averages the report's table
 #: shows, in its order, with the column heading (unit in brackets) and the number format.
 AVERAGE_COLUMNS: dict[str, tuple[str, str]] = {
-    "active_users": ("active users", ".1f"),
+    "active_users": ("active users", ",.1f"),
     "jain_index": ("Jain's index", ".3f"),
     "max_deficit": ("max deficit (dominant share)", ".4f"),
     "l1_distance": ("L1 distance (dominant share)", ".4f"),
-    "si_violations": ("users below their SI share", ".2f"),
-    "envious_pairs": ("envious pairs", ".2f"),
+    "si_violations": ("users below their SI share", ",.2f"),
+    "envious_pairs": ("envious pairs", ",.1f"),
 }
 
 

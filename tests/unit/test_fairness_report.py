@@ -156,8 +156,8 @@ def test_run_report_has_the_fairness_panel(tmp_path: Path) -> None:
         "| users below their SI share | envious pairs |"
     ) in text
     row = "| {} | drfh | 4 (every 600 s) | {} |"
-    assert row.format("slots-16", "2.5 | 0.850 | 0.0875 | 0.0875 | 0.25 | 0.50") in text
-    assert row.format("bf-drfh", "2.8 | 0.985 | 0.0075 | 0.0075 | 0.25 | 0.50") in text
+    assert row.format("slots-16", "2.5 | 0.850 | 0.0875 | 0.0875 | 0.25 | 0.5") in text
+    assert row.format("bf-drfh", "2.8 | 0.985 | 0.0075 | 0.0075 | 0.25 | 0.5") in text
     assert "no reference at" not in text
     # the instant: 8 active users over the two runs at 600 s, 7 at 1,200 s
     assert "at t = 600 s (0.167 h), the sampled instant with the most active users" in text
