@@ -182,8 +182,10 @@ def reference_scatter_figure(
     for k, (name, rows) in enumerate(users.items()):
         x = rows["reference_dominant_share"].to_numpy(dtype=float)
         y = rows["dominant_share"].to_numpy(dtype=float)
-        if len(x):
-            top = max(top, float(np.nanmax(x)), float(np.nanmax(y)))
+        drawn = np.concatenate([x, y])
+        drawn = drawn[np.isfinite(drawn)]  # a reference the solver could not give is null
+        if drawn.size:
+            top = max(top, float(drawn.max()))
         ax.scatter(x, y, s=14, alpha=0.7, color=f"C{k}", label=f"{name} ({len(x):,} users)")
     top = 1.05 * top if top > 0 else 1.0
     ax.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--", label="y = x")

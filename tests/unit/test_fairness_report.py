@@ -232,6 +232,18 @@ def test_scatter_has_the_diagonal_and_one_point_per_user() -> None:
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["bf-drfh (3 users)", "y = x"]
 
 
+def test_scatter_with_missing_references_keeps_a_finite_scale() -> None:
+    users = {
+        "bf-drfh": pd.DataFrame({"reference_dominant_share": [np.nan], "dominant_share": [0.2]})
+    }
+    ax = reference_scatter_figure(users, 0.0).axes[0]
+    assert ax.get_xlim() == pytest.approx((0, 0.21))  # the online share still sets the scale
+    none = {
+        "bf-drfh": pd.DataFrame({"reference_dominant_share": [np.nan], "dominant_share": [np.nan]})
+    }
+    assert reference_scatter_figure(none, 0.0).axes[0].get_xlim() == (0.0, 1.0)
+
+
 def test_averages_table_skips_missing_values_and_runs_without_fairness() -> None:
     fair = {"reference": "tsf", "time_average": {"jain_index": 0.5, "max_deficit": None}}
     lines = averages_table({"a": {"fairness": fair}, "b": _summary()})
