@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -67,7 +68,7 @@ def present_schedulers(results: str | os.PathLike[str]) -> list[str]:
     found = {
         p.parent.name
         for p in root.glob("*/summary.json")
-        if p.parent.name not in {"dedicated", "fig4", SENSITIVITY_DIR}
+        if p.parent.name not in {"dedicated", "fig4", SENSITIVITY_DIR, FAIRNESS_DIR}
     }
     known = [s for s in DRFH_SCHEDULERS if s in found]
     return known + sorted(found - set(known))
@@ -1150,4 +1151,333 @@ def fig4_figure(
                 if ref is not None:
                     ax.plot([x], [100.0 * ref], marker="x", color="black", ms=7, ls="none")
         ax.set_ylabel("Share of the pool's capacity (%)")
+    save_figure(fig, path)
+
+
+# --------------------------------------------------------------------------- fairness over time
+
+#: Sub-folder of each seed's runs with ``collect.fairness`` on the Google trace
+#: (:mod:`fairsim.experiments.drfh.experiment`, step 5).
+FAIRNESS_DIR = "fairness"
+#: The schedulers measured there: the two DRFH heuristics and Slots with 16 slots per maximum
+#: server (the best Slots run of every seed so far, and the Fig. 5 baseline).
+FAIRNESS_SCHEDULERS = ("slots-16", "ff-drfh", "bf-drfh")
+#: Fig. 4's phases for the deficit (:func:`fig4_deficit_phases`): between the joins and user 1's
+#: departure, the last one until the run ends.
+FIG4_DEFICIT_PHASES = ("user 1 alone", "users 1+2", "users 1-3", "after user 1 departs")
+
+
+def read_fairness_summary(results: str | os.PathLike[str], scheduler: str) -> pd.DataFrame:
+    """``R/<scheduler>/fairness_summary.parquet`` (``collect.fairness``), sorted by time.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the run was made without ``collect.fairness``.
+    """
+    path = Path(results) / scheduler / "fairness_summary.parquet"
+    return pd.read_parquet(path).sort_values("time_s", ignore_index=True)
+
+
+def fairness_context(results: str | os.PathLike[str], scheduler: str) -> dict[str, float]:
+    """What the time averages of a run's fairness over time rest on, from ``fairness.parquet``.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory with ``<scheduler>/fairness.parquet``.
+    scheduler : str
+
+    Returns
+    -------
+    dict
+        ``reference_jain``: the mean over the instants of Jain's index of the reference
+        (DRFH) allocation's dominant shares (:func:`fairsim.scenario.fairness.jain_index`,
+        unweighted: the DRFH runs' users all have weight 1), the level an online allocation that
+        equalled the reference would reach, users with few tasks present holding less;
+        ``worst_running`` and ``worst_waiting``: the median over the instants of the tasks
+        running and waiting of the user with the largest deficit.
+    """
+    from fairsim.scenario.fairness import jain_index
+
+    f = pd.read_parquet(
+        Path(results) / scheduler / "fairness.parquet",
+        columns=["time_s", "tasks_running", "tasks_waiting", "reference_dominant_share", "deficit"],
+    )
+    ref = f.groupby("time_s", sort=True)["reference_dominant_share"].apply(
+        lambda v: jain_index(v.to_numpy(dtype=float))
+    )
+    worst = f.loc[f["deficit"].notna()].sort_values(["time_s", "deficit"], kind="stable")
+    worst = worst.groupby("time_s", sort=True).tail(1)
+    return {
+        "reference_jain": float(ref.mean()),
+        "worst_running": float(worst["tasks_running"].median()),
+        "worst_waiting": float(worst["tasks_waiting"].median()),
+    }
+
+
+def fig4_phase_windows(tasks: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Fig. 4's phases as the run played them: from the tasks of its three users.
+
+    Parameters
+    ----------
+    tasks : pandas.DataFrame
+        ``tasks.parquet`` of the Fig. 4 run (``user``, ``submit_s``, ``finish_s``).
+
+    Returns
+    -------
+    dict
+        ``{phase: (start_s, end_s)}`` for :data:`FIG4_DEFICIT_PHASES`: from the first user's
+        first submission to the second's, to the third's, to the first user's last finish (its
+        departure), and from there to the last finish of all.
+
+    Raises
+    ------
+    ValueError
+        Unless the tasks belong to exactly three users, the first of whom departs after the
+        third joins.
+    """
+    joins = tasks.groupby("user")["submit_s"].min().sort_values(kind="stable")
+    if len(joins) != 3:
+        raise ValueError(f"Fig. 4 has 3 users; tasks.parquet has {len(joins)}")
+    first = joins.index[0]
+    depart = float(tasks.loc[tasks["user"] == first, "finish_s"].max())
+    end = float(tasks["finish_s"].max())
+    j = [float(x) for x in joins.to_numpy()]
+    if not j[0] <= j[1] <= j[2] < depart <= end:
+        raise ValueError(
+            f"Fig. 4: joins at {j} s and {first}'s departure at {depart} s are out of order"
+        )
+    bounds = (j[0], j[1], j[2], depart, end)
+    return {name: (bounds[k], bounds[k + 1]) for k, name in enumerate(FIG4_DEFICIT_PHASES)}
+
+
+def whole_task_shares(
+    servers: pd.DataFrame, demands: dict[str, tuple[float, ...]]
+) -> dict[str, dict[str, float]]:
+    """Dominant shares of users with unbounded backlogs: divisible DRFH against whole tasks.
+
+    Both allocations are static, on the same pool: ``drfh`` (the divisible DRFH allocation,
+    Sec. IV of the DRFH paper, what ``collect.fairness`` takes as the reference) and
+    ``bf-drfh`` (progressive filling of whole tasks with Best-Fit's choice of server, Sec. V-B,
+    every user's tasks placed at once), both from :func:`fairsim.solve`.
+
+    Parameters
+    ----------
+    servers : pandas.DataFrame
+        ``servers.parquet`` (``server``, one column per resource of ``demands``).
+    demands : dict
+        ``{user: per-task demand}``, in the order of the resource columns ``cpu, mem``.
+
+    Returns
+    -------
+    dict
+        ``{"divisible": {user: share}, "whole": {user: share}}``: global dominant shares
+        ``tasks x max_r d_r / C_r``.
+    """
+    import fairsim
+
+    resources = ["cpu", "mem"]
+    cap = servers[resources].to_numpy(dtype=float)
+    total = cap.sum(axis=0)
+    instance = {
+        "resources": resources,
+        "servers": [
+            {"id": str(sid), "capacity": [float(x) for x in row]}
+            for sid, row in zip(servers["server"], cap, strict=True)
+        ],
+        "users": [{"id": u, "demand": [float(x) for x in d]} for u, d in demands.items()],
+    }
+    per_task = {u: float(np.max(np.asarray(d, dtype=float) / total)) for u, d in demands.items()}
+    out: dict[str, dict[str, float]] = {}
+    for key, mech in (("divisible", "drfh"), ("whole", "bf-drfh")):
+        answer = fairsim.solve(instance, mech)
+        tasks = np.asarray(answer["tasks"], dtype=float).sum(axis=1)
+        out[key] = {u: float(n * per_task[u]) for u, n in zip(answer["users"], tasks, strict=True)}
+    return out
+
+
+def fig4_deficit_phases(
+    results: str | os.PathLike[str], *, scheduler: str = "bf-drfh"
+) -> dict[str, dict[str, Any]]:
+    """The deficit of Fig. 4's run to the DRFH allocation, phase by phase.
+
+    Reads ``R/fig4/<scheduler>/`` (``tasks.parquet``, ``fairness.parquet``,
+    ``fairness_summary.parquet``) and ``R/fig4/servers.parquet``. The phases are those the run
+    played (:func:`fig4_phase_windows`). Each phase's first ``settle_s`` seconds, the longest run
+    time of a task, are left out of the settled numbers: no task is preempted, so after a user
+    joins its share can grow only as running tasks finish, which takes up to one run time.
+
+    Returns
+    -------
+    dict
+        ``{phase: numbers}`` with ``start_s``, ``end_s``, ``settle_s``, ``instants`` (settled),
+        ``max_deficit_mean`` and ``max_deficit_max`` (the largest deficit over the users, its
+        mean and maximum over the settled instants), ``max_deficit_max_all`` (over every
+        instant of the phase, transient included), ``jain_mean`` and ``jain_min`` (settled),
+        ``online`` and ``reference`` (mean dominant share of the active users over the settled
+        instants, online and in the DRFH allocation), ``users`` (the active users), and
+        ``whole`` and ``divisible`` (the mean dominant share of those users when their tasks
+        are placed at once as whole tasks, and in the divisible allocation:
+        :func:`whole_task_shares`).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the Fig. 4 run was made without ``collect.fairness``.
+    """
+    run = Path(results) / "fig4" / scheduler
+    summary = read_fairness_summary(Path(results) / "fig4", scheduler)
+    per_user = pd.read_parquet(run / "fairness.parquet")
+    tasks = pd.read_parquet(
+        run / "tasks.parquet", columns=["user", "submit_s", "start_s", "finish_s"]
+    )
+    servers = pd.read_parquet(Path(results) / "fig4" / "servers.parquet")
+    settle = float((tasks["finish_s"] - tasks["start_s"]).max())
+    demand_cols = ["demand_cpu", "demand_mem"]
+    demands = per_user.groupby("user")[demand_cols].first()
+    out: dict[str, dict[str, Any]] = {}
+    for name, (t0, t1) in fig4_phase_windows(tasks).items():
+        last = name == FIG4_DEFICIT_PHASES[-1]
+        inside = (summary["time_s"] >= t0) & (
+            (summary["time_s"] <= t1) if last else (summary["time_s"] < t1)
+        )
+        settled = inside & (summary["time_s"] >= t0 + settle)
+        s = summary[settled]
+        rows = per_user[per_user["time_s"].isin(s["time_s"])]
+        users = sorted(rows["user"].unique().tolist())
+        static = (
+            whole_task_shares(
+                servers, {u: tuple(demands.loc[u].to_numpy(dtype=float)) for u in users}
+            )
+            if users
+            else {"whole": {}, "divisible": {}}
+        )
+        out[name] = {
+            "start_s": t0,
+            "end_s": t1,
+            "settle_s": settle,
+            "instants": len(s),
+            "max_deficit_mean": float(s["max_deficit"].mean()),
+            "max_deficit_max": float(s["max_deficit"].max()),
+            "max_deficit_max_all": float(summary.loc[inside, "max_deficit"].max()),
+            "jain_mean": float(s["jain_index"].mean()),
+            "jain_min": float(s["jain_index"].min()),
+            "online": float(rows["dominant_share"].mean()),
+            "reference": float(rows["reference_dominant_share"].mean()),
+            "users": users,
+            "whole": float(np.mean(list(static["whole"].values()))) if users else math.nan,
+            "divisible": float(np.mean(list(static["divisible"].values()))) if users else math.nan,
+        }
+    return out
+
+
+def fig4_deficit_figure(
+    summary: pd.DataFrame,
+    phases: dict[str, dict[str, Any]],
+    *,
+    bound: float,
+    path: str | os.PathLike[str],
+) -> None:
+    """Draw the deficit of Fig. 4's run over time: the largest deficit to the DRFH allocation and
+    Jain's index of the active users' dominant shares, with the phases and the claim's bound.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        ``fairness_summary.parquet`` of the run drawn (seed 1's pool).
+    phases : dict
+        :func:`fig4_deficit_phases` of that run (the boundaries and the settled parts).
+    bound : float
+        The claim's bound on the largest deficit (dominant share), drawn as a dashed line.
+    path : path-like
+        Where to save the PNG.
+    """
+    fig = Figure(figsize=(9, 5.5))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    t = summary["time_s"].to_numpy(dtype=float)
+    top.plot(
+        t,
+        100.0 * summary["max_deficit"].to_numpy(dtype=float),
+        drawstyle="steps-post",
+        lw=1.0,
+        color="C0",
+        label="largest deficit",
+    )
+    top.axhline(100.0 * bound, color="C3", ls="--", lw=0.9, label=f"bound {100 * bound:.2f} %")
+    bottom.plot(
+        t, summary["jain_index"].to_numpy(dtype=float), drawstyle="steps-post", lw=1.0, color="C0"
+    )
+    for k, (name, p) in enumerate(phases.items()):
+        for ax in (top, bottom):
+            if k:
+                ax.axvline(p["start_s"], color="grey", ls=":", lw=0.8)
+            ax.axvspan(p["start_s"], p["start_s"] + p["settle_s"], color="grey", alpha=0.12, lw=0)
+        top.text(
+            (p["start_s"] + p["end_s"]) / 2,
+            1.02 + 0.08 * (k % 2),  # alternate heights: short phases' names do not overlap
+            name,
+            transform=top.get_xaxis_transform(),
+            ha="center",
+            va="bottom",
+            fontsize=7,
+        )
+    top.set_ylabel("largest deficit (dominant share, %)")
+    top.set_ylim(bottom=min(0.0, top.get_ylim()[0]))
+    top.legend(fontsize=8, loc="upper right")
+    bottom.set_ylabel("Jain's index")
+    bottom.set_ylim(0.0, 1.05)
+    bottom.set_xlabel("time (s)")
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    fig.suptitle(
+        "Fig. 4's run under Best-Fit DRFH against the DRFH allocation\n(grey: the first task "
+        "run time of each phase, left out of the settled numbers)",
+        fontsize="medium",
+        y=1.04,
+    )
+    save_figure(fig, path)
+
+
+def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLike[str]) -> None:
+    """Draw the fairness over time of the Google runs: the largest deficit to the DRFH
+    allocation and Jain's index, the mean over seeds with its 95 % band.
+
+    Parameters
+    ----------
+    series : dict
+        Line label → one ``fairness_summary.parquet`` frame per seed; only the instants every
+        seed sampled are drawn.
+    path : path-like
+        Where to save the PNG.
+    """
+    fig = Figure(figsize=(10, 6))
+    axes = fig.subplots(2, 1, sharex=True)
+    n_seeds = max((len(v) for v in series.values()), default=1)
+    for col, ax, scale in (("max_deficit", axes[0], 100.0), ("jain_index", axes[1], 1.0)):
+        for label, frames in series.items():
+            times = functools.reduce(np.intersect1d, [f["time_s"].to_numpy(float) for f in frames])
+            stack = np.vstack(
+                [f.set_index("time_s")[col].reindex(times).to_numpy(float) for f in frames]
+            )
+            mean, low, high = seed_band(stack)
+            (line,) = ax.plot(times / 3600.0, scale * mean, label=label, lw=0.9)
+            if low is not None and high is not None:
+                ax.fill_between(
+                    times / 3600.0, scale * low, scale * high, color=line.get_color(), alpha=0.25
+                )
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("largest deficit (dominant share, %)")
+    axes[0].set_ylim(bottom=min(0.0, axes[0].get_ylim()[0]))
+    axes[0].legend(fontsize="small")
+    axes[0].set_title(
+        "Largest deficit: a user's dominant share in the DRFH allocation minus its online one",
+        fontsize="medium",
+    )
+    axes[1].set_ylabel("Jain's index")
+    axes[1].set_ylim(0.0, 1.05)
+    axes[1].set_title("Jain's index of the active users' dominant shares", fontsize="medium")
+    axes[1].set_xlabel("Time (h)")
+    band = f": mean over {n_seeds} seeds, 95 % band" if n_seeds > 1 else ""
+    fig.suptitle(f"Fairness over time on the Google trace{band}")
     save_figure(fig, path)

@@ -1,5 +1,6 @@
 """Claims and report of the DRFH reproduction: our numbers over seeds beside the paper's
-(Sec. VI: Table II, Figs. 4-8).
+(Sec. VI: Table II, Figs. 4-8), and fairness over time (``collect.fairness``): Fig. 4's run
+against the DRFH allocation, and the Google runs of Slots-16, First-Fit and Best-Fit DRFH.
 
 :func:`seed_numbers` reads one seed's runs (``OUT/seed-<k>/``); :func:`collect_numbers` gathers
 every seed, turns each quantity into an estimate with its 95 % interval and draws the figures
@@ -19,6 +20,8 @@ Estimates
   the reduction of the bin's mean JCT and the mean of every job's own reduction; the verdicts
   use the second (:data:`FIG6_WHY`).
 * Fig. 8's mean decrease: the worse-off (user, seed) pairs pooled, resampled by user.
+* Fairness over time: Fig. 4's largest deficit per phase and the Google runs' time averages,
+  one value per seed, :func:`fairsim.experiments.claims.across_seeds`.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from fairsim.experiments.claims import (
     bounded,
     claims_markdown,
     exceeds,
+    judged,
     trend,
     write_claims,
 )
@@ -83,6 +87,33 @@ CALIBRATION = (
     "lie 3-17 pp away (docs/traces.md, 'Slots on the trace's values'). Agreement here is how the "
     "model was fitted, not evidence for it."
 )
+#: The bound on Best-Fit DRFH's largest deficit to the DRFH allocation in Fig. 4 (dominant
+#: share): one task of the user with the largest task, on the paper's pool (user 2's 0.5 CPU of
+#: 52.75 CPU units: 0.95 %).
+FIG4_DEFICIT_BOUND = max(
+    max(cpu / paper.FIG4_TOTAL_CPU, mem / paper.FIG4_TOTAL_MEM)
+    for cpu, mem in paper.FIG4_DEMANDS.values()
+)
+#: Why that bound.
+FIG4_BOUND_WHY = (
+    '"precisely" read as "within one task": a scheduler of whole tasks cannot promise a user its '
+    "divisible share more closely than one of its tasks, and the largest task here, user 2's "
+    f"0.5 CPU of the paper's {paper.FIG4_TOTAL_CPU} CPU units, is "
+    f"{100 * FIG4_DEFICIT_BOUND:.2f} % of dominant share"
+)
+#: The time averages of ``fairness_summary.parquet`` the report gives for the Google runs, with
+#: their unit (:func:`fmt`'s; ``"share"`` and ``""`` are also :class:`fairsim.experiments.claims.
+#: Claim` units) and their name.
+FAIRNESS_AVERAGES = {
+    "max_deficit": ("share", "largest deficit to the DRFH allocation"),
+    "jain_index": ("", "Jain's index of the active users' dominant shares"),
+    "l1_distance": ("share", "L1 distance to the DRFH allocation (sum over users)"),
+    "active_users": ("n", "active users"),
+    "si_violations": ("", "users with waiting tasks below their sharing-incentive share"),
+    "envious_pairs": ("n", "envious pairs of users"),
+}
+#: The measures of :data:`FAIRNESS_AVERAGES` listed as claims (measured, not judged).
+FAIRNESS_CLAIMED = ("max_deficit", "jain_index")
 #: Where the statements are in the paper.
 SOURCE = {
     "table_ii": "Sec. VI, Table II",
@@ -91,6 +122,7 @@ SOURCE = {
     "fig6": "Sec. VI, Fig. 6b",
     "fig7": "Sec. VI, Fig. 7 (text says 'Fig. 8')",
     "fig8": "Sec. VI, Fig. 8 ('Sharing incentive')",
+    "fairness": "Sec. VI, the runs of Figs. 5-7 (the paper gives no such number)",
 }
 
 _SEED_DIR = re.compile(r"^seed-(\d+)$")
@@ -178,7 +210,9 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         ``best_slots``, ``fig4``, ``fig5``, ``fig6`` (``bins`` and ``pairs``: the jobs finished
         under both, a DataFrame), ``fig7``, ``fig8`` (with ``worse``: the worse-off users'
         decreases, a DataFrame), ``dedicated``, ``sensitivity`` (the same under the older
-        censoring rule), ``fig4_config`` and ``skipped`` (``{key: reason}``).
+        censoring rule), ``fig4_deficit`` (:func:`fairsim.experiments.drfh.figures.
+        fig4_deficit_phases`), ``fairness`` (:func:`_fairness_numbers`), ``fig4_config`` and
+        ``skipped`` (``{key: reason}``).
     """
     root = Path(results)
     numbers: dict[str, Any] = {
@@ -228,6 +262,12 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     fig4 = attempt("fig4", lambda: figures.fig4_shares(root))
     if fig4 is not None:
         numbers["fig4"] = fig4
+    deficit = attempt("fig4_deficit", lambda: figures.fig4_deficit_phases(root))
+    if deficit is not None:
+        numbers["fig4_deficit"] = deficit
+    fairness = attempt("fairness", lambda: _fairness_numbers(root))
+    if fairness is not None:
+        numbers["fairness"] = fairness
 
     present = [s for s in ("ff-drfh", "bf-drfh") if (root / s / "utilization.parquet").exists()]
     if best and len(present) == 2:
@@ -314,6 +354,49 @@ def _fig8_numbers(root: Path) -> dict[str, Any]:
         users["ratio_sc"] < users["ratio_dc"] - 1e-9
     ].reset_index(drop=True)
     return stats
+
+
+def _fairness_numbers(root: Path) -> dict[str, Any]:
+    """Fairness over time of one seed's Google runs (``R/fairness/``, step 5).
+
+    Returns
+    -------
+    dict
+        ``series`` (scheduler → ``fairness_summary.parquet``), ``averages`` (scheduler →
+        ``summary.json``'s ``fairness.time_average``), ``fairness`` (scheduler → the whole
+        ``fairness`` entry), ``context`` (scheduler →
+        :func:`fairsim.experiments.drfh.figures.fairness_context`), ``wall_s`` (scheduler → the
+        run's wall time) and ``same_schedule`` (scheduler → whether its ``tasks.parquet`` equals
+        step 1's, byte for byte; None when step 1's is missing).
+
+    Raises
+    ------
+    FileNotFoundError
+        When a scheduler's fairness files are missing.
+    """
+    sub = root / figures.FAIRNESS_DIR
+    out: dict[str, Any] = {
+        "series": {},
+        "averages": {},
+        "fairness": {},
+        "context": {},
+        "wall_s": {},
+        "same_schedule": {},
+    }
+    for s in figures.FAIRNESS_SCHEDULERS:
+        out["series"][s] = figures.read_fairness_summary(sub, s)
+        out["context"][s] = figures.fairness_context(sub, s)
+        summary = figures.read_summary(sub, s)
+        if not isinstance(summary.get("fairness"), dict):
+            raise FileNotFoundError(f"{sub / s / 'summary.json'}: no fairness entry")
+        out["fairness"][s] = summary["fairness"]
+        out["averages"][s] = summary["fairness"].get("time_average") or {}
+        out["wall_s"][s] = summary.get("wall_s")
+        main = root / s / "tasks.parquet"
+        out["same_schedule"][s] = (
+            main.read_bytes() == (sub / s / "tasks.parquet").read_bytes() if main.exists() else None
+        )
+    return out
 
 
 def _sensitivity(root: Path, best: str | None) -> dict[str, Any] | None:
@@ -511,6 +594,64 @@ def _fig4_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _fig4_deficit_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Fig. 4's deficit numbers over seeds: every phase's numbers (one value per seed) and
+    ``worst``, the largest settled deficit over the phases of each seed."""
+    keys = (
+        "max_deficit_mean",
+        "max_deficit_max",
+        "max_deficit_max_all",
+        "jain_mean",
+        "jain_min",
+        "online",
+        "reference",
+        "whole",
+        "divisible",
+        "start_s",
+        "end_s",
+        "settle_s",
+    )
+    phases: dict[str, dict[str, Any]] = {}
+    for phase in figures.FIG4_DEFICIT_PHASES:
+        vals = [n["fig4_deficit"][phase] for n in per_seed.values()]
+        phases[phase] = {k: _across([v[k] for v in vals]) for k in keys}
+        phases[phase]["users"] = sorted({u for v in vals for u in v["users"]})
+    worst = [
+        max(v["max_deficit_max"] for v in n["fig4_deficit"].values()) for n in per_seed.values()
+    ]
+    return {"phases": phases, "worst": _across(worst)}
+
+
+def _fairness_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """The Google runs' fairness over seeds: each time average (one value per seed), whether
+    every schedule equals step 1's, and the time spent in the reference solves."""
+    out: dict[str, Any] = {
+        "averages": {},
+        "context": {},
+        "same_schedule": {},
+        "solve_s": {},
+        "wall_s": {},
+    }
+    for s in figures.FAIRNESS_SCHEDULERS:
+        out["context"][s] = {
+            k: _across([n["fairness"]["context"][s][k] for n in per_seed.values()])
+            for k in ("reference_jain", "worst_running", "worst_waiting")
+        }
+        out["averages"][s] = {
+            k: _across([n["fairness"]["averages"][s].get(k) for n in per_seed.values()])
+            for k in FAIRNESS_AVERAGES
+        }
+        out["same_schedule"][s] = [n["fairness"]["same_schedule"][s] for n in per_seed.values()]
+        out["solve_s"][s] = _across(
+            [n["fairness"]["fairness"][s].get("solve_s") for n in per_seed.values()]
+        )
+        out["wall_s"][s] = _across([n["fairness"]["wall_s"][s] for n in per_seed.values()])
+    first = next(iter(per_seed.values()))["fairness"]["fairness"]
+    out["interval_s"] = first[figures.FAIRNESS_SCHEDULERS[0]].get("interval_s")
+    out["instants"] = first[figures.FAIRNESS_SCHEDULERS[0]].get("instants")
+    return out
+
+
 def collect_numbers(
     out: str | os.PathLike[str], seeds: Sequence[int] | None = None, *, draw: bool = True
 ) -> dict[str, Any]:
@@ -523,7 +664,8 @@ def collect_numbers(
     seeds : sequence of int, optional
         The seeds to read (default: every ``seed-<k>`` folder present).
     draw : bool
-        Draw ``table2.png`` and ``fig4.png`` ... ``fig8.png`` into ``out``.
+        Draw ``table2.png``, ``fig4.png`` ... ``fig8.png``, ``fig4_deficit.png`` and
+        ``fairness.png`` into ``out``.
 
     Returns
     -------
@@ -532,6 +674,8 @@ def collect_numbers(
         ``table_ii``/``table_ii_single`` (rows with :class:`Estimate` columns ``cpu`` and
         ``mem``), ``table_ii_orders``, ``fig4``, ``fig5``, ``fig6`` (:func:`fig6_estimates`),
         ``fig7``, ``fig8``, ``sensitivity`` (``fig6``/``fig7``/``fig8`` under the older rule),
+        ``fig4_deficit`` (:func:`_fig4_deficit_estimates`), ``fairness``
+        (:func:`_fairness_estimates`),
         ``figures`` (``{key: file name}``), ``skipped`` (``{key: reason}``) and an empty
         ``explanations`` dict for the caller to fill.
 
@@ -577,6 +721,10 @@ def collect_numbers(
             numbers["table_ii_single"] = single
     if everywhere("fig4"):
         numbers["fig4"] = _fig4_estimates(per_seed)
+    if everywhere("fig4_deficit"):
+        numbers["fig4_deficit"] = _fig4_deficit_estimates(per_seed)
+    if everywhere("fairness"):
+        numbers["fairness"] = _fairness_estimates(per_seed)
     if everywhere("fig5"):
         numbers["fig5"] = _fig5_estimates(per_seed, _slots_label(numbers))
     if everywhere("fig6"):
@@ -620,6 +768,24 @@ def _draw(root: Path, numbers: dict[str, Any]) -> None:
             shares, numbers["fig4"], scheduler="bf-drfh", seeds=n, path=root / "fig4.png"
         )
         drawn["fig4"] = "fig4.png"
+    if "fig4_deficit" in numbers:
+        seed_root = Path(per_seed[first]["results"])
+        figures.fig4_deficit_figure(
+            figures.read_fairness_summary(seed_root / "fig4", "bf-drfh"),
+            per_seed[first]["fig4_deficit"],
+            bound=FIG4_DEFICIT_BOUND,
+            path=root / "fig4_deficit.png",
+        )
+        drawn["fig4_deficit"] = "fig4_deficit.png"
+    if "fairness" in numbers:
+        figures.fairness_figure(
+            {
+                figures.scheduler_label(s): [v["fairness"]["series"][s] for v in per_seed.values()]
+                for s in figures.FAIRNESS_SCHEDULERS
+            },
+            root / "fairness.png",
+        )
+        drawn["fairness"] = "fairness.png"
     if "fig5" in numbers:
         series: dict[str, list[pd.DataFrame]] = {}
         for role, label in numbers["fig5"]["roles"].items():
@@ -795,6 +961,9 @@ def build_claims(numbers: dict[str, Any]) -> list[Claim]:
                     reason=_fig4_pools(numbers),
                 )
                 add(_explain(numbers, c, f"fig4:{phase}:{user}:{res}", "fig4"))
+    deficit = numbers.get("fig4_deficit")
+    if deficit:
+        add(_fig4_deficit_claim(numbers, deficit))
     f5 = numbers.get("fig5")
     if f5:
         add(
@@ -949,7 +1118,88 @@ def build_claims(numbers: dict[str, Any]) -> list[Claim]:
                 "fig8",
             )
         )
+    fair = numbers.get("fairness")
+    if fair:
+        claims += _fairness_claims(fair, len(numbers.get("seeds") or []))
     return claims
+
+
+def _fig4_deficit_claim(numbers: dict[str, Any], deficit: dict[str, Any]) -> Claim:
+    """Fig. 4's "precisely achieves the DRFH allocation at all times": the largest deficit of
+    Best-Fit DRFH to the DRFH allocation over every phase's settled instants, within
+    :data:`FIG4_DEFICIT_BOUND`."""
+    phases = deficit["phases"]
+    per_phase = ", ".join(f"{ph} {fmt(v['max_deficit_max'])}" for ph, v in phases.items())
+    alone = phases[figures.FIG4_DEFICIT_PHASES[0]]
+    settle = alone["settle_s"].value
+    claim = bounded(
+        "Fig. 4: Best-Fit DRFH precisely achieves the DRFH allocation at all times (largest "
+        "deficit of a user's dominant share to the DRFH allocation, every phase)",
+        SOURCE["fig4"],
+        '"precisely ... at all times"',
+        deficit["worst"],
+        high=FIG4_DEFICIT_BOUND,
+        unit="share",
+        reason=_join(
+            "per seed, the largest deficit over the users at any instant (every 5 s) of any "
+            f"phase after its first {settle:,.0f} s (one task run time: no task is preempted, "
+            "so a newcomer's share grows as running tasks finish); the reference is DRFH's "
+            "divisible allocation of the users' tasks present on the same pool "
+            "(`collect.fairness`)",
+            f"bound: {FIG4_BOUND_WHY}",
+            f"per phase: {per_phase}",
+            f"{alone['users'][0] if alone['users'] else 'the first user'} alone: online "
+            f"{fmt(alone['online'])}, its whole tasks placed at once (progressive filling, "
+            f"Best-Fit) {fmt(alone['whole'])}, the divisible allocation "
+            f"{fmt(alone['divisible'])}",
+            _fig4_pools(numbers),
+        ),
+    )
+    return _explain(numbers, claim, "fig4:deficit")
+
+
+def _fairness_claims(fair: dict[str, Any], seeds: int) -> list[Claim]:
+    """The Google runs' fairness over time as claims of kind ``consistency``: the time averages
+    (measured, not judged: the paper gives no number) and the check that collecting fairness
+    left every schedule as step 1's."""
+    out: list[Claim] = []
+    for s in figures.FAIRNESS_SCHEDULERS:
+        for key in FAIRNESS_CLAIMED:
+            unit, what = FAIRNESS_AVERAGES[key]
+            est = fair["averages"][s][key]
+            out.append(
+                judged(
+                    f"Google trace: {figures.scheduler_label(s)}'s time-averaged {what}",
+                    SOURCE["fairness"],
+                    None,
+                    est.value,
+                    None,
+                    rule="measured, not judged (the paper gives no number)",
+                    seeds=est.seeds,
+                    reason=f"mean over the instants every {fair['interval_s']:g} s "
+                    "(`collect.fairness`), then over seeds",
+                    kind="consistency",
+                    unit=unit,
+                    ci=None if est.low is None or est.high is None else (est.low, est.high),
+                )
+            )
+    same = [v for s in figures.FAIRNESS_SCHEDULERS for v in fair["same_schedule"][s]]
+    known = [v for v in same if v is not None]
+    out.append(
+        judged(
+            "Collecting fairness does not change a schedule: the fairness runs' tasks.parquet "
+            "equal those of the main runs",
+            "— (ours)",
+            None,
+            f"{sum(known)} of {len(known)} identical",
+            None if not known else all(known),
+            rule="every (seed, scheduler) tasks.parquet byte-identical to the main run's",
+            seeds=seeds,
+            reason="" if len(known) == len(same) else "a main run's tasks.parquet is missing",
+            kind="consistency",
+        )
+    )
+    return out
 
 
 def _trend_claim(statement: str, source: str, paper_: str, rho: Estimate, *, reason: str) -> Claim:
@@ -1251,6 +1501,140 @@ def _sec_fig4(numbers: dict[str, Any]) -> list[str]:
     return [*lines, *notes, "", *_image(numbers, "fig4", "Fig. 4")]
 
 
+def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
+    title = "Fig. 4 — Best-Fit DRFH against the DRFH allocation"
+    skipped = _section_header(numbers, "fig4_deficit", title)
+    if skipped:
+        return skipped
+    d = numbers["fig4_deficit"]
+    phases = d["phases"]
+    first = phases[figures.FIG4_DEFICIT_PHASES[0]]
+    lines = [
+        f"## {title}",
+        "",
+        "Every 5 s (`collect.fairness`), each active user's global dominant share online "
+        "against the divisible DRFH allocation of the same users (their tasks present as "
+        "bounds) on the same pool. A phase runs from one join or departure to the next, as the "
+        "run played them (user 1 departs when its last task finishes); its first "
+        f"{first['settle_s'].value:,.0f} s (one task run time) are left out of the settled "
+        "numbers. Means over seeds with their 95 % interval "
+        f"({_fig4_pools(numbers)}).",
+        "",
+    ]
+    rows = []
+    for phase, v in phases.items():
+        rows.append(
+            [
+                phase,
+                f"{v['start_s'].value:,.0f} – {v['end_s'].value:,.0f} s",
+                fmt(v["max_deficit_mean"]),
+                fmt(v["max_deficit_max"]),
+                fmt(v["max_deficit_max_all"]),
+                fmt(v["jain_mean"], ""),
+                fmt(v["online"]),
+                fmt(v["whole"]),
+                fmt(v["reference"]),
+                fmt(v["divisible"]),
+            ]
+        )
+    lines += _table(
+        [
+            "phase",
+            "window (mean over seeds)" if len(numbers.get("seeds") or []) > 1 else "window",
+            "largest deficit, mean",
+            "largest deficit, max",
+            "max with the first run time",
+            "Jain's index, mean",
+            "online dominant share",
+            "whole tasks placed at once",
+            "DRFH allocation (reference)",
+            "divisible, unbounded",
+        ],
+        rows,
+    )
+    lines += [
+        "Dominant shares are the mean over the phase's active users and settled instants; "
+        '"whole tasks placed at once" is progressive filling of whole tasks with the server '
+        'Best-Fit chooses (`fairsim solve bf-drfh`) and "divisible, unbounded" the DRFH '
+        "allocation (`fairsim solve drfh`), both on the pool with every active user's backlog "
+        "unbounded.",
+        "",
+        f"- Bound of the claim: {100 * FIG4_DEFICIT_BOUND:.2f} % ({FIG4_BOUND_WHY}). Largest "
+        f"settled deficit over the phases, per seed then over seeds: {fmt(d['worst'])}.",
+    ]
+    expl = (numbers.get("explanations") or {}).get("fig4:deficit")
+    if expl and d["worst"].finite and d["worst"].bounds()[1] > FIG4_DEFICIT_BOUND:
+        lines.append(f"- Where ours differs: {expl}")
+    return [*lines, "", *_image(numbers, "fig4_deficit", "Fig. 4's deficit")]
+
+
+def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
+    title = "Fairness over time on the Google trace — Slots-16, First-Fit and Best-Fit DRFH"
+    skipped = _section_header(numbers, "fairness", title)
+    if skipped:
+        return skipped
+    f = numbers["fairness"]
+    lines = [
+        f"## {title}",
+        "",
+        f"Step 1's runs of {', '.join(figures.FAIRNESS_SCHEDULERS)} again with "
+        f"`collect.fairness: {{interval_s: {f['interval_s']:g}}}` ({f['instants']} instants in "
+        "seed 1's run; `seed-<k>/fairness/`): at every instant each active user (a task "
+        "running or waiting), represented by its tasks present and their mean demand, against "
+        "the DRFH allocation of the same users on the same pool (docs/fairness.md). Time "
+        "averages over the instants, then the mean over seeds with its 95 % interval; the "
+        "paper gives none of these numbers.",
+        "",
+    ]
+    head = ["scheduler", *(FAIRNESS_AVERAGES[k][1] for k in FAIRNESS_AVERAGES)]
+    head.insert(3, "Jain's index of the DRFH allocation")
+    rows = []
+    for s in figures.FAIRNESS_SCHEDULERS:
+        a = f["averages"][s]
+        cells = [
+            _share2(a[k]) if k == "max_deficit" else fmt(a[k], unit)
+            for k, (unit, _) in FAIRNESS_AVERAGES.items()
+        ]
+        cells.insert(2, fmt(f["context"][s]["reference_jain"], ""))
+        rows.append([figures.scheduler_label(s), *cells])
+    lines += _table(head, rows)
+    worst = f["context"][figures.FAIRNESS_SCHEDULERS[-1]]
+    lines += [
+        "The DRFH allocation itself, which bounds each user by its tasks present, has a low "
+        "Jain's index too (fourth column): most active users have few tasks present. The "
+        "largest deficit is about the share DRFH gives "
+        "a user with a backlog: at the median instant the user with the largest deficit has "
+        f"{worst['worst_running'].value:,.0f} task(s) running and "
+        f"{worst['worst_waiting'].value:,.0f} waiting under Best-Fit DRFH (medians over the "
+        "instants, mean over seeds); the L1 distance sums the differences over every user.",
+        "",
+    ]
+    same = {s: v for s, v in f["same_schedule"].items()}
+    n_same = sum(bool(x) for v in same.values() for x in v)
+    n_all = sum(len(v) for v in same.values())
+    lines += [
+        f"- The schedules are step 1's: {n_same} of {n_all} (seed, scheduler) `tasks.parquet` "
+        "byte-identical to the main run's.",
+        "- Time in the reference solves per run (mean over seeds; measured on a shared machine): "
+        + ", ".join(
+            f"{s} {fmt(f['solve_s'][s], '')} s of {fmt(f['wall_s'][s], '')} s"
+            for s in figures.FAIRNESS_SCHEDULERS
+        )
+        + ".",
+    ]
+    return [*lines, "", *_image(numbers, "fairness", "fairness over time")]
+
+
+def _share2(est: Estimate | None) -> str:
+    """:func:`fmt` of a share with two decimals (a deficit of a fraction of a per cent)."""
+    if est is None or not est.finite:
+        return "—"
+    text = f"{100 * est.value:.2f} %"
+    if est.low is not None and est.high is not None:
+        text += f" [{100 * est.low:.2f}, {100 * est.high:.2f}]"
+    return text
+
+
 def _sec_fig5(numbers: dict[str, Any]) -> list[str]:
     title = "Fig. 5 — CPU and memory utilisation over time"
     skipped = _section_header(numbers, "fig5", title)
@@ -1530,10 +1914,12 @@ def write_report(results: str | os.PathLike[str], *, numbers: dict[str, Any]) ->
     for section in (
         _sec_table_ii,
         _sec_fig4,
+        _sec_fig4_deficit,
         _sec_fig5,
         _sec_fig6,
         _sec_fig7,
         _sec_fig8,
+        _sec_fairness,
         _sec_run_stats,
     ):
         lines += section(numbers)

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from fairsim.atomic import write_text
 from fairsim.scenario.config import RunConfig
+from fairsim.scenario.reporting.fairness_panel import fairness_lines
 from fairsim.scenario.reporting.plotting import decimate, save_figure, set_jct_axis
 from fairsim.scenario.reporting.shares import user_shares_figure
 
@@ -304,7 +305,9 @@ def stranded_lines(summaries: dict[str, dict[str, Any]]) -> list[str]:
 
 def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, Any]]) -> Path:
     """Write ``utilization.png``, ``jct_cdf.png``, ``user_shares_<scheduler>.png`` (with
-    ``collect.user_shares``) and ``report.md`` for a ``fairsim run`` folder.
+    ``collect.user_shares``), the fairness figures (with ``collect.fairness``:
+    :func:`~fairsim.scenario.reporting.fairness_panel.fairness_lines`) and ``report.md`` for a
+    ``fairsim run`` folder.
 
     The report has a row per scheduler (its own numbers: tasks, how they ended, mean
     utilisation as the exact time average over the window, JCT over the jobs it completed) and a
@@ -389,4 +392,5 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
         lines += ["![JCT CDF](jct_cdf.png)", ""]
     for name in share_figs:
         lines += [f"![user shares under {name}](user_shares_{name}.png)", ""]
+    lines += fairness_lines(out, names, summaries)
     return write_text(out / "report.md", "\n".join(lines))

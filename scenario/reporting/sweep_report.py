@@ -11,6 +11,11 @@ Mean JCT is also computed over the same job set (``common_mean_jct_s``): per gri
 the jobs completed under every scheduler of that point and seed (read from each run's
 ``jobs.parquet``), so that the schedulers are compared on the same jobs.
 
+When the runs were made with ``collect.fairness``, each scheduler's time-averaged max deficit and
+Jain's index (``fairness.time_average`` in its ``summary.json``, :func:`with_fairness`) are
+summarised the same way, in a section "Fairness over time" of the report with their own
+figures; a sweep without them gets no such section, and its files are those it had before.
+
 Where schedulers share seeds (one run per seed holds every scheduler, or the schedulers are a grid
 path), they are also compared **paired**: per seed, the difference of each scheduler's value and
 the reference scheduler's (the first one), with the 95 % Student-t interval of those differences
@@ -26,8 +31,10 @@ Schedulers are named by their registry label (e.g. ``bf-drfh``) everywhere.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,14 +54,35 @@ REPORT_METRICS: dict[str, tuple[str, float]] = {
     "mean_jct_s": ("Mean job completion time (s)", 1.0),
     "completion_ratio": ("Task completion ratio (%)", 100.0),
     "common_mean_jct_s": ("Mean JCT over the same jobs (s)", 1.0),
+    "fairness_max_deficit": ("Time-averaged max deficit (dominant share)", 1.0),
+    "fairness_jain_index": ("Time-averaged Jain's index", 1.0),
 }
+#: The fairness metrics (``collect.fairness``): column of the runs table → key under
+#: ``fairness.time_average`` in a scheduler's ``summary.json`` (the mean over the sampled instants).
+FAIRNESS_METRICS: dict[str, str] = {
+    "fairness_max_deficit": "max_deficit",
+    "fairness_jain_index": "jain_index",
+}
+#: The metrics of the headline and paired tables (the fairness metrics have their own section).
+MAIN_METRICS = tuple(m for m in REPORT_METRICS if m not in FAIRNESS_METRICS)
 #: Metrics drawn as figures: JCT only over the same job set (each scheduler's own completed jobs
 #: are different populations; their mean stays in the tables).
-FIGURE_METRICS = ("util_cpu", "util_mem", "completion_ratio", "common_mean_jct_s")
+FIGURE_METRICS = (
+    "util_cpu",
+    "util_mem",
+    "completion_ratio",
+    "common_mean_jct_s",
+    *FAIRNESS_METRICS,
+)
 #: Metrics that are shares of a whole (their axes run from 0 to 100 %, with headroom).
 SHARE_METRICS = frozenset({"util_cpu", "util_mem", "completion_ratio"})
 #: Top of a share axis (%): a value at 100 % stays visible above the top border.
 SHARE_YLIM_TOP = 105.0
+#: Metrics in [0, 1] drawn on an axis from 0 to :data:`UNIT_YLIM_TOP`.
+UNIT_METRICS = frozenset({"fairness_jain_index"})
+UNIT_YLIM_TOP = 1.05
+#: Metrics that may be negative (their axis is not cut at 0; a line marks 0).
+SIGNED_METRICS = frozenset({"fairness_max_deficit"})
 
 
 def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, int]:
@@ -163,6 +191,46 @@ def with_common_jct(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
             out.loc[idx, "common_jobs"] = len(ids)
             out.loc[idx, "common_mean_jct_s"] = float(v.loc[ids].mean())
     out["common_jobs"] = out["common_jobs"].astype("int64")
+    return out
+
+
+def with_fairness(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with the fairness metrics (:data:`FAIRNESS_METRICS`) when a run has them.
+
+    Reads ``root/<run_id>/<scheduler>/summary.json`` of the runs with ``status == "ok"``; a
+    scheduler's value is the time average under ``fairness.time_average`` (``collect.fairness``),
+    NaN when its summary has none.
+
+    Parameters
+    ----------
+    root : Path
+        The sweep's output folder.
+    runs : pandas.DataFrame
+        The ``runs.parquet`` table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``runs`` itself when no run has fairness averages; else a copy with one column per
+        fairness metric.
+    """
+    values: dict[str, list[float]] = {m: [] for m in FAIRNESS_METRICS}
+    found = False
+    for _, row in runs.iterrows():
+        fair: Any = None
+        path = root / str(row["run_id"]) / str(row["scheduler"]) / "summary.json"
+        if row["status"] == "ok" and path.is_file():
+            fair = json.loads(path.read_text()).get("fairness")
+        for metric, key in FAIRNESS_METRICS.items():
+            avg = fair.get("time_average") if isinstance(fair, dict) else None
+            v = avg.get(key) if isinstance(avg, dict) else None
+            found = found or v is not None
+            values[metric].append(math.nan if v is None else float(v))
+    if not found:
+        return runs
+    out = runs.copy()
+    for metric, vals in values.items():
+        out[metric] = np.asarray(vals, dtype=np.float64)
     return out
 
 
@@ -323,6 +391,10 @@ def metric_figure(table: pd.DataFrame, metric: str, paired: pd.DataFrame | None 
     if metric in SHARE_METRICS:
         ax.set_ylim(0, SHARE_YLIM_TOP)
         ax.set_yticks(range(0, 101, 20))
+    elif metric in UNIT_METRICS:
+        ax.set_ylim(0, UNIT_YLIM_TOP)
+    elif metric in SIGNED_METRICS:
+        ax.axhline(0.0, color="grey", lw=0.8)
     else:
         ax.set_ylim(bottom=0)
     ax.set_ylabel(label)
@@ -377,25 +449,34 @@ def point_columns_of(table: pd.DataFrame) -> list[str]:
     ]
 
 
-def _fmt(x: float, scale: float) -> str:
+#: Decimals of a metric in the report's tables (the others: one below 1,000, none above).
+DECIMALS: dict[str, int] = {"fairness_max_deficit": 4, "fairness_jain_index": 3}
+
+
+def _fmt(x: float, scale: float, decimals: int | None = None) -> str:
     if x is None or not np.isfinite(x):
         return "—"
     v = x * scale
+    if decimals is not None:
+        return f"{v:,.{decimals}f}"
     return f"{v:,.1f}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
-def _interval(row: pd.Series, value: str, scale: float) -> str:
+def _interval(row: pd.Series, value: str, scale: float, decimals: int | None = None) -> str:
     if not np.isfinite(row["ci95_half"]):
-        return _fmt(row[value], scale)
-    low, high = _fmt(row["ci95_low"], scale), _fmt(row["ci95_high"], scale)
-    return f"{_fmt(row[value], scale)} [{low}, {high}]"
+        return _fmt(row[value], scale, decimals)
+    low = _fmt(row["ci95_low"], scale, decimals)
+    high = _fmt(row["ci95_high"], scale, decimals)
+    return f"{_fmt(row[value], scale, decimals)} [{low}, {high}]"
 
 
-def headline_table(table: pd.DataFrame) -> str:
+def headline_table(table: pd.DataFrame, metrics: tuple[str, ...] = MAIN_METRICS) -> str:
     """Markdown table: one row per grid point and scheduler, the mean [95 % interval] of every
-    metric (in the units of :data:`REPORT_METRICS`) and the number of seeds."""
+    metric of ``metrics`` in ``table`` (in the units of :data:`REPORT_METRICS`) and the number of
+    seeds."""
     point = point_columns_of(table)
-    metrics = [m for m in REPORT_METRICS if m in set(table["metric"])]
+    present = set(table["metric"])
+    metrics = tuple(m for m in metrics if m in present)
     wide = table.set_index([*point, "scheduler", "metric"])
     head = [*point, "scheduler", "seeds", *(REPORT_METRICS[m][0] for m in metrics)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -407,16 +488,19 @@ def headline_table(table: pd.DataFrame) -> str:
         n = int(wide.loc[(*key, metrics[0]), "n"]) if metrics else 0
         cells.append(str(n))
         for m in metrics:
-            cells.append(_interval(wide.loc[(*key, m)], "mean", REPORT_METRICS[m][1]))
+            cells.append(
+                _interval(wide.loc[(*key, m)], "mean", REPORT_METRICS[m][1], DECIMALS.get(m))
+            )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def paired_table(paired: pd.DataFrame) -> str:
+def paired_table(paired: pd.DataFrame, metrics: tuple[str, ...] = MAIN_METRICS) -> str:
     """Markdown table of :func:`paired_differences`: the mean difference [95 % interval] of every
-    metric and the number of paired seeds."""
+    metric of ``metrics`` in ``paired`` and the number of paired seeds."""
     point = point_columns_of(paired)
-    metrics = [m for m in REPORT_METRICS if m in set(paired["metric"])]
+    present = set(paired["metric"])
+    metrics = tuple(m for m in metrics if m in present)
     wide = paired.set_index([*point, "scheduler", "metric"])
     head = [*point, "scheduler", "reference", "paired seeds"]
     head += [f"Δ {REPORT_METRICS[m][0]}" for m in metrics]
@@ -428,7 +512,9 @@ def paired_table(paired: pd.DataFrame) -> str:
         first = wide.loc[(*key, metrics[0])]
         cells = [str(k) for k in key] + [str(first["reference"]), str(int(first["n"]))]
         for m in metrics:
-            cells.append(_interval(wide.loc[(*key, m)], "mean_diff", REPORT_METRICS[m][1]))
+            cells.append(
+                _interval(wide.loc[(*key, m)], "mean_diff", REPORT_METRICS[m][1], DECIMALS.get(m))
+            )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -473,9 +559,38 @@ def report_markdown(
             "",
             paired_table(paired),
         ]
+    figures = figure_metrics(table)
     lines += ["", "## Figures", ""]
-    lines += [f"![{m}](sweep_{m}.png)" for m in figure_metrics(table)]
+    lines += [f"![{m}](sweep_{m}.png)" for m in figures if m not in FAIRNESS_METRICS]
+    lines += fairness_section(table, paired, figures)
     return "\n".join(lines) + "\n"
+
+
+def fairness_section(table: pd.DataFrame, paired: pd.DataFrame, figures: list[str]) -> list[str]:
+    """The report's "Fairness over time" section: per grid point and scheduler, the time-averaged
+    max deficit and Jain's index over seeds (and their paired differences); empty when ``table``
+    has no fairness metric (the runs were made without ``collect.fairness``)."""
+    fair = tuple(m for m in FAIRNESS_METRICS if m in set(table["metric"]))
+    if not fair:
+        return []
+    lines = [
+        "",
+        "## Fairness over time",
+        "",
+        "Runs made with `collect.fairness`: per run and scheduler, the time average over the "
+        "sampled instants of the largest deficit (a user's dominant share in the reference "
+        "allocation, the exact mechanism the scheduler implements, minus its dominant share "
+        "online; `summary.json`, `fairness.time_average`) and of Jain's index of the active "
+        "users' dominant shares; then their mean over seeds with the 95 % t-interval. Per "
+        "instant in each run's `<scheduler>/fairness_summary.parquet`.",
+        "",
+        headline_table(table, fair),
+    ]
+    if len(paired) and set(fair) & set(paired["metric"]):
+        ref = str(paired["reference"].iloc[0])
+        lines += ["", f"Paired differences against {ref}:", "", paired_table(paired, fair)]
+    lines += [""] + [f"![{m}](sweep_{m}.png)" for m in figures if m in FAIRNESS_METRICS]
+    return lines
 
 
 def sweep_report(out: str | Path) -> list[Path]:
@@ -501,7 +616,7 @@ def sweep_report_tables(out: str | Path) -> tuple[list[Path], str]:
     runs_path = root / "runs.parquet"
     if not runs_path.is_file():
         raise ConfigError(f"sweep-report: {str(runs_path)!r} does not exist (run fairsim sweep)")
-    runs = with_common_jct(root, pd.read_parquet(runs_path))
+    runs = with_fairness(root, with_common_jct(root, pd.read_parquet(runs_path)))
     table = aggregate(runs)
     paired = paired_differences(runs)
     written = [root / "sweep_report.parquet", root / "sweep_paired.parquet"]

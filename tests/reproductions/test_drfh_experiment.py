@@ -93,6 +93,21 @@ def test_quick_experiment_end_to_end(tmp_path: Path, google_dir: Path, monkeypat
     assert old["tasks_completed"] > hold["tasks_completed"]
     ded = json.loads((root / "dedicated" / "summary.json").read_text())
     assert ded["censored_tasks"] > 0 and 0 < ded["users_with_censored_tasks"] < ded["users"]
+    # fairness over time: Fig. 4 against the DRFH allocation, and the Google runs again with
+    # collect.fairness, whose schedules are step 1's
+    for fig in ("fig4_deficit.png", "fairness.png"):
+        assert (out / fig).stat().st_size > 10_000, fig
+    deficit = next(c for c in claims if c.statement.startswith("Fig. 4: Best-Fit DRFH precisely"))
+    assert deficit.kind == "paper" and deficit.seeds == 2 and deficit.ours > 0.3  # ~39 %
+    same = next(c for c in claims if c.statement.startswith("Collecting fairness does not"))
+    assert (same.verdict, same.ours) == ("PASS", "6 of 6 identical")
+    for s in ("slots-16", "ff-drfh", "bf-drfh"):
+        fair = json.loads((root / "fairness" / s / "summary.json").read_text())["fairness"]
+        assert (fair["reference"], fair["interval_s"]) == ("drfh", 600.0)
+        assert (root / "fairness" / s / "tasks.parquet").read_bytes() == (
+            root / s / "tasks.parquet"
+        ).read_bytes()
+    assert "## Fairness over time on the Google trace" in text
     shares = pd.read_parquet(root / "fig4" / "bf-drfh" / "user_shares.parquet")
     early = shares[(shares.time_s > 40) & (shares.time_s < 160) & (shares.user == "user 1")]
     assert early["cpu"].mean() == pytest.approx(0.394, abs=0.01)  # paper: 40 %

@@ -133,6 +133,109 @@ def _fig4_shares() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: Fig. 4's fairness run: phase windows (joins at 0, 200, 500 s; user 1 departs at 1,000 s; the
+#: last task ends at 1,500 s) and, per phase, the settled largest deficit and Jain's index; a
+#: transient of 0.4 follows every join (left out: tasks run 50 s).
+FIG4_RUN = {
+    "user 1 alone": (0.0, 200.0, 0.004, 1.0),
+    "users 1+2": (200.0, 500.0, 0.006, 0.99),
+    "users 1-3": (500.0, 1000.0, 0.008, 0.98),
+    "after user 1 departs": (1000.0, 1500.0, 0.002, 1.0),
+}
+FIG4_USERS = {"user 1": (0.2, 0.3), "user 2": (0.5, 0.1), "user 3": (0.1, 0.3)}
+
+
+def _write_fig4_fairness(run: Path) -> None:
+    """tasks.parquet, fairness.parquet and fairness_summary.parquet of a Fig. 4 run (every 50 s)."""
+    tasks = pd.DataFrame(
+        {
+            "user": ["user 1", "user 1", "user 2", "user 2", "user 3", "user 3"],
+            "submit_s": [0.0, 0.0, 200.0, 200.0, 500.0, 500.0],
+            "start_s": [0.0, 950.0, 200.0, 1450.0, 500.0, 1150.0],
+            "finish_s": [50.0, 1000.0, 250.0, 1500.0, 550.0, 1200.0],
+        }
+    )
+    tasks.to_parquet(run / "tasks.parquet")
+    summary, rows = [], []
+    for t in np.arange(0.0, 1501.0, 50.0):
+        phase = next(p for p, v in FIG4_RUN.items() if v[0] <= t < v[1] or t == v[1] == 1500.0)
+        t0, _, deficit, jain = FIG4_RUN[phase]
+        active = {
+            "user 1 alone": ["user 1"],
+            "users 1+2": ["user 1", "user 2"],
+            "users 1-3": ["user 1", "user 2", "user 3"],
+            "after user 1 departs": ["user 2", "user 3"],
+        }[phase]
+        d = 0.4 if t == t0 and t > 0 else deficit
+        summary.append((t, len(active), jain, d))
+        for u in active:
+            cpu, mem = FIG4_USERS[u]
+            rows.append((t, u, cpu, mem, 0.3, 0.3 + (d if u == active[0] else 0.0)))
+    pd.DataFrame(summary, columns=["time_s", "active_users", "jain_index", "max_deficit"]).assign(
+        l1_distance=0.01, si_violations=0, envious_pairs=0
+    ).to_parquet(run / "fairness_summary.parquet")
+    pd.DataFrame(
+        rows,
+        columns=[
+            "time_s",
+            "user",
+            "demand_cpu",
+            "demand_mem",
+            "dominant_share",
+            "reference_dominant_share",
+        ],
+    ).to_parquet(run / "fairness.parquet")
+
+
+#: The Google fairness runs (step 5): time averages per scheduler.
+FAIRNESS_AVG = {
+    "slots-16": {"max_deficit": 0.005, "jain_index": 0.6},
+    "ff-drfh": {"max_deficit": 0.004, "jain_index": 0.5},
+    "bf-drfh": {"max_deficit": 0.003, "jain_index": 0.4},
+}
+
+
+def _write_fairness_runs(root: Path) -> None:
+    """``root/fairness/<scheduler>/`` of the three schedulers; their tasks.parquet are the main
+    runs' (slots-16 has no main run here)."""
+    for s, avg in FAIRNESS_AVG.items():
+        d = root / figures.FAIRNESS_DIR / s
+        d.mkdir(parents=True)
+        t = np.arange(600.0, 3601.0, 600.0)
+        pd.DataFrame(
+            {
+                "time_s": t,
+                "active_users": 10,
+                "jain_index": avg["jain_index"],
+                "max_deficit": avg["max_deficit"],
+            }
+        ).to_parquet(d / "fairness_summary.parquet")
+        # two users per instant: reference shares 0.1 and 0.3 (Jain's index 0.8); the second
+        # (1 task running, 40 waiting) has the largest deficit
+        pd.DataFrame(
+            {
+                "time_s": np.repeat(t, 2),
+                "user": ["a", "b"] * len(t),
+                "tasks_running": [5, 1] * len(t),
+                "tasks_waiting": [0, 40] * len(t),
+                "reference_dominant_share": [0.1, 0.3] * len(t),
+                "deficit": [0.0, avg["max_deficit"]] * len(t),
+            }
+        ).to_parquet(d / "fairness.parquet")
+        fairness = {
+            "interval_s": 600.0,
+            "reference": "drfh",
+            "instants": len(t),
+            "time_average": {**avg, "l1_distance": 0.1, "active_users": 10.0},
+            "solve_s": 1.0,
+        }
+        (d / "summary.json").write_text(json.dumps({"wall_s": 3.0, "fairness": fairness}))
+        main = root / s / "tasks.parquet"
+        (d / "tasks.parquet").write_bytes(
+            main.read_bytes() if main.exists() else b"no main run of slots-16"
+        )
+
+
 def _write_seed(root: Path, shift: float) -> Path:
     """One seed's folder; ``shift`` is added to every scheduler's utilisation."""
     root.mkdir(parents=True)
@@ -185,6 +288,11 @@ def _write_seed(root: Path, shift: float) -> Path:
     fig4 = root / "fig4" / "bf-drfh"
     fig4.mkdir(parents=True)
     _fig4_shares().to_parquet(fig4 / "user_shares.parquet")
+    _write_fig4_fairness(fig4)
+    pd.DataFrame({"server": ["s0"], "cpu": [1.0], "mem": [1.0]}).to_parquet(
+        root / "fig4" / "servers.parquet"
+    )
+    _write_fairness_runs(root)
     (fig4 / "summary.json").write_text(
         json.dumps(
             {
@@ -296,6 +404,54 @@ def test_fig4_phase_means_skip_transients(results: Path, tmp_path: Path) -> None
         {"user 1": 0.26, "user 2": 0.26, "user 3": 0.26}
     )
     assert (tmp_path / "f4.png").stat().st_size > 1000
+
+
+def test_whole_task_shares_on_one_server_by_hand() -> None:
+    server = pd.DataFrame({"server": ["s0"], "cpu": [1.0], "mem": [1.0]})
+    one = figures.whole_task_shares(server, {"user 1": (0.2, 0.3)})
+    # divisible: 1 / 0.3 tasks use all the memory (to the LP solver's 1e-6); whole: 3 tasks
+    assert one["divisible"] == pytest.approx({"user 1": 1.0}, abs=1e-5)
+    assert one["whole"] == pytest.approx({"user 1": 0.9})
+    two = figures.whole_task_shares(server, {"user 1": (0.2, 0.3), "user 2": (0.5, 0.1)})
+    # divisible DRFH: equal shares g with CPU 0.2 g / 0.3 + 0.5 g / 0.5 = 1, g = 0.6; whole
+    # tasks by progressive filling: user 1 twice (0.6), user 2 once (0.5), then none fits
+    assert two["divisible"] == pytest.approx({"user 1": 0.6, "user 2": 0.6}, abs=1e-5)
+    assert two["whole"] == pytest.approx({"user 1": 0.6, "user 2": 0.5})
+
+
+def test_fig4_deficit_phases_leave_out_the_first_run_time(results: Path, tmp_path: Path) -> None:
+    phases = figures.fig4_deficit_phases(results)
+    assert list(phases) == list(figures.FIG4_DEFICIT_PHASES)
+    windows = {p: (v["start_s"], v["end_s"]) for p, v in phases.items()}
+    assert windows == {p: v[:2] for p, v in FIG4_RUN.items()}  # user 1 departs at 1,000 s
+    assert {v["settle_s"] for v in phases.values()} == {50.0}
+    # instants every 50 s; each phase's first one (a 0.4 transient after a join) left out
+    assert [v["instants"] for v in phases.values()] == [3, 5, 9, 10]
+    assert [v["max_deficit_max"] for v in phases.values()] == [0.004, 0.006, 0.008, 0.002]
+    assert [v["max_deficit_max_all"] for v in phases.values()] == [0.004, 0.4, 0.4, 0.4]
+    assert [v["jain_min"] for v in phases.values()] == [1.0, 0.99, 0.98, 1.0]
+    three = phases["users 1-3"]
+    assert three["users"] == ["user 1", "user 2", "user 3"]
+    assert three["online"] == pytest.approx(0.3)
+    assert three["reference"] == pytest.approx(0.3 + 0.008 / 3)
+    # the pool is one (1, 1) server: user 1 alone, whole tasks 0.9, divisible 1.0
+    alone = phases["user 1 alone"]
+    assert (alone["whole"], alone["divisible"]) == pytest.approx((0.9, 1.0), abs=1e-5)
+    summary = figures.read_fairness_summary(results / "fig4", "bf-drfh")
+    out = tmp_path / "d.png"
+    figures.fig4_deficit_figure(summary, phases, bound=0.0095, path=out)
+    assert out.stat().st_size > 10_000
+
+
+def test_fig4_phase_windows_need_three_users_in_order() -> None:
+    tasks = pd.DataFrame({"user": ["a", "b"], "submit_s": [0.0, 1.0], "finish_s": [5.0, 6.0]})
+    with pytest.raises(ValueError, match=r"^Fig\. 4 has 3 users; tasks\.parquet has 2$"):
+        figures.fig4_phase_windows(tasks)
+    early = pd.DataFrame(
+        {"user": ["a", "b", "c"], "submit_s": [0.0, 1.0, 9.0], "finish_s": [5.0, 20.0, 20.0]}
+    )
+    with pytest.raises(ValueError, match="out of order"):
+        figures.fig4_phase_windows(early)  # a departs before c joins
 
 
 def _pairs(jobs: list[tuple[int, int, float, float]], seed: int = 1) -> pd.DataFrame:
@@ -413,9 +569,39 @@ def test_report_over_two_seeds_writes_claims_and_intervals(out: Path) -> None:
     # the headline counts paper claims only; the calibrated ones are listed apart
     text = path.read_text()
     paper_counts = counts(claims, "paper")
-    assert paper_counts["all"] == len(claims) - 2
+    assert paper_counts["all"] == len(claims) - 2 - 7
     assert f"{paper_counts['PASS']} of {paper_counts['all']} statements of the paper PASS" in text
-    assert "Not counted: 2 by-construction check(s)" in text
+    assert "Not counted: 7 consistency and 2 by-construction check(s)" in text
+    # Fig. 4 against the DRFH allocation: 0.8 % at most once the 0.4 transients are left out
+    deficit = _claim(claims, "Fig. 4: Best-Fit DRFH precisely achieves the DRFH allocation")
+    assert (deficit.kind, deficit.verdict, deficit.unit) == ("paper", "PASS", "share")
+    assert (deficit.ours, deficit.ci_low, deficit.ci_high) == pytest.approx((0.008,) * 3)
+    assert deficit.rule == "95 % interval entirely ≤ 0.9 %"
+    assert "user 2's 0.5 CPU of the paper's 52.75 CPU units, is 0.95 % of dominant share" in (
+        deficit.reason
+    )
+    assert "per phase: user 1 alone 0.4 % [0.4, 0.4], users 1+2 0.6 % [0.6, 0.6]" in (
+        deficit.reason
+    )
+    assert "## Fig. 4 — Best-Fit DRFH against the DRFH allocation" in text
+    assert (
+        "| users 1+2 | 200 – 500 s | 0.6 % [0.6, 0.6] | 0.6 % [0.6, 0.6] | 40.0 % [40.0, " in text
+    )
+    assert "Where ours differs" not in text.split("against the DRFH allocation")[1][:3000]
+    # the Google runs' fairness: measured, not judged; the schedules are the main runs'
+    jain = _claim(claims, "Google trace: Best-Fit DRFH's time-averaged Jain's index")
+    assert (jain.kind, jain.verdict, jain.ours, jain.ci_low) == ("consistency", "n/a", 0.4, 0.4)
+    gap = _claim(claims, "Google trace: Slots (16 per max server)'s time-averaged largest")
+    assert (gap.ours, gap.unit, gap.paper) == (0.005, "share", None)
+    same = _claim(claims, "Collecting fairness does not change a schedule")
+    assert (same.ours, same.verdict) == ("4 of 4 identical", "PASS")
+    assert same.reason == "a main run's tasks.parquet is missing"  # slots-16 has none here
+    assert "## Fairness over time on the Google trace" in text
+    assert (
+        "| Best-Fit DRFH | 0.30 % [0.30, 0.30] | 0.40 [0.40, 0.40] | 0.80 [0.80, 0.80] "
+        "| 10.0 % [10.0, 10.0] |"
+    ) in text
+    assert "has 1 task(s) running and 40 waiting under Best-Fit DRFH" in text
     assert "| 10 | 30.1 % [28.8, 31.4] | 35.1 % | -5.0 pp |" in text
     assert "| 1-50 | 2 | 4 | 200 s | 200 s | 0.0 % [0.0, 0.0] | 0.0 % [0.0, 0.0] |" in text
     assert "**The verdicts use the mean of per-job reductions.**" in text
@@ -423,7 +609,10 @@ def test_report_over_two_seeds_writes_claims_and_intervals(out: Path) -> None:
         alt = "Table II" if name == "table2" else f"Fig. {name[-1]}"
         assert f"![{alt}]({name}.png)" in text
         assert (out / f"{name}.png").stat().st_size > 10_000
-    assert "| 2 | 2.25 / 2.00 | `slots-14` | — | — | abc123 | — |" in text  # per seed
+    for name, alt in (("fig4_deficit", "Fig. 4's deficit"), ("fairness", "fairness over time")):
+        assert f"![{alt}]({name}.png)" in text
+        assert (out / f"{name}.png").stat().st_size > 10_000
+    assert "| 2 | 2.25 / 2.00 | `slots-14` | — | 1.00 / 1.00 | abc123 | — |" in text  # per seed
     assert "| bf-drfh | 2 | 130 | 104 [104, 104] | 11.0 | 5,000 |" in text
     assert not list(out.glob(".*.tmp"))
 
@@ -464,11 +653,22 @@ def test_report_skips_pieces_missing_in_a_seed(out: Path) -> None:
     shutil.rmtree(seed2 / "fig4")
     for s in ("slots-10", "slots-14", "slots-20"):
         shutil.rmtree(seed2 / s)
+    shutil.rmtree(seed2 / figures.FAIRNESS_DIR / "ff-drfh")
     numbers = report.collect_numbers(out)
-    assert set(numbers["skipped"]) == {"table_ii", "fig4", "fig5", "fig6", "fig7", "fig8"}
+    assert set(numbers["skipped"]) == {
+        "table_ii",
+        "fig4",
+        "fig4_deficit",
+        "fig5",
+        "fig6",
+        "fig7",
+        "fig8",
+        "fairness",
+    }
     assert numbers["skipped"]["fig8"].startswith("seed 2: ")
+    assert numbers["skipped"]["fairness"].startswith("seed 2: FileNotFoundError")
     text = report.write_report(out, numbers=numbers).read_text()
-    assert text.count("*Skipped:") == 6  # Table II, Figs. 4-8
+    assert text.count("*Skipped:") == 8  # Table II, Figs. 4-8, Fig. 4's deficit, fairness
     assert not (out / "fig8.png").exists()
     with pytest.raises(FileNotFoundError, match="no seed-3 folder"):
         report.collect_numbers(out, [1, 3])
