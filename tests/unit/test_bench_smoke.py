@@ -201,3 +201,37 @@ def test_paired_runs_alternate_and_report_the_ratio(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(bo, "run_point", broken)
     p = bo._paired(spec, None, ("abc1234", "ref"))  # type: ignore[arg-type]
     assert p["paired"]["ratio"] is None and p["paired"]["ref_error"] == "boom"
+
+
+def test_fairness_benchmark_structure(google_dir) -> None:  # type: ignore[no-untyped-def]
+    """bench_fairness runs Best-Fit DRFH on the DRFH experiment with fairness collection and
+    times the reference solve per instant (structure only; a short horizon)."""
+    from benchmarks.bench_fairness import run_one, summary_markdown
+
+    one = run_one(google_dir.parents[1], True, horizon_s=1_300.0)
+    assert one["fairness"] is True and one["instants"] >= 2
+    assert one["wall_s"] > one["solve_s"] >= 0
+    assert one["mean_active_users"] > 100  # the sample has ~500 users with tasks by then
+    for p in one["per_instant"]:
+        assert p["classes"] == 7  # 2,000 Table I servers drawn with the config seed
+        assert p["solve_ms"] > 0
+    res = {
+        "scheduler": "bf-drfh",
+        "config": "configs/drfh-google.yaml",
+        "interval_s": 600.0,
+        "pairs": 1,
+        "wall_off_s": [1.0],
+        "wall_on_s": [1.05],
+        "overhead": 0.05,
+        "target": 0.10,
+        "pass": True,
+        "instants": one["instants"],
+        "mean_active_users": one["mean_active_users"],
+        "solve_s": one["solve_s"],
+        "metrics_s": one["metrics_s"],
+        "ms_per_instant": 1.0,
+        "per_instant": one["per_instant"],
+    }
+    md = summary_markdown(res)
+    assert "+5.0 % (target <= 10 %): PASS" in md
+    assert md.count("| 7 |") == len(one["per_instant"])
