@@ -10,7 +10,7 @@ number of HiGHS calls, on
   ``max_tasks`` and their mean demand, on the servers aggregated into classes of identical servers
   (:func:`google_instant`; built at run time from the shared trace, never stored in the repository);
 - synthetic instances shaped like them (:func:`drfh_like_instance`) against the number of users
-  (at 7 classes) and the number of classes (at 500 users).
+  (on the Table I classes) and the number of classes (at 500 users).
 
 A solve stopped after ``--budget-s`` (SIGALRM) skips its mechanism on the larger instances
 (``pf``: SLSQP on dense matrices; ``psdsf``: sweeps of per-server water-filling). Writes
@@ -50,7 +50,7 @@ from fairsim.schedulers.instance import (
 MECHANISMS = ("drfh", "tsf", "c-drfh", "lmm-mms", "psdsf", "pf")
 #: Instants of the DRFH experiment's Best-Fit DRFH run.
 INSTANTS_S = (10_000.0, 30_000.0, 50_000.0)
-#: Users of the synthetic instances (7 classes) and classes (500 users).
+#: Users of the synthetic instances (Table I classes) and classes (500 users).
 USERS = (10, 50, 200, 500, 1000, 2000)
 CLASSES = (1, 3, 7, 15, 30)
 
@@ -80,14 +80,15 @@ def random_instance(n_users: int, n_servers: int, n_res: int, seed: int) -> Inst
     return parse_instance({"resources": res, "servers": servers, "users": users})
 
 
-def drfh_like_instance(n_users: int, n_classes: int, seed: int) -> Instance:
+def drfh_like_instance(n_users: int, n_classes: int | None, seed: int) -> Instance:
     """An instant shaped like the DRFH experiment's: users with task bounds, classes of servers.
 
     ``n_users`` users with mean demands of Google-like tasks (CPU and memory uniform in [0.005,
     0.1] of the largest machine, one user in 20 demanding one resource only) and task counts
-    log-uniform in [1, 45,000] as ``max_tasks``; 2,000 servers of the DRFH paper's Table I
-    aggregated into its 7 configurations, or, for another ``n_classes``, ``n_classes`` classes of
-    random (CPU, memory) capacities in {0.25, 0.5, 0.75, 1} times counts summing to about 2,000.
+    log-uniform in [1, 45,000] as ``max_tasks``; ``n_classes=None``: 2,000 servers drawn from the
+    DRFH paper's Table I (:func:`~fairsim.traces.pools.table_i_pool`) aggregated into one class per
+    configuration drawn (9 at seed 1); otherwise ``n_classes`` classes of random (CPU, memory)
+    capacities in {0.25, 0.5, 0.75, 1} times server counts summing to 2,000.
 
     Returns
     -------
@@ -97,7 +98,7 @@ def drfh_like_instance(n_users: int, n_classes: int, seed: int) -> Instance:
     from fairsim.traces.pools import table_i_pool
 
     rng = np.random.default_rng(seed)
-    if n_classes == 7:
+    if n_classes is None:
         pool = table_i_pool(2000, rng)
         cls = pool.groupby(["cpu", "mem"]).size().reset_index(name="count")
         caps = (cls[["cpu", "mem"]].to_numpy() * cls["count"].to_numpy()[:, None]).tolist()
@@ -331,18 +332,20 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="small sizes, no trace instant")
     p.add_argument("--legacy", action="store_true", help="also time the former sequential LPs")
+    p.add_argument("--groups", default="google,users,classes", help="which instances to time")
     a = p.parse_args(argv)
     mechanisms = tuple(a.mechanisms.split(","))
     out = Path(a.out)
+    groups = set(a.groups.split(","))
     cases: list[tuple[str, dict[str, Any], Instance]] = []
-    if not a.quick:
+    if not a.quick and "google" in groups:
         paths = google_instants(Path(a.shared), out / "exact-instants", INSTANTS_S)
         for t, path in paths.items():
             inst = parse_instance(json.loads(path.read_text()))
             cases.append(("google", {"instant_s": t}, inst))
-    for n in USERS[:3] if a.quick else USERS:
-        cases.append(("users", {}, drfh_like_instance(n, 7, a.seed)))
-    for k in CLASSES[:3] if a.quick else CLASSES:
+    for n in (USERS[:3] if a.quick else USERS) if "users" in groups else ():
+        cases.append(("users", {}, drfh_like_instance(n, None, a.seed)))
+    for k in (CLASSES[:3] if a.quick else CLASSES) if "classes" in groups else ():
         cases.append(("classes", {}, drfh_like_instance(100 if a.quick else 500, k, a.seed)))
     points = bench(
         cases, mechanisms, budget_s=a.budget_s, repeat=1 if a.quick else a.repeat, legacy=a.legacy

@@ -146,10 +146,10 @@ def test_bisection_freezes_many_bounds_per_lp(monkeypatch: pytest.MonkeyPatch) -
 
 @pytest.mark.parametrize("name", LEX)
 def test_drfh_like_instant_is_the_pooled_answer_in_one_split(name: str) -> None:
-    """500 users with task bounds on the 7 Table I classes (benchmarks/bench_exact.py): the pooled
+    """500 users with task bounds on the Table I classes (benchmarks/bench_exact.py): the pooled
     totals fit the classes, so the answer is DRF's pooled water-filling of the same shares, found
     without the sequential LPs; the check proves it without an LP (pooled certificate)."""
-    inst = drfh_like_instance(500, 7, seed=1)
+    inst = drfh_like_instance(500, None, seed=1)
     a = share_per_task(name, inst)
     calls = [0]
     real = exact_common.linprog
@@ -175,7 +175,7 @@ def test_drfh_like_instant_is_the_pooled_answer_in_one_split(name: str) -> None:
 @pytest.mark.bench
 def test_drfh_like_instant_matches_the_former_lps() -> None:
     """The same instant against the former sequential LPs (about 20 s: one LP per user)."""
-    inst = drfh_like_instance(500, 7, seed=1)
+    inst = drfh_like_instance(500, None, seed=1)
     a = share_per_task("drfh", inst)
     _same_totals(inst, "drfh", lex_max_min(inst, a), sequential_lps_reference(inst, a))
 
