@@ -36,9 +36,11 @@ import numpy as np
 from scipy import sparse
 
 from fairsim.schedulers.exact.common import (
+    FILL_TOL,
     LPResult,
     fill_idle,
     monopoly_tasks,
+    room,
     serving,
     solve_lp,
     waterfill,
@@ -184,7 +186,11 @@ def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.nd
     (a split) or no move is priced as improving (no split exists: the excess is the phase-1
     optimum over all moves). On the DRFH experiment's instants one or two master LPs of a few
     hundred columns, instead of one LP over every user and server. A split is accepted only if it
-    meets the capacities to :data:`SPLIT_RTOL` in the instance's units.
+    meets the capacities to :data:`SPLIT_RTOL` in the instance's units and leaves no room for any
+    user on any server (:func:`~fairsim.schedulers.exact.common.room` above ``FILL_TOL`` of
+    ``gamma[n, l]``): the pooled totals leave none in the pool, so an exact split leaves none
+    anywhere, and room shows an LP that met a saturated resource only to its tolerance (one
+    server's excess of 1e-10 of 1e10 hiding a small server's whole capacity of 4).
 
     Parameters
     ----------
@@ -275,8 +281,11 @@ def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.nd
         gain = np.where(candidate & ~columns, reduced * np.minimum(gamma, totals[:, None]), 0.0)
         best = gain.argmin(axis=1)
         new = np.zeros_like(columns)
-        improving = gain[np.arange(n_u), best] < -SPLIT_RTOL
-        new[np.flatnonzero(improving), best[improving]] = True
+        value = gain[np.arange(n_u), best]
+        improving = np.flatnonzero(value < -SPLIT_RTOL)
+        # the most improving moves, a few per capacity row
+        improving = improving[np.argsort(value[improving], kind="stable")[: 4 * n_rows]]
+        new[improving, best[improving]] = True
     if excess > SPLIT_RTOL:
         return None
     out[who, ref[who]] = totals[who]
@@ -285,6 +294,11 @@ def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.nd
     out = np.maximum(out, 0.0)
     use = out.T @ dem
     if (use > cap * (1 + SPLIT_RTOL)).any():
+        return None
+    # the pooled totals leave no room in the pool, so an exact split leaves none on any server;
+    # room here means the LP met a saturated resource only to its tolerance, where one server's
+    # small excess (1e-10 of 1e10) hides another's whole capacity (4): not taken as a split
+    if (room(inst, out) > FILL_TOL * gamma)[serve].any():
         return None
     return out
 
@@ -315,8 +329,10 @@ def _first_moves(
         srv, r = divmod(int(rows[i]), n_r)
         mine = np.flatnonzero((ref == srv) & (totals > 0) & (inst.demand[:, r] > 0))
         size = totals[mine] * inst.demand[mine, r]
-        order = np.argsort(size, kind="stable")
-        take = np.searchsorted(np.cumsum(size[order]), -FIRST_MOVES * slack[i]) + 1
+        # the largest users no larger than the target first, then the larger ones
+        target = -FIRST_MOVES * slack[i]
+        order = np.lexsort((-size, size > target))
+        take = np.searchsorted(np.cumsum(size[order]), target) + 1
         pick = mine[order[:take]]
         new[pick] |= candidate[pick] & room[:, r][None, :]
     return new
