@@ -10,7 +10,10 @@ number of HiGHS calls, on
   ``max_tasks`` and their mean demand, on the servers aggregated into classes of identical servers
   (:func:`google_instant`; built at run time from the shared trace, never stored in the repository);
 - synthetic instances shaped like them (:func:`drfh_like_instance`) against the number of users
-  (on the Table I classes) and the number of classes (at 500 users).
+  (on the Table I classes) and the number of classes (at 500 users);
+- ``constrained``: 50 users on 200 random servers with 3 resources, half the users restricted
+  to 20-150 servers, 30 % with a task bound, weights 1-3 (:func:`random_instance`): the pooled
+  totals do not fit, the sequential LPs decide.
 
 A solve stopped after ``--budget-s`` (SIGALRM) skips its mechanism on the larger instances
 (``pf``: SLSQP on dense matrices; ``psdsf``: sweeps of per-server water-filling). Writes
@@ -56,7 +59,8 @@ CLASSES = (1, 3, 7, 15, 30)
 
 
 def random_instance(n_users: int, n_servers: int, n_res: int, seed: int) -> Instance:
-    """A seeded heterogeneous instance with placement constraints and task bounds."""
+    """A seeded heterogeneous instance with placement constraints and task bounds (the
+    ``constrained`` case)."""
     rng = np.random.default_rng(seed)
     servers = [
         {"id": f"s{k}", "capacity": rng.choice([0.25, 0.5, 0.75, 1.0], n_res).tolist()}
@@ -332,7 +336,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="small sizes, no trace instant")
     p.add_argument("--legacy", action="store_true", help="also time the former sequential LPs")
-    p.add_argument("--groups", default="google,users,classes", help="which instances to time")
+    p.add_argument(
+        "--groups", default="google,users,classes,constrained", help="which instances to time"
+    )
     a = p.parse_args(argv)
     mechanisms = tuple(a.mechanisms.split(","))
     out = Path(a.out)
@@ -347,6 +353,8 @@ def main(argv: list[str] | None = None) -> None:
         cases.append(("users", {}, drfh_like_instance(n, None, a.seed)))
     for k in (CLASSES[:3] if a.quick else CLASSES) if "classes" in groups else ():
         cases.append(("classes", {}, drfh_like_instance(100 if a.quick else 500, k, a.seed)))
+    if "constrained" in groups:
+        cases.append(("constrained", {}, random_instance(50, 200, 3, a.seed)))
     points = bench(
         cases, mechanisms, budget_s=a.budget_s, repeat=1 if a.quick else a.repeat, legacy=a.legacy
     )

@@ -58,12 +58,22 @@ SPLIT_METHOD = "highs-ds"
 #: Relative capacity excess (and reduced cost, in tasks of a variable's natural unit) below which
 #: :func:`split_totals` takes the split as found.
 SPLIT_RTOL = 1e-9
-#: Most column-generation rounds of :func:`split_totals` (each adds every improving move; the
-#: DRFH experiment's instants need one or two).
-SPLIT_ROUNDS = 50
+#: Most column-generation rounds of :func:`split_totals` (the DRFH experiment's instants need
+#: one to three).
+SPLIT_ROUNDS = 12
 #: The first master LP of :func:`split_totals` may move users holding this many times a row's
 #: excess.
 FIRST_MOVES = 4.0
+#: :func:`split_totals` gives up when a master LP leaves more than this fraction of the previous
+#: excess (on the DRFH experiment's instants and the synthetic ones of benchmarks/bench_exact.py
+#: a round removes 28 % or more of it; with placement constraints that make a split impossible,
+#: a few percent).
+SPLIT_STALL = 0.9
+#: Largest ``(distinct sets)**2 * n_servers`` :func:`eligible_sets_fit` checks.
+ELIGIBLE_CELLS = 5_000_000
+#: The first master LP of :func:`split_totals` moves a user towards at most this many servers
+#: (those with the most room, relative to their capacity, in the overfilled resource).
+FIRST_TARGETS = 8
 #: Users per block of :func:`crash_assignment`.
 CRASH_BLOCK = 16
 
@@ -184,7 +194,10 @@ def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.nd
     pi_n < 0``) and one excess variable per capacity row, each in its natural unit (the LPs are
     scaled by :func:`~fairsim.schedulers.exact.common.solve_lp`); it stops when the excess is 0
     (a split) or no move is priced as improving (no split exists: the excess is the phase-1
-    optimum over all moves). On the DRFH experiment's instants one or two master LPs of a few
+    optimum over all moves), or when a round removes less than a tenth of the excess
+    (:data:`SPLIT_STALL`; the sequential LPs then decide, as they do when Hall's condition on the
+    users' sets of servers already fails, :func:`eligible_sets_fit`). On the DRFH experiment's
+    instants one to three master LPs of a few
     hundred columns, instead of one LP over every user and server. A split is accepted only if it
     meets the capacities to :data:`SPLIT_RTOL` in the instance's units and leaves no room for any
     user on any server (:func:`~fairsim.schedulers.exact.common.room` above ``FILL_TOL`` of
@@ -210,6 +223,8 @@ def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.nd
         return out
     if (pos & ~serve.any(axis=1)).any():
         return None
+    if not eligible_sets_fit(inst, totals, serve):
+        return None
     ref = crash_assignment(inst, totals, serve)
     who = np.flatnonzero(pos)
     dem = inst.demand
@@ -224,10 +239,10 @@ def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.nd
     candidate[who, ref[who]] = False
     columns = np.zeros((n_u, n_s), dtype=bool)
     new = _first_moves(inst, totals, ref, candidate, slack, rows)
-    excess = 0.0 if not (slack < 0).any() else np.inf
+    excess = float((np.maximum(-slack, 0.0) / cap_rows).sum())  # the crash's, as the LP counts it
     x_moves = np.zeros(0)
     users = servers = np.zeros(0, dtype=int)
-    for _ in range(SPLIT_ROUNDS if excess > 0 else 0):
+    for _ in range(SPLIT_ROUNDS if excess > SPLIT_RTOL else 0):
         if not new.any():
             break
         columns |= new
@@ -269,6 +284,8 @@ def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.nd
             return None  # no verdict here: the sequential LPs decide
         assert res is not None
         x_moves = res.x[:n_m]
+        if res.fun > SPLIT_STALL * excess:
+            return None  # the excess hardly falls: give the sequential LPs the instance
         excess = res.fun
         if excess <= SPLIT_RTOL:
             break
@@ -312,9 +329,10 @@ def _first_moves(
     rows: np.ndarray,
 ) -> np.ndarray:
     """The first master LP's moves in :func:`split_totals`: for every capacity row ``(l, r)`` the
-    crash overfills, its smallest users of ``r`` on ``l`` until they hold :data:`FIRST_MOVES`
-    times the excess, each towards every server with room in ``r``. Any choice is exact (the later
-    rounds price moves by the LP's duals); this one keeps the first LP small.
+    crash overfills, users of ``r`` on ``l`` until they hold :data:`FIRST_MOVES` times the excess
+    (the largest no larger than that first), each towards the :data:`FIRST_TARGETS` servers with
+    the most room in ``r``. Any choice is exact (the later rounds price moves by the LP's duals);
+    this one keeps the first LP small.
 
     Returns
     -------
@@ -325,6 +343,9 @@ def _first_moves(
     room = np.zeros(n_s * n_r, dtype=bool)
     room[rows] = slack > 0
     room = room.reshape(n_s, n_r)
+    slack_of = np.zeros(n_s * n_r)
+    slack_of[rows] = slack / inst.capacity.ravel()[rows]
+    slack_of = slack_of.reshape(n_s, n_r)
     for i in np.flatnonzero(slack < 0):
         srv, r = divmod(int(rows[i]), n_r)
         mine = np.flatnonzero((ref == srv) & (totals > 0) & (inst.demand[:, r] > 0))
@@ -334,8 +355,34 @@ def _first_moves(
         order = np.lexsort((-size, size > target))
         take = np.searchsorted(np.cumsum(size[order]), target) + 1
         pick = mine[order[:take]]
-        new[pick] |= candidate[pick] & room[:, r][None, :]
+        # towards the servers with the most room in r
+        targets = np.flatnonzero(room[:, r])
+        order_t = np.argsort(-slack_of[targets, r], kind="stable")[:FIRST_TARGETS]
+        to = np.zeros(n_s, dtype=bool)
+        to[targets[order_t]] = True
+        new[pick] |= candidate[pick] & to[None, :]
     return new
+
+
+def eligible_sets_fit(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> bool:
+    """A necessary condition for a split of ``totals`` (Hall's condition on the users' sets of
+    serving servers): for every user's set ``S``, the users that only ``S`` serves fit in ``S``'s
+    pooled capacity, ``sum_{m: S_m ⊆ S} X_m d[m] <= sum_{l in S} c[l]``.
+
+    Checked over the distinct sets (skipped, ``True``, when they are too many for a quick check);
+    without placement constraints it is the pooled capacity itself. ``False`` proves that no split
+    exists, so :func:`split_totals` leaves the instance to the sequential LPs at once.
+    """
+    pos = totals > 0
+    sets, group = np.unique(serve[pos], axis=0, return_inverse=True)
+    if len(sets) ** 2 * serve.shape[1] > ELIGIBLE_CELLS:
+        return True
+    need = np.zeros((len(sets), inst.capacity.shape[1]))
+    np.add.at(need, group.ravel(), totals[pos, None] * inst.demand[pos])
+    inside = ~(sets[:, None, :] & ~sets[None, :, :]).any(axis=2)  # inside[i, j]: set i ⊆ set j
+    held = inside.T.astype(float) @ need  # (K, R)
+    room_in = sets.astype(float) @ inst.capacity  # (K, R)
+    return bool((held <= room_in * (1 + SPLIT_RTOL)).all())
 
 
 def crash_assignment(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.ndarray:

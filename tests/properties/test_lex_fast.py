@@ -163,7 +163,7 @@ def test_drfh_like_instant_is_the_pooled_answer_in_one_split(name: str) -> None:
         x = solve_exact(name, inst)
     finally:
         exact_common.linprog = real
-    assert calls[0] <= 4
+    assert calls[0] <= 5  # the master LPs of the split (measured: 3 to 4)
     rate = np.where(np.isfinite(a), inst.weight / a, 0.0)
     pooled_x = waterfill(inst.demand, inst.capacity.sum(axis=0), rate, upper=inst.max_tasks)
     np.testing.assert_allclose(x.sum(axis=1), pooled_x, rtol=1e-9, atol=1e-9)
