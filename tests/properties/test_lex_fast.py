@@ -240,3 +240,180 @@ def test_pooled_certificate_refuses_a_worse_allocation() -> None:
     worse[0] *= 0.9
     assert not pooled_certificate(twin, worse, a)
     assert lex_problem(twin, worse, a) is not None
+
+
+#: Found by hypothesis (bounded_instances, 29 users, 6 servers): for ``c-drfh`` the pooled totals do
+#: not fit, and a level LP of the bisection, holding users exactly at their task bounds next to
+#: saturated servers, is a feasible set HiGHS calls infeasible; the former LPs answer it.
+THIN_BISECTION: dict[str, Any] = {
+    "resources": ["r0", "r1", "r2"],
+    "servers": [
+        {"id": f"s{k}", "capacity": c}
+        for k, c in enumerate(
+            [
+                [2.33531643, 1.43849283, 1.57990846],
+                [1.71390114, 0.55620641, 3.0],
+                [0.3, 2.77621771, 3.95313618],
+                [1.05993811, 0.64395051, 2.531638],
+                [3.95313618, 2.16062221, 1.9],
+                [0.3, 2.77621771, 3.95313618],
+            ]
+        )
+    ],
+    "users": [
+        {
+            "id": f"u{i}",
+            "demand": d,
+            "weight": w,
+            **({} if b is None else {"max_tasks": b}),
+            **({} if e is None else {"eligible": [f"s{k}" for k in e]}),
+        }
+        for i, (d, w, b, e) in enumerate(
+            zip(
+                [
+                    [0.1, 0.25, 1],
+                    [0.5, 0.1, 0.1],
+                    [0.25, 1, 1],
+                    [0.25, 0, 0.5],
+                    [0.1, 1, 0.1],
+                    [0, 1, 0],
+                    [1, 0.25, 0.1],
+                    [0.5, 0, 0],
+                    [0, 0.1, 1],
+                    [0.5, 0.5, 0.5],
+                    [0.25, 0.1, 1],
+                    [0.25, 0.5, 0.5],
+                    [0.25, 0.1, 1],
+                    [0.25, 0.5, 0],
+                    [0.25, 0.25, 1],
+                    [0.5, 1, 0],
+                    [0.1, 0.1, 1],
+                    [0.5, 0.1, 0.1],
+                    [0.25, 0.1, 0.5],
+                    [0, 0.25, 0.1],
+                    [0, 0.5, 0],
+                    [0.5, 0, 0],
+                    [0.1, 0, 0],
+                    [0, 0.25, 0],
+                    [1, 0.5, 0.1],
+                    [0, 0.5, 0.25],
+                    [0, 0.1, 0.1],
+                    [0, 0.1, 0],
+                    [0.5, 0, 0],
+                ],
+                [
+                    1,
+                    1,
+                    1,
+                    1,
+                    1,
+                    1,
+                    2,
+                    1,
+                    1,
+                    1,
+                    2,
+                    2,
+                    2,
+                    1,
+                    2,
+                    1,
+                    2,
+                    1,
+                    1,
+                    2,
+                    1,
+                    1,
+                    1,
+                    1,
+                    1,
+                    1,
+                    1,
+                    2,
+                    2,
+                ],
+                [
+                    None,
+                    6,
+                    11,
+                    7,
+                    9,
+                    7,
+                    None,
+                    1,
+                    2,
+                    11,
+                    6,
+                    None,
+                    7,
+                    11,
+                    6,
+                    12,
+                    10,
+                    10,
+                    12,
+                    2,
+                    1,
+                    1,
+                    1,
+                    1,
+                    None,
+                    1,
+                    4,
+                    4,
+                    None,
+                ],
+                [
+                    [0, 5],
+                    None,
+                    None,
+                    [5],
+                    None,
+                    [1],
+                    [4, 5],
+                    None,
+                    None,
+                    None,
+                    None,
+                    [0],
+                    None,
+                    None,
+                    None,
+                    None,
+                    [0, 3, 5],
+                    None,
+                    None,
+                    [0],
+                    None,
+                    None,
+                    None,
+                    [0],
+                    None,
+                    None,
+                    None,
+                    [1],
+                    [4],
+                ],
+                strict=True,
+            )
+        )
+    ],
+}
+
+
+def test_a_failed_level_lp_falls_back_to_the_former_lps(monkeypatch: pytest.MonkeyPatch) -> None:
+    inst = parse_instance(THIN_BISECTION)
+    a = share_per_task("c-drfh", inst)
+    _, serve, _ = lexmaxmin._served(inst, a, None)
+    rate = np.where(np.isfinite(a), inst.weight / a, 0.0)
+    assert lexmaxmin.split_totals(inst, lexmaxmin.pooled_totals(inst, rate), serve) is None
+    ref = sequential_lps_reference(inst, a)
+    _same_totals(inst, "c-drfh", lex_max_min(inst, a), ref)
+    np.testing.assert_allclose(ref.sum(), 34.517233, atol=1e-6)
+
+    # whatever HiGHS's version does with that LP: a failed level LP hands over to the former LPs
+    def failing(*args: Any) -> np.ndarray:
+        raise NumericalRangeError("lexicographic max-min LP: HiGHS did not find an optimum (x)")
+
+    monkeypatch.setattr(lexmaxmin, "bisected_lps", failing)
+    _same_totals(inst, "c-drfh", lex_max_min(inst, a), ref)
