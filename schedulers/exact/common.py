@@ -243,6 +243,88 @@ def waterfill(
     return x
 
 
+def waterfill_bounded(
+    demand: np.ndarray, capacity: np.ndarray, rate: np.ndarray, upper: np.ndarray
+) -> np.ndarray:
+    """:func:`waterfill` without ``base``, in ``O(R n log n)``: breakpoints sorted, not scanned.
+
+    The same progressive filling: a common level ``L`` rises from 0, user n holds
+    ``min(L * rate[n], upper[n])`` tasks, and when a resource saturates every still-rising user that
+    demands it is frozen. Between two consecutive task bounds (users sorted by the level
+    ``upper[n] / rate[n]`` at which they reach theirs) the usage of every resource is linear in
+    ``L``; prefix sums of the capped users' usage and suffix sums of the rising users' rates give,
+    for every such segment at once, the level at which each resource would saturate, and the first
+    segment that contains its own saturation level is the one. A round ends at a saturation and
+    freezes the users of the saturated resources, none of which any later round sees again: at most
+    ``n_resources + 1`` rounds. :func:`waterfill` scans the breakpoints one by one (``O(n)`` numpy
+    calls for ``n`` bounded users); the answers agree to rounding
+    (``tests/properties/test_lex_fast.py``).
+
+    Parameters
+    ----------
+    demand : ndarray, shape (n_users, n_resources)
+    capacity : ndarray, shape (n_resources,)
+    rate : ndarray, shape (n_users,)
+        Tasks per unit of level; users with ``rate <= 0`` get 0.
+    upper : ndarray, shape (n_users,)
+        Most tasks of each user (``inf`` for none).
+
+    Returns
+    -------
+    ndarray, shape (n_users,)
+    """
+    cap = np.asarray(capacity, dtype=float)
+    has = cap > 0
+    # in units of each resource's capacity, as in waterfill
+    dem = np.where(has, demand / np.where(has, cap, 1.0), (demand > 0).astype(float))
+    capn = has.astype(float)
+    rate = np.asarray(rate, dtype=float)
+    upper = np.asarray(upper, dtype=float)
+    n, n_r = dem.shape
+    x = np.zeros(n)
+    active = (rate > 0) & (upper > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stop = np.where(active, upper / np.where(active, rate, 1.0), np.inf)
+    used = np.zeros(n_r)
+    level = 0.0
+    for _ in range(n_r + 2):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        order = idx[np.argsort(stop[idx], kind="stable")]
+        st = stop[order]
+        fin = np.isfinite(st)
+        # segment i (0..k): level from st[i-1] (or the current level) to st[i] (or inf); users
+        # order[:i] are capped in it, order[i:] rise
+        capped = np.where(fin, upper[order], 0.0)[:, None] * dem[order]
+        prefix = np.vstack([np.zeros(n_r), np.cumsum(capped, axis=0)])
+        slope_each = rate[order, None] * dem[order]
+        suffix = np.vstack([np.cumsum(slope_each[::-1], axis=0)[::-1], np.zeros(n_r)])
+        start = np.r_[level, st]
+        end = np.r_[st, np.inf]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hit = np.where(suffix > 0, (capn - used - prefix) / suffix, np.inf)
+        first = hit.min(axis=1)
+        valid = (first <= end) & np.isfinite(first) & np.isfinite(start)
+        if not valid.any():
+            # nothing saturates: every active user reaches its upper bound
+            x[idx] = upper[idx]
+            break
+        i = int(np.argmax(valid))
+        level = max(float(first[i]), float(start[i]), level)
+        cur = np.minimum(level * rate, upper)
+        usage = used + (cur[idx, None] * dem[idx]).sum(axis=0)
+        full = usage >= capn - TOL
+        freeze = active & ((dem[:, full] > 0).any(axis=1) | (cur >= upper))
+        if not freeze.any():  # numerical safety: freeze the users of the tightest resource
+            r = int(np.argmax(usage - capn))
+            freeze = active & (dem[:, r] > 0)
+        x[freeze] = cur[freeze]
+        used = used + (x[freeze, None] * dem[freeze]).sum(axis=0)
+        active &= ~freeze
+    return x
+
+
 @dataclass(frozen=True)
 class LPResult:
     """Optimum of :func:`solve_lp`, in the caller's (unscaled) units.
@@ -303,6 +385,7 @@ def solve_lp(
     method: str = "highs",
     what: str = "LP",
     infeasible_ok: bool = False,
+    presolve: bool = True,
 ) -> LPResult | None:
     """``min c @ x`` s.t. ``a_ub @ x <= b_ub``, ``a_eq @ x = b_eq``, ``0 <= x <= upper``, by HiGHS
     on a rescaled copy: the one place where the exact mechanisms' LPs are scaled.
@@ -345,6 +428,9 @@ def solve_lp(
         Names the LP in error messages.
     infeasible_ok : bool
         Return ``None`` for an infeasible LP instead of raising.
+    presolve : bool
+        HiGHS's presolve (``False``: the simplex starts from the slack basis; cheaper for the
+        split LP of :func:`~fairsim.schedulers.exact.lexmaxmin.split_totals`).
 
     Returns
     -------
@@ -383,11 +469,12 @@ def solve_lp(
         "b_eq": beq,
         "bounds": bounds,
     }
-    res = linprog(cs / oscale, **problem, method=method)
+    options = {"presolve": presolve}
+    res = linprog(cs / oscale, **problem, method=method, options=options)
     if res.status != 0 and method == "highs-ipm":
         # an interior-point verdict other than "optimal" is no certificate on a thin feasible
         # set (see the docstring); the dual simplex decides
-        res = linprog(cs / oscale, **problem, method="highs-ds")
+        res = linprog(cs / oscale, **problem, method="highs-ds", options=options)
     if res.status == 2 and infeasible_ok:
         return None
     if res.status != 0:

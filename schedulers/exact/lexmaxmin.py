@@ -1,20 +1,33 @@
-"""Lexicographic max-min of per-user normalised shares, by sequential LPs (HiGHS).
+"""Lexicographic max-min of per-user normalised shares: pooled water-filling, or sequential LPs.
 
 DRFH (Wang, Li, Liang, Section IV, eqs. 4-7; weighted users with finite tasks, Section V-A),
 C-DRFH and TSF (PS-DSF paper, Section II-B) and the heterogeneous LMM-MMS all have the same shape:
 user n's *share* is ``x_n * a_n / w_n`` with ``x_n = sum_l x[n, l]`` and a per-user constant
 ``a_n``; the allocation lexicographically maximises the vector of shares subject to the per-server
 capacities (PS-DSF eq. 9), ``x[n, l] = 0`` where server l cannot serve n, and ``x_n <= max_tasks``.
+The vector of shares (hence of task totals ``x_n``) is unique; the per-server split is one of
+possibly many.
 
-Algorithm on one server: exact progressive filling
-(:func:`~fairsim.schedulers.exact.common.waterfill`), which is max-min fairness for linear capacity
-constraints. On several servers, Nace and Pioro's max-min LP: maximise a common level ``t`` with
-every unfrozen share ``>= t`` and every frozen share ``>= its level``; by LP duality the fairness
-rows carry duals that sum to 1, and a user whose row has a positive dual cannot exceed ``t`` in any
-optimum, so it is frozen at ``t``. At least one user is frozen per LP, hence at most ``n_users``
-LPs. Section V-A of the DRFH paper (raise every active user's share until one has all its tasks) is
-this procedure with
-the task bound as one more constraint.
+:func:`lex_max_min` computes it in three steps, each exact:
+
+1. **One server**: exact progressive filling
+   (:func:`~fairsim.schedulers.exact.common.waterfill`), max-min fairness for linear capacity
+   constraints (Bertsekas and Gallager, *Data Networks*, Section 6.5.2).
+2. **Pooled relaxation** (:func:`pooled_totals`, :func:`split_totals`): the same filling on the
+   servers pooled into one (``C_r = sum_l c[l, r]``, constraints dropped) gives task totals whose
+   shares lexicographically dominate those of every feasible allocation (a relaxation). If one LP
+   finds a per-server split of those totals, they are the answer (proof in :func:`lex_max_min`).
+3. **Otherwise, sequential LPs** (:func:`bisected_lps`): Nace and Pioro's max-min LP (Nace and
+   Pioro, "Max-min fairness and its applications to routing and load-balancing in communication
+   networks: a tutorial", IEEE Communications Surveys & Tutorials 10(4), 2008, Section III-B):
+   maximise a common level ``t`` with every unfrozen share ``>= t`` and every frozen share ``>=
+   its level``; the fairness rows' duals sum to 1 and a user whose row has a positive dual cannot
+   exceed ``t`` in any optimum, so it is frozen at ``t``. Users whose task bound caps them below
+   the level are frozen at the bound without an LP each: the bound levels are bisected, one LP per
+   step, so that one round freezes every user the level passes.
+
+:func:`sequential_lps_reference` keeps the former algorithm (one user or more frozen per LP, up
+to ``n_users`` LPs); the tests compare both (``tests/properties/test_lex_fast.py``).
 """
 
 from __future__ import annotations
@@ -22,11 +35,50 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from fairsim.schedulers.exact.common import fill_idle, monopoly_tasks, serving, solve_lp, waterfill
-from fairsim.schedulers.instance import Instance
+from fairsim.schedulers.exact.common import (
+    FILL_TOL,
+    LPResult,
+    fill_idle,
+    monopoly_tasks,
+    room,
+    serving,
+    solve_lp,
+    waterfill,
+    waterfill_bounded,
+)
+from fairsim.schedulers.instance import Instance, NumericalRangeError
 
 #: Relative slack of a frozen user's level in later LPs (the level was computed to ~1e-9).
 FREEZE_SLACK = 1e-9
+#: HiGHS method of the sequential LPs of :func:`bisected_lps`.
+LEVEL_METHOD = "highs-ipm"
+#: HiGHS method of the master LPs of :func:`split_totals` (phase 1 from the slack basis: the dual
+#: simplex without presolve; the interior-point method is several times slower there).
+SPLIT_METHOD = "highs-ds"
+#: Relative capacity excess (and reduced cost, in tasks of a variable's natural unit) below which
+#: :func:`split_totals` takes the split as found.
+SPLIT_RTOL = 1e-9
+#: Most column-generation rounds of :func:`split_totals` (the DRFH experiment's instants need
+#: one to three).
+SPLIT_ROUNDS = 12
+#: The first master LP of :func:`split_totals` may move users holding this many times a row's
+#: excess.
+FIRST_MOVES = 4.0
+#: :func:`split_totals` gives up when a master LP leaves more than this fraction of the previous
+#: excess (a stalled column generation; on benchmarks/bench_exact.py's instances a round removes
+#: 5 % or more of it until the excess is 0 or no move improves).
+SPLIT_STALL = 0.98
+#: Largest ``(distinct sets)**2 * n_servers`` :func:`eligible_sets_fit` checks.
+ELIGIBLE_CELLS = 5_000_000
+#: The first master LP of :func:`split_totals` moves a user towards at most this many servers
+#: (those with the most room, relative to their capacity, in the overfilled resource).
+FIRST_TARGETS = 8
+#: :func:`lex_max_min` hands an answer of the bisected LPs that still leaves this fraction of
+#: ``gamma[n, l]`` room for some user to the former LPs (the check after the solve refuses above
+#: ``CHECK_RTOL = 1e-6``).
+ROOM_RTOL = 5e-7
+#: Users per block of :func:`crash_assignment`.
+CRASH_BLOCK = 16
 
 
 def task_scale(inst: Instance, users: np.ndarray, servers: np.ndarray) -> np.ndarray:
@@ -43,8 +95,547 @@ def task_scale(inst: Instance, users: np.ndarray, servers: np.ndarray) -> np.nda
     return np.minimum(gamma, inst.max_tasks[users])
 
 
+def _served(inst: Instance, a: np.ndarray, serve: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """Users the lexicographic max-min serves, which server may run which, and share per task."""
+    serve = serving(inst) if serve is None else serve
+    ok = np.isfinite(a) & (a > 0) & serve.any(axis=1) & (inst.max_tasks > 0)
+    serve = serve & ok[:, None]
+    coef = np.where(ok, a, 0.0) / inst.weight  # share per task
+    return ok, serve, coef
+
+
 def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) -> np.ndarray:
     """Lexicographic max-min of ``x_n * a_n / w_n`` over feasible per-server allocations.
+
+    On one server, exact progressive filling. On several, the pooled relaxation first: the task
+    totals ``X`` of progressive filling on the pooled cluster (:func:`pooled_totals`), then a
+    per-server split of ``X`` (:func:`split_totals`, small phase-1 LPs). If a split exists, it is
+    the answer:
+
+    *Proof.* Let ``P`` be the set of task-total vectors of feasible allocations and ``Q`` that of
+    the pooled cluster (``sum_n d[n, r] X_n <= C_r``, ``0 <= X_n <= max_tasks``) restricted to the
+    users some server serves. Summing the per-server capacities of a feasible allocation over the
+    servers shows ``P ⊆ Q``. Progressive filling on ``Q`` gives the lexicographic max-min ``X*`` of
+    the shares over ``Q`` (one set of linear capacities; Bertsekas and Gallager, Section 6.5.2),
+    so the sorted share vector of ``X*`` is lexicographically at least that of every point of
+    ``P``. If ``X* ∈ P`` (the split exists), it is therefore the lexicographic max-min over ``P``,
+    and that optimum is unique (the share vector of a lexicographic max-min over a convex set is
+    unique). ∎
+
+    Otherwise, sequential LPs (:func:`bisected_lps`). Both ways end with
+    :func:`~fairsim.schedulers.exact.common.fill_idle`, which changes nothing unless an LP's
+    tolerance left a server idle. If HiGHS fails a level LP (seen once in 1,200 random
+    instances), or the bisected LPs' answer still leaves room above :data:`ROOM_RTOL` after the
+    fill LP (seen on one synthetic instance of 1,000 users), the former LPs
+    (:func:`sequential_lps_reference`), which hold users at the levels they reached rather than
+    exactly at their bounds, decide, at their cost.
+
+    On the DRFH experiment's instants (``benchmarks/bench_exact.py``: about 510 users with task
+    bounds, 2,000 servers aggregated into 7 classes, 2 resources) the split exists: one filling and
+    one to three small LPs, against one LP per user frozen at its bound before
+    (:func:`sequential_lps_reference`). The task totals are those of the former LPs (to their
+    tolerance); where several per-server splits are optimal, the one returned may differ.
+
+    Parameters
+    ----------
+    inst : Instance
+    a : ndarray, shape (n_users,)
+        Share per task of each user; users with ``a <= 0`` or ``inf`` or no serving server get 0.
+    serve : ndarray of bool, shape (n_users, n_servers), optional
+        Which server may run which user (default :func:`~fairsim.schedulers.exact.common.serving`).
+
+    Returns
+    -------
+    ndarray, shape (n_users, n_servers)
+        Fractional task counts ``x[n, l]``.
+
+    Raises
+    ------
+    NumericalRangeError
+        If an LP has no optimum by HiGHS (:func:`~fairsim.schedulers.exact.common.solve_lp`).
+    """
+    n_u, n_s = inst.eligible.shape
+    ok, serve, coef = _served(inst, a, serve)
+    out = np.zeros((n_u, n_s))
+    if not serve.any():
+        return out
+    with np.errstate(divide="ignore"):
+        rate = np.where(ok, 1.0 / np.where(ok, coef, 1.0), 0.0)
+    if n_s == 1:
+        # one server: exact progressive filling of the shares (max-min fairness with linear
+        # capacities, Bertsekas and Gallager 6.5.2), no LP tolerance involved
+        out[:, 0] = waterfill(inst.demand, inst.capacity[0], rate, upper=inst.max_tasks)
+        return out
+    x = split_totals(inst, pooled_totals(inst, rate), serve)
+    if x is not None:
+        return fill_idle(inst, x, what="lexicographic max-min fill LP")
+    try:
+        x = fill_idle(
+            inst, bisected_lps(inst, coef, ok, serve), what="lexicographic max-min fill LP"
+        )
+    except NumericalRangeError:
+        # a level LP met a feasible set thinner than HiGHS's tolerance (users held exactly at
+        # their bounds next to saturated servers); the former LPs, which hold users at the levels
+        # they reached, decide (and raise if they fail too)
+        return sequential_lps_reference(inst, a, serve)
+    gamma = monopoly_tasks(inst.capacity, inst.demand)
+    if (room(inst, x, rounding=True) > ROOM_RTOL * gamma)[serve].any():
+        # the last level LP left room the fill LP's tolerance did not see (1.7e-6 of a user's
+        # tasks on one of 9 classes, 1,000 users): the former LPs decide
+        return sequential_lps_reference(inst, a, serve)
+    return x
+
+
+def pooled_totals(inst: Instance, rate: np.ndarray) -> np.ndarray:
+    """Task totals of progressive filling on the pooled cluster: the relaxation's lex max-min.
+
+    Parameters
+    ----------
+    inst : Instance
+    rate : ndarray, shape (n_users,)
+        Tasks per unit of share, ``w_n / a_n`` (0 for users no server serves).
+
+    Returns
+    -------
+    ndarray, shape (n_users,)
+        ``X_n``: every user either holds ``max_tasks`` or demands a resource the pooled cluster
+        has saturated, and holds the largest share among the users of that resource.
+    """
+    return waterfill_bounded(inst.demand, inst.capacity.sum(axis=0), rate, inst.max_tasks)
+
+
+def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.ndarray | None:
+    """A per-server allocation with the given task totals, or ``None`` if none is found.
+
+    The split must satisfy ``sum_l x[n, l] = X_n``, ``sum_n d[n, r] x[n, l] <= c[l, r]``, ``x[n, l]
+    >= 0`` and 0 where server l cannot serve n. Each user first gets one server
+    (:func:`crash_assignment`); the LP then moves tasks away from it, by column generation on the
+    phase-1 problem "minimise the capacity excess": the master LP holds only the moves priced as
+    improving by the previous duals (reduced cost ``sum_r d[n, r] (pi[l, r] - pi[ref_n, r]) +
+    pi_n < 0``) and one excess variable per capacity row, each in its natural unit (the LPs are
+    scaled by :func:`~fairsim.schedulers.exact.common.solve_lp`); it stops when the excess is 0
+    (a split) or no move is priced as improving (no split exists: the excess is the phase-1
+    optimum over all moves), or when a round removes less than 2 % of the excess
+    (:data:`SPLIT_STALL`; the sequential LPs then decide, as they do when Hall's condition on the
+    users' sets of servers already fails, :func:`eligible_sets_fit`). On the DRFH experiment's
+    instants one to three master LPs of a few
+    hundred columns, instead of one LP over every user and server. A split is accepted only if it
+    meets the capacities to :data:`SPLIT_RTOL` in the instance's units and leaves no room for any
+    user on any server (:func:`~fairsim.schedulers.exact.common.room` above ``FILL_TOL`` of
+    ``gamma[n, l]``): the pooled totals leave none in the pool, so an exact split leaves none
+    anywhere, and room shows an LP that met a saturated resource only to its tolerance (one
+    server's excess of 1e-10 of 1e10 hiding a small server's whole capacity of 4).
+
+    Parameters
+    ----------
+    inst : Instance
+    totals : ndarray, shape (n_users,)
+    serve : ndarray of bool, shape (n_users, n_servers)
+
+    Returns
+    -------
+    ndarray, shape (n_users, n_servers), or None
+    """
+    n_u, n_s = serve.shape
+    n_r = inst.capacity.shape[1]
+    out = np.zeros((n_u, n_s))
+    pos = totals > 0
+    if not pos.any():
+        return out
+    if (pos & ~serve.any(axis=1)).any():
+        return None
+    if not eligible_sets_fit(inst, totals, serve):
+        return None
+    ref = crash_assignment(inst, totals, serve)
+    who = np.flatnonzero(pos)
+    dem = inst.demand
+    base = np.zeros((n_s, n_r))
+    np.add.at(base, ref[who], totals[who, None] * dem[who])
+    cap = inst.capacity
+    rows = np.flatnonzero(cap.ravel() > 0)  # (l, r) rows; no user is served where c[l, r] = 0
+    cap_rows = cap.ravel()[rows]
+    slack = cap_rows - base.ravel()[rows]
+    gamma = monopoly_tasks(cap, dem)
+    candidate = serve & pos[:, None]
+    candidate[who, ref[who]] = False
+    columns = np.zeros((n_u, n_s), dtype=bool)
+    new = _first_moves(inst, totals, ref, candidate, slack, rows)
+    excess = float((np.maximum(-slack, 0.0) / cap_rows).sum())  # the crash's, as the LP counts it
+    x_moves = np.zeros(0)
+    users = servers = np.zeros(0, dtype=int)
+    for _ in range(SPLIT_ROUNDS if excess > SPLIT_RTOL else 0):
+        if not new.any():
+            break
+        columns |= new
+        users, servers = np.nonzero(columns)
+        n_m = len(users)
+        # moves of user n from ref_n to l: +d on (l, r), -d on (ref_n, r); excess -1 on its row
+        pos_row = np.searchsorted(rows, servers[:, None] * n_r + np.arange(n_r))
+        neg_row = np.searchsorted(rows, ref[users][:, None] * n_r + np.arange(n_r))
+        d_m = dem[users]
+        has = d_m > 0
+        col = np.broadcast_to(np.arange(n_m)[:, None], d_m.shape)
+        n_rows = len(rows)
+        cap_a = sparse.csr_matrix(
+            (
+                np.r_[d_m[has], -d_m[has], -np.ones(n_rows)],
+                (
+                    np.r_[pos_row[has], neg_row[has], np.arange(n_rows)],
+                    np.r_[col[has], col[has], n_m + np.arange(n_rows)],
+                ),
+            ),
+            shape=(n_rows, n_m + n_rows),
+        )
+        moved = np.unique(users)
+        user_a = sparse.csr_matrix(
+            (np.ones(n_m), (np.searchsorted(moved, users), np.arange(n_m))),
+            shape=(len(moved), n_m + n_rows),
+        )
+        try:
+            res = solve_lp(
+                np.r_[np.zeros(n_m), 1.0 / cap_rows],
+                sparse.vstack([cap_a, user_a]).tocsr(),
+                np.r_[slack, totals[moved]],
+                scale=np.r_[np.minimum(gamma[users, servers], totals[users]), cap_rows],
+                method=SPLIT_METHOD,
+                what="lexicographic max-min split LP",
+                presolve=False,
+            )
+        except NumericalRangeError:
+            return None  # no verdict here: the sequential LPs decide
+        assert res is not None
+        x_moves = res.x[:n_m]
+        if res.fun > SPLIT_STALL * excess:
+            return None  # the excess hardly falls: give the sequential LPs the instance
+        excess = res.fun
+        if excess <= SPLIT_RTOL:
+            break
+        duals = -res.ineq_marginals
+        price = np.zeros(n_s * n_r)
+        price[rows] = duals[:n_rows]
+        per_task = dem @ price.reshape(n_s, n_r).T  # (N, L): price of one task of n on l
+        reduced = per_task - per_task[np.arange(n_u), ref][:, None]
+        reduced[moved] += duals[n_rows:, None]
+        gain = np.where(candidate & ~columns, reduced * np.minimum(gamma, totals[:, None]), 0.0)
+        best = gain.argmin(axis=1)
+        new = np.zeros_like(columns)
+        value = gain[np.arange(n_u), best]
+        improving = np.flatnonzero(value < -SPLIT_RTOL)
+        # the most improving moves, a few per capacity row
+        improving = improving[np.argsort(value[improving], kind="stable")[: 4 * n_rows]]
+        new[improving, best[improving]] = True
+    if excess > SPLIT_RTOL:
+        return None
+    out[who, ref[who]] = totals[who]
+    np.add.at(out, (users, servers), x_moves)
+    np.add.at(out, (users, ref[users]), -x_moves)
+    out = np.maximum(out, 0.0)
+    use = out.T @ dem
+    if (use > cap * (1 + SPLIT_RTOL)).any():
+        return None
+    # the pooled totals leave no room in the pool, so an exact split leaves none on any server;
+    # room here means the LP met a saturated resource only to its tolerance, where one server's
+    # small excess (1e-10 of 1e10) hides another's whole capacity (4): not taken as a split
+    if (room(inst, out) > FILL_TOL * gamma)[serve].any():
+        return None
+    return out
+
+
+def _first_moves(
+    inst: Instance,
+    totals: np.ndarray,
+    ref: np.ndarray,
+    candidate: np.ndarray,
+    slack: np.ndarray,
+    rows: np.ndarray,
+) -> np.ndarray:
+    """The first master LP's moves in :func:`split_totals`: for every capacity row ``(l, r)`` the
+    crash overfills, users of ``r`` on ``l`` until they hold :data:`FIRST_MOVES` times the excess
+    (the largest no larger than that first), each towards the :data:`FIRST_TARGETS` servers with
+    the most room in ``r``. Any choice is exact (the later rounds price moves by the LP's duals);
+    this one keeps the first LP small.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_users, n_servers)
+    """
+    n_s, n_r = inst.capacity.shape
+    new = np.zeros(candidate.shape, dtype=bool)
+    room = np.zeros(n_s * n_r, dtype=bool)
+    room[rows] = slack > 0
+    room = room.reshape(n_s, n_r)
+    slack_of = np.zeros(n_s * n_r)
+    slack_of[rows] = slack / inst.capacity.ravel()[rows]
+    slack_of = slack_of.reshape(n_s, n_r)
+    for i in np.flatnonzero(slack < 0):
+        srv, r = divmod(int(rows[i]), n_r)
+        mine = np.flatnonzero((ref == srv) & (totals > 0) & (inst.demand[:, r] > 0))
+        size = totals[mine] * inst.demand[mine, r]
+        # the largest users no larger than the target first, then the larger ones
+        target = -FIRST_MOVES * slack[i]
+        order = np.lexsort((-size, size > target))
+        take = np.searchsorted(np.cumsum(size[order]), target) + 1
+        pick = mine[order[:take]]
+        # towards the servers with the most room in r
+        targets = np.flatnonzero(room[:, r])
+        order_t = np.argsort(-slack_of[targets, r], kind="stable")[:FIRST_TARGETS]
+        to = np.zeros(n_s, dtype=bool)
+        to[targets[order_t]] = True
+        new[pick] |= candidate[pick] & to[None, :]
+    return new
+
+
+def eligible_sets_fit(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> bool:
+    """A necessary condition for a split of ``totals`` (Hall's condition on the users' sets of
+    serving servers): for every user's set ``S``, the users that only ``S`` serves fit in ``S``'s
+    pooled capacity, ``sum_{m: S_m ⊆ S} X_m d[m] <= sum_{l in S} c[l]``.
+
+    Checked over the distinct sets (skipped, ``True``, when they are too many for a quick check);
+    without placement constraints it is the pooled capacity itself. ``False`` proves that no split
+    exists, so :func:`split_totals` leaves the instance to the sequential LPs at once.
+    """
+    pos = totals > 0
+    sets, group = np.unique(serve[pos], axis=0, return_inverse=True)
+    if len(sets) ** 2 * serve.shape[1] > ELIGIBLE_CELLS:
+        return True
+    need = np.zeros((len(sets), inst.capacity.shape[1]))
+    np.add.at(need, group.ravel(), totals[pos, None] * inst.demand[pos])
+    inside = ~(sets[:, None, :] & ~sets[None, :, :]).any(axis=2)  # inside[i, j]: set i ⊆ set j
+    held = inside.T.astype(float) @ need  # (K, R)
+    room_in = sets.astype(float) @ inst.capacity  # (K, R)
+    return bool((held <= room_in * (1 + SPLIT_RTOL)).all())
+
+
+def crash_assignment(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.ndarray:
+    """One serving server per user for all its ``X_n`` tasks: the start of :func:`split_totals`.
+
+    Users in decreasing order of their largest share of a pooled resource, in blocks of
+    :data:`CRASH_BLOCK`; each user of a block takes the server where its tasks fit the most times
+    into what the previous blocks left (``max_l min_r free[l, r] / (X_n d[n, r])``). The result
+    only sets where the column generation starts (how many moves it needs), not whether a split is
+    found.
+
+    Returns
+    -------
+    ndarray of int, shape (n_users,)
+        The server of each user with ``X_n > 0``; 0 for the others.
+    """
+    use = totals[:, None] * inst.demand
+    pooled = inst.capacity.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        size = np.where(pooled > 0, use / np.where(pooled > 0, pooled, 1.0), 0.0).max(axis=1)
+    order = np.argsort(-size, kind="stable")
+    order = order[totals[order] > 0]
+    free = inst.capacity.astype(float)
+    ref = np.zeros(len(totals), dtype=int)
+    for i in range(0, len(order), CRASH_BLOCK):
+        blk = order[i : i + CRASH_BLOCK]
+        need = use[blk]  # (B, R)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fits = np.where(need[:, None, :] > 0, free[None] / need[:, None, :], np.inf).min(axis=2)
+        choice = np.where(serve[blk], fits, -np.inf).argmax(axis=1)
+        ref[blk] = choice
+        np.add.at(free, choice, -need)
+    return ref
+
+
+def bisected_lps(inst: Instance, coef: np.ndarray, ok: np.ndarray, serve: np.ndarray) -> np.ndarray:
+    """Lexicographic max-min by Nace and Pioro's sequential LPs, task bounds frozen by bisection.
+
+    A round finds the largest level every unfrozen user can reach up to its task bound: with the
+    bound shares ``b_n = coef_n max_tasks_n`` of the unfrozen users sorted, ``b_(1) < ... <
+    b_(k)``, LP(j) holds the users with ``b_n <= b_(j)`` at their bound ("pinned"), the frozen users
+    at their levels, and maximises a common level ``t <= b_(j+1)`` of the others. Level ``b_(j)``
+    is reachable iff LP(j) is feasible with ``t >= b_(j)``, a property monotone in ``j``: the
+    largest such ``j*`` is bisected, starting from the bound of the pooled relaxation (no level
+    above the pooled cluster's first saturation is reachable). In LP(j*):
+
+    - every pinned user holds its bound in the lexicographic max-min: if some user n held
+      ``s_n < min(t*, b_n)``, moving a little towards LP(j*)'s optimum would raise every such user
+      and lower nobody at or below their shares, a lexicographic improvement;
+    - ``t* < b_(j*+1)``, so the fairness rows' duals sum to 1 (stationarity in ``t``), and the users
+      whose rows have a positive dual cannot exceed ``t*`` in any optimum (Nace and Pioro 2008,
+      Section III-B): they are frozen at ``t*``.
+
+    A round costs ``1 + ceil(log2 k)`` LPs at most and usually one; rounds end at a saturation
+    (a set of users blocked by capacity), not at every task bound. When ``t*`` reaches
+    ``b_(j*+1)`` within the LP's tolerance, the users with that bound are frozen at it instead.
+
+    Parameters
+    ----------
+    inst : Instance
+    coef : ndarray, shape (n_users,)
+        Share per task, ``a_n / w_n``.
+    ok : ndarray of bool, shape (n_users,)
+        Users the allocation serves.
+    serve : ndarray of bool, shape (n_users, n_servers)
+        Which server may run which (only ``ok`` users).
+
+    Returns
+    -------
+    ndarray, shape (n_users, n_servers)
+
+    Raises
+    ------
+    NumericalRangeError
+        If an LP has no optimum by HiGHS.
+    """
+    n_u, n_s = serve.shape
+    users, servers = np.nonzero(serve)
+    n_v = len(users)
+    s = task_scale(inst, users, servers)
+    # the largest share each user can reach alone: the natural unit of t
+    top = coef * np.minimum(np.bincount(users, weights=s, minlength=n_u), inst.max_tasks)
+    cap_a, cap_b = _capacity_rows(inst, users, servers, n_v + 1)
+    share = sparse.csr_matrix((coef[users], (users, np.arange(n_v))), shape=(n_u, n_v + 1))
+    tasks = sparse.csr_matrix((np.ones(n_v), (users, np.arange(n_v))), shape=(n_u, n_v + 1))
+    bounded = np.nonzero(ok & np.isfinite(inst.max_tasks))[0]
+    with np.errstate(invalid="ignore"):
+        bound_share = np.where(ok & np.isfinite(inst.max_tasks), coef * inst.max_tasks, np.inf)
+    pooled_cap = inst.capacity.sum(axis=0)
+    c = np.zeros(n_v + 1)
+    c[-1] = -1.0
+    active = ok.copy()
+    level = np.zeros(n_u)
+
+    def level_lp(pinned: np.ndarray, rising: np.ndarray, t_max: float) -> LPResult | None:
+        frozen = np.nonzero(ok & ~active)[0]
+        t_col = sparse.csr_matrix(
+            (np.ones(len(rising)), (np.arange(len(rising)), np.full(len(rising), n_v))),
+            shape=(len(rising), n_v + 1),
+        )
+        # rising: t - share_n <= 0; frozen and pinned: -share_n <= -level_n (relaxed by a hair)
+        blocks = [cap_a, t_col - share[rising]]
+        b = [cap_b, np.zeros(len(rising))]
+        held = np.r_[frozen, pinned].astype(int)
+        if len(held):
+            blocks.append(-share[held])
+            b.append(-np.r_[level[frozen], bound_share[pinned]] * (1 - FREEZE_SLACK))
+        if len(bounded):
+            blocks.append(tasks[bounded])
+            b.append(inst.max_tasks[bounded])
+        t_unit = float(top[rising].min()) if len(rising) else 1.0
+        return solve_lp(
+            c,
+            sparse.vstack(blocks).tocsr(),
+            np.concatenate(b),
+            scale=np.r_[s, t_unit],
+            upper=np.r_[s, t_max if len(rising) else 0.0],
+            method=LEVEL_METHOD,
+            what="lexicographic max-min LP",
+            infeasible_ok=True,
+        )
+
+    x = np.zeros(n_v)
+    for _ in range(n_u + 1):
+        act = np.nonzero(active)[0]
+        if len(act) == 0:
+            break
+        bounds = np.unique(bound_share[act])
+        bounds = bounds[np.isfinite(bounds)]
+        # no level above the pooled cluster's first saturation is reachable
+        frozen = ok & ~active
+        held = (level[frozen] * (1 - FREEZE_SLACK) / coef[frozen])[:, None] * inst.demand[frozen]
+        room_left = np.maximum(pooled_cap - held.sum(axis=0), 0.0)
+        with np.errstate(divide="ignore"):
+            rate = np.where(active, 1.0 / np.where(active, coef, 1.0), 0.0)
+        fill = waterfill_bounded(inst.demand, room_left, rate, inst.max_tasks)
+        below = active & (fill < inst.max_tasks * (1 - FREEZE_SLACK))
+        t_pool = float((fill * coef)[below].min()) if below.any() else np.inf
+        hi = int(np.searchsorted(bounds, t_pool * (1 + FREEZE_SLACK), side="right"))
+        tried: dict[int, LPResult | None] = {}
+
+        def attempt(
+            j: int, act: np.ndarray, bounds: np.ndarray, tried: dict[int, LPResult | None]
+        ) -> LPResult | None:
+            """LP(j), solved once."""
+            if j not in tried:
+                pin = act[bound_share[act] <= bounds[j - 1]] if j else act[:0]
+                rise = act[bound_share[act] > bounds[j - 1]] if j else act
+                t_max = float(bounds[j]) if j < len(bounds) else np.inf
+                tried[j] = level_lp(pin, rise, t_max)
+            return tried[j]
+
+        def reachable(
+            j: int, act: np.ndarray, bounds: np.ndarray, tried: dict[int, LPResult | None]
+        ) -> bool:
+            """Whether every unfrozen user can reach ``min(bounds[j - 1], its bound)``."""
+            res = attempt(j, act, bounds, tried)
+            if res is None or j == 0:
+                return res is not None
+            if not (bound_share[act] > bounds[j - 1]).any():
+                return True  # every unfrozen user pinned: feasibility is all
+            return float(res.x[-1]) >= bounds[j - 1] * (1 - FREEZE_SLACK)
+
+        lo = 0
+        if hi > 0 and reachable(hi, act, bounds, tried):
+            lo = hi
+        else:
+            top_j = hi - 1
+            while lo < top_j:
+                mid = (lo + top_j + 1) // 2
+                if reachable(mid, act, bounds, tried):
+                    lo = mid
+                else:
+                    top_j = mid - 1
+        res = attempt(lo, act, bounds, tried)
+        if res is None:
+            # LP(0) holds the levels of the previous optimum (t = 0 is feasible): a solver failure
+            raise NumericalRangeError(
+                "lexicographic max-min LP: HiGHS found it infeasible although the previous "
+                "optimum is feasible"
+            )
+        x = res.x[:n_v]
+        t = float(res.x[-1])
+        pin = act[bound_share[act] <= bounds[lo - 1]] if lo else act[:0]
+        rise = np.setdiff1d(act, pin)
+        level[pin] = bound_share[pin]
+        active[pin] = False
+        if len(rise) == 0:
+            continue
+        t_max = float(bounds[lo]) if lo < len(bounds) else np.inf
+        if t >= t_max * (1 - FREEZE_SLACK):
+            # the level reached the next task bound: those users hold their bound
+            at = rise[bound_share[rise] <= t_max]
+            level[at] = bound_share[at]
+            active[at] = False
+            continue
+        n_cap = len(cap_b)
+        # duals of the rising users' fairness rows: they sum to 1 (stationarity in t)
+        duals = -res.ineq_marginals[n_cap : n_cap + len(rise)]
+        blocked = rise[duals > 1e-9]
+        if len(blocked) == 0:
+            got = np.asarray(share[rise] @ res.x).ravel()
+            blocked = rise[got <= t * (1 + 1e-9)]
+            if len(blocked) == 0:
+                blocked = rise[[int(np.argmin(got))]]
+        level[blocked] = t
+        active[blocked] = False
+    out = np.zeros((n_u, n_s))
+    out[users, servers] = np.maximum(x, 0.0)
+    return out
+
+
+def _capacity_rows(
+    inst: Instance, users: np.ndarray, servers: np.ndarray, n_cols: int
+) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """Capacity rows ``sum_n d[n, r] x[n, l] <= c[l, r]`` of the servers some variable uses."""
+    n_s, n_r = inst.capacity.shape
+    n_v = len(users)
+    rows = (servers[:, None] * n_r + np.arange(n_r)[None, :]).ravel()
+    cols = np.repeat(np.arange(n_v), n_r)
+    vals = inst.demand[users].ravel()
+    keep = vals > 0
+    cap_a = sparse.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(n_s * n_r, n_cols))
+    used_rows = np.unique(rows[keep])
+    return cap_a[used_rows], inst.capacity.ravel()[used_rows]
+
+
+def sequential_lps_reference(
+    inst: Instance, a: np.ndarray, serve: np.ndarray | None = None
+) -> np.ndarray:
+    """The former :func:`lex_max_min`, kept as the tests' reference: Nace and Pioro's LPs with at
+    least one user frozen per LP (up to ``n_users`` LPs, one per user frozen at its task bound).
 
     Parameters
     ----------

@@ -128,6 +128,30 @@ def bottleneck_problem(
     return None
 
 
+def pooled_certificate(
+    inst: Instance, x: np.ndarray, a: np.ndarray, *, rtol: float = CHECK_RTOL
+) -> bool:
+    """Whether the task totals of a feasible ``x`` are the lexicographic max-min of the pooled
+    relaxation, which proves ``x`` lexicographically max-min on the servers without an LP.
+
+    The servers pooled into one (``C_r = sum_l c[l, r]``, placement constraints dropped), the
+    users some server serves keeping their shares per task ``a_n / w_n`` and bounds: on one pool
+    the bottleneck condition (:func:`bottleneck_problem`) is sufficient for the lexicographic
+    max-min (Bertsekas and Gallager, Section 6.5.2). Every feasible allocation's totals are
+    feasible on the pool, so totals that are the pool's optimum and feasible on the servers are
+    the servers' optimum (the proof in :func:`~fairsim.schedulers.exact.lexmaxmin.lex_max_min`).
+    A ``False`` proves nothing: the optimum on the servers may lie below the pool's, and
+    :func:`lex_problem` decides. ``x`` must have passed :func:`feasibility_problem`.
+    """
+    valid = _valid(inst, a)
+    return (
+        bottleneck_problem(
+            pooled(inst), x.sum(axis=1)[:, None], np.where(valid, a, np.inf), rtol=rtol
+        )
+        is None
+    )
+
+
 def lex_problem(
     inst: Instance, x: np.ndarray, a: np.ndarray, *, rtol: float = CHECK_RTOL
 ) -> str | None:
@@ -207,7 +231,8 @@ def verify(name: str, inst: Instance, x: np.ndarray, sharing: str = "rdm") -> No
     PS-DSF may leave resources idle and is checked by its theorem instead), then the mechanism's
     defining condition: the bottleneck condition of max-min fairness (:func:`bottleneck_problem`;
     ``drf``, ``af`` on the pool, ``drfh``, ``c-drfh``, ``tsf``, ``lmm-mms`` on every server), and on
-    several servers also one LP per share level (:func:`lex_problem`);
+    several servers also the pooled relaxation's certificate (:func:`pooled_certificate`, no LP)
+    or, when it does not hold, one LP per share level (:func:`lex_problem`);
     Theorem 1 / 2 for ``psdsf`` (:func:`~fairsim.schedulers.exact.psdsf.psdsf_violation` at most
     :data:`CHECK_RTOL`); the Frank-Wolfe gap for ``pf`` (at most
     :data:`~fairsim.schedulers.exact.pf.PF_GAP`); the definition for ``bmf``
@@ -239,7 +264,8 @@ def verify(name: str, inst: Instance, x: np.ndarray, sharing: str = "rdm") -> No
         elif name in LEX:
             a = share_per_task(name, inst)
             why = bottleneck_problem(inst, x, a)
-            if why is None and inst.capacity.shape[0] > 1:
+            multi = inst.capacity.shape[0] > 1
+            if why is None and multi and not pooled_certificate(inst, x, a):
                 why = lex_problem(inst, x, a)
         elif name == "psdsf":
             v = psdsf_violation(inst, x, sharing=sharing)

@@ -232,15 +232,18 @@ def test_wrong_answer_exits_2(
         verify("drfh", inst, x)
 
 
-@pytest.mark.parametrize("name", ["drfh", "c-drfh", "tsf"])
+@pytest.mark.parametrize(
+    ("name", "share"), [("drfh", "0.3125"), ("c-drfh", "0.266667"), ("tsf", "0.266667")]
+)
 def test_lp_tolerance_failure_is_caught(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    name: str, share: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """User u2 needs 1e5 CPU and 1e-4 memory per task on servers (1, 1): its memory use is 1e-9
     of a row the LP solves to 1e-7, so the LP lets it grow on memory that u0 and u1 fill, to 1.8
     times its max-min share. The bottleneck condition (which does not weigh how much memory it
-    takes) finds it; on one server the exact progressive filling gets it right."""
-    data = {
+    takes) finds it; on one server the exact progressive filling gets it right, and so does the
+    pooled relaxation on two identical servers (no LP decides a share there, only the split)."""
+    data: dict[str, Any] = {
         "resources": ["cpu", "mem"],
         "servers": [{"id": "s1", "capacity": [1, 1]}, {"id": "s2", "capacity": [1, 1]}],
         "users": [
@@ -249,14 +252,21 @@ def test_lp_tolerance_failure_is_caught(
             {"id": "u2", "demand": [1e5, 1e-4]},
         ],
     }
+    got = _totals(tmp_path, capsys, data, name)
+    np.testing.assert_allclose(got, [2 / 3, 2 / 15, 2 / 3 * 1e-5], rtol=1e-9)
+    # a third server that only a fourth user may use: the pooled totals do not fit the servers,
+    # the sequential LPs decide the shares and their tolerance shows
+    data["servers"].append({"id": "s3", "capacity": [1, 0.5]})
+    data["users"].append({"id": "u3", "demand": [1, 1], "eligible": ["s3"]})
     code, out, err = _cli(tmp_path, capsys, data, name)
     assert code == 2 and out == ""
     assert err == (
         f"fairsim: error: {name}: the instance is numerically out of range for the exact solver: "
-        "user 'u0' (share 0.333333) has no saturated resource on 's1' on which its share is the "
+        f"user 'u0' (share {share}) has no saturated resource on 's1' on which its share is the "
         "largest: not max-min fair (relative tolerance 1e-06)\n"
     )
     data["servers"] = [{"id": "s", "capacity": [2, 2]}]
+    data["users"] = data["users"][:3]
     got = _totals(tmp_path, capsys, data, name)
     np.testing.assert_allclose(got, [2 / 3, 2 / 15, 2 / 3 * 1e-5], rtol=1e-9)
 
