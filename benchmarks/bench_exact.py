@@ -56,6 +56,9 @@ INSTANTS_S = (10_000.0, 30_000.0, 50_000.0)
 #: Users of the synthetic instances (Table I classes) and classes (500 users).
 USERS = (10, 50, 200, 500, 1000, 2000)
 CLASSES = (1, 3, 7, 15, 30)
+#: Largest ``users x servers`` on which ``pf`` is timed: its SLSQP works on dense matrices in
+#: compiled code, which the time limit cannot stop (50 x 200: minutes and 3.5 GB).
+PF_MAX_CELLS = 1_000
 
 
 def random_instance(n_users: int, n_servers: int, n_res: int, seed: int) -> Instance:
@@ -295,6 +298,9 @@ def bench(
                 point["classes"] = len(inst.server_ids)
                 if (group, name + variant) in slow:
                     point["skipped"] = f"over {budget_s:g} s on a smaller instance"
+                elif name == "pf" and inst.eligible.size > PF_MAX_CELLS:
+                    # SLSQP runs in compiled code the time limit cannot interrupt
+                    point["skipped"] = f"users x servers above {PF_MAX_CELLS}"
                 else:
                     solver = sequential_lps_reference if variant == "legacy" else None
                     try:
