@@ -152,6 +152,39 @@ def fill_idle(inst: Instance, x: np.ndarray, *, what: str = "fill LP") -> np.nda
     return out
 
 
+def _per_capacity(demand: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Demands in units of each resource's capacity and the capacities as 1 (0 where a resource
+    is absent; a demand of it then counts 1), so that the fillers' tolerances are relative."""
+    cap = np.asarray(capacity, dtype=float)
+    has = cap > 0
+    dem = np.where(has, demand / np.where(has, cap, 1.0), (demand > 0).astype(float))
+    return dem, has.astype(float)
+
+
+def _freeze(
+    x: np.ndarray,
+    cur: np.ndarray,
+    active: np.ndarray,
+    demand: np.ndarray,
+    capacity: np.ndarray,
+    used: np.ndarray,
+    upper: np.ndarray,
+) -> np.ndarray:
+    """One saturation of progressive filling, in place: the still-rising users that demand a
+    saturated resource (or reached ``upper``) keep their count ``cur`` in ``x`` and leave
+    ``active``; returns the usage of the frozen users. ``demand`` and ``capacity`` are in units of
+    capacity (:func:`_per_capacity`)."""
+    usage = used + (cur[active, None] * demand[active]).sum(axis=0)
+    full = usage >= capacity - TOL
+    freeze = active & ((demand[:, full] > 0).any(axis=1) | (cur >= upper))
+    if not freeze.any():  # numerical safety: freeze the users of the tightest resource
+        r = int(np.argmax(usage - capacity))
+        freeze = active & (demand[:, r] > 0)
+    x[freeze] = cur[freeze]
+    active &= ~freeze
+    return used + (x[freeze, None] * demand[freeze]).sum(axis=0)
+
+
 def waterfill(
     demand: np.ndarray,
     capacity: np.ndarray,
@@ -184,11 +217,7 @@ def waterfill(
     -------
     ndarray, shape (n_users,)
     """
-    # in units of each resource's capacity, so that the tolerances below are relative
-    cap = np.asarray(capacity, dtype=float)
-    has = cap > 0
-    demand = np.where(has, demand / np.where(has, cap, 1.0), (demand > 0).astype(float))
-    capacity = has.astype(float)
+    demand, capacity = _per_capacity(demand, capacity)
     n = demand.shape[0]
     base = np.zeros(n) if base is None else np.asarray(base, dtype=float)
     upper = np.full(n, np.inf) if upper is None else np.asarray(upper, dtype=float)
@@ -231,15 +260,7 @@ def waterfill(
             break
         level = saturated_at
         cur = np.clip(level * rate - base, 0.0, upper)
-        usage = used_fixed + (cur[active, None] * demand[active]).sum(axis=0)
-        full = usage >= capacity - TOL
-        freeze = active & ((demand[:, full] > 0).any(axis=1) | (cur >= upper))
-        if not freeze.any():  # numerical safety: freeze the users of the tightest resource
-            r = int(np.argmax(usage - capacity))
-            freeze = active & (demand[:, r] > 0)
-        x[freeze] = cur[freeze]
-        used_fixed = used_fixed + (x[freeze, None] * demand[freeze]).sum(axis=0)
-        active &= ~freeze
+        used_fixed = _freeze(x, cur, active, demand, capacity, used_fixed, upper)
     return x
 
 
@@ -273,11 +294,7 @@ def waterfill_bounded(
     -------
     ndarray, shape (n_users,)
     """
-    cap = np.asarray(capacity, dtype=float)
-    has = cap > 0
-    # in units of each resource's capacity, as in waterfill
-    dem = np.where(has, demand / np.where(has, cap, 1.0), (demand > 0).astype(float))
-    capn = has.astype(float)
+    dem, capn = _per_capacity(demand, capacity)
     rate = np.asarray(rate, dtype=float)
     upper = np.asarray(upper, dtype=float)
     n, n_r = dem.shape
@@ -313,15 +330,7 @@ def waterfill_bounded(
         i = int(np.argmax(valid))
         level = max(float(first[i]), float(start[i]), level)
         cur = np.minimum(level * rate, upper)
-        usage = used + (cur[idx, None] * dem[idx]).sum(axis=0)
-        full = usage >= capn - TOL
-        freeze = active & ((dem[:, full] > 0).any(axis=1) | (cur >= upper))
-        if not freeze.any():  # numerical safety: freeze the users of the tightest resource
-            r = int(np.argmax(usage - capn))
-            freeze = active & (dem[:, r] > 0)
-        x[freeze] = cur[freeze]
-        used = used + (x[freeze, None] * dem[freeze]).sum(axis=0)
-        active &= ~freeze
+        used = _freeze(x, cur, active, dem, capn, used, upper)
     return x
 
 
