@@ -28,8 +28,15 @@ parallel over worker processes (:func:`fairsim.experiments.claims.run_seeds`):
    that step 1's files stay as they were; collecting fairness does not change a schedule, so its
    runs repeat step 1's (the report checks that their ``tasks.parquet`` are identical).
 
+Once, after the seeds (nothing in it depends on a seed):
+
+6. Production context: ``configs/google-recorded.yaml``, the same sample on the trace's own
+   12,583 machines (``cluster: {source: machine-events}``) with the trace's own schedule replayed
+   (``recorded``, docs/recorded.md) beside Best-Fit and First-Fit DRFH and Slots-16, with
+   fairness over time every 600 s, into ``OUT/production/``.
+
 Then, over all seeds: figures (``table2.png``, ``fig4.png`` ... ``fig8.png``,
-``fig4_deficit.png``, ``fairness.png``), ``claims.json`` and ``report.md``
+``fig4_deficit.png``, ``fairness.png``, ``production.png``), ``claims.json`` and ``report.md``
 (:mod:`fairsim.experiments.drfh.report`).
 
 What the seed changes: the 2,000-server draw (and with it every Slots server's slot count, and
@@ -52,7 +59,12 @@ from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
 from fairsim.experiments.claims import DEFAULT_SEEDS
 from fairsim.experiments.drfh import paper as paper
-from fairsim.experiments.drfh.figures import FAIRNESS_DIR, FAIRNESS_SCHEDULERS, SENSITIVITY_DIR
+from fairsim.experiments.drfh.figures import (
+    FAIRNESS_DIR,
+    FAIRNESS_SCHEDULERS,
+    PRODUCTION_DIR,
+    SENSITIVITY_DIR,
+)
 from fairsim.scenario.config import GoogleTrace, RunConfig, load_config
 from fairsim.scenario.limits import check_limits
 from fairsim.scenario.output import run_config
@@ -71,6 +83,9 @@ FIG4_CANDIDATES = 399
 #: Seconds between the instants of fairness over time on the Google trace (step 5): the
 #: issue's interval (118 instants over the 19.7 h of the sample).
 FAIRNESS_INTERVAL_S = 600
+
+#: Step 6's config (the production context), run once into ``OUT/production/``.
+PRODUCTION_CONFIG = "google-recorded"
 
 #: Table II's memory column: what we found (docs/drfh-google.md has the measurements).
 _TABLE_II_MEMORY = (
@@ -139,9 +154,12 @@ EXPLANATIONS = {
 
 
 def _config(name: str, trace_dir: Path, quick: bool, extra: list[str] | None = None) -> RunConfig:
-    overrides = [f"trace.path={trace_dir}"] if name == "drfh-google" else []
+    google = name in ("drfh-google", PRODUCTION_CONFIG)
+    overrides = [f"trace.path={trace_dir}"] if google else []
     if quick and name == "drfh-google":
         overrides += ["trace.end_s=7200", "cluster.servers=400"]
+    elif quick and google:  # the trace's machines: the pool stays whole
+        overrides += ["trace.end_s=7200"]
     return load_config(CONFIGS / f"{name}.yaml", overrides=overrides + (extra or []))
 
 
@@ -336,6 +354,14 @@ def run_experiment(
         jobs=workers,
         progress=progress,
         desc="drfh-google seeds",
+    )
+    log.info("step 6: the production context (%s), once", PRODUCTION_CONFIG)
+    run_config(
+        _config(PRODUCTION_CONFIG, sample, quick),
+        out / PRODUCTION_DIR,
+        progress=progress,
+        report=False,
+        overwrite=True,
     )
     log.info("figures and report over %d seed(s)", len(chosen))
     numbers: dict[str, Any] = collect_numbers(out, chosen)
