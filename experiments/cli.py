@@ -178,6 +178,27 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trace_check(args: argparse.Namespace) -> int:
+    from fairsim.traces.check import check_alibaba, check_google_2011, check_text
+
+    if args.parts and args.format != "google-2011":
+        raise FairsimError(f"trace check: --parts applies to google-2011, not {args.format}")
+    src = Path(args.src)
+    if args.format == "google-2011":
+        from fairsim.traces.fetch import parse_parts
+
+        parts = parse_parts(args.parts) if args.parts else None
+        result = check_google_2011(src, parts=parts, sample_s=args.sample_s)
+    else:
+        result = check_alibaba(args.format, src)
+    if args.json:
+        from fairsim.traces.io import write_json_atomic
+
+        write_json_atomic(result, Path(args.json))
+    sys.stdout.write(check_text(result))
+    return 0
+
+
 def cmd_trace_fetch(args: argparse.Namespace) -> int:
     from fairsim.errors import TraceError
     from fairsim.traces.fetch import fetch_google_2011, parse_parts
@@ -469,6 +490,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
     c.set_defaults(func=cmd_trace_convert)
+    k = tsub.add_parser(
+        "check",
+        help="a raw trace's own consistency",
+        description="Check a raw trace folder: events out of time order, runs on machines "
+        "machine_events never mentions, tasks scheduled twice without an end, requests larger "
+        "than every machine, machines over-committed over time (docs/traces.md, 'Checking a "
+        "raw trace'). Checks a format cannot support are reported as such.",
+    )
+    k.add_argument("format", choices=formats, help="the trace's format: %(choices)s")
+    k.add_argument("src", help="the folder of the trace's files (docs/traces*.md)")
+    k.add_argument("--parts", help="task_events parts, e.g. 0-13 (default: every part present)")
+    k.add_argument(
+        "--sample-s",
+        type=_positive_seconds,
+        default=3600.0,
+        metavar="S",
+        help="seconds between over-commitment samples (default 3600)",
+    )
+    k.add_argument("--json", metavar="FILE", help="also write the numbers as JSON (atomically)")
+    k.set_defaults(func=cmd_trace_check)
     f = tsub.add_parser(
         "fetch",
         help="download official trace files, checksum-verified",
