@@ -20,7 +20,14 @@ the only modules importing :mod:`simpy`; schedulers never do. The engine
   event loop pays one boolean test per arrival and nothing else;
 * records every task through one recorder, chosen when the run starts
   (:mod:`fairsim.simulator.recording`): every task kept in memory, or each ended task streamed
-  to ``tasks.parquet`` (``tasks_out``).
+  to ``tasks.parquet`` (``tasks_out``);
+* for the replay of recorded placements (a
+  :class:`~fairsim.simulator.replay.ReplayScheduler`, the scheduler ``recorded``, and no other
+  scheduler; chosen once when the run starts), takes each placement with its run's end, commits
+  it without the capacity check (servers may be over-committed), lets a run end without ending
+  its task (the task waits again), and records the over-commitment on the utilisation grid
+  (:mod:`fairsim.simulator.replay`); every other scheduler pays one integer test per completion
+  and one boolean test per event for it.
 
 A task's run starts when it is placed and lasts its ``run_s`` from the trace. A simulation ends at
 ``horizon_s``: tasks still queued or running then count as not completed; a task that finishes at
@@ -56,6 +63,7 @@ from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.recording import StreamingRecorder, TaskRecorder, TaskTable
+from fairsim.simulator.replay import ReplayScheduler
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
 from fairsim.simulator.stream import StreamedTasks
@@ -89,7 +97,8 @@ class EngineResult:
         server of the pool, or a DAG ancestor never can), censored (bool: right-censored in the
         trace); with a job gate also rep.
     utilization : ndarray, shape (n_samples, 1 + n_resources)
-        Grid time in seconds, then used fraction of total capacity per resource.
+        Grid time in seconds, then used fraction of total capacity per resource (above 1 only
+        for the replay of recorded placements, which may over-commit servers).
     mean_utilization : ndarray, shape (n_resources,)
         Time-average of the used fraction over ``[start_s, horizon_s]`` (exact integral of the
         step function; NaN for an empty window or a resource with no capacity).
@@ -110,6 +119,13 @@ class EngineResult:
     streamed : StreamedTasks or None
         With ``Engine(tasks_out=...)``: the written ``tasks.parquet`` and the per-user and
         per-job totals (:class:`fairsim.simulator.stream.StreamedTasks`); else None.
+    overcommit : ndarray or None, shape (n_samples, 2 * n_resources)
+        Only for the replay of recorded placements (:mod:`fairsim.simulator.replay`; None for
+        every other scheduler), on the utilisation grid: per resource the number of
+        over-committed servers (used amount above capacity by more than
+        :data:`~fairsim.simulator.cluster.CAPACITY_TOLERANCE`), then per resource the sum over
+        servers of ``max(used - capacity, 0)`` as a fraction of the pool's total capacity
+        (:meth:`fairsim.simulator.cluster.ClusterState.overcommit`).
     """
 
     scheduler: str
@@ -128,6 +144,7 @@ class EngineResult:
     censored_rule: str = "hold"
     streamed: StreamedTasks | None = None
     stranded: np.ndarray | None = None
+    overcommit: np.ndarray | None = None
 
 
 class Engine:
@@ -276,6 +293,10 @@ class Engine:
         t0 = time.perf_counter()
         self._user_codes: dict[str, int] = {}
         self._recorder = self._choose_recorder()
+        # the replay of recorded placements (and only it) over-commits; chosen once, here
+        self._replay = isinstance(self.scheduler, ReplayScheduler)
+        self._over_samples: list[np.ndarray] | None = [] if self._replay else None
+        self._between: dict[int, int] = {}  # replay: task -> last server, between two runs
         # the scheduler learns about tasks only through its view: the recorder answers the
         # view's task_job / task_mask questions (it is the view's TaskJobsAndConstraints),
         # nothing is set on the state
@@ -366,6 +387,7 @@ class Engine:
         codes = rec.codes
         masks: list = self.constraints.masks if self.constraints is not None else []
         fits = self._fits_constraint
+        replay = self._replay
 
         def present(task: int, user: int, demand: tuple[float, ...]) -> None:
             """Count a task handed to the scheduler (fairness over time only)."""
@@ -436,6 +458,9 @@ class Engine:
             # 1. completions at `now`
             while heap and heap[0][0] <= now:
                 task = heapq.heappop(heap)[1]
+                if task < 0:  # replay only: a run that does not end its task (~task)
+                    self._run_ended(~task)
+                    continue
                 server = running.pop(task)
                 record = live.pop(task)
                 user, demand, _, _ = record
@@ -498,6 +523,10 @@ class Engine:
                     b_lo, b_submit, b_live = rec.batch()
             if tick:
                 sched.on_tick(now)
+            if replay:  # 3'. the recorded runs due now (placements carry their end)
+                if self._replay_pass(now, lo):
+                    idle = 0
+                continue
             # 3. one scheduling pass; every placement is validated and committed here
             for task, server in sched.decide():
                 idle = 0
@@ -544,7 +573,84 @@ class Engine:
             self._bar.update(len(batch))
         if n_late:
             self.source.skipped["submitted after the horizon"] += n_late
-        rec.end(lo, running)
+        # replay: a task waiting between two runs is recorded with its last run's server
+        rec.end(lo, {**running, **self._between} if self._between else running)
+
+    def _replay_pass(self, now: float, lo: int) -> int:
+        """Commit the recorded runs the :class:`~fairsim.simulator.replay.ReplayScheduler`
+        starts at ``now`` (over-commitment allowed); returns how many.
+
+        A task's ``start_s`` is its first run's start. A run that is not the task's last ends as
+        ``(end, ~task)`` in the completion heap (:meth:`_run_ended`); the last one as
+        ``(end, task)``, a completion; a right-censored last run under the rule ``"hold"`` holds
+        its server until the horizon.
+
+        Raises
+        ------
+        PlacementError
+            For a task that is not waiting, or a server out of range.
+        ValueError
+            For a run ending before ``now``, or a held run with an infinite horizon.
+        """
+        sched, cluster, rec = self.scheduler, self.cluster, self._recorder
+        assert isinstance(sched, ReplayScheduler)
+        live, running, between, heap = rec.live, self._running, self._between, self._completions
+        start_s = rec.start_s
+        hold = self.censored == "hold"
+        fair = self.fairness_interval_s is not None
+        n = 0
+        for task, server, end, last, censored in sched.replay(now):
+            known = live.get(task) if 0 <= task < lo else None
+            if known is None or task in running:
+                raise PlacementError(
+                    f"scheduler {sched.name!r} placed task {task}, which is not waiting"
+                )
+            if not end >= now:
+                raise ValueError(
+                    f"scheduler {sched.name!r}: task {task}'s run ends at {end!r}, before its "
+                    f"start {now!r}"
+                )
+            user, demand, _, _ = known
+            cluster.commit_over(task, server, demand)
+            running[task] = server
+            if between.pop(task, None) is None:  # the task's first run
+                start_s[task] = now
+            if self.record_user_shares:
+                self._user_alloc[user] += demand
+            if fair:
+                self._f_running[user] += 1
+                row = self._f_running_dem[user]
+                for r, d in enumerate(demand):
+                    row[r] += d
+            if not last:
+                heapq.heappush(heap, (end, ~task))
+            elif not (censored and hold):
+                heapq.heappush(heap, (end, task))
+            elif self.horizon_s == math.inf:
+                raise ValueError(
+                    f"task {task}'s last recorded run is right-censored and holds its server "
+                    "until the horizon, but the horizon is infinite: give a finite horizon "
+                    "(collect.horizon_s or trace.end_s) or the rule censored='complete'"
+                )
+            n += 1
+        return n
+
+    def _run_ended(self, task: int) -> None:
+        """Replay: a run that is not the task's last ended now; the task releases its server and
+        waits for its next run (:meth:`fairsim.simulator.replay.ReplayScheduler.on_run_end`)."""
+        server = self._running.pop(task)
+        user, demand, _, _ = self._recorder.live[task]
+        self.cluster.release(server, demand)
+        self._between[task] = server
+        if self.record_user_shares:
+            self._user_alloc[user] -= demand
+        if self.fairness_interval_s is not None:
+            n_run = self._f_running[user] - 1
+            self._f_running[user] = n_run
+            row = self._f_running_dem[user]
+            for r, d in enumerate(demand):
+                row[r] = row[r] - d if n_run else 0.0
+        self.scheduler.on_run_end(task, user, demand, server)  # type: ignore[attr-defined]
 
     def _fits_constraint(self, code: int, demand: tuple[float, ...]) -> bool:
         """Whether some server allowed by constraint ``code`` could ever hold ``demand`` (by its
@@ -617,6 +723,10 @@ class Engine:
             self._share_samples.append((times, shares.copy()))
         if self.record_stranded:
             self._stranded_samples.append(np.broadcast_to(self.stranded(), (times.size, util.size)))
+        if self._over_samples is not None:
+            counts, amount = cluster.overcommit()
+            row = np.concatenate([counts.astype(np.float64), amount])
+            self._over_samples.append(np.broadcast_to(row, (times.size, row.size)))
         if self.on_sample is not None:
             for ti in times:
                 self.on_sample(float(ti), cluster)
@@ -787,6 +897,15 @@ class Engine:
                     else np.empty((0, self.cluster.n_resources))
                 )
                 if self.record_stranded
+                else None
+            ),
+            overcommit=(
+                (
+                    np.vstack(self._over_samples)
+                    if self._over_samples
+                    else np.empty((0, 2 * self.cluster.n_resources))
+                )
+                if self._over_samples is not None
                 else None
             ),
         )
