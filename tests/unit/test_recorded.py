@@ -138,6 +138,7 @@ def test_streamed_tasks_and_fairness_counters_agree(tmp_path: Path) -> None:
         record_user_shares=True, fairness_interval_s=5.0, on_fairness=lambda t, s: snaps.append(s)
     )
     streamed = _run(tasks_out=tmp_path / "tasks.parquet")
+    assert streamed.streamed is not None and streamed.overcommit is not None
     a = tables(mem)["tasks"].to_pandas().sort_values(["job_id", "task_index"])
     b = pd.read_parquet(tmp_path / "tasks.parquet").sort_values(["job_id", "task_index"])
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
@@ -197,12 +198,12 @@ def test_a_plug_in_cannot_switch_over_commitment_on() -> None:
     )
     with pytest.raises(PlacementError, match="does not fit on server 0"):
         engine.run()
-    with pytest.raises(TypeError, match="only fairsim.schedulers.recorded may subclass"):
+    with pytest.raises(TypeError, match=r"only fairsim\.schedulers\.recorded may subclass"):
 
         class _Replay(ReplayScheduler):
             pass
 
-    with pytest.raises(TypeError, match="only fairsim.schedulers.recorded may subclass"):
+    with pytest.raises(TypeError, match=r"only fairsim\.schedulers\.recorded may subclass"):
 
         class _MyRecorded(Recorded):
             pass
