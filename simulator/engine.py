@@ -26,8 +26,9 @@ the only modules importing :mod:`simpy`; schedulers never do. The engine
   scheduler; chosen once when the run starts), takes each placement with its run's end, commits
   it without the capacity check (servers may be over-committed), lets a run end without ending
   its task (the task waits again), and records the over-commitment on the utilisation grid
-  (:mod:`fairsim.simulator.replay`); every other scheduler pays one integer test per completion
-  and one boolean test per event for it.
+  (:mod:`fairsim.simulator.replay`). It has an event loop of its own (:meth:`Engine._main_replay`,
+  chosen when the run starts): the loop of every other scheduler (:meth:`Engine._main`) does not
+  test for it.
 
 A task's run starts when it is placed and lasts its ``run_s`` from the trace. A simulation ends at
 ``horizon_s``: tasks still queued or running then count as not completed; a task that finishes at
@@ -49,7 +50,7 @@ import heapq
 import math
 import os
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.recording import StreamingRecorder, TaskRecorder, TaskTable
-from fairsim.simulator.replay import ReplayScheduler
+from fairsim.simulator.replay import ReplayedRun, ReplayScheduler
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
 from fairsim.simulator.stream import StreamedTasks
@@ -335,7 +336,7 @@ class Engine:
             leave=False,
         )
         env = simpy.Environment(initial_time=self.start_s)
-        env.process(self._main(env))
+        env.process(self._main_replay(env) if self._replay else self._main(env))
         try:
             env.run()
             dropped = self.gate.dropped_tasks if self.gate is not None else ()
@@ -387,7 +388,6 @@ class Engine:
         codes = rec.codes
         masks: list = self.constraints.masks if self.constraints is not None else []
         fits = self._fits_constraint
-        replay = self._replay
 
         def present(task: int, user: int, demand: tuple[float, ...]) -> None:
             """Count a task handed to the scheduler (fairness over time only)."""
@@ -458,9 +458,6 @@ class Engine:
             # 1. completions at `now`
             while heap and heap[0][0] <= now:
                 task = heapq.heappop(heap)[1]
-                if task < 0:  # replay only: a run that does not end its task (~task)
-                    self._run_ended(~task)
-                    continue
                 server = running.pop(task)
                 record = live.pop(task)
                 user, demand, _, _ = record
@@ -523,10 +520,6 @@ class Engine:
                     b_lo, b_submit, b_live = rec.batch()
             if tick:
                 sched.on_tick(now)
-            if replay:  # 3'. the recorded runs due now (placements carry their end)
-                if self._replay_pass(now, lo):
-                    idle = 0
-                continue
             # 3. one scheduling pass; every placement is validated and committed here
             for task, server in sched.decide():
                 idle = 0
@@ -561,9 +554,22 @@ class Engine:
                         "but the horizon is infinite: give a finite horizon (collect.horizon_s "
                         "or trace.end_s) or the rule censored='complete'"
                     )
-        end = self._end_s = horizon if horizon < math.inf else env.now
-        for r in k_res:
-            integral[r] += used[r] * (end - env.now)
+        self._close(env.now, lo, hi, batches, running)
+
+    def _close(
+        self,
+        now: float,
+        lo: int,
+        hi: int,
+        batches: Iterator[TaskBatch],
+        running: dict[int, int],
+    ) -> None:
+        """The horizon (or the last event, ``now``, with an infinite one): the last samples,
+        the arrivals never reached, the recorder's end."""
+        horizon, used, integral = self.horizon_s, self.cluster.used, self._used_integral
+        end = self._end_s = horizon if horizon < math.inf else now
+        for r in range(self.cluster.n_resources):
+            integral[r] += used[r] * (end - now)
         self._sample_until(end, inclusive=True)
         self._fair_until(end, inclusive=True)
         # the arrivals never reached were submitted after the horizon
@@ -573,12 +579,128 @@ class Engine:
             self._bar.update(len(batch))
         if n_late:
             self.source.skipped["submitted after the horizon"] += n_late
-        # replay: a task waiting between two runs is recorded with its last run's server
-        rec.end(lo, {**running, **self._between} if self._between else running)
+        self._recorder.end(lo, running)
 
-    def _replay_pass(self, now: float, lo: int) -> int:
+    def _main_replay(self, env: simpy.Environment) -> Generator[simpy.events.Event, None, None]:
+        """The event loop of the replay of recorded placements (chosen once, when the run starts:
+        :meth:`_main` serves every other scheduler and knows nothing of the replay).
+
+        The same steps as :meth:`_main` (completions, arrivals, then one pass, at every event
+        time), with the replay's own: the pass is
+        :meth:`~fairsim.simulator.replay.ReplayScheduler.replay`, committed by
+        :meth:`_replay_pass` (over-commitment allowed); a completion ``(end, ~task)`` is a run
+        that does not end its task (:meth:`_run_ended`); the next recorded start
+        (:meth:`~fairsim.simulator.scheduler.Scheduler.next_wakeup`) is an event time. The clock
+        is kept here and the SimPy environment advanced once, to the end (the replay has no
+        other process to wait for). No job gate; placement constraints are not checked.
+        """
+        sched, cluster, rec = self.scheduler, self.cluster, self._recorder
+        assert isinstance(sched, ReplayScheduler)
+        if self.gate is not None:
+            raise ValueError(
+                f"scheduler {sched.name!r} replays recorded placements: no job gate (DAG "
+                "parents, repetitions, a job queue) with it"
+            )
+        heap = self._completions
+        horizon = self.horizon_s
+        batches = self.source.batches()
+        live = rec.live
+        finished = rec.finished
+        running = self._running
+        used, integral = cluster.used, self._used_integral
+        k_res = range(cluster.n_resources)
+        track_users = self.record_user_shares
+        fair = self.fairness_interval_s is not None
+        f_present, f_pdem, f_codes = self._f_present, self._f_present_dem, self._f_codes
+        codes = rec.codes
+        clock = env.now
+        lo = hi = 0
+        exhausted = False
+        while True:
+            if lo == hi and not exhausted:
+                lo, hi, exhausted = self._pull(batches, lo, hi)
+            t_arr = rec.b_submit[lo - rec.b_lo] if lo < hi else math.inf
+            t_cmp = heap[0][0] if heap else math.inf
+            now = t_arr if t_arr < t_cmp else t_cmp
+            t_run = sched.next_wakeup(clock)
+            if t_run < now:
+                now = t_run
+            if now == math.inf or now > horizon:
+                break
+            if now > clock:
+                if now >= self._next_grid:
+                    self._sample_until(now)
+                if now >= self._next_fair:
+                    self._fair_until(now)
+                dt = now - clock
+                for r in k_res:
+                    integral[r] += used[r] * dt
+                clock = now
+            self._n_events += 1
+            # 1. ends of runs at `now`
+            while heap and heap[0][0] <= now:
+                task = heapq.heappop(heap)[1]
+                if task < 0:  # a run that does not end its task (~task)
+                    self._run_ended(~task)
+                    continue
+                server = running.pop(task)
+                record = live.pop(task)
+                user, demand, _, _ = record
+                cluster.release(server, demand)
+                if track_users:
+                    self._user_alloc[user] -= demand
+                if fair:
+                    self._fair_end(task, user, demand)
+                finished(task, now, server, record)
+                sched.on_completion(task, user, demand, server)
+            # 2. arrivals at `now`
+            b_lo, b_submit, b_live = rec.batch()
+            while lo < hi and b_submit[lo - b_lo] <= now:
+                record = b_live[lo - b_lo]
+                user, demand, _, _ = record
+                live[lo] = record
+                if fair:
+                    f_present[user] += 1
+                    row = f_pdem[user]
+                    for r in k_res:
+                        row[r] += demand[r]
+                    if f_codes is not None:
+                        per = f_codes[user]
+                        c = codes[lo]  # type: ignore[index]
+                        per[c] = per.get(c, 0) + 1
+                sched.on_arrival(lo, user, demand)
+                lo += 1
+                if lo == hi and not exhausted:
+                    lo, hi, exhausted = self._pull(batches, lo, hi)
+                    b_lo, b_submit, b_live = rec.batch()
+            # 3. the recorded runs due now (each placement carries its run's end)
+            runs = sched.replay(now)
+            if runs:
+                self._replay_pass(runs, now, lo)
+        if clock > env.now:
+            yield env.timeout(clock - env.now)
+        # a task waiting between two runs is recorded with its last run's server
+        self._close(env.now, lo, hi, batches, {**running, **self._between})
+
+    def _fair_end(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Fairness over time: a replayed task ended (its last run)."""
+        f_running, f_present = self._f_running, self._f_present
+        n_run = f_running[user] - 1
+        f_running[user] = n_run
+        n_pres = f_present[user] - 1
+        f_present[user] = n_pres
+        row = self._f_running_dem[user]
+        for r, d in enumerate(demand):
+            row[r] = row[r] - d if n_run else 0.0
+        row = self._f_present_dem[user]
+        for r, d in enumerate(demand):
+            row[r] = row[r] - d if n_pres else 0.0
+        if self._f_codes is not None:
+            self._fair_forget(task, user)
+
+    def _replay_pass(self, runs: Sequence[ReplayedRun], now: float, lo: int) -> None:
         """Commit the recorded runs the :class:`~fairsim.simulator.replay.ReplayScheduler`
-        starts at ``now`` (over-commitment allowed); returns how many.
+        starts at ``now`` (over-commitment allowed).
 
         A task's ``start_s`` is its first run's start. A run that is not the task's last ends as
         ``(end, ~task)`` in the completion heap (:meth:`_run_ended`); the last one as
@@ -598,8 +720,7 @@ class Engine:
         start_s = rec.start_s
         hold = self.censored == "hold"
         fair = self.fairness_interval_s is not None
-        n = 0
-        for task, server, end, last, censored in sched.replay(now):
+        for task, server, end, last, censored in runs:
             known = live.get(task) if 0 <= task < lo else None
             if known is None or task in running:
                 raise PlacementError(
@@ -632,8 +753,6 @@ class Engine:
                     "until the horizon, but the horizon is infinite: give a finite horizon "
                     "(collect.horizon_s or trace.end_s) or the rule censored='complete'"
                 )
-            n += 1
-        return n
 
     def _run_ended(self, task: int) -> None:
         """Replay: a run that is not the task's last ended now; the task releases its server and

@@ -38,7 +38,7 @@ runs from the first submission to the end of the job's last run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +51,11 @@ REPLAY_MODULE = "fairsim.schedulers.recorded"
 #: A replayed placement: ``(task, server, end_s, last, censored)``; see
 #: :meth:`ReplayScheduler.replay`.
 ReplayedRun = tuple[int, int, float, bool, bool]
+
+
+#: Task indices are below this bound (the Google converter's ``TASK_INDEX_LIMIT``), so
+#: ``job_id * TASK_KEY_SPAN + task_index`` is one integer key per task.
+TASK_KEY_SPAN = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -110,11 +115,6 @@ class RecordedRuns:
         return len(self.job_id)
 
 
-#: Task indices are below this bound (the Google converter's ``TASK_INDEX_LIMIT``), so
-#: ``job_id * TASK_KEY_SPAN + task_index`` is one integer key per task.
-TASK_KEY_SPAN = 1 << 24
-
-
 def task_keys(job_id: np.ndarray, task_index: np.ndarray) -> np.ndarray:
     """One int64 key per task: ``job_id * 2**24 + task_index`` (ndarray of int64)."""
     return np.asarray(job_id, dtype=np.int64) * TASK_KEY_SPAN + np.asarray(
@@ -148,13 +148,13 @@ class ReplayScheduler(Scheduler):
                 "other scheduler, over-commit servers)"
             )
 
-    def replay(self, now: float) -> Iterator[ReplayedRun]:
-        """The runs to start at ``now``: ``(task, server, end_s, last, censored)``, one at a time.
+    def replay(self, now: float) -> Sequence[ReplayedRun]:
+        """The runs to start at ``now``: ``(task, server, end_s, last, censored)`` each.
 
-        The engine commits each one (over-commitment allowed) before resuming the generator.
-        ``end_s`` (>= ``now``) is when the run ends; ``last``: the run is the task's last, its end
-        ends the task; ``censored``: the run is right-censored (``end_s`` is a lower bound; only
-        meaningful for the last run).
+        The engine commits them in this order (over-commitment allowed). ``end_s`` (>= ``now``)
+        is when the run ends; ``last``: the run is the task's last, its end ends the task;
+        ``censored``: the run is right-censored (``end_s`` is a lower bound; only meaningful for
+        the last run).
         """
         raise NotImplementedError
 
