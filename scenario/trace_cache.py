@@ -2,7 +2,8 @@
 
 A ``google-2011`` or Alibaba folder is converted with :mod:`fairsim.traces` into
 ``<cache_dir>/<format>-<key>/`` (``tasks.parquet``, ``servers.parquet`` when the trace describes
-machines, ``conversion.json``), where the key hashes the source folder, the parts read, the
+machines, ``placements.parquet`` for Google 2011, ``conversion.json``), where the key hashes the
+source folder, the parts read, the
 canonical schema's version and the converter's version: a changed input or converter gives a new
 folder, never a stale one. A synthetic complex-job workload is written there once too. Each folder
 is written under a temporary name and renamed into place when complete
@@ -95,6 +96,8 @@ def cache_root(
 #: Bump when the converter's rules change, so cached conversions are redone.
 CONVERTER_VERSION = "3"
 ALIBABA_CONVERTER_VERSION = "2"
+#: The files of a complete Google 2011 cache folder.
+GOOGLE_CACHE_FILES = ("tasks.parquet", "conversion.json", "placements.parquet")
 
 
 def _cache_key(src: Path, parts: str | None) -> str:
@@ -120,7 +123,9 @@ def converted_google(trace: GoogleTrace, base: Path | None, progress: bool) -> P
     if not (src / "task_events").is_dir():
         raise ConfigError(f"trace.path: {str(src)!r} has no task_events folder")
     cache = cache_root(trace, base) / f"google-2011-{_cache_key(src, trace.parts)}"
-    if (cache / "tasks.parquet").is_file() and (cache / "conversion.json").is_file():
+    # a folder converted before placements.parquet existed lacks it: converted again in place
+    # (its tasks.parquet does not change, so neither does the key)
+    if all((cache / f).is_file() for f in GOOGLE_CACHE_FILES):
         return cache
     parts = parse_parts(trace.parts) if trace.parts is not None else None
     log.info("converting %s (parts %s) into %s", src, trace.parts or "all", cache)

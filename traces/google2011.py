@@ -40,6 +40,18 @@ Semantics (one output row per distinct ``(job_id, task_index)``)
   has that table (``traces/google_constraints.py``), else null.
 * Output sorted by ``(submit_s, job_id, task_index)``, Parquet row groups of 65,536 rows.
 
+Recorded placements (``placements.parquet``, :func:`fairsim.traces.schema.placements_schema`)
+--------------------------------------------------------------------------------------------
+One row per attempt above (a SCHEDULE and the task's next terminal event) of a task in the tasks
+table: ``machine`` is the SCHEDULE row's machine_id, ``start_s``/``end_s`` the two events' times
+(time 0 taken at 600 s), ``end_event`` the terminal event; an attempt without a terminal event is
+right-censored (``end_event = "censored"``, ``end_s`` = last event time of all converted parts),
+so a task's last run spans its ``run_s`` when no attempt finished. Runs not written are counted in
+``conversion.json`` under ``"placements"`` by reason: ``"task not in the tasks table"``,
+``"SCHEDULE without a machine"`` (empty or unparseable machine_id), ``"machine not in
+machine_events"`` (no capacity there; only checked when the folder has machine_events,
+``"machines_checked"``) and ``"SCHEDULE followed by another SCHEDULE (no end)"``.
+
 Skip report (``conversion.json``)
 ---------------------------------
 Every input row is counted exactly once, as used or skipped with one reason, so for every table
@@ -88,10 +100,11 @@ from fairsim.traces.io import (
     FirstBadRow,
     check_bad_rows,
     write_json_atomic,
+    write_placements,
     write_servers,
     write_tasks,
 )
-from fairsim.traces.schema import END_STATES, SCHEMA_VERSION
+from fairsim.traces.schema import END_STATES, PLACEMENTS_SCHEMA_VERSION, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +113,7 @@ WINDOW_START_US = 600_000_000
 AFTER_WINDOW_US = 2**63 - 1
 US_PER_S = 1e6
 TASK_INDEX_LIMIT = 1 << 24
+NO_MACHINE = -1  # machine_id of a SCHEDULE row with an empty or unparseable machine field
 
 TASK_EVENT_COLUMNS = (
     "time", "missing_info", "job_id", "task_index", "machine_id", "event_type", "user",
@@ -126,6 +140,11 @@ R_MALFORMED = "malformed row (wrong column count)"
 R_JOB_UNUSED = "job not in converted tasks"
 R_EMPTY_CAP = "empty capacity"
 R_SUPERSEDED = "superseded by a later capacity"
+# placements (runs) that are not written, by reason
+P_DROPPED_TASK = "task not in the tasks table"
+P_NO_MACHINE = "SCHEDULE without a machine"
+P_UNKNOWN_MACHINE = "machine not in machine_events"
+P_UNENDED = "SCHEDULE followed by another SCHEDULE (no end)"
 
 
 # --------------------------------------------------------------------------- per-task state
@@ -155,6 +174,7 @@ class _TaskState:
         "attempts": (np.int32, 0),
         "open": (np.bool_, False),
         "last_sched": (np.int64, 0),  # effective µs of the latest SCHEDULE
+        "last_machine": (np.int64, NO_MACHINE),  # machine of the latest SCHEDULE
         "last_term": (np.int8, -1),  # event type that closed the latest attempt
         "last_run": (np.int64, 0),  # µs
         "finish_run": (np.int64, -1),  # µs of the latest attempt that ended in FINISH
@@ -164,10 +184,13 @@ class _TaskState:
     }
 
     def __init__(self) -> None:
-        self.n = 0
+        self.n = 0  # tasks registered; the arrays have room for more (grown geometrically)
         self.keys = np.empty(0, np.int64)  # sorted task keys
         self.key_ids = np.empty(0, np.int64)  # task id of each sorted key
         self.a = {k: np.full(0, fill, dtype) for k, (dtype, fill) in self._SPEC.items()}
+        # closed runs, one chunk per batch: (task id, start µs, end µs, terminal event, machine)
+        self.runs: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.unended = 0  # SCHEDULE rows followed by another SCHEDULE of the task (no end)
 
     def ids(self, job: np.ndarray, task: np.ndarray) -> np.ndarray:
         """Dense task id of every row, registering unseen tasks."""
@@ -190,16 +213,26 @@ class _TaskState:
             self._grow(n_new)
             self.a["job_id"][new_ids] = job[first[new]]
             self.a["task_index"][new_ids] = task[first[new]]
-            keys = np.concatenate([self.keys, ukeys[new]])
-            kids = np.concatenate([self.key_ids, new_ids])
-            order = np.argsort(keys, kind="stable")
-            self.keys, self.key_ids = keys[order], kids[order]
+            # both key lists are sorted and disjoint: insert the new ones in place (a merge)
+            self.keys = np.insert(self.keys, pos[new], ukeys[new])
+            self.key_ids = np.insert(self.key_ids, pos[new], new_ids)
         return uids[inv.ravel()]
 
     def _grow(self, k: int) -> None:
         self.n += k
+        room = len(self.a["job_id"])
+        if self.n <= room:
+            return
+        room = max(room + room // 4, self.n, 1024)
         for name, (dtype, fill) in self._SPEC.items():
-            self.a[name] = np.concatenate([self.a[name], np.full(k, fill, dtype)])
+            grown = np.full(room, fill, dtype)
+            old = self.a[name]
+            grown[: len(old)] = old
+            self.a[name] = grown
+
+    def trim(self) -> None:
+        """Cut the arrays to the ``n`` tasks registered (once all rows are folded)."""
+        self.a = {k: v[: self.n] for k, v in self.a.items()}
 
 
 def _first_per_task(tid: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -211,7 +244,7 @@ def _first_per_task(tid: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.n
 
 def _update_tasks(
     st: _TaskState, tid: np.ndarray, t: np.ndarray, ev: np.ndarray, user: np.ndarray,
-    cpu: np.ndarray, mem: np.ndarray, row0: int,
+    cpu: np.ndarray, mem: np.ndarray, machine: np.ndarray, row0: int,
 ) -> None:  # fmt: skip
     """Fold one batch of valid rows (in file order) into the per-task state."""
     a = st.a
@@ -230,7 +263,7 @@ def _update_tasks(
     a["user"][utid[unset]] = user[rows[unset]]
 
     # attempts: SCHEDULE / terminal state machine, vectorised per task
-    pending = _attempts(a, tid, t, ev)
+    pending = _attempts(st, tid, t, ev, machine)
 
     # requests: first SUBMIT carrying the value, else first UPDATE, else first other row
     is_upd = (ev == UPDATE_PENDING) | (ev == UPDATE_RUNNING)
@@ -250,12 +283,15 @@ def _update_tasks(
 
 
 def _attempts(
-    a: dict[str, np.ndarray], tid: np.ndarray, t: np.ndarray, ev: np.ndarray
+    st: _TaskState, tid: np.ndarray, t: np.ndarray, ev: np.ndarray, machine: np.ndarray
 ) -> np.ndarray:
     """Fold SCHEDULE/terminal rows into the attempt state; return the rows' "pending" mask.
 
     A row is pending when it is a terminal event with no running attempt (no SCHEDULE before it).
+    Every closed attempt (a SCHEDULE and the task's next terminal event) is appended to
+    ``st.runs`` as one numpy chunk per batch, in file order within each task.
     """
+    a = st.a
     pending = np.zeros(len(ev), bool)
     life = np.nonzero((ev >= SCHEDULE) & (ev <= LOST))[0]
     if len(life) == 0:
@@ -272,14 +308,24 @@ def _attempts(
     prev_time = np.empty(len(life), np.int64)
     prev_time[1:] = te[:-1]
     prev_time[first] = a["last_sched"][g[first]]
+    m = machine[life]
+    prev_machine = np.empty(len(life), np.int64)
+    prev_machine[1:] = m[:-1]
+    prev_machine[first] = a["last_machine"][g[first]]
 
     is_sched = e == SCHEDULE
     np.add.at(a["attempts"], g[is_sched], 1)
+    st.unended += int((is_sched & prev_sched).sum())
     is_term = ~is_sched
     closing = is_term & prev_sched
     np.add.at(a["n_term_pending"], g[is_term & ~prev_sched], 1)
     pending[life[is_term & ~prev_sched]] = True
     run = np.maximum(te - prev_time, 0)
+    if closing.any():
+        st.runs.append(
+            (g[closing], prev_time[closing], prev_time[closing] + run[closing],
+             e[closing].astype(np.int8), prev_machine[closing])
+        )  # fmt: skip
 
     for sel, key_state, key_run in (
         (closing, "last_term", "last_run"),
@@ -298,6 +344,7 @@ def _attempts(
     lg = g[last]
     a["open"][lg] = is_sched[last]
     a["last_sched"][lg[is_sched[last]]] = te[last][is_sched[last]]
+    a["last_machine"][lg[is_sched[last]]] = m[last][is_sched[last]]
     return pending
 
 
@@ -505,7 +552,7 @@ def convert_google_2011(
     empty = {"cpu": 0, "mem": 0}
     rows_valid = 0
     t_max = 0
-    include = ["time", "job_id", "task_index", "event_type", "user", "cpu", "mem"]
+    include = ["time", "job_id", "task_index", "machine_id", "event_type", "user", "cpu", "mem"]
     first_bad = FirstBadRow(len(TASK_EVENT_COLUMNS))
     for _, file in tqdm(te_files, desc="task_events", disable=not progress):
         rel = f"task_events/{file.name}"
@@ -517,6 +564,8 @@ def convert_google_2011(
             ev, e_ok = to_int(batch.column("event_type"))
             cpu, cpu_bad = to_float(batch.column("cpu"))
             mem, mem_bad = to_float(batch.column("mem"))
+            machine, m_ok = to_int(batch.column("machine_id"))
+            machine = np.where(m_ok, machine, NO_MACHINE)
             ok = t_ok & j_ok & k_ok & e_ok & ~cpu_bad & ~mem_bad
             ok &= (t >= 0) & (t != AFTER_WINDOW_US) & (job >= 0)
             ok &= (task >= 0) & (task < TASK_INDEX_LIMIT)
@@ -545,7 +594,7 @@ def convert_google_2011(
             tid = st.ids(job[rows], task[rows])
             _update_tasks(
                 st, tid, t[rows], ev[rows], ucodes[rows].astype(np.int32), cpu[rows], mem[rows],
-                rows_valid,
+                machine[rows], rows_valid,
             )  # fmt: skip
             rows_valid += len(rows)
             t_max = max(t_max, int(t[rows].max()))
@@ -557,7 +606,8 @@ def convert_google_2011(
     n_bad = bad.count + skipped_rows[R_UNPARSEABLE] + skipped_rows[R_BAD_EVENT]
     check_bad_rows("task_events", rows_read, n_bad, bad_row_threshold, first_bad.describe)
 
-    tasks, task_skips, rows_used = _finish_tasks(st, users, t_max)
+    st.trim()
+    tasks, task_skips, rows_used, kept = _finish_tasks(st, users, t_max)
     te_skipped = {**task_skips, **skipped_rows}
     log.info("google-2011: %d task_events rows read, %d tasks", rows_read, len(tasks["job_id"]))
 
@@ -622,6 +672,12 @@ def convert_google_2011(
 
     out.mkdir(parents=True, exist_ok=True)
     write_tasks(pd.DataFrame(tasks), out / "tasks.parquet")
+    # built after the tasks table is written, so that the two never take memory together
+    placements, report["placements"] = _finish_placements(
+        st, kept, max(t_max, WINDOW_START_US), None if servers is None else servers["machine_id"]
+    )
+    write_placements(placements, out / "placements.parquet")
+    del placements
     if servers is not None:
         write_servers(
             pd.DataFrame(
@@ -672,8 +728,11 @@ def _constraints(
 
 def _finish_tasks(
     st: _TaskState, users: dict[str, int], t_max: int
-) -> tuple[dict[str, np.ndarray], dict[str, int], int]:
-    """Turn per-task state into output columns; return (columns, skip counts, rows used)."""
+) -> tuple[dict[str, np.ndarray], dict[str, int], int, np.ndarray]:
+    """Turn per-task state into output columns.
+
+    Returns (columns, skip counts, rows used, mask of the task ids kept in the table).
+    """
     a = st.a
     has_submit = a["first_submit"] >= 0
     tier = {}  # per resource: 0 from SUBMIT, 1 from UPDATE, 2 from another row, 3 none
@@ -753,4 +812,92 @@ def _finish_tasks(
         "constraint": np.full(n, None, dtype=object),
         "parents": np.full(n, None, dtype=object),
     }
-    return cols, skips, rows_used
+    return cols, skips, rows_used, keep
+
+
+def _finish_placements(
+    st: _TaskState, kept: np.ndarray, t_end: int, machines: pd.Series | None
+) -> tuple[pa.Table, dict[str, Any]]:
+    """The recorded runs of the kept tasks (``placements.parquet``) and their report.
+
+    Parameters
+    ----------
+    st : _TaskState
+        The folded state; ``st.runs`` holds the closed runs, ``st.a["open"]`` the censored ones.
+    kept : ndarray of bool, shape (n_tasks,)
+        Task ids written to ``tasks.parquet``.
+    t_end : int
+        Last event time of all converted parts (µs): the end of a right-censored run.
+    machines : pandas.Series of int or None
+        Machine IDs with a capacity in machine_events (``servers.parquet``); None when the folder
+        has no machine_events (no run is then checked against machines).
+
+    Returns
+    -------
+    (pyarrow.Table, dict)
+        The placements in the order of :func:`fairsim.traces.schema.placements_schema`, and
+        ``{"schema", "runs", "censored_runs", "tasks_with_runs", "tasks_with_several_runs",
+        "machines_checked", "skipped"}``.
+    """
+    a = st.a
+    open_ids = np.nonzero(a["open"])[0]
+    chunks = [
+        *st.runs,
+        (open_ids, a["last_sched"][open_ids], np.full(len(open_ids), t_end, np.int64),
+         np.full(len(open_ids), -1, np.int8), a["last_machine"][open_ids]),
+    ]  # fmt: skip
+    tid, start, end, event, machine = (np.concatenate(c) for c in zip(*chunks, strict=True))
+    st.runs, chunks = [], []
+    end = np.maximum(end, start)
+    n_all = len(tid)
+    if int(a["attempts"].sum()) != n_all + st.unended:  # pragma: no cover - consistency guard
+        raise TraceError("placements: accounting error, runs + unended SCHEDULEs != SCHEDULEs")
+    dropped = ~kept[tid]
+    no_machine = ~dropped & (machine == NO_MACHINE)
+    unknown = np.zeros(n_all, bool)
+    if machines is not None:
+        known_ids = np.unique(np.asarray(machines, dtype=np.int64))
+        pos = np.minimum(np.searchsorted(known_ids, machine), max(len(known_ids) - 1, 0))
+        known = known_ids[pos] == machine if len(known_ids) else np.zeros(n_all, bool)
+        unknown = ~dropped & ~no_machine & ~known
+    use = ~(dropped | no_machine | unknown)
+    skipped = {
+        P_DROPPED_TASK: int(dropped.sum()),
+        P_NO_MACHINE: int(no_machine.sum()),
+        P_UNKNOWN_MACHINE: int(unknown.sum()),
+        P_UNENDED: st.unended,
+    }
+    idx = np.nonzero(use)[0]  # chunk order: file order within each task, censored runs last
+    idx = idx[np.argsort(tid[idx], kind="stable")]
+    g = tid[idx]
+    first = np.r_[True, g[1:] != g[:-1]] if len(g) else np.empty(0, bool)
+    pos = np.arange(len(g))
+    run = (pos - np.maximum.accumulate(np.where(first, pos, 0))).astype(np.int32)
+    n_runs = np.bincount(g) if len(g) else np.empty(0, np.int64)
+    key = a["job_id"][g] * TASK_INDEX_LIMIT + a["task_index"][g]
+    order = np.lexsort((run, key, start[idx]))
+    idx, g, run = idx[order], g[order], run[order]
+    ev = event[idx]
+    states = pa.array([*(_TERMINAL_STATE[k] for k in range(EVICT, LOST + 1)), "censored"])
+    table = pa.table(
+        {
+            "job_id": a["job_id"][g],
+            "task_index": a["task_index"][g],
+            "run": run,
+            "machine": pc.cast(pa.array(machine[idx]), pa.string()),
+            "start_s": start[idx] / US_PER_S,
+            "end_s": end[idx] / US_PER_S,
+            "end_event": states.take(pa.array(np.where(ev < 0, len(states) - 1, ev - EVICT))),
+            "censored": ev < 0,
+        }
+    )
+    report = {
+        "schema": PLACEMENTS_SCHEMA_VERSION,
+        "runs": table.num_rows,
+        "censored_runs": int((ev < 0).sum()),
+        "tasks_with_runs": int((n_runs > 0).sum()),
+        "tasks_with_several_runs": int((n_runs > 1).sum()),
+        "machines_checked": machines is not None,
+        "skipped": skipped,
+    }
+    return table, report

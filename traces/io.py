@@ -27,7 +27,14 @@ import pyarrow.parquet as pq
 from fairsim.atomic import atomic_path as _atomic_path
 from fairsim.atomic import json_text
 from fairsim.errors import TraceError
-from fairsim.traces.schema import RESOURCES_GOOGLE, servers_schema, tasks_schema
+from fairsim.traces.schema import (
+    PLACEMENT_END_EVENTS,
+    PLACEMENTS_SCHEMA_VERSION,
+    RESOURCES_GOOGLE,
+    placements_schema,
+    servers_schema,
+    tasks_schema,
+)
 
 ROW_GROUP_SIZE = 65_536
 #: Default share of a table's rows that may be malformed or unparseable before a conversion is
@@ -430,6 +437,101 @@ def write_servers(
     with _atomic_path(Path(path)) as tmp:
         pq.write_table(table, tmp)
     return Path(path)
+
+
+def write_placements(
+    df: pd.DataFrame | pa.Table, path: Path, *, row_group_size: int = ROW_GROUP_SIZE
+) -> Path:
+    """Write a recorded placements table atomically (schema:
+    :func:`fairsim.traces.schema.placements_schema`).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame or pyarrow.Table
+        Columns ``job_id``, ``task_index``, ``run``, ``machine``, ``start_s``, ``end_s``,
+        ``end_event``, ``censored``; extra columns are dropped, columns cast to the schema types.
+    path : pathlib.Path
+        Destination ``.parquet`` file.
+    row_group_size : int
+        Rows per Parquet row group.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    TraceError
+        If a column is missing, cannot be cast, or a non-nullable column holds nulls.
+    """
+    table = _to_table(df, placements_schema(), f"placements table for {path}")
+    with _atomic_path(Path(path)) as tmp:
+        pq.write_table(table, tmp, row_group_size=row_group_size)
+    return Path(path)
+
+
+def read_placements(path: Path) -> pd.DataFrame:
+    """Read a recorded placements table (``placements.parquet`` of a Google 2011 conversion).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file, or the converted folder that holds it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per recorded run, columns and order of
+        :func:`fairsim.traces.schema.placements_schema` (``job_id`` int64, ``task_index`` int32,
+        ``run`` int32, ``machine`` str, ``start_s``/``end_s`` float64 seconds, ``end_event`` str,
+        ``censored`` bool), sorted by ``(start_s, job_id, task_index, run)``.
+
+    Raises
+    ------
+    TraceError
+        One line naming the file and the problem: missing file, not a placements table or
+        another schema version, a missing column or one of another type, nulls, an unknown
+        ``end_event``, ``end_s < start_s`` or ``censored`` not equal to
+        ``end_event == "censored"``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / "placements.parquet"
+    if not path.is_file():
+        raise TraceError(f"{path}: placements file not found")
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise TraceError(f"{path}: not a Parquet file ({str(exc).splitlines()[0]})") from None
+    meta = table.schema.metadata or {}
+    kind = meta.get(b"fairsim.table", b"").decode()
+    version = meta.get(b"fairsim.schema", b"").decode()
+    if kind != "placements":
+        raise TraceError(f"{path}: fairsim.table is {kind!r}, expected 'placements'")
+    if version != str(PLACEMENTS_SCHEMA_VERSION):
+        raise TraceError(
+            f"{path}: placements schema version {version!r}, expected "
+            f"'{PLACEMENTS_SCHEMA_VERSION}' (convert the trace again)"
+        )
+    for field in placements_schema():
+        if field.name not in table.column_names:
+            raise TraceError(f"{path}: column {field.name!r} missing")
+        col = table.column(field.name)
+        if col.type != field.type:
+            raise TraceError(f"{path}: column {field.name!r} is {col.type}, expected {field.type}")
+        if col.null_count:
+            raise TraceError(f"{path}: column {field.name!r} has null values")
+    df = table.select(placements_schema().names).to_pandas()
+    bad = ~df["end_event"].isin(PLACEMENT_END_EVENTS)
+    if bad.any():
+        value = df["end_event"][bad].iloc[0]
+        raise TraceError(f"{path}: column 'end_event' has value {value!r}")
+    if (df["end_s"] < df["start_s"]).any():
+        raise TraceError(f"{path}: column 'end_s' is below 'start_s' in some rows")
+    if not (df["censored"] == (df["end_event"] == "censored")).all():
+        raise TraceError(f"{path}: column 'censored' disagrees with end_event == 'censored'")
+    return df
 
 
 def write_machine_attributes(df: pd.DataFrame, path: Path) -> Path:

@@ -33,7 +33,28 @@ fairsim turns each published trace into two Parquet tables (docs/architecture.md
     ``mem``, ...) with its capacity in the trace's normalised units, ``platform`` (string, may be
     null).
 
-Both tables carry the schema version and the resource names in the Parquet key-value metadata
+``placements.parquet`` (Google 2011 only)
+    One row per recorded run of a task of ``tasks.parquet``: a SCHEDULE event and the task's next
+    terminal event. Columns, in order:
+
+    ========== ========= =====================================================================
+    column     type      meaning
+    ========== ========= =====================================================================
+    job_id     int64     job identifier (as in ``tasks.parquet``)
+    task_index int32     index of the task within its job
+    run        int32     0, 1, 2, ... in time order within the task
+    machine    string    the SCHEDULE row's machine ID, as ``servers.parquet``'s ``server``
+    start_s    float64   SCHEDULE time, seconds (a time-0 SCHEDULE is taken at 600 s)
+    end_s      float64   terminal event time, seconds; for a right-censored run the last event
+                         time of all converted parts (a lower bound)
+    end_event  string    ``finish``, ``fail``, ``kill``, ``evict``, ``lost`` or ``censored``
+    censored   bool      ``end_event == "censored"``
+    ========== ========= =====================================================================
+
+    Sorted by ``(start_s, job_id, task_index, run)``; its own version,
+    :data:`PLACEMENTS_SCHEMA_VERSION`, under the same metadata key.
+
+All tables carry the schema version and the resource names in the Parquet key-value metadata
 (keys ``fairsim.schema`` and ``fairsim.resources``, the latter a JSON list).
 """
 
@@ -45,7 +66,10 @@ import pyarrow as pa
 
 #: Version 2 added the ``censored`` column (version 1 tables are converted again).
 SCHEMA_VERSION = "2"
+#: Version of ``placements.parquet`` (independent of the tasks table's).
+PLACEMENTS_SCHEMA_VERSION = 1
 RESOURCES_GOOGLE = ("cpu", "mem")
+PLACEMENT_END_EVENTS = ("finish", "fail", "kill", "evict", "lost", "censored")
 END_STATES = ("finish", "fail", "kill", "evict", "lost", "censored", "unscheduled")
 
 
@@ -97,6 +121,29 @@ def servers_schema(resources: tuple[str, ...] = RESOURCES_GOOGLE) -> pa.Schema:
         pa.field("platform", pa.string()),
     ]
     return pa.schema(fields, metadata=_metadata("servers", resources))
+
+
+def placements_schema() -> pa.Schema:
+    """Arrow schema of the recorded placements table (``placements.parquet``).
+
+    Returns
+    -------
+    pyarrow.Schema
+        Schema with ``fairsim.table = "placements"`` and ``fairsim.schema =
+        str(PLACEMENTS_SCHEMA_VERSION)`` in its metadata.
+    """
+    fields = [
+        pa.field("job_id", pa.int64(), nullable=False),
+        pa.field("task_index", pa.int32(), nullable=False),
+        pa.field("run", pa.int32(), nullable=False),
+        pa.field("machine", pa.string(), nullable=False),
+        pa.field("start_s", pa.float64(), nullable=False),
+        pa.field("end_s", pa.float64(), nullable=False),
+        pa.field("end_event", pa.string(), nullable=False),
+        pa.field("censored", pa.bool_(), nullable=False),
+    ]
+    meta = {"fairsim.table": "placements", "fairsim.schema": str(PLACEMENTS_SCHEMA_VERSION)}
+    return pa.schema(fields, metadata=meta)
 
 
 def resources_of(schema: pa.Schema) -> tuple[str, ...]:
