@@ -50,6 +50,7 @@ from fairsim.simulator.jobs import JobGate, JobsTaskSource
 from fairsim.simulator.replay import RecordedRuns
 from fairsim.simulator.replicas import ReplicaTaskSource
 from fairsim.simulator.workload import FrameTaskSource, ParquetTaskSource, TaskSource
+from fairsim.traces.io import read_placements
 
 log = logging.getLogger(__name__)
 
@@ -400,7 +401,7 @@ def recorded_runs(cfg: RunConfig, workload: Workload, pool: pd.DataFrame) -> Rec
     """The trace's recorded placements on the pool's servers, for the scheduler ``recorded``
     (:mod:`fairsim.simulator.replay`).
 
-    Reads ``placements.parquet`` of the converted trace (``fairsim.traces.io.read_placements``:
+    Reads ``placements.parquet`` of the converted trace (:func:`fairsim.traces.io.read_placements`:
     one row per recorded run, ``job_id, task_index, run, machine, start_s, end_s, end_event,
     censored``) and maps each run's machine (text) to its row in the pool, whose ``server``
     column holds the same text (:func:`fairsim.traces.pools.machine_events_pool`).
@@ -452,7 +453,7 @@ def recorded_runs(cfg: RunConfig, workload: Workload, pool: pd.DataFrame) -> Rec
             f"trace.path: the converted trace {str(folder)!r} has no {PLACEMENTS_FILE} (it was "
             "converted by an older fairsim: delete it from the trace cache to convert again)"
         )
-    frame = _read_placements(path)
+    frame = read_placements(path)
     machines = pd.Index(pool["server"].astype(str).to_numpy())
     if not machines.is_unique:
         raise ConfigError("cluster: the pool names a machine twice (server column)")
@@ -475,14 +476,3 @@ def recorded_runs(cfg: RunConfig, workload: Workload, pool: pd.DataFrame) -> Rec
         end_s=frame["end_s"].to_numpy(dtype=np.float64)[order],
         censored=frame["censored"].to_numpy(dtype=bool)[order],
     )
-
-
-def _read_placements(path: Path) -> pd.DataFrame:
-    """``placements.parquet`` through the traces layer's reader (which checks its schema)."""
-    import importlib
-
-    reader = getattr(importlib.import_module("fairsim.traces.io"), "read_placements", None)
-    if reader is not None:
-        frame: pd.DataFrame = reader(path)
-        return frame
-    return pd.read_parquet(path)  # until the reader lands (issue 32, the converter's side)

@@ -25,6 +25,7 @@ from fairsim.simulator.results import tables
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
 from fairsim.simulator.workload import FrameTaskSource
+from fairsim.traces.io import write_placements
 
 RES = ("cpu", "mem")
 CAP = np.array([[1.0, 1.0], [1.0, 1.0]])
@@ -243,7 +244,7 @@ def test_the_view_gives_the_trace_task_index() -> None:
 
 
 def _placements(folder: Path, machines: list[str]) -> None:
-    pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "job_id": np.array([1, 1, 1], dtype=np.int64),
             "task_index": np.array([1, 0, 0], dtype=np.int32),
@@ -254,7 +255,8 @@ def _placements(folder: Path, machines: list[str]) -> None:
             "end_event": ["finish", "finish", "evict"],
             "censored": [False, False, False],
         }
-    ).to_parquet(folder / "placements.parquet")
+    )
+    write_placements(frame, folder / "placements.parquet")
 
 
 def _google_cfg(cluster: dict[str, object]) -> object:
