@@ -1564,6 +1564,7 @@ def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         if f"overcommitted_{r}" in util
     }
     return {
+        "request_rule": _request_rule(root, util),
         "schedulers": list(PRODUCTION_SCHEDULERS),
         "servers": servers,
         "tasks": tasks,
@@ -1572,6 +1573,36 @@ def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         "per": per,
         "overcommit": overcommit,
     }
+
+
+def _request_rule(root: Path, util: pd.DataFrame) -> dict[str, Any] | None:
+    """The replay's requests (each task's first request, the converter's rule) against each
+    SCHEDULE row's request (``trace_check.json``, :func:`fairsim.traces.check.check_google_2011`)
+    at the check's sample times that lie on the replay's utilisation grid; None without the
+    check's file or a common time."""
+    path = root / "trace_check.json"
+    if not path.is_file():
+        return None
+    check = json.loads(path.read_text())["checks"]["overcommitted_machines"]
+    rows = pd.DataFrame(check["samples"])
+    grid = util.set_index("time_s")
+    times = [t for t in rows["time_s"] if np.isclose(grid.index, t, rtol=0, atol=1e-6).any()]
+    if not times:
+        return None
+    rows = rows.set_index("time_s").loc[times]
+    at = grid.index.to_numpy(float)
+    ours = grid.iloc[[int(np.abs(at - t).argmin()) for t in times]]
+    out: dict[str, Any] = {"samples": len(times), "sample_s": check["sample_s"]}
+    for r in ("cpu", "mem"):
+        out[r] = {
+            "schedule_row": float(rows[f"requested_{r}"].mean()),
+            "first_request": float(ours[r].mean()),
+            "over_schedule_row": float(rows[f"overcommitted_{r}"].mean()),
+            "over_first_request": float(ours[f"overcommitted_{r}"].mean())
+            if f"overcommitted_{r}" in ours
+            else math.nan,
+        }
+    return out
 
 
 def production_figure(results: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:

@@ -1705,6 +1705,22 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
                 f"{name} above the machines' capacity, and {_pct(o['utilization_end'])} of the "
                 "pool's capacity in all at the end."
             )
+    rule = p.get("request_rule")
+    if rule:
+        c, m = rule["cpu"], rule["mem"]
+        lines.append(
+            "- Requests: every schedule here uses each task's first request (the converter's "
+            "rule, docs/traces.md). Read instead from each SCHEDULE row (the request the run was "
+            "placed with; `fairsim trace check`, `trace_check.json`), the running tasks of the "
+            f"trace request {_pct(c['schedule_row'])} of the CPU and {_pct(m['schedule_row'])} "
+            f"of the memory on average over {rule['samples']} samples every "
+            f"{rule['sample_s']:,.0f} s (the replay: {_pct(c['first_request'])} and "
+            f"{_pct(m['first_request'])}), with {c['over_schedule_row']:,.0f} and "
+            f"{m['over_schedule_row']:,.0f} machines over-committed in CPU and memory (the "
+            f"replay: {c['over_first_request']:,.0f} and {m['over_first_request']:,.0f}): the "
+            "over-commitment figures depend on that reading, the comparison of schedules "
+            "below does not (they all use the first request)."
+        )
     rec, bf, slots = per["recorded"], per["bf-drfh"], per["slots-16"]
     over = max((o["servers_max"] for o in oc.values()), default=0)
     lines += [

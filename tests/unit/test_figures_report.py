@@ -351,6 +351,14 @@ def _write_production(root: Path) -> None:
             "fairness": {"time_average": {"jain_index": 0.5 + 0.1 * i, "max_deficit": 0.01 * i}},
         }
         (d / "summary.json").write_text(json.dumps(summary))
+    # the trace check's reading of the requests: at 0 and 60 s on the grid, 7200 s off it
+    samples = [
+        {"time_s": t, "requested_cpu": c, "requested_mem": 0.95, "overcommitted_cpu": n,
+         "overcommitted_mem": 1}
+        for t, c, n in ((0.0, 1.10, 5), (60.0, 1.20, 7), (7200.0, 9.0, 99))
+    ]  # fmt: skip
+    check = {"checks": {"overcommitted_machines": {"sample_s": 60.0, "samples": samples}}}
+    (root / figures.PRODUCTION_DIR / "trace_check.json").write_text(json.dumps(check))
 
 
 @pytest.fixture
@@ -710,6 +718,12 @@ def test_production_context_numbers_and_section(out: Path) -> None:
         "utilization_end": 1.05,
     }
     assert p["overcommit"]["mem"]["servers_max"] == 0
+    rule = p["request_rule"]
+    assert rule["samples"] == 2  # 7,200 s is not on the replay's grid
+    assert (rule["cpu"]["schedule_row"], rule["cpu"]["first_request"]) == pytest.approx(
+        (1.15, 1.05)
+    )  # recorded's CPU samples at 0 and 60 s: 1.04 and 1.06
+    assert (rule["cpu"]["over_schedule_row"], rule["cpu"]["over_first_request"]) == (6.0, 2.0)
     text = report.write_report(out, numbers=numbers).read_text()
     assert (
         "| recorded (trace) | 105.0 % | 90.0 % | 106.0 % | 90.0 % | 90.0 % | 75.0 % | 200 s "
