@@ -7,8 +7,12 @@ tasks user n runs when it monopolises server l.
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from dataclasses import dataclass
 
+import highspy
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
@@ -382,6 +386,118 @@ def _row_scaled(
     return scaled, b[rows] / r, rows, r
 
 
+_LOCAL = threading.local()
+
+
+def _highs() -> highspy.Highs:
+    """This thread's HiGHS instance (highspy), with its console output off.
+
+    ``highspy.Highs()`` prints HiGHS's banner to the process's standard output while it is
+    constructed, before its ``output_flag`` can be set (``fairsim solve`` writes JSON there): file
+    descriptor 1 points to the null device during the construction only (HiGHS flushes its log
+    line), then ``output_flag`` is false for every later call. One instance per thread is kept:
+    options are set on every solve and each model replaces the previous one.
+    """
+    h: highspy.Highs | None = getattr(_LOCAL, "highs", None)
+    if h is not None:
+        return h
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no standard output to protect
+        saved = -1
+    null = os.open(os.devnull, os.O_WRONLY) if saved >= 0 else -1
+    try:
+        if saved >= 0:
+            os.dup2(null, 1)
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+    finally:
+        if saved >= 0:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(null)
+    _LOCAL.highs = h
+    return h
+
+
+def _csc(a: sparse.spmatrix | np.ndarray) -> sparse.csc_array:
+    """``a`` in compressed sparse columns, explicit zeros dropped, indices sorted."""
+    out = sparse.csc_array(a)
+    out.eliminate_zeros()
+    out.sort_indices()
+    return out
+
+
+def _run_highs(
+    cost: np.ndarray,
+    a_ub: sparse.spmatrix | np.ndarray | None,
+    b_ub: np.ndarray,
+    a_eq: sparse.spmatrix | np.ndarray | None,
+    b_eq: np.ndarray | None,
+    upper: np.ndarray,
+    method: str,
+    presolve: bool,
+) -> tuple[int, str, np.ndarray, float, np.ndarray]:
+    """``min cost @ y`` s.t. ``a_ub y <= b_ub``, ``a_eq y = b_eq``, ``0 <= y <= upper`` by HiGHS
+    through highspy: the model of ``scipy.optimize.linprog(method=method)`` (rows ``a_ub`` then
+    ``a_eq``, dual simplex or interior point with the same options), without linprog's set-up.
+
+    Returns
+    -------
+    (status, message, y, objective, row duals of the ``a_ub`` rows)
+        ``status`` as linprog's: 0 optimal, 2 infeasible, 4 anything else.
+    """
+    n = len(cost)
+    blocks = [m for m in (a_ub, a_eq) if m is not None]
+    if blocks:
+        stacked = (
+            np.vstack(blocks)
+            if all(isinstance(m, np.ndarray) for m in blocks)
+            else sparse.vstack(blocks)
+        )
+        a = _csc(stacked)
+    else:
+        a = sparse.csc_array((0, n))
+    n_ub = 0 if a_ub is None else a_ub.shape[0]
+    eq = np.zeros(0) if a_eq is None or b_eq is None else np.asarray(b_eq, dtype=float)
+    row_lo = np.r_[np.full(n_ub, -np.inf), eq]
+    row_hi = np.r_[np.asarray(b_ub, dtype=float)[:n_ub], eq]
+    h = _highs()
+    h.clearModel()
+    h.setOptionValue("presolve", "on" if presolve else "off")
+    h.setOptionValue("solver", "ipm" if method == "highs-ipm" else "simplex")
+    h.setOptionValue("simplex_strategy", 1)  # dual simplex, as linprog's "highs-ds"
+    h.passModel(
+        n,
+        a.shape[0],
+        a.nnz,
+        int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMinimize),
+        0.0,
+        np.ascontiguousarray(cost, dtype=float),
+        np.zeros(n),
+        np.ascontiguousarray(upper, dtype=float),
+        row_lo,
+        row_hi,
+        a.indptr.astype(np.int32),
+        a.indices.astype(np.int32),
+        a.data.astype(float),
+        np.zeros(n, dtype=np.int32),  # every column continuous (kContinuous)
+    )
+    h.run()
+    status = h.getModelStatus()
+    message = h.modelStatusToString(status)
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return 2, message, np.zeros(n), np.nan, np.zeros(n_ub)
+    if status != highspy.HighsModelStatus.kOptimal:
+        return 4, message, np.zeros(n), np.nan, np.zeros(n_ub)
+    sol = h.getSolution()
+    y = np.asarray(sol.col_value, dtype=float)
+    duals = np.asarray(sol.row_dual, dtype=float)[:n_ub]
+    return 0, message, y, float(h.getInfo().objective_function_value), duals
+
+
 def solve_lp(
     c: np.ndarray,
     a_ub: sparse.spmatrix | np.ndarray,
@@ -395,6 +511,7 @@ def solve_lp(
     what: str = "LP",
     infeasible_ok: bool = False,
     presolve: bool = True,
+    direct: bool = False,
 ) -> LPResult | None:
     """``min c @ x`` s.t. ``a_ub @ x <= b_ub``, ``a_eq @ x = b_eq``, ``0 <= x <= upper``, by HiGHS
     on a rescaled copy: the one place where the exact mechanisms' LPs are scaled.
@@ -440,6 +557,13 @@ def solve_lp(
     presolve : bool
         HiGHS's presolve (``False``: the simplex starts from the slack basis; cheaper for the
         split LP of :func:`~fairsim.schedulers.exact.lexmaxmin.split_totals`).
+    direct : bool
+        Hand the rescaled model to HiGHS through highspy (:func:`_run_highs`: the same rows,
+        bounds and options as ``linprog``, whose own set-up costs about 2 ms per call against
+        0.3 ms in HiGHS on the split LPs of a few hundred columns) instead of
+        ``scipy.optimize.linprog``. The split LPs of
+        :func:`~fairsim.schedulers.exact.lexmaxmin.split_totals` use it; the other LPs keep
+        ``linprog`` (and the HiGHS that SciPy bundles).
 
     Returns
     -------
@@ -479,16 +603,25 @@ def solve_lp(
         "bounds": bounds,
     }
     options = {"presolve": presolve}
-    res = linprog(cs / oscale, **problem, method=method, options=options)
-    if res.status != 0 and method == "highs-ipm":
+
+    def run(how: str) -> tuple[int, str, np.ndarray, float, np.ndarray]:
+        if direct:
+            a_ub1 = a1 if len(b1) else None
+            return _run_highs(cs / oscale, a_ub1, b1, aeq, beq, bounds[:, 1], how, presolve)
+        res = linprog(cs / oscale, **problem, method=how, options=options)
+        duals = np.asarray(res.ineqlin.marginals) if res.status == 0 and len(b1) else None
+        return int(res.status), str(res.message), res.x, float(res.fun or 0.0), duals
+
+    status, message, y, fun, duals = run(method)
+    if status != 0 and method == "highs-ipm":
         # an interior-point verdict other than "optimal" is no certificate on a thin feasible
         # set (see the docstring); the dual simplex decides
-        res = linprog(cs / oscale, **problem, method="highs-ds", options=options)
-    if res.status == 2 and infeasible_ok:
+        status, message, y, fun, duals = run("highs-ds")
+    if status == 2 and infeasible_ok:
         return None
-    if res.status != 0:
-        raise NumericalRangeError(f"{what}: HiGHS did not find an optimum ({res.message})")
+    if status != 0:
+        raise NumericalRangeError(f"{what}: HiGHS did not find an optimum ({message})")
     marg = np.zeros(len(np.asarray(b_ub)))
-    if len(b1):
-        marg[rows] = np.asarray(res.ineqlin.marginals) * oscale / r
-    return LPResult(x=s * res.x, fun=float(res.fun) * oscale, ineq_marginals=marg)
+    if len(b1) and duals is not None:
+        marg[rows] = duals * oscale / r
+    return LPResult(x=s * y, fun=fun * oscale, ineq_marginals=marg)
