@@ -604,7 +604,7 @@ def solve_lp(
     }
     options = {"presolve": presolve}
 
-    def run(how: str) -> tuple[int, str, np.ndarray, float, np.ndarray]:
+    def run(how: str) -> tuple[int, str, np.ndarray, float, np.ndarray | None]:
         if direct:
             a_ub1 = a1 if len(b1) else None
             return _run_highs(cs / oscale, a_ub1, b1, aeq, beq, bounds[:, 1], how, presolve)

@@ -287,8 +287,9 @@ def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.nd
         moved = np.unique(users)
         # (row, column, value) of the capacity rows, then of the moved users' rows: no entry
         # repeats (a move's target is never its user's crash server)
+        user_row = n_rows + np.searchsorted(moved, users)
         entries = (
-            np.r_[pos_row[has], neg_row[has], np.arange(n_rows), n_rows + np.searchsorted(moved, users)],
+            np.r_[pos_row[has], neg_row[has], np.arange(n_rows), user_row],
             np.r_[col[has], col[has], n_m + np.arange(n_rows), np.arange(n_m)],
             np.r_[d_m[has], -d_m[has], -np.ones(n_rows), np.ones(n_m)],
         )
