@@ -43,6 +43,8 @@ def serving(inst: Instance) -> np.ndarray:
     """
     needs = inst.demand > 0  # (n, R)
     has = inst.capacity > 0  # (L, R)
+    if has.all():  # no server lacks a resource
+        return np.array(inst.eligible, dtype=bool)
     # server l lacks a needed resource of user n
     lacks = (needs[:, None, :] & ~has[None, :, :]).any(axis=2)
     return inst.eligible & ~lacks
@@ -61,10 +63,27 @@ def monopoly_tasks(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
     ndarray, shape (n_users, n_servers)
         ``0`` where a demanded resource has zero capacity.
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(demand[:, None, :] > 0, capacity[None, :, :] / demand[:, None, :], np.inf)
-    g = ratio.min(axis=2)
+    g = _fit_min(demand, capacity)
     return np.where(np.isfinite(g), g, 0.0)
+
+
+def _fit_min(demand: np.ndarray, bundle: np.ndarray) -> np.ndarray:
+    """``min_{r: d[n, r] > 0} b[l, r] / d[n, r]``, shape (n, L): ``inf`` for an all-zero demand.
+
+    One ``(n, L)`` pass per resource (numpy reduces a short last axis slowly); the same divisions
+    and minima as the ``(n, L, R)`` formula, so the same numbers.
+    """
+    demand = np.asarray(demand, dtype=float)
+    bundle = np.asarray(bundle, dtype=float)
+    out = np.full((demand.shape[0], bundle.shape[0]), np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for r in range(demand.shape[1]):
+            pos = demand[:, r] > 0
+            if pos.all():
+                np.minimum(out, bundle[None, :, r] / demand[:, r, None], out=out)
+            elif pos.any():
+                out[pos] = np.minimum(out[pos], bundle[None, :, r] / demand[pos, r, None])
+    return out
 
 
 def room(inst: Instance, x: np.ndarray, *, rounding: bool = False) -> np.ndarray:
@@ -92,9 +111,7 @@ def room(inst: Instance, x: np.ndarray, *, rounding: bool = False) -> np.ndarray
     if rounding:
         free = free - (inst.demand.shape[0] + 1) * np.finfo(float).eps * (inst.capacity + use)
     free = np.maximum(free, 0.0)
-    d = inst.demand[:, None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fit = np.where(d > 0, free[None, :, :] / d, np.inf).min(axis=2)
+    fit = _fit_min(inst.demand, free)
     left = np.maximum(inst.max_tasks - x.sum(axis=1), 0.0)
     return np.where(serving(inst), np.minimum(fit, left[:, None]), 0.0)
 

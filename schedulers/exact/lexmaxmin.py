@@ -39,6 +39,7 @@ from fairsim.schedulers.exact.common import (
     DENSE_CELLS,
     FILL_TOL,
     LPResult,
+    _fit_min,
     fill_idle,
     monopoly_tasks,
     room,
@@ -440,13 +441,12 @@ def crash_assignment(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> n
     order = order[totals[order] > 0]
     free = inst.capacity.astype(float)
     ref = np.zeros(len(totals), dtype=int)
+    use_o, serve_o = use[order], serve[order]
     for i in range(0, len(order), CRASH_BLOCK):
-        blk = order[i : i + CRASH_BLOCK]
-        need = use[blk]  # (B, R)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fits = np.where(need[:, None, :] > 0, free[None] / need[:, None, :], np.inf).min(axis=2)
-        choice = np.where(serve[blk], fits, -np.inf).argmax(axis=1)
-        ref[blk] = choice
+        need = use_o[i : i + CRASH_BLOCK]  # (B, R)
+        fits = _fit_min(need, free)  # (B, L): times the block's users fit in what is free
+        choice = np.where(serve_o[i : i + CRASH_BLOCK], fits, -np.inf).argmax(axis=1)
+        ref[order[i : i + CRASH_BLOCK]] = choice
         np.add.at(free, choice, -need)
     return ref
 
