@@ -494,8 +494,11 @@ class FairnessProbe:
             share = np.where(self.total > 0, snap.allocation / self.total, 0.0)
             mean = snap.demand / np.where(present > 0, present, 1.0)[:, None]
         dom = share.max(axis=1) if n else np.zeros(0)
-        weight = np.array([self.weights.get(int(u), 1.0) for u in snap.users.tolist()])
-        weight = weight.reshape(-1)
+        if self.weights:
+            weight = np.array([self.weights.get(int(u), 1.0) for u in snap.users.tolist()])
+            weight = weight.reshape(-1)
+        else:  # no user weights in the run: every weight 1
+            weight = np.ones(n)
         t1 = time.perf_counter()
         ref = np.full(n, np.nan)
         if n:

@@ -440,6 +440,12 @@ def _highs() -> highspy.Highs:
 
 def _csc(a: sparse.spmatrix | np.ndarray) -> sparse.csc_array:
     """``a`` in compressed sparse columns, explicit zeros dropped, indices sorted."""
+    if isinstance(a, np.ndarray):  # column by column, rows ascending: the CSC of a
+        at = np.asarray(a, dtype=float).T
+        nz = at != 0
+        _, index = np.nonzero(nz)
+        start = np.r_[0, np.cumsum(nz.sum(axis=1))]
+        return sparse.csc_array((at[nz], index, start), shape=a.shape)
     out = sparse.csc_array(a)
     out.eliminate_zeros()
     out.sort_indices()

@@ -442,12 +442,26 @@ def crash_assignment(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> n
     free = inst.capacity.astype(float)
     ref = np.zeros(len(totals), dtype=int)
     use_o, serve_o = use[order], serve[order]
-    for i in range(0, len(order), CRASH_BLOCK):
-        need = use_o[i : i + CRASH_BLOCK]  # (B, R)
-        fits = _fit_min(need, free)  # (B, L): times the block's users fit in what is free
-        choice = np.where(serve_o[i : i + CRASH_BLOCK], fits, -np.inf).argmax(axis=1)
-        ref[order[i : i + CRASH_BLOCK]] = choice
-        np.add.at(free, choice, -need)
+    n_r = use.shape[1]
+    if not (use_o > 0).all():
+        for i in range(0, len(order), CRASH_BLOCK):
+            need = use_o[i : i + CRASH_BLOCK]  # (B, R)
+            fits = _fit_min(need, free)  # (B, L): times the block's users fit in what is free
+            choice = np.where(serve_o[i : i + CRASH_BLOCK], fits, -np.inf).argmax(axis=1)
+            ref[order[i : i + CRASH_BLOCK]] = choice
+            np.add.at(free, choice, -need)
+        return ref
+    # every user demands every resource: _fit_min's divisions and minima without its tests
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(0, len(order), CRASH_BLOCK):
+            need = use_o[i : i + CRASH_BLOCK]
+            fits = free[None, :, 0] / need[:, 0, None]
+            for r in range(1, n_r):
+                np.minimum(fits, free[None, :, r] / need[:, r, None], out=fits)
+            fits[~serve_o[i : i + CRASH_BLOCK]] = -np.inf
+            choice = fits.argmax(axis=1)
+            ref[order[i : i + CRASH_BLOCK]] = choice
+            np.add.at(free, choice, -need)
     return ref
 
 
