@@ -24,6 +24,7 @@ demand vector of those tasks, and computes
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
@@ -162,7 +163,7 @@ def reference_instance(
     n_u = demand.shape[0]
     if mechanism in POOLED:
         eligible = None
-    ids = user_ids if user_ids is not None else tuple(str(i) for i in range(n_u))
+    ids = user_ids if user_ids is not None else _default_ids(n_u)
     if eligible is None and mechanism in EXACT_UNDER_AGGREGATION:
         classes = classes if classes is not None else aggregate_servers(capacity)
         return Instance(
@@ -192,6 +193,12 @@ def reference_instance(
     if mechanism in EXACT_UNDER_AGGREGATION:
         return aggregate_instance(inst)[0]
     return inst
+
+
+@functools.lru_cache(maxsize=8)
+def _default_ids(n: int) -> tuple[str, ...]:
+    """``("0", "1", ..., str(n - 1))``, built once per ``n``."""
+    return tuple(str(i) for i in range(n))
 
 
 def reference_dominant_shares(

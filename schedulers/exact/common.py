@@ -438,18 +438,20 @@ def _highs() -> highspy.Highs:
     return h
 
 
-def _csc(a: sparse.spmatrix | np.ndarray) -> sparse.csc_array:
-    """``a`` in compressed sparse columns, explicit zeros dropped, indices sorted."""
-    if isinstance(a, np.ndarray):  # column by column, rows ascending: the CSC of a
+def _csc(a: sparse.spmatrix | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``a`` in compressed sparse columns: ``(start, index, value)``, explicit zeros dropped,
+    row indices ascending in each column."""
+    if isinstance(a, np.ndarray):  # column by column, rows ascending
         at = np.asarray(a, dtype=float).T
         nz = at != 0
         _, index = np.nonzero(nz)
-        start = np.r_[0, np.cumsum(nz.sum(axis=1))]
-        return sparse.csc_array((at[nz], index, start), shape=a.shape)
+        start = np.zeros(at.shape[0] + 1, dtype=np.int64)
+        np.cumsum(nz.sum(axis=1), out=start[1:])
+        return start, index, at[nz]
     out = sparse.csc_array(a)
     out.eliminate_zeros()
     out.sort_indices()
-    return out
+    return out.indptr, out.indices, out.data
 
 
 def _run_highs(
@@ -473,15 +475,14 @@ def _run_highs(
     """
     n = len(cost)
     blocks = [m for m in (a_ub, a_eq) if m is not None]
-    if blocks:
-        stacked = (
-            np.vstack(blocks)
-            if all(isinstance(m, np.ndarray) for m in blocks)
-            else sparse.vstack(blocks)
-        )
-        a = _csc(stacked)
+    if len(blocks) == 1:
+        stacked = blocks[0]
+    elif all(isinstance(m, np.ndarray) for m in blocks):
+        stacked = np.vstack(blocks)
     else:
-        a = sparse.csc_array((0, n))
+        stacked = sparse.vstack(blocks)
+    start, index, value = _csc(stacked) if blocks else _csc(np.zeros((0, n)))
+    n_rows = stacked.shape[0] if blocks else 0
     n_ub = 0 if a_ub is None else a_ub.shape[0]
     eq = np.zeros(0) if a_eq is None or b_eq is None else np.asarray(b_eq, dtype=float)
     row_lo = np.r_[np.full(n_ub, -np.inf), eq]
@@ -493,8 +494,8 @@ def _run_highs(
     h.setOptionValue("simplex_strategy", 1)  # dual simplex, as linprog's "highs-ds"
     h.passModel(
         n,
-        a.shape[0],
-        a.nnz,
+        n_rows,
+        len(value),
         int(highspy.MatrixFormat.kColwise),
         int(highspy.ObjSense.kMinimize),
         0.0,
@@ -503,9 +504,9 @@ def _run_highs(
         np.ascontiguousarray(upper, dtype=float),
         row_lo,
         row_hi,
-        a.indptr.astype(np.int32),
-        a.indices.astype(np.int32),
-        a.data.astype(float),
+        start.astype(np.int32),
+        index.astype(np.int32),
+        np.asarray(value, dtype=float),
         np.zeros(n, dtype=np.int32),  # every column continuous (kContinuous)
     )
     h.run()
