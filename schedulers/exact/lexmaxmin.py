@@ -39,7 +39,6 @@ from fairsim.schedulers.exact.common import (
     DENSE_CELLS,
     FILL_TOL,
     LPResult,
-    _fit_min,
     fill_idle,
     monopoly_tasks,
     room,
@@ -442,23 +441,21 @@ def crash_assignment(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> n
     free = inst.capacity.astype(float)
     ref = np.zeros(len(totals), dtype=int)
     use_o, serve_o = use[order], serve[order]
-    n_r = use.shape[1]
-    if not (use_o > 0).all():
-        for i in range(0, len(order), CRASH_BLOCK):
-            need = use_o[i : i + CRASH_BLOCK]  # (B, R)
-            fits = _fit_min(need, free)  # (B, L): times the block's users fit in what is free
-            choice = np.where(serve_o[i : i + CRASH_BLOCK], fits, -np.inf).argmax(axis=1)
-            ref[order[i : i + CRASH_BLOCK]] = choice
-            np.add.at(free, choice, -need)
-        return ref
-    # every user demands every resource: _fit_min's divisions and minima without its tests
+    pos_o = use_o > 0
+    n_l, n_r = free.shape
+    masked = not serve_o.all()
+    # _fit_min's divisions and minima (inf where a user does not demand a resource), in buffers
     with np.errstate(divide="ignore", invalid="ignore"):
         for i in range(0, len(order), CRASH_BLOCK):
-            need = use_o[i : i + CRASH_BLOCK]
-            fits = free[None, :, 0] / need[:, 0, None]
-            for r in range(1, n_r):
-                np.minimum(fits, free[None, :, r] / need[:, r, None], out=fits)
-            fits[~serve_o[i : i + CRASH_BLOCK]] = -np.inf
+            need, pos = use_o[i : i + CRASH_BLOCK], pos_o[i : i + CRASH_BLOCK]  # (B, R)
+            fits = np.full((len(need), n_l), np.inf)  # (B, L): times each fits in what is free
+            q = np.empty_like(fits)
+            for r in range(n_r):
+                q.fill(np.inf)
+                np.divide(free[None, :, r], need[:, r, None], out=q, where=pos[:, r, None])
+                np.minimum(fits, q, out=fits)
+            if masked:
+                fits[~serve_o[i : i + CRASH_BLOCK]] = -np.inf
             choice = fits.argmax(axis=1)
             ref[order[i : i + CRASH_BLOCK]] = choice
             np.add.at(free, choice, -need)
