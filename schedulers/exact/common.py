@@ -76,13 +76,18 @@ def _fit_min(demand: np.ndarray, bundle: np.ndarray) -> np.ndarray:
     demand = np.asarray(demand, dtype=float)
     bundle = np.asarray(bundle, dtype=float)
     out = np.full((demand.shape[0], bundle.shape[0]), np.inf)
+    q = np.empty_like(out)
     with np.errstate(divide="ignore", invalid="ignore"):
         for r in range(demand.shape[1]):
             pos = demand[:, r] > 0
             if pos.all():
-                np.minimum(out, bundle[None, :, r] / demand[:, r, None], out=out)
-            elif pos.any():
-                out[pos] = np.minimum(out[pos], bundle[None, :, r] / demand[pos, r, None])
+                np.divide(bundle[None, :, r], demand[:, r, None], out=q)
+            elif pos.any():  # inf where the user does not demand r: no bound
+                q.fill(np.inf)
+                np.divide(bundle[None, :, r], demand[:, r, None], out=q, where=pos[:, None])
+            else:
+                continue
+            np.minimum(out, q, out=out)
     return out
 
 
