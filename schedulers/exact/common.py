@@ -411,6 +411,15 @@ def _row_scaled(
 _LOCAL = threading.local()
 
 
+def _forget_highs() -> None:
+    """Drop the forking thread's cached HiGHS instance in a forked child (it builds its own)."""
+    _LOCAL.__dict__.pop("highs", None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_highs)
+
+
 def _highs() -> highspy.Highs:
     """This thread's HiGHS instance (highspy), with its console output off.
 
