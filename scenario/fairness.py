@@ -401,14 +401,15 @@ def envious_pairs(
     s = np.where(pos, _least(lambda a: a / d1, t2 * d1, t2), -np.inf)
     alloc = np.asarray(allocation, dtype=np.float64)
     count = 0
+    who = np.flatnonzero(rowok)  # the others envy nobody
     step = max(1, 4_000_000 // max(1, n * n_r))  # rows per chunk: bounded memory
-    for lo in range(0, n, step):
-        hi = min(n, lo + step)
-        more = np.broadcast_to(rowok[lo:hi, None], (hi - lo, n)).copy()
+    for lo in range(0, len(who), step):
+        i = who[lo : lo + step]
+        more = np.ones((len(i), n), dtype=bool)
         for r in range(n_r):
-            more &= alloc[None, :, r] >= s[lo:hi, r, None]
-        more[np.arange(hi - lo), np.arange(lo, hi)] = False
-        count += int(np.count_nonzero(more))
+            more &= alloc[None, :, r] >= s[i, r, None]
+        # less i's own bundle (j = i)
+        count += int(np.count_nonzero(more)) - int(np.count_nonzero(more[np.arange(len(i)), i]))
     return count
 
 

@@ -499,8 +499,8 @@ def _run_highs(
     n_rows = stacked.shape[0] if blocks else 0
     n_ub = 0 if a_ub is None else a_ub.shape[0]
     eq = np.zeros(0) if a_eq is None or b_eq is None else np.asarray(b_eq, dtype=float)
-    row_lo = np.r_[np.full(n_ub, -np.inf), eq]
-    row_hi = np.r_[np.asarray(b_ub, dtype=float)[:n_ub], eq]
+    row_lo = np.concatenate([np.full(n_ub, -np.inf), eq])
+    row_hi = np.concatenate([np.asarray(b_ub, dtype=float)[:n_ub], eq])
     h = _highs()
     h.clearModel()
     h.setOptionValue("presolve", "on" if presolve else "off")

@@ -289,9 +289,9 @@ def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.nd
         # repeats (a move's target is never its user's crash server)
         user_row = n_rows + np.searchsorted(moved, users)
         entries = (
-            np.r_[pos_row[has], neg_row[has], np.arange(n_rows), user_row],
-            np.r_[col[has], col[has], n_m + np.arange(n_rows), np.arange(n_m)],
-            np.r_[d_m[has], -d_m[has], -np.ones(n_rows), np.ones(n_m)],
+            np.concatenate([pos_row[has], neg_row[has], np.arange(n_rows), user_row]),
+            np.concatenate([col[has], col[has], n_m + np.arange(n_rows), np.arange(n_m)]),
+            np.concatenate([d_m[has], -d_m[has], -np.ones(n_rows), np.ones(n_m)]),
         )
         shape = (n_rows + len(moved), n_m + n_rows)
         if shape[0] * shape[1] <= DENSE_CELLS:  # what solve_lp makes of it: built dense at once
