@@ -433,9 +433,10 @@ def _highs() -> highspy.Highs:
     if h is not None:
         return h
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
         saved = os.dup(1)
-    except (OSError, ValueError):  # no standard output to protect
+    except (OSError, ValueError):  # no standard output to protect (closed, or no descriptor)
         saved = -1
     null = os.open(os.devnull, os.O_WRONLY) if saved >= 0 else -1
     try:
