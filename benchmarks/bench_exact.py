@@ -196,19 +196,26 @@ def google_instants(shared: Path, cache: Path, instants: tuple[float, ...]) -> d
 
 @contextmanager
 def count_lps() -> Iterator[list[int]]:
-    """Count the HiGHS calls (``scipy.optimize.linprog``) made inside the block."""
+    """Count the HiGHS calls made inside the block: through ``scipy.optimize.linprog`` and
+    through highspy (``exact_common._run_highs``, the split LPs)."""
     calls = [0]
-    real = exact_common.linprog
+    real, real_direct = exact_common.linprog, exact_common._run_highs
 
     def counted(*args: Any, **kw: Any) -> Any:
         calls[0] += 1
         return real(*args, **kw)
 
+    def counted_direct(*args: Any, **kw: Any) -> Any:
+        calls[0] += 1
+        return real_direct(*args, **kw)
+
     exact_common.linprog = counted
+    exact_common._run_highs = counted_direct
     try:
         yield calls
     finally:
         exact_common.linprog = real
+        exact_common._run_highs = real_direct
 
 
 class SolveTimeout(Exception):

@@ -24,6 +24,7 @@ demand vector of those tasks, and computes
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
@@ -162,7 +163,7 @@ def reference_instance(
     n_u = demand.shape[0]
     if mechanism in POOLED:
         eligible = None
-    ids = user_ids if user_ids is not None else tuple(str(i) for i in range(n_u))
+    ids = user_ids if user_ids is not None else _default_ids(n_u)
     if eligible is None and mechanism in EXACT_UNDER_AGGREGATION:
         classes = classes if classes is not None else aggregate_servers(capacity)
         return Instance(
@@ -192,6 +193,12 @@ def reference_instance(
     if mechanism in EXACT_UNDER_AGGREGATION:
         return aggregate_instance(inst)[0]
     return inst
+
+
+@functools.lru_cache(maxsize=8)
+def _default_ids(n: int) -> tuple[str, ...]:
+    """``("0", "1", ..., str(n - 1))``, built once per ``n``."""
+    return tuple(str(i) for i in range(n))
 
 
 def reference_dominant_shares(
@@ -355,6 +362,13 @@ def envious_pairs(
     DRFH paper's envy-freeness, Section IV-D, counts per server), so every pair envious by that
     definition is counted here; a pair counted here may not be envious server by server.
 
+    Computed without dividing every pair: since ``k_i`` (tasks running) is a whole number,
+    ``floor(v) > k_i`` iff ``v >= k_i + 1``, and rounding is monotone, so i envies j iff
+    ``fl(n_i (1 + TASK_TOL)) >= k_i + 1`` and, for every resource i demands, ``A_j[r] >=
+    s[i, r]``, the least double with ``fl(fl(s / d_i[r]) (1 + TASK_TOL)) >= k_i + 1``
+    (:func:`_least`): the same floating-point verdict as the formula above, pair by pair, with
+    one comparison per pair and resource.
+
     Parameters
     ----------
     demand : ndarray, shape (n, n_resources)
@@ -370,17 +384,61 @@ def envious_pairs(
     -------
     int
     """
-    n = demand.shape[0]
+    n, n_r = demand.shape
+    if n == 0:
+        return 0
+    run1 = np.asarray(running, dtype=np.float64) + 1.0  # floor(v) > k  <=>  v >= k + 1
+    grow = 1 + TASK_TOL
+    # i's tasks present allow k_i + 1 whole tasks: fl(n_i (1 + TOL)) >= k_i + 1
+    rowok = np.asarray(max_tasks, dtype=np.float64) * grow >= run1
+    # fl(fl(q) (1 + TOL)) >= k_i + 1  <=>  q >= t_i, the least such double (rounding is monotone)
+    t = _least(lambda q: q * grow, run1 / grow, run1)
+    # fl(A_j[r] / d_i[r]) >= t_i  <=>  A_j[r] >= s[i, r], the least such double; d_i[r] = 0: any A
+    dem = np.asarray(demand, dtype=np.float64)
+    pos = dem > 0
+    d1 = np.where(pos, dem, 1.0)
+    t2 = np.broadcast_to(t[:, None], dem.shape)
+    s = np.where(pos, _least(lambda a: a / d1, t2 * d1, t2), -np.inf)
+    alloc = np.asarray(allocation, dtype=np.float64)
     count = 0
-    step = max(1, 1_000_000 // max(1, n * demand.shape[1]))  # rows per chunk: bounded memory
-    for lo in range(0, n, step):
-        hi = min(n, lo + step)
-        fit = tasks_that_fit(demand[lo:hi], allocation)  # (hi - lo, n)
-        fit = np.minimum(fit, max_tasks[lo:hi, None])
-        more = np.floor(fit * (1 + TASK_TOL)) > running[lo:hi, None]
-        more[np.arange(hi - lo), np.arange(lo, hi)] = False
-        count += int(more.sum())
+    who = np.flatnonzero(rowok)  # the others envy nobody
+    step = max(1, 4_000_000 // max(1, n * n_r))  # rows per chunk: bounded memory
+    for lo in range(0, len(who), step):
+        i = who[lo : lo + step]
+        more = np.ones((len(i), n), dtype=bool)
+        for r in range(n_r):
+            more &= alloc[None, :, r] >= s[i, r, None]
+        # less i's own bundle (j = i)
+        count += int(np.count_nonzero(more)) - int(np.count_nonzero(more[np.arange(len(i)), i]))
     return count
+
+
+def _least(f: Any, start: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """The least doubles ``v`` with ``f(v) >= target``, element-wise, for a non-decreasing
+    floating-point ``f`` (one division or multiplication: ``start``, ``target``'s exact preimage
+    rounded, is within a few ulps of the answer).
+
+    Raises
+    ------
+    RuntimeError
+        If 64 steps of one ulp do not settle it (``f`` is not such a function).
+    """
+    v = np.array(start, dtype=np.float64)
+    target = np.asarray(target, dtype=np.float64)
+    for _ in range(64):
+        low = f(v) < target
+        if not low.any():
+            break
+        v = np.where(low, np.nextafter(v, np.inf), v)
+    else:
+        raise RuntimeError("_least: no least preimage within 64 ulps")
+    for _ in range(64):
+        down = np.nextafter(v, -np.inf)
+        lower = f(down) >= target
+        if not lower.any():
+            return v
+        v = np.where(lower, down, v)
+    raise RuntimeError("_least: no least preimage within 64 ulps")
 
 
 def _reason(exc: Exception) -> str:
@@ -444,8 +502,11 @@ class FairnessProbe:
             share = np.where(self.total > 0, snap.allocation / self.total, 0.0)
             mean = snap.demand / np.where(present > 0, present, 1.0)[:, None]
         dom = share.max(axis=1) if n else np.zeros(0)
-        weight = np.array([self.weights.get(int(u), 1.0) for u in snap.users.tolist()])
-        weight = weight.reshape(-1)
+        if self.weights:
+            weight = np.array([self.weights.get(int(u), 1.0) for u in snap.users.tolist()])
+            weight = weight.reshape(-1)
+        else:  # no user weights in the run: every weight 1
+            weight = np.ones(n)
         t1 = time.perf_counter()
         ref = np.full(n, np.nan)
         if n:

@@ -7,8 +7,12 @@ tasks user n runs when it monopolises server l.
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from dataclasses import dataclass
 
+import highspy
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
@@ -39,6 +43,8 @@ def serving(inst: Instance) -> np.ndarray:
     """
     needs = inst.demand > 0  # (n, R)
     has = inst.capacity > 0  # (L, R)
+    if has.all():  # no server lacks a resource
+        return np.array(inst.eligible, dtype=bool)
     # server l lacks a needed resource of user n
     lacks = (needs[:, None, :] & ~has[None, :, :]).any(axis=2)
     return inst.eligible & ~lacks
@@ -57,10 +63,32 @@ def monopoly_tasks(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
     ndarray, shape (n_users, n_servers)
         ``0`` where a demanded resource has zero capacity.
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(demand[:, None, :] > 0, capacity[None, :, :] / demand[:, None, :], np.inf)
-    g = ratio.min(axis=2)
+    g = _fit_min(demand, capacity)
     return np.where(np.isfinite(g), g, 0.0)
+
+
+def _fit_min(demand: np.ndarray, bundle: np.ndarray) -> np.ndarray:
+    """``min_{r: d[n, r] > 0} b[l, r] / d[n, r]``, shape (n, L): ``inf`` for an all-zero demand.
+
+    One ``(n, L)`` pass per resource (numpy reduces a short last axis slowly); the same divisions
+    and minima as the ``(n, L, R)`` formula, so the same numbers.
+    """
+    demand = np.asarray(demand, dtype=float)
+    bundle = np.asarray(bundle, dtype=float)
+    out = np.full((demand.shape[0], bundle.shape[0]), np.inf)
+    q = np.empty_like(out)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for r in range(demand.shape[1]):
+            pos = demand[:, r] > 0
+            if pos.all():
+                np.divide(bundle[None, :, r], demand[:, r, None], out=q)
+            elif pos.any():  # inf where the user does not demand r: no bound
+                q.fill(np.inf)
+                np.divide(bundle[None, :, r], demand[:, r, None], out=q, where=pos[:, None])
+            else:
+                continue
+            np.minimum(out, q, out=out)
+    return out
 
 
 def room(inst: Instance, x: np.ndarray, *, rounding: bool = False) -> np.ndarray:
@@ -88,9 +116,7 @@ def room(inst: Instance, x: np.ndarray, *, rounding: bool = False) -> np.ndarray
     if rounding:
         free = free - (inst.demand.shape[0] + 1) * np.finfo(float).eps * (inst.capacity + use)
     free = np.maximum(free, 0.0)
-    d = inst.demand[:, None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fit = np.where(d > 0, free[None, :, :] / d, np.inf).min(axis=2)
+    fit = _fit_min(inst.demand, free)
     left = np.maximum(inst.max_tasks - x.sum(axis=1), 0.0)
     return np.where(serving(inst), np.minimum(fit, left[:, None]), 0.0)
 
@@ -382,6 +408,135 @@ def _row_scaled(
     return scaled, b[rows] / r, rows, r
 
 
+_LOCAL = threading.local()
+
+
+def _forget_highs() -> None:
+    """Drop the forking thread's cached HiGHS instance in a forked child (it builds its own)."""
+    _LOCAL.__dict__.pop("highs", None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_highs)
+
+
+def _highs() -> highspy.Highs:
+    """This thread's HiGHS instance (highspy), with its console output off.
+
+    ``highspy.Highs()`` prints HiGHS's banner to the process's standard output while it is
+    constructed, before its ``output_flag`` can be set (``fairsim solve`` writes JSON there): file
+    descriptor 1 points to the null device during the construction only (HiGHS flushes its log
+    line), then ``output_flag`` is false for every later call. One instance per thread is kept:
+    options are set on every solve and each model replaces the previous one.
+    """
+    h: highspy.Highs | None = getattr(_LOCAL, "highs", None)
+    if h is not None:
+        return h
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no standard output to protect (closed, or no descriptor)
+        saved = -1
+    null = os.open(os.devnull, os.O_WRONLY) if saved >= 0 else -1
+    try:
+        if saved >= 0:
+            os.dup2(null, 1)
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+    finally:
+        if saved >= 0:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(null)
+    _LOCAL.highs = h
+    return h
+
+
+def _csc(a: sparse.spmatrix | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``a`` in compressed sparse columns: ``(start, index, value)``, explicit zeros dropped,
+    row indices ascending in each column."""
+    if isinstance(a, np.ndarray):  # column by column, rows ascending
+        at = np.asarray(a, dtype=float).T
+        nz = at != 0
+        _, index = np.nonzero(nz)
+        start = np.zeros(at.shape[0] + 1, dtype=np.int64)
+        np.cumsum(nz.sum(axis=1), out=start[1:])
+        return start, index, at[nz]
+    out = sparse.csc_array(a)
+    out.eliminate_zeros()
+    out.sort_indices()
+    return out.indptr, out.indices, out.data
+
+
+def _run_highs(
+    cost: np.ndarray,
+    a_ub: sparse.spmatrix | np.ndarray | None,
+    b_ub: np.ndarray,
+    a_eq: sparse.spmatrix | np.ndarray | None,
+    b_eq: np.ndarray | None,
+    upper: np.ndarray,
+    method: str,
+    presolve: bool,
+) -> tuple[int, str, np.ndarray, float, np.ndarray]:
+    """``min cost @ y`` s.t. ``a_ub y <= b_ub``, ``a_eq y = b_eq``, ``0 <= y <= upper`` by HiGHS
+    through highspy: the model of ``scipy.optimize.linprog(method=method)`` (rows ``a_ub`` then
+    ``a_eq``, dual simplex or interior point with the same options), without linprog's set-up.
+
+    Returns
+    -------
+    (status, message, y, objective, row duals of the ``a_ub`` rows)
+        ``status`` as linprog's: 0 optimal, 2 infeasible, 4 anything else.
+    """
+    n = len(cost)
+    blocks = [m for m in (a_ub, a_eq) if m is not None]
+    if len(blocks) == 1:
+        stacked = blocks[0]
+    elif all(isinstance(m, np.ndarray) for m in blocks):
+        stacked = np.vstack(blocks)
+    else:
+        stacked = sparse.vstack(blocks)
+    start, index, value = _csc(stacked) if blocks else _csc(np.zeros((0, n)))
+    n_rows = stacked.shape[0] if blocks else 0
+    n_ub = 0 if a_ub is None else a_ub.shape[0]
+    eq = np.zeros(0) if a_eq is None or b_eq is None else np.asarray(b_eq, dtype=float)
+    row_lo = np.concatenate([np.full(n_ub, -np.inf), eq])
+    row_hi = np.concatenate([np.asarray(b_ub, dtype=float)[:n_ub], eq])
+    h = _highs()
+    h.clearModel()
+    h.setOptionValue("presolve", "on" if presolve else "off")
+    h.setOptionValue("solver", "ipm" if method == "highs-ipm" else "simplex")
+    h.setOptionValue("simplex_strategy", 1)  # dual simplex, as linprog's "highs-ds"
+    h.passModel(
+        n,
+        n_rows,
+        len(value),
+        int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMinimize),
+        0.0,
+        np.ascontiguousarray(cost, dtype=float),
+        np.zeros(n),
+        np.ascontiguousarray(upper, dtype=float),
+        row_lo,
+        row_hi,
+        start.astype(np.int32),
+        index.astype(np.int32),
+        np.asarray(value, dtype=float),
+        np.zeros(n, dtype=np.int32),  # every column continuous (kContinuous)
+    )
+    h.run()
+    status = h.getModelStatus()
+    message = h.modelStatusToString(status)
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return 2, message, np.zeros(n), np.nan, np.zeros(n_ub)
+    if status != highspy.HighsModelStatus.kOptimal:
+        return 4, message, np.zeros(n), np.nan, np.zeros(n_ub)
+    sol = h.getSolution()
+    y = np.asarray(sol.col_value, dtype=float)
+    duals = np.asarray(sol.row_dual, dtype=float)[:n_ub]
+    return 0, message, y, float(h.getInfo().objective_function_value), duals
+
+
 def solve_lp(
     c: np.ndarray,
     a_ub: sparse.spmatrix | np.ndarray,
@@ -395,6 +550,7 @@ def solve_lp(
     what: str = "LP",
     infeasible_ok: bool = False,
     presolve: bool = True,
+    direct: bool = False,
 ) -> LPResult | None:
     """``min c @ x`` s.t. ``a_ub @ x <= b_ub``, ``a_eq @ x = b_eq``, ``0 <= x <= upper``, by HiGHS
     on a rescaled copy: the one place where the exact mechanisms' LPs are scaled.
@@ -440,6 +596,13 @@ def solve_lp(
     presolve : bool
         HiGHS's presolve (``False``: the simplex starts from the slack basis; cheaper for the
         split LP of :func:`~fairsim.schedulers.exact.lexmaxmin.split_totals`).
+    direct : bool
+        Hand the rescaled model to HiGHS through highspy (:func:`_run_highs`: the same rows,
+        bounds and options as ``linprog``, whose own set-up costs about 2 ms per call against
+        0.3 ms in HiGHS on the split LPs of a few hundred columns) instead of
+        ``scipy.optimize.linprog``. The split LPs of
+        :func:`~fairsim.schedulers.exact.lexmaxmin.split_totals` use it; the other LPs keep
+        ``linprog`` (and the HiGHS that SciPy bundles).
 
     Returns
     -------
@@ -479,16 +642,25 @@ def solve_lp(
         "bounds": bounds,
     }
     options = {"presolve": presolve}
-    res = linprog(cs / oscale, **problem, method=method, options=options)
-    if res.status != 0 and method == "highs-ipm":
+
+    def run(how: str) -> tuple[int, str, np.ndarray, float, np.ndarray | None]:
+        if direct:
+            a_ub1 = a1 if len(b1) else None
+            return _run_highs(cs / oscale, a_ub1, b1, aeq, beq, bounds[:, 1], how, presolve)
+        res = linprog(cs / oscale, **problem, method=how, options=options)
+        duals = np.asarray(res.ineqlin.marginals) if res.status == 0 and len(b1) else None
+        return int(res.status), str(res.message), res.x, float(res.fun or 0.0), duals
+
+    status, message, y, fun, duals = run(method)
+    if status != 0 and method == "highs-ipm":
         # an interior-point verdict other than "optimal" is no certificate on a thin feasible
         # set (see the docstring); the dual simplex decides
-        res = linprog(cs / oscale, **problem, method="highs-ds", options=options)
-    if res.status == 2 and infeasible_ok:
+        status, message, y, fun, duals = run("highs-ds")
+    if status == 2 and infeasible_ok:
         return None
-    if res.status != 0:
-        raise NumericalRangeError(f"{what}: HiGHS did not find an optimum ({res.message})")
+    if status != 0:
+        raise NumericalRangeError(f"{what}: HiGHS did not find an optimum ({message})")
     marg = np.zeros(len(np.asarray(b_ub)))
-    if len(b1):
-        marg[rows] = np.asarray(res.ineqlin.marginals) * oscale / r
-    return LPResult(x=s * res.x, fun=float(res.fun) * oscale, ineq_marginals=marg)
+    if len(b1) and duals is not None:
+        marg[rows] = duals * oscale / r
+    return LPResult(x=s * y, fun=fun * oscale, ineq_marginals=marg)

@@ -36,6 +36,7 @@ import numpy as np
 from scipy import sparse
 
 from fairsim.schedulers.exact.common import (
+    DENSE_CELLS,
     FILL_TOL,
     LPResult,
     fill_idle,
@@ -55,6 +56,9 @@ LEVEL_METHOD = "highs-ipm"
 #: HiGHS method of the master LPs of :func:`split_totals` (phase 1 from the slack basis: the dual
 #: simplex without presolve; the interior-point method is several times slower there).
 SPLIT_METHOD = "highs-ds"
+#: The master LPs of :func:`split_totals` go to HiGHS through highspy, not ``linprog``
+#: (:func:`~fairsim.schedulers.exact.common.solve_lp`, ``direct``).
+SPLIT_DIRECT = True
 #: Relative capacity excess (and reduced cost, in tasks of a variable's natural unit) below which
 #: :func:`split_totals` takes the split as found.
 SPLIT_RTOL = 1e-9
@@ -167,6 +171,10 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
         out[:, 0] = waterfill(inst.demand, inst.capacity[0], rate, upper=inst.max_tasks)
         return out
     x = split_totals(inst, pooled_totals(inst, rate), serve)
+    if x is not None and ok.all() and x.any():
+        # every user served: split_totals accepted the split only with no room above FILL_TOL
+        # on any server that serves a user, fill_idle's own test (it would return x as it is)
+        return x
     if x is not None:
         return fill_idle(inst, x, what="lexicographic max-min fill LP")
     try:
@@ -276,30 +284,31 @@ def split_totals(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> np.nd
         has = d_m > 0
         col = np.broadcast_to(np.arange(n_m)[:, None], d_m.shape)
         n_rows = len(rows)
-        cap_a = sparse.csr_matrix(
-            (
-                np.r_[d_m[has], -d_m[has], -np.ones(n_rows)],
-                (
-                    np.r_[pos_row[has], neg_row[has], np.arange(n_rows)],
-                    np.r_[col[has], col[has], n_m + np.arange(n_rows)],
-                ),
-            ),
-            shape=(n_rows, n_m + n_rows),
-        )
         moved = np.unique(users)
-        user_a = sparse.csr_matrix(
-            (np.ones(n_m), (np.searchsorted(moved, users), np.arange(n_m))),
-            shape=(len(moved), n_m + n_rows),
+        # (row, column, value) of the capacity rows, then of the moved users' rows: no entry
+        # repeats (a move's target is never its user's crash server)
+        user_row = n_rows + np.searchsorted(moved, users)
+        entries = (
+            np.concatenate([pos_row[has], neg_row[has], np.arange(n_rows), user_row]),
+            np.concatenate([col[has], col[has], n_m + np.arange(n_rows), np.arange(n_m)]),
+            np.concatenate([d_m[has], -d_m[has], -np.ones(n_rows), np.ones(n_m)]),
         )
+        shape = (n_rows + len(moved), n_m + n_rows)
+        if shape[0] * shape[1] <= DENSE_CELLS:  # what solve_lp makes of it: built dense at once
+            a_split: np.ndarray | sparse.csr_matrix = np.zeros(shape)
+            a_split[entries[0], entries[1]] = entries[2]
+        else:
+            a_split = sparse.csr_matrix((entries[2], (entries[0], entries[1])), shape=shape)
         try:
             res = solve_lp(
                 np.r_[np.zeros(n_m), 1.0 / cap_rows],
-                sparse.vstack([cap_a, user_a]).tocsr(),
+                a_split,
                 np.r_[slack, totals[moved]],
                 scale=np.r_[np.minimum(gamma[users, servers], totals[users]), cap_rows],
                 method=SPLIT_METHOD,
                 what="lexicographic max-min split LP",
                 presolve=False,
+                direct=SPLIT_DIRECT,
             )
         except NumericalRangeError:
             return None  # no verdict here: the sequential LPs decide
@@ -395,7 +404,10 @@ def eligible_sets_fit(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> 
     exists, so :func:`split_totals` leaves the instance to the sequential LPs at once.
     """
     pos = totals > 0
-    sets, group = np.unique(serve[pos], axis=0, return_inverse=True)
+    if serve[pos].all():  # one set, every server (np.unique's answer, without its sort)
+        sets, group = np.ones((1, serve.shape[1]), dtype=bool), np.zeros(int(pos.sum()), int)
+    else:
+        sets, group = np.unique(serve[pos], axis=0, return_inverse=True)
     if len(sets) ** 2 * serve.shape[1] > ELIGIBLE_CELLS:
         return True
     need = np.zeros((len(sets), inst.capacity.shape[1]))
@@ -428,14 +440,25 @@ def crash_assignment(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> n
     order = order[totals[order] > 0]
     free = inst.capacity.astype(float)
     ref = np.zeros(len(totals), dtype=int)
-    for i in range(0, len(order), CRASH_BLOCK):
-        blk = order[i : i + CRASH_BLOCK]
-        need = use[blk]  # (B, R)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fits = np.where(need[:, None, :] > 0, free[None] / need[:, None, :], np.inf).min(axis=2)
-        choice = np.where(serve[blk], fits, -np.inf).argmax(axis=1)
-        ref[blk] = choice
-        np.add.at(free, choice, -need)
+    use_o, serve_o = use[order], serve[order]
+    pos_o = use_o > 0
+    n_l, n_r = free.shape
+    masked = not serve_o.all()
+    # _fit_min's divisions and minima (inf where a user does not demand a resource), in buffers
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(0, len(order), CRASH_BLOCK):
+            need, pos = use_o[i : i + CRASH_BLOCK], pos_o[i : i + CRASH_BLOCK]  # (B, R)
+            fits = np.full((len(need), n_l), np.inf)  # (B, L): times each fits in what is free
+            q = np.empty_like(fits)
+            for r in range(n_r):
+                q.fill(np.inf)
+                np.divide(free[None, :, r], need[:, r, None], out=q, where=pos[:, r, None])
+                np.minimum(fits, q, out=fits)
+            if masked:
+                fits[~serve_o[i : i + CRASH_BLOCK]] = -np.inf
+            choice = fits.argmax(axis=1)
+            ref[order[i : i + CRASH_BLOCK]] = choice
+            np.add.at(free, choice, -need)
     return ref
 
 

@@ -114,10 +114,13 @@ def bottleneck_problem(
     full = use >= inst.capacity * (1 - rtol)
     holds = valid[:, None] & (x > rtol * gamma)  # (N, L)
     dem = inst.demand > 0
-    # largest share among the users holding tasks on server l and demanding resource r
-    top = (np.where(holds, share[:, None], 0.0)[:, :, None] * dem[:, None, :]).max(axis=0)
+    held = np.where(holds, share[:, None], 0.0)  # (N, L)
     free = valid & (x.sum(axis=1) < inst.max_tasks * (1 - rtol))
-    ok = (dem[:, None, :] & full[None] & (share[:, None, None] >= top[None] * (1 - rtol))).any(2)
+    ok = np.zeros(x.shape, dtype=bool)
+    for r in range(dem.shape[1]):  # one (N, L) pass per resource
+        # largest share among the users holding tasks on server l and demanding resource r
+        top = (held * dem[:, r, None]).max(axis=0) if len(held) else np.zeros(x.shape[1])
+        ok |= dem[:, r, None] & full[None, :, r] & (share[:, None] >= top[None, :] * (1 - rtol))
     bad = serving(inst) & free[:, None] & ~ok
     if bad.any():
         u, k = (int(i) for i in np.argwhere(bad)[0])
