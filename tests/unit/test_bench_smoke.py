@@ -249,3 +249,27 @@ def test_bench_recorded_one_pair_on_an_hour(google_dir: Path) -> None:
     assert res["points"][0]["tasks"] == res["points"][1]["tasks"] > 10_000
     assert res["ok"] == (res["ratio"] >= 1.0)
     assert "recorded / ff-drfh" in summary_markdown(res)
+
+
+def test_bench_scale_whole_path_from_raw_files(tmp_path: Path, google_dir: Path) -> None:
+    """make bench-scale's harness on a small case: raw files resampled from the sample, converted
+    and run in processes of their own; the raw trace is kept for the next call."""
+    from benchmarks.bench_scale import bench_scale, scale_markdown
+
+    shared = google_dir.parent.parent
+    kw = {"tasks": 3_000, "days": 0.25, "parts": 2, "schedulers": ("ff-drfh",), "progress": False}
+    res = bench_scale(tmp_path, shared, **kw)
+    conv, run = res["convert"], res["runs"]["ff-drfh"]
+    assert res["generate"]["kept"] is False
+    assert conv["tasks"] == res["generate"]["tasks"] and conv["rows_read"] > conv["tasks"]
+    assert conv["peak_rss_mb"] > 50 and run["peak_rss_mb"] > 50  # the child's, not 0
+    # the run leaves out the tasks the trace never scheduled (no run time)
+    assert 0.9 * conv["tasks"] < run["tasks"] <= conv["tasks"] and run["servers"] == 12_583
+    assert set(res["checks"]) == {"convert_memory", "convert_rate", "path_wall", "ff-drfh_memory"}
+    assert res["checks"]["path_wall"]["value"] == pytest.approx(
+        conv["wall_s"] + run["wall_s"], abs=0.1
+    )
+    assert not (tmp_path / "scale-run-ff-drfh").exists()  # results deleted after the step
+    assert "| run ff-drfh |" in scale_markdown(res)
+    again = bench_scale(tmp_path, shared, **kw)
+    assert again["generate"]["kept"] is True
