@@ -37,8 +37,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fairsim.atomic import json_text, write_text
-
 log = logging.getLogger("bench_scale")
 
 #: The whole Google 2011 trace's size: 25 million tasks over 29 days.
@@ -52,6 +50,15 @@ TARGET_CONVERT_TASKS_PER_S = 83_000.0
 TARGET_PATH_WALL_S = 900.0
 TARGET_PROCESS_RSS_MB = 2048.0
 CHILD_TIMEOUT_S = 7_200.0
+
+
+def write_text(path: Path, text: str) -> None:
+    """:func:`fairsim.atomic.write_text`, imported here: the ``--child`` wrapper imports nothing
+    from fairsim, so that its own memory stays small (a child's ``ru_maxrss`` starts from the
+    forking process's resident set)."""
+    from fairsim.atomic import write_text as atomic
+
+    atomic(path, text)
 
 
 def _cli(args: Sequence[str]) -> list[str]:
@@ -278,6 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parts=args.parts,
         progress=not args.no_progress,
     )
+    from fairsim.atomic import json_text
+
     write_text(args.out / "scale.json", json_text(res, sort_keys=False) + "\n")
     write_text(args.out / "scale.md", scale_markdown(res))
     passed = sum(c["pass"] for c in res["checks"].values())
