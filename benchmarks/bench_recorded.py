@@ -60,6 +60,7 @@ def bench_recorded(
 
     overrides = [f"trace.path={Path(shared) / 'traces' / 'google-2011'}"]
     overrides.append(f"schedulers=[{', '.join(SCHEDULERS)}]")
+    overrides.append("collect.fairness=null")  # the config's fairness over time is not timed here
     if end_s is not None:
         overrides.append(f"trace.end_s={end_s!r}")
     if cache_dir is not None:
