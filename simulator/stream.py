@@ -389,8 +389,9 @@ class TaskStream:
             )
         if not self.rows:  # the in-memory path writes one empty row group
             self._writer.write_table(self.schema.empty_table())
+            self.row_groups += 1
         for b in range(n_blocks):
-            path, writer = self._blocks.pop(b)
+            path, writer = self._blocks[b]
             writer.close()
             with pa.OSFile(str(path)) as source:
                 table = pa.ipc.open_stream(source).read_all()
@@ -410,6 +411,7 @@ class TaskStream:
             self.row_groups += 1
             del table
             path.unlink()
+            del self._blocks[b]
 
     def flush(self) -> None:
         """Write the pending rows as one row group and add them to the totals."""
