@@ -726,13 +726,21 @@ class CollectConfig(_Strict):
     horizon_s: float | None = Field(default=None, gt=0)
     """End of the simulation in seconds; null: the end of the trace window (``trace.end_s``)."""
     stream_tasks: bool = False
-    """Write ended tasks to ``tasks.parquet`` in row groups while each run goes on
-    (:mod:`fairsim.simulator.stream`): memory then grows with the live tasks, not with every task
-    seen (for whole traces). The files hold the same rows and values; ``tasks.parquet``'s rows
-    are in the order tasks ended instead of arrival order. Needs an output folder
-    (``fairsim run --out``, ``simulate(..., out=DIR)``); not supported yet with a job gate
-    (DAG parents under ``trace.dag``, ``trace.repetitions`` or ``trace.queue_jobs``) or with
-    placement constraints.
+    """The row order of ``tasks.parquet``: ``false`` (default) arrival order, ``true`` the order
+    tasks ended.
+
+    A run with an output folder (``fairsim run --out``, ``simulate(..., out=DIR)``) writes each
+    ended task to ``tasks.parquet`` while it goes on (:mod:`fairsim.simulator.stream`): memory
+    grows with the live tasks, not with every task seen (whole traces). With ``false`` the rows
+    are spilled by blocks of task ids and written back in arrival order at the end: the same
+    bytes as a run that keeps every task in memory. ``true`` skips that pass (a little faster;
+    same rows and values in another order) and is refused without an output folder and with a
+    job gate. Without an output folder, and where a scenario cannot stream (a job gate: DAG
+    parents under ``trace.dag``, ``trace.repetitions`` or ``trace.queue_jobs``;
+    ``collect.stranded``; ``collect.sharing_incentive``), every task is kept in memory until
+    the end of the run; ``fairsim run`` then says why at the start, with an estimate of the
+    memory (about 160 bytes a task: 480 MB for 3,000,000 tasks), as a warning from about 1.7
+    million tasks. Placement constraints and the scheduler ``recorded`` stream.
     """
     sharing_incentive: bool = False
     """After each scheduler's run, run every user's tasks alone, with the same scheduler, on a
@@ -747,8 +755,9 @@ class CollectConfig(_Strict):
     the clouds together hold more servers than the pool. The dedicated runs sample utilisation
     on a grid 60 times coarser (at most the window; not reported). One run per user and
     scheduler: it multiplies the cost of a run.
-    Not supported with ``stream_tasks``, a job gate (``trace.dag``, ``trace.repetitions``,
-    ``trace.queue_jobs``), placement constraints or resources other than ``cpu, mem``.
+    Not supported with ``stream_tasks: true``, a job gate (``trace.dag``, ``trace.repetitions``,
+    ``trace.queue_jobs``), placement constraints or resources other than ``cpu, mem``; the
+    shared runs keep their tasks in memory.
     """
     stranded: bool = False
     """Record stranded resources: at each utilisation grid point where a task waits, the free
@@ -758,7 +767,7 @@ class CollectConfig(_Strict):
     ``stranded_<resource>`` column to ``utilization.parquet`` (NaN where no task waits) and
     ``stranded`` (the mean over the grid points where a task waits, per resource) to
     ``summary.json``. Fit is by free capacity, not by a scheduler's own measure (slots). Not
-    supported with ``stream_tasks`` or a job gate.
+    supported with ``stream_tasks: true`` or a job gate; the runs keep their tasks in memory.
     """
 
     fairness: FairnessConfig | None = None

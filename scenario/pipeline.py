@@ -48,6 +48,7 @@ from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.jobs import JobGate
+from fairsim.simulator.recording import TASK_TABLE_BYTES, in_memory_estimate
 from fairsim.simulator.replay import RecordedRuns, ReplayScheduler
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.workload import TaskSource
@@ -62,6 +63,13 @@ STREAM_NEEDS_OUT = (
     "collect.stream_tasks: true writes tasks.parquet while each run goes on; give an output "
     "folder (fairsim run --out DIR, fairsim.simulate(..., out=DIR)) or set it to false"
 )
+
+#: The estimated memory of a run that keeps its tasks in memory, in bytes, from which the
+#: message saying so is a warning (shown by ``fairsim run``) rather than an info line: about
+#: 1.7 million tasks (:data:`fairsim.simulator.recording.TASK_TABLE_BYTES` a task).
+IN_MEMORY_WARN_BYTES = 256 * 2**20
+
+_GATE = "a job gate (DAG parents with trace.dag, trace.repetitions or trace.queue_jobs)"
 
 
 @dataclass(frozen=True)
@@ -229,28 +237,85 @@ class Scenario:
             "name": cfg.name,
         }
 
+    def stream_blocker(self) -> str | None:
+        """Why this scenario's runs must keep every task in memory instead of streaming the
+        ended ones to ``tasks.parquet`` (:mod:`fairsim.simulator.stream`), or None when they
+        can stream.
+
+        A job gate looks tasks up by id after they end; ``collect.stranded`` reads the waiting
+        tasks from the per-task table; ``collect.sharing_incentive`` reads every task of the
+        shared run. Placement constraints and the replay of recorded placements stream.
+        """
+        cfg = self.config
+        if self.workload.gate() is not None:
+            return _GATE
+        if cfg.collect.stranded:
+            return "collect.stranded (the waiting tasks are read from the per-task table)"
+        if cfg.collect.sharing_incentive:
+            return (
+                "collect.sharing_incentive (the dedicated runs read every task of the shared run)"
+            )
+        return None
+
     def check_stream(self) -> None:
-        """Refuse ``collect.stream_tasks`` where streamed results are not supported yet.
+        """Refuse ``collect.stream_tasks: true`` where streamed results are not supported.
 
         Raises
         ------
         ConfigError
-            Naming ``collect.stream_tasks``, when the scenario has a job gate or placement
-            constraints.
+            Naming ``collect.stream_tasks``, when the scenario has a job gate (``collect.stranded``
+            and ``collect.sharing_incentive`` are refused by :meth:`check_stranded` and
+            :func:`fairsim.scenario.sharing.check_sharing_incentive`).
         """
         if not self.config.collect.stream_tasks:
             return
-        what = (
-            "a job gate (DAG parents with trace.dag, trace.repetitions or trace.queue_jobs)"
-            if self.workload.gate() is not None
-            else "placement constraints (trace.constraints)"
-            if self.constraint_index is not None
-            else None
-        )
-        if what is not None:
+        if self.workload.gate() is not None:
             raise ConfigError(
-                f"collect.stream_tasks: true is not supported with {what} yet; set it to false"
+                f"collect.stream_tasks: true is not supported with {_GATE}; set it to false"
             )
+
+    def task_order(self, tasks_dir: Path | None) -> str | None:
+        """How this scenario's runs record their tasks: ``"end"`` (streamed, rows in the order
+        tasks ended: ``collect.stream_tasks: true``), ``"arrival"`` (streamed, rows in arrival
+        order: the default with an output folder) or None (every task in memory: no output
+        folder, or :meth:`stream_blocker`, which is then logged with an estimate of the memory
+        the task table needs: a warning from :data:`IN_MEMORY_WARN_BYTES`).
+
+        Raises
+        ------
+        ConfigError
+            With ``collect.stream_tasks: true`` and no ``tasks_dir``, or where it is not
+            supported (:meth:`check_stream`).
+        """
+        if self.config.collect.stream_tasks:
+            if tasks_dir is None:
+                raise ConfigError(STREAM_NEEDS_OUT)
+            self.check_stream()
+            return "end"
+        if tasks_dir is None:
+            return None  # the in-memory API: the tables are returned, not written
+        why = self.stream_blocker()
+        if why is None:
+            return "arrival"
+        n = self.open_source().n_hint
+        size = (
+            in_memory_estimate(n)
+            if n is not None
+            else f"about {TASK_TABLE_BYTES} bytes a task (the number of tasks is not known ahead)"
+        )
+        level = (
+            logging.WARNING
+            if n is None or n * TASK_TABLE_BYTES >= IN_MEMORY_WARN_BYTES
+            else logging.INFO
+        )
+        log.log(
+            level,
+            "every task is kept in memory until the end of each run, not streamed to "
+            "tasks.parquet, because of %s: %s",
+            why,
+            size,
+        )
+        return None
 
     def check_stranded(self) -> None:
         """Refuse ``collect.stranded`` where the engine does not know the waiting tasks.
@@ -266,7 +331,7 @@ class Scenario:
         what = (
             "collect.stream_tasks"
             if cfg.collect.stream_tasks
-            else "a job gate (DAG parents with trace.dag, trace.repetitions or trace.queue_jobs)"
+            else _GATE
             if self.workload.gate() is not None
             else None
         )
@@ -293,9 +358,11 @@ class Scenario:
             The schedulers to run: labels of the config's ``schedulers`` or other registered
             names (default: every entry of the config's ``schedulers``).
         tasks_dir : Path, optional
-            With ``collect.stream_tasks``: the folder where each run streams its ended tasks
-            (a hidden ``.<scheduler>.tasks.parquet``, moved into the scheduler's result folder
-            by :func:`fairsim.simulator.results.write_run`).
+            The output folder: each run streams its ended tasks there (a hidden
+            ``.<scheduler>.tasks.parquet``, moved into the scheduler's result folder by
+            :func:`fairsim.simulator.results.write_run`), in arrival order, or in the order
+            they ended with ``collect.stream_tasks: true``, unless the scenario cannot stream
+            (:meth:`task_order`). None: every task in memory.
 
         Yields
         ------
@@ -305,16 +372,16 @@ class Scenario:
         Raises
         ------
         ConfigError
-            With ``collect.stream_tasks`` and no ``tasks_dir``, or where streaming is not
+            With ``collect.stream_tasks: true`` and no ``tasks_dir``, or where streaming is not
             supported (:meth:`check_stream`), or ``collect.stranded`` is not
             (:meth:`check_stranded`).
         """
         cfg, hooks = self.config, self.hooks
-        if cfg.collect.stream_tasks:
-            if tasks_dir is None:
-                raise ConfigError(STREAM_NEEDS_OUT)
-            self.check_stream()
+        if cfg.collect.stream_tasks and tasks_dir is None:
+            raise ConfigError(STREAM_NEEDS_OUT)
+        self.check_stream()
         self.check_stranded()
+        order = self.task_order(tasks_dir)
         build = hooks.scheduler or default_scheduler
         specs = cfg.scheduler_specs()
         if names is not None:  # a config label, else any registered name or alias
@@ -350,9 +417,10 @@ class Scenario:
                 on_sample=functools.partial(sample, run) if sample is not None else None,
                 tasks_out=(
                     tasks_dir / f".{name}.tasks.parquet"
-                    if cfg.collect.stream_tasks and tasks_dir is not None
+                    if order is not None and tasks_dir is not None
                     else None
                 ),
+                tasks_order=order or "end",
                 fairness_interval_s=run.fairness.interval_s if run.fairness is not None else None,
                 on_fairness=run.fairness,
             )

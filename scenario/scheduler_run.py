@@ -49,6 +49,7 @@ def run_scheduler(
     weights: dict[int, float] | None = None,
     on_sample: Callable[[float, ClusterState], None] | None = None,
     tasks_out: Path | None = None,
+    tasks_order: str = "end",
     fairness_interval_s: float | None = None,
     on_fairness: Callable[[float, UserSnapshot], None] | None = None,
 ) -> EngineResult:
@@ -60,7 +61,8 @@ def run_scheduler(
     (``weights`` is then not used). ``on_sample(time_s, cluster)`` is called at every utilisation
     grid point; ``stranded`` records the stranded resources on the grid
     (:meth:`fairsim.simulator.engine.Engine.stranded`). With ``tasks_out``, ended tasks are
-    streamed to that ``tasks.parquet`` while the run goes on (``Engine(tasks_out=...)``,
+    streamed to that ``tasks.parquet`` while the run goes on, its rows in ``tasks_order``
+    (``"end"`` or ``"arrival"``; ``Engine(tasks_out=..., tasks_order=...)``,
     :mod:`fairsim.simulator.stream`). With ``fairness_interval_s``, ``on_fairness(time_s,
     snapshot)`` is called on that grid (:class:`fairsim.simulator.snapshot.UserSnapshot`).
     """
@@ -82,6 +84,7 @@ def run_scheduler(
         censored=censored,
         on_sample=on_sample,
         tasks_out=tasks_out,
+        tasks_order=tasks_order,
         fairness_interval_s=fairness_interval_s,
         on_fairness=on_fairness,
     )

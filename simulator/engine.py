@@ -67,7 +67,7 @@ from fairsim.simulator.recording import StreamingRecorder, TaskRecorder, TaskTab
 from fairsim.simulator.replay import ReplayedRun, ReplayScheduler
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
-from fairsim.simulator.stream import StreamedTasks
+from fairsim.simulator.stream import ORDERS, StreamedTasks
 from fairsim.simulator.workload import TaskBatch, TaskSource
 
 SKIP_UNPLACEABLE = "fits no server of the pool"
@@ -190,6 +190,10 @@ class Engine:
         the engine then keeps a task only while it is live,
         and :attr:`EngineResult.tasks` is empty (:attr:`EngineResult.streamed` describes the
         file). None (default): every task is kept to the end, in :attr:`EngineResult.tasks`.
+        Not with a job gate.
+    tasks_order : {"end", "arrival"}
+        With ``tasks_out``: the row order of the file, the order tasks ended (default) or
+        arrival order, the in-memory path's bytes (:class:`fairsim.simulator.stream.TaskStream`).
     fairness_interval_s : float, optional
         Spacing, in seconds (> 0), of the grid of instants at which ``on_fairness`` is called
         (from ``start_s``, the horizon included; the state after every event at or before the
@@ -205,7 +209,7 @@ class Engine:
         For a non-positive ``utilization_interval_s`` or ``fairness_interval_s`` (or one of
         ``fairness_interval_s`` and ``on_fairness`` without the other), a horizon before
         ``start_s``, an unknown
-        ``censored`` rule, ``tasks_out`` with a job gate or placement constraints, or
+        ``censored`` rule, ``tasks_out`` with a job gate, an unknown ``tasks_order``, or
         ``record_stranded`` with ``tasks_out`` or a job gate; from
         :meth:`run`, when a right-censored task starts under the rule
         ``"hold"`` with an infinite horizon (it would hold its server for ever).
@@ -228,6 +232,7 @@ class Engine:
         constraints: ConstraintIndex | None = None,
         censored: str = "hold",
         tasks_out: str | os.PathLike[str] | None = None,
+        tasks_order: str = "end",
         record_stranded: bool = False,
         fairness_interval_s: float | None = None,
         on_fairness: Callable[[float, UserSnapshot], None] | None = None,
@@ -247,12 +252,13 @@ class Engine:
                 f"{'tasks_out' if tasks_out is not None else 'a job gate'} (the waiting tasks "
                 "are not known by id)"
             )
-        if tasks_out is not None and (gate is not None or constraints is not None):
+        if tasks_out is not None and gate is not None:
             raise ValueError(
-                "tasks_out: streamed task results do not support "
-                f"{'a job gate' if gate is not None else 'placement constraints'} yet "
-                "(collect.stream_tasks: false keeps every task in memory)"
+                "tasks_out: streamed task results do not support a job gate (DAG parents, "
+                "repetitions, a job queue: it looks tasks up by id after they end)"
             )
+        if tasks_order not in ORDERS:
+            raise ValueError(f"tasks_order: {tasks_order!r} (expected one of {', '.join(ORDERS)})")
         if censored not in CENSORED_RULES:
             raise ValueError(
                 f"censored: {censored!r} (expected one of {', '.join(CENSORED_RULES)})"
@@ -283,6 +289,7 @@ class Engine:
         self.constraints = constraints
         self.censored = censored
         self.tasks_out = Path(tasks_out) if tasks_out is not None else None
+        self.tasks_order = tasks_order
         self.fairness_interval_s = (
             float(fairness_interval_s) if fairness_interval_s is not None else None
         )
@@ -355,7 +362,12 @@ class Engine:
         hold = self.censored == "hold"
         if self.tasks_out is not None:
             return StreamingRecorder(
-                self.tasks_out, self.cluster.resources, self._user_codes, hold_censored=hold
+                self.tasks_out,
+                self.cluster.resources,
+                self._user_codes,
+                hold_censored=hold,
+                order=self.tasks_order,
+                constraints=self.constraints,
             )
         table = TaskTable(
             self.cluster.n_resources,
@@ -947,9 +959,8 @@ class Engine:
         np.minimum.at(oldest, rec.user[waiting], waiting)  # no sort: O(waiting)
         heads = oldest[oldest != none]  # each waiting user's oldest waiting task
         need = rec.demand[heads]  # (n_heads, n_resources)
-        codes = rec.codes
-        if codes is not None:
-            code = np.frombuffer(codes, dtype=np.intc)[heads]
+        if rec.constraints is not None:
+            code = np.frombuffer(rec._codes, dtype=np.intc)[heads]
             need, code = _distinct(np.column_stack([need, code]))
         else:
             need, code = np.unique(need, axis=0), None

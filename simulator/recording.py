@@ -6,9 +6,10 @@ starts, completes, fits no server or is still live at the horizon is the recorde
 
 * :class:`TaskTable` (the default) keeps every task that arrived, as per-task columns, to the
   end of the run; :attr:`fairsim.simulator.engine.EngineResult.tasks` holds them;
-* :class:`StreamingRecorder` (``collect.stream_tasks``) keeps the live tasks only, and hands
-  each ended task's row to a :class:`fairsim.simulator.stream.TaskStream`, which writes
-  ``tasks.parquet`` while the run goes on.
+* :class:`StreamingRecorder` (a run with an output folder, :mod:`fairsim.simulator.stream`)
+  keeps the live tasks only, and hands each ended task's row to a
+  :class:`fairsim.simulator.stream.TaskStream`, which writes ``tasks.parquet`` while the run
+  goes on.
 
 The engine picks one when the run starts and drives it the same way whatever it is; its event
 loop never asks which one it has. :class:`TaskRecorder` names the calls; subclasses customise
@@ -48,6 +49,32 @@ from fairsim.simulator.workload import TaskBatch
 #: ``censored="hold"``): it never completes. Every other run time is >= 0.
 HELD = -math.inf
 _NAN = math.nan
+
+#: Bytes of memory a task costs a run that keeps every task in memory (:class:`TaskTable`),
+#: beyond a streamed run (:class:`StreamingRecorder`): the peak RSS of ``fairsim run`` on
+#: 3,000,000 synthetic tasks, ff-drfh on 12,583 Table I servers, in memory (1,075 MB) minus
+#: streamed (621 MB), per task, rounded up (measured on this project's 2-core machine). The
+#: per-task columns are about 70 bytes; the rest is the result tables built from them at the end
+#: (pandas frames, group-bys, Arrow columns). A job gate adds its own columns.
+TASK_TABLE_BYTES = 160
+
+
+def in_memory_estimate(n_tasks: int) -> str:
+    """What keeping ``n_tasks`` tasks in memory costs, in words: ``"about 480 MB for 3,000,000
+    tasks"`` (:data:`TASK_TABLE_BYTES` a task; MB and GB of 10**6 and 10**9 bytes)."""
+    b = TASK_TABLE_BYTES * n_tasks
+    size = f"{b / 1e9:.1f} GB" if b >= 1e9 else f"{max(1, round(b / 1e6))} MB"
+    return f"about {size} for {n_tasks:,} tasks"
+
+
+class LiveCodes(dict[int, int]):
+    """Placement constraint codes of the tasks a streamed run has read and not yet ended (task
+    id → code; 0, any server, for a task not in it): ``codes[task]`` as with a
+    :class:`TaskTable`'s per-task array, without an entry per task ever seen."""
+
+    def __missing__(self, task: int) -> int:
+        return 0
+
 
 #: The live record of a task: ``(user code, demand, run time, key)``. The run time is
 #: :data:`HELD` for a task that never completes; ``key`` is what the recorder needs to write the
@@ -92,8 +119,9 @@ class TaskRecorder:
         The live tasks' records (entered and popped by the engine).
     start_s : StartTimes
         Start times, written by the engine (``start_s[task] = now``).
-    codes : array of int or None
-        Placement constraint code per task (only with placement constraints).
+    codes : array of int, LiveCodes or None
+        Placement constraint code per task, ``codes[task]`` (only with placement constraints;
+        a streamed run keeps those of the tasks read and not ended).
     """
 
     def __init__(self, n_resources: int, *, hold_censored: bool) -> None:
@@ -102,7 +130,7 @@ class TaskRecorder:
         self.hold_censored = hold_censored
         self.live: dict[int, LiveTask] = {}
         self.start_s: StartTimes = {}
-        self.codes: array[int] | None = None
+        self.codes: array[int] | LiveCodes | None = None
         # the batch being read (task ids b_lo..n-1): Python lists, whose scalar access is
         # several times faster than numpy's in the event loop
         self.b_lo = 0
@@ -267,7 +295,7 @@ class TaskTable(TaskRecorder):
         self.jobs = jobs
         self.constraints = constraints
         if constraints is not None:
-            self.codes = array("i")
+            self.codes = self._codes = array("i")
         self.job_id = np.empty(capacity, dtype=np.int64)
         self.task_index = np.empty(capacity, dtype=np.int32)
         self.user = np.empty(capacity, dtype=np.int32)
@@ -355,12 +383,12 @@ class TaskTable(TaskRecorder):
                 col = getattr(batch, name)
                 getattr(self, name)[lo:hi] = default if col is None else col
         n = hi - lo
-        if self.codes is not None:
+        if self.constraints is not None:
             if batch.constraint is None:
-                self.codes.frombytes(np.zeros(n, dtype=np.intc).tobytes())
+                self._codes.frombytes(np.zeros(n, dtype=np.intc).tobytes())
             else:
-                codes = self.constraints.codes(batch.constraint).astype(np.intc)  # type: ignore[union-attr]
-                self.codes.frombytes(codes.tobytes())
+                codes = self.constraints.codes(batch.constraint).astype(np.intc)
+                self._codes.frombytes(codes.tobytes())
         self._start.frombytes(np.full(n, np.nan).tobytes())
         self._finish.frombytes(np.full(n, np.nan).tobytes())
         self._server.frombytes(np.full(n, -1, dtype=np.intc).tobytes())
@@ -387,8 +415,9 @@ class StreamingRecorder(TaskRecorder):
 
     A live record's ``key`` is ``(job_id, task_index, submit_s, censored)``: what the task's row
     needs besides its user, demand, start and end. Every batch is counted in the stream's
-    per-user and per-job totals once its tasks arrived (the last one up to the horizon). Job
-    gates and placement constraints are not supported: both look tasks up after they end.
+    per-user and per-job totals once its tasks arrived (the last one up to the horizon). With
+    placement constraints, the codes of the tasks read and not yet ended are kept
+    (:class:`LiveCodes`). Job gates are not supported: they look tasks up after they end.
 
     Parameters
     ----------
@@ -399,6 +428,10 @@ class StreamingRecorder(TaskRecorder):
         The engine's user codes (see :class:`~fairsim.simulator.stream.TaskStream`).
     hold_censored : bool
         See :class:`TaskRecorder`.
+    order : {"end", "arrival"}
+        The row order of ``tasks.parquet`` (:class:`~fairsim.simulator.stream.TaskStream`).
+    constraints : ConstraintIndex, optional
+        The run's placement constraints.
 
     Attributes
     ----------
@@ -412,9 +445,14 @@ class StreamingRecorder(TaskRecorder):
         users: dict[str, int],
         *,
         hold_censored: bool,
+        order: str = "end",
+        constraints: ConstraintIndex | None = None,
     ) -> None:
         super().__init__(len(resources), hold_censored=hold_censored)
-        self.stream = TaskStream(path, resources, users)
+        self.stream = TaskStream(path, resources, users, order=order)
+        self.constraints = constraints
+        self._live_codes = LiveCodes() if constraints is not None else None
+        self.codes = self._live_codes
         self._started: dict[int, float] = {}
         self.start_s = self._started
         # the batch being read: its job, user and submit columns, until counted as arrived
@@ -424,15 +462,19 @@ class StreamingRecorder(TaskRecorder):
         """Write the task's row (``finished``)."""
         user, demand, _, (job, index, submit, _) = record
         rows = self.stream.pending
-        rows += (job, index, user, submit, self._started.pop(task), finish_s, server,
+        rows += (task, job, index, user, submit, self._started.pop(task), finish_s, server,
                  FINISHED, *demand)  # fmt: skip
         if len(rows) >= self.stream.limit:
             self.stream.flush()
+        if self._live_codes is not None:
+            self._live_codes.pop(task, None)
 
     def unplaceable(self, task: int, record: LiveTask) -> None:
         """Write the task's row (``unplaceable``)."""
         user, demand, _, (job, index, submit, _) = record
-        self.stream.row(job, index, user, submit, _NAN, _NAN, -1, UNPLACEABLE, demand)
+        self.stream.row(task, job, index, user, submit, _NAN, _NAN, -1, UNPLACEABLE, demand)
+        if self._live_codes is not None:
+            self._live_codes.pop(task, None)
 
     def end(self, n_arrived: int, running: dict[int, int]) -> None:
         """Count the batch being read up to the horizon, and write the rows of the tasks live
@@ -445,8 +487,10 @@ class StreamingRecorder(TaskRecorder):
             server = running.get(task, -1)
             code = QUEUED if server < 0 else (CENSORED if censored else RUNNING)
             stream.row(
-                job, index, user, submit, started.pop(task, _NAN), _NAN, server, code, demand
+                task, job, index, user, submit, started.pop(task, _NAN), _NAN, server, code, demand
             )
+        if self._live_codes is not None:
+            self._live_codes.clear()
 
     def close(self, dropped: Sequence[int]) -> tuple[dict[str, np.ndarray], StreamedTasks]:
         """Finish ``tasks.parquet``: no per-task columns, the stream's summary.
@@ -475,6 +519,10 @@ class StreamingRecorder(TaskRecorder):
     def _store(self, batch: TaskBatch, users: np.ndarray, lo: int, hi: int) -> None:
         self._count_arrived()  # the previous batch arrived whole
         self._arrivals = (np.asarray(batch.job_id, np.int64), users, batch.submit_s)
+        if self._live_codes is not None and batch.constraint is not None:
+            codes = self.constraints.codes(batch.constraint)  # type: ignore[union-attr]
+            at = np.flatnonzero(codes)
+            self._live_codes.update(zip((at + lo).tolist(), codes[at].tolist(), strict=True))
 
     def _keys(self, batch: TaskBatch) -> list[Any]:
         n = len(batch)

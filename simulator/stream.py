@@ -19,13 +19,24 @@ and ``summary.json`` need, as running totals: per user (tasks submitted, complet
 tasks, the users and the jobs, not with the tasks ever seen.
 
 The files hold exactly the rows and values of the in-memory path
-(:func:`fairsim.simulator.results.tables`); only the row order of ``tasks.parquet`` differs: rows
-are in the order tasks ended (completions by time, ties by task id), where the in-memory path
-writes them in arrival order. ``jobs.parquet``, ``users.parquet`` and ``summary.json`` (except
-wall time and memory) are byte-identical between the two paths.
+(:func:`fairsim.simulator.results.tables`). The row order of ``tasks.parquet`` is one of two:
 
-Not supported yet with a job gate (:mod:`fairsim.simulator.jobs`) or placement constraints
-(:mod:`fairsim.simulator.constraints`): both look tasks up by id after they end.
+* ``order="arrival"`` (``collect.stream_tasks: false``, the default of a run with an output
+  folder): task-id (arrival) order, byte-identical to the in-memory path's file. Each row group
+  is spilled, with the task id, to one Arrow IPC file per block of :data:`ARRIVAL_ROW_GROUP`
+  task ids (the row group size of :func:`pyarrow.parquet.write_table`); :meth:`TaskStream.close`
+  then reads one block at a time, puts its rows in task-id order and writes it as one row group
+  with the in-memory path's options (:data:`PARQUET_KW`). Task ids are dense (``0..n-1``), so a
+  block is complete and in order without any comparison sort; memory at the end is about one
+  block (a few hundred bytes a row), whatever the number of tasks.
+* ``order="end"`` (``collect.stream_tasks: true``): the order tasks ended (completions by time,
+  ties by task id), written as it goes with no spill and no second pass.
+
+``jobs.parquet``, ``users.parquet`` and ``summary.json`` (except wall time and memory) are
+byte-identical between the paths.
+
+Not supported with a job gate (:mod:`fairsim.simulator.jobs`): it looks tasks up by id after
+they end.
 """
 
 from __future__ import annotations
@@ -57,9 +68,20 @@ PARQUET_KW: dict[str, Any] = {
 #: to plain pages anyway.
 STREAM_PARQUET_KW: dict[str, Any] = {**PARQUET_KW, "use_dictionary": ["user", "ended"]}
 
-#: Rows per row group of a streamed ``tasks.parquet``.
+#: Rows per row group of a streamed ``tasks.parquet`` in end order.
 ROW_GROUP = 1 << 17
+
+#: Rows per row group of ``tasks.parquet`` in arrival order: the default of
+#: :func:`pyarrow.parquet.write_table`, which the in-memory path uses (1,048,576), so both paths
+#: write the same bytes. Also the number of task ids in one spill block.
+ARRIVAL_ROW_GROUP = 1 << 20
+
+#: Where a stream's rows can be in ``tasks.parquet``: the order tasks ended, or arrival order.
+ORDERS = ("end", "arrival")
 _ENDED_PA = pa.array(ENDED, pa.string())
+#: Spill files of arrival order: Arrow IPC with LZ4 frames (about a third of the raw size on a
+#: synthetic trace's rows, for a small part of the time the rows take to write).
+_SPILL_IPC = pa.ipc.IpcWriteOptions(compression="lz4")
 
 
 def tasks_schema(resources: tuple[str, ...]) -> pa.Schema:
@@ -121,7 +143,7 @@ class TaskStream:
     :attr:`pending` (calling :meth:`flush` when it is full) and any other ended task's with
     :meth:`row`; counts every batch that arrived with :meth:`count_arrivals`; and calls
     :meth:`close`. The file is written under a temporary name next to ``path`` and renamed into
-    place by :meth:`close`; :meth:`abort` deletes it.
+    place by :meth:`close`; :meth:`abort` deletes it (and the spill files of arrival order).
 
     Parameters
     ----------
@@ -133,13 +155,17 @@ class TaskStream:
         The engine's user codes (name → code), read when rows are written; codes are only
         added, never changed.
     row_group : int, optional
-        Rows per row group (> 0; default :data:`ROW_GROUP`).
+        Rows per row group (> 0; default :data:`ROW_GROUP` in end order,
+        :data:`ARRIVAL_ROW_GROUP` in arrival order: the in-memory path's, for the same bytes).
+    order : {"end", "arrival"}
+        The row order of ``tasks.parquet`` (see :mod:`fairsim.simulator.stream`).
 
     Attributes
     ----------
     pending : list
-        The rows of ended tasks not yet written, flat: ``job_id, task_index, user, submit_s,
-        start_s, finish_s, server, ended, *demand`` per row. The recorder appends to it directly
+        The rows of ended tasks not yet written, flat: ``task, job_id, task_index, user,
+        submit_s, start_s, finish_s, server, ended, *demand`` per row (``task``: the engine's
+        task id, the arrival order). The recorder appends to it directly
         (its per-completion fast path) and calls :meth:`flush` once it holds :attr:`limit`
         items; the list is emptied in place, never replaced.
     limit : int
@@ -152,11 +178,15 @@ class TaskStream:
         resources: tuple[str, ...],
         users: dict[str, int],
         row_group: int | None = None,
+        order: str = "end",
     ) -> None:
+        if order not in ORDERS:
+            raise ValueError(f"order: {order!r} (expected one of {', '.join(ORDERS)})")
         if row_group is None:
-            row_group = ROW_GROUP
+            row_group = ARRIVAL_ROW_GROUP if order == "arrival" else ROW_GROUP
         if row_group <= 0:
             raise ValueError(f"row_group: {row_group!r} (expected a positive number of rows)")
+        self.order = order
         self.path = Path(path)
         self.resources = tuple(resources)
         self.row_group = int(row_group)
@@ -166,12 +196,17 @@ class TaskStream:
         self.schema = tasks_schema(self.resources)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
-        self._writer: pq.ParquetWriter | None = pq.ParquetWriter(
-            self._tmp, self.schema, **STREAM_PARQUET_KW
-        )
+        self._writer: pq.ParquetWriter | None = None
+        # arrival order: one spill file (Arrow IPC stream) per block of row_group task ids
+        self._spill_schema = self.schema.append(pa.field("task", pa.int64()))
+        self._blocks: dict[int, tuple[Path, pa.ipc.RecordBatchStreamWriter]] = {}
+        if order == "end":
+            self._writer = pq.ParquetWriter(self._tmp, self.schema, **STREAM_PARQUET_KW)
         self.pending: list[Any] = []
-        self._width = 8 + len(self.resources)
-        self.limit = self._width * self.row_group
+        self._width = 9 + len(self.resources)
+        # a row group's worth of rows in end order; in arrival order, the rows buffered before
+        # they are spilled (their row groups are written by close)
+        self.limit = self._width * (self.row_group if order == "end" else ROW_GROUP)
         self.rows = 0
         self.n_started = 0
         self.row_groups = 0
@@ -188,6 +223,7 @@ class TaskStream:
     # ------------------------------------------------------------------ the recorder's calls
     def row(
         self,
+        task: int,
         job_id: int,
         task_index: int,
         user: int,
@@ -198,9 +234,10 @@ class TaskStream:
         ended: int,
         demand: tuple[float, ...],
     ) -> None:
-        """One row of ``tasks.parquet`` (times NaN and server -1 when null)."""
+        """One row of ``tasks.parquet`` (times NaN and server -1 when null) of task ``task``."""
         flat = self.pending
-        flat += (job_id, task_index, user, submit_s, start_s, finish_s, server, ended, *demand)
+        flat += (task, job_id, task_index, user, submit_s, start_s, finish_s, server, ended,
+                 *demand)  # fmt: skip
         if len(flat) >= self.limit:
             self.flush()
 
@@ -243,6 +280,8 @@ class TaskStream:
 
         """
         self.flush()
+        if self.order == "arrival":
+            self._write_in_arrival_order()
         assert self._writer is not None
         self._writer.close()
         self._writer = None
@@ -285,13 +324,23 @@ class TaskStream:
         )
 
     def abort(self) -> None:
-        """Stop writing and delete the partial file (a failed or interrupted run)."""
-        if self._writer is not None:
-            try:
-                self._writer.close()
-            finally:
-                self._writer = None
-        self._tmp.unlink(missing_ok=True)
+        """Stop writing and delete the partial file and the spill files (a failed or
+        interrupted run)."""
+        try:
+            if self._writer is not None:
+                try:
+                    self._writer.close()
+                finally:
+                    self._writer = None
+        finally:
+            for path, writer in self._blocks.values():
+                try:
+                    writer.close()
+                except (OSError, pa.ArrowException):  # already closed or half-written
+                    pass
+                path.unlink(missing_ok=True)
+            self._blocks.clear()
+            self._tmp.unlink(missing_ok=True)
 
     # ------------------------------------------------------------------ internals
     def _names_of(self, n: int) -> np.ndarray:
@@ -302,6 +351,67 @@ class TaskStream:
             self._names = names
             self._names_pa = pa.array(names, pa.string())
         return self._names
+
+    def _spill(self, table: pa.Table, task: np.ndarray) -> None:
+        """Arrival order: append rows (with their ``task`` column) to the spill file of their
+        block of task ids."""
+        block = task // self.row_group
+        order = np.argsort(block, kind="stable")
+        block = block[order]
+        table = table.take(pa.array(order))
+        cuts = np.flatnonzero(np.diff(block)) + 1
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(block)], strict=True):
+            b = int(block[lo])
+            entry = self._blocks.get(b)
+            if entry is None:
+                path = self.path.with_name(f".{self.path.name}.{os.getpid()}.block{b}.arrow")
+                writer = pa.ipc.new_stream(path, self._spill_schema, options=_SPILL_IPC)
+                entry = self._blocks[b] = (path, writer)
+            entry[1].write_table(table.slice(lo, hi - lo))
+
+    def _write_in_arrival_order(self) -> None:
+        """Arrival order: write ``tasks.parquet`` from the spill files, one block of task ids
+        (one row group) at a time, each put in task-id order, with the in-memory path's
+        options; delete each spill file once written.
+
+        Raises
+        ------
+        ValueError
+            If a block does not hold each of its task ids exactly once (a recorder that lost
+            or repeated a task).
+        """
+        self._writer = pq.ParquetWriter(self._tmp, self.schema, **PARQUET_KW)
+        n_blocks = -(-self.rows // self.row_group)
+        if sorted(self._blocks) != list(range(n_blocks)):
+            raise ValueError(
+                f"streamed task ids: blocks {sorted(self._blocks)} for {self.rows} rows "
+                f"(expected 0..{n_blocks - 1})"
+            )
+        if not self.rows:  # the in-memory path writes one empty row group
+            self._writer.write_table(self.schema.empty_table())
+            self.row_groups += 1
+        for b in range(n_blocks):
+            path, writer = self._blocks[b]
+            writer.close()
+            with pa.OSFile(str(path)) as source:
+                table = pa.ipc.open_stream(source).read_all()
+            lo = b * self.row_group
+            size = min(self.row_group, self.rows - lo)
+            pos = table.column("task").to_numpy() - lo
+            at = np.full(size, -1, np.int64)
+            if len(pos) == size and pos.min() >= 0 and pos.max() < size:
+                at[pos] = np.arange(size)
+            if len(pos) != size or (at < 0).any():
+                raise ValueError(
+                    f"streamed task ids {lo}..{lo + size - 1}: {len(pos)} rows, not each id once"
+                )
+            table = table.drop_columns("task").take(pa.array(at))
+            del pos, at
+            self._writer.write_table(table)
+            self.row_groups += 1
+            del table
+            path.unlink()
+            del self._blocks[b]
 
     def flush(self) -> None:
         """Write the pending rows as one row group and add them to the totals."""
@@ -314,26 +424,32 @@ class TaskStream:
         def col(j: int, dtype: Any) -> np.ndarray:
             return np.array(flat[j::w], dtype=dtype)
 
-        job_a, user_a = col(0, np.int64), col(2, np.int64)
-        start_a, finish_a = col(4, np.float64), col(5, np.float64)
-        server_a, ended_a = col(6, np.int32), col(7, np.int8)
+        task_a = col(0, np.int64)
+        job_a, user_a = col(1, np.int64), col(3, np.int64)
+        start_a, finish_a = col(5, np.float64), col(6, np.float64)
+        server_a, ended_a = col(7, np.int32), col(8, np.int8)
         self._names_of(int(user_a.max()) + 1)
         cols: list[pa.Array] = [
             pa.array(job_a, pa.int64()),
-            pa.array(col(1, np.int32), pa.int32()),
+            pa.array(col(2, np.int32), pa.int32()),
             self._names_pa.take(pa.array(user_a)),
-            pa.array(col(3, np.float64), pa.float64()),
+            pa.array(col(4, np.float64), pa.float64()),
             pa.array(start_a, pa.float64(), mask=np.isnan(start_a)),
             pa.array(finish_a, pa.float64(), mask=np.isnan(finish_a)),
             pa.array(server_a, pa.int32(), mask=server_a < 0),
             _ENDED_PA.take(pa.array(ended_a)),
         ]
-        cols += [pa.array(col(8 + r, np.float64), pa.float64()) for r in range(w - 8)]
+        cols += [pa.array(col(9 + r, np.float64), pa.float64()) for r in range(w - 9)]
         flat.clear()
-        assert self._writer is not None
-        self._writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
+        if self.order == "end":
+            assert self._writer is not None
+            self._writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
+            self.row_groups += 1
+        else:
+            self._spill(
+                pa.Table.from_arrays([*cols, pa.array(task_a)], schema=self._spill_schema), task_a
+            )
         self.rows += n
-        self.row_groups += 1
         self.n_started += int(np.count_nonzero(server_a >= 0))
         self._ended += np.bincount(ended_a, minlength=len(ENDED))
         done = ended_a == FINISHED

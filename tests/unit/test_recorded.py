@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from fairsim.errors import ConfigError, PlacementError
@@ -24,6 +25,7 @@ from fairsim.simulator.replay import RecordedRuns, ReplayScheduler
 from fairsim.simulator.results import tables
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
+from fairsim.simulator.stream import PARQUET_KW
 from fairsim.simulator.workload import FrameTaskSource
 from fairsim.traces.io import write_placements
 
@@ -143,6 +145,10 @@ def test_streamed_tasks_and_fairness_counters_agree(tmp_path: Path) -> None:
     a = tables(mem)["tasks"].to_pandas().sort_values(["job_id", "task_index"])
     b = pd.read_parquet(tmp_path / "tasks.parquet").sort_values(["job_id", "task_index"])
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+    # arrival order (the default of a run with an output folder): the in-memory path's bytes
+    _run(tasks_out=tmp_path / "arrival.parquet", tasks_order="arrival")
+    pq.write_table(tables(mem)["tasks"], tmp_path / "mem.parquet", **PARQUET_KW)
+    assert (tmp_path / "arrival.parquet").read_bytes() == (tmp_path / "mem.parquet").read_bytes()
     at = {s.time_s: s for s in snaps}
     # 15 s: user a's task (1,0) waits between runs, (1,1) ended; user b's censored task runs
     assert at[15.0].names == ("a", "b")

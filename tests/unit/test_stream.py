@@ -1,11 +1,15 @@
-"""Streamed task results (``collect.stream_tasks``, :mod:`fairsim.simulator.stream`): the same
-rows and values as the in-memory path, jobs/users/summary byte-identical, live tasks only in
-memory, nothing half-written after a failure."""
+"""Streamed task results (:mod:`fairsim.simulator.stream`): by default with an output folder,
+in arrival order and byte-identical to the in-memory path; in end order with
+``collect.stream_tasks: true`` (the same rows and values); live tasks only in memory; nothing
+half-written after a failure; where a scenario cannot stream, in memory with a logged
+estimate."""
 
 from __future__ import annotations
 
 import json
+import logging
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +22,14 @@ from hypothesis import strategies as st
 
 import fairsim
 from fairsim.errors import ConfigError
+from fairsim.scenario import pipeline
 from fairsim.scenario.config import parse_config
 from fairsim.scenario.output import run_config
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator import stream as stream_mod
 from fairsim.simulator.cluster import ClusterState
-from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine
+from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.results import summarize, tables, write_run
 from fairsim.simulator.workload import FrameTaskSource
 
@@ -58,24 +63,41 @@ def _strip(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if k not in VOLATILE}
 
 
+def _in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the next runs keep every task in memory (the path before streaming by default)."""
+    monkeypatch.setattr(pipeline.Scenario, "task_order", lambda self, tasks_dir: None)
+
+
 def test_streamed_files_hold_the_in_memory_rows_on_the_google_sample(
     tmp_path: Path, google_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Real sample, four schedulers: every ``tasks.parquet`` row and value is the in-memory
-    path's (in end order), ``jobs``/``users``/``utilization`` are byte-identical, and so is the
-    summary; small row groups make tasks end before their batch has all arrived."""
+    """Real sample, four schedulers: the default (streamed, arrival order) writes every file
+    byte for byte as the in-memory path; with ``stream_tasks: true`` every ``tasks.parquet``
+    row and value is the in-memory path's in end order, ``jobs``/``users``/``utilization`` are
+    byte-identical, and so is the summary; small row groups make tasks end before their batch
+    has all arrived."""
     monkeypatch.setattr(stream_mod, "ROW_GROUP", 500)
     cache = tmp_path / "cache"
-    mem = run_config(
-        parse_config(_google(google_dir, cache, False)), tmp_path / "mem", progress=False
+    default = run_config(
+        parse_config(_google(google_dir, cache, False)), tmp_path / "default", progress=False
     )
+    with monkeypatch.context() as m:
+        _in_memory(m)
+        mem = run_config(
+            parse_config(_google(google_dir, cache, False)), tmp_path / "mem", progress=False
+        )
     streamed = run_config(
         parse_config(_google(google_dir, cache, True)), tmp_path / "st", progress=False
     )
-    assert list(mem) == list(streamed)
+    assert list(mem) == list(streamed) == list(default)
     for name in mem:
-        a, b = tmp_path / "mem" / name, tmp_path / "st" / name
+        a, b, d = tmp_path / "mem" / name, tmp_path / "st" / name, tmp_path / "default" / name
         assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
+        for f in a.iterdir():  # every file of the default run is the in-memory path's
+            if f.name != "summary.json":
+                assert (d / f.name).read_bytes() == f.read_bytes(), f.name
+        sd = json.loads((d / "summary.json").read_text())
+        assert _strip(sd) == _strip(json.loads((a / "summary.json").read_text()))
         for table in ("jobs", "users", "utilization"):
             assert (a / f"{table}.parquet").read_bytes() == (b / f"{table}.parquet").read_bytes()
         ta, tb = pq.read_table(a / "tasks.parquet"), pq.read_table(b / "tasks.parquet")
@@ -196,11 +218,172 @@ def test_an_interrupted_run_leaves_no_file(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_worked_example_in_arrival_order_is_the_in_memory_file(tmp_path: Path) -> None:
+    """Arrival order: the rows of the worked example by task id, with the bytes the in-memory
+    path writes (one row group of ARRIVAL_ROW_GROUP rows)."""
+    r = _engine(tmp_path / "t.parquet", tasks_order="arrival").run()
+    assert r.streamed is not None and r.streamed.row_groups == 1
+    t = pd.read_parquet(tmp_path / "t.parquet")
+    assert t["ended"].tolist() == ["unplaceable", "censored", "finished", "queued"]
+    mem = tmp_path / "mem.parquet"
+    pq.write_table(tables(_engine(None).run())["tasks"], mem, **stream_mod.PARQUET_KW)
+    assert (tmp_path / "t.parquet").read_bytes() == mem.read_bytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 9), st.integers(1, 12), st.randoms())
+def test_arrival_order_puts_any_end_order_back(n: int, block: int, flush: int, rnd: Any) -> None:
+    """Rows handed over in any order come out by task id, ``block`` rows a row group, through
+    spill blocks of ``block`` task ids; a lost task is an error, not a short file."""
+    import tempfile
+
+    order = list(range(n))
+    rnd.shuffle(order)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tasks.parquet"
+        s = stream_mod.TaskStream(path, ("cpu",), {"u": 0}, row_group=block, order="arrival")
+        s.limit = s._width * flush
+        for task in order:
+            s.row(task, 100 + task, task, 0, float(task), math.nan, math.nan, -1, 3, (0.5,))
+        out = s.close()
+        t = pq.read_table(path)
+        assert t.column("job_id").to_pylist() == [100 + i for i in range(n)]
+        assert out.rows == n and out.row_groups == max(1, math.ceil(n / block))
+        assert pq.ParquetFile(path).metadata.num_row_groups == out.row_groups
+        assert sorted(os.listdir(tmp)) == ["tasks.parquet"]  # the spill files are gone
+        if n > 1:  # task 0 lost (a lost last task cannot be told from a shorter run)
+            lost = stream_mod.TaskStream(path, ("cpu",), {"u": 0}, row_group=block, order="arrival")
+            for task in (t for t in order if t):
+                lost.row(task, 1, task, 0, 0.0, math.nan, math.nan, -1, 3, (0.5,))
+            with pytest.raises(ValueError, match=r"^streamed task ids"):
+                lost.close()
+            lost.abort()
+            assert sorted(os.listdir(tmp)) == ["tasks.parquet"]
+
+
+def test_placement_constraints_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placement constraints: the default run streams (constraint codes of live tasks only)
+    and writes the in-memory path's bytes; ``stream_tasks: true`` gives the same rows."""
+    cfg = {
+        "name": "c",
+        "trace": {
+            "format": "synthetic",
+            "duration_s": 1800,
+            "n_tasks": 3_000,
+            "constraints": {"share": 0.5, "classes": [1, 2]},
+        },
+        "cluster": {"servers": 30},
+        "schedulers": ["bf-drfh", "psdsf"],
+    }
+    seen: list[str | None] = []
+    order = pipeline.Scenario.task_order
+
+    def spy(self: pipeline.Scenario, tasks_dir: Path | None) -> str | None:
+        seen.append(order(self, tasks_dir))
+        return seen[-1]
+
+    with monkeypatch.context() as m:
+        m.setattr(pipeline.Scenario, "task_order", spy)
+        run_config(parse_config(cfg), tmp_path / "default", progress=False, report=False)
+    assert seen == ["arrival"]
+    with monkeypatch.context() as m:
+        _in_memory(m)
+        run_config(parse_config(cfg), tmp_path / "mem", progress=False, report=False)
+    cfg["collect"] = {"stream_tasks": True}
+    run_config(parse_config(cfg), tmp_path / "end", progress=False, report=False)
+    for name in ("bf-drfh", "psdsf"):
+        a = (tmp_path / "mem" / name / "tasks.parquet").read_bytes()
+        assert (tmp_path / "default" / name / "tasks.parquet").read_bytes() == a
+        mem = pd.read_parquet(tmp_path / "mem" / name / "tasks.parquet")
+        end = pd.read_parquet(tmp_path / "end" / name / "tasks.parquet")
+        assert (mem["ended"] == "finished").sum() > 500
+        pd.testing.assert_frame_equal(_sorted(mem), _sorted(end))
+
+
+_SYNTH = {
+    "name": "s",
+    "trace": {"format": "synthetic", "n_tasks": 300, "duration_s": 600},
+    "cluster": {"servers": 4},
+    "schedulers": ["ff-drfh"],
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"trace": {**_SYNTH["trace"], "model": "complex"}}, "a job gate"),
+        ({"collect": {"stranded": True}}, "collect.stranded"),
+        ({"collect": {"sharing_incentive": True}}, "collect.sharing_incentive"),
+    ],
+)
+def test_where_a_scenario_cannot_stream_it_says_so_with_an_estimate(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    change: dict[str, Any],
+    reason: str,
+) -> None:
+    """A job gate, ``collect.stranded`` and ``collect.sharing_incentive`` keep the tasks in
+    memory: the run says why and how much memory at the start (an info line for a small
+    run, a warning from IN_MEMORY_WARN_BYTES); ``stream_tasks: true`` is refused."""
+    cfg = {**_SYNTH, **change}
+    with caplog.at_level(logging.INFO, logger="fairsim.scenario.pipeline"):
+        s = run_config(parse_config(cfg), tmp_path / "small", progress=False, report=False)
+    n = s["ff-drfh"]["tasks"]
+    msgs = [r for r in caplog.records if "kept in memory" in r.getMessage()]
+    assert len(msgs) == 1 and msgs[0].levelno == logging.INFO
+    assert reason in msgs[0].getMessage()
+    est = f"about {max(1, round(160 * n / 1e6))} MB for {n:,} tasks"
+    assert msgs[0].getMessage().endswith(est), msgs[0].getMessage()
+    caplog.clear()
+    monkeypatch.setattr(pipeline, "IN_MEMORY_WARN_BYTES", 1)
+    with caplog.at_level(logging.WARNING, logger="fairsim.scenario.pipeline"):
+        run_config(parse_config(cfg), tmp_path / "big", progress=False, report=False)
+    assert [r.levelno for r in caplog.records if "kept in memory" in r.getMessage()] == [
+        logging.WARNING
+    ]
+    with pytest.raises(ConfigError, match=r"not supported with"):
+        run_config(
+            parse_config({**cfg, "collect": {**cfg.get("collect", {}), "stream_tasks": True}}),
+            tmp_path / "true",
+            progress=False,
+            report=False,
+        )
+
+
+def test_in_memory_estimate() -> None:
+    from fairsim.simulator.recording import in_memory_estimate
+
+    assert in_memory_estimate(3_000_000) == "about 480 MB for 3,000,000 tasks"
+    assert in_memory_estimate(25_000_000) == "about 4.0 GB for 25,000,000 tasks"
+    assert in_memory_estimate(10) == "about 1 MB for 10 tasks"
+
+
+def test_the_default_keeps_every_config_hash() -> None:
+    """``stream_tasks: false`` stays the default: configs that do not name it hash as before
+    (this one's hash is pinned in test_fairness_over_time too)."""
+    cfg = parse_config(_SYNTH)
+    assert cfg.collect.stream_tasks is False
+    assert cfg.model_dump(mode="json")["collect"]["stream_tasks"] is False
+    assert (
+        cfg.config_hash()
+        == parse_config({**_SYNTH, "collect": {"stream_tasks": False}}).config_hash()
+    )
+    assert (
+        cfg.config_hash()
+        != parse_config({**_SYNTH, "collect": {"stream_tasks": True}}).config_hash()
+    )
+
+
 def test_refusals(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"^tasks_out: .*placement constraints"):
-        _engine(tmp_path / "t.parquet", constraints=ConstraintIndex(np.zeros(1, np.int64)))
+    with pytest.raises(ValueError, match=r"^tasks_out: .*a job gate"):
+        _engine(tmp_path / "t.parquet", gate=_gate())
+    with pytest.raises(ValueError, match=r"^tasks_order: 'random' "):
+        _engine(tmp_path / "t.parquet", tasks_order="random")
     with pytest.raises(ValueError, match=r"^row_group: 0 "):
         stream_mod.TaskStream(tmp_path / "x.parquet", ("cpu",), {}, row_group=0)
+    with pytest.raises(ValueError, match=r"^order: 'random' "):
+        stream_mod.TaskStream(tmp_path / "x.parquet", ("cpu",), {}, order="random")
     cfg = {
         "name": "s",
         "trace": {"format": "synthetic", "n_tasks": 50, "duration_s": 600},
@@ -219,6 +402,11 @@ def test_refusals(tmp_path: Path) -> None:
     r = fairsim.simulate(cfg, out=tmp_path / "ok")["ff-drfh"]
     assert len(r.tasks) == r.summary["tasks"] == 50
     assert r.users["tasks_submitted"].sum() == 50
+    # without an output folder the default keeps the tasks in memory
+    cfg["collect"] = {}
+    mem = fairsim.simulate(cfg)["ff-drfh"]
+    assert len(mem.tasks) == 50
+    pd.testing.assert_frame_equal(_sorted(mem.tasks), _sorted(r.tasks))
 
 
 @settings(max_examples=60, deadline=None)
@@ -248,3 +436,7 @@ def test_job_totals_equal_a_groupby(rows: list[tuple[int, int, int]], chunk: int
     np.testing.assert_array_equal(got["n"], g.size().to_numpy())
     np.testing.assert_array_equal(got["submit_s"], g["submit_s"].min().to_numpy())
     np.testing.assert_array_equal(got["user"], g["user"].first().to_numpy())
+
+
+def _gate() -> JobGate:
+    return JobGate()
