@@ -27,10 +27,9 @@ Four benchmarks, each a list of *points* (one scheduler on one workload and one 
     sizes are *denser* loads (more queueing, higher utilisation), not longer traces. Reported with
     the ratio cost(10^6) / cost(10^4) (target <= 2).
 
-``make bench-scale`` (:func:`bench_scale`, too long for ``make bench``) runs the whole-trace case:
-25 million synthetic tasks over a 29-day window on 12,583 Table I servers, FF- and BF-DRFH, each
-in its own process streaming the tasks from Parquet; its time and peak memory go to
-``scale.json`` (targets: under 10 minutes and 2 GB each).
+``make bench-scale`` (:mod:`benchmarks.bench_scale`, too long for ``make bench``) runs the whole
+path from raw files: 25 million tasks over 29 days, converted, then FF- and BF-DRFH on the trace's
+12,583 machines.
 
 Every point runs in a fresh child process (``python -m benchmarks.bench_online --one KIND
 ...``, from the repository's root) so that its peak RSS (``ru_maxrss``) is its own; the child
@@ -107,11 +106,6 @@ DENSE_SIZES = (10_000, 100_000, 1_000_000)
 TASK_SIZES_QUICK = (10_000, 100_000)
 SYNTH_SERVERS = 2_000
 DENSE_DURATION_S = 70_756.0  # the Google sample's window, whatever the number of tasks
-#: ``make bench-scale``: the 29-day Google trace's size on its 12,583 machines.
-SCALE_TASKS = 25_000_000
-SCALE_DURATION_S = 29 * 86_400.0
-SCALE_SERVERS = 12_583
-TARGET_SCALE_WALL_S = 600.0
 SEED = 1
 INTERVAL_S = 60.0
 CHILD_TIMEOUT_S = 3_600.0
@@ -739,78 +733,6 @@ def bench_tasks(
     }
 
 
-def bench_scale(
-    out: Path,
-    *,
-    tasks: int = SCALE_TASKS,
-    duration_s: float = SCALE_DURATION_S,
-    servers: int = SCALE_SERVERS,
-    schedulers: Sequence[str] = SCHEDULERS,
-    progress: bool = True,
-) -> dict[str, Any]:
-    """The whole-trace case (``make bench-scale``): ``tasks`` synthetic tasks over
-    ``duration_s`` on ``servers`` Table I servers, each scheduler in its own process.
-
-    The workload is written once to ``out/scale-trace/tasks.parquet`` by ``fairsim trace synth``
-    in a child process (kept for the next call with the same sizes), then streamed by every
-    run; each run streams its ended tasks to a temporary ``tasks.parquet``
-    (``collect.stream_tasks``, :mod:`fairsim.simulator.stream`), so it keeps only live tasks.
-    Targets: wall time under 10 minutes and peak RSS under 2 GB per scheduler.
-
-    Returns
-    -------
-    dict
-        The ``scale.json`` content: the points, with a check per target.
-    """
-    trace = Path(out) / "scale-trace"
-    stamp = trace / "params.json"
-    params = {"tasks": tasks, "duration_s": duration_s, "seed": SEED}
-    if not (stamp.is_file() and json.loads(stamp.read_text()) == params):
-        log.info("writing %s synthetic tasks over %.0f s into %s", f"{tasks:,}", duration_s, trace)
-        t0 = time.perf_counter()
-        cmd = [sys.executable, "-m", "fairsim.experiments.cli", "trace", "synth"]
-        cmd += ["--tasks", str(tasks), "--seed", str(SEED), "--duration-s", repr(duration_s)]
-        subprocess.run([*cmd, "--out", str(trace), "--overwrite"], check=True)
-        write_text(stamp, json_text(params) + "\n")
-        log.info("workload written in %.0f s", time.perf_counter() - t0)
-    specs = [
-        {
-            "kind": "parquet",
-            "scheduler": s,
-            "servers": servers,
-            "tasks": tasks,
-            "path": str(trace / "tasks.parquet"),
-            "stream_tasks": True,
-        }
-        for s in schedulers
-    ]
-    points = _run_points(specs, None, True, "scale", progress)
-    for p in points:
-        if _ok(p):
-            p["checks"] = {
-                "wall": {
-                    "target": f"wall_s < {TARGET_SCALE_WALL_S:.0f}",
-                    "value": p["wall_s"],
-                    "pass": p["wall_s"] < TARGET_SCALE_WALL_S,
-                },
-                "memory": {
-                    "target": f"peak_rss_mb < {TARGET_PEAK_RSS_MB:.0f}",
-                    "value": p["peak_rss_mb"],
-                    "pass": p["peak_rss_mb"] < TARGET_PEAK_RSS_MB,
-                },
-            }
-    return {
-        "benchmark": "scale",
-        "points": points,
-        "note": f"{tasks:,} synthetic tasks over {duration_s / 86_400:.1f} days on {servers:,} "
-        "Table I servers, streamed from Parquet; ended tasks streamed to a temporary "
-        "tasks.parquet (collect.stream_tasks), whose writing the wall time includes.",
-    }
-
-
-# --------------------------------------------------------------------------- output
-
-
 def _git_commit() -> str | None:
     try:
         return (
@@ -997,16 +919,6 @@ def _parser() -> argparse.ArgumentParser:
         "HEAD~1)",
     )
     # child mode (internal): one point, JSON on stdout
-    ap.add_argument(
-        "--scale",
-        action="store_true",
-        help="only the whole-trace case (make bench-scale): 25 million tasks, 29 days, 12,583 "
-        "servers; writes scale.json",
-    )
-    ap.add_argument("--scale-tasks", type=int, default=SCALE_TASKS, help="--scale: number of tasks")
-    ap.add_argument(
-        "--scale-days", type=float, default=SCALE_DURATION_S / 86_400, help="--scale: window, days"
-    )
     ap.add_argument("--one", choices=("real", "synth", "parquet"), help=argparse.SUPPRESS)
     ap.add_argument("--scheduler", default="bf-drfh", help=argparse.SUPPRESS)
     ap.add_argument("--servers", type=int, default=SYNTH_SERVERS, help=argparse.SUPPRESS)
@@ -1023,26 +935,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.one:
         logging.getLogger().setLevel(logging.WARNING)
         return _child_main(args)
-    if args.scale:
-        t0 = time.perf_counter()
-        out = Path(args.out)
-        res = bench_scale(
-            out,
-            tasks=args.scale_tasks,
-            duration_s=args.scale_days * 86_400.0,
-            progress=not args.no_progress,
-        )
-        res.update(machine=machine_info(), total_s=time.perf_counter() - t0)
-        write_text(out / "scale.json", json_text(res, sort_keys=False) + "\n")
-        checks = [c["pass"] for p in res["points"] for c in p.get("checks", {}).values()]
-        for p in res["points"]:
-            if _ok(p):
-                log.info(
-                    "%s: %s tasks in %.0f s, peak %.0f MB",
-                    p["scheduler"], f"{p['tasks']:,}", p["wall_s"], p["peak_rss_mb"],
-                )  # fmt: skip
-        log.info("%d/%d checks passed; %s", sum(checks), len(checks), out / "scale.json")
-        return 1 if args.strict and not all(checks) else 0
     only = [b.strip() for b in args.only.split(",") if b.strip()]
     unknown = sorted(set(only) - set(BENCHMARKS))
     if unknown:

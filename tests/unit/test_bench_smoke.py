@@ -13,7 +13,6 @@ from benchmarks.bench_online import (
     DENSE_DURATION_S,
     _last_submit,
     all_checks,
-    bench_scale,
     bench_tasks,
     machine_info,
     summary_markdown,
@@ -93,23 +92,6 @@ def test_dense_stress_case_keeps_the_sample_window() -> None:
         assert p["duration_s"] == DENSE_DURATION_S == 70_756.0
     md = summary_markdown({"tasks-dense": res}, machine_info())
     assert "| tasks-dense bf-drfh | cost(2,000)/cost(2,000) <= 2 |" in md
-
-
-def test_scale_benchmark_writes_the_trace_once_and_streams_it(tmp_path) -> None:
-    """make bench-scale's harness on a small case: the workload is written by `fairsim trace
-    synth` in a child, each scheduler runs in its own process from the Parquet file."""
-    res = bench_scale(tmp_path, tasks=3_000, duration_s=3_600.0, servers=40, progress=False)
-    res = json.loads(json.dumps(res))
-    assert [p["scheduler"] for p in res["points"]] == ["ff-drfh", "bf-drfh"]
-    for p in res["points"]:
-        assert "error" not in p, p
-        assert p["tasks"] == 3_000 and p["servers"] == 40 and p["rss_isolated"]
-        assert p["horizon_s"] <= 3_601.0
-        assert set(p["checks"]) == {"wall", "memory"}
-    trace = tmp_path / "scale-trace" / "tasks.parquet"
-    stamp = trace.stat().st_mtime_ns
-    bench_scale(tmp_path, tasks=3_000, duration_s=3_600.0, servers=40, progress=False)
-    assert trace.stat().st_mtime_ns == stamp  # the same sizes reuse the written workload
 
 
 def test_servers_curves_cost_per_task_start_and_event(monkeypatch: pytest.MonkeyPatch) -> None:
