@@ -533,13 +533,23 @@ class RowGroupWriter:
             self._flush(self.row_group_size)
 
     def _flush(self, n: int) -> None:
+        """Write the first ``n`` pending rows as one row group (one contiguous chunk)."""
         assert self._writer is not None
-        table = pa.concat_tables(self._pending).combine_chunks()
-        head, rest = table.slice(0, n), table.slice(n)
-        self._writer.write_table(head, row_group_size=self.row_group_size)
-        self.rows += head.num_rows
-        self._pending = [rest] if rest.num_rows else []
-        self._n_pending = rest.num_rows
+        head: list[pa.Table] = []
+        need = n
+        while need:
+            first = self._pending[0]
+            take = min(need, first.num_rows)
+            head.append(first.slice(0, take))
+            if take == first.num_rows:
+                self._pending.pop(0)
+            else:
+                self._pending[0] = first.slice(take)
+            need -= take
+        table = pa.concat_tables(head).combine_chunks()
+        self._writer.write_table(table, row_group_size=self.row_group_size)
+        self.rows += n
+        self._n_pending -= n
 
     def close(self) -> Path:
         """Write the last row group and move the file into place; returns ``path``."""

@@ -106,7 +106,8 @@ class Partitioner:
         for b in range(self.k):
             lo, hi = bounds[b], bounds[b + 1]
             if hi > lo:
-                self._put(b, {name: col[lo:hi] for name, col in sorted_cols.items()})
+                # copies, so that the batch is freed before every bucket has flushed its part
+                self._put(b, {name: col[lo:hi].copy() for name, col in sorted_cols.items()})
 
     def _put(self, b: int, cols: dict[str, np.ndarray]) -> None:
         self._buf[b].append(cols)
