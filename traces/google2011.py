@@ -543,6 +543,8 @@ def convert_google_2011(
     ValueError
         If ``buckets`` is below 1.
     """
+    if buckets is not None and buckets < 1:
+        raise ValueError(f"buckets: {buckets}, expected at least 1")
     src, out = Path(src), Path(out)
     started = _time.perf_counter()
     te_dir = src / "task_events"
@@ -558,9 +560,7 @@ def convert_google_2011(
         missing = sorted(set(parts) - {i for i, _ in te_files})
         if missing:
             raise TraceError(f"{te_dir}: missing task_events part(s) {missing}")
-    k = auto_buckets([f for _, f in te_files]) if buckets is None else int(buckets)
-    if k < 1:
-        raise ValueError(f"buckets: {k}, expected at least 1")
+    k = auto_buckets([f for _, f in te_files]) if buckets is None else buckets
     created = not out.exists()
     try:
         with contextlib.ExitStack() as stack:
