@@ -6,8 +6,23 @@ Input: a folder ``src`` with ``task_events/part-NNNNN-of-00500.csv.gz`` (require
 Files are Google's originals: gzip, no header, columns as in the official ``schema.csv``.
 
 The task_events parts are streamed with :func:`pyarrow.csv.open_csv` one block (a few MB) at a
-time; only per-task aggregated state (a dozen numpy arrays of one entry per task) is kept.
-Events are processed in file order, which in Google's files is time order (parts chain in time).
+time. Events are processed in file order, which in Google's files is time order (parts chain in
+time).
+
+Out of core (memory independent of the trace's length)
+------------------------------------------------------
+1. Parse: every row is validated and counted; the valid rows are hash-partitioned by ``job_id``
+   into ``K`` Arrow IPC spill files (:mod:`fairsim.traces.spill`, a ``.spill-*`` folder inside
+   the output folder, removed at the end and on error), each in file order.
+2. Fold: each bucket's rows are folded into per-task state (about twenty numpy arrays of one
+   entry per task) and finished into its tasks and runs, each sorted, written as sorted runs.
+3. Merge: the runs are k-way merged into ``tasks.parquet`` and ``placements.parquet``
+   (:class:`fairsim.traces.io.RowGroupWriter`: the bytes of writing the whole table at once).
+
+``K`` comes from the parts' gzip size (:func:`auto_buckets`, about :data:`BUCKET_ROWS` rows per
+bucket); with ``K = 1`` the rows are folded in memory during the parse, without spill files. The
+output does not depend on ``K``: a task's rows keep their order in its bucket, and the report's
+figures are sums over buckets, which share no task and no job.
 
 Semantics (one output row per distinct ``(job_id, task_index)``)
 -----------------------------------------------------------------
