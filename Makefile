@@ -53,6 +53,7 @@ bench: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_alibaba --shared $(SHARED) --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_fairness --shared $(SHARED) --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_exact --shared $(SHARED) --out results/bench
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_recorded --shared $(SHARED) --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_convert --shared $(SHARED) --out results/bench
 
 # the whole-trace case: 25 million synthetic tasks over 29 days on 12,583 servers, FF- and BF-DRFH

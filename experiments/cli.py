@@ -10,6 +10,7 @@
     fairsim trace convert FORMAT SRC --out DIR [--overwrite] [--bad-row-threshold F]
     fairsim trace fetch google-2011 [--parts 0-13] [--dest DIR] [--sha256sum FILE]
     fairsim trace synth --tasks N --seed S --out DIR [--overwrite]
+    fairsim trace synth --raw google-2011 --src PATH --tasks N --days D --seed S --out DIR
     fairsim experiment drfh-google [--seeds N] [--shared ../shared] [--out results/drfh-google]
     fairsim experiment bonald-roberts [--seeds N] [--quick] [--out results/bonald-roberts]
     fairsim experiment lmm-mms [--seeds N] [--quick] [--shared ../shared] [--out results/lmm-mms]
@@ -67,6 +68,16 @@ def _positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive, finite number of seconds")
+    return value
+
+
+def _positive_days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive, finite number of days")
     return value
 
 
@@ -223,8 +234,23 @@ def cmd_trace_synth(args: argparse.Namespace) -> int:
     from fairsim.errors import ConfigError
     from fairsim.scenario.limits import BYTES_PER_TASK, check_memory
     from fairsim.traces.io import write_tasks
-    from fairsim.traces.synth import synth_complex_jobs, synth_google_like
+    from fairsim.traces.synth import default_duration_s, synth_complex_jobs, synth_google_like
 
+    if args.days is not None and args.duration_s is not None:
+        raise ConfigError("trace synth: give --days or --duration-s, not both")
+    duration_s = args.duration_s if args.days is None else args.days * 86_400.0
+    if args.raw is None:
+        for flag, value in (("--src", args.src), ("--parts", args.parts)):
+            if value is not None:
+                raise ConfigError(f"trace synth: {flag} needs --raw google-2011")
+    if args.raw is not None:
+        if args.src is None:
+            raise ConfigError(
+                "trace synth --raw: --src (the Google 2011 folder to resample) is missing"
+            )
+        if args.complex:
+            raise ConfigError("trace synth: --complex and --raw cannot be combined")
+        return _trace_synth_raw(args, duration_s or default_duration_s(args.tasks))
     try:
         check_memory("--tasks", args.tasks, "tasks", args.tasks * BYTES_PER_TASK)
     except ValueError as exc:
@@ -232,11 +258,40 @@ def cmd_trace_synth(args: argparse.Namespace) -> int:
     check_output_dir(args.out, overwrite=args.overwrite)  # before any work
     with atomic_dir(args.out, overwrite=args.overwrite) as tmp:
         if args.complex:
-            frame = synth_complex_jobs(args.tasks, seed=args.seed, duration_s=args.duration_s)
+            frame = synth_complex_jobs(args.tasks, seed=args.seed, duration_s=duration_s)
         else:
-            frame = synth_google_like(args.tasks, seed=args.seed, duration_s=args.duration_s)
+            frame = synth_google_like(args.tasks, seed=args.seed, duration_s=duration_s)
         write_tasks(frame, tmp / "tasks.parquet")
     print(f"{len(frame)} tasks written to {Path(args.out) / 'tasks.parquet'}")
+    return 0
+
+
+def _trace_synth_raw(args: argparse.Namespace, duration_s: float) -> int:
+    """``trace synth --raw google-2011``: a raw-format trace resampled from ``--src``."""
+    from fairsim.atomic import atomic_dir, check_output_dir
+    from fairsim.errors import TraceError
+    from fairsim.traces.synth_raw import resample_google_2011
+
+    src = Path(args.src)
+    if not (src / "task_events").is_dir():
+        raise TraceError(f"trace synth --src {src}: no task_events folder there")
+    check_output_dir(args.out, overwrite=args.overwrite, protect=[src])  # before any work
+    with atomic_dir(args.out, overwrite=args.overwrite, protect=[src]) as tmp:
+        rep = resample_google_2011(
+            src,
+            tmp,
+            tasks=args.tasks,
+            duration_s=duration_s,
+            seed=args.seed,
+            parts=500 if args.parts is None else args.parts,
+            progress=not args.no_progress,
+        )
+    print(
+        f"{rep['tasks']:,} tasks ({rep['jobs']:,} jobs, {rep['rows']:,} task_events rows) over "
+        f"{rep['duration_s'] / 86_400:.2f} days in {rep['parts']} parts, "
+        f"{rep['bytes'] / 1e6:.1f} MB, {rep['seconds']:.1f} s: {Path(args.out) / 'task_events'} "
+        "(report: synth.json)"
+    )
     return 0
 
 
@@ -539,7 +594,9 @@ def build_parser() -> argparse.ArgumentParser:
         "synth",
         help="a seeded Google-like workload",
         description="Write a seeded synthetic workload as a canonical tasks.parquet (run it "
-        "with trace.format: canonical).",
+        "with trace.format: canonical), or with --raw google-2011 a raw-format Google trace "
+        "(task_events parts, machine_events, synth.json) whose jobs are resampled from --src "
+        "(convert it with `fairsim trace convert google-2011`).",
     )
     y.add_argument(
         "--tasks",
@@ -563,6 +620,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="arrival window in seconds (default: it scales with --tasks at the Google sample's "
         "8.675 tasks/s; a fixed window with more tasks is a denser load)",
     )
+    y.add_argument(
+        "--days",
+        type=_positive_days,
+        default=None,
+        metavar="D",
+        help="arrival window in days (instead of --duration-s; the whole Google trace: 29)",
+    )
+    y.add_argument(
+        "--raw",
+        choices=("google-2011",),
+        default=None,
+        help="write raw task_events parts (Google clusterdata-2011-2 format) resampled from the "
+        "jobs of --src instead of a canonical table (fairsim.traces.synth_raw)",
+    )
+    y.add_argument(
+        "--src",
+        default=None,
+        metavar="PATH",
+        help="with --raw: the Google 2011 folder whose jobs are resampled (task_events/, and "
+        "machine_events/ which is copied)",
+    )
+    y.add_argument(
+        "--parts",
+        type=int_at_least(1),
+        default=None,
+        metavar="N",
+        help="with --raw: number of task_events part files, each an equal slice of the window "
+        "(default 500, as Google's)",
+    )
+    y.add_argument("--no-progress", action="store_true", help="with --raw: no progress bars")
     y.add_argument(
         "--complex",
         action="store_true",

@@ -59,6 +59,14 @@ the scheduler checks every proposed placement *before* the engine sees it. The c
     A user's tasks start in the order they were submitted: no task starts while an earlier task of
     its user is waiting.
 
+The replay of a trace's recorded placements (``recorded``,
+:class:`fairsim.simulator.replay.ReplayScheduler`) is not checked: it is not a policy but the
+record of one, it needs the recorded placements of a trace (which these workloads do not have),
+it over-commits servers by design (``capacity``) and starts tasks at their recorded times
+(``work conserving``, ``lowest share first``, ``FIFO within a user``); the engine validates what
+applies (only waiting tasks are placed, on existing servers) and ``tests/unit/test_recorded.py``
+checks the replay. :func:`check_scheduler` refuses it with that reason.
+
 The last three are properties of the fair schedulers of the field rather than of the engine's
 contract. A scheduler that does not promise one declares so with a class attribute
 (:data:`EXEMPTIONS`; :class:`~fairsim.simulator.scheduler.Scheduler` documents them), e.g.
@@ -85,6 +93,7 @@ import pandas as pd
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState, ClusterView
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine, EngineResult
+from fairsim.simulator.replay import ReplayScheduler
 from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
 from fairsim.simulator.workload import FrameTaskSource
 
@@ -357,6 +366,7 @@ def _factory(scheduler: Any, params: Mapping[str, Any]) -> tuple[Callable[[], Sc
 
     if isinstance(scheduler, type):
         cls = scheduler
+        _refuse_replay(cls)
         build_class(cls, params)  # validates now (raises for a non-Scheduler or bad parameters)
         label = str(getattr(cls, "name", cls.__name__))
         if label == Scheduler.name:
@@ -366,7 +376,24 @@ def _factory(scheduler: Any, params: Mapping[str, Any]) -> tuple[Callable[[], Sc
     if params and not isinstance(scheduler, str):
         raise TypeError("check_scheduler: parameters go into the mapping, not as keywords")
     spec = resolve(entry)
+    _refuse_replay(spec.cls)
     return spec.build, spec.label
+
+
+def _refuse_replay(cls: type) -> None:
+    """The replay of recorded placements is not checked (the module docstring says why).
+
+    Raises
+    ------
+    ValueError
+        For a :class:`~fairsim.simulator.replay.ReplayScheduler`.
+    """
+    if isinstance(cls, type) and issubclass(cls, ReplayScheduler):
+        raise ValueError(
+            f"{cls.__name__}: the conformance suite does not check the replay of recorded "
+            "placements (it needs a trace's placements and over-commits by design; "
+            "tests/unit/test_recorded.py checks it)"
+        )
 
 
 def _interface(make: Callable[[], Scheduler], label: str) -> Scheduler:
@@ -719,6 +746,9 @@ def check_scheduler(scheduler: Any, /, **params: Any) -> None:
     fairsim.errors.RegistryError
         For a class that is not a :class:`~fairsim.simulator.scheduler.Scheduler` subclass, or an
         entry point that cannot be loaded.
+    ValueError
+        For the replay of recorded placements (``recorded``), which the suite does not check
+        (the module docstring says why).
     """
     _, exempt = _exemptions(scheduler, params)
     for name, check in CHECKS.items():

@@ -36,12 +36,19 @@ from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pool import build_pool, pool_capacity
 from fairsim.scenario.provenance import provenance
 from fairsim.scenario.scheduler_run import run_scheduler
-from fairsim.scenario.workload import Workload, constrained_workload, resolve_workload, user_weights
+from fairsim.scenario.workload import (
+    Workload,
+    constrained_workload,
+    recorded_runs,
+    resolve_workload,
+    user_weights,
+)
 from fairsim.schedulers.registry import SchedulerSpec, make_scheduler, resolve
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.jobs import JobGate
+from fairsim.simulator.replay import RecordedRuns, ReplayScheduler
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.workload import TaskSource
 
@@ -153,8 +160,10 @@ class SchedulerRun:
 
 def default_scheduler(run: SchedulerRun) -> Scheduler:
     """The registry's scheduler of ``run.spec`` (name and parameters), with the users'
-    weights."""
-    return make_scheduler(run.spec, weights=run.weights)
+    weights, and for ``recorded`` the trace's recorded placements
+    (:meth:`Scenario.recorded_runs`)."""
+    placements = run.scenario.recorded_runs() if issubclass(run.spec.cls, ReplayScheduler) else None
+    return make_scheduler(run.spec, weights=run.weights, placements=placements)
 
 
 @dataclass
@@ -191,6 +200,21 @@ class Scenario:
     constraint_index: Callable[[], ConstraintIndex] | None
     weights: dict[int, float] | None
     hooks: Hooks = field(default_factory=Hooks)
+    _placements: RecordedRuns | None = field(default=None, repr=False)
+
+    def recorded_runs(self) -> RecordedRuns:
+        """The trace's recorded placements on this scenario's pool, read once
+        (:func:`fairsim.scenario.workload.recorded_runs`), for the scheduler ``recorded``.
+
+        Raises
+        ------
+        ConfigError
+            Where the scenario cannot replay them (naming ``trace.format``, ``cluster.source``,
+            ``cluster.servers``, or a machine the pool lacks).
+        """
+        if self._placements is None:
+            self._placements = recorded_runs(self.config, self.workload, self.pool)
+        return self._placements
 
     def summary_extra(self) -> dict[str, Any]:
         """What ``summary.json`` adds to a run's headline numbers: config hash, the fairsim
@@ -416,6 +440,9 @@ def prepare_scenario(
     capacity = pool_capacity(pool, workload.resources)
     open_source, index = constrained_workload(cfg, workload, pool)
     weights = user_weights(cfg, workload.open, workload.users)
-    return Scenario(
+    scenario = Scenario(
         cfg, base, workload, pool, capacity, horizon, open_source, index, weights, hooks
     )
+    if any(issubclass(spec.cls, ReplayScheduler) for spec in cfg.scheduler_specs()):
+        scenario.recorded_runs()  # refused before anything is simulated
+    return scenario

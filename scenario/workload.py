@@ -5,7 +5,9 @@ a synthetic or an inline workload into a :class:`Workload`: how to open a fresh
 :class:`~fairsim.simulator.workload.TaskSource` per scheduler run, its window, its resources and
 the job gate of complex jobs (DAG parents, repetitions, a bounded job queue:
 :mod:`fairsim.simulator.jobs`). :func:`constrained_workload` adds the placement constraints on a
-drawn pool and :func:`user_weights` maps the config's weights to the engine's user codes.
+drawn pool, :func:`user_weights` maps the config's weights to the engine's user codes and
+:func:`recorded_runs` maps the trace's recorded placements to the pool's servers (for the
+scheduler ``recorded``).
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ from fairsim.scenario.trace_cache import (
 )
 from fairsim.simulator.constraints import ConstraintIndex, ConstraintModelSource, machine_classes
 from fairsim.simulator.jobs import JobGate, JobsTaskSource
+from fairsim.simulator.replay import RecordedRuns
 from fairsim.simulator.replicas import ReplicaTaskSource
 from fairsim.simulator.workload import FrameTaskSource, ParquetTaskSource, TaskSource
+from fairsim.traces.io import read_placements
 
 log = logging.getLogger(__name__)
 
@@ -387,3 +391,88 @@ def constrained_workload(
         )
 
     return open_model, index
+
+
+#: The converted trace's table of recorded runs (the Google 2011 converter writes it).
+PLACEMENTS_FILE = "placements.parquet"
+
+
+def recorded_runs(cfg: RunConfig, workload: Workload, pool: pd.DataFrame) -> RecordedRuns:
+    """The trace's recorded placements on the pool's servers, for the scheduler ``recorded``
+    (:mod:`fairsim.simulator.replay`).
+
+    Reads ``placements.parquet`` of the converted trace (:func:`fairsim.traces.io.read_placements`:
+    one row per recorded run, ``job_id, task_index, run, machine, start_s, end_s, end_event,
+    censored``) and maps each run's machine (text) to its row in the pool, whose ``server``
+    column holds the same text (:func:`fairsim.traces.pools.machine_events_pool`).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+    workload : Workload
+        The resolved workload (its ``folder`` is the converted trace).
+    pool : pandas.DataFrame
+        The pool (column ``server``).
+
+    Returns
+    -------
+    RecordedRuns
+        Sorted by ``(job_id, task_index, run)``.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``trace.format`` for a trace without recorded placements (every format but
+        ``google-2011``, unless a canonical folder has the file), ``cluster.source`` unless
+        it is ``machine-events``, ``cluster.servers`` when machines are drawn, ``trace.path``
+        when the converted folder lacks the file, and the machine of a run that the pool does
+        not have.
+    """
+    trace, cl = cfg.trace, cfg.cluster
+    folder = workload.folder
+    path = folder / PLACEMENTS_FILE if folder is not None else None
+    has_file = path is not None and path.is_file()
+    if trace.format != "google-2011" and not has_file:
+        raise ConfigError(
+            f"trace.format: {trace.format!r} has no recorded placements (scheduler 'recorded' "
+            "replays those of a google-2011 trace)"
+        )
+    if cl.classes is not None or cl.source != "machine-events":
+        given = "classes" if cl.classes is not None else repr(cl.source)
+        raise ConfigError(
+            f"cluster.source: {given}: scheduler 'recorded' replays the trace's placements on "
+            "its own machines and needs cluster: {source: machine-events}"
+        )
+    if cl.servers is not None:
+        raise ConfigError(
+            f"cluster.servers: {cl.servers}: scheduler 'recorded' needs every machine of the "
+            "trace (leave cluster.servers out), not a draw"
+        )
+    if path is None or not has_file:
+        raise ConfigError(
+            f"trace.path: the converted trace {str(folder)!r} has no {PLACEMENTS_FILE} (it was "
+            "converted by an older fairsim: delete it from the trace cache to convert again)"
+        )
+    frame = read_placements(path)
+    machines = pd.Index(pool["server"].astype(str).to_numpy())
+    if not machines.is_unique:
+        raise ConfigError("cluster: the pool names a machine twice (server column)")
+    pos = machines.get_indexer(pd.Index(frame["machine"].astype(str)))
+    if (pos < 0).any():
+        missing = frame["machine"].to_numpy()[pos < 0]
+        raise ConfigError(
+            f"{path}: machine {str(missing[0])!r} of a recorded run is not in the pool "
+            f"({len(missing)} runs on {len(set(missing.tolist()))} machines the pool of "
+            "cluster.source machine-events lacks)"
+        )
+    job = frame["job_id"].to_numpy(dtype=np.int64)
+    index = frame["task_index"].to_numpy(dtype=np.int32)
+    order = np.lexsort((frame["run"].to_numpy(), index, job))
+    return RecordedRuns(
+        job_id=job[order],
+        task_index=index[order],
+        server=pos.astype(np.int32)[order],
+        start_s=frame["start_s"].to_numpy(dtype=np.float64)[order],
+        end_s=frame["end_s"].to_numpy(dtype=np.float64)[order],
+        censored=frame["censored"].to_numpy(dtype=bool)[order],
+    )

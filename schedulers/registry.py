@@ -25,9 +25,9 @@ Parameters and labels
 A config names a scheduler with a string (``ff-drfh``) or a mapping that also gives parameters
 (``{name: psdsf, period_s: 2}``, ``{name: slots, slots: 14}``). The parameters a scheduler takes
 are the keyword parameters of its ``__init__`` (:func:`params_model` turns them into a pydantic
-model, validated strictly: ``"2"`` is not a number), except ``weights``, ``eligible`` and
-``bounds`` (:data:`SCENARIO_INPUTS`), which the scenario supplies per user. A scheduler class
-without parameters is constructed with none.
+model, validated strictly: ``"2"`` is not a number), except ``weights``, ``eligible``,
+``bounds`` and ``placements`` (:data:`SCENARIO_INPUTS`), which the scenario supplies. A
+scheduler class without parameters is constructed with none.
 
 Every configured scheduler has a *label*: the name of its result folder and the ``scheduler`` of
 its results. It is the registered name followed by ``-<value>`` for every parameter given a value
@@ -66,17 +66,20 @@ from fairsim.schedulers.drf_lockstep import DRFLockstep
 from fairsim.schedulers.drfh import BestFitDRFH, FirstFitDRFH
 from fairsim.schedulers.online_baselines import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
+from fairsim.schedulers.recorded import Recorded
 from fairsim.schedulers.slots import Slots
 from fairsim.schedulers.udrf_online import UDRF
+from fairsim.simulator.replay import RecordedRuns
 from fairsim.simulator.scheduler import Scheduler
 
 #: Entry-point group through which other distributions ship schedulers (``name = "module:Class"``).
 ENTRY_POINT_GROUP = "fairsim.schedulers"
 
-#: Keyword parameters that the scenario supplies per user, never a config entry: user weights
-#: (``trace.weights``, ``trace.users[].weight``), eligible servers (``trace.users[].eligible``)
-#: and per-user task bounds (``fairsim solve``'s ``max_tasks``, for ``lmm-mms``).
-SCENARIO_INPUTS = ("weights", "eligible", "bounds")
+#: Keyword parameters that the scenario supplies, never a config entry: user weights
+#: (``trace.weights``, ``trace.users[].weight``), eligible servers (``trace.users[].eligible``),
+#: per-user task bounds (``fairsim solve``'s ``max_tasks``, for ``lmm-mms``) and the trace's
+#: recorded placements on the pool (for ``recorded``, :mod:`fairsim.simulator.replay`).
+SCENARIO_INPUTS = ("weights", "eligible", "bounds", "placements")
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,11 @@ class Registration:
         Short names that stand for this scheduler with parameters.
     entry_point : importlib.metadata.EntryPoint, optional
         For a plug-in of another distribution.
+    requires : str, optional
+        What the scheduler needs beyond a workload and a pool, for one that cannot run on
+        any workload (``recorded``: a trace's recorded placements). It has no runnable example:
+        :func:`examples` leaves it out, so the conformance suite, the engine's property tests
+        and the benchmarks of every scheduler do not run it (its own tests do).
     """
 
     name: str
@@ -127,12 +135,19 @@ class Registration:
     examples: tuple[str, ...] = ()
     alias: Alias | None = None
     entry_point: importlib.metadata.EntryPoint | None = field(default=None, compare=False)
+    requires: str | None = None
 
 
 def _slots_params(m: re.Match[str]) -> dict[str, Any]:
     model = m.group("model")
     return {"slots": int(m.group("slots")), **({"model": model} if model else {})}
 
+
+#: Why ``recorded`` runs only on some scenarios (:attr:`Registration.requires`).
+REQUIRES_PLACEMENTS = (
+    "the recorded placements of a google-2011 trace, on the trace's machines "
+    "(cluster: {source: machine-events}, no servers draw)"
+)
 
 _SLOTS_ALIAS = Alias(
     re.compile(r"slots-(?P<slots>\d+)(?:-(?P<model>multi|single|cpu))?"),
@@ -151,7 +166,8 @@ _UDRF_ALIAS = Alias(
 #: the online baselines (:mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF
 #: (:mod:`fairsim.schedulers.psdsf_distributed`), the UDRF paper's task-level DRF over machine
 #: classes and its Section V DRF baseline (:mod:`fairsim.schedulers.drf_classes`,
-#: :mod:`fairsim.schedulers.drf_lockstep`) and online UDRF (:mod:`fairsim.schedulers.udrf_online`).
+#: :mod:`fairsim.schedulers.drf_lockstep`), online UDRF (:mod:`fairsim.schedulers.udrf_online`)
+#: and the replay of the trace's own placements (:mod:`fairsim.schedulers.recorded`).
 #: This table, :func:`register_scheduler` and the ``fairsim.schedulers`` entry points are the only
 #: places a scheduler name is defined.
 BUILTIN: tuple[Registration, ...] = (
@@ -174,6 +190,7 @@ BUILTIN: tuple[Registration, ...] = (
     Registration("drf-classes", DRFClasses),
     Registration("drf-lockstep", DRFLockstep),
     Registration("udrf", UDRF, examples=("udrf", "udrf-backfill"), alias=_UDRF_ALIAS),
+    Registration("recorded", Recorded, requires=REQUIRES_PLACEMENTS),
 )
 
 _BUILTIN = {r.name: r for r in BUILTIN}
@@ -376,14 +393,18 @@ def available(*, plugins: bool = True) -> tuple[str, ...]:
 
 
 def examples(*, plugins: bool = True) -> tuple[str, ...]:
-    """One or more runnable configurations (names or aliases) per registered scheduler.
+    """One or more runnable configurations (names or aliases) per registered scheduler that runs
+    on any workload.
 
     The conformance suite (``tests/unit/test_schedulers_conformance.py``) and the benchmarks run
     these: the name itself, or a row's ``examples`` for a scheduler with required parameters.
+    A scheduler with :attr:`Registration.requires` (``recorded``: it needs a trace's recorded
+    placements) has none and is left out.
     """
     out: list[str] = []
     for r in registrations(plugins=plugins):
-        out.extend(r.examples or (r.name,))
+        if r.requires is None:
+            out.extend(r.examples or (r.name,))
     return tuple(out)
 
 
@@ -561,9 +582,10 @@ class SchedulerSpec:
         weights: Mapping[int, float] | None = None,
         eligible: Mapping[int, np.ndarray] | None = None,
         bounds: Mapping[int, float] | None = None,
+        placements: RecordedRuns | None = None,
     ) -> Scheduler:
         """A new, unbound scheduler of this configuration (see :func:`make_scheduler`)."""
-        return _construct(self.cls, self.params, self.label, weights, eligible, bounds)
+        return _construct(self.cls, self.params, self.label, weights, eligible, bounds, placements)
 
 
 def _construct(
@@ -573,10 +595,16 @@ def _construct(
     weights: Mapping[int, float] | None,
     eligible: Mapping[int, np.ndarray] | None,
     bounds: Mapping[int, float] | None,
+    placements: RecordedRuns | None = None,
 ) -> Scheduler:
     accepted = inspect.signature(cls.__init__).parameters
     kw = dict(params)
-    inputs = {"weights": weights or None, "eligible": eligible or None, "bounds": bounds or None}
+    inputs: dict[str, Any] = {
+        "weights": weights or None,
+        "eligible": eligible or None,
+        "bounds": bounds or None,
+        "placements": placements,
+    }
     for key, value in inputs.items():
         if value is None:
             continue
@@ -593,7 +621,8 @@ def _construct(
                 "__init__ has no 'eligible' parameter), but the scenario restricts users to "
                 "servers"
             )
-        # bounds: an optional hint (only lmm-mms uses it); weights all 1: nothing to lose
+        # bounds: an optional hint (only lmm-mms uses it); weights all 1: nothing to lose;
+        # placements: only the replay of recorded placements takes them
     sched = cls(**kw)
     if label is not None and sched.name != label:
         try:
@@ -793,6 +822,7 @@ def make_scheduler(
     weights: Mapping[int, float] | None = None,
     eligible: Mapping[int, np.ndarray] | None = None,
     bounds: Mapping[int, float] | None = None,
+    placements: RecordedRuns | None = None,
 ) -> Scheduler:
     """Build the scheduler a config entry names (see :func:`resolve`).
 
@@ -807,6 +837,10 @@ def make_scheduler(
     bounds : mapping of int to float, optional
         Task bound per user, for ``lmm-mms`` (:class:`fairsim.schedulers.online_baselines.LMMMMS`);
         a hint that schedulers without a ``bounds`` parameter do not receive.
+    placements : RecordedRuns, optional
+        The trace's recorded runs on the pool, for ``recorded``
+        (:class:`fairsim.schedulers.recorded.Recorded`); schedulers without a ``placements``
+        parameter do not receive them.
 
     Returns
     -------
@@ -821,7 +855,9 @@ def make_scheduler(
     RegistryError
         For a name defined twice or an entry point that cannot be loaded.
     """
-    return resolve(entry).build(weights=weights, eligible=eligible, bounds=bounds)
+    return resolve(entry).build(
+        weights=weights, eligible=eligible, bounds=bounds, placements=placements
+    )
 
 
 def build_class(

@@ -135,6 +135,46 @@ class ClusterState:
             cols[r][server] -= d
             used[r] += d
 
+    def commit_over(self, task: int, server: int, demand: tuple[float, ...]) -> None:
+        """Reserve ``demand`` on ``server`` for ``task`` even if it exceeds the free amount.
+
+        Only for the replay of recorded placements (:mod:`fairsim.simulator.replay`): the engine
+        calls it for a :class:`~fairsim.simulator.replay.ReplayScheduler` and :meth:`commit` for
+        every other scheduler. A server's free amount may then become negative (over-committed:
+        :meth:`overcommit`).
+
+        Raises
+        ------
+        PlacementError
+            If the server index is out of range.
+        """
+        if not 0 <= server < self._n:
+            raise PlacementError(
+                f"task {task}: server {server} does not exist (cluster has {self._n} servers)"
+            )
+        cols, used = self._cols, self._used
+        for r, d in enumerate(demand):
+            cols[r][server] -= d
+            used[r] += d
+
+    def overcommit(self) -> tuple[np.ndarray, np.ndarray]:
+        """Over-commitment now (after :meth:`commit_over`), per resource.
+
+        Returns
+        -------
+        counts : ndarray of int64, shape (n_resources,)
+            Servers whose used amount exceeds their capacity by more than
+            :data:`CAPACITY_TOLERANCE` (free amount below ``-CAPACITY_TOLERANCE``).
+        amount : ndarray of float64, shape (n_resources,)
+            Sum over servers of ``max(used - capacity, 0)``, as a fraction of the pool's total
+            capacity (the unit of the utilisation columns).
+        """
+        free = self.free
+        counts = np.count_nonzero(free < -CAPACITY_TOLERANCE, axis=0).astype(np.int64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            amount = np.maximum(-free, 0.0).sum(axis=0) / self.total
+        return counts, amount
+
     def release(self, server: int, demand: tuple[float, ...]) -> None:
         """Return ``demand`` to ``server`` when a task finishes.
 
@@ -197,8 +237,8 @@ class TaskJobsAndConstraints(Protocol):
     The engine's task recorder implements it (:class:`fairsim.simulator.recording.TaskRecorder`:
     :class:`fairsim.simulator.engine.Engine` builds every scheduler's view with it);
     :class:`TaskRecords` implements it over plain sequences, for driving a scheduler by hand.
-    Schedulers never call it directly: they use :meth:`ClusterView.task_job` and
-    :meth:`ClusterView.task_mask`. Task ids are those of
+    Schedulers never call it directly: they use :meth:`ClusterView.task_job`,
+    :meth:`ClusterView.task_index` and :meth:`ClusterView.task_mask`. Task ids are those of
     :meth:`fairsim.simulator.scheduler.Scheduler.on_arrival`.
     """
 
@@ -209,6 +249,10 @@ class TaskJobsAndConstraints(Protocol):
     def task_constraint(self, task: int) -> int:
         """The task's placement constraint: a code of the run's
         :class:`~fairsim.simulator.constraints.ConstraintIndex` (0: any server)."""
+        ...
+
+    def trace_task_index(self, task: int) -> int:
+        """The trace's ``task_index`` of a submitted task (its position within its job)."""
         ...
 
 
@@ -227,6 +271,8 @@ class TaskRecords:
     constraint : sequence of int, optional
         Constraint code of every task in the view's
         :class:`~fairsim.simulator.constraints.ConstraintIndex` (default 0: any server).
+    task_index : sequence of int, optional
+        The trace's task index of every task within its job (default 0).
     """
 
     def __init__(
@@ -235,10 +281,12 @@ class TaskRecords:
         job_id: Sequence[int] | None = None,
         rep: Sequence[int] | None = None,
         constraint: Sequence[int] | None = None,
+        task_index: Sequence[int] | None = None,
     ) -> None:
         self.job_id = job_id
         self.rep = rep
         self.constraint = constraint
+        self.index = task_index
 
     def task_job(self, task: int) -> tuple[int, int]:
         """``(job_id[task], rep[task])``, with the defaults above."""
@@ -249,13 +297,18 @@ class TaskRecords:
         """``constraint[task]`` (0 when no constraints were given)."""
         return 0 if self.constraint is None else int(self.constraint[task])
 
+    def trace_task_index(self, task: int) -> int:
+        """``task_index[task]`` (0 when no task indices were given)."""
+        return 0 if self.index is None else int(self.index[task])
+
 
 class ClusterView:
     """Read-only window on a :class:`ClusterState`, handed to schedulers.
 
     Everything a scheduler may know about the cluster and the run's tasks is here: the arrays
     below, :attr:`n_servers`, :attr:`n_resources`, :attr:`constrained`, :attr:`machine_classes`,
-    :meth:`task_job` and :meth:`task_mask`. Build it with :meth:`ClusterState.view`.
+    :meth:`task_job`, :meth:`task_index` and :meth:`task_mask`. Build it with
+    :meth:`ClusterState.view`.
 
     Parameters
     ----------
@@ -355,6 +408,17 @@ class ClusterView:
         if self._tasks is None:
             return task, 0
         return self._tasks.task_job(task)
+
+    def task_index(self, task: int) -> int:
+        """The trace's ``task_index`` of a submitted task: with :meth:`task_job`'s job id, the
+        task's identity in the trace (``(job_id, task_index)``; the replay of recorded
+        placements looks its runs up by it, :mod:`fairsim.simulator.replay`).
+
+        A view without task information sees task index 0.
+        """
+        if self._tasks is None:
+            return 0
+        return self._tasks.trace_task_index(task)
 
     def task_mask(self, task: int) -> np.ndarray | None:
         """Servers ``task`` may run on: a read-only bool mask (n_servers,), or None for any.

@@ -20,7 +20,15 @@ the only modules importing :mod:`simpy`; schedulers never do. The engine
   event loop pays one boolean test per arrival and nothing else;
 * records every task through one recorder, chosen when the run starts
   (:mod:`fairsim.simulator.recording`): every task kept in memory, or each ended task streamed
-  to ``tasks.parquet`` (``tasks_out``).
+  to ``tasks.parquet`` (``tasks_out``);
+* for the replay of recorded placements (a
+  :class:`~fairsim.simulator.replay.ReplayScheduler`, the scheduler ``recorded``, and no other
+  scheduler; chosen once when the run starts), takes each placement with its run's end, commits
+  it without the capacity check (servers may be over-committed), lets a run end without ending
+  its task (the task waits again), and records the over-commitment on the utilisation grid
+  (:mod:`fairsim.simulator.replay`). It has an event loop of its own (:meth:`Engine._main_replay`,
+  chosen when the run starts): the loop of every other scheduler (:meth:`Engine._main`) does not
+  test for it.
 
 A task's run starts when it is placed and lasts its ``run_s`` from the trace. A simulation ends at
 ``horizon_s``: tasks still queued or running then count as not completed; a task that finishes at
@@ -42,7 +50,7 @@ import heapq
 import math
 import os
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -56,6 +64,7 @@ from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.recording import StreamingRecorder, TaskRecorder, TaskTable
+from fairsim.simulator.replay import ReplayedRun, ReplayScheduler
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
 from fairsim.simulator.stream import StreamedTasks
@@ -89,7 +98,8 @@ class EngineResult:
         server of the pool, or a DAG ancestor never can), censored (bool: right-censored in the
         trace); with a job gate also rep.
     utilization : ndarray, shape (n_samples, 1 + n_resources)
-        Grid time in seconds, then used fraction of total capacity per resource.
+        Grid time in seconds, then used fraction of total capacity per resource (above 1 only
+        for the replay of recorded placements, which may over-commit servers).
     mean_utilization : ndarray, shape (n_resources,)
         Time-average of the used fraction over ``[start_s, horizon_s]`` (exact integral of the
         step function; NaN for an empty window or a resource with no capacity).
@@ -110,6 +120,13 @@ class EngineResult:
     streamed : StreamedTasks or None
         With ``Engine(tasks_out=...)``: the written ``tasks.parquet`` and the per-user and
         per-job totals (:class:`fairsim.simulator.stream.StreamedTasks`); else None.
+    overcommit : ndarray or None, shape (n_samples, 2 * n_resources)
+        Only for the replay of recorded placements (:mod:`fairsim.simulator.replay`; None for
+        every other scheduler), on the utilisation grid: per resource the number of
+        over-committed servers (used amount above capacity by more than
+        :data:`~fairsim.simulator.cluster.CAPACITY_TOLERANCE`), then per resource the sum over
+        servers of ``max(used - capacity, 0)`` as a fraction of the pool's total capacity
+        (:meth:`fairsim.simulator.cluster.ClusterState.overcommit`).
     """
 
     scheduler: str
@@ -128,6 +145,7 @@ class EngineResult:
     censored_rule: str = "hold"
     streamed: StreamedTasks | None = None
     stranded: np.ndarray | None = None
+    overcommit: np.ndarray | None = None
 
 
 class Engine:
@@ -276,6 +294,10 @@ class Engine:
         t0 = time.perf_counter()
         self._user_codes: dict[str, int] = {}
         self._recorder = self._choose_recorder()
+        # the replay of recorded placements (and only it) over-commits; chosen once, here
+        self._replay = isinstance(self.scheduler, ReplayScheduler)
+        self._over_samples: list[np.ndarray] | None = [] if self._replay else None
+        self._between: dict[int, int] = {}  # replay: task -> last server, between two runs
         # the scheduler learns about tasks only through its view: the recorder answers the
         # view's task_job / task_mask questions (it is the view's TaskJobsAndConstraints),
         # nothing is set on the state
@@ -314,7 +336,7 @@ class Engine:
             leave=False,
         )
         env = simpy.Environment(initial_time=self.start_s)
-        env.process(self._main(env))
+        env.process(self._main_replay(env) if self._replay else self._main(env))
         try:
             env.run()
             dropped = self.gate.dropped_tasks if self.gate is not None else ()
@@ -532,9 +554,22 @@ class Engine:
                         "but the horizon is infinite: give a finite horizon (collect.horizon_s "
                         "or trace.end_s) or the rule censored='complete'"
                     )
-        end = self._end_s = horizon if horizon < math.inf else env.now
-        for r in k_res:
-            integral[r] += used[r] * (end - env.now)
+        self._close(env.now, lo, hi, batches, running)
+
+    def _close(
+        self,
+        now: float,
+        lo: int,
+        hi: int,
+        batches: Iterator[TaskBatch],
+        running: dict[int, int],
+    ) -> None:
+        """The horizon (or the last event, ``now``, with an infinite one): the last samples,
+        the arrivals never reached, the recorder's end."""
+        horizon, used, integral = self.horizon_s, self.cluster.used, self._used_integral
+        end = self._end_s = horizon if horizon < math.inf else now
+        for r in range(self.cluster.n_resources):
+            integral[r] += used[r] * (end - now)
         self._sample_until(end, inclusive=True)
         self._fair_until(end, inclusive=True)
         # the arrivals never reached were submitted after the horizon
@@ -544,7 +579,197 @@ class Engine:
             self._bar.update(len(batch))
         if n_late:
             self.source.skipped["submitted after the horizon"] += n_late
-        rec.end(lo, running)
+        self._recorder.end(lo, running)
+
+    def _main_replay(self, env: simpy.Environment) -> Generator[simpy.events.Event, None, None]:
+        """The event loop of the replay of recorded placements (chosen once, when the run starts:
+        :meth:`_main` serves every other scheduler and knows nothing of the replay).
+
+        The same steps as :meth:`_main` (completions, arrivals, then one pass, at every event
+        time), with the replay's own: the pass is
+        :meth:`~fairsim.simulator.replay.ReplayScheduler.replay`, committed by
+        :meth:`_replay_pass` (over-commitment allowed); a completion ``(end, ~task)`` is a run
+        that does not end its task (:meth:`_run_ended`); the next recorded start
+        (:meth:`~fairsim.simulator.scheduler.Scheduler.next_wakeup`) is an event time. The clock
+        is kept here and the SimPy environment advanced once, to the end (the replay has no
+        other process to wait for). No job gate; placement constraints are not checked.
+        """
+        sched, cluster, rec = self.scheduler, self.cluster, self._recorder
+        assert isinstance(sched, ReplayScheduler)
+        if self.gate is not None:
+            raise ValueError(
+                f"scheduler {sched.name!r} replays recorded placements: no job gate (DAG "
+                "parents, repetitions, a job queue) with it"
+            )
+        heap = self._completions
+        horizon = self.horizon_s
+        batches = self.source.batches()
+        live = rec.live
+        finished = rec.finished
+        running = self._running
+        used, integral = cluster.used, self._used_integral
+        k_res = range(cluster.n_resources)
+        track_users = self.record_user_shares
+        fair = self.fairness_interval_s is not None
+        f_present, f_pdem, f_codes = self._f_present, self._f_present_dem, self._f_codes
+        codes = rec.codes
+        clock = env.now
+        lo = hi = 0
+        exhausted = False
+        while True:
+            if lo == hi and not exhausted:
+                lo, hi, exhausted = self._pull(batches, lo, hi)
+            t_arr = rec.b_submit[lo - rec.b_lo] if lo < hi else math.inf
+            t_cmp = heap[0][0] if heap else math.inf
+            now = t_arr if t_arr < t_cmp else t_cmp
+            t_run = sched.next_wakeup(clock)
+            if t_run < now:
+                now = t_run
+            if now == math.inf or now > horizon:
+                break
+            if now > clock:
+                if now >= self._next_grid:
+                    self._sample_until(now)
+                if now >= self._next_fair:
+                    self._fair_until(now)
+                dt = now - clock
+                for r in k_res:
+                    integral[r] += used[r] * dt
+                clock = now
+            self._n_events += 1
+            # 1. ends of runs at `now`
+            while heap and heap[0][0] <= now:
+                task = heapq.heappop(heap)[1]
+                if task < 0:  # a run that does not end its task (~task)
+                    self._run_ended(~task)
+                    continue
+                server = running.pop(task)
+                record = live.pop(task)
+                user, demand, _, _ = record
+                cluster.release(server, demand)
+                if track_users:
+                    self._user_alloc[user] -= demand
+                if fair:
+                    self._fair_end(task, user, demand)
+                finished(task, now, server, record)
+                sched.on_completion(task, user, demand, server)
+            # 2. arrivals at `now`
+            b_lo, b_submit, b_live = rec.batch()
+            while lo < hi and b_submit[lo - b_lo] <= now:
+                record = b_live[lo - b_lo]
+                user, demand, _, _ = record
+                live[lo] = record
+                if fair:
+                    f_present[user] += 1
+                    row = f_pdem[user]
+                    for r in k_res:
+                        row[r] += demand[r]
+                    if f_codes is not None:
+                        per = f_codes[user]
+                        c = codes[lo]  # type: ignore[index]
+                        per[c] = per.get(c, 0) + 1
+                sched.on_arrival(lo, user, demand)
+                lo += 1
+                if lo == hi and not exhausted:
+                    lo, hi, exhausted = self._pull(batches, lo, hi)
+                    b_lo, b_submit, b_live = rec.batch()
+            # 3. the recorded runs due now (each placement carries its run's end)
+            runs = sched.replay(now)
+            if runs:
+                self._replay_pass(runs, now, lo)
+        if clock > env.now:
+            yield env.timeout(clock - env.now)
+        # a task waiting between two runs is recorded with its last run's server
+        self._close(env.now, lo, hi, batches, {**running, **self._between})
+
+    def _fair_end(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Fairness over time: a replayed task ended (its last run)."""
+        f_running, f_present = self._f_running, self._f_present
+        n_run = f_running[user] - 1
+        f_running[user] = n_run
+        n_pres = f_present[user] - 1
+        f_present[user] = n_pres
+        row = self._f_running_dem[user]
+        for r, d in enumerate(demand):
+            row[r] = row[r] - d if n_run else 0.0
+        row = self._f_present_dem[user]
+        for r, d in enumerate(demand):
+            row[r] = row[r] - d if n_pres else 0.0
+        if self._f_codes is not None:
+            self._fair_forget(task, user)
+
+    def _replay_pass(self, runs: Sequence[ReplayedRun], now: float, lo: int) -> None:
+        """Commit the recorded runs the :class:`~fairsim.simulator.replay.ReplayScheduler`
+        starts at ``now`` (over-commitment allowed).
+
+        A task's ``start_s`` is its first run's start. A run that is not the task's last ends as
+        ``(end, ~task)`` in the completion heap (:meth:`_run_ended`); the last one as
+        ``(end, task)``, a completion; a right-censored last run under the rule ``"hold"`` holds
+        its server until the horizon.
+
+        Raises
+        ------
+        PlacementError
+            For a task that is not waiting, or a server out of range.
+        ValueError
+            For a run ending before ``now``, or a held run with an infinite horizon.
+        """
+        sched, cluster, rec = self.scheduler, self.cluster, self._recorder
+        assert isinstance(sched, ReplayScheduler)
+        live, running, between, heap = rec.live, self._running, self._between, self._completions
+        start_s = rec.start_s
+        hold = self.censored == "hold"
+        fair = self.fairness_interval_s is not None
+        for task, server, end, last, censored in runs:
+            known = live.get(task) if 0 <= task < lo else None
+            if known is None or task in running:
+                raise PlacementError(
+                    f"scheduler {sched.name!r} placed task {task}, which is not waiting"
+                )
+            if not end >= now:
+                raise ValueError(
+                    f"scheduler {sched.name!r}: task {task}'s run ends at {end!r}, before its "
+                    f"start {now!r}"
+                )
+            user, demand, _, _ = known
+            cluster.commit_over(task, server, demand)
+            running[task] = server
+            if between.pop(task, None) is None:  # the task's first run
+                start_s[task] = now
+            if self.record_user_shares:
+                self._user_alloc[user] += demand
+            if fair:
+                self._f_running[user] += 1
+                row = self._f_running_dem[user]
+                for r, d in enumerate(demand):
+                    row[r] += d
+            if not last:
+                heapq.heappush(heap, (end, ~task))
+            elif not (censored and hold):
+                heapq.heappush(heap, (end, task))
+            elif self.horizon_s == math.inf:
+                raise ValueError(
+                    f"task {task}'s last recorded run is right-censored and holds its server "
+                    "until the horizon, but the horizon is infinite: give a finite horizon "
+                    "(collect.horizon_s or trace.end_s) or the rule censored='complete'"
+                )
+
+    def _run_ended(self, task: int) -> None:
+        """Replay: a run that is not the task's last ended now; the task releases its server and
+        waits for its next run (:meth:`fairsim.simulator.replay.ReplayScheduler.on_run_end`)."""
+        server = self._running.pop(task)
+        user, demand, _, _ = self._recorder.live[task]
+        self.cluster.release(server, demand)
+        self._between[task] = server
+        if self.record_user_shares:
+            self._user_alloc[user] -= demand
+        if self.fairness_interval_s is not None:
+            n_run = self._f_running[user] - 1
+            self._f_running[user] = n_run
+            row = self._f_running_dem[user]
+            for r, d in enumerate(demand):
+                row[r] = row[r] - d if n_run else 0.0
+        self.scheduler.on_run_end(task, user, demand, server)  # type: ignore[attr-defined]
 
     def _fits_constraint(self, code: int, demand: tuple[float, ...]) -> bool:
         """Whether some server allowed by constraint ``code`` could ever hold ``demand`` (by its
@@ -617,6 +842,10 @@ class Engine:
             self._share_samples.append((times, shares.copy()))
         if self.record_stranded:
             self._stranded_samples.append(np.broadcast_to(self.stranded(), (times.size, util.size)))
+        if self._over_samples is not None:
+            counts, amount = cluster.overcommit()
+            row = np.concatenate([counts.astype(np.float64), amount])
+            self._over_samples.append(np.broadcast_to(row, (times.size, row.size)))
         if self.on_sample is not None:
             for ti in times:
                 self.on_sample(float(ti), cluster)
@@ -787,6 +1016,15 @@ class Engine:
                     else np.empty((0, self.cluster.n_resources))
                 )
                 if self.record_stranded
+                else None
+            ),
+            overcommit=(
+                (
+                    np.vstack(self._over_samples)
+                    if self._over_samples
+                    else np.empty((0, 2 * self.cluster.n_resources))
+                )
+                if self._over_samples is not None
                 else None
             ),
         )

@@ -169,6 +169,10 @@ class TaskRecorder:
         """The task's code in the run's constraint index (0: any server)."""
         return self.codes[task] if self.codes is not None else 0
 
+    def trace_task_index(self, task: int) -> int:
+        """The trace's ``task_index`` of a task."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ subclasses
     def _store(self, batch: TaskBatch, users: np.ndarray, lo: int, hi: int) -> None:
         """Keep what the recorder needs of a batch (task ids ``lo..hi-1``) beyond its live
@@ -330,6 +334,10 @@ class TaskTable(TaskRecorder):
         """``(job_id, repetition)`` of a task (repetition 0 without a job gate)."""
         return int(self.job_id[task]), (int(self.rep[task]) if self.jobs else 0)
 
+    def trace_task_index(self, task: int) -> int:
+        """The trace's ``task_index`` of a task."""
+        return int(self.task_index[task])
+
     def _store(self, batch: TaskBatch, users: np.ndarray, lo: int, hi: int) -> None:
         cap = self.job_id.shape[0]
         if hi > cap:
@@ -459,6 +467,10 @@ class StreamingRecorder(TaskRecorder):
     def task_job(self, task: int) -> tuple[int, int]:
         """``(job_id, 0)`` of a live task."""
         return self.live[task][3][0], 0
+
+    def trace_task_index(self, task: int) -> int:
+        """The trace's ``task_index`` of a live task."""
+        return int(self.live[task][3][1])
 
     def _store(self, batch: TaskBatch, users: np.ndarray, lo: int, hi: int) -> None:
         self._count_arrived()  # the previous batch arrived whole

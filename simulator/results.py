@@ -21,7 +21,11 @@ Per scheduler, into ``DIR/<scheduler>/``:
     ``ended`` is ``finished`` (never for a right-censored task).
 ``utilization.parquet``
     ``time_s, <resources...>``: used fraction of the pool's total capacity on a regular grid (for
-    plots; ``summary.json``'s ``mean_utilization`` is the exact time average).
+    plots; ``summary.json``'s ``mean_utilization`` is the exact time average). Only for the
+    replay of recorded placements (scheduler ``recorded``, :mod:`fairsim.simulator.replay`),
+    which may exceed 1, also ``overcommitted_<resource>`` (int: servers whose used amount exceeds
+    their capacity) and ``overcommit_<resource>`` (sum over servers of the amount above capacity,
+    as a fraction of the pool's total capacity).
 ``user_shares.parquet`` (only when ``collect.user_shares`` is on)
     ``time_s, user, <resources...>, dominant``: each user's share of the pool per resource, and its
     global dominant share (DRFH paper, eq. 3).
@@ -157,6 +161,14 @@ def tables(result: EngineResult) -> dict[str, pa.Table]:
     if result.stranded is not None:  # only with collect.stranded: the files stay as they were
         for r, name in enumerate(result.resources):
             ucols[f"stranded_{name}"] = pa.array(result.stranded[:, r], pa.float64())
+    if result.overcommit is not None:  # only the replay of recorded placements over-commits
+        n_res = len(result.resources)
+        for r, name in enumerate(result.resources):
+            ucols[f"overcommitted_{name}"] = pa.array(
+                result.overcommit[:, r].astype(np.int64), pa.int64()
+            )
+        for r, name in enumerate(result.resources):
+            ucols[f"overcommit_{name}"] = pa.array(result.overcommit[:, n_res + r], pa.float64())
     out.update(
         {
             "jobs": pa.Table.from_pandas(jobs, preserve_index=False),
@@ -438,6 +450,32 @@ def stranded_summary(result: EngineResult) -> dict[str, Any]:
     }
 
 
+def overcommit_summary(result: EngineResult) -> dict[str, Any]:
+    """``overcommit`` (only for the replay of recorded placements, whose
+    :attr:`~fairsim.simulator.engine.EngineResult.overcommit` is set): per resource the largest
+    and the last grid point's number of over-committed servers (``max_servers``,
+    ``end_servers``) and the largest and mean amount above capacity as a fraction of the
+    pool's total (``max_amount``, ``mean_amount``, over the grid)."""
+    oc = result.overcommit
+    if oc is None:
+        return {}
+    n_res = len(result.resources)
+    out: dict[str, Any] = {}
+    for r, name in enumerate(result.resources):
+        counts, amount = oc[:, r], oc[:, n_res + r]
+        out[name] = (
+            {
+                "max_servers": int(counts.max()),
+                "end_servers": int(counts[-1]),
+                "max_amount": float(amount.max()),
+                "mean_amount": float(amount.mean()),
+            }
+            if len(oc)
+            else None
+        )
+    return {"overcommit": out}
+
+
 def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any]:
     """Headline numbers of a run (the body of ``summary.json``, without config hash and seed)."""
     s = result.streamed
@@ -475,6 +513,7 @@ def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any
         **run_metrics(result, jobs),
         "mean_utilization": dict(zip(result.resources, mean_util, strict=True)),
         **stranded_summary(result),
+        **overcommit_summary(result),
         "users": len(result.users),
         "skipped": dict(sorted(result.skipped.items())),
         **({"jobs_gate": result.extra} if result.extra else {}),

@@ -47,7 +47,8 @@ class Scheduler:
     (:class:`fairsim.simulator.cluster.ClusterView`): ``capacity`` and ``free`` (ndarray,
     shape (n_servers, n_resources), ``free`` current after every commit), ``total``,
     ``resources``, ``n_servers``, ``n_resources``, and the typed accessors ``task_job(task)``
-    (job id and repetition), ``task_mask(task)`` (placement constraint: bool mask over the
+    (job id and repetition), ``task_index(task)`` (the trace's task index within the job),
+    ``task_mask(task)`` (placement constraint: bool mask over the
     servers, or None), ``constrained`` and ``machine_classes`` (class label per server). Nothing
     else: a scheduler never reads the engine or the cluster state.
 

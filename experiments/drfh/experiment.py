@@ -28,8 +28,17 @@ parallel over worker processes (:func:`fairsim.experiments.claims.run_seeds`):
    that step 1's files stay as they were; collecting fairness does not change a schedule, so its
    runs repeat step 1's (the report checks that their ``tasks.parquet`` are identical).
 
+Once, after the seeds (nothing in it depends on a seed):
+
+6. Production context: ``configs/google-recorded.yaml``, the same sample on the trace's own
+   12,583 machines (``cluster: {source: machine-events}``) with the trace's own schedule replayed
+   (``recorded``, docs/recorded.md) beside Best-Fit and First-Fit DRFH and Slots-16, with
+   fairness over time every 600 s, into ``OUT/production/``; and ``fairsim trace check`` of the
+   same parts into ``OUT/production/trace_check.json`` (:func:`check_requests`): the requests
+   of the running tasks read from each SCHEDULE row, beside the replay's first request per task.
+
 Then, over all seeds: figures (``table2.png``, ``fig4.png`` ... ``fig8.png``,
-``fig4_deficit.png``, ``fairness.png``), ``claims.json`` and ``report.md``
+``fig4_deficit.png``, ``fairness.png``, ``production.png``), ``claims.json`` and ``report.md``
 (:mod:`fairsim.experiments.drfh.report`).
 
 What the seed changes: the 2,000-server draw (and with it every Slots server's slot count, and
@@ -52,7 +61,12 @@ from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
 from fairsim.experiments.claims import DEFAULT_SEEDS
 from fairsim.experiments.drfh import paper as paper
-from fairsim.experiments.drfh.figures import FAIRNESS_DIR, FAIRNESS_SCHEDULERS, SENSITIVITY_DIR
+from fairsim.experiments.drfh.figures import (
+    FAIRNESS_DIR,
+    FAIRNESS_SCHEDULERS,
+    PRODUCTION_DIR,
+    SENSITIVITY_DIR,
+)
 from fairsim.scenario.config import GoogleTrace, RunConfig, load_config
 from fairsim.scenario.limits import check_limits
 from fairsim.scenario.output import run_config
@@ -71,6 +85,12 @@ FIG4_CANDIDATES = 399
 #: Seconds between the instants of fairness over time on the Google trace (step 5): the
 #: issue's interval (118 instants over the 19.7 h of the sample).
 FAIRNESS_INTERVAL_S = 600
+
+#: Step 6's config (the production context), run once into ``OUT/production/``.
+PRODUCTION_CONFIG = "google-recorded"
+
+#: Spacing of the trace check's samples in step 6 (seconds; on the utilisation grid).
+TRACE_CHECK_S = 3600.0
 
 #: Table II's memory column: what we found (docs/drfh-google.md has the measurements).
 _TABLE_II_MEMORY = (
@@ -139,9 +159,12 @@ EXPLANATIONS = {
 
 
 def _config(name: str, trace_dir: Path, quick: bool, extra: list[str] | None = None) -> RunConfig:
-    overrides = [f"trace.path={trace_dir}"] if name == "drfh-google" else []
+    google = name in ("drfh-google", PRODUCTION_CONFIG)
+    overrides = [f"trace.path={trace_dir}"] if google else []
     if quick and name == "drfh-google":
         overrides += ["trace.end_s=7200", "cluster.servers=400"]
+    elif quick and google:  # the trace's machines: the pool stays whole
+        overrides += ["trace.end_s=7200"]
     return load_config(CONFIGS / f"{name}.yaml", overrides=overrides + (extra or []))
 
 
@@ -267,6 +290,38 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
     }
 
 
+def check_requests(cfg: RunConfig, sample: Path, dest: Path) -> Path:
+    """Write ``dest/trace_check.json``: :func:`fairsim.traces.check.check_google_2011` of the
+    production context's parts, hourly (the requests of the running tasks read from each
+    SCHEDULE row, beside the replay's, which uses each task's first request).
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The production context's config (its ``trace.parts``).
+    sample : Path
+        The Google sample's folder.
+    dest : Path
+        The production context's results folder.
+
+    Returns
+    -------
+    Path
+        The JSON file written (atomically).
+    """
+    from fairsim.traces.check import check_google_2011
+    from fairsim.traces.fetch import parse_parts
+    from fairsim.traces.io import write_json_atomic
+
+    parts = getattr(cfg.trace, "parts", None)
+    result = check_google_2011(
+        sample, parts=parse_parts(parts) if parts else None, sample_s=TRACE_CHECK_S
+    )
+    path = Path(dest) / "trace_check.json"
+    write_json_atomic(result, path)
+    return path
+
+
 def run_experiment(
     *,
     shared: Path,
@@ -337,6 +392,10 @@ def run_experiment(
         progress=progress,
         desc="drfh-google seeds",
     )
+    log.info("step 6: the production context (%s), once", PRODUCTION_CONFIG)
+    prod_cfg = _config(PRODUCTION_CONFIG, sample, quick)
+    run_config(prod_cfg, out / PRODUCTION_DIR, progress=progress, report=False, overwrite=True)
+    check_requests(prod_cfg, sample, out / PRODUCTION_DIR)
     log.info("figures and report over %d seed(s)", len(chosen))
     numbers: dict[str, Any] = collect_numbers(out, chosen)
     numbers["explanations"] = EXPLANATIONS

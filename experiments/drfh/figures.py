@@ -68,7 +68,7 @@ def present_schedulers(results: str | os.PathLike[str]) -> list[str]:
     found = {
         p.parent.name
         for p in root.glob("*/summary.json")
-        if p.parent.name not in {"dedicated", "fig4", SENSITIVITY_DIR, FAIRNESS_DIR}
+        if p.parent.name not in {"dedicated", "fig4", SENSITIVITY_DIR, FAIRNESS_DIR, PRODUCTION_DIR}
     }
     known = [s for s in DRFH_SCHEDULERS if s in found]
     return known + sorted(found - set(known))
@@ -1480,4 +1480,171 @@ def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLi
     axes[1].set_xlabel("Time (h)")
     band = f": mean over {n_seeds} seeds, 95 % band" if n_seeds > 1 else ""
     fig.suptitle(f"Fairness over time on the Google trace{band}")
+    save_figure(fig, path)
+
+
+# --------------------------------------------------------------------------- production context
+
+#: Sub-folder of the production-context runs (:mod:`fairsim.experiments.drfh.experiment`, step 6):
+#: ``configs/google-recorded.yaml`` on the trace's own machines, once (no draw depends on a seed).
+PRODUCTION_DIR = "production"
+#: The schedulers of the production context, in display order: the trace's own placements
+#: replayed (``recorded``, docs/recorded.md), then the paper's two heuristics and Slots-16.
+PRODUCTION_SCHEDULERS = ("recorded", "bf-drfh", "ff-drfh", "slots-16")
+
+
+def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
+    """The production context: the trace's own schedule beside the simulated ones.
+
+    Reads the runs of :data:`PRODUCTION_SCHEDULERS` in ``results`` (one ``fairsim run`` of
+    ``configs/google-recorded.yaml``: the same tasks on the same pool, the trace's machines).
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory holding ``<scheduler>/summary.json``, ``utilization.parquet``,
+        ``jobs.parquet`` and ``users.parquet`` for every scheduler of
+        :data:`PRODUCTION_SCHEDULERS`.
+
+    Returns
+    -------
+    dict
+        ``schedulers`` (the list), ``servers`` (pool size), ``tasks``, ``horizon_s``,
+        ``common_jobs`` (jobs finished under every scheduler) and ``per`` (scheduler → dict
+        with ``cpu``, ``mem`` (mean utilisation by requests, fractions of the pool's capacity,
+        the time integral of ``summary.json``), ``peak_cpu``, ``peak_mem`` (largest sample of
+        ``utilization.parquet``), ``completed`` (tasks completed / tasks), ``user_ratio`` (mean
+        over users of their completion ratio), ``jct_mean_s`` and ``jct_median_s`` (JCT of the
+        common jobs, seconds), ``jain`` and ``max_deficit`` (time averages of fairness over
+        time, None without it)); ``overcommit`` (for ``recorded``: per resource the largest and
+        the last number of over-committed servers and the largest requested amount above
+        capacity, as a fraction of the pool's capacity).
+
+    Raises
+    ------
+    FileNotFoundError
+        When a scheduler's run is missing.
+    """
+    root = Path(results)
+    per: dict[str, dict[str, Any]] = {}
+    jobs: dict[str, pd.Series] = {}
+    servers = tasks = horizon = None
+    for s in PRODUCTION_SCHEDULERS:
+        summary = read_summary(root, s)
+        util = pd.read_parquet(root / s / "utilization.parquet")
+        users = pd.read_parquet(root / s / "users.parquet", columns=["completion_ratio"])
+        j = pd.read_parquet(root / s / "jobs.parquet", columns=["job_id", "completion_time_s"])
+        jobs[s] = j.set_index("job_id")["completion_time_s"]
+        avg = (summary.get("fairness") or {}).get("time_average") or {}
+        mu = summary["mean_utilization"]
+        per[s] = {
+            "cpu": float(mu["cpu"]),
+            "mem": float(mu["mem"]),
+            "peak_cpu": float(util["cpu"].max()),
+            "peak_mem": float(util["mem"].max()),
+            "completed": summary["tasks_completed"] / summary["tasks"],
+            "user_ratio": float(users["completion_ratio"].mean()),
+            "jain": avg.get("jain_index"),
+            "max_deficit": avg.get("max_deficit"),
+        }
+        servers, tasks, horizon = summary["servers"], summary["tasks"], summary["horizon_s"]
+    done = pd.concat(jobs, axis=1).dropna()
+    for s in PRODUCTION_SCHEDULERS:
+        per[s]["jct_mean_s"] = float(done[s].mean()) if len(done) else math.nan
+        per[s]["jct_median_s"] = float(done[s].median()) if len(done) else math.nan
+    util = pd.read_parquet(root / PRODUCTION_SCHEDULERS[0] / "utilization.parquet")
+    overcommit = {
+        r: {
+            "servers_max": int(util[f"overcommitted_{r}"].max()),
+            "servers_end": int(util[f"overcommitted_{r}"].iloc[-1]),
+            "amount_max": float(util[f"overcommit_{r}"].max()),
+            "utilization_end": float(util[r].iloc[-1]),
+        }
+        for r in ("cpu", "mem")
+        if f"overcommitted_{r}" in util
+    }
+    return {
+        "request_rule": _request_rule(root, util),
+        "schedulers": list(PRODUCTION_SCHEDULERS),
+        "servers": servers,
+        "tasks": tasks,
+        "horizon_s": horizon,
+        "common_jobs": len(done),
+        "per": per,
+        "overcommit": overcommit,
+    }
+
+
+def _request_rule(root: Path, util: pd.DataFrame) -> dict[str, Any] | None:
+    """The replay's requests (each task's first request, the converter's rule) against each
+    SCHEDULE row's request (``trace_check.json``, :func:`fairsim.traces.check.check_google_2011`)
+    at the check's sample times that lie on the replay's utilisation grid; None without the
+    check's file or a common time."""
+    path = root / "trace_check.json"
+    if not path.is_file():
+        return None
+    check = json.loads(path.read_text())["checks"]["overcommitted_machines"]
+    rows = pd.DataFrame(check["samples"])
+    grid = util.set_index("time_s")
+    times = [t for t in rows["time_s"] if np.isclose(grid.index, t, rtol=0, atol=1e-6).any()]
+    if not times:
+        return None
+    rows = rows.set_index("time_s").loc[times]
+    at = grid.index.to_numpy(float)
+    ours = grid.iloc[[int(np.abs(at - t).argmin()) for t in times]]
+    out: dict[str, Any] = {"samples": len(times), "sample_s": check["sample_s"]}
+    for r in ("cpu", "mem"):
+        out[r] = {
+            "schedule_row": float(rows[f"requested_{r}"].mean()),
+            "first_request": float(ours[r].mean()),
+            "over_schedule_row": float(rows[f"overcommitted_{r}"].mean()),
+            "over_first_request": float(ours[f"overcommitted_{r}"].mean())
+            if f"overcommitted_{r}" in ours
+            else math.nan,
+        }
+    return out
+
+
+def production_figure(results: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """Draw the production context: CPU and memory utilisation by requests over time of the
+    trace's own schedule (``recorded``) and the simulated schedulers, and the over-committed
+    servers of the trace's schedule.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory of the production-context run (:func:`production_numbers`).
+    path : path-like
+        Where to save the PNG.
+    """
+    root = Path(results)
+    fig = Figure(figsize=(10, 8.5))
+    axes = fig.subplots(3, 1, sharex=True)
+    for s in PRODUCTION_SCHEDULERS:
+        util = pd.read_parquet(root / s / "utilization.parquet")
+        t = util["time_s"].to_numpy(float) / 3600.0
+        own = s == "recorded"
+        style = {"lw": 1.4, "color": "black"} if own else {"lw": 0.9}
+        label = "recorded (the trace's own schedule)" if own else scheduler_label(s)
+        for ax, r in zip(axes[:2], ("cpu", "mem"), strict=True):
+            ax.plot(t, 100.0 * util[r].to_numpy(float), label=label, **style)
+        if s == "recorded" and "overcommitted_cpu" in util:
+            for r, name in (("cpu", "CPU"), ("mem", "memory")):
+                axes[2].plot(t, util[f"overcommitted_{r}"].to_numpy(float), lw=1.0, label=name)
+    for ax, name in zip(axes[:2], ("CPU", "Memory"), strict=True):
+        ax.axhline(100.0, color="black", lw=0.6, ls="--")
+        ax.set_ylabel(f"{name} requested (% of pool)")
+        ax.set_ylim(bottom=0.0)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize="small", loc="lower right")
+    axes[0].set_title("Utilisation by requests (above 100 %: over-committed)", fontsize="medium")
+    axes[2].set_ylabel("over-committed servers")
+    axes[2].set_title(
+        "Servers whose running tasks request more than their capacity (recorded)",
+        fontsize="medium",
+    )
+    axes[2].legend(fontsize="small")
+    axes[2].grid(alpha=0.3)
+    axes[2].set_xlabel("Time (h)")
+    fig.suptitle("Production context: the trace's own schedule beside DRFH and Slots")
     save_figure(fig, path)

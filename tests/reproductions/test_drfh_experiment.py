@@ -108,6 +108,17 @@ def test_quick_experiment_end_to_end(tmp_path: Path, google_dir: Path, monkeypat
             root / s / "tasks.parquet"
         ).read_bytes()
     assert "## Fairness over time on the Google trace" in text
+    # step 6, once: the trace's own schedule on its 12,583 machines beside the simulated ones
+    prod = out / "production"
+    rec = json.loads((prod / "recorded" / "summary.json").read_text())
+    assert (rec["servers"], rec["seed"]) == (12_583, 1)
+    assert rec["overcommit"]["cpu"]["max_servers"] > 0  # production over-committed
+    for s in ("ff-drfh", "bf-drfh", "slots-16"):
+        util = pd.read_parquet(prod / s / "utilization.parquet")
+        assert "overcommitted_cpu" not in util and util["cpu"].max() <= 1.0 + 1e-9
+    assert json.loads((prod / "trace_check.json").read_text())["parts"] == list(range(14))
+    assert "## Production context" in text and "Over-commitment in CPU (recorded)" in text
+    assert (out / "production.png").stat().st_size > 10_000
     shares = pd.read_parquet(root / "fig4" / "bf-drfh" / "user_shares.parquet")
     early = shares[(shares.time_s > 40) & (shares.time_s < 160) & (shares.user == "user 1")]
     assert early["cpu"].mean() == pytest.approx(0.394, abs=0.01)  # paper: 40 %

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -235,3 +236,16 @@ def test_fairness_benchmark_structure(google_dir) -> None:  # type: ignore[no-un
     md = summary_markdown(res)
     assert "+5.0 % (target <= 10 %): PASS" in md
     assert md.count("| 7 |") == len(one["per_instant"])
+
+
+def test_bench_recorded_one_pair_on_an_hour(google_dir: Path) -> None:
+    """benchmarks.bench_recorded on the first hour of the sample: both schedulers run on the
+    trace's machines and the point has the documented shape."""
+    from benchmarks.bench_recorded import bench_recorded, summary_markdown
+
+    res = bench_recorded(google_dir.parents[1], pairs=1, end_s=4200.0)
+    assert res["servers"] == 12_583
+    assert [p["scheduler"] for p in res["points"]] == ["recorded", "ff-drfh"]
+    assert res["points"][0]["tasks"] == res["points"][1]["tasks"] > 10_000
+    assert res["ok"] == (res["ratio"] >= 1.0)
+    assert "recorded / ff-drfh" in summary_markdown(res)

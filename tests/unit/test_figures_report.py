@@ -307,12 +307,68 @@ def _write_seed(root: Path, shift: float) -> Path:
     return root
 
 
+#: The production context (step 6): mean CPU and memory by requests per schedule.
+PRODUCTION = {
+    "recorded": (1.05, 0.90),
+    "bf-drfh": (0.96, 0.81),
+    "ff-drfh": (0.92, 0.77),
+    "slots-16": (0.49, 0.38),
+}
+
+
+def _write_production(root: Path) -> None:
+    """``root/production/<scheduler>/`` of the four schedules on a 10-server pool; jobs 1 and 2
+    finish under all four (JCTs 100 + 10 i and 300 s), job 3 not under Slots-16."""
+    for i, (s, (cpu, mem)) in enumerate(PRODUCTION.items()):
+        d = root / figures.PRODUCTION_DIR / s
+        d.mkdir(parents=True)
+        t = np.array([0.0, 60.0, 120.0])
+        util = {"time_s": t, "cpu": [cpu - 0.01, cpu + 0.01, cpu], "mem": [mem, mem, mem]}
+        if s == "recorded":  # 3 then 2 machines over-committed in CPU, none in memory
+            util |= {
+                "overcommitted_cpu": [1, 3, 2],
+                "overcommitted_mem": [0, 0, 0],
+                "overcommit_cpu": [0.01, 0.06, 0.05],
+                "overcommit_mem": [0.0, 0.0, 0.0],
+            }
+        pd.DataFrame(util).to_parquet(d / "utilization.parquet")
+        pd.DataFrame({"user": ["a", "b"], "completion_ratio": [1.0, 0.5 - 0.1 * i]}).to_parquet(
+            d / "users.parquet"
+        )
+        pd.DataFrame(
+            {
+                "job_id": [1, 2, 3],
+                "completion_time_s": [100.0 + 10 * i, 300.0, math.nan if i == 3 else 50.0],
+            }
+        ).to_parquet(d / "jobs.parquet")
+        summary = {
+            "scheduler": s,
+            "servers": 10,
+            "tasks": 200,
+            "tasks_completed": 180 - 20 * i,
+            "horizon_s": 120.0,
+            "mean_utilization": {"cpu": cpu, "mem": mem},
+            "fairness": {"time_average": {"jain_index": 0.5 + 0.1 * i, "max_deficit": 0.01 * i}},
+        }
+        (d / "summary.json").write_text(json.dumps(summary))
+    # the trace check's reading of the requests: at 0 and 60 s on the grid, 7200 s off it
+    samples = [
+        {"time_s": t, "requested_cpu": c, "requested_mem": 0.95, "overcommitted_cpu": n,
+         "overcommitted_mem": 1}
+        for t, c, n in ((0.0, 1.10, 5), (60.0, 1.20, 7), (7200.0, 9.0, 99))
+    ]  # fmt: skip
+    check = {"checks": {"overcommitted_machines": {"sample_s": 60.0, "samples": samples}}}
+    (root / figures.PRODUCTION_DIR / "trace_check.json").write_text(json.dumps(check))
+
+
 @pytest.fixture
 def out(tmp_path: Path) -> Path:
-    """A reproduction's folder with two seeds; seed 2's utilisation is 0.2 pp higher."""
+    """A reproduction's folder with two seeds (seed 2's utilisation is 0.2 pp higher) and the
+    production context."""
     root = tmp_path / "drfh-google"
     _write_seed(root / "seed-1", 0.0)
     _write_seed(root / "seed-2", 0.002)
+    _write_production(root)
     return root
 
 
@@ -647,6 +703,40 @@ def test_build_claims_scale_with_the_quantity() -> None:
     )
 
 
+def test_production_context_numbers_and_section(out: Path) -> None:
+    numbers = report.collect_numbers(out)
+    p = numbers["production"]
+    assert (p["servers"], p["tasks"], p["common_jobs"]) == (10, 200, 2)
+    rec, slots = p["per"]["recorded"], p["per"]["slots-16"]
+    assert (rec["cpu"], rec["peak_cpu"], rec["completed"]) == pytest.approx((1.05, 1.06, 0.9))
+    assert (rec["jct_mean_s"], rec["jct_median_s"]) == (200.0, 200.0)  # jobs 1 and 2 only
+    assert (slots["jct_mean_s"], slots["user_ratio"]) == pytest.approx((215.0, 0.6))
+    assert p["overcommit"]["cpu"] == {
+        "servers_max": 3,
+        "servers_end": 2,
+        "amount_max": 0.06,
+        "utilization_end": 1.05,
+    }
+    assert p["overcommit"]["mem"]["servers_max"] == 0
+    rule = p["request_rule"]
+    assert rule["samples"] == 2  # 7,200 s is not on the replay's grid
+    assert (rule["cpu"]["schedule_row"], rule["cpu"]["first_request"]) == pytest.approx(
+        (1.15, 1.05)
+    )  # recorded's CPU samples at 0 and 60 s: 1.04 and 1.06
+    assert (rule["cpu"]["over_schedule_row"], rule["cpu"]["over_first_request"]) == (6.0, 2.0)
+    text = report.write_report(out, numbers=numbers).read_text()
+    assert (
+        "| recorded (trace) | 105.0 % | 90.0 % | 106.0 % | 90.0 % | 90.0 % | 75.0 % | 200 s "
+        "| 200 s | 0.500 | 0.00 % |"
+    ) in text
+    assert "| Slots (16 per max server) | 49.0 % | 38.0 % |" in text
+    assert "up to 3 of 10 machines at once, 2 at the end of the sample" in text
+    assert "Slots-16 keeps 47 % of the CPU and 42 % of the memory" in text
+    assert "over-committed up to 3 machines at once" in text
+    assert "![production context](production.png)" in text
+    assert (out / "production.png").stat().st_size > 10_000
+
+
 def test_report_skips_pieces_missing_in_a_seed(out: Path) -> None:
     seed2 = out / "seed-2"
     shutil.rmtree(seed2 / "dedicated")
@@ -654,6 +744,7 @@ def test_report_skips_pieces_missing_in_a_seed(out: Path) -> None:
     for s in ("slots-10", "slots-14", "slots-20"):
         shutil.rmtree(seed2 / s)
     shutil.rmtree(seed2 / figures.FAIRNESS_DIR / "ff-drfh")
+    shutil.rmtree(out / figures.PRODUCTION_DIR / "slots-16")
     numbers = report.collect_numbers(out)
     assert set(numbers["skipped"]) == {
         "table_ii",
@@ -664,11 +755,14 @@ def test_report_skips_pieces_missing_in_a_seed(out: Path) -> None:
         "fig7",
         "fig8",
         "fairness",
+        "production",
     }
+    assert numbers["skipped"]["production"].startswith("inputs missing")
     assert numbers["skipped"]["fig8"].startswith("seed 2: ")
     assert numbers["skipped"]["fairness"].startswith("seed 2: FileNotFoundError")
     text = report.write_report(out, numbers=numbers).read_text()
-    assert text.count("*Skipped:") == 8  # Table II, Figs. 4-8, Fig. 4's deficit, fairness
+    assert text.count("*Skipped:") == 9  # Table II, Figs. 4-8, Fig. 4's deficit, fairness,
+    # production context
     assert not (out / "fig8.png").exists()
     with pytest.raises(FileNotFoundError, match="no seed-3 folder"):
         report.collect_numbers(out, [1, 3])

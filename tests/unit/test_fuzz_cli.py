@@ -539,6 +539,12 @@ SYNTH_CASES = [
     Case("synth-tasks-float", _synth("--tasks", "1e12")),
     Case("synth-tasks-huge", _synth("--tasks", str(10**13))),
     Case("synth-seed-negative", _synth("--tasks", "10", "--seed", "-1")),
+    Case("synth-raw-no-src", _synth("--raw", "google-2011", "--tasks", "10")),
+    Case("synth-raw-src-missing", _synth("--raw", "google-2011", "--src", "nope", "--tasks", "10")),
+    Case("synth-raw-bogus-format", _synth("--raw", "google-2019", "--src", ".", "--tasks", "10")),
+    Case("synth-raw-days-zero", _synth("--raw", "google-2011", "--src", ".", "--days", "0")),
+    Case("synth-raw-parts-zero", _synth("--raw", "google-2011", "--src", ".", "--parts", "0")),
+    Case("synth-src-without-raw", _synth("--src", ".", "--tasks", "10")),
     Case(
         "synth-out-below-file",
         _synth("--tasks", "10", out="f/out"),
