@@ -1,11 +1,10 @@
 """``make bench`` (conversion part): ``fairsim trace convert google-2011`` at two trace lengths.
 
-Two raw-format traces are built from the shared sample's ``task_events`` parts 0-13 (613,827
-tasks in 2,609,335 rows): ``300k`` is parts 0-6 once (371,702 tasks, 7 parts), ``3M`` is parts
-0-13 five times (3,070,095 tasks, 70 parts), each copy's job IDs shifted by 10^10 and its non-zero
-times by 20 hours, so that the copies are distinct jobs later in time (the sample's
-machine_events are copied along). Each trace is converted by the converter in a fresh child
-process, so that its peak RSS (``ru_maxrss``) is its own.
+Two raw-format traces are resampled from the shared sample's jobs
+(:func:`fairsim.traces.synth_raw.resample_google_2011`, seed 1, the whole-trace case's arrival
+rate of 25 million tasks in 29 days, one part per 50,000 tasks): ``300k`` (about 300,000 tasks
+in 6 parts) and ``3M`` (about 3,000,000 tasks in 60 parts). Each is converted by the converter
+in a fresh child process, so that its peak RSS (``VmHWM``) is its own.
 
 Targets (issue 33, docs/bench.md): peak RSS below 1 GB at both lengths and within 1.5x between
 them, and at least 83,000 tasks/s (25 million tasks in 5 minutes) on the 3M trace.
@@ -35,55 +34,47 @@ from fairsim.atomic import json_text, write_text
 
 log = logging.getLogger("benchmarks.bench_convert")
 
-#: name -> (copies of the sample, parts of the sample per copy)
-SIZES = {"300k": (1, 7), "3M": (5, 14)}
-JOB_SHIFT = 10_000_000_000
-TIME_SHIFT_US = 72_000_000_000  # 20 h: beyond the sample's 19.7 h
+#: name -> tasks of the resampled raw trace
+SIZES = {"300k": 300_000, "3M": 3_000_000}
+SCALE_TASKS, SCALE_DAYS = 25_000_000, 29  # the whole-trace case's arrival rate (9.98 tasks/s)
+TASKS_PER_PART = 50_000
 TARGET_PEAK_MB = 1024.0
 TARGET_RATIO = 1.5
 TARGET_TASKS_PER_S = 83_000.0
 
 
-def build_raw(shared: Path, out: Path, copies: int, parts: int) -> Path:
-    """A raw google-2011 folder of ``copies`` x sample parts ``0..parts-1`` (see module doc).
+def build_raw(shared: Path, out: Path, tasks: int) -> Path:
+    """A raw google-2011 folder of about ``tasks`` tasks resampled from the shared sample.
 
-    The job ID (column 3) and non-zero times (column 1) are shifted per copy; every other field
-    is copied as it is. Returns ``out``.
+    :func:`fairsim.traces.synth_raw.resample_google_2011` with seed 1, the whole-trace case's
+    arrival rate (25 million tasks in 29 days) and one part per 50,000 tasks. Returns ``out``.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pacsv
+    from fairsim.traces.synth_raw import resample_google_2011
 
-    src = shared / "traces" / "google-2011"
-    (out / "task_events").mkdir(parents=True, exist_ok=True)
-    (out / "machine_events").mkdir(parents=True, exist_ok=True)
-    me = "machine_events/part-00000-of-00001.csv.gz"
-    shutil.copy(src / me, out / me)
-    names = [f"c{i}" for i in range(13)]
-    read = pacsv.ReadOptions(column_names=names)
-    conv = pacsv.ConvertOptions(
-        column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False
+    resample_google_2011(
+        shared / "traces" / "google-2011",
+        out,
+        tasks=tasks,
+        duration_s=tasks * SCALE_DAYS * 86_400 / SCALE_TASKS,
+        seed=1,
+        parts=max(1, tasks // TASKS_PER_PART),
+        progress=False,
     )
-    write = pacsv.WriteOptions(include_header=False, quoting_style="none")
-    n = 0
-    for c in range(copies):
-        for p in range(parts):
-            t = pacsv.read_csv(
-                src / f"task_events/part-{p:05d}-of-00500.csv.gz",
-                read_options=read,
-                convert_options=conv,
-            )
-            if c:
-                tm = pc.cast(t["c0"], pa.int64())
-                tm = pc.if_else(pc.equal(tm, 0), tm, pc.add(tm, c * TIME_SHIFT_US))
-                job = pc.add(pc.cast(t["c2"], pa.int64()), c * JOB_SHIFT)
-                t = t.set_column(0, "c0", pc.cast(tm, pa.string()))
-                t = t.set_column(2, "c2", pc.cast(job, pa.string()))
-            dst = out / f"task_events/part-{n:05d}-of-00500.csv.gz"
-            with pa.CompressedOutputStream(str(dst), "gzip") as stream:
-                pacsv.write_csv(t, stream, write_options=write)
-            n += 1
     return out
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak RSS since it started its program (``VmHWM``).
+
+    Not ``ru_maxrss``: Linux carries the RSS of the process that forked (or vforked) the child
+    into the child's ``ru_maxrss`` across ``exec``, and here that parent has just resampled a
+    trace (about 0.5 GB).
+    """
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # pragma: no cover
 
 
 def convert_point(src: Path) -> dict[str, Any]:
@@ -106,7 +97,7 @@ def convert_point(src: Path) -> dict[str, Any]:
         "wall_s": wall,
         "tasks_per_s": report["tasks"] / wall if wall > 0 else None,
         "cpu_s": usage.ru_utime + usage.ru_stime,
-        "peak_rss_mb": usage.ru_maxrss / 1024.0,
+        "peak_rss_mb": _peak_rss_mb(),
         "loadavg_1m_at_end": os.getloadavg()[0],
     }
 
@@ -176,9 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     shared = Path(args.shared).resolve()
     res: dict[str, Any] = {"points": {}}
     with tempfile.TemporaryDirectory(prefix="fairsim-bench-convert-") as tmp:
-        for name, (copies, parts) in SIZES.items():
-            log.info("building the %s raw trace (%d x %d sample parts)", name, copies, parts)
-            src = build_raw(shared, Path(tmp) / name, copies, parts)
+        for name, tasks in SIZES.items():
+            log.info("resampling the %s raw trace (%d tasks)", name, tasks)
+            src = build_raw(shared, Path(tmp) / name, tasks)
             log.info("converting the %s trace", name)
             res["points"][name] = _run_child(src)
             shutil.rmtree(src)

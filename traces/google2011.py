@@ -19,8 +19,9 @@ Out of core (memory independent of the trace's length)
 3. Merge: the runs are k-way merged into ``tasks.parquet`` and ``placements.parquet``
    (:class:`fairsim.traces.io.RowGroupWriter`: the bytes of writing the whole table at once).
 
-``K`` comes from the parts' gzip size (:func:`auto_buckets`, about :data:`BUCKET_ROWS` rows per
-bucket); with ``K = 1`` the rows are folded in memory during the parse, without spill files. The
+``K`` comes from the parts' gzip size (:func:`auto_buckets`: up to :data:`BUCKET_ROWS` rows,
+``K = 1``, else buckets of half as many rows); with ``K = 1`` the rows are folded in memory during
+the parse, without spill files. The
 output does not depend on ``K``: a task's rows keep their order in its bucket, and the report's
 figures are sums over buckets, which share no task and no job.
 
@@ -541,7 +542,7 @@ def convert_google_2011(
         unknown event type (default 0.5); more is an error naming the first bad row.
     buckets : int, optional
         Number of spill buckets; default from the parts' compressed size
-        (:func:`auto_buckets`, about :data:`BUCKET_ROWS` rows each). 1 folds every task in
+        (:func:`auto_buckets`). 1 folds every task in
         memory without spill files. The output does not depend on it.
 
     Returns
@@ -589,8 +590,9 @@ def convert_google_2011(
     return report
 
 
-#: Valid task_events rows per spill bucket aimed at (about 350,000 tasks of the sample): the
-#: memory of the fold (one bucket's tasks) and so of the whole conversion.
+#: Valid task_events rows folded in memory at most (about 350,000 tasks of the sample); a longer
+#: trace is split into spill buckets of half as many rows, so that its peak (the parse, then one
+#: bucket's fold) stays at about that of the longest trace folded in memory.
 BUCKET_ROWS = 1_500_000
 #: task_events rows per byte of gzip in the sample (2,609,335 rows in 29.3 MB): estimates the
 #: rows of the parts before they are read, to choose the number of buckets.
@@ -605,16 +607,19 @@ def auto_buckets(files: list[Path], bucket_rows: int = BUCKET_ROWS) -> int:
     files : list of pathlib.Path
         The ``.csv.gz`` parts.
     bucket_rows : int
-        Rows per bucket aimed at.
+        Rows folded in memory at most.
 
     Returns
     -------
     int
-        ``ceil(estimated rows / bucket_rows)``, at least 1; the rows are estimated from the
-        files' compressed size (:data:`ROWS_PER_GZ_BYTE`).
+        1 when the estimated rows are at most ``bucket_rows``, else
+        ``ceil(estimated rows / (bucket_rows / 2))``; the rows are estimated from the files'
+        compressed size (:data:`ROWS_PER_GZ_BYTE`).
     """
-    size = sum(Path(f).stat().st_size for f in files)
-    return max(1, math.ceil(size * ROWS_PER_GZ_BYTE / bucket_rows))
+    rows = sum(Path(f).stat().st_size for f in files) * ROWS_PER_GZ_BYTE
+    if rows <= bucket_rows:
+        return 1
+    return math.ceil(rows / (bucket_rows / 2))
 
 
 _ROW_SCHEMA = pa.schema(
@@ -797,6 +802,7 @@ def _convert(
     p1 = _read_task_events(te_files, progress, sink)
     if part is not None:
         part.close()
+        pa.default_memory_pool().release_unused()  # the CSV reader's buffers, before the folds
     skipped_rows = p1.skipped_rows
     rows_read = p1.rows_valid + sum(skipped_rows.values())
     if rows_read == 0:

@@ -13,18 +13,17 @@ from fairsim.traces.paths import shared_dir
 
 @pytest.mark.slow
 def test_two_small_points_are_measured_and_checked(tmp_path: Path, monkeypatch) -> None:
-    # sample part 0 once, and twice (the second copy: other job IDs, 20 h later)
-    monkeypatch.setattr(bench_convert, "SIZES", {"300k": (1, 1), "3M": (2, 1)})
+    monkeypatch.setattr(bench_convert, "SIZES", {"300k": 20_000, "3M": 60_000})
     assert bench_convert.main(["--shared", str(shared_dir()), "--out", str(tmp_path)]) == 0
     res = json.loads((tmp_path / "convert.json").read_text())
     small, large = res["points"]["300k"], res["points"]["3M"]
-    assert small["tasks"] == 190_926  # task_events part 0 (test_traces_google.py)
-    assert large["tasks"] == 2 * small["tasks"]
-    assert large["rows_read"] == 2 * small["rows_read"]
+    assert small["parts"] == 1 and large["parts"] == 1  # one part per 50,000 tasks
+    assert abs(small["tasks"] - 20_000) <= 10_005  # whole jobs drawn (synth_raw)
+    assert large["tasks"] > small["tasks"]
     assert small["buckets"] == large["buckets"] == 1
     assert small["peak_rss_mb"] > 0 and large["tasks_per_s"] > 0
     assert set(res["checks"]) == {"peak_below_1gb", "peak_ratio_3m_300k", "tasks_per_s_3m"}
-    assert "| 3M | 2 |" in (tmp_path / "convert.md").read_text()
+    assert "| 3M | 1 |" in (tmp_path / "convert.md").read_text()
 
 
 def test_checks_flag_missed_targets() -> None:

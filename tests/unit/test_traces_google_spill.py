@@ -183,8 +183,8 @@ def test_auto_buckets_from_the_compressed_size(tmp_path: Path) -> None:
     f.write_bytes(b"x" * 1000)
     assert auto_buckets([f]) == 1
     assert auto_buckets([f], bucket_rows=89) == 1  # 1000 B * 0.089 rows/B = 89 rows
-    assert auto_buckets([f], bucket_rows=88) == 2
-    assert auto_buckets([f, f, f], bucket_rows=10) == 27
+    assert auto_buckets([f], bucket_rows=88) == 3  # longer: buckets of 44 rows
+    assert auto_buckets([f, f, f], bucket_rows=10) == 54  # 267 rows / 5
     with pytest.raises(ValueError, match="buckets: 0, expected at least 1"):
         convert_google_2011(tmp_path, tmp_path / "o", progress=False, buckets=0)
 
