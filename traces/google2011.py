@@ -765,6 +765,8 @@ class _Totals:
 
 _TASK_KEYS = ["submit_s", "job_id", "task_index"]
 _PLACEMENT_KEYS = ["start_s", "job_id", "task_index", "run"]
+#: Rows buffered before they are written to the bucket files, summed over the buckets.
+_SPILL_BUFFER_ROWS = 1_000_000
 #: Rows folded at once in pass 2 (fewer, larger numpy calls).
 _FOLD_ROWS = 500_000
 #: Rows per record batch of a sorted run, summed over the runs (the merge's buffer).
@@ -792,7 +794,8 @@ def _convert(
             _fold(state, cols, row0)
 
     else:
-        part = Partitioner(spill.path, k, _ROW_SCHEMA)
+        # rows buffered per bucket: about _SPILL_BUFFER_ROWS in all, whatever k
+        part = Partitioner(spill.path, k, _ROW_SCHEMA, max(4096, _SPILL_BUFFER_ROWS // k))
         partitioner = part
         dtype = np.int16 if k < (1 << 15) else np.int64  # int16: a radix sort
 
