@@ -124,7 +124,7 @@ from fairsim.traces.io import (
     write_servers,
 )
 from fairsim.traces.schema import END_STATES, PLACEMENTS_SCHEMA_VERSION, SCHEMA_VERSION
-from fairsim.traces.spill import Partitioner, SpillDir, bucket_of, merge_runs, write_run
+from fairsim.traces.spill import FAN_IN, Partitioner, SpillDir, bucket_of, merge_runs, write_run
 
 log = logging.getLogger(__name__)
 
@@ -769,7 +769,7 @@ _PLACEMENT_KEYS = ["start_s", "job_id", "task_index", "run"]
 _SPILL_BUFFER_ROWS = 1_000_000
 #: Rows folded at once in pass 2 (fewer, larger numpy calls).
 _FOLD_ROWS = 500_000
-#: Rows per record batch of a sorted run, summed over the runs (the merge's buffer).
+#: Rows held by a merge, summed over the runs it merges at once (at most FAN_IN).
 _MERGE_ROWS = 500_000
 
 
@@ -826,7 +826,7 @@ def _convert(
     task_runs: list[Path] = []
     place_runs: list[Path] = []
     one: tuple[dict[str, np.ndarray], _TaskState, np.ndarray] | None = None
-    chunk = max(1024, _MERGE_ROWS // k)
+    chunk = max(1024, _MERGE_ROWS // min(k, FAN_IN))  # rows per batch of a sorted run
     for b in tqdm(range(k), desc="buckets", disable=not progress or k == 1, leave=False):
         if part is not None:
             st = _TaskState()
@@ -918,14 +918,18 @@ def _convert(
     names = np.array(sorted(p1.users, key=p1.users.__getitem__), dtype=object)
     # pieces of at most one row group, so that each becomes output rows on its own
     task_pieces: Iterable[pa.Table] = (
-        _pieces(merge_runs(task_runs, _TASK_KEYS)) if one is None else _slices(pa.table(one[0]))
+        _pieces(merge_runs(task_runs, _TASK_KEYS, chunk_rows=chunk))
+        if one is None
+        else _slices(pa.table(one[0]))
     )
     _write_stream(
         RowGroupWriter(out / "tasks.parquet", "tasks"),
         (_task_frame(p, names, constraints) for p in task_pieces),
     )
     if one is None:
-        place_pieces: Iterable[pa.Table] = _pieces(merge_runs(place_runs, _PLACEMENT_KEYS))
+        place_pieces: Iterable[pa.Table] = _pieces(
+            merge_runs(place_runs, _PLACEMENT_KEYS, chunk_rows=chunk)
+        )
     else:
         placements, prep = _finish_placements(one[1], one[2], t_end, machine_ids)
         tot.add_placements(prep)

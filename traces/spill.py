@@ -173,12 +173,26 @@ def _keys(table: pa.Table, keys: Sequence[str]) -> list[np.ndarray]:
     return [table.column(k).to_numpy() for k in keys]
 
 
-def merge_runs(paths: Sequence[Path], keys: Sequence[str]) -> Iterator[pa.Table]:
+#: Runs merged at once; more are merged in groups first (a merge's cost per step grows with its
+#: number of runs).
+FAN_IN = 16
+
+
+def merge_runs(
+    paths: Sequence[Path],
+    keys: Sequence[str],
+    *,
+    fan_in: int = FAN_IN,
+    chunk_rows: int = 65_536,
+) -> Iterator[pa.Table]:
     """Merge sorted runs (:func:`write_run`) into one stream sorted by ``keys``.
 
     A blocked k-way merge: each run is read one record batch at a time; the rows of every run up
     to the smallest "last key" among the runs' current batches are taken, sorted together and
-    yielded. Memory: about one batch per run.
+    yielded. Memory: about one batch per run. With more than ``fan_in`` runs, groups of
+    ``fan_in`` are first merged into intermediate runs (next to the first run, in batches of
+    ``chunk_rows`` rows), until at most ``fan_in`` are left; runs merged into an intermediate
+    run are deleted then, intermediate runs when the merge ends.
 
     Parameters
     ----------
@@ -187,12 +201,50 @@ def merge_runs(paths: Sequence[Path], keys: Sequence[str]) -> Iterator[pa.Table]
     keys : sequence of str
         Sort key columns (numeric), most significant first; key tuples must be unique across
         the runs (the order of equal keys is not defined).
+    fan_in : int
+        Most runs merged at once (>= 2).
+    chunk_rows : int
+        Rows per record batch of an intermediate run.
 
     Yields
     ------
     pyarrow.Table
         Consecutive pieces of the merged order.
     """
+    level = list(paths)
+    made: list[Path] = []  # intermediate runs, deleted when the merge ends
+    step = 0
+    while len(level) > fan_in:
+        merged: list[Path] = []
+        for g in range(0, len(level), fan_in):
+            group = level[g : g + fan_in]
+            if len(group) == 1:
+                merged.append(group[0])
+                continue
+            out = group[0].parent / f"merge-{step:03d}-{g:05d}.arrow"
+            writer = None
+            for piece in _merge(group, keys):
+                if writer is None:
+                    writer = ipc.new_file(str(out), piece.schema)
+                for batch in piece.to_batches(max_chunksize=chunk_rows):
+                    writer.write_batch(batch)
+            if writer is not None:
+                writer.close()
+                merged.append(out)
+                made.append(out)
+            for p in group:
+                p.unlink(missing_ok=True)
+        level = merged
+        step += 1
+    try:
+        yield from _merge(level, keys)
+    finally:
+        for p in made:
+            p.unlink(missing_ok=True)
+
+
+def _merge(paths: Sequence[Path], keys: Sequence[str]) -> Iterator[pa.Table]:
+    """One level of :func:`merge_runs`."""
     files = [pa.OSFile(str(p)) for p in paths]  # read, not mapped: mapped pages count as RSS
     readers = [ipc.open_file(f) for f in files]
     nxt = [0] * len(readers)

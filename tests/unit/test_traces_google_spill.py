@@ -189,7 +189,8 @@ def test_auto_buckets_from_the_compressed_size(tmp_path: Path) -> None:
         convert_google_2011(tmp_path, tmp_path / "o", progress=False, buckets=0)
 
 
-def test_merge_runs_is_the_global_sort(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fan_in", [16, 2, 3])
+def test_merge_runs_is_the_global_sort(tmp_path: Path, fan_in: int) -> None:
     rng = np.random.default_rng(7)
     paths, frames = [], []
     for r in range(5):
@@ -204,9 +205,15 @@ def test_merge_runs_is_the_global_sort(tmp_path: Path) -> None:
         frames.append(df)
         paths.append(tmp_path / f"run{r}.arrow")
         write_run(paths[-1], pa.Table.from_pandas(df, preserve_index=False), 97)
-    got = pa.concat_tables(merge_runs(paths, ["a", "b", "c"])).to_pandas()
+    got = pa.concat_tables(
+        merge_runs(paths, ["a", "b", "c"], fan_in=fan_in, chunk_rows=101)
+    ).to_pandas()
     want = pd.concat(frames).sort_values(["a", "b", "c"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(got, want)
+    # with more runs than fan_in, groups are merged into intermediate runs, which are removed
+    left = sorted(p.name for p in tmp_path.iterdir())
+    # (fan_in 2: runs 0-1 and 2-3 merged, run 4 carried to the last level)
+    assert left == {16: [f"run{r}.arrow" for r in range(5)], 2: ["run4.arrow"], 3: []}[fan_in]
 
 
 def test_partitioner_keeps_each_keys_rows_in_order(tmp_path: Path) -> None:
