@@ -54,6 +54,7 @@ bench: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_fairness --shared $(SHARED) --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_exact --shared $(SHARED) --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_recorded --shared $(SHARED) --out results/bench
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_convert --shared $(SHARED) --out results/bench
 
 # the whole path from raw files (too long for `make bench`): a raw trace of 25 million tasks over
 # 29 days resampled from the Google sample, converted, then FF- and BF-DRFH on its 12,583 machines;

@@ -6,8 +6,24 @@ Input: a folder ``src`` with ``task_events/part-NNNNN-of-00500.csv.gz`` (require
 Files are Google's originals: gzip, no header, columns as in the official ``schema.csv``.
 
 The task_events parts are streamed with :func:`pyarrow.csv.open_csv` one block (a few MB) at a
-time; only per-task aggregated state (a dozen numpy arrays of one entry per task) is kept.
-Events are processed in file order, which in Google's files is time order (parts chain in time).
+time. Events are processed in file order, which in Google's files is time order (parts chain in
+time).
+
+Out of core (memory independent of the trace's length)
+------------------------------------------------------
+1. Parse: every row is validated and counted; the valid rows are hash-partitioned by ``job_id``
+   into ``K`` Arrow IPC spill files (:mod:`fairsim.traces.spill`, a ``.spill-*`` folder inside
+   the output folder, removed at the end and on error), each in file order.
+2. Fold: each bucket's rows are folded into per-task state (about twenty numpy arrays of one
+   entry per task) and finished into its tasks and runs, each sorted, written as sorted runs.
+3. Merge: the runs are k-way merged into ``tasks.parquet`` and ``placements.parquet``
+   (:class:`fairsim.traces.io.RowGroupWriter`: the bytes of writing the whole table at once).
+
+``K`` comes from the parts' gzip size (:func:`auto_buckets`: up to :data:`BUCKET_ROWS` rows,
+``K = 1``, else buckets of half as many rows); with ``K = 1`` the rows are folded in memory during
+the parse, without spill files. The
+output does not depend on ``K``: a task's rows keep their order in its bucket, and the report's
+figures are sums over buckets, which share no task and no job.
 
 Semantics (one output row per distinct ``(job_id, task_index)``)
 -----------------------------------------------------------------
@@ -81,8 +97,11 @@ capacity (see :func:`machine_events_table`); else ``"empty capacity"`` (CPU or m
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import time as _time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -96,15 +115,16 @@ from fairsim.errors import TraceError
 from fairsim.traces.google_parts import PART_RE, iter_batches, list_parts, to_float, to_int
 from fairsim.traces.io import (
     BAD_ROW_THRESHOLD,
+    ROW_GROUP_SIZE,
     BadRows,
     FirstBadRow,
+    RowGroupWriter,
     check_bad_rows,
     write_json_atomic,
-    write_placements,
     write_servers,
-    write_tasks,
 )
 from fairsim.traces.schema import END_STATES, PLACEMENTS_SCHEMA_VERSION, SCHEMA_VERSION
+from fairsim.traces.spill import FAN_IN, Partitioner, SpillDir, bucket_of, merge_runs, write_run
 
 log = logging.getLogger(__name__)
 
@@ -496,10 +516,13 @@ def convert_google_2011(
     parts: list[int] | None = None,
     progress: bool = True,
     bad_row_threshold: float = BAD_ROW_THRESHOLD,
+    buckets: int | None = None,
 ) -> dict[str, Any]:
     """Convert Google clusterdata-2011-2 task_events (+ machine_events) to canonical Parquet.
 
-    See the module docstring (and ``docs/traces.md``) for the exact semantics and skip reasons.
+    See the module docstring (and ``docs/traces.md``) for the exact semantics, the skip reasons
+    and how memory stays bounded (the rows are hash-partitioned by job into ``buckets`` spill
+    files, each folded on its own, and the sorted outputs merged).
 
     Parameters
     ----------
@@ -507,15 +530,20 @@ def convert_google_2011(
         Folder holding ``task_events/part-NNNNN-of-00500.csv.gz`` and optionally ``job_events/``
         and ``machine_events/``.
     out : pathlib.Path
-        Output folder; receives ``tasks.parquet``, ``servers.parquet`` (when machine_events is
-        present) and ``conversion.json``. Created if needed.
+        Output folder; receives ``tasks.parquet``, ``placements.parquet``, ``servers.parquet``
+        (when machine_events is present) and ``conversion.json``. Created if needed. Spill
+        files go to a temporary folder inside it, removed at the end (also on error).
     parts : list of int, optional
         task_events (and job_events) part numbers to convert; default: all parts present.
     progress : bool
-        Show a tqdm progress bar.
+        Show a tqdm progress bar (one step per task_events part).
     bad_row_threshold : float
         Largest share (0-1) of a table's rows that may be malformed, unparseable or of an
         unknown event type (default 0.5); more is an error naming the first bad row.
+    buckets : int, optional
+        Number of spill buckets; default from the parts' compressed size
+        (:func:`auto_buckets`). 1 folds every task in
+        memory without spill files. The output does not depend on it.
 
     Returns
     -------
@@ -528,7 +556,11 @@ def convert_google_2011(
         If ``src`` has no ``task_events`` folder or none of the requested parts, a part is empty,
         a truncated or corrupt gzip, has no data rows, or more than ``bad_row_threshold`` of a
         table's rows are bad. Nothing is written in that case.
+    ValueError
+        If ``buckets`` is below 1.
     """
+    if buckets is not None and buckets < 1:
+        raise ValueError(f"buckets: {buckets}, expected at least 1")
     src, out = Path(src), Path(out)
     started = _time.perf_counter()
     te_dir = src / "task_events"
@@ -544,20 +576,98 @@ def convert_google_2011(
         missing = sorted(set(parts) - {i for i, _ in te_files})
         if missing:
             raise TraceError(f"{te_dir}: missing task_events part(s) {missing}")
+    k = auto_buckets([f for _, f in te_files]) if buckets is None else buckets
+    created = not out.exists()
+    try:
+        with contextlib.ExitStack() as stack:
+            spill = stack.enter_context(SpillDir(out)) if k > 1 else None
+            report = _convert(src, out, te_files, progress, bad_row_threshold, k, spill)
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        raise
+    log.info("google-2011: converted in %.1f s (%d bucket(s))", _time.perf_counter() - started, k)
+    return report
 
-    st = _TaskState()
-    users: dict[str, int] = {}
-    bad = BadRows()
-    skipped_rows = {R_BAD_EVENT: 0, R_UNPARSEABLE: 0}
-    empty = {"cpu": 0, "mem": 0}
-    rows_valid = 0
-    t_max = 0
+
+#: Valid task_events rows folded in memory at most (about 350,000 tasks of the sample); a longer
+#: trace is split into spill buckets of half as many rows, so that its peak (the parse, then one
+#: bucket's fold) stays at about that of the longest trace folded in memory.
+BUCKET_ROWS = 1_500_000
+#: task_events rows per byte of gzip in the sample (2,609,335 rows in 29.3 MB): estimates the
+#: rows of the parts before they are read, to choose the number of buckets.
+ROWS_PER_GZ_BYTE = 0.089
+
+
+def auto_buckets(files: list[Path], bucket_rows: int = BUCKET_ROWS) -> int:
+    """Number of spill buckets for these task_events parts (1: fold in memory, no spill).
+
+    Parameters
+    ----------
+    files : list of pathlib.Path
+        The ``.csv.gz`` parts.
+    bucket_rows : int
+        Rows folded in memory at most.
+
+    Returns
+    -------
+    int
+        1 when the estimated rows are at most ``bucket_rows``, else
+        ``ceil(estimated rows / (bucket_rows / 2))``; the rows are estimated from the files'
+        compressed size (:data:`ROWS_PER_GZ_BYTE`).
+    """
+    rows = sum(Path(f).stat().st_size for f in files) * ROWS_PER_GZ_BYTE
+    if rows <= bucket_rows:
+        return 1
+    return math.ceil(rows / (bucket_rows / 2))
+
+
+_ROW_SCHEMA = pa.schema(
+    [
+        ("job", pa.int64()),
+        ("task", pa.int32()),
+        ("t", pa.int64()),
+        ("ev", pa.int8()),
+        ("user", pa.int32()),
+        ("cpu", pa.float64()),
+        ("mem", pa.float64()),
+        ("machine", pa.int64()),
+    ]
+)  # a valid task_events row, as spilled to a bucket file
+
+
+def _fold(st: _TaskState, cols: dict[str, np.ndarray], row0: int) -> None:
+    """Fold valid rows (in file order; columns of :data:`_ROW_SCHEMA`) into ``st``."""
+    job = cols["job"].astype(np.int64, copy=False)
+    task = cols["task"].astype(np.int64, copy=False)
+    tid = st.ids(job, task)
+    _update_tasks(
+        st, tid, cols["t"], cols["ev"].astype(np.int64, copy=False), cols["user"], cols["cpu"],
+        cols["mem"], cols["machine"], row0,
+    )  # fmt: skip
+
+
+class _Pass1:
+    """What the parse of task_events leaves: counts, the user dictionary, t_max."""
+
+    def __init__(self) -> None:
+        self.users: dict[str, int] = {}
+        self.bad = BadRows()
+        self.skipped_rows = {R_BAD_EVENT: 0, R_UNPARSEABLE: 0}
+        self.empty = {"cpu": 0, "mem": 0}
+        self.rows_valid = 0
+        self.t_max = 0
+        self.first_bad = FirstBadRow(len(TASK_EVENT_COLUMNS))
+
+
+def _read_task_events(te_files: list[tuple[int, Path]], progress: bool, sink: Any) -> _Pass1:
+    """Parse and validate every task_events row; hand the valid ones to ``sink(cols, row0)``."""
+    p1 = _Pass1()
     include = ["time", "job_id", "task_index", "machine_id", "event_type", "user", "cpu", "mem"]
-    first_bad = FirstBadRow(len(TASK_EVENT_COLUMNS))
     for _, file in tqdm(te_files, desc="task_events", disable=not progress):
         rel = f"task_events/{file.name}"
         offset = 0
-        for batch in iter_batches(file, TASK_EVENT_COLUMNS, include, bad, rel):
+        for batch in iter_batches(file, TASK_EVENT_COLUMNS, include, p1.bad, rel):
             t, t_ok = to_int(batch.column("time"))
             job, j_ok = to_int(batch.column("job_id"))
             task, k_ok = to_int(batch.column("task_index"))
@@ -569,21 +679,22 @@ def convert_google_2011(
             ok = t_ok & j_ok & k_ok & e_ok & ~cpu_bad & ~mem_bad
             ok &= (t >= 0) & (t != AFTER_WINDOW_US) & (job >= 0)
             ok &= (task >= 0) & (task < TASK_INDEX_LIMIT)
-            skipped_rows[R_UNPARSEABLE] += int((~ok).sum())
+            p1.skipped_rows[R_UNPARSEABLE] += int((~ok).sum())
             bad_ev = ok & ((ev < SUBMIT) | (ev > UPDATE_RUNNING))
-            skipped_rows[R_BAD_EVENT] += int(bad_ev.sum())
+            p1.skipped_rows[R_BAD_EVENT] += int(bad_ev.sum())
             row_bad = ~ok | bad_ev
             why = R_BAD_EVENT if row_bad.any() and bad_ev[row_bad.argmax()] else R_UNPARSEABLE
-            first_bad.parsed(file, rel, offset, row_bad, why)
+            p1.first_bad.parsed(file, rel, offset, row_bad, why)
             offset += batch.num_rows
             ok &= ~bad_ev
-            empty["cpu"] += int((ok & np.isnan(cpu)).sum())
-            empty["mem"] += int((ok & np.isnan(mem)).sum())
+            p1.empty["cpu"] += int((ok & np.isnan(cpu)).sum())
+            p1.empty["mem"] += int((ok & np.isnan(mem)).sum())
 
             ucol = batch.column("user")
             enc = pc.dictionary_encode(ucol)
             if isinstance(enc, pa.ChunkedArray):
                 enc = enc.combine_chunks()
+            users = p1.users
             codes = np.array([users.setdefault(u, len(users)) for u in enc.dictionary.to_pylist()])
             idx = np.asarray(enc.indices.fill_null(-1), dtype=np.int64)
             ucodes = np.where(idx >= 0, codes[np.maximum(idx, 0)] if len(codes) else -1, -1)
@@ -591,35 +702,168 @@ def convert_google_2011(
             rows = np.nonzero(ok)[0]
             if len(rows) == 0:
                 continue
-            tid = st.ids(job[rows], task[rows])
-            _update_tasks(
-                st, tid, t[rows], ev[rows], ucodes[rows].astype(np.int32), cpu[rows], mem[rows],
-                machine[rows], rows_valid,
-            )  # fmt: skip
-            rows_valid += len(rows)
-            t_max = max(t_max, int(t[rows].max()))
-        first_bad.file_done(file, rel, bad)
-    skipped_rows[R_MALFORMED] = bad.count
-    rows_read = rows_valid + sum(skipped_rows.values())
+            cols = {
+                "job": job[rows],
+                "task": task[rows].astype(np.int32),
+                "t": t[rows],
+                "ev": ev[rows].astype(np.int8),
+                "user": ucodes[rows].astype(np.int32),
+                "cpu": cpu[rows],
+                "mem": mem[rows],
+                "machine": machine[rows],
+            }
+            sink(cols, p1.rows_valid)
+            p1.rows_valid += len(rows)
+            p1.t_max = max(p1.t_max, int(cols["t"].max()))
+        p1.first_bad.file_done(file, rel, p1.bad)
+    p1.skipped_rows[R_MALFORMED] = p1.bad.count
+    return p1
+
+
+class _Totals:
+    """Report figures summed over buckets (every task, hence every job, is in one bucket)."""
+
+    def __init__(self) -> None:
+        self.tasks = 0
+        self.skips: dict[str, int] = {}
+        self.rows_used = 0
+        self.jobs: list[np.ndarray] = []
+        self.users: list[np.ndarray] = []
+        self.states = np.zeros(len(END_STATES), np.int64)
+        self.censored = 0
+        self.zero_demand = 0
+        self.keys: list[pd.DataFrame] = []  # (job_id, task_index) of every task, for constraints
+        self.placements: dict[str, Any] = {}
+
+    def add_tasks(
+        self, cols: dict[str, np.ndarray], skips: dict[str, int], rows_used: int, keys: bool
+    ) -> None:
+        self.tasks += len(cols["job_id"])
+        for r, n in skips.items():
+            self.skips[r] = self.skips.get(r, 0) + n
+        self.rows_used += rows_used
+        self.jobs.append(np.unique(cols["job_id"]))
+        self.users.append(np.unique(cols["user"]))
+        self.states += np.bincount(cols["end_state"], minlength=len(END_STATES))
+        self.censored += int(cols["censored"].sum())
+        self.zero_demand += int(((cols["cpu"] == 0) & (cols["mem"] == 0)).sum())
+        if keys:
+            self.keys.append(
+                pd.DataFrame({"job_id": cols["job_id"], "task_index": cols["task_index"]})
+            )
+
+    def add_placements(self, rep: dict[str, Any]) -> None:
+        tot = self.placements
+        if not tot:
+            tot.update({**rep, "skipped": dict(rep["skipped"])})
+            return
+        for key in ("runs", "censored_runs", "tasks_with_runs", "tasks_with_several_runs"):
+            tot[key] += rep[key]
+        for r, n in rep["skipped"].items():
+            tot["skipped"][r] += n
+
+
+_TASK_KEYS = ["submit_s", "job_id", "task_index"]
+_PLACEMENT_KEYS = ["start_s", "job_id", "task_index", "run"]
+#: Rows buffered before they are written to the bucket files, summed over the buckets.
+_SPILL_BUFFER_ROWS = 1_000_000
+#: Rows folded at once in pass 2 (fewer, larger numpy calls).
+_FOLD_ROWS = 500_000
+#: Rows held by a merge, summed over the runs it merges at once (at most FAN_IN).
+_MERGE_ROWS = 500_000
+
+
+def _convert(
+    src: Path,
+    out: Path,
+    te_files: list[tuple[int, Path]],
+    progress: bool,
+    bad_row_threshold: float,
+    k: int,
+    spill: SpillDir | None,
+) -> dict[str, Any]:
+    """The conversion proper (see :func:`convert_google_2011`); ``spill`` is None when k == 1."""
+    te_dir = src / "task_events"
+    st: _TaskState | None = None
+    part: Partitioner | None = None
+    if spill is None:
+        st = _TaskState()
+        state = st
+
+        def sink(cols: dict[str, np.ndarray], row0: int) -> None:
+            _fold(state, cols, row0)
+
+    else:
+        # rows buffered per bucket: about _SPILL_BUFFER_ROWS in all, whatever k
+        part = Partitioner(spill.path, k, _ROW_SCHEMA, max(4096, _SPILL_BUFFER_ROWS // k))
+        partitioner = part
+        dtype = np.int16 if k < (1 << 15) else np.int64  # int16: a radix sort
+
+        def sink(cols: dict[str, np.ndarray], row0: int) -> None:
+            partitioner.add(bucket_of(cols["job"], k).astype(dtype), cols)
+
+    p1 = _read_task_events(te_files, progress, sink)
+    if part is not None:
+        part.close()
+        pa.default_memory_pool().release_unused()  # the CSV reader's buffers, before the folds
+    skipped_rows = p1.skipped_rows
+    rows_read = p1.rows_valid + sum(skipped_rows.values())
     if rows_read == 0:
         raise TraceError(f"{te_dir}: no data rows in task_events parts {[i for i, _ in te_files]}")
-    n_bad = bad.count + skipped_rows[R_UNPARSEABLE] + skipped_rows[R_BAD_EVENT]
-    check_bad_rows("task_events", rows_read, n_bad, bad_row_threshold, first_bad.describe)
+    n_bad = p1.bad.count + skipped_rows[R_UNPARSEABLE] + skipped_rows[R_BAD_EVENT]
+    check_bad_rows("task_events", rows_read, n_bad, bad_row_threshold, p1.first_bad.describe)
+    t_end = max(p1.t_max, WINDOW_START_US)
 
-    st.trim()
-    tasks, task_skips, rows_used, kept = _finish_tasks(st, users, t_max)
-    te_skipped = {**task_skips, **skipped_rows}
-    log.info("google-2011: %d task_events rows read, %d tasks", rows_read, len(tasks["job_id"]))
+    # machine_events first: a run on a machine without a capacity is not a placement
+    servers = me = None
+    if (src / "machine_events").is_dir():
+        servers, me = _machine_events(src / "machine_events", bad_row_threshold)
+    machine_ids = None if servers is None else servers["machine_id"]
+    want_keys = (src / "task_constraints").is_dir()
+
+    # pass 2: fold each bucket, its tasks and runs sorted (kept for k == 1, else spilled)
+    tot = _Totals()
+    task_runs: list[Path] = []
+    place_runs: list[Path] = []
+    one: tuple[dict[str, np.ndarray], _TaskState, np.ndarray] | None = None
+    chunk = max(1024, _MERGE_ROWS // min(k, FAN_IN))  # rows per batch of a sorted run
+    for b in tqdm(range(k), desc="buckets", disable=not progress or k == 1, leave=False):
+        if part is not None:
+            st = _TaskState()
+            row0 = 0
+            for batch in _coalesce(part.read(b), _FOLD_ROWS):
+                cols = {name: batch.column(name).to_numpy() for name in _ROW_SCHEMA.names}
+                _fold(st, cols, row0)
+                row0 += batch.num_rows
+            part.paths[b].unlink(missing_ok=True)
+        assert st is not None
+        st.trim()
+        tcols, skips, rows_used, kept = _finish_tasks(st, t_end)
+        tot.add_tasks(tcols, skips, rows_used, want_keys)
+        if spill is None:  # its runs are built once the tasks are written (never both at once)
+            one = (tcols, st, kept)
+            continue
+        placements, prep = _finish_placements(st, kept, t_end, machine_ids)
+        tot.add_placements(prep)
+        st = None
+        task_runs.append(spill.path / f"tasks-{b:05d}.arrow")
+        write_run(task_runs[-1], pa.table(tcols), chunk)
+        place_runs.append(spill.path / f"placements-{b:05d}.arrow")
+        write_run(place_runs[-1], placements, chunk)
+        del tcols, placements
+    te_skipped = {**tot.skips, **skipped_rows}
+    log.info("google-2011: %d task_events rows read, %d tasks", rows_read, tot.tasks)
 
     report: dict[str, Any] = {
         "format": FORMAT,
         "schema": SCHEMA_VERSION,
         "parts": [i for i, _ in te_files],
         "rows_read": {"task_events": rows_read},
-        "rows_used": {"task_events": rows_used},
+        "rows_used": {"task_events": tot.rows_used},
         "skipped": {"task_events": te_skipped},
     }
-    jobs_out = np.unique(tasks["job_id"])
+    jobs_out = np.sort(np.concatenate(tot.jobs)) if tot.jobs else np.empty(0, np.int64)
+    tot.jobs = []
     je_files = list_parts(src / "job_events", [i for i, _ in te_files], "job_events")
     missing_tables = []
     if je_files:
@@ -630,32 +874,33 @@ def convert_google_2011(
     else:
         je = None
         missing_tables.append("job_events")
-    servers = None
-    if (src / "machine_events").is_dir():
-        servers, me = _machine_events(src / "machine_events", bad_row_threshold)
+    if me is not None:
         report["rows_read"]["machine_events"] = me["rows_read"]
         report["rows_used"]["machine_events"] = me["rows_used"]
         report["skipped"]["machine_events"] = me["skipped"]
     else:
         missing_tables.append("machine_events")
 
-    attributes = None
-    if (src / "task_constraints").is_dir() or (src / "machine_attributes").is_dir():
-        attributes = _constraints(src, [i for i, _ in te_files], tasks, report)
+    attributes = constraints = None
+    if want_keys or (src / "machine_attributes").is_dir():
+        keys = pd.concat(tot.keys, ignore_index=True) if tot.keys else None
+        tot.keys = []
+        constraints, attributes = _constraints(src, [i for i, _ in te_files], keys, report)
 
-    n_tasks = len(tasks["job_id"])
-    states, counts = np.unique(tasks["end_state"], return_counts=True)
+    users_out = np.unique(np.concatenate(tot.users)) if tot.users else np.empty(0, np.int32)
     report.update(
         {
-            "tasks": n_tasks,
-            "window_s": [WINDOW_START_US / US_PER_S, max(t_max, WINDOW_START_US) / US_PER_S],
-            "censored_tasks": int(tasks["censored"].sum()),
-            "users": len(np.unique(tasks["user"])),
+            "tasks": tot.tasks,
+            "window_s": [WINDOW_START_US / US_PER_S, t_end / US_PER_S],
+            "censored_tasks": tot.censored,
+            "users": len(users_out),
             "jobs": len(jobs_out),
             "servers": None if servers is None else len(servers),
-            "end_states": {str(s): int(c) for s, c in zip(states, counts, strict=True)},
-            "zero_demand_tasks": int(((tasks["cpu"] == 0) & (tasks["mem"] == 0)).sum()),
-            "empty_request_rows": empty,
+            "end_states": {
+                s: int(c) for s, c in sorted(zip(END_STATES, tot.states, strict=True)) if c
+            },
+            "zero_demand_tasks": tot.zero_demand,
+            "empty_request_rows": p1.empty,
             "missing_tables": missing_tables,
             "job_events_check": None
             if je is None
@@ -670,14 +915,29 @@ def convert_google_2011(
         if total != n:  # pragma: no cover - internal consistency guard
             raise TraceError(f"{table}: accounting error, used+skipped={total} != read={n}")
 
-    out.mkdir(parents=True, exist_ok=True)
-    write_tasks(pd.DataFrame(tasks), out / "tasks.parquet")
-    # built after the tasks table is written, so that the two never take memory together
-    placements, report["placements"] = _finish_placements(
-        st, kept, max(t_max, WINDOW_START_US), None if servers is None else servers["machine_id"]
+    names = np.array(sorted(p1.users, key=p1.users.__getitem__), dtype=object)
+    # pieces of at most one row group, so that each becomes output rows on its own
+    task_pieces: Iterable[pa.Table] = (
+        _pieces(merge_runs(task_runs, _TASK_KEYS, chunk_rows=chunk))
+        if one is None
+        else _slices(pa.table(one[0]))
     )
-    write_placements(placements, out / "placements.parquet")
-    del placements
+    _write_stream(
+        RowGroupWriter(out / "tasks.parquet", "tasks"),
+        (_task_frame(p, names, constraints) for p in task_pieces),
+    )
+    if one is None:
+        place_pieces: Iterable[pa.Table] = _pieces(
+            merge_runs(place_runs, _PLACEMENT_KEYS, chunk_rows=chunk)
+        )
+    else:
+        placements, prep = _finish_placements(one[1], one[2], t_end, machine_ids)
+        tot.add_placements(prep)
+        one = None
+        place_pieces = _slices(placements)
+        del placements
+    _write_stream(RowGroupWriter(out / "placements.parquet", "placements"), place_pieces)
+    report["placements"] = tot.placements
     if servers is not None:
         write_servers(
             pd.DataFrame(
@@ -695,41 +955,112 @@ def convert_google_2011(
 
         write_machine_attributes(attributes, out / "machine_attributes.parquet")
     write_json_atomic(report, out / "conversion.json")
-    log.info("google-2011: converted in %.1f s", _time.perf_counter() - started)
     return report
 
 
-def _constraints(
-    src: Path, parts: list[int], tasks: dict[str, np.ndarray], report: dict[str, Any]
-) -> pd.DataFrame | None:
-    """Fill ``tasks["constraint"]`` from task_constraints; return machine_attributes (if any)."""
-    from fairsim.traces.google_constraints import read_machine_attributes, read_task_constraints
+def _coalesce(batches: Iterable[pa.RecordBatch], rows: int) -> Iterator[pa.Table]:
+    """Consecutive record batches joined into tables of at least ``rows`` rows (the last fewer)."""
+    held: list[pa.RecordBatch] = []
+    n = 0
+    for batch in batches:
+        held.append(batch)
+        n += batch.num_rows
+        if n >= rows:
+            yield pa.Table.from_batches(held).combine_chunks()
+            held, n = [], 0
+    if held:
+        yield pa.Table.from_batches(held).combine_chunks()
 
-    keys = pd.DataFrame({"job_id": tasks["job_id"], "task_index": tasks["task_index"]})
-    if (src / "task_constraints").is_dir():
-        cons, rep_tc = read_task_constraints(src / "task_constraints", parts=parts, tasks=keys)
-        for k in ("rows_read", "rows_used", "skipped"):
-            report[k]["task_constraints"] = rep_tc[k]
-        report["constrained_tasks"] = rep_tc["constrained_tasks"]
-        merged = keys.merge(cons, on=["job_id", "task_index"], how="left")
-        tasks["constraint"] = (
+
+def _slices(table: pa.Table, n: int = ROW_GROUP_SIZE) -> Iterator[pa.Table]:
+    for start in range(0, max(table.num_rows, 1), n):
+        yield table.slice(start, n)
+
+
+def _pieces(tables: Iterable[pa.Table], n: int = ROW_GROUP_SIZE) -> Iterator[pa.Table]:
+    for table in tables:
+        for start in range(0, table.num_rows, n):
+            yield table.slice(start, n)
+
+
+def _write_stream(writer: RowGroupWriter, pieces: Iterable[pd.DataFrame | pa.Table]) -> None:
+    """Write every piece, then move the file into place (nothing is left behind on error)."""
+    try:
+        for piece in pieces:
+            writer.write(piece)
+        writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def _task_frame(
+    piece: pa.Table, names: np.ndarray, constraints: pd.DataFrame | None
+) -> pd.DataFrame:
+    """Output rows of the tasks table from sorted task columns (user, end state as codes)."""
+    n = piece.num_rows
+    job = piece.column("job_id").to_numpy()
+    task_index = piece.column("task_index").to_numpy()
+    constraint = np.full(n, None, dtype=object)
+    if constraints is not None and n:
+        keys = pd.DataFrame({"job_id": job, "task_index": task_index})
+        merged = keys.merge(constraints, on=["job_id", "task_index"], how="left")
+        constraint = (
             merged["constraint"]
             .astype(object)
             .where(merged["constraint"].notna(), None)
             .to_numpy(dtype=object)
         )
+    return pd.DataFrame(
+        {
+            "job_id": job,
+            "task_index": task_index,
+            "user": names[piece.column("user").to_numpy()] if n else np.empty(0, object),
+            "submit_s": piece.column("submit_s").to_numpy(),
+            "cpu": piece.column("cpu").to_numpy(),
+            "mem": piece.column("mem").to_numpy(),
+            "run_s": piece.column("run_s").to_numpy(),
+            "end_state": np.array(END_STATES, dtype=object)[piece.column("end_state").to_numpy()],
+            "censored": piece.column("censored").to_numpy(),
+            "attempts": piece.column("attempts").to_numpy(),
+            "instances": np.ones(n, np.int32),
+            "constraint": constraint,
+            "parents": np.full(n, None, dtype=object),
+        }
+    )
+
+
+def _constraints(
+    src: Path, parts: list[int], keys: pd.DataFrame | None, report: dict[str, Any]
+) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The task constraints of the tasks ``keys`` and machine_attributes (either may be None).
+
+    Adds their counts to ``report``. The constraints (one row per constrained task: job_id,
+    task_index, constraint) are joined to the tasks as they are written.
+    """
+    from fairsim.traces.google_constraints import read_machine_attributes, read_task_constraints
+
+    cons = None
+    if (src / "task_constraints").is_dir():
+        cons, rep_tc = read_task_constraints(src / "task_constraints", parts=parts, tasks=keys)
+        for k in ("rows_read", "rows_used", "skipped"):
+            report[k]["task_constraints"] = rep_tc[k]
+        report["constrained_tasks"] = rep_tc["constrained_tasks"]
     attributes = None
     if (src / "machine_attributes").is_dir():
         attributes, rep_ma = read_machine_attributes(src / "machine_attributes")
         for k in ("rows_read", "rows_used", "skipped"):
             report[k]["machine_attributes"] = rep_ma[k]
-    return attributes
+    return cons, attributes
 
 
 def _finish_tasks(
-    st: _TaskState, users: dict[str, int], t_max: int
+    st: _TaskState, t_max: int
 ) -> tuple[dict[str, np.ndarray], dict[str, int], int, np.ndarray]:
-    """Turn per-task state into output columns.
+    """Turn per-task state into the tasks' columns, sorted by (submit_s, job_id, task_index).
+
+    ``user`` holds user codes (of the converter's user dictionary) and ``end_state`` indices into
+    :data:`fairsim.traces.schema.END_STATES`; :func:`_task_frame` turns them into output rows.
 
     Returns (columns, skip counts, rows used, mask of the task ids kept in the table).
     """
@@ -795,22 +1126,17 @@ def _finish_tasks(
     idx = np.nonzero(keep)[0]
     order = np.lexsort((a["task_index"][idx], a["job_id"][idx], submit_s[idx]))
     idx = idx[order]
-    names = np.array(sorted(users, key=users.__getitem__), dtype=object)
-    n = len(idx)
     cols = {
         "job_id": a["job_id"][idx],
         "task_index": a["task_index"][idx],
-        "user": names[a["user"][idx]] if n else np.empty(0, object),
+        "user": a["user"][idx],
         "submit_s": submit_s[idx],
         "cpu": cpu[idx],
         "mem": mem[idx],
         "run_s": run[idx],
-        "end_state": np.array(END_STATES, dtype=object)[state[idx]],
+        "end_state": state[idx],
         "censored": censored[idx],
         "attempts": a["attempts"][idx],
-        "instances": np.ones(n, np.int32),
-        "constraint": np.full(n, None, dtype=object),
-        "parents": np.full(n, None, dtype=object),
     }
     return cols, skips, rows_used, keep
 

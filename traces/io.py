@@ -471,6 +471,109 @@ def write_placements(
     return Path(path)
 
 
+class RowGroupWriter:
+    """Write a canonical table atomically from pieces, in row groups of exactly ``row_group_size``.
+
+    The pieces are buffered and cut into row groups of ``row_group_size`` rows (the last one
+    shorter), each written from one contiguous chunk, so the file is byte-identical to
+    :func:`write_tasks` / :func:`write_placements` writing the concatenated table at once, while
+    memory holds about one row group. Used by the out-of-core Google 2011 converter.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        Destination ``.parquet`` file (written to a temporary file next to it, moved into place
+        by :meth:`close`; deleted by :meth:`abort`).
+    kind : {"tasks", "placements"}
+        The table's schema: :func:`fairsim.traces.schema.tasks_schema` (with ``resources``) or
+        :func:`fairsim.traces.schema.placements_schema`.
+    resources : tuple of str
+        Resource columns of a tasks table.
+    row_group_size : int
+        Rows per Parquet row group.
+
+    Raises
+    ------
+    TraceError
+        From :meth:`write`, if a piece misses a column, cannot be cast, or a non-nullable column
+        holds nulls.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        kind: str,
+        *,
+        resources: tuple[str, ...] = RESOURCES_GOOGLE,
+        row_group_size: int = ROW_GROUP_SIZE,
+    ) -> None:
+        if kind not in ("tasks", "placements"):
+            raise TraceError(f"RowGroupWriter: kind {kind!r}, expected 'tasks' or 'placements'")
+        self.path = Path(path)
+        self.kind = kind
+        self.schema = tasks_schema(resources) if kind == "tasks" else placements_schema()
+        self.row_group_size = row_group_size
+        self.rows = 0
+        self._pending: list[pa.Table] = []
+        self._n_pending = 0
+        self._ctx = _atomic_path(self.path)
+        self._tmp = self._ctx.__enter__()
+        self._writer: pq.ParquetWriter | None = pq.ParquetWriter(self._tmp, self.schema)
+
+    def write(self, piece: pd.DataFrame | pa.Table) -> None:
+        """Append rows (any count, in output order)."""
+        if self.kind == "tasks":
+            piece = _with_censored(piece)
+        table = _to_table(piece, self.schema, f"{self.kind} table for {self.path}")
+        if table.num_rows == 0:
+            return
+        self._pending.append(table)
+        self._n_pending += table.num_rows
+        while self._n_pending >= self.row_group_size:
+            self._flush(self.row_group_size)
+
+    def _flush(self, n: int) -> None:
+        """Write the first ``n`` pending rows as one row group (one contiguous chunk)."""
+        assert self._writer is not None
+        head: list[pa.Table] = []
+        need = n
+        while need:
+            first = self._pending[0]
+            take = min(need, first.num_rows)
+            head.append(first.slice(0, take))
+            if take == first.num_rows:
+                self._pending.pop(0)
+            else:
+                self._pending[0] = first.slice(take)
+            need -= take
+        table = pa.concat_tables(head).combine_chunks()
+        self._writer.write_table(table, row_group_size=self.row_group_size)
+        self.rows += n
+        self._n_pending -= n
+
+    def close(self) -> Path:
+        """Write the last row group and move the file into place; returns ``path``."""
+        assert self._writer is not None
+        if self._n_pending:
+            self._flush(self._n_pending)
+        if self.rows == 0:  # as pq.write_table writes an empty table
+            self._writer.write_table(self.schema.empty_table(), row_group_size=self.row_group_size)
+        self._writer.close()
+        self._writer = None
+        self._ctx.__exit__(None, None, None)
+        return self.path
+
+    def abort(self) -> None:
+        """Delete the temporary file (nothing is written at ``path``); no-op after close."""
+        if self._writer is None:
+            return
+        self._writer.close()
+        self._writer = None
+        exc = TraceError(f"{self.path}: writing aborted")
+        with contextlib.suppress(TraceError):
+            self._ctx.__exit__(TraceError, exc, None)
+
+
 def read_placements(path: Path) -> pd.DataFrame:
     """Read a recorded placements table (``placements.parquet`` of a Google 2011 conversion).
 

@@ -368,7 +368,11 @@ def test_convert_synth_properties_are_atomic_and_refuse_existing_out(
         fh.write("0,,1,0,,0,u,0,0,0.1,0.2,0,0\n")
     conv = ["trace", "convert", "google-2011", str(tmp_path / "g"), "--no-progress"]
     assert _main([*conv, "--out", str(out), "--overwrite"], capsys)[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == ["conversion.json", "tasks.parquet"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "conversion.json",
+        "placements.parquet",
+        "tasks.parquet",
+    ]
     _refused([*conv, "--out", str(out)], capsys, r"already exists and is not empty")
     # --overwrite never deletes the input
     _refused(
