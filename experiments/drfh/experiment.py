@@ -371,6 +371,8 @@ def run_experiment(
     # validated here, before any worker starts: a bad config or trace path fails at once
     main_cfg = _config("drfh-google", sample, quick)
     check_limits(main_cfg)
+    prod_cfg = _config(PRODUCTION_CONFIG, sample, quick)  # step 6's, validated before the seeds
+    check_limits(prod_cfg)
     if isinstance(main_cfg.trace, GoogleTrace):  # converted once, not by every worker at once
         converted_google(main_cfg.trace, None, progress)
     workers = default_jobs(len(chosen)) if jobs is None else max(1, min(int(jobs), len(chosen)))
@@ -393,7 +395,6 @@ def run_experiment(
         desc="drfh-google seeds",
     )
     log.info("step 6: the production context (%s), once", PRODUCTION_CONFIG)
-    prod_cfg = _config(PRODUCTION_CONFIG, sample, quick)
     run_config(prod_cfg, out / PRODUCTION_DIR, progress=progress, report=False, overwrite=True)
     check_requests(prod_cfg, sample, out / PRODUCTION_DIR)
     log.info("figures and report over %d seed(s)", len(chosen))
