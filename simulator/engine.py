@@ -401,17 +401,6 @@ class Engine:
         masks: list = self.constraints.masks if self.constraints is not None else []
         fits = self._fits_constraint
 
-        def present(task: int, user: int, demand: tuple[float, ...]) -> None:
-            """Count a task handed to the scheduler (fairness over time only)."""
-            f_present[user] += 1
-            row = f_pdem[user]
-            for r in k_res:
-                row[r] += demand[r]
-            if f_codes is not None:
-                c = codes[task]  # type: ignore[index]
-                per = f_codes[user]
-                per[c] = per.get(c, 0) + 1
-
         def release(tasks: list[int]) -> None:
             """Hand tasks the gate released to the scheduler (drops cascade through the gate)."""
             i = 0
@@ -421,7 +410,7 @@ class Engine:
                 user, demand, _, _ = live[t]
                 if sched.placeable(demand) and (codes is None or fits(codes[t], demand)):
                     if fair:
-                        present(t, user, demand)
+                        self._fair_present(t, user, demand)
                     sched.on_arrival(t, user, demand)
                 else:
                     unplaceable(t, live.pop(t))
@@ -513,7 +502,7 @@ class Engine:
                     user, demand, _, _ = record
                     if sched.placeable(demand) and (codes is None or fits(codes[lo], demand)):
                         live[lo] = record
-                        if fair:  # inline: present(lo, user, demand)
+                        if fair:  # inline: self._fair_present(lo, user, demand)
                             f_present[user] += 1
                             row = f_pdem[user]
                             for r in k_res:
@@ -623,8 +612,6 @@ class Engine:
         k_res = range(cluster.n_resources)
         track_users = self.record_user_shares
         fair = self.fairness_interval_s is not None
-        f_present, f_pdem, f_codes = self._f_present, self._f_present_dem, self._f_codes
-        codes = rec.codes
         clock = env.now
         lo = hi = 0
         exhausted = False
@@ -672,14 +659,7 @@ class Engine:
                 user, demand, _, _ = record
                 live[lo] = record
                 if fair:
-                    f_present[user] += 1
-                    row = f_pdem[user]
-                    for r in k_res:
-                        row[r] += demand[r]
-                    if f_codes is not None:
-                        per = f_codes[user]
-                        c = codes[lo]  # type: ignore[index]
-                        per[c] = per.get(c, 0) + 1
+                    self._fair_present(lo, user, demand)
                 sched.on_arrival(lo, user, demand)
                 lo += 1
                 if lo == hi and not exhausted:
@@ -693,6 +673,19 @@ class Engine:
             yield env.timeout(clock - env.now)
         # a task waiting between two runs is recorded with its last run's server
         self._close(env.now, lo, hi, batches, {**running, **self._between})
+
+    def _fair_present(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Fairness over time: count a task handed to the scheduler (the replay's arrivals and
+        :meth:`_main`'s tasks released by a job gate; :meth:`_main`'s other arrivals do the same
+        inline, on the hot path)."""
+        self._f_present[user] += 1
+        row = self._f_present_dem[user]
+        for r, d in enumerate(demand):
+            row[r] += d
+        if self._f_codes is not None:
+            per = self._f_codes[user]
+            c = self._recorder.codes[task]  # type: ignore[index]
+            per[c] = per.get(c, 0) + 1
 
     def _fair_end(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Fairness over time: a replayed task ended (its last run)."""
