@@ -185,6 +185,14 @@ def component_rng(seed: int, component: str) -> np.random.Generator:
 #: lets tens of millions through on most machines).
 MAX_UTILIZATION_SAMPLES = 10_000_000
 
+#: Most instants a run's fairness over time may sample (``collect.fairness.interval_s`` over the
+#: simulated window, the start and the horizon included). Each instant solves the reference
+#: mechanism (4.5 ms at 513 active users, docs/fairness.md, "Cost": 7.5 minutes for 100,000) and
+#: keeps one row per active user in memory until the run ends; 100,000 is the real Google
+#: sample's window (70,757 s) at 1 s with room to spare. A fixed bound, like
+#: :data:`MAX_UTILIZATION_SAMPLES`: a config is valid or not wherever it is read.
+MAX_FAIRNESS_INSTANTS = 100_000
+
 #: Relative paths of these config keys are resolved against the config file's folder; given
 #: with ``--set`` they are relative to the working directory.
 PATH_KEYS = ("trace.path", "trace.cache_dir", "cluster.path")
@@ -688,7 +696,8 @@ class FairnessConfig(_Strict):
 
     interval_s: float = Field(default=600.0, gt=0)
     """Seconds between sampled instants, from the start of the window to the horizon (included);
-    each instant takes the state after every event at or before it."""
+    each instant takes the state after every event at or before it. At most
+    :data:`MAX_FAIRNESS_INSTANTS` instants over the simulated window."""
     reference: str = "auto"
     """The exact mechanism to compare against: ``auto`` (the mechanism each scheduler implements:
     ``drfh`` for ``ff-drfh``, ``bf-drfh``, ``slots`` and any scheduler without one) or one
@@ -795,9 +804,15 @@ def _round_up(x: float, digits: int = 2) -> float:
     return math.ceil(x / step) * step
 
 
+def _count(n: int) -> str:
+    """A count for a message: with thousands separators, in scientific notation when huge."""
+    return f"{n:,}" if n < 10**15 else f"{float(n):.3g}"
+
+
 def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
     """Refuse a utilisation interval that would give no sample after the start, or more than
-    :data:`MAX_UTILIZATION_SAMPLES` samples.
+    :data:`MAX_UTILIZATION_SAMPLES` samples, and a fairness interval that would sample more
+    than :data:`MAX_FAIRNESS_INSTANTS` instants.
 
     Parameters
     ----------
@@ -808,7 +823,8 @@ def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
     Raises
     ------
     ValueError
-        Naming ``collect.utilization_interval_s``.
+        Naming ``collect.utilization_interval_s`` or ``collect.fairness.interval_s``, the
+        value, the count over the window and the limit.
 
     See Also
     --------
@@ -834,9 +850,19 @@ def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
     if (count := math.floor(window / dt) + 1) > MAX_UTILIZATION_SAMPLES:
         wider = _round_up(window / (MAX_UTILIZATION_SAMPLES - 1))
         raise ValueError(
-            f"collect.utilization_interval_s: {dt:g} s gives {count:,} utilisation samples over "
-            f"{window:g} s, more than the {MAX_UTILIZATION_SAMPLES:,} a run may record (mean "
+            f"collect.utilization_interval_s: {dt:g} s gives {_count(count)} utilisation samples "
+            f"over {window:g} s, more than the {MAX_UTILIZATION_SAMPLES:,} a run may record (mean "
             f"utilisation is exact at any interval; {wider:g} s stays within)"
+        )
+    fair = cfg.collect.fairness
+    if fair is not None and (count := math.floor(window / fair.interval_s) + 1) > (
+        MAX_FAIRNESS_INSTANTS
+    ):
+        wider = _round_up(window / (MAX_FAIRNESS_INSTANTS - 1))
+        raise ValueError(
+            f"collect.fairness.interval_s: {fair.interval_s:g} s gives {_count(count)} instants "
+            f"over {window:g} s, more than the {MAX_FAIRNESS_INSTANTS:,} a run may sample (each "
+            f"instant solves the reference mechanism; {wider:g} s stays within)"
         )
 
 
