@@ -21,7 +21,10 @@ Relative paths (``trace.path``, ``trace.cache_dir``, ``cluster.path``) are relat
 file's folder (``fairsim.scenario.trace_cache.resolve_path``); given with ``--set`` they are
 relative to the
 working directory (:func:`apply_override` makes them absolute). ``cache_dir`` defaults to the
-user's cache folder (:func:`fairsim.scenario.trace_cache.default_cache_dir`).
+user's cache folder (:func:`fairsim.scenario.trace_cache.default_cache_dir`). The resolved
+config a run writes into its folder (``OUT/config.yaml``, :meth:`RunConfig.to_yaml` with
+``folder``) gives them relative to that folder, so that ``fairsim run OUT/config.yaml`` replays
+the run; the config hash stays the hash of the config as it was given.
 
 Trace formats
 -------------
@@ -976,10 +979,35 @@ class RunConfig(_Strict):
         blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
-    def to_yaml(self) -> str:
+    def to_yaml(self, *, base: Path | None = None, folder: Path | None = None) -> str:
         """The resolved config as YAML (every default filled in; the trace's own keys right
-        after its ``format``, then the keys every format has)."""
+        after its ``format``, then the keys every format has).
+
+        Parameters
+        ----------
+        base : Path, optional
+            The folder the config's relative paths are relative to (its file's folder; the
+            working directory when None).
+        folder : Path, optional
+            Where the YAML is written: a relative path of :data:`PATH_KEYS` is then given
+            relative to this folder (an absolute or ``~`` path is kept as written), so that
+            the written file, run again, reads the same files. Without it the paths are
+            written as given.
+
+        Returns
+        -------
+        str
+            YAML text. With ``folder``, its :meth:`config_hash` when read back differs from
+            this config's where a path was rewritten: the hash is that of the config as given.
+        """
         data = self.model_dump(mode="json")
+        if folder is not None:
+            for key in PATH_KEYS:
+                section, _, field = key.partition(".")
+                node = data.get(section)
+                raw = node.get(field) if isinstance(node, dict) else None
+                if isinstance(raw, str) and raw:
+                    node[field] = relative_to_folder(raw, base, folder)  # type: ignore[index]
         trace = data["trace"]
         own = _FORMAT_KEYS[trace["format"]]
         data["trace"] = {
@@ -988,6 +1016,29 @@ class RunConfig(_Strict):
             **{k: v for k, v in trace.items() if k != "format" and k not in own},
         }
         return yaml.safe_dump(data, sort_keys=False)
+
+
+def relative_to_folder(raw: str, base: Path | None, folder: Path) -> str:
+    """A config path as seen from ``folder``: a relative ``raw`` (relative to ``base``, the
+    working directory when None) re-expressed relative to ``folder`` (symbolic links resolved,
+    so that ``..`` walks the real folders); an absolute or ``~`` path unchanged, and the
+    absolute path where no relative one exists (another drive).
+
+    Examples
+    --------
+    >>> relative_to_folder("../shared/t", Path("/w/repo/configs"), Path("/w/repo/results/x"))
+    '../../shared/t'
+    >>> relative_to_folder("/data/t", Path("/w/repo/configs"), Path("/w/repo/results/x"))
+    '/data/t'
+    """
+    if Path(raw).expanduser().is_absolute():
+        return raw
+    target = os.path.realpath(Path(base if base is not None else os.getcwd()) / raw)
+    try:
+        rel = os.path.relpath(target, os.path.realpath(folder))
+    except ValueError:  # pragma: no cover - Windows: another drive
+        return target
+    return Path(rel).as_posix()
 
 
 def _format_error(err: ValidationError) -> str:
