@@ -2,7 +2,8 @@
 
 :func:`run_config` prepares the scenario (:func:`fairsim.scenario.pipeline.prepare_scenario`),
 runs its schedulers and writes the contract's result files: ``OUT/config.yaml`` (the resolved
-config, its relative paths relative to ``OUT``: :meth:`RunConfig.to_yaml`), ``OUT/servers.parquet`` (the simulated pool), per scheduler ``OUT/<scheduler>/``
+config, its relative paths relative to ``OUT``: :meth:`RunConfig.to_yaml`),
+``OUT/servers.parquet`` (the simulated pool), per scheduler ``OUT/<scheduler>/``
 (:func:`fairsim.simulator.results.write_run`), ``OUT/summary.json`` and, with ``report``, the
 figures and ``report.md`` (:mod:`fairsim.scenario.reporting.run_report`). The whole of ``OUT``
 is written under a temporary sibling name and renamed into place when complete

@@ -151,7 +151,8 @@ def test_saved_config_runs_again_byte_identical(
     another depth, it gives the same Parquet bytes; the config hash of the original config is
     unchanged (it is the hash of the config as given)."""
     first = layout / "results" / "first"
-    assert main(["run", str(layout / "cfg" / "run.yaml"), "--out", str(first), "--no-progress"]) == 0
+    config = layout / "cfg" / "run.yaml"
+    assert main(["run", str(config), "--out", str(first), "--no-progress"]) == 0
     saved = yaml.safe_load((first / "config.yaml").read_text())
     assert saved["trace"]["path"] == "../../data"  # from results/first/ to data/
     elsewhere = tmp_path / "elsewhere"
