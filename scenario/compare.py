@@ -45,6 +45,7 @@ from scipy import stats
 
 from fairsim.errors import ConfigError, ResultError
 from fairsim.scenario.api import run_kind, run_schedulers
+from fairsim.scenario.config import value_text as text
 from fairsim.scenario.config import yaml_load
 from fairsim.simulator.results import job_run_times, queueing_delays, slowdown
 
@@ -160,6 +161,10 @@ class Comparison:
     differences: dict[str, dict[str, Any]] = field(default_factory=dict)
     runs: dict[str, Path] = field(default_factory=dict)
     unpaired: dict[str, list[str]] = field(default_factory=dict)
+    trace: str | None = None
+    """The trace every row replays: the file or folder its ``trace.path`` names from the first
+    row's run folder (:func:`resolved_path`; the path as written when it cannot be resolved),
+    None for a trace without a path (synthetic, inline)."""
 
     def describe_runs(self) -> list[str]:
         """What the rows compare, in lines for people: the runs and their folders, what
@@ -255,19 +260,6 @@ class Comparison:
 def describe(key: str, values: Mapping[str, Any]) -> str:
     """``key`` and its value per label, for people: ``cluster.servers 500 (a), 2000 (b)``."""
     return f"{key} " + ", ".join(f"{text(v)} ({label})" for label, v in values.items())
-
-
-def text(value: Any) -> str:
-    """A config value as YAML writes it: ``null``, ``true``, ``2000``, ``0.5``, a string."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, int | str | _Unset):
-        return str(value)
-    return json.dumps(value, sort_keys=True, default=str)
 
 
 # --------------------------------------------------------------------------- reading
@@ -378,6 +370,13 @@ def resolved_path(run_dir: Path, raw: Any) -> Path | None:
     if not p.is_absolute():
         p = run_dir / p
     return p.resolve() if p.exists() else None
+
+
+def _trace_of(row: RunRow) -> str | None:
+    """:attr:`Comparison.trace` of the first row."""
+    raw = (row.config.get("trace") or {}).get("path")
+    found = resolved_path(row.run_dir, raw)
+    return str(found) if found is not None else (str(raw) if raw else None)
 
 
 def _flat(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -739,6 +738,7 @@ def compare(
         differences=_differences(rows),
         runs={r.run_label: r.run_dir for r in rows},
         unpaired=unpaired,
+        trace=_trace_of(rows[0]),
     )
     if out is not None:
         from fairsim.atomic import atomic_dir

@@ -1041,6 +1041,26 @@ def relative_to_folder(raw: str, base: Path | None, folder: Path) -> str:
     return Path(rel).as_posix()
 
 
+def value_text(value: Any) -> str:
+    """A config value for people, as YAML writes it: ``null``, ``true``, ``2000``, ``0.5``, a
+    string as it is, a list or mapping as compact JSON.
+
+    Examples
+    --------
+    >>> [value_text(v) for v in (None, True, 2000, 0.5, "table-i", [1, 2])]
+    ['null', 'true', '2000', '0.5', 'table-i', '[1, 2]']
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list | dict | tuple):
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)
+
+
 def _format_error(err: ValidationError) -> str:
     e = err.errors()[0]
     # a trace's format model appears in the location as its tag (trace.google-2011.path): drop it

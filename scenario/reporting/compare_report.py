@@ -16,6 +16,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from fairsim.atomic import write_text
+from fairsim.scenario.config import value_text as text
 from fairsim.scenario.reporting.plotting import save_figure, set_jct_axis
 
 
@@ -110,8 +111,6 @@ def utilization_figure(c: Any) -> Figure:
 
 def _pool(config: dict[str, Any]) -> str:
     """A run's ``cluster`` for people: its keys that are set (``servers 500, source table-i``)."""
-    from fairsim.scenario.compare import text
-
     cluster = config.get("cluster") or {}
     return ", ".join(f"{k} {text(v)}" for k, v in cluster.items() if v is not None) or "default"
 
@@ -120,8 +119,6 @@ def what_is_compared(c: Any) -> list[str]:
     """The report's paragraphs on what the rows compare: the rows and their folders, the runs
     and every config value that differs between them, what they share, scheduler parameters
     that differ between rows of one scheduler, and which rows are paired with the reference."""
-    from fairsim.scenario.compare import resolved_path, text
-
     t = c.table
     ref = t.index[0]
     first = c.rows[0]
@@ -154,11 +151,8 @@ def what_is_compared(c: Any) -> list[str]:
                 "",
             ]
     trace = first.config.get("trace") or {}
-    where = resolved_path(first.run_dir, trace.get("path"))
     shared = [
-        f"the trace (`{trace.get('format')}`"
-        + (f", `{where or trace['path']}`" if trace.get("path") else "")
-        + ")",
+        f"the trace (`{trace.get('format')}`" + (f", `{c.trace}`" if c.trace else "") + ")",
         f"the window ({_fmt(first.summary.get('start_s'), ',g')} s to "
         f"{_fmt(first.summary.get('horizon_s'), ',g')} s)",
     ]

@@ -103,7 +103,8 @@ def test_module_nowhere_and_unknown_names(
     assert main(["run", "run.yaml", "--set", "schedulers=[fz_cwd_sched.Fine]"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert "unknown scheduler 'fz_cwd_sched.Fine'; did you mean 'fz_cwd_sched:Fine'? (known: " in err
+    hint = "unknown scheduler 'fz_cwd_sched.Fine'; did you mean 'fz_cwd_sched:Fine'? (known: "
+    assert hint in err
     assert err.endswith(
         "; a class of your own: 'module:Class', from an installed module or a file in the "
         "working directory, or an entry point of the group 'fairsim.schedulers')\n"

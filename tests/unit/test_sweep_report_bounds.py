@@ -46,9 +46,9 @@ def _runs(util_cpu: list[float]) -> pd.DataFrame:
 
 
 def test_the_issue_example_by_hand() -> None:
-    mean, sd, half, n = t_interval(NEAR_FULL)
+    mean, _, half, _ = t_interval(NEAR_FULL)
     assert (round(100 * mean, 1), round(100 * (mean + half), 1)) == (96.2, 101.1)  # the defect
-    m, s, lo, hi, k, how = bounded_interval(NEAR_FULL, (0.0, 1.0))
+    _, s, lo, hi, k, how = bounded_interval(NEAR_FULL, (0.0, 1.0))
     # logit(0.962) = 3.23140, delta-method step t(0.975, 4) * (s / sqrt 5) / (0.962 * 0.038)
     step = 2.7764451051977987 * s / math.sqrt(5) / (0.962 * 0.038)
     assert step == pytest.approx(1.34585, abs=1e-5)
@@ -66,7 +66,7 @@ def test_the_issue_example_by_hand() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=8))
 def test_fraction_intervals_stay_inside_and_hold_the_mean(values: list[float]) -> None:
-    m, s, lo, hi, n, how = bounded_interval(values, (0.0, 1.0))
+    m, s, lo, hi, _, how = bounded_interval(values, (0.0, 1.0))
     assert how == "logit-t"
     assert 0.0 <= lo <= m <= hi <= 1.0
     if 0.0 < m < 1.0 and s > 1e-9:
