@@ -618,7 +618,7 @@ def guarded(source: str, line: int) -> bool:
 
     Examples
     --------
-    >>> src = "import fairsim\nif __name__ == '__main__':\n    fairsim.sweep()\n"
+    >>> src = "import fairsim\\nif __name__ == '__main__':\\n    fairsim.sweep()\\n"
     >>> guarded(src, 3), guarded(src, 1)
     (True, False)
     """
