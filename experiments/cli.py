@@ -367,7 +367,12 @@ def cmd_properties(args: argparse.Namespace) -> int:
     """
     from fairsim.atomic import atomic_dir, check_output_dir, json_text, write_text
     from fairsim.schedulers.exact import EXACT
-    from fairsim.schedulers.exact.property_table import format_table, property_table
+    from fairsim.schedulers.exact.properties import PROPERTIES
+    from fairsim.schedulers.exact.property_table import (
+        describe_instances,
+        format_table,
+        property_table,
+    )
 
     mechs = args.mechanism or [*EXACT, "psdsf-tdm"]
     instances = None
@@ -396,6 +401,37 @@ def cmd_properties(args: argparse.Namespace) -> int:
         write_text(tmp / "table.md", format_table(table))
         write_text(tmp / "table.json", json_text(table) + "\n")
     sys.stdout.write(json_text(table, indent=None) + "\n" if args.json else format_table(table))
+    # what was checked and where the evidence is (on stderr with --json: stdout stays JSON)
+    found = [
+        f"{m}--{p}.json" for m, row in table.items() for p in PROPERTIES if row[p]["violations"]
+    ]
+    where = (
+        f"Counterexamples: {len(found)} files in {out}, one per violated mechanism and property "
+        "(<mechanism>--<property>.json: the instance, replayable with fairsim solve, and under "
+        '"violation" who is affected and by how much)'
+        if found
+        else f"Counterexamples: none found, none written (table in {out})"
+    )
+    unverifiable = sum(len(row["unverifiable"]) for row in table.values())
+    lines = [
+        describe_instances(
+            args.instances,
+            args.seed,
+            constrained=not args.unconstrained,
+            positive=args.positive,
+            instance=args.instance,
+        ),
+        where + (f"; table in {out}/table.md and table.json." if found else "."),
+    ]
+    if unverifiable:
+        lines.append(
+            f"Unverifiable: {unverifiable} (mechanism, instance) pair"
+            f"{'s' if unverifiable > 1 else ''}, each instance written to {out} as "
+            "<mechanism>--unverifiable-<instance>.json."
+        )
+    wrap = textwrap.TextWrapper(100, break_long_words=False, break_on_hyphens=False)
+    text = "\n".join(wrap.fill(line) for line in lines) + "\n"
+    (sys.stderr if args.json else sys.stdout).write(("" if args.json else "\n") + text)
     return 1 if any(row["unverifiable"] for row in table.values()) else 0
 
 
