@@ -23,7 +23,7 @@ from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks
 from fairsim.schedulers.exact.snap import fit_capacities, snap_to_bounds
 from fairsim.schedulers.exact.verification import verify
-from fairsim.schedulers.instance import Instance, parse_instance
+from fairsim.schedulers.instance import Instance, NumericalRangeError, parse_instance
 from fairsim.schedulers.solve import solve_table
 
 # DRFH paper (Wang, Li, Liang), Fig. 1: servers (2 CPU, 12 GB) and (12 CPU, 2 GB); u1 capped at 5.
@@ -293,3 +293,32 @@ def test_options_a_mechanism_lacks_are_errors(
             6.0,
         ]
     )
+
+
+def test_a_snap_the_check_refuses_falls_back_to_the_solvers_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from fairsim.schedulers.exact import snap
+
+    inst = parse_instance(copy.deepcopy(DRFH_FIG1_CAP5))
+    raw = solve_exact("drfh", inst)
+    seen: list[np.ndarray] = []
+
+    def refuse_first(name: str, inst: Instance, y: np.ndarray, sharing: str = "rdm") -> None:
+        seen.append(y.copy())
+        if len(seen) == 1:  # the snapped allocation
+            raise NumericalRangeError("drfh: refused for the test")
+
+    monkeypatch.setattr(snap, "verify", refuse_first)
+    y = snap.printed_allocation("drfh", inst, raw)
+    assert seen[0].tolist() == [[5.0, 0.0], [1.0, 10.0]]
+    assert len(seen) == 2 and np.array_equal(seen[1], y)
+    np.testing.assert_allclose(y, raw, rtol=1e-15)  # the solver's counts, fitted
+    assert _fits(inst, y.tolist())
+
+    def refuse(name: str, inst: Instance, y: np.ndarray, sharing: str = "rdm") -> None:
+        raise NumericalRangeError("drfh: refused for the test")
+
+    monkeypatch.setattr(snap, "verify", refuse)
+    with pytest.raises(NumericalRangeError, match=r"^drfh: refused for the test$"):
+        snap.printed_allocation("drfh", inst, raw)
