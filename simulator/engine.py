@@ -94,7 +94,8 @@ class EngineResult:
         Per-task columns (length n_tasks, the tasks that arrived by the horizon; empty when the
         run streamed its tasks to a file, :attr:`streamed`): job_id,
         task_index, user (code), submit_s, start_s, finish_s (NaN unless it completed), server
-        (-1 if never started), run_s, demand (n_tasks, n_resources), unplaceable (bool: fits no
+        (row position in the pool, -1 if never started; its id is ``server_ids[server]``),
+        run_s, demand (n_tasks, n_resources), unplaceable (bool: fits no
         server of the pool, or a DAG ancestor never can), censored (bool: right-censored in the
         trace); with a job gate also rep.
     utilization : ndarray, shape (n_samples, 1 + n_resources)
@@ -120,6 +121,10 @@ class EngineResult:
     streamed : StreamedTasks or None
         With ``Engine(tasks_out=...)``: the written ``tasks.parquet`` and the per-user and
         per-job totals (:class:`fairsim.simulator.stream.StreamedTasks`); else None.
+    server_ids : tuple of str or None
+        The servers' ids by row position (:attr:`fairsim.simulator.cluster.ClusterState.ids`),
+        written as ``tasks.parquet``'s ``server``; None for a result built by hand (then
+        :func:`fairsim.simulator.cluster.default_server_ids`).
     overcommit : ndarray or None, shape (n_samples, 2 * n_resources)
         Only for the replay of recorded placements (:mod:`fairsim.simulator.replay`; None for
         every other scheduler), on the utilisation grid: per resource the number of
@@ -146,6 +151,7 @@ class EngineResult:
     streamed: StreamedTasks | None = None
     stranded: np.ndarray | None = None
     overcommit: np.ndarray | None = None
+    server_ids: tuple[str, ...] | None = None
 
 
 class Engine:
@@ -368,6 +374,7 @@ class Engine:
                 hold_censored=hold,
                 order=self.tasks_order,
                 constraints=self.constraints,
+                servers=self.cluster.ids,
             )
         table = TaskTable(
             self.cluster.n_resources,
@@ -1013,6 +1020,7 @@ class Engine:
             mean_utilization=mean_util,
             censored_rule=self.censored,
             streamed=streamed,
+            server_ids=self.cluster.ids,
             stranded=(
                 (
                     np.vstack(self._stranded_samples)
