@@ -161,7 +161,6 @@ def phase(what: str, progress: bool) -> Iterator[None]:
         total=None, desc=what, bar_format="{desc} [{elapsed}]", disable=not progress, leave=False
     )
     try:
-        bar.refresh()
         yield
     finally:
         bar.close()
