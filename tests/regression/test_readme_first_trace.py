@@ -1,7 +1,7 @@
 """The README's first trace example shows the schedulers, not a backlog (issue 39, friction 4):
 ``configs/google-1h-machines.yaml``, the Google sample's first hour on the trace's own 12,583
 machines. Under Best-Fit DRFH 3.5 % of the tasks are still queued at the horizon, so the overload
-rule (more than 50 %) does not apply; under Slots-14, which leaves half the CPU unused, 55 % are,
+rule (more than 50 %) does not apply; under Slots-14, which uses 45 % of the CPU, 55 % are,
 and the report says that this backlog is the scheduler's, not the pool's. Measured once and
 pinned. (``configs/google-1h.yaml``, the same hour on 500 servers, is overloaded under every
 scheduler: tests/regression/test_regression_google.py.)"""
