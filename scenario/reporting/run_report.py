@@ -128,6 +128,12 @@ def jct_figure(out: Path, schedulers: list[str], *, common: bool = True) -> Figu
 #: tasks that arrived is still queued (never started).
 OVERLOAD_QUEUED_FRACTION = 0.5
 
+#: A scheduler shows that the pool can run a run's workload when, at the horizon, at most this
+#: fraction of the tasks that arrived is still queued under it (at most one in ten waiting). A
+#: scheduler of the same run that meets the overload rule then has a backlog of its own making
+#: (Slots leaving capacity unused), not the pool's.
+SERVED_QUEUED_FRACTION = 0.1
+
 
 def window_note(cfg: RunConfig, start_s: float, horizon_s: float) -> str:
     """The report's sentence on the measurement window, with why it starts where it does.
@@ -186,22 +192,22 @@ def queued_fractions(summaries: dict[str, dict[str, Any]]) -> dict[str, float]:
 
 
 def _overloaded(summaries: dict[str, dict[str, Any]]) -> tuple[list[str], list[str]]:
-    """The schedulers that meet the overload rule, and those with a queued fraction that do
-    not."""
+    """The schedulers that meet the overload rule (:data:`OVERLOAD_QUEUED_FRACTION`), and those
+    under which the pool serves the workload (:data:`SERVED_QUEUED_FRACTION`)."""
     frac = queued_fractions(summaries)
     over = [n for n, f in frac.items() if f > OVERLOAD_QUEUED_FRACTION]
-    return over, [n for n in frac if n not in over]
+    return over, [n for n, f in frac.items() if f <= SERVED_QUEUED_FRACTION]
 
 
 def overload_note(summaries: dict[str, dict[str, Any]]) -> str | None:
     """The report's warning naming the schedulers whose queue saturated, or None.
 
     Rule: more than :data:`OVERLOAD_QUEUED_FRACTION` of the tasks that arrived by the horizon
-    are still queued at the horizon (``ended["queued"] / tasks``). When every scheduler of the
-    run meets it, the pool is overloaded: the workload asks for more than these servers run in
-    the window. When another scheduler of the same run does not, the note names it: the
-    backlog is then the scheduler's (Slots leaving capacity unused, for instance), not the
-    pool's.
+    are still queued at the horizon (``ended["queued"] / tasks``). The note says that the pool
+    is overloaded (the workload asks for more than these servers run in the window), unless
+    another scheduler of the same run leaves at most :data:`SERVED_QUEUED_FRACTION` of the tasks
+    queued on the same pool: the pool then serves the workload, the note names that scheduler,
+    and the backlog is the others' (Slots leaving capacity unused, for instance).
 
     Parameters
     ----------
@@ -214,7 +220,7 @@ def overload_note(summaries: dict[str, dict[str, Any]]) -> str | None:
         The sentence (Markdown), or None when no scheduler meets the rule (or ``ended`` is
         missing).
     """
-    over, under = _overloaded(summaries)
+    over, served = _overloaded(summaries)
     if not over:
         return None
     frac = queued_fractions(summaries)
@@ -232,11 +238,11 @@ def overload_note(summaries: dict[str, dict[str, Any]]) -> str | None:
         f"at the horizon more than {100 * OVERLOAD_QUEUED_FRACTION:.0f} % of the tasks that "
         "arrived are still queued (the rule)"
     )
-    if under:
-        served = ", ".join(f"{n} ({100 * frac[n]:.0f} % queued)" for n in under)
+    if served:
+        under = ", ".join(f"{n} ({100 * frac[n]:.0f} % queued)" for n in served)
         one = len(over) == 1
         return (
-            f"**The queue saturates** under {', '.join(parts)}: {rule}; not under {served} on "
+            f"**The queue saturates** under {', '.join(parts)}: {rule}; not under {under} on "
             "the same pool and workload: the backlog is "
             + ("this scheduler's" if one else "these schedulers'")
             + ", not the pool's, and "
@@ -263,9 +269,10 @@ def overload_line(summaries: dict[str, dict[str, Any]]) -> str | None:
     Returns
     -------
     str or None
-        ``"warning: the pool is overloaded: ..."`` (every scheduler meets the rule) or
-        ``"warning: the queue saturates under ...: ..."`` (some do), naming each scheduler with
-        its queued fraction; None when no scheduler meets the rule.
+        ``"warning: the pool is overloaded: ..."`` or, when another scheduler of the run serves
+        the workload on the same pool, ``"warning: the queue saturates under ...: ..."``,
+        naming each scheduler with its queued fraction (the cases of :func:`overload_note`);
+        None when no scheduler meets the rule.
 
     Examples
     --------
@@ -276,7 +283,7 @@ def overload_line(summaries: dict[str, dict[str, Any]]) -> str | None:
     not the schedulers at a load the pool can serve: add servers (cluster.servers) or shorten
     the window (report.md)
     """
-    over, under = _overloaded(summaries)
+    over, served = _overloaded(summaries)
     if not over:
         return None
     frac = queued_fractions(summaries)
@@ -288,10 +295,10 @@ def overload_line(summaries: dict[str, dict[str, Any]]) -> str | None:
         f"still queued at the horizon: {named(over)} of the tasks that arrived (the rule: more "
         f"than {100 * OVERLOAD_QUEUED_FRACTION:.0f} %)"
     )
-    if under:
+    if served:
         return (
             f"warning: the queue saturates under {', '.join(over)}: {queued}, against "
-            f"{named(under)} on the same pool: the backlog is the scheduler's, not the pool's "
+            f"{named(served)} on the same pool: the backlog is the scheduler's, not the pool's "
             "(report.md)"
         )
     return (
