@@ -7,7 +7,8 @@ source folder, the parts read, the
 canonical schema's version and the converter's version: a changed input or converter gives a new
 folder, never a stale one. A Google 2011 folder whose ``placements.parquet`` is missing or of an
 older version (:data:`fairsim.traces.schema.PLACEMENTS_SCHEMA_VERSION`) is converted again in
-place: the tables it shares with the older conversion do not change. A synthetic complex-job workload is written there once too. Each folder
+place: the tables it shares with the older conversion do not change. A synthetic complex-job
+workload is written there once too. Each folder
 is written under a temporary name and renamed into place when complete
 (:func:`fairsim.atomic.atomic_dir`), so concurrent runs never read half a conversion.
 

@@ -101,8 +101,7 @@ class Recorded(ReplayScheduler):
             )
         if self.requests not in ("schedule", "first"):
             raise ValueError(
-                f"scheduler 'recorded': requests={self.requests!r} (expected 'schedule' or "
-                "'first')"
+                f"scheduler 'recorded': requests={self.requests!r} (expected 'schedule' or 'first')"
             )
         if self.requests == "schedule" and p.request is None:
             raise ValueError(

@@ -355,9 +355,7 @@ def _requests_of(cfg: RunConfig, name: str) -> str | None:
     return None
 
 
-def overcommit_lines(
-    out: Path, cfg: RunConfig, summaries: dict[str, dict[str, Any]]
-) -> list[str]:
+def overcommit_lines(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, Any]]) -> list[str]:
     """The report's paragraph on each run that over-commits (``summary.json``'s ``overcommit``:
     the replay ``recorded``, the only scheduler the engine lets over-commit); empty without one.
 

@@ -180,11 +180,9 @@ def test_recorded_utilisation_equals_the_raw_trace(
 def test_the_figures_docs_recorded_quotes(replayed: tuple[Path, dict[str, Any]]) -> None:
     out, summaries = replayed
     util = {k: pd.read_parquet(out / f / "utilization.parquet") for k, f in FOLDERS.items()}
-    summary = {
-        k: json.loads((out / f / "summary.json").read_text()) for k, f in FOLDERS.items()
-    }
+    summary = {k: json.loads((out / f / "summary.json").read_text()) for k, f in FOLDERS.items()}
     # the same tasks, ending the same way: only what their runs hold differs
-    for k, f in FOLDERS.items():
+    for f in FOLDERS.values():
         assert summaries[f]["tasks"] == 573_602 and summaries[f]["ended"]["queued"] == 3
     assert summary["schedule"]["ended"] == summary["first"]["ended"]
     # first (each task's first request): the replay of issue 32
