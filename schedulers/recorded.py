@@ -133,7 +133,13 @@ class Recorded(ReplayScheduler):
                     f"scheduler 'recorded': the runs' requests have {req.shape[1]} resources, "
                     f"the pool {cluster.n_resources}"
                 )
-            self._req = list(zip(*(col.tolist() for col in req.T), strict=True))
+            # one tuple per distinct request, shared by its runs (the Google sample's 890,514
+            # runs ask for 2,441 distinct ones): a list of references, not of tuples
+            distinct: dict[tuple[float, ...], tuple[float, ...]] = {}
+            self._req = [
+                distinct.setdefault(r, r)
+                for r in zip(*(col.tolist() for col in req.T), strict=True)
+            ]
         # every run in start order (ties: task key, then run): the stream replay() walks
         order = np.lexsort((np.arange(n), keys, start))
         self._o_start: list[float] = start[order].tolist()
