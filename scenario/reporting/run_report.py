@@ -428,7 +428,8 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
     ``fairsim run`` folder.
 
     The report has a row per scheduler (its own numbers: tasks, how they ended, mean
-    utilisation as the exact time average over the window, JCT over the jobs it completed) and a
+    utilisation as the exact time average over the window, JCT over the jobs it completed), a
+    paragraph per run that over-commits (:func:`overcommit_lines`: the replay ``recorded``) and a
     comparison on the same job set: the jobs completed under every scheduler, with their number.
     """
     names = list(summaries)
