@@ -5,7 +5,10 @@ A ``google-2011`` or Alibaba folder is converted with :mod:`fairsim.traces` into
 machines, ``placements.parquet`` for Google 2011, ``conversion.json``), where the key hashes the
 source folder, the parts read, the
 canonical schema's version and the converter's version: a changed input or converter gives a new
-folder, never a stale one. A synthetic complex-job workload is written there once too. Each folder
+folder, never a stale one. A Google 2011 folder whose ``placements.parquet`` is missing or of an
+older version (:data:`fairsim.traces.schema.PLACEMENTS_SCHEMA_VERSION`) is converted again in
+place: the tables it shares with the older conversion do not change. A synthetic complex-job
+workload is written there once too. Each folder
 is written under a temporary name and renamed into place when complete
 (:func:`fairsim.atomic.atomic_dir`), so concurrent runs never read half a conversion.
 
@@ -116,6 +119,8 @@ def converted_google(trace: GoogleTrace, base: Path | None, progress: bool) -> P
     """Convert a Google 2011 folder once and return the cached canonical folder."""
     from fairsim.traces.fetch import parse_parts
     from fairsim.traces.google2011 import convert_google_2011
+    from fairsim.traces.io import placements_version
+    from fairsim.traces.schema import PLACEMENTS_SCHEMA_VERSION
 
     src = resolve_path(trace.path, base)
     if not src.is_dir():
@@ -123,9 +128,12 @@ def converted_google(trace: GoogleTrace, base: Path | None, progress: bool) -> P
     if not (src / "task_events").is_dir():
         raise ConfigError(f"trace.path: {str(src)!r} has no task_events folder")
     cache = cache_root(trace, base) / f"google-2011-{_cache_key(src, trace.parts)}"
-    # a folder converted before placements.parquet existed lacks it: converted again in place
-    # (its tasks.parquet does not change, so neither does the key)
-    if all((cache / f).is_file() for f in GOOGLE_CACHE_FILES):
+    # a folder converted before placements.parquet existed lacks it, and one converted before its
+    # current version (runs without their requests) has an older one: converted again in place
+    # (its tasks.parquet and servers.parquet do not change, so neither does the key)
+    if all((cache / f).is_file() for f in GOOGLE_CACHE_FILES) and placements_version(
+        cache / "placements.parquet"
+    ) == str(PLACEMENTS_SCHEMA_VERSION):
         return cache
     parts = parse_parts(trace.parts) if trace.parts is not None else None
     log.info("converting %s (parts %s) into %s", src, trace.parts or "all", cache)
