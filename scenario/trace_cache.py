@@ -4,11 +4,12 @@ A ``google-2011`` or Alibaba folder is converted with :mod:`fairsim.traces` into
 ``<cache_dir>/<format>-<key>/`` (``tasks.parquet``, ``servers.parquet`` when the trace describes
 machines, ``placements.parquet`` for Google 2011, ``conversion.json``), where the key hashes the
 source folder, the parts read, the
-canonical schema's version and the converter's version: a changed input or converter gives a new
-folder, never a stale one. A Google 2011 folder whose ``placements.parquet`` is missing or of an
-older version (:data:`fairsim.traces.schema.PLACEMENTS_SCHEMA_VERSION`) is converted again in
-place: the tables it shares with the older conversion do not change. A synthetic complex-job
-workload is written there once too. Each folder
+canonical schema's version, the converter's version and (Google 2011) the placements table's
+version (:data:`fairsim.traces.schema.PLACEMENTS_SCHEMA_VERSION`): a changed input or converter
+gives a new folder, never a stale one, and checkouts of different versions sharing one cache
+never rewrite each other's folders. A Google 2011 folder missing one of its files (an
+interrupted copy by hand) is converted again. A synthetic complex-job workload is written there
+once too. Each folder
 is written under a temporary name and renamed into place when complete
 (:func:`fairsim.atomic.atomic_dir`), so concurrent runs never read half a conversion.
 
@@ -104,11 +105,12 @@ GOOGLE_CACHE_FILES = ("tasks.parquet", "conversion.json", "placements.parquet")
 
 
 def _cache_key(src: Path, parts: str | None) -> str:
-    from fairsim.traces.schema import SCHEMA_VERSION
+    from fairsim.traces.schema import PLACEMENTS_SCHEMA_VERSION, SCHEMA_VERSION
 
     files = sorted(src.glob("task_events/*.csv.gz")) + sorted(src.glob("machine_events/*.csv.gz"))
     spec = parts if parts is not None else "all"
-    h = hashlib.sha256(f"{src.resolve()}|{spec}|{SCHEMA_VERSION}|{CONVERTER_VERSION}".encode())
+    versions = f"{SCHEMA_VERSION}|{CONVERTER_VERSION}|p{PLACEMENTS_SCHEMA_VERSION}"
+    h = hashlib.sha256(f"{src.resolve()}|{spec}|{versions}".encode())
     for f in files:
         st = f.stat()
         h.update(f"{f.name}:{st.st_size}".encode())
@@ -119,8 +121,6 @@ def converted_google(trace: GoogleTrace, base: Path | None, progress: bool) -> P
     """Convert a Google 2011 folder once and return the cached canonical folder."""
     from fairsim.traces.fetch import parse_parts
     from fairsim.traces.google2011 import convert_google_2011
-    from fairsim.traces.io import placements_version
-    from fairsim.traces.schema import PLACEMENTS_SCHEMA_VERSION
 
     src = resolve_path(trace.path, base)
     if not src.is_dir():
@@ -128,12 +128,7 @@ def converted_google(trace: GoogleTrace, base: Path | None, progress: bool) -> P
     if not (src / "task_events").is_dir():
         raise ConfigError(f"trace.path: {str(src)!r} has no task_events folder")
     cache = cache_root(trace, base) / f"google-2011-{_cache_key(src, trace.parts)}"
-    # a folder converted before placements.parquet existed lacks it, and one converted before its
-    # current version (runs without their requests) has an older one: converted again in place
-    # (its tasks.parquet and servers.parquet do not change, so neither does the key)
-    if all((cache / f).is_file() for f in GOOGLE_CACHE_FILES) and placements_version(
-        cache / "placements.parquet"
-    ) == str(PLACEMENTS_SCHEMA_VERSION):
+    if all((cache / f).is_file() for f in GOOGLE_CACHE_FILES):
         return cache
     parts = parse_parts(trace.parts) if trace.parts is not None else None
     log.info("converting %s (parts %s) into %s", src, trace.parts or "all", cache)

@@ -165,26 +165,39 @@ def test_read_placements_refuses_bad_tables(src: Path, tmp_path: Path) -> None:
         read_placements(tmp_path / "p.parquet")
 
 
-def test_old_cache_without_placements_is_converted_again(src: Path, tmp_path: Path) -> None:
+def test_cache_folder_of_another_placements_version_is_left_alone(
+    src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The key holds the placements table's version: a checkout of another version sharing the
+    # cache converts into a folder of its own and never rewrites this one.
+    import fairsim.traces.schema as schema
+
+    trace = GoogleTrace(format="google-2011", path=str(src), cache_dir=str(tmp_path / "cache"))
+    folder = converted_google(trace, None, progress=False)
+    files = {f.name: f.read_bytes() for f in folder.iterdir()}
+    monkeypatch.setattr(schema, "PLACEMENTS_SCHEMA_VERSION", 1)
+    other = converted_google(trace, None, progress=False)
+    assert other != folder and other.parent == folder.parent
+    assert {f.name: f.read_bytes() for f in folder.iterdir()} == files
+    monkeypatch.undo()
+    assert converted_google(trace, None, progress=False) == folder
+
+
+def test_incomplete_cache_folder_is_converted_again(src: Path, tmp_path: Path) -> None:
     trace = GoogleTrace(format="google-2011", path=str(src), cache_dir=str(tmp_path / "cache"))
     folder = converted_google(trace, None, progress=False)
     current = (folder / "placements.parquet").read_bytes()
-    (folder / "placements.parquet").unlink()  # a folder the code before placements wrote
+    (folder / "placements.parquet").unlink()  # an interrupted copy by hand
     before = {f: (folder / f).read_bytes() for f in ("tasks.parquet", "servers.parquet")}
-    again = converted_google(trace, None, progress=False)
-    assert again == folder
-    assert (folder / "placements.parquet").is_file()
-    assert (folder / "tasks.parquet").read_bytes() == before["tasks.parquet"]
-    # a folder of placements version 1 (runs without their requests): converted again in place,
-    # its tasks and servers byte-identical
+    assert converted_google(trace, None, progress=False) == folder
+    assert (folder / "placements.parquet").read_bytes() == current
+    assert {f: (folder / f).read_bytes() for f in before} == before
+    # a placements table of version 1 (runs without their requests) is refused when read
     table = pq.read_table(folder / "placements.parquet").drop_columns(["cpu", "mem"])
     meta = {b"fairsim.table": b"placements", b"fairsim.schema": b"1"}
     pq.write_table(table.replace_schema_metadata(meta), folder / "placements.parquet")
     with pytest.raises(TraceError, match="placements schema version '1', expected '2'"):
         read_placements(folder)
-    assert converted_google(trace, None, progress=False) == folder
-    assert (folder / "placements.parquet").read_bytes() == current
-    assert {f: (folder / f).read_bytes() for f in before} == before
 
 
 # ------------------------------------------------------------------------------ real data
