@@ -10,7 +10,8 @@ The scenario is prepared once (conversion, pool, the recorded placements mapped 
 times (default 3) in this process; a run's speed is its tasks over its engine wall time, and the
 point reports the median of each and the median of the per-pair ratios.
 
-Output (atomic): ``recorded.json`` in ``--out`` and a table on stdout.
+Output (atomic): ``recorded.json`` in ``--out`` (:meth:`benchmarks.targets.RunInfo.record`: the
+target, the commit and the machine, then the figures) and a table on stdout.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fairsim.atomic import json_text, write_text
+from benchmarks.targets import Target, parser, start, write_result
 from fairsim.experiments import config_path
 
 CONFIG = config_path("google-recorded.yaml")
@@ -53,7 +54,8 @@ def bench_recorded(
     -------
     dict
         ``points`` (one per scheduler: ``tasks``, ``tasks_per_s`` of every run and their
-        ``median``), ``ratio`` (median of recorded / ff-drfh per pair), ``target`` and ``ok``.
+        ``median``), ``ratio`` (median of recorded / ff-drfh per pair) and ``targets`` (one
+        :class:`~benchmarks.targets.Target`: the ratio >= 1).
     """
     from fairsim.scenario.config import load_config
     from fairsim.scenario.pipeline import prepare_scenario
@@ -81,7 +83,6 @@ def bench_recorded(
     ratio = statistics.median(ratios)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return {
-        "benchmark": "recorded",
         "config": str(CONFIG),
         "window_end_s": end_s,
         "servers": len(scenario.pool),
@@ -97,10 +98,19 @@ def bench_recorded(
         ],
         "ratios": ratios,
         "ratio": ratio,
-        "target_ratio": TARGET_RATIO,
-        "ok": ratio >= TARGET_RATIO,
         "loadavg_1m_at_end": load,
+        "targets": [target(ratios, load)],
     }
+
+
+def target(ratios: Sequence[float], load: float | None) -> Target:
+    """``recorded`` at least as fast as FF-DRFH: the median of the pairs' ratios >= 1."""
+    what = "recorded over FF-DRFH, tasks per second of engine wall time"
+    ctx = (
+        f"median of {len(ratios)} pairs' ratios ({min(ratios):.2f}–{max(ratios):.2f}), "
+        "alternating in one process" + (f"; load {load:.1f} at the end" if load is not None else "")
+    )
+    return Target.check("ratio", what, statistics.median(ratios), "×", ">=", TARGET_RATIO, ctx)
 
 
 def summary_markdown(res: dict[str, Any]) -> str:
@@ -113,30 +123,21 @@ def summary_markdown(res: dict[str, Any]) -> str:
     ]
     for p in res["points"]:
         lines.append(f"| {p['scheduler']} | {p['tasks']:,} | {p['median_tasks_per_s']:,.0f} |")
-    verdict = "PASS" if res["ok"] else "FAIL"
-    lines += ["", f"recorded / ff-drfh: {res['ratio']:.2f} (target >= {TARGET_RATIO:g}): {verdict}"]
     return "\n".join(lines) + "\n"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.bench_recorded", description=__doc__)
-    p.add_argument(
-        "--shared",
-        type=Path,
-        default=Path(os.environ.get("FAIRSIM_SHARED", "../shared")),
-        help="folder holding traces/google-2011 (default $FAIRSIM_SHARED or ../shared)",
-    )
-    p.add_argument("--out", type=Path, default=Path("results/bench"), help="output folder")
+    p = parser("benchmarks.bench_recorded", __doc__)
     p.add_argument("--pairs", type=int, default=3, help="runs of each scheduler (default 3)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    run = start()
     res = bench_recorded(args.shared, args.pairs)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_text(args.out / "recorded.json", json_text(res))
-    sys.stdout.write(summary_markdown(res))
+    record = run.record("recorded", res.pop("targets"), **res)
+    sys.stdout.write(write_result(args.out, record, summary_markdown(record)))
     return 0
 
 
