@@ -170,7 +170,7 @@ def _number(x: float) -> str:
     if abs(x) >= 1000:
         return f"{x:,.0f}"
     if abs(x) >= 100 or float(x).is_integer():
-        return f"{x:.0f}"
+        return f"{x:.4g}"
     return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
 
 
@@ -468,13 +468,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     from fairsim.atomic import json_text, write_text
 
-    data = load_committed(args.json)
-    page = args.page.read_text(encoding="utf-8")
-    if args.check:
-        ok = page_with_table(page, data) == page
-        sys.stderr.write("up to date\n" if ok else f"{args.page}: table differs from {args.json}\n")
-        return 0 if ok else 1
-    records = read_results(args.results)
+    try:
+        data = load_committed(args.json)
+        page = args.page.read_text(encoding="utf-8")
+        if args.check:
+            ok = page_with_table(page, data) == page
+            sys.stderr.write("up to date\n" if ok else f"{args.page}: the table differs\n")
+            return 0 if ok else 1
+        records = read_results(args.results)
+        page_with_table(page, data)  # the markers are there
+    except (OSError, ValueError, KeyError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
     data = merge(data, records)
     write_text(args.json, json_text(data, sort_keys=False) + "\n")
     write_text(args.page, page_with_table(page, data))
