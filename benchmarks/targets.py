@@ -300,7 +300,8 @@ def write_result(out: Path, record: Mapping[str, Any], markdown: str = "") -> st
     from fairsim.atomic import json_text, write_text
 
     out = Path(out)
-    text = "\n".join(x for x in (markdown.rstrip("\n"), targets_markdown(record["targets"])) if x)
+    parts = (markdown.rstrip("\n"), targets_markdown(record["targets"]))
+    text = "\n\n".join(x for x in parts if x)
     write_text(out / f"{record['benchmark']}.md", text)
     write_text(out / f"{record['benchmark']}.json", json_text(record, sort_keys=False) + "\n")
     return text
@@ -475,6 +476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ok = page_with_table(page, data) == page
             sys.stderr.write("up to date\n" if ok else f"{args.page}: the table differs\n")
             return 0 if ok else 1
+        if not args.results.is_dir():
+            raise ValueError(f"--results: no folder {args.results}")
         records = read_results(args.results)
         page_with_table(page, data)  # the markers are there
     except (OSError, ValueError, KeyError) as exc:
