@@ -105,13 +105,14 @@ def targets(points: dict[str, dict[str, Any]]) -> list[Target]:
         f"; load {max(loads):.1f} at the end" if loads else ""
     )
     peaks = f"{small.get('peak_rss_mb', 0):.0f} → {large.get('peak_rss_mb', 0):.0f} MB; {ctx}"
+    cpu = f"{large['cpu_s']:.1f} s CPU in {large['wall_s']:.1f} s; " if "cpu_s" in large else ""
     both = "peak RSS of the 300k and 3M conversions"
     grows = "peak RSS of the 3M conversion over the 300k one"
     speed = "conversion of the 3M trace, tasks per second"
     return [
         Target.check("peak", both, peak, "MB", "<", TARGET_PEAK_MB, peaks),
         Target.check("peak 3M / 300k", grows, ratio, "×", "<=", TARGET_RATIO, peaks),
-        Target.check("3M speed", speed, rate, "tasks/s", ">=", TARGET_TASKS_PER_S, ctx),
+        Target.check("3M speed", speed, rate, "tasks/s", ">=", TARGET_TASKS_PER_S, cpu + ctx),
     ]
 
 

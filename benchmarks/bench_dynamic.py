@@ -84,7 +84,7 @@ def bench_markov(level: int, repeats: int) -> dict[str, Any]:
 def targets(packet: dict[str, Any], markov: dict[str, Any], repeats: int) -> list[Target]:
     """Each algorithm's packets per second >= :data:`PACKETS_PER_S_TARGET`; the Markov solve
     under :data:`MARKOV_S_TARGET` seconds."""
-    ctx = f"best of {repeats} runs"
+    ctx = f"best of {repeats} run" + ("s" if repeats > 1 else "")
     out = []
     for alg, v in packet.items():
         what = f"packet router, {alg}, packets per second of wall time"
