@@ -301,3 +301,20 @@ def test_bench_scale_whole_path_from_raw_files(tmp_path: Path, google_dir: Path)
     assert "| run ff-drfh |" in (tmp_path / "scale.md").read_text()
     assert main(argv) == 0
     assert read_record(tmp_path / "scale.json")["generate"]["kept"] is True
+
+
+def test_reference_tree_checks_out_a_revision_of_this_repository(tmp_path: Path) -> None:
+    """--vs REV: REV of this repository (benchmarks/'s parent) in a temporary worktree, removed
+    after; an unknown revision is a one-line error."""
+    from benchmarks import bench_online as bo
+
+    where = tmp_path / "tree"
+    short, tree = bo.reference_tree("HEAD", where)
+    try:
+        assert tree == where and len(short) >= 7
+        assert (where / "benchmarks" / "bench_online.py").is_file()
+    finally:
+        bo._drop_tree(where)
+    assert not where.exists()
+    with pytest.raises(RuntimeError, match=r"--vs no-such-rev: "):
+        bo.reference_tree("no-such-rev", tmp_path / "other")
