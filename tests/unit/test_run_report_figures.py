@@ -16,8 +16,8 @@ from fairsim.scenario.output import run_config
 from fairsim.scenario.reporting.run_report import (
     UTIL_YLIM_TOP,
     jct_figure,
-    overload_line,
     overcommit_lines,
+    overload_line,
     overload_note,
     util_ylim_top,
     utilization_figure,
