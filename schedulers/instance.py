@@ -8,7 +8,8 @@
                   "eligible": ["s1"]}]}
 
 ``weight`` (default 1), ``max_tasks`` (default unbounded) and ``eligible`` (default every server)
-are optional. Every validation error is a :class:`InstanceError` whose one-line message names
+are optional, and so are a queue tree (``"queues"`` and each user's ``"queue"``,
+:mod:`fairsim.schedulers.exact.queues`), which only ``hdrf`` reads. Every validation error is a :class:`InstanceError` whose one-line message names
 the field (``users[0].demand`` ...) and the value.
 """
 
@@ -16,13 +17,16 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fairsim.errors import FairsimError
+
+if TYPE_CHECKING:
+    from fairsim.schedulers.exact.queues import QueueTree
 
 
 class InstanceError(FairsimError, ValueError):
@@ -55,6 +59,9 @@ class Instance:
     max_tasks : ndarray, shape (n_users,)
         ``inf`` where unbounded.
     eligible : ndarray of bool, shape (n_users, n_servers)
+    queues : QueueTree or None
+        The queue tree (:mod:`fairsim.schedulers.exact.queues`); ``None``: every user hangs at
+        the root (a one-level tree).
     """
 
     resources: tuple[str, ...]
@@ -65,6 +72,7 @@ class Instance:
     weight: np.ndarray
     max_tasks: np.ndarray
     eligible: np.ndarray
+    queues: QueueTree | None = None
 
 
 #: Smallest positive normal float64; ratios below it lose precision (subnormal) or vanish.
@@ -145,7 +153,7 @@ def _vector(value: Any, field: str, n: int) -> list[float]:
     return [_number(x, f"{field}[{k}]") for k, x in enumerate(value)]
 
 
-def check_top_level(data: Any) -> list[str]:
+def check_top_level(data: Any, extra: tuple[str, ...] = ()) -> list[str]:
     """Check an instance's top level (an object with ``resources``, ``servers``, ``users``).
 
     Returns
@@ -159,12 +167,14 @@ def check_top_level(data: Any) -> list[str]:
         For a non-object, an unknown key, or a missing or malformed ``resources`` list. The key
         ``violation`` is allowed and not read: it is what a counterexample file of ``fairsim
         properties`` says about its instance, which stays replayable with ``fairsim solve``.
+        ``extra`` keys are allowed too (``queues`` for :func:`parse_instance`).
     """
     if not isinstance(data, dict):
         raise InstanceError(f"instance: expected a JSON object, got {type(data).__name__}")
+    known = ("resources", "servers", "users", *extra)
     for key in data:
-        if key not in ("resources", "servers", "users", "violation"):
-            raise InstanceError(f"instance: unknown key {key!r} (known: resources, servers, users)")
+        if key not in (*known, "violation"):
+            raise InstanceError(f"instance: unknown key {key!r} (known: {', '.join(known)})")
     resources = data.get("resources")
     if (
         not isinstance(resources, list)
@@ -186,7 +196,7 @@ def parse_instance(data: Any) -> Instance:
         If the numbers overflow or underflow float64 in the mechanisms' arithmetic
         (:func:`check_range`).
     """
-    resources = check_top_level(data)
+    resources = check_top_level(data, extra=("queues",))
     n_r = len(resources)
     servers = data.get("servers")
     if not isinstance(servers, list) or not servers:
@@ -205,12 +215,12 @@ def parse_instance(data: Any) -> Instance:
     if not isinstance(users, list) or not users:
         raise InstanceError(f"users: expected a non-empty list, got {users!r}")
     uids: list[str] = []
-    dem, wts, mts, elig = [], [], [], []
+    dem, wts, mts, elig, queue = [], [], [], [], []
     for i, u in enumerate(users):
         if not isinstance(u, dict) or "id" not in u or "demand" not in u:
             raise InstanceError(f"users[{i}]: expected an object with 'id' and 'demand'")
         for key in u:
-            if key not in ("id", "demand", "weight", "max_tasks", "eligible"):
+            if key not in ("id", "demand", "weight", "max_tasks", "eligible", "queue"):
                 raise InstanceError(f"users[{i}]: unknown key {key!r}")
         uid = str(u["id"])
         if uid in uids:
@@ -239,6 +249,7 @@ def parse_instance(data: Any) -> Instance:
                     raise InstanceError(f"users[{i}].eligible: unknown server id {sid!r}")
             es = {str(x) for x in e}
             elig.append([sid in es for sid in sids])
+        queue.append(u.get("queue"))
     inst = Instance(
         resources=tuple(resources),
         server_ids=tuple(sids),
@@ -249,6 +260,11 @@ def parse_instance(data: Any) -> Instance:
         max_tasks=np.array(mts),
         eligible=np.array(elig, dtype=bool),
     )
+    if "queues" in data or any(q is not None for q in queue):
+        from fairsim.schedulers.exact.queues import parse_queues
+
+        tree = parse_queues(data.get("queues"), queue, resources, inst.capacity.sum(axis=0))
+        inst = replace(inst, queues=tree)
     check_range(inst)
     return inst
 
