@@ -431,16 +431,40 @@ def fill(
     )
 
 
+def guarantee_heights(t: Tree) -> np.ndarray:
+    """Per node, how deep the guarantees below it nest (shape (K,)): 0 for a guaranteed node
+    without a guaranteed node below it, else one more than the largest height below; ``-1`` for
+    a node without a guarantee."""
+    h = np.full(len(t.parent), -1, dtype=int)
+    below = np.full(len(t.parent), -1, dtype=int)  # largest height strictly below
+    for a in t.order:  # deepest first
+        for c in t.children[a]:
+            below[a] = max(below[a], h[c], below[c])
+        if t.guaranteed[a]:
+            h[a] = below[a] + 1
+    return h
+
+
 def _stages(t: Tree, rules: Rules, start: np.ndarray | None = None) -> np.ndarray:
-    """Guarantees first (stage 1), then everything (stage 2); one stage without guarantees."""
+    """Guarantees first, innermost first, then everything.
+
+    Stage ``s = 0, 1, ...`` serves the guaranteed queues of height ``s``
+    (:func:`guarantee_heights`): the users below such a queue grow, capped by every guarantee of
+    height ``s`` or more (the inner ones, already served, no longer cap them). A last stage lifts
+    every guarantee and lets every user grow. Without guarantees, one stage.
+    """
     if not t.guaranteed.any():
         return fill(t, rules, start=start)
-    cap1 = t.limit.copy()
-    cap1[t.guaranteed] = np.minimum(cap1[t.guaranteed], t.guarantee[t.guaranteed])
+    h = guarantee_heights(t)
     f = t.first_leaf
-    under = (t.ancestors[f:][:, t.guaranteed]).any(axis=1)
-    x1 = fill(t, rules, start=start, cap=cap1, grow=under)
-    return fill(t, rules, start=x1)
+    x = start
+    for stage in range(int(h.max()) + 1):
+        cap = t.limit.copy()
+        on = h >= stage
+        cap[on] = np.minimum(cap[on], t.guarantee[on])
+        grow = t.ancestors[f:][:, h == stage].any(axis=1)
+        x = fill(t, rules, start=x, cap=cap, grow=grow)
+    return fill(t, rules, start=x)
 
 
 def solve_hdrf(inst: Instance) -> np.ndarray:
@@ -591,22 +615,21 @@ def hdrf_problem(inst: Instance, x: np.ndarray, *, rtol: float) -> str | None:
 def _guarantee_problem(
     t: Tree, inst: Instance, s: _State, xs: np.ndarray, ids: tuple[str, ...], rtol: float
 ) -> str | None:
+    """Every user below a guaranteed queue (and below its ``max_tasks``) demands a resource on
+    which the queue holds its guarantee, or which the pool or a limit on its path has used up."""
     f = t.first_leaf
-    held = (t.guaranteed[:, None] & (s.use >= t.guarantee * (1 - rtol))) | (
-        np.isfinite(t.limit) & (s.use >= t.limit * (1 - rtol))
-    )
+    held = t.guaranteed[:, None] & (s.use >= t.guarantee * (1 - rtol))
+    used_up = np.isfinite(t.limit) & (s.use >= t.limit * (1 - rtol))
     for n in range(len(xs)):
         if not t.servable[n] or xs[n] >= t.max_tasks[n] * (1 - rtol):
             continue
-        path = np.flatnonzero(t.ancestors[f + n])  # the user, its queues, the root
-        for b in sorted(path, key=lambda j: -int(t.ancestors[j].sum())):
-            if not t.guaranteed[b]:
-                continue
-            below = path[t.ancestors[path, b]]  # from b down to the user
-            if not ((t.share[n] > 0) & held[below].any(axis=0)).any():
+        path = t.ancestors[f + n]
+        stopped = used_up[path].any(axis=0)
+        for b in np.flatnonzero(path & t.guaranteed):
+            if not ((t.share[n] > 0) & (held[b] | stopped)).any():
                 return (
-                    f"queue {ids[b]!r} is guaranteed more than its user {inst.user_ids[n]!r} "
-                    f"got: {xs[n]:.6g} tasks, and no guarantee or limit on its path is used up"
+                    f"queue {ids[b]!r} holds less than its guarantee while its user "
+                    f"{inst.user_ids[n]!r} ({xs[n]:.6g} tasks) could run more within it"
                 )
     return None
 
