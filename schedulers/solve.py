@@ -63,12 +63,12 @@ def solve(
         ``{"resources": [...], "servers": [{"id", "capacity"}], "users": [{"id", "demand",
         "weight", "max_tasks", "eligible", "queue"}], "queues": [...]}`` (the last four and
         ``queues`` optional; only ``hdrf`` reads the queue tree, the other mechanisms refuse it),
-        a JSON file holding it, or a parsed :class:`~fairsim.schedulers.instance.Instance`. For ``udrf``, an
-        instance of jobs over machine classes (:mod:`fairsim.schedulers.exact.udrf`).
+        a JSON file holding it, or a parsed :class:`~fairsim.schedulers.instance.Instance`. For
+        ``udrf``, an instance of jobs over machine classes (:mod:`fairsim.schedulers.exact.udrf`).
     mechanism : str
         An exact mechanism (``drf``, ``drfh``, ``c-drfh``, ``tsf``, ``af``, ``lmm-mms``,
-        ``psdsf``, ``pf``, ``bmf``, ``udrf``, ``hdrf``) or an online heuristic (a registered scheduler
-        name: ``ff-drfh``, ``bf-drfh``, ``slots-<S>``, ...).
+        ``psdsf``, ``pf``, ``bmf``, ``udrf``, ``hdrf``) or an online heuristic (a registered
+        scheduler name: ``ff-drfh``, ``bf-drfh``, ``slots-<S>``, ...).
     sharing : {"rdm", "tdm"}, optional
         PS-DSF's multiplexing model (PS-DSF paper, eqs. 9 and 10); default ``"rdm"``. Only the
         exact ``psdsf`` has it: given with another mechanism (or with ``online``), it is an error.

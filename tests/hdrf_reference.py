@@ -31,13 +31,13 @@ def stepped_hdrf(
     users = data["users"]
     queues = data.get("queues", [])
     qids = [q["id"] for q in queues]
-    n_u, n_q = len(users), len(qids)
+    n_u = len(users)
     dem = np.array([u["demand"] for u in users], dtype=float)
     share = np.where(cap > 0, dem / np.where(cap > 0, cap, 1), 0.0)
     mt = np.array([np.inf if u.get("max_tasks") is None else u["max_tasks"] for u in users])
     # nodes: ("q", i) queues, ("u", n) users; the root is None
     kids: dict[Any, list[Any]] = {None: []}
-    for i, q in enumerate(queues):
+    for i in range(len(queues)):
         kids[("q", i)] = []
     for i, q in enumerate(queues):
         p = q.get("parent")
@@ -65,7 +65,9 @@ def stepped_hdrf(
             out[node] = sum((usage(c, out) for c in kids[node]), zero)
         return out[node]
 
-    def evaluate(node: Any, sat_above: np.ndarray, use: dict[Any, Any], out: dict[Any, Any]) -> None:
+    def evaluate(
+        node: Any, sat_above: np.ndarray, use: dict[Any, Any], out: dict[Any, Any]
+    ) -> None:
         """Fill ``out[node] = (vector, level, blocked, usage)`` for ``node`` and below;
         ``sat_above``: resources used up by the pool or the limits above ``node``."""
         if node is not None and node[0] == "u":

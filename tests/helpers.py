@@ -117,9 +117,7 @@ def hdrf_data(
         if i and draw(st.booleans()):
             q["parent"] = f"q{draw(st.integers(0, i - 1))}"
         if limits and draw(st.integers(0, 3)) == 0:
-            q["limit"] = [
-                draw(st.one_of(st.none(), st.integers(1, 12))) for _ in range(n_r)
-            ]
+            q["limit"] = [draw(st.one_of(st.none(), st.integers(1, 12))) for _ in range(n_r)]
         queues.append(q)
     users = []
     for n in range(draw(st.integers(2, max_users))):

@@ -4,9 +4,9 @@
 every allocator takes a validated :class:`~fairsim.schedulers.instance.Instance` and returns
 fractional task counts. Pooled mechanisms (``drf``, ``af``, ``bmf``, ``hdrf``) refuse placement
 constraints and return one column, the pooled cluster. ``hdrf`` is the only one that reads an
-instance's queue tree (:data:`HIERARCHICAL`); the others refuse it. :data:`JOB_EXACT` holds the mechanisms whose input
-extends the contract with users' jobs over machine classes (``udrf``). Sources and tie-breaking
-rules: ``docs/mechanisms.md``.
+instance's queue tree (:data:`HIERARCHICAL`); the others refuse it. :data:`JOB_EXACT` holds the
+mechanisms whose input extends the contract with users' jobs over machine classes (``udrf``).
+Sources and tie-breaking rules: ``docs/mechanisms.md`` (``hdrf``: ``docs/hdrf.md``).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def refuse_queues(name: str, inst: Instance) -> None:
     if inst.queues is not None and name not in HIERARCHICAL:
         raise InstanceError(
             f"queues: {name} allocates the users as one flat set and cannot honour a queue "
-            "tree (hdrf does; remove \"queues\" and the users' \"queue\" to compare)"
+            'tree (hdrf does; remove "queues" and the users\' "queue" to compare)'
         )
 
 

@@ -1,7 +1,8 @@
 """Hierarchical DRF (H-DRF) on one pooled server (Bhattacharya et al., SoCC 2013).
 
-The users are the leaves of a weighted tree of queues (:mod:`fairsim.schedulers.exact.queues`);
-an instance without queues is a one-level tree, on which H-DRF is DRF (``solve_drf``). Like
+The users are the leaves of a weighted tree of queues
+(:func:`~fairsim.schedulers.instance.parse_queues`); an instance without queues is a one-level
+tree, on which H-DRF is DRF (``solve_drf``). Like
 ``drf``, ``hdrf`` pools the servers into one (``C_r = sum_l c[l, r]``) and refuses placement
 constraints: the paper's setting is one pool of resources, and on several servers ``hdrf``
 generalises the pooled ``drf``, not DRFH. The answer has one column, ``"pool"``.
@@ -136,9 +137,7 @@ class Tree:
     guaranteed: np.ndarray
 
 
-def build_tree(
-    inst: Instance, *, flat: bool = False, weights: np.ndarray | None = None
-) -> Tree:
+def build_tree(inst: Instance, *, flat: bool = False, weights: np.ndarray | None = None) -> Tree:
     """The :class:`Tree` of ``inst`` on its pooled capacity.
 
     Parameters
@@ -166,7 +165,8 @@ def build_tree(
     if tree is not None:
         parent[1:first] = tree.parent + 1
         weight[1:first] = tree.weight
-        limit[1:first] = np.where(cap > 0, tree.limit * frac, np.inf)
+        with np.errstate(invalid="ignore"):
+            limit[1:first] = np.where(cap > 0, tree.limit * frac, np.inf)
         guarantee[1:first] = tree.guarantee * frac
         guaranteed[1:first] = tree.guaranteed
         parent[first:] = tree.user_queue + 1
@@ -224,9 +224,7 @@ class _State:
     counted: np.ndarray  # (K, R) resources a node's level is taken over
 
 
-def _analyse(
-    t: Tree, rules: Rules, x: np.ndarray, cap: np.ndarray, grow: np.ndarray
-) -> _State:
+def _analyse(t: Tree, rules: Rules, x: np.ndarray, cap: np.ndarray, grow: np.ndarray) -> _State:
     """Usage, consumption vectors, levels and blocked nodes of allocation ``x`` (bottom up)."""
     f = t.first_leaf
     k = len(t.parent)
@@ -426,9 +424,7 @@ def fill(
         x = x + step * g.rate
         hit = (g.rate > 0) & (x >= t.max_tasks * (1 - SAT_TOL))
         x[hit] = t.max_tasks[hit]
-    raise NumericalRangeError(
-        f"hdrf: the progressive filling did not end within {bound} phases"
-    )
+    raise NumericalRangeError(f"hdrf: the progressive filling did not end within {bound} phases")
 
 
 def guarantee_heights(t: Tree) -> np.ndarray:
@@ -462,7 +458,7 @@ def _stages(t: Tree, rules: Rules, start: np.ndarray | None = None) -> np.ndarra
         cap = t.limit.copy()
         on = h >= stage
         cap[on] = np.minimum(cap[on], t.guarantee[on])
-        grow = t.ancestors[f:][:, h == stage].any(axis=1)
+        grow = np.asarray(t.ancestors[f:][:, h == stage].any(axis=1), dtype=bool)
         x = fill(t, rules, start=x, cap=cap, grow=grow)
     return fill(t, rules, start=x)
 
@@ -592,9 +588,10 @@ def hdrf_problem(inst: Instance, x: np.ndarray, *, rtol: float) -> str | None:
     over = np.isfinite(t.limit[1:f]) & (s.use[1:f] > t.limit[1:f] * (1 + rtol))
     if over.any():
         q, r = (int(i) for i in np.argwhere(over)[0])
+        pool = float(inst.capacity[:, r].sum())  # shares back to the instance's units
         return (
-            f"queue {ids[q + 1]!r} holds {s.use[q + 1, r]:.6g} of the pool's "
-            f"{inst.resources[r]!r}, above its limit {t.limit[q + 1, r]:.6g}"
+            f"queue {ids[q + 1]!r} holds {s.use[q + 1, r] * pool:.6g} of the pool's "
+            f"{inst.resources[r]!r}, above its limit {t.limit[q + 1, r] * pool:.6g}"
         )
     reached = np.isfinite(t.limit) & (s.use >= t.limit * (1 - rtol))
     for n in range(len(xs)):
@@ -658,11 +655,15 @@ def bottleneck_violation(
     dom = xs * t.sigma
     demands = t.share > 0
     top = np.full((k, n_r), -np.inf)  # largest dominant share of a user below, per resource
+    who = np.full((k, n_r), -1, dtype=int)  # and that user
     top[f:] = np.where(demands, dom[:, None], -np.inf)
+    who[f:] = np.arange(len(xs))[:, None]
     for a in t.order:
         ch = list(t.children[a])
         if ch:
-            top[a] = top[ch].max(axis=0)
+            best = top[ch].argmax(axis=0)
+            top[a] = top[ch][best, np.arange(n_r)]
+            who[a] = who[ch][best, np.arange(n_r)]
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = top / t.weight[:, None]  # s_m / w_q per node q
         raw = s.use.max(axis=1) / t.weight  # raw level of every node
@@ -694,15 +695,14 @@ def bottleneck_violation(
                 ok = True
                 break
             ratio, a, p, q = bad
-            name = (
-                inst.user_ids[q - f] if q >= f else ids[q]
-            )
+            m = int(who[q, r])
             side = inst.user_ids[p - f] if p >= f else ids[p]
+            branch = "" if q >= f else f" under {ids[q]!r} (weight {t.weight[q]:g})"
             why = (
                 f"user {inst.user_ids[n]!r} (dominant share {dom[n]:.6g}) is stopped by "
-                f"{inst.resources[r]!r}, of which {name!r} (under {ids[a]!r}) holds a share "
-                f"{rel[q, r] * t.weight[q]:.6g} for weight {t.weight[q]:g} while "
-                f"{side!r} is at level {raw[p]:.6g}: not hierarchical max-min fair"
+                f"{inst.resources[r]!r} while user {inst.user_ids[m]!r}, which needs it too, "
+                f"holds a dominant share {dom[m]:.6g}{branch}, above the level "
+                f"{raw[p]:.6g} of {side!r} below {ids[a]!r}: not hierarchical max-min fair"
             )
             if worst is None or ratio < worst[0]:
                 worst = (ratio, why)

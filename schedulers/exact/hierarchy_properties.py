@@ -100,9 +100,11 @@ def random_tree_instance(rng: np.random.Generator) -> dict[str, Any]:
     cap = rng.integers(TREE_CAPACITY[0], TREE_CAPACITY[1] + 1, n_r).astype(float).tolist()
 
     def weight() -> int:
-        return int(rng.integers(TREE_WEIGHTS[0], TREE_WEIGHTS[1] + 1)) if (
-            rng.random() < TREE_WEIGHT_P
-        ) else 1
+        return (
+            int(rng.integers(TREE_WEIGHTS[0], TREE_WEIGHTS[1] + 1))
+            if (rng.random() < TREE_WEIGHT_P)
+            else 1
+        )
 
     queues: list[dict[str, Any]] = []
     for i in range(n_q):
@@ -145,7 +147,7 @@ def share_guarantee_violations(inst: Instance, x: np.ndarray) -> list[Evidence]:
     use = t.member.astype(float) @ (xs[:, None] * t.share)  # (K, R) over the users below
     share = use.max(axis=1)
     free = t.servable & (xs < t.max_tasks * (1 - RTOL))
-    needs = (t.member & free[None, :]).any(axis=1)
+    needs = np.asarray((t.member & free[None, :]).any(axis=1), dtype=bool)
     names = _node_names(inst)
     return [
         {"node": names[k], "share": float(share[k]), "guaranteed_share": float(g[k])}
@@ -334,8 +336,10 @@ def hierarchy_table(
         datas = lit + [random_tree_instance(rng) for _ in range(n_instances - len(lit))]
     props = (*PROPERTIES, *HIER_PROPERTIES)
     table: dict[str, dict[str, Any]] = {
-        m: {**{p: {"checked": 0, "violations": 0} for p in dict.fromkeys(props)},
-            "unverifiable": []}
+        m: {
+            **{p: {"checked": 0, "violations": 0} for p in dict.fromkeys(props)},
+            "unverifiable": [],
+        }
         for m in VARIANTS
     }
     saved: set[tuple[str, str]] = set()

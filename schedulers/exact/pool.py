@@ -39,8 +39,9 @@ def refuse_constraints(name: str, inst: Instance) -> None:
     ------
     InstanceError
         If some user's ``eligible`` leaves out a server: the pooled mechanisms (``drf``, ``af``,
-        ``bmf``, ``hdrf``) are defined on one server (Ghodsi et al.; Bonald and Roberts), and silently
-        dropping the constraint would answer a different question.
+        ``bmf``, ``hdrf``) are defined on one server (Ghodsi et al.; Bonald and Roberts;
+        Bhattacharya et al.), and silently dropping the constraint would answer a different
+        question.
     """
     bad = np.flatnonzero(~inst.eligible.all(axis=1))
     if bad.size:

@@ -23,17 +23,17 @@ from typing import Any
 import numpy as np
 
 from fairsim.atomic import json_text, write_text
-from fairsim.schedulers.exact.properties import (
-    PROPERTIES,
-    Unverifiable,
-    check_with_evidence,
-    instance_data,
-)
 from fairsim.schedulers.exact import HIERARCHICAL
 from fairsim.schedulers.exact.hierarchy_properties import (
     HIER_PROPERTIES,
     describe_hierarchy,
     hierarchy_table,
+)
+from fairsim.schedulers.exact.properties import (
+    PROPERTIES,
+    Unverifiable,
+    check_with_evidence,
+    instance_data,
 )
 from fairsim.schedulers.instance import parse_instance
 

@@ -30,8 +30,7 @@ from fairsim.schedulers.exact.hdrf import (
 from fairsim.schedulers.exact.hdrf_examples import SINGLE_RESOURCE
 from fairsim.schedulers.exact.hierarchy_properties import share_guarantee_violations
 from fairsim.schedulers.exact.pool import pooled
-from fairsim.schedulers.exact.queues import parse_queues
-from fairsim.schedulers.instance import Instance, NumericalRangeError, parse_instance
+from fairsim.schedulers.instance import Instance, NumericalRangeError, parse_instance, parse_queues
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -74,7 +73,10 @@ def _fields(inst: Instance) -> tuple[Any, ...]:
 def test_the_exact_filling_is_the_limit_of_the_stepped_descent(seed: int) -> None:
     data = _seeded(seed)
     inst = parse_instance(data)
-    for rules, kw in ((HDRF_RULES, {}), (NAIVE_RULES, {"rescale": None, "ignore_saturated": False})):
+    for rules, kw in (
+        (HDRF_RULES, {}),
+        (NAIVE_RULES, {"rescale": None, "ignore_saturated": False}),
+    ):
         x = fill(build_tree(inst), rules)
         y = stepped_hdrf(data, eps=1e-3, **kw)
         # steps of 1e-3 of a dominant share: about 0.01 tasks on these capacities
@@ -89,8 +91,10 @@ def _seeded(seed: int) -> dict[str, Any]:
     data = random_tree_instance(rng)
     if seed % 2:  # limits on some queues
         for q in data["queues"][::2]:
-            q["limit"] = [float(rng.integers(1, 13)) if rng.random() < 0.5 else None
-                          for _ in data["resources"]]
+            q["limit"] = [
+                float(rng.integers(1, 13)) if rng.random() < 0.5 else None
+                for _ in data["resources"]
+            ]
     return data
 
 
@@ -155,8 +159,9 @@ def test_the_check_after_the_solve_refuses_the_collapsed_hierarchy(
     with pytest.raises(
         NumericalRangeError,
         match=r"hdrf: the instance is numerically out of range for the exact solver: user 'a2' "
-        r"\(dominant share 0\.3\) is stopped by 'slots', of which 'b1' \(under 'root'\) holds a "
-        r"share 0\.6 for weight 1 while 'A' is at level 0\.4: not hierarchical max-min fair",
+        r"\(dominant share 0\.3\) is stopped by 'slots' while user 'b1', which needs it too, "
+        r"holds a dominant share 0\.6 under 'B' \(weight 1\), above the level 0\.4 of 'A' below "
+        r"'root': not hierarchical max-min fair",
     ):
         solve_exact("hdrf", inst)
 
@@ -171,6 +176,9 @@ def test_the_check_after_the_solve_refuses_idle_resources_and_broken_limits(
         solve_exact("hdrf", inst)
     data["queues"][1]["limit"] = [200]
     monkeypatch.setitem(exact.EXACT, "hdrf", lambda i: np.array([[48.0], [192.0], [240.0]]))
-    with pytest.raises(NumericalRangeError, match=r"queue 'B' holds 240 of the pool's 'slots', "
-                       r"above its limit 200"):
+    with pytest.raises(
+        NumericalRangeError,
+        match=r"queue 'B' holds 240 of the pool's 'slots', "
+        r"above its limit 200",
+    ):
         solve_exact("hdrf", parse_instance(data))

@@ -1,6 +1,6 @@
-"""The queue tree of an instance (``schedulers/exact/queues.py``): one-line errors naming the
-queue, guarantees and limits (fairsim's extension) in numbers, and the fields other mechanisms
-refuse."""
+"""The queue tree of an instance (``parse_queues`` in ``schedulers/instance.py``): one-line
+errors naming the queue, guarantees and limits (fairsim's extension) in numbers, and the fields
+other mechanisms refuse."""
 
 from __future__ import annotations
 
@@ -101,8 +101,10 @@ def test_nested_guarantees_and_a_user_at_the_root() -> None:
             r"guaranteed 11 of 'cpu' together, above the pool's 10",
         ),
         (
-            {"queue": {0: {"guarantee": [4, 0]}}, "more": [{"id": "A1", "parent": "A",
-                                                             "guarantee": [5, 0]}]},
+            {
+                "queue": {0: {"guarantee": [4, 0]}},
+                "more": [{"id": "A1", "parent": "A", "guarantee": [5, 0]}],
+            },
             r"queues\[2\]\.guarantee\[0\]: queue 'A1' is guaranteed 5 of 'cpu', above the 4 of "
             r"its guaranteed ancestor 'A'",
         ),
