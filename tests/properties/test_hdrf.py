@@ -20,6 +20,7 @@ from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.hdrf import (
     HDRF_RULES,
     NAIVE_RULES,
+    Rules,
     build_tree,
     fill,
     refill,
@@ -182,3 +183,20 @@ def test_the_check_after_the_solve_refuses_idle_resources_and_broken_limits(
         r"above its limit 200",
     ):
         solve_exact("hdrf", parse_instance(data))
+
+
+@SETTINGS
+@given(hdrf_data(max_users=6, max_queues=5))
+def test_the_readings_agree_from_an_empty_cluster(data: dict[str, Any]) -> None:
+    """Filled from an empty cluster, rescaling and ignoring saturated resources change nothing:
+    raw sums (naive H-DRF) give the same allocation. They matter once tasks finish
+    (``refill``; the paper's first example)."""
+    inst = parse_instance(data)
+    t = build_tree(inst)
+    x = fill(t, HDRF_RULES)
+    for rules in (
+        NAIVE_RULES,
+        Rules(rescale=False, ignore_saturated=True),
+        Rules(rescale=True, ignore_saturated=False),
+    ):
+        _close(fill(t, rules), x)
