@@ -13,7 +13,9 @@ from hdrf_reference import stepped_hdrf
 
 import fairsim
 from fairsim.schedulers.exact.hdrf import refill, solve_collapsed, solve_naive
-from fairsim.schedulers.exact.hdrf_examples import EXAMPLES, Example, Expectation
+from fairsim.schedulers.exact.hdrf_examples import EXAMPLES, SINGLE_RESOURCE, Example, Expectation
+from fairsim.schedulers.exact.hierarchy_properties import HIER_PROPERTIES
+from fairsim.schedulers.exact.property_table import property_table
 from fairsim.schedulers.instance import parse_instance
 
 CASES = [(ex, exp) for ex in EXAMPLES for exp in ex.expected]
@@ -73,3 +75,46 @@ def test_cli_answers_the_first_example(tmp_path: Path, capsys: pytest.CaptureFix
     assert out["servers"] == ["pool"]
     assert out["tasks"] == [[5.0], [10.0], [5.0]]
     assert out["dominant_shares"] == [0.5, 1.0, 0.5]
+
+
+def test_the_property_table_of_docs_hdrf() -> None:
+    """``fairsim properties --mechanism hdrf --instances 150 --seed 1``, as docs/hdrf.md shows
+    it: H-DRF keeps the hierarchical share guarantee before and after departures, collapsing the
+    hierarchy breaks it (first on the one-resource example), naive H-DRF starves users once tasks
+    finish."""
+    table = property_table(["hdrf"], 150, 1, None)
+    cells = {
+        m: {p: f"{row[p]['violations']}/{row[p]['checked']}" for p in HIER_PROPERTIES}
+        for m, row in table.items()
+    }
+    assert cells == {
+        "hdrf": dict(zip(HIER_PROPERTIES, SHOWN["hdrf"], strict=True)),
+        "hdrf-collapsed": dict(zip(HIER_PROPERTIES, SHOWN["hdrf-collapsed"], strict=True)),
+        "hdrf-naive": dict(zip(HIER_PROPERTIES, SHOWN["hdrf-naive"], strict=True)),
+    }
+    assert all(row["unverifiable"] == [] for row in table.values())
+
+
+#: The table of docs/hdrf.md ("What the property checker shows"), in HIER_PROPERTIES' order.
+SHOWN = {
+    "hdrf": ("0/150", "0/150", "0/150", "0/150", "11/150", "59/150", "65/150"),
+    "hdrf-collapsed": ("11/150", "11/150", "0/150", "0/150", "18/150", "63/150", "68/150"),
+    "hdrf-naive": ("0/150", "3/150", "0/150", "0/150", "11/150", "59/150", "65/150"),
+}
+
+
+def test_adding_hdrf_leaves_the_flat_rows_and_reads_one_instance_with_queues(
+    tmp_path: Path,
+) -> None:
+    assert (
+        property_table(["drf", "hdrf"], 12, 3, None)["drf"]
+        == property_table(["drf"], 12, 3, None)["drf"]
+    )
+    one = property_table(["drf", "hdrf"], 1, 1, tmp_path, instances=[SINGLE_RESOURCE.instance])
+    # drf allocates the same users without the tree; hdrf-collapsed breaks A's guarantee
+    assert one["drf"]["pareto-optimality"] == {"checked": 1, "violations": 0}
+    assert one["hdrf"]["hierarchical-share-guarantee"] == {"checked": 1, "violations": 0}
+    assert one["hdrf-collapsed"]["hierarchical-share-guarantee"] == {"checked": 1, "violations": 1}
+    saved = json.loads((tmp_path / "hdrf-collapsed--hierarchical-share-guarantee.json").read_text())
+    assert saved["violation"]["nodes"] == [{"node": "A", "share": 0.4, "guaranteed_share": 0.5}]
+    assert fairsim.solve(saved, "hdrf")["tasks"] == [[48.0], [192.0], [240.0]]  # replays
