@@ -413,6 +413,7 @@ def fill(
     cap = t.limit if cap is None else cap
     grow = np.ones(n_u, dtype=bool) if grow is None else grow
     bound = 1000 + 50 * (len(t.parent) + t.share.shape[1]) ** 2
+    still = 0  # phases in a row that moved no count (float rounding): a stall, not progress
     for _ in range(bound):
         s = _analyse(t, rules, x, cap, grow)
         if s.blocked[0]:
@@ -421,7 +422,13 @@ def fill(
         step = _phase_length(t, s, g, x, cap)
         if not np.isfinite(step):
             raise NumericalRangeError("hdrf: a phase of the progressive filling has no end")
-        x = x + step * g.rate
+        moved = x + step * g.rate
+        still = still + 1 if np.array_equal(moved, x) else 0
+        if still > 100:
+            raise NumericalRangeError(
+                "hdrf: the progressive filling stalls (its phases no longer move any count)"
+            )
+        x = moved
         hit = (g.rate > 0) & (x >= t.max_tasks * (1 - SAT_TOL))
         x[hit] = t.max_tasks[hit]
     raise NumericalRangeError(f"hdrf: the progressive filling did not end within {bound} phases")
