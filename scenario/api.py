@@ -344,6 +344,7 @@ def simulate(
             if run.fairness is not None:
                 more.update(run.fairness.tables())
                 extra["fairness"] = run.fairness.summary()
+            more.update(scenario.queue_tables(run))
             results[run.name] = RunResult.from_engine(run.name, run.result, extra, more)
         return results
     from fairsim.atomic import check_output_dir

@@ -124,6 +124,7 @@ def _run_into(
             if run.fairness is not None:
                 more.update(run.fairness.tables())
                 extra["fairness"] = run.fairness.summary()
+            more.update(scenario.queue_tables(run))
             summaries[name] = write_run(
                 run.result, out / name, extra_summary=extra, extra_tables=more
             )

@@ -49,7 +49,8 @@ class Scheduler:
     ``resources``, ``n_servers``, ``n_resources``, and the typed accessors ``task_job(task)``
     (job id and repetition), ``task_index(task)`` (the trace's task index within the job),
     ``task_mask(task)`` (placement constraint: bool mask over the
-    servers, or None), ``constrained`` and ``machine_classes`` (class label per server). Nothing
+    servers, or None), ``task_queue(task)`` (the task's queue in the run's queue tree, -1 for
+    the root), ``constrained`` and ``machine_classes`` (class label per server). Nothing
     else: a scheduler never reads the engine or the cluster state.
 
     ``__init__`` only stores keyword-only hyper-parameters (scikit-learn's estimator contract);
@@ -57,7 +58,8 @@ class Scheduler:
     parameters is constructed with none. The registry
     (:mod:`fairsim.schedulers.registry`) derives a scheduler's configuration model (the keys a
     YAML ``schedulers:`` entry may give) from that keyword-only signature, leaving out
-    ``weights``, ``eligible`` and ``bounds``, which the scenario supplies per user; annotate a
+    ``weights``, ``eligible`` and ``bounds``, which the scenario supplies per user, and
+    ``queues``, the scenario's queue tree (for hierarchical schedulers); annotate a
     parameter with :class:`typing.Annotated` and :func:`pydantic.Field` to constrain it
     (e.g. ``period_s: Annotated[float, Field(gt=0)] = 1.0``).
 
