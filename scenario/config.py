@@ -975,7 +975,9 @@ def check_tree(
             raise ValueError(f"leaves.{key}: not a key of 'by: {leaves.by}'")
     if leaves.by == "tier":
         if not leaves.tiers:
-            raise ValueError("leaves.tiers: required with 'by: tier' (each queue's band of priorities)")
+            raise ValueError(
+                "leaves.tiers: required with 'by: tier' (each queue's band of priorities)"
+            )
         names = ", ".join(TIER_BANDS)
         for queue, band in leaves.tiers.items():
             if queue not in ids:
@@ -1000,9 +1002,7 @@ def check_tree(
     else:
         for user, queue in (leaves.users or {}).items():
             if queue not in ids:
-                raise ValueError(
-                    f"leaves.users.{user}: unknown queue {queue!r} (known: {known})"
-                )
+                raise ValueError(f"leaves.users.{user}: unknown queue {queue!r} (known: {known})")
         if leaves.default is not None and leaves.default not in ids:
             raise ValueError(f"leaves.default: unknown queue {leaves.default!r} (known: {known})")
     return tree

@@ -62,9 +62,7 @@ TASK_TOL = 1e-9
 SHARE_TOL = 1e-9
 
 
-def fairness_columns(
-    resources: tuple[str, ...] | list[str], queues: bool = False
-) -> list[str]:
+def fairness_columns(resources: tuple[str, ...] | list[str], queues: bool = False) -> list[str]:
     """The columns of ``fairness.parquet``, in order (with ``queues``, a scenario with a queue
     tree: one row per leaf, the pair of a ``user`` and its ``queue``)."""
     return [
@@ -83,6 +81,8 @@ def fairness_columns(
 
 #: The columns of ``fairness.parquet`` for the resources ``cpu, mem`` (:func:`fairness_columns`).
 FAIRNESS_COLUMNS = tuple(fairness_columns(("cpu", "mem")))
+
+
 def queue_fairness_columns(resources: tuple[str, ...] | list[str]) -> list[str]:
     """The columns of ``fairness_queues.parquet``, in order (:meth:`FairnessProbe.queue_tables`)."""
     return [
@@ -638,7 +638,8 @@ class FairnessProbe:
         """One instant of every queue: its subtree's tasks, allocation and dominant share, the
         reference allocation's (the leaves' reference tasks times their mean demand), and
         whether it holds nothing while tasks of its wait."""
-        assert self.queues is not None and snap.queues is not None
+        assert self.queues is not None
+        assert snap.queues is not None
         codes = np.asarray(snap.queues, dtype=np.int64)
         if not len(codes):  # nothing present: the reference allocates nothing either
             ref_tasks = np.zeros(0)

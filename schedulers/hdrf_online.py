@@ -50,7 +50,7 @@ from typing import Literal
 
 import numpy as np
 
-from fairsim.schedulers.filling_parts import BestFit, FirstFit, PooledDominantShare
+from fairsim.schedulers.filling_parts import BestFit, FirstFit, PooledDominantShare, ServerChoice
 from fairsim.schedulers.instance import QueueTree
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
 from fairsim.simulator.cluster import ClusterView
@@ -68,11 +68,39 @@ _LIMIT_TOL = 1e-9
 
 class LeafOrder(PooledDominantShare):
     """A leaf's key: its weighted dominant share of the pool, as ``drf``'s (rounded to 12
-    decimals). The tree decides which leaf goes next, so woken leaves reserve nothing."""
+    decimals). The tree decides which leaf goes next; leaves woken on a server that freed room
+    reserve it in the order the descent would serve them now (:meth:`sort`)."""
 
-    def reserves(self) -> bool:
-        """False: the order of service is the tree's, not the keys'."""
-        return False
+    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+        """Bind, keeping the scheduler (its tree gives the order of service)."""
+        super().bind(sched, cluster)
+        assert isinstance(sched, HDRF)
+        self.sched = sched
+
+    def key(self, user: int) -> float:
+        """``round(max_r alloc[user][r] / total[r] / weight[user], 12)``, as
+        :class:`~fairsim.schedulers.filling_parts.PooledDominantShare` (the same float)."""
+        a, t = self.alloc[user], self.total
+        if self.n_resources == 2:
+            x, y = a[0] / t[0], a[1] / t[1]
+            return round((y if y > x else x) / self.weight[user], _DIGITS)
+        return super().key(user)
+
+    def sort(self, users: list[int]) -> list[int]:
+        """``users`` (leaves) in the order the descent serves them with the tree as it is:
+        by the path of (guarantee first, level, position) pairs from the root to each leaf
+        (:meth:`_Tree.path_key`). On a one-level tree this is ``drf``'s order."""
+        if len(users) == 1:
+            return users
+        tree = self.sched.tree_
+        parent, first = tree.parent, tree.first
+        p0 = parent[first + users[0]]
+        if all(parent[first + u] == p0 for u in users):  # siblings: by key, then leaf code
+            keys = self.keys
+            return sorted(users, key=lambda v: (keys[v], v))
+        if tree.dirty_leaves:
+            tree.flush()
+        return sorted(users, key=tree.path_key)
 
 
 class _Tree:
@@ -105,10 +133,9 @@ class _Tree:
                 k, d = self.parent[k], d + 1
             self.depth[a] = d
         self.level = [0.0] * self.first
-        self.vec = [[0.0] * n_r for _ in range(self.first)]
         self.present = [False] * self.first
         self.ver = [0] * self.first
-        self.contrib: list[tuple[int, list[float]]] = [(0, [0.0] * n_r) for _ in range(self.first)]
+        self.contrib: list[tuple[int, tuple[float, ...]]] = [(0, (0.0,) * n_r)] * self.first
         self.children: list[list[int]] = [[] for _ in range(self.first)]
         for a in range(1, self.first):
             self.children[self.parent[a]].append(a)
@@ -116,14 +143,13 @@ class _Tree:
         self.heap: list[list[tuple[float, int, int, int]]] = [[] for _ in range(self.first)]
         self.npres = [0] * self.first
         self.cnt = [[0] * n_r for _ in range(self.first)]
-        self.sums = [[[0.0] * n_r for _ in range(3)] for _ in range(self.first)]  # B, Z, U
+        self.sums = [[0.0] * (3 * n_r) for _ in range(self.first)]  # B, Z, U one after the other
         self.updates = [0] * self.first
         self.sig: list[tuple[bool, ...] | None] = [None] * self.first
         # guarantees and limits, in the pool's units
         self.guaranteed = [False] * self.first
         self.g = [[0.0] * n_r for _ in range(self.first)]
         self.lim = [[math.inf] * n_r for _ in range(self.first)]
-        self.below = [False] * self.first
         self.gchildren: list[list[int]] = [[] for _ in range(self.first)]
         if queues is not None:
             for q in range(n_q):
@@ -148,7 +174,11 @@ class _Tree:
             self.path[a] = tuple(anc)
         self.lblocked: dict[int, list[int]] = {}  # queue -> leaves blocked by its limit
         self.dirty_leaves: set[int] = set()
-        self.dirty: set[int] = set()
+        self.qdirty = [False] * self.first  # internal nodes to recompute at the next flush
+        # guaranteed queues holding less than their guarantee (kept by account)
+        self.is_below = [self.guaranteed[a] for a in range(self.first)]
+        self.n_present = 0  # leaves waiting unblocked (the scheduler counts them)
+        self.qorder = sorted(range(1, self.first), key=lambda a: -self.depth[a])
 
     # ------------------------------------------------------------------ leaves
     def add_leaf(self, leaf: int, queue: int) -> None:
@@ -160,10 +190,9 @@ class _Tree:
         self.w.append(1.0)  # unused: a leaf's level is the scheduler's key
         self.pos.append(self.first + leaf)
         self.level.append(0.0)
-        self.vec.append([0.0] * self.n_r)
         self.present.append(False)
         self.ver.append(0)
-        self.contrib.append((0, [0.0] * self.n_r))
+        self.contrib.append((0, (0.0,) * self.n_r))
         self.sig.append(None)
         self.children[p].append(node)
         self.path.append(self.path[p] if p > 0 else ())
@@ -174,24 +203,25 @@ class _Tree:
 
     # ------------------------------------------------------------------ the sums
     def _recontrib(self, node: int, present: bool, level: float, vec: list[float]) -> None:
-        """Replace what ``node`` contributes to its parent's sums."""
+        """Replace what ``node`` contributes to its parent's sums (``B``, ``Z``, ``U``, laid
+        out one after the other in ``sums[parent]``)."""
         p = self.parent[node]
         kind, old = self.contrib[node]
-        sums = self.sums[p]
-        row = sums[kind]
-        for r in range(self.n_r):
-            row[r] -= old[r]
+        sums, n_r = self.sums[p], self.n_r
+        base = kind * n_r
+        for r in range(n_r):
+            sums[base + r] -= old[r]
         if not present:
-            new_kind, add = 0, vec
+            new_kind, add = 0, tuple(vec)
         elif level > 0.0:
-            new_kind, add = 2, [v / level for v in vec]
+            new_kind, add = 2, tuple([v / level for v in vec])
         else:
-            new_kind, add = 1, vec
-        row = sums[new_kind]
-        for r in range(self.n_r):
-            row[r] += add[r]
+            new_kind, add = 1, tuple(vec)
+        base = new_kind * n_r
+        for r in range(n_r):
+            sums[base + r] += add[r]
         self.npres[p] += (new_kind != 0) - (kind != 0)
-        self.contrib[node] = (new_kind, list(add))
+        self.contrib[node] = (new_kind, add)
         self.updates[p] += 1
         if self.updates[p] >= _RESUM:
             self._resum(p)
@@ -199,12 +229,12 @@ class _Tree:
     def _resum(self, a: int) -> None:
         """Recompute node ``a``'s sums from its children's contributions (no drift)."""
         self.updates[a] = 0
-        sums = [[0.0] * self.n_r for _ in range(3)]
+        n_r = self.n_r
+        sums = [0.0] * (3 * n_r)
         for c in self.children[a]:
             kind, add = self.contrib[c]
-            row = sums[kind]
-            for r in range(self.n_r):
-                row[r] += add[r]
+            for r in range(n_r):
+                sums[kind * n_r + r] += add[r]
         self.sums[a] = sums
 
     def _resig(self, node: int, sig: tuple[bool, ...] | None) -> None:
@@ -215,7 +245,7 @@ class _Tree:
             return
         self.sig[node] = sig
         a = self.parent[node]
-        while a >= 0:
+        while a > 0:  # the root's counts are never read
             cnt = self.cnt[a]
             for r in range(self.n_r):
                 cnt[r] += (sig is not None and sig[r]) - (old is not None and old[r])
@@ -223,41 +253,79 @@ class _Tree:
 
     # ------------------------------------------------------------------ flush and descent
     def flush(self) -> None:
-        """Bring every node the changed leaves touch up to date, leaves first, then the queues
-        deepest first."""
+        """Bring every node the changed leaves touch up to date: the leaves, then the queues
+        deepest first, then the root."""
         s = self.s
         share, alloc, inheap, queues = s._share, s._alloc, s._inheap, s._queues
         inv, n_r, first = self.inv, self.n_r, self.first
-        dirty = self.dirty
+        parent, contrib, sums_of, npres = self.parent, self.contrib, self.sums, self.npres
+        ver, pos, heaps, qdirty, sig_of = self.ver, self.pos, self.heap, self.qdirty, self.sig
+        levels = self.level
+        two = n_r == 2
+        if two:
+            inv0, inv1 = inv
         for leaf in self.dirty_leaves:
             node = first + leaf
             present = inheap[leaf]
             level = share[leaf]
-            a = alloc[leaf]
-            vec = [a[r] * inv[r] for r in range(n_r)]
-            self._recontrib(node, present, level, vec)
+            al = alloc[leaf]
+            p = parent[node]
+            levels[node] = level
+            v = ver[node] + 1
+            ver[node] = v
+            if present:
+                heapq.heappush(heaps[p], (level, pos[node], node, v))
+            if not p:  # the root's vector and level are never read
+                continue
+            # what the leaf adds to its parent's sums (inline _recontrib)
+            kind, old = contrib[node]
+            sums = sums_of[p]
+            add: tuple[float, ...]
+            if two:
+                v0, v1 = al[0] * inv0, al[1] * inv1
+                if not present:
+                    new_kind, add = 0, (v0, v1)
+                elif level > 0.0:
+                    new_kind, add = 2, (v0 / level, v1 / level)
+                else:
+                    new_kind, add = 1, (v0, v1)
+                b = kind * 2
+                sums[b] -= old[0]
+                sums[b + 1] -= old[1]
+                b = new_kind * 2
+                sums[b] += add[0]
+                sums[b + 1] += add[1]
+            else:
+                vec = [al[r] * inv[r] for r in range(n_r)]
+                if not present:
+                    new_kind, add = 0, tuple(vec)
+                elif level > 0.0:
+                    new_kind, add = 2, tuple([v / level for v in vec])
+                else:
+                    new_kind, add = 1, tuple(vec)
+                for r in range(n_r):
+                    sums[kind * n_r + r] -= old[r]
+                    sums[new_kind * n_r + r] += add[r]
+            contrib[node] = (new_kind, add)
+            if new_kind != kind and (new_kind == 0 or kind == 0):
+                npres[p] += 1 if kind == 0 else -1
+            self.updates[p] += 1
+            if self.updates[p] >= _RESUM:
+                self._resum(p)
             if present:
                 need = queues[leaf][0][1]
-                self._resig(node, tuple(x > 0.0 for x in need))
+                sig = (need[0] > 0.0, need[1] > 0.0) if two else tuple(x > 0.0 for x in need)
             else:
-                self._resig(node, None)
-            self.level[node] = level
-            self.vec[node] = vec
-            self.present[node] = present
-            v = self.ver[node] + 1
-            self.ver[node] = v
-            p = self.parent[node]
-            if present:
-                heapq.heappush(self.heap[p], (level, self.pos[node], node, v))
-            dirty.add(p)
+                sig = None
+            if sig != sig_of[node]:
+                self._resig(node, sig)
+            qdirty[p] = True
         self.dirty_leaves.clear()
-        depth = self.depth
-        while dirty:
-            a = max(dirty, key=depth.__getitem__)
-            dirty.discard(a)
-            self._update_queue(a)
-            if a:
-                dirty.add(self.parent[a])
+        for a in self.qorder:  # the queues, deepest first
+            if qdirty[a]:
+                qdirty[a] = False
+                self._update_queue(a)
+                qdirty[parent[a]] = True
 
     def _top(self, a: int) -> int:
         """The unblocked child of ``a`` with the smallest (level, position), or -1."""
@@ -270,51 +338,78 @@ class _Tree:
         return heap[0][2] if heap else -1
 
     def _update_queue(self, a: int) -> None:
-        """Recompute queue ``a``'s vector, level, presence and guarantee status."""
+        """Recompute queue ``a``'s vector ``B + Z + M U``, level and presence, and what it adds
+        to its parent."""
         present = self.npres[a] > 0
         top = self._top(a)
-        if a == 0:
-            self.present[0] = present
-            return
         m = self.level[top] if top >= 0 else 0.0
-        b, z, u = self.sums[a]
-        vec = [b[r] + z[r] + m * u[r] for r in range(self.n_r)]
-        cnt = self.cnt[a]
-        counted = [vec[r] for r in range(self.n_r) if cnt[r] > 0] or vec
-        level = round(max(counted) / self.w[a], _DIGITS)
-        if self.guaranteed[a]:
-            use, g = self.use[a], self.g[a]
-            self.below[a] = all(use[r] < g[r] for r in range(self.n_r) if g[r] > 0.0)
-        self._recontrib(a, present, level, vec)
+        n_r, sums, cnt = self.n_r, self.sums[a], self.cnt[a]
+        if n_r == 2:
+            v0 = sums[0] + sums[2] + m * sums[4]
+            v1 = sums[1] + sums[3] + m * sums[5]
+            c0, c1 = cnt[0] > 0, cnt[1] > 0
+            if c0 == c1:
+                top_v = v0 if v0 >= v1 else v1
+            else:
+                top_v = v0 if c0 else v1
+            vec = [v0, v1]
+        else:
+            vec = [sums[r] + sums[n_r + r] + m * sums[2 * n_r + r] for r in range(n_r)]
+            top_v = max([vec[r] for r in range(n_r) if cnt[r] > 0] or vec)
+        level = round(top_v / self.w[a], _DIGITS)
+        if self.parent[a]:  # the root's vector is never read
+            self._recontrib(a, present, level, vec)
         self.level[a] = level
-        self.vec[a] = vec
         self.present[a] = present
         v = self.ver[a] + 1
         self.ver[a] = v
         if present:
             heapq.heappush(self.heap[self.parent[a]], (level, self.pos[a], a, v))
 
+    def below(self, a: int) -> bool:
+        """Queue ``a`` holds less than its guarantee of every resource guaranteed to it."""
+        use, g = self.use[a], self.g[a]
+        return all(use[r] < g[r] for r in range(self.n_r) if g[r] > 0.0)
+
     def select(self) -> int:
         """The leaf the descent reaches (flushing first), or -1 when every leaf is blocked."""
-        if self.dirty_leaves or self.dirty:
+        if not self.n_present:  # nothing to descend to: the flush waits for a leaf to wait
+            return -1
+        if self.dirty_leaves:
             self.flush()
         node = 0
-        first, present, below = self.first, self.present, self.below
+        first, present, heaps, ver = self.first, self.present, self.heap, self.ver
+        gchildren, level, pos, is_below = self.gchildren, self.level, self.pos, self.is_below
         while node < first:
             best = -1
-            for c in self.gchildren[node]:  # a queue below its guarantee first
-                if present[c] and below[c]:
-                    if best < 0 or (self.level[c], self.pos[c]) < (
-                        self.level[best],
-                        self.pos[best],
-                    ):
-                        best = c
+            gch = gchildren[node]
+            if gch:  # a queue below its guarantee first
+                for c in gch:
+                    if present[c] and is_below[c]:
+                        if best < 0 or (level[c], pos[c]) < (level[best], pos[best]):
+                            best = c
             if best < 0:
-                best = self._top(node)
-                if best < 0:
+                heap = heaps[node]
+                while heap and heap[0][3] != ver[heap[0][2]]:
+                    heapq.heappop(heap)
+                if not heap:
                     return -1
+                best = heap[0][2]
             node = best
         return node - first
+
+    def path_key(self, leaf: int) -> tuple[float, ...]:
+        """The order in which the descent would serve the leaf now, among leaves that all
+        waited unblocked: for every node from the root's child down to the leaf, (0 for a queue
+        below its guarantee else 1, its level, its position), one after the other."""
+        node = self.first + leaf
+        a = self.parent[node]
+        key: tuple[float, ...] = (1, self.s._share[leaf], self.pos[node])
+        while a > 0:
+            g = 0 if self.is_below[a] else 1
+            key = (g, self.level[a], self.pos[a], *key)
+            a = self.parent[a]
+        return key
 
     # ------------------------------------------------------------------ usage and limits
     def fits_limits(self, leaf: int, need: tuple[float, ...]) -> int:
@@ -335,7 +430,7 @@ class _Tree:
             for r in range(self.n_r):
                 use[r] += sign * need[r]
             if self.guaranteed[a]:
-                self.dirty.add(a)
+                self.is_below[a] = self.below(a)
             if sign < 0 and a in self.lblocked:
                 woken.extend(self.lblocked.pop(a))
         return woken
@@ -361,7 +456,7 @@ class HDRF(ProgressiveFilling):
     name = "hdrf"
     mechanism = "hdrf"
     order = LeafOrder
-    placement = FirstFit
+    placement: type[ServerChoice] = FirstFit
 
     def __init__(
         self,
@@ -384,13 +479,11 @@ class HDRF(ProgressiveFilling):
         n_q = 0 if self.queues is None else len(self.queues.ids)
         self._n_queues = n_q
         self.tree_ = _Tree(self, self.queues, np.asarray(cluster.total, dtype=np.float64))
+        self._task_queue = cluster.task_queue
 
     # ------------------------------------------------------------------ events
-    def _leaf_of(self, task: int, user: int) -> int:
-        queue = self.cluster_.task_queue(task)
-        leaf = self._leaf.get((queue, user))
-        if leaf is not None:
-            return leaf
+    def _new_leaf(self, queue: int, user: int, task: int) -> int:
+        """Create the leaf of (queue, user), at its first task."""
         if not -1 <= queue < self._n_queues:
             raise ValueError(
                 f"task {task}: queue {queue} is not a queue of the tree ({self._n_queues} queues)"
@@ -405,7 +498,10 @@ class HDRF(ProgressiveFilling):
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Queue the task behind its leaf's earlier tasks (the leaf: its queue and its user)."""
-        leaf = self._leaf_of(task, user)
+        queue = self._task_queue(task)
+        leaf = self._leaf.get((queue, user))
+        if leaf is None:
+            leaf = self._new_leaf(queue, user, task)
         self._task_leaf[task] = leaf
         super().on_arrival(task, leaf, demand)
 
@@ -428,16 +524,24 @@ class HDRF(ProgressiveFilling):
     def _push(self, user: int) -> None:
         """The leaf waits and is not blocked: it enters the tree's heaps at the next descent."""
         self._version[user] += 1
-        self._inheap[user] = True
+        if not self._inheap[user]:
+            self._inheap[user] = True
+            self.tree_.n_present += 1
         self.tree_.mark(user)
+
+    def _leave(self, leaf: int) -> None:
+        """The leaf stops waiting unblocked (no task left, its head fits nowhere, or a limit)."""
+        if self._inheap[leaf]:
+            self._inheap[leaf] = False
+            self.tree_.n_present -= 1
+        self.tree_.mark(leaf)
 
     def _rebuild_heap(self) -> None:  # pragma: no cover - the order is not dynamic
         """Not used: the tree keeps its own heaps."""
 
     def _block(self, user: int, need: tuple[float, ...]) -> None:
-        self._inheap[user] = False
+        self._leave(user)
         super()._block(user, need)
-        self.tree_.mark(user)
 
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:
@@ -448,9 +552,9 @@ class HDRF(ProgressiveFilling):
         tree = self.tree_
         if self._freed:
             self._unblock_freed()
-        elif not (tree.present[0] or tree.dirty_leaves or tree.dirty):
+        elif not tree.n_present:
             return  # nobody waits unblocked and no server gained room
-        queues, inheap = self._queues, self._inheap
+        queues = self._queues
         alloc, share, k_range = self._alloc, self._share, range(self._k)
         key, account, take = self._key, self._account, self._take
         limited = bool(tree.limited)
@@ -469,9 +573,8 @@ class HDRF(ProgressiveFilling):
             if limited:
                 over = tree.fits_limits(leaf, need)
                 if over:  # held back until a task under that queue ends
-                    inheap[leaf] = False
+                    self._leave(leaf)
                     tree.lblocked.setdefault(over, []).append(leaf)
-                    tree.mark(leaf)
                     continue
             if self._constrained:
                 self.placement_.tmask = self.cluster_.task_mask(task)
@@ -499,9 +602,10 @@ class HDRF(ProgressiveFilling):
             if account is not None:
                 account(leaf, server, need, 1)
             share[leaf] = key(leaf)
-            if not q:
-                inheap[leaf] = False
-            tree.mark(leaf)
+            if q:
+                tree.mark(leaf)
+            else:
+                self._leave(leaf)
             if track:
                 tree.account(leaf, need, 1)
 

@@ -408,6 +408,8 @@ class ClusterView:
             if tasks is not None:
                 self._code = tasks.task_constraint
         self._classes: np.ndarray | None = None
+        if tasks is not None:  # the recorder answers directly (a hierarchical scheduler asks
+            self.task_queue = tasks.task_queue  # type: ignore[method-assign]  # per arrival)
 
     @property
     def n_servers(self) -> int:

@@ -837,7 +837,7 @@ def convert_alibaba_gpu_2023(
         run=run,
         state=state,
         instances=np.ones(pods.n, np.int64),
-        qos=np.where(pd.isna(qos_text) | (qos_text == ""), None, qos_text).astype(object),
+        qos=np.array([q if isinstance(q, str) and q else None for q in qos_text], dtype=object),
     )
     extra = {
         "window_end_s": t_end,

@@ -97,7 +97,8 @@ GOOGLE_PRIORITY_BANDS: dict[str, tuple[int, int]] = {
     "production": (9, 11),
 }
 #: The tier columns of the tasks table (version 3), all nullable: what a trace says of a task's
-#: importance. A table written without them gets them as nulls (:func:`fairsim.traces.io.write_tasks`).
+#: importance. A table written without them gets them as nulls
+#: (:func:`fairsim.traces.io.write_tasks`).
 TIER_COLUMNS = ("priority", "scheduling_class", "qos")
 
 
