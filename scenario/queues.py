@@ -169,10 +169,12 @@ def check_leaves(cfg: RunConfig, open_source: Callable[[], TaskSource], tree: Qu
     assign = _Assign(rule, tree)
     seen: set[str] = set()
     missing: dict[int, list[int]] = {}  # priority -> [count, job, task]
+    some = False  # a task with a priority
     for batch in open_source().batches():
         if rule.by == "tier":
             if batch.priority is None:
                 raise ConfigError(_NO_PRIORITY)
+            some = some or bool((batch.priority >= 0).any())
             codes = assign.codes(batch.user, batch.priority)
             for i in np.flatnonzero(codes == -2).tolist():
                 p = int(batch.priority[i])
@@ -182,6 +184,8 @@ def check_leaves(cfg: RunConfig, open_source: Callable[[], TaskSource], tree: Qu
                     missing[p] = [1, int(batch.job_id[i]), int(batch.task_index[i])]
         elif rule.users:
             seen.update(pd.unique(np.asarray(batch.user, dtype=object)).tolist())
+    if rule.by == "tier" and not some:
+        raise ConfigError(_NO_PRIORITY)
     if missing:
         p, (count, job, task) = min(missing.items())
         what = "no priority" if p < 0 else f"priority {p}"
