@@ -704,10 +704,11 @@ class FairnessConfig(_Strict):
     each instant takes the state after every event at or before it. At most
     :data:`MAX_FAIRNESS_INSTANTS` instants over the simulated window."""
     reference: str = "auto"
-    """The exact mechanism to compare against: ``auto`` (the mechanism each scheduler implements:
-    ``drfh`` for ``ff-drfh``, ``bf-drfh``, ``slots`` and any scheduler without one) or one
-    mechanism of ``fairsim solve`` for every scheduler (``drf``, ``drfh``, ``c-drfh``, ``tsf``,
-    ``psdsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``)."""
+    """The exact mechanism to compare against: ``auto`` (``hdrf`` for every scheduler of a
+    scenario with ``queues``; else the mechanism each scheduler implements: ``drfh`` for
+    ``ff-drfh``, ``bf-drfh``, ``slots`` and any scheduler without one) or one mechanism of
+    ``fairsim solve`` for every scheduler (``drf``, ``drfh``, ``c-drfh``, ``tsf``, ``psdsf``,
+    ``af``, ``pf``, ``bmf``, ``lmm-mms``, ``hdrf``)."""
 
     @field_validator("reference")
     @classmethod
