@@ -10,7 +10,7 @@ of scanning every server, the index keeps the servers sorted by ``(q_l, l)`` and
 ``ρ`` in both directions, always taking the side with the smaller H, so servers are visited in
 non-decreasing H. The first fitting server gives the least H; the walk goes on while H stays within
 the tie tolerance and returns the lowest server index among the fitting servers it met there —
-exactly the choice of the full scan (:meth:`fairsim.schedulers.filling_parts.BestFit.choose`):
+exactly the choice of the full scan (:meth:`fairsim.schedulers.placement.BestFit.choose`):
 
 * H is computed with the same floating-point operations in the same order (``q`` is the same
   IEEE quotient ``f_l1 / f_l0``; then ``|ρ - q|``, then ``· w`` unless ``w == 1``);

@@ -64,7 +64,7 @@ from fairsim.errors import ConfigError, RegistryError, unknown_key
 from fairsim.schedulers.drf_classes import DRFClasses
 from fairsim.schedulers.drf_lockstep import DRFLockstep
 from fairsim.schedulers.drfh import BestFitDRFH, FirstFitDRFH
-from fairsim.schedulers.online_baselines import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
+from fairsim.schedulers.online_mechanisms import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.recorded import Recorded
 from fairsim.schedulers.slots import Slots
@@ -163,7 +163,7 @@ _UDRF_ALIAS = Alias(
 
 #: fairsim's own schedulers, in the order of ``--help``: the DRFH paper's Slots baseline and
 #: First-Fit / Best-Fit DRFH (:mod:`fairsim.schedulers.slots`, :mod:`fairsim.schedulers.drfh`),
-#: the online baselines (:mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF
+#: the online mechanisms (:mod:`fairsim.schedulers.online_mechanisms`), distributed PS-DSF
 #: (:mod:`fairsim.schedulers.psdsf_distributed`), the UDRF paper's task-level DRF over machine
 #: classes and its Section V DRF baseline (:mod:`fairsim.schedulers.drf_classes`,
 #: :mod:`fairsim.schedulers.drf_lockstep`), online UDRF (:mod:`fairsim.schedulers.udrf_online`)
@@ -835,7 +835,7 @@ def make_scheduler(
     eligible : mapping of int to ndarray of bool, optional
         Servers each user may use.
     bounds : mapping of int to float, optional
-        Task bound per user, for ``lmm-mms`` (:class:`fairsim.schedulers.online_baselines.LMMMMS`);
+        Task bound per user, for ``lmm-mms`` (:class:`fairsim.schedulers.online_mechanisms.LMMMMS`);
         a hint that schedulers without a ``bounds`` parameter do not receive.
     placements : RecordedRuns, optional
         The trace's recorded runs on the pool, for ``recorded``
