@@ -19,7 +19,7 @@ A solve stopped after ``--budget-s`` (SIGALRM) skips its mechanism on the larger
 (``pf``: SLSQP on dense matrices; ``psdsf``: sweeps of per-server water-filling). Writes
 ``OUT/exact.json`` and prints a table; ``--quick`` runs small sizes only and no trace instant.
 ``--legacy`` also times the former sequential LPs
-(:func:`~fairsim.schedulers.exact.lexmaxmin.sequential_lps_reference`).
+(:func:`~fairsim.schedulers.exact.lexmaxmin.sequential_lps_fallback`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import numpy as np
 import fairsim.schedulers.exact.common as exact_common
 from fairsim.atomic import json_text, write_text
 from fairsim.schedulers.exact import EXACT, POOLED
-from fairsim.schedulers.exact.lexmaxmin import sequential_lps_reference, share_per_task
+from fairsim.schedulers.exact.lexmaxmin import sequential_lps_fallback, share_per_task
 from fairsim.schedulers.exact.pool import pooled
 from fairsim.schedulers.exact.verification import LEX, verify
 from fairsim.schedulers.instance import (
@@ -309,7 +309,7 @@ def bench(
                     # SLSQP runs in compiled code the time limit cannot interrupt
                     point["skipped"] = f"users x servers above {PF_MAX_CELLS}"
                 else:
-                    solver = sequential_lps_reference if variant == "legacy" else None
+                    solver = sequential_lps_fallback if variant == "legacy" else None
                     try:
                         point.update(
                             time_one(name, inst, repeat=repeat, budget_s=budget_s, solver=solver)
