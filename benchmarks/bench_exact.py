@@ -39,15 +39,15 @@ import numpy as np
 import fairsim.schedulers.exact.common as exact_common
 from fairsim.atomic import json_text, write_text
 from fairsim.schedulers.exact import EXACT, POOLED
-from fairsim.schedulers.exact.lexmaxmin import sequential_lps_fallback, share_per_task
-from fairsim.schedulers.exact.pool import pooled
-from fairsim.schedulers.exact.verification import LEX, verify
-from fairsim.schedulers.instance import (
+from fairsim.schedulers.exact.instance import (
     Instance,
     NumericalRangeError,
     check_range,
     parse_instance,
 )
+from fairsim.schedulers.exact.lexmaxmin import sequential_lps_fallback, share_per_task
+from fairsim.schedulers.exact.pool import pooled
+from fairsim.schedulers.exact.verification import LEX, verify
 
 #: Mechanisms timed (``bmf`` is exponential in the users; ``drf``, ``af`` are one water-filling).
 MECHANISMS = ("drfh", "tsf", "c-drfh", "lmm-mms", "psdsf", "pf")

@@ -127,7 +127,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_solve(args: argparse.Namespace) -> int:
     import fairsim
     from fairsim.schedulers.exact import task_decimals
-    from fairsim.schedulers.instance import load_instance
+    from fairsim.schedulers.exact.instance import load_instance
 
     if args.compare:
         names = args.compare.split(",")
@@ -365,7 +365,7 @@ def cmd_properties(args: argparse.Namespace) -> int:
     if args.instance is not None:
         import json
 
-        from fairsim.schedulers.instance import load_instance
+        from fairsim.schedulers.exact.instance import load_instance
 
         load_instance(
             args.instance

@@ -94,7 +94,7 @@ from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState, ClusterV
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.replay import ReplayScheduler
-from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
+from fairsim.simulator.scheduler import Scheduler, WaitingTasks
 from fairsim.simulator.workload import FrameTaskSource
 
 __all__ = [
@@ -196,7 +196,7 @@ def _shares_workload() -> _Workload:
     return _Workload("shares", np.ones((2, 2)), classes, frame)
 
 
-class _Watch(DelegatingScheduler):
+class _Checker(WaitingTasks):
     """Checks every placement of the wrapped scheduler before the engine sees it.
 
     The checks that the engine cannot go past (interface, known tasks, capacity, constraints)
@@ -208,7 +208,6 @@ class _Watch(DelegatingScheduler):
         self.label = label
         self.workload = workload
         self.check = check
-        self.waiting: dict[int, tuple[float, ...]] = {}
         self.queues: dict[int, dict[int, None]] = {}  # user -> waiting tasks, in arrival order
         self.user_of: dict[int, int] = {}
         self.seq: dict[int, int] = {}  # task -> its rank in the order of arrival
@@ -223,11 +222,10 @@ class _Watch(DelegatingScheduler):
         return AssertionError(f"{self.label}: {check}: workload {self.workload!r}: {msg}")
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
-        self.waiting[task] = demand
         self.queues.setdefault(user, {})[task] = None
         self.user_of[task] = user
         self.seq[task] = len(self.seq)
-        self.inner.on_arrival(task, user, demand)
+        super().on_arrival(task, user, demand)
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         self.held[user] -= 1
@@ -418,8 +416,8 @@ def _run(
     w: _Workload,
     check: str,
     contested: frozenset[int] = frozenset(),
-) -> tuple[EngineResult, _Watch]:
-    watch = _Watch(make(), label, check, w.name)
+) -> tuple[EngineResult, _Checker]:
+    watch = _Checker(make(), label, check, w.name)
     watch.contested = contested
     index = ConstraintIndex(w.classes) if w.constrained else None
     engine = Engine(
@@ -442,7 +440,7 @@ def _run(
 
 def _runs(
     scheduler: Any, params: Mapping[str, Any], check: str, *, own_jobs: bool = False
-) -> Iterator[tuple[str, _Workload, EngineResult, _Watch]]:
+) -> Iterator[tuple[str, _Workload, EngineResult, _Checker]]:
     """Run the suite's workloads with the watcher set to ``check``: (label, workload, result,
     watcher) per workload."""
     make, label = _factory(scheduler, params)

@@ -6,9 +6,9 @@ First-Fit and Best-Fit DRFH (:mod:`fairsim.schedulers.drfh`), the Slots baseline
 (:mod:`fairsim.schedulers.drf_classes`) are subclasses.
 
 DRFH paper (Wang, Li, Liang, "Dominant Resource Fairness in Cloud Computing Systems with
-Heterogeneous Servers"), Section V-B: "whenever there is a scheduling opportunity, the scheduler
-always accommodates the user with the lowest global dominant share"; First-Fit picks the first
-server that fits the task, Best-Fit the server with the least
+Heterogeneous Servers", IEEE INFOCOM 2014), Section V-B: "whenever there is a scheduling
+opportunity, the scheduler always accommodates the user with the lowest global dominant share";
+First-Fit picks the first server that fits the task, Best-Fit the server with the least
 
     H(i, l) = || D_i / D_i1 - c̄_l / c̄_l1 ||_1                                   (eq. 9)
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from fairsim.errors import ConfigError, FairsimError
 from fairsim.schedulers.exact import EXACT, JOB_EXACT, solve_exact_json
+from fairsim.schedulers.exact.instance import Instance, InstanceError, load_instance, parse_instance
 from fairsim.schedulers.exact.udrf import JobInstance, load_job_instance, parse_job_instance
-from fairsim.schedulers.instance import Instance, InstanceError, load_instance, parse_instance
 
 #: PS-DSF's multiplexing models (PS-DSF paper, eqs. 9 and 10).
 SHARING = ("rdm", "tdm")
@@ -61,7 +61,7 @@ def solve(
     instance : mapping, path-like or Instance
         ``{"resources": [...], "servers": [{"id", "capacity"}], "users": [{"id", "demand",
         "weight", "max_tasks", "eligible"}]}`` (the last three optional), a JSON file holding
-        it, or a parsed :class:`~fairsim.schedulers.instance.Instance`. For ``udrf``, an
+        it, or a parsed :class:`~fairsim.schedulers.exact.instance.Instance`. For ``udrf``, an
         instance of jobs over machine classes (:mod:`fairsim.schedulers.exact.udrf`).
     mechanism : str
         An exact mechanism (``drf``, ``drfh``, ``c-drfh``, ``tsf``, ``af``, ``lmm-mms``,
@@ -94,7 +94,7 @@ def solve(
         For an unknown mechanism (suggesting the closest name) or ``sharing``, ``sharing`` given
         with a mechanism that has no such option, or ``online`` with a name that has no online
         scheduler.
-    fairsim.schedulers.instance.InstanceError
+    fairsim.schedulers.exact.instance.InstanceError
         For an invalid instance, naming the first invalid field (negative or non-numeric
         capacity, a demand vector of the wrong length, an unknown server id in ``eligible``,
         an all-zero demand, ...), or numbers out of the solvers' range.

@@ -19,7 +19,7 @@ import numpy as np
 
 from fairsim.schedulers.exact import allocation_json
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
-from fairsim.schedulers.instance import Instance, InstanceError
+from fairsim.schedulers.exact.instance import Instance, InstanceError
 from fairsim.schedulers.registry import make_scheduler
 from fairsim.simulator.cluster import ClusterState, TaskRecords
 from fairsim.simulator.constraints import ConstraintIndex

@@ -48,7 +48,7 @@ from fairsim.schedulers.exact.common import (
     waterfill,
     waterfill_bounded,
 )
-from fairsim.schedulers.instance import Instance, NumericalRangeError
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError
 
 #: Relative slack of a frozen user's level in later LPs (the level was computed to ~1e-9).
 FREEZE_SLACK = 1e-9
@@ -484,17 +484,8 @@ class _LevelLP:
     and a common level ``t`` (the last column), which the LP maximises subject to the servers'
     capacities, the task bounds, ``share_n >= t`` for every *rising* user and ``share_n >=
     level_n`` (relaxed by :data:`FREEZE_SLACK`) for every *held* one. :func:`bisected_lps` and
-    :func:`sequential_lps_fallback` solve it for different rising and held sets.
-
-    Parameters
-    ----------
-    inst : Instance
-    coef : ndarray, shape (n_users,)
-        Share per task, ``a_n / w_n``.
-    ok : ndarray of bool, shape (n_users,)
-        Users the allocation serves.
-    serve : ndarray of bool, shape (n_users, n_servers)
-        Which server may run which (only ``ok`` users).
+    :func:`sequential_lps_fallback` solve it for different rising and held sets. The parameters
+    are those of :func:`bisected_lps`.
     """
 
     def __init__(self, inst: Instance, coef: np.ndarray, ok: np.ndarray, serve: np.ndarray):

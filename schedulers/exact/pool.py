@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from fairsim.schedulers.exact.common import solve_lp, waterfill
-from fairsim.schedulers.instance import Instance, InstanceError
+from fairsim.schedulers.exact.instance import Instance, InstanceError
 
 #: Most bottleneck mappings :func:`solve_bmf` will enumerate.
 BMF_MAX_MAPPINGS = 200_000

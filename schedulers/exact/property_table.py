@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 
 from fairsim.atomic import json_text, write_text
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.properties import (
     PROPERTIES,
     Unverifiable,
     check_with_evidence,
     instance_data,
 )
-from fairsim.schedulers.instance import parse_instance
 
 #: The papers' instances that carry known violations, checked first.
 LITERATURE: list[dict[str, Any]] = [

@@ -17,13 +17,13 @@ import fairsim.schedulers.exact.lexmaxmin as lexmaxmin
 from benchmarks.bench_exact import drfh_like_instance
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.common import waterfill, waterfill_bounded
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError, parse_instance
 from fairsim.schedulers.exact.lexmaxmin import (
     lex_max_min,
     sequential_lps_fallback,
     share_per_task,
 )
 from fairsim.schedulers.exact.verification import lex_problem, pooled_certificate, verify
-from fairsim.schedulers.instance import Instance, NumericalRangeError, parse_instance
 
 LEX = ("drfh", "c-drfh", "tsf", "lmm-mms")
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

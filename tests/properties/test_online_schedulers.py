@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.exact import solve_exact
-from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.online_mechanisms import pf_prices
 from fairsim.schedulers.static_fill import progressive_fill
 from fairsim.simulator.cluster import ClusterState

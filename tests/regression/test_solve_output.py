@@ -17,8 +17,8 @@ import fairsim
 from fairsim.errors import ConfigError
 from fairsim.experiments.cli import main
 from fairsim.schedulers.exact import SHARE_DECIMALS, task_decimals
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.verification import CHECK_RTOL
-from fairsim.schedulers.instance import parse_instance
 
 # DRFH paper (Wang, Li, Liang), Fig. 1: servers (2 CPU, 12 GB) and (12 CPU, 2 GB); u1 capped at 5.
 DRFH_FIG1_CAP5: dict[str, Any] = {
