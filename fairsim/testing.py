@@ -83,6 +83,7 @@ on its way reports that one (the engine cannot go past it).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -359,23 +360,23 @@ def _fmt(v: Any) -> str:
 
 
 def _factory(scheduler: Any, params: Mapping[str, Any]) -> tuple[Callable[[], Scheduler], str]:
-    """A function building fresh instances, and the label used in messages."""
-    from fairsim.schedulers.registry import build_class, resolve
+    """A function building fresh instances (:func:`~fairsim.schedulers.registry.make_scheduler`
+    of the validated entry), and the label used in messages."""
+    from fairsim.schedulers.registry import make_scheduler, resolve
 
-    if isinstance(scheduler, type):
-        cls = scheduler
-        _refuse_replay(cls)
-        build_class(cls, params)  # validates now (raises for a non-Scheduler or bad parameters)
-        label = str(getattr(cls, "name", cls.__name__))
-        if label == Scheduler.name:
-            label = cls.__name__
-        return (lambda: build_class(cls, params)), label
-    entry = {"name": scheduler, **params} if params and isinstance(scheduler, str) else scheduler
-    if params and not isinstance(scheduler, str):
+    if params and not isinstance(scheduler, str | type):
         raise TypeError("check_scheduler: parameters go into the mapping, not as keywords")
-    spec = resolve(entry)
+    if isinstance(scheduler, type):
+        _refuse_replay(scheduler)
+        label = str(getattr(scheduler, "name", scheduler.__name__))
+        if label == Scheduler.name:
+            label = scheduler.__name__
+    entry = {"name": scheduler, **params} if params else scheduler
+    spec = resolve(entry)  # validates now (raises for a non-Scheduler or bad parameters)
     _refuse_replay(spec.cls)
-    return spec.build, spec.label
+    if not isinstance(scheduler, type):
+        label = spec.label
+    return functools.partial(make_scheduler, spec), label
 
 
 def _refuse_replay(cls: type) -> None:

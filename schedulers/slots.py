@@ -131,6 +131,7 @@ class Slots(ProgressiveFilling):
     on the tasks' real demands, not on slots.
     """
 
+    name = "slots"  # an instance is named ``slots-<S>`` by its parameters (__init__)
     work_conserving = False  # counts slots: a task waits for a slot while its resources are free
     order = SlotShare
     placement = SlotFirstFit
