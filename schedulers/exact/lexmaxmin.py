@@ -33,6 +33,8 @@ compare both (``tests/properties/test_lex_fast.py``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 from scipy import sparse
 
@@ -477,19 +479,33 @@ def crash_assignment(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> n
     return ref
 
 
-class _LevelLP:
-    """Nace and Pioro's max-min LP (2008, Section III-B) over the allocation's serving pairs.
+class _LevelLPs:
+    """Nace and Pioro's sequential max-min LPs (2008, Section III-B) over the allocation's serving
+    pairs, and the users frozen so far.
 
     The variables are ``x[n, l]`` for every pair that ``serve`` allows (in ``np.nonzero`` order)
-    and a common level ``t`` (the last column), which the LP maximises subject to the servers'
+    and a common level ``t`` (the last column), which an LP maximises subject to the servers'
     capacities, the task bounds, ``share_n >= t`` for every *rising* user and ``share_n >=
-    level_n`` (relaxed by :data:`FREEZE_SLACK`) for every *held* one. :func:`bisected_lps` and
-    :func:`sequential_lps_fallback` solve it for different rising and held sets. The parameters
-    are those of :func:`bisected_lps`.
+    level_n`` (relaxed by :data:`FREEZE_SLACK`) for every *held* one (:meth:`solve`). Rounds
+    (:meth:`rounds`) go on until every served user is frozen at a level (:meth:`freeze`);
+    :func:`bisected_lps` and :func:`sequential_lps_fallback` choose the rising and held sets of
+    each round differently. The parameters are those of :func:`bisected_lps`.
+
+    Attributes
+    ----------
+    active : ndarray of bool, shape (n_users,)
+        Served users not frozen yet.
+    level : ndarray, shape (n_users,)
+        The level of each frozen user.
+    x : ndarray, shape (n_v,)
+        The task counts of the last optimum (zeros before the first).
     """
 
     def __init__(self, inst: Instance, coef: np.ndarray, ok: np.ndarray, serve: np.ndarray):
         n_u, self.n_servers = serve.shape
+        self.ok = ok
+        self.active = ok.copy()
+        self.level = np.zeros(n_u)
         users, servers = np.nonzero(serve)
         self.users, self.servers = users, servers
         n_v = self.n_v = len(users)
@@ -509,6 +525,25 @@ class _LevelLP:
         self.max_tasks = inst.max_tasks
         self.c = np.zeros(n_v + 1)
         self.c[-1] = -1.0
+        self.x = np.zeros(n_v)
+
+    def rounds(self) -> Iterator[np.ndarray]:
+        """The unfrozen users at the start of each round, until every one is frozen (at most
+        ``n_users + 1`` rounds)."""
+        for _ in range(len(self.active) + 1):
+            act = np.nonzero(self.active)[0]
+            if len(act) == 0:
+                return
+            yield act
+
+    def frozen(self) -> np.ndarray:
+        """The served users frozen so far."""
+        return np.nonzero(self.ok & ~self.active)[0]
+
+    def freeze(self, users: np.ndarray, level: np.ndarray | float) -> None:
+        """Freeze ``users`` at ``level``."""
+        self.level[users] = level
+        self.active[users] = False
 
     def solve(
         self,
@@ -576,10 +611,10 @@ class _LevelLP:
                 blocked = rising[[int(np.argmin(got))]]
         return blocked
 
-    def allocation(self, x: np.ndarray, n_users: int) -> np.ndarray:
-        """The task counts ``x`` of the variables as an ``(n_users, n_servers)`` array."""
-        out = np.zeros((n_users, self.n_servers))
-        out[self.users, self.servers] = np.maximum(x, 0.0)
+    def allocation(self) -> np.ndarray:
+        """The task counts of the last optimum as an ``(n_users, n_servers)`` array."""
+        out = np.zeros((len(self.active), self.n_servers))
+        out[self.users, self.servers] = np.maximum(self.x, 0.0)
         return out
 
 
@@ -625,42 +660,30 @@ def bisected_lps(inst: Instance, coef: np.ndarray, ok: np.ndarray, serve: np.nda
     NumericalRangeError
         If an LP has no optimum by HiGHS.
     """
-    n_u = len(coef)
-    lp = _LevelLP(inst, coef, ok, serve)
+    lp = _LevelLPs(inst, coef, ok, serve)
     with np.errstate(invalid="ignore"):
         bound_share = np.where(ok & np.isfinite(inst.max_tasks), coef * inst.max_tasks, np.inf)
-    active = ok.copy()
-    level = np.zeros(n_u)
-    x = np.zeros(lp.n_v)
-    for _ in range(n_u + 1):
-        act = np.nonzero(active)[0]
-        if len(act) == 0:
-            break
+    for act in lp.rounds():
         bounds = np.unique(bound_share[act])
         bounds = bounds[np.isfinite(bounds)]
-        t_pool = _pooled_level(inst, coef, active, level, ok & ~active)
+        t_pool = _pooled_level(inst, coef, lp.active, lp.level, ok & ~lp.active)
         hi = int(np.searchsorted(bounds, t_pool * (1 + FREEZE_SLACK), side="right"))
-        frozen = np.nonzero(ok & ~active)[0]
-        lo, res = _highest_reachable(lp, act, frozen, level, bound_share, bounds, hi)
-        x = res.x[: lp.n_v]
+        lo, res = _highest_reachable(lp, act, bound_share, bounds, hi)
+        lp.x = res.x[: lp.n_v]
         t = float(res.x[-1])
         pin = act[bound_share[act] <= bounds[lo - 1]] if lo else act[:0]
         rise = np.setdiff1d(act, pin)
-        level[pin] = bound_share[pin]
-        active[pin] = False
+        lp.freeze(pin, bound_share[pin])
         if len(rise) == 0:
             continue
         t_max = float(bounds[lo]) if lo < len(bounds) else np.inf
         if t >= t_max * (1 - FREEZE_SLACK):
             # the level reached the next task bound: those users hold their bound
             at = rise[bound_share[rise] <= t_max]
-            level[at] = bound_share[at]
-            active[at] = False
+            lp.freeze(at, bound_share[at])
             continue
-        blocked = lp.blocked(res, rise)
-        level[blocked] = t
-        active[blocked] = False
-    return lp.allocation(x, n_u)
+        lp.freeze(lp.blocked(res, rise), t)
+    return lp.allocation()
 
 
 def _pooled_level(
@@ -679,13 +702,7 @@ def _pooled_level(
 
 
 def _highest_reachable(
-    lp: _LevelLP,
-    act: np.ndarray,
-    frozen: np.ndarray,
-    level: np.ndarray,
-    bound_share: np.ndarray,
-    bounds: np.ndarray,
-    hi: int,
+    lp: _LevelLPs, act: np.ndarray, bound_share: np.ndarray, bounds: np.ndarray, hi: int
 ) -> tuple[int, LPResult]:
     """One round of :func:`bisected_lps`: the largest ``j <= hi`` whose LP(j) is reachable
     (LP(hi) tried first, then bisection), and LP(j)'s optimum.
@@ -696,6 +713,7 @@ def _highest_reachable(
         If LP(0), feasible by construction, comes back infeasible (a solver failure).
     """
     tried: dict[int, LPResult | None] = {}
+    frozen = lp.frozen()
 
     def attempt(j: int) -> LPResult | None:
         """LP(j), solved once."""
@@ -704,7 +722,7 @@ def _highest_reachable(
             rise = act[bound_share[act] > bounds[j - 1]] if j else act
             t_max = float(bounds[j]) if j < len(bounds) else np.inf
             held = np.r_[frozen, pin].astype(int)
-            held_level = np.r_[level[frozen], bound_share[pin]]
+            held_level = np.r_[lp.level[frozen], bound_share[pin]]
             tried[j] = lp.solve(rise, held, held_level, t_max, infeasible_ok=True)
         return tried[j]
 
@@ -764,27 +782,18 @@ def sequential_lps_fallback(
     every LP's feasible set as thick as the previous optimum's. Parameters, result and errors are
     those of :func:`lex_max_min`.
     """
-    n_u = len(a)
     ok, serve, coef = _served(inst, a, serve)
     done = _without_lps(inst, ok, serve, coef)
     if done is not None:
         return done
-    lp = _LevelLP(inst, coef, ok, serve)
-    active = ok.copy()
-    level = np.zeros(n_u)
-    x = np.zeros(lp.n_v)
-    for _ in range(n_u + 1):
-        act = np.nonzero(active)[0]
-        if len(act) == 0:
-            break
-        frozen = np.nonzero(ok & ~active)[0]
-        res = lp.solve(act, frozen, level[frozen], np.inf, infeasible_ok=False)
+    lp = _LevelLPs(inst, coef, ok, serve)
+    for act in lp.rounds():
+        frozen = lp.frozen()
+        res = lp.solve(act, frozen, lp.level[frozen], np.inf, infeasible_ok=False)
         assert res is not None
-        x = res.x[: lp.n_v]
-        blocked = lp.blocked(res, act)
-        level[blocked] = float(res.x[-1])
-        active[blocked] = False
-    return fill_idle(inst, lp.allocation(x, n_u), what="lexicographic max-min fill LP")
+        lp.x = res.x[: lp.n_v]
+        lp.freeze(lp.blocked(res, act), float(res.x[-1]))
+    return fill_idle(inst, lp.allocation(), what="lexicographic max-min fill LP")
 
 
 def drfh_share_per_task(inst: Instance, *, constrained: bool) -> np.ndarray:
