@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 
 from fairsim.scenario.config import load_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "google-recorded.yaml"
 PARTS = range(14)
@@ -102,7 +102,7 @@ def test_recorded_utilisation_equals_the_raw_trace(tmp_path: Path, google_dir: P
         CONFIG,
         overrides=[f"trace.path={google_dir}", "schedulers=[recorded]"],
     )
-    out = run_config(cfg, tmp_path, progress=False, report=False)
+    out = run_to_folder(cfg, tmp_path, progress=False, report=False)
     util = pd.read_parquet(tmp_path / "recorded" / "utilization.parquet")
     g = util["time_s"].to_numpy()
     assert g[0] == 600.0 and len(g) == 1170  # 600 s to 70,740 s every minute
