@@ -139,7 +139,7 @@ def test_shipped_configs_validate() -> None:
 
 def _fairsim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", *args],
+        [sys.executable, "-m", "fairsim.cli", *args],
         capture_output=True,
         text=True,
         check=False,
@@ -258,7 +258,7 @@ TINY = {
 
 
 def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     try:
         code = main(argv)
@@ -906,7 +906,7 @@ def test_cli_trace_synth_duration(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     def synth(*extra: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "fairsim.experiments.cli", "trace", "synth"]
+        cmd = [sys.executable, "-m", "fairsim.cli", "trace", "synth"]
         return subprocess.run([*cmd, "--tasks", "500", *extra], capture_output=True, text=True)
 
     bad = synth("--duration-s", "-5", "--out", str(tmp_path / "bad"))

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 import fairsim
+from fairsim.cli import build_parser
 from fairsim.errors import ConfigError, RegistryError
-from fairsim.experiments.cli import build_parser
 from fairsim.scenario.config import parse_config
 from fairsim.scenario.output import run_to_folder
 from fairsim.schedulers import registry
@@ -298,7 +298,7 @@ def test_bad_parameters_name_the_field_and_value(entry: object, match: str) -> N
 
 
 def test_cli_names_the_bad_parameter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     cfg = tmp_path / "c.yaml"
     cfg.write_text(json.dumps({**TINY, "schedulers": [{"name": "psdsf", "period_s": 0}]}))

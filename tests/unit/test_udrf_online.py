@@ -480,7 +480,7 @@ def test_cli_solve_udrf_online(tmp_path: Path) -> None:
     path = tmp_path / "udrf.json"
     path.write_text(json.dumps(FIG1_LIKE))
     res = subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", "solve", "udrf", str(path), "--online"],
+        [sys.executable, "-m", "fairsim.cli", "solve", "udrf", str(path), "--online"],
         capture_output=True,
         text=True,
         cwd=Path(__file__).resolve().parents[2],
