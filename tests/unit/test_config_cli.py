@@ -4,11 +4,13 @@ half-written."""
 from __future__ import annotations
 
 import gzip
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -287,6 +289,32 @@ def _config(tmp_path: Path, data: dict | None = None, name: str = "c.yaml") -> P
     path = tmp_path / name
     path.write_text(yaml.safe_dump(data if data is not None else TINY))
     return path
+
+
+def test_run_reads_its_config_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fairsim run` reads and validates the YAML file once (it read it twice: once for the
+    run's name, once more in fairsim.simulate); the run still has the overrides applied and the
+    config hash of the file with them."""
+    import fairsim.scenario.config as config
+
+    real, reads = config.read_yaml, []
+
+    def counted(path, what):  # every config file read goes through read_yaml
+        reads.append((Path(path).name, what))
+        return real(path, what)
+
+    monkeypatch.setattr(config, "read_yaml", counted)
+    cfg, out = _config(tmp_path), tmp_path / "o"
+    argv = ["run", str(cfg), "--out", str(out), "--no-progress", "--set", "cluster.servers=4"]
+    assert _main(argv, capsys)[0] == 0
+    assert reads == [("c.yaml", "config")]
+    monkeypatch.undo()
+    expected = load_config(cfg, overrides=["cluster.servers=4"]).config_hash()
+    summary = json.loads((out / "summary.json").read_text())
+    assert {s["config_hash"] for s in summary.values()} == {expected}
+    assert len(pd.read_parquet(out / "servers.parquet")) == 4
 
 
 # -- 2. results are atomic
