@@ -221,16 +221,18 @@ def test_fairness_benchmark_structure(google_dir) -> None:  # type: ignore[no-un
 
 
 def test_bench_recorded_one_pair_on_an_hour(google_dir: Path) -> None:
-    """benchmarks.bench_recorded on the first hour of the sample: both schedulers run on the
-    trace's machines and the point has the documented shape."""
+    """benchmarks.bench_recorded on the first hour of the sample: both readings of recorded and
+    FF-DRFH run on the trace's machines and the point has the documented shape."""
     from benchmarks.bench_recorded import bench_recorded, summary_markdown
 
     res = bench_recorded(google_dir.parents[1], pairs=1, end_s=4200.0)
     assert res["servers"] == 12_583
-    assert [p["scheduler"] for p in res["points"]] == ["recorded", "ff-drfh"]
-    assert res["points"][0]["tasks"] == res["points"][1]["tasks"] > 10_000
-    assert res["ok"] == (res["ratio"] >= 1.0)
+    assert [p["scheduler"] for p in res["points"]] == ["recorded", "recorded-first", "ff-drfh"]
+    assert res["points"][0]["tasks"] == res["points"][2]["tasks"] > 10_000
+    assert res["points"][1]["tasks"] == res["points"][2]["tasks"]
+    assert res["ok"] == (res["ratio"] >= 1.0 and res["ratio_first"] >= 1.0)
     assert "recorded / ff-drfh" in summary_markdown(res)
+    assert "recorded-first / ff-drfh" in summary_markdown(res)
 
 
 def test_bench_scale_whole_path_from_raw_files(tmp_path: Path, google_dir: Path) -> None:
