@@ -66,11 +66,13 @@ def cmd_properties(args: argparse.Namespace) -> int:
 def _evidence(table: dict[str, Any], args: argparse.Namespace, out: str) -> str:
     """What was checked (the instances) and where the evidence is (the counterexamples and the
     unverifiable instances in ``out``), wrapped at 100 columns."""
-    from fairsim.schedulers.exact.properties import PROPERTIES
     from fairsim.schedulers.exact.property_table import describe_instances
 
     found = [
-        f"{m}--{p}.json" for m, row in table.items() for p in PROPERTIES if row[p]["violations"]
+        f"{m}--{p}.json"
+        for m, row in table.items()
+        for p in row
+        if p != "unverifiable" and row[p]["violations"]
     ]
     where = (
         f"Counterexamples: {len(found)} files in {out}, one per violated mechanism and property "
