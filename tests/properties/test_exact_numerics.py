@@ -20,7 +20,7 @@ from helpers import exact_instances
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 from fairsim.schedulers.exact import EXACT, POOLED, solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
 from fairsim.schedulers.exact.lexmaxmin import share_per_task

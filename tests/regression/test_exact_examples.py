@@ -178,7 +178,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _solve(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", "solve", *args],
+        [sys.executable, "-m", "fairsim.cli", "solve", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -187,7 +187,7 @@ def _solve(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_every_exact_mechanism(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     f = tmp_path / "fig1.json"
     f.write_text(json.dumps(PSDSF_FIG1))

@@ -66,7 +66,7 @@ def test_the_stepped_paper_descent_agrees_on_every_static_example() -> None:
 
 
 def test_cli_answers_the_first_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     f = tmp_path / "complementary.json"
     f.write_text(json.dumps(EXAMPLES[0].instance))

@@ -17,8 +17,8 @@ import pytest
 from helpers import PSDSF_FIG1
 
 import fairsim
+from fairsim.cli import main
 from fairsim.errors import ConfigError
-from fairsim.experiments.cli import main
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks
 from fairsim.schedulers.exact.snap import fit_capacities, snap_to_bounds

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fairsim.schedulers.exact.properties as properties
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 from fairsim.schedulers.exact.properties import PROPERTIES, Unverifiable, check, instance_data
 from fairsim.schedulers.exact.property_table import (
     LITERATURE,
