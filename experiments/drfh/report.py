@@ -1648,6 +1648,7 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
         return skipped
     p = numbers["production"]
     per = p["per"]
+    first, schedule = (figures.PRODUCTION_READINGS[k] for k in ("first", "schedule"))
     lines = [
         f"## {title}",
         "",
@@ -1660,6 +1661,14 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
         f"report. JCT over the {p['common_jobs']:,} jobs finished under all four; fairness over "
         "time every 600 s against the DRFH allocation (docs/fairness.md). One run each: no "
         "interval.",
+        "",
+        "Which requests: every schedule of the table holds each task's first request (the "
+        "converter's rule, docs/traces.md), the trace's own schedule included (`recorded` with "
+        f"`requests: first`, folder `{first}/`), so that all four replay one workload. What "
+        "production placed is each run's own request, its SCHEDULE row's (`requests: "
+        f"schedule`, folder `{schedule}/`, which equals a replay of the raw task_events rows at "
+        "every sample: tests/regression/test_recorded_google.py); its figures are given beside "
+        "the table's below.",
         "",
     ]
     head = [
@@ -1680,7 +1689,7 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
         v = per[s]
         rows.append(
             [
-                "recorded (trace)" if s == "recorded" else figures.scheduler_label(s),
+                "recorded (trace, first request)" if s == first else figures.scheduler_label(s),
                 _pct(v["cpu"]),
                 _pct(v["mem"]),
                 _pct(v["peak_cpu"]),
@@ -1694,49 +1703,49 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
             ]
         )
     lines += _table(head, rows)
-    oc = p.get("overcommit") or {}
+    rd = p["readings"]
+    sch, fst = rd["schedule"], rd["first"]
+    lines.append(
+        "- Requests of the trace's schedule as production placed them (each run's SCHEDULE "
+        f"request): {_pct(sch['cpu'])} of the pool's CPU and {_pct(sch['mem'])} of its memory "
+        f"on average, {_pct(sch['peak_cpu'])} and {_pct(sch['peak_mem'])} at the peak (each "
+        f"task's first request, the table's: {_pct(fst['cpu'])} and {_pct(fst['mem'])}, "
+        f"{_pct(fst['peak_cpu'])} and {_pct(fst['peak_mem'])})."
+    )
     for r, name in (("cpu", "CPU"), ("mem", "memory")):
-        if r in oc:
-            o = oc[r]
-            lines.append(
-                f"- Over-commitment in {name} (recorded): up to {o['servers_max']:,} of "
-                f"{p['servers']:,} machines at once, {o['servers_end']:,} at the end of the "
-                f"sample; the running tasks request up to {_pct(o['amount_max'])} of the pool's "
-                f"{name} above the machines' capacity, and {_pct(o['utilization_end'])} of the "
-                "pool's capacity in all at the end."
-            )
-    rule = p.get("request_rule")
-    if rule:
-        c, m = rule["cpu"], rule["mem"]
+        if r not in sch["overcommit"] or r not in fst["overcommit"]:
+            continue
+        o, f = sch["overcommit"][r], fst["overcommit"][r]
         lines.append(
-            "- Requests: every schedule here uses each task's first request (the converter's "
-            "rule, docs/traces.md). Read instead from each SCHEDULE row (the request the run was "
-            "placed with; `fairsim trace check`, `trace_check.json`), the running tasks of the "
-            f"trace request {_pct(c['schedule_row'])} of the CPU and {_pct(m['schedule_row'])} "
-            f"of the memory on average over {rule['samples']} samples every "
-            f"{rule['sample_s']:,.0f} s (the replay: {_pct(c['first_request'])} and "
-            f"{_pct(m['first_request'])}), with {c['over_schedule_row']:,.0f} and "
-            f"{m['over_schedule_row']:,.0f} machines over-committed in CPU and memory (the "
-            f"replay: {c['over_first_request']:,.0f} and {m['over_first_request']:,.0f}): the "
-            "over-commitment figures depend on that reading, the comparison of schedules "
-            "below does not (they all use the first request)."
+            f"- Over-commitment in {name} (recorded), each run's SCHEDULE request [each task's "
+            f"first request]: up to {o['servers_max']:,} [{f['servers_max']:,}] of "
+            f"{p['servers']:,} machines at once, {o['servers_end']:,} [{f['servers_end']:,}] at "
+            f"the end of the sample, {o['servers_mean']:,.0f} [{f['servers_mean']:,.0f}] on "
+            f"average over the samples; the running tasks request up to "
+            f"{_pct(o['amount_max'])} [{_pct(f['amount_max'])}] of the pool's {name} above the "
+            f"machines' capacity ({_pct(o['amount_mean'])} [{_pct(f['amount_mean'])}] on "
+            f"average), and {_pct(o['utilization_end'])} [{_pct(f['utilization_end'])}] of the "
+            "pool's capacity in all at the end."
         )
-    rec, bf, slots = per["recorded"], per["bf-drfh"], per["slots-16"]
-    over = max((o["servers_max"] for o in oc.values()), default=0)
+    rec, bf, slots = per[first], per["bf-drfh"], per["slots-16"]
+    over = max((o["servers_max"] for o in sch["overcommit"].values()), default=0)
+    over_first = max((o["servers_max"] for o in fst["overcommit"].values()), default=0)
     lines += [
         "",
         "What this says about the paper's comparison: the paper measures DRFH against a slot "
-        "scheduler, not against what the cluster achieved. On the same machines and tasks, "
+        "scheduler, not against what the cluster achieved. On the same machines and tasks "
+        "(each task's first request), "
         f"Slots-16 keeps {_ratio(slots['cpu'], rec['cpu'])} of the CPU and "
         f"{_ratio(slots['mem'], rec['mem'])} of the memory that the trace's own schedule kept "
         f"requested on average, Best-Fit DRFH {_ratio(bf['cpu'], rec['cpu'])} and "
         f"{_ratio(bf['mem'], rec['mem'])}. "
         + (
-            f"The trace's schedule over-committed up to {over:,} machines at once, which no "
+            f"The trace's schedule over-committed up to {over:,} machines at once with the "
+            f"requests it placed ({over_first:,} with each task's first request), which no "
             "simulated scheduler may do (requests are not usage), so its utilisation by requests "
             "is reachable only by over-committing, and the simulated JCTs and completion ratios "
             "are those of a cluster that admits none."
-            if over
+            if over or over_first
             else "The trace's schedule over-committed no machine in this window."
         ),
         "",

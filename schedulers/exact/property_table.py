@@ -8,6 +8,11 @@ mechanism and property; with an output folder it writes one counterexample insta
 property to ``<mechanism>--<property>.json`` (replayable with ``fairsim solve``). An instance
 that cannot be verified is counted apart with its reason, and the run goes on.
 :func:`format_table` prints the table in Markdown.
+
+``hdrf``, the hierarchical mechanism, is checked on instances with queue trees instead, with the
+properties of :mod:`fairsim.schedulers.exact.hierarchy_properties` and the paper's two wrong
+variants beside it (rows ``hdrf-collapsed`` and ``hdrf-naive``), from draws of its own: the flat
+rows do not move when it is added.
 """
 
 from __future__ import annotations
@@ -18,6 +23,12 @@ from typing import Any
 import numpy as np
 
 from fairsim.atomic import json_text, write_text
+from fairsim.schedulers.exact import HIERARCHICAL
+from fairsim.schedulers.exact.hierarchy_properties import (
+    HIER_PROPERTIES,
+    describe_hierarchy,
+    hierarchy_table,
+)
 from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.properties import (
     PROPERTIES,
@@ -55,39 +66,121 @@ LITERATURE: list[dict[str, Any]] = [
 ]
 
 
+#: What the papers' instances are (:data:`LITERATURE`, in order).
+LITERATURE_NAMES = (
+    "PS-DSF Fig. 1",
+    "Bonald-Roberts Section 2.3",
+    "AF's sharing-incentive counterexample",
+    "DRFH Fig. 1",
+)
+#: Ranges (inclusive) and probabilities of :func:`random_instance`.
+USERS = (2, 4)
+SERVERS = (1, 3)
+RESOURCES = (2, 3)
+CAPACITY = (1, 12)  # integer units per resource
+DEMAND = (0, 4)  # integer units per resource; 1-4 with ``positive``
+WEIGHTS = (1, 3)  # integer weights, drawn for a user with probability WEIGHT_P (else 1)
+WEIGHT_P = 0.3
+ELIGIBLE_P = 0.4  # a user restricted to some servers (``constrained``, several servers)
+KEEP_P = 0.6  # each server kept in a restricted user's ``eligible`` (one always kept)
+LACKING_P = 0.3  # an instance whose last server lacks one resource (``constrained``)
+
+
 def random_instance(
     rng: np.random.Generator, k: int, *, constrained: bool = True, positive: bool = False
 ) -> dict[str, Any]:
-    """A small heterogeneous instance (2-4 users, 1-3 servers).
+    """A small heterogeneous instance (2-4 users, 1-3 servers; :func:`describe_instances`).
 
     ``constrained``: some users restricted to servers, some servers lacking a resource;
     ``positive``: every demand entry positive (the setting of several theorems).
     """
-    n_r = int(rng.integers(2, 4))
-    n_s = int(rng.integers(1, 4))
-    n_u = int(rng.integers(2, 5))
+    n_r = int(rng.integers(RESOURCES[0], RESOURCES[1] + 1))
+    n_s = int(rng.integers(SERVERS[0], SERVERS[1] + 1))
+    n_u = int(rng.integers(USERS[0], USERS[1] + 1))
     servers = [
-        {"id": f"s{j}", "capacity": rng.integers(1, 13, n_r).astype(float).tolist()}
+        {
+            "id": f"s{j}",
+            "capacity": rng.integers(CAPACITY[0], CAPACITY[1] + 1, n_r).astype(float).tolist(),
+        }
         for j in range(n_s)
     ]
     if (
-        constrained and rng.random() < 0.3 and n_s > 1
+        constrained and rng.random() < LACKING_P and n_s > 1
     ):  # a server lacking a resource, as in PS-DSF Fig. 1
         servers[-1]["capacity"][int(rng.integers(n_r))] = 0.0
     users = []
     for i in range(n_u):
-        d = rng.integers(1 if positive else 0, 5, n_r).astype(float)
+        d = rng.integers(max(1, DEMAND[0]) if positive else DEMAND[0], DEMAND[1] + 1, n_r)
+        d = d.astype(float)
         if not d.any():
             d[int(rng.integers(n_r))] = 1.0
         u: dict[str, Any] = {"id": f"u{i}", "demand": d.tolist()}
-        if rng.random() < 0.3:
-            u["weight"] = int(rng.integers(1, 4))
-        if constrained and rng.random() < 0.4 and n_s > 1:
-            keep = rng.random(n_s) < 0.6
+        if rng.random() < WEIGHT_P:
+            u["weight"] = int(rng.integers(WEIGHTS[0], WEIGHTS[1] + 1))
+        if constrained and rng.random() < ELIGIBLE_P and n_s > 1:
+            keep = rng.random(n_s) < KEEP_P
             keep[int(rng.integers(n_s))] = True
             u["eligible"] = [s["id"] for s, kk in zip(servers, keep, strict=True) if kk]
         users.append(u)
     return {"resources": [f"r{j}" for j in range(n_r)], "servers": servers, "users": users}
+
+
+def describe_instances(
+    n_instances: int,
+    seed: int,
+    *,
+    constrained: bool = True,
+    positive: bool = False,
+    instance: str | None = None,
+) -> str:
+    """What :func:`property_table` checks, in words (``fairsim properties`` prints it).
+
+    Parameters
+    ----------
+    n_instances, seed, constrained, positive
+        As for :func:`property_table`.
+    instance : str, optional
+        The file of ``fairsim properties --instance`` (then the only instance).
+
+    Returns
+    -------
+    str
+        One paragraph, no trailing newline.
+    """
+    if instance is not None:
+        return (
+            f"1 instance: {instance} (the misreports and the leaving user drawn with seed {seed})."
+        )
+    lit = LITERATURE_NAMES[:n_instances] if constrained and not positive else ()
+    n_random = max(0, n_instances - len(lit))
+    parts = [f"{n_instances} instance{'s' if n_instances > 1 else ''}"]
+    if lit:
+        parts.append(f": the papers' {len(lit)} ({', '.join(lit)})")
+        if n_random:
+            parts.append(f", then {n_random} random ones")
+    elif n_random:
+        parts.append(", all random")
+    text = "".join(parts)
+    if not n_random:
+        return text + "."
+    lo = max(1, DEMAND[0]) if positive else DEMAND[0]
+    text += (
+        f" (seed {seed}): {USERS[0]}-{USERS[1]} users, {SERVERS[0]}-{SERVERS[1]} servers, "
+        f"{RESOURCES[0]}-{RESOURCES[1]} resources; integer capacities {CAPACITY[0]}-"
+        f"{CAPACITY[1]} and demands {lo}-{DEMAND[1]} per resource"
+        + (" (a user drawing all zeros gets one unit of one)" if lo == 0 else "")
+        + f"; weights {WEIGHTS[0]}-{WEIGHTS[1]} for {WEIGHT_P:.0%} of users (else 1); no "
+        "max_tasks; "
+    )
+    if constrained:
+        text += (
+            f"placement constraints: {ELIGIBLE_P:.0%} of users restricted to some servers (each "
+            f"kept with probability {KEEP_P:g}), and in {LACKING_P:.0%} of instances with "
+            "several servers the last one lacks a resource."
+        )
+    else:
+        text += "no placement constraints (--unconstrained)."
+    return text
 
 
 def property_table(
@@ -123,13 +216,23 @@ def property_table(
     dict
         ``{mechanism: {property: {"checked": N, "violations": K}, ..., "unverifiable": [{"instance":
         i, "step": ..., "reason": ..., "file": ...}, ...]}}``; ``i`` counts the instances of the run
-        from 0, the papers' instances first; ``file`` is ``None`` without ``out``.
+        from 0, the papers' instances first; ``file`` is ``None`` without ``out``. With ``hdrf``
+        among the mechanisms, its rows are those of
+        :func:`~fairsim.schedulers.exact.hierarchy_properties.hierarchy_table` (``hdrf``,
+        ``hdrf-collapsed``, ``hdrf-naive``), with the properties of both tables.
     """
     rng = np.random.default_rng(seed)
-    lit = LITERATURE if constrained and not positive else []
+    lit = LITERATURE if constrained and not positive else []  # described by LITERATURE_NAMES
+    hier = [m for m in mechanisms if m in HIERARCHICAL]
+    mechanisms = [m for m in mechanisms if m not in HIERARCHICAL]
     if instances is not None:
+        # the flat mechanisms allocate the same users without the queue tree
         datas = [
-            {k: v for k, v in d.items() if k in ("resources", "servers", "users")}
+            {
+                "resources": d["resources"],
+                "servers": d["servers"],
+                "users": [{k: v for k, v in u.items() if k != "queue"} for u in d["users"]],
+            }
             for d in instances
         ]
     else:
@@ -172,20 +275,38 @@ def property_table(
                             + "\n",
                         )
                         saved.add((m, p))
+    if hier:
+        kept = None
+        if instances is not None:
+            kept = [
+                {k: v for k, v in d.items() if k in ("resources", "servers", "users", "queues")}
+                for d in instances
+            ]
+        table.update(hierarchy_table(n_instances, seed, out, instances=kept))
     return table
 
 
 def format_table(table: dict) -> str:
     """Markdown table (violations / checked, and the unverifiable instances per mechanism),
-    followed by one line per unverifiable instance with its reason."""
-    props = list(PROPERTIES)
-    lines = [
-        "| mechanism | " + " | ".join(props) + " | unverifiable |",
-        "|---" * (len(props) + 2) + "|",
-    ]
-    for m, row in table.items():
-        cells = [f"{row[p]['violations']}/{row[p]['checked']}" for p in props]
-        lines.append(f"| `{m}` | " + " | ".join(cells) + f" | {len(row['unverifiable'])} |")
+    followed by one line per unverifiable instance with its reason; the hierarchical rows
+    (``hdrf`` and its variants) in a table of their own, with a line on their instances."""
+    flat = {m: row for m, row in table.items() if HIER_PROPERTIES[0] not in row}
+    hier = {m: row for m, row in table.items() if HIER_PROPERTIES[0] in row}
+    lines: list[str] = []
+    for rows, props in ((flat, list(PROPERTIES)), (hier, list(HIER_PROPERTIES))):
+        if not rows:
+            continue
+        if lines:
+            lines.append("")
+        lines += [
+            "| mechanism | " + " | ".join(props) + " | unverifiable |",
+            "|---" * (len(props) + 2) + "|",
+        ]
+        for m, row in rows.items():
+            cells = [f"{row[p]['violations']}/{row[p]['checked']}" for p in props]
+            lines.append(f"| `{m}` | " + " | ".join(cells) + f" | {len(row['unverifiable'])} |")
+    if hier:
+        lines += ["", describe_hierarchy(hier)]
     missing = [(m, u) for m, row in table.items() for u in row["unverifiable"]]
     if missing:
         lines.append("")

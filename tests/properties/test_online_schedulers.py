@@ -374,7 +374,7 @@ def test_cli_solve_bare_name_is_exact_and_online_flag_runs_the_scheduler(
 ) -> None:
     """``fairsim solve drf`` keeps the exact mechanism; ``--online`` runs the online scheduler
     as static progressive filling (integer counts, real servers)."""
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     f = tmp_path / "ghodsi.json"
     f.write_text(json.dumps({**GHODSI_X10, "servers": [{"id": "s", "capacity": [9, 18]}]}))
@@ -399,7 +399,7 @@ def test_cli_online_unknown_name_is_one_line_error(tmp_path: Path) -> None:
 
     def solve(name: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "fairsim.experiments.cli", "solve", name, str(f), "--online"],
+            [sys.executable, "-m", "fairsim.cli", "solve", name, str(f), "--online"],
             capture_output=True,
             text=True,
             cwd=Path(__file__).resolve().parents[2],

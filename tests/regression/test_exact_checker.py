@@ -108,7 +108,7 @@ def test_fairsim_properties_subcommand_json(tmp_path) -> None:  # type: ignore[n
         [
             sys.executable,
             "-m",
-            "fairsim.experiments.cli",
+            "fairsim.cli",
             "properties",
             "--mechanism",
             "drf",

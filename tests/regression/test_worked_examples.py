@@ -91,7 +91,7 @@ def test_best_fit_eq9_in_shares_with_three_resources() -> None:
 
 def _solve(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", "solve", *args],
+        [sys.executable, "-m", "fairsim.cli", "solve", *args],
         capture_output=True,
         text=True,
         check=False,

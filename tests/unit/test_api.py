@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 import fairsim
+from fairsim.cli import main
 from fairsim.errors import ConfigError, OutputError
-from fairsim.experiments.cli import main
 from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler
 from fairsim.schedulers.exact.instance import InstanceError
 from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from fairsim.errors import ConfigError, PlacementError
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.registry import examples
 from fairsim.simulator.cluster import ClusterState, ClusterView
@@ -472,7 +472,7 @@ def test_run_with_the_constraint_model(tmp_path: Path) -> None:
             "schedulers": ["bf-drfh"],
         }
     )
-    s = run_config(cfg, tmp_path, progress=False, report=False)["bf-drfh"]
+    s = run_to_folder(cfg, tmp_path, progress=False, report=False)["bf-drfh"]
     assert s["tasks_completed"] > 0
     with pytest.raises(
         ConfigError,
@@ -594,10 +594,12 @@ def test_google_conversion_and_run_with_real_schema_constraints(tmp_path: Path) 
             "collect": {"horizon_s": 10_000},
         }
     )
-    run_config(cfg, tmp_path / "out", progress=False, report=False)
+    run_to_folder(cfg, tmp_path / "out", progress=False, report=False)
     out = pd.read_parquet(tmp_path / "out" / "ff-drfh" / "tasks.parquet")
-    servers = pd.read_parquet(tmp_path / "out" / "servers.parquet")["server"].tolist()
-    placed = [servers[s] for s in out.loc[out["job_id"] == 1, "server"]]
-    assert set(placed) <= {"10", "12"} and len(placed) == 4
+    servers = pd.read_parquet(tmp_path / "out" / "servers.parquet")
+    # tasks.server is the machine's id, the key of servers.parquet
+    placed = out[out["job_id"] == 1].merge(servers, on="server", how="left")
+    assert set(placed["server"]) <= {"10", "12"} and len(placed) == 4
+    assert placed["cpu_y"].notna().all()
     summary = json.loads((tmp_path / "out" / "ff-drfh" / "summary.json").read_text())
     assert summary["tasks_completed"] == 8

@@ -163,7 +163,7 @@ def test_bad_input_names_the_field(patch, field):
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", *args],
+        [sys.executable, "-m", "fairsim.cli", *args],
         capture_output=True,
         text=True,
         cwd=Path(__file__).resolve().parents[2],

@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 import fairsim
+from fairsim.cli import main
 from fairsim.errors import ConfigError, RegistryError
-from fairsim.experiments.cli import main
 from fairsim.scenario.config import parse_config
 from fairsim.schedulers import registry
 from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
