@@ -146,8 +146,8 @@ from pydantic import (
     model_validator,
 )
 
-from fairsim.errors import ConfigError, FairsimError, unknown_key
-from fairsim.schedulers.instance import QUEUE_KEYS, InstanceError, QueueTree, parse_queues
+from fairsim.errors import ConfigError, FairsimError, read_input_text, unknown_key
+from fairsim.schedulers.exact.instance import QUEUE_KEYS, InstanceError, QueueTree, parse_queues
 from fairsim.schedulers.registry import SchedulerSpec, resolve
 from fairsim.traces.schema import GOOGLE_PRIORITY_BANDS
 
@@ -939,8 +939,9 @@ def check_tree(
 ) -> QueueTree:
     """Validate a scenario's queue tree and leaf rule before the pool is known.
 
-    The tree is read by :func:`fairsim.schedulers.instance.parse_queues` (the one definition of
-    a queue tree and its errors, shared with ``fairsim solve hdrf``) without the pool: its
+    The tree is read by :func:`fairsim.schedulers.exact.instance.parse_queues` (the one
+    definition of a queue tree and its errors, shared with ``fairsim solve hdrf``) without the
+    pool: its
     amounts are checked against the pool when the scenario runs (:func:`queue_tree`). With a
     format whose resources are not known here (``canonical``), the amounts wait for the run too.
 
@@ -1350,19 +1351,7 @@ def read_yaml(path: str | Path, what: str) -> Any:
         ``<what>: file ... does not exist`` or ``<what>: ... is not valid YAML at line N``.
     """
     p = Path(path)
-    if p.is_dir():
-        raise ConfigError(f"{what}: {str(p)!r} is a directory, not a YAML file")
-    if not p.is_file():
-        raise ConfigError(f"{what}: file {str(p)!r} does not exist")
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{what}: cannot read {str(p)!r} ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{what}: {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
-            f"offset {exc.start})"
-        ) from None
+    text = read_input_text(p, what, "YAML file", ConfigError)
     try:
         return yaml_load(text)
     except yaml.YAMLError as exc:

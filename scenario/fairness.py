@@ -44,8 +44,8 @@ from fairsim.schedulers.exact.aggregate import (
     aggregate_instance,
     aggregate_servers,
 )
+from fairsim.schedulers.exact.instance import Instance, InstanceError, QueueTree
 from fairsim.schedulers.exact.pool import POOLED
-from fairsim.schedulers.instance import Instance, InstanceError, QueueTree
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
 

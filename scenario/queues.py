@@ -2,7 +2,7 @@
 per-queue rows of every run (docs/hdrf.md, "Queues in a scenario").
 
 The config gives the tree (``queues``: the queue objects of ``fairsim solve hdrf``'s instance,
-validated by :func:`fairsim.schedulers.instance.parse_queues`, the one definition of a queue
+validated by :func:`fairsim.schedulers.exact.instance.parse_queues`, the one definition of a queue
 tree and its errors) and the leaf rule (``leaves``, :class:`fairsim.scenario.config.LeafRule`).
 :func:`queue_tree` reads the tree again on the drawn pool (guarantees and limits in the pool's
 units, checked against it); :func:`check_leaves` refuses, before anything is simulated, a task
@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import LeafRule, RunConfig
-from fairsim.schedulers.instance import InstanceError, QueueTree, parse_queues
+from fairsim.schedulers.exact.instance import InstanceError, QueueTree, parse_queues
 from fairsim.simulator.workload import TaskBatch, TaskSource, WrappedTaskSource
 
 #: How ``queues.parquet`` and the per-queue fairness rows name the root (leaves not in a queue).
@@ -54,7 +54,7 @@ def queue_tree(cfg: RunConfig, resources: tuple[str, ...], pool: np.ndarray) -> 
     Raises
     ------
     ConfigError
-        ``config: queues[i]...``: what :func:`~fairsim.schedulers.instance.parse_queues` says
+        ``config: queues[i]...``: what :func:`~fairsim.schedulers.exact.instance.parse_queues` says
         of the tree on this pool (a guarantee above the pool or its ancestor's, guarantees
         summing above it, a vector of the wrong length for these resources).
     """

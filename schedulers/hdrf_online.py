@@ -2,7 +2,7 @@
 
 Bhattacharya, Culler, Friedman, Ghodsi, Shenker and Stoica, "Hierarchical Scheduling for Diverse
 Datacenter Workloads" (SoCC 2013), dynamic H-DRF, on the queue tree of a scenario
-(:class:`~fairsim.schedulers.instance.QueueTree`, ``docs/hdrf.md``). The exact (divisible)
+(:class:`~fairsim.schedulers.exact.instance.QueueTree`, ``docs/hdrf.md``). The exact (divisible)
 mechanism is :mod:`fairsim.schedulers.exact.hdrf`; this module is its online counterpart, the
 way ``drf`` is DRF's.
 
@@ -50,9 +50,10 @@ from typing import Literal
 
 import numpy as np
 
-from fairsim.schedulers.filling_parts import BestFit, FirstFit, PooledDominantShare, ServerChoice
-from fairsim.schedulers.instance import QueueTree
+from fairsim.schedulers.exact.instance import QueueTree
+from fairsim.schedulers.placement import BestFit, FirstFit, ServerChoice
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
+from fairsim.schedulers.user_selection import PooledDominantShare
 from fairsim.simulator.cluster import ClusterView
 
 #: Levels of queues are rounded to this many decimals (as the leaves' keys), so that levels
@@ -68,39 +69,19 @@ _LIMIT_TOL = 1e-9
 
 class LeafOrder(PooledDominantShare):
     """A leaf's key: its weighted dominant share of the pool, as ``drf``'s (rounded to 12
-    decimals). The tree decides which leaf goes next; leaves woken on a server that freed room
-    reserve it in the order the descent would serve them now (:meth:`sort`)."""
-
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
-        """Bind, keeping the scheduler (its tree gives the order of service)."""
-        super().bind(sched, cluster)
-        assert isinstance(sched, HDRF)
-        self.sched = sched
+    decimals). The tree decides which leaf goes next (:meth:`HDRF.decide`); leaves woken on a
+    server that freed room reserve it in the order the descent would serve them now
+    (:meth:`HDRF._by_key`)."""
 
     def key(self, user: int) -> float:
         """``round(max_r alloc[user][r] / total[r] / weight[user], 12)``, as
-        :class:`~fairsim.schedulers.filling_parts.PooledDominantShare` (the same float)."""
-        a, t = self.alloc[user], self.total
-        if self.n_resources == 2:
+        :class:`~fairsim.schedulers.user_selection.PooledDominantShare` (the same float)."""
+        s = self.state
+        if s.n_columns == 2:
+            a, t = s.alloc[user], s.total
             x, y = a[0] / t[0], a[1] / t[1]
-            return round((y if y > x else x) / self.weight[user], _DIGITS)
+            return round((y if y > x else x) / s.weight[user], _DIGITS)
         return super().key(user)
-
-    def sort(self, users: list[int]) -> list[int]:
-        """``users`` (leaves) in the order the descent serves them with the tree as it is:
-        by the path of (guarantee first, level, position) pairs from the root to each leaf
-        (:meth:`_Tree.path_key`). On a one-level tree this is ``drf``'s order."""
-        if len(users) == 1:
-            return users
-        tree = self.sched.tree_
-        parent, first = tree.parent, tree.first
-        p0 = parent[first + users[0]]
-        if all(parent[first + u] == p0 for u in users):  # siblings: by key, then leaf code
-            keys = self.keys
-            return sorted(users, key=lambda v: (keys[v], v))
-        if tree.dirty_leaves:
-            tree.flush()
-        return sorted(users, key=tree.path_key)
 
 
 class _Tree:
@@ -256,7 +237,7 @@ class _Tree:
         """Bring every node the changed leaves touch up to date: the leaves, then the queues
         deepest first, then the root."""
         s = self.s
-        share, alloc, inheap, queues = s._share, s._alloc, s._inheap, s._queues
+        share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
         inv, n_r, first = self.inv, self.n_r, self.first
         parent, contrib, sums_of, npres = self.parent, self.contrib, self.sums, self.npres
         ver, pos, heaps, qdirty, sig_of = self.ver, self.pos, self.heap, self.qdirty, self.sig
@@ -404,7 +385,7 @@ class _Tree:
         below its guarantee else 1, its level, its position), one after the other."""
         node = self.first + leaf
         a = self.parent[node]
-        key: tuple[float, ...] = (1, self.s._share[leaf], self.pos[node])
+        key: tuple[float, ...] = (1, self.s._keys[leaf], self.pos[node])
         while a > 0:
             g = 0 if self.is_below[a] else 1
             key = (g, self.level[a], self.pos[a], *key)
@@ -492,7 +473,7 @@ class HDRF(ProgressiveFilling):
         self._leaf_user.append(user)
         self._ensure_user(leaf)
         w = float(self.weights.get(user, 1.0)) if self.weights else 1.0
-        self._w[leaf] = w
+        self._weight[leaf] = w
         self.tree_.add_leaf(leaf, queue)
         return leaf
 
@@ -543,6 +524,22 @@ class HDRF(ProgressiveFilling):
         self._leave(user)
         super()._block(user, need)
 
+    def _by_key(self, users: list[int]) -> list[int]:
+        """``users`` (leaves) in the order the descent serves them with the tree as it is: by
+        the path of (guarantee first, level, position) pairs from the root to each leaf
+        (:meth:`_Tree.path_key`); siblings by key, then leaf code. On a one-level tree this is
+        ``drf``'s order."""
+        if len(users) == 1:
+            return users
+        tree = self.tree_
+        parent, first = tree.parent, tree.first
+        p0 = parent[first + users[0]]
+        if all(parent[first + u] == p0 for u in users):  # siblings: by key, then leaf code
+            return super()._by_key(users)
+        if tree.dirty_leaves:
+            tree.flush()
+        return sorted(users, key=tree.path_key)
+
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:
         """Descend the tree to a leaf, place its head task, repeat until every leaf is blocked
@@ -555,7 +552,7 @@ class HDRF(ProgressiveFilling):
         elif not tree.n_present:
             return  # nobody waits unblocked and no server gained room
         queues = self._queues
-        alloc, share, k_range = self._alloc, self._share, range(self._k)
+        alloc, running, share, k_range = self._alloc, self._running, self._keys, range(self._k)
         key, account, take = self._key, self._account, self._take
         limited = bool(tree.limited)
         track = tree.track
@@ -593,6 +590,7 @@ class HDRF(ProgressiveFilling):
                 continue
             yield task, server
             q.popleft()
+            running[leaf] += 1
             self._n_pending -= 1
             if take is not None:
                 take(server, need)

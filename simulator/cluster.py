@@ -467,7 +467,7 @@ class ClusterView:
 
     def task_queue(self, task: int) -> int:
         """The queue of a submitted task: an index into the run's queue tree (the ``queues`` a
-        hierarchical scheduler is given, :class:`fairsim.schedulers.instance.QueueTree`), -1
+        hierarchical scheduler is given, :class:`fairsim.schedulers.exact.instance.QueueTree`), -1
         for the root; -1 for every task of a run without a tree.
 
         Only the task's queue: how a scheduler groups a queue's tasks into leaves (one leaf per

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from fairsim.cli import main
 from fairsim.errors import ConfigError
 from fairsim.experiments import claims as claims_mod
 from fairsim.experiments.bonald_roberts import paper
@@ -22,7 +23,6 @@ from fairsim.experiments.bonald_roberts.experiment import (
     seed_points,
 )
 from fairsim.experiments.bonald_roberts.report import build_claims, ratio_quantity, seed_summary
-from fairsim.experiments.cli import main
 
 TINY = {
     "vectors": [[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]],

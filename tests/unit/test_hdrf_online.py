@@ -15,8 +15,8 @@ import fairsim
 from fairsim.scenario.config import LeafRule
 from fairsim.scenario.queues import QueueTaskSource
 from fairsim.scenario.scheduler_run import run_scheduler
+from fairsim.schedulers.exact.instance import parse_queues
 from fairsim.schedulers.hdrf_online import HDRF
-from fairsim.schedulers.instance import parse_queues
 from fairsim.schedulers.registry import make_scheduler
 from fairsim.simulator.workload import FrameTaskSource
 from fairsim.traces.io import write_tasks

@@ -19,7 +19,7 @@ from fairsim.scenario.config import parse_config
 from fairsim.scenario.pipeline import prepare_scenario
 from fairsim.scenario.queues import queue_table
 from fairsim.schedulers.exact import solve_exact
-from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.traces.io import write_tasks
 
 TIERS = {"by": "tier", "tiers": {"prod": "production", "batch": "middle", "free": "free"}}
@@ -107,7 +107,8 @@ def test_a_flat_config_is_written_and_hashed_as_before() -> None:
 def _frame(rows: list[tuple[str, int, int, float, float, float, float, int]]) -> pd.DataFrame:
     """(user, job, task, submit, cpu, mem, run, priority) rows as a canonical tasks table."""
     f = pd.DataFrame(
-        rows, columns=["user", "job_id", "task_index", "submit_s", "cpu", "mem", "run_s", "priority"]
+        rows,
+        columns=["user", "job_id", "task_index", "submit_s", "cpu", "mem", "run_s", "priority"],
     )
     f["end_state"], f["attempts"], f["instances"] = "finish", 1, 1
     f["constraint"], f["parents"] = None, None

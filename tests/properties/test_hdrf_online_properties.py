@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from fairsim.scenario.config import LeafRule
 from fairsim.scenario.queues import QueueTaskSource
-from fairsim.schedulers.instance import parse_queues
+from fairsim.schedulers.exact.instance import parse_queues
 from fairsim.schedulers.registry import make_scheduler
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.engine import Engine
