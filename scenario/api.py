@@ -173,7 +173,7 @@ class RunResult:
     @property
     def queues(self) -> pd.DataFrame | None:
         """Per queue of the scenario's tree (``queues.parquet``, only with ``queues`` in the
-        config; docs/hdrf.md): ``queue, users, tasks, tasks_started, tasks_completed, jobs,
+        config; docs/queues.md): ``queue, users, tasks, tasks_started, tasks_completed, jobs,
         jobs_completed, mean_jct_s, p95_jct_s, mean_queueing_s, p95_queueing_s``; else None."""
         return self._frame("queues")
 

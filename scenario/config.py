@@ -894,7 +894,7 @@ TIER_BANDS: dict[str, tuple[int, int]] = dict(GOOGLE_PRIORITY_BANDS)
 
 class LeafRule(_Strict):
     """How the tasks of a scenario with a queue tree reach its leaves (``leaves``,
-    docs/hdrf.md, "Queues in a scenario").
+    docs/queues.md).
 
     ``by: tier``: a task goes to the queue whose band of priorities (``tiers``) holds its
     priority (the trace's ``priority`` column), and each user's tasks in that queue are one
@@ -1034,7 +1034,7 @@ class RunConfig(_Strict):
     collect: CollectConfig = CollectConfig()
     """What the collectors record."""
     queues: list[dict[str, Any]] | None = None
-    """A tree of queues the cluster is shared among (docs/hdrf.md, "Queues in a scenario"):
+    """A tree of queues the cluster is shared among (docs/queues.md):
     the queue objects of ``fairsim solve hdrf``'s instance, ``{id, parent, weight, guarantee |
     guarantee_share, limit | limit_share}`` (amounts one per resource, in the pool's units or
     as fractions of the pool), with ``leaves`` saying how the tasks reach the leaves. Null

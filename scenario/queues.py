@@ -1,5 +1,5 @@
 """A scenario's queue tree: the tree on the drawn pool, how the tasks reach its leaves, and the
-per-queue rows of every run (docs/hdrf.md, "Queues in a scenario").
+per-queue rows of every run (docs/queues.md).
 
 The config gives the tree (``queues``: the queue objects of ``fairsim solve hdrf``'s instance,
 validated by :func:`fairsim.schedulers.exact.instance.parse_queues`, the one definition of a queue

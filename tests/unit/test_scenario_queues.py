@@ -1,7 +1,6 @@
 """Queues in a scenario: the tree and the leaf rule in the config (one definition of a queue tree
 and its errors, shared with ``fairsim solve hdrf``), a flat config unchanged, the per-queue rows
-of a run and the fairness reference of a hierarchical run (docs/hdrf.md, "Queues in a
-scenario")."""
+of a run and the fairness reference of a hierarchical run (docs/queues.md)."""
 
 from __future__ import annotations
 
