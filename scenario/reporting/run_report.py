@@ -614,7 +614,7 @@ def queue_lines(out: Path, names: list[str]) -> list[str]:
     for name, q in frames.items():
         parts = []
         if "distance" in q and q["distance"].notna().any():
-            worst = q["distance"].idxmax()
+            worst = str(q["distance"].idxmax())
             r = q.loc[worst]
             side = "below" if r["reference_dominant_share"] > r["dominant_share"] else "above"
             parts.append(
