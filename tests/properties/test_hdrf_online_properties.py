@@ -142,3 +142,43 @@ def test_the_same_run_twice_places_the_same() -> None:
     for col in ("start_s", "server"):
         np.testing.assert_array_equal(one.tasks[col], two.tasks[col])
     assert (one.tasks["server"] >= 0).sum() > 200
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_tasks=st.integers(2, 120), tree=trees())
+def test_reservation_order_is_the_descents(
+    seed: int, n_tasks: int, tree: tuple[list[dict[str, Any]], dict[str, str]]
+) -> None:
+    """Leaves woken on a freed server reserve it in the order the descent would serve them:
+    ``_by_key`` (grouped by queue when the queues' leaves are contiguous) equals sorting every
+    leaf by its whole path (``path_key``), at every sampled instant, for every subset tried."""
+    queues, users = tree
+    rng = np.random.default_rng(seed)
+    frame = random_frame(rng, n_tasks, 4, horizon=500.0)
+    capacity = TABLE[rng.integers(0, len(TABLE), 3)]
+    qt = parse_queues(queues, [], ["cpu", "mem"], capacity.sum(axis=0))
+    sched = make_scheduler({"name": "hdrf", "fit": "best-fit"}, queues=qt)
+    checked = [0]
+
+    def check(_: float, __: Any) -> None:
+        leaves = list(range(len(sched.leaves())))
+        for _ in range(3):
+            sub = [u for u in leaves if rng.random() < 0.7]
+            if len(sub) > 1:
+                if sched.tree_.dirty_leaves:
+                    sched.tree_.flush()  # the paths as the descent sees them
+                want = sorted(sub, key=sched.tree_.path_key)
+                assert sched._by_key(sub) == want
+                checked[0] += 1
+
+    source = QueueTaskSource(
+        FrameTaskSource(frame, end_s=600.0), LeafRule(by="user", users=users), qt
+    )
+    Engine(
+        ClusterState(capacity, ("cpu", "mem")),
+        sched,
+        source,
+        horizon_s=math.inf,
+        utilization_interval_s=7.0,
+        on_sample=check,
+    ).run()
