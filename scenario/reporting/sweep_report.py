@@ -727,6 +727,7 @@ def fairness_section(table: pd.DataFrame, paired: pd.DataFrame, figures: list[st
 #: :func:`fairsim.scenario.reporting.run_report.queue_frames` -> (header, range, decimals; shares
 #: as percentages).
 QUEUE_METRICS: dict[str, tuple[str, tuple[float, float], int]] = {
+    "jobs_completed": ("jobs completed", (0.0, math.inf), 0),
     "mean_jct_s": ("mean JCT (s)", (0.0, math.inf), 0),
     "p95_jct_s": ("p95 JCT (s)", (0.0, math.inf), 0),
     "mean_queueing_s": ("mean queueing (s)", (0.0, math.inf), 0),
@@ -798,7 +799,7 @@ def queue_section(table: pd.DataFrame) -> list[str]:
     queue, the mean over seeds [95 % interval] of each per-queue metric; empty without one."""
     if not len(table):
         return []
-    point = point_columns_of(table)
+    point = [c for c in point_columns_of(table) if c != "queue"]
     shares = [m for m in dict.fromkeys(table["metric"]) if str(m).startswith("share_")]
     metrics = [*shares, *(m for m in QUEUE_METRICS if m in set(table["metric"]))]
     names = {m: f"{m[6:]} share (%)" for m in shares}
