@@ -302,11 +302,66 @@ class _Tree:
                 self._resig(node, sig)
             qdirty[p] = True
         self.dirty_leaves.clear()
-        for a in self.qorder:  # the queues, deepest first
-            if qdirty[a]:
-                qdirty[a] = False
-                self._update_queue(a)
-                qdirty[parent[a]] = True
+        if not two:
+            for a in self.qorder:  # the queues, deepest first
+                if qdirty[a]:
+                    qdirty[a] = False
+                    self._update_queue(a)
+                    qdirty[parent[a]] = True
+            return
+        # two resources: _update_queue, _top and _recontrib written out (the hot path)
+        cnt_of, w, present_of, children = self.cnt, self.w, self.present, self.children
+        updates = self.updates
+        for a in self.qorder:
+            if not qdirty[a]:
+                continue
+            qdirty[a] = False
+            p = parent[a]
+            qdirty[p] = True
+            present = npres[a] > 0
+            heap = heaps[a]
+            while heap and heap[0][3] != ver[heap[0][2]]:
+                heapq.heappop(heap)
+            if len(heap) > 64 + 4 * len(children[a]):  # too many stale entries: rebuild
+                heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
+                heapq.heapify(heap)
+            m = levels[heap[0][2]] if heap else 0.0
+            sums, cnt = sums_of[a], cnt_of[a]
+            v0 = sums[0] + sums[2] + m * sums[4]
+            v1 = sums[1] + sums[3] + m * sums[5]
+            c0, c1 = cnt[0] > 0, cnt[1] > 0
+            if c0 == c1:
+                top_v = v0 if v0 >= v1 else v1
+            else:
+                top_v = v0 if c0 else v1
+            level = round(top_v / w[a], _DIGITS)
+            if p:  # what the queue adds to its parent's sums (the root's are never read)
+                kind, old = contrib[a]
+                psums = sums_of[p]
+                if not present:
+                    new_kind, add = 0, (v0, v1)
+                elif level > 0.0:
+                    new_kind, add = 2, (v0 / level, v1 / level)
+                else:
+                    new_kind, add = 1, (v0, v1)
+                b = kind * 2
+                psums[b] -= old[0]
+                psums[b + 1] -= old[1]
+                b = new_kind * 2
+                psums[b] += add[0]
+                psums[b + 1] += add[1]
+                contrib[a] = (new_kind, add)
+                if new_kind != kind and (new_kind == 0 or kind == 0):
+                    npres[p] += 1 if kind == 0 else -1
+                updates[p] += 1
+                if updates[p] >= _RESUM:
+                    self._resum(p)
+            levels[a] = level
+            present_of[a] = present
+            v = ver[a] + 1
+            ver[a] = v
+            if present:
+                heapq.heappush(heaps[p], (level, pos[a], a, v))
 
     def _top(self, a: int) -> int:
         """The unblocked child of ``a`` with the smallest (level, position), or -1."""
