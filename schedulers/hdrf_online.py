@@ -471,14 +471,28 @@ class _Tree:
         """Add (``sign=1``) or remove a task's demand on the leaf's path; on a removal, the leaves
         a limit on the path held back (to be woken)."""
         woken: list[int] = []
+        lblocked = self.lblocked if sign < 0 else None
+        if self.n_r == 2:  # the loop below, written out for two resources
+            use_of, guaranteed, g_of, is_below = self.use, self.guaranteed, self.g, self.is_below
+            n0, n1 = sign * need[0], sign * need[1]
+            for a in self.path[self.first + leaf]:
+                use = use_of[a]
+                use[0] += n0
+                use[1] += n1
+                if guaranteed[a]:
+                    g = g_of[a]
+                    is_below[a] = (g[0] <= 0.0 or use[0] < g[0]) and (g[1] <= 0.0 or use[1] < g[1])
+                if lblocked and a in lblocked:
+                    woken.extend(lblocked.pop(a))
+            return woken
         for a in self.path[self.first + leaf]:
             use = self.use[a]
             for r in range(self.n_r):
                 use[r] += sign * need[r]
             if self.guaranteed[a]:
                 self.is_below[a] = self.below(a)
-            if sign < 0 and a in self.lblocked:
-                woken.extend(self.lblocked.pop(a))
+            if lblocked and a in lblocked:
+                woken.extend(lblocked.pop(a))
         return woken
 
 
@@ -641,8 +655,9 @@ class HDRF(ProgressiveFilling):
         key, account, take = self._key, self._account, self._take
         limited = bool(tree.limited)
         track = tree.track
+        select, dirty, tree_account = tree.select, tree.dirty_leaves, tree.account
         while True:
-            leaf = tree.select()
+            leaf = select()
             if leaf < 0:
                 if not self._recheck:
                     return
@@ -686,11 +701,11 @@ class HDRF(ProgressiveFilling):
                 account(leaf, server, need, 1)
             share[leaf] = key(leaf)
             if q:
-                tree.mark(leaf)
+                dirty.add(leaf)  # tree.mark
             else:
                 self._leave(leaf)
             if track:
-                tree.account(leaf, need, 1)
+                tree_account(leaf, need, 1)
 
     # ------------------------------------------------------------------ for reports and tests
     def leaves(self) -> list[tuple[int, int]]:
