@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fairsim.cli.argtypes import Subparsers
+from fairsim.cli.options import add_command, add_no_progress, add_out
 
 
 def _format_speed(summary: dict[str, Any]) -> str:
@@ -57,8 +58,10 @@ def add_parser(sub: Subparsers) -> None:
 
     schedulers = ", ".join(available())
     raw = argparse.RawDescriptionHelpFormatter
-    r = sub.add_parser(
+    r = add_command(
+        sub,
         "run",
+        cmd_run,
         help="simulate one YAML scenario",
         description=textwrap.fill(
             "Simulate one YAML scenario: every scheduler it names replays the same workload "
@@ -77,14 +80,11 @@ def add_parser(sub: Subparsers) -> None:
         formatter_class=raw,
     )
     r.add_argument("config", help="the scenario, a YAML file (configs/, docs/getting-started.md)")
-    r.add_argument(
-        "--out",
-        metavar="DIR",
-        help="output folder (default results/<name>, relative to the working directory); "
+    add_out(
+        r,
+        "output folder (default results/<name>, relative to the working directory); "
         "refused if it exists and is not empty, unless --overwrite",
-    )
-    r.add_argument(
-        "--overwrite", action="store_true", help="replace an existing --out folder whole"
+        overwrite="replace an existing --out folder whole",
     )
     r.add_argument(
         "--set",
@@ -95,5 +95,4 @@ def add_parser(sub: Subparsers) -> None:
         "--set 'schedulers=[ff-drfh, bf-drfh]' (value parsed as YAML; repeatable; a relative "
         "path given here is relative to the working directory)",
     )
-    r.add_argument("--no-progress", action="store_true", help="no progress bars")
-    r.set_defaults(func=cmd_run)
+    add_no_progress(r)

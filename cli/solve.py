@@ -9,6 +9,7 @@ import textwrap
 
 from fairsim.atomic import json_text
 from fairsim.cli.argtypes import Subparsers
+from fairsim.cli.options import add_command
 from fairsim.errors import FairsimError
 
 
@@ -64,8 +65,10 @@ def add_parser(sub: Subparsers) -> None:
     schedulers = ", ".join(available())
     mechanisms = ", ".join([*EXACT, *JOB_EXACT])
     raw = argparse.RawDescriptionHelpFormatter
-    s = sub.add_parser(
+    s = add_command(
+        sub,
         "solve",
+        cmd_solve,
         help="static allocation of an instance (JSON in, JSON out)",
         description=textwrap.fill(
             "Allocate the users of an instance (servers, users' demand vectors, optional "
@@ -106,4 +109,3 @@ def add_parser(sub: Subparsers) -> None:
         help="json (default): the machine contract, every digit; table: a table for people, "
         "counts rounded to 3 decimals and dominant shares to 4",
     )
-    s.set_defaults(func=cmd_solve)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers
+from fairsim.cli.options import add_command, add_no_progress
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -48,8 +49,10 @@ def add_parser(sub: Subparsers) -> None:
     from fairsim.schedulers.registry import available
 
     schedulers = ", ".join(available())
-    w = sub.add_parser(
+    w = add_command(
+        sub,
         "sweep",
+        cmd_sweep,
         help="a scenario over a grid of values x seeds (resumable)",
         description="Run a base config over a grid of config values x seeds; re-running the "
         "same command resumes (finished runs are kept).",
@@ -62,12 +65,12 @@ def add_parser(sub: Subparsers) -> None:
         help="serial (in this process), local:N (default: local:<cores>), dask-local:N or "
         "dask://host:port",
     )
-    w.add_argument("--no-progress", action="store_true", help="no progress bars")
-    w.set_defaults(func=cmd_sweep)
+    add_no_progress(w)
 
 
 def add_report_parser(sub: Subparsers) -> None:
     """Add ``fairsim sweep-report`` to the subcommands."""
-    wr = sub.add_parser("sweep-report", help="means and 95 %% CIs across seeds of a sweep")
+    wr = add_command(
+        sub, "sweep-report", cmd_sweep_report, help="means and 95 %% CIs across seeds of a sweep"
+    )
     wr.add_argument("out", help="a sweep's output folder")
-    wr.set_defaults(func=cmd_sweep_report)
