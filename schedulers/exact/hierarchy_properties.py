@@ -45,7 +45,7 @@ from fairsim.schedulers.exact.hdrf import (
     solve_naive,
 )
 from fairsim.schedulers.exact.hdrf_examples import EXAMPLES
-from fairsim.schedulers.exact.instance import Instance, parse_instance
+from fairsim.schedulers.exact.instance import Instance
 from fairsim.schedulers.exact.pool import pooled
 from fairsim.schedulers.exact.properties import (
     PROPERTIES,
@@ -54,8 +54,8 @@ from fairsim.schedulers.exact.properties import (
     _less,
     _optimal,
     _step,
-    count_check,
     envy_violation,
+    property_rows,
     sharing_incentive_violations,
     without_user,
 )
@@ -319,19 +319,7 @@ def hierarchy_table(
         lit = HIER_LITERATURE[:n_instances]
         datas = lit + [random_tree_instance(rng) for _ in range(n_instances - len(lit))]
     props = (*PROPERTIES, *HIER_PROPERTIES)
-    table: dict[str, dict[str, Any]] = {
-        m: {
-            **{p: {"checked": 0, "violations": 0} for p in dict.fromkeys(props)},
-            "unverifiable": [],
-        }
-        for m in VARIANTS
-    }
-    saved: set[tuple[str, str]] = set()
-    for k, data in enumerate(datas):
-        inst = parse_instance(data)
-        for m in VARIANTS:
-            count_check(table, saved, out, check_hierarchy, m, k, data, inst, rng)
-    return table
+    return property_rows(VARIANTS, props, datas, check_hierarchy, out, rng)
 
 
 def describe_hierarchy(rows: dict[str, dict[str, Any]]) -> str:

@@ -30,7 +30,7 @@ that instance is reported.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from scipy.optimize import linprog
 from fairsim.atomic import json_text, write_text
 from fairsim.schedulers.exact import POOLED, solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
-from fairsim.schedulers.exact.instance import Instance, NumericalRangeError
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError, parse_instance
 from fairsim.schedulers.exact.pool import pooled
 
 PROPERTIES = (
@@ -130,7 +130,63 @@ def without_user(inst: Instance, gone: int) -> Instance:
     )
 
 
-def count_check(
+def property_rows(
+    mechanisms: Iterable[str],
+    properties: Iterable[str],
+    datas: list[dict[str, Any]],
+    check: Callable[..., tuple[dict[str, bool | None], dict[str, Evidence]]],
+    out: Path | None,
+    rng: np.random.Generator,
+) -> dict[str, dict[str, Any]]:
+    """Check every mechanism on every instance and count the results: the rows of the property
+    table (:func:`~fairsim.schedulers.exact.property_table.property_table`).
+
+    Parameters
+    ----------
+    mechanisms : iterable of str
+        The rows, checked in this order on each instance (a repeated name is checked again).
+    properties : iterable of str
+        The properties counted in each row (a repeated name counts once).
+    datas : list of dict
+        The instances as read (``fairsim solve`` inputs), numbered from 0 in this order.
+    check : callable
+        ``check(mechanism, instance, generator) -> (results, evidence)``:
+        :func:`check_with_evidence` or
+        :func:`~fairsim.schedulers.exact.hierarchy_properties.check_hierarchy`; each call's
+        generator is seeded by a draw from ``rng``.
+    out : pathlib.Path or None
+        Folder of the counterexamples: with one, the first violation of each (mechanism,
+        property) is written to ``out/<mechanism>--<property>.json`` (the instance as read plus
+        ``violation``) and each unverifiable instance to
+        ``out/<mechanism>--unverifiable-<instance>.json``.
+    rng : numpy.random.Generator
+        Draws the seeds of the checks.
+
+    Returns
+    -------
+    dict
+        ``{mechanism: {property: {"checked": N, "violations": K}, ..., "unverifiable": [...]}}``:
+        a property that applies adds one to ``checked``, a violation one to ``violations``; an
+        :class:`Unverifiable` instance is listed under ``"unverifiable"`` (``instance``,
+        ``step``, ``reason``, ``file``) instead.
+    """
+    mechanisms = list(mechanisms)
+    table: dict[str, dict[str, Any]] = {
+        m: {
+            **{p: {"checked": 0, "violations": 0} for p in dict.fromkeys(properties)},
+            "unverifiable": [],
+        }
+        for m in mechanisms
+    }
+    saved: set[tuple[str, str]] = set()
+    for k, data in enumerate(datas):
+        inst = parse_instance(data)
+        for m in mechanisms:
+            _count_check(table, saved, out, check, m, k, data, inst, rng)
+    return table
+
+
+def _count_check(
     table: dict[str, dict[str, Any]],
     saved: set[tuple[str, str]],
     out: Path | None,
@@ -141,18 +197,9 @@ def count_check(
     inst: Instance,
     rng: np.random.Generator,
 ) -> None:
-    """Check the properties of mechanism ``m`` on instance number ``k`` and count the result
-    into the property table's row ``table[m]``.
-
-    ``check(m, inst, generator)`` is :func:`check_with_evidence` or
-    :func:`~fairsim.schedulers.exact.hierarchy_properties.check_hierarchy`; its generator is
-    seeded by a draw from ``rng``. Each property that applies adds one to ``checked``, each
-    violation one to ``violations``; with ``out``, the first violation of each (mechanism,
-    property) not in ``saved`` is written to ``out/<m>--<property>.json`` (``data``, the instance
-    as read, plus ``violation``) and added to ``saved``. An :class:`Unverifiable` instance is
-    listed under ``table[m]["unverifiable"]`` instead (and written to
-    ``out/<m>--unverifiable-<k>.json``).
-    """
+    """Check mechanism ``m`` on instance number ``k`` and count the result into ``table[m]``
+    (:func:`property_rows`); ``saved`` holds the (mechanism, property) pairs whose
+    counterexample is already written."""
     try:
         res, evidence = check(m, inst, np.random.default_rng(rng.integers(2**32)))
     except Unverifiable as exc:

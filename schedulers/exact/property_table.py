@@ -28,11 +28,10 @@ from fairsim.schedulers.exact.hierarchy_properties import (
     describe_hierarchy,
     hierarchy_table,
 )
-from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.properties import (
     PROPERTIES,
     check_with_evidence,
-    count_check,
+    property_rows,
 )
 
 #: The papers' instances that carry known violations, checked first.
@@ -238,15 +237,7 @@ def property_table(
             random_instance(rng, k, constrained=constrained, positive=positive)
             for k in range(max(0, n_instances - len(lit)))
         ]
-    table: dict[str, dict[str, Any]] = {
-        m: {**{p: {"checked": 0, "violations": 0} for p in PROPERTIES}, "unverifiable": []}
-        for m in mechanisms
-    }
-    saved: set[tuple[str, str]] = set()
-    for k, data in enumerate(datas):
-        inst = parse_instance(data)
-        for m in mechanisms:
-            count_check(table, saved, out, check_with_evidence, m, k, data, inst, rng)
+    table = property_rows(mechanisms, PROPERTIES, datas, check_with_evidence, out, rng)
     if hier:
         kept = None
         if instances is not None:
