@@ -8,7 +8,6 @@ import textwrap
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers
-from fairsim.cli.options import add_command
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -23,10 +22,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Subparsers) -> None:
     """Add ``fairsim compare`` to the subcommands."""
-    cp = add_command(
-        sub,
+    cp = sub.add_parser(
         "compare",
-        cmd_compare,
         help="runs side by side on the jobs completed under all of them",
         description=textwrap.fill(
             "Compare fairsim run folders (every scheduler in each) or scheduler folders inside "
@@ -37,6 +34,7 @@ def add_parser(sub: Subparsers) -> None:
             79,
         ),
     )
+    cp.set_defaults(func=cmd_compare)
     cp.add_argument("dirs", nargs="+", metavar="DIR", help="a run folder or a scheduler folder")
     cp.add_argument("--out", help="output folder (default: results/compare/<names>)")
     cp.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")

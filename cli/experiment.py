@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers, int_at_least
-from fairsim.cli.options import add_command, add_no_progress
+from fairsim.cli.options import add_no_progress
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -35,14 +35,13 @@ def add_parser(sub: Subparsers) -> None:
     from fairsim.experiments.claims import DEFAULT_SEEDS
     from fairsim.experiments.reproductions import REPRODUCTIONS
 
-    e = add_command(
-        sub,
+    e = sub.add_parser(
         "experiment",
-        cmd_experiment,
         help="reproduce a paper's evaluation",
         description="Reproduce a paper's evaluation into --out, which is replaced when it "
         "exists (atomically: an interrupted run keeps the previous results).",
     )
+    e.set_defaults(func=cmd_experiment)
     e.add_argument(
         "which",
         choices=tuple(REPRODUCTIONS),

@@ -1,48 +1,18 @@
-"""The parser pieces several ``fairsim`` subcommands share, each added by one function.
+"""The options several ``fairsim`` subcommands share, each added by one function.
 
-A subcommand's module calls :func:`add_command` for its parser (which also names the function
-that runs it) and the ``add_*`` functions below for the options other subcommands have too, so
-that an option such as ``--out DIR`` / ``--overwrite`` reads the same wherever it appears. The
-argument types (what an option's text may be) are in :mod:`fairsim.cli.argtypes`.
+A subcommand's module adds these with the functions below, so that an option such as
+``--out DIR`` / ``--overwrite`` reads the same wherever it appears; the argument types (what an
+option's text may be) are in :mod:`fairsim.cli.argtypes`.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from typing import Any
 
-from fairsim.cli.argtypes import Subparsers, int_at_least
+from fairsim.cli.argtypes import int_at_least
 
 #: The ``--overwrite`` help of most subcommands that write an output folder.
 OVERWRITE_HELP = "replace an existing --out folder"
-
-
-def add_command(
-    sub: Subparsers, name: str, func: Callable[[argparse.Namespace], int], **kwargs: Any
-) -> argparse.ArgumentParser:
-    """Add the subcommand ``name``, run by ``func``, to the subcommands.
-
-    Parameters
-    ----------
-    sub : Subparsers
-        The subcommands (or a subcommand's actions, as ``fairsim trace``'s).
-    name : str
-        The subcommand's name on the command line.
-    func : callable
-        ``func(args) -> int``, the exit status; :func:`fairsim.cli.main` calls it.
-    **kwargs
-        ``help``, ``description``, ``epilog``, ``formatter_class``, as for argparse's
-        ``add_parser``.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The subcommand's parser, to add its arguments to.
-    """
-    parser = sub.add_parser(name, **kwargs)
-    parser.set_defaults(func=func)
-    return parser
 
 
 def add_out(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fairsim.cli.argtypes import Subparsers
-from fairsim.cli.options import add_command, add_count, add_out, add_seed
+from fairsim.cli.options import add_count, add_out, add_seed
 
 
 def cmd_properties(args: argparse.Namespace) -> int:
@@ -107,10 +107,8 @@ def add_parser(sub: Subparsers) -> None:
     """Add ``fairsim properties`` to the subcommands."""
     from fairsim.schedulers.exact import EXACT
 
-    pr = add_command(
-        sub,
+    pr = sub.add_parser(
         "properties",
-        cmd_properties,
         help="check fairness properties of the exact mechanisms on random instances",
         description="Check the fairness properties of the exact mechanisms on the papers' "
         "instances and random ones; print violations / instances checked and the instances "
@@ -120,6 +118,7 @@ def add_parser(sub: Subparsers) -> None:
         "every instance was verified (violations are the table's findings), 1 when some "
         "instance could not be verified, 2 for a usage error.",
     )
+    pr.set_defaults(func=cmd_properties)
     pr.add_argument(
         "--mechanism",
         action="append",

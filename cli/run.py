@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fairsim.cli.argtypes import Subparsers
-from fairsim.cli.options import add_command, add_no_progress, add_out
+from fairsim.cli.options import add_no_progress, add_out
 
 
 def _format_speed(summary: dict[str, Any]) -> str:
@@ -58,10 +58,8 @@ def add_parser(sub: Subparsers) -> None:
 
     schedulers = ", ".join(available())
     raw = argparse.RawDescriptionHelpFormatter
-    r = add_command(
-        sub,
+    r = sub.add_parser(
         "run",
-        cmd_run,
         help="simulate one YAML scenario",
         description=textwrap.fill(
             "Simulate one YAML scenario: every scheduler it names replays the same workload "
@@ -79,6 +77,7 @@ def add_parser(sub: Subparsers) -> None:
         "--set cluster.servers=200",
         formatter_class=raw,
     )
+    r.set_defaults(func=cmd_run)
     r.add_argument("config", help="the scenario, a YAML file (configs/, docs/getting-started.md)")
     add_out(
         r,

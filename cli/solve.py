@@ -9,7 +9,6 @@ import textwrap
 
 from fairsim.atomic import json_text
 from fairsim.cli.argtypes import Subparsers
-from fairsim.cli.options import add_command
 from fairsim.errors import FairsimError
 
 
@@ -65,10 +64,8 @@ def add_parser(sub: Subparsers) -> None:
     schedulers = ", ".join(available())
     mechanisms = ", ".join([*EXACT, *JOB_EXACT])
     raw = argparse.RawDescriptionHelpFormatter
-    s = add_command(
-        sub,
+    s = sub.add_parser(
         "solve",
-        cmd_solve,
         help="static allocation of an instance (JSON in, JSON out)",
         description=textwrap.fill(
             "Allocate the users of an instance (servers, users' demand vectors, optional "
@@ -82,6 +79,7 @@ def add_parser(sub: Subparsers) -> None:
         "exact mechanism unless --online is given",
         formatter_class=raw,
     )
+    s.set_defaults(func=cmd_solve)
     s.add_argument("mechanism", nargs="?", help="an exact mechanism or an online heuristic (below)")
     s.add_argument(
         "instance",

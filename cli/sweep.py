@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers
-from fairsim.cli.options import add_command, add_no_progress
+from fairsim.cli.options import add_no_progress
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -49,15 +49,14 @@ def add_parser(sub: Subparsers) -> None:
     from fairsim.schedulers.registry import available
 
     schedulers = ", ".join(available())
-    w = add_command(
-        sub,
+    w = sub.add_parser(
         "sweep",
-        cmd_sweep,
         help="a scenario over a grid of values x seeds (resumable)",
         description="Run a base config over a grid of config values x seeds; re-running the "
         "same command resumes (finished runs are kept).",
         epilog=f"scheduler names: {schedulers}",
     )
+    w.set_defaults(func=cmd_sweep)
     w.add_argument("sweep", help="the sweep, a YAML file {name, base, grid, seeds}")
     w.add_argument("--out", help="output folder (default results/sweeps/<name>)")
     w.add_argument(
@@ -70,7 +69,6 @@ def add_parser(sub: Subparsers) -> None:
 
 def add_report_parser(sub: Subparsers) -> None:
     """Add ``fairsim sweep-report`` to the subcommands."""
-    wr = add_command(
-        sub, "sweep-report", cmd_sweep_report, help="means and 95 %% CIs across seeds of a sweep"
-    )
+    wr = sub.add_parser("sweep-report", help="means and 95 %% CIs across seeds of a sweep")
+    wr.set_defaults(func=cmd_sweep_report)
     wr.add_argument("out", help="a sweep's output folder")

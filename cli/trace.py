@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fairsim.atomic import json_text
 from fairsim.cli.argtypes import Subparsers, positive, share
-from fairsim.cli.options import add_command, add_count, add_no_progress, add_out, add_seed
+from fairsim.cli.options import add_count, add_no_progress, add_out, add_seed
 from fairsim.errors import FairsimError
 
 #: The raw trace formats ``trace convert`` and ``trace check`` read.
@@ -169,14 +169,13 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def _add_convert(tsub: Subparsers) -> None:
-    c = add_command(
-        tsub,
+    c = tsub.add_parser(
         "convert",
-        cmd_trace_convert,
         help="one trace to the canonical Parquet tables",
         description="Convert one trace folder to the canonical tables (tasks.parquet, "
         "servers.parquet when the trace has machines, conversion.json with the skip report).",
     )
+    c.set_defaults(func=cmd_trace_convert)
     _add_trace_folder(c)
     add_out(
         c,
@@ -196,16 +195,15 @@ def _add_convert(tsub: Subparsers) -> None:
 
 
 def _add_check(tsub: Subparsers) -> None:
-    k = add_command(
-        tsub,
+    k = tsub.add_parser(
         "check",
-        cmd_trace_check,
         help="a raw trace's own consistency",
         description="Check a raw trace folder: events out of time order, runs on machines "
         "machine_events never mentions, tasks scheduled twice without an end, requests larger "
         "than every machine, machines over-committed over time (docs/traces.md, 'Checking a "
         "raw trace'). Checks a format cannot support are reported as such.",
     )
+    k.set_defaults(func=cmd_trace_check)
     _add_trace_folder(k)
     _add_parts(k)
     k.add_argument(
@@ -219,15 +217,14 @@ def _add_check(tsub: Subparsers) -> None:
 
 
 def _add_fetch(tsub: Subparsers) -> None:
-    f = add_command(
-        tsub,
+    f = tsub.add_parser(
         "fetch",
-        cmd_trace_fetch,
         help="download official trace files, checksum-verified",
         description="Download Google clusterdata-2011-2 files (from $FAIRSIM_GOOGLE_2011_URL "
         "when set), each kept only if its SHA-256 matches Google's list; files already there "
         "and verified are not downloaded again.",
     )
+    f.set_defaults(func=cmd_trace_fetch)
     f.add_argument("dataset", help="google-2011")
     f.add_argument("--parts", default="0-13", help="part numbers (default 0-13)")
     f.add_argument(
@@ -248,16 +245,15 @@ def _add_fetch(tsub: Subparsers) -> None:
 
 
 def _add_synth(tsub: Subparsers) -> None:
-    y = add_command(
-        tsub,
+    y = tsub.add_parser(
         "synth",
-        cmd_trace_synth,
         help="a seeded Google-like workload",
         description="Write a seeded synthetic workload as a canonical tasks.parquet (run it "
         "with trace.format: canonical), or with --raw google-2011 a raw-format Google trace "
         "(task_events parts, machine_events, synth.json) whose jobs are resampled from --src "
         "(convert it with `fairsim trace convert google-2011`).",
     )
+    y.set_defaults(func=cmd_trace_synth)
     add_count(y, "--tasks", "number of tasks (default 100000)", 100_000)
     add_seed(y, "random seed, an integer >= 0 (default 1)")
     y.add_argument(
