@@ -32,6 +32,7 @@ supported, with the reason.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ from fairsim.traces.google2011 import (
     machine_events_table,
     schedule_request,
 )
-from fairsim.traces.google_parts import iter_batches, list_parts, to_float, to_int
+from fairsim.traces.google_parts import int_columns, iter_batches, list_parts, to_float
 from fairsim.traces.io import BadRows
 
 #: Default spacing of the over-commitment samples, seconds.
@@ -216,11 +217,9 @@ class _GoogleCheck:
     def _read_batch(self, batch: Any, part_max: int) -> int:
         """Check one batch's time order and requests, then its lifecycle rows; return the
         part's latest time so far (``part_max``, -1 before its first row)."""
-        t, t_ok = to_int(batch.column("time"))
-        job, j_ok = to_int(batch.column("job_id"))
-        task, k_ok = to_int(batch.column("task_index"))
-        ev, e_ok = to_int(batch.column("event_type"))
-        mach, m_ok = to_int(batch.column("machine_id"))
+        (t, t_ok), (job, j_ok), (task, k_ok), (ev, e_ok), (mach, m_ok) = int_columns(
+            batch, ("time", "job_id", "task_index", "event_type", "machine_id")
+        )
         cpu, _ = to_float(batch.column("cpu"))
         mem, _ = to_float(batch.column("mem"))
         ok = t_ok & j_ok & k_ok & e_ok & (task >= 0) & (task < TASK_INDEX_LIMIT)
@@ -481,6 +480,35 @@ def check_alibaba(fmt: str, src: Path) -> dict[str, Any]:
     }
 
 
+#: The checks :func:`check_text` writes one line for: the check's key, its title, and what a
+#: supported check found (the line's text after the title).
+_CHECK_LINES: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
+    (
+        "events_out_of_order",
+        "events out of time order",
+        lambda e: (
+            f"{e['rows_within_parts']:,} rows within parts, "
+            f"{e['parts_starting_before_previous_part']} parts starting before the previous one"
+        ),
+    ),
+    (
+        "runs_on_unknown_machines",
+        "runs on unknown machines",
+        lambda u: (
+            f"{u['schedules_on_unknown_machines']:,} SCHEDULE events ({u['tasks']:,} "
+            "tasks) on machines machine_events never mentions "
+            f"({u['machines_in_machine_events']:,} machines); "
+            f"{u['schedules_without_machine']:,} without a machine"
+        ),
+    ),
+    (
+        "scheduled_twice_without_end",
+        "tasks scheduled twice without an end",
+        lambda s: f"{s['schedules']:,} SCHEDULE events ({s['tasks']:,} tasks)",
+    ),
+)
+
+
 def check_text(result: dict[str, Any]) -> str:
     """The readable report of :func:`check_google_2011` or :func:`check_alibaba`."""
     c = result["checks"]
@@ -495,37 +523,17 @@ def check_text(result: dict[str, Any]) -> str:
     else:
         lines.append(f"{rows['tasks']:,} tasks (converted)")
 
-    def off(name: str, title: str) -> bool:
-        if not c[name]["supported"]:
-            lines.append(f"{title}: not supported ({c[name]['why']})")
-            return True
-        return False
-
-    if not off("events_out_of_order", "events out of time order"):
-        e = c["events_out_of_order"]
-        lines.append(
-            f"events out of time order: {e['rows_within_parts']:,} rows within parts, "
-            f"{e['parts_starting_before_previous_part']} parts starting before the previous one"
-        )
-    if not off("runs_on_unknown_machines", "runs on unknown machines"):
-        u = c["runs_on_unknown_machines"]
-        lines.append(
-            f"runs on unknown machines: {u['schedules_on_unknown_machines']:,} SCHEDULE events "
-            f"({u['tasks']:,} tasks) on machines machine_events never mentions "
-            f"({u['machines_in_machine_events']:,} machines); "
-            f"{u['schedules_without_machine']:,} without a machine"
-        )
-    if not off("scheduled_twice_without_end", "tasks scheduled twice without an end"):
-        s = c["scheduled_twice_without_end"]
-        lines.append(
-            f"tasks scheduled twice without an end: {s['schedules']:,} SCHEDULE events "
-            f"({s['tasks']:,} tasks)"
-        )
+    for name, title, found in _CHECK_LINES:
+        check = c[name]
+        text = found(check) if check["supported"] else f"not supported ({check['why']})"
+        lines.append(f"{title}: {text}")
     r = c["requests_above_every_machine"]
     per = ", ".join(f"{k[6:]} {v:,}" for k, v in r.items() if k.startswith("tasks_"))
     lines.append(f"tasks requesting more than the largest machine: {per}")
-    if not off("overcommitted_machines", "over-committed machines"):
-        o = c["overcommitted_machines"]
+    o = c["overcommitted_machines"]
+    if not o["supported"]:
+        lines.append(f"over-committed machines: not supported ({o['why']})")
+    else:
         lines.append(
             f"over-committed machines (requests of running tasks above capacity), every "
             f"{o['sample_s']:g} s; {o['machines_with_capacity']:,} machines, "

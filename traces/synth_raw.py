@@ -77,7 +77,13 @@ from fairsim.traces.google2011 import (
     UPDATE_RUNNING,
     WINDOW_START_US,
 )
-from fairsim.traces.google_parts import PART_RE, iter_batches, list_parts, to_float, to_int
+from fairsim.traces.google_parts import (
+    PART_RE,
+    int_columns,
+    iter_batches,
+    list_parts,
+    to_float,
+)
 from fairsim.traces.io import BadRows, write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -145,10 +151,9 @@ def _read_source(src: Path, progress: bool) -> _Source:
         rel = f"task_events/{file.name}"
         per_batch: dict[str, list[np.ndarray]] = {c: [] for c in names}
         for batch in iter_batches(file, TASK_EVENT_COLUMNS, list(TASK_EVENT_COLUMNS), bad, rel):
-            t, t_ok = to_int(batch.column("time"))
-            job, j_ok = to_int(batch.column("job_id"))
-            task, k_ok = to_int(batch.column("task_index"))
-            ev, e_ok = to_int(batch.column("event_type"))
+            (t, t_ok), (job, j_ok), (task, k_ok), (ev, e_ok) = int_columns(
+                batch, ("time", "job_id", "task_index", "event_type")
+            )
             _, cpu_bad = to_float(batch.column("cpu"))
             _, mem_bad = to_float(batch.column("mem"))
             # the converter's test of a usable row (fairsim.traces.google2011)
