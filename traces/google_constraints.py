@@ -175,7 +175,7 @@ def read_machine_attributes(folder: Path) -> tuple[pd.DataFrame, dict[str, Any]]
     Raises
     ------
     TraceError
-        If the folder has no part files, or a part is a truncated gzip.
+        As :func:`read_task_constraints`.
     """
     bad = BadRows()
     frames = []

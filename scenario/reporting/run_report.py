@@ -295,7 +295,7 @@ def overload_line(summaries: dict[str, dict[str, Any]]) -> str | None:
     Parameters
     ----------
     summaries : dict
-        ``{scheduler: summary}`` as ``summary.json``.
+        As :func:`overload_note`.
 
     Returns
     -------

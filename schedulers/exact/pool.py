@@ -81,6 +81,7 @@ def solve_drf(inst: Instance) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n_users, 1)
+        Each user's DRF tasks on the pool.
 
     Raises
     ------
@@ -148,6 +149,7 @@ def solve_bmf(inst: Instance) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n_users, 1)
+        Each user's BMF tasks on the pool.
 
     Raises
     ------
