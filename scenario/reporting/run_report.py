@@ -243,7 +243,7 @@ def overload_note(summaries: dict[str, dict[str, Any]]) -> str | None:
     Parameters
     ----------
     summaries : dict
-        ``{scheduler: summary}`` as ``summary.json``.
+        Each scheduler's ``summary.json``, by scheduler name.
 
     Returns
     -------

@@ -81,7 +81,7 @@ def solve_drf(inst: Instance) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n_users, 1)
-        Each user's DRF tasks on the pool.
+        The tasks of every user, on the one pooled server.
 
     Raises
     ------
@@ -149,7 +149,7 @@ def solve_bmf(inst: Instance) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n_users, 1)
-        Each user's BMF tasks on the pool.
+        The BMF allocation (tasks per user).
 
     Raises
     ------
