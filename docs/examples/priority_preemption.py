@@ -47,6 +47,7 @@ class PriorityPreemption(fairsim.Scheduler):
         self.tier_: dict[int, float] = {}  # tasks waiting or running -> their tier
         self.demand_: dict[int, np.ndarray] = {}
         self.user_: dict[int, int] = {}
+        self.running_: dict[float, int] = {}  # tier -> tasks of the tier running
         self.arrivals_ = 0
 
     def tier(self, user: int) -> float:
@@ -61,18 +62,20 @@ class PriorityPreemption(fairsim.Scheduler):
         self.arrivals_ += 1
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        self.running_[self.tier_[task]] -= 1
         del self.tier_[task], self.demand_[task], self.user_[task]
 
     def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         # the engine ended the run: the task waits again, in its place by tier and arrival
+        self.running_[self.tier_[task]] -= 1
         self.waiting_[task] = (-self.tier_[task], self.arrivals_)
         self.arrivals_ += 1
 
     def decide(self) -> Iterator[tuple[int, int]]:
         started: set[int] = set()  # runs started in this pass: never evicted in it
-        placed = True
-        while placed:  # until nothing more starts (an eviction may leave room for another)
-            placed = False
+        again = True
+        while again:  # an eviction may leave room for a task skipped earlier in the sweep
+            again = False
             for task in sorted(self.waiting_, key=self.waiting_.__getitem__):
                 server = self._first_fit(task)
                 if server is None:
@@ -81,9 +84,11 @@ class PriorityPreemption(fairsim.Scheduler):
                         continue  # the task waits; a lower tier's task may still fit
                     for victim in victims:
                         yield Eviction(victim, server)  # on_eviction runs before we resume
+                    again = True
                 del self.waiting_[task]
                 started.add(task)
-                placed = True
+                tier = self.tier_[task]
+                self.running_[tier] = self.running_.get(tier, 0) + 1
                 yield task, server
 
     def _allowed(self, task: int) -> np.ndarray:
@@ -99,6 +104,8 @@ class PriorityPreemption(fairsim.Scheduler):
         """The fewest youngest lower-tier runs whose eviction lets ``task`` fit on one server."""
         view, need, tier = self.cluster_, self.demand_[task], self.tier_[task]
         best: tuple[list[int], int | None] = ([], None)
+        if not any(n for t, n in self.running_.items() if t < tier):
+            return best  # no lower tier runs: nothing to evict
         for server in np.flatnonzero(self._allowed(task)).tolist():
             free = view.free[server].copy()
             victims = []
