@@ -647,9 +647,21 @@ class EvictingStreamingRecorder(StreamingRecorder):
         path: str | os.PathLike[str],
         resources: tuple[str, ...],
         users: dict[str, int],
-        **kwargs: Any,
+        *,
+        hold_censored: bool,
+        order: str = "end",
+        constraints: ConstraintIndex | None = None,
+        servers: Sequence[str] | None = None,
     ) -> None:
-        super().__init__(path, resources, users, **kwargs)
+        super().__init__(
+            path,
+            resources,
+            users,
+            hold_censored=hold_censored,
+            order=order,
+            constraints=constraints,
+            servers=servers,
+        )
         self._evictions: dict[int, int] = {}
 
     def finished(self, task: int, finish_s: float, server: int, record: LiveTask) -> None:

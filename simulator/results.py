@@ -30,6 +30,12 @@ Per scheduler, into ``DIR/<scheduler>/``:
     which may exceed 1, also ``overcommitted_<resource>`` (int: servers whose used amount exceeds
     their capacity) and ``overcommit_<resource>`` (sum over servers of the amount above capacity,
     as a fraction of the pool's total capacity).
+``evictions.parquet`` (only for a scheduler that preempts, :mod:`fairsim.simulator.preemption`)
+    ``time_s, evictions, work_lost_<resource>...`` on the utilisation grid, each counted from the
+    start up to the time (:func:`evictions_table`); ``tasks.parquet`` then has a last column
+    ``evictions`` (int32: the task's runs that were evicted; ``start_s`` is its last run's start)
+    and ``summary.json`` the keys ``preemption`` and ``preemption_loops``
+    (:func:`preemption_summary`).
 ``user_shares.parquet`` (only when ``collect.user_shares`` is on)
     ``time_s, user, <resources...>, dominant``: each user's share of the pool per resource, and its
     global dominant share (DRFH paper, eq. 3).
