@@ -8,7 +8,8 @@ at the scheduler's own wake-up times, :meth:`Scheduler.next_wakeup`).
 A scheduler may only place tasks it has been told about and not yet placed. The engine raises
 :class:`fairsim.errors.PlacementError` naming task, server and resource for any placement that
 does not fit or places an unknown task. :class:`DelegatingScheduler` wraps a scheduler without
-changing its decisions (for measurements).
+changing its decisions (for measurements); :class:`WaitingTasks` also keeps the tasks it holds
+waiting.
 
 A scheduler that declares :attr:`Scheduler.preempts` may also take a running task back: its
 :meth:`Scheduler.decide` yields an :class:`Eviction` naming the task and the server it runs on;
@@ -343,3 +344,46 @@ class DelegatingScheduler(Scheduler):
     def pending(self) -> int:
         """Delegated."""
         return self.inner.pending()
+
+
+class WaitingTasks(DelegatingScheduler):
+    """A :class:`DelegatingScheduler` that keeps the tasks the wrapped scheduler holds waiting.
+
+    :attr:`waiting` maps every task that arrived and is not placed yet to its demand, in order
+    of arrival (an evicted task waits again, at the end). Used to measure what waits (the UDRF
+    reproduction's wasted resources) and, by :mod:`fairsim.testing`, to check what a scheduler
+    places. Subclasses can customise by extending :meth:`on_arrival` and :meth:`on_eviction`
+    (calling them) and replacing :meth:`decide` (removing each placed task from
+    :attr:`waiting`, passing :class:`Eviction` records on).
+
+    Parameters
+    ----------
+    inner : Scheduler
+        The scheduler that decides.
+
+    Attributes
+    ----------
+    waiting : dict of int to tuple of float
+        Task -> its demand, one entry per resource.
+    """
+
+    def __init__(self, inner: Scheduler) -> None:
+        super().__init__(inner)
+        self.waiting: dict[int, tuple[float, ...]] = {}
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Record the task as waiting, then pass it on."""
+        self.waiting[task] = demand
+        self.inner.on_arrival(task, user, demand)
+
+    def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Record the evicted task as waiting again, then pass it on."""
+        self.waiting[task] = demand
+        self.inner.on_eviction(task, user, demand, server)
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """The wrapped scheduler's placements (each placed task stops waiting) and evictions."""
+        for item in self.inner.decide():
+            if not isinstance(item, Eviction):
+                del self.waiting[item[0]]
+            yield item

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
-from fairsim.schedulers.instance import Instance, parse_instance
+from fairsim.schedulers.exact.instance import Instance, parse_instance
 from fairsim.schedulers.registry import unregister_scheduler
 
 #: The documentation's example scripts.
@@ -54,7 +54,6 @@ def tiered_by_user() -> type:
             return float(user % 3)
 
     return TieredByUser
-
 
 # --------------------------------------------------------------------------- workloads
 
