@@ -55,6 +55,7 @@ def tiered_by_user() -> type:
 
     return TieredByUser
 
+
 # --------------------------------------------------------------------------- workloads
 
 
