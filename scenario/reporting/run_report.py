@@ -248,7 +248,7 @@ def overload_note(summaries: dict[str, dict[str, Any]]) -> str | None:
     Parameters
     ----------
     summaries : dict
-        ``{scheduler: summary}`` as ``summary.json``.
+        Each scheduler's ``summary.json``, by scheduler name.
 
     Returns
     -------
@@ -300,7 +300,7 @@ def overload_line(summaries: dict[str, dict[str, Any]]) -> str | None:
     Parameters
     ----------
     summaries : dict
-        ``{scheduler: summary}`` as ``summary.json``.
+        As :func:`overload_note`.
 
     Returns
     -------
