@@ -23,6 +23,7 @@ from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.jobs import JobGate
+from fairsim.simulator.preemption import LoopRule
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
 from fairsim.simulator.workload import TaskSource
@@ -54,6 +55,7 @@ def run_scheduler(
     on_fairness: Callable[[float, UserSnapshot], None] | None = None,
     fairness_by_queue: bool = False,
     server_ids: Sequence[str] | None = None,
+    preemption_loops: LoopRule | None = None,
 ) -> EngineResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's result.
 
@@ -70,7 +72,8 @@ def run_scheduler(
     per (user, queue) pair with ``fairness_by_queue`` (the tasks carry their queue).
     ``server_ids`` names the servers (the pool's ``server`` column, by row of ``capacity``): the
     ``server`` of the run's tasks (:class:`fairsim.simulator.cluster.ClusterState`; None:
-    ``s0``, ``s1``, ...).
+    ``s0``, ``s1``, ...). ``preemption_loops`` is the loop rule of a scheduler that preempts
+    (:class:`fairsim.simulator.preemption.LoopRule`; None: its default).
     """
     if not isinstance(scheduler, Scheduler):
         scheduler = make_scheduler(scheduler, weights=weights)
@@ -94,5 +97,6 @@ def run_scheduler(
         fairness_interval_s=fairness_interval_s,
         on_fairness=on_fairness,
         fairness_by_queue=fairness_by_queue,
+        preemption_loops=preemption_loops,
     )
     return engine.run()
