@@ -71,6 +71,7 @@ from fairsim.errors import ConfigError, RegistryError, unknown_key
 from fairsim.schedulers.drf_classes import DRFClasses
 from fairsim.schedulers.drf_lockstep import DRFLockstep
 from fairsim.schedulers.drfh import BestFitDRFH, FirstFitDRFH
+from fairsim.schedulers.dynamic_drf import DynamicDRF
 from fairsim.schedulers.online_baselines import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.recorded import Recorded
@@ -170,7 +171,8 @@ _UDRF_ALIAS = Alias(
 
 #: fairsim's own schedulers, in the order of ``--help``: the DRFH paper's Slots baseline and
 #: First-Fit / Best-Fit DRFH (:mod:`fairsim.schedulers.slots`, :mod:`fairsim.schedulers.drfh`),
-#: the online baselines (:mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF
+#: the online baselines (:mod:`fairsim.schedulers.online_baselines`), dynamic DRF
+#: (:mod:`fairsim.schedulers.dynamic_drf`), distributed PS-DSF
 #: (:mod:`fairsim.schedulers.psdsf_distributed`), the UDRF paper's task-level DRF over machine
 #: classes and its Section V DRF baseline (:mod:`fairsim.schedulers.drf_classes`,
 #: :mod:`fairsim.schedulers.drf_lockstep`), online UDRF (:mod:`fairsim.schedulers.udrf_online`)
@@ -187,6 +189,7 @@ BUILTIN: tuple[Registration, ...] = (
     Registration("ff-drfh", FirstFitDRFH),
     Registration("bf-drfh", BestFitDRFH),
     Registration("drf", DRF),
+    Registration("dynamic-drf", DynamicDRF),
     Registration("c-drfh", CDRFH),
     Registration("tsf", TSF),
     Registration("af", AF),

@@ -30,7 +30,11 @@ the only modules importing :mod:`simpy`; schedulers never do. The engine
   chosen when the run starts): the loop of every other scheduler (:meth:`Engine._main`) does not
   test for it.
 
-A task's run starts when it is placed and lasts its ``run_s`` from the trace. A simulation ends at
+A task's run starts when it is placed and lasts its ``run_s`` from the trace, except a
+*placeholder* (``TaskBatch.end_at_s``: a hoarding user's stand-in, ``fairsim strategy``), which
+holds its resources until its absolute end time and ends at once when it starts at or after it;
+it takes the branch of the held right-censored tasks, so a run without placeholders pays nothing
+for them. A simulation ends at
 ``horizon_s``: tasks still queued or running then count as not completed; a task that finishes at
 exactly ``horizon_s`` counts as completed.
 
@@ -463,6 +467,7 @@ class Engine:
         batches = self.source.batches()
         live = rec.live  # task -> its live record, from arrival until it ends
         start_s, finished, unplaceable = rec.start_s, rec.finished, rec.unplaceable
+        until = rec.until  # placeholders not yet started -> their absolute end (else empty)
         running = self._running  # task -> server, for the tasks placed and not finished
         used, integral = cluster.used, self._used_integral
         k_res = range(cluster.n_resources)
@@ -624,6 +629,9 @@ class Engine:
                             row[r] += demand[r]
                 if run_s >= 0.0:  # else HELD: a censored task held to the horizon
                     heapq.heappush(heap, (now + run_s, task))
+                elif task in until:  # a placeholder: it ends at its absolute end time
+                    end = until.pop(task)
+                    heapq.heappush(heap, (end if end > now else now, task))
                 elif horizon == math.inf:
                     raise ValueError(
                         f"task {task} is right-censored and holds its server until the horizon, "
