@@ -36,7 +36,7 @@ def cmd_properties(args: argparse.Namespace) -> int:
     if args.instance is not None:
         import json
 
-        from fairsim.schedulers.instance import load_instance
+        from fairsim.schedulers.exact.instance import load_instance
 
         # validated as `fairsim solve` reads it (errors name the field)
         load_instance(args.instance)

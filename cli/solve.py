@@ -14,7 +14,7 @@ from fairsim.errors import FairsimError
 
 def cmd_solve(args: argparse.Namespace) -> int:
     import fairsim
-    from fairsim.schedulers.instance import load_instance
+    from fairsim.schedulers.exact.instance import load_instance
     from fairsim.schedulers.solve import compare_table, solve_table
 
     if args.compare:

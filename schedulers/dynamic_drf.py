@@ -42,8 +42,9 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from fairsim.schedulers.filling_parts import DIGITS, FirstFit, UserOrder
+from fairsim.schedulers.placement import FirstFit
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
+from fairsim.schedulers.user_selection import DIGITS, FillingState, UserOrder
 from fairsim.simulator.cluster import ClusterView
 
 
@@ -57,12 +58,11 @@ class HistoryDominantShare(UserOrder):
     only for the users whose share changed.
     """
 
-    accounts = True
     dynamic = True
 
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+    def bind(self, state: FillingState, sched: ProgressiveFilling, cluster: ClusterView) -> None:
         """Bind, then allocate the per-user integrals."""
-        super().bind(sched, cluster)
+        super().bind(state, sched, cluster)
         assert isinstance(sched, DynamicDRF)
         self._sched = sched
         self._s: list[float] = []  # current dominant share
@@ -78,8 +78,9 @@ class HistoryDominantShare(UserOrder):
         self._since.extend([0.0] * grow)
 
     def _share(self, user: int) -> float:
-        a, t = self.alloc[user], self.total
-        return max([a[r] / t[r] for r in range(self.n_resources)])
+        s = self.state
+        a, t = s.alloc[user], s.total
+        return max([a[r] / t[r] for r in range(s.n_columns)])
 
     def account(self, user: int, server: int, need: tuple[float, ...], sign: int) -> None:
         """A placement (at the current period start: integrate now) or a completion (at a time
@@ -90,8 +91,9 @@ class HistoryDominantShare(UserOrder):
             return
         if user not in self._dirty:
             self._dirty[user] = self._s[user]
-        a, t = self.alloc[user], self.total  # before it shrinks
-        self._s[user] = max([(a[r] - need[r]) / t[r] for r in range(self.n_resources)])
+        st = self.state
+        a, t = st.alloc[user], st.total  # already shrunk (account runs after the change)
+        self._s[user] = max([a[r] / t[r] for r in range(st.n_columns)])
 
     def stamp_user(self, user: int, now: float) -> None:
         """Integrate ``user``'s share up to ``now`` (its share before any unstamped change)."""
@@ -109,7 +111,7 @@ class HistoryDominantShare(UserOrder):
         now = self._sched.clock_
         s = self._s[user]
         hist = self._integral[user] + self._dirty.get(user, s) * (now - self._since[user])
-        return round((hist / self._sched.period_s + s) / self.weight[user], DIGITS)
+        return round((hist / self._sched.period_s + s) / self.state.weight[user], DIGITS)
 
     def before_pass(self) -> bool:
         """Time moved: every waiting user's key moved with its history."""

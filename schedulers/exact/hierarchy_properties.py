@@ -12,7 +12,8 @@ demanding siblings at every level, Bhattacharya et al. Section 2):
 * starvation freedom (the paper's dynamic setting): after the tasks of one user finish (all of
   them, or half), the mechanism hands the freed resources out again from the remaining
   allocation (:func:`~fairsim.schedulers.exact.hdrf.refill`, no preemption) and the result still
-  meets the hierarchical share guarantee;
+  meets the hierarchical share guarantee (a count, not a theorem: without preemption H-DRF too
+  can leave a node below it where nothing more fits; docs/hdrf.md gives an instance);
 * Pareto optimality, strategy-proofness (a user raises some entries of its demand vector; its
   *true* tasks are compared), population monotonicity (a user leaves), as for the flat
   mechanisms (:mod:`fairsim.schedulers.exact.properties`), the Pareto LP with the queues' limits;
@@ -45,6 +46,7 @@ from fairsim.schedulers.exact.hdrf import (
     solve_naive,
 )
 from fairsim.schedulers.exact.hdrf_examples import EXAMPLES
+from fairsim.schedulers.exact.instance import Instance, parse_instance
 from fairsim.schedulers.exact.pool import pooled
 from fairsim.schedulers.exact.properties import (
     PROPERTIES,
@@ -58,7 +60,6 @@ from fairsim.schedulers.exact.properties import (
     instance_data,
     sharing_incentive_violations,
 )
-from fairsim.schedulers.instance import Instance, parse_instance
 
 #: The properties of a hierarchical row, in the order of its table.
 HIER_PROPERTIES = (

@@ -1,4 +1,4 @@
-"""The online baselines of :mod:`fairsim.schedulers.online_baselines` (docs/mechanisms.md).
+"""The online mechanisms of :mod:`fairsim.schedulers.online_mechanisms` (docs/mechanisms.md).
 
 1. The optimised schedulers (lazy heap, wake-ups on freed servers) make exactly the decisions of
    a naive reference that recomputes every key from its definition and rescans every user and
@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.exact import solve_exact
-from fairsim.schedulers.instance import parse_instance
-from fairsim.schedulers.online_baselines import pf_prices
+from fairsim.schedulers.exact.instance import parse_instance
+from fairsim.schedulers.online_mechanisms import pf_prices
 from fairsim.schedulers.static_fill import progressive_fill
 from fairsim.simulator.cluster import ClusterState
 

@@ -15,10 +15,10 @@ import pytest
 from helpers import PSDSF_FIG1, PSDSF_FIG2
 
 from fairsim.schedulers.exact import EXACT, solve_exact
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.pf import pf_kkt_gap
 from fairsim.schedulers.exact.pool import bmf_conditions
 from fairsim.schedulers.exact.psdsf import distributed_psdsf, psdsf_violation, solve_psdsf
-from fairsim.schedulers.instance import parse_instance
 
 # Ghodsi et al. (DRF), Section 4 / 5.1: one server <9 CPU, 18 GB>; A = <1, 4>, B = <3, 1>.
 DRF: dict[str, Any] = {
@@ -283,8 +283,8 @@ def test_lmm_mms_pick_example_2() -> None:
 
 def test_lmm_mms_pick_needs_positive_demands() -> None:
     # Lemma 1's common ratio would give 0.5, 0.5, 0.5 and leave half the memory idle
+    from fairsim.schedulers.exact.instance import InstanceError
     from fairsim.schedulers.exact.lmm_mms import lmm_mms_pick
-    from fairsim.schedulers.instance import InstanceError
 
     data = {
         "resources": ["cpu", "mem"],

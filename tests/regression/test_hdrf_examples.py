@@ -15,8 +15,8 @@ import fairsim
 from fairsim.schedulers.exact.hdrf import refill, solve_collapsed, solve_naive
 from fairsim.schedulers.exact.hdrf_examples import EXAMPLES, SINGLE_RESOURCE, Example, Expectation
 from fairsim.schedulers.exact.hierarchy_properties import HIER_PROPERTIES
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.property_table import property_table
-from fairsim.schedulers.instance import parse_instance
 
 CASES = [(ex, exp) for ex in EXAMPLES for exp in ex.expected]
 

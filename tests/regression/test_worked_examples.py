@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.static_fill import progressive_fill
 
 # DRFH paper, Section III-A, Fig. 1: servers (2 CPU, 12 GB) and (12 CPU, 2 GB).

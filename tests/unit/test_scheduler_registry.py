@@ -114,7 +114,7 @@ def test_duplicate_and_invalid_registrations_are_refused(fifo: str) -> None:
         fairsim.register_scheduler("test-fifo")(Other)
     fairsim.register_scheduler("test-fifo")(Fifo)  # the same class again: nothing changes
     fairsim.register_scheduler("test-fifo", replace=True)(Other)
-    assert registry.scheduler_class("test-fifo") is Other
+    assert registry.resolve("test-fifo").cls is Other
     with pytest.raises(
         RegistryError,
         match=r"^register_scheduler\('bf-drfh'\): the name is taken by fairsim's built-in "
@@ -154,12 +154,13 @@ def test_scheduler_with_parameters_and_weights() -> None:
             registry.resolve({"name": "test-greedy", "limit": "x"})
     finally:
         registry.unregister_scheduler("test-greedy")
-    # a scheduler without a weights parameter takes no weights other than 1
-    assert registry.build_class(Fifo, weights={0: 1.0, 1: 1.0}).name == "scheduler"
+    # a scheduler without a weights parameter takes no weights other than 1; a class given
+    # directly is labelled by its class name
+    assert registry.make_scheduler(Fifo, weights={0: 1.0, 1: 1.0}).name == "Fifo"
     with pytest.raises(
         ConfigError, match=r"^scheduler 'Fifo' takes no user weights \(its __init__ has no"
     ):
-        registry.build_class(Fifo, weights={0: 2.0})
+        registry.make_scheduler(Fifo, weights={0: 2.0})
 
 
 # --------------------------------------------------------------------------- the conformance suite
@@ -203,7 +204,7 @@ def test_parameters_from_yaml(tmp_path: Path) -> None:
         "udrf-events",
     ]
     specs = cfg.scheduler_specs()
-    built = [s.build() for s in specs]
+    built = [registry.make_scheduler(s) for s in specs]
     assert isinstance(built[1], DistributedPSDSF) and built[1].period_s == 2.0
     assert isinstance(built[3], Slots) and (built[3].slots, built[3].model) == (14, "single")
     assert [b.name for b in built] == cfg.scheduler_labels()

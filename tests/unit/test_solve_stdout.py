@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fairsim.schedulers.exact import common, solve_exact
-from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.exact.instance import parse_instance
 
 # DRFH paper (Wang, Li, Liang), Fig. 1 with u1 capped at 5: the pooled totals need a split LP
 FIG1 = {
