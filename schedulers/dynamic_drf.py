@@ -17,9 +17,10 @@ max-min (DRF: progressive-filling) sense, the totals ``sum_{tau < t} a_i,tau + a
 ``a_it`` at most the user's demand of the period. Online, with indivisible tasks that keep their
 resources until they end (nothing is preempted), we keep the rule and the clock:
 
-* time is cut into periods of ``period_s`` seconds; the scheduler places tasks only at the start
-  of a period (the engine's ticks, :meth:`DynamicDRF.next_wakeup`), so a task waits at most one
-  period for its first chance;
+* time is cut into periods of ``period_s`` seconds from time 0; the scheduler places tasks at
+  the run's first scheduling pass (its first arrival: the first period's start when the trace
+  starts at 0) and then only at the start of a period (the engine's ticks,
+  :meth:`DynamicDRF.next_wakeup`), so a task waits at most one period for its first chance;
 * the key of user i at the start ``T`` of a period is its *total* dominant share so far, in
   periods, plus what it holds now: ``(I_i(T) / period_s + s_i) / w_i``, with ``s_i = max_r A_ir /
   C_r`` its dominant share of the pooled cluster (as ``drf``) and ``I_i(T)`` the integral of
@@ -143,6 +144,7 @@ class DynamicDRF(ProgressiveFilling):
 
     name = "dynamic-drf"
     mechanism = "drf"
+    tick_with_events = True  # a period that starts with arrivals or completions is a pass
     order = HistoryDominantShare
     placement = FirstFit
 
@@ -157,11 +159,11 @@ class DynamicDRF(ProgressiveFilling):
         self.period_s = period_s
 
     def bind(self, cluster: ClusterView) -> None:
-        """Bind; the first period starts at the engine's first call."""
+        """Bind; the first scheduling pass places tasks (module docstring)."""
         if not (self.period_s > 0 and math.isfinite(self.period_s)):
             raise ValueError(f"period_s: {self.period_s!r} (expected a number of seconds > 0)")
         self.clock_ = 0.0
-        self._due = False
+        self._due = True  # the run's first pass places (a run's clock starts at a period start)
         super().bind(cluster)
 
     def next_wakeup(self, now: float) -> float:

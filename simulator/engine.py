@@ -500,6 +500,7 @@ class Engine:
         lo = hi = 0  # pending arrivals are task ids lo..hi-1 of the recorder
         exhausted = False
         timed = type(sched).next_wakeup is not Scheduler.next_wakeup
+        tick_events = timed and sched.tick_with_events
         idle = 0  # consecutive ticks with no arrival, completion or placement
         while True:
             if lo == hi and not exhausted:
@@ -516,7 +517,7 @@ class Engine:
                         f"scheduler {sched.name!r}: next_wakeup({env.now!r}) returned {t_tick!r}, "
                         "expected a later time"
                     )
-                if t_tick <= now and sched.pending():
+                if t_tick <= now and (sched.pending() or (tick_events and t_tick == now)):
                     idle = idle + 1 if now == math.inf else 0  # no event left at all
                     tick, now = True, t_tick
                     if idle > MAX_IDLE_TICKS:
