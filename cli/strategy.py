@@ -5,6 +5,7 @@ a strategy (inflate, split, hoard) beside the truthful run, per seed, and the tw
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers, seed_list
@@ -29,12 +30,12 @@ def cmd_strategy(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
     )
     summary = gain_summary(table)
-    for row in summary.itertuples():
-        half = "" if row.gain_half != row.gain_half else f" ± {100 * row.gain_half:.2f}"
+    for row in summary.to_dict("records"):
+        half = "" if math.isnan(row["gain_half"]) else f" ± {100 * row['gain_half']:.2f}"
         print(
-            f"{row.scheduler:>14} {row.strategy}:{row.params:<16} gain "
-            f"{100 * row.gain_mean:+.2f} %{half} (over {row.seeds} seeds), harm "
-            f"{100 * row.harm_mean:+.2f} %"
+            f"{row['scheduler']:>14} {row['strategy']}:{row['params']:<16} gain "
+            f"{100 * row['gain_mean']:+.2f} %{half} (over {row['seeds']} seeds), harm "
+            f"{100 * row['harm_mean']:+.2f} %"
         )
     print(f"results in {args.out} ({STRATEGY_FILE}, report.md, gain.png)")
     return 0

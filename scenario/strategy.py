@@ -509,7 +509,11 @@ def gain_summary(table: pd.DataFrame) -> pd.DataFrame:
         per_seed = g.groupby("seed", sort=True)[["gain", "harm"]].mean()
         gm, _, gh, n = t_interval(per_seed["gain"].to_numpy())
         hm, _, hh, _ = t_interval(per_seed["harm"].to_numpy())
-        best = g.loc[g["gain"].idxmax()] if g["gain"].notna().any() else None
+        best: dict[Any, Any] | None = (
+            g.sort_values("gain", ascending=False, kind="stable").iloc[0].to_dict()
+            if g["gain"].notna().any()
+            else None
+        )
         out.append(
             {
                 "scheduler": sched,
@@ -564,23 +568,27 @@ def write_strategy_report(
         "| scheduler | strategy | params | seeds | gain | harm | largest gain (user, seed) |",
         "|---|---|---|---:|---|---|---|",
     ]
-    for row in summary.itertuples():
+    records: list[dict[Any, Any]] = summary.to_dict("records")
+    for row in records:
         best = (
-            f"{100 * row.gain_max:+.2f} % ({row.gain_max_user}, {row.gain_max_seed})"
-            if not math.isnan(row.gain_max)
+            f"{100 * row['gain_max']:+.2f} % ({row['gain_max_user']}, {row['gain_max_seed']})"
+            if not math.isnan(row["gain_max"])
             else "n/a"
         )
         lines.append(
-            f"| {row.scheduler} | {row.strategy} | {row.params} | {row.seeds} | "
-            f"{_pct(row.gain_mean, row.gain_half)} | {_pct(row.harm_mean, row.harm_half)} | "
-            f"{best} |"
+            f"| {row['scheduler']} | {row['strategy']} | {row['params']} | {row['seeds']} | "
+            f"{_pct(row['gain_mean'], row['gain_half'])} | "
+            f"{_pct(row['harm_mean'], row['harm_half'])} | {best} |"
         )
     lines += ["", "## Largest gain per scheduler", ""]
-    for sched, g in summary.groupby("scheduler", sort=False):
-        g = g.dropna(subset=["gain_max"])
-        if g.empty:
+    tops: dict[str, dict[Any, Any]] = {}
+    for row in records:
+        if math.isnan(row["gain_max"]):
             continue
-        b = g.loc[g["gain_max"].idxmax()]
+        top = tops.get(row["scheduler"])
+        if top is None or row["gain_max"] > top["gain_max"]:
+            tops[row["scheduler"]] = row
+    for sched, b in tops.items():
         strat = f"{b['strategy']}:{b['params']}"
         lines.append(
             f"- {sched}: {100 * b['gain_max']:+.2f} % for user `{b['gain_max_user']}` with "
