@@ -620,5 +620,5 @@ def write_strategy_report(
     ax.set_xticks(range(len(scheds)), scheds)
     ax.set_xlabel("scheduler")
     ax.set_ylabel("gain in tasks completed by the horizon (%)\nmean over seeds, 95 % CI")
-    ax.legend(title="strategy", fontsize="small")
+    ax.legend(title="strategy", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save_figure(fig, root / "gain.png")
