@@ -368,7 +368,7 @@ def run_strategy(
             backend.close()
     table = strategy_table(root, runs, cfg.scheduler_labels())
     write_table(pa.Table.from_pandas(table, preserve_index=False), root / STRATEGY_FILE)
-    write_strategy_report(root, table, cfg, runs, failed)
+    write_strategy_report(root, table, cfg, runs, failed, base=base_path)
     return table
 
 
@@ -546,9 +546,14 @@ def write_strategy_report(
     cfg: RunConfig,
     runs: Sequence[StudyRun],
     failed: dict[str, str],
+    *,
+    base: Path | None = None,
 ) -> None:
     """``report.md`` (gains and harms with 95 % intervals over seeds, the largest gain per
-    scheduler with the command that replays it, failed runs) and ``gain.png``."""
+    scheduler with the command that replays it, failed runs), ``gain.png`` and, per scheduler
+    with a gain, ``counterexamples/<scheduler>.yaml``: the config of that run (its seed, that
+    scheduler only; relative paths rewritten for the folder, ``base`` the config's folder), its
+    first lines the command that replays the manipulation beside it."""
     from matplotlib.figure import Figure
 
     from fairsim.scenario.reporting.plotting import save_figure
@@ -588,12 +593,28 @@ def write_strategy_report(
         top = tops.get(row["scheduler"])
         if top is None or row["gain_max"] > top["gain_max"]:
             tops[row["scheduler"]] = row
+    folder = root / "counterexamples"
+    data = cfg.model_dump(mode="json")
+    entries = dict(zip(cfg.scheduler_labels(), data["schedulers"], strict=True))
     for sched, b in tops.items():
         strat = f"{b['strategy']}:{b['params']}"
+        seed = int(b["gain_max_seed"])
+        path = folder / f"{sched}.yaml"
+        command = (
+            f"fairsim strategy {path.relative_to(root)} --users '{b['gain_max_user']}' "
+            f"--strategy {strat} --seeds {seed} --out DIR"
+        )
+        one = parse_config({**data, "seed": seed, "schedulers": [entries[sched]]})
+        gain = f"{100 * b['gain_max']:+.2f} %"
+        write_text(
+            path,
+            f"# The largest gain of {cfg.name} under {sched}: {gain} for one user. Replay\n"
+            f"# (from the study's folder):\n#   {command}\n"
+            + one.to_yaml(base=base, folder=folder),
+        )
         lines.append(
-            f"- {sched}: {100 * b['gain_max']:+.2f} % for user `{b['gain_max_user']}` with "
-            f"`{strat}`, seed {b['gain_max_seed']}; replay: `fairsim strategy CONFIG --users "
-            f"'{b['gain_max_user']}' --strategy {strat} --seeds {b['gain_max_seed']} --out DIR`"
+            f"- {sched}: {gain} for user `{b['gain_max_user']}` with `{strat}`, seed {seed}; "
+            f"replay: `{command}`"
         )
     if failed:
         lines += ["", "## Failed runs", ""]

@@ -60,7 +60,19 @@ def test_study_table_null_and_split(tmp_path: Path) -> None:
         "| drf | split | k=2 | 2 | +33.33 % [+33.33, +33.33] | -33.33 % [-33.33, -33.33] |"
         in report
     )
-    assert "replay: `fairsim strategy CONFIG --users 'A' --strategy split:k=2 --seeds 1" in report
+    command = "fairsim strategy counterexamples/drf.yaml --users 'A' --strategy split:k=2 --seeds 1"
+    assert f"- drf: +33.33 % for user `A` with `split:k=2`, seed 1; replay: `{command}" in report
+    # the counterexample replays: its config holds the one scheduler and the seed
+    replay = yaml.safe_load((out / "counterexamples" / "drf.yaml").read_text())
+    assert replay["schedulers"] == ["drf"] and replay["seed"] == 1
+    again = fairsim.strategy(
+        out / "counterexamples" / "drf.yaml",
+        users="A",
+        strategies=["split:k=2"],
+        seeds=[1],
+        out=tmp_path / "replay",
+    )
+    assert again["gain"].tolist() == [8 / 6 - 1]
     assert (out / "gain.png").stat().st_size > 0
     assert (out / "s1-truthful" / "DONE").is_file()
 
