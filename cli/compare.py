@@ -34,7 +34,7 @@ def add_parser(sub: Subparsers) -> None:
             79,
         ),
     )
+    cp.set_defaults(func=cmd_compare)
     cp.add_argument("dirs", nargs="+", metavar="DIR", help="a run folder or a scheduler folder")
     cp.add_argument("--out", help="output folder (default: results/compare/<names>)")
     cp.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
-    cp.set_defaults(func=cmd_compare)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers, int_at_least
+from fairsim.cli.options import add_no_progress
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -40,6 +41,7 @@ def add_parser(sub: Subparsers) -> None:
         description="Reproduce a paper's evaluation into --out, which is replaced when it "
         "exists (atomically: an interrupted run keeps the previous results).",
     )
+    e.set_defaults(func=cmd_experiment)
     e.add_argument(
         "which",
         choices=tuple(REPRODUCTIONS),
@@ -66,5 +68,4 @@ def add_parser(sub: Subparsers) -> None:
         default=None,
         help="worker processes for the seeds (default: one per core, at most one per seed)",
     )
-    e.add_argument("--no-progress", action="store_true", help="no progress bars")
-    e.set_defaults(func=cmd_experiment)
+    add_no_progress(e)

@@ -8,7 +8,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from fairsim.cli.argtypes import Subparsers, int_at_least
+from fairsim.cli.argtypes import Subparsers
+from fairsim.cli.options import add_count, add_out, add_seed
 
 
 def cmd_properties(args: argparse.Namespace) -> int:
@@ -117,6 +118,7 @@ def add_parser(sub: Subparsers) -> None:
         "every instance was verified (violations are the table's findings), 1 when some "
         "instance could not be verified, 2 for a usage error.",
     )
+    pr.set_defaults(func=cmd_properties)
     pr.add_argument(
         "--mechanism",
         action="append",
@@ -124,16 +126,13 @@ def add_parser(sub: Subparsers) -> None:
         metavar="M",
         help="a mechanism to check (repeatable; default: all): %(choices)s",
     )
-    pr.add_argument(
+    add_count(
+        pr,
         "--instances",
-        type=int_at_least(1),
-        default=150,
-        metavar="N",
-        help="instances to check, >= 1 (the papers' instances first; default 150)",
+        "instances to check, >= 1 (the papers' instances first; default 150)",
+        150,
     )
-    pr.add_argument(
-        "--seed", type=int_at_least(0), default=1, metavar="S", help="random seed (>= 0)"
-    )
+    add_seed(pr, "random seed (>= 0)")
     pr.add_argument(
         "--instance",
         metavar="FILE.json",
@@ -142,14 +141,11 @@ def add_parser(sub: Subparsers) -> None:
         "--instances, --unconstrained and --positive are then not used",
     )
     pr.add_argument("--json", action="store_true", help="print the table as JSON")
-    pr.add_argument(
-        "--out",
-        metavar="DIR",
-        help="folder of the table, the counterexamples and the unverifiable instances (default "
+    add_out(
+        pr,
+        "folder of the table, the counterexamples and the unverifiable instances (default "
         "results/properties, replaced by each run); a DIR given here is refused if it exists "
         "and is not empty, unless --overwrite",
     )
-    pr.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
     pr.add_argument("--unconstrained", action="store_true", help="no placement constraints")
     pr.add_argument("--positive", action="store_true", help="every demand entry positive")
-    pr.set_defaults(func=cmd_properties)

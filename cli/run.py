@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fairsim.cli.argtypes import Subparsers
+from fairsim.cli.options import add_no_progress, add_out
 
 
 def _format_speed(summary: dict[str, Any]) -> str:
@@ -76,15 +77,13 @@ def add_parser(sub: Subparsers) -> None:
         "--set cluster.servers=200",
         formatter_class=raw,
     )
+    r.set_defaults(func=cmd_run)
     r.add_argument("config", help="the scenario, a YAML file (configs/, docs/getting-started.md)")
-    r.add_argument(
-        "--out",
-        metavar="DIR",
-        help="output folder (default results/<name>, relative to the working directory); "
+    add_out(
+        r,
+        "output folder (default results/<name>, relative to the working directory); "
         "refused if it exists and is not empty, unless --overwrite",
-    )
-    r.add_argument(
-        "--overwrite", action="store_true", help="replace an existing --out folder whole"
+        overwrite="replace an existing --out folder whole",
     )
     r.add_argument(
         "--set",
@@ -95,5 +94,4 @@ def add_parser(sub: Subparsers) -> None:
         "--set 'schedulers=[ff-drfh, bf-drfh]' (value parsed as YAML; repeatable; a relative "
         "path given here is relative to the working directory)",
     )
-    r.add_argument("--no-progress", action="store_true", help="no progress bars")
-    r.set_defaults(func=cmd_run)
+    add_no_progress(r)

@@ -79,6 +79,7 @@ def add_parser(sub: Subparsers) -> None:
         "exact mechanism unless --online is given",
         formatter_class=raw,
     )
+    s.set_defaults(func=cmd_solve)
     s.add_argument("mechanism", nargs="?", help="an exact mechanism or an online heuristic (below)")
     s.add_argument(
         "instance",
@@ -106,4 +107,3 @@ def add_parser(sub: Subparsers) -> None:
         help="json (default): the machine contract, every digit; table: a table for people, "
         "counts rounded to 3 decimals and dominant shares to 4",
     )
-    s.set_defaults(func=cmd_solve)

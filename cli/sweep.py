@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers
+from fairsim.cli.options import add_no_progress
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -55,6 +56,7 @@ def add_parser(sub: Subparsers) -> None:
         "same command resumes (finished runs are kept).",
         epilog=f"scheduler names: {schedulers}",
     )
+    w.set_defaults(func=cmd_sweep)
     w.add_argument("sweep", help="the sweep, a YAML file {name, base, grid, seeds}")
     w.add_argument("--out", help="output folder (default results/sweeps/<name>)")
     w.add_argument(
@@ -62,12 +64,11 @@ def add_parser(sub: Subparsers) -> None:
         help="serial (in this process), local:N (default: local:<cores>), dask-local:N or "
         "dask://host:port",
     )
-    w.add_argument("--no-progress", action="store_true", help="no progress bars")
-    w.set_defaults(func=cmd_sweep)
+    add_no_progress(w)
 
 
 def add_report_parser(sub: Subparsers) -> None:
     """Add ``fairsim sweep-report`` to the subcommands."""
     wr = sub.add_parser("sweep-report", help="means and 95 %% CIs across seeds of a sweep")
-    wr.add_argument("out", help="a sweep's output folder")
     wr.set_defaults(func=cmd_sweep_report)
+    wr.add_argument("out", help="a sweep's output folder")

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from fairsim.atomic import json_text
-from fairsim.cli.argtypes import Subparsers, int_at_least, positive, share
+from fairsim.cli.argtypes import Subparsers, positive, share
+from fairsim.cli.options import add_count, add_no_progress, add_out, add_seed
 from fairsim.errors import FairsimError
 
 #: The raw trace formats ``trace convert`` and ``trace check`` read.
@@ -174,16 +175,14 @@ def _add_convert(tsub: Subparsers) -> None:
         description="Convert one trace folder to the canonical tables (tasks.parquet, "
         "servers.parquet when the trace has machines, conversion.json with the skip report).",
     )
-    c.add_argument("format", choices=FORMATS, help="the trace's format: %(choices)s")
-    c.add_argument("src", help="the folder of the trace's files (docs/traces*.md)")
-    c.add_argument(
-        "--out",
+    c.set_defaults(func=cmd_trace_convert)
+    _add_trace_folder(c)
+    add_out(
+        c,
+        "output folder; refused if it exists and is not empty, unless --overwrite",
         required=True,
-        metavar="DIR",
-        help="output folder; refused if it exists and is not empty, unless --overwrite",
     )
-    c.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
-    c.add_argument("--parts", help="task_events parts, e.g. 0-13 (default: every part present)")
+    _add_parts(c)
     c.add_argument(
         "--bad-row-threshold",
         type=share,
@@ -192,8 +191,7 @@ def _add_convert(tsub: Subparsers) -> None:
         help="largest share of a table's rows that may be malformed or unparseable (default "
         "0.5); more is an error naming the first bad row",
     )
-    c.add_argument("--no-progress", action="store_true", help="no progress bars")
-    c.set_defaults(func=cmd_trace_convert)
+    add_no_progress(c)
 
 
 def _add_check(tsub: Subparsers) -> None:
@@ -205,9 +203,9 @@ def _add_check(tsub: Subparsers) -> None:
         "than every machine, machines over-committed over time (docs/traces.md, 'Checking a "
         "raw trace'). Checks a format cannot support are reported as such.",
     )
-    k.add_argument("format", choices=FORMATS, help="the trace's format: %(choices)s")
-    k.add_argument("src", help="the folder of the trace's files (docs/traces*.md)")
-    k.add_argument("--parts", help="task_events parts, e.g. 0-13 (default: every part present)")
+    k.set_defaults(func=cmd_trace_check)
+    _add_trace_folder(k)
+    _add_parts(k)
     k.add_argument(
         "--sample-s",
         type=positive("seconds"),
@@ -216,7 +214,6 @@ def _add_check(tsub: Subparsers) -> None:
         help="seconds between over-commitment samples (default 3600)",
     )
     k.add_argument("--json", metavar="FILE", help="also write the numbers as JSON (atomically)")
-    k.set_defaults(func=cmd_trace_check)
 
 
 def _add_fetch(tsub: Subparsers) -> None:
@@ -227,6 +224,7 @@ def _add_fetch(tsub: Subparsers) -> None:
         "when set), each kept only if its SHA-256 matches Google's list; files already there "
         "and verified are not downloaded again.",
     )
+    f.set_defaults(func=cmd_trace_fetch)
     f.add_argument("dataset", help="google-2011")
     f.add_argument("--parts", default="0-13", help="part numbers (default 0-13)")
     f.add_argument(
@@ -243,8 +241,7 @@ def _add_fetch(tsub: Subparsers) -> None:
         "--sha256sum",
         help="Google's SHA256SUM file (default: the sample's entries, which fairsim ships)",
     )
-    f.add_argument("--no-progress", action="store_true", help="no progress bars")
-    f.set_defaults(func=cmd_trace_fetch)
+    add_no_progress(f)
 
 
 def _add_synth(tsub: Subparsers) -> None:
@@ -256,20 +253,9 @@ def _add_synth(tsub: Subparsers) -> None:
         "(task_events parts, machine_events, synth.json) whose jobs are resampled from --src "
         "(convert it with `fairsim trace convert google-2011`).",
     )
-    y.add_argument(
-        "--tasks",
-        type=int_at_least(1),
-        default=100_000,
-        metavar="N",
-        help="number of tasks (default 100000)",
-    )
-    y.add_argument(
-        "--seed",
-        type=int_at_least(0),
-        default=1,
-        metavar="S",
-        help="random seed, an integer >= 0 (default 1)",
-    )
+    y.set_defaults(func=cmd_trace_synth)
+    add_count(y, "--tasks", "number of tasks (default 100000)", 100_000)
+    add_seed(y, "random seed, an integer >= 0 (default 1)")
     y.add_argument(
         "--duration-s",
         type=positive("seconds"),
@@ -299,26 +285,34 @@ def _add_synth(tsub: Subparsers) -> None:
         help="with --raw: the Google 2011 folder whose jobs are resampled (task_events/, and "
         "machine_events/ which is copied)",
     )
-    y.add_argument(
+    add_count(
+        y,
         "--parts",
-        type=int_at_least(1),
-        default=None,
-        metavar="N",
-        help="with --raw: number of task_events part files, each an equal slice of the window "
+        "with --raw: number of task_events part files, each an equal slice of the window "
         "(default 500, as Google's)",
     )
-    y.add_argument("--no-progress", action="store_true", help="with --raw: no progress bars")
+    add_no_progress(y, "with --raw: no progress bars")
     y.add_argument(
         "--complex",
         action="store_true",
         help="complex jobs: DAG parents and Alibaba-like instance counts (fairsim.traces.synth)",
     )
-    y.add_argument(
-        "--out",
-        required=True,
-        metavar="DIR",
-        help="output folder (receives tasks.parquet); refused if it exists and is not empty, "
+    add_out(
+        y,
+        "output folder (receives tasks.parquet); refused if it exists and is not empty, "
         "unless --overwrite",
+        required=True,
     )
-    y.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
-    y.set_defaults(func=cmd_trace_synth)
+
+
+def _add_trace_folder(parser: argparse.ArgumentParser) -> None:
+    """Add the positionals ``FORMAT SRC`` of ``trace convert`` and ``trace check``."""
+    parser.add_argument("format", choices=FORMATS, help="the trace's format: %(choices)s")
+    parser.add_argument("src", help="the folder of the trace's files (docs/traces*.md)")
+
+
+def _add_parts(parser: argparse.ArgumentParser) -> None:
+    """Add ``--parts`` (Google 2011 task_events parts to read) to ``parser``."""
+    parser.add_argument(
+        "--parts", help="task_events parts, e.g. 0-13 (default: every part present)"
+    )

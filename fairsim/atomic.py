@@ -251,7 +251,7 @@ def check_writable_dir(path: str | os.PathLike[str], *, what: str = "--out") -> 
     Returns
     -------
     pathlib.Path
-        The folder as an absolute path.
+        ``path``, absolute.
 
     Raises
     ------

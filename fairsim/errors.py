@@ -48,10 +48,13 @@ def read_input_text(path: str | Path, what: str, kind: str, error: type[FairsimE
     except OSError as exc:
         raise error(f"{what}: cannot read {str(p)!r} ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
-        raise error(
-            f"{what}: {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
-            f"offset {exc.start})"
-        ) from None
+        raise error(f"{what}: {str(p)!r} is {not_utf8(exc)}") from None
+
+
+def not_utf8(exc: UnicodeDecodeError) -> str:
+    """What a decoding error says about a file, for a one-line message: ``not UTF-8 text (byte
+    0xff at offset 12)``, naming the first bad byte and its offset."""
+    return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
 
 
 class FairsimError(Exception):

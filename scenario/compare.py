@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 import yaml
 from scipy import stats
 
-from fairsim.errors import ConfigError, ResultError
+from fairsim.errors import ConfigError, ResultError, not_utf8
 from fairsim.scenario.api import read_run_kind, read_run_schedulers
 from fairsim.scenario.config import value_text as text
 from fairsim.scenario.config import yaml_load
@@ -279,10 +279,7 @@ def _text_of(path: Path) -> str:
     except OSError as exc:
         raise ResultError(f"compare: cannot read {path} ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
-        raise ResultError(
-            f"compare: {path} is damaged: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
-            f"at offset {exc.start})"
-        ) from None
+        raise ResultError(f"compare: {path} is damaged: {not_utf8(exc)}") from None
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -123,7 +123,7 @@ def parse_sweep(data: Any, *, source: str = "sweep") -> Sweep:
     Raises
     ------
     ConfigError
-        One line naming the key and the problem.
+        ``<source>: ...``, naming the key and the problem in one line.
     """
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")

@@ -32,6 +32,7 @@ supported, with the reason.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ from fairsim.traces.google2011 import (
     machine_events_table,
     schedule_request,
 )
-from fairsim.traces.google_parts import iter_batches, list_parts, to_float, to_int
+from fairsim.traces.google_parts import int_columns, iter_batches, list_parts, to_float
 from fairsim.traces.io import BadRows
 
 #: Default spacing of the over-commitment samples, seconds.
@@ -151,194 +152,262 @@ def check_google_2011(
     files = list_parts(src / "task_events", parts, "task_events")
     if not files:
         raise TraceError(f"{src / 'task_events'}: no part-NNNNN-of-00500.csv.gz files")
+    check = _GoogleCheck(src, sample_s)
+    for _, file in files:
+        check.read_part(file)
+    return check.report(src, [i for i, _ in files], sample_s)
+
+
+def _machines(src: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The machines of ``src/machine_events``: the ids it mentions (sorted), and the machines
+    with a capacity (``machine_events_table``: each machine's last capacity) as their sorted ids
+    and an ``(n, 2)`` array of (cpu, mem) capacities."""
     me_file = _machine_events_file(src / "machine_events")
     mentioned = pd.read_csv(
         me_file, header=None, names=list(MACHINE_EVENT_COLUMNS), usecols=["machine_id"]
     )["machine_id"]
     mentioned_ids = np.unique(pd.to_numeric(mentioned, errors="coerce").dropna().astype(np.int64))
     caps = machine_events_table(me_file)
-    cap_ids = caps["machine_id"].to_numpy(np.int64)
-    cap = caps[["cpu", "mem"]].to_numpy(np.float64)
-    largest = cap.max(axis=0)
+    return (
+        mentioned_ids,
+        caps["machine_id"].to_numpy(np.int64),
+        caps[["cpu", "mem"]].to_numpy(np.float64),
+    )
 
-    st = _Ids()
-    used = np.zeros_like(cap)
-    holding = np.zeros(len(cap), np.int64)
-    running = 0
-    samples: list[dict[str, Any]] = []
-    step = round(sample_s * US_PER_S)
-    next_sample = WINDOW_START_US
-    n_rows = n_bad = 0
-    within = across = 0
-    last_max = -1
-    unknown_sched = no_machine = twice = 0
-    unknown_tasks: list[np.ndarray] = []
-    twice_tasks: list[np.ndarray] = []
-    big: dict[str, list[np.ndarray]] = {"cpu": [], "mem": []}
-    sched_machines: list[np.ndarray] = []
-    include = ["time", "job_id", "task_index", "machine_id", "event_type", "cpu", "mem"]
-    for _, file in files:
-        rel = f"task_events/{file.name}"
+
+class _GoogleCheck:
+    """The state of :func:`check_google_2011` while it reads the task_events rows in file order:
+    per-task state (:class:`_Ids`), per-machine usage, the counters of each check and the
+    over-commitment samples taken so far."""
+
+    def __init__(self, src: Path, sample_s: float) -> None:
+        self.mentioned_ids, self.cap_ids, self.cap = _machines(src)
+        self.largest = self.cap.max(axis=0)
+        self.st = _Ids()
+        self.used = np.zeros_like(self.cap)
+        self.holding = np.zeros(len(self.cap), np.int64)
+        self.running = 0
+        self.samples: list[dict[str, Any]] = []
+        self.step = round(sample_s * US_PER_S)
+        self.next_sample = WINDOW_START_US
+        self.n_rows = self.n_bad = 0
+        self.within = self.across = 0
+        self.last_max = -1
+        self.unknown_sched = self.no_machine = self.twice = 0
+        self.unknown_tasks: list[np.ndarray] = []
+        self.twice_tasks: list[np.ndarray] = []
+        self.big: dict[str, list[np.ndarray]] = {"cpu": [], "mem": []}
+        self.sched_machines: list[np.ndarray] = []
+
+    def read_part(self, file: Path) -> None:
+        """Read one task_events part, batch by batch."""
+        include = ["time", "job_id", "task_index", "machine_id", "event_type", "cpu", "mem"]
         part_max = -1
         bad = BadRows()
-        for batch in iter_batches(file, TASK_EVENT_COLUMNS, include, bad, rel):
-            t, t_ok = to_int(batch.column("time"))
-            job, j_ok = to_int(batch.column("job_id"))
-            task, k_ok = to_int(batch.column("task_index"))
-            ev, e_ok = to_int(batch.column("event_type"))
-            mach, m_ok = to_int(batch.column("machine_id"))
-            cpu, _ = to_float(batch.column("cpu"))
-            mem, _ = to_float(batch.column("mem"))
-            ok = t_ok & j_ok & k_ok & e_ok & (task >= 0) & (task < TASK_INDEX_LIMIT)
-            n_rows += len(ok)
-            n_bad += int((~ok).sum())
-            t, job, task, ev, mach, m_ok = t[ok], job[ok], task[ok], ev[ok], mach[ok], m_ok[ok]
-            cpu, mem = cpu[ok], mem[ok]
-            if len(t) == 0:
-                continue
-            # time order: below the running maximum of the part's earlier rows
-            prior = np.maximum.accumulate(np.r_[part_max, t[:-1]])
-            late = t < prior
-            if part_max < 0 and last_max >= 0 and t[0] < last_max:
-                across += 1
-            within += int(late[1:].sum()) + int(late[0] and part_max >= 0)
-            part_max = max(part_max, int(t.max()))
-            tid = st.ids(job * TASK_INDEX_LIMIT + task)
-            for name, vals, top in (("cpu", cpu, largest[0]), ("mem", mem, largest[1])):
-                sel = vals > top + TOLERANCE
-                if sel.any():
-                    big[name].append(np.unique(tid[sel]))
-
-            life = np.nonzero((ev >= SCHEDULE) & (ev <= LOST))[0]
-            if len(life) == 0:
-                continue
-            sched = ev[life] == SCHEDULE
-            has_m = m_ok[life]
-            pos = np.minimum(np.searchsorted(cap_ids, mach[life]), len(cap_ids) - 1)
-            midx = np.where(has_m & (cap_ids[pos] == mach[life]), pos, -1)
-            is_mentioned = np.isin(mach[life], mentioned_ids) & has_m
-            no_machine += int((sched & ~has_m).sum())
-            sched_machines.append(np.unique(mach[life][sched & has_m]))
-            bad_m = sched & has_m & ~is_mentioned
-            unknown_sched += int(bad_m.sum())
-            if bad_m.any():
-                unknown_tasks.append(np.unique(tid[life[bad_m]]))
-            # sequential pairing, per task in file order (as the converter's attempts)
-            order = np.argsort(tid[life], kind="stable")
-            rows = life[order]
-            g = tid[rows]
-            s_ = sched[order]
-            m_ = midx[order]
-            c_ = schedule_request(cpu[rows])  # the converter's rule for a run's request
-            r_ = schedule_request(mem[rows])
-            first = np.r_[True, g[1:] != g[:-1]]
-            prev_run = np.empty(len(rows), bool)
-            prev_run[1:] = s_[:-1]
-            prev_run[first] = st.running[g[first]]
-            prev_m = np.empty(len(rows), np.int64)
-            prev_m[1:] = m_[:-1]
-            prev_m[first] = st.machine[g[first]]
-            prev_c = np.empty(len(rows))
-            prev_c[1:] = c_[:-1]
-            prev_c[first] = st.cpu[g[first]]
-            prev_r = np.empty(len(rows))
-            prev_r[1:] = r_[:-1]
-            prev_r[first] = st.mem[g[first]]
-            again = s_ & prev_run
-            twice += int(again.sum())
-            if again.any():
-                twice_tasks.append(np.unique(g[again]))
-            # usage deltas: a run ends (its SCHEDULE's request leaves its machine) and a run starts
-            ends = prev_run  # a terminal row or a SCHEDULE closes the running attempt
-            d_row = np.r_[rows[ends], rows[s_]]
-            d_m = np.r_[prev_m[ends], m_[s_]]
-            d_cpu = np.r_[-prev_c[ends], c_[s_]]
-            d_mem = np.r_[-prev_r[ends], r_[s_]]
-            d_n = np.r_[-np.ones(int(ends.sum()), np.int64), np.ones(int(s_.sum()), np.int64)]
-            last = np.r_[g[1:] != g[:-1], True]
-            lg = g[last]
-            st.running[lg] = s_[last]
-            st.machine[lg] = m_[last]
-            st.cpu[lg] = c_[last]
-            st.mem[lg] = r_[last]
-            # apply the deltas in time order, sampling at each sample time they pass
-            te = np.maximum(t[d_row], WINDOW_START_US)
-            o = np.argsort(d_row, kind="stable")
-            te, d_m, d_cpu, d_mem, d_n = te[o], d_m[o], d_cpu[o], d_mem[o], d_n[o]
-            known = d_m >= 0
-            start = 0
-            while True:
-                cut = int(np.searchsorted(te, next_sample, side="right"))
-                if cut >= len(te):
-                    break
-                k = slice(start, cut)
-                running += _apply(used, holding, d_m[k], known[k], d_cpu[k], d_mem[k], d_n[k])
-                samples.append(_sample_row(next_sample, used, holding, cap, running))
-                start = cut
-                next_sample += step
-            k = slice(start, len(te))
-            running += _apply(used, holding, d_m[k], known[k], d_cpu[k], d_mem[k], d_n[k])
+        for batch in iter_batches(
+            file, TASK_EVENT_COLUMNS, include, bad, f"task_events/{file.name}"
+        ):
+            part_max = self._read_batch(batch, part_max)
         if part_max >= 0:
-            last_max = max(last_max, part_max)
+            self.last_max = max(self.last_max, part_max)
         if bad.count:
-            n_rows += bad.count
-            n_bad += bad.count
-    t_end = max(last_max, WINDOW_START_US)
-    # the samples left before the end of the data, then the end itself
-    running_now = int(st.running[: st.n].sum())
-    if running_now != running:  # pragma: no cover - consistency guard
-        raise TraceError(f"trace check: {running} running tasks counted, {running_now} in state")
-    while next_sample < t_end:
-        samples.append(_sample_row(next_sample, used, holding, cap, running_now))
-        next_sample += step
-    end = _sample_row(t_end, used, holding, cap, running_now)
-    keys = [k for k in end if k != "time_s"]
-    maxima = {k: max((s[k] for s in [*samples, end]), default=0) for k in keys}
-    ever = np.unique(np.concatenate(sched_machines)) if sched_machines else np.empty(0)
+            self.n_rows += bad.count
+            self.n_bad += bad.count
 
-    def n_tasks(chunks: list[np.ndarray]) -> int:
-        return len(np.unique(np.concatenate(chunks))) if chunks else 0
+    def _read_batch(self, batch: Any, part_max: int) -> int:
+        """Check one batch's time order and requests, then its lifecycle rows; return the
+        part's latest time so far (``part_max``, -1 before its first row)."""
+        (t, t_ok), (job, j_ok), (task, k_ok), (ev, e_ok), (mach, m_ok) = int_columns(
+            batch, ("time", "job_id", "task_index", "event_type", "machine_id")
+        )
+        cpu, _ = to_float(batch.column("cpu"))
+        mem, _ = to_float(batch.column("mem"))
+        ok = t_ok & j_ok & k_ok & e_ok & (task >= 0) & (task < TASK_INDEX_LIMIT)
+        self.n_rows += len(ok)
+        self.n_bad += int((~ok).sum())
+        t, job, task, ev, mach, m_ok = t[ok], job[ok], task[ok], ev[ok], mach[ok], m_ok[ok]
+        cpu, mem = cpu[ok], mem[ok]
+        if len(t) == 0:
+            return part_max
+        # time order: below the running maximum of the part's earlier rows
+        prior = np.maximum.accumulate(np.r_[part_max, t[:-1]])
+        late = t < prior
+        if part_max < 0 and self.last_max >= 0 and t[0] < self.last_max:
+            self.across += 1
+        self.within += int(late[1:].sum()) + int(late[0] and part_max >= 0)
+        part_max = max(part_max, int(t.max()))
+        tid = self.st.ids(job * TASK_INDEX_LIMIT + task)
+        for name, vals, top in (("cpu", cpu, self.largest[0]), ("mem", mem, self.largest[1])):
+            sel = vals > top + TOLERANCE
+            if sel.any():
+                self.big[name].append(np.unique(tid[sel]))
+        life = np.nonzero((ev >= SCHEDULE) & (ev <= LOST))[0]
+        if len(life):
+            self._read_lifecycle(life, t, ev, mach, m_ok, tid, cpu, mem)
+        return part_max
 
-    return {
-        "format": "google-2011",
-        "path": str(src),
-        "parts": [i for i, _ in files],
-        "rows": {"task_events": n_rows, "unparseable_or_malformed": n_bad},
-        "checks": {
-            "events_out_of_order": {
-                "supported": True,
-                "rows_within_parts": within,
-                "parts_starting_before_previous_part": across,
+    def _read_lifecycle(
+        self,
+        life: np.ndarray,
+        t: np.ndarray,
+        ev: np.ndarray,
+        mach: np.ndarray,
+        m_ok: np.ndarray,
+        tid: np.ndarray,
+        cpu: np.ndarray,
+        mem: np.ndarray,
+    ) -> None:
+        """The SCHEDULE and terminal rows (``life``, indices into the batch's valid rows): the
+        unknown machines, the runs paired per task (scheduled twice without an end) and the
+        usage they add to and take from the machines."""
+        st, cap_ids = self.st, self.cap_ids
+        sched = ev[life] == SCHEDULE
+        has_m = m_ok[life]
+        pos = np.minimum(np.searchsorted(cap_ids, mach[life]), len(cap_ids) - 1)
+        midx = np.where(has_m & (cap_ids[pos] == mach[life]), pos, -1)
+        is_mentioned = np.isin(mach[life], self.mentioned_ids) & has_m
+        self.no_machine += int((sched & ~has_m).sum())
+        self.sched_machines.append(np.unique(mach[life][sched & has_m]))
+        bad_m = sched & has_m & ~is_mentioned
+        self.unknown_sched += int(bad_m.sum())
+        if bad_m.any():
+            self.unknown_tasks.append(np.unique(tid[life[bad_m]]))
+        # sequential pairing, per task in file order (as the converter's attempts)
+        order = np.argsort(tid[life], kind="stable")
+        rows = life[order]
+        g = tid[rows]
+        s_ = sched[order]
+        m_ = midx[order]
+        c_ = schedule_request(cpu[rows])  # the converter's rule for a run's request
+        r_ = schedule_request(mem[rows])
+        first = np.r_[True, g[1:] != g[:-1]]
+        prev_run = np.empty(len(rows), bool)
+        prev_run[1:] = s_[:-1]
+        prev_run[first] = st.running[g[first]]
+        prev_m = np.empty(len(rows), np.int64)
+        prev_m[1:] = m_[:-1]
+        prev_m[first] = st.machine[g[first]]
+        prev_c = np.empty(len(rows))
+        prev_c[1:] = c_[:-1]
+        prev_c[first] = st.cpu[g[first]]
+        prev_r = np.empty(len(rows))
+        prev_r[1:] = r_[:-1]
+        prev_r[first] = st.mem[g[first]]
+        again = s_ & prev_run
+        self.twice += int(again.sum())
+        if again.any():
+            self.twice_tasks.append(np.unique(g[again]))
+        # usage deltas: a run ends (its SCHEDULE's request leaves its machine) and a run starts
+        ends = prev_run  # a terminal row or a SCHEDULE closes the running attempt
+        d_row = np.r_[rows[ends], rows[s_]]
+        d_m = np.r_[prev_m[ends], m_[s_]]
+        d_cpu = np.r_[-prev_c[ends], c_[s_]]
+        d_mem = np.r_[-prev_r[ends], r_[s_]]
+        d_n = np.r_[-np.ones(int(ends.sum()), np.int64), np.ones(int(s_.sum()), np.int64)]
+        last = np.r_[g[1:] != g[:-1], True]
+        lg = g[last]
+        st.running[lg] = s_[last]
+        st.machine[lg] = m_[last]
+        st.cpu[lg] = c_[last]
+        st.mem[lg] = r_[last]
+        # apply the deltas in time order, sampling at each sample time they pass
+        te = np.maximum(t[d_row], WINDOW_START_US)
+        o = np.argsort(d_row, kind="stable")
+        self._apply_sampling(te[o], d_m[o], d_cpu[o], d_mem[o], d_n[o])
+
+    def _apply_sampling(
+        self,
+        te: np.ndarray,
+        d_m: np.ndarray,
+        d_cpu: np.ndarray,
+        d_mem: np.ndarray,
+        d_n: np.ndarray,
+    ) -> None:
+        """Apply usage deltas in time order (``te``, µs), taking a sample at each sample time
+        they pass."""
+        known = d_m >= 0
+        used, holding = self.used, self.holding
+        start = 0
+        while True:
+            cut = int(np.searchsorted(te, self.next_sample, side="right"))
+            if cut >= len(te):
+                break
+            k = slice(start, cut)
+            self.running += _apply(used, holding, d_m[k], known[k], d_cpu[k], d_mem[k], d_n[k])
+            self.samples.append(
+                _sample_row(self.next_sample, used, holding, self.cap, self.running)
+            )
+            start = cut
+            self.next_sample += self.step
+        k = slice(start, len(te))
+        self.running += _apply(used, holding, d_m[k], known[k], d_cpu[k], d_mem[k], d_n[k])
+
+    def report(self, src: Path, parts: list[int], sample_s: float) -> dict[str, Any]:
+        """The samples left before the end of the data and at the end, and the result of
+        :func:`check_google_2011`."""
+        t_end = max(self.last_max, WINDOW_START_US)
+        running_now = int(self.st.running[: self.st.n].sum())
+        if running_now != self.running:  # pragma: no cover - consistency guard
+            raise TraceError(
+                f"trace check: {self.running} running tasks counted, {running_now} in state"
+            )
+        samples, used, holding, cap = self.samples, self.used, self.holding, self.cap
+        while self.next_sample < t_end:
+            samples.append(_sample_row(self.next_sample, used, holding, cap, running_now))
+            self.next_sample += self.step
+        end = _sample_row(t_end, used, holding, cap, running_now)
+        keys = [k for k in end if k != "time_s"]
+        maxima = {k: max((s[k] for s in [*samples, end]), default=0) for k in keys}
+        ever = (
+            np.unique(np.concatenate(self.sched_machines)) if self.sched_machines else np.empty(0)
+        )
+
+        def n_tasks(chunks: list[np.ndarray]) -> int:
+            return len(np.unique(np.concatenate(chunks))) if chunks else 0
+
+        return {
+            "format": "google-2011",
+            "path": str(src),
+            "parts": parts,
+            "rows": {"task_events": self.n_rows, "unparseable_or_malformed": self.n_bad},
+            "checks": {
+                "events_out_of_order": {
+                    "supported": True,
+                    "rows_within_parts": self.within,
+                    "parts_starting_before_previous_part": self.across,
+                },
+                "runs_on_unknown_machines": {
+                    "supported": True,
+                    "machines_in_machine_events": len(self.mentioned_ids),
+                    "schedules_on_unknown_machines": self.unknown_sched,
+                    "tasks": n_tasks(self.unknown_tasks),
+                    "schedules_without_machine": self.no_machine,
+                },
+                "scheduled_twice_without_end": {
+                    "supported": True,
+                    "schedules": self.twice,
+                    "tasks": n_tasks(self.twice_tasks),
+                },
+                "requests_above_every_machine": {
+                    "supported": True,
+                    "largest_machine": {
+                        "cpu": float(self.largest[0]),
+                        "mem": float(self.largest[1]),
+                    },
+                    "tasks_cpu": n_tasks(self.big["cpu"]),
+                    "tasks_mem": n_tasks(self.big["mem"]),
+                },
+                "overcommitted_machines": {
+                    "supported": True,
+                    "sample_s": sample_s,
+                    "machines_with_capacity": len(cap),
+                    "machines_ever_holding_tasks": len(ever),
+                    "samples": samples,
+                    "max": maxima,
+                    "end": end,
+                },
             },
-            "runs_on_unknown_machines": {
-                "supported": True,
-                "machines_in_machine_events": len(mentioned_ids),
-                "schedules_on_unknown_machines": unknown_sched,
-                "tasks": n_tasks(unknown_tasks),
-                "schedules_without_machine": no_machine,
-            },
-            "scheduled_twice_without_end": {
-                "supported": True,
-                "schedules": twice,
-                "tasks": n_tasks(twice_tasks),
-            },
-            "requests_above_every_machine": {
-                "supported": True,
-                "largest_machine": {"cpu": float(largest[0]), "mem": float(largest[1])},
-                "tasks_cpu": n_tasks(big["cpu"]),
-                "tasks_mem": n_tasks(big["mem"]),
-            },
-            "overcommitted_machines": {
-                "supported": True,
-                "sample_s": sample_s,
-                "machines_with_capacity": len(cap),
-                "machines_ever_holding_tasks": len(ever),
-                "samples": samples,
-                "max": maxima,
-                "end": end,
-            },
-        },
-    }
+        }
 
 
 def _apply(
@@ -411,6 +480,35 @@ def check_alibaba(fmt: str, src: Path) -> dict[str, Any]:
     }
 
 
+#: The checks :func:`check_text` writes one line for: the check's key, its title, and what a
+#: supported check found (the line's text after the title).
+_CHECK_LINES: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
+    (
+        "events_out_of_order",
+        "events out of time order",
+        lambda e: (
+            f"{e['rows_within_parts']:,} rows within parts, "
+            f"{e['parts_starting_before_previous_part']} parts starting before the previous one"
+        ),
+    ),
+    (
+        "runs_on_unknown_machines",
+        "runs on unknown machines",
+        lambda u: (
+            f"{u['schedules_on_unknown_machines']:,} SCHEDULE events ({u['tasks']:,} "
+            "tasks) on machines machine_events never mentions "
+            f"({u['machines_in_machine_events']:,} machines); "
+            f"{u['schedules_without_machine']:,} without a machine"
+        ),
+    ),
+    (
+        "scheduled_twice_without_end",
+        "tasks scheduled twice without an end",
+        lambda s: f"{s['schedules']:,} SCHEDULE events ({s['tasks']:,} tasks)",
+    ),
+)
+
+
 def check_text(result: dict[str, Any]) -> str:
     """The readable report of :func:`check_google_2011` or :func:`check_alibaba`."""
     c = result["checks"]
@@ -425,37 +523,17 @@ def check_text(result: dict[str, Any]) -> str:
     else:
         lines.append(f"{rows['tasks']:,} tasks (converted)")
 
-    def off(name: str, title: str) -> bool:
-        if not c[name]["supported"]:
-            lines.append(f"{title}: not supported ({c[name]['why']})")
-            return True
-        return False
-
-    if not off("events_out_of_order", "events out of time order"):
-        e = c["events_out_of_order"]
-        lines.append(
-            f"events out of time order: {e['rows_within_parts']:,} rows within parts, "
-            f"{e['parts_starting_before_previous_part']} parts starting before the previous one"
-        )
-    if not off("runs_on_unknown_machines", "runs on unknown machines"):
-        u = c["runs_on_unknown_machines"]
-        lines.append(
-            f"runs on unknown machines: {u['schedules_on_unknown_machines']:,} SCHEDULE events "
-            f"({u['tasks']:,} tasks) on machines machine_events never mentions "
-            f"({u['machines_in_machine_events']:,} machines); "
-            f"{u['schedules_without_machine']:,} without a machine"
-        )
-    if not off("scheduled_twice_without_end", "tasks scheduled twice without an end"):
-        s = c["scheduled_twice_without_end"]
-        lines.append(
-            f"tasks scheduled twice without an end: {s['schedules']:,} SCHEDULE events "
-            f"({s['tasks']:,} tasks)"
-        )
+    for name, title, found in _CHECK_LINES:
+        check = c[name]
+        text = found(check) if check["supported"] else f"not supported ({check['why']})"
+        lines.append(f"{title}: {text}")
     r = c["requests_above_every_machine"]
     per = ", ".join(f"{k[6:]} {v:,}" for k, v in r.items() if k.startswith("tasks_"))
     lines.append(f"tasks requesting more than the largest machine: {per}")
-    if not off("overcommitted_machines", "over-committed machines"):
-        o = c["overcommitted_machines"]
+    o = c["overcommitted_machines"]
+    if not o["supported"]:
+        lines.append(f"over-committed machines: not supported ({o['why']})")
+    else:
         lines.append(
             f"over-committed machines (requests of running tasks above capacity), every "
             f"{o['sample_s']:g} s; {o['machines_with_capacity']:,} machines, "

@@ -34,7 +34,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fairsim.errors import TraceError
-from fairsim.traces.google_parts import iter_batches, list_parts, to_int
+from fairsim.traces.google_parts import int_columns, iter_batches, list_parts
 from fairsim.traces.io import BadRows
 
 #: Comparison operator codes of the 2011 ``task_constraints`` table, as given in Google's format
@@ -106,9 +106,7 @@ def read_task_constraints(
     skipped = {R_UNPARSEABLE: 0, R_BAD_OPERATOR: 0, R_NO_TASK: 0, R_DUPLICATE: 0}
     n_valid = 0
     for batch in _batches(folder, parts, TASK_CONSTRAINT_COLUMNS, bad):
-        job, j_ok = to_int(batch.column("job_id"))
-        idx, i_ok = to_int(batch.column("task_index"))
-        op, o_ok = to_int(batch.column("op"))
+        (job, j_ok), (idx, i_ok), (op, o_ok) = int_columns(batch, ("job_id", "task_index", "op"))
         name = batch.column("name").to_numpy(zero_copy_only=False)
         value = batch.column("value").to_numpy(zero_copy_only=False)
         ok = j_ok & i_ok & o_ok & _named(batch)
@@ -175,15 +173,15 @@ def read_machine_attributes(folder: Path) -> tuple[pd.DataFrame, dict[str, Any]]
     Raises
     ------
     TraceError
-        If the folder has no part files, or a part is a truncated gzip.
+        As :func:`read_task_constraints`.
     """
     bad = BadRows()
     frames = []
     unparseable = 0
     for batch in _batches(folder, None, MACHINE_ATTRIBUTE_COLUMNS, bad):
-        t, t_ok = to_int(batch.column("time"))
-        mid, m_ok = to_int(batch.column("machine_id"))
-        deleted, d_ok = to_int(batch.column("deleted"))
+        (t, t_ok), (mid, m_ok), (deleted, d_ok) = int_columns(
+            batch, ("time", "machine_id", "deleted")
+        )
         name = batch.column("name").to_numpy(zero_copy_only=False)
         ok = t_ok & m_ok & d_ok & _named(batch)
         unparseable += int((~ok).sum())

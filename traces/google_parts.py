@@ -7,7 +7,7 @@ constraint tables (:mod:`fairsim.traces.google_constraints`), so neither imports
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +71,12 @@ def to_int(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
         num = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(np.float64)
         ok = np.isfinite(num) & (num == np.round(num))
         return np.where(ok, num, 0).astype(np.int64), ok
+
+
+def int_columns(batch: pa.RecordBatch, names: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`to_int` of each named column of ``batch``, in the order of ``names``: one
+    ``(values, ok)`` pair per column."""
+    return [to_int(batch.column(name)) for name in names]
 
 
 def to_float(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:

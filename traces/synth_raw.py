@@ -77,7 +77,13 @@ from fairsim.traces.google2011 import (
     UPDATE_RUNNING,
     WINDOW_START_US,
 )
-from fairsim.traces.google_parts import PART_RE, iter_batches, list_parts, to_float, to_int
+from fairsim.traces.google_parts import (
+    PART_RE,
+    int_columns,
+    iter_batches,
+    list_parts,
+    to_float,
+)
 from fairsim.traces.io import BadRows, write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -145,10 +151,9 @@ def _read_source(src: Path, progress: bool) -> _Source:
         rel = f"task_events/{file.name}"
         per_batch: dict[str, list[np.ndarray]] = {c: [] for c in names}
         for batch in iter_batches(file, TASK_EVENT_COLUMNS, list(TASK_EVENT_COLUMNS), bad, rel):
-            t, t_ok = to_int(batch.column("time"))
-            job, j_ok = to_int(batch.column("job_id"))
-            task, k_ok = to_int(batch.column("task_index"))
-            ev, e_ok = to_int(batch.column("event_type"))
+            (t, t_ok), (job, j_ok), (task, k_ok), (ev, e_ok) = int_columns(
+                batch, ("time", "job_id", "task_index", "event_type")
+            )
             _, cpu_bad = to_float(batch.column("cpu"))
             _, mem_bad = to_float(batch.column("mem"))
             # the converter's test of a usable row (fairsim.traces.google2011)
@@ -315,6 +320,95 @@ def _write_part(path: Path, table: pa.Table) -> int:
     return path.stat().st_size
 
 
+def _check_arguments(tasks: int, duration_s: float, parts: int, seed: int) -> None:
+    """Refuse arguments of :func:`resample_google_2011` out of range (``ValueError`` naming the
+    argument and its value)."""
+    if isinstance(tasks, bool) or not isinstance(tasks, (int, np.integer)) or tasks < 1:
+        raise ValueError(f"tasks must be an integer >= 1, got {tasks!r}")
+    if not (isinstance(duration_s, (int, float)) and np.isfinite(duration_s) and duration_s > 0):
+        raise ValueError(
+            f"duration_s must be a positive, finite number of seconds, got {duration_s!r}"
+        )
+    if (
+        isinstance(parts, bool)
+        or not isinstance(parts, (int, np.integer))
+        or not 1 <= parts <= 99_999
+    ):
+        raise ValueError(f"parts must be an integer between 1 and 99999, got {parts!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+
+
+def _write_parts(
+    source: _Source,
+    drawn: np.ndarray,
+    offset: np.ndarray,
+    te_dir: Path,
+    parts: int,
+    span_us: int,
+    progress: bool,
+) -> tuple[int, int, int]:
+    """Write the task_events parts of the drawn jobs (``drawn``: source job indices in order of
+    start; ``offset``: their start, µs, sorted), each an equal slice of the window of
+    ``span_us`` µs from the window start; return the rows, the LOST rows and the bytes
+    written."""
+    te_dir.mkdir(parents=True, exist_ok=True)
+    job_id = np.arange(1, len(drawn) + 1, dtype=np.int64)  # fresh IDs, in order of start
+    rmax_all = int(source.job_rmax.max())
+    bounds = WINDOW_START_US + (np.arange(parts + 1, dtype=np.int64) * span_us) // parts
+    n_rows = n_lost = n_bytes = 0
+    for k in tqdm(range(parts), desc="task_events", disable=not progress):
+        a, b = int(bounds[k]), int(bounds[k + 1])
+        lo_job = int(np.searchsorted(offset, a - rmax_all, side="left"))
+        hi_job = int(np.searchsorted(offset, b, side="left"))
+        sel = np.arange(lo_job, hi_job)
+        sel = sel[offset[sel] + source.job_rmax[drawn[sel]] >= a]
+        base = drawn[sel] * source.stride
+        lo = np.searchsorted(source.key, base + np.maximum(a - offset[sel], 0), side="left")
+        hi = np.searchsorted(
+            source.key, base + np.minimum(b - offset[sel], source.stride), side="left"
+        )
+        ent, owner = _ranges(lo, hi)
+        new_t = offset[sel][owner] + (source.key[ent] - base[owner])  # + r
+        order = np.argsort(new_t, kind="stable")  # ties: jobs in order of start, file order
+        ent, owner, new_t = ent[order], owner[order], new_t[order]
+        if len(ent) == 0:
+            raise TraceError(
+                f"task_events part {k} of {parts} ({a / 1e6:.0f}-{b / 1e6:.0f} s) has no rows: "
+                f"use fewer parts or more tasks"
+            )
+        rows, lost = source.row[ent], source.lost[ent]
+        event = np.where(lost, LOST, source.event[rows]).astype(np.int8)
+        data = {
+            "time": pa.array(new_t, pa.int64()),
+            "missing_info": _column(source, "missing_info", rows, lost),
+            "job_id": pa.array(job_id[sel][owner], pa.int64()),
+            "task_index": pa.array(source.task_index[rows], pa.int32()),
+            "machine_id": _column(source, "machine_id", rows, lost),
+            "event_type": pa.array(event, pa.int8()),
+            **{c: _column(source, c, rows, lost) for c in PASS_COLUMNS[2:]},
+        }
+        table = pa.table([data[c] for c in TASK_EVENT_COLUMNS], names=list(TASK_EVENT_COLUMNS))
+        n_bytes += _write_part(te_dir / f"part-{k:05d}-of-{parts:05d}.csv.gz", table)
+        n_rows += len(ent)
+        n_lost += int(lost.sum())
+    return n_rows, n_lost, n_bytes
+
+
+def _copy_machine_events(src: Path, out: Path) -> list[str]:
+    """Copy the source's machine_events parts, when it has them, into ``out/machine_events``
+    (each atomically); return the tables copied (``["machine_events"]`` or ``[]``)."""
+    me_src = src / "machine_events"
+    if not me_src.is_dir():
+        return []
+    me_dir = out / "machine_events"
+    me_dir.mkdir(parents=True, exist_ok=True)
+    for f in sorted(p for p in me_src.iterdir() if PART_RE.match(p.name)):
+        with atomic_path(me_dir / f.name) as tmp:
+            shutil.copyfile(f, tmp)
+    return ["machine_events"]
+
+
 def resample_google_2011(
     src: Path,
     out: Path,
@@ -370,20 +464,7 @@ def resample_google_2011(
         (fewer parts or more tasks fix it).
     """
     started = _time.perf_counter()
-    if isinstance(tasks, bool) or not isinstance(tasks, (int, np.integer)) or tasks < 1:
-        raise ValueError(f"tasks must be an integer >= 1, got {tasks!r}")
-    if not (isinstance(duration_s, (int, float)) and np.isfinite(duration_s) and duration_s > 0):
-        raise ValueError(
-            f"duration_s must be a positive, finite number of seconds, got {duration_s!r}"
-        )
-    if (
-        isinstance(parts, bool)
-        or not isinstance(parts, (int, np.integer))
-        or not 1 <= parts <= 99_999
-    ):
-        raise ValueError(f"parts must be an integer between 1 and 99999, got {parts!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    _check_arguments(tasks, duration_s, parts, seed)
     src, out = Path(src), Path(out)
     if not src.is_dir():
         raise TraceError(f"{src}: {'not a directory' if src.exists() else 'no such folder'}")
@@ -395,64 +476,16 @@ def resample_google_2011(
     span_us = max(round(duration_s * 1e6), 1)
     end_us = start_us + span_us
     offset = start_us + np.sort(offset_rng.integers(0, span_us, len(drawn)))
-    job_id = np.arange(1, len(drawn) + 1, dtype=np.int64)  # fresh IDs, in order of start
 
     # tasks whose first row falls in the window (the others are drawn but never written)
     in_window = np.searchsorted(
         source.task_key, drawn * source.stride + np.minimum(end_us - offset, source.stride)
     )
     in_window -= np.searchsorted(source.task_key, drawn * source.stride)
-    rmax_all = int(source.job_rmax.max())
-
-    te_dir = out / "task_events"
-    te_dir.mkdir(parents=True, exist_ok=True)
-    bounds = start_us + (np.arange(parts + 1, dtype=np.int64) * span_us) // parts
-    n_rows = n_lost = n_bytes = 0
-    for k in tqdm(range(parts), desc="task_events", disable=not progress):
-        a, b = int(bounds[k]), int(bounds[k + 1])
-        lo_job = int(np.searchsorted(offset, a - rmax_all, side="left"))
-        hi_job = int(np.searchsorted(offset, b, side="left"))
-        sel = np.arange(lo_job, hi_job)
-        sel = sel[offset[sel] + source.job_rmax[drawn[sel]] >= a]
-        base = drawn[sel] * source.stride
-        lo = np.searchsorted(source.key, base + np.maximum(a - offset[sel], 0), side="left")
-        hi = np.searchsorted(
-            source.key, base + np.minimum(b - offset[sel], source.stride), side="left"
-        )
-        ent, owner = _ranges(lo, hi)
-        new_t = offset[sel][owner] + (source.key[ent] - base[owner])  # + r
-        order = np.argsort(new_t, kind="stable")  # ties: jobs in order of start, file order
-        ent, owner, new_t = ent[order], owner[order], new_t[order]
-        if len(ent) == 0:
-            raise TraceError(
-                f"task_events part {k} of {parts} ({a / 1e6:.0f}-{b / 1e6:.0f} s) has no rows: "
-                f"use fewer parts or more tasks"
-            )
-        rows, lost = source.row[ent], source.lost[ent]
-        event = np.where(lost, LOST, source.event[rows]).astype(np.int8)
-        data = {
-            "time": pa.array(new_t, pa.int64()),
-            "missing_info": _column(source, "missing_info", rows, lost),
-            "job_id": pa.array(job_id[sel][owner], pa.int64()),
-            "task_index": pa.array(source.task_index[rows], pa.int32()),
-            "machine_id": _column(source, "machine_id", rows, lost),
-            "event_type": pa.array(event, pa.int8()),
-            **{c: _column(source, c, rows, lost) for c in PASS_COLUMNS[2:]},
-        }
-        table = pa.table([data[c] for c in TASK_EVENT_COLUMNS], names=list(TASK_EVENT_COLUMNS))
-        n_bytes += _write_part(te_dir / f"part-{k:05d}-of-{parts:05d}.csv.gz", table)
-        n_rows += len(ent)
-        n_lost += int(lost.sum())
-
-    tables = ["task_events"]
-    me_src = src / "machine_events"
-    if me_src.is_dir():
-        me_dir = out / "machine_events"
-        me_dir.mkdir(parents=True, exist_ok=True)
-        for f in sorted(p for p in me_src.iterdir() if PART_RE.match(p.name)):
-            with atomic_path(me_dir / f.name) as tmp:
-                shutil.copyfile(f, tmp)
-        tables.append("machine_events")
+    n_rows, n_lost, n_bytes = _write_parts(
+        source, drawn, offset, out / "task_events", parts, span_us, progress
+    )
+    tables = ["task_events", *_copy_machine_events(src, out)]
     report: dict[str, Any] = {
         "format": FORMAT,
         "generator": "fairsim.traces.synth_raw.resample_google_2011",

@@ -296,10 +296,8 @@ def with_fairness(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    root : Path
-        The sweep's output folder.
-    runs : pandas.DataFrame
-        The ``runs.parquet`` table.
+    root, runs
+        As :func:`with_common_jct`.
 
     Returns
     -------

@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from fairsim.atomic import json_text, write_text
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.hdrf import (
     build_tree,
@@ -46,19 +45,19 @@ from fairsim.schedulers.exact.hdrf import (
     solve_naive,
 )
 from fairsim.schedulers.exact.hdrf_examples import EXAMPLES
-from fairsim.schedulers.exact.instance import Instance, parse_instance
+from fairsim.schedulers.exact.instance import Instance
 from fairsim.schedulers.exact.pool import pooled
 from fairsim.schedulers.exact.properties import (
     PROPERTIES,
     RTOL,
     Evidence,
-    Unverifiable,
     _less,
     _optimal,
     _step,
     envy_violation,
-    instance_data,
+    property_rows,
     sharing_incentive_violations,
+    without_user,
 )
 
 #: The properties of a hierarchical row, in the order of its table.
@@ -194,22 +193,6 @@ def _limits(inst: Instance) -> np.ndarray:
     return inst.queues.limit
 
 
-def _without_user(inst: Instance, gone: int) -> Instance:
-    keep = np.arange(len(inst.user_ids)) != gone
-    q = inst.queues
-    if q is not None:
-        q = replace(q, user_queue=q.user_queue[keep])
-    return replace(
-        inst,
-        user_ids=tuple(u for k, u in enumerate(inst.user_ids) if keep[k]),
-        demand=inst.demand[keep],
-        weight=inst.weight[keep],
-        max_tasks=inst.max_tasks[keep],
-        eligible=inst.eligible[keep],
-        queues=q,
-    )
-
-
 def check_hierarchy(
     name: str, inst: Instance, rng: np.random.Generator, *, misreports: int = 8
 ) -> tuple[dict[str, bool | None], dict[str, Evidence]]:
@@ -288,7 +271,7 @@ def check_hierarchy(
     out["strategy-proofness"] = sp
     if n_u >= 2:
         gone = int(rng.integers(n_u))
-        sub = _without_user(inst, gone)
+        sub = without_user(inst, gone)
         with _step(f"population-monotonicity: user {inst.user_ids[gone]!r} leaves", sub):
             z = solve(sub)[:, 0]
         keep = np.flatnonzero(np.arange(n_u) != gone)
@@ -336,43 +319,7 @@ def hierarchy_table(
         lit = HIER_LITERATURE[:n_instances]
         datas = lit + [random_tree_instance(rng) for _ in range(n_instances - len(lit))]
     props = (*PROPERTIES, *HIER_PROPERTIES)
-    table: dict[str, dict[str, Any]] = {
-        m: {
-            **{p: {"checked": 0, "violations": 0} for p in dict.fromkeys(props)},
-            "unverifiable": [],
-        }
-        for m in VARIANTS
-    }
-    saved: set[tuple[str, str]] = set()
-    for k, data in enumerate(datas):
-        inst = parse_instance(data)
-        for m in VARIANTS:
-            try:
-                res, evidence = check_hierarchy(m, inst, np.random.default_rng(rng.integers(2**32)))
-            except Unverifiable as exc:
-                name = None
-                if out is not None:
-                    name = f"{m}--unverifiable-{k}.json"
-                    write_text(out / name, json_text(instance_data(exc.instance), indent=1) + "\n")
-                table[m]["unverifiable"].append(
-                    {"instance": k, "step": exc.step, "reason": exc.reason, "file": name}
-                )
-                continue
-            for p, ok in res.items():
-                if ok is None:
-                    continue
-                table[m][p]["checked"] += 1
-                if not ok:
-                    table[m][p]["violations"] += 1
-                    if out is not None and (m, p) not in saved:
-                        what = {"mechanism": m, "property": p, "instance": k, **evidence[p]}
-                        write_text(
-                            out / f"{m}--{p}.json",
-                            json_text({**data, "violation": what}, indent=1, sort_keys=False)
-                            + "\n",
-                        )
-                        saved.add((m, p))
-    return table
+    return property_rows(VARIANTS, props, datas, check_hierarchy, out, rng)
 
 
 def describe_hierarchy(rows: dict[str, dict[str, Any]]) -> str:

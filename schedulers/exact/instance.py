@@ -143,12 +143,18 @@ def _number(value: Any, field: str, *, minimum: float = 0.0, strict: bool = Fals
     return v
 
 
-def _vector(value: Any, field: str, n: int) -> list[float]:
+def _vector(value: Any, field: str, n: int, *, nulls: bool = False) -> list[float]:
+    """Numbers >= 0, one per resource; with ``nulls``, a limit: an entry may be ``null`` (no
+    limit), read as ``inf``."""
+    what = "numbers or nulls" if nulls else "numbers"
     if not isinstance(value, list):
-        raise InstanceError(f"{field}: expected a list of {n} numbers, got {value!r}")
+        raise InstanceError(f"{field}: expected a list of {n} {what}, got {value!r}")
     if len(value) != n:
         raise InstanceError(f"{field}: has {len(value)} entries, expected {n} (one per resource)")
-    return [_number(x, f"{field}[{k}]") for k, x in enumerate(value)]
+    return [
+        math.inf if nulls and x is None else _number(x, f"{field}[{k}]")
+        for k, x in enumerate(value)
+    ]
 
 
 def check_top_level(data: Any, extra: tuple[str, ...] = ()) -> list[str]:
@@ -347,15 +353,6 @@ class QueueTree:
         return out
 
 
-def _limit_vector(value: Any, field: str, n: int) -> list[float]:
-    """A limit: numbers >= 0 or ``null`` (no limit), one per resource."""
-    if not isinstance(value, list):
-        raise InstanceError(f"{field}: expected a list of {n} numbers or nulls, got {value!r}")
-    if len(value) != n:
-        raise InstanceError(f"{field}: has {len(value)} entries, expected {n} (one per resource)")
-    return [math.inf if v is None else _number(v, f"{field}[{k}]") for k, v in enumerate(value)]
-
-
 def _shares(values: list[float], field: str) -> None:
     for k, v in enumerate(values):
         if math.isfinite(v) and v > 1:
@@ -373,11 +370,11 @@ def _amounts(
             f"queues[{i}]: both {kind!r} and {share_key!r} given for queue {q['id']!r} "
             "(amounts in pool units or fractions of the pool, not both)"
         )
-    read = _limit_vector if kind == "limit" else _vector
+    nulls = kind == "limit"
     if kind in q:
-        return np.array(read(q[kind], f"queues[{i}].{kind}", n_r))
+        return np.array(_vector(q[kind], f"queues[{i}].{kind}", n_r, nulls=nulls))
     if share_key in q:
-        frac = read(q[share_key], f"queues[{i}].{share_key}", n_r)
+        frac = _vector(q[share_key], f"queues[{i}].{share_key}", n_r, nulls=nulls)
         _shares(frac, f"queues[{i}].{share_key}")
         return np.array(frac) * pool
     return None

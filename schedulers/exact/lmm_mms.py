@@ -34,6 +34,7 @@ def lmm_mms_pick(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n_users, 1)
+        Each user's LMM-MMS task total on the one server.
 
     Raises
     ------

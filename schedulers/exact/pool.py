@@ -81,6 +81,7 @@ def solve_drf(inst: Instance) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n_users, 1)
+        The tasks of every user, on the one pooled server.
 
     Raises
     ------
@@ -148,6 +149,7 @@ def solve_bmf(inst: Instance) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n_users, 1)
+        The BMF allocation (tasks per user).
 
     Raises
     ------

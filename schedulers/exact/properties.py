@@ -30,16 +30,18 @@ that instance is reported.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
 
+from fairsim.atomic import json_text, write_text
 from fairsim.schedulers.exact import POOLED, solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
-from fairsim.schedulers.exact.instance import Instance, NumericalRangeError
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError, parse_instance
 from fairsim.schedulers.exact.pool import pooled
 
 PROPERTIES = (
@@ -107,6 +109,121 @@ def instance_data(inst: Instance) -> dict[str, Any]:
     if inst.queues is not None:
         data["queues"] = inst.queues.to_data()
     return data
+
+
+def without_user(inst: Instance, gone: int) -> Instance:
+    """``inst`` without user number ``gone`` (population monotonicity's instance): its demand,
+    weight, task cap, eligible servers and, with a queue tree, its queue are left out; the
+    servers and the queues stay."""
+    keep = np.arange(len(inst.user_ids)) != gone
+    q = inst.queues
+    if q is not None:
+        q = replace(q, user_queue=q.user_queue[keep])
+    return replace(
+        inst,
+        user_ids=tuple(u for k, u in enumerate(inst.user_ids) if keep[k]),
+        demand=inst.demand[keep],
+        weight=inst.weight[keep],
+        max_tasks=inst.max_tasks[keep],
+        eligible=inst.eligible[keep],
+        queues=q,
+    )
+
+
+def property_rows(
+    mechanisms: Iterable[str],
+    properties: Iterable[str],
+    datas: list[dict[str, Any]],
+    check: Callable[..., tuple[dict[str, bool | None], dict[str, Evidence]]],
+    out: Path | None,
+    rng: np.random.Generator,
+) -> dict[str, dict[str, Any]]:
+    """Check every mechanism on every instance and count the results: the rows of the property
+    table (:func:`~fairsim.schedulers.exact.property_table.property_table`).
+
+    Parameters
+    ----------
+    mechanisms : iterable of str
+        The rows, checked in this order on each instance (a repeated name is checked again).
+    properties : iterable of str
+        The properties counted in each row (a repeated name counts once).
+    datas : list of dict
+        The instances as read (``fairsim solve`` inputs), numbered from 0 in this order.
+    check : callable
+        ``check(mechanism, instance, generator) -> (results, evidence)``:
+        :func:`check_with_evidence` or
+        :func:`~fairsim.schedulers.exact.hierarchy_properties.check_hierarchy`; each call's
+        generator is seeded by a draw from ``rng``.
+    out : pathlib.Path or None
+        Folder of the counterexamples: with one, the first violation of each (mechanism,
+        property) is written to ``out/<mechanism>--<property>.json`` (the instance as read plus
+        ``violation``) and each unverifiable instance to
+        ``out/<mechanism>--unverifiable-<instance>.json``.
+    rng : numpy.random.Generator
+        Draws the seeds of the checks.
+
+    Returns
+    -------
+    dict
+        ``{mechanism: {property: {"checked": N, "violations": K}, ..., "unverifiable": [...]}}``:
+        a property that applies adds one to ``checked``, a violation one to ``violations``; an
+        :class:`Unverifiable` instance is listed under ``"unverifiable"`` (``instance``,
+        ``step``, ``reason``, ``file``) instead.
+    """
+    mechanisms = list(mechanisms)
+    table: dict[str, dict[str, Any]] = {
+        m: {
+            **{p: {"checked": 0, "violations": 0} for p in dict.fromkeys(properties)},
+            "unverifiable": [],
+        }
+        for m in mechanisms
+    }
+    saved: set[tuple[str, str]] = set()
+    for k, data in enumerate(datas):
+        inst = parse_instance(data)
+        for m in mechanisms:
+            _count_check(table, saved, out, check, m, k, data, inst, rng)
+    return table
+
+
+def _count_check(
+    table: dict[str, dict[str, Any]],
+    saved: set[tuple[str, str]],
+    out: Path | None,
+    check: Callable[..., tuple[dict[str, bool | None], dict[str, Evidence]]],
+    m: str,
+    k: int,
+    data: dict[str, Any],
+    inst: Instance,
+    rng: np.random.Generator,
+) -> None:
+    """Check mechanism ``m`` on instance number ``k`` and count the result into ``table[m]``
+    (:func:`property_rows`); ``saved`` holds the (mechanism, property) pairs whose
+    counterexample is already written."""
+    try:
+        res, evidence = check(m, inst, np.random.default_rng(rng.integers(2**32)))
+    except Unverifiable as exc:
+        name = None
+        if out is not None:
+            name = f"{m}--unverifiable-{k}.json"
+            write_text(out / name, json_text(instance_data(exc.instance), indent=1) + "\n")
+        table[m]["unverifiable"].append(
+            {"instance": k, "step": exc.step, "reason": exc.reason, "file": name}
+        )
+        return
+    for p, ok in res.items():
+        if ok is None:
+            continue
+        table[m][p]["checked"] += 1
+        if not ok:
+            table[m][p]["violations"] += 1
+            if out is not None and (m, p) not in saved:
+                what = {"mechanism": m, "property": p, "instance": k, **evidence[p]}
+                write_text(
+                    out / f"{m}--{p}.json",
+                    json_text({**data, "violation": what}, indent=1, sort_keys=False) + "\n",
+                )
+                saved.add((m, p))
 
 
 def _raised(a_ub: list, b_ub: list, xv: np.ndarray) -> list:
@@ -437,14 +554,7 @@ def check_with_evidence(
     if n_u >= 2:
         gone = int(rng.integers(n_u))
         keep = np.arange(n_u) != gone
-        sub = replace(
-            inst,
-            user_ids=tuple(u for k, u in enumerate(inst.user_ids) if keep[k]),
-            demand=inst.demand[keep],
-            weight=inst.weight[keep],
-            max_tasks=inst.max_tasks[keep],
-            eligible=inst.eligible[keep],
-        )
+        sub = without_user(inst, gone)
         with _step(f"population-monotonicity: user {inst.user_ids[gone]!r} leaves", sub):
             y = solve(sub)
         fewer = [

@@ -22,19 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from fairsim.atomic import json_text, write_text
 from fairsim.schedulers.exact import HIERARCHICAL
 from fairsim.schedulers.exact.hierarchy_properties import (
     HIER_PROPERTIES,
     describe_hierarchy,
     hierarchy_table,
 )
-from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.properties import (
     PROPERTIES,
-    Unverifiable,
     check_with_evidence,
-    instance_data,
+    property_rows,
 )
 
 #: The papers' instances that carry known violations, checked first.
@@ -240,41 +237,7 @@ def property_table(
             random_instance(rng, k, constrained=constrained, positive=positive)
             for k in range(max(0, n_instances - len(lit)))
         ]
-    table: dict[str, dict[str, Any]] = {
-        m: {**{p: {"checked": 0, "violations": 0} for p in PROPERTIES}, "unverifiable": []}
-        for m in mechanisms
-    }
-    saved: set[tuple[str, str]] = set()
-    for k, data in enumerate(datas):
-        inst = parse_instance(data)
-        for m in mechanisms:
-            try:
-                res, evidence = check_with_evidence(
-                    m, inst, np.random.default_rng(rng.integers(2**32))
-                )
-            except Unverifiable as exc:
-                name = None
-                if out is not None:
-                    name = f"{m}--unverifiable-{k}.json"
-                    write_text(out / name, json_text(instance_data(exc.instance), indent=1) + "\n")
-                table[m]["unverifiable"].append(
-                    {"instance": k, "step": exc.step, "reason": exc.reason, "file": name}
-                )
-                continue
-            for p, ok in res.items():
-                if ok is None:
-                    continue
-                table[m][p]["checked"] += 1
-                if not ok:
-                    table[m][p]["violations"] += 1
-                    if out is not None and (m, p) not in saved:
-                        what = {"mechanism": m, "property": p, "instance": k, **evidence[p]}
-                        write_text(
-                            out / f"{m}--{p}.json",
-                            json_text({**data, "violation": what}, indent=1, sort_keys=False)
-                            + "\n",
-                        )
-                        saved.add((m, p))
+    table = property_rows(mechanisms, PROPERTIES, datas, check_with_evidence, out, rng)
     if hier:
         kept = None
         if instances is not None:
