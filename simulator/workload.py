@@ -61,6 +61,11 @@ class TaskBatch:
         the engine never lets them complete (``fairsim.simulator.engine.Engine``, ``censored``).
         None:
         no task is censored.
+    end_at_s : ndarray of float64, shape (n,), optional
+        Absolute end times of *placeholder* tasks (a hoarding user's stand-ins,
+        :mod:`fairsim.scenario.manipulation`), NaN for every other task: a placeholder holds its
+        resources from its start until ``end_at_s`` whatever its ``run_s``, and ends at once
+        when it starts at or after that time. None: no placeholder (every plain run).
     """
 
     job_id: np.ndarray
@@ -74,6 +79,7 @@ class TaskBatch:
     parents: np.ndarray | None = None
     constraint: np.ndarray | None = None
     censored: np.ndarray | None = None
+    end_at_s: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.submit_s.shape[0])
