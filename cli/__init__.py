@@ -18,6 +18,8 @@
     fairsim experiment udrf [--seeds N] [--quick] [--shared ../shared] [--out results/udrf]
     fairsim sweep SWEEP.yaml [--out OUT] [--executor local:N|dask-local:N|dask://host:port]
     fairsim sweep-report OUT
+    fairsim strategy CONFIG.yaml --users top:K|U1,U2 --strategy SPEC [--strategy SPEC ...]
+                     --seeds 1,2 --out DIR [--executor ...]
     fairsim --version
 
 Every user error (bad config, bad instance, bad trace, bad option, an output folder that exists
@@ -27,10 +29,10 @@ traceback. Output folders are written under a temporary name and renamed into pl
 
 The command line is the top layer: it imports the layers below and nothing imports it. One
 module per subcommand (:mod:`fairsim.cli.run`, ``solve``, ``trace``, ``properties``,
-``experiment``, ``sweep`` with ``sweep-report``, ``compare``), each with the function that adds
-its parser to the subcommands (``add_parser``) and the one that runs it (``cmd_*``); the argument
-types are in :mod:`fairsim.cli.argtypes`, the options several subcommands share in
-:mod:`fairsim.cli.options`. This module holds the top-level parser and
+``experiment``, ``sweep`` with ``sweep-report``, ``compare``, ``strategy``), each with the
+function that adds its parser to the subcommands (``add_parser``) and the one that runs it
+(``cmd_*``); the argument types are in :mod:`fairsim.cli.argtypes`, the options several
+subcommands share in :mod:`fairsim.cli.options`. This module holds the top-level parser and
 :func:`main`, the entry point of the ``fairsim`` console script (``python -m fairsim.cli`` runs
 it too).
 """
@@ -45,7 +47,7 @@ import sys
 from typing import NoReturn
 
 from fairsim import __version__
-from fairsim.cli import compare, experiment, properties, run, solve, sweep, trace
+from fairsim.cli import compare, experiment, properties, run, solve, strategy, sweep, trace
 from fairsim.errors import FairsimError
 
 EXIT_USAGE = 2
@@ -87,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_parser(sub)
     compare.add_parser(sub)
     sweep.add_report_parser(sub)
+    strategy.add_parser(sub)
     return p
 
 
@@ -107,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
-        if args.command == "sweep":
+        if args.command in ("sweep", "strategy"):
             print("fairsim: interrupted; finished results were kept", file=sys.stderr)
         else:
             print("fairsim: interrupted; no partial output was left", file=sys.stderr)

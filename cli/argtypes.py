@@ -92,3 +92,33 @@ def share(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a share between 0 and 1")
     return value
+
+
+def seed_list(text: str) -> list[int]:
+    """An argparse ``type`` for a list of seeds: ``1,2,5`` or a range ``1-5`` (both ends
+    included), integers ``>= 0``, none repeated.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        One line naming the text.
+
+    Examples
+    --------
+    >>> seed_list("1-3"), seed_list("4,2")
+    ([1, 2, 3], [4, 2])
+    """
+    seeds: list[int] = []
+    for part in text.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        if not (lo.isdigit() and (not dash or hi.isdigit())):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a list of seeds (expected e.g. 1,2,3 or 1-5)"
+            )
+        a, b = int(lo), int(hi) if dash else int(lo)
+        if b < a:
+            raise argparse.ArgumentTypeError(f"{text!r}: the range {part.strip()} is empty")
+        seeds.extend(range(a, b + 1))
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"{text!r} repeats a seed")
+    return seeds

@@ -28,6 +28,7 @@ _PUBLIC = {
     "load": "fairsim.scenario.api",
     "compare": "fairsim.scenario.compare",
     "sweep": "fairsim.scenario.api",
+    "strategy": "fairsim.scenario.api",
     "solve": "fairsim.schedulers.solve",
     "register_scheduler": "fairsim.schedulers.registry",
     "testing": "fairsim.testing",

@@ -632,3 +632,69 @@ def sweep(
         over["grid"] = {k: list(v) for k, v in grid.items()}
     swept: Sweep = parse_sweep(over, source="sweep")
     return run_sweep(swept, Path(out), executor=executor, base=base_dir, progress=progress)
+
+
+def strategy(
+    config: str | os.PathLike[str] | Mapping[str, Any] | RunConfig,
+    *,
+    users: str | Sequence[str],
+    strategies: Sequence[str],
+    seeds: Sequence[int] = (1,),
+    out: str | os.PathLike[str],
+    executor: str = "serial",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Strategic users, as ``fairsim strategy`` runs them (docs/strategy.md): per seed the
+    truthful run and, beside it, one run per user and strategy; returns ``strategy.parquet``.
+
+    Parameters
+    ----------
+    config : path-like, mapping or RunConfig
+        The truthful scenario (:func:`load_scenario`).
+    users : str or sequence of str
+        ``"top:K"`` (the K users that submit the most tasks in the window) or user names.
+    strategies : sequence of str
+        ``"inflate:<resource>=<factor>"``, ``"split:k=<k>"``, ``"hoard:cap=<n>"``
+        (:func:`fairsim.scenario.manipulation.parse_strategy`).
+    seeds : sequence of int
+        One truthful run per seed; every manipulation is paired with it.
+    out : path-like
+        A new folder, or the output of the same study to resume.
+    executor : str
+        ``"serial"`` (default), ``"local:N"``, ``"dask-local:N"`` or ``"dask://host:port"``
+        (as :func:`sweep`).
+    progress : bool
+        A progress bar over the runs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (scheduler, user, strategy, params, seed):
+        :data:`fairsim.scenario.strategy.COLUMNS` (``gain``, ``harm`` and the JCTs).
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For a bad config, strategy, user list, seed list or executor (one line).
+    fairsim.errors.OutputError
+        If ``out`` is refused.
+
+    Examples
+    --------
+    >>> import fairsim  # doctest: +SKIP
+    >>> fairsim.strategy("configs/strategy-google.yaml", users="top:2",
+    ...                  strategies=["split:k=2"], seeds=[1, 2], out="study")  # doctest: +SKIP
+    """
+    from fairsim.scenario.strategy import run_strategy
+
+    loaded = load_scenario(config)
+    return run_strategy(
+        loaded.config,
+        Path(out),
+        users=users,
+        strategies=list(strategies),
+        seeds=list(seeds),
+        executor=executor,
+        base=loaded.base,
+        progress=progress,
+    )

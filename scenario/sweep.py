@@ -706,7 +706,7 @@ def _refuse_unguarded(spec: str) -> None:
         )
 
 
-def _refuse_unimportable(runs: list[RunSpec], spec: str) -> None:
+def _refuse_unimportable(configs: list[RunConfig], spec: str) -> None:
     """Refuse a scheduler class defined in ``__main__`` (a notebook, a script) for an executor
     whose workers are other processes: they import schedulers by name and cannot see it.
 
@@ -717,8 +717,8 @@ def _refuse_unimportable(runs: list[RunSpec], spec: str) -> None:
     """
     from fairsim.schedulers.registry import resolve
 
-    for run in runs:
-        for entry in run.config.schedulers:
+    for cfg in configs:
+        for entry in cfg.schedulers:
             spec_ = resolve(entry)
             if spec_.cls.__module__ == "__main__":
                 raise ConfigError(
@@ -764,13 +764,94 @@ def _serial_backend() -> _Backend:
 # --------------------------------------------------------------------------- the sweep
 
 
-def _prepare_traces(runs: list[RunSpec], base: Path | None, progress: bool) -> None:
+def execute_runs(
+    backend: _Backend,
+    calls: list[tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]],
+    root: Path,
+    done: Callable[[dict[str, Any]], None],
+) -> None:
+    """Submit every call to ``backend`` and hand each result to ``done`` as it finishes.
+
+    The run loop of ``fairsim sweep`` and ``fairsim strategy``: each call is ``fn(*args)`` with
+    ``args[2]`` the run id (a worker that dies makes a failed result naming it). Ctrl-C cancels
+    the pending calls and stops those in progress (their temporary folders in ``root`` removed,
+    :func:`_remove_stale`), then re-raises.
+
+    Parameters
+    ----------
+    backend : _Backend
+        :func:`make_backend`'s executor (closed by the caller).
+    calls : list of (callable, tuple)
+        ``(fn, args)``; ``fn`` returns a result mapping with ``run_id``, ``status``, ``error``.
+    root : Path
+        The output folder.
+    done : callable
+        ``done(result)``, in completion order.
+    """
+    futures: list[Any] = []
+    run_of: dict[Any, str] = {}
+    try:
+        for fn, args in calls:
+            fut = backend.submit(fn, *args)
+            futures.append(fut)
+            run_of[fut] = args[2]
+        for fut in backend.completed(futures):
+            try:
+                res = backend.result(fut)
+            except Exception as exc:  # the worker died (OOM kill, Dask KilledWorker, ...)
+                res = {
+                    "run_id": run_of[fut],
+                    "status": "failed",
+                    "error": _one_line(f"{type(exc).__name__}: {exc}") or type(exc).__name__,
+                    "wall_s": None,
+                    "summaries": {},
+                }
+            done(res)
+    except KeyboardInterrupt:
+        if backend.cancel(futures):
+            _remove_stale(root)  # what a worker killed before it cleaned up left
+        raise
+
+
+def guard_executor(spec: str) -> str:
+    """Parse an executor spec (:func:`parse_executor`) and, for ``local:N`` and
+    ``dask-local:N``, refuse a script whose unguarded top-level code starts the runs
+    (:func:`_refuse_unguarded`). Returns the executor's kind.
+
+    Raises
+    ------
+    ConfigError
+    """
+    kind, _ = parse_executor(spec)
+    if kind in ("local", "dask-local"):  # workers started by spawn run the main script again
+        _refuse_unguarded(spec)
+    return kind
+
+
+def check_executor(spec: str, configs: list[RunConfig]) -> None:
+    """Refuse runs an executor cannot run, before anything is written: (local and serial) a
+    run this machine cannot hold (:func:`~fairsim.scenario.limits.check_limits`); (every
+    executor but serial) a scheduler defined in ``__main__``.
+
+    Raises
+    ------
+    ConfigError
+    """
+    kind, _ = parse_executor(spec)
+    if kind in ("local", "serial"):  # runs on this machine: refuse what it cannot hold first
+        for cfg in configs:
+            check_limits(cfg)
+    if kind != "serial":
+        _refuse_unimportable(configs, spec)
+
+
+def prepare_traces(configs: list[RunConfig], base: Path | None, progress: bool) -> None:
     """Convert each Google 2011 trace once, before any run, so workers never race on the cache."""
     from fairsim.scenario.trace_cache import converted_google
 
     seen: set[str] = set()
-    for run in runs:
-        trace = run.config.trace
+    for cfg in configs:
+        trace = cfg.trace
         key = json.dumps(trace.model_dump(mode="json"), sort_keys=True)
         if trace.format == "google-2011" and key not in seen:
             seen.add(key)
@@ -854,15 +935,9 @@ def run_sweep(
     from tqdm import tqdm
 
     spec = executor or f"local:{os.cpu_count() or 1}"
-    kind, _ = parse_executor(spec)
-    if kind in ("local", "dask-local"):  # workers started by spawn run the main script again
-        _refuse_unguarded(spec)
+    guard_executor(spec)
     runs = expand(sweep)
-    if kind in ("local", "serial"):  # runs on this machine: refuse what it cannot hold first
-        for run in runs:
-            check_limits(run.config)
-    if kind != "serial":
-        _refuse_unimportable(runs, spec)
+    check_executor(spec, [run.config for run in runs])
     root = Path(out)
     _check_out(root)
     results: dict[str, dict[str, Any]] = {}
@@ -888,42 +963,28 @@ def run_sweep(
         frame = runs_frame(sweep, runs, results)
         write_runs(frame, root)
         return frame
-    futures: list[Any] = []
     bar = tqdm(
         total=len(runs), initial=len(results), unit="run", desc=sweep.name, disable=not progress
     )
+
+    def record(res: dict[str, Any]) -> None:
+        results[res["run_id"]] = res
+        write_runs(runs_frame(sweep, runs, results), root)
+        bar.update(1)
+        if res["status"] != "ok":
+            bar.write(f"run {res['run_id']} failed: {res['error']}")
+
     try:
-        _prepare_traces(todo, Path(base_dir) if base_dir else None, progress)
-        run_of: dict[Any, str] = {}
-        for run in todo:
-            fut = backend.submit(
+        prepare_traces([run.config for run in todo], Path(base_dir) if base_dir else None, progress)
+        calls = [
+            (
                 execute_run,
-                run.config.model_dump(mode="json"),
-                str(root.resolve()),
-                run.run_id,
-                base_dir,
+                (run.config.model_dump(mode="json"), str(root.resolve()), run.run_id, base_dir),
             )
-            futures.append(fut)
-            run_of[fut] = run.run_id
-        for fut in backend.completed(futures):
-            try:
-                res = backend.result(fut)
-            except Exception as exc:  # the worker died (OOM kill, Dask KilledWorker, ...)
-                res = {
-                    "run_id": run_of[fut],
-                    "status": "failed",
-                    "error": _one_line(f"{type(exc).__name__}: {exc}") or type(exc).__name__,
-                    "wall_s": None,
-                    "summaries": {},
-                }
-            results[res["run_id"]] = res
-            write_runs(runs_frame(sweep, runs, results), root)
-            bar.update(1)
-            if res["status"] != "ok":
-                bar.write(f"run {res['run_id']} failed: {res['error']}")
+            for run in todo
+        ]
+        execute_runs(backend, calls, root, record)
     except KeyboardInterrupt:
-        if backend.cancel(futures):
-            _remove_stale(root)  # what a worker killed before it cleaned up left
         write_runs(runs_frame(sweep, runs, results), root)
         raise
     finally:

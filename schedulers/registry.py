@@ -80,6 +80,7 @@ from fairsim.errors import ConfigError, RegistryError, unknown_key
 from fairsim.schedulers.drf_classes import DRFClasses
 from fairsim.schedulers.drf_lockstep import DRFLockstep
 from fairsim.schedulers.drfh import BestFitDRFH, FirstFitDRFH
+from fairsim.schedulers.dynamic_drf import DynamicDRF
 from fairsim.schedulers.exact.instance import QueueTree
 from fairsim.schedulers.hdrf_online import HDRF
 from fairsim.schedulers.online_mechanisms import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
@@ -194,7 +195,8 @@ def _own(
 
 #: fairsim's own schedulers, in the order of ``--help``: the DRFH paper's Slots baseline and
 #: First-Fit / Best-Fit DRFH (:mod:`fairsim.schedulers.slots`, :mod:`fairsim.schedulers.drfh`),
-#: the online mechanisms (:mod:`fairsim.schedulers.online_mechanisms`), distributed PS-DSF
+#: the online mechanisms (:mod:`fairsim.schedulers.online_mechanisms`), dynamic DRF
+#: (:mod:`fairsim.schedulers.dynamic_drf`), distributed PS-DSF
 #: (:mod:`fairsim.schedulers.psdsf_distributed`), the UDRF paper's task-level DRF over machine
 #: classes and its Section V DRF baseline (:mod:`fairsim.schedulers.drf_classes`,
 #: :mod:`fairsim.schedulers.drf_lockstep`), online UDRF (:mod:`fairsim.schedulers.udrf_online`),
@@ -211,6 +213,7 @@ BUILTIN: tuple[Registration, ...] = (
     _own(FirstFitDRFH),
     _own(BestFitDRFH),
     _own(DRF),
+    _own(DynamicDRF),
     _own(CDRFH),
     _own(TSF),
     _own(AF),

@@ -36,7 +36,11 @@ the only modules importing :mod:`simpy`; schedulers never do. The engine
   lost and preemption loops (:mod:`fairsim.simulator.preemption`). It has an event loop of its
   own too (:meth:`Engine._main_preempt`): :meth:`Engine._main` pays nothing for preemption.
 
-A task's run starts when it is placed and lasts its ``run_s`` from the trace. A simulation ends at
+A task's run starts when it is placed and lasts its ``run_s`` from the trace, except a
+*placeholder* (``TaskBatch.end_at_s``: a hoarding user's stand-in, ``fairsim strategy``), which
+holds its resources until its absolute end time and ends at once when it starts at or after it;
+it takes the branch of the held right-censored tasks, so a run without placeholders pays nothing
+for them. A simulation ends at
 ``horizon_s``: tasks still queued or running then count as not completed; a task that finishes at
 exactly ``horizon_s`` counts as completed.
 
@@ -545,6 +549,7 @@ class Engine:
         batches = self.source.batches()
         live = rec.live  # task -> its live record, from arrival until it ends
         start_s, finished, unplaceable = rec.start_s, rec.finished, rec.unplaceable
+        until = rec.until  # placeholders not yet started -> their absolute end (else empty)
         running = self._running  # task -> server, for the tasks placed and not finished
         used, integral = cluster.used, self._used_integral
         k_res = range(cluster.n_resources)
@@ -578,6 +583,7 @@ class Engine:
         lo = hi = 0  # pending arrivals are task ids lo..hi-1 of the recorder
         exhausted = False
         timed = type(sched).next_wakeup is not Scheduler.next_wakeup
+        tick_events = timed and sched.tick_with_events
         idle = 0  # consecutive ticks with no arrival, completion or placement
         while True:
             if lo == hi and not exhausted:
@@ -594,7 +600,7 @@ class Engine:
                         f"scheduler {sched.name!r}: next_wakeup({env.now!r}) returned {t_tick!r}, "
                         "expected a later time"
                     )
-                if t_tick <= now and sched.pending():
+                if t_tick <= now and (sched.pending() or (tick_events and t_tick == now)):
                     idle = idle + 1 if now == math.inf else 0  # no event left at all
                     tick, now = True, t_tick
                     if idle > MAX_IDLE_TICKS:
@@ -716,6 +722,9 @@ class Engine:
                             row[r] += demand[r]
                 if run_s >= 0.0:  # else HELD: a censored task held to the horizon
                     heapq.heappush(heap, (now + run_s, task))
+                elif task in until:  # a placeholder: it ends at its absolute end time
+                    end = until.pop(task)
+                    heapq.heappush(heap, (end if end > now else now, task))
                 elif horizon == math.inf:
                     raise ValueError(
                         f"task {task} is right-censored and holds its server until the horizon, "

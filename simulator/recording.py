@@ -137,6 +137,11 @@ class TaskRecorder:
     queues : array of int, LiveQueues or None
         Queue code per task, ``queues[task]`` (only for a run whose tasks carry one, a scenario
         with a queue tree; a streamed run keeps those of the tasks read and not ended).
+    until : dict of int to float
+        Placeholder tasks (``TaskBatch.end_at_s``) read and not yet started: task id → the
+        absolute time, in seconds, at which each ends (their live record's run time is
+        :data:`HELD`; the engine pops the entry when it starts the task). Empty in every run
+        without placeholders.
     """
 
     def __init__(self, n_resources: int, *, hold_censored: bool) -> None:
@@ -147,6 +152,7 @@ class TaskRecorder:
         self.start_s: StartTimes = {}
         self.codes: array[int] | LiveCodes | None = None
         self.queues: array[int] | LiveQueues | None = None
+        self.until: dict[int, float] = {}
         # the batch being read (task ids b_lo..n-1): Python lists, whose scalar access is
         # several times faster than numpy's in the event loop
         self.b_lo = 0
@@ -253,6 +259,13 @@ class TaskRecorder:
         run = batch.run_s
         if self.hold_censored and batch.censored is not None:
             run = np.where(np.asarray(batch.censored, dtype=bool), HELD, run)
+        if batch.end_at_s is not None:  # placeholders: held until their absolute end
+            ends = np.asarray(batch.end_at_s, dtype=np.float64)
+            marked = ~np.isnan(ends)
+            if marked.any():
+                run = np.where(marked, HELD, run)
+                ids = np.flatnonzero(marked)
+                self.until.update(zip((ids + self.n).tolist(), ends[ids].tolist(), strict=True))
         cols = [batch.demand[:, r] for r in range(self.n_resources)]
         keys = self._keys(batch)
         starts = _runs(users, batch.submit_s, run, batch.demand)

@@ -188,6 +188,10 @@ class Scheduler:
     lowest_share_first: bool = True
     fifo_within_user: bool = True
     preempts: bool = False
+    #: A timed scheduler (:meth:`next_wakeup`) whose tick must also come when an arrival or a
+    #: completion falls on the tick's time while no task waits (``dynamic-drf``: a period starts
+    #: with new tasks). Default False: ticks only while tasks wait.
+    tick_with_events: bool = False
 
     def bind(self, cluster: ClusterView) -> None:
         """Attach the scheduler to a cluster before the first event.
@@ -305,6 +309,7 @@ class DelegatingScheduler(Scheduler):
         self.inner = inner
         self.name = inner.name
         self.preempts = inner.preempts
+        self.tick_with_events = inner.tick_with_events
 
     def bind(self, cluster: ClusterView) -> None:
         """Bind this wrapper and the wrapped scheduler."""

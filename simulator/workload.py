@@ -67,6 +67,11 @@ class TaskBatch:
     queue : ndarray of int32, shape (n,), optional
         The queue of every task: an index into the run's queue tree, ``-1`` for the root
         (:meth:`fairsim.simulator.cluster.ClusterView.task_queue`); None: the run has no tree.
+    end_at_s : ndarray of float64, shape (n,), optional
+        Absolute end times of *placeholder* tasks (a hoarding user's stand-ins,
+        :mod:`fairsim.scenario.manipulation`), NaN for every other task: a placeholder holds its
+        resources from its start until ``end_at_s`` whatever its ``run_s``, and ends at once
+        when it starts at or after that time. None: no placeholder (every plain run).
     """
 
     job_id: np.ndarray
@@ -82,6 +87,7 @@ class TaskBatch:
     censored: np.ndarray | None = None
     priority: np.ndarray | None = None
     queue: np.ndarray | None = None
+    end_at_s: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.submit_s.shape[0])

@@ -72,6 +72,7 @@ PUBLIC_SECTIONS: dict[str, tuple[str, ...]] = {
         "RunResult",
         "compare",
         "sweep",
+        "strategy",
         "RunConfig",
     ),
     "Exact allocations": ("solve",),

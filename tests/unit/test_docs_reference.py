@@ -138,7 +138,7 @@ def test_internals_leave_the_public_names_to_the_public_page(generate: ModuleTyp
     internals = [m for ms in generate._api_pages().values() for m in ms]
     assert "fairsim.testing" not in internals
     assert len(internals) >= 60
-    assert public["fairsim.scenario.api"] == {"simulate", "load", "sweep", "RunResult"}
+    assert public["fairsim.scenario.api"] == {"simulate", "load", "sweep", "strategy", "RunResult"}
     assert public["fairsim.schedulers"] == {
         "BestFit",
         "DominantShare",
@@ -152,7 +152,7 @@ def test_internals_leave_the_public_names_to_the_public_page(generate: ModuleTyp
         "register_scheduler",
     }
     page = generate._api_page("fairsim.scenario.api", public["fairsim.scenario.api"])
-    assert 'filters: ["!^_", "!^(RunResult|load|simulate|sweep)$"]' in page
+    assert 'filters: ["!^_", "!^(RunResult|load|simulate|strategy|sweep)$"]' in page
     assert generate._api_page("fairsim.simulator.engine", set()) == (
         "::: fairsim.simulator.engine\n    options:\n      heading_level: 1\n"
     )

@@ -48,7 +48,8 @@ def test_registry_lists_every_builtin_scheduler() -> None:
     (tests/unit/test_recorded.py checks it)."""
     names = {resolve(n).name for n in REGISTERED}
     assert names == {
-        *("slots", "ff-drfh", "bf-drfh", "drf", "c-drfh", "tsf", "af", "pf", "bmf", "lmm-mms"),
+        *("slots", "ff-drfh", "bf-drfh", "drf", "dynamic-drf", "c-drfh", "tsf", "af", "pf"),
+        *("bmf", "lmm-mms"),
         *("psdsf", "drf-classes", "drf-lockstep", "udrf", "hdrf"),
     }
     assert REGISTERED[:4] == ["slots-14", "slots-10", "slots-14-single", "slots-20-cpu"]

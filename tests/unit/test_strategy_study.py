@@ -1,0 +1,127 @@
+"""``fairsim strategy`` and ``fairsim.strategy``: the study's runs, table, report and resume on
+the hand instance of ``test_strategy.py`` (a saturated pool of 12 unit slots, users A and B)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+import fairsim
+from fairsim.cli import main
+from fairsim.scenario.strategy import COLUMNS, STRATEGY_FILE
+from tests.unit.test_strategy import _saturated
+
+
+def _config_file(tmp_path: Path) -> Path:
+    path = _saturated(tmp_path)
+    cfg = {
+        "name": "strategy-study",
+        "trace": {"format": "canonical", "path": str(path)},
+        "cluster": {"classes": [{"name": "one", "count": 1, "capacity": [12.0, 12.0]}]},
+        "schedulers": ["drf", "dynamic-drf"],
+        "collect": {"utilization_interval_s": 50, "horizon_s": 150},
+    }
+    out = tmp_path / "study.yaml"
+    out.write_text(yaml.safe_dump(cfg))
+    return out
+
+
+def test_study_table_null_and_split(tmp_path: Path) -> None:
+    """Null manipulations give gain and harm 0 exactly; A split in two completes 8 of the 12
+    first-wave tasks instead of 6 (gain 8/6 - 1 = 1/3) and B 4 instead of 6 (harm -1/3), under
+    DRF and dynamic DRF, for each seed."""
+    config = _config_file(tmp_path)
+    out = tmp_path / "out"
+    table = fairsim.strategy(
+        config,
+        users="A",
+        strategies=["inflate:cpu=1", "split:k=1", "split:k=2"],
+        seeds=[1, 2],
+        out=out,
+    )
+    assert list(table.columns) == list(COLUMNS)
+    assert len(table) == 2 * 3 * 2  # schedulers x strategies x seeds
+    pd.testing.assert_frame_equal(table, pd.read_parquet(out / STRATEGY_FILE))
+    null = table[table["params"].isin(["cpu=1", "k=1"])]
+    assert (null["gain"] == 0.0).all() and (null["harm"] == 0.0).all()
+    assert (null["tasks_completed"] == 6).all() and (
+        null["jct_mean_s"] == null["jct_mean_truthful_s"]
+    ).all()
+    split = table[table["params"] == "k=2"]
+    assert sorted(split["scheduler"]) == ["drf", "drf", "dynamic-drf", "dynamic-drf"]
+    assert (split["tasks_completed_truthful"] == 6).all() and (split["tasks_completed"] == 8).all()
+    assert split["gain"].tolist() == [8 / 6 - 1] * 4
+    assert split["harm"].tolist() == [4 / 6 - 1] * 4
+    report = (out / "report.md").read_text()
+    assert (
+        "| drf | split | k=2 | 2 | +33.33 % [+33.33, +33.33] | -33.33 % [-33.33, -33.33] |"
+        in report
+    )
+    command = "fairsim strategy counterexamples/drf.yaml --users 'A' --strategy split:k=2 --seeds 1"
+    assert f"- drf: +33.33 % for user `A` with `split:k=2`, seed 1; replay: `{command}" in report
+    # the counterexample replays: its config holds the one scheduler and the seed
+    replay = yaml.safe_load((out / "counterexamples" / "drf.yaml").read_text())
+    assert replay["schedulers"] == ["drf"] and replay["seed"] == 1
+    again = fairsim.strategy(
+        out / "counterexamples" / "drf.yaml",
+        users="A",
+        strategies=["split:k=2"],
+        seeds=[1],
+        out=tmp_path / "replay",
+    )
+    assert again["gain"].tolist() == [8 / 6 - 1]
+    assert (out / "gain.png").stat().st_size > 0
+    assert (out / "s1-truthful" / "DONE").is_file()
+
+
+def test_study_resumes_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line runs the same study; run again, it runs nothing (the DONE markers keep
+    their times) and writes the same table."""
+    config = _config_file(tmp_path)
+    out = tmp_path / "out"
+    argv = [
+        "strategy", str(config), "--users", "A", "--strategy", "split:k=2",
+        "--seeds", "1-2", "--out", str(out), "--executor", "serial", "--no-progress",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "drf split:k=2" in printed and "gain +33.33 %" in printed
+    first = pd.read_parquet(out / STRATEGY_FILE)
+    marks = {p: p.stat().st_mtime_ns for p in out.glob("*/DONE")}
+    assert len(marks) == 4  # two truthful runs, two manipulated
+    assert main(argv) == 0
+    assert {p: p.stat().st_mtime_ns for p in out.glob("*/DONE")} == marks
+    pd.testing.assert_frame_equal(first, pd.read_parquet(out / STRATEGY_FILE))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--strategy", "inflate:cpu=0.5"], "factor 0.5 for 'cpu' is below 1"),
+        (["--strategy", "split:k=2", "--users", "nobody"], "user 'nobody' submits no task"),
+        (["--strategy", "split:k=2", "--users", "top:0"], "K '0' is not an integer >= 1"),
+        (["--strategy", "split:k=2", "--seeds", "3-1"], "the range 3-1 is empty"),
+    ],
+)
+def test_study_errors_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    config = _config_file(tmp_path)
+    argv = ["strategy", str(config), "--users", "A", "--out", str(tmp_path / "o"), *extra]
+    with pytest.raises(SystemExit) if "--seeds" in extra else _nothing():
+        code = main(argv)
+        assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
