@@ -3,10 +3,10 @@
 Every quantity is a statistic of the samples (100 per setting and seed, Section 5.1 (6)): the
 units of the bootstrap are the samples of every seed pooled (:class:`~fairsim.experiments.lmm_mms.
 experiment.Units`), resampled with :func:`fairsim.experiments.claims.bootstrap_units` (percentile
-95 % interval). The rules are those of :mod:`fairsim.experiments.claims`, plus two written here
-(general, candidates for that module): :func:`agrees_range` (the paper prints a range, "80-85 %")
-and :func:`every_setting` (a statement "at every scale": each setting judged, the worst one
-reported).
+95 % interval). The rules are those of :mod:`fairsim.experiments.claims`, among them
+:func:`~fairsim.experiments.claims.agrees_range` (the paper prints a range, "80-85 %") and
+:func:`~fairsim.experiments.claims.every_setting` (a statement "at every scale": each setting
+judged, the worst one reported).
 
 Every statement comparing LMM-MMS with DRF and AF is judged against both readings of the
 baselines (``bounded`` and ``unbounded, capped``; :mod:`fairsim.experiments.lmm_mms.experiment`),
@@ -27,19 +27,18 @@ import pandas as pd
 
 from fairsim.atomic import write_text
 from fairsim.experiments.claims import (
-    REL_TOL,
     Claim,
     Estimate,
-    Kind,
     agrees,
+    agrees_range,
     bootstrap_units,
     bounded,
     by_construction,
     claims_markdown,
+    every_setting,
     exceeds,
     judged,
     not_applicable,
-    show_ours,
     spearman_trend,
     trend,
     write_claims,
@@ -68,104 +67,6 @@ RESOURCES = (("cpu", "CPU"), ("mem", "memory"))
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
-
-
-def agrees_range(
-    statement: str,
-    source: str,
-    low: float,
-    high: float,
-    est: Estimate,
-    *,
-    rel_tol: float = REL_TOL,
-    kind: Kind = "paper",
-    reason: str = "",
-) -> Claim:
-    """A range the paper prints ("80-85 %"): PASS when our 95 % interval meets the range widened
-    by ``rel_tol`` of each end (:func:`fairsim.experiments.claims.agrees` for a range).
-
-    Parameters
-    ----------
-    low, high : float
-        The paper's range (fractions; the claim's unit is ``share``).
-    est : Estimate
-        Ours.
-    """
-    a, b = low - rel_tol * abs(low), high + rel_tol * abs(high)
-    rule = (
-        f"our 95 % interval meets the paper's range widened by {100 * rel_tol:g} % of its ends "
-        f"({_pct(a)} to {_pct(b)})"
-    )
-    text = f"{100 * low:.4g}-{100 * high:.4g} %"
-    if not est.finite:
-        return judged(
-            statement,
-            source,
-            text,
-            None,
-            None,
-            rule=rule,
-            seeds=est.seeds,
-            kind=kind,
-            reason=reason or "no estimate",
-            unit="share",
-        )
-    lo, hi = est.bounds()
-    ok = lo <= b + 1e-12 and hi >= a - 1e-12
-    ci = None if est.low is None or est.high is None else (est.low, est.high)
-    return judged(
-        statement,
-        source,
-        text,
-        est.value,
-        ok,
-        rule=rule,
-        seeds=est.seeds,
-        kind=kind,
-        reason=reason,
-        unit="share",
-        ci=ci,
-    )
-
-
-def _distance(c: Claim, low: float, high: float) -> float:
-    if not isinstance(c.ours, float):
-        return -math.inf
-    return max(low - c.ours, c.ours - high, 0.0)
-
-
-def every_setting(
-    statement: str,
-    parts: Sequence[tuple[str, Claim]],
-    *,
-    target: tuple[float, float],
-    what: str = "settings",
-) -> Claim:
-    """A statement "at every setting": each setting judged by its own claim; the result is the
-    worst one (a FAIL if any, the one farthest from ``target``; else an ``n/a`` if any; else the
-    PASS farthest from ``target``), with the statement replaced and every setting listed in the
-    reason.
-
-    Parameters
-    ----------
-    statement : str
-        The combined statement.
-    parts : sequence of (label, Claim)
-        One claim per setting, decided by the same rule.
-    target : (float, float)
-        The paper's value or range, to rank the settings by their distance to it.
-    what : str
-        The settings' name, for the reason.
-    """
-    fails = [(lab, c) for lab, c in parts if c.verdict == "FAIL"]
-    undecided = [(lab, c) for lab, c in parts if c.verdict == "n/a"]
-    pool = fails or undecided or list(parts)
-    label, worst = max(pool, key=lambda lc: _distance(lc[1], *target))
-    listing = "; ".join(f"{lab}: {show_ours(c)} {c.verdict}" for lab, c in parts)
-    reason = f"worst of {len(parts)} {what}: {label}; every one: {listing}"
-    if worst.reason:
-        reason += f". {worst.reason}"
-    return worst.model_copy(update={"statement": statement, "reason": reason})
 
 
 def lead(diffs: np.ndarray) -> float:

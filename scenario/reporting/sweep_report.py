@@ -5,7 +5,7 @@ Reads ``OUT/runs.parquet`` (see :mod:`fairsim.scenario.sweep`), keeps the runs w
 
 ``mean``, ``std`` (sample standard deviation, ``ddof=1``), ``n`` (seeds), and the two-sided 95 %
 Student-t interval ``mean ± t_{0.975, n-1} · std / sqrt(n)`` (``ci95_low``, ``ci95_high``,
-``ci95_half``; NaN when ``n < 2``).
+``ci95_half``; NaN when ``n < 2``; :func:`fairsim.scenario.reporting.intervals.t_interval`).
 
 Mean JCT is also computed over the same job set (``common_mean_jct_s``): per grid point and seed,
 the jobs completed under every scheduler of that point and seed (read from each run's
@@ -40,10 +40,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
-from scipy import stats
 
 from fairsim.atomic import write_text
 from fairsim.errors import ConfigError
+from fairsim.scenario.reporting.intervals import t_interval
 from fairsim.scenario.reporting.plotting import save_figure
 from fairsim.simulator.results import write_table
 
@@ -83,24 +83,6 @@ UNIT_METRICS = frozenset({"fairness_jain_index"})
 UNIT_YLIM_TOP = 1.05
 #: Metrics that may be negative (their axis is not cut at 0; a line marks 0).
 SIGNED_METRICS = frozenset({"fairness_max_deficit"})
-
-
-def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, int]:
-    """Mean, sample standard deviation, half-width of the two-sided Student-t interval, n.
-
-    NaN values are ignored; the half-width is NaN when fewer than two values remain.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    v = v[~np.isnan(v)]
-    n = len(v)
-    if n == 0:
-        return math.nan, math.nan, math.nan, 0
-    mean = float(v.mean())
-    if n < 2:
-        return mean, math.nan, math.nan, n
-    sd = float(v.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n))
-    return mean, sd, half, n
 
 
 def grid_columns(runs: pd.DataFrame) -> list[str]:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairsim.experiments.claims import Estimate, read_claims
+from fairsim.experiments.claims import read_claims
 from fairsim.experiments.lmm_mms import experiment as repro
 from fairsim.experiments.lmm_mms import report
 from fairsim.traces.paths import shared_dir
@@ -101,23 +101,7 @@ def test_completion_rate_checked_only_where_no_resource_saturates() -> None:
     assert [c.verdict for c in report._fig5_claims(d)] == ["n/a"] * 2
 
 
-def test_range_every_setting_and_lead_rules() -> None:
-    # the paper's 80-85 % widened by 10 % of its ends: 72 % to 93.5 %
-    inside = report.agrees_range("s", "src", 0.80, 0.85, Estimate(0.70, 0.69, 0.721, 5, "t"))
-    outside = report.agrees_range("s", "src", 0.80, 0.85, Estimate(0.70, 0.69, 0.719, 5, "t"))
-    assert (inside.verdict, outside.verdict) == ("PASS", "FAIL")
-    assert inside.paper == "80-85 %" and "72.0 % to 93.5 %" in inside.rule
-    parts = [
-        ("50 users", outside),
-        (
-            "100 users",
-            report.agrees_range("s", "src", 0.8, 0.85, Estimate(0.4, 0.39, 0.41, 5, "t")),
-        ),
-        ("150 users", inside),
-    ]
-    worst = report.every_setting("every scale", parts, target=(0.80, 0.85), what="scales")
-    assert worst.verdict == "FAIL" and worst.ours == 0.4 and worst.statement == "every scale"
-    assert worst.reason.startswith("worst of 3 scales: 100 users; every one: 50 users: 70.0 %")
+def test_lead_rule() -> None:
     # "at least as high on each, higher on one": the lead is the largest gain, else the deficit
     assert report.lead(np.array([0.0, 0.03])) == 0.03
     assert report.lead(np.array([-0.01, 0.03])) == -0.01

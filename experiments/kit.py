@@ -1,0 +1,229 @@
+"""The report kit every paper reproduction shares: numbers in their units, estimates with their
+intervals, Markdown tables, and the default entry point of a reproduction.
+
+Numbers
+-------
+A number is shown in its *unit* (the units of :class:`fairsim.experiments.claims.Claim`):
+
+======== ========================================= =================
+unit     what                                      shown as
+======== ========================================= =================
+share    a fraction of a whole                     per cent, ``" %"``
+pp       a difference of fractions                 points, ``" pp"``
+s        seconds                                   ``" s"``
+n        a count                                   no suffix
+""       a plain number                            no suffix
+======== ========================================= =================
+
+:func:`number` shows one number (``—`` when there is none), :func:`interval` shows
+``value [low, high]``, and :func:`estimate` does so for an estimate (anything with ``value``,
+``low`` and ``high``, such as :class:`fairsim.experiments.claims.Estimate`). Each takes a format
+specification for the digits (:data:`SPECS` by default), because a table of utilisations wants
+one decimal and a table of service rates four. The Student-t intervals themselves come from
+:mod:`fairsim.scenario.reporting.intervals`.
+
+The entry point
+---------------
+Every reproduction subpackage has ``experiment.run_experiment(*, out, shared, quick, progress,
+seeds, jobs)`` (the runs; its result is whatever its report needs) and
+``report.write_report(out, run)`` (claims, figures and ``report.md``); :func:`reproduce` runs the
+two, so a paper needs no entry point of its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+#: How each unit shows: the factor a value is multiplied by, and the suffix after it.
+UNITS: dict[str, tuple[float, str]] = {
+    "share": (100.0, " %"),
+    "pp": (100.0, " pp"),
+    "s": (1.0, " s"),
+    "n": (1.0, ""),
+    "": (1.0, ""),
+}
+#: The default format specification of each unit (after the factor).
+SPECS: dict[str, str] = {"share": ".1f", "pp": "+.1f", "s": ",.0f", "n": ",.0f", "": ".2f"}
+
+#: A format specification, or a function of the value giving one.
+Spec = str | Callable[[float], str] | None
+
+
+class HasInterval(Protocol):
+    """What :func:`estimate` reads: a point estimate and its interval (``None``: none)."""
+
+    @property
+    def value(self) -> float: ...  # pragma: no cover - a protocol
+
+    @property
+    def low(self) -> float | None: ...  # pragma: no cover
+
+    @property
+    def high(self) -> float | None: ...  # pragma: no cover
+
+
+def _finite(x: Any) -> bool:
+    return x is not None and math.isfinite(float(x))
+
+
+def number(x: Any, unit: str = "", spec: Spec = None, *, suffix: bool = True) -> str:
+    """One number in ``unit``.
+
+    Parameters
+    ----------
+    x : float, str or None
+        The value (a fraction for ``share`` and ``pp``); a string is shown as it is.
+    unit : {"share", "pp", "s", "n", ""}
+        Its unit (:data:`UNITS`).
+    spec : str or callable, optional
+        The format specification of the scaled value (default :data:`SPECS`), or a function of
+        the scaled value returning one.
+    suffix : bool
+        Append the unit's suffix (``" %"``, ``" pp"``, ``" s"``).
+
+    Returns
+    -------
+    str
+        ``—`` for ``None`` or a value that is not finite.
+
+    Raises
+    ------
+    KeyError
+        For an unknown unit.
+    """
+    if isinstance(x, str):
+        return x
+    factor, tail = UNITS[unit]
+    if not _finite(x):
+        return "—"
+    v = factor * float(x)
+    s = SPECS[unit] if spec is None else spec if isinstance(spec, str) else spec(v)
+    return f"{v:{s}}" + (tail if suffix else "")
+
+
+def interval(
+    value: Any,
+    low: float | None,
+    high: float | None,
+    unit: str = "",
+    spec: Spec = None,
+    *,
+    each: bool = False,
+    suffix: bool = True,
+    hide_within: float | None = None,
+) -> str:
+    """``value [low, high]`` in ``unit`` (:func:`number` for each).
+
+    Parameters
+    ----------
+    value, low, high : float or None
+        The estimate and its interval; without both (finite) bounds only the value shows.
+    unit, spec, suffix
+        As in :func:`number`.
+    each : bool
+        The unit's suffix after each bound as well (``35.1 % [33.0 %, 37.2 %]``); by default
+        only after the value (``35.1 % [33.0, 37.2]``).
+    hide_within : float, optional
+        Leave the interval out when ``high - low`` is at most this (a zero-width interval of an
+        exact number).
+
+    Returns
+    -------
+    str
+    """
+    text = number(value, unit, spec, suffix=suffix)
+    if low is None or high is None or not (_finite(low) and _finite(high)):
+        return text
+    if hide_within is not None and high - low <= hide_within:
+        return text
+    ends = [number(x, unit, spec, suffix=suffix and each) for x in (low, high)]
+    return f"{text} [{ends[0]}, {ends[1]}]"
+
+
+def estimate(
+    est: HasInterval | None,
+    unit: str = "share",
+    spec: Spec = None,
+    *,
+    each: bool = False,
+    hide_within: float | None = None,
+) -> str:
+    """:func:`interval` of an estimate (``—`` for ``None`` or a value that is not finite)."""
+    if est is None or not _finite(est.value):
+        return "—"
+    return interval(est.value, est.low, est.high, unit, spec, each=each, hide_within=hide_within)
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+def cell(text: Any) -> str:
+    """A table cell: ``|`` escaped and line breaks made spaces."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def table(head: Sequence[str], rows: Iterable[Sequence[Any]], *, escape: bool = False) -> list[str]:
+    """A Markdown table: the header, the separator, one line per row, then an empty line.
+
+    Parameters
+    ----------
+    head : sequence of str
+        The column titles.
+    rows : iterable of sequences
+        The cells of each row (shown with ``str``).
+    escape : bool
+        Escape every cell (:func:`cell`), for free text.
+
+    Returns
+    -------
+    list of str
+        The lines.
+    """
+    show = cell if escape else str
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(show(c) for c in r) + " |" for r in rows]
+    return [*lines, ""]
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def reproduce(
+    package: str,
+    *,
+    out: Path,
+    shared: Path,
+    quick: bool,
+    progress: bool,
+    seeds: int,
+    jobs: int | None,
+) -> Path:
+    """Run a reproduction: its ``experiment.run_experiment``, then its ``report.write_report``.
+
+    Parameters
+    ----------
+    package : str
+        The reproduction's subpackage (e.g. ``"fairsim.experiments.psdsf"``).
+    out : pathlib.Path
+        Output folder.
+    shared : pathlib.Path
+        The folder holding ``traces/`` (reproductions that need no trace ignore it).
+    quick, progress, seeds, jobs
+        As in :func:`fairsim.experiments.reproductions.reproduce`.
+
+    Returns
+    -------
+    pathlib.Path
+        The written ``report.md``.
+    """
+    experiment = importlib.import_module(f"{package}.experiment")
+    report = importlib.import_module(f"{package}.report")
+    out = Path(out)
+    run = experiment.run_experiment(
+        out=out, shared=Path(shared), quick=quick, progress=progress, seeds=seeds, jobs=jobs
+    )
+    return Path(report.write_report(out, run))
