@@ -114,7 +114,7 @@ def interval(
     *,
     each: bool = False,
     suffix: bool = True,
-    hide_within: float | None = None,
+    min_width: float | None = None,
 ) -> str:
     """``value [low, high]`` in ``unit`` (:func:`number` for each).
 
@@ -127,9 +127,9 @@ def interval(
     each : bool
         The unit's suffix after each bound as well (``35.1 % [33.0 %, 37.2 %]``); by default
         only after the value (``35.1 % [33.0, 37.2]``).
-    hide_within : float, optional
-        Leave the interval out when ``high - low`` is at most this (a zero-width interval of an
-        exact number).
+    min_width : float, optional
+        Show the interval only when ``high - low`` is at least this (``math.ulp(0.0)``: not a
+        zero-width interval, an exact number's).
 
     Returns
     -------
@@ -138,7 +138,7 @@ def interval(
     text = number(value, unit, spec, suffix=suffix)
     if low is None or high is None or not (_finite(low) and _finite(high)):
         return text
-    if hide_within is not None and high - low <= hide_within:
+    if min_width is not None and not high - low >= min_width:
         return text
     ends = [number(x, unit, spec, suffix=suffix and each) for x in (low, high)]
     return f"{text} [{ends[0]}, {ends[1]}]"
@@ -150,12 +150,12 @@ def estimate(
     spec: Spec = None,
     *,
     each: bool = False,
-    hide_within: float | None = None,
+    min_width: float | None = None,
 ) -> str:
     """:func:`interval` of an estimate (``—`` for ``None`` or a value that is not finite)."""
     if est is None or not _finite(est.value):
         return "—"
-    return interval(est.value, est.low, est.high, unit, spec, each=each, hide_within=hide_within)
+    return interval(est.value, est.low, est.high, unit, spec, each=each, min_width=min_width)
 
 
 # --------------------------------------------------------------------------- Markdown

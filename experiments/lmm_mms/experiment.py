@@ -60,6 +60,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from fairsim.errors import ConfigError
 from fairsim.experiments.claims import DEFAULT_SEEDS, run_seeds, seed_list
 from fairsim.experiments.lmm_mms import paper
 from fairsim.schedulers.exact import solve_exact
@@ -295,17 +296,41 @@ def run_seed(
 
 
 def run_experiment(
-    tasks_parquet: Path,
-    out: Path,
     *,
-    samples: int = SAMPLES,
-    seeds: int = DEFAULT_SEEDS,
-    jobs: int | None = None,
+    out: Path,
+    shared: Path | None = None,
     quick: bool = False,
     progress: bool = True,
+    seeds: int = DEFAULT_SEEDS,
+    jobs: int | None = None,
+    tasks: Path | None = None,
+    samples: int | None = None,
 ) -> dict[str, Any]:
     """Run every setting for seeds ``1 .. seeds`` (over ``jobs`` worker processes) and write
-    ``samples.parquet`` and ``sharing.parquet`` into ``out``.
+    ``samples.parquet`` and ``sharing.parquet`` into ``out`` (the figures, claims and report come
+    from :func:`fairsim.experiments.lmm_mms.report.write_report`).
+
+    Parameters
+    ----------
+    out : Path
+        Output folder.
+    shared : Path, optional
+        The folder holding ``traces/alibaba-2018``, converted once into the trace cache
+        (:func:`converted_tasks`); required unless ``tasks`` is given.
+    quick : bool
+        User scales 50 and 300, elephant shares 0 and 50 %, and :data:`QUICK_SAMPLES` samples per
+        setting and seed.
+    progress : bool
+        A progress bar over the seeds.
+    seeds : int
+        Number of seeds (:func:`fairsim.experiments.claims.seed_list`).
+    jobs : int, optional
+        Worker processes (default: one per core, at most one per seed).
+    tasks : Path, optional
+        A converted ``tasks.parquet`` to draw from instead of ``shared``'s.
+    samples : int, optional
+        Samples per setting and seed (default :data:`SAMPLES`, with ``quick``
+        :data:`QUICK_SAMPLES`).
 
     Returns
     -------
@@ -316,8 +341,14 @@ def run_experiment(
     Raises
     ------
     fairsim.errors.ConfigError
-        For ``seeds < 1``.
+        For ``seeds < 1``, or neither ``shared`` nor ``tasks``.
     """
+    if tasks is None:
+        if shared is None:
+            raise ConfigError("lmm-mms: shared: required (the folder of traces/alibaba-2018)")
+        tasks = converted_tasks(shared)
+    if samples is None:
+        samples = QUICK_SAMPLES if quick else SAMPLES
     t0 = time.perf_counter()
     seed_ids = seed_list(seeds)
     out = Path(out)
@@ -325,7 +356,7 @@ def run_experiment(
     runs = run_seeds(
         run_seed,
         seed_ids,
-        Path(tasks_parquet),
+        Path(tasks),
         samples,
         quick,
         jobs=jobs,

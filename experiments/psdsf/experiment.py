@@ -96,7 +96,7 @@ D2_CPU_ALTERNATIVE = 0.1
 D2_CPU_GRID = (0.02, 0.05, 0.08, D2_CPU_ALTERNATIVE, 0.12)
 
 
-def _users(cfg: RunConfig) -> list[InlineUser]:
+def scenario_users(cfg: RunConfig) -> list[InlineUser]:
     """The scenario's users (its trace is ``inline``: ``configs/psdsf-fig6.yaml``).
 
     Raises
@@ -124,7 +124,9 @@ def pool(cfg: RunConfig) -> tuple[np.ndarray, list[str]]:
 def _scaled(cfg: RunConfig, quick: bool) -> tuple[float, float]:
     """Scale of the activity windows, and the horizon (s)."""
     scale = QUICK_TIME if quick else 1.0
-    horizon = cfg.collect.horizon_s or max(w[1] for u in _users(cfg) for w in u.windows or [])
+    horizon = cfg.collect.horizon_s or max(
+        w[1] for u in scenario_users(cfg) for w in u.windows or []
+    )
     return scale, horizon * scale
 
 
@@ -143,7 +145,7 @@ def backlogged_users(
     its eligible servers, times ``step_s`` over its shortest run time, plus one.
     """
     out = []
-    for u in _users(cfg):
+    for u in scenario_users(cfg):
         d = np.asarray(u.demand, dtype=np.float64) * grow
         ok = np.isin(classes, u.eligible) if u.eligible else np.ones(len(classes), dtype=bool)
         with np.errstate(divide="ignore"):
@@ -196,7 +198,7 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
     def workload(_cfg: RunConfig, _base: Path | None, _progress: bool) -> Workload:
         return Workload(open_backlog, 0.0, horizon, {"backlogged_users": len(users)}, users=order)
 
-    by_name = {u.name: u for u in _users(cfg)}
+    by_name = {u.name: u for u in scenario_users(cfg)}
     eligible = {
         c: np.isin(classes, by_name[n].eligible or [])
         for c, n in enumerate(order)
@@ -300,7 +302,7 @@ def exact_allocations(
     """
     cap, classes = pool(cfg)
     ids = [f"s{j}" for j in range(len(classes))]
-    by_name = {u.name: u for u in _users(cfg)}
+    by_name = {u.name: u for u in scenario_users(cfg)}
     paper = {n: [x * SPLIT for x in by_name[n].demand] for n in active}
     paper.update({n: list(d) for n, d in (demands or {}).items() if n in paper})
     data = {
@@ -341,7 +343,7 @@ def _util(
     """Utilisation of resource ``r`` (0: CPU, 1: memory) of class ``k`` (or of the union of the
     classes ``k``) under an exact allocation (:func:`exact_allocations`)."""
     group = [k] if isinstance(k, str) else k
-    by_name = {u.name: u for u in _users(cfg)}
+    by_name = {u.name: u for u in scenario_users(cfg)}
     need = {n: by_name[n].demand[r] * SPLIT for n in active}
     need.update({n: d[r] for n, d in (demands or {}).items() if n in need})
     names = [c.name for c in cfg.cluster.classes or []]
@@ -359,7 +361,7 @@ def active_users(cfg: RunConfig, t: float) -> list[str]:
     """
     return [
         u.name
-        for u in _users(cfg)
+        for u in scenario_users(cfg)
         if any(a <= t <= b for a, b in (u.windows or [[u.join_s, math.inf]]))
     ]
 
@@ -396,7 +398,7 @@ def exact_series(
         ``tasks_<user>_<class>`` (paper tasks; 0 for an inactive user).
     """
     names = [c.name for c in cfg.cluster.classes or []]
-    users = [u.name for u in _users(cfg)]
+    users = [u.name for u in scenario_users(cfg)]
     cache: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
     frames = []
     for mech in mechanisms:
@@ -441,7 +443,7 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
         wall time and the number of small tasks).
     """
     cfg = load_config(config).model_copy(update={"seed": int(seed)})
-    users = [u.name for u in _users(cfg)]
+    users = [u.name for u in scenario_users(cfg)]
     prepared, info = scenario(cfg, quick=quick)
     frames, walls, tasks = [], {}, {}
     for sched_run in prepared.runs():
@@ -467,6 +469,7 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
 def run_experiment(
     *,
     out: Path,
+    shared: Path | None = None,
     config: Path = CONFIG,
     quick: bool = False,
     progress: bool = True,
@@ -477,16 +480,16 @@ def run_experiment(
     ``series.parquet``, ``exact.parquet`` and ``summary.json`` into ``out``.
 
     The figure, ``claims.json`` and ``report.md`` come from
-    :func:`fairsim.experiments.psdsf.report.write_report`;
-    :func:`fairsim.experiments.psdsf.reproduce` runs both.
+    :func:`fairsim.experiments.psdsf.report.write_report`; :func:`fairsim.experiments.kit.reproduce`
+    runs both. ``shared`` is not read: the scenario is ``config``.
 
     Returns
     -------
     dict
-        The summary (``summary.json``): ``quick``, ``seeds``, ``phases``, ``split``, ``runs``
-        (per seed: :func:`summarise`'s ``schedulers``, ``wall_s``, ``tasks``), ``exact``
-        (:func:`summarise` of the exact allocations), ``d2_sensitivity``
-        (:func:`d2_sensitivity`) and ``wall_s_total``.
+        ``config`` (the scenario) and ``summary`` (``summary.json``): ``quick``, ``seeds``,
+        ``phases``, ``split``, ``runs`` (per seed: :func:`summarise`'s ``schedulers``,
+        ``wall_s``, ``tasks``), ``exact`` (:func:`summarise` of the exact allocations),
+        ``d2_sensitivity`` (:func:`d2_sensitivity`) and ``wall_s_total``.
 
     Raises
     ------
@@ -495,7 +498,7 @@ def run_experiment(
     """
     t0 = time.perf_counter()
     cfg = load_config(config)
-    users = [u.name for u in _users(cfg)]
+    users = [u.name for u in scenario_users(cfg)]
     seed_ids = seed_list(seeds)
     out.mkdir(parents=True, exist_ok=True)
     runs = run_seeds(
@@ -510,7 +513,7 @@ def run_experiment(
     summary: dict[str, Any] = {
         "quick": quick,
         "seeds": seed_ids,
-        "phases": _phases(cfg),
+        "phases": user_phases(cfg),
         "split": QUICK_SPLIT if quick else SPLIT,
         "runs": [
             {
@@ -526,7 +529,7 @@ def run_experiment(
     }
     summary["wall_s_total"] = time.perf_counter() - t0
     write_json(summary, out / "summary.json")
-    return summary
+    return {"summary": summary, "config": cfg}
 
 
 def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] | None:
@@ -541,12 +544,12 @@ def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] 
         utilisation while the users with two windows are away) and ``mean`` (its mean over
         ``times_s`` in (0, end]); ``None`` when the config has no ``user2`` or no class ``D``.
     """
-    by_name = {u.name: u for u in _users(cfg)}
+    by_name = {u.name: u for u in scenario_users(cfg)}
     names = [c.name for c in cfg.cluster.classes or []]
     if "user2" not in by_name or "D" not in names:
         return None
     mem = by_name["user2"].demand[1] * SPLIT
-    away = [u.name for u in _users(cfg) if not (u.windows and len(u.windows) > 1)]
+    away = [u.name for u in scenario_users(cfg) if not (u.windows and len(u.windows) > 1)]
     own = by_name["user2"].demand[0] * SPLIT
     out: list[dict[str, Any]] = []
     for cpu in (own, *(x for x in D2_CPU_GRID if abs(x - own) > 1e-12)):
@@ -564,11 +567,11 @@ def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] 
     return out
 
 
-def _phases(cfg: RunConfig) -> list[tuple[float, float]]:
+def user_phases(cfg: RunConfig) -> list[tuple[float, float]]:
     """The intervals between changes of the set of active users, over (0, horizon)."""
     edges = {0.0}
     horizon = cfg.collect.horizon_s or 0.0
-    for u in _users(cfg):
+    for u in scenario_users(cfg):
         for a, b in u.windows or []:
             edges.update((a, b))
     horizon = max([horizon, *edges])
@@ -603,7 +606,7 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
         the whole phase).
     """
     names = [c.name for c in cfg.cluster.classes or []]
-    phases = _phases(cfg)
+    phases = user_phases(cfg)
     out: dict[str, Any] = {"phases": phases, "schedulers": {}}
     for sched, f in data.groupby("scheduler", sort=False):
         t = f["time_s"].to_numpy()

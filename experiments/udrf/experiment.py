@@ -36,9 +36,10 @@ and run times, and the constraint model; the trace is fixed) and writes into its
 
 The runs go through the scenario pipeline (:func:`fairsim.scenario.pipeline.prepare_scenario`)
 with two hooks: every scheduler is wrapped in a watcher of its waiting tasks, and the waste and
-the RDUCs are measured at every grid point. The claims over seeds are made by
-:mod:`fairsim.experiments.udrf.report`. ``quick`` runs a small version (the jobs of 5 minutes of
-the trace on 100 servers, the baseline and UDRF only) for the test suite.
+the RDUCs are measured at every grid point. :func:`run_experiment` runs the seeds, in parallel;
+the claims over seeds are made by :mod:`fairsim.experiments.udrf.claims`. ``quick`` runs a small
+version (the jobs of 5 minutes of the trace on 100 servers, the baseline and UDRF only) for the
+test suite.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ import pyarrow as pa
 
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
+from fairsim.experiments.claims import DEFAULT_SEEDS, run_seeds, seed_list
 from fairsim.scenario.config import ConstraintModel, load_config
 from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler, prepare_scenario
 from fairsim.schedulers.udrf_online import UDRF
@@ -369,6 +371,82 @@ def run_seed(
     }
     write_json(summary, out / "summary.json")
     return summary
+
+
+def seed_dir(out: Path, seed: int) -> Path:
+    """The folder of one seed's runs."""
+    return Path(out) / f"seed-{seed}"
+
+
+def _seed_run(seed: int, out: str, trace: str | None, quick: bool) -> dict[str, Any]:
+    """One seed into ``OUT/seed-<seed>`` (a module-level function: worker processes import it)."""
+    return run_seed(
+        seed, seed_dir(Path(out), seed), trace=Path(trace) if trace else None, quick=quick
+    )
+
+
+def run_experiment(
+    *,
+    out: Path,
+    shared: Path | None = None,
+    quick: bool = False,
+    progress: bool = True,
+    seeds: int = DEFAULT_SEEDS,
+    jobs: int | None = None,
+) -> dict[str, Any]:
+    """Run seeds ``1 .. seeds`` over ``jobs`` worker processes into ``out/seed-<s>/`` (the
+    claims, figures and ``report.md`` come from
+    :func:`fairsim.experiments.udrf.report.write_report`).
+
+    Parameters
+    ----------
+    out : Path
+        Output folder: ``seed-<s>/`` per seed.
+    shared : Path, optional
+        The folder holding ``traces/google-2011`` (when missing, the sample is fetched into the
+        download cache, :func:`fairsim.traces.fetch.google_2011_sample`); default: the config's
+        ``trace.path``.
+    quick : bool
+        The small version of :func:`run_seed`.
+    progress : bool
+        A progress bar over the seeds.
+    seeds : int
+        Number of seeds (:func:`fairsim.experiments.claims.seed_list`).
+    jobs : int, optional
+        Worker processes (default: one per core, at most one per seed).
+
+    Returns
+    -------
+    dict
+        ``seeds`` (the seed list), ``config`` (seed 1's scenario), ``jobs`` and ``started``
+        (``time.perf_counter()`` at the start, for the report's wall time).
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For ``seeds < 1`` or a scenario without both ``drf-lockstep`` and ``udrf``.
+    """
+    t0 = time.perf_counter()
+    ids = seed_list(seeds)
+    trace = None
+    if shared is not None:
+        from fairsim.traces.fetch import google_2011_sample  # fetched when shared lacks it
+
+        trace = google_2011_sample(Path(shared), progress=progress)
+    cfg = seed_config(ids[0], trace=trace, quick=quick)  # refuses a bad scenario before any run
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    run_seeds(
+        _seed_run,
+        ids,
+        str(out),
+        str(trace) if trace else None,
+        quick,
+        jobs=jobs,
+        progress=progress,
+        desc="udrf seeds",
+    )
+    return {"seeds": ids, "config": cfg, "jobs": jobs, "started": t0}
 
 
 def per_scheduler(jct: pd.DataFrame, waste: pd.DataFrame) -> dict[str, dict[str, Any]]:

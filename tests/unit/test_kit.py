@@ -32,10 +32,14 @@ def test_interval_shows_the_unit_once_or_after_each_bound() -> None:
     assert kit.interval(0.351, 0.33, 0.372, "share") == "35.1 % [33.0, 37.2]"
     assert kit.interval(0.351, 0.33, 0.372, "share", each=True) == "35.1 % [33.0 %, 37.2 %]"
     assert kit.interval(0.2, 0.1, 0.3, "", ".4f") == "0.2000 [0.1000, 0.3000]"
-    # no interval without both finite bounds, or when it is narrower than hide_within
+    # no interval without both finite bounds, or when it is narrower than min_width
     assert kit.interval(0.2, None, 0.3, "") == "0.20"
     assert kit.interval(0.2, math.nan, math.nan, "", ".4f") == "0.2000"
-    assert kit.interval(82.5, 82.5, 82.5, "", ".1f", hide_within=0.0) == "82.5"
+    assert kit.interval(82.5, 82.5, 82.5, "", ".1f", min_width=math.ulp(0.0)) == "82.5"
+    assert kit.interval(0.5, 0.4998, 0.5002, "share", min_width=5e-4) == "50.0 %"
+    assert kit.interval(0.5, 0.4997, 0.5002, "share", suffix=False, min_width=5e-4) == (
+        "50.0 [50.0, 50.0]"
+    )
     est = Estimate(0.25, 0.2, 0.3, 5, "t")
     assert kit.estimate(est, "pp") == "+25.0 pp [+20.0, +30.0]"
     assert kit.estimate(Estimate(math.nan, None, None, 0, "none")) == "—"
