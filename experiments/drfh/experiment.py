@@ -23,7 +23,7 @@ parallel over worker processes (:func:`fairsim.experiments.claims.run_seeds`):
    ``k``-th closest pool draw to the paper's totals (:func:`fig4_pool_seed`), with fairness over
    time every 5 s (``collect.fairness``: each user's dominant share against the DRFH allocation).
 5. Fairness over time on the Google trace: step 1's config with only Slots-16, First-Fit and
-   Best-Fit DRFH (:data:`fairsim.experiments.drfh.figures.FAIRNESS_SCHEDULERS`) and
+   Best-Fit DRFH (:data:`fairsim.experiments.drfh.numbers.FAIRNESS_SCHEDULERS`) and
    ``collect.fairness: {interval_s: 600}``, into ``seed-<k>/fairness/``. A run of its own, so
    that step 1's files stay as they were; collecting fairness does not change a schedule, so its
    runs repeat step 1's (the report checks that their ``tasks.parquet`` are identical).
@@ -37,9 +37,9 @@ Once, after the seeds (nothing in it depends on a seed):
    same parts into ``OUT/production/trace_check.json`` (:func:`check_requests`): the requests
    of the running tasks read from each SCHEDULE row, beside the replay's first request per task.
 
-Then, over all seeds: figures (``table2.png``, ``fig4.png`` ... ``fig8.png``,
-``fig4_deficit.png``, ``fairness.png``, ``production.png``), ``claims.json`` and ``report.md``
-(:mod:`fairsim.experiments.drfh.report`).
+Then, over all seeds: the numbers (:mod:`fairsim.experiments.drfh.estimates`), figures
+(``table2.png``, ``fig4.png`` ... ``fig8.png``, ``fig4_deficit.png``, ``fairness.png``,
+``production.png``), ``claims.json`` and ``report.md`` (:mod:`fairsim.experiments.drfh.report`).
 
 What the seed changes: the 2,000-server draw (and with it every Slots server's slot count, and
 which slot count is best), the dedicated clouds of Fig. 8 (their sizes and servers, drawn with
@@ -61,11 +61,13 @@ from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
 from fairsim.experiments.claims import DEFAULT_SEEDS
 from fairsim.experiments.drfh import paper as paper
-from fairsim.experiments.drfh.figures import (
+from fairsim.experiments.drfh.numbers import (
     FAIRNESS_DIR,
     FAIRNESS_SCHEDULERS,
     PRODUCTION_DIR,
     SENSITIVITY_DIR,
+    best_slots,
+    table_ii,
 )
 from fairsim.scenario.config import GoogleTrace, RunConfig, load_config
 from fairsim.scenario.limits import check_limits
@@ -248,9 +250,7 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
     summaries = run_config(main_cfg, root, progress=progress, report=False, overwrite=True)
     log.info("seed %d, step 2/5: sharing incentive (dedicated clouds)", seed)
     sharing_incentive(main_cfg, root, progress=progress)
-    from fairsim.experiments.drfh import figures as figures
-
-    best = figures.best_slots(figures.table_ii(root))
+    best = best_slots(table_ii(root))
     log.info("seed %d, step 3/5: %s and bf-drfh under the older censoring rule", seed, best)
     old_rule = _config(
         "drfh-google",
@@ -330,8 +330,9 @@ def run_experiment(
     progress: bool = True,
     seeds: int = DEFAULT_SEEDS,
     jobs: int | None = None,
-) -> Path:
-    """Run the whole reproduction over seeds ``1 .. seeds`` and return the path of ``report.md``.
+) -> dict[str, Any]:
+    """Run the whole reproduction over seeds ``1 .. seeds`` and gather its numbers (the claims
+    and ``report.md`` come from :func:`fairsim.experiments.drfh.report.write_report`).
 
     Parameters
     ----------
@@ -351,6 +352,13 @@ def run_experiment(
     jobs : int, optional
         Worker processes (default one per core, at most one per seed).
 
+    Returns
+    -------
+    dict
+        :func:`fairsim.experiments.drfh.estimates.collect_numbers` of the seeds' runs, with
+        ``explanations``, ``runs`` (what :func:`run_seed` returned), ``workers`` and
+        ``wall_s_total``.
+
     Raises
     ------
     fairsim.errors.ConfigError
@@ -359,7 +367,7 @@ def run_experiment(
         If the sample must be fetched and a download fails or does not verify.
     """
     from fairsim.experiments.claims import default_jobs, run_seeds, seed_list
-    from fairsim.experiments.drfh.report import collect_numbers, write_report
+    from fairsim.experiments.drfh.estimates import collect_numbers
     from fairsim.traces.fetch import google_2011_sample
 
     t0 = time.perf_counter()
@@ -403,4 +411,4 @@ def run_experiment(
     numbers["runs"] = runs
     numbers["workers"] = workers
     numbers["wall_s_total"] = round(time.perf_counter() - t0, 1)
-    return write_report(out, numbers=numbers)
+    return numbers
