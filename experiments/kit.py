@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -187,6 +189,55 @@ def table(head: Sequence[str], rows: Iterable[Sequence[Any]], *, escape: bool = 
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(show(c) for c in r) + " |" for r in rows]
     return [*lines, ""]
+
+
+class Template:
+    """The prose of a report, kept in a Markdown file of named blocks and filled with
+    :meth:`str.format`.
+
+    A line ``<!-- name -->`` starts the block ``name``, which runs to the next such line (text
+    before the first block is a comment). A block's lines are the report's lines, empty ones
+    included: a block that ends with an empty line gives a last line ``""``. ``{field}`` is a
+    :meth:`str.format` field, ``{{`` and ``}}`` are braces.
+
+    Parameters
+    ----------
+    path : path-like
+        The template file.
+
+    Raises
+    ------
+    KeyError
+        From :meth:`lines` for an unknown block or a field not given.
+    """
+
+    _MARK = re.compile(r"^<!-- ([\w.]+) -->$")
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        text = Path(path).read_text()
+        rows = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+        blocks: dict[str, list[str]] = {}
+        name = None
+        for row in rows:
+            mark = self._MARK.match(row)
+            if mark:
+                name = mark.group(1)
+                blocks[name] = []
+            elif name is not None:
+                blocks[name].append(row)
+        self.blocks = {k: "\n".join(v) for k, v in blocks.items()}
+
+    def lines(self, block: str, /, **fields: Any) -> list[str]:
+        """Block ``block`` with its fields filled, line by line."""
+        return self.blocks[block].format(**fields).split("\n")
+
+    def text(self, block: str, /, **fields: Any) -> str:
+        """Block ``block`` with its fields filled, as one string (a one-line block: that line)."""
+        return self.blocks[block].format(**fields)
+
+    def title(self, block: str) -> str:
+        """The heading that starts block ``block``, without its ``#`` marks."""
+        return self.blocks[block].split("\n", 1)[0].lstrip("#").strip()
 
 
 # --------------------------------------------------------------------------- entry point

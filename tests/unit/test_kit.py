@@ -108,3 +108,19 @@ def test_default_reproduce_runs_the_experiment_then_the_report(tmp_path, monkeyp
         ),
         ("report", tmp_path, {"numbers": 1}),
     ]
+
+
+def test_template_blocks_keep_their_lines(tmp_path) -> None:
+    path = tmp_path / "t.md"
+    path.write_text(
+        "<!-- a comment, not a block -->\n"
+        "<!-- head -->\n# Title {n}\n\nText {{braces}} and {n:,}.\n\n"
+        "<!-- note -->\n- one line\n"
+    )
+    t = kit.Template(path)
+    assert list(t.blocks) == ["head", "note"]
+    assert t.lines("head", n=1200) == ["# Title 1200", "", "Text {braces} and 1,200.", ""]
+    assert t.text("note") == "- one line"
+    assert t.title("head") == "Title {n}"
+    with pytest.raises(KeyError, match="'n'"):
+        t.lines("head")
