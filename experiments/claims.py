@@ -418,6 +418,26 @@ def _claim(
     )
 
 
+def _decide(
+    statement: str,
+    source: str,
+    paper: float | str | None,
+    est: Estimate,
+    rule: str,
+    test: Callable[[float, float], bool],
+    reason: str,
+    kind: Kind,
+    unit: str,
+    missing: str = "no estimate",
+) -> Claim:
+    """The claim of a rule: ``n/a`` (``missing``) when ``est`` is not finite, else the verdict of
+    ``test(low, high)`` on its interval (the point estimate twice when it has none)."""
+    if not est.finite:
+        return _claim(statement, source, paper, est, rule, None, reason or missing, kind, unit)
+    ok = test(*est.bounds())
+    return _claim(statement, source, paper, est, rule, ok, reason, kind, unit)
+
+
 def agrees(
     statement: str,
     source: str,
@@ -459,13 +479,11 @@ def agrees(
         f"({100 * rel_tol:g} % of the paper's value"
         + (f", at least {_show(abs_tol, unit, tol=True)})" if abs_tol > 0 else ")")
     )
-    if not est.finite:
-        return _claim(
-            statement, source, paper, est, rule, None, reason or "no estimate", kind, unit
-        )
-    lo, hi = est.bounds()
-    ok = lo - tol - 1e-12 <= paper <= hi + tol + 1e-12
-    return _claim(statement, source, paper, est, rule, ok, reason, kind, unit)
+
+    def ok(lo: float, hi: float) -> bool:
+        return lo - tol - 1e-12 <= paper <= hi + tol + 1e-12
+
+    return _decide(statement, source, paper, est, rule, ok, reason, kind, unit)
 
 
 def exceeds(
@@ -492,13 +510,11 @@ def exceeds(
         The difference's name, for the rule text.
     """
     rule = f"95 % interval of {what} entirely {'above' if direction == '>' else 'below'} 0"
-    if not diff.finite:
-        return _claim(
-            statement, source, paper, diff, rule, None, reason or "no estimate", kind, unit
-        )
-    lo, hi = diff.bounds()
-    ok = lo > 0 if direction == ">" else hi < 0
-    return _claim(statement, source, paper, diff, rule, ok, reason, kind, unit)
+
+    def ok(lo: float, hi: float) -> bool:
+        return lo > 0 if direction == ">" else hi < 0
+
+    return _decide(statement, source, paper, diff, rule, ok, reason, kind, unit)
 
 
 def bounded(
@@ -528,13 +544,11 @@ def bounded(
     if high is not None:
         parts.append(f"≤ {_show(high, unit)}")
     rule = "95 % interval entirely " + " and ".join(parts)
-    if not est.finite:
-        return _claim(
-            statement, source, paper, est, rule, None, reason or "no estimate", kind, unit
-        )
-    lo, hi = est.bounds()
-    ok = (low is None or lo >= low - 1e-12) and (high is None or hi <= high + 1e-12)
-    return _claim(statement, source, paper, est, rule, ok, reason, kind, unit)
+
+    def ok(lo: float, hi: float) -> bool:
+        return (low is None or lo >= low - 1e-12) and (high is None or hi <= high + 1e-12)
+
+    return _decide(statement, source, paper, est, rule, ok, reason, kind, unit)
 
 
 def trend(
@@ -560,13 +574,11 @@ def trend(
         "95 % bootstrap interval of Spearman's rho entirely "
         f"{'above' if direction == 'increasing' else 'below'} 0"
     )
-    if not rho.finite:
-        return _claim(
-            statement, source, paper, rho, rule, None, reason or "fewer than 3 groups", kind, ""
-        )
-    lo, hi = rho.bounds()
-    ok = lo > 0 if direction == "increasing" else hi < 0
-    return _claim(statement, source, paper, rho, rule, ok, reason, kind, "")
+
+    def ok(lo: float, hi: float) -> bool:
+        return lo > 0 if direction == "increasing" else hi < 0
+
+    return _decide(statement, source, paper, rho, rule, ok, reason, kind, "", "fewer than 3 groups")
 
 
 def judged(

@@ -390,12 +390,9 @@ def run_experiment(
         Not read (the model needs no trace).
     quick : bool
         Smoke run (:data:`QUICK`).
-    progress : bool
-        Progress bars (Markov points, then seeds).
-    seeds : int
-        Number of seeds (``claims.seed_list``).
-    jobs : int, optional
-        Worker processes for the seeds (default: one per core, at most one per seed).
+    progress, seeds, jobs
+        As in :func:`fairsim.experiments.kit.reproduce` (progress bars: the Markov points, then
+        the seeds).
     config : Path
         Scenario file (default ``configs/bonald-roberts.yaml``).
 

@@ -345,12 +345,9 @@ def run_experiment(
     quick : bool
         A 2-hour slice on 400 servers (a smoke test of the whole pipeline in about half a minute
         per seed).
-    progress : bool
-        Progress bars (over the seeds; inside a run only with one worker).
-    seeds : int
-        The number of seeds (:func:`fairsim.experiments.claims.seed_list`).
-    jobs : int, optional
-        Worker processes (default one per core, at most one per seed).
+    progress, seeds, jobs
+        As in :func:`fairsim.experiments.kit.reproduce` (progress bars inside a run only with
+        one worker).
 
     Returns
     -------

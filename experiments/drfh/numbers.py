@@ -316,9 +316,7 @@ def job_ratio(jct_a_s: np.ndarray, jct_b_s: np.ndarray) -> np.ndarray:
 
 
 def fig6_jct(
-    results: str | os.PathLike[str],
-    a: str = "bf-drfh",
-    b: str | None = None,
+    results: str | os.PathLike[str], a: str = "bf-drfh", b: str | None = None
 ) -> pd.DataFrame:
     """Fig. 6 of one run: job completion times of ``a`` versus ``b`` over jobs finished under both.
 
@@ -330,12 +328,8 @@ def fig6_jct(
 
     Parameters
     ----------
-    results : path-like
-        Results directory.
-    a : str, optional
-        The improved scheduler (default Best-Fit DRFH).
-    b : str, optional
-        The baseline; default the best Slots run (:func:`best_slots`).
+    results, a, b
+        As in :func:`fig6_pairs`.
 
     Returns
     -------

@@ -320,12 +320,8 @@ def run_experiment(
     quick : bool
         User scales 50 and 300, elephant shares 0 and 50 %, and :data:`QUICK_SAMPLES` samples per
         setting and seed.
-    progress : bool
-        A progress bar over the seeds.
-    seeds : int
-        Number of seeds (:func:`fairsim.experiments.claims.seed_list`).
-    jobs : int, optional
-        Worker processes (default: one per core, at most one per seed).
+    progress, seeds, jobs
+        As in :func:`fairsim.experiments.kit.reproduce`.
     tasks : Path, optional
         A converted ``tasks.parquet`` to draw from instead of ``shared``'s.
     samples : int, optional

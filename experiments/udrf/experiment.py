@@ -408,12 +408,8 @@ def run_experiment(
         ``trace.path``.
     quick : bool
         The small version of :func:`run_seed`.
-    progress : bool
-        A progress bar over the seeds.
-    seeds : int
-        Number of seeds (:func:`fairsim.experiments.claims.seed_list`).
-    jobs : int, optional
-        Worker processes (default: one per core, at most one per seed).
+    progress, seeds, jobs
+        As in :func:`fairsim.experiments.kit.reproduce`.
 
     Returns
     -------

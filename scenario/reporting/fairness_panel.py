@@ -327,12 +327,8 @@ def fairness_lines(
 
     Parameters
     ----------
-    out : Path
-        The run folder.
-    schedulers : sequence of str
-        Every scheduler of the run.
-    run_summaries : mapping
-        ``{scheduler: summary.json}``.
+    out, schedulers, run_summaries
+        As in :func:`write_fairness_figures`.
 
     Returns
     -------

@@ -185,10 +185,8 @@ def with_fairness(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    root : Path
-        The sweep's output folder.
-    runs : pandas.DataFrame
-        The ``runs.parquet`` table.
+    root, runs
+        As in :func:`with_common_jct`.
 
     Returns
     -------
