@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from fairsim.experiments.psdsf import paper
 from fairsim.experiments.psdsf.experiment import user_phases
 from fairsim.scenario.config import RunConfig
-from fairsim.scenario.reporting.intervals import t_band
+from fairsim.scenario.reporting.intervals import t_half
 from fairsim.scenario.reporting.plotting import save_figure
 
 #: Line style and label of every curve of Fig. 6.
@@ -27,7 +26,7 @@ STYLES = {
 
 def seed_band(data: pd.DataFrame, column: str) -> pd.DataFrame:
     """Mean over seeds of ``column`` at every time and its Student-t 95 % interval
-    (:func:`fairsim.scenario.reporting.intervals.t_band`).
+    (:func:`fairsim.scenario.reporting.intervals.t_half` of the seeds' standard deviation).
 
     Parameters
     ----------
@@ -42,12 +41,10 @@ def seed_band(data: pd.DataFrame, column: str) -> pd.DataFrame:
         Indexed by ``time_s``: ``mean``, ``low``, ``high`` (``low`` = ``high`` = ``mean`` with one
         seed).
     """
-    wide = data.pivot_table(index="time_s", columns="seed", values=column)
-    band = t_band(wide.to_numpy(), axis=1)
-    half = np.nan_to_num(band.half)
-    return pd.DataFrame(
-        {"mean": band.mean, "low": band.mean - half, "high": band.mean + half}, index=wide.index
-    )
+    g = data.groupby("time_s")[column]
+    mean, sd, n = g.mean(), g.std(ddof=1), g.count()
+    half = t_half(sd.fillna(0.0).to_numpy(), n.to_numpy())
+    return pd.DataFrame({"mean": mean, "low": mean - half, "high": mean + half})
 
 
 def fig6(data: pd.DataFrame, exact: pd.DataFrame, cfg: RunConfig, path: Path) -> None:

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf import paper
 from fairsim.experiments.udrf.experiment import BASELINE
-from fairsim.scenario.reporting.intervals import t_band
+from fairsim.scenario.reporting.intervals import t_band, t_half
 from fairsim.scenario.reporting.plotting import save_figure, set_jct_axis
 
 
@@ -127,12 +127,12 @@ def _fig6_7(out: Path, data: N.Seeds) -> str:
     axes[0].legend(fontsize=7)
     axes[0].grid(alpha=0.3)
     axes[0].set_title("Fig. 7: RDUCs under udrf", fontsize=9)
-    by_users = {k: t_band(g.to_numpy()) for k, g in data.rducs.groupby("users")["mean_degree"]}
-    users = np.array(list(by_users))
-    mean = np.array([b.mean for b in by_users.values()])
-    half = np.nan_to_num([b.half for b in by_users.values()])  # one grid point: no bar
-    axes[1].errorbar(users, mean, yerr=half, fmt="o", ms=3, capsize=2, lw=0.8)
-    axes[1].plot(users, users - 1, color="grey", ls="--", lw=0.8, label="every other user")
+    stats = data.rducs.groupby("users")["mean_degree"].agg(["mean", "std", "count"])
+    half = t_half(stats["std"].fillna(0), stats["count"])  # one grid point: no bar
+    axes[1].errorbar(stats.index, stats["mean"], yerr=half, fmt="o", ms=3, capsize=2, lw=0.8)
+    axes[1].plot(
+        stats.index, stats.index - 1, color="grey", ls="--", lw=0.8, label="every other user"
+    )
     axes[1].set_xlabel("active users (count)")
     axes[1].set_ylabel("mean user degree (users)")
     axes[1].legend(fontsize=7)

@@ -3,7 +3,8 @@
 One implementation for every band and table over seeds: the sweep report's means and paired
 differences (:mod:`fairsim.scenario.reporting.sweep_report`) and the reproductions' bands over
 seeds (:mod:`fairsim.experiments`). The half-width is ``t_{(1 + level) / 2, n - 1} · s / sqrt(n)``
-with ``s`` the sample standard deviation (``ddof=1``) of the ``n`` values present (not NaN).
+(:func:`t_half`) with ``s`` the sample standard deviation (``ddof=1``) of the ``n`` values
+present (not NaN); :func:`t_band` computes the means and standard deviations with numpy.
 """
 
 from __future__ import annotations
@@ -42,6 +43,29 @@ class TBand(NamedTuple):
     n: np.ndarray
 
 
+def t_half(sd: ArrayLike, n: ArrayLike, level: float = LEVEL) -> np.ndarray:
+    """The half-width ``t_{(1 + level) / 2, n - 1} · sd / sqrt(n)`` of the Student-t interval of
+    a mean of ``n`` values with sample standard deviation ``sd`` (``n - 1`` taken as at least 1).
+
+    Parameters
+    ----------
+    sd, n : array-like
+        Standard deviations and counts, broadcast together (a caller with its own reduction,
+        e.g. a pandas group-by, passes its ``std`` and ``count``).
+    level : float
+        Two-sided confidence level.
+
+    Returns
+    -------
+    numpy.ndarray
+        The half-widths (0 where ``sd`` is 0).
+    """
+    from scipy import stats
+
+    k = np.asarray(n)
+    return stats.t.ppf(0.5 + level / 2, np.maximum(k - 1, 1)) * np.asarray(sd) / np.sqrt(k)
+
+
 def t_band(values: ArrayLike, *, axis: int = 0, level: float = LEVEL) -> TBand:
     """The mean along ``axis`` and its two-sided Student-t interval, NaN values left out.
 
@@ -65,8 +89,6 @@ def t_band(values: ArrayLike, *, axis: int = 0, level: float = LEVEL) -> TBand:
     exactly them (numpy sums eight or more values pairwise, where a left-out value would change
     the grouping).
     """
-    from scipy import stats
-
     v = np.asarray(values, dtype=np.float64)
     if v.ndim == 1:
         v = v[~np.isnan(v)]
@@ -75,8 +97,7 @@ def t_band(values: ArrayLike, *, axis: int = 0, level: float = LEVEL) -> TBand:
         warnings.simplefilter("ignore", RuntimeWarning)  # empty slices and n < 2 give NaN
         mean = np.nanmean(v, axis=axis)
         sd = np.where(n > 1, np.nanstd(v, axis=axis, ddof=1), np.nan)
-        q = stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1))
-        half = np.where(n > 1, q * sd / np.sqrt(n), np.nan)
+        half = np.where(n > 1, t_half(sd, n, level), np.nan)
     if v.ndim == 1:
         return TBand(float(mean), float(sd), float(half), int(n))  # type: ignore[arg-type]
     return TBand(mean, sd, half, n)

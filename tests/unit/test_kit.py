@@ -11,7 +11,7 @@ from scipy import stats
 
 from fairsim.experiments import kit
 from fairsim.experiments.claims import Estimate, Statement
-from fairsim.scenario.reporting.intervals import t_band, t_interval
+from fairsim.scenario.reporting.intervals import t_band, t_half, t_interval
 
 
 def test_number_in_each_unit() -> None:
@@ -71,6 +71,8 @@ def test_t_band_is_the_student_t_interval_point_by_point() -> None:
     assert (mean, n, half) == (3.0, 4, band.half[0])
     assert sd == pytest.approx(math.sqrt(14 / 3))
     assert [math.isnan(v) for v in t_interval([math.nan])[:3]] == [True, True, True]
+    # the half-width alone, from a caller's own standard deviations and counts
+    assert t_half([math.sqrt(14 / 3), 0.0], [4, 1]).tolist() == [band.half[0], 0.0]
 
 
 def test_default_reproduce_runs_the_experiment_then_the_report(tmp_path, monkeypatch) -> None:
