@@ -25,7 +25,6 @@ from fairsim.experiments.bonald_roberts.numbers import (
     Ranged,
     join_markov,
     per_class_gaps,
-    ratio_quantity,
     seed_summary,
 )
 from fairsim.experiments.claims import (
@@ -112,12 +111,8 @@ def build_claims(details: pd.DataFrame, *, truncation_target: float = 2e-3) -> l
 
 def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
     out: list[Claim] = []
-    sym = ratio_quantity(
-        (p for al in allocs for p in m.pairs("balanced", (al, 1), (al, 2))), "|r-1|", "max"
-    )
-    order = ratio_quantity(
-        (p for al in allocs for p in m.pairs("balanced", (al, 3), (al, 2))), "1-r", "min"
-    )
+    sym = m.ratio("balanced", [((al, 1), (al, 2)) for al in allocs], "|r-1|", "max")
+    order = m.ratio("balanced", [((al, 3), (al, 2)) for al in allocs], "1-r", "min")
     out.append(
         _deterministic(
             exceeds,
@@ -129,11 +124,7 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
         )
     )
     if three:
-        gap = ratio_quantity(
-            (p for k in (1, 2, 3) for p in m.pairs("balanced", ("bmf", k), ("pf", k))),
-            "|r-1|",
-            "max",
-        )
+        gap = m.ratio("balanced", [(("bmf", k), ("pf", k)) for k in (1, 2, 3)], "|r-1|", "max")
         out.append(
             _deterministic(
                 bounded,
@@ -150,26 +141,9 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
             )
         )
         top = max(m.g("balanced", "drf").index)
-        gain = ratio_quantity(
-            (
-                p
-                for al in ("pf", "bmf")
-                for k in (1, 2, 3)
-                for p in m.pairs("balanced", (al, k), ("drf", k), [top])
-            ),
-            "r-1",
-            "min",
-        )
-        every = ratio_quantity(
-            (
-                p
-                for al in ("pf", "bmf")
-                for k in (1, 2, 3)
-                for p in m.pairs("balanced", (al, k), ("drf", k))
-            ),
-            "r-1",
-            "min",
-        )
+        over_drf = [((al, k), ("drf", k)) for al in ("pf", "bmf") for k in (1, 2, 3)]
+        gain = m.ratio("balanced", over_drf, "r-1", "min", [top])
+        every = m.ratio("balanced", over_drf, "r-1", "min")
         out.append(
             _deterministic(
                 exceeds,
@@ -223,14 +197,8 @@ def _packet_order(details: pd.DataFrame) -> str:
 
 def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool) -> list[Claim]:
     out: list[Claim] = []
-    margin = ratio_quantity(
-        [
-            *(p for al in allocs for p in m.pairs("unbalanced", (al, 2), (al, 1))),
-            *(p for al in allocs for p in m.pairs("unbalanced", (al, 1), (al, 3))),
-        ],
-        "r-1",
-        "min",
-    )
+    order = [*(((al, 2), (al, 1)) for al in allocs), *(((al, 1), (al, 3)) for al in allocs)]
+    margin = m.ratio("unbalanced", order, "r-1", "min")
     out.append(
         _deterministic(
             exceeds,
@@ -244,11 +212,7 @@ def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool
     )
     if not three:
         return out
-    gap = ratio_quantity(
-        (p for k in (1, 2, 3) for p in m.pairs("unbalanced", ("bmf", k), ("pf", k))),
-        "|r-1|",
-        "max",
-    )
+    gap = m.ratio("unbalanced", [(("bmf", k), ("pf", k)) for k in (1, 2, 3)], "|r-1|", "max")
     out.append(
         _deterministic(
             bounded,
@@ -265,10 +229,8 @@ def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool
         )
     )
     top = max(m.g("unbalanced", "drf").index)
-    gain = ratio_quantity(
-        (p for al in ("pf", "bmf") for p in m.pairs("unbalanced", (al, 2), ("drf", 2), [top])),
-        "r-1",
-        "min",
+    gain = m.ratio(
+        "unbalanced", [((al, 2), ("drf", 2)) for al in ("pf", "bmf")], "r-1", "min", [top]
     )
     out.append(
         _deterministic(
@@ -284,15 +246,8 @@ def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool
             ),
         )
     )
-    loss = ratio_quantity(
-        (
-            p
-            for al in ("pf", "bmf")
-            for k in (1, 3)
-            for p in m.pairs("unbalanced", (al, k), ("drf", k))
-        ),
-        "1-r",
-        "max",
+    loss = m.ratio(
+        "unbalanced", [((al, k), ("drf", k)) for al in ("pf", "bmf") for k in (1, 3)], "1-r", "max"
     )
     out.append(
         _deterministic(

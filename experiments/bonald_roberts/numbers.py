@@ -192,6 +192,19 @@ class Markov:
             )
         return out
 
+    def ratio(
+        self,
+        sc: str,
+        pairs: Iterable[tuple[tuple[str, int], tuple[str, int]]],
+        form: Form,
+        agg: Literal["min", "max"],
+        loads: Iterable[float] | None = None,
+    ) -> Ranged:
+        """:func:`ratio_quantity` over the points of every (allocation, class) pair ``(a, b)``
+        of scenario ``sc`` (:meth:`pairs`), in order."""
+        points = [p for a, b in pairs for p in self.pairs(sc, a, b, loads)]
+        return ratio_quantity(points, form, agg)
+
 
 def per_class_gaps(m: Markov, sc: str) -> str:
     """``class k: x % (load l)`` for each class: its largest |gamma_BMF / gamma_PF - 1|."""

@@ -150,41 +150,38 @@ def _table_ii_orders(per_seed: dict[int, dict[str, Any]]) -> dict[str, Estimate]
 
 
 def _fig5_estimates(per_seed: dict[int, dict[str, Any]], slots: str) -> dict[str, Any]:
-    roles = {
-        "slots": slots,
-        "ff-drfh": "First-Fit DRFH",
-        "bf-drfh": "Best-Fit DRFH",
+    roles = {"slots": slots, "ff-drfh": "First-Fit DRFH", "bf-drfh": "Best-Fit DRFH"}
+    runs = list(per_seed.values())
+
+    def name(n: dict[str, Any], role: str) -> str:
+        return str(n["best_slots"]) if role == "slots" else role
+
+    def above_of(n: dict[str, Any], a: str, b: str) -> dict[str, float]:
+        return dict(n["fig5"]["above"][f"{a}>={name(n, b)}"])
+
+    means = {
+        role: {
+            r: across([n["fig5"]["mean"][name(n, role)][r] for n in runs]) for r in ("cpu", "mem")
+        }
+        for role in roles
     }
-    means: dict[str, dict[str, Estimate]] = {}
-    for role in roles:
-        means[role] = {}
-        for res in ("cpu", "mem"):
-            vals = []
-            for n in per_seed.values():
-                name = n["best_slots"] if role == "slots" else role
-                vals.append(n["fig5"]["mean"][name][res])
-            means[role][res] = across(vals)
-    above = {}
+    above: dict[tuple[str, str, str], Estimate] = {}
     for a, b in (("bf-drfh", "ff-drfh"), ("bf-drfh", "slots"), ("ff-drfh", "slots")):
         for res in ("cpu", "mem"):
-            vals = []
-            for n in per_seed.values():
-                name = n["best_slots"] if b == "slots" else b
-                vals.append(n["fig5"]["above"][f"{a}>={name}"][res])
-            above[(a, b, res)] = across(vals)
-        mins = []
-        for n in per_seed.values():
-            name = n["best_slots"] if b == "slots" else b
-            fr = n["fig5"]["above"][f"{a}>={name}"]
-            mins.append(min(fr["cpu"], fr["mem"]))
-        above[(a, b, "min")] = across(mins)
-    diff = {}
-    for a in ("bf-drfh", "ff-drfh"):
-        vals = []
-        for n in per_seed.values():
-            m = n["fig5"]["mean"]
-            vals.append(min(m[a][r] - m[n["best_slots"]][r] for r in ("cpu", "mem")))
-        diff[a] = across(vals)
+            above[(a, b, res)] = across([above_of(n, a, b)[res] for n in runs])
+        above[(a, b, "min")] = across([min(above_of(n, a, b).values()) for n in runs])
+    diff = {
+        a: across(
+            [
+                min(
+                    n["fig5"]["mean"][a][r] - n["fig5"]["mean"][n["best_slots"]][r]
+                    for r in ("cpu", "mem")
+                )
+                for n in runs
+            ]
+        )
+        for a in ("bf-drfh", "ff-drfh")
+    }
     return {"roles": roles, "mean": means, "above": above, "diff": diff}
 
 

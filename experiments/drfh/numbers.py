@@ -1058,15 +1058,20 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     if fig4_summary.exists():
         numbers["summaries"]["fig4/bf-drfh"] = json.loads(fig4_summary.read_text())
 
-    def attempt(key: str, fn: Callable[[], Any]) -> Any:
+    def attempt(key: str, fn: Callable[[], Any], *, keep: bool = True) -> Any:
+        """``fn()``, kept as ``numbers[key]`` unless None; on missing inputs None, and the
+        reason recorded as skipped."""
         try:
-            return fn()
+            value = fn()
         except (FileNotFoundError, KeyError, ValueError) as exc:
             logger.warning("skipping %s of %s: %s", key, root.name, exc)
             numbers["skipped"][key] = f"{type(exc).__name__}: {exc}"
             return None
+        if keep and value is not None:
+            numbers[key] = value
+        return value
 
-    table = attempt("table_ii", lambda: table_ii(root))
+    table = attempt("table_ii", lambda: table_ii(root), keep=False)
     if table is not None and table.empty:
         numbers["skipped"]["table_ii"] = "no slots-S/ results found"
         table = None
@@ -1074,25 +1079,17 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         numbers["table_ii"] = table.to_dict(orient="records")
         numbers["best_slots"] = best_slots(table)
     best = numbers.get("best_slots")
-    single = attempt("table_ii_single", lambda: table_ii(root, model="single"))
+    single = attempt("table_ii_single", lambda: table_ii(root, model="single"), keep=False)
     if single is not None and not single.empty:
         numbers["table_ii_single"] = single.to_dict(orient="records")
 
-    fig4 = attempt("fig4", lambda: fig4_shares(root))
-    if fig4 is not None:
-        numbers["fig4"] = fig4
-    deficit = attempt("fig4_deficit", lambda: fig4_deficit_phases(root))
-    if deficit is not None:
-        numbers["fig4_deficit"] = deficit
-    fairness = attempt("fairness", lambda: _fairness_numbers(root))
-    if fairness is not None:
-        numbers["fairness"] = fairness
+    attempt("fig4", lambda: fig4_shares(root))
+    attempt("fig4_deficit", lambda: fig4_deficit_phases(root))
+    attempt("fairness", lambda: _fairness_numbers(root))
 
     present = [s for s in ("ff-drfh", "bf-drfh") if (root / s / "utilization.parquet").exists()]
     if best and len(present) == 2:
-        fig5 = attempt("fig5", lambda: fig5_utilization(root, [best, *present]))
-        if fig5 is not None:
-            numbers["fig5"] = fig5
+        attempt("fig5", lambda: fig5_utilization(root, [best, *present]))
     else:
         numbers["skipped"]["fig5"] = (
             "no utilization.parquet for the best Slots, ff-drfh and bf-drfh"
@@ -1102,22 +1099,13 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         for key in ("fig6", "fig7"):
             numbers["skipped"][key] = "no Slots baseline (no slots-S/ results)"
     else:
-        fig6 = attempt("fig6", lambda: _fig6_numbers(root, best))
-        if fig6 is not None:
-            numbers["fig6"] = fig6
-        fig7 = attempt("fig7", lambda: _fig7_numbers(root, best))
-        if fig7 is not None:
-            numbers["fig7"] = fig7
-
-    fig8 = attempt("fig8", lambda: _fig8_numbers(root))
-    if fig8 is not None:
-        numbers["fig8"] = fig8
+        attempt("fig6", lambda: _fig6_numbers(root, best))
+        attempt("fig7", lambda: _fig7_numbers(root, best))
+    attempt("fig8", lambda: _fig8_numbers(root))
     dedicated = root / "dedicated" / "summary.json"
     if dedicated.exists():
         numbers["dedicated"] = json.loads(dedicated.read_text())
-    sens = attempt("sensitivity", lambda: _sensitivity(root, best))
-    if sens is not None:
-        numbers["sensitivity"] = sens
+    attempt("sensitivity", lambda: _sensitivity(root, best))
     return numbers
 
 
