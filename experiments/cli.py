@@ -3,8 +3,8 @@
 ::
 
     fairsim run CONFIG.yaml [--out DIR] [--overwrite] [--set key=value ...]
-    fairsim solve MECHANISM INSTANCE.json [--sharing rdm|tdm] [--online]
-    fairsim solve --compare A,B INSTANCE.json [--sharing rdm|tdm] [--online]
+    fairsim solve MECHANISM INSTANCE.json [--sharing rdm|tdm] [--online] [--format json|table]
+    fairsim solve --compare A,B INSTANCE.json [--sharing rdm|tdm] [--online] [--format ...]
     fairsim properties [--mechanism M ...] [--instances N | --instance FILE.json] [--seed S]
                        [--json] [--out DIR]
     fairsim trace convert FORMAT SRC --out DIR [--overwrite] [--bad-row-threshold F]
@@ -126,8 +126,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     import fairsim
-    from fairsim.schedulers.exact import task_decimals
     from fairsim.schedulers.instance import load_instance
+    from fairsim.schedulers.solve import compare_table, solve_table
 
     if args.compare:
         names = args.compare.split(",")
@@ -138,24 +138,33 @@ def cmd_solve(args: argparse.Namespace) -> int:
             raise FairsimError("solve --compare: udrf takes a jobs instance and cannot be compared")
         inst = load_instance(path)
         outs = [fairsim.solve(inst, n, sharing=args.sharing, online=args.online) for n in names]
-        dec = [int(d) for d in task_decimals(inst)]  # the printed counts' decimals, per user
+        # each user's total at full precision: whole tasks summed, else the exact sum (fsum)
         tot = [
-            [round(float(sum(row)), d) + 0.0 for row, d in zip(o["tasks"], dec, strict=True)]
+            [
+                sum(row) if all(isinstance(v, int) for v in row) else math.fsum(row)
+                for row in o["tasks"]
+            ]
             for o in outs
         ]
         gap = {
             "users": list(inst.user_ids),
             "total": {names[0]: tot[0], names[1]: tot[1]},
-            "gap": [round(b - a, d) + 0.0 for a, b, d in zip(tot[0], tot[1], dec, strict=True)],
+            "gap": [b - a for a, b in zip(tot[0], tot[1], strict=True)],
         }
-        print(json_text({"compare": outs, "gap": gap}, indent=None, sort_keys=False))
+        if args.format == "table":
+            sys.stdout.write(compare_table(outs, gap))
+        else:
+            print(json_text({"compare": outs, "gap": gap}, indent=None, sort_keys=False))
         return 0
     if args.mechanism is None or args.instance is None:
         raise FairsimError(
             "solve: expected MECHANISM INSTANCE.json (or --compare A,B INSTANCE.json)"
         )
     out = fairsim.solve(args.instance, args.mechanism, sharing=args.sharing, online=args.online)
-    print(json_text(out, indent=None, sort_keys=False))
+    if args.format == "table":
+        sys.stdout.write(solve_table(out))
+    else:
+        print(json_text(out, indent=None, sort_keys=False))
     return 0
 
 
@@ -358,7 +367,12 @@ def cmd_properties(args: argparse.Namespace) -> int:
     """
     from fairsim.atomic import atomic_dir, check_output_dir, json_text, write_text
     from fairsim.schedulers.exact import EXACT
-    from fairsim.schedulers.exact.property_table import format_table, property_table
+    from fairsim.schedulers.exact.properties import PROPERTIES
+    from fairsim.schedulers.exact.property_table import (
+        describe_instances,
+        format_table,
+        property_table,
+    )
 
     mechs = args.mechanism or [*EXACT, "psdsf-tdm"]
     instances = None
@@ -387,6 +401,37 @@ def cmd_properties(args: argparse.Namespace) -> int:
         write_text(tmp / "table.md", format_table(table))
         write_text(tmp / "table.json", json_text(table) + "\n")
     sys.stdout.write(json_text(table, indent=None) + "\n" if args.json else format_table(table))
+    # what was checked and where the evidence is (on stderr with --json: stdout stays JSON)
+    found = [
+        f"{m}--{p}.json" for m, row in table.items() for p in PROPERTIES if row[p]["violations"]
+    ]
+    where = (
+        f"Counterexamples: {len(found)} files in {out}, one per violated mechanism and property "
+        "(<mechanism>--<property>.json: the instance, replayable with fairsim solve, and under "
+        '"violation" who is affected and by how much)'
+        if found
+        else f"Counterexamples: none found, none written (table in {out})"
+    )
+    unverifiable = sum(len(row["unverifiable"]) for row in table.values())
+    lines = [
+        describe_instances(
+            args.instances,
+            args.seed,
+            constrained=not args.unconstrained,
+            positive=args.positive,
+            instance=args.instance,
+        ),
+        where + (f"; table in {out}/table.md and table.json." if found else "."),
+    ]
+    if unverifiable:
+        lines.append(
+            f"Unverifiable: {unverifiable} (mechanism, instance) pair"
+            f"{'s' if unverifiable > 1 else ''}, each instance written to {out} as "
+            "<mechanism>--unverifiable-<instance>.json."
+        )
+    wrap = textwrap.TextWrapper(100, break_long_words=False, break_on_hyphens=False)
+    text = "\n".join(wrap.fill(line) for line in lines) + "\n"
+    (sys.stderr if args.json else sys.stdout).write(("" if args.json else "\n") + text)
     return 1 if any(row["unverifiable"] for row in table.values()) else 0
 
 
@@ -514,6 +559,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the online scheduler of that name as static progressive filling of integer "
         "tasks (for names that are also exact mechanisms: drf, c-drfh, tsf, af, pf, bmf, lmm-mms)",
+    )
+    s.add_argument(
+        "--format",
+        choices=("json", "table"),
+        default="json",
+        help="json (default): the machine contract, every digit; table: a table for people, "
+        "counts rounded to 3 decimals and dominant shares to 4",
     )
     s.set_defaults(func=cmd_solve)
 

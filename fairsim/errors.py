@@ -39,6 +39,11 @@ class OutputError(FairsimError):
     """An output folder or file cannot be written (exists, lies below a file, not writable)."""
 
 
+class ResultError(FairsimError, ValueError):
+    """A result file that fairsim reads back (``summary.json``, ``config.yaml``, a Parquet table
+    of a run folder) is missing or damaged: the message names the file and what is wrong."""
+
+
 class TraceError(FairsimError, ValueError):
     """A trace file, folder, parameter or checksum is missing or invalid.
 

@@ -476,6 +476,8 @@ def sweep(
         and ``"dask://host:port"`` run in other processes, which find schedulers by name:
         built-in ones, entry points, or a ``register_scheduler`` call in an importable module
         that the worker imports; a class defined in ``__main__`` is refused with an error.
+        A script that uses ``"local:N"`` or ``"dask-local:N"`` starts the sweep under
+        ``if __name__ == "__main__":`` (the workers run the script's top-level code again).
     name : str, optional
         The sweep's name (default: the config's ``name``).
     progress : bool
@@ -490,8 +492,10 @@ def sweep(
     Raises
     ------
     fairsim.errors.ConfigError
-        For an invalid sweep, grid value or executor (one line naming the key), or a
-        ``__main__`` scheduler with an executor other than ``"serial"``.
+        For an invalid sweep, grid value or executor (one line naming the key), a
+        ``__main__`` scheduler with an executor other than ``"serial"``, or a script that
+        starts a ``"local:N"`` or ``"dask-local:N"`` sweep outside ``if __name__ ==
+        "__main__":`` (one line saying what to add).
     fairsim.errors.OutputError
         If ``out`` is a file, cannot be written, or is a non-empty folder that is not a sweep's.
 

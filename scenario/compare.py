@@ -3,50 +3,103 @@
 :func:`compare` takes ``fairsim run`` folders (every scheduler in each) or scheduler folders
 inside one, and measures every (run, scheduler) row on the *common job set*: the jobs completed
 under all of them, matched by ``job_id`` (a JCT compared over different job sets mixes the
-schedulers' effect with the jobs each one finished). The runs must replay the same trace window
-(the ``trace`` of their ``config.yaml`` and the window of their summaries agree), otherwise job
-ids would not match.
+schedulers' effect with the jobs each one finished). The runs must replay the same trace window,
+otherwise job ids would not match: the ``trace`` of their ``config.yaml`` agrees key by key but
+for ``cache_dir``, ``trace.path`` names the same folder or file (:func:`trace_identity`), and the
+window of their summaries agrees.
 
-When every run has the same config seed (the same pool and workload), the rows are *paired*: the
-difference in mean JCT against the first row comes with a 95 % t-interval over the per-job
-differences on the common jobs (:func:`scipy.stats.t.interval` on their mean and standard
-error). With different seeds no interval is given (the report says so).
+**What differs.** Every config key whose value differs between the compared runs (the pool:
+``cluster.*``; ``seed``; what is collected: ``collect.*``) and every scheduler parameter that
+differs between rows of the same scheduler is named (:attr:`Comparison.differences`), in the
+console and the report; with several runs, a row is labelled by the values that set its run
+apart (``servers=500/bf-drfh``), or by its run's folder when the configs do not differ.
+
+**Pairing.** A row is *paired* with the first row (the reference) when its run replays the same
+workload on the same pool: the same ``seed`` and the same ``cluster`` (the trace and window are
+the same for every row). Then the difference in mean JCT against the reference comes with a 95 %
+t-interval over the per-job differences on the common jobs (:func:`scipy.stats.t.interval` on
+their mean and standard error); a row that is not paired gets the difference of the means only,
+and the console and report say which rows are paired and why the others are not.
+
+Files a comparison reads that are missing or damaged (a truncated ``summary.json``, a
+``config.yaml`` that is not YAML, a Parquet table that cannot be read) are refused in one line
+naming the file (:class:`fairsim.errors.ResultError`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import yaml
 from scipy import stats
 
-from fairsim.errors import ConfigError
+from fairsim.errors import ConfigError, ResultError
 from fairsim.scenario.api import run_kind, run_schedulers
+from fairsim.scenario.config import value_text as text
+from fairsim.scenario.config import yaml_load
 from fairsim.simulator.results import job_run_times, queueing_delays, slowdown
 
 #: Trace keys that do not change which tasks a run replays.
 _TRACE_IGNORED = ("cache_dir",)
 
+#: Config keys that do not set a run apart: its name (its folder's) and its schedulers (each row
+#: names its own; the parameters of rows of one scheduler are compared apart). The trace is the
+#: same for every run (refused otherwise).
+_NOT_COMPARED = ("name", "schedulers", "trace")
+
+#: Config keys that give a path: compared by the file or folder they name
+#: (:func:`resolved_path`), not by their text.
+_PATH_KEYS = ("cluster.path",)
+
+#: Config keys that set the workload and the pool (with the trace and window, which every
+#: compared run shares): rows whose runs agree on them are paired.
+_PAIRING = ("seed", "cluster")
+
+#: Columns of ``jobs.parquet`` that a comparison reads (and that identify a run's workload:
+#: the first four).
+_JOB_COLUMNS = ("job_id", "user", "n_tasks", "submit_s", "completion_time_s")
+
 #: Confidence level of the paired interval.
 LEVEL = 0.95
 
 
+class _Unset:
+    """A key a run's config does not have (its value is shown as ``unset``)."""
+
+    def __repr__(self) -> str:
+        return "unset"
+
+
+_UNSET: Any = _Unset()
+
+
 @dataclass(frozen=True)
 class RunRow:
-    """One compared (run, scheduler): its folder, its run's folder, config and row label."""
+    """One compared (run, scheduler): its folder, its run's folder, config and row label.
+
+    ``run_label`` is the run part of ``label`` (the values that set its run apart, else the run
+    folder's name); ``scheduler`` and ``params`` are the registered name and every parameter
+    (defaults included) of the row's scheduler, None when this session cannot resolve it (a
+    plug-in that is not installed)."""
 
     label: str
     folder: Path
     run_dir: Path
     config: dict[str, Any]
     summary: dict[str, Any]
+    run_label: str = ""
+    scheduler: str | None = None
+    params: dict[str, Any] | None = None
 
 
 @dataclass
@@ -57,14 +110,16 @@ class Comparison:
     ----------
     table : pandas.DataFrame
         One row per (run, scheduler), indexed by label (``scheduler`` for one run,
-        ``run/scheduler`` for several): ``run, scheduler, cpu_util, mem_util`` (mean
-        utilisation, fractions; one ``<resource>_util`` per resource), ``completion_ratio``,
-        ``jobs_common``, ``jct_mean_s, jct_p50_s, jct_p95_s, jct_p99_s`` (on the common jobs),
-        ``delay_mean_s, delay_p95_s`` (queueing delay of the common jobs' tasks),
-        ``slowdown_mean`` (:func:`fairsim.simulator.results.slowdown`, common jobs),
+        ``<run>/<scheduler>`` for several, ``<run>`` being the values that set the run apart,
+        e.g. ``servers=500``, else its folder's name): ``run`` (its folder), ``scheduler``,
+        ``paired`` (the row's run has the reference row's seed and pool), ``cpu_util,
+        mem_util`` (mean utilisation, fractions; one ``<resource>_util`` per resource),
+        ``completion_ratio``, ``jobs_common``, ``jct_mean_s, jct_p50_s, jct_p95_s, jct_p99_s``
+        (on the common jobs), ``delay_mean_s, delay_p95_s`` (queueing delay of the common jobs'
+        tasks), ``slowdown_mean`` (:func:`fairsim.simulator.results.slowdown`, common jobs),
         ``user_jct_max_over_min, user_jct_cv`` (per-user mean JCT over the common jobs),
         ``djct_mean_s, djct_low_s, djct_high_s`` (mean JCT minus the first row's, paired 95 %
-        t-interval; NaN when not paired).
+        t-interval; NaN for a row that is not paired).
     jct : dict of str to pandas.Series
         Every row's JCT (s) of the common jobs, indexed by ``job_id``.
     common_jobs : int
@@ -74,10 +129,23 @@ class Comparison:
     jobs : int
         Jobs of the trace window (the first row's ``jobs``).
     paired : bool
-        Every run has the same config seed and trace.
+        Every row is paired with the first one (same seed, trace, window and pool).
     seeds : list of int
+    resources : list of str
     folder : Path or None
         Where the report was written.
+    rows : list of RunRow
+    differences : dict of str to dict
+        Every config key whose value differs between the runs (dotted, e.g.
+        ``cluster.servers``) → run label → value (``unset`` where a run's config lacks it),
+        and every parameter that differs between rows of one scheduler
+        (``schedulers.<name>.<parameter>``) → row label → value. Empty when the runs differ in
+        nothing but their names and schedulers.
+    runs : dict of str to Path
+        Run label → its folder, in the order given.
+    unpaired : dict of str to list of str
+        Per run not paired with the reference row's run: the keys of :data:`_PAIRING` (``seed``,
+        ``cluster.*``) in which it differs from it.
     """
 
     table: pd.DataFrame
@@ -90,9 +158,56 @@ class Comparison:
     resources: list[str]
     folder: Path | None = None
     rows: list[RunRow] = field(default_factory=list, repr=False)
+    differences: dict[str, dict[str, Any]] = field(default_factory=dict)
+    runs: dict[str, Path] = field(default_factory=dict)
+    unpaired: dict[str, list[str]] = field(default_factory=dict)
+    trace: str | None = None
+    """The trace every row replays: the file or folder its ``trace.path`` names from the first
+    row's run folder (:func:`resolved_path`; the path as written when it cannot be resolved),
+    None for a trace without a path (synthetic, inline)."""
+
+    def describe_runs(self) -> list[str]:
+        """What the rows compare, in lines for people: the runs and their folders, what
+        differs between them and between rows of one scheduler, and which rows are paired
+        with the reference (the first) and why the others are not."""
+        t = self.table
+        ref = t.index[0]
+        lines = []
+        if len(self.runs) > 1:
+            listed = ", ".join(f"{k} ({v})" for k, v in self.runs.items())
+            lines.append(f"runs: {listed}")
+        run_keys = [k for k in self.differences if not k.startswith("schedulers.")]
+        sched_keys = [k for k in self.differences if k.startswith("schedulers.")]
+        if len(self.runs) > 1:
+            lines.append(
+                "they differ in: " + "; ".join(describe(k, self.differences[k]) for k in run_keys)
+                if run_keys
+                else "their configs do not differ (but for their names and schedulers)"
+            )
+        if sched_keys:
+            lines.append(
+                "scheduler parameters differ: "
+                + "; ".join(describe(k, self.differences[k]) for k in sched_keys)
+            )
+        paired = [k for k in t.index[1:] if t.loc[k, "paired"]]
+        apart = [k for k in t.index[1:] if not t.loc[k, "paired"]]
+        if not apart:
+            lines.append(
+                f"paired: every row replays the same jobs on the same pool as {ref} (seed "
+                f"{self.seeds[0]})"
+            )
+        else:
+            why = sorted({key for keys in self.unpaired.values() for key in keys})
+            lines.append(
+                (f"paired with {ref} (same seed and pool): {', '.join(paired)}; " if paired else "")
+                + f"not paired (their runs differ from {ref}'s in {', '.join(why)}: no "
+                f"interval): {', '.join(apart)}"
+            )
+        return lines
 
     def headline(self) -> str:
-        """The headline table as plain text (what ``fairsim compare`` prints)."""
+        """The headline table as plain text (what ``fairsim compare`` prints): what the rows
+        compare (:meth:`describe_runs`), then the table."""
         t = self.table
         cols = {
             **{f"{r}_util": f"{r} %" for r in self.resources},
@@ -119,7 +234,7 @@ class Comparison:
             else:  # + 0.0: a difference that rounds to zero prints as 0, not -0
                 shown[name] = v.map(lambda x: "-" if pd.isna(x) else f"{round(x) + 0.0:,.0f}")
         shown.loc[shown.index[0], "dJCT"] = "ref"  # the reference row
-        if self.paired:
+        if t["paired"].iloc[1:].any():
             shown["95% CI of dJCT"] = [
                 "-"
                 if pd.isna(lo) or i == 0
@@ -134,12 +249,216 @@ class Comparison:
             + "); JCT, delay (queueing, s) and slowdown on that set; dJCT = mean JCT - "
             + f"{t.index[0]}'s"
             + (
-                f", paired 95 % t-interval over per-job differences (seed {self.seeds[0]})"
-                if self.paired
-                else " (seeds differ: not paired, no interval)"
+                ", paired 95 % t-interval over per-job differences"
+                if t["paired"].iloc[1:].any()
+                else " (no row is paired with it: no interval)"
             )
         )
-        return head + "\n" + shown.to_string() + "\n"
+        return "\n".join([*self.describe_runs(), head]) + "\n" + shown.to_string() + "\n"
+
+
+def describe(key: str, values: Mapping[str, Any]) -> str:
+    """``key`` and its value per label, for people: ``cluster.servers 500 (a), 2000 (b)``."""
+    return f"{key} " + ", ".join(f"{text(v)} ({label})" for label, v in values.items())
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _first_line(exc: BaseException) -> str:
+    msg = str(exc).strip()
+    return msg.splitlines()[0] if msg else type(exc).__name__
+
+
+def _text_of(path: Path) -> str:
+    """The text of a result file, or the one-line error saying what is wrong with it."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ResultError(f"compare: {path} is missing") from None
+    except OSError as exc:
+        raise ResultError(f"compare: cannot read {path} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ResultError(
+            f"compare: {path} is damaged: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+            f"at offset {exc.start})"
+        ) from None
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A result's JSON object (``summary.json``).
+
+    Raises
+    ------
+    ResultError
+        ``compare: <path> is damaged: not valid JSON (<why> at line L column C)``, or missing.
+    """
+    try:
+        data = json.loads(_text_of(path))
+    except json.JSONDecodeError as exc:
+        raise ResultError(
+            f"compare: {path} is damaged: not valid JSON ({exc.msg}: line {exc.lineno} "
+            f"column {exc.colno})"
+        ) from None
+    if not isinstance(data, dict):
+        raise ResultError(
+            f"compare: {path} is damaged: expected a JSON object, got {type(data).__name__}"
+        )
+    return data
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    """A run's ``config.yaml``, unvalidated (a plug-in scheduler may not be installed here).
+
+    Raises
+    ------
+    ResultError
+        When it is missing, not YAML, or not a mapping.
+    """
+    try:
+        data = yaml_load(_text_of(path))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ResultError(f"compare: {path} is damaged: not valid YAML{where}") from None
+    except RecursionError:
+        raise ResultError(f"compare: {path} is damaged: nested too deeply") from None
+    if not isinstance(data, dict):
+        raise ResultError(
+            f"compare: {path} is damaged: expected a mapping, got {type(data).__name__}"
+        )
+    return data
+
+
+def _read_table(path: Path, columns: Sequence[str]) -> pd.DataFrame:
+    """``columns`` of a result's Parquet table.
+
+    Raises
+    ------
+    ResultError
+        When it is missing, not a readable Parquet file, or lacks one of ``columns``.
+    """
+    if not path.is_file():
+        raise ResultError(f"compare: {path} is missing")
+    try:
+        names = pq.read_schema(path).names
+        missing = [c for c in columns if c not in names]
+        if missing:
+            raise ResultError(f"compare: {path} is damaged: no column {missing[0]!r}")
+        return pd.read_parquet(path, columns=list(columns))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        if isinstance(exc, ResultError):
+            raise
+        raise ResultError(
+            f"compare: {path} is damaged: not a readable Parquet table ({_first_line(exc)})"
+        ) from None
+
+
+# --------------------------------------------------------------------------- runs and rows
+
+
+def resolved_path(run_dir: Path, raw: Any) -> Path | None:
+    """The file or folder a path of a run's ``config.yaml`` names, symbolic links resolved: an
+    absolute (or ``~``) path as it is, a relative one from the run folder (where ``fairsim run``
+    writes it relative to). None when nothing is there: a run written before its
+    ``config.yaml`` gave paths relative to its folder kept them relative to the config file,
+    whose folder the run does not record.
+    """
+    if not isinstance(raw, str) or not raw:
+        return None
+    p = Path(raw).expanduser()
+    if not p.is_absolute():
+        p = run_dir / p
+    return p.resolve() if p.exists() else None
+
+
+def _trace_of(row: RunRow) -> str | None:
+    """:attr:`Comparison.trace` of the first row."""
+    raw = (row.config.get("trace") or {}).get("path")
+    found = resolved_path(row.run_dir, raw)
+    return str(found) if found is not None else (str(raw) if raw else None)
+
+
+def _flat(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested config mappings as dotted keys (lists and empty mappings are values)."""
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            out.update(_flat(v, f"{key}."))
+        else:
+            out[key] = v
+    return out
+
+
+def _settings(run_dir: Path, config: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's config as dotted keys, without :data:`_NOT_COMPARED`, paths as what they name."""
+    flat = _flat(config)
+    out = {
+        k: v
+        for k, v in flat.items()
+        if not any(k == top or k.startswith(f"{top}.") for top in _NOT_COMPARED)
+    }
+    for key in _PATH_KEYS:
+        if out.get(key) is not None:
+            found = resolved_path(run_dir, out[key])
+            out[key] = str(found) if found is not None else out[key]
+    return out
+
+
+def _scheduler_params(config: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Label → (registered name, every parameter, defaults included) of a run's schedulers that
+    this session can resolve."""
+    from fairsim.schedulers.registry import params_model, resolve
+
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    entries = config.get("schedulers")
+    for entry in entries if isinstance(entries, list) else []:
+        try:
+            spec = resolve(entry)
+            model = params_model(spec.cls)
+            valid = model.model_validate(dict(spec.params))
+        except Exception:  # a plug-in this session cannot import: its parameters not compared
+            continue
+        out[spec.label] = (spec.name, {k: getattr(valid, k) for k in model.model_fields})
+    return out
+
+
+def _short_keys(keys: list[str]) -> dict[str, str]:
+    """Each dotted key by its last part where that is unambiguous among ``keys``."""
+    last = [k.rpartition(".")[2] for k in keys]
+    return {k: (s if last.count(s) == 1 else k) for k, s in zip(keys, last, strict=True)}
+
+
+def _labelled(value: Any) -> bool:
+    """Whether a value may stand in a row label (short, no ``/``)."""
+    if isinstance(value, str):
+        return len(value) <= 24 and "/" not in value
+    return value is None or isinstance(value, bool | int | float | _Unset)
+
+
+def _run_labels(runs: list[Path], settings: dict[Path, dict[str, Any]]) -> dict[Path, str]:
+    """Each run's label: ``key=value`` of every config key whose value sets it apart
+    (``servers=500``), followed by ``:<folder name>`` where two runs have the same values; the
+    folder's name alone when the configs do not differ (numbered when two names are alike)."""
+    names = {r: r.resolve().name for r in runs}
+    if len(set(names.values())) < len(runs):  # same folder names: number them
+        names = {r: f"{i + 1}:{r.name}" for i, r in enumerate(runs)}
+    keys = sorted({k for s in settings.values() for k in s})
+    differ = [
+        k
+        for k in keys
+        if len({text(settings[r].get(k, _UNSET)) for r in runs}) > 1
+        and all(_labelled(settings[r].get(k, _UNSET)) for r in runs)
+    ]
+    if not differ:
+        return names
+    short = _short_keys(differ)
+    values = {
+        r: ",".join(f"{short[k]}={text(settings[r].get(k, _UNSET))}" for k in differ) for r in runs
+    }
+    shared = {v for v in values.values() if list(values.values()).count(v) > 1}
+    return {r: f"{v}:{names[r]}" if v in shared else v for r, v in values.items()}
 
 
 def _rows(dirs: Sequence[str | os.PathLike[str]]) -> list[RunRow]:
@@ -156,36 +475,52 @@ def _rows(dirs: Sequence[str | os.PathLike[str]]) -> list[RunRow]:
     if not found:
         raise ConfigError("compare: no scheduler results in " + ", ".join(map(str, dirs)))
     runs = list(dict.fromkeys(r for _, r, _ in found))
-    names = {r: r.resolve().name for r in runs}
-    if len(set(names.values())) < len(runs):  # same folder names: number them
-        names = {r: f"{i + 1}:{r.name}" for i, r in enumerate(runs)}
+    configs = {r: _read_yaml(r / "config.yaml") for r in runs}
+    settings = {r: _settings(r, configs[r]) for r in runs}
+    labels = _run_labels(runs, settings)
+    specs = {r: _scheduler_params(configs[r]) for r in runs}
     rows = []
     for folder, run_dir, sched in found:
-        label = sched if len(runs) == 1 else f"{names[run_dir]}/{sched}"
-        cfg = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+        label = sched if len(runs) == 1 else f"{labels[run_dir]}/{sched}"
         summary = _read_json(folder / "summary.json")
-        rows.append(RunRow(label, folder, run_dir, cfg, summary))
-    labels = [r.label for r in rows]
-    if len(set(labels)) < len(labels):
-        dup = sorted({x for x in labels if labels.count(x) > 1})
+        name, params = specs[run_dir].get(sched, (None, None))
+        rows.append(
+            RunRow(label, folder, run_dir, configs[run_dir], summary, labels[run_dir], name, params)
+        )
+    names = [r.label for r in rows]
+    if len(set(names)) < len(names):
+        dup = sorted({x for x in names if names.count(x) > 1})
         raise ConfigError(f"compare: {dup[0]} is given twice")
     return rows
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    import json
+def _same_jobs(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Whether two runs' ``jobs.parquet`` hold the same jobs (id, user, tasks, submit time)."""
+    keys = list(_JOB_COLUMNS[:4])
+    x = a[keys].sort_values("job_id", kind="stable").reset_index(drop=True)
+    y = b[keys].sort_values("job_id", kind="stable").reset_index(drop=True)
+    return bool(x.equals(y))
 
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
 
+def _check_same_trace(rows: list[RunRow], jobs: Mapping[str, pd.DataFrame]) -> None:
+    """Refuse rows that do not replay the first row's trace window.
 
-def _check_same_trace(rows: list[RunRow]) -> None:
+    The trace keys of the runs' ``config.yaml`` must agree but for ``cache_dir``; ``trace.path``
+    must name the same file or folder (:func:`resolved_path`), or, where it cannot be resolved
+    from the run folder (a run written before ``config.yaml`` gave paths relative to it) or
+    names another copy, the runs must hold the same jobs (``jobs.parquet``: id, user, tasks,
+    submit time). The window (``start_s``, ``horizon_s`` of the summaries) must agree.
+    """
     first = rows[0]
     t0 = {k: v for k, v in (first.config.get("trace") or {}).items() if k not in _TRACE_IGNORED}
     for row in rows[1:]:
+        if row.run_dir == first.run_dir:
+            continue
         t = {k: v for k, v in (row.config.get("trace") or {}).items() if k not in _TRACE_IGNORED}
         for key in sorted(set(t0) | set(t)):
-            if t0.get(key) != t.get(key):
+            if key == "path":
+                _check_same_path(first, row, jobs)
+            elif t0.get(key) != t.get(key):
                 raise ConfigError(
                     f"compare: {row.label} replays another trace: trace.{key} is "
                     f"{t.get(key)!r}, {first.label} has {t0.get(key)!r} (job ids would not match)"
@@ -197,6 +532,68 @@ def _check_same_trace(rows: list[RunRow]) -> None:
                     f"compare: {row.label} simulates another window: {key} is {b!r}, "
                     f"{first.label} has {a!r} (job ids would not match)"
                 )
+
+
+def _check_same_path(first: RunRow, row: RunRow, jobs: Mapping[str, pd.DataFrame]) -> None:
+    raw0 = (first.config.get("trace") or {}).get("path")
+    raw = (row.config.get("trace") or {}).get("path")
+    p0, p = resolved_path(first.run_dir, raw0), resolved_path(row.run_dir, raw)
+    if p0 is not None and p0 == p:
+        return
+    if _same_jobs(jobs[first.label], jobs[row.label]):
+        return  # the same jobs: a copy of the trace, or a path this run folder cannot resolve
+
+    def where(path: Path | None) -> str:
+        return f"= {path}" if path is not None else "not found from its run folder"
+
+    raise ConfigError(
+        f"compare: {row.label} replays another trace: trace.path is {raw!r} ({where(p)}), "
+        f"{first.label} has {raw0!r} ({where(p0)}), and their jobs differ (job ids would not "
+        "match)"
+    )
+
+
+def _differences(rows: list[RunRow]) -> dict[str, dict[str, Any]]:
+    """:attr:`Comparison.differences` of the rows."""
+    runs: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        runs.setdefault(r.run_label, _settings(r.run_dir, r.config))
+    out: dict[str, dict[str, Any]] = {}
+    if len(runs) > 1:
+        for key in sorted({k for s in runs.values() for k in s}):
+            values = {label: s.get(key, _UNSET) for label, s in runs.items()}
+            if len({text(v) for v in values.values()}) > 1:
+                out[key] = values
+    by_name: dict[str, list[RunRow]] = {}
+    for r in rows:
+        if r.scheduler is not None and r.params is not None:
+            by_name.setdefault(r.scheduler, []).append(r)
+    for name, same in by_name.items():
+        for key in sorted({k for r in same for k in r.params or {}}):
+            values = {r.label: (r.params or {}).get(key, _UNSET) for r in same}
+            if len({text(v) for v in values.values()}) > 1:
+                out[f"schedulers.{name}.{key}"] = values
+    return out
+
+
+def _unpaired(rows: list[RunRow]) -> dict[str, list[str]]:
+    """Per run label whose seed or pool differs from the first row's run: the keys that do."""
+    ref = rows[0]
+    keys0 = _settings(ref.run_dir, ref.config)
+    out: dict[str, list[str]] = {}
+    for r in rows[1:]:
+        if r.run_label in out or r.run_dir == ref.run_dir:
+            continue
+        keys = _settings(r.run_dir, r.config)
+        differ = [
+            k
+            for k in sorted(set(keys0) | set(keys))
+            if any(k == top or k.startswith(f"{top}.") for top in _PAIRING)
+            and text(keys0.get(k, _UNSET)) != text(keys.get(k, _UNSET))
+        ]
+        if differ:
+            out[r.run_label] = differ
+    return out
 
 
 def _stats(x: np.ndarray) -> tuple[float, ...]:
@@ -233,6 +630,9 @@ def compare(
     fairsim.errors.ConfigError
         A folder that is not a run nor a scheduler folder in one, a row given twice, or runs of
         different traces or windows (naming the field that differs).
+    fairsim.errors.ResultError
+        A file the comparison reads (``config.yaml``, ``summary.json``, ``jobs.parquet``,
+        ``tasks.parquet``) that is missing or damaged, naming it and what is wrong.
     fairsim.errors.OutputError
         If ``out`` is refused.
 
@@ -251,11 +651,15 @@ def compare(
     0.0
     """
     rows = _rows(dirs)
-    _check_same_trace(rows)
+    jobs = {
+        r.label: _read_table(r.folder / "jobs.parquet", _JOB_COLUMNS).reset_index(drop=True)
+        for r in rows
+    }
+    _check_same_trace(rows, jobs)
     seeds = [int(r.config.get("seed", 0)) for r in rows]
-    paired = len(set(seeds)) == 1
+    unpaired = _unpaired(rows)
+    is_paired = {r.label: r.run_label not in unpaired for r in rows}
     resources = list(rows[0].summary.get("mean_utilization") or {})
-    jobs = {r.label: pd.read_parquet(r.folder / "jobs.parquet") for r in rows}
     done = {
         k: j.dropna(subset=["completion_time_s"]).set_index("job_id")["completion_time_s"]
         for k, j in jobs.items()
@@ -269,8 +673,8 @@ def compare(
     records = []
     jct: dict[str, pd.Series] = {}
     for r in rows:
-        tasks = pd.read_parquet(
-            r.folder / "tasks.parquet", columns=["job_id", "submit_s", "start_s", "finish_s"]
+        tasks = _read_table(
+            r.folder / "tasks.parquet", ["job_id", "submit_s", "start_s", "finish_s"]
         )
         tasks = tasks[tasks["job_id"].isin(ids)]
         v = done[r.label].loc[ids]
@@ -282,20 +686,21 @@ def compare(
         mean, p50, p95, p99 = _stats(v.to_numpy())
         diff = v.to_numpy() - jct[first].to_numpy()
         lo = hi = math.nan
-        if paired and r.label != first and len(diff) > 1:
+        if r.label == first:
+            lo = hi = 0.0
+        elif is_paired[r.label] and len(diff) > 1:
             sem = stats.sem(diff)
             if sem > 0:
                 lo, hi = stats.t.interval(LEVEL, len(diff) - 1, loc=diff.mean(), scale=sem)
             else:
                 lo = hi = float(diff.mean())
-        elif r.label == first:
-            lo = hi = 0.0
         util = r.summary.get("mean_utilization") or {}
         records.append(
             {
                 "label": r.label,
                 "run": str(r.run_dir),
                 "scheduler": r.folder.name,
+                "paired": is_paired[r.label],
                 **{f"{res}_util": util.get(res, math.nan) for res in resources},
                 "completion_ratio": r.summary.get("completion_ratio"),
                 "jobs_common": len(v),
@@ -320,18 +725,20 @@ def compare(
             }
         )
     table = pd.DataFrame.from_records(records).set_index("label")
-    if not paired:
-        table[["djct_low_s", "djct_high_s"]] = math.nan
     result = Comparison(
         table=table,
         jct=jct,
         common_jobs=len(ids),
         excluded_jobs={k: int(len(s) - len(ids)) for k, s in done.items()},
         jobs=len(jobs[first]),
-        paired=paired,
+        paired=all(is_paired.values()),
         seeds=seeds,
         resources=resources,
         rows=rows,
+        differences=_differences(rows),
+        runs={r.run_label: r.run_dir for r in rows},
+        unpaired=unpaired,
+        trace=_trace_of(rows[0]),
     )
     if out is not None:
         from fairsim.atomic import atomic_dir

@@ -21,7 +21,10 @@ Relative paths (``trace.path``, ``trace.cache_dir``, ``cluster.path``) are relat
 file's folder (``fairsim.scenario.trace_cache.resolve_path``); given with ``--set`` they are
 relative to the
 working directory (:func:`apply_override` makes them absolute). ``cache_dir`` defaults to the
-user's cache folder (:func:`fairsim.scenario.trace_cache.default_cache_dir`).
+user's cache folder (:func:`fairsim.scenario.trace_cache.default_cache_dir`). The resolved
+config a run writes into its folder (``OUT/config.yaml``, :meth:`RunConfig.to_yaml` with
+``folder``) gives them relative to that folder, so that ``fairsim run OUT/config.yaml`` replays
+the run; the config hash stays the hash of the config as it was given.
 
 Trace formats
 -------------
@@ -184,6 +187,14 @@ def component_rng(seed: int, component: str) -> np.random.Generator:
 #: not wherever it is read (the memory estimate, :func:`fairsim.scenario.limits.check_limits`,
 #: lets tens of millions through on most machines).
 MAX_UTILIZATION_SAMPLES = 10_000_000
+
+#: Most instants a run's fairness over time may sample (``collect.fairness.interval_s`` over the
+#: simulated window, the start and the horizon included). Each instant solves the reference
+#: mechanism (4.5 ms at 513 active users, docs/fairness.md, "Cost": 7.5 minutes for 100,000) and
+#: keeps one row per active user in memory until the run ends; 100,000 is the real Google
+#: sample's window (70,757 s) at 1 s with room to spare. A fixed bound, like
+#: :data:`MAX_UTILIZATION_SAMPLES`: a config is valid or not wherever it is read.
+MAX_FAIRNESS_INSTANTS = 100_000
 
 #: Relative paths of these config keys are resolved against the config file's folder; given
 #: with ``--set`` they are relative to the working directory.
@@ -689,7 +700,8 @@ class FairnessConfig(StrictModel):
 
     interval_s: float = Field(default=600.0, gt=0)
     """Seconds between sampled instants, from the start of the window to the horizon (included);
-    each instant takes the state after every event at or before it."""
+    each instant takes the state after every event at or before it. At most
+    :data:`MAX_FAIRNESS_INSTANTS` instants over the simulated window."""
     reference: str = "auto"
     """The exact mechanism to compare against: ``auto`` (the mechanism each scheduler implements:
     ``drfh`` for ``ff-drfh``, ``bf-drfh``, ``slots`` and any scheduler without one) or one
@@ -796,9 +808,15 @@ def _round_up(x: float, digits: int = 2) -> float:
     return math.ceil(x / step) * step
 
 
+def _count(n: int) -> str:
+    """A count for a message: with thousands separators, in scientific notation when huge."""
+    return f"{n:,}" if n < 10**15 else f"{float(n):.3g}"
+
+
 def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
     """Refuse a utilisation interval that would give no sample after the start, or more than
-    :data:`MAX_UTILIZATION_SAMPLES` samples.
+    :data:`MAX_UTILIZATION_SAMPLES` samples, and a fairness interval that would sample more
+    than :data:`MAX_FAIRNESS_INSTANTS` instants.
 
     Parameters
     ----------
@@ -809,7 +827,8 @@ def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
     Raises
     ------
     ValueError
-        Naming ``collect.utilization_interval_s``.
+        Naming ``collect.utilization_interval_s`` or ``collect.fairness.interval_s``, the
+        value, the count over the window and the limit.
 
     See Also
     --------
@@ -835,9 +854,19 @@ def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
     if (count := math.floor(window / dt) + 1) > MAX_UTILIZATION_SAMPLES:
         wider = _round_up(window / (MAX_UTILIZATION_SAMPLES - 1))
         raise ValueError(
-            f"collect.utilization_interval_s: {dt:g} s gives {count:,} utilisation samples over "
-            f"{window:g} s, more than the {MAX_UTILIZATION_SAMPLES:,} a run may record (mean "
+            f"collect.utilization_interval_s: {dt:g} s gives {_count(count)} utilisation samples "
+            f"over {window:g} s, more than the {MAX_UTILIZATION_SAMPLES:,} a run may record (mean "
             f"utilisation is exact at any interval; {wider:g} s stays within)"
+        )
+    fair = cfg.collect.fairness
+    if fair is not None and (count := math.floor(window / fair.interval_s) + 1) > (
+        MAX_FAIRNESS_INSTANTS
+    ):
+        wider = _round_up(window / (MAX_FAIRNESS_INSTANTS - 1))
+        raise ValueError(
+            f"collect.fairness.interval_s: {fair.interval_s:g} s gives {_count(count)} instants "
+            f"over {window:g} s, more than the {MAX_FAIRNESS_INSTANTS:,} a run may sample (each "
+            f"instant solves the reference mechanism; {wider:g} s stays within)"
         )
 
 
@@ -951,10 +980,35 @@ class RunConfig(StrictModel):
         blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
-    def to_yaml(self) -> str:
+    def to_yaml(self, *, base: Path | None = None, folder: Path | None = None) -> str:
         """The resolved config as YAML (every default filled in; the trace's own keys right
-        after its ``format``, then the keys every format has)."""
+        after its ``format``, then the keys every format has).
+
+        Parameters
+        ----------
+        base : Path, optional
+            The folder the config's relative paths are relative to (its file's folder; the
+            working directory when None).
+        folder : Path, optional
+            Where the YAML is written: a relative path of :data:`PATH_KEYS` is then given
+            relative to this folder (an absolute or ``~`` path is kept as written), so that
+            the written file, run again, reads the same files. Without it the paths are
+            written as given.
+
+        Returns
+        -------
+        str
+            YAML text. With ``folder``, its :meth:`config_hash` when read back differs from
+            this config's where a path was rewritten: the hash is that of the config as given.
+        """
         data = self.model_dump(mode="json")
+        if folder is not None:
+            for key in PATH_KEYS:
+                section, _, field = key.partition(".")
+                node = data.get(section)
+                raw = node.get(field) if isinstance(node, dict) else None
+                if isinstance(raw, str) and raw:
+                    node[field] = relative_to_folder(raw, base, folder)  # type: ignore[index]
         trace = data["trace"]
         own = _FORMAT_KEYS[trace["format"]]
         data["trace"] = {
@@ -963,6 +1017,49 @@ class RunConfig(StrictModel):
             **{k: v for k, v in trace.items() if k != "format" and k not in own},
         }
         return yaml.safe_dump(data, sort_keys=False)
+
+
+def relative_to_folder(raw: str, base: Path | None, folder: Path) -> str:
+    """A config path as seen from ``folder``: a relative ``raw`` (relative to ``base``, the
+    working directory when None) re-expressed relative to ``folder`` (symbolic links resolved,
+    so that ``..`` walks the real folders); an absolute or ``~`` path unchanged, and the
+    absolute path where no relative one exists (another drive).
+
+    Examples
+    --------
+    >>> relative_to_folder("../shared/t", Path("/w/repo/configs"), Path("/w/repo/results/x"))
+    '../../shared/t'
+    >>> relative_to_folder("/data/t", Path("/w/repo/configs"), Path("/w/repo/results/x"))
+    '/data/t'
+    """
+    if Path(raw).expanduser().is_absolute():
+        return raw
+    target = os.path.realpath(Path(base if base is not None else os.getcwd()) / raw)
+    try:
+        rel = os.path.relpath(target, os.path.realpath(folder))
+    except ValueError:  # pragma: no cover - Windows: another drive
+        return target
+    return Path(rel).as_posix()
+
+
+def value_text(value: Any) -> str:
+    """A config value for people, as YAML writes it: ``null``, ``true``, ``2000``, ``0.5``, a
+    string as it is, a list or mapping as compact JSON.
+
+    Examples
+    --------
+    >>> [value_text(v) for v in (None, True, 2000, 0.5, "table-i", [1, 2])]
+    ['null', 'true', '2000', '0.5', 'table-i', '[1, 2]']
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list | dict | tuple):
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)
 
 
 def format_error(err: ValidationError) -> str:

@@ -2,7 +2,8 @@
 
 :func:`run_config` prepares the scenario (:func:`fairsim.scenario.pipeline.prepare_scenario`),
 runs its schedulers and writes the contract's result files: ``OUT/config.yaml`` (the resolved
-config), ``OUT/servers.parquet`` (the simulated pool), per scheduler ``OUT/<scheduler>/``
+config, its relative paths relative to ``OUT``: :meth:`RunConfig.to_yaml`),
+``OUT/servers.parquet`` (the simulated pool), per scheduler ``OUT/<scheduler>/``
 (:func:`fairsim.simulator.results.write_run`), ``OUT/summary.json`` and, with ``report``, the
 figures and ``report.md`` (:mod:`fairsim.scenario.reporting.run_report`). The whole of ``OUT``
 is written under a temporary sibling name and renamed into place when complete
@@ -86,7 +87,9 @@ def run_config(
     """
     check_limits(cfg)  # sizes this machine cannot hold: refused before the folder is made
     with atomic_dir(out, overwrite=overwrite, protect=protect, what=what) as tmp:
-        return _run_into(cfg, tmp, base=base, progress=progress, report=report, hooks=hooks)
+        return _run_into(
+            cfg, tmp, base=base, progress=progress, report=report, hooks=hooks, folder=out
+        )
 
 
 def _run_into(
@@ -97,11 +100,13 @@ def _run_into(
     progress: bool,
     report: bool,
     hooks: Hooks | None = None,
+    folder: Path | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """:func:`run_config` into an empty folder ``out`` (the temporary one)."""
+    """:func:`run_config` into an empty folder ``out`` (the temporary one), which becomes
+    ``folder`` (the paths of its ``config.yaml`` are relative to that one)."""
     scenario = prepare_scenario(cfg, base=base, progress=progress, hooks=hooks)
     check_sharing_incentive(scenario)  # before any run
-    write_text(out / "config.yaml", cfg.to_yaml())
+    write_text(out / "config.yaml", cfg.to_yaml(base=base, folder=folder or out))
     write_table(pa.Table.from_pandas(scenario.pool, preserve_index=False), out / "servers.parquet")
     summaries: dict[str, dict[str, Any]] = {}
     for run in scenario.runs(progress=progress, tasks_dir=out):

@@ -41,12 +41,14 @@ the others.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import logging
 import os
 import shutil
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -595,6 +597,115 @@ def _dask_backend(kind: str, arg: Any) -> _Backend:
     )
 
 
+def _is_main_test(test: ast.expr) -> bool:
+    """Whether an ``if`` tests ``__name__ == "__main__"`` (either way round)."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and len(test.comparators) == 1
+    ):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides) and any(
+        isinstance(x, ast.Constant) and x.value == "__main__" for x in sides
+    )
+
+
+def guarded(source: str, line: int) -> bool:
+    """Whether line ``line`` of a script's ``source`` lies in the body of an
+    ``if __name__ == "__main__":`` block (at any depth).
+
+    Examples
+    --------
+    >>> src = "import fairsim\\nif __name__ == '__main__':\\n    fairsim.sweep()\\n"
+    >>> guarded(src, 3), guarded(src, 1)
+    (True, False)
+    """
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.If) and node.body and _is_main_test(node.test):
+            last = node.body[-1]
+            if node.body[0].lineno <= line <= (last.end_lineno or last.lineno):
+                return True
+    return False
+
+
+#: What a script whose sweep starts worker processes must add (one line, the docs' section).
+MAIN_GUARD = (
+    'put that call under `if __name__ == "__main__":` (docs/sweeps.md, "From Python"), or '
+    "run with executor='serial'"
+)
+
+
+def _unguarded_main_call() -> tuple[str, int] | None:
+    """Where the running script calls into this sweep from its top-level code outside
+    ``if __name__ == "__main__":``, or None.
+
+    A local pool (and a ``dask-local`` cluster) starts its workers with multiprocessing's
+    *spawn* method, which runs the main script again in each worker (as ``__mp_main__``) before
+    it takes work: top-level code that starts a sweep would start one in every worker, and
+    multiprocessing stops each of them with a traceback. Only a script that spawn runs again
+    is looked at (a file, or a module run with ``python -m``; not a package's ``__main__.py``,
+    an interactive session or a notebook); a source that cannot be read is given the benefit
+    of the doubt.
+
+    Returns
+    -------
+    tuple of (str, int) or None
+        The script's path and the line of its top-level statement that leads here.
+    """
+    main = sys.modules.get("__main__")
+    spec_name = getattr(getattr(main, "__spec__", None), "name", None)
+    if main is None or (spec_name or "").split(".")[-1] == "__main__":
+        return None  # a package's __main__.py: spawn does not run it again
+    path = getattr(main, "__file__", None)
+    if not path or os.path.splitext(os.path.basename(path))[0] == "ipython":
+        return None
+    frame = sys._getframe(1)
+    while frame is not None and not (
+        frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"
+    ):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return None  # not called from the script's top-level code
+    line = frame.f_lineno
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+        return None if guarded(source, line) else (str(path), line)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+
+
+def _refuse_unguarded(spec: str) -> None:
+    """Refuse a process-pool sweep started by a script's unguarded top-level code, and stop a
+    spawned worker that runs such a script again (:func:`_unguarded_main_call`).
+
+    Raises
+    ------
+    ConfigError
+        ``executor 'local:2': script.py line 4 starts the sweep at its top level, which every
+        worker process runs again when it starts; put that call under ...``.
+    SystemExit
+        In a worker process being started (the check was bypassed): with that message, once.
+    """
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        # a spawned worker running the main script again before it takes work: one line
+        # instead of multiprocessing's bootstrapping traceback
+        raise SystemExit(
+            "fairsim: error: a sweep worker process started a sweep while it was starting; "
+            + MAIN_GUARD
+        )
+    where = _unguarded_main_call()
+    if where is not None:
+        path, line = where
+        raise ConfigError(
+            f"executor {spec!r}: {os.path.basename(path)} line {line} starts the sweep at its "
+            "top level, which every worker process runs again when it starts; " + MAIN_GUARD
+        )
+
+
 def _refuse_unimportable(runs: list[RunSpec], spec: str) -> None:
     """Refuse a scheduler class defined in ``__main__`` (a notebook, a script) for an executor
     whose workers are other processes: they import schedulers by name and cannot see it.
@@ -732,8 +843,10 @@ def run_sweep(
     ------
     ConfigError
         Bad sweep, bad executor spec, Dask executor without Dask installed, unreachable Dask
-        scheduler, or (local executor) a run whose sizes do not fit in this machine's memory
-        (:func:`fairsim.scenario.limits.check_limits`); raised before anything is created or
+        scheduler, (local executor) a run whose sizes do not fit in this machine's memory
+        (:func:`fairsim.scenario.limits.check_limits`), or (``local:N``, ``dask-local:N``) a
+        script that starts the sweep from top-level code outside ``if __name__ ==
+        "__main__":`` (:func:`_unguarded_main_call`); raised before anything is created or
         written in ``out``.
     KeyboardInterrupt
         After cancelling the pending runs and writing ``runs.parquet`` for the finished ones.
@@ -742,6 +855,8 @@ def run_sweep(
 
     spec = executor or f"local:{os.cpu_count() or 1}"
     kind, _ = parse_executor(spec)
+    if kind in ("local", "dask-local"):  # workers started by spawn run the main script again
+        _refuse_unguarded(spec)
     runs = expand(sweep)
     if kind in ("local", "serial"):  # runs on this machine: refuse what it cannot hold first
         for run in runs:

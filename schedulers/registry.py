@@ -16,6 +16,10 @@ point of the same name: that is one registration):
    The names are read from the distributions' metadata; a class is imported only when its name
    is used, and an entry point that fails to load is reported naming the entry point.
 
+A config may also name a class by its import path ``module:Class`` (:func:`import_scheduler`):
+a module installed or on ``sys.path``, or a file (or package) in the working directory, which
+is imported as ``python -m`` would find it.
+
 Everything else derives from these sources: :func:`available` (the CLI's ``--help``, the docs),
 :func:`examples` (the conformance suite, the benchmarks), :func:`resolve` and
 :func:`make_scheduler` (configs, ``fairsim run``, ``fairsim sweep``, ``fairsim solve``).
@@ -50,8 +54,11 @@ import difflib
 import functools
 import importlib.metadata
 import inspect
+import os
 import re
 import sys
+import threading
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -437,12 +444,22 @@ def scheduler_class(name: str) -> type[Scheduler]:
     raise ConfigError(_unknown(name))
 
 
+#: How a user names a scheduler of their own, as every unknown-name error says.
+OWN = (
+    "a class of your own: 'module:Class', from an installed module or a file in the working "
+    f"directory, or an entry point of the group {ENTRY_POINT_GROUP!r}"
+)
+
+
 def _unknown(name: str) -> str:
     """The one-line message for an unknown scheduler name, with what the user may have meant.
 
     A name that is an exact mechanism of ``fairsim solve`` (``drfh``) says so; a name found
     inside registered names (``drfh`` in ``ff-drfh`` and ``bf-drfh``, ``lock`` in
-    ``drf-lockstep``) lists them all; otherwise the closest registered name is suggested.
+    ``drf-lockstep``) lists them all; otherwise the closest registered name is suggested, or
+    for a dotted name ending in a class name (``my_module.MyFifo``) the import path
+    ``my_module:MyFifo``. The known names are followed by the two ways to name a scheduler of
+    one's own (:data:`OWN`).
     """
     from fairsim.schedulers.exact import EXACT, JOB_EXACT
 
@@ -464,13 +481,16 @@ def _unknown(name: str) -> str:
         candidates += ["slots-14", "slots-14-single", "slots-14-cpu"]
         close = difflib.get_close_matches(name, candidates, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
+    module, dot, cls = name.rpartition(".")
+    if not hint and dot and module and cls[:1].isupper():  # "my_module.MyFifo"
+        hint = f"; did you mean {module + ':' + cls!r}?"
     solve = (
         " (it is an exact mechanism of 'fairsim solve', which allocates a static instance, not "
         "an online scheduler)"
         if name in EXACT or name in JOB_EXACT
         else ""
     )
-    return f"unknown scheduler {name!r}{solve}{hint} (known: {', '.join(available())})"
+    return f"unknown scheduler {name!r}{solve}{hint} (known: {', '.join(available())}; {OWN})"
 
 
 def validate_name(name: str) -> str:
@@ -623,7 +643,15 @@ def _construct(
             )
         # bounds: an optional hint (only lmm-mms uses it); weights all 1: nothing to lose;
         # placements: only the replay of recorded placements takes them
-    sched = cls(**kw)
+    try:
+        sched = cls(**kw)
+    except ConfigError:
+        raise
+    except Exception as exc:  # the class's own code: one line naming the scheduler
+        raise ConfigError(
+            f"scheduler {label or cls.__name__!r}: {_qualname(cls)}({_call(kw)}) raised "
+            f"{type(exc).__name__}: {_one_line(exc)}"
+        ) from exc
     if label is not None and sched.name != label:
         try:
             sched.name = label
@@ -734,27 +762,99 @@ def _label_base(name: str, cls: type[Scheduler]) -> str:
     return own if isinstance(own, str) and own else cls.__name__
 
 
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one line (its first), or its type's name."""
+    msg = str(exc).strip()
+    return msg.splitlines()[0] if msg else type(exc).__name__
+
+
+def _call(kw: Mapping[str, Any]) -> str:
+    """Keyword arguments as a call shows them, long values cut (``period_s=2``)."""
+    parts = []
+    for k, v in kw.items():
+        text = repr(v)
+        parts.append(f"{k}={text if len(text) <= 40 else text[:37] + '...'}")
+    return ", ".join(parts)
+
+
+#: Serialises the working directory's short stay on ``sys.path`` (:func:`_import_module`).
+_PATH_LOCK = threading.Lock()
+
+
+def _import_module(module: str) -> types.ModuleType:
+    """Import ``module`` as ``python -m`` would: from ``sys.path`` and, when it is not found
+    there, from the working directory, which is on ``sys.path`` (at its end, so that installed
+    modules keep precedence) for that import only.
+
+    Raises
+    ------
+    ImportError
+        If it is found in neither, or a module it imports is missing.
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if not (module == missing or module.startswith(f"{missing}.")):
+            raise  # the module was found; something it imports is missing
+        cwd = os.getcwd()
+        if cwd in sys.path or "" in sys.path:
+            raise  # the working directory was searched already
+    with _PATH_LOCK:
+        sys.path.append(cwd)
+        try:
+            importlib.invalidate_caches()
+            return importlib.import_module(module)
+        finally:
+            for i in range(len(sys.path) - 1, -1, -1):
+                if sys.path[i] == cwd:
+                    del sys.path[i]
+                    break
+
+
 def import_scheduler(path: str) -> type[Scheduler]:
     """The scheduler class at an import path ``"module:Class"`` (``module:Outer.Inner`` for a
     nested class), as a config may name an unregistered class.
 
+    The module is imported from ``sys.path`` (installed modules) or, when it is not found
+    there, from the working directory, as ``python -m`` would: ``fz_fifo:Fifo`` finds
+    ``fz_fifo.py`` beside the config when ``fairsim run`` runs there. The working directory is
+    on ``sys.path`` during that import only; a module it imports later (inside a function) must
+    be importable without it.
+
     Raises
     ------
     ConfigError
-        If the module cannot be imported, has no such name, or the name is not a subclass of
-        :class:`fairsim.Scheduler`.
+        If the module cannot be imported (naming where it was looked for) or raises while it is
+        imported, has no such name, or the name is not a subclass of :class:`fairsim.Scheduler`.
     """
     module, _, qualname = path.partition(":")
     if not module or not qualname:
         raise ConfigError(f"scheduler {path!r}: expected an import path 'module:Class'")
     try:
-        obj: Any = importlib.import_module(module)
+        obj: Any = _import_module(module)
         for part in qualname.split("."):
             obj = getattr(obj, part)
+    except ModuleNotFoundError as exc:
+        where = (
+            "; not installed, and not in the working directory " + os.getcwd()
+            if exc.name and (module == exc.name or module.startswith(f"{exc.name}."))
+            else ""
+        )
+        raise ConfigError(
+            f"scheduler {path!r}: cannot import {module!r} ({_one_line(exc)}{where})"
+        ) from None
     except ImportError as exc:
-        raise ConfigError(f"scheduler {path!r}: cannot import {module!r} ({exc})") from None
+        raise ConfigError(
+            f"scheduler {path!r}: cannot import {module!r} ({_one_line(exc)})"
+        ) from None
     except AttributeError:
         raise ConfigError(f"scheduler {path!r}: module {module!r} has no {qualname!r}") from None
+    except Exception as exc:  # the module's own code failed while it was imported
+        raise ConfigError(
+            f"scheduler {path!r}: importing {module!r} raised {type(exc).__name__}: "
+            f"{_one_line(exc)}"
+        ) from exc
     if not (isinstance(obj, type) and issubclass(obj, Scheduler)):
         raise ConfigError(f"scheduler {path!r}: {obj!r} is not a subclass of fairsim.Scheduler")
     params_model(obj)  # an unusable __init__ is refused now, naming the class
@@ -850,8 +950,9 @@ def make_scheduler(
     Raises
     ------
     ConfigError
-        For an unknown name or invalid parameters, or weights other than 1 (eligible servers)
-        for a scheduler whose ``__init__`` takes no ``weights`` (``eligible``).
+        For an unknown name or invalid parameters, weights other than 1 (eligible servers)
+        for a scheduler whose ``__init__`` takes no ``weights`` (``eligible``), or a
+        constructor that raises (one line naming the scheduler, the call and the error).
     RegistryError
         For a name defined twice or an entry point that cannot be loaded.
     """

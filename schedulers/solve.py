@@ -12,6 +12,7 @@ integer counts. ``udrf`` takes an instance of jobs over machine classes
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -80,13 +81,15 @@ def solve(
     -------
     dict
         ``{"mechanism", "users", "servers", "tasks", "dominant_shares"}``: ``tasks[i][l]`` is
-        the number of tasks of user i on server l (fractional for an exact mechanism, rounded to
-        the decimals the check after the solve resolves,
-        :func:`~fairsim.schedulers.exact.task_decimals`; a pooled mechanism, ``drf``, ``af``,
+        the number of tasks of user i on server l (a pooled mechanism, ``drf``, ``af``,
         ``bmf``, has the one server ``"pool"``); ``dominant_shares[i]`` is user i's global
-        dominant share (:func:`~fairsim.schedulers.exact.dominant_shares`, 6 decimals). An
-        online heuristic adds ``"online": true``, ``total_tasks`` and ``max_tasks``; ``udrf``
-        gives the runs of every job.
+        dominant share of those counts (:func:`~fairsim.schedulers.exact.dominant_shares`).
+        Both at full float precision: an exact mechanism's counts are the verified solver
+        output, snapped only to a bound the check proves (a user's ``max_tasks``, 0) and never
+        above a capacity (``tasks`` times the demands sums to at most each capacity, in float;
+        :func:`~fairsim.schedulers.exact.snap.printed_allocation`). An online heuristic gives
+        integer counts and adds ``"online": true``, ``total_tasks`` and ``max_tasks``; ``udrf``
+        gives the runs of every job. Rounded for people: :func:`solve_table`.
 
     Raises
     ------
@@ -110,7 +113,17 @@ def solve(
     ...                      "users": [{"id": "A", "demand": [1, 4]},
     ...                                {"id": "B", "demand": [3, 1]}]}, "drf")
     >>> out["tasks"], out["dominant_shares"]
-    ([[3.0], [2.0]], [0.666667, 0.666667])
+    ([[3.0], [2.0]], [0.6666666666666666, 0.6666666666666666])
+
+    The same answer for people (``fairsim solve drf INSTANCE.json --format table``):
+
+    >>> print(solve_table(out), end="")
+    drf (tasks of each user on each server)
+    user   pool  total  dominant share
+    A     3.000  3.000          0.6667
+    B     2.000  2.000          0.6667
+    Rounded for reading: counts to 3 decimals (0 means none at all), dominant shares to 4 decimals;
+    --format json gives every digit.
     """
     from fairsim.schedulers.registry import available, validate_name
     from fairsim.schedulers.static_fill import solve_heuristic, udrf_online_json
@@ -147,3 +160,120 @@ def solve(
             f"{', '.join([*EXACT, *JOB_EXACT])}; heuristic {', '.join(known)})"
         ) from None
     return solve_heuristic(mechanism, _instance(instance, jobs=False))
+
+
+#: Decimals of a task count in :func:`solve_table` (the JSON keeps every digit).
+TABLE_TASK_DECIMALS = 3
+#: Decimals of a dominant share in :func:`solve_table`.
+TABLE_SHARE_DECIMALS = 4
+#: Most server columns :func:`solve_table` shows; beyond it, only the servers holding tasks.
+TABLE_SERVERS = 12
+
+
+def _cell(v: float | int) -> str:
+    """A task count for people: an int as it is, ``0`` for an exact zero, else 3 decimals."""
+    if isinstance(v, int):
+        return str(v)
+    if v == 0:
+        return "0"
+    text = f"{v:.{TABLE_TASK_DECIMALS}f}"
+    return text.lstrip("-") if float(text) == 0 else text  # no "-0.000"
+
+
+def _grid(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Columns padded to their widest cell: the first left-aligned, the others right-aligned."""
+    width = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+    return [
+        "  ".join(
+            c.ljust(w) if k == 0 else c.rjust(w)
+            for k, (c, w) in enumerate(zip(r, width, strict=True))
+        )
+        for r in [header, *rows]
+    ]
+
+
+def solve_table(result: Mapping[str, Any]) -> str:
+    """A :func:`solve` result as a table for people (``fairsim solve --format table``).
+
+    One row per user: its tasks on each server, its total and its dominant share. Rounded for
+    reading: fractional counts to :data:`TABLE_TASK_DECIMALS` decimals (an exact zero prints
+    ``0``), whole counts (online heuristics) as they are, totals from the unrounded counts
+    (``math.fsum``), dominant shares to :data:`TABLE_SHARE_DECIMALS` decimals; the last line
+    states this rule. With more than :data:`TABLE_SERVERS` servers, only those holding tasks
+    are shown (the line above the rule says how many are left out), and if still more, none.
+    The JSON (:func:`solve`, ``--format json``) keeps every digit.
+
+    Parameters
+    ----------
+    result : mapping
+        A :func:`solve` result (``mechanism``, ``users``, ``servers``, ``tasks``,
+        ``dominant_shares``).
+
+    Returns
+    -------
+    str
+        Lines ending in a newline.
+    """
+    tasks = result["tasks"]
+    servers = list(result["servers"])
+    cols = list(range(len(servers)))
+    note = ""
+    if len(cols) > TABLE_SERVERS:
+        cols = [k for k in cols if any(row[k] != 0 for row in tasks)]
+        note = f"{len(servers) - len(cols)} of {len(servers)} servers hold no tasks, not shown"
+        if len(cols) > TABLE_SERVERS:
+            note = f"{len(cols)} servers hold tasks: per-server counts in --format json"
+            cols = []
+    integer = all(isinstance(v, int) for row in tasks for v in row)
+    rows = []
+    for user, row, share in zip(result["users"], tasks, result["dominant_shares"], strict=True):
+        total: float | int = sum(row) if integer else math.fsum(row)
+        rows.append(
+            [
+                str(user),
+                *(_cell(row[k]) for k in cols),
+                _cell(total),
+                f"{share:.{TABLE_SHARE_DECIMALS}f}",
+            ]
+        )
+    kind = "online, whole tasks" if result.get("online") else "tasks"
+    lines = [f"{result['mechanism']} ({kind} of each user on each server)"]
+    lines += _grid(["user", *(servers[k] for k in cols), "total", "dominant share"], rows)
+    if note:
+        lines.append(note)
+    counts = (
+        "counts are whole tasks"
+        if integer
+        else f"counts to {TABLE_TASK_DECIMALS} decimals (0 means none at all)"
+    )
+    lines.append(
+        f"Rounded for reading: {counts}, dominant shares to {TABLE_SHARE_DECIMALS} decimals;"
+    )
+    lines.append("--format json gives every digit.")
+    return "\n".join(lines) + "\n"
+
+
+def compare_table(outs: list[Mapping[str, Any]], gap: Mapping[str, Any]) -> str:
+    """``fairsim solve --compare A,B --format table``: both allocations (:func:`solve_table`)
+    and each user's totals and their gap ``B - A``, rounded as :func:`solve_table` rounds.
+
+    Parameters
+    ----------
+    outs : list of two mappings
+        The :func:`solve` results of A and B.
+    gap : mapping
+        ``{"users", "total": {A: [...], B: [...]}, "gap": [...]}``, as ``--compare`` prints it.
+
+    Returns
+    -------
+    str
+    """
+    a, b = (str(o["mechanism"]) for o in outs)
+    ta, tb = gap["total"][a], gap["total"][b]
+    rows = [
+        [str(u), _cell(x), _cell(y), _cell(g)]
+        for u, x, y, g in zip(gap["users"], ta, tb, gap["gap"], strict=True)
+    ]
+    lines = [solve_table(outs[0]), solve_table(outs[1]), f"total tasks per user, gap {b} - {a}"]
+    lines += _grid(["user", a, b, "gap"], rows)
+    return "\n".join(lines) + "\n"

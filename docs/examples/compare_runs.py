@@ -19,7 +19,8 @@ def main(folder: Path) -> Comparison:
     runs = fairsim.load(folder / "small")  # {"bf-drfh": RunResult, ...}, as simulate returned
     print(runs["bf-drfh"].summary["jct_s"])  # JCT mean and percentiles over completed jobs
 
-    # every (run, scheduler) on the jobs completed under all of them; paired (same seed)
+    # every (run, scheduler) on the jobs completed under all of them; the rows on the first
+    # row's pool (the small run's) are paired with it, the large run's are not
     c = fairsim.compare([folder / "small", folder / "large"], out=folder / "compare")
     print(c.headline())
     return c

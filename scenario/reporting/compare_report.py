@@ -16,6 +16,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from fairsim.atomic import write_text
+from fairsim.scenario.config import value_text as text
 from fairsim.scenario.reporting.plotting import save_figure, set_jct_axis
 
 
@@ -46,14 +47,16 @@ def jct_cdf_figure(c: Any) -> Figure | None:
 
 def jct_mean_figure(c: Any) -> Figure:
     """Mean JCT of the common jobs per row; error bars: the paired 95 % interval of the
-    difference to the first row, drawn around the row's mean (none when not paired)."""
+    difference to the first row, drawn around the row's mean (none on rows not paired with
+    it)."""
     t = c.table
     fig = Figure(figsize=(max(4.5, 1.2 * len(t) + 2), 4))
     ax = fig.subplots()
     x = np.arange(len(t))
     mean = t["jct_mean_s"].to_numpy(dtype=float)
     ax.bar(x, mean, color="tab:blue", alpha=0.8)
-    if c.paired:
+    any_paired = bool(t["paired"].iloc[1:].any())
+    if any_paired:
         base = mean[0]
         lo = base + t["djct_low_s"].to_numpy(dtype=float)
         hi = base + t["djct_high_s"].to_numpy(dtype=float)
@@ -74,8 +77,9 @@ def jct_mean_figure(c: Any) -> Figure:
         "Mean JCT"
         + (
             f" with paired 95 % intervals vs {t.index[0]}"
-            if c.paired
-            else " (seeds differ: no paired interval)"
+            + ("" if c.paired else " (on the rows paired with it)")
+            if any_paired
+            else f" (no row is paired with {t.index[0]}: no interval)"
         ),
         fontsize="medium",
     )
@@ -105,6 +109,103 @@ def utilization_figure(c: Any) -> Figure:
     return fig
 
 
+def _pool(config: dict[str, Any]) -> str:
+    """A run's ``cluster`` for people: its keys that are set (``servers 500, source table-i``)."""
+    cluster = config.get("cluster") or {}
+    return ", ".join(f"{k} {text(v)}" for k, v in cluster.items() if v is not None) or "default"
+
+
+def what_is_compared(c: Any) -> list[str]:
+    """The report's paragraphs on what the rows compare: the rows and their folders, the runs
+    and every config value that differs between them, what they share, scheduler parameters
+    that differ between rows of one scheduler, and which rows are paired with the reference."""
+    t = c.table
+    ref = t.index[0]
+    first = c.rows[0]
+    lines = [
+        "Rows: " + ", ".join(f"`{k}` ({r.folder})" for k, r in zip(t.index, c.rows, strict=True)),
+        "",
+    ]
+    run_keys = [k for k in c.differences if not k.startswith("schedulers.")]
+    sched_keys = [k for k in c.differences if k.startswith("schedulers.")]
+    if len(c.runs) > 1:
+        if run_keys:
+            lines += [
+                "The runs differ in " + ", ".join(f"`{k}`" for k in run_keys) + ":",
+                "",
+                "| run | folder | " + " | ".join(f"`{k}`" for k in run_keys) + " |",
+                "|---|---|" + "---|" * len(run_keys),
+            ]
+            lines += [
+                f"| `{label}` | {folder} | "
+                + " | ".join(text(c.differences[k][label]) for k in run_keys)
+                + " |"
+                for label, folder in c.runs.items()
+            ]
+            lines.append("")
+        else:
+            lines += [
+                "The runs' configs do not differ (but for their names and schedulers): "
+                + ", ".join(f"`{label}` ({folder})" for label, folder in c.runs.items())
+                + ".",
+                "",
+            ]
+    trace = first.config.get("trace") or {}
+    shared = [
+        f"the trace (`{trace.get('format')}`" + (f", `{c.trace}`" if c.trace else "") + ")",
+        f"the window ({_fmt(first.summary.get('start_s'), ',g')} s to "
+        f"{_fmt(first.summary.get('horizon_s'), ',g')} s)",
+    ]
+    if "seed" not in run_keys:
+        shared.append(f"the seed ({c.seeds[0]})")
+    if not any(k.startswith("cluster.") for k in run_keys):
+        shared.append(f"the pool (`cluster`: {_pool(first.config)})")
+    lines += [("Same in every run: " if len(c.runs) > 1 else "The run: ") + ", ".join(shared)]
+    lines.append("")
+    if sched_keys:
+        lines += [
+            "Scheduler parameters that differ between rows of one scheduler: "
+            + "; ".join(
+                f"`{k.removeprefix('schedulers.')}` "
+                + ", ".join(f"{text(v)} (`{row}`)" for row, v in c.differences[k].items())
+                for k in sched_keys
+            )
+            + ".",
+            "",
+        ]
+    paired = [k for k in t.index[1:] if t.loc[k, "paired"]]
+    apart = [k for k in t.index[1:] if not t.loc[k, "paired"]]
+    how = (
+        f"ΔJCT is the mean over the common jobs of (JCT - JCT under `{ref}`), with a 95 % "
+        "t-interval over the per-job differences (`scipy.stats.t.interval`, n - 1 degrees of "
+        "freedom)"
+    )
+    if not apart:
+        lines.append(
+            f"Paired: every row's run has config seed {c.seeds[0]}, the trace window and the pool "
+            f"of `{ref}` (`cluster`: {_pool(first.config)}), so the rows replay the same jobs on "
+            f"the same pool. {how}."
+        )
+    else:
+        why = sorted({key for keys in c.unpaired.values() for key in keys})
+        lines.append(
+            (
+                f"Paired with `{ref}` (same seed, trace window and pool): "
+                + ", ".join(f"`{k}`" for k in paired)
+                + f". {how}. "
+                if paired
+                else ""
+            )
+            + "Not paired: "
+            + ", ".join(f"`{k}`" for k in apart)
+            + f", whose runs differ from `{ref}`'s in "
+            + ", ".join(f"`{k}`" for k in why)
+            + " (another workload or pool); their ΔJCT is the difference in mean JCT on the "
+            "common jobs, without an interval."
+        )
+    return [*lines, ""]
+
+
 def write_compare_report(c: Any, out: Path) -> Path:
     """Write the figures and ``report.md`` of a comparison into ``out``; returns the report."""
     fig = jct_cdf_figure(c)
@@ -117,8 +218,7 @@ def write_compare_report(c: Any, out: Path) -> Path:
     lines = [
         "# Comparison",
         "",
-        "Rows: " + ", ".join(f"`{k}` ({r.folder})" for k, r in zip(t.index, c.rows, strict=True)),
-        "",
+        *what_is_compared(c),
         f"Common job set: the {c.common_jobs:,} jobs completed under every row, matched by "
         f"job id, of {c.jobs:,} jobs in the window; excluded per row (completed there but not "
         "under every row): "
@@ -127,16 +227,6 @@ def write_compare_report(c: Any, out: Path) -> Path:
         "(JCT / the job's longest task run time) and per-user JCT spread (per-user mean JCT "
         "over the common jobs: max/min, coefficient of variation) are on that set; utilisation "
         "(time average over the window) and completion ratio are each run's own.",
-        "",
-        (
-            f"Paired: every run has config seed {c.seeds[0]} and the same trace window, so the "
-            "rows replay the same jobs on the same pool. ΔJCT is the mean over the common jobs "
-            f"of (JCT - JCT under `{t.index[0]}`), with a 95 % t-interval over the per-job "
-            "differences (`scipy.stats.t.interval`, n - 1 degrees of freedom)."
-            if c.paired
-            else f"Not paired: the runs have different seeds ({sorted(set(c.seeds))}); ΔJCT is "
-            "the difference in mean JCT on the common jobs, without an interval."
-        ),
         "",
         f"| row | {util_cols} | completion ratio | common jobs | JCT mean (s) | JCT p50 (s) "
         "| JCT p95 (s) | JCT p99 (s) | queueing delay mean (s) | queueing delay p95 (s) "
@@ -147,7 +237,7 @@ def write_compare_report(c: Any, out: Path) -> Path:
         utils = " | ".join(f"{_fmt(100 * r[f'{res}_util'], '.1f')} %" for res in c.resources)
         ci = (
             f"[{_fmt(r['djct_low_s'], ',.1f')}, {_fmt(r['djct_high_s'], ',.1f')}]"
-            if c.paired and not np.isnan(r["djct_low_s"])
+            if r["paired"] and not np.isnan(r["djct_low_s"])
             else "—"
         )
         lines.append(

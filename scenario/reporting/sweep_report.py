@@ -3,9 +3,14 @@
 Reads ``OUT/runs.parquet`` (see :mod:`fairsim.scenario.sweep`), keeps the runs with
 ``status == "ok"`` and, per grid point and scheduler, summarises each metric over the seeds:
 
-``mean``, ``std`` (sample standard deviation, ``ddof=1``), ``n`` (seeds), and the two-sided 95 %
-Student-t interval ``mean ± t_{0.975, n-1} · std / sqrt(n)`` (``ci95_low``, ``ci95_high``,
-``ci95_half``; NaN when ``n < 2``; :func:`fairsim.scenario.reporting.intervals.t_interval`).
+``mean``, ``std`` (sample standard deviation, ``ddof=1``), ``n`` (seeds), and a two-sided 95 %
+interval of the mean (``ci95_low``, ``ci95_high``, ``ci95_half`` half its width; NaN when
+``n < 2``) by a method that keeps it inside the metric's range (:func:`bounded_interval`,
+named per row in ``ci_method``): for fractions in [0, 1] (utilisation, completion ratio, Jain's
+index) the Student-t interval on the logit scale, back-transformed (``logit-t``); for JCT (>= 0)
+on the log scale (``log-t``); else, and for values outside the range (the ``recorded`` replay
+over-commits: utilisation above 1), the Student-t interval ``mean ± t_{0.975, n-1} · std /
+sqrt(n)`` (``t``; :func:`fairsim.scenario.reporting.intervals.t_interval`).
 
 Mean JCT is also computed over the same job set (``common_mean_jct_s``): per grid point and seed,
 the jobs completed under every scheduler of that point and seed (read from each run's
@@ -40,6 +45,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
+from scipy import special, stats
 
 from fairsim.atomic import write_text
 from fairsim.errors import ConfigError
@@ -85,6 +91,89 @@ UNIT_YLIM_TOP = 1.05
 SIGNED_METRICS = frozenset({"fairness_max_deficit"})
 
 
+#: The range of a metric's values (the fractions of a whole, and JCT >= 0); an interval of its
+#: mean stays inside it (:func:`bounded_interval`). A metric not listed is unbounded (``t``).
+BOUNDS: dict[str, tuple[float, float]] = {
+    "util_cpu": (0.0, 1.0),
+    "util_mem": (0.0, 1.0),
+    "completion_ratio": (0.0, 1.0),
+    "fairness_jain_index": (0.0, 1.0),
+    "mean_jct_s": (0.0, math.inf),
+    "common_mean_jct_s": (0.0, math.inf),
+}
+
+#: What each ``ci_method`` of the report's tables is, for people.
+CI_METHODS: dict[str, str] = {
+    "t": "Student-t interval m ± t·s/√n",
+    "logit-t": "Student-t interval on the logit scale, back-transformed: "
+    "expit(logit m ± t·s/(√n·m(1 − m)))",
+    "log-t": "Student-t interval on the log scale, back-transformed: m·exp(±t·s/(√n·m))",
+}
+
+
+def bounded_interval(
+    values: np.ndarray, bounds: tuple[float, float] | None = None, level: float = 0.95
+) -> tuple[float, float, float, float, int, str]:
+    """Mean of ``values`` with a two-sided interval inside ``bounds``.
+
+    The Student-t interval ``m ± t·s/√n`` (:func:`t_interval`) of a quantity near a bound
+    crosses it (a utilisation of 96.2 % over 5 seeds, ``[91.2, 101.2]``). For a quantity in
+    ``[lo, hi]`` the interval is taken on the logit scale of ``p = (m - lo) / (hi - lo)`` with
+    the delta-method standard error ``s / (√n · p(1 - p))`` and transformed back (``logit-t``,
+    as Stata's ``proportion`` does by default for a proportion); for one in ``[lo, ∞)`` on the
+    log scale of ``m - lo`` (``log-t``). Both contain the mean, stay strictly inside the bounds
+    when the values are not all at one bound, and agree with the t-interval to first order away
+    from them; the interval grows towards the far bound. Values outside ``bounds`` (or no
+    bounds) get the t-interval (``t``).
+
+    Parameters
+    ----------
+    values : array_like of float, shape (n,)
+        One value per seed; NaN values are ignored.
+    bounds : tuple of float, optional
+        ``(lo, hi)``, ``hi`` may be infinite.
+    level : float
+        Two-sided confidence level.
+
+    Returns
+    -------
+    tuple
+        ``(mean, std, low, high, n, method)``: low and high NaN when fewer than two values;
+        equal to the mean when the values do not vary; ``method`` one of :data:`CI_METHODS`.
+
+    Examples
+    --------
+    >>> m, s, lo, hi, n, how = bounded_interval([1.0, 0.99, 0.98, 0.93, 0.91], (0.0, 1.0))
+    >>> round(100 * m, 1), round(100 * lo, 1), round(100 * hi, 1), how
+    (96.2, 86.8, 99.0, 'logit-t')
+    """
+    mean, sd, half, n = t_interval(np.asarray(values, dtype=np.float64), level)
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    lo_b, hi_b = bounds if bounds is not None else (-math.inf, math.inf)
+    inside = bounds is not None and bool(np.all((v >= lo_b) & (v <= hi_b)))
+    method = "t" if not inside else ("logit-t" if math.isfinite(hi_b) else "log-t")
+    if not np.isfinite(half):
+        return mean, sd, math.nan, math.nan, n, method
+    if method == "t":
+        return mean, sd, mean - half, mean + half, n, method
+    if half == 0 or mean <= lo_b or mean >= hi_b:  # no spread, or every value at one bound
+        return mean, sd, mean, mean, n, method
+    tq = float(stats.t.ppf(0.5 + level / 2, n - 1))
+    se = sd / math.sqrt(n)
+    if method == "logit-t":
+        width = hi_b - lo_b
+        p = (mean - lo_b) / width
+        d = tq * (se / width) / (p * (1 - p))
+        z = math.log(p / (1 - p))
+        low = lo_b + width * float(special.expit(z - d))
+        high = lo_b + width * float(special.expit(z + d))
+        return mean, sd, low, high, n, method
+    m = mean - lo_b
+    f = math.exp(tq * se / m)
+    return mean, sd, lo_b + m / f, lo_b + m * f, n, method
+
+
 def grid_columns(runs: pd.DataFrame) -> list[str]:
     """The grid-path columns of a ``runs.parquet`` table, in their order: the columns between
     ``run_id`` and ``seed`` (the table's layout, :func:`fairsim.scenario.sweep.runs_frame`)."""
@@ -96,7 +185,8 @@ def aggregate(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Tidy summary across seeds: one row per grid point, scheduler and metric.
 
     Columns: the grid paths, ``scheduler``, ``metric``, ``n``, ``mean``, ``std``, ``ci95_low``,
-    ``ci95_high``, ``ci95_half``.
+    ``ci95_high`` (the interval of :func:`bounded_interval` with the metric's :data:`BOUNDS`),
+    ``ci95_half`` (half its width), ``ci_method`` (:data:`CI_METHODS`).
     """
     grid = grid_columns(runs)
     ok = runs[runs["status"] == "ok"]
@@ -105,7 +195,9 @@ def aggregate(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     for point, g in ok.groupby(keys, sort=False, dropna=False):
         point = point if isinstance(point, tuple) else (point,)
         for metric in [m for m in REPORT_METRICS if m in ok.columns]:
-            mean, sd, half, n = t_interval(g[metric].to_numpy(dtype=np.float64, na_value=np.nan))
+            mean, sd, low, high, n, how = bounded_interval(
+                g[metric].to_numpy(dtype=np.float64, na_value=np.nan), BOUNDS.get(metric), level
+            )
             rows.append(
                 {
                     **dict(zip(keys, point, strict=True)),
@@ -113,12 +205,14 @@ def aggregate(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
                     "n": n,
                     "mean": mean,
                     "std": sd,
-                    "ci95_low": mean - half,
-                    "ci95_high": mean + half,
-                    "ci95_half": half,
+                    "ci95_low": low,
+                    "ci95_high": high,
+                    "ci95_half": (high - low) / 2,
+                    "ci_method": how,
                 }
             )
     cols = [*keys, "metric", "n", "mean", "std", "ci95_low", "ci95_high", "ci95_half"]
+    cols.append("ci_method")
     out = pd.DataFrame(rows, columns=cols)
     out["n"] = out["n"].astype("int64")
     return out
@@ -234,13 +328,14 @@ def paired_differences(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     pandas.DataFrame
         Columns: the point's grid paths, ``scheduler``, ``reference``, ``metric``, ``n`` (paired
         seeds), ``mean_diff``, ``std``, ``ci95_low``, ``ci95_high``, ``ci95_half`` (NaN when
-        ``n < 2``). Empty with a single scheduler.
+        ``n < 2``), ``ci_method`` (``t``: a difference is signed). Empty with a single
+        scheduler.
     """
     point = point_columns(runs)
     ok = runs[runs["status"] == "ok"]
     schedulers = list(dict.fromkeys(ok["scheduler"]))
     cols = [*point, "scheduler", "reference", "metric", "n", "mean_diff", "std"]
-    cols += ["ci95_low", "ci95_high", "ci95_half"]
+    cols += ["ci95_low", "ci95_high", "ci95_half", "ci_method"]
     rows = []
     if len(schedulers) >= 2:
         ref = schedulers[0]
@@ -268,6 +363,7 @@ def paired_differences(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
                             "ci95_low": mean - half,
                             "ci95_high": mean + half,
                             "ci95_half": half,
+                            "ci_method": "t",
                         }
                     )
     out = pd.DataFrame(rows, columns=cols)
@@ -302,7 +398,8 @@ def _draw(
     schedulers: list[str],
     all_schedulers: list[str],
 ) -> tuple[bool, bool, list[object]]:
-    """Error bars of ``d[value]`` ± ``d["ci95_half"]`` per scheduler on ``ax``."""
+    """Error bars of ``d[value]`` from ``d["ci95_low"]`` to ``d["ci95_high"]`` per scheduler on
+    ``ax``."""
     numeric, by_scheduler, xs_all = _x_positions(d, x_paths, all_schedulers)
     width = 0.8 / max(1, len(all_schedulers))
     for sched in schedulers:
@@ -321,12 +418,13 @@ def _draw(
                 dtype=float,
             )
         y = s[value].to_numpy(dtype=float) * scale
-        err = np.nan_to_num(s["ci95_half"].to_numpy(dtype=float) * scale)
+        below = np.nan_to_num(y - s["ci95_low"].to_numpy(dtype=float) * scale)
+        above = np.nan_to_num(s["ci95_high"].to_numpy(dtype=float) * scale - y)
         order = np.argsort(x)
         ax.errorbar(  # type: ignore[attr-defined]
             x[order],
             y[order],
-            yerr=err[order],
+            yerr=[below[order], above[order]],
             marker="o",
             capsize=4,
             linestyle="-" if numeric else "none",
@@ -340,7 +438,8 @@ def metric_figure(table: pd.DataFrame, metric: str, paired: pd.DataFrame | None 
     """Figure of one metric across the grid, schedulers named by their registry label.
 
     Top panel: x = grid point (numeric when one numeric path varies, else one tick per point or
-    per scheduler), one series per scheduler, mean over seeds with the 95 % t-interval. Share
+    per scheduler), one series per scheduler, mean over seeds with the 95 % interval of
+    :func:`aggregate` (its method in the title). Share
     metrics (:data:`SHARE_METRICS`) run from 0 to :data:`SHARE_YLIM_TOP` %, every other metric
     from 0. Bottom panel (when ``paired`` has rows for ``metric``): the mean per-seed difference
     against the reference scheduler with its paired 95 % t-interval, and a line at 0.
@@ -380,7 +479,7 @@ def metric_figure(table: pd.DataFrame, metric: str, paired: pd.DataFrame | None 
     ax.set_ylabel(label)
     n = int(d["n"].max()) if len(d) else 0
     ax.set_title(
-        f"{label}: mean over {n} seeds, 95 % t-interval"
+        f"{label}: mean over {n} seeds, 95 % {_interval_name(d)}"
         + (
             " (jobs completed under every scheduler of the seed)"
             if metric.startswith("common_")
@@ -419,9 +518,38 @@ def metric_figure(table: pd.DataFrame, metric: str, paired: pd.DataFrame | None 
     return fig
 
 
+def _interval_name(d: pd.DataFrame) -> str:
+    """``t-interval``, ``logit-t interval``, ...: the methods of ``d``'s intervals."""
+    methods = sorted(set(d["ci_method"])) if "ci_method" in d and len(d) else ["t"]
+    return "t-interval" if methods == ["t"] else f"{'/'.join(methods)} interval"
+
+
+def interval_note(table: pd.DataFrame) -> str:
+    """The report's sentence naming how each metric's interval was computed (the methods of
+    ``table``'s ``ci_method``, :data:`CI_METHODS`)."""
+    by: dict[str, list[str]] = {}
+    for metric, how in dict.fromkeys(zip(table["metric"], table["ci_method"], strict=True)):
+        by.setdefault(str(how), []).append(REPORT_METRICS[str(metric)][0].lower())
+    ranges = {
+        "logit-t": " (fractions in [0, 1]: the interval stays inside 0-100 % and is wider "
+        "towards the far bound)",
+        "log-t": " (>= 0: the interval stays above 0)",
+        "t": "",
+    }
+    parts = [f"{CI_METHODS[how]} for {', '.join(names)}{ranges[how]}" for how, names in by.items()]
+    return (
+        "Intervals are two-sided 95 % intervals of the mean over seeds (none with a single "
+        "seed; m the mean, s the standard deviation, n the seeds, t the Student-t quantile "
+        "with n - 1 degrees of freedom): "
+        + "; ".join(parts)
+        + " (`ci_method` in `sweep_report.parquet`)."
+    )
+
+
 def point_columns_of(table: pd.DataFrame) -> list[str]:
     """The grid-point columns of an :func:`aggregate` or :func:`paired_differences` table."""
     stats_cols = {"scheduler", "reference", "metric", "n", "mean", "mean_diff", "std"}
+    stats_cols.add("ci_method")
     return [
         c
         for c in table.columns
@@ -516,10 +644,11 @@ def report_markdown(
         f"# Sweep {name}",
         "",
         f"{ok['run_id'].nunique()} runs finished ({failed} scheduler rows of failed runs left "
-        f"out), seeds {sorted(set(ok['seed'].tolist()))}. Values are means over seeds with the "
-        "two-sided 95 % Student-t interval in brackets (none with a single seed); percentages "
-        "for utilisation and completion, seconds for JCT. Schedulers are named by their "
-        "registry label.",
+        f"out), seeds {sorted(set(ok['seed'].tolist()))}. Values are means over seeds with a "
+        "two-sided 95 % interval in brackets; percentages for utilisation and completion, "
+        "seconds for JCT. Schedulers are named by their registry label.",
+        "",
+        interval_note(table),
         "",
         "Mean JCT is each scheduler's mean over the jobs it completed (different job sets); "
         "mean JCT over the same jobs is over the jobs completed under every scheduler of the "
@@ -534,8 +663,9 @@ def report_markdown(
             f"## Paired differences against {ref}",
             "",
             f"The schedulers share seeds: per seed, scheduler minus {ref}; the mean difference "
-            "with the 95 % t-interval of the per-seed differences (an interval that excludes 0 "
-            "is a difference the seeds support).",
+            "with the 95 % Student-t interval of the per-seed differences (a difference is "
+            "signed: m ± t·s/√n; an interval that excludes 0 is a difference the seeds "
+            "support).",
             "",
             paired_table(paired),
         ]
@@ -561,8 +691,9 @@ def fairness_section(table: pd.DataFrame, paired: pd.DataFrame, figures: list[st
         "sampled instants of the largest deficit (a user's dominant share in the reference "
         "allocation, the exact mechanism the scheduler implements, minus its dominant share "
         "online; `summary.json`, `fairness.time_average`) and of Jain's index of the active "
-        "users' dominant shares; then their mean over seeds with the 95 % t-interval. Per "
-        "instant in each run's `<scheduler>/fairness_summary.parquet`.",
+        "users' dominant shares; then their mean over seeds with the 95 % interval named "
+        "above (Jain's index lies in [0, 1]; the max deficit is signed). Per instant in each "
+        "run's `<scheduler>/fairness_summary.parquet`.",
         "",
         headline_table(table, fair),
     ]

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from fairsim.schedulers.exact.common import monopoly_tasks
 from fairsim.schedulers.exact.lexmaxmin import solve_c_drfh, solve_drfh, solve_lmm_mms, solve_tsf
 from fairsim.schedulers.exact.pf import solve_pf
 from fairsim.schedulers.exact.pool import POOLED, solve_af, solve_bmf, solve_drf
 from fairsim.schedulers.exact.psdsf import solve_psdsf
+from fairsim.schedulers.exact.snap import printed_allocation
 from fairsim.schedulers.exact.udrf import JobInstance, jobs_json, solve_udrf
-from fairsim.schedulers.exact.verification import CHECK_RTOL, verify, verify_udrf
+from fairsim.schedulers.exact.verification import verify, verify_udrf
 from fairsim.schedulers.instance import Instance, check_range
 
 EXACT: dict[str, Callable[..., np.ndarray]] = {
@@ -123,46 +123,35 @@ def dominant_shares(inst: Instance, x: np.ndarray) -> np.ndarray:
     return np.asarray(share.max(axis=1), dtype=float)
 
 
-def task_decimals(inst: Instance, rtol: float = CHECK_RTOL) -> np.ndarray:
-    """Decimals of each user's task counts that the check after the solve resolves.
-
-    :func:`~fairsim.schedulers.exact.verification.verify` accepts a task count of user ``n`` to
-    within ``rtol`` times the tasks it could run (capacity used to ``c (1 + rtol)``, negative
-    counts to ``-rtol gamma[n, l]``, ``max_tasks`` to ``(1 + rtol)``). With ``gamma_n = min_r
-    C_r / d[n, r]``, the tasks of user ``n`` the whole cluster holds (``C_r`` the total of
-    resource ``r``; at least ``sum_l gamma[n, l]``), the printed counts keep ``floor(-log10(rtol
-    * gamma_n))`` decimals: more would print solver noise (``9.999999990000001`` for a user capped
-    at 10 tasks).
-
-    Returns
-    -------
-    ndarray of int, shape (n_users,)
-        Between 0 and 12; ``floor(-log10(rtol))`` for a user no server serves.
-    """
-    gamma = monopoly_tasks(inst.capacity.sum(axis=0)[None, :], inst.demand)[:, 0]
-    with np.errstate(divide="ignore"):
-        dec = np.floor(-np.log10(rtol * np.where(gamma > 0, gamma, 1.0)))
-    return np.clip(np.where(np.isfinite(dec), dec, 12), 0, 12).astype(int)
-
-
-#: Decimals of a dominant share in the ``fairsim solve`` output: shares are in [0, 1] and checked
-#: to the relative tolerance :data:`~fairsim.schedulers.exact.verification.CHECK_RTOL`.
-SHARE_DECIMALS = int(np.floor(-np.log10(CHECK_RTOL)))
-
-
 def allocation_json(
     name: str, inst: Instance, x: np.ndarray, servers: list[str], *, integer: bool = False
 ) -> dict[str, Any]:
-    """The ``fairsim solve`` output object of allocation ``x`` (docs/mechanisms.md).
+    """The ``fairsim solve`` output object of allocation ``x`` (docs/mechanisms.md), at full
+    float precision.
 
-    ``tasks[i][l]`` rounded to :func:`task_decimals` of user i (``integer``: counts, printed as
-    integers) and ``dominant_shares[i]`` (:func:`dominant_shares`) rounded to
-    :data:`SHARE_DECIMALS`.
+    Parameters
+    ----------
+    name : str
+        The mechanism or online scheduler.
+    inst : Instance
+    x : ndarray, shape (n_users, n_servers), or (n_users, 1) for a pooled mechanism
+        The allocation as it is to be printed (an exact mechanism's:
+        :func:`~fairsim.schedulers.exact.snap.printed_allocation`).
+    servers : list of str
+        The column names (``["pool"]`` for a pooled mechanism).
+    integer : bool
+        The counts are whole tasks (an online heuristic): printed as integers.
+
+    Returns
+    -------
+    dict
+        ``{"mechanism", "users", "servers", "tasks", "dominant_shares"}``: ``tasks[i][l]`` is
+        ``x[i, l]`` as a Python float (or int), ``dominant_shares[i]`` user i's global dominant
+        share of ``x`` (:func:`dominant_shares`), not rounded either: a program recomputing the
+        shares from ``tasks`` gets the same numbers.
     """
-    dec = task_decimals(inst)
     tasks = [
-        [int(v) for v in row] if integer else [round(float(v), int(d)) + 0.0 for v in row]
-        for row, d in zip(np.asarray(x), dec, strict=True)
+        [int(v) for v in row] if integer else [float(v) + 0.0 for v in row] for row in np.asarray(x)
     ]
     shares = dominant_shares(inst, np.asarray(x, dtype=float))
     return {
@@ -170,13 +159,24 @@ def allocation_json(
         "users": list(inst.user_ids),
         "servers": servers,
         "tasks": tasks,
-        "dominant_shares": [round(float(s), SHARE_DECIMALS) + 0.0 for s in shares],
+        "dominant_shares": [float(s) + 0.0 for s in shares],
     }
 
 
 def solve_exact_json(name: str, inst: Instance, sharing: str = "rdm") -> dict[str, Any]:
-    """The ``fairsim solve`` output object (docs/mechanisms.md) of an exact mechanism: the
-    verified allocation rounded to the check's tolerance (:func:`allocation_json`)."""
-    x = solve_exact(name, inst, sharing)
+    """The ``fairsim solve`` output object (docs/mechanisms.md) of an exact mechanism.
+
+    The verified allocation (:func:`solve_exact`) at full float precision, snapped only to the
+    bounds the check proves and fitted within every capacity
+    (:func:`~fairsim.schedulers.exact.snap.printed_allocation`, checked again), then
+    :func:`allocation_json`.
+
+    Raises
+    ------
+    NumericalRangeError
+        As :func:`solve_exact`, or if the allocation fails the check once fitted within the
+        capacities.
+    """
+    x = printed_allocation(name, inst, solve_exact(name, inst, sharing), sharing)
     servers = ["pool"] if name in POOLED else list(inst.server_ids)
     return allocation_json(name, inst, x, servers)

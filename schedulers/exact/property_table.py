@@ -55,39 +55,121 @@ LITERATURE: list[dict[str, Any]] = [
 ]
 
 
+#: What the papers' instances are (:data:`LITERATURE`, in order).
+LITERATURE_NAMES = (
+    "PS-DSF Fig. 1",
+    "Bonald-Roberts Section 2.3",
+    "AF's sharing-incentive counterexample",
+    "DRFH Fig. 1",
+)
+#: Ranges (inclusive) and probabilities of :func:`random_instance`.
+USERS = (2, 4)
+SERVERS = (1, 3)
+RESOURCES = (2, 3)
+CAPACITY = (1, 12)  # integer units per resource
+DEMAND = (0, 4)  # integer units per resource; 1-4 with ``positive``
+WEIGHTS = (1, 3)  # integer weights, drawn for a user with probability WEIGHT_P (else 1)
+WEIGHT_P = 0.3
+ELIGIBLE_P = 0.4  # a user restricted to some servers (``constrained``, several servers)
+KEEP_P = 0.6  # each server kept in a restricted user's ``eligible`` (one always kept)
+LACKING_P = 0.3  # an instance whose last server lacks one resource (``constrained``)
+
+
 def random_instance(
     rng: np.random.Generator, k: int, *, constrained: bool = True, positive: bool = False
 ) -> dict[str, Any]:
-    """A small heterogeneous instance (2-4 users, 1-3 servers).
+    """A small heterogeneous instance (2-4 users, 1-3 servers; :func:`describe_instances`).
 
     ``constrained``: some users restricted to servers, some servers lacking a resource;
     ``positive``: every demand entry positive (the setting of several theorems).
     """
-    n_r = int(rng.integers(2, 4))
-    n_s = int(rng.integers(1, 4))
-    n_u = int(rng.integers(2, 5))
+    n_r = int(rng.integers(RESOURCES[0], RESOURCES[1] + 1))
+    n_s = int(rng.integers(SERVERS[0], SERVERS[1] + 1))
+    n_u = int(rng.integers(USERS[0], USERS[1] + 1))
     servers = [
-        {"id": f"s{j}", "capacity": rng.integers(1, 13, n_r).astype(float).tolist()}
+        {
+            "id": f"s{j}",
+            "capacity": rng.integers(CAPACITY[0], CAPACITY[1] + 1, n_r).astype(float).tolist(),
+        }
         for j in range(n_s)
     ]
     if (
-        constrained and rng.random() < 0.3 and n_s > 1
+        constrained and rng.random() < LACKING_P and n_s > 1
     ):  # a server lacking a resource, as in PS-DSF Fig. 1
         servers[-1]["capacity"][int(rng.integers(n_r))] = 0.0
     users = []
     for i in range(n_u):
-        d = rng.integers(1 if positive else 0, 5, n_r).astype(float)
+        d = rng.integers(max(1, DEMAND[0]) if positive else DEMAND[0], DEMAND[1] + 1, n_r)
+        d = d.astype(float)
         if not d.any():
             d[int(rng.integers(n_r))] = 1.0
         u: dict[str, Any] = {"id": f"u{i}", "demand": d.tolist()}
-        if rng.random() < 0.3:
-            u["weight"] = int(rng.integers(1, 4))
-        if constrained and rng.random() < 0.4 and n_s > 1:
-            keep = rng.random(n_s) < 0.6
+        if rng.random() < WEIGHT_P:
+            u["weight"] = int(rng.integers(WEIGHTS[0], WEIGHTS[1] + 1))
+        if constrained and rng.random() < ELIGIBLE_P and n_s > 1:
+            keep = rng.random(n_s) < KEEP_P
             keep[int(rng.integers(n_s))] = True
             u["eligible"] = [s["id"] for s, kk in zip(servers, keep, strict=True) if kk]
         users.append(u)
     return {"resources": [f"r{j}" for j in range(n_r)], "servers": servers, "users": users}
+
+
+def describe_instances(
+    n_instances: int,
+    seed: int,
+    *,
+    constrained: bool = True,
+    positive: bool = False,
+    instance: str | None = None,
+) -> str:
+    """What :func:`property_table` checks, in words (``fairsim properties`` prints it).
+
+    Parameters
+    ----------
+    n_instances, seed, constrained, positive
+        As for :func:`property_table`.
+    instance : str, optional
+        The file of ``fairsim properties --instance`` (then the only instance).
+
+    Returns
+    -------
+    str
+        One paragraph, no trailing newline.
+    """
+    if instance is not None:
+        return (
+            f"1 instance: {instance} (the misreports and the leaving user drawn with seed {seed})."
+        )
+    lit = LITERATURE_NAMES[:n_instances] if constrained and not positive else ()
+    n_random = max(0, n_instances - len(lit))
+    parts = [f"{n_instances} instance{'s' if n_instances > 1 else ''}"]
+    if lit:
+        parts.append(f": the papers' {len(lit)} ({', '.join(lit)})")
+        if n_random:
+            parts.append(f", then {n_random} random ones")
+    elif n_random:
+        parts.append(", all random")
+    text = "".join(parts)
+    if not n_random:
+        return text + "."
+    lo = max(1, DEMAND[0]) if positive else DEMAND[0]
+    text += (
+        f" (seed {seed}): {USERS[0]}-{USERS[1]} users, {SERVERS[0]}-{SERVERS[1]} servers, "
+        f"{RESOURCES[0]}-{RESOURCES[1]} resources; integer capacities {CAPACITY[0]}-"
+        f"{CAPACITY[1]} and demands {lo}-{DEMAND[1]} per resource"
+        + (" (a user drawing all zeros gets one unit of one)" if lo == 0 else "")
+        + f"; weights {WEIGHTS[0]}-{WEIGHTS[1]} for {WEIGHT_P:.0%} of users (else 1); no "
+        "max_tasks; "
+    )
+    if constrained:
+        text += (
+            f"placement constraints: {ELIGIBLE_P:.0%} of users restricted to some servers (each "
+            f"kept with probability {KEEP_P:g}), and in {LACKING_P:.0%} of instances with "
+            "several servers the last one lacks a resource."
+        )
+    else:
+        text += "no placement constraints (--unconstrained)."
+    return text
 
 
 def property_table(
@@ -126,7 +208,7 @@ def property_table(
         from 0, the papers' instances first; ``file`` is ``None`` without ``out``.
     """
     rng = np.random.default_rng(seed)
-    lit = LITERATURE if constrained and not positive else []
+    lit = LITERATURE if constrained and not positive else []  # described by LITERATURE_NAMES
     if instances is not None:
         datas = [
             {k: v for k, v in d.items() if k in ("resources", "servers", "users")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -208,11 +209,17 @@ def test_cli_compare_and_unknown(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert [o["mechanism"] for o in out["compare"]] == ["c-drfh", "psdsf"]
-    # c-drfh gives 60/23, 72/23 and 6/23 + 6 tasks, psdsf 3, 3, 6; the counts are printed to the
-    # decimals the check resolves (5 for u1, 4 for u2 and u3: task_decimals)
-    gap = [3 - round(60 / 23, 5), 3 - round(72 / 23, 4), 6 - (round(6 / 23, 4) + 6)]
-    np.testing.assert_allclose(out["gap"]["gap"], gap, rtol=1e-12)
-    np.testing.assert_allclose(gap, [3 - 60 / 23, 3 - 72 / 23, 6 - 144 / 23], atol=5e-5)
+    # c-drfh gives 60/23, 72/23 and 6/23 + 6 tasks, psdsf 3, 3, 6; totals and gaps at full
+    # precision (previously rounded to 5 and 4 decimals: 5e-5 off)
+    np.testing.assert_allclose(
+        out["gap"]["gap"], [3 - 60 / 23, 3 - 72 / 23, 6 - 144 / 23], rtol=1e-9
+    )
+    for o in out["compare"]:
+        assert out["gap"]["total"][o["mechanism"]] == [math.fsum(row) for row in o["tasks"]]
+    totals = out["gap"]["total"]
+    assert out["gap"]["gap"] == [
+        b - a for a, b in zip(totals["c-drfh"], totals["psdsf"], strict=True)
+    ]
     p = _solve("--compare", "drfh,bf-drfh", str(f))
     assert p.returncode == 0, p.stderr
     p = _solve("psdfs", str(f))

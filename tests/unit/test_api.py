@@ -142,6 +142,36 @@ def test_out_writes_the_files_of_fairsim_run(layout: Path) -> None:
     assert list(again) == SCHEDULERS
 
 
+def test_saved_config_runs_again_byte_identical(
+    layout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39: ``OUT/config.yaml`` copied the config's relative ``trace.path`` (``../data``,
+    relative to ``cfg/``), so ``fairsim run OUT/config.yaml`` failed ("is not a directory").
+    Its paths are now relative to the run folder: run from another working directory and
+    another depth, it gives the same Parquet bytes; the config hash of the original config is
+    unchanged (it is the hash of the config as given)."""
+    first = layout / "results" / "first"
+    config = layout / "cfg" / "run.yaml"
+    assert main(["run", str(config), "--out", str(first), "--no-progress"]) == 0
+    saved = yaml.safe_load((first / "config.yaml").read_text())
+    assert saved["trace"]["path"] == "../../data"  # from results/first/ to data/
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    again = layout / "again"
+    assert main(["run", str(first / "config.yaml"), "--out", str(again), "--no-progress"]) == 0
+    assert _parquet_bytes(again) == _parquet_bytes(first)
+    assert yaml.safe_load((again / "config.yaml").read_text())["trace"]["path"] == "../data"
+    # the summary keeps the hash of the config as given (sweeps' run ids, earlier results)
+    given = fairsim.RunConfig.model_validate(_config("../data"))
+    summary = json.loads((first / "bf-drfh" / "summary.json").read_text())
+    assert summary["config_hash"] == given.config_hash()
+    # an absolute path is written as it was given
+    absolute = str(layout / "data")
+    cfg = fairsim.RunConfig.model_validate(_config(absolute))
+    assert yaml.safe_load(cfg.to_yaml(folder=first))["trace"]["path"] == absolute
+
+
 def test_overrides_and_bad_configs() -> None:
     cfg = {
         "name": "small",

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 import fairsim
-from fairsim.errors import ConfigError
+from fairsim.errors import ConfigError, ResultError
 from fairsim.experiments.cli import main
 from fairsim.scenario.reporting import compare_report
 
@@ -20,18 +20,19 @@ from fairsim.scenario.reporting import compare_report
 @pytest.fixture
 def runs(tmp_path: Path) -> tuple[Path, Path]:
     """``small``: b waits (JCT a 100 s, b 140 s); ``big``: every task starts at once (a 100 s,
-    b 50 s). Same trace and seed: paired."""
+    b 50 s). Same trace and seed, another pool (``cluster.classes``): not paired."""
     small, big = tmp_path / "small", tmp_path / "big"
     fairsim.simulate(hand_scenario(1.0, ["bf-drfh"]), out=small)
     fairsim.simulate(hand_scenario(1.5, ["bf-drfh"]), out=big)
     return small, big
 
 
-def test_paired_rows_by_hand(runs: tuple[Path, Path], tmp_path: Path) -> None:
+def test_rows_by_hand(runs: tuple[Path, Path], tmp_path: Path) -> None:
     small, big = runs
     c = fairsim.compare([small, big / "bf-drfh"], out=tmp_path / "cmp")
+    # the runs differ in a list (cluster.classes): labelled by their folders
     assert list(c.table.index) == ["small/bf-drfh", "big/bf-drfh"]
-    assert c.paired and c.common_jobs == 2 and c.jobs == 2
+    assert c.common_jobs == 2 and c.jobs == 2
     t = c.table
     assert t.loc["small/bf-drfh", "jct_mean_s"] == pytest.approx(120.0)
     assert t.loc["big/bf-drfh", "jct_mean_s"] == pytest.approx(75.0)
@@ -41,15 +42,19 @@ def test_paired_rows_by_hand(runs: tuple[Path, Path], tmp_path: Path) -> None:
     assert t.loc["small/bf-drfh", "slowdown_mean"] == pytest.approx(1.9)
     assert t.loc["big/bf-drfh", "slowdown_mean"] == pytest.approx(1.0)
     assert t.loc["small/bf-drfh", "user_jct_max_over_min"] == pytest.approx(1.4)
-    # per-job differences (0, -90): mean -45, standard error 45, t(0.975, 1 dof) = 12.706
-    half = stats.t.ppf(0.975, 1) * 45.0
+    # another pool: the difference of the means (0, -90 per job), no paired interval
+    assert not c.paired and list(t["paired"]) == [True, False]
     assert t.loc["big/bf-drfh", "djct_mean_s"] == pytest.approx(-45.0)
-    assert t.loc["big/bf-drfh", "djct_low_s"] == pytest.approx(-45.0 - half)
-    assert t.loc["big/bf-drfh", "djct_high_s"] == pytest.approx(-45.0 + half)
-    assert half == pytest.approx(571.77, abs=0.01)
+    assert t[["djct_low_s", "djct_high_s"]].loc["big/bf-drfh"].isna().all()
+    assert c.unpaired == {"big": ["cluster.classes"]}
+    assert set(c.differences) == {"cluster.classes"}
     report = (tmp_path / "cmp" / "report.md").read_text()
     assert "the 2 jobs completed under every row" in report
-    assert "95 % t-interval over the per-job differences" in report
+    assert "same pool" not in report and "Paired:" not in report
+    assert (
+        "Not paired: `big/bf-drfh`, whose runs differ from `small/bf-drfh`'s in "
+        "`cluster.classes` (another workload or pool)" in report
+    )
     assert "| big/bf-drfh | 100.0 %" not in report  # utilisation is the run's own
     assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == [
         "jct_cdf.png",
@@ -57,6 +62,30 @@ def test_paired_rows_by_hand(runs: tuple[Path, Path], tmp_path: Path) -> None:
         "report.md",
         "utilization.png",
     ]
+
+
+def test_paired_interval_by_hand(tmp_path: Path) -> None:
+    """One run, one pool: Best-Fit DRFH and Slots-1 (one task at a time) are paired. Per-job
+    JCT: bf-drfh (100, 140, 90) s, slots-1 (200, 240, 240) s; differences (100, 100, 150)."""
+    cfg = hand_scenario(1.0, ["bf-drfh", "slots-1"])
+    cfg["trace"]["users"].append(
+        {"name": "c", "join_s": 20, "tasks": 1, "demand": [0.5, 0.5], "run_s": 10}
+    )
+    fairsim.simulate(cfg, out=tmp_path / "one")
+    c = fairsim.compare([tmp_path / "one"], out=tmp_path / "cmp")
+    assert list(c.table.index) == ["bf-drfh", "slots-1"] and c.paired and c.common_jobs == 3
+    # mean 350/3, standard error of (100, 100, 150): 50/3; t(0.975, 2 dof) = 4.302653
+    half = stats.t.ppf(0.975, 2) * 50 / 3
+    assert half == pytest.approx(71.7109, abs=1e-4)
+    row = c.table.loc["slots-1"]
+    assert row["djct_mean_s"] == pytest.approx(350 / 3)
+    assert (row["djct_low_s"], row["djct_high_s"]) == pytest.approx(
+        (350 / 3 - half, 350 / 3 + half)
+    )
+    report = (tmp_path / "cmp" / "report.md").read_text()
+    assert "Paired: every row's run has config seed 1, the trace window and the pool of " in report
+    assert "95 % t-interval over the per-job differences" in report
+    assert c.differences == {} and c.unpaired == {}
 
 
 def test_figures_have_labelled_axes(runs: tuple[Path, Path]) -> None:
@@ -95,26 +124,207 @@ def test_refuses_other_traces_and_non_runs(runs: tuple[Path, Path], tmp_path: Pa
 
 
 def test_unpaired_when_seeds_differ(runs: tuple[Path, Path], tmp_path: Path) -> None:
-    cfg = hand_scenario(1.5, ["bf-drfh"])
+    cfg = hand_scenario(1.0, ["bf-drfh"])
     cfg["seed"] = 7
     fairsim.simulate(cfg, out=tmp_path / "seed7")
     c = fairsim.compare([runs[0], tmp_path / "seed7"])
-    assert not c.paired
-    assert c.table["djct_low_s"].isna().all()
-    assert c.table.loc["seed7/bf-drfh", "djct_mean_s"] == pytest.approx(-45.0)
+    assert not c.paired and c.unpaired == {"seed=7": ["seed"]}
+    assert list(c.table.index) == ["seed=1/bf-drfh", "seed=7/bf-drfh"]  # labelled by the seed
+    assert c.table.loc["seed=7/bf-drfh", ["djct_low_s", "djct_high_s"]].isna().all()
+    assert c.table.loc["seed=7/bf-drfh", "djct_mean_s"] == pytest.approx(0.0)
 
 
 def test_cli_prints_the_table(
     runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["compare", str(runs[0]), str(runs[1]), "--out", str(tmp_path / "c")]) == 0
-    printed = capsys.readouterr().out
-    assert printed.startswith("common job set: 2 jobs completed under every row (of 2 jobs")
-    assert "big/bf-drfh" in printed and "[-617, 527]" in printed
-    # the reference row: no difference to itself, no interval, and no pandas index header
-    ref = next(line for line in printed.splitlines() if line.startswith("small/bf-drfh"))
-    assert ref.split()[-2:] == ["ref", "-"]
-    assert not any(line.startswith("label") for line in printed.splitlines())
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == f"runs: small ({runs[0]}), big ({runs[1]})"
+    assert printed[1].startswith("they differ in: cluster.classes ")
+    assert printed[2] == (
+        "not paired (their runs differ from small/bf-drfh's in cluster.classes: no interval): "
+        "big/bf-drfh"
+    )
+    assert printed[3].startswith("common job set: 2 jobs completed under every row (of 2 jobs")
+    # the reference row: no difference to itself; no interval column (nothing is paired with
+    # it), and no pandas index header
+    ref = next(line for line in printed if line.startswith("small/bf-drfh"))
+    assert ref.split()[-1] == "ref"
+    big = next(line for line in printed if line.startswith("big/bf-drfh"))
+    assert big.split()[-1] == "-45"
+    assert not any(line.startswith("label") for line in printed)
     assert main(["compare", str(tmp_path / "nothing")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a fairsim run folder" in err
+
+
+SYNTH = {
+    "name": "pool",
+    "trace": {"format": "synthetic", "n_tasks": 300, "duration_s": 3600},
+    "cluster": {"servers": 5, "source": "table-i"},
+    "schedulers": ["bf-drfh", {"name": "psdsf", "period_s": 2}],
+    "collect": {"utilization_interval_s": 60},
+}
+
+
+def test_names_every_difference_and_pairs_only_the_same_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 39: runs of 500 and 2,000 servers were "the same pool" and labelled by folder.
+    Here ``a`` and ``c`` (5 servers) and ``b`` (20 servers, PS-DSF every 4 s): rows are labelled
+    by what sets their run apart, every difference is named, and only the rows on ``a``'s pool
+    are paired with ``a``'s first row."""
+    fairsim.simulate(SYNTH, out=tmp_path / "a")
+    other = {
+        **SYNTH,
+        "cluster": {"servers": 20, "source": "table-i"},
+        "schedulers": ["bf-drfh", {"name": "psdsf", "period_s": 4}],
+    }
+    fairsim.simulate(other, out=tmp_path / "b")
+    fairsim.simulate({**SYNTH, "schedulers": ["bf-drfh"]}, out=tmp_path / "c")
+    dirs = [str(tmp_path / n) for n in "abc"]
+    assert main(["compare", *dirs, "--out", str(tmp_path / "cmp")]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    c = fairsim.compare(dirs)
+    assert list(c.table.index) == [
+        "servers=5:a/bf-drfh",
+        "servers=5:a/psdsf-2",
+        "servers=20/bf-drfh",
+        "servers=20/psdsf-4",
+        "servers=5:c/bf-drfh",
+    ]
+    assert c.differences == {
+        "cluster.servers": {"servers=5:a": 5, "servers=20": 20, "servers=5:c": 5},
+        "schedulers.psdsf.period_s": {"servers=5:a/psdsf-2": 2.0, "servers=20/psdsf-4": 4.0},
+    }
+    assert list(c.table["paired"]) == [True, True, False, False, True]
+    assert c.unpaired == {"servers=20": ["cluster.servers"]}
+    t = c.table
+    assert t.loc[["servers=20/bf-drfh", "servers=20/psdsf-4"], "djct_low_s"].isna().all()
+    assert t.loc[["servers=5:a/psdsf-2", "servers=5:c/bf-drfh"], "djct_low_s"].notna().all()
+    assert (
+        printed[1]
+        == "they differ in: cluster.servers 5 (servers=5:a), 20 (servers=20), 5 (servers=5:c)"
+    )
+    assert printed[2] == (
+        "scheduler parameters differ: schedulers.psdsf.period_s 2 (servers=5:a/psdsf-2), "
+        "4 (servers=20/psdsf-4)"
+    )
+    assert printed[3] == (
+        "paired with servers=5:a/bf-drfh (same seed and pool): servers=5:a/psdsf-2, "
+        "servers=5:c/bf-drfh; not paired (their runs differ from servers=5:a/bf-drfh's in "
+        "cluster.servers: no interval): servers=20/bf-drfh, servers=20/psdsf-4"
+    )
+    report = (tmp_path / "cmp" / "report.md").read_text()
+    assert "The runs differ in `cluster.servers`:" in report
+    assert "| `servers=20` | " in report and report.count("| 5 |") == 2
+    assert "Same in every run: the trace (`synthetic`), the window (0 s to " in report
+    assert "the seed (1)" in report and "the pool" not in report.split("Paired with")[0]
+    assert "`psdsf.period_s` 2 (`servers=5:a/psdsf-2`), 4 (`servers=20/psdsf-4`)" in report
+    assert "Not paired: `servers=20/bf-drfh`, `servers=20/psdsf-4`, whose runs differ" in report
+
+
+def _tasks(folder: Path, seed: int) -> None:
+    from fairsim.traces.io import write_tasks
+    from fairsim.traces.synth import synth_google_like
+
+    folder.mkdir(parents=True)
+    write_tasks(
+        synth_google_like(400, seed=seed, duration_s=3600.0, n_users=8), folder / "tasks.parquet"
+    )
+
+
+def test_same_trace_named_from_other_folders(tmp_path: Path) -> None:
+    """Issue 39: a sweep's run beside a standalone run of the same trace was refused because
+    ``trace.path`` was compared as text. The trace is the file the path names from the run
+    folder; a run folder written before (its path relative to a config file elsewhere) is
+    matched by its jobs; another trace is still refused."""
+    import yaml
+
+    _tasks(tmp_path / "data", 5)
+    _tasks(tmp_path / "data2", 6)
+    run = {
+        "name": "alone",
+        "trace": {"format": "canonical", "path": "../data", "end_s": 3600},
+        "cluster": {"servers": 8},
+        "schedulers": ["bf-drfh"],
+        "collect": {"utilization_interval_s": 60},
+    }
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "run.yaml").write_text(yaml.safe_dump(run))
+    alone = tmp_path / "results" / "alone"
+    assert (
+        main(["run", str(tmp_path / "cfg" / "run.yaml"), "--out", str(alone), "--no-progress"]) == 0
+    )
+    sweep = {
+        "name": "grid",
+        "base": {k: v for k, v in run.items() if k != "name"},
+        "grid": {"cluster.servers": [8, 16]},
+        "seeds": [1],
+    }
+    sweep["base"]["trace"] = {**run["trace"], "path": "../../data"}
+    (tmp_path / "sweeps" / "grid").mkdir(parents=True)
+    (tmp_path / "sweeps" / "grid" / "sweep.yaml").write_text(yaml.safe_dump(sweep))
+    out = tmp_path / "sweeps" / "grid" / "out"
+    argv = ["sweep", str(tmp_path / "sweeps" / "grid" / "sweep.yaml"), "--out", str(out)]
+    assert main([*argv, "--executor", "serial", "--no-progress"]) == 0
+    swept = sorted(p.parent for p in out.glob("*/config.yaml"))
+    paths = {yaml.safe_load((d / "config.yaml").read_text())["trace"]["path"] for d in swept}
+    assert paths == {"../../../../data"}  # from sweeps/grid/out/<run id>/
+    c = fairsim.compare([alone, *swept])
+    assert c.common_jobs > 0 and len(c.table) == 3
+    assert list(c.differences) == ["cluster.servers"]
+    assert sorted(c.differences["cluster.servers"].values()) == [8, 8, 16]
+    assert c.table.index[0] == "servers=8:alone/bf-drfh"
+    assert list(c.table["paired"]).count(True) == 2
+    # a run folder of an earlier fairsim: its config.yaml kept the config file's '../data'
+    cfg = yaml.safe_load((alone / "config.yaml").read_text())
+    cfg["trace"]["path"] = "../data"  # results/data does not exist
+    (alone / "config.yaml").write_text(yaml.safe_dump(cfg))
+    assert fairsim.compare([alone, *swept]).common_jobs == c.common_jobs
+    # another trace, named from its own run folder: refused, naming both
+    other = tmp_path / "results" / "other"
+    fairsim.simulate({**run, "trace": {**run["trace"], "path": str(tmp_path / "data2")}}, out=other)
+    with pytest.raises(
+        ConfigError,
+        match=r"^compare: other/bf-drfh replays another trace: trace\.path is '.*data2' \(= "
+        r".*data2\), alone/bf-drfh has '\.\./data' \(not found from its run folder\), and "
+        r"their jobs differ \(job ids would not match\)$",
+    ):
+        fairsim.compare([alone, other])
+
+
+def test_damaged_result_files_are_named(
+    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 39: a truncated summary.json ended ``fairsim compare`` in a traceback."""
+    import shutil
+
+    small, big = runs
+    summary = big / "bf-drfh" / "summary.json"
+    whole = summary.read_bytes()
+    summary.write_bytes(whole[:100])
+    assert main(["compare", str(small), str(big), "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"fairsim: error: compare: {summary} is damaged: not valid JSON (")
+    assert not (tmp_path / "c").exists()
+    with pytest.raises(
+        ResultError, match=r"summary\.json is damaged: not valid JSON \(.*: line \d+ column \d+\)$"
+    ):
+        fairsim.compare([small, big])
+    summary.write_bytes(whole)
+    jobs = big / "bf-drfh" / "jobs.parquet"
+    shutil.copy(jobs, tmp_path / "jobs.parquet")
+    jobs.write_bytes(jobs.read_bytes()[:200])
+    with pytest.raises(
+        ResultError, match=r"jobs\.parquet is damaged: not a readable Parquet table \("
+    ):
+        fairsim.compare([small, big])
+    shutil.copy(tmp_path / "jobs.parquet", jobs)
+    (big / "bf-drfh" / "tasks.parquet").unlink()
+    with pytest.raises(ResultError, match=r"bf-drfh/tasks\.parquet is missing$"):
+        fairsim.compare([small, big])
+    (big / "config.yaml").write_text("name: [unclosed\n")
+    with pytest.raises(ResultError, match=r"config\.yaml is damaged: not valid YAML at line 2$"):
+        fairsim.compare([small, big])

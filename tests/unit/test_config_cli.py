@@ -527,6 +527,51 @@ def test_utilisation_grid_of_more_than_ten_million_samples_is_refused(
     )
 
 
+def test_fairness_interval_of_too_many_instants_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 39: ``collect.fairness.interval_s: 1e-9`` on the Google hour (3.6e12 instants)
+    ended in a traceback (numpy could not allocate the grid); it is refused up front, in one
+    line with the count and the limit, and so is a synthetic window known only once drawn."""
+    from fairsim.scenario.config import MAX_FAIRNESS_INSTANTS, parse_config
+
+    assert MAX_FAIRNESS_INSTANTS == 100_000
+    _refused(
+        [
+            "run",
+            str(ROOT / "configs" / "google-1h.yaml"),
+            "--set",
+            "collect.fairness.interval_s=1e-9",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+        r"^fairsim: error: config: collect\.fairness\.interval_s: 1e-09 s gives "
+        r"3,600,000,000,001 instants over 3600 s, more than the 100,000 a run may sample "
+        r"\(each instant solves the reference mechanism; 0\.037 s stays within\)$",
+        tmp_path / "o",
+    )
+    # 0.036 s over 3600 s: 100,001 instants, one too many; 0.037 s: 97,298
+    hour = {**TINY, "collect": {"horizon_s": 3600, "fairness": {"interval_s": 0.036}}}
+    with pytest.raises(ConfigError, match=r"gives 100,001 instants over 3600 s"):
+        parse_config(hour)
+    hour["collect"]["fairness"]["interval_s"] = 0.037
+    assert parse_config(hour).collect.fairness is not None
+    data = {**TINY, "trace": {**TINY["trace"], "duration_s": 20}}
+    data["collect"] = {"utilization_interval_s": 1, "fairness": {"interval_s": 1e-4}}
+    _refused(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "o"), "--no-progress"],
+        capsys,
+        r"^fairsim: error: config: collect\.fairness\.interval_s: 0\.0001 s gives 198,969 "
+        r"instants over 19\.8968 s, more than the 100,000 a run may sample",
+        tmp_path / "o",
+    )
+    # the utilisation grid's count reads as a number however long the window
+    far = {**TINY, "collect": {"utilization_interval_s": 1e-6, "horizon_s": 1e300}}
+    with pytest.raises(ConfigError, match=r"1e-06 s gives 1e\+306 utilisation samples over"):
+        parse_config(far)
+
+
 def test_config_not_utf8_deep_json_and_non_parquet(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -22,10 +22,13 @@ def test_example_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     c = module.main(tmp_path)
-    assert c.paired and len(c.table) == 6
-    assert c.common_jobs == 12 and c.jobs == 36
-    assert c.table.loc["small/slots-16", "djct_mean_s"] > 0  # Slots waits on the small pool
+    assert len(c.table) == 6 and c.common_jobs == 12 and c.jobs == 36
+    assert c.table.loc["servers=20/slots-16", "djct_mean_s"] > 0  # Slots waits on the small pool
+    # the small run's rows are paired with its first row; the large run's (another pool) are not
+    assert not c.paired and list(c.table["paired"]) == [True] * 3 + [False] * 3
+    assert c.differences == {"cluster.servers": {"servers=20": 20, "servers=40": 40}}
     assert (tmp_path / "compare" / "report.md").is_file()
     out = capsys.readouterr().out
     assert "'excluded_jobs': 22, 'jobs': 14" in out
+    assert "they differ in: cluster.servers 20 (servers=20), 40 (servers=40)" in out
     assert "common job set: 12 jobs completed under every row (of 36 jobs" in out

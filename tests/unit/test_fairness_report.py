@@ -324,7 +324,7 @@ def test_sweep_report_summarises_time_averaged_fairness(tmp_path: Path) -> None:
     for m in ("fairness_max_deficit", "fairness_jain_index"):
         assert f"![{m}](sweep_{m}.png)" in text and (root / f"sweep_{m}.png").is_file()
     # the headline table keeps its columns: the fairness metrics are in their own section
-    first_table = text.split("\n\n")[3]
+    first_table = text.split("\n\n")[4]
     assert first_table.startswith("| cluster.servers | scheduler | seeds | Mean CPU")
     assert "deficit" not in first_table
 

@@ -8,7 +8,11 @@ import pytest
 from fairsim.errors import ConfigError
 from fairsim.schedulers.registry import available, make_scheduler
 
-KNOWN = f" (known: {', '.join(available(plugins=False))})"
+KNOWN = (
+    f" (known: {', '.join(available(plugins=False))}; a class of your own: 'module:Class', from "
+    "an installed module or a file in the working directory, or an entry point of the group "
+    "'fairsim.schedulers')"
+)
 
 
 @pytest.mark.parametrize(

@@ -265,12 +265,25 @@ def test_sweep_report_on_constructed_runs(tmp_path: Path) -> None:
     runs = pd.DataFrame(rows)
     table = aggregate(runs)
     cpu20 = table[(table["metric"] == "util_cpu") & (table["cluster.servers"] == 20)].iloc[0]
-    # Values 0.4, 0.5, 0.6: sd = 0.1, half = t_{0.975, 2} * 0.1 / sqrt(3), t_{0.975, 2} = 4.302653.
+    # Values 0.4, 0.5, 0.6 (a fraction: logit-t): sd = 0.1, t_{0.975, 2} = 4.302653; on the logit
+    # scale logit(0.5) = 0 +- t * (0.1 / sqrt(3)) / (0.5 * 0.5) = 0.993655, back: 0.27019, 0.72981
+    # (the t-interval would be 0.5 -+ 0.2484138).
+    d = 4.302652729911275 * 0.1 / math.sqrt(3) / 0.25
+    assert d == pytest.approx(0.993655, abs=1e-6)
     assert cpu20["n"] == 3 and cpu20["mean"] == pytest.approx(0.5)
-    assert cpu20["ci95_half"] == pytest.approx(4.302652729911275 * 0.1 / math.sqrt(3))
-    assert cpu20["ci95_low"] == pytest.approx(0.5 - 0.2484138, abs=1e-6)
+    assert cpu20["ci_method"] == "logit-t"
+    assert cpu20["ci95_low"] == pytest.approx(1 / (1 + math.exp(d)))
+    assert cpu20["ci95_high"] == pytest.approx(1 / (1 + math.exp(-d)))
+    assert cpu20["ci95_low"] == pytest.approx(0.270191, abs=1e-6)
+    assert cpu20["ci95_half"] == pytest.approx(0.229809, abs=1e-6)
     mem40 = table[(table["metric"] == "util_mem") & (table["cluster.servers"] == 40)].iloc[0]
     assert mem40["ci95_half"] == pytest.approx(0.0)
+    # JCT 100, 200, 300 s (>= 0: log-t): 200 * exp(-+ t * (100 / sqrt(3)) / 200)
+    jct = table[(table["metric"] == "mean_jct_s") & (table["cluster.servers"] == 20)].iloc[0]
+    f = math.exp(4.302652729911275 * 100 / math.sqrt(3) / 200)
+    assert (jct["ci95_low"], jct["ci95_high"]) == pytest.approx((200 / f, 200 * f))
+    assert (round(jct["ci95_low"], 1), round(jct["ci95_high"], 1)) == (57.8, 692.6)
+    assert jct["ci_method"] == "log-t"
     out = tmp_path / "sw"
     out.mkdir()
     runs.to_parquet(out / "runs.parquet")
