@@ -13,10 +13,13 @@ is written under a temporary sibling name and renamed into place when complete
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from tqdm import tqdm
 
 from fairsim.atomic import atomic_dir, write_text
 from fairsim.scenario.config import (
@@ -113,14 +116,17 @@ def _run_into(
         assert run.result is not None
         name = run.name
         extra, more = scenario.summary_extra(), {}
-        if cfg.collect.sharing_incentive:
+        if cfg.collect.sharing_incentive:  # its own bar, over the users' dedicated clouds
             more["sharing_incentive"], extra["sharing_incentive"] = shared_vs_dedicated(
                 scenario, run, progress=progress
             )
-        if run.fairness is not None:
-            more.update(run.fairness.tables())
-            extra["fairness"] = run.fairness.summary()
-        summaries[name] = write_run(run.result, out / name, extra_summary=extra, extra_tables=more)
+        with phase(f"{name}: writing the result files", progress):
+            if run.fairness is not None:
+                more.update(run.fairness.tables())
+                extra["fairness"] = run.fairness.summary()
+            summaries[name] = write_run(
+                run.result, out / name, extra_summary=extra, extra_tables=more
+            )
         del run  # the engine's result is written: free it before the next run
         log.info(
             "%s: %d tasks in %.1f s (%.0f tasks/s)",
@@ -133,8 +139,31 @@ def _run_into(
     if report:
         from fairsim.scenario.reporting.run_report import write_run_report
 
-        write_run_report(out, cfg, summaries)
+        with phase("report: figures and report.md", progress):
+            write_run_report(out, cfg, summaries)
     return summaries
+
+
+@contextmanager
+def phase(what: str, progress: bool) -> Iterator[None]:
+    """A status line naming a phase of ``fairsim run`` that follows the simulations (writing a
+    run's result files, the figures and ``report.md``), shown while it runs and cleared after
+    (tqdm, on stderr); nothing without ``progress``.
+
+    Parameters
+    ----------
+    what : str
+        The phase, e.g. ``"bf-drfh: writing the result files"``.
+    progress : bool
+        Show it.
+    """
+    bar = tqdm(
+        total=None, desc=what, bar_format="{desc} [{elapsed}]", disable=not progress, leave=False
+    )
+    try:
+        yield
+    finally:
+        bar.close()
 
 
 #: What the run's top-level ``summary.json`` gives of each scheduler's summary.

@@ -185,7 +185,8 @@ class Scenario:
         The config file's folder (relative paths), None for the working directory.
     workload : Workload
     pool : pandas.DataFrame
-        The simulated servers: ``server`` and one column per resource.
+        The simulated servers: ``server`` (string id, the ``server`` of the runs' tasks) and one
+        column per resource.
     capacity : ndarray, shape (n_servers, n_resources)
     horizon_s : float
         End of every run, seconds (``collect.horizon_s``, else the end of the window).
@@ -423,6 +424,7 @@ class Scenario:
                 tasks_order=order or "end",
                 fairness_interval_s=run.fairness.interval_s if run.fairness is not None else None,
                 on_fairness=run.fairness,
+                server_ids=self.pool["server"].tolist(),
             )
             yield run
 
@@ -442,6 +444,25 @@ class Scenario:
             weights=self.weights,
             interval_s=fc.interval_s,
         )
+
+
+def _string_ids(pool: pd.DataFrame) -> pd.DataFrame:
+    """The pool with string server ids (``servers.parquet``'s ``server`` and ``tasks.parquet``'s
+    are one key): ids of another type (a hook's pool numbered 0, 1, ...) become their text.
+
+    Raises
+    ------
+    ConfigError
+        If the pool has no ``server`` column or names a server twice.
+    """
+    if "server" not in pool.columns:
+        raise ConfigError("cluster: the server pool has no 'server' column (the servers' ids)")
+    if not pd.api.types.is_string_dtype(pool["server"]):
+        pool = pool.assign(server=pool["server"].astype(str))
+    if not pool["server"].is_unique:
+        twice = pool["server"][pool["server"].duplicated()].iloc[0]
+        raise ConfigError(f"cluster: the server pool names server {twice!r} twice")
+    return pool
 
 
 def prepare_scenario(
@@ -504,7 +525,7 @@ def prepare_scenario(
         check_limits(
             cfg, start_s=workload.start_s, horizon_s=end, n_resources=len(workload.resources)
         )
-    pool = (hooks.pool or build_pool)(cfg, base, workload)
+    pool = _string_ids((hooks.pool or build_pool)(cfg, base, workload))
     capacity = pool_capacity(pool, workload.resources)
     open_source, index = constrained_workload(cfg, workload, pool)
     weights = user_weights(cfg, workload.open, workload.users)

@@ -23,6 +23,7 @@ from fairsim.scenario.config import (
 )
 from fairsim.scenario.trace_cache import resolve_path
 from fairsim.scenario.workload import Workload
+from fairsim.simulator.cluster import default_server_ids
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,10 @@ def build_pool(
     cfg: RunConfig, base: Path | None = None, workload: Workload | None = None
 ) -> pd.DataFrame:
     """Draw the server pool (columns ``server`` and one per resource) with the run's seed.
+
+    ``server`` is a string id: the machine's id for the trace's machines, ``s0``, ``s1``, ... by
+    position for a Table I draw and for explicit classes
+    (:func:`fairsim.simulator.cluster.default_server_ids`).
 
     Raises
     ------
@@ -50,7 +55,7 @@ def build_pool(
                     f"expected {len(res)} ({', '.join(res)})"
                 )
         frame = pd.DataFrame(rows, columns=["server_class", *res])
-        frame.insert(0, "server", np.arange(len(frame), dtype=np.int64))
+        frame.insert(0, "server", list(default_server_ids(len(frame))))
         return frame.drop(columns="server_class")
     rng = (
         np.random.default_rng(np.random.SeedSequence(cl.seed))

@@ -9,7 +9,7 @@ once per scheduler of a scenario.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ def run_scheduler(
     tasks_order: str = "end",
     fairness_interval_s: float | None = None,
     on_fairness: Callable[[float, UserSnapshot], None] | None = None,
+    server_ids: Sequence[str] | None = None,
 ) -> EngineResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's result.
 
@@ -65,11 +66,14 @@ def run_scheduler(
     (``"end"`` or ``"arrival"``; ``Engine(tasks_out=..., tasks_order=...)``,
     :mod:`fairsim.simulator.stream`). With ``fairness_interval_s``, ``on_fairness(time_s,
     snapshot)`` is called on that grid (:class:`fairsim.simulator.snapshot.UserSnapshot`).
+    ``server_ids`` names the servers (the pool's ``server`` column, by row of ``capacity``): the
+    ``server`` of the run's tasks (:class:`fairsim.simulator.cluster.ClusterState`; None:
+    ``s0``, ``s1``, ...).
     """
     if not isinstance(scheduler, Scheduler):
         scheduler = make_scheduler(scheduler, weights=weights)
     engine = Engine(
-        ClusterState(capacity, resources),
+        ClusterState(capacity, resources, server_ids),
         scheduler,
         source,
         start_s=start_s,

@@ -33,6 +33,7 @@ from fairsim.scenario.config import RESOURCES, RunConfig, component_rng
 from fairsim.scenario.pipeline import Hooks, Scenario, SchedulerRun, prepare_scenario
 from fairsim.scenario.workload import Workload, resolve_workload
 from fairsim.schedulers.registry import SchedulerSpec, resolve
+from fairsim.simulator.cluster import default_server_ids
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import tables, write_json, write_table
 from fairsim.simulator.workload import FrameTaskSource
@@ -95,7 +96,7 @@ def proportional_clouds(
     Returns
     -------
     list of pandas.DataFrame
-        One pool frame per user (``server`` numbered from 0, one column per resource).
+        One pool frame per user (``server``: ``s0``, ``s1``, ...; one column per resource).
 
     Examples
     --------
@@ -116,7 +117,7 @@ def proportional_clouds(
             take[rng.choice(len(counts), p=counts / counts.sum())] = 1
         rows = np.repeat(classes, take, axis=0)
         frame = pd.DataFrame(rows, columns=list(resources))
-        frame.insert(0, "server", np.arange(len(frame), dtype=np.int64))
+        frame.insert(0, "server", list(default_server_ids(len(frame))))
         clouds.append(frame)
     return clouds
 

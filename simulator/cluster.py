@@ -31,6 +31,18 @@ if TYPE_CHECKING:
 CAPACITY_TOLERANCE = 1e-9
 
 
+def default_server_ids(n: int) -> tuple[str, ...]:
+    """The ids of ``n`` servers that have no names of their own: ``("s0", "s1", ...)``, by
+    position (a pool drawn from the DRFH paper's Table I, explicit server classes).
+
+    Examples
+    --------
+    >>> default_server_ids(3)
+    ('s0', 's1', 's2')
+    """
+    return tuple(f"s{i}" for i in range(n))
+
+
 class ClusterState:
     """Capacities and free amounts of a pool of heterogeneous servers.
 
@@ -41,12 +53,21 @@ class ClusterState:
         the largest machine has 1 CPU and 1 memory). Must be finite and non-negative.
     resources : sequence of str
         Resource names, one per column of ``capacity``.
+    ids : sequence of str, optional
+        The servers' ids, one per row of ``capacity`` (the ``server`` column of the run's
+        ``servers.parquet``; written as ``tasks.parquet``'s ``server``). None:
+        :func:`default_server_ids`. The engine itself works with row positions.
+
+    Attributes
+    ----------
+    ids : tuple of str
+        The servers' ids, by row position.
 
     Raises
     ------
     ValueError
         If ``capacity`` is not two-dimensional, has a negative or non-finite entry, or its number
-        of columns differs from ``len(resources)``.
+        of columns differs from ``len(resources)``; if ``ids`` does not name every server once.
 
     Notes
     -----
@@ -54,7 +75,9 @@ class ClusterState:
     contiguous: the schedulers' searches scan one resource column at a time.
     """
 
-    def __init__(self, capacity: np.ndarray, resources: Sequence[str]) -> None:
+    def __init__(
+        self, capacity: np.ndarray, resources: Sequence[str], ids: Sequence[str] | None = None
+    ) -> None:
         cap = np.asarray(capacity, dtype=np.float64)
         if cap.ndim != 2:
             raise ValueError(f"capacity: expected shape (n_servers, n_resources), got {cap.shape}")
@@ -69,6 +92,14 @@ class ClusterState:
             raise ValueError(
                 f"capacity: server {bad[0]} resource {resources[bad[1]]!r} has invalid "
                 f"capacity {cap[bad[0], bad[1]]!r} (expected a finite value >= 0)"
+            )
+        self.ids: tuple[str, ...] = (
+            default_server_ids(cap.shape[0]) if ids is None else tuple(str(i) for i in ids)
+        )
+        if len(self.ids) != cap.shape[0] or len(set(self.ids)) != len(self.ids):
+            raise ValueError(
+                f"ids: {len(self.ids)} ids ({len(set(self.ids))} distinct) for {cap.shape[0]} "
+                "servers (expected one distinct id per server)"
             )
         self.resources: tuple[str, ...] = tuple(resources)
         self.capacity = np.asfortranarray(cap.copy())

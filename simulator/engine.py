@@ -46,6 +46,7 @@ by the window's length and the pool's total; the grid samples are for plotting.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import os
@@ -71,6 +72,8 @@ from fairsim.simulator.stream import ORDERS, StreamedTasks
 from fairsim.simulator.workload import TaskBatch, TaskSource
 
 SKIP_UNPLACEABLE = "fits no server of the pool"
+#: A window this long or longer (seconds) shows its progress in hours of simulated time.
+BAR_HOURS_FROM_S = 7200.0
 #: Consecutive ticks of a periodic scheduler without any event or placement before giving up.
 MAX_IDLE_TICKS = 100_000
 #: Rules for right-censored tasks (see the module docstring).
@@ -94,7 +97,8 @@ class EngineResult:
         Per-task columns (length n_tasks, the tasks that arrived by the horizon; empty when the
         run streamed its tasks to a file, :attr:`streamed`): job_id,
         task_index, user (code), submit_s, start_s, finish_s (NaN unless it completed), server
-        (-1 if never started), run_s, demand (n_tasks, n_resources), unplaceable (bool: fits no
+        (row position in the pool, -1 if never started; its id is ``server_ids[server]``),
+        run_s, demand (n_tasks, n_resources), unplaceable (bool: fits no
         server of the pool, or a DAG ancestor never can), censored (bool: right-censored in the
         trace); with a job gate also rep.
     utilization : ndarray, shape (n_samples, 1 + n_resources)
@@ -120,6 +124,10 @@ class EngineResult:
     streamed : StreamedTasks or None
         With ``Engine(tasks_out=...)``: the written ``tasks.parquet`` and the per-user and
         per-job totals (:class:`fairsim.simulator.stream.StreamedTasks`); else None.
+    server_ids : tuple of str or None
+        The servers' ids by row position (:attr:`fairsim.simulator.cluster.ClusterState.ids`),
+        written as ``tasks.parquet``'s ``server``; None for a result built by hand (then
+        :func:`fairsim.simulator.cluster.default_server_ids`).
     overcommit : ndarray or None, shape (n_samples, 2 * n_resources)
         Only for the replay of recorded placements (:mod:`fairsim.simulator.replay`; None for
         every other scheduler), on the utilisation grid: per resource the number of
@@ -146,6 +154,7 @@ class EngineResult:
     streamed: StreamedTasks | None = None
     stranded: np.ndarray | None = None
     overcommit: np.ndarray | None = None
+    server_ids: tuple[str, ...] | None = None
 
 
 class Engine:
@@ -170,7 +179,12 @@ class Engine:
     record_stranded : bool
         Also record the stranded resources on the grid (:meth:`stranded`).
     progress : bool
-        Show a tqdm progress bar over arrived tasks.
+        Show a tqdm progress bar (:meth:`progress_bar`): simulated time against the horizon
+        (with an infinite horizon, tasks ended against the source's tasks), moved at every
+        utilisation grid point, full when the simulation ends, then naming the last phase
+        (writing ``tasks.parquet``) until :meth:`run` returns. Nothing is printed without it.
+    progress_desc : str, optional
+        The bar's label (default: the scheduler's name).
     on_sample : callable, optional
         Called as ``on_sample(time_s, cluster)`` at every grid point (invariant checks in tests).
     gate : JobGate, optional
@@ -334,18 +348,12 @@ class Engine:
         self._n_events = 0
         self._n_unplaceable = 0
         self._used_integral = [0.0] * self.cluster.n_resources  # ∫ used_r dt from start_s
-        self._bar = tqdm(
-            total=self.source.n_hint,
-            desc=self.progress_desc,
-            unit="task",
-            disable=not self.progress,
-            mininterval=0.5,
-            leave=False,
-        )
+        self._bar = self.progress_bar()
         env = simpy.Environment(initial_time=self.start_s)
         env.process(self._main_replay(env) if self._replay else self._main(env))
         try:
             env.run()
+            self._bar_done()
             dropped = self.gate.dropped_tasks if self.gate is not None else ()
             tasks, streamed = self._recorder.close(dropped)
         except BaseException:
@@ -355,6 +363,70 @@ class Engine:
             self._bar.close()
         wall = time.perf_counter() - t0
         return self._result(wall, tasks, streamed)
+
+    def progress_bar(self) -> tqdm:
+        """The run's progress bar (disabled without ``progress``: it then prints nothing).
+
+        With a finite horizon, simulated time against the window ``[start_s, horizon_s]``, in
+        seconds, or in hours for a window of 2 h or more (``"bf-drfh:  40%|███  | 7.9/19.5 h
+        simulated [00:12<00:18]"``); with an infinite horizon, tasks ended against the source's
+        tasks (:attr:`~fairsim.simulator.workload.TaskSource.n_hint`; a count without a total
+        when it is unknown). The engine moves it at every utilisation grid point
+        (:meth:`_bar_at`; nothing on the event loop's hot path), fills it when the simulation
+        ends and then names the phase that follows (writing ``tasks.parquet``).
+
+        Returns
+        -------
+        tqdm.tqdm
+        """
+        span = self.horizon_s - self.start_s
+        common: dict[str, Any] = {
+            "desc": self.progress_desc,
+            "disable": not self.progress,
+            "mininterval": 0.5,
+            "leave": False,
+        }
+        if math.isfinite(span):
+            hours = span >= BAR_HOURS_FROM_S
+            unit, scale, fmt = ("h", 1 / 3600, ".1f") if hours else ("s", 1, ",.0f")
+            self._bar_mode = "time"
+            return tqdm(
+                total=span,
+                unit=unit,
+                unit_scale=scale,
+                bar_format=(
+                    "{desc}: {percentage:3.0f}%|{bar}| "
+                    f"{{n:{fmt}}}/{{total:{fmt}}} {unit} simulated "
+                    "[{elapsed}<{remaining}{postfix}]"
+                ),
+                **common,
+            )
+        self._bar_mode = "tasks"
+        return tqdm(total=self.source.n_hint, unit="task", postfix="tasks ended", **common)
+
+    def _bar_at(self, t: float) -> None:
+        """Move the progress bar to simulated time ``t`` (every event before ``t`` is done)."""
+        bar = self._bar
+        if bar.disable:
+            return
+        if self._bar_mode == "time":
+            n = min(t, self.horizon_s) - self.start_s
+        else:  # tasks ended: those arrived before t, less the live ones
+            rec = self._recorder
+            n = rec.b_lo + bisect.bisect_left(rec.b_submit, t) - len(rec.live)
+        if n > bar.n:
+            bar.update(n - bar.n)
+
+    def _bar_done(self) -> None:
+        """The simulation has ended: a full bar, then the phase that follows."""
+        bar = self._bar
+        if bar.disable:
+            return
+        if bar.total is not None and bar.n < bar.total:
+            bar.update(bar.total - bar.n)
+        if self.tasks_out is not None:
+            bar.set_postfix_str("writing tasks.parquet", refresh=False)
+        bar.refresh()
 
     def _choose_recorder(self) -> TaskRecorder:
         """The run's recording mode, chosen once: every task kept in memory, or ended tasks
@@ -368,6 +440,7 @@ class Engine:
                 hold_censored=hold,
                 order=self.tasks_order,
                 constraints=self.constraints,
+                servers=self.cluster.ids,
             )
         table = TaskTable(
             self.cluster.n_resources,
@@ -577,7 +650,6 @@ class Engine:
         n_late = hi - lo
         for batch in batches:
             n_late += len(batch)
-            self._bar.update(len(batch))
         if n_late:
             self.source.skipped["submitted after the horizon"] += n_late
         self._recorder.end(lo, running)
@@ -796,7 +868,6 @@ class Engine:
         if batch is None:
             return lo, hi, True
         lo, hi = self._recorder.append(batch, self._codes(batch.user))
-        self._bar.update(len(batch))
         return lo, hi, False
 
     def _codes(self, names: np.ndarray) -> np.ndarray:
@@ -855,6 +926,7 @@ class Engine:
             for ti in times:
                 self.on_sample(float(ti), cluster)
         self._next_grid = float(times[-1]) + self.dt
+        self._bar_at(float(times[-1]))
 
     def _fair_forget(self, task: int, user: int) -> None:
         """An ended task leaves its user's count of present tasks per constraint code (fairness
@@ -1013,6 +1085,7 @@ class Engine:
             mean_utilization=mean_util,
             censored_rule=self.censored,
             streamed=streamed,
+            server_ids=self.cluster.ids,
             stranded=(
                 (
                     np.vstack(self._stranded_samples)

@@ -432,6 +432,9 @@ class StreamingRecorder(TaskRecorder):
         The row order of ``tasks.parquet`` (:class:`~fairsim.simulator.stream.TaskStream`).
     constraints : ConstraintIndex, optional
         The run's placement constraints.
+    servers : sequence of str, optional
+        The servers' ids by position, written as the file's ``server``
+        (:class:`~fairsim.simulator.stream.TaskStream`).
 
     Attributes
     ----------
@@ -447,9 +450,10 @@ class StreamingRecorder(TaskRecorder):
         hold_censored: bool,
         order: str = "end",
         constraints: ConstraintIndex | None = None,
+        servers: Sequence[str] | None = None,
     ) -> None:
         super().__init__(len(resources), hold_censored=hold_censored)
-        self.stream = TaskStream(path, resources, users, order=order)
+        self.stream = TaskStream(path, resources, users, order=order, servers=servers)
         self.constraints = constraints
         self._live_codes = LiveCodes() if constraints is not None else None
         self.codes = self._live_codes

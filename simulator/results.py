@@ -4,8 +4,12 @@ Per scheduler, into ``DIR/<scheduler>/``:
 
 ``tasks.parquet``
     ``job_id, task_index, user, submit_s, start_s, finish_s, server, ended, <resources...>``; one
-    row per task that arrived by the horizon; ``start_s``/``server`` null when the task never
-    started, ``finish_s`` null when it did not complete. ``ended`` says how the task ended
+    row per task that arrived by the horizon; ``server`` is the id of the server it ran on
+    (string, as ``servers.parquet``'s ``server``: ``tasks.merge(servers, on="server")``);
+    ``start_s``/``server`` null when the task never started, ``finish_s`` null when it did not
+    complete; the resource columns are the task's demand in the trace's units (as the pool's
+    capacities: Google 2011 and Alibaba normalise each resource to the trace's largest
+    machine). ``ended`` says how the task ended
     (:data:`ENDED`): ``finished``; ``censored`` (started, and right-censored in the trace: its run
     time is unknown, so it never completes); ``running`` or ``queued`` at the horizon;
     ``unplaceable`` (fits no server of the pool, or a DAG ancestor never can). With a job gate
@@ -58,6 +62,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fairsim.atomic import atomic_path, dir_mode, json_text, write_text
+from fairsim.simulator.cluster import default_server_ids
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.stream import ENDED, FINISHED, PARQUET_KW, StreamedTasks
 
@@ -104,6 +109,14 @@ def write_json(obj: Any, path: Path) -> None:
 
 def _nullable(values: np.ndarray, null: np.ndarray, typ: pa.DataType) -> pa.Array:
     return pa.array(values, type=typ, mask=null)
+
+
+def _server_ids(result: EngineResult, server: np.ndarray) -> pa.Array:
+    """The ids (string) of the servers at row positions ``server`` (null where -1)."""
+    n = int(server.max()) + 1 if len(server) else 0
+    ids = result.server_ids if result.server_ids is not None else default_server_ids(n)
+    positions = pa.array(server, pa.int32(), mask=server < 0)
+    return pa.array(ids, pa.string()).take(positions)
 
 
 def ended_codes(tasks: dict[str, np.ndarray]) -> np.ndarray:
@@ -213,7 +226,7 @@ def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataF
         "submit_s": pa.array(t["submit_s"], pa.float64()),
         "start_s": _nullable(start, np.isnan(start), pa.float64()),
         "finish_s": _nullable(finish, np.isnan(finish), pa.float64()),
-        "server": _nullable(server, server < 0, pa.int32()),
+        "server": _server_ids(result, server),
         "ended": pa.array(np.array(ENDED, dtype=object)[ended_codes(t)], pa.string()),
     }
     for r, name in enumerate(result.resources):

@@ -42,6 +42,7 @@ they end.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -49,7 +50,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from fairsim.simulator.cluster import default_server_ids
 
 #: Values of the ``ended`` column of ``tasks.parquet``, in code order.
 ENDED = ("finished", "censored", "running", "queued", "unplaceable")
@@ -63,10 +67,10 @@ PARQUET_KW: dict[str, Any] = {
 }
 
 #: Parquet options of a streamed ``tasks.parquet``: dictionary pages only for the columns that
-#: repeat (``user``, ``ended``). Trying a dictionary on every column, as :data:`PARQUET_KW` does,
-#: costs about 0.5 µs a row on millions of distinct times and ids, for which Parquet falls back
-#: to plain pages anyway.
-STREAM_PARQUET_KW: dict[str, Any] = {**PARQUET_KW, "use_dictionary": ["user", "ended"]}
+#: repeat (``user``, ``server``, ``ended``). Trying a dictionary on every column, as
+#: :data:`PARQUET_KW` does, costs about 0.5 µs a row on millions of distinct times and ids, for
+#: which Parquet falls back to plain pages anyway.
+STREAM_PARQUET_KW: dict[str, Any] = {**PARQUET_KW, "use_dictionary": ["user", "server", "ended"]}
 
 #: Rows per row group of a streamed ``tasks.parquet`` in end order.
 ROW_GROUP = 1 << 17
@@ -84,8 +88,10 @@ _ENDED_PA = pa.array(ENDED, pa.string())
 _SPILL_IPC = pa.ipc.IpcWriteOptions(compression="lz4")
 
 
-def tasks_schema(resources: tuple[str, ...]) -> pa.Schema:
-    """The Arrow schema of ``tasks.parquet`` (without a job gate's ``rep`` column)."""
+def tasks_schema(resources: tuple[str, ...], server: pa.DataType | None = None) -> pa.Schema:
+    """The Arrow schema of ``tasks.parquet`` (without a job gate's ``rep`` column): ``server`` is
+    the server's id (string, as ``servers.parquet``'s ``server``; ``server`` gives another type,
+    e.g. int32 for row positions)."""
     fields = [
         pa.field("job_id", pa.int64()),
         pa.field("task_index", pa.int32()),
@@ -93,7 +99,7 @@ def tasks_schema(resources: tuple[str, ...]) -> pa.Schema:
         pa.field("submit_s", pa.float64()),
         pa.field("start_s", pa.float64()),
         pa.field("finish_s", pa.float64()),
-        pa.field("server", pa.int32()),
+        pa.field("server", server or pa.string()),
         pa.field("ended", pa.string()),
     ]
     fields += [pa.field(name, pa.float64()) for name in resources]
@@ -159,6 +165,10 @@ class TaskStream:
         :data:`ARRIVAL_ROW_GROUP` in arrival order: the in-memory path's, for the same bytes).
     order : {"end", "arrival"}
         The row order of ``tasks.parquet`` (see :mod:`fairsim.simulator.stream`).
+    servers : sequence of str, optional
+        The servers' ids by position (:attr:`fairsim.simulator.cluster.ClusterState.ids`): the
+        rows carry positions, the file's ``server`` column the ids. None: ``s0``, ``s1``, ...
+        (:func:`fairsim.simulator.cluster.default_server_ids`).
 
     Attributes
     ----------
@@ -179,6 +189,7 @@ class TaskStream:
         users: dict[str, int],
         row_group: int | None = None,
         order: str = "end",
+        servers: Sequence[str] | None = None,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"order: {order!r} (expected one of {', '.join(ORDERS)})")
@@ -193,12 +204,17 @@ class TaskStream:
         self._user_codes = users
         self._names = np.empty(0, dtype=object)
         self._names_pa = pa.array([], pa.string())
+        self._servers = list(servers) if servers is not None else None
+        self._servers_pa = pa.array(self._servers or [], pa.string())
         self.schema = tasks_schema(self.resources)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
         self._writer: pq.ParquetWriter | None = None
-        # arrival order: one spill file (Arrow IPC stream) per block of row_group task ids
-        self._spill_schema = self.schema.append(pa.field("task", pa.int64()))
+        # arrival order: one spill file (Arrow IPC stream) per block of row_group task ids, with
+        # server positions (int32), turned into ids when the block is written
+        self._spill_schema = tasks_schema(self.resources, pa.int32()).append(
+            pa.field("task", pa.int64())
+        )
         self._blocks: dict[int, tuple[Path, pa.ipc.RecordBatchStreamWriter]] = {}
         if order == "end":
             self._writer = pq.ParquetWriter(self._tmp, self.schema, **STREAM_PARQUET_KW)
@@ -352,6 +368,17 @@ class TaskStream:
             self._names_pa = pa.array(names, pa.string())
         return self._names
 
+    def _ids(self, positions: pa.Array | pa.ChunkedArray) -> pa.Array:
+        """The servers' ids at ``positions`` (int32, null: never started; null ids there)."""
+        if isinstance(positions, pa.ChunkedArray):
+            positions = positions.combine_chunks()
+        if self._servers is None:  # default ids, as many as the largest position needs
+            top = pc.max(positions).as_py()
+            n = 0 if top is None else top + 1
+            if len(self._servers_pa) < n:
+                self._servers_pa = pa.array(default_server_ids(n), pa.string())
+        return self._servers_pa.take(positions)
+
     def _spill(self, table: pa.Table, task: np.ndarray) -> None:
         """Arrival order: append rows (with their ``task`` column) to the spill file of their
         block of task ids."""
@@ -406,6 +433,8 @@ class TaskStream:
                     f"streamed task ids {lo}..{lo + size - 1}: {len(pos)} rows, not each id once"
                 )
             table = table.drop_columns("task").take(pa.array(at))
+            i = table.schema.get_field_index("server")
+            table = table.set_column(i, self.schema.field(i), self._ids(table.column(i)))
             del pos, at
             self._writer.write_table(table)
             self.row_groups += 1
@@ -429,6 +458,7 @@ class TaskStream:
         start_a, finish_a = col(5, np.float64), col(6, np.float64)
         server_a, ended_a = col(7, np.int32), col(8, np.int8)
         self._names_of(int(user_a.max()) + 1)
+        server = pa.array(server_a, pa.int32(), mask=server_a < 0)  # positions
         cols: list[pa.Array] = [
             pa.array(job_a, pa.int64()),
             pa.array(col(2, np.int32), pa.int32()),
@@ -436,13 +466,14 @@ class TaskStream:
             pa.array(col(4, np.float64), pa.float64()),
             pa.array(start_a, pa.float64(), mask=np.isnan(start_a)),
             pa.array(finish_a, pa.float64(), mask=np.isnan(finish_a)),
-            pa.array(server_a, pa.int32(), mask=server_a < 0),
+            server,
             _ENDED_PA.take(pa.array(ended_a)),
         ]
         cols += [pa.array(col(9 + r, np.float64), pa.float64()) for r in range(w - 9)]
         flat.clear()
         if self.order == "end":
             assert self._writer is not None
+            cols[6] = self._ids(server)
             self._writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
             self.row_groups += 1
         else:

@@ -128,6 +128,12 @@ def jct_figure(out: Path, schedulers: list[str], *, common: bool = True) -> Figu
 #: tasks that arrived is still queued (never started).
 OVERLOAD_QUEUED_FRACTION = 0.5
 
+#: A scheduler shows that the pool can run a run's workload when, at the horizon, at most this
+#: fraction of the tasks that arrived is still queued under it (at most one in ten waiting). A
+#: scheduler of the same run that meets the overload rule then has a backlog of its own making
+#: (Slots leaving capacity unused), not the pool's.
+SERVED_QUEUED_FRACTION = 0.1
+
 
 def window_note(cfg: RunConfig, start_s: float, horizon_s: float) -> str:
     """The report's sentence on the measurement window, with why it starts where it does.
@@ -162,11 +168,46 @@ def window_note(cfg: RunConfig, start_s: float, horizon_s: float) -> str:
     )
 
 
+def queued_fractions(summaries: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Each scheduler's fraction of the tasks that arrived by the horizon still queued at the
+    horizon (``ended["queued"] / tasks``).
+
+    Parameters
+    ----------
+    summaries : dict
+        ``{scheduler: summary}`` as ``summary.json``.
+
+    Returns
+    -------
+    dict
+        ``{scheduler: fraction}``, in the order of ``summaries``; a scheduler without ``ended``
+        or without tasks is left out.
+    """
+    out = {}
+    for name, s in summaries.items():
+        queued = (s.get("ended") or {}).get("queued")
+        if queued is not None and s.get("tasks"):
+            out[name] = queued / s["tasks"]
+    return out
+
+
+def _overloaded(summaries: dict[str, dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """The schedulers that meet the overload rule (:data:`OVERLOAD_QUEUED_FRACTION`), and those
+    under which the pool serves the workload (:data:`SERVED_QUEUED_FRACTION`)."""
+    frac = queued_fractions(summaries)
+    over = [n for n, f in frac.items() if f > OVERLOAD_QUEUED_FRACTION]
+    return over, [n for n, f in frac.items() if f <= SERVED_QUEUED_FRACTION]
+
+
 def overload_note(summaries: dict[str, dict[str, Any]]) -> str | None:
-    """A warning naming the schedulers whose pool was overloaded, or None.
+    """The report's warning naming the schedulers whose queue saturated, or None.
 
     Rule: more than :data:`OVERLOAD_QUEUED_FRACTION` of the tasks that arrived by the horizon
-    are still queued at the horizon (``ended["queued"] / tasks``).
+    are still queued at the horizon (``ended["queued"] / tasks``). The note says that the pool
+    is overloaded (the workload asks for more than these servers run in the window), unless
+    another scheduler of the same run leaves at most :data:`SERVED_QUEUED_FRACTION` of the tasks
+    queued on the same pool: the pool then serves the workload, the note names that scheduler,
+    and the backlog is the others' (Slots leaving capacity unused, for instance).
 
     Parameters
     ----------
@@ -176,30 +217,94 @@ def overload_note(summaries: dict[str, dict[str, Any]]) -> str | None:
     Returns
     -------
     str or None
-        The sentence, or None when no scheduler meets the rule (or ``ended`` is missing).
+        The sentence (Markdown), or None when no scheduler meets the rule (or ``ended`` is
+        missing).
     """
-    over = []
-    for name, s in summaries.items():
-        queued = (s.get("ended") or {}).get("queued")
-        if queued is None or not s.get("tasks"):
-            continue
-        frac = queued / s["tasks"]
-        if frac > OVERLOAD_QUEUED_FRACTION:
-            ratio = s.get("completion_ratio")
-            over.append(
-                f"{name} ({queued:,} of {s['tasks']:,} tasks queued, {100 * frac:.0f} %"
-                + (f"; completion ratio {ratio:.3f}" if ratio is not None else "")
-                + ")"
-            )
+    over, served = _overloaded(summaries)
     if not over:
         return None
+    frac = queued_fractions(summaries)
+    parts = []
+    for name in over:
+        s = summaries[name]
+        ratio = s.get("completion_ratio")
+        parts.append(
+            f"{name} ({s['ended']['queued']:,} of {s['tasks']:,} tasks queued, "
+            f"{100 * frac[name]:.0f} %"
+            + (f"; completion ratio {ratio:.3f}" if ratio is not None else "")
+            + ")"
+        )
+    rule = (
+        f"at the horizon more than {100 * OVERLOAD_QUEUED_FRACTION:.0f} % of the tasks that "
+        "arrived are still queued (the rule)"
+    )
+    if served:
+        under = ", ".join(f"{n} ({100 * frac[n]:.0f} % queued)" for n in served)
+        one = len(over) == 1
+        return (
+            f"**The queue saturates** under {', '.join(parts)}: {rule}; not under {under} on "
+            "the same pool and workload: the backlog is "
+            + ("this scheduler's" if one else "these schedulers'")
+            + ", not the pool's, and "
+            + ("its" if one else "their")
+            + " completion and JCT describe a saturated queue."
+        )
     return (
-        f"**The pool is overloaded** under {', '.join(over)}: at the horizon more than "
-        f"{100 * OVERLOAD_QUEUED_FRACTION:.0f} % of the tasks that arrived are still queued "
-        "(the rule): the workload asks for far more than these servers can run in the window, "
+        f"**The pool is overloaded** under {', '.join(parts)}: {rule}: the workload asks for far "
+        "more than these servers can run in the window, "
         "so completion and JCT describe a saturated queue, not "
         "the schedulers' behaviour at a sustainable load. Add servers (`cluster.servers`) or "
         "shorten the window to compare them at a load the pool can serve."
+    )
+
+
+def overload_line(summaries: dict[str, dict[str, Any]]) -> str | None:
+    """The report's overload warning (:func:`overload_note`) as one console line, or None.
+
+    Parameters
+    ----------
+    summaries : dict
+        ``{scheduler: summary}`` as ``summary.json``.
+
+    Returns
+    -------
+    str or None
+        ``"warning: the pool is overloaded: ..."`` or, when another scheduler of the run serves
+        the workload on the same pool, ``"warning: the queue saturates under ...: ..."``,
+        naming each scheduler with its queued fraction (the cases of :func:`overload_note`);
+        None when no scheduler meets the rule.
+
+    Examples
+    --------
+    >>> over = {"tasks": 168105, "ended": {"queued": 158330}}
+    >>> print(overload_line({"bf-drfh": over}))  # doctest: +NORMALIZE_WHITESPACE
+    warning: the pool is overloaded: still queued at the horizon: 94 % under bf-drfh of the
+    tasks that arrived (the rule: more than 50 %); completion and JCT describe a saturated queue,
+    not the schedulers at a load the pool can serve: add servers (cluster.servers) or shorten
+    the window (report.md)
+    """
+    over, served = _overloaded(summaries)
+    if not over:
+        return None
+    frac = queued_fractions(summaries)
+
+    def named(names: list[str]) -> str:
+        return ", ".join(f"{100 * frac[n]:.0f} % under {n}" for n in names)
+
+    queued = (
+        f"still queued at the horizon: {named(over)} of the tasks that arrived (the rule: more "
+        f"than {100 * OVERLOAD_QUEUED_FRACTION:.0f} %)"
+    )
+    if served:
+        return (
+            f"warning: the queue saturates under {', '.join(over)}: {queued}, against "
+            f"{named(served)} on the same pool: the backlog is the scheduler's, not the pool's "
+            "(report.md)"
+        )
+    return (
+        f"warning: the pool is overloaded: {queued}; completion and JCT describe a saturated "
+        "queue, not the schedulers at a load the pool can serve: add servers (cluster.servers) "
+        "or shorten the window (report.md)"
     )
 
 

@@ -596,8 +596,10 @@ def test_google_conversion_and_run_with_real_schema_constraints(tmp_path: Path) 
     )
     run_config(cfg, tmp_path / "out", progress=False, report=False)
     out = pd.read_parquet(tmp_path / "out" / "ff-drfh" / "tasks.parquet")
-    servers = pd.read_parquet(tmp_path / "out" / "servers.parquet")["server"].tolist()
-    placed = [servers[s] for s in out.loc[out["job_id"] == 1, "server"]]
-    assert set(placed) <= {"10", "12"} and len(placed) == 4
+    servers = pd.read_parquet(tmp_path / "out" / "servers.parquet")
+    # tasks.server is the machine's id, the key of servers.parquet
+    placed = out[out["job_id"] == 1].merge(servers, on="server", how="left")
+    assert set(placed["server"]) <= {"10", "12"} and len(placed) == 4
+    assert placed["cpu_y"].notna().all()
     summary = json.loads((tmp_path / "out" / "ff-drfh" / "summary.json").read_text())
     assert summary["tasks_completed"] == 8

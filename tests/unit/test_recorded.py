@@ -107,10 +107,15 @@ def test_tasks_table_first_start_last_end_last_machine() -> None:
     t = tables(_run())["tasks"].to_pandas()
     rows = {(r.job_id, r.task_index): r for r in t.itertuples()}
     first = rows[(1, 0)]
-    assert (first.start_s, first.finish_s, first.server, first.ended) == (1.0, 30.0, 1, "finished")
-    assert (rows[(1, 1)].start_s, rows[(1, 1)].finish_s, rows[(1, 1)].server) == (2.0, 12.0, 0)
+    assert (first.start_s, first.finish_s, first.server, first.ended) == (
+        1.0,
+        30.0,
+        "s1",
+        "finished",
+    )
+    assert (rows[(1, 1)].start_s, rows[(1, 1)].finish_s, rows[(1, 1)].server) == (2.0, 12.0, "s0")
     held = rows[(2, 0)]  # starts when it arrives (5 s), not at its recorded 3 s; holds
-    assert (held.start_s, held.server, held.ended) == (5.0, 0, "censored")
+    assert (held.start_s, held.server, held.ended) == (5.0, "s0", "censored")
     assert math.isnan(held.finish_s)
     lost = rows[(3, 0)]  # no recorded run: waits until the horizon
     assert lost.ended == "queued" and math.isnan(lost.start_s)
@@ -132,7 +137,7 @@ def test_a_task_between_two_runs_at_the_horizon_keeps_its_last_machine() -> None
     )
     t = tables(engine.run())["tasks"].to_pandas()
     row = t[(t.job_id == 1) & (t.task_index == 0)].iloc[0]
-    assert (row.start_s, row.server, row.ended) == (1.0, 0, "running")
+    assert (row.start_s, row.server, row.ended) == (1.0, "s0", "running")
 
 
 def test_streamed_tasks_and_fairness_counters_agree(tmp_path: Path) -> None:

@@ -170,7 +170,7 @@ def test_worked_example_rows_in_end_order(tmp_path: Path) -> None:
     assert t["ended"].tolist() == ["unplaceable", "finished", "censored", "queued"]
     assert t["task_index"].tolist() == [0, 2, 1, 0] and t["job_id"].tolist() == [7, 7, 7, 8]
     assert t["start_s"].tolist()[1:3] == [1.0, 0.0] and t["finish_s"].tolist()[1] == 11.0
-    assert t["server"].tolist()[1:3] == [0, 0] and t["server"].isna().tolist() == [
+    assert t["server"].tolist()[1:3] == ["s0", "s0"] and t["server"].isna().tolist() == [
         True,
         False,
         False,
