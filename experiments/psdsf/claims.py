@@ -87,7 +87,7 @@ class Runs:
     cfg: RunConfig
     sensitivity: list[dict[str, Any]]
 
-    def seeds_of(self, f: Callable[[dict[str, Any]], Any]) -> Estimate:
+    def seeds_of(self, f: Callable[..., Any]) -> Estimate:
         """``f`` of every seed's schedulers, across seeds."""
         return across_seeds([float(f(s)) for s in self.runs])
 
@@ -279,7 +279,9 @@ def _fully_used(r: Runs) -> list[Claim]:
         ("cpu", [["A", "B"]], "the CPU of classes A and B", "classes A and B together"),
     ):
 
-        def low_of(s: dict[str, Any], m: str, resource: str = resource, groups: Any = groups):
+        def low_of(
+            s: dict[str, Any], m: str, resource: str = resource, groups: Any = groups
+        ) -> float:
             return lowest(s[m], resource, groups, cfg)
 
         exact_low = {m: low_of(r.exact, m) for m in BASELINES}
