@@ -51,39 +51,46 @@ def _classes(data: N.Seeds) -> int:
     return int(data.summaries[data.seeds[0]]["machine_classes"])
 
 
+def _rising(
+    data: N.Seeds, key: str, frame: pd.DataFrame, x: str, y: str, what: str, why: str
+) -> Claim:
+    """Statement ``key`` ("the more x, the more y"), by construction: Spearman's rho of the mean
+    ``y`` over ``x`` (bootstrap over the rows of ``frame``, the ``what``), and ``why`` it holds."""
+    frame = frame.reset_index(drop=True)
+    rho = spearman_trend(
+        len(frame),
+        N.grouped_mean(frame[x].to_numpy(float), frame[y].to_numpy(float)),
+        seeds=len(data.seeds),
+        what=what,
+    )
+    st = _ST[key]
+    return by_construction(
+        st.text,
+        st.source,
+        "increasing",
+        rho.value,
+        reason=why.format(rho=_rho(rho)),
+        seeds=len(data.seeds),
+        holds=rho.finite and rho.bounds()[0] > 0,
+    )
+
+
 def _fig6(data: N.Seeds) -> list[Claim]:
     # the degree by users, over the grid points of all seeds
-    rd = data.rducs.reset_index(drop=True)
-    rho = spearman_trend(
-        len(rd),
-        N.grouped_mean(rd["users"].to_numpy(float), rd["mean_degree"].to_numpy(float)),
-        seeds=len(data.seeds),
-        what="samples",
-    )
+    rd = data.rducs
     linked = (
         float((rd["mean_degree"] / (rd["users"] - 1).where(rd["users"] > 1)).mean())
         if len(rd)
         else math.nan
     )
-    st = _ST["fig6"]
-    return [
-        by_construction(
-            st.text,
-            st.source,
-            "increasing",
-            rho.value,
-            reason=(
-                f"Spearman's rho of the mean degree over the active users {_rho(rho)}; but an "
-                f"active user shares a (class, resource) pair with {100 * linked:.0f} % of the "
-                f"others on average: with {_classes(data)} machine classes, drawn in proportion "
-                "to their servers, almost every pair of users meets on the large classes, so the "
-                "degree is about the number of users minus one whatever the scheduler (the "
-                "paper's ~700 classes make it a finding)"
-            ),
-            seeds=len(data.seeds),
-            holds=rho.finite and rho.bounds()[0] > 0,
-        )
-    ]
+    why = (
+        "Spearman's rho of the mean degree over the active users {rho}; but an active user "
+        f"shares a (class, resource) pair with {100 * linked:.0f} % of the others on average: "
+        f"with {_classes(data)} machine classes, drawn in proportion to their servers, almost "
+        "every pair of users meets on the large classes, so the degree is about the number of "
+        "users minus one whatever the scheduler (the paper's ~700 classes make it a finding)"
+    )
+    return [_rising(data, "fig6", rd, "users", "mean_degree", "samples", why)]
 
 
 def _fig7(data: N.Seeds) -> list[Claim]:
@@ -152,29 +159,13 @@ def _users(data: N.Seeds) -> list[Claim]:
             ),
         )
         spans.append(agg.assign(seed=s))
-    users = pd.concat(spans, ignore_index=True)
-    rho = spearman_trend(
-        len(users),
-        N.grouped_mean(users["jobs"].to_numpy(float), users["classes"].to_numpy(float)),
-        seeds=len(data.seeds),
-        what="users",
+    why = (
+        "Spearman's rho of the classes a user's jobs need together over its number of jobs "
+        "{rho}; the model draws every job's classes on their own, so a user with more jobs spans "
+        "more classes"
     )
-    st = _ST["users"]
-    return [
-        by_construction(
-            st.text,
-            st.source,
-            "increasing",
-            rho.value,
-            reason=(
-                f"Spearman's rho of the classes a user's jobs need together over its number of "
-                f"jobs {_rho(rho)}; the model draws every job's classes on their own, so a "
-                "user with more jobs spans more classes"
-            ),
-            seeds=len(data.seeds),
-            holds=rho.finite and rho.bounds()[0] > 0,
-        )
-    ]
+    users = pd.concat(spans, ignore_index=True)
+    return [_rising(data, "users", users, "jobs", "classes", "users", why)]
 
 
 def _order(
