@@ -279,6 +279,29 @@ def _fraction_bars(
     ax.grid(alpha=0.3, axis="y")
 
 
+def _users_figure(
+    x: np.ndarray,
+    y: np.ndarray,
+    size: np.ndarray,
+    texts: dict[str, str],
+    bars: tuple[dict[str, Estimate], dict[str, str], dict[str, tuple[float, str]]],
+    path: str | os.PathLike[str],
+) -> None:
+    """Per-user completion ratios (a bubble scatter, left) beside the quantities of the paper's
+    text with their 95 % intervals (bars, right); ``texts``: ``scatter`` (its legend), ``x``,
+    ``y``, ``left``, ``bars`` (the bars' y label), ``right`` and ``title``."""
+    fig = Figure(figsize=(11, 5.2))
+    ax, ax_bar = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
+    _bubble_scatter(ax, x, y, size, label=texts["scatter"])
+    ax.set_xlabel(texts["x"])
+    ax.set_ylabel(texts["y"])
+    ax.set_title(texts["left"], fontsize="medium")
+    _fraction_bars(ax_bar, *bars, ylabel=texts["bars"])
+    ax_bar.set_title(texts["right"], fontsize="medium")
+    fig.suptitle(texts["title"])
+    save_figure(fig, path)
+
+
 def fig7_figure(
     users: pd.DataFrame,
     fractions: dict[str, Estimate],
@@ -306,34 +329,23 @@ def fig7_figure(
     path : path-like
         Where to save the PNG.
     """
-    fig = Figure(figsize=(11, 5.2))
-    ax, ax_bar = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
-    size = 40.0 * np.log10(1.0 + users["tasks"].to_numpy(float))
-    _bubble_scatter(
-        ax,
-        users["ratio_b"].to_numpy(float),
-        users["ratio_a"].to_numpy(float),
-        size,
-        label=f"users ({len(users)}); area ∝ log10(1 + tasks)",
-    )
     mean = f", mean over {seeds} seeds" if seeds > 1 else ""
-    ax.set_xlabel(f"Task completion ratio, {b} (fraction{mean})")
-    ax.set_ylabel(f"Task completion ratio, {scheduler_label(a)} (fraction{mean})")
-    ax.set_title(f"(a) per user: {scheduler_label(a)} vs {b}", fontsize="medium")
-    _fraction_bars(
-        ax_bar,
-        fractions,
-        N.FIG7_FRACTIONS,
-        {
-            "full_under_a_not_b": (paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, "paper ≈ 20 %"),
-            "higher_under_a": (0.9, '"almost all" (≥ 90 %)'),
-        },
-        ylabel="Users (%)",
-    )
-    ci = " (95 % CI over seeds)" if seeds > 1 else ""
-    ax_bar.set_title(f"(b) fractions of users{ci}", fontsize="medium")
-    fig.suptitle("Fig. 7 (DRFH paper): task completion ratio, Best-Fit DRFH vs Slots")
-    save_figure(fig, path)
+    refs = {
+        "full_under_a_not_b": (paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, "paper ≈ 20 %"),
+        "higher_under_a": (0.9, '"almost all" (≥ 90 %)'),
+    }
+    texts = {
+        "scatter": f"users ({len(users)}); area ∝ log10(1 + tasks)",
+        "x": f"Task completion ratio, {b} (fraction{mean})",
+        "y": f"Task completion ratio, {scheduler_label(a)} (fraction{mean})",
+        "left": f"(a) per user: {scheduler_label(a)} vs {b}",
+        "bars": "Users (%)",
+        "right": "(b) fractions of users" + (" (95 % CI over seeds)" if seeds > 1 else ""),
+        "title": "Fig. 7 (DRFH paper): task completion ratio, Best-Fit DRFH vs Slots",
+    }
+    size = 40.0 * np.log10(1.0 + users["tasks"].to_numpy(float))
+    x, y = users["ratio_b"].to_numpy(float), users["ratio_a"].to_numpy(float)
+    _users_figure(x, y, size, texts, (fractions, N.FIG7_FRACTIONS, refs), path)
 
 
 def fig8_figure(
@@ -362,36 +374,23 @@ def fig8_figure(
     path : path-like
         Where to save the PNG.
     """
-    fig = Figure(figsize=(11, 5.2))
-    ax, ax_bar = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
-    radius = 6.0 * np.log10(1.0 + users["tasks"].to_numpy(float))
-    _bubble_scatter(
-        ax,
-        users["ratio_dc"].to_numpy(float),
-        users["ratio_sc"].to_numpy(float),
-        radius**2,
-        label=f"users ({len(users)}); radius ∝ log10(1 + tasks)",
-    )
     mean = f", mean over {seeds} seeds" if seeds > 1 else ""
-    ax.set_xlabel(f"Task completion ratio in dedicated cloud, DC (fraction{mean})")
-    ax.set_ylabel(
-        f"Task completion ratio in shared cloud, SC (fraction; {scheduler_label(shared)})"
-    )
-    ax.set_title("(a) per user: dedicated vs shared cloud", fontsize="medium")
-    _fraction_bars(
-        ax_bar,
-        fractions,
-        N.FIG8_FRACTIONS,
-        {
-            "worse_off_fraction": (paper.FIG8_WORSE_OFF_FRACTION, "paper 2 %"),
-            "mean_decrease": (0.05, '"only slightly":\n≤ 5 points'),
-        },
-        ylabel="Users (%) / completion-ratio points",
-    )
-    ci = " (95 % CI)" if seeds > 1 else ""
-    ax_bar.set_title(f"(b) the paper's quantities{ci}", fontsize="medium")
-    fig.suptitle("Fig. 8 (DRFH paper): sharing incentive, dedicated clouds vs shared cloud")
-    save_figure(fig, path)
+    refs = {
+        "worse_off_fraction": (paper.FIG8_WORSE_OFF_FRACTION, "paper 2 %"),
+        "mean_decrease": (0.05, '"only slightly":\n≤ 5 points'),
+    }
+    texts = {
+        "scatter": f"users ({len(users)}); radius ∝ log10(1 + tasks)",
+        "x": f"Task completion ratio in dedicated cloud, DC (fraction{mean})",
+        "y": f"Task completion ratio in shared cloud, SC (fraction; {scheduler_label(shared)})",
+        "left": "(a) per user: dedicated vs shared cloud",
+        "bars": "Users (%) / completion-ratio points",
+        "right": "(b) the paper's quantities" + (" (95 % CI)" if seeds > 1 else ""),
+        "title": "Fig. 8 (DRFH paper): sharing incentive, dedicated clouds vs shared cloud",
+    }
+    radius = 6.0 * np.log10(1.0 + users["tasks"].to_numpy(float))
+    x, y = users["ratio_dc"].to_numpy(float), users["ratio_sc"].to_numpy(float)
+    _users_figure(x, y, radius**2, texts, (fractions, N.FIG8_FRACTIONS, refs), path)
 
 
 def fig4_figure(

@@ -125,10 +125,8 @@ def mean_utilization(results: str | os.PathLike[str], scheduler: str) -> tuple[f
 
     Parameters
     ----------
-    results : path-like
-        Results directory.
-    scheduler : str
-        Scheduler directory name.
+    results, scheduler
+        As in :func:`read_summary`.
 
     Returns
     -------

@@ -8,9 +8,11 @@ Template`); the functions below compute its fields and its tables.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +53,24 @@ def _sec(x: Any) -> str:
     return kit.number(x, "s")
 
 
-def _skipped(numbers: dict[str, Any], key: str, block: str) -> list[str] | None:
-    """The section of block ``block`` as skipped when ``numbers`` has no ``key``, else None."""
-    if key in numbers:
-        return None
-    reason = (numbers.get("skipped") or {}).get(key, "inputs missing")
-    return T.lines("skipped", title=T.title(block), reason=reason)
+Section = Callable[[dict[str, Any]], list[str]]
+
+
+def _section(key: str) -> Callable[[Section], Section]:
+    """A section of ``numbers[key]`` (its template block ``key``): its title and the reason
+    instead when that piece was skipped."""
+
+    def wrap(section: Section) -> Section:
+        @functools.wraps(section)
+        def lines(numbers: dict[str, Any]) -> list[str]:
+            if key in numbers:
+                return section(numbers)
+            reason = (numbers.get("skipped") or {}).get(key, "inputs missing")
+            return T.lines("skipped", title=T.title(key), reason=reason)
+
+        return lines
+
+    return wrap
 
 
 def _image(numbers: dict[str, Any], key: str, alt: str) -> list[str]:
@@ -225,10 +239,8 @@ def _table_ii_shape(rows: list[dict[str, Any]], model: str) -> str:
     )
 
 
+@_section("table_ii")
 def _sec_table_ii(numbers: dict[str, Any]) -> list[str]:
-    skipped = _skipped(numbers, "table_ii", "table_ii")
-    if skipped:
-        return skipped
     rows = sorted(numbers["table_ii"], key=lambda r: int(r["slots"]))
     orders = numbers.get("table_ii_orders") or {}
     best = numbers.get("best_slots") or {}
@@ -259,10 +271,8 @@ def _sec_table_ii(numbers: dict[str, Any]) -> list[str]:
     return [*lines, "", *_image(numbers, "table_ii", "Table II")]
 
 
+@_section("fig4")
 def _sec_fig4(numbers: dict[str, Any]) -> list[str]:
-    skipped = _skipped(numbers, "fig4", "fig4")
-    if skipped:
-        return skipped
     rows = []
     spread = []
     for phase, per_user in numbers["fig4"].items():
@@ -285,10 +295,8 @@ def _sec_fig4(numbers: dict[str, Any]) -> list[str]:
     ]
 
 
+@_section("fig4_deficit")
 def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
-    skipped = _skipped(numbers, "fig4_deficit", "fig4_deficit")
-    if skipped:
-        return skipped
     d = numbers["fig4_deficit"]
     phases = d["phases"]
     first = phases[N.FIG4_DEFICIT_PHASES[0]]
@@ -331,10 +339,8 @@ def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
     ]
 
 
+@_section("fairness")
 def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
-    skipped = _skipped(numbers, "fairness", "fairness")
-    if skipped:
-        return skipped
     f = numbers["fairness"]
     head = ["scheduler", *(E.FAIRNESS_AVERAGES[k][1] for k in E.FAIRNESS_AVERAGES)]
     head.insert(3, "Jain's index of the DRFH allocation")
@@ -409,10 +415,8 @@ def _production_notes(p: dict[str, Any]) -> list[str]:
     return lines
 
 
+@_section("production")
 def _sec_production(numbers: dict[str, Any]) -> list[str]:
-    skipped = _skipped(numbers, "production", "production")
-    if skipped:
-        return skipped
     p = numbers["production"]
     per = p["per"]
     head = ["schedule", "mean CPU", "mean memory", "peak CPU", "peak memory", "tasks completed"]
@@ -453,10 +457,8 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
     ]
 
 
+@_section("fig5")
 def _sec_fig5(numbers: dict[str, Any]) -> list[str]:
-    skipped = _skipped(numbers, "fig5", "fig5")
-    if skipped:
-        return skipped
     f5 = numbers["fig5"]
     roles = f5["roles"]
     means = [
@@ -511,10 +513,8 @@ def _trends(f6: dict[str, Any]) -> dict[str, str]:
     }
 
 
+@_section("fig6")
 def _sec_fig6(numbers: dict[str, Any]) -> list[str]:
-    skipped = _skipped(numbers, "fig6", "fig6")
-    if skipped:
-        return skipped
     f6 = numbers["fig6"]
     expl = numbers.get("explanations") or {}
     sens = (numbers.get("sensitivity") or {}).get("fig6")
@@ -545,10 +545,8 @@ def _ours(rows: list[tuple[str, Any, Any, str, str]]) -> list[str]:
     )
 
 
+@_section("fig7")
 def _sec_fig7(numbers: dict[str, Any]) -> list[str]:
-    skipped = _skipped(numbers, "fig7", "fig7")
-    if skipped:
-        return skipped
     f7 = numbers["fig7"]
     first: dict[str, Any] = next(iter((numbers.get("per_seed") or {}).values()), {})
     ded = first.get("dedicated") or {}
@@ -586,10 +584,8 @@ def _sec_fig7(numbers: dict[str, Any]) -> list[str]:
     ]
 
 
+@_section("fig8")
 def _sec_fig8(numbers: dict[str, Any]) -> list[str]:
-    skipped = _skipped(numbers, "fig8", "fig8")
-    if skipped:
-        return skipped
     f8 = numbers["fig8"]
     sens = (numbers.get("sensitivity") or {}).get("fig8") or {}
     rows = [
