@@ -1,5 +1,5 @@
 """The report kit every paper reproduction shares: numbers in their units, estimates with their
-intervals, Markdown tables, and the default entry point of a reproduction.
+intervals, Markdown tables and templates, and the default entry point of a reproduction.
 
 Numbers
 -------
@@ -21,6 +21,12 @@ n        a count                                   no suffix
 specification for the digits (:data:`SPECS` by default), because a table of utilisations wants
 one decimal and a table of service rates four. The Student-t intervals themselves come from
 :mod:`fairsim.scenario.reporting.intervals`.
+
+Markdown
+--------
+:func:`table` writes a table from a header and rows; :class:`Template` keeps a report's prose in a
+Markdown file of named blocks (the DRFH report's ``experiments/drfh/report_template.md``), which
+the report fills with its numbers.
 
 The entry point
 ---------------
@@ -204,6 +210,11 @@ class Template:
     ----------
     path : path-like
         The template file.
+
+    Attributes
+    ----------
+    blocks : dict of str to str
+        Every block's text, by name, its lines joined by ``"\n"``.
 
     Raises
     ------
