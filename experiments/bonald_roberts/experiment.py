@@ -16,7 +16,7 @@ BMF):
    method ``markov`` (``seed`` null), ``simulation`` or ``packet``; packet rows carry the fluid
    allocation their algorithm realises), ``details.parquet`` (the same rows with each run's own
    95 % CI, truncation level and error bound), ``summary.parquet`` (per point: the mean over
-   seeds and its 95 % t interval, :func:`~fairsim.experiments.bonald_roberts.report.seed_summary`),
+   seeds and its 95 % t interval, :func:`~fairsim.experiments.bonald_roberts.numbers.seed_summary`),
    ``config.yaml``, then the figures and the claims of
    :mod:`fairsim.experiments.bonald_roberts.report`.
 

@@ -3,12 +3,12 @@
 compares LMM-MMS with DRF and AF).
 
 Every quantity is a statistic of the samples (100 per setting and seed, Section 5.1 (6)): the
-units of the bootstrap are the samples of every seed pooled (:class:`~fairsim.experiments.lmm_mms.
-experiment.Units`), resampled with :func:`fairsim.experiments.claims.bootstrap_units` (percentile
-95 % interval). The rules are those of :mod:`fairsim.experiments.claims`, among them
-:func:`~fairsim.experiments.claims.agrees_range` (the paper prints a range, "80-85 %") and
-:func:`~fairsim.experiments.claims.every_setting` (a statement "at every scale": each setting
-judged, the worst one reported).
+units of the bootstrap are the samples of every seed pooled
+(:class:`~fairsim.experiments.lmm_mms.experiment.Units`), resampled with
+:func:`fairsim.experiments.claims.bootstrap_units` (percentile 95 % interval). The rules are those
+of :mod:`fairsim.experiments.claims`, among them :func:`~fairsim.experiments.claims.agrees_range`
+(the paper prints a range, "80-85 %") and :func:`~fairsim.experiments.claims.every_setting` (a
+statement "at every scale": each setting judged, the worst one reported).
 
 Every statement comparing LMM-MMS with DRF and AF is judged against both readings of the
 baselines (``bounded`` and ``unbounded, capped``; :mod:`fairsim.experiments.lmm_mms.experiment`),
