@@ -47,6 +47,9 @@ reproduce-udrf: $(STAMP)
 test: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m pytest -q -m "not bench" --cov --cov-report=term tests
 
+# every benchmark writes results/bench/<benchmark>.json (its target records, commit and machine);
+# the last step copies those records into docs/bench/results.json and regenerates docs/bench.md's
+# table from it (commit both)
 bench: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_online --shared $(SHARED) --out results/bench --vs $(BENCH_VS)
 	$(PY) -m benchmarks.bench_dynamic --out results/bench
@@ -55,12 +58,15 @@ bench: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_exact --shared $(SHARED) --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_recorded --shared $(SHARED) --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_convert --shared $(SHARED) --out results/bench
+	$(PY) -m benchmarks.targets --results results/bench
 
 # the whole path from raw files (too long for `make bench`): a raw trace of 25 million tasks over
 # 29 days resampled from the Google sample, converted, then FF- and BF-DRFH on its 12,583 machines;
-# each step's time and peak memory into results/bench/scale.json
+# each step's time and peak memory into results/bench/scale.json, then into docs/bench/results.json
+# and docs/bench.md's table
 bench-scale: $(STAMP)
 	$(PY) -m benchmarks.bench_scale --shared $(SHARED) --out results/bench
+	$(PY) -m benchmarks.targets --results results/bench
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -1,7 +1,8 @@
 """``make bench`` (Alibaba part): conversion rates and the full v2017 replay (targets:
 docs/bench.md).
 
-Two measurements, each in a fresh child process so that its peak RSS (``ru_maxrss``) is its own:
+Two measurements, each in a fresh child process so that its peak RSS is its own
+(:mod:`benchmarks.child`):
 
 ``convert``
     ``fairsim trace convert`` of each Alibaba sample in ``../shared/traces`` (2017 batch_task +
@@ -12,7 +13,8 @@ Two measurements, each in a fresh child process so that its peak RSS (``ru_maxrs
     (``configs/alibaba-2017.yaml``), then write the contract's result files. Target: under 10
     minutes of wall time and under 4 GB peak memory, conversion and writing included.
 
-Outputs (atomic): ``OUT/alibaba.json`` and ``OUT/alibaba.md``.
+Outputs (atomic): ``OUT/alibaba.json`` (:meth:`benchmarks.targets.RunInfo.record`: the targets,
+the commit and the machine, then ``convert`` and ``replay-2017``) and ``OUT/alibaba.md``.
 
 Usage: ``python -m benchmarks.bench_alibaba --shared ../shared --out
 results/bench``.
@@ -24,8 +26,6 @@ import argparse
 import json
 import logging
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +33,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fairsim.atomic import json_text, write_text
+from benchmarks.child import child_json
+from benchmarks.targets import Target, parser, start, write_result
 from fairsim.experiments import config_path
 
 log = logging.getLogger("benchmarks.bench_alibaba")
@@ -46,10 +47,7 @@ SAMPLES = {
 }
 TARGET_WALL_S = 600.0
 TARGET_PEAK_MB = 4096.0
-
-
-def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+REPO = Path(__file__).resolve().parents[1]
 
 
 def convert_point(fmt: str, shared: Path) -> dict[str, Any]:
@@ -97,35 +95,35 @@ def replay_2017(shared: Path) -> dict[str, Any]:
         "total_wall_s": wall,
         "mean_utilization": summary["mean_utilization"],
         "horizon_s": summary["horizon_s"],
-        "target_wall_s": TARGET_WALL_S,
-        "target_peak_mb": TARGET_PEAK_MB,
     }
 
 
 def _child(kind: str, arg: str, shared: Path) -> dict[str, Any]:
     res = replay_2017(shared) if kind == "replay-2017" else convert_point(arg, shared)
-    res["peak_rss_mb"] = _peak_rss_mb()
     res["loadavg_1m_at_end"] = os.getloadavg()[0]
     return res
 
 
 def _run_child(kind: str, arg: str, shared: Path) -> dict[str, Any]:
-    argv = [
-        sys.executable,
-        "-m",
-        "benchmarks.bench_alibaba",
-        "--one",
-        kind,
-        "--arg",
-        arg,
+    """One measurement in a child process, its peak RSS its own (:mod:`benchmarks.child`)."""
+    argv = [sys.executable, "-m", "benchmarks.bench_alibaba", "--one", kind, "--arg", arg]
+    res = child_json([*argv, "--shared", str(shared)], cwd=REPO)
+    return {"kind": kind, "arg": arg, **res} if "error" in res else res
+
+
+def targets(replay: dict[str, Any]) -> list[Target]:
+    """The replay's targets: wall time (conversion, replay and writing) and peak RSS."""
+    ok = "error" not in replay
+    load = replay.get("loadavg_1m_at_end")
+    ctx = "one run in a child process" + (f"; load {load:.1f} at the end" if load else "")
+    wall, peak = (replay["total_wall_s"], replay["peak_rss_mb"]) if ok else (None, None)
+    what = "full v2017 replay (FF-DRFH), wall time of conversion, replay and writing"
+    mem = "full v2017 replay, peak RSS"
+    cpu = f"{replay['cpu_s']:.0f} s CPU; " if "cpu_s" in replay else ""
+    return [
+        Target.check("replay-2017 wall", what, wall, "s", "<", TARGET_WALL_S, cpu + ctx),
+        Target.check("replay-2017 memory", mem, peak, "MB", "<", TARGET_PEAK_MB, ctx),
     ]
-    proc = subprocess.run(
-        [*argv, "--shared", str(shared)], capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        return {"kind": kind, "arg": arg, "error": tail[0]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _markdown(res: dict[str, Any]) -> str:
@@ -145,25 +143,16 @@ def _markdown(res: dict[str, Any]) -> str:
     if "error" in r:
         lines.append(f"error: {r['error']}")
     else:
-        ok_t = r["total_wall_s"] < TARGET_WALL_S
-        ok_m = r["peak_rss_mb"] < TARGET_PEAK_MB
         lines += [
             f"- {r['tasks']:,} instances on {r['servers']} servers, "
             f"{r['tasks_completed']:,} completed",
-            f"- total wall (convert + replay + write): {r['total_wall_s']:.0f} s "
-            f"(target < {TARGET_WALL_S:.0f} s: {'met' if ok_t else 'NOT met'})",
             f"- engine: {r['engine_wall_s']:.0f} s, {r['engine_tasks_per_s']:,.0f} tasks/s",
-            f"- peak RSS: {r['peak_rss_mb']:.0f} MB "
-            f"(target < {TARGET_PEAK_MB:.0f} MB: {'met' if ok_m else 'NOT met'})",
-            f"- load average at the end: {r['loadavg_1m_at_end']:.1f}",
         ]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.bench_alibaba", description=__doc__)
-    p.add_argument("--shared", default="../shared")
-    p.add_argument("--out", default="results/bench")
+    p = parser("benchmarks.bench_alibaba", __doc__)
     p.add_argument("--one", choices=("convert", "replay-2017"), help=argparse.SUPPRESS)
     p.add_argument("--arg", default="", help=argparse.SUPPRESS)
     p.add_argument("--skip-replay", action="store_true", help="only the conversion rates")
@@ -173,20 +162,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(json.dumps(_child(args.one, args.arg, shared)) + "\n")
         return 0
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    res: dict[str, Any] = {"convert": []}
+    run = start()
+    convert = []
     for fmt in SAMPLES:
         log.info("converting %s", fmt)
-        res["convert"].append(_run_child("convert", fmt, shared))
+        convert.append(_run_child("convert", fmt, shared))
     if args.skip_replay:
-        res["replay-2017"] = {"error": "skipped (--skip-replay)"}
+        replay: dict[str, Any] = {"error": "skipped (--skip-replay)"}
     else:
         log.info("replaying the whole v2017 table (several minutes)")
-        res["replay-2017"] = _run_child("replay-2017", "", shared)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_text(out / "alibaba.json", json_text(res) + "\n")
-    write_text(out / "alibaba.md", _markdown(res))
-    sys.stdout.write(_markdown(res))
+        replay = _run_child("replay-2017", "", shared)
+    goals = targets(replay)
+    record = run.record("alibaba", goals, convert=convert, **{"replay-2017": replay})
+    sys.stdout.write(write_result(args.out, record, _markdown(record)))
     return 0
 
 

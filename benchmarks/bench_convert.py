@@ -4,12 +4,13 @@ Two raw-format traces are resampled from the shared sample's jobs
 (:func:`fairsim.traces.synth_raw.resample_google_2011`, seed 1, the whole-trace case's arrival
 rate of 25 million tasks in 29 days, one part per 50,000 tasks): ``300k`` (about 300,000 tasks
 in 6 parts) and ``3M`` (about 3,000,000 tasks in 60 parts). Each is converted by the converter
-in a fresh child process, so that its peak RSS (``VmHWM``) is its own.
+in a fresh child process, so that its peak RSS is its own (:mod:`benchmarks.child`).
 
 Targets (issue 33, docs/bench.md): peak RSS below 1 GB at both lengths and within 1.5x between
 them, and at least 83,000 tasks/s (25 million tasks in 5 minutes) on the 3M trace.
 
-Outputs (atomic): ``OUT/convert.json`` and ``OUT/convert.md``.
+Outputs (atomic): ``OUT/convert.json`` (:meth:`benchmarks.targets.RunInfo.record`: the targets,
+the commit and the machine, then ``points``) and ``OUT/convert.md``.
 
 Usage: ``python -m benchmarks.bench_convert --shared ../shared --out results/bench``.
 """
@@ -20,9 +21,7 @@ import argparse
 import json
 import logging
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fairsim.atomic import json_text, write_text
+from benchmarks.child import child_json
+from benchmarks.targets import Target, parser, start, write_result
 
 log = logging.getLogger("benchmarks.bench_convert")
 
@@ -63,22 +63,9 @@ def build_raw(shared: Path, out: Path, tasks: int) -> Path:
     return out
 
 
-def _peak_rss_mb() -> float:
-    """This process's peak RSS since it started its program (``VmHWM``).
-
-    Not ``ru_maxrss``: Linux carries the RSS of the process that forked (or vforked) the child
-    into the child's ``ru_maxrss`` across ``exec``, and here that parent has just resampled a
-    trace (about 0.5 GB).
-    """
-    with open("/proc/self/status", encoding="ascii") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # pragma: no cover
-
-
 def convert_point(src: Path) -> dict[str, Any]:
-    """Convert ``src`` into a temporary folder (this process); time, tasks, rows, buckets."""
+    """Convert ``src`` into a temporary folder (this process); time, tasks, rows, buckets (the
+    CPU time and peak RSS are measured by the parent, :func:`_run_child`)."""
     from fairsim.traces.google2011 import auto_buckets, convert_google_2011
     from fairsim.traces.google_parts import list_parts
 
@@ -87,7 +74,6 @@ def convert_point(src: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         report = convert_google_2011(src, Path(tmp) / "out", progress=False)
         wall = time.perf_counter() - t0
-    usage = resource.getrusage(resource.RUSAGE_SELF)
     return {
         "parts": len(files),
         "gzip_mb": sum(f.stat().st_size for f in files) / 2**20,
@@ -96,34 +82,38 @@ def convert_point(src: Path) -> dict[str, Any]:
         "tasks": report["tasks"],
         "wall_s": wall,
         "tasks_per_s": report["tasks"] / wall if wall > 0 else None,
-        "cpu_s": usage.ru_utime + usage.ru_stime,
-        "peak_rss_mb": _peak_rss_mb(),
         "loadavg_1m_at_end": os.getloadavg()[0],
     }
 
 
 def _run_child(src: Path) -> dict[str, Any]:
-    argv = [sys.executable, "-m", "benchmarks.bench_convert", "--one", str(src)]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        return {"error": tail[0]}
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    """Convert ``src`` in a child process: :func:`convert_point`'s figures, with the child's
+    ``peak_rss_mb`` and ``cpu_s`` (:func:`benchmarks.child.child_json`)."""
+    return child_json([sys.executable, "-m", "benchmarks.bench_convert", "--one", str(src)])
 
 
-def checks(points: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The targets, each with its value and whether it is met."""
+def targets(points: dict[str, dict[str, Any]]) -> list[Target]:
+    """The three targets: peak RSS below 1,024 MB at both lengths, 3M / 300k within 1.5x, and
+    >= 83,000 tasks/s on the 3M trace (a failed point: value None, not met)."""
     small, large = points.get("300k", {}), points.get("3M", {})
-    if "peak_rss_mb" not in small or "peak_rss_mb" not in large:
-        return {"error": "a point failed"}
-    peak = max(small["peak_rss_mb"], large["peak_rss_mb"])
-    ratio = large["peak_rss_mb"] / small["peak_rss_mb"]
-    rate = large["tasks_per_s"]
-    return {
-        "peak_below_1gb": {"value_mb": peak, "target_mb": TARGET_PEAK_MB, "met": peak < 1024},
-        "peak_ratio_3m_300k": {"value": ratio, "target": TARGET_RATIO, "met": ratio <= 1.5},
-        "tasks_per_s_3m": {"value": rate, "target": TARGET_TASKS_PER_S, "met": rate >= 83_000},
-    }
+    ok = "peak_rss_mb" in small and "peak_rss_mb" in large
+    peak = max(small["peak_rss_mb"], large["peak_rss_mb"]) if ok else None
+    ratio = large["peak_rss_mb"] / small["peak_rss_mb"] if ok else None
+    rate = large.get("tasks_per_s")
+    loads = [p["loadavg_1m_at_end"] for p in (small, large) if "loadavg_1m_at_end" in p]
+    ctx = "one run each in a child process" + (
+        f"; load {max(loads):.1f} at the end" if loads else ""
+    )
+    peaks = f"{small.get('peak_rss_mb', 0):.0f} → {large.get('peak_rss_mb', 0):.0f} MB; {ctx}"
+    cpu = f"{large['cpu_s']:.1f} s CPU in {large['wall_s']:.1f} s; " if "cpu_s" in large else ""
+    both = "peak RSS of the 300k and 3M conversions"
+    grows = "peak RSS of the 3M conversion over the 300k one"
+    speed = "conversion of the 3M trace, tasks per second"
+    return [
+        Target.check("peak", both, peak, "MB", "<", TARGET_PEAK_MB, peaks),
+        Target.check("peak 3M / 300k", grows, ratio, "×", "<=", TARGET_RATIO, peaks),
+        Target.check("3M speed", speed, rate, "tasks/s", ">=", TARGET_TASKS_PER_S, cpu + ctx),
+    ]
 
 
 def _markdown(res: dict[str, Any]) -> str:
@@ -142,22 +132,11 @@ def _markdown(res: dict[str, Any]) -> str:
             f"{p['rows_read']:,} | {p['tasks']:,} | {p['wall_s']:.1f} | "
             f"{p['tasks_per_s']:,.0f} | {p['peak_rss_mb']:.0f} |"
         )
-    lines += ["", "## Targets", ""]
-    for name, c in res["checks"].items():
-        if name == "error":
-            lines.append(f"- error: {c}")
-            continue
-        value = c.get("value_mb", c.get("value"))
-        target = c.get("target_mb", c.get("target"))
-        verdict = "met" if c["met"] else "NOT met"
-        lines.append(f"- {name}: {value:,.2f} (target {target:,}): {verdict}")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.bench_convert", description=__doc__)
-    p.add_argument("--shared", default="../shared")
-    p.add_argument("--out", default="results/bench")
+    p = parser("benchmarks.bench_convert", __doc__)
     p.add_argument("--one", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.one:
@@ -165,20 +144,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     shared = Path(args.shared).resolve()
-    res: dict[str, Any] = {"points": {}}
+    run = start()
+    points: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="fairsim-bench-convert-") as tmp:
         for name, tasks in SIZES.items():
             log.info("resampling the %s raw trace (%d tasks)", name, tasks)
             src = build_raw(shared, Path(tmp) / name, tasks)
             log.info("converting the %s trace", name)
-            res["points"][name] = _run_child(src)
+            points[name] = _run_child(src)
             shutil.rmtree(src)
-    res["checks"] = checks(res["points"])
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_text(out / "convert.json", json_text(res) + "\n")
-    write_text(out / "convert.md", _markdown(res))
-    sys.stdout.write(_markdown(res))
+    record = run.record("convert", targets(points), points=points)
+    sys.stdout.write(write_result(args.out, record, _markdown(record)))
     return 0
 
 

@@ -17,14 +17,17 @@ number of HiGHS calls, on
 
 A solve stopped after ``--budget-s`` (SIGALRM) skips its mechanism on the larger instances
 (``pf``: SLSQP on dense matrices; ``psdsf``: sweeps of per-server water-filling). Writes
-``OUT/exact.json`` and prints a table; ``--quick`` runs small sizes only and no trace instant.
-``--legacy`` also times the former sequential LPs
-(:func:`~fairsim.schedulers.exact.lexmaxmin.sequential_lps_reference`).
+``OUT/exact.json`` (:meth:`benchmarks.targets.RunInfo.record`: the targets, the commit and the
+machine, then the points) and prints a table; ``--quick`` runs small sizes only and no trace
+instant. ``--legacy`` also times the sequential LPs of
+:func:`~fairsim.schedulers.exact.lexmaxmin.sequential_lps_reference` (one LP per share level).
+
+Target: ``drfh`` solve and check in about 10 ms per instant of the DRFH experiment (the budget
+of fairness collection, at most 10 % of a run at 117 instants); reported, not asserted.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import signal
 import sys
@@ -37,7 +40,8 @@ from typing import Any
 import numpy as np
 
 import fairsim.schedulers.exact.common as exact_common
-from fairsim.atomic import json_text, write_text
+from benchmarks.targets import Target, parser, start, write_result
+from fairsim.atomic import write_text
 from fairsim.schedulers.exact import EXACT, POOLED
 from fairsim.schedulers.exact.lexmaxmin import sequential_lps_reference, share_per_task
 from fairsim.schedulers.exact.pool import pooled
@@ -59,6 +63,8 @@ CLASSES = (1, 3, 7, 15, 30)
 #: Largest ``users x servers`` on which ``pf`` is timed: its SLSQP works on dense matrices in
 #: compiled code, which the time limit cannot stop (50 x 200: minutes and 3.5 GB).
 PF_MAX_CELLS = 1_000
+#: ``drfh``'s solve and check on an instant of the DRFH experiment, milliseconds.
+TARGET_DRFH_MS = 10.0
 
 
 def random_instance(n_users: int, n_servers: int, n_res: int, seed: int) -> Instance:
@@ -276,9 +282,9 @@ def time_one(
             break
     s, v = float(np.median(solve_s)), float(np.median(verify_s))
     return {
-        "solve_ms": round(1e3 * s, 3),
-        "verify_ms": round(1e3 * v, 3),
-        "total_ms": round(1e3 * (s + v), 3),
+        "solve_ms": 1e3 * s,
+        "verify_ms": 1e3 * v,
+        "total_ms": 1e3 * (s + v),
         "runs": len(solve_s),
         "lps": lps,
         "tasks": round(float(x.sum()), 6),
@@ -340,19 +346,18 @@ def _row(p: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Time the exact mechanisms; write ``OUT/exact.json``."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--shared", default="../shared", help="folder with traces/google-2011")
-    p.add_argument("--out", default="results/bench")
+    p = parser("benchmarks.bench_exact", __doc__.split("\n\n")[0])
     p.add_argument("--mechanisms", default=",".join(MECHANISMS))
     p.add_argument("--budget-s", type=float, default=5.0)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="small sizes, no trace instant")
-    p.add_argument("--legacy", action="store_true", help="also time the former sequential LPs")
+    p.add_argument("--legacy", action="store_true", help="also time the sequential LPs")
     p.add_argument(
         "--groups", default="google,users,classes,constrained", help="which instances to time"
     )
     a = p.parse_args(argv)
+    run = start()
     mechanisms = tuple(a.mechanisms.split(","))
     out = Path(a.out)
     groups = set(a.groups.split(","))
@@ -371,18 +376,31 @@ def main(argv: list[str] | None = None) -> None:
     points = bench(
         cases, mechanisms, budget_s=a.budget_s, repeat=1 if a.quick else a.repeat, legacy=a.legacy
     )
-    report = {
-        "benchmark": "exact",
-        "note": (
-            "median wall time per solve (solve, then the check after it) and HiGHS calls of one "
-            "solve; google: the DRFH experiment's Best-Fit DRFH run at instant_s (users with tasks "
-            "present, max_tasks = their count, servers aggregated into classes); users / classes: "
-            "drfh_like_instance (seed "
-            f"{a.seed}); one process, {a.repeat if not a.quick else 1} runs each"
-        ),
-        "points": points,
-    }
-    write_text(out / "exact.json", json_text(report) + "\n")
+    note = (
+        "median wall time per solve (solve, then the check after it) and HiGHS calls of one "
+        "solve; google: the DRFH experiment's Best-Fit DRFH run at instant_s (users with tasks "
+        "present, max_tasks = their count, servers aggregated into classes); users / classes: "
+        f"drfh_like_instance (seed {a.seed}); one process, {1 if a.quick else a.repeat} runs each"
+    )
+    record = run.record("exact", targets(points), note=note, points=points)
+    write_result(out, record)
+
+
+def targets(points: list[dict[str, Any]]) -> list[Target]:
+    """``drfh``'s solve and check at most :data:`TARGET_DRFH_MS` on each instant of the DRFH
+    experiment (the ``google`` group; none in ``--quick``)."""
+    out = []
+    for p in points:
+        if p["group"] != "google" or p["mechanism"] != "drfh" or p["algorithm"] != "new":
+            continue
+        what = f"drfh solve and check at t = {p['instant_s']:,.0f} s ({p['users']} users)"
+        total = p.get("total_ms")
+        ctx = (
+            f"median of {p['runs']} runs" if total is not None else p.get("skipped", p.get("error"))
+        )
+        key = f"drfh t={p['instant_s']:.0f}"
+        out.append(Target.check(key, what, total, "ms", "<=", TARGET_DRFH_MS, str(ctx)))
+    return out
 
 
 if __name__ == "__main__":

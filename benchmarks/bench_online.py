@@ -32,10 +32,10 @@ path from raw files: 25 million tasks over 29 days, converted, then FF- and BF-D
 12,583 machines.
 
 Every point runs in a fresh child process (``python -m benchmarks.bench_online --one KIND
-...``, from the repository's root) so that its peak RSS (``ru_maxrss``) is its own; the child
-prints one JSON object on stdout. Points run one after another, never in parallel. The timed
-quantity is the engine's wall time (``EngineResult.wall_s``); loading/generating the workload and
-drawing the pool are reported separately as ``setup_s``.
+...``, from the repository's root) so that its peak RSS is its own (:mod:`benchmarks.child`);
+the child prints one JSON object on stdout. Points run one after another, never in parallel.
+The timed quantity is the engine's wall time (``EngineResult.wall_s``); loading/generating the
+workload and drawing the pool are reported separately as ``setup_s``.
 
 With ``--vs REV`` (``make bench`` passes ``HEAD~1``) every point of ``real-2000``,
 ``online-2000`` and ``servers`` runs four times, A B A B: this tree, then REV checked out in a
@@ -44,7 +44,9 @@ both revisions see the same machine load. A point reports the median of its A ru
 of the medians.
 
 Outputs (written atomically into ``--out``): ``real-2000.json``, ``online-2000.json``,
-``servers.json``, ``tasks.json`` and ``summary.md``.
+``servers.json``, ``tasks.json``, ``tasks-dense.json`` (each
+:meth:`benchmarks.targets.RunInfo.record`: the targets, the commit and the machine, then the
+points) and ``summary.md``.
 """
 
 from __future__ import annotations
@@ -54,19 +56,19 @@ import json
 import logging
 import math
 import os
-import platform
 import resource
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fairsim.atomic import json_text, write_text
+from benchmarks.child import child_json
+from benchmarks.targets import RunInfo, Target, start, write_result
+from fairsim.atomic import write_text
 from fairsim.experiments import config_path
 from fairsim.schedulers.registry import registrations
 
@@ -233,14 +235,12 @@ def run_real_point(scheduler: str, servers: int, shared: Path) -> dict[str, Any]
 
 
 def run_synth_point(
-    scheduler: str,
-    n_tasks: int,
-    servers: int = SYNTH_SERVERS,
-    seed: int = SEED,
-    duration_s: float | None = None,
+    scheduler: str, n_tasks: int, servers: int = SYNTH_SERVERS, duration_s: float | None = None
 ) -> dict[str, Any]:
-    """One scheduler on ``synth_google_like(n_tasks, duration_s=duration_s)`` with ``servers``
-    Table I servers (``duration_s`` None: the window scales with ``n_tasks``)."""
+    """One scheduler on ``synth_google_like(n_tasks, seed=SEED, duration_s=duration_s)`` with
+    ``servers`` Table I servers drawn with :data:`SEED` (``duration_s`` None: the window scales
+    with ``n_tasks``)."""
+    seed = SEED
     from fairsim.simulator.workload import FrameTaskSource
     from fairsim.traces.pools import table_i_pool
     from fairsim.traces.synth import default_duration_s, synth_google_like
@@ -282,7 +282,7 @@ def _last_submit(f: Any) -> float:
 
 
 def run_parquet_point(
-    scheduler: str, path: Path, servers: int, seed: int = SEED, stream: bool = False
+    scheduler: str, path: Path, servers: int, stream: bool = False
 ) -> dict[str, Any]:
     """One scheduler on a canonical ``tasks.parquet``, streamed row group by row group (never
     the whole table in memory), with ``servers`` Table I servers.
@@ -298,7 +298,7 @@ def run_parquet_point(
     from fairsim.traces.pools import table_i_pool
 
     t0 = time.perf_counter()
-    pool = table_i_pool(servers, np.random.default_rng(seed))
+    pool = table_i_pool(servers, np.random.default_rng(SEED))
     cap = pool[["cpu", "mem"]].to_numpy(dtype=np.float64)
     end = _last_submit(pq.ParquetFile(path)) + 1.0
     src = ParquetTaskSource(path, start_s=0.0, end_s=end)
@@ -312,19 +312,28 @@ def run_parquet_point(
     return out
 
 
-def _child_main(args: argparse.Namespace) -> int:
-    if args.one == "real":
-        res = run_real_point(args.scheduler, args.servers, Path(args.shared))
-    elif args.one == "synth":
-        res = run_synth_point(args.scheduler, args.tasks, args.servers, duration_s=args.duration_s)
-    elif args.one == "parquet":
-        res = run_parquet_point(
-            args.scheduler, Path(args.path), args.servers, stream=args.stream_tasks
+def _run_spec(spec: dict[str, Any], shared: Path | None) -> dict[str, Any]:
+    """Run one point of ``spec`` (``kind`` real, synth or parquet) in this process."""
+    if spec["kind"] == "synth":
+        return run_synth_point(
+            spec["scheduler"], spec["tasks"], spec["servers"], duration_s=spec.get("duration_s")
         )
-    else:
-        raise SystemExit(f"--one: unknown point kind {args.one!r}")
-    res["peak_rss_mb"] = _peak_rss_mb()
-    res["rss_isolated"] = True
+    if spec["kind"] == "parquet":
+        return run_parquet_point(
+            spec["scheduler"], Path(spec["path"]), spec["servers"], bool(spec.get("stream_tasks"))
+        )
+    if spec["kind"] == "real" and shared is not None:
+        return run_real_point(spec["scheduler"], spec["servers"], shared)
+    raise ValueError(f"point kind: {spec['kind']!r} (real needs --shared)")
+
+
+def _child_main(args: argparse.Namespace) -> int:
+    """One point in this process, JSON on stdout (its peak RSS is measured by the parent,
+    :func:`benchmarks.child.child_json`)."""
+    spec = {"kind": args.one, "scheduler": args.scheduler, "servers": args.servers}
+    spec.update(tasks=args.tasks, duration_s=args.duration_s, path=args.path)
+    spec["stream_tasks"] = args.stream_tasks
+    res = _run_spec(spec, Path(args.shared) if args.shared else None)
     res["loadavg_1m_at_end"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     sys.stdout.write(json.dumps(res) + "\n")
     sys.stdout.flush()
@@ -372,48 +381,24 @@ def run_point(
     if tree is not None:
         isolate = True
     if not isolate:
-        if spec["kind"] == "synth":
-            res = run_synth_point(
-                spec["scheduler"], spec["tasks"], spec["servers"], duration_s=spec.get("duration_s")
-            )
-        elif spec["kind"] == "parquet":
-            res = run_parquet_point(
-                spec["scheduler"],
-                Path(spec["path"]),
-                spec["servers"],
-                stream=bool(spec.get("stream_tasks")),
-            )
-        else:
-            assert shared is not None
-            res = run_real_point(spec["scheduler"], spec["servers"], shared)
+        res = _run_spec(spec, shared)
         res["peak_rss_mb"] = _peak_rss_mb()
         res["rss_isolated"] = False
         return res
-    t0 = time.perf_counter()
-    try:
-        env = None
-        if tree is not None:
-            env = dict(os.environ)
-            env["PYTHONPATH"] = os.pathsep.join(
-                x for x in (str(tree), env.get("PYTHONPATH", "")) if x
-            )
-        proc = subprocess.run(
-            _point_argv(spec, shared, tree),
-            capture_output=True,
-            text=True,
-            timeout=CHILD_TIMEOUT_S,
-            env=env,
-            cwd=tree if tree is not None else REPO,
-        )
-    except subprocess.TimeoutExpired:
-        return {**spec, "error": f"timed out after {CHILD_TIMEOUT_S:.0f} s"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith("{")]
-    if proc.returncode != 0 or not lines:
-        tail = (proc.stderr or "").strip().splitlines()[-5:]
-        return {**spec, "error": f"exit {proc.returncode}: " + " | ".join(tail)}
-    child: dict[str, Any] = json.loads(lines[-1])
-    child["child_wall_s"] = time.perf_counter() - t0
-    return child
+    env = None
+    if tree is not None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(x for x in (str(tree), env.get("PYTHONPATH", "")) if x)
+    res = child_json(
+        _point_argv(spec, shared, tree),
+        cwd=tree if tree is not None else REPO,
+        env=env,
+        timeout_s=CHILD_TIMEOUT_S,
+    )
+    if "error" in res:
+        return {**spec, **res}
+    res["rss_isolated"] = True
+    return res
 
 
 def _paired(spec: dict[str, Any], shared: Path | None, ref: tuple[str, Path]) -> dict[str, Any]:
@@ -452,7 +437,7 @@ def reference_tree(rev: str, where: Path) -> tuple[str, Path]:
     Returns ``(short commit, path)``. Raises ``RuntimeError`` with git's message when this
     module does not run from a git checkout or ``rev`` does not exist.
     """
-    root = Path(__file__).resolve().parents[2]
+    root = REPO
     proc = subprocess.run(
         ["git", "-C", str(root), "rev-parse", "--short", f"{rev}^{{commit}}"],
         capture_output=True,
@@ -474,9 +459,8 @@ def reference_tree(rev: str, where: Path) -> tuple[str, Path]:
 
 
 def _drop_tree(where: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
     subprocess.run(
-        ["git", "-C", str(root), "worktree", "remove", "--force", str(where)],
+        ["git", "-C", str(REPO), "worktree", "remove", "--force", str(where)],
         capture_output=True,
         check=False,
     )
@@ -533,34 +517,54 @@ def _ok(res: dict[str, Any]) -> bool:
 # --------------------------------------------------------------------------- benchmarks
 
 
+def _context(p: dict[str, Any]) -> str:
+    """How a point was measured, for its targets' ``context``."""
+    pair = p.get("paired")
+    if pair is not None:
+        runs = len(pair["tasks_per_s"])
+        ratio = "—" if pair.get("ratio") is None else f"{pair['ratio']:.2f}×"
+        how = f"median of {runs} runs, A B A B with {pair['ref']} ({ratio} its speed)"
+    else:
+        how = "one run" + (", in a child process" if p.get("rss_isolated") else ", in-process")
+    load = p.get("loadavg_1m_at_end")
+    return how + (f"; load {load:.1f} at the end" if load is not None else "")
+
+
+def _point_targets(p: dict[str, Any], speed: float, reference: float | None = None) -> list[Target]:
+    """A point's targets: tasks/s >= ``speed``, >= ``reference / REFERENCE_FACTOR`` (when given,
+    the minimal replay's rate) and peak RSS < :data:`TARGET_PEAK_RSS_MB`."""
+    s, ctx = p["scheduler"], _context(p)
+    tps = p.get("tasks_per_s") if _ok(p) else None
+    rate = f"{s}, tasks per second of engine wall time"
+    out = [Target.check(f"{s} speed", rate, tps, "tasks/s", ">=", speed, ctx)]
+    if reference is not None:
+        within = (
+            f"{s} within {REFERENCE_FACTOR:g}× of the minimal replay's {reference:,.0f} tasks/s"
+        )
+        floor = reference / REFERENCE_FACTOR
+        ref_ctx = ctx if tps is None else f"{tps / reference:.2f}× the replay's rate; {ctx}"
+        out.append(Target.check(f"{s} vs reference", within, tps, "tasks/s", ">=", floor, ref_ctx))
+    rss = p.get("peak_rss_mb") if _ok(p) else None
+    mem = f"{s}, peak RSS of the point's process"
+    out.append(Target.check(f"{s} memory", mem, rss, "MB", "<", TARGET_PEAK_RSS_MB, ctx))
+    return out
+
+
 def bench_real_2000(shared: Path, *, isolate: bool = True, progress: bool = True) -> dict[str, Any]:
-    """FF/BF-DRFH on the real sample with 2,000 servers, against the targets and the reference."""
+    """FF/BF-DRFH on the real sample with 2,000 servers, against the targets and the reference.
+
+    Returns ``points`` and ``targets`` (speed, within 2x of the reference replay, memory, per
+    scheduler)."""
     specs = [{"kind": "real", "scheduler": s, "servers": 2_000} for s in SCHEDULERS]
     points = _run_points(specs, shared, isolate, "real-2000", progress)
-    for p in points:
-        s = p["scheduler"]
-        target, ref = TARGET_TASKS_PER_S[s], REFERENCE_TASKS_PER_S[s]
-        tps = p.get("tasks_per_s") if _ok(p) else None
-        p["checks"] = {
-            "tasks_per_s_target": {
-                "target": f">= {target:,.0f} tasks/s",
-                "value": tps,
-                "pass": tps is not None and tps >= target,
-            },
-            "vs_reference": {
-                "target": f">= {ref / REFERENCE_FACTOR:,.0f} tasks/s "
-                f"(reference {ref:,.0f}/{REFERENCE_FACTOR:g})",
-                "value": tps,
-                "ratio_to_reference": tps / ref if tps else None,
-                "pass": tps is not None and tps >= ref / REFERENCE_FACTOR,
-            },
-            "peak_rss": {
-                "target": f"< {TARGET_PEAK_RSS_MB:,.0f} MB",
-                "value": p.get("peak_rss_mb"),
-                "pass": _ok(p) and p["peak_rss_mb"] < TARGET_PEAK_RSS_MB,
-            },
-        }
-    return {"benchmark": "real-2000", "points": points}
+    targets = [
+        t
+        for p in points
+        for t in _point_targets(
+            p, TARGET_TASKS_PER_S[p["scheduler"]], REFERENCE_TASKS_PER_S[p["scheduler"]]
+        )
+    ]
+    return {"points": points, "targets": targets}
 
 
 def bench_online_2000(
@@ -570,7 +574,8 @@ def bench_online_2000(
     progress: bool = True,
     schedulers: Sequence[str] = ONLINE_SCHEDULERS,
 ) -> dict[str, Any]:
-    """The other built-in schedulers on the real sample with 2,000 servers (>= 10,000 tasks/s).
+    """The other built-in schedulers on the real sample with 2,000 servers (each >= 25,000
+    tasks/s, peak RSS < 2,048 MB).
 
     FF-DRFH runs first in the same benchmark as a yardstick of the machine's current speed (no
     target: ``real-2000`` checks it); each baseline records its speed relative to it.
@@ -579,22 +584,12 @@ def bench_online_2000(
     specs = [{"kind": "real", "scheduler": s, "servers": 2_000} for s in names]
     points = _run_points(specs, shared, isolate, "online-2000", progress)
     ref = points[0].get("tasks_per_s") if _ok(points[0]) else None
+    targets: list[Target] = []
     for p in points[1:]:
         tps = p.get("tasks_per_s") if _ok(p) else None
         p["vs_ff_drfh"] = tps / ref if tps and ref else None
-        p["checks"] = {
-            "tasks_per_s_target": {
-                "target": f">= {TARGET_ONLINE_TASKS_PER_S:,.0f} tasks/s",
-                "value": tps,
-                "pass": tps is not None and tps >= TARGET_ONLINE_TASKS_PER_S,
-            },
-            "peak_rss": {
-                "target": f"< {TARGET_PEAK_RSS_MB:,.0f} MB",
-                "value": p.get("peak_rss_mb"),
-                "pass": _ok(p) and p["peak_rss_mb"] < TARGET_PEAK_RSS_MB,
-            },
-        }
-    return {"benchmark": "online-2000", "points": points}
+        targets += _point_targets(p, TARGET_ONLINE_TASKS_PER_S)
+    return {"points": points, "targets": targets}
 
 
 def _slope(xs: Sequence[float], ys: Sequence[float]) -> float | None:
@@ -619,6 +614,7 @@ def bench_servers(
     ]
     points = _run_points(specs, shared, isolate, "servers", progress)
     curves: dict[str, Any] = {}
+    targets: list[Target] = []
     for s in ("bf-drfh", "ff-drfh"):
         pts = [p for p in points if p["scheduler"] == s]
         good = all(_ok(p) for p in pts)
@@ -657,20 +653,24 @@ def bench_servers(
             "cost_ratio_last_first": costs[-1] / costs[0] if good and costs[0] else None,
             "servers_ratio_last_first": ns[-1] / ns[0],
             "loglog_slope": k,
-            "check": {
-                "target": "sub-linear: log-log slope of cost per task vs servers < 1",
-                "value": k,
-                "pass": k is not None and k < 1.0,
-            },
         }
+        ns_text = "/".join(f"{n:,}" for n in ns)
+        what = f"{s}, log-log slope of the cost per task against the servers ({ns_text})"
+        ctx = " → ".join(_f(x, ".1f") for x in costs) + " µs per task; one run per point"
+        targets.append(Target.check(f"{s} slope", what, k, "", "<", 1.0, ctx))
         if s == "bf-drfh" and big is not None and base is not None:
-            curves[s]["check_12583"] = {
-                "target": f"cost per task at 12,583 servers <= {TARGET_BF_SERVER_RATIO:g}× "
-                "at 2,000",
-                "value": bf_ratio,
-                "pass": bf_ratio is not None and bf_ratio <= TARGET_BF_SERVER_RATIO,
-            }
-    return {"benchmark": "servers", "points": points, "curves": curves}
+            what = f"{s}, cost per task at 12,583 servers over its cost at 2,000"
+            ctx = (
+                " → ".join(_f(x, ".1f") for x in per_started)
+                + " µs per started task; "
+                + " → ".join(_f(x, ".1f") for x in per_event)
+                + " µs per arrival, start or completion"
+            )
+            limit = TARGET_BF_SERVER_RATIO
+            targets.append(
+                Target.check(f"{s} 12,583 / 2,000", what, bf_ratio, "×", "<=", limit, ctx)
+            )
+    return {"points": points, "curves": curves, "targets": targets}
 
 
 def _n(n: int) -> str:
@@ -703,21 +703,18 @@ def bench_tasks(
     ]
     points = _run_points(specs, None, isolate, name, progress)
     curves: dict[str, Any] = {}
+    targets: list[Target] = []
     for s in schedulers:
         pts = [p for p in points if p["scheduler"] == s]
         good = all(_ok(p) for p in pts)
         costs = [p.get("us_per_task") if _ok(p) else None for p in pts]
         ratio = costs[-1] / costs[0] if good and costs[0] else None
-        curves[s] = {
-            "tasks": list(sizes),
-            "us_per_task": costs,
-            "ratio_largest_smallest": ratio,
-            "check": {
-                "target": f"cost({_n(sizes[-1])})/cost({_n(sizes[0])}) <= {target:g}",
-                "value": ratio,
-                "pass": ratio is not None and ratio <= target,
-            },
-        }
+        curves[s] = {"tasks": list(sizes), "us_per_task": costs, "ratio_largest_smallest": ratio}
+        pairs = zip(sizes, costs, strict=True)
+        ctx = "µs per task " + " → ".join(f"{_n(n)}: {_f(c, '.1f')}" for n, c in pairs)
+        key = f"{s} cost({_n(sizes[-1])}) / cost({_n(sizes[0])})"
+        what = f"{s}, cost per task at {_n(sizes[-1])} tasks over its cost at {_n(sizes[0])}"
+        targets.append(Target.check(key, what, ratio, "×", "<=", target, ctx + "; one run each"))
     note = (
         f"the stress case: every size in the fixed {DENSE_DURATION_S:,.0f} s window, so larger "
         "sizes are denser loads (more queueing, higher utilisation), not longer traces"
@@ -726,39 +723,10 @@ def bench_tasks(
         "number of tasks (8.675 tasks/s)"
     )
     return {
-        "benchmark": name,
         "points": points,
         "curves": curves,
+        "targets": targets,
         "note": f"{note}; {servers:,} Table I servers.",
-    }
-
-
-def _git_commit() -> str | None:
-    try:
-        return (
-            subprocess.run(
-                ["git", "rev-parse", "--short", "HEAD"],
-                capture_output=True,
-                text=True,
-                cwd=Path(__file__).resolve().parent,
-                timeout=10,
-            ).stdout.strip()
-            or None
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def machine_info() -> dict[str, Any]:
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {
-        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
-        "host": platform.node(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "loadavg_at_start": list(load) if load else None,
-        "git_commit": _git_commit(),
     }
 
 
@@ -768,26 +736,25 @@ def _f(x: Any, fmt: str = ",.0f") -> str:
     return format(x, fmt)
 
 
-def _pf(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
-
-
-def summary_markdown(results: dict[str, dict[str, Any]], info: dict[str, Any]) -> str:
+def summary_markdown(records: dict[str, dict[str, Any]], run: RunInfo) -> str:
+    """``summary.md``: every point, then every target (``records``: benchmark -> its
+    :meth:`~benchmarks.targets.RunInfo.record`)."""
+    m = run.machine
+    load = (m.get("loadavg_at_start") or [None])[0]
     lines = [
         "# fairsim benchmarks",
         "",
-        f"{info['timestamp']} · {info['platform']} · Python {info['python']} · "
-        f"{info['cpus']} CPUs · load at start {_f((info['loadavg_at_start'] or [None])[0], '.2f')}"
-        f" · commit {info['git_commit'] or '?'}",
+        f"{run.started} · {m['platform']} · {m['cpu_model']} · {m['cores']} cores · Python "
+        f"{m['python']} · load at start {_f(load, '.2f')} · commit {run.commit or 'unknown'}",
         "",
-        "Time = engine wall time (`EngineResult.wall_s`); peak RSS = `ru_maxrss` of the point's "
-        "own child process.",
+        "Time = engine wall time (`EngineResult.wall_s`); peak RSS = that of the point's own "
+        "child process (`benchmarks/child.py`).",
         "",
         "| benchmark | scheduler | servers | tasks | wall s | tasks/s | µs/task | peak RSS MB "
         "| util cpu | util mem | paired: × ref (ref tasks/s) |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, res in results.items():
+    for name, res in records.items():
         for p in res["points"]:
             if "error" in p:
                 lines.append(
@@ -808,80 +775,24 @@ def summary_markdown(results: dict[str, dict[str, Any]], info: dict[str, Any]) -
                 f"| {_f(p['peak_rss_mb'])} | {_f(p['util_cpu'], '.3f')} "
                 f"| {_f(p['util_mem'], '.3f')} | {vs} |"
             )
-    lines += ["", "| check | target | measured | result |", "|---|---|---|---|"]
-    if "real-2000" in results:
-        for p in results["real-2000"]["points"]:
-            c = p["checks"]
-            s = p["scheduler"]
-            t = c["tasks_per_s_target"]
-            lines.append(
-                f"| real-2000 {s} speed | {t['target']} | {_f(t['value'])} tasks/s "
-                f"| {_pf(t['pass'])} |"
-            )
-            v = c["vs_reference"]
-            lines.append(
-                f"| real-2000 {s} vs reference | {v['target']} | {_f(v['value'])} tasks/s "
-                f"({_f(v['ratio_to_reference'], '.2f')}× ref) | {_pf(v['pass'])} |"
-            )
-            m = c["peak_rss"]
-            lines.append(
-                f"| real-2000 {s} memory | {m['target']} | {_f(m['value'])} MB | {_pf(m['pass'])} |"
-            )
-    if "online-2000" in results:
-        for p in results["online-2000"]["points"]:
-            for key, label in (("tasks_per_s_target", "speed"), ("peak_rss", "memory")):
-                c = p.get("checks", {}).get(key)
-                if c is None:
-                    continue
-                unit = "tasks/s" if key == "tasks_per_s_target" else "MB"
-                if key == "tasks_per_s_target" and p.get("vs_ff_drfh"):
-                    unit += f" ({p['vs_ff_drfh']:.2f}× ff-drfh in the same run)"
-                lines.append(
-                    f"| online-2000 {p['scheduler']} {label} | {c['target']} "
-                    f"| {_f(c['value'])} {unit} | {_pf(c['pass'])} |"
-                )
-    if "servers" in results:
-        for s, c in results["servers"]["curves"].items():
-            costs = " → ".join(_f(x, ".1f") for x in c["us_per_task"])
-            ns = "/".join(f"{n:,}" for n in c["servers"])
-            lines.append(
-                f"| servers {s} ({ns}) | {c['check']['target']} | {costs} µs/task; slope "
-                f"{_f(c['loglog_slope'], '.2f')} | {_pf(c['check']['pass'])} |"
-            )
-            c12 = c.get("check_12583")
-            if c12 is not None:
-                started = " → ".join(_f(x, ".1f") for x in c["us_per_started_task"])
-                events = " → ".join(_f(x, ".1f") for x in c.get("us_per_event", []))
-                lines.append(
-                    f"| servers {s} 12,583 vs 2,000 | {c12['target']} | "
-                    f"{_f(c12['value'], '.2f')}× per task ({started} µs per started task; "
-                    f"{events} µs per arrival, start or completion) | {_pf(c12['pass'])} |"
-                )
+    lines += ["", "| benchmark | target | measured | met | context |", "|---|---|---|---|---|"]
     notes = []
-    for bench in ("tasks", "tasks-dense"):
-        if bench not in results:
-            continue
-        for s, c in results[bench]["curves"].items():
-            costs = " → ".join(_f(x, ".1f") for x in c["us_per_task"])
+    for name, res in records.items():
+        for t in (Target.from_json(x) for x in res["targets"]):
             lines.append(
-                f"| {bench} {s} | {c['check']['target']} | {costs} µs/task; ratio "
-                f"{_f(c['ratio_largest_smallest'], '.2f')} | {_pf(c['check']['pass'])} |"
+                f"| {name} | {t.measured} {t.limit_text()} | {t.value_text()} "
+                f"| {'yes' if t.met else 'NO'} | {t.context} |"
             )
-        notes.append(f"Note ({bench}): {results[bench]['note']}")
+        if res.get("note"):
+            notes.append(f"Note ({name}): {res['note']}")
     if notes:
         lines += ["", *notes]
     return "\n".join(lines) + "\n"
 
 
-def all_checks(results: dict[str, dict[str, Any]]) -> list[bool]:
-    out: list[bool] = []
-    for res in results.values():
-        for p in res["points"]:
-            out += [c["pass"] for c in p.get("checks", {}).values()]
-        out += [c["check"]["pass"] for c in res.get("curves", {}).values()]
-        curves = res.get("curves", {}).values()
-        out += [c["check_12583"]["pass"] for c in curves if "check_12583" in c]
-    return out
+def all_checks(records: dict[str, dict[str, Any]]) -> list[bool]:
+    """``met`` of every target of ``records`` (benchmark -> results record), in order."""
+    return [bool(t["met"]) for res in records.values() for t in res["targets"]]
 
 
 # --------------------------------------------------------------------------- CLI
@@ -944,7 +855,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     needs_trace = any(b in only for b in ("real-2000", "online-2000", "servers"))
     if needs_trace and not (shared / "traces" / "google-2011" / "task_events").is_dir():
         _parser().error(f"--shared: no traces/google-2011/task_events under {shared}")
-    info = machine_info()
+    first = start()
     progress = not args.no_progress
     tree: Path | None = None
     if args.vs and any(b in only for b in PAIRED):
@@ -955,7 +866,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             _REF["ref"] = reference_tree(args.vs, tree)
         except RuntimeError as e:
             _parser().error(str(e))
-        info["paired_with"] = _REF["ref"][0]
         log.info("paired runs against %s (checked out in %s)", _REF["ref"][0], tree)
     runners: dict[str, Callable[[], dict[str, Any]]] = {
         "real-2000": lambda: bench_real_2000(shared, progress=progress),
@@ -970,25 +880,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             TASK_SIZES_QUICK if args.quick else DENSE_SIZES, dense=True, progress=progress
         ),
     }
-    results: dict[str, dict[str, Any]] = {}
+    records: dict[str, dict[str, Any]] = {}
     try:
         for name in BENCHMARKS:
             if name not in only:
                 continue
             log.info("benchmark %s ...", name)
+            run = first if not records else start()
             t0 = time.perf_counter()
             res = runners[name]()
-            res.update(machine=info, quick=bool(args.quick), total_s=time.perf_counter() - t0)
-            results[name] = res
-            write_text(out / f"{name}.json", json_text(res, sort_keys=False) + "\n")
+            targets = res.pop("targets")
+            paired = {"paired_with": _REF["ref"][0]} if name in PAIRED and _REF else {}
+            res.update(quick=bool(args.quick), total_s=time.perf_counter() - t0, **paired)
+            records[name] = run.record(name, targets, **res)
+            write_result(out, records[name])
     finally:
         if tree is not None:
             _drop_tree(tree)
             _REF.clear()
-    md = summary_markdown(results, info)
+    md = summary_markdown(records, first)
     write_text(out / "summary.md", md)
     sys.stdout.write(md)
-    checks = all_checks(results)
+    checks = all_checks(records)
     log.info("%d/%d checks passed; results in %s", sum(checks), len(checks), out)
     return 1 if args.strict and not all(checks) else 0
 

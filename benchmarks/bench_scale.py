@@ -19,23 +19,24 @@ least 83,000 tasks/s; conversion + First-Fit run under 15 minutes, each process 
 Best-Fit's cost per event at 12,583 servers against 2,000 is measured by ``make bench``
 (``benchmarks.bench_online``, the servers curve), not here.
 
-Writes ``OUT/scale.json`` (the steps, their numbers and a check per target) and
-``OUT/scale.md``.
+Writes ``OUT/scale.json`` (:meth:`benchmarks.targets.RunInfo.record`: the targets, the commit and
+the machine, then the steps and their numbers) and ``OUT/scale.md``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import resource
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from benchmarks.child import run_child
+from benchmarks.targets import Target, parser, start, write_result
+from fairsim.atomic import write_text
 
 log = logging.getLogger("bench_scale")
 
@@ -52,13 +53,16 @@ TARGET_PROCESS_RSS_MB = 2048.0
 CHILD_TIMEOUT_S = 7_200.0
 
 
-def write_text(path: Path, text: str) -> None:
-    """:func:`fairsim.atomic.write_text`, imported here: the ``--child`` wrapper imports nothing
-    from fairsim, so that its own memory stays small (a child's ``ru_maxrss`` starts from the
-    forking process's resident set)."""
-    from fairsim.atomic import write_text as atomic
+@dataclass(frozen=True)
+class ScaleCase:
+    """The raw trace's size, ``tasks`` tasks over ``days`` days in ``parts`` task_events parts
+    (default: the whole Google 2011 trace's, 25 million tasks over 29 days in 500 parts), and
+    the schedulers run on it, each in a process of its own."""
 
-    atomic(path, text)
+    tasks: int = SCALE_TASKS
+    days: float = SCALE_DAYS
+    parts: int = SCALE_PARTS
+    schedulers: tuple[str, ...] = SCHEDULERS
 
 
 def _cli(args: Sequence[str]) -> list[str]:
@@ -66,49 +70,23 @@ def _cli(args: Sequence[str]) -> list[str]:
 
 
 def measured(cmd: Sequence[str], *, timeout_s: float = CHILD_TIMEOUT_S) -> dict[str, Any]:
-    """Run ``cmd`` in a child process (through this module's ``--child`` wrapper, which
-    measures its own peak RSS and CPU time) and return ``wall_s``, ``cpu_s``, ``peak_rss_mb``
-    and ``returncode``.
+    """Run ``cmd`` in a child process (:func:`benchmarks.child.run_child`, its output let
+    through) and return its ``wall_s``, ``cpu_s``, ``peak_rss_mb`` and ``returncode``.
 
     Raises
     ------
-    subprocess.CalledProcessError
-        When the command fails (its stderr is passed through).
+    RuntimeError
+        When the command fails or runs past ``timeout_s`` (its stderr is passed through).
     """
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="fairsim-scale-") as tmp:
-        report = Path(tmp) / "usage.json"
-        wrapped = [sys.executable, "-m", "benchmarks.bench_scale", "--child", str(report), "--"]
-        t0 = time.perf_counter()
-        subprocess.run([*wrapped, *cmd], check=True, timeout=timeout_s)
-        wall = time.perf_counter() - t0
-        usage = json.loads(report.read_text())
-    return {"wall_s": round(wall, 2), **usage}
+    run = run_child(cmd, timeout_s=timeout_s, capture=False)
+    if run.error is not None:
+        raise RuntimeError(f"{' '.join(cmd[1:])}: {run.error}")
+    return {k: getattr(run, k) for k in ("wall_s", "cpu_s", "peak_rss_mb", "returncode")}
 
 
-def _child(report: Path, cmd: list[str]) -> int:
-    """Run ``cmd`` as a grandchild and write its CPU time and peak RSS into ``report``
-    (``RUSAGE_CHILDREN``: the largest RSS of the waited-for child, i.e. of that command)."""
-    rc = subprocess.run(cmd, check=False).returncode
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    peak = ru.ru_maxrss / 1024.0 if sys.platform != "darwin" else ru.ru_maxrss / 2**20
-    report.write_text(
-        json.dumps(
-            {
-                "cpu_s": round(ru.ru_utime + ru.ru_stime, 2),
-                "peak_rss_mb": round(peak, 1),
-                "returncode": rc,
-            }
-        )
-    )
-    return rc
-
-
-def _generate(
-    shared: Path, raw: Path, tasks: int, days: float, parts: int, progress: bool
-) -> dict[str, Any]:
+def _generate(shared: Path, raw: Path, case: ScaleCase, progress: bool) -> dict[str, Any]:
     stamp = raw / "params.json"
+    tasks, days, parts = case.tasks, case.days, case.parts
     params = {"tasks": tasks, "days": days, "parts": parts, "seed": SEED}
     if stamp.is_file() and json.loads(stamp.read_text()) == params:
         log.info("raw trace %s kept (same parameters)", raw)
@@ -138,16 +116,9 @@ def _scenario(canonical: Path, raw: Path, scheduler: str) -> str:
 
 
 def bench_scale(
-    out: Path,
-    shared: Path,
-    *,
-    tasks: int = SCALE_TASKS,
-    days: float = SCALE_DAYS,
-    parts: int = SCALE_PARTS,
-    schedulers: Sequence[str] = SCHEDULERS,
-    progress: bool = True,
+    out: Path, shared: Path, case: ScaleCase | None = None, progress: bool = True
 ) -> dict[str, Any]:
-    """Generate (or keep), convert and run; return the ``scale.json`` content.
+    """Generate (or keep), convert and run; return the steps' figures and the targets.
 
     Parameters
     ----------
@@ -156,10 +127,9 @@ def bench_scale(
         converted tables) and a temporary results folder per run.
     shared : Path
         The shared folder with ``traces/google-2011`` (the sample that is resampled).
-    tasks, days, parts : int, float, int
-        Size of the raw trace and its number of task_events parts.
-    schedulers : sequence of str
-        The schedulers run on the converted trace, each in its own process.
+    case : ScaleCase, optional
+        The raw trace's size and the schedulers run on it (default: the whole trace's, FF- and
+        BF-DRFH).
     progress : bool
         Progress bars in the children.
 
@@ -167,21 +137,22 @@ def bench_scale(
     -------
     dict
         ``generate``, ``convert``, ``runs`` (scheduler → usage and the run's headline numbers),
-        ``checks`` (target → ``{target, value, pass}``) and ``note``.
+        ``targets`` (list of :class:`~benchmarks.targets.Target`) and ``note``.
     """
+    case = case or ScaleCase()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     raw, canonical = out / "scale-raw", out / "scale-canonical"
-    gen = _generate(shared, raw, tasks, days, parts, progress)
+    gen = _generate(shared, raw, case, progress)
     log.info("converting %s", raw)
     cmd = ["trace", "convert", "google-2011", str(raw), "--out", str(canonical), "--overwrite"]
     conv = measured(_cli([*cmd, *([] if progress else ["--no-progress"])]))
     report = json.loads((canonical / "conversion.json").read_text())
     conv["tasks"] = int(report["tasks"])
     conv["rows_read"] = int(report["rows_read"]["task_events"])
-    conv["tasks_per_s"] = round(conv["tasks"] / conv["wall_s"], 1)
+    conv["tasks_per_s"] = conv["tasks"] / conv["wall_s"]
     runs: dict[str, Any] = {}
-    for s in schedulers:
+    for s in case.schedulers:
         cfg = out / f"scale-{s}.yaml"
         write_text(cfg, _scenario(canonical, raw, s))
         dest = out / f"scale-run-{s}"
@@ -198,44 +169,41 @@ def bench_scale(
             "tasks_completed": summary.get("tasks_completed"),
             "events": summary.get("events"),
             "servers": summary.get("servers"),
-            "tasks_file_mb": round((dest / s / "tasks.parquet").stat().st_size / 2**20, 1),
+            "tasks_file_mb": (dest / s / "tasks.parquet").stat().st_size / 2**20,
         }
         shutil.rmtree(dest)
-    checks: dict[str, Any] = {
-        "convert_memory": {
-            "target": f"convert peak_rss_mb < {TARGET_CONVERT_RSS_MB:.0f}",
-            "value": conv["peak_rss_mb"],
-            "pass": conv["peak_rss_mb"] < TARGET_CONVERT_RSS_MB,
-        },
-        "convert_rate": {
-            "target": f"convert tasks_per_s >= {TARGET_CONVERT_TASKS_PER_S:.0f}",
-            "value": conv["tasks_per_s"],
-            "pass": conv["tasks_per_s"] >= TARGET_CONVERT_TASKS_PER_S,
-        },
-    }
-    if "ff-drfh" in runs:
-        path = conv["wall_s"] + runs["ff-drfh"]["wall_s"]
-        checks["path_wall"] = {
-            "target": f"convert + ff-drfh wall_s < {TARGET_PATH_WALL_S:.0f}",
-            "value": round(path, 1),
-            "pass": path < TARGET_PATH_WALL_S,
-        }
-    for s, r in runs.items():
-        checks[f"{s}_memory"] = {
-            "target": f"run {s} peak_rss_mb < {TARGET_PROCESS_RSS_MB:.0f}",
-            "value": r["peak_rss_mb"],
-            "pass": r["peak_rss_mb"] < TARGET_PROCESS_RSS_MB,
-        }
     return {
-        "benchmark": "scale",
         "generate": gen,
         "convert": conv,
         "runs": runs,
-        "checks": checks,
-        "note": f"{tasks:,} raw tasks over {days:g} days resampled from the Google sample "
-        "(fairsim trace synth --raw), converted by fairsim trace convert, then fairsim run on "
-        "the trace's machines; each step in its own process; wall_s includes start-up.",
+        "targets": targets(conv, runs),
+        "note": f"{case.tasks:,} raw tasks over {case.days:g} days resampled from the Google "
+        "sample (fairsim trace synth --raw), converted by fairsim trace convert, then fairsim run "
+        "on the trace's machines; each step in its own process; wall_s includes start-up.",
     }
+
+
+def targets(conv: dict[str, Any], runs: dict[str, Any]) -> list[Target]:
+    """Conversion below 1,024 MB and >= 83,000 tasks/s, conversion + FF-DRFH run under 900 s,
+    every run below 2,048 MB."""
+    ctx = "one run, each step a process of its own"
+    peak, rate = conv["peak_rss_mb"], conv["tasks_per_s"]
+    mem, speed = "conversion, peak RSS", "conversion, tasks per second"
+    out = [
+        Target.check("convert memory", mem, peak, "MB", "<", TARGET_CONVERT_RSS_MB, ctx),
+        Target.check(
+            "convert speed", speed, rate, "tasks/s", ">=", TARGET_CONVERT_TASKS_PER_S, ctx
+        ),
+    ]
+    if "ff-drfh" in runs:
+        path = conv["wall_s"] + runs["ff-drfh"]["wall_s"]
+        what = "conversion + FF-DRFH run, wall time"
+        out.append(Target.check("path wall", what, path, "s", "<", TARGET_PATH_WALL_S, ctx))
+    for s, r in runs.items():
+        what = f"run {s}, peak RSS"
+        peak = r["peak_rss_mb"]
+        out.append(Target.check(f"{s} memory", what, peak, "MB", "<", TARGET_PROCESS_RSS_MB, ctx))
+    return out
 
 
 def scale_markdown(res: dict[str, Any]) -> str:
@@ -257,40 +225,27 @@ def scale_markdown(res: dict[str, Any]) -> str:
             f"| run {s} | {r['wall_s']:,.1f} | {r['cpu_s']:,.1f} | {r['peak_rss_mb']:,.0f} "
             f"| {rate:,.0f} |"
         )
-    lines += ["", "| target | value | |", "|---|---|---|"]
-    for c in res["checks"].values():
-        lines.append(f"| {c['target']} | {c['value']:,} | {'PASS' if c['pass'] else 'FAIL'} |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.bench_scale --shared ../shared --out results/bench``."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--child"]:
-        return _child(Path(argv[1]), argv[3:])
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--shared", type=Path, default=Path("../shared"))
-    ap.add_argument("--out", type=Path, default=Path("results/bench"))
+    ap = parser("benchmarks.bench_scale", __doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--tasks", type=int, default=SCALE_TASKS)
     ap.add_argument("--days", type=float, default=SCALE_DAYS)
     ap.add_argument("--parts", type=int, default=SCALE_PARTS)
+    ap.add_argument("--schedulers", default=",".join(SCHEDULERS), help="comma-separated")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    res = bench_scale(
-        args.out,
-        args.shared,
-        tasks=args.tasks,
-        days=args.days,
-        parts=args.parts,
-        progress=not args.no_progress,
-    )
-    from fairsim.atomic import json_text
-
-    write_text(args.out / "scale.json", json_text(res, sort_keys=False) + "\n")
-    write_text(args.out / "scale.md", scale_markdown(res))
-    passed = sum(c["pass"] for c in res["checks"].values())
-    log.info("%d/%d checks passed; %s", passed, len(res["checks"]), args.out / "scale.json")
+    run = start()
+    schedulers = tuple(x.strip() for x in args.schedulers.split(",") if x.strip())
+    case = ScaleCase(args.tasks, args.days, args.parts, schedulers)
+    res = bench_scale(args.out, args.shared, case, progress=not args.no_progress)
+    record = run.record("scale", res.pop("targets"), **res)
+    write_result(args.out, record, scale_markdown(record))
+    met = sum(t["met"] for t in record["targets"])
+    log.info("%d/%d targets met; %s", met, len(record["targets"]), args.out / "scale.json")
     return 0
 
 

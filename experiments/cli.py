@@ -376,7 +376,6 @@ def cmd_properties(args: argparse.Namespace) -> int:
     """
     from fairsim.atomic import atomic_dir, check_output_dir, json_text, write_text
     from fairsim.schedulers.exact import EXACT
-    from fairsim.schedulers.exact.properties import PROPERTIES
     from fairsim.schedulers.exact.property_table import (
         describe_instances,
         format_table,
@@ -412,7 +411,10 @@ def cmd_properties(args: argparse.Namespace) -> int:
     sys.stdout.write(json_text(table, indent=None) + "\n" if args.json else format_table(table))
     # what was checked and where the evidence is (on stderr with --json: stdout stays JSON)
     found = [
-        f"{m}--{p}.json" for m, row in table.items() for p in PROPERTIES if row[p]["violations"]
+        f"{m}--{p}.json"
+        for m, row in table.items()
+        for p in row
+        if p != "unverifiable" and row[p]["violations"]
     ]
     where = (
         f"Counterexamples: {len(found)} files in {out}, one per violated mechanism and property "

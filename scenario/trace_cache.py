@@ -4,8 +4,12 @@ A ``google-2011`` or Alibaba folder is converted with :mod:`fairsim.traces` into
 ``<cache_dir>/<format>-<key>/`` (``tasks.parquet``, ``servers.parquet`` when the trace describes
 machines, ``placements.parquet`` for Google 2011, ``conversion.json``), where the key hashes the
 source folder, the parts read, the
-canonical schema's version and the converter's version: a changed input or converter gives a new
-folder, never a stale one. A synthetic complex-job workload is written there once too. Each folder
+canonical schema's version, the converter's version and (Google 2011) the placements table's
+version (:data:`fairsim.traces.schema.PLACEMENTS_SCHEMA_VERSION`): a changed input or converter
+gives a new folder, never a stale one, and checkouts of different versions sharing one cache
+never rewrite each other's folders. A Google 2011 folder missing one of its files (an
+interrupted copy by hand) is converted again. A synthetic complex-job workload is written there
+once too. Each folder
 is written under a temporary name and renamed into place when complete
 (:func:`fairsim.atomic.atomic_dir`), so concurrent runs never read half a conversion.
 
@@ -101,11 +105,12 @@ GOOGLE_CACHE_FILES = ("tasks.parquet", "conversion.json", "placements.parquet")
 
 
 def _cache_key(src: Path, parts: str | None) -> str:
-    from fairsim.traces.schema import SCHEMA_VERSION
+    from fairsim.traces.schema import PLACEMENTS_SCHEMA_VERSION, SCHEMA_VERSION
 
     files = sorted(src.glob("task_events/*.csv.gz")) + sorted(src.glob("machine_events/*.csv.gz"))
     spec = parts if parts is not None else "all"
-    h = hashlib.sha256(f"{src.resolve()}|{spec}|{SCHEMA_VERSION}|{CONVERTER_VERSION}".encode())
+    versions = f"{SCHEMA_VERSION}|{CONVERTER_VERSION}|p{PLACEMENTS_SCHEMA_VERSION}"
+    h = hashlib.sha256(f"{src.resolve()}|{spec}|{versions}".encode())
     for f in files:
         st = f.stat()
         h.update(f"{f.name}:{st.st_size}".encode())
@@ -123,8 +128,6 @@ def converted_google(trace: GoogleTrace, base: Path | None, progress: bool) -> P
     if not (src / "task_events").is_dir():
         raise ConfigError(f"trace.path: {str(src)!r} has no task_events folder")
     cache = cache_root(trace, base) / f"google-2011-{_cache_key(src, trace.parts)}"
-    # a folder converted before placements.parquet existed lacks it: converted again in place
-    # (its tasks.parquet does not change, so neither does the key)
     if all((cache / f).is_file() for f in GOOGLE_CACHE_FILES):
         return cache
     parts = parse_parts(trace.parts) if trace.parts is not None else None

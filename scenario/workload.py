@@ -403,8 +403,9 @@ def recorded_runs(cfg: RunConfig, workload: Workload, pool: pd.DataFrame) -> Rec
 
     Reads ``placements.parquet`` of the converted trace (:func:`fairsim.traces.io.read_placements`:
     one row per recorded run, ``job_id, task_index, run, machine, start_s, end_s, end_event,
-    censored``) and maps each run's machine (text) to its row in the pool, whose ``server``
-    column holds the same text (:func:`fairsim.traces.pools.machine_events_pool`).
+    censored`` and the run's request, one column per resource of the workload) and maps each
+    run's machine (text) to its row in the pool, whose ``server`` column holds the same text
+    (:func:`fairsim.traces.pools.machine_events_pool`).
 
     Parameters
     ----------
@@ -417,7 +418,8 @@ def recorded_runs(cfg: RunConfig, workload: Workload, pool: pd.DataFrame) -> Rec
     Returns
     -------
     RecordedRuns
-        Sorted by ``(job_id, task_index, run)``.
+        Sorted by ``(job_id, task_index, run)``, with each run's request
+        (``RecordedRuns.request``, the workload's resources in order).
 
     Raises
     ------
@@ -454,6 +456,12 @@ def recorded_runs(cfg: RunConfig, workload: Workload, pool: pd.DataFrame) -> Rec
             "converted by an older fairsim: delete it from the trace cache to convert again)"
         )
     frame = read_placements(path)
+    lacking = [r for r in workload.resources if r not in frame.columns]
+    if lacking:
+        raise ConfigError(
+            f"{path}: no request column {lacking[0]!r} for the workload's resources "
+            f"{list(workload.resources)}"
+        )
     machines = pd.Index(pool["server"].astype(str).to_numpy())
     if not machines.is_unique:
         raise ConfigError("cluster: the pool names a machine twice (server column)")
@@ -475,4 +483,5 @@ def recorded_runs(cfg: RunConfig, workload: Workload, pool: pd.DataFrame) -> Rec
         start_s=frame["start_s"].to_numpy(dtype=np.float64)[order],
         end_s=frame["end_s"].to_numpy(dtype=np.float64)[order],
         censored=frame["censored"].to_numpy(dtype=bool)[order],
+        request=frame[list(workload.resources)].to_numpy(dtype=np.float64)[order],
     )

@@ -11,6 +11,12 @@ does with it: over-commitment, runs that end without ending the task, right-cens
   machine_events never mentions) waits until the horizon.
 * Every task is placeable (:meth:`Recorded.placeable`): the replay keeps what happened, even a
   request larger than the machine.
+* Which request a run holds on its machine (parameter ``requests``): ``schedule`` (the default)
+  the run's own, its SCHEDULE row's request (``placements.parquet``'s ``cpu`` and ``mem``: what
+  the production scheduler placed), so that a task resubmitted or updated with another request
+  holds that one; ``first`` the task's demand (its first request, the converter's rule), the
+  workload every simulated scheduler replays, for comparing them on the same demands. The task's
+  demand in the result tables (``tasks.parquet``) is its first request under both.
 
 It needs the pool of the trace's machines (``cluster: {source: machine-events}``, every machine):
 the scenario layer (:func:`fairsim.scenario.workload.recorded_runs`) maps each run's machine to
@@ -26,6 +32,7 @@ the engine.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 
@@ -47,11 +54,16 @@ class Recorded(ReplayScheduler):
     placements : RecordedRuns, optional
         The recorded runs on the pool's servers; a scenario input (the scenario layer gives
         them, like user weights), never a config entry. Required before :meth:`bind`.
+    requests : {"schedule", "first"}
+        The request each run holds on its machine: ``"schedule"`` its own (the SCHEDULE row's,
+        ``placements.request``: what production placed), ``"first"`` the task's demand (each
+        task's first request, the workload of every simulated scheduler).
 
     Raises
     ------
     ValueError
-        From :meth:`bind`, without placements or with a run on a server the pool does not have.
+        From :meth:`bind`, without placements, with a run on a server the pool does not have,
+        or with ``requests="schedule"`` and placements without their runs' requests.
     """
 
     name = "recorded"
@@ -61,8 +73,14 @@ class Recorded(ReplayScheduler):
     fifo_within_user = False  # the recorded start order, not the submission order
     mechanism = None  # no exact mechanism: fairness over time compares it with drfh
 
-    def __init__(self, *, placements: RecordedRuns | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        placements: RecordedRuns | None = None,
+        requests: Literal["schedule", "first"] = "schedule",
+    ) -> None:
         self.placements = placements
+        self.requests = requests
 
     def bind(self, cluster: ClusterView) -> None:
         """Index the recorded runs by task and by start; refuse runs on servers the pool
@@ -81,6 +99,16 @@ class Recorded(ReplayScheduler):
                 f"scheduler 'recorded': a recorded run is on server {bad}, the pool has "
                 f"{cluster.n_servers} servers"
             )
+        if self.requests not in ("schedule", "first"):
+            raise ValueError(
+                f"scheduler 'recorded': requests={self.requests!r} (expected 'schedule' or 'first')"
+            )
+        if self.requests == "schedule" and p.request is None:
+            raise ValueError(
+                "scheduler 'recorded': requests='schedule' needs each run's request "
+                "(RecordedRuns.request) and the placements carry none; give them or use "
+                "requests='first'"
+            )
         keys = task_keys(p.job_id, p.task_index)
         n = len(keys)
         first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if n else np.zeros(0, int)
@@ -96,6 +124,22 @@ class Recorded(ReplayScheduler):
         self._end: list[float] = np.asarray(p.end_s, dtype=np.float64).tolist()
         self._last: list[bool] = last.tolist()
         self._censored: list[bool] = np.asarray(p.censored, dtype=bool).tolist()
+        # per row, the request its run holds (None: the task's demand)
+        self._req: list[tuple[float, ...]] | None = None
+        if self.requests == "schedule" and p.request is not None:
+            req = np.asarray(p.request, dtype=np.float64)
+            if req.shape[1] != cluster.n_resources:
+                raise ValueError(
+                    f"scheduler 'recorded': the runs' requests have {req.shape[1]} resources, "
+                    f"the pool {cluster.n_resources}"
+                )
+            # one tuple per distinct request, shared by its runs (the Google sample's 890,514
+            # runs ask for 2,441 distinct ones): a list of references, not of tuples
+            distinct: dict[tuple[float, ...], tuple[float, ...]] = {}
+            self._req = [
+                distinct.setdefault(r, r)
+                for r in zip(*(col.tolist() for col in req.T), strict=True)
+            ]
         # every run in start order (ties: task key, then run): the stream replay() walks
         order = np.lexsort((np.arange(n), keys, start))
         self._o_start: list[float] = start[order].tolist()
@@ -174,12 +218,14 @@ class Recorded(ReplayScheduler):
         self._busy.add(task)
         self._next[task] = row + 1
         end = self._end[row]
+        req = self._req
         return (
             task,
             self._server[row],
             end if end > now else now,
             self._last[row],
-            (self._censored[row]),
+            self._censored[row],
+            None if req is None else req[row],
         )
 
     def next_wakeup(self, now: float) -> float:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fairsim.errors import ConfigError, FairsimError
-from fairsim.schedulers.exact import EXACT, JOB_EXACT, solve_exact_json
+from fairsim.schedulers.exact import EXACT, JOB_EXACT, refuse_queues, solve_exact_json
 from fairsim.schedulers.exact.udrf import JobInstance, load_job_instance, parse_job_instance
 from fairsim.schedulers.instance import Instance, InstanceError, load_instance, parse_instance
 
@@ -61,13 +61,14 @@ def solve(
     ----------
     instance : mapping, path-like or Instance
         ``{"resources": [...], "servers": [{"id", "capacity"}], "users": [{"id", "demand",
-        "weight", "max_tasks", "eligible"}]}`` (the last three optional), a JSON file holding
-        it, or a parsed :class:`~fairsim.schedulers.instance.Instance`. For ``udrf``, an
-        instance of jobs over machine classes (:mod:`fairsim.schedulers.exact.udrf`).
+        "weight", "max_tasks", "eligible", "queue"}], "queues": [...]}`` (the last four and
+        ``queues`` optional; only ``hdrf`` reads the queue tree, the other mechanisms refuse it),
+        a JSON file holding it, or a parsed :class:`~fairsim.schedulers.instance.Instance`. For
+        ``udrf``, an instance of jobs over machine classes (:mod:`fairsim.schedulers.exact.udrf`).
     mechanism : str
         An exact mechanism (``drf``, ``drfh``, ``c-drfh``, ``tsf``, ``af``, ``lmm-mms``,
-        ``psdsf``, ``pf``, ``bmf``, ``udrf``) or an online heuristic (a registered scheduler
-        name: ``ff-drfh``, ``bf-drfh``, ``slots-<S>``, ...).
+        ``psdsf``, ``pf``, ``bmf``, ``udrf``, ``hdrf``) or an online heuristic (a registered
+        scheduler name: ``ff-drfh``, ``bf-drfh``, ``slots-<S>``, ...).
     sharing : {"rdm", "tdm"}, optional
         PS-DSF's multiplexing model (PS-DSF paper, eqs. 9 and 10); default ``"rdm"``. Only the
         exact ``psdsf`` has it: given with another mechanism (or with ``online``), it is an error.
@@ -159,7 +160,9 @@ def solve(
             f"unknown scheduler {mechanism!r}{hint} (known: exact "
             f"{', '.join([*EXACT, *JOB_EXACT])}; heuristic {', '.join(known)})"
         ) from None
-    return solve_heuristic(mechanism, _instance(instance, jobs=False))
+    inst = _instance(instance, jobs=False)
+    refuse_queues(mechanism, inst)  # the online heuristics allocate the users as one flat set
+    return solve_heuristic(mechanism, inst)
 
 
 #: Decimals of a task count in :func:`solve_table` (the JSON keeps every digit).

@@ -319,6 +319,8 @@ class Engine:
         self._replay = isinstance(self.scheduler, ReplayScheduler)
         self._over_samples: list[np.ndarray] | None = [] if self._replay else None
         self._between: dict[int, int] = {}  # replay: task -> last server, between two runs
+        # replay: task -> the request its run holds, for a run that carries its own request
+        self._held: dict[int, tuple[float, ...]] = {}
         # the scheduler learns about tasks only through its view: the recorder answers the
         # view's task_job / task_mask questions (it is the view's TaskJobsAndConstraints),
         # nothing is set on the state
@@ -680,6 +682,7 @@ class Engine:
         live = rec.live
         finished = rec.finished
         running = self._running
+        held_of = self._held
         used, integral = cluster.used, self._used_integral
         k_res = range(cluster.n_resources)
         track_users = self.record_user_shares
@@ -717,11 +720,14 @@ class Engine:
                 server = running.pop(task)
                 record = live.pop(task)
                 user, demand, _, _ = record
-                cluster.release(server, demand)
+                held = held_of.pop(task, None)
+                if held is None:
+                    held = demand
+                cluster.release(server, held)
                 if track_users:
-                    self._user_alloc[user] -= demand
+                    self._user_alloc[user] -= held
                 if fair:
-                    self._fair_end(task, user, demand)
+                    self._fair_end(task, user, demand, held)
                 finished(task, now, server, record)
                 sched.on_completion(task, user, demand, server)
             # 2. arrivals at `now`
@@ -759,15 +765,18 @@ class Engine:
             c = self._recorder.codes[task]  # type: ignore[index]
             per[c] = per.get(c, 0) + 1
 
-    def _fair_end(self, task: int, user: int, demand: tuple[float, ...]) -> None:
-        """Fairness over time: a replayed task ended (its last run)."""
+    def _fair_end(
+        self, task: int, user: int, demand: tuple[float, ...], held: tuple[float, ...]
+    ) -> None:
+        """Fairness over time: a replayed task ended (its last run, which held ``held``; the
+        task's own demand is ``demand``)."""
         f_running, f_present = self._f_running, self._f_present
         n_run = f_running[user] - 1
         f_running[user] = n_run
         n_pres = f_present[user] - 1
         f_present[user] = n_pres
         row = self._f_running_dem[user]
-        for r, d in enumerate(demand):
+        for r, d in enumerate(held):
             row[r] = row[r] - d if n_run else 0.0
         row = self._f_present_dem[user]
         for r, d in enumerate(demand):
@@ -779,17 +788,19 @@ class Engine:
         """Commit the recorded runs the :class:`~fairsim.simulator.replay.ReplayScheduler`
         starts at ``now`` (over-commitment allowed).
 
-        A task's ``start_s`` is its first run's start. A run that is not the task's last ends as
-        ``(end, ~task)`` in the completion heap (:meth:`_run_ended`); the last one as
-        ``(end, task)``, a completion; a right-censored last run under the rule ``"hold"`` holds
-        its server until the horizon.
+        A task's ``start_s`` is its first run's start. A run holds its own request on its server
+        when it carries one (kept until the run ends), else the task's demand. A run that is not
+        the task's last ends as ``(end, ~task)`` in the completion heap (:meth:`_run_ended`); the
+        last one as ``(end, task)``, a completion; a right-censored last run under the rule
+        ``"hold"`` holds its server until the horizon.
 
         Raises
         ------
         PlacementError
             For a task that is not waiting, or a server out of range.
         ValueError
-            For a run ending before ``now``, or a held run with an infinite horizon.
+            For a run ending before ``now``, a request with another number of resources than
+            the cluster's, or a held run with an infinite horizon.
         """
         sched, cluster, rec = self.scheduler, self.cluster, self._recorder
         assert isinstance(sched, ReplayScheduler)
@@ -797,7 +808,8 @@ class Engine:
         start_s = rec.start_s
         hold = self.censored == "hold"
         fair = self.fairness_interval_s is not None
-        for task, server, end, last, censored in runs:
+        held_of = self._held
+        for task, server, end, last, censored, request in runs:
             known = live.get(task) if 0 <= task < lo else None
             if known is None or task in running:
                 raise PlacementError(
@@ -809,6 +821,14 @@ class Engine:
                     f"start {now!r}"
                 )
             user, demand, _, _ = known
+            if request is not None:
+                if len(request) != len(demand):
+                    raise ValueError(
+                        f"scheduler {sched.name!r}: task {task}'s run requests {request!r}, "
+                        f"expected {len(demand)} resources"
+                    )
+                demand = request
+                held_of[task] = request
             cluster.commit_over(task, server, demand)
             running[task] = server
             if between.pop(task, None) is None:  # the task's first run
@@ -836,15 +856,18 @@ class Engine:
         waits for its next run (:meth:`fairsim.simulator.replay.ReplayScheduler.on_run_end`)."""
         server = self._running.pop(task)
         user, demand, _, _ = self._recorder.live[task]
-        self.cluster.release(server, demand)
+        held = self._held.pop(task, None)
+        if held is None:
+            held = demand
+        self.cluster.release(server, held)
         self._between[task] = server
         if self.record_user_shares:
-            self._user_alloc[user] -= demand
+            self._user_alloc[user] -= held
         if self.fairness_interval_s is not None:
             n_run = self._f_running[user] - 1
             self._f_running[user] = n_run
             row = self._f_running_dem[user]
-            for r, d in enumerate(demand):
+            for r, d in enumerate(held):
                 row[r] = row[r] - d if n_run else 0.0
         self.scheduler.on_run_end(task, user, demand, server)  # type: ignore[attr-defined]
 

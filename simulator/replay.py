@@ -11,7 +11,9 @@ choice is made once, when the run starts, like the task recorder):
 
 * it calls :meth:`ReplayScheduler.replay` at every event time instead of
   :meth:`~fairsim.simulator.scheduler.Scheduler.decide`: each placement comes with the end of
-  its run, so a placement no longer lasts the task's ``run_s``;
+  its run, so a placement no longer lasts the task's ``run_s``, and may carry the request the
+  run holds on its server (a run's own request, which may differ from the task's demand: the
+  Google 2011 trace records one per SCHEDULE row; the task's demand when it carries none);
 * it commits a placement without the capacity check
   (:meth:`fairsim.simulator.cluster.ClusterState.commit_over`): the production scheduler
   over-committed its machines, and the replay keeps what it did;
@@ -48,9 +50,9 @@ from fairsim.simulator.scheduler import Scheduler
 #: The module of the one class allowed to subclass :class:`ReplayScheduler`.
 REPLAY_MODULE = "fairsim.schedulers.recorded"
 
-#: A replayed placement: ``(task, server, end_s, last, censored)``; see
+#: A replayed placement: ``(task, server, end_s, last, censored, request)``; see
 #: :meth:`ReplayScheduler.replay`.
-ReplayedRun = tuple[int, int, float, bool, bool]
+ReplayedRun = tuple[int, int, float, bool, bool, tuple[float, ...] | None]
 
 
 #: Task indices are below this bound (the Google converter's ``TASK_INDEX_LIMIT``), so
@@ -79,12 +81,17 @@ class RecordedRuns:
         of the converted trace (a lower bound).
     censored : ndarray of bool, shape (n_runs,)
         The run has no terminal event in the converted trace.
+    request : ndarray of float64, shape (n_runs, n_resources), optional
+        The request each run was placed with (Google 2011: its SCHEDULE row's, the columns
+        ``cpu``, ``mem`` of ``placements.parquet``), in the units of the tasks' demands; None
+        when the runs carry none (then only the tasks' own demands can be replayed).
 
     Raises
     ------
     ValueError
-        If the arrays differ in length, are not sorted by ``(job_id, task_index)`` or a task
-        index is outside ``[0, 2**24)`` (the Google converter's bound).
+        If the arrays differ in length, are not sorted by ``(job_id, task_index)``, a task
+        index is outside ``[0, 2**24)`` (the Google converter's bound), or ``request`` is not
+        two-dimensional or holds a negative or non-finite value.
     """
 
     job_id: np.ndarray
@@ -93,6 +100,7 @@ class RecordedRuns:
     start_s: np.ndarray
     end_s: np.ndarray
     censored: np.ndarray
+    request: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.job_id)
@@ -110,6 +118,18 @@ class RecordedRuns:
         keys = task_keys(self.job_id, self.task_index)
         if n > 1 and bool(np.any(keys[1:] < keys[:-1])):
             raise ValueError("RecordedRuns: rows are not sorted by (job_id, task_index, run)")
+        req = self.request
+        if req is not None:
+            if np.ndim(req) != 2 or len(req) != n:
+                raise ValueError(
+                    f"RecordedRuns.request: shape {np.shape(req)}, expected ({n}, n_resources)"
+                )
+            bad = ~(np.isfinite(req) & (np.asarray(req) >= 0))
+            if bad.any():
+                raise ValueError(
+                    f"RecordedRuns.request: value {float(np.asarray(req)[bad][0])!r} (expected a "
+                    "finite request >= 0)"
+                )
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -149,12 +169,13 @@ class ReplayScheduler(Scheduler):
             )
 
     def replay(self, now: float) -> Sequence[ReplayedRun]:
-        """The runs to start at ``now``: ``(task, server, end_s, last, censored)`` each.
+        """The runs to start at ``now``: ``(task, server, end_s, last, censored, request)`` each.
 
         The engine commits them in this order (over-commitment allowed). ``end_s`` (>= ``now``)
         is when the run ends; ``last``: the run is the task's last, its end ends the task;
         ``censored``: the run is right-censored (``end_s`` is a lower bound; only meaningful for
-        the last run).
+        the last run); ``request``: what the run holds on its server while it runs, one number
+        per resource, or None for the task's own demand.
         """
         raise NotImplementedError
 

@@ -101,6 +101,45 @@ def exact_instances(draw: st.DrawFn, max_users: int = 4, max_servers: int = 3) -
     )
 
 
+@st.composite
+def hdrf_data(
+    draw: st.DrawFn, max_users: int = 5, max_queues: int = 4, limits: bool = False
+) -> dict[str, Any]:
+    """A small random queue tree as ``fairsim solve`` input: one server (``hdrf`` pools), 1-3
+    resources, integer capacities and demands, weights 1-3 on queues and users, task bounds,
+    users at the root or in a queue; with ``limits``, some queues limited on some resources."""
+    n_r = draw(st.integers(1, 3))
+    n_q = draw(st.integers(0, max_queues))
+    cap = draw(st.lists(st.integers(1, 12), min_size=n_r, max_size=n_r))
+    queues: list[dict[str, Any]] = []
+    for i in range(n_q):
+        q: dict[str, Any] = {"id": f"q{i}", "weight": draw(st.sampled_from([1, 1, 2, 3]))}
+        if i and draw(st.booleans()):
+            q["parent"] = f"q{draw(st.integers(0, i - 1))}"
+        if limits and draw(st.integers(0, 3)) == 0:
+            q["limit"] = [draw(st.one_of(st.none(), st.integers(1, 12))) for _ in range(n_r)]
+        queues.append(q)
+    users = []
+    for n in range(draw(st.integers(2, max_users))):
+        d = draw(st.lists(st.integers(0, 4), min_size=n_r, max_size=n_r).filter(any))
+        u: dict[str, Any] = {
+            "id": f"u{n}",
+            "demand": d,
+            "weight": draw(st.sampled_from([1, 1, 2, 3])),
+        }
+        if n_q and draw(st.integers(0, 4)):
+            u["queue"] = f"q{draw(st.integers(0, n_q - 1))}"
+        if draw(st.integers(0, 3)) == 0:
+            u["max_tasks"] = draw(st.integers(0, 8))
+        users.append(u)
+    return {
+        "resources": [f"r{k}" for k in range(n_r)],
+        "servers": [{"id": "s", "capacity": cap}],
+        "queues": queues,
+        "users": users,
+    }
+
+
 # PS-DSF paper (Khamse-Ashari et al.), Section I / Fig. 1: c1 = [9, 12, 100], c2 = [12, 12, 0];
 # weights 1, 1, 2; d1 = [1, 2, 10], d2 = [1, 2, 1], d3 = [1, 2, 0] (users 1, 2 need bandwidth,
 # so only server 1 can serve them).

@@ -13,7 +13,9 @@ by block, per-task state only) and ``machine_events``:
   largest machine's CPU (memory) capacity;
 * **over-committed machines over time**: every ``sample_s`` seconds from the window start (600 s)
   and at the last event, the tasks running (a SCHEDULE without a terminal event yet, a time-0 event
-  taken at 600 s) with the CPU and memory request of their SCHEDULE row, summed per machine: the
+  taken at 600 s) with the CPU and memory request of their SCHEDULE row (the converter's rule for
+  a run's request, :func:`fairsim.traces.google2011.schedule_request`, as ``placements.parquet``
+  and the scheduler ``recorded`` with ``requests: schedule`` read it), summed per machine: the
   machines holding tasks (and, once, the machines any SCHEDULE names), those whose requests
   exceed their capacity (each machine's last capacity in machine_events, as
   ``servers.parquet``; by more than
@@ -47,6 +49,7 @@ from fairsim.traces.google2011 import (
     WINDOW_START_US,
     _machine_events_file,
     machine_events_table,
+    schedule_request,
 )
 from fairsim.traces.google_parts import iter_batches, list_parts, to_float, to_int
 from fairsim.traces.io import BadRows
@@ -226,8 +229,8 @@ def check_google_2011(
             g = tid[rows]
             s_ = sched[order]
             m_ = midx[order]
-            c_ = np.nan_to_num(cpu[rows])
-            r_ = np.nan_to_num(mem[rows])
+            c_ = schedule_request(cpu[rows])  # the converter's rule for a run's request
+            r_ = schedule_request(mem[rows])
             first = np.r_[True, g[1:] != g[:-1]]
             prev_run = np.empty(len(rows), bool)
             prev_run[1:] = s_[:-1]

@@ -195,6 +195,8 @@ class _TaskState:
         "open": (np.bool_, False),
         "last_sched": (np.int64, 0),  # effective µs of the latest SCHEDULE
         "last_machine": (np.int64, NO_MACHINE),  # machine of the latest SCHEDULE
+        "last_cpu": (np.float64, np.nan),  # requests of the latest SCHEDULE row (nan: empty)
+        "last_mem": (np.float64, np.nan),
         "last_term": (np.int8, -1),  # event type that closed the latest attempt
         "last_run": (np.int64, 0),  # µs
         "finish_run": (np.int64, -1),  # µs of the latest attempt that ended in FINISH
@@ -208,8 +210,9 @@ class _TaskState:
         self.keys = np.empty(0, np.int64)  # sorted task keys
         self.key_ids = np.empty(0, np.int64)  # task id of each sorted key
         self.a = {k: np.full(0, fill, dtype) for k, (dtype, fill) in self._SPEC.items()}
-        # closed runs, one chunk per batch: (task id, start µs, end µs, terminal event, machine)
-        self.runs: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        # closed runs, one chunk per batch: (task id, start µs, end µs, terminal event, machine,
+        # the SCHEDULE row's cpu and mem request, nan when empty)
+        self.runs: list[tuple[np.ndarray, ...]] = []
         self.unended = 0  # SCHEDULE rows followed by another SCHEDULE of the task (no end)
 
     def ids(self, job: np.ndarray, task: np.ndarray) -> np.ndarray:
@@ -255,6 +258,32 @@ class _TaskState:
         self.a = {k: v[: self.n] for k, v in self.a.items()}
 
 
+def schedule_request(values: np.ndarray) -> np.ndarray:
+    """The request a run was placed with, one resource: its SCHEDULE row's value, an empty field
+    taken as 0.
+
+    The one rule for a run's request: the converter's ``placements.parquet`` (columns ``cpu``
+    and ``mem``, :func:`fairsim.traces.schema.placements_schema`; the runs whose row is empty
+    are counted in ``conversion.json``) and ``fairsim trace check``'s over-committed machines
+    (:mod:`fairsim.traces.check`) both use it. A task's own request (``tasks.parquet``) is its
+    first one instead (the module docstring); the Google 2011 sample has no SCHEDULE row with
+    an empty request.
+
+    Parameters
+    ----------
+    values : ndarray of float64, shape (n,)
+        The CPU or memory field of SCHEDULE rows, normalised as the trace has it (the largest
+        machine has 1); nan where the field is empty.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        ``values`` with nan replaced by 0.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    return np.where(np.isnan(values), 0.0, values)
+
+
 def _first_per_task(tid: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(task ids, row indices) of the first row per task among rows where ``mask`` holds."""
     rows = np.nonzero(mask)[0]
@@ -283,7 +312,7 @@ def _update_tasks(
     a["user"][utid[unset]] = user[rows[unset]]
 
     # attempts: SCHEDULE / terminal state machine, vectorised per task
-    pending = _attempts(st, tid, t, ev, machine)
+    pending = _attempts(st, tid, t, ev, machine, cpu, mem)
 
     # requests: first SUBMIT carrying the value, else first UPDATE, else first other row
     is_upd = (ev == UPDATE_PENDING) | (ev == UPDATE_RUNNING)
@@ -303,13 +332,15 @@ def _update_tasks(
 
 
 def _attempts(
-    st: _TaskState, tid: np.ndarray, t: np.ndarray, ev: np.ndarray, machine: np.ndarray
-) -> np.ndarray:
+    st: _TaskState, tid: np.ndarray, t: np.ndarray, ev: np.ndarray, machine: np.ndarray,
+    cpu: np.ndarray, mem: np.ndarray,
+) -> np.ndarray:  # fmt: skip
     """Fold SCHEDULE/terminal rows into the attempt state; return the rows' "pending" mask.
 
     A row is pending when it is a terminal event with no running attempt (no SCHEDULE before it).
     Every closed attempt (a SCHEDULE and the task's next terminal event) is appended to
-    ``st.runs`` as one numpy chunk per batch, in file order within each task.
+    ``st.runs`` as one numpy chunk per batch, in file order within each task, with its SCHEDULE
+    row's machine and requests.
     """
     a = st.a
     pending = np.zeros(len(ev), bool)
@@ -332,6 +363,13 @@ def _attempts(
     prev_machine = np.empty(len(life), np.int64)
     prev_machine[1:] = m[:-1]
     prev_machine[first] = a["last_machine"][g[first]]
+    req = {}  # the previous row's request, the SCHEDULE's for a closing row
+    for name, vals in (("cpu", cpu), ("mem", mem)):
+        v = vals[life]
+        prev = np.empty(len(life))
+        prev[1:] = v[:-1]
+        prev[first] = a[f"last_{name}"][g[first]]
+        req[name] = (v, prev)
 
     is_sched = e == SCHEDULE
     np.add.at(a["attempts"], g[is_sched], 1)
@@ -344,7 +382,8 @@ def _attempts(
     if closing.any():
         st.runs.append(
             (g[closing], prev_time[closing], prev_time[closing] + run[closing],
-             e[closing].astype(np.int8), prev_machine[closing])
+             e[closing].astype(np.int8), prev_machine[closing], req["cpu"][1][closing],
+             req["mem"][1][closing])
         )  # fmt: skip
 
     for sel, key_state, key_run in (
@@ -365,6 +404,8 @@ def _attempts(
     a["open"][lg] = is_sched[last]
     a["last_sched"][lg[is_sched[last]]] = te[last][is_sched[last]]
     a["last_machine"][lg[is_sched[last]]] = m[last][is_sched[last]]
+    for name in ("cpu", "mem"):
+        a[f"last_{name}"][lg[is_sched[last]]] = req[name][0][last][is_sched[last]]
     return pending
 
 
@@ -755,10 +796,18 @@ class _Totals:
     def add_placements(self, rep: dict[str, Any]) -> None:
         tot = self.placements
         if not tot:
-            tot.update({**rep, "skipped": dict(rep["skipped"])})
+            tot.update(
+                {
+                    **rep,
+                    "runs_with_empty_request": dict(rep["runs_with_empty_request"]),
+                    "skipped": dict(rep["skipped"]),
+                }
+            )
             return
         for key in ("runs", "censored_runs", "tasks_with_runs", "tasks_with_several_runs"):
             tot[key] += rep[key]
+        for r, n in rep["runs_with_empty_request"].items():
+            tot["runs_with_empty_request"][r] += n
         for r, n in rep["skipped"].items():
             tot["skipped"][r] += n
 
@@ -1161,18 +1210,23 @@ def _finish_placements(
     Returns
     -------
     (pyarrow.Table, dict)
-        The placements in the order of :func:`fairsim.traces.schema.placements_schema`, and
-        ``{"schema", "runs", "censored_runs", "tasks_with_runs", "tasks_with_several_runs",
-        "machines_checked", "skipped"}``.
+        The placements in the order of :func:`fairsim.traces.schema.placements_schema` (each
+        run's request by :func:`schedule_request`), and ``{"schema", "runs", "censored_runs",
+        "tasks_with_runs", "tasks_with_several_runs", "machines_checked",
+        "runs_with_empty_request", "skipped"}`` (``runs_with_empty_request``: per resource, the
+        runs written whose SCHEDULE row has no request, taken as 0).
     """
     a = st.a
     open_ids = np.nonzero(a["open"])[0]
     chunks = [
         *st.runs,
         (open_ids, a["last_sched"][open_ids], np.full(len(open_ids), t_end, np.int64),
-         np.full(len(open_ids), -1, np.int8), a["last_machine"][open_ids]),
+         np.full(len(open_ids), -1, np.int8), a["last_machine"][open_ids],
+         a["last_cpu"][open_ids], a["last_mem"][open_ids]),
     ]  # fmt: skip
-    tid, start, end, event, machine = (np.concatenate(c) for c in zip(*chunks, strict=True))
+    tid, start, end, event, machine, cpu, mem = (
+        np.concatenate(c) for c in zip(*chunks, strict=True)
+    )
     st.runs, chunks = [], []
     end = np.maximum(end, start)
     n_all = len(tid)
@@ -1204,6 +1258,8 @@ def _finish_placements(
     order = np.lexsort((run, key, start[idx]))
     idx, g, run = idx[order], g[order], run[order]
     ev = event[idx]
+    cpu, mem = cpu[idx], mem[idx]
+    empty = {"cpu": int(np.isnan(cpu).sum()), "mem": int(np.isnan(mem).sum())}
     states = pa.array([*(_TERMINAL_STATE[k] for k in range(EVICT, LOST + 1)), "censored"])
     table = pa.table(
         {
@@ -1215,6 +1271,8 @@ def _finish_placements(
             "end_s": end[idx] / US_PER_S,
             "end_event": states.take(pa.array(np.where(ev < 0, len(states) - 1, ev - EVICT))),
             "censored": ev < 0,
+            "cpu": schedule_request(cpu),
+            "mem": schedule_request(mem),
         }
     )
     report = {
@@ -1224,6 +1282,7 @@ def _finish_placements(
         "tasks_with_runs": int((n_runs > 0).sum()),
         "tasks_with_several_runs": int((n_runs > 1).sum()),
         "machines_checked": machines is not None,
+        "runs_with_empty_request": empty,
         "skipped": skipped,
     }
     return table, report

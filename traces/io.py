@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -449,7 +450,8 @@ def write_placements(
     ----------
     df : pandas.DataFrame or pyarrow.Table
         Columns ``job_id``, ``task_index``, ``run``, ``machine``, ``start_s``, ``end_s``,
-        ``end_event``, ``censored``; extra columns are dropped, columns cast to the schema types.
+        ``end_event``, ``censored``, ``cpu``, ``mem``; extra columns are dropped, columns cast to
+        the schema types.
     path : pathlib.Path
         Destination ``.parquet`` file.
     row_group_size : int
@@ -588,15 +590,16 @@ def read_placements(path: Path) -> pd.DataFrame:
         One row per recorded run, columns and order of
         :func:`fairsim.traces.schema.placements_schema` (``job_id`` int64, ``task_index`` int32,
         ``run`` int32, ``machine`` str, ``start_s``/``end_s`` float64 seconds, ``end_event`` str,
-        ``censored`` bool), sorted by ``(start_s, job_id, task_index, run)``.
+        ``censored`` bool, the run's request ``cpu``/``mem`` float64), sorted by
+        ``(start_s, job_id, task_index, run)``.
 
     Raises
     ------
     TraceError
         One line naming the file and the problem: missing file, not a placements table or
         another schema version, a missing column or one of another type, nulls, an unknown
-        ``end_event``, ``end_s < start_s`` or ``censored`` not equal to
-        ``end_event == "censored"``.
+        ``end_event``, ``end_s < start_s``, ``censored`` not equal to
+        ``end_event == "censored"``, or a request that is negative or not finite.
     """
     path = Path(path)
     if path.is_dir():
@@ -634,7 +637,35 @@ def read_placements(path: Path) -> pd.DataFrame:
         raise TraceError(f"{path}: column 'end_s' is below 'start_s' in some rows")
     if not (df["censored"] == (df["end_event"] == "censored")).all():
         raise TraceError(f"{path}: column 'censored' disagrees with end_event == 'censored'")
+    for r in RESOURCES_GOOGLE:
+        v = df[r].to_numpy()
+        bad = ~(np.isfinite(v) & (v >= 0))
+        if bad.any():
+            raise TraceError(f"{path}: column {r!r} has value {float(v[bad][0])!r} (expected >= 0)")
     return df
+
+
+def placements_version(path: Path) -> str | None:
+    """The schema version of a placements table (``fairsim.schema`` of its metadata), read from
+    the file's footer only; None when the file is missing or not a Parquet file.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The ``placements.parquet`` file.
+
+    Returns
+    -------
+    str or None
+        Compare with ``str(PLACEMENTS_SCHEMA_VERSION)``
+        (:data:`fairsim.traces.schema.PLACEMENTS_SCHEMA_VERSION`).
+    """
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowInvalid):
+        return None
+    raw = meta.get(b"fairsim.schema")
+    return None if raw is None else raw.decode()
 
 
 def write_machine_attributes(df: pd.DataFrame, path: Path) -> Path:

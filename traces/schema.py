@@ -49,10 +49,16 @@ fairsim turns each published trace into two Parquet tables (docs/architecture.md
                          time of all converted parts (a lower bound)
     end_event  string    ``finish``, ``fail``, ``kill``, ``evict``, ``lost`` or ``censored``
     censored   bool      ``end_event == "censored"``
+    cpu        float64   the CPU request of the SCHEDULE row: the request the run was placed
+                         with (:func:`fairsim.traces.google2011.schedule_request`), normalised
+                         as in ``tasks.parquet``
+    mem        float64   the memory request of the SCHEDULE row, likewise
     ========== ========= =====================================================================
 
     Sorted by ``(start_s, job_id, task_index, run)``; its own version,
-    :data:`PLACEMENTS_SCHEMA_VERSION`, under the same metadata key.
+    :data:`PLACEMENTS_SCHEMA_VERSION`, under the same metadata key. A task's runs may carry
+    requests other than the task's ``cpu`` and ``mem`` (its first request, the converter's rule):
+    a task resubmitted with a new request, or updated while pending.
 
 All tables carry the schema version and the resource names in the Parquet key-value metadata
 (keys ``fairsim.schema`` and ``fairsim.resources``, the latter a JSON list).
@@ -66,8 +72,9 @@ import pyarrow as pa
 
 #: Version 2 added the ``censored`` column (version 1 tables are converted again).
 SCHEMA_VERSION = "2"
-#: Version of ``placements.parquet`` (independent of the tasks table's).
-PLACEMENTS_SCHEMA_VERSION = 1
+#: Version of ``placements.parquet`` (independent of the tasks table's). Version 2 added each
+#: run's request (``cpu``, ``mem``: its SCHEDULE row's); a version 1 table is converted again.
+PLACEMENTS_SCHEMA_VERSION = 2
 RESOURCES_GOOGLE = ("cpu", "mem")
 PLACEMENT_END_EVENTS = ("finish", "fail", "kill", "evict", "lost", "censored")
 END_STATES = ("finish", "fail", "kill", "evict", "lost", "censored", "unscheduled")
@@ -123,14 +130,19 @@ def servers_schema(resources: tuple[str, ...] = RESOURCES_GOOGLE) -> pa.Schema:
     return pa.schema(fields, metadata=_metadata("servers", resources))
 
 
-def placements_schema() -> pa.Schema:
+def placements_schema(resources: tuple[str, ...] = RESOURCES_GOOGLE) -> pa.Schema:
     """Arrow schema of the recorded placements table (``placements.parquet``).
+
+    Parameters
+    ----------
+    resources : tuple of str
+        The request columns of each run, in order (Google 2011: ``("cpu", "mem")``).
 
     Returns
     -------
     pyarrow.Schema
-        Schema with ``fairsim.table = "placements"`` and ``fairsim.schema =
-        str(PLACEMENTS_SCHEMA_VERSION)`` in its metadata.
+        Schema with ``fairsim.table = "placements"``, ``fairsim.schema =
+        str(PLACEMENTS_SCHEMA_VERSION)`` and ``fairsim.resources`` in its metadata.
     """
     fields = [
         pa.field("job_id", pa.int64(), nullable=False),
@@ -141,8 +153,13 @@ def placements_schema() -> pa.Schema:
         pa.field("end_s", pa.float64(), nullable=False),
         pa.field("end_event", pa.string(), nullable=False),
         pa.field("censored", pa.bool_(), nullable=False),
+        *[pa.field(r, pa.float64(), nullable=False) for r in resources],
     ]
-    meta = {"fairsim.table": "placements", "fairsim.schema": str(PLACEMENTS_SCHEMA_VERSION)}
+    meta = {
+        "fairsim.table": "placements",
+        "fairsim.schema": str(PLACEMENTS_SCHEMA_VERSION),
+        "fairsim.resources": json.dumps(list(resources)),
+    }
     return pa.schema(fields, metadata=meta)
 
 

@@ -33,9 +33,10 @@ Once, after the seeds (nothing in it depends on a seed):
 6. Production context: ``configs/google-recorded.yaml``, the same sample on the trace's own
    12,583 machines (``cluster: {source: machine-events}``) with the trace's own schedule replayed
    (``recorded``, docs/recorded.md) beside Best-Fit and First-Fit DRFH and Slots-16, with
-   fairness over time every 600 s, into ``OUT/production/``; and ``fairsim trace check`` of the
-   same parts into ``OUT/production/trace_check.json`` (:func:`check_requests`): the requests
-   of the running tasks read from each SCHEDULE row, beside the replay's first request per task.
+   fairness over time every 600 s, into ``OUT/production/``. The replay runs under both readings
+   of its requests: ``recorded-first/`` (each task's first request, the workload of the
+   simulated schedulers: the side-by-side comparison) and ``recorded/`` (each run's SCHEDULE-row
+   request, what production placed: its over-commitment, given beside).
 
 Then, over all seeds: the numbers (:mod:`fairsim.experiments.drfh.estimates`), figures
 (``table2.png``, ``fig4.png`` ... ``fig8.png``, ``fig4_deficit.png``, ``fairness.png``,
@@ -91,8 +92,6 @@ FAIRNESS_INTERVAL_S = 600
 #: Step 6's config (the production context), run once into ``OUT/production/``.
 PRODUCTION_CONFIG = "google-recorded"
 
-#: Spacing of the trace check's samples in step 6 (seconds; on the utilisation grid).
-TRACE_CHECK_S = 3600.0
 
 #: Table II's memory column: what we found (docs/drfh-google.md has the measurements).
 _TABLE_II_MEMORY = (
@@ -290,38 +289,6 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
     }
 
 
-def check_requests(cfg: RunConfig, sample: Path, dest: Path) -> Path:
-    """Write ``dest/trace_check.json``: :func:`fairsim.traces.check.check_google_2011` of the
-    production context's parts, hourly (the requests of the running tasks read from each
-    SCHEDULE row, beside the replay's, which uses each task's first request).
-
-    Parameters
-    ----------
-    cfg : RunConfig
-        The production context's config (its ``trace.parts``).
-    sample : Path
-        The Google sample's folder.
-    dest : Path
-        The production context's results folder.
-
-    Returns
-    -------
-    Path
-        The JSON file written (atomically).
-    """
-    from fairsim.traces.check import check_google_2011
-    from fairsim.traces.fetch import parse_parts
-    from fairsim.traces.io import write_json_atomic
-
-    parts = getattr(cfg.trace, "parts", None)
-    result = check_google_2011(
-        sample, parts=parse_parts(parts) if parts else None, sample_s=TRACE_CHECK_S
-    )
-    path = Path(dest) / "trace_check.json"
-    write_json_atomic(result, path)
-    return path
-
-
 def run_experiment(
     *,
     shared: Path,
@@ -401,7 +368,6 @@ def run_experiment(
     )
     log.info("step 6: the production context (%s), once", PRODUCTION_CONFIG)
     run_config(prod_cfg, out / PRODUCTION_DIR, progress=progress, report=False, overwrite=True)
-    check_requests(prod_cfg, sample, out / PRODUCTION_DIR)
     log.info("figures and report over %d seed(s)", len(chosen))
     numbers: dict[str, Any] = collect_numbers(out, chosen)
     numbers["explanations"] = EXPLANATIONS

@@ -553,8 +553,9 @@ def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLi
 
 def production_figure(results: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
     """Draw the production context: CPU and memory utilisation by requests over time of the
-    trace's own schedule (``recorded``) and the simulated schedulers, and the over-committed
-    servers of the trace's schedule.
+    trace's own schedule under both readings of its requests
+    (:data:`fairsim.experiments.drfh.numbers.PRODUCTION_READINGS`) and of the simulated
+    schedulers, and the over-committed servers of the trace's schedule under each reading.
 
     Parameters
     ----------
@@ -567,17 +568,32 @@ def production_figure(results: str | os.PathLike[str], path: str | os.PathLike[s
     root = Path(results)
     fig = Figure(figsize=(10, 8.5))
     axes = fig.subplots(3, 1, sharex=True)
-    for s in N.PRODUCTION_SCHEDULERS:
+    first, schedule = N.PRODUCTION_READINGS["first"], N.PRODUCTION_READINGS["schedule"]
+    own_label = {
+        first: "recorded, each task's first request (the trace's schedule, same workload)",
+        schedule: "recorded, each run's SCHEDULE request (what production placed)",
+    }
+    for s in (*N.PRODUCTION_SCHEDULERS, schedule):
         util = pd.read_parquet(root / s / "utilization.parquet")
         t = util["time_s"].to_numpy(float) / 3600.0
-        own = s == "recorded"
-        style = {"lw": 1.4, "color": "black"} if own else {"lw": 0.9}
-        label = "recorded (the trace's own schedule)" if own else scheduler_label(s)
+        own = s in own_label
+        style: dict[str, Any] = {"lw": 0.9}
+        if own:
+            style = {"lw": 1.4, "color": "black", "ls": "-" if s == first else ":"}
+        label = own_label[s] if own else scheduler_label(s)
         for ax, r in zip(axes[:2], ("cpu", "mem"), strict=True):
             ax.plot(t, 100.0 * util[r].to_numpy(float), label=label, **style)
-        if s == "recorded" and "overcommitted_cpu" in util:
-            for r, name in (("cpu", "CPU"), ("mem", "memory")):
-                axes[2].plot(t, util[f"overcommitted_{r}"].to_numpy(float), lw=1.0, label=name)
+        if own and "overcommitted_cpu" in util:
+            how = "first request" if s == first else "SCHEDULE request"
+            for r, name, color in (("cpu", "CPU", "tab:red"), ("mem", "memory", "tab:blue")):
+                axes[2].plot(
+                    t,
+                    util[f"overcommitted_{r}"].to_numpy(float),
+                    lw=1.0,
+                    color=color,
+                    ls=style["ls"],
+                    label=f"{name}, {how}",
+                )
     for ax, name in zip(axes[:2], ("CPU", "Memory"), strict=True):
         ax.axhline(100.0, color="black", lw=0.6, ls="--")
         ax.set_ylabel(f"{name} requested (% of pool)")

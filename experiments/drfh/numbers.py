@@ -65,9 +65,15 @@ FIG4_DEFICIT_PHASES = ("user 1 alone", "users 1+2", "users 1-3", "after user 1 d
 PRODUCTION_DIR = "production"
 
 
-#: The schedulers of the production context, in display order: the trace's own placements
-#: replayed (``recorded``, docs/recorded.md), then the paper's two heuristics and Slots-16.
-PRODUCTION_SCHEDULERS = ("recorded", "bf-drfh", "ff-drfh", "slots-16")
+#: The trace's own placements replayed, per reading of their requests (docs/recorded.md):
+#: ``first`` (``recorded-first``: each run holds its task's first request, the workload every
+#: simulated scheduler replays) and ``schedule`` (``recorded``, the default: each run holds its
+#: own SCHEDULE row's request, what production placed).
+PRODUCTION_READINGS = {"first": "recorded-first", "schedule": "recorded"}
+#: The schedules of the side-by-side comparison, in display order: the trace's own placements on
+#: the simulated schedulers' workload (the reading ``first``), then the paper's two heuristics
+#: and Slots-16.
+PRODUCTION_SCHEDULERS = (PRODUCTION_READINGS["first"], "bf-drfh", "ff-drfh", "slots-16")
 
 
 def present_schedulers(results: str | os.PathLike[str]) -> list[str]:
@@ -887,15 +893,17 @@ def fig4_deficit_phases(
 def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     """The production context: the trace's own schedule beside the simulated ones.
 
-    Reads the runs of :data:`PRODUCTION_SCHEDULERS` in ``results`` (one ``fairsim run`` of
-    ``configs/google-recorded.yaml``: the same tasks on the same pool, the trace's machines).
+    Reads the runs of :data:`PRODUCTION_SCHEDULERS` and :data:`PRODUCTION_READINGS` in
+    ``results`` (one ``fairsim run`` of ``configs/google-recorded.yaml``: the same tasks on the
+    same pool, the trace's machines).
 
     Parameters
     ----------
     results : path-like
         Results directory holding ``<scheduler>/summary.json``, ``utilization.parquet``,
         ``jobs.parquet`` and ``users.parquet`` for every scheduler of
-        :data:`PRODUCTION_SCHEDULERS`.
+        :data:`PRODUCTION_SCHEDULERS`, and ``summary.json`` and ``utilization.parquet`` of both
+        replays of :data:`PRODUCTION_READINGS`.
 
     Returns
     -------
@@ -907,9 +915,12 @@ def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         ``utilization.parquet``), ``completed`` (tasks completed / tasks), ``user_ratio`` (mean
         over users of their completion ratio), ``jct_mean_s`` and ``jct_median_s`` (JCT of the
         common jobs, seconds), ``jain`` and ``max_deficit`` (time averages of fairness over
-        time, None without it)); ``overcommit`` (for ``recorded``: per resource the largest and
-        the last number of over-committed servers and the largest requested amount above
-        capacity, as a fraction of the pool's capacity).
+        time, None without it)); ``readings`` (reading → dict: ``folder``, ``cpu``, ``mem``,
+        ``peak_cpu``, ``peak_mem`` as above, and ``overcommit``: per resource the largest, the
+        last and the mean over the samples of the number of over-committed servers
+        (``servers_max``, ``servers_end``, ``servers_mean``), the largest and the time-average
+        requested amount above capacity (``amount_max``, ``amount_mean``, fractions of the
+        pool's capacity) and the utilisation by requests at the end (``utilization_end``)).
 
     Raises
     ------
@@ -943,57 +954,41 @@ def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     for s in PRODUCTION_SCHEDULERS:
         per[s]["jct_mean_s"] = float(done[s].mean()) if len(done) else math.nan
         per[s]["jct_median_s"] = float(done[s].median()) if len(done) else math.nan
-    util = pd.read_parquet(root / PRODUCTION_SCHEDULERS[0] / "utilization.parquet")
-    overcommit = {
-        r: {
-            "servers_max": int(util[f"overcommitted_{r}"].max()),
-            "servers_end": int(util[f"overcommitted_{r}"].iloc[-1]),
-            "amount_max": float(util[f"overcommit_{r}"].max()),
-            "utilization_end": float(util[r].iloc[-1]),
-        }
-        for r in ("cpu", "mem")
-        if f"overcommitted_{r}" in util
-    }
     return {
-        "request_rule": _request_rule(root, util),
         "schedulers": list(PRODUCTION_SCHEDULERS),
         "servers": servers,
         "tasks": tasks,
         "horizon_s": horizon,
         "common_jobs": len(done),
         "per": per,
-        "overcommit": overcommit,
+        "readings": {k: _reading(root, folder) for k, folder in PRODUCTION_READINGS.items()},
     }
 
 
-def _request_rule(root: Path, util: pd.DataFrame) -> dict[str, Any] | None:
-    """The replay's requests (each task's first request, the converter's rule) against each
-    SCHEDULE row's request (``trace_check.json``, :func:`fairsim.traces.check.check_google_2011`)
-    at the check's sample times that lie on the replay's utilisation grid; None without the
-    check's file or a common time."""
-    path = root / "trace_check.json"
-    if not path.is_file():
-        return None
-    check = json.loads(path.read_text())["checks"]["overcommitted_machines"]
-    rows = pd.DataFrame(check["samples"])
-    grid = util.set_index("time_s")
-    times = [t for t in rows["time_s"] if np.isclose(grid.index, t, rtol=0, atol=1e-6).any()]
-    if not times:
-        return None
-    rows = rows.set_index("time_s").loc[times]
-    at = grid.index.to_numpy(float)
-    ours = grid.iloc[[int(np.abs(at - t).argmin()) for t in times]]
-    out: dict[str, Any] = {"samples": len(times), "sample_s": check["sample_s"]}
-    for r in ("cpu", "mem"):
-        out[r] = {
-            "schedule_row": float(rows[f"requested_{r}"].mean()),
-            "first_request": float(ours[r].mean()),
-            "over_schedule_row": float(rows[f"overcommitted_{r}"].mean()),
-            "over_first_request": float(ours[f"overcommitted_{r}"].mean())
-            if f"overcommitted_{r}" in ours
-            else math.nan,
-        }
-    return out
+def _reading(root: Path, folder: str) -> dict[str, Any]:
+    """One replay of the trace's placements (:func:`production_numbers`' ``readings``)."""
+    summary = read_summary(root, folder)
+    util = pd.read_parquet(root / folder / "utilization.parquet")
+    mu, oc = summary["mean_utilization"], summary.get("overcommit") or {}
+    return {
+        "folder": folder,
+        "cpu": float(mu["cpu"]),
+        "mem": float(mu["mem"]),
+        "peak_cpu": float(util["cpu"].max()),
+        "peak_mem": float(util["mem"].max()),
+        "overcommit": {
+            r: {
+                "servers_max": int(util[f"overcommitted_{r}"].max()),
+                "servers_end": int(util[f"overcommitted_{r}"].iloc[-1]),
+                "servers_mean": float(util[f"overcommitted_{r}"].mean()),
+                "amount_max": float(util[f"overcommit_{r}"].max()),
+                "amount_mean": float(oc[r]["mean_amount"]) if r in oc else math.nan,
+                "utilization_end": float(util[r].iloc[-1]),
+            }
+            for r in ("cpu", "mem")
+            if f"overcommitted_{r}" in util
+        },
+    }
 
 
 _SEED_DIR = re.compile(r"^seed-(\d+)$")

@@ -380,36 +380,32 @@ def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
 
 
 def _production_notes(p: dict[str, Any]) -> list[str]:
-    """The over-commitment of the trace's own schedule, and the requests it depends on."""
+    """The requests of the trace's own schedule as production placed them, and its
+    over-commitment, beside those on each task's first request (the table's)."""
+    sch, fst = p["readings"]["schedule"], p["readings"]["first"]
     lines = [
         T.text(
-            "production.overcommit",
-            name=name,
-            most=o["servers_max"],
-            servers=p["servers"],
-            end=o["servers_end"],
-            amount=_pct(o["amount_max"]),
-            utilization=_pct(o["utilization_end"]),
+            "production.requests",
+            **{k: _pct(sch[k]) for k in ("cpu", "mem", "peak_cpu", "peak_mem")},
+            **{f"first_{k}": _pct(fst[k]) for k in ("cpu", "mem", "peak_cpu", "peak_mem")},
         )
-        for r, name in (("cpu", "CPU"), ("mem", "memory"))
-        if (o := (p.get("overcommit") or {}).get(r))
     ]
-    rule = p.get("request_rule")
-    if rule:
-        c, m = rule["cpu"], rule["mem"]
+    for r, name in (("cpu", "CPU"), ("mem", "memory")):
+        if r not in sch["overcommit"] or r not in fst["overcommit"]:
+            continue
+        o, f = sch["overcommit"][r], fst["overcommit"][r]
+        fields = {"most": "servers_max", "end": "servers_end", "mean": "servers_mean"}
+        shares = {"amount": "amount_max", "amount_mean": "amount_mean"}
+        shares["utilization"] = "utilization_end"
         lines.append(
             T.text(
-                "production.requests",
-                cpu_row=_pct(c["schedule_row"]),
-                mem_row=_pct(m["schedule_row"]),
-                samples=rule["samples"],
-                every=rule["sample_s"],
-                cpu_first=_pct(c["first_request"]),
-                mem_first=_pct(m["first_request"]),
-                cpu_over_row=c["over_schedule_row"],
-                mem_over_row=m["over_schedule_row"],
-                cpu_over_first=c["over_first_request"],
-                mem_over_first=m["over_first_request"],
+                "production.overcommit",
+                name=name,
+                servers=p["servers"],
+                **{k: o[v] for k, v in fields.items()},
+                **{f"first_{k}": f[v] for k, v in fields.items()},
+                **{k: _pct(o[v]) for k, v in shares.items()},
+                **{f"first_{k}": _pct(f[v]) for k, v in shares.items()},
             )
         )
     return lines
@@ -419,11 +415,12 @@ def _production_notes(p: dict[str, Any]) -> list[str]:
 def _sec_production(numbers: dict[str, Any]) -> list[str]:
     p = numbers["production"]
     per = p["per"]
+    first, schedule = (N.PRODUCTION_READINGS[k] for k in ("first", "schedule"))
     head = ["schedule", "mean CPU", "mean memory", "peak CPU", "peak memory", "tasks completed"]
     head += ["users' mean completion ratio", "mean JCT", "median JCT", "Jain's index"]
     rows = [
         [
-            "recorded (trace)" if s == "recorded" else scheduler_label(s),
+            "recorded (trace, first request)" if s == first else scheduler_label(s),
             *(_pct(per[s][k]) for k in ("cpu", "mem", "peak_cpu", "peak_mem", "completed")),
             _pct(per[s]["user_ratio"]),
             _sec(per[s]["jct_mean_s"]),
@@ -433,8 +430,16 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
         ]
         for s in p["schedulers"]
     ]
-    rec, bf, slots = per["recorded"], per["bf-drfh"], per["slots-16"]
-    over = max((o["servers_max"] for o in (p.get("overcommit") or {}).values()), default=0)
+    rec, bf, slots = per[first], per["bf-drfh"], per["slots-16"]
+    over, over_first = (
+        max((o["servers_max"] for o in p["readings"][k]["overcommit"].values()), default=0)
+        for k in ("schedule", "first")
+    )
+    over_text = (
+        T.text("production.over", machines=over, first_machines=over_first)
+        if over or over_first
+        else T.text("production.no_over")
+    )
     return [
         *T.lines(
             "production",
@@ -442,6 +447,8 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
             tasks=p["tasks"],
             servers=p["servers"],
             jobs=p["common_jobs"],
+            first=first,
+            schedule=schedule,
         ),
         *kit.table([*head, "largest deficit"], rows),
         *_production_notes(p),
@@ -451,7 +458,7 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
             slots_mem=_ratio(slots["mem"], rec["mem"]),
             bf_cpu=_ratio(bf["cpu"], rec["cpu"]),
             bf_mem=_ratio(bf["mem"], rec["mem"]),
-            over=T.text("production.over", machines=over) if over else T.text("production.no_over"),
+            over=over_text,
         ),
         *_image(numbers, "production", "production context"),
     ]

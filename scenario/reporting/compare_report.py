@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from fairsim.atomic import write_text
 from fairsim.scenario.config import value_text as text
 from fairsim.scenario.reporting.plotting import save_figure, set_jct_axis
+from fairsim.scenario.reporting.run_report import util_ylim_top
 
 
 def _fmt(x: Any, spec: str) -> str:
@@ -87,22 +88,21 @@ def jct_mean_figure(c: Any) -> Figure:
 
 
 def utilization_figure(c: Any) -> Figure:
-    """Mean utilisation per resource and row, axis 0-100 %."""
+    """Mean utilisation per resource and row, axis 0-100 % (higher when a row over-commits:
+    :func:`~fairsim.scenario.reporting.run_report.util_ylim_top`)."""
     t = c.table
     fig = Figure(figsize=(max(4.5, 1.2 * len(t) + 2), 4))
     ax = fig.subplots()
     x = np.arange(len(t))
     width = 0.8 / max(1, len(c.resources))
+    peak = float("nan")
     for i, res in enumerate(c.resources):
-        ax.bar(
-            x + (i - (len(c.resources) - 1) / 2) * width,
-            100 * t[f"{res}_util"].to_numpy(dtype=float),
-            width,
-            label=res,
-        )
+        heights = 100 * t[f"{res}_util"].to_numpy(dtype=float)
+        peak = float(np.nanmax([peak, *heights]))
+        ax.bar(x + (i - (len(c.resources) - 1) / 2) * width, heights, width, label=res)
     ax.set_xticks(x, list(t.index), rotation=20, ha="right")
     ax.set_ylabel("mean utilisation (% of the pool's capacity)")
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, util_ylim_top(peak, floor=100.0))
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title("Mean utilisation over the window", fontsize="medium")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import math
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +19,37 @@ from fairsim.scenario.reporting.shares import user_shares_figure
 
 _LABELS = {"cpu": "CPU", "mem": "memory", "gpu": "GPU"}
 
-#: Top of the y-axis of utilisation figures (%): 5 % of headroom, so that a line at or near
-#: 100 % is drawn inside the axes rather than under their top border; ticks stop at 100.
+#: Top of the y-axis of utilisation figures (%) when no line exceeds 100 %: 5 % of headroom, so
+#: that a line at or near 100 % is drawn inside the axes rather than under their top border;
+#: ticks stop at 100. A run that over-commits (``recorded``) gets a higher top
+#: (:func:`util_ylim_top`).
 UTIL_YLIM_TOP = 105.0
 
 
 def _label(resource: str) -> str:
     return _LABELS.get(resource, resource)
+
+
+def util_ylim_top(peak: float, floor: float = UTIL_YLIM_TOP) -> float:
+    """Top of a utilisation figure's y-axis (%), so that the whole curve is drawn.
+
+    Parameters
+    ----------
+    peak : float
+        The largest value drawn, % (NaN: none).
+    floor : float
+        The top when ``peak`` is at most 100 %.
+
+    Returns
+    -------
+    float
+        ``floor`` when ``peak <= 100`` (or NaN); else the smallest multiple of 10 at least
+        ``peak + 5``: an over-committed pool (the replay ``recorded``, whose requests may exceed
+        the capacity) is drawn whole, with the same headroom as a full one.
+    """
+    if not peak > 100.0:
+        return floor
+    return max(floor, 10.0 * math.ceil((peak + 5.0) / 10.0))
 
 
 def utilization_figure(out: Path, schedulers: list[str], resources: list[str]) -> Figure:
@@ -40,16 +66,21 @@ def utilization_figure(out: Path, schedulers: list[str], resources: list[str]) -
     """
     fig = Figure(figsize=(9, 2.2 + 1.8 * len(resources)))
     axes = np.atleast_1d(fig.subplots(len(resources), 1, sharex=True))
+    peak = dict.fromkeys(resources, math.nan)
     for name in schedulers:
         u = pd.read_parquet(out / name / "utilization.parquet")
         for ax, res in zip(axes, resources, strict=True):
             t, v = decimate(u["time_s"].to_numpy(), u[res].to_numpy())
             ax.plot(t / 3600.0, 100.0 * v, label=name, linewidth=0.9)
+            if len(u):
+                peak[res] = np.fmax(peak[res], 100.0 * float(u[res].max()))
     for ax, res in zip(axes, resources, strict=True):
         ax.set_ylabel(f"{_label(res)} utilisation (%)")
-        # headroom above 100 %: a line at 99.5 % stays visible above the plot's top border
-        ax.set_ylim(0, UTIL_YLIM_TOP)
-        ax.set_yticks(range(0, 101, 20))
+        # headroom above 100 %: a line at 99.5 % stays visible above the plot's top border;
+        # an over-committed pool's line above 100 % is drawn whole
+        top = util_ylim_top(peak[res])
+        ax.set_ylim(0, top)
+        ax.set_yticks(range(0, int(top) + 1, 20))
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("trace time (h)")
     axes[0].legend(loc="lower right", fontsize=8)
@@ -408,6 +439,93 @@ def stranded_lines(summaries: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+#: What each reading of the scheduler ``recorded``'s parameter ``requests`` holds on a machine.
+REQUESTS_READING = {
+    "schedule": "each run holds its own SCHEDULE row's request, what production placed",
+    "first": "each run holds its task's first request, the workload the simulated schedulers "
+    "replay",
+}
+
+
+def _requests_of(cfg: RunConfig, name: str) -> str | None:
+    """The ``requests`` reading of the configured scheduler labelled ``name`` (its parameter,
+    else its class's default), or None when it has no such parameter."""
+    for spec in cfg.scheduler_specs():
+        if spec.label != name:
+            continue
+        if "requests" in spec.params:
+            return str(spec.params["requests"])
+        default = inspect.signature(spec.cls).parameters.get("requests")
+        return None if default is None else str(default.default)
+    return None
+
+
+def overcommit_lines(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, Any]]) -> list[str]:
+    """The report's paragraph on each run that over-commits (``summary.json``'s ``overcommit``:
+    the replay ``recorded``, the only scheduler the engine lets over-commit); empty without one.
+
+    For each such run: which requests it holds (:data:`REQUESTS_READING`), the over-committed
+    machines per resource (the largest number at once and the number at the end of the
+    window), the amount requested above the machines' capacity (its peak and time-average, as a
+    share of the pool's capacity) and its utilisation by requests (mean, and the peak of
+    ``utilization.parquet``), which may exceed 100 %.
+
+    Parameters
+    ----------
+    out : Path
+        Run folder with ``<scheduler>/utilization.parquet``.
+    cfg : RunConfig
+        The run's config (each scheduler's ``requests``).
+    summaries : dict
+        ``{scheduler: summary}`` as ``summary.json``.
+
+    Returns
+    -------
+    list of str
+        Markdown lines, one paragraph per over-committing run.
+    """
+    lines: list[str] = []
+    for name, s in summaries.items():
+        oc = s.get("overcommit")
+        if not oc:
+            continue
+        reading = _requests_of(cfg, name)
+        how = (
+            f" ({REQUESTS_READING[reading]}: `requests: {reading}`)"
+            if reading in REQUESTS_READING
+            else ""
+        )
+        res = list(oc)
+        util = pd.read_parquet(out / name / "utilization.parquet", columns=res)
+        mu = s.get("mean_utilization") or {}
+        machines = " and ".join(
+            f"{_label(r)} on up to {oc[r]['max_servers']:,} machines at once "
+            f"({oc[r]['end_servers']:,} at the end of the window)"
+            for r in res
+        )
+        above = "; ".join(
+            f"{_label(r)} {100 * oc[r]['max_amount']:.1f} % at the peak, "
+            f"{100 * oc[r]['mean_amount']:.1f} % on average"
+            for r in res
+        )
+        by_req = "; ".join(
+            f"{_label(r)} {_f(None if mu.get(r) is None else 100 * mu[r], '.1f')} % on "
+            f"average, {100 * float(util[r].max()):.1f} % at the peak"
+            for r in res
+            if len(util)
+        )
+        lines += [
+            "",
+            f"**{name} over-commits machines**{how}: the requests of its running tasks exceed "
+            f"the capacity in {machines}, of {s.get('servers', 0):,} machines. Requested above "
+            f"the machines' capacity, as a share of the pool's: {above}. Its utilisation is by "
+            f"requests and exceeds 100 % when the pool is over-committed: {by_req}; the "
+            "utilisation figure's axis goes high enough to show the whole curve. No other "
+            "scheduler may over-commit (docs/recorded.md).",
+        ]
+    return lines
+
+
 def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, Any]]) -> Path:
     """Write ``utilization.png``, ``jct_cdf.png``, ``user_shares_<scheduler>.png`` (with
     ``collect.user_shares``), the fairness figures (with ``collect.fairness``:
@@ -415,7 +533,8 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
     ``fairsim run`` folder.
 
     The report has a row per scheduler (its own numbers: tasks, how they ended, mean
-    utilisation as the exact time average over the window, JCT over the jobs it completed) and a
+    utilisation as the exact time average over the window, JCT over the jobs it completed), a
+    paragraph per run that over-commits (:func:`overcommit_lines`: the replay ``recorded``) and a
     comparison on the same job set: the jobs completed under every scheduler, with their number.
     """
     names = list(summaries)
@@ -465,6 +584,7 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
             f"| {utils} | {s['jobs_completed']} | {_f(s.get('mean_jct_s'), ',.0f')} "
             f"| {s['wall_s']:.1f} | {_f(s.get('tasks_per_s'), ',.0f')} |"
         )
+    lines += overcommit_lines(out, cfg, summaries)
     lines += delay_table(summaries)
     lines += sharing_lines(summaries)
     lines += stranded_lines(summaries)

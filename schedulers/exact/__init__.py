@@ -2,10 +2,11 @@
 
 :data:`EXACT` maps each mechanism name of ``fairsim solve`` (docs/mechanisms.md) to its allocator;
 every allocator takes a validated :class:`~fairsim.schedulers.instance.Instance` and returns
-fractional task counts. Pooled mechanisms (``drf``, ``af``, ``bmf``) ignore placement constraints
-and return one column, the pooled cluster. :data:`JOB_EXACT` holds the mechanisms whose input
-extends the contract with users' jobs over machine classes (``udrf``). Sources and tie-breaking
-rules: ``docs/mechanisms.md``.
+fractional task counts. Pooled mechanisms (``drf``, ``af``, ``bmf``, ``hdrf``) refuse placement
+constraints and return one column, the pooled cluster. ``hdrf`` is the only one that reads an
+instance's queue tree (:data:`HIERARCHICAL`); the others refuse it. :data:`JOB_EXACT` holds the
+mechanisms whose input extends the contract with users' jobs over machine classes (``udrf``).
+Sources and tie-breaking rules: ``docs/mechanisms.md`` (``hdrf``: ``docs/hdrf.md``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from fairsim.schedulers.exact.hdrf import solve_hdrf
 from fairsim.schedulers.exact.lexmaxmin import solve_c_drfh, solve_drfh, solve_lmm_mms, solve_tsf
 from fairsim.schedulers.exact.pf import solve_pf
 from fairsim.schedulers.exact.pool import POOLED, solve_af, solve_bmf, solve_drf
@@ -22,7 +24,7 @@ from fairsim.schedulers.exact.psdsf import solve_psdsf
 from fairsim.schedulers.exact.snap import printed_allocation
 from fairsim.schedulers.exact.udrf import JobInstance, jobs_json, solve_udrf
 from fairsim.schedulers.exact.verification import verify, verify_udrf
-from fairsim.schedulers.instance import Instance, check_range
+from fairsim.schedulers.instance import Instance, InstanceError, check_range
 
 EXACT: dict[str, Callable[..., np.ndarray]] = {
     "drf": solve_drf,
@@ -34,7 +36,27 @@ EXACT: dict[str, Callable[..., np.ndarray]] = {
     "pf": solve_pf,
     "bmf": solve_bmf,
     "lmm-mms": solve_lmm_mms,
+    "hdrf": solve_hdrf,
 }
+
+#: The mechanisms that read an instance's queue tree (``"queues"``, docs/hdrf.md).
+HIERARCHICAL = frozenset({"hdrf"})
+
+
+def refuse_queues(name: str, inst: Instance) -> None:
+    """Refuse a queue tree, which only :data:`HIERARCHICAL` mechanisms read.
+
+    Raises
+    ------
+    InstanceError
+        If ``inst`` has queues (or a user names one) and ``name`` allocates the users as one flat
+        set: dropping the tree silently would answer a different question.
+    """
+    if inst.queues is not None and name not in HIERARCHICAL:
+        raise InstanceError(
+            f"queues: {name} allocates the users as one flat set and cannot honour a queue "
+            'tree (hdrf does; remove "queues" and the users\' "queue" to compare)'
+        )
 
 
 def solve_udrf_json(inst: JobInstance) -> dict[str, Any]:
@@ -86,7 +108,7 @@ def solve_exact(name: str, inst: Instance, sharing: str = "rdm") -> np.ndarray:
         For an unknown name.
     InstanceError
         For an instance field the mechanism cannot honour (placement constraints of a pooled
-        mechanism).
+        mechanism, a queue tree of a flat one: :func:`refuse_queues`).
     NumericalRangeError
         If the instance's numbers overflow float64
         (:func:`~fairsim.schedulers.instance.check_range`), a
@@ -94,6 +116,7 @@ def solve_exact(name: str, inst: Instance, sharing: str = "rdm") -> np.ndarray:
         (:func:`~fairsim.schedulers.exact.verification.verify`).
     """
     fn = EXACT[name]
+    refuse_queues(name, inst)
     check_range(inst)
     x = fn(inst, sharing=sharing) if name == "psdsf" else fn(inst)
     verify(name, inst, x, sharing)

@@ -18,7 +18,7 @@ from fairsim.schedulers.instance import Instance, InstanceError
 BMF_MAX_MAPPINGS = 200_000
 
 #: Mechanisms computed on one pooled server (output has a single ``"pool"`` column).
-POOLED = frozenset({"drf", "af", "bmf"})
+POOLED = frozenset({"drf", "af", "bmf", "hdrf"})
 
 
 def pooled(inst: Instance) -> Instance:
@@ -39,8 +39,9 @@ def refuse_constraints(name: str, inst: Instance) -> None:
     ------
     InstanceError
         If some user's ``eligible`` leaves out a server: the pooled mechanisms (``drf``, ``af``,
-        ``bmf``) are defined on one server (Ghodsi et al.; Bonald and Roberts), and silently
-        dropping the constraint would answer a different question.
+        ``bmf``, ``hdrf``) are defined on one server (Ghodsi et al.; Bonald and Roberts;
+        Bhattacharya et al.), and silently dropping the constraint would answer a different
+        question.
     """
     bad = np.flatnonzero(~inst.eligible.all(axis=1))
     if bad.size:

@@ -82,7 +82,8 @@ def instance_data(inst: Instance) -> dict[str, Any]:
     :func:`~fairsim.schedulers.instance.parse_instance`.
 
     ``weight`` is written when it is not 1, ``max_tasks`` when it is finite, ``eligible`` when a
-    user may not run on every server (an empty list: on none).
+    user may not run on every server (an empty list: on none); a queue tree as ``queues`` (amounts
+    in pool units) and each user's ``queue``.
     """
     users: list[dict[str, Any]] = []
     for n, uid in enumerate(inst.user_ids):
@@ -95,12 +96,17 @@ def instance_data(inst: Instance) -> dict[str, Any]:
             u["eligible"] = [
                 s for s, ok in zip(inst.server_ids, inst.eligible[n], strict=True) if ok
             ]
+        if inst.queues is not None and inst.queues.user_queue[n] >= 0:
+            u["queue"] = inst.queues.ids[int(inst.queues.user_queue[n])]
         users.append(u)
     servers = [
         {"id": sid, "capacity": [float(v) for v in inst.capacity[k]]}
         for k, sid in enumerate(inst.server_ids)
     ]
-    return {"resources": list(inst.resources), "servers": servers, "users": users}
+    data = {"resources": list(inst.resources), "servers": servers, "users": users}
+    if inst.queues is not None:
+        data["queues"] = inst.queues.to_data()
+    return data
 
 
 def _raised(a_ub: list, b_ub: list, xv: np.ndarray) -> list:

@@ -8,6 +8,11 @@ mechanism and property; with an output folder it writes one counterexample insta
 property to ``<mechanism>--<property>.json`` (replayable with ``fairsim solve``). An instance
 that cannot be verified is counted apart with its reason, and the run goes on.
 :func:`format_table` prints the table in Markdown.
+
+``hdrf``, the hierarchical mechanism, is checked on instances with queue trees instead, with the
+properties of :mod:`fairsim.schedulers.exact.hierarchy_properties` and the paper's two wrong
+variants beside it (rows ``hdrf-collapsed`` and ``hdrf-naive``), from draws of its own: the flat
+rows do not move when it is added.
 """
 
 from __future__ import annotations
@@ -18,6 +23,12 @@ from typing import Any
 import numpy as np
 
 from fairsim.atomic import json_text, write_text
+from fairsim.schedulers.exact import HIERARCHICAL
+from fairsim.schedulers.exact.hierarchy_properties import (
+    HIER_PROPERTIES,
+    describe_hierarchy,
+    hierarchy_table,
+)
 from fairsim.schedulers.exact.properties import (
     PROPERTIES,
     Unverifiable,
@@ -205,13 +216,23 @@ def property_table(
     dict
         ``{mechanism: {property: {"checked": N, "violations": K}, ..., "unverifiable": [{"instance":
         i, "step": ..., "reason": ..., "file": ...}, ...]}}``; ``i`` counts the instances of the run
-        from 0, the papers' instances first; ``file`` is ``None`` without ``out``.
+        from 0, the papers' instances first; ``file`` is ``None`` without ``out``. With ``hdrf``
+        among the mechanisms, its rows are those of
+        :func:`~fairsim.schedulers.exact.hierarchy_properties.hierarchy_table` (``hdrf``,
+        ``hdrf-collapsed``, ``hdrf-naive``), with the properties of both tables.
     """
     rng = np.random.default_rng(seed)
     lit = LITERATURE if constrained and not positive else []  # described by LITERATURE_NAMES
+    hier = [m for m in mechanisms if m in HIERARCHICAL]
+    mechanisms = [m for m in mechanisms if m not in HIERARCHICAL]
     if instances is not None:
+        # the flat mechanisms allocate the same users without the queue tree
         datas = [
-            {k: v for k, v in d.items() if k in ("resources", "servers", "users")}
+            {
+                "resources": d["resources"],
+                "servers": d["servers"],
+                "users": [{k: v for k, v in u.items() if k != "queue"} for u in d["users"]],
+            }
             for d in instances
         ]
     else:
@@ -254,20 +275,38 @@ def property_table(
                             + "\n",
                         )
                         saved.add((m, p))
+    if hier:
+        kept = None
+        if instances is not None:
+            kept = [
+                {k: v for k, v in d.items() if k in ("resources", "servers", "users", "queues")}
+                for d in instances
+            ]
+        table.update(hierarchy_table(n_instances, seed, out, instances=kept))
     return table
 
 
 def format_table(table: dict) -> str:
     """Markdown table (violations / checked, and the unverifiable instances per mechanism),
-    followed by one line per unverifiable instance with its reason."""
-    props = list(PROPERTIES)
-    lines = [
-        "| mechanism | " + " | ".join(props) + " | unverifiable |",
-        "|---" * (len(props) + 2) + "|",
-    ]
-    for m, row in table.items():
-        cells = [f"{row[p]['violations']}/{row[p]['checked']}" for p in props]
-        lines.append(f"| `{m}` | " + " | ".join(cells) + f" | {len(row['unverifiable'])} |")
+    followed by one line per unverifiable instance with its reason; the hierarchical rows
+    (``hdrf`` and its variants) in a table of their own, with a line on their instances."""
+    flat = {m: row for m, row in table.items() if HIER_PROPERTIES[0] not in row}
+    hier = {m: row for m, row in table.items() if HIER_PROPERTIES[0] in row}
+    lines: list[str] = []
+    for rows, props in ((flat, list(PROPERTIES)), (hier, list(HIER_PROPERTIES))):
+        if not rows:
+            continue
+        if lines:
+            lines.append("")
+        lines += [
+            "| mechanism | " + " | ".join(props) + " | unverifiable |",
+            "|---" * (len(props) + 2) + "|",
+        ]
+        for m, row in rows.items():
+            cells = [f"{row[p]['violations']}/{row[p]['checked']}" for p in props]
+            lines.append(f"| `{m}` | " + " | ".join(cells) + f" | {len(row['unverifiable'])} |")
+    if hier:
+        lines += ["", describe_hierarchy(hier)]
     missing = [(m, u) for m, row in table.items() for u in row["unverifiable"]]
     if missing:
         lines.append("")

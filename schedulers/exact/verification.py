@@ -17,6 +17,7 @@ import numpy as np
 from scipy import sparse
 
 from fairsim.schedulers.exact.common import monopoly_tasks, room, serving, solve_lp
+from fairsim.schedulers.exact.hdrf import hdrf_problem
 from fairsim.schedulers.exact.lexmaxmin import FREEZE_SLACK, share_per_task, task_scale
 from fairsim.schedulers.exact.pf import PF_GAP, pf_kkt_gap
 from fairsim.schedulers.exact.pool import POOLED, bmf_conditions, pooled, pooled_share_per_task
@@ -236,6 +237,8 @@ def verify(name: str, inst: Instance, x: np.ndarray, sharing: str = "rdm") -> No
     ``drf``, ``af`` on the pool, ``drfh``, ``c-drfh``, ``tsf``, ``lmm-mms`` on every server), and on
     several servers also the pooled relaxation's certificate (:func:`pooled_certificate`, no LP)
     or, when it does not hold, one LP per share level (:func:`lex_problem`);
+    for ``hdrf`` the limits, nothing more fitting within them, the guarantees and the
+    hierarchical bottleneck condition (:func:`~fairsim.schedulers.exact.hdrf.hdrf_problem`);
     Theorem 1 / 2 for ``psdsf`` (:func:`~fairsim.schedulers.exact.psdsf.psdsf_violation` at most
     :data:`CHECK_RTOL`); the Frank-Wolfe gap for ``pf`` (at most
     :data:`~fairsim.schedulers.exact.pf.PF_GAP`); the definition for ``bmf``
@@ -259,10 +262,12 @@ def verify(name: str, inst: Instance, x: np.ndarray, sharing: str = "rdm") -> No
     if name in POOLED:
         inst = pooled(inst)
     why = feasibility_problem(inst, x)
-    if why is None and not (name == "psdsf" and sharing == "tdm"):
+    if why is None and not (name == "psdsf" and sharing == "tdm") and name != "hdrf":
         why = room_problem(inst, x)
     if why is None:
-        if name in ("drf", "af"):
+        if name == "hdrf":
+            why = hdrf_problem(inst, x, rtol=CHECK_RTOL)
+        elif name in ("drf", "af"):
             why = bottleneck_problem(inst, x, pooled_share_per_task(name, inst))
         elif name in LEX:
             a = share_per_task(name, inst)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from benchmarks import bench_alibaba
+from benchmarks.targets import read_record
 from fairsim.traces.paths import shared_dir
 
 
@@ -17,13 +17,17 @@ def test_conversion_rates_are_measured(tmp_path: Path) -> None:
         bench_alibaba.main(["--shared", str(shared_dir()), "--out", str(tmp_path), "--skip-replay"])
         == 0
     )
-    res = json.loads((tmp_path / "alibaba.json").read_text())
+    res = read_record(tmp_path / "alibaba.json")
     by_format = {c["format"]: c for c in res["convert"]}
     assert set(by_format) == set(bench_alibaba.SAMPLES)
     assert by_format["alibaba-2017"]["instances"] == 11_059_704
     assert by_format["alibaba-2018-spar"]["tasks"] == 67_634
     assert all(c["rows_per_s"] > 0 and c["peak_rss_mb"] > 0 for c in res["convert"])
     assert "skipped (--skip-replay)" in (tmp_path / "alibaba.md").read_text()
+    assert [(t["name"], t["met"]) for t in res["targets"]] == [
+        ("replay-2017 wall", False),
+        ("replay-2017 memory", False),
+    ]
 
 
 def test_report_flags_a_missed_target() -> None:
@@ -37,6 +41,8 @@ def test_report_flags_a_missed_target() -> None:
         "peak_rss_mb": 2500.0,
         "loadavg_1m_at_end": 1.0,
     }
+    wall, memory = bench_alibaba.targets(replay)
+    assert (wall.value, wall.limit, wall.direction, wall.met) == (700.0, 600.0, "<", False)
+    assert (memory.value, memory.limit, memory.met) == (2500.0, 4096.0, True)
     md = bench_alibaba._markdown({"convert": [], "replay-2017": replay})
-    assert "total wall (convert + replay + write): 700 s (target < 600 s: NOT met)" in md
-    assert "peak RSS: 2500 MB (target < 4096 MB: met)" in md
+    assert "- engine: 650 s, 17,015 tasks/s" in md

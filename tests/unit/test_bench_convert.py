@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from benchmarks import bench_convert
+from benchmarks.targets import read_record
 from fairsim.traces.paths import shared_dir
 
 
@@ -15,26 +15,29 @@ from fairsim.traces.paths import shared_dir
 def test_two_small_points_are_measured_and_checked(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(bench_convert, "SIZES", {"300k": 20_000, "3M": 60_000})
     assert bench_convert.main(["--shared", str(shared_dir()), "--out", str(tmp_path)]) == 0
-    res = json.loads((tmp_path / "convert.json").read_text())
+    res = read_record(tmp_path / "convert.json")
     small, large = res["points"]["300k"], res["points"]["3M"]
     assert small["parts"] == 1 and large["parts"] == 1  # one part per 50,000 tasks
     assert abs(small["tasks"] - 20_000) <= 10_005  # whole jobs drawn (synth_raw)
     assert large["tasks"] > small["tasks"]
     assert small["buckets"] == large["buckets"] == 1
-    assert small["peak_rss_mb"] > 0 and large["tasks_per_s"] > 0
-    assert set(res["checks"]) == {"peak_below_1gb", "peak_ratio_3m_300k", "tasks_per_s_3m"}
+    # the child's own peak (numpy, pandas, pyarrow and the fold), not the parent's resample
+    assert 100 < small["peak_rss_mb"] < 1024 and large["tasks_per_s"] > 0
+    assert [t["name"] for t in res["targets"]] == ["peak", "peak 3M / 300k", "3M speed"]
+    assert res["targets"][1]["value"] == large["peak_rss_mb"] / small["peak_rss_mb"]
     assert "| 3M | 1 |" in (tmp_path / "convert.md").read_text()
 
 
-def test_checks_flag_missed_targets() -> None:
+def test_targets_flag_missed_targets() -> None:
     points = {
         "300k": {"peak_rss_mb": 400.0, "tasks_per_s": 90_000.0},
         "3M": {"peak_rss_mb": 700.0, "tasks_per_s": 80_000.0},
     }
-    c = bench_convert.checks(points)
-    assert c["peak_below_1gb"]["met"] is True
-    assert c["peak_ratio_3m_300k"] == {"value": 1.75, "target": 1.5, "met": False}
-    assert c["tasks_per_s_3m"]["met"] is False
-    assert bench_convert.checks({"300k": {"error": "x"}}) == {"error": "a point failed"}
-    md = bench_convert._markdown({"points": {"3M": {"error": "boom"}}, "checks": c})
-    assert "error: boom" in md and "NOT met" in md
+    peak, ratio, speed = bench_convert.targets(points)
+    assert (peak.value, peak.met) == (700.0, True)
+    assert (ratio.value, ratio.limit, ratio.direction, ratio.met) == (1.75, 1.5, "<=", False)
+    assert (speed.value, speed.met) == (80_000.0, False)
+    failed = bench_convert.targets({"300k": {"error": "x"}})
+    assert [(t.value, t.met) for t in failed] == [(None, False)] * 3
+    md = bench_convert._markdown({"points": {"3M": {"error": "boom"}}})
+    assert "| 3M | error: boom |" in md

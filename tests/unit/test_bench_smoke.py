@@ -14,16 +14,27 @@ from benchmarks.bench_online import (
     _last_submit,
     all_checks,
     bench_tasks,
-    machine_info,
     summary_markdown,
 )
+from benchmarks.targets import Target, read_record, start, write_result
 from fairsim.traces.synth import TASK_RATE_PER_S
+
+
+def _records(**results: dict) -> dict[str, dict]:  # type: ignore[type-arg]
+    """``name=res`` (a bench_online benchmark's dict) as results records, as main writes them."""
+    run = start()
+    return {
+        name.replace("_", "-"): run.record(
+            name.replace("_", "-"), res["targets"], points=res["points"]
+        )
+        for name, res in results.items()
+    }
 
 
 def test_tasks_benchmark_in_process_structure() -> None:
     res = bench_tasks([2_000], servers=50, isolate=False, progress=False)
-    res = json.loads(json.dumps(res))  # JSON-serialisable, as written to tasks.json
-    assert res["benchmark"] == "tasks"
+    records = _records(tasks=res)
+    assert json.loads(json.dumps(records["tasks"])) == records["tasks"]  # as written to tasks.json
     assert "scales" in res["note"]
     assert all(p["duration_s"] == pytest.approx(2_000 / TASK_RATE_PER_S) for p in res["points"])
     assert {p["scheduler"] for p in res["points"]} == {"bf-drfh", "ff-drfh"}
@@ -41,13 +52,16 @@ def test_tasks_benchmark_in_process_structure() -> None:
         assert 0.0 <= p["util_mem"] <= 1.0
         assert p["peak_rss_mb"] > 0
     for s in ("bf-drfh", "ff-drfh"):
-        c = res["curves"][s]
-        assert c["tasks"] == [2_000]
-        assert set(c["check"]) == {"target", "value", "pass"}
-    md = summary_markdown({"tasks": res}, machine_info())
+        assert res["curves"][s]["tasks"] == [2_000]
+    # one target per scheduler: cost(2,000) / cost(2,000) is 1, within the 1.5x target
+    assert [(t.name, t.value, t.met) for t in res["targets"]] == [
+        ("bf-drfh cost(2,000) / cost(2,000)", 1.0, True),
+        ("ff-drfh cost(2,000) / cost(2,000)", 1.0, True),
+    ]
+    md = summary_markdown(records, start())
     assert md.count("| tasks | bf-drfh | 50 | 2,000 |") == 1
     assert md.count("| tasks | ff-drfh | 50 | 2,000 |") == 1
-    assert all(isinstance(x, bool) for x in all_checks({"tasks": res}))
+    assert all_checks(records) == [True, True]
 
 
 def test_online_baselines_run_in_the_bench_harness() -> None:
@@ -56,6 +70,7 @@ def test_online_baselines_run_in_the_bench_harness() -> None:
     from benchmarks.bench_online import (
         ONLINE_SCHEDULERS,
         TARGET_ONLINE_TASKS_PER_S,
+        _point_targets,
     )
 
     res = bench_tasks(
@@ -66,32 +81,41 @@ def test_online_baselines_run_in_the_bench_harness() -> None:
         assert "error" not in p, p
         assert 0 < p["tasks_started"] <= p["tasks"] == 2_000
         assert 0.0 < p["util_cpu"] <= 1.0
-    fake = {
-        "benchmark": "online-2000",
-        "points": [
-            {**p, "checks": {"tasks_per_s_target": {"target": "x", "value": v, "pass": ok}}}
-            for p, (v, ok) in zip(
-                res["points"][:2],
-                [(TARGET_ONLINE_TASKS_PER_S + 1, True), (TARGET_ONLINE_TASKS_PER_S - 1, False)],
-                strict=True,
-            )
-        ],
-    }
-    md = summary_markdown({"online-2000": fake}, machine_info())
     hi, lo = TARGET_ONLINE_TASKS_PER_S + 1, TARGET_ONLINE_TASKS_PER_S - 1
-    assert f"| online-2000 drf speed | x | {hi:,.0f} tasks/s | PASS |" in md
-    assert f"| online-2000 c-drfh speed | x | {lo:,.0f} tasks/s | FAIL |" in md
-    assert all_checks({"online-2000": fake}) == [True, False]
+    fake = [{**p, "tasks_per_s": v} for p, v in zip(res["points"][:2], [hi, lo], strict=True)]
+    targets = [t for p in fake for t in _point_targets(p, TARGET_ONLINE_TASKS_PER_S)]
+    assert [(t.name, t.met) for t in targets] == [
+        ("drf speed", True),
+        ("drf memory", True),
+        ("c-drfh speed", False),
+        ("c-drfh memory", True),
+    ]
+    records = _records(online_2000={"points": fake, "targets": targets})
+    md = summary_markdown(records, start())
+    assert (
+        f"drf, tasks per second of engine wall time ≥ 25,000 tasks/s | {hi:,.0f} tasks/s | yes"
+        in md
+    )
+    assert (
+        f"c-drfh, tasks per second of engine wall time ≥ 25,000 tasks/s | {lo:,.0f} tasks/s | NO"
+        in md
+    )
+    assert all_checks(records) == [True, True, False, True]
 
 
 def test_dense_stress_case_keeps_the_sample_window() -> None:
     res = bench_tasks([2_000], servers=50, dense=True, isolate=False, progress=False)
-    assert res["benchmark"] == "tasks-dense" and "denser" in res["note"]
+    assert "denser" in res["note"]
     for p in res["points"]:
         assert "error" not in p, p
         assert p["duration_s"] == DENSE_DURATION_S == 70_756.0
-    md = summary_markdown({"tasks-dense": res}, machine_info())
-    assert "| tasks-dense bf-drfh | cost(2,000)/cost(2,000) <= 2 |" in md
+    (t, _) = res["targets"]
+    assert (t.name, t.unit, t.direction, t.limit) == (
+        "bf-drfh cost(2,000) / cost(2,000)",
+        "×",
+        "<=",
+        2.0,
+    )
 
 
 def test_servers_curves_cost_per_task_start_and_event(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -121,13 +145,16 @@ def test_servers_curves_cost_per_task_start_and_event(monkeypatch: pytest.Monkey
     monkeypatch.setattr(bo, "_run_points", fake)
     res = bo.bench_servers("unused", sizes=(2_000, 12_583), progress=False)
     bf = res["curves"]["bf-drfh"]
-    assert bf["check_12583"]["value"] == pytest.approx(36.0 / 20.0)
-    assert not bf["check_12583"]["pass"]
+    by_name = {t.name: t for t in res["targets"]}
+    assert set(by_name) == {"bf-drfh slope", "bf-drfh 12,583 / 2,000", "ff-drfh slope"}
+    assert by_name["bf-drfh 12,583 / 2,000"].value == pytest.approx(36.0 / 20.0)
+    assert not by_name["bf-drfh 12,583 / 2,000"].met
+    assert by_name["bf-drfh slope"].met  # 1.8x the cost on 6.3x the servers
     assert bf["us_per_started_task"] == pytest.approx([1e6 * 20 / 160_000, 1e6 * 36 / 560_000])
     assert bf["us_per_event"] == pytest.approx(
         [1e6 * 20 / (570_000 + 160_000 + 130_000), 1e6 * 36 / (570_000 + 560_000 + 430_000)]
     )
-    md = summary_markdown({"servers": res}, machine_info())
+    md = summary_markdown(_records(servers=res), start())
     assert "23.3 → 23.1 µs per arrival, start or completion" in md
 
 
@@ -153,6 +180,7 @@ def test_paired_runs_alternate_and_report_the_ratio(monkeypatch: pytest.MonkeyPa
     """--vs: a point runs A B A B (B in the reference tree); the point keeps A's median and the
     ratio of the medians, and a failing reference is reported, not hidden."""
     from benchmarks import bench_online as bo
+    from benchmarks.bench_online import _point_targets
 
     calls: list[object] = []
 
@@ -171,10 +199,10 @@ def test_paired_runs_alternate_and_report_the_ratio(monkeypatch: pytest.MonkeyPa
     assert p["wall_s"] == 3.0 and p["tasks_per_s"] == 200.0 and p["peak_rss_mb"] == 11.0
     assert p["paired"]["ref_tasks_per_s"] == [100.0, 100.0]
     assert p["paired"]["ratio"] == pytest.approx(((150 + 300) / 2) / 100)
-    md = summary_markdown({"real-2000": {"points": [{**p, "checks": {
-        "tasks_per_s_target": {"target": "t", "value": 1, "pass": True},
-        "vs_reference": {"target": "t", "value": 1, "ratio_to_reference": 1, "pass": True},
-        "peak_rss": {"target": "t", "value": 1, "pass": True}}}]}}, machine_info())  # fmt: skip
+    (speed, vs_ref, memory) = _point_targets(p, 250.0, 400.0)
+    assert (speed.value, speed.met, vs_ref.met, memory.met) == (200.0, False, True, True)
+    assert speed.context == "median of 2 runs, A B A B with abc1234 (2.25× its speed)"
+    md = summary_markdown(_records(real_2000={"points": [p], "targets": [speed]}), start())
     assert "2.25× abc1234 (100 / 100)" in md
 
     def broken(spec, shared, isolate=True, tree=None):  # type: ignore[no-untyped-def]
@@ -186,7 +214,7 @@ def test_paired_runs_alternate_and_report_the_ratio(monkeypatch: pytest.MonkeyPa
     assert p["paired"]["ratio"] is None and p["paired"]["ref_error"] == "boom"
 
 
-def test_fairness_benchmark_structure(google_dir) -> None:  # type: ignore[no-untyped-def]
+def test_fairness_benchmark_structure(google_dir, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """bench_fairness runs Best-Fit DRFH on the DRFH experiment with fairness collection and
     times the reference solve per instant (structure only; a short horizon)."""
     from benchmarks.bench_fairness import run_one, summary_markdown
@@ -198,6 +226,8 @@ def test_fairness_benchmark_structure(google_dir) -> None:  # type: ignore[no-un
     for p in one["per_instant"]:
         assert p["classes"] == 7  # 2,000 Table I servers drawn with the config seed
         assert p["solve_ms"] > 0
+    from benchmarks.bench_fairness import target
+
     res = {
         "scheduler": "bf-drfh",
         "config": "configs/drfh-google.yaml",
@@ -205,9 +235,8 @@ def test_fairness_benchmark_structure(google_dir) -> None:  # type: ignore[no-un
         "pairs": 1,
         "wall_off_s": [1.0],
         "wall_on_s": [1.05],
+        "ratios": [1.05],
         "overhead": 0.05,
-        "target": 0.10,
-        "pass": True,
         "instants": one["instants"],
         "mean_active_users": one["mean_active_users"],
         "solve_s": one["solve_s"],
@@ -215,43 +244,80 @@ def test_fairness_benchmark_structure(google_dir) -> None:  # type: ignore[no-un
         "ms_per_instant": 1.0,
         "per_instant": one["per_instant"],
     }
-    md = summary_markdown(res)
-    assert "+5.0 % (target <= 10 %): PASS" in md
+    t = target(res)
+    assert (t.value, t.unit, t.direction, t.limit, t.met) == (
+        pytest.approx(5.0),
+        "%",
+        "<=",
+        10.0,
+        True,
+    )
+    md = write_result(tmp_path, start().record("fairness", [t], **res), summary_markdown(res))
+    assert "≤ 10 % | 5 % | yes | median of 1 pairs' ratios (1.05–1.05)" in md
     assert md.count("| 7 |") == len(one["per_instant"])
+    assert target({"error": "exit 1: boom"}).met is False
 
 
-def test_bench_recorded_one_pair_on_an_hour(google_dir: Path) -> None:
-    """benchmarks.bench_recorded on the first hour of the sample: both schedulers run on the
-    trace's machines and the point has the documented shape."""
+def test_bench_recorded_one_pair_on_an_hour(google_dir: Path, tmp_path: Path) -> None:
+    """benchmarks.bench_recorded on the first hour of the sample: both readings of recorded and
+    FF-DRFH run on the trace's machines and the point has the documented shape."""
     from benchmarks.bench_recorded import bench_recorded, summary_markdown
 
     res = bench_recorded(google_dir.parents[1], pairs=1, end_s=4200.0)
     assert res["servers"] == 12_583
-    assert [p["scheduler"] for p in res["points"]] == ["recorded", "ff-drfh"]
-    assert res["points"][0]["tasks"] == res["points"][1]["tasks"] > 10_000
-    assert res["ok"] == (res["ratio"] >= 1.0)
-    assert "recorded / ff-drfh" in summary_markdown(res)
+    assert [p["scheduler"] for p in res["points"]] == ["recorded", "recorded-first", "ff-drfh"]
+    assert res["points"][0]["tasks"] == res["points"][2]["tasks"] > 10_000
+    assert res["points"][1]["tasks"] == res["points"][2]["tasks"]
+    t, t_first = res["targets"]
+    assert (t.value, t.met) == (res["ratio"], res["ratio"] >= 1.0)
+    assert (t_first.value, t_first.met) == (res["ratio_first"], res["ratio_first"] >= 1.0)
+    record = start().record("recorded", res.pop("targets"), **res)
+    md = write_result(tmp_path, record, summary_markdown(record))
+    assert "recorded over FF-DRFH, tasks per second of engine wall time ≥ 1×" in md
+    assert "recorded-first over FF-DRFH, tasks per second of engine wall time ≥ 1×" in md
+    assert read_record(tmp_path / "recorded.json")["targets"] == [t.to_json(), t_first.to_json()]
 
 
 def test_bench_scale_whole_path_from_raw_files(tmp_path: Path, google_dir: Path) -> None:
     """make bench-scale's harness on a small case: raw files resampled from the sample, converted
     and run in processes of their own; the raw trace is kept for the next call."""
-    from benchmarks.bench_scale import bench_scale, scale_markdown
+    from benchmarks.bench_scale import main
 
     shared = google_dir.parent.parent
-    kw = {"tasks": 3_000, "days": 0.25, "parts": 2, "schedulers": ("ff-drfh",), "progress": False}
-    res = bench_scale(tmp_path, shared, **kw)
-    conv, run = res["convert"], res["runs"]["ff-drfh"]
+    argv = ["--shared", str(shared), "--out", str(tmp_path), "--tasks", "3000", "--days", "0.25"]
+    argv += ["--parts", "2", "--schedulers", "ff-drfh", "--no-progress"]
+    assert main(argv) == 0
+    res = read_record(tmp_path / "scale.json")
+    conv, runs = res["convert"], res["runs"]
     assert res["generate"]["kept"] is False
     assert conv["tasks"] == res["generate"]["tasks"] and conv["rows_read"] > conv["tasks"]
+    (run,) = runs.values()
     assert conv["peak_rss_mb"] > 50 and run["peak_rss_mb"] > 50  # the child's, not 0
     # the run leaves out the tasks the trace never scheduled (no run time)
     assert 0.9 * conv["tasks"] < run["tasks"] <= conv["tasks"] and run["servers"] == 12_583
-    assert set(res["checks"]) == {"convert_memory", "convert_rate", "path_wall", "ff-drfh_memory"}
-    assert res["checks"]["path_wall"]["value"] == pytest.approx(
-        conv["wall_s"] + run["wall_s"], abs=0.1
+    targets = {t["name"]: Target.from_json(t) for t in res["targets"]}
+    assert list(targets) == ["convert memory", "convert speed", "path wall", "ff-drfh memory"]
+    assert targets["path wall"].value == pytest.approx(
+        conv["wall_s"] + runs["ff-drfh"]["wall_s"], rel=1e-12
     )
     assert not (tmp_path / "scale-run-ff-drfh").exists()  # results deleted after the step
-    assert "| run ff-drfh |" in scale_markdown(res)
-    again = bench_scale(tmp_path, shared, **kw)
-    assert again["generate"]["kept"] is True
+    assert "| run ff-drfh |" in (tmp_path / "scale.md").read_text()
+    assert main(argv) == 0
+    assert read_record(tmp_path / "scale.json")["generate"]["kept"] is True
+
+
+def test_reference_tree_checks_out_a_revision_of_this_repository(tmp_path: Path) -> None:
+    """--vs REV: REV of this repository (benchmarks/'s parent) in a temporary worktree, removed
+    after; an unknown revision is a one-line error."""
+    from benchmarks import bench_online as bo
+
+    where = tmp_path / "tree"
+    short, tree = bo.reference_tree("HEAD", where)
+    try:
+        assert tree == where and len(short) >= 7
+        assert (where / "benchmarks" / "bench_online.py").is_file()
+    finally:
+        bo._drop_tree(where)
+    assert not where.exists()
+    with pytest.raises(RuntimeError, match=r"--vs no-such-rev: "):
+        bo.reference_tree("no-such-rev", tmp_path / "other")

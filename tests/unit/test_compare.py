@@ -102,6 +102,18 @@ def test_figures_have_labelled_axes(runs: tuple[Path, Path]) -> None:
     assert bars.get_ylim()[0] == 0.0 and bars.get_ylabel() == "mean JCT of the common jobs (s)"
 
 
+def test_utilisation_bars_of_an_over_committing_run_are_drawn_whole(
+    runs: tuple[Path, Path],
+) -> None:
+    # the replay `recorded` may request more than the pool holds (mean CPU 112.9 % on the
+    # Google sample): its bar is not cut at 100 %
+    c = fairsim.compare(list(runs))
+    c.table.loc[c.table.index[0], "cpu_util"] = 1.129
+    util = compare_report.utilization_figure(c).axes[0]
+    assert util.get_ylim() == (0.0, 120.0)
+    assert max(p.get_height() for p in util.patches) == pytest.approx(112.9)
+
+
 def test_cdf_ticks_are_labelled_within_one_decade(runs: tuple[Path, Path]) -> None:
     """JCTs of 50 - 140 s lie within one decade: the axis is linear and its ticks carry labels."""
     c = fairsim.compare(list(runs))

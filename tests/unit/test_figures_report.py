@@ -309,29 +309,38 @@ def _write_seed(root: Path, shift: float) -> Path:
     return root
 
 
-#: The production context (step 6): mean CPU and memory by requests per schedule.
+#: The production context (step 6): mean CPU and memory by requests per schedule; the trace's
+#: own schedule under both readings of its requests (recorded-first: each task's first request,
+#: recorded: each run's SCHEDULE request).
 PRODUCTION = {
-    "recorded": (1.05, 0.90),
+    "recorded-first": (1.05, 0.90),
     "bf-drfh": (0.96, 0.81),
     "ff-drfh": (0.92, 0.77),
     "slots-16": (0.49, 0.38),
+    "recorded": (1.15, 0.95),
+}
+#: Over-committed machines (CPU, memory) at 0, 60 and 120 s, and the CPU amount above capacity.
+OVER = {
+    "recorded-first": ([1, 3, 2], [0, 0, 0], [0.01, 0.06, 0.05]),
+    "recorded": ([4, 6, 5], [0, 1, 1], [0.02, 0.09, 0.08]),
 }
 
 
 def _write_production(root: Path) -> None:
-    """``root/production/<scheduler>/`` of the four schedules on a 10-server pool; jobs 1 and 2
-    finish under all four (JCTs 100 + 10 i and 300 s), job 3 not under Slots-16."""
+    """``root/production/<scheduler>/`` of the five runs on a 10-server pool; jobs 1 and 2
+    finish under all of them (JCTs 100 + 10 i and 300 s), job 3 not under Slots-16."""
     for i, (s, (cpu, mem)) in enumerate(PRODUCTION.items()):
         d = root / drfh_numbers.PRODUCTION_DIR / s
         d.mkdir(parents=True)
         t = np.array([0.0, 60.0, 120.0])
         util = {"time_s": t, "cpu": [cpu - 0.01, cpu + 0.01, cpu], "mem": [mem, mem, mem]}
-        if s == "recorded":  # 3 then 2 machines over-committed in CPU, none in memory
+        if s in OVER:
+            n_cpu, n_mem, amount = OVER[s]
             util |= {
-                "overcommitted_cpu": [1, 3, 2],
-                "overcommitted_mem": [0, 0, 0],
-                "overcommit_cpu": [0.01, 0.06, 0.05],
-                "overcommit_mem": [0.0, 0.0, 0.0],
+                "overcommitted_cpu": n_cpu,
+                "overcommitted_mem": n_mem,
+                "overcommit_cpu": amount,
+                "overcommit_mem": [0.0, 0.001, 0.0],
             }
         pd.DataFrame(util).to_parquet(d / "utilization.parquet")
         pd.DataFrame({"user": ["a", "b"], "completion_ratio": [1.0, 0.5 - 0.1 * i]}).to_parquet(
@@ -352,15 +361,12 @@ def _write_production(root: Path) -> None:
             "mean_utilization": {"cpu": cpu, "mem": mem},
             "fairness": {"time_average": {"jain_index": 0.5 + 0.1 * i, "max_deficit": 0.01 * i}},
         }
+        if s in OVER:
+            summary["overcommit"] = {
+                "cpu": {"mean_amount": 0.04 + 0.01 * i},
+                "mem": {"mean_amount": 0.0005},
+            }
         (d / "summary.json").write_text(json.dumps(summary))
-    # the trace check's reading of the requests: at 0 and 60 s on the grid, 7200 s off it
-    samples = [
-        {"time_s": t, "requested_cpu": c, "requested_mem": 0.95, "overcommitted_cpu": n,
-         "overcommitted_mem": 1}
-        for t, c, n in ((0.0, 1.10, 5), (60.0, 1.20, 7), (7200.0, 9.0, 99))
-    ]  # fmt: skip
-    check = {"checks": {"overcommitted_machines": {"sample_s": 60.0, "samples": samples}}}
-    (root / drfh_numbers.PRODUCTION_DIR / "trace_check.json").write_text(json.dumps(check))
 
 
 @pytest.fixture
@@ -704,32 +710,50 @@ def test_production_context_numbers_and_section(out: Path) -> None:
     numbers = estimates.collect_numbers(out)
     p = numbers["production"]
     assert (p["servers"], p["tasks"], p["common_jobs"]) == (10, 200, 2)
-    rec, slots = p["per"]["recorded"], p["per"]["slots-16"]
+    # the comparison: the trace's schedule on each task's first request beside the simulated
+    assert p["schedulers"] == ["recorded-first", "bf-drfh", "ff-drfh", "slots-16"]
+    rec, slots = p["per"]["recorded-first"], p["per"]["slots-16"]
     assert (rec["cpu"], rec["peak_cpu"], rec["completed"]) == pytest.approx((1.05, 1.06, 0.9))
     assert (rec["jct_mean_s"], rec["jct_median_s"]) == (200.0, 200.0)  # jobs 1 and 2 only
     assert (slots["jct_mean_s"], slots["user_ratio"]) == pytest.approx((215.0, 0.6))
-    assert p["overcommit"]["cpu"] == {
-        "servers_max": 3,
-        "servers_end": 2,
-        "amount_max": 0.06,
-        "utilization_end": 1.05,
-    }
-    assert p["overcommit"]["mem"]["servers_max"] == 0
-    rule = p["request_rule"]
-    assert rule["samples"] == 2  # 7,200 s is not on the replay's grid
-    assert (rule["cpu"]["schedule_row"], rule["cpu"]["first_request"]) == pytest.approx(
-        (1.15, 1.05)
-    )  # recorded's CPU samples at 0 and 60 s: 1.04 and 1.06
-    assert (rule["cpu"]["over_schedule_row"], rule["cpu"]["over_first_request"]) == (6.0, 2.0)
+    # both readings of the trace's requests
+    first, schedule = p["readings"]["first"], p["readings"]["schedule"]
+    assert (first["folder"], schedule["folder"]) == ("recorded-first", "recorded")
+    assert first["overcommit"]["cpu"] == pytest.approx(
+        {
+            "servers_max": 3,
+            "servers_end": 2,
+            "servers_mean": 2.0,
+            "amount_max": 0.06,
+            "amount_mean": 0.04,
+            "utilization_end": 1.05,
+        }
+    )
+    assert first["overcommit"]["mem"]["servers_max"] == 0
+    assert (schedule["cpu"], schedule["peak_cpu"]) == pytest.approx((1.15, 1.16))
+    assert schedule["overcommit"]["cpu"]["servers_max"] == 6
+    assert schedule["overcommit"]["cpu"]["amount_mean"] == pytest.approx(0.08)
+    assert schedule["overcommit"]["mem"]["servers_end"] == 1
     text = report.write_report(out, numbers=numbers).read_text()
     assert (
-        "| recorded (trace) | 105.0 % | 90.0 % | 106.0 % | 90.0 % | 90.0 % | 75.0 % | 200 s "
-        "| 200 s | 0.500 | 0.00 % |"
+        "| recorded (trace, first request) | 105.0 % | 90.0 % | 106.0 % | 90.0 % | 90.0 % "
+        "| 75.0 % | 200 s | 200 s | 0.500 | 0.00 % |"
     ) in text
     assert "| Slots (16 per max server) | 49.0 % | 38.0 % |" in text
-    assert "up to 3 of 10 machines at once, 2 at the end of the sample" in text
+    assert "`requests: first`, folder `recorded-first/`" in text
+    assert (
+        "as production placed them (each run's SCHEDULE request): 115.0 % of the pool's CPU and "
+        "95.0 % of its memory on average, 116.0 % and 95.0 % at the peak (each task's first "
+        "request, the table's: 105.0 % and 90.0 %, 106.0 % and 90.0 %)"
+    ) in text
+    assert (
+        "- Over-commitment in CPU (recorded), each run's SCHEDULE request [each task's first "
+        "request]: up to 6 [3] of 10 machines at once, 5 [2] at the end of the sample, 5 [2] on "
+        "average over the samples; the running tasks request up to 9.0 % [6.0 %] of the pool's "
+        "CPU above the machines' capacity (8.0 % [4.0 %] on average), and 115.0 % [105.0 %]"
+    ) in text
     assert "Slots-16 keeps 47 % of the CPU and 42 % of the memory" in text
-    assert "over-committed up to 3 machines at once" in text
+    assert "over-committed up to 6 machines at once with the requests it placed (3 with" in text
     assert "![production context](production.png)" in text
     assert (out / "production.png").stat().st_size > 10_000
 

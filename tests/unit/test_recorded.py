@@ -18,7 +18,7 @@ from fairsim.scenario.config import parse_config
 from fairsim.scenario.pipeline import prepare_scenario
 from fairsim.scenario.workload import Workload, recorded_runs
 from fairsim.schedulers.recorded import Recorded
-from fairsim.schedulers.registry import available, examples, make_scheduler
+from fairsim.schedulers.registry import available, examples, make_scheduler, resolve
 from fairsim.simulator.cluster import ClusterState, TaskRecords
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.replay import RecordedRuns, ReplayScheduler
@@ -50,7 +50,13 @@ def _frame() -> pd.DataFrame:
     )
 
 
-def _runs() -> RecordedRuns:
+#: Each run's own request (its SCHEDULE row's): task (1, 0) was resubmitted with a larger one
+#: for its second run, more CPU than server 1 has; task (2, 0) holds more memory than it asked
+#: for first.
+REQUEST = np.array([[0.6, 0.1], [1.2, 0.3], [0.6, 0.1], [0.5, 0.4]])
+
+
+def _runs(request: np.ndarray | None = None) -> RecordedRuns:
     """Task (1, 0): runs [1, 10] on server 0 (evicted) and [20, 30] on server 1; task (1, 1):
     [2, 12] on server 0; task (2, 0): from 3 s (before it arrives at 5 s) on server 0, censored
     (end 50 s, a lower bound)."""
@@ -61,13 +67,19 @@ def _runs() -> RecordedRuns:
         start_s=np.array([1.0, 20.0, 2.0, 3.0]),
         end_s=np.array([10.0, 30.0, 12.0, 50.0]),
         censored=np.array([False, False, False, True]),
+        request=request,
     )
 
 
-def _run(censored: str = "hold", **kw: object) -> EngineResult:
+def _run(
+    censored: str = "hold",
+    requests: str = "first",
+    request: np.ndarray | None = None,
+    **kw: object,
+) -> EngineResult:
     engine = Engine(
         ClusterState(CAP, RES),
-        Recorded(placements=_runs()),
+        Recorded(placements=_runs(request), requests=requests),  # type: ignore[arg-type]
         FrameTaskSource(_frame(), resources=RES),
         horizon_s=100.0,
         utilization_interval_s=5.0,
@@ -130,7 +142,7 @@ def test_censored_complete_ends_the_last_run_at_its_lower_bound() -> None:
 def test_a_task_between_two_runs_at_the_horizon_keeps_its_last_machine() -> None:
     engine = Engine(
         ClusterState(CAP, RES),
-        Recorded(placements=_runs()),
+        Recorded(placements=_runs(), requests="first"),
         FrameTaskSource(_frame(), resources=RES),
         horizon_s=15.0,
         utilization_interval_s=5.0,
@@ -162,6 +174,59 @@ def test_streamed_tasks_and_fairness_counters_agree(tmp_path: Path) -> None:
     assert at[15.0].allocation[0].tolist() == [0.0, 0.0]
     assert mem.user_shares is not None
     assert mem.user_shares[3, 0].tolist() == pytest.approx([0.0, 0.0])  # 15 s, user a
+
+
+def test_schedule_requests_hold_each_runs_own_request() -> None:
+    """``requests: schedule``: each run holds its SCHEDULE row's request on its machine while it
+    runs; ``first`` ignores the runs' requests (the task's demand, as without them)."""
+    snaps: list[UserSnapshot] = []
+    res = _run(
+        requests="schedule",
+        request=REQUEST,
+        record_user_shares=True,
+        fairness_interval_s=5.0,
+        on_fairness=lambda t, s: snaps.append(s),
+    )
+    util = tables(res)["utilization"].to_pandas().set_index("time_s")
+    # 5 s: (1,0), (1,1) and (2,0) on server 0: CPU 0.6 + 0.6 + 0.5, memory 0.1 + 0.1 + 0.4
+    assert util.loc[5.0, "cpu"] == pytest.approx(1.7 / 2)
+    assert util.loc[5.0, "mem"] == pytest.approx(0.6 / 2)
+    # 25 s: (1,0)'s second run holds 1.2 CPU on server 1 (capacity 1): over-committed by 0.2,
+    # where its first request (0.6) fits
+    assert util.loc[25.0, "cpu"] == pytest.approx((1.2 + 0.5) / 2)
+    assert util.loc[25.0, "mem"] == pytest.approx((0.3 + 0.4) / 2)
+    assert util.loc[25.0, "overcommitted_cpu"] == 1
+    assert util.loc[25.0, "overcommit_cpu"] == pytest.approx(0.2 / 2)
+    # every run released exactly what it held: only the censored task's request is left
+    assert util.loc[30.0, ["cpu", "mem"]].tolist() == pytest.approx([0.25, 0.2])
+    assert util.loc[100.0, "cpu"] == pytest.approx(0.25)
+    # the exact time integral: 0.6 x 9 + 1.2 x 10 + 0.6 x 10 (job 1) + 0.5 x 95 (job 2) s
+    assert res.mean_utilization[0] == pytest.approx((5.4 + 12.0 + 6.0 + 47.5) / 100 / 2)
+    assert res.mean_utilization[1] == pytest.approx((0.9 + 3.0 + 1.0 + 38.0) / 100 / 2)
+    # user a's share at 25 s is the run's request, and fairness sees what the runs hold
+    assert res.user_shares is not None
+    assert res.user_shares[5, 0].tolist() == pytest.approx([0.6, 0.15])
+    at = {s.time_s: s for s in snaps}
+    assert at[25.0].allocation[0].tolist() == pytest.approx([1.2, 0.3])
+    assert at[15.0].allocation[0].tolist() == [0.0, 0.0]  # a waits between its two runs
+    # the tasks table keeps each task's own demand (its first request)
+    t = tables(res)["tasks"].to_pandas()
+    assert t.loc[(t.job_id == 1) & (t.task_index == 0), "cpu"].item() == 0.6
+    # first: the runs' requests are not read; the tables are those of runs without them
+    a, b = tables(_run(request=REQUEST)), tables(_run())
+    for name in ("utilization", "tasks"):
+        assert a[name].equals(b[name])
+
+
+def test_schedule_requests_need_the_runs_requests() -> None:
+    with pytest.raises(ValueError, match=r"requests='schedule' needs each run's request"):
+        Recorded(placements=_runs()).bind(ClusterState(CAP, RES).view())
+    with pytest.raises(ValueError, match=r"RecordedRuns\.request: shape \(4,\), expected"):
+        _runs(REQUEST[:, 0])
+    with pytest.raises(ValueError, match="the runs' requests have 1 resources, the pool 2"):
+        Recorded(placements=_runs(REQUEST[:, :1])).bind(ClusterState(CAP, RES).view())
+    with pytest.raises(ValueError, match=r"RecordedRuns\.request: value -0\.6 "):
+        _runs(-REQUEST)
 
 
 def test_every_other_scheduler_keeps_the_capacity_check_and_its_columns() -> None:
@@ -225,6 +290,13 @@ def test_registry_view_and_refusals_of_the_scheduler() -> None:
     assert "recorded" in available(plugins=False) and "recorded" not in examples(plugins=False)
     sched = make_scheduler("recorded")
     assert isinstance(sched, Recorded) and sched.mechanism is None
+    assert sched.requests == "schedule"  # the default: each run's own request
+    first = resolve({"name": "recorded", "requests": "first"})
+    assert (first.label, first.params) == ("recorded-first", {"requests": "first"})
+    with pytest.raises(
+        ConfigError, match=r"^recorded: requests: 'all' \(Input should be 'schedule' or 'first'\)$"
+    ):
+        resolve({"name": "recorded", "requests": "all"})
     with pytest.raises(ValueError, match="no recorded placements"):
         sched.bind(ClusterState(CAP, RES).view())
     bad = RecordedRuns(
@@ -265,6 +337,8 @@ def _placements(folder: Path, machines: list[str]) -> None:
             "end_s": [12.0, 30.0, 10.0],
             "end_event": ["finish", "finish", "evict"],
             "censored": [False, False, False],
+            "cpu": [0.5, 0.7, 0.6],
+            "mem": [0.1, 0.2, 0.3],
         }
     )
     write_placements(frame, folder / "placements.parquet")
@@ -290,6 +364,8 @@ def test_recorded_runs_map_machines_to_the_pool(tmp_path: Path) -> None:
     assert runs.task_index.tolist() == [0, 0, 1]
     assert runs.server.tolist() == [1, 0, 1]
     assert runs.start_s.tolist() == [1.0, 20.0, 2.0]
+    assert runs.request is not None
+    assert runs.request.tolist() == [[0.6, 0.3], [0.7, 0.2], [0.5, 0.1]]  # each run's own
     with pytest.raises(ConfigError, match="machine '7' of a recorded run is not in the pool"):
         recorded_runs(_google_cfg({"source": "machine-events"}), work, pool.iloc[[1]])  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"^cluster.source: 'table-i': .*machine-events"):

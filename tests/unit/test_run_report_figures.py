@@ -14,9 +14,12 @@ from matplotlib.figure import Figure
 from fairsim.scenario.config import RunConfig
 from fairsim.scenario.output import run_config
 from fairsim.scenario.reporting.run_report import (
+    UTIL_YLIM_TOP,
     jct_figure,
+    overcommit_lines,
     overload_line,
     overload_note,
+    util_ylim_top,
     utilization_figure,
     window_note,
 )
@@ -98,6 +101,76 @@ def test_utilization_at_99_5_percent_is_below_the_top_border(tmp_path: Path) -> 
         assert max(ax.get_lines()[0].get_ydata()) < ax.get_ylim()[1]
     assert fig.axes[-1].get_xlabel() == "trace time (h)"
     assert fig.get_suptitle() == "Utilisation over time"
+
+
+def test_the_utilisation_axis_shows_an_over_committed_pool_whole(tmp_path: Path) -> None:
+    """``recorded`` may request more than the pool (117.7 % of the CPU at the Google sample's
+    peak, by each run's SCHEDULE request): the axis rises above it; up to 100 % it stays 105."""
+    assert [util_ylim_top(p) for p in (0.0, 99.5, 100.0, float("nan"))] == [UTIL_YLIM_TOP] * 4
+    assert [util_ylim_top(p) for p in (100.4, 107.6, 117.7, 125.0)] == [110, 120, 130, 130]
+    t = np.arange(10) * 60.0
+    for name, cpu in (("recorded", 1.177), ("ff-drfh", 0.93)):
+        (tmp_path / name).mkdir()
+        write_table(
+            pa.table({"time_s": t, "cpu": np.full(10, cpu), "mem": np.full(10, 0.5)}),
+            tmp_path / name / "utilization.parquet",
+        )
+    fig = utilization_figure(tmp_path, ["recorded", "ff-drfh"], ["cpu", "mem"])
+    cpu_ax, mem_ax = fig.axes
+    assert cpu_ax.get_ylim() == (0.0, 130.0)
+    assert list(cpu_ax.get_yticks()) == [0, 20, 40, 60, 80, 100, 120]
+    assert max(max(line.get_ydata()) for line in cpu_ax.get_lines()) < cpu_ax.get_ylim()[1]
+    assert mem_ax.get_ylim() == (0.0, 105.0)  # memory stays below 100 %: the usual axis
+
+
+def test_an_over_committing_run_gets_its_paragraph(tmp_path: Path) -> None:
+    from fairsim.scenario.config import parse_config
+
+    cfg = parse_config(
+        {
+            "name": "rec",
+            "trace": {"format": "google-2011", "path": "/nonexistent"},
+            "cluster": {"source": "machine-events"},
+            "schedulers": ["recorded", {"name": "recorded", "requests": "first"}, "ff-drfh"],
+        }
+    )
+    t = np.arange(3) * 60.0
+    summaries = {}
+    for name, cpu in (("recorded", [1.10, 1.18, 1.12]), ("recorded-first", [1.0, 1.07, 1.01])):
+        (tmp_path / name).mkdir()
+        write_table(
+            pa.table({"time_s": t, "cpu": cpu, "mem": [0.9, 0.95, 0.92]}),
+            tmp_path / name / "utilization.parquet",
+        )
+        summaries[name] = {
+            "servers": 12_583,
+            "mean_utilization": {"cpu": float(np.mean(cpu)), "mem": 0.92},
+            "overcommit": {
+                "cpu": {"max_servers": 10_912, "end_servers": 10_247, "max_amount": 0.2031,
+                        "mean_amount": 0.16},
+                "mem": {"max_servers": 7_341, "end_servers": 6_270, "max_amount": 0.0993,
+                        "mean_amount": 0.0704},
+            },
+        }  # fmt: skip
+    summaries["ff-drfh"] = {"servers": 12_583, "mean_utilization": {"cpu": 0.92, "mem": 0.77}}
+    lines = overcommit_lines(tmp_path, cfg, summaries)
+    text = "\n".join(lines)
+    assert len([x for x in lines if x]) == 2  # one paragraph per recorded run, none for ff-drfh
+    assert (
+        "**recorded over-commits machines** (each run holds its own SCHEDULE row's request, what "
+        "production placed: `requests: schedule`): the requests of its running tasks exceed the "
+        "capacity in CPU on up to 10,912 machines at once (10,247 at the end of the window) and "
+        "memory on up to 7,341 machines at once (6,270 at the end of the window), of 12,583 "
+        "machines. Requested above the machines' capacity, as a share of the pool's: CPU 20.3 % "
+        "at the peak, 16.0 % on average; memory 9.9 % at the peak, 7.0 % on average. Its "
+        "utilisation is by requests and exceeds 100 % when the pool is over-committed: CPU "
+        "113.3 % on average, 118.0 % at the peak; memory 92.0 % on average, 95.0 % at the peak"
+    ) in text
+    assert (
+        "**recorded-first over-commits machines** (each run holds its task's first request, the "
+        "workload the simulated schedulers replay: `requests: first`)"
+    ) in text
+    assert overcommit_lines(tmp_path, cfg, {"ff-drfh": summaries["ff-drfh"]}) == []
 
 
 def test_user_shares_figure_panels_labels_and_limits() -> None:

@@ -34,10 +34,10 @@ PART0 = [
     _row(650 * S, 4, 0, 0),  # D: SUBMIT
     _row(650 * S, 5, 0, 0, cpu="", mem=""),  # E: no request ever -> dropped
     _row(650 * S, 6, 0, 0),  # F: SUBMIT
-    _row(660 * S, 2, 0, 1, machine=7),  # B: SCHEDULE on 7, never ends -> censored run
+    _row(660 * S, 2, 0, 1, machine=7, cpu="0.15"),  # B: on 7 with its own request, censored
     _row(660 * S, 5, 0, 1, machine=5, cpu="", mem=""),  # E: a run of a dropped task
     _row(660 * S, 6, 0, 1, machine=5),  # F: SCHEDULE on 5 ...
-    _row(670 * S, 6, 0, 1, machine=6),  # F: ... and again without an end in between
+    _row(670 * S, 6, 0, 1, machine=6, cpu=""),  # F: ... again without an end; no CPU request
     _row(670 * S, 3, 0, 1, machine=99),  # C: SCHEDULE on a machine machine_events lacks
     _row(670 * S, 4, 0, 1),  # D: SCHEDULE without a machine
     _row(680 * S, 5, 0, 4, cpu="", mem=""),  # E: FINISH
@@ -46,7 +46,8 @@ PART0 = [
     _row(700 * S, 1, 0, 2, machine=5),  # A: EVICT -> run 0 ends
     _row(700 * S, 4, 0, 5),  # D: KILL
     _row(710 * S, 1, 0, 0),  # A: resubmitted
-    _row(720 * S, 1, 0, 1, machine=6),  # A: SCHEDULE on 6 (its end is in the next part)
+    _row(720 * S, 1, 0, 1, machine=6, cpu="0.3", mem="0.4"),  # A: on 6, a new request (ends in
+    # the next part)
 ]
 PART1 = [
     _row(800 * S, 1, 0, 4, machine=6),  # A: FINISH -> run 1: 720-800 on 6
@@ -76,13 +77,15 @@ def test_hand_made_runs(src: Path, tmp_path: Path) -> None:
     p = read_placements(out / "placements.parquet")
     assert list(p.columns) == [
         "job_id", "task_index", "run", "machine", "start_s", "end_s", "end_event", "censored",
+        "cpu", "mem",
     ]  # fmt: skip
     rows = [tuple(r) for r in p.itertuples(index=False)]
+    # each run's request is its SCHEDULE row's (an empty one taken as 0, counted)
     assert rows == [
-        (1, 0, 0, "5", 600.0, 700.0, "evict", False),  # time-0 SCHEDULE taken at 600 s
-        (2, 0, 0, "7", 660.0, 900.0, "censored", True),  # ends at the data's last event
-        (6, 0, 0, "6", 670.0, 690.0, "fail", False),  # the unended SCHEDULE on 5 is not a run
-        (1, 0, 1, "6", 720.0, 800.0, "finish", False),  # rescheduled: second run
+        (1, 0, 0, "5", 600.0, 700.0, "evict", False, 0.1, 0.2),  # time 0 taken at 600 s
+        (2, 0, 0, "7", 660.0, 900.0, "censored", True, 0.15, 0.2),  # ends at the data's end
+        (6, 0, 0, "6", 670.0, 690.0, "fail", False, 0.0, 0.2),  # the SCHEDULE on 5: no run
+        (1, 0, 1, "6", 720.0, 800.0, "finish", False, 0.3, 0.4),  # rescheduled: second run
     ]
     assert report["placements"] == {
         "schema": PLACEMENTS_SCHEMA_VERSION,
@@ -91,6 +94,7 @@ def test_hand_made_runs(src: Path, tmp_path: Path) -> None:
         "tasks_with_runs": 3,
         "tasks_with_several_runs": 1,
         "machines_checked": True,
+        "runs_with_empty_request": {"cpu": 1, "mem": 0},
         "skipped": {
             "task not in the tasks table": 1,
             "SCHEDULE without a machine": 1,
@@ -102,6 +106,8 @@ def test_hand_made_runs(src: Path, tmp_path: Path) -> None:
     # every run of a kept task is a placement or a skip: SCHEDULE rows = runs + skips
     t = pd.read_parquet(out / "tasks.parquet")
     assert t["attempts"].sum() == 4 + 2 + 1  # E (dropped) is not in the tasks table
+    # a task's own request stays its first one (SUBMIT), whatever its runs requested
+    assert t.loc[t.job_id == 1, ["cpu", "mem"]].values.tolist() == [[0.1, 0.2]]
     assert (5, 0) not in set(zip(t.job_id, t.task_index, strict=True))
     # the last run's span is the task's run_s when no attempt finished
     f = t[t.job_id == 6].iloc[0]
@@ -109,7 +115,8 @@ def test_hand_made_runs(src: Path, tmp_path: Path) -> None:
     assert (f.end_state, f.run_s, b.end_state, b.run_s) == ("fail", 20.0, "censored", 240.0)
     meta = pq.read_schema(out / "placements.parquet").metadata
     assert meta[b"fairsim.table"] == b"placements"
-    assert meta[b"fairsim.schema"] == str(PLACEMENTS_SCHEMA_VERSION).encode()
+    assert meta[b"fairsim.schema"] == str(PLACEMENTS_SCHEMA_VERSION).encode() == b"2"
+    assert meta[b"fairsim.resources"] == b'["cpu", "mem"]'
 
 
 def test_without_machine_events_every_run_is_written(src: Path, tmp_path: Path) -> None:
@@ -151,17 +158,46 @@ def test_read_placements_refuses_bad_tables(src: Path, tmp_path: Path) -> None:
     write_placements(df, tmp_path / "p.parquet")
     with pytest.raises(TraceError, match=r"column 'end_event' has value 'done'$"):
         read_placements(tmp_path / "p.parquet")
+    df = good.to_pandas()
+    df.loc[1, "mem"] = -0.25
+    write_placements(df, tmp_path / "p.parquet")
+    with pytest.raises(TraceError, match=r"column 'mem' has value -0\.25 \(expected >= 0\)$"):
+        read_placements(tmp_path / "p.parquet")
 
 
-def test_old_cache_without_placements_is_converted_again(src: Path, tmp_path: Path) -> None:
+def test_cache_folder_of_another_placements_version_is_left_alone(
+    src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The key holds the placements table's version: a checkout of another version sharing the
+    # cache converts into a folder of its own and never rewrites this one.
+    import fairsim.traces.schema as schema
+
     trace = GoogleTrace(format="google-2011", path=str(src), cache_dir=str(tmp_path / "cache"))
     folder = converted_google(trace, None, progress=False)
-    (folder / "placements.parquet").unlink()  # a folder the code before placements wrote
-    before = (folder / "tasks.parquet").read_bytes()
-    again = converted_google(trace, None, progress=False)
-    assert again == folder
-    assert (folder / "placements.parquet").is_file()
-    assert (folder / "tasks.parquet").read_bytes() == before
+    files = {f.name: f.read_bytes() for f in folder.iterdir()}
+    monkeypatch.setattr(schema, "PLACEMENTS_SCHEMA_VERSION", 1)
+    other = converted_google(trace, None, progress=False)
+    assert other != folder and other.parent == folder.parent
+    assert {f.name: f.read_bytes() for f in folder.iterdir()} == files
+    monkeypatch.undo()
+    assert converted_google(trace, None, progress=False) == folder
+
+
+def test_incomplete_cache_folder_is_converted_again(src: Path, tmp_path: Path) -> None:
+    trace = GoogleTrace(format="google-2011", path=str(src), cache_dir=str(tmp_path / "cache"))
+    folder = converted_google(trace, None, progress=False)
+    current = (folder / "placements.parquet").read_bytes()
+    (folder / "placements.parquet").unlink()  # an interrupted copy by hand
+    before = {f: (folder / f).read_bytes() for f in ("tasks.parquet", "servers.parquet")}
+    assert converted_google(trace, None, progress=False) == folder
+    assert (folder / "placements.parquet").read_bytes() == current
+    assert {f: (folder / f).read_bytes() for f in before} == before
+    # a placements table of version 1 (runs without their requests) is refused when read
+    table = pq.read_table(folder / "placements.parquet").drop_columns(["cpu", "mem"])
+    meta = {b"fairsim.table": b"placements", b"fairsim.schema": b"1"}
+    pq.write_table(table.replace_schema_metadata(meta), folder / "placements.parquet")
+    with pytest.raises(TraceError, match="placements schema version '1', expected '2'"):
+        read_placements(folder)
 
 
 # ------------------------------------------------------------------------------ real data
@@ -174,12 +210,13 @@ def test_real_sample_placements(google_tasks: Path) -> None:
     t = pd.read_parquet(google_tasks)
     rep = json.loads((folder / "conversion.json").read_text())["placements"]
     assert rep == {
-        "schema": 1,
+        "schema": 2,
         "runs": 890_514,
         "censored_runs": 137_575,
         "tasks_with_runs": 573_599,
         "tasks_with_several_runs": 87_189,
         "machines_checked": True,
+        "runs_with_empty_request": {"cpu": 0, "mem": 0},
         "skipped": {
             "task not in the tasks table": 0,
             "SCHEDULE without a machine": 0,
@@ -210,6 +247,12 @@ def test_real_sample_placements(google_tasks: Path) -> None:
         unfinished["end_s"] - unfinished["start_s"], unfinished["run_s"], atol=1e-6
     )
     assert (unfinished["censored_p"] == unfinished["censored"]).all()
+    # each run's request (its SCHEDULE row's) differs from its task's first one for 45,259 runs
+    # of 37,330 tasks (docs/traces.md)
+    runs = p.merge(t[["job_id", "task_index", "cpu", "mem"]], on=["job_id", "task_index"])
+    other = (runs["cpu_x"] != runs["cpu_y"]) | (runs["mem_x"] != runs["mem_y"])
+    assert int(other.sum()) == 45_259
+    assert len(runs.loc[other, ["job_id", "task_index"]].drop_duplicates()) == 37_330
     # the 3 runs on machines machine_events never mentions: time-0 SCHEDULEs still running
     per_task = p.groupby(["job_id", "task_index"]).size()
     missing = t[(t["attempts"] > 0)].set_index(["job_id", "task_index"])["attempts"]

@@ -257,7 +257,8 @@ def test_row_group_writer_matches_the_one_shot_writer(tmp_path: Path, kind: str)
                 "job_id": np.arange(n), "task_index": np.zeros(n, np.int32),
                 "run": np.zeros(n, np.int32), "machine": rng.choice(["1", "22"], n),
                 "start_s": np.arange(n) * 1.0, "end_s": np.arange(n) * 1.0 + 2,
-                "end_event": "finish", "censored": False,
+                "end_event": "finish", "censored": False, "cpu": rng.random(n),
+                "mem": rng.random(n),
             }
         )  # fmt: skip
         write_placements(df, tmp_path / "one.parquet", row_group_size=64)
