@@ -46,7 +46,7 @@ need = [
     "fairsim/simulator/engine.py", "fairsim/schedulers/registry.py",
     "fairsim/schedulers/exact/__init__.py", "fairsim/traces/google2011.py",
     "fairsim/experiments/cli.py", "fairsim/configs/drfh-google.yaml",
-    "fairsim/configs/sweeps/tiny.yaml",
+    "fairsim/configs/sweeps/tiny.yaml", "fairsim/experiments/drfh/report_template.md",
 ]  # fmt: skip
 assert len(dist_info) == 1, dist_info
 need.append(f"{next(iter(dist_info))}/licenses/LICENSE")
