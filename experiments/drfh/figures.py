@@ -369,10 +369,8 @@ def fig8_figure(
         users; the mean decrease in completion-ratio points).
     shared : str
         The shared cloud's scheduler.
-    seeds : int
-        The number of seeds averaged.
-    path : path-like
-        Where to save the PNG.
+    seeds, path
+        As in :func:`fig7_figure`.
     """
     mean = f", mean over {seeds} seeds" if seeds > 1 else ""
     refs = {
