@@ -5,8 +5,9 @@
 # untracked or uncommitted gets in) with `python -m build`, checks that the wheel holds exactly one
 # import package, `fairsim`, with its data files and LICENSE, installs it NOT editable into a fresh
 # venv, and from a folder outside the repository runs
-#   * `fairsim --version` (`fairsim X.Y.Z`, fairsim/__init__.py's version) and reads the installed
-#     metadata (version, licence expression and file, authors, classifiers);
+#   * `fairsim --version` (`fairsim X.Y.Z`, fairsim/__init__.py's version; `python -m fairsim.cli`
+#     says the same) and reads the installed metadata (version, licence expression and file,
+#     authors, classifiers);
 #   * `fairsim solve drf` on DRF's worked example (Ghodsi et al., Section 4: one server
 #     <9 CPU, 18 GB>, users <1 CPU, 4 GB> and <3 CPU, 1 GB>): 3 and 2 tasks;
 #   * a small `fairsim run` (synthetic workload, 10 Table I servers, two schedulers), twice:
@@ -45,7 +46,7 @@ need = [
     "fairsim/__init__.py", "fairsim/py.typed", "fairsim/atomic.py", "fairsim/errors.py",
     "fairsim/simulator/engine.py", "fairsim/schedulers/registry.py",
     "fairsim/schedulers/exact/__init__.py", "fairsim/traces/google2011.py",
-    "fairsim/experiments/cli.py", "fairsim/configs/drfh-google.yaml",
+    "fairsim/cli/__init__.py", "fairsim/cli/run.py", "fairsim/configs/drfh-google.yaml",
     "fairsim/configs/sweeps/tiny.yaml", "fairsim/experiments/drfh/report_template.md",
 ]  # fmt: skip
 assert len(dist_info) == 1, dist_info
@@ -71,24 +72,26 @@ import sys
 from pathlib import Path
 
 import fairsim
-import fairsim.experiments.cli
+import fairsim.cli
 import fairsim.schedulers.exact
 import fairsim.simulator.engine
 from fairsim.experiments import config_path
 
 venv = Path(sys.argv[1]).resolve()
-for mod in (fairsim, fairsim.simulator.engine, fairsim.experiments.cli):
+for mod in (fairsim, fairsim.simulator.engine, fairsim.cli):
     where = Path(mod.__file__).resolve()
     assert venv in where.parents, f"{mod.__name__} imported from {where}, not the venv"
-for name in ("simulator", "schedulers", "traces", "experiments", "configs"):
+for name in ("simulator", "schedulers", "traces", "experiments", "cli", "configs"):
     assert importlib.util.find_spec(name) is None, f"generic top-level package {name!r} installed"
 assert config_path("drfh-google.yaml").is_file()
 assert fairsim.Scheduler.__module__ == "fairsim.simulator.scheduler"
 print(f"   fairsim {fairsim.__version__} from {Path(fairsim.__file__).parent}")
 EOF
 
-step "fairsim --version and the installed metadata"
+step "fairsim --version (and python -m fairsim.cli --version) and the installed metadata"
 VERSION=$("$WORK/venv/bin/fairsim" --version)
+[ "$("$VPY" -m fairsim.cli --version)" = "$VERSION" ] \
+    || { echo "wheel_smoke: python -m fairsim.cli --version differs from fairsim --version" >&2; exit 1; }
 "$VPY" - "$VERSION" <<'EOF'
 import sys
 from importlib.metadata import metadata

@@ -72,7 +72,7 @@ def convert_point(fmt: str, shared: Path) -> dict[str, Any]:
 def replay_2017(shared: Path) -> dict[str, Any]:
     """Convert the v2017 table, replay all instances with FF-DRFH, write the result files."""
     from fairsim.scenario.config import load_config
-    from fairsim.scenario.output import run_config
+    from fairsim.scenario.output import run_to_folder
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = load_config(
@@ -83,7 +83,7 @@ def replay_2017(shared: Path) -> dict[str, Any]:
             ],
         )
         t0 = time.perf_counter()
-        summary = run_config(cfg, Path(tmp) / "out", progress=False, report=False)["ff-drfh"]
+        summary = run_to_folder(cfg, Path(tmp) / "out", progress=False, report=False)["ff-drfh"]
         wall = time.perf_counter() - t0
     return {
         "scheduler": "ff-drfh",

@@ -20,7 +20,7 @@ A solve stopped after ``--budget-s`` (SIGALRM) skips its mechanism on the larger
 ``OUT/exact.json`` (:meth:`benchmarks.targets.RunInfo.record`: the targets, the commit and the
 machine, then the points) and prints a table; ``--quick`` runs small sizes only and no trace
 instant. ``--legacy`` also times the sequential LPs of
-:func:`~fairsim.schedulers.exact.lexmaxmin.sequential_lps_reference` (one LP per share level).
+:func:`~fairsim.schedulers.exact.lexmaxmin.sequential_lps_fallback` (one LP per share level).
 
 Target: ``drfh`` solve and check in about 10 ms per instant of the DRFH experiment (the budget
 of fairness collection, at most 10 % of a run at 117 instants); reported, not asserted.
@@ -43,15 +43,15 @@ import fairsim.schedulers.exact.common as exact_common
 from benchmarks.targets import Target, parser, start, write_result
 from fairsim.atomic import write_text
 from fairsim.schedulers.exact import EXACT, POOLED
-from fairsim.schedulers.exact.lexmaxmin import sequential_lps_reference, share_per_task
-from fairsim.schedulers.exact.pool import pooled
-from fairsim.schedulers.exact.verification import LEX, verify
-from fairsim.schedulers.instance import (
+from fairsim.schedulers.exact.instance import (
     Instance,
     NumericalRangeError,
     check_range,
     parse_instance,
 )
+from fairsim.schedulers.exact.lexmaxmin import sequential_lps_fallback, share_per_task
+from fairsim.schedulers.exact.pool import pooled
+from fairsim.schedulers.exact.verification import LEX, verify
 
 #: Mechanisms timed (``bmf`` is exponential in the users; ``drf``, ``af`` are one water-filling).
 MECHANISMS = ("drfh", "tsf", "c-drfh", "lmm-mms", "psdsf", "pf")
@@ -315,7 +315,7 @@ def bench(
                     # SLSQP runs in compiled code the time limit cannot interrupt
                     point["skipped"] = f"users x servers above {PF_MAX_CELLS}"
                 else:
-                    solver = sequential_lps_reference if variant == "legacy" else None
+                    solver = sequential_lps_fallback if variant == "legacy" else None
                     try:
                         point.update(
                             time_one(name, inst, repeat=repeat, budget_s=budget_s, solver=solver)

@@ -9,10 +9,10 @@ Four benchmarks, each a list of *points* (one scheduler on one workload and one 
     "minimal heapq + numpy replay" (46,000 FF / 26,000 BF tasks/s; pass if within 2x of it).
 ``online-2000``
     Every other built-in scheduler of the registry (:mod:`fairsim.schedulers.registry`) that runs
-    without parameters: the online baselines (``drf``, ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``,
-    ``lmm-mms``; :mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF (``psdsf``),
-    ``drf-classes``, ``drf-lockstep`` and ``udrf``, on the real Google sample with the
-    ``real-2000`` pool. Target: each >= 25,000 tasks/s, peak RSS < 2,048 MB.
+    without parameters: the online mechanisms (``drf``, ``c-drfh``, ``tsf``, ``af``, ``pf``,
+    ``bmf``, ``lmm-mms``; :mod:`fairsim.schedulers.online_mechanisms`), distributed PS-DSF
+    (``psdsf``), ``drf-classes``, ``drf-lockstep`` and ``udrf``, on the real Google sample with
+    the ``real-2000`` pool. Target: each >= 25,000 tasks/s, peak RSS < 2,048 MB.
 ``servers``
     BF- and FF-DRFH on the real sample with 500 / 2,000 / 12,583 Table I servers: the cost curve
     versus the number of servers (should be sub-linear; Best-Fit at 12,583 servers at most 1.5x

@@ -66,7 +66,7 @@ class ScaleCase:
 
 
 def _cli(args: Sequence[str]) -> list[str]:
-    return [sys.executable, "-m", "fairsim.experiments.cli", *args]
+    return [sys.executable, "-m", "fairsim.cli", *args]
 
 
 def measured(cmd: Sequence[str], *, timeout_s: float = CHILD_TIMEOUT_S) -> dict[str, Any]:

@@ -5,9 +5,9 @@ The subpackages are :mod:`fairsim.simulator` (the engine, its scheduler protocol
 workload streams and result files), :mod:`fairsim.schedulers` (online policies, exact
 allocators, property checks), :mod:`fairsim.traces` (trace converters, server pools, synthetic
 workloads), :mod:`fairsim.scenario` (configs, the pipeline that turns one into runs, sweeps,
-run and sweep reports) and :mod:`fairsim.experiments` (the command line and the papers'
-reproductions). The names below are the public API; they are imported on first use, so
-``import fairsim`` stays cheap.
+run and sweep reports), :mod:`fairsim.experiments` (the papers' reproductions) and
+``fairsim.cli`` (the ``fairsim`` command). The names below are the public API; they are imported
+on first use, so ``import fairsim`` stays cheap.
 """
 
 from __future__ import annotations

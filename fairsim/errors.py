@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from pathlib import Path
 
 
 def unknown_key(key: object, known: Iterable[str]) -> str:
@@ -16,6 +17,41 @@ def unknown_key(key: object, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(str(key), names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown key {key!r}{hint} (known: {', '.join(names)})"
+
+
+def read_input_text(path: str | Path, what: str, kind: str, error: type[FairsimError]) -> str:
+    """The UTF-8 text of an input file (a config, an allocation instance), or a one-line error.
+
+    Parameters
+    ----------
+    path : str or Path
+    what : str
+        What the file is, the message's first word (``config``, ``instance``).
+    kind : str
+        What a directory at ``path`` should have been (``YAML file``, ``JSON file``).
+    error : type of FairsimError
+        The exception raised.
+
+    Raises
+    ------
+    FairsimError
+        Of type ``error``, ``<what>: ...``: the path is a directory, does not exist, cannot be
+        read, or is not UTF-8 (naming the first bad byte and its offset).
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise error(f"{what}: {str(p)!r} is a directory, not a {kind}")
+    if not p.is_file():
+        raise error(f"{what}: file {str(p)!r} does not exist")
+    try:
+        return p.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise error(f"{what}: cannot read {str(p)!r} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{what}: {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+            f"offset {exc.start})"
+        ) from None
 
 
 class FairsimError(Exception):

@@ -83,6 +83,7 @@ on its way reports that one (the engine cannot go past it).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -94,7 +95,7 @@ from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState, ClusterV
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.replay import ReplayScheduler
-from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
+from fairsim.simulator.scheduler import Scheduler, WaitingTasks
 from fairsim.simulator.workload import FrameTaskSource
 
 __all__ = [
@@ -196,7 +197,7 @@ def _shares_workload() -> _Workload:
     return _Workload("shares", np.ones((2, 2)), classes, frame)
 
 
-class _Watch(DelegatingScheduler):
+class _Checker(WaitingTasks):
     """Checks every placement of the wrapped scheduler before the engine sees it.
 
     The checks that the engine cannot go past (interface, known tasks, capacity, constraints)
@@ -208,7 +209,6 @@ class _Watch(DelegatingScheduler):
         self.label = label
         self.workload = workload
         self.check = check
-        self.waiting: dict[int, tuple[float, ...]] = {}
         self.queues: dict[int, dict[int, None]] = {}  # user -> waiting tasks, in arrival order
         self.user_of: dict[int, int] = {}
         self.seq: dict[int, int] = {}  # task -> its rank in the order of arrival
@@ -223,11 +223,10 @@ class _Watch(DelegatingScheduler):
         return AssertionError(f"{self.label}: {check}: workload {self.workload!r}: {msg}")
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
-        self.waiting[task] = demand
         self.queues.setdefault(user, {})[task] = None
         self.user_of[task] = user
         self.seq[task] = len(self.seq)
-        self.inner.on_arrival(task, user, demand)
+        super().on_arrival(task, user, demand)
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         self.held[user] -= 1
@@ -361,23 +360,23 @@ def _fmt(v: Any) -> str:
 
 
 def _factory(scheduler: Any, params: Mapping[str, Any]) -> tuple[Callable[[], Scheduler], str]:
-    """A function building fresh instances, and the label used in messages."""
-    from fairsim.schedulers.registry import build_class, resolve
+    """A function building fresh instances (:func:`~fairsim.schedulers.registry.make_scheduler`
+    of the validated entry), and the label used in messages."""
+    from fairsim.schedulers.registry import make_scheduler, resolve
 
-    if isinstance(scheduler, type):
-        cls = scheduler
-        _refuse_replay(cls)
-        build_class(cls, params)  # validates now (raises for a non-Scheduler or bad parameters)
-        label = str(getattr(cls, "name", cls.__name__))
-        if label == Scheduler.name:
-            label = cls.__name__
-        return (lambda: build_class(cls, params)), label
-    entry = {"name": scheduler, **params} if params and isinstance(scheduler, str) else scheduler
-    if params and not isinstance(scheduler, str):
+    if params and not isinstance(scheduler, str | type):
         raise TypeError("check_scheduler: parameters go into the mapping, not as keywords")
-    spec = resolve(entry)
+    if isinstance(scheduler, type):
+        _refuse_replay(scheduler)
+        label = str(getattr(scheduler, "name", scheduler.__name__))
+        if label == Scheduler.name:
+            label = scheduler.__name__
+    entry = {"name": scheduler, **params} if params else scheduler
+    spec = resolve(entry)  # validates now (raises for a non-Scheduler or bad parameters)
     _refuse_replay(spec.cls)
-    return spec.build, spec.label
+    if not isinstance(scheduler, type):
+        label = spec.label
+    return functools.partial(make_scheduler, spec), label
 
 
 def _refuse_replay(cls: type) -> None:
@@ -418,8 +417,8 @@ def _run(
     w: _Workload,
     check: str,
     contested: frozenset[int] = frozenset(),
-) -> tuple[EngineResult, _Watch]:
-    watch = _Watch(make(), label, check, w.name)
+) -> tuple[EngineResult, _Checker]:
+    watch = _Checker(make(), label, check, w.name)
     watch.contested = contested
     index = ConstraintIndex(w.classes) if w.constrained else None
     engine = Engine(
@@ -442,7 +441,7 @@ def _run(
 
 def _runs(
     scheduler: Any, params: Mapping[str, Any], check: str, *, own_jobs: bool = False
-) -> Iterator[tuple[str, _Workload, EngineResult, _Watch]]:
+) -> Iterator[tuple[str, _Workload, EngineResult, _Checker]]:
     """Run the suite's workloads with the watcher set to ``check``: (label, workload, result,
     watcher) per workload."""
     make, label = _factory(scheduler, params)

@@ -4,7 +4,8 @@
 :class:`~fairsim.scenario.config.RunConfig`) through the same pipeline as
 ``fairsim run`` (:func:`fairsim.scenario.pipeline.prepare_scenario`) and returns one
 :class:`RunResult` per scheduler: the tables of the result files as pandas DataFrames, and the
-summary. ``fairsim run`` is a thin wrapper over it.
+summary. ``fairsim run`` reads its config once (:func:`load_scenario`) and runs it with
+:func:`simulate_loaded`, which :func:`simulate` calls too.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ import yaml
 
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import RunConfig, load_config, parse_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import finished_runs, run_to_folder
 from fairsim.scenario.pipeline import STREAM_NEEDS_OUT, prepare_scenario
-from fairsim.scenario.sharing import check_sharing_incentive, shared_vs_dedicated
+from fairsim.scenario.sharing import check_sharing_incentive
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import summarize, tables
 
@@ -116,33 +117,25 @@ class RunResult:
     def tasks(self) -> pd.DataFrame:
         """One row per task (``tasks.parquet``): ``job_id, task_index, user, submit_s, start_s,
         finish_s, server, ended`` and one demand column per resource."""
-        frame = self._frame("tasks")
-        assert frame is not None
-        return frame
+        return self._required("tasks")
 
     @property
     def jobs(self) -> pd.DataFrame:
         """One row per job (``jobs.parquet``): ``job_id, user, n_tasks, submit_s, finish_s,
         completion_time_s``."""
-        frame = self._frame("jobs")
-        assert frame is not None
-        return frame
+        return self._required("jobs")
 
     @property
     def users(self) -> pd.DataFrame:
         """One row per user (``users.parquet``): ``user, tasks_submitted, tasks_completed,
         completion_ratio``."""
-        frame = self._frame("users")
-        assert frame is not None
-        return frame
+        return self._required("users")
 
     @property
     def utilization(self) -> pd.DataFrame:
         """Used fraction of the pool's total capacity on the grid (``utilization.parquet``):
         ``time_s`` and one column per resource."""
-        frame = self._frame("utilization")
-        assert frame is not None
-        return frame
+        return self._required("utilization")
 
     @property
     def user_jct(self) -> pd.DataFrame | None:
@@ -176,6 +169,12 @@ class RunResult:
         ``collect.fairness``): ``time_s, active_users, jain_index, max_deficit, l1_distance,
         si_violations, envious_pairs``; else None."""
         return self._frame("fairness_summary")
+
+    def _required(self, name: str) -> pd.DataFrame:
+        """A table every run has (``tasks``, ``jobs``, ``users``, ``utilization``)."""
+        frame = self._frame(name)
+        assert frame is not None
+        return frame
 
     def _frame(self, name: str) -> pd.DataFrame | None:
         if name not in self._frames:
@@ -247,20 +246,61 @@ class RunResult:
         )
 
 
-def _load(
-    config: str | os.PathLike[str] | Mapping[str, Any] | RunConfig, overrides: Sequence[str]
-) -> tuple[RunConfig, Path | None, tuple[Path, ...]]:
-    """The validated config, the folder its relative paths resolve against (None: the working
-    directory) and the inputs an overwrite must not delete."""
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A scenario read and validated once (:func:`load_scenario`).
+
+    Attributes
+    ----------
+    config : RunConfig
+        The validated config, ``--set`` overrides applied.
+    base : pathlib.Path or None
+        The folder its relative paths resolve against: the YAML file's folder, None (the
+        working directory) for a mapping or a :class:`~fairsim.scenario.config.RunConfig`.
+    protect : tuple of pathlib.Path
+        The inputs an ``overwrite`` of the output folder must not delete (the YAML file).
+    """
+
+    config: RunConfig
+    base: Path | None = None
+    protect: tuple[Path, ...] = ()
+
+
+def load_scenario(
+    config: str | os.PathLike[str] | Mapping[str, Any] | RunConfig, overrides: Sequence[str] = ()
+) -> LoadedConfig:
+    """Read and validate a scenario once, as :func:`simulate` and ``fairsim run`` take it.
+
+    Parameters
+    ----------
+    config : path-like, mapping or RunConfig
+        A YAML file (its relative paths are relative to the file's folder), a mapping with the
+        same keys or a validated :class:`~fairsim.scenario.config.RunConfig` (relative paths
+        are relative to the working directory).
+    overrides : sequence of str
+        ``dotted.key=value`` changes applied before validation (``fairsim run --set``).
+
+    Returns
+    -------
+    LoadedConfig
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For a file that cannot be read, an invalid config (one line naming the field) or a
+        ``config`` of another type.
+    """
     if isinstance(config, RunConfig):
         if overrides:
             config = parse_config(config.model_dump(mode="json"), overrides=list(overrides))
-        return config, None, ()
+        return LoadedConfig(config)
     if isinstance(config, Mapping):
-        return parse_config(dict(config), overrides=list(overrides)), None, ()
+        return LoadedConfig(parse_config(dict(config), overrides=list(overrides)))
     if isinstance(config, str | os.PathLike):
         path = Path(config)
-        return load_config(path, overrides=list(overrides)), path.resolve().parent, (path,)
+        return LoadedConfig(
+            load_config(path, overrides=list(overrides)), path.resolve().parent, (path,)
+        )
     raise ConfigError(
         f"config: expected a YAML file path, a mapping or a fairsim.RunConfig, got "
         f"{type(config).__name__}"
@@ -327,30 +367,54 @@ def simulate(
     >>> results["bf-drfh"].summary["tasks"]
     500
     """
-    cfg, base, protect = _load(config, overrides)
+    return simulate_loaded(
+        load_scenario(config, overrides), out=out, progress=progress, overwrite=overwrite
+    )
+
+
+def simulate_loaded(
+    loaded: LoadedConfig,
+    *,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+    overwrite: bool = False,
+) -> dict[str, RunResult]:
+    """:func:`simulate` of a scenario already read and validated (:func:`load_scenario`):
+    ``fairsim run`` reads its config once, for its name, and runs it with this.
+
+    Parameters
+    ----------
+    loaded : LoadedConfig
+    out, progress, overwrite
+        As for :func:`simulate`.
+
+    Returns
+    -------
+    dict of str to RunResult
+        What :func:`simulate` returns.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError, fairsim.errors.OutputError
+        As :func:`simulate` raises them, but for an invalid config (:func:`load_scenario`
+        refused it).
+    """
+    cfg, base, protect = loaded.config, loaded.base, loaded.protect
     if out is None:
         if cfg.collect.stream_tasks:
             raise ConfigError(STREAM_NEEDS_OUT)
         scenario = prepare_scenario(cfg, base=base, progress=progress)
         check_sharing_incentive(scenario)
         results: dict[str, RunResult] = {}
-        for run in scenario.runs(progress=progress):
+        for run, extra, more in finished_runs(scenario, progress=progress):
             assert run.result is not None
-            extra, more = scenario.summary_extra(), {}
-            if cfg.collect.sharing_incentive:
-                more["sharing_incentive"], extra["sharing_incentive"] = shared_vs_dedicated(
-                    scenario, run, progress=progress
-                )
-            if run.fairness is not None:
-                more.update(run.fairness.tables())
-                extra["fairness"] = run.fairness.summary()
             results[run.name] = RunResult.from_engine(run.name, run.result, extra, more)
         return results
     from fairsim.atomic import check_output_dir
 
     folder = Path(out)
     check_output_dir(folder, overwrite=overwrite, what="out", protect=protect)  # before any work
-    summaries = run_config(
+    summaries = run_to_folder(
         cfg,
         folder,
         base=base,
@@ -399,13 +463,13 @@ def load(run_dir: str | os.PathLike[str]) -> dict[str, RunResult] | RunResult:
     True
     """
     folder = Path(run_dir)
-    kind = run_kind(folder)
+    kind = read_run_kind(folder)
     if kind == "scheduler":
         return RunResult.from_folder(folder)
-    return {name: RunResult.from_folder(folder / name) for name in run_schedulers(folder)}
+    return {name: RunResult.from_folder(folder / name) for name in read_run_schedulers(folder)}
 
 
-def run_kind(folder: Path) -> str:
+def read_run_kind(folder: Path) -> str:
     """``"run"`` for a ``fairsim run`` folder, ``"scheduler"`` for a scheduler's folder in one.
 
     Raises
@@ -423,7 +487,7 @@ def run_kind(folder: Path) -> str:
     )
 
 
-def run_schedulers(folder: Path) -> list[str]:
+def read_run_schedulers(folder: Path) -> list[str]:
     """The scheduler folders of a run folder, in the order of its config's ``schedulers``
     (sorted by name when the config cannot be read back, e.g. a plug-in scheduler that is not
     installed)."""

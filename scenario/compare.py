@@ -44,7 +44,7 @@ import yaml
 from scipy import stats
 
 from fairsim.errors import ConfigError, ResultError
-from fairsim.scenario.api import run_kind, run_schedulers
+from fairsim.scenario.api import read_run_kind, read_run_schedulers
 from fairsim.scenario.config import value_text as text
 from fairsim.scenario.config import yaml_load
 from fairsim.simulator.results import job_run_times, queueing_delays, slowdown
@@ -465,13 +465,13 @@ def _rows(dirs: Sequence[str | os.PathLike[str]]) -> list[RunRow]:
     found: list[tuple[Path, Path, str]] = []  # (scheduler folder, run folder, scheduler)
     for d in dirs:
         folder = Path(d)
-        if run_kind(folder) == "scheduler":
+        if read_run_kind(folder) == "scheduler":
             run_dir = folder.parent
             if not (run_dir / "config.yaml").is_file():
                 raise ConfigError(f"{folder}: a scheduler folder outside a run (no config.yaml)")
             found.append((folder, run_dir, folder.name))
         else:
-            found += [(folder / n, folder, n) for n in run_schedulers(folder)]
+            found += [(folder / n, folder, n) for n in read_run_schedulers(folder)]
     if not found:
         raise ConfigError("compare: no scheduler results in " + ", ".join(map(str, dirs)))
     runs = list(dict.fromkeys(r for _, r, _ in found))

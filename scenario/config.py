@@ -146,7 +146,7 @@ from pydantic import (
     model_validator,
 )
 
-from fairsim.errors import ConfigError, FairsimError, unknown_key
+from fairsim.errors import ConfigError, FairsimError, read_input_text, unknown_key
 from fairsim.schedulers.registry import SchedulerSpec, resolve
 
 
@@ -1204,19 +1204,7 @@ def read_yaml(path: str | Path, what: str) -> Any:
         ``<what>: file ... does not exist`` or ``<what>: ... is not valid YAML at line N``.
     """
     p = Path(path)
-    if p.is_dir():
-        raise ConfigError(f"{what}: {str(p)!r} is a directory, not a YAML file")
-    if not p.is_file():
-        raise ConfigError(f"{what}: file {str(p)!r} does not exist")
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{what}: cannot read {str(p)!r} ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{what}: {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
-            f"offset {exc.start})"
-        ) from None
+    text = read_input_text(p, what, "YAML file", ConfigError)
     try:
         return yaml_load(text)
     except yaml.YAMLError as exc:

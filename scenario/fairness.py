@@ -43,8 +43,8 @@ from fairsim.schedulers.exact.aggregate import (
     aggregate_instance,
     aggregate_servers,
 )
+from fairsim.schedulers.exact.instance import Instance, InstanceError
 from fairsim.schedulers.exact.pool import POOLED
-from fairsim.schedulers.instance import Instance, InstanceError
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
 

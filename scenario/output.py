@@ -1,6 +1,6 @@
 """``fairsim run``'s output: every scheduler of a scenario into one folder, atomically.
 
-:func:`run_config` prepares the scenario (:func:`fairsim.scenario.pipeline.prepare_scenario`),
+:func:`run_to_folder` prepares the scenario (:func:`fairsim.scenario.pipeline.prepare_scenario`),
 runs its schedulers and writes the contract's result files: ``OUT/config.yaml`` (the resolved
 config, its relative paths relative to ``OUT``: :meth:`RunConfig.to_yaml`),
 ``OUT/servers.parquet`` (the simulated pool), per scheduler ``OUT/<scheduler>/``
@@ -26,14 +26,14 @@ from fairsim.scenario.config import (
     RunConfig,
 )
 from fairsim.scenario.limits import check_limits
-from fairsim.scenario.pipeline import Hooks, prepare_scenario
+from fairsim.scenario.pipeline import Hooks, Scenario, SchedulerRun, prepare_scenario
 from fairsim.scenario.sharing import check_sharing_incentive, shared_vs_dedicated
 from fairsim.simulator.results import write_json, write_run, write_table
 
 log = logging.getLogger(__name__)
 
 
-def run_config(
+def run_to_folder(
     cfg: RunConfig,
     out: Path,
     *,
@@ -105,25 +105,17 @@ def _run_into(
     hooks: Hooks | None = None,
     folder: Path | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """:func:`run_config` into an empty folder ``out`` (the temporary one), which becomes
+    """:func:`run_to_folder` into an empty folder ``out`` (the temporary one), which becomes
     ``folder`` (the paths of its ``config.yaml`` are relative to that one)."""
     scenario = prepare_scenario(cfg, base=base, progress=progress, hooks=hooks)
     check_sharing_incentive(scenario)  # before any run
     write_text(out / "config.yaml", cfg.to_yaml(base=base, folder=folder or out))
     write_table(pa.Table.from_pandas(scenario.pool, preserve_index=False), out / "servers.parquet")
     summaries: dict[str, dict[str, Any]] = {}
-    for run in scenario.runs(progress=progress, tasks_dir=out):
+    for run, extra, more in finished_runs(scenario, progress=progress, tasks_dir=out):
         assert run.result is not None
         name = run.name
-        extra, more = scenario.summary_extra(), {}
-        if cfg.collect.sharing_incentive:  # its own bar, over the users' dedicated clouds
-            more["sharing_incentive"], extra["sharing_incentive"] = shared_vs_dedicated(
-                scenario, run, progress=progress
-            )
         with phase(f"{name}: writing the result files", progress):
-            if run.fairness is not None:
-                more.update(run.fairness.tables())
-                extra["fairness"] = run.fairness.summary()
             summaries[name] = write_run(
                 run.result, out / name, extra_summary=extra, extra_tables=more
             )
@@ -142,6 +134,51 @@ def _run_into(
         with phase("report: figures and report.md", progress):
             write_run_report(out, cfg, summaries)
     return summaries
+
+
+def finished_runs(
+    scenario: Scenario, *, progress: bool, tasks_dir: Path | None = None
+) -> Iterator[tuple[SchedulerRun, dict[str, Any], dict[str, pa.Table]]]:
+    """Run every scheduler of ``scenario`` (:meth:`~fairsim.scenario.pipeline.Scenario.runs`)
+    and yield each finished run with what its summary and tables add to the engine's.
+
+    The one per-run loop of ``fairsim run`` (:func:`run_to_folder`, which writes each run) and
+    ``fairsim.simulate`` without an output folder (which keeps each in memory).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Prepared (:func:`fairsim.scenario.pipeline.prepare_scenario`) and checked
+        (:func:`fairsim.scenario.sharing.check_sharing_incentive`).
+    progress : bool
+        Show progress bars.
+    tasks_dir : Path, optional
+        The output folder the runs stream their tasks into (None: in memory).
+
+    Yields
+    ------
+    run : SchedulerRun
+        With ``result`` set; not referenced here once the caller asks for the next one (the
+        engine's result can be freed before the next run).
+    extra_summary : dict
+        The scenario's provenance (:meth:`~fairsim.scenario.pipeline.Scenario.summary_extra`),
+        with ``collect.sharing_incentive`` the sharing-incentive summary
+        (:func:`fairsim.scenario.sharing.shared_vs_dedicated`) and with ``collect.fairness``
+        the fairness summary.
+    extra_tables : dict of str to pyarrow.Table
+        ``sharing_incentive`` and the fairness tables, when collected.
+    """
+    for run in scenario.runs(progress=progress, tasks_dir=tasks_dir):
+        extra, more = scenario.summary_extra(), {}
+        if scenario.config.collect.sharing_incentive:
+            more["sharing_incentive"], extra["sharing_incentive"] = shared_vs_dedicated(
+                scenario, run, progress=progress
+            )
+        if run.fairness is not None:
+            more.update(run.fairness.tables())
+            extra["fairness"] = run.fairness.summary()
+        yield run, extra, more
+        del run  # the caller is done with it: free it before the next run
 
 
 @contextmanager

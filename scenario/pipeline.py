@@ -8,7 +8,7 @@ replays the same workload on an identical copy of the pool
 
 There is one pipeline: :func:`prepare_scenario` resolves the workload, the pool, the placement
 constraints and the users' weights once, and :meth:`Scenario.runs` runs every scheduler on them.
-``fairsim run`` (:func:`fairsim.scenario.output.run_config`), ``fairsim.simulate``, ``fairsim
+``fairsim run`` (:func:`fairsim.scenario.output.run_to_folder`), ``fairsim.simulate``, ``fairsim
 sweep`` and the paper reproductions all go through it; a reproduction plugs what it measures into
 it with :class:`Hooks` (its own workload or pool, a wrapper around each scheduler, a callback on
 the utilisation grid) instead of building its own engine.

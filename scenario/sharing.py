@@ -1,11 +1,11 @@
 """Sharing incentive of any run: every user's tasks alone on a dedicated cloud.
 
-DRFH paper (Wang, Liang, Li, *Multi-resource fair allocation in heterogeneous cloud computing
-systems*, IEEE TPDS 2015), Section IV-D and Fig. 8: with ``k`` servers shared by ``n`` users,
-each user's *dedicated cloud* is ``k/n`` servers drawn from the same distribution; a scheduler
-gives a sharing incentive when every user completes at least as many of its tasks in the shared
-cloud as alone on its dedicated one. :func:`sharing_incentive` runs each user's tasks alone on
-its dedicated cloud through the scenario pipeline (:func:`~fairsim.scenario.pipeline.
+DRFH paper (Wang, Li, Liang, *Dominant Resource Fairness in Cloud Computing Systems with
+Heterogeneous Servers*, IEEE INFOCOM 2014), Section IV-D and Fig. 8: with ``k`` servers shared by
+``n`` users, each user's *dedicated cloud* is ``k/n`` servers drawn from the same distribution; a
+scheduler gives a sharing incentive when every user completes at least as many of its tasks in the
+shared cloud as alone on its dedicated one. :func:`sharing_incentive` runs each user's tasks alone
+on its dedicated cloud through the scenario pipeline (:func:`~fairsim.scenario.pipeline.
 prepare_scenario`, with workload and pool hooks) and writes the per-user completion ratios.
 ``experiment drfh-google`` calls it for Fig. 8.
 

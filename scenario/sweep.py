@@ -278,14 +278,14 @@ def execute_run(config: dict[str, Any], out: str, run_id: str, base: str | None)
         ``run_id``, ``status`` (``ok``/``failed``), ``error``, ``wall_s`` and ``summaries``
         (scheduler → ``summary.json``) when ok.
     """
-    from fairsim.scenario.output import run_config
+    from fairsim.scenario.output import run_to_folder
 
     final = Path(out) / run_id
     t0 = time.perf_counter()
     try:
         cfg = parse_config(config)
         with atomic_dir(final, overwrite=True, what=f"run {run_id}") as tmp:
-            summaries = run_config(
+            summaries = run_to_folder(
                 cfg, tmp, base=Path(base) if base else None, progress=False, report=False
             )
             wall = round(time.perf_counter() - t0, 3)

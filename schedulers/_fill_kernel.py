@@ -5,7 +5,7 @@ search space has two float64 columns (the cluster's CPU and memory, as in the Go
 traces):
 
 * :func:`first_fit2`: the First-Fit search of
-  :meth:`fairsim.schedulers.filling_parts.FirstFit.find` (DRFH paper, Section V-B): the
+  :meth:`fairsim.schedulers.placement.FirstFit.find` (DRFH paper, Section V-B): the
   lowest-index server whose free amounts cover the need in both resources;
 * :func:`blocked_fitting2`: phase 1 of :meth:`ProgressiveFilling._unblock_freed`, the blocked
   users whose head need fits a freed server.

@@ -10,7 +10,7 @@ of scanning every server, the index keeps the servers sorted by ``(q_l, l)`` and
 ``ρ`` in both directions, always taking the side with the smaller H, so servers are visited in
 non-decreasing H. The first fitting server gives the least H; the walk goes on while H stays within
 the tie tolerance and returns the lowest server index among the fitting servers it met there —
-exactly the choice of the full scan (:meth:`fairsim.schedulers.filling_parts.BestFit.choose`):
+exactly the choice of the full scan (:meth:`fairsim.schedulers.placement.BestFit.choose`):
 
 * H is computed with the same floating-point operations in the same order (``q`` is the same
   IEEE quotient ``f_l1 / f_l0``; then ``|ρ - q|``, then ``· w`` unless ``w == 1``);
@@ -53,6 +53,15 @@ GAVE_UP = -2
 BLOCK_SHIFT = 6
 
 _jit = numba.njit(cache=True, nogil=True)
+
+#: The index's arrays, handed to the kernels as one tuple: ``q`` (float64, (n_servers,): every
+#: server's key, :func:`key_of`), ``bk`` and ``bs`` (float64 and int64, (n_blocks, 2 L): each
+#: block's keys in increasing ``(key, server)`` order, and their servers), ``cnt`` (int64,
+#: (n_blocks,): the entries in each block), ``order`` (int64, (n_blocks,): the blocks in use, in
+#: key order, the first ``meta[0]``), ``free`` (int64, (n_blocks,): the unused blocks, the first
+#: ``meta[1]``), ``meta`` (int64, (2,): blocks in use, unused blocks), ``bm0`` and ``bm1``
+#: (float64, (n_blocks,): the largest free amount of resource 0 and 1 in each block).
+Index = tuple[np.ndarray, ...]
 
 
 @_jit
@@ -117,21 +126,9 @@ def _refresh(
 
 
 @_jit
-def _deal(
-    f0: np.ndarray,
-    f1: np.ndarray,
-    keys: np.ndarray,
-    srv: np.ndarray,
-    bk: np.ndarray,
-    bs: np.ndarray,
-    cnt: np.ndarray,
-    order: np.ndarray,
-    free: np.ndarray,
-    meta: np.ndarray,
-    bm0: np.ndarray,
-    bm1: np.ndarray,
-) -> None:
+def _deal(f0: np.ndarray, f1: np.ndarray, keys: np.ndarray, srv: np.ndarray, ix: Index) -> None:
     """Deal the sorted entries ``(keys, srv)`` out to blocks, ``L`` (half a block's room) each."""
+    _, bk, bs, cnt, order, free, meta, bm0, bm1 = ix
     n = keys.shape[0]
     half = bk.shape[1] // 2
     nb = (n + half - 1) // half
@@ -153,40 +150,10 @@ def _deal(
 
 
 @_jit
-def build(
-    f0: np.ndarray,
-    f1: np.ndarray,
-    q: np.ndarray,
-    bk: np.ndarray,
-    bs: np.ndarray,
-    cnt: np.ndarray,
-    order: np.ndarray,
-    free: np.ndarray,
-    meta: np.ndarray,
-    bm0: np.ndarray,
-    bm1: np.ndarray,
-) -> None:
-    """Fill the index from the free amounts.
-
-    Parameters
-    ----------
-    f0, f1 : ndarray of float64, shape (n_servers,)
-        Free amount of resource 0 and 1 on every server.
-    q : ndarray of float64, shape (n_servers,)
-        Output: every server's key (:func:`key_of`), indexed by server.
-    bk, bs : ndarray of float64 and int64, shape (n_blocks, 2 L)
-        Output: each block's keys in increasing ``(key, server)`` order, and their servers.
-    cnt : ndarray of int64, shape (n_blocks,)
-        Output: the entries in each block.
-    order : ndarray of int64, shape (n_blocks,)
-        Output: the blocks in use, in key order (the first ``meta[0]``).
-    free : ndarray of int64, shape (n_blocks,)
-        Output: the unused blocks (the first ``meta[1]``).
-    meta : ndarray of int64, shape (2,)
-        Output: blocks in use, unused blocks.
-    bm0, bm1 : ndarray of float64, shape (n_blocks,)
-        Output: the largest free amount of resource 0 and 1 in each block.
-    """
+def build(f0: np.ndarray, f1: np.ndarray, ix: Index) -> None:
+    """Fill the index ``ix`` (:data:`Index`, written in place) from the free amounts ``f0``,
+    ``f1`` of resource 0 and 1, each of shape (n_servers,)."""
+    q = ix[0]
     n = f0.shape[0]
     for s in range(n):
         q[s] = key_of(f0[s], f1[s])
@@ -194,7 +161,7 @@ def build(
     keys = np.empty(n)
     for j in range(n):
         keys[j] = q[order_s[j]]
-    _deal(f0, f1, keys, order_s.astype(np.int64), bk, bs, cnt, order, free, meta, bm0, bm1)
+    _deal(f0, f1, keys, order_s.astype(np.int64), ix)
 
 
 @_jit
@@ -227,29 +194,10 @@ def _locate(
 
 
 @_jit
-def move(
-    f0: np.ndarray,
-    f1: np.ndarray,
-    q: np.ndarray,
-    bk: np.ndarray,
-    bs: np.ndarray,
-    cnt: np.ndarray,
-    order: np.ndarray,
-    free: np.ndarray,
-    meta: np.ndarray,
-    bm0: np.ndarray,
-    bm1: np.ndarray,
-    s: int,
-) -> None:
-    """Re-sort server ``s`` after its free amounts changed (a placement or a completion).
-
-    Parameters
-    ----------
-    f0, f1, q, bk, bs, cnt, order, free, meta, bm0, bm1
-        As in :func:`build`; ``q[s]`` still holds the server's old key.
-    s : int
-        The server whose free amounts changed.
-    """
+def move(f0: np.ndarray, f1: np.ndarray, ix: Index, s: int) -> None:
+    """Re-sort server ``s`` in the index ``ix`` after its free amounts changed (a placement or a
+    completion); ``ix``'s keys ``q[s]`` still hold the server's old key."""
+    q, bk, bs, cnt, order, free, meta, bm0, bm1 = ix
     old = q[s]
     new = key_of(f0[s], f1[s])
     nb = meta[0]
@@ -307,7 +255,7 @@ def move(
                 keys[j] = bk[bb, t]
                 srv[j] = bs[bb, t]
                 j += 1
-        _deal(f0, f1, keys, srv, bk, bs, cnt, order, free, meta, bm0, bm1)
+        _deal(f0, f1, keys, srv, ix)
         return
     # split the full block: its upper half goes to a new block right after it
     meta[1] -= 1
@@ -334,13 +282,7 @@ def _live(bm0: np.ndarray, bm1: np.ndarray, b: int, d0: float, d1: float) -> boo
 
 @_jit
 def search(
-    bk: np.ndarray,
-    bs: np.ndarray,
-    cnt: np.ndarray,
-    order: np.ndarray,
-    meta: np.ndarray,
-    bm0: np.ndarray,
-    bm1: np.ndarray,
+    ix: Index,
     f0: np.ndarray,
     f1: np.ndarray,
     d0: float,
@@ -355,7 +297,7 @@ def search(
 
     Parameters
     ----------
-    bk, bs, cnt, order, meta, bm0, bm1
+    ix : Index
         The index (:func:`build`, kept by :func:`move`).
     f0, f1 : ndarray of float64, shape (n_servers,)
         Free amounts of resource 0 and 1.
@@ -385,6 +327,7 @@ def search(
     server, so the walk steps over it whole; skipping servers that cannot fit changes neither
     the order of the others nor the choice.
     """
+    _, bk, bs, cnt, order, _, meta, bm0, bm1 = ix
     nb = meta[0]
     n = f0.shape[0]
     rho = d1 / d0
@@ -504,6 +447,11 @@ class RatioIndex:
         Blocks beyond the ``ceil(n_servers / 2 ** shift)`` that one deal fills; default as many
         again plus 2. When a split finds none unused, every entry is dealt out again (tests use
         few to exercise that).
+
+    Attributes
+    ----------
+    q, bk, bs, cnt, order, free, meta, bm0, bm1 : ndarray
+        The index's arrays (:data:`Index`); ``ix`` holds them in that order for the kernels.
     """
 
     def __init__(
@@ -523,37 +471,16 @@ class RatioIndex:
         self.meta = np.zeros(2, dtype=np.int64)
         self.bm0 = np.empty(nblocks)
         self.bm1 = np.empty(nblocks)
-        self._nomask = np.zeros(1, dtype=bool)
-        build(
-            f0,
-            f1,
-            self.q,
-            self.bk,
-            self.bs,
-            self.cnt,
-            self.order,
-            self.free,
-            self.meta,
-            self.bm0,
-            self.bm1,
+        self.ix: Index = (
+            *(self.q, self.bk, self.bs, self.cnt, self.order),
+            *(self.free, self.meta, self.bm0, self.bm1),
         )
+        self._nomask = np.zeros(1, dtype=bool)
+        build(f0, f1, self.ix)
 
     def move(self, server: int) -> None:
         """Re-sort ``server`` after a placement on it or a completion."""
-        move(
-            self.f0,
-            self.f1,
-            self.q,
-            self.bk,
-            self.bs,
-            self.cnt,
-            self.order,
-            self.free,
-            self.meta,
-            self.bm0,
-            self.bm1,
-            server,
-        )
+        move(self.f0, self.f1, self.ix, server)
 
     def blocks(self) -> list[tuple[np.ndarray, np.ndarray, float, float]]:
         """The blocks in key order: (keys, servers, largest free of resource 0, of resource 1)."""
@@ -575,26 +502,7 @@ class RatioIndex:
         """:func:`search` on this index: the server, -1, or :data:`GAVE_UP`."""
         use = mask is not None
         m = mask if mask is not None else self._nomask
-        return int(
-            search(
-                self.bk,
-                self.bs,
-                self.cnt,
-                self.order,
-                self.meta,
-                self.bm0,
-                self.bm1,
-                self.f0,
-                self.f1,
-                d0,
-                d1,
-                w,
-                tol,
-                m,
-                use,
-                cap,
-            )
-        )
+        return int(search(self.ix, self.f0, self.f1, d0, d1, w, tol, m, use, cap))
 
     def scan(self, d0: float, d1: float, w: float, tol: float, mask: np.ndarray | None) -> int:
         """:func:`scan` over this index's pool: the server, or -1."""
@@ -610,24 +518,7 @@ class RatioIndex:
         use = mask is not None
         m = mask if mask is not None else self._nomask
         f0, f1 = self.f0, self.f1
-        s: int = search(
-            self.bk,
-            self.bs,
-            self.cnt,
-            self.order,
-            self.meta,
-            self.bm0,
-            self.bm1,
-            f0,
-            f1,
-            d0,
-            d1,
-            w,
-            tol,
-            m,
-            use,
-            cap,
-        )
+        s: int = search(self.ix, f0, f1, d0, d1, w, tol, m, use, cap)
         if s == GAVE_UP:
             s = scan(self.q, f0, f1, d0, d1, w, tol, m, use)
         return s

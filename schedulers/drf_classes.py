@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairsim.schedulers.filling_parts import FirstFit, UserOrder
+from fairsim.schedulers.placement import FirstFit
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
+from fairsim.schedulers.user_selection import FillingState, UserOrder
 from fairsim.simulator.cluster import ClusterView
 
 _DIGITS = 12
@@ -64,11 +65,9 @@ class ClassDominantShare(UserOrder):
     is its capacity vector.
     """
 
-    accounts = True
-
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+    def bind(self, state: FillingState, sched: ProgressiveFilling, cluster: ClusterView) -> None:
         """Group the servers into classes by capacity; per-user, per-class allocations."""
-        super().bind(sched, cluster)
+        super().bind(state, sched, cluster)
         caps = np.asarray(cluster.capacity, dtype=np.float64)
         classes, of = np.unique(caps, axis=0, return_inverse=True)
         total = np.zeros_like(classes)
@@ -85,16 +84,17 @@ class ClassDominantShare(UserOrder):
         m = self.class_of[server]
         held = self._held.setdefault(user, {})
         a = held.get(m)
+        n = self.state.n_columns
         if a is None:
-            a = held[m] = [0.0] * self.n_resources
-        for k in range(self.n_resources):
+            a = held[m] = [0.0] * n
+        for k in range(n):
             a[k] += sign * need[k]
 
     def key(self, user: int) -> float:
         """``round(max_{m,k} A_{u,m,k} / c_{m,k} / w_u, 12)``."""
-        held = self._held.get(user)
-        key = class_dominant_share(held, self._inv, self.n_resources) if held else 0.0
-        return round(key / self.weight[user], _DIGITS)
+        held, s = self._held.get(user), self.state
+        key = class_dominant_share(held, self._inv, s.n_columns) if held else 0.0
+        return round(key / s.weight[user], _DIGITS)
 
 
 class DRFClasses(ProgressiveFilling):

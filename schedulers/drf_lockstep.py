@@ -48,7 +48,6 @@ check whether a bundle fits the empty pool, run the compiled First-Fit of
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterator
 
 import numpy as np
@@ -66,23 +65,14 @@ class DRFLockstep(JobFirstFit):
 
     Parameters
     ----------
-    weights : mapping of int to float, optional
-        User weights (> 0); the key is divided by the weight.
-    eligible : mapping of int to ndarray of bool, shape (n_servers,), optional
-        Servers each user may use (intersected with every task's own constraint).
-    period_s : float
-        Seconds between scheduling passes (default 1, Section V). 0: a pass after every batch
-        of same-time events.
-
-    Raises
-    ------
-    ValueError
-        From :meth:`bind`, for a negative ``period_s``; from :meth:`on_arrival`, for a weight <= 0.
+    weights, eligible, period_s
+        As for :class:`~fairsim.schedulers.jobfit.JobFirstFit` (a weight <= 0 is refused at the
+        user's first task, a negative ``period_s`` at :meth:`bind`: ``ValueError``).
 
     Attributes
     ----------
     class_names_ : list of str
-        Machine class labels; class ``m`` of the keys is ``class_names_[m]``.
+        As for :class:`~fairsim.schedulers.jobfit.JobFirstFit`.
     bundles_ : int
         Bundles started (whole or, when oversized, in part).
     """
@@ -326,12 +316,7 @@ class DRFLockstep(JobFirstFit):
         self._ver[user] = self._ver.get(user, 0) + 1
         self._drop_witness(user)
         for kinds, n in started:
-            for q, k in n.items():
-                rest = kinds[q][k:]
-                if rest:
-                    kinds[q] = rest
-                else:
-                    del kinds[q]
+            self._drop_placed(kinds, n)
         jobs = self._jobs[user]
         for job in list(jobs):
             reps = jobs[job]
@@ -372,10 +357,8 @@ class DRFLockstep(JobFirstFit):
 
         With ``period_s > 0`` only at the end of a period (:meth:`on_tick`); else at every call.
         """
-        if self.period_s > 0:
-            if not self._due:
-                return
-            self._due = False
+        if not self._pass_due():
+            return
         if self._freed.any():
             freed = self._freed
             for user in [u for u, cls in self._blocked.items() if (cls & freed).any()]:
@@ -384,12 +367,4 @@ class DRFLockstep(JobFirstFit):
             freed[:] = False
         heap = [(self._share[u], u) for u in self._ready if self._jobs.get(u)]
         self._ready.clear()
-        heapq.heapify(heap)
-        while heap:
-            _, u = heapq.heappop(heap)
-            placed = self._try(u)
-            if not placed:
-                continue
-            yield from placed
-            if self._jobs[u]:
-                heapq.heappush(heap, (self._share[u], u))
+        yield from self._lowest_share_first(heap, self._try, self._jobs.__getitem__)

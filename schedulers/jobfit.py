@@ -19,14 +19,16 @@ the lowest dominant share. :class:`JobFirstFit` holds what they share:
   basis").
 
 Subclasses can customise by overriding :meth:`bind` (calling it first), :meth:`on_arrival`,
-:meth:`on_completion`, :meth:`decide`, :meth:`pending` and :meth:`_grow` (called when the kind
-arrays double, for per-kind state of the subclass).
+:meth:`on_completion`, :meth:`decide` (which starts with :meth:`_pass_due` and may serve users by
+:meth:`_lowest_share_first`), :meth:`pending` and :meth:`_grow` (called when the kind arrays
+double, for per-kind state of the subclass).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated
 
 import numpy as np
@@ -89,6 +91,35 @@ class JobFirstFit(Scheduler):
     def on_tick(self, now: float) -> None:
         """A period ended: the next :meth:`decide` makes a pass."""
         self._due = True
+
+    def _pass_due(self) -> bool:
+        """Whether :meth:`decide` makes a pass now: with ``period_s > 0`` only once after a
+        period ended (:meth:`on_tick`), else at every call."""
+        if self.period_s > 0:
+            if not self._due:
+                return False
+            self._due = False
+        return True
+
+    def _lowest_share_first(
+        self,
+        users: list[tuple[float, int]],
+        serve: Callable[[int], list[tuple[int, int]]],
+        more: Callable[[int], object],
+    ) -> Iterator[tuple[int, int]]:
+        """Progressive filling over ``users`` ((share, user) pairs, heapified in place): the user
+        with the lowest share is served (``serve(user)``: its placements, [] if nothing fits) and,
+        while ``more(user)`` holds after a placement, queued again with its new share."""
+        heapq.heapify(users)
+        share = self._share
+        while users:
+            _, u = heapq.heappop(users)
+            placed = serve(u)
+            if not placed:
+                continue
+            yield from placed
+            if more(u):
+                heapq.heappush(users, (share[u], u))
 
     # ------------------------------------------------------------------ binding
     def bind(self, cluster: ClusterView) -> None:
@@ -218,6 +249,17 @@ class JobFirstFit(Scheduler):
             for k in range(n):
                 a[k] += d[k]
         self._n_waiting -= len(out)
+
+    @staticmethod
+    def _drop_placed(kinds: dict[int, list[int]], placed: dict[int, int]) -> None:
+        """Remove from a run's ``kinds`` (kind -> waiting tasks) the first ``placed[q]`` tasks of
+        each kind ``q`` (what :meth:`_fit` placed), and the kinds left with none."""
+        for q, n in placed.items():
+            rest = kinds[q][n:]
+            if rest:
+                kinds[q] = rest
+            else:
+                del kinds[q]
 
     def _release(self, user: int, server: int, demand: tuple[float, ...]) -> None:
         """Take a finished task's ``demand`` off ``user``'s allocation on ``server``'s class."""

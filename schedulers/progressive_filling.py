@@ -1,13 +1,14 @@
 """Progressive filling of indivisible tasks: the base class of the online DRF-family schedulers.
 
 First-Fit and Best-Fit DRFH (:mod:`fairsim.schedulers.drfh`), the Slots baseline
-(:mod:`fairsim.schedulers.slots`) and the online baselines
-(:mod:`fairsim.schedulers.online_baselines`) are subclasses.
+(:mod:`fairsim.schedulers.slots`), the online mechanisms
+(:mod:`fairsim.schedulers.online_mechanisms`) and DRF over machine classes
+(:mod:`fairsim.schedulers.drf_classes`) are subclasses.
 
 DRFH paper (Wang, Li, Liang, "Dominant Resource Fairness in Cloud Computing Systems with
-Heterogeneous Servers"), Section V-B: "whenever there is a scheduling opportunity, the scheduler
-always accommodates the user with the lowest global dominant share"; First-Fit picks the first
-server that fits the task, Best-Fit the server with the least
+Heterogeneous Servers", IEEE INFOCOM 2014), Section V-B: "whenever there is a scheduling
+opportunity, the scheduler always accommodates the user with the lowest global dominant share";
+First-Fit picks the first server that fits the task, Best-Fit the server with the least
 
     H(i, l) = || D_i / D_i1 - c̄_l / c̄_l1 ||_1                                   (eq. 9)
 
@@ -31,10 +32,12 @@ Design (what makes it fast on real traces)
   blocked heads against a freed server are compiled loops (:mod:`fairsim.schedulers._fill_kernel`,
   numba) that compare exactly as the numpy code, which serves every other case.
 
-A scheduler names two parts (:mod:`fairsim.schedulers.filling_parts`): the order of users (its
-key) and the choice of server (the space searched and the server picked); this module runs them
-(examples: :mod:`fairsim.schedulers.drfh`, :mod:`fairsim.schedulers.slots`,
-:mod:`fairsim.schedulers.online_baselines`).
+A scheduler names two parts: its user selection (:mod:`fairsim.schedulers.user_selection`, the
+order of users by their key) and its placement (:mod:`fairsim.schedulers.placement`, the space
+searched and the server picked); this module runs them and keeps the
+:class:`~fairsim.schedulers.user_selection.FillingState` its order reads (examples:
+:mod:`fairsim.schedulers.drfh`, :mod:`fairsim.schedulers.slots`,
+:mod:`fairsim.schedulers.online_mechanisms`).
 """
 
 from __future__ import annotations
@@ -47,12 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from fairsim.schedulers.filling_parts import (
-    DominantShare,
-    FirstFit,
-    ServerChoice,
-    UserOrder,
-)
+from fairsim.schedulers.placement import FirstFit, ServerChoice
+from fairsim.schedulers.user_selection import DominantShare, FillingState, UserOrder
 from fairsim.simulator.cluster import ClusterView
 from fairsim.simulator.scheduler import Scheduler
 
@@ -65,6 +64,8 @@ _CANDS_MAX = 16
 _PAIRS_VECTOR = 256
 #: Most (server, blocked user) pairs compared at once by :meth:`ProgressiveFilling._fits_many`.
 _FITS_BLOCK = 1 << 20
+#: User lists longer than this are sorted by key with numpy (:meth:`ProgressiveFilling._by_key`).
+_SORT_VECTOR = 24
 
 #: Use the compiled searches of :mod:`fairsim.schedulers._fill_kernel` where the search space
 #: allows them (two float64 columns); the tests turn this off to check the numpy code as well.
@@ -74,12 +75,19 @@ _COMPILED = True
 class ProgressiveFilling(Scheduler):
     """Serve the user with the lowest key; place its head task on the server the placement picks.
 
-    A scheduler is a pair of parts (:mod:`fairsim.schedulers.filling_parts`), given as class
-    attributes: :attr:`order`, a :class:`~fairsim.schedulers.filling_parts.UserOrder` (the user's
-    key, lowest served first), and :attr:`placement`, a
-    :class:`~fairsim.schedulers.filling_parts.ServerChoice` (the space searched and the server
+    A scheduler is a pair of parts, given as class attributes: :attr:`order`, a
+    :class:`~fairsim.schedulers.user_selection.UserOrder` (user selection: the user's key,
+    lowest served first), and :attr:`placement`, a
+    :class:`~fairsim.schedulers.placement.ServerChoice` (the space searched and the server
     picked). The defaults are DRFH's: weighted global dominant share, First-Fit. Each part is
-    created anew at :meth:`bind` (``order_``, ``placement_``).
+    created anew at :meth:`bind` (``order_``, ``placement_``); the order is handed the
+    :class:`~fairsim.schedulers.user_selection.FillingState` that this class keeps current (the
+    users' allocations, running tasks, queues, weights and keys).
+
+    Subclasses can customise by setting :attr:`order` and :attr:`placement` (the parts' hooks are
+    declared in their base classes); a scheduler with parameters of its own also overrides
+    ``__init__`` (keyword-only parameters, stored as given) and may extend :meth:`bind` to check
+    them (:class:`~fairsim.schedulers.slots.Slots`). Nothing else is meant to be overridden.
 
     Parameters
     ----------
@@ -94,11 +102,15 @@ class ProgressiveFilling(Scheduler):
     The key is computed in the placement's search space: for DRFH that is the cluster's resources
     (global dominant share), for Slots the number of slots.
 
-    A new scheduler subclasses this class and names its parts; it overrides no other method::
+    "Serve the user with the fewest running tasks, Best-Fit" takes two short classes::
+
+        class FewestTasks(UserOrder):
+            def key(self, user):
+                return self.state.running[user] / self.state.weight[user]
 
         class FewestTasksBestFit(ProgressiveFilling):
             name = "fewest-tasks-bf"
-            order = FewestTasks  # a UserOrder subclass
+            order = FewestTasks
             placement = BestFit
 
     The filling loop (:meth:`decide`), the blocking of users whose head fits nowhere and their
@@ -108,9 +120,9 @@ class ProgressiveFilling(Scheduler):
 
     name = "progressive-filling"
 
-    #: The order of users: a :class:`~fairsim.schedulers.filling_parts.UserOrder` subclass.
+    #: User selection: a :class:`~fairsim.schedulers.user_selection.UserOrder` subclass.
     order: type[UserOrder] = DominantShare
-    #: The choice of server: a :class:`~fairsim.schedulers.filling_parts.ServerChoice` subclass.
+    #: Placement: a :class:`~fairsim.schedulers.placement.ServerChoice` subclass.
     placement: type[ServerChoice] = FirstFit
 
     def __init__(
@@ -169,12 +181,12 @@ class ProgressiveFilling(Scheduler):
 
     # ------------------------------------------------------------------ binding and events
     def bind(self, cluster: ClusterView) -> None:
-        """Attach to a cluster, create and bind the parts, and allocate per-user run state."""
+        """Attach to a cluster, create and bind the parts, and allocate per-user run state (the
+        order's :class:`~fairsim.schedulers.user_selection.FillingState` among it)."""
         super().bind(cluster)
         pl = self.placement_ = self.placement()
         pl.bind(self, cluster)
         self._cols = pl.cols
-        self._total = [float(t) for t in pl.total]
         self._k = len(self._cols)
         caps = np.stack([c.copy() for c in self._cols], axis=1)
         self._space_caps = caps  # capacity of every server in the scheduler's units
@@ -183,9 +195,23 @@ class ProgressiveFilling(Scheduler):
         # keep only capacity classes not dominated by another (enough to decide placeability)
         keep = [c for c in classes if not any(np.all(o >= c) and np.any(o > c) for o in classes)]
         self._capacity_classes = [tuple(float(x) for x in c) for c in keep]
+        # the order's state (FillingState), kept current here; its lists under their own names
+        # for the hot paths
         self._alloc: list[list[float]] = []
-        self._share: list[Any] = []
-        self._w: list[float] = []
+        self._running: list[int] = []
+        self._queues: list[deque[tuple[int, tuple[float, ...]]]] = []
+        self._weight: list[float] = []
+        self._keys: list[Any] = []
+        self._state = FillingState(
+            alloc=self._alloc,
+            running=self._running,
+            queues=self._queues,
+            weight=self._weight,
+            keys=self._keys,
+            total=[float(t) for t in pl.total],
+            n_columns=self._k,
+            eligible=self.eligible,
+        )
         self._blocked: list[bool] = []
         # blocked users, packed: their head needs (one row each) and ids; _bpos[user] is the row
         self._bh = np.empty((_GROW, self._k))
@@ -193,7 +219,6 @@ class ProgressiveFilling(Scheduler):
         self._bpos: dict[int, int] = {}
         self._inheap: list[bool] = []
         self._version: list[int] = []
-        self._queues: list[deque[tuple[int, tuple[float, ...]]]] = []
         self._heap: list[tuple[Any, int, int]] = []
         self._freed: list[int] = []
         # Servers a just-unblocked user's head task may fit on: the freed servers it passed the
@@ -216,7 +241,7 @@ class ProgressiveFilling(Scheduler):
         self._constrained = cluster.constrained
         self._bmask: dict[int, np.ndarray] = {}
         order = self.order_ = self.order()
-        order.bind(self, cluster)
+        order.bind(self._state, self, cluster)
         self._dynamic, self._rekey_each = order.dynamic, order.rekey_each
         # the parts' methods the hot paths call, bound once (None: a default that does nothing)
         cls = type(pl)
@@ -228,8 +253,10 @@ class ProgressiveFilling(Scheduler):
         self._unfit = pl.unfit  # emptied in place at every completion
         self._known_unfit = pl.known_unfit
         self._key = order.key
-        self._account = order.account if order.accounts else None
-        self._arrived = None if type(order).arrived is UserOrder.arrived else order.arrived
+        ocls = type(order)
+        self._account = None if ocls.account is UserOrder.account else order.account
+        self._arrived = None if ocls.arrived is UserOrder.arrived else order.arrived
+        self._activated = None if ocls.activated is UserOrder.activated else order.activated
 
     def _ensure_user(self, user: int) -> None:
         """Grow the per-user state (and the order's) to hold ``user``."""
@@ -241,9 +268,10 @@ class ProgressiveFilling(Scheduler):
             wu = float(self.weights.get(u, 1.0)) if self.weights else 1.0
             if not wu > 0:
                 raise ValueError(f"weight of user {u}: {wu!r} (expected > 0)")
-            self._w.append(wu)
+            self._weight.append(wu)
             self._alloc.append([0.0] * self._k)
-            self._share.append(0.0)
+            self._running.append(0)
+            self._keys.append(0.0)
             self._blocked.append(False)
             self._inheap.append(False)
             self._version.append(0)
@@ -254,18 +282,18 @@ class ProgressiveFilling(Scheduler):
         v = self._version[user] + 1
         self._version[user] = v
         self._inheap[user] = True
-        heapq.heappush(self._heap, (self._share[user], user, v))
+        heapq.heappush(self._heap, (self._keys[user], user, v))
 
     def _rebuild_heap(self) -> None:
         """Re-key every waiting (in-heap) user with a fresh key."""
         users = sorted({u for _, u, v in self._heap if v == self._version[u]})
         self._heap = []
-        share, key = self._share, self._key
+        keys, key = self._keys, self._key
         for u in users:
-            share[u] = key(u)
+            keys[u] = key(u)
             v = self._version[u] + 1
             self._version[u] = v
-            self._heap.append((share[u], u, v))
+            self._heap.append((keys[u], u, v))
         heapq.heapify(self._heap)
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
@@ -276,10 +304,13 @@ class ProgressiveFilling(Scheduler):
         need = demand if self._need is None else self._need(demand)
         q.append((task, need))
         self._n_pending += 1
-        if self._arrived is not None and self._arrived(user, need) and not self._blocked[user]:
+        moved = self._arrived is not None and self._arrived(user, need)
+        if self._activated is not None and len(q) == 1 and not self._running[user]:
+            self._activated(user, True)  # its first task in the system
+        if moved and not self._blocked[user]:
             # the key moved with the arrival: re-key now (the older heap entry becomes stale)
             if len(q) == 1 or self._inheap[user]:
-                self._share[user] = self._key(user)
+                self._keys[user] = self._key(user)
                 self._push(user)
             return
         if len(q) == 1 and not self._blocked[user] and not self._inheap[user]:
@@ -291,8 +322,6 @@ class ProgressiveFilling(Scheduler):
         if self._give is not None:
             self._give(server, need)
         self._unfit.clear()  # the server gained free resources
-        if self._account is not None:
-            self._account(user, server, need, -1)
         mf, cols = self.placement_.maxfree, self._cols
         for k in range(self._k):
             if cols[k][server] > mf[k]:
@@ -300,7 +329,12 @@ class ProgressiveFilling(Scheduler):
         a = self._alloc[user]
         for k in range(self._k):
             a[k] -= need[k]
-        self._share[user] = self._key(user)
+        self._running[user] -= 1
+        if self._account is not None:
+            self._account(user, server, need, -1)
+        if self._activated is not None and not self._running[user] and not self._queues[user]:
+            self._activated(user, False)  # its last task in the system
+        self._keys[user] = self._key(user)
         if self._inheap[user]:
             self._push(user)  # re-key: the older heap entry becomes stale
         self._freed.append(server)
@@ -527,7 +561,7 @@ class ProgressiveFilling(Scheduler):
         if self._k == 2:  # the loop below, written out for two resources
             r0, r1 = float(cols[0][server]), float(cols[1][server])
             b0, b1 = float(bmin[0]), float(bmin[1])
-            for u in self.order_.sort(single):
+            for u in self._by_key(single):
                 n0, n1 = bneed[u]
                 if n0 <= r0 and n1 <= r1:
                     woken.add(u)
@@ -539,7 +573,7 @@ class ProgressiveFilling(Scheduler):
                         break
             return
         rem = [float(cols[k][server]) for k in k_range]
-        for u in self.order_.sort(single):
+        for u in self._by_key(single):
             need = bneed[u]
             if all(need[k] <= rem[k] for k in k_range):
                 woken.add(u)
@@ -549,6 +583,17 @@ class ProgressiveFilling(Scheduler):
                 self._recheck.add(server)  # u stays blocked; look again at the end
                 if may_stop and any(rem[k] < bmin[k] for k in k_range):
                     break
+
+    def _by_key(self, users: list[int]) -> list[int]:
+        """``users`` sorted by (key, user code); numpy for long lists of number keys."""
+        keys = self._keys
+        if len(users) == 1:
+            return users
+        if len(users) <= _SORT_VECTOR or isinstance(keys[users[0]], tuple):
+            return sorted(users, key=lambda v: (keys[v], v))
+        ids = np.array(users, dtype=np.int64)
+        sh = np.fromiter((keys[v] for v in users), dtype=np.float64, count=len(users))
+        return ids[np.lexsort((ids, sh))].tolist()
 
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:
@@ -562,7 +607,7 @@ class ProgressiveFilling(Scheduler):
         if self._freed:
             self._unblock_freed()
         version, queues, inheap = self._version, self._queues, self._inheap
-        alloc, share, k_range = self._alloc, self._share, range(self._k)
+        alloc, running, keys, k_range = self._alloc, self._running, self._keys, range(self._k)
         pl, key, account, take = self.placement_, self._key, self._account, self._take
         rekey_each = self._rekey_each
         while True:
@@ -593,6 +638,7 @@ class ProgressiveFilling(Scheduler):
                     continue
                 yield task, server
                 q.popleft()
+                running[user] += 1
                 self._n_pending -= 1
                 if take is not None:
                     take(server, need)
@@ -601,7 +647,7 @@ class ProgressiveFilling(Scheduler):
                     a[k] += need[k]
                 if account is not None:
                     account(user, server, need, 1)
-                share[user] = key(user)
+                keys[user] = key(user)
                 if q:
                     self._push(user)
                 if rekey_each and order.after_place():

@@ -1,10 +1,11 @@
-"""The registry of online schedulers: the only list of their names, and how to build them.
+"""The registry of online schedulers: the only list of their names, and the one way to build them.
 
 A scheduler name comes from one of three sources, which must not overlap (except that a
 distribution may both decorate its class with :func:`register_scheduler` and ship it as an entry
 point of the same name: that is one registration):
 
-1. :data:`BUILTIN`, the table below: fairsim's own schedulers;
+1. :data:`BUILTIN`, the table below: fairsim's own schedulers, each under the ``name`` its class
+   declares;
 2. :func:`register_scheduler`, a class decorator, for schedulers defined in the running process
    (a notebook, a script, a test);
 3. the entry-point group ``fairsim.schedulers`` (:data:`ENTRY_POINT_GROUP`) of installed
@@ -16,13 +17,20 @@ point of the same name: that is one registration):
    The names are read from the distributions' metadata; a class is imported only when its name
    is used, and an entry point that fails to load is reported naming the entry point.
 
-A config may also name a class by its import path ``module:Class`` (:func:`import_scheduler`):
+A config may also name a class by its import path ``module:Class`` (:func:`resolve`):
 a module installed or on ``sys.path``, or a file (or package) in the working directory, which
 is imported as ``python -m`` would find it.
 
 Everything else derives from these sources: :func:`available` (the CLI's ``--help``, the docs),
-:func:`examples` (the conformance suite, the benchmarks), :func:`resolve` and
-:func:`make_scheduler` (configs, ``fairsim run``, ``fairsim sweep``, ``fairsim solve``).
+:func:`examples` (the conformance suite, the benchmarks), and the two functions that configs,
+``fairsim run``, ``fairsim sweep``, ``fairsim solve``, the conformance suite and the
+reproductions call:
+
+* :func:`make_scheduler` builds a scheduler from any entry: a name, an alias, an import path,
+  a mapping ``{name, label?, **parameters}``, a class, or a :class:`SchedulerSpec`. It is the
+  one way to build one.
+* :func:`resolve` validates an entry without building it (its class, parameters and label, as a
+  :class:`SchedulerSpec`), for configs that are checked before anything runs.
 
 Parameters and labels
 ---------------------
@@ -71,7 +79,7 @@ from fairsim.errors import ConfigError, RegistryError, unknown_key
 from fairsim.schedulers.drf_classes import DRFClasses
 from fairsim.schedulers.drf_lockstep import DRFLockstep
 from fairsim.schedulers.drfh import BestFitDRFH, FirstFitDRFH
-from fairsim.schedulers.online_baselines import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
+from fairsim.schedulers.online_mechanisms import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.recorded import Recorded
 from fairsim.schedulers.slots import Slots
@@ -168,36 +176,47 @@ _UDRF_ALIAS = Alias(
     ("udrf", "udrf-backfill"),
 )
 
+
+def _own(
+    cls: type[Scheduler],
+    *,
+    examples: tuple[str, ...] = (),
+    alias: Alias | None = None,
+    requires: str | None = None,
+) -> Registration:
+    """A row of :data:`BUILTIN`: a class of fairsim, registered under its own ``name``."""
+    return Registration(cls.name, cls, examples=examples, alias=alias, requires=requires)
+
+
 #: fairsim's own schedulers, in the order of ``--help``: the DRFH paper's Slots baseline and
 #: First-Fit / Best-Fit DRFH (:mod:`fairsim.schedulers.slots`, :mod:`fairsim.schedulers.drfh`),
-#: the online baselines (:mod:`fairsim.schedulers.online_baselines`), distributed PS-DSF
+#: the online mechanisms (:mod:`fairsim.schedulers.online_mechanisms`), distributed PS-DSF
 #: (:mod:`fairsim.schedulers.psdsf_distributed`), the UDRF paper's task-level DRF over machine
 #: classes and its Section V DRF baseline (:mod:`fairsim.schedulers.drf_classes`,
 #: :mod:`fairsim.schedulers.drf_lockstep`), online UDRF (:mod:`fairsim.schedulers.udrf_online`)
-#: and the replay of the trace's own placements (:mod:`fairsim.schedulers.recorded`).
-#: This table, :func:`register_scheduler` and the ``fairsim.schedulers`` entry points are the only
-#: places a scheduler name is defined.
+#: and the replay of the trace's own placements (:mod:`fairsim.schedulers.recorded`). A built-in
+#: name is written once, as the class's ``name``; this table, :func:`register_scheduler` and the
+#: ``fairsim.schedulers`` entry points are the only places a scheduler name is defined.
 BUILTIN: tuple[Registration, ...] = (
-    Registration(
-        "slots",
+    _own(
         Slots,
         examples=("slots-14", "slots-10", "slots-14-single", "slots-20-cpu"),
         alias=_SLOTS_ALIAS,
     ),
-    Registration("ff-drfh", FirstFitDRFH),
-    Registration("bf-drfh", BestFitDRFH),
-    Registration("drf", DRF),
-    Registration("c-drfh", CDRFH),
-    Registration("tsf", TSF),
-    Registration("af", AF),
-    Registration("pf", PF),
-    Registration("bmf", BMF),
-    Registration("lmm-mms", LMMMMS),
-    Registration("psdsf", DistributedPSDSF),
-    Registration("drf-classes", DRFClasses),
-    Registration("drf-lockstep", DRFLockstep),
-    Registration("udrf", UDRF, examples=("udrf", "udrf-backfill"), alias=_UDRF_ALIAS),
-    Registration("recorded", Recorded, requires=REQUIRES_PLACEMENTS),
+    _own(FirstFitDRFH),
+    _own(BestFitDRFH),
+    _own(DRF),
+    _own(CDRFH),
+    _own(TSF),
+    _own(AF),
+    _own(PF),
+    _own(BMF),
+    _own(LMMMMS),
+    _own(DistributedPSDSF),
+    _own(DRFClasses),
+    _own(DRFLockstep),
+    _own(UDRF, examples=("udrf", "udrf-backfill"), alias=_UDRF_ALIAS),
+    _own(Recorded, requires=REQUIRES_PLACEMENTS),
 )
 
 _BUILTIN = {r.name: r for r in BUILTIN}
@@ -415,8 +434,9 @@ def examples(*, plugins: bool = True) -> tuple[str, ...]:
     return tuple(out)
 
 
-def scheduler_class(name: str) -> type[Scheduler]:
-    """The class registered under ``name`` (an entry point is imported now).
+def _class_of(name: str) -> type[Scheduler]:
+    """The class registered under ``name`` (an entry point is imported now); reached through
+    :func:`resolve`.
 
     Raises
     ------
@@ -426,8 +446,6 @@ def scheduler_class(name: str) -> type[Scheduler]:
         If the name is defined twice (by two entry points, or by an entry point and fairsim or
         :func:`register_scheduler`), or its entry point cannot be loaded.
     """
-    if ":" in name:
-        return import_scheduler(name)
     eps = _entry_points().get(name, [])
     sources = [_BUILTIN.get(name), _REGISTERED.get(name)]
     found = [r for r in sources if r is not None]
@@ -567,12 +585,13 @@ def _format(value: Any) -> str | None:
 
 @dataclass(frozen=True)
 class SchedulerSpec:
-    """A validated scheduler configuration: name, parameters and label.
+    """A validated scheduler configuration: name, parameters and label (:func:`resolve`);
+    :func:`make_scheduler` builds it.
 
     Attributes
     ----------
     name : str
-        Registered name.
+        Registered name, or the import path ``module:Class`` of an unregistered class.
     cls : type of Scheduler
     params : dict
         The parameters given (validated values), in signature order; defaults are not repeated.
@@ -596,86 +615,25 @@ class SchedulerSpec:
             return self.entry
         return {"name": self.name, **self.params, "label": self.label}
 
-    def build(
-        self,
-        *,
-        weights: Mapping[int, float] | None = None,
-        eligible: Mapping[int, np.ndarray] | None = None,
-        bounds: Mapping[int, float] | None = None,
-        placements: RecordedRuns | None = None,
-    ) -> Scheduler:
-        """A new, unbound scheduler of this configuration (see :func:`make_scheduler`)."""
-        return _construct(self.cls, self.params, self.label, weights, eligible, bounds, placements)
+
+#: What :func:`resolve` and :func:`make_scheduler` take: a name, an alias or an import path
+#: ``module:Class``; a mapping ``{name, label?, **parameters}``; a Scheduler subclass; a spec.
+Entry = str | Mapping[str, Any] | type[Scheduler] | SchedulerSpec
 
 
-def _construct(
-    cls: type[Scheduler],
-    params: Mapping[str, Any],
-    label: str | None,
-    weights: Mapping[int, float] | None,
-    eligible: Mapping[int, np.ndarray] | None,
-    bounds: Mapping[int, float] | None,
-    placements: RecordedRuns | None = None,
-) -> Scheduler:
-    accepted = inspect.signature(cls.__init__).parameters
-    kw = dict(params)
-    inputs: dict[str, Any] = {
-        "weights": weights or None,
-        "eligible": eligible or None,
-        "bounds": bounds or None,
-        "placements": placements,
-    }
-    for key, value in inputs.items():
-        if value is None:
-            continue
-        if key in accepted:
-            kw[key] = value
-        elif key == "weights" and any(float(w) != 1.0 for w in value.values()):
-            raise ConfigError(
-                f"scheduler {label or cls.__name__!r} takes no user weights (its __init__ has no "
-                "'weights' parameter), but the scenario gives users weights other than 1"
-            )
-        elif key == "eligible":
-            raise ConfigError(
-                f"scheduler {label or cls.__name__!r} takes no eligible servers per user (its "
-                "__init__ has no 'eligible' parameter), but the scenario restricts users to "
-                "servers"
-            )
-        # bounds: an optional hint (only lmm-mms uses it); weights all 1: nothing to lose;
-        # placements: only the replay of recorded placements takes them
-    try:
-        sched = cls(**kw)
-    except ConfigError:
-        raise
-    except Exception as exc:  # the class's own code: one line naming the scheduler
-        raise ConfigError(
-            f"scheduler {label or cls.__name__!r}: {_qualname(cls)}({_call(kw)}) raised "
-            f"{type(exc).__name__}: {_one_line(exc)}"
-        ) from exc
-    if label is not None and sched.name != label:
-        try:
-            sched.name = label
-        except AttributeError:
-            raise RegistryError(
-                f"scheduler {label!r}: {_qualname(cls)}.name is read-only and says "
-                f"{sched.name!r}; make it a plain attribute"
-            ) from None
-    return sched
-
-
-def resolve(
-    entry: str | Mapping[str, Any] | type[Scheduler] | SchedulerSpec,
-) -> SchedulerSpec:
-    """Validate a config entry: a name, an alias, a mapping ``{name, label?, **params}`` or a
-    :class:`~fairsim.simulator.scheduler.Scheduler` subclass.
+def resolve(entry: Entry) -> SchedulerSpec:
+    """Validate a config entry without building it: the scheduler's class, parameters and label.
 
     Parameters
     ----------
     entry : str or mapping or Scheduler subclass or SchedulerSpec
-        ``"ff-drfh"``, ``"slots-14"``, ``{"name": "psdsf", "period_s": 2}``, a class (given
-        directly from Python, e.g. in ``fairsim.simulate``) or its import path
-        ``"my_package.fifo:Fifo"``. An unregistered class is labelled by the ``name`` it
-        declares (else its class name) and written into a resolved config as its import path.
+        A registered name (``"ff-drfh"``), an alias (``"slots-14"``), the import path of a class
+        (``"my_package.fifo:Fifo"``: an installed module, or a file in the working directory),
+        a mapping ``{"name": ..., "label": ..., **parameters}`` whose ``name`` is any of those
+        but an alias or a class (``{"name": "psdsf", "period_s": 2}``), or a class given
+        directly from Python (``fairsim.simulate``, :func:`fairsim.testing.check_scheduler`),
+        used as it is. An unregistered class is labelled by the ``name`` it declares (else its
+        class name) and written into a resolved config as its import path.
 
     Returns
     -------
@@ -684,64 +642,82 @@ def resolve(
     Raises
     ------
     ConfigError
-        For an unknown name, an unknown or invalid parameter (naming the scheduler, the field
-        and the value), or a label that is not a single folder name.
+        For an unknown name (suggesting the closest known one), an import path that cannot be
+        imported, an unknown or invalid parameter (naming the scheduler, the field and the
+        value), or a label that is not a single folder name.
     RegistryError
-        From :func:`scheduler_class`.
+        For a class that is not a Scheduler subclass or whose ``__init__`` is unusable, a name
+        defined twice, or an entry point that cannot be loaded.
     """
     if isinstance(entry, SchedulerSpec):
         return entry
-    if isinstance(entry, type):
-        entry = _class_name(entry)
     label: str | None = None
-    if isinstance(entry, str):
-        name, given = entry, dict[str, Any]()
-        if ":" in name:
-            pass  # an import path "module:Class" (scheduler_class imports it)
-        elif name not in _BUILTIN and name not in _REGISTERED and name not in _entry_points():
-            for r in BUILTIN:
-                m = r.alias.pattern.fullmatch(name) if r.alias is not None else None
-                if m is not None:
-                    name, given = r.name, r.alias.params(m)  # type: ignore[union-attr]
-                    break
+    target: str | type
+    if isinstance(entry, str | type):
+        target, given = entry, {}
     elif isinstance(entry, Mapping):
         if "name" not in entry:
             raise ConfigError(
                 f"{dict(entry)!r}: a scheduler given as a mapping needs 'name' (e.g. "
                 "{name: psdsf, period_s: 2})"
             )
-        name = entry["name"]
-        if isinstance(name, type):
-            name = _class_name(name)
-        if not isinstance(name, str):
-            raise ConfigError(f"name: {name!r} (expected a scheduler name)")
+        target = entry["name"]
+        if not isinstance(target, str | type):
+            raise ConfigError(f"name: {target!r} (expected a scheduler name)")
         given = {k: v for k, v in entry.items() if k not in ("name", "label")}
         if "label" in entry:
             label = entry["label"]
             if not isinstance(label, str):
-                raise ConfigError(f"{name}: label: {label!r} (expected a folder name)")
-        if any(r.alias is not None and r.alias.pattern.fullmatch(name) for r in BUILTIN):
-            base = next(r.name for r in BUILTIN if r.alias and r.alias.pattern.fullmatch(name))
+                shown = _class_name(target) if isinstance(target, type) else target
+                raise ConfigError(f"{shown}: label: {label!r} (expected a folder name)")
+        base = _alias_base(target) if isinstance(target, str) else None
+        if base is not None:
             raise ConfigError(
-                f"name: {name!r} is a short name; in a mapping give {{name: {base}, ...}} with "
+                f"name: {target!r} is a short name; in a mapping give {{name: {base}, ...}} with "
                 "its parameters"
             )
     else:
         raise ConfigError(
             f"{entry!r}: expected a scheduler name or a mapping {{name: ..., parameter: value}}"
         )
-    cls = scheduler_class(name)
-    params = _validate_params(entry if isinstance(entry, str) else name, cls, given)
-    given_label = label
+    name, cls, implied = _lookup(target)
+    params = _validate_params(entry if isinstance(entry, str) else name, cls, implied | given)
+    written: str | dict[str, Any]  # the entry as a resolved config writes it
+    if isinstance(entry, str):
+        written = entry
+    elif isinstance(entry, type):
+        written = name
+    else:
+        written = {"name": name, **params, **({"label": label} if label else {})}
     if label is None:
         label = _label(_label_base(name, cls), cls, params)
     _check_label(name, label)
-    written: str | dict[str, Any] = (
-        entry
-        if isinstance(entry, str)
-        else {"name": name, **params, **({"label": given_label} if given_label else {})}
-    )
     return SchedulerSpec(name=name, cls=cls, params=params, label=label, entry=written)
+
+
+def _lookup(target: str | type) -> tuple[str, type[Scheduler], dict[str, Any]]:
+    """The registered name (or import path), the class, and the parameters an alias stands for,
+    of a name, an alias, an import path or a class."""
+    if isinstance(target, type):
+        if not issubclass(target, Scheduler):
+            raise RegistryError(f"{target!r} is not a subclass of fairsim.Scheduler")
+        return _class_name(target), target, {}
+    if ":" in target:
+        return target, _import_class(target), {}
+    if target not in _BUILTIN and target not in _REGISTERED and target not in _entry_points():
+        for r in BUILTIN:
+            m = r.alias.pattern.fullmatch(target) if r.alias is not None else None
+            if m is not None:
+                return r.name, r.cls, r.alias.params(m)  # type: ignore[return-value,union-attr]
+    return target, _class_of(target), {}
+
+
+def _alias_base(name: str) -> str | None:
+    """The registered name whose alias ``name`` matches (``slots`` for ``slots-14``), or None."""
+    for r in BUILTIN:
+        if r.alias is not None and r.alias.pattern.fullmatch(name):
+            return r.name
+    return None
 
 
 def _class_name(cls: type) -> str:
@@ -812,9 +788,9 @@ def _import_module(module: str) -> types.ModuleType:
                     break
 
 
-def import_scheduler(path: str) -> type[Scheduler]:
+def _import_class(path: str) -> type[Scheduler]:
     """The scheduler class at an import path ``"module:Class"`` (``module:Outer.Inner`` for a
-    nested class), as a config may name an unregistered class.
+    nested class), as a config may name an unregistered class (through :func:`resolve`).
 
     The module is imported from ``sys.path`` (installed modules) or, when it is not found
     there, from the working directory, as ``python -m`` would: ``fz_fifo:Fifo`` finds
@@ -917,26 +893,34 @@ def _check_label(name: str, label: str) -> None:
 
 
 def make_scheduler(
-    entry: str | Mapping[str, Any] | SchedulerSpec,
+    entry: Entry,
     *,
     weights: Mapping[int, float] | None = None,
     eligible: Mapping[int, np.ndarray] | None = None,
     bounds: Mapping[int, float] | None = None,
     placements: RecordedRuns | None = None,
 ) -> Scheduler:
-    """Build the scheduler a config entry names (see :func:`resolve`).
+    """Build a new, unbound scheduler from a config entry: the one way to build one.
+
+    Configs, ``fairsim run``, ``fairsim sweep``, ``fairsim solve``, the conformance suite and the
+    reproductions all build their schedulers here, as scikit-learn builds every estimator from
+    its parameters: the entry is validated by :func:`resolve` (unless it is a
+    :class:`SchedulerSpec` already), then the class is constructed with the given parameters
+    and the scenario's inputs its ``__init__`` accepts.
 
     Parameters
     ----------
-    entry : str or mapping or SchedulerSpec
-        A registered name, an alias (``slots-14``) or ``{name: ..., parameter: value}``.
+    entry : str or mapping or Scheduler subclass or SchedulerSpec
+        A registered name, an alias (``slots-14``), an import path (``module:Class``), a
+        mapping ``{name: ..., label: ..., parameter: value}`` or a class (:func:`resolve`).
     weights : mapping of int to float, optional
         Weight per user code (:class:`fairsim.schedulers.progressive_filling.ProgressiveFilling`).
     eligible : mapping of int to ndarray of bool, optional
         Servers each user may use.
     bounds : mapping of int to float, optional
-        Task bound per user, for ``lmm-mms`` (:class:`fairsim.schedulers.online_baselines.LMMMMS`);
-        a hint that schedulers without a ``bounds`` parameter do not receive.
+        Task bound per user, for ``lmm-mms``
+        (:class:`fairsim.schedulers.online_mechanisms.LMMMMS`); a hint that schedulers without
+        a ``bounds`` parameter do not receive.
     placements : RecordedRuns, optional
         The trace's recorded runs on the pool, for ``recorded``
         (:class:`fairsim.schedulers.recorded.Recorded`); schedulers without a ``placements``
@@ -950,34 +934,64 @@ def make_scheduler(
     Raises
     ------
     ConfigError
-        For an unknown name or invalid parameters, weights other than 1 (eligible servers)
-        for a scheduler whose ``__init__`` takes no ``weights`` (``eligible``), or a
-        constructor that raises (one line naming the scheduler, the call and the error).
+        For an unknown name or invalid parameters (:func:`resolve`), weights other than 1
+        (eligible servers) for a scheduler whose ``__init__`` takes no ``weights``
+        (``eligible``), or a constructor that raises (one line naming the scheduler, the call
+        and the error).
     RegistryError
-        For a name defined twice or an entry point that cannot be loaded.
+        For a class that is not a Scheduler subclass, a name defined twice, an entry point that
+        cannot be loaded, or a read-only ``name`` that differs from the label.
+
+    Examples
+    --------
+    >>> from fairsim.schedulers import make_scheduler
+    >>> make_scheduler("slots-14").name
+    'slots-14'
+    >>> make_scheduler({"name": "psdsf", "period_s": 2}).name
+    'psdsf-2'
     """
-    return resolve(entry).build(
-        weights=weights, eligible=eligible, bounds=bounds, placements=placements
-    )
-
-
-def build_class(
-    cls: type[Scheduler],
-    params: Mapping[str, Any] | None = None,
-    *,
-    weights: Mapping[int, float] | None = None,
-) -> Scheduler:
-    """Build an (unregistered) scheduler class with validated parameters; a class without
-    parameters is constructed with none (:func:`fairsim.testing.check_scheduler`).
-
-    Raises
-    ------
-    RegistryError
-        If ``cls`` is not a Scheduler subclass or its ``__init__`` is unusable.
-    ConfigError
-        For invalid parameters.
-    """
-    if not (isinstance(cls, type) and issubclass(cls, Scheduler)):
-        raise RegistryError(f"{cls!r} is not a subclass of fairsim.Scheduler")
-    valid = _validate_params(cls.__name__, cls, params or {})
-    return _construct(cls, valid, None, weights, None, None)
+    spec = resolve(entry)
+    cls, label = spec.cls, spec.label
+    accepted = inspect.signature(cls.__init__).parameters
+    kw = dict(spec.params)
+    inputs: dict[str, Any] = {
+        "weights": weights or None,
+        "eligible": eligible or None,
+        "bounds": bounds or None,
+        "placements": placements,
+    }
+    for key, value in inputs.items():
+        if value is None:
+            continue
+        if key in accepted:
+            kw[key] = value
+        elif key == "weights" and any(float(w) != 1.0 for w in value.values()):
+            raise ConfigError(
+                f"scheduler {label!r} takes no user weights (its __init__ has no 'weights' "
+                "parameter), but the scenario gives users weights other than 1"
+            )
+        elif key == "eligible":
+            raise ConfigError(
+                f"scheduler {label!r} takes no eligible servers per user (its __init__ has no "
+                "'eligible' parameter), but the scenario restricts users to servers"
+            )
+        # bounds: an optional hint (only lmm-mms uses it); weights all 1: nothing to lose;
+        # placements: only the replay of recorded placements takes them
+    try:
+        sched = cls(**kw)
+    except ConfigError:
+        raise
+    except Exception as exc:  # the class's own code: one line naming the scheduler
+        raise ConfigError(
+            f"scheduler {label!r}: {_qualname(cls)}({_call(kw)}) raised "
+            f"{type(exc).__name__}: {_one_line(exc)}"
+        ) from exc
+    if sched.name != label:
+        try:
+            sched.name = label
+        except AttributeError:
+            raise RegistryError(
+                f"scheduler {label!r}: {_qualname(cls)}.name is read-only and says "
+                f"{sched.name!r}; make it a plain attribute"
+            ) from None
+    return sched

@@ -10,8 +10,9 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field
 
-from fairsim.schedulers.filling_parts import FirstFit, UserOrder
+from fairsim.schedulers.placement import FirstFit
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
+from fairsim.schedulers.user_selection import UserOrder
 from fairsim.simulator.cluster import ClusterView
 
 
@@ -21,7 +22,8 @@ class SlotShare(UserOrder):
 
     def key(self, user: int) -> float:
         """``alloc[user][0] / total[0] / weight[user]`` (column 0 counts slots)."""
-        return self.alloc[user][0] / self.total[0] / self.weight[user]
+        s = self.state
+        return s.alloc[user][0] / s.total[0] / s.weight[user]
 
 
 class SlotFirstFit(FirstFit):
@@ -129,6 +131,7 @@ class Slots(ProgressiveFilling):
     on the tasks' real demands, not on slots.
     """
 
+    name = "slots"  # an instance is named ``slots-<S>`` by its parameters (__init__)
     work_conserving = False  # counts slots: a task waits for a slot while its resources are free
     order = SlotShare
     placement = SlotFirstFit

@@ -20,8 +20,8 @@ from typing import Any
 
 from fairsim.errors import ConfigError, FairsimError
 from fairsim.schedulers.exact import EXACT, JOB_EXACT, refuse_queues, solve_exact_json
+from fairsim.schedulers.exact.instance import Instance, InstanceError, load_instance, parse_instance
 from fairsim.schedulers.exact.udrf import JobInstance, load_job_instance, parse_job_instance
-from fairsim.schedulers.instance import Instance, InstanceError, load_instance, parse_instance
 
 #: PS-DSF's multiplexing models (PS-DSF paper, eqs. 9 and 10).
 SHARING = ("rdm", "tdm")
@@ -63,8 +63,9 @@ def solve(
         ``{"resources": [...], "servers": [{"id", "capacity"}], "users": [{"id", "demand",
         "weight", "max_tasks", "eligible", "queue"}], "queues": [...]}`` (the last four and
         ``queues`` optional; only ``hdrf`` reads the queue tree, the other mechanisms refuse it),
-        a JSON file holding it, or a parsed :class:`~fairsim.schedulers.instance.Instance`. For
-        ``udrf``, an instance of jobs over machine classes (:mod:`fairsim.schedulers.exact.udrf`).
+        a JSON file holding it, or a parsed
+        :class:`~fairsim.schedulers.exact.instance.Instance`. For ``udrf``, an instance of jobs
+        over machine classes (:mod:`fairsim.schedulers.exact.udrf`).
     mechanism : str
         An exact mechanism (``drf``, ``drfh``, ``c-drfh``, ``tsf``, ``af``, ``lmm-mms``,
         ``psdsf``, ``pf``, ``bmf``, ``udrf``, ``hdrf``) or an online heuristic (a registered
@@ -98,7 +99,7 @@ def solve(
         For an unknown mechanism (suggesting the closest name) or ``sharing``, ``sharing`` given
         with a mechanism that has no such option, or ``online`` with a name that has no online
         scheduler.
-    fairsim.schedulers.instance.InstanceError
+    fairsim.schedulers.exact.instance.InstanceError
         For an invalid instance, naming the first invalid field (negative or non-numeric
         capacity, a demand vector of the wrong length, an unknown server id in ``eligible``,
         an all-zero demand, ...), or numbers out of the solvers' range.

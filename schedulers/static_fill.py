@@ -1,7 +1,7 @@
 """Static progressive filling of indivisible tasks with the online heuristics.
 
 ``fairsim solve ff-drfh|bf-drfh|slots-<S> INSTANCE.json``, and ``fairsim solve NAME INSTANCE.json
---online`` for the online baselines that share their name with an exact mechanism (``drf``,
+--online`` for the online mechanisms that share their name with an exact mechanism (``drf``,
 ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``; without ``--online`` those names mean the
 exact allocation), run exactly the code the simulator runs
 (:mod:`fairsim.schedulers.progressive_filling`, committed through
@@ -19,7 +19,7 @@ import numpy as np
 
 from fairsim.schedulers.exact import allocation_json
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
-from fairsim.schedulers.instance import Instance, InstanceError
+from fairsim.schedulers.exact.instance import Instance, InstanceError
 from fairsim.schedulers.registry import make_scheduler
 from fairsim.simulator.cluster import ClusterState, TaskRecords
 from fairsim.simulator.constraints import ConstraintIndex
@@ -35,7 +35,7 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
     ----------
     mechanism : str
         A registered online scheduler name (``ff-drfh``, ``bf-drfh``, ``slots-<S>``, or an online
-        baseline of :mod:`fairsim.schedulers.online_baselines`).
+        mechanism of :mod:`fairsim.schedulers.online_mechanisms`).
     inst : Instance
         The allocation instance.
 

@@ -55,6 +55,7 @@ or that submitted tasks, and one vectorised First-Fit per (demand, constraint) g
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 from collections import Counter
@@ -79,13 +80,8 @@ class UDRF(JobFirstFit):
 
     Parameters
     ----------
-    weights : mapping of int to float, optional
-        User weights (> 0); the key is divided by the weight.
-    eligible : mapping of int to ndarray of bool, shape (n_servers,), optional
-        Servers each user may use (intersected with every task's own constraint).
-    period_s : float
-        Seconds between scheduling passes (Section V: per second; default 1). 0: a pass after
-        every batch of same-time events.
+    weights, eligible, period_s
+        As for :class:`~fairsim.schedulers.jobfit.JobFirstFit`.
     blocked : {"reserve", "backfill"}
         When a job does not fit (Fig. 5, line 6): ``reserve`` (default): the first such job of
         an RDUC in the order (user's key, user, job age) keeps the servers it needs (the fewest
@@ -430,12 +426,7 @@ class UDRF(JobFirstFit):
             before = np.asarray(self._free)[servers]
             self._room_change(servers, before, before - np.array(list(used.values())))
         self._charge(user, out)
-        for q2, n in placed.items():
-            rest = kinds[q2][n:]
-            if rest:
-                kinds[q2] = rest
-            else:
-                del kinds[q2]
+        self._drop_placed(kinds, placed)
         if not kinds:
             del self._runs[user][run]
             del self._rid[(user, run)]
@@ -856,10 +847,8 @@ class UDRF(JobFirstFit):
 
         With ``period_s > 0`` only at the end of a period (:meth:`on_tick`); else at every call.
         """
-        if self.period_s > 0:
-            if not self._due:
-                return
-            self._due = False
+        if not self._pass_due():
+            return
         self._wake()
         self._roomed.clear()
         if self._reserve and (self._behind or self._touched):
@@ -880,16 +869,9 @@ class UDRF(JobFirstFit):
                 by_rduc.setdefault(self._rduc[u], []).append((self._share[u], u))
             self._ready.clear()
             for c in sorted(by_rduc, key=lambda c: min(u for _, u in by_rduc[c])):
-                heap = by_rduc[c]  # the slave scheduler of RDUC c (Fig. 5, line 3)
-                heapq.heapify(heap)
-                while heap:
-                    _, u = heapq.heappop(heap)
-                    placed = self._serve(u, c)
-                    if not placed:
-                        continue
-                    yield from placed
-                    if self._cand.get(u):
-                        heapq.heappush(heap, (self._share[u], u))
+                # the slave scheduler of RDUC c (Fig. 5, line 3)
+                serve = functools.partial(self._serve, c=c)
+                yield from self._lowest_share_first(by_rduc[c], serve, self._cand.get)
             if self._reserve:  # heads that started or were overtaken: try their runs again
                 self._refresh_behind(pass_start=False)
             if not self._retry:

@@ -2,7 +2,7 @@
 
 Alibaba tasks carry an instance count (``instance_num``; v2017: 11.9 M instances in 80 k rows).
 fairsim calls these identical copies of a task *replicas*, since an "instance" in fairsim is an
-allocation problem (:mod:`fairsim.schedulers.instance`); the trace's word survives only in the
+allocation problem (:mod:`fairsim.schedulers.exact.instance`); the trace's word survives only in the
 file contract's ``instances`` column. The canonical tasks table keeps one row per task
 (``traces/schema.py``); :class:`ReplicaTaskSource` expands a row into its replicas only while
 streaming, in batches of at most ``batch_rows`` simulated tasks, so the source never holds more

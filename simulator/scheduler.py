@@ -8,7 +8,8 @@ at the scheduler's own wake-up times, :meth:`Scheduler.next_wakeup`).
 A scheduler may only place tasks it has been told about and not yet placed. The engine raises
 :class:`fairsim.errors.PlacementError` naming task, server and resource for any placement that
 does not fit or places an unknown task. :class:`DelegatingScheduler` wraps a scheduler without
-changing its decisions (for measurements).
+changing its decisions (for measurements); :class:`WaitingTasks` also keeps the tasks it holds
+waiting.
 """
 
 from __future__ import annotations
@@ -270,3 +271,39 @@ class DelegatingScheduler(Scheduler):
     def pending(self) -> int:
         """Delegated."""
         return self.inner.pending()
+
+
+class WaitingTasks(DelegatingScheduler):
+    """A :class:`DelegatingScheduler` that keeps the tasks the wrapped scheduler holds waiting.
+
+    :attr:`waiting` maps every task that arrived and is not placed yet to its demand, in order
+    of arrival. Used to measure what waits (the UDRF reproduction's wasted resources) and, by
+    :mod:`fairsim.testing`, to check what a scheduler places. Subclasses can customise by
+    extending :meth:`on_arrival` (calling it) and replacing :meth:`decide` (removing each placed
+    task from :attr:`waiting`).
+
+    Parameters
+    ----------
+    inner : Scheduler
+        The scheduler that decides.
+
+    Attributes
+    ----------
+    waiting : dict of int to tuple of float
+        Task -> its demand, one entry per resource.
+    """
+
+    def __init__(self, inner: Scheduler) -> None:
+        super().__init__(inner)
+        self.waiting: dict[int, tuple[float, ...]] = {}
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Record the task as waiting, then pass it on."""
+        self.waiting[task] = demand
+        self.inner.on_arrival(task, user, demand)
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """The wrapped scheduler's placements; each placed task stops waiting."""
+        for task, server in self.inner.decide():
+            del self.waiting[task]
+            yield task, server

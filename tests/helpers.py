@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
-from fairsim.schedulers.instance import Instance, parse_instance
+from fairsim.schedulers.exact.instance import Instance, parse_instance
 
 # --------------------------------------------------------------------------- workloads
 

@@ -1,6 +1,7 @@
 """A progressive-filling scheduler as a pair of parts: "serve the user with the fewest running
 tasks, Best-Fit". docs/write-a-scheduler.md copies its ``parts`` section
-(tests/unit/test_docs_snippets.py checks the copy) and tests/unit/test_docs_tutorial.py runs it.
+(tests/unit/test_docs_snippets.py checks the copy) and tests/unit/test_docs_tutorial.py runs it
+and compares what it prints with docs/examples/fewest_tasks.out.
 Run it: ``python docs/examples/fewest_tasks.py``.
 """
 
@@ -9,26 +10,14 @@ from __future__ import annotations
 # [start:parts]
 import fairsim
 from fairsim.schedulers import BestFit, ProgressiveFilling, UserOrder
-from fairsim.simulator.cluster import ClusterView
 
 
 class FewestTasks(UserOrder):
     """Key of a user: its running tasks, divided by its weight (lowest served first)."""
 
-    accounts = True  # be told about every placement (+1) and completion (-1)
-
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
-        super().bind(sched, cluster)  # alloc, total, weight, keys, queues ... of the scheduler
-        self.running: list[int] = []
-
-    def grow(self, n_users: int) -> None:
-        self.running.extend([0] * (n_users - len(self.running)))
-
-    def account(self, user: int, server: int, need: tuple[float, ...], sign: int) -> None:
-        self.running[user] += sign
-
     def key(self, user: int) -> float:
-        return self.running[user] / self.weight[user]
+        state = self.state  # the scheduler's FillingState: alloc, running, queues, weight, ...
+        return state.running[user] / state.weight[user]
 
 
 @fairsim.register_scheduler("fewest-tasks-bf")

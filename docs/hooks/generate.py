@@ -79,6 +79,7 @@ PUBLIC_SECTIONS: dict[str, tuple[str, ...]] = {
     "A scheduler from two parts: progressive filling": (
         "fairsim.schedulers.ProgressiveFilling",
         "fairsim.schedulers.UserOrder",
+        "fairsim.schedulers.FillingState",
         "fairsim.schedulers.DominantShare",
         "fairsim.schedulers.PooledDominantShare",
         "fairsim.schedulers.ServerChoice",

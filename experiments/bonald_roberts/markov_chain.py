@@ -368,7 +368,7 @@ def exact_class_rates(n: Sequence[int] | np.ndarray, a: np.ndarray, allocation: 
     ndarray, shape (K,)
     """
     from fairsim.schedulers.exact import solve_exact
-    from fairsim.schedulers.instance import Instance
+    from fairsim.schedulers.exact.instance import Instance
 
     nn = np.asarray(n, dtype=int)
     idx = np.nonzero(nn > 0)[0]

@@ -72,7 +72,7 @@ from fairsim.experiments.drfh.numbers import (
 )
 from fairsim.scenario.config import GoogleTrace, RunConfig, load_config
 from fairsim.scenario.limits import check_limits
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.scenario.sharing import dedicated_cloud_sizes as dedicated_cloud_sizes
 from fairsim.scenario.sharing import sharing_incentive
 from fairsim.scenario.trace_cache import converted_google
@@ -246,7 +246,7 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
     main_cfg = _config("drfh-google", sample, quick, extra)
     log.info("seed %d, step 1/5: %s", seed, ", ".join(main_cfg.scheduler_labels()))
     # the reproduction replaces its folder by design (``make experiment`` twice works)
-    summaries = run_config(main_cfg, root, progress=progress, report=False, overwrite=True)
+    summaries = run_to_folder(main_cfg, root, progress=progress, report=False, overwrite=True)
     log.info("seed %d, step 2/5: sharing incentive (dedicated clouds)", seed)
     sharing_incentive(main_cfg, root, progress=progress)
     best = best_slots(table_ii(root))
@@ -257,12 +257,12 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
         quick,
         [*extra, "trace.censored=complete", f"schedulers=[{best},bf-drfh]"],
     )
-    run_config(old_rule, root / SENSITIVITY_DIR, progress=progress, report=False)
+    run_to_folder(old_rule, root / SENSITIVITY_DIR, progress=progress, report=False)
     sharing_incentive(old_rule, root / SENSITIVITY_DIR, progress=progress)
     pool_seed = fig4_pool_seed(seed)
     log.info("seed %d, step 4/5: Fig. 4 on pool seed %d", seed, pool_seed)
     fig4_extra = [] if seed == 1 else [f"seed={pool_seed}"]
-    run_config(
+    run_to_folder(
         _config("drfh-fig4", sample, quick, fig4_extra),
         root / "fig4",
         progress=progress,
@@ -279,7 +279,7 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
             f"collect.fairness.interval_s={FAIRNESS_INTERVAL_S}",
         ],
     )
-    run_config(fair_cfg, root / FAIRNESS_DIR, progress=progress, report=False)
+    run_to_folder(fair_cfg, root / FAIRNESS_DIR, progress=progress, report=False)
     return {
         "seed": seed,
         "best": best,
@@ -367,7 +367,7 @@ def run_experiment(
         desc="drfh-google seeds",
     )
     log.info("step 6: the production context (%s), once", PRODUCTION_CONFIG)
-    run_config(prod_cfg, out / PRODUCTION_DIR, progress=progress, report=False, overwrite=True)
+    run_to_folder(prod_cfg, out / PRODUCTION_DIR, progress=progress, report=False, overwrite=True)
     log.info("figures and report over %d seed(s)", len(chosen))
     numbers: dict[str, Any] = collect_numbers(out, chosen)
     numbers["explanations"] = EXPLANATIONS

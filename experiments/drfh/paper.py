@@ -1,7 +1,7 @@
 """Published numbers and statements of the DRFH paper, and our readings of its words.
 
 Source: W. Wang, B. Li, B. Liang, "Dominant Resource Fairness in Cloud Computing Systems with
-Heterogeneous Servers" (IEEE INFOCOM 2014; IEEE TPDS 2015), Section VI "Simulation Results".
+Heterogeneous Servers" (IEEE INFOCOM 2014), Section VI "Simulation Results".
 
 All utilisation and share values are fractions in [0, 1]; times are in seconds.
 """

@@ -64,8 +64,8 @@ from fairsim.errors import ConfigError
 from fairsim.experiments.claims import DEFAULT_SEEDS, run_seeds, seed_list
 from fairsim.experiments.lmm_mms import paper
 from fairsim.schedulers.exact import solve_exact
+from fairsim.schedulers.exact.instance import Instance
 from fairsim.schedulers.exact.lmm_mms import lmm_mms_pick
-from fairsim.schedulers.instance import Instance
 from fairsim.simulator.results import write_table
 
 log = logging.getLogger(__name__)

@@ -65,7 +65,7 @@ from fairsim.scenario.config import (
 from fairsim.scenario.pipeline import Hooks, Scenario, SchedulerRun, prepare_scenario
 from fairsim.scenario.workload import Workload
 from fairsim.schedulers.exact import solve_exact
-from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.registry import SchedulerSpec, make_scheduler
 from fairsim.simulator.backlog import BackloggedUser, BacklogTaskSource
 from fairsim.simulator.engine import EngineResult

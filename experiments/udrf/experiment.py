@@ -64,7 +64,7 @@ from fairsim.schedulers.udrf_online import UDRF
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.jobs import admission_times
 from fairsim.simulator.results import write_json, write_run, write_table
-from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
+from fairsim.simulator.scheduler import WaitingTasks
 from fairsim.simulator.workload import TaskSource
 
 log = logging.getLogger(__name__)
@@ -83,24 +83,7 @@ QUICK_END_S = 900.0
 QUICK_SERVERS = 100
 
 
-class _Watch(DelegatingScheduler):
-    """Delegate to a scheduler and keep the set of waiting tasks (for the waste measurement)."""
-
-    def __init__(self, inner: Scheduler) -> None:
-        super().__init__(inner)
-        self.waiting: dict[int, tuple[float, ...]] = {}
-
-    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
-        self.waiting[task] = demand
-        self.inner.on_arrival(task, user, demand)
-
-    def decide(self) -> Iterator[tuple[int, int]]:
-        for task, server in self.inner.decide():
-            del self.waiting[task]
-            yield task, server
-
-
-def wasted(watch: _Watch, cluster: ClusterState) -> np.ndarray:
+def wasted(watch: WaitingTasks, cluster: ClusterState) -> np.ndarray:
     """Free resources of the servers where some waiting task could start now.
 
     UDRF paper, Section II-A: resources are wasted when they stay idle although a user could use
@@ -108,7 +91,7 @@ def wasted(watch: _Watch, cluster: ClusterState) -> np.ndarray:
 
     Parameters
     ----------
-    watch : _Watch
+    watch : WaitingTasks
         The wrapped scheduler, with its waiting (released, not placed) tasks.
     cluster : ClusterState
         The pool at the sample time.
@@ -292,7 +275,7 @@ def run_seed(
 
     def sample(run: SchedulerRun, t: float, cluster: ClusterState) -> None:
         watch = run.scheduler
-        assert isinstance(watch, _Watch)
+        assert isinstance(watch, WaitingTasks)
         w = wasted(watch, cluster)
         waste_rows.append(
             {"scheduler": run.name, "time_s": t, "cpu": float(w[0]), "mem": float(w[1])}
@@ -314,7 +297,7 @@ def run_seed(
         cfg,
         base=Path(config).parent,
         progress=progress,
-        hooks=Hooks(scheduler=lambda run: _Watch(default_scheduler(run)), on_sample=sample),
+        hooks=Hooks(scheduler=lambda run: WaitingTasks(default_scheduler(run)), on_sample=sample),
     )
     index = scenario.constraint_index
     assert index is not None, "the UDRF scenario has placement constraints"

@@ -1,7 +1,7 @@
 """Exact (divisible-task) allocation mechanisms behind ``fairsim solve``.
 
 :data:`EXACT` maps each mechanism name of ``fairsim solve`` (docs/mechanisms.md) to its allocator;
-every allocator takes a validated :class:`~fairsim.schedulers.instance.Instance` and returns
+every allocator takes a validated :class:`~fairsim.schedulers.exact.instance.Instance` and returns
 fractional task counts. Pooled mechanisms (``drf``, ``af``, ``bmf``, ``hdrf``) refuse placement
 constraints and return one column, the pooled cluster. ``hdrf`` is the only one that reads an
 instance's queue tree (:data:`HIERARCHICAL`); the others refuse it. :data:`JOB_EXACT` holds the
@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from fairsim.schedulers.exact.hdrf import solve_hdrf
+from fairsim.schedulers.exact.instance import Instance, InstanceError, check_range
 from fairsim.schedulers.exact.lexmaxmin import solve_c_drfh, solve_drfh, solve_lmm_mms, solve_tsf
 from fairsim.schedulers.exact.pf import solve_pf
 from fairsim.schedulers.exact.pool import POOLED, solve_af, solve_bmf, solve_drf
@@ -24,7 +25,6 @@ from fairsim.schedulers.exact.psdsf import solve_psdsf
 from fairsim.schedulers.exact.snap import printed_allocation
 from fairsim.schedulers.exact.udrf import JobInstance, jobs_json, solve_udrf
 from fairsim.schedulers.exact.verification import verify, verify_udrf
-from fairsim.schedulers.instance import Instance, InstanceError, check_range
 
 EXACT: dict[str, Callable[..., np.ndarray]] = {
     "drf": solve_drf,
@@ -111,7 +111,7 @@ def solve_exact(name: str, inst: Instance, sharing: str = "rdm") -> np.ndarray:
         mechanism, a queue tree of a flat one: :func:`refuse_queues`).
     NumericalRangeError
         If the instance's numbers overflow float64
-        (:func:`~fairsim.schedulers.instance.check_range`), a
+        (:func:`~fairsim.schedulers.exact.instance.check_range`), a
         solver reports no optimum, or the answer fails the independent check
         (:func:`~fairsim.schedulers.exact.verification.verify`).
     """

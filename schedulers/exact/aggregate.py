@@ -6,7 +6,7 @@ depends on the servers only through per-class sums, so one server per class, hol
 summed capacity, gives the same per-user task totals (and hence the same dominant shares) as the
 servers one by one, with LPs of ``classes x resources`` capacity rows instead of ``servers x
 resources``. :func:`aggregate_servers` builds the classes, :func:`aggregate_instance` the
-aggregated :class:`~fairsim.schedulers.instance.Instance`.
+aggregated :class:`~fairsim.schedulers.exact.instance.Instance`.
 
 Why aggregation is exact
 ------------------------
@@ -65,7 +65,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fairsim.schedulers.instance import Instance
+from fairsim.schedulers.exact.instance import Instance
 
 #: Mechanisms whose divisible allocation (per-user task totals) is the same on the aggregated
 #: instance (module docstring): every exact mechanism of ``fairsim solve`` except ``psdsf``.

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from fairsim.schedulers.instance import Instance, NumericalRangeError
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError
 
 #: Relative tolerance used when deciding that a resource is saturated.
 TOL = 1e-9

@@ -1,7 +1,7 @@
 """Hierarchical DRF (H-DRF) on one pooled server (Bhattacharya et al., SoCC 2013).
 
 The users are the leaves of a weighted tree of queues
-(:func:`~fairsim.schedulers.instance.parse_queues`); an instance without queues is a one-level
+(:func:`~fairsim.schedulers.exact.instance.parse_queues`); an instance without queues is a one-level
 tree, on which H-DRF is DRF (``solve_drf``). Like
 ``drf``, ``hdrf`` pools the servers into one (``C_r = sum_l c[l, r]``) and refuses placement
 constraints: the paper's setting is one pool of resources, and on several servers ``hdrf``
@@ -55,8 +55,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fairsim.schedulers.exact.instance import Instance, InstanceError, NumericalRangeError
 from fairsim.schedulers.exact.pool import pooled, refuse_constraints
-from fairsim.schedulers.instance import Instance, InstanceError, NumericalRangeError
 
 #: Relative tolerance under which two levels, or two entries of a consumption vector, are equal.
 TIE = 1e-9

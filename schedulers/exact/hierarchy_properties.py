@@ -45,6 +45,7 @@ from fairsim.schedulers.exact.hdrf import (
     solve_naive,
 )
 from fairsim.schedulers.exact.hdrf_examples import EXAMPLES
+from fairsim.schedulers.exact.instance import Instance, parse_instance
 from fairsim.schedulers.exact.pool import pooled
 from fairsim.schedulers.exact.properties import (
     PROPERTIES,
@@ -58,7 +59,6 @@ from fairsim.schedulers.exact.properties import (
     instance_data,
     sharing_incentive_violations,
 )
-from fairsim.schedulers.instance import Instance, parse_instance
 
 #: The properties of a hierarchical row, in the order of its table.
 HIER_PROPERTIES = (

@@ -26,11 +26,14 @@ possibly many.
    the level are frozen at the bound without an LP each: the bound levels are bisected, one LP per
    step, so that one round freezes every user the level passes.
 
-:func:`sequential_lps_reference` keeps the former algorithm (one user or more frozen per LP, up
-to ``n_users`` LPs); the tests compare both (``tests/properties/test_lex_fast.py``).
+:func:`sequential_lps_fallback` keeps the former algorithm (one user or more frozen per LP, up
+to ``n_users`` LPs): :func:`lex_max_min` falls back on it when the bisected LPs fail, and the tests
+compare both (``tests/properties/test_lex_fast.py``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 from scipy import sparse
@@ -47,7 +50,7 @@ from fairsim.schedulers.exact.common import (
     waterfill,
     waterfill_bounded,
 )
-from fairsim.schedulers.instance import Instance, NumericalRangeError
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError
 
 #: Relative slack of a frozen user's level in later LPs (the level was computed to ~1e-9).
 FREEZE_SLACK = 1e-9
@@ -78,7 +81,7 @@ ELIGIBLE_CELLS = 5_000_000
 #: (those with the most room, relative to their capacity, in the overfilled resource).
 FIRST_TARGETS = 8
 #: :func:`lex_max_min` hands an answer of the bisected LPs that still leaves this fraction of
-#: ``gamma[n, l]`` room for some user to the former LPs (the check after the solve refuses above
+#: ``gamma[n, l]`` room for some user to the fallback LPs (the check after the solve refuses above
 #: ``CHECK_RTOL = 1e-6``).
 ROOM_RTOL = 5e-7
 #: Users per block of :func:`crash_assignment`.
@@ -108,6 +111,28 @@ def _served(inst: Instance, a: np.ndarray, serve: np.ndarray | None) -> tuple[np
     return ok, serve, coef
 
 
+def _without_lps(
+    inst: Instance, ok: np.ndarray, serve: np.ndarray, coef: np.ndarray
+) -> np.ndarray | None:
+    """The lexicographic max-min where it needs no LP, shape (n_users, n_servers), else None:
+    nothing when no user is served; on one server, exact progressive filling of the shares
+    (max-min fairness with linear capacities, Bertsekas and Gallager 6.5.2), no LP tolerance
+    involved."""
+    out = np.zeros(serve.shape)
+    if not serve.any():
+        return out
+    if serve.shape[1] != 1:
+        return None
+    out[:, 0] = waterfill(inst.demand, inst.capacity[0], _rate(ok, coef), upper=inst.max_tasks)
+    return out
+
+
+def _rate(ok: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """Tasks per unit of share, ``1 / coef``, of the served users (0 for the others)."""
+    with np.errstate(divide="ignore"):
+        return np.where(ok, 1.0 / np.where(ok, coef, 1.0), 0.0)
+
+
 def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) -> np.ndarray:
     """Lexicographic max-min of ``x_n * a_n / w_n`` over feasible per-server allocations.
 
@@ -130,14 +155,14 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
     :func:`~fairsim.schedulers.exact.common.fill_idle`, which changes nothing unless an LP's
     tolerance left a server idle. If HiGHS fails a level LP (seen once in 1,200 random
     instances), or the bisected LPs' answer still leaves room above :data:`ROOM_RTOL` after the
-    fill LP (seen on one synthetic instance of 1,000 users), the former LPs
-    (:func:`sequential_lps_reference`), which hold users at the levels they reached rather than
+    fill LP (seen on one synthetic instance of 1,000 users), the fallback LPs
+    (:func:`sequential_lps_fallback`), which hold users at the levels they reached rather than
     exactly at their bounds, decide, at their cost.
 
     On the DRFH experiment's instants (``benchmarks/bench_exact.py``: about 510 users with task
     bounds, 2,000 servers aggregated into 7 classes, 2 resources) the split exists: one filling and
     one to three small LPs, against one LP per user frozen at its bound before
-    (:func:`sequential_lps_reference`). The task totals are those of the former LPs (to their
+    (:func:`sequential_lps_fallback`). The task totals are those of the former LPs (to their
     tolerance); where several per-server splits are optimal, the one returned may differ.
 
     Parameters
@@ -158,19 +183,11 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
     NumericalRangeError
         If an LP has no optimum by HiGHS (:func:`~fairsim.schedulers.exact.common.solve_lp`).
     """
-    n_u, n_s = inst.eligible.shape
     ok, serve, coef = _served(inst, a, serve)
-    out = np.zeros((n_u, n_s))
-    if not serve.any():
-        return out
-    with np.errstate(divide="ignore"):
-        rate = np.where(ok, 1.0 / np.where(ok, coef, 1.0), 0.0)
-    if n_s == 1:
-        # one server: exact progressive filling of the shares (max-min fairness with linear
-        # capacities, Bertsekas and Gallager 6.5.2), no LP tolerance involved
-        out[:, 0] = waterfill(inst.demand, inst.capacity[0], rate, upper=inst.max_tasks)
-        return out
-    x = split_totals(inst, pooled_totals(inst, rate), serve)
+    done = _without_lps(inst, ok, serve, coef)
+    if done is not None:
+        return done
+    x = split_totals(inst, pooled_totals(inst, _rate(ok, coef)), serve)
     if x is not None and ok.all() and x.any():
         # every user served: split_totals accepted the split only with no room above FILL_TOL
         # on any server that serves a user, fill_idle's own test (it would return x as it is)
@@ -183,14 +200,14 @@ def lex_max_min(inst: Instance, a: np.ndarray, serve: np.ndarray | None = None) 
         )
     except NumericalRangeError:
         # a level LP met a feasible set thinner than HiGHS's tolerance (users held exactly at
-        # their bounds next to saturated servers); the former LPs, which hold users at the levels
-        # they reached, decide (and raise if they fail too)
-        return sequential_lps_reference(inst, a, serve)
+        # their bounds next to saturated servers); the fallback LPs, which hold users at the
+        # levels they reached, decide (and raise if they fail too)
+        return sequential_lps_fallback(inst, a, serve)
     gamma = monopoly_tasks(inst.capacity, inst.demand)
     if (room(inst, x, rounding=True) > ROOM_RTOL * gamma)[serve].any():
         # the last level LP left room the fill LP's tolerance did not see (1.7e-6 of a user's
-        # tasks on one of 9 classes, 1,000 users): the former LPs decide
-        return sequential_lps_reference(inst, a, serve)
+        # tasks on one of 9 classes, 1,000 users): the fallback LPs decide
+        return sequential_lps_fallback(inst, a, serve)
     return x
 
 
@@ -462,6 +479,145 @@ def crash_assignment(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> n
     return ref
 
 
+class _LevelLPs:
+    """Nace and Pioro's sequential max-min LPs (2008, Section III-B) over the allocation's serving
+    pairs, and the users frozen so far.
+
+    The variables are ``x[n, l]`` for every pair that ``serve`` allows (in ``np.nonzero`` order)
+    and a common level ``t`` (the last column), which an LP maximises subject to the servers'
+    capacities, the task bounds, ``share_n >= t`` for every *rising* user and ``share_n >=
+    level_n`` (relaxed by :data:`FREEZE_SLACK`) for every *held* one (:meth:`solve`). Rounds
+    (:meth:`rounds`) go on until every served user is frozen at a level (:meth:`freeze`);
+    :func:`bisected_lps` and :func:`sequential_lps_fallback` choose the rising and held sets of
+    each round differently. The parameters are those of :func:`bisected_lps`.
+
+    Attributes
+    ----------
+    active : ndarray of bool, shape (n_users,)
+        Served users not frozen yet.
+    level : ndarray, shape (n_users,)
+        The level of each frozen user.
+    x : ndarray, shape (n_v,)
+        The task counts of the last optimum (zeros before the first).
+    """
+
+    def __init__(self, inst: Instance, coef: np.ndarray, ok: np.ndarray, serve: np.ndarray):
+        n_u, self.n_servers = serve.shape
+        self.ok = ok
+        self.active = ok.copy()
+        self.level = np.zeros(n_u)
+        users, servers = np.nonzero(serve)
+        self.users, self.servers = users, servers
+        n_v = self.n_v = len(users)
+        self.scale = task_scale(inst, users, servers)
+        # the largest share each user can reach alone: the natural unit of t
+        self.top = coef * np.minimum(
+            np.bincount(users, weights=self.scale, minlength=n_u), inst.max_tasks
+        )
+        # capacity rows: (l, r) -> sum_n d[n, r] x[n, l] <= c[l, r]
+        self.cap_a, self.cap_b = _capacity_rows(inst, users, servers, n_v + 1)
+        # per-user sums
+        self.share = sparse.csr_matrix((coef[users], (users, np.arange(n_v))), shape=(n_u, n_v + 1))
+        self.tasks = sparse.csr_matrix(
+            (np.ones(n_v), (users, np.arange(n_v))), shape=(n_u, n_v + 1)
+        )
+        self.bounded = np.nonzero(ok & np.isfinite(inst.max_tasks))[0]
+        self.max_tasks = inst.max_tasks
+        self.c = np.zeros(n_v + 1)
+        self.c[-1] = -1.0
+        self.x = np.zeros(n_v)
+
+    def rounds(self) -> Iterator[np.ndarray]:
+        """The unfrozen users at the start of each round, until every one is frozen (at most
+        ``n_users + 1`` rounds)."""
+        for _ in range(len(self.active) + 1):
+            act = np.nonzero(self.active)[0]
+            if len(act) == 0:
+                return
+            yield act
+
+    def frozen(self) -> np.ndarray:
+        """The served users frozen so far."""
+        return np.nonzero(self.ok & ~self.active)[0]
+
+    def freeze(self, users: np.ndarray, level: np.ndarray | float) -> None:
+        """Freeze ``users`` at ``level``."""
+        self.level[users] = level
+        self.active[users] = False
+
+    def solve(
+        self,
+        rising: np.ndarray,
+        held: np.ndarray,
+        held_level: np.ndarray,
+        t_max: float,
+        *,
+        infeasible_ok: bool,
+    ) -> LPResult | None:
+        """The LP with ``t <= t_max``: its optimum, or None if infeasible and ``infeasible_ok``.
+
+        Parameters
+        ----------
+        rising : ndarray of int
+            Users whose share must reach ``t``.
+        held, held_level : ndarray of int, ndarray of float
+            Users held at (at least) a level of their own, and those levels.
+        t_max : float
+
+        Raises
+        ------
+        NumericalRangeError
+            If HiGHS finds no optimum (an infeasible LP too, unless ``infeasible_ok``).
+        """
+        n_v = self.n_v
+        t_col = sparse.csr_matrix(
+            (np.ones(len(rising)), (np.arange(len(rising)), np.full(len(rising), n_v))),
+            shape=(len(rising), n_v + 1),
+        )
+        # rising: t - share_n <= 0; held: -share_n <= -level_n (relaxed by a hair)
+        blocks = [self.cap_a, t_col - self.share[rising]]
+        b = [self.cap_b, np.zeros(len(rising))]
+        if len(held):
+            blocks.append(-self.share[held])
+            b.append(-held_level * (1 - FREEZE_SLACK))
+        if len(self.bounded):
+            blocks.append(self.tasks[self.bounded])
+            b.append(self.max_tasks[self.bounded])
+        # t never exceeds the smallest reachable share of a rising user: its natural unit
+        t_unit = float(self.top[rising].min()) if len(rising) else 1.0
+        return solve_lp(
+            self.c,
+            sparse.vstack(blocks).tocsr(),
+            np.concatenate(b),
+            scale=np.r_[self.scale, t_unit],
+            upper=np.r_[self.scale, t_max if len(rising) else 0.0],
+            method=LEVEL_METHOD,
+            what="lexicographic max-min LP",
+            infeasible_ok=infeasible_ok,
+        )
+
+    def blocked(self, res: LPResult, rising: np.ndarray) -> np.ndarray:
+        """The rising users that cannot exceed the optimum's level ``t*`` in any optimum: those
+        whose fairness rows have a positive dual (the duals sum to 1, stationarity in ``t``),
+        else those at ``t*``, else the lowest."""
+        t = float(res.x[-1])
+        n_cap = len(self.cap_b)
+        duals = -res.ineq_marginals[n_cap : n_cap + len(rising)]
+        blocked = rising[duals > 1e-9]
+        if len(blocked) == 0:
+            got = np.asarray(self.share[rising] @ res.x).ravel()
+            blocked = rising[got <= t * (1 + 1e-9)]
+            if len(blocked) == 0:
+                blocked = rising[[int(np.argmin(got))]]
+        return blocked
+
+    def allocation(self) -> np.ndarray:
+        """The task counts of the last optimum as an ``(n_users, n_servers)`` array."""
+        out = np.zeros((len(self.active), self.n_servers))
+        out[self.users, self.servers] = np.maximum(self.x, 0.0)
+        return out
+
+
 def bisected_lps(inst: Instance, coef: np.ndarray, ok: np.ndarray, serve: np.ndarray) -> np.ndarray:
     """Lexicographic max-min by Nace and Pioro's sequential LPs, task bounds frozen by bisection.
 
@@ -470,8 +626,9 @@ def bisected_lps(inst: Instance, coef: np.ndarray, ok: np.ndarray, serve: np.nda
     b_(k)``, LP(j) holds the users with ``b_n <= b_(j)`` at their bound ("pinned"), the frozen users
     at their levels, and maximises a common level ``t <= b_(j+1)`` of the others. Level ``b_(j)``
     is reachable iff LP(j) is feasible with ``t >= b_(j)``, a property monotone in ``j``: the
-    largest such ``j*`` is bisected, starting from the bound of the pooled relaxation (no level
-    above the pooled cluster's first saturation is reachable). In LP(j*):
+    largest such ``j*`` is bisected (:func:`_highest_reachable`), starting from the bound of the
+    pooled relaxation (:func:`_pooled_level`: no level above the pooled cluster's first
+    saturation is reachable). In LP(j*):
 
     - every pinned user holds its bound in the lexicographic max-min: if some user n held
       ``s_n < min(t*, b_n)``, moving a little towards LP(j*)'s optimum would raise every such user
@@ -503,140 +660,100 @@ def bisected_lps(inst: Instance, coef: np.ndarray, ok: np.ndarray, serve: np.nda
     NumericalRangeError
         If an LP has no optimum by HiGHS.
     """
-    n_u, n_s = serve.shape
-    users, servers = np.nonzero(serve)
-    n_v = len(users)
-    s = task_scale(inst, users, servers)
-    # the largest share each user can reach alone: the natural unit of t
-    top = coef * np.minimum(np.bincount(users, weights=s, minlength=n_u), inst.max_tasks)
-    cap_a, cap_b = _capacity_rows(inst, users, servers, n_v + 1)
-    share = sparse.csr_matrix((coef[users], (users, np.arange(n_v))), shape=(n_u, n_v + 1))
-    tasks = sparse.csr_matrix((np.ones(n_v), (users, np.arange(n_v))), shape=(n_u, n_v + 1))
-    bounded = np.nonzero(ok & np.isfinite(inst.max_tasks))[0]
+    lp = _LevelLPs(inst, coef, ok, serve)
     with np.errstate(invalid="ignore"):
         bound_share = np.where(ok & np.isfinite(inst.max_tasks), coef * inst.max_tasks, np.inf)
-    pooled_cap = inst.capacity.sum(axis=0)
-    c = np.zeros(n_v + 1)
-    c[-1] = -1.0
-    active = ok.copy()
-    level = np.zeros(n_u)
-
-    def level_lp(pinned: np.ndarray, rising: np.ndarray, t_max: float) -> LPResult | None:
-        frozen = np.nonzero(ok & ~active)[0]
-        t_col = sparse.csr_matrix(
-            (np.ones(len(rising)), (np.arange(len(rising)), np.full(len(rising), n_v))),
-            shape=(len(rising), n_v + 1),
-        )
-        # rising: t - share_n <= 0; frozen and pinned: -share_n <= -level_n (relaxed by a hair)
-        blocks = [cap_a, t_col - share[rising]]
-        b = [cap_b, np.zeros(len(rising))]
-        held = np.r_[frozen, pinned].astype(int)
-        if len(held):
-            blocks.append(-share[held])
-            b.append(-np.r_[level[frozen], bound_share[pinned]] * (1 - FREEZE_SLACK))
-        if len(bounded):
-            blocks.append(tasks[bounded])
-            b.append(inst.max_tasks[bounded])
-        t_unit = float(top[rising].min()) if len(rising) else 1.0
-        return solve_lp(
-            c,
-            sparse.vstack(blocks).tocsr(),
-            np.concatenate(b),
-            scale=np.r_[s, t_unit],
-            upper=np.r_[s, t_max if len(rising) else 0.0],
-            method=LEVEL_METHOD,
-            what="lexicographic max-min LP",
-            infeasible_ok=True,
-        )
-
-    x = np.zeros(n_v)
-    for _ in range(n_u + 1):
-        act = np.nonzero(active)[0]
-        if len(act) == 0:
-            break
+    for act in lp.rounds():
         bounds = np.unique(bound_share[act])
         bounds = bounds[np.isfinite(bounds)]
-        # no level above the pooled cluster's first saturation is reachable
-        frozen = ok & ~active
-        held = (level[frozen] * (1 - FREEZE_SLACK) / coef[frozen])[:, None] * inst.demand[frozen]
-        room_left = np.maximum(pooled_cap - held.sum(axis=0), 0.0)
-        with np.errstate(divide="ignore"):
-            rate = np.where(active, 1.0 / np.where(active, coef, 1.0), 0.0)
-        fill = waterfill_bounded(inst.demand, room_left, rate, inst.max_tasks)
-        below = active & (fill < inst.max_tasks * (1 - FREEZE_SLACK))
-        t_pool = float((fill * coef)[below].min()) if below.any() else np.inf
+        t_pool = _pooled_level(inst, coef, lp.active, lp.level, ok & ~lp.active)
         hi = int(np.searchsorted(bounds, t_pool * (1 + FREEZE_SLACK), side="right"))
-        tried: dict[int, LPResult | None] = {}
-
-        def attempt(
-            j: int, act: np.ndarray, bounds: np.ndarray, tried: dict[int, LPResult | None]
-        ) -> LPResult | None:
-            """LP(j), solved once."""
-            if j not in tried:
-                pin = act[bound_share[act] <= bounds[j - 1]] if j else act[:0]
-                rise = act[bound_share[act] > bounds[j - 1]] if j else act
-                t_max = float(bounds[j]) if j < len(bounds) else np.inf
-                tried[j] = level_lp(pin, rise, t_max)
-            return tried[j]
-
-        def reachable(
-            j: int, act: np.ndarray, bounds: np.ndarray, tried: dict[int, LPResult | None]
-        ) -> bool:
-            """Whether every unfrozen user can reach ``min(bounds[j - 1], its bound)``."""
-            res = attempt(j, act, bounds, tried)
-            if res is None or j == 0:
-                return res is not None
-            if not (bound_share[act] > bounds[j - 1]).any():
-                return True  # every unfrozen user pinned: feasibility is all
-            return float(res.x[-1]) >= bounds[j - 1] * (1 - FREEZE_SLACK)
-
-        lo = 0
-        if hi > 0 and reachable(hi, act, bounds, tried):
-            lo = hi
-        else:
-            top_j = hi - 1
-            while lo < top_j:
-                mid = (lo + top_j + 1) // 2
-                if reachable(mid, act, bounds, tried):
-                    lo = mid
-                else:
-                    top_j = mid - 1
-        res = attempt(lo, act, bounds, tried)
-        if res is None:
-            # LP(0) holds the levels of the previous optimum (t = 0 is feasible): a solver failure
-            raise NumericalRangeError(
-                "lexicographic max-min LP: HiGHS found it infeasible although the previous "
-                "optimum is feasible"
-            )
-        x = res.x[:n_v]
+        lo, res = _highest_reachable(lp, act, bound_share, bounds, hi)
+        lp.x = res.x[: lp.n_v]
         t = float(res.x[-1])
         pin = act[bound_share[act] <= bounds[lo - 1]] if lo else act[:0]
         rise = np.setdiff1d(act, pin)
-        level[pin] = bound_share[pin]
-        active[pin] = False
+        lp.freeze(pin, bound_share[pin])
         if len(rise) == 0:
             continue
         t_max = float(bounds[lo]) if lo < len(bounds) else np.inf
         if t >= t_max * (1 - FREEZE_SLACK):
             # the level reached the next task bound: those users hold their bound
             at = rise[bound_share[rise] <= t_max]
-            level[at] = bound_share[at]
-            active[at] = False
+            lp.freeze(at, bound_share[at])
             continue
-        n_cap = len(cap_b)
-        # duals of the rising users' fairness rows: they sum to 1 (stationarity in t)
-        duals = -res.ineq_marginals[n_cap : n_cap + len(rise)]
-        blocked = rise[duals > 1e-9]
-        if len(blocked) == 0:
-            got = np.asarray(share[rise] @ res.x).ravel()
-            blocked = rise[got <= t * (1 + 1e-9)]
-            if len(blocked) == 0:
-                blocked = rise[[int(np.argmin(got))]]
-        level[blocked] = t
-        active[blocked] = False
-    out = np.zeros((n_u, n_s))
-    out[users, servers] = np.maximum(x, 0.0)
-    return out
+        lp.freeze(lp.blocked(res, rise), t)
+    return lp.allocation()
+
+
+def _pooled_level(
+    inst: Instance, coef: np.ndarray, active: np.ndarray, level: np.ndarray, frozen: np.ndarray
+) -> float:
+    """The level at which progressive filling of the ``active`` users on the pooled cluster, with
+    the ``frozen`` ones (a mask) held at their levels, first stops a user below its task bound:
+    no higher level is reachable by a feasible allocation (inf if none stops)."""
+    held = (level[frozen] * (1 - FREEZE_SLACK) / coef[frozen])[:, None] * inst.demand[frozen]
+    room_left = np.maximum(inst.capacity.sum(axis=0) - held.sum(axis=0), 0.0)
+    with np.errstate(divide="ignore"):
+        rate = np.where(active, 1.0 / np.where(active, coef, 1.0), 0.0)
+    fill = waterfill_bounded(inst.demand, room_left, rate, inst.max_tasks)
+    below = active & (fill < inst.max_tasks * (1 - FREEZE_SLACK))
+    return float((fill * coef)[below].min()) if below.any() else np.inf
+
+
+def _highest_reachable(
+    lp: _LevelLPs, act: np.ndarray, bound_share: np.ndarray, bounds: np.ndarray, hi: int
+) -> tuple[int, LPResult]:
+    """One round of :func:`bisected_lps`: the largest ``j <= hi`` whose LP(j) is reachable
+    (LP(hi) tried first, then bisection), and LP(j)'s optimum.
+
+    Raises
+    ------
+    NumericalRangeError
+        If LP(0), feasible by construction, comes back infeasible (a solver failure).
+    """
+    tried: dict[int, LPResult | None] = {}
+    frozen = lp.frozen()
+
+    def attempt(j: int) -> LPResult | None:
+        """LP(j), solved once."""
+        if j not in tried:
+            pin = act[bound_share[act] <= bounds[j - 1]] if j else act[:0]
+            rise = act[bound_share[act] > bounds[j - 1]] if j else act
+            t_max = float(bounds[j]) if j < len(bounds) else np.inf
+            held = np.r_[frozen, pin].astype(int)
+            held_level = np.r_[lp.level[frozen], bound_share[pin]]
+            tried[j] = lp.solve(rise, held, held_level, t_max, infeasible_ok=True)
+        return tried[j]
+
+    def reachable(j: int) -> bool:
+        """Whether every unfrozen user can reach ``min(bounds[j - 1], its bound)``."""
+        res = attempt(j)
+        if res is None or j == 0:
+            return res is not None
+        if not (bound_share[act] > bounds[j - 1]).any():
+            return True  # every unfrozen user pinned: feasibility is all
+        return float(res.x[-1]) >= bounds[j - 1] * (1 - FREEZE_SLACK)
+
+    lo = 0
+    if hi > 0 and reachable(hi):
+        lo = hi
+    else:
+        top_j = hi - 1
+        while lo < top_j:
+            mid = (lo + top_j + 1) // 2
+            if reachable(mid):
+                lo = mid
+            else:
+                top_j = mid - 1
+    res = attempt(lo)
+    if res is None:
+        # LP(0) holds the levels of the previous optimum (t = 0 is feasible): a solver failure
+        raise NumericalRangeError(
+            "lexicographic max-min LP: HiGHS found it infeasible although the previous "
+            "optimum is feasible"
+        )
+    return lo, res
 
 
 def _capacity_rows(
@@ -654,113 +771,29 @@ def _capacity_rows(
     return cap_a[used_rows], inst.capacity.ravel()[used_rows]
 
 
-def sequential_lps_reference(
+def sequential_lps_fallback(
     inst: Instance, a: np.ndarray, serve: np.ndarray | None = None
 ) -> np.ndarray:
-    """The former :func:`lex_max_min`, kept as the tests' reference: Nace and Pioro's LPs with at
-    least one user frozen per LP (up to ``n_users`` LPs, one per user frozen at its task bound).
+    """Lexicographic max-min by Nace and Pioro's LPs with at least one user frozen per LP (up to
+    ``n_users`` LPs, one per user frozen at its task bound): :func:`lex_max_min`'s fallback when
+    the bisected LPs fail, and the tests' reference (``tests/properties/test_lex_fast.py``).
 
-    Parameters
-    ----------
-    inst : Instance
-    a : ndarray, shape (n_users,)
-        Share per task of each user; users with ``a <= 0`` or ``inf`` or no serving server get 0.
-    serve : ndarray of bool, shape (n_users, n_servers), optional
-        Which server may run which user (default :func:`~fairsim.schedulers.exact.common.serving`).
-
-    Returns
-    -------
-    ndarray, shape (n_users, n_servers)
-        Fractional task counts ``x[n, l]``.
-
-    Raises
-    ------
-    NumericalRangeError
-        If an LP has no optimum by HiGHS (:func:`~fairsim.schedulers.exact.common.solve_lp`).
+    Users are held at the levels they reached rather than exactly at their bounds, which keeps
+    every LP's feasible set as thick as the previous optimum's. Parameters, result and errors are
+    those of :func:`lex_max_min`.
     """
-    n_u, n_s = inst.eligible.shape
-    serve = serving(inst) if serve is None else serve
-    ok = np.isfinite(a) & (a > 0) & serve.any(axis=1) & (inst.max_tasks > 0)
-    serve = serve & ok[:, None]
-    users, servers = np.nonzero(serve)
-    n_v = len(users)
-    out = np.zeros((n_u, n_s))
-    if n_v == 0:
-        return out
-    coef = np.where(ok, a, 0.0) / inst.weight  # share per task
-    if n_s == 1:
-        # one server: exact progressive filling of the shares (max-min fairness with linear
-        # capacities, Bertsekas and Gallager 6.5.2), no LP tolerance involved
-        with np.errstate(divide="ignore"):
-            rate = np.where(ok, 1.0 / np.where(ok, coef, 1.0), 0.0)
-        out[:, 0] = waterfill(inst.demand, inst.capacity[0], rate, upper=inst.max_tasks)
-        return out
-    s = task_scale(inst, users, servers)
-    # the largest share each user can reach alone
-    top = coef * np.minimum(np.bincount(users, weights=s, minlength=n_u), inst.max_tasks)
-    n_r = inst.capacity.shape[1]
-    # capacity rows: (l, r) -> sum_n d[n, r] x[n, l] <= c[l, r]
-    rows = (servers[:, None] * n_r + np.arange(n_r)[None, :]).ravel()
-    cols = np.repeat(np.arange(n_v), n_r)
-    vals = inst.demand[users].ravel()
-    keep = vals > 0
-    cap_a = sparse.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(n_s * n_r, n_v + 1))
-    used_rows = np.unique(rows[keep])
-    cap_a = cap_a[used_rows]
-    cap_b = inst.capacity.ravel()[used_rows]
-    # per-user sums
-    share = sparse.csr_matrix((coef[users], (users, np.arange(n_v))), shape=(n_u, n_v + 1))
-    tasks = sparse.csr_matrix((np.ones(n_v), (users, np.arange(n_v))), shape=(n_u, n_v + 1))
-    bounded = np.nonzero(ok & np.isfinite(inst.max_tasks))[0]
-    c = np.zeros(n_v + 1)
-    c[-1] = -1.0
-    active = ok.copy()
-    level = np.zeros(n_u)
-    x = np.zeros(n_v)
-    for _ in range(n_u + 1):
-        act = np.nonzero(active)[0]
-        if len(act) == 0:
-            break
-        frozen = np.nonzero(ok & ~active)[0]
-        # active: t - share_n <= 0 ; frozen: -share_n <= -level_n (relaxed by a hair)
-        t_col = sparse.csr_matrix(
-            (np.ones(len(act)), (np.arange(len(act)), np.full(len(act), n_v))),
-            shape=(len(act), n_v + 1),
-        )
-        blocks = [cap_a, t_col - share[act]]
-        b = [cap_b, np.zeros(len(act))]
-        if len(frozen):
-            blocks.append(-share[frozen])
-            b.append(-level[frozen] * (1 - FREEZE_SLACK))
-        if len(bounded):
-            blocks.append(tasks[bounded])
-            b.append(inst.max_tasks[bounded])
-        # t never exceeds the smallest reachable share of an active user: its natural unit
-        t_unit = float(top[act].min())
-        res = solve_lp(
-            c,
-            sparse.vstack(blocks).tocsr(),
-            np.concatenate(b),
-            scale=np.r_[s, t_unit],
-            upper=np.r_[s, np.inf],
-            method="highs-ipm",  # with crossover: 5x faster than simplex here
-            what="lexicographic max-min LP",
-        )
+    ok, serve, coef = _served(inst, a, serve)
+    done = _without_lps(inst, ok, serve, coef)
+    if done is not None:
+        return done
+    lp = _LevelLPs(inst, coef, ok, serve)
+    for act in lp.rounds():
+        frozen = lp.frozen()
+        res = lp.solve(act, frozen, lp.level[frozen], np.inf, infeasible_ok=False)
         assert res is not None
-        x = res.x[:n_v]
-        t = float(res.x[-1])
-        # duals of the fairness rows: they sum to 1 (stationarity in t)
-        duals = -res.ineq_marginals[len(cap_b) : len(cap_b) + len(act)]
-        blocked = act[duals > 1e-9]
-        if len(blocked) == 0:
-            got = np.asarray(share[act] @ res.x).ravel()
-            blocked = act[got <= t * (1 + 1e-9)]
-            if len(blocked) == 0:
-                blocked = act[[int(np.argmin(got))]]
-        level[blocked] = t
-        active[blocked] = False
-    out[users, servers] = np.maximum(x, 0.0)
-    return fill_idle(inst, out, what="lexicographic max-min fill LP")
+        lp.x = res.x[: lp.n_v]
+        lp.freeze(lp.blocked(res, act), float(res.x[-1]))
+    return fill_idle(inst, lp.allocation(), what="lexicographic max-min fill LP")
 
 
 def drfh_share_per_task(inst: Instance, *, constrained: bool) -> np.ndarray:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairsim.schedulers.exact.instance import Instance, InstanceError
 from fairsim.schedulers.exact.lexmaxmin import maximin_share
-from fairsim.schedulers.instance import Instance, InstanceError
 
 
 def lmm_mms_pick(inst: Instance, mms: np.ndarray | None = None) -> np.ndarray:

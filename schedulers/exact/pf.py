@@ -14,7 +14,7 @@ from scipy import sparse
 from scipy.optimize import LinearConstraint, minimize
 
 from fairsim.schedulers.exact.common import fill_idle, monopoly_tasks, serving, solve_lp
-from fairsim.schedulers.instance import Instance
+from fairsim.schedulers.exact.instance import Instance
 
 #: Largest Frank-Wolfe gap (:func:`pf_kkt_gap`, relative to the sum of weights) accepted as optimal.
 PF_GAP = 1e-6

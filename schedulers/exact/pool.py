@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from fairsim.schedulers.exact.common import solve_lp, waterfill
-from fairsim.schedulers.instance import Instance, InstanceError
+from fairsim.schedulers.exact.instance import Instance, InstanceError
 
 #: Most bottleneck mappings :func:`solve_bmf` will enumerate.
 BMF_MAX_MAPPINGS = 200_000
@@ -60,7 +60,11 @@ def _pool(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
     return cap, ok
 
 
-def _share_fill(inst: Instance, per_task_share: np.ndarray) -> np.ndarray:
+def _share_fill(name: str, inst: Instance) -> np.ndarray:
+    """Progressive filling of the weighted pooled share of ``name`` (:func:`pooled_share_per_task`)
+    on the pooled cluster, shape (n_users, 1); placement constraints refused."""
+    refuse_constraints(name, inst)
+    per_task_share = pooled_share_per_task(name, inst)
     cap, ok = _pool(inst)
     with np.errstate(divide="ignore"):
         rate = np.where(ok & (per_task_share > 0), inst.weight / per_task_share, 0.0)
@@ -83,26 +87,14 @@ def solve_drf(inst: Instance) -> np.ndarray:
     InstanceError
         For placement constraints (:func:`refuse_constraints`).
     """
-    refuse_constraints("drf", inst)
-    return _share_fill(inst, pooled_share_per_task("drf", inst))
+    return _share_fill("drf", inst)
 
 
 def solve_af(inst: Instance) -> np.ndarray:
-    """Asset Fairness on the pooled cluster (Ghodsi et al., NSDI 2011, Section 5.1).
-
-    Equalises (max-min, weighted) the aggregate share ``x_n sum_r d[n, r] / C_r``.
-
-    Returns
-    -------
-    ndarray, shape (n_users, 1)
-
-    Raises
-    ------
-    InstanceError
-        For placement constraints (:func:`refuse_constraints`).
-    """
-    refuse_constraints("af", inst)
-    return _share_fill(inst, pooled_share_per_task("af", inst))
+    """Asset Fairness on the pooled cluster (Ghodsi et al., NSDI 2011, Section 5.1): as
+    :func:`solve_drf` (same result shape and errors), with the weighted aggregate share
+    ``x_n sum_r d[n, r] / C_r / w_n`` in place of the dominant share."""
+    return _share_fill("af", inst)
 
 
 def pooled_share_per_task(name: str, inst: Instance) -> np.ndarray:

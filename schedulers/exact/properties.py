@@ -21,7 +21,7 @@ placement constraints), which is the setting they are defined in.
 
 A check needs several solves (the instance, the misreports, the instance without one user) and
 LPs; when one of them has no answer fairsim can vouch for
-(:class:`~fairsim.schedulers.instance.NumericalRangeError`: out of float64's range, a solver
+(:class:`~fairsim.schedulers.exact.instance.NumericalRangeError`: out of float64's range, a solver
 without an optimum, an allocation that fails the check after the solve), :func:`check` raises
 :class:`Unverifiable`, naming the step and carrying the instance that failed, and no property of
 that instance is reported.
@@ -39,8 +39,8 @@ from scipy.optimize import linprog
 
 from fairsim.schedulers.exact import POOLED, solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError
 from fairsim.schedulers.exact.pool import pooled
-from fairsim.schedulers.instance import Instance, NumericalRangeError
 
 PROPERTIES = (
     "sharing-incentive",
@@ -79,7 +79,7 @@ class Unverifiable(NumericalRangeError):
 
 def instance_data(inst: Instance) -> dict[str, Any]:
     """``inst`` as a ``fairsim solve`` input mapping (docs/mechanisms.md), the inverse of
-    :func:`~fairsim.schedulers.instance.parse_instance`.
+    :func:`~fairsim.schedulers.exact.instance.parse_instance`.
 
     ``weight`` is written when it is not 1, ``max_tasks`` when it is finite, ``eligible`` when a
     user may not run on every server (an empty list: on none); a queue tree as ``queues`` (amounts
@@ -370,7 +370,7 @@ def check_with_evidence(
     ------
     Unverifiable
         When a solve or a property LP has no answer fairsim can vouch for
-        (:class:`~fairsim.schedulers.instance.NumericalRangeError`), with the step and the
+        (:class:`~fairsim.schedulers.exact.instance.NumericalRangeError`), with the step and the
         instance that failed.
     """
     if name in POOLED:

@@ -29,13 +29,13 @@ from fairsim.schedulers.exact.hierarchy_properties import (
     describe_hierarchy,
     hierarchy_table,
 )
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.properties import (
     PROPERTIES,
     Unverifiable,
     check_with_evidence,
     instance_data,
 )
-from fairsim.schedulers.instance import parse_instance
 
 #: The papers' instances that carry known violations, checked first.
 LITERATURE: list[dict[str, Any]] = [

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairsim.schedulers.exact.common import TOL, monopoly_tasks, serving, waterfill
-from fairsim.schedulers.instance import Instance, InstanceError
+from fairsim.schedulers.exact.instance import Instance, InstanceError
 
 
 def _setup(inst: Instance) -> tuple[np.ndarray, np.ndarray]:

@@ -19,9 +19,9 @@ import math
 import numpy as np
 
 from fairsim.schedulers.exact.common import monopoly_tasks
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError
 from fairsim.schedulers.exact.pool import POOLED, pooled
 from fairsim.schedulers.exact.verification import CHECK_RTOL, verify
-from fairsim.schedulers.instance import Instance, NumericalRangeError
 
 #: Most passes :func:`fit_capacities` makes over the servers (each pass after the first shrinks
 #: its factor by a further ``2**k`` units in the last place; one pass is the rule, two are rare).

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from fairsim.schedulers.instance import (
+from fairsim.schedulers.exact.instance import (
     _HUGE,
     _TINY,
     InstanceError,
@@ -40,6 +40,7 @@ from fairsim.schedulers.instance import (
     _number,
     _vector,
     check_top_level,
+    parse_servers,
     read_instance_json,
 )
 
@@ -91,21 +92,7 @@ def parse_job_instance(data: Any) -> JobInstance:
     """
     resources = check_top_level(data)
     n_r = len(resources)
-    servers = data.get("servers")
-    if not isinstance(servers, list) or not servers:
-        raise InstanceError(
-            f"servers: expected a non-empty list of machine classes, got {servers!r}"
-        )
-    cids: list[str] = []
-    caps = []
-    for m, s in enumerate(servers):
-        if not isinstance(s, dict) or "id" not in s or "capacity" not in s:
-            raise InstanceError(f"servers[{m}]: expected an object with 'id' and 'capacity'")
-        cid = str(s["id"])
-        if cid in cids:
-            raise InstanceError(f"servers[{m}].id: duplicate machine class id {cid!r}")
-        cids.append(cid)
-        caps.append(_vector(s["capacity"], f"servers[{m}].capacity", n_r))
+    cids, caps = parse_servers(data, n_r, "machine class", "machine classes")
     cap = np.array(caps, dtype=np.float64)
     users = data.get("users")
     if not isinstance(users, list) or not users:
@@ -192,13 +179,8 @@ def parse_job_instance(data: Any) -> JobInstance:
 
 
 def load_job_instance(path: str | Path) -> JobInstance:
-    """Read and validate a UDRF instance file.
-
-    Raises
-    ------
-    InstanceError
-        If the file is missing, is not JSON, or is invalid.
-    """
+    """Read and validate a UDRF instance file; errors as for
+    :func:`~fairsim.schedulers.exact.instance.load_instance`."""
     return parse_job_instance(read_instance_json(path))
 
 

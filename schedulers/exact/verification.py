@@ -2,11 +2,11 @@
 and does it meet the mechanism's defining condition?
 
 :func:`~fairsim.schedulers.exact.solve_exact` calls :func:`verify` and
-:func:`~fairsim.schedulers.exact.solve_udrf_json` calls :func:`verify_udrf` on every allocation;
-a failure is a one-line :class:`~fairsim.schedulers.instance.NumericalRangeError` (the instance's
-numbers are out of the solver's range). The conditions are checked in the instance's own units
-with relative tolerance :data:`CHECK_RTOL`; they depend on the solvers' definitions (shares per
-task, the PS-DSF violation, the PF gap, the BMF conditions) but not on how the solvers compute.
+:func:`~fairsim.schedulers.exact.solve_udrf_json` calls :func:`verify_udrf` on every allocation; a
+failure is a one-line :class:`~fairsim.schedulers.exact.instance.NumericalRangeError` (the
+instance's numbers are out of the solver's range). The conditions are checked in the instance's own
+units with relative tolerance :data:`CHECK_RTOL`; they depend on the solvers' definitions (shares
+per task, the PS-DSF violation, the PF gap, the BMF conditions) but not on how the solvers compute.
 The fairness *properties* of a mechanism (sharing incentive, envy-freeness, ...) are checked by
 :mod:`fairsim.schedulers.exact.properties`.
 """
@@ -18,12 +18,12 @@ from scipy import sparse
 
 from fairsim.schedulers.exact.common import monopoly_tasks, room, serving, solve_lp
 from fairsim.schedulers.exact.hdrf import hdrf_problem
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError
 from fairsim.schedulers.exact.lexmaxmin import FREEZE_SLACK, share_per_task, task_scale
 from fairsim.schedulers.exact.pf import PF_GAP, pf_kkt_gap
 from fairsim.schedulers.exact.pool import POOLED, bmf_conditions, pooled, pooled_share_per_task
 from fairsim.schedulers.exact.psdsf import psdsf_violation
 from fairsim.schedulers.exact.udrf import JobInstance, dominant_shares, job_shares
-from fairsim.schedulers.instance import Instance, NumericalRangeError
 
 #: Relative tolerance of :func:`verify`, the check after every exact solve.
 CHECK_RTOL = 1e-6
@@ -349,7 +349,8 @@ def udrf_problem(inst: JobInstance, x: np.ndarray, *, rtol: float = CHECK_RTOL) 
 
 
 def verify_udrf(inst: JobInstance, x: np.ndarray) -> None:
-    """:func:`udrf_problem`, raised as :class:`~fairsim.schedulers.instance.NumericalRangeError`.
+    """:func:`udrf_problem`, raised as
+    :class:`~fairsim.schedulers.exact.instance.NumericalRangeError`.
 
     Raises
     ------

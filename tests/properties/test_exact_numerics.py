@@ -20,19 +20,19 @@ from helpers import exact_instances
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 from fairsim.schedulers.exact import EXACT, POOLED, solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
-from fairsim.schedulers.exact.lexmaxmin import share_per_task
-from fairsim.schedulers.exact.pool import pooled
-from fairsim.schedulers.exact.verification import lex_problem, verify
-from fairsim.schedulers.instance import (
+from fairsim.schedulers.exact.instance import (
     Instance,
     InstanceError,
     NumericalRangeError,
     check_range,
     parse_instance,
 )
+from fairsim.schedulers.exact.lexmaxmin import share_per_task
+from fairsim.schedulers.exact.pool import pooled
+from fairsim.schedulers.exact.verification import lex_problem, verify
 
 # The instances.
 WIDE_SERVERS: dict[str, Any] = {  # servers (1e10, 1e10) and (4, 16)

@@ -10,11 +10,11 @@ from scipy.optimize import linprog
 
 from fairsim.schedulers.exact import EXACT, POOLED, solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
+from fairsim.schedulers.exact.instance import Instance
 from fairsim.schedulers.exact.lexmaxmin import drfh_share_per_task, maximin_share
 from fairsim.schedulers.exact.pf import pf_kkt_gap
 from fairsim.schedulers.exact.pool import bmf_conditions
 from fairsim.schedulers.exact.psdsf import psdsf_sweeps, psdsf_violation
-from fairsim.schedulers.instance import Instance
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -19,8 +19,8 @@ from fairsim.schedulers.exact.aggregate import (
     aggregate_instance,
     aggregate_servers,
 )
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.pool import POOLED
-from fairsim.schedulers.instance import parse_instance
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

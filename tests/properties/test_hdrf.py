@@ -30,8 +30,13 @@ from fairsim.schedulers.exact.hdrf import (
 )
 from fairsim.schedulers.exact.hdrf_examples import SINGLE_RESOURCE
 from fairsim.schedulers.exact.hierarchy_properties import share_guarantee_violations
+from fairsim.schedulers.exact.instance import (
+    Instance,
+    NumericalRangeError,
+    parse_instance,
+    parse_queues,
+)
 from fairsim.schedulers.exact.pool import pooled
-from fairsim.schedulers.instance import Instance, NumericalRangeError, parse_instance, parse_queues
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -17,13 +17,13 @@ import fairsim.schedulers.exact.lexmaxmin as lexmaxmin
 from benchmarks.bench_exact import drfh_like_instance
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.common import waterfill, waterfill_bounded
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError, parse_instance
 from fairsim.schedulers.exact.lexmaxmin import (
     lex_max_min,
-    sequential_lps_reference,
+    sequential_lps_fallback,
     share_per_task,
 )
 from fairsim.schedulers.exact.verification import lex_problem, pooled_certificate, verify
-from fairsim.schedulers.instance import Instance, NumericalRangeError, parse_instance
 
 LEX = ("drfh", "c-drfh", "tsf", "lmm-mms")
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -77,7 +77,7 @@ def _compare(inst: Instance) -> None:
     for name in LEX:
         a = share_per_task(name, inst)
         try:
-            ref = sequential_lps_reference(inst, a)
+            ref = sequential_lps_fallback(inst, a)
             verify(name, inst, ref)
         except NumericalRangeError:
             continue
@@ -132,7 +132,7 @@ def test_bisection_freezes_many_bounds_per_lp(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(exact_common, "linprog", counted)
     a = share_per_task("drfh", inst)
-    ref = sequential_lps_reference(inst, a)
+    ref = sequential_lps_fallback(inst, a)
     old = calls[0]
     calls[0] = 0
     monkeypatch.setattr(lexmaxmin, "split_totals", lambda *args: None)
@@ -177,7 +177,7 @@ def test_drfh_like_instant_matches_the_former_lps() -> None:
     """The same instant against the former sequential LPs (about 20 s: one LP per user)."""
     inst = drfh_like_instance(500, None, seed=1)
     a = share_per_task("drfh", inst)
-    _same_totals(inst, "drfh", lex_max_min(inst, a), sequential_lps_reference(inst, a))
+    _same_totals(inst, "drfh", lex_max_min(inst, a), sequential_lps_fallback(inst, a))
 
 
 @settings(max_examples=200, deadline=None)
@@ -407,7 +407,7 @@ def test_a_failed_level_lp_falls_back_to_the_former_lps(monkeypatch: pytest.Monk
     _, serve, _ = lexmaxmin._served(inst, a, None)
     rate = np.where(np.isfinite(a), inst.weight / a, 0.0)
     assert lexmaxmin.split_totals(inst, lexmaxmin.pooled_totals(inst, rate), serve) is None
-    ref = sequential_lps_reference(inst, a)
+    ref = sequential_lps_fallback(inst, a)
     _same_totals(inst, "c-drfh", lex_max_min(inst, a), ref)
     np.testing.assert_allclose(ref.sum(), 34.517233, atol=1e-6)
 

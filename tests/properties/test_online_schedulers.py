@@ -1,4 +1,4 @@
-"""The online baselines of :mod:`fairsim.schedulers.online_baselines` (docs/mechanisms.md).
+"""The online mechanisms of :mod:`fairsim.schedulers.online_mechanisms` (docs/mechanisms.md).
 
 1. The optimised schedulers (lazy heap, wake-ups on freed servers) make exactly the decisions of
    a naive reference that recomputes every key from its definition and rescans every user and
@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.exact import solve_exact
-from fairsim.schedulers.instance import parse_instance
-from fairsim.schedulers.online_baselines import pf_prices
+from fairsim.schedulers.exact.instance import parse_instance
+from fairsim.schedulers.online_mechanisms import pf_prices
 from fairsim.schedulers.static_fill import progressive_fill
 from fairsim.simulator.cluster import ClusterState
 
@@ -374,7 +374,7 @@ def test_cli_solve_bare_name_is_exact_and_online_flag_runs_the_scheduler(
 ) -> None:
     """``fairsim solve drf`` keeps the exact mechanism; ``--online`` runs the online scheduler
     as static progressive filling (integer counts, real servers)."""
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     f = tmp_path / "ghodsi.json"
     f.write_text(json.dumps({**GHODSI_X10, "servers": [{"id": "s", "capacity": [9, 18]}]}))
@@ -399,7 +399,7 @@ def test_cli_online_unknown_name_is_one_line_error(tmp_path: Path) -> None:
 
     def solve(name: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "fairsim.experiments.cli", "solve", name, str(f), "--online"],
+            [sys.executable, "-m", "fairsim.cli", "solve", name, str(f), "--online"],
             capture_output=True,
             text=True,
             cwd=Path(__file__).resolve().parents[2],

@@ -159,7 +159,7 @@ def test_best_fit_index_equals_naive(
     seed: int, n_servers: int, n_users: int, constrained: bool
 ) -> None:
     # Best-Fit through its ratio index (two resources) on small pools too
-    from fairsim.schedulers.filling_parts import BestFit
+    from fairsim.schedulers.placement import BestFit
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(BestFit, "INDEX_MIN_SERVERS", 0)

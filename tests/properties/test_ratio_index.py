@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fairsim.schedulers import _ratio_index as rx
 from fairsim.schedulers.drfh import BestFitDRFH
-from fairsim.schedulers.filling_parts import BestFit
+from fairsim.schedulers.placement import BestFit
 from fairsim.simulator.cluster import ClusterState
 
 # few distinct values, so that many servers share a ratio (ties) or have nothing free

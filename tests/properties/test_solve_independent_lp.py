@@ -24,7 +24,7 @@ import pytest
 from scipy.optimize import linprog
 
 import fairsim
-from fairsim.schedulers.instance import Instance, parse_instance
+from fairsim.schedulers.exact.instance import Instance, parse_instance
 
 SEED = 39
 N_INSTANCES = 250

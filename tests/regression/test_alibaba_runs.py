@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from fairsim.scenario.config import load_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.simulator.jobs import parse_parents
 from fairsim.traces.paths import shared_dir
 
@@ -27,7 +27,7 @@ def _run(config: str, tmp_path: Path, trace: str, *overrides: str, overwrite: bo
             *overrides,
         ],
     )
-    return run_config(cfg, tmp_path / "out", progress=False, overwrite=overwrite)
+    return run_to_folder(cfg, tmp_path / "out", progress=False, overwrite=overwrite)
 
 
 def test_alibaba_2017_slice(tmp_path: Path) -> None:

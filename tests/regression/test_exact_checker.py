@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from fairsim.schedulers.exact import EXACT, solve_exact
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.pool import pooled
 from fairsim.schedulers.exact.properties import (
     bottleneck_resource,
@@ -16,7 +17,6 @@ from fairsim.schedulers.exact.properties import (
     sharing_incentive,
 )
 from fairsim.schedulers.exact.property_table import LITERATURE, format_table, property_table
-from fairsim.schedulers.instance import parse_instance
 
 FIG1, BR_PF, AF_SI, DRFH_FIG1 = (parse_instance(d) for d in LITERATURE)
 
@@ -108,7 +108,7 @@ def test_fairsim_properties_subcommand_json(tmp_path) -> None:  # type: ignore[n
         [
             sys.executable,
             "-m",
-            "fairsim.experiments.cli",
+            "fairsim.cli",
             "properties",
             "--mechanism",
             "drf",
@@ -132,13 +132,13 @@ def test_check_after_solve_needs_the_lp_on_several_servers() -> None:
     """The bottleneck condition is not enough on several servers: every server is full and every
     user holds the largest share of a full resource it demands, yet m (CPU-heavy) and p
     (memory-heavy) can swap servers and free room for n. One LP per share level finds it."""
+    from fairsim.schedulers.exact.instance import NumericalRangeError
     from fairsim.schedulers.exact.verification import (
         bottleneck_problem,
         lex_problem,
         room_problem,
         verify,
     )
-    from fairsim.schedulers.instance import NumericalRangeError
 
     inst = parse_instance(
         {

@@ -15,10 +15,10 @@ import pytest
 from helpers import PSDSF_FIG1, PSDSF_FIG2
 
 from fairsim.schedulers.exact import EXACT, solve_exact
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.pf import pf_kkt_gap
 from fairsim.schedulers.exact.pool import bmf_conditions
 from fairsim.schedulers.exact.psdsf import distributed_psdsf, psdsf_violation, solve_psdsf
-from fairsim.schedulers.instance import parse_instance
 
 # Ghodsi et al. (DRF), Section 4 / 5.1: one server <9 CPU, 18 GB>; A = <1, 4>, B = <3, 1>.
 DRF: dict[str, Any] = {
@@ -178,7 +178,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _solve(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", "solve", *args],
+        [sys.executable, "-m", "fairsim.cli", "solve", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -187,7 +187,7 @@ def _solve(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_every_exact_mechanism(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     f = tmp_path / "fig1.json"
     f.write_text(json.dumps(PSDSF_FIG1))
@@ -283,8 +283,8 @@ def test_lmm_mms_pick_example_2() -> None:
 
 def test_lmm_mms_pick_needs_positive_demands() -> None:
     # Lemma 1's common ratio would give 0.5, 0.5, 0.5 and leave half the memory idle
+    from fairsim.schedulers.exact.instance import InstanceError
     from fairsim.schedulers.exact.lmm_mms import lmm_mms_pick
-    from fairsim.schedulers.instance import InstanceError
 
     data = {
         "resources": ["cpu", "mem"],

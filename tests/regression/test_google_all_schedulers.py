@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.schedulers.registry import registrations
 
 #: Every registered scheduler, one configuration each (the first of the registry's examples),
@@ -46,7 +46,7 @@ def test_every_scheduler_on_the_google_sample_with_constraints(
             "collect": {"utilization_interval_s": 30, "horizon_s": 20_000},
         }
     )
-    out = run_config(cfg, tmp_path, progress=False, report=False)
+    out = run_to_folder(cfg, tmp_path, progress=False, report=False)
     assert set(out) == set(SCHEDULERS)
     servers = pd.read_parquet(tmp_path / "servers.parquet")
     assert len(servers) == 100

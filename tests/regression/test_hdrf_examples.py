@@ -15,8 +15,8 @@ import fairsim
 from fairsim.schedulers.exact.hdrf import refill, solve_collapsed, solve_naive
 from fairsim.schedulers.exact.hdrf_examples import EXAMPLES, SINGLE_RESOURCE, Example, Expectation
 from fairsim.schedulers.exact.hierarchy_properties import HIER_PROPERTIES
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.property_table import property_table
-from fairsim.schedulers.instance import parse_instance
 
 CASES = [(ex, exp) for ex in EXAMPLES for exp in ex.expected]
 
@@ -66,7 +66,7 @@ def test_the_stepped_paper_descent_agrees_on_every_static_example() -> None:
 
 
 def test_cli_answers_the_first_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     f = tmp_path / "complementary.json"
     f.write_text(json.dumps(EXAMPLES[0].instance))

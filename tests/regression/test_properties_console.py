@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 from fairsim.schedulers.exact import property_table as pt
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fairsim
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 
 # Ghodsi et al. (DRF) Section 5.1: AF on <30, 30> with <1, 3> and <1, 1> breaks sharing incentive.
 AF_SI = {

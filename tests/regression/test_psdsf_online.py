@@ -13,7 +13,7 @@ from helpers import PSDSF_FIG1, PSDSF_FIG2
 
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.exact import solve_exact
-from fairsim.schedulers.instance import Instance, parse_instance
+from fairsim.schedulers.exact.instance import Instance, parse_instance
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.engine import Engine

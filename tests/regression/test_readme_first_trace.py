@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fairsim.scenario.config import load_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.scenario.reporting.run_report import overload_line, overload_note
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ def test_readme_first_trace_example_is_not_a_backlog(google_dir: Path, tmp_path:
         path, overrides=[f"trace.path={google_dir}", "schedulers=[slots-14, bf-drfh]"]
     )
     assert (cfg.cluster.source, cfg.cluster.servers) == ("machine-events", None)
-    run_config(cfg, tmp_path / "out", progress=False, report=False)
+    run_to_folder(cfg, tmp_path / "out", progress=False, report=False)
     names = ("slots-14", "bf-drfh")
     s = {n: json.loads((tmp_path / "out" / n / "summary.json").read_text()) for n in names}
     assert {n: v["servers"] for n, v in s.items()} == {"slots-14": 12_583, "bf-drfh": 12_583}

@@ -28,7 +28,7 @@ import pandas as pd
 import pytest
 
 from fairsim.scenario.config import load_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "google-recorded.yaml"
 PARTS = range(14)
@@ -119,7 +119,7 @@ def replayed(
         ],
     )
     assert cfg.scheduler_labels() == list(FOLDERS.values())
-    return out, run_config(cfg, out, progress=False, report=False)
+    return out, run_to_folder(cfg, out, progress=False, report=False)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from fairsim.scenario.config import load_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def one_hour(google_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
         ROOT / "configs" / "google-1h.yaml",
         overrides=[f"trace.path={google_dir}", f"trace.cache_dir={tmp / 'cache'}"],
     )
-    run_config(cfg, tmp / "out", progress=False, report=True)
+    run_to_folder(cfg, tmp / "out", progress=False, report=True)
     return tmp / "out"
 
 
@@ -98,7 +98,7 @@ def test_one_hour_slice_is_deterministic(one_hour: Path, google_dir: Path, tmp_p
             "schedulers=[bf-drfh]",
         ],
     )
-    run_config(cfg, tmp_path / "again", progress=False, report=False)
+    run_to_folder(cfg, tmp_path / "again", progress=False, report=False)
     for name in ("tasks", "jobs", "users", "utilization"):
         a = (one_hour / "bf-drfh" / f"{name}.parquet").read_bytes()
         b = (tmp_path / "again" / "bf-drfh" / f"{name}.parquet").read_bytes()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.slots import Slots
 from fairsim.schedulers.static_fill import progressive_fill
 from fairsim.simulator.cluster import ClusterState

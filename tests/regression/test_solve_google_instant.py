@@ -20,8 +20,8 @@ import pytest
 import fairsim
 from fairsim.schedulers.exact import POOLED, solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks
+from fairsim.schedulers.exact.instance import Instance, load_instance
 from fairsim.schedulers.exact.pool import pooled
-from fairsim.schedulers.instance import Instance, load_instance
 
 INSTANT = Path(__file__).resolve().parents[1] / "data" / "drfh-google-bf-1800s.json"
 

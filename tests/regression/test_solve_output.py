@@ -17,13 +17,13 @@ import pytest
 from helpers import PSDSF_FIG1
 
 import fairsim
+from fairsim.cli import main
 from fairsim.errors import ConfigError
-from fairsim.experiments.cli import main
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.common import monopoly_tasks
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError, parse_instance
 from fairsim.schedulers.exact.snap import fit_capacities, snap_to_bounds
 from fairsim.schedulers.exact.verification import verify
-from fairsim.schedulers.instance import Instance, NumericalRangeError, parse_instance
 from fairsim.schedulers.solve import solve_table
 
 # DRFH paper (Wang, Li, Liang), Fig. 1: servers (2 CPU, 12 GB) and (12 CPU, 2 GB); u1 capped at 5.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.static_fill import progressive_fill
 
 # DRFH paper, Section III-A, Fig. 1: servers (2 CPU, 12 GB) and (12 CPU, 2 GB).
@@ -91,7 +91,7 @@ def test_best_fit_eq9_in_shares_with_three_resources() -> None:
 
 def _solve(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", "solve", *args],
+        [sys.executable, "-m", "fairsim.cli", "solve", *args],
         capture_output=True,
         text=True,
         check=False,

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from fairsim.cli import main
 from fairsim.errors import ConfigError
 from fairsim.experiments import claims as claims_mod
 from fairsim.experiments.bonald_roberts import paper
@@ -23,7 +24,6 @@ from fairsim.experiments.bonald_roberts.experiment import (
     seed_points,
 )
 from fairsim.experiments.bonald_roberts.numbers import ratio_quantity, seed_summary
-from fairsim.experiments.cli import main
 
 
 def _text(key: str) -> str:

@@ -175,7 +175,7 @@ def test_seed_1_is_the_configs_run_and_seeds_differ() -> None:
 
 
 def test_quick_two_seeds_through_the_cli(tmp_path: Path) -> None:
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     out = tmp_path / "out"
     args = ["experiment", "psdsf", "--quick", "--seeds", "2", "--jobs", "2", "--no-progress"]

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 import fairsim
+from fairsim.cli import main
 from fairsim.errors import ConfigError, OutputError
-from fairsim.experiments.cli import main
 from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler
-from fairsim.schedulers.instance import InstanceError
+from fairsim.schedulers.exact.instance import InstanceError
 from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
 from fairsim.traces.io import write_tasks
 from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S

@@ -64,7 +64,7 @@ def test_tasks_benchmark_in_process_structure() -> None:
     assert all_checks(records) == [True, True]
 
 
-def test_online_baselines_run_in_the_bench_harness() -> None:
+def test_online_mechanisms_run_in_the_bench_harness() -> None:
     """Each issue-#5 scheduler runs through the engine in the harness (2,000 synthetic tasks);
     the online-2000 summary rows and checks are built from points of that shape."""
     from benchmarks.bench_online import (

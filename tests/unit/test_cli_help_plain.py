@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from fairsim.experiments.cli import build_parser, main
+from fairsim.cli import build_parser, main
 
 
 def _parsers(p: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

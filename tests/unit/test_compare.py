@@ -12,8 +12,8 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 import fairsim
+from fairsim.cli import main
 from fairsim.errors import ConfigError, ResultError
-from fairsim.experiments.cli import main
 from fairsim.scenario.reporting import compare_report
 
 

@@ -4,11 +4,13 @@ half-written."""
 from __future__ import annotations
 
 import gzip
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -139,7 +141,7 @@ def test_shipped_configs_validate() -> None:
 
 def _fairsim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", *args],
+        [sys.executable, "-m", "fairsim.cli", *args],
         capture_output=True,
         text=True,
         check=False,
@@ -258,7 +260,7 @@ TINY = {
 
 
 def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     try:
         code = main(argv)
@@ -287,6 +289,32 @@ def _config(tmp_path: Path, data: dict | None = None, name: str = "c.yaml") -> P
     path = tmp_path / name
     path.write_text(yaml.safe_dump(data if data is not None else TINY))
     return path
+
+
+def test_run_reads_its_config_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fairsim run` reads and validates the YAML file once (it read it twice: once for the
+    run's name, once more in fairsim.simulate); the run still has the overrides applied and the
+    config hash of the file with them."""
+    import fairsim.scenario.config as config
+
+    real, reads = config.read_yaml, []
+
+    def counted(path, what):  # every config file read goes through read_yaml
+        reads.append((Path(path).name, what))
+        return real(path, what)
+
+    monkeypatch.setattr(config, "read_yaml", counted)
+    cfg, out = _config(tmp_path), tmp_path / "o"
+    argv = ["run", str(cfg), "--out", str(out), "--no-progress", "--set", "cluster.servers=4"]
+    assert _main(argv, capsys)[0] == 0
+    assert reads == [("c.yaml", "config")]
+    monkeypatch.undo()
+    expected = load_config(cfg, overrides=["cluster.servers=4"]).config_hash()
+    summary = json.loads((out / "summary.json").read_text())
+    assert {s["config_hash"] for s in summary.values()} == {expected}
+    assert len(pd.read_parquet(out / "servers.parquet")) == 4
 
 
 # -- 2. results are atomic
@@ -906,7 +934,7 @@ def test_cli_trace_synth_duration(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     def synth(*extra: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "fairsim.experiments.cli", "trace", "synth"]
+        cmd = [sys.executable, "-m", "fairsim.cli", "trace", "synth"]
         return subprocess.run([*cmd, "--tasks", "500", *extra], capture_output=True, text=True)
 
     bad = synth("--duration-s", "-5", "--out", str(tmp_path / "bad"))

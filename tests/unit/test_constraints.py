@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from fairsim.errors import ConfigError, PlacementError
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.registry import examples
 from fairsim.simulator.cluster import ClusterState, ClusterView
@@ -472,7 +472,7 @@ def test_run_with_the_constraint_model(tmp_path: Path) -> None:
             "schedulers": ["bf-drfh"],
         }
     )
-    s = run_config(cfg, tmp_path, progress=False, report=False)["bf-drfh"]
+    s = run_to_folder(cfg, tmp_path, progress=False, report=False)["bf-drfh"]
     assert s["tasks_completed"] > 0
     with pytest.raises(
         ConfigError,
@@ -594,7 +594,7 @@ def test_google_conversion_and_run_with_real_schema_constraints(tmp_path: Path) 
             "collect": {"horizon_s": 10_000},
         }
     )
-    run_config(cfg, tmp_path / "out", progress=False, report=False)
+    run_to_folder(cfg, tmp_path / "out", progress=False, report=False)
     out = pd.read_parquet(tmp_path / "out" / "ff-drfh" / "tasks.parquet")
     servers = pd.read_parquet(tmp_path / "out" / "servers.parquet")
     # tasks.server is the machine's id, the key of servers.parquet

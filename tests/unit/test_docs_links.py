@@ -19,7 +19,7 @@ from types import ModuleType
 import pytest
 from pymdownx.slugs import slugify
 
-from fairsim.experiments.cli import build_parser
+from fairsim.cli import build_parser
 from fairsim.schedulers.exact import EXACT, JOB_EXACT
 from fairsim.schedulers.registry import available
 

@@ -119,14 +119,15 @@ def test_api_reference_leads_with_the_public_api(generate: ModuleType) -> None:
         assert f"`fairsim.{name}`" in page, name
         if name != "__version__":  # a string, stated in a sentence
             assert f'heading: "fairsim.{name}"' in page, name
-    parts = ["ProgressiveFilling", "UserOrder", "DominantShare", "PooledDominantShare"]
+    parts = ["ProgressiveFilling", "UserOrder", "FillingState", "DominantShare"]
+    parts += ["PooledDominantShare"]
     parts += ["ServerChoice", "FirstFit", "BestFit"]
     for name in parts:
         assert name in fairsim.schedulers.__all__
         assert f'heading: "fairsim.schedulers.{name}"' in page, name
     # rendered by its defining path, the one the rest of the site links to
     assert "::: fairsim.scenario.api.simulate\n" in page
-    assert "::: fairsim.schedulers.filling_parts.BestFit\n" in page
+    assert "::: fairsim.schedulers.placement.BestFit\n" in page
 
 
 def test_internals_leave_the_public_names_to_the_public_page(generate: ModuleType) -> None:
@@ -139,6 +140,7 @@ def test_internals_leave_the_public_names_to_the_public_page(generate: ModuleTyp
     assert public["fairsim.schedulers"] == {
         "BestFit",
         "DominantShare",
+        "FillingState",
         "FirstFit",
         "PooledDominantShare",
         "ProgressiveFilling",

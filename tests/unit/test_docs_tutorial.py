@@ -177,15 +177,19 @@ def test_parts_example_is_a_pair_of_parts_and_passes_every_check(
     parts_example: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The page's "fewest running tasks, Best-Fit": only its two parts are named (nothing of
-    ProgressiveFilling overridden), it passes the whole conformance suite with no exemption, and
-    it starts the tasks the page states (3 of a's and 4 of b's at 0 s; bf-drfh 2 and 8)."""
-    from fairsim.schedulers import BestFit, ProgressiveFilling
+    ProgressiveFilling overridden), its order overrides one hook (``key``), it passes the whole
+    conformance suite with no exemption, it starts the tasks the page states (3 of a's and 4 of
+    b's at 0 s; bf-drfh 2 and 8), and it prints exactly the pinned docs/examples/fewest_tasks.out.
+    """
+    from fairsim.schedulers import BestFit, ProgressiveFilling, UserOrder
 
     cls = parts_example.FewestTasksBestFit
     assert cls.order is parts_example.FewestTasks and cls.placement is BestFit
     own = {k for k in vars(cls) if not k.startswith("__")}
     assert own == {"order", "placement"}, own  # nothing else of the base class is overridden
     assert issubclass(cls, ProgressiveFilling)
+    hooks = {k for k in vars(parts_example.FewestTasks) if not k.startswith("__")}
+    assert hooks == {"key"} and all(hasattr(UserOrder, k) for k in hooks), hooks
     for check in fairsim.testing.CHECKS.values():
         check("fewest-tasks-bf")
     results = fairsim.simulate(parts_example.SCENARIO)
@@ -195,4 +199,4 @@ def test_parts_example_is_a_pair_of_parts_and_passes_every_check(
     }
     assert first == {"fewest-tasks-bf": {"a": 3, "b": 4}, "bf-drfh": {"a": 2, "b": 8}}
     parts_example.main()
-    assert "{'a': 3, 'b': 4}" in capsys.readouterr().out
+    assert capsys.readouterr().out == PARTS_EXAMPLE.with_suffix(".out").read_text()

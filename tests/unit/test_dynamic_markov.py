@@ -60,7 +60,7 @@ def test_fast_rates_match_exact_solvers_random(
 def test_rates_symmetric_transactions_match_per_transaction_exact() -> None:
     # 1 class-0 and 2 class-1 transactions as three separate users: same rates as the class view
     from fairsim.schedulers.exact import solve_exact
-    from fairsim.schedulers.instance import parse_instance
+    from fairsim.schedulers.exact.instance import parse_instance
 
     a = np.array([[0.5, 1.0], [1.0, 0.5]])
     inst = parse_instance(

@@ -17,6 +17,7 @@ import pytest
 from helpers import FIG1_LIKE, random_job_instance
 
 from fairsim.schedulers.exact import JOB_EXACT, solve_udrf_json
+from fairsim.schedulers.exact.instance import InstanceError, NumericalRangeError
 from fairsim.schedulers.exact.udrf import (
     dominant_shares,
     job_shares,
@@ -25,7 +26,6 @@ from fairsim.schedulers.exact.udrf import (
     solve_udrf,
 )
 from fairsim.schedulers.exact.verification import udrf_problem
-from fairsim.schedulers.instance import InstanceError, NumericalRangeError
 
 
 def _usage(inst, x):
@@ -163,7 +163,7 @@ def test_bad_input_names_the_field(patch, field):
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", *args],
+        [sys.executable, "-m", "fairsim.cli", *args],
         capture_output=True,
         text=True,
         cwd=Path(__file__).resolve().parents[2],

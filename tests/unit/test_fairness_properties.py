@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import fairsim.schedulers.exact.properties as properties
-from fairsim.experiments.cli import main
+from fairsim.cli import main
+from fairsim.schedulers.exact.instance import Instance, NumericalRangeError, parse_instance
 from fairsim.schedulers.exact.properties import PROPERTIES, Unverifiable, check, instance_data
 from fairsim.schedulers.exact.property_table import (
     LITERATURE,
@@ -19,7 +20,6 @@ from fairsim.schedulers.exact.property_table import (
     property_table,
     random_instance,
 )
-from fairsim.schedulers.instance import Instance, NumericalRangeError, parse_instance
 
 
 def _refuse_when_a_user_left(

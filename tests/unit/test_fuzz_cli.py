@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 DELETE = object()

@@ -1,4 +1,4 @@
-"""The queue tree of an instance (``parse_queues`` in ``schedulers/instance.py``): one-line
+"""The queue tree of an instance (``parse_queues`` in ``schedulers/exact/instance.py``): one-line
 errors naming the queue, guarantees and limits (fairsim's extension) in numbers, and the fields
 other mechanisms refuse."""
 
@@ -12,7 +12,7 @@ import pytest
 
 import fairsim
 from fairsim.schedulers.exact import solve_exact
-from fairsim.schedulers.instance import InstanceError, parse_instance
+from fairsim.schedulers.exact.instance import InstanceError, parse_instance
 
 BASE: dict[str, Any] = {
     "resources": ["cpu", "gpu"],

@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 import fairsim
+from fairsim.cli import main
 from fairsim.errors import ConfigError, RegistryError
-from fairsim.experiments.cli import main
 from fairsim.scenario.config import parse_config
 from fairsim.schedulers import registry
 from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
@@ -159,7 +159,7 @@ def test_broken_entry_points_are_named() -> None:
         match=r"^scheduler 'ff-drfh' is defined twice: by fairsim and by the entry point "
         r"'ff-drfh = json:loads' of distribution 'broken-plugin'$",
     ):
-        registry.scheduler_class("ff-drfh")
+        registry.resolve("ff-drfh")
     with pytest.raises(RegistryError, match=r"the name is taken by the entry point 'broken-type"):
         registry.register_scheduler("broken-type")(type("X", (fairsim.Scheduler,), {}))
 

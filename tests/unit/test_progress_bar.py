@@ -16,7 +16,7 @@ import pytest
 import yaml
 from tqdm import tqdm
 
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator import engine
 from fairsim.simulator.cluster import ClusterState

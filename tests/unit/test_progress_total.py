@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 from fairsim.scenario.config import load_config
 from fairsim.scenario.pipeline import prepare_scenario
 from fairsim.simulator import engine

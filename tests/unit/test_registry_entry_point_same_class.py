@@ -42,7 +42,7 @@ def test_same_class_under_its_entry_point_is_one_registration(
     assert fairsim.register_scheduler("sdsf-bf")(Shipped) is Shipped
     assert registry.available().count("sdsf-bf") == 1
     assert [r.name for r in registry.registrations()].count("sdsf-bf") == 1
-    assert registry.scheduler_class("sdsf-bf") is Shipped  # not "defined twice"
+    assert registry.resolve("sdsf-bf").cls is Shipped  # not "defined twice"
     assert registry.resolve("sdsf-bf").label == "sdsf-bf"
     assert fairsim.register_scheduler("sdsf-bf")(Shipped) is Shipped  # module imported again
 
@@ -54,7 +54,7 @@ def test_entry_point_naming_a_reexport_of_the_class_is_the_same(
     """``fairsim.schedulers.drfh:BestFitDRFH`` reached through another imported module."""
     _fake_entry_points(monkeypatch, "sdsf-bf", "fairsim.schedulers.registry:BestFitDRFH")
     assert fairsim.register_scheduler("sdsf-bf")(BestFitDRFH) is BestFitDRFH
-    assert registry.scheduler_class("sdsf-bf") is BestFitDRFH
+    assert registry.resolve("sdsf-bf").cls is BestFitDRFH
 
 
 @pytest.mark.usefixtures("clean")

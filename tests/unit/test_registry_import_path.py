@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 import fairsim
+from fairsim.cli import main
 from fairsim.errors import ConfigError
-from fairsim.experiments.cli import main
 
 #: A file a user writes beside the config: a working scheduler and one whose __init__ raises.
 SOURCE = '''\

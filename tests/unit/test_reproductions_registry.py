@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from fairsim.cli import build_parser
 from fairsim.errors import ConfigError
 from fairsim.experiments.claims import Statement
-from fairsim.experiments.cli import build_parser
 from fairsim.experiments.reproductions import REPRODUCTIONS, reproduce
 
 

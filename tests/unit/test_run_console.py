@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 
 
 def _config(tmp_path: Path, horizon_s: float) -> Path:

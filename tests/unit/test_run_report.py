@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairsim.scenario.config import RunConfig
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.traces.synth import SAMPLE_DURATION_S as SAMPLE_WINDOW_S
 
 CFG = {
@@ -24,7 +24,7 @@ CFG = {
 
 def test_report_has_common_job_set_and_own_numbers(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    summaries = run_config(RunConfig.model_validate(CFG), out, progress=False)
+    summaries = run_to_folder(RunConfig.model_validate(CFG), out, progress=False)
     done = {
         s: set(
             pd.read_parquet(out / s / "jobs.parquet").dropna(subset=["completion_time_s"])["job_id"]

@@ -12,7 +12,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from fairsim.scenario.config import RunConfig
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.scenario.reporting.run_report import (
     UTIL_YLIM_TOP,
     jct_figure,
@@ -75,7 +75,7 @@ def test_jct_cdf_over_several_decades_stays_logarithmic_with_labels(tmp_path: Pa
 def test_drfh_fig4_jct_cdf_has_tick_labels(tmp_path: Path) -> None:
     from fairsim.scenario.config import load_config
 
-    run_config(load_config(FIG4), tmp_path, progress=False)
+    run_to_folder(load_config(FIG4), tmp_path, progress=False)
     fig = jct_figure(tmp_path, ["bf-drfh"])
     assert fig is not None and fig.axes[0].get_xscale() == "linear"
     assert len(_visible_tick_labels(fig)) >= 3

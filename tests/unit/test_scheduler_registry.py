@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 import fairsim
+from fairsim.cli import build_parser
 from fairsim.errors import ConfigError, RegistryError
-from fairsim.experiments.cli import build_parser
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.schedulers import registry
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.slots import Slots
@@ -84,7 +84,7 @@ def test_register_scheduler_in_process(fifo: str, tmp_path: Path) -> None:
     assert isinstance(sched, Fifo) and sched.name == "test-fifo"  # constructed with no argument
     fairsim.testing.check_scheduler(fifo)
     cfg = parse_config({**TINY, "schedulers": [fifo, "ff-drfh"]})
-    out = run_config(cfg, tmp_path / "out", progress=False, report=False)
+    out = run_to_folder(cfg, tmp_path / "out", progress=False, report=False)
     assert out["test-fifo"]["tasks"] == out["ff-drfh"]["tasks"] == 200
     summary = json.loads((tmp_path / "out" / "test-fifo" / "summary.json").read_text())
     assert summary["scheduler"] == "test-fifo"
@@ -114,7 +114,7 @@ def test_duplicate_and_invalid_registrations_are_refused(fifo: str) -> None:
         fairsim.register_scheduler("test-fifo")(Other)
     fairsim.register_scheduler("test-fifo")(Fifo)  # the same class again: nothing changes
     fairsim.register_scheduler("test-fifo", replace=True)(Other)
-    assert registry.scheduler_class("test-fifo") is Other
+    assert registry.resolve("test-fifo").cls is Other
     with pytest.raises(
         RegistryError,
         match=r"^register_scheduler\('bf-drfh'\): the name is taken by fairsim's built-in "
@@ -154,12 +154,13 @@ def test_scheduler_with_parameters_and_weights() -> None:
             registry.resolve({"name": "test-greedy", "limit": "x"})
     finally:
         registry.unregister_scheduler("test-greedy")
-    # a scheduler without a weights parameter takes no weights other than 1
-    assert registry.build_class(Fifo, weights={0: 1.0, 1: 1.0}).name == "scheduler"
+    # a scheduler without a weights parameter takes no weights other than 1; a class given
+    # directly is labelled by its class name
+    assert registry.make_scheduler(Fifo, weights={0: 1.0, 1: 1.0}).name == "Fifo"
     with pytest.raises(
         ConfigError, match=r"^scheduler 'Fifo' takes no user weights \(its __init__ has no"
     ):
-        registry.build_class(Fifo, weights={0: 2.0})
+        registry.make_scheduler(Fifo, weights={0: 2.0})
 
 
 # --------------------------------------------------------------------------- the conformance suite
@@ -203,12 +204,12 @@ def test_parameters_from_yaml(tmp_path: Path) -> None:
         "udrf-events",
     ]
     specs = cfg.scheduler_specs()
-    built = [s.build() for s in specs]
+    built = [registry.make_scheduler(s) for s in specs]
     assert isinstance(built[1], DistributedPSDSF) and built[1].period_s == 2.0
     assert isinstance(built[3], Slots) and (built[3].slots, built[3].model) == (14, "single")
     assert [b.name for b in built] == cfg.scheduler_labels()
     assert parse_config(cfg.model_dump()).config_hash() == cfg.config_hash()  # round trip
-    out = run_config(cfg, tmp_path / "out", progress=False, report=False)
+    out = run_to_folder(cfg, tmp_path / "out", progress=False, report=False)
     assert list(out) == cfg.scheduler_labels()
     for label in out:
         s = json.loads((tmp_path / "out" / label / "summary.json").read_text())
@@ -298,7 +299,7 @@ def test_bad_parameters_name_the_field_and_value(entry: object, match: str) -> N
 
 
 def test_cli_names_the_bad_parameter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     cfg = tmp_path / "c.yaml"
     cfg.write_text(json.dumps({**TINY, "schedulers": [{"name": "psdsf", "period_s": 0}]}))

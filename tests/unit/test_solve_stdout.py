@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fairsim.schedulers.exact import common, solve_exact
-from fairsim.schedulers.instance import parse_instance
+from fairsim.schedulers.exact.instance import parse_instance
 
 # DRFH paper (Wang, Li, Liang), Fig. 1 with u1 capped at 5: the pooled totals need a split LP
 FIG1 = {
@@ -43,7 +43,7 @@ def test_the_instance_goes_through_highspy(monkeypatch: pytest.MonkeyPatch) -> N
 def test_solve_stdout_is_pure_json_in_a_fresh_process(tmp_path: Path) -> None:
     f = tmp_path / "fig1.json"
     f.write_text(json.dumps(FIG1))
-    code = "import sys; from fairsim.experiments.cli import main; sys.exit(main())"
+    code = "import sys; from fairsim.cli import main; sys.exit(main())"
     proc = subprocess.run(
         [sys.executable, "-c", code, "solve", "drfh", str(f)],
         capture_output=True,

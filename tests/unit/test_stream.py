@@ -24,7 +24,7 @@ import fairsim
 from fairsim.errors import ConfigError
 from fairsim.scenario import pipeline
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator import stream as stream_mod
 from fairsim.simulator.cluster import ClusterState
@@ -78,15 +78,15 @@ def test_streamed_files_hold_the_in_memory_rows_on_the_google_sample(
     has all arrived."""
     monkeypatch.setattr(stream_mod, "ROW_GROUP", 500)
     cache = tmp_path / "cache"
-    default = run_config(
+    default = run_to_folder(
         parse_config(_google(google_dir, cache, False)), tmp_path / "default", progress=False
     )
     with monkeypatch.context() as m:
         _in_memory(m)
-        mem = run_config(
+        mem = run_to_folder(
             parse_config(_google(google_dir, cache, False)), tmp_path / "mem", progress=False
         )
-    streamed = run_config(
+    streamed = run_to_folder(
         parse_config(_google(google_dir, cache, True)), tmp_path / "st", progress=False
     )
     assert list(mem) == list(streamed) == list(default)
@@ -123,7 +123,7 @@ def test_streamed_files_hold_the_in_memory_rows_on_the_google_sample(
         assert sum(sb["ended"].values()) == sb["tasks"]  # every task accounted for
         assert mem[name]["tasks"] == streamed[name]["tasks"]
     # the same config and seed give byte-identical streamed files
-    again = run_config(
+    again = run_to_folder(
         parse_config(_google(google_dir, cache, True)), tmp_path / "again", progress=False
     )
     for name in again:
@@ -284,13 +284,13 @@ def test_placement_constraints_stream(tmp_path: Path, monkeypatch: pytest.Monkey
 
     with monkeypatch.context() as m:
         m.setattr(pipeline.Scenario, "task_order", spy)
-        run_config(parse_config(cfg), tmp_path / "default", progress=False, report=False)
+        run_to_folder(parse_config(cfg), tmp_path / "default", progress=False, report=False)
     assert seen == ["arrival"]
     with monkeypatch.context() as m:
         _in_memory(m)
-        run_config(parse_config(cfg), tmp_path / "mem", progress=False, report=False)
+        run_to_folder(parse_config(cfg), tmp_path / "mem", progress=False, report=False)
     cfg["collect"] = {"stream_tasks": True}
-    run_config(parse_config(cfg), tmp_path / "end", progress=False, report=False)
+    run_to_folder(parse_config(cfg), tmp_path / "end", progress=False, report=False)
     for name in ("bf-drfh", "psdsf"):
         a = (tmp_path / "mem" / name / "tasks.parquet").read_bytes()
         assert (tmp_path / "default" / name / "tasks.parquet").read_bytes() == a
@@ -328,7 +328,7 @@ def test_where_a_scenario_cannot_stream_it_says_so_with_an_estimate(
     run, a warning from IN_MEMORY_WARN_BYTES); ``stream_tasks: true`` is refused."""
     cfg = {**_SYNTH, **change}
     with caplog.at_level(logging.INFO, logger="fairsim.scenario.pipeline"):
-        s = run_config(parse_config(cfg), tmp_path / "small", progress=False, report=False)
+        s = run_to_folder(parse_config(cfg), tmp_path / "small", progress=False, report=False)
     n = s["ff-drfh"]["tasks"]
     msgs = [r for r in caplog.records if "kept in memory" in r.getMessage()]
     assert len(msgs) == 1 and msgs[0].levelno == logging.INFO
@@ -338,12 +338,12 @@ def test_where_a_scenario_cannot_stream_it_says_so_with_an_estimate(
     caplog.clear()
     monkeypatch.setattr(pipeline, "IN_MEMORY_WARN_BYTES", 1)
     with caplog.at_level(logging.WARNING, logger="fairsim.scenario.pipeline"):
-        run_config(parse_config(cfg), tmp_path / "big", progress=False, report=False)
+        run_to_folder(parse_config(cfg), tmp_path / "big", progress=False, report=False)
     assert [r.levelno for r in caplog.records if "kept in memory" in r.getMessage()] == [
         logging.WARNING
     ]
     with pytest.raises(ConfigError, match=r"not supported with"):
-        run_config(
+        run_to_folder(
             parse_config({**cfg, "collect": {**cfg.get("collect", {}), "stream_tasks": True}}),
             tmp_path / "true",
             progress=False,

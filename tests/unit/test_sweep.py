@@ -164,7 +164,7 @@ def test_identical_files_on_every_executor(tmp_path: Path) -> None:
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", *args],
+        [sys.executable, "-m", "fairsim.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -207,7 +207,7 @@ def test_dask_executor_without_the_extra_is_refused_before_out_exists(
     capsys: pytest.CaptureFixture[str],
     executor: str,
 ) -> None:
-    from fairsim.experiments.cli import main
+    from fairsim.cli import main
 
     monkeypatch.setitem(sys.modules, "dask.distributed", None)  # as without fairsim[dask]
     path = tmp_path / "sweep.yaml"
@@ -317,7 +317,7 @@ def test_ctrl_c_keeps_finished_runs_and_resumes(tmp_path: Path) -> None:
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(data))
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "fairsim.experiments.cli", "sweep", str(path), "--out", str(out)]
+    cmd = [sys.executable, "-m", "fairsim.cli", "sweep", str(path), "--out", str(out)]
     # A job started with `&` by a non-interactive shell (a CI script, nohup) ignores SIGINT, and
     # its children inherit that: give the sweep Python's own Ctrl-C handling, as in a terminal.
     old = signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 from fairsim.scenario.reporting.sweep_report import (
     aggregate,
     bounded_interval,

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 from fairsim.scenario.reporting.sweep_report import (
     aggregate,
     metric_figure,

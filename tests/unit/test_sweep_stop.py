@@ -83,7 +83,7 @@ def _start_busy_sweep(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, list
     path = tmp_path / "slow.yaml"
     path.write_text(yaml.safe_dump(SLOW))
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "fairsim.experiments.cli", "sweep", str(path), "--out", str(out)]
+    cmd = [sys.executable, "-m", "fairsim.cli", "sweep", str(path), "--out", str(out)]
     # A job started with `&` by a non-interactive shell ignores SIGINT, and its children inherit
     # that: give the sweep Python's own Ctrl-C handling, as in a terminal.
     old = signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from fairsim.scenario.config import parse_config
-from fairsim.scenario.output import run_config
+from fairsim.scenario.output import run_to_folder
 from fairsim.simulator.jobs import parse_parents
 from fairsim.traces import synth
 from fairsim.traces.dag import job_dag
@@ -91,7 +91,7 @@ def test_synthetic_complex_config_runs_with_the_dag_enforced(tmp_path: Path) -> 
             "collect": {"horizon_s": 2e6},
         }
     )
-    s = run_config(cfg, tmp_path / "out", progress=False, report=False)["ff-drfh"]
+    s = run_to_folder(cfg, tmp_path / "out", progress=False, report=False)["ff-drfh"]
     rows = pd.read_parquet(next((tmp_path / "cache").glob("*/tasks.parquet")))
     assert s["tasks"] == int(rows["instances"].sum()) > 400  # instances were expanded
     t = pd.read_parquet(tmp_path / "out" / "ff-drfh" / "tasks.parquet")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fairsim.experiments.cli import main
+from fairsim.cli import main
 from fairsim.traces.check import check_alibaba, check_google_2011
 
 S = 1_000_000

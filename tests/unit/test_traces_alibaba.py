@@ -16,8 +16,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from fairsim.cli import main
 from fairsim.errors import TraceError
-from fairsim.experiments.cli import main
 from fairsim.traces import alibaba as ali
 from fairsim.traces.alibaba import convert_alibaba
 from fairsim.traces.paths import shared_dir

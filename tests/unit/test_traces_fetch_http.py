@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from fairsim.cli import main
 from fairsim.errors import TraceError
-from fairsim.experiments.cli import main
 from fairsim.traces.fetch import (
     MACHINE_EVENTS,
     URL_ENV_VAR,

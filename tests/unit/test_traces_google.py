@@ -331,7 +331,7 @@ def test_empty_part_exits_2_every_time(tmp_path: Path) -> None:
     (tmp_path / "g" / "task_events").mkdir(parents=True)
     (tmp_path / "g" / "task_events" / "part-00000-of-00500.csv.gz").write_bytes(b"")
     code = (
-        "import sys; from fairsim.experiments.cli import main; "
+        "import sys; from fairsim.cli import main; "
         "sys.exit(main(['trace', 'convert', 'google-2011', sys.argv[1], '--out', sys.argv[2]]))"
     )
     procs = [

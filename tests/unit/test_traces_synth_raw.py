@@ -13,8 +13,8 @@ import pandas as pd
 import pyarrow.csv as pacsv
 import pytest
 
+from fairsim.cli import main
 from fairsim.errors import TraceError
-from fairsim.experiments.cli import main
 from fairsim.traces.google2011 import TASK_EVENT_COLUMNS, WINDOW_START_US, convert_google_2011
 from fairsim.traces.synth_raw import resample_google_2011
 

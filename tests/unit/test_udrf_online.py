@@ -381,7 +381,7 @@ def test_room_gain_is_exact_on_the_real_sample(
     change and its later wake-ups came early or late. On this slice that was 195 of 10,977
     records checked (3,182 of 80 M on the first 900 s of the full config)."""
     from fairsim.scenario.config import load_config
-    from fairsim.scenario.output import run_config
+    from fairsim.scenario.output import run_to_folder
 
     cfg = load_config(
         Path(__file__).parents[2] / "configs" / "udrf-google.yaml",
@@ -396,7 +396,7 @@ def test_room_gain_is_exact_on_the_real_sample(
         ],
     )
     with _room_checked() as seen:
-        run_config(cfg, tmp_path / "out", progress=False, report=False)
+        run_to_folder(cfg, tmp_path / "out", progress=False, report=False)
     assert seen["checked"] > least  # the slice blocks runs: the check has records to look at
     assert seen["wrong"] == 0 and seen["behind_wrong"] == 0
     if name == "udrf":
@@ -480,7 +480,7 @@ def test_cli_solve_udrf_online(tmp_path: Path) -> None:
     path = tmp_path / "udrf.json"
     path.write_text(json.dumps(FIG1_LIKE))
     res = subprocess.run(
-        [sys.executable, "-m", "fairsim.experiments.cli", "solve", "udrf", str(path), "--online"],
+        [sys.executable, "-m", "fairsim.cli", "solve", "udrf", str(path), "--online"],
         capture_output=True,
         text=True,
         cwd=Path(__file__).resolve().parents[2],

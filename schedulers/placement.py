@@ -1,36 +1,15 @@
-"""The two parts of a progressive-filling scheduler: the order of users and the choice of server.
+"""Placement in progressive filling: on which server the served user's head task goes.
 
-A :class:`~fairsim.schedulers.progressive_filling.ProgressiveFilling` scheduler is a pair of named
-parts, given as class attributes::
-
-    class BestFitDRFH(ProgressiveFilling):
-        name = "bf-drfh"
-        order = DominantShare  # which waiting user goes next (lowest key first)
-        placement = BestFit  # on which server its head task goes
-
-* A :class:`UserOrder` computes a user's *key*; the waiting user with the lowest key is served
-  next (ties to the lower user code). A new order defines :meth:`UserOrder.key` and, when the key
-  is not a function of the user's allocation, sets :attr:`UserOrder.accounts` and keeps its own
-  per-user state in :meth:`UserOrder.account` / :meth:`UserOrder.grow`.
-* A :class:`ServerChoice` searches the free amounts of the servers and picks one of those that
-  fit. A new choice defines :meth:`ServerChoice.choose` (which fitting server); a private search
-  space (Slots' slot counters) overrides :meth:`ServerChoice.space`, :meth:`ServerChoice.need`,
-  :meth:`ServerChoice.take` and :meth:`ServerChoice.give`.
-
-Each part is created and bound afresh for every run (:meth:`UserOrder.bind`,
-:meth:`ServerChoice.bind`), reading the scheduler's parameters there. The filling loop, the
-blocking of users whose head task fits nowhere and their wake-ups stay in
-:class:`~fairsim.schedulers.progressive_filling.ProgressiveFilling`; parts never see them.
-
-Parts defined here: the orders :class:`DominantShare` (DRFH) and :class:`PooledDominantShare`
-(DRF), the choices :class:`FirstFit` and :class:`BestFit` (DRFH eq. 9). The mechanisms' own parts
-live with their schedulers (:mod:`fairsim.schedulers.slots`,
-:mod:`fairsim.schedulers.online_baselines`, :mod:`fairsim.schedulers.drf_classes`).
+A :class:`~fairsim.schedulers.progressive_filling.ProgressiveFilling` scheduler names two parts:
+its user selection (:mod:`fairsim.schedulers.user_selection`) and its placement, a
+:class:`ServerChoice` given as the class attribute ``placement``. A choice searches the free
+amounts of the servers and picks one of those that fit: :class:`FirstFit` the lowest-indexed,
+:class:`BestFit` the one with the least ``H(i, l)`` of the DRFH paper's eq. 9. The Slots
+baseline's choice, which searches private slot counters, is in :mod:`fairsim.schedulers.slots`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,160 +21,15 @@ if TYPE_CHECKING:  # numba is imported only when a pool is large enough for the 
 
     from fairsim.schedulers._ratio_index import RatioIndex
 
-#: The scheduler a part is bound to: a
+#: The scheduler a choice is bound to: a
 #: :class:`~fairsim.schedulers.progressive_filling.ProgressiveFilling` (not imported here: that
 #: module imports this one).
 Filling = Any
 
-#: Candidate lists longer than this are filtered with numpy in :meth:`ServerChoice.find_in`, and
-#: user lists longer than this are sorted with numpy in :meth:`UserOrder.sort`.
+#: Candidate lists longer than this are filtered with numpy in :meth:`ServerChoice.find_in`.
 _VECTOR_MIN = 24
 #: At most this many needs that fit no server are remembered between completions.
 _UNFIT_MAX = 16
-#: Keys of :class:`PooledDominantShare` (and the online baselines) are rounded to this many
-#: decimals, so that shares equal in exact arithmetic tie whatever the rounding of running sums.
-DIGITS = 12
-
-
-# ---------------------------------------------------------------------------------- user order
-class UserOrder:
-    """The order in which waiting users are served: lowest :meth:`key` first, then user code.
-
-    Subclasses define :meth:`key`; the other methods have defaults for a key that depends on the
-    user's own allocation only (it changes only when one of the user's tasks is placed or ends).
-
-    Attributes
-    ----------
-    alloc : list of list of float
-        ``alloc[user][r]``: amount of column r of the search space (:meth:`ServerChoice.space`)
-        held by the user's running tasks.
-    total : list of float
-        Total of each column over all servers.
-    weight : list of float
-        Weight w_i of each user (> 0; DRFH paper, Section V-A).
-    keys : list
-        The current key of each user, written by the scheduler from :meth:`key`.
-    queues : list of deque of (task, need)
-        Each user's queued tasks, head first (``queues[user][0][1]`` is the head task's need).
-    n_resources : int
-        Columns of the search space.
-    eligible : mapping of int to ndarray of bool, or None
-        The scheduler's per-user server masks.
-
-    Notes
-    -----
-    Flags (class attributes), for keys that move without a change of the user's allocation:
-
-    * :attr:`accounts`: :meth:`account` is told about every placement and completion;
-    * :attr:`dynamic`: a user's key can change while it waits (it depends on the other users or
-      on a global quantity): :meth:`refresh` re-keys blocked users before they are woken, and
-      :meth:`before_pass` may ask for the waiting users to be re-keyed;
-    * :attr:`rekey_each`: a placement may change the other users' keys: :meth:`after_place`
-      runs after each one.
-
-    A subclass that overrides :meth:`arrived` is told about every arrival.
-    """
-
-    #: :meth:`account` is called on every placement (+1) and completion (-1).
-    accounts = False
-    #: A user's key can change without a change of its own allocation.
-    dynamic = False
-    #: A placement may change the other users' keys (:meth:`after_place` runs after each one).
-    rekey_each = False
-
-    def bind(self, sched: Filling, cluster: ClusterView) -> None:
-        """Attach to a scheduler being bound to ``cluster`` (extend it for the part's own state,
-        calling ``super().bind(sched, cluster)`` first; read the scheduler's parameters here)."""
-        self.alloc = sched._alloc
-        self.total = sched._total
-        self.weight = sched._w
-        self.keys = sched._share
-        self.queues = sched._queues
-        self.n_resources = sched._k
-        self.eligible = sched.eligible
-
-    def grow(self, n_users: int) -> None:
-        """Grow the per-user state of the part to ``n_users`` users (default: none)."""
-
-    def key(self, user: int) -> Any:
-        """The user's key (lowest served first): a float, or a tuple of floats."""
-        raise NotImplementedError
-
-    def account(self, user: int, server: int, need: tuple[float, ...], sign: int) -> None:
-        """A task of ``user`` with this need was placed on (``sign=1``) or finished on
-        (``sign=-1``) ``server``. Called when :attr:`accounts` is set, before :meth:`key`: on a
-        placement after ``alloc[user]`` grew, on a completion before it shrinks."""
-
-    def arrived(self, user: int, need: tuple[float, ...]) -> bool:
-        """A task with this need was queued for ``user`` (called only if overridden): whether the
-        user's key moved. A waiting user is then re-keyed at once; a blocked one must be re-keyed
-        by :meth:`refresh` when it is woken (:attr:`dynamic`)."""
-        return False
-
-    def refresh(self, users: Sequence[int]) -> None:
-        """Recompute the keys of blocked ``users`` about to be woken (when :attr:`dynamic`)."""
-        keys, key = self.keys, self.key
-        for u in users:
-            keys[u] = key(u)
-
-    def before_pass(self) -> bool:
-        """Called at the start of every scheduling pass when :attr:`dynamic`: whether the keys of
-        the waiting users moved (they are then recomputed). Default: False."""
-        return False
-
-    def after_place(self) -> bool:
-        """Called after every placement when :attr:`rekey_each`: whether the keys of the waiting
-        users moved (they are then recomputed, and wake-ups decided in the old order are re-run).
-        Default: True."""
-        return True
-
-    def reserves(self) -> bool:
-        """Whether woken users may reserve room in key order (the keys are stable within a
-        scheduling pass). Default: unless :attr:`rekey_each`."""
-        return not self.rekey_each
-
-    def sort(self, users: list[int]) -> list[int]:
-        """``users`` sorted by (key, user code); numpy for long lists of float keys."""
-        keys = self.keys
-        if len(users) == 1:
-            return users
-        if len(users) <= _VECTOR_MIN:
-            return sorted(users, key=lambda v: (keys[v], v))
-        ids = np.array(users, dtype=np.int64)
-        sh = np.fromiter((keys[v] for v in users), dtype=np.float64, count=len(users))
-        return ids[np.lexsort((ids, sh))].tolist()
-
-
-class DominantShare(UserOrder):
-    """Weighted global dominant share (DRFH paper, Section IV-A, eqs. 2-3; weights Section V-A).
-
-    Key of user i: ``G_i / w_i = max_r (Σ_l A_ilr) / (Σ_l c_lr) / w_i``, over the columns of the
-    search space (for DRFH, the cluster's resources). Not rounded: equal shares computed by
-    different running sums may differ in the last bits.
-    """
-
-    def key(self, user: int) -> float:
-        """``max_r alloc[user][r] / total[r] / weight[user]``."""
-        a = self.alloc[user]
-        t = self.total
-        if self.n_resources == 2:  # max() of the two, written out
-            x, y = a[0] / t[0], a[1] / t[1]
-            return (y if y > x else x) / self.weight[user]
-        return max([a[k] / t[k] for k in range(self.n_resources)]) / self.weight[user]
-
-
-class PooledDominantShare(UserOrder):
-    """DRF's weighted dominant share of the pooled cluster (Ghodsi et al., NSDI 2011, Section 4),
-    rounded to :data:`DIGITS` decimals so that equal shares tie in user-code order.
-
-    Key of user i: ``round(max_r A_ir / C_r / w_i, 12)`` with ``C_r`` the pooled capacity.
-    """
-
-    def key(self, user: int) -> float:
-        """``round(max_r alloc[user][r] / total[r] / weight[user], 12)``."""
-        a, t = self.alloc[user], self.total
-        k = max([a[r] / t[r] for r in range(self.n_resources)]) / self.weight[user]
-        return round(k, DIGITS)
 
 
 # ---------------------------------------------------------------------------------- server choice
@@ -205,8 +39,22 @@ class ServerChoice:
     The default space is the cluster's free resources; a task fits a server when its need is at
     most the server's free amount of every resource (and the user's ``eligible`` mask and the
     task's placement constraint allow the server). :meth:`find` picks, among the fitting servers,
-    the one :meth:`choose` returns. Subclasses define :meth:`choose`; a private space overrides
-    :meth:`space`, :meth:`need`, :meth:`take` and :meth:`give`.
+    the one :meth:`choose` returns. A choice is created and bound afresh for every run.
+
+    Subclasses can customise by overriding these hooks:
+
+    * :meth:`choose`: which of the fitting servers (default: the first); all a new choice needs.
+    * :meth:`bind`: the choice's own run state (extend it, calling ``super().bind`` first; read
+      the scheduler's parameters there).
+    * A private search space (the Slots baseline's slot counters): :meth:`space` (the columns
+      searched and their totals), :meth:`need` (a task's demand in those columns), :meth:`take`
+      and :meth:`give` (a placement and a completion in that space; called only if overridden).
+    * A faster search of the same rule: :meth:`find` (every server) and :meth:`find_in` (a woken
+      user's candidate servers). A :meth:`find` that searched every server and found none must
+      return :meth:`unfit_everywhere` (it remembers the need until the next completion, so that
+      a head at least as large in every column is blocked without a search); a :meth:`find`
+      with another fit rule than "free amount >= need in every column" must return -1 directly
+      instead, and override :meth:`find_in` too.
 
     Attributes
     ----------
@@ -215,20 +63,12 @@ class ServerChoice:
         the default space: they change as the engine commits and releases tasks).
     total : ndarray, shape (n_columns,)
         Total of each column over all servers.
-    n_resources : int
+    n_columns : int
         Number of columns.
     eligible : mapping of int to ndarray of bool, or None
         The scheduler's per-user server masks.
     tmask : ndarray of bool or None
         Placement constraint of the task being placed (set by the scheduler), or None.
-
-    Notes
-    -----
-    A :meth:`find` that searched every server and found none must return
-    :meth:`unfit_everywhere` (it remembers the need until the next completion, so that a head at
-    least as large in every resource is blocked without a search). A :meth:`find` with another
-    fit rule than "free amount >= need in every resource" must return -1 directly instead, and
-    override :meth:`find_in` too.
     """
 
     def bind(self, sched: Filling, cluster: ClusterView) -> None:
@@ -237,7 +77,7 @@ class ServerChoice:
         cols, total = self.space(sched, cluster)
         self.cols = cols
         self.total = np.asarray(total, dtype=np.float64)
-        self.n_resources = len(cols)
+        self.n_columns = len(cols)
         self.eligible = sched.eligible
         self.tmask: np.ndarray | None = None
         n = cluster.n_servers
@@ -293,14 +133,14 @@ class ServerChoice:
     def find_in(self, need: tuple[float, ...], user: int, servers: list[int]) -> int:
         """Like :meth:`find`, knowing that no server outside ``servers`` can fit the task (a woken
         user's candidates)."""
-        cols, k_range = self.cols, range(self.n_resources)
+        cols, k_range = self.cols, range(self.n_columns)
         elig = self.eligible.get(user) if self.eligible else None
         if self.tmask is not None:
             elig = self.tmask if elig is None else elig & self.tmask
         if len(servers) > _VECTOR_MIN:  # long candidate lists: one numpy pass per resource
             idx = np.array(servers, dtype=np.int64)
             ok = cols[0][idx] >= need[0]
-            for k in range(1, self.n_resources):
+            for k in range(1, self.n_columns):
                 ok &= cols[k][idx] >= need[k]
             if elig is not None:
                 ok &= elig[idx]
@@ -325,9 +165,9 @@ class ServerChoice:
         next call)."""
         cols, buf = self.cols, self._buf
         np.greater_equal(cols[0], need[0], out=buf)
-        if self.n_resources > 1:
+        if self.n_columns > 1:
             tmp = self._buf2
-            for k in range(1, self.n_resources):
+            for k in range(1, self.n_columns):
                 np.greater_equal(cols[k], need[k], out=tmp)
                 buf &= tmp
         if self.eligible and user in self.eligible:
@@ -340,7 +180,7 @@ class ServerChoice:
     def hopeless(self, need: tuple[float, ...]) -> bool:
         """True if some resource's need exceeds every server's free amount (no scan needed)."""
         mf = self.maxfree
-        for k in range(self.n_resources):
+        for k in range(self.n_columns):
             if need[k] > mf[k]:
                 return True
         return False
@@ -369,7 +209,7 @@ class ServerChoice:
         unfit = self.unfit
         if unfit:
             # drop remembered needs at least as large as this one (it says more)
-            if self.n_resources == 2:
+            if self.n_columns == 2:
                 n0, n1 = need
                 unfit[:] = [u for u in unfit if u[0] < n0 or u[1] < n1]
             else:
@@ -381,7 +221,7 @@ class ServerChoice:
     def known_unfit(self, need: tuple[float, ...]) -> bool:
         """True if ``need`` is at least a remembered unfit need in every resource: no server can
         hold it until a task completes (exact, not a heuristic)."""
-        if self.n_resources == 2:
+        if self.n_columns == 2:
             n0, n1 = need
             for u0, u1 in self.unfit:
                 if n0 >= u0 and n1 >= u1:
@@ -459,7 +299,7 @@ class BestFit(ServerChoice):
         """Bind, and precompute the eq. 9 weights ``T_k0 / T_r`` for every normalising k0."""
         super().bind(sched, cluster)
         t = [float(x) for x in self.total]
-        k = self.n_resources
+        k = self.n_columns
         # hw[k0][r]: weight of resource r when the task is normalised by resource k0 (a resource
         # no server has weighs 0: its free amounts and any fitting need of it are 0)
         self.hw = [[t[k0] / t[r] if t[r] > 0 else 0.0 for r in range(k)] for k0 in range(k)]
@@ -516,7 +356,7 @@ class BestFit(ServerChoice):
         cols, w = self.cols, self.hw[k0]
         base = cols[k0][idx]
         h = None
-        for k in range(self.n_resources):
+        for k in range(self.n_columns):
             if k == k0 or w[k] == 0.0:
                 continue
             term = cols[k][idx]  # a fresh array: the arithmetic below is in place

@@ -1,4 +1,5 @@
-"""Online baselines: DRF, C-DRFH, TSF, AF, PF, BMF and LMM-MMS for indivisible tasks.
+"""The online mechanisms under study: DRF, C-DRFH, TSF, AF, PF, BMF and LMM-MMS for indivisible
+tasks.
 
 Every scheduler here is a :class:`~fairsim.schedulers.progressive_filling.ProgressiveFilling`: the
 waiting user with the lowest *key* goes next and its head task goes to the first server that fits it
@@ -43,8 +44,14 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from fairsim.schedulers.filling_parts import DIGITS, FirstFit, PooledDominantShare, UserOrder
+from fairsim.schedulers.placement import FirstFit
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
+from fairsim.schedulers.user_selection import (
+    DIGITS,
+    FillingState,
+    PooledDominantShare,
+    UserOrder,
+)
 from fairsim.simulator.cluster import ClusterView
 
 #: Keys are rounded to this many decimals, so that users whose shares are equal in exact
@@ -85,20 +92,15 @@ class SumOverTasks(UserOrder):
     Subclasses define :meth:`term`; terms are cached per distinct task need.
     """
 
-    accounts = True
-
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+    def bind(self, state: FillingState, sched: ProgressiveFilling, cluster: ClusterView) -> None:
         """Bind, then allocate the per-user sums and the per-need term cache."""
-        super().bind(sched, cluster)
+        super().bind(state, sched, cluster)
         self._acc: list[float] = []
-        self._nrun: list[int] = []
         self._terms: dict[tuple[float, ...], float] = {}
 
     def grow(self, n_users: int) -> None:
         """Grow the per-user sums."""
-        grow = n_users - len(self._acc)
-        self._acc.extend([0.0] * grow)
-        self._nrun.extend([0] * grow)
+        self._acc.extend([0.0] * (n_users - len(self._acc)))
 
     def term(self, need: tuple[float, ...]) -> float:
         """The term a running task with this need adds to its user's key (before the weight)."""
@@ -109,13 +111,13 @@ class SumOverTasks(UserOrder):
         t = self._terms.get(need)
         if t is None:
             t = self._terms[need] = self.term(need)
-        self._nrun[user] += sign
         # an idle user's sum is exactly 0 (no rounding drift from += / -=: ties stay ties)
-        self._acc[user] = 0.0 if self._nrun[user] == 0 else self._acc[user] + sign * t
+        idle = self.state.running[user] == 0
+        self._acc[user] = 0.0 if idle else self._acc[user] + sign * t
 
     def key(self, user: int) -> float:
         """``round(sum of terms / weight, 12)``."""
-        return round(self._acc[user] / self.weight[user], _DIGITS)
+        return round(self._acc[user] / self.state.weight[user], _DIGITS)
 
 
 class TaskDominantShare(SumOverTasks):
@@ -124,7 +126,8 @@ class TaskDominantShare(SumOverTasks):
 
     def term(self, need: tuple[float, ...]) -> float:
         """``max_r d_r / C_r``."""
-        return max(need[k] / self.total[k] for k in range(self.n_resources))
+        t = self.state.total
+        return max(need[k] / t[k] for k in range(self.state.n_columns))
 
 
 class TaskShare(SumOverTasks):
@@ -132,9 +135,9 @@ class TaskShare(SumOverTasks):
     eq. 7 summed over servers), divided by the weight; ``gamma`` is computed once per distinct
     need over the distinct server capacities."""
 
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+    def bind(self, state: FillingState, sched: ProgressiveFilling, cluster: ClusterView) -> None:
         """Bind, then group the servers by capacity for ``gamma``."""
-        super().bind(sched, cluster)
+        super().bind(state, sched, cluster)
         classes, counts = np.unique(np.asarray(cluster.capacity), axis=0, return_counts=True)
         self._classes = classes
         self._class_counts = counts.astype(np.float64)
@@ -151,7 +154,8 @@ class AggregateShare(SumOverTasks):
 
     def term(self, need: tuple[float, ...]) -> float:
         """``sum_r d_r / C_r``."""
-        return sum([need[k] / self.total[k] for k in range(self.n_resources)])
+        t = self.state.total
+        return sum([need[k] / t[k] for k in range(self.state.n_columns)])
 
 
 class CDRFH(ProgressiveFilling):
@@ -214,70 +218,51 @@ class AF(ProgressiveFilling):
 class GlobalKey(UserOrder):
     """A key that also depends on the set of *active* users (tasks queued or running).
 
-    When that set changes the keys of every user change together: they are recomputed lazily, at
-    the start of the next scheduling pass for the waiting users (:meth:`refresh_global`, then
-    every waiting user re-keyed) and just before a wake-up for blocked users whose key predates
-    the change (subclasses' :meth:`key` must record ``self._seen[user] = self._epoch``).
+    When that set changes (:meth:`activated`) the keys of every user change together: they are
+    recomputed lazily, at the start of the next scheduling pass for the waiting users
+    (:meth:`before_pass` returns True; a subclass that keeps a quantity shared by every key
+    extends it to recompute that quantity then) and just before a wake-up for blocked users whose
+    key predates the change (:meth:`refresh`; subclasses' :meth:`key` must record
+    ``self._seen[user] = self._epoch``).
     """
 
     dynamic = True
-    accounts = True
     #: Whether a user's own key moves when one of its tasks arrives (LMM-MMS: its bound does).
     arrival_moves_key = True
 
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
-        """Bind, then allocate the per-user task counts."""
-        super().bind(sched, cluster)
-        self._insys: list[int] = []  # tasks queued or running
-        self._running: list[int] = []
+    def bind(self, state: FillingState, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+        """Bind, then allocate the epoch of each user's key."""
+        super().bind(state, sched, cluster)
         self._dirty = False
         self._epoch = 0  # bumped at every global change
         self._seen: list[int] = []  # epoch of each user's key
 
     def grow(self, n_users: int) -> None:
-        """Grow the per-user task counts."""
-        grow = n_users - len(self._insys)
-        self._insys.extend([0] * grow)
-        self._running.extend([0] * grow)
-        self._seen.extend([-1] * grow)
+        """Grow the epochs of the users' keys."""
+        self._seen.extend([-1] * (n_users - len(self._seen)))
 
     def activated(self, user: int, on: bool) -> None:
-        """``user`` became active (``on``) or inactive; the global quantity is stale."""
+        """``user`` became active (``on``) or inactive; every key is stale."""
         self._dirty = True
 
-    def refresh_global(self) -> None:
-        """Recompute the quantity shared by every key (called when it is stale)."""
-
     def arrived(self, user: int, need: tuple[float, ...]) -> bool:
-        """Count the task; the user's own key may change with its task count."""
-        self._insys[user] += 1
-        if self._insys[user] == 1:
-            self.activated(user, True)
+        """The user's own key may change with its tasks in the system."""
         moved = self.arrival_moves_key or self._seen[user] != self._epoch
         if moved:
             self._seen[user] = -1  # re-keyed now, or when woken
         return moved
 
-    def account(self, user: int, server: int, need: tuple[float, ...], sign: int) -> None:
-        """Count running tasks; a user with no task left becomes inactive."""
-        self._running[user] += sign
-        if sign < 0:
-            self._insys[user] -= 1
-            if self._insys[user] == 0:
-                self.activated(user, False)
-
     def before_pass(self) -> bool:
-        """Refresh the shared quantity and re-key the waiting users if it moved."""
+        """Whether the set of active users changed since the last pass (a new epoch starts)."""
         if self._dirty:
             self._dirty = False
             self._epoch += 1
-            self.refresh_global()
             return True
         return False
 
     def refresh(self, users: Sequence[int]) -> None:
         """Re-key the blocked users whose key predates the last global change."""
-        epoch, seen, keys = self._epoch, self._seen, self.keys
+        epoch, seen, keys = self._epoch, self._seen, self.state.keys
         for u in users:
             if seen[u] != epoch:
                 keys[u] = self.key(u)
@@ -288,9 +273,9 @@ class MMSRatio(GlobalKey):
     Zhang, *Mathematics* 2025; our online reading in :class:`LMMMMS`). Reads the scheduler's
     ``bounds`` at bind."""
 
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+    def bind(self, state: FillingState, sched: ProgressiveFilling, cluster: ClusterView) -> None:
         """Bind, then group the servers by capacity (per user when it has eligible servers)."""
-        super().bind(sched, cluster)
+        super().bind(state, sched, cluster)
         self.bounds: Mapping[int, float] | None = getattr(sched, "bounds", None)
         cap = np.asarray(cluster.capacity)
         classes, inverse, counts = np.unique(cap, axis=0, return_inverse=True, return_counts=True)
@@ -309,10 +294,11 @@ class MMSRatio(GlobalKey):
         self._head_gamma.extend([math.inf] * (n_users - len(self._head_gamma)))
 
     def _counts_of(self, user: int) -> tuple[int, np.ndarray]:
-        if self.eligible and user in self.eligible:
+        eligible = self.state.eligible
+        if eligible and user in eligible:
             c = self._user_counts.get(user)
             if c is None:
-                mask = np.asarray(self.eligible[user], dtype=bool)
+                mask = np.asarray(eligible[user], dtype=bool)
                 c = np.bincount(self._class_idx[mask], minlength=len(self._classes))
                 c = self._user_counts[user] = c.astype(np.float64)
             return user, c
@@ -320,15 +306,17 @@ class MMSRatio(GlobalKey):
 
     def activated(self, user: int, on: bool) -> None:
         """Keep the active users' total weight ``W``."""
-        self._wsum += self.weight[user] if on else -self.weight[user]
+        w = self.state.weight[user]
+        self._wsum += w if on else -w
         self._dirty = True
 
     def key(self, user: int) -> float:
         """``round(x_i / mu_i, 12)`` (``inf`` when ``mu_i = 0``)."""
-        q = self.queues[user]
+        s = self.state
+        q = s.queues[user]
         if q:
             need = q[0][1]
-            if self.eligible and user in self.eligible:
+            if s.eligible and user in s.eligible:
                 key, counts = self._counts_of(user)
                 g = self._gammas.get((key, need))
                 if g is None:
@@ -339,12 +327,13 @@ class MMSRatio(GlobalKey):
                     g = self._gammas_all[need] = _gamma(self._classes, self._class_counts, need)
             self._head_gamma[user] = g
         self._seen[user] = self._epoch
-        b = self.bounds
-        n_i = float(b[user]) if b is not None and user in b else float(self._insys[user])
-        w = self.weight[user]
+        b, running = self.bounds, s.running[user]
+        # tasks in the system: queued or running
+        n_i = float(b[user]) if b is not None and user in b else float(len(q) + running)
+        w = s.weight[user]
         wsum = self._wsum if self._wsum > 0 else w
         mu = min(n_i, w / wsum * self._head_gamma[user])
-        return round(self._running[user] / mu, _DIGITS) if mu > 0 else math.inf
+        return round(running / mu, _DIGITS) if mu > 0 else math.inf
 
 
 class LMMMMS(ProgressiveFilling):
@@ -396,10 +385,10 @@ class PricedShare(GlobalKey):
 
     arrival_moves_key = False
 
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+    def bind(self, state: FillingState, sched: ProgressiveFilling, cluster: ClusterView) -> None:
         """Bind, then allocate the per-user types and the price vector."""
-        super().bind(sched, cluster)
-        k = self.n_resources
+        super().bind(state, sched, cluster)
+        k = state.n_columns
         # one row per user code: type a_i (d_i / C), and w_i while active (0 otherwise), so a
         # price update is one vectorised pass with no per-user Python work
         self._ta = np.ones((0, k))
@@ -407,7 +396,7 @@ class PricedShare(GlobalKey):
         self._typed: list[bool] = []
         self._shapes: list[bool] = []  # its type demands something
         self._theta = 0.5
-        self._price = [1.0 / t if t > 0 else 0.0 for t in self.total]  # nu_r / C_r
+        self._price = [1.0 / t if t > 0 else 0.0 for t in state.total]  # nu_r / C_r
 
     def grow(self, n_users: int) -> None:
         """Grow the per-user types."""
@@ -415,15 +404,15 @@ class PricedShare(GlobalKey):
         grow = n_users - len(self._typed)
         self._typed.extend([False] * grow)
         self._shapes.extend([False] * grow)
-        self._ta = np.vstack([self._ta, np.ones((grow, self.n_resources))])
+        self._ta = np.vstack([self._ta, np.ones((grow, self.state.n_columns))])
         self._wa = np.concatenate([self._wa, np.zeros(grow)])
 
     def arrived(self, user: int, need: tuple[float, ...]) -> bool:
-        """Remember the user's type (first task's need), then count the task."""
+        """Remember the user's type (first task's need); see :meth:`GlobalKey.arrived`."""
         if not self._typed[user]:
             self._typed[user] = True
-            t = self.total
-            a = [need[k] / t[k] if t[k] > 0 else 0.0 for k in range(self.n_resources)]
+            t = self.state.total
+            a = [need[k] / t[k] if t[k] > 0 else 0.0 for k in range(self.state.n_columns)]
             if any(x > 0 for x in a):  # a task demanding nothing does not shape the prices
                 self._ta[user] = a
                 self._shapes[user] = True
@@ -433,29 +422,33 @@ class PricedShare(GlobalKey):
         """Enter or leave the price computation (users demanding nothing never enter it)."""
         if not self._shapes[user]:
             return  # a user demanding nothing never enters the price computation
-        self._wa[user] = self.weight[user] if on else 0.0
+        self._wa[user] = self.state.weight[user] if on else 0.0
         self._dirty = True
 
-    def refresh_global(self) -> None:
-        """Recompute the prices, warm-started from the previous ones."""
+    def before_pass(self) -> bool:
+        """When the active users changed: recompute the prices, warm-started from the previous
+        ones (and re-key the waiting users)."""
+        if not super().before_pass():
+            return False
         wsum = float(self._wa.sum())
         if wsum <= 0:
-            return
+            return True
         p = pf_prices(self._ta, self._wa, start=self._theta)
-        if self.n_resources == 2:
+        n = self.state.n_columns
+        if n == 2:
             self._theta = float(p[0])
-        t = self.total
-        self._price = [
-            float(wsum * p[k] / t[k]) if t[k] > 0 else 0.0 for k in range(self.n_resources)
-        ]
+        t = self.state.total
+        self._price = [float(wsum * p[k] / t[k]) if t[k] > 0 else 0.0 for k in range(n)]
+        return True
 
     def key(self, user: int) -> float:
         """``round(sum_r A_ir nu_r / C_r / w_i, 12)`` (exactly 0 for a user running nothing)."""
         self._seen[user] = self._epoch
-        if self._running[user] == 0:  # exactly 0, without the allocation's rounding drift
+        s = self.state
+        if s.running[user] == 0:  # exactly 0, without the allocation's rounding drift
             return 0.0
-        a, p = self.alloc[user], self._price
-        key = sum([a[k] * p[k] for k in range(self.n_resources)]) / self.weight[user]
+        a, p = s.alloc[user], self._price
+        key = sum([a[k] * p[k] for k in range(s.n_columns)]) / s.weight[user]
         return round(key, _DIGITS)
 
 
@@ -488,12 +481,11 @@ class BottleneckRank(UserOrder):
 
     dynamic = True
     rekey_each = True
-    accounts = True
 
-    def bind(self, sched: ProgressiveFilling, cluster: ClusterView) -> None:
+    def bind(self, state: FillingState, sched: ProgressiveFilling, cluster: ClusterView) -> None:
         """Bind, then allocate the per-resource sorted shares."""
-        super().bind(sched, cluster)
-        k = self.n_resources
+        super().bind(state, sched, cluster)
+        k = state.n_columns
         self._vals: list[list[float]] = [[] for _ in range(k)]  # sorted, every user
         self._vals_ok = True
         self._cur: list[list[float]] = []
@@ -508,8 +500,8 @@ class BottleneckRank(UserOrder):
         """Grow the per-user shares."""
         grow = n_users - len(self._cur)
         for _ in range(grow):
-            self._cur.append([0.0] * self.n_resources)
-            self._dem.append([False] * self.n_resources)
+            self._cur.append([0.0] * self.state.n_columns)
+            self._dem.append([False] * self.state.n_columns)
         self._seen.extend([-1] * grow)
         self._vals_ok = False
 
@@ -517,7 +509,7 @@ class BottleneckRank(UserOrder):
         """Remember which resources the user demands (a new one moves its key)."""
         dem = self._dem[user]
         new = False
-        for k in range(self.n_resources):
+        for k in range(self.state.n_columns):
             if need[k] > 0 and not dem[k]:
                 dem[k] = new = True
         moved = new or self._seen[user] != self._epoch
@@ -527,22 +519,21 @@ class BottleneckRank(UserOrder):
 
     def account(self, user: int, server: int, need: tuple[float, ...], sign: int) -> None:
         """Update the user's per-resource shares, the utilisations and the bottleneck set."""
-        cur, t, w, a = self._cur[user], self.total, self.weight[user], self.alloc[user]
+        s = self.state
+        cur, t, w, a = self._cur[user], s.total, s.weight[user], s.alloc[user]
         used = self._used
-        for k in range(self.n_resources):
+        for k in range(s.n_columns):
             if need[k] == 0:
                 continue
             used[k] += need[k] if sign > 0 else -need[k]
-            # alloc already holds a placed task, and still holds a finished one during this
-            # call; shares are rounded so that equal shares tie
-            held = a[k] if sign > 0 else a[k] - need[k]
-            cur[k] = round(max(0.0, held) / t[k] / w, _DIGITS)
+            # alloc already took the change; shares are rounded so that equal shares tie
+            cur[k] = round(max(0.0, a[k]) / t[k] / w, _DIGITS)
         self._vals_ok = False
         util = [
-            round(used[k] / t[k], _DIGITS) if t[k] > 0 else 0.0 for k in range(self.n_resources)
+            round(used[k] / t[k], _DIGITS) if t[k] > 0 else 0.0 for k in range(self.state.n_columns)
         ]
         top = max(util)
-        bott = tuple(k for k in range(self.n_resources) if util[k] >= top)
+        bott = tuple(k for k in range(self.state.n_columns) if util[k] >= top)
         if bott != self._bott:
             self._bott = bott
             self._epoch += 1
@@ -557,7 +548,7 @@ class BottleneckRank(UserOrder):
             j = bott[0]
             return (cur[j] if dem[j] else -1.0, dom)
         if not self._vals_ok:  # sorted shares per resource, rebuilt only when needed
-            self._vals = [sorted(c[k] for c in self._cur) for k in range(self.n_resources)]
+            self._vals = [sorted(c[k] for c in self._cur) for k in range(self.state.n_columns)]
             self._vals_ok = True
         status = len(self._cur) + 1
         for k in bott:
@@ -570,7 +561,7 @@ class BottleneckRank(UserOrder):
 
     def refresh(self, users: Sequence[int]) -> None:
         """Re-key the blocked users (all of them with tied bottlenecks)."""
-        multi, epoch, seen, keys = len(self._bott) > 1, self._epoch, self._seen, self.keys
+        multi, epoch, seen, keys = len(self._bott) > 1, self._epoch, self._seen, self.state.keys
         for u in users:
             if multi or seen[u] != epoch:
                 keys[u] = self.key(u)
@@ -578,11 +569,6 @@ class BottleneckRank(UserOrder):
     def reserves(self) -> bool:
         """Only with a single bottleneck: the keys are then the users' own."""
         return len(self._bott) == 1
-
-    def sort(self, users: list[int]) -> list[int]:
-        """Sorted by (key, user code): tuple keys, no float vector."""
-        keys = self.keys
-        return sorted(users, key=lambda v: (keys[v], v))
 
     def before_pass(self) -> bool:
         """Re-key when the bottleneck moved or is tied."""

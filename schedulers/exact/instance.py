@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from fairsim.errors import FairsimError
+from fairsim.errors import FairsimError, read_input_text
 
 
 class InstanceError(FairsimError, ValueError):
@@ -183,6 +183,49 @@ def check_top_level(data: Any, extra: tuple[str, ...] = ()) -> list[str]:
     return resources
 
 
+def parse_servers(
+    data: dict[str, Any], n_resources: int, kind: str = "server", kinds: str = ""
+) -> tuple[list[str], list[list[float]]]:
+    """The ``servers`` of an instance (checked by :func:`check_top_level`): ids and capacities.
+
+    Parameters
+    ----------
+    data : dict
+        The instance.
+    n_resources : int
+        Length of every capacity vector.
+    kind, kinds : str
+        What a server is, in the messages: ``"server"``, or ``"machine class"`` and ``"machine
+        classes"`` for the UDRF instance (:mod:`fairsim.schedulers.exact.udrf`).
+
+    Returns
+    -------
+    ids : list of str
+    capacities : list of list of float
+        One vector of ``n_resources`` numbers per server.
+
+    Raises
+    ------
+    InstanceError
+        For a missing or empty list, a malformed entry or capacity, or a duplicate id.
+    """
+    servers = data.get("servers")
+    if not isinstance(servers, list) or not servers:
+        listed = f" of {kinds}" if kinds else ""
+        raise InstanceError(f"servers: expected a non-empty list{listed}, got {servers!r}")
+    ids: list[str] = []
+    caps = []
+    for j, s in enumerate(servers):
+        if not isinstance(s, dict) or "id" not in s or "capacity" not in s:
+            raise InstanceError(f"servers[{j}]: expected an object with 'id' and 'capacity'")
+        sid = str(s["id"])
+        if sid in ids:
+            raise InstanceError(f"servers[{j}].id: duplicate {kind} id {sid!r}")
+        ids.append(sid)
+        caps.append(_vector(s["capacity"], f"servers[{j}].capacity", n_resources))
+    return ids, caps
+
+
 def parse_instance(data: Any) -> Instance:
     """Validate an instance mapping.
 
@@ -196,19 +239,7 @@ def parse_instance(data: Any) -> Instance:
     """
     resources = check_top_level(data, extra=("queues",))
     n_r = len(resources)
-    servers = data.get("servers")
-    if not isinstance(servers, list) or not servers:
-        raise InstanceError(f"servers: expected a non-empty list, got {servers!r}")
-    sids: list[str] = []
-    caps = []
-    for j, s in enumerate(servers):
-        if not isinstance(s, dict) or "id" not in s or "capacity" not in s:
-            raise InstanceError(f"servers[{j}]: expected an object with 'id' and 'capacity'")
-        sid = str(s["id"])
-        if sid in sids:
-            raise InstanceError(f"servers[{j}].id: duplicate server id {sid!r}")
-        sids.append(sid)
-        caps.append(_vector(s["capacity"], f"servers[{j}].capacity", n_r))
+    sids, caps = parse_servers(data, n_r)
     users = data.get("users")
     if not isinstance(users, list) or not users:
         raise InstanceError(f"users: expected a non-empty list, got {users!r}")
@@ -543,19 +574,7 @@ def read_instance_json(path: str | Path) -> Any:
         If the file is missing, a directory, not UTF-8, not JSON, or nested too deeply.
     """
     p = Path(path)
-    if p.is_dir():
-        raise InstanceError(f"instance: {str(p)!r} is a directory, not a JSON file")
-    if not p.is_file():
-        raise InstanceError(f"instance: file {str(p)!r} does not exist")
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise InstanceError(f"instance: cannot read {str(p)!r} ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise InstanceError(
-            f"instance: {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
-            f"offset {exc.start})"
-        ) from None
+    text = read_input_text(p, "instance", "JSON file", InstanceError)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -1,0 +1,70 @@
+"""``fairsim experiment``: reproduce a paper's evaluation."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fairsim.cli.argtypes import Subparsers, int_at_least
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from fairsim.atomic import atomic_dir
+    from fairsim.experiments.reproductions import reproduce
+
+    out = Path(args.out or f"results/{args.which}")
+    # A reproduction replaces its folder by design (``make experiment`` twice in a row works),
+    # still atomically: an interrupted run keeps the previous results.
+    with atomic_dir(out, overwrite=True, protect=[args.shared]) as tmp:
+        path = reproduce(
+            args.which,
+            out=tmp,
+            shared=Path(args.shared),
+            quick=args.quick,
+            progress=not args.no_progress,
+            seeds=args.seeds,
+            jobs=args.jobs,
+        )
+    print(f"report: {out / path.relative_to(tmp)}")
+    return 0
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Add ``fairsim experiment`` to the subcommands."""
+    from fairsim.experiments.claims import DEFAULT_SEEDS
+    from fairsim.experiments.reproductions import REPRODUCTIONS
+
+    e = sub.add_parser(
+        "experiment",
+        help="reproduce a paper's evaluation",
+        description="Reproduce a paper's evaluation into --out, which is replaced when it "
+        "exists (atomically: an interrupted run keeps the previous results).",
+    )
+    e.add_argument(
+        "which",
+        choices=tuple(REPRODUCTIONS),
+        help="the reproduction: %(choices)s",
+    )
+    e.add_argument(
+        "--shared",
+        default="../shared",
+        help="the shared data folder (traces); without its traces/google-2011, drfh-google and "
+        "udrf fetch the Google sample into the download cache ($FAIRSIM_DATA_DIR)",
+    )
+    e.add_argument("--out", help="output folder (default results/<which>), replaced")
+    e.add_argument("--quick", action="store_true", help="a small slice, for a smoke test")
+    e.add_argument(
+        "--seeds",
+        type=int_at_least(1),
+        default=DEFAULT_SEEDS,
+        help="run seeds 1..N; every numeric claim gets a 95 %% interval over them "
+        "(default %(default)s; 1 is a quick look without intervals)",
+    )
+    e.add_argument(
+        "--jobs",
+        type=int_at_least(1),
+        default=None,
+        help="worker processes for the seeds (default: one per core, at most one per seed)",
+    )
+    e.add_argument("--no-progress", action="store_true", help="no progress bars")
+    e.set_defaults(func=cmd_experiment)

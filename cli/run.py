@@ -1,0 +1,99 @@
+"""``fairsim run``: one YAML scenario, every scheduler it names, into one folder."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from fairsim.cli.argtypes import Subparsers
+
+
+def _format_speed(summary: dict[str, Any]) -> str:
+    """What ``tasks_per_s`` counts, in words: the tasks that arrived by the horizon per second
+    of the engine's wall time (``summary.json``'s ``tasks``, ``wall_s``, ``tasks_per_s``)."""
+    rate, wall = summary.get("tasks_per_s"), summary.get("wall_s")
+    if not isinstance(rate, int | float) or not isinstance(wall, int | float):
+        return "- tasks/s"
+    return f"{summary['tasks']:,} tasks simulated in {wall:.1f} s ({rate:,.0f} tasks/s)"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``fairsim run``: the config is read and validated once (its name gives the default
+    output folder), the output folder is checked before any work, then every scheduler runs
+    (:func:`fairsim.scenario.api.simulate_loaded`); one line per scheduler is printed, and the
+    report's overload line when there is one."""
+    from fairsim.atomic import check_output_dir
+    from fairsim.scenario.api import load_scenario, simulate_loaded
+    from fairsim.scenario.reporting.run_report import overload_line
+
+    loaded = load_scenario(args.config, overrides=args.set)
+    target = args.out if args.out is not None else str(Path("results") / loaded.config.name)
+    check_output_dir(target, overwrite=args.overwrite, protect=[args.config])  # before any work
+    results = simulate_loaded(
+        loaded, out=target, progress=not args.no_progress, overwrite=args.overwrite
+    )
+    for name, r in results.items():
+        s = r.summary
+        utils = ", ".join(
+            f"{res} {100 * v:.1f} %" if v is not None else f"{res} -"
+            for res, v in s["mean_utilization"].items()
+        )
+        print(
+            f"{name:>16}: {s['tasks_completed']:,}/{s['tasks']:,} tasks completed, {utils}; "
+            f"{_format_speed(s)}"
+        )
+    overload = overload_line({name: r.summary for name, r in results.items()})
+    if overload is not None:
+        print(overload)
+    print(f"results in {Path(target)}")
+    return 0
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Add ``fairsim run`` to the subcommands."""
+    from fairsim.schedulers.registry import available
+
+    schedulers = ", ".join(available())
+    raw = argparse.RawDescriptionHelpFormatter
+    r = sub.add_parser(
+        "run",
+        help="simulate one YAML scenario",
+        description=textwrap.fill(
+            "Simulate one YAML scenario: every scheduler it names replays the same workload "
+            "on the same server pool; the result files (docs/architecture.md) go into --out, "
+            "written under a temporary name and renamed when complete. Relative paths in the "
+            "config (trace.path, trace.cache_dir, cluster.path) are relative to the config "
+            "file's folder.",
+            79,
+        ),
+        epilog=f"scheduler names: {schedulers} (S: slots per largest server, e.g. slots-14); "
+        "with parameters: {name: psdsf, period_s: 2}\n"
+        "trace formats: google-2011, canonical, synthetic, inline, alibaba-2017, "
+        "alibaba-2018, alibaba-2018-spar, alibaba-gpu-2023\n"
+        "example: fairsim run configs/google-1h.yaml --out results/google-1h "
+        "--set cluster.servers=200",
+        formatter_class=raw,
+    )
+    r.add_argument("config", help="the scenario, a YAML file (configs/, docs/getting-started.md)")
+    r.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output folder (default results/<name>, relative to the working directory); "
+        "refused if it exists and is not empty, unless --overwrite",
+    )
+    r.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --out folder whole"
+    )
+    r.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value before validation, e.g. --set cluster.servers=500 or "
+        "--set 'schedulers=[ff-drfh, bf-drfh]' (value parsed as YAML; repeatable; a relative "
+        "path given here is relative to the working directory)",
+    )
+    r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    r.set_defaults(func=cmd_run)
