@@ -12,7 +12,8 @@ demanding siblings at every level, Bhattacharya et al. Section 2):
 * starvation freedom (the paper's dynamic setting): after the tasks of one user finish (all of
   them, or half), the mechanism hands the freed resources out again from the remaining
   allocation (:func:`~fairsim.schedulers.exact.hdrf.refill`, no preemption) and the result still
-  meets the hierarchical share guarantee;
+  meets the hierarchical share guarantee (a count, not a theorem: without preemption H-DRF too
+  can leave a node below it where nothing more fits; docs/hdrf.md gives an instance);
 * Pareto optimality, strategy-proofness (a user raises some entries of its demand vector; its
   *true* tasks are compared), population monotonicity (a user leaves), as for the flat
   mechanisms (:mod:`fairsim.schedulers.exact.properties`), the Pareto LP with the queues' limits;

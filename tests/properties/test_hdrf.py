@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hdrf_reference import stepped_hdrf
 from helpers import exact_instances, hdrf_data
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fairsim.schedulers import exact
@@ -132,9 +132,29 @@ def test_units_do_not_matter(data: dict[str, Any], draw: st.DataObject) -> None:
 
 @SETTINGS
 @given(hdrf_data())
+@example(
+    data={
+        "resources": ["r0", "r1"],
+        "servers": [{"id": "s", "capacity": [1, 1]}],
+        "queues": [{"id": q, "weight": 1} for q in ("q0", "q1", "q2")],
+        "users": [
+            {"id": "u0", "demand": [1, 0], "weight": 1},
+            {"id": "u1", "demand": [0, 1], "weight": 1, "queue": "q0"},
+            {"id": "u2", "demand": [1, 0], "weight": 1},
+            {"id": "u3", "demand": [0, 1], "weight": 1, "queue": "q0"},
+            {"id": "u4", "demand": [1, 0], "weight": 1, "queue": "q0"},
+        ],
+    }
+)
 def test_the_hierarchical_share_guarantee_holds_before_and_after_departures(
     data: dict[str, Any],
 ) -> None:
+    """From an empty cluster H-DRF meets the guarantee. After a departure it hands the freed
+    resources out again without preempting anyone, so a node may end below its guarantee, but
+    only where nothing more fits: every user below it that could run more is stopped by a full
+    resource. (Hypothesis found such a node: ``u0`` gets back a share 0.3 of its 1/3 while queue
+    ``q0``, whose blocked users count at its unblocked user's share 0.2 under H-DRF's rescaling,
+    grows; see docs/hdrf.md.)"""
     inst = parse_instance(data)
     x = solve_exact("hdrf", inst)[:, 0]  # checked after the solve
     assert share_guarantee_violations(inst, x) == []
@@ -142,7 +162,29 @@ def test_the_hierarchical_share_guarantee_holds_before_and_after_departures(
         start = x.copy()
         start[n] = 0.0
         y = refill(inst, start)[:, 0]
-        assert share_guarantee_violations(inst, y) == [], n
+        for v in share_guarantee_violations(inst, y):
+            assert _nothing_more_fits(inst, y, v["node"]), (n, v)
+
+
+def _nothing_more_fits(inst: Instance, y: np.ndarray, node: str) -> bool:
+    """Every user below ``node`` (a user id or a queue id) that is below its ``max_tasks``
+    demands a resource the pool has used up (``y``: tasks per user, shape (n_users,))."""
+    p = pooled(inst)
+    cap = p.capacity.sum(axis=0)
+    full = p.demand.T @ y >= cap * (1 - 1e-9)
+    q = p.queues
+    below = []
+    for u, uid in enumerate(p.user_ids):
+        path, k = [uid], (q.user_queue[u] if q is not None else -1)
+        while q is not None and k >= 0:
+            path.append(q.ids[k])
+            k = q.parent[k]
+        if node in path:
+            below.append(u)
+    assert below, node
+    return all(
+        y[u] >= p.max_tasks[u] * (1 - 1e-9) or bool((full & (p.demand[u] > 0)).any()) for u in below
+    )
 
 
 @SETTINGS
