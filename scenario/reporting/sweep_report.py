@@ -168,10 +168,13 @@ def bounded_interval(
         z = math.log(p / (1 - p))
         low = lo_b + width * float(special.expit(z - d))
         high = lo_b + width * float(special.expit(z + d))
-        return mean, sd, low, high, n, method
-    m = mean - lo_b
-    f = math.exp(tq * se / m)
-    return mean, sd, lo_b + m / f, lo_b + m * f, n, method
+    else:
+        m = mean - lo_b
+        f = math.exp(tq * se / m)
+        low, high = lo_b + m / f, lo_b + m * f
+    # the back-transform rounds: a spread of a few ulps (three equal values whose mean is not
+    # exact) can put an end a rounding step past the mean
+    return mean, sd, min(low, mean), max(high, mean), n, method
 
 
 def grid_columns(runs: pd.DataFrame) -> list[str]:
