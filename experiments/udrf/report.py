@@ -22,6 +22,35 @@ from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
 
 log = logging.getLogger(__name__)
 
+#: The report's prose.
+T = kit.Template(Path(__file__).with_name("report_template.md"))
+_MEANS_HEAD = (
+    "scheduler",
+    "jobs completed",
+    "mean JCT (s)",
+    "median JCT (s)",
+    "mean wait (s)",
+    "mean execution (s)",
+    "mean time before the queue (s)",
+    "wasted CPU (%)",
+    "wasted memory (%)",
+    "last finish (h)",
+)
+_RUNS_HEAD = (
+    "seed",
+    "scheduler",
+    "tasks",
+    "completed",
+    "unplaceable",
+    "engine wall (s)",
+    "tasks/s",
+)
+
+
+def _counts(groups: Any) -> str:
+    """``group: jobs`` for every group of a column, in the groups' order."""
+    return ", ".join(f"{k}: {v:,}" for k, v in groups.value_counts().sort_index().items())
+
 
 def write_report(out: Path, run: dict[str, Any]) -> Path:
     """Read the seeds' files back, write ``claims.json``, the figures and ``report.md`` into
@@ -64,7 +93,7 @@ def _reductions(data: N.Seeds, other: str) -> list[str]:
             )
         rows.append([part, kit.estimate(N.overall_reduction(pairs, part, n)), *cells])
     head = ["part", "overall", "by repetitions", "by classes needed"]
-    return [f"### against {other} ({len(pairs):,} jobs)", "", *kit.table(head, rows)]
+    return [*T.lines("reductions.against", other=other, jobs=len(pairs)), *kit.table(head, rows)]
 
 
 def report_text(
@@ -99,51 +128,6 @@ def report_text(
                 f"{e('makespan_s').value / 3600:.2f}",
             ]
         )
-    lines = [
-        f"# UDRF paper, Section V: DRF ({BASELINE}) vs online UDRF",
-        "",
-        f"Scenario `{cfg.name}` (`configs/udrf-google.yaml`{', --quick' if quick else ''}), "
-        f"seeds {data.seeds[0]}-{data.seeds[-1]} ({n}; each draws its own {s0['servers']} "
-        f"Table I servers, repetitions, run times and constraints; the trace is fixed): "
-        f"{s0['machine_classes']} machine classes, {s0['jobs']:,} jobs, repetitions "
-        f"{cfg.trace.repetitions} ({s0['repetition_mode']}), queue of {cfg.trace.queue_jobs} "
-        f"jobs, run times {cfg.trace.job_run_s} s, constraint model `{s0['constraint_model']}` "
-        "(every job; classes drawn among those that can hold the task, their number following "
-        f"Fig. 8). `{UDRF_NAME}` follows Fig. 5, line 6: the lowest-share user's job is served, "
-        "or its servers are reserved for it, before anyone else's. JCT is measured from the "
-        f"moment a job enters the queue. Wall time {wall_s:,.0f} s ({workers} worker "
-        f"process{'es' if workers > 1 else ''}).",
-        "",
-        *claims_markdown(claims),
-        "## Per scheduler (mean over seeds [95 % interval])",
-        "",
-        *kit.table(
-            [
-                "scheduler",
-                "jobs completed",
-                "mean JCT (s)",
-                "median JCT (s)",
-                "mean wait (s)",
-                "mean execution (s)",
-                "mean time before the queue (s)",
-                "wasted CPU (%)",
-                "wasted memory (%)",
-                "last finish (h)",
-            ],
-            means,
-        ),
-        "JCT = last finish − queue entry = wait (queue entry → first start) + execution (first "
-        "start → last finish). Time before the queue = first submit → queue entry. Wasted = free "
-        "CPU / memory of the servers on which some waiting task could start now (Section II-A's "
-        "meaning; the paper does not define the plotted quantity), averaged until the "
-        "scheduler's last task finished.",
-        "",
-        "## Reductions of UDRF (1 − mean udrf / mean baseline over the jobs completed under both, "
-        "all seeds; 95 % bootstrap interval over jobs)",
-        "",
-    ]
-    for other in [BASELINE, *[s for s in data.schedulers if s not in (BASELINE, UDRF_NAME)]]:
-        lines += _reductions(data, other)
     pairs = N.pooled_pairs(data)
     runs = [
         [
@@ -158,22 +142,42 @@ def report_text(
         for s in data.seeds
         for name, r in data.summaries[s]["runs"].items()
     ]
-    head = ["seed", "scheduler", "tasks", "completed", "unplaceable", "engine wall (s)", "tasks/s"]
+    lines = [
+        *T.lines(
+            "head",
+            baseline=BASELINE,
+            name=cfg.name,
+            quick=", --quick" if quick else "",
+            first=data.seeds[0],
+            last=data.seeds[-1],
+            n=n,
+            servers=s0["servers"],
+            classes=s0["machine_classes"],
+            jobs=s0["jobs"],
+            repetitions=cfg.trace.repetitions,
+            mode=s0["repetition_mode"],
+            queue=cfg.trace.queue_jobs,
+            run_s=cfg.trace.job_run_s,
+            model=s0["constraint_model"],
+            udrf=UDRF_NAME,
+            wall_s=wall_s,
+            workers=workers,
+            es="es" if workers > 1 else "",
+        ),
+        *claims_markdown(claims),
+        *T.lines("means"),
+        *kit.table(_MEANS_HEAD, means),
+        *T.lines("reductions"),
+    ]
+    for other in [BASELINE, *[s for s in data.schedulers if s not in (BASELINE, UDRF_NAME)]]:
+        lines += _reductions(data, other)
     lines += [
-        "Jobs per group (completed under both, all seeds): by repetitions "
-        + ", ".join(
-            f"{k}: {v:,}" for k, v in pairs["repetitions"].value_counts().sort_index().items()
-        )
-        + "; by classes "
-        + ", ".join(f"{k}: {v:,}" for k, v in pairs["classes"].value_counts().sort_index().items())
-        + ".",
-        "",
-        "## Runs",
-        "",
-        *kit.table(head, runs),
-        "Figures: " + ", ".join(f"`{f}`" for f in figs) + ". Data: `claims.json`; per seed "
-        "`seed-<s>/`: `waste.parquet`, `rducs.parquet`, `jct.parquet`, `jobs.parquet`, "
-        "`<scheduler>/tasks.parquet`, `summary.json`.",
-        "",
+        *T.lines(
+            "runs",
+            repetitions=_counts(pairs["repetitions"]),
+            classes=_counts(pairs["classes"]),
+        ),
+        *kit.table(_RUNS_HEAD, runs),
+        *T.lines("runs.end", figures=", ".join(f"`{f}`" for f in figs)),
     ]
     return "\n".join(lines)
