@@ -109,7 +109,6 @@ def report_text(
     over the seeds, the reductions by group, and the runs."""
     n = len(data.seeds)
     s0 = data.summaries[data.seeds[0]]
-    quick = bool(s0["quick"])
     workers = default_jobs(n) if jobs is None else max(1, min(jobs, n))
     means = []
     for name in data.schedulers:
@@ -146,19 +145,12 @@ def report_text(
         *T.lines(
             "head",
             baseline=BASELINE,
-            name=cfg.name,
-            quick=", --quick" if quick else "",
+            cfg=cfg,
+            s0=s0,
             first=data.seeds[0],
             last=data.seeds[-1],
             n=n,
-            servers=s0["servers"],
-            classes=s0["machine_classes"],
-            jobs=s0["jobs"],
-            repetitions=cfg.trace.repetitions,
-            mode=s0["repetition_mode"],
-            queue=cfg.trace.queue_jobs,
-            run_s=cfg.trace.job_run_s,
-            model=s0["constraint_model"],
+            quick=", --quick" if s0["quick"] else "",
             udrf=UDRF_NAME,
             wall_s=wall_s,
             workers=workers,
@@ -172,11 +164,7 @@ def report_text(
     for other in [BASELINE, *[s for s in data.schedulers if s not in (BASELINE, UDRF_NAME)]]:
         lines += _reductions(data, other)
     lines += [
-        *T.lines(
-            "runs",
-            repetitions=_counts(pairs["repetitions"]),
-            classes=_counts(pairs["classes"]),
-        ),
+        *T.lines("runs", repetitions=_counts(pairs["repetitions"]), by=_counts(pairs["classes"])),
         *kit.table(_RUNS_HEAD, runs),
         *T.lines("runs.end", figures=", ".join(f"`{f}`" for f in figs)),
     ]
