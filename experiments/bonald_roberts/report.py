@@ -26,6 +26,9 @@ from fairsim.simulator.results import write_json
 
 log = logging.getLogger(__name__)
 
+#: The report's prose.
+T = kit.Template(Path(__file__).with_name("report_template.md"))
+
 
 def _bmf_pf_table(m: Markov, scen: list[str]) -> list[str]:
     rows = []
@@ -43,15 +46,9 @@ def _bmf_pf_table(m: Markov, scen: list[str]) -> list[str]:
                     ),
                 ]
             )
-    return [
-        "## BMF versus PF, per class (Markov)",
-        "",
-        "γ_k of PF and BMF and the relative gap |γ_BMF/γ_PF − 1| (the quantity of the two "
-        f"closeness claims; rule: within {kit.number(paper.CLOSE_REL, 'share', 'g')} for every "
-        "class).",
-        "",
-        *kit.table(["scenario", "load", *(f"class {k}: PF / BMF (gap)" for k in (1, 2, 3))], rows),
-    ]
+    close = kit.number(paper.CLOSE_REL, "share", "g")
+    head = ["scenario", "load", *(f"class {k}: PF / BMF (gap)" for k in (1, 2, 3))]
+    return [*T.lines("bmf_pf", close=close), *kit.table(head, rows)]
 
 
 def _rates_table(m: Markov, summ: pd.DataFrame, scen: list[str]) -> list[str]:
@@ -100,55 +97,20 @@ def report_text(
     summ = seed_summary(details)
     seeds = list(timing.get("seeds") or sorted({int(s) for s in details.seed.dropna()}))
     m = Markov(details)
+    n = max(1, len(seeds))
+    many = len(seeds) > 1
     lines = [
-        "# Bonald & Roberts, Section 4: DRF vs PF vs BMF under dynamic demand",
-        "",
-        setup,
-        "",
-        "The Markov chain has no randomness: its claims show `seeds` 0 and a zero-width interval, "
-        "and their reason gives the range within the truncation-error bounds. Simulated numbers "
-        + (
-            f"are means over {len(seeds)} seeds with the Student-t 95 % interval over seeds. "
-            if len(seeds) > 1
-            else "come from one seed (no interval over seeds). "
-        )
-        + "The paper prints no numbers for Figs. 1-3; the thresholds are ours and each claim "
-        "states its rule.",
-        "",
+        *T.lines("head", setup=setup, seeds=T.text("head.seeds" if many else "head.one_seed", n=n)),
         *claims_markdown(claims),
     ]
     scen = [str(x) for x in m.d.scenario.unique()]
     if {"pf", "bmf"} <= set(m.d.allocation):
         lines += _bmf_pf_table(m, scen)
-    n = max(1, len(seeds))
+    t = dict.fromkeys(("total_s", "markov_s", "seeds_wall_s", "simulation_s", "packet_s"), math.nan)
     lines += [
-        "## Service rates at the highest load",
-        "",
-        "γ_k = (mean work) / (mean completion time). Markov: truncated chain (relative error "
-        "bound in brackets); SimPy and packet: "
-        + (
-            f"mean over {n} seeds [95 % t interval over seeds]."
-            if n > 1
-            else "one seed [its batch-means 95 % CI]."
-        )
-        + " Packet rows: at the highest packet load.",
-        "",
+        *T.lines("rates", how=T.text("rates.seeds" if n > 1 else "rates.one_seed", n=n)),
         *_rates_table(m, summ, scen),
-        "## Figures",
-        "",
-        "- `fig1_balanced.png` (Fig. 1), `fig2_unbalanced.png` (Fig. 2): lines = Markov, markers "
-        "= SimPy mean over seeds with its 95 % interval.",
-        "- `fig3_packet.png` (Fig. 3): lines = fluid (Markov), crosses = packet simulation, mean "
-        "over seeds with its 95 % interval.",
-        "",
-        "## Run",
-        "",
-        f"Wall time {timing.get('total_s', math.nan):.0f} s: Markov "
-        f"{timing.get('markov_s', math.nan):.0f} s (once, deterministic), then {n} seed(s) in "
-        f"{timing.get('seeds_wall_s', math.nan):.0f} s over the worker processes (SimPy "
-        f"{timing.get('simulation_s', math.nan):.0f} s and packet "
-        f"{timing.get('packet_s', math.nan):.0f} s summed over seeds; "
-        f"{timing.get('packets', 0):,} packets).",
+        *T.lines("end", n=n, t={**t, "packets": 0, **timing}),
     ]
     return "\n".join(lines) + "\n"
 
