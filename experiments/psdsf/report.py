@@ -19,6 +19,9 @@ from fairsim.experiments.psdsf.claims import BASELINES, LABELS, build_claims, sh
 from fairsim.experiments.psdsf.experiment import SPLIT, scenario_users
 from fairsim.scenario.config import RunConfig
 
+#: The report's prose.
+T = kit.Template(Path(__file__).with_name("report_template.md"))
+
 
 def _cell(
     mech: str,
@@ -62,7 +65,10 @@ def _table_iv(summary: dict[str, Any], cfg: RunConfig) -> list[str]:
             for i, u in enumerate(scenario_users(cfg))
         ]
         head = ["user", *(f"class {k}" for k in names), "total"]
-        lines += [f"**{LABELS[mech]}** ({how})", "", *kit.table(head, rows)]
+        lines += [
+            *T.lines("table_iv.mechanism", label=LABELS[mech], how=how),
+            *kit.table(head, rows),
+        ]
     return lines
 
 
@@ -126,13 +132,7 @@ def _sensitivity(summary: dict[str, Any]) -> list[str]:
         ]
         for v in sorted(sens, key=lambda e: -e["cpu"])
     ]
-    return [
-        "**Dependence on the open choice of d_2's CPU** (Table III allows any value "
-        "<= 2/15; exact allocations): class D's CPU while user 4 is away / its mean over "
-        "(0, 300) s.",
-        "",
-        *kit.table(["d_2 CPU", *(LABELS[m] for m in mechs)], rows),
-    ]
+    return [*T.lines("sensitivity"), *kit.table(["d_2 CPU", *(LABELS[m] for m in mechs)], rows)]
 
 
 def write_report(out: Path, run: dict[str, Any]) -> Path:
@@ -164,47 +164,17 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     walls = [r["wall_s"] for r in summary["runs"]]
     wall = ", ".join(f"{m} {np.mean([w[m] for w in walls]):.1f} s" for m in walls[0])
     quick = " (--quick: times / 10, tasks split in 2)" if summary["quick"] else ""
+    servers = ", ".join(
+        f"{c.count} x {c.name} {tuple(c.capacity)}" for c in cfg.cluster.classes or []
+    )
     lines = [
-        "# PS-DSF paper, Section V: Table IV and Fig. 6",
-        "",
-        f"Config `configs/psdsf-fig6.yaml`{quick}; "
-        "120 servers ("
-        + ", ".join(f"{c.count} x {c.name} {tuple(c.capacity)}" for c in cfg.cluster.classes or [])
-        + f"); paper demands (CPU, memory) {demands}; every paper task runs as "
-        f"{summary['split']} equal small tasks; run times uniform in [1, 3] s; users backlogged "
-        "while active, user 4 inactive in (100, 250) s. PS-DSF is the distributed online "
-        "scheduler (every server every 1 s and on its completions). TSF and C-DRFH are, as in "
-        'the paper ("for TSF and C-DRFH mechanisms we precisely find these allocations every '
-        'second"), the exact allocations of the users active at each second; our online '
-        "first-fit `tsf` and `c-drfh` run beside them as an extra, never in a verdict.",
-        "",
-        f"**Seeds and intervals.** {n} seed(s), 1..{n}: the seed draws the tasks' run times "
-        "(the only randomness); seed 1 is the config's. Every number of the online runs is the "
-        "mean over seeds with its Student-t 95 % interval; the exact allocations are the same in "
-        "every seed (no interval). Rules: a number the paper prints agrees when it lies within "
-        "our interval widened by 10 % of its value; an order holds when the whole interval of "
-        "the per-seed difference is on the paper's side; a threshold when the whole interval is "
-        f"inside it. Wall time: {summary['wall_s_total']:.0f} s for the runs; per seed and "
-        f"scheduler (mean) {wall}.",
-        "",
+        *T.lines("head", quick=quick, servers=servers, demands=demands, s=summary, n=n, wall=wall),
         *claims_markdown(claims),
-        "## Table IV: tasks per user and class, all users active",
-        "",
-        "Online: mean over the second half of (0, 100) s, in paper tasks (small tasks / split).",
-        "",
+        *T.lines("table_iv"),
         *_table_iv(summary, cfg),
-        "## Fig. 6: CPU utilisation of classes C and D",
-        "",
-        "Mean over (0, 300) s [95 % interval over seeds], and per phase (steady state: second "
-        "half of the phase, mean over seeds).",
-        "",
+        *T.lines("fig6"),
         *_fig6_table(summary),
         *_sensitivity(summary),
-        "![Fig. 6](fig6.png)",
-        "",
-        "Series per second and seed: `series.parquet` (online), `exact.parquet` (exact); "
-        "numbers: `summary.json`; claims: `claims.json`. Method and the recovered demand "
-        "vectors: `docs/psdsf.md`.",
-        "",
+        *T.lines("end"),
     ]
     return write_text(out / "report.md", "\n".join(lines))
