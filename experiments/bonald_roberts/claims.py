@@ -68,6 +68,25 @@ def _deterministic(
     return rule(statement, source, paper_text, est(q.value), reason=reason, **kw)
 
 
+def _close_to_pf(m: Markov, scenario: str, key: str, quote: str) -> Claim:
+    """Statement ``key``: BMF's rates within :data:`~fairsim.experiments.bonald_roberts.paper.
+    CLOSE_REL` of PF's, every class and load of ``scenario`` (Markov)."""
+    gap = m.ratio(scenario, [(("bmf", k), ("pf", k)) for k in (1, 2, 3)], "|r-1|", "max")
+    return _deterministic(
+        bounded,
+        key,
+        quote,
+        gap,
+        high=paper.CLOSE_REL,
+        unit="share",
+        reason=(
+            "quantity: the largest relative gap |γ_BMF/γ_PF − 1| over classes and loads "
+            f"(per class: {per_class_gaps(m, scenario)}); rule: every class within "
+            f"{_pc(paper.CLOSE_REL)}"
+        ),
+    )
+
+
 def _pc(v: float) -> str:
     return kit.number(v, "share", "g")
 
@@ -124,22 +143,7 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
         )
     )
     if three:
-        gap = m.ratio("balanced", [(("bmf", k), ("pf", k)) for k in (1, 2, 3)], "|r-1|", "max")
-        out.append(
-            _deterministic(
-                bounded,
-                "fig1_bmf_close_pf",
-                "“BMF is very close to PF”",
-                gap,
-                high=paper.CLOSE_REL,
-                unit="share",
-                reason=(
-                    "quantity: the largest relative gap |γ_BMF/γ_PF − 1| over classes and loads "
-                    f"(per class: {per_class_gaps(m, 'balanced')}); rule: every class within "
-                    f"{_pc(paper.CLOSE_REL)}"
-                ),
-            )
-        )
+        out.append(_close_to_pf(m, "balanced", "fig1_bmf_close_pf", "“BMF is very close to PF”"))
         top = max(m.g("balanced", "drf").index)
         over_drf = [((al, k), ("drf", k)) for al in ("pf", "bmf") for k in (1, 2, 3)]
         gain = m.ratio("balanced", over_drf, "r-1", "min", [top])
@@ -212,22 +216,8 @@ def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool
     )
     if not three:
         return out
-    gap = m.ratio("unbalanced", [(("bmf", k), ("pf", k)) for k in (1, 2, 3)], "|r-1|", "max")
-    out.append(
-        _deterministic(
-            bounded,
-            "fig2_pf_bmf_equivalent",
-            "“The service rates of PF and BMF are roughly equivalent”",
-            gap,
-            high=paper.CLOSE_REL,
-            unit="share",
-            reason=(
-                "quantity: the largest relative gap |γ_BMF/γ_PF − 1| over classes and loads "
-                f"(per class: {per_class_gaps(m, 'unbalanced')}); rule: every class within "
-                f"{_pc(paper.CLOSE_REL)}"
-            ),
-        )
-    )
+    quote = "“The service rates of PF and BMF are roughly equivalent”"
+    out.append(_close_to_pf(m, "unbalanced", "fig2_pf_bmf_equivalent", quote))
     top = max(m.g("unbalanced", "drf").index)
     gain = m.ratio(
         "unbalanced", [((al, 2), ("drf", 2)) for al in ("pf", "bmf")], "r-1", "min", [top]
