@@ -48,12 +48,13 @@ def test_seeds_below_one_are_refused_before_anything_runs(tmp_path: Path) -> Non
 
 
 def test_every_package_has_the_common_shape() -> None:
-    """paper numbers and statements, runs, claims, figures, report: a new paper copies this
-    shape, and its paper.py lists its statements in the one form."""
+    """paper numbers and statements, runs, claims, figures, report and its prose's template: a
+    new paper copies this shape, and its paper.py lists its statements in the one form."""
     root = Path(__file__).resolve().parents[2] / "fairsim" / "experiments"
     for spec in REPRODUCTIONS.values():
         folder = root / spec.package.rsplit(".", 1)[-1]
-        for part in ("paper.py", "experiment.py", "claims.py", "figures.py", "report.py"):
+        parts = ("paper.py", "experiment.py", "claims.py", "figures.py", "report.py")
+        for part in (*parts, "report_template.md"):
             assert (folder / part).is_file(), folder / part
         paper = importlib.import_module(f"{spec.package}.paper")
         assert paper.STATEMENTS and all(isinstance(s, Statement) for s in paper.STATEMENTS)
