@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from fairsim.errors import ConfigError
-from fairsim.experiments import config_path
+from fairsim.experiments import config_path, kit
 from fairsim.experiments.claims import DEFAULT_SEEDS
 from fairsim.experiments.drfh import paper as paper
 from fairsim.experiments.drfh.numbers import (
@@ -93,69 +93,12 @@ FAIRNESS_INTERVAL_S = 600
 PRODUCTION_CONFIG = "google-recorded"
 
 
-#: Table II's memory column: what we found (docs/drfh-google.md has the measurements).
-_TABLE_II_MEMORY = (
-    "Not explained. Under multi-slot Slots the slots are full at every slot count (the backlog "
-    "never drains), so utilisation is the slot capacity times what the running tasks use per "
-    "slot, and smaller slots round a task's memory up less: our memory rises with S. The "
-    "paper's memory falls from 14 to 16 slots while its CPU still rises, which needs the "
-    "running tasks to shift towards low-memory ones; no model we measured does that (multi-slot, "
-    "one slot per task, CPU-sized slots), and neither the pool's values (Table I's or the "
-    "trace's agree within 0.1 pp) nor the backlog present at time 0 (without it memory still "
-    "rises) explains it."
-)
-
-#: Why our numbers differ from the paper's, keyed like the report's items.
+_TEMPLATE = kit.Template(Path(__file__).with_name("report_template.md"))
+#: Why our numbers differ from the paper's, keyed like the report's items: the ``why.*`` blocks
+#: of the report's template (docs/drfh-google.md has the measurements behind Table II's memory).
 EXPLANATIONS = {
-    "table_ii": (
-        "The paper does not say how a task larger than a slot is treated nor how a server's "
-        "slots are counted (we use multi-slot tasks, ceil(max_r d_r * S) slots, on "
-        "floor((min_r c_r + 0.0012) * S) slots per server); our trace window is 19.7 h, not "
-        "24 h, and our 2,000-server draws are not the paper's (the interval over seeds shows how "
-        "little a draw moves a row)."
-    ),
-    "table_ii:memory": _TABLE_II_MEMORY,
-    "fig4": (
-        "The paper gives the demands and join times but not the number of tasks or their run "
-        "times; with indivisible tasks a user whose next task fits no server's leftovers is "
-        "blocked, so shares are equal only up to one task's size."
-    ),
-    "fig4:deficit": (
-        "The reference is DRFH's divisible allocation (Sec. IV), which splits tasks so that every "
-        "server is used to the last unit of its bottleneck resource; whole tasks cannot do that "
-        "(a server with 0.5 memory holds one of user 1's 0.3-memory tasks: 60 % of its memory), "
-        "and placed at once with Best-Fit's choice of server they reach about what the online "
-        "run reaches (the table of the deficit section): the gap is capacity no whole task "
-        "fits, not the online order. The paper's own 62 % for user 1 alone is such a whole-task "
-        "share. What Best-Fit DRFH does achieve is equal global dominant shares among the active "
-        "users (Jain's index near 1 in every settled phase), which is what the paper's figure "
-        "shows."
-    ),
-    "fig6": (
-        "A typical small job gains little (the mean of per-job reductions lies a few per cent "
-        "above 0, just outside ±5 %), but a minority waits far longer under Slots, which rounds "
-        "each demand up to whole slots and leaves resources idle: the reduction of the bin's "
-        "mean JCT is large. Under the rule hold every right-censored task that starts keeps its "
-        "server to the end of the window, so the rest of the workload shares what is left and "
-        "both schedulers queue; under the older rule (censored tasks complete after their "
-        "observed span) small jobs gain about as much per job and far less in the mean (the "
-        "table under rule `complete` below). The trace slice, horizon and Slots baseline also "
-        "differ from the paper's."
-    ),
-    "fig6:trend": (
-        "The bins above 500 tasks hold few jobs finished under both (see the table), so their "
-        "reductions have wide intervals; the 501-1000 bin lies below its neighbours under rule "
-        "hold. The trace slice and horizon differ from the paper's."
-    ),
-    "fig7": (
-        "Under the rule hold a user with a right-censored task can never complete every task "
-        "(the Fig. 7 section gives how many users that leaves); the trace slice, horizon and Slots "
-        "baseline differ from the paper's, which gives only 'around 20%'."
-    ),
-    "fig8": (
-        "Our dedicated clouds have 3 or 4 servers each (2,000/567 users); a user whose tasks "
-        "need a large server may find none in its dedicated cloud."
-    ),
+    key: _TEMPLATE.text("why." + key.replace(":", "."))
+    for key in "table_ii table_ii:memory fig4 fig4:deficit fig6 fig6:trend fig7 fig8".split()
 }
 
 
