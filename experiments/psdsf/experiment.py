@@ -1,41 +1,28 @@
 """The runs of the PS-DSF reproduction (``make reproduce-psdsf``): Section V, Table IV and Fig. 6.
 
-PS-DSF paper (Khamse-Ashari et al.), Section V: 120 servers in four classes, C_A = (1, 1),
-C_B = (0.5, 0.5), C_C = (0.5, 0.25), C_D = (0.5, 0.75) (CPU, memory); four users with weights
-2, 2, 1, 1; users 3 and 4 only on classes C and D; user 4 inactive in (100, 250) s. The class
-counts (8, 68, 33, 11) and the demand vectors d_1 = (0.1, 0.1), d_2 = (2/15, 0.2),
-d_3 = (0.2, 0.1), d_4 = (0.2, 0.3) are not in the text (Fig. 5 is an image); they are recovered
-from Table III (``docs/psdsf.md``), and reproduce Table IV exactly with the exact allocators.
-Table III leaves user 2's CPU demand open (any value <= 2/15); 2/15 is the only one that keeps
-class D's CPU full while user 4 is away (:data:`D2_CPU_ALTERNATIVE` is the report's
-sensitivity check).
-
-The scenario is ``configs/psdsf-fig6.yaml``: every paper task is run as ``SPLIT`` = 4 small
-tasks of a quarter of its demand (the paper's resources are divisible; every class then holds a
-whole number of them, so Table IV is reachable exactly), users are backlogged while
-active (:mod:`fairsim.simulator.backlog`), run times are uniform in [1, 3] s, and PS-DSF is the
-distributed online scheduler ``psdsf`` (every server runs its procedure every second and on its
-completions, Section III-D). The runs go through the scenario pipeline
+PS-DSF paper (Khamse-Ashari et al.), Section V, on ``configs/psdsf-fig6.yaml``: 120 servers in
+four classes, four weighted users, user 4 inactive in (100, 250) s. The class counts and demand
+vectors the text does not give are recovered from Table III (``docs/psdsf.md``, which also gives
+the scenario's choices); user 2's CPU demand is open (any value <= 2/15), and
+:data:`D2_CPU_ALTERNATIVE` is the report's sensitivity check. Every paper task runs as ``SPLIT``
+small tasks, users are backlogged while active (:mod:`fairsim.simulator.backlog`), and PS-DSF is
+the distributed online scheduler ``psdsf``. The runs go through the scenario pipeline
 (:func:`fairsim.scenario.pipeline.prepare_scenario`) with two hooks: the backlogged users as its
 workload, and each scheduler built with the users' eligible classes and wrapped in the queue
 counter the backlog reads (:func:`scenario`).
 
 TSF and C-DRFH as the paper computes them ("For TSF and C-DRFH mechanisms we precisely find
 these allocations every second"): the exact divisible allocations of the users active at each
-second (:func:`exact_series`, :mod:`fairsim.schedulers.exact`); they depend only on the set of
-active users, so they are the same in every seed. The online First-Fit ``tsf`` and ``c-drfh``
-(no preemption) run beside PS-DSF as an extra, reported apart.
+second (:func:`exact_series`), the same in every seed. The online First-Fit ``tsf`` and
+``c-drfh`` run beside PS-DSF as an extra, reported apart.
 
-Seeds (:func:`run_experiment`): seed ``s`` sets the config's ``seed``, which drives the only
-randomness, the backlogged users' run times (``component_rng(seed, "workload")``); seed 1 is the
-config's and gives the single-seed numbers. Written into ``OUT`` (default ``results/psdsf``):
-``series.parquet`` (per second and seed: CPU and memory utilisation of every class, tasks of
-every user on every class, per online scheduler), ``exact.parquet`` (the same per second for the
-exact allocations), ``summary.json``, ``fig6.png``, ``claims.json`` and ``report.md``
-(:mod:`fairsim.experiments.psdsf.report`). ``--quick`` runs a smaller version in a few seconds a
-seed: paper tasks split in ``QUICK_SPLIT`` = 2 instead of 4, and the activity windows and horizon
-divided by 10 (run times and the period unchanged); its times are reported on the paper's axis
-(multiplied by 10).
+Seed ``s`` (:func:`run_experiment`) sets the config's ``seed``, which draws the only randomness,
+the run times; seed 1 is the config's. Written into ``OUT``: ``series.parquet`` (per second and
+seed: utilisation of every class, tasks of every user on every class, per online scheduler),
+``exact.parquet`` (the same for the exact allocations) and ``summary.json``; the figure, claims
+and report come from :mod:`fairsim.experiments.psdsf.report`. ``--quick``: paper tasks split in
+``QUICK_SPLIT`` instead of ``SPLIT``, the activity windows and horizon divided by 10, times
+reported on the paper's axis.
 """
 
 from __future__ import annotations
