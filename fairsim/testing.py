@@ -58,6 +58,14 @@ the scheduler checks every proposed placement *before* the engine sees it. The c
 ``FIFO within a user`` (:func:`check_fifo_within_user`)
     A user's tasks start in the order they were submitted: no task starts while an earlier task of
     its user is waiting.
+``evictions`` (:func:`check_evictions`; only for a scheduler that preempts,
+:attr:`~fairsim.simulator.scheduler.Scheduler.preempts`)
+    Every :class:`~fairsim.simulator.scheduler.Eviction` names a task running on the server it
+    names; no task is evicted twice in one pass (evicted, placed again and evicted again at one
+    instant: a loop that never lets time advance); ``on_eviction`` is implemented; and the run
+    records what the engine promises: each evicted task's count in ``evictions``, an evicted run
+    never completed (a finished task ran its full run time from its last start), the run's
+    count of evictions equal to the tasks' counts summed.
 
 The replay of a trace's recorded placements (``recorded``,
 :class:`fairsim.simulator.replay.ReplayScheduler`) is not checked: it is not a policy but the
@@ -77,8 +85,9 @@ directly runs it all the same.
 A violation raises :class:`AssertionError` whose message starts with the scheduler's name and the
 check, e.g. ``"my-fifo: capacity: workload 'mixed': task 7 (demand (0.2, 0.1)) placed on server 2,
 which has (0.1, 0.3) free (capacity (0.5, 0.5)): over-committed"``.
-A check that meets a violation of ``interface``, ``known tasks``, ``capacity`` or ``constraints``
-on its way reports that one (the engine cannot go past it).
+A check that meets a violation of ``interface``, ``known tasks``, ``capacity``, ``constraints`` or
+``evictions`` on its way reports that one (the engine cannot go past it); an eviction yielded by a
+scheduler that does not declare ``preempts`` is an ``interface`` violation.
 """
 
 from __future__ import annotations
@@ -95,7 +104,7 @@ from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState, ClusterV
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.replay import ReplayScheduler
-from fairsim.simulator.scheduler import Scheduler, WaitingTasks
+from fairsim.simulator.scheduler import Eviction, Scheduler, WaitingTasks
 from fairsim.simulator.workload import FrameTaskSource
 
 __all__ = [
@@ -105,6 +114,7 @@ __all__ = [
     "check_capacity",
     "check_constraints",
     "check_determinism",
+    "check_evictions",
     "check_fifo_within_user",
     "check_interface",
     "check_known_tasks",
@@ -218,6 +228,8 @@ class _Checker(WaitingTasks):
         self.ticked = False  # on_tick was called since the last pass
         self.passed = self.passed_tick = False  # a pass to check for work conservation
         self.fifo = bool(getattr(inner, "fifo_within_user", True))
+        self.running: dict[int, int] = {}  # task -> server
+        self.n_evictions = 0
 
     def _fail(self, check: str, msg: str) -> AssertionError:
         return AssertionError(f"{self.label}: {check}: workload {self.workload!r}: {msg}")
@@ -230,7 +242,47 @@ class _Checker(WaitingTasks):
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         self.held[user] -= 1
+        del self.running[task]
         self.inner.on_completion(task, user, demand, server)
+
+    def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        # the task waits again, in its place by arrival among its user's waiting tasks
+        self.held[user] -= 1
+        self.placed.discard(task)
+        queue = self.queues[user]
+        queue[task] = None
+        self.queues[user] = dict.fromkeys(sorted(queue, key=self.seq.__getitem__))
+        super().on_eviction(task, user, demand, server)
+
+    def _evicted(self, item: Eviction, evicted: set[int]) -> None:
+        """Check an eviction before the engine sees it."""
+        if not self.inner.preempts:
+            raise self._fail(
+                "interface",
+                f"decide() yielded {item!r}, but the scheduler does not declare preempts = True",
+            )
+        task, server = int(item.task), int(item.server)
+        at = self.running.get(task)
+        if at != server:
+            where = (
+                f"which runs on server {at}"
+                if at is not None
+                else "which is waiting"
+                if task in self.waiting
+                else "which has finished"
+                if task in self.seq
+                else "which was never submitted to it"
+            )
+            raise self._fail("evictions", f"evicted task {task} from server {server}, {where}")
+        if task in evicted:
+            raise self._fail(
+                "evictions",
+                f"evicted task {task} a second time in one pass: it was evicted, placed again "
+                "and evicted again at one instant (a loop that never lets time advance)",
+            )
+        evicted.add(task)
+        del self.running[task]
+        self.n_evictions += 1
 
     def next_wakeup(self, now: float) -> float:
         # the engine asks right after every pass, before anything else changes
@@ -250,7 +302,12 @@ class _Checker(WaitingTasks):
             raise self._fail("interface", f"decide() returned {type(it).__name__}, not an iterator")
         view: ClusterView = self.cluster_
         started: list[tuple[int, int]] = []
+        evicted: set[int] = set()
         for item in it:
+            if isinstance(item, Eviction):
+                self._evicted(item, evicted)
+                yield item
+                continue
             if not (
                 isinstance(item, tuple)
                 and len(item) == 2
@@ -293,6 +350,7 @@ class _Checker(WaitingTasks):
             del self.waiting[task], self.queues[user][task]
             self.placed.add(task)
             self.held[user] = self.held.get(user, 0) + 1
+            self.running[task] = server
             started.append((task, server))
             yield task, server
         if self.check == "FIFO within a user":
@@ -402,11 +460,13 @@ def _interface(make: Callable[[], Scheduler], label: str) -> Scheduler:
         raise AssertionError(f"{label}: interface: {inst!r} is not a fairsim.Scheduler")
     if not isinstance(inst.name, str) or not inst.name:
         raise AssertionError(f"{label}: interface: name is {inst.name!r}, not a non-empty string")
-    for method in _REQUIRED:
+    required = (*_REQUIRED, "on_eviction") if inst.preempts else _REQUIRED
+    for method in required:
         if getattr(type(inst), method) is getattr(Scheduler, method):
             raise AssertionError(
                 f"{label}: interface: {method}() is not implemented (a method of the "
-                "fairsim.Scheduler protocol)"
+                "fairsim.Scheduler protocol"
+                + (", required with preempts = True)" if method == "on_eviction" else ")")
             )
     return inst
 
@@ -699,6 +759,58 @@ def check_fifo_within_user(scheduler: Any, /, **params: Any) -> None:
         pass
 
 
+def check_evictions(scheduler: Any, /, **params: Any) -> None:
+    """``evictions``: for a scheduler that preempts, every eviction names a task running on the
+    server it names, no task is evicted twice in one pass, and the run records the evictions as
+    the engine promises (docs/preemption.md); nothing to check for a scheduler that does not
+    preempt (an eviction it yields is an ``interface`` violation in every check).
+
+    Per workload: the tasks' ``evictions`` sum to the evictions the watcher saw and to the
+    run's count; a finished task finished its full run time after its last start (an evicted
+    run never completes: the task restarts from scratch); no task holds a negative count.
+
+    Parameters
+    ----------
+    scheduler, **params
+        What :func:`check_scheduler` takes.
+
+    Raises
+    ------
+    AssertionError
+        ``"<scheduler>: evictions: workload <w>: evicted task <t> from server <s>, which is
+        waiting"`` (or runs elsewhere, has finished, was never submitted), ``"... evicted task
+        <t> a second time in one pass ..."``, or the record that disagrees.
+    """
+    make, label = _factory(scheduler, params)
+    if not _interface(make, label).preempts:
+        return
+    for label, w, r, watch in _runs(scheduler, params, "evictions"):
+        tasks, report = r.tasks, r.preemption
+        if report is None or "evictions" not in tasks:
+            raise AssertionError(
+                f"{label}: evictions: workload {w.name!r}: the run recorded no evictions "
+                "although the scheduler preempts"
+            )
+        counts = np.asarray(tasks["evictions"], dtype=np.int64)
+        total = int(counts.sum())
+        if total != watch.n_evictions or total != report.evictions or counts.min(initial=0) < 0:
+            raise AssertionError(
+                f"{label}: evictions: workload {w.name!r}: the tasks' evictions sum to {total}, "
+                f"the scheduler evicted {watch.n_evictions} runs and the run counts "
+                f"{report.evictions}"
+            )
+        done = ~np.isnan(tasks["finish_s"])
+        ran = tasks["finish_s"][done] - tasks["start_s"][done]
+        bad = np.flatnonzero(~np.isclose(ran, tasks["run_s"][done], rtol=0, atol=1e-9))
+        if bad.size:
+            t = int(np.flatnonzero(done)[bad[0]])
+            raise AssertionError(
+                f"{label}: evictions: workload {w.name!r}: task {t} finished "
+                f"{float(tasks['finish_s'][t] - tasks['start_s'][t]):g} s after its last start, "
+                f"not its run time {float(tasks['run_s'][t]):g} s"
+            )
+
+
 #: Every check, by name, in the order :func:`check_scheduler` runs them.
 CHECKS: dict[str, Callable[..., None]] = {
     "interface": check_interface,
@@ -711,6 +823,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "work conserving": check_work_conserving,
     "lowest share first": check_lowest_share_first,
     "FIFO within a user": check_fifo_within_user,
+    "evictions": check_evictions,
 }
 
 

@@ -116,7 +116,8 @@ class RunResult:
     @property
     def tasks(self) -> pd.DataFrame:
         """One row per task (``tasks.parquet``): ``job_id, task_index, user, submit_s, start_s,
-        finish_s, server, ended`` and one demand column per resource."""
+        finish_s, server, ended`` and one demand column per resource; for a scheduler that
+        preempts also ``evictions`` (docs/preemption.md)."""
         return self._required("tasks")
 
     @property
@@ -154,6 +155,13 @@ class RunResult:
         """Each user's tasks completed and JCT, shared run vs alone on a dedicated cloud
         (``sharing_incentive.parquet``, only with ``collect.sharing_incentive``), else None."""
         return self._frame("sharing_incentive")
+
+    @property
+    def evictions(self) -> pd.DataFrame | None:
+        """Evictions and lost work over time (``evictions.parquet``, only for a scheduler that
+        preempts; docs/preemption.md): ``time_s, evictions, work_lost_<resource>...``, each
+        counted from the start; else None."""
+        return self._frame("evictions")
 
     @property
     def fairness(self) -> pd.DataFrame | None:

@@ -726,6 +726,18 @@ class FairnessConfig(StrictModel):
         raise ValueError(f"{v!r} is not an exact mechanism{hint} (known: {known})")
 
 
+class PreemptionLoopConfig(StrictModel):
+    """When a task is in a preemption loop (``collect.preemption_loops``, docs/preemption.md):
+    evicted ``evictions`` times within ``window_s`` seconds. Only runs of schedulers that
+    preempt apply it; they report the tasks found under ``preemption_loops`` in
+    ``summary.json``."""
+
+    evictions: int = Field(default=3, ge=2)
+    """Evictions of one task that make a loop (at least 2)."""
+    window_s: float = Field(default=600.0, gt=0)
+    """The longest span, in seconds, from the first to the last of those evictions."""
+
+
 class CollectConfig(StrictModel):
     """What the collectors record."""
 
@@ -791,12 +803,17 @@ class CollectConfig(StrictModel):
     distance, sharing-incentive violations, envious pairs) into each scheduler's folder, and
     their time averages under ``fairness`` in its ``summary.json``. Null (default): off."""
 
+    preemption_loops: PreemptionLoopConfig | None = None
+    """The rule that finds preemption loops in the runs of schedulers that preempt
+    (docs/preemption.md): ``{evictions: 3, window_s: 600}``, a task evicted 3 times within 600
+    s. Null (default): that rule."""
+
     @model_serializer(mode="wrap")
     def _omit_new_defaults(self, handler: Any) -> Any:
         # keys added after results were published: left out while off, so that the resolved
         # config (config.yaml) and the config hash of every earlier scenario stay the same
         data = handler(self)
-        for key in ("sharing_incentive", "stranded", "fairness"):
+        for key in ("sharing_incentive", "stranded", "fairness", "preemption_loops"):
             if not data.get(key):
                 data.pop(key, None)
         return data

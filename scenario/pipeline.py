@@ -48,6 +48,7 @@ from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.jobs import JobGate
+from fairsim.simulator.preemption import LoopRule
 from fairsim.simulator.recording import TASK_TABLE_BYTES, in_memory_estimate
 from fairsim.simulator.replay import RecordedRuns, ReplayScheduler
 from fairsim.simulator.scheduler import Scheduler
@@ -425,8 +426,15 @@ class Scenario:
                 fairness_interval_s=run.fairness.interval_s if run.fairness is not None else None,
                 on_fairness=run.fairness,
                 server_ids=self.pool["server"].tolist(),
+                preemption_loops=self.loop_rule(),
             )
             yield run
+
+    def loop_rule(self) -> LoopRule | None:
+        """The preemption-loop rule of ``collect.preemption_loops`` (None: the engine's
+        default), for the runs of schedulers that preempt."""
+        pl = self.config.collect.preemption_loops
+        return None if pl is None else LoopRule(evictions=pl.evictions, window_s=pl.window_s)
 
     def fairness_probe(self, run: SchedulerRun) -> FairnessProbe | None:
         """The run's fairness probe with ``collect.fairness``, else None: the reference

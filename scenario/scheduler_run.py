@@ -23,6 +23,7 @@ from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.jobs import JobGate
+from fairsim.simulator.preemption import LoopRule
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
 from fairsim.simulator.workload import TaskSource
@@ -53,6 +54,7 @@ def run_scheduler(
     fairness_interval_s: float | None = None,
     on_fairness: Callable[[float, UserSnapshot], None] | None = None,
     server_ids: Sequence[str] | None = None,
+    preemption_loops: LoopRule | None = None,
 ) -> EngineResult:
     """Run one scheduler on a fresh copy of the pool; returns the engine's result.
 
@@ -68,7 +70,8 @@ def run_scheduler(
     snapshot)`` is called on that grid (:class:`fairsim.simulator.snapshot.UserSnapshot`).
     ``server_ids`` names the servers (the pool's ``server`` column, by row of ``capacity``): the
     ``server`` of the run's tasks (:class:`fairsim.simulator.cluster.ClusterState`; None:
-    ``s0``, ``s1``, ...).
+    ``s0``, ``s1``, ...). ``preemption_loops`` is the loop rule of a scheduler that preempts
+    (:class:`fairsim.simulator.preemption.LoopRule`; None: its default).
     """
     if not isinstance(scheduler, Scheduler):
         scheduler = make_scheduler(scheduler, weights=weights)
@@ -91,5 +94,6 @@ def run_scheduler(
         tasks_order=tasks_order,
         fairness_interval_s=fairness_interval_s,
         on_fairness=on_fairness,
+        preemption_loops=preemption_loops,
     )
     return engine.run()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
+from fairsim.simulator.scheduler import DelegatingScheduler, Eviction, Scheduler
 from fairsim.simulator.workload import TaskBatch, TaskSource
 
 
@@ -43,11 +43,19 @@ class QueueCounter(DelegatingScheduler):
         self._owner[task] = user
         self.inner.on_arrival(task, user, demand)
 
+    def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Count the evicted task as queued again, then pass it on."""
+        self.queued[user] = self.queued.get(user, 0) + 1
+        self._owner[task] = user
+        self.inner.on_eviction(task, user, demand, server)
+
     def decide(self) -> Iterator[tuple[int, int]]:
-        """The wrapped scheduler's placements; each one leaves its user's queue."""
-        for task, server in self.inner.decide():
-            self.queued[self._owner.pop(task)] -= 1
-            yield task, server
+        """The wrapped scheduler's placements (each one leaves its user's queue) and
+        evictions."""
+        for item in self.inner.decide():
+            if not isinstance(item, Eviction):
+                self.queued[self._owner.pop(item[0])] -= 1
+            yield item
 
 
 @dataclass(frozen=True)

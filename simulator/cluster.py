@@ -6,15 +6,17 @@ The engine owns a :class:`ClusterState` and is the only code that changes it (th
 current free amounts without being able to change them (Omega's "cell state commits claims").
 
 The state holds servers only. What a scheduler may know about the tasks of a run (a task's job and
-repetition, its placement constraint) and about the servers beyond their capacities (machine
-classes) reaches it through the typed accessors of its :class:`ClusterView`, which the engine
-builds with two references: a :class:`TaskJobsAndConstraints` (the engine's task recorder) and
-the run's :class:`fairsim.simulator.constraints.ConstraintIndex`. Nothing is planted on the state
-from outside.
+repetition, its placement constraint, what runs where) and about the servers beyond their
+capacities (machine classes) reaches it through the typed accessors of its :class:`ClusterView`,
+which the engine builds with three references: a :class:`TaskJobsAndConstraints` (the engine's
+task recorder), a :class:`RunningTasks` (the engine's running tasks) and the run's
+:class:`fairsim.simulator.constraints.ConstraintIndex`. Nothing is planted on the state from
+outside.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -245,6 +247,7 @@ class ClusterState:
         *,
         tasks: TaskJobsAndConstraints | None = None,
         constraints: ConstraintIndex | None = None,
+        running: RunningTasks | None = None,
     ) -> ClusterView:
         """A read-only view that follows this state as the engine changes it.
 
@@ -256,8 +259,11 @@ class ClusterState:
         constraints : ConstraintIndex, optional
             The run's placement constraints (:mod:`fairsim.simulator.constraints`); the codes
             that ``tasks`` reports refer to it. None: tasks run anywhere.
+        running : RunningTasks, optional
+            What runs where (the engine passes its running tasks). None: the view reports no
+            task running.
         """
-        return ClusterView(self, tasks=tasks, constraints=constraints)
+        return ClusterView(self, tasks=tasks, constraints=constraints, running=running)
 
 
 @runtime_checkable
@@ -284,6 +290,28 @@ class TaskJobsAndConstraints(Protocol):
 
     def trace_task_index(self, task: int) -> int:
         """The trace's ``task_index`` of a submitted task (its position within its job)."""
+        ...
+
+
+@runtime_checkable
+class RunningTasks(Protocol):
+    """What runs where: the tasks placed and not ended, by task id and by server.
+
+    The engine implements it (:class:`fairsim.simulator.preemption.RunningIndex`) and builds
+    every scheduler's view with it; schedulers use :meth:`ClusterView.task_server`,
+    :meth:`ClusterView.task_start` and :meth:`ClusterView.running_on`.
+    """
+
+    def server_of(self, task: int) -> int:
+        """The server a task runs on, or -1 when it does not run."""
+        ...
+
+    def start_of(self, task: int) -> float:
+        """The start (s) of the task's current run, or NaN when it does not run."""
+        ...
+
+    def on_server(self, server: int) -> tuple[int, ...]:
+        """The tasks running on a server, in the order their runs started (oldest first)."""
         ...
 
 
@@ -338,8 +366,9 @@ class ClusterView:
 
     Everything a scheduler may know about the cluster and the run's tasks is here: the arrays
     below, :attr:`n_servers`, :attr:`n_resources`, :attr:`constrained`, :attr:`machine_classes`,
-    :meth:`task_job`, :meth:`task_index` and :meth:`task_mask`. Build it with
-    :meth:`ClusterState.view`.
+    :meth:`task_job`, :meth:`task_index` and :meth:`task_mask`, and what runs where:
+    :meth:`task_server`, :meth:`task_start` and :meth:`running_on` (what a scheduler that
+    preempts chooses its victims from). Build it with :meth:`ClusterState.view`.
 
     Parameters
     ----------
@@ -349,6 +378,8 @@ class ClusterView:
         Jobs and constraint codes of the run's tasks (see :meth:`ClusterState.view`).
     constraints : ConstraintIndex, optional
         The run's placement constraints; its masks and machine classes.
+    running : RunningTasks, optional
+        What runs where (see :meth:`ClusterState.view`).
 
     Attributes
     ----------
@@ -373,6 +404,7 @@ class ClusterView:
         *,
         tasks: TaskJobsAndConstraints | None = None,
         constraints: ConstraintIndex | None = None,
+        running: RunningTasks | None = None,
     ) -> None:
         if constraints is not None and constraints.n_servers != state.n_servers:
             raise ValueError(
@@ -389,6 +421,7 @@ class ClusterView:
         self.total = total
         self._tasks = tasks
         self._constraints = constraints
+        self._running = running
         self._masks: list[np.ndarray | None] | None = None
         self._code: Callable[[int], int] = _unconstrained
         if constraints is not None:
@@ -450,6 +483,38 @@ class ClusterView:
         if self._tasks is None:
             return 0
         return self._tasks.trace_task_index(task)
+
+    def task_server(self, task: int) -> int:
+        """The server ``task`` runs on now (its row position), or -1 when it does not run
+        (waiting, ended, or never submitted).
+
+        A view without running tasks (a scheduler driven by hand) sees -1.
+        """
+        if self._running is None:
+            return -1
+        return self._running.server_of(task)
+
+    def task_start(self, task: int) -> float:
+        """When the current run of ``task`` started, seconds; NaN when it does not run.
+
+        A task evicted and placed again reports its last start (its earlier runs were lost).
+        A view without running tasks sees NaN.
+        """
+        if self._running is None:
+            return math.nan
+        return self._running.start_of(task)
+
+    def running_on(self, server: int) -> tuple[int, ...]:
+        """The tasks running on ``server`` now, in the order their runs started (oldest first,
+        so the youngest run is last).
+
+        Cost: the tasks on the server for a scheduler that preempts (the engine keeps an index
+        per server for it); for any other scheduler a pass over every running task. A view
+        without running tasks sees none.
+        """
+        if self._running is None:
+            return ()
+        return self._running.on_server(server)
 
     def task_mask(self, task: int) -> np.ndarray | None:
         """Servers ``task`` may run on: a read-only bool mask (n_servers,), or None for any.

@@ -28,7 +28,13 @@ the only modules importing :mod:`simpy`; schedulers never do. The engine
   its task (the task waits again), and records the over-commitment on the utilisation grid
   (:mod:`fairsim.simulator.replay`). It has an event loop of its own (:meth:`Engine._main_replay`,
   chosen when the run starts): the loop of every other scheduler (:meth:`Engine._main`) does not
-  test for it.
+  test for it;
+* for a scheduler that preempts (:attr:`~fairsim.simulator.scheduler.Scheduler.preempts`; chosen
+  once when the run starts), takes running tasks back at the scheduler's
+  :class:`~fairsim.simulator.scheduler.Eviction` records: the task waits again and restarts from
+  scratch, the evicted run never completes, and the run records each task's evictions, the work
+  lost and preemption loops (:mod:`fairsim.simulator.preemption`). It has an event loop of its
+  own too (:meth:`Engine._main_preempt`): :meth:`Engine._main` pays nothing for preemption.
 
 A task's run starts when it is placed and lasts its ``run_s`` from the trace. A simulation ends at
 ``horizon_s``: tasks still queued or running then count as not completed; a task that finishes at
@@ -64,9 +70,20 @@ from fairsim.errors import PlacementError
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.jobs import JobGate
-from fairsim.simulator.recording import StreamingRecorder, TaskRecorder, TaskTable
+from fairsim.simulator.preemption import (
+    EvictionLog,
+    LoopRule,
+    PreemptionReport,
+    RunningIndex,
+)
+from fairsim.simulator.recording import (
+    EvictingStreamingRecorder,
+    StreamingRecorder,
+    TaskRecorder,
+    TaskTable,
+)
 from fairsim.simulator.replay import ReplayedRun, ReplayScheduler
-from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.scheduler import Eviction, Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
 from fairsim.simulator.stream import ORDERS, StreamedTasks
 from fairsim.simulator.workload import TaskBatch, TaskSource
@@ -78,6 +95,9 @@ BAR_HOURS_FROM_S = 7200.0
 MAX_IDLE_TICKS = 100_000
 #: Rules for right-censored tasks (see the module docstring).
 CENSORED_RULES = ("hold", "complete")
+#: Stale completions (of evicted runs) in the heap from which it is rebuilt without them, once
+#: they are also more than half of it (:meth:`Engine._main_preempt`).
+STALE_REBUILD = 1024
 
 
 @dataclass
@@ -135,6 +155,11 @@ class EngineResult:
         :data:`~fairsim.simulator.cluster.CAPACITY_TOLERANCE`), then per resource the sum over
         servers of ``max(used - capacity, 0)`` as a fraction of the pool's total capacity
         (:meth:`fairsim.simulator.cluster.ClusterState.overcommit`).
+    preemption : PreemptionReport or None
+        Only for a scheduler that preempts (None for every other): its evictions, the work
+        they lost, both over time, and preemption loops
+        (:class:`fairsim.simulator.preemption.PreemptionReport`); its tasks then also have an
+        ``evictions`` column (int32).
     """
 
     scheduler: str
@@ -155,6 +180,7 @@ class EngineResult:
     stranded: np.ndarray | None = None
     overcommit: np.ndarray | None = None
     server_ids: tuple[str, ...] | None = None
+    preemption: PreemptionReport | None = None
 
 
 class Engine:
@@ -216,6 +242,10 @@ class Engine:
         ``on_fairness(time_s, snapshot)`` with a
         :class:`~fairsim.simulator.snapshot.UserSnapshot` of the active users; required with
         ``fairness_interval_s``. Works in memory and with ``tasks_out``.
+    preemption_loops : LoopRule, optional
+        For a scheduler that preempts: when a task is in a preemption loop
+        (:class:`fairsim.simulator.preemption.LoopRule`; default: 3 evictions within 600 s).
+        Not used for any other scheduler.
 
     Raises
     ------
@@ -226,7 +256,13 @@ class Engine:
         ``censored`` rule, ``tasks_out`` with a job gate, an unknown ``tasks_order``, or
         ``record_stranded`` with ``tasks_out`` or a job gate; from
         :meth:`run`, when a right-censored task starts under the rule
-        ``"hold"`` with an infinite horizon (it would hold its server for ever).
+        ``"hold"`` with an infinite horizon (it would hold its server for ever), or for a
+        scheduler that preempts with a job gate.
+    PlacementError
+        From :meth:`run`, for a placement or an eviction the engine cannot commit (naming the
+        scheduler, the task and the server), and for a scheduler that preempts, when it evicts
+        a task twice at one instant or a task more than
+        :data:`~fairsim.simulator.preemption.MAX_TASK_EVICTIONS` times.
     """
 
     def __init__(
@@ -250,6 +286,7 @@ class Engine:
         record_stranded: bool = False,
         fairness_interval_s: float | None = None,
         on_fairness: Callable[[float, UserSnapshot], None] | None = None,
+        preemption_loops: LoopRule | None = None,
     ) -> None:
         if (fairness_interval_s is None) != (on_fairness is None):
             raise ValueError(
@@ -308,23 +345,47 @@ class Engine:
             float(fairness_interval_s) if fairness_interval_s is not None else None
         )
         self.on_fairness = on_fairness
+        self.preemption_loops = preemption_loops if preemption_loops is not None else LoopRule()
 
     # ------------------------------------------------------------------ public
     def run(self) -> EngineResult:
         """Simulate until the horizon (or until no event is left) and return the results."""
         t0 = time.perf_counter()
         self._user_codes: dict[str, int] = {}
-        self._recorder = self._choose_recorder()
         # the replay of recorded placements (and only it) over-commits; chosen once, here
         self._replay = isinstance(self.scheduler, ReplayScheduler)
+        # a scheduler that preempts has an event loop of its own; chosen once, here
+        self._preempt = bool(self.scheduler.preempts) and not self._replay
+        if self._preempt and self.gate is not None:
+            raise ValueError(
+                f"scheduler {self.scheduler.name!r} preempts: no job gate (DAG parents, "
+                "repetitions, a job queue) with it"
+            )
+        self._recorder = self._choose_recorder()
         self._over_samples: list[np.ndarray] | None = [] if self._replay else None
         self._between: dict[int, int] = {}  # replay: task -> last server, between two runs
         # replay: task -> the request its run holds, for a run that carries its own request
         self._held: dict[int, tuple[float, ...]] = {}
+        self._running: dict[int, int] = {}  # task -> server, the tasks placed and not ended
+        # preempting loop only: per server its running tasks, oldest run first; the run's
+        # evictions; stale completions left in the heap by evicted runs
+        self._by_server: list[dict[int, None]] | None = (
+            [{} for _ in range(self.cluster.n_servers)] if self._preempt else None
+        )
+        self._evictions = (
+            EvictionLog(self.scheduler.name, self.cluster.n_resources, self.preemption_loops)
+            if self._preempt
+            else None
+        )
+        self._n_stale = 0
         # the scheduler learns about tasks only through its view: the recorder answers the
-        # view's task_job / task_mask questions (it is the view's TaskJobsAndConstraints),
-        # nothing is set on the state
-        view = self.cluster.view(tasks=self._recorder, constraints=self.constraints)
+        # view's task_job / task_mask questions (it is the view's TaskJobsAndConstraints), the
+        # running index its task_server / running_on ones; nothing is set on the state
+        view = self.cluster.view(
+            tasks=self._recorder,
+            constraints=self.constraints,
+            running=RunningIndex(self._running, self._recorder.run_start, self._by_server),
+        )
         if self.constraints is not None:
             self._caps_of_code: dict[int, list[tuple[float, ...]]] = {}
         self.scheduler.bind(view)
@@ -345,14 +406,19 @@ class Engine:
         self._samples: list[np.ndarray] = []
         self._share_samples: list[tuple[np.ndarray, np.ndarray]] = []
         self._stranded_samples: list[np.ndarray] = []
-        self._running: dict[int, int] = {}
         self._next_grid = self.start_s
         self._n_events = 0
         self._n_unplaceable = 0
         self._used_integral = [0.0] * self.cluster.n_resources  # ∫ used_r dt from start_s
         self._bar = self.progress_bar()
         env = simpy.Environment(initial_time=self.start_s)
-        env.process(self._main_replay(env) if self._replay else self._main(env))
+        env.process(
+            self._main_replay(env)
+            if self._replay
+            else self._main_preempt(env)
+            if self._preempt
+            else self._main(env)
+        )
         try:
             env.run()
             self._bar_done()
@@ -435,7 +501,8 @@ class Engine:
         streamed to ``tasks_out`` (:mod:`fairsim.simulator.recording`)."""
         hold = self.censored == "hold"
         if self.tasks_out is not None:
-            return StreamingRecorder(
+            streaming = EvictingStreamingRecorder if self._preempt else StreamingRecorder
+            return streaming(
                 self.tasks_out,
                 self.cluster.resources,
                 self._user_codes,
@@ -450,6 +517,7 @@ class Engine:
             jobs=self.gate is not None,
             constraints=self.constraints,
             n_hint=self.source.n_hint,
+            evictions=self._preempt,
         )
         if self.gate is not None:
             self.gate.bind(table)
@@ -604,6 +672,12 @@ class Engine:
                 if known is None or task in running:
                     raise PlacementError(
                         f"scheduler {sched.name!r} placed task {task}, which is not waiting"
+                        + (
+                            f" (it runs on server {running[task]}; a scheduler that evicts "
+                            "tasks declares preempts = True)"
+                            if task in running
+                            else ""
+                        )
                     )
                 user, demand, run_s, _ = known
                 if codes is not None and codes[task] and not masks[codes[task]][server]:
@@ -631,6 +705,231 @@ class Engine:
                         "or trace.end_s) or the rule censored='complete'"
                     )
         self._close(env.now, lo, hi, batches, running)
+
+    def _main_preempt(self, env: simpy.Environment) -> Generator[simpy.events.Event, None, None]:
+        """The event loop of a scheduler that preempts (chosen once, when the run starts:
+        :meth:`_main` serves every other scheduler and knows nothing of evictions).
+
+        The same steps as :meth:`_main` at every event time (completions, arrivals, the tick,
+        then one pass), with the pass's items either placements (:meth:`_start_run`) or
+        :class:`~fairsim.simulator.scheduler.Eviction` records (:meth:`_evict`), each committed
+        before the generator resumes. An evicted run leaves its completion in the heap; such a
+        *stale* entry (the task no longer runs, or runs a later run) is dropped when it comes
+        up, never acted on, and the heap is rebuilt without them when they outnumber half of it
+        (memory stays bounded). Kept for every running task: its server's index
+        (:meth:`fairsim.simulator.cluster.ClusterView.running_on`). No job gate.
+        """
+        sched, rec = self.scheduler, self._recorder
+        log = self._evictions
+        assert log is not None
+        heap = self._completions
+        horizon = self.horizon_s
+        batches = self.source.batches()
+        live = rec.live
+        unplaceable = rec.unplaceable
+        used, integral = self.cluster.used, self._used_integral
+        k_res = range(self.cluster.n_resources)
+        fair = self.fairness_interval_s is not None
+        codes = rec.codes
+        fits = self._fits_constraint
+        lo = hi = 0
+        exhausted = False
+        timed = type(sched).next_wakeup is not Scheduler.next_wakeup
+        idle = 0
+        while True:
+            if lo == hi and not exhausted:
+                lo, hi, exhausted = self._pull(batches, lo, hi)
+            while heap and not self._current(heap[0]):  # a stale completion: not an event
+                heapq.heappop(heap)
+                self._n_stale -= 1
+            t_arr = rec.b_submit[lo - rec.b_lo] if lo < hi else math.inf
+            t_cmp = heap[0][0] if heap else math.inf
+            now = t_arr if t_arr < t_cmp else t_cmp
+            tick = False
+            if timed:
+                t_tick = sched.next_wakeup(env.now)
+                if not t_tick > env.now:
+                    raise ValueError(
+                        f"scheduler {sched.name!r}: next_wakeup({env.now!r}) returned {t_tick!r}, "
+                        "expected a later time"
+                    )
+                if t_tick <= now and sched.pending():
+                    idle = idle + 1 if now == math.inf else 0
+                    tick, now = True, t_tick
+                    if idle > MAX_IDLE_TICKS:
+                        raise ValueError(
+                            f"scheduler {sched.name!r}: {MAX_IDLE_TICKS} ticks in a row placed "
+                            "nothing (next_wakeup should return inf when no pass can help)"
+                        )
+            if now == math.inf or now > horizon:
+                break
+            if now > env.now:
+                if now >= self._next_grid:
+                    self._sample_until(now)
+                if now >= self._next_fair:
+                    self._fair_until(now)
+                dt = now - env.now
+                for r in k_res:
+                    integral[r] += used[r] * dt
+                yield env.timeout(dt)
+            self._n_events += 1
+            # 1. completions at `now` (stale entries of evicted runs are skipped)
+            while heap and heap[0][0] <= now:
+                entry = heapq.heappop(heap)
+                if self._current(entry):
+                    self._end_run(entry[1], now)
+                else:
+                    self._n_stale -= 1
+            # 2. arrivals at `now`
+            b_lo, b_submit, b_live = rec.batch()
+            while lo < hi and b_submit[lo - b_lo] <= now:
+                record = b_live[lo - b_lo]
+                user, demand, _, _ = record
+                if sched.placeable(demand) and (codes is None or fits(codes[lo], demand)):
+                    live[lo] = record
+                    if fair:
+                        self._fair_present(lo, user, demand)
+                    sched.on_arrival(lo, user, demand)
+                else:
+                    unplaceable(lo, record)
+                    self._n_unplaceable += 1
+                lo += 1
+                if lo == hi and not exhausted:
+                    lo, hi, exhausted = self._pull(batches, lo, hi)
+                    b_lo, b_submit, b_live = rec.batch()
+            if tick:
+                sched.on_tick(now)
+            # 3. one scheduling pass: placements and evictions, each committed here
+            for item in sched.decide():
+                idle = 0
+                if isinstance(item, Eviction):
+                    self._evict(int(item.task), int(item.server), now)
+                else:
+                    task, server = item
+                    self._start_run(task, server, now, lo)
+            if self._n_stale > STALE_REBUILD and 2 * self._n_stale > len(heap):
+                self._drop_stale()
+        self._close(env.now, lo, hi, batches, self._running)
+
+    def _current(self, entry: tuple[float, int]) -> bool:
+        """Whether a completion ``(finish, task)`` of the heap ends the task's current run
+        (preempting loop): the task runs, and its run started ``run_s`` before ``finish``
+        (an evicted run's entry is stale)."""
+        task = entry[1]
+        if task not in self._running:
+            return False
+        return self._recorder.run_start(task) + self._recorder.live[task][2] == entry[0]
+
+    def _drop_stale(self) -> None:
+        """Rebuild the completion heap without its stale entries (preempting loop); a task
+        placed, evicted and placed again in one instant has two equal entries: one is kept."""
+        heap, seen = self._completions, set()
+        kept = []
+        for entry in heap:
+            if entry[1] not in seen and self._current(entry):
+                seen.add(entry[1])
+                kept.append(entry)
+        heap[:] = kept
+        heapq.heapify(heap)
+        self._n_stale = 0
+
+    def _start_run(self, task: int, server: int, now: float, lo: int) -> None:
+        """Validate and commit a placement of the preempting loop (as :meth:`_main` does)."""
+        sched, running = self.scheduler, self._running
+        known = self._recorder.live.get(task) if 0 <= task < lo else None
+        if known is None or task in running:
+            raise PlacementError(
+                f"scheduler {sched.name!r} placed task {task}, which is not waiting"
+            )
+        user, demand, run_s, _ = known
+        codes, index = self._recorder.codes, self.constraints
+        if codes is not None and codes[task] and index is not None:
+            mask = index.masks[codes[task]]
+            if mask is not None and not mask[server]:
+                raise PlacementError(
+                    f"scheduler {sched.name!r} placed task {task} on server {server}, which "
+                    f"violates its placement constraint {index.rules[codes[task]]!r}"
+                )
+        self.cluster.commit(task, server, demand)
+        running[task] = server
+        self._by_server[server][task] = None  # type: ignore[index]
+        self._recorder.start_s[task] = now
+        self._run_counts(user, demand, 1)
+        if run_s >= 0.0:  # else HELD: a censored task held to the horizon
+            heapq.heappush(self._completions, (now + run_s, task))
+        elif self.horizon_s == math.inf:
+            raise ValueError(
+                f"task {task} is right-censored and holds its server until the horizon, "
+                "but the horizon is infinite: give a finite horizon (collect.horizon_s "
+                "or trace.end_s) or the rule censored='complete'"
+            )
+
+    def _end_run(self, task: int, now: float) -> None:
+        """A task of the preempting loop completed at ``now``."""
+        server = self._running.pop(task)
+        del self._by_server[server][task]  # type: ignore[index]
+        record = self._recorder.live.pop(task)
+        user, demand, _, _ = record
+        self.cluster.release(server, demand)
+        if self.record_user_shares:
+            self._user_alloc[user] -= demand
+        if self.fairness_interval_s is not None:
+            self._fair_end(task, user, demand, demand)
+        self._recorder.finished(task, now, server, record)
+        self._evictions.forget(task)  # type: ignore[union-attr]
+        self.scheduler.on_completion(task, user, demand, server)
+
+    def _evict(self, task: int, server: int, now: float) -> None:
+        """Validate and commit an :class:`~fairsim.simulator.scheduler.Eviction` at ``now``: end
+        the run of ``task`` on ``server`` (its resources are free again, its work is lost), the
+        task waits again with its full run time; then tell the scheduler.
+
+        Raises
+        ------
+        PlacementError
+            When ``task`` does not run on ``server`` (naming both, and where the task is), or
+            the eviction log refuses it (:meth:`fairsim.simulator.preemption.EvictionLog.evict`).
+        """
+        sched, rec = self.scheduler, self._recorder
+        at = self._running.get(task)
+        if at != server:
+            where = (
+                f"it runs on server {at}"
+                if at is not None
+                else "it is waiting"
+                if task in rec.live
+                else "it is not a live task (never submitted, or ended)"
+            )
+            raise PlacementError(
+                f"scheduler {sched.name!r} evicted task {task} from server {server}, but {where}"
+            )
+        user, demand, run_s, _ = rec.live[task]
+        identity = self._task_identity
+        self._evictions.evict(task, demand, rec.run_start(task), now, identity)  # type: ignore[union-attr]
+        del self._running[task]
+        del self._by_server[server][task]  # type: ignore[index]
+        self.cluster.release(server, demand)
+        rec.evicted(task)
+        if run_s >= 0.0:  # its completion stays in the heap, stale
+            self._n_stale += 1
+        self._run_counts(user, demand, -1)
+        sched.on_eviction(task, user, demand, server)
+
+    def _task_identity(self, task: int) -> tuple[int, int]:
+        """``(job_id, task_index)`` of a live task."""
+        return self._recorder.task_job(task)[0], self._recorder.trace_task_index(task)
+
+    def _run_counts(self, user: int, demand: tuple[float, ...], sign: int) -> None:
+        """A run of ``user`` holding ``demand`` started (``sign`` 1) or was evicted (-1): the
+        per-user shares and fairness-over-time counters (the task stays present)."""
+        if self.record_user_shares:
+            self._user_alloc[user] += np.multiply(demand, sign)
+        if self.fairness_interval_s is not None:
+            n_run = self._f_running[user] + sign
+            self._f_running[user] = n_run
+            row = self._f_running_dem[user]
+            for r, d in enumerate(demand):
+                row[r] = row[r] + sign * d if n_run else 0.0
 
     def _close(
         self,
@@ -941,6 +1240,8 @@ class Engine:
             self._share_samples.append((times, shares.copy()))
         if self.record_stranded:
             self._stranded_samples.append(np.broadcast_to(self.stranded(), (times.size, util.size)))
+        if self._evictions is not None:
+            self._evictions.sample(times)
         if self._over_samples is not None:
             counts, amount = cluster.overcommit()
             row = np.concatenate([counts.astype(np.float64), amount])
@@ -1126,6 +1427,9 @@ class Engine:
                 )
                 if self._over_samples is not None
                 else None
+            ),
+            preemption=(
+                self._evictions.report(self._used_integral) if self._evictions is not None else None
             ),
         )
 

@@ -12,10 +12,12 @@ starts, completes, fits no server or is still live at the horizon is the recorde
   goes on.
 
 The engine picks one when the run starts and drives it the same way whatever it is; its event
-loop never asks which one it has. :class:`TaskRecorder` names the calls; subclasses customise
-what is kept through :meth:`TaskRecorder._store`, :meth:`TaskRecorder._keys`,
-:meth:`TaskRecorder.finished`, :meth:`TaskRecorder.unplaceable`, :meth:`TaskRecorder.end` and
-:meth:`TaskRecorder.close`.
+loop never asks which one it has. For a scheduler that preempts, both also count each task's
+evictions (:meth:`TaskRecorder.evicted`; ``evictions`` in ``tasks.parquet``): a
+:class:`TaskTable` with ``evictions=True``, an :class:`EvictingStreamingRecorder`.
+:class:`TaskRecorder` names the calls; subclasses customise what is kept through
+:meth:`TaskRecorder._store`, :meth:`TaskRecorder._keys`, :meth:`TaskRecorder.finished`,
+:meth:`TaskRecorder.unplaceable`, :meth:`TaskRecorder.end` and :meth:`TaskRecorder.close`.
 
 A recorder is also the :class:`fairsim.simulator.cluster.TaskJobsAndConstraints` of the
 schedulers' views (:meth:`TaskRecorder.task_job`, :meth:`TaskRecorder.task_constraint`);
@@ -99,6 +101,8 @@ class TaskRecorder:
     * enters a task in :attr:`live` when it arrives, writes ``start_s[task] = now`` when it
       starts, and pops it from :attr:`live` when it ends;
     * :meth:`finished` when a task completes, :meth:`unplaceable` when it fits no server;
+    * :meth:`evicted` when a scheduler that preempts took a running task back (only for a
+      recorder that counts evictions);
     * :meth:`end` at the horizon, then :meth:`close` (or :meth:`abort` after a failure).
 
     Subclasses customise what is kept: :meth:`_store` (a batch's columns), :meth:`_keys` (the
@@ -173,6 +177,22 @@ class TaskRecorder:
     def end(self, n_arrived: int, running: dict[int, int]) -> None:
         """The horizon: only the first ``n_arrived`` tasks arrived; ``running`` (task → server)
         are the tasks started and not finished; the other live tasks are queued."""
+        raise NotImplementedError
+
+    def evicted(self, task: int) -> None:
+        """The run of a live task was evicted: the task waits again (its start is forgotten: a
+        task's ``start_s`` is its last run's) and its eviction count goes up.
+
+        Raises
+        ------
+        NotImplementedError
+            For a recorder that does not count evictions (a run of a scheduler that does not
+            preempt).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not count evictions")
+
+    def run_start(self, task: int) -> float:
+        """The start (s) of the current run of a running task."""
         raise NotImplementedError
 
     def close(self, dropped: Sequence[int]) -> tuple[dict[str, np.ndarray], StreamedTasks | None]:
@@ -278,6 +298,9 @@ class TaskTable(TaskRecorder):
         The run's placement constraints: keep every task's constraint code (:attr:`codes`).
     n_hint : int, optional
         The source's row count, if known: the columns grow to it at once when they first fill.
+    evictions : bool
+        Count every task's evictions (a scheduler that preempts; 4 bytes a task): the
+        ``evictions`` column.
     """
 
     def __init__(
@@ -289,6 +312,7 @@ class TaskTable(TaskRecorder):
         jobs: bool = False,
         constraints: ConstraintIndex | None = None,
         n_hint: int | None = None,
+        evictions: bool = False,
     ) -> None:
         super().__init__(n_resources, hold_censored=hold_censored)
         self.n_hint = n_hint
@@ -313,6 +337,7 @@ class TaskTable(TaskRecorder):
         self._server = array("i")
         self._unplaceable = bytearray()
         self._censored = bytearray()  # right-censored (1) or not (0)
+        self._evictions: array[int] | None = array("i") if evictions else None
 
     def finished(self, task: int, finish_s: float, server: int, record: LiveTask) -> None:
         """Record the finish time and the server."""
@@ -322,6 +347,18 @@ class TaskTable(TaskRecorder):
     def unplaceable(self, task: int, record: LiveTask) -> None:
         """Mark the task unplaceable."""
         self._unplaceable[task] = True
+
+    def evicted(self, task: int) -> None:
+        """Count the eviction; the task's start is NaN again (it waits)."""
+        if self._evictions is None:
+            super().evicted(task)
+            return
+        self._evictions[task] += 1
+        self._start[task] = _NAN
+
+    def run_start(self, task: int) -> float:
+        """The task's start (s)."""
+        return self._start[task]
 
     def end(self, n_arrived: int, running: dict[int, int]) -> None:
         """Record the servers of the running tasks; drop the tasks that never arrived."""
@@ -356,6 +393,10 @@ class TaskTable(TaskRecorder):
             "censored": np.frombuffer(self._censored, dtype=bool)[:n],
             **({"rep": _trim(self.rep, n)} if self.jobs else {}),
         }
+        if self._evictions is not None:
+            columns["evictions"] = np.frombuffer(self._evictions, dtype=np.intc)[:n].astype(
+                np.int32, copy=False
+            )
         return columns, None
 
     def task_job(self, task: int) -> tuple[int, int]:
@@ -393,6 +434,8 @@ class TaskTable(TaskRecorder):
         self._finish.frombytes(np.full(n, np.nan).tobytes())
         self._server.frombytes(np.full(n, -1, dtype=np.intc).tobytes())
         self._unplaceable.extend(bytes(n))
+        if self._evictions is not None:
+            self._evictions.frombytes(bytes(n * self._evictions.itemsize))
         if batch.censored is None:
             self._censored.extend(bytes(n))
         else:
@@ -439,7 +482,12 @@ class StreamingRecorder(TaskRecorder):
     Attributes
     ----------
     stream : TaskStream
+    counts_evictions : bool
+        Class attribute: the rows carry an ``evictions`` column (False here; True for
+        :class:`EvictingStreamingRecorder`).
     """
+
+    counts_evictions = False
 
     def __init__(
         self,
@@ -453,7 +501,9 @@ class StreamingRecorder(TaskRecorder):
         servers: Sequence[str] | None = None,
     ) -> None:
         super().__init__(len(resources), hold_censored=hold_censored)
-        self.stream = TaskStream(path, resources, users, order=order, servers=servers)
+        self.stream = TaskStream(
+            path, resources, users, order=order, servers=servers, evictions=self.counts_evictions
+        )
         self.constraints = constraints
         self._live_codes = LiveCodes() if constraints is not None else None
         self.codes = self._live_codes
@@ -476,9 +526,31 @@ class StreamingRecorder(TaskRecorder):
     def unplaceable(self, task: int, record: LiveTask) -> None:
         """Write the task's row (``unplaceable``)."""
         user, demand, _, (job, index, submit, _) = record
-        self.stream.row(task, job, index, user, submit, _NAN, _NAN, -1, UNPLACEABLE, demand)
+        self.stream.row(
+            task, job, index, user, submit, _NAN, _NAN, -1, UNPLACEABLE, demand, *self._tail(task)
+        )
         if self._live_codes is not None:
             self._live_codes.pop(task, None)
+
+    def run_start(self, task: int) -> float:
+        """The start (s) of the current run of a running task."""
+        return self._started[task]
+
+    def evicted(self, task: int) -> None:
+        """Forget the run's start (the task waits again); :class:`EvictingStreamingRecorder`
+        also counts the eviction.
+
+        Raises
+        ------
+        NotImplementedError
+            Here (a run of a scheduler that does not preempt).
+        """
+        super().evicted(task)
+
+    def _tail(self, task: int) -> tuple[int, ...]:
+        """The values a task's row has after its demand (:class:`EvictingStreamingRecorder`: its
+        evictions); none here."""
+        return ()
 
     def end(self, n_arrived: int, running: dict[int, int]) -> None:
         """Count the batch being read up to the horizon, and write the rows of the tasks live
@@ -490,8 +562,9 @@ class StreamingRecorder(TaskRecorder):
             user, demand, _, (job, index, submit, censored) = live.pop(task)
             server = running.get(task, -1)
             code = QUEUED if server < 0 else (CENSORED if censored else RUNNING)
+            start = started.pop(task, _NAN)
             stream.row(
-                task, job, index, user, submit, started.pop(task, _NAN), _NAN, server, code, demand
+                task, job, index, user, submit, start, _NAN, server, code, demand, *self._tail(task)
             )
         if self._live_codes is not None:
             self._live_codes.clear()
@@ -553,6 +626,61 @@ class StreamingRecorder(TaskRecorder):
         if n is not None:
             job, users, submit = job[:n], users[:n], submit[:n]
         self.stream.count_arrivals(job, users, submit)
+
+
+class EvictingStreamingRecorder(StreamingRecorder):
+    """A :class:`StreamingRecorder` for a scheduler that preempts: it also counts the evictions
+    of the live tasks and writes each task's count as the ``evictions`` column of its row
+    (:class:`~fairsim.simulator.stream.TaskStream` with ``evictions=True``). Memory: one entry per
+    live task evicted at least once.
+
+    Parameters
+    ----------
+    path, resources, users, hold_censored, order, constraints, servers
+        See :class:`StreamingRecorder`.
+    """
+
+    counts_evictions = True
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        resources: tuple[str, ...],
+        users: dict[str, int],
+        *,
+        hold_censored: bool,
+        order: str = "end",
+        constraints: ConstraintIndex | None = None,
+        servers: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__(
+            path,
+            resources,
+            users,
+            hold_censored=hold_censored,
+            order=order,
+            constraints=constraints,
+            servers=servers,
+        )
+        self._evictions: dict[int, int] = {}
+
+    def finished(self, task: int, finish_s: float, server: int, record: LiveTask) -> None:
+        """Write the task's row (``finished``) with its evictions."""
+        user, demand, _, (job, index, submit, _) = record
+        self.stream.row(
+            task, job, index, user, submit, self._started.pop(task), finish_s, server, FINISHED,
+            demand, self._evictions.pop(task, 0),
+        )  # fmt: skip
+        if self._live_codes is not None:
+            self._live_codes.pop(task, None)
+
+    def evicted(self, task: int) -> None:
+        """Forget the run's start (the task waits again) and count the eviction."""
+        del self._started[task]
+        self._evictions[task] = self._evictions.get(task, 0) + 1
+
+    def _tail(self, task: int) -> tuple[int, ...]:
+        return (self._evictions.pop(task, 0),)
 
 
 def _repeat(values: list[Any], counts: np.ndarray) -> list[Any]:

@@ -30,6 +30,12 @@ Per scheduler, into ``DIR/<scheduler>/``:
     which may exceed 1, also ``overcommitted_<resource>`` (int: servers whose used amount exceeds
     their capacity) and ``overcommit_<resource>`` (sum over servers of the amount above capacity,
     as a fraction of the pool's total capacity).
+``evictions.parquet`` (only for a scheduler that preempts, :mod:`fairsim.simulator.preemption`)
+    ``time_s, evictions, work_lost_<resource>...`` on the utilisation grid, each counted from the
+    start up to the time (:func:`evictions_table`); ``tasks.parquet`` then has a last column
+    ``evictions`` (int32: the task's runs that were evicted; ``start_s`` is its last run's start)
+    and ``summary.json`` the keys ``preemption`` and ``preemption_loops``
+    (:func:`preemption_summary`).
 ``user_shares.parquet`` (only when ``collect.user_shares`` is on)
     ``time_s, user, <resources...>, dominant``: each user's share of the pool per resource, and its
     global dominant share (DRFH paper, eq. 3).
@@ -155,7 +161,8 @@ def tables(result: EngineResult) -> dict[str, pa.Table]:
     -------
     dict of str to pyarrow.Table
         Keys ``tasks``, ``jobs``, ``users``, ``utilization``, ``user_jct`` (:func:`user_jct`)
-        and, when recorded, ``user_shares``;
+        and, when recorded, ``user_shares``; for a scheduler that preempts also ``evictions``
+        (:func:`evictions_table`);
         no ``tasks`` when the run streamed them to their file (:attr:`EngineResult.streamed`:
         ``jobs`` and ``users`` are then built from its totals, with the same values).
     """
@@ -201,7 +208,72 @@ def tables(result: EngineResult) -> dict[str, pa.Table]:
             scol[name] = sh[:, :, r].reshape(-1)
         scol["dominant"] = sh.max(axis=2).reshape(-1) if n_u else np.array([])
         out["user_shares"] = pa.Table.from_pandas(pd.DataFrame(scol), preserve_index=False)
+    if result.preemption is not None:
+        out["evictions"] = evictions_table(result)
     return out
+
+
+def evictions_table(result: EngineResult) -> pa.Table:
+    """``evictions.parquet`` of a run of a scheduler that preempts: on the utilisation grid,
+    ``time_s``, ``evictions`` (int64: evictions at or before the time, since the start) and
+    ``work_lost_<resource>`` (resource-seconds of the runs evicted at or before the time:
+    each run's length times its demand; :mod:`fairsim.simulator.preemption`).
+
+    Raises
+    ------
+    ValueError
+        For a run without preemption (:attr:`EngineResult.preemption` is None).
+    """
+    p = result.preemption
+    if p is None:
+        raise ValueError(
+            f"scheduler {result.scheduler!r}: no evictions recorded (it does not preempt)"
+        )
+    cols: dict[str, Any] = {
+        "time_s": pa.array(p.samples[:, 0], pa.float64()),
+        "evictions": pa.array(p.samples[:, 1].astype(np.int64), pa.int64()),
+    }
+    for r, name in enumerate(result.resources):
+        cols[f"work_lost_{name}"] = pa.array(p.samples[:, 2 + r], pa.float64())
+    return pa.table(cols)
+
+
+def preemption_summary(result: EngineResult) -> dict[str, Any]:
+    """``preemption`` and ``preemption_loops`` of ``summary.json``, only for a scheduler that
+    preempts (:attr:`EngineResult.preemption`; empty for any other).
+
+    ``preemption``: ``evictions`` (runs taken back), ``tasks_evicted`` (tasks evicted at least
+    once), ``run_s_lost`` (seconds of the evicted runs), ``work_lost`` (per resource, the
+    resource-seconds of the evicted runs) and ``work_lost_fraction`` (per resource, that over
+    the resource-seconds used in the window, evicted runs included: the share of the work done
+    that was thrown away; null when nothing was used). ``preemption_loops``
+    (:class:`fairsim.simulator.preemption.LoopRule`): ``count`` (tasks found in a preemption
+    loop), ``first_s`` (when the first was found; null without one), ``examples`` (the first
+    tasks found, ``[job_id, task_index]`` each), ``evictions`` and ``window_s`` (the rule).
+    """
+    p = result.preemption
+    if p is None:
+        return {}
+    fractions = {
+        name: float(lost / used) if used > 0 else None
+        for name, lost, used in zip(result.resources, p.work_lost, p.work_used, strict=True)
+    }
+    return {
+        "preemption": {
+            "evictions": p.evictions,
+            "tasks_evicted": p.tasks_evicted,
+            "run_s_lost": p.run_s_lost,
+            "work_lost": {n: float(x) for n, x in zip(result.resources, p.work_lost, strict=True)},
+            "work_lost_fraction": fractions,
+        },
+        "preemption_loops": {
+            "count": p.loops,
+            "first_s": p.first_loop_s,
+            "examples": [list(e) for e in p.loop_examples],
+            "evictions": p.rule.evictions,
+            "window_s": p.rule.window_s,
+        },
+    }
 
 
 def _streamed_jobs_users(s: StreamedTasks) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -233,6 +305,8 @@ def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataF
         cols[name] = pa.array(t["demand"][:, r], pa.float64())
     if "rep" in t:
         cols["rep"] = pa.array(t["rep"], pa.int32())
+    if "evictions" in t:
+        cols["evictions"] = pa.array(t["evictions"], pa.int32())
     tasks = pa.table(cols)
 
     frame = pd.DataFrame(
@@ -527,6 +601,7 @@ def summarize(result: EngineResult, built: dict[str, pa.Table]) -> dict[str, Any
         "mean_utilization": dict(zip(result.resources, mean_util, strict=True)),
         **stranded_summary(result),
         **overcommit_summary(result),
+        **preemption_summary(result),
         "users": len(result.users),
         "skipped": dict(sorted(result.skipped.items())),
         **({"jobs_gate": result.extra} if result.extra else {}),

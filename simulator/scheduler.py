@@ -10,16 +10,45 @@ A scheduler may only place tasks it has been told about and not yet placed. The 
 does not fit or places an unknown task. :class:`DelegatingScheduler` wraps a scheduler without
 changing its decisions (for measurements); :class:`WaitingTasks` also keeps the tasks it holds
 waiting.
+
+A scheduler that declares :attr:`Scheduler.preempts` may also take a running task back: its
+:meth:`Scheduler.decide` yields an :class:`Eviction` naming the task and the server it runs on;
+the engine validates it, ends the run (the task waits again and will restart from scratch) and
+calls :meth:`Scheduler.on_eviction` (docs/preemption.md).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
+
+
+class Eviction(NamedTuple):
+    """A scheduler's proposal to take a running task back: ``Eviction(task, server)``.
+
+    Only a scheduler that declares :attr:`Scheduler.preempts` may yield one from
+    :meth:`Scheduler.decide`, beside its ``(task, server)`` placements. The engine checks that
+    ``task`` runs on ``server`` (else :class:`fairsim.errors.PlacementError` naming both), ends
+    that run (its resources are free again, the work done is lost: the task restarts from
+    scratch with its full run time when it is placed again), counts the eviction and calls
+    :meth:`Scheduler.on_eviction` before it resumes the generator. A task is evicted at most
+    once per instant (:mod:`fairsim.simulator.preemption`).
+
+    Attributes
+    ----------
+    task : int
+        A running task.
+    server : int
+        The server it runs on (``cluster_.task_server(task)``).
+    """
+
+    task: int
+    server: int
 
 
 class Scheduler:
@@ -42,7 +71,11 @@ class Scheduler:
     * :meth:`placeable` and :meth:`placeable_on`: whether a demand could ever run (default: yes;
       the engine also checks the capacities of a task's allowed servers itself);
     * :meth:`next_wakeup` and :meth:`on_tick`: passes at the scheduler's own times, for periodic
-      policies (default: none, the scheduler runs on arrivals and completions only).
+      policies (default: none, the scheduler runs on arrivals and completions only);
+    * preemption (only with the class attribute ``preempts = True``): :meth:`decide` may also
+      yield :class:`Eviction` records naming running tasks, and :meth:`on_eviction` (then
+      **required**) hears of each run the engine ended; the engine commits each eviction
+      before resuming the generator, as it does placements (docs/preemption.md).
 
     What the scheduler may know about the run comes through the view stored as ``self.cluster_``
     (:class:`fairsim.simulator.cluster.ClusterView`): ``capacity`` and ``free`` (ndarray,
@@ -50,7 +83,10 @@ class Scheduler:
     ``resources``, ``n_servers``, ``n_resources``, and the typed accessors ``task_job(task)``
     (job id and repetition), ``task_index(task)`` (the trace's task index within the job),
     ``task_mask(task)`` (placement constraint: bool mask over the
-    servers, or None), ``constrained`` and ``machine_classes`` (class label per server). Nothing
+    servers, or None), ``constrained`` and ``machine_classes`` (class label per server), and
+    what runs where: ``task_server(task)`` (the server a task runs on, -1 when it does not run),
+    ``task_start(task)`` (the start of its current run, NaN when it does not run) and
+    ``running_on(server)`` (the tasks running on a server, oldest run first). Nothing
     else: a scheduler never reads the engine or the cluster state.
 
     ``__init__`` only stores keyword-only hyper-parameters (scikit-learn's estimator contract);
@@ -72,6 +108,9 @@ class Scheduler:
         for task, server in sched.decide():              # once after each batch of same-time
             ...                                          # events; each placement is committed
                                                          # before the generator resumes
+        # only with preempts = True: decide() may also yield Eviction(task, server); the
+        # engine ends that run, then calls
+        sched.on_eviction(task, user, demand, server)    # the task waits again
 
     A minimal scheduler (first come, first served, first server that fits)::
 
@@ -133,6 +172,12 @@ class Scheduler:
         ``tsf``, ...), or None (default) for none; fairness over time
         (``collect.fairness: {reference: auto}``, docs/fairness.md) compares the run with it,
         and with ``drfh`` when it is None.
+    preempts : bool
+        Default False: the scheduler never takes a running task back. True: :meth:`decide` may
+        yield :class:`Eviction` records and :meth:`on_eviction` is implemented; the engine then
+        runs its preempting event loop, and the run records evictions (``evictions`` in
+        ``tasks.parquet``, ``evictions.parquet``, ``preemption`` and ``preemption_loops`` in
+        ``summary.json``; docs/preemption.md).
     """
 
     name: str = "scheduler"
@@ -140,6 +185,7 @@ class Scheduler:
     work_conserving: bool = True
     lowest_share_first: bool = True
     fifo_within_user: bool = True
+    preempts: bool = False
 
     def bind(self, cluster: ClusterView) -> None:
         """Attach the scheduler to a cluster before the first event.
@@ -179,8 +225,30 @@ class Scheduler:
         (int, int)
             A task and the server to run it on. The engine commits it before resuming the
             generator.
+        Eviction
+            Only with :attr:`preempts`: a running task to take back (:class:`Eviction`); the
+            engine ends its run and calls :meth:`on_eviction` before resuming the generator.
         """
         raise NotImplementedError
+
+    def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """The engine ended the run of ``task`` on ``server`` at the scheduler's
+        :class:`Eviction` (only with :attr:`preempts`).
+
+        ``demand`` is free again on ``server`` (``cluster_.free`` is current); the task waits
+        again, as if it had just arrived, with its full run time (the work of the ended run is
+        lost), and may be placed again, in this pass too (a restart elsewhere); it cannot be
+        evicted again at the same instant. Called before :meth:`decide` resumes.
+
+        Raises
+        ------
+        NotImplementedError
+            Unless overridden (a scheduler that preempts must).
+        """
+        raise NotImplementedError(
+            f"scheduler {self.name!r} evicts tasks (preempts = True) and must implement "
+            "on_eviction(task, user, demand, server)"
+        )
 
     def next_wakeup(self, now: float) -> float:
         """Next time (s, >= ``now``) at which the scheduler wants a pass without any event.
@@ -234,6 +302,7 @@ class DelegatingScheduler(Scheduler):
     def __init__(self, inner: Scheduler) -> None:
         self.inner = inner
         self.name = inner.name
+        self.preempts = inner.preempts
 
     def bind(self, cluster: ClusterView) -> None:
         """Bind this wrapper and the wrapped scheduler."""
@@ -251,6 +320,10 @@ class DelegatingScheduler(Scheduler):
     def decide(self) -> Iterator[tuple[int, int]]:
         """Delegated."""
         return self.inner.decide()
+
+    def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Delegated."""
+        self.inner.on_eviction(task, user, demand, server)
 
     def next_wakeup(self, now: float) -> float:
         """Delegated."""
@@ -277,10 +350,11 @@ class WaitingTasks(DelegatingScheduler):
     """A :class:`DelegatingScheduler` that keeps the tasks the wrapped scheduler holds waiting.
 
     :attr:`waiting` maps every task that arrived and is not placed yet to its demand, in order
-    of arrival. Used to measure what waits (the UDRF reproduction's wasted resources) and, by
-    :mod:`fairsim.testing`, to check what a scheduler places. Subclasses can customise by
-    extending :meth:`on_arrival` (calling it) and replacing :meth:`decide` (removing each placed
-    task from :attr:`waiting`).
+    of arrival (an evicted task waits again, at the end). Used to measure what waits (the UDRF
+    reproduction's wasted resources) and, by :mod:`fairsim.testing`, to check what a scheduler
+    places. Subclasses can customise by extending :meth:`on_arrival` and :meth:`on_eviction`
+    (calling them) and replacing :meth:`decide` (removing each placed task from
+    :attr:`waiting`, passing :class:`Eviction` records on).
 
     Parameters
     ----------
@@ -302,8 +376,14 @@ class WaitingTasks(DelegatingScheduler):
         self.waiting[task] = demand
         self.inner.on_arrival(task, user, demand)
 
+    def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Record the evicted task as waiting again, then pass it on."""
+        self.waiting[task] = demand
+        self.inner.on_eviction(task, user, demand, server)
+
     def decide(self) -> Iterator[tuple[int, int]]:
-        """The wrapped scheduler's placements; each placed task stops waiting."""
-        for task, server in self.inner.decide():
-            del self.waiting[task]
-            yield task, server
+        """The wrapped scheduler's placements (each placed task stops waiting) and evictions."""
+        for item in self.inner.decide():
+            if not isinstance(item, Eviction):
+                del self.waiting[item[0]]
+            yield item

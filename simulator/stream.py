@@ -88,10 +88,13 @@ _ENDED_PA = pa.array(ENDED, pa.string())
 _SPILL_IPC = pa.ipc.IpcWriteOptions(compression="lz4")
 
 
-def tasks_schema(resources: tuple[str, ...], server: pa.DataType | None = None) -> pa.Schema:
+def tasks_schema(
+    resources: tuple[str, ...], server: pa.DataType | None = None, evictions: bool = False
+) -> pa.Schema:
     """The Arrow schema of ``tasks.parquet`` (without a job gate's ``rep`` column): ``server`` is
     the server's id (string, as ``servers.parquet``'s ``server``; ``server`` gives another type,
-    e.g. int32 for row positions)."""
+    e.g. int32 for row positions); with ``evictions`` (a scheduler that preempts) a last column
+    ``evictions`` (int32: the task's runs that were evicted)."""
     fields = [
         pa.field("job_id", pa.int64()),
         pa.field("task_index", pa.int32()),
@@ -103,6 +106,8 @@ def tasks_schema(resources: tuple[str, ...], server: pa.DataType | None = None) 
         pa.field("ended", pa.string()),
     ]
     fields += [pa.field(name, pa.float64()) for name in resources]
+    if evictions:
+        fields.append(pa.field("evictions", pa.int32()))
     return pa.schema(fields)
 
 
@@ -169,15 +174,18 @@ class TaskStream:
         The servers' ids by position (:attr:`fairsim.simulator.cluster.ClusterState.ids`): the
         rows carry positions, the file's ``server`` column the ids. None: ``s0``, ``s1``, ...
         (:func:`fairsim.simulator.cluster.default_server_ids`).
+    evictions : bool
+        The rows end with the task's evictions (a scheduler that preempts): the file's last
+        column ``evictions``.
 
     Attributes
     ----------
     pending : list
         The rows of ended tasks not yet written, flat: ``task, job_id, task_index, user,
         submit_s, start_s, finish_s, server, ended, *demand`` per row (``task``: the engine's
-        task id, the arrival order). The recorder appends to it directly
-        (its per-completion fast path) and calls :meth:`flush` once it holds :attr:`limit`
-        items; the list is emptied in place, never replaced.
+        task id, the arrival order), then ``evictions`` with ``evictions``. The recorder
+        appends to it directly (its per-completion fast path) and calls :meth:`flush` once it
+        holds :attr:`limit` items; the list is emptied in place, never replaced.
     limit : int
         Items of :attr:`pending` that make a row group.
     """
@@ -190,6 +198,7 @@ class TaskStream:
         row_group: int | None = None,
         order: str = "end",
         servers: Sequence[str] | None = None,
+        evictions: bool = False,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"order: {order!r} (expected one of {', '.join(ORDERS)})")
@@ -206,20 +215,21 @@ class TaskStream:
         self._names_pa = pa.array([], pa.string())
         self._servers = list(servers) if servers is not None else None
         self._servers_pa = pa.array(self._servers or [], pa.string())
-        self.schema = tasks_schema(self.resources)
+        self.evictions = evictions
+        self.schema = tasks_schema(self.resources, evictions=evictions)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
         self._writer: pq.ParquetWriter | None = None
         # arrival order: one spill file (Arrow IPC stream) per block of row_group task ids, with
         # server positions (int32), turned into ids when the block is written
-        self._spill_schema = tasks_schema(self.resources, pa.int32()).append(
+        self._spill_schema = tasks_schema(self.resources, pa.int32(), evictions).append(
             pa.field("task", pa.int64())
         )
         self._blocks: dict[int, tuple[Path, pa.ipc.RecordBatchStreamWriter]] = {}
         if order == "end":
             self._writer = pq.ParquetWriter(self._tmp, self.schema, **STREAM_PARQUET_KW)
         self.pending: list[Any] = []
-        self._width = 9 + len(self.resources)
+        self._width = 9 + len(self.resources) + (1 if evictions else 0)
         # a row group's worth of rows in end order; in arrival order, the rows buffered before
         # they are spilled (their row groups are written by close)
         self.limit = self._width * (self.row_group if order == "end" else ROW_GROUP)
@@ -249,11 +259,13 @@ class TaskStream:
         server: int,
         ended: int,
         demand: tuple[float, ...],
+        *evictions: int,
     ) -> None:
-        """One row of ``tasks.parquet`` (times NaN and server -1 when null) of task ``task``."""
+        """One row of ``tasks.parquet`` (times NaN and server -1 when null) of task ``task``;
+        with ``evictions`` (the stream's), the task's evictions last."""
         flat = self.pending
         flat += (task, job_id, task_index, user, submit_s, start_s, finish_s, server, ended,
-                 *demand)  # fmt: skip
+                 *demand, *evictions)  # fmt: skip
         if len(flat) >= self.limit:
             self.flush()
 
@@ -469,7 +481,10 @@ class TaskStream:
             server,
             _ENDED_PA.take(pa.array(ended_a)),
         ]
-        cols += [pa.array(col(9 + r, np.float64), pa.float64()) for r in range(w - 9)]
+        n_res = len(self.resources)
+        cols += [pa.array(col(9 + r, np.float64), pa.float64()) for r in range(n_res)]
+        if self.evictions:
+            cols.append(pa.array(col(9 + n_res, np.int32), pa.int32()))
         flat.clear()
         if self.order == "end":
             assert self._writer is not None

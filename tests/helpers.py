@@ -5,7 +5,12 @@ this folder on the import path)."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -13,6 +18,43 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from fairsim.schedulers.exact.instance import Instance, parse_instance
+from fairsim.schedulers.registry import unregister_scheduler
+
+#: The documentation's example scripts.
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+
+
+@functools.cache
+def priority_preemption() -> ModuleType:
+    """docs/examples/priority_preemption.py, imported once per process as
+    ``priority_preemption_example``; the name it registers on import (``priority-preemption``) is
+    removed at once, so the registry stays as the other tests expect (a test that runs it by name
+    registers its class itself). Its ``PriorityPreemption`` is the suite's preempting scheduler."""
+    spec = importlib.util.spec_from_file_location(
+        "priority_preemption_example", EXAMPLES / "priority_preemption.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    unregister_scheduler("priority-preemption")
+    return module
+
+
+@functools.cache
+def tiered_by_user() -> type:
+    """docs/examples/priority_preemption.py's scheduler with a tier per user code (``user % 3``)
+    instead of weights: on any workload of several users, higher tiers evict lower ones."""
+    base = priority_preemption().PriorityPreemption
+
+    class TieredByUser(base):  # type: ignore[misc, valid-type]
+        name = "tiered-by-user"
+
+        def tier(self, user: int) -> float:
+            return float(user % 3)
+
+    return TieredByUser
+
 
 # --------------------------------------------------------------------------- workloads
 

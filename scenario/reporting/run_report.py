@@ -15,6 +15,11 @@ from fairsim.atomic import write_text
 from fairsim.scenario.config import RunConfig
 from fairsim.scenario.reporting.fairness_panel import fairness_lines
 from fairsim.scenario.reporting.plotting import decimate, save_figure, set_jct_axis
+from fairsim.scenario.reporting.preemption_report import (
+    evictions_figure,
+    preempting,
+    preemption_lines,
+)
 from fairsim.scenario.reporting.shares import user_shares_figure
 
 _LABELS = {"cpu": "CPU", "mem": "memory", "gpu": "GPU"}
@@ -534,7 +539,9 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
 
     The report has a row per scheduler (its own numbers: tasks, how they ended, mean
     utilisation as the exact time average over the window, JCT over the jobs it completed), a
-    paragraph per run that over-commits (:func:`overcommit_lines`: the replay ``recorded``) and a
+    paragraph per run that over-commits (:func:`overcommit_lines`: the replay ``recorded``), a
+    paragraph and ``evictions.png`` on the schedulers that preempt
+    (:func:`~fairsim.scenario.reporting.preemption_report.preemption_lines`) and a
     comparison on the same job set: the jobs completed under every scheduler, with their number.
     """
     names = list(summaries)
@@ -547,6 +554,9 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
     share_figs = user_share_figures(out, cfg, names)
     for name, fig in share_figs.items():
         save_figure(fig, out / f"user_shares_{name}.png")
+    evicting = preempting(summaries)
+    if evicting:
+        save_figure(evictions_figure(out, evicting, resources), out / "evictions.png")
     util_cols = " | ".join(f"mean {_label(r)} util." for r in resources)
     rule = first.get("censored_rule", "hold")
     lines = [
@@ -585,6 +595,7 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
             f"| {s['wall_s']:.1f} | {_f(s.get('tasks_per_s'), ',.0f')} |"
         )
     lines += overcommit_lines(out, cfg, summaries)
+    lines += preemption_lines(summaries, "evictions.png" if evicting else None)
     lines += delay_table(summaries)
     lines += sharing_lines(summaries)
     lines += stranded_lines(summaries)

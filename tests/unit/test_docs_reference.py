@@ -45,6 +45,7 @@ def test_every_config_key_is_described(generate: ModuleType) -> None:
         "ServerClass",
         "CollectConfig",
         "FairnessConfig",
+        "PreemptionLoopConfig",
     ]
     missing = [
         f"{m.__name__}.{k}"

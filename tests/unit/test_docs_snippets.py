@@ -48,9 +48,11 @@ def copies() -> list[tuple[Path, str, str, str]]:
     ]
 
 
-def test_the_tutorial_shows_five_copies() -> None:
+def test_the_pages_show_seven_copies() -> None:
     shown = [(p.name, f, s) for p, f, s, _ in copies()]
     assert shown == [
+        ("preemption.md", "docs/examples/priority_preemption.py", "scheduler"),
+        ("preemption.md", "docs/examples/priority_preemption.py", "scenario"),
         ("write-a-scheduler.md", "docs/examples/fifo_scheduler.py", "scheduler"),
         ("write-a-scheduler.md", "docs/examples/fifo_scheduler.py", "scenario"),
         ("write-a-scheduler.md", "docs/examples/fifo_scheduler.py", "run"),

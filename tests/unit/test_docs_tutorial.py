@@ -159,7 +159,7 @@ def test_the_authors_pytest_file_runs_one_test_per_check() -> None:
         "check_work_conserving": "XFAIL",
         "check_lowest_share_first": "XFAIL",
     }
-    assert "8 passed, 2 xfailed" in p.stdout
+    assert "9 passed, 2 xfailed" in p.stdout
 
 
 #: docs/examples/fewest_tasks.py: the tutorial's scheduler made of two parts.

@@ -17,7 +17,7 @@ import fairsim
 from fairsim.schedulers import make_scheduler
 from fairsim.schedulers.registry import examples, registrations, resolve
 from fairsim.simulator.cluster import ClusterState, ClusterView
-from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.scheduler import Eviction, Scheduler
 from fairsim.testing import (
     CHECKS,
     EXEMPTIONS,
@@ -25,6 +25,7 @@ from fairsim.testing import (
     check_capacity,
     check_constraints,
     check_determinism,
+    check_evictions,
     check_fifo_within_user,
     check_interface,
     check_known_tasks,
@@ -122,9 +123,9 @@ def test_parametrize_with_checks_ids_and_marks() -> None:
         "psdsf-check_known_tasks",
         "psdsf-check_capacity",
     ]
-    assert [p.id for p in params][-1] == "MiniDRF-check_fifo_within_user"
-    assert len(params) == 2 * len(CHECKS) == 20
-    assert [p.values[1] for p in params[:10]] == list(CHECKS.values())
+    assert [p.id for p in params][-1] == "MiniDRF-check_evictions"
+    assert len(params) == 2 * len(CHECKS) == 22
+    assert [p.values[1] for p in params[:11]] == list(CHECKS.values())
     xfail = {p.id: m.kwargs for p in params for m in p.marks}
     assert xfail == {
         "psdsf-check_work_conserving": {
@@ -312,6 +313,55 @@ class OnePerPass(MiniDRF):
         yield from itertools.islice(super().decide(), 1)
 
 
+class EvictsWaiting(MiniDRF):
+    """Broken: preempts, and after its placements evicts a task that is waiting."""
+
+    preempts = True
+
+    def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        self.queues_[user].appendleft((task, demand))
+        self.held_[user] -= demand
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        yield from super().decide()
+        for queue in self.queues_.values():
+            if queue:
+                yield Eviction(queue[0][0], 0)
+
+
+class EvictsTwice(EvictsWaiting):
+    """Broken: evicts the youngest run on a server, places it again and evicts it again, in the
+    same pass."""
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        yield from MiniDRF.decide(self)
+        for server in range(self.cluster_.n_servers):
+            running = self.cluster_.running_on(server)
+            if running:
+                for _ in range(2):
+                    yield Eviction(running[-1], server)
+                    yield from MiniDRF.decide(self)
+                return
+
+
+class NoOnEviction(MiniDRF):
+    """Broken: declares preempts but has no on_eviction."""
+
+    preempts = True
+
+
+class EvictsUndeclared(MiniDRF):
+    """Broken: evicts without declaring preempts."""
+
+    def decide(self) -> Iterator[tuple[int, int]]:
+        yield from super().decide()
+        for server in range(self.cluster_.n_servers):
+            running = self.cluster_.running_on(server)
+            if running:
+                yield Eviction(running[-1], server)
+                return
+
+
 def test_a_correct_drf_passes_every_check() -> None:
     check_scheduler(MiniDRF)
 
@@ -380,6 +430,31 @@ BROKEN = [
         HighestShareFirst,
         r"^HighestShareFirst: lowest share first: workload 'shares': task 3 of user 0, holding 2 "
         r"tasks, started while user 2, holding 0 tasks of the same demand, was waiting$",
+    ),
+    (
+        check_evictions,
+        EvictsWaiting,
+        r"^EvictsWaiting: evictions: workload '\w+': evicted task \d+ from server 0, which is "
+        r"waiting$",
+    ),
+    (
+        check_evictions,
+        EvictsTwice,
+        r"^EvictsTwice: evictions: workload 'mixed': evicted task \d+ a second time in one pass: "
+        r"it was evicted, placed again and evicted again at one instant \(a loop that never "
+        r"lets time advance\)$",
+    ),
+    (
+        check_interface,
+        NoOnEviction,
+        r"^NoOnEviction: interface: on_eviction\(\) is not implemented \(a method of the "
+        r"fairsim.Scheduler protocol, required with preempts = True\)$",
+    ),
+    (
+        check_interface,
+        EvictsUndeclared,
+        r"^EvictsUndeclared: interface: workload 'mixed': decide\(\) yielded Eviction\(task=\d+, "
+        r"server=\d+\), but the scheduler does not declare preempts = True$",
     ),
     (
         check_work_conserving,
