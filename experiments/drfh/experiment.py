@@ -1,51 +1,21 @@
 """``make experiment``: the DRFH paper's Section VI on the real Google 2011 sample.
 
-Every seed ``k`` of ``1 .. N`` (default 5, :data:`fairsim.experiments.claims.DEFAULT_SEEDS`) runs
-steps 1-5 into ``OUT/seed-<k>/`` (default ``OUT`` is ``results/drfh-google``), the seeds in
-parallel over worker processes (:func:`fairsim.experiments.claims.run_seeds`):
+Every seed ``k`` of ``1 .. N`` (:data:`fairsim.experiments.claims.DEFAULT_SEEDS` by default)
+runs steps 1-5 into ``OUT/seed-<k>/`` (:func:`run_seed`), the seeds in parallel over worker
+processes (:func:`fairsim.experiments.claims.run_seeds`): (1) ``configs/drfh-google.yaml``, the
+Slots models and First-Fit and Best-Fit DRFH on 2,000 Table I servers (Table II, Figs. 5-7); (2)
+every user alone on its dedicated cloud (Fig. 8,
+:func:`fairsim.scenario.sharing.sharing_incentive`); (3) the best Slots run, Best-Fit DRFH and
+the dedicated clouds again under the older rule ``complete`` for right-censored tasks
+(``censored-complete/``); (4) ``configs/drfh-fig4.yaml`` on the ``k``-th closest pool draw to
+the paper's totals (:func:`fig4_pool_seed`, Fig. 4); (5) fairness over time on the Google trace
+(``fairness/``, a run of its own with step 1's schedules). Once, after the seeds: (6) the
+production context, ``configs/google-recorded.yaml`` on the trace's own machines with its
+recorded schedule under both readings (``OUT/production/``). The table of steps, their configs
+and what the seed changes is in ``docs/drfh-google.md``.
 
-1. ``configs/drfh-google.yaml`` with ``seed=k``: Slots with 10, 12, 14, 16 and 20 slots per
-   maximum server, First-Fit and Best-Fit DRFH, on 2,000 servers drawn from Table I, replaying
-   task_events parts 0-13 (Table II, Figs. 5-7).
-2. Sharing incentive (Fig. 8, Section IV-D): every user's tasks alone on a *dedicated cloud* of
-   ``k/n`` servers drawn from the same Table I distribution (k = 2,000 servers, n = number of
-   users), with Best-Fit DRFH, compared with the same user's completion ratio in the shared run.
-   ``k/n`` is not an integer (2,000/567 ≈ 3.53): each user gets ``floor(k/n)`` servers plus one
-   more with probability ``frac(k/n)`` (seeded), so the dedicated clouds add up to ``k`` servers
-   in expectation. Each dedicated cloud is one scenario of the scenario pipeline whose workload
-   and pool hooks give the user's tasks and its servers.
-3. Sensitivity to the rule for right-censored tasks (tasks still running when the trace data
-   ends, whose run time is unknown): steps 1-2 use the rule ``hold`` (they never complete); the
-   seed's best Slots run, Best-Fit DRFH and the dedicated clouds are run again under the older
-   rule ``complete`` (they complete after their observed span, a lower bound) into
-   ``seed-<k>/censored-complete/``, so the report can show how much Figs. 6-8 depend on it.
-4. ``configs/drfh-fig4.yaml``: the dynamic three-user run on 100 servers (Fig. 4), on the
-   ``k``-th closest pool draw to the paper's totals (:func:`fig4_pool_seed`), with fairness over
-   time every 5 s (``collect.fairness``: each user's dominant share against the DRFH allocation).
-5. Fairness over time on the Google trace: step 1's config with only Slots-16, First-Fit and
-   Best-Fit DRFH (:data:`fairsim.experiments.drfh.numbers.FAIRNESS_SCHEDULERS`) and
-   ``collect.fairness: {interval_s: 600}``, into ``seed-<k>/fairness/``. A run of its own, so
-   that step 1's files stay as they were; collecting fairness does not change a schedule, so its
-   runs repeat step 1's (the report checks that their ``tasks.parquet`` are identical).
-
-Once, after the seeds (nothing in it depends on a seed):
-
-6. Production context: ``configs/google-recorded.yaml``, the same sample on the trace's own
-   12,583 machines (``cluster: {source: machine-events}``) with the trace's own schedule replayed
-   (``recorded``, docs/recorded.md) beside Best-Fit and First-Fit DRFH and Slots-16, with
-   fairness over time every 600 s, into ``OUT/production/``. The replay runs under both readings
-   of its requests: ``recorded-first/`` (each task's first request, the workload of the
-   simulated schedulers: the side-by-side comparison) and ``recorded/`` (each run's SCHEDULE-row
-   request, what production placed: its over-commitment, given beside).
-
-Then, over all seeds: the numbers (:mod:`fairsim.experiments.drfh.estimates`), figures
-(``table2.png``, ``fig4.png`` ... ``fig8.png``, ``fig4_deficit.png``, ``fairness.png``,
-``production.png``), ``claims.json`` and ``report.md`` (:mod:`fairsim.experiments.drfh.report`).
-
-What the seed changes: the 2,000-server draw (and with it every Slots server's slot count, and
-which slot count is best), the dedicated clouds of Fig. 8 (their sizes and servers, drawn with
-the seed + 1,000,003), and Fig. 4's pool. The trace is fixed and no scheduler draws random
-numbers, so a seed's runs are deterministic.
+Then, over all seeds: the numbers (:mod:`fairsim.experiments.drfh.estimates`), figures,
+``claims.json`` and ``report.md`` (:mod:`fairsim.experiments.drfh.report`).
 """
 
 from __future__ import annotations
