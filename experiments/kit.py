@@ -25,8 +25,8 @@ one decimal and a table of service rates four. The Student-t intervals themselve
 Markdown
 --------
 :func:`table` writes a table from a header and rows; :class:`Template` keeps a report's prose in a
-Markdown file of named blocks (the DRFH report's ``experiments/drfh/report_template.md``), which
-the report fills with its numbers.
+Markdown file of named blocks (every paper's ``report_template.md`` beside its ``report.py``),
+which the report fills with its numbers.
 
 The entry point
 ---------------
