@@ -22,6 +22,11 @@ Four benchmarks, each a list of *points* (one scheduler on one workload and one 
     servers at the sample's load per hour (the generator's window scales with the number of tasks,
     :func:`fairsim.traces.synth.default_duration_s`): cost per task and the ratio
     cost(largest) / cost(smallest) (target <= 1.5).
+``tiers``
+    Flat BF-DRFH and online H-DRF (``hdrf``, Best-Fit placement) on the ``real-2000`` workload
+    and pool, H-DRF on the tree of ``configs/google-tiers.yaml`` (the trace's three tiers, each
+    user a leaf under its tier; the tasks carry their queue), BF-DRFH on the same workload
+    without the tree. Target: ``hdrf``'s tasks/s at least 2/3 of BF-DRFH's.
 ``tasks-dense``
     The stress case: the same sizes up to 10^6 in the sample's fixed 70,756 s window, so larger
     sizes are *denser* loads (more queueing, higher utilisation), not longer traces. Reported with
@@ -44,7 +49,7 @@ both revisions see the same machine load. A point reports the median of its A ru
 of the medians.
 
 Outputs (written atomically into ``--out``): ``real-2000.json``, ``online-2000.json``,
-``servers.json``, ``tasks.json``, ``tasks-dense.json`` (each
+``servers.json``, ``tiers.json``, ``tasks.json``, ``tasks-dense.json`` (each
 :meth:`benchmarks.targets.RunInfo.record`: the targets, the commit and the machine, then the
 points) and ``summary.md``.
 """
@@ -74,7 +79,7 @@ from fairsim.schedulers.registry import registrations
 
 log = logging.getLogger("benchmarks.bench_online")
 
-BENCHMARKS = ("real-2000", "online-2000", "servers", "tasks", "tasks-dense")
+BENCHMARKS = ("real-2000", "online-2000", "servers", "tiers", "tasks", "tasks-dense")
 SCHEDULERS = ("ff-drfh", "bf-drfh")
 CONFIG = config_path("drfh-google.yaml")
 
@@ -98,6 +103,11 @@ TARGET_BF_SERVER_RATIO = 1.5
 #: Benchmarks whose points run paired with ``--vs REV`` (A B A B: this tree, then REV's).
 PAIRED = ("real-2000", "online-2000", "servers")
 ONLINE_REFERENCE = "ff-drfh"  # run alongside, as a yardstick of the machine's speed
+#: ``tiers``: the queue tree of this config on the ``real-2000`` workload and pool; hdrf's
+#: speed over flat BF-DRFH's (issue 41).
+TIERS_CONFIG = config_path("google-tiers.yaml")
+TIERS_SCHEDULERS = ("bf-drfh", "hdrf")
+TARGET_TIERS_RATIO = 2.0 / 3.0
 TARGET_TASK_COST_RATIO = 1.5  # constant load per hour
 TARGET_DENSE_COST_RATIO = 2.0  # the dense stress case
 
@@ -234,6 +244,43 @@ def run_real_point(scheduler: str, servers: int, shared: Path) -> dict[str, Any]
     return out
 
 
+def run_tiers_point(scheduler: str, servers: int, shared: Path) -> dict[str, Any]:
+    """``hdrf`` (Best-Fit) on the queue tree of ``configs/google-tiers.yaml``, or ``bf-drfh``
+    without it, on the real Google sample (parts 0-13, the whole window) with ``servers`` Table
+    I servers: the scenario's own pipeline (:func:`fairsim.scenario.pipeline.prepare_scenario`),
+    without fairness collection."""
+    from fairsim.scenario.config import load_config
+    from fairsim.scenario.pipeline import prepare_scenario
+
+    t0 = time.perf_counter()
+    flat = scheduler != "hdrf"
+    entry = "[bf-drfh]" if flat else "[{name: hdrf, fit: best-fit}]"
+    overrides = [
+        f"trace.path={Path(shared) / 'traces' / 'google-2011'}",
+        "trace.end_s=null",
+        f"cluster.servers={servers}",
+        "collect.fairness=null",
+        f"schedulers={entry}",
+    ]
+    if flat:
+        overrides += ["queues=null", "leaves=null"]
+    scenario = prepare_scenario(load_config(TIERS_CONFIG, overrides=overrides))
+    setup = time.perf_counter() - t0
+    run = next(scenario.runs())
+    assert run.result is not None
+    r = run.result
+    n = len(r.tasks["submit_s"])
+    server, finish = r.tasks.get("server"), r.tasks.get("finish_s")
+    started = int(np.count_nonzero(server >= 0)) if server is not None else None
+    finished = int(np.count_nonzero(np.isfinite(finish))) if finish is not None else None
+    out = _point(r, scheduler, scenario.capacity, n, started, finished, scenario.horizon_s)
+    out.update(
+        workload="google-2011 parts 0-13" + ("" if flat else ", the google-tiers tree"),
+        setup_s=setup,
+    )
+    return out
+
+
 def run_synth_point(
     scheduler: str, n_tasks: int, servers: int = SYNTH_SERVERS, duration_s: float | None = None
 ) -> dict[str, Any]:
@@ -324,7 +371,9 @@ def _run_spec(spec: dict[str, Any], shared: Path | None) -> dict[str, Any]:
         )
     if spec["kind"] == "real" and shared is not None:
         return run_real_point(spec["scheduler"], spec["servers"], shared)
-    raise ValueError(f"point kind: {spec['kind']!r} (real needs --shared)")
+    if spec["kind"] == "tiers" and shared is not None:
+        return run_tiers_point(spec["scheduler"], spec["servers"], shared)
+    raise ValueError(f"point kind: {spec['kind']!r} (real and tiers need --shared)")
 
 
 def _child_main(args: argparse.Namespace) -> int:
@@ -592,6 +641,31 @@ def bench_online_2000(
     return {"points": points, "targets": targets}
 
 
+def bench_tiers(shared: Path, *, isolate: bool = True, progress: bool = True) -> dict[str, Any]:
+    """Flat BF-DRFH, then ``hdrf`` on the google-tiers tree, on the ``real-2000`` workload and
+    pool (:func:`run_tiers_point`): ``hdrf``'s tasks/s at least :data:`TARGET_TIERS_RATIO` of
+    BF-DRFH's, and its peak RSS < 2,048 MB."""
+    specs = [{"kind": "tiers", "scheduler": s, "servers": 2_000} for s in TIERS_SCHEDULERS]
+    points = _run_points(specs, shared, isolate, "tiers", progress)
+    flat, tree = points
+    ratio = (
+        tree["tasks_per_s"] / flat["tasks_per_s"]
+        if _ok(flat) and _ok(tree) and flat["tasks_per_s"]
+        else None
+    )
+    tree["vs_bf_drfh"] = ratio
+    ctx = (
+        f"hdrf {_f(tree.get('tasks_per_s'))}, bf-drfh {_f(flat.get('tasks_per_s'))} tasks/s, "
+        f"one after the other; {_context(tree)}"
+    )
+    what = "hdrf on the google-tiers tree, tasks/s over flat bf-drfh's on the same workload"
+    targets = [Target.check("hdrf / bf-drfh", what, ratio, "×", ">=", TARGET_TIERS_RATIO, ctx)]
+    rss = tree.get("peak_rss_mb") if _ok(tree) else None
+    mem = "hdrf on the google-tiers tree, peak RSS of the point's process"
+    targets.append(Target.check("hdrf memory", mem, rss, "MB", "<", TARGET_PEAK_RSS_MB, ctx))
+    return {"points": points, "targets": targets}
+
+
 def _slope(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """Exponent of ``y ~ x**k`` between the first and last point (log-log slope)."""
     if len(xs) < 2 or not ys[0] or not ys[-1] or ys[0] <= 0 or ys[-1] <= 0:
@@ -830,7 +904,7 @@ def _parser() -> argparse.ArgumentParser:
         "HEAD~1)",
     )
     # child mode (internal): one point, JSON on stdout
-    ap.add_argument("--one", choices=("real", "synth", "parquet"), help=argparse.SUPPRESS)
+    ap.add_argument("--one", choices=("real", "synth", "parquet", "tiers"), help=argparse.SUPPRESS)
     ap.add_argument("--scheduler", default="bf-drfh", help=argparse.SUPPRESS)
     ap.add_argument("--servers", type=int, default=SYNTH_SERVERS, help=argparse.SUPPRESS)
     ap.add_argument("--tasks", type=int, default=10_000, help=argparse.SUPPRESS)
@@ -852,7 +926,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _parser().error(f"--only: unknown benchmark(s) {unknown}; choose from {BENCHMARKS}")
     shared = Path(args.shared).resolve()
     out = Path(args.out)
-    needs_trace = any(b in only for b in ("real-2000", "online-2000", "servers"))
+    needs_trace = any(b in only for b in ("real-2000", "online-2000", "servers", "tiers"))
     if needs_trace and not (shared / "traces" / "google-2011" / "task_events").is_dir():
         _parser().error(f"--shared: no traces/google-2011/task_events under {shared}")
     first = start()
@@ -873,6 +947,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "servers": lambda: bench_servers(
             shared, SERVER_SIZES_QUICK if args.quick else SERVER_SIZES, progress=progress
         ),
+        "tiers": lambda: bench_tiers(shared, progress=progress),
         "tasks": lambda: bench_tasks(
             TASK_SIZES_QUICK if args.quick else TASK_SIZES, progress=progress
         ),

@@ -42,6 +42,7 @@ BENCHMARKS = (
     "real-2000",
     "online-2000",
     "servers",
+    "tiers",
     "tasks",
     "tasks-dense",
     "scale",

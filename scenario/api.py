@@ -178,6 +178,21 @@ class RunResult:
         si_violations, envious_pairs``; else None."""
         return self._frame("fairness_summary")
 
+    @property
+    def queues(self) -> pd.DataFrame | None:
+        """Per queue of the scenario's tree (``queues.parquet``, only with ``queues`` in the
+        config; docs/queues.md): ``queue, users, tasks, tasks_started, tasks_completed, jobs,
+        jobs_completed, mean_jct_s, p95_jct_s, mean_queueing_s, p95_queueing_s``; else None."""
+        return self._frame("queues")
+
+    @property
+    def fairness_queues(self) -> pd.DataFrame | None:
+        """Fairness over time per instant and queue (``fairness_queues.parquet``, only with
+        ``queues`` and ``collect.fairness``): ``time_s, queue, tasks_running, tasks_waiting,
+        share_<resource>..., dominant_share, reference_dominant_share, deficit,
+        holds_nothing``; else None."""
+        return self._frame("fairness_queues")
+
     def _required(self, name: str) -> pd.DataFrame:
         """A table every run has (``tasks``, ``jobs``, ``users``, ``utilization``)."""
         frame = self._frame(name)

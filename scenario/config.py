@@ -147,7 +147,9 @@ from pydantic import (
 )
 
 from fairsim.errors import ConfigError, FairsimError, read_input_text, unknown_key
+from fairsim.schedulers.exact.instance import QUEUE_KEYS, InstanceError, QueueTree, parse_queues
 from fairsim.schedulers.registry import SchedulerSpec, resolve
+from fairsim.traces.schema import GOOGLE_PRIORITY_BANDS
 
 
 def value_range(v: Any) -> tuple[Any, Any]:
@@ -703,10 +705,11 @@ class FairnessConfig(StrictModel):
     each instant takes the state after every event at or before it. At most
     :data:`MAX_FAIRNESS_INSTANTS` instants over the simulated window."""
     reference: str = "auto"
-    """The exact mechanism to compare against: ``auto`` (the mechanism each scheduler implements:
-    ``drfh`` for ``ff-drfh``, ``bf-drfh``, ``slots`` and any scheduler without one) or one
-    mechanism of ``fairsim solve`` for every scheduler (``drf``, ``drfh``, ``c-drfh``, ``tsf``,
-    ``psdsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``)."""
+    """The exact mechanism to compare against: ``auto`` (``hdrf`` for every scheduler of a
+    scenario with ``queues``; else the mechanism each scheduler implements: ``drfh`` for
+    ``ff-drfh``, ``bf-drfh``, ``slots`` and any scheduler without one) or one mechanism of
+    ``fairsim solve`` for every scheduler (``drf``, ``drfh``, ``c-drfh``, ``tsf``, ``psdsf``,
+    ``af``, ``pf``, ``bmf``, ``lmm-mms``, ``hdrf``)."""
 
     @field_validator("reference")
     @classmethod
@@ -902,6 +905,129 @@ SchedulerEntry = Annotated[
 ]
 
 
+#: Named priority bands a ``leaves.tiers`` entry may give instead of ``[lo, hi]``: the Google
+#: 2011 trace's (:data:`fairsim.traces.schema.GOOGLE_PRIORITY_BANDS`).
+TIER_BANDS: dict[str, tuple[int, int]] = dict(GOOGLE_PRIORITY_BANDS)
+
+
+class LeafRule(StrictModel):
+    """How the tasks of a scenario with a queue tree reach its leaves (``leaves``,
+    docs/queues.md).
+
+    ``by: tier``: a task goes to the queue whose band of priorities (``tiers``) holds its
+    priority (the trace's ``priority`` column), and each user's tasks in that queue are one
+    leaf: a leaf per (queue, user). ``by: user``: every user is one leaf, in the queue
+    ``users`` names for it, else in ``default`` (null: at the root); without ``users`` and
+    ``default`` every user hangs at the root, a one-level tree (the users as today).
+    """
+
+    by: Literal["tier", "user"]
+    """``tier``: by the task's priority band, then by user; ``user``: by user alone."""
+    tiers: dict[str, str | list[int]] | None = None
+    """``by: tier`` only: each queue's band of priorities, a name (``free`` 0-1, ``middle``
+    2-8, ``production`` 9-11: the Google 2011 trace's bands) or ``[lo, hi]`` (inclusive); every
+    task's priority must fall in exactly one band.
+    """
+    users: dict[str, str] | None = None
+    """``by: user`` only: the queue of each user named (user -> queue id); every user named
+    must submit a task in the simulated window."""
+    default: str | None = None
+    """``by: user`` only: the queue of the users ``users`` does not name; null: the root."""
+
+    def bands(self) -> dict[str, tuple[int, int]]:
+        """Each queue's band of priorities, ``[lo, hi]`` inclusive (``by: tier``)."""
+        out: dict[str, tuple[int, int]] = {}
+        for queue, band in (self.tiers or {}).items():
+            out[queue] = TIER_BANDS[band] if isinstance(band, str) else (band[0], band[1])
+        return out
+
+
+def format_resources(trace: TraceConfig) -> tuple[str, ...] | None:
+    """The resources of a trace format, when the format fixes them (None: ``canonical``, whose
+    table names its own)."""
+    if isinstance(trace, CanonicalTrace):
+        return None
+    if isinstance(trace, AlibabaTrace) and trace.format == "alibaba-gpu-2023":
+        return ("cpu", "mem", "gpu")
+    return RESOURCES
+
+
+def check_tree(
+    queues: list[dict[str, Any]], leaves: LeafRule, resources: tuple[str, ...] | None
+) -> QueueTree:
+    """Validate a scenario's queue tree and leaf rule before the pool is known.
+
+    The tree is read by :func:`fairsim.schedulers.exact.instance.parse_queues` (the one
+    definition of a queue tree and its errors, shared with ``fairsim solve hdrf``) without the
+    pool: its
+    amounts are checked against the pool when the scenario runs (:func:`queue_tree`). With a
+    format whose resources are not known here (``canonical``), the amounts wait for the run too.
+
+    Returns
+    -------
+    QueueTree
+        Amounts in pool units as given, shares as fractions (not for use: the run's tree is
+        :func:`queue_tree`'s).
+
+    Raises
+    ------
+    ValueError
+        One line naming the field: ``queues[i]...`` as ``fairsim solve`` words it, or
+        ``leaves...`` (an unknown queue, an unknown tier, overlapping bands, a key of the other
+        rule).
+    """
+    if resources is None:  # the table names its resources: check the amounts when it is read
+        queues = [
+            {k: v for k, v in q.items() if k not in QUEUE_KEYS[3:]} if isinstance(q, dict) else q
+            for q in queues
+        ]
+        resources = ()
+    try:
+        tree = parse_queues(queues, [], list(resources), None)
+    except InstanceError as exc:
+        raise ValueError(str(exc)) from None
+    assert tree is not None  # queues is a list
+    ids = tree.ids
+    known = ", ".join(ids) if ids else "none declared"
+    other = {"tier": ("users", "default"), "user": ("tiers",)}[leaves.by]
+    for key in other:
+        if getattr(leaves, key) is not None:
+            raise ValueError(f"leaves.{key}: not a key of 'by: {leaves.by}'")
+    if leaves.by == "tier":
+        if not leaves.tiers:
+            raise ValueError(
+                "leaves.tiers: required with 'by: tier' (each queue's band of priorities)"
+            )
+        names = ", ".join(TIER_BANDS)
+        for queue, band in leaves.tiers.items():
+            if queue not in ids:
+                raise ValueError(f"leaves.tiers: unknown queue {queue!r} (known: {known})")
+            ok = (isinstance(band, str) and band in TIER_BANDS) or (
+                isinstance(band, list) and len(band) == 2 and 0 <= band[0] <= band[1]
+            )
+            if not ok:
+                raise ValueError(
+                    f"leaves.tiers.{queue}: unknown tier {band!r} (known: {names}, or [lo, hi] "
+                    "priorities with 0 <= lo <= hi)"
+                )
+        seen: dict[int, str] = {}
+        for queue, (lo, hi) in leaves.bands().items():
+            for p in range(lo, hi + 1):
+                if p in seen:
+                    raise ValueError(
+                        f"leaves.tiers: priority {p} is in the bands of both {seen[p]!r} and "
+                        f"{queue!r}"
+                    )
+                seen[p] = queue
+    else:
+        for user, queue in (leaves.users or {}).items():
+            if queue not in ids:
+                raise ValueError(f"leaves.users.{user}: unknown queue {queue!r} (known: {known})")
+        if leaves.default is not None and leaves.default not in ids:
+            raise ValueError(f"leaves.default: unknown queue {leaves.default!r} (known: {known})")
+    return tree
+
+
 class RunConfig(StrictModel):
     """A complete ``fairsim run`` scenario."""
 
@@ -925,6 +1051,42 @@ class RunConfig(StrictModel):
     """
     collect: CollectConfig = CollectConfig()
     """What the collectors record."""
+    queues: list[dict[str, Any]] | None = None
+    """A tree of queues the cluster is shared among (docs/queues.md):
+    the queue objects of ``fairsim solve hdrf``'s instance, ``{id, parent, weight, guarantee |
+    guarantee_share, limit | limit_share}`` (amounts one per resource, in the pool's units or
+    as fractions of the pool), with ``leaves`` saying how the tasks reach the leaves. Null
+    (default): the users share the cluster as one flat set. With a tree, the hierarchical
+    schedulers (``hdrf``) share by it, fairness over time compares every run with ``hdrf`` and
+    each run writes per-queue rows (``queues.parquet``).
+    """
+    leaves: LeafRule | None = None
+    """How the tasks reach the tree's leaves (required with ``queues``): ``{by: tier, tiers:
+    {queue: band}}`` or ``{by: user, users: {user: queue}, default: queue}``."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_tree(self, handler: Any) -> Any:
+        # keys added after results were published: left out when there is no tree, so that the
+        # resolved config (config.yaml) and the config hash of every flat scenario stay the same
+        data = handler(self)
+        for key in ("queues", "leaves"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+    @model_validator(mode="after")
+    def _tree(self) -> RunConfig:
+        if self.queues is None and self.leaves is None:
+            return self
+        if self.leaves is None:
+            raise ValueError(
+                "leaves: required with queues (how tasks reach the tree's leaves: {by: tier, "
+                "tiers: {queue: band}} or {by: user, users: {user: queue}})"
+            )
+        if self.queues is None:
+            raise ValueError("queues: required with leaves (the tree the leaves hang in)")
+        check_tree(self.queues, self.leaves, format_resources(self.trace))
+        return self
 
     @field_validator("name")
     @classmethod

@@ -30,6 +30,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,7 @@ from fairsim.schedulers.exact.aggregate import (
     aggregate_instance,
     aggregate_servers,
 )
-from fairsim.schedulers.exact.instance import Instance, InstanceError
+from fairsim.schedulers.exact.instance import Instance, InstanceError, QueueTree
 from fairsim.schedulers.exact.pool import POOLED
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
@@ -61,11 +62,13 @@ TASK_TOL = 1e-9
 SHARE_TOL = 1e-9
 
 
-def fairness_columns(resources: tuple[str, ...] | list[str]) -> list[str]:
-    """The columns of ``fairness.parquet``, in order."""
+def fairness_columns(resources: tuple[str, ...] | list[str], queues: bool = False) -> list[str]:
+    """The columns of ``fairness.parquet``, in order (with ``queues``, a scenario with a queue
+    tree: one row per leaf, the pair of a ``user`` and its ``queue``)."""
     return [
         "time_s",
         "user",
+        *(["queue"] if queues else []),
         "tasks_running",
         "tasks_waiting",
         *(f"demand_{r}" for r in resources),
@@ -78,6 +81,23 @@ def fairness_columns(resources: tuple[str, ...] | list[str]) -> list[str]:
 
 #: The columns of ``fairness.parquet`` for the resources ``cpu, mem`` (:func:`fairness_columns`).
 FAIRNESS_COLUMNS = tuple(fairness_columns(("cpu", "mem")))
+
+
+def queue_fairness_columns(resources: tuple[str, ...] | list[str]) -> list[str]:
+    """The columns of ``fairness_queues.parquet``, in order (:meth:`FairnessProbe.queue_tables`)."""
+    return [
+        "time_s",
+        "queue",
+        "tasks_running",
+        "tasks_waiting",
+        *(f"share_{r}" for r in resources),
+        "dominant_share",
+        "reference_dominant_share",
+        "deficit",
+        "holds_nothing",
+    ]
+
+
 #: The columns of ``fairness_summary.parquet``, in order.
 SUMMARY_COLUMNS = (
     "time_s",
@@ -90,7 +110,9 @@ SUMMARY_COLUMNS = (
 )
 
 
-def reference_mechanism(scheduler: type[Scheduler] | Scheduler | None, reference: str) -> str:
+def reference_mechanism(
+    scheduler: type[Scheduler] | Scheduler | None, reference: str, hierarchical: bool = False
+) -> str:
     """The exact mechanism a run is compared with.
 
     Parameters
@@ -101,18 +123,23 @@ def reference_mechanism(scheduler: type[Scheduler] | Scheduler | None, reference
     reference : str
         ``"auto"`` or a key of :data:`fairsim.schedulers.exact.EXACT` (``collect.fairness.
         reference``, validated with the config).
+    hierarchical : bool
+        The run's scenario has a queue tree.
 
     Returns
     -------
     str
-        ``reference`` itself unless it is ``"auto"``; then the scheduler's ``mechanism`` when it
-        is an exact mechanism of ``fairsim solve`` on users and servers (:data:`EXACT`), else
-        :data:`DEFAULT_REFERENCE` (no mechanism, or ``udrf``: its mechanism takes jobs over
-        machine classes, :data:`fairsim.schedulers.exact.JOB_EXACT`, which a run's users do not
-        give).
+        ``reference`` itself unless it is ``"auto"``; then ``hdrf`` for every run of a scenario
+        with a queue tree (the mechanism that shares by the tree, whatever the scheduler does),
+        else the scheduler's ``mechanism`` when it is an exact mechanism of ``fairsim solve``
+        on users and servers (:data:`EXACT`), else :data:`DEFAULT_REFERENCE` (no mechanism, or
+        ``udrf``: its mechanism takes jobs over machine classes,
+        :data:`fairsim.schedulers.exact.JOB_EXACT`, which a run's users do not give).
     """
     if reference != "auto":
         return reference
+    if hierarchical:
+        return "hdrf"
     own = getattr(scheduler, "mechanism", None)
     return str(own) if own in EXACT else DEFAULT_REFERENCE
 
@@ -210,6 +237,8 @@ def reference_dominant_shares(
     weight: np.ndarray,
     eligible: np.ndarray | None = None,
     classes: ServerClasses | None = None,
+    queues: QueueTree | None = None,
+    tasks: np.ndarray | None = None,
 ) -> np.ndarray:
     """Each user's global dominant share in the exact mechanism's allocation.
 
@@ -224,6 +253,12 @@ def reference_dominant_shares(
     ----------
     mechanism, resources, capacity, demand, max_tasks, weight, eligible, classes
         As for :func:`reference_instance`.
+    queues : QueueTree, optional
+        The queue tree the users hang in (``user_queue``: one queue per row), for ``hdrf``: the
+        rows are then the tree's leaves.
+    tasks : ndarray, shape (n_users,), optional
+        Filled with each row's tasks in the reference allocation (summed over the servers),
+        when given.
 
     Returns
     -------
@@ -253,8 +288,13 @@ def reference_dominant_shares(
         None if eligible is None else eligible[keep],
         classes=classes,
     )
+    if queues is not None:
+        inst = replace(inst, queues=replace(queues, user_queue=queues.user_queue[keep]))
     x = solve_exact(mechanism, inst)
     out[keep] = dominant_shares(inst, x)
+    if tasks is not None:
+        tasks[:] = 0.0
+        tasks[keep] = np.asarray(x, dtype=np.float64).sum(axis=1)
     return out
 
 
@@ -462,6 +502,10 @@ class FairnessProbe:
         The run's user weights by engine user code (default 1).
     interval_s : float
         The grid's spacing (recorded in the summary).
+    queues : QueueTree, optional
+        The scenario's queue tree on the pool: the snapshots then hold one row per leaf (a
+        user and its queue), the reference (``hdrf``) shares by the tree, and the probe also
+        measures every queue (:meth:`queue_tables`).
 
     Attributes
     ----------
@@ -477,6 +521,7 @@ class FairnessProbe:
         capacity: np.ndarray,
         weights: Mapping[int, float] | None = None,
         interval_s: float,
+        queues: QueueTree | None = None,
     ) -> None:
         if mechanism not in EXACT:
             raise ValueError(f"mechanism: {mechanism!r} (expected one of {', '.join(EXACT)})")
@@ -492,6 +537,16 @@ class FairnessProbe:
         self._unavailable: Counter[str] = Counter()
         self.solve_s = 0.0
         self.metrics_s = 0.0
+        self.queues = queues
+        self._queue_rows: list[dict[str, Any]] = []
+        if queues is not None:  # within[c, q]: queue q is c or an ancestor of c
+            n_q = len(queues.ids)
+            self._within = np.zeros((n_q + 1, n_q), dtype=bool)  # last row: the root
+            for c in range(n_q):
+                k = c
+                while k >= 0:
+                    self._within[c, k] = True
+                    k = int(queues.parent[k])
 
     def __call__(self, time_s: float, snap: UserSnapshot) -> None:
         """Measure one instant (the engine calls it; see the module docstring)."""
@@ -509,6 +564,10 @@ class FairnessProbe:
             weight = np.ones(n)
         t1 = time.perf_counter()
         ref = np.full(n, np.nan)
+        ref_tasks = np.full(n, np.nan)
+        tree = None
+        if self.queues is not None and snap.queues is not None and self.mechanism == "hdrf":
+            tree = replace(self.queues, user_queue=np.asarray(snap.queues, dtype=int))
         if n:
             try:
                 ref = reference_dominant_shares(
@@ -520,9 +579,12 @@ class FairnessProbe:
                     weight,
                     snap.eligible,
                     classes=self._classes if snap.eligible is None else None,
+                    queues=tree,
+                    tasks=ref_tasks if self.queues is not None else None,
                 )
             except InstanceError as exc:  # NumericalRangeError included
                 self._unavailable[_reason(exc)] += 1
+                ref_tasks = np.full(n, np.nan)
         t2 = time.perf_counter()
         deficit = ref - dom
         classes = (
@@ -546,10 +608,13 @@ class FairnessProbe:
                 envy,
             )
         )
+        if self.queues is not None and snap.queues is not None:
+            self._measure_queues(float(time_s), snap, mean, ref_tasks)
         self._rows.append(
             {
                 "time_s": np.full(n, float(time_s)),
                 "user": list(snap.names),
+                **({"queue": self._queue_names(snap.queues)} if snap.queues is not None else {}),
                 "tasks_running": snap.tasks_running.astype(np.int64),
                 "tasks_waiting": snap.tasks_waiting.astype(np.int64),
                 "demand": mean,
@@ -562,6 +627,109 @@ class FairnessProbe:
         t3 = time.perf_counter()
         self.solve_s += t2 - t1
         self.metrics_s += (t1 - t0) + (t3 - t2)
+
+    def _queue_names(self, codes: np.ndarray) -> list[str]:
+        ids = (*(self.queues.ids if self.queues is not None else ()), "(root)")
+        return [ids[int(c)] for c in codes.tolist()]
+
+    def _measure_queues(
+        self, time_s: float, snap: UserSnapshot, mean: np.ndarray, ref_tasks: np.ndarray
+    ) -> None:
+        """One instant of every queue: its subtree's tasks, allocation and dominant share, the
+        reference allocation's (the leaves' reference tasks times their mean demand), and
+        whether it holds nothing while tasks of its wait."""
+        assert self.queues is not None
+        assert snap.queues is not None
+        codes = np.asarray(snap.queues, dtype=np.int64)
+        if not len(codes):  # nothing present: the reference allocates nothing either
+            ref_tasks = np.zeros(0)
+        member = self._within[codes].astype(np.float64)  # (n rows, Q); root rows: none
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = np.where(self.total > 0, 1.0 / self.total, 0.0)
+        running = member.T @ snap.tasks_running.astype(np.float64)
+        waiting = member.T @ snap.tasks_waiting.astype(np.float64)
+        share = (member.T @ snap.allocation) * inv
+        ref_use = member.T @ (ref_tasks[:, None] * mean) if len(codes) else share * np.nan
+        ref_share = (ref_use * inv).max(axis=1) if share.shape[1] else np.zeros(len(running))
+        dom = share.max(axis=1) if share.shape[1] else np.zeros(len(running))
+        self._queue_rows.append(
+            {
+                "time_s": np.full(len(running), time_s),
+                "running": running.astype(np.int64),
+                "waiting": waiting.astype(np.int64),
+                "share": share,
+                "dominant_share": dom,
+                "reference": ref_share,
+                "holds_nothing": (waiting > 0) & (running == 0),
+            }
+        )
+
+    def queue_tables(self) -> dict[str, pa.Table]:
+        """``fairness_queues``, the table of a run whose scenario has a queue tree (empty
+        mapping otherwise): per sampled instant and queue of the tree, in the tree's order,
+        :func:`queue_fairness_columns`: the tasks running and waiting below the queue, its
+        share of each resource and dominant share of the pool (over its whole subtree), the
+        reference's (``reference_dominant_share``: the reference allocation of the leaves below
+        it; null when the reference is unavailable at that instant), ``deficit`` (reference
+        minus online) and ``holds_nothing`` (tasks below it wait while it runs none)."""
+        if self.queues is None:
+            return {}
+        res, rows = self.resources, self._queue_rows
+        n_q = len(self.queues.ids)
+        names = np.array(self.queues.ids, dtype=object)
+
+        def cat(key: str, width: int | None = None) -> np.ndarray:
+            if not rows:
+                return np.zeros((0, width) if width else 0)
+            return np.concatenate([r[key] for r in rows])
+
+        share = cat("share", len(res))
+        dom, ref = cat("dominant_share"), cat("reference")
+        cols: dict[str, pa.Array] = {
+            "time_s": pa.array(cat("time_s").astype(np.float64), pa.float64()),
+            "queue": pa.array(np.tile(names, len(rows)).tolist(), pa.string()),
+            "tasks_running": pa.array(cat("running").astype(np.int64), pa.int64()),
+            "tasks_waiting": pa.array(cat("waiting").astype(np.int64), pa.int64()),
+        }
+        for k, r in enumerate(res):
+            cols[f"share_{r}"] = _floats(share[:, k] if len(share) else np.zeros(0))
+        cols["dominant_share"] = _floats(dom)
+        cols["reference_dominant_share"] = _floats(ref)
+        cols["deficit"] = _floats(ref - dom)
+        cols["holds_nothing"] = pa.array(cat("holds_nothing").astype(bool), pa.bool_())
+        assert all(len(c) == n_q * len(rows) for c in cols.values())
+        return {"fairness_queues": pa.table(cols)}
+
+    def queue_summary(self) -> dict[str, dict[str, float | int | None]]:
+        """The ``queues`` entry of ``summary.json``'s ``fairness`` (a scenario with a queue
+        tree): per queue, the time averages over the sampled instants of its dominant share,
+        the reference's and the deficit (each over the instants where it is defined),
+        ``waiting_instants`` (instants with a task of the queue waiting) and ``holds_nothing_s``
+        (the instants at which tasks of the queue wait while it runs none, times the grid's
+        spacing: the time, on the grid, a queue with waiting tasks holds nothing)."""
+        if self.queues is None:
+            return {}
+        out: dict[str, dict[str, float | int | None]] = {}
+        rows = self._queue_rows
+        for q, qid in enumerate(self.queues.ids):
+
+            def avg(key: str, q: int = q) -> float | None:
+                v = np.array([r[key][q] for r in rows], dtype=np.float64)
+                v = v[~np.isnan(v)]
+                return float(v.mean()) if v.size else None
+
+            dom = np.array([r["dominant_share"][q] for r in rows], dtype=np.float64)
+            ref = np.array([r["reference"][q] for r in rows], dtype=np.float64)
+            deficit = (ref - dom)[~np.isnan(ref)]
+            nothing = sum(bool(r["holds_nothing"][q]) for r in rows)
+            out[qid] = {
+                "dominant_share": avg("dominant_share"),
+                "reference_dominant_share": avg("reference"),
+                "deficit": float(deficit.mean()) if deficit.size else None,
+                "waiting_instants": sum(bool(r["waiting"][q] > 0) for r in rows),
+                "holds_nothing_s": nothing * self.interval_s,
+            }
+        return out
 
     @property
     def instants(self) -> int:
@@ -585,6 +753,11 @@ class FairnessProbe:
         cols: dict[str, pa.Array] = {
             "time_s": pa.array(cat("time_s"), pa.float64()),
             "user": pa.array([u for r in rows for u in r["user"]], pa.string()),
+            **(
+                {"queue": pa.array([q for r in rows for q in r["queue"]], pa.string())}
+                if self.queues is not None
+                else {}
+            ),
             "tasks_running": pa.array(cat("tasks_running", np.int64), pa.int64()),
             "tasks_waiting": pa.array(cat("tasks_waiting", np.int64), pa.int64()),
         }
@@ -637,6 +810,7 @@ class FairnessProbe:
             },
             "solve_s": round(self.solve_s, 3),
             "metrics_s": round(self.metrics_s, 3),
+            **({"queues": self.queue_summary()} if self.queues is not None else {}),
         }
 
 

@@ -166,7 +166,9 @@ def finished_runs(
         (:func:`fairsim.scenario.sharing.shared_vs_dedicated`) and with ``collect.fairness``
         the fairness summary.
     extra_tables : dict of str to pyarrow.Table
-        ``sharing_incentive`` and the fairness tables, when collected.
+        ``sharing_incentive`` and the fairness tables, when collected; with a queue tree
+        ``queues`` and (with ``collect.fairness``) ``fairness_queues``
+        (:meth:`~fairsim.scenario.pipeline.Scenario.queue_tables`).
     """
     for run in scenario.runs(progress=progress, tasks_dir=tasks_dir):
         extra, more = scenario.summary_extra(), {}
@@ -177,6 +179,7 @@ def finished_runs(
         if run.fairness is not None:
             more.update(run.fairness.tables())
             extra["fairness"] = run.fairness.summary()
+        more.update(scenario.queue_tables(run))
         yield run, extra, more
         del run  # the caller is done with it: free it before the next run
 

@@ -29,12 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from fairsim.errors import ConfigError
-from fairsim.scenario.config import RunConfig, check_samples
+from fairsim.scenario.config import LeafRule, RunConfig, check_samples
 from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pool import build_pool, pool_capacity
 from fairsim.scenario.provenance import provenance
+from fairsim.scenario.queues import QueueTaskSource, check_leaves, queue_tree
 from fairsim.scenario.scheduler_run import run_scheduler
 from fairsim.scenario.workload import (
     Workload,
@@ -43,6 +46,7 @@ from fairsim.scenario.workload import (
     resolve_workload,
     user_weights,
 )
+from fairsim.schedulers.exact.instance import QueueTree
 from fairsim.schedulers.registry import SchedulerSpec, make_scheduler, resolve
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
@@ -169,10 +173,12 @@ class SchedulerRun:
 
 def default_scheduler(run: SchedulerRun) -> Scheduler:
     """The registry's scheduler of ``run.spec`` (name and parameters), with the users'
-    weights, and for ``recorded`` the trace's recorded placements
-    (:meth:`Scenario.recorded_runs`)."""
+    weights, the scenario's queue tree (for a hierarchical scheduler) and for ``recorded`` the
+    trace's recorded placements (:meth:`Scenario.recorded_runs`)."""
     placements = run.scenario.recorded_runs() if issubclass(run.spec.cls, ReplayScheduler) else None
-    return make_scheduler(run.spec, weights=run.weights, placements=placements)
+    return make_scheduler(
+        run.spec, weights=run.weights, placements=placements, queues=run.scenario.queues
+    )
 
 
 @dataclass
@@ -198,6 +204,9 @@ class Scenario:
     weights : dict of int to float, or None
         The users' weights by engine user code (:func:`user_weights`).
     hooks : Hooks
+    queues : QueueTree or None
+        The config's queue tree on this pool (:func:`fairsim.scenario.queues.queue_tree`); the
+        task streams of :attr:`open_source` then give every task its queue.
     """
 
     config: RunConfig
@@ -210,6 +219,7 @@ class Scenario:
     constraint_index: Callable[[], ConstraintIndex] | None
     weights: dict[int, float] | None
     hooks: Hooks = field(default_factory=Hooks)
+    queues: QueueTree | None = None
     _placements: RecordedRuns | None = field(default=None, repr=False)
 
     def recorded_runs(self) -> RecordedRuns:
@@ -425,6 +435,7 @@ class Scenario:
                 tasks_order=order or "end",
                 fairness_interval_s=run.fairness.interval_s if run.fairness is not None else None,
                 on_fairness=run.fairness,
+                fairness_by_queue=self.queues is not None,
                 server_ids=self.pool["server"].tolist(),
                 preemption_loops=self.loop_rule(),
             )
@@ -446,12 +457,52 @@ class Scenario:
         from fairsim.scenario.fairness import FairnessProbe, reference_mechanism
 
         return FairnessProbe(
-            mechanism=reference_mechanism(run.spec.cls, fc.reference),
+            mechanism=reference_mechanism(run.spec.cls, fc.reference, self.queues is not None),
             resources=self.workload.resources,
             capacity=self.capacity,
             weights=self.weights,
             interval_s=fc.interval_s,
+            queues=self.queues,
         )
+
+    def queue_tables(self, run: SchedulerRun) -> dict[str, pa.Table]:
+        """The per-queue tables of a finished run of a scenario with a queue tree:
+        ``queues`` (``queues.parquet``, :func:`fairsim.scenario.queues.queue_table`) and, with
+        ``collect.fairness``, ``fairness_queues``; nothing for a flat scenario.
+
+        Reads the run's tasks from its result (in memory, or the ``tasks.parquet`` it streamed,
+        before :func:`fairsim.simulator.results.write_run` moves it).
+        """
+        if self.queues is None or run.result is None:
+            return {}
+        from fairsim.scenario.queues import queue_names, queue_table, task_queues
+        from fairsim.simulator.results import tables
+
+        result = run.result
+        cols = ["job_id", "task_index", "user", "submit_s", "start_s", "finish_s"]
+        built = tables(result)
+        if result.streamed is not None:
+            tasks = pq.read_table(result.streamed.path, columns=cols).to_pandas()
+        else:
+            tasks = built["tasks"].select(cols).to_pandas()
+        jobs = built["jobs"].select(["job_id", "completion_time_s"]).to_pandas()
+        parquet = self.workload.describe.get("tasks_parquet")
+        codes = task_queues(self.config, self.queues, tasks, Path(parquet) if parquet else None)
+        out = {"queues": queue_table(tasks, jobs, codes, queue_names(self.queues))}
+        if run.fairness is not None:
+            out.update(run.fairness.queue_tables())
+        return out
+
+
+def _queued(
+    open_source: Callable[[], TaskSource], rule: LeafRule, tree: QueueTree
+) -> Callable[[], TaskSource]:
+    """``open_source`` whose streams give every task its queue (:class:`QueueTaskSource`)."""
+
+    def open_queued() -> TaskSource:
+        return QueueTaskSource(open_source(), rule, tree)
+
+    return open_queued
 
 
 def _string_ids(pool: pd.DataFrame) -> pd.DataFrame:
@@ -537,8 +588,23 @@ def prepare_scenario(
     capacity = pool_capacity(pool, workload.resources)
     open_source, index = constrained_workload(cfg, workload, pool)
     weights = user_weights(cfg, workload.open, workload.users)
+    tree = queue_tree(cfg, workload.resources, capacity.sum(axis=0))
+    if tree is not None:
+        assert cfg.leaves is not None
+        check_leaves(cfg, open_source, tree)
+        open_source = _queued(open_source, cfg.leaves, tree)
     scenario = Scenario(
-        cfg, base, workload, pool, capacity, horizon, open_source, index, weights, hooks
+        cfg,
+        base,
+        workload,
+        pool,
+        capacity,
+        horizon,
+        open_source,
+        index,
+        weights,
+        hooks,
+        queues=tree,
     )
     if any(issubclass(spec.cls, ReplayScheduler) for spec in cfg.scheduler_specs()):
         scenario.recorded_runs()  # refused before anything is simulated

@@ -53,6 +53,7 @@ def run_scheduler(
     tasks_order: str = "end",
     fairness_interval_s: float | None = None,
     on_fairness: Callable[[float, UserSnapshot], None] | None = None,
+    fairness_by_queue: bool = False,
     server_ids: Sequence[str] | None = None,
     preemption_loops: LoopRule | None = None,
 ) -> EngineResult:
@@ -67,7 +68,8 @@ def run_scheduler(
     streamed to that ``tasks.parquet`` while the run goes on, its rows in ``tasks_order``
     (``"end"`` or ``"arrival"``; ``Engine(tasks_out=..., tasks_order=...)``,
     :mod:`fairsim.simulator.stream`). With ``fairness_interval_s``, ``on_fairness(time_s,
-    snapshot)`` is called on that grid (:class:`fairsim.simulator.snapshot.UserSnapshot`).
+    snapshot)`` is called on that grid (:class:`fairsim.simulator.snapshot.UserSnapshot`),
+    per (user, queue) pair with ``fairness_by_queue`` (the tasks carry their queue).
     ``server_ids`` names the servers (the pool's ``server`` column, by row of ``capacity``): the
     ``server`` of the run's tasks (:class:`fairsim.simulator.cluster.ClusterState`; None:
     ``s0``, ``s1``, ...). ``preemption_loops`` is the loop rule of a scheduler that preempts
@@ -94,6 +96,7 @@ def run_scheduler(
         tasks_order=tasks_order,
         fairness_interval_s=fairness_interval_s,
         on_fairness=on_fairness,
+        fairness_by_queue=fairness_by_queue,
         preemption_loops=preemption_loops,
     )
     return engine.run()

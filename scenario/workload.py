@@ -170,8 +170,16 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
         info["dag"] = dag
         info["constraints"] = cons
 
+        tiers = cfg.leaves is not None and cfg.leaves.by == "tier"
+
         def open_parquet() -> TaskSource:
-            kw = {"start_s": start, "end_s": end, "job_columns": dag, "constraint_column": cons}
+            kw = {
+                "start_s": start,
+                "end_s": end,
+                "job_columns": dag,
+                "constraint_column": cons,
+                **({"priority_column": True} if tiers else {}),
+            }
             if expand:
                 return ReplicaTaskSource(tasks, **kw)  # type: ignore[arg-type]
             return ParquetTaskSource(tasks, **kw)  # type: ignore[arg-type]

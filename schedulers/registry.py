@@ -38,7 +38,8 @@ A config names a scheduler with a string (``ff-drfh``) or a mapping that also gi
 (``{name: psdsf, period_s: 2}``, ``{name: slots, slots: 14}``). The parameters a scheduler takes
 are the keyword parameters of its ``__init__`` (:func:`params_model` turns them into a pydantic
 model, validated strictly: ``"2"`` is not a number), except ``weights``, ``eligible``,
-``bounds`` and ``placements`` (:data:`SCENARIO_INPUTS`), which the scenario supplies. A
+``bounds``, ``placements`` and ``queues`` (:data:`SCENARIO_INPUTS`), which the scenario
+supplies. A
 scheduler class without parameters is constructed with none.
 
 Every configured scheduler has a *label*: the name of its result folder and the ``scheduler`` of
@@ -80,6 +81,8 @@ from fairsim.schedulers.drf_classes import DRFClasses
 from fairsim.schedulers.drf_lockstep import DRFLockstep
 from fairsim.schedulers.drfh import BestFitDRFH, FirstFitDRFH
 from fairsim.schedulers.dynamic_drf import DynamicDRF
+from fairsim.schedulers.exact.instance import QueueTree
+from fairsim.schedulers.hdrf_online import HDRF
 from fairsim.schedulers.online_mechanisms import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.recorded import Recorded
@@ -93,9 +96,10 @@ ENTRY_POINT_GROUP = "fairsim.schedulers"
 
 #: Keyword parameters that the scenario supplies, never a config entry: user weights
 #: (``trace.weights``, ``trace.users[].weight``), eligible servers (``trace.users[].eligible``),
-#: per-user task bounds (``fairsim solve``'s ``max_tasks``, for ``lmm-mms``) and the trace's
-#: recorded placements on the pool (for ``recorded``, :mod:`fairsim.simulator.replay`).
-SCENARIO_INPUTS = ("weights", "eligible", "bounds", "placements")
+#: per-user task bounds (``fairsim solve``'s ``max_tasks``, for ``lmm-mms``), the trace's
+#: recorded placements on the pool (for ``recorded``, :mod:`fairsim.simulator.replay`) and the
+#: scenario's queue tree (``queues``, for hierarchical schedulers such as ``hdrf``).
+SCENARIO_INPUTS = ("weights", "eligible", "bounds", "placements", "queues")
 
 
 @dataclass(frozen=True)
@@ -195,9 +199,10 @@ def _own(
 #: (:mod:`fairsim.schedulers.dynamic_drf`), distributed PS-DSF
 #: (:mod:`fairsim.schedulers.psdsf_distributed`), the UDRF paper's task-level DRF over machine
 #: classes and its Section V DRF baseline (:mod:`fairsim.schedulers.drf_classes`,
-#: :mod:`fairsim.schedulers.drf_lockstep`), online UDRF (:mod:`fairsim.schedulers.udrf_online`)
-#: and the replay of the trace's own placements (:mod:`fairsim.schedulers.recorded`). A built-in
-#: name is written once, as the class's ``name``; this table, :func:`register_scheduler` and the
+#: :mod:`fairsim.schedulers.drf_lockstep`), online UDRF (:mod:`fairsim.schedulers.udrf_online`),
+#: online hierarchical DRF (:mod:`fairsim.schedulers.hdrf_online`) and the replay of the
+#: trace's own placements (:mod:`fairsim.schedulers.recorded`). A built-in name is written once,
+#: as the class's ``name``; this table, :func:`register_scheduler` and the
 #: ``fairsim.schedulers`` entry points are the only places a scheduler name is defined.
 BUILTIN: tuple[Registration, ...] = (
     _own(
@@ -219,6 +224,7 @@ BUILTIN: tuple[Registration, ...] = (
     _own(DRFClasses),
     _own(DRFLockstep),
     _own(UDRF, examples=("udrf", "udrf-backfill"), alias=_UDRF_ALIAS),
+    _own(HDRF),
     _own(Recorded, requires=REQUIRES_PLACEMENTS),
 )
 
@@ -902,6 +908,7 @@ def make_scheduler(
     eligible: Mapping[int, np.ndarray] | None = None,
     bounds: Mapping[int, float] | None = None,
     placements: RecordedRuns | None = None,
+    queues: QueueTree | None = None,
 ) -> Scheduler:
     """Build a new, unbound scheduler from a config entry: the one way to build one.
 
@@ -928,6 +935,10 @@ def make_scheduler(
         The trace's recorded runs on the pool, for ``recorded``
         (:class:`fairsim.schedulers.recorded.Recorded`); schedulers without a ``placements``
         parameter do not receive them.
+    queues : QueueTree, optional
+        The scenario's queue tree in the pool's units, for hierarchical schedulers (``hdrf``,
+        :class:`fairsim.schedulers.hdrf_online.HDRF`); the others share among the users as
+        one flat set and do not receive it.
 
     Returns
     -------
@@ -962,6 +973,7 @@ def make_scheduler(
         "eligible": eligible or None,
         "bounds": bounds or None,
         "placements": placements,
+        "queues": queues,
     }
     for key, value in inputs.items():
         if value is None:
@@ -979,7 +991,8 @@ def make_scheduler(
                 "'eligible' parameter), but the scenario restricts users to servers"
             )
         # bounds: an optional hint (only lmm-mms uses it); weights all 1: nothing to lose;
-        # placements: only the replay of recorded placements takes them
+        # placements: only the replay of recorded placements takes them; queues: a flat
+        # scheduler shares among the users as one set (the tree is the hierarchical ones')
     try:
         sched = cls(**kw)
     except ConfigError:

@@ -292,6 +292,10 @@ class TaskJobsAndConstraints(Protocol):
         """The trace's ``task_index`` of a submitted task (its position within its job)."""
         ...
 
+    def task_queue(self, task: int) -> int:
+        """The task's queue in the run's queue tree (-1: the root, or a run without a tree)."""
+        ...
+
 
 @runtime_checkable
 class RunningTasks(Protocol):
@@ -332,6 +336,8 @@ class TaskRecords:
         :class:`~fairsim.simulator.constraints.ConstraintIndex` (default 0: any server).
     task_index : sequence of int, optional
         The trace's task index of every task within its job (default 0).
+    queue : sequence of int, optional
+        The queue of every task in the run's queue tree (default -1: the root).
     """
 
     def __init__(
@@ -341,11 +347,13 @@ class TaskRecords:
         rep: Sequence[int] | None = None,
         constraint: Sequence[int] | None = None,
         task_index: Sequence[int] | None = None,
+        queue: Sequence[int] | None = None,
     ) -> None:
         self.job_id = job_id
         self.rep = rep
         self.constraint = constraint
         self.index = task_index
+        self.queue = queue
 
     def task_job(self, task: int) -> tuple[int, int]:
         """``(job_id[task], rep[task])``, with the defaults above."""
@@ -360,15 +368,19 @@ class TaskRecords:
         """``task_index[task]`` (0 when no task indices were given)."""
         return 0 if self.index is None else int(self.index[task])
 
+    def task_queue(self, task: int) -> int:
+        """``queue[task]`` (-1 when no queues were given)."""
+        return -1 if self.queue is None else int(self.queue[task])
+
 
 class ClusterView:
     """Read-only window on a :class:`ClusterState`, handed to schedulers.
 
     Everything a scheduler may know about the cluster and the run's tasks is here: the arrays
     below, :attr:`n_servers`, :attr:`n_resources`, :attr:`constrained`, :attr:`machine_classes`,
-    :meth:`task_job`, :meth:`task_index` and :meth:`task_mask`, and what runs where:
-    :meth:`task_server`, :meth:`task_start` and :meth:`running_on` (what a scheduler that
-    preempts chooses its victims from). Build it with :meth:`ClusterState.view`.
+    :meth:`task_job`, :meth:`task_index`, :meth:`task_mask` and :meth:`task_queue`, and what
+    runs where: :meth:`task_server`, :meth:`task_start` and :meth:`running_on` (what a scheduler
+    that preempts chooses its victims from). Build it with :meth:`ClusterState.view`.
 
     Parameters
     ----------
@@ -429,6 +441,8 @@ class ClusterView:
             if tasks is not None:
                 self._code = tasks.task_constraint
         self._classes: np.ndarray | None = None
+        if tasks is not None:  # the recorder answers directly (a hierarchical scheduler asks
+            self.task_queue = tasks.task_queue  # type: ignore[method-assign]  # per arrival)
 
     @property
     def n_servers(self) -> int:
@@ -483,6 +497,18 @@ class ClusterView:
         if self._tasks is None:
             return 0
         return self._tasks.trace_task_index(task)
+
+    def task_queue(self, task: int) -> int:
+        """The queue of a submitted task: an index into the run's queue tree (the ``queues`` a
+        hierarchical scheduler is given, :class:`fairsim.schedulers.exact.instance.QueueTree`), -1
+        for the root; -1 for every task of a run without a tree.
+
+        Only the task's queue: how a scheduler groups a queue's tasks into leaves (one leaf per
+        user in the queue) is its own. A view without task information sees -1.
+        """
+        if self._tasks is None:
+            return -1
+        return self._tasks.task_queue(task)
 
     def task_server(self, task: int) -> int:
         """The server ``task`` runs on now (its row position), or -1 when it does not run

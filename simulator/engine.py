@@ -246,6 +246,11 @@ class Engine:
         ``on_fairness(time_s, snapshot)`` with a
         :class:`~fairsim.simulator.snapshot.UserSnapshot` of the active users; required with
         ``fairness_interval_s``. Works in memory and with ``tasks_out``.
+    fairness_by_queue : bool
+        With ``fairness_interval_s``: count per (user, queue) pair instead of per user, the
+        leaves of a queue tree whose tasks carry their queue (:attr:`TaskBatch.queue
+        <fairsim.simulator.workload.TaskBatch>`); the snapshot then has one row per active pair
+        and their ``queues``. Default False: per user.
     preemption_loops : LoopRule, optional
         For a scheduler that preempts: when a task is in a preemption loop
         (:class:`fairsim.simulator.preemption.LoopRule`; default: 3 evictions within 600 s).
@@ -290,6 +295,7 @@ class Engine:
         record_stranded: bool = False,
         fairness_interval_s: float | None = None,
         on_fairness: Callable[[float, UserSnapshot], None] | None = None,
+        fairness_by_queue: bool = False,
         preemption_loops: LoopRule | None = None,
     ) -> None:
         if (fairness_interval_s is None) != (on_fairness is None):
@@ -349,6 +355,7 @@ class Engine:
             float(fairness_interval_s) if fairness_interval_s is not None else None
         )
         self.on_fairness = on_fairness
+        self.fairness_by_queue = fairness_by_queue and fairness_interval_s is not None
         self.preemption_loops = preemption_loops if preemption_loops is not None else LoopRule()
 
     # ------------------------------------------------------------------ public
@@ -405,6 +412,13 @@ class Engine:
         self._f_codes: list[dict[int, int]] | None = (
             [] if self.constraints is not None and self.fairness_interval_s is not None else None
         )
+        # fairness per (user, queue) pair (fairness_by_queue): the counters above are indexed by
+        # the pair's code instead of the user's; pair -> code, each code's user and queue, and
+        # the live tasks' pair codes
+        self._f_pairs: dict[tuple[int, int], int] = {}
+        self._f_pair_user: list[int] = []
+        self._f_pair_queue: list[int] = []
+        self._f_unit: dict[int, int] | None = {} if self.fairness_by_queue else None
         self._next_fair = self.start_s if self.fairness_interval_s is not None else math.inf
         self._completions: list[tuple[float, int]] = []
         self._samples: list[np.ndarray] = []
@@ -544,6 +558,7 @@ class Engine:
         track = track_users or fair
         f_present, f_running = self._f_present, self._f_running
         f_pdem, f_rdem, f_codes = self._f_present_dem, self._f_running_dem, self._f_codes
+        units = self._f_unit  # task -> its (user, queue) pair's code, with fairness_by_queue
         gate = self.gate
         codes = rec.codes
         masks: list = self.constraints.masks if self.constraints is not None else []
@@ -558,7 +573,7 @@ class Engine:
                 user, demand, _, _ = live[t]
                 if sched.placeable(demand) and (codes is None or fits(codes[t], demand)):
                     if fair:
-                        self._fair_present(t, user, demand)
+                        self._fair_present(t, self._fair_unit(t, user), demand)
                     sched.on_arrival(t, user, demand)
                 else:
                     unplaceable(t, live.pop(t))
@@ -616,18 +631,19 @@ class Engine:
                     if track_users:
                         self._user_alloc[user] -= demand
                     if fair:  # inline: the event loop's hottest path (see _fair_end)
-                        n_run = f_running[user] - 1
-                        f_running[user] = n_run
-                        n_pres = f_present[user] - 1
-                        f_present[user] = n_pres
-                        row = f_rdem[user]
+                        u = user if units is None else units.pop(task)
+                        n_run = f_running[u] - 1
+                        f_running[u] = n_run
+                        n_pres = f_present[u] - 1
+                        f_present[u] = n_pres
+                        row = f_rdem[u]
                         if n_run:
                             for r in k_res:
                                 row[r] -= demand[r]
                         else:  # exactly 0 with the last task: no rounding residue
                             for r in k_res:
                                 row[r] = 0.0
-                        row = f_pdem[user]
+                        row = f_pdem[u]
                         if n_pres:
                             for r in k_res:
                                 row[r] -= demand[r]
@@ -635,7 +651,7 @@ class Engine:
                             for r in k_res:
                                 row[r] = 0.0
                         if f_codes is not None:
-                            self._fair_forget(task, user)
+                            self._fair_forget(task, u)
                 finished(task, now, server, record)
                 sched.on_completion(task, user, demand, server)
                 if gate is not None:
@@ -652,12 +668,13 @@ class Engine:
                     if sched.placeable(demand) and (codes is None or fits(codes[lo], demand)):
                         live[lo] = record
                         if fair:  # inline: self._fair_present(lo, user, demand)
-                            f_present[user] += 1
-                            row = f_pdem[user]
+                            u = user if units is None else self._fair_unit(lo, user)
+                            f_present[u] += 1
+                            row = f_pdem[u]
                             for r in k_res:
                                 row[r] += demand[r]
                             if f_codes is not None:
-                                per = f_codes[user]
+                                per = f_codes[u]
                                 c = codes[lo]  # type: ignore[index]
                                 per[c] = per.get(c, 0) + 1
                         sched.on_arrival(lo, user, demand)
@@ -698,8 +715,9 @@ class Engine:
                     if track_users:
                         self._user_alloc[user] += demand
                     if fair:
-                        f_running[user] += 1
-                        row = f_rdem[user]
+                        u = user if units is None else units[task]
+                        f_running[u] += 1
+                        row = f_rdem[u]
                         for r in k_res:
                             row[r] += demand[r]
                 if run_s >= 0.0:  # else HELD: a censored task held to the horizon
@@ -797,7 +815,7 @@ class Engine:
                 if sched.placeable(demand) and (codes is None or fits(codes[lo], demand)):
                     live[lo] = record
                     if fair:
-                        self._fair_present(lo, user, demand)
+                        self._fair_present(lo, self._fair_unit(lo, user), demand)
                     sched.on_arrival(lo, user, demand)
                 else:
                     unplaceable(lo, record)
@@ -863,7 +881,7 @@ class Engine:
         running[task] = server
         self._by_server[server][task] = None  # type: ignore[index]
         self._recorder.start_s[task] = now
-        self._run_counts(user, demand, 1)
+        self._run_counts(task, user, demand, 1)
         if run_s >= 0.0:  # else HELD: a censored task held to the horizon
             heapq.heappush(self._completions, (now + run_s, task))
         elif self.horizon_s == math.inf:
@@ -883,7 +901,8 @@ class Engine:
         if self.record_user_shares:
             self._user_alloc[user] -= demand
         if self.fairness_interval_s is not None:
-            self._fair_end(task, user, demand, demand)
+            u = user if self._f_unit is None else self._f_unit.pop(task)
+            self._fair_end(task, u, demand, demand)
         self._recorder.finished(task, now, server, record)
         self._evictions.forget(task)  # type: ignore[union-attr]
         self.scheduler.on_completion(task, user, demand, server)
@@ -921,22 +940,24 @@ class Engine:
         rec.evicted(task)
         if run_s >= 0.0:  # its completion stays in the heap, stale
             self._n_stale += 1
-        self._run_counts(user, demand, -1)
+        self._run_counts(task, user, demand, -1)
         sched.on_eviction(task, user, demand, server)
 
     def _task_identity(self, task: int) -> tuple[int, int]:
         """``(job_id, task_index)`` of a live task."""
         return self._recorder.task_job(task)[0], self._recorder.trace_task_index(task)
 
-    def _run_counts(self, user: int, demand: tuple[float, ...], sign: int) -> None:
-        """A run of ``user`` holding ``demand`` started (``sign`` 1) or was evicted (-1): the
-        per-user shares and fairness-over-time counters (the task stays present)."""
+    def _run_counts(self, task: int, user: int, demand: tuple[float, ...], sign: int) -> None:
+        """A run of ``task`` of ``user`` holding ``demand`` started (``sign`` 1) or was evicted
+        (-1): the per-user shares and fairness-over-time counters (the task stays present; the
+        counters of its (user, queue) pair with ``fairness_by_queue``, :meth:`_fair_unit`)."""
         if self.record_user_shares:
             self._user_alloc[user] += np.multiply(demand, sign)
         if self.fairness_interval_s is not None:
-            n_run = self._f_running[user] + sign
-            self._f_running[user] = n_run
-            row = self._f_running_dem[user]
+            u = user if self._f_unit is None else self._f_unit[task]
+            n_run = self._f_running[u] + sign
+            self._f_running[u] = n_run
+            row = self._f_running_dem[u]
             for r, d in enumerate(demand):
                 row[r] = row[r] + sign * d if n_run else 0.0
 
@@ -1035,7 +1056,8 @@ class Engine:
                 if track_users:
                     self._user_alloc[user] -= held
                 if fair:
-                    self._fair_end(task, user, demand, held)
+                    u = user if self._f_unit is None else self._f_unit.pop(task)
+                    self._fair_end(task, u, demand, held)
                 finished(task, now, server, record)
                 sched.on_completion(task, user, demand, server)
             # 2. arrivals at `now`
@@ -1045,7 +1067,7 @@ class Engine:
                 user, demand, _, _ = record
                 live[lo] = record
                 if fair:
-                    self._fair_present(lo, user, demand)
+                    self._fair_present(lo, self._fair_unit(lo, user), demand)
                 sched.on_arrival(lo, user, demand)
                 lo += 1
                 if lo == hi and not exhausted:
@@ -1060,10 +1082,36 @@ class Engine:
         # a task waiting between two runs is recorded with its last run's server
         self._close(env.now, lo, hi, batches, {**running, **self._between})
 
+    def _fair_unit(self, task: int, user: int) -> int:
+        """The index of the fairness counters of a task arriving now: its user's code, or with
+        ``fairness_by_queue`` the code of its (user, queue) pair (numbered by first arrival;
+        the pair's counters are created here), kept for the task until it ends."""
+        if self._f_unit is None:
+            return user
+        queue = self._recorder.task_queue(task)
+        pair = self._f_pairs.get((user, queue))
+        if pair is None:
+            pair = self._f_pairs[(user, queue)] = len(self._f_pair_user)
+            self._f_pair_user.append(user)
+            self._f_pair_queue.append(queue)
+            self._fair_grow(1)
+        self._f_unit[task] = pair
+        return pair
+
+    def _fair_grow(self, n_new: int) -> None:
+        """Counters for ``n_new`` more users (or (user, queue) pairs)."""
+        n_res = self.cluster.n_resources
+        self._f_present.extend([0] * n_new)
+        self._f_running.extend([0] * n_new)
+        self._f_present_dem.extend([0.0] * n_res for _ in range(n_new))
+        self._f_running_dem.extend([0.0] * n_res for _ in range(n_new))
+        if self._f_codes is not None:
+            self._f_codes.extend({} for _ in range(n_new))
+
     def _fair_present(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """Fairness over time: count a task handed to the scheduler (the replay's arrivals and
         :meth:`_main`'s tasks released by a job gate; :meth:`_main`'s other arrivals do the same
-        inline, on the hot path)."""
+        inline, on the hot path). ``user`` indexes the counters (:meth:`_fair_unit`)."""
         self._f_present[user] += 1
         row = self._f_present_dem[user]
         for r, d in enumerate(demand):
@@ -1144,8 +1192,9 @@ class Engine:
             if self.record_user_shares:
                 self._user_alloc[user] += demand
             if fair:
-                self._f_running[user] += 1
-                row = self._f_running_dem[user]
+                u = user if self._f_unit is None else self._f_unit[task]
+                self._f_running[u] += 1
+                row = self._f_running_dem[u]
                 for r, d in enumerate(demand):
                     row[r] += d
             if not last:
@@ -1172,9 +1221,10 @@ class Engine:
         if self.record_user_shares:
             self._user_alloc[user] -= held
         if self.fairness_interval_s is not None:
-            n_run = self._f_running[user] - 1
-            self._f_running[user] = n_run
-            row = self._f_running_dem[user]
+            u = user if self._f_unit is None else self._f_unit[task]
+            n_run = self._f_running[u] - 1
+            self._f_running[u] = n_run
+            row = self._f_running_dem[u]
             for r, d in enumerate(held):
                 row[r] = row[r] - d if n_run else 0.0
         self.scheduler.on_run_end(task, user, demand, server)  # type: ignore[attr-defined]
@@ -1212,14 +1262,8 @@ class Engine:
             out[i] = c
         if len(codes) > new:
             self._user_names.extend(list(codes)[new:])
-            if self.fairness_interval_s is not None:
-                n_new, n_res = len(codes) - new, self.cluster.n_resources
-                self._f_present.extend([0] * n_new)
-                self._f_running.extend([0] * n_new)
-                self._f_present_dem.extend([0.0] * n_res for _ in range(n_new))
-                self._f_running_dem.extend([0.0] * n_res for _ in range(n_new))
-                if self._f_codes is not None:
-                    self._f_codes.extend({} for _ in range(n_new))
+            if self.fairness_interval_s is not None and self._f_unit is None:
+                self._fair_grow(len(codes) - new)
         if len(codes) > self._user_alloc.shape[0]:
             grow = np.zeros(
                 (len(codes) + 64 - self._user_alloc.shape[0], self._user_alloc.shape[1])
@@ -1315,15 +1359,22 @@ class Engine:
                         break
                     eligible[i] |= masks[c]
         names = self._user_names
+        queues = None
+        if self._f_unit is not None:  # the counters are (user, queue) pairs'
+            owner = np.asarray(self._f_pair_user, dtype=np.int64)[users]
+            queues = np.asarray(self._f_pair_queue, dtype=np.int64)[users]
+            users = owner
+            pick = owner.tolist()
         return UserSnapshot(
             time_s=time_s,
             users=users.astype(np.int64),
             names=tuple(names[u] for u in pick),
             tasks_running=running,
-            tasks_waiting=present[users] - running,
+            tasks_waiting=present[present > 0] - running,
             demand=np.maximum(demand, 0.0),
             allocation=np.maximum(alloc, 0.0),
             eligible=eligible,
+            queues=queues,
         )
 
     def stranded(self) -> np.ndarray:

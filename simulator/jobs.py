@@ -423,7 +423,7 @@ class JobsTaskSource(WrappedTaskSource):
                 name: getattr(batch, name)[idx]
                 for name in ("job_id", "task_index", "user", "submit_s", "demand", "run_s")
             }
-            for name in ("instances", "parents", "constraint", "censored"):
+            for name in ("instances", "parents", "constraint", "censored", "priority", "queue"):
                 col = getattr(batch, name)
                 if col is not None:
                     fields[name] = col[idx]

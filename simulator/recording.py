@@ -78,6 +78,14 @@ class LiveCodes(dict[int, int]):
         return 0
 
 
+class LiveQueues(dict[int, int]):
+    """Queue codes of the tasks a streamed run has read and not yet ended (task id → index into
+    the run's queue tree; -1, the root, for a task not in it)."""
+
+    def __missing__(self, task: int) -> int:
+        return -1
+
+
 #: The live record of a task: ``(user code, demand, run time, key)``. The run time is
 #: :data:`HELD` for a task that never completes; ``key`` is what the recorder needs to write the
 #: task's row when it ends (None when the recorder keeps per-task columns instead).
@@ -126,6 +134,9 @@ class TaskRecorder:
     codes : array of int, LiveCodes or None
         Placement constraint code per task, ``codes[task]`` (only with placement constraints;
         a streamed run keeps those of the tasks read and not ended).
+    queues : array of int, LiveQueues or None
+        Queue code per task, ``queues[task]`` (only for a run whose tasks carry one, a scenario
+        with a queue tree; a streamed run keeps those of the tasks read and not ended).
     until : dict of int to float
         Placeholder tasks (``TaskBatch.end_at_s``) read and not yet started: task id → the
         absolute time, in seconds, at which each ends (their live record's run time is
@@ -140,6 +151,7 @@ class TaskRecorder:
         self.live: dict[int, LiveTask] = {}
         self.start_s: StartTimes = {}
         self.codes: array[int] | LiveCodes | None = None
+        self.queues: array[int] | LiveQueues | None = None
         self.until: dict[int, float] = {}
         # the batch being read (task ids b_lo..n-1): Python lists, whose scalar access is
         # several times faster than numpy's in the event loop
@@ -226,6 +238,10 @@ class TaskRecorder:
     def trace_task_index(self, task: int) -> int:
         """The trace's ``task_index`` of a task."""
         raise NotImplementedError
+
+    def task_queue(self, task: int) -> int:
+        """The task's queue: an index into the run's queue tree, -1 for the root (or no tree)."""
+        return self.queues[task] if self.queues is not None else -1
 
     # ------------------------------------------------------------------ subclasses
     def _store(self, batch: TaskBatch, users: np.ndarray, lo: int, hi: int) -> None:
@@ -437,6 +453,11 @@ class TaskTable(TaskRecorder):
                 col = getattr(batch, name)
                 getattr(self, name)[lo:hi] = default if col is None else col
         n = hi - lo
+        if batch.queue is not None:
+            if self.queues is None:  # every batch of a run with a tree carries its queues
+                self._queue_codes: array[int] = array("i", [-1]) * lo
+                self.queues = self._queue_codes
+            self._queue_codes.frombytes(np.asarray(batch.queue, dtype=np.intc).tobytes())
         if self.constraints is not None:
             if batch.constraint is None:
                 self._codes.frombytes(np.zeros(n, dtype=np.intc).tobytes())
@@ -520,6 +541,7 @@ class StreamingRecorder(TaskRecorder):
         self.constraints = constraints
         self._live_codes = LiveCodes() if constraints is not None else None
         self.codes = self._live_codes
+        self._live_queues: LiveQueues | None = None
         self._started: dict[int, float] = {}
         self.start_s = self._started
         # the batch being read: its job, user and submit columns, until counted as arrived
@@ -535,6 +557,8 @@ class StreamingRecorder(TaskRecorder):
             self.stream.flush()
         if self._live_codes is not None:
             self._live_codes.pop(task, None)
+        if self._live_queues is not None:
+            self._live_queues.pop(task, None)
 
     def unplaceable(self, task: int, record: LiveTask) -> None:
         """Write the task's row (``unplaceable``)."""
@@ -544,6 +568,8 @@ class StreamingRecorder(TaskRecorder):
         )
         if self._live_codes is not None:
             self._live_codes.pop(task, None)
+        if self._live_queues is not None:
+            self._live_queues.pop(task, None)
 
     def run_start(self, task: int) -> float:
         """The start (s) of the current run of a running task."""
@@ -581,6 +607,8 @@ class StreamingRecorder(TaskRecorder):
             )
         if self._live_codes is not None:
             self._live_codes.clear()
+        if self._live_queues is not None:
+            self._live_queues.clear()
 
     def close(self, dropped: Sequence[int]) -> tuple[dict[str, np.ndarray], StreamedTasks]:
         """Finish ``tasks.parquet``: no per-task columns, the stream's summary.
@@ -613,6 +641,13 @@ class StreamingRecorder(TaskRecorder):
             codes = self.constraints.codes(batch.constraint)  # type: ignore[union-attr]
             at = np.flatnonzero(codes)
             self._live_codes.update(zip((at + lo).tolist(), codes[at].tolist(), strict=True))
+        if batch.queue is not None:
+            if self._live_queues is None:
+                self.queues = self._live_queues = LiveQueues()
+            at = np.flatnonzero(np.asarray(batch.queue) >= 0)
+            self._live_queues.update(
+                zip((at + lo).tolist(), np.asarray(batch.queue)[at].tolist(), strict=True)
+            )
 
     def _keys(self, batch: TaskBatch) -> list[Any]:
         n = len(batch)

@@ -90,6 +90,7 @@ class ReplicaTaskSource(ParquetTaskSource):
         batch_rows: int = 65_536,
         job_columns: bool = False,
         constraint_column: bool = False,
+        priority_column: bool = False,
     ) -> None:
         super().__init__(
             path,
@@ -98,6 +99,7 @@ class ReplicaTaskSource(ParquetTaskSource):
             resources=resources,
             job_columns=job_columns,
             constraint_column=constraint_column,
+            priority_column=priority_column,
         )
         if "instances" not in self._file.schema_arrow.names:
             raise ConfigError(f"trace.path: {str(self.path)!r} lacks column 'instances'")

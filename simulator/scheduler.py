@@ -83,8 +83,9 @@ class Scheduler:
     ``resources``, ``n_servers``, ``n_resources``, and the typed accessors ``task_job(task)``
     (job id and repetition), ``task_index(task)`` (the trace's task index within the job),
     ``task_mask(task)`` (placement constraint: bool mask over the
-    servers, or None), ``constrained`` and ``machine_classes`` (class label per server), and
-    what runs where: ``task_server(task)`` (the server a task runs on, -1 when it does not run),
+    servers, or None), ``task_queue(task)`` (the task's queue in the run's queue tree, -1 for
+    the root), ``constrained`` and ``machine_classes`` (class label per server), and what runs
+    where: ``task_server(task)`` (the server a task runs on, -1 when it does not run),
     ``task_start(task)`` (the start of its current run, NaN when it does not run) and
     ``running_on(server)`` (the tasks running on a server, oldest run first). Nothing
     else: a scheduler never reads the engine or the cluster state.
@@ -94,7 +95,8 @@ class Scheduler:
     parameters is constructed with none. The registry
     (:mod:`fairsim.schedulers.registry`) derives a scheduler's configuration model (the keys a
     YAML ``schedulers:`` entry may give) from that keyword-only signature, leaving out
-    ``weights``, ``eligible`` and ``bounds``, which the scenario supplies per user; annotate a
+    ``weights``, ``eligible`` and ``bounds``, which the scenario supplies per user, and
+    ``queues``, the scenario's queue tree (for hierarchical schedulers); annotate a
     parameter with :class:`typing.Annotated` and :func:`pydantic.Field` to constrain it
     (e.g. ``period_s: Annotated[float, Field(gt=0)] = 1.0``).
 

@@ -44,6 +44,12 @@ class UserSnapshot:
     eligible : ndarray of bool, shape (n, n_servers), or None
         With placement constraints: the servers some present task of the user may use (the
         union of its tasks' allowed servers); None without placement constraints.
+    queues : ndarray of int64, shape (n,), or None
+        With ``Engine(fairness_by_queue=True)`` (a scenario with a queue tree): each row is a
+        (user, queue) pair, the leaf of the tree its tasks reach, and this is its queue (an
+        index into the tree, -1 for the root); ``users`` then holds each pair's user (a user
+        may appear once per queue) and the rows are in order of the pairs' first arrival.
+        None: one row per user.
     """
 
     time_s: float
@@ -54,6 +60,7 @@ class UserSnapshot:
     demand: np.ndarray
     allocation: np.ndarray
     eligible: np.ndarray | None = None
+    queues: np.ndarray | None = None
 
     @property
     def tasks_present(self) -> np.ndarray:

@@ -61,6 +61,12 @@ class TaskBatch:
         the engine never lets them complete (``fairsim.simulator.engine.Engine``, ``censored``).
         None:
         no task is censored.
+    priority : ndarray of int32, shape (n,), optional
+        The trace's priority of every task (``-1`` where it has none); read only for a scenario
+        whose tasks reach a queue tree by their tier.
+    queue : ndarray of int32, shape (n,), optional
+        The queue of every task: an index into the run's queue tree, ``-1`` for the root
+        (:meth:`fairsim.simulator.cluster.ClusterView.task_queue`); None: the run has no tree.
     end_at_s : ndarray of float64, shape (n,), optional
         Absolute end times of *placeholder* tasks (a hoarding user's stand-ins,
         :mod:`fairsim.scenario.manipulation`), NaN for every other task: a placeholder holds its
@@ -79,6 +85,8 @@ class TaskBatch:
     parents: np.ndarray | None = None
     constraint: np.ndarray | None = None
     censored: np.ndarray | None = None
+    priority: np.ndarray | None = None
+    queue: np.ndarray | None = None
     end_at_s: np.ndarray | None = None
 
     def __len__(self) -> int:
@@ -156,6 +164,9 @@ class TaskSource:
         ):
             if col in frame:
                 opt[col] = frame[col].to_numpy(dtype=dtype)[keep]
+        if "priority" in frame:  # nullable: -1 where the trace gives none
+            prio = frame["priority"].to_numpy(dtype=np.float64, na_value=np.nan)
+            opt["priority"] = np.where(np.isnan(prio), -1, prio).astype(np.int32)[keep]
         if "censored" not in opt and "end_state" in frame:  # a table without the column
             opt["censored"] = (frame["end_state"] == "censored").to_numpy(dtype=bool)[keep]
         return TaskBatch(
@@ -185,6 +196,9 @@ class ParquetTaskSource(TaskSource):
         :class:`fairsim.simulator.jobs.JobGate`.
     constraint_column : bool
         Also read ``constraint`` (when the table has it) for placement constraints.
+    priority_column : bool
+        Also read ``priority`` (when the table has it: canonical schema version 3) for a queue
+        tree whose leaves are reached by tier.
 
     Raises
     ------
@@ -203,6 +217,7 @@ class ParquetTaskSource(TaskSource):
         resources: Sequence[str] | None = None,
         job_columns: bool = False,
         constraint_column: bool = False,
+        priority_column: bool = False,
     ) -> None:
         super().__init__()
         self.path = Path(path)
@@ -227,6 +242,8 @@ class ParquetTaskSource(TaskSource):
         self._extra = [c for c in ("instances", "parents") if job_columns and c in names]
         if constraint_column and "constraint" in names:
             self._extra.append("constraint")
+        if priority_column and "priority" in names:
+            self._extra.append("priority")
         # right-censored tasks: the canonical column, or derived from end_state (older tables)
         if "censored" in names:
             self._extra.append("censored")

@@ -325,6 +325,7 @@ def _task_frame(
     state: np.ndarray,
     instances: np.ndarray,
     parents: np.ndarray | None = None,
+    qos: np.ndarray | None = None,
 ) -> pd.DataFrame:
     ok = t.ok
     n = int(ok.sum())
@@ -343,6 +344,9 @@ def _task_frame(
             "instances": instances[ok].astype(np.int32),
             "constraint": np.full(n, None, dtype=object),
             "parents": np.full(n, None, dtype=object) if parents is None else parents[ok],
+            "priority": pd.array([None] * n, dtype="Int32"),
+            "scheduling_class": pd.array([None] * n, dtype="Int32"),
+            "qos": np.full(n, None, dtype=object) if qos is None else qos[ok],
         }
     )
 
@@ -760,7 +764,8 @@ def convert_alibaba_gpu_2023(
     -----
     Each resource is divided by the largest node's amount (cpu_milli, memory_mib, gpu). A pod's
     GPU demand is ``num_gpu * gpu_milli / 1000`` GPUs. Each pod is one job (``job_id`` = row
-    number) and its own user (the pod name). ``submit_s = creation_time``;
+    number) and its own user (the pod name), with its ``qos`` class (the table's ``qos``:
+    ``LS``, ``BE``, ``Burstable``, ``Guaranteed``). ``submit_s = creation_time``;
     ``run_s = deletion_time - scheduled_time``. Phases: Succeeded -> finish, Failed -> fail,
     Running -> censored, Pending -> unscheduled.
     """
@@ -821,6 +826,7 @@ def convert_alibaba_gpu_2023(
     run[late] = np.maximum(t_end - scheduled[late], 0.0)
     pods.reject(ran & (run < 0), R_END_BEFORE_START)
     gpu = num_gpu * gpu_milli / 1000.0
+    qos_text = pods.text("qos")
     tasks = _task_frame(
         pods,
         job_id=np.arange(pods.n, dtype=np.int64),
@@ -831,6 +837,7 @@ def convert_alibaba_gpu_2023(
         run=run,
         state=state,
         instances=np.ones(pods.n, np.int64),
+        qos=np.array([q if isinstance(q, str) and q else None for q in qos_text], dtype=object),
     )
     extra = {
         "window_end_s": t_end,

@@ -123,7 +123,12 @@ from fairsim.traces.io import (
     write_json_atomic,
     write_servers,
 )
-from fairsim.traces.schema import END_STATES, PLACEMENTS_SCHEMA_VERSION, SCHEMA_VERSION
+from fairsim.traces.schema import (
+    END_STATES,
+    GOOGLE_PRIORITY_BANDS,
+    PLACEMENTS_SCHEMA_VERSION,
+    SCHEMA_VERSION,
+)
 from fairsim.traces.spill import FAN_IN, Partitioner, SpillDir, bucket_of, merge_runs, write_run
 
 log = logging.getLogger(__name__)
@@ -134,6 +139,10 @@ AFTER_WINDOW_US = 2**63 - 1
 US_PER_S = 1e6
 TASK_INDEX_LIMIT = 1 << 24
 NO_MACHINE = -1  # machine_id of a SCHEDULE row with an empty or unparseable machine field
+#: Largest priority and scheduling class the 2011 trace documents (ClusterData2011_2.md and the
+#: format + schema document); a value outside 0..max is read as "none".
+PRIORITY_MAX = 11
+CLASS_MAX = 3
 
 TASK_EVENT_COLUMNS = (
     "time", "missing_info", "job_id", "task_index", "machine_id", "event_type", "user",
@@ -203,6 +212,14 @@ class _TaskState:
         "n_rows": (np.int32, 0),
         "n_update": (np.int32, 0),
         "n_term_pending": (np.int32, 0),
+        # priority and scheduling class: the first SUBMIT row's that carries one, else the first
+        # row's; and whether another row of the task carries another value (-1: none seen)
+        "prio_sub": (np.int8, -1),
+        "prio_first": (np.int8, -1),
+        "prio_changed": (np.bool_, False),
+        "sclass_sub": (np.int8, -1),
+        "sclass_first": (np.int8, -1),
+        "sclass_changed": (np.bool_, False),
     }
 
     def __init__(self) -> None:
@@ -294,9 +311,13 @@ def _first_per_task(tid: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.n
 def _update_tasks(
     st: _TaskState, tid: np.ndarray, t: np.ndarray, ev: np.ndarray, user: np.ndarray,
     cpu: np.ndarray, mem: np.ndarray, machine: np.ndarray, row0: int,
+    prio: np.ndarray | None = None, sclass: np.ndarray | None = None,
 ) -> None:  # fmt: skip
     """Fold one batch of valid rows (in file order) into the per-task state."""
     a = st.a
+    for vals, name in ((prio, "prio"), (sclass, "sclass")):
+        if vals is not None:
+            _first_value(a, tid, ev, vals, name)
     np.add.at(a["n_rows"], tid, 1)
     a["has_t0"][tid[t == 0]] = True
 
@@ -329,6 +350,20 @@ def _update_tasks(
                 a[f"{name}_{tier}_row"][utid] = row0 + rows
             if tier == "oth":
                 a[f"{name}_oth_pending"][utid] = pending[rows]
+
+
+def _first_value(
+    a: dict[str, np.ndarray], tid: np.ndarray, ev: np.ndarray, vals: np.ndarray, name: str
+) -> None:
+    """Fold a per-row small integer (priority, scheduling class; -1 where the row has none):
+    the first SUBMIT row's value, the first row's value, and whether a row differs from it."""
+    have = vals >= 0
+    for key, mask in ((f"{name}_sub", have & (ev == SUBMIT)), (f"{name}_first", have)):
+        utid, rows = _first_per_task(tid, mask)
+        unset = a[key][utid] < 0
+        a[key][utid[unset]] = vals[rows[unset]]
+    other = have & (vals != a[f"{name}_first"][tid])
+    a[f"{name}_changed"][tid[other]] = True
 
 
 def _attempts(
@@ -673,6 +708,8 @@ _ROW_SCHEMA = pa.schema(
         ("cpu", pa.float64()),
         ("mem", pa.float64()),
         ("machine", pa.int64()),
+        ("prio", pa.int8()),
+        ("sclass", pa.int8()),
     ]
 )  # a valid task_events row, as spilled to a bucket file
 
@@ -684,7 +721,8 @@ def _fold(st: _TaskState, cols: dict[str, np.ndarray], row0: int) -> None:
     tid = st.ids(job, task)
     _update_tasks(
         st, tid, cols["t"], cols["ev"].astype(np.int64, copy=False), cols["user"], cols["cpu"],
-        cols["mem"], cols["machine"], row0,
+        cols["mem"], cols["machine"], row0, cols["prio"].astype(np.int8, copy=False),
+        cols["sclass"].astype(np.int8, copy=False),
     )  # fmt: skip
 
 
@@ -704,7 +742,10 @@ class _Pass1:
 def _read_task_events(te_files: list[tuple[int, Path]], progress: bool, sink: Any) -> _Pass1:
     """Parse and validate every task_events row; hand the valid ones to ``sink(cols, row0)``."""
     p1 = _Pass1()
-    include = ["time", "job_id", "task_index", "machine_id", "event_type", "user", "cpu", "mem"]
+    include = [
+        "time", "job_id", "task_index", "machine_id", "event_type", "user", "cpu", "mem",
+        "priority", "scheduling_class",
+    ]  # fmt: skip
     for _, file in tqdm(te_files, desc="task_events", disable=not progress):
         rel = f"task_events/{file.name}"
         offset = 0
@@ -717,6 +758,11 @@ def _read_task_events(te_files: list[tuple[int, Path]], progress: bool, sink: An
             mem, mem_bad = to_float(batch.column("mem"))
             machine, m_ok = to_int(batch.column("machine_id"))
             machine = np.where(m_ok, machine, NO_MACHINE)
+            # a priority or class that is empty or out of range is "none" (-1), not a bad row
+            prio, p_ok = to_int(batch.column("priority"))
+            prio = np.where(p_ok & (prio >= 0) & (prio <= PRIORITY_MAX), prio, -1)
+            sclass, c_ok = to_int(batch.column("scheduling_class"))
+            sclass = np.where(c_ok & (sclass >= 0) & (sclass <= CLASS_MAX), sclass, -1)
             ok = t_ok & j_ok & k_ok & e_ok & ~cpu_bad & ~mem_bad
             ok &= (t >= 0) & (t != AFTER_WINDOW_US) & (job >= 0)
             ok &= (task >= 0) & (task < TASK_INDEX_LIMIT)
@@ -752,6 +798,8 @@ def _read_task_events(te_files: list[tuple[int, Path]], progress: bool, sink: An
                 "cpu": cpu[rows],
                 "mem": mem[rows],
                 "machine": machine[rows],
+                "prio": prio[rows].astype(np.int8),
+                "sclass": sclass[rows].astype(np.int8),
             }
             sink(cols, p1.rows_valid)
             p1.rows_valid += len(rows)
@@ -775,6 +823,11 @@ class _Totals:
         self.zero_demand = 0
         self.keys: list[pd.DataFrame] = []  # (job_id, task_index) of every task, for constraints
         self.placements: dict[str, Any] = {}
+        # tasks per priority (index PRIORITY_MAX + 1: none) and per scheduling class (likewise)
+        self.priorities = np.zeros(PRIORITY_MAX + 2, np.int64)
+        self.classes = np.zeros(CLASS_MAX + 2, np.int64)
+        self.priority_changed = 0
+        self.class_changed = 0
 
     def add_tasks(
         self, cols: dict[str, np.ndarray], skips: dict[str, int], rows_used: int, keys: bool
@@ -788,6 +841,14 @@ class _Totals:
         self.states += np.bincount(cols["end_state"], minlength=len(END_STATES))
         self.censored += int(cols["censored"].sum())
         self.zero_demand += int(((cols["cpu"] == 0) & (cols["mem"] == 0)).sum())
+        for counts, values in (
+            (self.priorities, cols["priority"]),
+            (self.classes, cols["scheduling_class"]),
+        ):
+            v = np.asarray(values, dtype=np.int64)
+            counts += np.bincount(np.where(v >= 0, v, len(counts) - 1), minlength=len(counts))
+        self.priority_changed += int(cols["priority_changed"].sum())
+        self.class_changed += int(cols["class_changed"].sum())
         if keys:
             self.keys.append(
                 pd.DataFrame({"job_id": cols["job_id"], "task_index": cols["task_index"]})
@@ -949,6 +1010,7 @@ def _convert(
                 s: int(c) for s, c in sorted(zip(END_STATES, tot.states, strict=True)) if c
             },
             "zero_demand_tasks": tot.zero_demand,
+            "priorities": _priority_report(tot),
             "empty_request_rows": p1.empty,
             "missing_tables": missing_tables,
             "job_events_check": None
@@ -1005,6 +1067,25 @@ def _convert(
         write_machine_attributes(attributes, out / "machine_attributes.parquet")
     write_json_atomic(report, out / "conversion.json")
     return report
+
+
+def _priority_report(tot: _Totals) -> dict[str, Any]:
+    """The ``priorities`` entry of ``conversion.json``: the rule, tasks per priority, per band
+    (:data:`fairsim.traces.schema.GOOGLE_PRIORITY_BANDS`) and per scheduling class, and the
+    tasks whose rows carry more than one value (the first SUBMIT's is kept)."""
+    pr, cl = tot.priorities, tot.classes
+    return {
+        "rule": "the first SUBMIT row's priority and scheduling class (else the first row's)",
+        "tasks_by_priority": {str(p): int(n) for p, n in enumerate(pr[:-1]) if n},
+        "tasks_by_band": {
+            band: int(pr[lo : hi + 1].sum()) for band, (lo, hi) in GOOGLE_PRIORITY_BANDS.items()
+        },
+        "tasks_by_scheduling_class": {str(c): int(n) for c, n in enumerate(cl[:-1]) if n},
+        "tasks_without_priority": int(pr[-1]),
+        "tasks_without_scheduling_class": int(cl[-1]),
+        "tasks_with_priority_changes": tot.priority_changed,
+        "tasks_with_scheduling_class_changes": tot.class_changed,
+    }
 
 
 def _coalesce(batches: Iterable[pa.RecordBatch], rows: int) -> Iterator[pa.Table]:
@@ -1075,8 +1156,17 @@ def _task_frame(
             "instances": np.ones(n, np.int32),
             "constraint": constraint,
             "parents": np.full(n, None, dtype=object),
+            "priority": _nullable(piece.column("priority").to_numpy()),
+            "scheduling_class": _nullable(piece.column("scheduling_class").to_numpy()),
+            "qos": np.full(n, None, dtype=object),
         }
     )
+
+
+def _nullable(codes: np.ndarray) -> pd.arrays.IntegerArray:
+    """Small integers with -1 for "none" as a nullable int32 column."""
+    v = np.asarray(codes)
+    return pd.arrays.IntegerArray(np.where(v >= 0, v, 0).astype(np.int32), v < 0)
 
 
 def _constraints(
@@ -1186,6 +1276,12 @@ def _finish_tasks(
         "end_state": state[idx],
         "censored": censored[idx],
         "attempts": a["attempts"][idx],
+        **{
+            out: np.where(a[f"{name}_sub"] >= 0, a[f"{name}_sub"], a[f"{name}_first"])[idx]
+            for out, name in (("priority", "prio"), ("scheduling_class", "sclass"))
+        },
+        "priority_changed": a["prio_changed"][idx],
+        "class_changed": a["sclass_changed"][idx],
     }
     return cols, skips, rows_used, keep
 

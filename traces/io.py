@@ -32,6 +32,7 @@ from fairsim.traces.schema import (
     PLACEMENT_END_EVENTS,
     PLACEMENTS_SCHEMA_VERSION,
     RESOURCES_GOOGLE,
+    TIER_COLUMNS,
     placements_schema,
     servers_schema,
     tasks_schema,
@@ -353,6 +354,20 @@ def _to_table(df: pd.DataFrame | pa.Table, schema: pa.Schema, what: str) -> pa.T
     return pa.Table.from_arrays(table.columns, schema=schema)
 
 
+def _with_tiers(df: pd.DataFrame | pa.Table) -> pd.DataFrame | pa.Table:
+    """Add the tier columns (:data:`fairsim.traces.schema.TIER_COLUMNS`) a tasks table lacks, as
+    nulls: a trace that says nothing of its tasks' priority."""
+    if isinstance(df, pa.Table):
+        for name in TIER_COLUMNS:
+            if name not in df.column_names:
+                kind = pa.string() if name == "qos" else pa.int32()
+                df = df.append_column(name, pa.nulls(df.num_rows, kind))
+        return df
+    missing = {n: pd.Series([None] * len(df), dtype="object", index=df.index)
+               for n in TIER_COLUMNS if n not in df.columns}  # fmt: skip
+    return df.assign(**missing) if missing else df
+
+
 def _with_censored(df: pd.DataFrame | pa.Table) -> pd.DataFrame | pa.Table:
     """Add ``censored = (end_state == "censored")`` to a tasks table that lacks the column."""
     if isinstance(df, pa.Table):
@@ -378,9 +393,9 @@ def write_tasks(
     ----------
     df : pandas.DataFrame or pyarrow.Table
         Rows in the canonical tasks schema (:func:`fairsim.traces.schema.tasks_schema`); extra
-        columns are
-        dropped, columns are reordered and cast to the schema types. A table without a
-        ``censored`` column gets ``censored = (end_state == "censored")``.
+        columns are dropped, columns are reordered and cast to the schema types. A table
+        without a ``censored`` column gets ``censored = (end_state == "censored")``, one without
+        the tier columns (``priority``, ``scheduling_class``, ``qos``) gets them as nulls.
     path : pathlib.Path
         Destination ``.parquet`` file.
     resources : tuple of str
@@ -399,7 +414,7 @@ def write_tasks(
         If a column is missing, cannot be cast, or a non-nullable column holds nulls.
     """
     schema = tasks_schema(resources)
-    df = _with_censored(df)
+    df = _with_tiers(_with_censored(df))
     table = _to_table(df, schema, f"tasks table for {path}")
     with _atomic_path(Path(path)) as tmp:
         pq.write_table(table, tmp, row_group_size=row_group_size)
@@ -525,7 +540,7 @@ class RowGroupWriter:
     def write(self, piece: pd.DataFrame | pa.Table) -> None:
         """Append rows (any count, in output order)."""
         if self.kind == "tasks":
-            piece = _with_censored(piece)
+            piece = _with_tiers(_with_censored(piece))
         table = _to_table(piece, self.schema, f"{self.kind} table for {self.path}")
         if table.num_rows == 0:
             return

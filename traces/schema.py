@@ -26,6 +26,13 @@ fairsim turns each published trace into two Parquet tables (docs/architecture.md
     instances  int32     identical instances this row stands for (Google: always 1)
     constraint string    placement constraint (a machine class label), null when unconstrained
     parents    string    comma-separated DAG parent task names, null when none
+    priority   int32     the trace's priority of the task (Google 2011: 0-11, bigger is more
+                         important; :data:`GOOGLE_PRIORITY_BANDS`), null when the trace has none
+    scheduling_class
+               int32     the trace's scheduling class (Google 2011: 0-3, 3 the most
+                         latency-sensitive), null when the trace has none
+    qos        string    the trace's quality-of-service class (Alibaba GPU 2023: ``LS``,
+                         ``BE``, ``Burstable``, ``Guaranteed``), null when the trace has none
     ========== ========= =====================================================================
 
 ``servers.parquet``
@@ -70,14 +77,29 @@ import json
 
 import pyarrow as pa
 
-#: Version 2 added the ``censored`` column (version 1 tables are converted again).
-SCHEMA_VERSION = "2"
+#: Version 2 added the ``censored`` column, version 3 ``priority``, ``scheduling_class`` and
+#: ``qos`` (older tables are converted again; a canonical table of an older version reads as
+#: one whose tasks carry no priority).
+SCHEMA_VERSION = "3"
 #: Version of ``placements.parquet`` (independent of the tasks table's). Version 2 added each
 #: run's request (``cpu``, ``mem``: its SCHEDULE row's); a version 1 table is converted again.
 PLACEMENTS_SCHEMA_VERSION = 2
 RESOURCES_GOOGLE = ("cpu", "mem")
 PLACEMENT_END_EVENTS = ("finish", "fail", "kill", "evict", "lost", "censored")
 END_STATES = ("finish", "fail", "kill", "evict", "lost", "censored", "unscheduled")
+#: The Google 2011 trace's priority bands (inclusive): ``free`` 0-1 and ``production`` 9-11 as
+#: Google's ClusterData2011_2.md documents them ("0 and 1 are 'free' priorities; 9, 10, and 11
+#: are 'production' priorities"), ``middle`` the priorities between, as Reiss et al. (SoCC 2012)
+#: group the trace's tasks (docs/traces.md, "Priorities and tiers").
+GOOGLE_PRIORITY_BANDS: dict[str, tuple[int, int]] = {
+    "free": (0, 1),
+    "middle": (2, 8),
+    "production": (9, 11),
+}
+#: The tier columns of the tasks table (version 3), all nullable: what a trace says of a task's
+#: importance. A table written without them gets them as nulls
+#: (:func:`fairsim.traces.io.write_tasks`).
+TIER_COLUMNS = ("priority", "scheduling_class", "qos")
 
 
 def tasks_schema(resources: tuple[str, ...] = RESOURCES_GOOGLE) -> pa.Schema:
@@ -106,6 +128,9 @@ def tasks_schema(resources: tuple[str, ...] = RESOURCES_GOOGLE) -> pa.Schema:
         pa.field("instances", pa.int32(), nullable=False),
         pa.field("constraint", pa.string()),
         pa.field("parents", pa.string()),
+        pa.field("priority", pa.int32()),
+        pa.field("scheduling_class", pa.int32()),
+        pa.field("qos", pa.string()),
     ]
     return pa.schema(fields, metadata=_metadata("tasks", resources))
 

@@ -65,7 +65,7 @@ RUN_LOG_SIGMA_TASK = 0.4431
 
 TASK_COLUMNS = (
     "job_id", "task_index", "user", "submit_s", "cpu", "mem", "run_s", "end_state", "censored",
-    "attempts", "instances", "constraint", "parents",
+    "attempts", "instances", "constraint", "parents", "priority", "scheduling_class", "qos",
 )  # fmt: skip
 
 
@@ -165,6 +165,9 @@ def synth_google_like(
             "instances": np.ones(n_tasks, np.int32),
             "constraint": np.full(n_tasks, None, dtype=object),
             "parents": np.full(n_tasks, None, dtype=object),
+            "priority": pd.array([None] * n_tasks, dtype="Int32"),
+            "scheduling_class": pd.array([None] * n_tasks, dtype="Int32"),
+            "qos": np.full(n_tasks, None, dtype=object),
         },
         columns=list(TASK_COLUMNS),
     )

@@ -531,6 +531,121 @@ def overcommit_lines(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
     return lines
 
 
+def queue_frames(out: Path, names: list[str]) -> dict[str, pd.DataFrame]:
+    """Per scheduler of a run with a queue tree, one row per queue: ``queues.parquet``'s
+    columns and, when ``fairness_queues.parquet`` was written (``collect.fairness``), the time
+    means over its sampled instants of each ``share_<resource>`` (the queue's share of the pool,
+    its part of the utilisation), ``dominant_share``, ``reference_dominant_share`` (exact
+    H-DRF's) and ``distance`` (mean of ``|deficit|``, the distance from H-DRF over time), and
+    ``holds_nothing_s`` (instants at which the queue's tasks wait while it runs none, times the
+    grid's spacing). Empty for a run without a tree.
+
+    Interior queues have no ``queues.parquet`` row (their tasks are their children's); they get
+    the fairness columns alone.
+    """
+    frames: dict[str, pd.DataFrame] = {}
+    for name in names:
+        path = out / name / "queues.parquet"
+        if not path.exists():
+            continue
+        q = pd.read_parquet(path).set_index("queue")
+        fq_path = out / name / "fairness_queues.parquet"
+        if fq_path.exists():
+            fq = pd.read_parquet(fq_path)
+            fq["distance"] = fq["deficit"].abs()
+            cols = [c for c in fq.columns if c.startswith("share_")]
+            cols += ["dominant_share", "reference_dominant_share", "distance"]
+            g = fq.groupby("queue", sort=False)
+            means = g[cols].mean()
+            times = np.sort(fq["time_s"].unique())
+            step = float(np.diff(times).min()) if len(times) > 1 else 0.0
+            means["holds_nothing_s"] = g["holds_nothing"].sum() * step
+            q = q.join(means, how="outer").loc[list(dict.fromkeys([*means.index, *q.index]))]
+        frames[name] = q
+    return frames
+
+
+def queue_lines(out: Path, names: list[str]) -> list[str]:
+    """The report's section for a run with a queue tree (docs/queues.md, "Per-queue
+    outputs"): per scheduler and queue, JCT and queueing delay over the queue's own jobs and
+    tasks, its mean share of each resource, its mean dominant share against exact H-DRF's and
+    the mean distance between them, and the time it held nothing while its tasks waited; then
+    the queue furthest from H-DRF under each scheduler and the tier each scheduler serves
+    fastest (what an operator reads off it). Empty without a tree."""
+    frames = queue_frames(out, names)
+    if not frames:
+        return []
+    first = next(iter(frames.values()))
+    shares = [c for c in first.columns if c.startswith("share_")]
+    share_cols = "".join(f" | mean {_label(c[6:])} share" for c in shares)
+    lines = [
+        "",
+        "## Queues",
+        "",
+        "Per scheduler and queue of the tree: JCT over the queue's jobs completed by the horizon "
+        "(the others are excluded), queueing delay (`start_s - submit_s`) over its tasks that "
+        "started, and, with `collect.fairness`, the time means over the sampled instants of the "
+        "queue's share of each resource of the pool (its part of the utilisation), its dominant "
+        "share, exact H-DRF's on the same tasks (`reference`), the mean distance "
+        "`|reference - share|` and the time the queue held nothing while its tasks waited. "
+        "Interior queues have only the share columns (their jobs are their children's).",
+        "",
+        "| scheduler | queue | jobs completed | mean JCT (s) | p95 JCT (s) | mean queueing (s) "
+        f"| p95 queueing (s){share_cols} | dominant share | H-DRF share | distance "
+        "| holds nothing (s) |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(shares) + "---|---|---|---|",
+    ]
+
+    def num(row: pd.Series, key: str, fmt: str) -> str:
+        v = row.get(key)
+        return "—" if v is None or pd.isna(v) else format(v, fmt)
+
+    for name, q in frames.items():
+        for queue, row in q.iterrows():
+            cells = [
+                num(row, "jobs_completed", ",.0f"),
+                num(row, "mean_jct_s", ",.0f"),
+                num(row, "p95_jct_s", ",.0f"),
+                num(row, "mean_queueing_s", ",.0f"),
+                num(row, "p95_queueing_s", ",.0f"),
+                *(num(row, c, ".3f") for c in shares),
+                num(row, "dominant_share", ".3f"),
+                num(row, "reference_dominant_share", ".3f"),
+                num(row, "distance", ".3f"),
+                num(row, "holds_nothing_s", ",.0f"),
+            ]
+            lines.append(f"| {name} | {queue} | " + " | ".join(cells) + " |")
+    said = []
+    for name, q in frames.items():
+        parts = []
+        if "distance" in q and q["distance"].notna().any():
+            worst = str(q["distance"].idxmax())
+            r = q.loc[worst]
+            side = "below" if r["reference_dominant_share"] > r["dominant_share"] else "above"
+            parts.append(
+                f"its queue furthest from H-DRF is `{worst}` (mean dominant share "
+                f"{r['dominant_share']:.3f}, {side} H-DRF's {r['reference_dominant_share']:.3f})"
+            )
+            starved = q.index[q["holds_nothing_s"].fillna(0) > 0].tolist()
+            parts.append(
+                "no queue held nothing while its tasks waited"
+                if not starved
+                else "queues that held nothing while their tasks waited: "
+                + ", ".join(f"`{x}` ({q.loc[x, 'holds_nothing_s']:,.0f} s)" for x in starved)
+            )
+        jct = q["mean_queueing_s"].dropna() if "mean_queueing_s" in q else pd.Series(dtype=float)
+        if len(jct) > 1:
+            parts.append(
+                f"its tasks wait least in `{jct.idxmin()}` ({jct.min():,.0f} s on average) and "
+                f"most in `{jct.idxmax()}` ({jct.max():,.0f} s)"
+            )
+        if parts:
+            said.append(f"- Under {name}: " + "; ".join(parts) + ".")
+    if said:
+        lines += ["", *said]
+    return lines
+
+
 def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, Any]]) -> Path:
     """Write ``utilization.png``, ``jct_cdf.png``, ``user_shares_<scheduler>.png`` (with
     ``collect.user_shares``), the fairness figures (with ``collect.fairness``:
@@ -629,4 +744,5 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
     for name in share_figs:
         lines += [f"![user shares under {name}](user_shares_{name}.png)", ""]
     lines += fairness_lines(out, names, summaries)
+    lines += queue_lines(out, names)
     return write_text(out / "report.md", "\n".join(lines))

@@ -707,6 +707,125 @@ def fairness_section(table: pd.DataFrame, paired: pd.DataFrame, figures: list[st
     return lines
 
 
+#: Per-queue metrics of a sweep whose runs have a queue tree (:func:`queue_aggregate`): column of
+#: :func:`fairsim.scenario.reporting.run_report.queue_frames` -> (header, range, decimals; shares
+#: as percentages).
+QUEUE_METRICS: dict[str, tuple[str, tuple[float, float], int]] = {
+    "jobs_completed": ("jobs completed", (0.0, math.inf), 0),
+    "mean_jct_s": ("mean JCT (s)", (0.0, math.inf), 0),
+    "p95_jct_s": ("p95 JCT (s)", (0.0, math.inf), 0),
+    "mean_queueing_s": ("mean queueing (s)", (0.0, math.inf), 0),
+    "p95_queueing_s": ("p95 queueing (s)", (0.0, math.inf), 0),
+    "dominant_share": ("dominant share (%)", (0.0, 1.0), 1),
+    "reference_dominant_share": ("H-DRF share (%)", (0.0, 1.0), 1),
+    "distance": ("distance from H-DRF (%)", (0.0, 1.0), 1),
+    "holds_nothing_s": ("holds nothing (s)", (0.0, math.inf), 0),
+}
+
+
+def queue_aggregate(root: Path, runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Per grid point, scheduler, queue and metric, the mean over seeds with its 95 % interval
+    (:func:`bounded_interval`), for a sweep whose runs have a queue tree; empty otherwise.
+
+    Reads each finished run's per-queue rows
+    (:func:`fairsim.scenario.reporting.run_report.queue_frames`: ``queues.parquet`` and the time
+    means of ``fairness_queues.parquet``); the metrics are :data:`QUEUE_METRICS` and each
+    resource's share of the pool (``share_<resource>``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`aggregate` with ``queue`` after ``scheduler``.
+    """
+    from fairsim.scenario.reporting.run_report import queue_frames
+
+    grid = grid_columns(runs)
+    keys = [*grid, "scheduler", "queue"]
+    rows: list[dict[str, Any]] = []
+    for _, run in runs[runs["status"] == "ok"].iterrows():
+        sched = str(run["scheduler"])
+        frames = queue_frames(root / str(run["run_id"]), [sched])
+        for queue, q in frames.get(sched, pd.DataFrame()).iterrows():
+            rows.append({**{k: run[k] for k in grid}, "scheduler": sched, "queue": queue, **q})
+    cols = [*keys, "metric", "n", "mean", "std", "ci95_low", "ci95_high", "ci95_half"]
+    cols.append("ci_method")
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    per_run = pd.DataFrame(rows)
+    metrics = [m for m in per_run.columns if m.startswith("share_")]
+    metrics += [m for m in QUEUE_METRICS if m in per_run.columns]
+    out = []
+    for point, g in per_run.groupby(keys, sort=False, dropna=False):
+        for metric in metrics:
+            bounds = QUEUE_METRICS[metric][1] if metric in QUEUE_METRICS else (0.0, 1.0)
+            values = pd.to_numeric(g[metric], errors="coerce").to_numpy(dtype=np.float64)
+            mean, sd, low, high, n, how = bounded_interval(values, bounds, level)
+            out.append(
+                {
+                    **dict(zip(keys, point, strict=True)),
+                    "metric": metric,
+                    "n": n,
+                    "mean": mean,
+                    "std": sd,
+                    "ci95_low": low,
+                    "ci95_high": high,
+                    "ci95_half": (high - low) / 2,
+                    "ci_method": how,
+                }
+            )
+    frame = pd.DataFrame(out, columns=cols)
+    frame["n"] = frame["n"].astype("int64")
+    return frame
+
+
+def queue_section(table: pd.DataFrame) -> list[str]:
+    """The report's "Queues" section (a sweep with a queue tree): per grid point, scheduler and
+    queue, the mean over seeds [95 % interval] of each per-queue metric; empty without one."""
+    if not len(table):
+        return []
+    point = [c for c in point_columns_of(table) if c != "queue"]
+    shares = [m for m in dict.fromkeys(table["metric"]) if str(m).startswith("share_")]
+    metrics = [*shares, *(m for m in QUEUE_METRICS if m in set(table["metric"]))]
+    names = {m: f"{m[6:]} share (%)" for m in shares}
+    names.update({m: QUEUE_METRICS[m][0] for m in QUEUE_METRICS})
+    wide = table.set_index([*point, "scheduler", "queue", "metric"])
+    head = [*point, "scheduler", "queue", "seeds", *(names[m] for m in metrics)]
+    lines = [
+        "",
+        "## Queues",
+        "",
+        "Runs with a queue tree: per queue, JCT over its completed jobs, queueing delay over its "
+        "started tasks, and (with `collect.fairness`) the time means over the sampled instants "
+        "of its share of each resource of the pool (its part of the utilisation), its dominant "
+        "share, exact H-DRF's, the distance `|H-DRF - share|` and the time it held nothing "
+        "while its tasks waited (each run's `<scheduler>/queues.parquet` and "
+        "`fairness_queues.parquet`); mean over seeds [95 % interval as above]. Interior queues "
+        "have only the share columns. In `sweep_queues.parquet`.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    keys = list(
+        dict.fromkeys(
+            tuple(r) for r in table[[*point, "scheduler", "queue"]].itertuples(index=False)
+        )
+    )
+    for key in keys:
+        cells = [str(k) for k in key]
+        cells.append(str(int(wide.loc[(*key, metrics[0]), "n"])))
+        for m in metrics:
+            row = wide.loc[(*key, m)]
+            pct = m in shares or QUEUE_METRICS.get(m, ("", (0, 0), 0))[1][1] == 1.0
+            decimals = 1 if pct else QUEUE_METRICS[m][2]
+            cells.append(
+                "—"
+                if not np.isfinite(row["mean"])
+                else _interval(row, "mean", 100.0 if pct else 1.0, decimals)
+            )
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def sweep_report(out: str | Path) -> list[Path]:
     """Aggregate a finished (or partial) sweep folder; returns the files written.
 
@@ -736,13 +855,21 @@ def sweep_report_tables(out: str | Path) -> tuple[list[Path], str]:
     written = [root / "sweep_report.parquet", root / "sweep_paired.parquet"]
     write_table(pa.Table.from_pandas(table, preserve_index=False), written[0])
     write_table(pa.Table.from_pandas(paired, preserve_index=False), written[1])
+    queues = queue_aggregate(root, runs)
+    if len(queues):  # only a sweep with a queue tree: the others' files stay as they were
+        written.append(root / "sweep_queues.parquet")
+        write_table(pa.Table.from_pandas(queues, preserve_index=False), written[-1])
     headline = headline_table(table) if len(table) else "(no finished run)"
     if len(table):
         for metric in figure_metrics(table):
             fig = metric_figure(table, metric, paired)
             written.append(save_figure(fig, root / f"sweep_{metric}.png"))
     written.append(
-        write_text(root / "report.md", report_markdown(root.name, runs, table, paired))
+        write_text(
+            root / "report.md",
+            report_markdown(root.name, runs, table, paired)
+            + "".join(f"{line}\n" for line in queue_section(queues)),
+        )
         if len(table)
         else write_text(root / "report.md", f"# Sweep {root.name}\n\nNo finished run.\n")
     )

@@ -360,7 +360,7 @@ def _shares(values: list[float], field: str) -> None:
 
 
 def _amounts(
-    q: dict[str, Any], i: int, kind: str, resources: list[str], pool: np.ndarray
+    q: dict[str, Any], i: int, kind: str, resources: list[str], pool: np.ndarray | None
 ) -> np.ndarray | None:
     """A queue's ``guarantee`` or ``limit`` in pool units (``None`` when absent)."""
     n_r = len(resources)
@@ -376,12 +376,12 @@ def _amounts(
     if share_key in q:
         frac = _vector(q[share_key], f"queues[{i}].{share_key}", n_r, nulls=nulls)
         _shares(frac, f"queues[{i}].{share_key}")
-        return np.array(frac) * pool
+        return np.array(frac) * (1.0 if pool is None else pool)
     return None
 
 
 def parse_queues(
-    queues: Any, user_queues: list[Any], resources: list[str], pool: np.ndarray
+    queues: Any, user_queues: list[Any], resources: list[str], pool: np.ndarray | None
 ) -> QueueTree | None:
     """Validate an instance's ``"queues"`` and its users' ``"queue"`` entries::
 
@@ -411,8 +411,12 @@ def parse_queues(
     user_queues : list
         Each user's ``"queue"`` value, in user order (``None`` when absent).
     resources : list of str
-    pool : ndarray, shape (n_resources,)
-        The pooled capacity (sum over the servers), the unit of the ``*_share`` forms.
+    pool : ndarray, shape (n_resources,), or None
+        The pooled capacity (sum over the servers), the unit of the ``*_share`` forms. None:
+        the pool is not known yet (a scenario's config, whose pool is drawn when it runs): every
+        amount is read and checked on its own (length, sign, a share at most 1), not against
+        the pool or the other queues' amounts, and the ``*_share`` forms are kept as fractions;
+        parse the tree again with the pool before using its amounts.
 
     Returns
     -------
@@ -487,7 +491,8 @@ def parse_queues(
                 break
             path.append(k)
             k = int(parent[k])
-    _check_amounts(ids, parent, guarantee, guaranteed, limit, resources, pool)
+    if pool is not None:
+        _check_amounts(ids, parent, guarantee, guaranteed, limit, resources, pool)
     user_queue = np.full(len(user_queues), -1, dtype=int)
     for n, uq in enumerate(user_queues):
         if uq is None:

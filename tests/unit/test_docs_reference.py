@@ -46,6 +46,7 @@ def test_every_config_key_is_described(generate: ModuleType) -> None:
         "CollectConfig",
         "FairnessConfig",
         "PreemptionLoopConfig",
+        "LeafRule",
     ]
     missing = [
         f"{m.__name__}.{k}"

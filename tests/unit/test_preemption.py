@@ -494,3 +494,29 @@ def test_memory_stays_bounded_on_the_google_sample(
     tasks = pq.read_table(out, columns=["evictions"]).column(0).to_numpy()
     assert len(tasks) == r.streamed.rows and int(tasks.sum()) == p.evictions  # type: ignore[union-attr]
     assert 0 < peaks["state"] <= p.tasks_evicted < p.evictions
+
+
+def test_a_preempting_run_on_a_queue_tree(example_module: object) -> None:
+    """Preemption and a queue tree together: the documented example with its two users in two
+    queues and fairness over time every 10 s. The placements are the example's; the per-queue
+    rows count the evicted batch task as waiting again (at 20 s both batch tasks run; at 40 s
+    one runs and one waits while prod runs) and every task completes in its queue."""
+    scenario = dict(example_module.SCENARIO)  # type: ignore[attr-defined]
+    scenario["queues"] = [{"id": "prod"}, {"id": "batch"}]
+    scenario["leaves"] = {"by": "user", "users": {"prod": "prod", "batch": "batch"}}
+    scenario["collect"] = {**scenario["collect"], "fairness": {"interval_s": 10}}
+    r = fairsim.simulate(scenario)["priority-preemption"]
+    assert r.tasks["start_s"].tolist() == [0.0, 50.0, 30.0]  # as without the tree
+    fq = r.fairness_queues
+    assert fq is not None
+    at = fq[fq["time_s"] == 40.0].set_index("queue")
+    assert (at.loc["batch", "tasks_running"], at.loc["batch", "tasks_waiting"]) == (1, 1)
+    assert (at.loc["prod", "tasks_running"], at.loc["prod", "tasks_waiting"]) == (1, 0)
+    assert at.loc["prod", "dominant_share"] == 0.5
+    before = fq[fq["time_s"] == 20.0].set_index("queue")
+    assert before.loc["batch", "tasks_running"] == 2 and before.loc["prod", "tasks_running"] == 0
+    q = r.queues
+    assert q is not None and q.set_index("queue")["tasks_completed"].to_dict() == {
+        "prod": 1,
+        "batch": 2,
+    }

@@ -420,3 +420,65 @@ def test_sweep_name_and_out_are_checked(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     with pytest.raises(OutputError, match=r"^--out: '.*f' is an existing file, not a folder$"):
         run_sweep(parse_sweep(TINY), tmp_path / "f", executor="local:1", progress=False)
+
+
+def test_sweep_report_per_queue_means_and_intervals(tmp_path: Path) -> None:
+    """A sweep whose runs have a queue tree: per queue, the mean over seeds with its interval
+    (docs/queues.md, "Per-queue outputs"); the distance is the time mean of |deficit|."""
+    from fairsim.scenario.reporting.sweep_report import queue_aggregate
+
+    out = tmp_path / "sw"
+    rows = []
+    for seed, wait in zip((1, 2, 3), (10.0, 20.0, 30.0), strict=True):
+        run = out / f"r{seed}" / "hdrf"
+        run.mkdir(parents=True)
+        pd.DataFrame(
+            {
+                "queue": ["prod", "free"],
+                "users": [1, 2],
+                "tasks": [4, 6],
+                "tasks_started": [4, 3],
+                "tasks_completed": [4, 1],
+                "jobs": [1, 2],
+                "jobs_completed": [1, 1],
+                "mean_jct_s": [5.0, 50.0],
+                "p95_jct_s": [5.0, 50.0],
+                "mean_queueing_s": [0.0, wait],
+                "p95_queueing_s": [0.0, wait],
+            }
+        ).to_parquet(run / "queues.parquet")
+        # two instants 300 s apart; free's deficit +0.1 then -0.3 (distance 0.2), holds
+        # nothing at the second
+        pd.DataFrame(
+            {
+                "time_s": [600.0, 600.0, 900.0, 900.0],
+                "queue": ["prod", "free", "prod", "free"],
+                "tasks_running": [2, 1, 2, 0],
+                "tasks_waiting": [0, 2, 0, 2],
+                "share_cpu": [0.4, 0.2, 0.4, 0.0],
+                "share_mem": [0.3, 0.1, 0.3, 0.0],
+                "dominant_share": [0.4, 0.2, 0.4, 0.6],
+                "reference_dominant_share": [0.4, 0.3, 0.4, 0.3],
+                "deficit": [0.0, 0.1, 0.0, -0.3],
+                "holds_nothing": [False, False, False, True],
+            }
+        ).to_parquet(run / "fairness_queues.parquet")
+        rows.append(
+            {"run_id": f"r{seed}", "seed": seed, "scheduler": "hdrf", "status": "ok", "error": None}
+        )
+    runs = pd.DataFrame(rows)
+    table = queue_aggregate(out, runs).set_index(["queue", "metric"])
+    wait = table.loc[("free", "mean_queueing_s")]
+    f = math.exp(4.302652729911275 * 10 / math.sqrt(3) / 20)  # log-t of 10, 20, 30 s
+    assert (wait["n"], wait["mean"], wait["ci_method"]) == (3, 20.0, "log-t")
+    assert (wait["ci95_low"], wait["ci95_high"]) == pytest.approx((20 / f, 20 * f))
+    assert table.loc[("free", "distance"), "mean"] == pytest.approx(0.2)
+    assert table.loc[("free", "holds_nothing_s"), "mean"] == pytest.approx(300.0)
+    assert table.loc[("free", "share_cpu"), "mean"] == pytest.approx(0.1)
+    assert table.loc[("prod", "distance"), "ci95_half"] == 0.0
+    runs.assign(wall_s=1.0, tasks=10, tasks_completed=5).to_parquet(out / "runs.parquet")
+    written = sweep_report(out)
+    assert out / "sweep_queues.parquet" in written
+    report = (out / "report.md").read_text()
+    assert "## Queues" in report
+    assert "| hdrf | free | 3 | 10.0 [" in report  # cpu share 10 %, its interval

@@ -221,6 +221,11 @@ def test_gpu_2023_real_sample(tmp_path: Path) -> None:
     assert pod["cpu"] == pytest.approx(6000 / 128000)
     assert pod["gpu"] == pytest.approx(0.46 / 8)
     assert pod["run_s"] == 12902960 - 427061
+    # the tier columns: the pods' QoS class as the table gives it, no priority
+    assert tasks["qos"].value_counts().to_dict() == {
+        "LS": 4_647, "BE": 3_398, "Burstable": 100, "Guaranteed": 7,
+    }  # fmt: skip
+    assert tasks["priority"].isna().all() and tasks["scheduling_class"].isna().all()
 
 
 def test_cli_convert_and_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -26,7 +26,7 @@ def test_write_and_stream_tasks(tmp_path: Path) -> None:
     meta = read_tasks_meta(path)
     assert meta["rows"] == 150_000
     assert meta["row_groups"] == 3
-    assert meta["schema"] == "2"
+    assert meta["schema"] == "3"
     assert meta["resources"] == ["cpu", "mem"]
     sizes = [b.num_rows for b in iter_task_batches(path, columns=["job_id", "submit_s"])]
     assert sizes == [65_536, 65_536, 150_000 - 2 * 65_536]

@@ -1,0 +1,716 @@
+"""Online hierarchical DRF (``hdrf``): H-DRF for indivisible tasks, without preemption.
+
+Bhattacharya, Culler, Friedman, Ghodsi, Shenker and Stoica, "Hierarchical Scheduling for Diverse
+Datacenter Workloads" (SoCC 2013), dynamic H-DRF, on the queue tree of a scenario
+(:class:`~fairsim.schedulers.exact.instance.QueueTree`, ``docs/hdrf.md``). The exact (divisible)
+mechanism is :mod:`fairsim.schedulers.exact.hdrf`; this module is its online counterpart, the
+way ``drf`` is DRF's.
+
+The leaves are the pairs (queue, user): the scenario gives every task its queue
+(:meth:`fairsim.simulator.cluster.ClusterView.task_queue`), and a user's tasks in one queue are
+one leaf. At every scheduling opportunity the scheduler descends from the root, at each node
+into the child that is not blocked with the smallest level (a queue below its guarantee first),
+and places the head task of the leaf it reaches (First-Fit, or Best-Fit with ``fit:
+best-fit``), until every leaf is blocked:
+
+* a leaf is *blocked* when it has no waiting task, or its head task fits on no server (the
+  blocking and wake-ups of :class:`~fairsim.schedulers.progressive_filling.ProgressiveFilling`),
+  or would take a queue on its path above its limit (woken when a task of that queue ends); a
+  queue is blocked when all its children are;
+* a leaf's level is its weighted dominant share of the pool, ``max_r A_r / C_r / w`` (``drf``'s
+  key, rounded to 12 decimals), and its consumption vector ``A / C``;
+* a queue's consumption vector is the paper's: its blocked children's vectors as they are, plus
+  its other children's, each rescaled to the smallest level ``M`` among them ("rescaling to the
+  minimum node", "ignoring blocked nodes"); its level is the vector's largest entry over the
+  resources its unblocked leaves' head tasks demand, divided by its weight. This is fairsim's
+  reading of the paper's "ignoring saturated resources" for indivisible tasks: a resource no
+  waiting, placeable task below the queue asks for cannot raise its level (the exact mechanism
+  ignores the resources the pool has used up; the two agree when every task demands every
+  resource, as on the Google trace);
+* a queue holding less than its guarantee of every resource guaranteed to it is served before
+  its siblings (guarantees and limits are fairsim's extension, ``docs/hdrf.md``); with
+  indivisible tasks and no preemption a queue may pass its guarantee by one task, and never
+  takes back what others hold.
+
+Ties go to the first in declaration order: the queues in the order of the tree, then the
+leaves in order of their first task. On a tree without queues, or with every user in one queue,
+the descent is ``drf``'s choice, and ``hdrf`` places every task as ``drf`` does
+(``tests/unit/test_hdrf_online.py``).
+
+Cost: a placement or a completion updates the leaf and its ancestors (a heap entry and a few
+sums per node on the path), never every leaf.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterator, Mapping
+from typing import Literal
+
+import numpy as np
+
+from fairsim.schedulers.exact.instance import QueueTree
+from fairsim.schedulers.placement import BestFit, FirstFit, ServerChoice
+from fairsim.schedulers.progressive_filling import ProgressiveFilling
+from fairsim.schedulers.user_selection import PooledDominantShare
+from fairsim.simulator.cluster import ClusterView
+
+#: Levels of queues are rounded to this many decimals (as the leaves' keys), so that levels
+#: equal in exact arithmetic tie whatever the rounding of the running sums.
+_DIGITS = 12
+#: A node's running sums are recomputed from its children's contributions after this many
+#: updates (the running sums drift by float rounding otherwise).
+_RESUM = 4096
+#: Relative slack of a limit: a task fits within a limit when the queue's usage plus its demand
+#: is at most ``limit * (1 + _LIMIT_TOL)``.
+_LIMIT_TOL = 1e-9
+
+
+class LeafOrder(PooledDominantShare):
+    """A leaf's key: its weighted dominant share of the pool, as ``drf``'s (rounded to 12
+    decimals). The tree decides which leaf goes next (:meth:`HDRF.decide`); leaves woken on a
+    server that freed room reserve it in the order the descent would serve them now
+    (:meth:`HDRF._by_key`)."""
+
+    def key(self, user: int) -> float:
+        """``round(max_r alloc[user][r] / total[r] / weight[user], 12)``, as
+        :class:`~fairsim.schedulers.user_selection.PooledDominantShare` (the same float)."""
+        s = self.state
+        if s.n_columns == 2:
+            a, t = s.alloc[user], s.total
+            x, y = a[0] / t[0], a[1] / t[1]
+            return round((y if y > x else x) / s.weight[user], _DIGITS)
+        return super().key(user)
+
+
+class _Tree:
+    """The queue tree of a run, kept current as leaves change: node 0 is the root, nodes
+    ``1..Q`` the queues, node ``Q + 1 + leaf`` a leaf (added when its first task arrives).
+
+    Each internal node keeps a heap of its unblocked children keyed by ``(level, position,
+    node, version)`` (stale entries are skipped), the count of its unblocked children, the
+    per-resource count of unblocked leaves below it whose head task demands the resource, and
+    three running sums over its children of what they contribute to its consumption vector:
+    ``B`` (blocked children's vectors), ``Z`` (unblocked children at level 0) and ``U``
+    (unblocked children's vectors divided by their level), so that its vector is
+    ``B + Z + M U`` with ``M`` the level at the top of its heap.
+    """
+
+    def __init__(self, sched: HDRF, queues: QueueTree | None, total: np.ndarray) -> None:
+        n_q = 0 if queues is None else len(queues.ids)
+        n_r = len(total)
+        self.s = sched
+        self.n_r = n_r
+        self.first = n_q + 1
+        self.inv = [1.0 / float(t) if t > 0 else 0.0 for t in total]
+        self.parent = [-1] + ([int(p) + 1 for p in queues.parent] if queues is not None else [])
+        self.w = [1.0] + ([float(x) for x in queues.weight] if queues is not None else [])
+        self.pos = list(range(-1, n_q))  # declaration order among siblings
+        self.depth = [0] * self.first
+        for a in range(1, self.first):
+            k, d = a, 0
+            while k > 0:
+                k, d = self.parent[k], d + 1
+            self.depth[a] = d
+        self.level = [0.0] * self.first
+        self.present = [False] * self.first
+        self.ver = [0] * self.first
+        self.contrib: list[tuple[int, tuple[float, ...]]] = [(0, (0.0,) * n_r)] * self.first
+        self.children: list[list[int]] = [[] for _ in range(self.first)]
+        for a in range(1, self.first):
+            self.children[self.parent[a]].append(a)
+        # internal nodes only
+        self.heap: list[list[tuple[float, int, int, int]]] = [[] for _ in range(self.first)]
+        self.npres = [0] * self.first
+        self.cnt = [[0] * n_r for _ in range(self.first)]
+        self.sums = [[0.0] * (3 * n_r) for _ in range(self.first)]  # B, Z, U one after the other
+        self.updates = [0] * self.first
+        self.sig: list[tuple[bool, ...] | None] = [None] * self.first
+        # guarantees and limits, in the pool's units
+        self.guaranteed = [False] * self.first
+        self.g = [[0.0] * n_r for _ in range(self.first)]
+        self.lim = [[math.inf] * n_r for _ in range(self.first)]
+        self.gchildren: list[list[int]] = [[] for _ in range(self.first)]
+        if queues is not None:
+            for q in range(n_q):
+                a = q + 1
+                self.lim[a] = [float(x) for x in queues.limit[q]]
+                if queues.guaranteed[q] and (queues.guarantee[q] > 0).any():
+                    self.guaranteed[a] = True
+                    self.g[a] = [float(x) for x in queues.guarantee[q]]
+                    self.gchildren[self.parent[a]].append(a)
+        self.limited = [
+            a for a in range(1, self.first) if any(math.isfinite(x) for x in self.lim[a])
+        ]
+        # usage in pool units, kept only when a guarantee or a limit reads it
+        self.track = bool(self.limited) or any(self.guaranteed)
+        self.use = [[0.0] * n_r for _ in range(self.first)]
+        self.path: list[tuple[int, ...]] = [()] * self.first  # queue ancestors of each node
+        for a in range(1, self.first):
+            k, anc = self.parent[a], [a]
+            while k > 0:
+                anc.append(k)
+                k = self.parent[k]
+            self.path[a] = tuple(anc)
+        self.lblocked: dict[int, list[int]] = {}  # queue -> leaves blocked by its limit
+        self.dirty_leaves: set[int] = set()
+        self.qdirty = [False] * self.first  # internal nodes to recompute at the next flush
+        # guaranteed queues holding less than their guarantee (kept by account)
+        self.is_below = [self.guaranteed[a] for a in range(self.first)]
+        self.n_present = 0  # leaves waiting unblocked (the scheduler counts them)
+        self.qorder = sorted(range(1, self.first), key=lambda a: -self.depth[a])
+
+    # ------------------------------------------------------------------ leaves
+    def add_leaf(self, leaf: int, queue: int) -> None:
+        """A new leaf (code ``leaf``, the next one) in ``queue`` (-1: the root)."""
+        node = self.first + leaf
+        assert node == len(self.parent)
+        p = queue + 1
+        self.parent.append(p)
+        self.w.append(1.0)  # unused: a leaf's level is the scheduler's key
+        self.pos.append(self.first + leaf)
+        self.level.append(0.0)
+        self.present.append(False)
+        self.ver.append(0)
+        self.contrib.append((0, (0.0,) * self.n_r))
+        self.sig.append(None)
+        self.children[p].append(node)
+        self.path.append(self.path[p] if p > 0 else ())
+
+    def mark(self, leaf: int) -> None:
+        """The leaf's allocation, presence or head task changed."""
+        self.dirty_leaves.add(leaf)
+
+    # ------------------------------------------------------------------ the sums
+    def _recontrib(self, node: int, present: bool, level: float, vec: list[float]) -> None:
+        """Replace what ``node`` contributes to its parent's sums (``B``, ``Z``, ``U``, laid
+        out one after the other in ``sums[parent]``)."""
+        p = self.parent[node]
+        kind, old = self.contrib[node]
+        sums, n_r = self.sums[p], self.n_r
+        base = kind * n_r
+        for r in range(n_r):
+            sums[base + r] -= old[r]
+        if not present:
+            new_kind, add = 0, tuple(vec)
+        elif level > 0.0:
+            new_kind, add = 2, tuple([v / level for v in vec])
+        else:
+            new_kind, add = 1, tuple(vec)
+        base = new_kind * n_r
+        for r in range(n_r):
+            sums[base + r] += add[r]
+        self.npres[p] += (new_kind != 0) - (kind != 0)
+        self.contrib[node] = (new_kind, add)
+        self.updates[p] += 1
+        if self.updates[p] >= _RESUM:
+            self._resum(p)
+
+    def _resum(self, a: int) -> None:
+        """Recompute node ``a``'s sums from its children's contributions (no drift)."""
+        self.updates[a] = 0
+        n_r = self.n_r
+        sums = [0.0] * (3 * n_r)
+        for c in self.children[a]:
+            kind, add = self.contrib[c]
+            for r in range(n_r):
+                sums[kind * n_r + r] += add[r]
+        self.sums[a] = sums
+
+    def _resig(self, node: int, sig: tuple[bool, ...] | None) -> None:
+        """Count the resources the leaf's head task demands at every ancestor (while it is
+        unblocked): the resources a queue's level is taken over."""
+        old = self.sig[node]
+        if old == sig:
+            return
+        self.sig[node] = sig
+        a = self.parent[node]
+        while a > 0:  # the root's counts are never read
+            cnt = self.cnt[a]
+            for r in range(self.n_r):
+                cnt[r] += (sig is not None and sig[r]) - (old is not None and old[r])
+            a = self.parent[a]
+
+    # ------------------------------------------------------------------ flush and descent
+    def flush(self) -> None:
+        """Bring every node the changed leaves touch up to date: the leaves, then the queues
+        deepest first, then the root."""
+        s = self.s
+        share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
+        inv, n_r, first = self.inv, self.n_r, self.first
+        parent, contrib, sums_of, npres = self.parent, self.contrib, self.sums, self.npres
+        ver, pos, heaps, qdirty, sig_of = self.ver, self.pos, self.heap, self.qdirty, self.sig
+        levels = self.level
+        two = n_r == 2
+        if two:
+            inv0, inv1 = inv
+        for leaf in self.dirty_leaves:
+            node = first + leaf
+            present = inheap[leaf]
+            level = share[leaf]
+            al = alloc[leaf]
+            p = parent[node]
+            levels[node] = level
+            v = ver[node] + 1
+            ver[node] = v
+            if present:
+                heapq.heappush(heaps[p], (level, pos[node], node, v))
+            if not p:  # the root's vector and level are never read
+                continue
+            # what the leaf adds to its parent's sums (inline _recontrib)
+            kind, old = contrib[node]
+            sums = sums_of[p]
+            add: tuple[float, ...]
+            if two:
+                v0, v1 = al[0] * inv0, al[1] * inv1
+                if not present:
+                    new_kind, add = 0, (v0, v1)
+                elif level > 0.0:
+                    new_kind, add = 2, (v0 / level, v1 / level)
+                else:
+                    new_kind, add = 1, (v0, v1)
+                b = kind * 2
+                sums[b] -= old[0]
+                sums[b + 1] -= old[1]
+                b = new_kind * 2
+                sums[b] += add[0]
+                sums[b + 1] += add[1]
+            else:
+                vec = [al[r] * inv[r] for r in range(n_r)]
+                if not present:
+                    new_kind, add = 0, tuple(vec)
+                elif level > 0.0:
+                    new_kind, add = 2, tuple([v / level for v in vec])
+                else:
+                    new_kind, add = 1, tuple(vec)
+                for r in range(n_r):
+                    sums[kind * n_r + r] -= old[r]
+                    sums[new_kind * n_r + r] += add[r]
+            contrib[node] = (new_kind, add)
+            if new_kind != kind and (new_kind == 0 or kind == 0):
+                npres[p] += 1 if kind == 0 else -1
+            self.updates[p] += 1
+            if self.updates[p] >= _RESUM:
+                self._resum(p)
+            if present:
+                need = queues[leaf][0][1]
+                sig = (need[0] > 0.0, need[1] > 0.0) if two else tuple(x > 0.0 for x in need)
+            else:
+                sig = None
+            if sig != sig_of[node]:
+                self._resig(node, sig)
+            qdirty[p] = True
+        self.dirty_leaves.clear()
+        if not two:
+            for a in self.qorder:  # the queues, deepest first
+                if qdirty[a]:
+                    qdirty[a] = False
+                    self._update_queue(a)
+                    qdirty[parent[a]] = True
+            return
+        # two resources: _update_queue, _top and _recontrib written out (the hot path)
+        cnt_of, w, present_of, children = self.cnt, self.w, self.present, self.children
+        updates = self.updates
+        for a in self.qorder:
+            if not qdirty[a]:
+                continue
+            qdirty[a] = False
+            p = parent[a]
+            qdirty[p] = True
+            present = npres[a] > 0
+            heap = heaps[a]
+            while heap and heap[0][3] != ver[heap[0][2]]:
+                heapq.heappop(heap)
+            if len(heap) > 64 + 4 * len(children[a]):  # too many stale entries: rebuild
+                heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
+                heapq.heapify(heap)
+            m = levels[heap[0][2]] if heap else 0.0
+            sums, cnt = sums_of[a], cnt_of[a]
+            v0 = sums[0] + sums[2] + m * sums[4]
+            v1 = sums[1] + sums[3] + m * sums[5]
+            c0, c1 = cnt[0] > 0, cnt[1] > 0
+            if c0 == c1:
+                top_v = v0 if v0 >= v1 else v1
+            else:
+                top_v = v0 if c0 else v1
+            level = round(top_v / w[a], _DIGITS)
+            if p:  # what the queue adds to its parent's sums (the root's are never read)
+                kind, old = contrib[a]
+                psums = sums_of[p]
+                if not present:
+                    new_kind, add = 0, (v0, v1)
+                elif level > 0.0:
+                    new_kind, add = 2, (v0 / level, v1 / level)
+                else:
+                    new_kind, add = 1, (v0, v1)
+                b = kind * 2
+                psums[b] -= old[0]
+                psums[b + 1] -= old[1]
+                b = new_kind * 2
+                psums[b] += add[0]
+                psums[b + 1] += add[1]
+                contrib[a] = (new_kind, add)
+                if new_kind != kind and (new_kind == 0 or kind == 0):
+                    npres[p] += 1 if kind == 0 else -1
+                updates[p] += 1
+                if updates[p] >= _RESUM:
+                    self._resum(p)
+            levels[a] = level
+            present_of[a] = present
+            v = ver[a] + 1
+            ver[a] = v
+            if present:
+                heapq.heappush(heaps[p], (level, pos[a], a, v))
+
+    def _top(self, a: int) -> int:
+        """The unblocked child of ``a`` with the smallest (level, position), or -1."""
+        heap, ver = self.heap[a], self.ver
+        while heap and heap[0][3] != ver[heap[0][2]]:
+            heapq.heappop(heap)
+        if len(heap) > 64 + 4 * len(self.children[a]):  # too many stale entries: rebuild
+            self.heap[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
+            heapq.heapify(heap)
+        return heap[0][2] if heap else -1
+
+    def _update_queue(self, a: int) -> None:
+        """Recompute queue ``a``'s vector ``B + Z + M U``, level and presence, and what it adds
+        to its parent."""
+        present = self.npres[a] > 0
+        top = self._top(a)
+        m = self.level[top] if top >= 0 else 0.0
+        n_r, sums, cnt = self.n_r, self.sums[a], self.cnt[a]
+        if n_r == 2:
+            v0 = sums[0] + sums[2] + m * sums[4]
+            v1 = sums[1] + sums[3] + m * sums[5]
+            c0, c1 = cnt[0] > 0, cnt[1] > 0
+            if c0 == c1:
+                top_v = v0 if v0 >= v1 else v1
+            else:
+                top_v = v0 if c0 else v1
+            vec = [v0, v1]
+        else:
+            vec = [sums[r] + sums[n_r + r] + m * sums[2 * n_r + r] for r in range(n_r)]
+            top_v = max([vec[r] for r in range(n_r) if cnt[r] > 0] or vec)
+        level = round(top_v / self.w[a], _DIGITS)
+        if self.parent[a]:  # the root's vector is never read
+            self._recontrib(a, present, level, vec)
+        self.level[a] = level
+        self.present[a] = present
+        v = self.ver[a] + 1
+        self.ver[a] = v
+        if present:
+            heapq.heappush(self.heap[self.parent[a]], (level, self.pos[a], a, v))
+
+    def below(self, a: int) -> bool:
+        """Queue ``a`` holds less than its guarantee of every resource guaranteed to it."""
+        use, g = self.use[a], self.g[a]
+        return all(use[r] < g[r] for r in range(self.n_r) if g[r] > 0.0)
+
+    def select(self) -> int:
+        """The leaf the descent reaches (flushing first), or -1 when every leaf is blocked."""
+        if not self.n_present:  # nothing to descend to: the flush waits for a leaf to wait
+            return -1
+        if self.dirty_leaves:
+            self.flush()
+        node = 0
+        first, present, heaps, ver = self.first, self.present, self.heap, self.ver
+        gchildren, level, pos, is_below = self.gchildren, self.level, self.pos, self.is_below
+        while node < first:
+            best = -1
+            gch = gchildren[node]
+            if gch:  # a queue below its guarantee first
+                for c in gch:
+                    if present[c] and is_below[c]:
+                        if best < 0 or (level[c], pos[c]) < (level[best], pos[best]):
+                            best = c
+            if best < 0:
+                heap = heaps[node]
+                while heap and heap[0][3] != ver[heap[0][2]]:
+                    heapq.heappop(heap)
+                if not heap:
+                    return -1
+                best = heap[0][2]
+            node = best
+        return node - first
+
+    def queue_key(self, a: int) -> tuple[float, ...]:
+        """:meth:`path_key` of queue ``a``'s leaves without their own last pair: for every
+        queue from the root's child down to ``a``, (0 for a queue below its guarantee else 1,
+        its level, its position)."""
+        key: tuple[float, ...] = ()
+        while a > 0:
+            key = (0 if self.is_below[a] else 1, self.level[a], self.pos[a], *key)
+            a = self.parent[a]
+        return key
+
+    def path_key(self, leaf: int) -> tuple[float, ...]:
+        """The order in which the descent would serve the leaf now, among leaves that all
+        waited unblocked: for every node from the root's child down to the leaf, (0 for a queue
+        below its guarantee else 1, its level, its position), one after the other."""
+        node = self.first + leaf
+        a = self.parent[node]
+        key: tuple[float, ...] = (1, self.s._keys[leaf], self.pos[node])
+        while a > 0:
+            g = 0 if self.is_below[a] else 1
+            key = (g, self.level[a], self.pos[a], *key)
+            a = self.parent[a]
+        return key
+
+    # ------------------------------------------------------------------ usage and limits
+    def fits_limits(self, leaf: int, need: tuple[float, ...]) -> int:
+        """The first queue on the leaf's path whose limit ``need`` would pass, or 0 (none)."""
+        for a in self.path[self.first + leaf]:
+            lim, use = self.lim[a], self.use[a]
+            for r in range(self.n_r):
+                if use[r] + need[r] > lim[r] * (1 + _LIMIT_TOL) + 1e-12:
+                    return a
+        return 0
+
+    def account(self, leaf: int, need: tuple[float, ...], sign: int) -> list[int]:
+        """Add (``sign=1``) or remove a task's demand on the leaf's path; on a removal, the leaves
+        a limit on the path held back (to be woken)."""
+        woken: list[int] = []
+        lblocked = self.lblocked if sign < 0 else None
+        if self.n_r == 2:  # the loop below, written out for two resources
+            use_of, guaranteed, g_of, is_below = self.use, self.guaranteed, self.g, self.is_below
+            n0, n1 = sign * need[0], sign * need[1]
+            for a in self.path[self.first + leaf]:
+                use = use_of[a]
+                use[0] += n0
+                use[1] += n1
+                if guaranteed[a]:
+                    g = g_of[a]
+                    is_below[a] = (g[0] <= 0.0 or use[0] < g[0]) and (g[1] <= 0.0 or use[1] < g[1])
+                if lblocked and a in lblocked:
+                    woken.extend(lblocked.pop(a))
+            return woken
+        for a in self.path[self.first + leaf]:
+            use = self.use[a]
+            for r in range(self.n_r):
+                use[r] += sign * need[r]
+            if self.guaranteed[a]:
+                self.is_below[a] = self.below(a)
+            if lblocked and a in lblocked:
+                woken.extend(lblocked.pop(a))
+        return woken
+
+
+class HDRF(ProgressiveFilling):
+    """Online hierarchical DRF on the scenario's queue tree (module docstring; Bhattacharya et
+    al., SoCC 2013; guarantees and limits: fairsim's extension, ``docs/hdrf.md``).
+
+    Parameters
+    ----------
+    fit : {"first-fit", "best-fit"}
+        The server a leaf's head task goes to: the first that fits (as ``drf``), or the fitting
+        server with the least ``H(i, l)`` of the DRFH paper's eq. 9 (as ``bf-drfh``).
+    weights : mapping of int to float, optional
+        Weight of each user code (a leaf takes its user's weight; default 1).
+    queues : QueueTree, optional
+        The scenario's queue tree in the pool's units (``queues`` and ``leaves`` of the config;
+        :func:`fairsim.scenario.queues.queue_tree`); None: every leaf at the root, the users as
+        one flat set (then ``hdrf`` is ``drf``).
+    """
+
+    name = "hdrf"
+    mechanism = "hdrf"
+    order = LeafOrder
+    placement: type[ServerChoice] = FirstFit
+
+    def __init__(
+        self,
+        *,
+        fit: Literal["first-fit", "best-fit"] = "first-fit",
+        weights: Mapping[int, float] | None = None,
+        queues: QueueTree | None = None,
+    ) -> None:
+        super().__init__(weights=weights)
+        self.fit = fit
+        self.queues = queues
+
+    def bind(self, cluster: ClusterView) -> None:
+        """Bind the filling machinery (the leaves are its users) and build the tree."""
+        self.placement = BestFit if self.fit == "best-fit" else FirstFit
+        super().bind(cluster)
+        self._leaf: dict[tuple[int, int], int] = {}  # (queue, user) -> leaf code
+        self._leaf_user: list[int] = []
+        self._task_leaf: dict[int, int] = {}  # live task -> its leaf
+        n_q = 0 if self.queues is None else len(self.queues.ids)
+        self._n_queues = n_q
+        self.tree_ = _Tree(self, self.queues, np.asarray(cluster.total, dtype=np.float64))
+        self._task_queue = cluster.task_queue
+
+    # ------------------------------------------------------------------ events
+    def _new_leaf(self, queue: int, user: int, task: int) -> int:
+        """Create the leaf of (queue, user), at its first task."""
+        if not -1 <= queue < self._n_queues:
+            raise ValueError(
+                f"task {task}: queue {queue} is not a queue of the tree ({self._n_queues} queues)"
+            )
+        leaf = self._leaf[(queue, user)] = len(self._leaf_user)
+        self._leaf_user.append(user)
+        self._ensure_user(leaf)
+        w = float(self.weights.get(user, 1.0)) if self.weights else 1.0
+        self._weight[leaf] = w
+        self.tree_.add_leaf(leaf, queue)
+        return leaf
+
+    def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """Queue the task behind its leaf's earlier tasks (the leaf: its queue and its user)."""
+        queue = self._task_queue(task)
+        leaf = self._leaf.get((queue, user))
+        if leaf is None:
+            leaf = self._new_leaf(queue, user, task)
+        self._task_leaf[task] = leaf
+        super().on_arrival(task, leaf, demand)
+
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """Release the task's share from its leaf and the queues above it; wake the leaves a
+        limit on that path held back."""
+        leaf = self._task_leaf.pop(task)
+        super().on_completion(task, leaf, demand, server)
+        tree = self.tree_
+        tree.mark(leaf)
+        if tree.track:
+            need = demand if self._need is None else self._need(demand)
+            for woken in tree.account(leaf, need, -1):
+                if not self._inheap[woken] and not self._blocked[woken] and self._queues[woken]:
+                    self._push(woken)
+
+    def on_tick(self, now: float) -> None:  # pragma: no cover - hdrf has no ticks
+        """Not used: ``hdrf`` acts on arrivals and completions only."""
+
+    def _push(self, user: int) -> None:
+        """The leaf waits and is not blocked: it enters the tree's heaps at the next descent."""
+        self._version[user] += 1
+        if not self._inheap[user]:
+            self._inheap[user] = True
+            self.tree_.n_present += 1
+        self.tree_.mark(user)
+
+    def _leave(self, leaf: int) -> None:
+        """The leaf stops waiting unblocked (no task left, its head fits nowhere, or a limit)."""
+        if self._inheap[leaf]:
+            self._inheap[leaf] = False
+            self.tree_.n_present -= 1
+        self.tree_.mark(leaf)
+
+    def _rebuild_heap(self) -> None:  # pragma: no cover - the order is not dynamic
+        """Not used: the tree keeps its own heaps."""
+
+    def _block(self, user: int, need: tuple[float, ...]) -> None:
+        self._leave(user)
+        super()._block(user, need)
+
+    def _by_key(self, users: list[int]) -> list[int]:
+        """``users`` (leaves) in the order the descent serves them with the tree as it is: by
+        the path of (guarantee first, level, position) pairs from the root to each leaf
+        (:meth:`_Tree.path_key`); siblings by key, then leaf code. On a one-level tree this is
+        ``drf``'s order.
+
+        The leaves of one queue are contiguous in that order unless another of the queues
+        holding them lies below it (or leaves hang at the root): then each queue's leaves are
+        sorted by key and the queues by their own path (:meth:`_Tree.queue_key`), which is the
+        same order at a fraction of the cost; otherwise every leaf's whole path is compared.
+        """
+        if len(users) == 1:
+            return users
+        tree = self.tree_
+        parent, first = tree.parent, tree.first
+        groups: dict[int, list[int]] = {}
+        for u in users:
+            p = parent[first + u]
+            g = groups.get(p)
+            if g is None:
+                groups[p] = [u]
+            else:
+                g.append(u)
+        if len(groups) == 1:  # siblings: by key, then leaf code
+            return super()._by_key(users)
+        if tree.dirty_leaves:
+            tree.flush()
+        path = tree.path
+        if 0 in groups or any(a in groups for p in groups for a in path[p][1:]):
+            return sorted(users, key=tree.path_key)
+        out: list[int] = []
+        by_key = super()._by_key
+        for p in sorted(groups, key=tree.queue_key):
+            out += by_key(groups[p])
+        return out
+
+    # ------------------------------------------------------------------ the filling loop
+    def decide(self) -> Iterator[tuple[int, int]]:
+        """Descend the tree to a leaf, place its head task, repeat until every leaf is blocked
+        (the loop of :meth:`ProgressiveFilling.decide
+        <fairsim.schedulers.progressive_filling.ProgressiveFilling.decide>` with the tree's
+        descent in place of the heap of users)."""
+        tree = self.tree_
+        if self._freed:
+            self._unblock_freed()
+        elif not tree.n_present:
+            return  # nobody waits unblocked and no server gained room
+        queues = self._queues
+        alloc, running, share, k_range = self._alloc, self._running, self._keys, range(self._k)
+        key, account, take = self._key, self._account, self._take
+        limited = bool(tree.limited)
+        track = tree.track
+        select, dirty, tree_account = tree.select, tree.dirty_leaves, tree.account
+        while True:
+            leaf = select()
+            if leaf < 0:
+                if not self._recheck:
+                    return
+                self._freed.extend(sorted(self._recheck))
+                self._recheck.clear()
+                self._unblock_freed()
+                continue
+            q = queues[leaf]
+            task, need = q[0]
+            if limited:
+                over = tree.fits_limits(leaf, need)
+                if over:  # held back until a task under that queue ends
+                    self._leave(leaf)
+                    tree.lblocked.setdefault(over, []).append(leaf)
+                    continue
+            if self._constrained:
+                self.placement_.tmask = self.cluster_.task_mask(task)
+            cands = self._cands.pop(leaf, None)
+            if self._unfit and self._known_unfit(need):
+                server = -1
+            elif cands is None:
+                server = self._find(need, leaf)
+            else:
+                server = self._find_in(need, leaf, cands)
+            if server < 0:
+                self._block(leaf, need)
+                if cands is not None and len(cands) == 1:
+                    self._freed.append(cands[0])
+                    self._unblock_freed()
+                continue
+            yield task, server
+            q.popleft()
+            running[leaf] += 1
+            self._n_pending -= 1
+            if take is not None:
+                take(server, need)
+            a = alloc[leaf]
+            for k in k_range:
+                a[k] += need[k]
+            if account is not None:
+                account(leaf, server, need, 1)
+            share[leaf] = key(leaf)
+            if q:
+                dirty.add(leaf)  # tree.mark
+            else:
+                self._leave(leaf)
+            if track:
+                tree_account(leaf, need, 1)
+
+    # ------------------------------------------------------------------ for reports and tests
+    def leaves(self) -> list[tuple[int, int]]:
+        """The leaves so far as ``(queue, user code)``, by leaf code."""
+        out: list[tuple[int, int]] = [(0, 0)] * len(self._leaf)
+        for pair, code in self._leaf.items():
+            out[code] = pair
+        return out

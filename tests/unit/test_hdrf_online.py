@@ -1,0 +1,190 @@
+"""Online ``hdrf``: the paper's examples with indivisible tasks, guarantees and limits, and the
+same placements as ``drf`` on a one-level tree (docs/hdrf.md, "Online hdrf")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import random_frame
+
+import fairsim
+from fairsim.scenario.config import LeafRule
+from fairsim.scenario.queues import QueueTaskSource
+from fairsim.scenario.scheduler_run import run_scheduler
+from fairsim.schedulers.exact.instance import parse_queues
+from fairsim.schedulers.hdrf_online import HDRF
+from fairsim.schedulers.registry import make_scheduler
+from fairsim.simulator.workload import FrameTaskSource
+from fairsim.traces.io import write_tasks
+
+TABLE = np.array([[0.5, 0.4995], [0.5, 0.2493], [0.5, 0.749], [1.0, 1.0], [0.25, 0.2498]])
+
+
+def _user(name: str, demand: list[float], tasks: int, run_s: float = 1000.0) -> dict[str, Any]:
+    return {"name": name, "demand": demand, "tasks": tasks, "run_s": run_s}
+
+
+def _running(
+    users: list[dict[str, Any]],
+    queues: list[dict[str, Any]],
+    leaves: dict[str, str],
+    capacity: list[float],
+    at_s: float = 50.0,
+) -> dict[str, dict[str, int]]:
+    """Tasks running per user at ``at_s``, under ``hdrf`` and ``drf``, every user's tasks
+    submitted at 0 on one server."""
+    cfg = {
+        "name": "hand",
+        "trace": {"format": "inline", "users": users},
+        "cluster": {"classes": [{"name": "s", "count": 1, "capacity": capacity}]},
+        "schedulers": ["hdrf", "drf"],
+        "queues": queues,
+        "leaves": {"by": "user", "users": leaves},
+    }
+    out = {}
+    for name, r in fairsim.simulate(cfg).items():
+        t = r.tasks
+        on = (t["start_s"] <= at_s) & ((t["finish_s"] > at_s) | t["finish_s"].isna())
+        out[name] = t[on].groupby("user").size().to_dict()
+    return out
+
+
+def test_blocked_nodes_example() -> None:
+    """The paper's blocked nodes, 30 CPUs and 30 GPUs (docs/hdrf.md): 10 CPUs each to n1, n2,
+    n3,1; n3,2 and n4 split the GPUs 15 / 15 (rescaling to the minimum of all children would
+    give 20 / 10)."""
+    cpu, gpu = [1.0, 0.0], [0.0, 1.0]
+    users = [_user("n1", cpu, 40), _user("n2", cpu, 40), _user("n31", cpu, 40)]
+    users += [_user("n32", gpu, 40), _user("n4", gpu, 40)]
+    got = _running(
+        users,
+        [{"id": "q1"}, {"id": "q2"}, {"id": "q3"}, {"id": "q4"}],
+        {"n1": "q1", "n2": "q2", "n31": "q3", "n32": "q3", "n4": "q4"},
+        [30, 30],
+    )
+    assert got["hdrf"] == {"n1": 10, "n2": 10, "n31": 10, "n32": 15, "n4": 15}
+
+
+def test_queues_share_before_users() -> None:
+    """One resource, queue A with one user and queue B with four: A holds half the pool (20 of
+    40), each B user 5, where flat ``drf`` gives every user 8."""
+    cpu = [1.0, 0.0]
+    users = [_user("a", cpu, 40), *(_user(f"b{k}", cpu, 40) for k in range(4))]
+    got = _running(
+        users,
+        [{"id": "A"}, {"id": "B"}],
+        {"a": "A", **{f"b{k}": "B" for k in range(4)}},
+        [40, 40],
+    )
+    assert got["hdrf"] == {"a": 20, "b0": 5, "b1": 5, "b2": 5, "b3": 5}
+    assert got["drf"] == {"a": 8, "b0": 8, "b1": 8, "b2": 8, "b3": 8}
+
+
+@pytest.mark.parametrize(
+    ("b_queue", "a_queue", "want"),
+    [
+        ({"weight": 3}, {}, {"a": 3, "b": 7}),  # weights 1:3 of 10 CPUs: 2.5 / 7.5, whole tasks
+        ({"weight": 3, "limit": [5, None]}, {}, {"a": 5, "b": 5}),  # B limited to 5 CPUs
+        ({"weight": 3}, {"guarantee": [6, 0]}, {"a": 6, "b": 4}),  # A guaranteed 6 CPUs
+        ({"weight": 3}, {"guarantee": [2, 0]}, {"a": 3, "b": 7}),  # below its fair 2.5: none
+    ],
+)
+def test_weights_guarantees_and_limits(
+    b_queue: dict[str, Any], a_queue: dict[str, Any], want: dict[str, int]
+) -> None:
+    """The numbers of docs/hdrf.md's "Guarantees and limits", with indivisible tasks."""
+    cpu = [1.0, 0.0]
+    got = _running(
+        [_user("a", cpu, 40), _user("b", cpu, 40)],
+        [{"id": "A", **a_queue}, {"id": "B", **b_queue}],
+        {"a": "A", "b": "B"},
+        [10, 10],
+    )
+    assert got["hdrf"] == want
+
+
+def test_a_user_whose_tasks_finish_gets_its_share_back(tmp_path: Path) -> None:
+    """The paper's dynamic case (complementary demands): n1 (GPU) and n2 = {n2,1 CPU, n2,2 GPU}
+    on 10 CPUs and 10 GPUs; n2,2's first 5 tasks end at 10 s and 5 more arrive then. H-DRF
+    hands n2,2 its 5 GPUs back (naive H-DRF, which counts n2's CPUs, would give them to n1)."""
+    rows = []
+    for user, job, n, cpu, gpu, t, run in (
+        ("n1", 1, 20, 0.0, 1.0, 0.0, 1000.0),
+        ("n21", 2, 20, 1.0, 0.0, 0.0, 1000.0),
+        ("n22", 3, 5, 0.0, 1.0, 0.0, 10.0),
+        ("n22", 4, 5, 0.0, 1.0, 10.0, 1000.0),
+    ):
+        rows += [
+            {"job_id": job, "task_index": i, "user": user, "submit_s": t, "cpu": cpu,
+             "mem": gpu, "run_s": run, "end_state": "finish", "attempts": 1, "instances": 1,
+             "constraint": None, "parents": None}
+            for i in range(n)
+        ]  # fmt: skip
+    frame = pd.DataFrame(rows).sort_values(["submit_s", "job_id", "task_index"])
+    write_tasks(frame, tmp_path / "tasks.parquet")
+    cfg = {
+        "name": "dynamic",
+        "trace": {"format": "canonical", "path": str(tmp_path)},
+        "cluster": {"classes": [{"name": "s", "count": 1, "capacity": [10, 10]}]},
+        "schedulers": ["hdrf"],
+        "queues": [{"id": "q1"}, {"id": "q2"}],
+        "leaves": {"by": "user", "users": {"n1": "q1", "n21": "q2", "n22": "q2"}},
+        "collect": {"horizon_s": 100, "utilization_interval_s": 5},
+    }
+    t = fairsim.simulate(cfg)["hdrf"].tasks
+    for at in (5.0, 15.0):
+        on = (t["start_s"] <= at) & ((t["finish_s"] > at) | t["finish_s"].isna())
+        assert t[on].groupby("user").size().to_dict() == {"n1": 5, "n21": 10, "n22": 5}
+
+
+def _tree_source(frame: pd.DataFrame, rule: LeafRule, queues: list[dict[str, Any]]) -> Any:
+    tree = parse_queues(queues, [], ["cpu", "mem"], np.ones(2))
+    assert tree is not None
+    return QueueTaskSource(FrameTaskSource(frame, end_s=600.0), rule, tree), tree
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@pytest.mark.parametrize("tree", ["none", "one queue", "chain"])
+def test_a_one_level_tree_places_as_drf(seed: int, tree: str) -> None:
+    """Without queues, with every user in one queue, or in a chain of two: every task starts at
+    the same time on the same server as under ``drf`` (random workloads on Table I servers)."""
+    rng = np.random.default_rng(seed)
+    frame = random_frame(rng, 300, 5, horizon=500.0)
+    capacity = TABLE[rng.integers(0, len(TABLE), 6)]
+    queues = {"none": [], "one queue": [{"id": "all"}], "chain": [{"id": "p"}, {"id": "c",
+              "parent": "p", "weight": 2}]}[tree]  # fmt: skip
+    default = {"none": None, "one queue": "all", "chain": "c"}[tree]
+    rule = LeafRule(by="user", default=default)
+    source, qt = _tree_source(frame, rule, queues)
+    kw: dict[str, Any] = {"start_s": 0.0, "horizon_s": 2000.0, "interval_s": 50.0}
+    hdrf = run_scheduler(make_scheduler("hdrf", queues=qt), capacity, source, **kw)
+    drf = run_scheduler("drf", capacity, FrameTaskSource(frame, end_s=600.0), **kw)
+    for col in ("start_s", "finish_s", "server"):
+        np.testing.assert_array_equal(hdrf.tasks[col], drf.tasks[col])
+    assert (hdrf.tasks["server"] >= 0).sum() > 100  # the runs place tasks
+
+
+def test_leaves_are_queue_user_pairs() -> None:
+    """A user's tasks in two queues are two leaves: ``hdrf`` serves them apart."""
+    frame = pd.DataFrame(
+        {
+            "job_id": np.arange(4, dtype=np.int64),
+            "task_index": np.zeros(4, np.int32),
+            "user": ["u", "u", "v", "v"],
+            "submit_s": [0.0, 0.0, 0.0, 0.0],
+            "cpu": [0.5] * 4,
+            "mem": [0.1] * 4,
+            "run_s": [10.0] * 4,
+            "priority": [9, 0, 9, 0],
+        }
+    )
+    rule = LeafRule(by="tier", tiers={"prod": "production", "free": "free"})
+    source, qt = _tree_source(frame, rule, [{"id": "prod"}, {"id": "free"}])
+    sched = make_scheduler("hdrf", queues=qt)
+    run_scheduler(sched, np.array([[1.0, 1.0]]), source, start_s=0, horizon_s=100, interval_s=5)
+    assert isinstance(sched, HDRF)
+    assert sched.leaves() == [(0, 0), (1, 0), (0, 1), (1, 1)]  # (queue, user code)
