@@ -74,8 +74,6 @@ KINDS: tuple[str, ...] = ("paper", "consistency", "by-construction")
 LEVEL = 0.95
 #: Default relative tolerance of :func:`agrees`: 10 % of the paper's value.
 REL_TOL = 0.10
-#: Default number of seeds of ``fairsim experiment`` and ``make experiment``/``reproduce-*``.
-DEFAULT_SEEDS = 5
 #: Bootstrap resamples (percentile method).
 N_RESAMPLES = 2000
 
