@@ -6,11 +6,11 @@ records from its ``paper.py``'s :class:`Statement` records, writes them to ``cla
 ``report.md`` (:func:`write_claims`) and generates the report's table of statements from that list
 (:func:`claims_markdown`). The estimates (:func:`across_seeds`, :func:`bootstrap_units`,
 :func:`spearman_trend`), the rules (:func:`agrees`, :func:`agrees_range`, :func:`exceeds`,
-:func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`judged`, :func:`by_construction`,
-:func:`not_applicable`) and the kinds (``paper``, ``consistency``, ``by-construction``) are
-described once, with what makes each PASS, in ``docs/claims.md``. With one seed
-(``--seeds 1``) there is no interval across seeds: the verdict uses the point estimate and the
-reason says so.
+:func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`judged`, :func:`identical`,
+:func:`by_construction`, :func:`not_applicable`) and the kinds (``paper``, ``consistency``,
+``by-construction``) are described once, with what makes each PASS, in ``docs/claims.md``. With
+one seed (``--seeds 1``) there is no interval across seeds: the verdict uses the point estimate
+and the reason says so.
 """
 
 from __future__ import annotations
@@ -573,6 +573,34 @@ def judged(
         reason=reason,
         kind=kind,
         unit=unit,
+    )
+
+
+def identical(
+    statement: str,
+    source: str,
+    gap: float,
+    *,
+    seeds: int,
+    reason: str,
+    what: str = "difference",
+    units: str = "",
+    tol: float = 1e-6,
+) -> Claim:
+    """A consistency check that two computations of the same numbers agree: PASS when the largest
+    difference between them, ``gap``, is at most ``tol`` (the rule reads "largest ``what`` ≤
+    ``tol`` ``units``"; the paper's value is 0)."""
+    rule = f"largest {what} ≤ {tol:g}" + (f" {units}" if units else "")
+    return judged(
+        statement,
+        source,
+        0.0,
+        gap,
+        gap <= tol,
+        rule=rule,
+        seeds=seeds,
+        kind="consistency",
+        reason=reason,
     )
 
 

@@ -71,6 +71,14 @@ def test_bounded_uses_the_interval():
         C.bounded("x", "y", None, e)
 
 
+def test_identical_passes_up_to_its_tolerance_and_says_so():
+    same = C.identical("s", "Table IV", 4e-7, what="deviation", units="tasks", seeds=2, reason="r")
+    assert (same.verdict, same.kind, same.paper, same.ours) == ("PASS", "consistency", 0.0, 4e-7)
+    assert same.rule == "largest deviation ≤ 1e-06 tasks"
+    apart = C.identical("s", "Sec. 5", 2e-6, seeds=1, reason="r")
+    assert (apart.verdict, apart.rule) == ("FAIL", "largest difference ≤ 1e-06")
+
+
 def test_bootstrap_interval_of_a_mean_covers_the_normal_interval():
     x = np.random.default_rng(1).normal(10.0, 2.0, size=400)
     e = C.bootstrap_units(400, lambda idx: float(x[idx].mean()), seeds=5, what="jobs")
