@@ -898,9 +898,10 @@ def seed_list(n: int) -> list[int]:
     return list(range(1, n + 1))
 
 
-def default_jobs(n_seeds: int) -> int:
-    """Worker processes for ``n_seeds`` seeds: one per core, at most one per seed."""
-    return max(1, min(n_seeds, os.cpu_count() or 1))
+def default_jobs(n_seeds: int, jobs: int | None = None) -> int:
+    """Worker processes for ``n_seeds`` seeds: ``jobs`` (default one per core), at least one and
+    at most one per seed."""
+    return max(1, min(n_seeds, (os.cpu_count() or 1) if jobs is None else int(jobs)))
 
 
 def run_seeds(
@@ -943,7 +944,7 @@ def run_seeds(
     from fairsim.scenario.sweep import make_backend
 
     seeds = list(seeds)
-    n = default_jobs(len(seeds)) if jobs is None else max(1, min(int(jobs), len(seeds)))
+    n = default_jobs(len(seeds), jobs)
     if n == 1:
         return [
             fn(s, *args) for s in tqdm(seeds, desc=desc, disable=not progress or len(seeds) < 2)

@@ -246,8 +246,7 @@ def run_experiment(options: kit.Options) -> dict[str, Any]:
     check_limits(prod_cfg)
     if isinstance(main_cfg.trace, GoogleTrace):  # converted once, not by every worker at once
         converted_google(main_cfg.trace, None, progress)
-    jobs = options.jobs
-    workers = default_jobs(len(chosen)) if jobs is None else max(1, min(int(jobs), len(chosen)))
+    workers = default_jobs(len(chosen), options.jobs)
     log.info(
         "%d seed(s) over %d worker(s): %s on %s servers each",
         len(chosen),

@@ -160,6 +160,9 @@ def test_seed_list():
     assert C.seed_list(5) == [1, 2, 3, 4, 5]
     with pytest.raises(ConfigError, match="--seeds: must be at least 1 \\(got 0\\)"):
         C.seed_list(0)
+    # workers: as asked, at least one and at most one per seed (default one per core)
+    assert [C.default_jobs(5, j) for j in (1, 3, 9, 0)] == [1, 3, 5, 1]
+    assert C.default_jobs(1) == 1
 
 
 def _square(seed: int, k: int) -> int:
