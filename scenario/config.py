@@ -128,6 +128,7 @@ import math
 import os
 import re
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -1374,6 +1375,32 @@ def yaml_load(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
+def yaml_load_or(text: str, error: Callable[[str], Exception]) -> Any:
+    """:func:`yaml_load`, raising ``error(why)`` when the text is not YAML.
+
+    Parameters
+    ----------
+    text : str
+        The YAML text.
+    error : callable
+        Builds the exception to raise from ``why``: ``"not valid YAML at line N"`` (the line
+        when the parser gives one) or ``"nested too deeply"``.
+
+    Raises
+    ------
+    Exception
+        ``error(why)``, without the parser's exception as its cause.
+    """
+    try:
+        return yaml_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise error(f"not valid YAML{where}") from None
+    except RecursionError:
+        raise error("nested too deeply") from None
+
+
 def read_yaml(path: str | Path, what: str) -> Any:
     """The content of a YAML file, unvalidated.
 
@@ -1384,14 +1411,7 @@ def read_yaml(path: str | Path, what: str) -> Any:
     """
     p = Path(path)
     text = read_input_text(p, what, "YAML file", ConfigError)
-    try:
-        return yaml_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{what}: {p} is not valid YAML{where}") from None
-    except RecursionError:
-        raise ConfigError(f"{what}: {p} is nested too deeply") from None
+    return yaml_load_or(text, lambda why: ConfigError(f"{what}: {p} is {why}"))
 
 
 def apply_override(data: dict[str, Any], override: str) -> None:
