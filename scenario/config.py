@@ -539,14 +539,10 @@ class AlibabaTrace(TraceCommon):
     path: str
     """Folder of the official files; relative to the config file's folder."""
     cache_dir: str | None = None
-    """Folder where the trace is converted once and cached; null: the user's cache folder,
-    ``$FAIRSIM_CACHE_DIR`` or ``$XDG_CACHE_HOME/fairsim/traces`` (``~/.cache/fairsim/traces``),
-    never the working directory (docs/traces.md, "Trace cache").
-    """
+    """As for ``google-2011``: where the trace is converted once and cached (null: the user's
+    cache folder)."""
     bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
-    """Largest fraction of malformed or unparseable rows a converted table may have; above it the
-    conversion is refused, naming the first bad row.
-    """
+    """As for ``google-2011``: the largest fraction of bad rows a converted table may have."""
 
 
 class CanonicalTrace(TraceCommon):
