@@ -40,13 +40,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-import yaml
 from scipy import stats
 
 from fairsim.errors import ConfigError, ResultError, not_utf8
 from fairsim.scenario.api import read_run_kind, read_run_schedulers
 from fairsim.scenario.config import value_text as text
-from fairsim.scenario.config import yaml_load
+from fairsim.scenario.config import yaml_load_or
 from fairsim.simulator.results import job_run_times, queueing_delays, slowdown
 
 #: Trace keys that do not change which tasks a run replays.
@@ -312,14 +311,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     ResultError
         When it is missing, not YAML, or not a mapping.
     """
-    try:
-        data = yaml_load(_text_of(path))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ResultError(f"compare: {path} is damaged: not valid YAML{where}") from None
-    except RecursionError:
-        raise ResultError(f"compare: {path} is damaged: nested too deeply") from None
+    data = yaml_load_or(
+        _text_of(path), lambda why: ResultError(f"compare: {path} is damaged: {why}")
+    )
     if not isinstance(data, dict):
         raise ResultError(
             f"compare: {path} is damaged: expected a mapping, got {type(data).__name__}"

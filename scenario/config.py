@@ -128,6 +128,7 @@ import math
 import os
 import re
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -538,14 +539,10 @@ class AlibabaTrace(TraceCommon):
     path: str
     """Folder of the official files; relative to the config file's folder."""
     cache_dir: str | None = None
-    """Folder where the trace is converted once and cached; null: the user's cache folder,
-    ``$FAIRSIM_CACHE_DIR`` or ``$XDG_CACHE_HOME/fairsim/traces`` (``~/.cache/fairsim/traces``),
-    never the working directory (docs/traces.md, "Trace cache").
-    """
+    """As for ``google-2011``: where the trace is converted once and cached (null: the user's
+    cache folder)."""
     bad_row_threshold: float = Field(default=0.5, ge=0, le=1)
-    """Largest fraction of malformed or unparseable rows a converted table may have; above it the
-    conversion is refused, naming the first bad row.
-    """
+    """As for ``google-2011``: the largest fraction of bad rows a converted table may have."""
 
 
 class CanonicalTrace(TraceCommon):
@@ -1374,6 +1371,32 @@ def yaml_load(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
+def yaml_load_or(text: str, error: Callable[[str], Exception]) -> Any:
+    """:func:`yaml_load`, raising ``error(why)`` when the text is not YAML.
+
+    Parameters
+    ----------
+    text : str
+        The YAML text.
+    error : callable
+        Builds the exception to raise from ``why``: ``"not valid YAML at line N"`` (the line
+        when the parser gives one) or ``"nested too deeply"``.
+
+    Raises
+    ------
+    Exception
+        ``error(why)``, without the parser's exception as its cause.
+    """
+    try:
+        return yaml_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise error(f"not valid YAML{where}") from None
+    except RecursionError:
+        raise error("nested too deeply") from None
+
+
 def read_yaml(path: str | Path, what: str) -> Any:
     """The content of a YAML file, unvalidated.
 
@@ -1384,14 +1407,7 @@ def read_yaml(path: str | Path, what: str) -> Any:
     """
     p = Path(path)
     text = read_input_text(p, what, "YAML file", ConfigError)
-    try:
-        return yaml_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{what}: {p} is not valid YAML{where}") from None
-    except RecursionError:
-        raise ConfigError(f"{what}: {p} is nested too deeply") from None
+    return yaml_load_or(text, lambda why: ConfigError(f"{what}: {p} is {why}"))
 
 
 def apply_override(data: dict[str, Any], override: str) -> None:

@@ -44,6 +44,7 @@ from fairsim.schedulers.exact.aggregate import (
     aggregate_instance,
     aggregate_servers,
 )
+from fairsim.schedulers.exact.common import tasks_that_fit
 from fairsim.schedulers.exact.instance import Instance, InstanceError, QueueTree
 from fairsim.schedulers.exact.pool import POOLED
 from fairsim.simulator.scheduler import Scheduler
@@ -322,27 +323,6 @@ def jain_index(y: np.ndarray) -> float:
         return math.nan
     y = y / top  # in [0, 1]: equal amounts are exactly 1, and nothing overflows
     return min(1.0, float(y.sum()) ** 2 / (y.size * float(np.dot(y, y))))
-
-
-def tasks_that_fit(demand: np.ndarray, bundle: np.ndarray) -> np.ndarray:
-    """Divisible tasks of each demand vector that a bundle holds: ``min_{r: d_r > 0} b_r / d_r``.
-
-    Parameters
-    ----------
-    demand : ndarray, shape (n, n_resources)
-    bundle : ndarray, shape (m, n_resources)
-
-    Returns
-    -------
-    ndarray, shape (n, m)
-        ``inf`` for an all-zero demand.
-    """
-    fit = np.full((demand.shape[0], bundle.shape[0]), np.inf)
-    for r in range(demand.shape[1]):  # one (n, m) pass per resource: no reduction over a
-        pos = demand[:, r] > 0  # short last axis, which numpy does slowly
-        if pos.any():
-            fit[pos] = np.minimum(fit[pos], bundle[None, :, r] / demand[pos, r][:, None])
-    return fit
 
 
 def sharing_incentive_shares(

@@ -52,7 +52,7 @@ from fairsim.scenario.pool import build_pool, pool_capacity
 from fairsim.scenario.sweep import (
     DONE,
     _check_out,
-    _one_line,
+    _failed_run,
     _remove_stale,
     check_executor,
     execute_runs,
@@ -166,14 +166,7 @@ def execute_strategy_run(
             wall = round(time.perf_counter() - t0, 3)
             write_json({"run_id": run_id, "seed": cfg.seed, "wall_s": wall}, tmp / DONE)
     except Exception as exc:
-        log.warning("run %s failed: %s", run_id, exc)
-        return {
-            "run_id": run_id,
-            "status": "failed",
-            "error": _one_line(f"{type(exc).__name__}: {exc}"),
-            "wall_s": round(time.perf_counter() - t0, 3),
-            "summaries": {},
-        }
+        return _failed_run(run_id, exc, t0)
     return {"run_id": run_id, "status": "ok", "error": None, "wall_s": wall, "summaries": {}}
 
 

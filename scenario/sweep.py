@@ -117,6 +117,19 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _failed_run(run_id: str, exc: Exception, t0: float) -> dict[str, Any]:
+    """The record of a run that raised ``exc`` (logged as a warning): ``status`` ``failed``, the
+    error on one line, the seconds since ``t0`` (``time.perf_counter``)."""
+    log.warning("run %s failed: %s", run_id, exc)
+    return {
+        "run_id": run_id,
+        "status": "failed",
+        "error": _one_line(f"{type(exc).__name__}: {exc}"),
+        "wall_s": round(time.perf_counter() - t0, 3),
+        "summaries": {},
+    }
+
+
 def parse_sweep(data: Any, *, source: str = "sweep") -> Sweep:
     """Validate the top level of a sweep mapping (not yet the expanded configs).
 
@@ -291,14 +304,7 @@ def execute_run(config: dict[str, Any], out: str, run_id: str, base: str | None)
             wall = round(time.perf_counter() - t0, 3)
             write_json({"run_id": run_id, "seed": cfg.seed, "wall_s": wall}, tmp / DONE)
     except Exception as exc:
-        log.warning("run %s failed: %s", run_id, exc)
-        return {
-            "run_id": run_id,
-            "status": "failed",
-            "error": _one_line(f"{type(exc).__name__}: {exc}"),
-            "wall_s": round(time.perf_counter() - t0, 3),
-            "summaries": {},
-        }
+        return _failed_run(run_id, exc, t0)
     return {"run_id": run_id, "status": "ok", "error": None, "wall_s": wall, "summaries": summaries}
 
 

@@ -45,7 +45,24 @@ def default_server_ids(n: int) -> tuple[str, ...]:
     return tuple(f"s{i}" for i in range(n))
 
 
-class ClusterState:
+class PoolShape:
+    """The pool's size, read from its ``capacity`` array (shape ``(n_servers, n_resources)``):
+    what :class:`ClusterState` and :class:`ClusterView` answer alike."""
+
+    capacity: np.ndarray
+
+    @property
+    def n_servers(self) -> int:
+        """Number of servers."""
+        return int(self.capacity.shape[0])
+
+    @property
+    def n_resources(self) -> int:
+        """Number of resource types."""
+        return int(self.capacity.shape[1])
+
+
+class ClusterState(PoolShape):
     """Capacities and free amounts of a pool of heterogeneous servers.
 
     Parameters
@@ -111,16 +128,6 @@ class ClusterState:
         self._cols = [self.free[:, r] for r in range(cap.shape[1])]  # contiguous column views
         self._used = [0.0] * cap.shape[1]
         self.capacity.flags.writeable = False
-
-    @property
-    def n_servers(self) -> int:
-        """Number of servers."""
-        return int(self.capacity.shape[0])
-
-    @property
-    def n_resources(self) -> int:
-        """Number of resource types."""
-        return int(self.capacity.shape[1])
 
     def commit(self, task: int, server: int, demand: tuple[float, ...]) -> None:
         """Reserve ``demand`` on ``server`` for ``task`` after checking that it fits.
@@ -373,7 +380,7 @@ class TaskRecords:
         return -1 if self.queue is None else int(self.queue[task])
 
 
-class ClusterView:
+class ClusterView(PoolShape):
     """Read-only window on a :class:`ClusterState`, handed to schedulers.
 
     Everything a scheduler may know about the cluster and the run's tasks is here: the arrays
@@ -443,16 +450,6 @@ class ClusterView:
         self._classes: np.ndarray | None = None
         if tasks is not None:  # the recorder answers directly (a hierarchical scheduler asks
             self.task_queue = tasks.task_queue  # type: ignore[method-assign]  # per arrival)
-
-    @property
-    def n_servers(self) -> int:
-        """Number of servers."""
-        return int(self.capacity.shape[0])
-
-    @property
-    def n_resources(self) -> int:
-        """Number of resource types."""
-        return int(self.capacity.shape[1])
 
     @property
     def constrained(self) -> bool:

@@ -546,6 +546,8 @@ class StreamingRecorder(TaskRecorder):
         self.start_s = self._started
         # the batch being read: its job, user and submit columns, until counted as arrived
         self._arrivals: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # evictions of each live task evicted at least once (counted by the evicting subclass)
+        self._evictions: dict[int, int] = {}
 
     def finished(self, task: int, finish_s: float, server: int, record: LiveTask) -> None:
         """Write the task's row (``finished``)."""
@@ -689,28 +691,6 @@ class EvictingStreamingRecorder(StreamingRecorder):
     """
 
     counts_evictions = True
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        resources: tuple[str, ...],
-        users: dict[str, int],
-        *,
-        hold_censored: bool,
-        order: str = "end",
-        constraints: ConstraintIndex | None = None,
-        servers: Sequence[str] | None = None,
-    ) -> None:
-        super().__init__(
-            path,
-            resources,
-            users,
-            hold_censored=hold_censored,
-            order=order,
-            constraints=constraints,
-            servers=servers,
-        )
-        self._evictions: dict[int, int] = {}
 
     def finished(self, task: int, finish_s: float, server: int, record: LiveTask) -> None:
         """Write the task's row (``finished``) with its evictions."""

@@ -18,8 +18,9 @@ every parent row has finished).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,12 +68,12 @@ class ReplicaTaskSource(ParquetTaskSource):
     ----------
     path : path-like
         A canonical tasks table with an ``instances`` column.
-    start_s, end_s : float
-        Only tasks with ``start_s <= submit_s < end_s`` are simulated.
-    resources : sequence of str, optional
-        Resource columns (default: those in the table's metadata).
     batch_rows : int
         Maximum simulated tasks per yielded batch.
+    **options
+        The window and the columns to read (``start_s``, ``end_s``, ``resources``,
+        ``job_columns``, ``constraint_column``, ``priority_column``), as for
+        :class:`~fairsim.simulator.workload.ParquetTaskSource`.
 
     Raises
     ------
@@ -80,27 +81,8 @@ class ReplicaTaskSource(ParquetTaskSource):
         As :class:`~fairsim.simulator.workload.ParquetTaskSource`, or if ``instances`` is missing.
     """
 
-    def __init__(
-        self,
-        path: str | Path,
-        *,
-        start_s: float = 0.0,
-        end_s: float = np.inf,
-        resources: Sequence[str] | None = None,
-        batch_rows: int = 65_536,
-        job_columns: bool = False,
-        constraint_column: bool = False,
-        priority_column: bool = False,
-    ) -> None:
-        super().__init__(
-            path,
-            start_s=start_s,
-            end_s=end_s,
-            resources=resources,
-            job_columns=job_columns,
-            constraint_column=constraint_column,
-            priority_column=priority_column,
-        )
+    def __init__(self, path: str | Path, *, batch_rows: int = 65_536, **options: Any) -> None:
+        super().__init__(path, **options)
         if "instances" not in self._file.schema_arrow.names:
             raise ConfigError(f"trace.path: {str(self.path)!r} lacks column 'instances'")
         if batch_rows < 1:

@@ -433,6 +433,21 @@ def _last_per_machine(
     return pd.DataFrame(out)
 
 
+def _cpu_mem_units(
+    servers: pd.DataFrame | None, norm: dict[str, float], cpu: str, mem: str, source: str
+) -> tuple[pd.DataFrame | None, dict[str, str]]:
+    """The servers' cpu and mem in units of the normalising machine ``norm`` (v2017, v2018), and
+    the report's ``normalisation`` entry: how the trace's ``cpu`` (100 = 1 core) and ``mem``
+    columns became the canonical units, and ``source`` of ``norm``."""
+    if servers is not None:
+        servers = servers.assign(cpu=servers["cpu"] / norm["cpu"], mem=servers["mem"] / norm["mem"])
+    return servers, {
+        "cpu": f"{cpu} / 100 / {norm['cpu']:g} cores",
+        "mem": f"{mem} / {norm['mem']:g}",
+        "source": source,
+    }
+
+
 def _normalise(servers: pd.DataFrame | None, default: dict[str, float]) -> dict[str, float]:
     if servers is None or servers.empty:
         return dict(default)
@@ -442,31 +457,13 @@ def _normalise(servers: pd.DataFrame | None, default: dict[str, float]) -> dict[
 # --------------------------------------------------------------------------- alibaba-2017
 
 
-def convert_alibaba_2017(
+def _convert_2017(
     src: Path, out: Path, *, bad_row_threshold: float = BAD_ROW_THRESHOLD
 ) -> dict[str, Any]:
     """Convert Alibaba v2017 ``batch_task`` (+ ``server_event``) to the canonical tables.
 
-    Parameters
-    ----------
-    src : pathlib.Path
-        Folder with ``batch_task.csv[.gz]`` (header row optional) and optionally
-        ``server_event.csv[.gz]``.
-    out : pathlib.Path
-        Output folder (``tasks.parquet``, ``servers.parquet``, ``conversion.json``).
-    bad_row_threshold : float
-        Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
-        0.5); more is an error naming the first bad row (:func:`fairsim.traces.io.check_bad_rows`).
-
-    Returns
-    -------
-    dict
-        The conversion report written to ``conversion.json``.
-
-    Raises
-    ------
-    TraceError
-        If ``src`` or ``batch_task`` is missing or unreadable.
+    ``src`` holds ``batch_task.csv[.gz]`` (header row optional) and optionally
+    ``server_event.csv[.gz]``; the rest as :func:`convert_alibaba`.
 
     Notes
     -----
@@ -514,16 +511,9 @@ def convert_alibaba_2017(
         state=state,
         instances=inst,
     )
-    if servers is not None:
-        servers = servers.assign(cpu=servers["cpu"] / norm["cpu"], mem=servers["mem"] / norm["mem"])
-    extra = {
-        "normalisation": {
-            "cpu": f"plan cpu / 100 / {norm['cpu']:g} cores",
-            "mem": f"normalised memory / {norm['mem']:g}",
-            "source": "server_event" if se_path is not None else "default v2017 machine",
-        },
-        "window_end_s": t_end,
-    }
+    source = "server_event" if se_path is not None else "default v2017 machine"
+    servers, normalisation = _cpu_mem_units(servers, norm, "plan cpu", "normalised memory", source)
+    extra = {"normalisation": normalisation, "window_end_s": t_end}
     return _finish(
         "alibaba-2017",
         out,
@@ -607,14 +597,10 @@ def _v2018(
         instances=inst,
         parents=parents,
     )
-    if servers is not None:
-        servers = servers.assign(cpu=servers["cpu"] / norm["cpu"], mem=servers["mem"] / norm["mem"])
+    source = "machine_meta" if mm_path is not None else "default v2018 machine"
+    servers, normalisation = _cpu_mem_units(servers, norm, "plan_cpu", "plan_mem", source)
     extra = {
-        "normalisation": {
-            "cpu": f"plan_cpu / 100 / {norm['cpu']:g} cores",
-            "mem": f"plan_mem / {norm['mem']:g}",
-            "source": "machine_meta" if mm_path is not None else "default v2018 machine",
-        },
+        "normalisation": normalisation,
         "window_end_s": t_end,
         "dag_tasks_with_parents": int(tasks["parents"].notna().sum()),
     }
@@ -623,31 +609,13 @@ def _v2018(
     )
 
 
-def convert_alibaba_2018(
+def _convert_2018(
     src: Path, out: Path, *, bad_row_threshold: float = BAD_ROW_THRESHOLD
 ) -> dict[str, Any]:
     """Convert Alibaba v2018 ``batch_task`` (official layout) + ``machine_meta``.
 
-    Parameters
-    ----------
-    src : pathlib.Path
-        Folder with ``batch_task.csv[.gz]`` (9 columns, official order) and optionally
-        ``machine_meta.csv[.gz]``.
-    out : pathlib.Path
-        Output folder.
-    bad_row_threshold : float
-        Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
-        0.5); more is an error naming the first bad row (:func:`fairsim.traces.io.check_bad_rows`).
-
-    Returns
-    -------
-    dict
-        The conversion report.
-
-    Raises
-    ------
-    TraceError
-        If ``src`` or ``batch_task`` is missing or unreadable.
+    ``src`` holds ``batch_task.csv[.gz]`` (9 columns, official order) and optionally
+    ``machine_meta.csv[.gz]``; the rest as :func:`convert_alibaba`.
 
     Notes
     -----
@@ -674,31 +642,13 @@ def convert_alibaba_2018(
     return _v2018("alibaba-2018", src, out, t, mm, cols, started, bad_row_threshold)
 
 
-def convert_alibaba_2018_spar(
+def _convert_2018_spar(
     src: Path, out: Path, *, bad_row_threshold: float = BAD_ROW_THRESHOLD
 ) -> dict[str, Any]:
     """Convert the derived one-hour v2018 sample of the ``spar`` package.
 
-    Parameters
-    ----------
-    src : pathlib.Path
-        Folder with ``sample_tasks.csv[.gz]``; ``machine_meta.csv[.gz]`` is looked up in ``src``
-        and its parent.
-    out : pathlib.Path
-        Output folder.
-    bad_row_threshold : float
-        Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
-        0.5); more is an error naming the first bad row (:func:`fairsim.traces.io.check_bad_rows`).
-
-    Returns
-    -------
-    dict
-        The conversion report.
-
-    Raises
-    ------
-    TraceError
-        If ``src`` or ``sample_tasks`` is missing or unreadable.
+    ``src`` holds ``sample_tasks.csv[.gz]``; ``machine_meta.csv[.gz]`` is looked up in ``src``
+    and its parent; the rest as :func:`convert_alibaba`.
 
     Notes
     -----
@@ -734,31 +684,13 @@ def convert_alibaba_2018_spar(
 # --------------------------------------------------------------------------- alibaba-gpu-2023
 
 
-def convert_alibaba_gpu_2023(
+def _convert_gpu_2023(
     src: Path, out: Path, *, bad_row_threshold: float = BAD_ROW_THRESHOLD
 ) -> dict[str, Any]:
     """Convert Alibaba cluster-trace-gpu-v2023 (openb) nodes and pods: resources cpu, mem, gpu.
 
-    Parameters
-    ----------
-    src : pathlib.Path
-        Folder with ``openb_pod_list_default.csv`` and ``openb_node_list_all_node.csv`` (or
-        ``openb_node_list_gpu_node.csv``).
-    out : pathlib.Path
-        Output folder.
-    bad_row_threshold : float
-        Largest share (0-1) of a table\'s rows that may be malformed or unreadable (default
-        0.5); more is an error naming the first bad row (:func:`fairsim.traces.io.check_bad_rows`).
-
-    Returns
-    -------
-    dict
-        The conversion report.
-
-    Raises
-    ------
-    TraceError
-        If ``src`` or a table is missing or unreadable.
+    ``src`` holds ``openb_pod_list_default.csv`` and ``openb_node_list_all_node.csv`` (or
+    ``openb_node_list_gpu_node.csv``); the rest as :func:`convert_alibaba`.
 
     Notes
     -----
@@ -863,24 +795,27 @@ def convert_alibaba_gpu_2023(
 
 
 CONVERTERS = {
-    "alibaba-2017": convert_alibaba_2017,
-    "alibaba-2018": convert_alibaba_2018,
-    "alibaba-2018-spar": convert_alibaba_2018_spar,
-    "alibaba-gpu-2023": convert_alibaba_gpu_2023,
+    "alibaba-2017": _convert_2017,
+    "alibaba-2018": _convert_2018,
+    "alibaba-2018-spar": _convert_2018_spar,
+    "alibaba-gpu-2023": _convert_gpu_2023,
 }
 
 
 def convert_alibaba(
     fmt: str, src: Path, out: Path, *, bad_row_threshold: float = BAD_ROW_THRESHOLD
 ) -> dict[str, Any]:
-    """Dispatch to the converter of ``fmt``.
+    """Convert an Alibaba trace of format ``fmt`` to the canonical tables (the format's files:
+    this module's docstring; its conventions: ``docs/traces-alibaba.md``).
 
     Parameters
     ----------
     fmt : str
         One of :data:`FORMATS`.
-    src, out : pathlib.Path
-        Input folder and output folder.
+    src : pathlib.Path
+        The folder of the format's files.
+    out : pathlib.Path
+        Output folder (``tasks.parquet``, ``servers.parquet``, ``conversion.json``).
     bad_row_threshold : float
         Largest share (0-1) of a table's rows that may be malformed or unreadable (default
         0.5); more is an error naming the first bad row (:func:`fairsim.traces.io.check_bad_rows`).
@@ -888,12 +823,13 @@ def convert_alibaba(
     Returns
     -------
     dict
-        The conversion report.
+        The conversion report written to ``conversion.json``.
 
     Raises
     ------
     TraceError
-        If ``fmt`` is unknown, or the conversion fails.
+        If ``fmt`` is unknown, ``src`` or one of the format's tables is missing or unreadable, or
+        the conversion fails.
     """
     if fmt not in CONVERTERS:
         raise TraceError(f"trace convert: unknown format {fmt!r} (available: {', '.join(FORMATS)})")

@@ -48,6 +48,7 @@ from fairsim.traces.google2011 import (
     TASK_INDEX_LIMIT,
     US_PER_S,
     WINDOW_START_US,
+    DenseKeys,
     _machine_events_file,
     machine_events_table,
     schedule_request,
@@ -62,13 +63,11 @@ SAMPLE_S = 3600.0
 TOLERANCE = 1e-9
 
 
-class _Ids:
+class _Ids(DenseKeys):
     """Dense ids of task keys (``job_id * 2^24 + task_index``), with per-task state arrays."""
 
     def __init__(self) -> None:
-        self.keys = np.empty(0, np.int64)
-        self.key_ids = np.empty(0, np.int64)
-        self.n = 0
+        super().__init__()
         self.running = np.zeros(0, bool)
         self.machine = np.zeros(0, np.int64)  # index into the capacity arrays, -1: none
         self.cpu = np.zeros(0)
@@ -76,26 +75,14 @@ class _Ids:
 
     def ids(self, key: np.ndarray) -> np.ndarray:
         ukeys, inv = np.unique(key, return_inverse=True)
-        pos = np.searchsorted(self.keys, ukeys)
-        pos_c = np.minimum(pos, max(len(self.keys) - 1, 0))
-        known = (self.keys[pos_c] == ukeys) if len(self.keys) else np.zeros(len(ukeys), bool)
-        uids = np.empty(len(ukeys), np.int64)
-        uids[known] = self.key_ids[pos_c[known]]
-        new = ~known
-        k = int(new.sum())
-        if k:
-            new_ids = np.arange(self.n, self.n + k, dtype=np.int64)
-            uids[new] = new_ids
-            self.keys = np.insert(self.keys, pos[new], ukeys[new])
-            self.key_ids = np.insert(self.key_ids, pos[new], new_ids)
-            self.n += k
-            if self.n > len(self.running):
-                room = max(2 * len(self.running), self.n, 1024)
-                for name, fill in (("running", False), ("machine", -1), ("cpu", 0.0), ("mem", 0.0)):
-                    old = getattr(self, name)
-                    grown = np.full(room, fill, old.dtype)
-                    grown[: len(old)] = old
-                    setattr(self, name, grown)
+        uids, _ = self.register(ukeys)
+        if self.n > len(self.running):
+            room = max(2 * len(self.running), self.n, 1024)
+            for name, fill in (("running", False), ("machine", -1), ("cpu", 0.0), ("mem", 0.0)):
+                old = getattr(self, name)
+                grown = np.full(room, fill, old.dtype)
+                grown[: len(old)] = old
+                setattr(self, name, grown)
         return uids[inv.ravel()]
 
 

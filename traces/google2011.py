@@ -179,7 +179,59 @@ P_UNENDED = "SCHEDULE followed by another SCHEDULE (no end)"
 # --------------------------------------------------------------------------- per-task state
 
 
-class _TaskState:
+class DenseKeys:
+    """Dense ids ``0, 1, ...`` of integer keys, in the order they are first seen: the keys are
+    kept sorted (with each one's id) and looked up by binary search, one batch at a time.
+
+    Attributes
+    ----------
+    n : int
+        Keys registered so far (the next new key's id).
+    keys, key_ids : ndarray of int64, shape (n,)
+        The registered keys, sorted, and the id of each.
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.keys = np.empty(0, np.int64)
+        self.key_ids = np.empty(0, np.int64)
+
+    def register(self, ukeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of ``ukeys``, registering those not seen before.
+
+        Parameters
+        ----------
+        ukeys : ndarray of int64, shape (m,)
+            Sorted and unique (as :func:`numpy.unique` returns them).
+
+        Returns
+        -------
+        ids : ndarray of int64, shape (m,)
+        new : ndarray of bool, shape (m,)
+            The keys registered by this call (their ids are ``n`` before the call onwards).
+        """
+        pos = np.searchsorted(self.keys, ukeys)
+        pos_c = np.minimum(pos, max(len(self.keys) - 1, 0))
+        known = (
+            (pos < len(self.keys)) & (self.keys[pos_c] == ukeys)
+            if len(self.keys)
+            else (np.zeros(len(ukeys), bool))
+        )
+        uids = np.empty(len(ukeys), np.int64)
+        uids[known] = self.key_ids[pos_c[known]]
+        new = ~known
+        n_new = int(new.sum())
+        if n_new:
+            new_ids = np.arange(self.n, self.n + n_new, dtype=np.int64)
+            uids[new] = new_ids
+            self.n += n_new
+            # both key lists are sorted and disjoint: insert the new ones in place (a merge)
+            self.keys = np.insert(self.keys, pos[new], ukeys[new])
+            self.key_ids = np.insert(self.key_ids, pos[new], new_ids)
+        return uids, new
+
+
+class _TaskState(DenseKeys):
     """Per-task aggregated state, one entry per distinct (job_id, task_index), grown as needed."""
 
     _SPEC: ClassVar[dict[str, tuple[Any, Any]]] = {
@@ -223,9 +275,7 @@ class _TaskState:
     }
 
     def __init__(self) -> None:
-        self.n = 0  # tasks registered; the arrays have room for more (grown geometrically)
-        self.keys = np.empty(0, np.int64)  # sorted task keys
-        self.key_ids = np.empty(0, np.int64)  # task id of each sorted key
+        super().__init__()  # n: tasks registered; the arrays have room for more (grown)
         self.a = {k: np.full(0, fill, dtype) for k, (dtype, fill) in self._SPEC.items()}
         # closed runs, one chunk per batch: (task id, start µs, end µs, terminal event, machine,
         # the SCHEDULE row's cpu and mem request, nan when empty)
@@ -236,30 +286,16 @@ class _TaskState:
         """Dense task id of every row, registering unseen tasks."""
         key = job * TASK_INDEX_LIMIT + task
         ukeys, first, inv = np.unique(key, return_index=True, return_inverse=True)
-        pos = np.searchsorted(self.keys, ukeys)
-        pos_c = np.minimum(pos, max(len(self.keys) - 1, 0))
-        known = (
-            (pos < len(self.keys)) & (self.keys[pos_c] == ukeys)
-            if len(self.keys)
-            else (np.zeros(len(ukeys), bool))
-        )
-        uids = np.empty(len(ukeys), np.int64)
-        uids[known] = self.key_ids[pos_c[known]]
-        new = ~known
-        n_new = int(new.sum())
-        if n_new:
-            new_ids = np.arange(self.n, self.n + n_new, dtype=np.int64)
-            uids[new] = new_ids
-            self._grow(n_new)
+        uids, new = self.register(ukeys)
+        if new.any():
+            self._grow()
+            new_ids = uids[new]
             self.a["job_id"][new_ids] = job[first[new]]
             self.a["task_index"][new_ids] = task[first[new]]
-            # both key lists are sorted and disjoint: insert the new ones in place (a merge)
-            self.keys = np.insert(self.keys, pos[new], ukeys[new])
-            self.key_ids = np.insert(self.key_ids, pos[new], new_ids)
         return uids[inv.ravel()]
 
-    def _grow(self, k: int) -> None:
-        self.n += k
+    def _grow(self) -> None:
+        """Make room in the arrays for the ``n`` tasks registered."""
         room = len(self.a["job_id"])
         if self.n <= room:
             return

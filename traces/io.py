@@ -416,9 +416,7 @@ def write_tasks(
     schema = tasks_schema(resources)
     df = _with_tiers(_with_censored(df))
     table = _to_table(df, schema, f"tasks table for {path}")
-    with _atomic_path(Path(path)) as tmp:
-        pq.write_table(table, tmp, row_group_size=row_group_size)
-    return Path(path)
+    return _write_atomically(table, path, row_group_size=row_group_size)
 
 
 def write_servers(
@@ -431,10 +429,8 @@ def write_servers(
     df : pandas.DataFrame or pyarrow.Table
         Columns ``server`` (str), one float column per resource, ``platform`` (str or null; added
         as null when absent).
-    path : pathlib.Path
-        Destination ``.parquet`` file.
-    resources : tuple of str
-        Resource column names (default ``("cpu", "mem")``).
+    path, resources
+        As for :func:`write_tasks`.
 
     Returns
     -------
@@ -444,15 +440,13 @@ def write_servers(
     Raises
     ------
     TraceError
-        If a column is missing, cannot be cast, or a non-nullable column holds nulls.
+        As for :func:`write_tasks`.
     """
     if isinstance(df, pd.DataFrame) and "platform" not in df.columns:
         df = df.assign(platform=pd.Series([None] * len(df), dtype="object", index=df.index))
     schema = servers_schema(resources)
     table = _to_table(df, schema, f"servers table for {path}")
-    with _atomic_path(Path(path)) as tmp:
-        pq.write_table(table, tmp)
-    return Path(path)
+    return _write_atomically(table, path)
 
 
 def write_placements(
@@ -467,10 +461,8 @@ def write_placements(
         Columns ``job_id``, ``task_index``, ``run``, ``machine``, ``start_s``, ``end_s``,
         ``end_event``, ``censored``, ``cpu``, ``mem``; extra columns are dropped, columns cast to
         the schema types.
-    path : pathlib.Path
-        Destination ``.parquet`` file.
-    row_group_size : int
-        Rows per Parquet row group.
+    path, row_group_size
+        As for :func:`write_tasks`.
 
     Returns
     -------
@@ -480,11 +472,17 @@ def write_placements(
     Raises
     ------
     TraceError
-        If a column is missing, cannot be cast, or a non-nullable column holds nulls.
+        As for :func:`write_tasks`.
     """
     table = _to_table(df, placements_schema(), f"placements table for {path}")
+    return _write_atomically(table, path, row_group_size=row_group_size)
+
+
+def _write_atomically(table: pa.Table, path: Path, **options: Any) -> Path:
+    """Write ``table`` to ``path`` through a temporary file renamed into place; ``options`` go to
+    :func:`pyarrow.parquet.write_table`."""
     with _atomic_path(Path(path)) as tmp:
-        pq.write_table(table, tmp, row_group_size=row_group_size)
+        pq.write_table(table, tmp, **options)
     return Path(path)
 
 

@@ -184,6 +184,30 @@ def grid_columns(runs: pd.DataFrame) -> list[str]:
     return cols[cols.index("run_id") + 1 : cols.index("seed")]
 
 
+def _stat_row(
+    keys: list[str],
+    point: tuple[Any, ...],
+    metric: str,
+    values: np.ndarray,
+    bounds: tuple[float, float] | None,
+    level: float,
+) -> dict[str, Any]:
+    """One row of an aggregate: the grid point ``point`` (one value per key), the metric, and its
+    :func:`bounded_interval` over ``values`` (one per seed)."""
+    mean, sd, low, high, n, how = bounded_interval(values, bounds, level)
+    return {
+        **dict(zip(keys, point, strict=True)),
+        "metric": metric,
+        "n": n,
+        "mean": mean,
+        "std": sd,
+        "ci95_low": low,
+        "ci95_high": high,
+        "ci95_half": (high - low) / 2,
+        "ci_method": how,
+    }
+
+
 def aggregate(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Tidy summary across seeds: one row per grid point, scheduler and metric.
 
@@ -198,22 +222,8 @@ def aggregate(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     for point, g in ok.groupby(keys, sort=False, dropna=False):
         point = point if isinstance(point, tuple) else (point,)
         for metric in [m for m in REPORT_METRICS if m in ok.columns]:
-            mean, sd, low, high, n, how = bounded_interval(
-                g[metric].to_numpy(dtype=np.float64, na_value=np.nan), BOUNDS.get(metric), level
-            )
-            rows.append(
-                {
-                    **dict(zip(keys, point, strict=True)),
-                    "metric": metric,
-                    "n": n,
-                    "mean": mean,
-                    "std": sd,
-                    "ci95_low": low,
-                    "ci95_high": high,
-                    "ci95_half": (high - low) / 2,
-                    "ci_method": how,
-                }
-            )
+            values = g[metric].to_numpy(dtype=np.float64, na_value=np.nan)
+            rows.append(_stat_row(keys, point, metric, values, BOUNDS.get(metric), level))
     cols = [*keys, "metric", "n", "mean", "std", "ci95_low", "ci95_high", "ci95_half"]
     cols.append("ci_method")
     out = pd.DataFrame(rows, columns=cols)
@@ -759,20 +769,7 @@ def queue_aggregate(root: Path, runs: pd.DataFrame, level: float = 0.95) -> pd.D
         for metric in metrics:
             bounds = QUEUE_METRICS[metric][1] if metric in QUEUE_METRICS else (0.0, 1.0)
             values = pd.to_numeric(g[metric], errors="coerce").to_numpy(dtype=np.float64)
-            mean, sd, low, high, n, how = bounded_interval(values, bounds, level)
-            out.append(
-                {
-                    **dict(zip(keys, point, strict=True)),
-                    "metric": metric,
-                    "n": n,
-                    "mean": mean,
-                    "std": sd,
-                    "ci95_low": low,
-                    "ci95_high": high,
-                    "ci95_half": (high - low) / 2,
-                    "ci_method": how,
-                }
-            )
+            out.append(_stat_row(keys, point, metric, values, bounds, level))
     frame = pd.DataFrame(out, columns=cols)
     frame["n"] = frame["n"].astype("int64")
     return frame

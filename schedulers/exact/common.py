@@ -51,7 +51,9 @@ def serving(inst: Instance) -> np.ndarray:
 
 
 def monopoly_tasks(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
-    """``gamma[n, l] = min_r c[l, r] / d[n, r]`` over demanded resources (PS-DSF eq. 7, delta=1).
+    """``gamma[n, l] = min_r c[l, r] / d[n, r]`` over demanded resources (PS-DSF eq. 7, delta=1):
+    :func:`tasks_that_fit` of each user's demand in each server's capacity, with ``0`` (not
+    ``inf``) for an all-zero demand.
 
     Parameters
     ----------
@@ -63,15 +65,27 @@ def monopoly_tasks(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
     ndarray, shape (n_users, n_servers)
         ``0`` where a demanded resource has zero capacity.
     """
-    g = _fit_min(demand, capacity)
+    g = tasks_that_fit(demand, capacity)
     return np.where(np.isfinite(g), g, 0.0)
 
 
-def _fit_min(demand: np.ndarray, bundle: np.ndarray) -> np.ndarray:
-    """``min_{r: d[n, r] > 0} b[l, r] / d[n, r]``, shape (n, L): ``inf`` for an all-zero demand.
+def tasks_that_fit(demand: np.ndarray, bundle: np.ndarray) -> np.ndarray:
+    """Divisible tasks of each demand vector that a bundle holds: ``min_{r: d_r > 0} b_r / d_r``.
 
-    One ``(n, L)`` pass per resource (numpy reduces a short last axis slowly); the same divisions
-    and minima as the ``(n, L, R)`` formula, so the same numbers.
+    Parameters
+    ----------
+    demand : ndarray, shape (n, n_resources)
+    bundle : ndarray, shape (m, n_resources)
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+        ``inf`` for an all-zero demand.
+
+    Notes
+    -----
+    One ``(n, m)`` pass per resource (numpy reduces a short last axis slowly); the same divisions
+    and minima as the ``(n, m, n_resources)`` formula, so the same numbers.
     """
     demand = np.asarray(demand, dtype=float)
     bundle = np.asarray(bundle, dtype=float)
@@ -116,7 +130,7 @@ def room(inst: Instance, x: np.ndarray, *, rounding: bool = False) -> np.ndarray
     if rounding:
         free = free - (inst.demand.shape[0] + 1) * np.finfo(float).eps * (inst.capacity + use)
     free = np.maximum(free, 0.0)
-    fit = _fit_min(inst.demand, free)
+    fit = tasks_that_fit(inst.demand, free)
     left = np.maximum(inst.max_tasks - x.sum(axis=1), 0.0)
     return np.where(serving(inst), np.minimum(fit, left[:, None]), 0.0)
 

@@ -461,7 +461,8 @@ def crash_assignment(inst: Instance, totals: np.ndarray, serve: np.ndarray) -> n
     pos_o = use_o > 0
     n_l, n_r = free.shape
     masked = not serve_o.all()
-    # _fit_min's divisions and minima (inf where a user does not demand a resource), in buffers
+    # tasks_that_fit's divisions and minima (inf where a user does not demand a resource), in
+    # buffers
     with np.errstate(divide="ignore", invalid="ignore"):
         for i in range(0, len(order), CRASH_BLOCK):
             need, pos = use_o[i : i + CRASH_BLOCK], pos_o[i : i + CRASH_BLOCK]  # (B, R)
