@@ -150,7 +150,7 @@ def _dominant(x: np.ndarray, total: np.ndarray) -> float:
 class _App:
     """A YARN application: a user's tasks in one queue."""
 
-    __slots__ = ("node", "user", "order", "waiting", "use", "wait_sum", "running", "fair_since")
+    __slots__ = ("fair_since", "node", "order", "running", "use", "user", "wait_sum", "waiting")
 
     def __init__(self, node: int, user: int, order: int, n_r: int) -> None:
         self.node = node  # its queue's node (0: the root)
@@ -230,6 +230,8 @@ class YarnFair(Scheduler):
 
     # ------------------------------------------------------------------ set-up
     def bind(self, cluster: ClusterView) -> None:
+        """Lay out the tree (root, queues; applications as their tasks arrive) and compute the
+        steady fair shares."""
         super().bind(cluster)
         tree, n_r = self.queues, cluster.n_resources
         n_q = 0 if tree is None else len(tree.ids)
@@ -308,6 +310,7 @@ class YarnFair(Scheduler):
         self._active_change(app, before)
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
+        """The task waits in its application (the user's, in the task's queue)."""
         app = self._app(task, user)
         self.task_app_[task] = app.order
         self.task_demand_[task] = np.asarray(demand, dtype=np.float64)
@@ -326,10 +329,12 @@ class YarnFair(Scheduler):
         return app
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """The task's usage leaves its application and queues."""
         self._release(task)
         del self.task_app_[task], self.task_demand_[task]
 
     def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """The evicted task waits again in its application, in submission order."""
         # running -> waiting: the application stays active (its timer goes on)
         app = self.apps_[self.task_app_[task]]
         d = self.task_demand_[task]
@@ -360,6 +365,7 @@ class YarnFair(Scheduler):
         self.n_waiting_ -= 1
 
     def pending(self) -> int:
+        """Tasks waiting."""
         return self.n_waiting_
 
     # ------------------------------------------------------------------ time
@@ -405,9 +411,14 @@ class YarnFair(Scheduler):
                 continue
             w = np.array([self.weight_[c] for c in kids] + [1.0] * len(apps))
             lo = np.vstack([self.min_[c] for c in kids] + [np.zeros_like(self.total_)] * len(apps))
-            hi = np.vstack([self.max_[c] for c in kids] + [np.full_like(self.total_, np.inf)] * len(apps))
+            hi = np.vstack(
+                [self.max_[c] for c in kids] + [np.full_like(self.total_, np.inf)] * len(apps)
+            )
             share = np.column_stack(
-                [fair_shares(w, lo[:, r], hi[:, r], float(out[a, r])) for r in range(len(self.total_))]
+                [
+                    fair_shares(w, lo[:, r], hi[:, r], float(out[a, r]))
+                    for r in range(len(self.total_))
+                ]
             )
             for i, c in enumerate(kids):
                 out[c] = share[i]
@@ -612,7 +623,9 @@ class YarnFair(Scheduler):
                 started.add(task)
                 yield task, server
 
-    def decide(self) -> Iterator[tuple[int, int] | Eviction]:  # type: ignore[override]
+    def decide(self) -> Iterator[tuple[int, int] | Eviction]:
+        """Allocate; at an update, also preempt for the starved applications and allocate
+        again (the module docstring)."""
         started: set[int] = set()  # runs started in this pass: never evicted in it
         yield from self._allocate(started)
         if self.update_due_:

@@ -58,15 +58,15 @@ def test_fair_shares_of_a_two_level_tree() -> None:
     which B1's two applications split equally."""
     sched = YarnFair(queues=_tree())
     sched.bind(ClusterState(np.array([[12.0, 24.0]]), ("cpu", "mem")).view())
-    assert sched.steady_fair_share.tolist() == [
-        [12, 24], [6, 12], [6, 12], [1.5, 3], [4.5, 9]
-    ]
+    assert sched.steady_fair_share.tolist() == [[12, 24], [6, 12], [6, 12], [1.5, 3], [4.5, 9]]
     for task, user in enumerate((0, 1, 2)):
         sched.on_arrival(task, user, (1.0, 1.0))
     sched._update()
     assert sched.fair_share.tolist() == [[12, 24], [6, 12], [6, 12], [6, 12], [0, 0]]
     assert {a.user: sched.app_fair_[a.order].tolist() for a in sched.apps_} == {
-        0: [6, 12], 1: [3, 6], 2: [3, 6]
+        0: [6, 12],
+        1: [3, 6],
+        2: [3, 6],
     }
 
 
@@ -109,8 +109,11 @@ def test_min_share_preemption_after_its_timeout() -> None:
 def test_no_preemption_below_the_utilisation_threshold_or_before_the_timeout() -> None:
     """The same scenario with the threshold at 1 (the pool is used at 1.0, not above), or with a
     timeout longer than prod's wait: no eviction, prod starts when batch's first runs end."""
-    for params in ({"min_share_preemption_timeout_s": 5, "utilization_threshold": 1.0},
-                   {"min_share_preemption_timeout_s": 95}, {}):
+    for params in (
+        {"min_share_preemption_timeout_s": 5, "utilization_threshold": 1.0},
+        {"min_share_preemption_timeout_s": 95},
+        {},
+    ):
         r = fairsim.simulate(_scenario(**params))["yarn"]
         t = r.tasks.sort_values(["user", "task_index"])
         assert t["start_s"].tolist() == [0.0, 0.0, 0.0, 0.0, 100.0, 100.0], params
@@ -133,11 +136,20 @@ def test_conformance_with_evictions() -> None:
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"fair_share_preemption_threshold": 1.5},
-         r"^yarn-fair: fair_share_preemption_threshold: 1\.5 \(Input should be less than or equal to 1\)$"),
-        ({"min_share_preemption_timeout_s": -1},
-         r"^yarn-fair: min_share_preemption_timeout_s: -1 \(Input should be greater than or equal to 0\)$"),
-        ({"update_interval_s": 0}, r"^yarn-fair: update_interval_s: 0 \(Input should be greater than 0\)$"),
+        (
+            {"fair_share_preemption_threshold": 1.5},
+            r"^yarn-fair: fair_share_preemption_threshold: 1\.5 \(Input should be less than or "
+            r"equal to 1\)$",
+        ),
+        (
+            {"min_share_preemption_timeout_s": -1},
+            r"^yarn-fair: min_share_preemption_timeout_s: -1 \(Input should be greater than or "
+            r"equal to 0\)$",
+        ),
+        (
+            {"update_interval_s": 0},
+            r"^yarn-fair: update_interval_s: 0 \(Input should be greater than 0\)$",
+        ),
     ],
 )
 def test_a_bad_parameter_is_one_line(params: dict, match: str) -> None:
