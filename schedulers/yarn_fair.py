@@ -236,6 +236,8 @@ class YarnFair(Scheduler):
         tree, n_r = self.queues, cluster.n_resources
         n_q = 0 if tree is None else len(tree.ids)
         self.total_ = np.asarray(cluster.total, dtype=np.float64)
+        self.total_list_ = self.total_.tolist()
+        self.zero_ = np.zeros(n_r)
         self.parent_ = [-1] + ([int(p) + 1 for p in tree.parent] if tree is not None else [])
         self.weight_ = [1.0] + ([float(w) for w in tree.weight] if tree is not None else [])
         self.min_ = np.zeros((n_q + 1, n_r))
@@ -259,6 +261,10 @@ class YarnFair(Scheduler):
         self.active_ = [0] * (n_q + 1)  # active applications below
         self.waiting_below_ = [0] * (n_q + 1)  # applications with waiting tasks below
         self.apps_: list[_App] = []
+        self.first_app_ = n_q + 1  # heap ids: queues 0..n_q, application x at first_app_ + x
+        self.ver_: list[int] = [0] * (n_q + 1)
+        self.heap_: list[list[tuple[tuple, int, int]]] = [[] for _ in range(n_q + 1)]
+        self.limited_ = bool(np.isfinite(self.max_).any())
         self.app_of_: dict[tuple[int, int], int] = {}
         self.task_app_: dict[int, int] = {}
         self.task_demand_: dict[int, np.ndarray] = {}
@@ -285,6 +291,7 @@ class YarnFair(Scheduler):
             a = len(self.apps_)
             self.app_of_[key] = a
             self.apps_.append(_App(q + 1, user, a, self.cluster_.n_resources))
+            self.ver_.append(0)
             self.apps_of_[q + 1].append(a)
         return self.apps_[a]
 
@@ -298,7 +305,8 @@ class YarnFair(Scheduler):
 
     def _wait(self, app: _App, task: int) -> None:
         before = bool(app.waiting) or app.running > 0
-        if not app.waiting:
+        fresh = not app.waiting  # its key is unchanged unless it starts to wait
+        if fresh:
             for k in self.path_[app.node]:
                 self.waiting_below_[k] += 1
         heapq.heappush(app.waiting, task)
@@ -308,6 +316,8 @@ class YarnFair(Scheduler):
             self.demand_[k] += d
         self.n_waiting_ += 1
         self._active_change(app, before)
+        if fresh:
+            self._touch(app)
 
     def on_arrival(self, task: int, user: int, demand: tuple[float, ...]) -> None:
         """The task waits in its application (the user's, in the task's queue)."""
@@ -326,6 +336,7 @@ class YarnFair(Scheduler):
             self.use_[k] -= d
             self.demand_[k] -= d
         self._active_change(app, before)
+        self._touch(app)
         return app
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
@@ -346,6 +357,7 @@ class YarnFair(Scheduler):
         app.running += 1  # _wait sees it active
         self._wait(app, task)
         app.running -= 1
+        self._touch(app)
 
     def _start(self, task: int) -> None:
         app = self.apps_[self.task_app_[task]]
@@ -363,6 +375,7 @@ class YarnFair(Scheduler):
             for k in self.path_[app.node]:
                 self.waiting_below_[k] -= 1
         self.n_waiting_ -= 1
+        self._touch(app)
 
     def pending(self) -> int:
         """Tasks waiting."""
@@ -433,23 +446,26 @@ class YarnFair(Scheduler):
     # ------------------------------------------------------------------ the comparator
     def _key(self, use: np.ndarray, minimum: np.ndarray, weight: float, order: int) -> tuple:
         """``DominantResourceFairnessComparator``'s order as a sort key."""
-        cs = use / (self.total_ * weight)
+        u, m, t = use.tolist(), minimum.tolist(), self.total_list_
+        cs = [u[r] / (t[r] * weight) for r in range(len(u))]
         order_r = sorted(range(len(cs)), key=lambda r: -cs[r])
         dom = order_r[0]
-        if minimum[dom] > 0 and use[dom] < minimum[dom]:
-            ratio = [use[r] / minimum[r] if minimum[r] > 0 else math.inf for r in order_r]
-            return (0, tuple(round(float(x), _DIGITS) for x in ratio), order)
-        return (1, tuple(round(float(cs[r]), _DIGITS) for r in order_r), order)
+        if m[dom] > 0 and u[dom] < m[dom]:
+            ratio = [u[r] / m[r] if m[r] > 0 else math.inf for r in order_r]
+            return (0, tuple([round(x, _DIGITS) for x in ratio]), order)
+        return (1, tuple([round(cs[r], _DIGITS) for r in order_r]), order)
 
     def _queue_key(self, a: int) -> tuple:
         return self._key(self.use_[a], self.min_[a], self.weight_[a], a)
 
     def _app_key(self, x: int) -> tuple:
         app = self.apps_[x]
-        return self._key(app.use, np.zeros_like(app.use), 1.0, len(self.parent_) + app.order)
+        return self._key(app.use, self.zero_, 1.0, self.first_app_ + app.order)
 
     # ------------------------------------------------------------------ placing
     def _fits_max(self, node: int, d: np.ndarray) -> bool:
+        if not self.limited_:
+            return True
         for k in self.path_[node]:
             if np.any(self.use_[k] + d > self.max_[k] * (1 + TOLERANCE) + TOLERANCE):
                 return False
@@ -464,43 +480,61 @@ class YarnFair(Scheduler):
         servers = np.flatnonzero(fits)
         return int(servers[0]) if servers.size else None
 
-    def _descend(self, node: int, blocked: set[int], qblocked: set[int]) -> int | None:
-        """The application the comparator serves next below ``node`` (None: all blocked)."""
-        cands: list[tuple[tuple, int, bool]] = []
-        for c in self.children_[node]:
-            if self.waiting_below_[c] > 0 and c not in qblocked:
-                cands.append((self._queue_key(c), c, True))
-        for x in self.apps_of_[node]:
-            if self.apps_[x].waiting and x not in blocked:
-                cands.append((self._app_key(x), x, False))
-        cands.sort()
-        for _, c, is_queue in cands:
-            if not is_queue:
-                return c
-            found = self._descend(c, blocked, qblocked)
+    def _touch(self, app: _App) -> None:
+        """The application's usage or waiting tasks changed: its key and its queues' keys are
+        pushed again into their parents' heaps (older entries go stale)."""
+        nid = self.first_app_ + app.order
+        self.ver_[nid] += 1
+        if app.waiting:
+            heapq.heappush(self.heap_[app.node], (self._app_key(app.order), nid, self.ver_[nid]))
+        for a in self.path_[app.node][:-1]:  # the queues, not the root
+            self.ver_[a] += 1
+            if self.waiting_below_[a] > 0:
+                heapq.heappush(self.heap_[self.parent_[a]], (self._queue_key(a), a, self.ver_[a]))
+
+    def _descend(self, node: int, aside: list[tuple[int, tuple]]) -> int | None:
+        """The application the comparator serves next below ``node`` (None: all blocked in
+        this pass); children found blocked are set ``aside`` until the pass ends."""
+        heap, first = self.heap_[node], self.first_app_
+        while heap:
+            entry = heap[0]
+            _, nid, ver = entry
+            if ver != self.ver_[nid] or (
+                self.waiting_below_[nid] == 0
+                if nid < first
+                else not self.apps_[nid - first].waiting
+            ):
+                heapq.heappop(heap)  # stale
+                continue
+            if nid >= first:
+                return nid - first
+            found = self._descend(nid, aside)
             if found is not None:
                 return found
-            qblocked.add(c)
+            aside.append((node, heapq.heappop(heap)))
         return None
 
     def _allocate(self, started: set[int]) -> Iterator[tuple[int, int]]:
-        blocked: set[int] = set()
-        qblocked: set[int] = set()
-        while self.n_waiting_:
-            x = self._descend(0, blocked, qblocked)
-            if x is None:
-                return
-            app = self.apps_[x]
-            task = app.waiting[0]
-            server = None
-            if self._fits_max(app.node, self.task_demand_[task]):
-                server = self._first_fit(task)
-            if server is None:
-                blocked.add(x)
-                continue
-            self._start(task)
-            started.add(task)
-            yield task, server
+        aside: list[tuple[int, tuple]] = []  # (parent, heap entry) of children blocked
+        try:
+            while self.n_waiting_:
+                x = self._descend(0, aside)
+                if x is None:
+                    return
+                app = self.apps_[x]
+                task = app.waiting[0]
+                server = None
+                if self._fits_max(app.node, self.task_demand_[task]):
+                    server = self._first_fit(task)
+                if server is None:
+                    aside.append((app.node, heapq.heappop(self.heap_[app.node])))
+                    continue
+                self._start(task)
+                started.add(task)
+                yield task, server
+        finally:
+            for parent, entry in aside:  # blocked for this pass only
+                heapq.heappush(self.heap_[parent], entry)
 
     # ------------------------------------------------------------------ starvation
     def _update(self) -> list[tuple[int, np.ndarray]]:
@@ -582,8 +616,17 @@ class YarnFair(Scheduler):
         # applications that started a task in this pass keep their runs in it: an older task
         # evicted beside a younger one just started would wait behind it
         fresh = {self.task_app_[t] for t in started}
+        # applications below their fair share lose no run (the check below, done once)
+        below = {
+            x
+            for x, fair in self.app_fair_.items()
+            if _dominant(self.apps_[x].use, total) < _dominant(fair, total)
+        }
+        if all(x in below or x in fresh for x in self.app_fair_):
+            return None
+        room = (view.capacity + TOLERANCE >= need).all(axis=1)
         for server in range(view.n_servers):
-            if mask is not None and not mask[server]:
+            if (mask is not None and not mask[server]) or not room[server]:
                 continue
             potential = view.free[server].copy()
             if np.all(potential + TOLERANCE >= need):
@@ -591,9 +634,9 @@ class YarnFair(Scheduler):
             taken: dict[int, np.ndarray] = {}
             victims: list[int] = []
             for v in reversed(view.running_on(server)):
-                if v in started or self.task_app_[v] in fresh:
-                    continue
                 x = self.task_app_[v]
+                if v in started or x in fresh or x in below:
+                    continue
                 app = self.apps_[x]
                 after = app.use - taken.get(x, 0.0) - self.task_demand_[v]
                 fair = self.app_fair_.get(x)
