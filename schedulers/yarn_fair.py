@@ -624,7 +624,7 @@ class YarnFair(Scheduler):
         }
         if all(x in below or x in fresh for x in self.app_fair_):
             return None
-        room = (view.capacity + TOLERANCE >= need).all(axis=1)
+        room: np.ndarray = np.asarray((view.capacity + TOLERANCE >= need).all(axis=1))
         for server in range(view.n_servers):
             if (mask is not None and not mask[server]) or not room[server]:
                 continue
