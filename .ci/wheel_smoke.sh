@@ -48,6 +48,8 @@ need = [
     "fairsim/schedulers/exact/__init__.py", "fairsim/traces/google2011.py",
     "fairsim/cli/__init__.py", "fairsim/cli/run.py", "fairsim/configs/drfh-google.yaml",
     "fairsim/configs/sweeps/tiny.yaml",
+    *(f"fairsim/experiments/{p}/report_template.md"
+      for p in ("drfh", "psdsf", "udrf", "lmm_mms", "bonald_roberts")),
 ]  # fmt: skip
 assert len(dist_info) == 1, dist_info
 need.append(f"{next(iter(dist_info))}/licenses/LICENSE")

@@ -655,8 +655,8 @@ def bench_tiers(shared: Path, *, isolate: bool = True, progress: bool = True) ->
     )
     tree["vs_bf_drfh"] = ratio
     ctx = (
-        f"{_f(tree.get('tasks_per_s'))} / {_f(flat.get('tasks_per_s'))} tasks/s, one run each "
-        f"in a child process, one after the other; {_context(tree)}"
+        f"hdrf {_f(tree.get('tasks_per_s'))}, bf-drfh {_f(flat.get('tasks_per_s'))} tasks/s, "
+        f"one after the other; {_context(tree)}"
     )
     what = "hdrf on the google-tiers tree, tasks/s over flat bf-drfh's on the same workload"
     targets = [Target.check("hdrf / bf-drfh", what, ratio, "×", ">=", TARGET_TIERS_RATIO, ctx)]

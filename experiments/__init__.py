@@ -3,9 +3,10 @@
 One subpackage per paper reproduces its evaluation (:mod:`~fairsim.experiments.drfh`,
 :mod:`~fairsim.experiments.psdsf`, :mod:`~fairsim.experiments.udrf`,
 :mod:`~fairsim.experiments.lmm_mms`, :mod:`~fairsim.experiments.bonald_roberts`), listed for
-``fairsim experiment`` in :mod:`~fairsim.experiments.reproductions`. What turns a config into
-runs (configs, the pipeline, sweeps, run and sweep reports) is the layer below,
-:mod:`fairsim.scenario`; the ``fairsim`` command (``fairsim.cli``) is the layer above.
+``fairsim experiment`` in :mod:`~fairsim.experiments.reproductions`; they share the claim model
+(:mod:`~fairsim.experiments.claims`) and the report kit (:mod:`~fairsim.experiments.kit`). What
+turns a config into runs (configs, the pipeline, sweeps, run and sweep reports) is the layer
+below, :mod:`fairsim.scenario`; the ``fairsim`` command (``fairsim.cli``) is the layer above.
 """
 
 from __future__ import annotations

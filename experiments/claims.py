@@ -31,8 +31,18 @@ Rules (each returns a :class:`Claim`, and its ``rule`` text says how it was deci
   interval lies inside the bound.
 * :func:`trend`: a monotone trend. PASS when the interval of Spearman's rho excludes zero in the
   paper's direction.
+* :func:`agrees_range`: a range the paper prints ("80-85 %"). PASS when our interval meets the
+  range widened by :data:`REL_TOL` of each end.
+* :func:`every_setting`: a statement "at every setting" (every user scale, every capacity): one
+  claim per setting by the same rule, and the worst of them stands for the statement.
 * :func:`judged`: a qualitative statement decided by an explicit test; :func:`by_construction`
   and :func:`not_applicable` for the other two outcomes.
+
+Statements
+----------
+Every reproduction's ``paper.py`` lists the statements it checks as :class:`Statement` records
+(key, text, source and the paper's words) beside the paper's numbers and our thresholds; a claim's
+``statement`` and ``source`` are a statement's ``text`` and ``source``.
 
 With one seed (``--seeds 1``, a quick look) an interval across seeds does not exist: the verdict
 then uses the point estimate and the reason says so.
@@ -53,6 +63,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from fairsim.atomic import json_text, write_text
 from fairsim.errors import ConfigError
+from fairsim.experiments.kit import UNITS, Spec, interval, number, table
 
 Kind = Literal["paper", "consistency", "by-construction"]
 Verdict = Literal["PASS", "FAIL", "n/a"]
@@ -67,6 +78,34 @@ REL_TOL = 0.10
 DEFAULT_SEEDS = 5
 #: Bootstrap resamples (percentile method).
 N_RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement of a paper that its reproduction checks: what every ``paper.py`` lists.
+
+    Attributes
+    ----------
+    key : str
+        Its short name, unique within the paper (the claims built from it are found by it).
+    text : str
+        The statement in our words, close to the paper's: the claim's ``statement``. It may hold
+        ``str.format`` fields (``{slots}``) that the claim fills, for a statement the paper makes
+        once per setting.
+    source : str
+        Where the paper makes it (section, figure or table): the claim's ``source``.
+    quote : str
+        The paper's words (empty when the paper states it in a figure only).
+    """
+
+    key: str
+    text: str
+    source: str
+    quote: str = ""
+
+    def format(self, **fields: Any) -> str:
+        """:attr:`text` with its fields filled."""
+        return self.text.format(**fields)
 
 
 class Claim(BaseModel):
@@ -379,6 +418,26 @@ def _claim(
     )
 
 
+def _decide(
+    statement: str,
+    source: str,
+    paper: float | str | None,
+    est: Estimate,
+    rule: str,
+    test: Callable[[float, float], bool],
+    reason: str,
+    kind: Kind,
+    unit: str,
+    missing: str = "no estimate",
+) -> Claim:
+    """The claim of a rule: ``n/a`` (``missing``) when ``est`` is not finite, else the verdict of
+    ``test(low, high)`` on its interval (the point estimate twice when it has none)."""
+    if not est.finite:
+        return _claim(statement, source, paper, est, rule, None, reason or missing, kind, unit)
+    ok = test(*est.bounds())
+    return _claim(statement, source, paper, est, rule, ok, reason, kind, unit)
+
+
 def agrees(
     statement: str,
     source: str,
@@ -420,13 +479,11 @@ def agrees(
         f"({100 * rel_tol:g} % of the paper's value"
         + (f", at least {_show(abs_tol, unit, tol=True)})" if abs_tol > 0 else ")")
     )
-    if not est.finite:
-        return _claim(
-            statement, source, paper, est, rule, None, reason or "no estimate", kind, unit
-        )
-    lo, hi = est.bounds()
-    ok = lo - tol - 1e-12 <= paper <= hi + tol + 1e-12
-    return _claim(statement, source, paper, est, rule, ok, reason, kind, unit)
+
+    def ok(lo: float, hi: float) -> bool:
+        return lo - tol - 1e-12 <= paper <= hi + tol + 1e-12
+
+    return _decide(statement, source, paper, est, rule, ok, reason, kind, unit)
 
 
 def exceeds(
@@ -453,13 +510,11 @@ def exceeds(
         The difference's name, for the rule text.
     """
     rule = f"95 % interval of {what} entirely {'above' if direction == '>' else 'below'} 0"
-    if not diff.finite:
-        return _claim(
-            statement, source, paper, diff, rule, None, reason or "no estimate", kind, unit
-        )
-    lo, hi = diff.bounds()
-    ok = lo > 0 if direction == ">" else hi < 0
-    return _claim(statement, source, paper, diff, rule, ok, reason, kind, unit)
+
+    def ok(lo: float, hi: float) -> bool:
+        return lo > 0 if direction == ">" else hi < 0
+
+    return _decide(statement, source, paper, diff, rule, ok, reason, kind, unit)
 
 
 def bounded(
@@ -489,13 +544,11 @@ def bounded(
     if high is not None:
         parts.append(f"≤ {_show(high, unit)}")
     rule = "95 % interval entirely " + " and ".join(parts)
-    if not est.finite:
-        return _claim(
-            statement, source, paper, est, rule, None, reason or "no estimate", kind, unit
-        )
-    lo, hi = est.bounds()
-    ok = (low is None or lo >= low - 1e-12) and (high is None or hi <= high + 1e-12)
-    return _claim(statement, source, paper, est, rule, ok, reason, kind, unit)
+
+    def ok(lo: float, hi: float) -> bool:
+        return (low is None or lo >= low - 1e-12) and (high is None or hi <= high + 1e-12)
+
+    return _decide(statement, source, paper, est, rule, ok, reason, kind, unit)
 
 
 def trend(
@@ -521,13 +574,11 @@ def trend(
         "95 % bootstrap interval of Spearman's rho entirely "
         f"{'above' if direction == 'increasing' else 'below'} 0"
     )
-    if not rho.finite:
-        return _claim(
-            statement, source, paper, rho, rule, None, reason or "fewer than 3 groups", kind, ""
-        )
-    lo, hi = rho.bounds()
-    ok = lo > 0 if direction == "increasing" else hi < 0
-    return _claim(statement, source, paper, rho, rule, ok, reason, kind, "")
+
+    def ok(lo: float, hi: float) -> bool:
+        return lo > 0 if direction == "increasing" else hi < 0
+
+    return _decide(statement, source, paper, rho, rule, ok, reason, kind, "", "fewer than 3 groups")
 
 
 def judged(
@@ -595,6 +646,101 @@ def not_applicable(
 ) -> Claim:
     """A paper statement we cannot decide; ``reason`` says why."""
     return judged(statement, source, paper, None, None, rule="—", seeds=seeds, reason=reason)
+
+
+def agrees_range(
+    statement: str,
+    source: str,
+    low: float,
+    high: float,
+    est: Estimate,
+    *,
+    rel_tol: float = REL_TOL,
+    kind: Kind = "paper",
+    reason: str = "",
+) -> Claim:
+    """A range the paper prints ("80-85 %"): PASS when our 95 % interval meets the range widened
+    by ``rel_tol`` of each end (:func:`agrees` for a range).
+
+    Parameters
+    ----------
+    statement, source : str
+        The statement and where the paper makes it.
+    low, high : float
+        The paper's range (fractions; the claim's unit is ``share``).
+    est : Estimate
+        Ours.
+    rel_tol : float
+        The tolerance, relative to each end.
+    kind, reason
+        As in :class:`Claim`.
+
+    Returns
+    -------
+    Claim
+        ``paper`` is the range as text (``"80-85 %"``); ``n/a`` when our estimate is not finite.
+    """
+    a, b = low - rel_tol * abs(low), high + rel_tol * abs(high)
+    rule = (
+        f"our 95 % interval meets the paper's range widened by {100 * rel_tol:g} % of its ends "
+        f"({number(a, 'share')} to {number(b, 'share')})"
+    )
+    text = f"{100 * low:.4g}-{100 * high:.4g} %"
+    common: dict[str, Any] = {"rule": rule, "seeds": est.seeds, "kind": kind, "unit": "share"}
+    if not est.finite:
+        return judged(statement, source, text, None, None, reason=reason or "no estimate", **common)
+    lo, hi = est.bounds()
+    ok = lo <= b + 1e-12 and hi >= a - 1e-12
+    ci = None if est.low is None or est.high is None else (est.low, est.high)
+    return judged(statement, source, text, est.value, ok, reason=reason, ci=ci, **common)
+
+
+def _distance(c: Claim, low: float, high: float) -> float:
+    if not isinstance(c.ours, float):
+        return -math.inf
+    return max(low - c.ours, c.ours - high, 0.0)
+
+
+def every_setting(
+    statement: str,
+    parts: Sequence[tuple[str, Claim]],
+    *,
+    target: tuple[float, float],
+    what: str = "settings",
+    source: str | None = None,
+) -> Claim:
+    """A statement "at every setting": each setting judged by its own claim; the result is the
+    worst one (a FAIL if any, the one farthest from ``target``; else an ``n/a`` if any; else the
+    PASS farthest from ``target``), with the statement replaced and every setting listed in the
+    reason.
+
+    Parameters
+    ----------
+    statement : str
+        The combined statement.
+    parts : sequence of (label, Claim)
+        One claim per setting, decided by the same rule.
+    target : (float, float)
+        The paper's value or range, to rank the settings by their distance to it.
+    what : str
+        The settings' name, for the reason.
+    source : str, optional
+        Where the paper makes the statement (default: the worst part's).
+
+    Returns
+    -------
+    Claim
+    """
+    fails = [(lab, c) for lab, c in parts if c.verdict == "FAIL"]
+    undecided = [(lab, c) for lab, c in parts if c.verdict == "n/a"]
+    pool = fails or undecided or list(parts)
+    label, worst = max(pool, key=lambda lc: _distance(lc[1], *target))
+    listing = "; ".join(f"{lab}: {show_ours(c)} {c.verdict}" for lab, c in parts)
+    reason = f"worst of {len(parts)} {what}: {label}; every one: {listing}"
+    if worst.reason:
+        reason += f". {worst.reason}"
+    update = {"statement": statement, "reason": reason}
+    return worst.model_copy(update=update if source is None else {**update, "source": source})
 
 
 # --------------------------------------------------------------------------- files and report
@@ -682,41 +828,35 @@ def headline(claims: Sequence[Claim]) -> str:
     )
 
 
-def _show(value: Any, unit: str, *, tol: bool = False) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, str):
-        return value
-    v = float(value)
-    if not math.isfinite(v):
-        return "—"
-    if unit == "share":
-        return f"{100 * v:.1f} pp" if tol else f"{100 * v:.1f} %"
-    if unit == "pp":
-        return f"{100 * v:+.1f} pp" if not tol else f"{100 * v:.1f} pp"
+def _claim_spec(unit: str) -> Spec:
+    """The digits a claim's numbers show with: three significant figures for seconds below 100,
+    five for plain numbers below 1e5, else whole numbers (percentages with one decimal)."""
     if unit == "s":
-        return f"{v:,.0f} s" if abs(v) >= 100 else f"{v:.3g} s"
-    return f"{v:,.0f}" if abs(v) >= 1e5 else f"{v:.5g}"
+        return lambda v: ",.0f" if abs(v) >= 100 else ".3g"
+    if unit in ("share", "pp"):
+        return None
+    return lambda v: ",.0f" if abs(v) >= 1e5 else ".5g"
+
+
+def _show(value: Any, unit: str, *, tol: bool = False) -> str:
+    """A claim's number in its unit; ``tol``: a tolerance (a width: points, unsigned)."""
+    if tol and unit in ("share", "pp"):
+        return number(value, "pp", ".1f")
+    unit = unit if unit in UNITS else ""
+    return number(value, unit, _claim_spec(unit))
 
 
 def show_ours(claim: Claim) -> str:
     """``ours [low, high]`` in the claim's unit (``—`` when there is nothing)."""
-    text = _show(claim.ours, claim.unit)
-    if claim.ci_low is not None and claim.ci_high is not None:
-        text += f" [{_show(claim.ci_low, claim.unit)}, {_show(claim.ci_high, claim.unit)}]"
-    return text
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    unit = claim.unit if claim.unit in UNITS else ""
+    return interval(claim.ours, claim.ci_low, claim.ci_high, unit, _claim_spec(unit), each=True)
 
 
 def claims_table(claims: Sequence[Claim]) -> list[str]:
     """Markdown table of ``claims`` (any kinds), one row each."""
     head = ["statement", "source", "paper", "ours [95 % CI]", "seeds", "rule", "verdict", "reason"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for c in claims:
-        row = [
+    rows = [
+        [
             c.statement,
             c.source,
             _show(c.paper, c.unit),
@@ -726,8 +866,9 @@ def claims_table(claims: Sequence[Claim]) -> list[str]:
             f"**{c.verdict}**" if c.verdict == "FAIL" else c.verdict,
             c.reason or "—",
         ]
-        lines.append("| " + " | ".join(_cell(x) for x in row) + " |")
-    return [*lines, ""]
+        for c in claims
+    ]
+    return table(head, rows, escape=True)
 
 
 def claims_markdown(

@@ -2,26 +2,25 @@
 ``make reproduce-*`` targets dispatch through this table (one entry point each, no if-chain).
 
 Every reproduction subpackage (:mod:`fairsim.experiments.drfh`, ``psdsf``, ``udrf``, ``lmm_mms``,
-``bonald_roberts``) has the same shape: ``paper.py`` (the paper's numbers), ``experiment.py``
-(the runs, one seed at a time), ``figures.py`` and ``report.py`` (the claims of
-:mod:`fairsim.experiments.claims`, and ``report.md`` generated from them), and the same entry
-point::
-
-    reproduce(*, out: Path, shared: Path, quick: bool = False, progress: bool = True,
-              seeds: int = 5, jobs: int | None = None) -> Path
-
-which runs seeds ``1 .. seeds`` over ``jobs`` worker processes, writes its result files, figures,
-``claims.json`` and ``report.md`` into ``out`` and returns the report's path. ``shared`` is the
-folder holding ``traces/`` (the real trace samples); reproductions that need no trace ignore it.
+``bonald_roberts``) has the same shape: ``paper.py`` (the paper's numbers, its statements as
+:class:`~fairsim.experiments.claims.Statement` records, our thresholds), ``experiment.py`` (the
+runs, one seed at a time), ``claims.py`` (one claim of :mod:`fairsim.experiments.claims` per
+statement), ``figures.py`` (drawing) and ``report.py`` (``claims.json`` and ``report.md``); some
+have a ``numbers.py`` between the runs and the claims. They share one entry point,
+:func:`fairsim.experiments.kit.reproduce`: ``experiment.run_experiment(*, out, shared, quick,
+progress, seeds, jobs)`` runs seeds ``1 .. seeds`` over ``jobs`` worker processes and writes the
+result files into ``out``, then ``report.write_report(out, run)`` writes the figures,
+``claims.json`` and ``report.md``. ``shared`` is the folder holding ``traces/`` (the real trace
+samples); reproductions that need no trace ignore it.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from fairsim.errors import ConfigError, unknown_key
+from fairsim.experiments import kit
 from fairsim.experiments.claims import DEFAULT_SEEDS, seed_list
 
 
@@ -34,7 +33,8 @@ class Reproduction:
     name : str
         Its command-line name (``fairsim experiment NAME``).
     package : str
-        The subpackage whose ``reproduce`` runs it.
+        Its subpackage (:func:`fairsim.experiments.kit.reproduce` runs its experiment and
+        report).
     paper : str
         What it reproduces (paper and section).
     needs_shared : bool
@@ -137,14 +137,12 @@ def reproduce(
     spec = REPRODUCTIONS.get(name)
     if spec is None:
         raise ConfigError(f"experiment: {unknown_key(name, REPRODUCTIONS)}")
-    module = importlib.import_module(spec.package)
-    return Path(
-        module.reproduce(
-            out=Path(out),
-            shared=Path(shared),
-            quick=quick,
-            progress=progress,
-            seeds=seeds,
-            jobs=jobs,
-        )
+    return kit.reproduce(
+        spec.package,
+        out=Path(out),
+        shared=Path(shared),
+        quick=quick,
+        progress=progress,
+        seeds=seeds,
+        jobs=jobs,
     )

@@ -224,10 +224,11 @@ def check_name(name: Any, field: str = "name") -> str:
     return name
 
 
-class _Strict(BaseModel):
-    """Base model: frozen, unknown keys are errors that suggest the closest known key, and NaN or
-    infinite numbers are refused. The docstring below each field is its description (in the JSON
-    schema and the generated config reference)."""
+class StrictModel(BaseModel):
+    """Base model of every config section (and of the reproductions' own config files): frozen,
+    unknown keys are errors that suggest the closest known key, and NaN or infinite numbers are
+    refused. The docstring below each field is its description (in the JSON schema and the
+    generated config reference); :func:`format_error` turns a validation error into one line."""
 
     model_config = ConfigDict(
         frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True
@@ -243,7 +244,7 @@ class _Strict(BaseModel):
         return data
 
 
-class InlineUser(_Strict):
+class InlineUser(StrictModel):
     """One user of an ``inline`` workload.
 
     Either ``tasks`` identical tasks submitted at ``join_s``, or -- with ``windows`` -- a user that
@@ -322,7 +323,7 @@ class InlineUser(_Strict):
         return self
 
 
-class ConstraintModel(_Strict):
+class ConstraintModel(StrictModel):
     """A documented constraint model for traces without constraints (see the module docstring)."""
 
     share: float = Field(default=0.5, ge=0, le=1)
@@ -379,7 +380,7 @@ class ConstraintModel(_Strict):
 _FORMAT_KEYS: dict[str, tuple[str, ...]] = {}
 
 
-class TraceCommon(_Strict):
+class TraceCommon(StrictModel):
     """The keys every trace format has: the window, the users' weights, complex-job rules,
     placement constraints and right-censoring. A key that belongs to another format is an error
     naming the key and both formats."""
@@ -455,7 +456,7 @@ class TraceCommon(_Strict):
             try:
                 return ConstraintModel.model_validate(v)
             except ValidationError as exc:
-                raise ValueError(_format_error(exc)) from None
+                raise ValueError(format_error(exc)) from None
         if v not in ("trace", "none") and not isinstance(v, ConstraintModel):
             raise ValueError(
                 f"constraints must be 'trace', 'none' or {{share, classes, per}}, got {v!r}"
@@ -628,7 +629,7 @@ TraceConfig = Annotated[
 ]
 
 
-class ServerClass(_Strict):
+class ServerClass(StrictModel):
     """``count`` identical servers of capacity ``capacity`` (one entry per resource)."""
 
     name: str
@@ -648,7 +649,7 @@ class ServerClass(_Strict):
         return v
 
 
-class ClusterConfig(_Strict):
+class ClusterConfig(StrictModel):
     """The server pool: ``servers`` drawn from ``source`` with the run's (or this) seed.
 
     ``table-i``: i.i.d. draws from the DRFH paper's Table I. ``machine-events``: the real Google
@@ -694,7 +695,7 @@ class ClusterConfig(_Strict):
         return v
 
 
-class FairnessConfig(_Strict):
+class FairnessConfig(StrictModel):
     """Fairness over time (``collect.fairness``, docs/fairness.md): at every multiple of
     ``interval_s`` from the start, each active user's online allocation against the exact
     mechanism's allocation of the same users, demands, task bounds and pool."""
@@ -728,7 +729,7 @@ class FairnessConfig(_Strict):
         raise ValueError(f"{v!r} is not an exact mechanism{hint} (known: {known})")
 
 
-class PreemptionLoopConfig(_Strict):
+class PreemptionLoopConfig(StrictModel):
     """When a task is in a preemption loop (``collect.preemption_loops``, docs/preemption.md):
     evicted ``evictions`` times within ``window_s`` seconds. Only runs of schedulers that
     preempt apply it; they report the tasks found under ``preemption_loops`` in
@@ -740,7 +741,7 @@ class PreemptionLoopConfig(_Strict):
     """The longest span, in seconds, from the first to the last of those evictions."""
 
 
-class CollectConfig(_Strict):
+class CollectConfig(StrictModel):
     """What the collectors record."""
 
     utilization_interval_s: float = Field(default=60.0, gt=0)
@@ -909,7 +910,7 @@ SchedulerEntry = Annotated[
 TIER_BANDS: dict[str, tuple[int, int]] = dict(GOOGLE_PRIORITY_BANDS)
 
 
-class LeafRule(_Strict):
+class LeafRule(StrictModel):
     """How the tasks of a scenario with a queue tree reach its leaves (``leaves``,
     docs/queues.md).
 
@@ -1027,7 +1028,7 @@ def check_tree(
     return tree
 
 
-class RunConfig(_Strict):
+class RunConfig(StrictModel):
     """A complete ``fairsim run`` scenario."""
 
     name: str
@@ -1240,7 +1241,21 @@ def value_text(value: Any) -> str:
     return str(value)
 
 
-def _format_error(err: ValidationError) -> str:
+def format_error(err: ValidationError) -> str:
+    """The first error of a validation, as the one line of a :class:`~fairsim.errors.ConfigError`:
+    the dotted field, and what is wrong with its value (a trace's format tag left out of the
+    field, an unknown format answered with the closest known one).
+
+    Parameters
+    ----------
+    err : pydantic.ValidationError
+        From validating a :class:`StrictModel` (a config, or an experiment's own file).
+
+    Returns
+    -------
+    str
+        ``"<field>: <what>"``.
+    """
     e = err.errors()[0]
     # a trace's format model appears in the location as its tag (trace.google-2011.path): drop it
     parts = [
@@ -1319,7 +1334,7 @@ def parse_config(data: Any, *, overrides: list[str] | None = None) -> RunConfig:
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"config: {_format_error(exc)}") from None
+        raise ConfigError(f"config: {format_error(exc)}") from None
     except ConfigError as exc:
         raise ConfigError(f"config: schedulers: {exc}") from None
 

@@ -16,7 +16,7 @@ BMF):
    method ``markov`` (``seed`` null), ``simulation`` or ``packet``; packet rows carry the fluid
    allocation their algorithm realises), ``details.parquet`` (the same rows with each run's own
    95 % CI, truncation level and error bound), ``summary.parquet`` (per point: the mean over
-   seeds and its 95 % t interval, :func:`~fairsim.experiments.bonald_roberts.report.seed_summary`),
+   seeds and its 95 % t interval, :func:`~fairsim.experiments.bonald_roberts.numbers.seed_summary`),
    ``config.yaml``, then the figures and the claims of
    :mod:`fairsim.experiments.bonald_roberts.report`.
 
@@ -53,11 +53,11 @@ from fairsim.experiments.bonald_roberts.markov_chain import (
     simulate_demand_model,
     solve_markov_adaptive,
 )
+from fairsim.experiments.bonald_roberts.numbers import seed_summary
 from fairsim.experiments.bonald_roberts.packet_fq import estimate_service_rates
 from fairsim.experiments.bonald_roberts.paper import PACKET_ALGORITHM
-from fairsim.experiments.bonald_roberts.report import seed_summary, write_outputs
 from fairsim.experiments.claims import run_seeds, seed_list
-from fairsim.scenario.config import _format_error, _Strict, read_yaml
+from fairsim.scenario.config import StrictModel, format_error, read_yaml
 from fairsim.simulator.results import write_table
 
 log = logging.getLogger(__name__)
@@ -70,13 +70,13 @@ COLUMNS = ("scenario", "allocation", "method", "load", "class", "seed", "gamma")
 DETAILS = (*COLUMNS, "gamma_lo", "gamma_hi", "level", "error_bound", "boundary_mass")
 
 
-class ScenarioCfg(_Strict):
+class ScenarioCfg(StrictModel):
     """Relative class loads of one scenario."""
 
     weights: list[float]
 
 
-class MarkovCfg(_Strict):
+class MarkovCfg(StrictModel):
     """Truncation levels tried in turn and the target relative error."""
 
     levels: list[int] = Field(default_factory=lambda: [15, 25, 40])
@@ -90,7 +90,7 @@ class MarkovCfg(_Strict):
         return v
 
 
-class SimulationCfg(_Strict):
+class SimulationCfg(StrictModel):
     """SimPy run lengths (arrivals after warm-up) and batches."""
 
     arrivals: int = 30_000
@@ -98,7 +98,7 @@ class SimulationCfg(_Strict):
     batches: int = 20
 
 
-class PacketCfg(_Strict):
+class PacketCfg(StrictModel):
     """Packet-level router runs (Fig. 3)."""
 
     scenarios: list[str] = Field(default_factory=lambda: ["unbalanced"])
@@ -118,7 +118,7 @@ class PacketCfg(_Strict):
         return v
 
 
-class BonaldRobertsConfig(_Strict):
+class BonaldRobertsConfig(StrictModel):
     """``configs/bonald-roberts.yaml``."""
 
     name: str = "bonald-roberts"
@@ -173,7 +173,7 @@ def load_config(path: str | Path = CONFIG, *, quick: bool = False) -> BonaldRobe
     try:
         cfg = BonaldRobertsConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"config: {_format_error(exc)}") from None
+        raise ConfigError(f"config: {format_error(exc)}") from None
     for name in cfg.packet.scenarios:
         if name not in cfg.scenarios:
             raise ConfigError(
@@ -368,13 +368,16 @@ def _write_tables(details: pd.DataFrame, out: Path) -> None:
 def run_experiment(
     *,
     out: Path,
+    shared: Path | None = None,
     quick: bool = False,
     progress: bool = True,
     seeds: int = 5,
     jobs: int | None = None,
     config: Path = CONFIG,
-) -> Path:
-    """Run the whole reproduction over seeds ``1 .. seeds`` and return the path of ``report.md``.
+) -> dict[str, Any]:
+    """Run the whole reproduction over seeds ``1 .. seeds`` and write its tables and
+    ``config.yaml`` into ``out`` (the claims, figures and report come from
+    :func:`fairsim.experiments.bonald_roberts.report.write_report`).
 
     The Markov chain is solved once (it has no randomness); the SimPy and packet simulations run
     once per seed, over ``jobs`` worker processes.
@@ -383,16 +386,21 @@ def run_experiment(
     ----------
     out : Path
         Output folder.
+    shared : Path, optional
+        Not read (the model needs no trace).
     quick : bool
         Smoke run (:data:`QUICK`).
-    progress : bool
-        Progress bars (Markov points, then seeds).
-    seeds : int
-        Number of seeds (``claims.seed_list``).
-    jobs : int, optional
-        Worker processes for the seeds (default: one per core, at most one per seed).
+    progress, seeds, jobs
+        As in :func:`fairsim.experiments.kit.reproduce` (progress bars: the Markov points, then
+        the seeds).
     config : Path
         Scenario file (default ``configs/bonald-roberts.yaml``).
+
+    Returns
+    -------
+    dict
+        ``details`` (the Markov rows and every seed's rows, ``details.parquet``), ``timing``
+        (wall times, packets and seeds, ``run.json``) and ``config``.
 
     Raises
     ------
@@ -420,9 +428,7 @@ def run_experiment(
     timing["total_s"] = time.perf_counter() - t0
     _write_tables(details, out)
     write_text(out / "config.yaml", yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
-    return write_outputs(
-        details, timing, out, setup=setup_text(cfg, todo), truncation_target=cfg.markov.tol
-    )
+    return {"details": details, "timing": timing, "config": cfg}
 
 
 def setup_text(cfg: BonaldRobertsConfig, seeds: list[int]) -> str:
@@ -438,15 +444,12 @@ def setup_text(cfg: BonaldRobertsConfig, seeds: list[int]) -> str:
     )
 
 
-def rewrite_report(out: Path) -> Path:
-    """Redo claims, figures and report of an existing results folder (no recomputation).
-
-    Reads ``config.yaml``, ``details.parquet`` and ``run.json`` of ``out``.
-    """
+def read_run(out: Path) -> dict[str, Any]:
+    """The result of :func:`run_experiment` read back from its folder (``config.yaml``,
+    ``details.parquet`` and ``run.json``), to redo the claims, figures and report without
+    recomputing: ``report.write_report(out, read_run(out))``."""
     cfg = BonaldRobertsConfig.model_validate(read_yaml(out / "config.yaml", "config"))
     details = pd.read_parquet(out / "details.parquet")
     timing = json.loads((out / "run.json").read_text())["timing"]
-    seeds = [int(x) for x in timing.get("seeds") or sorted(set(details.seed.dropna()))]
-    return write_outputs(
-        details, timing, out, setup=setup_text(cfg, seeds), truncation_target=cfg.markov.tol
-    )
+    timing["seeds"] = [int(x) for x in timing.get("seeds") or sorted(set(details.seed.dropna()))]
+    return {"details": details, "timing": timing, "config": cfg}

@@ -2,7 +2,7 @@
 
 Lines are the Markov chain (deterministic); markers are the simulations' means over seeds with
 error bars for their 95 % interval (Student t over seeds; with one seed, the run's own
-batch-means CI). Input: :func:`fairsim.experiments.bonald_roberts.report.seed_summary`.
+batch-means CI). Input: :func:`fairsim.experiments.bonald_roberts.numbers.seed_summary`.
 """
 
 from __future__ import annotations

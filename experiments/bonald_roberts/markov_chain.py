@@ -590,8 +590,8 @@ def solve_markov_adaptive(
 
     Parameters
     ----------
-    model : DemandModel
-    allocation : {"drf", "pf", "bmf"}
+    model, allocation
+        As in :func:`solve_markov`.
     levels : sequence of int
         Increasing truncation levels (at least one).
     tol : float

@@ -175,6 +175,60 @@ def _integrate(
 
 
 @numba.njit(cache=_CACHE)
+def _tag(
+    algo: int,
+    s: int,
+    j: int,
+    k: int,
+    vg: float,
+    vj: np.ndarray,
+    s_last: np.ndarray,
+    s_q: np.ndarray,
+    a: np.ndarray,
+) -> float:
+    """The tag of a new packet of flow slot ``s`` (class ``k``) queued at resource ``j``, which
+    it records as the flow's last tag and counts in ``s_q`` (``algo``: 0 DRFQ, a virtual time
+    over all resources; 1 and 2 a virtual time per resource)."""
+    s_q[s, j] += 1
+    if algo == 0:
+        tg = max(vg, s_last[s, 0] + 1.0)
+        s_last[s, 0] = tg
+    elif algo == 1:
+        tg = max(vj[j], s_last[s, j] + a[k, j] / s_q[s, j])
+        s_last[s, j] = tg
+    else:
+        tg = max(vj[j], s_last[s, j] + a[k, j])
+        s_last[s, j] = tg
+    return tg
+
+
+@numba.njit(cache=_CACHE)
+def _start(
+    j: int,
+    t: float,
+    vg: float,
+    a: np.ndarray,
+    s_cls: np.ndarray,
+    heap: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    svc_slot: np.ndarray,
+    svc_tag: np.ndarray,
+    busy: np.ndarray,
+    vj: np.ndarray,
+) -> float:
+    """Start serving the first packet of resource ``j``'s queue at time ``t``; returns the
+    virtual time over all resources (``vg``, raised to the packet's tag)."""
+    tg, s2 = _pop(heap[0], heap[1], heap[2], heap[3], j)
+    svc_slot[j] = s2
+    svc_tag[j] = tg
+    busy[j] = t + a[s_cls[s2], j]
+    vj[j] = tg
+    return max(vg, tg)
+
+
+# One event loop, compiled whole by numba, and long for that: its state is some twenty local
+# arrays and counters that a split into functions would pass back and forth on every event; the
+# per-packet steps that repeat are the helpers above.
+@numba.njit(cache=_CACHE)
 def _run(
     arr_t: np.ndarray,
     arr_cls: np.ndarray,
@@ -221,6 +275,7 @@ def _run(
     h_seq = np.zeros((n_res, cap), dtype=np.int64)
     h_slot = np.zeros((n_res, cap), dtype=np.int64)
     h_n = np.zeros(n_res, dtype=np.int64)
+    heap = (h_tag, h_seq, h_slot, h_n)
     busy = np.full(n_res, np.inf)
     svc_slot = np.full(n_res, -1, dtype=np.int64)
     svc_tag = np.zeros(n_res)
@@ -281,44 +336,22 @@ def _run(
                     n_free += 1
             # start the next packet at jn
             if h_n[jn] > 0:
-                tg, s2 = _pop(h_tag, h_seq, h_slot, h_n, jn)
-                svc_slot[jn] = s2
-                svc_tag[jn] = tg
-                busy[jn] = t + a[s_cls[s2], jn]
-                vj[jn] = tg
-                if tg > vg:
-                    vg = tg
+                vg = _start(jn, t, vg, a, s_cls, heap, svc_slot, svc_tag, busy, vj)
             else:
                 busy[jn] = np.inf
                 svc_slot[jn] = -1
             if n_enq == 1:
                 # enqueue (one packet) below
                 j = enq_res0
-                if algo == 0:
-                    if math.isnan(enq_tag0):
-                        tg = max(vg, s_last[s, 0] + 1.0)
-                        s_last[s, 0] = tg
-                    else:
-                        tg = enq_tag0
+                if algo == 0 and not math.isnan(enq_tag0):
                     s_q[s, j] += 1
-                elif algo == 1:
-                    s_q[s, j] += 1
-                    tg = max(vj[j], s_last[s, j] + a[k, j] / s_q[s, j])
-                    s_last[s, j] = tg
+                    tg = enq_tag0
                 else:
-                    s_q[s, j] += 1
-                    tg = max(vj[j], s_last[s, j] + a[k, j])
-                    s_last[s, j] = tg
+                    tg = _tag(algo, s, j, k, vg, vj, s_last, s_q, a)
                 _push(h_tag, h_seq, h_slot, h_n, j, tg, seq, s)
                 seq += 1
                 if busy[j] == np.inf:
-                    tg2, s2 = _pop(h_tag, h_seq, h_slot, h_n, j)
-                    svc_slot[j] = s2
-                    svc_tag[j] = tg2
-                    busy[j] = t + a[s_cls[s2], j]
-                    vj[j] = tg2
-                    if tg2 > vg:
-                        vg = tg2
+                    vg = _start(j, t, vg, a, s_cls, heap, svc_slot, svc_tag, busy, vj)
         else:
             if n_free == 0:
                 status = 1
@@ -339,28 +372,11 @@ def _run(
                 s_q[s, j] = 0
             j = first[k]
             for _ in range(m):
-                if algo == 0:
-                    tg = max(vg, s_last[s, 0] + 1.0)
-                    s_last[s, 0] = tg
-                    s_q[s, j] += 1
-                elif algo == 1:
-                    s_q[s, j] += 1
-                    tg = max(vj[j], s_last[s, j] + a[k, j] / s_q[s, j])
-                    s_last[s, j] = tg
-                else:
-                    s_q[s, j] += 1
-                    tg = max(vj[j], s_last[s, j] + a[k, j])
-                    s_last[s, j] = tg
+                tg = _tag(algo, s, j, k, vg, vj, s_last, s_q, a)
                 _push(h_tag, h_seq, h_slot, h_n, j, tg, seq, s)
                 seq += 1
             if busy[j] == np.inf:
-                tg2, s2 = _pop(h_tag, h_seq, h_slot, h_n, j)
-                svc_slot[j] = s2
-                svc_tag[j] = tg2
-                busy[j] = t + a[s_cls[s2], j]
-                vj[j] = tg2
-                if tg2 > vg:
-                    vg = tg2
+                vg = _start(j, t, vg, a, s_cls, heap, svc_slot, svc_tag, busy, vj)
     return finish, departed, area, span, done, services, status, t
 
 

@@ -1,4 +1,4 @@
-"""The statements of Bonald and Roberts's Section 4 that the reproduction checks, and our rules.
+"""Bonald and Roberts's Section 4: the statements the reproduction checks, and our thresholds.
 
 Source: T. Bonald, J. Roberts, "Multi-resource fairness: objectives, algorithms and performance",
 ACM SIGMETRICS 2015, Section 4 (Figs. 1-3). The paper gives Figs. 1-3 as plots without printed
@@ -13,31 +13,88 @@ resource.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Final
 
-#: Fig. 1 caption: "for each allocation we have, gamma1 = gamma2 > gamma3" (balanced load).
-FIG1_ORDER: Final = "Balanced load: γ2 > γ3 for every allocation at every load"
-#: The equality part of the Fig. 1 caption, which holds by the model's symmetry.
-FIG1_EQUAL: Final = "Balanced load: γ1 = γ2 for every allocation at every load"
-#: Section 4.3 on Fig. 1: "BMF is very close to PF".
-FIG1_BMF_CLOSE_PF: Final = "Balanced load: BMF is very close to PF (per class)"
-#: Section 4.3 on Fig. 1: "while both are somewhat better than DRF, especially at high load".
-FIG1_BETTER_THAN_DRF: Final = (
-    "Balanced load: PF and BMF both better than DRF at high load (every class)"
+from fairsim.experiments.claims import Statement
+
+#: The statements the reproduction checks, in the report's order (Sections 4.3-4.4).
+STATEMENTS: Final = (
+    Statement(
+        "fig1_order",
+        "Balanced load: γ2 > γ3 for every allocation at every load",
+        "Fig. 1 caption",
+        "for each allocation we have, gamma1 = gamma2 > gamma3",
+    ),
+    Statement(
+        "fig1_bmf_close_pf",
+        "Balanced load: BMF is very close to PF (per class)",
+        "Section 4.3, Fig. 1(b)",
+        "BMF is very close to PF",
+    ),
+    Statement(
+        "fig1_better_than_drf",
+        "Balanced load: PF and BMF both better than DRF at high load (every class)",
+        "Section 4.3, Fig. 1(a)",
+        "while both are somewhat better than DRF, especially at high load",
+    ),
+    # the equality part of the Fig. 1 caption, which holds by the model's symmetry
+    Statement(
+        "fig1_equal",
+        "Balanced load: γ1 = γ2 for every allocation at every load",
+        "Fig. 1 caption",
+        "for each allocation we have, gamma1 = gamma2 > gamma3",
+    ),
+    Statement(
+        "fig2_order",
+        "Unbalanced load: γ2 > γ1 > γ3 for every allocation at every load",
+        "Figs. 2-3 captions",
+        "for each allocation we have, gamma2 > gamma1 > gamma3",
+    ),
+    Statement(
+        "fig2_pf_bmf_equivalent",
+        "Unbalanced load: PF and BMF roughly equivalent (per class)",
+        "Section 4.3, Fig. 2",
+        "The service rates of PF and BMF are roughly equivalent",
+    ),
+    Statement(
+        "fig2_gain",
+        "Unbalanced load: PF and BMF give a significant gain in γ2 over DRF",
+        "Section 4.3, Fig. 2",
+        "a significant gain in gamma2",
+    ),
+    Statement(
+        "fig2_negligible_loss",
+        "Unbalanced load: PF and BMF reduce γ1 and γ3 negligibly against DRF",
+        "Section 4.3, Fig. 2",
+        "for negligible reductions in gamma1 and gamma3",
+    ),
+    Statement(
+        "fig3_packet_close",
+        "Packet-based DRFQ, PF-SFQ and BMF-SFQ closely approximate the fluid service rates",
+        "Section 4.4, Fig. 3",
+        "all three packet-based algorithms closely approximate the service rates of the ideal "
+        "allocations",
+    ),
+    # our consistency checks
+    Statement(
+        "truncation",
+        "Markov truncation error bounded: relative bound on every γ_k",
+        "ours (method)",
+    ),
+    Statement(
+        "coverage",
+        "SimPy batch-means 95 % CIs cover the Markov service rates",
+        "ours (a consistency check)",
+    ),
+    Statement(
+        "seed_means",
+        "Mean SimPy service rates over seeds agree with the Markov chain",
+        "ours (a consistency check)",
+    ),
 )
-#: Figs. 2-3 captions: "for each allocation we have, gamma2 > gamma1 > gamma3" (unbalanced).
-FIG2_ORDER: Final = "Unbalanced load: γ2 > γ1 > γ3 for every allocation at every load"
-#: Section 4.3 on Fig. 2: "The service rates of PF and BMF are roughly equivalent".
-FIG2_PF_BMF_EQUIVALENT: Final = "Unbalanced load: PF and BMF roughly equivalent (per class)"
-#: Section 4.3 on Fig. 2: "a significant gain in gamma2 ...".
-FIG2_GAIN: Final = "Unbalanced load: PF and BMF give a significant gain in γ2 over DRF"
-#: Section 4.3 on Fig. 2: "... for negligible reductions in gamma1 and gamma3".
-FIG2_NEGLIGIBLE_LOSS: Final = "Unbalanced load: PF and BMF reduce γ1 and γ3 negligibly against DRF"
-#: Section 4.4 on Fig. 3: "all three packet-based algorithms closely approximate the service
-#: rates of the ideal allocations".
-FIG3_PACKET_CLOSE: Final = (
-    "Packet-based DRFQ, PF-SFQ and BMF-SFQ closely approximate the fluid service rates"
-)
+#: The statements by key.
+BY_KEY: Final = MappingProxyType({s.key: s for s in STATEMENTS})
 
 #: "very close" / "roughly equivalent": every class's relative gap |gamma_BMF / gamma_PF - 1|
 #: within 10 % (the default tolerance of :func:`fairsim.experiments.claims.agrees`).

@@ -1,51 +1,21 @@
 """``make experiment``: the DRFH paper's Section VI on the real Google 2011 sample.
 
-Every seed ``k`` of ``1 .. N`` (default 5, :data:`fairsim.experiments.claims.DEFAULT_SEEDS`) runs
-steps 1-5 into ``OUT/seed-<k>/`` (default ``OUT`` is ``results/drfh-google``), the seeds in
-parallel over worker processes (:func:`fairsim.experiments.claims.run_seeds`):
+Every seed ``k`` of ``1 .. N`` (:data:`fairsim.experiments.claims.DEFAULT_SEEDS` by default)
+runs steps 1-5 into ``OUT/seed-<k>/`` (:func:`run_seed`), the seeds in parallel over worker
+processes (:func:`fairsim.experiments.claims.run_seeds`): (1) ``configs/drfh-google.yaml``, the
+Slots models and First-Fit and Best-Fit DRFH on 2,000 Table I servers (Table II, Figs. 5-7); (2)
+every user alone on its dedicated cloud (Fig. 8,
+:func:`fairsim.scenario.sharing.sharing_incentive`); (3) the best Slots run, Best-Fit DRFH and
+the dedicated clouds again under the older rule ``complete`` for right-censored tasks
+(``censored-complete/``); (4) ``configs/drfh-fig4.yaml`` on the ``k``-th closest pool draw to
+the paper's totals (:func:`fig4_pool_seed`, Fig. 4); (5) fairness over time on the Google trace
+(``fairness/``, a run of its own with step 1's schedules). Once, after the seeds: (6) the
+production context, ``configs/google-recorded.yaml`` on the trace's own machines with its
+recorded schedule under both readings (``OUT/production/``). The table of steps, their configs
+and what the seed changes is in ``docs/drfh-google.md``.
 
-1. ``configs/drfh-google.yaml`` with ``seed=k``: Slots with 10, 12, 14, 16 and 20 slots per
-   maximum server, First-Fit and Best-Fit DRFH, on 2,000 servers drawn from Table I, replaying
-   task_events parts 0-13 (Table II, Figs. 5-7).
-2. Sharing incentive (Fig. 8, Section IV-D): every user's tasks alone on a *dedicated cloud* of
-   ``k/n`` servers drawn from the same Table I distribution (k = 2,000 servers, n = number of
-   users), with Best-Fit DRFH, compared with the same user's completion ratio in the shared run.
-   ``k/n`` is not an integer (2,000/567 ≈ 3.53): each user gets ``floor(k/n)`` servers plus one
-   more with probability ``frac(k/n)`` (seeded), so the dedicated clouds add up to ``k`` servers
-   in expectation. Each dedicated cloud is one scenario of the scenario pipeline whose workload
-   and pool hooks give the user's tasks and its servers.
-3. Sensitivity to the rule for right-censored tasks (tasks still running when the trace data
-   ends, whose run time is unknown): steps 1-2 use the rule ``hold`` (they never complete); the
-   seed's best Slots run, Best-Fit DRFH and the dedicated clouds are run again under the older
-   rule ``complete`` (they complete after their observed span, a lower bound) into
-   ``seed-<k>/censored-complete/``, so the report can show how much Figs. 6-8 depend on it.
-4. ``configs/drfh-fig4.yaml``: the dynamic three-user run on 100 servers (Fig. 4), on the
-   ``k``-th closest pool draw to the paper's totals (:func:`fig4_pool_seed`), with fairness over
-   time every 5 s (``collect.fairness``: each user's dominant share against the DRFH allocation).
-5. Fairness over time on the Google trace: step 1's config with only Slots-16, First-Fit and
-   Best-Fit DRFH (:data:`fairsim.experiments.drfh.figures.FAIRNESS_SCHEDULERS`) and
-   ``collect.fairness: {interval_s: 600}``, into ``seed-<k>/fairness/``. A run of its own, so
-   that step 1's files stay as they were; collecting fairness does not change a schedule, so its
-   runs repeat step 1's (the report checks that their ``tasks.parquet`` are identical).
-
-Once, after the seeds (nothing in it depends on a seed):
-
-6. Production context: ``configs/google-recorded.yaml``, the same sample on the trace's own
-   12,583 machines (``cluster: {source: machine-events}``) with the trace's own schedule replayed
-   (``recorded``, docs/recorded.md) beside Best-Fit and First-Fit DRFH and Slots-16, with
-   fairness over time every 600 s, into ``OUT/production/``. The replay runs under both readings
-   of its requests: ``recorded-first/`` (each task's first request, the workload of the
-   simulated schedulers: the side-by-side comparison) and ``recorded/`` (each run's SCHEDULE-row
-   request, what production placed: its over-commitment, given beside).
-
-Then, over all seeds: figures (``table2.png``, ``fig4.png`` ... ``fig8.png``,
-``fig4_deficit.png``, ``fairness.png``, ``production.png``), ``claims.json`` and ``report.md``
-(:mod:`fairsim.experiments.drfh.report`).
-
-What the seed changes: the 2,000-server draw (and with it every Slots server's slot count, and
-which slot count is best), the dedicated clouds of Fig. 8 (their sizes and servers, drawn with
-the seed + 1,000,003), and Fig. 4's pool. The trace is fixed and no scheduler draws random
-numbers, so a seed's runs are deterministic.
+Then, over all seeds: the numbers (:mod:`fairsim.experiments.drfh.estimates`), figures,
+``claims.json`` and ``report.md`` (:mod:`fairsim.experiments.drfh.report`).
 """
 
 from __future__ import annotations
@@ -59,14 +29,16 @@ from typing import Any
 import numpy as np
 
 from fairsim.errors import ConfigError
-from fairsim.experiments import config_path
+from fairsim.experiments import config_path, kit
 from fairsim.experiments.claims import DEFAULT_SEEDS
 from fairsim.experiments.drfh import paper as paper
-from fairsim.experiments.drfh.figures import (
+from fairsim.experiments.drfh.numbers import (
     FAIRNESS_DIR,
     FAIRNESS_SCHEDULERS,
     PRODUCTION_DIR,
     SENSITIVITY_DIR,
+    best_slots,
+    table_ii,
 )
 from fairsim.scenario.config import GoogleTrace, RunConfig, load_config
 from fairsim.scenario.limits import check_limits
@@ -91,69 +63,12 @@ FAIRNESS_INTERVAL_S = 600
 PRODUCTION_CONFIG = "google-recorded"
 
 
-#: Table II's memory column: what we found (docs/drfh-google.md has the measurements).
-_TABLE_II_MEMORY = (
-    "Not explained. Under multi-slot Slots the slots are full at every slot count (the backlog "
-    "never drains), so utilisation is the slot capacity times what the running tasks use per "
-    "slot, and smaller slots round a task's memory up less: our memory rises with S. The "
-    "paper's memory falls from 14 to 16 slots while its CPU still rises, which needs the "
-    "running tasks to shift towards low-memory ones; no model we measured does that (multi-slot, "
-    "one slot per task, CPU-sized slots), and neither the pool's values (Table I's or the "
-    "trace's agree within 0.1 pp) nor the backlog present at time 0 (without it memory still "
-    "rises) explains it."
-)
-
-#: Why our numbers differ from the paper's, keyed like the report's items.
+_TEMPLATE = kit.Template(Path(__file__).with_name("report_template.md"))
+#: Why our numbers differ from the paper's, keyed like the report's items: the ``why.*`` blocks
+#: of the report's template (docs/drfh-google.md has the measurements behind Table II's memory).
 EXPLANATIONS = {
-    "table_ii": (
-        "The paper does not say how a task larger than a slot is treated nor how a server's "
-        "slots are counted (we use multi-slot tasks, ceil(max_r d_r * S) slots, on "
-        "floor((min_r c_r + 0.0012) * S) slots per server); our trace window is 19.7 h, not "
-        "24 h, and our 2,000-server draws are not the paper's (the interval over seeds shows how "
-        "little a draw moves a row)."
-    ),
-    "table_ii:memory": _TABLE_II_MEMORY,
-    "fig4": (
-        "The paper gives the demands and join times but not the number of tasks or their run "
-        "times; with indivisible tasks a user whose next task fits no server's leftovers is "
-        "blocked, so shares are equal only up to one task's size."
-    ),
-    "fig4:deficit": (
-        "The reference is DRFH's divisible allocation (Sec. IV), which splits tasks so that every "
-        "server is used to the last unit of its bottleneck resource; whole tasks cannot do that "
-        "(a server with 0.5 memory holds one of user 1's 0.3-memory tasks: 60 % of its memory), "
-        "and placed at once with Best-Fit's choice of server they reach about what the online "
-        "run reaches (the table of the deficit section): the gap is capacity no whole task "
-        "fits, not the online order. The paper's own 62 % for user 1 alone is such a whole-task "
-        "share. What Best-Fit DRFH does achieve is equal global dominant shares among the active "
-        "users (Jain's index near 1 in every settled phase), which is what the paper's figure "
-        "shows."
-    ),
-    "fig6": (
-        "A typical small job gains little (the mean of per-job reductions lies a few per cent "
-        "above 0, just outside ±5 %), but a minority waits far longer under Slots, which rounds "
-        "each demand up to whole slots and leaves resources idle: the reduction of the bin's "
-        "mean JCT is large. Under the rule hold every right-censored task that starts keeps its "
-        "server to the end of the window, so the rest of the workload shares what is left and "
-        "both schedulers queue; under the older rule (censored tasks complete after their "
-        "observed span) small jobs gain about as much per job and far less in the mean (the "
-        "table under rule `complete` below). The trace slice, horizon and Slots baseline also "
-        "differ from the paper's."
-    ),
-    "fig6:trend": (
-        "The bins above 500 tasks hold few jobs finished under both (see the table), so their "
-        "reductions have wide intervals; the 501-1000 bin lies below its neighbours under rule "
-        "hold. The trace slice and horizon differ from the paper's."
-    ),
-    "fig7": (
-        "Under the rule hold a user with a right-censored task can never complete every task "
-        "(the Fig. 7 section gives how many users that leaves); the trace slice, horizon and Slots "
-        "baseline differ from the paper's, which gives only 'around 20%'."
-    ),
-    "fig8": (
-        "Our dedicated clouds have 3 or 4 servers each (2,000/567 users); a user whose tasks "
-        "need a large server may find none in its dedicated cloud."
-    ),
+    key: _TEMPLATE.text("why." + key.replace(":", "."))
+    for key in "table_ii table_ii:memory fig4 fig4:deficit fig6 fig6:trend fig7 fig8".split()
 }
 
 
@@ -247,9 +162,7 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
     summaries = run_to_folder(main_cfg, root, progress=progress, report=False, overwrite=True)
     log.info("seed %d, step 2/5: sharing incentive (dedicated clouds)", seed)
     sharing_incentive(main_cfg, root, progress=progress)
-    from fairsim.experiments.drfh import figures as figures
-
-    best = figures.best_slots(figures.table_ii(root))
+    best = best_slots(table_ii(root))
     log.info("seed %d, step 3/5: %s and bf-drfh under the older censoring rule", seed, best)
     old_rule = _config(
         "drfh-google",
@@ -297,8 +210,9 @@ def run_experiment(
     progress: bool = True,
     seeds: int = DEFAULT_SEEDS,
     jobs: int | None = None,
-) -> Path:
-    """Run the whole reproduction over seeds ``1 .. seeds`` and return the path of ``report.md``.
+) -> dict[str, Any]:
+    """Run the whole reproduction over seeds ``1 .. seeds`` and gather its numbers (the claims
+    and ``report.md`` come from :func:`fairsim.experiments.drfh.report.write_report`).
 
     Parameters
     ----------
@@ -311,12 +225,16 @@ def run_experiment(
     quick : bool
         A 2-hour slice on 400 servers (a smoke test of the whole pipeline in about half a minute
         per seed).
-    progress : bool
-        Progress bars (over the seeds; inside a run only with one worker).
-    seeds : int
-        The number of seeds (:func:`fairsim.experiments.claims.seed_list`).
-    jobs : int, optional
-        Worker processes (default one per core, at most one per seed).
+    progress, seeds, jobs
+        As in :func:`fairsim.experiments.kit.reproduce` (progress bars inside a run only with
+        one worker).
+
+    Returns
+    -------
+    dict
+        :func:`fairsim.experiments.drfh.estimates.collect_numbers` of the seeds' runs, with
+        ``explanations``, ``runs`` (what :func:`run_seed` returned), ``workers`` and
+        ``wall_s_total``.
 
     Raises
     ------
@@ -326,7 +244,7 @@ def run_experiment(
         If the sample must be fetched and a download fails or does not verify.
     """
     from fairsim.experiments.claims import default_jobs, run_seeds, seed_list
-    from fairsim.experiments.drfh.report import collect_numbers, write_report
+    from fairsim.experiments.drfh.estimates import collect_numbers
     from fairsim.traces.fetch import google_2011_sample
 
     t0 = time.perf_counter()
@@ -369,4 +287,4 @@ def run_experiment(
     numbers["runs"] = runs
     numbers["workers"] = workers
     numbers["wall_s_total"] = round(time.perf_counter() - t0, 1)
-    return write_report(out, numbers=numbers)
+    return numbers

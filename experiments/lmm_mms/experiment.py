@@ -1,51 +1,21 @@
-"""The runs of the LMM-MMS reproduction (``make reproduce-lmm-mms``): Section 5 on the Alibaba
-batch tasks.
+"""The runs of the LMM-MMS reproduction (``make reproduce-lmm-mms``): Section 5 of Li, Wang, Wang
+and Zhang, "LMM-MMS", *Mathematics* 2025, on the Alibaba v2018 batch tasks.
 
-Li, Wang, Wang and Zhang, "LMM-MMS", *Mathematics* 2025, Section 5. Each
-*user* is one Alibaba v2018 batch task drawn at random from the sample (``alibaba-2018-spar``
-conversion of ``../shared/traces/alibaba-2018``): its per-task demand is ``(plan_cpu / 100`` cores,
-``plan_mem`` GB of a 100 GB machine``)`` and its bounded number of tasks is ``instance_num``
-(Section 5.1 (1)-(2)). The resources form one pool (the paper's "cloud server") of the given
-capacity; LMM-MMS (median halving, :func:`fairsim.schedulers.exact.lmm_mms.lmm_mms_pick`) allocates
-divisible tasks up to each user's bound. The paper does not say how its baselines DRF and AF treat
-the bounds, so both readings are run and reported (``docs/lmm-mms.md``):
+Each *user* is one batch task drawn at random from the converted sample
+(:func:`converted_tasks`): demand ``(plan_cpu / 100, plan_mem)``, bounded number of tasks
+``instance_num``. One pool per setting; LMM-MMS (:func:`fairsim.schedulers.exact.lmm_mms.
+lmm_mms_pick`) and the baselines DRF and AF in two readings, **bounded**
+(:mod:`fairsim.schedulers.exact.pool`) and **unbounded, capped** (:func:`unbounded_capped`),
+allocate divisible tasks; :data:`~fairsim.experiments.lmm_mms.paper.SAMPLES` samples per setting
+and seed, seed ``s`` drawing every sample (one ``SeedSequence(s)`` child per setting). The
+settings, the readings of the baselines, the elephants, the sharing degree and the metrics are
+described in ``docs/lmm-mms.md``.
 
-* **bounded** (``drf``, ``af``; :mod:`fairsim.schedulers.exact.pool`): progressive filling with the
-  bounds, a user stops at its bound and the others keep rising. On one pool LMM-MMS *equals*
-  bounded DRF (an MMS ratio is n times the dominant share), so these cannot show the paper's gains
-  over DRF;
-* **unbounded, capped** (``drf-unbounded``, ``af-unbounded``; :func:`unbounded_capped`): the
-  allocation computed as if no user had a bound (equal dominant, resp. asset, shares until a
-  resource saturates), then each user capped at its bound; what a capped user received beyond it is
-  wasted, not redistributed. The paper's probable comparison: with it LMM-MMS is ahead unless a
-  resource saturates, as the paper says.
-
-Settings (:data:`~fairsim.experiments.lmm_mms.paper.SAMPLES` = 100 random samples each, Section
-5.1 (6)):
-
-* user scale 50-300 on capacity (100, 100) (Figs. 2 and 5);
-* 100 users on capacities (100, 100), (500, 500), (50, 500), (500, 50) (Fig. 3);
-* 100 users with 0, 5, 10, 20, 50 % elephants on (100, 100) (Fig. 4). The paper does not define an
-  elephant; here it is a task in the top 10 % of the sample by total dominant demand
-  ``instance_num * max(cpu / 100, mem / 100)``, and the other users come from the other 90 %;
-* sharing degree (Fig. 6): each user's tasks under a mechanism divided by its tasks under the equal
-  split ("elementary allocation", each user 1/n of every resource), for 50, 100 and 300 users;
-  sharing incentive holds for a user when the ratio is >= 1.
-
-Seeds (:func:`run_experiment`): seed ``s`` draws every sample of every setting (one
-``SeedSequence(s)`` child per setting); seed 1 gives the single-seed numbers. A *unit* of the
-report's bootstrap is one sample (one seed and sample number): its users are drawn together.
-
-Metrics: utilisation = allocated / capacity per resource (for the capped baselines, the tasks a
-user can run: the wasted excess is idle); user completion rate = share of users whose allocation
-reaches their bound (Section 5.5). A resource is *saturated* in a sample when LMM-MMS uses all of
-it (at least :data:`SATURATED` of the capacity).
-
-Outputs in ``OUT`` (default ``results/lmm-mms``): ``samples.parquet`` (one row per seed, setting,
-sample and mechanism: ``util_cpu``, ``util_mem``, ``completion_rate``, and the sample's
-``saturated_cpu`` / ``saturated_mem`` under LMM-MMS), ``sharing.parquet`` (one row per seed,
-scale, sample, mechanism and user); the figures, ``claims.json`` and ``report.md`` come from
-:mod:`fairsim.experiments.lmm_mms.report`.
+Outputs in ``OUT``: ``samples.parquet`` (one row per seed, setting, sample and mechanism:
+``util_cpu``, ``util_mem``, ``completion_rate``, and the sample's ``saturated_cpu`` /
+``saturated_mem`` under LMM-MMS, at least :data:`SATURATED` of the capacity used) and
+``sharing.parquet`` (one row per seed, scale, sample, mechanism and user); the figures,
+``claims.json`` and ``report.md`` come from :mod:`fairsim.experiments.lmm_mms.report`.
 """
 
 from __future__ import annotations
@@ -60,6 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from fairsim.errors import ConfigError
 from fairsim.experiments.claims import DEFAULT_SEEDS, run_seeds, seed_list
 from fairsim.experiments.lmm_mms import paper
 from fairsim.schedulers.exact import solve_exact
@@ -295,17 +266,37 @@ def run_seed(
 
 
 def run_experiment(
-    tasks_parquet: Path,
-    out: Path,
     *,
-    samples: int = SAMPLES,
-    seeds: int = DEFAULT_SEEDS,
-    jobs: int | None = None,
+    out: Path,
+    shared: Path | None = None,
     quick: bool = False,
     progress: bool = True,
+    seeds: int = DEFAULT_SEEDS,
+    jobs: int | None = None,
+    tasks: Path | None = None,
+    samples: int | None = None,
 ) -> dict[str, Any]:
     """Run every setting for seeds ``1 .. seeds`` (over ``jobs`` worker processes) and write
-    ``samples.parquet`` and ``sharing.parquet`` into ``out``.
+    ``samples.parquet`` and ``sharing.parquet`` into ``out`` (the figures, claims and report come
+    from :func:`fairsim.experiments.lmm_mms.report.write_report`).
+
+    Parameters
+    ----------
+    out : Path
+        Output folder.
+    shared : Path, optional
+        The folder holding ``traces/alibaba-2018``, converted once into the trace cache
+        (:func:`converted_tasks`); required unless ``tasks`` is given.
+    quick : bool
+        User scales 50 and 300, elephant shares 0 and 50 %, and :data:`QUICK_SAMPLES` samples per
+        setting and seed.
+    progress, seeds, jobs
+        As in :func:`fairsim.experiments.kit.reproduce`.
+    tasks : Path, optional
+        A converted ``tasks.parquet`` to draw from instead of ``shared``'s.
+    samples : int, optional
+        Samples per setting and seed (default :data:`SAMPLES`, with ``quick``
+        :data:`QUICK_SAMPLES`).
 
     Returns
     -------
@@ -316,8 +307,14 @@ def run_experiment(
     Raises
     ------
     fairsim.errors.ConfigError
-        For ``seeds < 1``.
+        For ``seeds < 1``, or neither ``shared`` nor ``tasks``.
     """
+    if tasks is None:
+        if shared is None:
+            raise ConfigError("lmm-mms: shared: required (the folder of traces/alibaba-2018)")
+        tasks = converted_tasks(shared)
+    if samples is None:
+        samples = QUICK_SAMPLES if quick else SAMPLES
     t0 = time.perf_counter()
     seed_ids = seed_list(seeds)
     out = Path(out)
@@ -325,7 +322,7 @@ def run_experiment(
     runs = run_seeds(
         run_seed,
         seed_ids,
-        Path(tasks_parquet),
+        Path(tasks),
         samples,
         quick,
         jobs=jobs,

@@ -1,782 +1,63 @@
-"""The LMM-MMS reproduction's claims and report: ``claims.json``, the figures and ``report.md``.
-
-Every quantity is a statistic of the samples (100 per setting and seed, Section 5.1 (6)): the
-units of the bootstrap are the samples of every seed pooled (:class:`~fairsim.experiments.lmm_mms.
-experiment.Units`), resampled with :func:`fairsim.experiments.claims.bootstrap_units` (percentile
-95 % interval). The rules are those of :mod:`fairsim.experiments.claims`, plus two written here
-(general, candidates for that module): :func:`agrees_range` (the paper prints a range, "80-85 %")
-and :func:`every_setting` (a statement "at every scale": each setting judged, the worst one
-reported).
-
-Every statement comparing LMM-MMS with DRF and AF is judged against both readings of the
-baselines (``bounded`` and ``unbounded, capped``; :mod:`fairsim.experiments.lmm_mms.experiment`),
-one claim each. Statements that cannot fail are of kind ``by-construction``: "at least as good
-as bounded DRF" (LMM-MMS *is* bounded DRF on one pool) and "sharing incentive" (Section 4.2's
-theorem); our own checks of the solvers are of kind ``consistency``.
+"""The LMM-MMS reproduction's report: the figures, ``claims.json`` (the claims of
+:mod:`fairsim.experiments.lmm_mms.claims`) and ``report.md``, whose statements table is generated
+from the claims, then the utilisation, saturation, completion and sharing-degree tables.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from fairsim.atomic import write_text
-from fairsim.experiments.claims import (
-    REL_TOL,
-    Claim,
-    Estimate,
-    Kind,
-    agrees,
-    bootstrap_units,
-    bounded,
-    by_construction,
-    claims_markdown,
-    exceeds,
-    judged,
-    not_applicable,
-    show_ours,
-    spearman_trend,
-    trend,
-    write_claims,
-)
+from fairsim.experiments import kit
+from fairsim.experiments.claims import claims_markdown, write_claims
 from fairsim.experiments.lmm_mms import paper
-from fairsim.experiments.lmm_mms.experiment import (
-    FAMILIES,
-    LABELS,
-    MECHANISMS,
-    SATURATED,
-    PooledQuantiles,
-    Units,
-    sharing_matrix,
-)
+from fairsim.experiments.lmm_mms.claims import TOL, build_claims
+from fairsim.experiments.lmm_mms.experiment import LABELS, MECHANISMS, SATURATED, Units
 from fairsim.experiments.lmm_mms.figures import mean_intervals, write_figures
 
-#: Differences smaller than this are the solvers' rounding, counted as 0.
-TOL = 1e-9
-#: Percentile levels of the sharing-degree distributions compared (Fig. 6).
-LEVELS = np.arange(1, 100) / 100
-RESOURCES = (("cpu", "CPU"), ("mem", "memory"))
-
-
-# --------------------------------------------------------------------------- general rules
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
-
-
-def agrees_range(
-    statement: str,
-    source: str,
-    low: float,
-    high: float,
-    est: Estimate,
-    *,
-    rel_tol: float = REL_TOL,
-    kind: Kind = "paper",
-    reason: str = "",
-) -> Claim:
-    """A range the paper prints ("80-85 %"): PASS when our 95 % interval meets the range widened
-    by ``rel_tol`` of each end (:func:`fairsim.experiments.claims.agrees` for a range).
-
-    Parameters
-    ----------
-    low, high : float
-        The paper's range (fractions; the claim's unit is ``share``).
-    est : Estimate
-        Ours.
-    """
-    a, b = low - rel_tol * abs(low), high + rel_tol * abs(high)
-    rule = (
-        f"our 95 % interval meets the paper's range widened by {100 * rel_tol:g} % of its ends "
-        f"({_pct(a)} to {_pct(b)})"
-    )
-    text = f"{100 * low:.4g}-{100 * high:.4g} %"
-    if not est.finite:
-        return judged(
-            statement,
-            source,
-            text,
-            None,
-            None,
-            rule=rule,
-            seeds=est.seeds,
-            kind=kind,
-            reason=reason or "no estimate",
-            unit="share",
-        )
-    lo, hi = est.bounds()
-    ok = lo <= b + 1e-12 and hi >= a - 1e-12
-    ci = None if est.low is None or est.high is None else (est.low, est.high)
-    return judged(
-        statement,
-        source,
-        text,
-        est.value,
-        ok,
-        rule=rule,
-        seeds=est.seeds,
-        kind=kind,
-        reason=reason,
-        unit="share",
-        ci=ci,
-    )
-
-
-def _distance(c: Claim, low: float, high: float) -> float:
-    if not isinstance(c.ours, float):
-        return -math.inf
-    return max(low - c.ours, c.ours - high, 0.0)
-
-
-def every_setting(
-    statement: str,
-    parts: Sequence[tuple[str, Claim]],
-    *,
-    target: tuple[float, float],
-    what: str = "settings",
-) -> Claim:
-    """A statement "at every setting": each setting judged by its own claim; the result is the
-    worst one (a FAIL if any, the one farthest from ``target``; else an ``n/a`` if any; else the
-    PASS farthest from ``target``), with the statement replaced and every setting listed in the
-    reason.
-
-    Parameters
-    ----------
-    statement : str
-        The combined statement.
-    parts : sequence of (label, Claim)
-        One claim per setting, decided by the same rule.
-    target : (float, float)
-        The paper's value or range, to rank the settings by their distance to it.
-    what : str
-        The settings' name, for the reason.
-    """
-    fails = [(lab, c) for lab, c in parts if c.verdict == "FAIL"]
-    undecided = [(lab, c) for lab, c in parts if c.verdict == "n/a"]
-    pool = fails or undecided or list(parts)
-    label, worst = max(pool, key=lambda lc: _distance(lc[1], *target))
-    listing = "; ".join(f"{lab}: {show_ours(c)} {c.verdict}" for lab, c in parts)
-    reason = f"worst of {len(parts)} {what}: {label}; every one: {listing}"
-    if worst.reason:
-        reason += f". {worst.reason}"
-    return worst.model_copy(update={"statement": statement, "reason": reason})
-
-
-def lead(diffs: np.ndarray) -> float:
-    """How far A is ahead of B given their differences on several quantities (resources,
-    percentiles): the largest difference when A is at least as high on every one (up to
-    :data:`TOL`), else the most negative difference. Positive exactly when A is "at least as high
-    on each and higher on one"."""
-    d = np.asarray(diffs, dtype=float)
-    return float(d.max()) if float(d.min()) >= -TOL else float(d.min())
-
-
-# --------------------------------------------------------------------------- the claims
-
-
-class _Data:
-    """The arrays the claims read, by unit."""
-
-    def __init__(self, frame: pd.DataFrame, share: pd.DataFrame) -> None:
-        self.u = Units(frame)
-        self.n = self.u.n
-        self.seeds = int(frame["seed"].nunique())
-        self.frame = frame
-        self.share = share
-
-    def stack(
-        self, fig: str, metric: str, mech: str, keys: Sequence[Any] | None = None
-    ) -> np.ndarray:
-        """Shape ``(n_settings, n_units)``."""
-        ks = self.u.keys(fig) if keys is None else keys
-        return np.stack([self.u.get(fig, k, metric, mech) for k in ks])
-
-    def boot(self, stat: Callable[[np.ndarray], float], **kw: Any) -> Estimate:
-        return bootstrap_units(self.n, stat, seeds=self.seeds, what="samples", **kw)
-
-
-def _clean(d: np.ndarray) -> np.ndarray:
-    return np.where(np.abs(d) < TOL, 0.0, d)
-
-
-def _mean_of(x: np.ndarray) -> Callable[[np.ndarray], float]:
-    """The statistic "mean over the units ``idx``" of the per-unit values ``x``."""
-
-    def stat(idx: np.ndarray) -> float:
-        return float(x[idx].mean())
-
-    return stat
-
-
-def _fig2_claims(d: _Data) -> list[Claim]:
-    out: list[Claim] = []
-    keys = d.u.keys("fig2")
-    parts = []
-    for k in keys:
-        est = d.boot(_mean_of(d.u.get("fig2", k, "util_cpu", "lmm-mms")))
-        parts.append((f"{k} users", agrees("", "", paper.FIG2_CPU, est, unit="share")))
-    out.append(
-        every_setting(
-            "Fig. 2a: LMM-MMS keeps the CPU utilisation near 100 % at every user scale (50-300)",
-            parts,
-            target=(paper.FIG2_CPU, paper.FIG2_CPU),
-            what="scales",
-        ).model_copy(update={"source": "Section 5.2, Fig. 2a"})
-    )
-    parts = []
-    for k in keys:
-        est = d.boot(_mean_of(d.u.get("fig2", k, "util_mem", "lmm-mms")))
-        parts.append((f"{k} users", agrees_range("", "", *paper.FIG2_MEM, est)))
-    out.append(
-        every_setting(
-            "Fig. 2b: LMM-MMS keeps the memory utilisation around 80-85 % at every user scale",
-            parts,
-            target=paper.FIG2_MEM,
-            what="scales",
-        ).model_copy(update={"source": "Section 5.2, Fig. 2b"})
-    )
-    # "when resources were not saturated": per resource, on the samples where LMM-MMS leaves it
-    # unsaturated
-    free = {}
-    counts = []
-    for r, name in RESOURCES:
-        mask = 1.0 - d.stack("fig2", f"saturated_{r}", "lmm-mms")
-        counts.append(f"{name} in {int(mask.sum())}")
-        if mask.sum() > 0:
-            free[r] = mask
-    note = f"not saturated under LMM-MMS, of {d.n * len(keys)} Fig. 2 samples: " + ", ".join(counts)
-    text = (
-        "Fig. 2: when resources are not saturated, LMM-MMS's utilisation is above DRF's and "
-        "AF's (per resource, mean over the samples where LMM-MMS leaves it unsaturated)"
-    )
-    for fam, mechs in FAMILIES.items():
-        stmt = f"{text} [{fam} baselines]"
-        if not free:
-            out.append(
-                not_applicable(
-                    stmt,
-                    "Section 5.2, Fig. 2",
-                    "above",
-                    reason=f"no resource qualifies: {note}",
-                    seeds=d.seeds,
-                )
-            )
-            continue
-        diffs = {
-            (r, b): _clean(
-                d.stack("fig2", f"util_{r}", "lmm-mms") - d.stack("fig2", f"util_{r}", b)
-            )
-            for r in free
-            for b in mechs
-        }
-
-        def stat(idx: np.ndarray, diffs: dict = diffs) -> float:
-            vals = []
-            for (r, _b), x in diffs.items():
-                m = free[r][:, idx]
-                vals.append(float((m * x[:, idx]).sum() / m.sum()) if m.sum() > 0 else math.nan)
-            return min(vals)
-
-        means = "; ".join(
-            f"{dict(RESOURCES)[r]}: "
-            + ", ".join(
-                f"{LABELS[m]} {_pct(_masked_mean(d, r, m, free[r]))}" for m in ("lmm-mms", *mechs)
-            )
-            for r in free
-        )
-        out.append(
-            exceeds(
-                stmt,
-                "Section 5.2, Fig. 2",
-                "above",
-                d.boot(stat),
-                unit="pp",
-                what="LMM-MMS minus the closest baseline (resource and mechanism), mean over the "
-                "unsaturated samples",
-                reason=f"{note}; there: {means}",
-            )
-        )
-    return out
-
-
-def _masked_mean(d: _Data, r: str, mech: str, mask: np.ndarray) -> float:
-    """Mean Fig. 2 utilisation of resource ``r`` under ``mech`` over the samples of ``mask``."""
-    return float((mask * d.stack("fig2", f"util_{r}", mech)).sum() / mask.sum())
-
-
-def _gain(d: _Data, key: str, mechs: Sequence[str]) -> Callable[[np.ndarray], float]:
-    """LMM-MMS's relative gain over the best of ``mechs`` on the resource where it is largest."""
-    arrays = {
-        (r, m): d.u.get("fig3", key, f"util_{r}", m)
-        for r, _ in RESOURCES
-        for m in ("lmm-mms", *mechs)
-    }
-
-    def stat(idx: np.ndarray) -> float:
-        gains = []
-        for r, _ in RESOURCES:
-            best = max(float(arrays[(r, m)][idx].mean()) for m in mechs)
-            lmm = float(arrays[(r, "lmm-mms")][idx].mean())
-            gains.append((lmm - best) / best if best > 0 else 0.0)
-        return float(_clean(np.array([max(gains)]))[0])
-
-    return stat
-
-
-def _fig3_claims(d: _Data) -> list[Claim]:
-    out: list[Claim] = []
-    caps = d.u.keys("fig3")
-    balanced = [c for c in caps if c in paper.BALANCED]
-    unbalanced = [c for c in caps if c not in paper.BALANCED]
-    text = (
-        "Fig. 3: with balanced capacities LMM-MMS is at least as good as DRF and AF (CPU and "
-        "memory)"
-    )
-    drf = max(
-        float(
-            np.abs(
-                d.stack("fig3", f"util_{r}", "lmm-mms", balanced)
-                - d.stack("fig3", f"util_{r}", "drf", balanced)
-            ).max()
-        )
-        for r, _ in RESOURCES
-    )
-    out.append(
-        by_construction(
-            f"{text} [bounded DRF]",
-            "Section 5.3, Fig. 3",
-            "at least as good",
-            drf,
-            reason="on one pool LMM-MMS equals bounded DRF (a user's MMS ratio is n times its "
-            "dominant share), so it cannot be worse; ours: the largest utilisation difference "
-            "from bounded DRF over the balanced samples",
-            seeds=d.seeds,
-            holds=drf <= 1e-6,
-            unit="pp",
-        )
-    )
-    for label, mechs in (
-        ("bounded AF", ("af",)),
-        ("unbounded, capped baselines", FAMILIES["unbounded, capped"]),
-    ):
-        diffs = [
-            _clean(
-                d.stack("fig3", f"util_{r}", "lmm-mms", balanced)
-                - d.stack("fig3", f"util_{r}", m, balanced)
-            )
-            for r, _ in RESOURCES
-            for m in mechs
-        ]
-
-        def stat(idx: np.ndarray, diffs: list = diffs) -> float:
-            return min(float(x[i, idx].mean()) for x in diffs for i in range(x.shape[0]))
-
-        per = "; ".join(
-            f"{c}: LMM-MMS "
-            + " / ".join(
-                _pct(float(d.u.get("fig3", c, f"util_{r}", "lmm-mms").mean())) for r, _ in RESOURCES
-            )
-            + ", "
-            + ", ".join(
-                f"{LABELS[m]} "
-                + " / ".join(
-                    _pct(float(d.u.get("fig3", c, f"util_{r}", m).mean())) for r, _ in RESOURCES
-                )
-                for m in mechs
-            )
-            for c in balanced
-        )
-        out.append(
-            bounded_claim(
-                f"{text} [{label}]",
-                d.boot(stat),
-                reason=f"CPU / memory, means: {per}",
-            )
-        )
-    for fam, mechs in FAMILIES.items():
-        parts = [
-            (c, agrees_range("", "", *paper.FIG3_ADVANTAGE, d.boot(_gain(d, c, mechs))))
-            for c in unbalanced
-        ]
-        out.append(
-            every_setting(
-                "Fig. 3: with very different capacities LMM-MMS is 12.3-15.59 % ahead of the other "
-                "mechanisms (relative gain over the best other, on the resource where it is "
-                f"largest) [{fam} baselines]",
-                parts,
-                target=paper.FIG3_ADVANTAGE,
-                what="unbalanced capacities",
-            ).model_copy(update={"source": "Section 5.3, Fig. 3"})
-        )
-    return out
-
-
-def bounded_claim(statement: str, est: Estimate, *, reason: str) -> Claim:
-    """ "At least as good": the 95 % interval of LMM-MMS's smallest difference entirely >= 0."""
-    return bounded(
-        statement,
-        "Section 5.3, Fig. 3",
-        "at least as good",
-        est,
-        low=0.0,
-        unit="pp",
-        reason=reason,
-    )
-
-
-def _lead_stat(
-    d: _Data, settings: Sequence[tuple[str, Any]], mechs: Sequence[str]
-) -> Callable[[np.ndarray], float]:
-    """The smallest :func:`lead` of LMM-MMS over ``mechs`` (CPU and memory means) over
-    ``settings`` ((figure, key) pairs)."""
-    arrays = {
-        (fig, k, r, m): d.u.get(fig, k, f"util_{r}", m)
-        for fig, k in settings
-        for r, _ in RESOURCES
-        for m in ("lmm-mms", *mechs)
-    }
-
-    def stat(idx: np.ndarray) -> float:
-        worst = math.inf
-        for fig, k in settings:
-            for m in mechs:
-                diffs = [
-                    float(
-                        arrays[(fig, k, r, "lmm-mms")][idx].mean()
-                        - arrays[(fig, k, r, m)][idx].mean()
-                    )
-                    for r, _ in RESOURCES
-                ]
-                worst = min(worst, lead(np.array(diffs)))
-        return worst
-
-    return stat
-
-
-def _gap(d: _Data, key: float, r: str, mechs: Sequence[str]) -> float:
-    """LMM-MMS's mean utilisation of ``r`` minus the best of ``mechs``, Fig. 4 setting ``key``."""
-    lmm = float(d.u.get("fig4", key, f"util_{r}", "lmm-mms").mean())
-    return lmm - max(float(d.u.get("fig4", key, f"util_{r}", m).mean()) for m in mechs)
-
-
-def _fig4_claims(d: _Data) -> list[Claim]:
-    out: list[Claim] = []
-    keys = d.u.keys("fig4")
-    avg = {
-        k: (d.u.get("fig4", k, "util_cpu", "lmm-mms") + d.u.get("fig4", k, "util_mem", "lmm-mms"))
-        / 2
-        for k in keys
-    }
-    top = max(keys)
-    listing = "LMM-MMS, mean of CPU and memory: " + ", ".join(
-        f"{100 * k:.0f} % elephants {_pct(float(avg[k].mean()))}" for k in keys
-    )
-    out.append(
-        exceeds(
-            "Fig. 4: LMM-MMS's utilisation is higher with 50 % elephants than with 20, 10, 5 and "
-            "0 % (mean of CPU and memory)",
-            "Section 5.4, Fig. 4",
-            "higher",
-            d.boot(
-                lambda idx: min(
-                    float(avg[top][idx].mean() - avg[k][idx].mean()) for k in keys if k != top
-                )
-            ),
-            unit="pp",
-            what="the smallest difference between 50 % and a lower share",
-            reason=listing,
-        )
-    )
-    rho = spearman_trend(
-        d.n,
-        lambda idx: (keys, [float(avg[k][idx].mean()) for k in keys]),
-        seeds=d.seeds,
-        what="samples",
-    )
-    out.append(
-        trend(
-            "Fig. 4: LMM-MMS's utilisation rises progressively with the share of elephants "
-            "(mean of CPU and memory; Spearman's rho over the shares)",
-            "Section 5.4, Fig. 4",
-            "increasing",
-            rho,
-            reason=listing + ("" if len(keys) >= 3 else f"; only {len(keys)} shares (--quick)"),
-        )
-    )
-    for fam, mechs in FAMILIES.items():
-        stat = _lead_stat(d, [("fig4", k) for k in keys], mechs)
-        gaps = "; ".join(
-            f"{100 * k:.0f} %: "
-            + " / ".join(f"{100 * _gap(d, k, r, mechs):+.1f}" for r, _ in RESOURCES)
-            for k in keys
-        )
-        out.append(
-            exceeds(
-                "Fig. 4: LMM-MMS's utilisation is above DRF's and AF's at every share of "
-                f"elephants (at least as high on CPU and memory, higher on one) [{fam} baselines]",
-                "Section 5.4, Fig. 4",
-                "above",
-                d.boot(stat),
-                unit="pp",
-                what="LMM-MMS's smallest lead over a baseline on its better resource",
-                reason="LMM-MMS minus the best other, CPU / memory points: " + gaps,
-            )
-        )
-    settings = [(fig, k) for fig in ("fig2", "fig3", "fig4") for k in d.u.keys(fig)]
-    for fam, mechs in FAMILIES.items():
-        out.append(
-            exceeds(
-                "Section 6: LMM-MMS achieves better resource utilisation than DRF and AF (every "
-                "setting of Figs. 2-4: at least as high on CPU and memory, higher on one) "
-                f"[{fam} baselines]",
-                "Section 6",
-                "better",
-                d.boot(_lead_stat(d, settings, mechs)),
-                unit="pp",
-                what="LMM-MMS's smallest lead over a baseline on its better resource",
-                reason=f"over the {len(settings)} settings of Figs. 2-4",
-            )
-        )
-    return out
-
-
-def _fig5_claims(d: _Data) -> list[Claim]:
-    out: list[Claim] = []
-    keys = d.u.keys("fig2")
-    sat = np.maximum(
-        d.stack("fig2", "saturated_cpu", "lmm-mms"), d.stack("fig2", "saturated_mem", "lmm-mms")
-    )
-    free = 1.0 - sat
-    note = (
-        f"{int(free.sum())} of {free.size} Fig. 2 samples with no saturated resource under LMM-MMS "
-        f"(CPU saturated in {int(d.stack('fig2', 'saturated_cpu', 'lmm-mms').sum())}, memory in "
-        f"{int(d.stack('fig2', 'saturated_mem', 'lmm-mms').sum())})"
-    )
-    text = (
-        "Fig. 5: LMM-MMS's user completion rate is above DRF's and AF's unless the resource was "
-        "saturated (the Fig. 2 samples where no resource saturates under LMM-MMS)"
-    )
-    every = {m: float(d.stack("fig2", "completion_rate", m).mean()) for m in MECHANISMS}
-    for fam, mechs in FAMILIES.items():
-        info = "; all samples, saturated included (for information): " + ", ".join(
-            f"{LABELS[m]} {_pct(every[m])}" for m in ("lmm-mms", *mechs)
-        )
-        stmt = f"{text} [{fam} baselines]"
-        if free.sum() == 0:
-            out.append(
-                not_applicable(
-                    stmt,
-                    "Section 5.5, Fig. 5",
-                    "above",
-                    reason=f"no sample qualifies: {note}{info}",
-                    seeds=d.seeds,
-                )
-            )
-            continue
-        lmm = d.stack("fig2", "completion_rate", "lmm-mms", keys)
-        diffs = [_clean(lmm - d.stack("fig2", "completion_rate", m, keys)) for m in mechs]
-
-        def stat(idx: np.ndarray, diffs: list = diffs) -> float:
-            m = free[:, idx]
-            if m.sum() == 0:
-                return math.nan
-            return min(float((m * x[:, idx]).sum() / m.sum()) for x in diffs)
-
-        rate = {
-            m: float((free * d.stack("fig2", "completion_rate", m, keys)).sum() / free.sum())
-            for m in ("lmm-mms", *mechs)
-        }
-        out.append(
-            exceeds(
-                stmt,
-                "Section 5.5, Fig. 5",
-                "above",
-                d.boot(stat),
-                unit="pp",
-                what="LMM-MMS minus the closest baseline, completion rate over the unsaturated "
-                "samples",
-                reason=f"{note}; completion there: "
-                + ", ".join(f"{LABELS[m]} {_pct(v)}" for m, v in rate.items())
-                + info,
-            )
-        )
-    return out
-
-
-def _fig6_claims(d: _Data) -> list[Claim]:
-    out: list[Claim] = []
-    scales = sorted(int(x) for x in d.share["users"].unique())
-    lmm = d.share[d.share["mechanism"] == "lmm-mms"]
-    below = float((lmm["sharing_degree"] < 1 - TOL).mean())
-    out.append(
-        by_construction(
-            "Fig. 6: every user's sharing degree is >= 1 under LMM-MMS (sharing incentive; "
-            + ", ".join(str(n) for n in scales)
-            + " users); ours: the share of users below 1",
-            "Section 5.6, Fig. 6",
-            0.0,
-            below,
-            reason="a theorem (Section 4.2): the equal split gives every user an MMS ratio of 1, "
-            "so LMM-MMS's smallest ratio is at least 1, and the sharing degree is the MMS ratio "
-            f"(tasks over tasks under the equal split); checked over {len(lmm):,} users",
-            seeds=d.seeds,
-            holds=below == 0.0,
-            unit="share",
-        )
-    )
-    quant = {
-        (n, m): PooledQuantiles(sharing_matrix(d.share, n, m)) for n in scales for m in MECHANISMS
-    }
-    for fam, mechs in FAMILIES.items():
-
-        def stat(idx: np.ndarray, mechs: Sequence[str] = mechs) -> float:
-            worst = math.inf
-            for n in scales:
-                q = quant[(n, "lmm-mms")](idx, LEVELS)
-                for m in mechs:
-                    b = quant[(n, m)](idx, LEVELS)
-                    worst = min(worst, lead((q - b) / b))
-            return worst
-
-        ahead = []
-        full = np.arange(d.n)
-        for n in scales:
-            q = quant[(n, "lmm-mms")](full, LEVELS)
-            for m in mechs:
-                b = quant[(n, m)](full, LEVELS)
-                ge = bool(np.all(q >= b * (1 - TOL)))
-                gt = int(np.sum(q > b * (1 + TOL)))
-                ahead.append(
-                    f"{n} users vs {LABELS[m]}: {'at or above' if ge else 'below at some'}, "
-                    f"higher at {gt} of {len(LEVELS)}"
-                )
-        out.append(
-            exceeds(
-                "Fig. 6: LMM-MMS's sharing-degree distribution is better than DRF's and AF's "
-                f"(every percentile at least as high, some higher) [{fam} baselines]",
-                "Section 5.6, Fig. 6",
-                "better",
-                d.boot(stat),
-                unit="share",
-                what="LMM-MMS's smallest relative lead over a baseline on its best percentile "
-                "(negative: below at some percentile)",
-                reason="; ".join(ahead),
-            )
-        )
-    return out
-
-
-def _consistency(d: _Data) -> list[Claim]:
-    f = d.frame
-    by = ["seed", "figure", "users", "capacity", "elephants", "sample"]
-    metrics = ["util_cpu", "util_mem", "completion_rate"]
-    lmm = f[f["mechanism"] == "lmm-mms"].set_index(by)[metrics]
-    drf = f[f["mechanism"] == "drf"].set_index(by)[metrics].loc[lmm.index]
-    gap = float(np.abs(lmm.to_numpy() - drf.to_numpy()).max())
-    low = min(
-        float(
-            (
-                lmm.to_numpy()
-                - f[f["mechanism"] == m].set_index(by)[metrics].loc[lmm.index].to_numpy()
-            ).min()
-        )
-        for m in FAMILIES["unbounded, capped"]
-    )
-    return [
-        judged(
-            "LMM-MMS equals bounded DRF in every sample (largest difference of utilisation or "
-            "completion rate)",
-            "Sections 3-4 (our reading: MMS ratio = n x dominant share on one pool)",
-            0.0,
-            gap,
-            gap <= 1e-6,
-            rule="largest difference ≤ 1e-06",
-            seeds=d.seeds,
-            kind="consistency",
-            reason=f"over {len(lmm):,} samples: checks the median-halving solver against "
-            "progressive filling",
-        ),
-        judged(
-            "LMM-MMS is at least the unbounded, capped baselines in every sample (smallest "
-            "difference of utilisation or completion rate)",
-            "ours (the bounded water level is never below the unbounded one)",
-            0.0,
-            low,
-            low >= -1e-6,
-            rule="smallest difference ≥ -1e-06",
-            seeds=d.seeds,
-            kind="consistency",
-            reason=f"over {len(lmm):,} samples",
-        ),
-    ]
-
-
-def build_claims(frame: pd.DataFrame, share: pd.DataFrame) -> list[Claim]:
-    """The claims of the reproduction, in the report's order.
-
-    Parameters
-    ----------
-    frame, share : pandas.DataFrame
-        ``samples.parquet`` and ``sharing.parquet`` (every seed).
-
-    Returns
-    -------
-    list of Claim
-    """
-    d = _Data(frame, share)
-    return [
-        *_fig2_claims(d),
-        *_fig3_claims(d),
-        *_fig4_claims(d),
-        *_fig5_claims(d),
-        *_fig6_claims(d),
-        *_consistency(d),
-    ]
-
-
-# --------------------------------------------------------------------------- the report
+#: The report's prose.
+T = kit.Template(Path(__file__).with_name("report_template.md"))
 
 
 def _table(u: Units, fig: str, metric: str) -> list[str]:
-    keys = u.keys(fig)
-    lines = [
-        "| setting | " + " | ".join(LABELS[x] for x in MECHANISMS) + " |",
-        "|---|" + "---|" * len(MECHANISMS),
-    ]
-    for k in keys:
+    rows = []
+    for k in u.keys(fig):
         vals = np.stack([u.get(fig, k, metric, m) for m in MECHANISMS], axis=1)
-        mean = vals.mean(axis=0)
         low, high = mean_intervals(vals)
         cells = [
-            f"{100 * a:.1f}" + ("" if hi - lo < 5e-4 else f" [{100 * lo:.1f}, {100 * hi:.1f}]")
-            for a, lo, hi in zip(mean, low, high, strict=True)
+            kit.interval(a, lo, hi, "share", suffix=False, min_width=5e-4)
+            for a, lo, hi in zip(vals.mean(axis=0), low, high, strict=True)
         ]
-        name = f"{100 * k:.0f} %" if fig == "fig4" else str(k)
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return [*lines, ""]
+        rows.append([f"{100 * k:.0f} %" if fig == "fig4" else str(k), *cells])
+    return kit.table(["setting", *(LABELS[x] for x in MECHANISMS)], rows)
 
 
 def _saturation_table(u: Units) -> list[str]:
-    lines = [
-        "| figure | setting | samples | CPU saturated | memory saturated | neither |",
-        "|---|---|---|---|---|---|",
-    ]
+    rows = []
     for fig in ("fig2", "fig3", "fig4"):
         for k in u.keys(fig):
             c = u.get(fig, k, "saturated_cpu", "lmm-mms")
             m = u.get(fig, k, "saturated_mem", "lmm-mms")
             name = f"{100 * k:.0f} % elephants" if fig == "fig4" else str(k)
-            lines.append(
-                f"| {fig} | {name} | {u.n} | {int(c.sum())} | {int(m.sum())} | "
-                f"{int(((c == 0) & (m == 0)).sum())} |"
+            rows.append(
+                [fig, name, u.n, int(c.sum()), int(m.sum()), int(((c == 0) & (m == 0)).sum())]
             )
-    return [*lines, ""]
+    head = ["figure", "setting", "samples", "CPU saturated", "memory saturated", "neither"]
+    return kit.table(head, rows)
+
+
+def _sharing_table(share: Any) -> list[str]:
+    rows = []
+    for n in sorted(int(x) for x in share["users"].unique()):
+        for mech in MECHANISMS:
+            g = share.loc[(share["users"] == n) & (share["mechanism"] == mech), "sharing_degree"]
+            rows.append(
+                [n, LABELS[mech], f"{g.min():.3f}", f"{100 * float((g < 1 - TOL).mean()):.2f}"]
+            )
+    return kit.table(["users", "mechanism", "min sharing degree", "users below 1 (%)"], rows)
 
 
 def write_report(out: Path, run: dict[str, Any]) -> Path:
@@ -800,95 +81,30 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     write_figures(units, share, out)
     claims = build_claims(frame, share)
     write_claims(out, claims)
-    n_seeds = len(run["seeds"])
-    per = run["samples_per_setting"]
     quick = " (quick run: fewer settings and samples)" if run["quick"] else ""
     lines = [
-        "# LMM-MMS paper, Section 5, on the Alibaba v2018 batch tasks",
-        "",
-        f"{per} samples per setting and seed{quick}, "
-        f"{n_seeds} seed(s) (1..{n_seeds}): {units.n} samples per setting in all. Users are "
-        "Alibaba batch tasks: demand (plan_cpu/100 cores, plan_mem GB), bound instance_num. "
-        f"Wall time of the runs: {run['wall_s']:.0f} s.",
-        "",
-        "**Seeds, intervals, rules.** Seed s draws every sample of every setting "
-        "(`SeedSequence(s)`, one child per setting); seed 1 gives the single-seed numbers of "
-        "before. Every number is a mean over the samples of all seeds; its 95 % interval is the "
-        "percentile bootstrap over the samples (a sample's users are drawn together, so the "
-        "sample is the unit). A number the paper prints agrees when it lies within our interval "
-        "widened by 10 % of its value (a range: when our interval meets the range widened by 10 % "
-        "of its ends); an order holds when the whole interval of the difference is on the "
-        "paper's side; a trend when the interval of Spearman's rho excludes 0 in the paper's "
-        "direction; a statement 'at every setting' is judged per setting and the worst is shown. "
-        "Kinds: `paper` (counted in the headline), `by-construction` (cannot fail: LMM-MMS is "
-        "bounded DRF on one pool; sharing incentive is a theorem), `consistency` (our checks of "
-        "the solvers).",
-        "",
-        "Baselines, two readings (the paper does not say how its DRF and AF treat the task "
-        "bounds): **bounded** (`drf`, `af`: progressive filling that stops each user at its "
-        "bound, the others keep rising) and **unbounded, capped** (`drf-unbounded`, "
-        "`af-unbounded`: the allocation as if no user had a bound, then each user capped at its "
-        "bound; the excess is wasted). Every statement that compares LMM-MMS with DRF and AF is "
-        "checked against both. A resource is *saturated* in a sample when LMM-MMS uses all of it "
-        f"(>= {100 * SATURATED:g} %).",
-        "",
+        *T.lines(
+            "head",
+            per=run["samples_per_setting"],
+            quick=quick,
+            seeds=len(run["seeds"]),
+            n=units.n,
+            wall_s=run["wall_s"],
+            saturated=100 * SATURATED,
+        ),
         *claims_markdown(claims),
     ]
-    for fig, title in (
-        ("fig2", "Fig. 2: utilisation by number of users, capacity (100, 100)"),
-        ("fig3", "Fig. 3: utilisation by capacity (CPU cores, memory GB), 100 users"),
-        ("fig4", "Fig. 4: utilisation by share of elephants, 100 users"),
-    ):
-        lines += [
-            f"## {title}",
-            "",
-            f"Paper: {paper.STATEMENTS[fig]}. Mean [95 % interval], %.",
-            "",
-        ]
+    for fig in ("fig2", "fig3", "fig4"):
+        lines += [*T.lines(fig), *T.lines("utilisation", text=paper.BY_KEY[fig].text)]
         for metric, name in (("util_cpu", "CPU"), ("util_mem", "Memory")):
-            lines += [f"{name} utilisation:", "", *_table(units, fig, metric)]
-        lines += [f"![{fig}]({fig}.png)", ""]
-    lines += ["## Saturation under LMM-MMS (samples)", "", *_saturation_table(units)]
+            lines += [*T.lines("utilisation.metric", name=name), *_table(units, fig, metric)]
+        lines += T.lines("image", fig=fig)
+    lines += [*T.lines("saturation"), *_saturation_table(units)]
     lines += [
-        "## Fig. 5: user completion rate (%)",
-        "",
-        f"Paper: {paper.STATEMENTS['fig5']}. All samples, mean [95 % interval]:",
-        "",
+        *T.lines("fig5", text=paper.BY_KEY["fig5"].text),
         *_table(units, "fig2", "completion_rate"),
-        "![fig5](fig5.png)",
-        "",
-        "## Fig. 6: sharing degree",
-        "",
-        f"Paper: {paper.STATEMENTS['fig6']}.",
-        "",
-        "| users | mechanism | min sharing degree | users below 1 (%) |",
-        "|---|---|---|---|",
-    ]
-    for n in sorted(int(x) for x in share["users"].unique()):
-        for mech in MECHANISMS:
-            g = share.loc[(share["users"] == n) & (share["mechanism"] == mech), "sharing_degree"]
-            below = 100 * float((g < 1 - TOL).mean())
-            lines.append(f"| {n} | {LABELS[mech]} | {g.min():.3f} | {below:.2f} |")
-    lines += [
-        "",
-        "![fig6](fig6.png)",
-        "",
-        "Why LMM-MMS and bounded DRF coincide: on one pool a user's maximin share is "
-        "mu_i = min_r (C_r / n) / d_ir, so its MMS ratio x_i / mu_i = n * max_r (x_i d_ir / C_r) "
-        "is n times its dominant share; lexicographically max-minimising MMS ratios under task "
-        "bounds is then exactly DRF's progressive filling with bounds. The paper's reported gains "
-        "over DRF (e.g. 12.3-15.59 % utilisation with unbalanced capacities) cannot come from a "
-        "bounded DRF; a DRF that ignores the bounds and caps afterwards (the excess wasted) "
-        "gives them, so that is the paper's probable baseline.",
-        "",
-        "Where we differ: the paper draws users from 'the actual probability distribution' of "
-        "batch_task without giving it; we draw real rows of the one-hour v2018 sample, whose tasks "
-        "are CPU-bound (median 1 core, 0.3 GB), so CPU saturates for every mechanism and memory is "
-        "where they differ. Its elephant definition is not given either (ours: top 10 % by total "
-        "dominant demand).",
-        "",
-        "Tables: `samples.parquet`, `sharing.parquet`; claims: `claims.json`; method: "
-        "`docs/lmm-mms.md`.",
-        "",
+        *T.lines("fig6", text=paper.BY_KEY["fig6"].text),
+        *_sharing_table(share),
+        *T.lines("end"),
     ]
     return write_text(out / "report.md", "\n".join(lines))

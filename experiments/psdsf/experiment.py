@@ -1,41 +1,28 @@
 """The runs of the PS-DSF reproduction (``make reproduce-psdsf``): Section V, Table IV and Fig. 6.
 
-PS-DSF paper (Khamse-Ashari et al.), Section V: 120 servers in four classes, C_A = (1, 1),
-C_B = (0.5, 0.5), C_C = (0.5, 0.25), C_D = (0.5, 0.75) (CPU, memory); four users with weights
-2, 2, 1, 1; users 3 and 4 only on classes C and D; user 4 inactive in (100, 250) s. The class
-counts (8, 68, 33, 11) and the demand vectors d_1 = (0.1, 0.1), d_2 = (2/15, 0.2),
-d_3 = (0.2, 0.1), d_4 = (0.2, 0.3) are not in the text (Fig. 5 is an image); they are recovered
-from Table III (``docs/psdsf.md``), and reproduce Table IV exactly with the exact allocators.
-Table III leaves user 2's CPU demand open (any value <= 2/15); 2/15 is the only one that keeps
-class D's CPU full while user 4 is away (:data:`D2_CPU_ALTERNATIVE` is the report's
-sensitivity check).
-
-The scenario is ``configs/psdsf-fig6.yaml``: every paper task is run as ``SPLIT`` = 4 small
-tasks of a quarter of its demand (the paper's resources are divisible; every class then holds a
-whole number of them, so Table IV is reachable exactly), users are backlogged while
-active (:mod:`fairsim.simulator.backlog`), run times are uniform in [1, 3] s, and PS-DSF is the
-distributed online scheduler ``psdsf`` (every server runs its procedure every second and on its
-completions, Section III-D). The runs go through the scenario pipeline
+PS-DSF paper (Khamse-Ashari et al.), Section V, on ``configs/psdsf-fig6.yaml``: 120 servers in
+four classes, four weighted users, user 4 inactive in (100, 250) s. The class counts and demand
+vectors the text does not give are recovered from Table III (``docs/psdsf.md``, which also gives
+the scenario's choices); user 2's CPU demand is open (any value <= 2/15), and
+:data:`D2_CPU_ALTERNATIVE` is the report's sensitivity check. Every paper task runs as ``SPLIT``
+small tasks, users are backlogged while active (:mod:`fairsim.simulator.backlog`), and PS-DSF is
+the distributed online scheduler ``psdsf``. The runs go through the scenario pipeline
 (:func:`fairsim.scenario.pipeline.prepare_scenario`) with two hooks: the backlogged users as its
 workload, and each scheduler built with the users' eligible classes and wrapped in the queue
 counter the backlog reads (:func:`scenario`).
 
 TSF and C-DRFH as the paper computes them ("For TSF and C-DRFH mechanisms we precisely find
 these allocations every second"): the exact divisible allocations of the users active at each
-second (:func:`exact_series`, :mod:`fairsim.schedulers.exact`); they depend only on the set of
-active users, so they are the same in every seed. The online First-Fit ``tsf`` and ``c-drfh``
-(no preemption) run beside PS-DSF as an extra, reported apart.
+second (:func:`exact_series`), the same in every seed. The online First-Fit ``tsf`` and
+``c-drfh`` run beside PS-DSF as an extra, reported apart.
 
-Seeds (:func:`run_experiment`): seed ``s`` sets the config's ``seed``, which drives the only
-randomness, the backlogged users' run times (``component_rng(seed, "workload")``); seed 1 is the
-config's and gives the single-seed numbers. Written into ``OUT`` (default ``results/psdsf``):
-``series.parquet`` (per second and seed: CPU and memory utilisation of every class, tasks of
-every user on every class, per online scheduler), ``exact.parquet`` (the same per second for the
-exact allocations), ``summary.json``, ``fig6.png``, ``claims.json`` and ``report.md``
-(:mod:`fairsim.experiments.psdsf.report`). ``--quick`` runs a smaller version in a few seconds a
-seed: paper tasks split in ``QUICK_SPLIT`` = 2 instead of 4, and the activity windows and horizon
-divided by 10 (run times and the period unchanged); its times are reported on the paper's axis
-(multiplied by 10).
+Seed ``s`` (:func:`run_experiment`) sets the config's ``seed``, which draws the only randomness,
+the run times; seed 1 is the config's. Written into ``OUT``: ``series.parquet`` (per second and
+seed: utilisation of every class, tasks of every user on every class, per online scheduler),
+``exact.parquet`` (the same for the exact allocations) and ``summary.json``; the figure, claims
+and report come from :mod:`fairsim.experiments.psdsf.report`. ``--quick``: paper tasks split in
+``QUICK_SPLIT`` instead of ``SPLIT``, the activity windows and horizon divided by 10, times
+reported on the paper's axis.
 """
 
 from __future__ import annotations
@@ -96,7 +83,7 @@ D2_CPU_ALTERNATIVE = 0.1
 D2_CPU_GRID = (0.02, 0.05, 0.08, D2_CPU_ALTERNATIVE, 0.12)
 
 
-def _users(cfg: RunConfig) -> list[InlineUser]:
+def scenario_users(cfg: RunConfig) -> list[InlineUser]:
     """The scenario's users (its trace is ``inline``: ``configs/psdsf-fig6.yaml``).
 
     Raises
@@ -124,7 +111,9 @@ def pool(cfg: RunConfig) -> tuple[np.ndarray, list[str]]:
 def _scaled(cfg: RunConfig, quick: bool) -> tuple[float, float]:
     """Scale of the activity windows, and the horizon (s)."""
     scale = QUICK_TIME if quick else 1.0
-    horizon = cfg.collect.horizon_s or max(w[1] for u in _users(cfg) for w in u.windows or [])
+    horizon = cfg.collect.horizon_s or max(
+        w[1] for u in scenario_users(cfg) for w in u.windows or []
+    )
     return scale, horizon * scale
 
 
@@ -143,7 +132,7 @@ def backlogged_users(
     its eligible servers, times ``step_s`` over its shortest run time, plus one.
     """
     out = []
-    for u in _users(cfg):
+    for u in scenario_users(cfg):
         d = np.asarray(u.demand, dtype=np.float64) * grow
         ok = np.isin(classes, u.eligible) if u.eligible else np.ones(len(classes), dtype=bool)
         with np.errstate(divide="ignore"):
@@ -196,7 +185,7 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
     def workload(_cfg: RunConfig, _base: Path | None, _progress: bool) -> Workload:
         return Workload(open_backlog, 0.0, horizon, {"backlogged_users": len(users)}, users=order)
 
-    by_name = {u.name: u for u in _users(cfg)}
+    by_name = {u.name: u for u in scenario_users(cfg)}
     eligible = {
         c: np.isin(classes, by_name[n].eligible or [])
         for c, n in enumerate(order)
@@ -300,7 +289,7 @@ def exact_allocations(
     """
     cap, classes = pool(cfg)
     ids = [f"s{j}" for j in range(len(classes))]
-    by_name = {u.name: u for u in _users(cfg)}
+    by_name = {u.name: u for u in scenario_users(cfg)}
     paper = {n: [x * SPLIT for x in by_name[n].demand] for n in active}
     paper.update({n: list(d) for n, d in (demands or {}).items() if n in paper})
     data = {
@@ -341,7 +330,7 @@ def _util(
     """Utilisation of resource ``r`` (0: CPU, 1: memory) of class ``k`` (or of the union of the
     classes ``k``) under an exact allocation (:func:`exact_allocations`)."""
     group = [k] if isinstance(k, str) else k
-    by_name = {u.name: u for u in _users(cfg)}
+    by_name = {u.name: u for u in scenario_users(cfg)}
     need = {n: by_name[n].demand[r] * SPLIT for n in active}
     need.update({n: d[r] for n, d in (demands or {}).items() if n in need})
     names = [c.name for c in cfg.cluster.classes or []]
@@ -359,7 +348,7 @@ def active_users(cfg: RunConfig, t: float) -> list[str]:
     """
     return [
         u.name
-        for u in _users(cfg)
+        for u in scenario_users(cfg)
         if any(a <= t <= b for a, b in (u.windows or [[u.join_s, math.inf]]))
     ]
 
@@ -396,7 +385,7 @@ def exact_series(
         ``tasks_<user>_<class>`` (paper tasks; 0 for an inactive user).
     """
     names = [c.name for c in cfg.cluster.classes or []]
-    users = [u.name for u in _users(cfg)]
+    users = [u.name for u in scenario_users(cfg)]
     cache: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
     frames = []
     for mech in mechanisms:
@@ -441,7 +430,7 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
         wall time and the number of small tasks).
     """
     cfg = load_config(config).model_copy(update={"seed": int(seed)})
-    users = [u.name for u in _users(cfg)]
+    users = [u.name for u in scenario_users(cfg)]
     prepared, info = scenario(cfg, quick=quick)
     frames, walls, tasks = [], {}, {}
     for sched_run in prepared.runs():
@@ -467,6 +456,7 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
 def run_experiment(
     *,
     out: Path,
+    shared: Path | None = None,
     config: Path = CONFIG,
     quick: bool = False,
     progress: bool = True,
@@ -477,16 +467,16 @@ def run_experiment(
     ``series.parquet``, ``exact.parquet`` and ``summary.json`` into ``out``.
 
     The figure, ``claims.json`` and ``report.md`` come from
-    :func:`fairsim.experiments.psdsf.report.write_report`;
-    :func:`fairsim.experiments.psdsf.reproduce` runs both.
+    :func:`fairsim.experiments.psdsf.report.write_report`; :func:`fairsim.experiments.kit.reproduce`
+    runs both. ``shared`` is not read: the scenario is ``config``.
 
     Returns
     -------
     dict
-        The summary (``summary.json``): ``quick``, ``seeds``, ``phases``, ``split``, ``runs``
-        (per seed: :func:`summarise`'s ``schedulers``, ``wall_s``, ``tasks``), ``exact``
-        (:func:`summarise` of the exact allocations), ``d2_sensitivity``
-        (:func:`d2_sensitivity`) and ``wall_s_total``.
+        ``config`` (the scenario) and ``summary`` (``summary.json``): ``quick``, ``seeds``,
+        ``phases``, ``split``, ``runs`` (per seed: :func:`summarise`'s ``schedulers``,
+        ``wall_s``, ``tasks``), ``exact`` (:func:`summarise` of the exact allocations),
+        ``d2_sensitivity`` (:func:`d2_sensitivity`) and ``wall_s_total``.
 
     Raises
     ------
@@ -495,7 +485,7 @@ def run_experiment(
     """
     t0 = time.perf_counter()
     cfg = load_config(config)
-    users = [u.name for u in _users(cfg)]
+    users = [u.name for u in scenario_users(cfg)]
     seed_ids = seed_list(seeds)
     out.mkdir(parents=True, exist_ok=True)
     runs = run_seeds(
@@ -510,7 +500,7 @@ def run_experiment(
     summary: dict[str, Any] = {
         "quick": quick,
         "seeds": seed_ids,
-        "phases": _phases(cfg),
+        "phases": user_phases(cfg),
         "split": QUICK_SPLIT if quick else SPLIT,
         "runs": [
             {
@@ -526,7 +516,7 @@ def run_experiment(
     }
     summary["wall_s_total"] = time.perf_counter() - t0
     write_json(summary, out / "summary.json")
-    return summary
+    return {"summary": summary, "config": cfg}
 
 
 def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] | None:
@@ -541,12 +531,12 @@ def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] 
         utilisation while the users with two windows are away) and ``mean`` (its mean over
         ``times_s`` in (0, end]); ``None`` when the config has no ``user2`` or no class ``D``.
     """
-    by_name = {u.name: u for u in _users(cfg)}
+    by_name = {u.name: u for u in scenario_users(cfg)}
     names = [c.name for c in cfg.cluster.classes or []]
     if "user2" not in by_name or "D" not in names:
         return None
     mem = by_name["user2"].demand[1] * SPLIT
-    away = [u.name for u in _users(cfg) if not (u.windows and len(u.windows) > 1)]
+    away = [u.name for u in scenario_users(cfg) if not (u.windows and len(u.windows) > 1)]
     own = by_name["user2"].demand[0] * SPLIT
     out: list[dict[str, Any]] = []
     for cpu in (own, *(x for x in D2_CPU_GRID if abs(x - own) > 1e-12)):
@@ -564,11 +554,11 @@ def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] 
     return out
 
 
-def _phases(cfg: RunConfig) -> list[tuple[float, float]]:
+def user_phases(cfg: RunConfig) -> list[tuple[float, float]]:
     """The intervals between changes of the set of active users, over (0, horizon)."""
     edges = {0.0}
     horizon = cfg.collect.horizon_s or 0.0
-    for u in _users(cfg):
+    for u in scenario_users(cfg):
         for a, b in u.windows or []:
             edges.update((a, b))
     horizon = max([horizon, *edges])
@@ -603,7 +593,7 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
         the whole phase).
     """
     names = [c.name for c in cfg.cluster.classes or []]
-    phases = _phases(cfg)
+    phases = user_phases(cfg)
     out: dict[str, Any] = {"phases": phases, "schedulers": {}}
     for sched, f in data.groupby("scheduler", sort=False):
         t = f["time_s"].to_numpy()

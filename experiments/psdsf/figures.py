@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from fairsim.experiments.claims import LEVEL
 from fairsim.experiments.psdsf import paper
-from fairsim.experiments.psdsf.experiment import _phases
+from fairsim.experiments.psdsf.experiment import user_phases
 from fairsim.scenario.config import RunConfig
+from fairsim.scenario.reporting.intervals import t_half
 from fairsim.scenario.reporting.plotting import save_figure
 
 #: Line style and label of every curve of Fig. 6.
@@ -26,7 +25,8 @@ STYLES = {
 
 
 def seed_band(data: pd.DataFrame, column: str) -> pd.DataFrame:
-    """Mean over seeds of ``column`` at every time and its Student-t 95 % interval.
+    """Mean over seeds of ``column`` at every time and its Student-t 95 % interval
+    (:func:`fairsim.scenario.reporting.intervals.t_half` of the seeds' standard deviation).
 
     Parameters
     ----------
@@ -39,15 +39,11 @@ def seed_band(data: pd.DataFrame, column: str) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Indexed by ``time_s``: ``mean``, ``low``, ``high`` (``low`` = ``high`` = ``mean`` with one
-        seed), the interval of :func:`fairsim.experiments.claims.across_seeds` at every time.
+        seed).
     """
-    from scipy import stats
-
     g = data.groupby("time_s")[column]
     mean, sd, n = g.mean(), g.std(ddof=1), g.count()
-    k = n.to_numpy()
-    tq = np.where(k > 1, stats.t.ppf((1 + LEVEL) / 2, np.maximum(k - 1, 1)), 0.0)
-    half = tq * sd.fillna(0.0).to_numpy() / np.sqrt(k)
+    half = t_half(sd.fillna(0.0).to_numpy(), n.to_numpy())
     return pd.DataFrame({"mean": mean, "low": mean - half, "high": mean + half})
 
 
@@ -98,7 +94,7 @@ def fig6(data: pd.DataFrame, exact: pd.DataFrame, cfg: RunConfig, path: Path) ->
                 lw=1.8,
                 label=label,
             )
-        for a, _b in _phases(cfg)[1:]:
+        for a, _b in user_phases(cfg)[1:]:
             ax.axvline(a, color="0.7", lw=0.8)
         ax.set_xlabel("time (s)")
         ax.set_ylabel("CPU utilisation (%)")

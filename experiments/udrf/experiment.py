@@ -1,43 +1,22 @@
 """The runs of the UDRF reproduction (Section V, Figs. 6-10), one seed at a time.
 
-UDRF paper (Tahir et al.), Section V: the Google trace with machine classes and placement
-constraints; each job runs a random number of times; a waiting queue of 100 jobs; run times
-uniform in 10-100 s; DRF with machine classes mapped to resource types against online UDRF. The
-scenario is ``configs/udrf-google.yaml`` (its comments give every choice the paper leaves open).
-Three schedulers run on it:
+UDRF paper (Tahir et al.), Section V, on ``configs/udrf-google.yaml`` (the Google trace with
+machine classes and placement constraints, repeated jobs, a waiting queue of 100 jobs; its
+comments give every choice the paper leaves open). Three schedulers run on it: ``drf-lockstep``
+(:mod:`fairsim.schedulers.drf_lockstep`), the paper's DRF baseline; ``udrf``
+(:mod:`fairsim.schedulers.udrf_online`), the online UDRF of Fig. 5; and ``drf-classes``
+(:mod:`fairsim.schedulers.drf_classes`), task-level DRF beside them. ``docs/udrf.md`` gives the
+mapping of the paper's setup and our definitions of the JCT and of wasted resources.
 
-* ``drf-lockstep`` (:mod:`fairsim.schedulers.drf_lockstep`), **the paper's DRF baseline**: a
-  user is one DRF user whose demand is the gross vector of its queued jobs, so its jobs advance
-  together, one instance each ("the number of job instance of each job are equal and fixed");
-* ``udrf`` (:mod:`fairsim.schedulers.udrf_online`), the online UDRF of Fig. 5 (line 6: the job of
-  the lowest-share user is served, or its servers are reserved for it, before anyone else's);
-* ``drf-classes`` (:mod:`fairsim.schedulers.drf_classes`), task-level DRF over the same (class,
-  resource) types, reported beside them to show how much the result depends on the baseline.
-
-:func:`run_seed` runs them with one seed (the config's ``seed``: the pool draw, the repetitions
-and run times, and the constraint model; the trace is fixed) and writes into its folder:
-
-* **Wasted resources** (Fig. 9). The paper does not define the quantity it plots; its Section
-  II-A calls resources *wasted* when they are left idle although a user could use them. We
-  measure exactly that at every grid point (``collect.utilization_interval_s``): the free CPU
-  and memory of the servers on which at least one waiting task (released to the scheduler, not
-  placed) could start now (its constraint allows the server and it fits), as a fraction of the
-  pool's total. ``waste.parquet``: ``scheduler, time_s, cpu, mem``.
-* **JCT** (Fig. 10a) from the moment the job *entered the waiting queue of 100 jobs* (admitted by
-  the job gate, :func:`fairsim.simulator.jobs.admission_times`) to the end of its last task,
-  split into the **wait** (queue entry to first task start) and the **execution** (first start
-  to last finish); the time before the queue (first submit to queue entry) is reported on its
-  own. ``jct.parquet``: one row per scheduler and job, with the job's user, repetitions and the
-  machine classes it needs.
-* **RDUCs** (Fig. 7) and the users' degrees in the user dependency graph (Fig. 6) at every grid
-  point under UDRF (``rducs.parquet``); per job its user, repetitions, distinct tasks and the
-  classes it needs (Fig. 8, ``jobs.parquet``).
-* ``summary.json``: per scheduler the headline numbers of this seed, and the runs' counts.
-
-The runs go through the scenario pipeline (:func:`fairsim.scenario.pipeline.prepare_scenario`)
-with two hooks: every scheduler is wrapped in a watcher of its waiting tasks, and the waste and
-the RDUCs are measured at every grid point. The claims over seeds are made by
-:mod:`fairsim.experiments.udrf.report`. ``quick`` runs a small version (the jobs of 5 minutes of
+:func:`run_seed` runs them with one seed (the pool draw, the repetitions and run times, and the
+constraint model; the trace is fixed) through the scenario pipeline
+(:func:`fairsim.scenario.pipeline.prepare_scenario`) with two hooks: every scheduler is wrapped in
+a watcher of its waiting tasks, and the waste (:func:`wasted`) and the RDUCs are measured at every
+grid point. It writes ``waste.parquet`` (Fig. 9), ``jct.parquet`` (Fig. 10a: per scheduler and
+job, from its entry into the queue, split into wait and execution), ``rducs.parquet`` (Figs. 6-7),
+``jobs.parquet`` (Fig. 8) and ``summary.json`` (this seed's headline numbers).
+:func:`run_experiment` runs the seeds, in parallel; the claims over seeds are made by
+:mod:`fairsim.experiments.udrf.claims`. ``quick`` runs a small version (the jobs of 5 minutes of
 the trace on 100 servers, the baseline and UDRF only) for the test suite.
 """
 
@@ -56,6 +35,7 @@ import pyarrow as pa
 
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
+from fairsim.experiments.claims import DEFAULT_SEEDS, run_seeds, seed_list
 from fairsim.scenario.config import ConstraintModel, load_config
 from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler, prepare_scenario
 from fairsim.schedulers.udrf_online import UDRF
@@ -352,6 +332,78 @@ def run_seed(
     }
     write_json(summary, out / "summary.json")
     return summary
+
+
+def seed_dir(out: Path, seed: int) -> Path:
+    """The folder of one seed's runs."""
+    return Path(out) / f"seed-{seed}"
+
+
+def _seed_run(seed: int, out: str, trace: str | None, quick: bool) -> dict[str, Any]:
+    """One seed into ``OUT/seed-<seed>`` (a module-level function: worker processes import it)."""
+    return run_seed(
+        seed, seed_dir(Path(out), seed), trace=Path(trace) if trace else None, quick=quick
+    )
+
+
+def run_experiment(
+    *,
+    out: Path,
+    shared: Path | None = None,
+    quick: bool = False,
+    progress: bool = True,
+    seeds: int = DEFAULT_SEEDS,
+    jobs: int | None = None,
+) -> dict[str, Any]:
+    """Run seeds ``1 .. seeds`` over ``jobs`` worker processes into ``out/seed-<s>/`` (the
+    claims, figures and ``report.md`` come from
+    :func:`fairsim.experiments.udrf.report.write_report`).
+
+    Parameters
+    ----------
+    out : Path
+        Output folder: ``seed-<s>/`` per seed.
+    shared : Path, optional
+        The folder holding ``traces/google-2011`` (when missing, the sample is fetched into the
+        download cache, :func:`fairsim.traces.fetch.google_2011_sample`); default: the config's
+        ``trace.path``.
+    quick : bool
+        The small version of :func:`run_seed`.
+    progress, seeds, jobs
+        As in :func:`fairsim.experiments.kit.reproduce`.
+
+    Returns
+    -------
+    dict
+        ``seeds`` (the seed list), ``config`` (seed 1's scenario), ``jobs`` and ``started``
+        (``time.perf_counter()`` at the start, for the report's wall time).
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        For ``seeds < 1`` or a scenario without both ``drf-lockstep`` and ``udrf``.
+    """
+    t0 = time.perf_counter()
+    ids = seed_list(seeds)
+    trace = None
+    if shared is not None:
+        from fairsim.traces.fetch import google_2011_sample  # fetched when shared lacks it
+
+        trace = google_2011_sample(Path(shared), progress=progress)
+    cfg = seed_config(ids[0], trace=trace, quick=quick)  # refuses a bad scenario before any run
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    run_seeds(
+        _seed_run,
+        ids,
+        str(out),
+        str(trace) if trace else None,
+        quick,
+        jobs=jobs,
+        progress=progress,
+        desc="udrf seeds",
+    )
+    return {"seeds": ids, "config": cfg, "jobs": jobs, "started": t0}
 
 
 def per_scheduler(jct: pd.DataFrame, waste: pd.DataFrame) -> dict[str, dict[str, Any]]:

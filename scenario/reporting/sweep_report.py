@@ -10,7 +10,7 @@ named per row in ``ci_method``): for fractions in [0, 1] (utilisation, completio
 index) the Student-t interval on the logit scale, back-transformed (``logit-t``); for JCT (>= 0)
 on the log scale (``log-t``); else, and for values outside the range (the ``recorded`` replay
 over-commits: utilisation above 1), the Student-t interval ``mean ± t_{0.975, n-1} · std /
-sqrt(n)`` (``t``).
+sqrt(n)`` (``t``; :func:`fairsim.scenario.reporting.intervals.t_interval`).
 
 Mean JCT is also computed over the same job set (``common_mean_jct_s``): per grid point and seed,
 the jobs completed under every scheduler of that point and seed (read from each run's
@@ -49,6 +49,7 @@ from scipy import special, stats
 
 from fairsim.atomic import write_text
 from fairsim.errors import ConfigError
+from fairsim.scenario.reporting.intervals import t_interval
 from fairsim.scenario.reporting.plotting import save_figure
 from fairsim.simulator.results import write_table
 
@@ -110,24 +111,6 @@ CI_METHODS: dict[str, str] = {
 }
 
 
-def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, int]:
-    """Mean, sample standard deviation, half-width of the two-sided Student-t interval, n.
-
-    NaN values are ignored; the half-width is NaN when fewer than two values remain.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    v = v[~np.isnan(v)]
-    n = len(v)
-    if n == 0:
-        return math.nan, math.nan, math.nan, 0
-    mean = float(v.mean())
-    if n < 2:
-        return mean, math.nan, math.nan, n
-    sd = float(v.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n))
-    return mean, sd, half, n
-
-
 def bounded_interval(
     values: np.ndarray, bounds: tuple[float, float] | None = None, level: float = 0.95
 ) -> tuple[float, float, float, float, int, str]:
@@ -185,10 +168,13 @@ def bounded_interval(
         z = math.log(p / (1 - p))
         low = lo_b + width * float(special.expit(z - d))
         high = lo_b + width * float(special.expit(z + d))
-        return mean, sd, low, high, n, method
-    m = mean - lo_b
-    f = math.exp(tq * se / m)
-    return mean, sd, lo_b + m / f, lo_b + m * f, n, method
+    else:
+        m = mean - lo_b
+        f = math.exp(tq * se / m)
+        low, high = lo_b + m / f, lo_b + m * f
+    # the back-transform rounds: a spread of a few ulps (three equal values whose mean is not
+    # exact) can put an end a rounding step past the mean
+    return mean, sd, min(low, mean), max(high, mean), n, method
 
 
 def grid_columns(runs: pd.DataFrame) -> list[str]:

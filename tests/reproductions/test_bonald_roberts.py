@@ -14,6 +14,7 @@ from fairsim.cli import main
 from fairsim.errors import ConfigError
 from fairsim.experiments import claims as claims_mod
 from fairsim.experiments.bonald_roberts import paper
+from fairsim.experiments.bonald_roberts.claims import build_claims
 from fairsim.experiments.bonald_roberts.experiment import (
     COLUMNS,
     CONFIG,
@@ -22,7 +23,12 @@ from fairsim.experiments.bonald_roberts.experiment import (
     run_points,
     seed_points,
 )
-from fairsim.experiments.bonald_roberts.report import build_claims, ratio_quantity, seed_summary
+from fairsim.experiments.bonald_roberts.numbers import ratio_quantity, seed_summary
+
+
+def _text(key: str) -> str:
+    return paper.BY_KEY[key].text
+
 
 TINY = {
     "vectors": [[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]],
@@ -165,7 +171,7 @@ def _claims(rows: list[dict]) -> dict[str, claims_mod.Claim]:
 
 def test_bmf_close_to_pf_is_judged_per_class() -> None:
     claims = _claims(_markov_rows(FAKE))
-    close = claims[paper.FIG1_BMF_CLOSE_PF]
+    close = claims[_text("fig1_bmf_close_pf")]
     # class 3 at load 0.8: |0.1401 / 0.1284 - 1| = 9.11 %, where the overall rates differ by 0.1 %
     assert close.ours == pytest.approx(0.1401 / 0.1284 - 1, abs=1e-12)
     assert close.ours == pytest.approx(0.0911, abs=1e-4)
@@ -181,14 +187,14 @@ def test_bmf_close_to_pf_is_judged_per_class() -> None:
     # BMF 12 % above PF for class 3 fails, though the overall rate would move by 1 % only
     fake = dict(FAKE)
     fake[("balanced", "bmf")] = [(0.54, 0.54, 0.42), (0.1870, 0.1870, 0.1438)]
-    worse = _claims(_markov_rows(fake))[paper.FIG1_BMF_CLOSE_PF]
+    worse = _claims(_markov_rows(fake))[_text("fig1_bmf_close_pf")]
     assert worse.ours == pytest.approx(0.1438 / 0.1284 - 1, abs=1e-12)
     assert worse.verdict == "FAIL"
 
 
 def test_truncation_range_in_the_reason() -> None:
     # a 1 % truncation bound on every gamma moves the class-3 gap between about 7 % and 11 %
-    close = _claims(_markov_rows(FAKE, error_bound=0.01))[paper.FIG1_BMF_CLOSE_PF]
+    close = _claims(_markov_rows(FAKE, error_bound=0.01))[_text("fig1_bmf_close_pf")]
     assert close.verdict == "PASS"
     assert "where the verdict is not decided" in close.reason
     q = ratio_quantity([("x", 0.1401, 0.01, 0.1284, 0.01)], "|r-1|", "max")
@@ -199,30 +205,30 @@ def test_truncation_range_in_the_reason() -> None:
 def test_kinds_and_verdicts_on_constructed_numbers() -> None:
     claims = _claims(_markov_rows(FAKE))
     kinds = {s: c.kind for s, c in claims.items()}
-    assert kinds[paper.FIG1_EQUAL] == "by-construction"
+    assert kinds[_text("fig1_equal")] == "by-construction"
     assert kinds["Markov truncation error bounded: relative bound on every γ_k"] == "consistency"
     paper_claims = [s for s, k in kinds.items() if k == "paper"]
     assert set(paper_claims) == {
-        paper.FIG1_ORDER,
-        paper.FIG1_BMF_CLOSE_PF,
-        paper.FIG1_BETTER_THAN_DRF,
-        paper.FIG2_ORDER,
-        paper.FIG2_PF_BMF_EQUIVALENT,
-        paper.FIG2_GAIN,
-        paper.FIG2_NEGLIGIBLE_LOSS,
+        _text("fig1_order"),
+        _text("fig1_bmf_close_pf"),
+        _text("fig1_better_than_drf"),
+        _text("fig2_order"),
+        _text("fig2_pf_bmf_equivalent"),
+        _text("fig2_gain"),
+        _text("fig2_negligible_loss"),
     }
     assert all(c.verdict == "PASS" for c in claims.values()), [
         (s, c.verdict) for s, c in claims.items() if c.verdict != "PASS"
     ]
     # BMF's class-2 gain at load 0.8: 0.6039 / 0.2429 - 1
-    assert claims[paper.FIG2_GAIN].ours == pytest.approx(0.6039 / 0.2429 - 1)
+    assert claims[_text("fig2_gain")].ours == pytest.approx(0.6039 / 0.2429 - 1)
     # break the unbalanced ordering: gamma1 > gamma2 for DRF at load 0.5
     fake = dict(FAKE)
     fake[("unbalanced", "drf")] = [(0.5, 0.45, 0.4), (0.1980, 0.2429, 0.1946)]
     broken = _claims(_markov_rows(fake))
-    assert broken[paper.FIG2_ORDER].verdict == "FAIL"
-    assert broken[paper.FIG2_ORDER].ours == pytest.approx(0.45 / 0.5 - 1)
-    assert [s for s, c in broken.items() if c.verdict == "FAIL"] == [paper.FIG2_ORDER]
+    assert broken[_text("fig2_order")].verdict == "FAIL"
+    assert broken[_text("fig2_order")].ours == pytest.approx(0.45 / 0.5 - 1)
+    assert [s for s, c in broken.items() if c.verdict == "FAIL"] == [_text("fig2_order")]
 
 
 def test_quick_two_seeds_end_to_end(tmp_path: Path) -> None:
@@ -246,7 +252,7 @@ def test_quick_two_seeds_end_to_end(tmp_path: Path) -> None:
     # claims.json: the shared schema, every kind, intervals on the random claims
     claims = claims_mod.read_claims(out)
     assert {c.kind for c in claims} == {"paper", "consistency", "by-construction"}
-    packet = next(c for c in claims if c.statement == paper.FIG3_PACKET_CLOSE)
+    packet = next(c for c in claims if c.statement == _text("fig3_packet_close"))
     assert packet.kind == "paper" and packet.seeds == 2
     assert packet.ci_low is not None and packet.ci_high is not None
     assert packet.ci_low < packet.ours < packet.ci_high
@@ -262,7 +268,7 @@ def test_quick_two_seeds_end_to_end(tmp_path: Path) -> None:
     assert "Not counted: 3 consistency and 1 by-construction check(s)" in report
     # the ordering statements of the paper hold even on the quick grid
     verdicts = {c.statement: c.verdict for c in claims}
-    assert verdicts[paper.FIG1_ORDER] == verdicts[paper.FIG2_ORDER] == "PASS"
+    assert verdicts[_text("fig1_order")] == verdicts[_text("fig2_order")] == "PASS"
 
 
 def test_bad_config_writes_nothing(tmp_path: Path) -> None:

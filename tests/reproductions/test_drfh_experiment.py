@@ -13,11 +13,8 @@ import yaml
 
 from fairsim.errors import ConfigError
 from fairsim.experiments.claims import read_claims
-from fairsim.experiments.drfh.experiment import (
-    dedicated_cloud_sizes,
-    fig4_pool_seed,
-    run_experiment,
-)
+from fairsim.experiments.drfh.experiment import dedicated_cloud_sizes, fig4_pool_seed
+from fairsim.experiments.reproductions import reproduce
 
 
 def test_dedicated_cloud_sizes_add_up_in_expectation() -> None:
@@ -43,7 +40,8 @@ def test_fig4_pools_are_the_draws_closest_to_the_paper_totals() -> None:
 @pytest.mark.slow
 def test_quick_experiment_end_to_end(tmp_path: Path, google_dir: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # nothing is written into the working directory
-    report = run_experiment(
+    report = reproduce(
+        "drfh-google",
         shared=google_dir.parent.parent,
         out=tmp_path / "r",
         quick=True,

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from fairsim.experiments import claims as C
-from fairsim.experiments.udrf import figures as F
+from fairsim.experiments.reproductions import reproduce
+from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf import paper
 from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME, job_times
-from fairsim.experiments.udrf.report import reproduce
 
 #: The claims of the reproduction, in order: the paper's statements, then our checks.
 KINDS = {
@@ -39,7 +39,9 @@ KINDS = {
 def test_quick_reproduction_with_two_seeds(tmp_path: Path, google_dir: Path) -> None:
     """Fails (never skips) when ``$FAIRSIM_SHARED/traces/google-2011`` is missing."""
     shared = google_dir.parents[1]  # <shared>/traces/google-2011
-    report = reproduce(out=tmp_path, shared=shared, quick=True, progress=False, seeds=2, jobs=1)
+    report = reproduce(
+        "udrf", out=tmp_path, shared=shared, quick=True, progress=False, seeds=2, jobs=1
+    )
     claims = C.read_claims(tmp_path)  # validates the claims.json schema
     raw = json.loads((tmp_path / "claims.json").read_text())
     assert set(raw[0]) == set(C.Claim.model_fields)
@@ -118,7 +120,7 @@ def test_grouped_reduction_is_a_ratio_of_means() -> None:
     key = np.array([1, 1, 2])
     udrf = np.array([10.0, 10.0, 25.0])
     base = np.array([10.0, 30.0, 100.0])
-    f = F.grouped_ratio(key, udrf, base)
+    f = N.grouped_ratio(key, udrf, base)
     assert f(np.arange(3)) == ([1, 2], [0.5, 0.75])
     assert f(np.array([0, 0, 1])) == ([1], [1 - 30 / 50])
     # two groups are no trend: Spearman's rho needs three, so the verdict is n/a
@@ -126,6 +128,6 @@ def test_grouped_reduction_is_a_ratio_of_means() -> None:
     assert math.isnan(rho.value)
     assert C.trend("s", "Fig. 10c", "increasing", rho).verdict == "n/a"
     pairs = pd.DataFrame({"classes": key, "jct_s_o": udrf, "jct_s_b": base})
-    table = F.reduction_table(pairs, "classes", "jct", seeds=1)
+    table = N.reduction_table(pairs, "classes", "jct", seeds=1)
     assert table["group"].tolist() == [1, 2] and table["jobs"].tolist() == [2, 1]
     assert table["reduction"].tolist() == [0.5, 0.75]

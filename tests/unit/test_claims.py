@@ -208,3 +208,22 @@ def test_two_level_bootstrap_carries_a_trend_that_reverses_between_seeds():
     assert C.trend("rises", "Fig. 10b", "rising", two).verdict == "FAIL"
     with pytest.raises(ValueError, match="clusters: expected 1200 labels"):
         C.bootstrap_units(keys.size, lambda i: 0.0, seeds=5, clusters=seed[:10])
+
+
+def test_agrees_range_and_every_setting() -> None:
+    # the paper's 80-85 % widened by 10 % of its ends: 72 % to 93.5 %
+    inside = C.agrees_range("s", "src", 0.80, 0.85, C.Estimate(0.70, 0.69, 0.721, 5, "t"))
+    outside = C.agrees_range("s", "src", 0.80, 0.85, C.Estimate(0.70, 0.69, 0.719, 5, "t"))
+    assert (inside.verdict, outside.verdict) == ("PASS", "FAIL")
+    assert inside.paper == "80-85 %" and "72.0 % to 93.5 %" in inside.rule
+    parts = [
+        ("50 users", outside),
+        (
+            "100 users",
+            C.agrees_range("s", "src", 0.8, 0.85, C.Estimate(0.4, 0.39, 0.41, 5, "t")),
+        ),
+        ("150 users", inside),
+    ]
+    worst = C.every_setting("every scale", parts, target=(0.80, 0.85), what="scales")
+    assert worst.verdict == "FAIL" and worst.ours == 0.4 and worst.statement == "every scale"
+    assert worst.reason.startswith("worst of 3 scales: 100 users; every one: 50 users: 70.0 %")

@@ -10,17 +10,22 @@ import pytest
 
 from fairsim.cli import build_parser
 from fairsim.errors import ConfigError
+from fairsim.experiments.claims import Statement
 from fairsim.experiments.reproductions import REPRODUCTIONS, reproduce
 
 
 @pytest.mark.parametrize("name", list(REPRODUCTIONS))
-def test_every_reproduction_has_the_uniform_entry_point(name: str) -> None:
+def test_every_reproduction_has_the_kit_s_two_steps(name: str) -> None:
+    """kit.reproduce calls experiment.run_experiment(*, out, shared, quick, progress, seeds,
+    jobs), then report.write_report(out, run)."""
     spec = REPRODUCTIONS[name]
-    entry = importlib.import_module(spec.package).reproduce
-    params = inspect.signature(entry).parameters
-    assert list(params) == ["out", "shared", "quick", "progress", "seeds", "jobs"]
+    run = importlib.import_module(f"{spec.package}.experiment").run_experiment
+    params = inspect.signature(run).parameters
+    assert {"out", "shared", "quick", "progress", "seeds", "jobs"} <= set(params)
     assert params["seeds"].default == 5
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
+    write = importlib.import_module(f"{spec.package}.report").write_report
+    assert len(inspect.signature(write).parameters) == 2
     assert (Path(__file__).resolve().parents[2] / spec.docs).is_file(), spec.docs
 
 
@@ -43,9 +48,15 @@ def test_seeds_below_one_are_refused_before_anything_runs(tmp_path: Path) -> Non
 
 
 def test_every_package_has_the_common_shape() -> None:
-    """paper numbers, runs, figures, report: a new paper copies this shape."""
+    """paper numbers and statements, runs, claims, figures, report and its prose's template: a
+    new paper copies this shape, and its paper.py lists its statements in the one form."""
     root = Path(__file__).resolve().parents[2] / "fairsim" / "experiments"
     for spec in REPRODUCTIONS.values():
         folder = root / spec.package.rsplit(".", 1)[-1]
-        for part in ("paper.py", "experiment.py", "figures.py", "report.py"):
+        parts = ("paper.py", "experiment.py", "claims.py", "figures.py", "report.py")
+        for part in (*parts, "report_template.md"):
             assert (folder / part).is_file(), folder / part
+        paper = importlib.import_module(f"{spec.package}.paper")
+        assert paper.STATEMENTS and all(isinstance(s, Statement) for s in paper.STATEMENTS)
+        assert dict(paper.BY_KEY) == {s.key: s for s in paper.STATEMENTS}
+        assert not hasattr(importlib.import_module(spec.package), "reproduce")

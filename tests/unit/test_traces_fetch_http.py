@@ -234,7 +234,6 @@ def test_reproductions_read_the_fetched_sample(
     """drfh-google and udrf, without a shared folder, point trace.path at the fetched sample."""
     import fairsim.experiments.drfh.experiment as drfh
     import fairsim.experiments.udrf.experiment as udrf
-    import fairsim.experiments.udrf.report as udrf_report
 
     before = len(fetched.requests)
     monkeypatch.setenv(DATA_ENV_VAR, str(fetched.cache))
@@ -256,7 +255,7 @@ def test_reproductions_read_the_fetched_sample(
     with pytest.raises(Stop):
         drfh.run_experiment(shared=tmp_path / "absent", out=tmp_path / "d", progress=False)
     with pytest.raises(Stop):
-        udrf_report.reproduce(
+        udrf.run_experiment(
             out=tmp_path / "u", shared=tmp_path / "absent", progress=False, seeds=1, jobs=1
         )
     assert seen == [str(fetched.folder)] * 2

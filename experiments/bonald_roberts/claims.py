@@ -1,0 +1,409 @@
+"""The Bonald-Roberts reproduction's claims (Section 4, Figs. 1-3): one per statement of
+:data:`fairsim.experiments.bonald_roberts.paper.STATEMENTS`.
+
+The statements of Section 4.3 are judged on the Markov chain: their claims have ``seeds = 0`` and
+a zero-width interval, and their reason gives the range of the quantity within the chain's
+truncation-error bounds and whether the verdict is the same at both ends of it
+(:mod:`fairsim.experiments.bonald_roberts.numbers`). The packet-level statement and the checks of
+the SimPy simulation against the chain are random: means over seeds with their Student-t 95 %
+interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairsim.experiments import kit
+from fairsim.experiments.bonald_roberts import paper
+from fairsim.experiments.bonald_roberts.markov_chain import ALLOCATIONS
+from fairsim.experiments.bonald_roberts.numbers import (
+    Markov,
+    Ranged,
+    join_markov,
+    per_class_gaps,
+    seed_summary,
+)
+from fairsim.experiments.claims import (
+    Claim,
+    Estimate,
+    across_seeds,
+    bounded,
+    by_construction,
+    exceeds,
+    judged,
+)
+
+_DETERMINISTIC = "deterministic (truncated Markov chain, no seed): zero-width interval"
+
+
+def _st(key: str) -> tuple[str, str]:
+    """The text and source of statement ``key`` of :data:`~fairsim.experiments.bonald_roberts.
+    paper.STATEMENTS`."""
+    st = paper.BY_KEY[key]
+    return st.text, st.source
+
+
+def _deterministic(
+    rule: Callable[..., Claim], key: str, paper_text: str, q: Ranged, **kw: Any
+) -> Claim:
+    """A claim on statement ``key`` decided on a Markov quantity: zero-width interval,
+    ``seeds = 0``, and in the reason the point behind the value and whether the verdict holds
+    across the truncation range."""
+    statement, source = _st(key)
+    extra = kw.pop("reason", "")
+
+    def est(v: float) -> Estimate:
+        return Estimate(v, v, v, 0, "deterministic")
+
+    ends = {rule(statement, source, paper_text, est(v), **kw).verdict for v in (q.low, q.high)}
+    unit = kw.get("unit", "")
+    span = f"{_fmt(q.low, unit)} to {_fmt(q.high, unit)} within the truncation-error bounds" + (
+        ", same verdict" if len(ends) == 1 else ", where the verdict is not decided"
+    )
+    reason = "; ".join(x for x in (f"{_DETERMINISTIC}; {q.where}; {span}", extra) if x)
+    return rule(statement, source, paper_text, est(q.value), reason=reason, **kw)
+
+
+def _close_to_pf(m: Markov, scenario: str, key: str, quote: str) -> Claim:
+    """Statement ``key``: BMF's rates within :data:`~fairsim.experiments.bonald_roberts.paper.
+    CLOSE_REL` of PF's, every class and load of ``scenario`` (Markov)."""
+    gap = m.ratio(scenario, [(("bmf", k), ("pf", k)) for k in (1, 2, 3)], "|r-1|", "max")
+    return _deterministic(
+        bounded,
+        key,
+        quote,
+        gap,
+        high=paper.CLOSE_REL,
+        unit="share",
+        reason=(
+            "quantity: the largest relative gap |γ_BMF/γ_PF − 1| over classes and loads "
+            f"(per class: {per_class_gaps(m, scenario)}); rule: every class within "
+            f"{_pc(paper.CLOSE_REL)}"
+        ),
+    )
+
+
+def _pc(v: float) -> str:
+    return kit.number(v, "share", "g")
+
+
+def _fmt(v: float, unit: str) -> str:
+    return kit.number(v, unit, ".2f" if unit == "share" else ".3g")
+
+
+def build_claims(details: pd.DataFrame, *, truncation_target: float = 2e-3) -> list[Claim]:
+    """Every claim of the reproduction, in report order.
+
+    Parameters
+    ----------
+    details : DataFrame
+        The Markov rows and every seed's simulation and packet rows
+        (:func:`fairsim.experiments.bonald_roberts.experiment.run_points` or the concatenation
+        over seeds).
+    truncation_target : float
+        The config's ``markov.tol``, reported beside the truncation check.
+
+    Returns
+    -------
+    list of Claim
+        Kind ``paper``: the statements of Sections 4.3-4.4; ``consistency``: the truncation bound
+        and the SimPy simulation against the chain; ``by-construction``: gamma1 = gamma2 under
+        balanced load (symmetry).
+    """
+    m = Markov(details)
+    allocs = [x for x in ALLOCATIONS if x in set(m.d.allocation)]
+    scen = set(m.d.scenario)
+    three = {"drf", "pf", "bmf"} <= set(allocs)
+    out: list[Claim] = []
+    if "balanced" in scen:
+        out += _balanced(m, allocs, three)
+    if "unbalanced" in scen:
+        out += _unbalanced(m, details, allocs, three)
+    out += _packet(details)
+    out += _consistency(details, truncation_target)
+    return out
+
+
+def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
+    out: list[Claim] = []
+    sym = m.ratio("balanced", [((al, 1), (al, 2)) for al in allocs], "|r-1|", "max")
+    order = m.ratio("balanced", [((al, 3), (al, 2)) for al in allocs], "1-r", "min")
+    out.append(
+        _deterministic(
+            exceeds,
+            "fig1_order",
+            "γ1 = γ2 > γ3",
+            order,
+            unit="share",
+            what="the smallest margin 1 − γ3/γ2 over allocations and loads",
+        )
+    )
+    if three:
+        out.append(_close_to_pf(m, "balanced", "fig1_bmf_close_pf", "“BMF is very close to PF”"))
+        top = max(m.g("balanced", "drf").index)
+        over_drf = [((al, k), ("drf", k)) for al in ("pf", "bmf") for k in (1, 2, 3)]
+        gain = m.ratio("balanced", over_drf, "r-1", "min", [top])
+        every = m.ratio("balanced", over_drf, "r-1", "min")
+        out.append(
+            _deterministic(
+                exceeds,
+                "fig1_better_than_drf",
+                "“both are somewhat better than DRF, especially at high load”",
+                gain,
+                unit="share",
+                what=f"the smallest relative gain γ/γ_DRF − 1 over classes at load {top:g}",
+                reason=(
+                    f"judged at the highest load; over all loads the smallest gain is "
+                    f"{_fmt(every.value, 'share')} ({every.where})"
+                ),
+            )
+        )
+    out.append(
+        by_construction(
+            *_st("fig1_equal"),
+            "γ1 = γ2",
+            sym.value,
+            holds=sym.value <= 1e-6,
+            seeds=0,
+            reason=(
+                "the model is symmetric: swapping the two resources swaps a1 = (.1, 1) and "
+                "a2 = (1, .1), leaves a3 = (1, 1) and the balanced loads unchanged, so every "
+                "allocation gives classes 1 and 2 the same rate (ours: the largest |γ1/γ2 − 1|; "
+                "check 1e-6); deterministic (Markov chain, no seed)"
+            ),
+        )
+    )
+    return out
+
+
+def _packet_order(details: pd.DataFrame) -> str:
+    """How often the packet runs (Fig. 3's crosses) show gamma2 > gamma1 and gamma1 > gamma3
+    with the interval over seeds above 0, per (allocation, load)."""
+    pk = details[(details.method == "packet") & (details.scenario == "unbalanced")]
+    if not len(pk):
+        return ""
+    w = pk.pivot_table(index=["allocation", "load", "seed"], columns="class", values="gamma")
+    n21 = n13 = total = 0
+    for _, g in w.groupby(level=[0, 1]):
+        total += 1
+        n21 += int(across_seeds(g[2] / g[1] - 1).bounds()[0] > 0)
+        n13 += int(across_seeds(g[1] / g[3] - 1).bounds()[0] > 0)
+    return (
+        f"; on the packet runs (Fig. 3's crosses) the interval over seeds of γ2/γ1 − 1 lies "
+        f"above 0 at {n21}/{total} (allocation, load) points and that of γ1/γ3 − 1 at "
+        f"{n13}/{total} (γ1 and γ3 differ by a few per cent, within the packet runs' noise)"
+    )
+
+
+def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool) -> list[Claim]:
+    out: list[Claim] = []
+    order = [*(((al, 2), (al, 1)) for al in allocs), *(((al, 1), (al, 3)) for al in allocs)]
+    margin = m.ratio("unbalanced", order, "r-1", "min")
+    out.append(
+        _deterministic(
+            exceeds,
+            "fig2_order",
+            "γ2 > γ1 > γ3",
+            margin,
+            unit="share",
+            what="the smallest of γ2/γ1 − 1 and γ1/γ3 − 1 over allocations and loads",
+            reason="judged on the fluid model (the lines of Figs. 2-3)" + _packet_order(details),
+        )
+    )
+    if not three:
+        return out
+    quote = "“The service rates of PF and BMF are roughly equivalent”"
+    out.append(_close_to_pf(m, "unbalanced", "fig2_pf_bmf_equivalent", quote))
+    top = max(m.g("unbalanced", "drf").index)
+    gain = m.ratio(
+        "unbalanced", [((al, 2), ("drf", 2)) for al in ("pf", "bmf")], "r-1", "min", [top]
+    )
+    out.append(
+        _deterministic(
+            bounded,
+            "fig2_gain",
+            "“a significant gain in γ2”",
+            gain,
+            low=paper.GAIN_MIN,
+            unit="share",
+            reason=(
+                f"quantity: the smaller of PF's and BMF's γ2/γ2_DRF − 1 at load {top:g}; "
+                f"rule: a gain of at least {_pc(paper.GAIN_MIN)}"
+            ),
+        )
+    )
+    loss = m.ratio(
+        "unbalanced", [((al, k), ("drf", k)) for al in ("pf", "bmf") for k in (1, 3)], "1-r", "max"
+    )
+    out.append(
+        _deterministic(
+            bounded,
+            "fig2_negligible_loss",
+            "“for negligible reductions in γ1 and γ3”",
+            loss,
+            high=paper.LOSS_MAX,
+            unit="share",
+            reason=(
+                "quantity: the largest relative loss 1 − γ/γ_DRF of class 1 or 3 under PF or "
+                f"BMF at any load (negative: a gain); rule: at most {_pc(paper.LOSS_MAX)}"
+            ),
+        )
+    )
+    return out
+
+
+def _packet(details: pd.DataFrame) -> list[Claim]:
+    pk = join_markov(details, "packet")
+    if not len(pk):
+        return []
+    pk = pk.assign(dev=pk.gamma / pk.gamma_m - 1)
+    ests: list[tuple[str, Estimate]] = []
+    inside = 0
+    sd = float(pk.groupby(["allocation", "load", "class"]).dev.std(ddof=1).max())
+    for (al, load, k), g in pk.groupby(["allocation", "load", "class"], sort=True):
+        est = across_seeds(g.dev)
+        ests.append((f"{str(al).upper()} class {k} at load {load:g}", est))
+        lo, hi = est.bounds()
+        inside += int(lo <= 0 <= hi)
+    tol = paper.PACKET_REL
+    within = [w for w, e in ests if -tol <= e.bounds()[0] and e.bounds()[1] <= tol]
+    outside = [w for w, e in ests if e.bounds()[1] < -tol or e.bounds()[0] > tol]
+    mean_far = [f"{w} ({_fmt(e.value, 'share')})" for w, e in ests if abs(e.value) > tol]
+    where, worst = max(ests, key=lambda x: max(abs(v) for v in x[1].bounds()))
+    n = worst.seeds
+    med = float(np.median([abs(e.value) for _, e in ests]))
+    reason = (
+        "quantity: the relative deviation γ_packet/γ_fluid − 1 "
+        + (f"(mean over {n} seeds, t interval)" if n > 1 else "(one seed)")
+        + f" at the point whose interval reaches furthest from 0 ({where}); rule: every point's "
+        f"interval within ±{_pc(tol)}; {len(within)}/{len(ests)} points are, "
+        f"{len(outside)} lie entirely outside; mean beyond ±{_pc(tol)}: "
+        + (", ".join(mean_far) if mean_far else "none")
+        + f"; the fluid value lies inside the packet interval at {inside}/{len(ests)}; median "
+        f"|mean deviation| {100 * med:.1f} %"
+        + (
+            f"; one point's deviation has a standard deviation of up to {100 * sd:.0f} % between "
+            "seeds"
+            if n > 1
+            else ""
+        )
+        + "; our runs are shorter than the paper's (flows of mean 1,000 packets and 10,000 "
+        "arrivals against 20,000 and 1e5)"
+    )
+    return [
+        bounded(
+            *_st("fig3_packet_close"),
+            "“closely approximate the service rates of the ideal allocations”",
+            worst,
+            low=-tol,
+            high=tol,
+            unit="share",
+            reason=reason,
+        )
+    ]
+
+
+def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
+    out: list[Claim] = []
+    mk = details[details.method == "markov"]
+    if len(mk):
+        worst = float(mk.error_bound.max())
+        met = int((mk.error_bound <= target).sum())
+        row = mk.iloc[int(np.argmax(mk.error_bound.to_numpy()))]
+        out.append(
+            bounded(
+                *_st("truncation"),
+                None,
+                Estimate(worst, worst, worst, 0, "deterministic"),
+                high=paper.TRUNCATION_MAX,
+                unit="share",
+                kind="consistency",
+                reason=(
+                    f"{_DETERMINISTIC}; largest at {row.scenario} {str(row.allocation).upper()} "
+                    f"load {row.load:g} class {row['class']}; target {target:g} met at "
+                    f"{met}/{len(mk)} class-points (levels used: "
+                    f"{sorted({int(x) for x in mk.level})})"
+                ),
+            )
+        )
+    sim = join_markov(details, "simulation")
+    if not len(sim):
+        return out
+    sim = sim.assign(inside=(sim.gamma_m >= sim.gamma_lo) & (sim.gamma_m <= sim.gamma_hi))
+    per_seed = sim.groupby("seed").inside.mean()
+    n_points = int(len(sim) / max(1, len(per_seed)))
+    raw = across_seeds(per_seed.to_numpy(dtype=float))
+    # a share: the t interval clipped to [0, 1]
+    cov = Estimate(
+        raw.value,
+        None if raw.low is None else max(0.0, raw.low),
+        None if raw.high is None else min(1.0, raw.high),
+        raw.seeds,
+        raw.method,
+    )
+    out.append(
+        bounded(
+            *_st("coverage"),
+            None,
+            cov,
+            low=paper.COVERAGE_MIN,
+            unit="share",
+            kind="consistency",
+            reason=(
+                f"per seed: the share of the {n_points} (scenario, allocation, load, class) "
+                "points whose Markov γ lies inside the run's batch-means 95 % CI (95 % expected; "
+                "batches are correlated at high load, so somewhat optimistic); per seed "
+                + ", ".join(f"{100 * v:.0f} %" for v in per_seed.to_numpy())
+            ),
+        )
+    )
+    summ = seed_summary(details)
+    ssim = summ[summ.method == "simulation"].merge(
+        mk[["scenario", "allocation", "load", "class", "gamma"]],
+        on=["scenario", "allocation", "load", "class"],
+        suffixes=("", "_m"),
+    )
+    n_seeds = int(ssim.seeds.max()) if len(ssim) else 0
+    rule = (
+        f"at least {_pc(paper.COVERAGE_MIN)} of the Markov values inside the 95 % t interval "
+        "over seeds of the simulated γ (95 % expected)"
+    )
+    if n_seeds < 2:
+        out.append(
+            judged(
+                *_st("seed_means"),
+                None,
+                None,
+                None,
+                rule=rule,
+                seeds=n_seeds,
+                reason="needs two seeds or more",
+                kind="consistency",
+            )
+        )
+        return out
+    ok = (ssim.gamma_m >= ssim.ci_low) & (ssim.gamma_m <= ssim.ci_high)
+    rel = (ssim.gamma / ssim.gamma_m - 1).abs()
+    far = ssim.iloc[int(np.argmax(rel.to_numpy()))]
+    out.append(
+        judged(
+            *_st("seed_means"),
+            None,
+            float(ok.mean()),
+            bool(ok.mean() >= paper.COVERAGE_MIN),
+            rule=rule,
+            seeds=n_seeds,
+            kind="consistency",
+            unit="share",
+            reason=(
+                f"{int(ok.sum())}/{len(ok)} points inside; largest |mean/Markov − 1| "
+                f"{100 * rel.max():.1f} % ({far.scenario} {str(far.allocation).upper()} load "
+                f"{far.load:g} class {far['class']})"
+            ),
+        )
+    )
+    return out

@@ -1,0 +1,366 @@
+"""The DRFH reproduction's numbers over seeds: every quantity of Table II and Figs. 4-8 as an
+estimate with its 95 % interval.
+
+* Run-level quantities (Table II's utilisation per slot count, Fig. 4's phase means, Fig. 5's
+  means and fractions of time, Figs. 7-8's fractions of users): one value per seed, the mean and
+  its Student-t interval over the seeds (:func:`fairsim.experiments.claims.across_seeds`).
+* Fig. 6b's reductions: every (job, seed) pair finished under both schedulers of a seed (each
+  seed's own best Slots run), pooled over seeds, resampled by job
+  (:func:`fairsim.experiments.claims.bootstrap_units`; a job's pairs stay together, so a job seen
+  in five seeds is one unit). Both readings of "the mean completion time reduction" are reported:
+  the reduction of the bin's mean JCT and the mean of every job's own reduction; the verdicts
+  use the second (:data:`fairsim.experiments.drfh.paper.FIG6_WHY`).
+* Fig. 8's mean decrease: the worse-off (user, seed) pairs pooled, resampled by user.
+* Fairness over time: Fig. 4's largest deficit per phase and the Google runs' time averages,
+  one value per seed, :func:`fairsim.experiments.claims.across_seeds`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairsim.experiments.claims import Estimate, across_seeds, bootstrap_units
+from fairsim.experiments.drfh import numbers as N
+from fairsim.experiments.drfh import paper
+from fairsim.scenario.reporting.plotting import scheduler_label
+
+#: The time averages of ``fairness_summary.parquet`` the report gives for the Google runs, with
+#: their unit (:func:`fmt`'s; ``"share"`` and ``""`` are also :class:`fairsim.experiments.claims.
+#: Claim` units) and their name.
+FAIRNESS_AVERAGES = {
+    "max_deficit": ("share", "largest deficit to the DRFH allocation"),
+    "jain_index": ("", "Jain's index of the active users' dominant shares"),
+    "l1_distance": ("share", "L1 distance to the DRFH allocation (sum over users)"),
+    "active_users": ("n", "active users"),
+    "si_violations": ("", "users with waiting tasks below their sharing-incentive share"),
+    "envious_pairs": ("n", "envious pairs of users"),
+}
+
+
+def across(values: Sequence[Any]) -> Estimate:
+    """:func:`fairsim.experiments.claims.across_seeds` of values that may be ``None`` (NaN)."""
+    return across_seeds(float("nan") if v is None else float(v) for v in values)
+
+
+def fig6_estimates(
+    pairs_by_seed: dict[int, pd.DataFrame], *, n_resamples: int | None = None
+) -> dict[str, Any]:
+    """Fig. 6b over seeds: both reductions per bin and over all jobs, and their trends.
+
+    Parameters
+    ----------
+    pairs_by_seed : dict
+        Seed → the jobs finished under both of that seed's schedulers
+        (:func:`fairsim.experiments.drfh.numbers.fig6_pairs`).
+    n_resamples : int, optional
+        Bootstrap resamples (default :data:`fairsim.experiments.claims.N_RESAMPLES`).
+
+    Returns
+    -------
+    dict
+        ``bins`` (:func:`fairsim.experiments.drfh.numbers.fig6_bin_estimates`, with the row
+        ``all``), ``trend`` (``{measure: Estimate of Spearman's rho}``), ``pairs`` (the pooled
+        frame, with ``seed``) and ``seeds``.
+    """
+    kw = {} if n_resamples is None else {"n_resamples": n_resamples}
+    pairs = pd.concat([p.assign(seed=s) for s, p in pairs_by_seed.items()], ignore_index=True)
+    units = N.fig6_units(pairs)
+    n = len(pairs_by_seed)
+    return {
+        "bins": N.fig6_bin_estimates(units, seeds=n, **kw),
+        "trend": {m: N.fig6_trend(units, m, seeds=n, **kw) for m in N.FIG6_MEASURES},
+        "pairs": pairs,
+        "seeds": n,
+    }
+
+
+def mean_decrease(worse_by_seed: dict[int, pd.DataFrame]) -> Estimate:
+    """Fig. 8's mean decrease of the worse-off users' completion ratio over seeds: the worse-off
+    (user, seed) pairs pooled, bootstrapped over users (a user's seeds stay together)."""
+    pooled = pd.concat([w.assign(seed=s) for s, w in worse_by_seed.items()], ignore_index=True)
+    n_seeds = len(worse_by_seed)
+    if pooled.empty:
+        return Estimate(math.nan, None, None, n_seeds, "no worse-off user")
+    g = pooled.groupby("user", sort=True)["decrease"]
+    sums, counts = g.sum().to_numpy(float), g.count().to_numpy(float)
+
+    def stat(idx: np.ndarray) -> float:
+        return float(sums[idx].sum() / counts[idx].sum())
+
+    return bootstrap_units(len(sums), stat, seeds=n_seeds, what="users")
+
+
+def _fig7_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: across([n[k] for n in per_seed.values()]) for k in N.FIG7_FRACTIONS}
+    out["users"] = [n["users"] for n in per_seed.values()]
+    return out
+
+
+def _fig8_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        k: across([n[k] for n in per_seed.values()])
+        for k in ("worse_off_fraction", "better_off_fraction")
+    }
+    out["mean_decrease"] = mean_decrease({s: n["worse"] for s, n in per_seed.items()})
+    out["worse_off"] = [n["worse_off"] for n in per_seed.values()]
+    out["users"] = [n["users"] for n in per_seed.values()]
+    return out
+
+
+def _table_ii_estimates(
+    per_seed: dict[int, dict[str, Any]], key: str
+) -> list[dict[str, Any]] | None:
+    tables = [{int(r["slots"]): r for r in n.get(key) or []} for n in per_seed.values()]
+    if not tables or not all(tables):
+        return None
+    common = sorted(set.intersection(*(set(t) for t in tables)))
+    rows = []
+    for s in common:
+        rows.append(
+            {
+                "slots": s,
+                "cpu": across([t[s]["cpu"] for t in tables]),
+                "mem": across([t[s]["mem"] for t in tables]),
+                "paper_cpu": paper.TABLE_II.get(s, (math.nan, math.nan))[0],
+                "paper_mem": paper.TABLE_II.get(s, (math.nan, math.nan))[1],
+            }
+        )
+    return rows
+
+
+def _table_ii_orders(per_seed: dict[int, dict[str, Any]]) -> dict[str, Estimate]:
+    """Per seed: CPU at 16 slots minus the highest CPU at another slot count, and the mean of
+    CPU and memory at 14 slots minus the highest at another; their estimates over seeds."""
+    peak16, best14 = [], []
+    for n in per_seed.values():
+        by = {int(r["slots"]): r for r in n.get("table_ii") or []}
+        if 16 in by and len(by) > 1:
+            peak16.append(by[16]["cpu"] - max(r["cpu"] for s, r in by.items() if s != 16))
+        if 14 in by and len(by) > 1:
+            score = {s: (r["cpu"] + r["mem"]) / 2 for s, r in by.items()}
+            best14.append(score[14] - max(v for s, v in score.items() if s != 14))
+    return {"peak16": across_seeds(peak16), "best14": across_seeds(best14)}
+
+
+def _fig5_estimates(per_seed: dict[int, dict[str, Any]], slots: str) -> dict[str, Any]:
+    roles = {"slots": slots, "ff-drfh": "First-Fit DRFH", "bf-drfh": "Best-Fit DRFH"}
+    runs = list(per_seed.values())
+
+    def name(n: dict[str, Any], role: str) -> str:
+        return str(n["best_slots"]) if role == "slots" else role
+
+    def above_of(n: dict[str, Any], a: str, b: str) -> dict[str, float]:
+        return dict(n["fig5"]["above"][f"{a}>={name(n, b)}"])
+
+    means = {
+        role: {
+            r: across([n["fig5"]["mean"][name(n, role)][r] for n in runs]) for r in ("cpu", "mem")
+        }
+        for role in roles
+    }
+    above: dict[tuple[str, str, str], Estimate] = {}
+    for a, b in (("bf-drfh", "ff-drfh"), ("bf-drfh", "slots"), ("ff-drfh", "slots")):
+        for res in ("cpu", "mem"):
+            above[(a, b, res)] = across([above_of(n, a, b)[res] for n in runs])
+        above[(a, b, "min")] = across([min(above_of(n, a, b).values()) for n in runs])
+    diff = {
+        a: across(
+            [
+                min(
+                    n["fig5"]["mean"][a][r] - n["fig5"]["mean"][n["best_slots"]][r]
+                    for r in ("cpu", "mem")
+                )
+                for n in runs
+            ]
+        )
+        for a in ("bf-drfh", "ff-drfh")
+    }
+    return {"roles": roles, "mean": means, "above": above, "diff": diff}
+
+
+def _fig4_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for phase in paper.FIG4_PHASES:
+        users = sorted({u for n in per_seed.values() for u in n["fig4"].get(phase, {})})
+        out[phase] = {
+            u: {
+                r: across([n["fig4"].get(phase, {}).get(u, {}).get(r) for n in per_seed.values()])
+                for r in ("cpu", "mem", "dominant")
+            }
+            for u in users
+        }
+    return out
+
+
+def _fig4_deficit_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Fig. 4's deficit numbers over seeds: every phase's numbers (one value per seed) and
+    ``worst``, the largest settled deficit over the phases of each seed."""
+    keys = (
+        "max_deficit_mean",
+        "max_deficit_max",
+        "max_deficit_max_all",
+        "jain_mean",
+        "jain_min",
+        "online",
+        "reference",
+        "whole",
+        "divisible",
+        "start_s",
+        "end_s",
+        "settle_s",
+    )
+    phases: dict[str, dict[str, Any]] = {}
+    for phase in N.FIG4_DEFICIT_PHASES:
+        vals = [n["fig4_deficit"][phase] for n in per_seed.values()]
+        phases[phase] = {k: across([v[k] for v in vals]) for k in keys}
+        phases[phase]["users"] = sorted({u for v in vals for u in v["users"]})
+    worst = [
+        max(v["max_deficit_max"] for v in n["fig4_deficit"].values()) for n in per_seed.values()
+    ]
+    return {"phases": phases, "worst": across(worst)}
+
+
+def _fairness_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """The Google runs' fairness over seeds: each time average (one value per seed), whether
+    every schedule equals step 1's, and the time spent in the reference solves."""
+    out: dict[str, Any] = {
+        "averages": {},
+        "context": {},
+        "same_schedule": {},
+        "solve_s": {},
+        "wall_s": {},
+    }
+    for s in N.FAIRNESS_SCHEDULERS:
+        out["context"][s] = {
+            k: across([n["fairness"]["context"][s][k] for n in per_seed.values()])
+            for k in ("reference_jain", "worst_running", "worst_waiting")
+        }
+        out["averages"][s] = {
+            k: across([n["fairness"]["averages"][s].get(k) for n in per_seed.values()])
+            for k in FAIRNESS_AVERAGES
+        }
+        out["same_schedule"][s] = [n["fairness"]["same_schedule"][s] for n in per_seed.values()]
+        out["solve_s"][s] = across(
+            [n["fairness"]["fairness"][s].get("solve_s") for n in per_seed.values()]
+        )
+        out["wall_s"][s] = across([n["fairness"]["wall_s"][s] for n in per_seed.values()])
+    first = next(iter(per_seed.values()))["fairness"]["fairness"]
+    out["interval_s"] = first[N.FAIRNESS_SCHEDULERS[0]].get("interval_s")
+    out["instants"] = first[N.FAIRNESS_SCHEDULERS[0]].get("instants")
+    return out
+
+
+def collect_numbers(
+    out: str | os.PathLike[str], seeds: Sequence[int] | None = None
+) -> dict[str, Any]:
+    """Every seed's numbers and their estimates over seeds.
+
+    Parameters
+    ----------
+    out : path-like
+        The reproduction's folder, holding ``seed-<k>/`` per seed.
+    seeds : sequence of int, optional
+        The seeds to read (default: every ``seed-<k>`` folder present).
+
+    Returns
+    -------
+    dict
+        ``seeds``, ``per_seed`` (:func:`~fairsim.experiments.drfh.numbers.seed_numbers` of
+        each), ``best_slots`` (seed → name),
+        ``table_ii``/``table_ii_single`` (rows with :class:`Estimate` columns ``cpu`` and
+        ``mem``), ``table_ii_orders``, ``fig4``, ``fig5``, ``fig6`` (:func:`fig6_estimates`),
+        ``fig7``, ``fig8``, ``sensitivity`` (``fig6``/``fig7``/``fig8`` under the older rule),
+        ``fig4_deficit`` (:func:`_fig4_deficit_estimates`), ``fairness``
+        (:func:`_fairness_estimates`),
+        ``figures`` (empty: :func:`fairsim.experiments.drfh.figures.draw` records the file
+        name of every figure it draws), ``skipped`` (``{key: reason}``) and an empty
+        ``explanations`` dict for the caller to fill.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``out`` holds no ``seed-<k>`` folder (or not one of ``seeds``).
+    """
+    root = Path(out)
+    folders = N.seed_folders(root)
+    if seeds is not None:
+        missing = [s for s in seeds if s not in folders]
+        if missing:
+            raise FileNotFoundError(f"{root}: no seed-{missing[0]} folder")
+        folders = {s: folders[s] for s in seeds}
+    if not folders:
+        raise FileNotFoundError(f"{root}: no seed-<k> folder (nothing was run)")
+    per_seed = {s: N.seed_numbers(d) for s, d in folders.items()}
+    n = len(per_seed)
+    numbers: dict[str, Any] = {
+        "results": str(root),
+        "seeds": list(per_seed),
+        "per_seed": per_seed,
+        "best_slots": {s: v.get("best_slots") for s, v in per_seed.items()},
+        "figures": {},
+        "skipped": {},
+        "explanations": {},
+    }
+
+    def everywhere(key: str, source: dict[int, dict[str, Any]] = per_seed) -> bool:
+        lacking = [s for s, v in source.items() if key not in v]
+        if lacking:
+            why = per_seed[lacking[0]]["skipped"].get(key, "inputs missing")
+            numbers["skipped"].setdefault(key, f"seed {lacking[0]}: {why}")
+        return not lacking
+
+    multi = _table_ii_estimates(per_seed, "table_ii") if everywhere("table_ii") else None
+    if multi:
+        numbers["table_ii"] = multi
+        numbers["table_ii_orders"] = _table_ii_orders(per_seed)
+        single = _table_ii_estimates(per_seed, "table_ii_single")
+        if single:
+            numbers["table_ii_single"] = single
+    if everywhere("fig4"):
+        numbers["fig4"] = _fig4_estimates(per_seed)
+    if everywhere("fig4_deficit"):
+        numbers["fig4_deficit"] = _fig4_deficit_estimates(per_seed)
+    if everywhere("fairness"):
+        numbers["fairness"] = _fairness_estimates(per_seed)
+    if everywhere("fig5"):
+        numbers["fig5"] = _fig5_estimates(per_seed, slots_label(numbers))
+    if everywhere("fig6"):
+        numbers["fig6"] = fig6_estimates({s: v["fig6"]["pairs"] for s, v in per_seed.items()})
+    if everywhere("fig7"):
+        numbers["fig7"] = _fig7_estimates({s: v["fig7"] for s, v in per_seed.items()})
+    if everywhere("fig8"):
+        numbers["fig8"] = _fig8_estimates({s: v["fig8"] for s, v in per_seed.items()})
+    sens_seeds = {s: v["sensitivity"] for s, v in per_seed.items() if v.get("sensitivity")}
+    if len(sens_seeds) == n:
+        sens: dict[str, Any] = {
+            "fig6": fig6_estimates({s: v["fig6"]["pairs"] for s, v in sens_seeds.items()}),
+            "fig7": _fig7_estimates({s: v["fig7"] for s, v in sens_seeds.items()}),
+            "completed": across([v["completed"] for v in sens_seeds.values()]),
+        }
+        if all("fig8" in v for v in sens_seeds.values()):
+            sens["fig8"] = _fig8_estimates({s: v["fig8"] for s, v in sens_seeds.items()})
+        numbers["sensitivity"] = sens
+    production = root / N.PRODUCTION_DIR
+    if production.is_dir():
+        try:
+            numbers["production"] = N.production_numbers(production)
+        except FileNotFoundError as e:
+            numbers["skipped"]["production"] = f"inputs missing ({e.filename or e})"
+    else:
+        numbers["skipped"]["production"] = f"no {N.PRODUCTION_DIR}/ folder (step 6 not run)"
+    return numbers
+
+
+def slots_label(numbers: dict[str, Any]) -> str:
+    """The Slots baseline's label when every seed chose the same, else 'Slots (best per seed)'."""
+    best = {b for b in numbers["best_slots"].values() if b}
+    if len(best) == 1:
+        return scheduler_label(best.pop())
+    return "Slots (best per seed)"

@@ -1,0 +1,1227 @@
+"""The numbers of one seed of the DRFH reproduction (Sec. VI: Table II, Figs. 4-8).
+
+The per-run functions (:func:`table_ii`, :func:`fig5_utilization`, :func:`fig6_jct`,
+:func:`fig7_completion`, :func:`fig8_sharing_incentive`, :func:`fig4_shares`, ...) read the result
+files that ``fairsim run`` writes into one seed's results directory ``R`` (docs/architecture.md)
+and compute the numbers the paper reports; Fig. 6b's estimators (:func:`fig6_units`,
+:func:`fig6_bin_estimates`, :func:`fig6_trend`) bootstrap over jobs; :func:`seed_numbers` gathers
+every one of a seed's numbers. Their estimates over seeds are in
+:mod:`fairsim.experiments.drfh.estimates`, the figures in :mod:`fairsim.experiments.drfh.figures`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from fairsim.experiments.claims import N_RESAMPLES, Estimate, bootstrap_units, spearman_trend
+from fairsim.experiments.drfh import paper
+
+logger = logging.getLogger(__name__)
+
+
+#: Scheduler directory names the DRFH reproduction may contain, in display order.
+DRFH_SCHEDULERS = ("slots-10", "slots-12", "slots-14", "slots-16", "slots-20", "ff-drfh", "bf-drfh")
+
+
+_SLOTS_RE = re.compile(r"^slots-(\d+)$")
+
+
+_TOL = 1e-9
+
+
+#: Sub-folder of the runs under the older rule for right-censored tasks (``censored: complete``;
+#: :mod:`fairsim.experiments.drfh.experiment`, step 3).
+SENSITIVITY_DIR = "censored-complete"
+
+
+#: Sub-folder of each seed's runs with ``collect.fairness`` on the Google trace
+#: (:mod:`fairsim.experiments.drfh.experiment`, step 5).
+FAIRNESS_DIR = "fairness"
+
+
+#: The schedulers measured there: the two DRFH heuristics and Slots with 16 slots per maximum
+#: server (the best Slots run of every seed so far, and the Fig. 5 baseline).
+FAIRNESS_SCHEDULERS = ("slots-16", "ff-drfh", "bf-drfh")
+
+
+#: Fig. 4's phases for the deficit (:func:`fig4_deficit_phases`): between the joins and user 1's
+#: departure, the last one until the run ends.
+FIG4_DEFICIT_PHASES = ("user 1 alone", "users 1+2", "users 1-3", "after user 1 departs")
+
+
+#: Sub-folder of the production-context runs (:mod:`fairsim.experiments.drfh.experiment`, step 6):
+#: ``configs/google-recorded.yaml`` on the trace's own machines, once (no draw depends on a seed).
+PRODUCTION_DIR = "production"
+
+
+#: The trace's own placements replayed, per reading of their requests (docs/recorded.md):
+#: ``first`` (``recorded-first``: each run holds its task's first request, the workload every
+#: simulated scheduler replays) and ``schedule`` (``recorded``, the default: each run holds its
+#: own SCHEDULE row's request, what production placed).
+PRODUCTION_READINGS = {"first": "recorded-first", "schedule": "recorded"}
+#: The schedules of the side-by-side comparison, in display order: the trace's own placements on
+#: the simulated schedulers' workload (the reading ``first``), then the paper's two heuristics
+#: and Slots-16.
+PRODUCTION_SCHEDULERS = (PRODUCTION_READINGS["first"], "bf-drfh", "ff-drfh", "slots-16")
+
+
+def present_schedulers(results: str | os.PathLike[str]) -> list[str]:
+    """Return the scheduler directories of ``results`` that hold a ``summary.json``.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory of ``fairsim run``.
+
+    Returns
+    -------
+    list of str
+        Known DRFH schedulers first (in :data:`DRFH_SCHEDULERS` order), then any others sorted.
+    """
+    root = Path(results)
+    found = {
+        p.parent.name
+        for p in root.glob("*/summary.json")
+        if p.parent.name not in {"dedicated", "fig4", SENSITIVITY_DIR, FAIRNESS_DIR, PRODUCTION_DIR}
+    }
+    known = [s for s in DRFH_SCHEDULERS if s in found]
+    return known + sorted(found - set(known))
+
+
+def read_summary(results: str | os.PathLike[str], scheduler: str) -> dict[str, Any]:
+    """Read ``R/<scheduler>/summary.json``.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory.
+    scheduler : str
+        Scheduler directory name.
+
+    Returns
+    -------
+    dict
+        The parsed summary.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the summary does not exist.
+    """
+    path = Path(results) / scheduler / "summary.json"
+    return json.loads(path.read_text())
+
+
+def mean_utilization(results: str | os.PathLike[str], scheduler: str) -> tuple[float, float]:
+    """Mean (CPU, memory) utilisation of one scheduler, as fractions of total capacity.
+
+    Taken from ``summary.json`` (``mean_utilization``) when present, else the mean of
+    ``utilization.parquet``.
+
+    Parameters
+    ----------
+    results, scheduler
+        As in :func:`read_summary`.
+
+    Returns
+    -------
+    tuple of float
+        ``(cpu, mem)``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If neither the summary's ``mean_utilization`` nor ``utilization.parquet`` exists.
+    """
+    root = Path(results) / scheduler
+    summary_path = root / "summary.json"
+    if summary_path.exists():
+        mu = json.loads(summary_path.read_text()).get("mean_utilization") or {}
+        if "cpu" in mu and "mem" in mu:
+            return float(mu["cpu"]), float(mu["mem"])
+    util = pd.read_parquet(root / "utilization.parquet", columns=["cpu", "mem"])
+    return float(util["cpu"].mean()), float(util["mem"].mean())
+
+
+_SLOTS_MODEL_RE = re.compile(r"^slots-(\d+)(?:-(single|cpu))?$")
+
+
+def table_ii(results: str | os.PathLike[str], model: str = "multi") -> pd.DataFrame:
+    """Mean utilisation of every ``slots-S`` run beside the paper's Table II.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory; every ``R/slots-S/`` present is used.
+    model : {"multi", "single", "cpu"}
+        Slot model (:class:`fairsim.schedulers.slots.Slots`): ``multi`` reads ``R/slots-S/``, the
+        others ``R/slots-S-<model>/``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``slots`` (int), ``cpu``, ``mem`` (ours, fractions), ``paper_cpu``, ``paper_mem``
+        (Table II, NaN for a slot count the paper did not report), sorted by ``slots``.
+    """
+    rows = []
+    for d in sorted(Path(results).iterdir()) if Path(results).is_dir() else []:
+        m = _SLOTS_MODEL_RE.match(d.name)
+        if not m or not d.is_dir() or (m.group(2) or "multi") != model:
+            continue
+        try:
+            cpu, mem = mean_utilization(results, d.name)
+        except FileNotFoundError:
+            logger.warning("skipping %s: no summary.json mean_utilization or utilization", d)
+            continue
+        s = int(m.group(1))
+        p_cpu, p_mem = paper.TABLE_II.get(s, (np.nan, np.nan))
+        rows.append({"slots": s, "cpu": cpu, "mem": mem, "paper_cpu": p_cpu, "paper_mem": p_mem})
+    cols = ["slots", "cpu", "mem", "paper_cpu", "paper_mem"]
+    table = pd.DataFrame(rows, columns=cols)
+    return table.sort_values("slots", ignore_index=True).astype({"slots": "int64"})
+
+
+def best_slots(table: pd.DataFrame) -> str:
+    """Name of the Slots scheduler with the highest mean of CPU and memory utilisation.
+
+    The paper (Sec. VI) "chooses the one with the highest CPU and memory utilization"; we read this
+    as the highest average of the two. Ties go to the smaller slot count.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`table_ii`.
+
+    Returns
+    -------
+    str
+        E.g. ``"slots-14"``.
+
+    Raises
+    ------
+    ValueError
+        If ``table`` is empty.
+    """
+    if table.empty:
+        raise ValueError("best_slots: table has no slots rows (no R/slots-S/ results found)")
+    ordered = table.sort_values("slots", kind="stable")
+    score = ((ordered["cpu"] + ordered["mem"]) / 2).to_numpy(float)
+    return f"slots-{int(ordered['slots'].to_numpy()[int(np.argmax(score))])}"
+
+
+def read_utilization(results: str | os.PathLike[str], scheduler: str) -> pd.DataFrame:
+    """``R/<scheduler>/utilization.parquet``'s ``time_s, cpu, mem``, in time order."""
+    util = pd.read_parquet(Path(results) / scheduler / "utilization.parquet")
+    return util[["time_s", "cpu", "mem"]].sort_values("time_s", ignore_index=True)
+
+
+def fig5_utilization(
+    results: str | os.PathLike[str],
+    schedulers: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Fig. 5's numbers: the mean CPU and memory utilisation of each scheduler, and how often one
+    is at least another over time.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory.
+    schedulers : sequence of str, optional
+        The schedulers; default: the best Slots run, ``ff-drfh`` and ``bf-drfh`` (those
+        present).
+
+    Returns
+    -------
+    dict
+        ``"schedulers"``: the list; ``"mean"``: ``{scheduler: {"cpu": x, "mem": y}}`` (time
+        averages over the window, fractions, from :func:`mean_utilization`); ``"above"``:
+        ``{"a>=b": {"cpu": f, "mem": f}}`` for the pairs (bf-drfh, ff-drfh), (bf-drfh, best
+        slots), (ff-drfh, best slots) when present: the fraction of common grid times at which
+        a's utilisation is at least b's.
+    """
+    root = Path(results)
+    if schedulers is None:
+        table = table_ii(root)
+        schedulers = [best_slots(table)] if not table.empty else []
+        schedulers += [s for s in ("ff-drfh", "bf-drfh") if (root / s).is_dir()]
+    series = {s: read_utilization(root, s) for s in schedulers}
+
+    means = {s: dict(zip(("cpu", "mem"), mean_utilization(root, s), strict=True)) for s in series}
+    slots = [s for s in schedulers if _SLOTS_RE.match(s)]
+    pairs = [("bf-drfh", "ff-drfh")] + [(d, s) for s in slots for d in ("bf-drfh", "ff-drfh")]
+    above: dict[str, dict[str, float]] = {}
+    for a, b in pairs:
+        if a in series and b in series:
+            m = series[a].merge(series[b], on="time_s", suffixes=("_a", "_b"))
+            if len(m):
+                above[f"{a}>={b}"] = {
+                    r: float((m[f"{r}_a"] >= m[f"{r}_b"] - _TOL).mean()) for r in ("cpu", "mem")
+                }
+    return {"schedulers": list(schedulers), "mean": means, "above": above}
+
+
+def _size_bin(n_tasks: pd.Series) -> pd.Series:
+    edges = [0] + [hi for _, hi in paper.FIG6_BINS[:-1]] + [np.inf]
+    return pd.cut(n_tasks, bins=edges, labels=list(paper.FIG6_BIN_LABELS), right=True)
+
+
+def fig6_pairs(
+    results: str | os.PathLike[str], a: str = "bf-drfh", b: str | None = None
+) -> pd.DataFrame:
+    """The jobs finished under both ``a`` and ``b`` (Fig. 6 counts only those), with both JCTs.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory.
+    a : str, optional
+        The improved scheduler (default Best-Fit DRFH).
+    b : str, optional
+        The baseline; default the best Slots run (:func:`best_slots`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``job_id``, ``n_tasks``, ``bin`` (the Fig. 6b size bin, categorical), ``jct_a_s``,
+        ``jct_b_s`` (job completion times, s). ``attrs`` holds ``a`` and ``b``.
+    """
+    root = Path(results)
+    if b is None:
+        b = best_slots(table_ii(root))
+    cols = ["job_id", "n_tasks", "completion_time_s"]
+    ja = pd.read_parquet(root / a / "jobs.parquet", columns=cols)
+    jb = pd.read_parquet(root / b / "jobs.parquet", columns=["job_id", "completion_time_s"])
+    both = ja.merge(jb, on="job_id", suffixes=("_a", "_b"))
+    both = both.dropna(subset=["completion_time_s_a", "completion_time_s_b"])
+    both = both.rename(columns={"completion_time_s_a": "jct_a_s", "completion_time_s_b": "jct_b_s"})
+    both["bin"] = _size_bin(both["n_tasks"])
+    out = both[["job_id", "n_tasks", "bin", "jct_a_s", "jct_b_s"]].reset_index(drop=True)
+    out.attrs.update({"a": a, "b": b})
+    return out
+
+
+def job_ratio(jct_a_s: np.ndarray, jct_b_s: np.ndarray) -> np.ndarray:
+    """Each job's own JCT reduction ``1 - jct_a / jct_b`` (NaN where ``jct_b <= 0``)."""
+    a = np.asarray(jct_a_s, dtype=float)
+    b = np.asarray(jct_b_s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b > 0, 1.0 - a / b, np.nan)
+
+
+def fig6_jct(
+    results: str | os.PathLike[str], a: str = "bf-drfh", b: str | None = None
+) -> pd.DataFrame:
+    """Fig. 6 of one run: job completion times of ``a`` versus ``b`` over jobs finished under both.
+
+    The mean completion-time reduction per job-size bin (1-50, 51-100, 101-500, 501-1000, >1000
+    tasks), read two ways: the reduction of the bin's mean JCT, ``1 - mean_a / mean_b``
+    (``reduction``), and the mean of every job's own reduction ``1 - jct_a / jct_b``
+    (``reduction_per_job``). With 9 jobs of 10 s under both and one of 10,000 s under ``b`` and
+    100 s under ``a``, the first is 98.0 %, the second 9.9 %.
+
+    Parameters
+    ----------
+    results, a, b
+        As in :func:`fig6_pairs`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per bin: ``bin``, ``jobs`` (finished under both), ``mean_jct_a_s``,
+        ``mean_jct_b_s``, ``reduction`` and ``reduction_per_job`` (fractions; NaN for an empty
+        bin). ``attrs`` holds ``a``, ``b``, ``jobs_both``, ``"overall"`` and
+        ``"overall_per_job"`` (the two reductions over all common jobs).
+    """
+    both = fig6_pairs(results, a, b)
+    b = str(both.attrs["b"])
+    both["ratio"] = job_ratio(both["jct_a_s"].to_numpy(), both["jct_b_s"].to_numpy())
+    grouped = both.groupby("bin", observed=False)
+    out = pd.DataFrame(
+        {
+            "bin": list(paper.FIG6_BIN_LABELS),
+            "jobs": grouped.size().reindex(paper.FIG6_BIN_LABELS).fillna(0).astype("int64").values,
+            "mean_jct_a_s": grouped["jct_a_s"].mean().values,
+            "mean_jct_b_s": grouped["jct_b_s"].mean().values,
+        }
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["reduction"] = 1.0 - out["mean_jct_a_s"] / out["mean_jct_b_s"]
+    out["reduction_per_job"] = grouped["ratio"].mean().values
+    overall = (
+        float(1.0 - both["jct_a_s"].mean() / both["jct_b_s"].mean()) if len(both) else float("nan")
+    )
+    per_job = float(both["ratio"].mean()) if both["ratio"].notna().any() else float("nan")
+    out.attrs.update(
+        {"a": a, "b": b, "overall": overall, "overall_per_job": per_job, "jobs_both": len(both)}
+    )
+    return out
+
+
+#: The two readings of Fig. 6b's "mean completion time reduction" of a bin.
+FIG6_MEASURES = ("mean_of_ratios", "ratio_of_means")
+
+
+def fig6_units(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 6's (job, seed) pairs grouped into one bootstrap unit per job.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        ``seed``, ``job_id``, ``bin``, ``jct_a_s``, ``jct_b_s``: every job finished under both
+        schedulers of a seed (each seed's own Slots baseline), pooled over seeds.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per job: ``bin_code`` (0-4, the Fig. 6b bin), ``pairs`` (seeds in which it
+        finished under both), ``sum_a_s``, ``sum_b_s`` (its JCTs summed over those seeds),
+        ``sum_ratio`` and ``n_ratio`` (its per-seed reductions ``1 - jct_a / jct_b`` summed and
+        counted, pairs with ``jct_b <= 0`` left out). Resampling these rows resamples jobs with
+        all their seeds, so a job seen in five seeds counts as one unit, not five.
+    """
+    df = pairs.assign(
+        ratio=job_ratio(pairs["jct_a_s"].to_numpy(), pairs["jct_b_s"].to_numpy()),
+        bin_code=pd.Categorical(pairs["bin"], categories=list(paper.FIG6_BIN_LABELS)).codes,
+    )
+    g = df.groupby("job_id", sort=True)
+    return pd.DataFrame(
+        {
+            "bin_code": g["bin_code"].first().astype("int64"),
+            "pairs": g.size().astype("int64"),
+            "sum_a_s": g["jct_a_s"].sum(),
+            "sum_b_s": g["jct_b_s"].sum(),
+            "sum_ratio": g["ratio"].sum(),
+            "n_ratio": g["ratio"].count().astype("int64"),
+        }
+    )
+
+
+def fig6_reduction(units: pd.DataFrame, idx: np.ndarray, measure: str) -> np.ndarray:
+    """Every bin's reduction over the jobs ``idx`` (rows of :func:`fig6_units`, with repeats).
+
+    Returns
+    -------
+    numpy.ndarray, shape (5,)
+        Per Fig. 6b bin: ``1 - sum(JCT_a) / sum(JCT_b)`` over the jobs' pairs for
+        ``ratio_of_means``, the mean of the pairs' ``1 - jct_a / jct_b`` for
+        ``mean_of_ratios``; NaN for a bin without jobs.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``measure``.
+    """
+    codes = units["bin_code"].to_numpy()[idx]
+    n = len(paper.FIG6_BIN_LABELS)
+
+    def total(col: str) -> np.ndarray:
+        return np.bincount(codes, weights=units[col].to_numpy(float)[idx], minlength=n)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if measure == "ratio_of_means":
+            a, b = total("sum_a_s"), total("sum_b_s")
+            return np.where(b > 0, 1.0 - a / b, np.nan)
+        if measure == "mean_of_ratios":
+            s, c = total("sum_ratio"), total("n_ratio")
+            return np.where(c > 0, s / c, np.nan)
+    raise ValueError(f"measure: {measure!r} (expected one of {', '.join(FIG6_MEASURES)})")
+
+
+def fig6_bin_estimates(
+    units: pd.DataFrame, *, seeds: int, n_resamples: int = N_RESAMPLES
+) -> pd.DataFrame:
+    """Both reductions of every Fig. 6b bin and over all jobs, with bootstrap intervals over jobs.
+
+    Parameters
+    ----------
+    units : pandas.DataFrame
+        From :func:`fig6_units`.
+    seeds : int
+        The seeds the pairs come from.
+    n_resamples : int
+        Bootstrap resamples per estimate (0: point estimates only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per bin and a last row ``all``: ``bin``, ``jobs`` (distinct), ``pairs``
+        ((job, seed) pairs), ``mean_jct_a_s``, ``mean_jct_b_s`` (over the pairs), and
+        ``ratio_of_means``, ``mean_of_ratios`` (:class:`fairsim.experiments.claims.Estimate`,
+        resampling the bin's jobs).
+    """
+    rows = []
+    labels = [*paper.FIG6_BIN_LABELS, "all"]
+    for code, label in enumerate(labels):
+        sub = units if label == "all" else units[units["bin_code"] == code]
+        n_pairs = int(sub["pairs"].sum())
+        row: dict[str, Any] = {
+            "bin": label,
+            "jobs": len(sub),
+            "pairs": n_pairs,
+            "mean_jct_a_s": float(sub["sum_a_s"].sum() / n_pairs) if n_pairs else np.nan,
+            "mean_jct_b_s": float(sub["sum_b_s"].sum() / n_pairs) if n_pairs else np.nan,
+        }
+        flat = sub.assign(bin_code=0)  # one group: the bin itself (or all jobs)
+        for measure in FIG6_MEASURES:
+
+            def stat(idx: np.ndarray, flat: pd.DataFrame = flat, measure: str = measure) -> float:
+                return float(fig6_reduction(flat, idx, measure)[0])
+
+            if len(sub) == 0:
+                row[measure] = Estimate(np.nan, None, None, seeds, "no jobs")
+            elif n_resamples == 0:
+                row[measure] = Estimate(stat(np.arange(len(sub))), None, None, seeds, "")
+            else:
+                row[measure] = bootstrap_units(
+                    len(sub), stat, seeds=seeds, what="jobs", n_resamples=n_resamples
+                )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def fig6_trend(
+    units: pd.DataFrame, measure: str, *, seeds: int, n_resamples: int = N_RESAMPLES
+) -> Estimate:
+    """Spearman's rho between the Fig. 6b bin (1-5) and its reduction, bootstrapped over jobs
+    (:func:`fairsim.experiments.claims.spearman_trend`; a bin left empty by a resample drops
+    out of that resample's rho)."""
+
+    keys = [float(k) for k in range(1, len(paper.FIG6_BIN_LABELS) + 1)]
+
+    def groups(idx: np.ndarray) -> tuple[list[float], list[float]]:
+        return keys, fig6_reduction(units, idx, measure).tolist()
+
+    return spearman_trend(len(units), groups, seeds=seeds, what="jobs", n_resamples=n_resamples)
+
+
+def _read_users(results: Path, sub: str) -> pd.DataFrame:
+    users = pd.read_parquet(results / sub / "users.parquet")
+    return users[["user", "tasks_submitted", "tasks_completed", "completion_ratio"]]
+
+
+def fig7_completion(
+    results: str | os.PathLike[str],
+    a: str = "bf-drfh",
+    b: str | None = None,
+) -> dict[str, Any]:
+    """Fig. 7's numbers: per-user task completion ratio under ``b`` (Slots) versus ``a`` (DRFH).
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory.
+    a : str, optional
+        Scheduler on the y axis (default Best-Fit DRFH).
+    b : str, optional
+        Scheduler on the x axis; default the best Slots run.
+
+    Returns
+    -------
+    dict
+        ``a``, ``b``, ``users`` (in both), ``higher_under_a`` / ``lower_under_a`` (fractions of
+        users with a strictly higher / lower ratio under ``a``), ``full_under_a_not_b`` (fraction
+        of users with every task completed under ``a`` but not under ``b``).
+    """
+    root = Path(results)
+    if b is None:
+        b = best_slots(table_ii(root))
+    m = _read_users(root, a).merge(_read_users(root, b), on="user", suffixes=("_a", "_b"))
+    ra, rb = m["completion_ratio_a"].to_numpy(float), m["completion_ratio_b"].to_numpy(float)
+    n = max(len(m), 1)
+    full_a = m["tasks_completed_a"] >= m["tasks_submitted_a"]
+    full_b = m["tasks_completed_b"] >= m["tasks_submitted_b"]
+    stats: dict[str, Any] = {
+        "a": a,
+        "b": b,
+        "users": len(m),
+        "higher_under_a": float(np.sum(ra > rb + _TOL) / n) if len(m) else float("nan"),
+        "lower_under_a": float(np.sum(ra < rb - _TOL) / n) if len(m) else float("nan"),
+        "full_under_a_not_b": float((full_a & ~full_b).sum() / n) if len(m) else float("nan"),
+    }
+    return stats
+
+
+#: The fractions of users Fig. 7's text is about, and their labels.
+FIG7_FRACTIONS = {
+    "higher_under_a": "higher ratio\nunder BF-DRFH",
+    "lower_under_a": "lower ratio\nunder BF-DRFH",
+    "full_under_a_not_b": "all tasks done under\nBF-DRFH, not Slots",
+}
+
+
+def fig8_sharing_incentive(
+    results: str | os.PathLike[str],
+    *,
+    shared: str = "bf-drfh",
+) -> dict[str, Any]:
+    """Fig. 8's numbers: task completion ratio on dedicated clouds versus the shared cloud.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory; reads ``R/dedicated/users.parquet`` and ``R/<shared>/users.parquet``.
+    shared : str, optional
+        Scheduler of the shared-cloud run (default Best-Fit DRFH).
+
+    Returns
+    -------
+    dict
+        ``users`` (in both), ``worse_off`` (count with ``ratio_shared < ratio_dedicated - 1e-9``),
+        ``worse_off_fraction``, ``mean_decrease`` (mean of ``ratio_dedicated - ratio_shared``
+        over the worse-off users; NaN when none), ``better_off_fraction``.
+    """
+    root = Path(results)
+    m = _read_users(root, "dedicated").merge(
+        _read_users(root, shared), on="user", suffixes=("_dc", "_sc")
+    )
+    dc, sc = m["completion_ratio_dc"].to_numpy(float), m["completion_ratio_sc"].to_numpy(float)
+    worse = sc < dc - _TOL
+    n = len(m)
+    stats: dict[str, Any] = {
+        "shared": shared,
+        "users": n,
+        "worse_off": int(worse.sum()),
+        "worse_off_fraction": float(worse.sum() / n) if n else float("nan"),
+        "better_off_fraction": float(np.sum(sc > dc + _TOL) / n) if n else float("nan"),
+        "mean_decrease": float(np.mean(dc[worse] - sc[worse])) if worse.any() else float("nan"),
+    }
+    return stats
+
+
+#: The quantities Fig. 8's text is about, and their labels.
+FIG8_FRACTIONS = {
+    "worse_off_fraction": "users worse off\nin the shared cloud",
+    "better_off_fraction": "users better off\nin the shared cloud",
+    "mean_decrease": "mean decrease of the\nworse-off users' ratio",
+}
+
+
+def _step_mean(t: np.ndarray, v: np.ndarray, lo: float, hi: float) -> float:
+    """Time-weighted mean over [lo, hi] of the step function (t, v); 0 before t[0]."""
+    if hi <= lo:
+        return float("nan")
+    knots = np.concatenate(([lo], t[(t > lo) & (t < hi)], [hi]))
+    idx = np.searchsorted(t, knots[:-1], side="right") - 1
+    vals = np.where(idx >= 0, v[np.clip(idx, 0, None)], 0.0)
+    return float(np.sum(vals * np.diff(knots)) / (hi - lo))
+
+
+def fig4_phase_means(
+    shares: pd.DataFrame,
+    phases: dict[str, tuple[float, float]] | None = None,
+    *,
+    middle: float = 0.6,
+    active_threshold: float = 1e-6,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Mean CPU, memory and dominant share of each active user in each phase of Fig. 4.
+
+    Parameters
+    ----------
+    shares : pandas.DataFrame
+        Long format ``time_s, user, cpu, mem, dominant``; each sample holds until the next sample
+        of the same user (step function; a user's share is 0 before its first sample).
+    phases : dict, optional
+        ``{name: (start_s, end_s)}``; default
+        :data:`fairsim.experiments.drfh.paper.FIG4_PHASES`.
+    middle : float, optional
+        Fraction of each window kept, centred, to skip transients (default the middle 60 %).
+    active_threshold : float, optional
+        A user is active in a phase when its mean dominant share exceeds this.
+
+    Returns
+    -------
+    dict
+        ``{phase: {user: {"cpu": x, "mem": y, "dominant": z}}}``, time-weighted means.
+    """
+    phases = dict(paper.FIG4_PHASES if phases is None else phases)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    groups = {u: g.sort_values("time_s") for u, g in shares.groupby("user", sort=True)}
+    for name, (t0, t1) in phases.items():
+        cut = (1.0 - middle) / 2.0 * (t1 - t0)
+        lo, hi = t0 + cut, t1 - cut
+        per_user: dict[str, dict[str, float]] = {}
+        for user, g in groups.items():
+            t = g["time_s"].to_numpy(float)
+            means = {
+                r: _step_mean(t, g[r].to_numpy(float), lo, hi) for r in ("cpu", "mem", "dominant")
+            }
+            if means["dominant"] > active_threshold:
+                per_user[str(user)] = means
+        out[name] = per_user
+    return out
+
+
+def fig4_shares(
+    results: str | os.PathLike[str],
+    *,
+    scheduler: str = "bf-drfh",
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Fig. 4's numbers: each user's mean CPU, memory and global dominant share in each phase.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory; reads ``R/fig4/<scheduler>/user_shares.parquet``.
+    scheduler : str, optional
+        Scheduler subdirectory of ``R/fig4`` (default Best-Fit DRFH).
+
+    Returns
+    -------
+    dict
+        Phase means, see :func:`fig4_phase_means`.
+    """
+    shares = pd.read_parquet(Path(results) / "fig4" / scheduler / "user_shares.parquet")
+    return fig4_phase_means(shares)
+
+
+def read_fairness_summary(results: str | os.PathLike[str], scheduler: str) -> pd.DataFrame:
+    """``R/<scheduler>/fairness_summary.parquet`` (``collect.fairness``), sorted by time.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the run was made without ``collect.fairness``.
+    """
+    path = Path(results) / scheduler / "fairness_summary.parquet"
+    return pd.read_parquet(path).sort_values("time_s", ignore_index=True)
+
+
+def fairness_context(results: str | os.PathLike[str], scheduler: str) -> dict[str, float]:
+    """What the time averages of a run's fairness over time rest on, from ``fairness.parquet``.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory with ``<scheduler>/fairness.parquet``.
+    scheduler : str
+
+    Returns
+    -------
+    dict
+        ``reference_jain``: the mean over the instants of Jain's index of the reference
+        (DRFH) allocation's dominant shares (:func:`fairsim.scenario.fairness.jain_index`,
+        unweighted: the DRFH runs' users all have weight 1), the level an online allocation that
+        equalled the reference would reach, users with few tasks present holding less;
+        ``worst_running`` and ``worst_waiting``: the median over the instants of the tasks
+        running and waiting of the user with the largest deficit.
+    """
+    from fairsim.scenario.fairness import jain_index
+
+    f = pd.read_parquet(
+        Path(results) / scheduler / "fairness.parquet",
+        columns=["time_s", "tasks_running", "tasks_waiting", "reference_dominant_share", "deficit"],
+    )
+    ref = f.groupby("time_s", sort=True)["reference_dominant_share"].apply(
+        lambda v: jain_index(v.to_numpy(dtype=float))
+    )
+    worst = f.loc[f["deficit"].notna()].sort_values(["time_s", "deficit"], kind="stable")
+    worst = worst.groupby("time_s", sort=True).tail(1)
+    return {
+        "reference_jain": float(ref.mean()),
+        "worst_running": float(worst["tasks_running"].median()),
+        "worst_waiting": float(worst["tasks_waiting"].median()),
+    }
+
+
+def fig4_phase_windows(tasks: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Fig. 4's phases as the run played them: from the tasks of its three users.
+
+    Parameters
+    ----------
+    tasks : pandas.DataFrame
+        ``tasks.parquet`` of the Fig. 4 run (``user``, ``submit_s``, ``finish_s``).
+
+    Returns
+    -------
+    dict
+        ``{phase: (start_s, end_s)}`` for :data:`FIG4_DEFICIT_PHASES`: from the first user's
+        first submission to the second's, to the third's, to the first user's last finish (its
+        departure), and from there to the last finish of all.
+
+    Raises
+    ------
+    ValueError
+        Unless the tasks belong to exactly three users, the first of whom departs after the
+        third joins.
+    """
+    joins = tasks.groupby("user")["submit_s"].min().sort_values(kind="stable")
+    if len(joins) != 3:
+        raise ValueError(f"Fig. 4 has 3 users; tasks.parquet has {len(joins)}")
+    first = joins.index[0]
+    depart = float(tasks.loc[tasks["user"] == first, "finish_s"].max())
+    end = float(tasks["finish_s"].max())
+    j = [float(x) for x in joins.to_numpy()]
+    if not j[0] <= j[1] <= j[2] < depart <= end:
+        raise ValueError(
+            f"Fig. 4: joins at {j} s and {first}'s departure at {depart} s are out of order"
+        )
+    bounds = (j[0], j[1], j[2], depart, end)
+    return {name: (bounds[k], bounds[k + 1]) for k, name in enumerate(FIG4_DEFICIT_PHASES)}
+
+
+def whole_task_shares(
+    servers: pd.DataFrame, demands: dict[str, tuple[float, ...]]
+) -> dict[str, dict[str, float]]:
+    """Dominant shares of users with unbounded backlogs: divisible DRFH against whole tasks.
+
+    Both allocations are static, on the same pool: ``drfh`` (the divisible DRFH allocation,
+    Sec. IV of the DRFH paper, what ``collect.fairness`` takes as the reference) and
+    ``bf-drfh`` (progressive filling of whole tasks with Best-Fit's choice of server, Sec. V-B,
+    every user's tasks placed at once), both from :func:`fairsim.solve`.
+
+    Parameters
+    ----------
+    servers : pandas.DataFrame
+        ``servers.parquet`` (``server``, one column per resource of ``demands``).
+    demands : dict
+        ``{user: per-task demand}``, in the order of the resource columns ``cpu, mem``.
+
+    Returns
+    -------
+    dict
+        ``{"divisible": {user: share}, "whole": {user: share}}``: global dominant shares
+        ``tasks x max_r d_r / C_r``.
+    """
+    import fairsim
+
+    resources = ["cpu", "mem"]
+    cap = servers[resources].to_numpy(dtype=float)
+    total = cap.sum(axis=0)
+    instance = {
+        "resources": resources,
+        "servers": [
+            {"id": str(sid), "capacity": [float(x) for x in row]}
+            for sid, row in zip(servers["server"], cap, strict=True)
+        ],
+        "users": [{"id": u, "demand": [float(x) for x in d]} for u, d in demands.items()],
+    }
+    per_task = {u: float(np.max(np.asarray(d, dtype=float) / total)) for u, d in demands.items()}
+    out: dict[str, dict[str, float]] = {}
+    for key, mech in (("divisible", "drfh"), ("whole", "bf-drfh")):
+        answer = fairsim.solve(instance, mech)
+        tasks = np.asarray(answer["tasks"], dtype=float).sum(axis=1)
+        out[key] = {u: float(n * per_task[u]) for u, n in zip(answer["users"], tasks, strict=True)}
+    return out
+
+
+def fig4_deficit_phases(
+    results: str | os.PathLike[str], *, scheduler: str = "bf-drfh"
+) -> dict[str, dict[str, Any]]:
+    """The deficit of Fig. 4's run to the DRFH allocation, phase by phase.
+
+    Reads ``R/fig4/<scheduler>/`` (``tasks.parquet``, ``fairness.parquet``,
+    ``fairness_summary.parquet``) and ``R/fig4/servers.parquet``. The phases are those the run
+    played (:func:`fig4_phase_windows`). Each phase's first ``settle_s`` seconds, the longest run
+    time of a task, are left out of the settled numbers: no task is preempted, so after a user
+    joins its share can grow only as running tasks finish, which takes up to one run time.
+
+    Returns
+    -------
+    dict
+        ``{phase: numbers}`` with ``start_s``, ``end_s``, ``settle_s``, ``instants`` (settled),
+        ``max_deficit_mean`` and ``max_deficit_max`` (the largest deficit over the users, its
+        mean and maximum over the settled instants), ``max_deficit_max_all`` (over every
+        instant of the phase, transient included), ``jain_mean`` and ``jain_min`` (settled),
+        ``online`` and ``reference`` (mean dominant share of the active users over the settled
+        instants, online and in the DRFH allocation), ``users`` (the active users), and
+        ``whole`` and ``divisible`` (the mean dominant share of those users when their tasks
+        are placed at once as whole tasks, and in the divisible allocation:
+        :func:`whole_task_shares`).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the Fig. 4 run was made without ``collect.fairness``.
+    """
+    run = Path(results) / "fig4" / scheduler
+    summary = read_fairness_summary(Path(results) / "fig4", scheduler)
+    per_user = pd.read_parquet(run / "fairness.parquet")
+    tasks = pd.read_parquet(
+        run / "tasks.parquet", columns=["user", "submit_s", "start_s", "finish_s"]
+    )
+    servers = pd.read_parquet(Path(results) / "fig4" / "servers.parquet")
+    settle = float((tasks["finish_s"] - tasks["start_s"]).max())
+    demand_cols = ["demand_cpu", "demand_mem"]
+    demands = per_user.groupby("user")[demand_cols].first()
+    out: dict[str, dict[str, Any]] = {}
+    for name, (t0, t1) in fig4_phase_windows(tasks).items():
+        last = name == FIG4_DEFICIT_PHASES[-1]
+        inside = (summary["time_s"] >= t0) & (
+            (summary["time_s"] <= t1) if last else (summary["time_s"] < t1)
+        )
+        settled = inside & (summary["time_s"] >= t0 + settle)
+        s = summary[settled]
+        rows = per_user[per_user["time_s"].isin(s["time_s"])]
+        users = sorted(rows["user"].unique().tolist())
+        static = (
+            whole_task_shares(
+                servers, {u: tuple(demands.loc[u].to_numpy(dtype=float)) for u in users}
+            )
+            if users
+            else {"whole": {}, "divisible": {}}
+        )
+        out[name] = {
+            "start_s": t0,
+            "end_s": t1,
+            "settle_s": settle,
+            "instants": len(s),
+            "max_deficit_mean": float(s["max_deficit"].mean()),
+            "max_deficit_max": float(s["max_deficit"].max()),
+            "max_deficit_max_all": float(summary.loc[inside, "max_deficit"].max()),
+            "jain_mean": float(s["jain_index"].mean()),
+            "jain_min": float(s["jain_index"].min()),
+            "online": float(rows["dominant_share"].mean()),
+            "reference": float(rows["reference_dominant_share"].mean()),
+            "users": users,
+            "whole": float(np.mean(list(static["whole"].values()))) if users else math.nan,
+            "divisible": float(np.mean(list(static["divisible"].values()))) if users else math.nan,
+        }
+    return out
+
+
+def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
+    """The production context: the trace's own schedule beside the simulated ones.
+
+    Reads the runs of :data:`PRODUCTION_SCHEDULERS` and :data:`PRODUCTION_READINGS` in
+    ``results`` (one ``fairsim run`` of ``configs/google-recorded.yaml``: the same tasks on the
+    same pool, the trace's machines).
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory holding ``<scheduler>/summary.json``, ``utilization.parquet``,
+        ``jobs.parquet`` and ``users.parquet`` for every scheduler of
+        :data:`PRODUCTION_SCHEDULERS`, and ``summary.json`` and ``utilization.parquet`` of both
+        replays of :data:`PRODUCTION_READINGS`.
+
+    Returns
+    -------
+    dict
+        ``schedulers`` (the list), ``servers`` (pool size), ``tasks``, ``horizon_s``,
+        ``common_jobs`` (jobs finished under every scheduler) and ``per`` (scheduler → dict
+        with ``cpu``, ``mem`` (mean utilisation by requests, fractions of the pool's capacity,
+        the time integral of ``summary.json``), ``peak_cpu``, ``peak_mem`` (largest sample of
+        ``utilization.parquet``), ``completed`` (tasks completed / tasks), ``user_ratio`` (mean
+        over users of their completion ratio), ``jct_mean_s`` and ``jct_median_s`` (JCT of the
+        common jobs, seconds), ``jain`` and ``max_deficit`` (time averages of fairness over
+        time, None without it)); ``readings`` (reading → dict: ``folder``, ``cpu``, ``mem``,
+        ``peak_cpu``, ``peak_mem`` as above, and ``overcommit``: per resource the largest, the
+        last and the mean over the samples of the number of over-committed servers
+        (``servers_max``, ``servers_end``, ``servers_mean``), the largest and the time-average
+        requested amount above capacity (``amount_max``, ``amount_mean``, fractions of the
+        pool's capacity) and the utilisation by requests at the end (``utilization_end``)).
+
+    Raises
+    ------
+    FileNotFoundError
+        When a scheduler's run is missing.
+    """
+    root = Path(results)
+    per: dict[str, dict[str, Any]] = {}
+    jobs: dict[str, pd.Series] = {}
+    servers = tasks = horizon = None
+    for s in PRODUCTION_SCHEDULERS:
+        summary = read_summary(root, s)
+        util = pd.read_parquet(root / s / "utilization.parquet")
+        users = pd.read_parquet(root / s / "users.parquet", columns=["completion_ratio"])
+        j = pd.read_parquet(root / s / "jobs.parquet", columns=["job_id", "completion_time_s"])
+        jobs[s] = j.set_index("job_id")["completion_time_s"]
+        avg = (summary.get("fairness") or {}).get("time_average") or {}
+        mu = summary["mean_utilization"]
+        per[s] = {
+            "cpu": float(mu["cpu"]),
+            "mem": float(mu["mem"]),
+            "peak_cpu": float(util["cpu"].max()),
+            "peak_mem": float(util["mem"].max()),
+            "completed": summary["tasks_completed"] / summary["tasks"],
+            "user_ratio": float(users["completion_ratio"].mean()),
+            "jain": avg.get("jain_index"),
+            "max_deficit": avg.get("max_deficit"),
+        }
+        servers, tasks, horizon = summary["servers"], summary["tasks"], summary["horizon_s"]
+    done = pd.concat(jobs, axis=1).dropna()
+    for s in PRODUCTION_SCHEDULERS:
+        per[s]["jct_mean_s"] = float(done[s].mean()) if len(done) else math.nan
+        per[s]["jct_median_s"] = float(done[s].median()) if len(done) else math.nan
+    return {
+        "schedulers": list(PRODUCTION_SCHEDULERS),
+        "servers": servers,
+        "tasks": tasks,
+        "horizon_s": horizon,
+        "common_jobs": len(done),
+        "per": per,
+        "readings": {k: _reading(root, folder) for k, folder in PRODUCTION_READINGS.items()},
+    }
+
+
+def _reading(root: Path, folder: str) -> dict[str, Any]:
+    """One replay of the trace's placements (:func:`production_numbers`' ``readings``)."""
+    summary = read_summary(root, folder)
+    util = pd.read_parquet(root / folder / "utilization.parquet")
+    mu, oc = summary["mean_utilization"], summary.get("overcommit") or {}
+    return {
+        "folder": folder,
+        "cpu": float(mu["cpu"]),
+        "mem": float(mu["mem"]),
+        "peak_cpu": float(util["cpu"].max()),
+        "peak_mem": float(util["mem"].max()),
+        "overcommit": {
+            r: {
+                "servers_max": int(util[f"overcommitted_{r}"].max()),
+                "servers_end": int(util[f"overcommitted_{r}"].iloc[-1]),
+                "servers_mean": float(util[f"overcommitted_{r}"].mean()),
+                "amount_max": float(util[f"overcommit_{r}"].max()),
+                "amount_mean": float(oc[r]["mean_amount"]) if r in oc else math.nan,
+                "utilization_end": float(util[r].iloc[-1]),
+            }
+            for r in ("cpu", "mem")
+            if f"overcommitted_{r}" in util
+        },
+    }
+
+
+_SEED_DIR = re.compile(r"^seed-(\d+)$")
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
+    """The numbers of one seed's runs (no figures drawn).
+
+    A piece whose inputs are missing is skipped and recorded in ``numbers["skipped"]`` with the
+    reason; the others still run.
+
+    Parameters
+    ----------
+    results : path-like
+        One seed's folder (``OUT/seed-<k>``): the ``fairsim run`` results of the Google runs,
+        ``dedicated/``, ``censored-complete/`` and ``fig4/``.
+
+    Returns
+    -------
+    dict
+        ``config``, ``servers`` (count and totals), ``summaries`` (``{scheduler: summary}``,
+        including ``"fig4/bf-drfh"``), ``table_ii`` and ``table_ii_single`` (row dicts),
+        ``best_slots``, ``fig4``, ``fig5``, ``fig6`` (``bins`` and ``pairs``: the jobs finished
+        under both, a DataFrame), ``fig7``, ``fig8`` (with ``worse``: the worse-off users'
+        decreases, a DataFrame), ``dedicated``, ``sensitivity`` (the same under the older
+        censoring rule), ``fig4_deficit`` (:func:`fairsim.experiments.drfh.numbers.
+        fig4_deficit_phases`), ``fairness`` (:func:`_fairness_numbers`), ``fig4_config`` and
+        ``skipped`` (``{key: reason}``).
+    """
+    root = Path(results)
+    numbers: dict[str, Any] = {
+        "results": str(root),
+        "config": _read_yaml(root / "config.yaml"),
+        "fig4_config": _read_yaml(root / "fig4" / "config.yaml"),
+        "summaries": {},
+        "skipped": {},
+    }
+    servers_path = root / "servers.parquet"
+    if servers_path.exists():
+        srv = pd.read_parquet(servers_path)
+        numbers["servers"] = {
+            "count": len(srv),
+            **{r: float(srv[r].sum()) for r in ("cpu", "mem") if r in srv},
+        }
+    fig4_servers = root / "fig4" / "servers.parquet"
+    if fig4_servers.exists():
+        srv = pd.read_parquet(fig4_servers)
+        numbers["fig4_servers"] = {r: float(srv[r].sum()) for r in ("cpu", "mem")}
+    for s in present_schedulers(root):
+        numbers["summaries"][s] = read_summary(root, s)
+    fig4_summary = root / "fig4" / "bf-drfh" / "summary.json"
+    if fig4_summary.exists():
+        numbers["summaries"]["fig4/bf-drfh"] = json.loads(fig4_summary.read_text())
+
+    def attempt(key: str, fn: Callable[[], Any], *, keep: bool = True) -> Any:
+        """``fn()``, kept as ``numbers[key]`` unless None; on missing inputs None, and the
+        reason recorded as skipped."""
+        try:
+            value = fn()
+        except (FileNotFoundError, KeyError, ValueError) as exc:
+            logger.warning("skipping %s of %s: %s", key, root.name, exc)
+            numbers["skipped"][key] = f"{type(exc).__name__}: {exc}"
+            return None
+        if keep and value is not None:
+            numbers[key] = value
+        return value
+
+    table = attempt("table_ii", lambda: table_ii(root), keep=False)
+    if table is not None and table.empty:
+        numbers["skipped"]["table_ii"] = "no slots-S/ results found"
+        table = None
+    if table is not None:
+        numbers["table_ii"] = table.to_dict(orient="records")
+        numbers["best_slots"] = best_slots(table)
+    best = numbers.get("best_slots")
+    single = attempt("table_ii_single", lambda: table_ii(root, model="single"), keep=False)
+    if single is not None and not single.empty:
+        numbers["table_ii_single"] = single.to_dict(orient="records")
+
+    attempt("fig4", lambda: fig4_shares(root))
+    attempt("fig4_deficit", lambda: fig4_deficit_phases(root))
+    attempt("fairness", lambda: _fairness_numbers(root))
+
+    present = [s for s in ("ff-drfh", "bf-drfh") if (root / s / "utilization.parquet").exists()]
+    if best and len(present) == 2:
+        attempt("fig5", lambda: fig5_utilization(root, [best, *present]))
+    else:
+        numbers["skipped"]["fig5"] = (
+            "no utilization.parquet for the best Slots, ff-drfh and bf-drfh"
+        )
+
+    if best is None:
+        for key in ("fig6", "fig7"):
+            numbers["skipped"][key] = "no Slots baseline (no slots-S/ results)"
+    else:
+        attempt("fig6", lambda: _fig6_numbers(root, best))
+        attempt("fig7", lambda: _fig7_numbers(root, best))
+    attempt("fig8", lambda: _fig8_numbers(root))
+    dedicated = root / "dedicated" / "summary.json"
+    if dedicated.exists():
+        numbers["dedicated"] = json.loads(dedicated.read_text())
+    attempt("sensitivity", lambda: _sensitivity(root, best))
+    return numbers
+
+
+def _fig6_numbers(root: Path, best: str) -> dict[str, Any]:
+    table = fig6_jct(root, "bf-drfh", best)
+    return {
+        "b": best,
+        "bins": table.to_dict(orient="records"),
+        "overall": table.attrs["overall"],
+        "overall_per_job": table.attrs["overall_per_job"],
+        "jobs_both": table.attrs["jobs_both"],
+        "pairs": fig6_pairs(root, "bf-drfh", best),
+    }
+
+
+def _users(root: Path, sub: str) -> pd.DataFrame:
+    cols = ["user", "tasks_submitted", "completion_ratio"]
+    return pd.read_parquet(root / sub / "users.parquet", columns=cols)
+
+
+def _fig7_numbers(root: Path, best: str) -> dict[str, Any]:
+    stats = fig7_completion(root, "bf-drfh", best)
+    users = _users(root, "bf-drfh").merge(
+        _users(root, best).drop(columns="tasks_submitted"), on="user", suffixes=("_a", "_b")
+    )
+    stats["per_user"] = users.rename(
+        columns={
+            "completion_ratio_a": "ratio_a",
+            "completion_ratio_b": "ratio_b",
+            "tasks_submitted": "tasks",
+        }
+    )
+    return stats
+
+
+def _fig8_numbers(root: Path) -> dict[str, Any]:
+    stats = fig8_sharing_incentive(root)
+    users = _users(root, "dedicated").merge(
+        _users(root, "bf-drfh").drop(columns="tasks_submitted"),
+        on="user",
+        suffixes=("_dc", "_sc"),
+    )
+    users = users.rename(
+        columns={
+            "completion_ratio_dc": "ratio_dc",
+            "completion_ratio_sc": "ratio_sc",
+            "tasks_submitted": "tasks",
+        }
+    )
+    stats["per_user"] = users
+    decrease = users["ratio_dc"] - users["ratio_sc"]
+    stats["worse"] = pd.DataFrame({"user": users["user"], "decrease": decrease})[
+        users["ratio_sc"] < users["ratio_dc"] - 1e-9
+    ].reset_index(drop=True)
+    return stats
+
+
+def _fairness_numbers(root: Path) -> dict[str, Any]:
+    """Fairness over time of one seed's Google runs (``R/fairness/``, step 5).
+
+    Returns
+    -------
+    dict
+        ``series`` (scheduler → ``fairness_summary.parquet``), ``averages`` (scheduler →
+        ``summary.json``'s ``fairness.time_average``), ``fairness`` (scheduler → the whole
+        ``fairness`` entry), ``context`` (scheduler →
+        :func:`fairness_context`), ``wall_s`` (scheduler → the
+        run's wall time) and ``same_schedule`` (scheduler → whether its ``tasks.parquet`` equals
+        step 1's, byte for byte; None when step 1's is missing).
+
+    Raises
+    ------
+    FileNotFoundError
+        When a scheduler's fairness files are missing.
+    """
+    sub = root / FAIRNESS_DIR
+    out: dict[str, Any] = {
+        "series": {},
+        "averages": {},
+        "fairness": {},
+        "context": {},
+        "wall_s": {},
+        "same_schedule": {},
+    }
+    for s in FAIRNESS_SCHEDULERS:
+        out["series"][s] = read_fairness_summary(sub, s)
+        out["context"][s] = fairness_context(sub, s)
+        summary = read_summary(sub, s)
+        if not isinstance(summary.get("fairness"), dict):
+            raise FileNotFoundError(f"{sub / s / 'summary.json'}: no fairness entry")
+        out["fairness"][s] = summary["fairness"]
+        out["averages"][s] = summary["fairness"].get("time_average") or {}
+        out["wall_s"][s] = summary.get("wall_s")
+        main = root / s / "tasks.parquet"
+        out["same_schedule"][s] = (
+            main.read_bytes() == (sub / s / "tasks.parquet").read_bytes() if main.exists() else None
+        )
+    return out
+
+
+def _sensitivity(root: Path, best: str | None) -> dict[str, Any] | None:
+    """Figs. 6-8 of the runs under the older rule for right-censored tasks (``complete``), or
+    None when ``censored-complete/`` is absent."""
+    sub = root / SENSITIVITY_DIR
+    if best is None or not (sub / best).is_dir() or not (sub / "bf-drfh").is_dir():
+        return None
+    out: dict[str, Any] = {
+        "rule": "complete",
+        "fig6": _fig6_numbers(sub, best),
+        "fig7": _fig7_numbers(sub, best),
+        "completed": read_summary(sub, "bf-drfh").get("tasks_completed"),
+    }
+    if (sub / "dedicated" / "users.parquet").exists():
+        out["fig8"] = _fig8_numbers(sub)
+    return out
+
+
+def seed_folders(out: str | os.PathLike[str]) -> dict[int, Path]:
+    """The ``seed-<k>`` folders of a reproduction, by seed, in order."""
+    root = Path(out)
+    found = {}
+    for d in root.iterdir() if root.is_dir() else []:
+        m = _SEED_DIR.match(d.name)
+        if m and d.is_dir():
+            found[int(m.group(1))] = d
+    return dict(sorted(found.items()))

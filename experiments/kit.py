@@ -1,0 +1,291 @@
+"""The report kit every paper reproduction shares: numbers in their units, estimates with their
+intervals, Markdown tables and templates, and the default entry point of a reproduction.
+
+Numbers
+-------
+A number is shown in its *unit* (the units of :class:`fairsim.experiments.claims.Claim`):
+
+======== ========================================= =================
+unit     what                                      shown as
+======== ========================================= =================
+share    a fraction of a whole                     per cent, ``" %"``
+pp       a difference of fractions                 points, ``" pp"``
+s        seconds                                   ``" s"``
+n        a count                                   no suffix
+""       a plain number                            no suffix
+======== ========================================= =================
+
+:func:`number` shows one number (``—`` when there is none), :func:`interval` shows
+``value [low, high]``, and :func:`estimate` does so for an estimate (anything with ``value``,
+``low`` and ``high``, such as :class:`fairsim.experiments.claims.Estimate`). Each takes a format
+specification for the digits (:data:`SPECS` by default), because a table of utilisations wants
+one decimal and a table of service rates four. The Student-t intervals themselves come from
+:mod:`fairsim.scenario.reporting.intervals`.
+
+Markdown
+--------
+:func:`table` writes a table from a header and rows; :class:`Template` keeps a report's prose in a
+Markdown file of named blocks (every paper's ``report_template.md`` beside its ``report.py``),
+which the report fills with its numbers.
+
+The entry point
+---------------
+Every reproduction subpackage has ``experiment.run_experiment(*, out, shared, quick, progress,
+seeds, jobs)`` (the runs; its result is whatever its report needs) and
+``report.write_report(out, run)`` (claims, figures and ``report.md``); :func:`reproduce` runs the
+two, so a paper needs no entry point of its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+#: How each unit shows: the factor a value is multiplied by, and the suffix after it.
+UNITS: dict[str, tuple[float, str]] = {
+    "share": (100.0, " %"),
+    "pp": (100.0, " pp"),
+    "s": (1.0, " s"),
+    "n": (1.0, ""),
+    "": (1.0, ""),
+}
+#: The default format specification of each unit (after the factor).
+SPECS: dict[str, str] = {"share": ".1f", "pp": "+.1f", "s": ",.0f", "n": ",.0f", "": ".2f"}
+
+#: A format specification, or a function of the value giving one.
+Spec = str | Callable[[float], str] | None
+
+
+class HasInterval(Protocol):
+    """What :func:`estimate` reads: a point estimate and its interval (``None``: none)."""
+
+    @property
+    def value(self) -> float: ...  # pragma: no cover - a protocol
+
+    @property
+    def low(self) -> float | None: ...  # pragma: no cover
+
+    @property
+    def high(self) -> float | None: ...  # pragma: no cover
+
+
+def _finite(x: Any) -> bool:
+    return x is not None and math.isfinite(float(x))
+
+
+def number(x: Any, unit: str = "", spec: Spec = None, *, suffix: bool = True) -> str:
+    """One number in ``unit``.
+
+    Parameters
+    ----------
+    x : float, str or None
+        The value (a fraction for ``share`` and ``pp``); a string is shown as it is.
+    unit : {"share", "pp", "s", "n", ""}
+        Its unit (:data:`UNITS`).
+    spec : str or callable, optional
+        The format specification of the scaled value (default :data:`SPECS`), or a function of
+        the scaled value returning one.
+    suffix : bool
+        Append the unit's suffix (``" %"``, ``" pp"``, ``" s"``).
+
+    Returns
+    -------
+    str
+        ``—`` for ``None`` or a value that is not finite.
+
+    Raises
+    ------
+    KeyError
+        For an unknown unit.
+    """
+    if isinstance(x, str):
+        return x
+    factor, tail = UNITS[unit]
+    if not _finite(x):
+        return "—"
+    v = factor * float(x)
+    s = SPECS[unit] if spec is None else spec if isinstance(spec, str) else spec(v)
+    return f"{v:{s}}" + (tail if suffix else "")
+
+
+def interval(
+    value: Any,
+    low: float | None,
+    high: float | None,
+    unit: str = "",
+    spec: Spec = None,
+    *,
+    each: bool = False,
+    suffix: bool = True,
+    min_width: float | None = None,
+) -> str:
+    """``value [low, high]`` in ``unit`` (:func:`number` for each).
+
+    Parameters
+    ----------
+    value, low, high : float or None
+        The estimate and its interval; without both (finite) bounds only the value shows.
+    unit, spec, suffix
+        As in :func:`number`.
+    each : bool
+        The unit's suffix after each bound as well (``35.1 % [33.0 %, 37.2 %]``); by default
+        only after the value (``35.1 % [33.0, 37.2]``).
+    min_width : float, optional
+        Show the interval only when ``high - low`` is at least this (``math.ulp(0.0)``: not a
+        zero-width interval, an exact number's).
+
+    Returns
+    -------
+    str
+    """
+    text = number(value, unit, spec, suffix=suffix)
+    if low is None or high is None or not (_finite(low) and _finite(high)):
+        return text
+    if min_width is not None and not high - low >= min_width:
+        return text
+    ends = [number(x, unit, spec, suffix=suffix and each) for x in (low, high)]
+    return f"{text} [{ends[0]}, {ends[1]}]"
+
+
+def estimate(
+    est: HasInterval | None,
+    unit: str = "share",
+    spec: Spec = None,
+    *,
+    each: bool = False,
+    min_width: float | None = None,
+) -> str:
+    """:func:`interval` of an estimate (``—`` for ``None`` or a value that is not finite)."""
+    if est is None or not _finite(est.value):
+        return "—"
+    return interval(est.value, est.low, est.high, unit, spec, each=each, min_width=min_width)
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+def cell(text: Any) -> str:
+    """A table cell: ``|`` escaped and line breaks made spaces."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def table(head: Sequence[str], rows: Iterable[Sequence[Any]], *, escape: bool = False) -> list[str]:
+    """A Markdown table: the header, the separator, one line per row, then an empty line.
+
+    Parameters
+    ----------
+    head : sequence of str
+        The column titles.
+    rows : iterable of sequences
+        The cells of each row (shown with ``str``).
+    escape : bool
+        Escape every cell (:func:`cell`), for free text.
+
+    Returns
+    -------
+    list of str
+        The lines.
+    """
+    show = cell if escape else str
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(show(c) for c in r) + " |" for r in rows]
+    return [*lines, ""]
+
+
+class Template:
+    """The prose of a report, kept in a Markdown file of named blocks and filled with
+    :meth:`str.format`.
+
+    A line ``<!-- name -->`` starts the block ``name``, which runs to the next such line (text
+    before the first block is a comment). A block's lines are the report's lines, empty ones
+    included: a block that ends with an empty line gives a last line ``""``. ``{field}`` is a
+    :meth:`str.format` field, ``{{`` and ``}}`` are braces.
+
+    Parameters
+    ----------
+    path : path-like
+        The template file.
+
+    Attributes
+    ----------
+    blocks : dict of str to str
+        Every block's text, by name, its lines joined by ``"\n"``.
+
+    Raises
+    ------
+    KeyError
+        From :meth:`lines` for an unknown block or a field not given.
+    """
+
+    _MARK = re.compile(r"^<!-- ([\w.]+) -->$")
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        text = Path(path).read_text()
+        rows = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+        blocks: dict[str, list[str]] = {}
+        name = None
+        for row in rows:
+            mark = self._MARK.match(row)
+            if mark:
+                name = mark.group(1)
+                blocks[name] = []
+            elif name is not None:
+                blocks[name].append(row)
+        self.blocks = {k: "\n".join(v) for k, v in blocks.items()}
+
+    def lines(self, block: str, /, **fields: Any) -> list[str]:
+        """Block ``block`` with its fields filled, line by line."""
+        return self.blocks[block].format(**fields).split("\n")
+
+    def text(self, block: str, /, **fields: Any) -> str:
+        """Block ``block`` with its fields filled, as one string (a one-line block: that line)."""
+        return self.blocks[block].format(**fields)
+
+    def title(self, block: str) -> str:
+        """The heading that starts block ``block``, without its ``#`` marks."""
+        return self.blocks[block].split("\n", 1)[0].lstrip("#").strip()
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def reproduce(
+    package: str,
+    *,
+    out: Path,
+    shared: Path,
+    quick: bool,
+    progress: bool,
+    seeds: int,
+    jobs: int | None,
+) -> Path:
+    """Run a reproduction: its ``experiment.run_experiment``, then its ``report.write_report``.
+
+    Parameters
+    ----------
+    package : str
+        The reproduction's subpackage (e.g. ``"fairsim.experiments.psdsf"``).
+    out : pathlib.Path
+        Output folder.
+    shared : pathlib.Path
+        The folder holding ``traces/`` (reproductions that need no trace ignore it).
+    quick, progress, seeds, jobs
+        As in :func:`fairsim.experiments.reproductions.reproduce`.
+
+    Returns
+    -------
+    pathlib.Path
+        The written ``report.md``.
+    """
+    experiment = importlib.import_module(f"{package}.experiment")
+    report = importlib.import_module(f"{package}.report")
+    out = Path(out)
+    run = experiment.run_experiment(
+        out=out, shared=Path(shared), quick=quick, progress=progress, seeds=seeds, jobs=jobs
+    )
+    return Path(report.write_report(out, run))

@@ -1,0 +1,322 @@
+"""The UDRF reproduction's claims: one function per statement of
+:data:`fairsim.experiments.udrf.paper.STATEMENTS`, in the paper's order, then our consistency
+checks.
+
+How each statement is decided:
+
+* run-level orders (Fig. 9: DRF wastes more; Fig. 10a: JCT lower; the time before the queue)
+  by the per-seed paired difference (baseline minus UDRF), PASS when its 95 % interval across
+  seeds lies above 0 (:func:`~fairsim.experiments.claims.exceeds`);
+* trends (Figs. 10b and 10c, the baseline's JCT by repetitions) by Spearman's rho over the
+  groups, PASS when its two-level bootstrap 95 % interval (seeds, then the jobs of each) lies
+  above 0 (:func:`~fairsim.experiments.claims.trend`);
+* Figs. 6, 7 and 8 and the users' range of classes are listed as ``by-construction`` with the
+  reason (each builder says which property of the set-up makes its statement hold).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from fairsim.experiments import kit
+from fairsim.experiments.claims import (
+    Claim,
+    Estimate,
+    across_seeds,
+    by_construction,
+    exceeds,
+    judged,
+    spearman_trend,
+    trend,
+)
+from fairsim.experiments.udrf import numbers as N
+from fairsim.experiments.udrf import paper
+from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
+
+_ST = paper.BY_KEY
+
+
+def _rho(e: Estimate) -> str:
+    return kit.estimate(e, "", "+.2f")
+
+
+def _rhos(values: Sequence[float]) -> str:
+    return ", ".join(kit.number(v, "", "+.2f") for v in values)
+
+
+def _classes(data: N.Seeds) -> int:
+    return int(data.summaries[data.seeds[0]]["machine_classes"])
+
+
+def _rising(
+    data: N.Seeds, key: str, frame: pd.DataFrame, x: str, y: str, what: str, why: str
+) -> Claim:
+    """Statement ``key`` ("the more x, the more y"), by construction: Spearman's rho of the mean
+    ``y`` over ``x`` (bootstrap over the rows of ``frame``, the ``what``), and ``why`` it holds."""
+    frame = frame.reset_index(drop=True)
+    rho = spearman_trend(
+        len(frame),
+        N.grouped_mean(frame[x].to_numpy(float), frame[y].to_numpy(float)),
+        seeds=len(data.seeds),
+        what=what,
+    )
+    st = _ST[key]
+    return by_construction(
+        st.text,
+        st.source,
+        "increasing",
+        rho.value,
+        reason=why.format(rho=_rho(rho)),
+        seeds=len(data.seeds),
+        holds=rho.finite and rho.bounds()[0] > 0,
+    )
+
+
+def _fig6(data: N.Seeds) -> list[Claim]:
+    # the degree by users, over the grid points of all seeds
+    rd = data.rducs
+    linked = (
+        float((rd["mean_degree"] / (rd["users"] - 1).where(rd["users"] > 1)).mean())
+        if len(rd)
+        else math.nan
+    )
+    why = (
+        "Spearman's rho of the mean degree over the active users {rho}; but an active user "
+        f"shares a (class, resource) pair with {100 * linked:.0f} % of the others on average: "
+        f"with {_classes(data)} machine classes, drawn in proportion to their servers, almost "
+        "every pair of users meets on the large classes, so the degree is about the number of "
+        "users minus one whatever the scheduler (the paper's ~700 classes make it a finding)"
+    )
+    return [_rising(data, "fig6", rd, "users", "mean_degree", "samples", why)]
+
+
+def _fig7(data: N.Seeds) -> list[Claim]:
+    # RDUCs at every grid point
+    rd = data.rducs
+    lo, hi = (int(rd["rducs"].min()), int(rd["rducs"].max())) if len(rd) else (0, 0)
+    n_c = _classes(data)
+    st = _ST["fig7"]
+    return [
+        by_construction(
+            st.text,
+            st.source,
+            "1-8",
+            f"{lo}-{hi} (mean {rd['rducs'].mean():.2f})" if len(rd) else "—",
+            reason=(
+                f"an RDUC holds at least one whole machine class (every task demands CPU and "
+                f"memory), so with {n_c} classes there are at most {n_c}: the upper bound 8 "
+                "cannot be exceeded, and one RDUC exists whenever a task waits"
+            ),
+            seeds=len(data.seeds),
+            holds=paper.FIG7_RDUCS[0] <= lo and hi <= paper.FIG7_RDUCS[1],
+        )
+    ]
+
+
+def _fig8(data: N.Seeds) -> list[Claim]:
+    # the classes the jobs need (the constraint model's input)
+    jobs = data.jobs
+    share12 = across_seeds(
+        [float(jobs.loc[jobs["seed"] == s, "classes"].between(1, 2).mean()) for s in data.seeds]
+    )
+    expected, one, two = N.fig8_expectation(data)
+    st = _ST["fig8"]
+    return [
+        by_construction(
+            st.text,
+            st.source,
+            paper.FIG8_ONE_OR_TWO,
+            share12.value,
+            reason=(
+                "the constraint model's input: it draws the classes of every job to follow "
+                "Fig. 8 (65 % need one or two, the rest 3 to "
+                f"{_classes(data)}), as far as the jobs' sizes allow: {100 * one:.0f} % of the "
+                f"jobs have one task and {100 * two:.0f} % two, and a task is pinned to one "
+                f"class, so the model expects {100 * expected:.1f} % (holds: within "
+                f"{100 * paper.FIG8_MODEL_TOL:.0f} points of that)"
+            ),
+            seeds=len(data.seeds),
+            holds=abs(share12.value - expected) <= paper.FIG8_MODEL_TOL,
+            unit="share",
+        )
+    ]
+
+
+def _users(data: N.Seeds) -> list[Claim]:
+    # users with many jobs span many classes
+    n_c = _classes(data)
+    spans = []
+    for s in data.seeds:
+        j = data.jobs[data.jobs["seed"] == s]
+        agg = j.groupby("user").agg(
+            jobs=("job_id", "size"),
+            classes=(
+                "class_set",
+                lambda c: n_c if (c == "").any() else len(set("|".join(c).split("|"))),
+            ),
+        )
+        spans.append(agg.assign(seed=s))
+    why = (
+        "Spearman's rho of the classes a user's jobs need together over its number of jobs "
+        "{rho}; the model draws every job's classes on their own, so a user with more jobs spans "
+        "more classes"
+    )
+    users = pd.concat(spans, ignore_index=True)
+    return [_rising(data, "users", users, "jobs", "classes", "users", why)]
+
+
+def _order(
+    data: N.Seeds, key: str, stat: str, sub: str | None, unit: str, what: str, tail: str = ""
+) -> Claim:
+    """Statement ``key``: the baseline's ``stat`` above UDRF's, paired by seed; the reason gives
+    both means (then ``tail``)."""
+    st = _ST[key]
+    means = [N.seed_estimate(data, name, stat, sub) for name in (BASELINE, UDRF_NAME)]
+    if unit == "pp":
+        reason = (
+            f"means {kit.estimate(means[0])} ({BASELINE}) and {kit.estimate(means[1])} "
+            f"({UDRF_NAME}) of the pool, while each had work"
+        )
+    else:
+        reason = (
+            f"{kit.estimate(means[0], 's')} ({BASELINE}) vs {kit.estimate(means[1], 's')} "
+            f"({UDRF_NAME}){tail}"
+        )
+    return exceeds(
+        st.text,
+        st.source,
+        "DRF > UDRF",
+        N.paired_diff(data, stat, sub),
+        unit=unit,
+        what=f"{BASELINE} minus {UDRF_NAME} ({what}, paired by seed)",
+        reason=reason,
+    )
+
+
+def _fig9(data: N.Seeds) -> list[Claim]:
+    # wasted CPU and memory, paired by seed
+    return [
+        _order(data, key, "wasted_mean", res, "pp", f"mean wasted {label}")
+        for key, res, label in (("fig9_cpu", "cpu", "CPU"), ("fig9_mem", "mem", "memory"))
+    ]
+
+
+def _fig10a(data: N.Seeds) -> list[Claim]:
+    # mean and median JCT, paired by seed
+    return [
+        _order(data, key, stat, None, "s", f"{stat[4:-2]} JCT")
+        for key, stat in (("fig10a_mean", "jct_mean_s"), ("fig10a_median", "jct_median_s"))
+    ]
+
+
+def _fig10_trends(data: N.Seeds) -> list[Claim]:
+    # reduction trends, bootstrap over seeds, then the paired jobs of each
+    n = len(data.seeds)
+    pairs = N.pooled_pairs(data)
+    out = []
+    for key, col in (("fig10c", "classes"), ("fig10b", "repetitions")):
+        fn = N.grouped_ratio(
+            pairs[col].to_numpy(int),
+            pairs["jct_s_o"].to_numpy(float),
+            pairs["jct_s_b"].to_numpy(float),
+        )
+        rho = spearman_trend(
+            len(pairs), fn, seeds=n, what="jobs", clusters=pairs["seed"].to_numpy()
+        )
+        per = N.seed_rhos(data, pairs, N.grouped_ratio, col, "jct_s_o", "jct_s_b")
+        groups = N.reduction_table(pairs, col, "jct", n)
+        reductions = ", ".join(
+            f"{g}: {100 * r:.0f} %"
+            for g, r in zip(groups["group"], groups["reduction"], strict=True)
+        )
+        st = _ST[key]
+        out.append(
+            trend(
+                st.text,
+                st.source,
+                "increasing",
+                rho,
+                reason=f"reduction by {col}: {reductions}; rho per seed: {_rhos(per)}",
+            )
+        )
+    return out
+
+
+def _queue(data: N.Seeds) -> list[Claim]:
+    # after Fig. 10: under DRF, jobs that run many times take longer, and new jobs wait longer
+    base = (
+        data.jct[(data.jct["scheduler"] == BASELINE)]
+        .dropna(subset=["jct_s"])
+        .reset_index(drop=True)
+    )
+    fn = N.grouped_mean(base["repetitions"].to_numpy(int), base["jct_s"].to_numpy(float))
+    rho = spearman_trend(
+        len(base), fn, seeds=len(data.seeds), what="jobs", clusters=base["seed"].to_numpy()
+    )
+    per = N.seed_rhos(data, base, N.grouped_mean, "repetitions", "jct_s")
+    st = _ST["queue_reps"]
+    return [
+        trend(
+            st.text,
+            st.source,
+            "increasing",
+            rho,
+            reason=f"{BASELINE}'s mean JCT by repetitions; rho per seed: {_rhos(per)}",
+        ),
+        _order(
+            data,
+            "queue_wait",
+            "before_queue_mean_s",
+            None,
+            "s",
+            "mean time before the queue",
+            " from first submit to queue entry",
+        ),
+    ]
+
+
+def _consistency(data: N.Seeds) -> list[Claim]:
+    n = len(data.seeds)
+    runs = [data.summaries[s]["runs"] for s in data.seeds]
+    unplaceable = sum(int(r["ended"].get("unplaceable", 0)) for rs in runs for r in rs.values())
+    left = {
+        name: sum(int(rs[name]["tasks"]) - int(rs[name]["tasks_completed"]) for rs in runs)
+        for name in data.schedulers
+    }
+    return [
+        judged(
+            "every task can be placed: its class is drawn among those that can hold it",
+            "constraint model (issue 30)",
+            None,
+            float(unplaceable),
+            unplaceable == 0,
+            rule="no task reported unplaceable in any seed or run",
+            seeds=n,
+            kind="consistency",
+        ),
+        judged(
+            "every job completes under every scheduler (a reserved-for job is not starved, "
+            "and nothing waits for ever behind it)",
+            "Fig. 5, line 6",
+            None,
+            float(sum(left.values())),
+            all(v == 0 for v in left.values()),
+            rule="tasks not completed by the horizon, over all seeds and runs, is 0",
+            seeds=n,
+            kind="consistency",
+            reason=", ".join(f"{k}: {v}" for k, v in left.items()),
+        ),
+    ]
+
+
+#: The claim builders, in the paper's order, then our checks.
+BUILDERS = (_fig6, _fig7, _fig8, _users, _fig9, _fig10a, _fig10_trends, _queue, _consistency)
+
+
+def build_claims(data: N.Seeds) -> list[Claim]:
+    """Every statement of :data:`~fairsim.experiments.udrf.paper.STATEMENTS` as a claim, in the
+    paper's order, then our consistency checks."""
+    return [c for build in BUILDERS for c in build(data)]

@@ -1,0 +1,226 @@
+"""The numbers of the UDRF reproduction over its seeds (Section V, Figs. 6-10).
+
+:func:`load_seeds` reads what :func:`fairsim.experiments.udrf.experiment.run_seed` wrote for every
+seed (``OUT/seed-<s>/``) into frames with a ``seed`` column; the functions below compute the
+quantities the claims of :mod:`fairsim.experiments.udrf.claims` and the figures rest on, each
+with its 95 % interval: across seeds (Student t) for run-level numbers, bootstrap over jobs for
+grouped reductions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairsim.experiments.claims import Estimate, across_seeds, bootstrap_units, spearman
+from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME, paired, seed_dir
+from fairsim.simulator.constraints import needed_classes_distribution
+
+#: Parts of a job's completion time: the JCT, its wait (queue entry to first start) and its
+#: execution (first start to last finish).
+PARTS = ("jct", "wait", "exec")
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """The per-seed result files of a reproduction, pooled (each frame has a ``seed`` column).
+
+    Attributes
+    ----------
+    seeds : list of int
+    jct : pandas.DataFrame
+        ``jct.parquet`` rows: one per seed, scheduler and job.
+    waste : pandas.DataFrame
+        ``waste.parquet`` rows: one per seed, scheduler and grid point.
+    rducs : pandas.DataFrame
+        ``rducs.parquet`` rows: one per seed and grid point at which UDRF had waiting tasks.
+    jobs : pandas.DataFrame
+        ``jobs.parquet`` rows: one per seed and job (user, repetitions, tasks, classes needed).
+    summaries : dict of int to dict
+        Every seed's ``summary.json``.
+    """
+
+    seeds: list[int]
+    jct: pd.DataFrame
+    waste: pd.DataFrame
+    rducs: pd.DataFrame
+    jobs: pd.DataFrame
+    summaries: dict[int, dict[str, Any]]
+
+    @property
+    def schedulers(self) -> list[str]:
+        """The schedulers run, in run order."""
+        return list(self.summaries[self.seeds[0]]["schedulers"])
+
+
+def load_seeds(out: Path, seeds: Sequence[int]) -> Seeds:
+    """Read the files of every seed under ``out``."""
+
+    def read(name: str) -> pd.DataFrame:
+        return pd.concat(
+            [pd.read_parquet(seed_dir(out, s) / name).assign(seed=s) for s in seeds],
+            ignore_index=True,
+        )
+
+    return Seeds(
+        seeds=list(seeds),
+        jct=read("jct.parquet"),
+        waste=read("waste.parquet"),
+        rducs=read("rducs.parquet"),
+        jobs=read("jobs.parquet"),
+        summaries={s: json.loads((seed_dir(out, s) / "summary.json").read_text()) for s in seeds},
+    )
+
+
+def per_seed(data: Seeds, scheduler: str, key: str, sub: str | None = None) -> list[float]:
+    """A headline number of ``scheduler`` in every seed's summary (``sub``: a nested key)."""
+    out = []
+    for s in data.seeds:
+        v = data.summaries[s]["schedulers"][scheduler][key]
+        out.append(float(v[sub] if sub is not None else v))
+    return out
+
+
+def seed_estimate(data: Seeds, scheduler: str, key: str, sub: str | None = None) -> Estimate:
+    """:func:`per_seed` as an estimate across seeds."""
+    return across_seeds(per_seed(data, scheduler, key, sub))
+
+
+def paired_diff(data: Seeds, key: str, sub: str | None = None) -> Estimate:
+    """Baseline minus UDRF of a headline number, paired by seed, across seeds."""
+    b = per_seed(data, BASELINE, key, sub)
+    u = per_seed(data, UDRF_NAME, key, sub)
+    return across_seeds([x - y for x, y in zip(b, u, strict=True)])
+
+
+def pooled_pairs(data: Seeds, base: str = BASELINE, other: str = UDRF_NAME) -> pd.DataFrame:
+    """The jobs completed under both schedulers in every seed, side by side (suffixes ``_b``,
+    ``_o``); a unit of the bootstrap is one job of one seed."""
+    return paired(data.jct, base, other).reset_index(drop=True)
+
+
+def grouped_ratio(
+    key: np.ndarray, num: np.ndarray, den: np.ndarray
+) -> Callable[[np.ndarray], tuple[list[float], list[float]]]:
+    """``idx -> (groups, 1 - sum(num) / sum(den) per group)`` over the units ``idx``: the JCT
+    reduction ``1 - mean(udrf) / mean(baseline)`` of every group of jobs in a resample (groups
+    with no job in it, or a zero denominator, are left out)."""
+    groups, pos = np.unique(key, return_inverse=True)
+    pos = pos.ravel()
+    n = len(groups)
+
+    def f(idx: np.ndarray) -> tuple[list[float], list[float]]:
+        p = pos[idx]
+        d = np.bincount(p, weights=den[idx], minlength=n)
+        u = np.bincount(p, weights=num[idx], minlength=n)
+        ok = d > 0
+        return groups[ok].tolist(), (1.0 - u[ok] / d[ok]).tolist()
+
+    return f
+
+
+def grouped_mean(
+    key: np.ndarray, value: np.ndarray
+) -> Callable[[np.ndarray], tuple[list[float], list[float]]]:
+    """``idx -> (groups, mean value per group)`` over the units ``idx``."""
+    groups, pos = np.unique(key, return_inverse=True)
+    pos = pos.ravel()
+    n = len(groups)
+
+    def f(idx: np.ndarray) -> tuple[list[float], list[float]]:
+        p = pos[idx]
+        c = np.bincount(p, minlength=n)
+        s = np.bincount(p, weights=value[idx], minlength=n)
+        ok = c > 0
+        return groups[ok].tolist(), (s[ok] / c[ok]).tolist()
+
+    return f
+
+
+def reduction_table(pairs: pd.DataFrame, col: str, part: str, seeds: int) -> pd.DataFrame:
+    """The reduction of ``part`` (``jct``, ``wait`` or ``exec``) per group of ``col``
+    (``repetitions`` or ``classes``) with its bootstrap 95 % interval over the group's jobs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``group, jobs, reduction, low, high`` (reductions as fractions).
+    """
+    rows = []
+    for k, g in pairs.groupby(col, sort=True):
+        b = g[f"{part}_s_b"].to_numpy(float)
+        o = g[f"{part}_s_o"].to_numpy(float)
+
+        def stat(idx: np.ndarray, b: np.ndarray = b, o: np.ndarray = o) -> float:
+            d = b[idx].sum()
+            return 1.0 - o[idx].sum() / d if d > 0 else math.nan
+
+        e = bootstrap_units(len(g), stat, seeds=seeds, what="jobs")
+        rows.append(
+            {
+                "group": int(str(k)),
+                "jobs": len(g),
+                "reduction": e.value,
+                "low": e.low,
+                "high": e.high,
+            }
+        )
+    return pd.DataFrame(rows, columns=["group", "jobs", "reduction", "low", "high"])
+
+
+def overall_reduction(pairs: pd.DataFrame, part: str, seeds: int) -> Estimate:
+    """``1 - mean(udrf) / mean(baseline)`` of ``part`` over all paired jobs, bootstrap over
+    jobs."""
+    b = pairs[f"{part}_s_b"].to_numpy(float)
+    o = pairs[f"{part}_s_o"].to_numpy(float)
+
+    def stat(idx: np.ndarray) -> float:
+        d = b[idx].sum()
+        return 1.0 - o[idx].sum() / d if d > 0 else math.nan
+
+    return bootstrap_units(len(pairs), stat, seeds=seeds, what="jobs")
+
+
+def seed_rhos(data: Seeds, frame: pd.DataFrame, fn: Any, *args: str) -> list[float]:
+    """Spearman's rho of a grouped trend in every seed alone (for the reason text)."""
+    out = []
+    for s in data.seeds:
+        g = frame[frame["seed"] == s]
+        keys, vals = fn(*(g[a].to_numpy(float) for a in args))(np.arange(len(g)))
+        out.append(spearman(keys, vals))
+    return out
+
+
+def fig8_expectation(data: Seeds) -> tuple[float, float, float]:
+    """What the constraint model leads one to expect for Fig. 8, over the seeds' jobs.
+
+    Returns
+    -------
+    tuple of float
+        The expected share of jobs needing one or two classes (each job's cap, its distinct
+        tasks up to the number of classes, through
+        :func:`~fairsim.simulator.constraints.needed_classes_distribution`), the share with one
+        task, and the share with two.
+    """
+    s0 = data.summaries[data.seeds[0]]
+    target = s0.get("classes_target")
+    n_c = int(s0["machine_classes"])
+    tasks = data.jobs["tasks"].clip(lower=1)
+    caps = tasks.clip(upper=n_c).astype(int)
+    one = float((tasks == 1).mean())
+    two = float((tasks == 2).mean())
+    if not target:
+        return math.nan, one, two
+    dist = needed_classes_distribution(
+        {int(k): float(v) for k, v in target.items()},
+        {int(str(c)): int(m) for c, m in caps.value_counts().items()},
+    )
+    expected = float(np.mean([dist[c].get(1, 0.0) + dist[c].get(2, 0.0) for c in caps.tolist()]))
+    return expected, one, two
