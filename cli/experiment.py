@@ -11,28 +11,24 @@ from fairsim.cli.options import add_no_progress
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     from fairsim.atomic import atomic_dir
+    from fairsim.experiments.kit import Options
     from fairsim.experiments.reproductions import reproduce
 
     out = Path(args.out or f"results/{args.which}")
     # A reproduction replaces its folder by design (``make experiment`` twice in a row works),
     # still atomically: an interrupted run keeps the previous results.
     with atomic_dir(out, overwrite=True, protect=[args.shared]) as tmp:
-        path = reproduce(
-            args.which,
-            out=tmp,
-            shared=Path(args.shared),
-            quick=args.quick,
-            progress=not args.no_progress,
-            seeds=args.seeds,
-            jobs=args.jobs,
+        options = Options(
+            tmp, Path(args.shared), args.quick, not args.no_progress, args.seeds, args.jobs
         )
+        path = reproduce(args.which, options)
     print(f"report: {out / path.relative_to(tmp)}")
     return 0
 
 
 def add_parser(sub: Subparsers) -> None:
     """Add ``fairsim experiment`` to the subcommands."""
-    from fairsim.experiments.claims import DEFAULT_SEEDS
+    from fairsim.experiments.kit import DEFAULT_SEEDS
     from fairsim.experiments.reproductions import REPRODUCTIONS
 
     e = sub.add_parser(

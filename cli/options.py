@@ -33,6 +33,15 @@ def add_no_progress(parser: argparse.ArgumentParser, help: str = "no progress ba
     parser.add_argument("--no-progress", action="store_true", help=help)
 
 
+def add_executor(parser: argparse.ArgumentParser) -> None:
+    """Add ``--executor`` (where a sweep's or a study's runs go) to ``parser``."""
+    parser.add_argument(
+        "--executor",
+        help="serial (in this process), local:N (default: local:<cores>), dask-local:N or "
+        "dask://host:port",
+    )
+
+
 def add_seed(parser: argparse.ArgumentParser, help: str) -> None:
     """Add ``--seed S`` (an integer >= 0, default 1) to ``parser``."""
     parser.add_argument("--seed", type=int_at_least(0), default=1, metavar="S", help=help)

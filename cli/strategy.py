@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers, seed_list
+from fairsim.cli.options import add_executor
 
 
 def cmd_strategy(args: argparse.Namespace) -> int:
@@ -68,10 +69,6 @@ def add_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--seeds", type=seed_list, default=[1], help="seeds: 1,2,3 or 1-5 (default 1)")
     p.add_argument("--out", required=True, help="output folder (new, or a study's to resume)")
-    p.add_argument(
-        "--executor",
-        help="serial (in this process), local:N (default: local:<cores>), dask-local:N or "
-        "dask://host:port",
-    )
+    add_executor(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_strategy)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers
-from fairsim.cli.options import add_no_progress
+from fairsim.cli.options import add_executor, add_no_progress
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -59,11 +59,7 @@ def add_parser(sub: Subparsers) -> None:
     w.set_defaults(func=cmd_sweep)
     w.add_argument("sweep", help="the sweep, a YAML file {name, base, grid, seeds}")
     w.add_argument("--out", help="output folder (default results/sweeps/<name>)")
-    w.add_argument(
-        "--executor",
-        help="serial (in this process), local:N (default: local:<cores>), dask-local:N or "
-        "dask://host:port",
-    )
+    add_executor(w)
     add_no_progress(w)
 
 

@@ -2,50 +2,15 @@
 interval, the rule that decides the verdict, and the claim's kind.
 
 Every reproduction (:mod:`fairsim.experiments.reproductions`) builds a list of :class:`Claim`
-records, writes them to ``claims.json`` beside ``report.md`` (:func:`write_claims`) and generates
-the report's table of statements from that list (:func:`claims_markdown`). The headline counts
-claims of kind ``paper`` only; ``consistency`` (our own internal checks) and ``by-construction``
-(statements that hold because of how the experiment is built, because a theorem guarantees them, or
-because a model was calibrated on them) are listed apart.
-
-Estimates and intervals
------------------------
-* :func:`across_seeds`: a run-level quantity measured once per seed; the mean and the Student-t
-  95 % interval of the mean over the seeds.
-* :func:`bootstrap_units`: a quantity of a distribution (jobs, users, samples); the percentile
-  bootstrap interval over the units (``scipy.stats.bootstrap``), the units' values pooled or
-  averaged over the seeds first by the caller.
-* :func:`spearman_trend`: a trend over groups ("the larger the job, the larger the reduction"):
-  Spearman's rho between the group key and the group's value, with a bootstrap interval over the
-  units the groups are made of.
-
-Rules (each returns a :class:`Claim`, and its ``rule`` text says how it was decided)
--------------------------------------------------------------------------------------
-* :func:`agrees`: a number the paper prints. PASS when the paper's value lies within our 95 %
-  interval widened by a tolerance proportional to the paper's value (:data:`REL_TOL`, 10 % by
-  default), so the rule scales with the quantity: the paper's "2 %" passes for an interval that
-  reaches within 0.2 points of 2 %, not for anything between 0 and 4 %.
-* :func:`exceeds`: an order ("A above B", a difference above zero). PASS when the whole interval
-  of the difference lies on the paper's side.
-* :func:`bounded`: a threshold ("at least 90 % of users", "within 5 %"). PASS when the whole
-  interval lies inside the bound.
-* :func:`trend`: a monotone trend. PASS when the interval of Spearman's rho excludes zero in the
-  paper's direction.
-* :func:`agrees_range`: a range the paper prints ("80-85 %"). PASS when our interval meets the
-  range widened by :data:`REL_TOL` of each end.
-* :func:`every_setting`: a statement "at every setting" (every user scale, every capacity): one
-  claim per setting by the same rule, and the worst of them stands for the statement.
-* :func:`judged`: a qualitative statement decided by an explicit test; :func:`by_construction`
-  and :func:`not_applicable` for the other two outcomes.
-
-Statements
-----------
-Every reproduction's ``paper.py`` lists the statements it checks as :class:`Statement` records
-(key, text, source and the paper's words) beside the paper's numbers and our thresholds; a claim's
-``statement`` and ``source`` are a statement's ``text`` and ``source``.
-
-With one seed (``--seeds 1``, a quick look) an interval across seeds does not exist: the verdict
-then uses the point estimate and the reason says so.
+records from its ``paper.py``'s :class:`Statement` records, writes them to ``claims.json`` beside
+``report.md`` (:func:`write_claims`) and generates the report's table of statements from that list
+(:func:`claims_markdown`). The estimates (:func:`across_seeds`, :func:`bootstrap_units`,
+:func:`spearman_trend`), the rules (:func:`agrees`, :func:`agrees_range`, :func:`exceeds`,
+:func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`judged`, :func:`identical`,
+:func:`by_construction`, :func:`not_applicable`) and the kinds (``paper``, ``consistency``,
+``by-construction``) are described once, with what makes each PASS, in ``docs/claims.md``. With
+one seed (``--seeds 1``) there is no interval across seeds: the verdict uses the point estimate
+and the reason says so.
 """
 
 from __future__ import annotations
@@ -74,8 +39,6 @@ KINDS: tuple[str, ...] = ("paper", "consistency", "by-construction")
 LEVEL = 0.95
 #: Default relative tolerance of :func:`agrees`: 10 % of the paper's value.
 REL_TOL = 0.10
-#: Default number of seeds of ``fairsim experiment`` and ``make experiment``/``reproduce-*``.
-DEFAULT_SEEDS = 5
 #: Bootstrap resamples (percentile method).
 N_RESAMPLES = 2000
 
@@ -613,6 +576,34 @@ def judged(
     )
 
 
+def identical(
+    statement: str,
+    source: str,
+    gap: float,
+    *,
+    seeds: int,
+    reason: str,
+    what: str = "difference",
+    units: str = "",
+    tol: float = 1e-6,
+) -> Claim:
+    """A consistency check that two computations of the same numbers agree: PASS when the largest
+    difference between them, ``gap``, is at most ``tol`` (the rule reads "largest ``what`` ≤
+    ``tol`` ``units``"; the paper's value is 0)."""
+    rule = f"largest {what} ≤ {tol:g}" + (f" {units}" if units else "")
+    return judged(
+        statement,
+        source,
+        0.0,
+        gap,
+        gap <= tol,
+        rule=rule,
+        seeds=seeds,
+        kind="consistency",
+        reason=reason,
+    )
+
+
 def by_construction(
     statement: str,
     source: str,
@@ -907,9 +898,10 @@ def seed_list(n: int) -> list[int]:
     return list(range(1, n + 1))
 
 
-def default_jobs(n_seeds: int) -> int:
-    """Worker processes for ``n_seeds`` seeds: one per core, at most one per seed."""
-    return max(1, min(n_seeds, os.cpu_count() or 1))
+def default_jobs(n_seeds: int, jobs: int | None = None) -> int:
+    """Worker processes for ``n_seeds`` seeds: ``jobs`` (default one per core), at least one and
+    at most one per seed."""
+    return max(1, min(n_seeds, (os.cpu_count() or 1) if jobs is None else int(jobs)))
 
 
 def run_seeds(
@@ -952,7 +944,7 @@ def run_seeds(
     from fairsim.scenario.sweep import make_backend
 
     seeds = list(seeds)
-    n = default_jobs(len(seeds)) if jobs is None else max(1, min(int(jobs), len(seeds)))
+    n = default_jobs(len(seeds), jobs)
     if n == 1:
         return [
             fn(s, *args) for s in tqdm(seeds, desc=desc, disable=not progress or len(seeds) < 2)

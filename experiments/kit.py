@@ -30,8 +30,8 @@ which the report fills with its numbers.
 
 The entry point
 ---------------
-Every reproduction subpackage has ``experiment.run_experiment(*, out, shared, quick, progress,
-seeds, jobs)`` (the runs; its result is whatever its report needs) and
+Every reproduction subpackage has ``experiment.run_experiment(options)`` (the runs, with the
+:class:`Options` of ``fairsim experiment``; its result is whatever its report needs) and
 ``report.write_report(out, run)`` (claims, figures and ``report.md``); :func:`reproduce` runs the
 two, so a paper needs no entry point of its own.
 """
@@ -43,6 +43,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -253,29 +254,50 @@ class Template:
 
 # --------------------------------------------------------------------------- entry point
 
+#: Default number of seeds of ``fairsim experiment`` and ``make experiment``/``reproduce-*``.
+DEFAULT_SEEDS = 5
 
-def reproduce(
-    package: str,
-    *,
-    out: Path,
-    shared: Path,
-    quick: bool,
-    progress: bool,
-    seeds: int,
-    jobs: int | None,
-) -> Path:
+
+@dataclass(frozen=True)
+class Options:
+    """How a reproduction runs: the options of ``fairsim experiment``, which every
+    ``experiment.run_experiment`` takes.
+
+    Attributes
+    ----------
+    out : pathlib.Path
+        Output folder (written in place; the command line wraps it in an atomic folder).
+    shared : pathlib.Path, optional
+        The folder holding ``traces/`` with the real trace samples (reproductions that need no
+        trace ignore it).
+    quick : bool
+        A small version, for smoke tests.
+    progress : bool
+        Show progress bars.
+    seeds : int
+        Run seeds ``1 .. seeds`` (every numeric claim gets a 95 % interval over them; 1 gives a
+        quick look without intervals).
+    jobs : int, optional
+        Worker processes for the seeds (default: one per core, at most one per seed).
+    """
+
+    out: Path
+    shared: Path | None = None
+    quick: bool = False
+    progress: bool = True
+    seeds: int = DEFAULT_SEEDS
+    jobs: int | None = None
+
+
+def reproduce(package: str, options: Options) -> Path:
     """Run a reproduction: its ``experiment.run_experiment``, then its ``report.write_report``.
 
     Parameters
     ----------
     package : str
         The reproduction's subpackage (e.g. ``"fairsim.experiments.psdsf"``).
-    out : pathlib.Path
-        Output folder.
-    shared : pathlib.Path
-        The folder holding ``traces/`` (reproductions that need no trace ignore it).
-    quick, progress, seeds, jobs
-        As in :func:`fairsim.experiments.reproductions.reproduce`.
+    options : Options
+        How to run it.
 
     Returns
     -------
@@ -284,8 +306,5 @@ def reproduce(
     """
     experiment = importlib.import_module(f"{package}.experiment")
     report = importlib.import_module(f"{package}.report")
-    out = Path(out)
-    run = experiment.run_experiment(
-        out=out, shared=Path(shared), quick=quick, progress=progress, seeds=seeds, jobs=jobs
-    )
-    return Path(report.write_report(out, run))
+    run = experiment.run_experiment(options)
+    return Path(report.write_report(Path(options.out), run))

@@ -7,11 +7,10 @@ Every reproduction subpackage (:mod:`fairsim.experiments.drfh`, ``psdsf``, ``udr
 runs, one seed at a time), ``claims.py`` (one claim of :mod:`fairsim.experiments.claims` per
 statement), ``figures.py`` (drawing) and ``report.py`` (``claims.json`` and ``report.md``); some
 have a ``numbers.py`` between the runs and the claims. They share one entry point,
-:func:`fairsim.experiments.kit.reproduce`: ``experiment.run_experiment(*, out, shared, quick,
-progress, seeds, jobs)`` runs seeds ``1 .. seeds`` over ``jobs`` worker processes and writes the
-result files into ``out``, then ``report.write_report(out, run)`` writes the figures,
-``claims.json`` and ``report.md``. ``shared`` is the folder holding ``traces/`` (the real trace
-samples); reproductions that need no trace ignore it.
+:func:`fairsim.experiments.kit.reproduce`: ``experiment.run_experiment(options)`` runs seeds
+``1 .. seeds`` over ``jobs`` worker processes (:class:`fairsim.experiments.kit.Options`) and writes
+the result files into ``out``, then ``report.write_report(out, run)`` writes the figures,
+``claims.json`` and ``report.md``.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from pathlib import Path
 
 from fairsim.errors import ConfigError, unknown_key
 from fairsim.experiments import kit
-from fairsim.experiments.claims import DEFAULT_SEEDS, seed_list
+from fairsim.experiments.claims import seed_list
 
 
 @dataclass(frozen=True)
@@ -93,35 +92,15 @@ REPRODUCTIONS: dict[str, Reproduction] = {
 }
 
 
-def reproduce(
-    name: str,
-    *,
-    out: Path,
-    shared: Path,
-    quick: bool = False,
-    progress: bool = True,
-    seeds: int = DEFAULT_SEEDS,
-    jobs: int | None = None,
-) -> Path:
+def reproduce(name: str, options: kit.Options) -> Path:
     """Run the reproduction registered under ``name``.
 
     Parameters
     ----------
     name : str
         A key of :data:`REPRODUCTIONS`.
-    out : pathlib.Path
-        Output folder (written in place; the command line wraps it in an atomic folder).
-    shared : pathlib.Path
-        The folder holding ``traces/`` with the real trace samples.
-    quick : bool
-        A small version, for smoke tests.
-    progress : bool
-        Show progress bars.
-    seeds : int
-        Run seeds ``1 .. seeds`` (every numeric claim gets a 95 % interval over them; 1 gives a
-        quick look without intervals).
-    jobs : int, optional
-        Worker processes for the seeds (default: one per core, at most one per seed).
+    options : fairsim.experiments.kit.Options
+        How to run it.
 
     Returns
     -------
@@ -133,16 +112,8 @@ def reproduce(
     fairsim.errors.ConfigError
         For an unknown name (the message suggests the closest known one), or ``seeds < 1``.
     """
-    seed_list(seeds)  # refuses seeds < 1 before anything runs
+    seed_list(options.seeds)  # refuses seeds < 1 before anything runs
     spec = REPRODUCTIONS.get(name)
     if spec is None:
         raise ConfigError(f"experiment: {unknown_key(name, REPRODUCTIONS)}")
-    return kit.reproduce(
-        spec.package,
-        out=Path(out),
-        shared=Path(shared),
-        quick=quick,
-        progress=progress,
-        seeds=seeds,
-        jobs=jobs,
-    )
+    return kit.reproduce(spec.package, options)

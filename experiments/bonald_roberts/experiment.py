@@ -57,6 +57,7 @@ from fairsim.experiments.bonald_roberts.numbers import seed_summary
 from fairsim.experiments.bonald_roberts.packet_fq import estimate_service_rates
 from fairsim.experiments.bonald_roberts.paper import PACKET_ALGORITHM
 from fairsim.experiments.claims import run_seeds, seed_list
+from fairsim.experiments.kit import Options
 from fairsim.scenario.config import StrictModel, format_error, read_yaml
 from fairsim.simulator.results import write_table
 
@@ -365,16 +366,7 @@ def _write_tables(details: pd.DataFrame, out: Path) -> None:
     write_table(pa.Table.from_pandas(summary, preserve_index=False), out / "summary.parquet")
 
 
-def run_experiment(
-    *,
-    out: Path,
-    shared: Path | None = None,
-    quick: bool = False,
-    progress: bool = True,
-    seeds: int = 5,
-    jobs: int | None = None,
-    config: Path = CONFIG,
-) -> dict[str, Any]:
+def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]:
     """Run the whole reproduction over seeds ``1 .. seeds`` and write its tables and
     ``config.yaml`` into ``out`` (the claims, figures and report come from
     :func:`fairsim.experiments.bonald_roberts.report.write_report`).
@@ -384,15 +376,9 @@ def run_experiment(
 
     Parameters
     ----------
-    out : Path
-        Output folder.
-    shared : Path, optional
-        Not read (the model needs no trace).
-    quick : bool
-        Smoke run (:data:`QUICK`).
-    progress, seeds, jobs
-        As in :func:`fairsim.experiments.kit.reproduce` (progress bars: the Markov points, then
-        the seeds).
+    options : fairsim.experiments.kit.Options
+        ``shared`` is not read (the model needs no trace); ``quick`` is a smoke run
+        (:data:`QUICK`); progress bars show the Markov points, then the seeds.
     config : Path
         Scenario file (default ``configs/bonald-roberts.yaml``).
 
@@ -407,14 +393,15 @@ def run_experiment(
     ConfigError
         For an invalid scenario file or ``seeds < 1`` (before anything is written).
     """
-    cfg = load_config(config, quick=quick)
-    todo = seed_list(seeds)
+    progress, out = options.progress, Path(options.out)
+    cfg = load_config(config, quick=options.quick)
+    todo = seed_list(options.seeds)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     mk = markov_points(cfg, progress=progress)
     markov_s = time.perf_counter() - t0
     t1 = time.perf_counter()
-    results = run_seeds(seed_points, todo, cfg, jobs=jobs, progress=progress, desc="seeds")
+    results = run_seeds(seed_points, todo, cfg, jobs=options.jobs, progress=progress, desc="seeds")
     seeds_wall_s = time.perf_counter() - t1
     details = pd.concat([mk, *(r[0] for r in results)], ignore_index=True)
     timing: dict[str, Any] = {

@@ -600,6 +600,7 @@ def solve_markov_adaptive(
     Returns
     -------
     MarkovResult
+        That of the first level within ``tol``, else of the last level.
 
     Raises
     ------
@@ -745,15 +746,35 @@ def batch_means(per_batch: np.ndarray, confidence: float = 0.95) -> tuple[np.nda
     return mean, tq * sd / math.sqrt(b)
 
 
-def gamma_interval(
-    lam: np.ndarray, mu: np.ndarray, mean_n: np.ndarray, half: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``gamma = lambda / (mu E[n])`` and its CI from a CI ``mean_n +- half`` of ``E[n]``."""
+def batch_gamma(
+    area: np.ndarray, span: np.ndarray, lam: np.ndarray, mu: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The batch-means estimate of ``E[n_k]`` and of ``gamma_k = lambda_k / (mu_k E[n_k])``, with
+    their 95 % intervals, from a simulation cut into batches.
+
+    Parameters
+    ----------
+    area : ndarray, shape (B, K)
+        Each batch's time-integral of the number of class-k flows.
+    span : ndarray, shape (B,)
+        Each batch's duration.
+    lam, mu : ndarray, shape (K,)
+        Arrival and service rates per class.
+
+    Returns
+    -------
+    dict of str to ndarray, shape (K,)
+        ``mean_n`` and ``mean_n_half`` (the mean of the batch means and its half-width,
+        :func:`batch_means`), ``gamma`` and its interval ``gamma_lo``, ``gamma_hi`` (from the
+        interval of ``E[n]``): the fields :class:`SimulationResult` and
+        :class:`~fairsim.experiments.bonald_roberts.packet_fq.PacketEstimate` share.
+    """
+    mean_n, half = batch_means(area / span[:, None])
     with np.errstate(divide="ignore", invalid="ignore"):
         g = np.where(mean_n > 0, lam / (mu * mean_n), np.nan)
         lo = lam / (mu * (mean_n + half))
         hi = np.where(mean_n - half > 0, lam / (mu * (mean_n - half)), np.inf)
-    return g, lo, hi
+    return {"mean_n": mean_n, "mean_n_half": half, "gamma": g, "gamma_lo": lo, "gamma_hi": hi}
 
 
 class RateTable:
@@ -917,16 +938,9 @@ def simulate_demand_model(
     done = env.process(source())
     env.run(until=done)
     account(env.now, table(st.n))
-    per = st.area / st.span[:, None]
-    mean_n, half = batch_means(per)
-    g, lo, hi = gamma_interval(lam, mu, mean_n, half)
     return SimulationResult(
         allocation=allocation,
-        mean_n=mean_n,
-        mean_n_half=half,
-        gamma=g,
-        gamma_lo=lo,
-        gamma_hi=hi,
+        **batch_gamma(st.area, st.span, lam, mu),
         batches=batches,
         arrivals=total,
         events=st.events,

@@ -606,7 +606,7 @@ def estimate_service_rates(
     ConfigError
         As :func:`run_router`, and for ``flows < batches`` or ``batches < 2``.
     """
-    from fairsim.experiments.bonald_roberts.markov_chain import batch_means, gamma_interval
+    from fairsim.experiments.bonald_roberts.markov_chain import batch_gamma
 
     if batches < 2:
         raise ConfigError(f"batches: {batches!r} (expected an integer >= 2)")
@@ -629,16 +629,8 @@ def estimate_service_rates(
         batch_bounds=bounds,
         max_flows=max_flows,
     )
-    per = run.area / run.span[:, None]
-    mean_n, half = batch_means(per)
-    ones = np.ones_like(rho)
-    g, lo, hi = gamma_interval(rho, ones, mean_n, half)
     return PacketEstimate(
-        gamma=g,
-        gamma_lo=lo,
-        gamma_hi=hi,
-        mean_n=mean_n,
-        mean_n_half=half,
+        **batch_gamma(run.area, run.span, rho, np.ones_like(rho)),
         packets=run.packets,
         wall_s=run.wall_s,
         cpu_s=run.cpu_s,

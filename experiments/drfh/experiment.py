@@ -1,6 +1,6 @@
 """``make experiment``: the DRFH paper's Section VI on the real Google 2011 sample.
 
-Every seed ``k`` of ``1 .. N`` (:data:`fairsim.experiments.claims.DEFAULT_SEEDS` by default)
+Every seed ``k`` of ``1 .. N`` (:data:`fairsim.experiments.kit.DEFAULT_SEEDS` by default)
 runs steps 1-5 into ``OUT/seed-<k>/`` (:func:`run_seed`), the seeds in parallel over worker
 processes (:func:`fairsim.experiments.claims.run_seeds`): (1) ``configs/drfh-google.yaml``, the
 Slots models and First-Fit and Best-Fit DRFH on 2,000 Table I servers (Table II, Figs. 5-7); (2)
@@ -30,7 +30,6 @@ import numpy as np
 
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path, kit
-from fairsim.experiments.claims import DEFAULT_SEEDS
 from fairsim.experiments.drfh import paper as paper
 from fairsim.experiments.drfh.numbers import (
     FAIRNESS_DIR,
@@ -202,32 +201,18 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
     }
 
 
-def run_experiment(
-    *,
-    shared: Path,
-    out: Path,
-    quick: bool = False,
-    progress: bool = True,
-    seeds: int = DEFAULT_SEEDS,
-    jobs: int | None = None,
-) -> dict[str, Any]:
+def run_experiment(options: kit.Options) -> dict[str, Any]:
     """Run the whole reproduction over seeds ``1 .. seeds`` and gather its numbers (the claims
     and ``report.md`` come from :func:`fairsim.experiments.drfh.report.write_report`).
 
     Parameters
     ----------
-    shared : Path
-        The ``shared`` folder holding ``traces/google-2011``; when that is missing, the sample is
-        fetched into the download cache (:func:`fairsim.traces.fetch.google_2011_sample`).
-    out : Path
-        Output folder: ``seed-<k>/`` per seed, and the figures, ``claims.json`` and ``report.md``
-        over all seeds.
-    quick : bool
-        A 2-hour slice on 400 servers (a smoke test of the whole pipeline in about half a minute
-        per seed).
-    progress, seeds, jobs
-        As in :func:`fairsim.experiments.kit.reproduce` (progress bars inside a run only with
-        one worker).
+    options : fairsim.experiments.kit.Options
+        ``shared`` holds ``traces/google-2011`` (when that is missing, the sample is fetched into
+        the download cache, :func:`fairsim.traces.fetch.google_2011_sample`); ``out`` gets
+        ``seed-<k>/`` per seed, and the figures, ``claims.json`` and ``report.md`` over all
+        seeds; ``quick`` is a 2-hour slice on 400 servers (about half a minute per seed);
+        progress bars inside a run show only with one worker.
 
     Returns
     -------
@@ -248,11 +233,12 @@ def run_experiment(
     from fairsim.traces.fetch import google_2011_sample
 
     t0 = time.perf_counter()
-    chosen = seed_list(seeds)
+    out, quick, progress = Path(options.out), options.quick, options.progress
+    chosen = seed_list(options.seeds)
     for s in chosen:
         fig4_pool_seed(s)  # refuse a seed count Fig. 4 cannot serve before anything runs
     out.mkdir(parents=True, exist_ok=True)
-    sample = google_2011_sample(shared, progress=progress)
+    sample = google_2011_sample(options.shared, progress=progress)
     # validated here, before any worker starts: a bad config or trace path fails at once
     main_cfg = _config("drfh-google", sample, quick)
     check_limits(main_cfg)
@@ -260,7 +246,7 @@ def run_experiment(
     check_limits(prod_cfg)
     if isinstance(main_cfg.trace, GoogleTrace):  # converted once, not by every worker at once
         converted_google(main_cfg.trace, None, progress)
-    workers = default_jobs(len(chosen)) if jobs is None else max(1, min(int(jobs), len(chosen)))
+    workers = default_jobs(len(chosen), options.jobs)
     log.info(
         "%d seed(s) over %d worker(s): %s on %s servers each",
         len(chosen),

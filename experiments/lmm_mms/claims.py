@@ -37,6 +37,7 @@ from fairsim.experiments.claims import (
     by_construction,
     every_setting,
     exceeds,
+    identical,
     judged,
     not_applicable,
     spearman_trend,
@@ -545,14 +546,10 @@ def _consistency(d: _Data) -> list[Claim]:
         for m in FAMILIES["unbounded, capped"]
     )
     return [
-        judged(
+        identical(
             *_st("equals_drf"),
-            0.0,
             gap,
-            gap <= 1e-6,
-            rule="largest difference ≤ 1e-06",
             seeds=d.seeds,
-            kind="consistency",
             reason=f"over {len(lmm):,} samples: checks the median-halving solver against "
             "progressive filling",
         ),

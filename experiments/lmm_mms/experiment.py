@@ -31,7 +31,8 @@ import pandas as pd
 import pyarrow as pa
 
 from fairsim.errors import ConfigError
-from fairsim.experiments.claims import DEFAULT_SEEDS, run_seeds, seed_list
+from fairsim.experiments.claims import run_seeds, seed_list
+from fairsim.experiments.kit import Options
 from fairsim.experiments.lmm_mms import paper
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.instance import Instance
@@ -266,15 +267,7 @@ def run_seed(
 
 
 def run_experiment(
-    *,
-    out: Path,
-    shared: Path | None = None,
-    quick: bool = False,
-    progress: bool = True,
-    seeds: int = DEFAULT_SEEDS,
-    jobs: int | None = None,
-    tasks: Path | None = None,
-    samples: int | None = None,
+    options: Options, *, tasks: Path | None = None, samples: int | None = None
 ) -> dict[str, Any]:
     """Run every setting for seeds ``1 .. seeds`` (over ``jobs`` worker processes) and write
     ``samples.parquet`` and ``sharing.parquet`` into ``out`` (the figures, claims and report come
@@ -282,16 +275,11 @@ def run_experiment(
 
     Parameters
     ----------
-    out : Path
-        Output folder.
-    shared : Path, optional
-        The folder holding ``traces/alibaba-2018``, converted once into the trace cache
-        (:func:`converted_tasks`); required unless ``tasks`` is given.
-    quick : bool
-        User scales 50 and 300, elephant shares 0 and 50 %, and :data:`QUICK_SAMPLES` samples per
-        setting and seed.
-    progress, seeds, jobs
-        As in :func:`fairsim.experiments.kit.reproduce`.
+    options : fairsim.experiments.kit.Options
+        ``shared`` holds ``traces/alibaba-2018``, converted once into the trace cache
+        (:func:`converted_tasks`; required unless ``tasks`` is given); ``quick``: user scales 50
+        and 300, elephant shares 0 and 50 %, and :data:`QUICK_SAMPLES` samples per setting and
+        seed.
     tasks : Path, optional
         A converted ``tasks.parquet`` to draw from instead of ``shared``'s.
     samples : int, optional
@@ -309,6 +297,7 @@ def run_experiment(
     fairsim.errors.ConfigError
         For ``seeds < 1``, or neither ``shared`` nor ``tasks``.
     """
+    shared, quick, jobs, progress = options.shared, options.quick, options.jobs, options.progress
     if tasks is None:
         if shared is None:
             raise ConfigError("lmm-mms: shared: required (the folder of traces/alibaba-2018)")
@@ -316,8 +305,8 @@ def run_experiment(
     if samples is None:
         samples = QUICK_SAMPLES if quick else SAMPLES
     t0 = time.perf_counter()
-    seed_ids = seed_list(seeds)
-    out = Path(out)
+    seed_ids = seed_list(options.seeds)
+    out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     runs = run_seeds(
         run_seed,

@@ -26,7 +26,7 @@ from fairsim.experiments.claims import (
     agrees,
     bounded,
     exceeds,
-    judged,
+    identical,
 )
 from fairsim.experiments.psdsf import paper
 from fairsim.experiments.psdsf.experiment import CONVERGED, SETTLE_WINDOW_S, SPLIT, scenario_users
@@ -323,15 +323,13 @@ def _recovered(r: Runs) -> list[Claim]:
     dev = float(np.abs(np.asarray(r.exact["psdsf"]["phases"][0]["tasks"]) - ps).max())
     st = _ST["recovered"]
     return [
-        judged(
+        identical(
             st.text,
             st.source,
-            0.0,
             dev,
-            dev <= 1e-6,
-            rule="largest deviation ≤ 1e-06 tasks",
+            what="deviation",
+            units="tasks",
             seeds=r.n,
-            kind="consistency",
             reason="checks the recovered class counts and demands and our exact PS-DSF; the "
             "same in every seed",
         )

@@ -40,7 +40,8 @@ import pyarrow as pa
 
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
-from fairsim.experiments.claims import DEFAULT_SEEDS, run_seeds, seed_list
+from fairsim.experiments.claims import run_seeds, seed_list
+from fairsim.experiments.kit import Options
 from fairsim.scenario.config import (
     InlineTrace,
     InlineUser,
@@ -453,22 +454,13 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
     return {"seed": int(seed), "series": data, "summary": summary, "wall_s": walls, "tasks": tasks}
 
 
-def run_experiment(
-    *,
-    out: Path,
-    shared: Path | None = None,
-    config: Path = CONFIG,
-    quick: bool = False,
-    progress: bool = True,
-    seeds: int = DEFAULT_SEEDS,
-    jobs: int | None = None,
-) -> dict[str, Any]:
+def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]:
     """Run seeds ``1 .. seeds`` (over ``jobs`` worker processes) and the exact allocations; write
     ``series.parquet``, ``exact.parquet`` and ``summary.json`` into ``out``.
 
     The figure, ``claims.json`` and ``report.md`` come from
     :func:`fairsim.experiments.psdsf.report.write_report`; :func:`fairsim.experiments.kit.reproduce`
-    runs both. ``shared`` is not read: the scenario is ``config``.
+    runs both. ``options.shared`` is not read: the scenario is ``config``.
 
     Returns
     -------
@@ -486,7 +478,8 @@ def run_experiment(
     t0 = time.perf_counter()
     cfg = load_config(config)
     users = [u.name for u in scenario_users(cfg)]
-    seed_ids = seed_list(seeds)
+    quick, out, jobs, progress = options.quick, Path(options.out), options.jobs, options.progress
+    seed_ids = seed_list(options.seeds)
     out.mkdir(parents=True, exist_ok=True)
     runs = run_seeds(
         run_seed, seed_ids, Path(config), quick, jobs=jobs, progress=progress, desc="psdsf seeds"

@@ -35,7 +35,8 @@ import pyarrow as pa
 
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
-from fairsim.experiments.claims import DEFAULT_SEEDS, run_seeds, seed_list
+from fairsim.experiments.claims import run_seeds, seed_list
+from fairsim.experiments.kit import Options
 from fairsim.scenario.config import ConstraintModel, load_config
 from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler, prepare_scenario
 from fairsim.schedulers.udrf_online import UDRF
@@ -346,31 +347,17 @@ def _seed_run(seed: int, out: str, trace: str | None, quick: bool) -> dict[str, 
     )
 
 
-def run_experiment(
-    *,
-    out: Path,
-    shared: Path | None = None,
-    quick: bool = False,
-    progress: bool = True,
-    seeds: int = DEFAULT_SEEDS,
-    jobs: int | None = None,
-) -> dict[str, Any]:
+def run_experiment(options: Options) -> dict[str, Any]:
     """Run seeds ``1 .. seeds`` over ``jobs`` worker processes into ``out/seed-<s>/`` (the
     claims, figures and ``report.md`` come from
     :func:`fairsim.experiments.udrf.report.write_report`).
 
     Parameters
     ----------
-    out : Path
-        Output folder: ``seed-<s>/`` per seed.
-    shared : Path, optional
-        The folder holding ``traces/google-2011`` (when missing, the sample is fetched into the
-        download cache, :func:`fairsim.traces.fetch.google_2011_sample`); default: the config's
-        ``trace.path``.
-    quick : bool
-        The small version of :func:`run_seed`.
-    progress, seeds, jobs
-        As in :func:`fairsim.experiments.kit.reproduce`.
+    options : fairsim.experiments.kit.Options
+        ``shared`` holds ``traces/google-2011`` (when missing, the sample is fetched into the
+        download cache, :func:`fairsim.traces.fetch.google_2011_sample`; ``None``: the config's
+        ``trace.path``); ``quick`` is the small version of :func:`run_seed`.
 
     Returns
     -------
@@ -384,14 +371,15 @@ def run_experiment(
         For ``seeds < 1`` or a scenario without both ``drf-lockstep`` and ``udrf``.
     """
     t0 = time.perf_counter()
-    ids = seed_list(seeds)
+    shared, quick, progress, jobs = options.shared, options.quick, options.progress, options.jobs
+    ids = seed_list(options.seeds)
     trace = None
     if shared is not None:
         from fairsim.traces.fetch import google_2011_sample  # fetched when shared lacks it
 
         trace = google_2011_sample(Path(shared), progress=progress)
     cfg = seed_config(ids[0], trace=trace, quick=quick)  # refuses a bad scenario before any run
-    out = Path(out)
+    out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     run_seeds(
         _seed_run,

@@ -17,7 +17,7 @@ from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf import paper
 from fairsim.experiments.udrf.experiment import BASELINE
 from fairsim.scenario.reporting.intervals import t_band, t_half
-from fairsim.scenario.reporting.plotting import save_figure, set_jct_axis
+from fairsim.scenario.reporting.plotting import jct_cdf_axes, save_figure
 
 
 def _band(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -75,12 +75,7 @@ def _fig10a(out: Path, data: N.Seeds, colors: dict[str, str], band: str) -> str:
             ax.fill_between(
                 grid, np.clip(lo, 0, 1), np.clip(hi, 0, 1), color=colors[name], alpha=0.2, lw=0
             )
-    set_jct_axis(ax, grid)
-    ax.set_xlabel("job completion time from queue entry (s)")
-    ax.set_ylabel("fraction of completed jobs")
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    jct_cdf_axes(ax, grid, "job completion time from queue entry (s)", "fraction of completed jobs")
     ax.set_title(f"Fig. 10a: JCT CDF (mean, {band})")
     save_figure(fig, out / "fig10a_jct_cdf.png")
     return "fig10a_jct_cdf.png"

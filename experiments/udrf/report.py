@@ -109,7 +109,7 @@ def report_text(
     over the seeds, the reductions by group, and the runs."""
     n = len(data.seeds)
     s0 = data.summaries[data.seeds[0]]
-    workers = default_jobs(n) if jobs is None else max(1, min(jobs, n))
+    workers = default_jobs(n, jobs)
     means = []
     for name in data.schedulers:
         e = lambda k, sub=None, name=name: N.seed_estimate(data, name, k, sub)  # noqa: E731

@@ -56,6 +56,17 @@ def scheduler_label(name: str) -> str:
 LOG_X_MIN_DECADES = 1.5
 
 
+def jct_cdf_axes(ax: Axes, jct_s: ArrayLike, xlabel: str, ylabel: str) -> None:
+    """Finish the axes of a JCT CDF: the x-axis of :func:`set_jct_axis` for ``jct_s`` (every JCT
+    drawn, s), the labels, the y-axis from 0 to 1, a light grid and the legend."""
+    set_jct_axis(ax, jct_s)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def set_jct_axis(ax: Axes, jct_s: ArrayLike) -> bool:
     """Choose the x-axis of a job-completion-time plot from the values drawn on it.
 

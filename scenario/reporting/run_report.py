@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from fairsim.atomic import write_text
 from fairsim.scenario.config import RunConfig
 from fairsim.scenario.reporting.fairness_panel import fairness_lines
-from fairsim.scenario.reporting.plotting import decimate, save_figure, set_jct_axis
+from fairsim.scenario.reporting.plotting import decimate, jct_cdf_axes, save_figure
 from fairsim.scenario.reporting.preemption_report import (
     evictions_figure,
     preempting,
@@ -147,12 +147,7 @@ def jct_figure(out: Path, schedulers: list[str], *, common: bool = True) -> Figu
     every = np.concatenate(
         [(jct[n] if ids is None else jct[n].loc[ids]).to_numpy(dtype=float) for n in schedulers]
     )
-    set_jct_axis(ax, every)
-    ax.set_xlabel("job completion time (s)")
-    ax.set_ylabel("fraction of jobs")
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    jct_cdf_axes(ax, every, "job completion time (s)", "fraction of jobs")
     what = (
         "jobs completed under every scheduler" if ids is not None else "each one's completed jobs"
     )

@@ -24,6 +24,7 @@ from fairsim.experiments.bonald_roberts.experiment import (
     seed_points,
 )
 from fairsim.experiments.bonald_roberts.numbers import ratio_quantity, seed_summary
+from fairsim.experiments.kit import Options
 
 
 def _text(key: str) -> str:
@@ -276,8 +277,8 @@ def test_bad_config_writes_nothing(tmp_path: Path) -> None:
 
     bad = _write(tmp_path, {**TINY, "loads": [2.0]})
     with pytest.raises(ConfigError):
-        bonald_roberts.run_experiment(out=tmp_path / "o", config=bad, progress=False)
+        bonald_roberts.run_experiment(Options(tmp_path / "o", progress=False), config=bad)
     assert not (tmp_path / "o" / "service_rates.parquet").exists()
     with pytest.raises(ConfigError, match="--seeds: must be at least 1"):
-        bonald_roberts.run_experiment(out=tmp_path / "o", seeds=0, progress=False)
+        bonald_roberts.run_experiment(Options(tmp_path / "o", seeds=0, progress=False))
     assert not (tmp_path / "o").exists()

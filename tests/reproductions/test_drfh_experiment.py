@@ -14,6 +14,7 @@ import yaml
 from fairsim.errors import ConfigError
 from fairsim.experiments.claims import read_claims
 from fairsim.experiments.drfh.experiment import dedicated_cloud_sizes, fig4_pool_seed
+from fairsim.experiments.kit import Options
 from fairsim.experiments.reproductions import reproduce
 
 
@@ -40,15 +41,8 @@ def test_fig4_pools_are_the_draws_closest_to_the_paper_totals() -> None:
 @pytest.mark.slow
 def test_quick_experiment_end_to_end(tmp_path: Path, google_dir: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # nothing is written into the working directory
-    report = reproduce(
-        "drfh-google",
-        shared=google_dir.parent.parent,
-        out=tmp_path / "r",
-        quick=True,
-        progress=False,
-        seeds=2,
-        jobs=2,
-    )
+    options = Options(tmp_path / "r", google_dir.parent.parent, True, False, seeds=2, jobs=2)
+    report = reproduce("drfh-google", options)
     out = tmp_path / "r"
     root = out / "seed-1"
     text = report.read_text()

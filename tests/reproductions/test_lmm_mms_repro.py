@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from fairsim.experiments.claims import read_claims
+from fairsim.experiments.kit import Options
 from fairsim.experiments.lmm_mms import claims as lmm_claims
 from fairsim.experiments.lmm_mms import experiment as repro
 from fairsim.experiments.lmm_mms import report
@@ -123,9 +124,8 @@ def test_quick_reproduction_two_seeds(tmp_path: Path) -> None:
     # the steps of fairsim.experiments.kit.reproduce, with the conversion cached in tmp_path
     out = tmp_path / "out"
     tasks = repro.converted_tasks(shared_dir(), cache_dir=str(tmp_path / "c"))
-    run = repro.run_experiment(
-        out=out, tasks=tasks, samples=10, seeds=2, jobs=1, quick=True, progress=False
-    )
+    options = Options(out, seeds=2, jobs=1, quick=True, progress=False)
+    run = repro.run_experiment(options, tasks=tasks, samples=10)
     path = report.write_report(out, run)
     text = path.read_text()
     frame = pd.read_parquet(out / "samples.parquet")

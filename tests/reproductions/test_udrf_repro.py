@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from fairsim.experiments import claims as C
+from fairsim.experiments.kit import Options
 from fairsim.experiments.reproductions import reproduce
 from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf import paper
@@ -40,7 +41,7 @@ def test_quick_reproduction_with_two_seeds(tmp_path: Path, google_dir: Path) -> 
     """Fails (never skips) when ``$FAIRSIM_SHARED/traces/google-2011`` is missing."""
     shared = google_dir.parents[1]  # <shared>/traces/google-2011
     report = reproduce(
-        "udrf", out=tmp_path, shared=shared, quick=True, progress=False, seeds=2, jobs=1
+        "udrf", Options(tmp_path, shared, quick=True, progress=False, seeds=2, jobs=1)
     )
     claims = C.read_claims(tmp_path)  # validates the claims.json schema
     raw = json.loads((tmp_path / "claims.json").read_text())

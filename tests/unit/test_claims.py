@@ -71,6 +71,14 @@ def test_bounded_uses_the_interval():
         C.bounded("x", "y", None, e)
 
 
+def test_identical_passes_up_to_its_tolerance_and_says_so():
+    same = C.identical("s", "Table IV", 4e-7, what="deviation", units="tasks", seeds=2, reason="r")
+    assert (same.verdict, same.kind, same.paper, same.ours) == ("PASS", "consistency", 0.0, 4e-7)
+    assert same.rule == "largest deviation ≤ 1e-06 tasks"
+    apart = C.identical("s", "Sec. 5", 2e-6, seeds=1, reason="r")
+    assert (apart.verdict, apart.rule) == ("FAIL", "largest difference ≤ 1e-06")
+
+
 def test_bootstrap_interval_of_a_mean_covers_the_normal_interval():
     x = np.random.default_rng(1).normal(10.0, 2.0, size=400)
     e = C.bootstrap_units(400, lambda idx: float(x[idx].mean()), seeds=5, what="jobs")
@@ -152,6 +160,9 @@ def test_seed_list():
     assert C.seed_list(5) == [1, 2, 3, 4, 5]
     with pytest.raises(ConfigError, match="--seeds: must be at least 1 \\(got 0\\)"):
         C.seed_list(0)
+    # workers: as asked, at least one and at most one per seed (default one per core)
+    assert [C.default_jobs(5, j) for j in (1, 3, 9, 0)] == [1, 3, 5, 1]
+    assert C.default_jobs(1) == 1
 
 
 def _square(seed: int, k: int) -> int:

@@ -80,8 +80,8 @@ def test_default_reproduce_runs_the_experiment_then_the_report(tmp_path, monkeyp
 
     class Experiment:
         @staticmethod
-        def run_experiment(**kw):
-            calls.append(("run", kw))
+        def run_experiment(options):
+            calls.append(("run", options))
             return {"numbers": 1}
 
     class Report:
@@ -92,24 +92,10 @@ def test_default_reproduce_runs_the_experiment_then_the_report(tmp_path, monkeyp
 
     modules = {"pkg.experiment": Experiment, "pkg.report": Report}
     monkeypatch.setattr(kit.importlib, "import_module", modules.__getitem__)
-    path = kit.reproduce(
-        "pkg", out=tmp_path, shared=tmp_path, quick=True, progress=False, seeds=2, jobs=1
-    )
+    options = kit.Options(tmp_path, tmp_path, quick=True, progress=False, seeds=2, jobs=1)
+    path = kit.reproduce("pkg", options)
     assert path == tmp_path / "report.md"
-    assert calls == [
-        (
-            "run",
-            {
-                "out": tmp_path,
-                "shared": tmp_path,
-                "quick": True,
-                "progress": False,
-                "seeds": 2,
-                "jobs": 1,
-            },
-        ),
-        ("report", tmp_path, {"numbers": 1}),
-    ]
+    assert calls == [("run", options), ("report", tmp_path, {"numbers": 1})]
 
 
 def test_template_blocks_keep_their_lines(tmp_path) -> None:

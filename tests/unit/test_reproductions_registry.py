@@ -11,19 +11,20 @@ import pytest
 from fairsim.cli import build_parser
 from fairsim.errors import ConfigError
 from fairsim.experiments.claims import Statement
+from fairsim.experiments.kit import Options
 from fairsim.experiments.reproductions import REPRODUCTIONS, reproduce
 
 
 @pytest.mark.parametrize("name", list(REPRODUCTIONS))
 def test_every_reproduction_has_the_kit_s_two_steps(name: str) -> None:
-    """kit.reproduce calls experiment.run_experiment(*, out, shared, quick, progress, seeds,
-    jobs), then report.write_report(out, run)."""
+    """kit.reproduce calls experiment.run_experiment(options), then
+    report.write_report(out, run); anything else run_experiment takes is keyword-only."""
     spec = REPRODUCTIONS[name]
     run = importlib.import_module(f"{spec.package}.experiment").run_experiment
-    params = inspect.signature(run).parameters
-    assert {"out", "shared", "quick", "progress", "seeds", "jobs"} <= set(params)
-    assert params["seeds"].default == 5
-    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
+    first, *rest = inspect.signature(run, eval_str=True).parameters.values()
+    assert (first.name, first.annotation) == ("options", Options)
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in rest)
+    assert Options(Path("out")).seeds == 5
     write = importlib.import_module(f"{spec.package}.report").write_report
     assert len(inspect.signature(write).parameters) == 2
     assert (Path(__file__).resolve().parents[2] / spec.docs).is_file(), spec.docs
@@ -37,13 +38,13 @@ def test_the_command_line_offers_exactly_the_registered_names() -> None:
 
 def test_an_unknown_reproduction_is_refused_with_a_suggestion(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"unknown key 'psdfs'; did you mean 'psdsf'\?"):
-        reproduce("psdfs", out=tmp_path, shared=tmp_path)
+        reproduce("psdfs", Options(tmp_path, tmp_path))
     assert not any(tmp_path.iterdir())
 
 
 def test_seeds_below_one_are_refused_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"--seeds: must be at least 1 \(got 0\)"):
-        reproduce("psdsf", out=tmp_path, shared=tmp_path, seeds=0)
+        reproduce("psdsf", Options(tmp_path, tmp_path, seeds=0))
     assert not any(tmp_path.iterdir())
 
 

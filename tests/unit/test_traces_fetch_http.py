@@ -23,6 +23,7 @@ import pytest
 
 from fairsim.cli import main
 from fairsim.errors import TraceError
+from fairsim.experiments.kit import Options
 from fairsim.traces.fetch import (
     MACHINE_EVENTS,
     URL_ENV_VAR,
@@ -253,10 +254,10 @@ def test_reproductions_read_the_fetched_sample(
 
         monkeypatch.setattr(module, "load_config", spy)
     with pytest.raises(Stop):
-        drfh.run_experiment(shared=tmp_path / "absent", out=tmp_path / "d", progress=False)
+        drfh.run_experiment(Options(tmp_path / "d", tmp_path / "absent", progress=False))
     with pytest.raises(Stop):
         udrf.run_experiment(
-            out=tmp_path / "u", shared=tmp_path / "absent", progress=False, seeds=1, jobs=1
+            Options(tmp_path / "u", tmp_path / "absent", progress=False, seeds=1, jobs=1)
         )
     assert seen == [str(fetched.folder)] * 2
     assert len(fetched.requests) == before
