@@ -150,7 +150,17 @@ def _dominant(x: np.ndarray, total: np.ndarray) -> float:
 class _App:
     """A YARN application: a user's tasks in one queue."""
 
-    __slots__ = ("fair_since", "node", "order", "running", "use", "user", "wait_sum", "waiting")
+    __slots__ = (
+        "fair_since",
+        "node",
+        "order",
+        "run",
+        "running",
+        "use",
+        "user",
+        "wait_sum",
+        "waiting",
+    )
 
     def __init__(self, node: int, user: int, order: int, n_r: int) -> None:
         self.node = node  # its queue's node (0: the root)
@@ -160,6 +170,7 @@ class _App:
         self.use = np.zeros(n_r)
         self.wait_sum = np.zeros(n_r)
         self.running = 0
+        self.run: set[int] = set()  # its running tasks
         self.fair_since = -math.inf  # last update at which it was not fair-share starved
 
 
@@ -332,6 +343,7 @@ class YarnFair(Scheduler):
         before = True
         app.use -= d
         app.running -= 1
+        app.run.discard(task)
         for k in self.path_[app.node]:
             self.use_[k] -= d
             self.demand_[k] -= d
@@ -351,6 +363,7 @@ class YarnFair(Scheduler):
         d = self.task_demand_[task]
         app.use -= d
         app.running -= 1
+        app.run.discard(task)
         for k in self.path_[app.node]:
             self.use_[k] -= d
             self.demand_[k] -= d
@@ -369,6 +382,7 @@ class YarnFair(Scheduler):
         app.wait_sum -= d
         app.use += d
         app.running += 1
+        app.run.add(task)
         for k in self.path_[app.node]:
             self.use_[k] += d
         if not app.waiting:
@@ -608,7 +622,9 @@ class YarnFair(Scheduler):
             pending = np.maximum(pending - d, 0.0)
         return out
 
-    def _victims(self, task: int, started: set[int]) -> tuple[list[int], int] | None:
+    def _victims(
+        self, task: int, started: set[int], bound: np.ndarray
+    ) -> tuple[list[int], int] | None:
         """``identifyContainersToPreemptForOneContainer``: the first server where evicting its
         most recently launched runs that may be preempted makes room for ``task``."""
         view, need, total = self.cluster_, self.task_demand_[task], self.total_
@@ -624,10 +640,11 @@ class YarnFair(Scheduler):
         }
         if all(x in below or x in fresh for x in self.app_fair_):
             return None
-        room: np.ndarray = np.asarray((view.capacity + TOLERANCE >= need).all(axis=1))
-        for server in range(view.n_servers):
-            if (mask is not None and not mask[server]) or not room[server]:
-                continue
+        # servers where free room plus every run that may be preempted could make room
+        room: np.ndarray = np.asarray((bound + TOLERANCE >= need).all(axis=1))
+        if mask is not None:
+            room &= mask
+        for server in np.flatnonzero(room).tolist():
             potential = view.free[server].copy()
             if np.all(potential + TOLERANCE >= need):
                 return [], server
@@ -651,12 +668,21 @@ class YarnFair(Scheduler):
     def _preempt(
         self, starved: list[tuple[int, np.ndarray]], started: set[int]
     ) -> Iterator[tuple[int, int] | Eviction]:
+        view, total = self.cluster_, self.total_
+        # per server, free room plus the runs of applications above their fair share: an upper
+        # bound on what preemption can free there in this pass (it only shrinks)
+        bound = np.array(view.free, dtype=np.float64)
+        for x, fair in self.app_fair_.items():
+            app = self.apps_[x]
+            if app.run and not _dominant(app.use, total) < _dominant(fair, total):
+                for t in app.run:
+                    bound[view.task_server(t)] += self.task_demand_[t]
         for x, starvation in starved:
             for task in self._requests(x, starvation):
                 app = self.apps_[x]
                 if task not in app.waiting or not self._fits_max(app.node, self.task_demand_[task]):
                     break
-                found = self._victims(task, started)
+                found = self._victims(task, started, bound)
                 if found is None:
                     break  # a later task of the application does not jump the queue
                 victims, server = found
@@ -664,6 +690,7 @@ class YarnFair(Scheduler):
                     yield Eviction(v, server)  # on_eviction runs before we resume
                 self._start(task)
                 started.add(task)
+                bound[server] -= self.task_demand_[task]
                 yield task, server
 
     def decide(self) -> Iterator[tuple[int, int] | Eviction]:
