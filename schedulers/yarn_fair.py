@@ -623,21 +623,15 @@ class YarnFair(Scheduler):
         return out
 
     def _victims(
-        self, task: int, started: set[int], bound: np.ndarray
+        self, task: int, started: set[int], bound: np.ndarray, below: set[int], fresh: set[int]
     ) -> tuple[list[int], int] | None:
         """``identifyContainersToPreemptForOneContainer``: the first server where evicting its
         most recently launched runs that may be preempted makes room for ``task``."""
         view, need, total = self.cluster_, self.task_demand_[task], self.total_
         mask = view.task_mask(task)
-        # applications that started a task in this pass keep their runs in it: an older task
-        # evicted beside a younger one just started would wait behind it
-        fresh = {self.task_app_[t] for t in started}
-        # applications below their fair share lose no run (the check below, done once)
-        below = {
-            x
-            for x, fair in self.app_fair_.items()
-            if _dominant(self.apps_[x].use, total) < _dominant(fair, total)
-        }
+        # ``fresh``: applications that started a task in this pass keep their runs in it (an
+        # older task evicted beside a younger one just started would wait behind it);
+        # ``below``: applications below their fair share lose no run (the check below)
         if all(x in below or x in fresh for x in self.app_fair_):
             return None
         # servers where free room plus every run that may be preempted could make room
@@ -672,17 +666,21 @@ class YarnFair(Scheduler):
         # per server, free room plus the runs of applications above their fair share: an upper
         # bound on what preemption can free there in this pass (it only shrinks)
         bound = np.array(view.free, dtype=np.float64)
+        below: set[int] = set()
         for x, fair in self.app_fair_.items():
             app = self.apps_[x]
-            if app.run and not _dominant(app.use, total) < _dominant(fair, total):
+            if _dominant(app.use, total) < _dominant(fair, total):
+                below.add(x)  # stays below: its usage only falls, or it is fresh
+            else:
                 for t in app.run:
                     bound[view.task_server(t)] += self.task_demand_[t]
+        fresh = {self.task_app_[t] for t in started}
         for x, starvation in starved:
             for task in self._requests(x, starvation):
                 app = self.apps_[x]
                 if task not in app.waiting or not self._fits_max(app.node, self.task_demand_[task]):
                     break
-                found = self._victims(task, started, bound)
+                found = self._victims(task, started, bound, below, fresh)
                 if found is None:
                     break  # a later task of the application does not jump the queue
                 victims, server = found
@@ -691,6 +689,7 @@ class YarnFair(Scheduler):
                 self._start(task)
                 started.add(task)
                 bound[server] -= self.task_demand_[task]
+                fresh.add(x)
                 yield task, server
 
     def decide(self) -> Iterator[tuple[int, int] | Eviction]:
