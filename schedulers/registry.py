@@ -88,6 +88,7 @@ from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.recorded import Recorded
 from fairsim.schedulers.slots import Slots
 from fairsim.schedulers.udrf_online import UDRF
+from fairsim.schedulers.yarn_fair import YarnFair
 from fairsim.simulator.replay import RecordedRuns
 from fairsim.simulator.scheduler import Scheduler
 
@@ -225,6 +226,7 @@ BUILTIN: tuple[Registration, ...] = (
     _own(DRFLockstep),
     _own(UDRF, examples=("udrf", "udrf-backfill"), alias=_UDRF_ALIAS),
     _own(HDRF),
+    _own(YarnFair),
     _own(Recorded, requires=REQUIRES_PLACEMENTS),
 )
 

@@ -96,7 +96,9 @@ def test_help_lists_the_registry(fifo: str) -> None:
     (sub,) = (a for a in parser._actions if a.dest == "command")
     names = ", ".join(registry.available())
     assert names.startswith("slots-<S>, slots-<S>-single, slots-<S>-cpu, ff-drfh, bf-drfh, ")
-    assert names.endswith(", drf-lockstep, udrf, udrf-backfill, hdrf, recorded, test-fifo")
+    assert names.endswith(
+        ", drf-lockstep, udrf, udrf-backfill, hdrf, yarn-fair, recorded, test-fifo"
+    )
     for command in ("run", "sweep"):
         epilog = sub.choices[command].epilog  # type: ignore[index]
         assert f"scheduler names: {names}" in epilog
