@@ -115,6 +115,8 @@ class _Tree:
             self.depth[a] = d
         self.level = [0.0] * self.first
         self.present = [False] * self.first
+        # whether the node's entry (level, position, node, ver) in its parent's heap is valid
+        self.pushed = [False] * self.first
         self.ver = [0] * self.first
         self.contrib: list[tuple[int, tuple[float, ...]]] = [(0, (0.0,) * n_r)] * self.first
         self.children: list[list[int]] = [[] for _ in range(self.first)]
@@ -160,6 +162,13 @@ class _Tree:
         self.is_below = [self.guaranteed[a] for a in range(self.first)]
         self.n_present = 0  # leaves waiting unblocked (the scheduler counts them)
         self.qorder = sorted(range(1, self.first), key=lambda a: -self.depth[a])
+        # The root's queue children: only the descent (and the orders of :meth:`path_key`) reads
+        # their levels, which feed no running sum, so with two resources the flush leaves them
+        # dirty (``qdirty``, ``rstale``) and :meth:`settle` computes them when a descent has to
+        # compare them: the same levels, computed from the same sums, fewer times.
+        self.rootq = [a for a in range(1, self.first) if self.parent[a] == 0]
+        self.root_leaves = False  # some leaf hangs at the root
+        self.rstale = False
 
     # ------------------------------------------------------------------ leaves
     def add_leaf(self, leaf: int, queue: int) -> None:
@@ -172,11 +181,14 @@ class _Tree:
         self.pos.append(self.first + leaf)
         self.level.append(0.0)
         self.present.append(False)
+        self.pushed.append(False)
         self.ver.append(0)
         self.contrib.append((0, (0.0,) * self.n_r))
         self.sig.append(None)
         self.children[p].append(node)
         self.path.append(self.path[p] if p > 0 else ())
+        if p == 0:
+            self.root_leaves = True
 
     def mark(self, leaf: int) -> None:
         """The leaf's allocation, presence or head task changed."""
@@ -235,13 +247,29 @@ class _Tree:
     # ------------------------------------------------------------------ flush and descent
     def flush(self) -> None:
         """Bring every node the changed leaves touch up to date: the leaves, then the queues
-        deepest first, then the root."""
+        deepest first, then the root's children."""
+        if self.dirty_leaves:
+            self._flush()
+        if self.rstale:
+            self.settle()
+
+    def settle(self) -> None:
+        """Compute the levels of the root's queue children that the flush left dirty."""
+        self.rstale = False
+        qdirty = self.qdirty
+        for a in self.rootq:
+            if qdirty[a]:
+                qdirty[a] = False
+                self._update_queue(a)
+
+    def _flush(self) -> None:
+        """:meth:`flush` but for the levels of the root's queue children (two resources)."""
         s = self.s
         share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
         inv, n_r, first = self.inv, self.n_r, self.first
         parent, contrib, sums_of, npres = self.parent, self.contrib, self.sums, self.npres
         ver, pos, heaps, qdirty, sig_of = self.ver, self.pos, self.heap, self.qdirty, self.sig
-        levels = self.level
+        levels, pushed = self.level, self.pushed
         two = n_r == 2
         if two:
             inv0, inv1 = inv
@@ -251,11 +279,14 @@ class _Tree:
             level = share[leaf]
             al = alloc[leaf]
             p = parent[node]
-            levels[node] = level
-            v = ver[node] + 1
-            ver[node] = v
-            if present:
-                heapq.heappush(heaps[p], (level, pos[node], node, v))
+            if not (present and pushed[node] and levels[node] == level):
+                # (a leaf that stays unblocked at the same level keeps its heap entry)
+                levels[node] = level
+                pushed[node] = present
+                v = ver[node] + 1
+                ver[node] = v
+                if present:
+                    heapq.heappush(heaps[p], (level, pos[node], node, v))
             if not p:  # the root's vector and level are never read
                 continue
             # what the leaf adds to its parent's sums (inline _recontrib)
@@ -310,15 +341,19 @@ class _Tree:
                     qdirty[parent[a]] = True
             return
         # two resources: _update_queue, _top and _recontrib written out (the hot path)
-        cnt_of, w, present_of, children = self.cnt, self.w, self.present, self.children
+        cnt_of, w, children, present_of = self.cnt, self.w, self.children, self.present
         updates = self.updates
         for a in self.qorder:
             if not qdirty[a]:
                 continue
-            qdirty[a] = False
             p = parent[a]
-            qdirty[p] = True
             present = npres[a] > 0
+            if not p:  # a child of the root: its level waits for settle()
+                present_of[a] = present
+                self.rstale = True
+                continue
+            qdirty[a] = False
+            qdirty[p] = True
             heap = heaps[a]
             while heap and heap[0][3] != ver[heap[0][2]]:
                 heapq.heappop(heap)
@@ -356,12 +391,14 @@ class _Tree:
                 updates[p] += 1
                 if updates[p] >= _RESUM:
                     self._resum(p)
-            levels[a] = level
             present_of[a] = present
-            v = ver[a] + 1
-            ver[a] = v
-            if present:
-                heapq.heappush(heaps[p], (level, pos[a], a, v))
+            if not (present and pushed[a] and levels[a] == level):
+                levels[a] = level
+                pushed[a] = present
+                v = ver[a] + 1
+                ver[a] = v
+                if present:
+                    heapq.heappush(heaps[p], (level, pos[a], a, v))
 
     def _top(self, a: int) -> int:
         """The unblocked child of ``a`` with the smallest (level, position), or -1."""
@@ -395,12 +432,14 @@ class _Tree:
         level = round(top_v / self.w[a], _DIGITS)
         if self.parent[a]:  # the root's vector is never read
             self._recontrib(a, present, level, vec)
-        self.level[a] = level
         self.present[a] = present
-        v = self.ver[a] + 1
-        self.ver[a] = v
-        if present:
-            heapq.heappush(self.heap[self.parent[a]], (level, self.pos[a], a, v))
+        if not (present and self.pushed[a] and self.level[a] == level):
+            self.level[a] = level
+            self.pushed[a] = present
+            v = self.ver[a] + 1
+            self.ver[a] = v
+            if present:
+                heapq.heappush(self.heap[self.parent[a]], (level, self.pos[a], a, v))
 
     def below(self, a: int) -> bool:
         """Queue ``a`` holds less than its guarantee of every resource guaranteed to it."""
@@ -412,10 +451,10 @@ class _Tree:
         if not self.n_present:  # nothing to descend to: the flush waits for a leaf to wait
             return -1
         if self.dirty_leaves:
-            self.flush()
-        node = 0
+            self._flush()
         first, present, heaps, ver = self.first, self.present, self.heap, self.ver
         gchildren, level, pos, is_below = self.gchildren, self.level, self.pos, self.is_below
+        node = self._root_choice() if self.rstale else 0
         while node < first:
             best = -1
             gch = gchildren[node]
@@ -434,10 +473,40 @@ class _Tree:
             node = best
         return node - first
 
+    def _root_choice(self) -> int:
+        """The root's child the descent goes to when no level need be compared for it (one
+        queue below its guarantee waits, or one queue waits and no leaf hangs at the root);
+        else settle the root's children's levels and return the root (0), to descend from."""
+        present, is_below = self.present, self.is_below
+        best = -1
+        for c in self.gchildren[0]:
+            if present[c] and is_below[c]:
+                if best >= 0:  # two below their guarantees: compare their levels
+                    best = -1
+                    break
+                best = c
+        else:
+            if best >= 0:
+                return best
+            if not self.root_leaves:
+                for c in self.rootq:
+                    if present[c]:
+                        if best >= 0:
+                            best = -1
+                            break
+                        best = c
+                else:
+                    if best >= 0:
+                        return best
+        self.settle()
+        return 0
+
     def queue_key(self, a: int) -> tuple[float, ...]:
         """:meth:`path_key` of queue ``a``'s leaves without their own last pair: for every
         queue from the root's child down to ``a``, (0 for a queue below its guarantee else 1,
         its level, its position)."""
+        if self.rstale:
+            self.settle()
         key: tuple[float, ...] = ()
         while a > 0:
             key = (0 if self.is_below[a] else 1, self.level[a], self.pos[a], *key)
@@ -448,6 +517,8 @@ class _Tree:
         """The order in which the descent would serve the leaf now, among leaves that all
         waited unblocked: for every node from the root's child down to the leaf, (0 for a queue
         below its guarantee else 1, its level, its position), one after the other."""
+        if self.rstale:
+            self.settle()
         node = self.first + leaf
         a = self.parent[node]
         key: tuple[float, ...] = (1, self.s._keys[leaf], self.pos[node])
@@ -628,7 +699,7 @@ class HDRF(ProgressiveFilling):
                 g.append(u)
         if len(groups) == 1:  # siblings: by key, then leaf code
             return super()._by_key(users)
-        if tree.dirty_leaves:
+        if tree.dirty_leaves or tree.rstale:
             tree.flush()
         path = tree.path
         if 0 in groups or any(a in groups for p in groups for a in path[p][1:]):
