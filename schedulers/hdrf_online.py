@@ -262,6 +262,81 @@ class _Tree:
                 qdirty[a] = False
                 self._update_queue(a)
 
+    def _flush_leaves2(self) -> None:
+        """The leaves' part of :meth:`_flush` written out for two resources (the hot path):
+        each changed leaf's heap entry, what it adds to its parent's sums (as
+        :meth:`_recontrib`) and its head's resources (as :meth:`_resig`)."""
+        s = self.s
+        share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
+        inv0, inv1 = self.inv
+        first, parent, contrib, sums_of = self.first, self.parent, self.contrib, self.sums
+        npres, updates, ver, pos, heaps = self.npres, self.updates, self.ver, self.pos, self.heap
+        qdirty, sig_of, levels, pushed = self.qdirty, self.sig, self.level, self.pushed
+        cnt_of, path = self.cnt, self.path
+        push = heapq.heappush
+        for leaf in self.dirty_leaves:
+            node = first + leaf
+            present = inheap[leaf]
+            level = share[leaf]
+            p = parent[node]
+            if not (present and pushed[node] and levels[node] == level):
+                # (a leaf that stays unblocked at the same level keeps its heap entry)
+                levels[node] = level
+                pushed[node] = present
+                v = ver[node] + 1
+                ver[node] = v
+                if present:
+                    push(heaps[p], (level, pos[node], node, v))
+            if not p:  # the root's vector and level are never read
+                continue
+            kind, old = contrib[node]
+            al = alloc[leaf]
+            v0, v1 = al[0] * inv0, al[1] * inv1
+            if not present:
+                new_kind = 0
+            elif level > 0.0:
+                new_kind = 2
+                v0, v1 = v0 / level, v1 / level
+            else:
+                new_kind = 1
+            sums = sums_of[p]
+            b = kind * 2
+            sums[b] -= old[0]
+            sums[b + 1] -= old[1]
+            b = new_kind * 2
+            sums[b] += v0
+            sums[b + 1] += v1
+            contrib[node] = (new_kind, (v0, v1))
+            if new_kind != kind and (new_kind == 0 or kind == 0):
+                npres[p] += 1 if kind == 0 else -1
+            u = updates[p] + 1
+            updates[p] = u
+            if u >= _RESUM:
+                self._resum(p)
+            old_sig = sig_of[node]
+            if present:
+                need = queues[leaf][0][1]
+                sig: tuple[bool, ...] | None = (need[0] > 0.0, need[1] > 0.0)
+                if sig != old_sig:
+                    sig_of[node] = sig
+                    if old_sig is None:
+                        d0, d1 = int(need[0] > 0.0), int(need[1] > 0.0)
+                    else:
+                        d0 = int(need[0] > 0.0) - old_sig[0]
+                        d1 = int(need[1] > 0.0) - old_sig[1]
+                    for a in path[node]:
+                        cnt = cnt_of[a]
+                        cnt[0] += d0
+                        cnt[1] += d1
+            elif old_sig is not None:
+                sig_of[node] = None
+                d0, d1 = old_sig[0], old_sig[1]
+                for a in path[node]:
+                    cnt = cnt_of[a]
+                    cnt[0] -= d0
+                    cnt[1] -= d1
+            qdirty[p] = True
+
     def _flush(self) -> None:
         """:meth:`flush` but for the levels of the root's queue children (two resources)."""
         s = self.s
@@ -272,8 +347,8 @@ class _Tree:
         levels, pushed = self.level, self.pushed
         two = n_r == 2
         if two:
-            inv0, inv1 = inv
-        for leaf in self.dirty_leaves:
+            self._flush_leaves2()
+        for leaf in () if two else self.dirty_leaves:
             node = first + leaf
             present = inheap[leaf]
             level = share[leaf]
@@ -292,43 +367,24 @@ class _Tree:
             # what the leaf adds to its parent's sums (inline _recontrib)
             kind, old = contrib[node]
             sums = sums_of[p]
+            vec = [al[r] * inv[r] for r in range(n_r)]
             add: tuple[float, ...]
-            if two:
-                v0, v1 = al[0] * inv0, al[1] * inv1
-                if not present:
-                    new_kind, add = 0, (v0, v1)
-                elif level > 0.0:
-                    new_kind, add = 2, (v0 / level, v1 / level)
-                else:
-                    new_kind, add = 1, (v0, v1)
-                b = kind * 2
-                sums[b] -= old[0]
-                sums[b + 1] -= old[1]
-                b = new_kind * 2
-                sums[b] += add[0]
-                sums[b + 1] += add[1]
+            if not present:
+                new_kind, add = 0, tuple(vec)
+            elif level > 0.0:
+                new_kind, add = 2, tuple([v / level for v in vec])
             else:
-                vec = [al[r] * inv[r] for r in range(n_r)]
-                if not present:
-                    new_kind, add = 0, tuple(vec)
-                elif level > 0.0:
-                    new_kind, add = 2, tuple([v / level for v in vec])
-                else:
-                    new_kind, add = 1, tuple(vec)
-                for r in range(n_r):
-                    sums[kind * n_r + r] -= old[r]
-                    sums[new_kind * n_r + r] += add[r]
+                new_kind, add = 1, tuple(vec)
+            for r in range(n_r):
+                sums[kind * n_r + r] -= old[r]
+                sums[new_kind * n_r + r] += add[r]
             contrib[node] = (new_kind, add)
             if new_kind != kind and (new_kind == 0 or kind == 0):
                 npres[p] += 1 if kind == 0 else -1
             self.updates[p] += 1
             if self.updates[p] >= _RESUM:
                 self._resum(p)
-            if present:
-                need = queues[leaf][0][1]
-                sig = (need[0] > 0.0, need[1] > 0.0) if two else tuple(x > 0.0 for x in need)
-            else:
-                sig = None
+            sig = tuple(x > 0.0 for x in queues[leaf][0][1]) if present else None
             if sig != sig_of[node]:
                 self._resig(node, sig)
             qdirty[p] = True
@@ -611,6 +667,7 @@ class HDRF(ProgressiveFilling):
         self._n_queues = n_q
         self.tree_ = _Tree(self, self.queues, np.asarray(cluster.total, dtype=np.float64))
         self._task_queue = cluster.task_queue
+        self._plain_arrival = self._arrived is None and self._activated is None
 
     # ------------------------------------------------------------------ events
     def _new_leaf(self, queue: int, user: int, task: int) -> int:
@@ -634,6 +691,13 @@ class HDRF(ProgressiveFilling):
         if leaf is None:
             leaf = self._new_leaf(queue, user, task)
         self._task_leaf[task] = leaf
+        if self._plain_arrival:  # ProgressiveFilling.on_arrival, for an order without its hooks
+            q = self._queues[leaf]
+            q.append((task, demand if self._need is None else self._need(demand)))
+            self._n_pending += 1
+            if len(q) == 1 and not self._blocked[leaf] and not self._inheap[leaf]:
+                self._push(leaf)
+            return
         super().on_arrival(task, leaf, demand)
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
