@@ -273,7 +273,7 @@ class _Tree:
         npres, updates, ver, pos, heaps = self.npres, self.updates, self.ver, self.pos, self.heap
         qdirty, sig_of, levels, pushed = self.qdirty, self.sig, self.level, self.pushed
         cnt_of, path = self.cnt, self.path
-        push = heapq.heappush
+        push, replace = heapq.heappush, heapq.heapreplace
         for leaf in self.dirty_leaves:
             node = first + leaf
             present = inheap[leaf]
@@ -282,11 +282,15 @@ class _Tree:
             if not (present and pushed[node] and levels[node] == level):
                 # (a leaf that stays unblocked at the same level keeps its heap entry)
                 levels[node] = level
-                pushed[node] = present
                 v = ver[node] + 1
                 ver[node] = v
                 if present:
-                    push(heaps[p], (level, pos[node], node, v))
+                    heap = heaps[p]
+                    if pushed[node] and heap[0][2] == node and heap[0][3] == v - 1:
+                        replace(heap, (level, pos[node], node, v))  # its entry was the top
+                    else:
+                        push(heap, (level, pos[node], node, v))
+                pushed[node] = present
             if not p:  # the root's vector and level are never read
                 continue
             kind, old = contrib[node]
@@ -450,11 +454,15 @@ class _Tree:
             present_of[a] = present
             if not (present and pushed[a] and levels[a] == level):
                 levels[a] = level
-                pushed[a] = present
                 v = ver[a] + 1
                 ver[a] = v
                 if present:
-                    heapq.heappush(heaps[p], (level, pos[a], a, v))
+                    heap = heaps[p]
+                    if pushed[a] and heap[0][2] == a and heap[0][3] == v - 1:
+                        heapq.heapreplace(heap, (level, pos[a], a, v))  # its entry was the top
+                    else:
+                        heapq.heappush(heap, (level, pos[a], a, v))
+                pushed[a] = present
 
     def _top(self, a: int) -> int:
         """The unblocked child of ``a`` with the smallest (level, position), or -1."""
