@@ -571,6 +571,11 @@ class _Tree:
         its level, its position)."""
         if self.rstale:
             self.settle()
+        return self.queue_key_as_is(a)
+
+    def queue_key_as_is(self, a: int) -> tuple[float, ...]:
+        """:meth:`queue_key` with the levels of the root's children as they are (settled or
+        not: the caller knows they decide nothing)."""
         key: tuple[float, ...] = ()
         while a > 0:
             key = (0 if self.is_below[a] else 1, self.level[a], self.pos[a], *key)
@@ -761,25 +766,25 @@ class HDRF(ProgressiveFilling):
             return users
         tree = self.tree_
         parent, first = tree.parent, tree.first
-        groups: dict[int, list[int]] = {}
-        for u in users:
-            p = parent[first + u]
-            g = groups.get(p)
-            if g is None:
-                groups[p] = [u]
-            else:
-                g.append(u)
+        ps = [parent[first + u] for u in users]
+        groups = set(ps)
         if len(groups) == 1:  # siblings: by key, then leaf code
             return super()._by_key(users)
-        if tree.dirty_leaves or tree.rstale:
-            tree.flush()
+        if tree.dirty_leaves:
+            tree._flush()
         path = tree.path
         if 0 in groups or any(a in groups for p in groups for a in path[p][1:]):
             return sorted(users, key=tree.path_key)
+        if tree.rstale:
+            # the levels of the root's children order these leaves only when two of the queues
+            # under the root that hold them are both below their guarantees or both not
+            tops = {path[p][-1] for p in groups}
+            if len({tree.is_below[a] for a in tops}) < len(tops):
+                tree.settle()
         out: list[int] = []
         by_key = super()._by_key
-        for p in sorted(groups, key=tree.queue_key):
-            out += by_key(groups[p])
+        for p in sorted(groups, key=tree.queue_key_as_is):
+            out += by_key([u for u, q in zip(users, ps, strict=True) if q == p])
         return out
 
     # ------------------------------------------------------------------ the filling loop
