@@ -787,6 +787,67 @@ class HDRF(ProgressiveFilling):
             out += by_key([u for u, q in zip(users, ps, strict=True) if q == p])
         return out
 
+    def _groups_in_order(self, users: list[int]) -> Iterator[list[tuple[object, int]]]:
+        """:meth:`_by_key`'s order, lazily: ``users`` (leaves, more than one) in consecutive
+        parts, each a list of ``(sort key, leaf)`` pairs whose sorted order is that part's order
+        (the leaves of one queue after another, or all at once by :meth:`_Tree.path_key`); a
+        part is built only when the one before it is used up. The tree is flushed exactly when
+        :meth:`_by_key` would flush it."""
+        tree, keys = self.tree_, self._keys
+        parent, first = tree.parent, tree.first
+        ps = [parent[first + u] for u in users]
+        groups = set(ps)
+        if len(groups) == 1:
+            yield [(keys[u], u) for u in users]
+            return
+        if tree.dirty_leaves:
+            tree._flush()
+        path = tree.path
+        if 0 in groups or any(a in groups for p in groups for a in path[p][1:]):
+            path_key = tree.path_key
+            yield [(path_key(u), u) for u in users]
+            return
+        if tree.rstale:
+            tops = {path[p][-1] for p in groups}
+            if len({tree.is_below[a] for a in tops}) < len(tops):
+                tree.settle()
+        for p in sorted(groups, key=tree.queue_key_as_is):
+            yield [(keys[u], u) for u, q in zip(users, ps, strict=True) if q == p]
+
+    def _reserve(self, server: int, single: list[int], may_stop: bool, woken: set[int]) -> None:
+        """:meth:`ProgressiveFilling._reserve
+        <fairsim.schedulers.progressive_filling.ProgressiveFilling._reserve>` for two resources
+        that orders only the leaves it reaches: the parts of :meth:`_groups_in_order` one after
+        the other, each a heap popped in order, and it stops as soon as the server's room is
+        below ``bmin`` (a lower bound of every blocked head's need, so every later leaf would
+        fail there: the same leaves woken and the same re-check as the whole sorted scan)."""
+        if self._k != 2 or len(single) == 1:
+            super()._reserve(server, single, may_stop, woken)
+            return
+        cols, bmin, bneed = self._cols, self._bmin, self._bneed
+        r0, r1 = float(cols[0][server]), float(cols[1][server])
+        b0, b1 = float(bmin[0]), float(bmin[1])
+        left = len(single)
+        pop = heapq.heappop
+        for part in self._groups_in_order(single):
+            heapq.heapify(part)
+            while part:
+                u = pop(part)[1]
+                left -= 1
+                n0, n1 = bneed[u]
+                if n0 <= r0 and n1 <= r1:
+                    woken.add(u)
+                    r0 -= n0
+                    r1 -= n1
+                    if r0 < b0 or r1 < b1:  # every later leaf fails here
+                        if left:
+                            self._recheck.add(server)
+                        return
+                else:
+                    self._recheck.add(server)
+                    if r0 < b0 or r1 < b1:
+                        return
+
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:
         """Descend the tree to a leaf, place its head task, repeat until every leaf is blocked
