@@ -38,7 +38,11 @@ the descent is ``drf``'s choice, and ``hdrf`` places every task as ``drf`` does
 (``tests/unit/test_hdrf_online.py``).
 
 Cost: a placement or a completion updates the leaf and its ancestors (a heap entry and a few
-sums per node on the path), never every leaf.
+sums per node on the path), never every leaf; the levels of the root's children, which feed no
+sum, are computed only when a descent or an order compares them; a node whose level did not
+move keeps its heap entry. Leaves woken on a freed server reserve it in order queue by queue,
+each queue's leaves popped from a heap, and only until the server's room is below every blocked
+need, instead of sorting every fitting leaf.
 """
 
 from __future__ import annotations
@@ -115,6 +119,8 @@ class _Tree:
             self.depth[a] = d
         self.level = [0.0] * self.first
         self.present = [False] * self.first
+        # whether the node's entry (level, position, node, ver) in its parent's heap is valid
+        self.pushed = [False] * self.first
         self.ver = [0] * self.first
         self.contrib: list[tuple[int, tuple[float, ...]]] = [(0, (0.0,) * n_r)] * self.first
         self.children: list[list[int]] = [[] for _ in range(self.first)]
@@ -160,6 +166,13 @@ class _Tree:
         self.is_below = [self.guaranteed[a] for a in range(self.first)]
         self.n_present = 0  # leaves waiting unblocked (the scheduler counts them)
         self.qorder = sorted(range(1, self.first), key=lambda a: -self.depth[a])
+        # The root's queue children: only the descent (and the orders of :meth:`path_key`) reads
+        # their levels, which feed no running sum, so with two resources the flush leaves them
+        # dirty (``qdirty``, ``rstale``) and :meth:`settle` computes them when a descent has to
+        # compare them: the same levels, computed from the same sums, fewer times.
+        self.rootq = [a for a in range(1, self.first) if self.parent[a] == 0]
+        self.root_leaves = False  # some leaf hangs at the root
+        self.rstale = False
 
     # ------------------------------------------------------------------ leaves
     def add_leaf(self, leaf: int, queue: int) -> None:
@@ -172,11 +185,14 @@ class _Tree:
         self.pos.append(self.first + leaf)
         self.level.append(0.0)
         self.present.append(False)
+        self.pushed.append(False)
         self.ver.append(0)
         self.contrib.append((0, (0.0,) * self.n_r))
         self.sig.append(None)
         self.children[p].append(node)
         self.path.append(self.path[p] if p > 0 else ())
+        if p == 0:
+            self.root_leaves = True
 
     def mark(self, leaf: int) -> None:
         """The leaf's allocation, presence or head task changed."""
@@ -235,69 +251,148 @@ class _Tree:
     # ------------------------------------------------------------------ flush and descent
     def flush(self) -> None:
         """Bring every node the changed leaves touch up to date: the leaves, then the queues
-        deepest first, then the root."""
+        deepest first, then the root's children."""
+        if self.dirty_leaves:
+            self._flush()
+        if self.rstale:
+            self.settle()
+
+    def settle(self) -> None:
+        """Compute the levels of the root's queue children that the flush left dirty."""
+        self.rstale = False
+        qdirty = self.qdirty
+        for a in self.rootq:
+            if qdirty[a]:
+                qdirty[a] = False
+                self._update_queue(a)
+
+    def _flush_leaves2(self) -> None:
+        """The leaves' part of :meth:`_flush` written out for two resources (the hot path):
+        each changed leaf's heap entry, what it adds to its parent's sums (as
+        :meth:`_recontrib`) and its head's resources (as :meth:`_resig`)."""
+        s = self.s
+        share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
+        inv0, inv1 = self.inv
+        first, parent, contrib, sums_of = self.first, self.parent, self.contrib, self.sums
+        npres, updates, ver, pos, heaps = self.npres, self.updates, self.ver, self.pos, self.heap
+        qdirty, sig_of, levels, pushed = self.qdirty, self.sig, self.level, self.pushed
+        cnt_of, path = self.cnt, self.path
+        push, replace = heapq.heappush, heapq.heapreplace
+        for leaf in self.dirty_leaves:
+            node = first + leaf
+            present = inheap[leaf]
+            level = share[leaf]
+            p = parent[node]
+            if not (present and pushed[node] and levels[node] == level):
+                # (a leaf that stays unblocked at the same level keeps its heap entry)
+                levels[node] = level
+                v = ver[node] + 1
+                ver[node] = v
+                if present:
+                    heap = heaps[p]
+                    if pushed[node] and heap[0][2] == node and heap[0][3] == v - 1:
+                        replace(heap, (level, pos[node], node, v))  # its entry was the top
+                    else:
+                        push(heap, (level, pos[node], node, v))
+                pushed[node] = present
+            if not p:  # the root's vector and level are never read
+                continue
+            kind, old = contrib[node]
+            al = alloc[leaf]
+            v0, v1 = al[0] * inv0, al[1] * inv1
+            if not present:
+                new_kind = 0
+            elif level > 0.0:
+                new_kind = 2
+                v0, v1 = v0 / level, v1 / level
+            else:
+                new_kind = 1
+            sums = sums_of[p]
+            b = kind * 2
+            sums[b] -= old[0]
+            sums[b + 1] -= old[1]
+            b = new_kind * 2
+            sums[b] += v0
+            sums[b + 1] += v1
+            contrib[node] = (new_kind, (v0, v1))
+            if new_kind != kind and (new_kind == 0 or kind == 0):
+                npres[p] += 1 if kind == 0 else -1
+            u = updates[p] + 1
+            updates[p] = u
+            if u >= _RESUM:
+                self._resum(p)
+            old_sig = sig_of[node]
+            if present:
+                need = queues[leaf][0][1]
+                sig: tuple[bool, ...] | None = (need[0] > 0.0, need[1] > 0.0)
+                if sig != old_sig:
+                    sig_of[node] = sig
+                    if old_sig is None:
+                        d0, d1 = int(need[0] > 0.0), int(need[1] > 0.0)
+                    else:
+                        d0 = int(need[0] > 0.0) - old_sig[0]
+                        d1 = int(need[1] > 0.0) - old_sig[1]
+                    for a in path[node]:
+                        cnt = cnt_of[a]
+                        cnt[0] += d0
+                        cnt[1] += d1
+            elif old_sig is not None:
+                sig_of[node] = None
+                d0, d1 = old_sig[0], old_sig[1]
+                for a in path[node]:
+                    cnt = cnt_of[a]
+                    cnt[0] -= d0
+                    cnt[1] -= d1
+            qdirty[p] = True
+
+    def _flush(self) -> None:
+        """:meth:`flush` but for the levels of the root's queue children (two resources)."""
         s = self.s
         share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
         inv, n_r, first = self.inv, self.n_r, self.first
         parent, contrib, sums_of, npres = self.parent, self.contrib, self.sums, self.npres
         ver, pos, heaps, qdirty, sig_of = self.ver, self.pos, self.heap, self.qdirty, self.sig
-        levels = self.level
+        levels, pushed = self.level, self.pushed
         two = n_r == 2
         if two:
-            inv0, inv1 = inv
-        for leaf in self.dirty_leaves:
+            self._flush_leaves2()
+        for leaf in () if two else self.dirty_leaves:
             node = first + leaf
             present = inheap[leaf]
             level = share[leaf]
             al = alloc[leaf]
             p = parent[node]
-            levels[node] = level
-            v = ver[node] + 1
-            ver[node] = v
-            if present:
-                heapq.heappush(heaps[p], (level, pos[node], node, v))
+            if not (present and pushed[node] and levels[node] == level):
+                # (a leaf that stays unblocked at the same level keeps its heap entry)
+                levels[node] = level
+                pushed[node] = present
+                v = ver[node] + 1
+                ver[node] = v
+                if present:
+                    heapq.heappush(heaps[p], (level, pos[node], node, v))
             if not p:  # the root's vector and level are never read
                 continue
             # what the leaf adds to its parent's sums (inline _recontrib)
             kind, old = contrib[node]
             sums = sums_of[p]
+            vec = [al[r] * inv[r] for r in range(n_r)]
             add: tuple[float, ...]
-            if two:
-                v0, v1 = al[0] * inv0, al[1] * inv1
-                if not present:
-                    new_kind, add = 0, (v0, v1)
-                elif level > 0.0:
-                    new_kind, add = 2, (v0 / level, v1 / level)
-                else:
-                    new_kind, add = 1, (v0, v1)
-                b = kind * 2
-                sums[b] -= old[0]
-                sums[b + 1] -= old[1]
-                b = new_kind * 2
-                sums[b] += add[0]
-                sums[b + 1] += add[1]
+            if not present:
+                new_kind, add = 0, tuple(vec)
+            elif level > 0.0:
+                new_kind, add = 2, tuple([v / level for v in vec])
             else:
-                vec = [al[r] * inv[r] for r in range(n_r)]
-                if not present:
-                    new_kind, add = 0, tuple(vec)
-                elif level > 0.0:
-                    new_kind, add = 2, tuple([v / level for v in vec])
-                else:
-                    new_kind, add = 1, tuple(vec)
-                for r in range(n_r):
-                    sums[kind * n_r + r] -= old[r]
-                    sums[new_kind * n_r + r] += add[r]
+                new_kind, add = 1, tuple(vec)
+            for r in range(n_r):
+                sums[kind * n_r + r] -= old[r]
+                sums[new_kind * n_r + r] += add[r]
             contrib[node] = (new_kind, add)
             if new_kind != kind and (new_kind == 0 or kind == 0):
                 npres[p] += 1 if kind == 0 else -1
             self.updates[p] += 1
             if self.updates[p] >= _RESUM:
                 self._resum(p)
-            if present:
-                need = queues[leaf][0][1]
-                sig = (need[0] > 0.0, need[1] > 0.0) if two else tuple(x > 0.0 for x in need)
-            else:
-                sig = None
+            sig = tuple(x > 0.0 for x in queues[leaf][0][1]) if present else None
             if sig != sig_of[node]:
                 self._resig(node, sig)
             qdirty[p] = True
@@ -310,15 +405,19 @@ class _Tree:
                     qdirty[parent[a]] = True
             return
         # two resources: _update_queue, _top and _recontrib written out (the hot path)
-        cnt_of, w, present_of, children = self.cnt, self.w, self.present, self.children
+        cnt_of, w, children, present_of = self.cnt, self.w, self.children, self.present
         updates = self.updates
         for a in self.qorder:
             if not qdirty[a]:
                 continue
-            qdirty[a] = False
             p = parent[a]
-            qdirty[p] = True
             present = npres[a] > 0
+            if not p:  # a child of the root: its level waits for settle()
+                present_of[a] = present
+                self.rstale = True
+                continue
+            qdirty[a] = False
+            qdirty[p] = True
             heap = heaps[a]
             while heap and heap[0][3] != ver[heap[0][2]]:
                 heapq.heappop(heap)
@@ -356,12 +455,18 @@ class _Tree:
                 updates[p] += 1
                 if updates[p] >= _RESUM:
                     self._resum(p)
-            levels[a] = level
             present_of[a] = present
-            v = ver[a] + 1
-            ver[a] = v
-            if present:
-                heapq.heappush(heaps[p], (level, pos[a], a, v))
+            if not (present and pushed[a] and levels[a] == level):
+                levels[a] = level
+                v = ver[a] + 1
+                ver[a] = v
+                if present:
+                    heap = heaps[p]
+                    if pushed[a] and heap[0][2] == a and heap[0][3] == v - 1:
+                        heapq.heapreplace(heap, (level, pos[a], a, v))  # its entry was the top
+                    else:
+                        heapq.heappush(heap, (level, pos[a], a, v))
+                pushed[a] = present
 
     def _top(self, a: int) -> int:
         """The unblocked child of ``a`` with the smallest (level, position), or -1."""
@@ -395,12 +500,14 @@ class _Tree:
         level = round(top_v / self.w[a], _DIGITS)
         if self.parent[a]:  # the root's vector is never read
             self._recontrib(a, present, level, vec)
-        self.level[a] = level
         self.present[a] = present
-        v = self.ver[a] + 1
-        self.ver[a] = v
-        if present:
-            heapq.heappush(self.heap[self.parent[a]], (level, self.pos[a], a, v))
+        if not (present and self.pushed[a] and self.level[a] == level):
+            self.level[a] = level
+            self.pushed[a] = present
+            v = self.ver[a] + 1
+            self.ver[a] = v
+            if present:
+                heapq.heappush(self.heap[self.parent[a]], (level, self.pos[a], a, v))
 
     def below(self, a: int) -> bool:
         """Queue ``a`` holds less than its guarantee of every resource guaranteed to it."""
@@ -412,10 +519,10 @@ class _Tree:
         if not self.n_present:  # nothing to descend to: the flush waits for a leaf to wait
             return -1
         if self.dirty_leaves:
-            self.flush()
-        node = 0
+            self._flush()
         first, present, heaps, ver = self.first, self.present, self.heap, self.ver
         gchildren, level, pos, is_below = self.gchildren, self.level, self.pos, self.is_below
+        node = self._root_choice() if self.rstale else 0
         while node < first:
             best = -1
             gch = gchildren[node]
@@ -434,10 +541,45 @@ class _Tree:
             node = best
         return node - first
 
+    def _root_choice(self) -> int:
+        """The root's child the descent goes to when no level need be compared for it (one
+        queue below its guarantee waits, or one queue waits and no leaf hangs at the root);
+        else settle the root's children's levels and return the root (0), to descend from."""
+        present, is_below = self.present, self.is_below
+        best = -1
+        for c in self.gchildren[0]:
+            if present[c] and is_below[c]:
+                if best >= 0:  # two below their guarantees: compare their levels
+                    best = -1
+                    break
+                best = c
+        else:
+            if best >= 0:
+                return best
+            if not self.root_leaves:
+                for c in self.rootq:
+                    if present[c]:
+                        if best >= 0:
+                            best = -1
+                            break
+                        best = c
+                else:
+                    if best >= 0:
+                        return best
+        self.settle()
+        return 0
+
     def queue_key(self, a: int) -> tuple[float, ...]:
         """:meth:`path_key` of queue ``a``'s leaves without their own last pair: for every
         queue from the root's child down to ``a``, (0 for a queue below its guarantee else 1,
         its level, its position)."""
+        if self.rstale:
+            self.settle()
+        return self.queue_key_as_is(a)
+
+    def queue_key_as_is(self, a: int) -> tuple[float, ...]:
+        """:meth:`queue_key` with the levels of the root's children as they are (settled or
+        not: the caller knows they decide nothing)."""
         key: tuple[float, ...] = ()
         while a > 0:
             key = (0 if self.is_below[a] else 1, self.level[a], self.pos[a], *key)
@@ -448,6 +590,8 @@ class _Tree:
         """The order in which the descent would serve the leaf now, among leaves that all
         waited unblocked: for every node from the root's child down to the leaf, (0 for a queue
         below its guarantee else 1, its level, its position), one after the other."""
+        if self.rstale:
+            self.settle()
         node = self.first + leaf
         a = self.parent[node]
         key: tuple[float, ...] = (1, self.s._keys[leaf], self.pos[node])
@@ -540,6 +684,7 @@ class HDRF(ProgressiveFilling):
         self._n_queues = n_q
         self.tree_ = _Tree(self, self.queues, np.asarray(cluster.total, dtype=np.float64))
         self._task_queue = cluster.task_queue
+        self._plain_arrival = self._arrived is None and self._activated is None
 
     # ------------------------------------------------------------------ events
     def _new_leaf(self, queue: int, user: int, task: int) -> int:
@@ -563,6 +708,13 @@ class HDRF(ProgressiveFilling):
         if leaf is None:
             leaf = self._new_leaf(queue, user, task)
         self._task_leaf[task] = leaf
+        if self._plain_arrival:  # ProgressiveFilling.on_arrival, for an order without its hooks
+            q = self._queues[leaf]
+            q.append((task, demand if self._need is None else self._need(demand)))
+            self._n_pending += 1
+            if len(q) == 1 and not self._blocked[leaf] and not self._inheap[leaf]:
+                self._push(leaf)
+            return
         super().on_arrival(task, leaf, demand)
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
@@ -618,26 +770,87 @@ class HDRF(ProgressiveFilling):
             return users
         tree = self.tree_
         parent, first = tree.parent, tree.first
-        groups: dict[int, list[int]] = {}
-        for u in users:
-            p = parent[first + u]
-            g = groups.get(p)
-            if g is None:
-                groups[p] = [u]
-            else:
-                g.append(u)
+        ps = [parent[first + u] for u in users]
+        groups = set(ps)
         if len(groups) == 1:  # siblings: by key, then leaf code
             return super()._by_key(users)
         if tree.dirty_leaves:
-            tree.flush()
+            tree._flush()
         path = tree.path
         if 0 in groups or any(a in groups for p in groups for a in path[p][1:]):
             return sorted(users, key=tree.path_key)
+        if tree.rstale:
+            # the levels of the root's children order these leaves only when two of the queues
+            # under the root that hold them are both below their guarantees or both not
+            tops = {path[p][-1] for p in groups}
+            if len({tree.is_below[a] for a in tops}) < len(tops):
+                tree.settle()
         out: list[int] = []
         by_key = super()._by_key
-        for p in sorted(groups, key=tree.queue_key):
-            out += by_key(groups[p])
+        for p in sorted(groups, key=tree.queue_key_as_is):
+            out += by_key([u for u, q in zip(users, ps, strict=True) if q == p])
         return out
+
+    def _groups_in_order(self, users: list[int]) -> Iterator[list[tuple[object, int]]]:
+        """:meth:`_by_key`'s order, lazily: ``users`` (leaves, more than one) in consecutive
+        parts, each a list of ``(sort key, leaf)`` pairs whose sorted order is that part's order
+        (the leaves of one queue after another, or all at once by :meth:`_Tree.path_key`); a
+        part is built only when the one before it is used up. The tree is flushed exactly when
+        :meth:`_by_key` would flush it."""
+        tree, keys = self.tree_, self._keys
+        parent, first = tree.parent, tree.first
+        ps = [parent[first + u] for u in users]
+        groups = set(ps)
+        if len(groups) == 1:
+            yield [(keys[u], u) for u in users]
+            return
+        if tree.dirty_leaves:
+            tree._flush()
+        path = tree.path
+        if 0 in groups or any(a in groups for p in groups for a in path[p][1:]):
+            path_key = tree.path_key
+            yield [(path_key(u), u) for u in users]
+            return
+        if tree.rstale:
+            tops = {path[p][-1] for p in groups}
+            if len({tree.is_below[a] for a in tops}) < len(tops):
+                tree.settle()
+        for p in sorted(groups, key=tree.queue_key_as_is):
+            yield [(keys[u], u) for u, q in zip(users, ps, strict=True) if q == p]
+
+    def _reserve(self, server: int, single: list[int], may_stop: bool, woken: set[int]) -> None:
+        """:meth:`ProgressiveFilling._reserve
+        <fairsim.schedulers.progressive_filling.ProgressiveFilling._reserve>` for two resources
+        that orders only the leaves it reaches: the parts of :meth:`_groups_in_order` one after
+        the other, each a heap popped in order, and it stops as soon as the server's room is
+        below ``bmin`` (a lower bound of every blocked head's need, so every later leaf would
+        fail there: the same leaves woken and the same re-check as the whole sorted scan)."""
+        if self._k != 2 or len(single) == 1:
+            super()._reserve(server, single, may_stop, woken)
+            return
+        cols, bmin, bneed = self._cols, self._bmin, self._bneed
+        r0, r1 = float(cols[0][server]), float(cols[1][server])
+        b0, b1 = float(bmin[0]), float(bmin[1])
+        left = len(single)
+        pop = heapq.heappop
+        for part in self._groups_in_order(single):
+            heapq.heapify(part)
+            while part:
+                u = pop(part)[1]
+                left -= 1
+                n0, n1 = bneed[u]
+                if n0 <= r0 and n1 <= r1:
+                    woken.add(u)
+                    r0 -= n0
+                    r1 -= n1
+                    if r0 < b0 or r1 < b1:  # every later leaf fails here
+                        if left:
+                            self._recheck.add(server)
+                        return
+                else:
+                    self._recheck.add(server)
+                    if r0 < b0 or r1 < b1:
+                        return
 
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:
