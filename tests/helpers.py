@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import yaml
 from hypothesis import strategies as st
 
 from fairsim.schedulers.exact.instance import Instance, parse_instance
@@ -280,3 +281,24 @@ def hand_scenario(
         "schedulers": list(schedulers),
         "collect": {"utilization_interval_s": 10, "horizon_s": 300},
     }
+
+
+def two_users_config(tmp_path: Path, horizon_s: float = 200) -> Path:
+    """A scenario file in ``tmp_path``: two users' ten 10-s tasks, (0.5, 0.1) and (0.1, 0.5), on
+    one (1, 1) server under ``drf`` and ``bf-drfh``, utilisation every 5 s, up to ``horizon_s``."""
+    path = tmp_path / f"two-users-{horizon_s:g}.yaml"
+    cfg: dict[str, Any] = {
+        "name": "two-users",
+        "trace": {
+            "format": "inline",
+            "users": [
+                {"name": "a", "demand": [0.5, 0.1], "tasks": 10, "run_s": 10},
+                {"name": "b", "demand": [0.1, 0.5], "tasks": 10, "run_s": 10},
+            ],
+        },
+        "cluster": {"classes": [{"name": "s", "count": 1, "capacity": [1.0, 1.0]}]},
+        "schedulers": ["drf", "bf-drfh"],
+        "collect": {"utilization_interval_s": 5, "horizon_s": horizon_s},
+    }
+    path.write_text(yaml.safe_dump(cfg))
+    return path

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
+from helpers import two_users_config
 from tqdm import tqdm
 
 from fairsim.cli import main
@@ -123,32 +123,10 @@ def test_no_bar_without_progress(spy: list[_Spy]) -> None:
     assert bar.disable and bar.text.getvalue() == "" and bar.seen == []
 
 
-def _config(tmp_path: Path) -> Path:
-    path = tmp_path / "two-users.yaml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "name": "two-users",
-                "trace": {
-                    "format": "inline",
-                    "users": [
-                        {"name": "a", "demand": [0.5, 0.1], "tasks": 10, "run_s": 10},
-                        {"name": "b", "demand": [0.1, 0.5], "tasks": 10, "run_s": 10},
-                    ],
-                },
-                "cluster": {"classes": [{"name": "s", "count": 1, "capacity": [1.0, 1.0]}]},
-                "schedulers": ["drf", "bf-drfh"],
-                "collect": {"utilization_interval_s": 5, "horizon_s": 200},
-            }
-        )
-    )
-    return path
-
-
 def test_fairsim_run_names_the_phases_after_the_simulation(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["run", str(_config(tmp_path)), "--out", str(tmp_path / "out")]) == 0
+    assert main(["run", str(two_users_config(tmp_path)), "--out", str(tmp_path / "out")]) == 0
     err = capfd.readouterr().err
     for line in (
         "drf: 100%",
@@ -164,7 +142,7 @@ def test_fairsim_run_names_the_phases_after_the_simulation(
 def test_fairsim_run_no_progress_prints_nothing_on_stderr(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["run", str(_config(tmp_path)), "--out", str(tmp_path / "out"), "--no-progress"]
+    args = ["run", str(two_users_config(tmp_path)), "--out", str(tmp_path / "out"), "--no-progress"]
     assert main(args) == 0
     out, err = capfd.readouterr()
     assert err == "" and "results in" in out

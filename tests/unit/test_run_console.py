@@ -5,37 +5,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
+from helpers import two_users_config
 
 from fairsim.cli import main
 
 
-def _config(tmp_path: Path, horizon_s: float) -> Path:
-    """Two users' ten 10-s tasks, (0.5, 0.1) and (0.1, 0.5), on one (1, 1) server."""
-    path = tmp_path / f"two-users-{horizon_s:g}.yaml"
-    cfg: dict[str, Any] = {
-        "name": "two-users",
-        "trace": {
-            "format": "inline",
-            "users": [
-                {"name": "a", "demand": [0.5, 0.1], "tasks": 10, "run_s": 10},
-                {"name": "b", "demand": [0.1, 0.5], "tasks": 10, "run_s": 10},
-            ],
-        },
-        "cluster": {"classes": [{"name": "s", "count": 1, "capacity": [1.0, 1.0]}]},
-        "schedulers": ["drf", "bf-drfh"],
-        "collect": {"utilization_interval_s": 5, "horizon_s": horizon_s},
-    }
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
 def _run(tmp_path: Path, horizon_s: float, capsys: pytest.CaptureFixture[str]) -> list[str]:
     out = tmp_path / f"out-{horizon_s:g}"
-    assert main(["run", str(_config(tmp_path, horizon_s)), "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            ["run", str(two_users_config(tmp_path, horizon_s)), "--out", str(out), "--no-progress"]
+        )
+        == 0
+    )
     return capsys.readouterr().out.splitlines()
 
 
