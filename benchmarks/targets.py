@@ -52,6 +52,7 @@ BENCHMARKS = (
     "fairness",
     "exact",
     "dynamic",
+    "strategy",
 )
 
 Direction = Literal[">=", ">", "<=", "<"]

@@ -329,3 +329,25 @@ def test_reference_tree_checks_out_a_revision_of_this_repository(tmp_path: Path)
     assert not where.exists()
     with pytest.raises(RuntimeError, match=r"--vs no-such-rev: "):
         bo.reference_tree("no-such-rev", tmp_path / "other")
+
+
+def test_bench_strategy_one_round_on_two_minutes(google_dir: Path, tmp_path: Path) -> None:
+    """benchmarks.bench_strategy on trace time 1,200-1,320 s: the plain run and the three
+    manipulated runs of the window's largest user, and the point has the documented shape."""
+    from benchmarks.bench_strategy import STRATEGIES, TARGET_RATIO, bench_strategy, summary_markdown
+
+    res = bench_strategy(google_dir.parents[1], pairs=1, end_s=1320.0)
+    assert res["tasks"] == 44 and len(res["plain_cpu_s"]) == 1
+    assert [p["strategy"] for p in res["points"]] == list(STRATEGIES)
+    for p, t in zip(res["points"], res["targets"], strict=True):
+        assert p["ratios"] == [p["cpu_s"][0] / res["plain_cpu_s"][0]]
+        assert (t.name, t.value, t.limit, t.met) == (
+            p["strategy"],
+            p["ratio"],
+            TARGET_RATIO,
+            p["ratio"] <= TARGET_RATIO,
+        )
+    record = start().record("strategy", res.pop("targets"), **res)
+    md = write_result(tmp_path, record, summary_markdown(record))
+    assert "| split:k=4 |" in md and "hoard:cap=200 run over the plain run, CPU time" in md
+    assert read_record(tmp_path / "strategy.json")["user"] == res["user"]
