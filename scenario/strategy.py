@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -90,6 +90,8 @@ COLUMNS = (
     "jct_p95_s",
     "others_jct_mean_truthful_s",
     "others_jct_mean_s",
+    "dominant_share_mean_truthful",
+    "dominant_share_mean",
 )
 
 
@@ -368,14 +370,82 @@ def run_strategy(
 # --------------------------------------------------------------------------- measures
 
 
-def _read(folder: Path, scheduler: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    tasks = pd.read_parquet(
-        folder / scheduler / "tasks.parquet", columns=["job_id", "user", "ended"]
-    )
-    jobs = pd.read_parquet(
-        folder / scheduler / "jobs.parquet", columns=["job_id", "user", "completion_time_s"]
-    )
-    return tasks, jobs
+class RunFiles(NamedTuple):
+    """What :func:`compare_runs` reads of one scheduler's run folder.
+
+    Attributes
+    ----------
+    tasks : pandas.DataFrame
+        ``tasks.parquet``: ``job_id, task_index, user, ended, start_s, finish_s`` and one column
+        per resource (the demand the scheduler saw).
+    jobs : pandas.DataFrame
+        ``jobs.parquet``: ``job_id, user, completion_time_s``.
+    capacity : numpy.ndarray, shape (R,)
+        The pool's total capacity per resource (``servers.parquet``), in the tasks' units.
+    window : (float, float)
+        The run's ``start_s`` and ``horizon_s`` (``summary.json``), seconds of trace time.
+    """
+
+    tasks: pd.DataFrame
+    jobs: pd.DataFrame
+    capacity: np.ndarray
+    window: tuple[float, float]
+
+
+def read_run_files(folder: Path, scheduler: str) -> RunFiles:
+    run = folder / scheduler
+    servers = pd.read_parquet(folder / "servers.parquet")
+    resources = [c for c in servers.columns if c != "server"]
+    keep = ["job_id", "task_index", "user", "ended", "start_s", "finish_s", *resources]
+    tasks = pd.read_parquet(run / "tasks.parquet", columns=keep)
+    jobs = pd.read_parquet(run / "jobs.parquet", columns=["job_id", "user", "completion_time_s"])
+    summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    window = (float(summary["start_s"]), float(summary["horizon_s"]))
+    return RunFiles(tasks, jobs, servers[resources].to_numpy(np.float64).sum(axis=0), window)
+
+
+def dominant_share_mean(
+    runs: pd.DataFrame, demand: np.ndarray, capacity: np.ndarray, window: tuple[float, float]
+) -> float:
+    """Time-average over ``window`` of the dominant share of what ``runs`` use together.
+
+    At each instant the tasks running use the sum of their demands; the dominant share is that
+    sum's largest fraction of the pool's capacity over the resources (DRF: Ghodsi et al., NSDI
+    2011, Section 4). A run lasts from ``start_s`` to ``finish_s``, or to the horizon when it
+    has not finished by then.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        ``start_s`` and ``finish_s`` (NaN: never started / not finished), one row per task.
+    demand : numpy.ndarray, shape (len(runs), R)
+        What each task uses (its true demand).
+    capacity : numpy.ndarray, shape (R,)
+        The pool's total capacity.
+    window : (float, float)
+        ``start_s`` and ``horizon_s`` of the run (seconds).
+
+    Returns
+    -------
+    float
+        The mean dominant share over the window, in [0, 1]; 0 for an empty window.
+    """
+    lo, hi = window
+    start = runs["start_s"].to_numpy(np.float64)
+    end = np.where(np.isnan(runs["finish_s"].to_numpy(np.float64)), hi, runs["finish_s"])
+    ran = ~np.isnan(start)
+    start, end = np.clip(start[ran], lo, hi), np.clip(end[ran], lo, hi)
+    share = demand[ran] / capacity
+    if hi <= lo or not len(start):
+        return 0.0
+    times = np.concatenate([start, end])
+    order = np.argsort(times, kind="stable")
+    steps = np.concatenate([share, -share])[order].cumsum(axis=0).max(axis=1)
+    held = np.diff(times[order], append=hi)
+    return float(np.dot(np.maximum(steps, 0.0), held) / (hi - lo))
+
+
+_TASK_KEYS = ("job_id", "task_index", "user", "ended", "start_s", "finish_s")
 
 
 def _p95(x: np.ndarray) -> float:
@@ -391,8 +461,8 @@ def _ratio(a: int, b: int) -> float:
 
 
 def compare_runs(
-    truthful: tuple[pd.DataFrame, pd.DataFrame],
-    manipulated: tuple[pd.DataFrame, pd.DataFrame],
+    truthful: RunFiles,
+    manipulated: RunFiles,
     user: str,
     names: Sequence[str],
 ) -> dict[str, Any]:
@@ -400,9 +470,8 @@ def compare_runs(
 
     Parameters
     ----------
-    truthful, manipulated : (tasks, jobs)
-        ``tasks.parquet`` (``job_id, user, ended``) and ``jobs.parquet`` (``job_id, user,
-        completion_time_s``) of one scheduler in the two runs.
+    truthful, manipulated : RunFiles
+        One scheduler's files in the two runs (:func:`read_run_files`).
     user : str
         The manipulator.
     names : sequence of str
@@ -414,10 +483,12 @@ def compare_runs(
         The measure columns of :data:`COLUMNS` (from ``tasks_submitted`` on). Only real tasks
         count (job id >= 0: placeholders never do); a task is completed when it ``finished``
         by the horizon; JCTs (seconds) are over the manipulator's jobs finished in both runs
-        (the others': each run's finished jobs).
+        (the others': each run's finished jobs); ``dominant_share_mean*`` is the manipulator's
+        dominant share over time (:func:`dominant_share_mean`) of its real tasks, each counted
+        at its true demand (the truthful run's), so an inflated reservation is not utility.
     """
-    t_tasks, t_jobs = truthful
-    m_tasks, m_jobs = manipulated
+    t_tasks, t_jobs = truthful.tasks, truthful.jobs
+    m_tasks, m_jobs = manipulated.tasks, manipulated.jobs
     m_tasks = m_tasks[m_tasks["job_id"] >= 0]
     m_jobs = m_jobs[m_jobs["job_id"] >= 0]
     t_mine = t_tasks["user"] == user
@@ -447,14 +518,25 @@ def compare_runs(
         "jct_p95_s": _p95(cm),
         "others_jct_mean_truthful_s": _mean(ot),
         "others_jct_mean_s": _mean(om),
+        "dominant_share_mean_truthful": _true_share(truthful, t_tasks[t_mine], t_tasks[t_mine]),
+        "dominant_share_mean": _true_share(manipulated, m_tasks[m_mine], t_tasks[t_mine]),
     }
+
+
+def _true_share(run: RunFiles, mine: pd.DataFrame, truth: pd.DataFrame) -> float:
+    """:func:`dominant_share_mean` of ``mine`` (the user's rows of ``run``) at the demands its
+    tasks have in ``truth`` (the truthful run's rows, matched by job and task index)."""
+    resources = [c for c in truth.columns if c not in _TASK_KEYS]
+    true = truth.set_index(["job_id", "task_index"])[resources]
+    demand = true.reindex(pd.MultiIndex.from_frame(mine[["job_id", "task_index"]]))
+    return dominant_share_mean(mine, demand.to_numpy(np.float64), run.capacity, run.window)
 
 
 def strategy_table(root: Path, runs: Sequence[StudyRun], schedulers: Sequence[str]) -> pd.DataFrame:
     """``strategy.parquet`` from the finished runs in ``root``: one row per scheduler and
     manipulated run whose truthful run finished too (:func:`compare_runs`), in plan order."""
     rows: list[dict[str, Any]] = []
-    truthful: dict[tuple[int, str], tuple[pd.DataFrame, pd.DataFrame]] = {}
+    truthful: dict[tuple[int, str], RunFiles] = {}
     for r in runs:
         if r.user is None or r.strategy is None:
             continue
@@ -465,7 +547,7 @@ def strategy_table(root: Path, runs: Sequence[StudyRun], schedulers: Sequence[st
         for sched in schedulers:
             key = (r.seed, sched)
             if key not in truthful:
-                truthful[key] = _read(t_dir, sched)
+                truthful[key] = read_run_files(t_dir, sched)
             row = {
                 "scheduler": sched,
                 "user": r.user,
@@ -473,7 +555,7 @@ def strategy_table(root: Path, runs: Sequence[StudyRun], schedulers: Sequence[st
                 "params": r.strategy.params,
                 "seed": r.seed,
             }
-            row.update(compare_runs(truthful[key], _read(m_dir, sched), r.user, names))
+            row.update(compare_runs(truthful[key], read_run_files(m_dir, sched), r.user, names))
             rows.append(row)
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     ints = ["seed", "tasks_submitted", "tasks_completed_truthful", "tasks_completed"]
@@ -487,21 +569,28 @@ def strategy_table(root: Path, runs: Sequence[StudyRun], schedulers: Sequence[st
 def gain_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Gain and harm by (scheduler, strategy, params): per seed the mean over users, then the
     mean over seeds with the half-width of its 95 % Student-t interval (NaN below 2 seeds).
+    ``share_gain`` is the same for the manipulator's dominant share over time
+    (``dominant_share_mean / dominant_share_mean_truthful - 1``).
 
     Returns
     -------
     pandas.DataFrame
         ``scheduler, strategy, params, seeds, gain_mean, gain_half, harm_mean, harm_half,
-        gain_max, gain_max_user, gain_max_seed``.
+        gain_max, gain_max_user, gain_max_seed, share_gain_mean, share_gain_half``.
     """
     from fairsim.scenario.reporting.sweep_report import t_interval
 
     out: list[dict[str, Any]] = []
     keys = ["scheduler", "strategy", "params"]
+    truthful = table["dominant_share_mean_truthful"].to_numpy(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(truthful > 0, table["dominant_share_mean"] / truthful - 1.0, np.nan)
+    table = table.assign(share_gain=share)
     for (sched, kind, params), g in table.groupby(keys, sort=False):
-        per_seed = g.groupby("seed", sort=True)[["gain", "harm"]].mean()
+        per_seed = g.groupby("seed", sort=True)[["gain", "harm", "share_gain"]].mean()
         gm, _, gh, n = t_interval(per_seed["gain"].to_numpy())
         hm, _, hh, _ = t_interval(per_seed["harm"].to_numpy())
+        sm, _, sh, _ = t_interval(per_seed["share_gain"].to_numpy())
         best: dict[Any, Any] | None = (
             g.sort_values("gain", ascending=False, kind="stable").iloc[0].to_dict()
             if g["gain"].notna().any()
@@ -520,6 +609,8 @@ def gain_summary(table: pd.DataFrame) -> pd.DataFrame:
                 "gain_max": float(best["gain"]) if best is not None else math.nan,
                 "gain_max_user": str(best["user"]) if best is not None else "",
                 "gain_max_seed": int(best["seed"]) if best is not None else -1,
+                "share_gain_mean": sm,
+                "share_gain_half": sh,
             }
         )
     return pd.DataFrame(out)
@@ -560,11 +651,14 @@ def write_strategy_report(
         f"{len(users)} manipulating users, {len(seeds)} seeds ({', '.join(map(str, seeds))}), "
         f"{len(runs)} runs. Gain: the manipulator's real tasks completed by the horizon "
         "relative to the truthful run of the same seed, minus 1; harm: the same for every "
-        "other user together (negative: they completed fewer). Per seed the mean over the "
-        "users, then the mean over seeds with its 95 % Student-t interval.",
+        "other user together (negative: they completed fewer); share gain: the same for the "
+        "manipulator's dominant share over time (its real tasks at their true demand). Per "
+        "seed the mean over the users, then the mean over seeds with its 95 % Student-t "
+        "interval.",
         "",
-        "| scheduler | strategy | params | seeds | gain | harm | largest gain (user, seed) |",
-        "|---|---|---|---:|---|---|---|",
+        "| scheduler | strategy | params | seeds | gain | harm | share gain "
+        "| largest gain (user, seed) |",
+        "|---|---|---|---:|---|---|---|---|",
     ]
     records: list[dict[Any, Any]] = summary.to_dict("records")
     for row in records:
@@ -576,7 +670,8 @@ def write_strategy_report(
         lines.append(
             f"| {row['scheduler']} | {row['strategy']} | {row['params']} | {row['seeds']} | "
             f"{_pct(row['gain_mean'], row['gain_half'])} | "
-            f"{_pct(row['harm_mean'], row['harm_half'])} | {best} |"
+            f"{_pct(row['harm_mean'], row['harm_half'])} | "
+            f"{_pct(row['share_gain_mean'], row['share_gain_half'])} | {best} |"
         )
     lines += ["", "## Largest gain per scheduler", ""]
     tops: dict[str, dict[Any, Any]] = {}

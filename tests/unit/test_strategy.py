@@ -3,8 +3,7 @@ as runs (:mod:`fairsim.scenario.strategy`) on hand instances whose outcome is kn
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,16 @@ import pytest
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import parse_config
 from fairsim.scenario.manipulation import Manipulation, parse_strategy
-from fairsim.scenario.strategy import run_manipulated
+from fairsim.scenario.strategy import (
+    compare_runs,
+    dominant_share_mean,
+    read_run_files,
+    run_manipulated,
+)
 from fairsim.traces.io import write_tasks
 
-COMPARE = Path("/work/tools/compare.py")
+#: summary.json keys that measure the run (time, memory, the code), not its result.
+VOLATILE = frozenset({"wall_s", "tasks_per_s", "peak_rss_mb", "git_commit", "fairsim_version"})
 
 
 def _tasks(rows: list[tuple[int, str, float, float, float, float]]) -> pd.DataFrame:
@@ -73,7 +78,7 @@ def _completed(folder: Path, sched: str) -> dict[str, int]:
 )
 def test_null_manipulation_is_byte_identical(tmp_path: Path, spec: str) -> None:
     """A null manipulation changes nothing: every result file equals the plain run's (JSON up to
-    the volatile timing keys, as /work/tools/compare.py checks it)."""
+    the keys that measure the run rather than its result: :data:`VOLATILE`)."""
     cfg = _config(_saturated(tmp_path), ["drf", "dynamic-drf", "bf-drfh"], [12.0, 12.0])
     run_manipulated(cfg, None, tmp_path / "plain")
     m = Manipulation("A", parse_strategy(spec), cfg.seed)
@@ -84,14 +89,23 @@ def test_null_manipulation_is_byte_identical(tmp_path: Path, spec: str) -> None:
     assert len(plain) >= 15
     for f in plain:
         assert (tmp_path / "plain" / f).read_bytes() == (tmp_path / "null" / f).read_bytes(), f
-    if COMPARE.is_file():  # the project's comparator, where it is installed
-        out = subprocess.run(
-            [sys.executable, str(COMPARE), str(tmp_path / "plain"), str(tmp_path / "null")],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert " 0 differ" in out.stdout, out.stdout
+    summaries = sorted(
+        p.relative_to(tmp_path / "plain") for p in (tmp_path / "plain").rglob("*.json")
+    )
+    assert summaries
+    for f in summaries:
+        a = json.loads((tmp_path / "plain" / f).read_text())
+        b = json.loads((tmp_path / "null" / f).read_text())
+        assert _steady(a) == _steady(b), f
+
+
+def _steady(o: Any) -> Any:
+    """``o`` without the keys that measure the run rather than its result (timings, memory)."""
+    if isinstance(o, dict):
+        return {k: _steady(v) for k, v in o.items() if k not in VOLATILE}
+    if isinstance(o, list):
+        return [_steady(v) for v in o]
+    return o
 
 
 # --------------------------------------------------------------------------- inflate
@@ -126,6 +140,13 @@ def test_inflate_occupies_the_declared_demand(tmp_path: Path) -> None:
     tasks = pd.read_parquet(tmp_path / "m" / "drf" / "tasks.parquet")
     assert set(tasks.loc[tasks["user"] == "A", "cpu"]) == {2.0}
     assert got == {"A": 3, "B": 6}
+    # its dominant share over time counts the true demand: 6/12 truthful, 3/12 inflated (the
+    # declared 2 cpu x 3 tasks would also read 6/12)
+    row = compare_runs(
+        read_run_files(tmp_path / "t", "drf"), read_run_files(tmp_path / "m", "drf"), "A", ["A"]
+    )
+    assert row["dominant_share_mean_truthful"] == pytest.approx(0.5, abs=1e-12)
+    assert row["dominant_share_mean"] == pytest.approx(0.25, abs=1e-12)
 
 
 # --------------------------------------------------------------------------- split
@@ -147,6 +168,12 @@ def test_split_gives_about_k_shares_under_drf(
         got = _completed(tmp_path / "m", sched)
         mine = sum(v for u, v in got.items() if u.split("#")[0] == "A")
         assert {"A": mine, "B": got["B"]} == expected
+        names = Manipulation("A", parse_strategy(f"split:k={k}"), cfg.seed).users()
+        row = compare_runs(
+            read_run_files(tmp_path / "t", sched), read_run_files(tmp_path / "m", sched), "A", names
+        )
+        assert row["dominant_share_mean_truthful"] == pytest.approx(0.5, abs=1e-12)
+        assert row["dominant_share_mean"] == pytest.approx(expected["A"] / 12, abs=1e-12)
         assert len([u for u in got if u.startswith("A")]) == k  # the aliases each ran tasks
 
 
@@ -178,3 +205,19 @@ def test_hoard_placeholders_are_usage_never_work(tmp_path: Path) -> None:
         assert util_m.loc[t, "cpu"] == pytest.approx(3 / 12)
     assert _completed(tmp_path / "t", "drf") == {"H": 4, "O": 1}
     assert _completed(tmp_path / "m", "drf") == {"H": 4, "O": 1}
+
+
+def test_dominant_share_mean_is_the_share_of_the_sum_over_time() -> None:
+    """Tasks (1, 0) and (0, 2) on a pool of (4, 4) run together over (0, 10) of a (0, 20) window:
+    the dominant share of their sum is 2/4 (not 1/4 + 2/4) for half the window, so 1/4; a task
+    not finished by the horizon runs to it, one never started counts nothing; and changing a
+    resource's unit (demand and capacity times 1,000) changes nothing."""
+    runs = pd.DataFrame({"start_s": [0.0, 0.0, np.nan], "finish_s": [10.0, 10.0, np.nan]})
+    demand = np.array([[1.0, 0.0], [0.0, 2.0], [4.0, 4.0]])
+    capacity = np.array([4.0, 4.0])
+    assert dominant_share_mean(runs, demand, capacity, (0.0, 20.0)) == 0.25
+    assert dominant_share_mean(runs, demand * [1e3, 1], capacity * [1e3, 1], (0.0, 20.0)) == 0.25
+    late = pd.DataFrame({"start_s": [15.0], "finish_s": [np.nan]})
+    assert dominant_share_mean(late, np.array([[2.0, 1.0]]), capacity, (0.0, 20.0)) == 0.125
+    early = pd.DataFrame({"start_s": [-10.0], "finish_s": [5.0]})  # clipped to the window
+    assert dominant_share_mean(early, np.array([[4.0, 0.0]]), capacity, (0.0, 20.0)) == 0.25
