@@ -70,6 +70,11 @@ class Statement:
         """:attr:`text` with its fields filled."""
         return self.text.format(**fields)
 
+    def where(self, **fields: Any) -> tuple[str, str]:
+        """The claim's ``statement`` (:meth:`format`; :attr:`text` as it is without fields) and
+        ``source``: the first two arguments of every rule."""
+        return (self.format(**fields) if fields else self.text), self.source
+
 
 class Claim(BaseModel):
     """One statement checked by a reproduction: the ``claims.json`` record.
@@ -350,37 +355,6 @@ def _num(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(float(value)) else float(value)
 
 
-def _claim(
-    statement: str,
-    source: str,
-    paper: float | str | None,
-    est: Estimate,
-    rule: str,
-    ok: bool | None,
-    reason: str,
-    kind: Kind,
-    unit: str,
-) -> Claim:
-    verdict: Verdict = "n/a" if ok is None else ("PASS" if ok else "FAIL")
-    if est.low is None and ok is not None:
-        why = "one seed" if est.seeds == 1 else f"no interval ({est.method})"
-        reason = "; ".join(x for x in (reason, f"{why}: decided on the point estimate") if x)
-    return Claim(
-        statement=statement,
-        source=source,
-        paper=paper,
-        ours=_num(est.value),
-        ci_low=_num(est.low),
-        ci_high=_num(est.high),
-        seeds=est.seeds,
-        rule=rule,
-        verdict=verdict,
-        reason=reason,
-        kind=kind,
-        unit=unit,
-    )
-
-
 def _decide(
     statement: str,
     source: str,
@@ -394,11 +368,39 @@ def _decide(
     missing: str = "no estimate",
 ) -> Claim:
     """The claim of a rule: ``n/a`` (``missing``) when ``est`` is not finite, else the verdict of
-    ``test(low, high)`` on its interval (the point estimate twice when it has none)."""
-    if not est.finite:
-        return _claim(statement, source, paper, est, rule, None, reason or missing, kind, unit)
-    ok = test(*est.bounds())
-    return _claim(statement, source, paper, est, rule, ok, reason, kind, unit)
+    ``test(low, high)`` on its interval (the point estimate twice when it has none, which the
+    reason then says)."""
+    ok = test(*est.bounds()) if est.finite else None
+    if ok is None:
+        reason = reason or missing
+    elif est.low is None:
+        why = "one seed" if est.seeds == 1 else f"no interval ({est.method})"
+        reason = "; ".join(x for x in (reason, f"{why}: decided on the point estimate") if x)
+    fields: dict[str, Any] = {"rule": rule, "seeds": est.seeds, "kind": kind, "unit": unit}
+    ci = (est.low, est.high)
+    return judged(statement, source, paper, est.value, ok, reason=reason, ci=ci, **fields)
+
+
+def _sign(
+    statement: str,
+    source: str,
+    paper: float | str | None,
+    est: Estimate,
+    positive: bool,
+    what: str,
+    reason: str,
+    kind: Kind,
+    unit: str,
+    missing: str = "no estimate",
+) -> Claim:
+    """The rule of :func:`exceeds` and :func:`trend`: PASS when the interval of ``what`` lies
+    entirely above 0 (``positive``) or below it."""
+    rule = f"{what} entirely {'above' if positive else 'below'} 0"
+
+    def ok(lo: float, hi: float) -> bool:
+        return lo > 0 if positive else hi < 0
+
+    return _decide(statement, source, paper, est, rule, ok, reason, kind, unit, missing)
 
 
 def agrees(
@@ -472,12 +474,8 @@ def exceeds(
     what : str
         The difference's name, for the rule text.
     """
-    rule = f"95 % interval of {what} entirely {'above' if direction == '>' else 'below'} 0"
-
-    def ok(lo: float, hi: float) -> bool:
-        return lo > 0 if direction == ">" else hi < 0
-
-    return _decide(statement, source, paper, diff, rule, ok, reason, kind, unit)
+    what = f"95 % interval of {what}"
+    return _sign(statement, source, paper, diff, direction == ">", what, reason, kind, unit)
 
 
 def bounded(
@@ -533,15 +531,9 @@ def trend(
     direction : {"increasing", "decreasing"}
         The paper's direction.
     """
-    rule = (
-        "95 % bootstrap interval of Spearman's rho entirely "
-        f"{'above' if direction == 'increasing' else 'below'} 0"
-    )
-
-    def ok(lo: float, hi: float) -> bool:
-        return lo > 0 if direction == "increasing" else hi < 0
-
-    return _decide(statement, source, paper, rho, rule, ok, reason, kind, "", "fewer than 3 groups")
+    what = "95 % bootstrap interval of Spearman's rho"
+    up = direction == "increasing"
+    return _sign(statement, source, paper, rho, up, what, reason, kind, "", "fewer than 3 groups")
 
 
 def judged(
@@ -556,7 +548,7 @@ def judged(
     reason: str = "",
     kind: Kind = "paper",
     unit: str = "",
-    ci: tuple[float, float] | None = None,
+    ci: tuple[float | None, float | None] | None = None,
 ) -> Claim:
     """A statement decided by an explicit test ``ok`` (``None`` gives ``n/a``)."""
     verdict: Verdict = "n/a" if ok is None else ("PASS" if ok else "FAIL")
@@ -682,8 +674,9 @@ def agrees_range(
         return judged(statement, source, text, None, None, reason=reason or "no estimate", **common)
     lo, hi = est.bounds()
     ok = lo <= b + 1e-12 and hi >= a - 1e-12
-    ci = None if est.low is None or est.high is None else (est.low, est.high)
-    return judged(statement, source, text, est.value, ok, reason=reason, ci=ci, **common)
+    return judged(
+        statement, source, text, est.value, ok, reason=reason, ci=(est.low, est.high), **common
+    )
 
 
 def _distance(c: Claim, low: float, high: float) -> float:

@@ -37,14 +37,8 @@ from fairsim.experiments.claims import (
     judged,
 )
 
+_ST = paper.BY_KEY
 _DETERMINISTIC = "deterministic (truncated Markov chain, no seed): zero-width interval"
-
-
-def _st(key: str) -> tuple[str, str]:
-    """The text and source of statement ``key`` of :data:`~fairsim.experiments.bonald_roberts.
-    paper.STATEMENTS`."""
-    st = paper.BY_KEY[key]
-    return st.text, st.source
 
 
 def _deterministic(
@@ -53,7 +47,7 @@ def _deterministic(
     """A claim on statement ``key`` decided on a Markov quantity: zero-width interval,
     ``seeds = 0``, and in the reason the point behind the value and whether the verdict holds
     across the truncation range."""
-    statement, source = _st(key)
+    statement, source = _ST[key].where()
     extra = kw.pop("reason", "")
 
     def est(v: float) -> Estimate:
@@ -164,7 +158,7 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
         )
     out.append(
         by_construction(
-            *_st("fig1_equal"),
+            *_ST["fig1_equal"].where(),
             "γ1 = γ2",
             sym.value,
             holds=sym.value <= 1e-6,
@@ -296,7 +290,7 @@ def _packet(details: pd.DataFrame) -> list[Claim]:
     )
     return [
         bounded(
-            *_st("fig3_packet_close"),
+            *_ST["fig3_packet_close"].where(),
             "“closely approximate the service rates of the ideal allocations”",
             worst,
             low=-tol,
@@ -316,7 +310,7 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
         row = mk.iloc[int(np.argmax(mk.error_bound.to_numpy()))]
         out.append(
             bounded(
-                *_st("truncation"),
+                *_ST["truncation"].where(),
                 None,
                 Estimate(worst, worst, worst, 0, "deterministic"),
                 high=paper.TRUNCATION_MAX,
@@ -347,7 +341,7 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
     )
     out.append(
         bounded(
-            *_st("coverage"),
+            *_ST["coverage"].where(),
             None,
             cov,
             low=paper.COVERAGE_MIN,
@@ -375,7 +369,7 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
     if n_seeds < 2:
         out.append(
             judged(
-                *_st("seed_means"),
+                *_ST["seed_means"].where(),
                 None,
                 None,
                 None,
@@ -391,7 +385,7 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
     far = ssim.iloc[int(np.argmax(rel.to_numpy()))]
     out.append(
         judged(
-            *_st("seed_means"),
+            *_ST["seed_means"].where(),
             None,
             float(ok.mean()),
             bool(ok.mean() >= paper.COVERAGE_MIN),

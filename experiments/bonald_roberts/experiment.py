@@ -222,23 +222,9 @@ def markov_points(cfg: BonaldRobertsConfig, *, progress: bool = True) -> pd.Data
         bar.set_postfix_str(f"{sc} {alloc} {load:g}")
         model = make_model(cfg.vectors, scaled_loads(cfg.vectors, cfg.scenarios[sc].weights, load))
         res = solve_markov_adaptive(model, alloc, cfg.markov.levels, cfg.markov.tol)
-        for k in range(len(cfg.vectors)):
-            rows.append(
-                {
-                    "scenario": sc,
-                    "allocation": alloc,
-                    "method": "markov",
-                    "load": float(load),
-                    "class": k + 1,
-                    "seed": None,
-                    "gamma": float(res.gamma[k]),
-                    "gamma_lo": np.nan,
-                    "gamma_hi": np.nan,
-                    "level": float(res.level),
-                    "error_bound": float(res.error_bound[k]),
-                    "boundary_mass": res.boundary_mass,
-                }
-            )
+        nan = np.full(len(cfg.vectors), np.nan)
+        level, err, mass = float(res.level), res.error_bound, res.boundary_mass
+        rows += _rows((sc, alloc, "markov", load), None, res.gamma, nan, nan, level, err, mass)
     return _frame(rows)
 
 
@@ -310,24 +296,31 @@ def seed_points(seed: int, cfg: BonaldRobertsConfig) -> tuple[pd.DataFrame, dict
             )
             timing["packets"] += est.packets
         timing[f"{method}_s"] += time.perf_counter() - t0
-        for k in range(len(rho)):
-            rows.append(
-                {
-                    "scenario": sc,
-                    "allocation": alloc,
-                    "method": method,
-                    "load": float(load),
-                    "class": k + 1,
-                    "seed": cfg.seed,
-                    "gamma": float(est.gamma[k]),
-                    "gamma_lo": float(est.gamma_lo[k]),
-                    "gamma_hi": float(est.gamma_hi[k]),
-                    "level": np.nan,
-                    "error_bound": np.nan,
-                    "boundary_mass": np.nan,
-                }
-            )
+        rows += _rows((sc, alloc, method, load), cfg.seed, est.gamma, est.gamma_lo, est.gamma_hi)
     return _frame(rows), timing
+
+
+def _rows(
+    point: tuple[str, str, str, float],
+    seed: int | None,
+    gamma: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    level: float = np.nan,
+    error_bound: np.ndarray | None = None,
+    boundary_mass: float = np.nan,
+) -> list[dict[str, Any]]:
+    """The rows of :data:`DETAILS` of one point ``(scenario, allocation, method, load)``, one per
+    class (the truncation columns are NaN unless given: the ``markov`` rows)."""
+    sc, alloc, method, load = point
+    err = np.full(len(gamma), np.nan) if error_bound is None else error_bound
+    return [
+        dict(zip(DETAILS, (sc, alloc, method, float(load), k + 1, seed, *x), strict=True))
+        for k, x in enumerate(
+            (float(g), float(a), float(b), level, float(e), boundary_mass)
+            for g, a, b, e in zip(gamma, lo, hi, err, strict=True)
+        )
+    ]
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

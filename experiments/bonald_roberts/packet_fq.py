@@ -78,6 +78,16 @@ FLUID = {"drfq": "drf", "pf": "pf", "bmf": "bmf"}
 
 
 @numba.njit(cache=_CACHE)
+def _put(
+    tag: np.ndarray, seq: np.ndarray, slot: np.ndarray, j: int, i: int, t: float, q: int, s: int
+) -> None:
+    """Write the entry (t, q, s) at position i of resource j's heap."""
+    tag[j, i] = t
+    seq[j, i] = q
+    slot[j, i] = s
+
+
+@numba.njit(cache=_CACHE)
 def _push(
     tag: np.ndarray,
     seq: np.ndarray,
@@ -95,13 +105,9 @@ def _push(
         p = (i - 1) >> 1
         if tag[j, p] < t or (tag[j, p] == t and seq[j, p] < q):
             break
-        tag[j, i] = tag[j, p]
-        seq[j, i] = seq[j, p]
-        slot[j, i] = slot[j, p]
+        _put(tag, seq, slot, j, i, tag[j, p], seq[j, p], slot[j, p])
         i = p
-    tag[j, i] = t
-    seq[j, i] = q
-    slot[j, i] = s
+    _put(tag, seq, slot, j, i, t, q, s)
 
 
 @numba.njit(cache=_CACHE)
@@ -129,13 +135,9 @@ def _pop(
                 c += 1
             if t < tag[j, c] or (t == tag[j, c] and q < seq[j, c]):
                 break
-            tag[j, i] = tag[j, c]
-            seq[j, i] = seq[j, c]
-            slot[j, i] = slot[j, c]
+            _put(tag, seq, slot, j, i, tag[j, c], seq[j, c], slot[j, c])
             i = c
-        tag[j, i] = t
-        seq[j, i] = q
-        slot[j, i] = s
+        _put(tag, seq, slot, j, i, t, q, s)
     return t0, s0
 
 

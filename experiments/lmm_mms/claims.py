@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,7 @@ TOL = 1e-9
 #: Percentile levels of the sharing-degree distributions compared (Fig. 6).
 LEVELS = np.arange(1, 100) / 100
 RESOURCES = (("cpu", "CPU"), ("mem", "memory"))
+_ST = paper.BY_KEY
 
 
 # --------------------------------------------------------------------------- general rules
@@ -65,13 +67,6 @@ RESOURCES = (("cpu", "CPU"), ("mem", "memory"))
 
 def _pct(x: float) -> str:
     return kit.number(x, "share")
-
-
-def _st(key: str, **fields: Any) -> tuple[str, str]:
-    """The text (its fields filled) and source of statement ``key`` of
-    :data:`fairsim.experiments.lmm_mms.paper.STATEMENTS`."""
-    st = paper.BY_KEY[key]
-    return st.format(**fields), st.source
 
 
 def lead(diffs: np.ndarray) -> float:
@@ -123,22 +118,17 @@ def _mean_of(x: np.ndarray) -> Callable[[np.ndarray], float]:
 def _fig2_claims(d: _Data) -> list[Claim]:
     out: list[Claim] = []
     keys = d.u.keys("fig2")
-    parts = []
-    for k in keys:
-        est = d.boot(_mean_of(d.u.get("fig2", k, "util_cpu", "lmm-mms")))
-        parts.append((f"{k} users", agrees("", "", paper.FIG2_CPU, est, unit="share")))
-    text, source = _st("fig2a")
-    out.append(
-        every_setting(
-            text, parts, target=(paper.FIG2_CPU, paper.FIG2_CPU), what="scales", source=source
-        )
-    )
-    parts = []
-    for k in keys:
-        est = d.boot(_mean_of(d.u.get("fig2", k, "util_mem", "lmm-mms")))
-        parts.append((f"{k} users", agrees_range("", "", *paper.FIG2_MEM, est)))
-    text, source = _st("fig2b")
-    out.append(every_setting(text, parts, target=paper.FIG2_MEM, what="scales", source=source))
+    # Figs. 2a and 2b: each scale judged by its own rule, the worst one reported
+    cpu = partial(agrees, "", "", paper.FIG2_CPU, unit="share")
+    mem = partial(agrees_range, "", "", *paper.FIG2_MEM)
+    for key, metric, target, rule in (
+        ("fig2a", "util_cpu", (paper.FIG2_CPU, paper.FIG2_CPU), cpu),
+        ("fig2b", "util_mem", paper.FIG2_MEM, mem),
+    ):
+        ests = [d.boot(_mean_of(d.u.get("fig2", k, metric, "lmm-mms"))) for k in keys]
+        parts = [(f"{k} users", rule(est)) for k, est in zip(keys, ests, strict=True)]
+        text, source = _ST[key].where()
+        out.append(every_setting(text, parts, target=target, what="scales", source=source))
     # "when resources were not saturated": per resource, on the samples where LMM-MMS leaves it
     # unsaturated
     free = {}
@@ -150,7 +140,7 @@ def _fig2_claims(d: _Data) -> list[Claim]:
             free[r] = mask
     note = f"not saturated under LMM-MMS, of {d.n * len(keys)} Fig. 2 samples: " + ", ".join(counts)
     for fam, mechs in FAMILIES.items():
-        stmt = _st("fig2_above", family=fam)
+        stmt = _ST["fig2_above"].where(family=fam)
         if not free:
             out.append(
                 not_applicable(
@@ -237,7 +227,7 @@ def _fig3_claims(d: _Data) -> list[Claim]:
     )
     out.append(
         by_construction(
-            *_st("fig3_balanced", baselines="bounded DRF"),
+            *_ST["fig3_balanced"].where(baselines="bounded DRF"),
             "at least as good",
             drf,
             reason="on one pool LMM-MMS equals bounded DRF (a user's MMS ratio is n times its "
@@ -281,7 +271,7 @@ def _fig3_claims(d: _Data) -> list[Claim]:
         )
         out.append(
             bounded(
-                *_st("fig3_balanced", baselines=label),
+                *_ST["fig3_balanced"].where(baselines=label),
                 "at least as good",
                 d.boot(stat),
                 low=0.0,
@@ -294,7 +284,7 @@ def _fig3_claims(d: _Data) -> list[Claim]:
             (c, agrees_range("", "", *paper.FIG3_ADVANTAGE, d.boot(_gain(d, c, mechs))))
             for c in unbalanced
         ]
-        text, source = _st("fig3_ahead", family=fam)
+        text, source = _ST["fig3_ahead"].where(family=fam)
         out.append(
             every_setting(
                 text,
@@ -356,7 +346,7 @@ def _fig4_claims(d: _Data) -> list[Claim]:
     )
     out.append(
         exceeds(
-            *_st("fig4_higher"),
+            *_ST["fig4_higher"].where(),
             "higher",
             d.boot(
                 lambda idx: min(
@@ -376,7 +366,7 @@ def _fig4_claims(d: _Data) -> list[Claim]:
     )
     out.append(
         trend(
-            *_st("fig4_rises"),
+            *_ST["fig4_rises"].where(),
             "increasing",
             rho,
             reason=listing + ("" if len(keys) >= 3 else f"; only {len(keys)} shares (--quick)"),
@@ -391,7 +381,7 @@ def _fig4_claims(d: _Data) -> list[Claim]:
         )
         out.append(
             exceeds(
-                *_st("fig4_above", family=fam),
+                *_ST["fig4_above"].where(family=fam),
                 "above",
                 d.boot(stat),
                 unit="pp",
@@ -403,7 +393,7 @@ def _fig4_claims(d: _Data) -> list[Claim]:
     for fam, mechs in FAMILIES.items():
         out.append(
             exceeds(
-                *_st("section6", family=fam),
+                *_ST["section6"].where(family=fam),
                 "better",
                 d.boot(_lead_stat(d, settings, mechs)),
                 unit="pp",
@@ -431,7 +421,7 @@ def _fig5_claims(d: _Data) -> list[Claim]:
         info = "; all samples, saturated included (for information): " + ", ".join(
             f"{LABELS[m]} {_pct(every[m])}" for m in ("lmm-mms", *mechs)
         )
-        stmt = _st("fig5_above", family=fam)
+        stmt = _ST["fig5_above"].where(family=fam)
         if free.sum() == 0:
             out.append(
                 not_applicable(
@@ -478,7 +468,7 @@ def _fig6_claims(d: _Data) -> list[Claim]:
     below = float((lmm["sharing_degree"] < 1 - TOL).mean())
     out.append(
         by_construction(
-            *_st("fig6_incentive", scales=", ".join(str(n) for n in scales)),
+            *_ST["fig6_incentive"].where(scales=", ".join(str(n) for n in scales)),
             0.0,
             below,
             reason="a theorem (Section 4.2): the equal split gives every user an MMS ratio of 1, "
@@ -517,7 +507,7 @@ def _fig6_claims(d: _Data) -> list[Claim]:
                 )
         out.append(
             exceeds(
-                *_st("fig6_better", family=fam),
+                *_ST["fig6_better"].where(family=fam),
                 "better",
                 d.boot(stat),
                 unit="share",
@@ -547,14 +537,14 @@ def _consistency(d: _Data) -> list[Claim]:
     )
     return [
         identical(
-            *_st("equals_drf"),
+            *_ST["equals_drf"].where(),
             gap,
             seeds=d.seeds,
             reason=f"over {len(lmm):,} samples: checks the median-halving solver against "
             "progressive filling",
         ),
         judged(
-            *_st("above_unbounded"),
+            *_ST["above_unbounded"].where(),
             0.0,
             low,
             low >= -1e-6,

@@ -123,9 +123,10 @@ def _table_iv_psdsf(r: Runs) -> list[Claim]:
             f"{avg}; only the total on A and B is determined",
         ),
     ]
-    st = _ST["table4_psdsf"]
     return [
-        agrees(st.format(user=u, tasks=v, classes=where), st.source, v, r.seeds_of(f), reason=why)
+        agrees(
+            *_ST["table4_psdsf"].where(user=u, tasks=v, classes=where), v, r.seeds_of(f), reason=why
+        )
         for u, where, v, f, why in cells
     ]
 
@@ -133,7 +134,6 @@ def _table_iv_psdsf(r: Runs) -> list[Claim]:
 def _table_iv_tsf(r: Runs) -> list[Claim]:
     tsf_paper = np.asarray(paper.TABLE_IV["tsf"]).sum(axis=1)
     tsf_exact = np.asarray(r.exact["tsf"]["phases"][0]["tasks"]).sum(axis=1)
-    st = _ST["table4_tsf"]
     out = []
     for i, (p, x) in enumerate(zip(tsf_paper, tsf_exact, strict=True)):
         info = ""
@@ -142,8 +142,7 @@ def _table_iv_tsf(r: Runs) -> list[Claim]:
             info = f"; our online first-fit TSF (extra): {show(o, '')}"
         out.append(
             agrees(
-                st.format(user=i + 1, tasks=p),
-                st.source,
+                *_ST["table4_tsf"].where(user=i + 1, tasks=p),
                 float(p),
                 exact(x, r.n),
                 reason="exact TSF of the recovered instance, as the paper computes it" + info,
@@ -166,11 +165,9 @@ def _table_iv_split(r: Runs) -> list[Claim]:
         for m in ("psdsf", "tsf")
         if r.has(m)
     )
-    st = _ST["table4_split"]
     return [
         bounded(
-            st.text,
-            st.source,
+            *_ST["table4_split"].where(),
             0.0,
             exact(on_cd, r.n),
             high=1e-6,
@@ -207,7 +204,6 @@ def _class_d_tie(r: Runs, diff: Estimate) -> str:
 def _fig6_greater(r: Runs) -> list[Claim]:
     # PS-DSF (online) against TSF and C-DRFH exact every second, as the paper computes them;
     # the exact numbers do not depend on the seed, so the difference is paired per seed
-    st = _ST["fig6_greater"]
     out = []
     for k in ("C", "D"):
         col = f"cpu_{k}"
@@ -232,8 +228,7 @@ def _fig6_greater(r: Runs) -> list[Claim]:
             why += _class_d_tie(r, diff)
         out.append(
             exceeds(
-                st.format(cls=k),
-                st.source,
+                *_ST["fig6_greater"].where(cls=k),
                 "greater",
                 diff,
                 what="PS-DSF minus the higher of exact TSF and C-DRFH, per seed",
@@ -252,11 +247,9 @@ def _fig6_converges(r: Runs) -> list[Claim]:
         + show(r.seeds_of(lambda s, i=i: s["psdsf"]["settle"][i]["settle_s"]), "s")
         for i, x in enumerate(r.runs[0]["psdsf"]["settle"])
     )
-    st = _ST["fig6_converges"]
     return [
         bounded(
-            st.text,
-            st.source,
+            *_ST["fig6_converges"].where(),
             "promptly",
             settle,
             high=paper.SETTLE_S,
@@ -272,7 +265,6 @@ def _fully_used(r: Runs) -> list[Claim]:
     cfg = r.cfg
     names = [c.name for c in cfg.cluster.classes or []]
     d2 = next((u.demand for u in scenario_users(cfg) if u.name == "user2"), None)
-    st = _ST["fully_used"]
     out = []
     for resource, groups, text, how in (
         ("mem", [[k] for k in names], "the memory of every class", "every class"),
@@ -306,8 +298,7 @@ def _fully_used(r: Runs) -> list[Claim]:
             )
         out.append(
             bounded(
-                st.format(what=text),
-                st.source,
+                *_ST["fully_used"].where(what=text),
                 "fully",
                 low,
                 low=paper.FULL,
@@ -321,11 +312,9 @@ def _fully_used(r: Runs) -> list[Claim]:
 def _recovered(r: Runs) -> list[Claim]:
     ps = np.asarray(paper.TABLE_IV["psdsf"])
     dev = float(np.abs(np.asarray(r.exact["psdsf"]["phases"][0]["tasks"]) - ps).max())
-    st = _ST["recovered"]
     return [
         identical(
-            st.text,
-            st.source,
+            *_ST["recovered"].where(),
             dev,
             what="deviation",
             units="tasks",

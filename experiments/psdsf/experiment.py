@@ -245,20 +245,20 @@ def series(run: dict[str, Any], cfg: RunConfig) -> pd.DataFrame:
     n = len(grid) + 1
     names = [c.name for c in cfg.cluster.classes or []]
     cls_of = np.asarray(classes)[server]
+
+    def running(sel: np.ndarray, amount: np.ndarray | float) -> np.ndarray:
+        """The sum of ``amount`` over the tasks ``sel`` running at every grid point."""
+        acc = np.zeros(n)
+        np.add.at(acc, i0[sel], amount)
+        np.add.at(acc, i1[sel], -amount)
+        return np.cumsum(acc)[:-1]
+
     for k in names:
         on = cls_of == k
         for r, res_name in enumerate(("cpu", "mem")):
-            acc = np.zeros(n)
-            np.add.at(acc, i0[on], demand[on, r])
-            np.add.at(acc, i1[on], -demand[on, r])
-            total = cap[classes == k, r].sum()
-            out[f"{res_name}_{k}"] = np.cumsum(acc)[:-1] / total
+            out[f"{res_name}_{k}"] = running(on, demand[on, r]) / cap[classes == k, r].sum()
         for code, uname in enumerate(run["order"]):
-            sel = on & (user == code)
-            acc = np.zeros(n)
-            np.add.at(acc, i0[sel], 1.0)
-            np.add.at(acc, i1[sel], -1.0)
-            out[f"tasks_{uname}_{k}"] = np.cumsum(acc)[:-1] / run["split"]
+            out[f"tasks_{uname}_{k}"] = running(on & (user == code), 1.0) / run["split"]
     return pd.DataFrame(out)
 
 
@@ -590,27 +590,18 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
     out: dict[str, Any] = {"phases": phases, "schedulers": {}}
     for sched, f in data.groupby("scheduler", sort=False):
         t = f["time_s"].to_numpy()
-        s: dict[str, Any] = {}
-        s["mean_util"] = {
-            f"{r}_{k}": float(f[f"{r}_{k}"][(t > 0) & (t <= phases[-1][1])].mean())
-            for k in names
-            for r in ("cpu", "mem")
-        }
-        s["phases"] = []
+
+        def util(m: np.ndarray, f: pd.DataFrame = f) -> dict[str, float]:
+            return {
+                f"{r}_{k}": float(f[f"{r}_{k}"][m].mean()) for k in names for r in ("cpu", "mem")
+            }
+
+        s: dict[str, Any] = {"mean_util": util((t > 0) & (t <= phases[-1][1])), "phases": []}
         for a, b in phases:
             # steady state: the second half of the phase
             m = (t >= (a + b) / 2) & (t < b)
-            s["phases"].append(
-                {
-                    "window": [a, b],
-                    "util": {
-                        f"{r}_{k}": float(f[f"{r}_{k}"][m].mean())
-                        for k in names
-                        for r in ("cpu", "mem")
-                    },
-                    "tasks": [[float(f[f"tasks_{u}_{k}"][m].mean()) for k in names] for u in users],
-                }
-            )
+            tasks = [[float(f[f"tasks_{u}_{k}"][m].mean()) for k in names] for u in users]
+            s["phases"].append({"window": [a, b], "util": util(m), "tasks": tasks})
         # convergence after each change: first time the class C and D CPU utilisation is
         # within CONVERGED of the new phase's steady level (and stays there for 5 s)
         settle = []

@@ -63,10 +63,8 @@ def _rising(
         seeds=len(data.seeds),
         what=what,
     )
-    st = _ST[key]
     return by_construction(
-        st.text,
-        st.source,
+        *_ST[key].where(),
         "increasing",
         rho.value,
         reason=why.format(rho=_rho(rho)),
@@ -98,11 +96,9 @@ def _fig7(data: N.Seeds) -> list[Claim]:
     rd = data.rducs
     lo, hi = (int(rd["rducs"].min()), int(rd["rducs"].max())) if len(rd) else (0, 0)
     n_c = _classes(data)
-    st = _ST["fig7"]
     return [
         by_construction(
-            st.text,
-            st.source,
+            *_ST["fig7"].where(),
             "1-8",
             f"{lo}-{hi} (mean {rd['rducs'].mean():.2f})" if len(rd) else "—",
             reason=(
@@ -123,11 +119,9 @@ def _fig8(data: N.Seeds) -> list[Claim]:
         [float(jobs.loc[jobs["seed"] == s, "classes"].between(1, 2).mean()) for s in data.seeds]
     )
     expected, one, two = N.fig8_expectation(data)
-    st = _ST["fig8"]
     return [
         by_construction(
-            st.text,
-            st.source,
+            *_ST["fig8"].where(),
             paper.FIG8_ONE_OR_TWO,
             share12.value,
             reason=(
@@ -173,7 +167,6 @@ def _order(
 ) -> Claim:
     """Statement ``key``: the baseline's ``stat`` above UDRF's, paired by seed; the reason gives
     both means (then ``tail``)."""
-    st = _ST[key]
     means = [N.seed_estimate(data, name, stat, sub) for name in (BASELINE, UDRF_NAME)]
     if unit == "pp":
         reason = (
@@ -186,8 +179,7 @@ def _order(
             f"({UDRF_NAME}){tail}"
         )
     return exceeds(
-        st.text,
-        st.source,
+        *_ST[key].where(),
         "DRF > UDRF",
         N.paired_diff(data, stat, sub),
         unit=unit,
@@ -232,11 +224,9 @@ def _fig10_trends(data: N.Seeds) -> list[Claim]:
             f"{g}: {100 * r:.0f} %"
             for g, r in zip(groups["group"], groups["reduction"], strict=True)
         )
-        st = _ST[key]
         out.append(
             trend(
-                st.text,
-                st.source,
+                *_ST[key].where(),
                 "increasing",
                 rho,
                 reason=f"reduction by {col}: {reductions}; rho per seed: {_rhos(per)}",
@@ -257,11 +247,9 @@ def _queue(data: N.Seeds) -> list[Claim]:
         len(base), fn, seeds=len(data.seeds), what="jobs", clusters=base["seed"].to_numpy()
     )
     per = N.seed_rhos(data, base, N.grouped_mean, "repetitions", "jct_s")
-    st = _ST["queue_reps"]
     return [
         trend(
-            st.text,
-            st.source,
+            *_ST["queue_reps"].where(),
             "increasing",
             rho,
             reason=f"{BASELINE}'s mean JCT by repetitions; rho per seed: {_rhos(per)}",

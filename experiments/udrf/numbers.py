@@ -155,23 +155,8 @@ def reduction_table(pairs: pd.DataFrame, col: str, part: str, seeds: int) -> pd.
     """
     rows = []
     for k, g in pairs.groupby(col, sort=True):
-        b = g[f"{part}_s_b"].to_numpy(float)
-        o = g[f"{part}_s_o"].to_numpy(float)
-
-        def stat(idx: np.ndarray, b: np.ndarray = b, o: np.ndarray = o) -> float:
-            d = b[idx].sum()
-            return 1.0 - o[idx].sum() / d if d > 0 else math.nan
-
-        e = bootstrap_units(len(g), stat, seeds=seeds, what="jobs")
-        rows.append(
-            {
-                "group": int(str(k)),
-                "jobs": len(g),
-                "reduction": e.value,
-                "low": e.low,
-                "high": e.high,
-            }
-        )
+        e = overall_reduction(g, part, seeds)
+        rows.append([int(str(k)), len(g), e.value, e.low, e.high])
     return pd.DataFrame(rows, columns=["group", "jobs", "reduction", "low", "high"])
 
 
