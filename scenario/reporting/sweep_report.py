@@ -17,9 +17,10 @@ the jobs completed under every scheduler of that point and seed (read from each 
 ``jobs.parquet``), so that the schedulers are compared on the same jobs.
 
 When the runs were made with ``collect.fairness``, each scheduler's time-averaged Jain's index of
-entitlement fractions, max deficit and Jain's index of raw dominant shares (``fairness.time_average``
-in its ``summary.json``, :func:`with_fairness`) are summarised the same way, in a section "Fairness over time" of the report with their own
-figures; a sweep without them gets no such section, and its files are those it had before.
+entitlement fractions, max deficit and Jain's index of raw dominant shares
+(``fairness.time_average`` in its ``summary.json``, :func:`with_fairness`) are summarised the
+same way, in a section "Fairness over time" of the report with their own figures; a sweep
+without them gets no such section, and its files are those it had before.
 
 Where schedulers share seeds (one run per seed holds every scheduler, or the schedulers are a grid
 path), they are also compared **paired**: per seed, the difference of each scheduler's value and

@@ -238,10 +238,8 @@ def test_jain_entitlement_invariant_to_a_resources_units(
     """Measuring a resource in other units (GB for MB: capacity, demands and allocations all
     times the same factor) changes no share, hence neither Jain's index of entitlement fractions
     nor the users left out; the raw index does not move either."""
-    n_u, n_r = case["demand"].shape
-    running = np.array(
-        [data.draw(st.integers(0, int(p))) for p in case["present"]], dtype=np.int64
-    )
+    n_r = case["demand"].shape[1]
+    running = np.array([data.draw(st.integers(0, int(p))) for p in case["present"]], dtype=np.int64)
     unit = np.ones(n_r)
     unit[data.draw(st.integers(0, n_r - 1))] = data.draw(st.sampled_from([1e-3, 0.37, 8.0, 1024.0]))
     base = _probe_row(case, running, mechanism, np.ones(n_r))

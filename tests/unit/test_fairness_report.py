@@ -180,8 +180,11 @@ def test_run_report_has_the_fairness_panel(tmp_path: Path) -> None:
         "| users below their SI share | envious pairs | users with reference 0 |"
     ) in text
     row = "| {} | drfh | 4 (every 600 s) | {} |"
-    assert row.format("slots-16", "2.5 | 0.850 | 0.850 | 0.0875 | 0.1500 | 0.25 | 0.5 | 0.00") in text
-    assert row.format("bf-drfh", "2.8 | 0.990 | 0.985 | 0.0075 | 0.0125 | 0.25 | 0.5 | 0.25") in text
+    slots = "2.5 | 0.850 | 0.850 | 0.0875 | 0.1500 | 0.25 | 0.5 | 0.00"
+    assert row.format("slots-16", slots) in text
+    assert (
+        row.format("bf-drfh", "2.8 | 0.990 | 0.985 | 0.0075 | 0.0125 | 0.25 | 0.5 | 0.25") in text
+    )
     assert "Jain's index of entitlement fractions is over each active user's online" in text
     assert "no reference at" not in text
     # the instant: 8 active users over the two runs at 600 s, 7 at 1,200 s
