@@ -371,7 +371,7 @@ def jain_entitlement(dominant_share: np.ndarray, reference_share: np.ndarray) ->
         online (no fraction to compare), or when a reference share is NaN.
     zero_reference : int
         The users left out because their reference share is at most :data:`ZERO_REFERENCE`
-        (a user entitled to nothing: all-zero demand, no eligible server with room); 0 when a
+        (a user entitled to nothing, such as one whose tasks demand nothing); 0 when a
         reference share is NaN.
 
     Examples
