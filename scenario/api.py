@@ -174,8 +174,9 @@ class RunResult:
     @property
     def fairness_summary(self) -> pd.DataFrame | None:
         """Fairness over time per instant (``fairness_summary.parquet``, only with
-        ``collect.fairness``): ``time_s, active_users, jain_index, max_deficit, l1_distance,
-        si_violations, envious_pairs``; else None."""
+        ``collect.fairness``; docs/fairness.md): ``time_s, active_users, jain_index,
+        max_deficit, l1_distance, si_violations, envious_pairs, jain_entitlement,
+        zero_reference_users, jain_raw_dominant``; else None."""
         return self._frame("fairness_summary")
 
     @property

@@ -799,8 +799,9 @@ class CollectConfig(StrictModel):
     """Fairness over time (docs/fairness.md): ``{interval_s: 600, reference: auto}`` writes
     ``fairness.parquet`` (per sampled instant and active user: tasks running and waiting, demand
     and share of each resource, the global dominant share and the reference mechanism's) and
-    ``fairness_summary.parquet`` (per instant: active users, Jain's index, largest deficit, L1
-    distance, sharing-incentive violations, envious pairs) into each scheduler's folder, and
+    ``fairness_summary.parquet`` (per instant: active users, Jain's index of the raw dominant
+    shares, largest deficit, L1 distance, sharing-incentive violations, envious pairs, Jain's
+    index of entitlement fractions and the users with reference 0) into each scheduler's folder, and
     their time averages under ``fairness`` in its ``summary.json``. Null (default): off."""
 
     preemption_loops: PreemptionLoopConfig | None = None

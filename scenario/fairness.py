@@ -13,9 +13,11 @@ demand vector of those tasks, and computes
   (:func:`reference_dominant_shares`, :func:`fairsim.schedulers.exact.solve_exact`, verified),
   identical servers aggregated into classes where that is exact
   (:mod:`fairsim.schedulers.exact.aggregate`);
-* per instant: Jain's index of the weighted dominant shares (:func:`jain_index`), the largest
-  deficit and the L1 distance between reference and online dominant shares, the sharing-incentive
-  violations (:func:`sharing_incentive_shares`) and the envious pairs (:func:`envious_pairs`).
+* per instant: Jain's index of the fractions of their entitlement the active users hold
+  (:func:`jain_entitlement`: online dominant share over reference dominant share), Jain's index of
+  the raw weighted dominant shares (:func:`jain_index`), the largest deficit and the L1 distance
+  between reference and online dominant shares, the sharing-incentive violations
+  (:func:`sharing_incentive_shares`) and the envious pairs (:func:`envious_pairs`).
 
 :meth:`FairnessProbe.tables` gives ``fairness.parquet`` and ``fairness_summary.parquet``
 (:data:`FAIRNESS_COLUMNS`, :data:`SUMMARY_COLUMNS`), :meth:`FairnessProbe.summary` the
@@ -99,7 +101,11 @@ def queue_fairness_columns(resources: tuple[str, ...] | list[str]) -> list[str]:
     ]
 
 
-#: The columns of ``fairness_summary.parquet``, in order.
+#: The columns of ``fairness_summary.parquet``, in order: DESIGN.md's contract (``time_s`` to
+#: ``envious_pairs``; ``jain_index`` is Jain's index of the raw weighted dominant shares, kept under
+#: that name for the contract), then ``jain_entitlement`` (:func:`jain_entitlement`), its count of
+#: users left out (``zero_reference_users``) and ``jain_raw_dominant`` (the same values as
+#: ``jain_index``, under a name that says what it is).
 SUMMARY_COLUMNS = (
     "time_s",
     "active_users",
@@ -108,7 +114,15 @@ SUMMARY_COLUMNS = (
     "l1_distance",
     "si_violations",
     "envious_pairs",
+    "jain_entitlement",
+    "zero_reference_users",
+    "jain_raw_dominant",
 )
+
+#: A reference dominant share at or below this (a share of the pool's total) is 0 for
+#: :func:`jain_entitlement`: the user is entitled to nothing (a solver's rounding of 0 must not
+#: become an entitlement that the user's online share is divided by).
+ZERO_REFERENCE = 1e-12
 
 
 def reference_mechanism(
@@ -323,6 +337,64 @@ def jain_index(y: np.ndarray) -> float:
         return math.nan
     y = y / top  # in [0, 1]: equal amounts are exactly 1, and nothing overflows
     return min(1.0, float(y.sum()) ** 2 / (y.size * float(np.dot(y, y))))
+
+
+def jain_entitlement(dominant_share: np.ndarray, reference_share: np.ndarray) -> tuple[float, int]:
+    """Jain's index of the fractions of their entitlement the users hold.
+
+    A user's entitlement is its dominant share in the reference allocation (the exact
+    mechanism's divisible allocation of the same users, bounded by their tasks present, with the
+    run's weights): ``x_i = dominant_share_i / reference_share_i``, and the index is Jain's
+    ``(sum x)^2 / (n sum x^2)`` (:func:`jain_index`; Jain, Chiu and Hawe, *A quantitative measure
+    of fairness and discrimination for resource allocation in shared computer systems*,
+    DEC-TR-301, 1984) over the users with a positive reference share. It is 1 exactly when every
+    such user holds the same fraction of its entitlement (all 100 %, or all 62 % when whole
+    tasks fill servers less than the divisible allocation does), and ``k/n`` when ``k`` of them
+    hold an equal fraction and the others nothing. Unlike Jain's index of the raw dominant shares
+    it does not count as unfair a user who holds little because it needs little: a user bounded
+    by a few tasks present has a small reference share, and holding it is ``x_i = 1``. The
+    weights are in the reference already. Scaling a resource's units changes no share, so
+    neither the index.
+
+    Parameters
+    ----------
+    dominant_share : ndarray, shape (n,)
+        Each user's global dominant share online, ``max_r A_r / C_r`` (DRFH paper, eq. 3).
+    reference_share : ndarray, shape (n,)
+        The same measure of its allocation in the reference mechanism; NaN when unavailable.
+
+    Returns
+    -------
+    index : float
+        In ``[1/m, 1]`` over the ``m`` users whose reference share exceeds
+        :data:`ZERO_REFERENCE`; NaN when there is none, when every one of them holds nothing
+        online (no fraction to compare), or when a reference share is NaN.
+    zero_reference : int
+        The users left out because their reference share is at most :data:`ZERO_REFERENCE`
+        (a user entitled to nothing, such as one whose tasks demand nothing); 0 when a
+        reference share is NaN.
+
+    Examples
+    --------
+    Reference shares 0.6, 0.1, 0.1. Holding 0.3, 0.1, 0.1 is 50 %, 100 % and 100 % of the
+    entitlements (index 25/27); holding exactly the reference is 1, though the raw dominant
+    shares 0.6, 0.1, 0.1 have Jain's index 32/57, below the 25/33 of 0.3, 0.1, 0.1:
+
+    >>> ref = np.array([0.6, 0.1, 0.1])
+    >>> jain_entitlement(np.array([0.3, 0.1, 0.1]), ref), 25 / 27
+    ((0.9259259259259259, 0), 0.9259259259259259)
+    >>> jain_entitlement(ref, ref)
+    (1.0, 0)
+    """
+    dom = np.asarray(dominant_share, dtype=np.float64)
+    ref = np.asarray(reference_share, dtype=np.float64)
+    if np.isnan(ref).any():
+        return math.nan, 0
+    entitled = ref > ZERO_REFERENCE
+    zero = int(ref.size - np.count_nonzero(entitled))
+    if not entitled.any():
+        return math.nan, zero
+    return jain_index(dom[entitled] / ref[entitled]), zero
 
 
 def sharing_incentive_shares(
@@ -577,15 +649,20 @@ class FairnessProbe:
         si_violations = int(np.count_nonzero(waiting & (dom < si * (1 - SHARE_TOL))))
         envy = envious_pairs(mean, present, snap.tasks_running.astype(np.float64), snap.allocation)
         ok = ~np.isnan(deficit)
+        raw = jain_index(dom / weight) if n else math.nan
+        entitlement, zero_ref = jain_entitlement(dom, ref)
         self._summary.append(
             (
                 float(time_s),
                 n,
-                jain_index(dom / weight) if n else math.nan,
+                raw,
                 float(deficit.max()) if n and ok.all() else math.nan,
                 float(np.abs(deficit).sum()) if ok.all() else math.nan,
                 si_violations,
                 envy,
+                entitlement,
+                zero_ref if ok.all() else math.nan,
+                raw,
             )
         )
         if self.queues is not None and snap.queues is not None:
@@ -758,6 +835,9 @@ class FairnessProbe:
                 },
                 "si_violations": pa.array(frame["si_violations"].to_numpy(np.int64), pa.int64()),
                 "envious_pairs": pa.array(frame["envious_pairs"].to_numpy(np.int64), pa.int64()),
+                "jain_entitlement": _floats(frame["jain_entitlement"].to_numpy(np.float64)),
+                "zero_reference_users": _ints(frame["zero_reference_users"].to_numpy(np.float64)),
+                "jain_raw_dominant": _floats(frame["jain_raw_dominant"].to_numpy(np.float64)),
             }
         )
         return {"fairness": pa.table(cols), "fairness_summary": summary}
@@ -798,3 +878,11 @@ def _floats(values: np.ndarray) -> pa.Array:
     """A float64 column whose NaN (undefined) entries are null."""
     values = np.asarray(values, dtype=np.float64)
     return pa.array(values, pa.float64(), mask=np.isnan(values))
+
+
+def _ints(values: np.ndarray) -> pa.Array:
+    """An int64 column of whole numbers held as float64, whose NaN (undefined) entries are
+    null."""
+    values = np.asarray(values, dtype=np.float64)
+    missing = np.isnan(values)
+    return pa.array(np.where(missing, 0.0, values).astype(np.int64), pa.int64(), mask=missing)

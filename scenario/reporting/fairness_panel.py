@@ -3,16 +3,18 @@
 A scheduler's run folder written with ``collect.fairness`` holds ``fairness.parquet`` (one row
 per sampled instant and active user: ``time_s, user, ..., dominant_share,
 reference_dominant_share, deficit``) and ``fairness_summary.parquet`` (one row per instant:
-``time_s, active_users, jain_index, max_deficit, l1_distance, si_violations, envious_pairs``),
-and its ``summary.json`` holds their time averages under ``fairness.time_average``
-(docs/fairness.md gives the definitions: the deficit is a user's dominant share in the
-reference allocation, the exact mechanism the scheduler implements, minus its dominant share
-online; Jain's index is that of Jain, Chiu and Hawe 1984 over the dominant shares).
+``time_s, active_users, jain_index, max_deficit, l1_distance, si_violations, envious_pairs,
+jain_entitlement, zero_reference_users, jain_raw_dominant``), and its ``summary.json`` holds
+their time averages under ``fairness.time_average`` (docs/fairness.md gives the definitions:
+the deficit is a user's dominant share in the reference allocation, the exact mechanism the
+scheduler implements, minus its dominant share online; ``jain_entitlement`` is Jain's index of
+Jain, Chiu and Hawe 1984 over each user's online dominant share divided by its reference one,
+``jain_raw_dominant`` the same index over the raw dominant shares).
 
 This module draws, for the schedulers that have both files:
 
-* :func:`fairness_over_time_figure`: the largest deficit and Jain's index at every sampled
-  instant, one line per scheduler (time in hours);
+* :func:`fairness_over_time_figure`: the largest deficit, the L1 distance from the reference and
+  the two Jain's indices at every sampled instant, one line per scheduler (time in hours);
 * :func:`reference_scatter_figure`: every active user's reference dominant share against its
   online one at one instant (:func:`chosen_instant`: the sampled instant with the most active
   users), with the diagonal ``y = x`` on which the online allocation equals the reference;
@@ -43,13 +45,47 @@ SCATTER_PNG = "fairness_reference.png"
 
 #: The per-instant measures of ``fairness_summary.parquet`` whose time averages the report's table
 #: shows, in its order, with the column heading (unit in brackets) and the number format.
+#: ``zero_reference_users`` is shown only when some scheduler has one.
 AVERAGE_COLUMNS: dict[str, tuple[str, str]] = {
     "active_users": ("active users", ",.1f"),
-    "jain_index": ("Jain's index", ".3f"),
+    "jain_entitlement": ("Jain's index of entitlement fractions", ".3f"),
+    "jain_raw_dominant": ("Jain's index of raw dominant shares", ".3f"),
     "max_deficit": ("max deficit (dominant share)", ".4f"),
     "l1_distance": ("L1 distance (dominant share)", ".4f"),
     "si_violations": ("users below their SI share", ",.2f"),
     "envious_pairs": ("envious pairs", ",.1f"),
+    "zero_reference_users": ("users with reference 0", ",.2f"),
+}
+#: Columns that are shown only when some scheduler's average is positive.
+SHOWN_WHEN_POSITIVE = frozenset({"zero_reference_users"})
+#: The name a measure had in files written before it got its own: ``jain_raw_dominant`` is
+#: DESIGN.md's ``jain_index``, which a folder written before ``jain_raw_dominant`` existed has
+#: alone.
+FORMER_NAMES: dict[str, str] = {"jain_raw_dominant": "jain_index"}
+
+#: The panels of :func:`fairness_over_time_figure`, top to bottom: column of
+#: ``fairness_summary.parquet`` -> (y label with unit, title, y range or None for automatic).
+OVER_TIME_PANELS: dict[str, tuple[str, str, tuple[float, float] | None]] = {
+    "max_deficit": (
+        "max deficit (dominant share)",
+        "Largest deficit: a user's reference dominant share minus its online one",
+        None,
+    ),
+    "l1_distance": (
+        "L1 distance (dominant share)",
+        "L1 distance from the reference: the sum over the active users of |deficit|",
+        None,
+    ),
+    "jain_entitlement": (
+        "Jain's index (entitlement)",
+        "Jain's index of entitlement fractions: online / reference dominant share",
+        (0.0, 1.05),
+    ),
+    "jain_raw_dominant": (
+        "Jain's index (raw)",
+        "Jain's index of the raw dominant shares, whatever each user needs",
+        (0.0, 1.05),
+    ),
 }
 
 
@@ -75,51 +111,58 @@ def fairness_schedulers(out: Path, schedulers: Sequence[str]) -> list[str]:
 
 
 def read_fairness(out: Path, schedulers: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """``fairness_summary.parquet`` of every scheduler, sorted by ``time_s``."""
-    return {
-        s: pd.read_parquet(out / s / FAIRNESS_SUMMARY_FILE).sort_values("time_s", kind="stable")
-        for s in schedulers
-    }
+    """``fairness_summary.parquet`` of every scheduler, sorted by ``time_s``; a file written
+    before ``jain_raw_dominant`` existed gets it from ``jain_index`` (:data:`FORMER_NAMES`)."""
+    out_frames = {}
+    for s in schedulers:
+        frame = pd.read_parquet(out / s / FAIRNESS_SUMMARY_FILE)
+        for name, former in FORMER_NAMES.items():
+            if name not in frame.columns and former in frame.columns:
+                frame[name] = frame[former]
+        out_frames[s] = frame.sort_values("time_s", kind="stable")
+    return out_frames
 
 
 def fairness_over_time_figure(summaries: Mapping[str, pd.DataFrame]) -> Figure:
-    """The largest deficit and Jain's index at every sampled instant, one line per scheduler.
+    """The largest deficit, the L1 distance from the reference and the two Jain's indices at
+    every sampled instant, one line per scheduler.
 
     Parameters
     ----------
     summaries : mapping of str to pandas.DataFrame
-        ``{scheduler: fairness_summary.parquet}`` (columns ``time_s``, ``max_deficit``,
-        ``jain_index``; one row per sampled instant). Each line is decimated
+        ``{scheduler: fairness_summary.parquet}`` (columns ``time_s`` and those of
+        :data:`OVER_TIME_PANELS`; one row per sampled instant; a column a frame lacks draws no
+        line). Each line is decimated
         (:func:`~fairsim.scenario.reporting.plotting.decimate`); an instant with no active user
-        (NaN) leaves a gap.
+        or no reference (NaN) leaves a gap.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Top: max deficit (dominant share; a line at 0, where no user is below its reference
-        share). Bottom: Jain's index, from 0 to 1.05 (1 when every active user has the same
-        dominant share). x: trace time in hours.
+        Four panels sharing x (trace time in hours), in the order of :data:`OVER_TIME_PANELS`:
+        max deficit (dominant share; a line at 0, where no user is below its reference share),
+        L1 distance (dominant share, from 0), Jain's index of the entitlement fractions and
+        Jain's index of the raw dominant shares (both from 0 to 1.05).
     """
-    fig = Figure(figsize=(9, 6))
-    top, bottom = fig.subplots(2, 1, sharex=True)
+    fig = Figure(figsize=(9, 11))
+    axes = fig.subplots(len(OVER_TIME_PANELS), 1, sharex=True)
     for k, (name, s) in enumerate(summaries.items()):
         t = s["time_s"].to_numpy(dtype=float) / 3600.0
-        for ax, col in ((top, "max_deficit"), (bottom, "jain_index")):
+        for ax, col in zip(axes, OVER_TIME_PANELS, strict=True):
+            if col not in s.columns:
+                continue
             x, y = decimate(t, s[col].to_numpy(dtype=float))
             ax.plot(x, y, label=name, linewidth=0.9, color=f"C{k}", drawstyle="steps-post")
-    top.axhline(0.0, color="grey", linewidth=0.8)
-    top.set_ylabel("max deficit (dominant share)")
-    top.set_title(
-        "Largest deficit: a user's reference dominant share minus its online one",
-        fontsize="medium",
-    )
-    bottom.set_ylabel("Jain's index")
-    bottom.set_ylim(0.0, 1.05)
-    bottom.set_title("Jain's index of the active users' dominant shares", fontsize="medium")
-    bottom.set_xlabel("trace time (h)")
-    for ax in (top, bottom):
+    axes[0].axhline(0.0, color="grey", linewidth=0.8)
+    for ax, (label, title, ylim) in zip(axes, OVER_TIME_PANELS.values(), strict=True):
+        ax.set_ylabel(label)
+        ax.set_title(title, fontsize="medium")
+        if ylim is not None:
+            ax.set_ylim(*ylim)
         ax.grid(alpha=0.3)
-    top.legend(fontsize=8)
+    axes[1].set_ylim(bottom=0.0)
+    axes[-1].set_xlabel("trace time (h)")
+    axes[0].legend(fontsize=8)
     fig.suptitle("Fairness over time")
     return fig
 
@@ -281,16 +324,30 @@ def averages_table(run_summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     -------
     list of str
         The table's lines: scheduler, reference, instants (and their interval), then a column
-        per key of :data:`AVERAGE_COLUMNS` that some summary has; empty when no summary has
-        ``fairness``.
+        per key of :data:`AVERAGE_COLUMNS` that some summary has (``jain_index`` standing for
+        ``jain_raw_dominant`` in a summary without it; the columns of
+        :data:`SHOWN_WHEN_POSITIVE` only when some summary's average is positive); empty when
+        no summary has ``fairness``.
     """
     fair = {
         n: s["fairness"] for n, s in run_summaries.items() if isinstance(s.get("fairness"), Mapping)
     }
     if not fair:
         return []
-    averages = {n: f.get("time_average") or {} for n, f in fair.items()}
-    cols = [c for c in AVERAGE_COLUMNS if any(c in a for a in averages.values())]
+    averages = {n: dict(f.get("time_average") or {}) for n, f in fair.items()}
+    for a in averages.values():
+        for name, former in FORMER_NAMES.items():
+            if name not in a and former in a:
+                a[name] = a[former]
+    cols = [
+        c
+        for c in AVERAGE_COLUMNS
+        if any(c in a for a in averages.values())
+        and (
+            c not in SHOWN_WHEN_POSITIVE
+            or any(isinstance(v := a.get(c), int | float) and v > 0 for a in averages.values())
+        )
+    ]
     head = ["scheduler", "reference", "instants", *(AVERAGE_COLUMNS[c][0] for c in cols)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for n, f in fair.items():
@@ -349,9 +406,13 @@ def fairness_lines(
         f"`<scheduler>/{FAIRNESS_SUMMARY_FILE}`, per instant and active user in "
         f"`<scheduler>/{FAIRNESS_FILE}`). A user's deficit is its dominant share in the "
         "reference allocation (the exact mechanism the scheduler implements, bounded by the "
-        "user's tasks present) minus its dominant share online; Jain's index is over the active "
-        "users' dominant shares (1 when they are all equal). Time averages over the sampled "
-        "instants (`summary.json`, `fairness.time_average`):",
+        "user's tasks present) minus its dominant share online; the L1 distance is the sum of "
+        "the active users' |deficit|. Jain's index of entitlement fractions is over each active "
+        "user's online dominant share divided by its reference one (1 when every user holds the "
+        "same fraction of its entitlement; users with reference 0 are left out and counted); "
+        "Jain's index of raw dominant shares is over the dominant shares themselves (1 only "
+        "when they are all equal, so a user who needs little lowers it while treated fairly). "
+        "Time averages over the sampled instants (`summary.json`, `fairness.time_average`):",
         "",
         *averages_table(measured),
         "",

@@ -7,7 +7,7 @@ Reads ``OUT/runs.parquet`` (see :mod:`fairsim.scenario.sweep`), keeps the runs w
 interval of the mean (``ci95_low``, ``ci95_high``, ``ci95_half`` half its width; NaN when
 ``n < 2``) by a method that keeps it inside the metric's range (:func:`bounded_interval`,
 named per row in ``ci_method``): for fractions in [0, 1] (utilisation, completion ratio, Jain's
-index) the Student-t interval on the logit scale, back-transformed (``logit-t``); for JCT (>= 0)
+indices) the Student-t interval on the logit scale, back-transformed (``logit-t``); for JCT (>= 0)
 on the log scale (``log-t``); else, and for values outside the range (the ``recorded`` replay
 over-commits: utilisation above 1), the Student-t interval ``mean ± t_{0.975, n-1} · std /
 sqrt(n)`` (``t``; :func:`fairsim.scenario.reporting.intervals.t_interval`).
@@ -16,10 +16,11 @@ Mean JCT is also computed over the same job set (``common_mean_jct_s``): per gri
 the jobs completed under every scheduler of that point and seed (read from each run's
 ``jobs.parquet``), so that the schedulers are compared on the same jobs.
 
-When the runs were made with ``collect.fairness``, each scheduler's time-averaged max deficit and
-Jain's index (``fairness.time_average`` in its ``summary.json``, :func:`with_fairness`) are
-summarised the same way, in a section "Fairness over time" of the report with their own
-figures; a sweep without them gets no such section, and its files are those it had before.
+When the runs were made with ``collect.fairness``, each scheduler's time-averaged Jain's index of
+entitlement fractions, max deficit and Jain's index of raw dominant shares
+(``fairness.time_average`` in its ``summary.json``, :func:`with_fairness`) are summarised the
+same way, in a section "Fairness over time" of the report with their own figures; a sweep
+without them gets no such section, and its files are those it had before.
 
 Where schedulers share seeds (one run per seed holds every scheduler, or the schedulers are a grid
 path), they are also compared **paired**: per seed, the difference of each scheduler's value and
@@ -60,15 +61,21 @@ REPORT_METRICS: dict[str, tuple[str, float]] = {
     "mean_jct_s": ("Mean job completion time (s)", 1.0),
     "completion_ratio": ("Task completion ratio (%)", 100.0),
     "common_mean_jct_s": ("Mean JCT over the same jobs (s)", 1.0),
+    "fairness_jain_entitlement": ("Time-averaged Jain's index of entitlement fractions", 1.0),
     "fairness_max_deficit": ("Time-averaged max deficit (dominant share)", 1.0),
-    "fairness_jain_index": ("Time-averaged Jain's index", 1.0),
+    "fairness_jain_raw_dominant": ("Time-averaged Jain's index of raw dominant shares", 1.0),
 }
-#: The fairness metrics (``collect.fairness``): column of the runs table → key under
-#: ``fairness.time_average`` in a scheduler's ``summary.json`` (the mean over the sampled instants).
+#: The fairness metrics (``collect.fairness``), in the order of the report's tables: column of the
+#: runs table → key under ``fairness.time_average`` in a scheduler's ``summary.json`` (the mean
+#: over the sampled instants; docs/fairness.md).
 FAIRNESS_METRICS: dict[str, str] = {
+    "fairness_jain_entitlement": "jain_entitlement",
     "fairness_max_deficit": "max_deficit",
-    "fairness_jain_index": "jain_index",
+    "fairness_jain_raw_dominant": "jain_raw_dominant",
 }
+#: The key a ``summary.json`` written before ``jain_raw_dominant`` existed has instead
+#: (DESIGN.md's ``jain_index``, the same values).
+FORMER_KEYS: dict[str, str] = {"jain_raw_dominant": "jain_index"}
 #: The metrics of the headline and paired tables (the fairness metrics have their own section).
 MAIN_METRICS = tuple(m for m in REPORT_METRICS if m not in FAIRNESS_METRICS)
 #: Metrics drawn as figures: JCT only over the same job set (each scheduler's own completed jobs
@@ -85,7 +92,7 @@ SHARE_METRICS = frozenset({"util_cpu", "util_mem", "completion_ratio"})
 #: Top of a share axis (%): a value at 100 % stays visible above the top border.
 SHARE_YLIM_TOP = 105.0
 #: Metrics in [0, 1] drawn on an axis from 0 to :data:`UNIT_YLIM_TOP`.
-UNIT_METRICS = frozenset({"fairness_jain_index"})
+UNIT_METRICS = frozenset({"fairness_jain_entitlement", "fairness_jain_raw_dominant"})
 UNIT_YLIM_TOP = 1.05
 #: Metrics that may be negative (their axis is not cut at 0; a line marks 0).
 SIGNED_METRICS = frozenset({"fairness_max_deficit"})
@@ -97,7 +104,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "util_cpu": (0.0, 1.0),
     "util_mem": (0.0, 1.0),
     "completion_ratio": (0.0, 1.0),
-    "fairness_jain_index": (0.0, 1.0),
+    "fairness_jain_entitlement": (0.0, 1.0),
+    "fairness_jain_raw_dominant": (0.0, 1.0),
     "mean_jct_s": (0.0, math.inf),
     "common_mean_jct_s": (0.0, math.inf),
 }
@@ -287,8 +295,9 @@ def with_fairness(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
     """``runs`` with the fairness metrics (:data:`FAIRNESS_METRICS`) when a run has them.
 
     Reads ``root/<run_id>/<scheduler>/summary.json`` of the runs with ``status == "ok"``; a
-    scheduler's value is the time average under ``fairness.time_average`` (``collect.fairness``),
-    NaN when its summary has none.
+    scheduler's value is the time average under ``fairness.time_average`` (``collect.fairness``;
+    ``jain_index`` for ``jain_raw_dominant`` in a summary written before the latter existed,
+    :data:`FORMER_KEYS`), NaN when its summary has none.
 
     Parameters
     ----------
@@ -310,7 +319,7 @@ def with_fairness(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
             fair = json.loads(path.read_text()).get("fairness")
         for metric, key in FAIRNESS_METRICS.items():
             avg = fair.get("time_average") if isinstance(fair, dict) else None
-            v = avg.get(key) if isinstance(avg, dict) else None
+            v = avg.get(key, avg.get(FORMER_KEYS.get(key, key))) if isinstance(avg, dict) else None
             found = found or v is not None
             values[metric].append(math.nan if v is None else float(v))
     if not found:
@@ -571,7 +580,11 @@ def point_columns_of(table: pd.DataFrame) -> list[str]:
 
 
 #: Decimals of a metric in the report's tables (the others: one below 1,000, none above).
-DECIMALS: dict[str, int] = {"fairness_max_deficit": 4, "fairness_jain_index": 3}
+DECIMALS: dict[str, int] = {
+    "fairness_jain_entitlement": 3,
+    "fairness_max_deficit": 4,
+    "fairness_jain_raw_dominant": 3,
+}
 
 
 def _fmt(x: float, scale: float, decimals: int | None = None) -> str:
@@ -691,8 +704,9 @@ def report_markdown(
 
 def fairness_section(table: pd.DataFrame, paired: pd.DataFrame, figures: list[str]) -> list[str]:
     """The report's "Fairness over time" section: per grid point and scheduler, the time-averaged
-    max deficit and Jain's index over seeds (and their paired differences); empty when ``table``
-    has no fairness metric (the runs were made without ``collect.fairness``)."""
+    Jain's index of entitlement fractions, max deficit and Jain's index of raw dominant shares
+    over seeds (and their paired differences); empty when ``table`` has no fairness metric (the
+    runs were made without ``collect.fairness``)."""
     fair = tuple(m for m in FAIRNESS_METRICS if m in set(table["metric"]))
     if not fair:
         return []
@@ -701,12 +715,15 @@ def fairness_section(table: pd.DataFrame, paired: pd.DataFrame, figures: list[st
         "## Fairness over time",
         "",
         "Runs made with `collect.fairness`: per run and scheduler, the time average over the "
-        "sampled instants of the largest deficit (a user's dominant share in the reference "
-        "allocation, the exact mechanism the scheduler implements, minus its dominant share "
-        "online; `summary.json`, `fairness.time_average`) and of Jain's index of the active "
-        "users' dominant shares; then their mean over seeds with the 95 % interval named "
-        "above (Jain's index lies in [0, 1]; the max deficit is signed). Per instant in each "
-        "run's `<scheduler>/fairness_summary.parquet`.",
+        "sampled instants (`summary.json`, `fairness.time_average`) of Jain's index of "
+        "entitlement fractions (over each active user's online dominant share divided by its "
+        "dominant share in the reference allocation, the exact mechanism the scheduler "
+        "implements: 1 when every user holds the same fraction of its entitlement), of the "
+        "largest deficit (a user's reference dominant share minus its online one) and of "
+        "Jain's index of the raw dominant shares (1 only when they are all equal, whatever "
+        "each user needs); then their mean over seeds with the 95 % interval named above "
+        "(Jain's indices lie in [0, 1]; the max deficit is signed). Per instant in each run's "
+        "`<scheduler>/fairness_summary.parquet`.",
         "",
         headline_table(table, fair),
     ]

@@ -1,18 +1,27 @@
 """Hypothesis properties of fairness over time (docs/fairness.md): the reference allocation is
 ``fairsim solve``'s on the same users, demands, bounds and servers; aggregating identical servers
 into classes does not change any exact mechanism's per-user totals
-(:mod:`fairsim.schedulers.exact.aggregate`); Jain's index lies in ``[1/n, 1]``."""
+(:mod:`fairsim.schedulers.exact.aggregate`); Jain's index lies in ``[1/n, 1]``; Jain's index of
+entitlement fractions is 1 when every user holds the same multiple of its reference share, and
+does not move when a resource's units are scaled."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairsim
-from fairsim.scenario.fairness import jain_index, reference_dominant_shares
+from fairsim.scenario.fairness import (
+    ZERO_REFERENCE,
+    FairnessProbe,
+    jain_entitlement,
+    jain_index,
+    reference_dominant_shares,
+)
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.aggregate import (
     EXACT_UNDER_AGGREGATION,
@@ -21,6 +30,7 @@ from fairsim.schedulers.exact.aggregate import (
 )
 from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.pool import POOLED
+from fairsim.simulator.snapshot import UserSnapshot
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -165,3 +175,78 @@ def test_jain_index_bounds(y: list[float]) -> None:
         return
     assert 1 / len(v) - 1e-12 <= j <= 1.0
     assert jain_index(np.full(len(v), v.max())) == 1.0
+
+
+@SETTINGS
+@given(
+    ref=st.lists(
+        st.one_of(st.just(0.0), st.floats(1e-9, 1.0, allow_nan=False)), min_size=1, max_size=30
+    ),
+    c=st.floats(1e-3, 1.0, allow_nan=False),
+)
+def test_jain_entitlement_is_one_when_online_is_proportional(ref: list[float], c: float) -> None:
+    """Every user holding the same fraction ``c`` of its reference share (62 % when whole tasks
+    pack worse than the divisible allocation) is equally treated: the index is 1, whatever the
+    shares themselves; users with reference 0 are left out and counted."""
+    r = np.array(ref)
+    index, zero = jain_entitlement(c * r, r)
+    assert zero == int(np.count_nonzero(r <= ZERO_REFERENCE))
+    if zero == len(r):
+        assert np.isnan(index)
+    else:
+        assert index == pytest.approx(1.0, abs=1e-12)
+
+
+def _probe_row(
+    case: dict[str, Any], running: np.ndarray, mechanism: str, unit: np.ndarray
+) -> dict[str, Any]:
+    """The probe's ``fairness_summary`` row of one instant whose resources are measured in
+    units ``unit`` times the case's (capacity, demands and allocation all scaled)."""
+    n_u, n_r = case["demand"].shape
+    probe = FairnessProbe(
+        mechanism=mechanism,
+        resources=tuple(f"r{k}" for k in range(n_r)),
+        capacity=case["capacity"] * unit,
+        weights={i: float(w) for i, w in enumerate(case["weight"])},
+        interval_s=10.0,
+    )
+    present = case["present"].astype(np.int64)
+    snap = UserSnapshot(
+        time_s=10.0,
+        users=np.arange(n_u),
+        names=tuple(f"u{i}" for i in range(n_u)),
+        tasks_running=running,
+        tasks_waiting=present - running,
+        demand=present[:, None] * case["demand"] * unit,
+        allocation=running[:, None] * case["demand"] * unit,
+        eligible=case["eligible"],
+    )
+    probe(10.0, snap)
+    row: dict[str, Any] = probe.tables()["fairness_summary"].to_pylist()[0]
+    return row
+
+
+@SETTINGS
+@given(
+    case=run_instants(),
+    mechanism=st.sampled_from(("drfh", "tsf", "c-drfh", "drf")),
+    data=st.data(),
+)
+def test_jain_entitlement_invariant_to_a_resources_units(
+    case: dict[str, Any], mechanism: str, data: st.DataObject
+) -> None:
+    """Measuring a resource in other units (GB for MB: capacity, demands and allocations all
+    times the same factor) changes no share, hence neither Jain's index of entitlement fractions
+    nor the users left out; the raw index does not move either."""
+    n_r = case["demand"].shape[1]
+    running = np.array([data.draw(st.integers(0, int(p))) for p in case["present"]], dtype=np.int64)
+    unit = np.ones(n_r)
+    unit[data.draw(st.integers(0, n_r - 1))] = data.draw(st.sampled_from([1e-3, 0.37, 8.0, 1024.0]))
+    base = _probe_row(case, running, mechanism, np.ones(n_r))
+    scaled = _probe_row(case, running, mechanism, unit)
+    assert scaled["zero_reference_users"] == base["zero_reference_users"]
+    for key in ("jain_entitlement", "jain_raw_dominant"):
+        if base[key] is None:
+            assert scaled[key] is None, key
+        else:
+            assert scaled[key] == pytest.approx(base[key], rel=1e-6), key

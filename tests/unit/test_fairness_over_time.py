@@ -19,6 +19,7 @@ from fairsim.scenario.fairness import (
     FairnessProbe,
     envious_pairs,
     fairness_columns,
+    jain_entitlement,
     jain_index,
     reference_mechanism,
     sharing_incentive_shares,
@@ -63,6 +64,9 @@ SUMMARY_SCHEMA = pa.schema(
         ("l1_distance", pa.float64()),
         ("si_violations", pa.int64()),
         ("envious_pairs", pa.int64()),
+        ("jain_entitlement", pa.float64()),
+        ("zero_reference_users", pa.int64()),
+        ("jain_raw_dominant", pa.float64()),
     ]
 )
 FAIRNESS_SCHEMA = pa.schema(
@@ -250,6 +254,71 @@ def test_jain_index_values() -> None:
     assert np.isnan(jain_index(np.zeros(0)))
 
 
+#: One server (1 CPU, 1 GB). A has 6 tasks of <0.1, 0.05> present, B and C one task of
+#: <0.1, 0.1> each: DRFH (here DRF with task bounds) gives B and C their one task (dominant share
+#: 0.1) and A its six (0.6; 0.8 CPU used in all). The entitlements are 0.6, 0.1, 0.1.
+RANKING_DEMAND = np.array([[0.1, 0.05], [0.1, 0.1], [0.1, 0.1]])
+RANKING_PRESENT = np.array([6, 1, 1])
+
+
+def _ranking_row(a_running: int) -> dict[str, Any]:
+    """The probe's summary row with A running ``a_running`` tasks, B and C their one each."""
+    probe = FairnessProbe(
+        mechanism="drfh", resources=("cpu", "mem"), capacity=np.ones((1, 2)), interval_s=10.0
+    )
+    running = np.array([a_running, 1, 1])
+    snap = UserSnapshot(
+        time_s=10.0,
+        users=np.arange(3),
+        names=("A", "B", "C"),
+        tasks_running=running,
+        tasks_waiting=RANKING_PRESENT - running,
+        demand=RANKING_PRESENT[:, None] * RANKING_DEMAND,
+        allocation=running[:, None] * RANKING_DEMAND,
+    )
+    probe(10.0, snap)
+    fair = probe.tables()["fairness"].to_pandas()
+    np.testing.assert_allclose(fair["reference_dominant_share"], [0.6, 0.1, 0.1], rtol=1e-9)
+    row: dict[str, Any] = probe.tables()["fairness_summary"].to_pylist()[0]
+    return row
+
+
+def test_raw_and_entitlement_indices_rank_two_allocations_oppositely() -> None:
+    """A holding half its entitlement (3 of its 6 tasks) against A holding all of it, B and C
+    their one task in both. Raw dominant shares 0.3, 0.1, 0.1 have Jain's index
+    0.25 / (3 * 0.11) = 25/33 = 0.758 and the reference's own 0.6, 0.1, 0.1 only
+    0.64 / (3 * 0.38) = 32/57 = 0.561: the raw index calls the short allocation fairer, because
+    B and C need little. The fractions of entitlement 0.5, 1, 1 give 6.25 / (3 * 2.25) = 25/27 =
+    0.926 and 1, 1, 1 give 1: the exact allocation is the fairer, as it is."""
+    short, exact = _ranking_row(3), _ranking_row(6)
+    assert short["jain_raw_dominant"] == pytest.approx(25 / 33, rel=1e-9)
+    assert exact["jain_raw_dominant"] == pytest.approx(32 / 57, rel=1e-9)
+    assert short["jain_entitlement"] == pytest.approx(25 / 27, rel=1e-9)
+    assert exact["jain_entitlement"] == pytest.approx(1.0, rel=1e-9)
+    assert short["jain_raw_dominant"] > exact["jain_raw_dominant"]
+    assert short["jain_entitlement"] < exact["jain_entitlement"]
+    assert short["jain_index"] == short["jain_raw_dominant"]  # DESIGN.md's name, same values
+    assert short["zero_reference_users"] == exact["zero_reference_users"] == 0
+    assert short["l1_distance"] == pytest.approx(0.3, rel=1e-9)
+
+
+def test_jain_entitlement_leaves_out_and_counts_users_with_reference_zero() -> None:
+    """A user entitled to nothing (reference 0, or a solver's rounding of it at most
+    ZERO_REFERENCE) cannot hold a fraction of it: it is left out and counted; no reference at
+    all (NaN) gives no index; nobody entitled, or every entitled user holding nothing, no
+    index either."""
+    index, zero = jain_entitlement(np.array([0.3, 0.1, 0.2, 0.0]), np.array([0.6, 0.1, 0.0, 1e-13]))
+    assert (index, zero) == (pytest.approx(2.25 / 2.5), 2)  # x = 0.5, 1: 1.5^2 / (2 * 1.25)
+    index, zero = jain_entitlement(np.array([0.3, 0.1]), np.array([0.6, np.nan]))
+    assert np.isnan(index) and zero == 0
+    index, zero = jain_entitlement(np.array([0.3]), np.array([0.0]))
+    assert np.isnan(index) and zero == 1
+    index, zero = jain_entitlement(np.zeros(2), np.array([0.5, 0.5]))
+    assert np.isnan(index) and zero == 0
+    index, zero = jain_entitlement(np.zeros(0), np.zeros(0))
+    assert np.isnan(index) and zero == 0
+
+
 def test_sharing_incentive_and_envy_by_hand() -> None:
     """Two servers (4, 4) and (2, 2), two users of demand (1, 1) and (2, 1), equal weights:
     the halves hold floor(2) + floor(1) = 3 tasks of the first user and floor(1) + floor(0.5)
@@ -305,7 +374,11 @@ def test_reference_unavailable_is_nan_and_counted() -> None:
     row = tables["fairness_summary"].to_pylist()[0]
     assert row["max_deficit"] is None and row["l1_distance"] is None
     assert row["jain_index"] is not None and row["active_users"] == n
+    assert row["jain_raw_dominant"] == row["jain_index"]
+    # no reference, no entitlement: neither the index nor the users without one are known
+    assert row["jain_entitlement"] is None and row["zero_reference_users"] is None
     assert s["time_average"]["max_deficit"] is None
+    assert s["time_average"]["jain_entitlement"] is None
 
 
 # --------------------------------------------------------------------------- runs and files
@@ -328,6 +401,8 @@ def test_zero_deficit_when_the_online_allocation_is_the_mechanisms(scheduler: st
     assert busy["deficit"].abs().max() < 1e-9
     later = summ[summ["time_s"] > 0]
     np.testing.assert_allclose(later["jain_index"], 1.0)
+    np.testing.assert_allclose(later["jain_entitlement"], 1.0)
+    assert (later["zero_reference_users"] == 0).all()
     assert later["max_deficit"].abs().max() < 1e-9
     assert (later["si_violations"] == 0).all() and (later["envious_pairs"] == 0).all()
     assert r.summary["fairness"]["reference"] == reference_mechanism(resolve(scheduler).cls, "auto")

@@ -19,6 +19,7 @@ from fairsim.scenario.reporting.fairness_panel import (
     averages_table,
     chosen_instant,
     fairness_over_time_figure,
+    read_fairness,
     reference_scatter_figure,
     unavailable_lines,
 )
@@ -65,10 +66,25 @@ def _summary(fairness: dict[str, Any] | None = None) -> dict[str, Any]:
     return s
 
 
-#: Per scheduler: (active users at 0, 600, 1200, 1800 s; max deficit; Jain's index).
+#: Per scheduler, at 0, 600, 1200, 1800 s: (active users; max deficit; Jain's index of raw
+#: dominant shares; Jain's index of entitlement fractions; L1 distance; users with reference 0).
 FAKE = {
-    "slots-16": ([2, 4, 3, 1], [0.10, 0.20, 0.05, 0.0], [0.8, 0.7, 0.9, 1.0]),
-    "bf-drfh": ([2, 4, 4, 1], [0.02, 0.01, 0.0, 0.0], [0.95, 0.99, 1.0, 1.0]),
+    "slots-16": (
+        [2, 4, 3, 1],
+        [0.10, 0.20, 0.05, 0.0],
+        [0.8, 0.7, 0.9, 1.0],
+        [0.9, 0.6, 0.9, 1.0],
+        [0.15, 0.4, 0.05, 0.0],
+        [0, 0, 0, 0],
+    ),
+    "bf-drfh": (
+        [2, 4, 4, 1],
+        [0.02, 0.01, 0.0, 0.0],
+        [0.95, 0.99, 1.0, 1.0],
+        [0.96, 1.0, 1.0, 1.0],
+        [0.03, 0.02, 0.0, 0.0],
+        [0, 1, 0, 0],
+    ),
 }
 
 
@@ -76,7 +92,7 @@ def _write_fairness(folder: Path, name: str) -> None:
     """Synthetic ``fairness.parquet`` and ``fairness_summary.parquet`` for ``name``: at each
     instant, users ``u0..u{n-1}`` with reference dominant share 0.1 * (k + 1) and online share
     the reference minus a deficit (the first user carries the instant's max deficit)."""
-    active, deficit, jain = FAKE[name]
+    active, deficit, jain, entitled, l1, zero = FAKE[name]
     times = [0.0, 600.0, 1200.0, 1800.0]
     rows = []
     for t, n, d in zip(times, active, deficit, strict=True):
@@ -105,16 +121,19 @@ def _write_fairness(folder: Path, name: str) -> None:
             "active_users": active,
             "jain_index": jain,
             "max_deficit": deficit,
-            "l1_distance": deficit,
+            "l1_distance": l1,
             "si_violations": [0, 1, 0, 0],
             "envious_pairs": [0, 2, 0, 0],
+            "jain_entitlement": entitled,
+            "zero_reference_users": zero,
+            "jain_raw_dominant": jain,
         }
     ).to_parquet(folder / "fairness_summary.parquet")
 
 
 def _averages(name: str) -> dict[str, Any]:
     """``summary.json``'s ``fairness`` entry for the synthetic tables of ``name``."""
-    active, deficit, jain = FAKE[name]
+    active, deficit, jain, entitled, l1, zero = FAKE[name]
     return {
         "interval_s": 600.0,
         "reference": "drfh",
@@ -123,9 +142,12 @@ def _averages(name: str) -> dict[str, Any]:
             "active_users": float(np.mean(active)),
             "jain_index": float(np.mean(jain)),
             "max_deficit": float(np.mean(deficit)),
-            "l1_distance": float(np.mean(deficit)),
+            "l1_distance": float(np.mean(l1)),
             "si_violations": 0.25,
             "envious_pairs": 0.5,
+            "jain_entitlement": float(np.mean(entitled)),
+            "zero_reference_users": float(np.mean(zero)),
+            "jain_raw_dominant": float(np.mean(jain)),
         },
         "reference_unavailable": {"instants": 0, "reasons": {}},
         "solve_s": 0.01,
@@ -149,15 +171,21 @@ def test_run_report_has_the_fairness_panel(tmp_path: Path) -> None:
     text = (out / "report.md").read_text()
     assert "\n## Fairness over time\n" in text
     assert "Measured for slots-16, bf-drfh (`collect.fairness`" in text
-    # the time averages of summary.json, one row per scheduler
+    # the time averages of summary.json, one row per scheduler: the entitlement index first,
+    # the raw one named; the users with reference 0 shown because bf-drfh had one at 600 s
     assert (
-        "| scheduler | reference | instants | active users | Jain's index "
+        "| scheduler | reference | instants | active users "
+        "| Jain's index of entitlement fractions | Jain's index of raw dominant shares "
         "| max deficit (dominant share) | L1 distance (dominant share) "
-        "| users below their SI share | envious pairs |"
+        "| users below their SI share | envious pairs | users with reference 0 |"
     ) in text
     row = "| {} | drfh | 4 (every 600 s) | {} |"
-    assert row.format("slots-16", "2.5 | 0.850 | 0.0875 | 0.0875 | 0.25 | 0.5") in text
-    assert row.format("bf-drfh", "2.8 | 0.985 | 0.0075 | 0.0075 | 0.25 | 0.5") in text
+    slots = "2.5 | 0.850 | 0.850 | 0.0875 | 0.1500 | 0.25 | 0.5 | 0.00"
+    assert row.format("slots-16", slots) in text
+    assert (
+        row.format("bf-drfh", "2.8 | 0.990 | 0.985 | 0.0075 | 0.0125 | 0.25 | 0.5 | 0.25") in text
+    )
+    assert "Jain's index of entitlement fractions is over each active user's online" in text
     assert "no reference at" not in text
     # the instant: 8 active users over the two runs at 600 s, 7 at 1,200 s
     assert "at t = 600 s (0.167 h), the sampled instant with the most active users" in text
@@ -201,15 +229,44 @@ def test_over_time_figure_axes_and_lines(tmp_path: Path) -> None:
     _fake_run(out, fairness=True)
     summaries = {s: pd.read_parquet(out / s / "fairness_summary.parquet") for s in SCHEDULERS}
     fig = fairness_over_time_figure(summaries)
-    top, bottom = fig.axes
+    top, l1, entitled, raw = fig.axes
     assert top.get_ylabel() == "max deficit (dominant share)"
-    assert bottom.get_ylabel() == "Jain's index"
-    assert bottom.get_xlabel() == "trace time (h)"
-    assert bottom.get_ylim() == (0.0, 1.05)
+    assert l1.get_ylabel() == "L1 distance (dominant share)"
+    assert entitled.get_ylabel() == "Jain's index (entitlement)"
+    assert raw.get_ylabel() == "Jain's index (raw)"
+    assert raw.get_xlabel() == "trace time (h)"
+    assert l1.get_ylim()[0] == 0.0 and l1.get_ylim()[1] >= 0.4
+    assert entitled.get_ylim() == raw.get_ylim() == (0.0, 1.05)
     assert [t.get_text() for t in top.get_legend().get_texts()] == SCHEDULERS
     line = top.get_lines()[1]  # bf-drfh (the first line is slots-16's)
     assert line.get_xdata().tolist() == pytest.approx([0, 1 / 6, 1 / 3, 0.5])
     assert line.get_ydata().tolist() == FAKE["bf-drfh"][1]
+    # the L1 panel: each scheduler's l1_distance per instant
+    assert [ln.get_ydata().tolist() for ln in l1.get_lines()] == [FAKE[s][4] for s in SCHEDULERS]
+    assert l1.get_lines()[0].get_xdata().tolist() == pytest.approx([0, 1 / 6, 1 / 3, 0.5])
+    assert [ln.get_ydata().tolist() for ln in entitled.get_lines()] == [
+        FAKE[s][3] for s in SCHEDULERS
+    ]
+    assert [ln.get_ydata().tolist() for ln in raw.get_lines()] == [FAKE[s][2] for s in SCHEDULERS]
+
+
+def test_over_time_figure_of_a_folder_written_before_the_entitlement_index(
+    tmp_path: Path,
+) -> None:
+    """A ``fairness_summary.parquet`` with DESIGN.md's columns alone: the raw panel draws its
+    ``jain_index``, the entitlement panel nothing."""
+    out = tmp_path / "run"
+    _fake_run(out, fairness=True)
+    for s in SCHEDULERS:
+        path = out / s / "fairness_summary.parquet"
+        old = pd.read_parquet(path).drop(
+            columns=["jain_entitlement", "zero_reference_users", "jain_raw_dominant"]
+        )
+        old.to_parquet(path)
+    fig = fairness_over_time_figure(read_fairness(out, SCHEDULERS))
+    _, _, entitled, raw = fig.axes
+    assert entitled.get_lines() == []
+    assert [ln.get_ydata().tolist() for ln in raw.get_lines()] == [FAKE[s][2] for s in SCHEDULERS]
 
 
 def test_scatter_has_the_diagonal_and_one_point_per_user() -> None:
@@ -245,10 +302,14 @@ def test_scatter_with_missing_references_keeps_a_finite_scale() -> None:
 
 
 def test_averages_table_skips_missing_values_and_runs_without_fairness() -> None:
-    fair = {"reference": "tsf", "time_average": {"jain_index": 0.5, "max_deficit": None}}
+    # a summary.json written before jain_raw_dominant existed: its jain_index is that index;
+    # no user with reference 0, no column for them
+    avg = {"jain_index": 0.5, "max_deficit": None, "zero_reference_users": 0.0}
+    fair = {"reference": "tsf", "time_average": avg}
     lines = averages_table({"a": {"fairness": fair}, "b": _summary()})
     assert lines == [
-        "| scheduler | reference | instants | Jain's index | max deficit (dominant share) |",
+        "| scheduler | reference | instants | Jain's index of raw dominant shares "
+        "| max deficit (dominant share) |",
         "|---|---|---|---|---|",
         "| a | tsf | — | 0.500 | — |",
     ]
@@ -274,7 +335,12 @@ def _fake_sweep(root: Path, *, fairness: bool) -> pd.DataFrame:
             for k, name in enumerate(SCHEDULERS):
                 folder = root / run_id / name
                 folder.mkdir(parents=True)
-                avg = {"max_deficit": 0.1 * (1 - k) + 0.01 * seed, "jain_index": 0.9 + 0.02 * k}
+                avg = {
+                    "max_deficit": 0.1 * (1 - k) + 0.01 * seed,
+                    "jain_index": 0.9 + 0.02 * k,
+                    "jain_raw_dominant": 0.9 + 0.02 * k,
+                    "jain_entitlement": 0.7 + 0.25 * k,
+                }
                 fair = {"reference": "drfh", "time_average": avg}
                 (folder / "summary.json").write_text(
                     json.dumps(_summary(fair if fairness else None))
@@ -308,20 +374,33 @@ def test_sweep_report_summarises_time_averaged_fairness(tmp_path: Path) -> None:
     # seed 2 of slots-16: 0.1 + 0.02
     row = runs[(runs["run_id"] == "r20-2") & (runs["scheduler"] == "slots-16")].iloc[0]
     assert row["fairness_max_deficit"] == pytest.approx(0.12)
-    assert row["fairness_jain_index"] == pytest.approx(0.9)
+    assert row["fairness_jain_raw_dominant"] == pytest.approx(0.9)
+    assert row["fairness_jain_entitlement"] == pytest.approx(0.7)
     sweep_report(root)
     text = (root / "report.md").read_text()
     assert "\n## Fairness over time\n" in text
-    head = "| cluster.servers | scheduler | seeds | Time-averaged max deficit (dominant share) "
-    assert head + "| Time-averaged Jain's index |" in text
+    head = (
+        "| cluster.servers | scheduler | seeds "
+        "| Time-averaged Jain's index of entitlement fractions "
+        "| Time-averaged max deficit (dominant share) "
+        "| Time-averaged Jain's index of raw dominant shares |"
+    )
+    assert head in text
     # 0.11, 0.12, 0.13: mean 0.12, sd 0.01, half-width t(0.975, 2) * 0.01 / sqrt(3) = 0.0248
     half = 4.302652729911275 * 0.01 / math.sqrt(3)
     lo, hi = 0.12 - half, 0.12 + half
-    assert f"| 20 | slots-16 | 3 | 0.1200 [{lo:.4f}, {hi:.4f}] | 0.900 [0.900, 0.900] |" in text
-    # paired against slots-16: bf-drfh's deficit is 0.1 lower at every seed, Jain 0.02 higher
-    paired = "| 40 | bf-drfh | slots-16 | 3 | -0.1000 [-0.1000, -0.1000] | 0.020 [0.020, 0.020] |"
+    assert (
+        f"| 20 | slots-16 | 3 | 0.700 [0.700, 0.700] | 0.1200 [{lo:.4f}, {hi:.4f}] "
+        "| 0.900 [0.900, 0.900] |"
+    ) in text
+    # paired against slots-16: bf-drfh's entitlement index 0.25 higher at every seed, its
+    # deficit 0.1 lower, its raw index 0.02 higher
+    paired = (
+        "| 40 | bf-drfh | slots-16 | 3 | 0.250 [0.250, 0.250] | -0.1000 [-0.1000, -0.1000] "
+        "| 0.020 [0.020, 0.020] |"
+    )
     assert paired in text
-    for m in ("fairness_max_deficit", "fairness_jain_index"):
+    for m in ("fairness_jain_entitlement", "fairness_max_deficit", "fairness_jain_raw_dominant"):
         assert f"![{m}](sweep_{m}.png)" in text and (root / f"sweep_{m}.png").is_file()
     # the headline table keeps its columns: the fairness metrics are in their own section
     first_table = text.split("\n\n")[4]
@@ -339,3 +418,19 @@ def test_sweep_without_fairness_has_no_section(tmp_path: Path) -> None:
     assert not list(root.glob("sweep_fairness_*.png"))
     stored = pd.read_parquet(root / "sweep_report.parquet")
     assert not any(m.startswith("fairness_") for m in stored["metric"])
+
+
+def test_sweep_reads_the_raw_index_of_runs_written_before_it_had_its_name(tmp_path: Path) -> None:
+    """A run's ``summary.json`` written before ``jain_raw_dominant`` existed has DESIGN.md's
+    ``jain_index`` alone: the sweep reads it as the raw index, and has no entitlement index for
+    that run."""
+    root = tmp_path / "sw"
+    runs = _fake_sweep(root, fairness=True)
+    for path in root.glob("*/*/summary.json"):
+        s = json.loads(path.read_text())
+        avg = s["fairness"]["time_average"]
+        del avg["jain_raw_dominant"], avg["jain_entitlement"]
+        path.write_text(json.dumps(s))
+    got = with_fairness(root, runs)
+    np.testing.assert_allclose(got["fairness_jain_raw_dominant"], [0.9, 0.92] * 6)
+    assert got["fairness_jain_entitlement"].isna().all()
