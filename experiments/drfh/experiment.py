@@ -154,8 +154,16 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
     """
     t0 = time.perf_counter()
     root = seed_dir(out, seed)
-    extra = [] if seed == 1 else [f"seed={seed}"]
-    main_cfg = _config("drfh-google", sample, quick, extra)
+
+    def config(*more: str, config_seed: int = seed, name: str = "drfh-google") -> RunConfig:
+        return _config(
+            name, sample, quick, [*([] if seed == 1 else [f"seed={config_seed}"]), *more]
+        )
+
+    def run(cfg: RunConfig, folder: str) -> None:
+        run_to_folder(cfg, root / folder, progress=progress, report=False)
+
+    main_cfg = config()
     log.info("seed %d, step 1/5: %s", seed, ", ".join(main_cfg.scheduler_labels()))
     # the reproduction replaces its folder by design (``make experiment`` twice works)
     summaries = run_to_folder(main_cfg, root, progress=progress, report=False, overwrite=True)
@@ -163,35 +171,15 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
     sharing_incentive(main_cfg, root, progress=progress)
     best = best_slots(table_ii(root))
     log.info("seed %d, step 3/5: %s and bf-drfh under the older censoring rule", seed, best)
-    old_rule = _config(
-        "drfh-google",
-        sample,
-        quick,
-        [*extra, "trace.censored=complete", f"schedulers=[{best},bf-drfh]"],
-    )
-    run_to_folder(old_rule, root / SENSITIVITY_DIR, progress=progress, report=False)
+    old_rule = config("trace.censored=complete", f"schedulers=[{best},bf-drfh]")
+    run(old_rule, SENSITIVITY_DIR)
     sharing_incentive(old_rule, root / SENSITIVITY_DIR, progress=progress)
     pool_seed = fig4_pool_seed(seed)
     log.info("seed %d, step 4/5: Fig. 4 on pool seed %d", seed, pool_seed)
-    fig4_extra = [] if seed == 1 else [f"seed={pool_seed}"]
-    run_to_folder(
-        _config("drfh-fig4", sample, quick, fig4_extra),
-        root / "fig4",
-        progress=progress,
-        report=False,
-    )
+    run(config(config_seed=pool_seed, name="drfh-fig4"), "fig4")
     log.info("seed %d, step 5/5: fairness over time of %s", seed, ", ".join(FAIRNESS_SCHEDULERS))
-    fair_cfg = _config(
-        "drfh-google",
-        sample,
-        quick,
-        [
-            *extra,
-            f"schedulers=[{','.join(FAIRNESS_SCHEDULERS)}]",
-            f"collect.fairness.interval_s={FAIRNESS_INTERVAL_S}",
-        ],
-    )
-    run_to_folder(fair_cfg, root / FAIRNESS_DIR, progress=progress, report=False)
+    schedulers = f"schedulers=[{','.join(FAIRNESS_SCHEDULERS)}]"
+    run(config(schedulers, f"collect.fairness.interval_s={FAIRNESS_INTERVAL_S}"), FAIRNESS_DIR)
     return {
         "seed": seed,
         "best": best,

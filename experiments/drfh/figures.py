@@ -22,6 +22,7 @@ from fairsim.experiments.claims import Estimate
 from fairsim.experiments.drfh import estimates as E
 from fairsim.experiments.drfh import numbers as N
 from fairsim.experiments.drfh import paper
+from fairsim.scenario.reporting.fairness_panel import read_fairness
 from fairsim.scenario.reporting.intervals import t_band
 from fairsim.scenario.reporting.plotting import decimate, save_figure, scheduler_label
 from fairsim.scenario.reporting.shares import user_shares_figure
@@ -622,7 +623,7 @@ def draw(root: Path, numbers: dict[str, Any]) -> None:
         drawn["fig4"] = "fig4.png"
     if "fig4_deficit" in numbers:
         fig4_deficit_figure(
-            N.read_fairness_summary(first / "fig4", "bf-drfh"),
+            read_fairness(first / "fig4", ["bf-drfh"])["bf-drfh"],
             next(iter(per_seed.values()))["fig4_deficit"],
             bound=paper.FIG4_DEFICIT_BOUND,
             path=root / "fig4_deficit.png",

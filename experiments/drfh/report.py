@@ -63,26 +63,24 @@ def _table(columns: Sequence[Column], items: Iterable[Any]) -> list[str]:
     return kit.table([h for h, _ in columns], [[cell(x) for _, cell in columns] for x in items])
 
 
-def _section(key: str) -> Callable[[Section], Section]:
-    """A section of ``numbers[key]`` (its template block ``key``): its title and the reason
-    instead when that piece was skipped."""
+def _section(key: str, alt: str, gap: bool = True) -> Callable[[Section], Section]:
+    """A section of ``numbers[key]`` (its template block ``key``), then (after an empty line
+    unless not ``gap``) its figure with the text ``alt``; its title and the reason instead when
+    that piece was skipped."""
 
     def wrap(section: Section) -> Section:
         @functools.wraps(section)
         def lines(numbers: dict[str, Any]) -> list[str]:
-            if key in numbers:
-                return section(numbers)
-            reason = (numbers.get("skipped") or {}).get(key, "inputs missing")
-            return T.lines("skipped", title=T.title(key), reason=reason)
+            if key not in numbers:
+                reason = (numbers.get("skipped") or {}).get(key, "inputs missing")
+                return T.lines("skipped", title=T.title(key), reason=reason)
+            name = (numbers.get("figures") or {}).get(key)
+            image = [f"![{alt}]({name})", ""] if name else []
+            return [*section(numbers), *([""] if gap else []), *image]
 
         return lines
 
     return wrap
-
-
-def _image(numbers: dict[str, Any], key: str, alt: str) -> list[str]:
-    name = (numbers.get("figures") or {}).get(key)
-    return [f"![{alt}]({name})", ""] if name else []
 
 
 def _differs(numbers: dict[str, Any], key: str) -> list[str]:
@@ -181,14 +179,16 @@ def _provenance(numbers: dict[str, Any]) -> list[str]:
 
 def _table_ii_table(rows: list[dict[str, Any]]) -> list[str]:
     """Table II: per slot count and resource ours with its interval, the paper's, the difference."""
-    columns: list[Column] = [("slots / max server", lambda r: str(int(r["slots"])))]
-    for res, name in (("cpu", "CPU"), ("mem", "mem")):
-        columns += [
-            (f"{name} ours [95 % CI]", lambda r, res=res: kit.estimate(r[res])),
-            (f"{name} paper", lambda r, res=res: _pct(r[f"paper_{res}"])),
-            (f"{name} diff", lambda r, res=res: _pp(r[res].value - r[f"paper_{res}"])),
+
+    def resource(res: str, name: str) -> list[Column]:
+        return [
+            (f"{name} ours [95 % CI]", lambda r: kit.estimate(r[res])),
+            (f"{name} paper", lambda r: _pct(r[f"paper_{res}"])),
+            (f"{name} diff", lambda r: _pp(r[res].value - r[f"paper_{res}"])),
         ]
-    return _table(columns, rows)
+
+    slots: Column = ("slots / max server", lambda r: str(int(r["slots"])))
+    return _table([slots, *resource("cpu", "CPU"), *resource("mem", "mem")], rows)
 
 
 def _table_ii_shape(rows: list[dict[str, Any]], model: str) -> str:
@@ -222,7 +222,7 @@ def _table_ii_shape(rows: list[dict[str, Any]], model: str) -> str:
     )
 
 
-@_section("table_ii")
+@_section("table_ii", "Table II")
 def _sec_table_ii(numbers: dict[str, Any]) -> list[str]:
     rows = sorted(numbers["table_ii"], key=lambda r: int(r["slots"]))
     orders = numbers.get("table_ii_orders") or {}
@@ -251,10 +251,10 @@ def _sec_table_ii(numbers: dict[str, Any]) -> list[str]:
             _table_ii_shape(single, "one slot per task"),
             *T.lines("table_ii.single_end"),
         ]
-    return [*lines, "", *_image(numbers, "table_ii", "Table II")]
+    return lines
 
 
-@_section("fig4")
+@_section("fig4", "Fig. 4")
 def _sec_fig4(numbers: dict[str, Any]) -> list[str]:
     rows = []
     spread = []
@@ -273,8 +273,6 @@ def _sec_fig4(numbers: dict[str, Any]) -> list[str]:
         *kit.table(["phase", "user", "share", "ours [95 % CI]", "paper", "diff"], rows),
         *spread,
         *_differs(numbers, "fig4"),
-        "",
-        *_image(numbers, "fig4", "Fig. 4"),
     ]
 
 
@@ -291,25 +289,25 @@ _DEFICIT_COLUMNS = {
 }
 
 
-@_section("fig4_deficit")
+@_section("fig4_deficit", "Fig. 4's deficit")
 def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
     d = numbers["fig4_deficit"]
     phases = d["phases"]
     first = phases[N.FIG4_DEFICIT_PHASES[0]]
     window = "window (mean over seeds)" if len(numbers.get("seeds") or []) > 1 else "window"
-    columns: list[Column] = [
-        ("phase", lambda pv: pv[0]),
-        (window, lambda pv: f"{pv[1]['start_s'].value:,.0f} – {pv[1]['end_s'].value:,.0f} s"),
-    ]
-    columns += [
-        (head, lambda pv, c=c: kit.estimate(pv[1][c], "" if c == "jain_mean" else "share"))
-        for c, head in _DEFICIT_COLUMNS.items()
+    rows = [
+        [
+            phase,
+            f"{v['start_s'].value:,.0f} – {v['end_s'].value:,.0f} s",
+            *(kit.estimate(v[c], "" if c == "jain_mean" else "share") for c in _DEFICIT_COLUMNS),
+        ]
+        for phase, v in phases.items()
     ]
     worst = d["worst"]
     above = worst.finite and worst.bounds()[1] > paper.FIG4_DEFICIT_BOUND
     return [
         *T.lines("fig4_deficit", settle=first["settle_s"].value, pools=fig4_pools(numbers)),
-        *_table(columns, phases.items()),
+        *kit.table(["phase", window, *_DEFICIT_COLUMNS.values()], rows),
         *T.lines(
             "fig4_deficit.end",
             bound=100 * paper.FIG4_DEFICIT_BOUND,
@@ -317,12 +315,10 @@ def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
             worst=kit.estimate(worst),
         ),
         *(_differs(numbers, "fig4:deficit") if above else []),
-        "",
-        *_image(numbers, "fig4_deficit", "Fig. 4's deficit"),
     ]
 
 
-@_section("fairness")
+@_section("fairness", "fairness over time", gap=False)
 def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
     f = numbers["fairness"]
     head = ["scheduler", *(E.FAIRNESS_AVERAGES[k][1] for k in E.FAIRNESS_AVERAGES)]
@@ -358,7 +354,6 @@ def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
             all=sum(len(v) for v in same),
             solves=solves,
         ),
-        *_image(numbers, "fairness", "fairness over time"),
     ]
 
 
@@ -409,21 +404,19 @@ _PRODUCTION_COLUMNS: dict[str, tuple[str, Callable[[Any], str]]] = {
 }
 
 
-@_section("production")
+@_section("production", "production context", gap=False)
 def _sec_production(numbers: dict[str, Any]) -> list[str]:
     p = numbers["production"]
     per = p["per"]
     first, schedule = (N.PRODUCTION_READINGS[k] for k in ("first", "schedule"))
-    columns: list[Column] = [
-        (
-            "schedule",
-            lambda s: "recorded (trace, first request)" if s == first else scheduler_label(s),
-        )
+    rows = [
+        [
+            "recorded (trace, first request)" if s == first else scheduler_label(s),
+            *(show(per[s][k]) for k, (_, show) in _PRODUCTION_COLUMNS.items()),
+        ]
+        for s in p["schedulers"]
     ]
-    columns += [
-        (head, lambda s, k=k, show=show: show(per[s][k]))
-        for k, (head, show) in _PRODUCTION_COLUMNS.items()
-    ]
+    head = ["schedule", *(h for h, _ in _PRODUCTION_COLUMNS.values())]
     rec, bf, slots = per[first], per["bf-drfh"], per["slots-16"]
     over, over_first = (
         max((o["servers_max"] for o in p["readings"][k]["overcommit"].values()), default=0)
@@ -444,7 +437,7 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
             first=first,
             schedule=schedule,
         ),
-        *_table(columns, p["schedulers"]),
+        *kit.table(head, rows),
         *_production_notes(p),
         *T.lines(
             "production.comparison",
@@ -454,11 +447,10 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
             bf_mem=_ratio(bf["mem"], rec["mem"]),
             over=over_text,
         ),
-        *_image(numbers, "production", "production context"),
     ]
 
 
-@_section("fig5")
+@_section("fig5", "Fig. 5")
 def _sec_fig5(numbers: dict[str, Any]) -> list[str]:
     f5 = numbers["fig5"]
     roles = f5["roles"]
@@ -483,8 +475,6 @@ def _sec_fig5(numbers: dict[str, Any]) -> list[str]:
             T.text("fig5.diff", label=roles[a], diff=kit.estimate(f5["diff"][a], "pp"))
             for a in ("bf-drfh", "ff-drfh")
         ),
-        "",
-        *_image(numbers, "fig5", "Fig. 5"),
     ]
 
 
@@ -512,7 +502,7 @@ def _trends(f6: dict[str, Any]) -> dict[str, str]:
     }
 
 
-@_section("fig6")
+@_section("fig6", "Fig. 6")
 def _sec_fig6(numbers: dict[str, Any]) -> list[str]:
     f6 = numbers["fig6"]
     expl = numbers.get("explanations") or {}
@@ -533,7 +523,7 @@ def _sec_fig6(numbers: dict[str, Any]) -> list[str]:
             *_fig6_table(sens)[:-1],
             *T.lines("fig6.complete_end", **_trends(sens)),
         ]
-    return [*lines, "", *_image(numbers, "fig6", "Fig. 6")]
+    return lines
 
 
 #: The rows of Figs. 7 and 8's tables (:func:`_users_table`): the quantity, its key in the
@@ -584,12 +574,10 @@ def _users_table(numbers: dict[str, Any], key: str) -> list[str]:
     return [
         *kit.table(head, rows),
         *_differs(numbers, key),
-        "",
-        *_image(numbers, key, f"Fig. {key[3:]}"),
     ]
 
 
-@_section("fig7")
+@_section("fig7", "Fig. 7")
 def _sec_fig7(numbers: dict[str, Any]) -> list[str]:
     f7 = numbers["fig7"]
     first: dict[str, Any] = next(iter((numbers.get("per_seed") or {}).values()), {})
@@ -611,7 +599,7 @@ def _sec_fig7(numbers: dict[str, Any]) -> list[str]:
     ]
 
 
-@_section("fig8")
+@_section("fig8", "Fig. 8")
 def _sec_fig8(numbers: dict[str, Any]) -> list[str]:
     f8 = numbers["fig8"]
     return [
