@@ -1,15 +1,10 @@
 """The DRFH reproduction's claims: one function per statement of
 :data:`fairsim.experiments.drfh.paper.STATEMENTS` (Sec. VI: Table II, Figs. 4-8), and our checks of
-the fairness runs.
-
-Rules (:mod:`fairsim.experiments.claims`): a number the paper prints agrees when it lies within our
-95 % interval widened by 10 % of the paper's value; an order when the interval of the paired
-difference lies on the paper's side of 0; a threshold ("almost all", "only slightly", "no
-improvement", "at all times": our readings in :mod:`fairsim.experiments.drfh.paper`) when the
-whole interval lies inside it; the trend of Fig. 6b when the bootstrap interval of Spearman's rho
-lies above 0. Table II's CPU column at 10-14 slots is kind ``by-construction``
-(:data:`CALIBRATION`). A failed claim's reason ends with the explanation given for it
-(``numbers["explanations"]``, :data:`fairsim.experiments.drfh.experiment.EXPLANATIONS`).
+the fairness runs, each decided by its rule of :mod:`fairsim.experiments.claims` (the rules and
+our readings of the paper's words: ``docs/drfh-google.md``). Table II's CPU column at 10-14
+slots is kind ``by-construction`` (:data:`CALIBRATION`). A failed claim's reason ends with the
+explanation given for it (``numbers["explanations"]``,
+:data:`fairsim.experiments.drfh.experiment.EXPLANATIONS`).
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """The DRFH reproduction's numbers over seeds: every quantity of Table II and Figs. 4-8 as an
-estimate with its 95 % interval.
-
-* Run-level quantities (Table II's utilisation per slot count, Fig. 4's phase means, Fig. 5's
-  means and fractions of time, Figs. 7-8's fractions of users): one value per seed, the mean and
-  its Student-t interval over the seeds (:func:`fairsim.experiments.claims.across_seeds`).
-* Fig. 6b's reductions: every (job, seed) pair finished under both schedulers of a seed (each
-  seed's own best Slots run), pooled over seeds, resampled by job
-  (:func:`fairsim.experiments.claims.bootstrap_units`; a job's pairs stay together, so a job seen
-  in five seeds is one unit). Both readings of "the mean completion time reduction" are reported:
-  the reduction of the bin's mean JCT and the mean of every job's own reduction; the verdicts
-  use the second (:data:`fairsim.experiments.drfh.paper.FIG6_WHY`).
-* Fig. 8's mean decrease: the worse-off (user, seed) pairs pooled, resampled by user.
-* Fairness over time: Fig. 4's largest deficit per phase and the Google runs' time averages,
-  one value per seed, :func:`fairsim.experiments.claims.across_seeds`.
+estimate with its 95 % interval, as ``docs/drfh-google.md`` ("Intervals") describes: a run-level
+quantity's mean over seeds with its Student-t interval
+(:func:`fairsim.experiments.claims.across_seeds`); Fig. 6b's reductions and Fig. 8's mean
+decrease bootstrapped over jobs and users, every seed's pairs pooled
+(:func:`fairsim.experiments.claims.bootstrap_units`).
 """
 
 from __future__ import annotations
@@ -126,15 +117,9 @@ def _table_ii_estimates(
     common = sorted(set.intersection(*(set(t) for t in tables)))
     rows = []
     for s in common:
-        rows.append(
-            {
-                "slots": s,
-                "cpu": across([t[s]["cpu"] for t in tables]),
-                "mem": across([t[s]["mem"] for t in tables]),
-                "paper_cpu": paper.TABLE_II.get(s, (math.nan, math.nan))[0],
-                "paper_mem": paper.TABLE_II.get(s, (math.nan, math.nan))[1],
-            }
-        )
+        p_cpu, p_mem = paper.TABLE_II.get(s, (math.nan, math.nan))
+        ours = {r: across([t[s][r] for t in tables]) for r in ("cpu", "mem")}
+        rows.append({"slots": s, **ours, "paper_cpu": p_cpu, "paper_mem": p_mem})
     return rows
 
 

@@ -1,21 +1,12 @@
 """``make experiment``: the DRFH paper's Section VI on the real Google 2011 sample.
 
-Every seed ``k`` of ``1 .. N`` (:data:`fairsim.experiments.kit.DEFAULT_SEEDS` by default)
-runs steps 1-5 into ``OUT/seed-<k>/`` (:func:`run_seed`), the seeds in parallel over worker
-processes (:func:`fairsim.experiments.claims.run_seeds`): (1) ``configs/drfh-google.yaml``, the
-Slots models and First-Fit and Best-Fit DRFH on 2,000 Table I servers (Table II, Figs. 5-7); (2)
-every user alone on its dedicated cloud (Fig. 8,
-:func:`fairsim.scenario.sharing.sharing_incentive`); (3) the best Slots run, Best-Fit DRFH and
-the dedicated clouds again under the older rule ``complete`` for right-censored tasks
-(``censored-complete/``); (4) ``configs/drfh-fig4.yaml`` on the ``k``-th closest pool draw to
-the paper's totals (:func:`fig4_pool_seed`, Fig. 4); (5) fairness over time on the Google trace
-(``fairness/``, a run of its own with step 1's schedules). Once, after the seeds: (6) the
-production context, ``configs/google-recorded.yaml`` on the trace's own machines with its
-recorded schedule under both readings (``OUT/production/``). The table of steps, their configs
-and what the seed changes is in ``docs/drfh-google.md``.
-
-Then, over all seeds: the numbers (:mod:`fairsim.experiments.drfh.estimates`), figures,
-``claims.json`` and ``report.md`` (:mod:`fairsim.experiments.drfh.report`).
+Every seed ``k`` of ``1 .. N`` (:data:`fairsim.experiments.kit.DEFAULT_SEEDS` by default) runs
+steps 1-5 into ``OUT/seed-<k>/`` (:func:`run_seed`), the seeds in parallel over worker processes
+(:func:`fairsim.experiments.claims.run_seeds`); step 6, the production context, runs once after
+them into ``OUT/production/``. The steps, their configs and what the seed changes are the tables
+of ``docs/drfh-google.md``. Then, over all seeds: the numbers
+(:mod:`fairsim.experiments.drfh.estimates`), figures, ``claims.json`` and ``report.md``
+(:mod:`fairsim.experiments.drfh.report`).
 """
 
 from __future__ import annotations

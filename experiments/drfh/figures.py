@@ -611,33 +611,35 @@ def draw(root: Path, numbers: dict[str, Any]) -> None:
     first = Path(next(iter(per_seed.values()))["results"])
     slots = E.slots_label(numbers) if "best_slots" in numbers else ""
     drawn = numbers["figures"]
+
+    def path(key: str, name: str = "") -> Path:
+        """Where the figure of ``numbers[key]`` goes (``<key>.png`` unless ``name``), recorded."""
+        drawn[key] = name or f"{key}.png"
+        return root / drawn[key]
+
     if "table_ii" in numbers:
         models = {"multi-slot (default)": pd.DataFrame(numbers["table_ii"])}
         if "table_ii_single" in numbers:
             models["one slot per task"] = pd.DataFrame(numbers["table_ii_single"])
-        table_ii_figure(models, seeds=n, path=root / "table2.png")
-        drawn["table_ii"] = "table2.png"
+        table_ii_figure(models, seeds=n, path=path("table_ii", "table2.png"))
     if "fig4" in numbers:
         shares = pd.read_parquet(first / "fig4" / "bf-drfh" / "user_shares.parquet")
-        fig4_figure(shares, numbers["fig4"], scheduler="bf-drfh", seeds=n, path=root / "fig4.png")
-        drawn["fig4"] = "fig4.png"
+        fig4_figure(shares, numbers["fig4"], scheduler="bf-drfh", seeds=n, path=path("fig4"))
     if "fig4_deficit" in numbers:
         fig4_deficit_figure(
             read_fairness(first / "fig4", ["bf-drfh"])["bf-drfh"],
             next(iter(per_seed.values()))["fig4_deficit"],
             bound=paper.FIG4_DEFICIT_BOUND,
-            path=root / "fig4_deficit.png",
+            path=path("fig4_deficit"),
         )
-        drawn["fig4_deficit"] = "fig4_deficit.png"
     if "fairness" in numbers:
         fairness_figure(
             {
                 scheduler_label(s): [v["fairness"]["series"][s] for v in per_seed.values()]
                 for s in N.FAIRNESS_SCHEDULERS
             },
-            root / "fairness.png",
+            path("fairness"),
         )
-        drawn["fairness"] = "fairness.png"
     if "fig5" in numbers:
         series = {
             label: [
@@ -646,20 +648,15 @@ def draw(root: Path, numbers: dict[str, Any]) -> None:
             ]
             for role, label in numbers["fig5"]["roles"].items()
         }
-        fig5_figure(series, root / "fig5.png")
-        drawn["fig5"] = "fig5.png"
+        fig5_figure(series, path("fig5"))
     if "fig6" in numbers:
         f6 = numbers["fig6"]
-        fig6_figure(f6["pairs"], f6["bins"], a="bf-drfh", b=slots, seeds=n, path=root / "fig6.png")
-        drawn["fig6"] = "fig6.png"
+        fig6_figure(f6["pairs"], f6["bins"], a="bf-drfh", b=slots, seeds=n, path=path("fig6"))
     for key in USERS_FIGURES:
         if key in numbers:
             cols = [*USERS_FIGURES[key]["xy"], "tasks"]
             pooled = pd.concat([v[key]["per_user"] for v in per_seed.values()], ignore_index=True)
             users = pooled.groupby("user", sort=True)[cols].mean().reset_index()
-            path = root / f"{key}.png"
-            users_figure(key, users, numbers[key], a="bf-drfh", b=slots, seeds=n, path=path)
-            drawn[key] = path.name
+            users_figure(key, users, numbers[key], a="bf-drfh", b=slots, seeds=n, path=path(key))
     if "production" in numbers:
-        production_figure(root / N.PRODUCTION_DIR, root / "production.png")
-        drawn["production"] = "production.png"
+        production_figure(root / N.PRODUCTION_DIR, path("production"))
