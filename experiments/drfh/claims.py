@@ -1,6 +1,7 @@
-"""The DRFH reproduction's claims: one function per statement of
-:data:`fairsim.experiments.drfh.paper.STATEMENTS` (Sec. VI: Table II, Figs. 4-8), and our checks of
-the fairness runs, each decided by its rule of :mod:`fairsim.experiments.claims` (the rules and
+"""The DRFH reproduction's claims: the statements of
+:data:`fairsim.experiments.drfh.paper.STATEMENTS` (Sec. VI: Table II, Figs. 4-8; one builder per
+table or figure, Figs. 7 and 8 from the table :data:`_USERS_CLAIMS`), and our checks of the
+fairness runs, each decided by its rule of :mod:`fairsim.experiments.claims` (the rules and
 our readings of the paper's words: ``docs/drfh-google.md``). Table II's CPU column at 10-14
 slots is kind ``by-construction`` (:data:`CALIBRATION`). A failed claim's reason ends with the
 explanation given for it (``numbers["explanations"]``,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +151,7 @@ def _err(est: Estimate, scale: float = 100.0) -> tuple[float, float, float]:
     return v, max(v - est.low * scale, 0.0), max(est.high * scale - v, 0.0)
 
 
-def _errs(ests: Any) -> tuple[np.ndarray, np.ndarray]:
+def _errs(ests: Iterable[Estimate]) -> tuple[np.ndarray, np.ndarray]:
     """The values (n,) and the lower and upper errors (2, n) of estimates, in %."""
     vals = np.array([_err(e) for e in ests], dtype=float).reshape(-1, 3)
     return vals[:, 0], vals[:, 1:].T
