@@ -1,15 +1,11 @@
-"""The DRFH reproduction's claims: one function per statement of
-:data:`fairsim.experiments.drfh.paper.STATEMENTS` (Sec. VI: Table II, Figs. 4-8), and our checks of
-the fairness runs.
-
-Rules (:mod:`fairsim.experiments.claims`): a number the paper prints agrees when it lies within our
-95 % interval widened by 10 % of the paper's value; an order when the interval of the paired
-difference lies on the paper's side of 0; a threshold ("almost all", "only slightly", "no
-improvement", "at all times": our readings in :mod:`fairsim.experiments.drfh.paper`) when the
-whole interval lies inside it; the trend of Fig. 6b when the bootstrap interval of Spearman's rho
-lies above 0. Table II's CPU column at 10-14 slots is kind ``by-construction``
-(:data:`CALIBRATION`). A failed claim's reason ends with the explanation given for it
-(``numbers["explanations"]``, :data:`fairsim.experiments.drfh.experiment.EXPLANATIONS`).
+"""The DRFH reproduction's claims: the statements of
+:data:`fairsim.experiments.drfh.paper.STATEMENTS` (Sec. VI: Table II, Figs. 4-8; one builder per
+table or figure, Figs. 7 and 8 from the table :data:`_USERS_CLAIMS`), and our checks of the
+fairness runs, each decided by its rule of :mod:`fairsim.experiments.claims` (the rules and
+our readings of the paper's words: ``docs/drfh-google.md``). Table II's CPU column at 10-14
+slots is kind ``by-construction`` (:data:`CALIBRATION`). A failed claim's reason ends with the
+explanation given for it (``numbers["explanations"]``,
+:data:`fairsim.experiments.drfh.experiment.EXPLANATIONS`).
 """
 
 from __future__ import annotations
@@ -279,58 +275,57 @@ def _fig6(numbers: dict[str, Any]) -> list[Claim]:
     ]
 
 
-def _fig7(numbers: dict[str, Any]) -> list[Claim]:
-    f7 = numbers.get("fig7")
-    if not f7:
-        return []
-    full = agrees(
-        *_st("fig7_full"),
-        paper.FIG7_FULL_UNDER_BF_NOT_SLOTS,
-        f7["full_under_a_not_b"],
-        unit="share",
-        reason=_old_rule(numbers, "fig7", "full_under_a_not_b"),
-    )
-    higher = bounded(
-        *_st("fig7_higher"),
-        '"almost all"',
-        f7["higher_under_a"],
-        low=paper.ALMOST_ALL,
-        unit="share",
-        reason=join(
+#: Figs. 7 and 8's claims: the statement, the number's key, the paper's value (``agrees``) or
+#: words (``bounded``, with our reading of them as ``low`` or ``high``), the unit and the reason.
+_USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any], ...]] = {
+    "fig7": (
+        ("fig7_full", "full_under_a_not_b", paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, {}, "share", ""),
+        (
+            "fig7_higher",
+            "higher_under_a",
+            '"almost all"',
+            {"low": paper.ALMOST_ALL},
+            "share",
             f'"almost all" read as ≥ {kit.number(paper.ALMOST_ALL, "share", ".0f")}',
-            _old_rule(numbers, "fig7", "higher_under_a"),
         ),
-    )
-    return [_explain(numbers, c, "fig7") for c in (full, higher)]
-
-
-def _fig8(numbers: dict[str, Any]) -> list[Claim]:
-    f8 = numbers.get("fig8")
-    if not f8:
-        return []
-    worse = agrees(
-        *_st("fig8_worse"),
-        paper.FIG8_WORSE_OFF_FRACTION,
-        f8["worse_off_fraction"],
-        unit="share",
-        reason=join(
-            "worse-off users per seed: " + ", ".join(map(str, f8["worse_off"])),
-            _old_rule(numbers, "fig8", "worse_off_fraction"),
+    ),
+    "fig8": (
+        (
+            "fig8_worse",
+            "worse_off_fraction",
+            paper.FIG8_WORSE_OFF_FRACTION,
+            {},
+            "share",
+            lambda f8: "worse-off users per seed: " + ", ".join(map(str, f8["worse_off"])),
         ),
-    )
-    slightly = bounded(
-        *_st("fig8_slightly"),
-        '"only slightly"',
-        f8["mean_decrease"],
-        high=paper.ONLY_SLIGHTLY,
-        unit="pp",
-        reason=join(
-            "mean over the worse-off (user, seed) pairs, bootstrap over users",
+        (
+            "fig8_slightly",
+            "mean_decrease",
+            '"only slightly"',
+            {"high": paper.ONLY_SLIGHTLY},
+            "pp",
+            "mean over the worse-off (user, seed) pairs, bootstrap over users; "
             f'"only slightly" read as ≤ {100 * paper.ONLY_SLIGHTLY:.0f} points',
-            _old_rule(numbers, "fig8", "mean_decrease", "pp"),
         ),
-    )
-    return [_explain(numbers, c, "fig8") for c in (worse, slightly)]
+    ),
+}
+
+
+def _users_claims(numbers: dict[str, Any], fig: str) -> list[Claim]:
+    """The claims of Fig. 7 or 8 (:data:`_USERS_CLAIMS`)."""
+    f = numbers.get(fig)
+    if not f:
+        return []
+    out = []
+    for key, value, paper_, bound, unit, why in _USERS_CLAIMS[fig]:
+        reason = join(why(f) if callable(why) else why, _old_rule(numbers, fig, value, unit))
+        if bound:
+            low, high = bound.get("low"), bound.get("high")
+            c = bounded(*_st(key), paper_, f[value], low=low, high=high, unit=unit, reason=reason)
+        else:
+            c = agrees(*_st(key), paper_, f[value], unit=unit, reason=reason)
+        out.append(_explain(numbers, c, fig))
+    return out
 
 
 def _fairness(numbers: dict[str, Any]) -> list[Claim]:
@@ -385,8 +380,8 @@ BUILDERS: tuple[Callable[[dict[str, Any]], list[Claim]], ...] = (
     _fig4_deficit,
     _fig5,
     _fig6,
-    _fig7,
-    _fig8,
+    lambda numbers: _users_claims(numbers, "fig7"),
+    lambda numbers: _users_claims(numbers, "fig8"),
     _fairness,
 )
 

@@ -1,25 +1,16 @@
 """The DRFH reproduction's numbers over seeds: every quantity of Table II and Figs. 4-8 as an
-estimate with its 95 % interval.
-
-* Run-level quantities (Table II's utilisation per slot count, Fig. 4's phase means, Fig. 5's
-  means and fractions of time, Figs. 7-8's fractions of users): one value per seed, the mean and
-  its Student-t interval over the seeds (:func:`fairsim.experiments.claims.across_seeds`).
-* Fig. 6b's reductions: every (job, seed) pair finished under both schedulers of a seed (each
-  seed's own best Slots run), pooled over seeds, resampled by job
-  (:func:`fairsim.experiments.claims.bootstrap_units`; a job's pairs stay together, so a job seen
-  in five seeds is one unit). Both readings of "the mean completion time reduction" are reported:
-  the reduction of the bin's mean JCT and the mean of every job's own reduction; the verdicts
-  use the second (:data:`fairsim.experiments.drfh.paper.FIG6_WHY`).
-* Fig. 8's mean decrease: the worse-off (user, seed) pairs pooled, resampled by user.
-* Fairness over time: Fig. 4's largest deficit per phase and the Google runs' time averages,
-  one value per seed, :func:`fairsim.experiments.claims.across_seeds`.
+estimate with its 95 % interval, as ``docs/drfh-google.md`` ("Intervals") describes: a run-level
+quantity's mean over seeds with its Student-t interval
+(:func:`fairsim.experiments.claims.across_seeds`); Fig. 6b's reductions and Fig. 8's mean
+decrease bootstrapped over jobs and users, every seed's pairs pooled
+(:func:`fairsim.experiments.claims.bootstrap_units`).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,21 +88,24 @@ def mean_decrease(worse_by_seed: dict[int, pd.DataFrame]) -> Estimate:
     return bootstrap_units(len(sums), stat, seeds=n_seeds, what="users")
 
 
-def _fig7_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {k: across([n[k] for n in per_seed.values()]) for k in N.FIG7_FRACTIONS}
-    out["users"] = [n["users"] for n in per_seed.values()]
-    return out
+def _users_estimates(per_seed: dict[int, dict[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
+    """Fig. 7's or 8's quantities ``keys`` over seeds (Fig. 8's mean decrease:
+    :func:`mean_decrease`), and every seed's users (and Fig. 8's worse-off users)."""
+    runs = per_seed.values()
+    out: dict[str, Any] = {k: across([n[k] for n in runs]) for k in keys if k != "mean_decrease"}
+    if "mean_decrease" in keys:
+        out["mean_decrease"] = mean_decrease({s: n["worse"] for s, n in per_seed.items()})
+        out["worse_off"] = [n["worse_off"] for n in runs]
+    return out | {"users": [n["users"] for n in runs]}
 
 
-def _fig8_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        k: across([n[k] for n in per_seed.values()])
-        for k in ("worse_off_fraction", "better_off_fraction")
-    }
-    out["mean_decrease"] = mean_decrease({s: n["worse"] for s, n in per_seed.items()})
-    out["worse_off"] = [n["worse_off"] for n in per_seed.values()]
-    out["users"] = [n["users"] for n in per_seed.values()]
-    return out
+#: Figs. 6-8's estimates over seeds from every seed's numbers of the figure (for the main runs
+#: and those under the older rule ``complete``).
+_FIG678: dict[str, Callable[[dict[int, dict[str, Any]]], dict[str, Any]]] = {
+    "fig6": lambda runs: fig6_estimates({s: v["pairs"] for s, v in runs.items()}),
+    "fig7": lambda runs: _users_estimates(runs, list(N.FIG7_FRACTIONS)),
+    "fig8": lambda runs: _users_estimates(runs, list(N.FIG8_FRACTIONS)),
+}
 
 
 def _table_ii_estimates(
@@ -123,15 +117,9 @@ def _table_ii_estimates(
     common = sorted(set.intersection(*(set(t) for t in tables)))
     rows = []
     for s in common:
-        rows.append(
-            {
-                "slots": s,
-                "cpu": across([t[s]["cpu"] for t in tables]),
-                "mem": across([t[s]["mem"] for t in tables]),
-                "paper_cpu": paper.TABLE_II.get(s, (math.nan, math.nan))[0],
-                "paper_mem": paper.TABLE_II.get(s, (math.nan, math.nan))[1],
-            }
-        )
+        p_cpu, p_mem = paper.TABLE_II.get(s, (math.nan, math.nan))
+        ours = {r: across([t[s][r] for t in tables]) for r in ("cpu", "mem")}
+        rows.append({"slots": s, **ours, "paper_cpu": p_cpu, "paper_mem": p_mem})
     return rows
 
 
@@ -202,23 +190,10 @@ def _fig4_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
 def _fig4_deficit_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """Fig. 4's deficit numbers over seeds: every phase's numbers (one value per seed) and
     ``worst``, the largest settled deficit over the phases of each seed."""
-    keys = (
-        "max_deficit_mean",
-        "max_deficit_max",
-        "max_deficit_max_all",
-        "jain_mean",
-        "jain_min",
-        "online",
-        "reference",
-        "whole",
-        "divisible",
-        "start_s",
-        "end_s",
-        "settle_s",
-    )
     phases: dict[str, dict[str, Any]] = {}
     for phase in N.FIG4_DEFICIT_PHASES:
         vals = [n["fig4_deficit"][phase] for n in per_seed.values()]
+        keys = [k for k in vals[0] if k not in ("instants", "users")]
         phases[phase] = {k: across([v[k] for v in vals]) for k in keys}
         phases[phase]["users"] = sorted({u for v in vals for u in v["users"]})
     worst = [
@@ -230,28 +205,20 @@ def _fig4_deficit_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, An
 def _fairness_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """The Google runs' fairness over seeds: each time average (one value per seed), whether
     every schedule equals step 1's, and the time spent in the reference solves."""
-    out: dict[str, Any] = {
-        "averages": {},
-        "context": {},
-        "same_schedule": {},
-        "solve_s": {},
-        "wall_s": {},
-    }
+    runs = [n["fairness"] for n in per_seed.values()]
+    out: dict[str, Any] = {k: {} for k in ("averages", "context", "same_schedule", "solve_s")}
+    out["wall_s"] = {}
     for s in N.FAIRNESS_SCHEDULERS:
         out["context"][s] = {
-            k: across([n["fairness"]["context"][s][k] for n in per_seed.values()])
-            for k in ("reference_jain", "worst_running", "worst_waiting")
+            k: across([f["context"][s][k] for f in runs]) for k in runs[0]["context"][s]
         }
         out["averages"][s] = {
-            k: across([n["fairness"]["averages"][s].get(k) for n in per_seed.values()])
-            for k in FAIRNESS_AVERAGES
+            k: across([f["averages"][s].get(k) for f in runs]) for k in FAIRNESS_AVERAGES
         }
-        out["same_schedule"][s] = [n["fairness"]["same_schedule"][s] for n in per_seed.values()]
-        out["solve_s"][s] = across(
-            [n["fairness"]["fairness"][s].get("solve_s") for n in per_seed.values()]
-        )
-        out["wall_s"][s] = across([n["fairness"]["wall_s"][s] for n in per_seed.values()])
-    first = next(iter(per_seed.values()))["fairness"]["fairness"]
+        out["same_schedule"][s] = [f["same_schedule"][s] for f in runs]
+        out["solve_s"][s] = across([f["fairness"][s].get("solve_s") for f in runs])
+        out["wall_s"][s] = across([f["wall_s"][s] for f in runs])
+    first = runs[0]["fairness"]
     out["interval_s"] = first[N.FAIRNESS_SCHEDULERS[0]].get("interval_s")
     out["instants"] = first[N.FAIRNESS_SCHEDULERS[0]].get("instants")
     return out
@@ -298,7 +265,6 @@ def collect_numbers(
     if not folders:
         raise FileNotFoundError(f"{root}: no seed-<k> folder (nothing was run)")
     per_seed = {s: N.seed_numbers(d) for s, d in folders.items()}
-    n = len(per_seed)
     numbers: dict[str, Any] = {
         "results": str(root),
         "seeds": list(per_seed),
@@ -331,21 +297,15 @@ def collect_numbers(
         numbers["fairness"] = _fairness_estimates(per_seed)
     if everywhere("fig5"):
         numbers["fig5"] = _fig5_estimates(per_seed, slots_label(numbers))
-    if everywhere("fig6"):
-        numbers["fig6"] = fig6_estimates({s: v["fig6"]["pairs"] for s, v in per_seed.items()})
-    if everywhere("fig7"):
-        numbers["fig7"] = _fig7_estimates({s: v["fig7"] for s, v in per_seed.items()})
-    if everywhere("fig8"):
-        numbers["fig8"] = _fig8_estimates({s: v["fig8"] for s, v in per_seed.items()})
+    for key, estimate in _FIG678.items():
+        if everywhere(key):
+            numbers[key] = estimate({s: v[key] for s, v in per_seed.items()})
     sens_seeds = {s: v["sensitivity"] for s, v in per_seed.items() if v.get("sensitivity")}
-    if len(sens_seeds) == n:
-        sens: dict[str, Any] = {
-            "fig6": fig6_estimates({s: v["fig6"]["pairs"] for s, v in sens_seeds.items()}),
-            "fig7": _fig7_estimates({s: v["fig7"] for s, v in sens_seeds.items()}),
-            "completed": across([v["completed"] for v in sens_seeds.values()]),
-        }
-        if all("fig8" in v for v in sens_seeds.values()):
-            sens["fig8"] = _fig8_estimates({s: v["fig8"] for s, v in sens_seeds.items()})
+    if len(sens_seeds) == len(per_seed):
+        sens: dict[str, Any] = {"completed": across([v["completed"] for v in sens_seeds.values()])}
+        for key, estimate in _FIG678.items():
+            if all(key in v for v in sens_seeds.values()):
+                sens[key] = estimate({s: v[key] for s, v in sens_seeds.items()})
         numbers["sensitivity"] = sens
     production = root / N.PRODUCTION_DIR
     if production.is_dir():

@@ -1,21 +1,12 @@
 """``make experiment``: the DRFH paper's Section VI on the real Google 2011 sample.
 
-Every seed ``k`` of ``1 .. N`` (:data:`fairsim.experiments.kit.DEFAULT_SEEDS` by default)
-runs steps 1-5 into ``OUT/seed-<k>/`` (:func:`run_seed`), the seeds in parallel over worker
-processes (:func:`fairsim.experiments.claims.run_seeds`): (1) ``configs/drfh-google.yaml``, the
-Slots models and First-Fit and Best-Fit DRFH on 2,000 Table I servers (Table II, Figs. 5-7); (2)
-every user alone on its dedicated cloud (Fig. 8,
-:func:`fairsim.scenario.sharing.sharing_incentive`); (3) the best Slots run, Best-Fit DRFH and
-the dedicated clouds again under the older rule ``complete`` for right-censored tasks
-(``censored-complete/``); (4) ``configs/drfh-fig4.yaml`` on the ``k``-th closest pool draw to
-the paper's totals (:func:`fig4_pool_seed`, Fig. 4); (5) fairness over time on the Google trace
-(``fairness/``, a run of its own with step 1's schedules). Once, after the seeds: (6) the
-production context, ``configs/google-recorded.yaml`` on the trace's own machines with its
-recorded schedule under both readings (``OUT/production/``). The table of steps, their configs
-and what the seed changes is in ``docs/drfh-google.md``.
-
-Then, over all seeds: the numbers (:mod:`fairsim.experiments.drfh.estimates`), figures,
-``claims.json`` and ``report.md`` (:mod:`fairsim.experiments.drfh.report`).
+Every seed ``k`` of ``1 .. N`` (:data:`fairsim.experiments.kit.DEFAULT_SEEDS` by default) runs
+steps 1-5 into ``OUT/seed-<k>/`` (:func:`run_seed`), the seeds in parallel over worker processes
+(:func:`fairsim.experiments.claims.run_seeds`); step 6, the production context, runs once after
+them into ``OUT/production/``. The steps, their configs and what the seed changes are the tables
+of ``docs/drfh-google.md``. Then, over all seeds: the numbers
+(:mod:`fairsim.experiments.drfh.estimates`), figures, ``claims.json`` and ``report.md``
+(:mod:`fairsim.experiments.drfh.report`).
 """
 
 from __future__ import annotations
@@ -154,8 +145,16 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
     """
     t0 = time.perf_counter()
     root = seed_dir(out, seed)
-    extra = [] if seed == 1 else [f"seed={seed}"]
-    main_cfg = _config("drfh-google", sample, quick, extra)
+
+    def config(*more: str, config_seed: int = seed, name: str = "drfh-google") -> RunConfig:
+        return _config(
+            name, sample, quick, [*([] if seed == 1 else [f"seed={config_seed}"]), *more]
+        )
+
+    def run(cfg: RunConfig, folder: str) -> None:
+        run_to_folder(cfg, root / folder, progress=progress, report=False)
+
+    main_cfg = config()
     log.info("seed %d, step 1/5: %s", seed, ", ".join(main_cfg.scheduler_labels()))
     # the reproduction replaces its folder by design (``make experiment`` twice works)
     summaries = run_to_folder(main_cfg, root, progress=progress, report=False, overwrite=True)
@@ -163,35 +162,15 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
     sharing_incentive(main_cfg, root, progress=progress)
     best = best_slots(table_ii(root))
     log.info("seed %d, step 3/5: %s and bf-drfh under the older censoring rule", seed, best)
-    old_rule = _config(
-        "drfh-google",
-        sample,
-        quick,
-        [*extra, "trace.censored=complete", f"schedulers=[{best},bf-drfh]"],
-    )
-    run_to_folder(old_rule, root / SENSITIVITY_DIR, progress=progress, report=False)
+    old_rule = config("trace.censored=complete", f"schedulers=[{best},bf-drfh]")
+    run(old_rule, SENSITIVITY_DIR)
     sharing_incentive(old_rule, root / SENSITIVITY_DIR, progress=progress)
     pool_seed = fig4_pool_seed(seed)
     log.info("seed %d, step 4/5: Fig. 4 on pool seed %d", seed, pool_seed)
-    fig4_extra = [] if seed == 1 else [f"seed={pool_seed}"]
-    run_to_folder(
-        _config("drfh-fig4", sample, quick, fig4_extra),
-        root / "fig4",
-        progress=progress,
-        report=False,
-    )
+    run(config(config_seed=pool_seed, name="drfh-fig4"), "fig4")
     log.info("seed %d, step 5/5: fairness over time of %s", seed, ", ".join(FAIRNESS_SCHEDULERS))
-    fair_cfg = _config(
-        "drfh-google",
-        sample,
-        quick,
-        [
-            *extra,
-            f"schedulers=[{','.join(FAIRNESS_SCHEDULERS)}]",
-            f"collect.fairness.interval_s={FAIRNESS_INTERVAL_S}",
-        ],
-    )
-    run_to_folder(fair_cfg, root / FAIRNESS_DIR, progress=progress, report=False)
+    schedulers = f"schedulers=[{','.join(FAIRNESS_SCHEDULERS)}]"
+    run(config(schedulers, f"collect.fairness.interval_s={FAIRNESS_INTERVAL_S}"), FAIRNESS_DIR)
     return {
         "seed": seed,
         "best": best,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from fairsim.experiments.claims import Estimate
 from fairsim.experiments.drfh import estimates as E
 from fairsim.experiments.drfh import numbers as N
 from fairsim.experiments.drfh import paper
+from fairsim.scenario.reporting.fairness_panel import read_fairness
 from fairsim.scenario.reporting.intervals import t_band
 from fairsim.scenario.reporting.plotting import decimate, save_figure, scheduler_label
 from fairsim.scenario.reporting.shares import user_shares_figure
@@ -55,12 +57,12 @@ def table_ii_figure(
             lw=1.0,
         )
         for k, (label, rows) in enumerate(models.items()):
-            vals = [_err(e) for e in rows[res]]
+            h, err = _errs(rows[res])
             x = rows["slots"].to_numpy(float) + (k - 0.5) * 0.2
             ax.errorbar(
                 x,
-                [v for v, _, _ in vals],
-                yerr=[[lo for _, lo, _ in vals], [hi for _, _, hi in vals]],
+                h,
+                yerr=err,
                 fmt="o-",
                 ms=4,
                 capsize=3,
@@ -149,6 +151,12 @@ def _err(est: Estimate, scale: float = 100.0) -> tuple[float, float, float]:
     return v, max(v - est.low * scale, 0.0), max(est.high * scale - v, 0.0)
 
 
+def _errs(ests: Iterable[Estimate]) -> tuple[np.ndarray, np.ndarray]:
+    """The values (n,) and the lower and upper errors (2, n) of estimates, in %."""
+    vals = np.array([_err(e) for e in ests], dtype=float).reshape(-1, 3)
+    return vals[:, 0], vals[:, 1:].T
+
+
 def fig6_figure(
     pairs: pd.DataFrame,
     bins: pd.DataFrame,
@@ -199,9 +207,7 @@ def fig6_figure(
     for k, (measure, colour) in enumerate(
         zip(N.FIG6_MEASURES, ("tab:blue", "tab:orange"), strict=True)
     ):
-        vals = [_err(e) for e in shown[measure]]
-        h = np.array([v for v, _, _ in vals])
-        err = np.array([[lo for _, lo, _ in vals], [hi for _, _, hi in vals]])
+        h, err = _errs(shown[measure])
         x = pos + (k - 0.5) * width
         ok = np.isfinite(h)
         ax_bar.bar(
@@ -256,9 +262,7 @@ def _fraction_bars(
     """Bars of fractions (in %) with their 95 % intervals, and the paper's values as marks."""
     keys = [k for k in labels if k in fractions]
     pos = np.arange(len(keys))
-    vals = [_err(fractions[k]) for k in keys]
-    h = np.array([v for v, _, _ in vals])
-    err = np.array([[lo for _, lo, _ in vals], [hi for _, _, hi in vals]])
+    h, err = _errs([fractions[k] for k in keys])
     ok = np.isfinite(h)
     ax.bar(pos[ok], h[ok], 0.6, yerr=err[:, ok], capsize=4, color="tab:blue", label="ours")
     for i, k in enumerate(keys):
@@ -279,30 +283,50 @@ def _fraction_bars(
     ax.grid(alpha=0.3, axis="y")
 
 
-def _users_figure(
-    x: np.ndarray,
-    y: np.ndarray,
-    size: np.ndarray,
-    texts: dict[str, str],
-    bars: tuple[dict[str, Estimate], dict[str, str], dict[str, tuple[float, str]]],
-    path: str | os.PathLike[str],
-) -> None:
-    """Per-user completion ratios (a bubble scatter, left) beside the quantities of the paper's
-    text with their 95 % intervals (bars, right); ``texts``: ``scatter`` (its legend), ``x``,
-    ``y``, ``left``, ``bars`` (the bars' y label), ``right`` and ``title``."""
-    fig = Figure(figsize=(11, 5.2))
-    ax, ax_bar = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
-    _bubble_scatter(ax, x, y, size, label=texts["scatter"])
-    ax.set_xlabel(texts["x"])
-    ax.set_ylabel(texts["y"])
-    ax.set_title(texts["left"], fontsize="medium")
-    _fraction_bars(ax_bar, *bars, ylabel=texts["bars"])
-    ax_bar.set_title(texts["right"], fontsize="medium")
-    fig.suptitle(texts["title"])
-    save_figure(fig, path)
+#: Figs. 7 and 8 (:func:`users_figure`): the users' columns on the x and y axes, the bubble
+#: area from their tasks, the paper's quantities (their labels and the paper's marks) and the
+#: texts, with the fields ``{n}`` (users), ``{a}``, ``{b}`` (the schedulers' labels), ``{mean}``
+#: and ``{ci}`` (the seeds').
+USERS_FIGURES: dict[str, dict[str, Any]] = {
+    "fig7": {
+        "xy": ("ratio_b", "ratio_a"),
+        "area": lambda tasks: 40.0 * np.log10(1.0 + tasks),
+        "labels": N.FIG7_FRACTIONS,
+        "refs": {
+            "full_under_a_not_b": (paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, "paper ≈ 20 %"),
+            "higher_under_a": (0.9, '"almost all" (≥ 90 %)'),
+        },
+        "scatter": "users ({n}); area ∝ log10(1 + tasks)",
+        "x": "Task completion ratio, {b} (fraction{mean})",
+        "y": "Task completion ratio, {a} (fraction{mean})",
+        "left": "(a) per user: {a} vs {b}",
+        "bars": "Users (%)",
+        "right": "(b) fractions of users{ci}",
+        "ci": " (95 % CI over seeds)",
+        "title": "Fig. 7 (DRFH paper): task completion ratio, Best-Fit DRFH vs Slots",
+    },
+    "fig8": {
+        "xy": ("ratio_dc", "ratio_sc"),
+        "area": lambda tasks: (6.0 * np.log10(1.0 + tasks)) ** 2,
+        "labels": N.FIG8_FRACTIONS,
+        "refs": {
+            "worse_off_fraction": (paper.FIG8_WORSE_OFF_FRACTION, "paper 2 %"),
+            "mean_decrease": (0.05, '"only slightly":\n≤ 5 points'),
+        },
+        "scatter": "users ({n}); radius ∝ log10(1 + tasks)",
+        "x": "Task completion ratio in dedicated cloud, DC (fraction{mean})",
+        "y": "Task completion ratio in shared cloud, SC (fraction; {a})",
+        "left": "(a) per user: dedicated vs shared cloud",
+        "bars": "Users (%) / completion-ratio points",
+        "right": "(b) the paper's quantities{ci}",
+        "ci": " (95 % CI)",
+        "title": "Fig. 8 (DRFH paper): sharing incentive, dedicated clouds vs shared cloud",
+    },
+}
 
 
-def fig7_figure(
+def users_figure(
+    key: str,
     users: pd.DataFrame,
     fractions: dict[str, Estimate],
     *,
@@ -311,84 +335,45 @@ def fig7_figure(
     seeds: int,
     path: str | os.PathLike[str],
 ) -> None:
-    """Draw Fig. 7: per-user completion ratios (left) and the fractions of users the paper's text
-    is about with their 95 % intervals over seeds (right).
+    """Draw Fig. 7 or 8 (``key``, :data:`USERS_FIGURES`): per-user completion ratios (a bubble
+    scatter, left) beside the quantities of the paper's text with their 95 % intervals over seeds
+    (bars, right).
 
     Parameters
     ----------
+    key : {"fig7", "fig8"}
     users : pandas.DataFrame
-        ``ratio_a``, ``ratio_b`` (task completion ratio under ``a`` and ``b``, averaged over
-        seeds) and ``tasks`` (tasks submitted), one row per user.
+        One row per user: ``tasks`` (tasks submitted) and the two completion ratios, averaged
+        over seeds: ``ratio_a``, ``ratio_b`` (Fig. 7: under ``a`` and ``b``) or ``ratio_dc``,
+        ``ratio_sc`` (Fig. 8: alone on the dedicated cloud and in the shared cloud).
     fractions : dict
-        :data:`fairsim.experiments.drfh.numbers.FIG7_FRACTIONS` keys → estimates (fractions of
-        users).
+        :data:`fairsim.experiments.drfh.numbers.FIG7_FRACTIONS` (or ``FIG8_FRACTIONS``) keys →
+        estimates (fractions of users; Fig. 8's mean decrease in completion-ratio points).
     a, b : str
-        The scheduler on the y axis and a label for the one on the x axis.
+        The scheduler on the y axis (Fig. 8: the shared cloud's) and a label for the one on the x
+        axis (Fig. 8: unused).
     seeds : int
         The number of seeds averaged.
     path : path-like
         Where to save the PNG.
     """
-    mean = f", mean over {seeds} seeds" if seeds > 1 else ""
-    refs = {
-        "full_under_a_not_b": (paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, "paper ≈ 20 %"),
-        "higher_under_a": (0.9, '"almost all" (≥ 90 %)'),
-    }
-    texts = {
-        "scatter": f"users ({len(users)}); area ∝ log10(1 + tasks)",
-        "x": f"Task completion ratio, {b} (fraction{mean})",
-        "y": f"Task completion ratio, {scheduler_label(a)} (fraction{mean})",
-        "left": f"(a) per user: {scheduler_label(a)} vs {b}",
-        "bars": "Users (%)",
-        "right": "(b) fractions of users" + (" (95 % CI over seeds)" if seeds > 1 else ""),
-        "title": "Fig. 7 (DRFH paper): task completion ratio, Best-Fit DRFH vs Slots",
-    }
-    size = 40.0 * np.log10(1.0 + users["tasks"].to_numpy(float))
-    x, y = users["ratio_b"].to_numpy(float), users["ratio_a"].to_numpy(float)
-    _users_figure(x, y, size, texts, (fractions, N.FIG7_FRACTIONS, refs), path)
-
-
-def fig8_figure(
-    users: pd.DataFrame,
-    fractions: dict[str, Estimate],
-    *,
-    shared: str,
-    seeds: int,
-    path: str | os.PathLike[str],
-) -> None:
-    """Draw Fig. 8: per-user completion ratios on dedicated clouds against the shared cloud
-    (left) and the quantities of the paper's text with their 95 % intervals (right).
-
-    Parameters
-    ----------
-    users : pandas.DataFrame
-        ``ratio_dc``, ``ratio_sc`` (task completion ratio alone on the dedicated cloud and in the
-        shared cloud, averaged over seeds) and ``tasks``, one row per user.
-    fractions : dict
-        :data:`fairsim.experiments.drfh.numbers.FIG8_FRACTIONS` keys → estimates (fractions of
-        users; the mean decrease in completion-ratio points).
-    shared : str
-        The shared cloud's scheduler.
-    seeds, path
-        As in :func:`fig7_figure`.
-    """
-    mean = f", mean over {seeds} seeds" if seeds > 1 else ""
-    refs = {
-        "worse_off_fraction": (paper.FIG8_WORSE_OFF_FRACTION, "paper 2 %"),
-        "mean_decrease": (0.05, '"only slightly":\n≤ 5 points'),
-    }
-    texts = {
-        "scatter": f"users ({len(users)}); radius ∝ log10(1 + tasks)",
-        "x": f"Task completion ratio in dedicated cloud, DC (fraction{mean})",
-        "y": f"Task completion ratio in shared cloud, SC (fraction; {scheduler_label(shared)})",
-        "left": "(a) per user: dedicated vs shared cloud",
-        "bars": "Users (%) / completion-ratio points",
-        "right": "(b) the paper's quantities" + (" (95 % CI)" if seeds > 1 else ""),
-        "title": "Fig. 8 (DRFH paper): sharing incentive, dedicated clouds vs shared cloud",
-    }
-    radius = 6.0 * np.log10(1.0 + users["tasks"].to_numpy(float))
-    x, y = users["ratio_dc"].to_numpy(float), users["ratio_sc"].to_numpy(float)
-    _users_figure(x, y, radius**2, texts, (fractions, N.FIG8_FRACTIONS, refs), path)
+    spec = USERS_FIGURES[key]
+    fields = {"n": len(users), "a": scheduler_label(a), "b": b}
+    fields |= {"mean": f", mean over {seeds} seeds" if seeds > 1 else ""}
+    fields |= {"ci": spec["ci"] if seeds > 1 else ""}
+    text = {k: str(v).format(**fields) for k, v in spec.items() if isinstance(v, str)}
+    x, y = (users[c].to_numpy(float) for c in spec["xy"])
+    size = spec["area"](users["tasks"].to_numpy(float))
+    fig = Figure(figsize=(11, 5.2))
+    ax, ax_bar = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
+    _bubble_scatter(ax, x, y, size, label=text["scatter"])
+    ax.set_xlabel(text["x"])
+    ax.set_ylabel(text["y"])
+    ax.set_title(text["left"], fontsize="medium")
+    _fraction_bars(ax_bar, fractions, spec["labels"], spec["refs"], ylabel=text["bars"])
+    ax_bar.set_title(text["right"], fontsize="medium")
+    fig.suptitle(text["title"])
+    save_figure(fig, path)
 
 
 def fig4_figure(
@@ -611,11 +596,6 @@ def production_figure(results: str | os.PathLike[str], path: str | os.PathLike[s
     save_figure(fig, path)
 
 
-def _per_user_mean(frames: dict[int, pd.DataFrame], cols: list[str]) -> pd.DataFrame:
-    pooled = pd.concat(frames.values(), ignore_index=True)
-    return pooled.groupby("user", sort=True)[[*cols, "tasks"]].mean().reset_index()
-
-
 def draw(root: Path, numbers: dict[str, Any]) -> None:
     """Draw every figure whose numbers are present into ``root`` and record each file's name in
     ``numbers["figures"]`` (key: the numbers' key, e.g. ``"fig5"``).
@@ -632,33 +612,35 @@ def draw(root: Path, numbers: dict[str, Any]) -> None:
     first = Path(next(iter(per_seed.values()))["results"])
     slots = E.slots_label(numbers) if "best_slots" in numbers else ""
     drawn = numbers["figures"]
+
+    def path(key: str, name: str = "") -> Path:
+        """Where the figure of ``numbers[key]`` goes (``<key>.png`` unless ``name``), recorded."""
+        drawn[key] = name or f"{key}.png"
+        return root / drawn[key]
+
     if "table_ii" in numbers:
         models = {"multi-slot (default)": pd.DataFrame(numbers["table_ii"])}
         if "table_ii_single" in numbers:
             models["one slot per task"] = pd.DataFrame(numbers["table_ii_single"])
-        table_ii_figure(models, seeds=n, path=root / "table2.png")
-        drawn["table_ii"] = "table2.png"
+        table_ii_figure(models, seeds=n, path=path("table_ii", "table2.png"))
     if "fig4" in numbers:
         shares = pd.read_parquet(first / "fig4" / "bf-drfh" / "user_shares.parquet")
-        fig4_figure(shares, numbers["fig4"], scheduler="bf-drfh", seeds=n, path=root / "fig4.png")
-        drawn["fig4"] = "fig4.png"
+        fig4_figure(shares, numbers["fig4"], scheduler="bf-drfh", seeds=n, path=path("fig4"))
     if "fig4_deficit" in numbers:
         fig4_deficit_figure(
-            N.read_fairness_summary(first / "fig4", "bf-drfh"),
+            read_fairness(first / "fig4", ["bf-drfh"])["bf-drfh"],
             next(iter(per_seed.values()))["fig4_deficit"],
             bound=paper.FIG4_DEFICIT_BOUND,
-            path=root / "fig4_deficit.png",
+            path=path("fig4_deficit"),
         )
-        drawn["fig4_deficit"] = "fig4_deficit.png"
     if "fairness" in numbers:
         fairness_figure(
             {
                 scheduler_label(s): [v["fairness"]["series"][s] for v in per_seed.values()]
                 for s in N.FAIRNESS_SCHEDULERS
             },
-            root / "fairness.png",
+            path("fairness"),
         )
-        drawn["fairness"] = "fairness.png"
     if "fig5" in numbers:
         series = {
             label: [
@@ -667,24 +649,15 @@ def draw(root: Path, numbers: dict[str, Any]) -> None:
             ]
             for role, label in numbers["fig5"]["roles"].items()
         }
-        fig5_figure(series, root / "fig5.png")
-        drawn["fig5"] = "fig5.png"
+        fig5_figure(series, path("fig5"))
     if "fig6" in numbers:
         f6 = numbers["fig6"]
-        fig6_figure(f6["pairs"], f6["bins"], a="bf-drfh", b=slots, seeds=n, path=root / "fig6.png")
-        drawn["fig6"] = "fig6.png"
-    if "fig7" in numbers:
-        users = _per_user_mean(
-            {s: v["fig7"]["per_user"] for s, v in per_seed.items()}, ["ratio_a", "ratio_b"]
-        )
-        fig7_figure(users, numbers["fig7"], a="bf-drfh", b=slots, seeds=n, path=root / "fig7.png")
-        drawn["fig7"] = "fig7.png"
-    if "fig8" in numbers:
-        users = _per_user_mean(
-            {s: v["fig8"]["per_user"] for s, v in per_seed.items()}, ["ratio_dc", "ratio_sc"]
-        )
-        fig8_figure(users, numbers["fig8"], shared="bf-drfh", seeds=n, path=root / "fig8.png")
-        drawn["fig8"] = "fig8.png"
+        fig6_figure(f6["pairs"], f6["bins"], a="bf-drfh", b=slots, seeds=n, path=path("fig6"))
+    for key in USERS_FIGURES:
+        if key in numbers:
+            cols = [*USERS_FIGURES[key]["xy"], "tasks"]
+            pooled = pd.concat([v[key]["per_user"] for v in per_seed.values()], ignore_index=True)
+            users = pooled.groupby("user", sort=True)[cols].mean().reset_index()
+            users_figure(key, users, numbers[key], a="bf-drfh", b=slots, seeds=n, path=path(key))
     if "production" in numbers:
-        production_figure(root / N.PRODUCTION_DIR, root / "production.png")
-        drawn["production"] = "production.png"
+        production_figure(root / N.PRODUCTION_DIR, path("production"))

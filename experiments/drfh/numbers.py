@@ -1,11 +1,11 @@
 """The numbers of one seed of the DRFH reproduction (Sec. VI: Table II, Figs. 4-8).
 
-The per-run functions (:func:`table_ii`, :func:`fig5_utilization`, :func:`fig6_jct`,
-:func:`fig7_completion`, :func:`fig8_sharing_incentive`, :func:`fig4_shares`, ...) read the result
-files that ``fairsim run`` writes into one seed's results directory ``R`` (docs/architecture.md)
-and compute the numbers the paper reports; Fig. 6b's estimators (:func:`fig6_units`,
-:func:`fig6_bin_estimates`, :func:`fig6_trend`) bootstrap over jobs; :func:`seed_numbers` gathers
-every one of a seed's numbers. Their estimates over seeds are in
+The per-run functions (:func:`table_ii`, :func:`fig5_utilization`, :func:`fig6_pairs`,
+:func:`fig7_completion`, :func:`fig8_sharing_incentive`, :func:`fig4_deficit_phases`, ...) read
+the result files that ``fairsim run`` writes into one seed's results directory ``R``
+(docs/architecture.md) and compute the numbers the paper reports; Fig. 6b's estimators
+(:func:`fig6_units`, :func:`fig6_bin_estimates`, :func:`fig6_trend`) bootstrap over jobs;
+:func:`seed_numbers` gathers every one of a seed's numbers. Their estimates over seeds are in
 :mod:`fairsim.experiments.drfh.estimates`, the figures in :mod:`fairsim.experiments.drfh.figures`.
 """
 
@@ -26,6 +26,8 @@ import yaml
 
 from fairsim.experiments.claims import N_RESAMPLES, Estimate, bootstrap_units, spearman_trend
 from fairsim.experiments.drfh import paper
+from fairsim.scenario.api import RunResult
+from fairsim.scenario.reporting.fairness_panel import read_fairness
 
 logger = logging.getLogger(__name__)
 
@@ -100,27 +102,9 @@ def present_schedulers(results: str | os.PathLike[str]) -> list[str]:
 
 
 def read_summary(results: str | os.PathLike[str], scheduler: str) -> dict[str, Any]:
-    """Read ``R/<scheduler>/summary.json``.
-
-    Parameters
-    ----------
-    results : path-like
-        Results directory.
-    scheduler : str
-        Scheduler directory name.
-
-    Returns
-    -------
-    dict
-        The parsed summary.
-
-    Raises
-    ------
-    FileNotFoundError
-        If the summary does not exist.
-    """
-    path = Path(results) / scheduler / "summary.json"
-    return json.loads(path.read_text())
+    """``R/<scheduler>/summary.json`` (:meth:`fairsim.scenario.api.RunResult.from_folder`;
+    FileNotFoundError without it)."""
+    return RunResult.from_folder(Path(results) / scheduler).summary
 
 
 def mean_utilization(results: str | os.PathLike[str], scheduler: str) -> tuple[float, float]:
@@ -319,55 +303,6 @@ def job_ratio(jct_a_s: np.ndarray, jct_b_s: np.ndarray) -> np.ndarray:
         return np.where(b > 0, 1.0 - a / b, np.nan)
 
 
-def fig6_jct(
-    results: str | os.PathLike[str], a: str = "bf-drfh", b: str | None = None
-) -> pd.DataFrame:
-    """Fig. 6 of one run: job completion times of ``a`` versus ``b`` over jobs finished under both.
-
-    The mean completion-time reduction per job-size bin (1-50, 51-100, 101-500, 501-1000, >1000
-    tasks), read two ways: the reduction of the bin's mean JCT, ``1 - mean_a / mean_b``
-    (``reduction``), and the mean of every job's own reduction ``1 - jct_a / jct_b``
-    (``reduction_per_job``). With 9 jobs of 10 s under both and one of 10,000 s under ``b`` and
-    100 s under ``a``, the first is 98.0 %, the second 9.9 %.
-
-    Parameters
-    ----------
-    results, a, b
-        As in :func:`fig6_pairs`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per bin: ``bin``, ``jobs`` (finished under both), ``mean_jct_a_s``,
-        ``mean_jct_b_s``, ``reduction`` and ``reduction_per_job`` (fractions; NaN for an empty
-        bin). ``attrs`` holds ``a``, ``b``, ``jobs_both``, ``"overall"`` and
-        ``"overall_per_job"`` (the two reductions over all common jobs).
-    """
-    both = fig6_pairs(results, a, b)
-    b = str(both.attrs["b"])
-    both["ratio"] = job_ratio(both["jct_a_s"].to_numpy(), both["jct_b_s"].to_numpy())
-    grouped = both.groupby("bin", observed=False)
-    out = pd.DataFrame(
-        {
-            "bin": list(paper.FIG6_BIN_LABELS),
-            "jobs": grouped.size().reindex(paper.FIG6_BIN_LABELS).fillna(0).astype("int64").values,
-            "mean_jct_a_s": grouped["jct_a_s"].mean().values,
-            "mean_jct_b_s": grouped["jct_b_s"].mean().values,
-        }
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["reduction"] = 1.0 - out["mean_jct_a_s"] / out["mean_jct_b_s"]
-    out["reduction_per_job"] = grouped["ratio"].mean().values
-    overall = (
-        float(1.0 - both["jct_a_s"].mean() / both["jct_b_s"].mean()) if len(both) else float("nan")
-    )
-    per_job = float(both["ratio"].mean()) if both["ratio"].notna().any() else float("nan")
-    out.attrs.update(
-        {"a": a, "b": b, "overall": overall, "overall_per_job": per_job, "jobs_both": len(both)}
-    )
-    return out
-
-
 #: The two readings of Fig. 6b's "mean completion time reduction" of a bin.
 FIG6_MEASURES = ("mean_of_ratios", "ratio_of_means")
 
@@ -505,9 +440,15 @@ def fig6_trend(
     return spearman_trend(len(units), groups, seeds=seeds, what="jobs", n_resamples=n_resamples)
 
 
-def _read_users(results: Path, sub: str) -> pd.DataFrame:
-    users = pd.read_parquet(results / sub / "users.parquet")
-    return users[["user", "tasks_submitted", "tasks_completed", "completion_ratio"]]
+def _user_pairs(root: Path, a: str, b: str, suffixes: tuple[str, str]) -> pd.DataFrame:
+    """``users.parquet`` of the runs ``a`` and ``b`` joined on the users in both (``user``, then
+    ``tasks_submitted``, ``tasks_completed`` and ``completion_ratio`` of each, suffixed)."""
+
+    def read(sub: str) -> pd.DataFrame:
+        users = pd.read_parquet(root / sub / "users.parquet")
+        return users[["user", "tasks_submitted", "tasks_completed", "completion_ratio"]]
+
+    return read(a).merge(read(b), on="user", suffixes=suffixes)
 
 
 def fig7_completion(
@@ -531,12 +472,13 @@ def fig7_completion(
     dict
         ``a``, ``b``, ``users`` (in both), ``higher_under_a`` / ``lower_under_a`` (fractions of
         users with a strictly higher / lower ratio under ``a``), ``full_under_a_not_b`` (fraction
-        of users with every task completed under ``a`` but not under ``b``).
+        of users with every task completed under ``a`` but not under ``b``) and ``per_user``
+        (``user``, ``tasks`` submitted, ``ratio_a``, ``ratio_b``: their completion ratios).
     """
     root = Path(results)
     if b is None:
         b = best_slots(table_ii(root))
-    m = _read_users(root, a).merge(_read_users(root, b), on="user", suffixes=("_a", "_b"))
+    m = _user_pairs(root, a, b, ("_a", "_b"))
     ra, rb = m["completion_ratio_a"].to_numpy(float), m["completion_ratio_b"].to_numpy(float)
     n = max(len(m), 1)
     full_a = m["tasks_completed_a"] >= m["tasks_submitted_a"]
@@ -549,6 +491,9 @@ def fig7_completion(
         "lower_under_a": float(np.sum(ra < rb - _TOL) / n) if len(m) else float("nan"),
         "full_under_a_not_b": float((full_a & ~full_b).sum() / n) if len(m) else float("nan"),
     }
+    stats["per_user"] = pd.DataFrame(
+        {"user": m["user"], "tasks": m["tasks_submitted_a"], "ratio_a": ra, "ratio_b": rb}
+    )
     return stats
 
 
@@ -579,12 +524,11 @@ def fig8_sharing_incentive(
     dict
         ``users`` (in both), ``worse_off`` (count with ``ratio_shared < ratio_dedicated - 1e-9``),
         ``worse_off_fraction``, ``mean_decrease`` (mean of ``ratio_dedicated - ratio_shared``
-        over the worse-off users; NaN when none), ``better_off_fraction``.
+        over the worse-off users; NaN when none), ``better_off_fraction``, ``per_user``
+        (``user``, ``tasks`` submitted, ``ratio_dc``, ``ratio_sc``: the completion ratios) and
+        ``worse`` (``user``, ``decrease``: the worse-off users' decreases).
     """
-    root = Path(results)
-    m = _read_users(root, "dedicated").merge(
-        _read_users(root, shared), on="user", suffixes=("_dc", "_sc")
-    )
+    m = _user_pairs(Path(results), "dedicated", shared, ("_dc", "_sc"))
     dc, sc = m["completion_ratio_dc"].to_numpy(float), m["completion_ratio_sc"].to_numpy(float)
     worse = sc < dc - _TOL
     n = len(m)
@@ -596,6 +540,10 @@ def fig8_sharing_incentive(
         "better_off_fraction": float(np.sum(sc > dc + _TOL) / n) if n else float("nan"),
         "mean_decrease": float(np.mean(dc[worse] - sc[worse])) if worse.any() else float("nan"),
     }
+    users = {"user": m["user"], "tasks": m["tasks_submitted_dc"], "ratio_dc": dc, "ratio_sc": sc}
+    stats["per_user"] = pd.DataFrame(users)
+    decrease = pd.DataFrame({"user": m["user"], "decrease": dc - sc})
+    stats["worse"] = decrease[worse].reset_index(drop=True)
     return stats
 
 
@@ -660,41 +608,6 @@ def fig4_phase_means(
                 per_user[str(user)] = means
         out[name] = per_user
     return out
-
-
-def fig4_shares(
-    results: str | os.PathLike[str],
-    *,
-    scheduler: str = "bf-drfh",
-) -> dict[str, dict[str, dict[str, float]]]:
-    """Fig. 4's numbers: each user's mean CPU, memory and global dominant share in each phase.
-
-    Parameters
-    ----------
-    results : path-like
-        Results directory; reads ``R/fig4/<scheduler>/user_shares.parquet``.
-    scheduler : str, optional
-        Scheduler subdirectory of ``R/fig4`` (default Best-Fit DRFH).
-
-    Returns
-    -------
-    dict
-        Phase means, see :func:`fig4_phase_means`.
-    """
-    shares = pd.read_parquet(Path(results) / "fig4" / scheduler / "user_shares.parquet")
-    return fig4_phase_means(shares)
-
-
-def read_fairness_summary(results: str | os.PathLike[str], scheduler: str) -> pd.DataFrame:
-    """``R/<scheduler>/fairness_summary.parquet`` (``collect.fairness``), sorted by time.
-
-    Raises
-    ------
-    FileNotFoundError
-        When the run was made without ``collect.fairness``.
-    """
-    path = Path(results) / scheduler / "fairness_summary.parquet"
-    return pd.read_parquet(path).sort_values("time_s", ignore_index=True)
 
 
 def fairness_context(results: str | os.PathLike[str], scheduler: str) -> dict[str, float]:
@@ -845,7 +758,7 @@ def fig4_deficit_phases(
         When the Fig. 4 run was made without ``collect.fairness``.
     """
     run = Path(results) / "fig4" / scheduler
-    summary = read_fairness_summary(Path(results) / "fig4", scheduler)
+    summary = read_fairness(Path(results) / "fig4", [scheduler])[scheduler]
     per_user = pd.read_parquet(run / "fairness.parquet")
     tasks = pd.read_parquet(
         run / "tasks.parquet", columns=["user", "submit_s", "start_s", "finish_s"]
@@ -932,18 +845,12 @@ def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     jobs: dict[str, pd.Series] = {}
     servers = tasks = horizon = None
     for s in PRODUCTION_SCHEDULERS:
-        summary = read_summary(root, s)
-        util = pd.read_parquet(root / s / "utilization.parquet")
+        summary, _, per[s] = _utilization(root, s)
         users = pd.read_parquet(root / s / "users.parquet", columns=["completion_ratio"])
         j = pd.read_parquet(root / s / "jobs.parquet", columns=["job_id", "completion_time_s"])
         jobs[s] = j.set_index("job_id")["completion_time_s"]
         avg = (summary.get("fairness") or {}).get("time_average") or {}
-        mu = summary["mean_utilization"]
-        per[s] = {
-            "cpu": float(mu["cpu"]),
-            "mem": float(mu["mem"]),
-            "peak_cpu": float(util["cpu"].max()),
-            "peak_mem": float(util["mem"].max()),
+        per[s] |= {
             "completed": summary["tasks_completed"] / summary["tasks"],
             "user_ratio": float(users["completion_ratio"].mean()),
             "jain": avg.get("jain_index"),
@@ -965,17 +872,23 @@ def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     }
 
 
+def _utilization(root: Path, run: str) -> tuple[dict[str, Any], pd.DataFrame, dict[str, Any]]:
+    """A run's ``summary.json``, ``utilization.parquet`` and from them ``cpu``, ``mem`` (mean
+    utilisation) and ``peak_cpu``, ``peak_mem`` (its largest sample)."""
+    summary = read_summary(root, run)
+    util = pd.read_parquet(root / run / "utilization.parquet")
+    mu = summary["mean_utilization"]
+    means = {r: float(mu[r]) for r in ("cpu", "mem")}
+    return summary, util, means | {f"peak_{r}": float(util[r].max()) for r in ("cpu", "mem")}
+
+
 def _reading(root: Path, folder: str) -> dict[str, Any]:
     """One replay of the trace's placements (:func:`production_numbers`' ``readings``)."""
-    summary = read_summary(root, folder)
-    util = pd.read_parquet(root / folder / "utilization.parquet")
-    mu, oc = summary["mean_utilization"], summary.get("overcommit") or {}
+    summary, util, numbers = _utilization(root, folder)
+    oc = summary.get("overcommit") or {}
     return {
         "folder": folder,
-        "cpu": float(mu["cpu"]),
-        "mem": float(mu["mem"]),
-        "peak_cpu": float(util["cpu"].max()),
-        "peak_mem": float(util["mem"].max()),
+        **numbers,
         "overcommit": {
             r: {
                 "servers_max": int(util[f"overcommitted_{r}"].max()),
@@ -1019,10 +932,9 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     dict
         ``config``, ``servers`` (count and totals), ``summaries`` (``{scheduler: summary}``,
         including ``"fig4/bf-drfh"``), ``table_ii`` and ``table_ii_single`` (row dicts),
-        ``best_slots``, ``fig4``, ``fig5``, ``fig6`` (``bins`` and ``pairs``: the jobs finished
-        under both, a DataFrame), ``fig7``, ``fig8`` (with ``worse``: the worse-off users'
-        decreases, a DataFrame), ``dedicated``, ``sensitivity`` (the same under the older
-        censoring rule), ``fig4_deficit`` (:func:`fairsim.experiments.drfh.numbers.
+        ``best_slots``, ``fig4``, ``fig5``, ``fig6`` (``b`` and ``pairs``: the jobs finished
+        under both, a DataFrame), ``fig7``, ``fig8``, ``dedicated``, ``sensitivity`` (the same
+        under the older censoring rule), ``fig4_deficit`` (:func:`fairsim.experiments.drfh.numbers.
         fig4_deficit_phases`), ``fairness`` (:func:`_fairness_numbers`), ``fig4_config`` and
         ``skipped`` (``{key: reason}``).
     """
@@ -1034,17 +946,11 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         "summaries": {},
         "skipped": {},
     }
-    servers_path = root / "servers.parquet"
-    if servers_path.exists():
-        srv = pd.read_parquet(servers_path)
-        numbers["servers"] = {
-            "count": len(srv),
-            **{r: float(srv[r].sum()) for r in ("cpu", "mem") if r in srv},
-        }
-    fig4_servers = root / "fig4" / "servers.parquet"
-    if fig4_servers.exists():
-        srv = pd.read_parquet(fig4_servers)
-        numbers["fig4_servers"] = {r: float(srv[r].sum()) for r in ("cpu", "mem")}
+    for key, path in (("servers", root), ("fig4_servers", root / "fig4")):
+        if (path / "servers.parquet").exists():
+            srv = pd.read_parquet(path / "servers.parquet")
+            count = {"count": len(srv)} if key == "servers" else {}
+            numbers[key] = count | {r: float(srv[r].sum()) for r in ("cpu", "mem") if r in srv}
     for s in present_schedulers(root):
         numbers["summaries"][s] = read_summary(root, s)
     fig4_summary = root / "fig4" / "bf-drfh" / "summary.json"
@@ -1076,7 +982,8 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     if single is not None and not single.empty:
         numbers["table_ii_single"] = single.to_dict(orient="records")
 
-    attempt("fig4", lambda: fig4_shares(root))
+    shares = root / "fig4" / "bf-drfh" / "user_shares.parquet"
+    attempt("fig4", lambda: fig4_phase_means(pd.read_parquet(shares)))
     attempt("fig4_deficit", lambda: fig4_deficit_phases(root))
     attempt("fairness", lambda: _fairness_numbers(root))
 
@@ -1092,68 +999,14 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         for key in ("fig6", "fig7"):
             numbers["skipped"][key] = "no Slots baseline (no slots-S/ results)"
     else:
-        attempt("fig6", lambda: _fig6_numbers(root, best))
-        attempt("fig7", lambda: _fig7_numbers(root, best))
-    attempt("fig8", lambda: _fig8_numbers(root))
+        attempt("fig6", lambda: {"b": best, "pairs": fig6_pairs(root, "bf-drfh", best)})
+        attempt("fig7", lambda: fig7_completion(root, "bf-drfh", best))
+    attempt("fig8", lambda: fig8_sharing_incentive(root))
     dedicated = root / "dedicated" / "summary.json"
     if dedicated.exists():
         numbers["dedicated"] = json.loads(dedicated.read_text())
     attempt("sensitivity", lambda: _sensitivity(root, best))
     return numbers
-
-
-def _fig6_numbers(root: Path, best: str) -> dict[str, Any]:
-    table = fig6_jct(root, "bf-drfh", best)
-    return {
-        "b": best,
-        "bins": table.to_dict(orient="records"),
-        "overall": table.attrs["overall"],
-        "overall_per_job": table.attrs["overall_per_job"],
-        "jobs_both": table.attrs["jobs_both"],
-        "pairs": fig6_pairs(root, "bf-drfh", best),
-    }
-
-
-def _users(root: Path, sub: str) -> pd.DataFrame:
-    cols = ["user", "tasks_submitted", "completion_ratio"]
-    return pd.read_parquet(root / sub / "users.parquet", columns=cols)
-
-
-def _fig7_numbers(root: Path, best: str) -> dict[str, Any]:
-    stats = fig7_completion(root, "bf-drfh", best)
-    users = _users(root, "bf-drfh").merge(
-        _users(root, best).drop(columns="tasks_submitted"), on="user", suffixes=("_a", "_b")
-    )
-    stats["per_user"] = users.rename(
-        columns={
-            "completion_ratio_a": "ratio_a",
-            "completion_ratio_b": "ratio_b",
-            "tasks_submitted": "tasks",
-        }
-    )
-    return stats
-
-
-def _fig8_numbers(root: Path) -> dict[str, Any]:
-    stats = fig8_sharing_incentive(root)
-    users = _users(root, "dedicated").merge(
-        _users(root, "bf-drfh").drop(columns="tasks_submitted"),
-        on="user",
-        suffixes=("_dc", "_sc"),
-    )
-    users = users.rename(
-        columns={
-            "completion_ratio_dc": "ratio_dc",
-            "completion_ratio_sc": "ratio_sc",
-            "tasks_submitted": "tasks",
-        }
-    )
-    stats["per_user"] = users
-    decrease = users["ratio_dc"] - users["ratio_sc"]
-    stats["worse"] = pd.DataFrame({"user": users["user"], "decrease": decrease})[
-        users["ratio_sc"] < users["ratio_dc"] - 1e-9
-    ].reset_index(drop=True)
-    return stats
 
 
 def _fairness_numbers(root: Path) -> dict[str, Any]:
@@ -1175,16 +1028,10 @@ def _fairness_numbers(root: Path) -> dict[str, Any]:
         When a scheduler's fairness files are missing.
     """
     sub = root / FAIRNESS_DIR
-    out: dict[str, Any] = {
-        "series": {},
-        "averages": {},
-        "fairness": {},
-        "context": {},
-        "wall_s": {},
-        "same_schedule": {},
-    }
+    keys = ("series", "averages", "fairness", "context", "wall_s", "same_schedule")
+    out: dict[str, Any] = {k: {} for k in keys}
     for s in FAIRNESS_SCHEDULERS:
-        out["series"][s] = read_fairness_summary(sub, s)
+        out["series"][s] = read_fairness(sub, [s])[s]
         out["context"][s] = fairness_context(sub, s)
         summary = read_summary(sub, s)
         if not isinstance(summary.get("fairness"), dict):
@@ -1207,12 +1054,12 @@ def _sensitivity(root: Path, best: str | None) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {
         "rule": "complete",
-        "fig6": _fig6_numbers(sub, best),
-        "fig7": _fig7_numbers(sub, best),
+        "fig6": {"b": best, "pairs": fig6_pairs(sub, "bf-drfh", best)},
+        "fig7": fig7_completion(sub, "bf-drfh", best),
         "completed": read_summary(sub, "bf-drfh").get("tasks_completed"),
     }
     if (sub / "dedicated" / "users.parquet").exists():
-        out["fig8"] = _fig8_numbers(sub)
+        out["fig8"] = fig8_sharing_incentive(sub)
     return out
 
 

@@ -12,7 +12,7 @@ import functools
 import logging
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,28 +54,33 @@ def _sec(x: Any) -> str:
 
 
 Section = Callable[[dict[str, Any]], list[str]]
+#: A table's column: its heading and the cell of a row's item.
+Column = tuple[str, Callable[[Any], str]]
 
 
-def _section(key: str) -> Callable[[Section], Section]:
-    """A section of ``numbers[key]`` (its template block ``key``): its title and the reason
-    instead when that piece was skipped."""
+def _table(columns: Sequence[Column], items: Iterable[Any]) -> list[str]:
+    """:func:`fairsim.experiments.kit.table` with one row per item, its cells from ``columns``."""
+    return kit.table([h for h, _ in columns], [[cell(x) for _, cell in columns] for x in items])
+
+
+def _section(key: str, alt: str, gap: bool = True) -> Callable[[Section], Section]:
+    """A section of ``numbers[key]`` (its template block ``key``), then (after an empty line
+    unless not ``gap``) its figure with the text ``alt``; its title and the reason instead when
+    that piece was skipped."""
 
     def wrap(section: Section) -> Section:
         @functools.wraps(section)
         def lines(numbers: dict[str, Any]) -> list[str]:
-            if key in numbers:
-                return section(numbers)
-            reason = (numbers.get("skipped") or {}).get(key, "inputs missing")
-            return T.lines("skipped", title=T.title(key), reason=reason)
+            if key not in numbers:
+                reason = (numbers.get("skipped") or {}).get(key, "inputs missing")
+                return T.lines("skipped", title=T.title(key), reason=reason)
+            name = (numbers.get("figures") or {}).get(key)
+            image = [f"![{alt}]({name})", ""] if name else []
+            return [*section(numbers), *([""] if gap else []), *image]
 
         return lines
 
     return wrap
-
-
-def _image(numbers: dict[str, Any], key: str, alt: str) -> list[str]:
-    name = (numbers.get("figures") or {}).get(key)
-    return [f"![{alt}]({name})", ""] if name else []
 
 
 def _differs(numbers: dict[str, Any], key: str) -> list[str]:
@@ -150,62 +155,40 @@ def _provenance(numbers: dict[str, Any]) -> list[str]:
         ),
     ]
     runs = {r["seed"]: r for r in numbers.get("runs") or []}
-    rows = []
-    for s, v in per_seed.items():
+
+    def hashes(v: dict[str, Any]) -> str:
         summaries = (v.get("summaries") or {}).values()
-        hashes = sorted({str(x["config_hash"]) for x in summaries if "config_hash" in x})
-        rows.append(
-            [
-                str(s),
-                _totals(v.get("servers") or {}),
-                f"`{v.get('best_slots', '—')}`",
-                str((v.get("fig4_config") or {}).get("seed", "—")),
-                _totals(v.get("fig4_servers") or {}),
-                ", ".join(hashes) or "—",
-                f"{runs[s]['wall_s']:.0f}" if s in runs else "—",
-            ]
-        )
-    head = [
-        "seed",
-        "pool CPU / memory (units)",
-        "best Slots",
-        "Fig. 4 pool seed",
-        "Fig. 4 pool CPU / memory",
-        "config hashes",
-        "wall (s)",
+        return ", ".join(sorted({str(x["config_hash"]) for x in summaries if "config_hash" in x}))
+
+    columns: list[Column] = [
+        ("seed", lambda sv: str(sv[0])),
+        ("pool CPU / memory (units)", lambda sv: _totals(sv[1].get("servers") or {})),
+        ("best Slots", lambda sv: f"`{sv[1].get('best_slots', '—')}`"),
+        ("Fig. 4 pool seed", lambda sv: str((sv[1].get("fig4_config") or {}).get("seed", "—"))),
+        ("Fig. 4 pool CPU / memory", lambda sv: _totals(sv[1].get("fig4_servers") or {})),
+        ("config hashes", lambda sv: hashes(sv[1]) or "—"),
+        ("wall (s)", lambda sv: f"{runs[sv[0]]['wall_s']:.0f}" if sv[0] in runs else "—"),
     ]
     return [
         *lines,
         *T.lines("provenance.per_seed"),
-        *kit.table(head, rows)[:-1],
+        *_table(columns, per_seed.items())[:-1],
         *T.lines("provenance.end"),
     ]
 
 
-_TABLE_II_HEADER = [
-    "slots / max server",
-    "CPU ours [95 % CI]",
-    "CPU paper",
-    "CPU diff",
-    "mem ours [95 % CI]",
-    "mem paper",
-    "mem diff",
-]
+def _table_ii_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Table II: per slot count and resource ours with its interval, the paper's, the difference."""
 
-
-def _table_ii_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
-    return [
-        [
-            str(int(r["slots"])),
-            kit.estimate(r["cpu"]),
-            _pct(r["paper_cpu"]),
-            _pp(r["cpu"].value - r["paper_cpu"]),
-            kit.estimate(r["mem"]),
-            _pct(r["paper_mem"]),
-            _pp(r["mem"].value - r["paper_mem"]),
+    def resource(res: str, name: str) -> list[Column]:
+        return [
+            (f"{name} ours [95 % CI]", lambda r: kit.estimate(r[res])),
+            (f"{name} paper", lambda r: _pct(r[f"paper_{res}"])),
+            (f"{name} diff", lambda r: _pp(r[res].value - r[f"paper_{res}"])),
         ]
-        for r in rows
-    ]
+
+    slots: Column = ("slots / max server", lambda r: str(int(r["slots"])))
+    return _table([slots, *resource("cpu", "CPU"), *resource("mem", "mem")], rows)
 
 
 def _table_ii_shape(rows: list[dict[str, Any]], model: str) -> str:
@@ -239,7 +222,7 @@ def _table_ii_shape(rows: list[dict[str, Any]], model: str) -> str:
     )
 
 
-@_section("table_ii")
+@_section("table_ii", "Table II")
 def _sec_table_ii(numbers: dict[str, Any]) -> list[str]:
     rows = sorted(numbers["table_ii"], key=lambda r: int(r["slots"]))
     orders = numbers.get("table_ii_orders") or {}
@@ -248,7 +231,7 @@ def _sec_table_ii(numbers: dict[str, Any]) -> list[str]:
     memory = (numbers.get("explanations") or {}).get("table_ii:memory")
     lines = [
         *T.lines("table_ii"),
-        *kit.table(_TABLE_II_HEADER, _table_ii_rows(rows)),
+        *_table_ii_table(rows),
         _table_ii_shape(rows, "multi-slot"),
         T.text("table_ii.calibration", calibration=CALIBRATION.removeprefix("calibration: ")),
         *([f"- The memory column: {memory}"] if memory else []),
@@ -264,14 +247,14 @@ def _sec_table_ii(numbers: dict[str, Any]) -> list[str]:
         single = sorted(numbers["table_ii_single"], key=lambda r: int(r["slots"]))
         lines += [
             *T.lines("table_ii.single"),
-            *kit.table(_TABLE_II_HEADER, _table_ii_rows(single)),
+            *_table_ii_table(single),
             _table_ii_shape(single, "one slot per task"),
             *T.lines("table_ii.single_end"),
         ]
-    return [*lines, "", *_image(numbers, "table_ii", "Table II")]
+    return lines
 
 
-@_section("fig4")
+@_section("fig4", "Fig. 4")
 def _sec_fig4(numbers: dict[str, Any]) -> list[str]:
     rows = []
     spread = []
@@ -290,43 +273,41 @@ def _sec_fig4(numbers: dict[str, Any]) -> list[str]:
         *kit.table(["phase", "user", "share", "ours [95 % CI]", "paper", "diff"], rows),
         *spread,
         *_differs(numbers, "fig4"),
-        "",
-        *_image(numbers, "fig4", "Fig. 4"),
     ]
 
 
-@_section("fig4_deficit")
+#: The columns of Fig. 4's deficit table after the phase and its window: key → heading.
+_DEFICIT_COLUMNS = {
+    "max_deficit_mean": "largest deficit, mean",
+    "max_deficit_max": "largest deficit, max",
+    "max_deficit_max_all": "max with the first run time",
+    "jain_mean": "Jain's index, mean",
+    "online": "online dominant share",
+    "whole": "whole tasks placed at once",
+    "reference": "DRFH allocation (reference)",
+    "divisible": "divisible, unbounded",
+}
+
+
+@_section("fig4_deficit", "Fig. 4's deficit")
 def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
     d = numbers["fig4_deficit"]
     phases = d["phases"]
     first = phases[N.FIG4_DEFICIT_PHASES[0]]
-    cols = ["max_deficit_mean", "max_deficit_max", "max_deficit_max_all", "jain_mean"]
-    cols += ["online", "whole", "reference", "divisible"]
+    window = "window (mean over seeds)" if len(numbers.get("seeds") or []) > 1 else "window"
     rows = [
         [
             phase,
             f"{v['start_s'].value:,.0f} – {v['end_s'].value:,.0f} s",
-            *(kit.estimate(v[c], "" if c == "jain_mean" else "share") for c in cols),
+            *(kit.estimate(v[c], "" if c == "jain_mean" else "share") for c in _DEFICIT_COLUMNS),
         ]
         for phase, v in phases.items()
-    ]
-    head = [
-        "phase",
-        "window (mean over seeds)" if len(numbers.get("seeds") or []) > 1 else "window",
-        "largest deficit, mean",
-        "largest deficit, max",
-        "max with the first run time",
-        "Jain's index, mean",
-        "online dominant share",
-        "whole tasks placed at once",
-        "DRFH allocation (reference)",
-        "divisible, unbounded",
     ]
     worst = d["worst"]
     above = worst.finite and worst.bounds()[1] > paper.FIG4_DEFICIT_BOUND
     return [
         *T.lines("fig4_deficit", settle=first["settle_s"].value, pools=fig4_pools(numbers)),
-        *kit.table(head, rows),
+        *kit.table(["phase", window, *_DEFICIT_COLUMNS.values()], rows),
         *T.lines(
             "fig4_deficit.end",
             bound=100 * paper.FIG4_DEFICIT_BOUND,
@@ -334,12 +315,10 @@ def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
             worst=kit.estimate(worst),
         ),
         *(_differs(numbers, "fig4:deficit") if above else []),
-        "",
-        *_image(numbers, "fig4_deficit", "Fig. 4's deficit"),
     ]
 
 
-@_section("fairness")
+@_section("fairness", "fairness over time", gap=False)
 def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
     f = numbers["fairness"]
     head = ["scheduler", *(E.FAIRNESS_AVERAGES[k][1] for k in E.FAIRNESS_AVERAGES)]
@@ -375,7 +354,6 @@ def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
             all=sum(len(v) for v in same),
             solves=solves,
         ),
-        *_image(numbers, "fairness", "fairness over time"),
     ]
 
 
@@ -411,25 +389,34 @@ def _production_notes(p: dict[str, Any]) -> list[str]:
     return lines
 
 
-@_section("production")
+#: The production table's columns after the schedule: key of its numbers → heading, format.
+_PRODUCTION_COLUMNS: dict[str, tuple[str, Callable[[Any], str]]] = {
+    "cpu": ("mean CPU", _pct),
+    "mem": ("mean memory", _pct),
+    "peak_cpu": ("peak CPU", _pct),
+    "peak_mem": ("peak memory", _pct),
+    "completed": ("tasks completed", _pct),
+    "user_ratio": ("users' mean completion ratio", _pct),
+    "jct_mean_s": ("mean JCT", _sec),
+    "jct_median_s": ("median JCT", _sec),
+    "jain": ("Jain's index", lambda x: "—" if x is None else f"{x:.3f}"),
+    "max_deficit": ("largest deficit", lambda x: "—" if x is None else f"{100 * x:.2f} %"),
+}
+
+
+@_section("production", "production context", gap=False)
 def _sec_production(numbers: dict[str, Any]) -> list[str]:
     p = numbers["production"]
     per = p["per"]
     first, schedule = (N.PRODUCTION_READINGS[k] for k in ("first", "schedule"))
-    head = ["schedule", "mean CPU", "mean memory", "peak CPU", "peak memory", "tasks completed"]
-    head += ["users' mean completion ratio", "mean JCT", "median JCT", "Jain's index"]
     rows = [
         [
             "recorded (trace, first request)" if s == first else scheduler_label(s),
-            *(_pct(per[s][k]) for k in ("cpu", "mem", "peak_cpu", "peak_mem", "completed")),
-            _pct(per[s]["user_ratio"]),
-            _sec(per[s]["jct_mean_s"]),
-            _sec(per[s]["jct_median_s"]),
-            "—" if per[s]["jain"] is None else f"{per[s]['jain']:.3f}",
-            "—" if per[s]["max_deficit"] is None else f"{100 * per[s]['max_deficit']:.2f} %",
+            *(show(per[s][k]) for k, (_, show) in _PRODUCTION_COLUMNS.items()),
         ]
         for s in p["schedulers"]
     ]
+    head = ["schedule", *(h for h, _ in _PRODUCTION_COLUMNS.values())]
     rec, bf, slots = per[first], per["bf-drfh"], per["slots-16"]
     over, over_first = (
         max((o["servers_max"] for o in p["readings"][k]["overcommit"].values()), default=0)
@@ -450,7 +437,7 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
             first=first,
             schedule=schedule,
         ),
-        *kit.table([*head, "largest deficit"], rows),
+        *kit.table(head, rows),
         *_production_notes(p),
         *T.lines(
             "production.comparison",
@@ -460,11 +447,10 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
             bf_mem=_ratio(bf["mem"], rec["mem"]),
             over=over_text,
         ),
-        *_image(numbers, "production", "production context"),
     ]
 
 
-@_section("fig5")
+@_section("fig5", "Fig. 5")
 def _sec_fig5(numbers: dict[str, Any]) -> list[str]:
     f5 = numbers["fig5"]
     roles = f5["roles"]
@@ -489,27 +475,23 @@ def _sec_fig5(numbers: dict[str, Any]) -> list[str]:
             T.text("fig5.diff", label=roles[a], diff=kit.estimate(f5["diff"][a], "pp"))
             for a in ("bf-drfh", "ff-drfh")
         ),
-        "",
-        *_image(numbers, "fig5", "Fig. 5"),
     ]
+
+
+#: Fig. 6's table: heading and cell of a row of ``bins``.
+_FIG6_COLUMNS: list[Column] = [
+    ("job size (tasks)", lambda r: str(r["bin"])),
+    ("jobs", lambda r: f"{r['jobs']:,}"),
+    ("(job, seed) pairs", lambda r: f"{r['pairs']:,}"),
+    ("mean JCT BF-DRFH", lambda r: _sec(r["mean_jct_a_s"])),
+    ("mean JCT Slots", lambda r: _sec(r["mean_jct_b_s"])),
+    ("reduction of the mean JCT [95 % CI]", lambda r: kit.estimate(r["ratio_of_means"])),
+    ("mean of per-job reductions [95 % CI]", lambda r: kit.estimate(r["mean_of_ratios"])),
+]
 
 
 def _fig6_table(f6: dict[str, Any]) -> list[str]:
-    rows = [
-        [
-            str(r["bin"]),
-            f"{r['jobs']:,}",
-            f"{r['pairs']:,}",
-            _sec(r["mean_jct_a_s"]),
-            _sec(r["mean_jct_b_s"]),
-            kit.estimate(r["ratio_of_means"]),
-            kit.estimate(r["mean_of_ratios"]),
-        ]
-        for _, r in f6["bins"].iterrows()
-    ]
-    head = ["job size (tasks)", "jobs", "(job, seed) pairs", "mean JCT BF-DRFH", "mean JCT Slots"]
-    head += ["reduction of the mean JCT [95 % CI]", "mean of per-job reductions [95 % CI]"]
-    return kit.table(head, rows)
+    return _table(_FIG6_COLUMNS, (r for _, r in f6["bins"].iterrows()))
 
 
 def _trends(f6: dict[str, Any]) -> dict[str, str]:
@@ -520,7 +502,7 @@ def _trends(f6: dict[str, Any]) -> dict[str, str]:
     }
 
 
-@_section("fig6")
+@_section("fig6", "Fig. 6")
 def _sec_fig6(numbers: dict[str, Any]) -> list[str]:
     f6 = numbers["fig6"]
     expl = numbers.get("explanations") or {}
@@ -541,18 +523,61 @@ def _sec_fig6(numbers: dict[str, Any]) -> list[str]:
             *_fig6_table(sens)[:-1],
             *T.lines("fig6.complete_end", **_trends(sens)),
         ]
-    return [*lines, "", *_image(numbers, "fig6", "Fig. 6")]
+    return lines
 
 
-def _ours(rows: list[tuple[str, Any, Any, str, str]]) -> list[str]:
-    """A table of quantities (name, ours, ours under rule ``complete``, the paper's, unit)."""
+#: The rows of Figs. 7 and 8's tables (:func:`_users_table`): the quantity, its key in the
+#: numbers, the paper's value and the unit.
+_USERS_ROWS = {
+    "fig7": (
+        (
+            "users with a higher ratio under BF-DRFH",
+            "higher_under_a",
+            f'"almost all" (read as ≥ {_pct(paper.ALMOST_ALL, 0)})',
+            "share",
+        ),
+        ("users with a lower ratio under BF-DRFH", "lower_under_a", "not given", "share"),
+        (
+            "users with all tasks completed under BF-DRFH but not under Slots",
+            "full_under_a_not_b",
+            _pct(paper.FIG7_FULL_UNDER_BF_NOT_SLOTS),
+            "share",
+        ),
+    ),
+    "fig8": (
+        (
+            "users worse off in the shared cloud",
+            "worse_off_fraction",
+            _pct(paper.FIG8_WORSE_OFF_FRACTION),
+            "share",
+        ),
+        (
+            "mean decrease of their completion ratio (points)",
+            "mean_decrease",
+            f'"only slightly" (read as ≤ {100 * paper.ONLY_SLIGHTLY:.0f} points)',
+            "pp",
+        ),
+        ("users better off in the shared cloud", "better_off_fraction", '"most"', "share"),
+    ),
+}
+
+
+def _users_table(numbers: dict[str, Any], key: str) -> list[str]:
+    """Fig. 7's or 8's quantities: ours, ours under the older rule ``complete``, the paper's;
+    then the explanation and the figure."""
+    ours, old = numbers[key], (numbers.get("sensitivity") or {}).get(key) or {}
+    rows = [
+        [q, kit.estimate(ours[k], u), kit.estimate(old.get(k), u), p]
+        for q, k, p, u in _USERS_ROWS[key]
+    ]
     head = ["quantity", "ours [95 % CI]", "ours, rule `complete`", "paper"]
-    return kit.table(
-        head, [[q, kit.estimate(a, u), kit.estimate(b, u), p] for q, a, b, p, u in rows]
-    )
+    return [
+        *kit.table(head, rows),
+        *_differs(numbers, key),
+    ]
 
 
-@_section("fig7")
+@_section("fig7", "Fig. 7")
 def _sec_fig7(numbers: dict[str, Any]) -> list[str]:
     f7 = numbers["fig7"]
     first: dict[str, Any] = next(iter((numbers.get("per_seed") or {}).values()), {})
@@ -567,67 +592,23 @@ def _sec_fig7(numbers: dict[str, Any]) -> list[str]:
             left=n_users - n_cens,
             share=_pct((n_users - n_cens) / n_users),
         )
-    sens = (numbers.get("sensitivity") or {}).get("fig7") or {}
-    almost = f'"almost all" (read as ≥ {_pct(paper.ALMOST_ALL, 0)})'
-    rows = [
-        (f"users with {what}", f7[key], sens.get(key), text, "share")
-        for what, key, text in (
-            ("a higher ratio under BF-DRFH", "higher_under_a", almost),
-            ("a lower ratio under BF-DRFH", "lower_under_a", "not given"),
-            (
-                "all tasks completed under BF-DRFH but not under Slots",
-                "full_under_a_not_b",
-                _pct(paper.FIG7_FULL_UNDER_BF_NOT_SLOTS),
-            ),
-        )
-    ]
     return [
         *T.lines("fig7", users=", ".join(map(str, sorted(set(f7["users"]))))),
         *hold,
-        *_ours(rows),
-        *_differs(numbers, "fig7"),
-        "",
-        *_image(numbers, "fig7", "Fig. 7"),
+        *_users_table(numbers, "fig7"),
     ]
 
 
-@_section("fig8")
+@_section("fig8", "Fig. 8")
 def _sec_fig8(numbers: dict[str, Any]) -> list[str]:
     f8 = numbers["fig8"]
-    sens = (numbers.get("sensitivity") or {}).get("fig8") or {}
-    rows = [
-        (
-            "users worse off in the shared cloud",
-            f8["worse_off_fraction"],
-            sens.get("worse_off_fraction"),
-            _pct(paper.FIG8_WORSE_OFF_FRACTION),
-            "share",
-        ),
-        (
-            "mean decrease of their completion ratio (points)",
-            f8["mean_decrease"],
-            sens.get("mean_decrease"),
-            f'"only slightly" (read as ≤ {100 * paper.ONLY_SLIGHTLY:.0f} points)',
-            "pp",
-        ),
-        (
-            "users better off in the shared cloud",
-            f8["better_off_fraction"],
-            sens.get("better_off_fraction"),
-            '"most"',
-            "share",
-        ),
-    ]
     return [
         *T.lines(
             "fig8",
             users=", ".join(map(str, sorted(set(f8["users"])))),
             worse=", ".join(map(str, f8["worse_off"])),
         ),
-        *_ours(rows),
-        *_differs(numbers, "fig8"),
-        "",
-        *_image(numbers, "fig8", "Fig. 8"),
+        *_users_table(numbers, "fig8"),
     ]
 
 

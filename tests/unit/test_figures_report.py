@@ -17,6 +17,7 @@ from fairsim.experiments.drfh import estimates, figures
 from fairsim.experiments.drfh import numbers as drfh_numbers
 from fairsim.experiments.drfh import paper as paper
 from fairsim.experiments.drfh import report as report
+from fairsim.scenario.reporting.fairness_panel import read_fairness
 
 USERS = ["u1", "u2", "u3", "u4"]
 
@@ -411,23 +412,25 @@ def test_fig5_means_and_dominance(results: Path) -> None:
 
 
 def test_fig6_per_bin_reduction(results: Path) -> None:
-    table = drfh_numbers.fig6_jct(results, "bf-drfh", "slots-14")
-    assert table["bin"].tolist() == ["1-50", "51-100", "101-500", "501-1000", ">1000"]
-    assert table["jobs"].tolist() == [2, 1, 0, 0, 1]
+    pairs = drfh_numbers.fig6_pairs(results, "bf-drfh", "slots-14")
+    assert pairs.attrs == {"a": "bf-drfh", "b": "slots-14"}
+    units = drfh_numbers.fig6_units(pairs.assign(seed=1))
+    table = drfh_numbers.fig6_bin_estimates(units, seeds=1, n_resamples=0)
+    assert table["bin"].tolist() == ["1-50", "51-100", "101-500", "501-1000", ">1000", "all"]
+    assert table["jobs"].tolist() == [2, 1, 0, 0, 1, 4]
     assert table["mean_jct_a_s"].iloc[0] == pytest.approx(200.0)
     assert table["mean_jct_b_s"].iloc[0] == pytest.approx(200.0)
-    # 1 - mean_a / mean_b: 1 - 200/200, 1 - 50/100, empty, empty, 1 - 250/1000
-    assert table["reduction"].iloc[0] == pytest.approx(0.0)
-    assert table["reduction"].iloc[1] == pytest.approx(0.5)
-    assert math.isnan(table["reduction"].iloc[2])
-    assert table["reduction"].iloc[4] == pytest.approx(0.75)
-    assert table.attrs["overall"] == pytest.approx(1 - (700 / 4) / (1500 / 4))
+    # 1 - mean_a / mean_b: 1 - 200/200, 1 - 50/100, empty, empty, 1 - 250/1000; over all jobs
+    reduction = [e.value for e in table["ratio_of_means"]]
+    assert reduction[:2] == pytest.approx([0.0, 0.5])
+    assert math.isnan(reduction[2])
+    assert reduction[4:] == pytest.approx([0.75, 1 - (700 / 4) / (1500 / 4)])
     # the mean of per-job reductions: (0 + 0) / 2 in 1-50; over all: (0 + 0 + 0.5 + 0.75) / 4
-    assert table["reduction_per_job"].iloc[0] == pytest.approx(0.0)
-    assert table["reduction_per_job"].iloc[4] == pytest.approx(0.75)
-    assert table.attrs["overall_per_job"] == pytest.approx(0.3125)
+    per_job = [e.value for e in table["mean_of_ratios"]]
+    assert per_job[0] == pytest.approx(0.0)
+    assert per_job[4:] == pytest.approx([0.75, 0.3125])
     # Default baseline is the best Slots run.
-    assert drfh_numbers.fig6_jct(results).attrs["b"] == "slots-14"
+    assert drfh_numbers.fig6_pairs(results).attrs["b"] == "slots-14"
 
 
 def test_fig7_completion_stats(results: Path) -> None:
@@ -436,6 +439,7 @@ def test_fig7_completion_stats(results: Path) -> None:
     assert stats["higher_under_a"] == pytest.approx(0.5)  # u2, u3
     assert stats["lower_under_a"] == pytest.approx(0.25)  # u4
     assert stats["full_under_a_not_b"] == pytest.approx(0.25)  # u3
+    assert stats["per_user"]["ratio_a"].tolist() == pytest.approx([1.0, 0.5, 1.0, 0.8])
 
 
 def test_fig8_worse_off_fraction(results: Path) -> None:
@@ -445,10 +449,15 @@ def test_fig8_worse_off_fraction(results: Path) -> None:
     assert stats["worse_off_fraction"] == pytest.approx(0.25)
     assert stats["mean_decrease"] == pytest.approx(0.1)
     assert stats["better_off_fraction"] == pytest.approx(0.25)  # u3
+    assert stats["worse"].to_dict(orient="list") == {
+        "user": ["u4"],
+        "decrease": [pytest.approx(0.1)],
+    }
 
 
 def test_fig4_phase_means_skip_transients(results: Path) -> None:
-    phases = drfh_numbers.fig4_shares(results)
+    shares = pd.read_parquet(results / "fig4" / "bf-drfh" / "user_shares.parquet")
+    phases = drfh_numbers.fig4_phase_means(shares)
     assert list(phases) == list(paper.FIG4_PHASES)
     alone = phases["user 1 alone"]
     assert list(alone) == ["user 1"]
@@ -496,7 +505,7 @@ def test_fig4_deficit_phases_leave_out_the_first_run_time(results: Path, tmp_pat
     # the pool is one (1, 1) server: user 1 alone, whole tasks 0.9, divisible 1.0
     alone = phases["user 1 alone"]
     assert (alone["whole"], alone["divisible"]) == pytest.approx((0.9, 1.0), abs=1e-12)
-    summary = drfh_numbers.read_fairness_summary(results / "fig4", "bf-drfh")
+    summary = read_fairness(results / "fig4", ["bf-drfh"])["bf-drfh"]
     out = tmp_path / "d.png"
     figures.fig4_deficit_figure(summary, phases, bound=0.0095, path=out)
     assert out.stat().st_size > 10_000
