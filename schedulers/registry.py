@@ -83,6 +83,7 @@ from fairsim.schedulers.drfh import BestFitDRFH, FirstFitDRFH
 from fairsim.schedulers.dynamic_drf import DynamicDRF
 from fairsim.schedulers.exact.instance import QueueTree
 from fairsim.schedulers.hdrf_online import HDRF
+from fairsim.schedulers.kueue_fair import KueueFair
 from fairsim.schedulers.online_mechanisms import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.recorded import Recorded
@@ -227,6 +228,7 @@ BUILTIN: tuple[Registration, ...] = (
     _own(UDRF, examples=("udrf", "udrf-backfill"), alias=_UDRF_ALIAS),
     _own(HDRF),
     _own(YarnFair),
+    _own(KueueFair),
     _own(Recorded, requires=REQUIRES_PLACEMENTS),
 )
 
