@@ -104,11 +104,21 @@ def flat_weights(tree: QueueTree) -> np.ndarray:
 class _CQ:
     """A ClusterQueue: quotas in pool units, usage, waiting and admitted workloads."""
 
-    __slots__ = ("admitted", "borrow", "local", "name", "nominal", "set_aside", "use", "waiting",
-                 "weight")
+    __slots__ = (
+        "admitted",
+        "borrow",
+        "local",
+        "name",
+        "nominal",
+        "set_aside",
+        "use",
+        "waiting",
+        "weight",
+    )
 
-    def __init__(self, name: str, nominal: np.ndarray, borrow: np.ndarray, local: np.ndarray,
-                 weight: float) -> None:
+    def __init__(
+        self, name: str, nominal: np.ndarray, borrow: np.ndarray, local: np.ndarray, weight: float
+    ) -> None:
         self.name = name
         self.nominal = nominal  # nominalQuota
         self.borrow = borrow  # borrowingLimit (inf: none)
@@ -257,8 +267,9 @@ class KueueFair(Scheduler):
                         )
                     local = np.maximum(nominal - lend, 0.0)
                 leaf_cq[q] = len(self.cqs_)
-                self.cqs_.append(_CQ(qid, nominal, np.maximum(borrow, 0.0), local,
-                                     float(weights[q])))
+                self.cqs_.append(
+                    _CQ(qid, nominal, np.maximum(borrow, 0.0), local, float(weights[q]))
+                )
         self.leaf_cq_ = leaf_cq if tree is not None else {}
         nominal_sum = sum((c.nominal for c in self.cqs_), np.zeros(n_r))
         self.cohort_nominal_ = np.maximum(total - nominal_sum, 0.0)
@@ -284,8 +295,9 @@ class KueueFair(Scheduler):
         if c is None:  # a user at the root: a ClusterQueue of its own, nominal quota 0
             n_r = len(self.total_)
             c = len(self.cqs_)
-            self.cqs_.append(_CQ(f"user {user}", np.zeros(n_r), np.full(n_r, np.inf),
-                                 np.zeros(n_r), 1.0))
+            self.cqs_.append(
+                _CQ(f"user {user}", np.zeros(n_r), np.full(n_r, np.inf), np.zeros(n_r), 1.0)
+            )
             self.cq_of_user_[user] = c
         return c
 
@@ -403,12 +415,11 @@ class KueueFair(Scheduler):
         when, seq = self.cqs_[self.task_cq_[v]].admitted[v]
         return (self.task_cq_[v] == c, -when, -seq, v)
 
-    def _next_target(
-        self, c: int, lists: dict[int, list[int]], pruned: set[int]
-    ) -> int | None:
+    def _next_target(self, c: int, lists: dict[int, list[int]], pruned: set[int]) -> int | None:
         """``TargetClusterQueueOrdering.nextTarget`` in a flat cohort: the ClusterQueue with the
         highest DRS among those borrowing (or the preemptor's) that still have candidates."""
-        best, best_key = None, None
+        best: int | None = None
+        best_share = -1.0  # NegativeDRS
         for t in sorted(lists):
             if t in pruned:
                 continue
@@ -416,10 +427,11 @@ class KueueFair(Scheduler):
             if (not borrowing and t != c) or not lists[t]:
                 pruned.add(t)
                 continue
-            key = (share,)
-            if best is None or key > best_key:
-                best, best_key = t, key
-            elif key == best_key and self._order(lists[t][0], c) < self._order(lists[best][0], c):
+            if best is None or share > best_share:
+                best, best_share = t, share
+            elif share == best_share and self._order(lists[t][0], c) < self._order(
+                lists[best][0], c
+            ):
                 best = t
         return best
 
