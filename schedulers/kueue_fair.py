@@ -173,8 +173,8 @@ class KueueFair(Scheduler):
     name = "kueue-fair"
     mechanism = "hdrf"  # fairness over time is measured against exact H-DRF on the same tree
     preempts = True
-    work_conserving = False  # admission at cycles only, and within quota
-    lowest_share_first = False  # ClusterQueues by DRS, then FIFO within a ClusterQueue
+    #: with a preemption policy on, an instance is not work conserving (``__init__``)
+    work_conserving = True
     fifo_within_user = False  # BestEffortFIFO: a later task passes a head that cannot be admitted
 
     def __init__(
@@ -230,6 +230,9 @@ class KueueFair(Scheduler):
         self.lending_limit_share = lending
         self.prioritize_preemptors = prioritize_preemptors
         self.queues = queues
+        # a cycle that preempts admits nothing more until the next tick (Kueue waits for the
+        # preempted workloads to end): a task may wait while a server has room
+        self.work_conserving = within_cluster_queue == "Never" == reclaim_within_cohort
 
     # ------------------------------------------------------------------ set-up
     def bind(self, cluster: ClusterView) -> None:

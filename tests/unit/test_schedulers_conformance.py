@@ -86,6 +86,7 @@ def test_the_declared_exemptions() -> None:
         ("DRFLockstep", "FIFO within a user"): 1,
         ("UDRF", "work conserving"): 1,  # udrf keeps a blocked job's servers (Fig. 5, line 6)
         ("UDRF", "FIFO within a user"): 2,
+        ("KueueFair", "FIFO within a user"): 1,  # BestEffortFIFO passes a head it cannot admit
     }
 
 
