@@ -59,6 +59,8 @@ from fairsim.simulator.scheduler import Eviction, Scheduler
 TOLERANCE = 1e-9
 #: DRS values are rounded to this many decimals before comparing, so that equal shares tie.
 _DIGITS = 9
+#: Most demands remembered per tick as finding no server.
+_MEMO = 64
 
 Strategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
 #: The ``preemptionStrategies`` lists Kueue accepts (``docs/concepts/preemption.md``).
@@ -283,6 +285,7 @@ class KueueFair(Scheduler):
         self.cohort_use_ = np.zeros(n_r)  # usage the ClusterQueues store in the cohort
         self.task_cq_: dict[int, int] = {}
         self.demand_: dict[int, np.ndarray] = {}
+        self.demand_t_: dict[int, tuple[float, ...]] = {}
         self.submit_: dict[int, float] = {}
         self.preemptors_: set[int] = set()
         self.n_waiting_ = 0
@@ -310,6 +313,7 @@ class KueueFair(Scheduler):
         c = self._cq(task, user)
         self.task_cq_[task] = c
         self.demand_[task] = np.asarray(demand, dtype=np.float64)
+        self.demand_t_[task] = tuple(float(x) for x in demand)
         self.submit_[task] = self.clock_
         heapq.heappush(self.cqs_[c].waiting, (self.clock_, task))
         self.n_waiting_ += 1
@@ -326,6 +330,7 @@ class KueueFair(Scheduler):
         c = self.task_cq_.pop(task)
         del self.cqs_[c].admitted[task]
         self._add(c, -self.demand_.pop(task))
+        del self.demand_t_[task]
         del self.submit_[task]
 
     def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
@@ -558,6 +563,33 @@ class KueueFair(Scheduler):
         cq = self.cqs_[c]
         cq.set_aside.append(heapq.heappop(cq.waiting))
 
+    def _dominates(self, memo: list[tuple[float, ...]], task: int) -> bool:
+        """Whether ``task`` (unconstrained) asks at least as much of every resource as a demand
+        in ``memo``."""
+        if not memo or self.cluster_.task_mask(task) is not None:
+            return False
+        d = self.demand_t_[task]
+        return any(all(a + TOLERANCE >= b for a, b in zip(d, m, strict=True)) for m in memo)
+
+    def _remember(self, memo: list[tuple[float, ...]], task: int) -> None:
+        if self.cluster_.task_mask(task) is None and len(memo) < _MEMO:
+            memo.append(self.demand_t_[task])
+
+    def _no_room(self, task: int) -> bool:
+        """Whether ``task`` cannot fit on any server: it asks at least as much as a task that
+        found no room in this tick (room only shrinks until an eviction)."""
+        return self._dominates(self.no_room_, task)
+
+    def _pass_over(self) -> None:
+        """Set aside, at once, every head of a ClusterQueue that fits in quota but finds no
+        server (as a task before it in this tick found none): they do not use a turn."""
+        for c, cq in enumerate(self.cqs_):
+            while cq.waiting:
+                task = cq.waiting[0][1]
+                if not (self._no_room(task) and self._fits(c, self.demand_[task])):
+                    break
+                self._set_aside(c)
+
     def _cycle(self) -> Iterator[tuple[int, int] | Eviction]:
         """One admission cycle; sets ``cycle_preempted_`` and ``cycle_moved_``."""
         view = self.cluster_
@@ -571,14 +603,16 @@ class KueueFair(Scheduler):
             c = min(entries, key=lambda k: self._entry_key(k, entries[k]))
             head = entries.pop(c)
             cq = self.cqs_[c]
-            if cq.waiting[0] != head:
-                continue  # a preempted workload of this queue came before its head
+            if not cq.waiting or cq.waiting[0] != head:
+                continue  # set aside, or a preempted workload of this queue came before it
             task = head[1]
             d = self.demand_[task]
             if self._fits(c, d):
-                server = self._server(task)
+                server = None if self._no_room(task) else self._server(task)
                 if server is None:  # quota, but no server with room: wait for the next tick
+                    self._remember(self.no_room_, task)
                     self._set_aside(c)
+                    self._pass_over()
                     continue
                 heapq.heappop(cq.waiting)
                 self.n_waiting_ -= 1
@@ -586,12 +620,18 @@ class KueueFair(Scheduler):
                 self.admissions_ += 1
                 cq.admitted[task] = (self.clock_, self.admissions_)
                 self.preemptors_.discard(task)
+                self.no_targets_.clear()  # usage changed: candidates may have too
                 yield task, server
                 continue
-            victims = self.targets(c, task)
+            # a later head of the queue with the same demand finds no more candidates
+            memo = self.no_targets_.setdefault(c, set())
+            victims = [] if self.demand_t_[task] in memo else self.targets(c, task)
             if not victims:
+                memo.add(self.demand_t_[task])
                 self._set_aside(c)  # no candidates: inadmissible until the next tick
                 continue
+            self.no_room_.clear()
+            self.no_targets_.clear()
             for v in victims:
                 yield Eviction(v, view.task_server(v))  # on_eviction runs before we resume
             self._add(c, d)  # the preemptor keeps its quota for the rest of the cycle
@@ -606,6 +646,8 @@ class KueueFair(Scheduler):
         if not self.due_:
             return
         self.due_ = False
+        self.no_room_: list[tuple[float, ...]] = []  # demands that found no server this tick
+        self.no_targets_: dict[int, set[tuple[float, ...]]] = {}  # per queue: no targets
         while True:
             yield from self._cycle()
             if self.cycle_preempted_ or not self.cycle_moved_:
