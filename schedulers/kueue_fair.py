@@ -127,8 +127,8 @@ class _CQ:
         self.local = local  # nominal quota it does not lend (nominal - lendingLimit, or 0)
         self.weight = weight
         self.use = np.zeros_like(nominal)
-        self.waiting: list[tuple[float, int]] = []  # heap of (submission time, task)
-        self.set_aside: list[tuple[float, int]] = []  # heads not admissible in this tick
+        self.waiting: list[int] = []  # heap of task ids (the submission order)
+        self.set_aside: list[int] = []  # heads not admissible in this tick
         self.admitted: dict[int, tuple[float, int]] = {}  # task -> (admission time, order)
 
 
@@ -286,7 +286,6 @@ class KueueFair(Scheduler):
         self.task_cq_: dict[int, int] = {}
         self.demand_: dict[int, np.ndarray] = {}
         self.demand_t_: dict[int, tuple[float, ...]] = {}
-        self.submit_: dict[int, float] = {}
         self.preemptors_: set[int] = set()
         self.n_waiting_ = 0
         self.clock_ = 0.0
@@ -314,8 +313,7 @@ class KueueFair(Scheduler):
         self.task_cq_[task] = c
         self.demand_[task] = np.asarray(demand, dtype=np.float64)
         self.demand_t_[task] = tuple(float(x) for x in demand)
-        self.submit_[task] = self.clock_
-        heapq.heappush(self.cqs_[c].waiting, (self.clock_, task))
+        heapq.heappush(self.cqs_[c].waiting, task)
         self.n_waiting_ += 1
 
     def _add(self, c: int, d: np.ndarray) -> None:
@@ -331,7 +329,6 @@ class KueueFair(Scheduler):
         del self.cqs_[c].admitted[task]
         self._add(c, -self.demand_.pop(task))
         del self.demand_t_[task]
-        del self.submit_[task]
 
     def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """A preempted workload releases its quota and waits again, in its place by submission
@@ -339,7 +336,7 @@ class KueueFair(Scheduler):
         c = self.task_cq_[task]
         del self.cqs_[c].admitted[task]
         self._add(c, -self.demand_[task])
-        heapq.heappush(self.cqs_[c].waiting, (self.submit_[task], task))
+        heapq.heappush(self.cqs_[c].waiting, task)
         self.n_waiting_ += 1
 
     def pending(self) -> int:
@@ -453,8 +450,8 @@ class KueueFair(Scheduler):
             return bool((self.demand_[v][need] > 0).any())
 
         if self.within_cluster_queue == "LowerOrNewerEqualPriority":
-            mine = self.submit_[task]
-            out += [v for v in self.cqs_[c].admitted if uses(v) and self.submit_[v] > mine]
+            # task ids follow the submission order
+            out += [v for v in self.cqs_[c].admitted if uses(v) and v > task]
         if self.reclaim_within_cohort == "Any":
             for o, cq in enumerate(self.cqs_):
                 if o == c or not bool((cq.use[need] - cq.nominal[need] > TOLERANCE).any()):
@@ -551,13 +548,12 @@ class KueueFair(Scheduler):
         return removed if fits else []
 
     # ------------------------------------------------------------------ admission
-    def _entry_key(self, c: int, head: tuple[float, int]) -> tuple:
+    def _entry_key(self, c: int, task: int) -> tuple:
         """``fairSharingIterator``'s order: preemptors (with ``prioritize_preemptors``), heads
         that do not make their ClusterQueue borrow, lower DRS with the head, older head."""
-        when, task = head
         borrowing, share = self.drs(c, self.demand_[task])
         first = not (self.prioritize_preemptors and task in self.preemptors_)
-        return (first, borrowing, share, when, task)
+        return (first, borrowing, share, task)
 
     def _set_aside(self, c: int) -> None:
         cq = self.cqs_[c]
@@ -585,7 +581,7 @@ class KueueFair(Scheduler):
         server (as a task before it in this tick found none): they do not use a turn."""
         for c, cq in enumerate(self.cqs_):
             while cq.waiting:
-                task = cq.waiting[0][1]
+                task = cq.waiting[0]
                 if not (self._no_room(task) and self._fits(c, self.demand_[task])):
                     break
                 self._set_aside(c)
@@ -605,7 +601,7 @@ class KueueFair(Scheduler):
             cq = self.cqs_[c]
             if not cq.waiting or cq.waiting[0] != head:
                 continue  # set aside, or a preempted workload of this queue came before it
-            task = head[1]
+            task = head
             d = self.demand_[task]
             if self._fits(c, d):
                 server = None if self._no_room(task) else self._server(task)
