@@ -38,6 +38,15 @@ targets wait again and the head keeps its quota for the rest of the cycle but is
 (Kueue waits for the targets to end). Cycles repeat in a tick until a cycle preempts or changes
 nothing, so a preemption loop advances time (one round per tick) and shows up in the run's
 ``preemption_loops``.
+
+Simplifications (each named in ``docs/kueue-fair.md``): one flat cohort and one flavor (a queue
+with children passes its weight down and is no cohort); equal priorities (``LowerPriority``
+finds no candidate; ``LowerOrNewerEqualPriority`` takes tasks submitted after the preemptor);
+discrete cycles; preempted workloads end at once; a head that fits in quota but on no server
+waits for the next tick, and once one has found no server, later heads asking at least as much
+are set aside without using a turn; feature gates at the commit's defaults
+(``FairSharingPreemptWithinNominal`` and ``FairSharingPrioritizeNonBorrowing`` on,
+``PrioritizePreemptorWorkloads`` as ``prioritize_preemptors``).
 """
 
 from __future__ import annotations
@@ -166,6 +175,12 @@ class KueueFair(Scheduler):
     fairsim.errors.ConfigError
         One line for a bad value (``kueue-fair: preemption_strategies: [...] (supported: ...)``,
         an unknown queue id or a lending limit above the guarantee).
+
+    Attributes
+    ----------
+    work_conserving : bool
+        False when a preemption policy is on: a cycle that preempts admits nothing more until
+        the next tick, so a task may wait while a server has room.
 
     Notes
     -----
