@@ -301,6 +301,7 @@ class KueueFair(Scheduler):
         self.task_cq_: dict[int, int] = {}
         self.demand_: dict[int, np.ndarray] = {}
         self.demand_t_: dict[int, tuple[float, ...]] = {}
+        self.avail_: dict[int, tuple[float, ...]] = {}  # available quota, cached
         self.preemptors_: set[int] = set()
         self.n_waiting_ = 0
         self.clock_ = 0.0
@@ -333,6 +334,7 @@ class KueueFair(Scheduler):
 
     def _add(self, c: int, d: np.ndarray) -> None:
         """Add usage ``d`` (negative: remove) to ClusterQueue ``c`` and the cohort."""
+        self.avail_.clear()
         cq = self.cqs_[c]
         before = np.maximum(cq.use - cq.local, 0.0)
         cq.use = cq.use + d
@@ -418,6 +420,14 @@ class KueueFair(Scheduler):
 
     def _fits(self, c: int, d: np.ndarray) -> bool:
         return bool(np.all(d <= self.available(c) + TOLERANCE))
+
+    def _fits_task(self, c: int, task: int) -> bool:
+        """:meth:`_fits` for a waiting task, on a cached :meth:`available` (cleared by
+        :meth:`_add`)."""
+        avail = self.avail_.get(c)
+        if avail is None:
+            avail = self.avail_[c] = tuple(self.available(c).tolist())
+        return all(x <= a + TOLERANCE for x, a in zip(self.demand_t_[task], avail, strict=True))
 
     def _server(self, task: int) -> int | None:
         view = self.cluster_
@@ -583,8 +593,15 @@ class KueueFair(Scheduler):
         return any(all(a + TOLERANCE >= b for a, b in zip(d, m, strict=True)) for m in memo)
 
     def _remember(self, memo: list[tuple[float, ...]], task: int) -> None:
-        if self.cluster_.task_mask(task) is None and len(memo) < _MEMO:
-            memo.append(self.demand_t_[task])
+        """Keep ``task``'s demand in ``memo``, which holds only its minimal demands."""
+        if self.cluster_.task_mask(task) is not None or self._dominates(memo, task):
+            return
+        d = self.demand_t_[task]
+        memo[:] = [
+            m for m in memo if not all(a + TOLERANCE >= b for a, b in zip(m, d, strict=True))
+        ]
+        if len(memo) < _MEMO:
+            memo.append(d)
 
     def _no_room(self, task: int) -> bool:
         """Whether ``task`` cannot fit on any server: it asks at least as much as a task that
@@ -597,7 +614,7 @@ class KueueFair(Scheduler):
         for c, cq in enumerate(self.cqs_):
             while cq.waiting:
                 task = cq.waiting[0]
-                if not (self._no_room(task) and self._fits(c, self.demand_[task])):
+                if not (self._no_room(task) and self._fits_task(c, task)):
                     break
                 self._set_aside(c)
 
@@ -618,7 +635,7 @@ class KueueFair(Scheduler):
                 continue  # set aside, or a preempted workload of this queue came before it
             task = head
             d = self.demand_[task]
-            if self._fits(c, d):
+            if self._fits_task(c, task):
                 server = None if self._no_room(task) else self._server(task)
                 if server is None:  # quota, but no server with room: wait for the next tick
                     self._remember(self.no_room_, task)
