@@ -83,6 +83,7 @@ from fairsim.schedulers.drfh import BestFitDRFH, FirstFitDRFH
 from fairsim.schedulers.dynamic_drf import DynamicDRF
 from fairsim.schedulers.exact.instance import QueueTree
 from fairsim.schedulers.hdrf_online import HDRF
+from fairsim.schedulers.kueue_fair import KueueFair
 from fairsim.schedulers.online_mechanisms import AF, BMF, CDRFH, DRF, LMMMMS, PF, TSF
 from fairsim.schedulers.psdsf_distributed import DistributedPSDSF
 from fairsim.schedulers.recorded import Recorded
@@ -201,7 +202,9 @@ def _own(
 #: (:mod:`fairsim.schedulers.psdsf_distributed`), the UDRF paper's task-level DRF over machine
 #: classes and its Section V DRF baseline (:mod:`fairsim.schedulers.drf_classes`,
 #: :mod:`fairsim.schedulers.drf_lockstep`), online UDRF (:mod:`fairsim.schedulers.udrf_online`),
-#: online hierarchical DRF (:mod:`fairsim.schedulers.hdrf_online`) and the replay of the
+#: online hierarchical DRF (:mod:`fairsim.schedulers.hdrf_online`), YARN's Fair Scheduler and
+#: Kueue's fair sharing (:mod:`fairsim.schedulers.yarn_fair`,
+#: :mod:`fairsim.schedulers.kueue_fair`) and the replay of the
 #: trace's own placements (:mod:`fairsim.schedulers.recorded`). A built-in name is written once,
 #: as the class's ``name``; this table, :func:`register_scheduler` and the
 #: ``fairsim.schedulers`` entry points are the only places a scheduler name is defined.
@@ -227,6 +230,7 @@ BUILTIN: tuple[Registration, ...] = (
     _own(UDRF, examples=("udrf", "udrf-backfill"), alias=_UDRF_ALIAS),
     _own(HDRF),
     _own(YarnFair),
+    _own(KueueFair),
     _own(Recorded, requires=REQUIRES_PLACEMENTS),
 )
 

@@ -35,8 +35,8 @@ def test_table_ignores_registered_and_entry_point_schedulers(
     generate: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = generate.scheduler_table()
-    # header, rule, 18 built-ins (slots: 3 forms, udrf: 2)
-    assert len(before.splitlines()) == 2 + 21
+    # header, rule, 19 built-ins (slots: 3 forms, udrf: 2)
+    assert len(before.splitlines()) == 2 + 22
     ep = importlib.metadata.EntryPoint(
         name="sdsf-ep",
         value="my_package.sdsf:SmallestDominantShareBestFit",

@@ -112,7 +112,7 @@ def test_plugin_passes_the_conformance_suite_and_is_listed(plugin_site: Path) ->
     p = _run(plugin_site, str(FAIRSIM), "run", "--help")
     listed = " ".join(p.stdout.split())
     assert p.returncode == 0
-    assert "udrf, udrf-backfill, hdrf, yarn-fair, recorded, fifo-plugin" in listed
+    assert "udrf, udrf-backfill, hdrf, yarn-fair, kueue-fair, recorded, fifo-plugin" in listed
 
 
 # --------------------------------------------------------------------------- broken entry points

@@ -97,7 +97,7 @@ def test_help_lists_the_registry(fifo: str) -> None:
     names = ", ".join(registry.available())
     assert names.startswith("slots-<S>, slots-<S>-single, slots-<S>-cpu, ff-drfh, bf-drfh, ")
     assert names.endswith(
-        ", drf-lockstep, udrf, udrf-backfill, hdrf, yarn-fair, recorded, test-fifo"
+        ", drf-lockstep, udrf, udrf-backfill, hdrf, yarn-fair, kueue-fair, recorded, test-fifo"
     )
     for command in ("run", "sweep"):
         epilog = sub.choices[command].epilog  # type: ignore[index]

@@ -50,7 +50,7 @@ def test_registry_lists_every_builtin_scheduler() -> None:
     assert names == {
         *("slots", "ff-drfh", "bf-drfh", "drf", "dynamic-drf", "c-drfh", "tsf", "af", "pf"),
         *("bmf", "lmm-mms"),
-        *("psdsf", "drf-classes", "drf-lockstep", "udrf", "hdrf", "yarn-fair"),
+        *("psdsf", "drf-classes", "drf-lockstep", "udrf", "hdrf", "yarn-fair", "kueue-fair"),
     }
     assert REGISTERED[:4] == ["slots-14", "slots-10", "slots-14-single", "slots-20-cpu"]
     left_out = {r.name: r.requires for r in registrations(plugins=False) if r.requires}
@@ -86,6 +86,7 @@ def test_the_declared_exemptions() -> None:
         ("DRFLockstep", "FIFO within a user"): 1,
         ("UDRF", "work conserving"): 1,  # udrf keeps a blocked job's servers (Fig. 5, line 6)
         ("UDRF", "FIFO within a user"): 2,
+        ("KueueFair", "FIFO within a user"): 1,  # BestEffortFIFO passes a head it cannot admit
     }
 
 
