@@ -268,15 +268,16 @@ class _Tree:
 
     def _flush_leaves2(self) -> None:
         """The leaves' part of :meth:`_flush` written out for two resources (the hot path):
-        each changed leaf's heap entry (:meth:`_reheap`), what it adds to its parent's sums (as
+        each changed leaf's heap entry, what it adds to its parent's sums (as
         :meth:`_recontrib`) and its head's resources (as :meth:`_resig`)."""
         s = self.s
         share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
         inv0, inv1 = self.inv
         first, parent, contrib, sums_of = self.first, self.parent, self.contrib, self.sums
-        npres, updates = self.npres, self.updates
+        npres, updates, ver, pos, heaps = self.npres, self.updates, self.ver, self.pos, self.heap
         qdirty, sig_of, levels, pushed = self.qdirty, self.sig, self.level, self.pushed
         cnt_of, path = self.cnt, self.path
+        push, replace = heapq.heappush, heapq.heapreplace
         for leaf in self.dirty_leaves:
             node = first + leaf
             present = inheap[leaf]
@@ -284,7 +285,16 @@ class _Tree:
             p = parent[node]
             if not (present and pushed[node] and levels[node] == level):
                 # (a leaf that stays unblocked at the same level keeps its heap entry)
-                self._reheap(node, p, level, present)
+                levels[node] = level
+                v = ver[node] + 1
+                ver[node] = v
+                if present:
+                    heap = heaps[p]
+                    if pushed[node] and heap[0][2] == node and heap[0][3] == v - 1:
+                        replace(heap, (level, pos[node], node, v))  # its entry was the top
+                    else:
+                        push(heap, (level, pos[node], node, v))
+                pushed[node] = present
             if not p:  # the root's vector and level are never read
                 continue
             kind, old = contrib[node]
@@ -447,24 +457,16 @@ class _Tree:
                     self._resum(p)
             present_of[a] = present
             if not (present and pushed[a] and levels[a] == level):
-                self._reheap(a, p, level, present)
-
-    def _reheap(self, node: int, p: int, level: float, present: bool) -> None:
-        """Set ``node``'s level to ``level`` and, when it is ``present`` (unblocked), give it an
-        entry in its parent ``p``'s heap; its previous entry goes stale (replaced in place when
-        it was the top, else popped when it comes up). The two-resource hot path of
-        :meth:`_flush` calls this for each leaf and queue whose level or presence changed."""
-        levels, pushed = self.level, self.pushed
-        levels[node] = level
-        v = self.ver[node] + 1
-        self.ver[node] = v
-        if present:
-            heap = self.heap[p]
-            if pushed[node] and heap[0][2] == node and heap[0][3] == v - 1:
-                heapq.heapreplace(heap, (level, self.pos[node], node, v))  # its entry was the top
-            else:
-                heapq.heappush(heap, (level, self.pos[node], node, v))
-        pushed[node] = present
+                levels[a] = level
+                v = ver[a] + 1
+                ver[a] = v
+                if present:
+                    heap = heaps[p]
+                    if pushed[a] and heap[0][2] == a and heap[0][3] == v - 1:
+                        heapq.heapreplace(heap, (level, pos[a], a, v))  # its entry was the top
+                    else:
+                        heapq.heappush(heap, (level, pos[a], a, v))
+                pushed[a] = present
 
     def _top(self, a: int) -> int:
         """The unblocked child of ``a`` with the smallest (level, position), or -1."""
