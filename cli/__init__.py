@@ -31,10 +31,11 @@ The command line is the top layer: it imports the layers below and nothing impor
 module per subcommand (:mod:`fairsim.cli.run`, ``solve``, ``trace``, ``properties``,
 ``experiment``, ``sweep`` with ``sweep-report``, ``compare``, ``strategy``), each with the
 function that adds its parser to the subcommands (``add_parser``) and the one that runs it
-(``cmd_*``); the argument types are in :mod:`fairsim.cli.argtypes`, the options several
-subcommands share in :mod:`fairsim.cli.options`. This module holds the top-level parser and
-:func:`main`, the entry point of the ``fairsim`` console script (``python -m fairsim.cli`` runs
-it too).
+(``cmd_*``), whose docstring's first paragraph is the subcommand's description in ``--help``
+(:func:`fairsim.cli.options.add_command`); the argument types are in :mod:`fairsim.cli.argtypes`,
+the options several subcommands share in :mod:`fairsim.cli.options`. This module holds the
+top-level parser and :func:`main`, the entry point of the ``fairsim`` console script
+(``python -m fairsim.cli`` runs it too).
 """
 
 from __future__ import annotations

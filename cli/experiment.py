@@ -6,10 +6,12 @@ import argparse
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers, int_at_least
-from fairsim.cli.options import add_no_progress
+from fairsim.cli.options import add_command, add_no_progress
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
+    """Reproduce a paper's evaluation into --out, which is replaced when it exists (atomically:
+    an interrupted run keeps the previous results)."""
     from fairsim.atomic import atomic_dir
     from fairsim.experiments.kit import Options
     from fairsim.experiments.reproductions import reproduce
@@ -31,13 +33,7 @@ def add_parser(sub: Subparsers) -> None:
     from fairsim.experiments.kit import DEFAULT_SEEDS
     from fairsim.experiments.reproductions import REPRODUCTIONS
 
-    e = sub.add_parser(
-        "experiment",
-        help="reproduce a paper's evaluation",
-        description="Reproduce a paper's evaluation into --out, which is replaced when it "
-        "exists (atomically: an interrupted run keeps the previous results).",
-    )
-    e.set_defaults(func=cmd_experiment)
+    e = add_command(sub, "experiment", cmd_experiment, "reproduce a paper's evaluation")
     e.add_argument(
         "which",
         choices=tuple(REPRODUCTIONS),

@@ -1,4 +1,5 @@
-"""The options several ``fairsim`` subcommands share, each added by one function.
+"""The options several ``fairsim`` subcommands share, each added by one function, and
+:func:`add_command`, which adds a subcommand itself.
 
 A subcommand's module adds these with the functions below, so that an option such as
 ``--out DIR`` / ``--overwrite`` reads the same wherever it appears; the argument types (what an
@@ -8,11 +9,60 @@ option's text may be) are in :mod:`fairsim.cli.argtypes`.
 from __future__ import annotations
 
 import argparse
+import inspect
+import textwrap
+from collections.abc import Callable
 
-from fairsim.cli.argtypes import int_at_least
+from fairsim.cli.argtypes import Subparsers, int_at_least
 
 #: The ``--overwrite`` help of most subcommands that write an output folder.
 OVERWRITE_HELP = "replace an existing --out folder"
+
+
+def add_command(
+    sub: Subparsers,
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    help: str,
+    *,
+    epilog: str | None = None,
+    wrap: bool = False,
+) -> argparse.ArgumentParser:
+    """Add the subcommand ``name``, which ``run`` runs, to ``sub`` and return its parser.
+
+    Parameters
+    ----------
+    sub : Subparsers
+        The subcommands of the parent parser.
+    name : str
+        The subcommand's name.
+    run : callable
+        ``run(args) -> exit status``. The first paragraph of its docstring is the subcommand's
+        description (``fairsim NAME --help``): what the code says the command does is what its
+        user reads.
+    help : str
+        The subcommand's line in the parent's list of subcommands.
+    epilog : str, optional
+        Text after the options.
+    wrap : bool
+        Wrap the description at 79 columns and print the epilog's lines as written
+        (:class:`argparse.RawDescriptionHelpFormatter`); by default argparse fills both to the
+        terminal's width.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The subcommand's parser, whose ``func`` default is ``run``.
+    """
+    description = " ".join((inspect.getdoc(run) or "").split("\n\n")[0].split())
+    formatter = argparse.RawDescriptionHelpFormatter if wrap else argparse.HelpFormatter
+    if wrap:
+        description = textwrap.fill(description, 79)
+    parser = sub.add_parser(
+        name, help=help, description=description, epilog=epilog, formatter_class=formatter
+    )
+    parser.set_defaults(func=run)
+    return parser
 
 
 def add_out(

@@ -9,15 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from fairsim.cli.argtypes import Subparsers
-from fairsim.cli.options import add_count, add_out, add_seed
+from fairsim.cli.options import add_command, add_count, add_out, add_seed
 
 
 def cmd_properties(args: argparse.Namespace) -> int:
-    """``fairsim properties``: the fairness-property table of the exact mechanisms
-    (:func:`fairsim.schedulers.exact.property_table.property_table`).
+    """Check the fairness properties of the exact mechanisms on the papers' instances and random
+    ones; print violations / instances checked and the instances that could not be verified
+    (with the reason), and save the table, one counterexample per violated property and each
+    unverifiable instance into --out.
 
-    Writes the table (``table.md``, ``table.json``), the counterexamples and the unverifiable
-    instances into the output folder atomically and prints the table (or JSON). Without
+    The table is :func:`fairsim.schedulers.exact.property_table.property_table`'s. Writes it
+    (``table.md``, ``table.json``), the counterexamples and the unverifiable instances into the
+    output folder atomically and prints the table (or JSON). Without
     ``--out`` the folder is ``results/properties`` and each run replaces it (a rerun never fails
     on the previous output); a folder given with ``--out`` is refused when it exists and is not
     empty, unless ``--overwrite``.
@@ -107,18 +110,15 @@ def add_parser(sub: Subparsers) -> None:
     """Add ``fairsim properties`` to the subcommands."""
     from fairsim.schedulers.exact import EXACT
 
-    pr = sub.add_parser(
+    pr = add_command(
+        sub,
         "properties",
-        help="check fairness properties of the exact mechanisms on random instances",
-        description="Check the fairness properties of the exact mechanisms on the papers' "
-        "instances and random ones; print violations / instances checked and the instances "
-        "that could not be verified (with the reason), and save the table, one "
-        "counterexample per violated property and each unverifiable instance into --out.",
+        cmd_properties,
+        "check fairness properties of the exact mechanisms on random instances",
         epilog=f"mechanisms: {', '.join(sorted([*EXACT, 'psdsf-tdm']))}. Exit status: 0 when "
         "every instance was verified (violations are the table's findings), 1 when some "
         "instance could not be verified, 2 for a usage error.",
     )
-    pr.set_defaults(func=cmd_properties)
     pr.add_argument(
         "--mechanism",
         action="append",

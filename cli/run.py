@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import textwrap
 from pathlib import Path
 from typing import Any
 
 from fairsim.cli.argtypes import Subparsers
-from fairsim.cli.options import add_no_progress, add_out
+from fairsim.cli.options import add_command, add_no_progress, add_out
 
 
 def _format_speed(summary: dict[str, Any]) -> str:
@@ -21,8 +20,13 @@ def _format_speed(summary: dict[str, Any]) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """``fairsim run``: the config is read and validated once (its name gives the default
-    output folder), the output folder is checked before any work, then every scheduler runs
+    """Simulate one YAML scenario: every scheduler it names replays the same workload on the same
+    server pool; the result files (docs/architecture.md) go into --out, written under a
+    temporary name and renamed when complete. Relative paths in the config (trace.path,
+    trace.cache_dir, cluster.path) are relative to the config file's folder.
+
+    The config is read and validated once (its name gives the default output folder), the
+    output folder is checked before any work, then every scheduler runs
     (:func:`fairsim.scenario.api.simulate_loaded`); one line per scheduler is printed, and the
     report's overload line when there is one."""
     from fairsim.atomic import check_output_dir
@@ -57,27 +61,19 @@ def add_parser(sub: Subparsers) -> None:
     from fairsim.schedulers.registry import available
 
     schedulers = ", ".join(available())
-    raw = argparse.RawDescriptionHelpFormatter
-    r = sub.add_parser(
+    r = add_command(
+        sub,
         "run",
-        help="simulate one YAML scenario",
-        description=textwrap.fill(
-            "Simulate one YAML scenario: every scheduler it names replays the same workload "
-            "on the same server pool; the result files (docs/architecture.md) go into --out, "
-            "written under a temporary name and renamed when complete. Relative paths in the "
-            "config (trace.path, trace.cache_dir, cluster.path) are relative to the config "
-            "file's folder.",
-            79,
-        ),
+        cmd_run,
+        "simulate one YAML scenario",
         epilog=f"scheduler names: {schedulers} (S: slots per largest server, e.g. slots-14); "
         "with parameters: {name: psdsf, period_s: 2}\n"
         "trace formats: google-2011, canonical, synthetic, inline, alibaba-2017, "
         "alibaba-2018, alibaba-2018-spar, alibaba-gpu-2023\n"
         "example: fairsim run configs/google-1h.yaml --out results/google-1h "
         "--set cluster.servers=200",
-        formatter_class=raw,
+        wrap=True,
     )
-    r.set_defaults(func=cmd_run)
     r.add_argument("config", help="the scenario, a YAML file (configs/, docs/getting-started.md)")
     add_out(
         r,

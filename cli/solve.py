@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import textwrap
 
 from fairsim.atomic import json_text
 from fairsim.cli.argtypes import Subparsers
+from fairsim.cli.options import add_command
 from fairsim.errors import FairsimError
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    """Allocate the users of an instance (servers, users' demand vectors, optional weights, task
+    caps and eligible servers) with one mechanism and print the allocation as JSON: tasks[i][l]
+    tasks of user i on server l."""
     import fairsim
     from fairsim.schedulers.exact.instance import load_instance
     from fairsim.schedulers.solve import compare_table, solve_table
@@ -63,23 +66,17 @@ def add_parser(sub: Subparsers) -> None:
 
     schedulers = ", ".join(available())
     mechanisms = ", ".join([*EXACT, *JOB_EXACT])
-    raw = argparse.RawDescriptionHelpFormatter
-    s = sub.add_parser(
+    s = add_command(
+        sub,
         "solve",
-        help="static allocation of an instance (JSON in, JSON out)",
-        description=textwrap.fill(
-            "Allocate the users of an instance (servers, users' demand vectors, optional "
-            "weights, task caps and eligible servers) with one mechanism and print the "
-            "allocation as JSON: tasks[i][l] tasks of user i on server l.",
-            79,
-        ),
+        cmd_solve,
+        "static allocation of an instance (JSON in, JSON out)",
         epilog=f"exact mechanisms (fractional tasks): {mechanisms}\n"
         f"online heuristics (integer tasks, static progressive filling): {schedulers}\n"
         f"names that are both ({', '.join(n for n in available() if n in EXACT)}) mean the "
         "exact mechanism unless --online is given",
-        formatter_class=raw,
+        wrap=True,
     )
-    s.set_defaults(func=cmd_solve)
     s.add_argument("mechanism", nargs="?", help="an exact mechanism or an online heuristic (below)")
     s.add_argument(
         "instance",

@@ -9,11 +9,17 @@ import math
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers, seed_list
-from fairsim.cli.options import add_executor
+from fairsim.cli.options import add_command, add_executor, add_no_progress
 
 
 def cmd_strategy(args: argparse.Namespace) -> int:
-    """Run the study, print the gain table's headline and where the files are."""
+    """Run CONFIG truthfully once per seed and, beside it, once per user and strategy with that
+    user's tasks as the strategy presents them; compare the user's real tasks completed by the
+    horizon (gain) and every other user's (harm). Re-running the same command resumes (finished
+    runs are kept).
+
+    Prints the gain table's headline and where the files are.
+    """
     from fairsim.atomic import check_writable_dir
     from fairsim.scenario.api import load_scenario
     from fairsim.scenario.strategy import STRATEGY_FILE, gain_summary, run_strategy
@@ -44,14 +50,8 @@ def cmd_strategy(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Subparsers) -> None:
     """Add ``fairsim strategy`` to the subcommands."""
-    p = sub.add_parser(
-        "strategy",
-        help="strategic users: what inflate, split or hoard gains over the truthful run",
-        description="Run CONFIG truthfully once per seed and, beside it, once per user and "
-        "strategy with that user's tasks as the strategy presents them; compare the user's "
-        "real tasks completed by the horizon (gain) and every other user's (harm). Re-running "
-        "the same command resumes (finished runs are kept).",
-    )
+    help = "strategic users: what inflate, split or hoard gains over the truthful run"
+    p = add_command(sub, "strategy", cmd_strategy, help)
     p.add_argument("config", help="the scenario, a YAML file")
     p.add_argument(
         "--users",
@@ -70,5 +70,4 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--seeds", type=seed_list, default=[1], help="seeds: 1,2,3 or 1-5 (default 1)")
     p.add_argument("--out", required=True, help="output folder (new, or a study's to resume)")
     add_executor(p)
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_strategy)
+    add_no_progress(p, "no progress bar")

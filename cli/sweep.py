@@ -6,10 +6,12 @@ import argparse
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers
-from fairsim.cli.options import add_executor, add_no_progress
+from fairsim.cli.options import add_command, add_executor, add_no_progress
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    """Run a base config over a grid of config values x seeds; re-running the same command
+    resumes (finished runs are kept)."""
     from fairsim.atomic import check_writable_dir
     from fairsim.scenario.sweep import load_sweep, run_sweep
 
@@ -49,14 +51,8 @@ def add_parser(sub: Subparsers) -> None:
     from fairsim.schedulers.registry import available
 
     schedulers = ", ".join(available())
-    w = sub.add_parser(
-        "sweep",
-        help="a scenario over a grid of values x seeds (resumable)",
-        description="Run a base config over a grid of config values x seeds; re-running the "
-        "same command resumes (finished runs are kept).",
-        epilog=f"scheduler names: {schedulers}",
-    )
-    w.set_defaults(func=cmd_sweep)
+    help = "a scenario over a grid of values x seeds (resumable)"
+    w = add_command(sub, "sweep", cmd_sweep, help, epilog=f"scheduler names: {schedulers}")
     w.add_argument("sweep", help="the sweep, a YAML file {name, base, grid, seeds}")
     w.add_argument("--out", help="output folder (default results/sweeps/<name>)")
     add_executor(w)

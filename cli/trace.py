@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fairsim.atomic import json_text
 from fairsim.cli.argtypes import Subparsers, positive, share
-from fairsim.cli.options import add_count, add_no_progress, add_out, add_seed
+from fairsim.cli.options import add_command, add_count, add_no_progress, add_out, add_seed
 from fairsim.errors import FairsimError
 
 #: The raw trace formats ``trace convert`` and ``trace check`` read.
@@ -22,6 +22,8 @@ FORMATS = (
 
 
 def cmd_trace_convert(args: argparse.Namespace) -> int:
+    """Convert one trace folder to the canonical tables (tasks.parquet, servers.parquet when the
+    trace has machines, conversion.json with the skip report)."""
     from fairsim.atomic import atomic_dir, check_output_dir
 
     if args.parts and args.format != "google-2011":
@@ -52,6 +54,10 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_check(args: argparse.Namespace) -> int:
+    """Check a raw trace folder: events out of time order, runs on machines machine_events never
+    mentions, tasks scheduled twice without an end, requests larger than every machine, machines
+    over-committed over time (docs/traces.md, 'Checking a raw trace'). Checks a format cannot
+    support are reported as such."""
     from fairsim.traces.check import check_alibaba, check_google_2011, check_text
 
     if args.parts and args.format != "google-2011":
@@ -73,6 +79,9 @@ def cmd_trace_check(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_fetch(args: argparse.Namespace) -> int:
+    """Download Google clusterdata-2011-2 files (from $FAIRSIM_GOOGLE_2011_URL when set), each
+    kept only if its SHA-256 matches Google's list; files already there and verified are not
+    downloaded again."""
     from fairsim.errors import TraceError
     from fairsim.traces.fetch import fetch_google_2011, parse_parts
     from fairsim.traces.paths import data_dir
@@ -92,6 +101,10 @@ def cmd_trace_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_synth(args: argparse.Namespace) -> int:
+    """Write a seeded synthetic workload as a canonical tasks.parquet (run it with trace.format:
+    canonical), or with --raw google-2011 a raw-format Google trace (task_events parts,
+    machine_events, synth.json) whose jobs are resampled from --src (convert it with `fairsim
+    trace convert google-2011`)."""
     from fairsim.atomic import atomic_dir, check_output_dir
     from fairsim.errors import ConfigError
     from fairsim.scenario.limits import BYTES_PER_TASK, check_memory
@@ -169,13 +182,7 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def _add_convert(tsub: Subparsers) -> None:
-    c = tsub.add_parser(
-        "convert",
-        help="one trace to the canonical Parquet tables",
-        description="Convert one trace folder to the canonical tables (tasks.parquet, "
-        "servers.parquet when the trace has machines, conversion.json with the skip report).",
-    )
-    c.set_defaults(func=cmd_trace_convert)
+    c = add_command(tsub, "convert", cmd_trace_convert, "one trace to the canonical Parquet tables")
     _add_trace_folder(c)
     add_out(
         c,
@@ -195,15 +202,7 @@ def _add_convert(tsub: Subparsers) -> None:
 
 
 def _add_check(tsub: Subparsers) -> None:
-    k = tsub.add_parser(
-        "check",
-        help="a raw trace's own consistency",
-        description="Check a raw trace folder: events out of time order, runs on machines "
-        "machine_events never mentions, tasks scheduled twice without an end, requests larger "
-        "than every machine, machines over-committed over time (docs/traces.md, 'Checking a "
-        "raw trace'). Checks a format cannot support are reported as such.",
-    )
-    k.set_defaults(func=cmd_trace_check)
+    k = add_command(tsub, "check", cmd_trace_check, "a raw trace's own consistency")
     _add_trace_folder(k)
     _add_parts(k)
     k.add_argument(
@@ -217,14 +216,9 @@ def _add_check(tsub: Subparsers) -> None:
 
 
 def _add_fetch(tsub: Subparsers) -> None:
-    f = tsub.add_parser(
-        "fetch",
-        help="download official trace files, checksum-verified",
-        description="Download Google clusterdata-2011-2 files (from $FAIRSIM_GOOGLE_2011_URL "
-        "when set), each kept only if its SHA-256 matches Google's list; files already there "
-        "and verified are not downloaded again.",
+    f = add_command(
+        tsub, "fetch", cmd_trace_fetch, "download official trace files, checksum-verified"
     )
-    f.set_defaults(func=cmd_trace_fetch)
     f.add_argument("dataset", help="google-2011")
     f.add_argument("--parts", default="0-13", help="part numbers (default 0-13)")
     f.add_argument(
@@ -245,15 +239,7 @@ def _add_fetch(tsub: Subparsers) -> None:
 
 
 def _add_synth(tsub: Subparsers) -> None:
-    y = tsub.add_parser(
-        "synth",
-        help="a seeded Google-like workload",
-        description="Write a seeded synthetic workload as a canonical tasks.parquet (run it "
-        "with trace.format: canonical), or with --raw google-2011 a raw-format Google trace "
-        "(task_events parts, machine_events, synth.json) whose jobs are resampled from --src "
-        "(convert it with `fairsim trace convert google-2011`).",
-    )
-    y.set_defaults(func=cmd_trace_synth)
+    y = add_command(tsub, "synth", cmd_trace_synth, "a seeded Google-like workload")
     add_count(y, "--tasks", "number of tasks (default 100000)", 100_000)
     add_seed(y, "random seed, an integer >= 0 (default 1)")
     y.add_argument(

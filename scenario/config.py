@@ -168,6 +168,41 @@ def value_range(v: Any) -> tuple[Any, Any]:
     return v, v
 
 
+def _checked_range(
+    v: Any, ok: Callable[[Any, Any], bool], message: str, not_range: str | None = None
+) -> Any:
+    """``v``, a setting given as one value or as ``[lo, hi]``, once ``ok(lo, hi)`` holds.
+
+    Parameters
+    ----------
+    v : object
+        One value, or a list ``[lo, hi]``.
+    ok : callable
+        ``ok(lo, hi) -> bool``, e.g. ``lambda lo, hi: 1 <= lo <= hi``.
+    message : str
+        The error when ``ok(lo, hi)`` fails.
+    not_range : str, optional
+        The error when ``v`` is a list of another length than 2 (default ``message``).
+
+    Returns
+    -------
+    object
+        ``v``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        With ``message`` or ``not_range`` (a pydantic validator words it for the field).
+    """
+    try:
+        lo, hi = value_range(v)
+    except ValueError:
+        raise ValueError(message if not_range is None else not_range) from None
+    if not ok(lo, hi):
+        raise ValueError(message)
+    return v
+
+
 #: The resources of a workload that does not name its own (inline and synthetic tasks; the
 #: Google 2011 trace).
 RESOURCES = ("cpu", "mem")
@@ -292,13 +327,8 @@ class InlineUser(StrictModel):
     @field_validator("run_s")
     @classmethod
     def _run(cls, v: float | list[float]) -> float | list[float]:
-        try:
-            lo, hi = value_range(v)
-        except ValueError:
-            lo, hi = 1.0, 0.0  # not a range: the message below
-        if not 0 < lo <= hi:
-            raise ValueError(f"run_s must be > 0 or [lo, hi] with 0 < lo <= hi, got {v!r}")
-        return v
+        message = f"run_s must be > 0 or [lo, hi] with 0 < lo <= hi, got {v!r}"
+        return _checked_range(v, lambda lo, hi: 0 < lo <= hi, message)
 
     @field_validator("windows")
     @classmethod
@@ -353,13 +383,8 @@ class ConstraintModel(StrictModel):
                     f"got {v!r}"
                 )
             return v
-        try:
-            lo, hi = value_range(v)
-        except ValueError:
-            lo, hi = 1, 0  # not a range: the message below
-        if not 1 <= lo <= hi:
-            raise ValueError(f"classes must be an integer >= 1 or [lo, hi], got {v!r}")
-        return v
+        message = f"classes must be an integer >= 1 or [lo, hi], got {v!r}"
+        return _checked_range(v, lambda lo, hi: 1 <= lo <= hi, message)
 
     @model_validator(mode="after")
     def _pinned_per_task(self) -> ConstraintModel:
@@ -475,13 +500,12 @@ class TraceCommon(StrictModel):
     @field_validator("repetitions")
     @classmethod
     def _reps(cls, v: int | list[int]) -> int | list[int]:
-        try:
-            lo, hi = value_range(v)
-        except ValueError:
-            raise ValueError(f"repetitions must be an integer or [lo, hi], got {v!r}") from None
-        if not 1 <= lo <= hi:
-            raise ValueError(f"repetitions must satisfy 1 <= lo <= hi, got {v!r}")
-        return v
+        return _checked_range(
+            v,
+            lambda lo, hi: 1 <= lo <= hi,
+            f"repetitions must satisfy 1 <= lo <= hi, got {v!r}",
+            not_range=f"repetitions must be an integer or [lo, hi], got {v!r}",
+        )
 
     @field_validator("job_run_s")
     @classmethod

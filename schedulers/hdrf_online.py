@@ -864,8 +864,6 @@ class HDRF(ProgressiveFilling):
         elif not tree.n_present:
             return  # nobody waits unblocked and no server gained room
         queues = self._queues
-        alloc, running, share, k_range = self._alloc, self._running, self._keys, range(self._k)
-        key, account, take = self._key, self._account, self._take
         limited = bool(tree.limited)
         track = tree.track
         select, dirty, tree_account = tree.select, tree.dirty_leaves, tree.account
@@ -886,34 +884,11 @@ class HDRF(ProgressiveFilling):
                     self._leave(leaf)
                     tree.lblocked.setdefault(over, []).append(leaf)
                     continue
-            if self._constrained:
-                self.placement_.tmask = self.cluster_.task_mask(task)
-            cands = self._cands.pop(leaf, None)
-            if self._unfit and self._known_unfit(need):
-                server = -1
-            elif cands is None:
-                server = self._find(need, leaf)
-            else:
-                server = self._find_in(need, leaf, cands)
+            server = self._server_for(task, leaf, need)
             if server < 0:
-                self._block(leaf, need)
-                if cands is not None and len(cands) == 1:
-                    self._freed.append(cands[0])
-                    self._unblock_freed()
                 continue
             yield task, server
-            q.popleft()
-            running[leaf] += 1
-            self._n_pending -= 1
-            if take is not None:
-                take(server, need)
-            a = alloc[leaf]
-            for k in k_range:
-                a[k] += need[k]
-            if account is not None:
-                account(leaf, server, need, 1)
-            share[leaf] = key(leaf)
-            if q:
+            if self._count_placed(leaf, server, need):
                 dirty.add(leaf)  # tree.mark
             else:
                 self._leave(leaf)

@@ -596,6 +596,54 @@ class ProgressiveFilling(Scheduler):
         return ids[np.lexsort((ids, sh))].tolist()
 
     # ------------------------------------------------------------------ the filling loop
+    def _server_for(self, task: int, user: int, need: tuple[float, ...]) -> int:
+        """The server for ``task``, the head task of ``user`` (demand ``need``), or -1 once the
+        user is blocked: the search of each step of :meth:`decide` (and of
+        :meth:`HDRF.decide <fairsim.schedulers.hdrf_online.HDRF.decide>`).
+
+        A user woken with candidate servers (:meth:`_unblock_freed`) tries only those. When its
+        one reserved server was taken by a lower-key user, the users it kept blocked there get
+        their turn now, in key order.
+        """
+        if self._constrained:
+            self.placement_.tmask = self.cluster_.task_mask(task)
+        cands = self._cands.pop(user, None)
+        if self._unfit and self._known_unfit(need):
+            server = -1
+        elif cands is None:
+            server = self._find(need, user)
+        else:
+            server = self._find_in(need, user, cands)
+        if server < 0:
+            self._block(user, need)
+            if cands is not None and len(cands) == 1:
+                self._freed.append(cands[0])
+                self._unblock_freed()
+        return server
+
+    def _count_placed(self, user: int, server: int, need: tuple[float, ...]) -> bool:
+        """Account the head task of ``user`` that the engine placed on ``server``: dequeue and
+        count it, add ``need`` to the user's allocation and re-key the user.
+
+        Returns
+        -------
+        bool
+            Whether the user still has tasks waiting.
+        """
+        q = self._queues[user]
+        q.popleft()
+        self._running[user] += 1
+        self._n_pending -= 1
+        if self._take is not None:
+            self._take(server, need)
+        a = self._alloc[user]
+        for k in range(self._k):
+            a[k] += need[k]
+        if self._account is not None:
+            self._account(user, server, need, 1)
+        self._keys[user] = self._key(user)
+        return bool(q)
+
     def decide(self) -> Iterator[tuple[int, int]]:
         """Repeatedly serve the lowest-key unblocked user until every user is blocked or idle."""
         order = self.order_
@@ -607,8 +655,6 @@ class ProgressiveFilling(Scheduler):
         if self._freed:
             self._unblock_freed()
         version, queues, inheap = self._version, self._queues, self._inheap
-        alloc, running, keys, k_range = self._alloc, self._running, self._keys, range(self._k)
-        pl, key, account, take = self.placement_, self._key, self._account, self._take
         rekey_each = self._rekey_each
         while True:
             heap = self._heap  # (re)bound: _rebuild_heap replaces the list
@@ -617,38 +663,12 @@ class ProgressiveFilling(Scheduler):
                 if ver != version[user]:
                     continue
                 inheap[user] = False
-                q = queues[user]
-                task, need = q[0]
-                if self._constrained:
-                    pl.tmask = self.cluster_.task_mask(task)
-                cands = self._cands.pop(user, None)
-                if self._unfit and self._known_unfit(need):
-                    server = -1
-                elif cands is None:
-                    server = self._find(need, user)
-                else:
-                    server = self._find_in(need, user, cands)
+                task, need = queues[user][0]
+                server = self._server_for(task, user, need)
                 if server < 0:
-                    self._block(user, need)
-                    if cands is not None and len(cands) == 1:
-                        # its reservation on that server was taken by a lower-key user: the
-                        # users it kept blocked there get their turn now, in key order
-                        self._freed.append(cands[0])
-                        self._unblock_freed()
                     continue
                 yield task, server
-                q.popleft()
-                running[user] += 1
-                self._n_pending -= 1
-                if take is not None:
-                    take(server, need)
-                a = alloc[user]
-                for k in k_range:
-                    a[k] += need[k]
-                if account is not None:
-                    account(user, server, need, 1)
-                keys[user] = key(user)
-                if q:
+                if self._count_placed(user, server, need):
                     self._push(user)
                 if rekey_each and order.after_place():
                     # keys moved: re-key the waiting users; users kept blocked by reservations

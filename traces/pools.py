@@ -24,22 +24,8 @@ import pandas as pd
 from fairsim.errors import TraceError
 from fairsim.traces.google2011 import machine_events_table
 
-#: (count, cpu, mem) per machine configuration as the DRFH paper's Table I publishes it, most
-#: frequent first (12,583 machines in total).
-TABLE_I: tuple[tuple[int, float, float], ...] = (
-    (6732, 0.5, 0.5),
-    (3863, 0.5, 0.25),
-    (1001, 0.5, 0.75),
-    (795, 1.0, 1.0),
-    (126, 0.25, 0.25),
-    (52, 0.5, 0.12),
-    (5, 0.5, 0.03),
-    (5, 0.5, 0.97),
-    (3, 1.0, 0.5),
-    (1, 0.5, 0.06),
-)
-#: The same configurations (same order and counts) with the values of Google's machine_events
-#: table, of which Table I is the two-decimal rounding.
+#: (count, cpu, mem) per machine configuration of Google's machine_events table, in the order
+#: (most frequent first) and with the counts of the DRFH paper's Table I (12,583 machines).
 TABLE_I_MACHINE_EVENTS: tuple[tuple[int, float, float], ...] = (
     (6732, 0.5, 0.4995),
     (3863, 0.5, 0.2493),
@@ -51,6 +37,11 @@ TABLE_I_MACHINE_EVENTS: tuple[tuple[int, float, float], ...] = (
     (5, 0.5, 0.9678),
     (3, 1.0, 0.5),
     (1, 0.5, 0.06158),
+)
+#: The DRFH paper's Table I as published: the same configurations rounded to two decimals, as
+#: the paper prints them (0.50, 0.25, 0.75, ...; ``tests/unit/test_traces_pools.py`` pins it).
+TABLE_I: tuple[tuple[int, float, float], ...] = tuple(
+    (count, round(cpu, 2), round(mem, 2)) for count, cpu, mem in TABLE_I_MACHINE_EVENTS
 )
 POOL_SOURCES = ("table-i", "machine-events")
 

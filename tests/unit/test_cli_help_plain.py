@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 
 import pytest
 
@@ -35,3 +36,28 @@ def test_no_help_text_has_rst_markup() -> None:
         text = p.format_help()
         for mark in ("``", ":func:", ":class:", ":mod:", ":data:"):
             assert mark not in text, f"{p.prog} --help: {mark!r}"
+
+
+def test_subcommand_description_is_the_first_paragraph_of_its_function_docstring() -> None:
+    # fairsim.cli.options.add_command: what a cmd_* function says it does is what --help prints
+    described = []
+    for p in _parsers(build_parser()):
+        func = p.get_default("func")
+        if func is None or p.description is None:
+            continue
+        first = " ".join((inspect.getdoc(func) or "").split("\n\n")[0].split())
+        assert " ".join(p.description.split()) == first, p.prog
+        described.append(p.prog.removeprefix("fairsim "))
+    assert described == [
+        "run",
+        "solve",
+        "trace convert",
+        "trace check",
+        "trace fetch",
+        "trace synth",
+        "properties",
+        "experiment",
+        "sweep",
+        "compare",
+        "strategy",
+    ]
