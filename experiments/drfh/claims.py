@@ -33,7 +33,7 @@ from fairsim.scenario.reporting.plotting import scheduler_label
 
 #: The measures of :data:`~fairsim.experiments.drfh.estimates.FAIRNESS_AVERAGES` listed as claims
 #: (measured, not judged).
-FAIRNESS_CLAIMED = ("max_deficit", "jain_index")
+FAIRNESS_CLAIMED = ("max_deficit", "jain_entitlement", "jain_index")
 #: Table II's CPU column at 10-14 slots is where the slot model was fitted.
 CALIBRATION = (
     "calibration: the slot model (a task takes ceil(max_r d_r·S) slots, a server holds "

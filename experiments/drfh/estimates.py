@@ -27,7 +27,8 @@ from fairsim.scenario.reporting.plotting import scheduler_label
 #: Claim` units) and their name.
 FAIRNESS_AVERAGES = {
     "max_deficit": ("share", "largest deficit to the DRFH allocation"),
-    "jain_index": ("", "Jain's index of the active users' dominant shares"),
+    "jain_entitlement": ("", "Jain's index of the users' fractions of their DRFH share"),
+    "jain_index": ("", "Jain's index of the raw dominant shares"),
     "l1_distance": ("share", "L1 distance to the DRFH allocation (sum over users)"),
     "active_users": ("n", "active users"),
     "si_violations": ("", "users with waiting tasks below their sharing-incentive share"),

@@ -827,8 +827,9 @@ def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         the time integral of ``summary.json``), ``peak_cpu``, ``peak_mem`` (largest sample of
         ``utilization.parquet``), ``completed`` (tasks completed / tasks), ``user_ratio`` (mean
         over users of their completion ratio), ``jct_mean_s`` and ``jct_median_s`` (JCT of the
-        common jobs, seconds), ``jain`` and ``max_deficit`` (time averages of fairness over
-        time, None without it)); ``readings`` (reading → dict: ``folder``, ``cpu``, ``mem``,
+        common jobs, seconds), ``jain_entitlement`` (Jain's index of the users' fractions of
+        their reference share), ``jain`` (Jain's index of the raw dominant shares) and
+        ``max_deficit`` (time averages of fairness over time, None without it)); ``readings`` (reading → dict: ``folder``, ``cpu``, ``mem``,
         ``peak_cpu``, ``peak_mem`` as above, and ``overcommit``: per resource the largest, the
         last and the mean over the samples of the number of over-committed servers
         (``servers_max``, ``servers_end``, ``servers_mean``), the largest and the time-average
@@ -853,6 +854,7 @@ def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         per[s] |= {
             "completed": summary["tasks_completed"] / summary["tasks"],
             "user_ratio": float(users["completion_ratio"].mean()),
+            "jain_entitlement": avg.get("jain_entitlement"),
             "jain": avg.get("jain_index"),
             "max_deficit": avg.get("max_deficit"),
         }

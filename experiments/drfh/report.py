@@ -281,7 +281,7 @@ _DEFICIT_COLUMNS = {
     "max_deficit_mean": "largest deficit, mean",
     "max_deficit_max": "largest deficit, max",
     "max_deficit_max_all": "max with the first run time",
-    "jain_mean": "Jain's index, mean",
+    "jain_mean": "Jain's index of the raw dominant shares, mean",
     "online": "online dominant share",
     "whole": "whole tasks placed at once",
     "reference": "DRFH allocation (reference)",
@@ -322,7 +322,9 @@ def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
 def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
     f = numbers["fairness"]
     head = ["scheduler", *(E.FAIRNESS_AVERAGES[k][1] for k in E.FAIRNESS_AVERAGES)]
-    head.insert(3, "Jain's index of the DRFH allocation")
+    # the raw index of the DRFH allocation itself, beside the online raw index
+    raw = 2 + list(E.FAIRNESS_AVERAGES).index("jain_index")
+    head.insert(raw, "Jain's index of the DRFH allocation's raw dominant shares")
     rows = []
     for s in N.FAIRNESS_SCHEDULERS:
         a = f["averages"][s]
@@ -330,7 +332,7 @@ def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
             kit.estimate(a[k], "share", ".2f") if k == "max_deficit" else kit.estimate(a[k], unit)
             for k, (unit, _) in E.FAIRNESS_AVERAGES.items()
         ]
-        cells.insert(2, kit.estimate(f["context"][s]["reference_jain"], ""))
+        cells.insert(raw - 1, kit.estimate(f["context"][s]["reference_jain"], ""))
         rows.append([scheduler_label(s), *cells])
     worst = f["context"][N.FAIRNESS_SCHEDULERS[-1]]
     same = f["same_schedule"].values()
@@ -399,7 +401,11 @@ _PRODUCTION_COLUMNS: dict[str, tuple[str, Callable[[Any], str]]] = {
     "user_ratio": ("users' mean completion ratio", _pct),
     "jct_mean_s": ("mean JCT", _sec),
     "jct_median_s": ("median JCT", _sec),
-    "jain": ("Jain's index", lambda x: "—" if x is None else f"{x:.3f}"),
+    "jain_entitlement": (
+        "Jain's index of the fractions of the DRFH share",
+        lambda x: "—" if x is None else f"{x:.3f}",
+    ),
+    "jain": ("Jain's index of the raw dominant shares", lambda x: "—" if x is None else f"{x:.3f}"),
     "max_deficit": ("largest deficit", lambda x: "—" if x is None else f"{100 * x:.2f} %"),
 }
 
