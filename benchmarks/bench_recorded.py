@@ -19,7 +19,6 @@ targets, the commit and the machine, then the figures) and a table on stdout.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -28,8 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.targets import Target, parser, start, write_result
+from benchmarks.targets import Target, paired_main
 from fairsim.experiments import config_path
+from fairsim.experiments.kit import table
 
 CONFIG = config_path("google-recorded.yaml")
 #: The runs (labels) of every round, and the config entries that give them.
@@ -130,31 +130,28 @@ def target(name: str, label: str, ratios: Sequence[float], load: float | None) -
 
 def summary_markdown(res: dict[str, Any]) -> str:
     """The point as a Markdown table."""
-    lines = [
+    title = (
         f"recorded (both readings) vs ff-drfh on {res['servers']:,} machines "
-        f"(setup {res['setup_s']:.1f} s)",
-        "",
-        "| scheduler | tasks | median tasks/s |",
-        "|---|---|---|",
+        f"(setup {res['setup_s']:.1f} s)"
+    )
+    rows = [
+        (p["scheduler"], f"{p['tasks']:,}", f"{p['median_tasks_per_s']:,.0f}")
+        for p in res["points"]
     ]
-    for p in res["points"]:
-        lines.append(f"| {p['scheduler']} | {p['tasks']:,} | {p['median_tasks_per_s']:,.0f} |")
-    return "\n".join(lines) + "\n"
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = parser("benchmarks.bench_recorded", __doc__)
-    p.add_argument("--pairs", type=int, default=3, help="runs of each scheduler (default 3)")
-    return p
+    return "\n".join([title, "", *table(["scheduler", "tasks", "median tasks/s"], rows)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    run = start()
-    res = bench_recorded(args.shared, args.pairs)
-    record = run.record("recorded", res.pop("targets"), **res)
-    sys.stdout.write(write_result(args.out, record, summary_markdown(record)))
-    return 0
+    """``python -m benchmarks.bench_recorded [--shared DIR] [--out DIR] [--pairs N]``."""
+    return paired_main(
+        "recorded",
+        "benchmarks.bench_recorded",
+        __doc__,
+        bench_recorded,
+        summary_markdown,
+        argv,
+        pairs_help="runs of each scheduler (default 3)",
+    )
 
 
 if __name__ == "__main__":

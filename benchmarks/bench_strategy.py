@@ -18,7 +18,6 @@ targets, the commit and the machine, then the figures) and a table on stdout.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -28,8 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.targets import Target, parser, start, write_result
+from benchmarks.targets import Target, paired_main
 from fairsim.experiments import config_path
+from fairsim.experiments.kit import table
 
 CONFIG = config_path("strategy-google.yaml")
 SCHEDULER = "bf-drfh"
@@ -133,33 +133,29 @@ def target(point: dict[str, Any], load: float | None) -> Target:
 
 def summary_markdown(res: dict[str, Any]) -> str:
     """The point as a Markdown table."""
-    lines = [
+    title = (
         f"one manipulated run against the plain run ({res['scheduler']}, {res['tasks']:,} tasks, "
-        f"user {res['user']}; plain run median {statistics.median(res['plain_cpu_s']):.1f} s CPU)",
-        "",
-        "| strategy | median CPU s | median ratio to plain |",
-        "|---|---|---|",
+        f"user {res['user']}; plain run median {statistics.median(res['plain_cpu_s']):.1f} s CPU)"
+    )
+    head = ["strategy", "median CPU s", "median ratio to plain"]
+    rows = [
+        (p["strategy"], f"{statistics.median(p['cpu_s']):.1f}", f"{p['ratio']:.2f}")
+        for p in res["points"]
     ]
-    for p in res["points"]:
-        lines.append(
-            f"| {p['strategy']} | {statistics.median(p['cpu_s']):.1f} | {p['ratio']:.2f} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = parser("benchmarks.bench_strategy", __doc__)
-    p.add_argument("--pairs", type=int, default=3, help="rounds of runs (default 3)")
-    return p
+    return "\n".join([title, "", *table(head, rows)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    run = start()
-    res = bench_strategy(args.shared, args.pairs)
-    record = run.record("strategy", res.pop("targets"), **res)
-    sys.stdout.write(write_result(args.out, record, summary_markdown(record)))
-    return 0
+    """``python -m benchmarks.bench_strategy [--shared DIR] [--out DIR] [--pairs N]``."""
+    return paired_main(
+        "strategy",
+        "benchmarks.bench_strategy",
+        __doc__,
+        bench_strategy,
+        summary_markdown,
+        argv,
+        pairs_help="rounds of runs (default 3)",
+    )
 
 
 if __name__ == "__main__":

@@ -335,6 +335,48 @@ def parser(module: str, doc: str | None, *, shared: bool = True) -> argparse.Arg
     return p
 
 
+def paired_main(
+    name: str,
+    module: str,
+    doc: str | None,
+    bench: Callable[[Path, int], dict[str, Any]],
+    summary: Callable[[dict[str, Any]], str],
+    argv: Sequence[str] | None,
+    *,
+    pairs_help: str,
+) -> int:
+    """The ``main`` of a benchmark measured in ``--pairs`` rounds on the shared traces.
+
+    Parameters
+    ----------
+    name : str
+        The benchmark's name (``results/bench/<name>.json``, :data:`BENCHMARKS`).
+    module, doc : str
+        As :func:`parser`'s.
+    bench : callable
+        ``bench(shared, pairs)`` → the measurements, with their targets under ``"targets"``.
+    summary : callable
+        The record → the benchmark's own Markdown report.
+    argv : sequence of str or None
+        The command line (None: ``sys.argv[1:]``).
+    pairs_help : str
+        ``--pairs``' help (its default is 3).
+
+    Returns
+    -------
+    int
+        0; the report is printed and written (:func:`write_result`).
+    """
+    p = parser(module, doc)
+    p.add_argument("--pairs", type=int, default=3, help=pairs_help)
+    args = p.parse_args(argv)
+    run = start()
+    res = bench(args.shared, args.pairs)
+    record = run.record(name, res.pop("targets"), **res)
+    sys.stdout.write(write_result(args.out, record, summary(record)))
+    return 0
+
+
 # --------------------------------------------------------------------------- the docs table
 
 
