@@ -16,8 +16,11 @@ and the reason says so.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
+import re
+import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +32,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from fairsim.atomic import json_text, write_text
 from fairsim.errors import ConfigError
 from fairsim.experiments.kit import UNITS, Spec, interval, number, table
+
+log = logging.getLogger(__name__)
 
 Kind = Literal["paper", "consistency", "by-construction"]
 Verdict = Literal["PASS", "FAIL", "n/a"]
@@ -85,6 +90,13 @@ class Claim(BaseModel):
         The statement, in words.
     source : str
         Where the paper makes it (section, figure or table).
+    id : str
+        Stable and unique in its ``claims.json``: the :class:`Statement`'s key, then the values
+        of its fields (``table2.slots-10.resource-cpu``); set by :func:`identify` (empty until
+        then).
+    quote : str
+        The paper's words the claim checks (:attr:`Statement.quote`; empty when the paper states
+        it in a figure or table only, or for our own checks).
     paper : float, str or None
         The paper's value: a number (in ``unit``) or text.
     ours : float, str or None
@@ -114,6 +126,8 @@ class Claim(BaseModel):
 
     statement: str
     source: str
+    id: str = ""
+    quote: str = ""
     paper: float | str | None
     ours: float | str | None
     ci_low: float | None = None
@@ -730,14 +744,92 @@ def every_setting(
 # --------------------------------------------------------------------------- files and report
 
 
-def write_claims(out: str | os.PathLike[str], claims: Sequence[Claim]) -> Path:
+def _slug(value: str) -> str:
+    """A field value as a piece of an id: lower case, runs of other characters as ``-``."""
+    return re.sub(r"[^a-z0-9.+]+", "-", value.lower()).strip("-")
+
+
+def _pattern(text: str) -> tuple[re.Pattern[str], list[str]]:
+    """A :attr:`Statement.text` as a regular expression that matches its formatted claims, and
+    its field names in order."""
+    names: list[str] = []
+    parts: list[str] = []
+    for literal, name, _, _ in string.Formatter().parse(text):
+        parts.append(re.escape(literal))
+        if name is not None:
+            names.append(name)
+            parts.append("(.+?)")
+    return re.compile("".join(parts) + r"\Z", re.S), names
+
+
+def identify(claims: Sequence[Claim], statements: Sequence[Statement]) -> list[Claim]:
+    """Give every claim its ``id`` and ``quote`` from the paper statement it checks.
+
+    A claim checks the statement of the same ``source`` whose :attr:`Statement.text` formats to
+    the claim's ``statement`` (the most specific: the one with fewest fields); its id is the
+    statement's key, then each field as ``name-value`` (``table2.slots-10.resource-cpu``).
+
+    Parameters
+    ----------
+    claims : sequence of Claim
+        A reproduction's claims, in order.
+    statements : sequence of Statement
+        Its ``paper.STATEMENTS``.
+
+    Returns
+    -------
+    list of Claim
+        The claims with ``id`` and ``quote`` set (a claim that already has an id keeps it). A
+        claim that matches no statement gets its own words as id, and a second claim with an id
+        already given gets ``.2`` (``.3``, ...) after it; both are logged as warnings.
+    """
+    compiled = sorted(((st, *_pattern(st.text)) for st in statements), key=lambda x: len(x[2]))
+    out: list[Claim] = []
+    seen: dict[str, str] = {}
+    for c in claims:
+        if not c.id:
+            for st, pattern, names in compiled:
+                m = pattern.match(c.statement)
+                if st.source == c.source and m:
+                    pieces = [f"{n}-{_slug(v)}" for n, v in zip(names, m.groups(), strict=True)]
+                    c = c.model_copy(update={"id": ".".join([st.key, *pieces]), "quote": st.quote})
+                    break
+            else:  # a statement the paper.py does not list: its words as the id
+                log.warning("claim %r (%s): no statement of the paper", c.statement, c.source)
+                c = c.model_copy(update={"id": _slug(c.statement)})
+        if c.id in seen:  # one statement counted twice: kept apart, and said
+            log.warning("claim id %r given twice (%r, %r)", c.id, seen[c.id], c.statement)
+            k = 2
+            while f"{c.id}.{k}" in seen:
+                k += 1
+            c = c.model_copy(update={"id": f"{c.id}.{k}"})
+        seen[c.id] = c.statement
+        out.append(c)
+    return out
+
+
+def write_claims(
+    out: str | os.PathLike[str],
+    claims: Sequence[Claim],
+    statements: Sequence[Statement] | None = None,
+) -> Path:
     """Write ``out/claims.json`` (atomically): the list of claims, in order.
+
+    Parameters
+    ----------
+    out : path-like
+        The reproduction's folder.
+    claims : sequence of Claim
+    statements : sequence of Statement, optional
+        The paper's statements: each claim gets its ``id`` and ``quote`` (:func:`identify`).
 
     Returns
     -------
     pathlib.Path
         The written file.
     """
+    if statements is not None:
+        claims = identify(claims, statements)
     dest = Path(out) / "claims.json"
     write_text(dest, json_text([c.model_dump() for c in claims], sort_keys=False) + "\n")
     return dest

@@ -829,12 +829,13 @@ def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         over users of their completion ratio), ``jct_mean_s`` and ``jct_median_s`` (JCT of the
         common jobs, seconds), ``jain_entitlement`` (Jain's index of the users' fractions of
         their reference share), ``jain`` (Jain's index of the raw dominant shares) and
-        ``max_deficit`` (time averages of fairness over time, None without it)); ``readings`` (reading → dict: ``folder``, ``cpu``, ``mem``,
-        ``peak_cpu``, ``peak_mem`` as above, and ``overcommit``: per resource the largest, the
-        last and the mean over the samples of the number of over-committed servers
-        (``servers_max``, ``servers_end``, ``servers_mean``), the largest and the time-average
-        requested amount above capacity (``amount_max``, ``amount_mean``, fractions of the
-        pool's capacity) and the utilisation by requests at the end (``utilization_end``)).
+        ``max_deficit`` (time averages of fairness over time, None without it)); ``readings``
+        (reading → dict: ``folder``, ``cpu``, ``mem``, ``peak_cpu``, ``peak_mem`` as above, and
+        ``overcommit``: per resource the largest, the last and the mean over the samples of the
+        number of over-committed servers (``servers_max``, ``servers_end``, ``servers_mean``),
+        the largest and the time-average requested amount above capacity (``amount_max``,
+        ``amount_mean``, fractions of the pool's capacity) and the utilisation by requests at
+        the end (``utilization_end``)).
 
     Raises
     ------

@@ -683,7 +683,7 @@ def write_report(results: str | os.PathLike[str], numbers: dict[str, Any]) -> Pa
     root = Path(results)
     figures.draw(root, numbers)
     claims = build_claims(numbers)
-    write_claims(root, claims)
+    write_claims(root, claims, paper.STATEMENTS)
     n = len(numbers.get("seeds") or [])
     seeds = T.text("head.seeds", n=n) if n > 1 else T.text("head.one_seed")
     lines = [*T.lines("head", seeds=seeds), *_provenance(numbers), *claims_markdown(claims)]

@@ -80,7 +80,7 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     units = Units(frame)
     write_figures(units, share, out)
     claims = build_claims(frame, share)
-    write_claims(out, claims)
+    write_claims(out, claims, paper.STATEMENTS)
     quick = " (quick run: fewer settings and samples)" if run["quick"] else ""
     lines = [
         *T.lines(

@@ -156,7 +156,7 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
         out / "fig6.png",
     )
     claims = build_claims(summary, cfg)
-    write_claims(out, claims)
+    write_claims(out, claims, paper.STATEMENTS)
     n = len(summary["seeds"])
     demands = ", ".join(
         f"{u.name} ({', '.join(f'{x * SPLIT:.4g}' for x in u.demand)})" for u in scenario_users(cfg)

@@ -15,7 +15,7 @@ from typing import Any
 from fairsim.atomic import write_text
 from fairsim.experiments import kit
 from fairsim.experiments.claims import Claim, claims_markdown, default_jobs, write_claims
-from fairsim.experiments.udrf import figures
+from fairsim.experiments.udrf import figures, paper
 from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf.claims import build_claims
 from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
@@ -66,7 +66,7 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     out = Path(out)
     data = N.load_seeds(out, run["seeds"])
     claims = build_claims(data)
-    write_claims(out, claims)
+    write_claims(out, claims, paper.STATEMENTS)
     figs = figures.draw(out, data)
     wall = time.perf_counter() - run["started"]
     text = report_text(data, claims, run["config"], figs, wall_s=wall, jobs=run["jobs"])

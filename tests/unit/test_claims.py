@@ -238,3 +238,38 @@ def test_agrees_range_and_every_setting() -> None:
     worst = C.every_setting("every scale", parts, target=(0.80, 0.85), what="scales")
     assert worst.verdict == "FAIL" and worst.ours == 0.4 and worst.statement == "every scale"
     assert worst.reason.startswith("worst of 3 scales: 100 users; every one: 50 users: 70.0 %")
+
+
+def test_identify_gives_each_claim_the_id_and_quote_of_its_statement(tmp_path, caplog):
+    statements = (
+        C.Statement("table2", "Table II: Slots with {slots} slots, mean {resource}", "Table II"),
+        C.Statement("best", "Table II: 14 slots give the highest utilisation", "Table II", "q14"),
+        C.Statement("fig4", "Fig. 4: {user}'s share", "Fig. 4", "26% to all three users"),
+    )
+
+    def claim(statement: str, source: str) -> C.Claim:
+        return C.judged(statement, source, 0.5, 0.5, True, rule="r", seeds=1)
+
+    claims = [
+        claim("Table II: Slots with 10 slots, mean CPU", "Table II"),
+        claim("Table II: Slots with 10 slots, mean memory", "Table II"),
+        claim("Table II: 14 slots give the highest utilisation", "Table II"),
+        claim("Fig. 4: user 1 (A/B)'s share", "Fig. 4"),
+    ]
+    path = C.write_claims(tmp_path, claims, statements)
+    data = json.loads(path.read_text())
+    assert [d["id"] for d in data] == [
+        "table2.slots-10.resource-cpu",
+        "table2.slots-10.resource-memory",
+        "best",
+        "fig4.user-user-1-a-b",
+    ]
+    assert [d["quote"] for d in data] == ["", "", "q14", "26% to all three users"]
+    assert list(data[0])[:4] == ["statement", "source", "id", "quote"]  # DESIGN.md's order
+    assert [c.id for c in C.read_claims(path)] == [d["id"] for d in data]
+    # the same statement twice, and a claim of no statement: kept apart, and said
+    twice = C.identify([claims[2], claims[2], claim("ours alone", "—")], statements)
+    assert [c.id for c in twice] == ["best", "best.2", "ours-alone"]
+    assert "given twice" in caplog.text and "no statement of the paper" in caplog.text
+    # the source is part of the match: the same words from another section are another claim
+    assert C.identify([claim("Fig. 4: u's share", "Fig. 5")], statements)[0].quote == ""

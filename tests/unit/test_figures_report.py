@@ -610,6 +610,13 @@ def test_report_over_two_seeds_writes_claims_and_intervals(out: Path) -> None:
     path = report.write_report(out, numbers=numbers)
     raw = json.loads((out / "claims.json").read_text())
     assert {frozenset(r) for r in raw} == {frozenset(Claim.model_fields)}
+    # every claim is one paper statement (its key, then its fields), once; quotes are the paper's
+    ids = [r["id"] for r in raw]
+    assert len(set(ids)) == len(ids)
+    assert {i.split(".")[0] for i in ids} <= set(paper.BY_KEY)
+    assert "table2.slots-10.resource-cpu" in ids
+    small_claim = next(r for r in raw if r["id"] == "fig6_small")
+    assert small_claim["quote"] == "DRFH shows no improvement over Slots scheduler for small jobs"
     claims = read_claims(out)
     assert {c.seeds for c in claims} == {2, 0}  # 0: no 16-slot run here, so no peak at 16
     peak = _claim(claims, "Table II: CPU utilisation peaks at 16 slots")
