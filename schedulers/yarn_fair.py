@@ -152,7 +152,9 @@ class _App:
     """A YARN application: a user's tasks in one queue."""
 
     __slots__ = (
+        "check_after",
         "fair_since",
+        "leaving",
         "node",
         "order",
         "run",
@@ -173,6 +175,8 @@ class _App:
         self.running = 0
         self.run: set[int] = set()  # its running tasks
         self.fair_since = -math.inf  # last update at which it was not fair-share starved
+        self.check_after = -math.inf  # not checked for starvation before (a preemption's delay)
+        self.leaving = np.zeros(n_r)  # its runs marked for preemption, not yet killed
 
 
 class YarnFair(Scheduler):
@@ -231,6 +235,8 @@ class YarnFair(Scheduler):
         fair_share_preemption_threshold: Annotated[float, Field(ge=0, le=1)] = 0.5,
         utilization_threshold: Annotated[float, Field(ge=0, le=1)] = 0.8,
         update_interval_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 0.5,
+        wait_before_kill_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 15.0,
+        starvation_check_delay_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 14.0,
         queues: QueueTree | None = None,
     ) -> None:
         self.fair_share_preemption_timeout_s = fair_share_preemption_timeout_s
@@ -238,6 +244,8 @@ class YarnFair(Scheduler):
         self.fair_share_preemption_threshold = fair_share_preemption_threshold
         self.utilization_threshold = utilization_threshold
         self.update_interval_s = update_interval_s
+        self.wait_before_kill_s = wait_before_kill_s
+        self.starvation_check_delay_s = starvation_check_delay_s
         self.queues = queues
 
     # ------------------------------------------------------------------ set-up
@@ -287,6 +295,12 @@ class YarnFair(Scheduler):
         self.clock_ = -math.inf  # time of the last pass (next_wakeup) or update (on_tick)
         self.idle_ = True  # no task waited after the last pass: no one starved since then
         self.update_due_ = False
+        self.kill_due_ = False
+        self.next_update_ = math.inf
+        # preemptions decided, not yet carried out: (kill time, sequence, victims, task, server)
+        self.kills_: list[tuple[float, int, list[int], int, int]] = []
+        self.doomed_: set[int] = set()  # runs marked for preemption
+        self.n_kills_ = 0
         self.steady_fair_share = self._shares(steady=True)
         self.preempting_ = math.isfinite(self.fair_share_preemption_timeout_s) or math.isfinite(
             self.min_share_preemption_timeout_s
@@ -354,6 +368,9 @@ class YarnFair(Scheduler):
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """The task's usage leaves its application and queues."""
+        if task in self.doomed_:  # ended before its kill: nothing to preempt any more
+            self.doomed_.discard(task)
+            self.apps_[self.task_app_[task]].leaving -= self.task_demand_[task]
         self._release(task)
         del self.task_app_[task], self.task_demand_[task]
 
@@ -362,6 +379,9 @@ class YarnFair(Scheduler):
         # running -> waiting: the application stays active (its timer goes on)
         app = self.apps_[self.task_app_[task]]
         d = self.task_demand_[task]
+        if task in self.doomed_:
+            self.doomed_.discard(task)
+            app.leaving -= d
         app.use -= d
         app.running -= 1
         app.run.discard(task)
@@ -406,14 +426,25 @@ class YarnFair(Scheduler):
             self.idle_ = False  # tasks wait since this pass: timers start now
             self._reset_timers(now)
         self.clock_ = now
-        if not self.preempting_ or not self.use_[0].any():
-            return math.inf
         step = self.update_interval_s
         t = (math.floor(now / step) + 1) * step
-        return t if t > now else t + step
+        t = t if t > now else t + step
+        kill = self.kills_[0][0] if self.kills_ else math.inf
+        if kill <= now:  # overdue (no task waited at its time): at the next update's time
+            kill = t
+        if not self.preempting_ or not self.use_[0].any():
+            self.next_update_ = math.inf
+            return kill
+        self.next_update_ = t
+        return min(t, kill)
 
     def on_tick(self, now: float) -> None:
-        """An update is due: fair shares and starvation are updated in this pass."""
+        """An update is due (fair shares and starvation are updated in this pass), or a
+        preemption's kills."""
+        self.kill_due_ = bool(self.kills_) and self.kills_[0][0] <= now
+        if now < self.next_update_:
+            self.clock_ = now
+            return  # the kills only (decide carries them out)
         if self.idle_:
             self.idle_ = False
             self._reset_timers(now)
@@ -561,11 +592,14 @@ class YarnFair(Scheduler):
             return []
         starved: list[tuple[int, np.ndarray]] = []
         for node in range(len(self.parent_)):
-            apps = [x for x in self.apps_of_[node] if self.apps_[x].waiting]
-            if not apps:
+            waiting = [x for x in self.apps_of_[node] if self.apps_[x].waiting]
+            if not waiting:
                 if self.apps_of_[node]:
                     self.min_since_[node] = now
                 continue
+            # FSLeafQueue.fetchAppsWithDemand(false): an application preempted for lately is
+            # not checked (FSAppAttempt.shouldCheckForStarvation); its queue's timer goes on
+            apps = [x for x in waiting if self.apps_[x].check_after <= now]
             apps.sort(key=self._app_key)
             fs_total = np.zeros_like(total)
             fs_of: dict[int, np.ndarray] = {}
@@ -647,10 +681,10 @@ class YarnFair(Scheduler):
             victims: list[int] = []
             for v in reversed(view.running_on(server)):
                 x = self.task_app_[v]
-                if v in started or x in fresh or x in below:
+                if v in started or x in fresh or x in below or v in self.doomed_:
                     continue
                 app = self.apps_[x]
-                after = app.use - taken.get(x, 0.0) - self.task_demand_[v]
+                after = app.use - app.leaving - taken.get(x, 0.0) - self.task_demand_[v]
                 fair = self.app_fair_.get(x)
                 if fair is None or not _dominant(after, total) < _dominant(fair, total):
                     victims.append(v)
@@ -670,13 +704,18 @@ class YarnFair(Scheduler):
         below: set[int] = set()
         for x, fair in self.app_fair_.items():
             app = self.apps_[x]
-            if _dominant(app.use, total) < _dominant(fair, total):
+            if _dominant(app.use - app.leaving, total) < _dominant(fair, total):
                 below.add(x)  # stays below: its usage only falls, or it is fresh
             else:
                 for t in app.run:
-                    bound[view.task_server(t)] += self.task_demand_[t]
+                    if t not in self.doomed_:
+                        bound[view.task_server(t)] += self.task_demand_[t]
         fresh = {self.task_app_[t] for t in started}
         for x, starvation in starved:
+            # FSPreemptionThread.run: preemptionTriggered, whether or not victims were found
+            self.apps_[x].check_after = (
+                self.clock_ + self.wait_before_kill_s + self.starvation_check_delay_s
+            )
             for task in self._requests(x, starvation):
                 app = self.apps_[x]
                 if task not in app.waiting or not self._fits_max(app.node, self.task_demand_[task]):
@@ -685,6 +724,17 @@ class YarnFair(Scheduler):
                 if found is None:
                     break  # a later task of the application does not jump the queue
                 victims, server = found
+                if victims and self.wait_before_kill_s > 0:
+                    # FSPreemptionThread.preemptContainers: killed after waitTimeBeforeKill;
+                    # the task waits until then, its room kept for it
+                    for v in victims:
+                        self.doomed_.add(v)
+                        self.apps_[self.task_app_[v]].leaving += self.task_demand_[v]
+                    kill_at = self.clock_ + self.wait_before_kill_s
+                    heapq.heappush(self.kills_, (kill_at, self.n_kills_, victims, task, server))
+                    self.n_kills_ += 1
+                    bound[server] -= self.task_demand_[task]
+                    continue
                 for v in victims:
                     yield Eviction(v, server)  # on_eviction runs before we resume
                 self._start(task)
@@ -693,10 +743,40 @@ class YarnFair(Scheduler):
                 fresh.add(x)
                 yield task, server
 
+    def _kill(self, started: set[int]) -> Iterator[tuple[int, int] | Eviction]:
+        """The preemptions whose time has come: their runs still marked are evicted, and the
+        task they were for starts in the room when it is still its application's oldest
+        waiting task and fits there (else it waits, as any other)."""
+        view = self.cluster_
+        while self.kills_ and self.kills_[0][0] <= self.clock_:
+            _, _, victims, task, server = heapq.heappop(self.kills_)
+            for v in victims:
+                if v in self.doomed_:
+                    yield Eviction(v, server)  # on_eviction unmarks it
+            x = self.task_app_.get(task)
+            if x is None:
+                continue
+            app = self.apps_[x]
+            d = self.task_demand_[task]
+            mask = view.task_mask(task)
+            if (
+                app.waiting
+                and app.waiting[0] == task
+                and bool(np.all(view.free[server] + TOLERANCE >= d))
+                and (mask is None or bool(mask[server]))
+                and self._fits_max(app.node, d)
+            ):
+                self._start(task)
+                started.add(task)
+                yield task, server
+
     def decide(self) -> Iterator[tuple[int, int] | Eviction]:
         """Allocate; at an update, also preempt for the starved applications and allocate
         again (the module docstring)."""
         started: set[int] = set()  # runs started in this pass: never evicted in it
+        if self.kill_due_:
+            self.kill_due_ = False
+            yield from self._kill(started)
         yield from self._allocate(started)
         if self.update_due_:
             self.update_due_ = False

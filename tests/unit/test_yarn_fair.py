@@ -90,19 +90,31 @@ def _scenario(**params: float) -> dict:
     }
 
 
-def test_min_share_preemption_after_its_timeout() -> None:
+@pytest.mark.parametrize(
+    ("kill_wait", "prod_start", "lost"),
+    [(0.0, 15.0, 30.0), (15.0, 30.0, 60.0)],
+    ids=["killed-at-once", "waitTimeBeforeKill-15s"],
+)
+def test_min_share_preemption_after_its_timeout(
+    kill_wait: float, prod_start: float, lost: float
+) -> None:
     """prod waits below its minimum share from 10 s; after the 5 s timeout (the update at 15 s)
     it takes two quarters back from batch, which holds the whole pool against a fair share of
     half: batch's most recently launched runs first (tasks 3, then 2; batch stays at its fair
-    share 0.5). prod runs 15-35 s; batch's tasks 2 and 3 restart at 35 s and end at 135 s."""
-    r = fairsim.simulate(_scenario(min_share_preemption_timeout_s=5))["yarn"]
+    share 0.5). Killed at once, prod runs 15-35 s and batch's tasks 2 and 3 restart at 35 s and
+    end at 135 s (30 s of their runs lost); with YARN's default ``waitTimeBeforeKill`` (15 s)
+    tasks 2 and 3 run on until the kill at 30 s, prod runs 30-50 s, they restart at 50 s and
+    end at 150 s (60 s of runs lost)."""
+    params = {"min_share_preemption_timeout_s": 5, "wait_before_kill_s": kill_wait}
+    r = fairsim.simulate(_scenario(**params))["yarn"]
     t = r.tasks.sort_values(["user", "task_index"])
-    assert t["start_s"].tolist() == [0.0, 0.0, 35.0, 35.0, 15.0, 15.0]
-    assert t["finish_s"].tolist() == [100.0, 100.0, 135.0, 135.0, 35.0, 35.0]
+    back = prod_start + 20
+    assert t["start_s"].tolist() == [0.0, 0.0, back, back, prod_start, prod_start]
+    assert t["finish_s"].tolist() == [100.0, 100.0, back + 100, back + 100, back, back]
     assert t["evictions"].tolist() == [0, 0, 1, 1, 0, 0]
     p = r.summary["preemption"]
-    assert (p["evictions"], p["tasks_evicted"], p["run_s_lost"]) == (2, 2, 30.0)
-    assert p["work_lost"] == {"cpu": 7.5, "mem": 7.5}
+    assert (p["evictions"], p["tasks_evicted"], p["run_s_lost"]) == (2, 2, lost)
+    assert p["work_lost"] == {"cpu": lost / 4, "mem": lost / 4}
     assert r.summary["preemption_loops"]["count"] == 0
 
 
