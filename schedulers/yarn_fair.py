@@ -301,6 +301,10 @@ class YarnFair(Scheduler):
         self.kills_: list[tuple[float, int, list[int], int, int]] = []
         self.doomed_: set[int] = set()  # runs marked for preemption
         self.n_kills_ = 0
+        # per server, the demands of the tasks its marked runs will make room for, and their
+        # number (FSSchedulerNode's resources preempted for an application)
+        self.reserved_ = np.zeros((cluster.n_servers, n_r))
+        self.n_reserved_ = [0] * cluster.n_servers
         self.steady_fair_share = self._shares(steady=True)
         self.preempting_ = math.isfinite(self.fair_share_preemption_timeout_s) or math.isfinite(
             self.min_share_preemption_timeout_s
@@ -658,11 +662,24 @@ class YarnFair(Scheduler):
         return out
 
     def _victims(
-        self, task: int, started: set[int], bound: np.ndarray, below: set[int], fresh: set[int]
+        self,
+        task: int,
+        started: set[int],
+        bound: np.ndarray,
+        below: set[int],
+        fresh: set[int],
+        fair_dom: dict[int, float],
     ) -> tuple[list[int], int] | None:
         """``identifyContainersToPreemptForOneContainer``: the first server where evicting its
-        most recently launched runs that may be preempted makes room for ``task``."""
-        view, need, total = self.cluster_, self.task_demand_[task], self.total_
+        most recently launched runs that may be preempted makes room for ``task``.
+
+        The scan is plain Python over floats (the same operations, in the same order, as on
+        the pool's arrays), on the servers whose ``bound`` (free room plus the runs that may
+        be preempted) could hold the task."""
+        view, demand = self.cluster_, self.task_demand_
+        need = demand[task].tolist()
+        total = self.total_list_
+        n_r = len(total)
         mask = view.task_mask(task)
         # ``fresh``: applications that started a task in this pass keep their runs in it (an
         # older task evicted beside a younger one just started would wait behind it);
@@ -670,27 +687,42 @@ class YarnFair(Scheduler):
         if all(x in below or x in fresh for x in self.app_fair_):
             return None
         # servers where free room plus every run that may be preempted could make room
-        room: np.ndarray = np.asarray((bound + TOLERANCE >= need).all(axis=1))
+        room: np.ndarray = np.asarray((bound + TOLERANCE >= demand[task]).all(axis=1))
         if mask is not None:
             room &= mask
+        skip, doomed, task_app = below | fresh, self.doomed_, self.task_app_
+        base: dict[int, list[float]] = {}  # an application's usage less what is leaving
         for server in np.flatnonzero(room).tolist():
-            potential = view.free[server].copy()
-            if np.all(potential + TOLERANCE >= need):
+            potential = (
+                np.maximum(view.free[server] - self.reserved_[server], 0.0).tolist()
+                if self.n_reserved_[server]
+                else view.free[server].tolist()
+            )
+            if all(potential[r] + TOLERANCE >= need[r] for r in range(n_r)):
                 return [], server
-            taken: dict[int, np.ndarray] = {}
+            taken: dict[int, list[float]] = {}
             victims: list[int] = []
             for v in reversed(view.running_on(server)):
-                x = self.task_app_[v]
-                if v in started or x in fresh or x in below or v in self.doomed_:
+                x = task_app[v]
+                if x in skip or v in started or v in doomed:
                     continue
-                app = self.apps_[x]
-                after = app.use - app.leaving - taken.get(x, 0.0) - self.task_demand_[v]
-                fair = self.app_fair_.get(x)
-                if fair is None or not _dominant(after, total) < _dominant(fair, total):
+                b = base.get(x)
+                if b is None:
+                    app = self.apps_[x]
+                    b = base[x] = (app.use - app.leaving).tolist()
+                d = demand[v].tolist()
+                t = taken.get(x)
+                after = [b[r] - 0.0 - d[r] for r in range(n_r)] if t is None else [
+                    b[r] - t[r] - d[r] for r in range(n_r)
+                ]
+                fair = fair_dom.get(x)
+                if fair is None or not max(after[r] / total[r] for r in range(n_r)) < fair:
                     victims.append(v)
-                    taken[x] = taken.get(x, 0.0) + self.task_demand_[v]
-                    potential += self.task_demand_[v]
-                if np.all(potential + TOLERANCE >= need):
+                    taken[x] = [0.0 + d[r] for r in range(n_r)] if t is None else [
+                        t[r] + d[r] for r in range(n_r)
+                    ]
+                    potential = [potential[r] + d[r] for r in range(n_r)]
+                if all(potential[r] + TOLERANCE >= need[r] for r in range(n_r)):
                     return victims, server
         return None
 
@@ -700,7 +732,7 @@ class YarnFair(Scheduler):
         view, total = self.cluster_, self.total_
         # per server, free room plus the runs of applications above their fair share: an upper
         # bound on what preemption can free there in this pass (it only shrinks)
-        bound = np.array(view.free, dtype=np.float64)
+        bound = np.maximum(np.asarray(view.free, dtype=np.float64) - self.reserved_, 0.0)
         below: set[int] = set()
         for x, fair in self.app_fair_.items():
             app = self.apps_[x]
@@ -711,6 +743,7 @@ class YarnFair(Scheduler):
                     if t not in self.doomed_:
                         bound[view.task_server(t)] += self.task_demand_[t]
         fresh = {self.task_app_[t] for t in started}
+        fair_dom = {x: _dominant(fair, total) for x, fair in self.app_fair_.items()}
         for x, starvation in starved:
             # FSPreemptionThread.run: preemptionTriggered, whether or not victims were found
             self.apps_[x].check_after = (
@@ -720,7 +753,7 @@ class YarnFair(Scheduler):
                 app = self.apps_[x]
                 if task not in app.waiting or not self._fits_max(app.node, self.task_demand_[task]):
                     break
-                found = self._victims(task, started, bound, below, fresh)
+                found = self._victims(task, started, bound, below, fresh, fair_dom)
                 if found is None:
                     break  # a later task of the application does not jump the queue
                 victims, server = found
@@ -733,6 +766,8 @@ class YarnFair(Scheduler):
                     kill_at = self.clock_ + self.wait_before_kill_s
                     heapq.heappush(self.kills_, (kill_at, self.n_kills_, victims, task, server))
                     self.n_kills_ += 1
+                    self.reserved_[server] += self.task_demand_[task]
+                    self.n_reserved_[server] += 1
                     bound[server] -= self.task_demand_[task]
                     continue
                 for v in victims:
@@ -750,6 +785,11 @@ class YarnFair(Scheduler):
         view = self.cluster_
         while self.kills_ and self.kills_[0][0] <= self.clock_:
             _, _, victims, task, server = heapq.heappop(self.kills_)
+            self.n_reserved_[server] -= 1
+            if self.n_reserved_[server]:
+                self.reserved_[server] -= self.task_demand_[task]
+            else:
+                self.reserved_[server] = 0.0  # exactly, without rounding left behind
             for v in victims:
                 if v in self.doomed_:
                     yield Eviction(v, server)  # on_eviction unmarks it
