@@ -729,21 +729,28 @@ class YarnFair(Scheduler):
     def _preempt(
         self, starved: list[tuple[int, np.ndarray]], started: set[int]
     ) -> Iterator[tuple[int, int] | Eviction]:
-        view, total = self.cluster_, self.total_
-        # per server, free room plus the runs of applications above their fair share: an upper
-        # bound on what preemption can free there in this pass (it only shrinks)
-        bound = np.maximum(np.asarray(view.free, dtype=np.float64) - self.reserved_, 0.0)
-        below: set[int] = set()
-        for x, fair in self.app_fair_.items():
-            app = self.apps_[x]
-            if _dominant(app.use - app.leaving, total) < _dominant(fair, total):
-                below.add(x)  # stays below: its usage only falls, or it is fresh
-            else:
-                for t in app.run:
-                    if t not in self.doomed_:
-                        bound[view.task_server(t)] += self.task_demand_[t]
+        view, total, demand, doomed = self.cluster_, self.total_, self.task_demand_, self.doomed_
         fresh = {self.task_app_[t] for t in started}
         fair_dom = {x: _dominant(fair, total) for x, fair in self.app_fair_.items()}
+        # per server, free room not kept for a pending preemption plus every run that may yet
+        # be preempted in this pass: an upper bound on the room a search finds there (it only
+        # shrinks). A run may be preempted only if its application is not fresh and would stay
+        # at or above its fair share without it alone (an application's usage only falls in
+        # the pass, unless it starts a task and so becomes fresh)
+        bound = np.maximum(np.asarray(view.free, dtype=np.float64) - self.reserved_, 0.0)
+        below: set[int] = set()
+        counted: dict[int, list[int]] = {}  # per application, the runs added to the bound
+        for x, fair in self.app_fair_.items():
+            app = self.apps_[x]
+            base = app.use - app.leaving
+            if _dominant(base, total) < fair_dom[x]:
+                below.add(x)  # stays below: its usage only falls, or it is fresh
+            elif x not in fresh:
+                runs = counted[x] = []
+                for t in app.run:
+                    if t not in doomed and not _dominant(base - demand[t], total) < fair_dom[x]:
+                        bound[view.task_server(t)] += demand[t]
+                        runs.append(t)
         for x, starvation in starved:
             # FSPreemptionThread.run: preemptionTriggered, whether or not victims were found
             self.apps_[x].check_after = (
@@ -774,8 +781,12 @@ class YarnFair(Scheduler):
                     yield Eviction(v, server)  # on_eviction runs before we resume
                 self._start(task)
                 started.add(task)
-                bound[server] -= self.task_demand_[task]
-                fresh.add(x)
+                bound[server] -= demand[task]
+                if x not in fresh:
+                    fresh.add(x)  # its runs are no longer preempted in this pass
+                    for t in counted.pop(x, ()):
+                        if t in self.apps_[x].run and t not in doomed:
+                            bound[view.task_server(t)] -= demand[t]
                 yield task, server
 
     def _kill(self, started: set[int]) -> Iterator[tuple[int, int] | Eviction]:
