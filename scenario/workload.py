@@ -28,13 +28,13 @@ import pyarrow.parquet as pq
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import (
     RESOURCES,
+    TIER_BANDS,
     AlibabaTrace,
     CanonicalTrace,
     ConstraintModel,
     GoogleTrace,
     InlineTrace,
     RunConfig,
-    TIER_BANDS,
     SyntheticTrace,
     TraceConfig,
     component_rng,

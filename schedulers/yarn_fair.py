@@ -47,20 +47,25 @@ What a pass does (one ``decide()``):
   the scan); then the queue is *min-share starved* by ``min(minResources, demand) - usage``
   (per resource) when that has been positive for ``min_share_preemption_timeout_s``, less the
   fair-share starvation, shared out among its applications with waiting tasks in comparator
-  order. For each starved application, its oldest waiting tasks that fit in its starvation
-  (``getStarvedResourceRequests``); for each such task, the first server where evicting its
-  most recently launched runs (``getRunningContainersWithAMsAtTheEnd``) whose applications stay
-  at or above their fair share (``canContainerBePreempted``: dominant shares) makes room; those
-  runs are evicted and the task placed there.
+  order; an application preempted for less than ``wait_before_kill_s +
+  starvation_check_delay_s`` ago is left out (``FSAppAttempt.shouldCheckForStarvation``), its
+  queue's timer going on. For each starved application, its oldest waiting tasks that fit in
+  its starvation (``getStarvedResourceRequests``); for each such task, the first server where
+  the free room not kept for an earlier preemption, plus its most recently launched runs
+  (``getRunningContainersWithAMsAtTheEnd``) not yet marked whose applications stay at or above
+  their fair share (``canContainerBePreempted``: dominant shares, less what is already marked),
+  makes room; those runs are marked and killed (evicted) ``wait_before_kill_s`` later
+  (``FSPreemptionThread.preemptContainers``), when the task starts in the room kept for it if
+  it is still its application's oldest waiting task and fits (else it waits as any other).
+  With ``wait_before_kill_s: 0`` the runs are evicted and the task placed at once.
 
 Simplifications (each named in ``docs/yarn-fair.md``): tasks are containers and every server
 heartbeats at every pass, as often as it can take a task (``assignmultiple`` without a bound);
 no reservations, no locality delay, no application masters (so no ``maxAMShare``), no
 ``maxRunningApps``; timeouts and thresholds are scheduler-wide (the tree has no per-queue
-ones); a preempted container is killed at once (no ``waitTimeBeforeKill``) and the task it made
-room for starts in its place at once (YARN reserves the freed room for it); the starvation check
-after a preemption is not delayed (``waitTimeBeforeNextStarvationCheck``); shares are reals, not
-integers (no truncation); an application that had no task and gets one again starts its
+ones); the task a kill makes room for starts at the kill (YARN allocates it at the node's next
+heartbeat), and kills due while no task waits happen at the next pass that has one; shares are
+reals, not integers (no truncation); an application that had no task and gets one again starts its
 fair-share timer afresh (YARN: a new application). Where the source's min-share split gives an
 application its pending demand *less* the queue's remaining starvation
 (``updateStarvedAppsMinshare``), fairsim gives it the remaining starvation, which the comment
@@ -199,6 +204,14 @@ class YarnFair(Scheduler):
     update_interval_s : float > 0, default 0.5
         ``yarn.scheduler.fair.update-interval-ms`` in seconds: how often fair shares and
         starvation are updated (the scheduler's ticks, while tasks wait and preemption is on).
+    wait_before_kill_s : float >= 0, default 15
+        ``yarn.scheduler.fair.waitTimeBeforeKill`` in seconds (Hadoop's default 15,000 ms): how
+        long a run marked for preemption goes on before it is killed. 0: evicted at once.
+    starvation_check_delay_s : float >= 0, default 14
+        How long after ``wait_before_kill_s`` an application preempted for is not checked for
+        starvation again: ``FSPreemptionThread``'s delay less its ``waitTimeBeforeKill``, that
+        is four node heartbeats (Hadoop's default interval 1 s) plus
+        ``yarn.scheduler.fair.waitTimeBeforeNextStarvationCheck`` (default 10,000 ms).
     queues : QueueTree, optional
         The scenario's queue tree (supplied by the scenario, not a config key); without it
         every user is an application of the root.
@@ -712,15 +725,19 @@ class YarnFair(Scheduler):
                     b = base[x] = (app.use - app.leaving).tolist()
                 d = demand[v].tolist()
                 t = taken.get(x)
-                after = [b[r] - 0.0 - d[r] for r in range(n_r)] if t is None else [
-                    b[r] - t[r] - d[r] for r in range(n_r)
-                ]
+                after = (
+                    [b[r] - 0.0 - d[r] for r in range(n_r)]
+                    if t is None
+                    else [b[r] - t[r] - d[r] for r in range(n_r)]
+                )
                 fair = fair_dom.get(x)
                 if fair is None or not max(after[r] / total[r] for r in range(n_r)) < fair:
                     victims.append(v)
-                    taken[x] = [0.0 + d[r] for r in range(n_r)] if t is None else [
-                        t[r] + d[r] for r in range(n_r)
-                    ]
+                    taken[x] = (
+                        [0.0 + d[r] for r in range(n_r)]
+                        if t is None
+                        else [t[r] + d[r] for r in range(n_r)]
+                    )
                     potential = [potential[r] + d[r] for r in range(n_r)]
                 if all(potential[r] + TOLERANCE >= need[r] for r in range(n_r)):
                     return victims, server
@@ -740,7 +757,7 @@ class YarnFair(Scheduler):
         bound = np.maximum(np.asarray(view.free, dtype=np.float64) - self.reserved_, 0.0)
         below: set[int] = set()
         counted: dict[int, list[int]] = {}  # per application, the runs added to the bound
-        for x, fair in self.app_fair_.items():
+        for x in self.app_fair_:
             app = self.apps_[x]
             base = app.use - app.leaving
             if _dominant(base, total) < fair_dom[x]:

@@ -47,13 +47,19 @@ def _raw_evictions(google_dir: Path, end_s: float) -> pd.DataFrame:
     return evict
 
 
-def test_recorded_evictions_per_tier_equal_the_raw_trace(
-    google_dir: Path, _trace_cache: Path
-) -> None:
-    cfg = load_config(
+@pytest.fixture(scope="module")
+def tiers_config(google_dir: Path, _trace_cache: Path) -> RunConfig:
+    """configs/google-tiers.yaml on the shared sample, converted in the session's cache."""
+    return load_config(
         ROOT / "configs" / "google-tiers.yaml",
         overrides=[f"trace.path={google_dir}", f"trace.cache_dir={_trace_cache}"],
     )
+
+
+def test_recorded_evictions_per_tier_equal_the_raw_trace(
+    google_dir: Path, tiers_config: RunConfig
+) -> None:
+    cfg = tiers_config
     got = recorded_evictions(cfg, resolve_workload(cfg, ROOT / "configs"))
     assert got["tier"].tolist() == ["production", "batch", "free"]
     assert got[["priority_lo", "priority_hi"]].values.tolist() == [[9, 11], [2, 8], [0, 1]]

@@ -118,6 +118,60 @@ def test_min_share_preemption_after_its_timeout(
     assert r.summary["preemption_loops"]["count"] == 0
 
 
+def _ping_pong(**params: float) -> dict:
+    """One server (1, 1), one queue (``minResources`` the whole pool) and three applications:
+    p3 holds a twentieth of the pool; p1 and p2 each submit twelve tasks of (0.05, 0.005) at
+    0 s, all of 1,000 s. The queue can never reach its minimum share of memory (its CPU runs
+    out first), so it stays min-share starved; every application's fair share is a third of
+    the pool, and p1 and p2 each hold more than that."""
+    return {
+        "name": "yarn-ping-pong",
+        "trace": {
+            "format": "inline",
+            "users": [
+                {"name": "p3", "join_s": 0, "demand": [0.05, 0.05], "tasks": 1, "run_s": 1000},
+                {"name": "p1", "join_s": 0, "demand": [0.05, 0.005], "tasks": 12, "run_s": 1000},
+                {"name": "p2", "join_s": 0, "demand": [0.05, 0.005], "tasks": 12, "run_s": 1000},
+            ],
+        },
+        "cluster": {"classes": [{"name": "one", "count": 1, "capacity": [1.0, 1.0]}]},
+        "queues": [{"id": "prod", "guarantee_share": [1.0, 1.0]}],
+        "leaves": {"by": "user", "default": "prod"},
+        "schedulers": [
+            {"name": "yarn-fair", "label": "yarn", "min_share_preemption_timeout_s": 5, **params}
+        ],
+        "collect": {"utilization_interval_s": 10, "horizon_s": 300},
+    }
+
+
+@pytest.mark.parametrize(
+    ("params", "evictions", "tasks", "by_user"),
+    [
+        ({"wait_before_kill_s": 0, "starvation_check_delay_s": 0}, 2953, 10, (1478, 1475)),
+        ({}, 50, 7, (30, 20)),
+    ],
+    ids=["killed-at-once-no-delay", "yarn-defaults"],
+)
+def test_min_share_starvation_between_two_applications_above_their_fair_share(
+    params: dict, evictions: int, tasks: int, by_user: tuple[int, int]
+) -> None:
+    """The tiered trace's preemption loop in miniature (docs/yarn-fair.md, "On the trace"):
+    the starved queue's starvation goes to p1 or p2, whichever holds less, and its victims are
+    the other's most recent runs (it stays above its fair share: ``canContainerBePreempted``),
+    which makes the other the one holding less. Killed at once and checked again at the next
+    update (fairsim before the fix: 0.5 s), the two swap runs at every update: 2,953 evictions
+    of 10 tasks in 300 s. With YARN's waitTimeBeforeKill (15 s) and its delay before an
+    application preempted for is checked again (29 s in all) they still swap, YARN's rule, at
+    the pace of the kills: 50 evictions of 7 tasks. p3 is below its fair share and never
+    loses a run."""
+    r = fairsim.simulate(_ping_pong(**params))["yarn"]
+    p = r.summary["preemption"]
+    assert (p["evictions"], p["tasks_evicted"]) == (evictions, tasks)
+    per_user = r.tasks.groupby("user")["evictions"].sum().to_dict()
+    assert (per_user["p1"], per_user["p2"], per_user["p3"]) == (*by_user, 0)
+    assert r.summary["preemption_loops"]["count"] == tasks
+
+
 def test_no_preemption_below_the_utilisation_threshold_or_before_the_timeout() -> None:
     """The same scenario with the threshold at 1 (the pool is used at 1.0, not above), or with a
     timeout longer than prod's wait: no eviction, prod starts when batch's first runs end."""
@@ -161,6 +215,15 @@ def test_conformance_with_evictions() -> None:
         (
             {"update_interval_s": 0},
             r"^yarn-fair: update_interval_s: 0 \(Input should be greater than 0\)$",
+        ),
+        (
+            {"wait_before_kill_s": -1},
+            r"^yarn-fair: wait_before_kill_s: -1 \(Input should be greater than or equal to 0\)$",
+        ),
+        (
+            {"starvation_check_delay_s": -0.5},
+            r"^yarn-fair: starvation_check_delay_s: -0\.5 \(Input should be greater than or "
+            r"equal to 0\)$",
         ),
     ],
 )
