@@ -3,9 +3,11 @@ hierarchical queues, with min-share and fair-share preemption.
 
 Hand instances with exact numbers: the steady and instantaneous fair shares of a two-level tree
 (``ComputeFairShares``), a queue below its minimum share that preempts after its timeout the most
-recently launched runs of the queue above its fair share, no preemption below the utilisation
-threshold or before the timeout, the conformance suite with evictions, and a one-line error for
-a bad parameter."""
+recently launched runs of the queue above its fair share (killed at once, or after YARN's
+waitTimeBeforeKill), two applications above their fair share taking runs from each other while
+their queue stays min-share starved (the tiered trace's loop in miniature, at the pace of
+YARN's delays), no preemption below the utilisation threshold or before the timeout, the
+conformance suite with evictions, and a one-line error for a bad parameter."""
 
 from __future__ import annotations
 
