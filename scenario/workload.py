@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import (
     RESOURCES,
+    TIER_BANDS,
     AlibabaTrace,
     CanonicalTrace,
     ConstraintModel,
@@ -493,3 +494,84 @@ def recorded_runs(cfg: RunConfig, workload: Workload, pool: pd.DataFrame) -> Rec
         censored=frame["censored"].to_numpy(dtype=bool)[order],
         request=frame[list(workload.resources)].to_numpy(dtype=np.float64)[order],
     )
+
+
+def recorded_evictions(cfg: RunConfig, workload: Workload) -> pd.DataFrame:
+    """The trace's own evictions in the simulated window, per tier: the production reference
+    for the evictions of a scheduler that preempts (``docs/queues.md``, "The tiered Google
+    scenario").
+
+    Counts the recorded runs of ``placements.parquet`` (a SCHEDULE and the task's next terminal
+    event, :func:`fairsim.traces.io.read_placements`) that end in an EVICT event (Google 2011
+    ``task_events`` event type 2) at a time ``t`` with ``trace.start_s <= t < trace.end_s``. A
+    task's tier is the band of priorities that holds its priority (``tasks.parquet``: its first
+    SUBMIT row's): the config's ``leaves.tiers`` when its leaves are by tier, else the trace's
+    bands (``free`` 0-1, ``middle`` 2-8, ``production`` 9-11,
+    :data:`fairsim.traces.schema.GOOGLE_PRIORITY_BANDS`). The converter keeps every EVICT that
+    ends a run it saw start; an EVICT without a running attempt in the converted parts is
+    skipped with the other terminal events of that kind (``conversion.json``, ``skipped``:
+    ``"terminal event without a running attempt"``), so it is not counted here.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        A scenario over a ``google-2011`` trace.
+    workload : Workload
+        Its resolved workload (:func:`resolve_workload`; its ``folder`` is the converted trace).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per tier, in the order of the bands: ``tier`` (str), ``priority_lo`` and
+        ``priority_hi`` (int, inclusive), ``evict_events`` (int: EVICT events in the window) and
+        ``tasks_evicted`` (int: distinct tasks among them).
+
+    Raises
+    ------
+    ConfigError
+        Naming ``trace.format`` for a trace without recorded placements, ``trace.path`` when
+        the converted folder lacks ``placements.parquet``.
+
+    Examples
+    --------
+    >>> cfg = load_config("configs/google-tiers.yaml")  # doctest: +SKIP
+    >>> recorded_evictions(cfg, resolve_workload(cfg, Path("configs")))  # doctest: +SKIP
+    """
+    trace = cfg.trace
+    folder = workload.folder
+    path = folder / PLACEMENTS_FILE if folder is not None else None
+    if path is None or not path.is_file():
+        if trace.format != "google-2011":
+            raise ConfigError(
+                f"trace.format: {trace.format!r} has no recorded placements (the trace's own "
+                "evictions are those of a google-2011 trace)"
+            )
+        raise ConfigError(
+            f"trace.path: the converted trace {str(folder)!r} has no {PLACEMENTS_FILE} (it was "
+            "converted by an older fairsim: delete it from the trace cache to convert again)"
+        )
+    runs = read_placements(path)
+    end = trace.end_s if trace.end_s is not None else math.inf
+    ev = runs.loc[
+        (runs["end_event"] == "evict") & (runs["end_s"] >= trace.start_s) & (runs["end_s"] < end),
+        ["job_id", "task_index"],
+    ]
+    tasks = pq.read_table(
+        folder / "tasks.parquet", columns=["job_id", "task_index", "priority"]
+    ).to_pandas()
+    prio = ev.merge(tasks, on=["job_id", "task_index"], how="left")["priority"]
+    leaves = cfg.leaves
+    bands = leaves.bands() if leaves is not None and leaves.by == "tier" else dict(TIER_BANDS)
+    rows = []
+    for tier, (lo, hi) in bands.items():
+        inside = ((prio >= lo) & (prio <= hi)).to_numpy(dtype=bool)
+        rows.append(
+            {
+                "tier": tier,
+                "priority_lo": lo,
+                "priority_hi": hi,
+                "evict_events": int(inside.sum()),
+                "tasks_evicted": len(ev[inside].drop_duplicates()),
+            }
+        )
+    return pd.DataFrame(rows)

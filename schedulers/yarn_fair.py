@@ -47,20 +47,25 @@ What a pass does (one ``decide()``):
   the scan); then the queue is *min-share starved* by ``min(minResources, demand) - usage``
   (per resource) when that has been positive for ``min_share_preemption_timeout_s``, less the
   fair-share starvation, shared out among its applications with waiting tasks in comparator
-  order. For each starved application, its oldest waiting tasks that fit in its starvation
-  (``getStarvedResourceRequests``); for each such task, the first server where evicting its
-  most recently launched runs (``getRunningContainersWithAMsAtTheEnd``) whose applications stay
-  at or above their fair share (``canContainerBePreempted``: dominant shares) makes room; those
-  runs are evicted and the task placed there.
+  order; an application preempted for less than ``wait_before_kill_s +
+  starvation_check_delay_s`` ago is left out (``FSAppAttempt.shouldCheckForStarvation``), its
+  queue's timer going on. For each starved application, its oldest waiting tasks that fit in
+  its starvation (``getStarvedResourceRequests``); for each such task, the first server where
+  the free room not kept for an earlier preemption, plus its most recently launched runs
+  (``getRunningContainersWithAMsAtTheEnd``) not yet marked whose applications stay at or above
+  their fair share (``canContainerBePreempted``: dominant shares, less what is already marked),
+  makes room; those runs are marked and killed (evicted) ``wait_before_kill_s`` later
+  (``FSPreemptionThread.preemptContainers``), when the task starts in the room kept for it if
+  it is still its application's oldest waiting task and fits (else it waits as any other).
+  With ``wait_before_kill_s: 0`` the runs are evicted and the task placed at once.
 
 Simplifications (each named in ``docs/yarn-fair.md``): tasks are containers and every server
 heartbeats at every pass, as often as it can take a task (``assignmultiple`` without a bound);
 no reservations, no locality delay, no application masters (so no ``maxAMShare``), no
 ``maxRunningApps``; timeouts and thresholds are scheduler-wide (the tree has no per-queue
-ones); a preempted container is killed at once (no ``waitTimeBeforeKill``) and the task it made
-room for starts in its place at once (YARN reserves the freed room for it); the starvation check
-after a preemption is not delayed (``waitTimeBeforeNextStarvationCheck``); shares are reals, not
-integers (no truncation); an application that had no task and gets one again starts its
+ones); the task a kill makes room for starts at the kill (YARN allocates it at the node's next
+heartbeat), and kills due while no task waits happen at the next pass that has one; shares are
+reals, not integers (no truncation); an application that had no task and gets one again starts its
 fair-share timer afresh (YARN: a new application). Where the source's min-share split gives an
 application its pending demand *less* the queue's remaining starvation
 (``updateStarvedAppsMinshare``), fairsim gives it the remaining starvation, which the comment
@@ -152,7 +157,9 @@ class _App:
     """A YARN application: a user's tasks in one queue."""
 
     __slots__ = (
+        "check_after",
         "fair_since",
+        "leaving",
         "node",
         "order",
         "run",
@@ -173,6 +180,8 @@ class _App:
         self.running = 0
         self.run: set[int] = set()  # its running tasks
         self.fair_since = -math.inf  # last update at which it was not fair-share starved
+        self.check_after = -math.inf  # not checked for starvation before (a preemption's delay)
+        self.leaving = np.zeros(n_r)  # its runs marked for preemption, not yet killed
 
 
 class YarnFair(Scheduler):
@@ -195,6 +204,14 @@ class YarnFair(Scheduler):
     update_interval_s : float > 0, default 0.5
         ``yarn.scheduler.fair.update-interval-ms`` in seconds: how often fair shares and
         starvation are updated (the scheduler's ticks, while tasks wait and preemption is on).
+    wait_before_kill_s : float >= 0, default 15
+        ``yarn.scheduler.fair.waitTimeBeforeKill`` in seconds (Hadoop's default 15,000 ms): how
+        long a run marked for preemption goes on before it is killed. 0: evicted at once.
+    starvation_check_delay_s : float >= 0, default 14
+        How long after ``wait_before_kill_s`` an application preempted for is not checked for
+        starvation again: ``FSPreemptionThread``'s delay less its ``waitTimeBeforeKill``, that
+        is four node heartbeats (Hadoop's default interval 1 s) plus
+        ``yarn.scheduler.fair.waitTimeBeforeNextStarvationCheck`` (default 10,000 ms).
     queues : QueueTree, optional
         The scenario's queue tree (supplied by the scenario, not a config key); without it
         every user is an application of the root.
@@ -231,6 +248,8 @@ class YarnFair(Scheduler):
         fair_share_preemption_threshold: Annotated[float, Field(ge=0, le=1)] = 0.5,
         utilization_threshold: Annotated[float, Field(ge=0, le=1)] = 0.8,
         update_interval_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 0.5,
+        wait_before_kill_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 15.0,
+        starvation_check_delay_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 14.0,
         queues: QueueTree | None = None,
     ) -> None:
         self.fair_share_preemption_timeout_s = fair_share_preemption_timeout_s
@@ -238,6 +257,8 @@ class YarnFair(Scheduler):
         self.fair_share_preemption_threshold = fair_share_preemption_threshold
         self.utilization_threshold = utilization_threshold
         self.update_interval_s = update_interval_s
+        self.wait_before_kill_s = wait_before_kill_s
+        self.starvation_check_delay_s = starvation_check_delay_s
         self.queues = queues
 
     # ------------------------------------------------------------------ set-up
@@ -287,6 +308,16 @@ class YarnFair(Scheduler):
         self.clock_ = -math.inf  # time of the last pass (next_wakeup) or update (on_tick)
         self.idle_ = True  # no task waited after the last pass: no one starved since then
         self.update_due_ = False
+        self.kill_due_ = False
+        self.next_update_ = math.inf
+        # preemptions decided, not yet carried out: (kill time, sequence, victims, task, server)
+        self.kills_: list[tuple[float, int, list[int], int, int]] = []
+        self.doomed_: set[int] = set()  # runs marked for preemption
+        self.n_kills_ = 0
+        # per server, the demands of the tasks its marked runs will make room for, and their
+        # number (FSSchedulerNode's resources preempted for an application)
+        self.reserved_ = np.zeros((cluster.n_servers, n_r))
+        self.n_reserved_ = [0] * cluster.n_servers
         self.steady_fair_share = self._shares(steady=True)
         self.preempting_ = math.isfinite(self.fair_share_preemption_timeout_s) or math.isfinite(
             self.min_share_preemption_timeout_s
@@ -354,6 +385,9 @@ class YarnFair(Scheduler):
 
     def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """The task's usage leaves its application and queues."""
+        if task in self.doomed_:  # ended before its kill: nothing to preempt any more
+            self.doomed_.discard(task)
+            self.apps_[self.task_app_[task]].leaving -= self.task_demand_[task]
         self._release(task)
         del self.task_app_[task], self.task_demand_[task]
 
@@ -362,6 +396,9 @@ class YarnFair(Scheduler):
         # running -> waiting: the application stays active (its timer goes on)
         app = self.apps_[self.task_app_[task]]
         d = self.task_demand_[task]
+        if task in self.doomed_:
+            self.doomed_.discard(task)
+            app.leaving -= d
         app.use -= d
         app.running -= 1
         app.run.discard(task)
@@ -406,14 +443,25 @@ class YarnFair(Scheduler):
             self.idle_ = False  # tasks wait since this pass: timers start now
             self._reset_timers(now)
         self.clock_ = now
-        if not self.preempting_ or not self.use_[0].any():
-            return math.inf
         step = self.update_interval_s
         t = (math.floor(now / step) + 1) * step
-        return t if t > now else t + step
+        t = t if t > now else t + step
+        kill = self.kills_[0][0] if self.kills_ else math.inf
+        if kill <= now:  # overdue (no task waited at its time): at the next update's time
+            kill = t
+        if not self.preempting_ or not self.use_[0].any():
+            self.next_update_ = math.inf
+            return kill
+        self.next_update_ = t
+        return min(t, kill)
 
     def on_tick(self, now: float) -> None:
-        """An update is due: fair shares and starvation are updated in this pass."""
+        """An update is due (fair shares and starvation are updated in this pass), or a
+        preemption's kills."""
+        self.kill_due_ = bool(self.kills_) and self.kills_[0][0] <= now
+        if now < self.next_update_:
+            self.clock_ = now
+            return  # the kills only (decide carries them out)
         if self.idle_:
             self.idle_ = False
             self._reset_timers(now)
@@ -561,11 +609,14 @@ class YarnFair(Scheduler):
             return []
         starved: list[tuple[int, np.ndarray]] = []
         for node in range(len(self.parent_)):
-            apps = [x for x in self.apps_of_[node] if self.apps_[x].waiting]
-            if not apps:
+            waiting = [x for x in self.apps_of_[node] if self.apps_[x].waiting]
+            if not waiting:
                 if self.apps_of_[node]:
                     self.min_since_[node] = now
                 continue
+            # FSLeafQueue.fetchAppsWithDemand(false): an application preempted for lately is
+            # not checked (FSAppAttempt.shouldCheckForStarvation); its queue's timer goes on
+            apps = [x for x in waiting if self.apps_[x].check_after <= now]
             apps.sort(key=self._app_key)
             fs_total = np.zeros_like(total)
             fs_of: dict[int, np.ndarray] = {}
@@ -624,11 +675,24 @@ class YarnFair(Scheduler):
         return out
 
     def _victims(
-        self, task: int, started: set[int], bound: np.ndarray, below: set[int], fresh: set[int]
+        self,
+        task: int,
+        started: set[int],
+        bound: np.ndarray,
+        below: set[int],
+        fresh: set[int],
+        fair_dom: dict[int, float],
     ) -> tuple[list[int], int] | None:
         """``identifyContainersToPreemptForOneContainer``: the first server where evicting its
-        most recently launched runs that may be preempted makes room for ``task``."""
-        view, need, total = self.cluster_, self.task_demand_[task], self.total_
+        most recently launched runs that may be preempted makes room for ``task``.
+
+        The scan is plain Python over floats (the same operations, in the same order, as on
+        the pool's arrays), on the servers whose ``bound`` (free room plus the runs that may
+        be preempted) could hold the task."""
+        view, demand = self.cluster_, self.task_demand_
+        need = demand[task].tolist()
+        total = self.total_list_
+        n_r = len(total)
         mask = view.task_mask(task)
         # ``fresh``: applications that started a task in this pass keep their runs in it (an
         # older task evicted beside a younger one just started would wait behind it);
@@ -636,67 +700,151 @@ class YarnFair(Scheduler):
         if all(x in below or x in fresh for x in self.app_fair_):
             return None
         # servers where free room plus every run that may be preempted could make room
-        room: np.ndarray = np.asarray((bound + TOLERANCE >= need).all(axis=1))
+        room: np.ndarray = np.asarray((bound + TOLERANCE >= demand[task]).all(axis=1))
         if mask is not None:
             room &= mask
+        skip, doomed, task_app = below | fresh, self.doomed_, self.task_app_
+        base: dict[int, list[float]] = {}  # an application's usage less what is leaving
         for server in np.flatnonzero(room).tolist():
-            potential = view.free[server].copy()
-            if np.all(potential + TOLERANCE >= need):
+            potential = (
+                np.maximum(view.free[server] - self.reserved_[server], 0.0).tolist()
+                if self.n_reserved_[server]
+                else view.free[server].tolist()
+            )
+            if all(potential[r] + TOLERANCE >= need[r] for r in range(n_r)):
                 return [], server
-            taken: dict[int, np.ndarray] = {}
+            taken: dict[int, list[float]] = {}
             victims: list[int] = []
             for v in reversed(view.running_on(server)):
-                x = self.task_app_[v]
-                if v in started or x in fresh or x in below:
+                x = task_app[v]
+                if x in skip or v in started or v in doomed:
                     continue
-                app = self.apps_[x]
-                after = app.use - taken.get(x, 0.0) - self.task_demand_[v]
-                fair = self.app_fair_.get(x)
-                if fair is None or not _dominant(after, total) < _dominant(fair, total):
+                b = base.get(x)
+                if b is None:
+                    app = self.apps_[x]
+                    b = base[x] = (app.use - app.leaving).tolist()
+                d = demand[v].tolist()
+                t = taken.get(x)
+                after = (
+                    [b[r] - 0.0 - d[r] for r in range(n_r)]
+                    if t is None
+                    else [b[r] - t[r] - d[r] for r in range(n_r)]
+                )
+                fair = fair_dom.get(x)
+                if fair is None or not max(after[r] / total[r] for r in range(n_r)) < fair:
                     victims.append(v)
-                    taken[x] = taken.get(x, 0.0) + self.task_demand_[v]
-                    potential += self.task_demand_[v]
-                if np.all(potential + TOLERANCE >= need):
+                    taken[x] = (
+                        [0.0 + d[r] for r in range(n_r)]
+                        if t is None
+                        else [t[r] + d[r] for r in range(n_r)]
+                    )
+                    potential = [potential[r] + d[r] for r in range(n_r)]
+                if all(potential[r] + TOLERANCE >= need[r] for r in range(n_r)):
                     return victims, server
         return None
 
     def _preempt(
         self, starved: list[tuple[int, np.ndarray]], started: set[int]
     ) -> Iterator[tuple[int, int] | Eviction]:
-        view, total = self.cluster_, self.total_
-        # per server, free room plus the runs of applications above their fair share: an upper
-        # bound on what preemption can free there in this pass (it only shrinks)
-        bound = np.array(view.free, dtype=np.float64)
-        below: set[int] = set()
-        for x, fair in self.app_fair_.items():
-            app = self.apps_[x]
-            if _dominant(app.use, total) < _dominant(fair, total):
-                below.add(x)  # stays below: its usage only falls, or it is fresh
-            else:
-                for t in app.run:
-                    bound[view.task_server(t)] += self.task_demand_[t]
+        view, total, demand, doomed = self.cluster_, self.total_, self.task_demand_, self.doomed_
         fresh = {self.task_app_[t] for t in started}
+        fair_dom = {x: _dominant(fair, total) for x, fair in self.app_fair_.items()}
+        # per server, free room not kept for a pending preemption plus every run that may yet
+        # be preempted in this pass: an upper bound on the room a search finds there (it only
+        # shrinks). A run may be preempted only if its application is not fresh and would stay
+        # at or above its fair share without it alone (an application's usage only falls in
+        # the pass, unless it starts a task and so becomes fresh)
+        bound = np.maximum(np.asarray(view.free, dtype=np.float64) - self.reserved_, 0.0)
+        below: set[int] = set()
+        counted: dict[int, list[int]] = {}  # per application, the runs added to the bound
+        for x in self.app_fair_:
+            app = self.apps_[x]
+            base = app.use - app.leaving
+            if _dominant(base, total) < fair_dom[x]:
+                below.add(x)  # stays below: its usage only falls, or it is fresh
+            elif x not in fresh:
+                runs = counted[x] = []
+                for t in app.run:
+                    if t not in doomed and not _dominant(base - demand[t], total) < fair_dom[x]:
+                        bound[view.task_server(t)] += demand[t]
+                        runs.append(t)
         for x, starvation in starved:
+            # FSPreemptionThread.run: preemptionTriggered, whether or not victims were found
+            self.apps_[x].check_after = (
+                self.clock_ + self.wait_before_kill_s + self.starvation_check_delay_s
+            )
             for task in self._requests(x, starvation):
                 app = self.apps_[x]
                 if task not in app.waiting or not self._fits_max(app.node, self.task_demand_[task]):
                     break
-                found = self._victims(task, started, bound, below, fresh)
+                found = self._victims(task, started, bound, below, fresh, fair_dom)
                 if found is None:
                     break  # a later task of the application does not jump the queue
                 victims, server = found
+                if victims and self.wait_before_kill_s > 0:
+                    # FSPreemptionThread.preemptContainers: killed after waitTimeBeforeKill;
+                    # the task waits until then, its room kept for it
+                    for v in victims:
+                        self.doomed_.add(v)
+                        self.apps_[self.task_app_[v]].leaving += self.task_demand_[v]
+                    kill_at = self.clock_ + self.wait_before_kill_s
+                    heapq.heappush(self.kills_, (kill_at, self.n_kills_, victims, task, server))
+                    self.n_kills_ += 1
+                    self.reserved_[server] += self.task_demand_[task]
+                    self.n_reserved_[server] += 1
+                    bound[server] -= self.task_demand_[task]
+                    continue
                 for v in victims:
                     yield Eviction(v, server)  # on_eviction runs before we resume
                 self._start(task)
                 started.add(task)
-                bound[server] -= self.task_demand_[task]
-                fresh.add(x)
+                bound[server] -= demand[task]
+                if x not in fresh:
+                    fresh.add(x)  # its runs are no longer preempted in this pass
+                    for t in counted.pop(x, ()):
+                        if t in self.apps_[x].run and t not in doomed:
+                            bound[view.task_server(t)] -= demand[t]
+                yield task, server
+
+    def _kill(self, started: set[int]) -> Iterator[tuple[int, int] | Eviction]:
+        """The preemptions whose time has come: their runs still marked are evicted, and the
+        task they were for starts in the room when it is still its application's oldest
+        waiting task and fits there (else it waits, as any other)."""
+        view = self.cluster_
+        while self.kills_ and self.kills_[0][0] <= self.clock_:
+            _, _, victims, task, server = heapq.heappop(self.kills_)
+            self.n_reserved_[server] -= 1
+            if self.n_reserved_[server]:
+                self.reserved_[server] -= self.task_demand_[task]
+            else:
+                self.reserved_[server] = 0.0  # exactly, without rounding left behind
+            for v in victims:
+                if v in self.doomed_:
+                    yield Eviction(v, server)  # on_eviction unmarks it
+            x = self.task_app_.get(task)
+            if x is None:
+                continue
+            app = self.apps_[x]
+            d = self.task_demand_[task]
+            mask = view.task_mask(task)
+            if (
+                app.waiting
+                and app.waiting[0] == task
+                and bool(np.all(view.free[server] + TOLERANCE >= d))
+                and (mask is None or bool(mask[server]))
+                and self._fits_max(app.node, d)
+            ):
+                self._start(task)
+                started.add(task)
                 yield task, server
 
     def decide(self) -> Iterator[tuple[int, int] | Eviction]:
         """Allocate; at an update, also preempt for the starved applications and allocate
         again (the module docstring)."""
         started: set[int] = set()  # runs started in this pass: never evicted in it
+        if self.kill_due_:
+            self.kill_due_ = False
+            yield from self._kill(started)
         yield from self._allocate(started)
         if self.update_due_:
             self.update_due_ = False

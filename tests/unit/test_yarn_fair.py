@@ -3,9 +3,11 @@ hierarchical queues, with min-share and fair-share preemption.
 
 Hand instances with exact numbers: the steady and instantaneous fair shares of a two-level tree
 (``ComputeFairShares``), a queue below its minimum share that preempts after its timeout the most
-recently launched runs of the queue above its fair share, no preemption below the utilisation
-threshold or before the timeout, the conformance suite with evictions, and a one-line error for
-a bad parameter."""
+recently launched runs of the queue above its fair share (killed at once, or after YARN's
+waitTimeBeforeKill), two applications above their fair share taking runs from each other while
+their queue stays min-share starved (the tiered trace's loop in miniature, at the pace of
+YARN's delays), no preemption below the utilisation threshold or before the timeout, the
+conformance suite with evictions, and a one-line error for a bad parameter."""
 
 from __future__ import annotations
 
@@ -90,20 +92,86 @@ def _scenario(**params: float) -> dict:
     }
 
 
-def test_min_share_preemption_after_its_timeout() -> None:
+@pytest.mark.parametrize(
+    ("kill_wait", "prod_start", "lost"),
+    [(0.0, 15.0, 30.0), (15.0, 30.0, 60.0)],
+    ids=["killed-at-once", "waitTimeBeforeKill-15s"],
+)
+def test_min_share_preemption_after_its_timeout(
+    kill_wait: float, prod_start: float, lost: float
+) -> None:
     """prod waits below its minimum share from 10 s; after the 5 s timeout (the update at 15 s)
     it takes two quarters back from batch, which holds the whole pool against a fair share of
     half: batch's most recently launched runs first (tasks 3, then 2; batch stays at its fair
-    share 0.5). prod runs 15-35 s; batch's tasks 2 and 3 restart at 35 s and end at 135 s."""
-    r = fairsim.simulate(_scenario(min_share_preemption_timeout_s=5))["yarn"]
+    share 0.5). Killed at once, prod runs 15-35 s and batch's tasks 2 and 3 restart at 35 s and
+    end at 135 s (30 s of their runs lost); with YARN's default ``waitTimeBeforeKill`` (15 s)
+    tasks 2 and 3 run on until the kill at 30 s, prod runs 30-50 s, they restart at 50 s and
+    end at 150 s (60 s of runs lost)."""
+    params = {"min_share_preemption_timeout_s": 5, "wait_before_kill_s": kill_wait}
+    r = fairsim.simulate(_scenario(**params))["yarn"]
     t = r.tasks.sort_values(["user", "task_index"])
-    assert t["start_s"].tolist() == [0.0, 0.0, 35.0, 35.0, 15.0, 15.0]
-    assert t["finish_s"].tolist() == [100.0, 100.0, 135.0, 135.0, 35.0, 35.0]
+    back = prod_start + 20
+    assert t["start_s"].tolist() == [0.0, 0.0, back, back, prod_start, prod_start]
+    assert t["finish_s"].tolist() == [100.0, 100.0, back + 100, back + 100, back, back]
     assert t["evictions"].tolist() == [0, 0, 1, 1, 0, 0]
     p = r.summary["preemption"]
-    assert (p["evictions"], p["tasks_evicted"], p["run_s_lost"]) == (2, 2, 30.0)
-    assert p["work_lost"] == {"cpu": 7.5, "mem": 7.5}
+    assert (p["evictions"], p["tasks_evicted"], p["run_s_lost"]) == (2, 2, lost)
+    assert p["work_lost"] == {"cpu": lost / 4, "mem": lost / 4}
     assert r.summary["preemption_loops"]["count"] == 0
+
+
+def _ping_pong(**params: float) -> dict:
+    """One server (1, 1), one queue (``minResources`` the whole pool) and three applications:
+    p3 holds a twentieth of the pool; p1 and p2 each submit twelve tasks of (0.05, 0.005) at
+    0 s, all of 1,000 s. The queue can never reach its minimum share of memory (its CPU runs
+    out first), so it stays min-share starved; every application's fair share is a third of
+    the pool, and p1 and p2 each hold more than that."""
+    return {
+        "name": "yarn-ping-pong",
+        "trace": {
+            "format": "inline",
+            "users": [
+                {"name": "p3", "join_s": 0, "demand": [0.05, 0.05], "tasks": 1, "run_s": 1000},
+                {"name": "p1", "join_s": 0, "demand": [0.05, 0.005], "tasks": 12, "run_s": 1000},
+                {"name": "p2", "join_s": 0, "demand": [0.05, 0.005], "tasks": 12, "run_s": 1000},
+            ],
+        },
+        "cluster": {"classes": [{"name": "one", "count": 1, "capacity": [1.0, 1.0]}]},
+        "queues": [{"id": "prod", "guarantee_share": [1.0, 1.0]}],
+        "leaves": {"by": "user", "default": "prod"},
+        "schedulers": [
+            {"name": "yarn-fair", "label": "yarn", "min_share_preemption_timeout_s": 5, **params}
+        ],
+        "collect": {"utilization_interval_s": 10, "horizon_s": 300},
+    }
+
+
+@pytest.mark.parametrize(
+    ("params", "evictions", "tasks", "by_user"),
+    [
+        ({"wait_before_kill_s": 0, "starvation_check_delay_s": 0}, 2953, 10, (1478, 1475)),
+        ({}, 50, 7, (30, 20)),
+    ],
+    ids=["killed-at-once-no-delay", "yarn-defaults"],
+)
+def test_min_share_starvation_between_two_applications_above_their_fair_share(
+    params: dict, evictions: int, tasks: int, by_user: tuple[int, int]
+) -> None:
+    """The tiered trace's preemption loop in miniature (docs/yarn-fair.md, "On the trace"):
+    the starved queue's starvation goes to p1 or p2, whichever holds less, and its victims are
+    the other's most recent runs (it stays above its fair share: ``canContainerBePreempted``),
+    which makes the other the one holding less. Killed at once and checked again at the next
+    update (fairsim before the fix: 0.5 s), the two swap runs at every update: 2,953 evictions
+    of 10 tasks in 300 s. With YARN's waitTimeBeforeKill (15 s) and its delay before an
+    application preempted for is checked again (29 s in all) they still swap, YARN's rule, at
+    the pace of the kills: 50 evictions of 7 tasks. p3 is below its fair share and never
+    loses a run."""
+    r = fairsim.simulate(_ping_pong(**params))["yarn"]
+    p = r.summary["preemption"]
+    assert (p["evictions"], p["tasks_evicted"]) == (evictions, tasks)
+    per_user = r.tasks.groupby("user")["evictions"].sum().to_dict()
+    assert (per_user["p1"], per_user["p2"], per_user["p3"]) == (*by_user, 0)
+    assert r.summary["preemption_loops"]["count"] == tasks
 
 
 def test_no_preemption_below_the_utilisation_threshold_or_before_the_timeout() -> None:
@@ -149,6 +217,15 @@ def test_conformance_with_evictions() -> None:
         (
             {"update_interval_s": 0},
             r"^yarn-fair: update_interval_s: 0 \(Input should be greater than 0\)$",
+        ),
+        (
+            {"wait_before_kill_s": -1},
+            r"^yarn-fair: wait_before_kill_s: -1 \(Input should be greater than or equal to 0\)$",
+        ),
+        (
+            {"starvation_check_delay_s": -0.5},
+            r"^yarn-fair: starvation_check_delay_s: -0\.5 \(Input should be greater than or "
+            r"equal to 0\)$",
         ),
     ],
 )
