@@ -276,8 +276,7 @@ def _consistency(data: N.Seeds) -> list[Claim]:
     }
     return [
         judged(
-            "every task can be placed: its class is drawn among those that can hold it",
-            "constraint model (issue 30)",
+            *_ST["placeable"].where(),
             None,
             float(unplaceable),
             unplaceable == 0,
@@ -286,9 +285,7 @@ def _consistency(data: N.Seeds) -> list[Claim]:
             kind="consistency",
         ),
         judged(
-            "every job completes under every scheduler (a reserved-for job is not starved, "
-            "and nothing waits for ever behind it)",
-            "Fig. 5, line 6",
+            *_ST["all_complete"].where(),
             None,
             float(sum(left.values())),
             all(v == 0 for v in left.values()),

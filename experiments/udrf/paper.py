@@ -119,6 +119,18 @@ STATEMENTS: Final = (
         "The more jobs stay longer in the waiting queue, the higher delay is expected for the "
         "newly arrived jobs.",
     ),
+    # our own checks of the set-up (kind consistency)
+    Statement(
+        "placeable",
+        "every task can be placed: its class is drawn among those that can hold it",
+        "constraint model (issue 30)",
+    ),
+    Statement(
+        "all_complete",
+        "every job completes under every scheduler (a reserved-for job is not starved, and "
+        "nothing waits for ever behind it)",
+        "Fig. 5, line 6",
+    ),
 )
 
 #: The statements by key.

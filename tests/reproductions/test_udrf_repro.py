@@ -51,6 +51,9 @@ def test_quick_reproduction_with_two_seeds(tmp_path: Path, google_dir: Path) -> 
         s.text for s in paper.STATEMENTS
     ]
     assert [c.kind for c in claims] == [*KINDS.values(), "consistency", "consistency"]
+    # one claim per statement: its key as id, its quote
+    assert [c.id for c in claims] == list(paper.BY_KEY)
+    assert [c.quote for c in claims] == [s.quote for s in paper.STATEMENTS]
     assert all(c.seeds == 2 for c in claims)
     by = dict(zip(KINDS, claims, strict=False))
     # numeric paper claims carry a 95 % interval over the two seeds (or the bootstrap)
