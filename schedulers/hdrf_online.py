@@ -149,8 +149,7 @@ class _Tree:
         self.limited = [
             a for a in range(1, self.first) if any(math.isfinite(x) for x in self.lim[a])
         ]
-        # usage in pool units, kept only when a guarantee or a limit reads it
-        self.track = bool(self.limited) or any(self.guaranteed)
+        # usage in pool units, kept only for the queues whose guarantee or limit reads it
         self.use = [[0.0] * n_r for _ in range(self.first)]
         self.path: list[tuple[int, ...]] = [()] * self.first  # queue ancestors of each node
         for a in range(1, self.first):
@@ -159,6 +158,9 @@ class _Tree:
                 anc.append(k)
                 k = self.parent[k]
             self.path[a] = tuple(anc)
+        # ... and those of them with a guarantee or a limit (whose usage is kept)
+        reads = [self.guaranteed[a] or a in self.limited for a in range(self.first)]
+        self.upath = [tuple(a for a in anc if reads[a]) for anc in self.path]
         self.lblocked: dict[int, list[int]] = {}  # queue -> leaves blocked by its limit
         self.dirty_leaves: set[int] = set()
         self.qdirty = [False] * self.first  # internal nodes to recompute at the next flush
@@ -199,6 +201,7 @@ class _Tree:
         self.rebuild_at[p] += 4
         self.lparent.append(p)
         self.path.append(self.path[p] if p > 0 else ())
+        self.upath.append(self.upath[p] if p > 0 else ())
         if p == 0:
             self.root_leaves = True
 
@@ -626,7 +629,7 @@ class _Tree:
     # ------------------------------------------------------------------ usage and limits
     def fits_limits(self, leaf: int, need: tuple[float, ...]) -> int:
         """The first queue on the leaf's path whose limit ``need`` would pass, or 0 (none)."""
-        for a in self.path[self.first + leaf]:
+        for a in self.upath[self.first + leaf]:
             lim, use = self.lim[a], self.use[a]
             for r in range(self.n_r):
                 if use[r] + need[r] > lim[r] * (1 + _LIMIT_TOL) + 1e-12:
@@ -634,14 +637,15 @@ class _Tree:
         return 0
 
     def account(self, leaf: int, need: tuple[float, ...], sign: int) -> list[int]:
-        """Add (``sign=1``) or remove a task's demand on the leaf's path; on a removal, the leaves
-        a limit on the path held back (to be woken)."""
+        """Add (``sign=1``) or remove a task's demand on the queues of the leaf's path with a
+        guarantee or a limit; on a removal, the leaves a limit on the path held back (to be
+        woken)."""
         woken: list[int] = []
         lblocked = self.lblocked if sign < 0 else None
         if self.n_r == 2:  # the loop below, written out for two resources
             use_of, guaranteed, g_of, is_below = self.use, self.guaranteed, self.g, self.is_below
             n0, n1 = sign * need[0], sign * need[1]
-            for a in self.path[self.first + leaf]:
+            for a in self.upath[self.first + leaf]:
                 use = use_of[a]
                 use[0] += n0
                 use[1] += n1
@@ -651,7 +655,7 @@ class _Tree:
                 if lblocked and a in lblocked:
                     woken.extend(lblocked.pop(a))
             return woken
-        for a in self.path[self.first + leaf]:
+        for a in self.upath[self.first + leaf]:
             use = self.use[a]
             for r in range(self.n_r):
                 use[r] += sign * need[r]
@@ -745,8 +749,8 @@ class HDRF(ProgressiveFilling):
         leaf = self._task_leaf.pop(task)
         super().on_completion(task, leaf, demand, server)
         tree = self.tree_
-        tree.mark(leaf)
-        if tree.track:
+        tree.dirty_leaves.add(leaf)  # tree.mark
+        if tree.upath[tree.first + leaf]:  # a queue above has a guarantee or a limit
             need = demand if self._need is None else self._need(demand)
             for woken in tree.account(leaf, need, -1):
                 if not self._inheap[woken] and not self._blocked[woken] and self._queues[woken]:
@@ -889,7 +893,7 @@ class HDRF(ProgressiveFilling):
             return  # nobody waits unblocked and no server gained room
         queues = self._queues
         limited = bool(tree.limited)
-        track = tree.track
+        upath, first = tree.upath, tree.first
         select, dirty, tree_account = tree.select, tree.dirty_leaves, tree.account
         while True:
             leaf = select()
@@ -916,7 +920,7 @@ class HDRF(ProgressiveFilling):
                 dirty.add(leaf)  # tree.mark
             else:
                 self._leave(leaf)
-            if track:
+            if upath[first + leaf]:  # a queue above has a guarantee or a limit
                 tree_account(leaf, need, 1)
 
     # ------------------------------------------------------------------ for reports and tests
