@@ -40,9 +40,10 @@ the descent is ``drf``'s choice, and ``hdrf`` places every task as ``drf`` does
 Cost: a placement or a completion updates the leaf and its ancestors (a heap entry and a few
 sums per node on the path), never every leaf; the levels of the root's children, which feed no
 sum, are computed only when a descent or an order compares them; a node whose level did not
-move keeps its heap entry. Leaves woken on a freed server reserve it in order queue by queue,
-each queue's leaves popped from a heap, and only until the server's room is below every blocked
-need, instead of sorting every fitting leaf.
+move keeps its heap entry; a queue's usage is kept only when its guarantee or limit reads it.
+Leaves woken on a freed server reserve it in order queue by queue, each queue's leaves popped
+from a heap, and only until the server's room is below every blocked need, instead of sorting
+every fitting leaf.
 """
 
 from __future__ import annotations
