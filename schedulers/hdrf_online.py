@@ -40,9 +40,10 @@ the descent is ``drf``'s choice, and ``hdrf`` places every task as ``drf`` does
 Cost: a placement or a completion updates the leaf and its ancestors (a heap entry and a few
 sums per node on the path), never every leaf; the levels of the root's children, which feed no
 sum, are computed only when a descent or an order compares them; a node whose level did not
-move keeps its heap entry. Leaves woken on a freed server reserve it in order queue by queue,
-each queue's leaves popped from a heap, and only until the server's room is below every blocked
-need, instead of sorting every fitting leaf.
+move keeps its heap entry; a queue's usage is kept only when its guarantee or limit reads it.
+Leaves woken on a freed server reserve it in order queue by queue, each queue's leaves popped
+from a heap, and only until the server's room is below every blocked need, instead of sorting
+every fitting leaf.
 """
 
 from __future__ import annotations
@@ -149,8 +150,7 @@ class _Tree:
         self.limited = [
             a for a in range(1, self.first) if any(math.isfinite(x) for x in self.lim[a])
         ]
-        # usage in pool units, kept only when a guarantee or a limit reads it
-        self.track = bool(self.limited) or any(self.guaranteed)
+        # usage in pool units, kept only for the queues whose guarantee or limit reads it
         self.use = [[0.0] * n_r for _ in range(self.first)]
         self.path: list[tuple[int, ...]] = [()] * self.first  # queue ancestors of each node
         for a in range(1, self.first):
@@ -159,6 +159,9 @@ class _Tree:
                 anc.append(k)
                 k = self.parent[k]
             self.path[a] = tuple(anc)
+        # ... and those of them with a guarantee or a limit (whose usage is kept)
+        reads = [self.guaranteed[a] or a in self.limited for a in range(self.first)]
+        self.upath = [tuple(a for a in anc if reads[a]) for anc in self.path]
         self.lblocked: dict[int, list[int]] = {}  # queue -> leaves blocked by its limit
         self.dirty_leaves: set[int] = set()
         self.qdirty = [False] * self.first  # internal nodes to recompute at the next flush
@@ -166,6 +169,7 @@ class _Tree:
         self.is_below = [self.guaranteed[a] for a in range(self.first)]
         self.n_present = 0  # leaves waiting unblocked (the scheduler counts them)
         self.qorder = sorted(range(1, self.first), key=lambda a: -self.depth[a])
+        self.qinner = [a for a in self.qorder if self.parent[a] > 0]  # queues below a queue
         # The root's queue children: only the descent (and the orders of :meth:`path_key`) reads
         # their levels, which feed no running sum, so with two resources the flush leaves them
         # dirty (``qdirty``, ``rstale``) and :meth:`settle` computes them when a descent has to
@@ -173,6 +177,11 @@ class _Tree:
         self.rootq = [a for a in range(1, self.first) if self.parent[a] == 0]
         self.root_leaves = False  # some leaf hangs at the root
         self.rstale = False
+        self.lparent: list[int] = []  # leaf code -> its parent node (``parent[first + leaf]``)
+        # a heap holding more entries than this is rebuilt without its stale ones
+        self.rebuild_at = [64 + 4 * len(c) for c in self.children]
+        # queues holding a set of leaves -> how their order is decided (:meth:`order_plan`)
+        self.plans: dict[frozenset[int], tuple[bool, tuple[int, ...]]] = {}
 
     # ------------------------------------------------------------------ leaves
     def add_leaf(self, leaf: int, queue: int) -> None:
@@ -190,7 +199,10 @@ class _Tree:
         self.contrib.append((0, (0.0,) * self.n_r))
         self.sig.append(None)
         self.children[p].append(node)
+        self.rebuild_at[p] += 4
+        self.lparent.append(p)
         self.path.append(self.path[p] if p > 0 else ())
+        self.upath.append(self.upath[p] if p > 0 else ())
         if p == 0:
             self.root_leaves = True
 
@@ -266,10 +278,12 @@ class _Tree:
                 qdirty[a] = False
                 self._update_queue(a)
 
-    def _flush_leaves2(self) -> None:
-        """The leaves' part of :meth:`_flush` written out for two resources (the hot path):
-        each changed leaf's heap entry, what it adds to its parent's sums (as
-        :meth:`_recontrib`) and its head's resources (as :meth:`_resig`)."""
+    def _flush2(self) -> None:
+        """:meth:`_flush` written out for two resources (the hot path). The leaves: each changed
+        leaf's heap entry, what it adds to its parent's sums (as :meth:`_recontrib`) and its
+        head's resources (as :meth:`_resig`); then the queues below the root's children, deepest
+        first (as :meth:`_update_queue`, :meth:`_top` and :meth:`_recontrib`); the root's
+        children only get their presence (their levels wait for :meth:`settle`)."""
         s = self.s
         share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
         inv0, inv1 = self.inv
@@ -344,19 +358,84 @@ class _Tree:
                     cnt[0] -= d0
                     cnt[1] -= d1
             qdirty[p] = True
+        self.dirty_leaves.clear()
+        # the queues: _update_queue, _top and _recontrib written out
+        w, present_of, rebuild_at = self.w, self.present, self.rebuild_at
+        pop = heapq.heappop
+        for a in self.qinner:  # deepest first, each below a queue
+            if not qdirty[a]:
+                continue
+            p = parent[a]
+            present = npres[a] > 0
+            qdirty[a] = False
+            qdirty[p] = True
+            heap = heaps[a]
+            while heap and heap[0][3] != ver[heap[0][2]]:
+                pop(heap)
+            if len(heap) > rebuild_at[a]:  # too many stale entries: rebuild
+                heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
+                heapq.heapify(heap)
+            m = levels[heap[0][2]] if heap else 0.0
+            sums, cnt = sums_of[a], cnt_of[a]
+            v0 = sums[0] + sums[2] + m * sums[4]
+            v1 = sums[1] + sums[3] + m * sums[5]
+            c0, c1 = cnt[0] > 0, cnt[1] > 0
+            if c0 == c1:
+                top_v = v0 if v0 >= v1 else v1
+            else:
+                top_v = v0 if c0 else v1
+            level = round(top_v / w[a], _DIGITS)
+            # what the queue adds to its parent's sums
+            kind, old = contrib[a]
+            psums = sums_of[p]
+            if not present:
+                new_kind, add = 0, (v0, v1)
+            elif level > 0.0:
+                new_kind, add = 2, (v0 / level, v1 / level)
+            else:
+                new_kind, add = 1, (v0, v1)
+            b = kind * 2
+            psums[b] -= old[0]
+            psums[b + 1] -= old[1]
+            b = new_kind * 2
+            psums[b] += add[0]
+            psums[b + 1] += add[1]
+            contrib[a] = (new_kind, add)
+            if new_kind != kind and (new_kind == 0 or kind == 0):
+                npres[p] += 1 if kind == 0 else -1
+            u = updates[p] + 1
+            updates[p] = u
+            if u >= _RESUM:
+                self._resum(p)
+            present_of[a] = present
+            if not (present and pushed[a] and levels[a] == level):
+                levels[a] = level
+                v = ver[a] + 1
+                ver[a] = v
+                if present:
+                    heap = heaps[p]
+                    if pushed[a] and heap[0][2] == a and heap[0][3] == v - 1:
+                        heapq.heapreplace(heap, (level, pos[a], a, v))  # its entry was the top
+                    else:
+                        heapq.heappush(heap, (level, pos[a], a, v))
+                pushed[a] = present
+        for a in self.rootq:  # the root's children: their levels wait for settle()
+            if qdirty[a]:
+                present_of[a] = npres[a] > 0
+                self.rstale = True
 
     def _flush(self) -> None:
         """:meth:`flush` but for the levels of the root's queue children (two resources)."""
+        if self.n_r == 2:
+            self._flush2()
+            return
         s = self.s
         share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
         inv, n_r, first = self.inv, self.n_r, self.first
         parent, contrib, sums_of, npres = self.parent, self.contrib, self.sums, self.npres
         ver, pos, heaps, qdirty, sig_of = self.ver, self.pos, self.heap, self.qdirty, self.sig
         levels, pushed = self.level, self.pushed
-        two = n_r == 2
-        if two:
-            self._flush_leaves2()
-        for leaf in () if two else self.dirty_leaves:
+        for leaf in self.dirty_leaves:
             node = first + leaf
             present = inheap[leaf]
             level = share[leaf]
@@ -397,83 +476,18 @@ class _Tree:
                 self._resig(node, sig)
             qdirty[p] = True
         self.dirty_leaves.clear()
-        if not two:
-            for a in self.qorder:  # the queues, deepest first
-                if qdirty[a]:
-                    qdirty[a] = False
-                    self._update_queue(a)
-                    qdirty[parent[a]] = True
-            return
-        # two resources: _update_queue, _top and _recontrib written out (the hot path)
-        cnt_of, w, children, present_of = self.cnt, self.w, self.children, self.present
-        updates = self.updates
-        for a in self.qorder:
-            if not qdirty[a]:
-                continue
-            p = parent[a]
-            present = npres[a] > 0
-            if not p:  # a child of the root: its level waits for settle()
-                present_of[a] = present
-                self.rstale = True
-                continue
-            qdirty[a] = False
-            qdirty[p] = True
-            heap = heaps[a]
-            while heap and heap[0][3] != ver[heap[0][2]]:
-                heapq.heappop(heap)
-            if len(heap) > 64 + 4 * len(children[a]):  # too many stale entries: rebuild
-                heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
-                heapq.heapify(heap)
-            m = levels[heap[0][2]] if heap else 0.0
-            sums, cnt = sums_of[a], cnt_of[a]
-            v0 = sums[0] + sums[2] + m * sums[4]
-            v1 = sums[1] + sums[3] + m * sums[5]
-            c0, c1 = cnt[0] > 0, cnt[1] > 0
-            if c0 == c1:
-                top_v = v0 if v0 >= v1 else v1
-            else:
-                top_v = v0 if c0 else v1
-            level = round(top_v / w[a], _DIGITS)
-            if p:  # what the queue adds to its parent's sums (the root's are never read)
-                kind, old = contrib[a]
-                psums = sums_of[p]
-                if not present:
-                    new_kind, add = 0, (v0, v1)
-                elif level > 0.0:
-                    new_kind, add = 2, (v0 / level, v1 / level)
-                else:
-                    new_kind, add = 1, (v0, v1)
-                b = kind * 2
-                psums[b] -= old[0]
-                psums[b + 1] -= old[1]
-                b = new_kind * 2
-                psums[b] += add[0]
-                psums[b + 1] += add[1]
-                contrib[a] = (new_kind, add)
-                if new_kind != kind and (new_kind == 0 or kind == 0):
-                    npres[p] += 1 if kind == 0 else -1
-                updates[p] += 1
-                if updates[p] >= _RESUM:
-                    self._resum(p)
-            present_of[a] = present
-            if not (present and pushed[a] and levels[a] == level):
-                levels[a] = level
-                v = ver[a] + 1
-                ver[a] = v
-                if present:
-                    heap = heaps[p]
-                    if pushed[a] and heap[0][2] == a and heap[0][3] == v - 1:
-                        heapq.heapreplace(heap, (level, pos[a], a, v))  # its entry was the top
-                    else:
-                        heapq.heappush(heap, (level, pos[a], a, v))
-                pushed[a] = present
+        for a in self.qorder:  # the queues, deepest first
+            if qdirty[a]:
+                qdirty[a] = False
+                self._update_queue(a)
+                qdirty[parent[a]] = True
 
     def _top(self, a: int) -> int:
         """The unblocked child of ``a`` with the smallest (level, position), or -1."""
         heap, ver = self.heap[a], self.ver
         while heap and heap[0][3] != ver[heap[0][2]]:
             heapq.heappop(heap)
-        if len(heap) > 64 + 4 * len(self.children[a]):  # too many stale entries: rebuild
+        if len(heap) > self.rebuild_at[a]:  # too many stale entries: rebuild
             self.heap[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
             heapq.heapify(heap)
         return heap[0][2] if heap else -1
@@ -569,6 +583,18 @@ class _Tree:
         self.settle()
         return 0
 
+    def order_plan(self, groups: frozenset[int]) -> tuple[bool, tuple[int, ...]]:
+        """How the leaves of the nodes ``groups`` are ordered (cached: it depends only on the
+        tree): whether every leaf's whole path must be compared (a leaf hangs at the root, or
+        one of the nodes lies below another), and the root's children above the nodes."""
+        plan = self.plans.get(groups)
+        if plan is None:
+            path = self.path
+            nested = 0 in groups or any(a in groups for p in groups for a in path[p][1:])
+            tops = () if nested else tuple(sorted({path[p][-1] for p in groups}))
+            plan = self.plans[groups] = (nested, tops)
+        return plan
+
     def queue_key(self, a: int) -> tuple[float, ...]:
         """:meth:`path_key` of queue ``a``'s leaves without their own last pair: for every
         queue from the root's child down to ``a``, (0 for a queue below its guarantee else 1,
@@ -604,7 +630,7 @@ class _Tree:
     # ------------------------------------------------------------------ usage and limits
     def fits_limits(self, leaf: int, need: tuple[float, ...]) -> int:
         """The first queue on the leaf's path whose limit ``need`` would pass, or 0 (none)."""
-        for a in self.path[self.first + leaf]:
+        for a in self.upath[self.first + leaf]:
             lim, use = self.lim[a], self.use[a]
             for r in range(self.n_r):
                 if use[r] + need[r] > lim[r] * (1 + _LIMIT_TOL) + 1e-12:
@@ -612,14 +638,15 @@ class _Tree:
         return 0
 
     def account(self, leaf: int, need: tuple[float, ...], sign: int) -> list[int]:
-        """Add (``sign=1``) or remove a task's demand on the leaf's path; on a removal, the leaves
-        a limit on the path held back (to be woken)."""
+        """Add (``sign=1``) or remove a task's demand on the queues of the leaf's path with a
+        guarantee or a limit; on a removal, the leaves a limit on the path held back (to be
+        woken)."""
         woken: list[int] = []
         lblocked = self.lblocked if sign < 0 else None
         if self.n_r == 2:  # the loop below, written out for two resources
             use_of, guaranteed, g_of, is_below = self.use, self.guaranteed, self.g, self.is_below
             n0, n1 = sign * need[0], sign * need[1]
-            for a in self.path[self.first + leaf]:
+            for a in self.upath[self.first + leaf]:
                 use = use_of[a]
                 use[0] += n0
                 use[1] += n1
@@ -629,7 +656,7 @@ class _Tree:
                 if lblocked and a in lblocked:
                     woken.extend(lblocked.pop(a))
             return woken
-        for a in self.path[self.first + leaf]:
+        for a in self.upath[self.first + leaf]:
             use = self.use[a]
             for r in range(self.n_r):
                 use[r] += sign * need[r]
@@ -723,8 +750,8 @@ class HDRF(ProgressiveFilling):
         leaf = self._task_leaf.pop(task)
         super().on_completion(task, leaf, demand, server)
         tree = self.tree_
-        tree.mark(leaf)
-        if tree.track:
+        tree.dirty_leaves.add(leaf)  # tree.mark
+        if tree.upath[tree.first + leaf]:  # a queue above has a guarantee or a limit
             need = demand if self._need is None else self._need(demand)
             for woken in tree.account(leaf, need, -1):
                 if not self._inheap[woken] and not self._blocked[woken] and self._queues[woken]:
@@ -769,21 +796,21 @@ class HDRF(ProgressiveFilling):
         if len(users) == 1:
             return users
         tree = self.tree_
-        parent, first = tree.parent, tree.first
-        ps = [parent[first + u] for u in users]
-        groups = set(ps)
-        if len(groups) == 1:  # siblings: by key, then leaf code
+        lparent = tree.lparent
+        ps = [lparent[u] for u in users]
+        if ps.count(ps[0]) == len(ps):  # siblings: by key, then leaf code
             return super()._by_key(users)
+        groups = frozenset(ps)
         if tree.dirty_leaves:
             tree._flush()
-        path = tree.path
-        if 0 in groups or any(a in groups for p in groups for a in path[p][1:]):
+        nested, tops = tree.order_plan(groups)
+        if nested:
             return sorted(users, key=tree.path_key)
         if tree.rstale:
             # the levels of the root's children order these leaves only when two of the queues
             # under the root that hold them are both below their guarantees or both not
-            tops = {path[p][-1] for p in groups}
-            if len({tree.is_below[a] for a in tops}) < len(tops):
+            is_below = tree.is_below
+            if len({is_below[a] for a in tops}) < len(tops):
                 tree.settle()
         out: list[int] = []
         by_key = super()._by_key
@@ -798,22 +825,24 @@ class HDRF(ProgressiveFilling):
         part is built only when the one before it is used up. The tree is flushed exactly when
         :meth:`_by_key` would flush it."""
         tree, keys = self.tree_, self._keys
-        parent, first = tree.parent, tree.first
-        ps = [parent[first + u] for u in users]
-        groups = set(ps)
-        if len(groups) == 1:
+        lparent = tree.lparent
+        ps = [lparent[u] for u in users]
+        if ps.count(ps[0]) == len(ps):  # one queue: by key, then leaf code
             yield [(keys[u], u) for u in users]
             return
+        groups = frozenset(ps)
         if tree.dirty_leaves:
             tree._flush()
-        path = tree.path
-        if 0 in groups or any(a in groups for p in groups for a in path[p][1:]):
+        nested, tops = tree.order_plan(groups)
+        if nested:
             path_key = tree.path_key
             yield [(path_key(u), u) for u in users]
             return
         if tree.rstale:
-            tops = {path[p][-1] for p in groups}
-            if len({tree.is_below[a] for a in tops}) < len(tops):
+            # the levels of the root's children order these leaves only when two of the queues
+            # under the root that hold them are both below their guarantees or both not
+            is_below = tree.is_below
+            if len({is_below[a] for a in tops}) < len(tops):
                 tree.settle()
         for p in sorted(groups, key=tree.queue_key_as_is):
             yield [(keys[u], u) for u, q in zip(users, ps, strict=True) if q == p]
@@ -865,7 +894,7 @@ class HDRF(ProgressiveFilling):
             return  # nobody waits unblocked and no server gained room
         queues = self._queues
         limited = bool(tree.limited)
-        track = tree.track
+        upath, first = tree.upath, tree.first
         select, dirty, tree_account = tree.select, tree.dirty_leaves, tree.account
         while True:
             leaf = select()
@@ -892,7 +921,7 @@ class HDRF(ProgressiveFilling):
                 dirty.add(leaf)  # tree.mark
             else:
                 self._leave(leaf)
-            if track:
+            if upath[first + leaf]:  # a queue above has a guarantee or a limit
                 tree_account(leaf, need, 1)
 
     # ------------------------------------------------------------------ for reports and tests
