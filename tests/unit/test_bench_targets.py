@@ -175,13 +175,14 @@ def test_bench_exact_writes_the_record(tmp_path: Path) -> None:
 
 
 def test_every_benchmark_writes_a_record_under_its_name() -> None:
-    """The names the benchmark modules write records under (``run.record("name", ...)``, and
-    bench_online's five) are BENCHMARKS, the names the docs table knows."""
+    """The names the benchmark modules write records under (``run.record("name", ...)`` or
+    ``paired_main("name", ...)``, and bench_online's five) are BENCHMARKS, the names the docs
+    table knows."""
     folder = Path(bench_online.__file__).parent
     written = set(bench_online.BENCHMARKS)
     for path in sorted(folder.glob("bench_*.py")):
         if path.stem != "bench_online":
-            (name,) = re.findall(r'run\.record\(\s*"([\w-]+)"', path.read_text())
+            (name,) = re.findall(r'(?:run\.record|paired_main)\(\s*"([\w-]+)"', path.read_text())
             written.add(name)
     assert sorted(written) == sorted(BENCHMARKS)
 
