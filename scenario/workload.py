@@ -540,7 +540,7 @@ def recorded_evictions(cfg: RunConfig, workload: Workload) -> pd.DataFrame:
     trace = cfg.trace
     folder = workload.folder
     path = folder / PLACEMENTS_FILE if folder is not None else None
-    if path is None or not path.is_file():
+    if folder is None or path is None or not path.is_file():
         if trace.format != "google-2011":
             raise ConfigError(
                 f"trace.format: {trace.format!r} has no recorded placements (the trace's own "
