@@ -19,11 +19,14 @@ from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf import paper
 from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME, job_times
 
+#: Paper statements about the trace's ~700 machine classes that 7 classes cannot test.
+UNTESTABLE = ("fig6", "fig7", "fig8")
+
 #: The claims of the reproduction, in order: the paper's statements, then our checks.
 KINDS = {
-    "fig6": "by-construction",
-    "fig7": "by-construction",
-    "fig8": "by-construction",
+    "fig6": "paper",
+    "fig7": "paper",
+    "fig8": "paper",
     "users": "by-construction",
     "fig9_cpu": "paper",
     "fig9_mem": "paper",
@@ -57,8 +60,13 @@ def test_quick_reproduction_with_two_seeds(tmp_path: Path, google_dir: Path) -> 
     assert all(c.seeds == 2 for c in claims)
     by = dict(zip(KINDS, claims, strict=False))
     # numeric paper claims carry a 95 % interval over the two seeds (or the bootstrap)
+    for key in UNTESTABLE:  # about ~700 machine classes: n/a here, with what was measured
+        c = by[key]
+        assert (c.verdict, c.rule) == ("n/a", "—"), key
+        assert c.reason.startswith("not testable here: an empirical statement about the trace's")
+        assert "(it held)" in c.reason, key
     for key, kind in KINDS.items():
-        if kind == "paper":
+        if kind == "paper" and key not in UNTESTABLE:
             c = by[key]
             assert c.ci_low is not None and c.ci_high is not None, key
             assert c.ci_low <= c.ours <= c.ci_high, key  # type: ignore[operator]
@@ -66,8 +74,8 @@ def test_quick_reproduction_with_two_seeds(tmp_path: Path, google_dir: Path) -> 
     # the headline counts the paper's claims only, and the report's table is generated
     text = report.read_text()
     head = C.headline(claims)
-    assert head in text and head.startswith(f"{C.counts(claims)['PASS']} of 8 statements")
-    assert "Not counted: 2 consistency and 4 by-construction" in head
+    assert head in text and head.startswith(f"{C.counts(claims)['PASS']} of 11 statements")
+    assert "Not counted: 2 consistency and 1 by-construction" in head
     assert "\n".join(C.claims_table([c for c in claims if c.kind == "paper"])) in text
     # every task of the slice is placeable and completes under both schedulers, both seeds
     assert [c.verdict for c in claims[-2:]] == ["PASS", "PASS"]
