@@ -22,6 +22,7 @@ from fairsim.experiments.claims import (
     Estimate,
     agrees,
     bounded,
+    every_setting,
     exceeds,
     judged,
     trend,
@@ -145,10 +146,18 @@ def _table_ii_orders(numbers: dict[str, Any]) -> list[Claim]:
 
 
 def _fig4(numbers: dict[str, Any]) -> list[Claim]:
+    """Fig. 4's shares, one claim per statement of the paper: user 1 alone's CPU and memory
+    shares (its dominant share is the memory share: :data:`~fairsim.experiments.drfh.paper.
+    FIG4_SAME_AS`), and in each later phase "the same dominant share to every user" as one claim
+    over the users (the worst user decides, :func:`~fairsim.experiments.claims.every_setting`)."""
     out = []
     for phase, per_user in (numbers.get("fig4") or {}).items():
-        for user, wanted in paper.FIG4_SHARES.get(phase, {}).items():
-            for res, want in wanted.items():
+        wanted = paper.FIG4_SHARES.get(phase, {})
+        by_res: dict[str, list[tuple[str, Claim]]] = {}
+        for user, shares in wanted.items():
+            for res, want in shares.items():
+                if (phase, user, res) in paper.FIG4_SAME_AS:
+                    continue
                 est = (per_user.get(user) or {}).get(res) or Estimate(math.nan, None, None, 0, "")
                 c = agrees(
                     *_st("fig4", phase=phase, user=user, resource=res),
@@ -157,7 +166,15 @@ def _fig4(numbers: dict[str, Any]) -> list[Claim]:
                     unit="share",
                     reason=fig4_pools(numbers),
                 )
-                out.append(_explain(numbers, c, f"fig4:{phase}:{user}:{res}", "fig4"))
+                c = _explain(numbers, c, f"fig4:{phase}:{user}:{res}", "fig4")
+                by_res.setdefault(res, []).append((user, c))
+        for res, parts in by_res.items():
+            if len(parts) == 1:
+                out.append(parts[0][1])
+                continue
+            want = float(wanted[parts[0][0]][res])
+            statement, _ = _st("fig4", phase=phase, user="every user", resource=res)
+            out.append(every_setting(statement, parts, target=(want, want), what="users"))
     return out
 
 

@@ -64,6 +64,10 @@ FIG4_SHARES: Final = MappingProxyType(
     }
 )
 
+#: Fig. 4's shares that repeat another of the same user: user 1 alone's dominant share is its
+#: memory share (62 %), one statement of the paper, so one claim (the memory share's).
+FIG4_SAME_AS: Final = MappingProxyType({("user 1 alone", "user 1", "dominant"): "mem"})
+
 #: Fig. 6b (Sec. VI): job-size bins (inclusive task-count bounds; None = unbounded).
 FIG6_BINS: Final = ((1, 50), (51, 100), (101, 500), (501, 1000), (1001, None))
 FIG6_BIN_LABELS: Final = ("1-50", "51-100", "101-500", "501-1000", ">1000")

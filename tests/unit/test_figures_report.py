@@ -615,6 +615,17 @@ def test_report_over_two_seeds_writes_claims_and_intervals(out: Path) -> None:
     assert len(set(ids)) == len(ids)
     assert {i.split(".")[0] for i in ids} <= set(paper.BY_KEY)
     assert "table2.slots-10.resource-cpu" in ids
+    # Fig. 4: user 1 alone's CPU and memory (its dominant share is the memory share, not a second
+    # claim); "26 % to all three users" is one claim over the three
+    fig4 = [i for i in ids if i.startswith("fig4.")]
+    assert fig4 == [
+        "fig4.phase-user-1-alone.user-user-1.resource-cpu",
+        "fig4.phase-user-1-alone.user-user-1.resource-mem",
+        "fig4.phase-users-1+2.user-every-user.resource-dominant",
+        "fig4.phase-users-1-3.user-every-user.resource-dominant",
+    ]
+    three = next(r for r in raw if r["id"] == fig4[-1])
+    assert three["reason"].startswith("worst of 3 users: ")
     small_claim = next(r for r in raw if r["id"] == "fig6_small")
     assert small_claim["quote"] == "DRFH shows no improvement over Slots scheduler for small jobs"
     claims = read_claims(out)
