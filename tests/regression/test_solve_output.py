@@ -96,10 +96,12 @@ def test_worked_examples_at_full_precision() -> None:
     np.testing.assert_allclose(out["tasks"], [[3.0], [3.0], [6.0]], rtol=1e-8)
     assert out["tasks"] != [[3.0], [3.0], [6.0]]  # no rounding to a value no bound proves
     assert _fits(parse_instance(copy.deepcopy(PSDSF_FIG1)), out["tasks"], pool=True)
-    # PF on DRFH Fig. 1: the solver's ~1e-15 tasks of u1 on s2 are snapped to 0
+    # PF on DRFH Fig. 1: the solver leaves u1 ~1e-15 tasks on s2 or none, depending on the HiGHS
+    # build (~1e-15 in earlier CI runs, exactly 0 with scipy 1.17.1); either way they print as 0
+    # (the snap itself is checked on injected values in test_snap_rules)
     fig1 = copy.deepcopy(DRFH_FIG1_CAP5)
     del fig1["users"][0]["max_tasks"]
-    assert solve_exact("pf", parse_instance(copy.deepcopy(fig1)))[0, 1] != 0.0
+    assert abs(solve_exact("pf", parse_instance(copy.deepcopy(fig1)))[0, 1]) < 1e-9
     out = fairsim.solve(fig1, "pf")
     assert out["tasks"][0][1] == 0.0 and out["tasks"][1][0] == 0.0
     np.testing.assert_allclose(out["tasks"], [[10.0, 0.0], [0.0, 10.0]], rtol=1e-12)
