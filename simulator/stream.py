@@ -41,7 +41,9 @@ they end.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +81,11 @@ ROW_GROUP = 1 << 17
 #: :func:`pyarrow.parquet.write_table`, which the in-memory path uses (1,048,576), so both paths
 #: write the same bytes. Also the number of task ids in one spill block.
 ARRIVAL_ROW_GROUP = 1 << 20
+
+#: Rows of ended tasks buffered (as Python values) before they are spilled, in arrival order:
+#: their order in the spill does not reach the file (:meth:`TaskStream.close` puts each block in
+#: task-id order), so a small buffer costs only more, smaller spill writes.
+SPILL_ROWS = 1 << 15
 
 #: Where a stream's rows can be in ``tasks.parquet``: the order tasks ended, or arrival order.
 ORDERS = ("end", "arrival")
@@ -232,7 +239,7 @@ class TaskStream:
         self._width = 9 + len(self.resources) + (1 if evictions else 0)
         # a row group's worth of rows in end order; in arrival order, the rows buffered before
         # they are spilled (their row groups are written by close)
-        self.limit = self._width * (self.row_group if order == "end" else ROW_GROUP)
+        self.limit = self._width * (self.row_group if order == "end" else SPILL_ROWS)
         self.rows = 0
         self.n_started = 0
         self.row_groups = 0
@@ -419,6 +426,7 @@ class TaskStream:
             If a block does not hold each of its task ids exactly once (a recorder that lost
             or repeated a task).
         """
+        _release_unused()  # the event loop's freed memory, before the blocks are read
         self._writer = pq.ParquetWriter(self._tmp, self.schema, **PARQUET_KW)
         n_blocks = -(-self.rows // self.row_group)
         if sorted(self._blocks) != list(range(n_blocks)):
@@ -429,14 +437,14 @@ class TaskStream:
         if not self.rows:  # the in-memory path writes one empty row group
             self._writer.write_table(self.schema.empty_table())
             self.row_groups += 1
+        task_field = self._spill_schema.get_field_index("task")
+        server_field = self.schema.get_field_index("server")
         for b in range(n_blocks):
             path, writer = self._blocks[b]
             writer.close()
-            with pa.OSFile(str(path)) as source:
-                table = pa.ipc.open_stream(source).read_all()
             lo = b * self.row_group
             size = min(self.row_group, self.rows - lo)
-            pos = table.column("task").to_numpy() - lo
+            pos = _read_spill(path, task_field).to_numpy() - lo
             at = np.full(size, -1, np.int64)
             if len(pos) == size and pos.min() >= 0 and pos.max() < size:
                 at[pos] = np.arange(size)
@@ -444,10 +452,19 @@ class TaskStream:
                 raise ValueError(
                     f"streamed task ids {lo}..{lo + size - 1}: {len(pos)} rows, not each id once"
                 )
-            table = table.drop_columns("task").take(pa.array(at))
-            i = table.schema.get_field_index("server")
-            table = table.set_column(i, self.schema.field(i), self._ids(table.column(i)))
-            del pos, at
+            del pos
+            order = pa.array(at)
+            del at
+            # one column at a time: the block's spilled rows are never all in memory beside
+            # the row group being built (its peak: the row group and one spilled column)
+            cols = []
+            for i in range(len(self.schema)):
+                col = _read_spill(path, i).take(order)
+                cols.append(self._ids(col) if i == server_field else col)
+                del col
+            del order
+            table = pa.Table.from_arrays(cols, schema=self.schema)
+            del cols
             self._writer.write_table(table)
             self.row_groups += 1
             del table
@@ -504,6 +521,26 @@ class TaskStream:
             self._completed += np.bincount(user_a[done], minlength=self._completed.shape[0])
             jobs = job_a[done]
             self._finished.add(jobs, n=np.ones(len(jobs), np.int64), finish_s=finish_a[done])
+
+
+def _release_unused() -> None:
+    """Give the memory the allocators hold free back to the system: Arrow's pool and, on
+    Linux with glibc, the C heap (``malloc_trim``), where the event loop's freed values stay
+    otherwise, under the peak of the steps that follow."""
+    pa.default_memory_pool().release_unused()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc (e.g. musl): nothing to trim
+            pass
+
+
+def _read_spill(path: Path, field: int) -> pa.ChunkedArray:
+    """Column ``field`` (its index in the spill schema) of a closed spill file: only that
+    column's buffers are read and decompressed."""
+    options = pa.ipc.IpcReadOptions(included_fields=[field])
+    with pa.OSFile(str(path)) as source:
+        return pa.ipc.open_stream(source, options=options).read_all().column(0)
 
 
 class _JobTotals:
