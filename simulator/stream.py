@@ -229,9 +229,12 @@ class TaskStream:
         self._writer: pq.ParquetWriter | None = None
         # arrival order: one spill file (Arrow IPC stream) per block of row_group task ids, with
         # server positions (int32), turned into ids when the block is written
-        self._spill_schema = tasks_schema(self.resources, pa.int32(), evictions).append(
-            pa.field("task", pa.int64())
-        )
+        # and user and ended codes (int32, int8), turned into names when the block is written:
+        # a few bytes a row instead of a string's
+        spill = tasks_schema(self.resources, pa.int32(), evictions)
+        for name, kind in (("user", pa.int32()), ("ended", pa.int8())):
+            spill = spill.set(spill.get_field_index(name), pa.field(name, kind))
+        self._spill_schema = spill.append(pa.field("task", pa.int64()))
         self._blocks: dict[int, tuple[Path, pa.ipc.RecordBatchStreamWriter]] = {}
         if order == "end":
             self._writer = pq.ParquetWriter(self._tmp, self.schema, **STREAM_PARQUET_KW)
@@ -387,6 +390,10 @@ class TaskStream:
             self._names_pa = pa.array(names, pa.string())
         return self._names
 
+    def _names_of_codes(self, codes: pa.Array) -> pa.Array:
+        """The users' names of user ``codes`` (int32)."""
+        return self._names_pa.take(codes)
+
     def _ids(self, positions: pa.Array | pa.ChunkedArray) -> pa.Array:
         """The servers' ids at ``positions`` (int32, null: never started; null ids there)."""
         if isinstance(positions, pa.ChunkedArray):
@@ -439,6 +446,13 @@ class TaskStream:
             self.row_groups += 1
         task_field = self._spill_schema.get_field_index("task")
         server_field = self.schema.get_field_index("server")
+        # the spill's codes, turned into the file's strings
+        names = {
+            server_field: self._ids,
+            self.schema.get_field_index("user"): self._names_of_codes,
+            self.schema.get_field_index("ended"): _ENDED_PA.take,
+        }
+        self._names_of(len(self._user_codes))
         for b in range(n_blocks):
             path, writer = self._blocks[b]
             writer.close()
@@ -460,7 +474,7 @@ class TaskStream:
             cols = []
             for i in range(len(self.schema)):
                 col = _read_spill(path, i).take(order)
-                cols.append(self._ids(col) if i == server_field else col)
+                cols.append(names[i](col.combine_chunks()) if i in names else col)
                 del col
             del order
             table = pa.Table.from_arrays(cols, schema=self.schema)
@@ -509,6 +523,8 @@ class TaskStream:
             self._writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
             self.row_groups += 1
         else:
+            cols[2] = pa.array(user_a.astype(np.int32), pa.int32())  # codes: names at close
+            cols[7] = pa.array(ended_a, pa.int8())
             self._spill(
                 pa.Table.from_arrays([*cols, pa.array(task_a)], schema=self._spill_schema), task_a
             )
