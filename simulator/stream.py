@@ -484,6 +484,7 @@ class TaskStream:
             del table
             path.unlink()
             del self._blocks[b]
+            _release_unused()  # the block's buffers, before the next block or the result tables
 
     def flush(self) -> None:
         """Write the pending rows as one row group and add them to the totals."""
