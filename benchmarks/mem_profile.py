@@ -190,6 +190,7 @@ def profile(argv: Sequence[str], every_s: float, trace: bool, top: int) -> dict[
     phases.wrap(run_report, "write_run_report", "report", after="after-report")
 
     end = recording.TaskRecorder.end
+    originals: dict[type, Callable[..., None]] = {}
 
     def at_horizon(self: Any, n_arrived: int, running: dict[int, int]) -> None:
         frame = sys._getframe(1)
@@ -206,14 +207,15 @@ def profile(argv: Sequence[str], every_s: float, trace: bool, top: int) -> dict[
                 found["tracemalloc_total_mb"] = sum(s.size for s in snap.statistics("filename")) / (
                     2**20
                 )
-        return type(self).end_orig(self, n_arrived, running)  # type: ignore[attr-defined]
+        return originals[type(self)](self, n_arrived, running)
 
-    for cls in (
+    classes = (
         recording.StreamingRecorder,
         recording.EvictingStreamingRecorder,
         recording.TaskTable,
-    ):
-        cls.end_orig = cls.end  # type: ignore[attr-defined]
+    )
+    originals.update({cls: cls.end for cls in classes})  # all before any is replaced
+    for cls in classes:
         cls.end = at_horizon  # type: ignore[method-assign]
     del end
     t0 = time.perf_counter()
