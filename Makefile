@@ -58,6 +58,7 @@ bench: $(STAMP)
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_exact --shared $(SHARED) --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_recorded --shared $(SHARED) --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_convert --shared $(SHARED) --out results/bench
+	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_memory --shared $(SHARED) --out results/bench
 	FAIRSIM_SHARED=$(SHARED) $(PY) -m benchmarks.bench_strategy --shared $(SHARED) --out results/bench
 	$(PY) -m benchmarks.targets --results results/bench
 

@@ -46,6 +46,7 @@ BENCHMARKS = (
     "tasks",
     "tasks-dense",
     "scale",
+    "memory",
     "recorded",
     "alibaba",
     "convert",

@@ -441,6 +441,7 @@ class Engine:
             env.run()
             self._bar_done()
             dropped = self.gate.dropped_tasks if self.gate is not None else ()
+            self._forget_placements()
             tasks, streamed = self._recorder.close(dropped)
         except BaseException:
             self._recorder.abort()
@@ -960,6 +961,20 @@ class Engine:
             row = self._f_running_dem[u]
             for r, d in enumerate(demand):
                 row[r] = row[r] + sign * d if n_run else 0.0
+
+    def _forget_placements(self) -> None:
+        """After the horizon: drop the per-task state of the event loop (running tasks and
+        their servers, the completion heap, held and between-run placements), which the
+        recorder's end has copied into its rows, so that its memory is free before the
+        recorder closes (a streamed run's ``tasks.parquet`` is then written in arrival order,
+        the run's last peak of memory)."""
+        self._running.clear()
+        if self._by_server is not None:
+            for tasks in self._by_server:
+                tasks.clear()
+        self._completions.clear()
+        self._held.clear()
+        self._between.clear()
 
     def _close(
         self,

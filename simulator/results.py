@@ -343,12 +343,19 @@ def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataF
 def _stats(values: np.ndarray) -> dict[str, float | None]:
     """Mean and :data:`PERCENTILES` of ``values`` (sorted first, so the mean does not depend on
     the order the values came in); None for each when empty."""
-    v = np.sort(np.asarray(values, dtype=np.float64))
+    return _sorted_stats(np.sort(np.asarray(values, dtype=np.float64)))
+
+
+def _sorted_stats(v: np.ndarray) -> dict[str, float | None]:
+    """:func:`_stats` of ``v``, sorted ascending (float64), which it may reorder: the mean
+    first, then the percentiles partition ``v`` in place (no copy of a run's per-task
+    delays)."""
     if not len(v):
         return {"mean": None, **{f"p{q}": None for q in PERCENTILES}}
-    qs = np.percentile(v, PERCENTILES)
+    mean = float(v.mean())
+    qs = np.percentile(v, PERCENTILES, overwrite_input=True)
     return {
-        "mean": float(v.mean()),
+        "mean": mean,
         **{f"p{q}": float(x) for q, x in zip(PERCENTILES, qs, strict=True)},
     }
 
@@ -475,6 +482,14 @@ def delay_metrics(
         coefficient of variation, population standard deviation over mean). Percentiles are
         numpy's linear interpolation; a statistic of an empty set is None.
     """
+    return _delay_metrics(np.sort(np.asarray(delays, dtype=np.float64)), jobs, run_s)
+
+
+def _delay_metrics(
+    delays: np.ndarray, jobs: pd.DataFrame, run_s: pd.Series
+) -> dict[str, dict[str, Any]]:
+    """:func:`delay_metrics` of ``delays`` sorted ascending (float64), an array of its own
+    that it may reorder."""
     jct = jobs["completion_time_s"].to_numpy(dtype=np.float64)
     jct = jct[~np.isnan(jct)]
     sd = slowdown(jobs, run_s).to_numpy()
@@ -484,7 +499,7 @@ def delay_metrics(
     hi = float(per_user[-1]) if len(per_user) else None
     mean_u = float(per_user.mean()) if len(per_user) else None
     return {
-        "queueing_delay_s": {"tasks": len(delays), **_stats(delays)},
+        "queueing_delay_s": {"tasks": len(delays), **_sorted_stats(delays)},
         "jct_s": {"jobs": len(jct), "excluded_jobs": len(jobs) - len(jct), **_stats(jct)},
         "slowdown": {"jobs": len(sd), **_stats(sd), "definition": SLOWDOWN_DEFINITION},
         "user_jct": {
@@ -505,18 +520,30 @@ def run_metrics(result: EngineResult, jobs: pd.DataFrame) -> dict[str, dict[str,
         t = result.tasks
         frame = pd.DataFrame({c: t[c] for c in cols})
         return delay_metrics(queueing_delays(frame), jobs, job_run_times(frame))
-    delays, runs = [], []
+    # one array of the delays, filled batch by batch and sorted in place: 8 bytes a started
+    # task at the peak, not a list of pieces, their concatenation and sorted copies
+    runs = []
+    delays = np.empty(result.streamed.rows, dtype=np.float64)
+    k = 0
     for batch in pq.ParquetFile(result.streamed.path).iter_batches(columns=cols):
         frame = batch.to_pandas()
-        delays.append(queueing_delays(frame))
+        start = frame["start_s"].to_numpy(dtype=np.float64)
+        ok = ~np.isnan(start)
+        n = int(ok.sum())
+        np.subtract(
+            start[ok], frame["submit_s"].to_numpy(dtype=np.float64)[ok], out=delays[k : k + n]
+        )
+        k += n
         runs.append(job_run_times(frame))
     run_s = (
         pd.concat(runs).groupby(level=0, sort=True).max()
         if runs
         else pd.Series([], dtype="float64")
     )
-    all_delays = np.sort(np.concatenate(delays)) if delays else np.array([])
-    return delay_metrics(all_delays, jobs, run_s)
+    del runs
+    started = delays[:k]
+    started.sort()
+    return _delay_metrics(started, jobs, run_s)
 
 
 def stranded_summary(result: EngineResult) -> dict[str, Any]:

@@ -41,7 +41,9 @@ they end.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +81,11 @@ ROW_GROUP = 1 << 17
 #: :func:`pyarrow.parquet.write_table`, which the in-memory path uses (1,048,576), so both paths
 #: write the same bytes. Also the number of task ids in one spill block.
 ARRIVAL_ROW_GROUP = 1 << 20
+
+#: Rows of ended tasks buffered (as Python values) before they are spilled, in arrival order:
+#: their order in the spill does not reach the file (:meth:`TaskStream.close` puts each block in
+#: task-id order), so a small buffer costs only more, smaller spill writes.
+SPILL_ROWS = 1 << 15
 
 #: Where a stream's rows can be in ``tasks.parquet``: the order tasks ended, or arrival order.
 ORDERS = ("end", "arrival")
@@ -222,9 +229,12 @@ class TaskStream:
         self._writer: pq.ParquetWriter | None = None
         # arrival order: one spill file (Arrow IPC stream) per block of row_group task ids, with
         # server positions (int32), turned into ids when the block is written
-        self._spill_schema = tasks_schema(self.resources, pa.int32(), evictions).append(
-            pa.field("task", pa.int64())
-        )
+        # and user and ended codes (int32, int8), turned into names when the block is written:
+        # a few bytes a row instead of a string's
+        spill = tasks_schema(self.resources, pa.int32(), evictions)
+        for name, kind in (("user", pa.int32()), ("ended", pa.int8())):
+            spill = spill.set(spill.get_field_index(name), pa.field(name, kind))
+        self._spill_schema = spill.append(pa.field("task", pa.int64()))
         self._blocks: dict[int, tuple[Path, pa.ipc.RecordBatchStreamWriter]] = {}
         if order == "end":
             self._writer = pq.ParquetWriter(self._tmp, self.schema, **STREAM_PARQUET_KW)
@@ -232,7 +242,7 @@ class TaskStream:
         self._width = 9 + len(self.resources) + (1 if evictions else 0)
         # a row group's worth of rows in end order; in arrival order, the rows buffered before
         # they are spilled (their row groups are written by close)
-        self.limit = self._width * (self.row_group if order == "end" else ROW_GROUP)
+        self.limit = self._width * (self.row_group if order == "end" else SPILL_ROWS)
         self.rows = 0
         self.n_started = 0
         self.row_groups = 0
@@ -380,6 +390,10 @@ class TaskStream:
             self._names_pa = pa.array(names, pa.string())
         return self._names
 
+    def _names_of_codes(self, codes: pa.Array) -> pa.Array:
+        """The users' names of user ``codes`` (int32)."""
+        return self._names_pa.take(codes)
+
     def _ids(self, positions: pa.Array | pa.ChunkedArray) -> pa.Array:
         """The servers' ids at ``positions`` (int32, null: never started; null ids there)."""
         if isinstance(positions, pa.ChunkedArray):
@@ -419,6 +433,7 @@ class TaskStream:
             If a block does not hold each of its task ids exactly once (a recorder that lost
             or repeated a task).
         """
+        _release_unused()  # the event loop's freed memory, before the blocks are read
         self._writer = pq.ParquetWriter(self._tmp, self.schema, **PARQUET_KW)
         n_blocks = -(-self.rows // self.row_group)
         if sorted(self._blocks) != list(range(n_blocks)):
@@ -429,14 +444,21 @@ class TaskStream:
         if not self.rows:  # the in-memory path writes one empty row group
             self._writer.write_table(self.schema.empty_table())
             self.row_groups += 1
+        task_field = self._spill_schema.get_field_index("task")
+        server_field = self.schema.get_field_index("server")
+        # the spill's codes, turned into the file's strings
+        names = {
+            server_field: self._ids,
+            self.schema.get_field_index("user"): self._names_of_codes,
+            self.schema.get_field_index("ended"): _ENDED_PA.take,
+        }
+        self._names_of(len(self._user_codes))
         for b in range(n_blocks):
             path, writer = self._blocks[b]
             writer.close()
-            with pa.OSFile(str(path)) as source:
-                table = pa.ipc.open_stream(source).read_all()
             lo = b * self.row_group
             size = min(self.row_group, self.rows - lo)
-            pos = table.column("task").to_numpy() - lo
+            pos = _read_spill(path, task_field).to_numpy() - lo
             at = np.full(size, -1, np.int64)
             if len(pos) == size and pos.min() >= 0 and pos.max() < size:
                 at[pos] = np.arange(size)
@@ -444,15 +466,25 @@ class TaskStream:
                 raise ValueError(
                     f"streamed task ids {lo}..{lo + size - 1}: {len(pos)} rows, not each id once"
                 )
-            table = table.drop_columns("task").take(pa.array(at))
-            i = table.schema.get_field_index("server")
-            table = table.set_column(i, self.schema.field(i), self._ids(table.column(i)))
-            del pos, at
+            del pos
+            order = pa.array(at)
+            del at
+            # one column at a time: the block's spilled rows are never all in memory beside
+            # the row group being built (its peak: the row group and one spilled column)
+            cols = []
+            for i in range(len(self.schema)):
+                col = _read_spill(path, i).take(order)
+                cols.append(names[i](col.combine_chunks()) if i in names else col)
+                del col
+            del order
+            table = pa.Table.from_arrays(cols, schema=self.schema)
+            del cols
             self._writer.write_table(table)
             self.row_groups += 1
             del table
             path.unlink()
             del self._blocks[b]
+            _release_unused()  # the block's buffers, before the next block or the result tables
 
     def flush(self) -> None:
         """Write the pending rows as one row group and add them to the totals."""
@@ -492,6 +524,8 @@ class TaskStream:
             self._writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
             self.row_groups += 1
         else:
+            cols[2] = pa.array(user_a.astype(np.int32), pa.int32())  # codes: names at close
+            cols[7] = pa.array(ended_a, pa.int8())
             self._spill(
                 pa.Table.from_arrays([*cols, pa.array(task_a)], schema=self._spill_schema), task_a
             )
@@ -504,6 +538,26 @@ class TaskStream:
             self._completed += np.bincount(user_a[done], minlength=self._completed.shape[0])
             jobs = job_a[done]
             self._finished.add(jobs, n=np.ones(len(jobs), np.int64), finish_s=finish_a[done])
+
+
+def _release_unused() -> None:
+    """Give the memory the allocators hold free back to the system: Arrow's pool and, on
+    Linux with glibc, the C heap (``malloc_trim``), where the event loop's freed values stay
+    otherwise, under the peak of the steps that follow."""
+    pa.default_memory_pool().release_unused()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc (e.g. musl): nothing to trim
+            pass
+
+
+def _read_spill(path: Path, field: int) -> pa.ChunkedArray:
+    """Column ``field`` (its index in the spill schema) of a closed spill file: only that
+    column's buffers are read and decompressed."""
+    options = pa.ipc.IpcReadOptions(included_fields=[field])
+    with pa.OSFile(str(path)) as source:
+        return pa.ipc.open_stream(source, options=options).read_all().column(0)
 
 
 class _JobTotals:

@@ -77,6 +77,7 @@ def test_streamed_files_hold_the_in_memory_rows_on_the_google_sample(
     byte-identical, and so is the summary; small row groups make tasks end before their batch
     has all arrived."""
     monkeypatch.setattr(stream_mod, "ROW_GROUP", 500)
+    monkeypatch.setattr(stream_mod, "SPILL_ROWS", 500)
     cache = tmp_path / "cache"
     default = run_to_folder(
         parse_config(_google(google_dir, cache, False)), tmp_path / "default", progress=False
