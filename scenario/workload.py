@@ -532,10 +532,12 @@ def recorded_evictions(cfg: RunConfig, workload: Workload) -> pd.DataFrame:
         Naming ``trace.format`` for a trace without recorded placements, ``trace.path`` when
         the converted folder lacks ``placements.parquet``.
 
-    Examples
-    --------
-    >>> cfg = load_config("configs/google-tiers.yaml")  # doctest: +SKIP
-    >>> recorded_evictions(cfg, resolve_workload(cfg, Path("configs")))  # doctest: +SKIP
+    Notes
+    -----
+    With the Google sample beside the repository (docs/queues.md gives the table it prints)::
+
+        cfg = load_config("configs/google-tiers.yaml")
+        recorded_evictions(cfg, resolve_workload(cfg, Path("configs")))
     """
     trace = cfg.trace
     folder = workload.folder
