@@ -302,3 +302,24 @@ def two_users_config(tmp_path: Path, horizon_s: float = 200) -> Path:
     }
     path.write_text(yaml.safe_dump(cfg))
     return path
+
+
+def reclaim_config(name: str, scheduler: dict[str, Any]) -> dict[str, Any]:
+    """The preempting schedulers' worked example: one server (1, 1); queue ``batch`` (no
+    guarantee) starts four quarter tasks of 100 s at 0 s; queue ``prod`` (guaranteed half the
+    pool) submits two quarter tasks of 20 s at 10 s. ``scheduler`` is its one scheduler spec."""
+    return {
+        "name": name,
+        "trace": {
+            "format": "inline",
+            "users": [
+                {"name": "batch", "join_s": 0, "demand": [0.25, 0.25], "tasks": 4, "run_s": 100},
+                {"name": "prod", "join_s": 10, "demand": [0.25, 0.25], "tasks": 2, "run_s": 20},
+            ],
+        },
+        "cluster": {"classes": [{"name": "one", "count": 1, "capacity": [1.0, 1.0]}]},
+        "queues": [{"id": "prod", "guarantee_share": [0.5, 0.5]}, {"id": "batch"}],
+        "leaves": {"by": "user", "users": {"prod": "prod", "batch": "batch"}},
+        "schedulers": [scheduler],
+        "collect": {"utilization_interval_s": 10, "horizon_s": 300},
+    }

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import reclaim_config
 
 import fairsim
 from fairsim.errors import ConfigError
@@ -81,21 +82,7 @@ def test_flat_weights_of_the_tiers_tree() -> None:
 def _reclaim(**params: object) -> dict:
     """One server (1, 1). Queue batch (no nominal quota) starts four quarter tasks of 100 s;
     queue prod (nominal half the pool) submits two quarter tasks of 20 s at 10 s."""
-    return {
-        "name": "kueue-reclaim",
-        "trace": {
-            "format": "inline",
-            "users": [
-                {"name": "batch", "join_s": 0, "demand": [0.25, 0.25], "tasks": 4, "run_s": 100},
-                {"name": "prod", "join_s": 10, "demand": [0.25, 0.25], "tasks": 2, "run_s": 20},
-            ],
-        },
-        "cluster": {"classes": [{"name": "one", "count": 1, "capacity": [1.0, 1.0]}]},
-        "queues": [{"id": "prod", "guarantee_share": [0.5, 0.5]}, {"id": "batch"}],
-        "leaves": {"by": "user", "users": {"prod": "prod", "batch": "batch"}},
-        "schedulers": [{"name": "kueue-fair", "label": "k", **params}],
-        "collect": {"utilization_interval_s": 10, "horizon_s": 300},
-    }
+    return reclaim_config("kueue-reclaim", {"name": "kueue-fair", "label": "k", **params})
 
 
 def test_a_guaranteed_queue_reclaims_its_nominal_quota() -> None:

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import reclaim_config
 
 import fairsim
 from fairsim.errors import ConfigError
@@ -75,21 +76,7 @@ def test_fair_shares_of_a_two_level_tree() -> None:
 def _scenario(**params: float) -> dict:
     """One server (1, 1). Queue batch's user starts four quarter-server tasks of 100 s at 0 s;
     queue prod (minResources half the pool) submits two quarter tasks of 20 s at 10 s."""
-    return {
-        "name": "yarn-min-share",
-        "trace": {
-            "format": "inline",
-            "users": [
-                {"name": "batch", "join_s": 0, "demand": [0.25, 0.25], "tasks": 4, "run_s": 100},
-                {"name": "prod", "join_s": 10, "demand": [0.25, 0.25], "tasks": 2, "run_s": 20},
-            ],
-        },
-        "cluster": {"classes": [{"name": "one", "count": 1, "capacity": [1.0, 1.0]}]},
-        "queues": [{"id": "prod", "guarantee_share": [0.5, 0.5]}, {"id": "batch"}],
-        "leaves": {"by": "user", "users": {"prod": "prod", "batch": "batch"}},
-        "schedulers": [{"name": "yarn-fair", "label": "yarn", **params}],
-        "collect": {"utilization_interval_s": 10, "horizon_s": 300},
-    }
+    return reclaim_config("yarn-min-share", {"name": "yarn-fair", "label": "yarn", **params})
 
 
 @pytest.mark.parametrize(
