@@ -846,7 +846,12 @@ class Engine:
         task = entry[1]
         if task not in self._running:
             return False
-        return self._recorder.run_start(task) + self._recorder.live[task][2] == entry[0]
+        rec = self._recorder
+        run_s = rec.live[task][2]
+        if run_s >= 0.0:
+            return rec.run_start(task) + run_s == entry[0]
+        end = rec.until.get(task)  # a placeholder's entry: its end, or its start if later
+        return end is not None and max(end, rec.run_start(task)) == entry[0]
 
     def _drop_stale(self) -> None:
         """Rebuild the completion heap without its stale entries (preempting loop); a task
@@ -883,8 +888,11 @@ class Engine:
         self._by_server[server][task] = None  # type: ignore[index]
         self._recorder.start_s[task] = now
         self._run_counts(task, user, demand, 1)
-        if run_s >= 0.0:  # else HELD: a censored task held to the horizon
+        if run_s >= 0.0:  # else HELD: a censored task held to the horizon, or a placeholder
             heapq.heappush(self._completions, (now + run_s, task))
+        elif task in self._recorder.until:  # a placeholder: it ends at its absolute end time
+            end = self._recorder.until[task]  # kept until it ends: a run after an eviction
+            heapq.heappush(self._completions, (end if end > now else now, task))
         elif self.horizon_s == math.inf:
             raise ValueError(
                 f"task {task} is right-censored and holds its server until the horizon, "
@@ -905,6 +913,7 @@ class Engine:
             u = user if self._f_unit is None else self._f_unit.pop(task)
             self._fair_end(task, u, demand, demand)
         self._recorder.finished(task, now, server, record)
+        self._recorder.until.pop(task, None)  # a placeholder's end: no run of it is left
         self._evictions.forget(task)  # type: ignore[union-attr]
         self.scheduler.on_completion(task, user, demand, server)
 
@@ -939,7 +948,7 @@ class Engine:
         del self._by_server[server][task]  # type: ignore[index]
         self.cluster.release(server, demand)
         rec.evicted(task)
-        if run_s >= 0.0:  # its completion stays in the heap, stale
+        if run_s >= 0.0 or task in rec.until:  # its completion stays in the heap, stale
             self._n_stale += 1
         self._run_counts(task, user, demand, -1)
         sched.on_eviction(task, user, demand, server)

@@ -207,6 +207,66 @@ def test_hoard_placeholders_are_usage_never_work(tmp_path: Path) -> None:
     assert _completed(tmp_path / "m", "drf") == {"H": 4, "O": 1}
 
 
+@pytest.mark.parametrize(("sched", "wait"), [("yarn-fair", 0.0), ("kueue-fair", 1.0)])
+def test_hoard_placeholders_end_on_time_under_a_preempting_scheduler(
+    tmp_path: Path, sched: str, wait: float
+) -> None:
+    """The hoard example above under a scheduler that preempts (its own event loop): the
+    placeholders end when H's job arrives (t = 500), as under drf, not at the horizon (they
+    did, before the preempting loop knew placeholders). Nothing is evicted on the uncontended
+    server; kueue-fair admits at its next cycle (``cycle_s`` 1 s after an arrival, ``wait``)."""
+    rows = [(7, "H", 500.0, 1.0, 1.0, 100.0)] * 4 + [(8, "O", 0.0, 1.0, 1.0, 50.0)]
+    path = tmp_path / "tasks.parquet"
+    write_tasks(_tasks(rows), path)
+    cfg = _config(path, [sched], [12.0, 12.0], horizon_s=1000)
+    m = Manipulation("H", parse_strategy("hoard:cap=3,lead_s=400"), cfg.seed)
+    run_manipulated(cfg, m, tmp_path / "m")
+    tasks = pd.read_parquet(tmp_path / "m" / sched / "tasks.parquet")
+    ph = tasks[tasks["job_id"] < 0]
+    assert ph["start_s"].tolist() == [100.0 + wait] * 3
+    assert ph["finish_s"].tolist() == [500.0] * 3
+    real = tasks[tasks["job_id"] == 7]
+    assert real["start_s"].tolist() == [500.0 + wait] * 4
+    assert real["finish_s"].tolist() == [600.0 + wait] * 4
+    assert _completed(tmp_path / "m", sched) == {"H": 4, "O": 1}
+
+
+def test_an_evicted_placeholder_runs_again_to_its_end(tmp_path: Path) -> None:
+    """yarn-fair's reclaim example with the batch queue's work held by H's placeholders: H
+    (queue batch) hoards four quarter-server placeholders from 100 s ahead of its job at 500 s;
+    prod (guaranteed half the pool) submits two quarter tasks of 20 s at 200 s and, after the
+    5 s min-share timeout, takes two placeholders back (killed at once). prod runs 205-225 s;
+    the two evicted placeholders start again at 225 s and still end at 500 s, when H's job
+    arrives (an evicted placeholder keeps its absolute end, and is never a completed task)."""
+    rows = [(7, "H", 500.0, 0.25, 0.25, 100.0)] * 4 + [(8, "P", 200.0, 0.25, 0.25, 20.0)] * 2
+    path = tmp_path / "tasks.parquet"
+    write_tasks(_tasks(rows), path)
+    yarn = {"name": "yarn-fair", "min_share_preemption_timeout_s": 5, "wait_before_kill_s": 0}
+    cfg = parse_config(
+        {
+            "name": "hoard-evicted",
+            "trace": {"format": "canonical", "path": str(path)},
+            "cluster": {"classes": [{"name": "one", "count": 1, "capacity": [1.0, 1.0]}]},
+            "queues": [{"id": "prod", "guarantee_share": [0.5, 0.5]}, {"id": "batch"}],
+            "leaves": {"by": "user", "users": {"P": "prod", "H": "batch"}},
+            "schedulers": [{**yarn, "label": "yarn"}],
+            "collect": {"utilization_interval_s": 50, "horizon_s": 1000},
+        }
+    )
+    m = Manipulation("H", parse_strategy("hoard:cap=4,lead_s=400"), cfg.seed)
+    run_manipulated(cfg, m, tmp_path / "m")
+    tasks = pd.read_parquet(tmp_path / "m" / "yarn" / "tasks.parquet")
+    ph = tasks[tasks["job_id"] < 0].sort_values("task_index")
+    assert ph["evictions"].tolist() == [0, 0, 1, 1]
+    assert ph["start_s"].tolist() == [100.0, 100.0, 225.0, 225.0]
+    assert ph["finish_s"].tolist() == [500.0] * 4
+    prod = tasks[tasks["user"] == "P"]
+    assert prod["start_s"].tolist() == [205.0] * 2
+    real = tasks[tasks["job_id"] == 7]
+    assert real["finish_s"].tolist() == [600.0] * 4
+    assert _completed(tmp_path / "m", "yarn") == {"H": 4, "P": 2}
+
+
 def test_dominant_share_mean_is_the_share_of_the_sum_over_time() -> None:
     """Tasks (1, 0) and (0, 2) on a pool of (4, 4) run together over (0, 10) of a (0, 20) window:
     the dominant share of their sum is 2/4 (not 1/4 + 2/4) for half the window, so 1/4; a task
