@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.targets import Target, paired_main
+from benchmarks.targets import Target, paired_context, paired_main
 from fairsim.experiments import config_path
 from fairsim.experiments.kit import table
 
@@ -121,10 +121,7 @@ def target(name: str, label: str, ratios: Sequence[float], load: float | None) -
     """The run ``label`` (a reading of ``recorded``) at least as fast as FF-DRFH: the median of
     the rounds' ratios >= 1."""
     what = f"{label} over FF-DRFH, tasks per second of engine wall time"
-    ctx = (
-        f"median of {len(ratios)} pairs' ratios ({min(ratios):.2f}–{max(ratios):.2f}), "
-        "alternating in one process" + (f"; load {load:.1f} at the end" if load is not None else "")
-    )
+    ctx = paired_context(ratios, load, "pairs'")
     return Target.check(name, what, statistics.median(ratios), "×", ">=", TARGET_RATIO, ctx)
 
 
@@ -143,15 +140,7 @@ def summary_markdown(res: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.bench_recorded [--shared DIR] [--out DIR] [--pairs N]``."""
-    return paired_main(
-        "recorded",
-        "benchmarks.bench_recorded",
-        __doc__,
-        bench_recorded,
-        summary_markdown,
-        argv,
-        pairs_help="runs of each scheduler (default 3)",
-    )
+    return paired_main("recorded", __doc__, bench_recorded, summary_markdown, argv)
 
 
 if __name__ == "__main__":

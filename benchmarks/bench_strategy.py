@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.targets import Target, paired_main
+from benchmarks.targets import Target, paired_context, paired_main
 from fairsim.experiments import config_path
 from fairsim.experiments.kit import table
 
@@ -124,10 +124,7 @@ def target(point: dict[str, Any], load: float | None) -> Target:
     time: the median of the rounds' ratios."""
     spec, ratios = point["strategy"], point["ratios"]
     what = f"{spec} run over the plain run, CPU time ({SCHEDULER}, strategy-google window)"
-    ctx = (
-        f"median of {len(ratios)} rounds' ratios ({min(ratios):.2f}–{max(ratios):.2f}), "
-        "alternating in one process" + (f"; load {load:.1f} at the end" if load is not None else "")
-    )
+    ctx = paired_context(ratios, load, "rounds'")
     return Target.check(spec, what, point["ratio"], "×", "<=", TARGET_RATIO, ctx)
 
 
@@ -147,15 +144,7 @@ def summary_markdown(res: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.bench_strategy [--shared DIR] [--out DIR] [--pairs N]``."""
-    return paired_main(
-        "strategy",
-        "benchmarks.bench_strategy",
-        __doc__,
-        bench_strategy,
-        summary_markdown,
-        argv,
-        pairs_help="rounds of runs (default 3)",
-    )
+    return paired_main("strategy", __doc__, bench_strategy, summary_markdown, argv)
 
 
 if __name__ == "__main__":
