@@ -110,24 +110,16 @@ def targets(points: dict[str, dict[str, Any]]) -> list[Target]:
     ]
 
 
-#: The columns of :func:`_markdown`: title -> (field of a point, format).
-_COLUMNS = {
-    "tasks": ("tasks", ","),
-    "events": ("events", ","),
-    "live at the horizon": ("live_at_horizon", ","),
-    "wall (s)": ("wall_s", ".1f"),
-    "CPU (s)": ("cpu_s", ".1f"),
-    "peak RSS (MB)": ("peak_rss_mb", ".0f"),
-}
-
-
 def _markdown(res: dict[str, Any]) -> str:
+    head = "trace|tasks|events|live at the horizon|wall (s)|CPU (s)|peak RSS (MB)".split("|")
+    keys = ["tasks", "events", "live_at_horizon", "wall_s", "cpu_s", "peak_rss_mb"]
+    specs = [",", ",", ",", ".1f", ".1f", ".0f"]
     rows = [
-        (name, *(format(p[k], spec) for k, spec in _COLUMNS.values()))
+        (name, *(format(p[k], spec) for k, spec in zip(keys, specs, strict=True)))
         for name, p in res["points"].items()
     ]
     title = "# A run's peak memory against the trace's length (FF-DRFH, 12,583 machines)"
-    return "\n".join([title, "", *table(["trace", *_COLUMNS], rows)])
+    return "\n".join([title, "", *table(head, rows)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

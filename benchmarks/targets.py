@@ -336,6 +336,33 @@ def parser(module: str, doc: str | None, *, shared: bool = True) -> argparse.Arg
     return p
 
 
+def google_overrides(
+    shared: Path, end_s: float | None = None, cache_dir: Path | None = None
+) -> list[str]:
+    """Config overrides that read the Google 2011 sample of the shared folder.
+
+    Parameters
+    ----------
+    shared : Path
+        The folder holding ``traces/google-2011``.
+    end_s : float, optional
+        End of the window (a shorter run for smoke tests); None: the config's.
+    cache_dir : Path, optional
+        Where converted traces are cached (default: the config's).
+
+    Returns
+    -------
+    list of str
+        ``trace.path=...`` and, when given, ``trace.end_s=...`` and ``trace.cache_dir=...``.
+    """
+    overrides = [f"trace.path={Path(shared) / 'traces' / 'google-2011'}"]
+    if end_s is not None:
+        overrides.append(f"trace.end_s={end_s!r}")
+    if cache_dir is not None:
+        overrides.append(f"trace.cache_dir={cache_dir}")
+    return overrides
+
+
 def paired_context(ratios: Sequence[float], load: float | None, rounds: str) -> str:
     """The context of a target measured as the median of per-round ratios of two runs alternating
     in one process: ``median of N <rounds> ratios (min–max), alternating in one process`` and,
