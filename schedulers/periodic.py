@@ -40,21 +40,10 @@ def next_period_start(now: float, period_s: float) -> float:
 
 
 def next_multiple_after(now: float, step: float) -> float:
-    """The first multiple of ``step`` strictly after ``now``.
-
-    Parameters
-    ----------
-    now : float
-        The engine's clock, seconds.
-    step : float
-        The period, seconds (> 0).
-
-    Returns
-    -------
-    float
-        ``(floor(now / step) + 1) * step``, or one ``step`` more when rounding puts that at or
-        before ``now`` (the engine needs a wake-up later than its clock).
-    """
+    """The first multiple of ``step`` strictly after ``now``: ``(floor(now / step) + 1) * step``,
+    or one ``step`` more when rounding puts that at or before ``now`` (the engine needs a wake-up
+    later than its clock). ``now`` and ``step`` as ``now`` and ``period_s`` of
+    :func:`next_period_start`."""
     t = (math.floor(now / step) + 1) * step
     return t if t > now else t + step
 
