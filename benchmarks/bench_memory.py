@@ -35,6 +35,7 @@ from benchmarks.bench_convert import SCALE_DAYS, SCALE_TASKS, TASKS_PER_PART, bu
 from benchmarks.bench_scale import _cli, _scenario, measured
 from benchmarks.targets import Target, parser, start, write_result
 from fairsim.atomic import write_text
+from fairsim.experiments.kit import table
 
 log = logging.getLogger("benchmarks.bench_memory")
 
@@ -110,17 +111,15 @@ def targets(points: dict[str, dict[str, Any]]) -> list[Target]:
 
 
 def _markdown(res: dict[str, Any]) -> str:
-    lines = ["# A run's peak memory against the trace's length (FF-DRFH, 12,583 machines)", ""]
-    lines += [
-        "| trace | tasks | events | live at the horizon | wall (s) | CPU (s) | peak RSS (MB) |",
-        "|---|---|---|---|---|---|---|",
+    head = "trace|tasks|events|live at the horizon|wall (s)|CPU (s)|peak RSS (MB)".split("|")
+    keys = ["tasks", "events", "live_at_horizon", "wall_s", "cpu_s", "peak_rss_mb"]
+    specs = [",", ",", ",", ".1f", ".1f", ".0f"]
+    rows = [
+        (name, *(format(p[k], spec) for k, spec in zip(keys, specs, strict=True)))
+        for name, p in res["points"].items()
     ]
-    for name, p in res["points"].items():
-        lines.append(
-            f"| {name} | {p['tasks']:,} | {p['events']:,} | {p['live_at_horizon']:,} | "
-            f"{p['wall_s']:.1f} | {p['cpu_s']:.1f} | {p['peak_rss_mb']:.0f} |"
-        )
-    return "\n".join(lines) + "\n"
+    title = "# A run's peak memory against the trace's length (FF-DRFH, 12,583 machines)"
+    return "\n".join([title, "", *table(head, rows)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

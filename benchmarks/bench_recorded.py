@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.targets import Target, paired_main
+from benchmarks.targets import Target, google_overrides, paired_context, paired_main
 from fairsim.experiments import config_path
 from fairsim.experiments.kit import table
 
@@ -47,14 +47,11 @@ def bench_recorded(
 
     Parameters
     ----------
-    shared : Path
-        The folder holding ``traces/google-2011``.
+    shared, end_s, cache_dir
+        As for :func:`~benchmarks.targets.google_overrides` (the config's window: the whole
+        sample).
     pairs : int
         Runs of each scheduler, alternating.
-    end_s : float, optional
-        End of the window (a shorter run for smoke tests); None: the whole sample.
-    cache_dir : Path, optional
-        Where converted traces are cached (default: the config's).
 
     Returns
     -------
@@ -68,13 +65,9 @@ def bench_recorded(
     from fairsim.scenario.config import load_config
     from fairsim.scenario.pipeline import prepare_scenario
 
-    overrides = [f"trace.path={Path(shared) / 'traces' / 'google-2011'}"]
+    overrides = google_overrides(shared, end_s, cache_dir)
     overrides.append(f"schedulers={ENTRIES}")
     overrides.append("collect.fairness=null")  # the config's fairness over time is not timed here
-    if end_s is not None:
-        overrides.append(f"trace.end_s={end_s!r}")
-    if cache_dir is not None:
-        overrides.append(f"trace.cache_dir={cache_dir}")
     t0 = time.perf_counter()
     scenario = prepare_scenario(load_config(CONFIG, overrides=overrides))
     setup = time.perf_counter() - t0
@@ -121,10 +114,7 @@ def target(name: str, label: str, ratios: Sequence[float], load: float | None) -
     """The run ``label`` (a reading of ``recorded``) at least as fast as FF-DRFH: the median of
     the rounds' ratios >= 1."""
     what = f"{label} over FF-DRFH, tasks per second of engine wall time"
-    ctx = (
-        f"median of {len(ratios)} pairs' ratios ({min(ratios):.2f}–{max(ratios):.2f}), "
-        "alternating in one process" + (f"; load {load:.1f} at the end" if load is not None else "")
-    )
+    ctx = paired_context(ratios, load, "pairs'")
     return Target.check(name, what, statistics.median(ratios), "×", ">=", TARGET_RATIO, ctx)
 
 
@@ -143,15 +133,7 @@ def summary_markdown(res: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.bench_recorded [--shared DIR] [--out DIR] [--pairs N]``."""
-    return paired_main(
-        "recorded",
-        "benchmarks.bench_recorded",
-        __doc__,
-        bench_recorded,
-        summary_markdown,
-        argv,
-        pairs_help="runs of each scheduler (default 3)",
-    )
+    return paired_main("recorded", __doc__, bench_recorded, summary_markdown, argv)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from typing import Any
 from benchmarks.child import run_child
 from benchmarks.targets import Target, parser, start, write_result
 from fairsim.atomic import write_text
+from fairsim.experiments.kit import table
 
 log = logging.getLogger("bench_scale")
 
@@ -210,23 +211,15 @@ def targets(conv: dict[str, Any], runs: dict[str, Any]) -> list[Target]:
 def scale_markdown(res: dict[str, Any]) -> str:
     """A short table of ``scale.json``."""
     conv = res["convert"]
-    lines = [
-        "# make bench-scale",
-        "",
-        res["note"],
-        "",
-        "| step | wall (s) | CPU (s) | peak RSS (MB) | tasks/s |",
-        "|---|---|---|---|---|",
-        f"| convert | {conv['wall_s']:,.1f} | {conv['cpu_s']:,.1f} | {conv['peak_rss_mb']:,.0f} "
-        f"| {conv['tasks_per_s']:,.0f} |",
-    ]
+    rows = [("convert", conv["wall_s"], conv["cpu_s"], conv["peak_rss_mb"], conv["tasks_per_s"])]
     for s, r in res["runs"].items():
         rate = r["tasks"] / r["wall_s"] if r.get("tasks") else float("nan")
-        lines.append(
-            f"| run {s} | {r['wall_s']:,.1f} | {r['cpu_s']:,.1f} | {r['peak_rss_mb']:,.0f} "
-            f"| {rate:,.0f} |"
-        )
-    return "\n".join(lines) + "\n"
+        rows.append((f"run {s}", r["wall_s"], r["cpu_s"], r["peak_rss_mb"], rate))
+    head = ["step", "wall (s)", "CPU (s)", "peak RSS (MB)", "tasks/s"]
+    cells = [
+        (step, f"{w:,.1f}", f"{c:,.1f}", f"{m:,.0f}", f"{t:,.0f}") for step, w, c, m, t in rows
+    ]
+    return "\n".join(["# make bench-scale", "", res["note"], "", *table(head, cells)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

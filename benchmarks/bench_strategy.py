@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.targets import Target, paired_main
+from benchmarks.targets import Target, google_overrides, paired_context, paired_main
 from fairsim.experiments import config_path
 from fairsim.experiments.kit import table
 
@@ -48,14 +48,10 @@ def bench_strategy(
 
     Parameters
     ----------
-    shared : Path
-        The folder holding ``traces/google-2011``.
+    shared, end_s, cache_dir
+        As for :func:`~benchmarks.targets.google_overrides` (the config's window ends at 1,800 s).
     pairs : int
         Rounds (each: the plain run, then every strategy).
-    end_s : float, optional
-        End of the window (a shorter run for smoke tests); None: the config's 1,800 s.
-    cache_dir : Path, optional
-        Where converted traces are cached (default: the config's).
 
     Returns
     -------
@@ -68,12 +64,8 @@ def bench_strategy(
     from fairsim.scenario.manipulation import Manipulation, parse_strategy
     from fairsim.scenario.strategy import resolve_users, run_manipulated
 
-    overrides = [f"trace.path={Path(shared) / 'traces' / 'google-2011'}"]
+    overrides = google_overrides(shared, end_s, cache_dir)
     overrides.append(f"schedulers=[{SCHEDULER}]")
-    if end_s is not None:
-        overrides.append(f"trace.end_s={end_s!r}")
-    if cache_dir is not None:
-        overrides.append(f"trace.cache_dir={cache_dir}")
     cfg = load_config(CONFIG, overrides=overrides)
     (user,) = resolve_users(cfg, "top:1")  # converts and caches the window once
     plain: list[float] = []
@@ -124,10 +116,7 @@ def target(point: dict[str, Any], load: float | None) -> Target:
     time: the median of the rounds' ratios."""
     spec, ratios = point["strategy"], point["ratios"]
     what = f"{spec} run over the plain run, CPU time ({SCHEDULER}, strategy-google window)"
-    ctx = (
-        f"median of {len(ratios)} rounds' ratios ({min(ratios):.2f}–{max(ratios):.2f}), "
-        "alternating in one process" + (f"; load {load:.1f} at the end" if load is not None else "")
-    )
+    ctx = paired_context(ratios, load, "rounds'")
     return Target.check(spec, what, point["ratio"], "×", "<=", TARGET_RATIO, ctx)
 
 
@@ -147,15 +136,7 @@ def summary_markdown(res: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.bench_strategy [--shared DIR] [--out DIR] [--pairs N]``."""
-    return paired_main(
-        "strategy",
-        "benchmarks.bench_strategy",
-        __doc__,
-        bench_strategy,
-        summary_markdown,
-        argv,
-        pairs_help="rounds of runs (default 3)",
-    )
+    return paired_main("strategy", __doc__, bench_strategy, summary_markdown, argv)
 
 
 if __name__ == "__main__":

@@ -336,40 +336,90 @@ def parser(module: str, doc: str | None, *, shared: bool = True) -> argparse.Arg
     return p
 
 
+def google_overrides(
+    shared: Path, end_s: float | None = None, cache_dir: Path | None = None
+) -> list[str]:
+    """Config overrides that read the Google 2011 sample of the shared folder.
+
+    Parameters
+    ----------
+    shared : Path
+        The folder holding ``traces/google-2011``.
+    end_s : float, optional
+        End of the window (a shorter run for smoke tests); None: the config's.
+    cache_dir : Path, optional
+        Where converted traces are cached (default: the config's).
+
+    Returns
+    -------
+    list of str
+        ``trace.path=...`` and, when given, ``trace.end_s=...`` and ``trace.cache_dir=...``.
+    """
+    overrides = [f"trace.path={Path(shared) / 'traces' / 'google-2011'}"]
+    if end_s is not None:
+        overrides.append(f"trace.end_s={end_s!r}")
+    if cache_dir is not None:
+        overrides.append(f"trace.cache_dir={cache_dir}")
+    return overrides
+
+
+def paired_context(ratios: Sequence[float], load: float | None, rounds: str) -> str:
+    """The context of a target measured as the median of per-round ratios of two runs alternating
+    in one process: ``median of N <rounds> ratios (min–max), alternating in one process`` and,
+    when known, the load average at the end.
+
+    Parameters
+    ----------
+    ratios : sequence of float
+        One ratio per round (at least one).
+    load : float or None
+        The 1-minute load average after the last round.
+    rounds : str
+        What a round is called, possessive (``"pairs'"``, ``"rounds'"``).
+
+    Returns
+    -------
+    str
+    """
+    return (
+        f"median of {len(ratios)} {rounds} ratios ({min(ratios):.2f}–{max(ratios):.2f}), "
+        "alternating in one process" + (f"; load {load:.1f} at the end" if load is not None else "")
+    )
+
+
 def paired_main(
     name: str,
-    module: str,
     doc: str | None,
     bench: Callable[[Path, int], dict[str, Any]],
     summary: Callable[[dict[str, Any]], str],
     argv: Sequence[str] | None,
-    *,
-    pairs_help: str,
 ) -> int:
     """The ``main`` of a benchmark measured in ``--pairs`` rounds on the shared traces.
 
     Parameters
     ----------
     name : str
-        The benchmark's name (``results/bench/<name>.json``, :data:`BENCHMARKS`).
-    module, doc : str
+        The benchmark's name (``results/bench/<name>.json``, :data:`BENCHMARKS`); its module is
+        ``benchmarks.bench_<name>``.
+    doc : str
         As :func:`parser`'s.
     bench : callable
         ``bench(shared, pairs)`` → the measurements, with their targets under ``"targets"``.
     summary : callable
         The record → the benchmark's own Markdown report.
     argv : sequence of str or None
-        The command line (None: ``sys.argv[1:]``).
-    pairs_help : str
-        ``--pairs``' help (its default is 3).
+        The command line (None: ``sys.argv[1:]``); ``--pairs N``: the rounds (default 3), each
+        of which runs every compared run once.
 
     Returns
     -------
     int
         0; the report is printed and written (:func:`write_result`).
     """
-    p = parser(module, doc)
-    p.add_argument("--pairs", type=int, default=3, help=pairs_help)
+    p = parser(f"benchmarks.bench_{name}", doc)
+    p.add_argument(
+        "--pairs", type=int, default=3, help="rounds, each running every run once (default 3)"
+    )
     args = p.parse_args(argv)
     run = start()
     res = bench(args.shared, args.pairs)

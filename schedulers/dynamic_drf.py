@@ -37,12 +37,9 @@ task sizes (``tests/unit/test_strategy_theory.py``).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
-from typing import Annotated
+from collections.abc import Iterator
 
-import numpy as np
-from pydantic import Field
-
+from fairsim.schedulers.periodic import EveryPeriod, next_period_start
 from fairsim.schedulers.placement import FirstFit
 from fairsim.schedulers.progressive_filling import ProgressiveFilling
 from fairsim.schedulers.user_selection import DIGITS, FillingState, UserOrder
@@ -119,7 +116,7 @@ class HistoryDominantShare(UserOrder):
         return True
 
 
-class DynamicDRF(ProgressiveFilling):
+class DynamicDRF(EveryPeriod, ProgressiveFilling):
     """Dynamic DRF (Fikioris, Agarwal and Tardos, arXiv 2109.12401): the waiting user with the
     lowest total dominant share so far goes next, at the start of every period.
 
@@ -148,16 +145,6 @@ class DynamicDRF(ProgressiveFilling):
     order = HistoryDominantShare
     placement = FirstFit
 
-    def __init__(
-        self,
-        *,
-        weights: Mapping[int, float] | None = None,
-        eligible: Mapping[int, np.ndarray] | None = None,
-        period_s: Annotated[float, Field(gt=0)] = 1.0,
-    ) -> None:
-        super().__init__(weights=weights, eligible=eligible)
-        self.period_s = period_s
-
     def bind(self, cluster: ClusterView) -> None:
         """Bind; the first scheduling pass places tasks (module docstring)."""
         if not (self.period_s > 0 and math.isfinite(self.period_s)):
@@ -170,7 +157,7 @@ class DynamicDRF(ProgressiveFilling):
         """The next period start after ``now``; the completions since the engine's last call
         happened at ``now`` (their share changes are integrated up to it)."""
         self._tell(now)
-        return (math.floor(now / self.period_s + 1e-9) + 1) * self.period_s
+        return next_period_start(now, self.period_s)
 
     def on_tick(self, now: float) -> None:
         """A period starts: the next :meth:`decide` places tasks."""

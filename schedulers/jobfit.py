@@ -35,6 +35,7 @@ import numpy as np
 from pydantic import Field
 
 from fairsim.schedulers.drf_classes import class_dominant_share
+from fairsim.schedulers.periodic import next_period_start
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
 from fairsim.simulator.scheduler import Scheduler
 
@@ -86,7 +87,7 @@ class JobFirstFit(Scheduler):
         """
         if self.period_s <= 0:
             return math.inf
-        return (math.floor(now / self.period_s + 1e-9) + 1) * self.period_s
+        return next_period_start(now, self.period_s)
 
     def on_tick(self, now: float) -> None:
         """A period ended: the next :meth:`decide` makes a pass."""

@@ -56,14 +56,12 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Iterator, Mapping
-from typing import Annotated
+from collections.abc import Iterator
 
 import numpy as np
-from pydantic import Field
 
+from fairsim.schedulers.periodic import EveryPeriod, next_multiple_after
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
-from fairsim.simulator.scheduler import Scheduler
 
 #: Keys are rounded to this many decimals, so that users whose VDS are equal in exact arithmetic
 #: tie (and go in user-code order) whatever the rounding of the running sums.
@@ -71,7 +69,7 @@ _DIGITS = 12
 _GROW = 64
 
 
-class DistributedPSDSF(Scheduler):
+class DistributedPSDSF(EveryPeriod):
     """Distributed PS-DSF (PS-DSF paper, Section III-D), indivisible tasks, RDM (eq. 9).
 
     Parameters
@@ -94,17 +92,6 @@ class DistributedPSDSF(Scheduler):
     name = "psdsf"
     mechanism = "psdsf"
     work_conserving = False  # a server reserves its free room for a lower-VDS user
-
-    def __init__(
-        self,
-        *,
-        weights: Mapping[int, float] | None = None,
-        eligible: Mapping[int, np.ndarray] | None = None,
-        period_s: Annotated[float, Field(gt=0)] = 1.0,
-    ) -> None:
-        self.weights = weights
-        self.eligible = eligible
-        self.period_s = period_s
 
     # ------------------------------------------------------------------ binding
     def bind(self, cluster: ClusterView) -> None:
@@ -302,9 +289,7 @@ class DistributedPSDSF(Scheduler):
         """The next multiple of T after ``now`` if some head task is not announced, else inf."""
         if not self._changed:
             return math.inf
-        p = self._period
-        t = (math.floor(now / p) + 1) * p
-        return t if t > now else t + p
+        return next_multiple_after(now, self._period)
 
     def on_tick(self, now: float) -> None:
         """Every server's period elapsed: announce the new head tasks in the next pass."""
