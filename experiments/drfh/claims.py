@@ -101,17 +101,18 @@ def fig4_pools(numbers: dict[str, Any]) -> str:
 
 def _table_ii(numbers: dict[str, Any]) -> list[Claim]:
     out = []
-    for res, name in (("cpu", "CPU"), ("mem", "memory")):
+    for i, (res, name) in enumerate((("cpu", "CPU"), ("mem", "memory"))):
         for r in numbers.get("table_ii") or []:
             s = int(r["slots"])
-            ref = float(r[f"paper_{res}"])
-            if not math.isfinite(ref):
+            if s not in paper.TABLE_II:
                 continue
+            ref = paper.TABLE_II[s][i]
             calibrated = res == "cpu" and s in (10, 12, 14)
             c = agrees(
                 *_st("table2", slots=s, resource=name),
                 ref,
                 r[res],
+                model_tol=paper.MODEL_TOL,
                 unit="share",
                 kind="by-construction" if calibrated else "paper",
                 reason=CALIBRATION if calibrated else "",
@@ -163,6 +164,7 @@ def _fig4(numbers: dict[str, Any]) -> list[Claim]:
                     *_st("fig4", phase=phase, user=user, resource=res),
                     want,
                     est,
+                    model_tol=paper.MODEL_TOL,
                     unit="share",
                     reason=fig4_pools(numbers),
                 )
@@ -234,6 +236,7 @@ def _fig5(numbers: dict[str, Any]) -> list[Claim]:
             "much higher",
             f5["diff"][a],
             unit="pp",
+            min_effect=paper.SIGNIFICANTLY,
             what=f"{scheduler_label(a)}'s mean utilisation minus the best Slots run's, the lower "
             "of CPU and memory (paired per seed)",
         )
@@ -340,7 +343,9 @@ def _users_claims(numbers: dict[str, Any], fig: str) -> list[Claim]:
             low, high = bound.get("low"), bound.get("high")
             c = bounded(*_st(key), paper_, f[value], low=low, high=high, unit=unit, reason=reason)
         else:
-            c = agrees(*_st(key), paper_, f[value], unit=unit, reason=reason)
+            c = agrees(
+                *_st(key), paper_, f[value], model_tol=paper.MODEL_TOL, unit=unit, reason=reason
+            )
         out.append(_explain(numbers, c, fig))
     return out
 
