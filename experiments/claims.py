@@ -847,7 +847,7 @@ def judged(
     """A statement decided by an explicit test ``ok`` (``None`` gives ``n/a``; a verdict string
     is taken as it is)."""
     if isinstance(ok, str):
-        verdict: Verdict = ok  # type: ignore[assignment]
+        verdict: Verdict = ok
     else:
         verdict = "n/a" if ok is None else ("PASS" if ok else "FAIL")
     return Claim(

@@ -174,9 +174,9 @@ def _fig4(numbers: dict[str, Any]) -> list[Claim]:
             if len(parts) == 1:
                 out.append(parts[0][1])
                 continue
-            want = float(wanted[parts[0][0]][res])
+            level = float(wanted[parts[0][0]][res])
             statement, _ = _st("fig4", phase=phase, user="every user", resource=res)
-            out.append(every_setting(statement, parts, target=(want, want), what="users"))
+            out.append(every_setting(statement, parts, target=(level, level), what="users"))
     return out
 
 
@@ -306,7 +306,11 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
             '"almost all"',
             {"low": paper.ALMOST_ALL},
             "share",
-            f'"almost all" read as ≥ {kit.number(paper.ALMOST_ALL, "share", ".0f")}',
+            lambda f7: (
+                f'"almost all" read as ≥ {kit.number(paper.ALMOST_ALL, "share", ".0f")}; '
+                '"higher" is strictly higher (equal ratios, within 1e-9, are ties, not higher): '
+                f"ties {_ties(f7)} of users, lower {kit.estimate(f7['lower_under_a'], 'share')}"
+            ),
         ),
     ),
     "fig8": (
@@ -329,6 +333,14 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
         ),
     ),
 }
+
+
+def _ties(f7: dict[str, Any]) -> str:
+    """The fraction of users whose completion ratio ties (1 − higher − lower), mean over seeds."""
+    hi, lo = f7.get("higher_under_a"), f7.get("lower_under_a")
+    if not isinstance(hi, Estimate) or not isinstance(lo, Estimate):
+        return "—"
+    return kit.number(1.0 - hi.value - lo.value, "share", ".1f")
 
 
 def _users_claims(numbers: dict[str, Any], fig: str) -> list[Claim]:
