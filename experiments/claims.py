@@ -109,8 +109,10 @@ class Printed(float):
 
 def printed_sum(*terms: Printed) -> Printed:
     """The sum of printed values (a table's cells added) as one :class:`Printed` whose
-    :attr:`~Printed.precision` is the sum of the terms' precisions: the largest rounding error the
-    printed sum can carry (``40`` + ``170`` → 210 ± 1.0).
+    :attr:`~Printed.precision` is the sum of the precisions of its non-zero terms: the largest
+    rounding error the printed sum can carry (``40`` + ``170`` → 210 ± 1.0). A printed 0 is taken
+    as exact: a table that prints "58.33" and "8.05" prints a user's share of a class as such, and
+    its 0 cells are the classes the user gets nothing of (``58.33`` + three ``0`` → ± 0.005).
 
     Raises
     ------
@@ -123,7 +125,7 @@ def printed_sum(*terms: Printed) -> Printed:
         raise ValueError("printed_sum: give one or more terms of the same kind")
     total = sum((Decimal(t.text) for t in terms), Decimal(0))
     out = Printed(str(total), terms[0].percent)
-    out._precision = sum(t.precision for t in terms)  # type: ignore[attr-defined]
+    out._precision = sum(t.precision for t in terms if float(t) != 0.0)  # type: ignore[attr-defined]
     return out
 
 

@@ -46,6 +46,9 @@ def test_printed_precision_is_half_a_unit_of_the_last_printed_digit():
     # a sum of printed cells carries the sum of their rounding errors: 40 + 170 = 210 ± 1
     total = C.printed_sum(C.Printed("40"), C.Printed("170"))
     assert (float(total), total.precision) == (210.0, 1.0)
+    # a printed 0 is exact (Table IV's classes a user gets nothing of): TSF's user 3, 58.33 in all
+    tsf3 = C.printed_sum(*(C.Printed(x) for x in ("0", "0", "58.33", "0")))
+    assert (float(tsf3), tsf3.precision) == (58.33, pytest.approx(0.005))
     # the tolerance: printed precision + model tolerance; a plain float needs its precision
     assert C.tolerance(two, 0.01) == pytest.approx(0.015)
     assert C.tolerance(0.02, 0.01, precision=0.005) == pytest.approx(0.015)
