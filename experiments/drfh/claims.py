@@ -309,7 +309,7 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
             lambda f7: (
                 f'"almost all" read as ≥ {kit.number(paper.ALMOST_ALL, "share", ".0f")}; '
                 '"higher" is strictly higher (equal ratios, within 1e-9, are ties, not higher): '
-                f"ties {_ties(f7)} of users, lower {kit.estimate(f7['lower_under_a'], 'share')}"
+                f"ties {_ties(f7)}"
             ),
         ),
     ),
@@ -336,11 +336,13 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
 
 
 def _ties(f7: dict[str, Any]) -> str:
-    """The fraction of users whose completion ratio ties (1 − higher − lower), mean over seeds."""
+    """The fraction of users whose completion ratio ties (1 − higher − lower, mean over seeds),
+    then the fraction lower; ``—`` without both."""
     hi, lo = f7.get("higher_under_a"), f7.get("lower_under_a")
     if not isinstance(hi, Estimate) or not isinstance(lo, Estimate):
         return "—"
-    return kit.number(1.0 - hi.value - lo.value, "share", ".1f")
+    tie = kit.number(1.0 - hi.value - lo.value, "share", ".1f")
+    return f"{tie} of users, lower {kit.estimate(lo, 'share')}"
 
 
 def _users_claims(numbers: dict[str, Any], fig: str) -> list[Claim]:

@@ -739,11 +739,13 @@ def test_build_claims_scale_with_the_quantity() -> None:
 
     worse_key = "Fig. 8: users with fewer tasks finished in the shared cloud"
     almost = "Fig. 7: higher task completion ratio under BF-DRFH for almost all users"
-    # 3.7 % passed "within 2 pp" of the paper's 2 %; 10 % of 2 % is 0.2 pp
-    assert claims(est(0.037, 0.031, 0.043), est(0.95, 0.91, 0.99))[worse_key] == "FAIL"
+    # the paper's "2 %" (printed as an integer: ±0.5 pp) + DRFH's model tolerance 1 pp: 0.5-3.5 %;
+    # [3.1, 4.3] % straddles 3.5 %, [3.6, 3.8] % lies beyond it
+    assert claims(est(0.037, 0.031, 0.043), est(0.95, 0.91, 0.99))[worse_key] == "INCONCLUSIVE"
+    assert claims(est(0.037, 0.036, 0.038), est(0.95, 0.91, 0.99))[worse_key] == "FAIL"
     got = claims(est(0.021, 0.0185, 0.0235), est(0.92, 0.89, 0.95))
     assert got[worse_key] == "PASS"
-    assert got[almost] == "FAIL"  # the interval reaches below 90 %
+    assert got[almost] == "INCONCLUSIVE"  # the interval straddles 90 %
     assert got["Fig. 8: their completion ratio decreases only slightly"] == "PASS"
     assert got["Fig. 7: users with every task completed under BF-DRFH but not under Slots"] == (
         "PASS"
@@ -885,4 +887,7 @@ def test_report_table_ii_shapes_and_one_slot_table(out: Path) -> None:
     assert (mem20.kind, mem20.verdict) == ("paper", "FAIL")
     assert "Not explained." in mem20.reason
     cpu16 = claims["Table II: Slots with 16 slots, mean CPU utilisation"]
-    assert (cpu16.kind, cpu16.verdict) == ("paper", "PASS")  # 47.5 % vs 45.4 % ± 4.5 pp
+    # 47.5 % over two seeds against 45.4 % ± 1.05 pp (printed precision + model tolerance): the
+    # t interval straddles 46.45 %
+    assert (cpu16.kind, cpu16.verdict) == ("paper", "INCONCLUSIVE")
+    assert isinstance(cpu16.seeds_to_decide, int)
