@@ -8,9 +8,13 @@ records from its ``paper.py``'s :class:`Statement` records, writes them to ``cla
 :func:`spearman_trend`), the rules (:func:`agrees`, :func:`agrees_range`, :func:`exceeds`,
 :func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`judged`, :func:`identical`,
 :func:`by_construction`, :func:`not_applicable`) and the kinds (``paper``, ``consistency``,
-``by-construction``) are described once, with what makes each PASS, in ``docs/claims.md``. With
-one seed (``--seeds 1``) there is no interval across seeds: the verdict uses the point estimate
-and the reason says so.
+``by-construction``) are described once, with what makes each PASS, in ``docs/claims.md``. Every
+rule has three outcomes (:class:`Region`): PASS when the 95 % interval lies within the rule's
+region, FAIL when it lies entirely outside, INCONCLUSIVE when it straddles an end, with the seeds
+it would take to decide (:func:`seeds_to_decide`). A number the paper prints is a
+:class:`Printed`; its tolerance is its printed precision plus the reproduction's model tolerance
+(:func:`tolerance`). With one seed (``--seeds 1``) there is no interval across seeds: the verdict
+uses the point estimate and the reason says so.
 """
 
 from __future__ import annotations
@@ -36,16 +40,97 @@ from fairsim.experiments.kit import UNITS, Spec, interval, number, table
 log = logging.getLogger(__name__)
 
 Kind = Literal["paper", "consistency", "by-construction"]
-Verdict = Literal["PASS", "FAIL", "n/a"]
+Verdict = Literal["PASS", "FAIL", "INCONCLUSIVE", "n/a"]
+
+#: The verdicts, in the order counts and headlines list them.
+VERDICTS: tuple[str, ...] = ("PASS", "FAIL", "INCONCLUSIVE", "n/a")
 
 #: The kinds, in the order the report lists them.
 KINDS: tuple[str, ...] = ("paper", "consistency", "by-construction")
 #: Confidence level of every interval.
 LEVEL = 0.95
-#: Default relative tolerance of :func:`agrees`: 10 % of the paper's value.
-REL_TOL = 0.10
+#: Slack of every comparison with a boundary, for floating-point noise (not a tolerance).
+EPS = 1e-12
 #: Bootstrap resamples (percentile method).
 N_RESAMPLES = 2000
+
+
+class Printed(float):
+    """A number as the paper prints it: a ``float`` (the value, in the claim's unit) that keeps
+    the printed digits, so its printed precision is known.
+
+    ``Printed("26.3", percent=True)`` is 0.263 (the paper's "26.3 %" as a fraction) with
+    :attr:`precision` 0.0005 (half a unit of the last printed digit: ±0.05 pp);
+    ``Printed("2", percent=True)`` is 0.02 with precision 0.005 (±0.5 pp);
+    ``Printed("82.5")`` is 82.5 with precision 0.05. The value is the correctly rounded float of
+    the printed decimal (``Printed("35.1", percent=True) == 0.351``), so it is used wherever the
+    plain number was.
+
+    Parameters
+    ----------
+    text : str
+        The digits as printed, without the unit ("35.1", "2", "58.33").
+    percent : bool
+        The paper prints a percentage of a fraction we store in [0, 1] (value and precision are
+        divided by 100).
+    """
+
+    text: str
+    percent: bool
+
+    def __new__(cls, text: str, percent: bool = False) -> Printed:
+        from decimal import Decimal
+
+        d = Decimal(text.strip())
+        self = super().__new__(cls, float(d / 100 if percent else d))
+        self.text = text.strip()
+        self.percent = percent
+        return self
+
+    def __getnewargs__(self) -> tuple[str, bool]:  # type: ignore[override]
+        return (self.text, self.percent)
+
+    @property
+    def decimals(self) -> int:
+        """The number of digits printed after the decimal point."""
+        return len(self.text.split(".", 1)[1]) if "." in self.text else 0
+
+    @property
+    def precision(self) -> float:
+        """Half a unit of the last printed digit, in the value's unit (for a
+        :func:`printed_sum`, the sum of its terms')."""
+        summed = self.__dict__.get("_precision")
+        if summed is not None:
+            return float(summed)
+        half = 0.5 * 10.0 ** (-self.decimals)
+        return half / 100 if self.percent else half
+
+    @property
+    def shown(self) -> str:
+        """The value as printed ("26.3 %", "82.5")."""
+        return f"{self.text} %" if self.percent else self.text
+
+
+def printed_sum(*terms: Printed) -> Printed:
+    """The sum of printed values (a table's cells added) as one :class:`Printed` whose
+    :attr:`~Printed.precision` is the sum of the precisions of its non-zero terms: the largest
+    rounding error the printed sum can carry (``40`` + ``170`` → 210 ± 1.0). A printed 0 is taken
+    as exact: a table that prints "58.33" and "8.05" prints a user's share of a class as such, and
+    its 0 cells are the classes the user gets nothing of (``58.33`` + three ``0`` → ± 0.005).
+
+    Raises
+    ------
+    ValueError
+        For no terms, or terms mixing percentages and plain numbers.
+    """
+    from decimal import Decimal
+
+    if not terms or len({t.percent for t in terms}) != 1:
+        raise ValueError("printed_sum: give one or more terms of the same kind")
+    total = sum((Decimal(t.text) for t in terms), Decimal(0))
+    out = Printed(str(total), terms[0].percent)
+    out._precision = sum(t.precision for t in terms if float(t) != 0.0)  # type: ignore[attr-defined]
+    return out
 
 
 @dataclass(frozen=True)
@@ -108,8 +193,15 @@ class Claim(BaseModel):
         The number of seeds ``ours`` comes from.
     rule : str
         How the verdict is decided.
-    verdict : {"PASS", "FAIL", "n/a"}
-        The verdict; ``n/a`` when it cannot be decided (``reason`` says why).
+    verdict : {"PASS", "FAIL", "INCONCLUSIVE", "n/a"}
+        The verdict (``docs/claims.md``): PASS when the interval lies within the rule's region,
+        FAIL when it lies entirely outside it, INCONCLUSIVE when it straddles the region's
+        boundary, ``n/a`` when it cannot be decided (``reason`` says why).
+    seeds_to_decide : int, "undecidable" or None
+        For an INCONCLUSIVE verdict, the number of seeds at which the interval would be narrower
+        than the distance from the estimate to the boundary it straddles
+        (:func:`seeds_to_decide`); ``"undecidable"`` when the estimate lies on the boundary;
+        ``None`` for the other verdicts.
     reason : str
         Why ``n/a``, and for every difference what we know of its cause.
     kind : {"paper", "consistency", "by-construction"}
@@ -135,6 +227,7 @@ class Claim(BaseModel):
     seeds: int
     rule: str
     verdict: Verdict
+    seeds_to_decide: int | Literal["undecidable"] | None = None
     reason: str = ""
     kind: Kind = "paper"
     unit: str = ""
@@ -157,6 +250,10 @@ class Estimate:
         The number of seeds behind the estimate.
     method : str
         How the interval was obtained, for the report.
+    sd : float or None
+        The standard deviation of the per-seed values (:func:`across_seeds`), from which
+        :func:`seeds_to_decide` computes the seeds an INCONCLUSIVE verdict needs; ``None`` for
+        other intervals (bootstrap), where it is estimated from the interval's width.
     """
 
     value: float
@@ -164,6 +261,7 @@ class Estimate:
     high: float | None
     seeds: int
     method: str
+    sd: float | None = None
 
     @property
     def finite(self) -> bool:
@@ -202,11 +300,12 @@ def across_seeds(values: Iterable[float]) -> Estimate:
     mean = float(x.mean())
     if n == 1:
         return Estimate(mean, None, None, 1, "one seed: no interval")
-    sem = float(x.std(ddof=1)) / math.sqrt(n)
+    sd = float(x.std(ddof=1))
+    sem = sd / math.sqrt(n)
     if sem == 0.0:
-        return Estimate(mean, mean, mean, n, f"t interval over {n} seeds (all equal)")
+        return Estimate(mean, mean, mean, n, f"t interval over {n} seeds (all equal)", 0.0)
     low, high = stats.t.interval(LEVEL, n - 1, loc=mean, scale=sem)
-    return Estimate(mean, float(low), float(high), n, f"t interval over {n} seeds")
+    return Estimate(mean, float(low), float(high), n, f"t interval over {n} seeds", sd)
 
 
 def bootstrap_units(
@@ -369,30 +468,159 @@ def _num(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(float(value)) else float(value)
 
 
+@dataclass(frozen=True)
+class Region:
+    """The values of a quantity for which a rule holds: ``[low, high]``, either end open (a
+    strict inequality) or infinite.
+
+    Attributes
+    ----------
+    low, high : float
+        The ends (``-inf``/``inf`` for none).
+    low_open, high_open : bool
+        Whether the end itself is outside the region ("strictly above").
+    """
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+
+    def contains(self, x: float) -> bool:
+        """Whether ``x`` lies in the region (closed ends with :data:`EPS` of slack)."""
+        above = x > self.low if self.low_open else x >= self.low - EPS
+        below = x < self.high if self.high_open else x <= self.high + EPS
+        return above and below
+
+    def outcome(self, lo: float, hi: float) -> Verdict:
+        """PASS when ``[lo, hi]`` lies within the region, FAIL when entirely outside it,
+        INCONCLUSIVE when it straddles one of its ends."""
+        if self.contains(lo) and self.contains(hi):
+            return "PASS"
+        left = hi <= self.low if self.low_open else hi < self.low - EPS
+        right = lo >= self.high if self.high_open else lo > self.high + EPS
+        return "FAIL" if left or right else "INCONCLUSIVE"
+
+    def straddled(self, lo: float, hi: float) -> list[float]:
+        """The finite ends of the region that lie within ``[lo, hi]``."""
+        return [b for b in (self.low, self.high) if math.isfinite(b) and lo <= b <= hi]
+
+
+def seeds_to_decide(est: Estimate, boundary: float) -> int | None:
+    """The seeds it would take for ``est``'s interval to stop straddling ``boundary``.
+
+    With the per-seed standard deviation ``s`` (:attr:`Estimate.sd`) and ``d`` the distance from
+    the estimate to the boundary, the smallest ``n ≥ 2`` with ``t(0.975, n-1)·s/√n < d`` (the
+    Student-t half-width of :func:`across_seeds`). For an interval without ``sd`` (bootstrap), its
+    half-width ``w`` is taken to shrink as ``1/√seeds``: ``n = ⌈seeds·(w/d)²⌉`` (at least one
+    more seed than now).
+
+    Parameters
+    ----------
+    est : Estimate
+        An estimate whose interval straddles ``boundary``.
+    boundary : float
+        The end of the rule's region.
+
+    Returns
+    -------
+    int or None
+        ``None`` ("undecidable") when the estimate lies on the boundary (no number of seeds moves
+        the interval off it) or the interval has no width to scale.
+    """
+    from scipy import stats
+
+    d = abs(est.value - boundary)
+    if not math.isfinite(d) or d <= EPS:
+        return None
+    if est.sd is not None:
+        if est.sd <= 0:
+            return None
+        sd = est.sd
+
+        def wide(n: int) -> bool:
+            return float(stats.t.ppf((1 + LEVEL) / 2, n - 1)) * sd / math.sqrt(n) >= d
+
+        lo, hi = 2, 4
+        while wide(hi):
+            lo, hi = hi, 2 * hi
+        while lo < hi:  # smallest n with not wide(n)
+            mid = (lo + hi) // 2
+            if wide(mid):
+                lo = mid + 1
+            else:
+                hi = mid
+        return hi
+    if est.low is None or est.high is None or est.high <= est.low:
+        return None
+    w = (est.high - est.low) / 2
+    n = max(est.seeds, 1)
+    return max(n + 1, math.ceil(n * (w / d) ** 2))
+
+
+def _inconclusive(
+    est: Estimate, region: Region, unit: str
+) -> tuple[int | Literal["undecidable"], str]:
+    """The seeds an INCONCLUSIVE verdict needs and the sentence saying so: the largest number
+    over the ends the interval straddles (an estimate inside the region needs the interval
+    within both; one outside it is decided by the nearer end, which needs the most)."""
+    lo, hi = est.bounds()
+    ends = region.straddled(lo, hi) or [region.low if math.isfinite(region.low) else region.high]
+    needs = [seeds_to_decide(est, b) for b in ends]
+    where = " and ".join(_show(b, unit if unit != "pp" else "pp") for b in ends)
+    if any(n is None for n in needs):
+        return "undecidable", (
+            f"INCONCLUSIVE: the interval straddles {where} with the estimate on it "
+            "(undecidable by more seeds)"
+        )
+    n = max(int(x) for x in needs if x is not None)
+    how = (
+        f"s.d. {est.sd:.3g} over seeds"
+        if est.sd is not None
+        else "half-width taken to shrink as 1/√seeds"
+    )
+    return n, f"INCONCLUSIVE: the interval straddles {where}; about {n} seeds would decide ({how})"
+
+
 def _decide(
     statement: str,
     source: str,
     paper: float | str | None,
     est: Estimate,
     rule: str,
-    test: Callable[[float, float], bool],
+    region: Region,
     reason: str,
     kind: Kind,
     unit: str,
     missing: str = "no estimate",
 ) -> Claim:
-    """The claim of a rule: ``n/a`` (``missing``) when ``est`` is not finite, else the verdict of
-    ``test(low, high)`` on its interval (the point estimate twice when it has none, which the
-    reason then says)."""
-    ok = test(*est.bounds()) if est.finite else None
-    if ok is None:
+    """The claim of a rule: ``n/a`` (``missing``) when ``est`` is not finite, else
+    :meth:`Region.outcome` of its interval (the point estimate twice when it has none, which the
+    reason then says), with :func:`seeds_to_decide` for an INCONCLUSIVE one."""
+    verdict: Verdict = region.outcome(*est.bounds()) if est.finite else "n/a"
+    need: int | Literal["undecidable"] | None = None
+    if verdict == "n/a":
         reason = reason or missing
     elif est.low is None:
         why = "one seed" if est.seeds == 1 else f"no interval ({est.method})"
         reason = "; ".join(x for x in (reason, f"{why}: decided on the point estimate") if x)
-    fields: dict[str, Any] = {"rule": rule, "seeds": est.seeds, "kind": kind, "unit": unit}
-    ci = (est.low, est.high)
-    return judged(statement, source, paper, est.value, ok, reason=reason, ci=ci, **fields)
+    if verdict == "INCONCLUSIVE":
+        need, why = _inconclusive(est, region, unit)
+        reason = "; ".join(x for x in (why, reason) if x)
+    claim = judged(
+        statement,
+        source,
+        paper,
+        est.value,
+        verdict,
+        rule=rule,
+        seeds=est.seeds,
+        kind=kind,
+        unit=unit,
+        reason=reason,
+        ci=(est.low, est.high),
+    )
+    return claim.model_copy(update={"seeds_to_decide": need}) if need is not None else claim
 
 
 def _sign(
@@ -406,15 +634,53 @@ def _sign(
     kind: Kind,
     unit: str,
     missing: str = "no estimate",
+    min_effect: float = 0.0,
 ) -> Claim:
     """The rule of :func:`exceeds` and :func:`trend`: PASS when the interval of ``what`` lies
-    entirely above 0 (``positive``) or below it."""
-    rule = f"{what} entirely {'above' if positive else 'below'} 0"
+    strictly above ``min_effect`` (``positive``) or strictly below ``-min_effect``; FAIL when it
+    lies entirely at or below it (above it); a zero-width interval at 0 is a tie, a FAIL that
+    the reason names."""
+    m = abs(min_effect)
+    shown = _show(m, unit, tol=True) if m > 0 else "0"
+    if positive:
+        rule = f"{what} strictly above {shown}"
+        region = Region(low=m, low_open=True)
+    else:
+        rule = f"{what} strictly below {'-' if m > 0 else ''}{shown}"
+        region = Region(high=-m, high_open=True)
+    if est.finite and est.bounds() == (0.0, 0.0):
+        reason = "; ".join(x for x in ("a tie (exactly 0)", reason) if x)
+    return _decide(statement, source, paper, est, rule, region, reason, kind, unit, missing)
 
-    def ok(lo: float, hi: float) -> bool:
-        return lo > 0 if positive else hi < 0
 
-    return _decide(statement, source, paper, est, rule, ok, reason, kind, unit, missing)
+def tolerance(paper: float, model_tol: float, precision: float | None = None) -> float:
+    """The tolerance of a numeric claim: the paper's printed precision plus the reproduction's
+    model tolerance (``docs/claims.md``).
+
+    Parameters
+    ----------
+    paper : float
+        The paper's value; a :class:`Printed` carries its precision.
+    model_tol : float
+        The reproduction's model tolerance, in the quantity's unit (its docs page says why).
+    precision : float, optional
+        The printed precision, for a ``paper`` that is a plain float.
+
+    Raises
+    ------
+    ValueError
+        When ``paper`` is not :class:`Printed` and ``precision`` is not given, or a part is
+        negative.
+    """
+    if precision is None:
+        if not isinstance(paper, Printed):
+            raise ValueError(
+                f"tolerance: {paper!r} is not a Printed value; give its printed precision"
+            )
+        precision = paper.precision
+    if precision < 0 or model_tol < 0:
+        raise ValueError("tolerance: precision and model tolerance must be ≥ 0")
+    return float(precision) + float(model_tol)
 
 
 def agrees(
@@ -423,27 +689,30 @@ def agrees(
     paper: float,
     est: Estimate,
     *,
-    rel_tol: float = REL_TOL,
-    abs_tol: float = 0.0,
+    model_tol: float,
+    precision: float | None = None,
     unit: str = "",
     kind: Kind = "paper",
     reason: str = "",
 ) -> Claim:
-    """A number the paper prints: PASS when it lies within our interval widened by the tolerance.
+    """A number the paper prints: PASS when our 95 % interval lies within the paper's value ±
+    the tolerance, FAIL when it lies entirely outside, INCONCLUSIVE when it straddles an end.
 
-    The tolerance is ``max(rel_tol * |paper|, abs_tol)``: it scales with the quantity
-    (``abs_tol`` is a floor for values near zero, and must be stated in the claim's unit).
+    The tolerance (:func:`tolerance`) is the paper's printed precision (half a unit of its last
+    printed digit: "2 %" ±0.5 pp, "26.3 %" ±0.05 pp) plus the reproduction's model tolerance.
 
     Parameters
     ----------
     statement, source : str
         The statement and where the paper makes it.
     paper : float
-        The paper's value, in ``unit``.
+        The paper's value, in ``unit``: a :class:`Printed` (or give ``precision``).
     est : Estimate
         Ours.
-    rel_tol, abs_tol : float
-        The tolerance.
+    model_tol : float
+        The reproduction's model tolerance, in ``unit`` (its docs page states and justifies it).
+    precision : float, optional
+        The printed precision, when ``paper`` is not :class:`Printed`.
     unit, kind, reason
         As in :class:`Claim`.
 
@@ -452,17 +721,16 @@ def agrees(
     Claim
         ``n/a`` when our estimate is not finite.
     """
-    tol = max(rel_tol * abs(paper), abs_tol)
+    prec = paper.precision if precision is None and isinstance(paper, Printed) else precision
+    tol = tolerance(paper, model_tol, prec)
+    shown = paper.shown if isinstance(paper, Printed) else f"{paper:g}"
     rule = (
-        f"paper's value within our 95 % interval ± {_show(tol, unit, tol=True)} "
-        f"({100 * rel_tol:g} % of the paper's value"
-        + (f", at least {_show(abs_tol, unit, tol=True)})" if abs_tol > 0 else ")")
+        f"95 % interval within the paper's value ± {_show(tol, unit, tol=True, digits=2)} "
+        f"(printed precision of {shown}: ± {_show(prec, unit, tol=True, digits=3)}, "
+        f"+ model tolerance {_show(model_tol, unit, tol=True, digits=2)})"
     )
-
-    def ok(lo: float, hi: float) -> bool:
-        return lo - tol - 1e-12 <= paper <= hi + tol + 1e-12
-
-    return _decide(statement, source, paper, est, rule, ok, reason, kind, unit)
+    region = Region(float(paper) - tol, float(paper) + tol)
+    return _decide(statement, source, float(paper), est, rule, region, reason, kind, unit)
 
 
 def exceeds(
@@ -476,8 +744,12 @@ def exceeds(
     kind: Kind = "paper",
     what: str = "the difference",
     reason: str = "",
+    min_effect: float = 0.0,
 ) -> Claim:
-    """An order the paper states: PASS when the interval of ``diff`` excludes zero on its side.
+    """An order the paper states ("higher", "lower"): PASS when the interval of ``diff`` lies
+    strictly above 0 on the paper's side (strictly beyond ``min_effect``), FAIL when it lies
+    entirely on the other side (a tie, an exact 0, is reported as one), INCONCLUSIVE when it
+    straddles it (``docs/claims.md``, comparative words).
 
     Parameters
     ----------
@@ -487,9 +759,23 @@ def exceeds(
         ``">"``: the paper says the difference is positive.
     what : str
         The difference's name, for the rule text.
+    min_effect : float
+        The smallest difference that counts, in ``unit`` (0: any; "significantly" names one).
     """
     what = f"95 % interval of {what}"
-    return _sign(statement, source, paper, diff, direction == ">", what, reason, kind, unit)
+    positive = direction == ">"
+    return _sign(
+        statement,
+        source,
+        paper,
+        diff,
+        positive,
+        what,
+        reason,
+        kind,
+        unit,
+        min_effect=min_effect,
+    )
 
 
 def bounded(
@@ -504,7 +790,9 @@ def bounded(
     kind: Kind = "paper",
     reason: str = "",
 ) -> Claim:
-    """A threshold: PASS when our whole interval lies within ``[low, high]`` (either may be open).
+    """A threshold: PASS when our whole interval lies within ``[low, high]`` (either may be
+    absent), FAIL when it lies entirely outside, INCONCLUSIVE when it straddles ``low`` or
+    ``high``.
 
     Raises
     ------
@@ -519,11 +807,8 @@ def bounded(
     if high is not None:
         parts.append(f"≤ {_show(high, unit)}")
     rule = "95 % interval entirely " + " and ".join(parts)
-
-    def ok(lo: float, hi: float) -> bool:
-        return (low is None or lo >= low - 1e-12) and (high is None or hi <= high + 1e-12)
-
-    return _decide(statement, source, paper, est, rule, ok, reason, kind, unit)
+    region = Region(-math.inf if low is None else low, math.inf if high is None else high)
+    return _decide(statement, source, paper, est, rule, region, reason, kind, unit)
 
 
 def trend(
@@ -536,7 +821,8 @@ def trend(
     kind: Kind = "paper",
     reason: str = "",
 ) -> Claim:
-    """A monotone trend: PASS when the interval of Spearman's rho excludes 0 in its direction.
+    """A monotone trend: PASS when the interval of Spearman's rho lies strictly beyond 0 in its
+    direction, FAIL when entirely on the other side (or at 0), INCONCLUSIVE when it straddles 0.
 
     Parameters
     ----------
@@ -555,7 +841,7 @@ def judged(
     source: str,
     paper: float | str | None,
     ours: float | str | None,
-    ok: bool | None,
+    ok: bool | Verdict | None,
     *,
     rule: str,
     seeds: int,
@@ -564,8 +850,12 @@ def judged(
     unit: str = "",
     ci: tuple[float | None, float | None] | None = None,
 ) -> Claim:
-    """A statement decided by an explicit test ``ok`` (``None`` gives ``n/a``)."""
-    verdict: Verdict = "n/a" if ok is None else ("PASS" if ok else "FAIL")
+    """A statement decided by an explicit test ``ok`` (``None`` gives ``n/a``; a verdict string
+    is taken as it is)."""
+    if isinstance(ok, str):
+        verdict: Verdict = ok
+    else:
+        verdict = "n/a" if ok is None else ("PASS" if ok else "FAIL")
     return Claim(
         statement=statement,
         source=source,
@@ -648,27 +938,29 @@ def not_applicable(
 def agrees_range(
     statement: str,
     source: str,
-    low: float,
-    high: float,
+    low: Printed,
+    high: Printed,
     est: Estimate,
     *,
-    rel_tol: float = REL_TOL,
+    model_tol: float,
     kind: Kind = "paper",
     reason: str = "",
 ) -> Claim:
-    """A range the paper prints ("80-85 %"): PASS when our 95 % interval meets the range widened
-    by ``rel_tol`` of each end (:func:`agrees` for a range).
+    """A range the paper prints ("80-85 %"): PASS when our 95 % interval lies within the range
+    widened at each end by that end's tolerance (:func:`tolerance`: its printed precision plus
+    the model tolerance), FAIL when it lies entirely outside, INCONCLUSIVE when it straddles an
+    end (:func:`agrees` for a range).
 
     Parameters
     ----------
     statement, source : str
         The statement and where the paper makes it.
-    low, high : float
+    low, high : Printed
         The paper's range (fractions; the claim's unit is ``share``).
     est : Estimate
         Ours.
-    rel_tol : float
-        The tolerance, relative to each end.
+    model_tol : float
+        The reproduction's model tolerance (a fraction).
     kind, reason
         As in :class:`Claim`.
 
@@ -677,26 +969,34 @@ def agrees_range(
     Claim
         ``paper`` is the range as text (``"80-85 %"``); ``n/a`` when our estimate is not finite.
     """
-    a, b = low - rel_tol * abs(low), high + rel_tol * abs(high)
+    a = float(low) - tolerance(low, model_tol)
+    b = float(high) + tolerance(high, model_tol)
     rule = (
-        f"our 95 % interval meets the paper's range widened by {100 * rel_tol:g} % of its ends "
-        f"({number(a, 'share')} to {number(b, 'share')})"
+        f"95 % interval within the paper's range widened by its printed precision "
+        f"(± {_show(low.precision, 'pp', tol=True, digits=3)} and "
+        f"± {_show(high.precision, 'pp', tol=True, digits=3)}) + model tolerance "
+        f"{_show(model_tol, 'pp', tol=True, digits=2)}: {number(a, 'share', '.4g')} to "
+        f"{number(b, 'share', '.4g')}"
     )
-    text = f"{100 * low:.4g}-{100 * high:.4g} %"
-    common: dict[str, Any] = {"rule": rule, "seeds": est.seeds, "kind": kind, "unit": "share"}
-    if not est.finite:
-        return judged(statement, source, text, None, None, reason=reason or "no estimate", **common)
-    lo, hi = est.bounds()
-    ok = lo <= b + 1e-12 and hi >= a - 1e-12
-    return judged(
-        statement, source, text, est.value, ok, reason=reason, ci=(est.low, est.high), **common
+    pct = isinstance(low, Printed) and low.percent
+    text = (
+        f"{low.text}-{high.text} %"
+        if pct and isinstance(high, Printed)
+        else f"{100 * low:.4g}-{100 * high:.4g} %"
     )
+    return _decide(statement, source, text, est, rule, Region(a, b), reason, kind, "share")
 
 
 def _distance(c: Claim, low: float, high: float) -> float:
     if not isinstance(c.ours, float):
         return -math.inf
     return max(low - c.ours, c.ours - high, 0.0)
+
+
+def _needed(c: Claim) -> float:
+    """The seeds an INCONCLUSIVE claim needs, ``inf`` when undecidable (for ranking)."""
+    n = c.seeds_to_decide
+    return math.inf if n == "undecidable" or n is None else float(n)
 
 
 def every_setting(
@@ -708,9 +1008,9 @@ def every_setting(
     source: str | None = None,
 ) -> Claim:
     """A statement "at every setting": each setting judged by its own claim; the result is the
-    worst one (a FAIL if any, the one farthest from ``target``; else an ``n/a`` if any; else the
-    PASS farthest from ``target``), with the statement replaced and every setting listed in the
-    reason.
+    worst one (a FAIL if any, the one farthest from ``target``; else an ``n/a`` if any; else an
+    INCONCLUSIVE if any, the one needing the most seeds to decide; else the PASS farthest from
+    ``target``), with the statement replaced and every setting listed in the reason.
 
     Parameters
     ----------
@@ -731,8 +1031,12 @@ def every_setting(
     """
     fails = [(lab, c) for lab, c in parts if c.verdict == "FAIL"]
     undecided = [(lab, c) for lab, c in parts if c.verdict == "n/a"]
-    pool = fails or undecided or list(parts)
-    label, worst = max(pool, key=lambda lc: _distance(lc[1], *target))
+    open_ = [(lab, c) for lab, c in parts if c.verdict == "INCONCLUSIVE"]
+    if open_ and not fails and not undecided:
+        label, worst = max(open_, key=lambda lc: _needed(lc[1]))
+    else:
+        pool = fails or undecided or list(parts)
+        label, worst = max(pool, key=lambda lc: _distance(lc[1], *target))
     listing = "; ".join(f"{lab}: {show_ours(c)} {c.verdict}" for lab, c in parts)
     reason = f"worst of {len(parts)} {what}: {label}; every one: {listing}"
     if worst.reason:
@@ -869,13 +1173,13 @@ def counts(claims: Iterable[Claim], kind: str = "paper") -> dict[str, int]:
     Returns
     -------
     dict
-        ``{"PASS": n, "FAIL": n, "n/a": n, "all": n}``.
+        ``{"PASS": n, "FAIL": n, "INCONCLUSIVE": n, "n/a": n, "all": n}``.
     """
-    c = {"PASS": 0, "FAIL": 0, "n/a": 0}
+    c = dict.fromkeys(VERDICTS, 0)
     for x in claims:
         if x.kind == kind:
             c[x.verdict] += 1
-    c["all"] = c["PASS"] + c["FAIL"] + c["n/a"]
+    c["all"] = sum(c[v] for v in VERDICTS)
     return c
 
 
@@ -900,7 +1204,8 @@ def headline(claims: Sequence[Claim]) -> str:
     )
     return (
         f"{p['PASS']} of {p['all']} statements of the paper PASS "
-        f"({p['FAIL']} FAIL, {p['n/a']} n/a).{seed_txt}{other_txt}"
+        f"({p['FAIL']} FAIL, {p['INCONCLUSIVE']} INCONCLUSIVE, {p['n/a']} n/a)."
+        f"{seed_txt}{other_txt}"
     )
 
 
@@ -914,10 +1219,13 @@ def _claim_spec(unit: str) -> Spec:
     return lambda v: ",.0f" if abs(v) >= 1e5 else ".5g"
 
 
-def _show(value: Any, unit: str, *, tol: bool = False) -> str:
-    """A claim's number in its unit; ``tol``: a tolerance (a width: points, unsigned)."""
+def _show(value: Any, unit: str, *, tol: bool = False, digits: int | None = None) -> str:
+    """A claim's number in its unit; ``tol``: a tolerance (a width: points, unsigned), with
+    ``digits`` significant figures (default one decimal)."""
     if tol and unit in ("share", "pp"):
-        return number(value, "pp", ".1f")
+        return number(value, "pp", ".1f" if digits is None else f".{digits}g")
+    if tol and digits is not None:
+        return number(value, unit if unit in UNITS else "", f".{digits}g")
     unit = unit if unit in UNITS else ""
     return number(value, unit, _claim_spec(unit))
 

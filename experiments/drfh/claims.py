@@ -101,17 +101,18 @@ def fig4_pools(numbers: dict[str, Any]) -> str:
 
 def _table_ii(numbers: dict[str, Any]) -> list[Claim]:
     out = []
-    for res, name in (("cpu", "CPU"), ("mem", "memory")):
+    for i, (res, name) in enumerate((("cpu", "CPU"), ("mem", "memory"))):
         for r in numbers.get("table_ii") or []:
             s = int(r["slots"])
-            ref = float(r[f"paper_{res}"])
-            if not math.isfinite(ref):
+            if s not in paper.TABLE_II:
                 continue
+            ref = paper.TABLE_II[s][i]
             calibrated = res == "cpu" and s in (10, 12, 14)
             c = agrees(
                 *_st("table2", slots=s, resource=name),
                 ref,
                 r[res],
+                model_tol=paper.MODEL_TOL,
                 unit="share",
                 kind="by-construction" if calibrated else "paper",
                 reason=CALIBRATION if calibrated else "",
@@ -163,6 +164,7 @@ def _fig4(numbers: dict[str, Any]) -> list[Claim]:
                     *_st("fig4", phase=phase, user=user, resource=res),
                     want,
                     est,
+                    model_tol=paper.MODEL_TOL,
                     unit="share",
                     reason=fig4_pools(numbers),
                 )
@@ -172,9 +174,9 @@ def _fig4(numbers: dict[str, Any]) -> list[Claim]:
             if len(parts) == 1:
                 out.append(parts[0][1])
                 continue
-            want = float(wanted[parts[0][0]][res])
+            level = float(wanted[parts[0][0]][res])
             statement, _ = _st("fig4", phase=phase, user="every user", resource=res)
-            out.append(every_setting(statement, parts, target=(want, want), what="users"))
+            out.append(every_setting(statement, parts, target=(level, level), what="users"))
     return out
 
 
@@ -234,6 +236,7 @@ def _fig5(numbers: dict[str, Any]) -> list[Claim]:
             "much higher",
             f5["diff"][a],
             unit="pp",
+            min_effect=paper.SIGNIFICANTLY,
             what=f"{scheduler_label(a)}'s mean utilisation minus the best Slots run's, the lower "
             "of CPU and memory (paired per seed)",
         )
@@ -303,7 +306,11 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
             '"almost all"',
             {"low": paper.ALMOST_ALL},
             "share",
-            f'"almost all" read as ≥ {kit.number(paper.ALMOST_ALL, "share", ".0f")}',
+            lambda f7: (
+                f'"almost all" read as ≥ {kit.number(paper.ALMOST_ALL, "share", ".0f")}; '
+                '"higher" is strictly higher (equal ratios, within 1e-9, are ties, not higher): '
+                f"ties {_ties(f7)}"
+            ),
         ),
     ),
     "fig8": (
@@ -328,6 +335,16 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
 }
 
 
+def _ties(f7: dict[str, Any]) -> str:
+    """The fraction of users whose completion ratio ties (1 − higher − lower, mean over seeds),
+    then the fraction lower; ``—`` without both."""
+    hi, lo = f7.get("higher_under_a"), f7.get("lower_under_a")
+    if not isinstance(hi, Estimate) or not isinstance(lo, Estimate):
+        return "—"
+    tie = kit.number(1.0 - hi.value - lo.value, "share", ".1f")
+    return f"{tie} of users, lower {kit.estimate(lo, 'share')}"
+
+
 def _users_claims(numbers: dict[str, Any], fig: str) -> list[Claim]:
     """The claims of Fig. 7 or 8 (:data:`_USERS_CLAIMS`)."""
     f = numbers.get(fig)
@@ -340,7 +357,9 @@ def _users_claims(numbers: dict[str, Any], fig: str) -> list[Claim]:
             low, high = bound.get("low"), bound.get("high")
             c = bounded(*_st(key), paper_, f[value], low=low, high=high, unit=unit, reason=reason)
         else:
-            c = agrees(*_st(key), paper_, f[value], unit=unit, reason=reason)
+            c = agrees(
+                *_st(key), paper_, f[value], model_tol=paper.MODEL_TOL, unit=unit, reason=reason
+            )
         out.append(_explain(numbers, c, fig))
     return out
 

@@ -212,7 +212,11 @@ def test_quick_two_seeds_through_the_cli(tmp_path: Path) -> None:
     assert mem.verdict == "FAIL" and mem.ours == pytest.approx(14 / 15, abs=1e-3)
     text = (out / "report.md").read_text()
     # the headline counts the 14 paper claims only: class D, memory (quick) and the CPU of
-    # classes A and B (Table III's d_2 cannot fill it) fail
-    assert "11 of 14 statements of the paper PASS (3 FAIL, 0 n/a)" in text
+    # classes A and B (Table III's d_2 cannot fill it) fail; Table IV's online cells of users 1-3
+    # straddle their tolerance (printed precision + 0.25 tasks) over two seeds: inconclusive
+    assert "8 of 14 statements of the paper PASS (3 FAIL, 3 INCONCLUSIVE, 0 n/a)" in text
+    c3 = by["Table IV, PS-DSF: user 3 runs 82.5 tasks on class C"]
+    assert (c3.verdict, c3.seeds_to_decide) == ("INCONCLUSIVE", 11)
+    assert "± 0.3 (printed precision of 82.5: ± 0.05, + model tolerance 0.25)" in c3.rule
     assert "Not counted: 1 consistency check(s)" in text
     assert "| TSF, exact every second (the paper's) |" in text

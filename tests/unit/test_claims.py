@@ -34,37 +34,112 @@ def test_across_seeds_one_value_and_equal_values():
     assert math.isnan(empty.value) and empty.seeds == 0
 
 
-def test_agrees_scales_with_the_paper_value():
-    # The issue's case: the paper's "2 %" with ±2 pp accepted anything from 0 to 4 %.
-    # Now the tolerance is 10 % of 2 % = 0.2 pp around our interval.
-    ours = C.across_seeds([0.033, 0.034, 0.035, 0.032, 0.034])  # [3.2, 3.5] %
-    c = C.agrees("worse off", "Fig. 8", 0.02, ours, unit="share")
-    assert c.verdict == "FAIL"
-    assert "0.2 pp" in c.rule
-    near = C.across_seeds([0.0215, 0.0225, 0.0220, 0.0230, 0.0222])  # low ≈ 2.14 %
-    assert C.agrees("worse off", "Fig. 8", 0.02, near, unit="share").verdict == "PASS"
-    # a large value: 35.8 % vs the paper's 35.1 % passes within 3.5 pp
-    assert C.agrees("cpu", "Table II", 0.351, C.across_seeds([0.358])).verdict == "PASS"
+def test_printed_precision_is_half_a_unit_of_the_last_printed_digit():
+    two = C.Printed("2", percent=True)  # the paper's "2 %", printed as an integer
+    assert (float(two), two.precision) == (0.02, pytest.approx(0.005))  # ±0.5 pp
+    p263 = C.Printed("26.3", percent=True)
+    assert (float(p263), p263.precision) == (0.263, pytest.approx(0.0005))  # ±0.05 pp
+    assert C.Printed("82.5").precision == pytest.approx(0.05)
+    assert C.Printed("58.33").precision == pytest.approx(0.005)
+    # the value is the float the plain literal was (results that print it stay identical)
+    assert C.Printed("35.1", percent=True) == 0.351 and C.Printed("43.9", True) == 0.439
+    # a sum of printed cells carries the sum of their rounding errors: 40 + 170 = 210 ± 1
+    total = C.printed_sum(C.Printed("40"), C.Printed("170"))
+    assert (float(total), total.precision) == (210.0, 1.0)
+    # a printed 0 is exact (Table IV's classes a user gets nothing of): TSF's user 3, 58.33 in all
+    tsf3 = C.printed_sum(*(C.Printed(x) for x in ("0", "0", "58.33", "0")))
+    assert (float(tsf3), tsf3.precision) == (58.33, pytest.approx(0.005))
+    # the tolerance: printed precision + model tolerance; a plain float needs its precision
+    assert C.tolerance(two, 0.01) == pytest.approx(0.015)
+    assert C.tolerance(0.02, 0.01, precision=0.005) == pytest.approx(0.015)
+    with pytest.raises(ValueError, match="not a Printed value"):
+        C.tolerance(0.02, 0.01)
+
+
+def test_agrees_three_outcomes_on_the_printed_precision():
+    two = C.Printed("2", percent=True)
+    # model tolerance 0: the region is 2 % ± 0.5 pp = [1.5 %, 2.5 %]
+    inside = C.Estimate(0.021, 0.016, 0.024, 5, "t")
+    assert C.agrees("w", "Fig. 8", two, inside, model_tol=0.0, unit="share").verdict == "PASS"
+    out = C.Estimate(0.033, 0.032, 0.035, 5, "t")
+    c = C.agrees("w", "Fig. 8", two, out, model_tol=0.0, unit="share")
+    assert (c.verdict, c.seeds_to_decide) == ("FAIL", None)
+    assert "± 0.5 pp" in c.rule and "2 %" in c.rule
+    # "26.3 %" is held to ±0.05 pp: 26.4 % is outside, 26.34 % inside
+    p263 = C.Printed("26.3", percent=True)
+    far = C.Estimate(0.264, 0.2636, 0.2644, 5, "t")
+    near = C.Estimate(0.2634, 0.2632, 0.2634, 5, "t")
+    assert C.agrees("s", "Fig. 4", p263, far, model_tol=0.0).verdict == "FAIL"
+    assert C.agrees("s", "Fig. 4", p263, near, model_tol=0.0).verdict == "PASS"
+
+
+def test_a_straddling_interval_is_inconclusive_with_the_seeds_to_decide():
+    # the paper's "2 %" + a model tolerance of 1 pp: [0.5 %, 3.5 %]; ours 3.0 % and 3.4 % over
+    # two seeds: mean 3.2 %, s = 0.28284 pp, t(0.975, 1) = 12.706, interval 3.2 ± 2.54 pp
+    ours = C.across_seeds([0.030, 0.034])
+    assert ours.sd == pytest.approx(0.0028284, abs=1e-7)
+    c = C.agrees("w", "Fig. 8", C.Printed("2", True), ours, model_tol=0.01, unit="share")
+    assert c.verdict == "INCONCLUSIVE"
+    # by hand: d = 3.5 - 3.2 = 0.3 pp; t(0.975, n-1)·s/√n < d first at n = 6:
+    #   n = 5: 2.7764 · 0.28284 / 2.2361 = 0.3512 pp ≥ 0.3;  n = 6: 2.5706 · 0.28284 / 2.4495
+    #   = 0.2968 pp < 0.3
+    assert c.seeds_to_decide == 6
+    assert "about 6 seeds would decide" in c.reason
+    # the estimate on the boundary: no number of seeds decides it
+    on = C.across_seeds([0.033, 0.037])  # mean 3.5 %
+    u = C.agrees("w", "Fig. 8", C.Printed("2", True), on, model_tol=0.01, unit="share")
+    assert (u.verdict, u.seeds_to_decide) == ("INCONCLUSIVE", "undecidable")
+    # a bootstrap interval (no per-seed s.d.): its half-width taken to shrink as 1/sqrt(seeds)
+    boot = C.Estimate(0.032, 0.020, 0.044, 5, "bootstrap")
+    b = C.agrees("w", "Fig. 8", C.Printed("2", True), boot, model_tol=0.01, unit="share")
+    # w = 1.2 pp, d = 0.3 pp: 5 · (1.2 / 0.3)² = 80
+    assert (b.verdict, b.seeds_to_decide) == ("INCONCLUSIVE", 80)
+
+
+def test_table_ii_same_gap_same_verdict():
+    """Issue 44: under ±10 % of the paper's value, Table II memory's +2.85 pp FAILed at 10 slots
+    and +2.8 pp PASSed at 12 slots; with the printed precision (±0.05 pp) plus DRFH's model
+    tolerance, the same gap gets the same verdict."""
+    from fairsim.experiments.drfh import paper
+
+    mem10, mem12 = paper.TABLE_II[10][1], paper.TABLE_II[12][1]
+    assert (mem10.text, mem12.text, mem10.precision) == ("23.4", "27.4", pytest.approx(0.0005))
+    half = 0.003  # the same ±0.3 pp interval at both
+    at10 = C.Estimate(mem10 + 0.0285, mem10 + 0.0285 - half, mem10 + 0.0285 + half, 5, "t")
+    at12 = C.Estimate(mem12 + 0.028, mem12 + 0.028 - half, mem12 + 0.028 + half, 5, "t")
+    tol = paper.MODEL_TOL
+    v10 = C.agrees("m", "Table II", mem10, at10, model_tol=tol, unit="share").verdict
+    v12 = C.agrees("m", "Table II", mem12, at12, model_tol=tol, unit="share").verdict
+    assert v10 == v12 == "FAIL"  # 2.5-3.15 pp away, beyond 1.05 pp
+    # the old rule's tolerances differed (2.34 pp against 2.74 pp): FAIL and PASS
+    assert (0.0285 - half > 0.1 * mem10, 0.028 - half > 0.1 * mem12) == (True, False)
 
 
 def test_one_seed_verdict_says_it_rests_on_the_point_estimate():
-    c = C.agrees("x", "Fig. 1", 1.0, C.across_seeds([1.05]))
+    c = C.agrees("x", "Fig. 1", C.Printed("1.0"), C.across_seeds([1.05]), model_tol=0.0)
     assert c.verdict == "PASS" and c.ci_low is None and c.seeds == 1
     assert "one seed" in c.reason
 
 
-def test_exceeds_needs_the_whole_interval_on_the_paper_side():
+def test_exceeds_needs_the_whole_interval_strictly_on_the_paper_side():
     pos = C.across_seeds([0.02, 0.03, 0.025, 0.028, 0.022])
     assert C.exceeds("A above B", "Fig. 9", "A > B", pos).verdict == "PASS"
     straddle = C.across_seeds([0.02, -0.03, 0.025, 0.028, -0.022])
-    assert C.exceeds("A above B", "Fig. 9", "A > B", straddle).verdict == "FAIL"
+    assert C.exceeds("A above B", "Fig. 9", "A > B", straddle).verdict == "INCONCLUSIVE"
     assert C.exceeds("A below B", "Fig. 9", "A < B", pos, direction="<").verdict == "FAIL"
     assert C.exceeds("x", "y", None, C.across_seeds([])).verdict == "n/a"
+    # a tie is not "higher", and is reported as a tie
+    tie = C.exceeds("A above B", "Fig. 7", "A > B", C.across_seeds([0.0, 0.0, 0.0]))
+    assert tie.verdict == "FAIL" and "tie" in tie.reason
+    # "significantly": a named minimum effect; 2.5 pp is above 0 but not above 5 pp
+    sig = C.exceeds("much higher", "Fig. 5", "", pos, unit="pp", min_effect=0.05)
+    assert sig.verdict == "FAIL" and "strictly above 5.0 pp" in sig.rule
 
 
 def test_bounded_uses_the_interval():
     e = C.across_seeds([0.91, 0.93, 0.92, 0.95, 0.90])
-    assert C.bounded("almost all", "Fig. 7", "almost all", e, low=0.9).verdict == "FAIL"
+    # [0.897, 0.947]: straddles 0.9, within 0.85, entirely outside ±5 %
+    assert C.bounded("almost all", "Fig. 7", "almost all", e, low=0.9).verdict == "INCONCLUSIVE"
     assert C.bounded("almost all", "Fig. 7", "almost all", e, low=0.85).verdict == "PASS"
     assert C.bounded("small", "Fig. 6b", 0.0, e, low=-0.05, high=0.05).verdict == "FAIL"
     with pytest.raises(ValueError, match="low, high"):
@@ -113,7 +188,7 @@ def test_trend_passes_only_when_rho_excludes_zero():
     noise = rng.normal(0, 1, keys.size)
     flat = C.spearman_trend(keys.size, _grouped(noise, keys), seeds=5, what="jobs")
     assert flat.low < 0 < flat.high
-    assert C.trend("rises", "Fig. 10b", "rising", flat).verdict == "FAIL"
+    assert C.trend("rises", "Fig. 10b", "rising", flat).verdict == "INCONCLUSIVE"
     two = C.spearman_trend(4, lambda idx: ([1, 2], [1.0, 2.0]), seeds=1)
     assert C.trend("rises", "Fig. 10c", "rising", two).verdict == "n/a"
 
@@ -121,8 +196,9 @@ def test_trend_passes_only_when_rho_excludes_zero():
 def _sample() -> list[C.Claim]:
     e = C.across_seeds([0.5, 0.52, 0.49, 0.51, 0.5])
     return [
-        C.agrees("a", "Table II", 0.5, e, unit="share"),
-        C.agrees("b", "Table II", 0.9, e, unit="share"),
+        C.agrees("a", "Table II", C.Printed("50", True), e, model_tol=0.02, unit="share"),
+        C.agrees("b", "Table II", C.Printed("90", True), e, model_tol=0.02, unit="share"),
+        C.agrees("f", "Table II", C.Printed("52", True), e, model_tol=0.0, unit="share"),
         C.not_applicable("c", "Fig. 3", "text", reason="no data", seeds=5),
         C.by_construction("d", "Fig. 6", "1-2", "1-2", reason="the model draws it", seeds=5),
         C.judged("e", "Sec. 4", None, 0.001, True, rule="< 1e-3", seeds=1, kind="consistency"),
@@ -131,9 +207,9 @@ def _sample() -> list[C.Claim]:
 
 def test_headline_counts_paper_claims_only():
     claims = _sample()
-    assert C.counts(claims) == {"PASS": 1, "FAIL": 1, "n/a": 1, "all": 3}
+    assert C.counts(claims) == {"PASS": 1, "FAIL": 1, "INCONCLUSIVE": 1, "n/a": 1, "all": 4}
     text = C.headline(claims)
-    assert text.startswith("1 of 3 statements of the paper PASS (1 FAIL, 1 n/a).")
+    assert text.startswith("1 of 4 statements of the paper PASS (1 FAIL, 1 INCONCLUSIVE, 1 n/a).")
     assert "1 consistency and 1 by-construction" in text
     md = "\n".join(C.claims_markdown(claims))
     assert "### Consistency checks" in md and "### Hold by construction" in md
@@ -145,7 +221,7 @@ def test_claims_json_round_trip_and_schema(tmp_path):
     claims = _sample()
     path = C.write_claims(tmp_path, claims)
     data = json.loads(path.read_text())
-    assert [d["statement"] for d in data] == ["a", "b", "c", "d", "e"]
+    assert [d["statement"] for d in data] == ["a", "b", "f", "c", "d", "e"]
     required = {"statement", "source", "paper", "ours", "ci_low", "ci_high", "seeds", "rule"}
     required |= {"verdict", "reason", "kind"}
     assert all(required <= set(d) for d in data)
@@ -182,24 +258,36 @@ def test_run_seeds_keeps_the_order_serial_and_in_workers():
 )
 def test_agreement_does_not_depend_on_the_unit(values, paper, scale):
     """Metamorphic: rescaling ours and the paper's value (a change of unit) keeps the verdict."""
-    a = C.agrees("x", "y", paper, C.across_seeds(values))
-    b = C.agrees("x", "y", paper * scale, C.across_seeds([v * scale for v in values]))
-    lo, hi = a.ci_low, a.ci_high
     tol = 0.1 * paper
-    # away from the boundary (floating point), the verdicts agree
-    if min(abs(paper - (lo - tol)), abs(paper - (hi + tol))) > 1e-6 * paper:
+    a = C.agrees("x", "y", paper, C.across_seeds(values), model_tol=tol, precision=0.0)
+    b = C.agrees(
+        "x",
+        "y",
+        paper * scale,
+        C.across_seeds([v * scale for v in values]),
+        model_tol=tol * scale,
+        precision=0.0,
+    )
+    lo, hi = a.ci_low, a.ci_high
+    # away from the boundaries (floating point), the verdicts agree
+    ends = (paper - tol, paper + tol)
+    if min(abs(x - y) for x in (lo, hi) for y in ends) > 1e-6 * paper:
         assert a.verdict == b.verdict
 
 
 def test_headline_names_claims_from_a_deterministic_computation():
     exact = C.judged("markov", "Fig. 1", None, 0.09, True, rule="≤ 10 %", seeds=0)
-    sim = C.agrees("sim", "Fig. 3", 1.0, C.across_seeds([1.0, 1.02, 0.99, 1.01, 1.0]))
+    sim = C.agrees(
+        "sim", "Fig. 3", C.Printed("1.0"), C.across_seeds([1.0, 1.02, 0.99, 1.01, 1.0]), model_tol=0
+    )
     assert C.headline([exact, sim]) == (
-        "2 of 2 statements of the paper PASS (0 FAIL, 0 n/a). Numbers are means over 5 seeds "
+        "2 of 2 statements of the paper PASS (0 FAIL, 0 INCONCLUSIVE, 0 n/a). Numbers are means "
+        "over 5 seeds "
         "with 95 % intervals; 1 of the statements rest on a deterministic computation (0 seeds)."
     )
     assert C.headline([exact]).endswith(
-        "(0 FAIL, 0 n/a). 1 of the statements rest on a " + "deterministic computation (0 seeds)."
+        "(0 FAIL, 0 INCONCLUSIVE, 0 n/a). 1 of the statements rest on a "
+        + "deterministic computation (0 seeds)."
     )
 
 
@@ -216,28 +304,38 @@ def test_two_level_bootstrap_carries_a_trend_that_reverses_between_seeds():
     two = C.spearman_trend(keys.size, _grouped(values, keys), seeds=5, what="jobs", clusters=seed)
     assert two.value == 1.0 and two.low < 0 < two.high
     assert "two-level bootstrap over 5 seeds" in two.method
-    assert C.trend("rises", "Fig. 10b", "rising", two).verdict == "FAIL"
+    assert C.trend("rises", "Fig. 10b", "rising", two).verdict == "INCONCLUSIVE"
     with pytest.raises(ValueError, match="clusters: expected 1200 labels"):
         C.bootstrap_units(keys.size, lambda i: 0.0, seeds=5, clusters=seed[:10])
 
 
 def test_agrees_range_and_every_setting() -> None:
-    # the paper's 80-85 % widened by 10 % of its ends: 72 % to 93.5 %
-    inside = C.agrees_range("s", "src", 0.80, 0.85, C.Estimate(0.70, 0.69, 0.721, 5, "t"))
-    outside = C.agrees_range("s", "src", 0.80, 0.85, C.Estimate(0.70, 0.69, 0.719, 5, "t"))
-    assert (inside.verdict, outside.verdict) == ("PASS", "FAIL")
-    assert inside.paper == "80-85 %" and "72.0 % to 93.5 %" in inside.rule
+    lo, hi = C.Printed("80", True), C.Printed("85", True)
+    # 80-85 % widened by the printed precision (0.5 pp) + a model tolerance of 1 pp: 78.5-86.5 %
+    inside = C.agrees_range(
+        "s", "src", lo, hi, C.Estimate(0.79, 0.786, 0.80, 5, "t"), model_tol=0.01
+    )
+    edge = C.agrees_range("s", "src", lo, hi, C.Estimate(0.79, 0.78, 0.80, 5, "t"), model_tol=0.01)
+    outside = C.agrees_range(
+        "s", "src", lo, hi, C.Estimate(0.7, 0.69, 0.71, 5, "t"), model_tol=0.01
+    )
+    assert (inside.verdict, edge.verdict, outside.verdict) == ("PASS", "INCONCLUSIVE", "FAIL")
+    assert inside.paper == "80-85 %" and "78.5 % to 86.5 %" in inside.rule
+    parts = [("50 users", edge), ("150 users", inside)]
+    open_ = C.every_setting("every scale", parts, target=(0.80, 0.85), what="scales")
+    assert open_.verdict == "INCONCLUSIVE" and open_.seeds_to_decide == edge.seeds_to_decide
     parts = [
         ("50 users", outside),
         (
             "100 users",
-            C.agrees_range("s", "src", 0.8, 0.85, C.Estimate(0.4, 0.39, 0.41, 5, "t")),
+            C.agrees_range("s", "src", lo, hi, C.Estimate(0.4, 0.39, 0.41, 5, "t"), model_tol=0.01),
         ),
+        ("120 users", edge),
         ("150 users", inside),
     ]
     worst = C.every_setting("every scale", parts, target=(0.80, 0.85), what="scales")
     assert worst.verdict == "FAIL" and worst.ours == 0.4 and worst.statement == "every scale"
-    assert worst.reason.startswith("worst of 3 scales: 100 users; every one: 50 users: 70.0 %")
+    assert worst.reason.startswith("worst of 4 scales: 100 users; every one: 50 users: 70.0 %")
 
 
 def test_identify_gives_each_claim_the_id_and_quote_of_its_statement(tmp_path, caplog):
