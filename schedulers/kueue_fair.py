@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from itertools import takewhile
 from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Literal
 
@@ -337,7 +338,7 @@ class KueueFair(Scheduler):
         self.demand_t_: dict[int, tuple[float, ...]] = {}
         self.avail_: dict[int, tuple[float, ...]] = {}  # available quota, cached
         self.preemptors_: set[int] = set()
-        self.masked_: set[int] = set()  # tasks with a placement constraint
+        self.pass_key_: dict[int, tuple[float, ...] | None] = {}  # see on_arrival
         self.n_waiting_ = 0
         self.placeable_: dict[tuple[float, ...], bool] = {}  # per demand
         self.clock_ = 0.0
@@ -366,8 +367,10 @@ class KueueFair(Scheduler):
         self.demand_[task] = np.asarray(demand, dtype=np.float64)
         self.demand_t_[task] = tuple(float(x) for x in demand)
         self.cqs_[c].push(task)
-        if self.cluster_.task_mask(task) is not None:
-            self.masked_.add(task)
+        # what _pass_over tests a task by: its demand, None for one with a placement constraint
+        self.pass_key_[task] = (
+            self.demand_t_[task] if self.cluster_.task_mask(task) is None else None
+        )
         self.n_waiting_ += 1
 
     def _add(self, c: int, d: np.ndarray) -> None:
@@ -383,8 +386,7 @@ class KueueFair(Scheduler):
         c = self.task_cq_.pop(task)
         del self.cqs_[c].admitted[task]
         self._add(c, -self.demand_.pop(task))
-        del self.demand_t_[task]
-        self.masked_.discard(task)
+        del self.demand_t_[task], self.pass_key_[task]
 
     def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """A preempted workload releases its quota and waits again, in its place by submission
@@ -659,23 +661,28 @@ class KueueFair(Scheduler):
         """Set aside, at once, every head of a ClusterQueue that fits in quota but finds no
         server (as a task before it in this tick found none): they do not use a turn.
 
-        Neither test changes during the pass, so each is made once per demand."""
-        memo, masked, demand_t = self.no_room_, self.masked_, self.demand_t_
-        if not memo:
-            return
+        Neither test changes during the pass, so each is made once per demand: the runs of
+        tasks whose demands passed are skipped at C speed."""
+        if not self.no_room_:
+            return  # nothing dominates
+        key = self.pass_key_.__getitem__
         for c, cq in enumerate(self.cqs_):
             w, pos, n = cq.waiting, cq.pos, len(cq.waiting)
-            seen: dict[tuple[float, ...], bool] = {}
+            passed: set[tuple[float, ...]] = set()
+            it = iter(w)
+            it.__setstate__(pos)  # a list iterator from ``pos`` on
+            keys = map(key, it)
             while pos < n:
-                task = w[pos]
-                if task in masked:
-                    break  # never dominates (:meth:`_dominates`)
-                d = demand_t[task]
-                ok = seen.get(d)
-                if ok is None:
-                    ok = seen[d] = self._no_room(task) and self._fits_task(c, task)
-                if not ok:
+                # the run of tasks whose demands passed (takewhile consumes the next task too)
+                pos += len(list(takewhile(passed.__contains__, keys)))
+                if pos == n:
                     break
+                task = w[pos]
+                d = key(task)
+                # a task with a placement constraint never dominates (:meth:`_dominates`)
+                if d is None or not (self._no_room(task) and self._fits_task(c, task)):
+                    break
+                passed.add(d)
                 pos += 1
             cq.pos = pos
 

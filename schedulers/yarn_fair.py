@@ -153,6 +153,19 @@ def _dominant(x: np.ndarray, total: np.ndarray) -> float:
     return float(np.max(x / total))
 
 
+def _in_order(heap: list[int]) -> Iterator[int]:
+    """The items of a heap in ascending order, lazily (the heap must not change meanwhile):
+    a walk of its tree, the smallest of the frontier first."""
+    n = len(heap)
+    frontier = [(heap[0], 0)] if n else []
+    while frontier:
+        item, i = heapq.heappop(frontier)
+        yield item
+        for j in (2 * i + 1, 2 * i + 2):
+            if j < n:
+                heapq.heappush(frontier, (heap[j], j))
+
+
 class _App:
     """A YARN application: a user's tasks in one queue."""
 
@@ -685,7 +698,7 @@ class YarnFair(Scheduler):
         container, while the starvation covers it (by the largest ratio of any resource)."""
         pending = starvation.copy()
         out = []
-        for task in sorted(self.apps_[x].waiting):
+        for task in _in_order(self.apps_[x].waiting):
             if not (pending > TOLERANCE).any():
                 break
             d = self.task_demand_[task]
@@ -809,17 +822,26 @@ class YarnFair(Scheduler):
         bound = np.maximum(np.asarray(view.free, dtype=np.float64) - self.reserved_, 0.0)
         below: set[int] = set()
         counted: dict[int, list[int]] = {}  # per application, the runs added to the bound
+        on: list[int] = []  # the servers of the runs added, and their demands, in order
+        added: list[np.ndarray] = []
         for x in self.app_fair_:
             app = self.apps_[x]
             base = app.use - app.leaving
             if _dominant(base, total) < fair_dom[x]:
                 below.add(x)  # stays below: its usage only falls, or it is fresh
             elif x not in fresh:
-                runs = counted[x] = []
-                for t in app.run:
-                    if t not in doomed and not _dominant(base - demand[t], total) < fair_dom[x]:
-                        bound[view.task_server(t)] += demand[t]
-                        runs.append(t)
+                runs = [t for t in app.run if t not in doomed]
+                if not runs:
+                    counted[x] = []
+                    continue
+                d = np.array([demand[t] for t in runs])
+                # each run alone: the application's dominant share without it (_dominant)
+                keep = ~(np.max((base - d) / total, axis=1) < fair_dom[x])
+                counted[x] = [t for t, k in zip(runs, keep.tolist(), strict=True) if k]
+                on += [view.task_server(t) for t in counted[x]]
+                added.append(d[keep])
+        if on:  # added one run at a time, in the order above (np.add.at is unbuffered)
+            np.add.at(bound, np.asarray(on, dtype=np.intp), np.concatenate(added))
         # per server, the room its scan reaches, and per application its usage less what is
         # leaving: valid until a search succeeds (which marks, evicts or starts runs)
         reach: dict[int, list[float]] = {}
