@@ -719,6 +719,7 @@ class YarnFair(Scheduler):
         fair_dom: dict[int, float],
         reach: dict[int, list[float]],
         base: dict[int, list[float]],
+        readers: dict[int, list[int]],
     ) -> tuple[list[int], int] | None:
         """``identifyContainersToPreemptForOneContainer``: the first server where evicting its
         most recently launched runs that may be preempted makes room for ``task``.
@@ -730,7 +731,8 @@ class YarnFair(Scheduler):
         reaches with every run it may take (``reach``, per server, kept by the caller while
         nothing changes, as ``base``, an application's usage less what is leaving) says whether
         a later search succeeds there: the room only grows along the scan, so a search succeeds
-        on a server exactly when its reach covers the task."""
+        on a server exactly when its reach covers the task. ``readers``: per application, the
+        servers whose reach read its usage (to forget when it changes)."""
         view, demand = self.cluster_, self.task_demand_
         need = demand[task].tolist()
         n_r = len(need)
@@ -748,7 +750,10 @@ class YarnFair(Scheduler):
         for server in np.flatnonzero(room).tolist():
             r = reach.get(server)
             if r is None:
-                r = reach[server] = self._scan(server, started, skip, fair_dom, base)[0]
+                read: set[int] = set()
+                r = reach[server] = self._scan(server, started, skip, fair_dom, base, read=read)[0]
+                for x in read:
+                    readers.setdefault(x, []).append(server)
             if all(r[k] + TOLERANCE >= need[k] for k in range(n_r)):
                 return self._scan(server, started, skip, fair_dom, base, need)[1], server
         return None
@@ -761,11 +766,13 @@ class YarnFair(Scheduler):
         fair_dom: dict[int, float],
         base: dict[int, list[float]],
         need: list[float] | None = None,
+        read: set[int] | None = None,
     ) -> tuple[list[float], list[int]]:
         """One server's victim scan: its free room not kept for a pending preemption, plus its
         most recently launched runs first, each taken while its application stays at or above
         its fair share (less what is already leaving or taken). Returns the room reached and
-        the runs taken, stopping as soon as the room covers ``need`` (None: never)."""
+        the runs taken, stopping as soon as the room covers ``need`` (None: never); adds to
+        ``read`` the applications whose usage it read."""
         view, demand, total = self.cluster_, self.task_demand_, self.total_list_
         n_r = len(total)
         potential = (
@@ -786,6 +793,8 @@ class YarnFair(Scheduler):
             if b is None:
                 app = self.apps_[x]
                 b = base[x] = (app.use - app.leaving).tolist()
+            if read is not None:
+                read.add(x)
             d = demand[v].tolist()
             t = taken.get(x)
             after = (
@@ -843,9 +852,10 @@ class YarnFair(Scheduler):
         if on:  # added one run at a time, in the order above (np.add.at is unbuffered)
             np.add.at(bound, np.asarray(on, dtype=np.intp), np.concatenate(added))
         # per server, the room its scan reaches, and per application its usage less what is
-        # leaving: valid until a search succeeds (which marks, evicts or starts runs)
+        # leaving: kept until a search succeeds and marks, evicts or starts runs (below)
         reach: dict[int, list[float]] = {}
         base_of: dict[int, list[float]] = {}
+        readers: dict[int, list[int]] = {}
         for x, starvation in starved:
             # FSPreemptionThread.run: preemptionTriggered, whether or not victims were found
             self.apps_[x].check_after = (
@@ -856,16 +866,21 @@ class YarnFair(Scheduler):
                 if task not in app.waiting or not self._fits_max(app.node, self.task_demand_[task]):
                     break
                 found = self._victims(
-                    task, started, bound, below, fresh, fair_dom, reach, base_of
+                    task, started, bound, below, fresh, fair_dom, reach, base_of, readers
                 )
                 if found is None:
                     break  # a later task of the application does not jump the queue
                 victims, server = found
-                reach.clear()
-                base_of.clear()
                 if victims and self.wait_before_kill_s > 0:
                     # FSPreemptionThread.preemptContainers: killed after waitTimeBeforeKill;
-                    # the task waits until then, its room kept for it
+                    # the task waits until then, its room kept for it. What changes: the
+                    # server's room kept, its runs marked and their applications' usage less
+                    # what is leaving (read by the reach of the servers listed for them)
+                    reach.pop(server, None)
+                    for y in {self.task_app_[v] for v in victims}:
+                        base_of.pop(y, None)
+                        for other in readers.pop(y, ()):
+                            reach.pop(other, None)
                     for v in victims:
                         self.doomed_.add(v)
                         self.apps_[self.task_app_[v]].leaving += self.task_demand_[v]
@@ -876,6 +891,9 @@ class YarnFair(Scheduler):
                     self.n_reserved_[server] += 1
                     bound[server] -= self.task_demand_[task]
                     continue
+                reach.clear()  # runs evicted and started, an application fresh: start afresh
+                base_of.clear()
+                readers.clear()
                 for v in victims:
                     yield Eviction(v, server)  # on_eviction runs before we resume
                 self._start(task)
