@@ -53,8 +53,8 @@ from __future__ import annotations
 
 import bisect
 import math
-from itertools import takewhile
 from collections.abc import Callable, Iterator, Mapping
+from itertools import takewhile
 from typing import Annotated, Literal
 
 import numpy as np
