@@ -670,7 +670,7 @@ class KueueFair(Scheduler):
             w, pos, n = cq.waiting, cq.pos, len(cq.waiting)
             passed: set[tuple[float, ...]] = set()
             it = iter(w)
-            it.__setstate__(pos)  # a list iterator from ``pos`` on
+            it.__setstate__(pos)  # type: ignore[attr-defined]  # a list iterator, from ``pos``
             keys = map(key, it)
             while pos < n:
                 # the run of tasks whose demands passed (takewhile consumes the next task too)
