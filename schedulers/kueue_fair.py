@@ -51,9 +51,10 @@ are set aside without using a turn; feature gates at the commit's defaults
 
 from __future__ import annotations
 
-import heapq
+import bisect
 import math
 from collections.abc import Callable, Iterator, Mapping
+from itertools import takewhile
 from typing import Annotated, Literal
 
 import numpy as np
@@ -118,10 +119,11 @@ class _CQ:
     __slots__ = (
         "admitted",
         "borrow",
+        "lo",
         "local",
         "name",
         "nominal",
-        "set_aside",
+        "pos",
         "use",
         "waiting",
         "weight",
@@ -136,9 +138,42 @@ class _CQ:
         self.local = local  # nominal quota it does not lend (nominal - lendingLimit, or 0)
         self.weight = weight
         self.use = np.zeros_like(nominal)
-        self.waiting: list[int] = []  # heap of task ids (the submission order)
-        self.set_aside: list[int] = []  # heads not admissible in this tick
+        # task ids: ``waiting[pos:]`` the tasks waiting, in submission order (ascending ids);
+        # ``waiting[lo:pos]`` the heads set aside in this tick (not admissible until the next,
+        # in no particular order); ``waiting[:lo]`` admitted in this tick (dropped at its end)
+        self.waiting: list[int] = []
+        self.lo = 0
+        self.pos = 0
         self.admitted: dict[int, tuple[float, int]] = {}  # task -> (admission time, order)
+
+    def head(self) -> int | None:
+        """The oldest waiting task not set aside, or None."""
+        return self.waiting[self.pos] if self.pos < len(self.waiting) else None
+
+    def push(self, task: int) -> None:
+        """``task`` waits (arrived, or preempted: in its place by submission order)."""
+        w = self.waiting
+        if not w or task > w[-1]:
+            w.append(task)
+        else:
+            bisect.insort(w, task, lo=self.pos)
+
+    def admit_head(self) -> None:
+        """The head leaves the waiting tasks: the first task set aside takes its slot."""
+        self.waiting[self.pos] = self.waiting[self.lo]
+        self.lo += 1
+        self.pos += 1
+
+    def restore(self) -> None:
+        """The tick ends: the heads set aside wait again, in submission order."""
+        w = self.waiting
+        if self.pos > self.lo:
+            w = w[self.lo :]
+            w.sort()
+            self.waiting = w
+        elif self.lo:
+            del w[: self.lo]
+        self.lo = self.pos = 0
 
 
 class KueueFair(Scheduler):
@@ -303,7 +338,9 @@ class KueueFair(Scheduler):
         self.demand_t_: dict[int, tuple[float, ...]] = {}
         self.avail_: dict[int, tuple[float, ...]] = {}  # available quota, cached
         self.preemptors_: set[int] = set()
+        self.pass_key_: dict[int, tuple[float, ...] | None] = {}  # see on_arrival
         self.n_waiting_ = 0
+        self.placeable_: dict[tuple[float, ...], bool] = {}  # per demand
         self.clock_ = 0.0
         self.due_ = False
         self.admissions_ = 0
@@ -329,7 +366,11 @@ class KueueFair(Scheduler):
         self.task_cq_[task] = c
         self.demand_[task] = np.asarray(demand, dtype=np.float64)
         self.demand_t_[task] = tuple(float(x) for x in demand)
-        heapq.heappush(self.cqs_[c].waiting, task)
+        self.cqs_[c].push(task)
+        # what _pass_over tests a task by: its demand, None for one with a placement constraint
+        self.pass_key_[task] = (
+            self.demand_t_[task] if self.cluster_.task_mask(task) is None else None
+        )
         self.n_waiting_ += 1
 
     def _add(self, c: int, d: np.ndarray) -> None:
@@ -345,7 +386,7 @@ class KueueFair(Scheduler):
         c = self.task_cq_.pop(task)
         del self.cqs_[c].admitted[task]
         self._add(c, -self.demand_.pop(task))
-        del self.demand_t_[task]
+        del self.demand_t_[task], self.pass_key_[task]
 
     def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
         """A preempted workload releases its quota and waits again, in its place by submission
@@ -353,12 +394,21 @@ class KueueFair(Scheduler):
         c = self.task_cq_[task]
         del self.cqs_[c].admitted[task]
         self._add(c, -self.demand_[task])
-        heapq.heappush(self.cqs_[c].waiting, task)
+        self.cqs_[c].push(task)
         self.n_waiting_ += 1
 
     def pending(self) -> int:
         """Tasks waiting."""
         return self.n_waiting_
+
+    def placeable(self, demand: tuple[float, ...]) -> bool:
+        """:meth:`Scheduler.placeable`, once per distinct demand (the servers' capacities do not
+        change)."""
+        key = tuple(demand)
+        ok = self.placeable_.get(key)
+        if ok is None:
+            ok = self.placeable_[key] = super().placeable(key)
+        return ok
 
     # ------------------------------------------------------------------ time
     def next_wakeup(self, now: float) -> float:
@@ -581,8 +631,7 @@ class KueueFair(Scheduler):
         return (first, borrowing, share, task)
 
     def _set_aside(self, c: int) -> None:
-        cq = self.cqs_[c]
-        cq.set_aside.append(heapq.heappop(cq.waiting))
+        self.cqs_[c].pos += 1
 
     def _dominates(self, memo: list[tuple[float, ...]], task: int) -> bool:
         """Whether ``task`` (unconstrained) asks at least as much of every resource as a demand
@@ -610,20 +659,39 @@ class KueueFair(Scheduler):
 
     def _pass_over(self) -> None:
         """Set aside, at once, every head of a ClusterQueue that fits in quota but finds no
-        server (as a task before it in this tick found none): they do not use a turn."""
+        server (as a task before it in this tick found none): they do not use a turn.
+
+        Neither test changes during the pass, so each is made once per demand: the runs of
+        tasks whose demands passed are skipped at C speed."""
+        if not self.no_room_:
+            return  # nothing dominates
+        key = self.pass_key_.__getitem__
         for c, cq in enumerate(self.cqs_):
-            while cq.waiting:
-                task = cq.waiting[0]
-                if not (self._no_room(task) and self._fits_task(c, task)):
+            w, pos, n = cq.waiting, cq.pos, len(cq.waiting)
+            passed: set[tuple[float, ...]] = set()
+            it = iter(w)
+            it.__setstate__(pos)  # type: ignore[attr-defined]  # a list iterator, from ``pos``
+            keys = map(key, it)
+            while pos < n:
+                # the run of tasks whose demands passed (takewhile consumes the next task too)
+                pos += len(list(takewhile(passed.__contains__, keys)))
+                if pos == n:
                     break
-                self._set_aside(c)
+                task = w[pos]
+                d = key(task)
+                # a task with a placement constraint never dominates (:meth:`_dominates`)
+                if d is None or not (self._no_room(task) and self._fits_task(c, task)):
+                    break
+                passed.add(d)
+                pos += 1
+            cq.pos = pos
 
     def _cycle(self) -> Iterator[tuple[int, int] | Eviction]:
         """One admission cycle; sets ``cycle_preempted_`` and ``cycle_moved_``."""
         view = self.cluster_
         # the heads are fixed when the cycle starts (Kueue's snapshot): a workload preempted
         # in this cycle is not offered again in it
-        entries = {c: cq.waiting[0] for c, cq in enumerate(self.cqs_) if cq.waiting}
+        entries = {c: h for c, cq in enumerate(self.cqs_) if (h := cq.head()) is not None}
         reserved: list[tuple[int, np.ndarray]] = []
         self.cycle_preempted_ = False
         self.cycle_moved_ = bool(entries)
@@ -631,7 +699,7 @@ class KueueFair(Scheduler):
             c = min(entries, key=lambda k: self._entry_key(k, entries[k]))
             head = entries.pop(c)
             cq = self.cqs_[c]
-            if not cq.waiting or cq.waiting[0] != head:
+            if cq.head() != head:
                 continue  # set aside, or a preempted workload of this queue came before it
             task = head
             d = self.demand_[task]
@@ -642,7 +710,7 @@ class KueueFair(Scheduler):
                     self._set_aside(c)
                     self._pass_over()
                     continue
-                heapq.heappop(cq.waiting)
+                cq.admit_head()
                 self.n_waiting_ -= 1
                 self._add(c, d)
                 self.admissions_ += 1
@@ -681,9 +749,7 @@ class KueueFair(Scheduler):
             if self.cycle_preempted_ or not self.cycle_moved_:
                 break
         for cq in self.cqs_:  # heads set aside are offered again at the next tick
-            for item in cq.set_aside:
-                heapq.heappush(cq.waiting, item)
-            cq.set_aside.clear()
+            cq.restore()
 
 
 def _cmp(a: tuple[bool, float], b: tuple[bool, float]) -> int:

@@ -153,6 +153,19 @@ def _dominant(x: np.ndarray, total: np.ndarray) -> float:
     return float(np.max(x / total))
 
 
+def _in_order(heap: list[int]) -> Iterator[int]:
+    """The items of a heap in ascending order, lazily (the heap must not change meanwhile):
+    a walk of its tree, the smallest of the frontier first."""
+    n = len(heap)
+    frontier = [(heap[0], 0)] if n else []
+    while frontier:
+        item, i = heapq.heappop(frontier)
+        yield item
+        for j in (2 * i + 1, 2 * i + 2):
+            if j < n:
+                heapq.heappush(frontier, (heap[j], j))
+
+
 class _App:
     """A YARN application: a user's tasks in one queue."""
 
@@ -302,6 +315,7 @@ class YarnFair(Scheduler):
         self.task_app_: dict[int, int] = {}
         self.task_demand_: dict[int, np.ndarray] = {}
         self.n_waiting_ = 0
+        self.placeable_: dict[tuple[float, ...], bool] = {}  # per demand
         self.fair_share = np.zeros((n_q + 1, n_r))
         self.app_fair_: dict[int, np.ndarray] = {}
         self.min_since_ = [-math.inf] * (n_q + 1)  # last update at which not min-share starved
@@ -433,6 +447,15 @@ class YarnFair(Scheduler):
         """Tasks waiting."""
         return self.n_waiting_
 
+    def placeable(self, demand: tuple[float, ...]) -> bool:
+        """:meth:`Scheduler.placeable`, once per distinct demand (the servers' capacities do not
+        change)."""
+        key = tuple(demand)
+        ok = self.placeable_.get(key)
+        if ok is None:
+            ok = self.placeable_[key] = super().placeable(key)
+        return ok
+
     # ------------------------------------------------------------------ time
     def next_wakeup(self, now: float) -> float:
         """The next update (a multiple of ``update_interval_s`` after ``now``) while preemption
@@ -534,14 +557,23 @@ class YarnFair(Scheduler):
                 return False
         return True
 
-    def _first_fit(self, task: int) -> int | None:
+    def _first_fit(self, task: int, no_room: list[list[float]] | None = None) -> int | None:
         d = self.task_demand_[task]
-        fits = (self.cluster_.free + TOLERANCE >= d).all(axis=1)
         mask = self.cluster_.task_mask(task)
+        if no_room is not None and mask is None:
+            dl = d.tolist()
+            n_r = len(dl)
+            if any(all(dl[r] >= m[r] for r in range(n_r)) for m in no_room):
+                return None
+        fits = (self.cluster_.free + TOLERANCE >= d).all(axis=1)
         if mask is not None:
             fits &= mask
         servers = np.flatnonzero(fits)
-        return int(servers[0]) if servers.size else None
+        if servers.size:
+            return int(servers[0])
+        if no_room is not None and mask is None and len(no_room) < 64:
+            no_room.append(dl)
+        return None
 
     def _touch(self, app: _App) -> None:
         """The application's usage or waiting tasks changed: its key and its queues' keys are
@@ -579,6 +611,9 @@ class YarnFair(Scheduler):
 
     def _allocate(self, started: set[int]) -> Iterator[tuple[int, int]]:
         aside: list[tuple[int, tuple]] = []  # (parent, heap entry) of children blocked
+        # demands of unconstrained tasks that found no server in this allocation: free room
+        # only shrinks in it, so a demand at least as large in every resource finds none either
+        no_room: list[list[float]] = []
         try:
             while self.n_waiting_:
                 x = self._descend(0, aside)
@@ -588,7 +623,7 @@ class YarnFair(Scheduler):
                 task = app.waiting[0]
                 server = None
                 if self._fits_max(app.node, self.task_demand_[task]):
-                    server = self._first_fit(task)
+                    server = self._first_fit(task, no_room)
                 if server is None:
                     aside.append((app.node, heapq.heappop(self.heap_[app.node])))
                     continue
@@ -663,7 +698,7 @@ class YarnFair(Scheduler):
         container, while the starvation covers it (by the largest ratio of any resource)."""
         pending = starvation.copy()
         out = []
-        for task in sorted(self.apps_[x].waiting):
+        for task in _in_order(self.apps_[x].waiting):
             if not (pending > TOLERANCE).any():
                 break
             d = self.task_demand_[task]
@@ -682,17 +717,25 @@ class YarnFair(Scheduler):
         below: set[int],
         fresh: set[int],
         fair_dom: dict[int, float],
+        reach: dict[int, list[float]],
+        base: dict[int, list[float]],
+        readers: dict[int, list[int]],
     ) -> tuple[list[int], int] | None:
         """``identifyContainersToPreemptForOneContainer``: the first server where evicting its
         most recently launched runs that may be preempted makes room for ``task``.
 
         The scan is plain Python over floats (the same operations, in the same order, as on
         the pool's arrays), on the servers whose ``bound`` (free room plus the runs that may
-        be preempted) could hold the task."""
+        be preempted) could hold the task. A server's scan adds its runs' demands to its room
+        in an order and with a choice of runs that do not depend on the task, so the room it
+        reaches with every run it may take (``reach``, per server, kept by the caller while
+        nothing changes, as ``base``, an application's usage less what is leaving) says whether
+        a later search succeeds there: the room only grows along the scan, so a search succeeds
+        on a server exactly when its reach covers the task. ``readers``: per application, the
+        servers whose reach read its usage (to forget when it changes)."""
         view, demand = self.cluster_, self.task_demand_
         need = demand[task].tolist()
-        total = self.total_list_
-        n_r = len(total)
+        n_r = len(need)
         mask = view.task_mask(task)
         # ``fresh``: applications that started a task in this pass keep their runs in it (an
         # older task evicted beside a younger one just started would wait behind it);
@@ -703,45 +746,76 @@ class YarnFair(Scheduler):
         room: np.ndarray = np.asarray((bound + TOLERANCE >= demand[task]).all(axis=1))
         if mask is not None:
             room &= mask
-        skip, doomed, task_app = below | fresh, self.doomed_, self.task_app_
-        base: dict[int, list[float]] = {}  # an application's usage less what is leaving
+        skip = below | fresh
         for server in np.flatnonzero(room).tolist():
-            potential = (
-                np.maximum(view.free[server] - self.reserved_[server], 0.0).tolist()
-                if self.n_reserved_[server]
-                else view.free[server].tolist()
-            )
-            if all(potential[r] + TOLERANCE >= need[r] for r in range(n_r)):
-                return [], server
-            taken: dict[int, list[float]] = {}
-            victims: list[int] = []
-            for v in reversed(view.running_on(server)):
-                x = task_app[v]
-                if x in skip or v in started or v in doomed:
-                    continue
-                b = base.get(x)
-                if b is None:
-                    app = self.apps_[x]
-                    b = base[x] = (app.use - app.leaving).tolist()
-                d = demand[v].tolist()
-                t = taken.get(x)
-                after = (
-                    [b[r] - 0.0 - d[r] for r in range(n_r)]
-                    if t is None
-                    else [b[r] - t[r] - d[r] for r in range(n_r)]
-                )
-                fair = fair_dom.get(x)
-                if fair is None or not max(after[r] / total[r] for r in range(n_r)) < fair:
-                    victims.append(v)
-                    taken[x] = (
-                        [0.0 + d[r] for r in range(n_r)]
-                        if t is None
-                        else [t[r] + d[r] for r in range(n_r)]
-                    )
-                    potential = [potential[r] + d[r] for r in range(n_r)]
-                if all(potential[r] + TOLERANCE >= need[r] for r in range(n_r)):
-                    return victims, server
+            r = reach.get(server)
+            if r is None:
+                read: set[int] = set()
+                r = reach[server] = self._scan(server, started, skip, fair_dom, base, read=read)[0]
+                for x in read:
+                    readers.setdefault(x, []).append(server)
+            if all(r[k] + TOLERANCE >= need[k] for k in range(n_r)):
+                return self._scan(server, started, skip, fair_dom, base, need)[1], server
         return None
+
+    def _scan(
+        self,
+        server: int,
+        started: set[int],
+        skip: set[int],
+        fair_dom: dict[int, float],
+        base: dict[int, list[float]],
+        need: list[float] | None = None,
+        read: set[int] | None = None,
+    ) -> tuple[list[float], list[int]]:
+        """One server's victim scan: its free room not kept for a pending preemption, plus its
+        most recently launched runs first, each taken while its application stays at or above
+        its fair share (less what is already leaving or taken). Returns the room reached and
+        the runs taken, stopping as soon as the room covers ``need`` (None: never); adds to
+        ``read`` the applications whose usage it read."""
+        view, demand, total = self.cluster_, self.task_demand_, self.total_list_
+        n_r = len(total)
+        potential = (
+            np.maximum(view.free[server] - self.reserved_[server], 0.0).tolist()
+            if self.n_reserved_[server]
+            else view.free[server].tolist()
+        )
+        victims: list[int] = []
+        if need is not None and all(potential[r] + TOLERANCE >= need[r] for r in range(n_r)):
+            return potential, victims
+        doomed, task_app = self.doomed_, self.task_app_
+        taken: dict[int, list[float]] = {}
+        for v in reversed(view.running_on(server)):
+            x = task_app[v]
+            if x in skip or v in started or v in doomed:
+                continue
+            b = base.get(x)
+            if b is None:
+                app = self.apps_[x]
+                b = base[x] = (app.use - app.leaving).tolist()
+            if read is not None:
+                read.add(x)
+            d = demand[v].tolist()
+            t = taken.get(x)
+            after = (
+                [b[r] - 0.0 - d[r] for r in range(n_r)]
+                if t is None
+                else [b[r] - t[r] - d[r] for r in range(n_r)]
+            )
+            fair = fair_dom.get(x)
+            if fair is None or not max(after[r] / total[r] for r in range(n_r)) < fair:
+                victims.append(v)
+                taken[x] = (
+                    [0.0 + d[r] for r in range(n_r)]
+                    if t is None
+                    else [t[r] + d[r] for r in range(n_r)]
+                )
+                potential = [potential[r] + d[r] for r in range(n_r)]
+                if need is not None and all(
+                    potential[r] + TOLERANCE >= need[r] for r in range(n_r)
+                ):
+                    return potential, victims
+        return potential, victims
 
     def _preempt(
         self, starved: list[tuple[int, np.ndarray]], started: set[int]
@@ -757,17 +831,31 @@ class YarnFair(Scheduler):
         bound = np.maximum(np.asarray(view.free, dtype=np.float64) - self.reserved_, 0.0)
         below: set[int] = set()
         counted: dict[int, list[int]] = {}  # per application, the runs added to the bound
+        on: list[int] = []  # the servers of the runs added, and their demands, in order
+        added: list[np.ndarray] = []
         for x in self.app_fair_:
             app = self.apps_[x]
             base = app.use - app.leaving
             if _dominant(base, total) < fair_dom[x]:
                 below.add(x)  # stays below: its usage only falls, or it is fresh
             elif x not in fresh:
-                runs = counted[x] = []
-                for t in app.run:
-                    if t not in doomed and not _dominant(base - demand[t], total) < fair_dom[x]:
-                        bound[view.task_server(t)] += demand[t]
-                        runs.append(t)
+                runs = [t for t in app.run if t not in doomed]
+                if not runs:
+                    counted[x] = []
+                    continue
+                d = np.array([demand[t] for t in runs])
+                # each run alone: the application's dominant share without it (_dominant)
+                keep = ~(np.max((base - d) / total, axis=1) < fair_dom[x])
+                counted[x] = [t for t, k in zip(runs, keep.tolist(), strict=True) if k]
+                on += [view.task_server(t) for t in counted[x]]
+                added.append(d[keep])
+        if on:  # added one run at a time, in the order above (np.add.at is unbuffered)
+            np.add.at(bound, np.asarray(on, dtype=np.intp), np.concatenate(added))
+        # per server, the room its scan reaches, and per application its usage less what is
+        # leaving: kept until a search succeeds and marks, evicts or starts runs (below)
+        reach: dict[int, list[float]] = {}
+        base_of: dict[int, list[float]] = {}
+        readers: dict[int, list[int]] = {}
         for x, starvation in starved:
             # FSPreemptionThread.run: preemptionTriggered, whether or not victims were found
             self.apps_[x].check_after = (
@@ -777,13 +865,22 @@ class YarnFair(Scheduler):
                 app = self.apps_[x]
                 if task not in app.waiting or not self._fits_max(app.node, self.task_demand_[task]):
                     break
-                found = self._victims(task, started, bound, below, fresh, fair_dom)
+                found = self._victims(
+                    task, started, bound, below, fresh, fair_dom, reach, base_of, readers
+                )
                 if found is None:
                     break  # a later task of the application does not jump the queue
                 victims, server = found
                 if victims and self.wait_before_kill_s > 0:
                     # FSPreemptionThread.preemptContainers: killed after waitTimeBeforeKill;
-                    # the task waits until then, its room kept for it
+                    # the task waits until then, its room kept for it. What changes: the
+                    # server's room kept, its runs marked and their applications' usage less
+                    # what is leaving (read by the reach of the servers listed for them)
+                    reach.pop(server, None)
+                    for y in {self.task_app_[v] for v in victims}:
+                        base_of.pop(y, None)
+                        for other in readers.pop(y, ()):
+                            reach.pop(other, None)
                     for v in victims:
                         self.doomed_.add(v)
                         self.apps_[self.task_app_[v]].leaving += self.task_demand_[v]
@@ -794,6 +891,9 @@ class YarnFair(Scheduler):
                     self.n_reserved_[server] += 1
                     bound[server] -= self.task_demand_[task]
                     continue
+                reach.clear()  # runs evicted and started, an application fresh: start afresh
+                base_of.clear()
+                readers.clear()
                 for v in victims:
                     yield Eviction(v, server)  # on_eviction runs before we resume
                 self._start(task)
