@@ -57,6 +57,8 @@ def tiers(google_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
             "trace.start_s=1800",
             "trace.end_s=2700",
             "cluster.servers=100",
+            # the two schedulers this regression pins (the preempting ones have their own tests)
+            "schedulers=[bf-drfh, {name: hdrf, fit: best-fit}]",
         ],
     )
     run_to_folder(cfg, tmp / "out", progress=False, report=True)
