@@ -104,8 +104,11 @@ def setup_rows(cfg: Any, seeds: list[int]) -> kit.Setup:
         quick=is_quick(cfg),
         model_tol="none: no claim compares with a number the paper prints (orders and gains)",
         notes=[
-            ("methods", f"Markov chain (levels {cfg.markov.levels}), SimPy, packet router "
-             f"W = {cfg.packet.window}"),
+            (
+                "methods",
+                f"Markov chain (levels {cfg.markov.levels}), SimPy, packet router "
+                f"W = {cfg.packet.window}",
+            ),
         ],
         paper={
             "trace": "Markovian model (Section 4)",

@@ -12,9 +12,10 @@ statement "at every scale": each setting judged, the worst one reported).
 Every statement comparing LMM-MMS with DRF and AF is computed against both readings of the
 baselines (``bounded`` and ``unbounded, capped``; :mod:`fairsim.experiments.lmm_mms.experiment`)
 and judged once (:func:`judged_once`): by the unbounded, capped baselines, the reading the
-paper's text supports, with the bounded reading's estimate and verdict beside it. Statements that cannot fail are of kind ``by-construction``: "at least as good
-as bounded DRF" (LMM-MMS *is* bounded DRF on one pool) and "sharing incentive" (Section 4.2's
-theorem); our own checks of the solvers are of kind ``consistency``.
+paper's text supports, with the bounded reading's estimate and verdict beside it. Statements
+that cannot fail are of kind ``by-construction``: "at least as good as bounded DRF" (LMM-MMS
+*is* bounded DRF on one pool) and "sharing incentive" (Section 4.2's theorem); our own checks of
+the solvers are of kind ``consistency``.
 """
 
 from __future__ import annotations

@@ -38,11 +38,11 @@ FIG3_ADVANTAGE: Final = (Printed("12.3", True), Printed("15.59", True))
 #: Why every comparison with DRF and AF is judged against the unbounded, capped baselines, the
 #: bounded ones shown beside (``docs/lmm-mms.md``): the paper's words.
 BASELINES_READING: Final = (
-    "the paper compares LMM-MMS with \"traditional fair allocation mechanisms such as DRF and "
-    "AF\" (Section 6; \"traditional fair distribution mechanisms (such as AF)\", Section 5.2) and "
-    "presents the bounded number of tasks as what LMM-MMS adds (Section 1: \"it is necessary to "
-    "generalize MMS to the bounded case\"; Section 5.3: \"advantage of this mechanism under the "
-    "constraints of bounded tasks\"): DRF and AF as their authors define them, blind to the "
+    'the paper compares LMM-MMS with "traditional fair allocation mechanisms such as DRF and '
+    'AF" (Section 6; "traditional fair distribution mechanisms (such as AF)", Section 5.2) and '
+    'presents the bounded number of tasks as what LMM-MMS adds (Section 1: "it is necessary to '
+    'generalize MMS to the bounded case"; Section 5.3: "advantage of this mechanism under the '
+    'constraints of bounded tasks"): DRF and AF as their authors define them, blind to the '
     "bounds, then held to them; under our reconstructed MMS definition, bounded DRF is LMM-MMS"
 )
 

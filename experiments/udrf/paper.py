@@ -36,8 +36,8 @@ FIG8_ONE_OR_TWO: Final = Printed("65", True)
 #: "the jobs" and shows it as CDFs, which show quantiles (the median is the CDF's middle), not a
 #: mean, which the longest jobs dominate (``docs/udrf.md``).
 FIG10A_READING: Final = (
-    "the median JCT: the paper says DRF's inefficiency \"translates into longer job completion "
-    "times for the jobs\" and shows it as CDFs (Fig. 10a), which show quantiles, the median "
+    "the paper says DRF's inefficiency \"translates into longer job completion "
+    'times for the jobs" and shows it as CDFs (Fig. 10a), which show quantiles, the median '
     "their middle, and no mean; the mean, which the longest jobs dominate, is the other reading"
 )
 

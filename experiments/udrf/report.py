@@ -112,7 +112,7 @@ def _setup(data: N.Seeds, cfg: Any) -> kit.Setup:
         model_tol="none: no claim compares with a number the paper prints (orders and trends)",
         paper={
             "trace": "Google 2011 cluster trace (Sec. V)",
-            "window": f"{paper.SETUP['trace'].split(', ', 1)[1]}",
+            "window": str(paper.SETUP["trace"]).split(", ", 1)[1],
             "servers": f"a 12K-machine cluster in {paper.SETUP['machine_classes']} machine classes",
             "schedulers": "DRF, online UDRF",
         },
