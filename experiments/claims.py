@@ -6,15 +6,15 @@ records from its ``paper.py``'s :class:`Statement` records, writes them to ``cla
 ``report.md`` (:func:`write_claims`) and generates the report's table of statements from that list
 (:func:`claims_markdown`). The estimates (:func:`across_seeds`, :func:`bootstrap_units`,
 :func:`spearman_trend`), the rules (:func:`agrees`, :func:`agrees_range`, :func:`exceeds`,
-:func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`judged`, :func:`identical`,
-:func:`by_construction`, :func:`not_applicable`) and the kinds (``paper``, ``consistency``,
-``by-construction``) are described once, with what makes each PASS, in ``docs/claims.md``. Every
-rule has three outcomes (:class:`Region`): PASS when the 95 % interval lies within the rule's
-region, FAIL when it lies entirely outside, INCONCLUSIVE when it straddles an end, with the seeds
-it would take to decide (:func:`seeds_to_decide`). A number the paper prints is a
-:class:`Printed`; its tolerance is its printed precision plus the reproduction's model tolerance
-(:func:`tolerance`). With one seed (``--seeds 1``) there is no interval across seeds: the verdict
-uses the point estimate and the reason says so.
+:func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`one_reading`, :func:`judged`,
+:func:`identical`, :func:`by_construction`, :func:`not_applicable`) and the kinds (``paper``,
+``consistency``, ``by-construction``) are described once, with what makes each PASS, in
+``docs/claims.md``. Every rule has three outcomes (:class:`Region`): PASS when the 95 % interval
+lies within the rule's region, FAIL when it lies entirely outside, INCONCLUSIVE when it straddles
+an end, with the seeds it would take to decide (:func:`seeds_to_decide`). A number the paper
+prints is a :class:`Printed`; its tolerance is its printed precision plus the reproduction's model
+tolerance (:func:`tolerance`). With one seed (``--seeds 1``) there is no interval across seeds:
+the verdict uses the point estimate and the reason says so.
 """
 
 from __future__ import annotations
@@ -1043,6 +1043,44 @@ def every_setting(
         reason += f". {worst.reason}"
     update = {"statement": statement, "reason": reason}
     return worst.model_copy(update=update if source is None else {**update, "source": source})
+
+
+def one_reading(
+    chosen: Claim,
+    others: Sequence[tuple[str, Claim]],
+    *,
+    reading: str,
+    why: str,
+) -> Claim:
+    """One paper statement that can be read two (or more) ways, judged once: by ``chosen``, the
+    claim under the reading the paper's text supports, with every other reading's estimate and
+    verdict shown beside it in the reason (issue 44: "one statement, one claim").
+
+    Parameters
+    ----------
+    chosen : Claim
+        The claim under the reading that decides the verdict; its statement, source, estimate,
+        rule and verdict are kept.
+    others : sequence of (label, Claim)
+        The claims under the other readings, each named by ``label``; shown, not judged.
+    reading : str
+        The name of the chosen reading.
+    why : str
+        Why the paper's text supports it (its words, with their section).
+
+    Returns
+    -------
+    Claim
+        ``chosen`` with the reason ``judged by <reading> (<why>); <chosen's reason>; the other
+        reading, <label>: <ours [interval]> <verdict> (<its reason>)``.
+    """
+    parts = [f"judged by {reading} ({why})"]
+    if chosen.reason:
+        parts.append(chosen.reason)
+    for label, c in others:
+        beside = f"the other reading, {label}: {show_ours(c)} {c.verdict}"
+        parts.append(f"{beside} ({c.reason})" if c.reason else beside)
+    return chosen.model_copy(update={"reason": "; ".join(parts)})
 
 
 # --------------------------------------------------------------------------- files and report

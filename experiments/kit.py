@@ -24,7 +24,9 @@ one decimal and a table of service rates four. The Student-t intervals themselve
 
 Markdown
 --------
-:func:`table` writes a table from a header and rows; :class:`Template` keeps a report's prose in a
+:func:`table` writes a table from a header and rows; :func:`setup_table` writes the set-up table
+at the top of every report (:class:`Setup`: trace and window, servers, schedulers, seeds, quick
+or full, model tolerance); :class:`Template` keeps a report's prose in a
 Markdown file of named blocks (every paper's ``report_template.md`` beside its ``report.py``),
 which the report fills with its numbers.
 
@@ -250,6 +252,93 @@ class Template:
     def title(self, block: str) -> str:
         """The heading that starts block ``block``, without its ``#`` marks."""
         return self.blocks[block].split("\n", 1)[0].lstrip("#").strip()
+
+
+# --------------------------------------------------------------------------- set-up table
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The configuration behind every number of a reproduction's report: the set-up table at the
+    top of every ``report.md`` (:func:`setup_table`; issue 44, "the set-up beside every number").
+
+    Attributes
+    ----------
+    trace : str
+        The trace (or model) the workload comes from.
+    window : str
+        The part of it used: the time window, the sample, or the settings.
+    servers : str
+        The servers: their count and where it comes from.
+    schedulers : sequence of str
+        The schedulers (mechanisms) compared.
+    seeds : sequence of int
+        The seeds run.
+    quick : bool
+        ``--quick``: a small slice for a smoke test, not the paper's size.
+    model_tol : str
+        The model tolerance the claims use (in the quantity's units, or "none" and why).
+    notes : sequence of (str, str)
+        Further rows (label, value) a paper needs.
+    paper : dict, optional
+        The paper's set-up by row label (``trace``, ``window``, ``servers``, ``schedulers``,
+        or a note's label): shown as a third column when given.
+    """
+
+    trace: str
+    window: str
+    servers: str
+    schedulers: Sequence[str]
+    seeds: Sequence[int]
+    quick: bool
+    model_tol: str
+    notes: Sequence[tuple[str, str]] = ()
+    paper: dict[str, str] | None = None
+
+
+def _seed_range(seeds: Sequence[int]) -> str:
+    s = sorted(int(x) for x in seeds)
+    if not s:
+        return "—"
+    if s == list(range(s[0], s[-1] + 1)) and len(s) > 2:
+        return f"{s[0]}-{s[-1]} ({len(s)})"
+    return f"{', '.join(map(str, s))} ({len(s)})"
+
+
+def setup_table(setup: Setup) -> list[str]:
+    """The set-up table of a report: the configuration behind every number, built once for all
+    five reproductions.
+
+    Parameters
+    ----------
+    setup : Setup
+        The reproduction's configuration.
+
+    Returns
+    -------
+    list of str
+        ``## Set-up`` and a Markdown table (rows: trace, window, servers, schedulers, seeds, run,
+        model tolerance, then the notes; a ``paper`` column when ``setup.paper`` is given).
+    """
+    rows = [
+        ("trace", "trace", setup.trace),
+        ("window", "window", setup.window),
+        ("servers", "servers", setup.servers),
+        ("schedulers", "schedulers", ", ".join(f"`{x}`" for x in setup.schedulers)),
+        ("seeds", "seeds", _seed_range(setup.seeds)),
+        ("run", "run", "quick (`--quick`: a smoke-test slice)" if setup.quick else "full"),
+        ("model tolerance", "model tolerance", setup.model_tol),
+        *((label, label, value) for label, value in setup.notes),
+    ]
+    if setup.paper is None:
+        body = table(["set-up", "this run"], [(lab, val) for lab, _, val in rows], escape=True)
+    else:
+        body = table(
+            ["set-up", "this run", "paper"],
+            [(lab, val, setup.paper.get(key, "—")) for lab, key, val in rows],
+            escape=True,
+        )
+    return ["## Set-up", "", *body]
 
 
 # --------------------------------------------------------------------------- entry point

@@ -150,6 +150,16 @@ QUICK: dict[str, Any] = {
 }
 
 
+def is_quick(cfg: BonaldRobertsConfig) -> bool:
+    """Whether ``cfg`` is a ``--quick`` scenario (:data:`QUICK` applied): its loads, Markov
+    truncation and packet flows are :data:`QUICK`'s."""
+    return (
+        cfg.loads == QUICK["loads"]
+        and cfg.markov.tol == QUICK["markov"]["tol"]
+        and cfg.packet.flows == QUICK["packet"]["flows"]
+    )
+
+
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in over.items():

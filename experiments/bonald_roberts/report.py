@@ -17,7 +17,7 @@ from fairsim.atomic import write_text
 from fairsim.experiments import kit
 from fairsim.experiments.bonald_roberts import paper
 from fairsim.experiments.bonald_roberts.claims import build_claims
-from fairsim.experiments.bonald_roberts.experiment import setup_text
+from fairsim.experiments.bonald_roberts.experiment import is_quick, setup_text
 from fairsim.experiments.bonald_roberts.figures import figure_fluid, figure_packet
 from fairsim.experiments.bonald_roberts.markov_chain import ALLOCATIONS
 from fairsim.experiments.bonald_roberts.numbers import Markov, seed_summary
@@ -89,8 +89,44 @@ def _rates_table(m: Markov, summ: pd.DataFrame, scen: list[str]) -> list[str]:
     return kit.table(head, rows)
 
 
+def setup_rows(cfg: Any, seeds: list[int]) -> kit.Setup:
+    """The set-up table's rows: our run beside the paper's Section 5 (Figs. 1-3)."""
+    scen = ", ".join(cfg.scenarios)
+    return kit.Setup(
+        trace="none: the paper's Markovian model (Poisson arrivals, exponential work of mean 1)",
+        window=f"loads {', '.join(f'{x:g}' for x in cfg.loads)} ({scen}); packet runs at "
+        f"{', '.join(f'{x:g}' for x in cfg.packet.loads)} ({', '.join(cfg.packet.scenarios)}), "
+        f"{cfg.packet.flows:,} flow arrivals of mean {cfg.packet.mean_packets:g} packets",
+        servers=f"none: {len(cfg.vectors[0])} resources of capacity 1, "
+        f"{len(cfg.vectors)} classes a = {cfg.vectors}",
+        schedulers=list(cfg.allocations),
+        seeds=seeds,
+        quick=is_quick(cfg),
+        model_tol="none: no claim compares with a number the paper prints (orders and gains)",
+        notes=[
+            (
+                "methods",
+                f"Markov chain (levels {cfg.markov.levels}), SimPy, packet router "
+                f"W = {cfg.packet.window}",
+            ),
+        ],
+        paper={
+            "trace": "Markovian model (Section 4)",
+            "window": "the load of the most loaded resource, balanced (Fig. 1) and "
+            "rho1 = 4 rho2 = 4 rho3 (Figs. 2, 3; the range in the figures only); packets: 1e5 flow "
+            "arrivals of mean 20,000 packets, W = 30 (Sec. 5)",
+            "servers": "2 resources, a1 = (.1, 1), a2 = (1, .1), a3 = (1, 1)",
+            "schedulers": "DRF, PF, BMF",
+        },
+    )
+
+
 def report_text(
-    details: pd.DataFrame, claims: list[Claim], timing: dict[str, Any], setup: str
+    details: pd.DataFrame,
+    claims: list[Claim],
+    timing: dict[str, Any],
+    setup: str,
+    rows: kit.Setup | None = None,
 ) -> str:
     """``report.md``: ``setup`` (the run's parameters), the claims (generated from ``claims``),
     per-class BMF v PF, service rates at the highest load, figures and wall times."""
@@ -101,6 +137,7 @@ def report_text(
     many = len(seeds) > 1
     lines = [
         *T.lines("head", setup=setup, seeds=T.text("head.seeds" if many else "head.one_seed", n=n)),
+        *(kit.setup_table(rows) if rows is not None else []),
         *claims_markdown(claims),
     ]
     scen = [str(x) for x in m.d.scenario.unique()]
@@ -144,7 +181,8 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     for sc in details[details.method == "packet"].scenario.unique()[:1]:
         figure_packet(summ, str(sc), out / "fig3_packet.png")
     setup = setup_text(cfg, [int(s) for s in timing["seeds"]])
-    path = write_text(out / "report.md", report_text(details, claims, timing, setup))
+    rows = setup_rows(cfg, [int(s) for s in timing["seeds"]])
+    path = write_text(out / "report.md", report_text(details, claims, timing, setup, rows))
     c = counts(claims)
     log.info("bonald-roberts: %d of %d paper statements PASS", c["PASS"], c["all"])
     return path

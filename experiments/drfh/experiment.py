@@ -62,13 +62,24 @@ EXPLANATIONS = {
 }
 
 
+#: ``--quick``: the first QUICK_END_S seconds of the trace, on QUICK_SERVERS servers.
+QUICK_END_S = 7200
+QUICK_SERVERS = 400
+
+
+def is_quick(cfg: dict[str, Any]) -> bool:
+    """Whether a seed's ``drfh-google`` configuration (as a dict) is ``--quick``'s slice."""
+    trace, cluster = cfg.get("trace") or {}, cfg.get("cluster") or {}
+    return trace.get("end_s") == QUICK_END_S and cluster.get("servers") == QUICK_SERVERS
+
+
 def _config(name: str, trace_dir: Path, quick: bool, extra: list[str] | None = None) -> RunConfig:
     google = name in ("drfh-google", PRODUCTION_CONFIG)
     overrides = [f"trace.path={trace_dir}"] if google else []
     if quick and name == "drfh-google":
-        overrides += ["trace.end_s=7200", "cluster.servers=400"]
+        overrides += [f"trace.end_s={QUICK_END_S}", f"cluster.servers={QUICK_SERVERS}"]
     elif quick and google:  # the trace's machines: the pool stays whole
-        overrides += ["trace.end_s=7200"]
+        overrides += [f"trace.end_s={QUICK_END_S}"]
     return load_config(CONFIGS / f"{name}.yaml", overrides=overrides + (extra or []))
 
 

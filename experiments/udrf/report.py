@@ -96,6 +96,29 @@ def _reductions(data: N.Seeds, other: str) -> list[str]:
     return [*T.lines("reductions.against", other=other, jobs=len(pairs)), *kit.table(head, rows)]
 
 
+def _setup(data: N.Seeds, cfg: Any) -> kit.Setup:
+    """The set-up table's rows: our run beside the paper's Section V set-up
+    (:data:`~fairsim.experiments.udrf.paper.SETUP`)."""
+    s0 = data.summaries[data.seeds[0]]
+    return kit.Setup(
+        trace=f"Google 2011 cluster trace (`{cfg.trace.format}`, parts {cfg.trace.parts})",
+        window=f"jobs submitted in [{cfg.trace.start_s:g}, {cfg.trace.end_s:g}) s: "
+        f"{s0['jobs']:,} jobs, each run {cfg.trace.repetitions} times",
+        servers=f"{s0['servers']:,} ({cfg.cluster.source}, drawn per seed) in "
+        f"{s0['machine_classes']} machine classes",
+        schedulers=data.schedulers,
+        seeds=data.seeds,
+        quick=bool(s0["quick"]),
+        model_tol="none: no claim compares with a number the paper prints (orders and trends)",
+        paper={
+            "trace": "Google 2011 cluster trace (Sec. V)",
+            "window": str(paper.SETUP["trace"]).split(", ", 1)[1],
+            "servers": f"a 12K-machine cluster in {paper.SETUP['machine_classes']} machine classes",
+            "schedulers": "DRF, online UDRF",
+        },
+    )
+
+
 def report_text(
     data: N.Seeds,
     claims: Sequence[Claim],
@@ -156,6 +179,7 @@ def report_text(
             workers=workers,
             es="es" if workers > 1 else "",
         ),
+        *kit.setup_table(_setup(data, cfg)),
         *claims_markdown(claims),
         *T.lines("means"),
         *kit.table(_MEANS_HEAD, means),

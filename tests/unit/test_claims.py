@@ -338,6 +338,30 @@ def test_agrees_range_and_every_setting() -> None:
     assert worst.reason.startswith("worst of 4 scales: 100 users; every one: 50 users: 70.0 %")
 
 
+def test_one_reading_judges_once_and_shows_the_other_beside() -> None:
+    # UDRF Fig. 10a: the median decides (PASS), the mean is shown beside it (INCONCLUSIVE)
+    median = C.exceeds(
+        "JCT lower", "Fig. 10a", "DRF > UDRF", C.Estimate(12.5, 10.2, 14.9, 5, "t"), unit="s"
+    )
+    mean = C.exceeds(
+        "JCT lower",
+        "Fig. 10a",
+        "DRF > UDRF",
+        C.Estimate(98.0, -25.0, 221.0, 5, "t"),
+        unit="s",
+        reason="868 s vs 770 s",
+    )
+    one = C.one_reading(median, [("mean JCT", mean)], reading="the median JCT", why="a CDF")
+    assert (one.verdict, one.ours, one.statement) == ("PASS", 12.5, "JCT lower")
+    assert one.reason.startswith("judged by the median JCT (a CDF); ")
+    assert "the other reading, mean JCT: 98 s [-25 s, 221 s] INCONCLUSIVE (INCONCLUSIVE:" in (
+        one.reason
+    )
+    assert one.reason.endswith("868 s vs 770 s)")
+    # one statement, one claim: the headline counts it once
+    assert C.counts([one])["all"] == 1
+
+
 def test_identify_gives_each_claim_the_id_and_quote_of_its_statement(tmp_path, caplog):
     statements = (
         C.Statement("table2", "Table II: Slots with {slots} slots, mean {resource}", "Table II"),

@@ -112,3 +112,45 @@ def test_template_blocks_keep_their_lines(tmp_path) -> None:
     assert t.title("head") == "Title {n}"
     with pytest.raises(KeyError, match="'n'"):
         t.lines("head")
+
+
+def test_setup_table_lists_the_configuration_behind_every_number() -> None:
+    setup = kit.Setup(
+        trace="Google 2011",
+        window="[0, 3,600) s",
+        servers="500 (table-i)",
+        schedulers=["drf-lockstep", "udrf"],
+        seeds=[1, 2, 3],
+        quick=True,
+        model_tol="none",
+        notes=[("baselines", "capped")],
+    )
+    lines = kit.setup_table(setup)
+    assert lines[:4] == ["## Set-up", "", "| set-up | this run |", "|---|---|"]
+    text = "\n".join(lines)
+    for row in (
+        "| trace | Google 2011 |",
+        "| servers | 500 (table-i) |",
+        "| schedulers | `drf-lockstep`, `udrf` |",
+        "| seeds | 1-3 (3) |",
+        "| run | quick (`--quick`: a smoke-test slice) |",
+        "| model tolerance | none |",
+        "| baselines | capped |",
+    ):
+        assert row in text
+    # with the paper's set-up: a third column, "—" where the paper says nothing
+    paper = kit.setup_table(
+        kit.Setup(
+            trace="t",
+            window="w",
+            servers="s",
+            schedulers=["a"],
+            seeds=[1, 2],
+            quick=False,
+            model_tol="1 pp",
+            paper={"trace": "Google, 24 h"},
+        )
+    )
+    assert paper[2] == "| set-up | this run | paper |"
+    assert "| trace | t | Google, 24 h |" in paper and "| seeds | 1, 2 (2) | — |" in paper
+    assert "| run | full | — |" in paper
