@@ -304,6 +304,11 @@ def execute_run(config: dict[str, Any], out: str, run_id: str, base: str | None)
             wall = round(time.perf_counter() - t0, 3)
             write_json({"run_id": run_id, "seed": cfg.seed, "wall_s": wall}, tmp / DONE)
     except Exception as exc:
+        if _STOPPING.is_set():
+            # Told to stop, and the stop surfaced as another error: Python wraps an exception
+            # raised in ``__set_name__`` in a RuntimeError (a class body run by a lazy import,
+            # numba's for one), and libraries may wrap it too. The run was stopped, not failed.
+            raise _Stopped from exc
         return _failed_run(run_id, exc, t0)
     return {"run_id": run_id, "status": "ok", "error": None, "wall_s": wall, "summaries": summaries}
 
@@ -502,11 +507,14 @@ def _run_in_worker(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` in a local pool worker; a stop request ends the worker once it unwound."""
     try:
         _IN_RUN.set()
-        return fn(*args)
+        result = fn(*args)
     except _Stopped:
         os._exit(128 + signal.SIGTERM)
     finally:
         _IN_RUN.clear()
+    if _STOPPING.is_set():  # the stop was swallowed inside the run: its result is not sent back
+        os._exit(128 + signal.SIGTERM)
+    return result
 
 
 def _local_backend(n: int) -> _Backend:

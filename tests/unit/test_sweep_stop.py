@@ -155,3 +155,79 @@ def test_workers_stop_when_the_sweep_is_killed(tmp_path: Path) -> None:
     assert proc.returncode == -signal.SIGKILL
     # The workers unwound their runs before exiting: no temporary run folder is left.
     assert _run_folders_in_progress(out) == []
+
+
+# A stop request (SIGTERM → ``_Stopped``) can arrive while a run executes a class body: a lazy
+# import does (numba's, the first time a kernel runs). Python wraps an exception raised in
+# ``__set_name__`` in a RuntimeError, so the run used to end as "failed", logged from the
+# worker, and the worker went on to the next run with a half-imported module.
+RUN = {
+    **SLOW["base"],
+    "name": "stop-test",
+    "seed": 1,
+    "trace": {**SLOW["base"]["trace"], "n_tasks": 50},
+}
+
+
+class _StopsWhenNamed:
+    def __set_name__(self, owner: type, name: str) -> None:
+        from fairsim.scenario import sweep
+
+        sweep._STOPPING.set()
+        raise sweep._Stopped
+
+
+def _class_body_interrupted(*args: object, **kwargs: object) -> dict[str, object]:
+    class Lazy:  # what importing a module in the middle of a run executes
+        attr = _StopsWhenNamed()
+
+    return {}
+
+
+@pytest.fixture
+def stopping():
+    from fairsim.scenario import sweep
+
+    sweep._STOPPING.clear()
+    yield sweep
+    sweep._STOPPING.clear()
+
+
+def test_a_stop_wrapped_in_another_error_stops_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, stopping
+) -> None:
+    monkeypatch.setattr("fairsim.scenario.output.run_to_folder", _class_body_interrupted)
+    with pytest.raises(stopping._Stopped) as info:
+        stopping.execute_run(RUN, str(tmp_path), "r1", None)
+    assert isinstance(info.value.__cause__, RuntimeError)  # how Python delivered it
+    assert "failed" not in caplog.text
+    assert list(tmp_path.iterdir()) == []  # the temporary run folder was removed
+
+
+def test_the_same_error_without_a_stop_is_a_failed_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stopping
+) -> None:
+    def broken(*args: object, **kwargs: object) -> dict[str, object]:
+        raise RuntimeError("Error calling __set_name__")
+
+    monkeypatch.setattr("fairsim.scenario.output.run_to_folder", broken)
+    res = stopping.execute_run(RUN, str(tmp_path), "r1", None)
+    assert res["status"] == "failed"
+    assert res["error"] == "RuntimeError: Error calling __set_name__"
+
+
+def test_a_worker_told_to_stop_sends_no_result(monkeypatch: pytest.MonkeyPatch, stopping) -> None:
+    def exits(code: int) -> None:
+        raise SystemExit(code)
+
+    monkeypatch.setattr(os, "_exit", exits)
+
+    def swallows_the_stop() -> dict[str, str]:
+        stopping._STOPPING.set()
+        return {"status": "failed"}
+
+    with pytest.raises(SystemExit) as info:
+        stopping._run_in_worker(swallows_the_stop)
+    assert info.value.code == 128 + signal.SIGTERM
+    stopping._STOPPING.clear()
+    assert stopping._run_in_worker(lambda: {"status": "ok"}) == {"status": "ok"}
