@@ -140,10 +140,10 @@ def replay_counterexample(
     ]
     runs = []
     for declared in (instance, lie):
-        users = []
+        trace_users = []
         for u, v in zip(instance["users"], declared["users"], strict=True):
             alone = min(p / d for p, d in zip(pool, u["demand"], strict=True) if d > 0)
-            users.append(
+            trace_users.append(
                 {
                     "name": str(u["id"]),
                     "join_s": 0,
@@ -153,7 +153,7 @@ def replay_counterexample(
                 }
             )
         weights = {str(u["id"]): u["weight"] for u in instance["users"] if "weight" in u}
-        trace: dict[str, Any] = {"format": "inline", "users": users}
+        trace: dict[str, Any] = {"format": "inline", "users": trace_users}
         if weights:
             trace["weights"] = weights
         config = {

@@ -62,8 +62,9 @@ from pydantic import Field
 
 from fairsim.errors import ConfigError
 from fairsim.schedulers.exact.instance import QueueTree
+from fairsim.schedulers.periodic import next_multiple_after
 from fairsim.simulator.cluster import ClusterView
-from fairsim.simulator.scheduler import Eviction, Scheduler
+from fairsim.simulator.scheduler import Eviction, PlaceableOncePerDemand
 
 #: Slack when comparing a demand with free amounts or quotas (the engine accepts the same).
 TOLERANCE = 1e-9
@@ -176,7 +177,7 @@ class _CQ:
         self.lo = self.pos = 0
 
 
-class KueueFair(Scheduler):
+class KueueFair(PlaceableOncePerDemand):
     """Kueue fair sharing: ClusterQueues of one cohort, DRS admission order, fair preemption.
 
     Parameters
@@ -340,7 +341,6 @@ class KueueFair(Scheduler):
         self.preemptors_: set[int] = set()
         self.pass_key_: dict[int, tuple[float, ...] | None] = {}  # see on_arrival
         self.n_waiting_ = 0
-        self.placeable_: dict[tuple[float, ...], bool] = {}  # per demand
         self.clock_ = 0.0
         self.due_ = False
         self.admissions_ = 0
@@ -401,24 +401,13 @@ class KueueFair(Scheduler):
         """Tasks waiting."""
         return self.n_waiting_
 
-    def placeable(self, demand: tuple[float, ...]) -> bool:
-        """:meth:`Scheduler.placeable`, once per distinct demand (the servers' capacities do not
-        change)."""
-        key = tuple(demand)
-        ok = self.placeable_.get(key)
-        if ok is None:
-            ok = self.placeable_[key] = super().placeable(key)
-        return ok
-
     # ------------------------------------------------------------------ time
     def next_wakeup(self, now: float) -> float:
         """The next cycle (a multiple of ``cycle_s`` after ``now``) while a task waits."""
         self.clock_ = now
         if self.n_waiting_ == 0:
             return math.inf
-        step = self.cycle_s
-        t = (math.floor(now / step) + 1) * step
-        return t if t > now else t + step
+        return next_multiple_after(now, self.cycle_s)
 
     def on_tick(self, now: float) -> None:
         """A cycle is due: admission runs in this pass."""

@@ -86,8 +86,9 @@ import numpy as np
 from pydantic import Field
 
 from fairsim.schedulers.exact.instance import QueueTree
+from fairsim.schedulers.periodic import next_multiple_after
 from fairsim.simulator.cluster import ClusterView
-from fairsim.simulator.scheduler import Eviction, Scheduler
+from fairsim.simulator.scheduler import Eviction, PlaceableOncePerDemand
 
 #: Slack when comparing a demand with free amounts (the engine accepts the same rounding).
 TOLERANCE = 1e-9
@@ -197,7 +198,7 @@ class _App:
         self.leaving = np.zeros(n_r)  # its runs marked for preemption, not yet killed
 
 
-class YarnFair(Scheduler):
+class YarnFair(PlaceableOncePerDemand):
     """YARN Fair Scheduler, DominantResourceFairnessPolicy, hierarchical queues, preemption.
 
     Parameters
@@ -315,7 +316,6 @@ class YarnFair(Scheduler):
         self.task_app_: dict[int, int] = {}
         self.task_demand_: dict[int, np.ndarray] = {}
         self.n_waiting_ = 0
-        self.placeable_: dict[tuple[float, ...], bool] = {}  # per demand
         self.fair_share = np.zeros((n_q + 1, n_r))
         self.app_fair_: dict[int, np.ndarray] = {}
         self.min_since_ = [-math.inf] * (n_q + 1)  # last update at which not min-share starved
@@ -447,15 +447,6 @@ class YarnFair(Scheduler):
         """Tasks waiting."""
         return self.n_waiting_
 
-    def placeable(self, demand: tuple[float, ...]) -> bool:
-        """:meth:`Scheduler.placeable`, once per distinct demand (the servers' capacities do not
-        change)."""
-        key = tuple(demand)
-        ok = self.placeable_.get(key)
-        if ok is None:
-            ok = self.placeable_[key] = super().placeable(key)
-        return ok
-
     # ------------------------------------------------------------------ time
     def next_wakeup(self, now: float) -> float:
         """The next update (a multiple of ``update_interval_s`` after ``now``) while preemption
@@ -466,9 +457,7 @@ class YarnFair(Scheduler):
             self.idle_ = False  # tasks wait since this pass: timers start now
             self._reset_timers(now)
         self.clock_ = now
-        step = self.update_interval_s
-        t = (math.floor(now / step) + 1) * step
-        t = t if t > now else t + step
+        t = next_multiple_after(now, self.update_interval_s)
         kill = self.kills_[0][0] if self.kills_ else math.inf
         if kill <= now:  # overdue (no task waited at its time): at the next update's time
             kill = t

@@ -293,6 +293,29 @@ class Scheduler:
         raise NotImplementedError
 
 
+class PlaceableOncePerDemand(Scheduler):
+    """A :class:`Scheduler` that answers :meth:`placeable` once per distinct demand and then
+    from a table (the servers' capacities do not change during a run).
+
+    For schedulers that see many tasks of few demands and ask on every arrival (the queue
+    schedulers :mod:`fairsim.schedulers.yarn_fair` and :mod:`fairsim.schedulers.kueue_fair`).
+    Subclasses that override :meth:`bind` call ``super().bind``, which empties the table.
+    """
+
+    def bind(self, cluster: ClusterView) -> None:
+        """:meth:`Scheduler.bind`, with an empty table of answers."""
+        super().bind(cluster)
+        self.placeable_: dict[tuple[float, ...], bool] = {}
+
+    def placeable(self, demand: tuple[float, ...]) -> bool:
+        """:meth:`Scheduler.placeable`, computed the first time a demand is seen."""
+        key = tuple(demand)
+        ok = self.placeable_.get(key)
+        if ok is None:
+            ok = self.placeable_[key] = super().placeable(key)
+        return ok
+
+
 class DelegatingScheduler(Scheduler):
     """A scheduler that forwards every call to ``inner``; wrappers override what they watch.
 
