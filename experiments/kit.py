@@ -321,24 +321,20 @@ def setup_table(setup: Setup) -> list[str]:
         model tolerance, then the notes; a ``paper`` column when ``setup.paper`` is given).
     """
     rows = [
-        ("trace", "trace", setup.trace),
-        ("window", "window", setup.window),
-        ("servers", "servers", setup.servers),
-        ("schedulers", "schedulers", ", ".join(f"`{x}`" for x in setup.schedulers)),
-        ("seeds", "seeds", _seed_range(setup.seeds)),
-        ("run", "run", "quick (`--quick`: a smoke-test slice)" if setup.quick else "full"),
-        ("model tolerance", "model tolerance", setup.model_tol),
-        *((label, label, value) for label, value in setup.notes),
+        ("trace", setup.trace),
+        ("window", setup.window),
+        ("servers", setup.servers),
+        ("schedulers", ", ".join(f"`{x}`" for x in setup.schedulers)),
+        ("seeds", _seed_range(setup.seeds)),
+        ("run", "quick (`--quick`: a smoke-test slice)" if setup.quick else "full"),
+        ("model tolerance", setup.model_tol),
+        *setup.notes,
     ]
-    if setup.paper is None:
-        body = table(["set-up", "this run"], [(lab, val) for lab, _, val in rows], escape=True)
-    else:
-        body = table(
-            ["set-up", "this run", "paper"],
-            [(lab, val, setup.paper.get(key, "—")) for lab, key, val in rows],
-            escape=True,
-        )
-    return ["## Set-up", "", *body]
+    paper = setup.paper
+    if paper is None:
+        return ["## Set-up", "", *table(["set-up", "this run"], rows, escape=True)]
+    beside = [(label, value, paper.get(label, "—")) for label, value in rows]
+    return ["## Set-up", "", *table(["set-up", "this run", "paper"], beside, escape=True)]
 
 
 # --------------------------------------------------------------------------- entry point
