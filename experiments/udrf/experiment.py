@@ -294,13 +294,8 @@ def run_seed(
         times.append(job_times(result.tasks, entry).assign(scheduler=name))
         summary = write_run(result, out / name, extra_summary={"config_hash": cfg.config_hash()})
         runs[name] = summary
-        log.info(
-            "seed %d, %s: %d tasks in %.1f s",
-            seed,
-            name,
-            summary["tasks"],
-            time.perf_counter() - t0,
-        )
+        wall = time.perf_counter() - t0
+        log.info("seed %d, %s: %d tasks in %.1f s", seed, name, summary["tasks"], wall)
         t0 = time.perf_counter()
     waste = pd.DataFrame(waste_rows, columns=["scheduler", "time_s", "cpu", "mem"])
     write_table(pa.Table.from_pandas(waste, preserve_index=False), out / "waste.parquet")
