@@ -337,6 +337,28 @@ def setup_table(setup: Setup) -> list[str]:
     return ["## Set-up", "", *table(["set-up", "this run", "paper"], beside, escape=True)]
 
 
+# --------------------------------------------------------------------------- seed folders
+
+#: A seed's folder under a reproduction's output: ``seed-<k>``.
+_SEED_DIR = re.compile(r"^seed-(\d+)$")
+
+
+def seed_dir(out: str | os.PathLike[str], seed: int) -> Path:
+    """The folder of one seed's runs: ``out/seed-<seed>``."""
+    return Path(out) / f"seed-{seed}"
+
+
+def seed_folders(out: str | os.PathLike[str]) -> dict[int, Path]:
+    """The ``seed-<k>`` folders of a reproduction (:func:`seed_dir`), by seed, in order."""
+    root = Path(out)
+    found = {}
+    for d in root.iterdir() if root.is_dir() else []:
+        m = _SEED_DIR.match(d.name)
+        if m and d.is_dir():
+            found[int(m.group(1))] = d
+    return dict(sorted(found.items()))
+
+
 # --------------------------------------------------------------------------- entry point
 
 #: Default number of seeds of ``fairsim experiment`` and ``make experiment``/``reproduce-*``.

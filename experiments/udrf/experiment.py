@@ -36,7 +36,7 @@ import pyarrow as pa
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
 from fairsim.experiments.claims import run_seeds, seed_list
-from fairsim.experiments.kit import Options
+from fairsim.experiments.kit import Options, seed_dir
 from fairsim.scenario.config import ConstraintModel, load_config
 from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler, prepare_scenario
 from fairsim.schedulers.udrf_online import UDRF
@@ -330,16 +330,9 @@ def run_seed(
     return summary
 
 
-def seed_dir(out: Path, seed: int) -> Path:
-    """The folder of one seed's runs."""
-    return Path(out) / f"seed-{seed}"
-
-
 def _seed_run(seed: int, out: str, trace: str | None, quick: bool) -> dict[str, Any]:
     """One seed into ``OUT/seed-<seed>`` (a module-level function: worker processes import it)."""
-    return run_seed(
-        seed, seed_dir(Path(out), seed), trace=Path(trace) if trace else None, quick=quick
-    )
+    return run_seed(seed, seed_dir(out, seed), trace=Path(trace) if trace else None, quick=quick)
 
 
 def run_experiment(options: Options) -> dict[str, Any]:
