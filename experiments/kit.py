@@ -35,7 +35,7 @@ The entry point
 Every reproduction subpackage has ``experiment.run_experiment(options)`` (the runs, with the
 :class:`Options` of ``fairsim experiment``; its result is whatever its report needs) and
 ``report.write_report(out, run)`` (claims, figures and ``report.md``); :func:`reproduce` runs the
-two, so a paper needs no entry point of its own.
+two, so a paper needs no entry point of its own. A seed's runs kept apart go to :func:`seed_dir`.
 """
 
 from __future__ import annotations
