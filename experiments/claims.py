@@ -763,19 +763,8 @@ def exceeds(
         The smallest difference that counts, in ``unit`` (0: any; "significantly" names one).
     """
     what = f"95 % interval of {what}"
-    positive = direction == ">"
-    return _sign(
-        statement,
-        source,
-        paper,
-        diff,
-        positive,
-        what,
-        reason,
-        kind,
-        unit,
-        min_effect=min_effect,
-    )
+    args = (paper, diff, direction == ">", what, reason, kind, unit)
+    return _sign(statement, source, *args, min_effect=min_effect)
 
 
 def bounded(
@@ -993,8 +982,9 @@ def _distance(c: Claim, low: float, high: float) -> float:
     return max(low - c.ours, c.ours - high, 0.0)
 
 
-def _needed(c: Claim) -> float:
-    """The seeds an INCONCLUSIVE claim needs, ``inf`` when undecidable (for ranking)."""
+def seeds_needed(c: Claim) -> float:
+    """The seeds an INCONCLUSIVE claim needs (:attr:`Claim.seeds_to_decide`), ``inf`` when
+    undecidable or not given (for ranking)."""
     n = c.seeds_to_decide
     return math.inf if n == "undecidable" or n is None else float(n)
 
@@ -1033,7 +1023,7 @@ def every_setting(
     undecided = [(lab, c) for lab, c in parts if c.verdict == "n/a"]
     open_ = [(lab, c) for lab, c in parts if c.verdict == "INCONCLUSIVE"]
     if open_ and not fails and not undecided:
-        label, worst = max(open_, key=lambda lc: _needed(lc[1]))
+        label, worst = max(open_, key=lambda lc: seeds_needed(lc[1]))
     else:
         pool = fails or undecided or list(parts)
         label, worst = max(pool, key=lambda lc: _distance(lc[1], *target))

@@ -35,7 +35,7 @@ The entry point
 Every reproduction subpackage has ``experiment.run_experiment(options)`` (the runs, with the
 :class:`Options` of ``fairsim experiment``; its result is whatever its report needs) and
 ``report.write_report(out, run)`` (claims, figures and ``report.md``); :func:`reproduce` runs the
-two, so a paper needs no entry point of its own.
+two, so a paper needs no entry point of its own. A seed's runs kept apart go to :func:`seed_dir`.
 """
 
 from __future__ import annotations
@@ -321,24 +321,42 @@ def setup_table(setup: Setup) -> list[str]:
         model tolerance, then the notes; a ``paper`` column when ``setup.paper`` is given).
     """
     rows = [
-        ("trace", "trace", setup.trace),
-        ("window", "window", setup.window),
-        ("servers", "servers", setup.servers),
-        ("schedulers", "schedulers", ", ".join(f"`{x}`" for x in setup.schedulers)),
-        ("seeds", "seeds", _seed_range(setup.seeds)),
-        ("run", "run", "quick (`--quick`: a smoke-test slice)" if setup.quick else "full"),
-        ("model tolerance", "model tolerance", setup.model_tol),
-        *((label, label, value) for label, value in setup.notes),
+        ("trace", setup.trace),
+        ("window", setup.window),
+        ("servers", setup.servers),
+        ("schedulers", ", ".join(f"`{x}`" for x in setup.schedulers)),
+        ("seeds", _seed_range(setup.seeds)),
+        ("run", "quick (`--quick`: a smoke-test slice)" if setup.quick else "full"),
+        ("model tolerance", setup.model_tol),
+        *setup.notes,
     ]
-    if setup.paper is None:
-        body = table(["set-up", "this run"], [(lab, val) for lab, _, val in rows], escape=True)
-    else:
-        body = table(
-            ["set-up", "this run", "paper"],
-            [(lab, val, setup.paper.get(key, "—")) for lab, key, val in rows],
-            escape=True,
-        )
-    return ["## Set-up", "", *body]
+    paper = setup.paper
+    if paper is None:
+        return ["## Set-up", "", *table(["set-up", "this run"], rows, escape=True)]
+    beside = [(label, value, paper.get(label, "—")) for label, value in rows]
+    return ["## Set-up", "", *table(["set-up", "this run", "paper"], beside, escape=True)]
+
+
+# --------------------------------------------------------------------------- seed folders
+
+#: A seed's folder under a reproduction's output: ``seed-<k>``.
+_SEED_DIR = re.compile(r"^seed-(\d+)$")
+
+
+def seed_dir(out: str | os.PathLike[str], seed: int) -> Path:
+    """The folder of one seed's runs: ``out/seed-<seed>``."""
+    return Path(out) / f"seed-{seed}"
+
+
+def seed_folders(out: str | os.PathLike[str]) -> dict[int, Path]:
+    """The ``seed-<k>`` folders of a reproduction (:func:`seed_dir`), by seed, in order."""
+    root = Path(out)
+    found = {}
+    for d in root.iterdir() if root.is_dir() else []:
+        m = _SEED_DIR.match(d.name)
+        if m and d.is_dir():
+            found[int(m.group(1))] = d
+    return dict(sorted(found.items()))
 
 
 # --------------------------------------------------------------------------- entry point

@@ -12,6 +12,7 @@ interval.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from fairsim.experiments.claims import (
     by_construction,
     exceeds,
     judged,
+    seeds_needed,
 )
 
 _ST = paper.BY_KEY
@@ -290,20 +292,15 @@ def _packet(details: pd.DataFrame) -> list[Claim]:
     )
     # every point judged by the same rule: FAIL if one lies entirely outside ±tol, INCONCLUSIVE
     # if none does but one straddles it (our runs are short: noise, not a difference)
-    parts = [
-        (
-            w,
-            bounded(
-                *_ST["fig3_packet_close"].where(),
-                "“closely approximate the service rates of the ideal allocations”",
-                e,
-                low=-tol,
-                high=tol,
-                unit="share",
-            ),
-        )
-        for w, e in ests
-    ]
+    close = partial(
+        bounded,
+        *_ST["fig3_packet_close"].where(),
+        "“closely approximate the service rates of the ideal allocations”",
+        low=-tol,
+        high=tol,
+        unit="share",
+    )
+    parts = [(w, close(e)) for w, e in ests]
     verdicts = {c.verdict for _, c in parts}
     if "FAIL" in verdicts or "INCONCLUSIVE" in verdicts:
         pick = "FAIL" if "FAIL" in verdicts else "INCONCLUSIVE"
@@ -311,26 +308,11 @@ def _packet(details: pd.DataFrame) -> list[Claim]:
         if pick == "FAIL":
             at, claim = max(pool, key=lambda x: min(abs(x[1].ci_low or 0), abs(x[1].ci_high or 0)))
         else:
-            at, claim = max(pool, key=lambda x: _seeds_needed(x[1]))
+            at, claim = max(pool, key=lambda x: seeds_needed(x[1]))
         head = claim.reason.split(";")[0] if pick == "INCONCLUSIVE" else "FAIL"
         reason = f"{head}, judged at {at}; {reason}"
         return [claim.model_copy(update={"reason": reason})]
-    return [
-        bounded(
-            *_ST["fig3_packet_close"].where(),
-            "“closely approximate the service rates of the ideal allocations”",
-            worst,
-            low=-tol,
-            high=tol,
-            unit="share",
-            reason=reason,
-        )
-    ]
-
-
-def _seeds_needed(c: Claim) -> float:
-    n = c.seeds_to_decide
-    return float("inf") if n is None or n == "undecidable" else float(n)
+    return [close(worst, reason=reason)]
 
 
 def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:

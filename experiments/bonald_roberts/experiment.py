@@ -259,22 +259,16 @@ def seed_points(seed: int, cfg: BonaldRobertsConfig) -> tuple[pd.DataFrame, dict
     """
     cfg = cfg.model_copy(update={"seed": int(seed)})
     a = np.asarray(cfg.vectors, dtype=float)
+    p = cfg.packet
+    runs = (("simulation", list(cfg.scenarios), cfg.loads), ("packet", p.scenarios, p.loads))
     todo = [
-        (sc, load, al, "simulation")
-        for sc in cfg.scenarios
-        for load in cfg.loads
-        for al in cfg.allocations
-    ]
-    todo += [
-        (sc, load, al, "packet")
-        for sc in cfg.packet.scenarios
-        for load in cfg.packet.loads
-        for al in cfg.allocations
+        (sc, load, al, method)
+        for method, scenarios, loads in runs
+        for sc, load, al in itertools.product(scenarios, loads, cfg.allocations)
     ]
     rows: list[dict[str, Any]] = []
     timing: dict[str, Any] = {"simulation_s": 0.0, "packet_s": 0.0, "packets": 0}
     tables: dict[str, RateTable] = {}
-    p = cfg.packet
     for sc, load, alloc, method in todo:
         rho = scaled_loads(cfg.vectors, cfg.scenarios[sc].weights, load)
         ss = _seed(cfg, *_key(cfg, sc, load, alloc, method))

@@ -53,11 +53,6 @@ def join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def _st(key: str, **fields: Any) -> tuple[str, str]:
-    st = _ST[key]
-    return st.format(**fields), st.source
-
-
 def _explain(numbers: dict[str, Any], claim: Claim, *keys: str) -> Claim:
     """Add the first explanation found under ``keys`` to a failed claim's reason."""
     if claim.verdict != "FAIL":
@@ -109,7 +104,7 @@ def _table_ii(numbers: dict[str, Any]) -> list[Claim]:
             ref = paper.TABLE_II[s][i]
             calibrated = res == "cpu" and s in (10, 12, 14)
             c = agrees(
-                *_st("table2", slots=s, resource=name),
+                *_ST["table2"].where(slots=s, resource=name),
                 ref,
                 r[res],
                 model_tol=paper.MODEL_TOL,
@@ -128,14 +123,14 @@ def _table_ii_orders(numbers: dict[str, Any]) -> list[Claim]:
         return []
     counts = pd.Series([b for b in (numbers.get("best_slots") or {}).values() if b]).value_counts()
     peak = exceeds(
-        *_st("table2_peak16"),
+        *_ST["table2_peak16"].where(),
         "peak at 16, 20 slots 4.8 pp lower",
         orders["peak16"],
         unit="pp",
         what="CPU at 16 slots minus the highest CPU at another slot count (per seed)",
     )
     best = exceeds(
-        *_st("table2_best14"),
+        *_ST["table2_best14"].where(),
         f"{paper.TABLE_II_BEST_SLOTS} slots",
         orders["best14"],
         unit="pp",
@@ -161,7 +156,7 @@ def _fig4(numbers: dict[str, Any]) -> list[Claim]:
                     continue
                 est = (per_user.get(user) or {}).get(res) or Estimate(math.nan, None, None, 0, "")
                 c = agrees(
-                    *_st("fig4", phase=phase, user=user, resource=res),
+                    *_ST["fig4"].where(phase=phase, user=user, resource=res),
                     want,
                     est,
                     model_tol=paper.MODEL_TOL,
@@ -175,7 +170,7 @@ def _fig4(numbers: dict[str, Any]) -> list[Claim]:
                 out.append(parts[0][1])
                 continue
             level = float(wanted[parts[0][0]][res])
-            statement, _ = _st("fig4", phase=phase, user="every user", resource=res)
+            statement = _ST["fig4"].format(phase=phase, user="every user", resource=res)
             out.append(every_setting(statement, parts, target=(level, level), what="users"))
     return out
 
@@ -191,7 +186,7 @@ def _fig4_deficit(numbers: dict[str, Any]) -> list[Claim]:
     per_phase = ", ".join(f"{ph} {kit.estimate(v['max_deficit_max'])}" for ph, v in phases.items())
     alone = phases[N.FIG4_DEFICIT_PHASES[0]]
     claim = bounded(
-        *_st("fig4_deficit"),
+        *_ST["fig4_deficit"].where(),
         '"precisely ... at all times"',
         deficit["worst"],
         high=paper.FIG4_DEFICIT_BOUND,
@@ -220,7 +215,7 @@ def _fig5(numbers: dict[str, Any]) -> list[Claim]:
         return []
     out = [
         bounded(
-            *_st("fig5_bf_ff"),
+            *_ST["fig5_bf_ff"].where(),
             "at all times",
             f5["above"][("bf-drfh", "ff-drfh", "min")],
             low=paper.AT_ALL_TIMES,
@@ -232,7 +227,7 @@ def _fig5(numbers: dict[str, Any]) -> list[Claim]:
     ]
     for a in ("bf-drfh", "ff-drfh"):
         c = exceeds(
-            *_st("fig5_above_slots", scheduler=scheduler_label(a)),
+            *_ST["fig5_above_slots"].where(scheduler=scheduler_label(a)),
             "much higher",
             f5["diff"][a],
             unit="pp",
@@ -262,7 +257,7 @@ def _fig6(numbers: dict[str, Any]) -> list[Claim]:
     small = bins.loc[bins["bin"] == paper.FIG6_BIN_LABELS[0]].iloc[0]
     other = "ratio_of_means"
     no_gain = bounded(
-        *_st("fig6_small"),
+        *_ST["fig6_small"].where(),
         "≈ 0 %",
         small[_MEASURE],
         low=-paper.NO_IMPROVEMENT,
@@ -279,7 +274,7 @@ def _fig6(numbers: dict[str, Any]) -> list[Claim]:
         kit.number(e.value, "share", ".0f") for e in bins[bins["bin"] != "all"][_MEASURE]
     )
     grows = _trend_claim(
-        *_st("fig6_trend"),
+        *_ST["fig6_trend"].where(),
         "growing with size",
         rho[_MEASURE],
         reason=join(
@@ -353,12 +348,13 @@ def _users_claims(numbers: dict[str, Any], fig: str) -> list[Claim]:
     out = []
     for key, value, paper_, bound, unit, why in _USERS_CLAIMS[fig]:
         reason = join(why(f) if callable(why) else why, _old_rule(numbers, fig, value, unit))
+        where = _ST[key].where()
         if bound:
             low, high = bound.get("low"), bound.get("high")
-            c = bounded(*_st(key), paper_, f[value], low=low, high=high, unit=unit, reason=reason)
+            c = bounded(*where, paper_, f[value], low=low, high=high, unit=unit, reason=reason)
         else:
             c = agrees(
-                *_st(key), paper_, f[value], model_tol=paper.MODEL_TOL, unit=unit, reason=reason
+                *where, paper_, f[value], model_tol=paper.MODEL_TOL, unit=unit, reason=reason
             )
         out.append(_explain(numbers, c, fig))
     return out
@@ -378,7 +374,7 @@ def _fairness(numbers: dict[str, Any]) -> list[Claim]:
             est = fair["averages"][s][key]
             out.append(
                 judged(
-                    *_st("fairness", scheduler=scheduler_label(s), what=what),
+                    *_ST["fairness"].where(scheduler=scheduler_label(s), what=what),
                     None,
                     est.value,
                     None,
@@ -395,7 +391,7 @@ def _fairness(numbers: dict[str, Any]) -> list[Claim]:
     known = [v for v in same if v is not None]
     out.append(
         judged(
-            *_st("fairness_same"),
+            *_ST["fairness_same"].where(),
             None,
             f"{sum(known)} of {len(known)} identical",
             None if not known else all(known),

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairsim.experiments import kit
 from fairsim.experiments.claims import Estimate, across_seeds, bootstrap_units
 from fairsim.experiments.drfh import numbers as N
 from fairsim.experiments.drfh import paper
@@ -257,7 +258,7 @@ def collect_numbers(
         If ``out`` holds no ``seed-<k>`` folder (or not one of ``seeds``).
     """
     root = Path(out)
-    folders = N.seed_folders(root)
+    folders = kit.seed_folders(root)
     if seeds is not None:
         missing = [s for s in seeds if s not in folders]
         if missing:

@@ -41,8 +41,6 @@ log = logging.getLogger(__name__)
 
 CONFIGS = config_path("")
 
-#: Prefix of each seed's folder: ``OUT/seed-<k>/``.
-SEED_PREFIX = "seed-"
 #: Fig. 4's pools are ranked among the Table I draws of config seeds 1 .. FIG4_CANDIDATES.
 FIG4_CANDIDATES = 399
 #: Seconds between the instants of fairness over time on the Google trace (step 5): the
@@ -81,11 +79,6 @@ def _config(name: str, trace_dir: Path, quick: bool, extra: list[str] | None = N
     elif quick and google:  # the trace's machines: the pool stays whole
         overrides += [f"trace.end_s={QUICK_END_S}"]
     return load_config(CONFIGS / f"{name}.yaml", overrides=overrides + (extra or []))
-
-
-def seed_dir(out: Path, seed: int) -> Path:
-    """The folder of one seed's runs: ``out/seed-<seed>``."""
-    return Path(out) / f"{SEED_PREFIX}{seed}"
 
 
 @functools.cache
@@ -155,7 +148,7 @@ def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) ->
         ``summary.json`` of the main run) and ``wall_s``.
     """
     t0 = time.perf_counter()
-    root = seed_dir(out, seed)
+    root = kit.seed_dir(out, seed)
 
     def config(*more: str, config_seed: int = seed, name: str = "drfh-google") -> RunConfig:
         return _config(

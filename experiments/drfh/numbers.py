@@ -907,9 +907,6 @@ def _reading(root: Path, folder: str) -> dict[str, Any]:
     }
 
 
-_SEED_DIR = re.compile(r"^seed-(\d+)$")
-
-
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text())
@@ -1064,14 +1061,3 @@ def _sensitivity(root: Path, best: str | None) -> dict[str, Any] | None:
     if (sub / "dedicated" / "users.parquet").exists():
         out["fig8"] = fig8_sharing_incentive(sub)
     return out
-
-
-def seed_folders(out: str | os.PathLike[str]) -> dict[int, Path]:
-    """The ``seed-<k>`` folders of a reproduction, by seed, in order."""
-    root = Path(out)
-    found = {}
-    for d in root.iterdir() if root.is_dir() else []:
-        m = _SEED_DIR.match(d.name)
-        if m and d.is_dir():
-            found[int(m.group(1))] = d
-    return dict(sorted(found.items()))

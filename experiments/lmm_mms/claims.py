@@ -144,14 +144,8 @@ def _fig2_claims(d: _Data) -> list[Claim]:
     for fam, mechs in FAMILIES.items():
         stmt = _ST["fig2_above"].where(family=fam)
         if not free:
-            out.append(
-                not_applicable(
-                    *stmt,
-                    "above",
-                    reason=f"no resource qualifies: {note}",
-                    seeds=d.seeds,
-                )
-            )
+            reason = f"no resource qualifies: {note}"
+            out.append(not_applicable(*stmt, "above", reason=reason, seeds=d.seeds))
             continue
         diffs = {
             (r, b): _clean(
@@ -218,15 +212,13 @@ def _fig3_claims(d: _Data) -> list[Claim]:
     caps = d.u.keys("fig3")
     balanced = [c for c in caps if c in paper.BALANCED]
     unbalanced = [c for c in caps if c not in paper.BALANCED]
-    drf = max(
-        float(
-            np.abs(
-                d.stack("fig3", f"util_{r}", "lmm-mms", balanced)
-                - d.stack("fig3", f"util_{r}", "drf", balanced)
-            ).max()
-        )
-        for r, _ in RESOURCES
-    )
+
+    def diff(r: str, m: str) -> np.ndarray:
+        """LMM-MMS's utilisation of ``r`` minus ``m``'s, over the balanced samples."""
+        u = f"util_{r}"
+        return d.stack("fig3", u, "lmm-mms", balanced) - d.stack("fig3", u, m, balanced)
+
+    drf = max(float(np.abs(diff(r, "drf")).max()) for r, _ in RESOURCES)
     out.append(
         by_construction(
             *_ST["fig3_balanced"].where(baselines="bounded DRF"),
@@ -244,30 +236,19 @@ def _fig3_claims(d: _Data) -> list[Claim]:
         ("bounded AF", ("af",)),
         ("unbounded, capped baselines", FAMILIES["unbounded, capped"]),
     ):
-        diffs = [
-            _clean(
-                d.stack("fig3", f"util_{r}", "lmm-mms", balanced)
-                - d.stack("fig3", f"util_{r}", m, balanced)
-            )
-            for r, _ in RESOURCES
-            for m in mechs
-        ]
+        diffs = [_clean(diff(r, m)) for r, _ in RESOURCES for m in mechs]
 
         def stat(idx: np.ndarray, diffs: list = diffs) -> float:
             return min(float(x[i, idx].mean()) for x in diffs for i in range(x.shape[0]))
 
         per = "; ".join(
-            f"{c}: LMM-MMS "
-            + " / ".join(
-                _pct(float(d.u.get("fig3", c, f"util_{r}", "lmm-mms").mean())) for r, _ in RESOURCES
-            )
-            + ", "
+            f"{c}: "
             + ", ".join(
                 f"{LABELS[m]} "
                 + " / ".join(
                     _pct(float(d.u.get("fig3", c, f"util_{r}", m).mean())) for r, _ in RESOURCES
                 )
-                for m in mechs
+                for m in ("lmm-mms", *mechs)
             )
             for c in balanced
         )
@@ -434,14 +415,8 @@ def _fig5_claims(d: _Data) -> list[Claim]:
         )
         stmt = _ST["fig5_above"].where(family=fam)
         if free.sum() == 0:
-            out.append(
-                not_applicable(
-                    *stmt,
-                    "above",
-                    reason=f"no sample qualifies: {note}{info}",
-                    seeds=d.seeds,
-                )
-            )
+            reason = f"no sample qualifies: {note}{info}"
+            out.append(not_applicable(*stmt, "above", reason=reason, seeds=d.seeds))
             continue
         lmm = d.stack("fig2", "completion_rate", "lmm-mms", keys)
         diffs = [_clean(lmm - d.stack("fig2", "completion_rate", m, keys)) for m in mechs]
@@ -543,15 +518,10 @@ def _consistency(d: _Data) -> list[Claim]:
     lmm = f[f["mechanism"] == "lmm-mms"].set_index(by)[metrics]
     drf = f[f["mechanism"] == "drf"].set_index(by)[metrics].loc[lmm.index]
     gap = float(np.abs(lmm.to_numpy() - drf.to_numpy()).max())
-    low = min(
-        float(
-            (
-                lmm.to_numpy()
-                - f[f["mechanism"] == m].set_index(by)[metrics].loc[lmm.index].to_numpy()
-            ).min()
-        )
-        for m in FAMILIES["unbounded, capped"]
-    )
+    unbounded = [
+        f[f["mechanism"] == m].set_index(by)[metrics] for m in FAMILIES["unbounded, capped"]
+    ]
+    low = min(float((lmm.to_numpy() - u.loc[lmm.index].to_numpy()).min()) for u in unbounded)
     return [
         identical(
             *_ST["equals_drf"].where(),

@@ -435,19 +435,12 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
     prepared, info = scenario(cfg, quick=quick)
     frames, walls, tasks = [], {}, {}
     for sched_run in prepared.runs():
-        res: EngineResult | None = sched_run.result
+        name, res = sched_run.name, sched_run.result
         assert res is not None
-        walls[sched_run.name] = float(res.wall_s)
-        tasks[sched_run.name] = len(res.tasks["submit_s"])
-        log.info(
-            "seed %d, %s: %d tasks in %.1f s",
-            seed,
-            sched_run.name,
-            tasks[sched_run.name],
-            walls[sched_run.name],
-        )
+        walls[name], tasks[name] = float(res.wall_s), len(res.tasks["submit_s"])
+        log.info("seed %d, %s: %d tasks in %.1f s", seed, name, tasks[name], walls[name])
         f = series({"result": res, **info}, cfg)
-        f.insert(0, "scheduler", sched_run.name)
+        f.insert(0, "scheduler", name)
         frames.append(f)
     data = pd.concat(frames, ignore_index=True)
     summary = summarise(data, cfg, users, QUICK_TIME if quick else 1.0)

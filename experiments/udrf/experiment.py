@@ -36,7 +36,7 @@ import pyarrow as pa
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
 from fairsim.experiments.claims import run_seeds, seed_list
-from fairsim.experiments.kit import Options
+from fairsim.experiments.kit import Options, seed_dir
 from fairsim.scenario.config import ConstraintModel, load_config
 from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler, prepare_scenario
 from fairsim.schedulers.udrf_online import UDRF
@@ -294,13 +294,8 @@ def run_seed(
         times.append(job_times(result.tasks, entry).assign(scheduler=name))
         summary = write_run(result, out / name, extra_summary={"config_hash": cfg.config_hash()})
         runs[name] = summary
-        log.info(
-            "seed %d, %s: %d tasks in %.1f s",
-            seed,
-            name,
-            summary["tasks"],
-            time.perf_counter() - t0,
-        )
+        wall = time.perf_counter() - t0
+        log.info("seed %d, %s: %d tasks in %.1f s", seed, name, summary["tasks"], wall)
         t0 = time.perf_counter()
     waste = pd.DataFrame(waste_rows, columns=["scheduler", "time_s", "cpu", "mem"])
     write_table(pa.Table.from_pandas(waste, preserve_index=False), out / "waste.parquet")
@@ -335,16 +330,9 @@ def run_seed(
     return summary
 
 
-def seed_dir(out: Path, seed: int) -> Path:
-    """The folder of one seed's runs."""
-    return Path(out) / f"seed-{seed}"
-
-
 def _seed_run(seed: int, out: str, trace: str | None, quick: bool) -> dict[str, Any]:
     """One seed into ``OUT/seed-<seed>`` (a module-level function: worker processes import it)."""
-    return run_seed(
-        seed, seed_dir(Path(out), seed), trace=Path(trace) if trace else None, quick=quick
-    )
+    return run_seed(seed, seed_dir(out, seed), trace=Path(trace) if trace else None, quick=quick)
 
 
 def run_experiment(options: Options) -> dict[str, Any]:

@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from fairsim.experiments.claims import Estimate, across_seeds, bootstrap_units, spearman
-from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME, paired, seed_dir
+from fairsim.experiments.kit import seed_dir
+from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME, paired
 from fairsim.simulator.constraints import needed_classes_distribution
 
 #: Parts of a job's completion time: the JCT, its wait (queue entry to first start) and its
