@@ -308,10 +308,46 @@ class _Tree:
         """Compute the levels of the root's queue children that the flush left dirty."""
         self.rstale = False
         qdirty = self.qdirty
+        if self.n_r != 2:
+            for a in self.rootq:
+                if qdirty[a]:
+                    qdirty[a] = False
+                    self._update_queue(a)
+            return
+        # _update_queue and _top written out for two resources (a root child adds to no sum)
+        npres, heaps, ver, levels, sums_of, cnt_of = (
+            self.npres, self.heap, self.ver, self.level, self.sums, self.cnt,
+        )  # fmt: skip
+        pushed, present_of, w = self.pushed, self.present, self.w
         for a in self.rootq:
-            if qdirty[a]:
-                qdirty[a] = False
-                self._update_queue(a)
+            if not qdirty[a]:
+                continue
+            qdirty[a] = False
+            present = npres[a] > 0
+            heap = heaps[a]
+            while heap and heap[0][3] != ver[heap[0][2]]:
+                heapq.heappop(heap)
+            if len(heap) > self.rebuild_at[a]:  # too many stale entries: rebuild
+                heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
+                heapq.heapify(heap)
+            m = levels[heap[0][2]] if heap else 0.0
+            sums, cnt = sums_of[a], cnt_of[a]
+            v0 = sums[0] + sums[2] + m * sums[4]
+            v1 = sums[1] + sums[3] + m * sums[5]
+            c0, c1 = cnt[0] > 0, cnt[1] > 0
+            if c0 == c1:
+                top_v = v0 if v0 >= v1 else v1
+            else:
+                top_v = v0 if c0 else v1
+            level = _round12(top_v / w[a])
+            present_of[a] = present
+            if not (present and pushed[a] and levels[a] == level):
+                levels[a] = level
+                pushed[a] = present
+                v = ver[a] + 1
+                ver[a] = v
+                if present:
+                    heapq.heappush(heaps[0], (level, self.pos[a], a, v))
 
     def _flush2(self) -> None:
         """:meth:`_flush` written out for two resources (the hot path). The leaves: each changed
