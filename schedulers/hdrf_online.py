@@ -51,7 +51,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterator, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -70,6 +70,34 @@ _RESUM = 4096
 #: Relative slack of a limit: a task fits within a limit when the queue's usage plus its demand
 #: is at most ``limit * (1 + _LIMIT_TOL)``.
 _LIMIT_TOL = 1e-9
+#: :func:`_round12` takes its short path below this ``x * 1e12`` (2**40: there the product is
+#: within 2**-13 of ``x`` times 10**12).
+_FAST_ROUND_BELOW = 1099511627776.0
+_floor = math.floor
+#: The resources a head task demands (two resources), one tuple per pattern: the flush compares
+#: them by identity.
+_SIG2 = ((False, False), (True, False), (False, True), (True, True))
+
+
+def _round12(x: float) -> float:
+    """``round(x, 12)``, the same float, most of the time without Python's decimal conversion.
+
+    ``round(x, 12)`` is the double nearest to ``n / 10**12``, with ``n`` the integer nearest to
+    the exact ``x * 10**12`` (CPython's ``double_round``: correctly rounded digits, then a
+    correctly rounded conversion back). For ``0 < y = fl(x * 1e12) < 2**40`` the product is
+    within half an ulp (at most 2**-13) of the exact one, so when ``y``'s fractional part is
+    more than 0.001 away from one half, ``n`` is ``y`` rounded to the nearest integer, and
+    ``n / 1e12`` (both exact doubles, one correctly rounded division) is that same nearest
+    double. Otherwise (ties, zero, negative, large or non-finite ``x``) Python's ``round``.
+    """
+    y = x * 1e12
+    if 0.0 < y < _FAST_ROUND_BELOW:
+        f = _floor(y)
+        if y - f < 0.499:
+            return f / 1e12
+        if y - f > 0.501:
+            return (f + 1) / 1e12
+    return round(x, _DIGITS)
 
 
 class LeafOrder(PooledDominantShare):
@@ -85,7 +113,7 @@ class LeafOrder(PooledDominantShare):
         if s.n_columns == 2:
             a, t = s.alloc[user], s.total
             x, y = a[0] / t[0], a[1] / t[1]
-            return round((y if y > x else x) / s.weight[user], _DIGITS)
+            return _round12((y if y > x else x) / s.weight[user])
         return super().key(user)
 
 
@@ -123,7 +151,9 @@ class _Tree:
         # whether the node's entry (level, position, node, ver) in its parent's heap is valid
         self.pushed = [False] * self.first
         self.ver = [0] * self.first
-        self.contrib: list[tuple[int, tuple[float, ...]]] = [(0, (0.0,) * n_r)] * self.first
+        # what each node adds to its parent's sums: (kind, v_0, ..., v_{n_r - 1}), kind 0 ``B``,
+        # 1 ``Z``, 2 ``U``
+        self.contrib: list[tuple[Any, ...]] = [(0,) + (0.0,) * n_r] * self.first
         self.children: list[list[int]] = [[] for _ in range(self.first)]
         for a in range(1, self.first):
             self.children[self.parent[a]].append(a)
@@ -182,6 +212,9 @@ class _Tree:
         self.rebuild_at = [64 + 4 * len(c) for c in self.children]
         # queues holding a set of leaves -> how their order is decided (:meth:`order_plan`)
         self.plans: dict[frozenset[int], tuple[bool, tuple[int, ...]]] = {}
+        self._refs2: tuple[Any, ...] | None = None  # what _flush2 reads, bound once
+        # :meth:`_flush`, without its dispatch on the number of resources
+        self.flush_now = self._flush2 if n_r == 2 else self._flush
 
     # ------------------------------------------------------------------ leaves
     def add_leaf(self, leaf: int, queue: int) -> None:
@@ -196,7 +229,7 @@ class _Tree:
         self.present.append(False)
         self.pushed.append(False)
         self.ver.append(0)
-        self.contrib.append((0, (0.0,) * self.n_r))
+        self.contrib.append((0,) + (0.0,) * self.n_r)
         self.sig.append(None)
         self.children[p].append(node)
         self.rebuild_at[p] += 4
@@ -215,11 +248,12 @@ class _Tree:
         """Replace what ``node`` contributes to its parent's sums (``B``, ``Z``, ``U``, laid
         out one after the other in ``sums[parent]``)."""
         p = self.parent[node]
-        kind, old = self.contrib[node]
+        old = self.contrib[node]
+        kind = old[0]
         sums, n_r = self.sums[p], self.n_r
         base = kind * n_r
         for r in range(n_r):
-            sums[base + r] -= old[r]
+            sums[base + r] -= old[1 + r]
         if not present:
             new_kind, add = 0, tuple(vec)
         elif level > 0.0:
@@ -230,7 +264,7 @@ class _Tree:
         for r in range(n_r):
             sums[base + r] += add[r]
         self.npres[p] += (new_kind != 0) - (kind != 0)
-        self.contrib[node] = (new_kind, add)
+        self.contrib[node] = (new_kind, *add)
         self.updates[p] += 1
         if self.updates[p] >= _RESUM:
             self._resum(p)
@@ -241,9 +275,10 @@ class _Tree:
         n_r = self.n_r
         sums = [0.0] * (3 * n_r)
         for c in self.children[a]:
-            kind, add = self.contrib[c]
+            add = self.contrib[c]
+            base = add[0] * n_r
             for r in range(n_r):
-                sums[kind * n_r + r] += add[r]
+                sums[base + r] += add[1 + r]
         self.sums[a] = sums
 
     def _resig(self, node: int, sig: tuple[bool, ...] | None) -> None:
@@ -273,26 +308,71 @@ class _Tree:
         """Compute the levels of the root's queue children that the flush left dirty."""
         self.rstale = False
         qdirty = self.qdirty
+        if self.n_r != 2:
+            for a in self.rootq:
+                if qdirty[a]:
+                    qdirty[a] = False
+                    self._update_queue(a)
+            return
+        # _update_queue and _top written out for two resources (a root child adds to no sum)
+        npres, heaps, ver, levels, sums_of, cnt_of = (
+            self.npres, self.heap, self.ver, self.level, self.sums, self.cnt,
+        )  # fmt: skip
+        pushed, present_of, w = self.pushed, self.present, self.w
         for a in self.rootq:
-            if qdirty[a]:
-                qdirty[a] = False
-                self._update_queue(a)
+            if not qdirty[a]:
+                continue
+            qdirty[a] = False
+            present = npres[a] > 0
+            heap = heaps[a]
+            while heap and heap[0][3] != ver[heap[0][2]]:
+                heapq.heappop(heap)
+            if len(heap) > self.rebuild_at[a]:  # too many stale entries: rebuild
+                heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
+                heapq.heapify(heap)
+            m = levels[heap[0][2]] if heap else 0.0
+            sums, cnt = sums_of[a], cnt_of[a]
+            v0 = sums[0] + sums[2] + m * sums[4]
+            v1 = sums[1] + sums[3] + m * sums[5]
+            c0, c1 = cnt[0] > 0, cnt[1] > 0
+            if c0 == c1:
+                top_v = v0 if v0 >= v1 else v1
+            else:
+                top_v = v0 if c0 else v1
+            level = _round12(top_v / w[a])
+            present_of[a] = present
+            if not (present and pushed[a] and levels[a] == level):
+                levels[a] = level
+                pushed[a] = present
+                v = ver[a] + 1
+                ver[a] = v
+                if present:
+                    heapq.heappush(heaps[0], (level, self.pos[a], a, v))
 
     def _flush2(self) -> None:
         """:meth:`_flush` written out for two resources (the hot path). The leaves: each changed
         leaf's heap entry, what it adds to its parent's sums (as :meth:`_recontrib`) and its
         head's resources (as :meth:`_resig`); then the queues below the root's children, deepest
         first (as :meth:`_update_queue`, :meth:`_top` and :meth:`_recontrib`); the root's
-        children only get their presence (their levels wait for :meth:`settle`)."""
-        s = self.s
-        share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
-        inv0, inv1 = self.inv
-        first, parent, contrib, sums_of = self.first, self.parent, self.contrib, self.sums
-        npres, updates, ver, pos, heaps = self.npres, self.updates, self.ver, self.pos, self.heap
-        qdirty, sig_of, levels, pushed = self.qdirty, self.sig, self.level, self.pushed
-        cnt_of, path = self.cnt, self.path
+        children only get their presence (their levels wait for :meth:`settle`). The same
+        operations in the same order as those methods: the same floats."""
+        refs = self._refs2
+        if refs is None:
+            s = self.s
+            refs = self._refs2 = (
+                s._keys, s._alloc, s._inheap, s._queues, self.inv[0], self.inv[1], self.first,
+                self.parent, self.contrib, self.sums, self.npres, self.updates, self.ver,
+                self.pos, self.heap, self.qdirty, self.sig, self.level, self.pushed, self.cnt,
+                self.path, self.w, self.present, self.rebuild_at, self.qinner, self.rootq,
+            )  # fmt: skip
+        (
+            share, alloc, inheap, queues, inv0, inv1, first, parent, contrib, sums_of, npres,
+            updates, ver, pos, heaps, qdirty, sig_of, levels, pushed, cnt_of, path, w,
+            present_of, rebuild_at, qinner, rootq,
+        ) = refs  # fmt: skip
         push, replace = heapq.heappush, heapq.heapreplace
-        for leaf in self.dirty_leaves:
+        dirty = self.dirty_leaves
+        for leaf in dirty:
             node = first + leaf
             present = inheap[leaf]
             level = share[leaf]
@@ -311,7 +391,7 @@ class _Tree:
                 pushed[node] = present
             if not p:  # the root's vector and level are never read
                 continue
-            kind, old = contrib[node]
+            kind, o0, o1 = contrib[node]
             al = alloc[leaf]
             v0, v1 = al[0] * inv0, al[1] * inv1
             if not present:
@@ -323,12 +403,12 @@ class _Tree:
                 new_kind = 1
             sums = sums_of[p]
             b = kind * 2
-            sums[b] -= old[0]
-            sums[b + 1] -= old[1]
+            sums[b] -= o0
+            sums[b + 1] -= o1
             b = new_kind * 2
             sums[b] += v0
             sums[b + 1] += v1
-            contrib[node] = (new_kind, (v0, v1))
+            contrib[node] = (new_kind, v0, v1)
             if new_kind != kind and (new_kind == 0 or kind == 0):
                 npres[p] += 1 if kind == 0 else -1
             u = updates[p] + 1
@@ -338,14 +418,14 @@ class _Tree:
             old_sig = sig_of[node]
             if present:
                 need = queues[leaf][0][1]
-                sig: tuple[bool, ...] | None = (need[0] > 0.0, need[1] > 0.0)
-                if sig != old_sig:
+                sig = _SIG2[(need[0] > 0.0) + 2 * (need[1] > 0.0)]
+                if sig is not old_sig:
                     sig_of[node] = sig
                     if old_sig is None:
-                        d0, d1 = int(need[0] > 0.0), int(need[1] > 0.0)
+                        d0, d1 = sig[0], sig[1]
                     else:
-                        d0 = int(need[0] > 0.0) - old_sig[0]
-                        d1 = int(need[1] > 0.0) - old_sig[1]
+                        d0 = sig[0] - old_sig[0]
+                        d1 = sig[1] - old_sig[1]
                     for a in path[node]:
                         cnt = cnt_of[a]
                         cnt[0] += d0
@@ -358,11 +438,10 @@ class _Tree:
                     cnt[0] -= d0
                     cnt[1] -= d1
             qdirty[p] = True
-        self.dirty_leaves.clear()
+        dirty.clear()
         # the queues: _update_queue, _top and _recontrib written out
-        w, present_of, rebuild_at = self.w, self.present, self.rebuild_at
         pop = heapq.heappop
-        for a in self.qinner:  # deepest first, each below a queue
+        for a in qinner:  # deepest first, each below a queue
             if not qdirty[a]:
                 continue
             p = parent[a]
@@ -384,23 +463,36 @@ class _Tree:
                 top_v = v0 if v0 >= v1 else v1
             else:
                 top_v = v0 if c0 else v1
-            level = round(top_v / w[a], _DIGITS)
+            # level = round(top_v / w[a], 12), as _round12 (written out)
+            x = top_v / w[a]
+            y = x * 1e12
+            if 0.0 < y < _FAST_ROUND_BELOW:
+                f = _floor(y)
+                if y - f < 0.499:
+                    level = f / 1e12
+                elif y - f > 0.501:
+                    level = (f + 1) / 1e12
+                else:
+                    level = round(x, _DIGITS)
+            else:
+                level = round(x, _DIGITS)
             # what the queue adds to its parent's sums
-            kind, old = contrib[a]
+            kind, o0, o1 = contrib[a]
             psums = sums_of[p]
             if not present:
-                new_kind, add = 0, (v0, v1)
+                new_kind = 0
             elif level > 0.0:
-                new_kind, add = 2, (v0 / level, v1 / level)
+                new_kind = 2
+                v0, v1 = v0 / level, v1 / level
             else:
-                new_kind, add = 1, (v0, v1)
+                new_kind = 1
             b = kind * 2
-            psums[b] -= old[0]
-            psums[b + 1] -= old[1]
+            psums[b] -= o0
+            psums[b + 1] -= o1
             b = new_kind * 2
-            psums[b] += add[0]
-            psums[b + 1] += add[1]
-            contrib[a] = (new_kind, add)
+            psums[b] += v0
+            psums[b + 1] += v1
+            contrib[a] = (new_kind, v0, v1)
             if new_kind != kind and (new_kind == 0 or kind == 0):
                 npres[p] += 1 if kind == 0 else -1
             u = updates[p] + 1
@@ -415,11 +507,11 @@ class _Tree:
                 if present:
                     heap = heaps[p]
                     if pushed[a] and heap[0][2] == a and heap[0][3] == v - 1:
-                        heapq.heapreplace(heap, (level, pos[a], a, v))  # its entry was the top
+                        replace(heap, (level, pos[a], a, v))  # its entry was the top
                     else:
-                        heapq.heappush(heap, (level, pos[a], a, v))
+                        push(heap, (level, pos[a], a, v))
                 pushed[a] = present
-        for a in self.rootq:  # the root's children: their levels wait for settle()
+        for a in rootq:  # the root's children: their levels wait for settle()
             if qdirty[a]:
                 present_of[a] = npres[a] > 0
                 self.rstale = True
@@ -452,7 +544,8 @@ class _Tree:
             if not p:  # the root's vector and level are never read
                 continue
             # what the leaf adds to its parent's sums (inline _recontrib)
-            kind, old = contrib[node]
+            old = contrib[node]
+            kind = old[0]
             sums = sums_of[p]
             vec = [al[r] * inv[r] for r in range(n_r)]
             add: tuple[float, ...]
@@ -463,9 +556,9 @@ class _Tree:
             else:
                 new_kind, add = 1, tuple(vec)
             for r in range(n_r):
-                sums[kind * n_r + r] -= old[r]
+                sums[kind * n_r + r] -= old[1 + r]
                 sums[new_kind * n_r + r] += add[r]
-            contrib[node] = (new_kind, add)
+            contrib[node] = (new_kind, *add)
             if new_kind != kind and (new_kind == 0 or kind == 0):
                 npres[p] += 1 if kind == 0 else -1
             self.updates[p] += 1
@@ -511,7 +604,7 @@ class _Tree:
         else:
             vec = [sums[r] + sums[n_r + r] + m * sums[2 * n_r + r] for r in range(n_r)]
             top_v = max([vec[r] for r in range(n_r) if cnt[r] > 0] or vec)
-        level = round(top_v / self.w[a], _DIGITS)
+        level = _round12(top_v / self.w[a])
         if self.parent[a]:  # the root's vector is never read
             self._recontrib(a, present, level, vec)
         self.present[a] = present
@@ -533,7 +626,7 @@ class _Tree:
         if not self.n_present:  # nothing to descend to: the flush waits for a leaf to wait
             return -1
         if self.dirty_leaves:
-            self._flush()
+            self.flush_now()
         first, present, heaps, ver = self.first, self.present, self.heap, self.ver
         gchildren, level, pos, is_below = self.gchildren, self.level, self.pos, self.is_below
         node = self._root_choice() if self.rstale else 0
@@ -802,7 +895,7 @@ class HDRF(ProgressiveFilling):
             return super()._by_key(users)
         groups = frozenset(ps)
         if tree.dirty_leaves:
-            tree._flush()
+            tree.flush_now()
         nested, tops = tree.order_plan(groups)
         if nested:
             return sorted(users, key=tree.path_key)
@@ -832,7 +925,7 @@ class HDRF(ProgressiveFilling):
             return
         groups = frozenset(ps)
         if tree.dirty_leaves:
-            tree._flush()
+            tree.flush_now()
         nested, tops = tree.order_plan(groups)
         if nested:
             path_key = tree.path_key

@@ -188,3 +188,25 @@ def test_leaves_are_queue_user_pairs() -> None:
     run_scheduler(sched, np.array([[1.0, 1.0]]), source, start_s=0, horizon_s=100, interval_s=5)
     assert isinstance(sched, HDRF)
     assert sched.leaves() == [(0, 0), (1, 0), (0, 1), (1, 1)]  # (queue, user code)
+
+
+def test_round12_is_round_to_12_digits() -> None:
+    """``_round12`` (the levels' rounding) returns exactly ``round(x, 12)``, the sign of a zero
+    included, on shares, ratios of small integers, values next to a 12-digit half and edge
+    values (its short path and its fall-back to ``round``)."""
+    import math
+
+    from fairsim.schedulers.hdrf_online import _round12
+
+    rng = np.random.default_rng(41)
+    xs = [float(x) for x in rng.random(50_000)]
+    xs += [float(x) for x in rng.random(20_000) * 10.0 ** rng.uniform(-14, 2, 20_000)]
+    num, den = rng.integers(1, 10**6, 20_000), rng.integers(1, 10**6, 20_000)
+    xs += [float(a) / float(b) for a, b in zip(num, den, strict=True)]
+    halves = (rng.integers(0, 10**12, 5_000) + 0.5) / 1e12
+    xs += [float(h) + d for h in halves for d in (0.0, 1e-17, -1e-17, 4e-16, -4e-16)]
+    xs += [0.0, -0.0, 1.0, 0.5, 1e-12, 5e-13, 1.5e-12, 2.5e-12, 1100.0, 1e300, math.inf, -0.25]
+    for x in xs:
+        got, want = _round12(x), round(x, 12)
+        assert got == want and math.copysign(1.0, got) == math.copysign(1.0, want), x
+    assert math.isnan(_round12(math.nan))
