@@ -980,8 +980,12 @@ class Engine:
         their servers, the completion heap, held and between-run placements), which the
         recorder's end has copied into its rows, so that its memory is free before the
         recorder closes (a streamed run's ``tasks.parquet`` is then written in arrival order,
-        the run's last peak of memory)."""
+        the run's last peak of memory). Also the recorder's last batch (the live records and
+        submit times of the batch being read: Python values of up to a row group of the trace,
+        none of them needed past the horizon)."""
         self._running.clear()
+        rec = self._recorder
+        rec.b_submit, rec.b_live = [], []
         if self._by_server is not None:
             for tasks in self._by_server:
                 tasks.clear()
