@@ -551,6 +551,8 @@ class Engine:
         live = rec.live  # task -> its live record, from arrival until it ends
         start_s, finished, unplaceable = rec.start_s, rec.finished, rec.unplaceable
         until = rec.until  # placeholders not yet started -> their absolute end (else empty)
+        # a censored task held to the horizon: its row written as it starts (streamed runs)
+        write_held, held = rec.writes_held, rec.held
         running = self._running  # task -> server, for the tasks placed and not finished
         used, integral = cluster.used, self._used_integral
         k_res = range(cluster.n_resources)
@@ -732,6 +734,8 @@ class Engine:
                         "but the horizon is infinite: give a finite horizon (collect.horizon_s "
                         "or trace.end_s) or the rule censored='complete'"
                     )
+                elif write_held:  # its row is final now: only its server is kept (running)
+                    held(task, server, live.pop(task))
         self._close(env.now, lo, hi, batches, running)
 
     def _main_preempt(self, env: simpy.Environment) -> Generator[simpy.events.Event, None, None]:
@@ -976,8 +980,12 @@ class Engine:
         their servers, the completion heap, held and between-run placements), which the
         recorder's end has copied into its rows, so that its memory is free before the
         recorder closes (a streamed run's ``tasks.parquet`` is then written in arrival order,
-        the run's last peak of memory)."""
+        the run's last peak of memory). Also the recorder's last batch (the live records and
+        submit times of the batch being read: Python values of up to a row group of the trace,
+        none of them needed past the horizon)."""
         self._running.clear()
+        rec = self._recorder
+        rec.b_submit, rec.b_live = [], []
         if self._by_server is not None:
             for tasks in self._by_server:
                 tasks.clear()

@@ -9,6 +9,8 @@ the run's memory. In the streamed recording mode
 
 * a task that completes, when it completes;
 * a task that fits no server of the pool, when it arrives;
+* in arrival order, a right-censored task held to the horizon, when it starts
+  (:meth:`fairsim.simulator.recording.StreamingRecorder.held`);
 * the tasks still live at the horizon (``running``, ``censored`` or ``queued``), at the end, in
   task-id (arrival) order.
 

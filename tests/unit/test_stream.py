@@ -231,6 +231,27 @@ def test_worked_example_in_arrival_order_is_the_in_memory_file(tmp_path: Path) -
     assert (tmp_path / "t.parquet").read_bytes() == mem.read_bytes()
 
 
+def test_arrival_order_writes_a_held_task_when_it_starts(tmp_path: Path) -> None:
+    """Arrival order: the censored task held to the horizon (job 7's task 1, started at 0) is
+    written as it starts, and the recorder keeps no live record, start or row of it after; end
+    order keeps it live to the horizon (its row comes after the finished one)."""
+    seen: list[tuple[str, bool, bool]] = []
+    for order in ("arrival", "end"):
+        eng = _engine(tmp_path / f"{order}.parquet", tasks_order=order)
+        original = eng._close
+
+        def close(*args: Any, eng: Engine = eng, order: str = order, original: Any = original):
+            rec = eng._recorder
+            # the pending rows' task ids: every row's first value
+            ids = rec.stream.pending[:: rec.stream._width]  # type: ignore[attr-defined]
+            seen.append((order, 1 in rec.live, 1 in ids))
+            return original(*args)
+
+        eng._close = close  # type: ignore[method-assign]
+        eng.run()
+    assert seen == [("arrival", False, True), ("end", True, False)]
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 40), st.integers(1, 9), st.integers(1, 12), st.randoms())
 def test_arrival_order_puts_any_end_order_back(n: int, block: int, flush: int, rnd: Any) -> None:
