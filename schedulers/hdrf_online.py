@@ -305,49 +305,14 @@ class _Tree:
             self.settle()
 
     def settle(self) -> None:
-        """Compute the levels of the root's queue children that the flush left dirty."""
+        """Compute the levels of the root's queue children that the flush left dirty (a root
+        child adds to no sum: :meth:`_update_queue` gives it only its level and heap entry)."""
         self.rstale = False
         qdirty = self.qdirty
-        if self.n_r != 2:
-            for a in self.rootq:
-                if qdirty[a]:
-                    qdirty[a] = False
-                    self._update_queue(a)
-            return
-        # _update_queue and _top written out for two resources (a root child adds to no sum)
-        npres, heaps, ver, levels, sums_of, cnt_of = (
-            self.npres, self.heap, self.ver, self.level, self.sums, self.cnt,
-        )  # fmt: skip
-        pushed, present_of, w = self.pushed, self.present, self.w
         for a in self.rootq:
-            if not qdirty[a]:
-                continue
-            qdirty[a] = False
-            present = npres[a] > 0
-            heap = heaps[a]
-            while heap and heap[0][3] != ver[heap[0][2]]:
-                heapq.heappop(heap)
-            if len(heap) > self.rebuild_at[a]:  # too many stale entries: rebuild
-                heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
-                heapq.heapify(heap)
-            m = levels[heap[0][2]] if heap else 0.0
-            sums, cnt = sums_of[a], cnt_of[a]
-            v0 = sums[0] + sums[2] + m * sums[4]
-            v1 = sums[1] + sums[3] + m * sums[5]
-            c0, c1 = cnt[0] > 0, cnt[1] > 0
-            if c0 == c1:
-                top_v = v0 if v0 >= v1 else v1
-            else:
-                top_v = v0 if c0 else v1
-            level = _round12(top_v / w[a])
-            present_of[a] = present
-            if not (present and pushed[a] and levels[a] == level):
-                levels[a] = level
-                pushed[a] = present
-                v = ver[a] + 1
-                ver[a] = v
-                if present:
-                    heapq.heappush(heaps[0], (level, self.pos[a], a, v))
+            if qdirty[a]:
+                qdirty[a] = False
+                self._update_queue(a)
 
     def _flush2(self) -> None:
         """:meth:`_flush` written out for two resources (the hot path). The leaves: each changed
@@ -454,6 +419,7 @@ class _Tree:
             if len(heap) > rebuild_at[a]:  # too many stale entries: rebuild
                 heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
                 heapq.heapify(heap)
+            # the vector and level: _level2 written out
             m = levels[heap[0][2]] if heap else 0.0
             sums, cnt = sums_of[a], cnt_of[a]
             v0 = sums[0] + sums[2] + m * sums[4]
@@ -585,26 +551,38 @@ class _Tree:
             heapq.heapify(heap)
         return heap[0][2] if heap else -1
 
+    def _level2(self, a: int) -> tuple[float, float, float]:
+        """Queue ``a``'s vector ``B + Z + M U`` and level for two resources: ``(v0, v1,
+        level)``, the level being the largest entry over the resources its unblocked leaves
+        need (every entry when they need none) divided by its weight, rounded to 12 digits.
+        :meth:`_flush2` has these lines written out (the hot path): change both together."""
+        top = self._top(a)
+        m = self.level[top] if top >= 0 else 0.0
+        sums, cnt = self.sums[a], self.cnt[a]
+        v0 = sums[0] + sums[2] + m * sums[4]
+        v1 = sums[1] + sums[3] + m * sums[5]
+        c0, c1 = cnt[0] > 0, cnt[1] > 0
+        if c0 == c1:
+            top_v = v0 if v0 >= v1 else v1
+        else:
+            top_v = v0 if c0 else v1
+        return v0, v1, _round12(top_v / self.w[a])
+
     def _update_queue(self, a: int) -> None:
         """Recompute queue ``a``'s vector ``B + Z + M U``, level and presence, and what it adds
         to its parent."""
         present = self.npres[a] > 0
-        top = self._top(a)
-        m = self.level[top] if top >= 0 else 0.0
-        n_r, sums, cnt = self.n_r, self.sums[a], self.cnt[a]
+        n_r = self.n_r
         if n_r == 2:
-            v0 = sums[0] + sums[2] + m * sums[4]
-            v1 = sums[1] + sums[3] + m * sums[5]
-            c0, c1 = cnt[0] > 0, cnt[1] > 0
-            if c0 == c1:
-                top_v = v0 if v0 >= v1 else v1
-            else:
-                top_v = v0 if c0 else v1
+            v0, v1, level = self._level2(a)
             vec = [v0, v1]
         else:
+            top = self._top(a)
+            m = self.level[top] if top >= 0 else 0.0
+            sums, cnt = self.sums[a], self.cnt[a]
             vec = [sums[r] + sums[n_r + r] + m * sums[2 * n_r + r] for r in range(n_r)]
             top_v = max([vec[r] for r in range(n_r) if cnt[r] > 0] or vec)
-        level = _round12(top_v / self.w[a])
+            level = _round12(top_v / self.w[a])
         if self.parent[a]:  # the root's vector is never read
             self._recontrib(a, present, level, vec)
         self.present[a] = present
