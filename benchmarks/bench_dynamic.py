@@ -3,11 +3,11 @@ benchmarks.bench_dynamic``.
 
 Two targets of the Bonald and Roberts reproduction, written to ``OUT/dynamic.json``:
 
-* the packet router (:mod:`fairsim.experiments.bonald_roberts.packet_fq`) processes at least
+* the packet router (:mod:`fairsim.schedulers.flows.packet_fq`) processes at least
 1,000,000 packets per second of
   wall time on one core (unbalanced load 0.8, W = 30, geometric flows of mean 1,000 packets), per
   algorithm, after one small warm-up run that loads or compiles the numba code;
-* the Markov solve (:func:`fairsim.experiments.bonald_roberts.markov_chain.solve_markov`) for three
+* the Markov solve (:func:`fairsim.schedulers.flows.markov_chain.solve_markov`) for three
 classes truncated at 40
   transactions per class (68,921 states) takes under a minute.
 
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.targets import Target, parser, start, write_result
-from fairsim.experiments.bonald_roberts.markov_chain import make_model, scaled_loads, solve_markov
-from fairsim.experiments.bonald_roberts.packet_fq import ALGORITHMS, estimate_service_rates
+from fairsim.schedulers.flows.markov_chain import make_model, scaled_loads, solve_markov
+from fairsim.schedulers.flows.packet_fq import ALGORITHMS, estimate_service_rates
 
 VECTORS = [[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]]
 PACKETS_PER_S_TARGET = 1_000_000

@@ -1,6 +1,6 @@
 """The discrete-event engine: a SimPy environment driving arrivals, completions and scheduling.
 
-This and :mod:`fairsim.experiments.bonald_roberts.markov_chain` (the Markovian demand model) are
+This and :mod:`fairsim.schedulers.flows.markov_chain` (the Markovian demand model) are
 the only modules importing :mod:`simpy`; schedulers never do. The engine
 
 * streams tasks in submit order from a :class:`fairsim.simulator.workload.TaskSource`;

@@ -20,7 +20,6 @@ import pandas as pd
 
 from fairsim.experiments import kit
 from fairsim.experiments.bonald_roberts import paper
-from fairsim.experiments.bonald_roberts.markov_chain import ALLOCATIONS
 from fairsim.experiments.bonald_roberts.numbers import (
     Markov,
     Ranged,
@@ -38,6 +37,7 @@ from fairsim.experiments.claims import (
     judged,
     seeds_needed,
 )
+from fairsim.schedulers.flows.markov_chain import ALLOCATIONS
 
 _ST = paper.BY_KEY
 _DETERMINISTIC = "deterministic (truncated Markov chain, no seed): zero-width interval"

@@ -5,13 +5,13 @@ For each scenario of ``configs/bonald-roberts.yaml`` (balanced ``rho1 = rho2 = r
 BMF):
 
 1. the service rates ``gamma_k`` of the Markovian demand model from the truncated Markov chain
-   (:func:`fairsim.experiments.bonald_roberts.markov_chain.solve_markov_adaptive`):
+   (:func:`fairsim.schedulers.flows.markov_chain.solve_markov_adaptive`):
    deterministic, computed once (:func:`markov_points`);
 2. per seed (:func:`seed_points`, seeds ``1 .. N`` over worker processes): the same rates from a
    SimPy simulation with batch-means 95 % CIs
-   (:func:`fairsim.experiments.bonald_roberts.markov_chain.simulate_demand_model`), and packet-level
+   (:func:`fairsim.schedulers.flows.markov_chain.simulate_demand_model`), and packet-level
    router simulations (DRFQ eq. 2, PF-SFQ eq. 5, BMF-SFQ eq. 7) on the packet scenarios and loads
-   (:func:`fairsim.experiments.bonald_roberts.packet_fq.estimate_service_rates`);
+   (:func:`fairsim.schedulers.flows.packet_fq.estimate_service_rates`);
 3. ``service_rates.parquet`` (tidy: ``scenario, allocation, method, load, class, seed, gamma``;
    method ``markov`` (``seed`` null), ``simulation`` or ``packet``; packet rows carry the fluid
    allocation their algorithm realises), ``details.parquet`` (the same rows with each run's own
@@ -45,7 +45,12 @@ from tqdm import tqdm
 from fairsim.atomic import write_text
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
-from fairsim.experiments.bonald_roberts.markov_chain import (
+from fairsim.experiments.bonald_roberts.numbers import seed_summary
+from fairsim.experiments.bonald_roberts.paper import PACKET_ALGORITHM
+from fairsim.experiments.claims import run_seeds, seed_list
+from fairsim.experiments.kit import Options
+from fairsim.scenario.config import StrictModel, format_error, read_yaml
+from fairsim.schedulers.flows.markov_chain import (
     ALLOCATIONS,
     RateTable,
     make_model,
@@ -53,12 +58,7 @@ from fairsim.experiments.bonald_roberts.markov_chain import (
     simulate_demand_model,
     solve_markov_adaptive,
 )
-from fairsim.experiments.bonald_roberts.numbers import seed_summary
-from fairsim.experiments.bonald_roberts.packet_fq import estimate_service_rates
-from fairsim.experiments.bonald_roberts.paper import PACKET_ALGORITHM
-from fairsim.experiments.claims import run_seeds, seed_list
-from fairsim.experiments.kit import Options
-from fairsim.scenario.config import StrictModel, format_error, read_yaml
+from fairsim.schedulers.flows.packet_fq import estimate_service_rates
 from fairsim.simulator.results import write_table
 
 log = logging.getLogger(__name__)

@@ -14,9 +14,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from fairsim.experiments.bonald_roberts.markov_chain import ALLOCATIONS
 from fairsim.experiments.bonald_roberts.paper import PACKET_ALGORITHM
 from fairsim.scenario.reporting.plotting import save_figure
+from fairsim.schedulers.flows.markov_chain import ALLOCATIONS
 
 _STYLE = {"drf": "--", "pf": ":", "bmf": "-"}
 _COLORS = {1: "tab:blue", 2: "tab:orange", 3: "tab:green"}

@@ -19,9 +19,9 @@ from fairsim.experiments.bonald_roberts import paper
 from fairsim.experiments.bonald_roberts.claims import build_claims
 from fairsim.experiments.bonald_roberts.experiment import is_quick, setup_text
 from fairsim.experiments.bonald_roberts.figures import figure_fluid, figure_packet
-from fairsim.experiments.bonald_roberts.markov_chain import ALLOCATIONS
 from fairsim.experiments.bonald_roberts.numbers import Markov, seed_summary
 from fairsim.experiments.claims import Claim, claims_markdown, counts, write_claims
+from fairsim.schedulers.flows.markov_chain import ALLOCATIONS
 from fairsim.simulator.results import write_json
 
 log = logging.getLogger(__name__)

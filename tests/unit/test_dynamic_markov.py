@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairsim.errors import ConfigError
-from fairsim.experiments.bonald_roberts.markov_chain import (
+from fairsim.schedulers.flows.markov_chain import (
     ALLOCATIONS,
     class_rates,
     exact_class_rates,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fairsim.errors import ConfigError
-from fairsim.experiments.bonald_roberts.packet_fq import (
+from fairsim.schedulers.flows.packet_fq import (
     ALGORITHMS,
     estimate_service_rates,
     run_router,
@@ -95,7 +95,7 @@ def test_bad_input_one_line() -> None:
 def test_numba_cache_disabled_on_read_only_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fairsim.experiments.bonald_roberts import packet_fq as packet
+    from fairsim.schedulers.flows import packet_fq as packet
 
     ro = tmp_path / "ro"
     ro.mkdir()
@@ -112,7 +112,7 @@ def test_numba_cache_disabled_on_read_only_dir(
 def test_numba_cache_goes_to_the_user_cache_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fairsim.experiments.bonald_roberts import packet_fq as packet
+    from fairsim.schedulers.flows import packet_fq as packet
 
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

@@ -608,7 +608,7 @@ def estimate_service_rates(
     ConfigError
         As :func:`run_router`, and for ``flows < batches`` or ``batches < 2``.
     """
-    from fairsim.experiments.bonald_roberts.markov_chain import batch_gamma
+    from fairsim.schedulers.flows.markov_chain import batch_gamma
 
     if batches < 2:
         raise ConfigError(f"batches: {batches!r} (expected an integer >= 2)")

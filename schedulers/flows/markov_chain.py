@@ -767,7 +767,7 @@ def batch_gamma(
         ``mean_n`` and ``mean_n_half`` (the mean of the batch means and its half-width,
         :func:`batch_means`), ``gamma`` and its interval ``gamma_lo``, ``gamma_hi`` (from the
         interval of ``E[n]``): the fields :class:`SimulationResult` and
-        :class:`~fairsim.experiments.bonald_roberts.packet_fq.PacketEstimate` share.
+        :class:`~fairsim.schedulers.flows.packet_fq.PacketEstimate` share.
     """
     mean_n, half = batch_means(area / span[:, None])
     with np.errstate(divide="ignore", invalid="ignore"):
