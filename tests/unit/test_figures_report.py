@@ -595,6 +595,49 @@ def test_fig6_trend_passes_only_when_rho_excludes_zero(
     assert trend("trend", "Fig. 6b", "growing", rho).verdict == verdict
 
 
+def test_fig6_trend_clusters_by_seed() -> None:
+    # seed 1 rises with size, seed 2 falls less steeply: pooled, the jobs rise (rho +1 on every
+    # resample of jobs); clustered by seed, a quarter of the resamples draw seed 2 twice (rho -1)
+    sizes = (10, 80, 300, 800, 2000)
+
+    def seed(levels: tuple[int, ...], step: float, s: int) -> pd.DataFrame:
+        rows = [
+            (1000 * s + 100 * b + j, sizes[b], 100.0 * (1 - step * level), 100.0)
+            for b, level in enumerate(levels)
+            for j in range(8)
+        ]
+        return _pairs(rows, s)
+
+    est = estimates.fig6_estimates(
+        {1: seed((0, 1, 2, 3, 4), 0.2, 1), 2: seed((4, 3, 2, 1, 0), 0.1, 2)}, n_resamples=300
+    )
+    assert est["trend_per_seed"]["mean_of_ratios"] == pytest.approx([1.0, -1.0])
+    rho = est["trend"]["mean_of_ratios"]
+    assert "two-level bootstrap over 2 seeds" in rho.method
+    assert rho.low == pytest.approx(-1.0) and rho.high == pytest.approx(1.0)
+
+
+def test_fig6_cdf_gaps() -> None:
+    faster = _pairs([(1, 5, 10.0, 20.0), (2, 5, 30.0, 40.0)])
+    assert drfh_numbers.fig6_cdf_gaps(faster) == pytest.approx((0.0, 0.5))
+    slower = _pairs([(1, 5, 20.0, 10.0), (2, 5, 40.0, 30.0)])
+    assert drfh_numbers.fig6_cdf_gaps(slower) == pytest.approx((0.5, 0.0))
+
+
+def test_whole_task_drfh_is_the_exact_leximin_of_whole_tasks() -> None:
+    # one server (1 CPU, 1 memory); user a's task (0.6, 0.1), user b's (0.1, 0.6): one task each
+    # fits, two of either do not; divisible DRFH would give each 0.5/0.6 of its dominant resource
+    servers = pd.DataFrame({"server": ["s0"], "cpu": [1.0], "mem": [1.0]})
+    shares = drfh_numbers.whole_task_drfh(servers, {"a": (0.6, 0.1), "b": (0.1, 0.6)})
+    assert shares == pytest.approx({"a": 0.6, "b": 0.6})
+    # two servers, user a alone: 0.3-CPU tasks, three per server
+    two = pd.DataFrame({"server": ["s0", "s1"], "cpu": [1.0, 1.0], "mem": [1.0, 1.0]})
+    assert drfh_numbers.whole_task_drfh(two, {"a": (0.3, 0.1)}) == pytest.approx({"a": 0.9})
+    # bounded by its tasks present: user a has 1 task, user b takes the rest
+    shares = drfh_numbers.whole_task_drfh(two, {"a": (0.3, 0.1), "b": (0.3, 0.1)}, bounds={"a": 1})
+    assert shares == pytest.approx({"a": 0.15, "b": 0.75})
+
+
 def _claim(claims: list, start: str):
     [c] = [c for c in claims if c.statement.startswith(start)]
     return c
