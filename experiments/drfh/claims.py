@@ -465,6 +465,8 @@ def _users_claims(numbers: dict[str, Any], fig: str) -> list[Claim]:
         return []
     out = []
     for key, value, paper_, bound, unit, why in _USERS_CLAIMS[fig]:
+        if value not in f:  # numbers without this quantity: no claim
+            continue
         reason = join(why(f) if callable(why) else why, _old_rule(numbers, fig, value, unit))
         where = _ST[key].where()
         if bound:

@@ -829,8 +829,10 @@ def whole_task_drfh(
     interchangeable, so the variables count the servers of each configuration that hold each
     packing of whole tasks (:func:`_packings`), solved by ``scipy.optimize.milp`` (HiGHS). After
     the largest smallest share ``t`` is found, every user that cannot get more than ``t`` while
-    the others keep at least theirs is fixed at ``t`` (if none, the one whose best is lowest),
-    and the rest are raised again.
+    the others keep at least theirs is fixed at the least share of whole tasks at or above
+    ``t``, and the rest are raised again. Each level is exact; when no user is fixed that way
+    (each could exceed ``t``, but not all at once) the one whose best is lowest is fixed, a
+    tie-break that can in contrived cases miss the leximin optimum above the smallest share.
 
     Parameters
     ----------
@@ -873,39 +875,46 @@ def whole_task_drfh(
     integrality[-1] = 0
     limit = np.array([np.inf if bounds is None else bounds.get(u, np.inf) for u in users])
 
-    def solve(fixed: dict[int, float], objective: int | None) -> float:
-        share = tasks * g[:, None]  # users x n_z: each user's share per unit of z
+    def solve(least: dict[int, int], objective: int | None) -> np.ndarray:
+        """Every user's whole tasks in an optimal placement: at least ``least[i]`` tasks of user
+        ``i``; maximising user ``objective``'s tasks, or (``None``) the smallest share of the
+        users without a least count."""
         rows = [LinearConstraint(one_per_server, count, count)]
-        cap = np.hstack([tasks, np.zeros((len(users), 1))])
-        rows.append(LinearConstraint(cap, -np.inf, limit))
-        for i in range(len(users)):
-            row = np.append(share[i], 0.0)
-            if i in fixed:
-                rows.append(LinearConstraint(row, fixed[i] - _WHOLE_EPS, np.inf))
-            elif objective is None:
-                rows.append(LinearConstraint(row - np.eye(1, n_z + 1, n_z)[0], 0.0, np.inf))
-            else:
-                rows.append(LinearConstraint(row, level - _WHOLE_EPS, np.inf))
+        lows = np.array([least.get(i, 0) for i in range(len(users))], dtype=float)
+        rows.append(LinearConstraint(np.hstack([tasks, np.zeros((len(users), 1))]), lows, limit))
         c = np.zeros(n_z + 1)
         if objective is None:
+            for i in range(len(users)):
+                if i not in least:
+                    row = np.append(tasks[i] * g[i], -1.0)  # share_i - t >= 0
+                    rows.append(LinearConstraint(row, 0.0, np.inf))
             c[-1] = -1.0
         else:
-            c[:n_z] = -share[objective]
-        res = milp(c, constraints=rows, integrality=integrality, bounds=Bounds(0, hi))
+            c[:n_z] = -tasks[objective]
+        res = milp(
+            c,
+            constraints=rows,
+            integrality=integrality,
+            bounds=Bounds(0, hi),
+            options={"mip_rel_gap": 0.0},
+        )
         if not res.success:
             raise RuntimeError(f"whole_task_drfh: {res.message}")
-        return float(-res.fun)
+        return tasks @ np.round(res.x[:n_z])
 
-    fixed: dict[int, float] = {}
-    level = 0.0
+    fixed: dict[int, int] = {}  # user -> its whole tasks, once fixed
     while len(fixed) < len(users):
         free = [i for i in range(len(users)) if i not in fixed]
-        level = solve(fixed, None)
-        best = {i: solve(fixed, i) for i in free}
-        stuck = [i for i in free if best[i] <= level + _WHOLE_EPS]
-        for i in stuck or [min(free, key=lambda i: best[i])]:
-            fixed[i] = level
-    return {u: fixed[i] for i, u in enumerate(users)}
+        placed = solve(fixed, None)
+        level = min(placed[i] * g[i] for i in free)  # exact: from the integer solution
+        # the least whole tasks that give each free user a share at or above the level
+        need = {i: math.ceil(level / g[i] - _WHOLE_EPS) for i in free}
+        least = fixed | need
+        best = {i: int(np.rint(solve(least, i)[i])) for i in free}
+        stuck = [i for i in free if best[i] <= need[i]]
+        for i in stuck or [min(free, key=lambda i: best[i] * g[i])]:
+            fixed[i] = need[i]
+    return {u: float(fixed[i] * g[i]) for i, u in enumerate(users)}
 
 
 def fig4_deficit_phases(
@@ -1005,7 +1014,7 @@ def _equal_gap(rows: pd.DataFrame) -> float:
     """The largest spread (highest minus lowest) of the active users' dominant shares at an
     instant of ``rows`` (``fairness.parquet``) at which every active user has a task waiting
     and there are two users or more; NaN without such an instant."""
-    if rows.empty:
+    if rows.empty or "tasks_waiting" not in rows.columns:
         return math.nan
     g = rows.groupby("time_s")
     backlogged = g["tasks_waiting"].min() > 0
@@ -1048,7 +1057,11 @@ def whole_task_deficits(
     out = []
     for time_s, at in rows.groupby("time_s", sort=True):
         users = tuple(sorted(at["user"]))
-        present = dict(zip(at["user"], (at["tasks_running"] + at["tasks_waiting"]), strict=True))
+        if {"tasks_running", "tasks_waiting"} <= set(at.columns):
+            held = at["tasks_running"] + at["tasks_waiting"]
+        else:  # an older fairness.parquet: every backlog unbounded
+            held = pd.Series(np.inf, index=at.index)
+        present = dict(zip(at["user"], held, strict=True))
         dem = {u: tuple(demands.loc[u, cols].to_numpy(dtype=float)) for u in users}
         if users not in unbounded:
             unbounded[users] = whole_task_drfh(servers, dem)
