@@ -59,19 +59,55 @@ def fig6_estimates(
     -------
     dict
         ``bins`` (:func:`fairsim.experiments.drfh.numbers.fig6_bin_estimates`, with the row
-        ``all``), ``trend`` (``{measure: Estimate of Spearman's rho}``), ``pairs`` (the pooled
-        frame, with ``seed``) and ``seeds``.
+        ``all``; bootstrap over jobs, a job with all its seeds), ``trend`` (``{measure:
+        Estimate of Spearman's rho}``, the two-level bootstrap over seeds, then the jobs of each:
+        :func:`fairsim.experiments.drfh.numbers.fig6_trend` with ``clusters``),
+        ``trend_per_seed`` (``{measure: [rho of each seed alone]}``), ``large`` (the mean of
+        per-job reductions of the jobs of more than 50 tasks, pooled), ``cdf`` (Fig. 6a:
+        ``behind`` and ``ahead``, :func:`fairsim.experiments.drfh.numbers.fig6_cdf_gaps` over
+        seeds), ``pairs`` (the pooled frame, with ``seed``) and ``seeds``.
     """
     kw = {} if n_resamples is None else {"n_resamples": n_resamples}
     pairs = pd.concat([p.assign(seed=s) for s, p in pairs_by_seed.items()], ignore_index=True)
     units = N.fig6_units(pairs)
     n = len(pairs_by_seed)
+    per_seed = N.fig6_seed_units(pairs)
+    clusters = per_seed["seed"].to_numpy()
     return {
         "bins": N.fig6_bin_estimates(units, seeds=n, **kw),
-        "trend": {m: N.fig6_trend(units, m, seeds=n, **kw) for m in N.FIG6_MEASURES},
+        "trend": {
+            m: N.fig6_trend(per_seed, m, seeds=n, clusters=clusters, **kw) for m in N.FIG6_MEASURES
+        },
+        "trend_per_seed": {m: N.fig6_seed_rhos(per_seed, m) for m in N.FIG6_MEASURES},
+        "large": _fig6_large(units, n, **kw),
+        "cdf": dict(
+            zip(
+                ("behind", "ahead"),
+                map(
+                    across, zip(*(N.fig6_cdf_gaps(p) for p in pairs_by_seed.values()), strict=True)
+                ),
+                strict=True,
+            )
+        ),
         "pairs": pairs,
         "seeds": n,
     }
+
+
+def _fig6_large(units: pd.DataFrame, seeds: int, *, n_resamples: int | None = None) -> Estimate:
+    """Fig. 6b's reduction for the jobs of more than 50 tasks (every bin but the first) pooled:
+    the mean of per-job reductions, bootstrapped over jobs as the bins are."""
+    large = units[units["bin_code"] > 0].assign(bin_code=0)
+    kw = {} if n_resamples is None else {"n_resamples": n_resamples}
+    if large.empty:
+        return Estimate(math.nan, None, None, seeds, "no jobs")
+
+    def stat(idx: np.ndarray) -> float:
+        return float(N.fig6_reduction(large, idx, paper.FIG6_VERDICT_MEASURE)[0])
+
+    if kw.get("n_resamples") == 0:
+        return Estimate(stat(np.arange(len(large))), None, None, seeds, "")
+    return bootstrap_units(len(large), stat, seeds=seeds, what="jobs", **kw)
 
 
 def mean_decrease(worse_by_seed: dict[int, pd.DataFrame]) -> Estimate:
@@ -190,8 +226,10 @@ def _fig4_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _fig4_deficit_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    """Fig. 4's deficit numbers over seeds: every phase's numbers (one value per seed) and
-    ``worst``, the largest settled deficit over the phases of each seed."""
+    """Fig. 4's deficit numbers over seeds: every phase's numbers (one value per seed),
+    ``worst``, the largest settled deficit to the divisible DRFH allocation over the phases of
+    each seed, and ``worst_whole``, the same to the whole-task DRFH allocation (the verdict's:
+    :func:`fairsim.experiments.drfh.numbers.whole_task_deficits`)."""
     phases: dict[str, dict[str, Any]] = {}
     for phase in N.FIG4_DEFICIT_PHASES:
         vals = [n["fig4_deficit"][phase] for n in per_seed.values()]
@@ -201,7 +239,11 @@ def _fig4_deficit_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, An
     worst = [
         max(v["max_deficit_max"] for v in n["fig4_deficit"].values()) for n in per_seed.values()
     ]
-    return {"phases": phases, "worst": across(worst)}
+    worst_whole = [
+        max(v["max_deficit_whole_max"] for v in n["fig4_deficit"].values())
+        for n in per_seed.values()
+    ]
+    return {"phases": phases, "worst": across(worst), "worst_whole": across(worst_whole)}
 
 
 def _fairness_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:

@@ -24,7 +24,13 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from fairsim.experiments.claims import N_RESAMPLES, Estimate, bootstrap_units, spearman_trend
+from fairsim.experiments.claims import (
+    N_RESAMPLES,
+    Estimate,
+    bootstrap_units,
+    spearman,
+    spearman_trend,
+)
 from fairsim.experiments.drfh import paper
 from fairsim.scenario.api import RunResult
 from fairsim.scenario.reporting.fairness_panel import read_fairness
@@ -425,19 +431,84 @@ def fig6_bin_estimates(
     return pd.DataFrame(rows)
 
 
+def fig6_cdf_gaps(pairs: pd.DataFrame) -> tuple[float, float]:
+    """Fig. 6a's two JCT CDFs of one seed's jobs finished under both schedulers, compared.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        :func:`fig6_pairs` (``jct_a_s``: Best-Fit DRFH, ``jct_b_s``: Slots).
+
+    Returns
+    -------
+    tuple of float
+        ``(behind, ahead)``: the largest amount by which Slots' empirical CDF lies above
+        Best-Fit DRFH's at any completion time (0 when Best-Fit's CDF is everywhere at or above
+        Slots': its JCTs are stochastically shorter), and the largest amount by which Best-Fit's
+        lies above Slots' (the one-sided Kolmogorov-Smirnov distances; NaN without jobs).
+    """
+    a = np.sort(pairs["jct_a_s"].to_numpy(float))
+    b = np.sort(pairs["jct_b_s"].to_numpy(float))
+    if a.size == 0:
+        return math.nan, math.nan
+    x = np.union1d(a, b)
+    fa = np.searchsorted(a, x, side="right") / a.size
+    fb = np.searchsorted(b, x, side="right") / b.size
+    return float(max(0.0, np.max(fb - fa))), float(max(0.0, np.max(fa - fb)))
+
+
+def fig6_seed_units(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 6's (job, seed) pairs as :func:`fig6_units`' rows, one per (seed, job), with the
+    column ``seed``: the units of the seed-clustered trend (:func:`fig6_trend` with
+    ``clusters``), where a seed is resampled with its jobs."""
+    parts = [fig6_units(p).assign(seed=s) for s, p in pairs.groupby("seed", sort=True)]
+    return pd.concat(parts).reset_index(drop=True)
+
+
 def fig6_trend(
-    units: pd.DataFrame, measure: str, *, seeds: int, n_resamples: int = N_RESAMPLES
+    units: pd.DataFrame,
+    measure: str,
+    *,
+    seeds: int,
+    n_resamples: int = N_RESAMPLES,
+    clusters: np.ndarray | None = None,
 ) -> Estimate:
     """Spearman's rho between the Fig. 6b bin (1-5) and its reduction, bootstrapped over jobs
     (:func:`fairsim.experiments.claims.spearman_trend`; a bin left empty by a resample drops
-    out of that resample's rho)."""
+    out of that resample's rho).
+
+    Parameters
+    ----------
+    units : pandas.DataFrame
+        :func:`fig6_units` (one unit per job) or, with ``clusters``, :func:`fig6_seed_units`.
+    measure : str
+        One of :data:`FIG6_MEASURES`.
+    seeds, n_resamples
+        As in :func:`fairsim.experiments.claims.spearman_trend`.
+    clusters : numpy.ndarray, optional
+        Each unit's seed: the two-level bootstrap over seeds, then the jobs of each (issue 44:
+        every trend rule clusters by seed, as UDRF's Fig. 10 trends do).
+    """
 
     keys = [float(k) for k in range(1, len(paper.FIG6_BIN_LABELS) + 1)]
 
     def groups(idx: np.ndarray) -> tuple[list[float], list[float]]:
         return keys, fig6_reduction(units, idx, measure).tolist()
 
-    return spearman_trend(len(units), groups, seeds=seeds, what="jobs", n_resamples=n_resamples)
+    return spearman_trend(
+        len(units), groups, seeds=seeds, what="jobs", n_resamples=n_resamples, clusters=clusters
+    )
+
+
+def fig6_seed_rhos(seed_units: pd.DataFrame, measure: str) -> list[float]:
+    """Spearman's rho of Fig. 6b's trend in each seed alone (point estimates, in seed order),
+    from :func:`fig6_seed_units`."""
+    keys = [float(k) for k in range(1, len(paper.FIG6_BIN_LABELS) + 1)]
+    out = []
+    for _, u in seed_units.groupby("seed", sort=True):
+        u = u.reset_index(drop=True)
+        out.append(spearman(keys, fig6_reduction(u, np.arange(len(u)), measure).tolist()))
+    return out
 
 
 def _user_pairs(root: Path, a: str, b: str, suffixes: tuple[str, str]) -> pd.DataFrame:
@@ -728,6 +799,124 @@ def whole_task_shares(
     return out
 
 
+#: Numerical slack of :func:`whole_task_drfh`'s comparisons of dominant shares.
+_WHOLE_EPS = 1e-9
+
+
+def _packings(cap: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """Every packing of whole tasks into one server of capacity ``cap``: the rows are task
+    counts per user (``demand``: users x resources) that fit, the empty packing included."""
+    with np.errstate(divide="ignore"):
+        most = np.floor(np.min(np.where(demand > 0, cap / demand, np.inf), axis=1) + 1e-9)
+    grids = np.meshgrid(*(np.arange(int(m) + 1) for m in most), indexing="ij")
+    counts = np.stack([g.ravel() for g in grids], axis=1)
+    fits = np.all(counts @ demand <= cap + 1e-9, axis=1)
+    return counts[fits]
+
+
+def whole_task_drfh(
+    servers: pd.DataFrame,
+    demands: dict[str, tuple[float, ...]],
+    bounds: dict[str, int] | None = None,
+) -> dict[str, float]:
+    """The DRFH allocation restricted to whole tasks, solved exactly: the leximin global dominant
+    shares over every placement of whole tasks on the servers.
+
+    DRFH (Sec. IV of the DRFH paper) maximises the smallest global dominant share, then the next,
+    and so on (progressive filling); with divisible tasks every server is used to its bottleneck.
+    Here a user's share is ``n_u · g_u`` (``n_u`` whole tasks, ``g_u = max_r d_ur / C_r`` of the
+    pool's totals), and each level is an integer program: servers of one configuration are
+    interchangeable, so the variables count the servers of each configuration that hold each
+    packing of whole tasks (:func:`_packings`), solved by ``scipy.optimize.milp`` (HiGHS). After
+    the largest smallest share ``t`` is found, every user that cannot get more than ``t`` while
+    the others keep at least theirs is fixed at the least share of whole tasks at or above
+    ``t``, and the rest are raised again. Each level is exact; when no user is fixed that way
+    (each could exceed ``t``, but not all at once) the one whose best is lowest is fixed, a
+    tie-break that can in contrived cases miss the leximin optimum above the smallest share.
+
+    Parameters
+    ----------
+    servers : pandas.DataFrame
+        ``servers.parquet`` (``cpu``, ``mem``).
+    demands : dict
+        ``{user: (cpu, mem)}`` per task.
+    bounds : dict, optional
+        ``{user: tasks}``: at most this many tasks of the user (its tasks present); default
+        unbounded (a backlog larger than the pool).
+
+    Returns
+    -------
+    dict
+        ``{user: global dominant share}``.
+    """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    users = list(demands)
+    if not users:
+        return {}
+    resources = ["cpu", "mem"]
+    d = np.array([demands[u] for u in users], dtype=float)
+    configs = servers.groupby(resources, sort=True).size()
+    total = servers[resources].to_numpy(float).sum(axis=0)
+    g = np.max(d / total, axis=1)
+    packs = [_packings(np.asarray(c, dtype=float), d) for c in configs.index]
+    n_z = sum(len(p) for p in packs)
+    # tasks of each user as a linear function of the packing counts z
+    tasks = np.concatenate([p.T for p in packs], axis=1).astype(float)  # users x n_z
+    one_per_server = np.zeros((len(packs), n_z + 1))
+    col = 0
+    for k, p in enumerate(packs):
+        one_per_server[k, col : col + len(p)] = 1.0
+        col += len(p)
+    count = configs.to_numpy(float)
+    hi = np.full(n_z + 1, np.inf)
+    hi[:n_z] = np.concatenate([np.full(len(p), count[k]) for k, p in enumerate(packs)])
+    integrality = np.ones(n_z + 1)
+    integrality[-1] = 0
+    limit = np.array([np.inf if bounds is None else bounds.get(u, np.inf) for u in users])
+
+    def solve(least: dict[int, int], objective: int | None) -> np.ndarray:
+        """Every user's whole tasks in an optimal placement: at least ``least[i]`` tasks of user
+        ``i``; maximising user ``objective``'s tasks, or (``None``) the smallest share of the
+        users without a least count."""
+        rows = [LinearConstraint(one_per_server, count, count)]
+        lows = np.array([least.get(i, 0) for i in range(len(users))], dtype=float)
+        rows.append(LinearConstraint(np.hstack([tasks, np.zeros((len(users), 1))]), lows, limit))
+        c = np.zeros(n_z + 1)
+        if objective is None:
+            for i in range(len(users)):
+                if i not in least:
+                    row = np.append(tasks[i] * g[i], -1.0)  # share_i - t >= 0
+                    rows.append(LinearConstraint(row, 0.0, np.inf))
+            c[-1] = -1.0
+        else:
+            c[:n_z] = -tasks[objective]
+        res = milp(
+            c,
+            constraints=rows,
+            integrality=integrality,
+            bounds=Bounds(0, hi),
+            options={"mip_rel_gap": 0.0},
+        )
+        if not res.success:
+            raise RuntimeError(f"whole_task_drfh: {res.message}")
+        return tasks @ np.round(res.x[:n_z])
+
+    fixed: dict[int, int] = {}  # user -> its whole tasks, once fixed
+    while len(fixed) < len(users):
+        free = [i for i in range(len(users)) if i not in fixed]
+        placed = solve(fixed, None)
+        level = min(placed[i] * g[i] for i in free)  # exact: from the integer solution
+        # the least whole tasks that give each free user a share at or above the level
+        need = {i: math.ceil(level / g[i] - _WHOLE_EPS) for i in free}
+        least = fixed | need
+        best = {i: int(np.rint(solve(least, i)[i])) for i in free}
+        stuck = [i for i in free if best[i] <= need[i]]
+        for i in stuck or [min(free, key=lambda i: best[i] * g[i])]:
+            fixed[i] = need[i]
+    return {u: float(fixed[i] * g[i]) for i, u in enumerate(users)}
+
+
 def fig4_deficit_phases(
     results: str | os.PathLike[str], *, scheduler: str = "bf-drfh"
 ) -> dict[str, dict[str, Any]]:
@@ -750,7 +939,13 @@ def fig4_deficit_phases(
         instants, online and in the DRFH allocation), ``users`` (the active users), and
         ``whole`` and ``divisible`` (the mean dominant share of those users when their tasks
         are placed at once as whole tasks, and in the divisible allocation:
-        :func:`whole_task_shares`).
+        :func:`whole_task_shares`); against the DRFH allocation restricted to whole tasks
+        (:func:`whole_task_deficits`), over the instants settled for it (one run time after the
+        phase starts and after that reference last changed), ``max_deficit_whole_mean``,
+        ``max_deficit_whole_max`` and ``whole_exact`` (the mean reference share), and
+        ``max_deficit_whole_max_all`` over every instant; ``equal_gap_max``, the largest
+        spread of the users' dominant shares at those instants while every user has a task
+        waiting (:func:`_equal_gap`).
 
     Raises
     ------
@@ -784,6 +979,13 @@ def fig4_deficit_phases(
             if users
             else {"whole": {}, "divisible": {}}
         )
+        in_phase = per_user[per_user["time_s"].isin(summary.loc[inside, "time_s"])]
+        exact = whole_task_deficits(servers, demands, in_phase)
+        # settled for the whole-task reference: one run time after the phase starts and after
+        # the reference last changed (a user's tasks present falling below its share)
+        changed = exact["reference_key"].ne(exact["reference_key"].shift()).to_numpy()
+        since = exact["time_s"].where(changed).ffill().fillna(t0).clip(lower=t0)
+        calm = exact[(exact["time_s"] - since >= settle) & (exact["time_s"] >= t0 + settle)]
         out[name] = {
             "start_s": t0,
             "end_s": t1,
@@ -799,8 +1001,89 @@ def fig4_deficit_phases(
             "users": users,
             "whole": float(np.mean(list(static["whole"].values()))) if users else math.nan,
             "divisible": float(np.mean(list(static["divisible"].values()))) if users else math.nan,
+            "max_deficit_whole_mean": float(calm["deficit"].mean()) if len(calm) else math.nan,
+            "max_deficit_whole_max": float(calm["deficit"].max()) if len(calm) else math.nan,
+            "max_deficit_whole_max_all": float(exact["deficit"].max()) if len(exact) else math.nan,
+            "whole_exact": float(calm["reference"].mean()) if len(calm) else math.nan,
+            "equal_gap_max": _equal_gap(in_phase[in_phase["time_s"].isin(calm["time_s"])]),
         }
     return out
+
+
+def _equal_gap(rows: pd.DataFrame) -> float:
+    """The largest spread (highest minus lowest) of the active users' dominant shares at an
+    instant of ``rows`` (``fairness.parquet``) at which every active user has a task waiting
+    and there are two users or more; NaN without such an instant."""
+    if rows.empty or "tasks_waiting" not in rows.columns:
+        return math.nan
+    g = rows.groupby("time_s")
+    backlogged = g["tasks_waiting"].min() > 0
+    spread = (g["dominant_share"].max() - g["dominant_share"].min())[backlogged & (g.size() > 1)]
+    return float(spread.max()) if len(spread) else math.nan
+
+
+def whole_task_deficits(
+    servers: pd.DataFrame, demands: pd.DataFrame, rows: pd.DataFrame
+) -> pd.DataFrame:
+    """Fig. 4's largest deficit to the whole-task DRFH allocation at every instant of ``rows``.
+
+    At each instant the reference is :func:`whole_task_drfh` of the active users, each bounded
+    by its tasks present (running and waiting), on the run's pool. Leximin allocations of whole
+    tasks are not unique (users 1 and 3 may trade 29.7 % and 30.3 %), so the shares are compared
+    by rank: the deficit is the largest ``reference_(k) - online_(k)`` over the ranks ``k`` of
+    both sorted in increasing order (zero or less when the online shares are, rank by rank, at
+    or above the reference's: the online allocation is then at least as good by leximin).
+
+    Parameters
+    ----------
+    servers : pandas.DataFrame
+        ``servers.parquet`` of the Fig. 4 run.
+    demands : pandas.DataFrame
+        Per user (index), ``demand_cpu`` and ``demand_mem`` of a task.
+    rows : pandas.DataFrame
+        ``fairness.parquet`` rows of the instants (``time_s``, ``user``, ``tasks_running``,
+        ``tasks_waiting``, ``dominant_share``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per instant: ``time_s``, ``deficit``, ``reference`` (the mean reference
+        share of the active users) and ``reference_key`` (the sorted reference shares, rounded
+        to 1e-9: a change marks a new reference).
+    """
+    cache: dict[tuple[tuple[str, int], ...], dict[str, float]] = {}
+    unbounded: dict[tuple[str, ...], dict[str, float]] = {}
+    cols = ["demand_cpu", "demand_mem"]
+    out = []
+    for time_s, at in rows.groupby("time_s", sort=True):
+        users = tuple(sorted(at["user"]))
+        if {"tasks_running", "tasks_waiting"} <= set(at.columns):
+            held = at["tasks_running"] + at["tasks_waiting"]
+        else:  # an older fairness.parquet: every backlog unbounded
+            held = pd.Series(np.inf, index=at.index)
+        present = dict(zip(at["user"], held, strict=True))
+        dem = {u: tuple(demands.loc[u, cols].to_numpy(dtype=float)) for u in users}
+        if users not in unbounded:
+            unbounded[users] = whole_task_drfh(servers, dem)
+        ref = unbounded[users]
+        total = servers[["cpu", "mem"]].to_numpy(float).sum(axis=0)
+        per_task = {u: float(np.max(np.asarray(dem[u]) / total)) for u in users}
+        if any(present[u] < round(ref[u] / per_task[u]) for u in users):
+            key = tuple((u, int(present[u])) for u in users)
+            if key not in cache:
+                cache[key] = whole_task_drfh(servers, dem, {u: int(present[u]) for u in users})
+            ref = cache[key]
+        want = np.sort([ref[u] for u in users])
+        got = np.sort(at.set_index("user").loc[list(users), "dominant_share"].to_numpy(float))
+        out.append(
+            {
+                "time_s": time_s,
+                "deficit": float(np.max(want - got)),
+                "reference": float(want.mean()),
+                "reference_key": tuple(np.round(want, 9)),
+            }
+        )
+    return pd.DataFrame(out, columns=["time_s", "deficit", "reference", "reference_key"])
 
 
 def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:

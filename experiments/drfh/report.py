@@ -135,6 +135,8 @@ def _setup(numbers: dict[str, Any]) -> kit.Setup:
         if isinstance(start, int | float) and isinstance(end, int | float)
         else "?"
     )
+    best = sorted({b for b in (numbers.get("best_slots") or {}).values() if b})
+    fig4 = _fig4_setup(first.get("fig4_config") or {})
     return kit.Setup(
         trace=f"Google 2011 cluster trace (`{trace.get('format', '?')}`, parts "
         f"{trace.get('parts') or 'all present'})",
@@ -146,13 +148,67 @@ def _setup(numbers: dict[str, Any]) -> kit.Setup:
         quick=is_quick(cfg),
         model_tol=f"{100 * paper.MODEL_TOL:g} pp (a utilisation or share), added to the printed "
         "precision",
+        notes=[
+            ("Slots baseline", ", ".join(f"`{b}`" for b in best) or "—"),
+            ("Fig. 4", fig4),
+        ],
         paper={
             "trace": "Google cluster traces (Sec. VI)",
             "window": "the 24-hour computing demand data",
             "servers": "2,000 servers drawn from Table I's distribution",
             "schedulers": "Slots (the best of several slot sizes: 14), First-Fit DRFH, "
             "Best-Fit DRFH",
+            "Slots baseline": f'{paper.TABLE_II_BEST_SLOTS} slots ("the highest overall '
+            'utilization", Table II)',
+            "Fig. 4": f"3 users on {paper.FIG4_SERVERS} servers, {paper.FIG4_TOTAL_CPU} CPU / "
+            f"{paper.FIG4_TOTAL_MEM} memory units; demands and join times only (no task counts, "
+            f"no run time); user 1 departs at {paper.FIG4_USER1_DEPART_S:,.0f} s",
         },
+    )
+
+
+def _fig4_setup(cfg: dict[str, Any]) -> str:
+    """Fig. 4's set-up from its run's ``config.yaml``: the users' task counts and run times,
+    the pool's seed (``—`` without the config)."""
+    users = (cfg.get("trace") or {}).get("users") or []
+    if not users:
+        return "—"
+    tasks = " / ".join(f"{int(u.get('tasks', 0)):,}" for u in users)
+    runs = sorted({float(u.get("run_s", math.nan)) for u in users})
+    run = " / ".join(f"{r:g} s" for r in runs)
+    servers = (cfg.get("cluster") or {}).get("servers", "?")
+    return (
+        f"{len(users)} users on {servers} servers (Table I draw, config seed "
+        f"{cfg.get('seed', '?')} for seed 1), {tasks} tasks, each running {run} (ours: the paper "
+        "gives neither)"
+    )
+
+
+def _setup_differs(numbers: dict[str, Any]) -> list[str]:
+    """Why our set-up differs from the paper's (the prose under the set-up table)."""
+    per_seed = numbers.get("per_seed") or {}
+    first: dict[str, Any] = next(iter(per_seed.values()), {})
+    trace = (first.get("config") or {}).get("trace") or {}
+    summaries = first.get("summaries") or {}
+    main = [s for name, s in summaries.items() if "/" not in name and "horizon_s" in s]
+    start = main[0]["start_s"] if main else trace.get("start_s")
+    end = (
+        trace.get("end_s")
+        if trace.get("end_s") is not None
+        else (main[0]["horizon_s"] if main else None)
+    )
+    hours = (
+        f"{(end - start) / 3600:.1f} h"
+        if isinstance(start, int | float) and isinstance(end, int | float)
+        else "?"
+    )
+    best = sorted({b for b in (numbers.get("best_slots") or {}).values() if b})
+    return T.lines(
+        "setup.differs",
+        hours=hours,
+        best=", ".join(f"`{b}`" for b in best) or "—",
+        best14=paper.TABLE_II_BEST_SLOTS,
+        fig4=_fig4_setup(first.get("fig4_config") or {}),
     )
 
 
@@ -326,6 +382,8 @@ _DEFICIT_COLUMNS = {
     "whole": "whole tasks placed at once",
     "reference": "DRFH allocation (reference)",
     "divisible": "divisible, unbounded",
+    "whole_exact": "whole-task DRFH allocation (exact, tasks present as bounds)",
+    "max_deficit_whole_max": "largest deficit to it, max (the claim's)",
 }
 
 
@@ -343,7 +401,7 @@ def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
         ]
         for phase, v in phases.items()
     ]
-    worst = d["worst"]
+    worst = d.get("worst_whole", d["worst"])
     above = worst.finite and worst.bounds()[1] > paper.FIG4_DEFICIT_BOUND
     return [
         *T.lines("fig4_deficit", settle=first["settle_s"].value, pools=fig4_pools(numbers)),
@@ -353,6 +411,7 @@ def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
             bound=100 * paper.FIG4_DEFICIT_BOUND,
             why=paper.FIG4_BOUND_WHY,
             worst=kit.estimate(worst),
+            divisible=kit.estimate(d["worst"]),
         ),
         *(_differs(numbers, "fig4:deficit") if above else []),
     ]
@@ -542,9 +601,11 @@ def _fig6_table(f6: dict[str, Any]) -> list[str]:
 
 def _trends(f6: dict[str, Any]) -> dict[str, str]:
     t = f6["trend"]
+    per_seed = (f6.get("trend_per_seed") or {}).get("mean_of_ratios") or []
     return {
         "per_job": kit.estimate(t["mean_of_ratios"], ""),
         "of_means": kit.estimate(t["ratio_of_means"], ""),
+        "per_seed": ", ".join(kit.number(v, "", "+.2f") for v in per_seed) or "—",
     }
 
 
@@ -729,6 +790,7 @@ def write_report(results: str | os.PathLike[str], numbers: dict[str, Any]) -> Pa
     lines = [
         *T.lines("head", seeds=seeds),
         *kit.setup_table(_setup(numbers)),
+        *_setup_differs(numbers),
         *_provenance(numbers),
         *claims_markdown(claims),
     ]

@@ -90,7 +90,10 @@ def test_quick_experiment_end_to_end(tmp_path: Path, google_dir: Path, monkeypat
     for fig in ("fig4_deficit.png", "fairness.png"):
         assert (out / fig).stat().st_size > 10_000, fig
     deficit = next(c for c in claims if c.statement.startswith("Fig. 4: Best-Fit DRFH precisely"))
-    assert deficit.kind == "paper" and deficit.seeds == 2 and deficit.ours > 0.3  # ~39 %
+    # judged against the exact whole-task DRFH allocation (seed 1: 0, seed 2: 3.7 %); the
+    # divisible allocation's deficit (~39 %) is in the reason
+    assert deficit.kind == "paper" and deficit.seeds == 2 and 0 <= deficit.ours < 0.1
+    assert "to the divisible DRFH allocation" in deficit.reason
     same = next(c for c in claims if c.statement.startswith("Collecting fairness does not"))
     assert (same.verdict, same.ours) == ("PASS", "6 of 6 identical")
     for s in ("slots-16", "ff-drfh", "bf-drfh"):

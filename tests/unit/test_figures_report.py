@@ -511,6 +511,8 @@ def test_fig4_deficit_phases_leave_out_the_first_run_time(results: Path, tmp_pat
     # the pool is one (1, 1) server: user 1 alone, whole tasks 0.9, divisible 1.0
     alone = phases["user 1 alone"]
     assert (alone["whole"], alone["divisible"]) == pytest.approx((0.9, 1.0), abs=1e-12)
+    # the exact whole-task DRFH allocation of one user is its greedy packing
+    assert alone["whole_exact"] == pytest.approx(0.9)
     summary = read_fairness(results / "fig4", ["bf-drfh"])["bf-drfh"]
     out = tmp_path / "d.png"
     figures.fig4_deficit_figure(summary, phases, bound=0.0095, path=out)
@@ -595,6 +597,49 @@ def test_fig6_trend_passes_only_when_rho_excludes_zero(
     assert trend("trend", "Fig. 6b", "growing", rho).verdict == verdict
 
 
+def test_fig6_trend_clusters_by_seed() -> None:
+    # seed 1 rises with size, seed 2 falls less steeply: pooled, the jobs rise (rho +1 on every
+    # resample of jobs); clustered by seed, a quarter of the resamples draw seed 2 twice (rho -1)
+    sizes = (10, 80, 300, 800, 2000)
+
+    def seed(levels: tuple[int, ...], step: float, s: int) -> pd.DataFrame:
+        rows = [
+            (1000 * s + 100 * b + j, sizes[b], 100.0 * (1 - step * level), 100.0)
+            for b, level in enumerate(levels)
+            for j in range(8)
+        ]
+        return _pairs(rows, s)
+
+    est = estimates.fig6_estimates(
+        {1: seed((0, 1, 2, 3, 4), 0.2, 1), 2: seed((4, 3, 2, 1, 0), 0.1, 2)}, n_resamples=300
+    )
+    assert est["trend_per_seed"]["mean_of_ratios"] == pytest.approx([1.0, -1.0])
+    rho = est["trend"]["mean_of_ratios"]
+    assert "two-level bootstrap over 2 seeds" in rho.method
+    assert rho.low == pytest.approx(-1.0) and rho.high == pytest.approx(1.0)
+
+
+def test_fig6_cdf_gaps() -> None:
+    faster = _pairs([(1, 5, 10.0, 20.0), (2, 5, 30.0, 40.0)])
+    assert drfh_numbers.fig6_cdf_gaps(faster) == pytest.approx((0.0, 0.5))
+    slower = _pairs([(1, 5, 20.0, 10.0), (2, 5, 40.0, 30.0)])
+    assert drfh_numbers.fig6_cdf_gaps(slower) == pytest.approx((0.5, 0.0))
+
+
+def test_whole_task_drfh_is_the_exact_leximin_of_whole_tasks() -> None:
+    # one server (1 CPU, 1 memory); user a's task (0.6, 0.1), user b's (0.1, 0.6): one task each
+    # fits, two of either do not; divisible DRFH would give each 0.5/0.6 of its dominant resource
+    servers = pd.DataFrame({"server": ["s0"], "cpu": [1.0], "mem": [1.0]})
+    shares = drfh_numbers.whole_task_drfh(servers, {"a": (0.6, 0.1), "b": (0.1, 0.6)})
+    assert shares == pytest.approx({"a": 0.6, "b": 0.6})
+    # two servers, user a alone: 0.3-CPU tasks, three per server
+    two = pd.DataFrame({"server": ["s0", "s1"], "cpu": [1.0, 1.0], "mem": [1.0, 1.0]})
+    assert drfh_numbers.whole_task_drfh(two, {"a": (0.3, 0.1)}) == pytest.approx({"a": 0.9})
+    # bounded by its tasks present: user a has 1 task, user b takes the rest
+    shares = drfh_numbers.whole_task_drfh(two, {"a": (0.3, 0.1), "b": (0.3, 0.1)}, bounds={"a": 1})
+    assert shares == pytest.approx({"a": 0.15, "b": 0.75})
+
+
 def _claim(claims: list, start: str):
     [c] = [c for c in claims if c.statement.startswith(start)]
     return c
@@ -632,11 +677,11 @@ def test_report_over_two_seeds_writes_claims_and_intervals(out: Path) -> None:
     assert {c.seeds for c in claims} == {2, 0}  # 0: no 16-slot run here, so no peak at 16
     peak = _claim(claims, "Table II: CPU utilisation peaks at 16 slots")
     assert (peak.seeds, peak.verdict, peak.reason) == (0, "n/a", "no estimate")
-    # three bins with 1-2 jobs each: most resamples leave fewer than 3 bins, so rho (1.0 on all
-    # jobs) has no interval and the trend cannot pass
+    # three bins with 1-2 jobs each, the same rise in both seeds: clustered by seed (seeds, then
+    # the (job, seed) pairs of each drawn seed) every resample keeps the rise
     rising = _claim(claims, "Fig. 6b: the larger the job")
-    assert (rising.ours, rising.ci_low, rising.verdict) == (1.0, None, "n/a")
-    assert rising.reason.startswith("no bootstrap interval of rho")
+    assert (rising.ours, rising.ci_low, rising.verdict) == (1.0, 1.0, "PASS")
+    assert "clustered by seed" in rising.reason and "rho per seed: +1.00, +1.00" in rising.reason
     # Table II, 10 slots: 0.300 and 0.302 -> 0.301 ± t(0.975, 1) x 0.001; calibration, and the
     # interval [28.8, 31.4] % lies entirely outside the paper's 35.1 % ± (0.05 + 1) pp
     cpu10 = _claim(claims, "Table II: Slots with 10 slots, mean CPU utilisation")
@@ -672,22 +717,29 @@ def test_report_over_two_seeds_writes_claims_and_intervals(out: Path) -> None:
     assert paper_counts["all"] == len(claims) - 2 - 10
     assert f"{paper_counts['PASS']} of {paper_counts['all']} statements of the paper PASS" in text
     assert "Not counted: 10 consistency and 2 by-construction check(s)" in text
-    # Fig. 4 against the DRFH allocation: 0.8 % at most once the 0.4 transients are left out
+    # Fig. 4 against the whole-task DRFH allocation on the one (1, 1) server, backlogs unbounded
+    # (no tasks present here): user 1 alone 3 tasks, 0.9; users 1+2 (0.6, 0.5); users 1-3
+    # (0.3, 0.5, 0.6); users 2+3 (0.5, 0.9); online 0.3 each: deficits 0.6, 0.3, 0.3, 0.6
     deficit = _claim(claims, "Fig. 4: Best-Fit DRFH precisely achieves the DRFH allocation")
-    assert (deficit.kind, deficit.verdict, deficit.unit) == ("paper", "PASS", "share")
-    assert (deficit.ours, deficit.ci_low, deficit.ci_high) == pytest.approx((0.008,) * 3)
+    assert (deficit.kind, deficit.verdict, deficit.unit) == ("paper", "FAIL", "share")
+    assert (deficit.ours, deficit.ci_low, deficit.ci_high) == pytest.approx((0.6,) * 3)
     assert deficit.rule == "95 % interval entirely ≤ 0.9 %"
     assert "user 2's 0.5 CPU of the paper's 52.75 CPU units, is 0.95 % of dominant share" in (
         deficit.reason
     )
-    assert "per phase: user 1 alone 0.4 % [0.4, 0.4], users 1+2 0.6 % [0.6, 0.6]" in (
+    assert "per phase: user 1 alone 60.0 % [60.0, 60.0], users 1+2 30.0 % [30.0, 30.0], " in (
         deficit.reason
+    )
+    # the divisible allocation's deficit, 0.8 % at most once the 0.4 transients are left out
+    assert (
+        "whole tasks can reach: 0.8 % [0.8, 0.8] (user 1 alone 0.4 % [0.4, 0.4], users 1+2 0.6 "
+        in (deficit.reason)
     )
     assert "## Fig. 4 — Best-Fit DRFH against the DRFH allocation" in text
     assert (
         "| users 1+2 | 200 – 500 s | 0.6 % [0.6, 0.6] | 0.6 % [0.6, 0.6] | 40.0 % [40.0, " in text
     )
-    assert "Where ours differs" not in text.split("against the DRFH allocation")[1][:3000]
+
     # the Google runs' fairness: measured, not judged; the schedules are the main runs'
     jain = _claim(claims, "Google trace: Best-Fit DRFH's time-averaged Jain's index of the raw")
     assert (jain.kind, jain.verdict, jain.ours, jain.ci_low) == ("consistency", "n/a", 0.4, 0.4)
