@@ -13,7 +13,7 @@ up to its true demand, summed over the periods.
 from __future__ import annotations
 
 from fractions import Fraction as Fr
-from itertools import pairwise
+from itertools import pairwise, product
 from pathlib import Path
 
 import numpy as np
@@ -114,8 +114,8 @@ def test_misreporting_pays_under_dynamic_max_min_fairness() -> None:
     (1/2) is below C's (1): M receives 0 + 1/2 + 5/8 = 9/8 instead of 1/2 + 1/4 + 1/4 = 1.
 
     A gain of 9/8, within the paper's 3/2 bound for the adversarial single-resource setting; an
-    exhaustive search of 3 users x 3 periods on a grid of quarters finds none larger, and a
-    random search over 5 x 5 reaches 1.2 (numbers of this test's author, not of the paper)."""
+    exhaustive search of 3 users x 3 periods on a grid of quarters finds none larger (numbers of
+    this test's author, not of the paper); larger instances gain more (below)."""
     truthful = dynamic_mmf(TRUTH)
     assert truthful == [
         [Fr(1, 2), Fr(0), Fr(1, 2)],
@@ -204,23 +204,30 @@ GRID = [Fr(j, 8) for j in range(9)]
 
 @st.composite
 def misreports(draw: st.DrawFn) -> tuple[list[list[Fr]], list[Fr]]:
-    """2-4 users, 2-4 periods, true demands and the liar's (user 0's) reports in eighths."""
+    """2-4 users, 2-4 periods, true demands and the liar's (user 0's) reports in eighths; half
+    the demands are 0 or 1 and the liar reports the truth, 0 or any eighth in each period (the
+    gains above come from such instances)."""
     users = draw(st.integers(2, 4))
     periods = draw(st.integers(2, 4))
-    cell = st.sampled_from(GRID)
+    cell = st.one_of(st.sampled_from([Fr(0), Fr(1)]), st.sampled_from(GRID))
     truth = draw(
         st.lists(st.lists(cell, min_size=users, max_size=users), min_size=periods, max_size=periods)
     )
-    liar = draw(st.lists(cell, min_size=periods, max_size=periods))
+    liar = [draw(st.sampled_from([row[0], Fr(0)]) | st.sampled_from(GRID)) for row in truth]
     return truth, liar
 
 
 def check_gain_at_most(case: tuple[list[list[Fr]], list[Fr]], bound: Fr) -> None:
-    honest, lying = utilities(*case)
-    assert lying <= bound * honest, (case, honest, lying)
+    """The drawn report, and every report of 0, the truth or 1 in each period, give the liar
+    at most ``bound`` times its truthful utility."""
+    truth, drawn = case
+    honest = utility(dynamic_mmf(truth), truth, 0)
+    for liar in [drawn, *product(*({Fr(0), row[0], Fr(1)} for row in truth))]:
+        lying = utilities(truth, list(liar))[1]
+        assert lying <= bound * honest, (truth, liar, honest, lying)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(misreports())
 @example(([row[:] for row in TRUTH], [Fr(0), Fr(1), Fr(1)]))
 @example(threshold_instance(2))
