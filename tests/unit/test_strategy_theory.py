@@ -201,18 +201,18 @@ def test_threshold_family_gain_tends_to_four_thirds(k: int, gain: Fr) -> None:
     assert lying / honest == gain == Fr(4 * k + 4, 3 * k + 4) < Fr(4, 3)
 
 
-#: The best instance found: 5 users (M first) x 5 periods, demands in 120ths, and M's reports.
-BEST_TRUTH = [
+#: The best 5-user instance found: 5 periods, demands in 120ths (M first), and M's reports.
+FIVE_TRUTH = [
     [0, 59, 0, 25, 103],
     [88, 0, 0, 0, 120],
     [110, 74, 94, 0, 49],
     [97, 15, 15, 112, 0],
     [102, 0, 9, 29, 102],
 ]
-BEST_LIE = [0, 0, 112, 119, 83]
+FIVE_LIE = [0, 0, 112, 119, 83]
 
 
-def test_best_instance_found_gains_1148_909() -> None:
+def test_five_user_instance_gains_1148_909() -> None:
     """A hill-climbing search over 5 users x 5 periods (floats, then steps of 1/120 from the
     best point) found this instance. M hides its demand in period 2, which it shares with the
     last user (truthful split 67/96 and 29/96; hiding, the last user takes the whole period),
@@ -222,8 +222,8 @@ def test_best_instance_found_gains_1148_909() -> None:
     707/640, a gain of 1148/909 = 1.2629: above the family's 5/4 for k = 4 (6 users), with 5
     users. In floats the search reached 1.26315, close to 24/19, the family's gain for k = 5
     (7 users)."""
-    truth = [[Fr(x, 120) for x in row] for row in BEST_TRUTH]
-    liar = [Fr(x, 120) for x in BEST_LIE]
+    truth = [[Fr(x, 120) for x in row] for row in FIVE_TRUTH]
+    liar = [Fr(x, 120) for x in FIVE_LIE]
     honest, lying = utilities(truth, liar)
     assert (honest, lying) == (Fr(707, 640), Fr(2009, 1440))
     assert lying / honest == Fr(1148, 909)
