@@ -124,6 +124,14 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
             saturated=100 * SATURATED,
         ),
         *kit.setup_table(_setup(run, units)),
+        *T.lines(
+            "why",
+            quick_why=" `--quick` runs two scales (50 and 300 users), two shares of elephants "
+            "(0 and 50 %) and fewer samples, so the trends over scales and shares are n/a: read "
+            "the full run."
+            if run["quick"]
+            else "",
+        ),
         *claims_markdown(claims),
     ]
     for fig in ("fig2", "fig3", "fig4"):
