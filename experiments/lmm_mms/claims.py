@@ -755,10 +755,15 @@ def _bounded_reading(key: str, gap: float) -> str:
             "the bounded AF reading is decided by the data (the bounded DRF half is the "
             "by-construction row)"
         )
-    return f"the bounded reading is decided by the identity, not the data: {ident}, so LMM-MMS " + (
-        "is never strictly above both bounded baselines and this reading cannot pass"
-        if key not in ("fig4_lead_grows", "fig5_many_users")
-        else "has no lead over bounded DRF to grow and this reading cannot pass"
+    if key in ("fig4_lead_grows", "fig5_many_users"):
+        return (
+            f"the bounded reading is capped by the identity: {ident}, so LMM-MMS's lead over the "
+            "bounded baselines is never above 0; it can only move between a deficit against "
+            "bounded AF and a tie, never grow into a lead"
+        )
+    return (
+        f"the bounded reading is decided by the identity, not the data: {ident}, so LMM-MMS is "
+        "never strictly above both bounded baselines and this reading cannot pass"
     )
 
 
