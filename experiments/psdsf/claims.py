@@ -138,13 +138,17 @@ def _printed_cell(mech: str, user: int, cols: tuple[int, ...]) -> Printed:
     return printed_sum(*(row[j] for j in cols)) if len(cols) > 1 else row[cols[0]]
 
 
-def _agrees_cell(paper_v: Printed, est: Estimate, reason: str = "", kind: Any = "paper") -> Claim:
-    """``agrees`` for one Table IV cell; a printed 0 (a class the user gets nothing of) is exact
-    (its precision 0), as in :func:`~fairsim.experiments.claims.printed_sum`."""
+def _agrees_cell(
+    paper_v: Printed,
+    est: Estimate,
+    where: tuple[str, str] = ("", ""),
+    reason: str = "",
+) -> Claim:
+    """``agrees`` for one Table IV cell (``where``: the claim's statement and source); a printed 0
+    (a class the user gets nothing of) is exact (its precision 0), as in
+    :func:`~fairsim.experiments.claims.printed_sum`."""
     prec = 0.0 if float(paper_v) == 0.0 else None
-    return agrees(
-        "", "", paper_v, est, model_tol=paper.MODEL_TOL, precision=prec, reason=reason, kind=kind
-    )
+    return agrees(*where, paper_v, est, model_tol=paper.MODEL_TOL, precision=prec, reason=reason)
 
 
 def _table_iv_psdsf(r: Runs) -> list[Claim]:
@@ -173,14 +177,8 @@ def _table_iv_psdsf(r: Runs) -> list[Claim]:
         (4, "class C", ps[3][2], lambda s: tasks(s, "psdsf")[3, 2], f"{avg}; a printed 0 is exact"),
     ]
     return [
-        _agrees_cell(v, r.seeds_of(f), why).model_copy(
-            update=dict(
-                zip(
-                    ("statement", "source"),
-                    _ST["table4_psdsf"].where(user=u, tasks=v, classes=where),
-                    strict=True,
-                )
-            )
+        _agrees_cell(
+            v, r.seeds_of(f), _ST["table4_psdsf"].where(user=u, tasks=v, classes=where), why
         )
         for u, where, v, f, why in cells
     ]
