@@ -15,7 +15,14 @@ from fairsim.experiments import kit
 from fairsim.experiments.claims import claims_markdown, write_claims
 from fairsim.experiments.lmm_mms import paper
 from fairsim.experiments.lmm_mms.claims import TOL, build_claims
-from fairsim.experiments.lmm_mms.experiment import LABELS, MECHANISMS, SATURATED, Units, settings
+from fairsim.experiments.lmm_mms.experiment import (
+    ELEPHANT_QUANTILE,
+    LABELS,
+    MECHANISMS,
+    SATURATED,
+    Units,
+    settings,
+)
 from fairsim.experiments.lmm_mms.figures import mean_intervals, write_figures
 
 #: The report's prose.
@@ -124,6 +131,15 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
             saturated=100 * SATURATED,
         ),
         *kit.setup_table(_setup(run, units)),
+        *T.lines(
+            "why",
+            elephant_top=round(100 * (1 - ELEPHANT_QUANTILE), 6),
+            quick_why=" `--quick` runs two scales (50 and 300 users), two shares of elephants "
+            "(0 and 50 %) and fewer samples, so the trends over the shares of elephants are n/a: "
+            "read the full run."
+            if run["quick"]
+            else "",
+        ),
         *claims_markdown(claims),
     ]
     for fig in ("fig2", "fig3", "fig4"):

@@ -160,15 +160,17 @@ def test_quick_reproduction_two_seeds(tmp_path: Path) -> None:
     claims = read_claims(out)
     kinds = [c.kind for c in claims]
     # each statement compared with DRF and AF is one claim, judged by the unbounded, capped
-    # baselines (the bounded reading beside it in the reason): 18 claims before issue 44, 11 now
+    # baselines (the bounded reading beside it in the reason): 18 claims before issue 44, 11
+    # once judged once, 15 with Sections 5.2, 5.4, 5.5 and 6's statements that had no claim
     assert (kinds.count("paper"), kinds.count("by-construction"), kinds.count("consistency")) == (
-        11,
+        15,
         2,
         2,
     )
     assert len({c.id for c in claims}) == len(claims)
     assert not any("[bounded baselines]" in c.statement for c in claims)
-    assert "of 11 statements of the paper PASS" in text
+    assert "of 15 statements of the paper PASS" in text
+    assert "**Why the set-ups differ.**" in text
     assert "Not counted: 2 consistency and 2 by-construction check(s)" in text
     by_text = {c.statement: c for c in claims}
     bc = [c.statement for c in claims if c.kind == "by-construction"]
@@ -184,7 +186,10 @@ def test_quick_reproduction_two_seeds(tmp_path: Path) -> None:
     # not apply; "when resources were not saturated" (memory) holds only against the capped
     fig2 = next(c for s, c in by_text.items() if s.startswith("Fig. 2: when"))
     assert fig2.statement.endswith("[unbounded, capped baselines]") and fig2.verdict == "PASS"
-    assert fig2.reason.startswith("judged by the unbounded, capped baselines (the paper compares")
+    # each comparison with DRF and AF says what decides it: the identity, the data, or both
+    assert fig2.reason.startswith("Half decided by the identity: 'not below' is guaranteed")
+    assert "judged by the unbounded, capped baselines (the paper compares" in fig2.reason
+    assert "the bounded reading is decided by the identity, not the data" in fig2.reason
     assert "of 40 Fig. 2 samples: CPU in 0, memory in 40" in fig2.reason
     assert "the other reading, bounded baselines: +0.0 pp" in fig2.reason
     assert fig2.reason.count("FAIL") >= 1
@@ -193,6 +198,15 @@ def test_quick_reproduction_two_seeds(tmp_path: Path) -> None:
     balanced = [c for s, c in by_text.items() if s.startswith("Fig. 3: with balanced")]
     assert [c.kind for c in balanced] == ["by-construction", "paper"]
     assert "the other reading, bounded AF:" in balanced[1].reason
+    assert balanced[1].reason.startswith("Decided by the identity, not the data")
+    # the statements added for issue 44: stability over scales, the lead growing with the
+    # elephants (n/a: two shares), the completion-rate lead with many users, Section 6's
+    # completion-rate half
+    ids = {c.id.split(".")[0]: c for c in claims}
+    assert ids["fig2_stable"].rule == "95 % interval entirely ≤ +5.0 pp"
+    assert ids["fig4_lead_grows"].verdict == "n/a"
+    assert ids["fig5_many_users"].reason.startswith("Decided by the data")
+    assert ids["section6_completion"].reason.startswith("Half decided by the identity")
     # the trend needs 3 shares of elephants or more (quick has 2)
     tr = next(c for s, c in by_text.items() if "rises progressively" in s)
     assert tr.verdict == "n/a"

@@ -184,15 +184,23 @@ def test_quick_two_seeds_through_the_cli(tmp_path: Path) -> None:
     assert set(pd.read_parquet(out / "series.parquet")["seed"]) == {1, 2}
     claims = read_claims(out)
     kinds = [c.kind for c in claims]
-    assert kinds.count("paper") == 14 and kinds.count("consistency") == 1
+    assert kinds.count("paper") == 15 and kinds.count("consistency") == 2
     by = {c.statement.split(" (")[0]: c for c in claims}
     assert all(c.seeds == 2 for c in claims)
     # Table IV, PS-DSF online: user 4 all of class D in both seeds (27.5 paper tasks)
     d4 = by["Table IV, PS-DSF: user 4 runs 27.5 tasks on class D"]
     assert d4.verdict == "PASS" and d4.ours == pytest.approx(27.5, abs=0.5)
-    # Table IV, TSF, exact as in the paper: the same in every seed
-    t1 = by["Table IV, TSF: user 1 runs 205 tasks in all"]
-    assert t1.verdict == "PASS" and t1.ci_low == t1.ci_high == pytest.approx(204.945, abs=1e-3)
+    # Table IV against the exact solvers, every determined cell, one consistency claim per
+    # mechanism (the same kind for TSF and PS-DSF): TSF's worst cell is user 3's 58.33
+    for mech in ("PS-DSF", "TSF"):
+        ex = next(c for c in claims if c.id == f"table4_exact.mech-{mech.lower()}")
+        assert (ex.kind, ex.verdict) == ("consistency", "PASS")
+        assert "the same for every exact mechanism" in ex.reason
+    assert ex.ours == ex.ci_low == ex.ci_high == pytest.approx(58.3425, abs=1e-3)
+    assert "user 1 on classes A and B: 204.945 vs 205 PASS" in ex.reason
+    # the zero cells of users 3 and 4 are judged on the online run
+    z3 = by["Table IV, PS-DSF: user 3 runs 0 tasks on class D"]
+    assert z3.verdict == "PASS" and "± 0.25 (printed precision of 0: ± 0" in z3.rule
     # Fig. 6 against TSF and C-DRFH exact every second: class C far above (interval over the
     # two seeds), class D a tie at best (exact TSF and C-DRFH 100 %), so it fails
     fig6 = "Fig. 6: PS-DSF's CPU utilisation of class {} is greater than TSF's and C-DRFH's"
@@ -210,13 +218,22 @@ def test_quick_two_seeds_through_the_cli(tmp_path: Path) -> None:
     # so while user 4 is away PS-DSF leaves 1/15 of class D's CPU and memory idle
     mem = by["Section V: the memory of every class is fully utilized under every mechanism"]
     assert mem.verdict == "FAIL" and mem.ours == pytest.approx(14 / 15, abs=1e-3)
+    # Fig. 6 while user 4 is away: class C well above exact TSF and C-DRFH, class D 1/15 below
+    ac, ad = (next(c for c in claims if c.id == f"fig6_away.cls-{k}") for k in "cd")
+    assert ac.verdict == "PASS" and ac.ours == pytest.approx(1 - 0.9153, abs=1e-3)
+    assert ad.verdict == "FAIL" and ad.ours == pytest.approx(-1 / 15, abs=1e-3)
+    # the CPU of classes C and D, which the "fully utilized" sentence leaves out: exact C-DRFH
+    # uses 80 % of class C's with every user active
+    cd = next(c for c in claims if c.id == "not_full_cd")
+    assert cd.verdict == "PASS" and cd.ours == pytest.approx(0.7995, abs=1e-3)
     text = (out / "report.md").read_text()
     # the headline counts the 14 paper claims only: class D, memory (quick) and the CPU of
     # classes A and B (Table III's d_2 cannot fill it) fail; Table IV's online cells of users 1-3
     # straddle their tolerance (printed precision + 0.25 tasks) over two seeds: inconclusive
-    assert "8 of 14 statements of the paper PASS (3 FAIL, 3 INCONCLUSIVE, 0 n/a)" in text
+    assert "7 of 15 statements of the paper PASS (4 FAIL, 4 INCONCLUSIVE, 0 n/a)" in text
+    assert "**Why the set-ups differ.**" in text
     c3 = by["Table IV, PS-DSF: user 3 runs 82.5 tasks on class C"]
     assert (c3.verdict, c3.seeds_to_decide) == ("INCONCLUSIVE", 11)
     assert "± 0.3 (printed precision of 82.5: ± 0.05, + model tolerance 0.25)" in c3.rule
-    assert "Not counted: 1 consistency check(s)" in text
+    assert "Not counted: 2 consistency check(s)" in text
     assert "| TSF, exact every second (the paper's) |" in text
