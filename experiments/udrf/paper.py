@@ -41,6 +41,15 @@ FIG10A_READING: Final = (
     "their middle, and no mean; the mean, which the longest jobs dominate, is the other reading"
 )
 
+#: Why Figs. 10b-c's "completion time reduction" of a group of jobs is judged as the mean of the
+#: jobs' own reductions ``1 - jct_udrf / jct_baseline``, with the reduction of the mean JCT beside
+#: it (issue 44: one measure across papers).
+REDUCTION_READING: Final = (
+    'the paper\'s "completion time reduction" (Sec. V, Fig. 10b-c) does not say which; every '
+    "reproduction reads a JCT reduction as the mean of per-job reductions (as DRFH's Fig. 6), the "
+    "reduction of the mean JCT, which the longest jobs dominate, is the other reading"
+)
+
 #: Fig. 8 holds by construction when the share of jobs needing one or two classes is within
 #: this many points of what the constraint model leads one to expect (ours).
 FIG8_MODEL_TOL: Final = 0.03
