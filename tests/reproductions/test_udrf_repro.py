@@ -24,6 +24,7 @@ UNTESTABLE = ("fig6", "fig7", "fig8")
 
 #: The claims of the reproduction, in order: the paper's statements, then our checks.
 KINDS = {
+    "users_vary": "by-construction",
     "fig6": "paper",
     "fig7": "paper",
     "fig8": "paper",
@@ -31,6 +32,7 @@ KINDS = {
     "fig9_cpu": "paper",
     "fig9_mem": "paper",
     "fig10a": "paper",
+    "fig10a_cdf": "paper",
     "fig10c": "paper",
     "fig10b": "paper",
     "queue_reps": "paper",
@@ -75,13 +77,23 @@ def test_quick_reproduction_with_two_seeds(tmp_path: Path, google_dir: Path) -> 
     # the headline counts the paper's claims only, and the report's table is generated
     text = report.read_text()
     head = C.headline(claims)
-    assert head in text and head.startswith(f"{C.counts(claims)['PASS']} of 10 statements")
+    assert head in text and head.startswith(f"{C.counts(claims)['PASS']} of 11 statements")
     # Fig. 10a is one statement: one claim, judged by the median, the mean beside it
     fig10a = by["fig10a"]
     assert fig10a.reason.startswith("judged by the median JCT (the paper says")
     assert "the other reading, mean JCT: " in fig10a.reason
+    # Fig. 10a's figure: every decile, judged "at or above 0" (a tie is no FAIL), worst decides
+    cdf = by["fig10a_cdf"]
+    assert cdf.reason.startswith("worst of 9 deciles: decile ")
+    assert cdf.reason.count("decile 0.") == 10 and cdf.rule == "95 % interval entirely ≥ 0 s"
+    # "jobs run many times take longer" is judged against UDRF, DRF alone beside it
+    reps = by["queue_reps"]
+    assert reps.reason.startswith("judged by DRF's JCT minus UDRF's by repetitions")
+    assert "the other reading, drf-lockstep alone, its mean JCT by repetitions: " in reps.reason
+    # the number of users varies in every seed (a property of the trace)
+    assert by["users_vary"].verdict == "PASS" and "per seed: " in by["users_vary"].reason
     assert "## Set-up" in text and "| seeds | 1, 2 (2) | — |" in text
-    assert "Not counted: 2 consistency and 1 by-construction" in head
+    assert "Not counted: 2 consistency and 2 by-construction" in head
     assert "\n".join(C.claims_table([c for c in claims if c.kind == "paper"])) in text
     # every task of the slice is placeable and completes under both schedulers, both seeds
     assert [c.verdict for c in claims[-2:]] == ["PASS", "PASS"]
