@@ -190,6 +190,7 @@ def report_text(
             es="es" if workers > 1 else "",
         ),
         *kit.setup_table(_setup(data, cfg)),
+        *T.lines("setup.why", s0=s0, cfg=cfg),
         *claims_markdown(claims),
         *T.lines("means"),
         *kit.table(_MEANS_HEAD, means),

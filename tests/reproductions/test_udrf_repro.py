@@ -93,6 +93,7 @@ def test_quick_reproduction_with_two_seeds(tmp_path: Path, google_dir: Path) -> 
     # the number of users varies in every seed (a property of the trace)
     assert by["users_vary"].verdict == "PASS" and "per seed: " in by["users_vary"].reason
     assert "## Set-up" in text and "| seeds | 1, 2 (2) | — |" in text
+    assert "**Why the set-ups differ.** The public sample has no `machine_attributes`" in text
     assert "Not counted: 2 consistency and 2 by-construction" in head
     assert "\n".join(C.claims_table([c for c in claims if c.kind == "paper"])) in text
     # every task of the slice is placeable and completes under both schedulers, both seeds
