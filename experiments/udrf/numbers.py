@@ -5,6 +5,12 @@ seed (``OUT/seed-<s>/``) into frames with a ``seed`` column; the functions below
 quantities the claims of :mod:`fairsim.experiments.udrf.claims` and the figures rest on, each
 with its 95 % interval: across seeds (Student t) for run-level numbers, bootstrap over jobs for
 grouped reductions.
+
+A JCT reduction is read two ways (:data:`REDUCTION_MEASURES`), as in the DRFH reproduction
+(issue 44: the same measure across papers): the mean of the per-job reductions
+``1 - jct_udrf / jct_baseline`` over the jobs completed under both (``mean_of_ratios``, the one
+that decides a claim), and the reduction of the mean, ``1 - mean(udrf) / mean(baseline)``
+(``ratio_of_means``, shown beside it).
 """
 
 from __future__ import annotations
@@ -23,6 +29,11 @@ from fairsim.experiments.claims import Estimate, across_seeds, bootstrap_units, 
 from fairsim.experiments.kit import seed_dir
 from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME, paired
 from fairsim.simulator.constraints import needed_classes_distribution
+
+#: The two readings of a JCT reduction over a set of paired jobs: the mean of the per-job
+#: reductions ``1 - jct_udrf / jct_baseline`` (first: the one that decides a claim) and the
+#: reduction of the mean JCT ``1 - mean(udrf) / mean(baseline)``.
+REDUCTION_MEASURES = ("mean_of_ratios", "ratio_of_means")
 
 #: Parts of a job's completion time: the JCT, its wait (queue entry to first start) and its
 #: execution (first start to last finish).
@@ -107,12 +118,20 @@ def pooled_pairs(data: Seeds, base: str = BASELINE, other: str = UDRF_NAME) -> p
     return paired(data.jct, base, other).reset_index(drop=True)
 
 
+def job_reduction(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Each job's own reduction ``1 - num / den`` (NaN where ``den <= 0``)."""
+    a = np.asarray(num, dtype=float)
+    b = np.asarray(den, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b > 0, 1.0 - a / b, np.nan)
+
+
 def grouped_ratio(
     key: np.ndarray, num: np.ndarray, den: np.ndarray
 ) -> Callable[[np.ndarray], tuple[list[float], list[float]]]:
     """``idx -> (groups, 1 - sum(num) / sum(den) per group)`` over the units ``idx``: the JCT
-    reduction ``1 - mean(udrf) / mean(baseline)`` of every group of jobs in a resample (groups
-    with no job in it, or a zero denominator, are left out)."""
+    reduction of the mean, ``1 - mean(udrf) / mean(baseline)``, of every group of jobs in a
+    resample (groups with no job in it, or a zero denominator, are left out)."""
     groups, pos = np.unique(key, return_inverse=True)
     pos = pos.ravel()
     n = len(groups)
@@ -125,6 +144,34 @@ def grouped_ratio(
         return groups[ok].tolist(), (1.0 - u[ok] / d[ok]).tolist()
 
     return f
+
+
+def grouped_job_reduction(
+    key: np.ndarray, num: np.ndarray, den: np.ndarray
+) -> Callable[[np.ndarray], tuple[list[float], list[float]]]:
+    """``idx -> (groups, mean of 1 - num / den per group)`` over the units ``idx``: the mean of
+    the per-job JCT reductions ``1 - jct_udrf / jct_baseline`` of every group of jobs in a
+    resample (jobs with ``den <= 0`` left out; groups with no job left, too)."""
+    groups, pos = np.unique(key, return_inverse=True)
+    pos = pos.ravel()
+    n = len(groups)
+    r = job_reduction(num, den)
+    ok_job = np.isfinite(r)
+    r = np.where(ok_job, r, 0.0)
+    w = ok_job.astype(float)
+
+    def f(idx: np.ndarray) -> tuple[list[float], list[float]]:
+        p = pos[idx]
+        c = np.bincount(p, weights=w[idx], minlength=n)
+        s = np.bincount(p, weights=r[idx], minlength=n)
+        ok = c > 0
+        return groups[ok].tolist(), (s[ok] / c[ok]).tolist()
+
+    return f
+
+
+#: The grouped reduction of each reading of :data:`REDUCTION_MEASURES`.
+GROUPED_REDUCTION = {"mean_of_ratios": grouped_job_reduction, "ratio_of_means": grouped_ratio}
 
 
 def grouped_mean(
@@ -145,9 +192,12 @@ def grouped_mean(
     return f
 
 
-def reduction_table(pairs: pd.DataFrame, col: str, part: str, seeds: int) -> pd.DataFrame:
+def reduction_table(
+    pairs: pd.DataFrame, col: str, part: str, seeds: int, measure: str = "mean_of_ratios"
+) -> pd.DataFrame:
     """The reduction of ``part`` (``jct``, ``wait`` or ``exec``) per group of ``col``
-    (``repetitions`` or ``classes``) with its bootstrap 95 % interval over the group's jobs.
+    (``repetitions`` or ``classes``) under ``measure`` (:data:`REDUCTION_MEASURES`), with its
+    bootstrap 95 % interval over the group's jobs (:func:`overall_reduction`).
 
     Returns
     -------
@@ -156,21 +206,58 @@ def reduction_table(pairs: pd.DataFrame, col: str, part: str, seeds: int) -> pd.
     """
     rows = []
     for k, g in pairs.groupby(col, sort=True):
-        e = overall_reduction(g, part, seeds)
+        e = overall_reduction(g, part, seeds, measure)
         rows.append([int(str(k)), len(g), e.value, e.low, e.high])
     return pd.DataFrame(rows, columns=["group", "jobs", "reduction", "low", "high"])
 
 
-def overall_reduction(pairs: pd.DataFrame, part: str, seeds: int) -> Estimate:
-    """``1 - mean(udrf) / mean(baseline)`` of ``part`` over all paired jobs, bootstrap over
-    jobs."""
+def overall_reduction(
+    pairs: pd.DataFrame, part: str, seeds: int, measure: str = "mean_of_ratios"
+) -> Estimate:
+    """The reduction of ``part`` over all paired jobs, bootstrap over jobs.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        From :func:`pooled_pairs` (columns ``<part>_s_b``, ``<part>_s_o``).
+    part : str
+        ``jct``, ``wait`` or ``exec``.
+    seeds : int
+        The seeds the pairs come from.
+    measure : str
+        ``mean_of_ratios``: the mean of the per-job reductions ``1 - udrf / baseline`` (jobs
+        whose baseline value is 0 left out); ``ratio_of_means``: ``1 - mean(udrf) /
+        mean(baseline)``. The paper's Figs. 10b-c (Sec. V) plot a "completion time reduction"
+        without saying which.
+
+    Returns
+    -------
+    Estimate
+        The reduction as a fraction, with its percentile-bootstrap 95 % interval over the jobs.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``measure``.
+    """
     b = pairs[f"{part}_s_b"].to_numpy(float)
     o = pairs[f"{part}_s_o"].to_numpy(float)
+    if measure == "ratio_of_means":
 
-    def stat(idx: np.ndarray) -> float:
-        d = b[idx].sum()
-        return 1.0 - o[idx].sum() / d if d > 0 else math.nan
+        def stat(idx: np.ndarray) -> float:
+            d = b[idx].sum()
+            return 1.0 - o[idx].sum() / d if d > 0 else math.nan
 
+    elif measure == "mean_of_ratios":
+        r = job_reduction(o, b)
+
+        def stat(idx: np.ndarray) -> float:
+            v = r[idx]
+            v = v[np.isfinite(v)]
+            return float(v.mean()) if len(v) else math.nan
+
+    else:
+        raise ValueError(f"measure: {measure!r} (expected one of {', '.join(REDUCTION_MEASURES)})")
     return bootstrap_units(len(pairs), stat, seeds=seeds, what="jobs")
 
 

@@ -74,26 +74,36 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
 
 
 def _reductions(data: N.Seeds, other: str) -> list[str]:
-    """UDRF's reductions against ``other``, overall and by group, every part of the JCT."""
+    """UDRF's reductions against ``other``, overall and by group, every part of the JCT, under
+    both readings (:data:`~fairsim.experiments.udrf.numbers.REDUCTION_MEASURES`)."""
     n = len(data.seeds)
     pairs = N.pooled_pairs(data, other, UDRF_NAME)
     rows = []
     for part in N.PARTS:
-        cells = []
-        for col in ("repetitions", "classes"):
-            t = N.reduction_table(pairs, col, part, n)
-            cells.append(
-                ", ".join(
-                    f"{g}: {100 * r:.0f} [{kit.number(lo, 'share', '.0f', suffix=False)}, "
-                    f"{kit.number(hi, 'share', '.0f', suffix=False)}]"
-                    for g, r, lo, hi in zip(
-                        t["group"], t["reduction"], t["low"], t["high"], strict=True
+        for measure in N.REDUCTION_MEASURES:
+            cells = []
+            for col in ("repetitions", "classes"):
+                t = N.reduction_table(pairs, col, part, n, measure)
+                cells.append(
+                    ", ".join(
+                        f"{g}: {100 * r:.0f} [{kit.number(lo, 'share', '.0f', suffix=False)}, "
+                        f"{kit.number(hi, 'share', '.0f', suffix=False)}]"
+                        for g, r, lo, hi in zip(
+                            t["group"], t["reduction"], t["low"], t["high"], strict=True
+                        )
                     )
                 )
-            )
-        rows.append([part, kit.estimate(N.overall_reduction(pairs, part, n)), *cells])
-    head = ["part", "overall", "by repetitions", "by classes needed"]
+            overall = kit.estimate(N.overall_reduction(pairs, part, n, measure))
+            rows.append([part, _MEASURE_LABEL[measure], overall, *cells])
+    head = ["part", "reduction", "overall", "by repetitions", "by classes needed"]
     return [*T.lines("reductions.against", other=other, jobs=len(pairs)), *kit.table(head, rows)]
+
+
+#: The report's name of each reading of a reduction.
+_MEASURE_LABEL = {
+    "mean_of_ratios": "mean of per-job",
+    "ratio_of_means": "of the mean",
+}
 
 
 def _setup(data: N.Seeds, cfg: Any) -> kit.Setup:
@@ -180,6 +190,7 @@ def report_text(
             es="es" if workers > 1 else "",
         ),
         *kit.setup_table(_setup(data, cfg)),
+        *T.lines("setup.why", s0=s0, cfg=cfg),
         *claims_markdown(claims),
         *T.lines("means"),
         *kit.table(_MEANS_HEAD, means),
