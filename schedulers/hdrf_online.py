@@ -375,6 +375,8 @@ class _Tree:
         push, replace, pop = heapq.heappush, heapq.heapreplace, heapq.heappop
 
         def flush2() -> None:
+            d0: int  # changes of the counts of head tasks demanding each resource
+            d1: int
             for leaf in dirty:
                 node = first + leaf
                 present = inheap[leaf]
