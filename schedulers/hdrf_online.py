@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -113,7 +113,16 @@ class LeafOrder(PooledDominantShare):
         if s.n_columns == 2:
             a, t = s.alloc[user], s.total
             x, y = a[0] / t[0], a[1] / t[1]
-            return _round12((y if y > x else x) / s.weight[user])
+            x = (y if y > x else x) / s.weight[user]
+            # _round12(x), written out (the hot path)
+            y = x * 1e12
+            if 0.0 < y < _FAST_ROUND_BELOW:
+                f = _floor(y)
+                if y - f < 0.499:
+                    return f / 1e12
+                if y - f > 0.501:
+                    return (f + 1) / 1e12
+            return round(x, _DIGITS)
         return super().key(user)
 
 
@@ -212,9 +221,8 @@ class _Tree:
         self.rebuild_at = [64 + 4 * len(c) for c in self.children]
         # queues holding a set of leaves -> how their order is decided (:meth:`order_plan`)
         self.plans: dict[frozenset[int], tuple[bool, tuple[int, ...]]] = {}
-        self._refs2: tuple[Any, ...] | None = None  # what _flush2 reads, bound once
         # :meth:`_flush`, without its dispatch on the number of resources
-        self.flush_now = self._flush2 if n_r == 2 else self._flush
+        self.flush_now = self._make_flush2() if n_r == 2 else self._flush
 
     # ------------------------------------------------------------------ leaves
     def add_leaf(self, leaf: int, queue: int) -> None:
@@ -309,119 +317,27 @@ class _Tree:
         child adds to no sum: :meth:`_update_queue` gives it only its level and heap entry)."""
         self.rstale = False
         qdirty = self.qdirty
+        if self.n_r != 2:
+            for a in self.rootq:
+                if qdirty[a]:
+                    qdirty[a] = False
+                    self._update_queue(a)
+            return
+        # two resources: _update_queue, _top and _level2 written out (the same floats)
+        heaps, ver, levels, npres, pushed = self.heap, self.ver, self.level, self.npres, self.pushed
         for a in self.rootq:
-            if qdirty[a]:
-                qdirty[a] = False
-                self._update_queue(a)
-
-    def _flush2(self) -> None:
-        """:meth:`_flush` written out for two resources (the hot path). The leaves: each changed
-        leaf's heap entry, what it adds to its parent's sums (as :meth:`_recontrib`) and its
-        head's resources (as :meth:`_resig`); then the queues below the root's children, deepest
-        first (as :meth:`_update_queue`, :meth:`_top` and :meth:`_recontrib`); the root's
-        children only get their presence (their levels wait for :meth:`settle`). The same
-        operations in the same order as those methods: the same floats."""
-        refs = self._refs2
-        if refs is None:
-            s = self.s
-            refs = self._refs2 = (
-                s._keys, s._alloc, s._inheap, s._queues, self.inv[0], self.inv[1], self.first,
-                self.parent, self.contrib, self.sums, self.npres, self.updates, self.ver,
-                self.pos, self.heap, self.qdirty, self.sig, self.level, self.pushed, self.cnt,
-                self.path, self.w, self.present, self.rebuild_at, self.qinner, self.rootq,
-            )  # fmt: skip
-        (
-            share, alloc, inheap, queues, inv0, inv1, first, parent, contrib, sums_of, npres,
-            updates, ver, pos, heaps, qdirty, sig_of, levels, pushed, cnt_of, path, w,
-            present_of, rebuild_at, qinner, rootq,
-        ) = refs  # fmt: skip
-        push, replace = heapq.heappush, heapq.heapreplace
-        dirty = self.dirty_leaves
-        for leaf in dirty:
-            node = first + leaf
-            present = inheap[leaf]
-            level = share[leaf]
-            p = parent[node]
-            if not (present and pushed[node] and levels[node] == level):
-                # (a leaf that stays unblocked at the same level keeps its heap entry)
-                levels[node] = level
-                v = ver[node] + 1
-                ver[node] = v
-                if present:
-                    heap = heaps[p]
-                    if pushed[node] and heap[0][2] == node and heap[0][3] == v - 1:
-                        replace(heap, (level, pos[node], node, v))  # its entry was the top
-                    else:
-                        push(heap, (level, pos[node], node, v))
-                pushed[node] = present
-            if not p:  # the root's vector and level are never read
-                continue
-            kind, o0, o1 = contrib[node]
-            al = alloc[leaf]
-            v0, v1 = al[0] * inv0, al[1] * inv1
-            if not present:
-                new_kind = 0
-            elif level > 0.0:
-                new_kind = 2
-                v0, v1 = v0 / level, v1 / level
-            else:
-                new_kind = 1
-            sums = sums_of[p]
-            b = kind * 2
-            sums[b] -= o0
-            sums[b + 1] -= o1
-            b = new_kind * 2
-            sums[b] += v0
-            sums[b + 1] += v1
-            contrib[node] = (new_kind, v0, v1)
-            if new_kind != kind and (new_kind == 0 or kind == 0):
-                npres[p] += 1 if kind == 0 else -1
-            u = updates[p] + 1
-            updates[p] = u
-            if u >= _RESUM:
-                self._resum(p)
-            old_sig = sig_of[node]
-            if present:
-                need = queues[leaf][0][1]
-                sig = _SIG2[(need[0] > 0.0) + 2 * (need[1] > 0.0)]
-                if sig is not old_sig:
-                    sig_of[node] = sig
-                    if old_sig is None:
-                        d0, d1 = sig[0], sig[1]
-                    else:
-                        d0 = sig[0] - old_sig[0]
-                        d1 = sig[1] - old_sig[1]
-                    for a in path[node]:
-                        cnt = cnt_of[a]
-                        cnt[0] += d0
-                        cnt[1] += d1
-            elif old_sig is not None:
-                sig_of[node] = None
-                d0, d1 = old_sig[0], old_sig[1]
-                for a in path[node]:
-                    cnt = cnt_of[a]
-                    cnt[0] -= d0
-                    cnt[1] -= d1
-            qdirty[p] = True
-        dirty.clear()
-        # the queues: _update_queue, _top and _recontrib written out
-        pop = heapq.heappop
-        for a in qinner:  # deepest first, each below a queue
             if not qdirty[a]:
                 continue
-            p = parent[a]
-            present = npres[a] > 0
             qdirty[a] = False
-            qdirty[p] = True
+            present = npres[a] > 0
             heap = heaps[a]
             while heap and heap[0][3] != ver[heap[0][2]]:
-                pop(heap)
-            if len(heap) > rebuild_at[a]:  # too many stale entries: rebuild
+                heapq.heappop(heap)
+            if len(heap) > self.rebuild_at[a]:  # too many stale entries: rebuild
                 heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
                 heapq.heapify(heap)
-            # the vector and level: _level2 written out
             m = levels[heap[0][2]] if heap else 0.0
-            sums, cnt = sums_of[a], cnt_of[a]
+            sums, cnt = self.sums[a], self.cnt[a]
             v0 = sums[0] + sums[2] + m * sums[4]
             v1 = sums[1] + sums[3] + m * sums[5]
             c0, c1 = cnt[0] > 0, cnt[1] > 0
@@ -429,63 +345,188 @@ class _Tree:
                 top_v = v0 if v0 >= v1 else v1
             else:
                 top_v = v0 if c0 else v1
-            # level = round(top_v / w[a], 12), as _round12 (written out)
-            x = top_v / w[a]
-            y = x * 1e12
-            if 0.0 < y < _FAST_ROUND_BELOW:
-                f = _floor(y)
-                if y - f < 0.499:
-                    level = f / 1e12
-                elif y - f > 0.501:
-                    level = (f + 1) / 1e12
-                else:
-                    level = round(x, _DIGITS)
-            else:
-                level = round(x, _DIGITS)
-            # what the queue adds to its parent's sums
-            kind, o0, o1 = contrib[a]
-            psums = sums_of[p]
-            if not present:
-                new_kind = 0
-            elif level > 0.0:
-                new_kind = 2
-                v0, v1 = v0 / level, v1 / level
-            else:
-                new_kind = 1
-            b = kind * 2
-            psums[b] -= o0
-            psums[b + 1] -= o1
-            b = new_kind * 2
-            psums[b] += v0
-            psums[b + 1] += v1
-            contrib[a] = (new_kind, v0, v1)
-            if new_kind != kind and (new_kind == 0 or kind == 0):
-                npres[p] += 1 if kind == 0 else -1
-            u = updates[p] + 1
-            updates[p] = u
-            if u >= _RESUM:
-                self._resum(p)
-            present_of[a] = present
+            level = _round12(top_v / self.w[a])
+            self.present[a] = present
             if not (present and pushed[a] and levels[a] == level):
                 levels[a] = level
+                pushed[a] = present
                 v = ver[a] + 1
                 ver[a] = v
                 if present:
-                    heap = heaps[p]
-                    if pushed[a] and heap[0][2] == a and heap[0][3] == v - 1:
-                        replace(heap, (level, pos[a], a, v))  # its entry was the top
+                    heapq.heappush(heaps[0], (level, self.pos[a], a, v))
+
+    def _make_flush2(self) -> Callable[[], None]:
+        """:meth:`_flush` written out for two resources (the hot path), as a function whose
+        lists are bound once in its closure. The leaves: each changed leaf's heap entry, what it
+        adds to its parent's sums (as :meth:`_recontrib`) and its head's resources (as
+        :meth:`_resig`); then the queues below the root's children, deepest first (as
+        :meth:`_update_queue`, :meth:`_top` and :meth:`_recontrib`); the root's children only
+        get their presence (their levels wait for :meth:`settle`). The same operations in the
+        same order as those methods: the same floats."""
+        tree, s = self, self.s
+        share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
+        inv0, inv1, first, parent = self.inv[0], self.inv[1], self.first, self.parent
+        contrib, sums_of, npres, updates = self.contrib, self.sums, self.npres, self.updates
+        ver, pos, heaps, qdirty, sig_of = self.ver, self.pos, self.heap, self.qdirty, self.sig
+        levels, pushed, cnt_of, path, w = self.level, self.pushed, self.cnt, self.path, self.w
+        present_of, rebuild_at = self.present, self.rebuild_at
+        qinner, rootq, dirty, resum = self.qinner, self.rootq, self.dirty_leaves, self._resum
+
+        push, replace, pop = heapq.heappush, heapq.heapreplace, heapq.heappop
+
+        def flush2() -> None:
+            d0: int  # changes of the counts of head tasks demanding each resource
+            d1: int
+            for leaf in dirty:
+                node = first + leaf
+                present = inheap[leaf]
+                level = share[leaf]
+                p = parent[node]
+                if not (present and pushed[node] and levels[node] == level):
+                    # (a leaf that stays unblocked at the same level keeps its heap entry)
+                    levels[node] = level
+                    v = ver[node] + 1
+                    ver[node] = v
+                    if present:
+                        heap = heaps[p]
+                        if pushed[node] and heap[0][2] == node and heap[0][3] == v - 1:
+                            replace(heap, (level, pos[node], node, v))  # its entry was the top
+                        else:
+                            push(heap, (level, pos[node], node, v))
+                    pushed[node] = present
+                if not p:  # the root's vector and level are never read
+                    continue
+                kind, o0, o1 = contrib[node]
+                al = alloc[leaf]
+                v0, v1 = al[0] * inv0, al[1] * inv1
+                if not present:
+                    new_kind = 0
+                elif level > 0.0:
+                    new_kind = 2
+                    v0, v1 = v0 / level, v1 / level
+                else:
+                    new_kind = 1
+                sums = sums_of[p]
+                b = kind * 2
+                sums[b] -= o0
+                sums[b + 1] -= o1
+                b = new_kind * 2
+                sums[b] += v0
+                sums[b + 1] += v1
+                contrib[node] = (new_kind, v0, v1)
+                if new_kind != kind and (new_kind == 0 or kind == 0):
+                    npres[p] += 1 if kind == 0 else -1
+                u = updates[p] + 1
+                updates[p] = u
+                if u >= _RESUM:
+                    resum(p)
+                old_sig = sig_of[node]
+                if present:
+                    need = queues[leaf][0][1]
+                    sig = _SIG2[(need[0] > 0.0) + 2 * (need[1] > 0.0)]
+                    if sig is not old_sig:
+                        sig_of[node] = sig
+                        if old_sig is None:
+                            d0, d1 = sig[0], sig[1]
+                        else:
+                            d0 = sig[0] - old_sig[0]
+                            d1 = sig[1] - old_sig[1]
+                        for a in path[node]:
+                            cnt = cnt_of[a]
+                            cnt[0] += d0
+                            cnt[1] += d1
+                elif old_sig is not None:
+                    sig_of[node] = None
+                    d0, d1 = old_sig[0], old_sig[1]
+                    for a in path[node]:
+                        cnt = cnt_of[a]
+                        cnt[0] -= d0
+                        cnt[1] -= d1
+                qdirty[p] = True
+            dirty.clear()
+            # the queues: _update_queue, _top and _recontrib written out
+            for a in qinner:  # deepest first, each below a queue
+                if not qdirty[a]:
+                    continue
+                p = parent[a]
+                present = npres[a] > 0
+                qdirty[a] = False
+                qdirty[p] = True
+                heap = heaps[a]
+                while heap and heap[0][3] != ver[heap[0][2]]:
+                    pop(heap)
+                if len(heap) > rebuild_at[a]:  # too many stale entries: rebuild
+                    heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
+                    heapq.heapify(heap)
+                # the vector and level: _level2 written out
+                m = levels[heap[0][2]] if heap else 0.0
+                sums, cnt = sums_of[a], cnt_of[a]
+                v0 = sums[0] + sums[2] + m * sums[4]
+                v1 = sums[1] + sums[3] + m * sums[5]
+                c0, c1 = cnt[0] > 0, cnt[1] > 0
+                if c0 == c1:
+                    top_v = v0 if v0 >= v1 else v1
+                else:
+                    top_v = v0 if c0 else v1
+                # level = round(top_v / w[a], 12), as _round12 (written out)
+                x = top_v / w[a]
+                y = x * 1e12
+                if 0.0 < y < _FAST_ROUND_BELOW:
+                    f = _floor(y)
+                    if y - f < 0.499:
+                        level = f / 1e12
+                    elif y - f > 0.501:
+                        level = (f + 1) / 1e12
                     else:
-                        push(heap, (level, pos[a], a, v))
-                pushed[a] = present
-        for a in rootq:  # the root's children: their levels wait for settle()
-            if qdirty[a]:
-                present_of[a] = npres[a] > 0
-                self.rstale = True
+                        level = round(x, _DIGITS)
+                else:
+                    level = round(x, _DIGITS)
+                # what the queue adds to its parent's sums
+                kind, o0, o1 = contrib[a]
+                psums = sums_of[p]
+                if not present:
+                    new_kind = 0
+                elif level > 0.0:
+                    new_kind = 2
+                    v0, v1 = v0 / level, v1 / level
+                else:
+                    new_kind = 1
+                b = kind * 2
+                psums[b] -= o0
+                psums[b + 1] -= o1
+                b = new_kind * 2
+                psums[b] += v0
+                psums[b + 1] += v1
+                contrib[a] = (new_kind, v0, v1)
+                if new_kind != kind and (new_kind == 0 or kind == 0):
+                    npres[p] += 1 if kind == 0 else -1
+                u = updates[p] + 1
+                updates[p] = u
+                if u >= _RESUM:
+                    resum(p)
+                present_of[a] = present
+                if not (present and pushed[a] and levels[a] == level):
+                    levels[a] = level
+                    v = ver[a] + 1
+                    ver[a] = v
+                    if present:
+                        heap = heaps[p]
+                        if pushed[a] and heap[0][2] == a and heap[0][3] == v - 1:
+                            replace(heap, (level, pos[a], a, v))  # its entry was the top
+                        else:
+                            push(heap, (level, pos[a], a, v))
+                    pushed[a] = present
+            for a in rootq:  # the root's children: their levels wait for settle()
+                if qdirty[a]:
+                    present_of[a] = npres[a] > 0
+                    tree.rstale = True
+
+        return flush2
 
     def _flush(self) -> None:
         """:meth:`flush` but for the levels of the root's queue children (two resources)."""
         if self.n_r == 2:
-            self._flush2()
+            self.flush_now()
             return
         s = self.s
         share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
@@ -555,7 +596,8 @@ class _Tree:
         """Queue ``a``'s vector ``B + Z + M U`` and level for two resources: ``(v0, v1,
         level)``, the level being the largest entry over the resources its unblocked leaves
         need (every entry when they need none) divided by its weight, rounded to 12 digits.
-        :meth:`_flush2` has these lines written out (the hot path): change both together."""
+        The flush (:meth:`_make_flush2`) and :meth:`settle` have these lines written out (the
+        hot paths): change them together."""
         top = self._top(a)
         m = self.level[top] if top >= 0 else 0.0
         sums, cnt = self.sums[a], self.cnt[a]
@@ -966,9 +1008,55 @@ class HDRF(ProgressiveFilling):
         queues = self._queues
         limited = bool(tree.limited)
         upath, first = tree.upath, tree.first
-        select, dirty, tree_account = tree.select, tree.dirty_leaves, tree.account
+        dirty, tree_account = tree.dirty_leaves, tree.account
+        # tree.select written out (the hot path): the flush, then the descent
+        flush_now, settle, groot, rootq = tree.flush_now, tree.settle, tree.gchildren[0], tree.rootq
+        present, heaps, ver = tree.present, tree.heap, tree.ver
+        gchildren, level, pos, is_below = tree.gchildren, tree.level, tree.pos, tree.is_below
+        pop = heapq.heappop
         while True:
-            leaf = select()
+            if not tree.n_present:  # nothing to descend to: the flush waits for a leaf to wait
+                leaf = -1
+            else:
+                if dirty:
+                    flush_now()
+                node = 0
+                if tree.rstale:  # tree._root_choice written out
+                    node = -1
+                    for c in groot:
+                        if present[c] and is_below[c]:
+                            if node >= 0:  # two below their guarantees: compare their levels
+                                node = -2
+                                break
+                            node = c
+                    if node == -1 and not tree.root_leaves:
+                        for c in rootq:
+                            if present[c]:
+                                if node >= 0:
+                                    node = -2
+                                    break
+                                node = c
+                    if node < 0:
+                        settle()
+                        node = 0
+                while node < first:
+                    best = -1
+                    gch = gchildren[node]
+                    if gch:  # a queue below its guarantee first
+                        for c in gch:
+                            if present[c] and is_below[c]:
+                                if best < 0 or (level[c], pos[c]) < (level[best], pos[best]):
+                                    best = c
+                    if best < 0:
+                        heap = heaps[node]
+                        while heap and heap[0][3] != ver[heap[0][2]]:
+                            pop(heap)
+                        if not heap:
+                            node = -1
+                            break
+                        best = heap[0][2]
+                    node = best
+                leaf = node - first if node >= 0 else -1
             if leaf < 0:
                 if not self._recheck:
                     return
