@@ -317,43 +317,10 @@ class _Tree:
         child adds to no sum: :meth:`_update_queue` gives it only its level and heap entry)."""
         self.rstale = False
         qdirty = self.qdirty
-        if self.n_r != 2:
-            for a in self.rootq:
-                if qdirty[a]:
-                    qdirty[a] = False
-                    self._update_queue(a)
-            return
-        # two resources: _update_queue, _top and _level2 written out (the same floats)
-        heaps, ver, levels, npres, pushed = self.heap, self.ver, self.level, self.npres, self.pushed
         for a in self.rootq:
-            if not qdirty[a]:
-                continue
-            qdirty[a] = False
-            present = npres[a] > 0
-            heap = heaps[a]
-            while heap and heap[0][3] != ver[heap[0][2]]:
-                heapq.heappop(heap)
-            if len(heap) > self.rebuild_at[a]:  # too many stale entries: rebuild
-                heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
-                heapq.heapify(heap)
-            m = levels[heap[0][2]] if heap else 0.0
-            sums, cnt = self.sums[a], self.cnt[a]
-            v0 = sums[0] + sums[2] + m * sums[4]
-            v1 = sums[1] + sums[3] + m * sums[5]
-            c0, c1 = cnt[0] > 0, cnt[1] > 0
-            if c0 == c1:
-                top_v = v0 if v0 >= v1 else v1
-            else:
-                top_v = v0 if c0 else v1
-            level = _round12(top_v / self.w[a])
-            self.present[a] = present
-            if not (present and pushed[a] and levels[a] == level):
-                levels[a] = level
-                pushed[a] = present
-                v = ver[a] + 1
-                ver[a] = v
-                if present:
-                    heapq.heappush(heaps[0], (level, self.pos[a], a, v))
+            if qdirty[a]:
+                qdirty[a] = False
+                self._update_queue(a)
 
     def _make_flush2(self) -> Callable[[], None]:
         """:meth:`_flush` written out for two resources (the hot path), as a function whose
