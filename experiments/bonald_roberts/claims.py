@@ -44,6 +44,11 @@ _ST = paper.BY_KEY
 _DETERMINISTIC = "deterministic (truncated Markov chain, no seed): zero-width interval"
 
 
+def _noted(claim: Claim, note: str) -> list[Claim]:
+    """``claim`` alone, with ``note`` after its reason (``"; "`` between)."""
+    return [claim.model_copy(update={"reason": f"{claim.reason}; {note}"})]
+
+
 def _deterministic(
     rule: Callable[..., Claim], key: str, paper_text: str, q: Ranged, **kw: Any
 ) -> Claim:
@@ -260,16 +265,12 @@ def _packet_order_claim(details: pd.DataFrame) -> list[Claim]:
             )
         )
     claim = every_setting(statement, parts, target=(1.0, 1.0), what="(algorithm, load) points")
-    return [
-        claim.model_copy(
-            update={
-                "reason": claim.reason + "; the fluid lines of Figs. 2-3 are judged by "
-                "fig2_order; our packet runs are shorter than the paper's (flows of mean 1,000 "
-                "packets and 10,000 arrivals against 20,000 and 1e5), and γ1 and γ3 differ by a "
-                "few per cent"
-            }
-        )
-    ]
+    return _noted(
+        claim,
+        "the fluid lines of Figs. 2-3 are judged by fig2_order; our packet runs are shorter than "
+        "the paper's (flows of mean 1,000 packets and 10,000 arrivals against 20,000 and 1e5), "
+        "and γ1 and γ3 differ by a few per cent",
+    )
 
 
 def _packet_pf_bmf(details: pd.DataFrame) -> list[Claim]:
@@ -304,15 +305,12 @@ def _packet_pf_bmf(details: pd.DataFrame) -> list[Claim]:
                 )
             )
     claim = every_setting(statement, parts, target=(0.0, 0.0), what="(class, load) points")
-    return [
-        claim.model_copy(
-            update={
-                "reason": claim.reason + f"; quantity: γ_BMF-SFQ/γ_PF-SFQ − 1 per seed (the same "
-                f"seeds), mean over seeds; rule: within ±{_pc(tol)}, the rule of Fig. 2's "
-                "'roughly equivalent' on the fluid model (fig2_pf_bmf_equivalent)"
-            }
-        )
-    ]
+    return _noted(
+        claim,
+        f"quantity: γ_BMF-SFQ/γ_PF-SFQ − 1 per seed (the same seeds), mean over seeds; rule: "
+        f"within ±{_pc(tol)}, the rule of Fig. 2's 'roughly equivalent' on the fluid model "
+        "(fig2_pf_bmf_equivalent)",
+    )
 
 
 def _packet_order(details: pd.DataFrame) -> str:
