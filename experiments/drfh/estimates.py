@@ -98,16 +98,17 @@ def _fig6_large(units: pd.DataFrame, seeds: int, *, n_resamples: int | None = No
     """Fig. 6b's reduction for the jobs of more than 50 tasks (every bin but the first) pooled:
     the mean of per-job reductions, bootstrapped over jobs as the bins are."""
     large = units[units["bin_code"] > 0].assign(bin_code=0)
-    kw = {} if n_resamples is None else {"n_resamples": n_resamples}
     if large.empty:
         return Estimate(math.nan, None, None, seeds, "no jobs")
 
     def stat(idx: np.ndarray) -> float:
         return float(N.fig6_reduction(large, idx, paper.FIG6_VERDICT_MEASURE)[0])
 
-    if kw.get("n_resamples") == 0:
+    if n_resamples == 0:
         return Estimate(stat(np.arange(len(large))), None, None, seeds, "")
-    return bootstrap_units(len(large), stat, seeds=seeds, what="jobs", **kw)
+    if n_resamples is None:
+        return bootstrap_units(len(large), stat, seeds=seeds, what="jobs")
+    return bootstrap_units(len(large), stat, seeds=seeds, what="jobs", n_resamples=n_resamples)
 
 
 def mean_decrease(worse_by_seed: dict[int, pd.DataFrame]) -> Estimate:

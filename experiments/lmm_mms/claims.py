@@ -565,12 +565,15 @@ def _fig4_lead_grows(d: _Data) -> list[Claim]:
             )
             for k in keys
         }
+
+        def by_share(
+            idx: np.ndarray, lead_k: dict[Any, np.ndarray] = lead_k
+        ) -> tuple[list[Any], list[float]]:
+            return keys, [float(_clean(lead_k[k][idx]).mean()) for k in keys]
+
         rho = spearman_trend(
             d.n,
-            lambda idx, lead_k=lead_k: (
-                keys,
-                [float(_clean(lead_k[k][idx]).mean()) for k in keys],
-            ),
+            by_share,
             seeds=d.seeds,
             what="samples",
         )
@@ -597,6 +600,16 @@ def _completion_lead(d: _Data, fig: str, key: Any, mechs: Sequence[str]) -> np.n
     )
 
 
+def _lead_gap(a: np.ndarray, b: np.ndarray, idx: np.ndarray) -> float:
+    """Mean of ``a`` minus mean of ``b`` over the resampled samples ``idx``."""
+    return float(a[idx].mean() - b[idx].mean())
+
+
+def _smallest_lead(leads: Sequence[np.ndarray], idx: np.ndarray) -> float:
+    """The smallest mean over the resampled samples ``idx`` among ``leads``."""
+    return min(float(x[idx].mean()) for x in leads)
+
+
 def _fig5_many_users(d: _Data) -> list[Claim]:
     """Section 5.5: the completion-rate lead is largest with many users."""
     keys = d.u.keys("fig2")
@@ -612,7 +625,7 @@ def _fig5_many_users(d: _Data) -> list[Claim]:
             exceeds(
                 *_ST["fig5_many_users"].where(family=fam),
                 "larger",
-                d.boot(lambda idx, a=a, b=b: float(a[idx].mean() - b[idx].mean())),
+                d.boot(partial(_lead_gap, a, b)),
                 unit="pp",
                 what=f"the lead at {hi} users minus the lead at {lo} users",
                 reason=f"LMM-MMS's completion-rate lead over the best baseline: {per}",
@@ -632,7 +645,7 @@ def _section6_completion(d: _Data) -> list[Claim]:
             exceeds(
                 *_ST["section6_completion"].where(family=fam),
                 "better",
-                d.boot(lambda idx, leads=leads: min(float(x[idx].mean()) for x in leads.values())),
+                d.boot(partial(_smallest_lead, list(leads.values()))),
                 unit="pp",
                 what="LMM-MMS's smallest completion-rate lead over a baseline",
                 reason=f"over the {len(settings)} settings of Figs. 2-4; smallest at "

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from fairsim.experiments import kit
@@ -278,7 +279,7 @@ def _fig10a_cdf(data: N.Seeds) -> list[Claim]:
     (:func:`~fairsim.experiments.claims.every_setting`). That UDRF is strictly ahead is
     :func:`_fig10a`'s claim, on the median."""
     jct = data.jct.dropna(subset=["jct_s"])
-    q = jct.groupby(["scheduler", "seed"])["jct_s"].quantile(list(paper.FIG10A_DECILES))
+    q = jct.groupby(["scheduler", "seed"])["jct_s"].quantile(np.array(paper.FIG10A_DECILES))
     text, source = _ST["fig10a_cdf"].where()
     parts = []
     for d in paper.FIG10A_DECILES:
