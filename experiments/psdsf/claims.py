@@ -155,36 +155,30 @@ def _agrees_cell(
 
 
 def _table_iv_psdsf(r: Runs) -> list[Claim]:
-    ps = paper.TABLE_IV["psdsf"]
     avg = "mean over the second half of (0, 100) s, in paper tasks"
-    cells: list[tuple[int, str, Printed, Callable[[dict[str, Any]], float], str]] = [
-        (3, "class C", ps[2][2], lambda s: tasks(s, "psdsf")[2, 2], avg),
-        (4, "class D", ps[3][3], lambda s: tasks(s, "psdsf")[3, 3], avg),
+    # (user, classes added into the cell, where, why); then the zero cells of users 3 and 4
+    # (users 1 and 2 on C and D: table4_split)
+    cells: tuple[tuple[int, tuple[int, ...], str, str], ...] = (
+        (2, (2,), "class C", avg),
+        (3, (3,), "class D", avg),
         (
-            1,
+            0,
+            (0, 1),
             "classes A and B",
-            printed_sum(*ps[0][:2]),
-            lambda s: tasks(s, "psdsf")[0, :2].sum(),
             f"{avg}; only the total on A and B is determined (users 1 and 2 have equal VDS "
             "there, the split 40 / 170 is one of many)",
         ),
-        (
-            2,
-            "classes A and B",
-            printed_sum(*ps[1][:2]),
-            lambda s: tasks(s, "psdsf")[1, :2].sum(),
-            f"{avg}; only the total on A and B is determined",
-        ),
-        # the zero cells of users 3 and 4 (users 1 and 2 on C and D: table4_split)
-        (3, "class D", ps[2][3], lambda s: tasks(s, "psdsf")[2, 3], f"{avg}; a printed 0 is exact"),
-        (4, "class C", ps[3][2], lambda s: tasks(s, "psdsf")[3, 2], f"{avg}; a printed 0 is exact"),
-    ]
-    return [
-        _agrees_cell(
-            v, r.seeds_of(f), _ST["table4_psdsf"].where(user=u, tasks=v, classes=where), why
-        )
-        for u, where, v, f, why in cells
-    ]
+        (1, (0, 1), "classes A and B", f"{avg}; only the total on A and B is determined"),
+        (2, (3,), "class D", f"{avg}; a printed 0 is exact"),
+        (3, (2,), "class C", f"{avg}; a printed 0 is exact"),
+    )
+    out = []
+    for u, cols, where, why in cells:
+        v = _printed_cell("psdsf", u, cols)
+        est = r.seeds_of(lambda s, u=u, cols=cols: tasks(s, "psdsf")[u, list(cols)].sum())
+        stmt = _ST["table4_psdsf"].where(user=u + 1, tasks=v, classes=where)
+        out.append(_agrees_cell(v, est, stmt, why))
+    return out
 
 
 def _table_iv_exact(r: Runs) -> list[Claim]:

@@ -53,7 +53,7 @@ from fairsim.scenario.config import (
 from fairsim.scenario.pipeline import Hooks, Scenario, SchedulerRun, prepare_scenario
 from fairsim.scenario.workload import Workload
 from fairsim.schedulers.exact import solve_exact
-from fairsim.schedulers.exact.instance import parse_instance
+from fairsim.schedulers.exact.instance import Instance
 from fairsim.schedulers.registry import SchedulerSpec, make_scheduler
 from fairsim.simulator.backlog import BackloggedUser, BacklogTaskSource
 from fairsim.simulator.engine import EngineResult
@@ -289,30 +289,28 @@ def exact_allocations(
         shape ``(len(active), n_classes)``.
     """
     cap, classes = pool(cfg)
-    ids = [f"s{j}" for j in range(len(classes))]
-    by_name = {u.name: u for u in scenario_users(cfg)}
-    paper = {n: [x * SPLIT for x in by_name[n].demand] for n in active}
-    paper.update({n: list(d) for n, d in (demands or {}).items() if n in paper})
-    data = {
-        "resources": ["cpu", "mem"],
-        "servers": [{"id": i, "capacity": c.tolist()} for i, c in zip(ids, cap, strict=True)],
-        "users": [
-            {
-                "id": n,
-                "demand": paper[n],
-                "weight": by_name[n].weight,
-                **(
-                    {"eligible": [i for i, k in zip(ids, classes, strict=True) if k in e]}
-                    if (e := by_name[n].eligible)
-                    else {}
-                ),
-            }
-            for n in active
-        ],
-    }
-    inst = parse_instance(data)
-    names = [c.name for c in cfg.cluster.classes or []]
     cls = np.asarray(classes)
+    by_name = {u.name: u for u in scenario_users(cfg)}
+    alt = demands or {}
+    inst = Instance(
+        resources=("cpu", "mem"),
+        server_ids=tuple(f"s{j}" for j in range(len(classes))),
+        user_ids=tuple(active),
+        capacity=cap,
+        demand=np.array(
+            [alt[n] if n in alt else [x * SPLIT for x in by_name[n].demand] for n in active],
+            dtype=np.float64,
+        ),
+        weight=np.array([float(by_name[n].weight) for n in active]),
+        max_tasks=np.full(len(active), np.inf),
+        eligible=np.array(
+            [
+                np.isin(cls, e) if (e := by_name[n].eligible) else np.full(len(cls), True)
+                for n in active
+            ]
+        ),
+    )
+    names = [c.name for c in cfg.cluster.classes or []]
     out = {}
     for mech in mechanisms:
         x = solve_exact(mech, inst)
@@ -387,35 +385,32 @@ def exact_series(
     """
     names = [c.name for c in cfg.cluster.classes or []]
     users = [u.name for u in scenario_users(cfg)]
-    cache: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
-    frames = []
-    for mech in mechanisms:
-        rows: dict[str, list[float]] = {"time_s": []}
-        for t in np.asarray(times_s, dtype=float):
-            act = tuple(active_users(cfg, float(t)))
-            if act not in cache:
-                cache[act] = (
-                    exact_allocations(cfg, list(act), mechanisms=mechanisms, demands=demands)
-                    if act
-                    else {}
-                )
-            alloc = cache[act].get(mech)
-            rows["time_s"].append(float(t))
+    times = np.asarray(times_s, dtype=float)
+    sets = [tuple(active_users(cfg, float(t))) for t in times]
+    rows: dict[tuple[tuple[str, ...], str], dict[str, float]] = {}
+    for act in dict.fromkeys(sets):  # each set of active users solved once
+        allocs = (
+            exact_allocations(cfg, list(act), mechanisms=mechanisms, demands=demands) if act else {}
+        )
+        for mech in mechanisms:
+            alloc, row = allocs.get(mech), rows.setdefault((act, mech), {})
             for k in names:
                 for r, res_name in enumerate(("cpu", "mem")):
                     u = _util(alloc, cfg, list(act), k, demands, r) if alloc is not None else 0.0
-                    rows.setdefault(f"{res_name}_{k}", []).append(u)
+                    row[f"{res_name}_{k}"] = u
                 for uname in users:
-                    x = (
+                    row[f"tasks_{uname}_{k}"] = (
                         float(alloc[act.index(uname), names.index(k)])
                         if alloc is not None and uname in act
                         else 0.0
                     )
-                    rows.setdefault(f"tasks_{uname}_{k}", []).append(x)
-        f = pd.DataFrame(rows)
-        f.insert(0, "scheduler", mech)
-        frames.append(f)
-    return pd.concat(frames, ignore_index=True)
+    return pd.DataFrame(
+        [
+            {"scheduler": mech, "time_s": float(t), **rows[(act, mech)]}
+            for mech in mechanisms
+            for t, act in zip(times, sets, strict=True)
+        ]
+    )
 
 
 def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
