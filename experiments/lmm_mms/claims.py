@@ -780,13 +780,8 @@ def judged_once(claims: Sequence[Claim], *, identity_gap: float | None = None) -
         label = other if field == "baselines" else f"{other} baselines"
         beside = claims[j]
         if identity_gap is not None:
-            beside = beside.model_copy(
-                update={
-                    "reason": "; ".join(
-                        x for x in (_bounded_reading(key, identity_gap), beside.reason) if x
-                    )
-                }
-            )
+            why = "; ".join(x for x in (_bounded_reading(key, identity_gap), beside.reason) if x)
+            beside = beside.model_copy(update={"reason": why})
         one = one_reading(
             claims[i],
             [(label, beside)],
@@ -794,10 +789,9 @@ def judged_once(claims: Sequence[Claim], *, identity_gap: float | None = None) -
             why=paper.BASELINES_READING,
         )
         if identity_gap is not None:
+            decided = DECIDED_BY[key]
             one = one.model_copy(
-                update={
-                    "reason": f"{DECIDED_BY[key][0].upper()}{DECIDED_BY[key][1:]}. {one.reason}"
-                }
+                update={"reason": f"{decided[:1].upper()}{decided[1:]}. {one.reason}"}
             )
         merged[i] = one
         dropped.add(j)

@@ -109,15 +109,6 @@ def pool(cfg: RunConfig) -> tuple[np.ndarray, list[str]]:
     return cap, names
 
 
-def _scaled(cfg: RunConfig, quick: bool) -> tuple[float, float]:
-    """Scale of the activity windows, and the horizon (s)."""
-    scale = QUICK_TIME if quick else 1.0
-    horizon = cfg.collect.horizon_s or max(
-        w[1] for u in scenario_users(cfg) for w in u.windows or []
-    )
-    return scale, horizon * scale
-
-
 def backlogged_users(
     cfg: RunConfig,
     cap: np.ndarray,
@@ -166,7 +157,9 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
         (small tasks per paper task).
     """
     cap, classes = pool(cfg)
-    scale, horizon = _scaled(cfg, quick)
+    scale = QUICK_TIME if quick else 1.0
+    ends = (w[1] for u in scenario_users(cfg) for w in u.windows or [])
+    horizon = (cfg.collect.horizon_s or max(ends)) * scale
     split = QUICK_SPLIT if quick else SPLIT
     period = 1.0
     step = period / 2
@@ -422,7 +415,7 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
     -------
     dict
         ``seed``; ``series`` (:func:`series` of every scheduler, with a ``scheduler`` column);
-        ``summary`` (:func:`summarise`); ``wall_s`` and ``tasks`` (per scheduler: the engine's
+        ``schedulers`` (:func:`summarise`); ``wall_s`` and ``tasks`` (per scheduler: the engine's
         wall time and the number of small tasks).
     """
     cfg = load_config(config).model_copy(update={"seed": int(seed)})
@@ -438,8 +431,14 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
         f.insert(0, "scheduler", name)
         frames.append(f)
     data = pd.concat(frames, ignore_index=True)
-    summary = summarise(data, cfg, users, QUICK_TIME if quick else 1.0)
-    return {"seed": int(seed), "series": data, "summary": summary, "wall_s": walls, "tasks": tasks}
+    schedulers = summarise(data, cfg, users, QUICK_TIME if quick else 1.0)
+    return {
+        "seed": int(seed),
+        "schedulers": schedulers,
+        "wall_s": walls,
+        "tasks": tasks,
+        "series": data,
+    }
 
 
 def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]:
@@ -454,7 +453,7 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     -------
     dict
         ``config`` (the scenario) and ``summary`` (``summary.json``): ``quick``, ``seeds``,
-        ``phases``, ``split``, ``runs`` (per seed: :func:`summarise`'s ``schedulers``,
+        ``phases``, ``split``, ``runs`` (per seed: ``schedulers``, :func:`summarise`,
         ``wall_s``, ``tasks``), ``exact`` (:func:`summarise` of the exact allocations),
         ``d2_sensitivity`` (:func:`d2_sensitivity`) and ``wall_s_total``.
 
@@ -483,16 +482,8 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
         "seeds": seed_ids,
         "phases": user_phases(cfg),
         "split": QUICK_SPLIT if quick else SPLIT,
-        "runs": [
-            {
-                "seed": r["seed"],
-                "schedulers": r["summary"]["schedulers"],
-                "wall_s": r["wall_s"],
-                "tasks": r["tasks"],
-            }
-            for r in runs
-        ],
-        "exact": summarise(exact, cfg, users, scale)["schedulers"],
+        "runs": [{k: r[k] for k in ("seed", "schedulers", "wall_s", "tasks")} for r in runs],
+        "exact": summarise(exact, cfg, users, scale),
         "d2_sensitivity": d2_sensitivity(cfg, times),
     }
     summary["wall_s_total"] = time.perf_counter() - t0
@@ -565,17 +556,16 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
     Returns
     -------
     dict
-        ``phases`` (the intervals between changes of the active users, s) and ``schedulers``:
-        per scheduler ``mean_util`` (``{"cpu_A": ...}``, over (0, end]), ``phases`` (per phase:
-        ``window``, ``util`` and ``tasks`` (users x classes, paper tasks), means over the second
-        half of the phase) and ``settle`` (per change: ``change_s``, ``settle_s``, simulated
+        Per scheduler: ``mean_util`` (``{"cpu_A": ...}``, over (0, end]), ``phases`` (per phase
+        of :func:`user_phases`: ``window``, ``util`` and ``tasks`` (users x classes, paper tasks),
+        means over the second half of the phase) and ``settle`` (per change: ``change_s``, ``settle_s``, simulated
         seconds until the class C and D CPU stays within :data:`CONVERGED` of the new phase's
         level for :data:`SETTLE_WINDOW_S`, and ``settled``; a change that never settles counts
         the whole phase).
     """
     names = [c.name for c in cfg.cluster.classes or []]
     phases = user_phases(cfg)
-    out: dict[str, Any] = {"phases": phases, "schedulers": {}}
+    out: dict[str, Any] = {}
     for sched, f in data.groupby("scheduler", sort=False):
         t = f["time_s"].to_numpy()
 
@@ -616,5 +606,5 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
                 }
             )
         s["settle"] = settle
-        out["schedulers"][sched] = s
+        out[sched] = s
     return out
