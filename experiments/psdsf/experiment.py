@@ -558,10 +558,10 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
     dict
         Per scheduler: ``mean_util`` (``{"cpu_A": ...}``, over (0, end]), ``phases`` (per phase
         of :func:`user_phases`: ``window``, ``util`` and ``tasks`` (users x classes, paper tasks),
-        means over the second half of the phase) and ``settle`` (per change: ``change_s``, ``settle_s``, simulated
-        seconds until the class C and D CPU stays within :data:`CONVERGED` of the new phase's
-        level for :data:`SETTLE_WINDOW_S`, and ``settled``; a change that never settles counts
-        the whole phase).
+        means over the second half of the phase) and ``settle`` (per change: ``change_s``,
+        ``settle_s``, simulated seconds until the class C and D CPU stays within
+        :data:`CONVERGED` of the new phase's level for :data:`SETTLE_WINDOW_S`, and ``settled``;
+        a change that never settles counts the whole phase).
     """
     names = [c.name for c in cfg.cluster.classes or []]
     phases = user_phases(cfg)
