@@ -606,5 +606,5 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
                 }
             )
         s["settle"] = settle
-        out[sched] = s
+        out[str(sched)] = s
     return out
