@@ -523,23 +523,16 @@ def _fig4_lead_grows(d: _Data) -> list[Claim]:
     keys = d.u.keys("fig4")
 
     def grows(stmt: tuple[str, str], mechs: Sequence[str]) -> Claim:
-        lead_k = {
-            k: np.min(
-                np.stack(
-                    [
-                        sum(
-                            d.u.get("fig4", k, f"util_{r}", "lmm-mms")
-                            - d.u.get("fig4", k, f"util_{r}", m)
-                            for r, _ in RESOURCES
-                        )
-                        / 2
-                        for m in mechs
-                    ]
-                ),
-                axis=0,
+        def mean_gap(k: float, m: str) -> np.ndarray:
+            return (
+                sum(
+                    d.u.get("fig4", k, f"util_{r}", "lmm-mms") - d.u.get("fig4", k, f"util_{r}", m)
+                    for r, _ in RESOURCES
+                )
+                / 2
             )
-            for k in keys
-        }
+
+        lead_k = {k: np.min(np.stack([mean_gap(k, m) for m in mechs]), axis=0) for k in keys}
 
         def by_share(idx: np.ndarray) -> tuple[list[Any], list[float]]:
             return keys, [float(_clean(lead_k[k][idx]).mean()) for k in keys]

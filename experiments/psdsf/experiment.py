@@ -54,7 +54,7 @@ from fairsim.scenario.pipeline import Hooks, Scenario, SchedulerRun, prepare_sce
 from fairsim.scenario.workload import Workload
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.instance import Instance
-from fairsim.schedulers.registry import SchedulerSpec, make_scheduler
+from fairsim.schedulers.registry import make_scheduler
 from fairsim.simulator.backlog import BackloggedUser, BacklogTaskSource
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import write_json, write_table
@@ -199,23 +199,6 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
     )
     info = {"order": list(order), "classes": classes, "cap": cap, "scale": scale, "split": split}
     return prepared, info
-
-
-def run_scheduler(
-    name: str | SchedulerSpec, cfg: RunConfig, *, quick: bool = False
-) -> dict[str, Any]:
-    """Simulate one scheduler of the config (its label, or its resolved entry) on the scenario
-    (:func:`scenario`).
-
-    Returns
-    -------
-    dict
-        ``result`` (the engine's result) and the keys of :func:`scenario`'s second value.
-    """
-    prepared, info = scenario(cfg, quick=quick)
-    label = name.label if isinstance(name, SchedulerSpec) else name
-    run = next(prepared.runs(names=[label]))
-    return {"result": run.result, **info}
 
 
 def series(run: dict[str, Any], cfg: RunConfig) -> pd.DataFrame:
