@@ -209,18 +209,16 @@ def series(run: dict[str, Any], cfg: RunConfig) -> pd.DataFrame:
     t = res.tasks
     grid = np.arange(0.0, res.horizon_s + 1e-9, 1.0)
     started = ~np.isnan(t["start_s"])
-    start = t["start_s"][started]
-    finish = np.where(np.isnan(t["finish_s"][started]), np.inf, t["finish_s"][started])
-    server = t["server"][started]
-    user = t["user"][started]
-    demand = t["demand"][started]
+    start, finish, server, user, demand = (
+        t[c][started] for c in ("start_s", "finish_s", "server", "user", "demand")
+    )
     # running at g: start <= g < finish (index of first grid point >= start / >= finish)
     i0 = np.searchsorted(grid, start, side="left")
-    i1 = np.searchsorted(grid, finish, side="left")
+    i1 = np.searchsorted(grid, np.where(np.isnan(finish), np.inf, finish), side="left")
     out: dict[str, np.ndarray] = {"time_s": grid / scale}
     n = len(grid) + 1
     names = [c.name for c in cfg.cluster.classes or []]
-    cls_of = np.asarray(classes)[server]
+    cls_of = classes[server]
 
     def running(sel: np.ndarray, amount: np.ndarray | float) -> np.ndarray:
         """The sum of ``amount`` over the tasks ``sel`` running at every grid point."""
@@ -510,15 +508,10 @@ def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] 
 
 
 def user_phases(cfg: RunConfig) -> list[tuple[float, float]]:
-    """The intervals between changes of the set of active users, over (0, horizon)."""
-    edges = {0.0}
-    horizon = cfg.collect.horizon_s or 0.0
-    for u in scenario_users(cfg):
-        for a, b in u.windows or []:
-            edges.update((a, b))
-    horizon = max([horizon, *edges])
-    pts = sorted(e for e in edges if e <= horizon)
-    return list(itertools.pairwise(pts))
+    """The intervals between changes of the set of active users: between 0 and the starts and
+    ends of the users' activity windows, in order."""
+    edges = {0.0, *(x for u in scenario_users(cfg) for w in u.windows or [] for x in w)}
+    return list(itertools.pairwise(sorted(edges)))
 
 
 def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float) -> dict[str, Any]:
