@@ -261,38 +261,16 @@ def _fig3_claims(d: _Data) -> list[Claim]:
             )
             for c in balanced
         )
-        out.append(
-            bounded(
-                *_ST["fig3_balanced"].where(baselines=label),
-                "at least as good",
-                d.boot(stat),
-                low=0.0,
-                unit="pp",
-                reason=f"CPU / memory, means: {per}",
-            )
-        )
+        stmt, est = _ST["fig3_balanced"].where(baselines=label), d.boot(stat)
+        reason = f"CPU / memory, means: {per}"
+        out.append(bounded(*stmt, "at least as good", est, low=0.0, unit="pp", reason=reason))
+
+    gain = partial(agrees_range, "", "", *paper.FIG3_ADVANTAGE, model_tol=paper.MODEL_TOL)
 
     def ahead(stmt: tuple[str, str], mechs: Sequence[str]) -> Claim:
-        parts = [
-            (
-                c,
-                agrees_range(
-                    "",
-                    "",
-                    *paper.FIG3_ADVANTAGE,
-                    d.boot(_gain(d, c, mechs)),
-                    model_tol=paper.MODEL_TOL,
-                ),
-            )
-            for c in unbalanced
-        ]
-        return every_setting(
-            stmt[0],
-            parts,
-            target=paper.FIG3_ADVANTAGE,
-            what="unbalanced capacities",
-            source=stmt[1],
-        )
+        parts = [(c, gain(d.boot(_gain(d, c, mechs)))) for c in unbalanced]
+        target, what = paper.FIG3_ADVANTAGE, "unbalanced capacities"
+        return every_setting(stmt[0], parts, target=target, what=what, source=stmt[1])
 
     return [*out, *_per_family("fig3_ahead", ahead)]
 
