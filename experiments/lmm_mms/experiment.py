@@ -57,11 +57,6 @@ LABELS = {
 }
 #: A resource is saturated in a sample when LMM-MMS uses at least this share of it.
 SATURATED = 1 - 1e-6
-#: The settings of Section 5 (from :mod:`fairsim.experiments.lmm_mms.paper`).
-USER_SCALES = paper.USER_SCALES
-CAPACITIES = paper.CAPACITIES
-ELEPHANT_SHARES = paper.ELEPHANT_SHARES
-SAMPLES = paper.SAMPLES
 #: User scales whose samples also give the sharing degree of every user (Fig. 6).
 SHARING_USERS = (50, 100, 300)
 ELEPHANT_QUANTILE = 0.90
@@ -198,16 +193,17 @@ def sample_metrics(
 
 def settings(quick: bool) -> list[dict[str, Any]]:
     """Every (figure, users, capacity, elephant share) setting of Section 5."""
-    scales = (50, 300) if quick else USER_SCALES
-    out: list[dict[str, Any]] = [
-        {"figure": "fig2", "users": u, "capacity": CAPACITIES[0], "elephants": None} for u in scales
+    pool = paper.CAPACITIES[0]
+    scales = (50, 300) if quick else paper.USER_SCALES
+    shares = (0.0, 0.5) if quick else paper.ELEPHANT_SHARES
+    return [
+        *({"figure": "fig2", "users": u, "capacity": pool, "elephants": None} for u in scales),
+        *(
+            {"figure": "fig3", "users": 100, "capacity": c, "elephants": None}
+            for c in paper.CAPACITIES
+        ),
+        *({"figure": "fig4", "users": 100, "capacity": pool, "elephants": e} for e in shares),
     ]
-    out += [{"figure": "fig3", "users": 100, "capacity": c, "elephants": None} for c in CAPACITIES]
-    shares = (0.0, 0.5) if quick else ELEPHANT_SHARES
-    out += [
-        {"figure": "fig4", "users": 100, "capacity": CAPACITIES[0], "elephants": e} for e in shares
-    ]
-    return out
 
 
 def run_seed(
@@ -249,20 +245,20 @@ def run_seed(
             }
             rows += [{**setting, **r} for r in sample_metrics(alloc, sample, spec["capacity"])]
             if spec["figure"] == "fig2" and spec["users"] in SHARING_USERS:
-                eq = alloc["equal"]
-                for mech in MECHANISMS:
-                    sharing.append(
-                        pd.DataFrame(
-                            {
-                                "seed": seed,
-                                "users": spec["users"],
-                                "mechanism": mech,
-                                "sample": s,
-                                "user": np.arange(len(eq)),
-                                "sharing_degree": alloc[mech] / np.maximum(eq, 1e-300),
-                            }
-                        )
+                eq = np.maximum(alloc["equal"], 1e-300)
+                sharing += [
+                    pd.DataFrame(
+                        {
+                            "seed": seed,
+                            "users": spec["users"],
+                            "mechanism": mech,
+                            "sample": s,
+                            "user": np.arange(len(eq)),
+                            "sharing_degree": alloc[mech] / eq,
+                        }
                     )
+                    for mech in MECHANISMS
+                ]
     return pd.DataFrame(rows), pd.concat(sharing, ignore_index=True)
 
 
@@ -283,8 +279,8 @@ def run_experiment(
     tasks : Path, optional
         A converted ``tasks.parquet`` to draw from instead of ``shared``'s.
     samples : int, optional
-        Samples per setting and seed (default :data:`SAMPLES`, with ``quick``
-        :data:`QUICK_SAMPLES`).
+        Samples per setting and seed (default
+        :data:`~fairsim.experiments.lmm_mms.paper.SAMPLES`, with ``quick`` :data:`QUICK_SAMPLES`).
 
     Returns
     -------
@@ -303,7 +299,7 @@ def run_experiment(
             raise ConfigError("lmm-mms: shared: required (the folder of traces/alibaba-2018)")
         tasks = converted_tasks(shared)
     if samples is None:
-        samples = QUICK_SAMPLES if quick else SAMPLES
+        samples = QUICK_SAMPLES if quick else paper.SAMPLES
     t0 = time.perf_counter()
     seed_ids = seed_list(options.seeds)
     out = Path(options.out)

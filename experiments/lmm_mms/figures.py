@@ -92,16 +92,20 @@ def _utilisation(units: Units, fig: str, xlabel: str, path: Path) -> None:
     save_figure(f, path)
 
 
+def _curves() -> list[tuple[str, str, str]]:
+    """Mechanism, colour and line style of every curve; LMM-MMS last, on top (it equals bounded
+    DRF)."""
+    mechs = reversed(list(enumerate(MECHANISMS)))
+    return [(m, "k", "--") if m == "lmm-mms" else (m, f"C{i}", "-") for i, m in mechs]
+
+
 def _completion(units: Units, path: Path) -> None:
     keys = units.keys("fig2")
     f = Figure(figsize=(6.5, 4.2))
     ax = f.subplots()
-    # LMM-MMS last, on top (it equals bounded DRF)
-    for i, mech in reversed(list(enumerate(MECHANISMS))):
+    for mech, color, ls in _curves():
         vals = np.stack([units.get("fig2", k, "completion_rate", mech) for k in keys], axis=1)
         low, high = mean_intervals(vals)
-        color = "k" if mech == "lmm-mms" else f"C{i}"
-        ls = "--" if mech == "lmm-mms" else "-"
         ax.plot(keys, 100 * vals.mean(axis=0), marker="o", ls=ls, color=color, label=LABELS[mech])
         ax.fill_between(keys, 100 * low, 100 * high, color=color, alpha=0.15, lw=0)
     ax.set_xlabel("number of users")
@@ -118,12 +122,9 @@ def _sharing(share: pd.DataFrame, path: Path) -> None:
     axes = np.atleast_1d(f.subplots(1, len(scales)))
     rng = np.random.default_rng(0)
     for ax, n in zip(axes, scales, strict=True):
-        # LMM-MMS last, on top (it equals bounded DRF)
-        for i, mech in reversed(list(enumerate(MECHANISMS))):
+        for mech, color, ls in _curves():
             pq = PooledQuantiles(sharing_matrix(share, n, mech))
             x = pq(np.arange(pq.n_units), CDF_LEVELS)
-            color = "k" if mech == "lmm-mms" else f"C{i}"
-            ls = "--" if mech == "lmm-mms" else "-"
             ax.step(x, CDF_LEVELS, where="post", label=LABELS[mech], color=color, lw=1.3, ls=ls)
             if pq.n_units > 1:
                 boot = np.stack(

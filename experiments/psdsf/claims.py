@@ -121,17 +121,9 @@ EXACT_KIND = (
 #: column indices) added into one cell. Users 1 and 2 have equal VDS on classes A and B, so only
 #: their total there is determined (the split 40 / 170 is one of many); users 3 and 4 may not use
 #: classes A and B.
-CELLS: tuple[tuple[int, tuple[int, ...], str], ...] = (
-    (0, (0, 1), "classes A and B"),
-    (0, (2,), "class C"),
-    (0, (3,), "class D"),
-    (1, (0, 1), "classes A and B"),
-    (1, (2,), "class C"),
-    (1, (3,), "class D"),
-    (2, (2,), "class C"),
-    (2, (3,), "class D"),
-    (3, (2,), "class C"),
-    (3, (3,), "class D"),
+_WHERE = {(0, 1): "classes A and B", (2,): "class C", (3,): "class D"}
+CELLS: tuple[tuple[int, tuple[int, ...], str], ...] = tuple(
+    (u, cols, where) for u in range(4) for cols, where in _WHERE.items() if u < 2 or 0 not in cols
 )
 
 
@@ -155,36 +147,30 @@ def _agrees_cell(
 
 
 def _table_iv_psdsf(r: Runs) -> list[Claim]:
-    ps = paper.TABLE_IV["psdsf"]
     avg = "mean over the second half of (0, 100) s, in paper tasks"
-    cells: list[tuple[int, str, Printed, Callable[[dict[str, Any]], float], str]] = [
-        (3, "class C", ps[2][2], lambda s: tasks(s, "psdsf")[2, 2], avg),
-        (4, "class D", ps[3][3], lambda s: tasks(s, "psdsf")[3, 3], avg),
+    # (user, classes added into the cell, where, why); then the zero cells of users 3 and 4
+    # (users 1 and 2 on C and D: table4_split)
+    cells: tuple[tuple[int, tuple[int, ...], str, str], ...] = (
+        (2, (2,), "class C", avg),
+        (3, (3,), "class D", avg),
         (
-            1,
+            0,
+            (0, 1),
             "classes A and B",
-            printed_sum(*ps[0][:2]),
-            lambda s: tasks(s, "psdsf")[0, :2].sum(),
             f"{avg}; only the total on A and B is determined (users 1 and 2 have equal VDS "
             "there, the split 40 / 170 is one of many)",
         ),
-        (
-            2,
-            "classes A and B",
-            printed_sum(*ps[1][:2]),
-            lambda s: tasks(s, "psdsf")[1, :2].sum(),
-            f"{avg}; only the total on A and B is determined",
-        ),
-        # the zero cells of users 3 and 4 (users 1 and 2 on C and D: table4_split)
-        (3, "class D", ps[2][3], lambda s: tasks(s, "psdsf")[2, 3], f"{avg}; a printed 0 is exact"),
-        (4, "class C", ps[3][2], lambda s: tasks(s, "psdsf")[3, 2], f"{avg}; a printed 0 is exact"),
-    ]
-    return [
-        _agrees_cell(
-            v, r.seeds_of(f), _ST["table4_psdsf"].where(user=u, tasks=v, classes=where), why
-        )
-        for u, where, v, f, why in cells
-    ]
+        (1, (0, 1), "classes A and B", f"{avg}; only the total on A and B is determined"),
+        (2, (3,), "class D", f"{avg}; a printed 0 is exact"),
+        (3, (2,), "class C", f"{avg}; a printed 0 is exact"),
+    )
+    out = []
+    for u, cols, where, why in cells:
+        v = _printed_cell("psdsf", u, cols)
+        est = r.seeds_of(lambda s, u=u, cols=cols: tasks(s, "psdsf")[u, list(cols)].sum())
+        stmt = _ST["table4_psdsf"].where(user=u + 1, tasks=v, classes=where)
+        out.append(_agrees_cell(v, est, stmt, why))
+    return out
 
 
 def _table_iv_exact(r: Runs) -> list[Claim]:
@@ -193,10 +179,8 @@ def _table_iv_exact(r: Runs) -> list[Claim]:
     out = []
     order = {"FAIL": 0, "INCONCLUSIVE": 1, "n/a": 2, "PASS": 3}
     for mech in ("psdsf", "tsf"):
-        got = np.asarray(r.exact[mech]["phases"][0]["tasks"], dtype=float)
-        online = None
-        if r.has(mech):
-            online = np.mean([np.asarray(s[mech]["phases"][0]["tasks"]) for s in r.runs], axis=0)
+        got = tasks(r.exact, mech)
+        online = np.mean([tasks(s, mech) for s in r.runs], axis=0) if r.has(mech) else None
         parts = []
         for u, cols, where in CELLS:
             p = _printed_cell(mech, u, cols)
@@ -245,8 +229,7 @@ def _table_iv_split(r: Runs) -> list[Claim]:
     # judged on the online PS-DSF run; exact PS-DSF's and TSF's split are cells of table4_exact
     online = r.seeds_of(lambda s: tasks(s, "psdsf")[:2, 2:].sum())
     exact_cd = ", ".join(
-        f"exact {LABELS[m]} "
-        f"{round(float(np.asarray(r.exact[m]['phases'][0]['tasks'])[:2, 2:].sum()), 6):g}"
+        f"exact {LABELS[m]} {round(float(tasks(r.exact, m)[:2, 2:].sum()), 6):g}"
         for m in ("psdsf", "tsf")
     )
     online_tsf = (
@@ -293,22 +276,27 @@ def _class_d_tie(r: Runs, diff: Estimate) -> str:
     return why
 
 
+def _greater(key: str, k: str, diff: Estimate, why: str, while_: str = "") -> Claim:
+    """PS-DSF's CPU of class ``k`` greater than exact TSF's and C-DRFH's (statement ``key``)."""
+    what = f"PS-DSF minus the higher of exact TSF and C-DRFH, per seed{while_}"
+    return exceeds(*_ST[key].where(cls=k), "greater", diff, what=what, unit="pp", reason=why)
+
+
 def _fig6_greater(r: Runs) -> list[Claim]:
     # PS-DSF (online) against TSF and C-DRFH exact every second, as the paper computes them;
     # the exact numbers do not depend on the seed, so the difference is paired per seed
-    out = []
-    for k in ("C", "D"):
+    def one(k: str) -> Claim:
         col = f"cpu_{k}"
         best = max(float(r.exact[m]["mean_util"][col]) for m in BASELINES)
-        diff = r.seeds_of(lambda s, col=col, best=best: s["psdsf"]["mean_util"][col] - best)
-        ps = r.seeds_of(lambda s, col=col: s["psdsf"]["mean_util"][col])
+        diff = r.seeds_of(lambda s: s["psdsf"]["mean_util"][col] - best)
+        ps = r.seeds_of(lambda s: s["psdsf"]["mean_util"][col])
         why = f"PS-DSF (online) {show(ps)}; exact every second: " + ", ".join(
             f"{LABELS[m]} {kit.number(r.exact[m]['mean_util'][col], 'share')}"
             for m in (*BASELINES, "psdsf")
         )
         if r.has(*BASELINES):
             extra = r.seeds_of(
-                lambda s, col=col: (
+                lambda s: (
                     s["psdsf"]["mean_util"][col] - max(s[m]["mean_util"][col] for m in BASELINES)
                 )
             )
@@ -316,19 +304,9 @@ def _fig6_greater(r: Runs) -> list[Claim]:
                 f"; against our online first-fit TSF and C-DRFH (extra, not the paper's "
                 f"comparison): {show(extra, 'pp')}"
             )
-        if k == "D":
-            why += _class_d_tie(r, diff)
-        out.append(
-            exceeds(
-                *_ST["fig6_greater"].where(cls=k),
-                "greater",
-                diff,
-                what="PS-DSF minus the higher of exact TSF and C-DRFH, per seed",
-                unit="pp",
-                reason=why,
-            )
-        )
-    return out
+        return _greater("fig6_greater", k, diff, why + (_class_d_tie(r, diff) if k == "D" else ""))
+
+    return [one(k) for k in ("C", "D")]
 
 
 def _phase_of(r: Runs, window: tuple[float, float]) -> int:
@@ -343,30 +321,26 @@ def _fig6_away(r: Runs) -> list[Claim]:
     """Fig. 6 phase by phase: the phase while user 4 is away, where the active users (and so the
     allocations) differ from Table IV's; the phases with every user active are in the reason."""
     away = _phase_of(r, paper.USER4_INACTIVE_S)
-    n_ph = len(r.exact["psdsf"]["phases"])
-    out = []
-    for k in ("C", "D"):
-        col = f"cpu_{k}"
 
-        def util(v: dict[str, Any], i: int, col: str = col) -> float:
-            return float(v["phases"][i]["util"][col])
+    def one(k: str) -> Claim:
+        def util(v: dict[str, Any], i: int) -> float:
+            return float(v["phases"][i]["util"][f"cpu_{k}"])
 
-        def lead(s: dict[str, Any], i: int, col: str = col) -> float:
-            d = util(s["psdsf"], i, col) - max(util(r.exact[m], i, col) for m in BASELINES)
+        def lead(s: dict[str, Any], i: int) -> float:
+            d = util(s["psdsf"], i) - max(util(r.exact[m], i) for m in BASELINES)
             return 0.0 if abs(d) < TIE else d  # a floating-point tie is a tie
 
-        diff = r.seeds_of(lambda s, lead=lead: lead(s, away))
         phases = []
-        for i in range(n_ph):
-            a, b = r.exact["psdsf"]["phases"][i]["window"]
-            ps = r.seeds_of(lambda s, i=i, util=util: util(s["psdsf"], i))
+        for i, ph in enumerate(r.exact["psdsf"]["phases"]):
+            a, b = ph["window"]
+            ps = r.seeds_of(lambda s, i=i: util(s["psdsf"], i))
             phases.append(
                 f"({a:g}, {b:g}) s: PS-DSF (online) {show(ps)}, "
                 + ", ".join(
                     f"exact {LABELS[m]} {kit.number(util(r.exact[m], i), 'share')}"
                     for m in (*BASELINES, "psdsf")
                 )
-                + f", lead {show(r.seeds_of(lambda s, i=i, lead=lead: lead(s, i)), 'pp')}"
+                + f", lead {show(r.seeds_of(lambda s, i=i: lead(s, i)), 'pp')}"
             )
         why = "steady state (second half of each phase), phase by phase: " + "; ".join(phases)
         if k == "D":
@@ -376,18 +350,10 @@ def _fig6_away(r: Runs) -> list[Claim]:
                 "Table III allows (docs/psdsf.md); exact TSF and C-DRFH use all of it too, so "
                 "distributed PS-DSF can at best tie"
             )
-        out.append(
-            exceeds(
-                *_ST["fig6_away"].where(cls=k),
-                "greater",
-                diff,
-                what="PS-DSF minus the higher of exact TSF and C-DRFH, per seed, while user 4 is "
-                "away",
-                unit="pp",
-                reason=why,
-            )
-        )
-    return out
+        diff = r.seeds_of(lambda s: lead(s, away))
+        return _greater("fig6_away", k, diff, why, ", while user 4 is away")
+
+    return [one(k) for k in ("C", "D")]
 
 
 def _not_full_cd(r: Runs) -> list[Claim]:
@@ -408,16 +374,8 @@ def _not_full_cd(r: Runs) -> list[Claim]:
         "of A and B and the memory of all classes, so the CPU of C and D, what Fig. 6 plots, is "
         "the resource where the mechanisms differ"
     )
-    return [
-        bounded(
-            *_ST["not_full_cd"].where(),
-            "not fully",
-            est,
-            high=paper.FULL,
-            unit="share",
-            reason=why,
-        )
-    ]
+    stmt = _ST["not_full_cd"].where()
+    return [bounded(*stmt, "not fully", est, high=paper.FULL, unit="share", reason=why)]
 
 
 def _fig6_converges(r: Runs) -> list[Claim]:
@@ -446,22 +404,16 @@ def _fully_used(r: Runs) -> list[Claim]:
     cfg = r.cfg
     names = [c.name for c in cfg.cluster.classes or []]
     d2 = next((u.demand for u in scenario_users(cfg) if u.name == "user2"), None)
-    out = []
-    for resource, groups, text, how in (
-        ("mem", [[k] for k in names], "the memory of every class", "every class"),
-        ("cpu", [["A", "B"]], "the CPU of classes A and B", "classes A and B together"),
-    ):
 
-        def low_of(
-            s: dict[str, Any], m: str, resource: str = resource, groups: Any = groups
-        ) -> float:
+    def one(resource: str, groups: list[list[str]], text: str, how: str) -> Claim:
+        def low_of(s: dict[str, Any], m: str) -> float:
             return lowest(s[m], resource, groups, cfg)
 
         exact_low = {m: low_of(r.exact, m) for m in BASELINES}
-        low = r.seeds_of(lambda s, low_of=low_of, e=exact_low: min(low_of(s, "psdsf"), *e.values()))
-        ps = r.seeds_of(lambda s, low_of=low_of: low_of(s, "psdsf"))
+        low = r.seeds_of(lambda s: min(low_of(s, "psdsf"), *exact_low.values()))
+        ps = r.seeds_of(lambda s: low_of(s, "psdsf"))
         others = [f"exact PS-DSF {kit.number(low_of(r.exact, 'psdsf'), 'share')}"] + [
-            f"online {LABELS[m]} " + show(r.seeds_of(lambda s, m=m, low_of=low_of: low_of(s, m)))
+            f"online {LABELS[m]} " + show(r.seeds_of(lambda s, m=m: low_of(s, m)))
             for m in BASELINES
             if r.has(m)
         ]
@@ -477,17 +429,13 @@ def _fully_used(r: Runs) -> list[Claim]:
                 "the memory of A and B full, their CPU is full only with d_2 = (0.2, 0.2), which "
                 "contradicts Table III's gamma of user 2 on class D (docs/psdsf.md)"
             )
-        out.append(
-            bounded(
-                *_ST["fully_used"].where(what=text),
-                "fully",
-                low,
-                low=paper.FULL,
-                unit="share",
-                reason=why,
-            )
-        )
-    return out
+        stmt = _ST["fully_used"].where(what=text)
+        return bounded(*stmt, "fully", low, low=paper.FULL, unit="share", reason=why)
+
+    return [
+        one("mem", [[k] for k in names], "the memory of every class", "every class"),
+        one("cpu", [["A", "B"]], "the CPU of classes A and B", "classes A and B together"),
+    ]
 
 
 #: The claim builders, in the report's order.

@@ -53,8 +53,8 @@ from fairsim.scenario.config import (
 from fairsim.scenario.pipeline import Hooks, Scenario, SchedulerRun, prepare_scenario
 from fairsim.scenario.workload import Workload
 from fairsim.schedulers.exact import solve_exact
-from fairsim.schedulers.exact.instance import parse_instance
-from fairsim.schedulers.registry import SchedulerSpec, make_scheduler
+from fairsim.schedulers.exact.instance import Instance
+from fairsim.schedulers.registry import make_scheduler
 from fairsim.simulator.backlog import BackloggedUser, BacklogTaskSource
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.results import write_json, write_table
@@ -109,15 +109,6 @@ def pool(cfg: RunConfig) -> tuple[np.ndarray, list[str]]:
     return cap, names
 
 
-def _scaled(cfg: RunConfig, quick: bool) -> tuple[float, float]:
-    """Scale of the activity windows, and the horizon (s)."""
-    scale = QUICK_TIME if quick else 1.0
-    horizon = cfg.collect.horizon_s or max(
-        w[1] for u in scenario_users(cfg) for w in u.windows or []
-    )
-    return scale, horizon * scale
-
-
 def backlogged_users(
     cfg: RunConfig,
     cap: np.ndarray,
@@ -166,7 +157,9 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
         (small tasks per paper task).
     """
     cap, classes = pool(cfg)
-    scale, horizon = _scaled(cfg, quick)
+    scale = QUICK_TIME if quick else 1.0
+    ends = (w[1] for u in scenario_users(cfg) for w in u.windows or [])
+    horizon = (cfg.collect.horizon_s or max(ends)) * scale
     split = QUICK_SPLIT if quick else SPLIT
     period = 1.0
     step = period / 2
@@ -208,23 +201,6 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
     return prepared, info
 
 
-def run_scheduler(
-    name: str | SchedulerSpec, cfg: RunConfig, *, quick: bool = False
-) -> dict[str, Any]:
-    """Simulate one scheduler of the config (its label, or its resolved entry) on the scenario
-    (:func:`scenario`).
-
-    Returns
-    -------
-    dict
-        ``result`` (the engine's result) and the keys of :func:`scenario`'s second value.
-    """
-    prepared, info = scenario(cfg, quick=quick)
-    label = name.label if isinstance(name, SchedulerSpec) else name
-    run = next(prepared.runs(names=[label]))
-    return {"result": run.result, **info}
-
-
 def series(run: dict[str, Any], cfg: RunConfig) -> pd.DataFrame:
     """Per second (on the paper's time axis): CPU/memory utilisation of every class, and paper
     tasks of every user on every class (running small tasks / split)."""
@@ -233,18 +209,16 @@ def series(run: dict[str, Any], cfg: RunConfig) -> pd.DataFrame:
     t = res.tasks
     grid = np.arange(0.0, res.horizon_s + 1e-9, 1.0)
     started = ~np.isnan(t["start_s"])
-    start = t["start_s"][started]
-    finish = np.where(np.isnan(t["finish_s"][started]), np.inf, t["finish_s"][started])
-    server = t["server"][started]
-    user = t["user"][started]
-    demand = t["demand"][started]
+    start, finish, server, user, demand = (
+        t[c][started] for c in ("start_s", "finish_s", "server", "user", "demand")
+    )
     # running at g: start <= g < finish (index of first grid point >= start / >= finish)
     i0 = np.searchsorted(grid, start, side="left")
-    i1 = np.searchsorted(grid, finish, side="left")
+    i1 = np.searchsorted(grid, np.where(np.isnan(finish), np.inf, finish), side="left")
     out: dict[str, np.ndarray] = {"time_s": grid / scale}
     n = len(grid) + 1
     names = [c.name for c in cfg.cluster.classes or []]
-    cls_of = np.asarray(classes)[server]
+    cls_of = classes[server]
 
     def running(sel: np.ndarray, amount: np.ndarray | float) -> np.ndarray:
         """The sum of ``amount`` over the tasks ``sel`` running at every grid point."""
@@ -289,30 +263,28 @@ def exact_allocations(
         shape ``(len(active), n_classes)``.
     """
     cap, classes = pool(cfg)
-    ids = [f"s{j}" for j in range(len(classes))]
-    by_name = {u.name: u for u in scenario_users(cfg)}
-    paper = {n: [x * SPLIT for x in by_name[n].demand] for n in active}
-    paper.update({n: list(d) for n, d in (demands or {}).items() if n in paper})
-    data = {
-        "resources": ["cpu", "mem"],
-        "servers": [{"id": i, "capacity": c.tolist()} for i, c in zip(ids, cap, strict=True)],
-        "users": [
-            {
-                "id": n,
-                "demand": paper[n],
-                "weight": by_name[n].weight,
-                **(
-                    {"eligible": [i for i, k in zip(ids, classes, strict=True) if k in e]}
-                    if (e := by_name[n].eligible)
-                    else {}
-                ),
-            }
-            for n in active
-        ],
-    }
-    inst = parse_instance(data)
-    names = [c.name for c in cfg.cluster.classes or []]
     cls = np.asarray(classes)
+    by_name = {u.name: u for u in scenario_users(cfg)}
+    alt = demands or {}
+    inst = Instance(
+        resources=("cpu", "mem"),
+        server_ids=tuple(f"s{j}" for j in range(len(classes))),
+        user_ids=tuple(active),
+        capacity=cap,
+        demand=np.array(
+            [alt[n] if n in alt else [x * SPLIT for x in by_name[n].demand] for n in active],
+            dtype=np.float64,
+        ),
+        weight=np.array([float(by_name[n].weight) for n in active]),
+        max_tasks=np.full(len(active), np.inf),
+        eligible=np.array(
+            [
+                np.isin(cls, e) if (e := by_name[n].eligible) else np.full(len(cls), True)
+                for n in active
+            ]
+        ),
+    )
+    names = [c.name for c in cfg.cluster.classes or []]
     out = {}
     for mech in mechanisms:
         x = solve_exact(mech, inst)
@@ -387,35 +359,32 @@ def exact_series(
     """
     names = [c.name for c in cfg.cluster.classes or []]
     users = [u.name for u in scenario_users(cfg)]
-    cache: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
-    frames = []
-    for mech in mechanisms:
-        rows: dict[str, list[float]] = {"time_s": []}
-        for t in np.asarray(times_s, dtype=float):
-            act = tuple(active_users(cfg, float(t)))
-            if act not in cache:
-                cache[act] = (
-                    exact_allocations(cfg, list(act), mechanisms=mechanisms, demands=demands)
-                    if act
-                    else {}
-                )
-            alloc = cache[act].get(mech)
-            rows["time_s"].append(float(t))
+    times = np.asarray(times_s, dtype=float)
+    sets = [tuple(active_users(cfg, float(t))) for t in times]
+    rows: dict[tuple[tuple[str, ...], str], dict[str, float]] = {}
+    for act in dict.fromkeys(sets):  # each set of active users solved once
+        allocs = (
+            exact_allocations(cfg, list(act), mechanisms=mechanisms, demands=demands) if act else {}
+        )
+        for mech in mechanisms:
+            alloc, row = allocs.get(mech), rows.setdefault((act, mech), {})
             for k in names:
                 for r, res_name in enumerate(("cpu", "mem")):
                     u = _util(alloc, cfg, list(act), k, demands, r) if alloc is not None else 0.0
-                    rows.setdefault(f"{res_name}_{k}", []).append(u)
+                    row[f"{res_name}_{k}"] = u
                 for uname in users:
-                    x = (
+                    row[f"tasks_{uname}_{k}"] = (
                         float(alloc[act.index(uname), names.index(k)])
                         if alloc is not None and uname in act
                         else 0.0
                     )
-                    rows.setdefault(f"tasks_{uname}_{k}", []).append(x)
-        f = pd.DataFrame(rows)
-        f.insert(0, "scheduler", mech)
-        frames.append(f)
-    return pd.concat(frames, ignore_index=True)
+    return pd.DataFrame(
+        [
+            {"scheduler": mech, "time_s": float(t), **rows[(act, mech)]}
+            for mech in mechanisms
+            for t, act in zip(times, sets, strict=True)
+        ]
+    )
 
 
 def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
@@ -427,7 +396,7 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
     -------
     dict
         ``seed``; ``series`` (:func:`series` of every scheduler, with a ``scheduler`` column);
-        ``summary`` (:func:`summarise`); ``wall_s`` and ``tasks`` (per scheduler: the engine's
+        ``schedulers`` (:func:`summarise`); ``wall_s`` and ``tasks`` (per scheduler: the engine's
         wall time and the number of small tasks).
     """
     cfg = load_config(config).model_copy(update={"seed": int(seed)})
@@ -443,8 +412,14 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
         f.insert(0, "scheduler", name)
         frames.append(f)
     data = pd.concat(frames, ignore_index=True)
-    summary = summarise(data, cfg, users, QUICK_TIME if quick else 1.0)
-    return {"seed": int(seed), "series": data, "summary": summary, "wall_s": walls, "tasks": tasks}
+    schedulers = summarise(data, cfg, users, QUICK_TIME if quick else 1.0)
+    return {
+        "seed": int(seed),
+        "schedulers": schedulers,
+        "wall_s": walls,
+        "tasks": tasks,
+        "series": data,
+    }
 
 
 def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]:
@@ -459,7 +434,7 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     -------
     dict
         ``config`` (the scenario) and ``summary`` (``summary.json``): ``quick``, ``seeds``,
-        ``phases``, ``split``, ``runs`` (per seed: :func:`summarise`'s ``schedulers``,
+        ``phases``, ``split``, ``runs`` (per seed: ``schedulers``, :func:`summarise`,
         ``wall_s``, ``tasks``), ``exact`` (:func:`summarise` of the exact allocations),
         ``d2_sensitivity`` (:func:`d2_sensitivity`) and ``wall_s_total``.
 
@@ -488,16 +463,8 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
         "seeds": seed_ids,
         "phases": user_phases(cfg),
         "split": QUICK_SPLIT if quick else SPLIT,
-        "runs": [
-            {
-                "seed": r["seed"],
-                "schedulers": r["summary"]["schedulers"],
-                "wall_s": r["wall_s"],
-                "tasks": r["tasks"],
-            }
-            for r in runs
-        ],
-        "exact": summarise(exact, cfg, users, scale)["schedulers"],
+        "runs": [{k: r[k] for k in ("seed", "schedulers", "wall_s", "tasks")} for r in runs],
+        "exact": summarise(exact, cfg, users, scale),
         "d2_sensitivity": d2_sensitivity(cfg, times),
     }
     summary["wall_s_total"] = time.perf_counter() - t0
@@ -541,15 +508,10 @@ def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] 
 
 
 def user_phases(cfg: RunConfig) -> list[tuple[float, float]]:
-    """The intervals between changes of the set of active users, over (0, horizon)."""
-    edges = {0.0}
-    horizon = cfg.collect.horizon_s or 0.0
-    for u in scenario_users(cfg):
-        for a, b in u.windows or []:
-            edges.update((a, b))
-    horizon = max([horizon, *edges])
-    pts = sorted(e for e in edges if e <= horizon)
-    return list(itertools.pairwise(pts))
+    """The intervals between changes of the set of active users: between 0 and the starts and
+    ends of the users' activity windows, in order."""
+    edges = {0.0, *(x for u in scenario_users(cfg) for w in u.windows or [] for x in w)}
+    return list(itertools.pairwise(sorted(edges)))
 
 
 def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float) -> dict[str, Any]:
@@ -570,17 +532,16 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
     Returns
     -------
     dict
-        ``phases`` (the intervals between changes of the active users, s) and ``schedulers``:
-        per scheduler ``mean_util`` (``{"cpu_A": ...}``, over (0, end]), ``phases`` (per phase:
-        ``window``, ``util`` and ``tasks`` (users x classes, paper tasks), means over the second
-        half of the phase) and ``settle`` (per change: ``change_s``, ``settle_s``, simulated
-        seconds until the class C and D CPU stays within :data:`CONVERGED` of the new phase's
-        level for :data:`SETTLE_WINDOW_S`, and ``settled``; a change that never settles counts
-        the whole phase).
+        Per scheduler: ``mean_util`` (``{"cpu_A": ...}``, over (0, end]), ``phases`` (per phase
+        of :func:`user_phases`: ``window``, ``util`` and ``tasks`` (users x classes, paper tasks),
+        means over the second half of the phase) and ``settle`` (per change: ``change_s``,
+        ``settle_s``, simulated seconds until the class C and D CPU stays within
+        :data:`CONVERGED` of the new phase's level for :data:`SETTLE_WINDOW_S`, and ``settled``;
+        a change that never settles counts the whole phase).
     """
     names = [c.name for c in cfg.cluster.classes or []]
     phases = user_phases(cfg)
-    out: dict[str, Any] = {"phases": phases, "schedulers": {}}
+    out: dict[str, Any] = {}
     for sched, f in data.groupby("scheduler", sort=False):
         t = f["time_s"].to_numpy()
 
@@ -621,5 +582,5 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
                 }
             )
         s["settle"] = settle
-        out["schedulers"][sched] = s
+        out[str(sched)] = s
     return out

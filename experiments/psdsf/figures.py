@@ -85,15 +85,8 @@ def fig6(data: pd.DataFrame, exact: pd.DataFrame, cfg: RunConfig, path: Path) ->
         for mech in ("tsf", "c-drfh", "psdsf"):
             f = exact[exact["scheduler"] == mech]
             label, ls, color = STYLES[f"exact {mech}"]
-            ax.step(
-                f["time_s"],
-                100 * f[col],
-                where="post",
-                linestyle=ls,
-                color=color,
-                lw=1.8,
-                label=label,
-            )
+            style = {"linestyle": ls, "color": color, "lw": 1.8, "label": label}
+            ax.step(f["time_s"], 100 * f[col], where="post", **style)
         for a, _b in user_phases(cfg)[1:]:
             ax.axvline(a, color="0.7", lw=0.8)
         ax.set_xlabel("time (s)")

@@ -15,7 +15,7 @@ from fairsim.atomic import write_text
 from fairsim.experiments import kit
 from fairsim.experiments.claims import across_seeds, claims_markdown, write_claims
 from fairsim.experiments.psdsf import figures, paper
-from fairsim.experiments.psdsf.claims import BASELINES, LABELS, build_claims, show
+from fairsim.experiments.psdsf.claims import BASELINES, LABELS, build_claims, show, tasks
 from fairsim.experiments.psdsf.experiment import (
     EXACT,
     QUICK_SPLIT,
@@ -58,12 +58,8 @@ def _table_iv(summary: dict[str, Any], cfg: RunConfig) -> list[str]:
         ("tsf", "exact TSF, as the paper computes it / paper / our online first-fit TSF (extra)"),
     ):
         paper_m = np.asarray(paper.TABLE_IV[mech])
-        exact_m = np.asarray(summary["exact"][mech]["phases"][0]["tasks"])
-        online = (
-            np.stack([np.asarray(s[mech]["phases"][0]["tasks"]) for s in runs])
-            if all(mech in s for s in runs)
-            else None
-        )
+        exact_m = tasks(summary["exact"], mech)
+        online = np.stack([tasks(s, mech) for s in runs]) if all(mech in s for s in runs) else None
         rows = [
             [
                 u.name,

@@ -21,11 +21,11 @@ from fairsim.experiments.psdsf.experiment import (
     exact_allocations,
     exact_series,
     pool,
-    run_scheduler,
     run_seed,
+    scenario,
     series,
 )
-from fairsim.scenario.config import load_config, parse_config
+from fairsim.scenario.config import RunConfig, load_config, parse_config
 from fairsim.scenario.pool import build_pool
 from fairsim.scenario.workload import resolve_workload
 
@@ -120,9 +120,15 @@ def test_fairsim_run_points_to_the_experiment() -> None:
         resolve_workload(parse_config(_cfg()))
 
 
+def _run_psdsf(cfg: RunConfig) -> dict:
+    """The online ``psdsf`` run of the quick scenario: ``result`` and the scenario's keys."""
+    prepared, info = scenario(cfg, quick=True)
+    return {"result": next(prepared.runs(names=["psdsf"])).result, **info}
+
+
 def test_user_4_submits_nothing_while_inactive() -> None:
     cfg = load_config(CONFIG)
-    run = run_scheduler("psdsf", cfg, quick=True)
+    run = _run_psdsf(cfg)
     t = run["result"].tasks
     user4 = run["order"].index("user4")
     sub = t["submit_s"][t["user"] == user4]
@@ -165,7 +171,7 @@ def test_seed_1_is_the_configs_run_and_seeds_differ() -> None:
     cfg = load_config(CONFIG)
     assert cfg.seed == 1
     one = run_seed(1, CONFIG, True)
-    base = run_scheduler("psdsf", cfg, quick=True)
+    base = _run_psdsf(cfg)
     ours = one["series"][one["series"]["scheduler"] == "psdsf"].drop(columns="scheduler")
     pd.testing.assert_frame_equal(ours.reset_index(drop=True), series(base, cfg))
     two = run_seed(2, CONFIG, True)
