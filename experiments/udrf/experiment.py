@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +49,9 @@ from fairsim.simulator.workload import TaskSource
 log = logging.getLogger(__name__)
 
 CONFIG = config_path("udrf-google.yaml")
-#: The paper's DRF baseline, online UDRF, and the task-level DRF variant (the config's
-#: ``schedulers``, which must include the first two).
+#: The paper's DRF baseline and online UDRF (the config's ``schedulers`` must include both).
 BASELINE = "drf-lockstep"
 UDRF_NAME = "udrf"
-TASK_LEVEL = "drf-classes"
-SCHEDULERS = (BASELINE, UDRF_NAME, TASK_LEVEL)
 #: --quick: jobs submitted in [QUICK_START_S, QUICK_END_S) of the trace, on QUICK_SERVERS servers
 #: (the thousands of jobs that exist when the trace starts are submitted at 600 s: left out).
 QUICK_START_S = 601.0
@@ -412,9 +409,3 @@ def paired(jct: pd.DataFrame, base: str, other: str) -> pd.DataFrame:
     b = jct.loc[jct["scheduler"] == other, [*cols, *keep]]
     on = ["seed", "job_id"] if "seed" in keep else ["job_id"]
     return a.merge(b, on=on, suffixes=("_b", "_o")).dropna(subset=["jct_s_b", "jct_s_o"])
-
-
-def groups(frame: pd.DataFrame, col: str) -> Iterator[tuple[int, pd.DataFrame]]:
-    """``(value, rows)`` for every integer value of ``col``, in increasing order."""
-    for k in sorted(set(frame[col].tolist())):
-        yield int(k), frame[frame[col] == k]
