@@ -29,7 +29,6 @@ numbers of the former one-seed runs.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import time
 from pathlib import Path
@@ -426,14 +425,3 @@ def setup_text(cfg: BonaldRobertsConfig, seeds: list[int]) -> str:
         f"flows of mean {cfg.packet.mean_packets:g} packets, {cfg.packet.flows} flow arrivals "
         f"(paper: 20,000 packets, 1e5 flows); seeds {s}."
     )
-
-
-def read_run(out: Path) -> dict[str, Any]:
-    """The result of :func:`run_experiment` read back from its folder (``config.yaml``,
-    ``details.parquet`` and ``run.json``), to redo the claims, figures and report without
-    recomputing: ``report.write_report(out, read_run(out))``."""
-    cfg = BonaldRobertsConfig.model_validate(read_yaml(out / "config.yaml", "config"))
-    details = pd.read_parquet(out / "details.parquet")
-    timing = json.loads((out / "run.json").read_text())["timing"]
-    timing["seeds"] = [int(x) for x in timing.get("seeds") or sorted(set(details.seed.dropna()))]
-    return {"details": details, "timing": timing, "config": cfg}

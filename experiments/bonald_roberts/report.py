@@ -6,6 +6,7 @@ and the service rates at the highest load.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from pathlib import Path
@@ -59,32 +60,27 @@ def _rates_table(m: Markov, summ: pd.DataFrame, scen: list[str]) -> list[str]:
 
     rows = []
     top = float(m.d.load.max())
-    for sc in scen:
-        for al in [x for x in ALLOCATIONS if x in set(m.d.allocation)]:
-            for k in range(1, int(m.d["class"].max()) + 1):
-                mk = m.d[
-                    (m.d.scenario == sc)
-                    & (m.d.allocation == al)
-                    & (m.d["class"] == k)
-                    & (m.d.load == top)
-                ]
-                sel = summ[(summ.scenario == sc) & (summ.allocation == al) & (summ["class"] == k)]
-                sm = sel[(sel.method == "simulation") & (sel.load == top)]
-                pk_all = sel[sel.method == "packet"]
-                pk = pk_all[pk_all.load == pk_all.load.max()] if len(pk_all) else pk_all
-                rows.append(
-                    [
-                        sc,
-                        al.upper(),
-                        f"{top:g}",
-                        k,
-                        f"{mk.gamma.iloc[0]:.4f} (±{mk.error_bound.iloc[0]:.0e})"
-                        if len(mk)
-                        else "-",
-                        rate(sm) if len(sm) else "-",
-                        f"{rate(pk)} at load {pk.load.iloc[0]:g}" if len(pk) else "-",
-                    ]
-                )
+    allocs = [x for x in ALLOCATIONS if x in set(m.d.allocation)]
+    for sc, al, k in itertools.product(scen, allocs, range(1, int(m.d["class"].max()) + 1)):
+        mk = m.d[(m.d.scenario == sc) & (m.d.allocation == al) & (m.d["class"] == k)]
+        sel = summ[(summ.scenario == sc) & (summ.allocation == al) & (summ["class"] == k)]
+        mk, sm, pk = (
+            mk[mk.load == top],
+            sel[sel.method == "simulation"],
+            sel[sel.method == "packet"],
+        )
+        sm, pk = sm[sm.load == top], pk[pk.load == pk.load.max()]
+        rows.append(
+            [
+                sc,
+                al.upper(),
+                f"{top:g}",
+                k,
+                f"{mk.gamma.iloc[0]:.4f} (±{mk.error_bound.iloc[0]:.0e})" if len(mk) else "-",
+                rate(sm) if len(sm) else "-",
+                f"{rate(pk)} at load {pk.load.iloc[0]:g}" if len(pk) else "-",
+            ]
+        )
     head = ["scenario", "allocation", "load", "class", "Markov", "SimPy", "packet"]
     return kit.table(head, rows)
 
@@ -175,9 +171,8 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     out : Path
         The results folder.
     run : dict
-        :func:`fairsim.experiments.bonald_roberts.experiment.run_experiment`'s result (or
-        :func:`~fairsim.experiments.bonald_roberts.experiment.read_run`'s): ``details`` (the
-        Markov rows and every seed's rows), ``timing`` (wall times ``markov_s``,
+        :func:`fairsim.experiments.bonald_roberts.experiment.run_experiment`'s result:
+        ``details`` (the Markov rows and every seed's rows), ``timing`` (wall times ``markov_s``,
         ``seeds_wall_s``, ``simulation_s``, ``packet_s``, ``total_s``, ``packets`` and
         ``seeds``) and ``config``.
     """
