@@ -315,10 +315,9 @@ def _rows(
 ) -> list[dict[str, Any]]:
     """The rows of :data:`DETAILS` of one point ``(scenario, allocation, method, load)``, one per
     class (the truncation columns are NaN unless given: the ``markov`` rows)."""
-    sc, alloc, method, load = point
     err = np.full(len(gamma), np.nan) if error_bound is None else error_bound
     return [
-        dict(zip(DETAILS, (sc, alloc, method, float(load), k + 1, seed, *x), strict=True))
+        dict(zip(DETAILS, (*point[:3], float(point[3]), k + 1, seed, *x), strict=True))
         for k, x in enumerate(
             (float(g), float(a), float(b), level, float(e), boundary_mass)
             for g, a, b, e in zip(gamma, lo, hi, err, strict=True)

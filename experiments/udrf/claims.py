@@ -202,23 +202,22 @@ def _fig8(data: N.Seeds) -> list[Claim]:
 def _users(data: N.Seeds) -> list[Claim]:
     # users with many jobs span many classes
     n_c = _classes(data)
-    spans = []
-    for s in data.seeds:
-        j = data.jobs[data.jobs["seed"] == s]
-        agg = j.groupby("user").agg(
+    users = (
+        data.jobs.groupby(["seed", "user"])
+        .agg(
             jobs=("job_id", "size"),
             classes=(
                 "class_set",
                 lambda c: n_c if (c == "").any() else len(set("|".join(c).split("|"))),
             ),
         )
-        spans.append(agg.assign(seed=s))
+        .reset_index()
+    )
     why = (
         "Spearman's rho of the classes a user's jobs need together over its number of jobs "
         "{rho}; the model draws every job's classes on their own, so a user with more jobs spans "
         "more classes"
     )
-    users = pd.concat(spans, ignore_index=True)
     return [_rising(data, "users", users, "jobs", "classes", "users", why)]
 
 

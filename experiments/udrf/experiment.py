@@ -173,26 +173,18 @@ def run_seed(
     cfg = seed_config(seed, config=config, trace=trace, quick=quick, overrides=overrides)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    waste_rows: list[dict[str, float | str]] = []
-    rduc_rows: list[dict[str, float]] = []
+    waste_rows: list[tuple[str, float, float, float]] = []
+    rduc_rows: list[tuple[float, float, float, float]] = []
 
     def sample(run: SchedulerRun, t: float, cluster: ClusterState) -> None:
         watch = run.scheduler
         assert isinstance(watch, WaitingTasks)
         w = watch.wasted(cluster)
-        waste_rows.append(
-            {"scheduler": run.name, "time_s": t, "cpu": float(w[0]), "mem": float(w[1])}
-        )
+        waste_rows.append((run.name, t, float(w[0]), float(w[1])))
         if isinstance(watch.inner, UDRF) and watch.inner.pending():
-            deg = watch.inner.degrees()
-            rduc_rows.append(
-                {
-                    "time_s": t,
-                    "rducs": float(len(watch.inner.rducs())),
-                    "users": float(len(deg)),
-                    "mean_degree": float(np.mean(list(deg.values()))) if deg else 0.0,
-                }
-            )
+            deg = list(watch.inner.degrees().values())
+            mean = float(np.mean(deg)) if deg else 0.0
+            rduc_rows.append((t, float(len(watch.inner.rducs())), float(len(deg)), mean))
 
     # the scenario pipeline, with every scheduler wrapped in a watcher of its waiting tasks and
     # the waste and RDUCs measured at every grid point
