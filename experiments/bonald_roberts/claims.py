@@ -356,14 +356,13 @@ def _packet(details: pd.DataFrame) -> list[Claim]:
     if not len(pk):
         return []
     pk = pk.assign(dev=pk.gamma / pk.gamma_m - 1)
-    ests: list[tuple[str, Estimate]] = []
-    inside = 0
-    sd = float(pk.groupby(["allocation", "load", "class"]).dev.std(ddof=1).max())
-    for (al, load, k), g in pk.groupby(["allocation", "load", "class"], sort=True):
-        est = across_seeds(g.dev)
-        ests.append((f"{str(al).upper()} class {k} at load {load:g}", est))
-        lo, hi = est.bounds()
-        inside += int(lo <= 0 <= hi)
+    points = pk.groupby(["allocation", "load", "class"], sort=True).dev
+    sd = float(points.std(ddof=1).max())
+    ests = [
+        (f"{str(al).upper()} class {k} at load {load:g}", across_seeds(g))
+        for (al, load, k), g in points
+    ]
+    inside = sum(lo <= 0 <= hi for lo, hi in (e.bounds() for _, e in ests))
     tol = paper.PACKET_REL
     within = [w for w, e in ests if -tol <= e.bounds()[0] and e.bounds()[1] <= tol]
     outside = [w for w, e in ests if e.bounds()[1] < -tol or e.bounds()[0] > tol]
@@ -391,14 +390,9 @@ def _packet(details: pd.DataFrame) -> list[Claim]:
     )
     # every point judged by the same rule: FAIL if one lies entirely outside ±tol, INCONCLUSIVE
     # if none does but one straddles it (our runs are short: noise, not a difference)
-    close = partial(
-        bounded,
-        *_ST["fig3_packet_close"].where(),
-        "“closely approximate the service rates of the ideal allocations”",
-        low=-tol,
-        high=tol,
-        unit="share",
-    )
+    quote = "“closely approximate the service rates of the ideal allocations”"
+    st = _ST["fig3_packet_close"]
+    close = partial(bounded, *st.where(), quote, low=-tol, high=tol, unit="share")
     parts = [(w, close(e)) for w, e in ests]
     verdicts = {c.verdict for _, c in parts}
     if "FAIL" in verdicts or "INCONCLUSIVE" in verdicts:

@@ -278,9 +278,7 @@ def seed_points(seed: int, cfg: BonaldRobertsConfig) -> tuple[pd.DataFrame, dict
             est: Any = simulate_demand_model(
                 make_model(cfg.vectors, rho),
                 alloc,
-                arrivals=cfg.simulation.arrivals,
-                warmup=cfg.simulation.warmup,
-                batches=cfg.simulation.batches,
+                **cfg.simulation.model_dump(),  # arrivals, warmup, batches
                 seed=ss,
                 rates=tables[alloc],
             )
@@ -289,13 +287,8 @@ def seed_points(seed: int, cfg: BonaldRobertsConfig) -> tuple[pd.DataFrame, dict
                 a,
                 np.asarray(rho),
                 algorithm=PACKET_ALGORITHM[alloc],
-                window=p.window,
-                mean_packets=p.mean_packets,
-                flows=p.flows,
-                warmup=p.warmup,
-                batches=p.batches,
+                **p.model_dump(exclude={"scenarios", "loads"}),  # window, flows, run lengths
                 seed=ss,
-                max_flows=p.max_flows,
             )
             timing["packets"] += est.packets
         timing[f"{method}_s"] += time.perf_counter() - t0
@@ -403,9 +396,7 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
         "seeds": todo,
         "markov_s": markov_s,
         "seeds_wall_s": seeds_wall_s,
-        "simulation_s": sum(r[1]["simulation_s"] for r in results),
-        "packet_s": sum(r[1]["packet_s"] for r in results),
-        "packets": sum(r[1]["packets"] for r in results),
+        **{k: sum(r[1][k] for r in results) for k in ("simulation_s", "packet_s", "packets")},
     }
     timing["total_s"] = time.perf_counter() - t0
     _write_tables(details, out)

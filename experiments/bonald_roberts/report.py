@@ -183,10 +183,9 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     write_json({"timing": timing}, out / "run.json")
     summ = seed_summary(details)
     scen = set(details[details.method == "markov"].scenario)
-    if "balanced" in scen:
-        figure_fluid(summ, "balanced", out / "fig1_balanced.png")
-    if "unbalanced" in scen:
-        figure_fluid(summ, "unbalanced", out / "fig2_unbalanced.png")
+    for sc, png in (("balanced", "fig1_balanced.png"), ("unbalanced", "fig2_unbalanced.png")):
+        if sc in scen:
+            figure_fluid(summ, sc, out / png)
     for sc in details[details.method == "packet"].scenario.unique()[:1]:
         figure_packet(summ, str(sc), out / "fig3_packet.png")
     setup = setup_text(cfg, [int(s) for s in timing["seeds"]])

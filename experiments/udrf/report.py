@@ -36,6 +36,8 @@ _MEANS_HEAD = (
     "wasted memory (%)",
     "last finish (h)",
 )
+#: The per-scheduler means in seconds, in the table's order.
+_MEANS_S = ("jct_mean_s", "jct_median_s", "wait_mean_s", "exec_mean_s", "before_queue_mean_s")
 _RUNS_HEAD = (
     "seed",
     "scheduler",
@@ -150,13 +152,8 @@ def report_text(
             [
                 name,
                 f"{e('jobs_completed').value:,.0f}",
-                *(
-                    kit.estimate(e(k), "s")
-                    for k in ("jct_mean_s", "jct_median_s", "wait_mean_s", "exec_mean_s")
-                ),
-                kit.estimate(e("before_queue_mean_s"), "s"),
-                kit.estimate(e("wasted_mean", "cpu")),
-                kit.estimate(e("wasted_mean", "mem")),
+                *(kit.estimate(e(k), "s") for k in _MEANS_S),
+                *(kit.estimate(e("wasted_mean", r)) for r in ("cpu", "mem")),
                 f"{e('makespan_s').value / 3600:.2f}",
             ]
         )
