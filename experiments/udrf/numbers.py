@@ -93,11 +93,8 @@ def load_seeds(out: Path, seeds: Sequence[int]) -> Seeds:
 
 def per_seed(data: Seeds, scheduler: str, key: str, sub: str | None = None) -> list[float]:
     """A headline number of ``scheduler`` in every seed's summary (``sub``: a nested key)."""
-    out = []
-    for s in data.seeds:
-        v = data.summaries[s]["schedulers"][scheduler][key]
-        out.append(float(v[sub] if sub is not None else v))
-    return out
+    values = (data.summaries[s]["schedulers"][scheduler][key] for s in data.seeds)
+    return [float(v[sub] if sub is not None else v) for v in values]
 
 
 def seed_estimate(data: Seeds, scheduler: str, key: str, sub: str | None = None) -> Estimate:
@@ -244,12 +241,8 @@ def overall_reduction(
 
 def seed_rhos(data: Seeds, frame: pd.DataFrame, fn: Any, *args: str) -> list[float]:
     """Spearman's rho of a grouped trend in every seed alone (for the reason text)."""
-    out = []
-    for s in data.seeds:
-        g = frame[frame["seed"] == s]
-        keys, vals = fn(*(g[a].to_numpy(float) for a in args))(np.arange(len(g)))
-        out.append(spearman(keys, vals))
-    return out
+    seeds = (frame[frame["seed"] == s] for s in data.seeds)
+    return [spearman(*fn(*(g[a].to_numpy(float) for a in args))(np.arange(len(g)))) for g in seeds]
 
 
 def fig8_expectation(data: Seeds) -> tuple[float, float, float]:
