@@ -145,12 +145,7 @@ def ratio_quantity(
         raise ValueError("ratio_quantity: no point")
     pick = min if agg == "min" else max
     best = pick(vals, key=lambda x: x[0])
-    return Ranged(
-        value=best[0],
-        low=pick(x[1] for x in vals),
-        high=pick(x[2] for x in vals),
-        where=best[3],
-    )
+    return Ranged(best[0], pick(x[1] for x in vals), pick(x[2] for x in vals), best[3])
 
 
 class Markov:

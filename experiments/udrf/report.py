@@ -102,10 +102,7 @@ def _reductions(data: N.Seeds, other: str) -> list[str]:
 
 
 #: The report's name of each reading of a reduction.
-_MEASURE_LABEL = {
-    "mean_of_ratios": "mean of per-job",
-    "ratio_of_means": "of the mean",
-}
+_MEASURE_LABEL = {"mean_of_ratios": "mean of per-job", "ratio_of_means": "of the mean"}
 
 
 def _setup(data: N.Seeds, cfg: Any) -> kit.Setup:
