@@ -117,11 +117,11 @@ def setup_rows(cfg: Any, seeds: list[int]) -> kit.Setup:
     )
 
 
-def _why(details: pd.DataFrame, packet: tuple[float, int], quick: bool) -> list[str]:
+def _why(details: pd.DataFrame, cfg: Any, quick: bool) -> list[str]:
     """The "why the set-ups differ" paragraph below the set-up table: the highest load and the
-    packet runs' flow size and arrivals (``packet``) against the paper's (Section 4.4)."""
+    packet runs' flow size and arrivals against the paper's (Section 4.4)."""
     top = float(details[details.method == "markov"].load.max())
-    packets, flows = float(packet[0]), int(packet[1])
+    packets, flows = float(cfg.packet.mean_packets), int(cfg.packet.flows)
     shorter = (20_000 * 1e5) / (packets * flows)
     note = " (`--quick`: fewer loads, a lower truncation level and shorter packet runs)"
     return T.lines(
@@ -130,24 +130,21 @@ def _why(details: pd.DataFrame, packet: tuple[float, int], quick: bool) -> list[
 
 
 def report_text(
-    details: pd.DataFrame,
-    claims: list[Claim],
-    timing: dict[str, Any],
-    setup: str,
-    rows: kit.Setup | None = None,
-    packet: tuple[float, int] | None = None,
+    details: pd.DataFrame, claims: list[Claim], timing: dict[str, Any], cfg: Any
 ) -> str:
-    """``report.md``: ``setup`` (the run's parameters), the claims (generated from ``claims``),
-    per-class BMF v PF, service rates at the highest load, figures and wall times."""
+    """``report.md``: the run's parameters and set-up beside the paper's (``cfg``), the claims
+    (generated from ``claims``), per-class BMF v PF, service rates at the highest load, figures
+    and wall times (``timing``)."""
     summ = seed_summary(details)
-    seeds = list(timing.get("seeds") or sorted({int(s) for s in details.seed.dropna()}))
+    seeds = [int(s) for s in timing["seeds"]]
     m = Markov(details)
     n = max(1, len(seeds))
-    many = len(seeds) > 1
+    rows = setup_rows(cfg, seeds)
+    how = T.text("head.seeds" if n > 1 else "head.one_seed", n=n)
     lines = [
-        *T.lines("head", setup=setup, seeds=T.text("head.seeds" if many else "head.one_seed", n=n)),
-        *(kit.setup_table(rows) if rows is not None else []),
-        *(_why(details, packet, bool(rows and rows.quick)) if packet is not None else []),
+        *T.lines("head", setup=setup_text(cfg, seeds), seeds=how),
+        *kit.setup_table(rows),
+        *_why(details, cfg, rows.quick),
         *claims_markdown(claims),
     ]
     scen = [str(x) for x in m.d.scenario.unique()]
@@ -188,10 +185,7 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
             figure_fluid(summ, sc, out / png)
     for sc in details[details.method == "packet"].scenario.unique()[:1]:
         figure_packet(summ, str(sc), out / "fig3_packet.png")
-    setup = setup_text(cfg, [int(s) for s in timing["seeds"]])
-    rows = setup_rows(cfg, [int(s) for s in timing["seeds"]])
-    packet = (float(cfg.packet.mean_packets), int(cfg.packet.flows))
-    path = write_text(out / "report.md", report_text(details, claims, timing, setup, rows, packet))
+    path = write_text(out / "report.md", report_text(details, claims, timing, cfg))
     c = counts(claims)
     log.info("bonald-roberts: %d of %d paper statements PASS", c["PASS"], c["all"])
     return path
