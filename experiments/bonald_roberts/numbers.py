@@ -58,18 +58,14 @@ def seed_summary(details: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for key, g in details.groupby(list(POINT), sort=False):
-        row = dict(zip(POINT, key, strict=True))
-        if row["method"] == "markov":
-            row |= {"gamma": float(g.gamma.iloc[0]), "ci_low": np.nan, "ci_high": np.nan}
-            row["seeds"] = 0
+        if key[POINT.index("method")] == "markov":
+            rows.append((*key, float(g.gamma.iloc[0]), np.nan, np.nan, 0))
         elif len(g) == 1:
             r = g.iloc[0]
-            row |= {"gamma": r.gamma, "ci_low": r.gamma_lo, "ci_high": r.gamma_hi, "seeds": 1}
+            rows.append((*key, r.gamma, r.gamma_lo, r.gamma_hi, 1))
         else:
             est = across_seeds(g.gamma)
-            lo, hi = est.bounds()
-            row |= {"gamma": est.value, "ci_low": lo, "ci_high": hi, "seeds": est.seeds}
-        rows.append(row)
+            rows.append((*key, est.value, *est.bounds(), est.seeds))
     out = pd.DataFrame(rows, columns=[*POINT, "gamma", "ci_low", "ci_high", "seeds"])
     out["class"] = out["class"].astype("int64")
     out["seeds"] = out["seeds"].astype("int64")
