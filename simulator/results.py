@@ -456,6 +456,44 @@ def user_jct(jobs: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def job_times(tasks: dict[str, np.ndarray], entry: dict[int, float]) -> pd.DataFrame:
+    """Per job: queue entry, first start, last finish, JCT and its wait and execution parts.
+
+    The JCT of a complex job runs from its entry into the bounded waiting queue to its last
+    task's finish (UDRF paper, Tahir et al., Section V: the CDFs of Fig. 10a); the wait is the
+    part before its first task starts, the execution the rest.
+
+    Parameters
+    ----------
+    tasks : dict of str to ndarray
+        A run's per-task columns (:attr:`fairsim.simulator.engine.EngineResult.tasks`).
+    entry : dict of int to float
+        Time each job entered the waiting queue (:func:`fairsim.simulator.jobs.admission_times`);
+        a job without one entered at its first task's submit time.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``job_id, submit_s, entry_s, first_start_s, finish_s, jct_s, wait_s, exec_s``;
+        ``finish_s`` and the times after it are NaN unless every task of the job finished.
+    """
+    t = pd.DataFrame({k: tasks[k] for k in ("job_id", "submit_s", "start_s", "finish_s")})
+    g = t.groupby("job_id", sort=True)
+    out = pd.DataFrame(
+        {
+            "submit_s": g["submit_s"].min(),
+            "first_start_s": g["start_s"].min(),
+            "finish_s": g["finish_s"].max().where(g["finish_s"].count() == g.size()),
+        }
+    )
+    out.insert(1, "entry_s", out.index.map(entry).astype(np.float64))
+    out["entry_s"] = out["entry_s"].fillna(out["submit_s"])
+    out["jct_s"] = out["finish_s"] - out["entry_s"]
+    out["wait_s"] = out["first_start_s"] - out["entry_s"]
+    out["exec_s"] = out["finish_s"] - out["first_start_s"]
+    return out.reset_index()
+
+
 def delay_metrics(
     delays: np.ndarray, jobs: pd.DataFrame, run_s: pd.Series
 ) -> dict[str, dict[str, Any]]:

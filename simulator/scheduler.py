@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
+from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState, ClusterView
 
 
 class Eviction(NamedTuple):
@@ -381,10 +381,10 @@ class WaitingTasks(DelegatingScheduler):
 
     :attr:`waiting` maps every task that arrived and is not placed yet to its demand, in order
     of arrival (an evicted task waits again, at the end). Used to measure what waits (the UDRF
-    reproduction's wasted resources) and, by :mod:`fairsim.testing`, to check what a scheduler
-    places. Subclasses can customise by extending :meth:`on_arrival` and :meth:`on_eviction`
-    (calling them) and replacing :meth:`decide` (removing each placed task from
-    :attr:`waiting`, passing :class:`Eviction` records on).
+    reproduction's wasted resources, :meth:`wasted`) and, by :mod:`fairsim.testing`, to check
+    what a scheduler places. Subclasses can customise by extending :meth:`on_arrival` and
+    :meth:`on_eviction` (calling them) and replacing :meth:`decide` (removing each placed task
+    from :attr:`waiting`, passing :class:`Eviction` records on).
 
     Parameters
     ----------
@@ -417,3 +417,38 @@ class WaitingTasks(DelegatingScheduler):
             if not isinstance(item, Eviction):
                 del self.waiting[item[0]]
             yield item
+
+    def wasted(self, cluster: ClusterState) -> np.ndarray:
+        """Free resources of the servers where some waiting task could start now.
+
+        UDRF paper (Tahir et al.), Section II-A: resources are wasted when they stay idle
+        although a user could use them (the quantity of its Fig. 9, which the paper does not
+        define further). A server counts when a waiting task's demand fits its free resources
+        and the task's placement constraint (:meth:`ClusterView.task_mask`) allows it.
+
+        Parameters
+        ----------
+        cluster : ClusterState
+            The pool at the sample time (the one this scheduler is bound to).
+
+        Returns
+        -------
+        ndarray, shape (n_resources,)
+            Wasted amount of every resource as a fraction of the pool's total.
+        """
+        free = np.asarray(cluster.free)
+        usable = np.zeros(len(free), dtype=bool)
+        view = self.cluster_
+        kinds: dict[tuple[tuple[float, ...], int], np.ndarray | None] = {}
+        for task, demand in self.waiting.items():
+            mask = view.task_mask(task)
+            key = (demand, id(mask))
+            if key not in kinds:
+                kinds[key] = mask
+        for (demand, _), mask in kinds.items():
+            fits = np.all(free + 1e-9 >= np.asarray(demand), axis=1)
+            if mask is not None:
+                fits &= mask
+            usable |= fits
+        total = np.asarray(cluster.total)
+        return free[usable].sum(axis=0) / np.where(total > 0, total, 1.0)

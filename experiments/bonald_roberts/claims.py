@@ -12,6 +12,7 @@ interval.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -52,49 +53,30 @@ def _noted(claim: Claim, note: str) -> list[Claim]:
 def _deterministic(
     rule: Callable[..., Claim], key: str, paper_text: str, q: Ranged, **kw: Any
 ) -> Claim:
-    """A claim on statement ``key`` decided on a Markov quantity: zero-width interval,
+    """A claim (a share) on statement ``key`` decided on a Markov quantity: zero-width interval,
     ``seeds = 0``, and in the reason the point behind the value and whether the verdict holds
     across the truncation range."""
     statement, source = _ST[key].where()
     extra = kw.pop("reason", "")
-
-    def est(v: float) -> Estimate:
-        return Estimate(v, v, v, 0, "deterministic")
-
-    ends = {rule(statement, source, paper_text, est(v), **kw).verdict for v in (q.low, q.high)}
-    unit = kw.get("unit", "")
-    span = f"{_fmt(q.low, unit)} to {_fmt(q.high, unit)} within the truncation-error bounds" + (
+    kw["unit"] = "share"
+    ends = {rule(statement, source, paper_text, _exact(v), **kw).verdict for v in (q.low, q.high)}
+    span = f"{_fmt(q.low)} to {_fmt(q.high)} within the truncation-error bounds" + (
         ", same verdict" if len(ends) == 1 else ", where the verdict is not decided"
     )
     reason = "; ".join(x for x in (f"{_DETERMINISTIC}; {q.where}; {span}", extra) if x)
-    return rule(statement, source, paper_text, est(q.value), reason=reason, **kw)
+    return rule(statement, source, paper_text, _exact(q.value), reason=reason, **kw)
 
 
-def _close_to_pf(m: Markov, scenario: str, key: str, quote: str) -> Claim:
-    """Statement ``key``: BMF's rates within :data:`~fairsim.experiments.bonald_roberts.paper.
-    CLOSE_REL` of PF's, every class and load of ``scenario`` (Markov)."""
-    gap = m.ratio(scenario, [(("bmf", k), ("pf", k)) for k in (1, 2, 3)], "|r-1|", "max")
-    return _deterministic(
-        bounded,
-        key,
-        quote,
-        gap,
-        high=paper.CLOSE_REL,
-        unit="share",
-        reason=(
-            "quantity: the largest relative gap |γ_BMF/γ_PF − 1| over classes and loads "
-            f"(per class: {per_class_gaps(m, scenario)}); rule: every class within "
-            f"{_pc(paper.CLOSE_REL)}"
-        ),
-    )
+def _exact(v: float) -> Estimate:
+    return Estimate(v, v, v, 0, "deterministic")
 
 
 def _pc(v: float) -> str:
     return kit.number(v, "share", "g")
 
 
-def _fmt(v: float, unit: str) -> str:
-    return kit.number(v, unit, ".2f" if unit == "share" else ".3g")
+def _fmt(v: float) -> str:
+    return kit.number(v, "share", ".2f")
 
 
 def build_claims(details: pd.DataFrame, *, truncation_target: float = 2e-3) -> list[Claim]:
@@ -135,56 +117,47 @@ def build_claims(details: pd.DataFrame, *, truncation_target: float = 2e-3) -> l
 
 
 def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
-    out: list[Claim] = []
-    sym = m.ratio("balanced", [((al, 1), (al, 2)) for al in allocs], "|r-1|", "max")
-    order = m.ratio("balanced", [((al, 3), (al, 2)) for al in allocs], "1-r", "min")
-    out.append(
+    bal = partial(m.ratio, "balanced")
+    sym = bal([((al, 1), (al, 2)) for al in allocs], "|r-1|", "max")
+    out = [
         _deterministic(
             exceeds,
             "fig1_order",
             "γ1 = γ2 > γ3",
-            order,
-            unit="share",
+            bal([((al, 3), (al, 2)) for al in allocs], "1-r", "min"),
             what="the smallest margin 1 − γ3/γ2 over allocations and loads",
         )
-    )
+    ]
     if three:
-        similar = m.ratio("balanced", _ALL_PAIRS, "|r-1|", "max")
-        out.append(
+        top = max(m.g("balanced", "drf").index)
+        every = bal(_FROM_DRF, "r-1", "min")
+        out += [
             _deterministic(
                 bounded,
                 "fig1_similar",
                 "“performance is similar for all three allocations”",
-                similar,
+                bal(_ALL_PAIRS, "|r-1|", "max"),
                 high=paper.SIMILAR_REL,
-                unit="share",
                 reason=(
                     "quantity: the largest relative gap |γ_X/γ_Y − 1| over the pairs of DRF, PF "
                     f"and BMF, classes and loads; rule: at most {_pc(paper.SIMILAR_REL)} (ours: "
                     f"twice 'very close', {_pc(paper.CLOSE_REL)}; the paper calls the same "
                     "curves 'somewhat better than DRF')"
                 ),
-            )
-        )
-        out.append(_close_to_pf(m, "balanced", "fig1_bmf_close_pf", "“BMF is very close to PF”"))
-        top = max(m.g("balanced", "drf").index)
-        over_drf = [((al, k), ("drf", k)) for al in ("pf", "bmf") for k in (1, 2, 3)]
-        gain = m.ratio("balanced", over_drf, "r-1", "min", [top])
-        every = m.ratio("balanced", over_drf, "r-1", "min")
-        out.append(
+            ),
+            _close_to_pf(m, "balanced", "fig1_bmf_close_pf", "“BMF is very close to PF”"),
             _deterministic(
                 exceeds,
                 "fig1_better_than_drf",
                 "“both are somewhat better than DRF, especially at high load”",
-                gain,
-                unit="share",
+                bal(_FROM_DRF, "r-1", "min", [top]),
                 what=f"the smallest relative gain γ/γ_DRF − 1 over classes at load {top:g}",
                 reason=(
                     f"judged at the highest load; over all loads the smallest gain is "
-                    f"{_fmt(every.value, 'share')} ({every.where})"
+                    f"{_fmt(every.value)} ({every.where})"
                 ),
-            )
-        )
+            ),
+        ]
     out.append(
         by_construction(
             *_ST["fig1_equal"].where(),
@@ -201,6 +174,23 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
         )
     )
     return out
+
+
+def _close_to_pf(m: Markov, scenario: str, key: str, quote: str) -> Claim:
+    """Statement ``key``: BMF's rates within :data:`~fairsim.experiments.bonald_roberts.paper.
+    CLOSE_REL` of PF's, every class and load of ``scenario`` (Markov)."""
+    return _deterministic(
+        bounded,
+        key,
+        quote,
+        m.ratio(scenario, [(("bmf", k), ("pf", k)) for k in (1, 2, 3)], "|r-1|", "max"),
+        high=paper.CLOSE_REL,
+        reason=(
+            "quantity: the largest relative gap |γ_BMF/γ_PF − 1| over classes and loads "
+            f"(per class: {per_class_gaps(m, scenario)}); rule: every class within "
+            f"{_pc(paper.CLOSE_REL)}"
+        ),
+    )
 
 
 #: Every pair of allocations and class, for "similar for all three allocations".
@@ -221,18 +211,76 @@ def _accentuated(m: Markov) -> Claim:
         unb.value - bal.value,
         unb.low - bal.high,
         unb.high - bal.low,
-        f"unbalanced {_fmt(unb.value, 'share')} ({unb.where}), balanced "
-        f"{_fmt(bal.value, 'share')} ({bal.where})",
+        f"unbalanced {_fmt(unb.value)} ({unb.where}), balanced {_fmt(bal.value)} ({bal.where})",
     )
     return _deterministic(
         exceeds,
         "fig2_accentuated",
         "“accentuated under unbalanced load”",
         diff,
-        unit="share",
         what="the largest relative gap |γ/γ_DRF − 1| of PF and BMF under unbalanced load minus "
         "under balanced load",
     )
+
+
+def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool) -> list[Claim]:
+    unb = partial(m.ratio, "unbalanced")
+    order = [*(((al, 2), (al, 1)) for al in allocs), *(((al, 1), (al, 3)) for al in allocs)]
+    out = [
+        _deterministic(
+            exceeds,
+            "fig2_order",
+            "γ2 > γ1 > γ3",
+            unb(order, "r-1", "min"),
+            what="the smallest of γ2/γ1 − 1 and γ1/γ3 − 1 over allocations and loads",
+            reason="judged on the fluid model (the lines of Figs. 2-3)" + _packet_order(details),
+        )
+    ]
+    if not three:
+        return out
+    quote = "“The service rates of PF and BMF are roughly equivalent”"
+    top = max(m.g("unbalanced", "drf").index)
+    loss = [((al, k), ("drf", k)) for al in ("pf", "bmf") for k in (1, 3)]
+    return [
+        *out,
+        _close_to_pf(m, "unbalanced", "fig2_pf_bmf_equivalent", quote),
+        _deterministic(
+            bounded,
+            "fig2_gain",
+            "“a significant gain in γ2”",
+            unb([((al, 2), ("drf", 2)) for al in ("pf", "bmf")], "r-1", "min", [top]),
+            low=paper.GAIN_MIN,
+            reason=(
+                f"quantity: the smaller of PF's and BMF's γ2/γ2_DRF − 1 at load {top:g}; "
+                f"rule: a gain of at least {_pc(paper.GAIN_MIN)}"
+            ),
+        ),
+        _deterministic(
+            bounded,
+            "fig2_negligible_loss",
+            "“for negligible reductions in γ1 and γ3”",
+            unb(loss, "1-r", "max"),
+            high=paper.LOSS_MAX,
+            reason=(
+                "quantity: the largest relative loss 1 − γ/γ_DRF of class 1 or 3 under PF or "
+                f"BMF at any load (negative: a gain); rule: at most {_pc(paper.LOSS_MAX)}"
+            ),
+        ),
+    ]
+
+
+def _packet_margins(details: pd.DataFrame) -> list[tuple[str, pd.Series, pd.Series]]:
+    """Per (algorithm, load) of the unbalanced packet runs, in order: its label and the per-seed
+    γ2/γ1 − 1 and γ1/γ3 − 1."""
+    w = _packet_wide(details)
+    return [
+        (
+            f"{paper.PACKET_ALGORITHM.get(str(al), str(al)).upper()} at load {load:g}",
+            g[2] / g[1] - 1,
+            g[1] / g[3] - 1,
+        )
+        for (al, load), g in w.groupby(level=[0, 1])
+    ]
 
 
 def _packet_wide(details: pd.DataFrame) -> pd.DataFrame:
@@ -241,29 +289,32 @@ def _packet_wide(details: pd.DataFrame) -> pd.DataFrame:
     return pk.pivot_table(index=["allocation", "load", "seed"], columns="class", values="gamma")
 
 
+def _packet_order(details: pd.DataFrame) -> str:
+    """How often the packet runs (Fig. 3's crosses) show gamma2 > gamma1 and gamma1 > gamma3
+    with the interval over seeds above 0, per (allocation, load)."""
+    points = _packet_margins(details)
+    if not points:
+        return ""
+    n21 = sum(across_seeds(r21).bounds()[0] > 0 for _, r21, _ in points)
+    n13 = sum(across_seeds(r13).bounds()[0] > 0 for _, _, r13 in points)
+    total = len(points)
+    return (
+        f"; on the packet runs (Fig. 3's crosses) the interval over seeds of γ2/γ1 − 1 lies "
+        f"above 0 at {n21}/{total} (allocation, load) points and that of γ1/γ3 − 1 at "
+        f"{n13}/{total} (γ1 and γ3 differ by a few per cent, within the packet runs' noise)"
+    )
+
+
 def _packet_order_claim(details: pd.DataFrame) -> list[Claim]:
     """Fig. 3's caption on its crosses: γ2 > γ1 > γ3 in the packet runs, every algorithm and
     load, each point's margin min(γ2/γ1 − 1, γ1/γ3 − 1) across seeds; the worst point."""
-    w = _packet_wide(details)
-    if not len(w):
+    points = _packet_margins(details)
+    if not points:
         return []
     statement, source = _ST["fig3_packet_order"].where()
-    parts = []
-    for (al, load), g in w.groupby(level=[0, 1]):
-        margin = np.minimum(g[2] / g[1] - 1, g[1] / g[3] - 1)
-        parts.append(
-            (
-                f"{paper.PACKET_ALGORITHM.get(str(al), str(al)).upper()} at load {load:g}",
-                exceeds(
-                    statement,
-                    source,
-                    "γ2 > γ1 > γ3",
-                    across_seeds(margin),
-                    unit="share",
-                    what="the smaller of γ2/γ1 − 1 and γ1/γ3 − 1 (packet runs, mean over seeds)",
-                ),
-            )
-        )
+    what = "the smaller of γ2/γ1 − 1 and γ1/γ3 − 1 (packet runs, mean over seeds)"
+    order = partial(exceeds, statement, source, "γ2 > γ1 > γ3", unit="share", what=what)
+    parts = [(at, order(across_seeds(np.minimum(r21, r13)))) for at, r21, r13 in points]
     claim = every_setting(statement, parts, target=(1.0, 1.0), what="(algorithm, load) points")
     return _noted(
         claim,
@@ -283,27 +334,14 @@ def _packet_pf_bmf(details: pd.DataFrame) -> list[Claim]:
         return []
     statement, source = _ST["fig3_packet_pf_bmf"].where()
     tol = paper.CLOSE_REL
+    similar = partial(bounded, statement, source, "similar", low=-tol, high=tol, unit="share")
     parts = []
     for load in sorted(set(w.index.get_level_values(1))):
         pf, bmf = w.loc[("pf", load)], w.loc[("bmf", load)]
         seeds = sorted(set(pf.index) & set(bmf.index))
         for k in (1, 2, 3):
             rel = bmf.loc[seeds, k] / pf.loc[seeds, k] - 1
-            parts.append(
-                (
-                    f"class {k} at load {load:g}",
-                    bounded(
-                        statement,
-                        source,
-                        "similar",
-                        across_seeds(rel),
-                        low=-tol,
-                        high=tol,
-                        unit="share",
-                        reason="",
-                    ),
-                )
-            )
+            parts.append((f"class {k} at load {load:g}", similar(across_seeds(rel))))
     claim = every_setting(statement, parts, target=(0.0, 0.0), what="(class, load) points")
     return _noted(
         claim,
@@ -313,99 +351,22 @@ def _packet_pf_bmf(details: pd.DataFrame) -> list[Claim]:
     )
 
 
-def _packet_order(details: pd.DataFrame) -> str:
-    """How often the packet runs (Fig. 3's crosses) show gamma2 > gamma1 and gamma1 > gamma3
-    with the interval over seeds above 0, per (allocation, load)."""
-    pk = details[(details.method == "packet") & (details.scenario == "unbalanced")]
-    if not len(pk):
-        return ""
-    w = pk.pivot_table(index=["allocation", "load", "seed"], columns="class", values="gamma")
-    n21 = n13 = total = 0
-    for _, g in w.groupby(level=[0, 1]):
-        total += 1
-        n21 += int(across_seeds(g[2] / g[1] - 1).bounds()[0] > 0)
-        n13 += int(across_seeds(g[1] / g[3] - 1).bounds()[0] > 0)
-    return (
-        f"; on the packet runs (Fig. 3's crosses) the interval over seeds of γ2/γ1 − 1 lies "
-        f"above 0 at {n21}/{total} (allocation, load) points and that of γ1/γ3 − 1 at "
-        f"{n13}/{total} (γ1 and γ3 differ by a few per cent, within the packet runs' noise)"
-    )
-
-
-def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool) -> list[Claim]:
-    out: list[Claim] = []
-    order = [*(((al, 2), (al, 1)) for al in allocs), *(((al, 1), (al, 3)) for al in allocs)]
-    margin = m.ratio("unbalanced", order, "r-1", "min")
-    out.append(
-        _deterministic(
-            exceeds,
-            "fig2_order",
-            "γ2 > γ1 > γ3",
-            margin,
-            unit="share",
-            what="the smallest of γ2/γ1 − 1 and γ1/γ3 − 1 over allocations and loads",
-            reason="judged on the fluid model (the lines of Figs. 2-3)" + _packet_order(details),
-        )
-    )
-    if not three:
-        return out
-    quote = "“The service rates of PF and BMF are roughly equivalent”"
-    out.append(_close_to_pf(m, "unbalanced", "fig2_pf_bmf_equivalent", quote))
-    top = max(m.g("unbalanced", "drf").index)
-    gain = m.ratio(
-        "unbalanced", [((al, 2), ("drf", 2)) for al in ("pf", "bmf")], "r-1", "min", [top]
-    )
-    out.append(
-        _deterministic(
-            bounded,
-            "fig2_gain",
-            "“a significant gain in γ2”",
-            gain,
-            low=paper.GAIN_MIN,
-            unit="share",
-            reason=(
-                f"quantity: the smaller of PF's and BMF's γ2/γ2_DRF − 1 at load {top:g}; "
-                f"rule: a gain of at least {_pc(paper.GAIN_MIN)}"
-            ),
-        )
-    )
-    loss = m.ratio(
-        "unbalanced", [((al, k), ("drf", k)) for al in ("pf", "bmf") for k in (1, 3)], "1-r", "max"
-    )
-    out.append(
-        _deterministic(
-            bounded,
-            "fig2_negligible_loss",
-            "“for negligible reductions in γ1 and γ3”",
-            loss,
-            high=paper.LOSS_MAX,
-            unit="share",
-            reason=(
-                "quantity: the largest relative loss 1 − γ/γ_DRF of class 1 or 3 under PF or "
-                f"BMF at any load (negative: a gain); rule: at most {_pc(paper.LOSS_MAX)}"
-            ),
-        )
-    )
-    return out
-
-
 def _packet(details: pd.DataFrame) -> list[Claim]:
     pk = join_markov(details, "packet")
     if not len(pk):
         return []
     pk = pk.assign(dev=pk.gamma / pk.gamma_m - 1)
-    ests: list[tuple[str, Estimate]] = []
-    inside = 0
-    sd = float(pk.groupby(["allocation", "load", "class"]).dev.std(ddof=1).max())
-    for (al, load, k), g in pk.groupby(["allocation", "load", "class"], sort=True):
-        est = across_seeds(g.dev)
-        ests.append((f"{str(al).upper()} class {k} at load {load:g}", est))
-        lo, hi = est.bounds()
-        inside += int(lo <= 0 <= hi)
+    points = pk.groupby(["allocation", "load", "class"], sort=True).dev
+    sd = float(points.std(ddof=1).max())
+    ests = [
+        (f"{str(al).upper()} class {k} at load {load:g}", across_seeds(g))
+        for (al, load, k), g in points
+    ]
+    inside = sum(lo <= 0 <= hi for lo, hi in (e.bounds() for _, e in ests))
     tol = paper.PACKET_REL
     within = [w for w, e in ests if -tol <= e.bounds()[0] and e.bounds()[1] <= tol]
     outside = [w for w, e in ests if e.bounds()[1] < -tol or e.bounds()[0] > tol]
-    mean_far = [f"{w} ({_fmt(e.value, 'share')})" for w, e in ests if abs(e.value) > tol]
+    mean_far = [f"{w} ({_fmt(e.value)})" for w, e in ests if abs(e.value) > tol]
     where, worst = max(ests, key=lambda x: max(abs(v) for v in x[1].bounds()))
     n = worst.seeds
     med = float(np.median([abs(e.value) for _, e in ests]))
@@ -429,14 +390,9 @@ def _packet(details: pd.DataFrame) -> list[Claim]:
     )
     # every point judged by the same rule: FAIL if one lies entirely outside ±tol, INCONCLUSIVE
     # if none does but one straddles it (our runs are short: noise, not a difference)
-    close = partial(
-        bounded,
-        *_ST["fig3_packet_close"].where(),
-        "“closely approximate the service rates of the ideal allocations”",
-        low=-tol,
-        high=tol,
-        unit="share",
-    )
+    quote = "“closely approximate the service rates of the ideal allocations”"
+    st = _ST["fig3_packet_close"]
+    close = partial(bounded, *st.where(), quote, low=-tol, high=tol, unit="share")
     parts = [(w, close(e)) for w, e in ests]
     verdicts = {c.verdict for _, c in parts}
     if "FAIL" in verdicts or "INCONCLUSIVE" in verdicts:
@@ -463,7 +419,7 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
             bounded(
                 *_ST["truncation"].where(),
                 None,
-                Estimate(worst, worst, worst, 0, "deterministic"),
+                _exact(worst),
                 high=paper.TRUNCATION_MAX,
                 unit="share",
                 kind="consistency",
@@ -483,13 +439,9 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
     n_points = int(len(sim) / max(1, len(per_seed)))
     raw = across_seeds(per_seed.to_numpy(dtype=float))
     # a share: the t interval clipped to [0, 1]
-    cov = Estimate(
-        raw.value,
-        None if raw.low is None else max(0.0, raw.low),
-        None if raw.high is None else min(1.0, raw.high),
-        raw.seeds,
-        raw.method,
-    )
+    lo, hi = raw.low, raw.high
+    lo, hi = None if lo is None else max(0.0, lo), None if hi is None else min(1.0, hi)
+    cov = replace(raw, low=lo, high=hi, sd=None)
     out.append(
         bounded(
             *_ST["coverage"].where(),
@@ -506,49 +458,30 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
             ),
         )
     )
-    summ = seed_summary(details)
-    ssim = summ[summ.method == "simulation"].merge(
-        mk[["scenario", "allocation", "load", "class", "gamma"]],
-        on=["scenario", "allocation", "load", "class"],
-        suffixes=("", "_m"),
-    )
+    ssim = join_markov(seed_summary(details), "simulation")
     n_seeds = int(ssim.seeds.max()) if len(ssim) else 0
-    rule = (
-        f"at least {_pc(paper.COVERAGE_MIN)} of the Markov values inside the 95 % t interval "
-        "over seeds of the simulated γ (95 % expected)"
-    )
-    if n_seeds < 2:
-        out.append(
-            judged(
-                *_ST["seed_means"].where(),
-                None,
-                None,
-                None,
-                rule=rule,
-                seeds=n_seeds,
-                reason="needs two seeds or more",
-                kind="consistency",
-            )
-        )
-        return out
     ok = (ssim.gamma_m >= ssim.ci_low) & (ssim.gamma_m <= ssim.ci_high)
     rel = (ssim.gamma / ssim.gamma_m - 1).abs()
-    far = ssim.iloc[int(np.argmax(rel.to_numpy()))]
+    many = n_seeds >= 2
+    if many:
+        far = ssim.iloc[int(np.argmax(rel.to_numpy()))]
+        why = (
+            f"{int(ok.sum())}/{len(ok)} points inside; largest |mean/Markov − 1| "
+            f"{100 * rel.max():.1f} % ({far.scenario} {str(far.allocation).upper()} load "
+            f"{far.load:g} class {far['class']})"
+        )
     out.append(
         judged(
             *_ST["seed_means"].where(),
             None,
-            float(ok.mean()),
-            bool(ok.mean() >= paper.COVERAGE_MIN),
-            rule=rule,
+            float(ok.mean()) if many else None,
+            bool(ok.mean() >= paper.COVERAGE_MIN) if many else None,
+            rule=f"at least {_pc(paper.COVERAGE_MIN)} of the Markov values inside the 95 % t "
+            "interval over seeds of the simulated γ (95 % expected)",
             seeds=n_seeds,
             kind="consistency",
-            unit="share",
-            reason=(
-                f"{int(ok.sum())}/{len(ok)} points inside; largest |mean/Markov − 1| "
-                f"{100 * rel.max():.1f} % ({far.scenario} {str(far.allocation).upper()} load "
-                f"{far.load:g} class {far['class']})"
-            ),
+            unit="share" if many else "",
+            reason=why if many else "needs two seeds or more",
         )
     )
     return out

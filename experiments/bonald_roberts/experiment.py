@@ -29,7 +29,6 @@ numbers of the former one-seed runs.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import time
 from pathlib import Path
@@ -279,9 +278,7 @@ def seed_points(seed: int, cfg: BonaldRobertsConfig) -> tuple[pd.DataFrame, dict
             est: Any = simulate_demand_model(
                 make_model(cfg.vectors, rho),
                 alloc,
-                arrivals=cfg.simulation.arrivals,
-                warmup=cfg.simulation.warmup,
-                batches=cfg.simulation.batches,
+                **cfg.simulation.model_dump(),  # arrivals, warmup, batches
                 seed=ss,
                 rates=tables[alloc],
             )
@@ -290,13 +287,8 @@ def seed_points(seed: int, cfg: BonaldRobertsConfig) -> tuple[pd.DataFrame, dict
                 a,
                 np.asarray(rho),
                 algorithm=PACKET_ALGORITHM[alloc],
-                window=p.window,
-                mean_packets=p.mean_packets,
-                flows=p.flows,
-                warmup=p.warmup,
-                batches=p.batches,
+                **p.model_dump(exclude={"scenarios", "loads"}),  # window, flows, run lengths
                 seed=ss,
-                max_flows=p.max_flows,
             )
             timing["packets"] += est.packets
         timing[f"{method}_s"] += time.perf_counter() - t0
@@ -316,10 +308,9 @@ def _rows(
 ) -> list[dict[str, Any]]:
     """The rows of :data:`DETAILS` of one point ``(scenario, allocation, method, load)``, one per
     class (the truncation columns are NaN unless given: the ``markov`` rows)."""
-    sc, alloc, method, load = point
     err = np.full(len(gamma), np.nan) if error_bound is None else error_bound
     return [
-        dict(zip(DETAILS, (sc, alloc, method, float(load), k + 1, seed, *x), strict=True))
+        dict(zip(DETAILS, (*point[:3], float(point[3]), k + 1, seed, *x), strict=True))
         for k, x in enumerate(
             (float(g), float(a), float(b), level, float(e), boundary_mass)
             for g, a, b, e in zip(gamma, lo, hi, err, strict=True)
@@ -405,9 +396,7 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
         "seeds": todo,
         "markov_s": markov_s,
         "seeds_wall_s": seeds_wall_s,
-        "simulation_s": sum(r[1]["simulation_s"] for r in results),
-        "packet_s": sum(r[1]["packet_s"] for r in results),
-        "packets": sum(r[1]["packets"] for r in results),
+        **{k: sum(r[1][k] for r in results) for k in ("simulation_s", "packet_s", "packets")},
     }
     timing["total_s"] = time.perf_counter() - t0
     _write_tables(details, out)
@@ -426,14 +415,3 @@ def setup_text(cfg: BonaldRobertsConfig, seeds: list[int]) -> str:
         f"flows of mean {cfg.packet.mean_packets:g} packets, {cfg.packet.flows} flow arrivals "
         f"(paper: 20,000 packets, 1e5 flows); seeds {s}."
     )
-
-
-def read_run(out: Path) -> dict[str, Any]:
-    """The result of :func:`run_experiment` read back from its folder (``config.yaml``,
-    ``details.parquet`` and ``run.json``), to redo the claims, figures and report without
-    recomputing: ``report.write_report(out, read_run(out))``."""
-    cfg = BonaldRobertsConfig.model_validate(read_yaml(out / "config.yaml", "config"))
-    details = pd.read_parquet(out / "details.parquet")
-    timing = json.loads((out / "run.json").read_text())["timing"]
-    timing["seeds"] = [int(x) for x in timing.get("seeds") or sorted(set(details.seed.dropna()))]
-    return {"details": details, "timing": timing, "config": cfg}

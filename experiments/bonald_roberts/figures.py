@@ -14,6 +14,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from fairsim.experiments.bonald_roberts.numbers import curve
 from fairsim.experiments.bonald_roberts.paper import PACKET_ALGORITHM
 from fairsim.scenario.reporting.plotting import save_figure
 from fairsim.schedulers.flows.markov_chain import ALLOCATIONS
@@ -23,14 +24,6 @@ _COLORS = {1: "tab:blue", 2: "tab:orange", 3: "tab:green"}
 #: Upper end of the y axis (service rates are at most 1 with unit capacities and mean work 1).
 _YMAX = 1.02
 XLABEL = "load of the most loaded resource (fraction of its capacity)"
-
-
-def curve(summary: pd.DataFrame, sc: str, alloc: str, method: str = "markov") -> pd.DataFrame:
-    """gamma per (load, class) of one curve as a wide table (index load, columns class)."""
-    sel = summary[
-        (summary.scenario == sc) & (summary.allocation == alloc) & (summary.method == method)
-    ]
-    return sel.pivot_table(index="load", columns="class", values="gamma")
 
 
 def _markers(ax: Axes, pts: pd.DataFrame, fmt: str, ms: int, label: str | None) -> None:

@@ -22,7 +22,6 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from fairsim.experiments.bonald_roberts.figures import curve
 from fairsim.experiments.claims import across_seeds
 
 #: How a ratio ``r = gamma_a / gamma_b`` of two Markov rates becomes the claim's quantity.
@@ -30,6 +29,14 @@ Form = Literal["r-1", "1-r", "|r-1|"]
 
 #: Key of one point (one curve value of one figure).
 POINT = ("scenario", "allocation", "method", "load", "class")
+
+
+def curve(summary: pd.DataFrame, sc: str, alloc: str, method: str = "markov") -> pd.DataFrame:
+    """gamma per (load, class) of one curve as a wide table (index load, columns class)."""
+    sel = summary[
+        (summary.scenario == sc) & (summary.allocation == alloc) & (summary.method == method)
+    ]
+    return sel.pivot_table(index="load", columns="class", values="gamma")
 
 
 def seed_summary(details: pd.DataFrame) -> pd.DataFrame:
@@ -51,18 +58,14 @@ def seed_summary(details: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for key, g in details.groupby(list(POINT), sort=False):
-        row = dict(zip(POINT, key, strict=True))
-        if row["method"] == "markov":
-            row |= {"gamma": float(g.gamma.iloc[0]), "ci_low": np.nan, "ci_high": np.nan}
-            row["seeds"] = 0
+        if key[POINT.index("method")] == "markov":
+            rows.append((*key, float(g.gamma.iloc[0]), np.nan, np.nan, 0))
         elif len(g) == 1:
             r = g.iloc[0]
-            row |= {"gamma": r.gamma, "ci_low": r.gamma_lo, "ci_high": r.gamma_hi, "seeds": 1}
+            rows.append((*key, r.gamma, r.gamma_lo, r.gamma_hi, 1))
         else:
             est = across_seeds(g.gamma)
-            lo, hi = est.bounds()
-            row |= {"gamma": est.value, "ci_low": lo, "ci_high": hi, "seeds": est.seeds}
-        rows.append(row)
+            rows.append((*key, est.value, *est.bounds(), est.seeds))
     out = pd.DataFrame(rows, columns=[*POINT, "gamma", "ci_low", "ci_high", "seeds"])
     out["class"] = out["class"].astype("int64")
     out["seeds"] = out["seeds"].astype("int64")
@@ -138,12 +141,7 @@ def ratio_quantity(
         raise ValueError("ratio_quantity: no point")
     pick = min if agg == "min" else max
     best = pick(vals, key=lambda x: x[0])
-    return Ranged(
-        value=best[0],
-        low=pick(x[1] for x in vals),
-        high=pick(x[2] for x in vals),
-        where=best[3],
-    )
+    return Ranged(best[0], pick(x[1] for x in vals), pick(x[2] for x in vals), best[3])
 
 
 class Markov:
@@ -167,31 +165,6 @@ class Markov:
         sel = self.d[(self.d.scenario == sc) & (self.d.allocation == al)]
         return sel.pivot_table(index="load", columns="class", values="error_bound")
 
-    def pairs(
-        self,
-        sc: str,
-        a: tuple[str, int],
-        b: tuple[str, int],
-        loads: Iterable[float] | None = None,
-        label: str = "",
-    ) -> list[tuple[str, float, float, float, float]]:
-        """(where, gamma_a, err_a, gamma_b, err_b) for allocation/class ``a`` over ``b``."""
-        ga, ea = self.g(sc, a[0])[a[1]], self.e(sc, a[0])[a[1]]
-        gb, eb = self.g(sc, b[0])[b[1]], self.e(sc, b[0])[b[1]]
-        out = []
-        for load in ga.index if loads is None else loads:
-            where = label or f"{a[0].upper()} class {a[1]} / {b[0].upper()} class {b[1]}"
-            out.append(
-                (
-                    f"{where} at load {load:g}",
-                    float(ga[load]),
-                    float(ea[load]),
-                    float(gb[load]),
-                    float(eb[load]),
-                )
-            )
-        return out
-
     def ratio(
         self,
         sc: str,
@@ -200,9 +173,17 @@ class Markov:
         agg: Literal["min", "max"],
         loads: Iterable[float] | None = None,
     ) -> Ranged:
-        """:func:`ratio_quantity` over the points of every (allocation, class) pair ``(a, b)``
-        of scenario ``sc`` (:meth:`pairs`), in order."""
-        points = [p for a, b in pairs for p in self.pairs(sc, a, b, loads)]
+        """:func:`ratio_quantity` over the points (every load, or ``loads``) of every
+        (allocation, class) pair ``(a, b)`` of scenario ``sc``, in order: ``gamma_a / gamma_b``."""
+        points = []
+        for a, b in pairs:
+            ga, ea = self.g(sc, a[0])[a[1]], self.e(sc, a[0])[a[1]]
+            gb, eb = self.g(sc, b[0])[b[1]], self.e(sc, b[0])[b[1]]
+            where = f"{a[0].upper()} class {a[1]} / {b[0].upper()} class {b[1]}"
+            points += [
+                (f"{where} at load {x:g}", float(ga[x]), float(ea[x]), float(gb[x]), float(eb[x]))
+                for x in (ga.index if loads is None else loads)
+            ]
         return ratio_quantity(points, form, agg)
 
 

@@ -6,6 +6,7 @@ and the service rates at the highest load.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from pathlib import Path
@@ -59,32 +60,27 @@ def _rates_table(m: Markov, summ: pd.DataFrame, scen: list[str]) -> list[str]:
 
     rows = []
     top = float(m.d.load.max())
-    for sc in scen:
-        for al in [x for x in ALLOCATIONS if x in set(m.d.allocation)]:
-            for k in range(1, int(m.d["class"].max()) + 1):
-                mk = m.d[
-                    (m.d.scenario == sc)
-                    & (m.d.allocation == al)
-                    & (m.d["class"] == k)
-                    & (m.d.load == top)
-                ]
-                sel = summ[(summ.scenario == sc) & (summ.allocation == al) & (summ["class"] == k)]
-                sm = sel[(sel.method == "simulation") & (sel.load == top)]
-                pk_all = sel[sel.method == "packet"]
-                pk = pk_all[pk_all.load == pk_all.load.max()] if len(pk_all) else pk_all
-                rows.append(
-                    [
-                        sc,
-                        al.upper(),
-                        f"{top:g}",
-                        k,
-                        f"{mk.gamma.iloc[0]:.4f} (±{mk.error_bound.iloc[0]:.0e})"
-                        if len(mk)
-                        else "-",
-                        rate(sm) if len(sm) else "-",
-                        f"{rate(pk)} at load {pk.load.iloc[0]:g}" if len(pk) else "-",
-                    ]
-                )
+    allocs = [x for x in ALLOCATIONS if x in set(m.d.allocation)]
+    for sc, al, k in itertools.product(scen, allocs, range(1, int(m.d["class"].max()) + 1)):
+        mk = m.d[(m.d.scenario == sc) & (m.d.allocation == al) & (m.d["class"] == k)]
+        sel = summ[(summ.scenario == sc) & (summ.allocation == al) & (summ["class"] == k)]
+        mk, sm, pk = (
+            mk[mk.load == top],
+            sel[sel.method == "simulation"],
+            sel[sel.method == "packet"],
+        )
+        sm, pk = sm[sm.load == top], pk[pk.load == pk.load.max()]
+        rows.append(
+            [
+                sc,
+                al.upper(),
+                f"{top:g}",
+                k,
+                f"{mk.gamma.iloc[0]:.4f} (±{mk.error_bound.iloc[0]:.0e})" if len(mk) else "-",
+                rate(sm) if len(sm) else "-",
+                f"{rate(pk)} at load {pk.load.iloc[0]:g}" if len(pk) else "-",
+            ]
+        )
     head = ["scenario", "allocation", "load", "class", "Markov", "SimPy", "packet"]
     return kit.table(head, rows)
 
@@ -121,11 +117,11 @@ def setup_rows(cfg: Any, seeds: list[int]) -> kit.Setup:
     )
 
 
-def _why(details: pd.DataFrame, packet: tuple[float, int], quick: bool) -> list[str]:
+def _why(details: pd.DataFrame, cfg: Any, quick: bool) -> list[str]:
     """The "why the set-ups differ" paragraph below the set-up table: the highest load and the
-    packet runs' flow size and arrivals (``packet``) against the paper's (Section 4.4)."""
+    packet runs' flow size and arrivals against the paper's (Section 4.4)."""
     top = float(details[details.method == "markov"].load.max())
-    packets, flows = float(packet[0]), int(packet[1])
+    packets, flows = float(cfg.packet.mean_packets), int(cfg.packet.flows)
     shorter = (20_000 * 1e5) / (packets * flows)
     note = " (`--quick`: fewer loads, a lower truncation level and shorter packet runs)"
     return T.lines(
@@ -134,24 +130,21 @@ def _why(details: pd.DataFrame, packet: tuple[float, int], quick: bool) -> list[
 
 
 def report_text(
-    details: pd.DataFrame,
-    claims: list[Claim],
-    timing: dict[str, Any],
-    setup: str,
-    rows: kit.Setup | None = None,
-    packet: tuple[float, int] | None = None,
+    details: pd.DataFrame, claims: list[Claim], timing: dict[str, Any], cfg: Any
 ) -> str:
-    """``report.md``: ``setup`` (the run's parameters), the claims (generated from ``claims``),
-    per-class BMF v PF, service rates at the highest load, figures and wall times."""
+    """``report.md``: the run's parameters and set-up beside the paper's (``cfg``), the claims
+    (generated from ``claims``), per-class BMF v PF, service rates at the highest load, figures
+    and wall times (``timing``)."""
     summ = seed_summary(details)
-    seeds = list(timing.get("seeds") or sorted({int(s) for s in details.seed.dropna()}))
+    seeds = [int(s) for s in timing["seeds"]]
     m = Markov(details)
     n = max(1, len(seeds))
-    many = len(seeds) > 1
+    rows = setup_rows(cfg, seeds)
+    how = T.text("head.seeds" if n > 1 else "head.one_seed", n=n)
     lines = [
-        *T.lines("head", setup=setup, seeds=T.text("head.seeds" if many else "head.one_seed", n=n)),
-        *(kit.setup_table(rows) if rows is not None else []),
-        *(_why(details, packet, bool(rows and rows.quick)) if packet is not None else []),
+        *T.lines("head", setup=setup_text(cfg, seeds), seeds=how),
+        *kit.setup_table(rows),
+        *_why(details, cfg, rows.quick),
         *claims_markdown(claims),
     ]
     scen = [str(x) for x in m.d.scenario.unique()]
@@ -175,9 +168,8 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     out : Path
         The results folder.
     run : dict
-        :func:`fairsim.experiments.bonald_roberts.experiment.run_experiment`'s result (or
-        :func:`~fairsim.experiments.bonald_roberts.experiment.read_run`'s): ``details`` (the
-        Markov rows and every seed's rows), ``timing`` (wall times ``markov_s``,
+        :func:`fairsim.experiments.bonald_roberts.experiment.run_experiment`'s result:
+        ``details`` (the Markov rows and every seed's rows), ``timing`` (wall times ``markov_s``,
         ``seeds_wall_s``, ``simulation_s``, ``packet_s``, ``total_s``, ``packets`` and
         ``seeds``) and ``config``.
     """
@@ -188,16 +180,12 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     write_json({"timing": timing}, out / "run.json")
     summ = seed_summary(details)
     scen = set(details[details.method == "markov"].scenario)
-    if "balanced" in scen:
-        figure_fluid(summ, "balanced", out / "fig1_balanced.png")
-    if "unbalanced" in scen:
-        figure_fluid(summ, "unbalanced", out / "fig2_unbalanced.png")
+    for sc, png in (("balanced", "fig1_balanced.png"), ("unbalanced", "fig2_unbalanced.png")):
+        if sc in scen:
+            figure_fluid(summ, sc, out / png)
     for sc in details[details.method == "packet"].scenario.unique()[:1]:
         figure_packet(summ, str(sc), out / "fig3_packet.png")
-    setup = setup_text(cfg, [int(s) for s in timing["seeds"]])
-    rows = setup_rows(cfg, [int(s) for s in timing["seeds"]])
-    packet = (float(cfg.packet.mean_packets), int(cfg.packet.flows))
-    path = write_text(out / "report.md", report_text(details, claims, timing, setup, rows, packet))
+    path = write_text(out / "report.md", report_text(details, claims, timing, cfg))
     c = counts(claims)
     log.info("bonald-roberts: %d of %d paper statements PASS", c["PASS"], c["all"])
     return path

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -201,23 +202,22 @@ def _fig8(data: N.Seeds) -> list[Claim]:
 def _users(data: N.Seeds) -> list[Claim]:
     # users with many jobs span many classes
     n_c = _classes(data)
-    spans = []
-    for s in data.seeds:
-        j = data.jobs[data.jobs["seed"] == s]
-        agg = j.groupby("user").agg(
+    users = (
+        data.jobs.groupby(["seed", "user"])
+        .agg(
             jobs=("job_id", "size"),
             classes=(
                 "class_set",
                 lambda c: n_c if (c == "").any() else len(set("|".join(c).split("|"))),
             ),
         )
-        spans.append(agg.assign(seed=s))
+        .reset_index()
+    )
     why = (
         "Spearman's rho of the classes a user's jobs need together over its number of jobs "
         "{rho}; the model draws every job's classes on their own, so a user with more jobs spans "
         "more classes"
     )
-    users = pd.concat(spans, ignore_index=True)
     return [_rising(data, "users", users, "jobs", "classes", "users", why)]
 
 
@@ -291,47 +291,38 @@ def _fig10a_cdf(data: N.Seeds) -> list[Claim]:
     return [every_setting(text, parts, target=(top, top), what="deciles", source=source)]
 
 
+def _jobs_trend(
+    data: N.Seeds, key: str, frame: pd.DataFrame, grouped: Any, cols: tuple[str, ...], why: str
+) -> Claim:
+    """Statement ``key``, rising: Spearman's rho of ``grouped(*cols)`` over the jobs of
+    ``frame`` (two-level bootstrap: seeds, then jobs); ``why`` and the rho per seed as reason."""
+    x, *ys = cols
+    fn = grouped(frame[x].to_numpy(int), *(frame[y].to_numpy(float) for y in ys))
+    n = len(data.seeds)
+    rho = spearman_trend(len(frame), fn, seeds=n, what="jobs", clusters=frame["seed"].to_numpy())
+    per = _rhos(N.seed_rhos(data, frame, grouped, *cols))
+    return trend(*_ST[key].where(), "increasing", rho, reason=f"{why}; rho per seed: {per}")
+
+
 def _fig10_trends(data: N.Seeds) -> list[Claim]:
     """Figs. 10b-c: Spearman's rho of the JCT reduction over the groups, judged on the mean of
     the per-job reductions (issue 44: the measure DRFH's Fig. 6 uses too), the reduction of the
     mean JCT beside it in the reason; both with the two-level bootstrap (seeds, then the paired
     jobs of each)."""
-    n = len(data.seeds)
     pairs = N.pooled_pairs(data)
     main, other = N.REDUCTION_MEASURES
     out = []
     for key, col in (("fig10c", "classes"), ("fig10b", "repetitions")):
-        rho = {}
+        claim = {}
         for measure in N.REDUCTION_MEASURES:
-            fn = N.GROUPED_REDUCTION[measure](
-                pairs[col].to_numpy(int),
-                pairs["jct_s_o"].to_numpy(float),
-                pairs["jct_s_b"].to_numpy(float),
-            )
-            rho[measure] = spearman_trend(
-                len(pairs), fn, seeds=n, what="jobs", clusters=pairs["seed"].to_numpy()
-            )
-
-        def per_seed(measure: str, col: str = col) -> list[float]:
-            fn = N.GROUPED_REDUCTION[measure]
-            return N.seed_rhos(data, pairs, fn, col, "jct_s_o", "jct_s_b")
-
-        def by_group(measure: str, col: str = col) -> str:
-            groups = N.reduction_table(pairs, col, "jct", n, measure)
-            return ", ".join(
+            groups = N.reduction_table(pairs, col, "jct", len(data.seeds), measure)
+            by_group = ", ".join(
                 f"{g}: {100 * r:.0f} %"
                 for g, r in zip(groups["group"], groups["reduction"], strict=True)
             )
-
-        claim = {
-            measure: trend(
-                *_ST[key].where(),
-                "increasing",
-                rho[measure],
-                reason=f"by {col}: {by_group(measure)}; rho per seed: {_rhos(per_seed(measure))}",
-            )
-            for measure in N.REDUCTION_MEASURES
-        }
+            grouped = N.GROUPED_REDUCTION[measure]
+            cols = (col, "jct_s_o", "jct_s_b")
+            claim[measure] = _jobs_trend(data, key, pairs, grouped, cols, f"by {col}: {by_group}")
         out.append(
             one_reading(
                 claim[main],
@@ -347,32 +338,20 @@ def _queue(data: N.Seeds) -> list[Claim]:
     """After Fig. 10: jobs run many times take longer under DRF than under UDRF (the per-job JCT
     gap, DRF minus UDRF, by repetitions; DRF's own JCT by repetitions beside it,
     :data:`~fairsim.experiments.udrf.paper.QUEUE_REPS_READING`), and new jobs wait longer."""
-    n = len(data.seeds)
     pairs = N.pooled_pairs(data)
     pairs = pairs.assign(gap_s=pairs["jct_s_b"] - pairs["jct_s_o"])
-    base = (
-        data.jct[(data.jct["scheduler"] == BASELINE)]
-        .dropna(subset=["jct_s"])
-        .reset_index(drop=True)
+    base = data.jct[data.jct["scheduler"] == BASELINE].dropna(subset=["jct_s"])
+    gap, drf = (
+        _jobs_trend(data, "queue_reps", frame, N.grouped_mean, ("repetitions", col), why)
+        for frame, col, why in (
+            (pairs, "gap_s", "mean JCT gap (DRF minus UDRF) by repetitions"),
+            (base.reset_index(drop=True), "jct_s", f"{BASELINE}'s mean JCT by repetitions"),
+        )
     )
-    claims = {}
-    for label, frame, col in (("gap", pairs, "gap_s"), ("drf", base, "jct_s")):
-        fn = N.grouped_mean(frame["repetitions"].to_numpy(int), frame[col].to_numpy(float))
-        rho = spearman_trend(
-            len(frame), fn, seeds=n, what="jobs", clusters=frame["seed"].to_numpy()
-        )
-        per = N.seed_rhos(data, frame, N.grouped_mean, "repetitions", col)
-        what = "mean JCT gap (DRF minus UDRF)" if label == "gap" else f"{BASELINE}'s mean JCT"
-        claims[label] = trend(
-            *_ST["queue_reps"].where(),
-            "increasing",
-            rho,
-            reason=f"{what} by repetitions; rho per seed: {_rhos(per)}",
-        )
     return [
         one_reading(
-            claims["gap"],
-            [(f"{BASELINE} alone, its mean JCT by repetitions", claims["drf"])],
+            gap,
+            [(f"{BASELINE} alone, its mean JCT by repetitions", drf)],
             reading="DRF's JCT minus UDRF's by repetitions",
             why=paper.QUEUE_REPS_READING,
         ),

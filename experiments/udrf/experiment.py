@@ -11,7 +11,8 @@ mapping of the paper's setup and our definitions of the JCT and of wasted resour
 :func:`run_seed` runs them with one seed (the pool draw, the repetitions and run times, and the
 constraint model; the trace is fixed) through the scenario pipeline
 (:func:`fairsim.scenario.pipeline.prepare_scenario`) with two hooks: every scheduler is wrapped in
-a watcher of its waiting tasks, and the waste (:func:`wasted`) and the RDUCs are measured at every
+a watcher of its waiting tasks, and the waste
+(:meth:`fairsim.simulator.scheduler.WaitingTasks.wasted`) and the RDUCs are measured at every
 grid point. It writes ``waste.parquet`` (Fig. 9), ``jct.parquet`` (Fig. 10a: per scheduler and
 job, from its entry into the queue, split into wait and execution), ``rducs.parquet`` (Figs. 6-7),
 ``jobs.parquet`` (Fig. 8) and ``summary.json`` (this seed's headline numbers).
@@ -25,7 +26,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,60 +43,21 @@ from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler, pr
 from fairsim.schedulers.udrf_online import UDRF
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.jobs import admission_times
-from fairsim.simulator.results import write_json, write_run, write_table
+from fairsim.simulator.results import job_times, write_json, write_run, write_table
 from fairsim.simulator.scheduler import WaitingTasks
 from fairsim.simulator.workload import TaskSource
 
 log = logging.getLogger(__name__)
 
 CONFIG = config_path("udrf-google.yaml")
-#: The paper's DRF baseline, online UDRF, and the task-level DRF variant (the config's
-#: ``schedulers``, which must include the first two).
+#: The paper's DRF baseline and online UDRF (the config's ``schedulers`` must include both).
 BASELINE = "drf-lockstep"
 UDRF_NAME = "udrf"
-TASK_LEVEL = "drf-classes"
-SCHEDULERS = (BASELINE, UDRF_NAME, TASK_LEVEL)
 #: --quick: jobs submitted in [QUICK_START_S, QUICK_END_S) of the trace, on QUICK_SERVERS servers
 #: (the thousands of jobs that exist when the trace starts are submitted at 600 s: left out).
 QUICK_START_S = 601.0
 QUICK_END_S = 900.0
 QUICK_SERVERS = 100
-
-
-def wasted(watch: WaitingTasks, cluster: ClusterState) -> np.ndarray:
-    """Free resources of the servers where some waiting task could start now.
-
-    UDRF paper, Section II-A: resources are wasted when they stay idle although a user could use
-    them (the quantity of Fig. 9, which the paper does not define further).
-
-    Parameters
-    ----------
-    watch : WaitingTasks
-        The wrapped scheduler, with its waiting (released, not placed) tasks.
-    cluster : ClusterState
-        The pool at the sample time.
-
-    Returns
-    -------
-    ndarray, shape (n_resources,)
-        Wasted amount of every resource as a fraction of the pool's total.
-    """
-    free = np.asarray(cluster.free)
-    usable = np.zeros(len(free), dtype=bool)
-    view = watch.cluster_
-    kinds: dict[tuple[tuple[float, ...], int], np.ndarray | None] = {}
-    for task, demand in watch.waiting.items():
-        mask = view.task_mask(task)
-        key = (demand, id(mask))
-        if key not in kinds:
-            kinds[key] = mask
-    for (demand, _), mask in kinds.items():
-        fits = np.all(free + 1e-9 >= np.asarray(demand), axis=1)
-        if mask is not None:
-            fits &= mask
-        usable |= fits
-    total = np.asarray(cluster.total)
-    return free[usable].sum(axis=0) / np.where(total > 0, total, 1.0)
 
 
 def job_facts(open_source: Callable[[], TaskSource]) -> pd.DataFrame:
@@ -139,41 +101,6 @@ def job_facts(open_source: Callable[[], TaskSource]) -> pd.DataFrame:
             "class_set": ["|".join(sorted(classes[j] or ())) for j in reps],
         }
     )
-
-
-def job_times(tasks: dict[str, np.ndarray], entry: dict[int, float]) -> pd.DataFrame:
-    """Per job: queue entry, first start, last finish, JCT and its wait and execution parts.
-
-    Parameters
-    ----------
-    tasks : dict of str to ndarray
-        A run's per-task columns (:attr:`fairsim.simulator.engine.EngineResult.tasks`).
-    entry : dict of int to float
-        Time each job entered the waiting queue (:func:`fairsim.simulator.jobs.admission_times`); a
-        job
-        without one entered at its first task's submit time.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``job_id, submit_s, entry_s, first_start_s, finish_s, jct_s, wait_s, exec_s``;
-        ``finish_s`` and the times after it are NaN unless every task of the job finished.
-    """
-    t = pd.DataFrame({k: tasks[k] for k in ("job_id", "submit_s", "start_s", "finish_s")})
-    g = t.groupby("job_id", sort=True)
-    out = pd.DataFrame(
-        {
-            "submit_s": g["submit_s"].min(),
-            "first_start_s": g["start_s"].min(),
-            "finish_s": g["finish_s"].max().where(g["finish_s"].count() == g.size()),
-        }
-    )
-    out.insert(1, "entry_s", out.index.map(entry).astype(np.float64))
-    out["entry_s"] = out["entry_s"].fillna(out["submit_s"])
-    out["jct_s"] = out["finish_s"] - out["entry_s"]
-    out["wait_s"] = out["first_start_s"] - out["entry_s"]
-    out["exec_s"] = out["finish_s"] - out["first_start_s"]
-    return out.reset_index()
 
 
 def seed_config(
@@ -229,15 +156,12 @@ def run_seed(
         The run's seed (pool, repetitions and run times, constraint model).
     out : Path
         The seed's folder (created).
-    config : Path
-        The scenario (default ``configs/udrf-google.yaml``).
-    trace : Path, optional
-        The Google sample's folder (default: the config's ``trace.path``).
-    quick : bool
-        The jobs submitted in (``QUICK_START_S``, ``QUICK_END_S``) on ``QUICK_SERVERS`` servers,
-        ``drf-lockstep`` and ``udrf`` only.
-    overrides : sequence of str
-        ``dotted.key=value`` config overrides (e.g. ``trace.constraints.model=any-of``).
+    config, trace, quick, overrides
+        The scenario, as in :func:`seed_config`: the config file (default
+        ``configs/udrf-google.yaml``), the Google sample's folder (default: the config's
+        ``trace.path``), the small version (:data:`QUICK_SERVERS` servers, the jobs submitted in
+        [:data:`QUICK_START_S`, :data:`QUICK_END_S`), ``drf-lockstep`` and ``udrf`` only) and
+        ``dotted.key=value`` overrides (e.g. ``trace.constraints.model=any-of``).
     progress : bool
         Progress bars (off in worker processes).
 
@@ -249,26 +173,18 @@ def run_seed(
     cfg = seed_config(seed, config=config, trace=trace, quick=quick, overrides=overrides)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    waste_rows: list[dict[str, float | str]] = []
-    rduc_rows: list[dict[str, float]] = []
+    waste_rows: list[tuple[str, float, float, float]] = []
+    rduc_rows: list[tuple[float, float, float, float]] = []
 
     def sample(run: SchedulerRun, t: float, cluster: ClusterState) -> None:
         watch = run.scheduler
         assert isinstance(watch, WaitingTasks)
-        w = wasted(watch, cluster)
-        waste_rows.append(
-            {"scheduler": run.name, "time_s": t, "cpu": float(w[0]), "mem": float(w[1])}
-        )
+        w = watch.wasted(cluster)
+        waste_rows.append((run.name, t, float(w[0]), float(w[1])))
         if isinstance(watch.inner, UDRF) and watch.inner.pending():
-            deg = watch.inner.degrees()
-            rduc_rows.append(
-                {
-                    "time_s": t,
-                    "rducs": float(len(watch.inner.rducs())),
-                    "users": float(len(deg)),
-                    "mean_degree": float(np.mean(list(deg.values()))) if deg else 0.0,
-                }
-            )
+            deg = list(watch.inner.degrees().values())
+            mean = float(np.mean(deg)) if deg else 0.0
+            rduc_rows.append((t, float(len(watch.inner.rducs())), float(len(deg)), mean))
 
     # the scenario pipeline, with every scheduler wrapped in a watcher of its waiting tasks and
     # the waste and RDUCs measured at every grid point
@@ -285,18 +201,16 @@ def run_seed(
     write_table(pa.Table.from_pandas(facts, preserve_index=False), out / "jobs.parquet")
     times: list[pd.DataFrame] = []
     runs: dict[str, dict[str, Any]] = {}
-    t0 = time.perf_counter()
     for run in scenario.runs(progress=progress):
         name, result, gate = run.name, run.result, run.gate
         assert result is not None
         assert gate is not None, "the UDRF scenario has a job queue"
         entry = admission_times(gate, result.tasks["submit_s"], result.tasks["finish_s"])
         times.append(job_times(result.tasks, entry).assign(scheduler=name))
-        summary = write_run(result, out / name, extra_summary={"config_hash": cfg.config_hash()})
-        runs[name] = summary
-        wall = time.perf_counter() - t0
-        log.info("seed %d, %s: %d tasks in %.1f s", seed, name, summary["tasks"], wall)
-        t0 = time.perf_counter()
+        done = write_run(result, out / name, extra_summary={"config_hash": cfg.config_hash()})
+        keys = ("tasks", "tasks_completed", "wall_s", "tasks_per_s", "ended")
+        runs[name] = {k: done.get(k) for k in keys}
+        log.info("seed %d, %s: %d tasks in %.1f s", seed, name, done["tasks"], done["wall_s"])
     waste = pd.DataFrame(waste_rows, columns=["scheduler", "time_s", "cpu", "mem"])
     write_table(pa.Table.from_pandas(waste, preserve_index=False), out / "waste.parquet")
     rduc = pd.DataFrame(rduc_rows, columns=["time_s", "rducs", "users", "mean_degree"])
@@ -307,24 +221,22 @@ def run_seed(
     jct = jct[["scheduler", *(c for c in jct.columns if c != "scheduler")]]
     write_table(pa.Table.from_pandas(jct, preserve_index=False), out / "jct.parquet")
     spec = cfg.trace.constraints
+    model = isinstance(spec, ConstraintModel)
     summary = {
         "seed": seed,
         "quick": quick,
         "servers": len(scenario.pool),
         "machine_classes": n_classes,
         "jobs": len(facts),
-        "constraint_model": spec.model if isinstance(spec, ConstraintModel) else str(spec),
+        "constraint_model": spec.model if model else str(spec),
         "classes_target": (
             {str(k): v for k, v in spec.classes.items()}
-            if isinstance(spec, ConstraintModel) and isinstance(spec.classes, dict)
+            if model and isinstance(spec.classes, dict)
             else None
         ),
         "repetition_mode": cfg.trace.repetition_mode,
         "schedulers": per_scheduler(jct, waste),
-        "runs": {
-            n: {k: r.get(k) for k in ("tasks", "tasks_completed", "wall_s", "tasks_per_s", "ended")}
-            for n, r in runs.items()
-        },
+        "runs": runs,
     }
     write_json(summary, out / "summary.json")
     return summary
@@ -412,9 +324,3 @@ def paired(jct: pd.DataFrame, base: str, other: str) -> pd.DataFrame:
     b = jct.loc[jct["scheduler"] == other, [*cols, *keep]]
     on = ["seed", "job_id"] if "seed" in keep else ["job_id"]
     return a.merge(b, on=on, suffixes=("_b", "_o")).dropna(subset=["jct_s_b", "jct_s_o"])
-
-
-def groups(frame: pd.DataFrame, col: str) -> Iterator[tuple[int, pd.DataFrame]]:
-    """``(value, rows)`` for every integer value of ``col``, in increasing order."""
-    for k in sorted(set(frame[col].tolist())):
-        yield int(k), frame[frame[col] == k]

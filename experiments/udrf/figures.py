@@ -94,9 +94,7 @@ def _fig10bc(out: Path, data: N.Seeds) -> str:
     ):
         tab = N.reduction_table(pairs, col, "jct", n)
         x = np.arange(len(tab))
-        y = 100 * tab["reduction"].to_numpy(float)
-        low = 100 * tab["low"].to_numpy(float)
-        high = 100 * tab["high"].to_numpy(float)
+        y, low, high = (100 * tab[c].to_numpy(float) for c in ("reduction", "low", "high"))
         ax.bar(x, y, color="C1", alpha=0.8)
         ax.errorbar(x, y, yerr=[y - low, high - y], fmt="none", ecolor="black", capsize=3, lw=0.8)
         rom = N.reduction_table(pairs, col, "jct", n, "ratio_of_means").set_index("group")

@@ -93,11 +93,8 @@ def load_seeds(out: Path, seeds: Sequence[int]) -> Seeds:
 
 def per_seed(data: Seeds, scheduler: str, key: str, sub: str | None = None) -> list[float]:
     """A headline number of ``scheduler`` in every seed's summary (``sub``: a nested key)."""
-    out = []
-    for s in data.seeds:
-        v = data.summaries[s]["schedulers"][scheduler][key]
-        out.append(float(v[sub] if sub is not None else v))
-    return out
+    values = (data.summaries[s]["schedulers"][scheduler][key] for s in data.seeds)
+    return [float(v[sub] if sub is not None else v) for v in values]
 
 
 def seed_estimate(data: Seeds, scheduler: str, key: str, sub: str | None = None) -> Estimate:
@@ -126,12 +123,14 @@ def job_reduction(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(b > 0, 1.0 - a / b, np.nan)
 
 
-def grouped_ratio(
-    key: np.ndarray, num: np.ndarray, den: np.ndarray
-) -> Callable[[np.ndarray], tuple[list[float], list[float]]]:
-    """``idx -> (groups, 1 - sum(num) / sum(den) per group)`` over the units ``idx``: the JCT
-    reduction of the mean, ``1 - mean(udrf) / mean(baseline)``, of every group of jobs in a
-    resample (groups with no job in it, or a zero denominator, are left out)."""
+Grouped = Callable[[np.ndarray], tuple[list[float], list[float]]]
+
+
+def _per_group(
+    key: np.ndarray, num: np.ndarray, den: np.ndarray, post: Callable[[Any], Any] = lambda q: q
+) -> Grouped:
+    """``idx -> (groups, post(sum(num) / sum(den)) per group)`` over the units ``idx`` (groups
+    with no unit in the resample, or a zero denominator, are left out)."""
     groups, pos = np.unique(key, return_inverse=True)
     pos = pos.ravel()
     n = len(groups)
@@ -141,55 +140,34 @@ def grouped_ratio(
         d = np.bincount(p, weights=den[idx], minlength=n)
         u = np.bincount(p, weights=num[idx], minlength=n)
         ok = d > 0
-        return groups[ok].tolist(), (1.0 - u[ok] / d[ok]).tolist()
+        return groups[ok].tolist(), post(u[ok] / d[ok]).tolist()
 
     return f
 
 
-def grouped_job_reduction(
-    key: np.ndarray, num: np.ndarray, den: np.ndarray
-) -> Callable[[np.ndarray], tuple[list[float], list[float]]]:
+def grouped_ratio(key: np.ndarray, num: np.ndarray, den: np.ndarray) -> Grouped:
+    """``idx -> (groups, 1 - sum(num) / sum(den) per group)`` over the units ``idx``: the JCT
+    reduction of the mean, ``1 - mean(udrf) / mean(baseline)``, of every group of jobs in a
+    resample (groups with no job in it, or a zero denominator, are left out)."""
+    return _per_group(key, num, den, lambda q: 1.0 - q)
+
+
+def grouped_job_reduction(key: np.ndarray, num: np.ndarray, den: np.ndarray) -> Grouped:
     """``idx -> (groups, mean of 1 - num / den per group)`` over the units ``idx``: the mean of
     the per-job JCT reductions ``1 - jct_udrf / jct_baseline`` of every group of jobs in a
     resample (jobs with ``den <= 0`` left out; groups with no job left, too)."""
-    groups, pos = np.unique(key, return_inverse=True)
-    pos = pos.ravel()
-    n = len(groups)
     r = job_reduction(num, den)
-    ok_job = np.isfinite(r)
-    r = np.where(ok_job, r, 0.0)
-    w = ok_job.astype(float)
-
-    def f(idx: np.ndarray) -> tuple[list[float], list[float]]:
-        p = pos[idx]
-        c = np.bincount(p, weights=w[idx], minlength=n)
-        s = np.bincount(p, weights=r[idx], minlength=n)
-        ok = c > 0
-        return groups[ok].tolist(), (s[ok] / c[ok]).tolist()
-
-    return f
+    ok = np.isfinite(r)
+    return _per_group(key, np.where(ok, r, 0.0), ok.astype(float))
 
 
 #: The grouped reduction of each reading of :data:`REDUCTION_MEASURES`.
 GROUPED_REDUCTION = {"mean_of_ratios": grouped_job_reduction, "ratio_of_means": grouped_ratio}
 
 
-def grouped_mean(
-    key: np.ndarray, value: np.ndarray
-) -> Callable[[np.ndarray], tuple[list[float], list[float]]]:
+def grouped_mean(key: np.ndarray, value: np.ndarray) -> Grouped:
     """``idx -> (groups, mean value per group)`` over the units ``idx``."""
-    groups, pos = np.unique(key, return_inverse=True)
-    pos = pos.ravel()
-    n = len(groups)
-
-    def f(idx: np.ndarray) -> tuple[list[float], list[float]]:
-        p = pos[idx]
-        c = np.bincount(p, minlength=n)
-        s = np.bincount(p, weights=value[idx], minlength=n)
-        ok = c > 0
-        return groups[ok].tolist(), (s[ok] / c[ok]).tolist()
-
-    return f
+    return _per_group(key, value, np.ones(len(value)))
 
 
 def reduction_table(
@@ -263,12 +241,8 @@ def overall_reduction(
 
 def seed_rhos(data: Seeds, frame: pd.DataFrame, fn: Any, *args: str) -> list[float]:
     """Spearman's rho of a grouped trend in every seed alone (for the reason text)."""
-    out = []
-    for s in data.seeds:
-        g = frame[frame["seed"] == s]
-        keys, vals = fn(*(g[a].to_numpy(float) for a in args))(np.arange(len(g)))
-        out.append(spearman(keys, vals))
-    return out
+    seeds = (frame[frame["seed"] == s] for s in data.seeds)
+    return [spearman(*fn(*(g[a].to_numpy(float) for a in args))(np.arange(len(g)))) for g in seeds]
 
 
 def fig8_expectation(data: Seeds) -> tuple[float, float, float]:

@@ -36,6 +36,8 @@ _MEANS_HEAD = (
     "wasted memory (%)",
     "last finish (h)",
 )
+#: The per-scheduler means in seconds, in the table's order.
+_MEANS_S = ("jct_mean_s", "jct_median_s", "wait_mean_s", "exec_mean_s", "before_queue_mean_s")
 _RUNS_HEAD = (
     "seed",
     "scheduler",
@@ -100,10 +102,7 @@ def _reductions(data: N.Seeds, other: str) -> list[str]:
 
 
 #: The report's name of each reading of a reduction.
-_MEASURE_LABEL = {
-    "mean_of_ratios": "mean of per-job",
-    "ratio_of_means": "of the mean",
-}
+_MEASURE_LABEL = {"mean_of_ratios": "mean of per-job", "ratio_of_means": "of the mean"}
 
 
 def _setup(data: N.Seeds, cfg: Any) -> kit.Setup:
@@ -150,13 +149,8 @@ def report_text(
             [
                 name,
                 f"{e('jobs_completed').value:,.0f}",
-                *(
-                    kit.estimate(e(k), "s")
-                    for k in ("jct_mean_s", "jct_median_s", "wait_mean_s", "exec_mean_s")
-                ),
-                kit.estimate(e("before_queue_mean_s"), "s"),
-                kit.estimate(e("wasted_mean", "cpu")),
-                kit.estimate(e("wasted_mean", "mem")),
+                *(kit.estimate(e(k), "s") for k in _MEANS_S),
+                *(kit.estimate(e("wasted_mean", r)) for r in ("cpu", "mem")),
                 f"{e('makespan_s').value / 3600:.2f}",
             ]
         )

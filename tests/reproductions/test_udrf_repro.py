@@ -1,6 +1,6 @@
 """``make reproduce-udrf`` in its --quick form with two seeds on a slice of the real Google
 sample (claims.json, the report generated from it, the figures), and the bookkeeping the claims
-rest on (JCT from queue entry, grouped reductions, the Fig. 8 expectation) on constructed data."""
+rest on (grouped reductions, the Fig. 8 expectation) on constructed data."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from fairsim.experiments.kit import Options
 from fairsim.experiments.reproductions import reproduce
 from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf import paper
-from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME, job_times
+from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
 
 #: Paper statements about the trace's ~700 machine classes that 7 classes cannot test.
 UNTESTABLE = ("fig6", "fig7", "fig8")
@@ -125,23 +125,6 @@ def test_quick_reproduction_with_two_seeds(tmp_path: Path, google_dir: Path) -> 
         "fig8_classes.png",
     ):
         assert (tmp_path / png).stat().st_size > 10_000, png
-
-
-def test_job_times_from_queue_entry() -> None:
-    """Job 1: submitted at 0, enters the queue at 5, tasks run 7-9 and 8-12: JCT 7 = wait 2 +
-    execution 5. Job 2 has no recorded entry (it entered at its submit, 1) and a task that never
-    finished: no JCT."""
-    tasks = {
-        "job_id": np.array([1, 1, 2, 2]),
-        "submit_s": np.array([0.0, 3.0, 1.0, 1.0]),
-        "start_s": np.array([7.0, 8.0, 2.0, math.nan]),
-        "finish_s": np.array([9.0, 12.0, 4.0, math.nan]),
-    }
-    t = job_times(tasks, {1: 5.0}).set_index("job_id")
-    assert t.loc[1, ["entry_s", "first_start_s", "finish_s"]].tolist() == [5.0, 7.0, 12.0]
-    assert t.loc[1, ["jct_s", "wait_s", "exec_s"]].tolist() == [7.0, 2.0, 5.0]
-    assert t.loc[2, "entry_s"] == 1.0 and t.loc[2, "wait_s"] == 1.0
-    assert math.isnan(t.loc[2, "finish_s"]) and math.isnan(t.loc[2, "jct_s"])
 
 
 def test_grouped_ratio_of_means() -> None:

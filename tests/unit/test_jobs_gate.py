@@ -24,6 +24,7 @@ from fairsim.simulator.jobs import (
     admission_times,
     parse_parents,
 )
+from fairsim.simulator.results import job_times
 from fairsim.simulator.workload import FrameTaskSource
 
 COLS = ["job_id", "task_index", "submit_s", "cpu", "mem", "run_s", "instances", "parents"]
@@ -302,3 +303,20 @@ def test_a_scheduler_that_ticks_for_ever_is_stopped(monkeypatch: pytest.MonkeyPa
     cluster = ClusterState(np.ones((1, 2)), ("cpu", "mem"))
     with pytest.raises(ValueError, match=r"'periodic': 50 ticks in a row placed nothing"):
         Engine(cluster, sched, FrameTaskSource(_expand(frame))).run()  # type: ignore[arg-type]
+
+
+def test_job_times_from_queue_entry() -> None:
+    """Job 1: submitted at 0, enters the queue at 5, tasks run 7-9 and 8-12: JCT 7 = wait 2 +
+    execution 5. Job 2 has no recorded entry (it entered at its submit, 1) and a task that never
+    finished: no JCT."""
+    tasks = {
+        "job_id": np.array([1, 1, 2, 2]),
+        "submit_s": np.array([0.0, 3.0, 1.0, 1.0]),
+        "start_s": np.array([7.0, 8.0, 2.0, math.nan]),
+        "finish_s": np.array([9.0, 12.0, 4.0, math.nan]),
+    }
+    t = job_times(tasks, {1: 5.0}).set_index("job_id")
+    assert t.loc[1, ["entry_s", "first_start_s", "finish_s"]].tolist() == [5.0, 7.0, 12.0]
+    assert t.loc[1, ["jct_s", "wait_s", "exec_s"]].tolist() == [7.0, 2.0, 5.0]
+    assert t.loc[2, "entry_s"] == 1.0 and t.loc[2, "wait_s"] == 1.0
+    assert math.isnan(t.loc[2, "finish_s"]) and math.isnan(t.loc[2, "jct_s"])
