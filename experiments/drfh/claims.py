@@ -179,7 +179,7 @@ def _fig4(numbers: dict[str, Any]) -> list[Claim]:
 def _fig4_deficit(numbers: dict[str, Any]) -> list[Claim]:
     """Fig. 4's "precisely achieves the DRFH allocation at all times": the largest deficit of
     Best-Fit DRFH to the DRFH allocation restricted to whole tasks (an exact integer solve,
-    :func:`~fairsim.experiments.drfh.numbers.whole_task_drfh`) over every phase's settled
+    :func:`~fairsim.schedulers.exact.whole_task.whole_task_drfh`) over every phase's settled
     instants, within :data:`~fairsim.experiments.drfh.paper.FIG4_DEFICIT_BOUND`; the deficit to
     the divisible allocation, which no scheduler of whole tasks can reach, beside it."""
     deficit = numbers.get("fig4_deficit")

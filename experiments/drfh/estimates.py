@@ -79,7 +79,9 @@ def fig6_estimates(
             m: N.fig6_trend(per_seed, m, seeds=n, clusters=clusters, **kw) for m in N.FIG6_MEASURES
         },
         "trend_per_seed": {m: N.fig6_seed_rhos(per_seed, m) for m in N.FIG6_MEASURES},
-        "large": _fig6_large(units, n, **kw),
+        "large": N.fig6_pooled(
+            units[units["bin_code"] > 0], paper.FIG6_VERDICT_MEASURE, seeds=n, **kw
+        ),
         "cdf": dict(
             zip(
                 ("behind", "ahead"),
@@ -92,23 +94,6 @@ def fig6_estimates(
         "pairs": pairs,
         "seeds": n,
     }
-
-
-def _fig6_large(units: pd.DataFrame, seeds: int, *, n_resamples: int | None = None) -> Estimate:
-    """Fig. 6b's reduction for the jobs of more than 50 tasks (every bin but the first) pooled:
-    the mean of per-job reductions, bootstrapped over jobs as the bins are."""
-    large = units[units["bin_code"] > 0].assign(bin_code=0)
-    if large.empty:
-        return Estimate(math.nan, None, None, seeds, "no jobs")
-
-    def stat(idx: np.ndarray) -> float:
-        return float(N.fig6_reduction(large, idx, paper.FIG6_VERDICT_MEASURE)[0])
-
-    if n_resamples == 0:
-        return Estimate(stat(np.arange(len(large))), None, None, seeds, "")
-    if n_resamples is None:
-        return bootstrap_units(len(large), stat, seeds=seeds, what="jobs")
-    return bootstrap_units(len(large), stat, seeds=seeds, what="jobs", n_resamples=n_resamples)
 
 
 def mean_decrease(worse_by_seed: dict[int, pd.DataFrame]) -> Estimate:
