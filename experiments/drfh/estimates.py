@@ -37,6 +37,10 @@ FAIRNESS_AVERAGES = {
 }
 
 
+#: The resources of every utilisation and share.
+RES = ("cpu", "mem")
+
+
 def across(values: Sequence[Any]) -> Estimate:
     """:func:`fairsim.experiments.claims.across_seeds` of values that may be ``None`` (NaN)."""
     return across_seeds(float("nan") if v is None else float(v) for v in values)
@@ -171,27 +175,17 @@ def _fig5_estimates(per_seed: dict[int, dict[str, Any]], slots: str) -> dict[str
     def above_of(n: dict[str, Any], a: str, b: str) -> dict[str, float]:
         return dict(n["fig5"]["above"][f"{a}>={name(n, b)}"])
 
-    means = {
-        role: {
-            r: across([n["fig5"]["mean"][name(n, role)][r] for n in runs]) for r in ("cpu", "mem")
-        }
-        for role in roles
-    }
+    def mean(n: dict[str, Any], role: str, r: str) -> float:
+        return float(n["fig5"]["mean"][name(n, role)][r])
+
+    means = {role: {r: across([mean(n, role, r) for n in runs]) for r in RES} for role in roles}
     above: dict[tuple[str, str, str], Estimate] = {}
     for a, b in (("bf-drfh", "ff-drfh"), ("bf-drfh", "slots"), ("ff-drfh", "slots")):
-        for res in ("cpu", "mem"):
+        for res in RES:
             above[(a, b, res)] = across([above_of(n, a, b)[res] for n in runs])
         above[(a, b, "min")] = across([min(above_of(n, a, b).values()) for n in runs])
     diff = {
-        a: across(
-            [
-                min(
-                    n["fig5"]["mean"][a][r] - n["fig5"]["mean"][n["best_slots"]][r]
-                    for r in ("cpu", "mem")
-                )
-                for n in runs
-            ]
-        )
+        a: across([min(mean(n, a, r) - mean(n, "slots", r) for r in RES) for n in runs])
         for a in ("bf-drfh", "ff-drfh")
     }
     return {"roles": roles, "mean": means, "above": above, "diff": diff}
@@ -222,14 +216,15 @@ def _fig4_deficit_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, An
         keys = [k for k in vals[0] if k not in ("instants", "users")]
         phases[phase] = {k: across([v[k] for v in vals]) for k in keys}
         phases[phase]["users"] = sorted({u for v in vals for u in v["users"]})
-    worst = [
-        max(v["max_deficit_max"] for v in n["fig4_deficit"].values()) for n in per_seed.values()
-    ]
-    worst_whole = [
-        max(v["max_deficit_whole_max"] for v in n["fig4_deficit"].values())
-        for n in per_seed.values()
-    ]
-    return {"phases": phases, "worst": across(worst), "worst_whole": across(worst_whole)}
+    worst = {
+        k: across([max(v[k] for v in n["fig4_deficit"].values()) for n in per_seed.values()])
+        for k in ("max_deficit_max", "max_deficit_whole_max")
+    }
+    return {
+        "phases": phases,
+        "worst": worst["max_deficit_max"],
+        "worst_whole": worst["max_deficit_whole_max"],
+    }
 
 
 def _fairness_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:

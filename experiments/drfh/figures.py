@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +45,9 @@ def table_ii_figure(
     path : path-like
         Where to save the PNG.
     """
-    fig = Figure(figsize=(10, 4.2))
-    axes = fig.subplots(1, 2, sharex=True)
-    for i, (res, ax, name) in enumerate(zip(("cpu", "mem"), axes, ("CPU", "Memory"), strict=True)):
-        ref = sorted(paper.TABLE_II.items())
+    ref = sorted(paper.TABLE_II.items())
+
+    def panel(ax: Any, i: int, res: str, name: str) -> None:
         ax.plot(
             [s for s, _ in ref],
             [100.0 * v[i] for _, v in ref],
@@ -59,24 +58,26 @@ def table_ii_figure(
         for k, (label, rows) in enumerate(models.items()):
             h, err = _errs(rows[res])
             x = rows["slots"].to_numpy(float) + (k - 0.5) * 0.2
-            ax.errorbar(
-                x,
-                h,
-                yerr=err,
-                fmt="o-",
-                ms=4,
-                capsize=3,
-                lw=1.0,
-                label=label,
-            )
+            ax.errorbar(x, h, yerr=err, fmt="o-", ms=4, capsize=3, lw=1.0, label=label)
         ax.set_xlabel("Slots per maximum server, S")
         ax.set_ylabel(f"Mean {name if res == 'cpu' else 'memory'} utilization (% of the pool)")
         ax.set_xticks(sorted(paper.TABLE_II))
         ax.set_title(f"{name} utilization of Slots")
+
+    ci = f" (mean over {seeds} seeds, 95 % CI)" if seeds > 1 else ""
+    _cpu_mem(panel, f"Table II (DRFH paper): Slots utilisation by slot size{ci}", path)
+
+
+def _cpu_mem(panel: Callable[[Any, int, str, str], None], title: str, path: Any) -> None:
+    """Two panels side by side, CPU then memory (``panel(ax, index, resource, name)`` draws
+    each), each with a grid and a legend, under ``title``; saved to ``path``."""
+    fig = Figure(figsize=(10, 4.2))
+    axes = fig.subplots(1, 2, sharex=True)
+    for i, (res, ax, name) in enumerate(zip(("cpu", "mem"), axes, ("CPU", "Memory"), strict=True)):
+        panel(ax, i, res, name)
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize="small")
-    ci = f" (mean over {seeds} seeds, 95 % CI)" if seeds > 1 else ""
-    fig.suptitle(f"Table II (DRFH paper): Slots utilisation by slot size{ci}")
+    fig.suptitle(title)
     save_figure(fig, path)
 
 
@@ -109,6 +110,12 @@ def _seed_lines(
             ax.fill_between(times / 3600.0, low, high, color=line.get_color(), alpha=0.25)
 
 
+def _band(series: dict[str, list[pd.DataFrame]]) -> str:
+    """A title's note on :func:`_seed_lines`' band (none for one seed)."""
+    n_seeds = max((len(v) for v in series.values()), default=1)
+    return f": mean over {n_seeds} seeds, 95 % band" if n_seeds > 1 else ""
+
+
 def fig5_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLike[str]) -> None:
     """Draw Fig. 5: CPU and memory utilisation over time, the mean over seeds with its 95 % band.
 
@@ -121,20 +128,16 @@ def fig5_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLike[s
     path : path-like
         Where to save the PNG.
     """
-    fig = Figure(figsize=(10, 4.2))
-    axes = fig.subplots(1, 2, sharex=True)
-    n_seeds = max((len(v) for v in series.values()), default=1)
-    for res, ax, name in zip(("cpu", "mem"), axes, ("CPU", "Memory"), strict=True):
+
+    def panel(ax: Any, i: int, res: str, name: str) -> None:
         _seed_lines(ax, series, res, 100.0, thin=True)
         ax.set_xlabel("Time (h)")
         ax.set_ylabel(f"{name} utilization (% of the pool)")
         ax.set_ylim(0, 100)
         ax.set_title(f"{name} utilization")
-        ax.grid(alpha=0.3)
-        ax.legend(loc="lower right", fontsize="small")
-    band = f": mean over {n_seeds} seeds, 95 % band" if n_seeds > 1 else ""
-    fig.suptitle(f"Fig. 5 (DRFH paper): time series of CPU and memory utilization{band}")
-    save_figure(fig, path)
+
+    title = "Fig. 5 (DRFH paper): time series of CPU and memory utilization"
+    _cpu_mem(panel, title + _band(series), path)
 
 
 FIG6_MEASURE_LABELS = {
@@ -514,7 +517,6 @@ def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLi
     """
     fig = Figure(figsize=(10, 6))
     axes = fig.subplots(2, 1, sharex=True)
-    n_seeds = max((len(v) for v in series.values()), default=1)
     for col, ax, scale in (("max_deficit", axes[0], 100.0), ("jain_index", axes[1], 1.0)):
         _seed_lines(ax, series, col, scale)
         ax.grid(alpha=0.3)
@@ -529,8 +531,7 @@ def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLi
     axes[1].set_ylim(0.0, 1.05)
     axes[1].set_title("Jain's index of the active users' dominant shares", fontsize="medium")
     axes[1].set_xlabel("Time (h)")
-    band = f": mean over {n_seeds} seeds, 95 % band" if n_seeds > 1 else ""
-    fig.suptitle(f"Fairness over time on the Google trace{band}")
+    fig.suptitle(f"Fairness over time on the Google trace{_band(series)}")
     save_figure(fig, path)
 
 
