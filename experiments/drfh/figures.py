@@ -9,7 +9,6 @@ atomically.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -24,8 +23,7 @@ from fairsim.experiments.drfh import estimates as E
 from fairsim.experiments.drfh import numbers as N
 from fairsim.experiments.drfh import paper
 from fairsim.scenario.reporting.fairness_panel import read_fairness
-from fairsim.scenario.reporting.intervals import t_band
-from fairsim.scenario.reporting.plotting import decimate, save_figure, scheduler_label
+from fairsim.scenario.reporting.plotting import save_figure, scheduler_label, seed_mean_lines
 from fairsim.scenario.reporting.shares import user_shares_figure
 
 
@@ -84,34 +82,9 @@ def _cpu_mem(panel: Callable[[Any, int, str, str], None], title: str, path: Any)
 # --------------------------------------------------------------------------- Fig. 5
 
 
-def _seed_lines(
-    ax: Any,
-    series: dict[str, list[pd.DataFrame]],
-    col: str,
-    scale: float,
-    *,
-    thin: bool = False,
-) -> None:
-    """One line per label: the mean over seeds of ``col`` at the instants every seed sampled,
-    times ``scale``, and its 95 % band (:func:`fairsim.scenario.reporting.intervals.t_band`) when
-    there are seeds enough; ``thin``: the line through :func:`~fairsim.scenario.reporting.plotting.
-    decimate`'s points (the band stays whole)."""
-    for label, frames in series.items():
-        times = functools.reduce(np.intersect1d, [f["time_s"].to_numpy(float) for f in frames])
-        stack = np.vstack(
-            [f.set_index("time_s")[col].reindex(times).to_numpy(float) for f in frames]
-        )
-        band = t_band(stack, axis=0)
-        mean = np.where(np.isnan(stack).any(axis=0), np.nan, band.mean)  # a gap where one is
-        t, v = decimate(times, mean) if thin else (times, mean)
-        (line,) = ax.plot(t / 3600.0, scale * v, label=label, lw=0.9)
-        if len(frames) > 1:
-            low, high = scale * (mean - band.half), scale * (mean + band.half)
-            ax.fill_between(times / 3600.0, low, high, color=line.get_color(), alpha=0.25)
-
-
 def _band(series: dict[str, list[pd.DataFrame]]) -> str:
-    """A title's note on :func:`_seed_lines`' band (none for one seed)."""
+    """A title's note on :func:`~fairsim.scenario.reporting.plotting.seed_mean_lines`' band (none
+    for one seed)."""
     n_seeds = max((len(v) for v in series.values()), default=1)
     return f": mean over {n_seeds} seeds, 95 % band" if n_seeds > 1 else ""
 
@@ -130,7 +103,7 @@ def fig5_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLike[s
     """
 
     def panel(ax: Any, i: int, res: str, name: str) -> None:
-        _seed_lines(ax, series, res, 100.0, thin=True)
+        seed_mean_lines(ax, series, res, 100.0, thin=True)
         ax.set_xlabel("Time (h)")
         ax.set_ylabel(f"{name} utilization (% of the pool)")
         ax.set_ylim(0, 100)
@@ -518,7 +491,7 @@ def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLi
     fig = Figure(figsize=(10, 6))
     axes = fig.subplots(2, 1, sharex=True)
     for col, ax, scale in (("max_deficit", axes[0], 100.0), ("jain_index", axes[1], 1.0)):
-        _seed_lines(ax, series, col, scale)
+        seed_mean_lines(ax, series, col, scale)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("largest deficit (dominant share, %)")
     axes[0].set_ylim(bottom=min(0.0, axes[0].get_ylim()[0]))

@@ -33,8 +33,9 @@ from fairsim.experiments.claims import (
 )
 from fairsim.experiments.drfh import paper
 from fairsim.scenario.api import RunResult
-from fairsim.scenario.reporting.fairness_panel import read_fairness
+from fairsim.scenario.reporting.fairness_panel import fairness_context, read_fairness
 from fairsim.schedulers.exact.whole_task import whole_task_drfh
+from fairsim.schedulers.static_fill import whole_task_shares
 
 logger = logging.getLogger(__name__)
 
@@ -637,43 +638,6 @@ def fig4_phase_means(shares: pd.DataFrame) -> dict[str, dict[str, dict[str, floa
     return out
 
 
-def fairness_context(results: str | os.PathLike[str], scheduler: str) -> dict[str, float]:
-    """What the time averages of a run's fairness over time rest on, from ``fairness.parquet``.
-
-    Parameters
-    ----------
-    results : path-like
-        Results directory with ``<scheduler>/fairness.parquet``.
-    scheduler : str
-
-    Returns
-    -------
-    dict
-        ``reference_jain``: the mean over the instants of Jain's index of the reference
-        (DRFH) allocation's dominant shares (:func:`fairsim.scenario.fairness.jain_index`,
-        unweighted: the DRFH runs' users all have weight 1), the level an online allocation that
-        equalled the reference would reach, users with few tasks present holding less;
-        ``worst_running`` and ``worst_waiting``: the median over the instants of the tasks
-        running and waiting of the user with the largest deficit.
-    """
-    from fairsim.scenario.fairness import jain_index
-
-    f = pd.read_parquet(
-        Path(results) / scheduler / "fairness.parquet",
-        columns=["time_s", "tasks_running", "tasks_waiting", "reference_dominant_share", "deficit"],
-    )
-    ref = f.groupby("time_s", sort=True)["reference_dominant_share"].apply(
-        lambda v: jain_index(v.to_numpy(dtype=float))
-    )
-    worst = f.loc[f["deficit"].notna()].sort_values(["time_s", "deficit"], kind="stable")
-    worst = worst.groupby("time_s", sort=True).tail(1)
-    return {
-        "reference_jain": float(ref.mean()),
-        "worst_running": float(worst["tasks_running"].median()),
-        "worst_waiting": float(worst["tasks_waiting"].median()),
-    }
-
-
 def fig4_phase_windows(tasks: pd.DataFrame) -> dict[str, tuple[float, float]]:
     """Fig. 4's phases as the run played them: from the tasks of its three users.
 
@@ -710,51 +674,6 @@ def fig4_phase_windows(tasks: pd.DataFrame) -> dict[str, tuple[float, float]]:
     return {name: (bounds[k], bounds[k + 1]) for k, name in enumerate(FIG4_DEFICIT_PHASES)}
 
 
-def whole_task_shares(
-    servers: pd.DataFrame, demands: dict[str, tuple[float, ...]]
-) -> dict[str, dict[str, float]]:
-    """Dominant shares of users with unbounded backlogs: divisible DRFH against whole tasks.
-
-    Both allocations are static, on the same pool: ``drfh`` (the divisible DRFH allocation,
-    Sec. IV of the DRFH paper, what ``collect.fairness`` takes as the reference) and
-    ``bf-drfh`` (progressive filling of whole tasks with Best-Fit's choice of server, Sec. V-B,
-    every user's tasks placed at once), both from :func:`fairsim.solve`.
-
-    Parameters
-    ----------
-    servers : pandas.DataFrame
-        ``servers.parquet`` (``server``, one column per resource of ``demands``).
-    demands : dict
-        ``{user: per-task demand}``, in the order of the resource columns ``cpu, mem``.
-
-    Returns
-    -------
-    dict
-        ``{"divisible": {user: share}, "whole": {user: share}}``: global dominant shares
-        ``tasks x max_r d_r / C_r``.
-    """
-    import fairsim
-
-    resources = ["cpu", "mem"]
-    cap = servers[resources].to_numpy(dtype=float)
-    total = cap.sum(axis=0)
-    instance = {
-        "resources": resources,
-        "servers": [
-            {"id": str(sid), "capacity": [float(x) for x in row]}
-            for sid, row in zip(servers["server"], cap, strict=True)
-        ],
-        "users": [{"id": u, "demand": [float(x) for x in d]} for u, d in demands.items()],
-    }
-    per_task = {u: float(np.max(np.asarray(d, dtype=float) / total)) for u, d in demands.items()}
-    out: dict[str, dict[str, float]] = {}
-    for key, mech in (("divisible", "drfh"), ("whole", "bf-drfh")):
-        answer = fairsim.solve(instance, mech)
-        tasks = np.asarray(answer["tasks"], dtype=float).sum(axis=1)
-        out[key] = {u: float(n * per_task[u]) for u, n in zip(answer["users"], tasks, strict=True)}
-    return out
-
-
 def fig4_deficit_phases(
     results: str | os.PathLike[str], *, scheduler: str = "bf-drfh"
 ) -> dict[str, dict[str, Any]]:
@@ -777,9 +696,9 @@ def fig4_deficit_phases(
         instants, online and in the DRFH allocation), ``users`` (the active users), and
         ``whole`` and ``divisible`` (the mean dominant share of those users when their tasks
         are placed at once as whole tasks, and in the divisible allocation:
-        :func:`whole_task_shares`); against the DRFH allocation restricted to whole tasks
-        (:func:`whole_task_deficits`), over the instants settled for it (one run time after the
-        phase starts and after that reference last changed), ``max_deficit_whole_mean``,
+        :func:`fairsim.schedulers.static_fill.whole_task_shares`); against the DRFH allocation
+        restricted to whole tasks (:func:`whole_task_deficits`), over the instants settled for it
+        (one run time after the phase starts and after that reference last changed),
         ``max_deficit_whole_max`` and ``whole_exact`` (the mean reference share), and
         ``max_deficit_whole_max_all`` over every instant; ``equal_gap_max``, the largest
         spread of the users' dominant shares at those instants while every user has a task
@@ -839,7 +758,6 @@ def fig4_deficit_phases(
             "users": users,
             "whole": float(np.mean(list(static["whole"].values()))) if users else math.nan,
             "divisible": float(np.mean(list(static["divisible"].values()))) if users else math.nan,
-            "max_deficit_whole_mean": float(calm["deficit"].mean()) if len(calm) else math.nan,
             "max_deficit_whole_max": float(calm["deficit"].max()) if len(calm) else math.nan,
             "max_deficit_whole_max_all": float(exact["deficit"].max()) if len(exact) else math.nan,
             "whole_exact": float(calm["reference"].mean()) if len(calm) else math.nan,

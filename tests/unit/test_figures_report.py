@@ -475,21 +475,6 @@ def test_fig4_phase_means_skip_transients(results: Path) -> None:
     )
 
 
-def test_whole_task_shares_on_one_server_by_hand() -> None:
-    server = pd.DataFrame({"server": ["s0"], "cpu": [1.0], "mem": [1.0]})
-    one = drfh_numbers.whole_task_shares(server, {"user 1": (0.2, 0.3)})
-    # divisible: 1 / 0.3 tasks use all the memory (fairsim.solve at full precision, never above
-    # the memory); whole: 3 tasks
-    assert one["divisible"] == pytest.approx({"user 1": 1.0}, abs=1e-12)
-    assert one["divisible"]["user 1"] <= 1.0
-    assert one["whole"] == pytest.approx({"user 1": 0.9})
-    two = drfh_numbers.whole_task_shares(server, {"user 1": (0.2, 0.3), "user 2": (0.5, 0.1)})
-    # divisible DRFH: equal shares g with CPU 0.2 g / 0.3 + 0.5 g / 0.5 = 1, g = 0.6; whole
-    # tasks by progressive filling: user 1 twice (0.6), user 2 once (0.5), then none fits
-    assert two["divisible"] == pytest.approx({"user 1": 0.6, "user 2": 0.6}, abs=1e-12)
-    assert two["whole"] == pytest.approx({"user 1": 0.6, "user 2": 0.5})
-
-
 def test_fig4_deficit_phases_leave_out_the_first_run_time(results: Path, tmp_path: Path) -> None:
     phases = drfh_numbers.fig4_deficit_phases(results)
     assert list(phases) == list(drfh_numbers.FIG4_DEFICIT_PHASES)
