@@ -77,6 +77,7 @@ def fig6_estimates(
     n = len(pairs_by_seed)
     per_seed = N.fig6_seed_units(pairs)
     clusters = per_seed["seed"].to_numpy()
+    gaps = [N.fig6_cdf_gaps(p) for p in pairs_by_seed.values()]
     return {
         "bins": N.fig6_bin_estimates(units, seeds=n, **kw),
         "trend": {
@@ -86,15 +87,7 @@ def fig6_estimates(
         "large": N.fig6_pooled(
             units[units["bin_code"] > 0], paper.FIG6_VERDICT_MEASURE, seeds=n, **kw
         ),
-        "cdf": dict(
-            zip(
-                ("behind", "ahead"),
-                map(
-                    across, zip(*(N.fig6_cdf_gaps(p) for p in pairs_by_seed.values()), strict=True)
-                ),
-                strict=True,
-            )
-        ),
+        "cdf": {k: across([g[i] for g in gaps]) for i, k in enumerate(("behind", "ahead"))},
         "pairs": pairs,
         "seeds": n,
     }

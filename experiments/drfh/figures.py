@@ -133,6 +133,17 @@ def _errs(ests: Iterable[Estimate]) -> tuple[np.ndarray, np.ndarray]:
     return vals[:, 0], vals[:, 1:].T
 
 
+def _bars(
+    ax: Any, x: np.ndarray, ests: Iterable[Estimate], width: float, **style: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bars of the finite estimates at ``x``, in %, their 95 % intervals as error bars; the
+    values, the errors (:func:`_errs`) and which are finite."""
+    h, err = _errs(ests)
+    ok = np.isfinite(h)
+    ax.bar(x[ok], h[ok], width, yerr=err[:, ok], **style)
+    return h, err, ok
+
+
 def fig6_figure(
     pairs: pd.DataFrame,
     bins: pd.DataFrame,
@@ -183,18 +194,9 @@ def fig6_figure(
     for k, (measure, colour) in enumerate(
         zip(N.FIG6_MEASURES, ("tab:blue", "tab:orange"), strict=True)
     ):
-        h, err = _errs(shown[measure])
+        label = FIG6_MEASURE_LABELS[measure]
         x = pos + (k - 0.5) * width
-        ok = np.isfinite(h)
-        ax_bar.bar(
-            x[ok],
-            h[ok],
-            width,
-            yerr=err[:, ok],
-            capsize=3,
-            color=colour,
-            label=FIG6_MEASURE_LABELS[measure],
-        )
+        h, err, ok = _bars(ax_bar, x, shown[measure], width, capsize=3, color=colour, label=label)
         if ok.any():
             tops.append(float(np.max(h[ok] + err[1, ok])))
             lows.append(float(np.min(h[ok] - err[0, ok])))
@@ -238,9 +240,7 @@ def _fraction_bars(
     """Bars of fractions (in %) with their 95 % intervals, and the paper's values as marks."""
     keys = [k for k in labels if k in fractions]
     pos = np.arange(len(keys))
-    h, err = _errs([fractions[k] for k in keys])
-    ok = np.isfinite(h)
-    ax.bar(pos[ok], h[ok], 0.6, yerr=err[:, ok], capsize=4, color="tab:blue", label="ours")
+    _bars(ax, pos, [fractions[k] for k in keys], 0.6, capsize=4, color="tab:blue", label="ours")
     for i, k in enumerate(keys):
         if k in refs:
             value, text = refs[k]

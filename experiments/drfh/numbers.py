@@ -40,10 +40,6 @@ from fairsim.schedulers.static_fill import whole_task_shares
 logger = logging.getLogger(__name__)
 
 
-#: Scheduler directory names the DRFH reproduction may contain, in display order.
-DRFH_SCHEDULERS = ("slots-10", "slots-12", "slots-14", "slots-16", "slots-20", "ff-drfh", "bf-drfh")
-
-
 _TOL = 1e-9
 
 
@@ -81,29 +77,6 @@ PRODUCTION_READINGS = {"first": "recorded-first", "schedule": "recorded"}
 #: the simulated schedulers' workload (the reading ``first``), then the paper's two heuristics
 #: and Slots-16.
 PRODUCTION_SCHEDULERS = (PRODUCTION_READINGS["first"], "bf-drfh", "ff-drfh", "slots-16")
-
-
-def present_schedulers(results: str | os.PathLike[str]) -> list[str]:
-    """Return the scheduler directories of ``results`` that hold a ``summary.json``.
-
-    Parameters
-    ----------
-    results : path-like
-        Results directory of ``fairsim run``.
-
-    Returns
-    -------
-    list of str
-        Known DRFH schedulers first (in :data:`DRFH_SCHEDULERS` order), then any others sorted.
-    """
-    root = Path(results)
-    found = {
-        p.parent.name
-        for p in root.glob("*/summary.json")
-        if p.parent.name not in {"dedicated", "fig4", SENSITIVITY_DIR, FAIRNESS_DIR, PRODUCTION_DIR}
-    }
-    known = [s for s in DRFH_SCHEDULERS if s in found]
-    return known + sorted(found - set(known))
 
 
 def read_summary(results: str | os.PathLike[str], scheduler: str) -> dict[str, Any]:
@@ -991,8 +964,9 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
             srv = pd.read_parquet(path / "servers.parquet")
             count = {"count": len(srv)} if key == "servers" else {}
             numbers[key] = count | {r: float(srv[r].sum()) for r in ("cpu", "mem") if r in srv}
-    for s in present_schedulers(root):
-        numbers["summaries"][s] = read_summary(root, s)
+    for s in map(str, numbers["config"].get("schedulers") or []):  # in the config's order
+        if (root / s / "summary.json").exists():
+            numbers["summaries"][s] = read_summary(root, s)
     fig4_summary = root / "fig4" / "bf-drfh" / "summary.json"
     if fig4_summary.exists():
         numbers["summaries"]["fig4/bf-drfh"] = json.loads(fig4_summary.read_text())
