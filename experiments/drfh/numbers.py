@@ -702,13 +702,8 @@ def fig4_deficit_phases(
         s = summary[settled]
         rows = per_user[per_user["time_s"].isin(s["time_s"])]
         users = sorted(rows["user"].unique().tolist())
-        static = (
-            whole_task_shares(
-                servers, {u: tuple(demands.loc[u].to_numpy(dtype=float)) for u in users}
-            )
-            if users
-            else {"whole": {}, "divisible": {}}
-        )
+        dem = {u: tuple(demands.loc[u].to_numpy(dtype=float)) for u in users}
+        static = whole_task_shares(servers, dem) if users else {"whole": {}, "divisible": {}}
         in_phase = per_user[per_user["time_s"].isin(summary.loc[inside, "time_s"])]
         exact = whole_task_deficits(servers, demands, in_phase)
         # settled for the whole-task reference: one run time after the phase starts and after
@@ -729,8 +724,10 @@ def fig4_deficit_phases(
             "online": float(rows["dominant_share"].mean()),
             "reference": float(rows["reference_dominant_share"].mean()),
             "users": users,
-            "whole": float(np.mean(list(static["whole"].values()))) if users else math.nan,
-            "divisible": float(np.mean(list(static["divisible"].values()))) if users else math.nan,
+            **{
+                k: float(np.mean(list(static[k].values()))) if users else math.nan
+                for k in ("whole", "divisible")
+            },
             "max_deficit_whole_max": float(calm["deficit"].max()) if len(calm) else math.nan,
             "max_deficit_whole_max_all": float(exact["deficit"].max()) if len(exact) else math.nan,
             "whole_exact": float(calm["reference"].mean()) if len(calm) else math.nan,
