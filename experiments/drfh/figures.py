@@ -66,7 +66,9 @@ def table_ii_figure(
     _cpu_mem(panel, f"Table II (DRFH paper): Slots utilisation by slot size{ci}", path)
 
 
-def _cpu_mem(panel: Callable[[Any, int, str, str], None], title: str, path: Any) -> None:
+def _cpu_mem(
+    panel: Callable[[Any, int, str, str], None], title: str, path: str | os.PathLike[str]
+) -> None:
     """Two panels side by side, CPU then memory (``panel(ax, index, resource, name)`` draws
     each), each with a grid and a legend, under ``title``; saved to ``path``."""
     fig = Figure(figsize=(10, 4.2))
