@@ -8,6 +8,7 @@ exact allocation), run exactly the code the simulator runs
 :class:`fairsim.simulator.cluster.ClusterState`): every user has ``max_tasks`` identical tasks
 (unbounded by default) queued at time 0 and none finishes, so
 the schedulers fill the cluster until nothing more fits (DRFH paper, Section V-B).
+:func:`whole_task_shares` sets Best-Fit DRFH's whole tasks beside the divisible DRFH allocation.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import math
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from fairsim.schedulers.exact import allocation_json
+from fairsim.schedulers.exact import allocation_json, solve_exact_json
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
-from fairsim.schedulers.exact.instance import Instance, InstanceError
+from fairsim.schedulers.exact.instance import Instance, InstanceError, parse_instance
 from fairsim.schedulers.registry import make_scheduler
 from fairsim.simulator.cluster import ClusterState, TaskRecords
 from fairsim.simulator.constraints import ConstraintIndex
@@ -193,3 +195,51 @@ def udrf_online_json(inst: Any) -> dict[str, Any]:
     from fairsim.schedulers.exact.udrf import jobs_json
 
     return {**jobs_json(inst, udrf_online_fill(inst), integer=True), "online": True}
+
+
+def whole_task_shares(
+    servers: pd.DataFrame, demands: dict[str, tuple[float, ...]]
+) -> dict[str, dict[str, float]]:
+    """Dominant shares of users with unbounded backlogs: divisible DRFH against whole tasks.
+
+    Both allocations are static, on the same pool: ``drfh`` (the divisible DRFH allocation,
+    Wang, Li, Liang, Sec. IV, what ``collect.fairness`` takes as the reference) and ``bf-drfh``
+    (progressive filling of whole tasks with Best-Fit's choice of server, Sec. V-B, every user's
+    tasks placed at once), both as ``fairsim solve`` gives them.
+
+    Parameters
+    ----------
+    servers : pandas.DataFrame
+        One row per server: ``server`` (its id) and its capacities ``cpu`` and ``mem`` (e.g. a
+        run's ``servers.parquet``).
+    demands : dict
+        ``{user: per-task demand}``, in the order of the resource columns ``cpu, mem``.
+
+    Returns
+    -------
+    dict
+        ``{"divisible": {user: share}, "whole": {user: share}}``: global dominant shares
+        ``tasks x max_r d_r / C_r``.
+    """
+    resources = ["cpu", "mem"]
+    cap = servers[resources].to_numpy(dtype=float)
+    total = cap.sum(axis=0)
+    inst = parse_instance(
+        {
+            "resources": resources,
+            "servers": [
+                {"id": str(sid), "capacity": [float(x) for x in row]}
+                for sid, row in zip(servers["server"], cap, strict=True)
+            ],
+            "users": [{"id": u, "demand": [float(x) for x in d]} for u, d in demands.items()],
+        }
+    )
+    per_task = {u: float(np.max(np.asarray(d, dtype=float) / total)) for u, d in demands.items()}
+    out: dict[str, dict[str, float]] = {}
+    for key, answer in (
+        ("divisible", solve_exact_json("drfh", inst)),
+        ("whole", solve_heuristic("bf-drfh", inst)),
+    ):
+        tasks = np.asarray(answer["tasks"], dtype=float).sum(axis=1)
+        out[key] = {u: float(n * per_task[u]) for u, n in zip(answer["users"], tasks, strict=True)}
+    return out

@@ -179,7 +179,7 @@ def _fig4(numbers: dict[str, Any]) -> list[Claim]:
 def _fig4_deficit(numbers: dict[str, Any]) -> list[Claim]:
     """Fig. 4's "precisely achieves the DRFH allocation at all times": the largest deficit of
     Best-Fit DRFH to the DRFH allocation restricted to whole tasks (an exact integer solve,
-    :func:`~fairsim.experiments.drfh.numbers.whole_task_drfh`) over every phase's settled
+    :func:`~fairsim.schedulers.exact.whole_task.whole_task_drfh`) over every phase's settled
     instants, within :data:`~fairsim.experiments.drfh.paper.FIG4_DEFICIT_BOUND`; the deficit to
     the divisible allocation, which no scheduler of whole tasks can reach, beside it."""
     deficit = numbers.get("fig4_deficit")
@@ -401,7 +401,8 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
             lambda f7: (
                 f'"almost all" read as ≥ {kit.number(paper.ALMOST_ALL, "share", ".0f")}; '
                 '"higher" is strictly higher (equal ratios, within 1e-9, are ties, not higher): '
-                f"ties {_ties(f7)}"
+                f"ties {_ties(f7, 'higher_under_a', 'lower_under_a')} of users, lower "
+                f"{kit.estimate(f7.get('lower_under_a'), 'share')}"
             ),
         ),
     ),
@@ -416,7 +417,7 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
                 f'"most" read as more than {kit.number(paper.MOST, "share", ".0f")} of the users; '
                 "benefit: a strictly higher task completion ratio in the shared cloud than in the "
                 "dedicated one (equal ratios, within 1e-9, are ties: "
-                f"{_sc_ties(f8)} of users)"
+                f"{_ties(f8, 'better_off_fraction', 'worse_off_fraction')} of users)"
             ),
         ),
         (
@@ -440,19 +441,10 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
 }
 
 
-def _ties(f7: dict[str, Any]) -> str:
-    """The fraction of users whose completion ratio ties (1 − higher − lower, mean over seeds),
-    then the fraction lower; ``—`` without both."""
-    hi, lo = f7.get("higher_under_a"), f7.get("lower_under_a")
-    if not isinstance(hi, Estimate) or not isinstance(lo, Estimate):
-        return "—"
-    tie = kit.number(1.0 - hi.value - lo.value, "share", ".1f")
-    return f"{tie} of users, lower {kit.estimate(lo, 'share')}"
-
-
-def _sc_ties(f8: dict[str, Any]) -> str:
-    """The fraction of users with the same completion ratio in both clouds (mean over seeds)."""
-    hi, lo = f8.get("better_off_fraction"), f8.get("worse_off_fraction")
+def _ties(f: dict[str, Any], higher: str, lower: str) -> str:
+    """The fraction of users whose completion ratio ties (1 − higher − lower, mean over seeds);
+    ``—`` without both."""
+    hi, lo = f.get(higher), f.get(lower)
     if not isinstance(hi, Estimate) or not isinstance(lo, Estimate):
         return "—"
     return kit.number(1.0 - hi.value - lo.value, "share", ".1f")

@@ -37,6 +37,10 @@ FAIRNESS_AVERAGES = {
 }
 
 
+#: The resources of every utilisation and share.
+RES = ("cpu", "mem")
+
+
 def across(values: Sequence[Any]) -> Estimate:
     """:func:`fairsim.experiments.claims.across_seeds` of values that may be ``None`` (NaN)."""
     return across_seeds(float("nan") if v is None else float(v) for v in values)
@@ -73,42 +77,20 @@ def fig6_estimates(
     n = len(pairs_by_seed)
     per_seed = N.fig6_seed_units(pairs)
     clusters = per_seed["seed"].to_numpy()
+    gaps = [N.fig6_cdf_gaps(p) for p in pairs_by_seed.values()]
     return {
         "bins": N.fig6_bin_estimates(units, seeds=n, **kw),
         "trend": {
             m: N.fig6_trend(per_seed, m, seeds=n, clusters=clusters, **kw) for m in N.FIG6_MEASURES
         },
         "trend_per_seed": {m: N.fig6_seed_rhos(per_seed, m) for m in N.FIG6_MEASURES},
-        "large": _fig6_large(units, n, **kw),
-        "cdf": dict(
-            zip(
-                ("behind", "ahead"),
-                map(
-                    across, zip(*(N.fig6_cdf_gaps(p) for p in pairs_by_seed.values()), strict=True)
-                ),
-                strict=True,
-            )
+        "large": N.fig6_pooled(
+            units[units["bin_code"] > 0], paper.FIG6_VERDICT_MEASURE, seeds=n, **kw
         ),
+        "cdf": {k: across([g[i] for g in gaps]) for i, k in enumerate(("behind", "ahead"))},
         "pairs": pairs,
         "seeds": n,
     }
-
-
-def _fig6_large(units: pd.DataFrame, seeds: int, *, n_resamples: int | None = None) -> Estimate:
-    """Fig. 6b's reduction for the jobs of more than 50 tasks (every bin but the first) pooled:
-    the mean of per-job reductions, bootstrapped over jobs as the bins are."""
-    large = units[units["bin_code"] > 0].assign(bin_code=0)
-    if large.empty:
-        return Estimate(math.nan, None, None, seeds, "no jobs")
-
-    def stat(idx: np.ndarray) -> float:
-        return float(N.fig6_reduction(large, idx, paper.FIG6_VERDICT_MEASURE)[0])
-
-    if n_resamples == 0:
-        return Estimate(stat(np.arange(len(large))), None, None, seeds, "")
-    if n_resamples is None:
-        return bootstrap_units(len(large), stat, seeds=seeds, what="jobs")
-    return bootstrap_units(len(large), stat, seeds=seeds, what="jobs", n_resamples=n_resamples)
 
 
 def mean_decrease(worse_by_seed: dict[int, pd.DataFrame]) -> Estimate:
@@ -186,27 +168,17 @@ def _fig5_estimates(per_seed: dict[int, dict[str, Any]], slots: str) -> dict[str
     def above_of(n: dict[str, Any], a: str, b: str) -> dict[str, float]:
         return dict(n["fig5"]["above"][f"{a}>={name(n, b)}"])
 
-    means = {
-        role: {
-            r: across([n["fig5"]["mean"][name(n, role)][r] for n in runs]) for r in ("cpu", "mem")
-        }
-        for role in roles
-    }
+    def mean(n: dict[str, Any], role: str, r: str) -> float:
+        return float(n["fig5"]["mean"][name(n, role)][r])
+
+    means = {role: {r: across([mean(n, role, r) for n in runs]) for r in RES} for role in roles}
     above: dict[tuple[str, str, str], Estimate] = {}
     for a, b in (("bf-drfh", "ff-drfh"), ("bf-drfh", "slots"), ("ff-drfh", "slots")):
-        for res in ("cpu", "mem"):
+        for res in RES:
             above[(a, b, res)] = across([above_of(n, a, b)[res] for n in runs])
         above[(a, b, "min")] = across([min(above_of(n, a, b).values()) for n in runs])
     diff = {
-        a: across(
-            [
-                min(
-                    n["fig5"]["mean"][a][r] - n["fig5"]["mean"][n["best_slots"]][r]
-                    for r in ("cpu", "mem")
-                )
-                for n in runs
-            ]
-        )
+        a: across([min(mean(n, a, r) - mean(n, "slots", r) for r in RES) for n in runs])
         for a in ("bf-drfh", "ff-drfh")
     }
     return {"roles": roles, "mean": means, "above": above, "diff": diff}
@@ -237,14 +209,15 @@ def _fig4_deficit_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, An
         keys = [k for k in vals[0] if k not in ("instants", "users")]
         phases[phase] = {k: across([v[k] for v in vals]) for k in keys}
         phases[phase]["users"] = sorted({u for v in vals for u in v["users"]})
-    worst = [
-        max(v["max_deficit_max"] for v in n["fig4_deficit"].values()) for n in per_seed.values()
-    ]
-    worst_whole = [
-        max(v["max_deficit_whole_max"] for v in n["fig4_deficit"].values())
-        for n in per_seed.values()
-    ]
-    return {"phases": phases, "worst": across(worst), "worst_whole": across(worst_whole)}
+    worst = {
+        k: across([max(v[k] for v in n["fig4_deficit"].values()) for n in per_seed.values()])
+        for k in ("max_deficit_max", "max_deficit_whole_max")
+    }
+    return {
+        "phases": phases,
+        "worst": worst["max_deficit_max"],
+        "worst_whole": worst["max_deficit_whole_max"],
+    }
 
 
 def _fairness_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:

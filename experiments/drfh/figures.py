@@ -9,9 +9,8 @@ atomically.
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,7 @@ from fairsim.experiments.drfh import estimates as E
 from fairsim.experiments.drfh import numbers as N
 from fairsim.experiments.drfh import paper
 from fairsim.scenario.reporting.fairness_panel import read_fairness
-from fairsim.scenario.reporting.intervals import t_band
-from fairsim.scenario.reporting.plotting import decimate, save_figure, scheduler_label
+from fairsim.scenario.reporting.plotting import save_figure, scheduler_label, seed_mean_lines
 from fairsim.scenario.reporting.shares import user_shares_figure
 
 
@@ -45,10 +43,9 @@ def table_ii_figure(
     path : path-like
         Where to save the PNG.
     """
-    fig = Figure(figsize=(10, 4.2))
-    axes = fig.subplots(1, 2, sharex=True)
-    for i, (res, ax, name) in enumerate(zip(("cpu", "mem"), axes, ("CPU", "Memory"), strict=True)):
-        ref = sorted(paper.TABLE_II.items())
+    ref = sorted(paper.TABLE_II.items())
+
+    def panel(ax: Any, i: int, res: str, name: str) -> None:
         ax.plot(
             [s for s, _ in ref],
             [100.0 * v[i] for _, v in ref],
@@ -59,54 +56,39 @@ def table_ii_figure(
         for k, (label, rows) in enumerate(models.items()):
             h, err = _errs(rows[res])
             x = rows["slots"].to_numpy(float) + (k - 0.5) * 0.2
-            ax.errorbar(
-                x,
-                h,
-                yerr=err,
-                fmt="o-",
-                ms=4,
-                capsize=3,
-                lw=1.0,
-                label=label,
-            )
+            ax.errorbar(x, h, yerr=err, fmt="o-", ms=4, capsize=3, lw=1.0, label=label)
         ax.set_xlabel("Slots per maximum server, S")
         ax.set_ylabel(f"Mean {name if res == 'cpu' else 'memory'} utilization (% of the pool)")
         ax.set_xticks(sorted(paper.TABLE_II))
         ax.set_title(f"{name} utilization of Slots")
+
+    ci = f" (mean over {seeds} seeds, 95 % CI)" if seeds > 1 else ""
+    _cpu_mem(panel, f"Table II (DRFH paper): Slots utilisation by slot size{ci}", path)
+
+
+def _cpu_mem(
+    panel: Callable[[Any, int, str, str], None], title: str, path: str | os.PathLike[str]
+) -> None:
+    """Two panels side by side, CPU then memory (``panel(ax, index, resource, name)`` draws
+    each), each with a grid and a legend, under ``title``; saved to ``path``."""
+    fig = Figure(figsize=(10, 4.2))
+    axes = fig.subplots(1, 2, sharex=True)
+    for i, (res, ax, name) in enumerate(zip(("cpu", "mem"), axes, ("CPU", "Memory"), strict=True)):
+        panel(ax, i, res, name)
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize="small")
-    ci = f" (mean over {seeds} seeds, 95 % CI)" if seeds > 1 else ""
-    fig.suptitle(f"Table II (DRFH paper): Slots utilisation by slot size{ci}")
+    fig.suptitle(title)
     save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------- Fig. 5
 
 
-def _seed_lines(
-    ax: Any,
-    series: dict[str, list[pd.DataFrame]],
-    col: str,
-    scale: float,
-    *,
-    thin: bool = False,
-) -> None:
-    """One line per label: the mean over seeds of ``col`` at the instants every seed sampled,
-    times ``scale``, and its 95 % band (:func:`fairsim.scenario.reporting.intervals.t_band`) when
-    there are seeds enough; ``thin``: the line through :func:`~fairsim.scenario.reporting.plotting.
-    decimate`'s points (the band stays whole)."""
-    for label, frames in series.items():
-        times = functools.reduce(np.intersect1d, [f["time_s"].to_numpy(float) for f in frames])
-        stack = np.vstack(
-            [f.set_index("time_s")[col].reindex(times).to_numpy(float) for f in frames]
-        )
-        band = t_band(stack, axis=0)
-        mean = np.where(np.isnan(stack).any(axis=0), np.nan, band.mean)  # a gap where one is
-        t, v = decimate(times, mean) if thin else (times, mean)
-        (line,) = ax.plot(t / 3600.0, scale * v, label=label, lw=0.9)
-        if len(frames) > 1:
-            low, high = scale * (mean - band.half), scale * (mean + band.half)
-            ax.fill_between(times / 3600.0, low, high, color=line.get_color(), alpha=0.25)
+def _band(series: dict[str, list[pd.DataFrame]]) -> str:
+    """A title's note on :func:`~fairsim.scenario.reporting.plotting.seed_mean_lines`' band (none
+    for one seed)."""
+    n_seeds = max((len(v) for v in series.values()), default=1)
+    return f": mean over {n_seeds} seeds, 95 % band" if n_seeds > 1 else ""
 
 
 def fig5_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLike[str]) -> None:
@@ -121,20 +103,16 @@ def fig5_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLike[s
     path : path-like
         Where to save the PNG.
     """
-    fig = Figure(figsize=(10, 4.2))
-    axes = fig.subplots(1, 2, sharex=True)
-    n_seeds = max((len(v) for v in series.values()), default=1)
-    for res, ax, name in zip(("cpu", "mem"), axes, ("CPU", "Memory"), strict=True):
-        _seed_lines(ax, series, res, 100.0, thin=True)
+
+    def panel(ax: Any, i: int, res: str, name: str) -> None:
+        seed_mean_lines(ax, series, res, 100.0, thin=True)
         ax.set_xlabel("Time (h)")
         ax.set_ylabel(f"{name} utilization (% of the pool)")
         ax.set_ylim(0, 100)
         ax.set_title(f"{name} utilization")
-        ax.grid(alpha=0.3)
-        ax.legend(loc="lower right", fontsize="small")
-    band = f": mean over {n_seeds} seeds, 95 % band" if n_seeds > 1 else ""
-    fig.suptitle(f"Fig. 5 (DRFH paper): time series of CPU and memory utilization{band}")
-    save_figure(fig, path)
+
+    title = "Fig. 5 (DRFH paper): time series of CPU and memory utilization"
+    _cpu_mem(panel, title + _band(series), path)
 
 
 FIG6_MEASURE_LABELS = {
@@ -155,6 +133,17 @@ def _errs(ests: Iterable[Estimate]) -> tuple[np.ndarray, np.ndarray]:
     """The values (n,) and the lower and upper errors (2, n) of estimates, in %."""
     vals = np.array([_err(e) for e in ests], dtype=float).reshape(-1, 3)
     return vals[:, 0], vals[:, 1:].T
+
+
+def _bars(
+    ax: Any, x: np.ndarray, ests: Iterable[Estimate], width: float, **style: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bars of the finite estimates at ``x``, in %, their 95 % intervals as error bars; the
+    values, the errors (:func:`_errs`) and which are finite."""
+    h, err = _errs(ests)
+    ok = np.isfinite(h)
+    ax.bar(x[ok], h[ok], width, yerr=err[:, ok], **style)
+    return h, err, ok
 
 
 def fig6_figure(
@@ -207,18 +196,9 @@ def fig6_figure(
     for k, (measure, colour) in enumerate(
         zip(N.FIG6_MEASURES, ("tab:blue", "tab:orange"), strict=True)
     ):
-        h, err = _errs(shown[measure])
+        label = FIG6_MEASURE_LABELS[measure]
         x = pos + (k - 0.5) * width
-        ok = np.isfinite(h)
-        ax_bar.bar(
-            x[ok],
-            h[ok],
-            width,
-            yerr=err[:, ok],
-            capsize=3,
-            color=colour,
-            label=FIG6_MEASURE_LABELS[measure],
-        )
+        h, err, ok = _bars(ax_bar, x, shown[measure], width, capsize=3, color=colour, label=label)
         if ok.any():
             tops.append(float(np.max(h[ok] + err[1, ok])))
             lows.append(float(np.min(h[ok] - err[0, ok])))
@@ -262,9 +242,7 @@ def _fraction_bars(
     """Bars of fractions (in %) with their 95 % intervals, and the paper's values as marks."""
     keys = [k for k in labels if k in fractions]
     pos = np.arange(len(keys))
-    h, err = _errs([fractions[k] for k in keys])
-    ok = np.isfinite(h)
-    ax.bar(pos[ok], h[ok], 0.6, yerr=err[:, ok], capsize=4, color="tab:blue", label="ours")
+    _bars(ax, pos, [fractions[k] for k in keys], 0.6, capsize=4, color="tab:blue", label="ours")
     for i, k in enumerate(keys):
         if k in refs:
             value, text = refs[k]
@@ -514,9 +492,8 @@ def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLi
     """
     fig = Figure(figsize=(10, 6))
     axes = fig.subplots(2, 1, sharex=True)
-    n_seeds = max((len(v) for v in series.values()), default=1)
     for col, ax, scale in (("max_deficit", axes[0], 100.0), ("jain_index", axes[1], 1.0)):
-        _seed_lines(ax, series, col, scale)
+        seed_mean_lines(ax, series, col, scale)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("largest deficit (dominant share, %)")
     axes[0].set_ylim(bottom=min(0.0, axes[0].get_ylim()[0]))
@@ -529,8 +506,7 @@ def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLi
     axes[1].set_ylim(0.0, 1.05)
     axes[1].set_title("Jain's index of the active users' dominant shares", fontsize="medium")
     axes[1].set_xlabel("Time (h)")
-    band = f": mean over {n_seeds} seeds, 95 % band" if n_seeds > 1 else ""
-    fig.suptitle(f"Fairness over time on the Google trace{band}")
+    fig.suptitle(f"Fairness over time on the Google trace{_band(series)}")
     save_figure(fig, path)
 
 

@@ -16,7 +16,7 @@ import logging
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +33,11 @@ from fairsim.experiments.claims import (
 )
 from fairsim.experiments.drfh import paper
 from fairsim.scenario.api import RunResult
-from fairsim.scenario.reporting.fairness_panel import read_fairness
+from fairsim.scenario.reporting.fairness_panel import fairness_context, read_fairness
+from fairsim.schedulers.exact.whole_task import whole_task_drfh
+from fairsim.schedulers.static_fill import whole_task_shares
 
 logger = logging.getLogger(__name__)
-
-
-#: Scheduler directory names the DRFH reproduction may contain, in display order.
-DRFH_SCHEDULERS = ("slots-10", "slots-12", "slots-14", "slots-16", "slots-20", "ff-drfh", "bf-drfh")
-
-
-_SLOTS_RE = re.compile(r"^slots-(\d+)$")
 
 
 _TOL = 1e-9
@@ -82,29 +77,6 @@ PRODUCTION_READINGS = {"first": "recorded-first", "schedule": "recorded"}
 #: the simulated schedulers' workload (the reading ``first``), then the paper's two heuristics
 #: and Slots-16.
 PRODUCTION_SCHEDULERS = (PRODUCTION_READINGS["first"], "bf-drfh", "ff-drfh", "slots-16")
-
-
-def present_schedulers(results: str | os.PathLike[str]) -> list[str]:
-    """Return the scheduler directories of ``results`` that hold a ``summary.json``.
-
-    Parameters
-    ----------
-    results : path-like
-        Results directory of ``fairsim run``.
-
-    Returns
-    -------
-    list of str
-        Known DRFH schedulers first (in :data:`DRFH_SCHEDULERS` order), then any others sorted.
-    """
-    root = Path(results)
-    found = {
-        p.parent.name
-        for p in root.glob("*/summary.json")
-        if p.parent.name not in {"dedicated", "fig4", SENSITIVITY_DIR, FAIRNESS_DIR, PRODUCTION_DIR}
-    }
-    known = [s for s in DRFH_SCHEDULERS if s in found]
-    return known + sorted(found - set(known))
 
 
 def read_summary(results: str | os.PathLike[str], scheduler: str) -> dict[str, Any]:
@@ -216,10 +188,7 @@ def read_utilization(results: str | os.PathLike[str], scheduler: str) -> pd.Data
     return util[["time_s", "cpu", "mem"]].sort_values("time_s", ignore_index=True)
 
 
-def fig5_utilization(
-    results: str | os.PathLike[str],
-    schedulers: Sequence[str] | None = None,
-) -> dict[str, Any]:
+def fig5_utilization(results: str | os.PathLike[str], slots: str) -> dict[str, Any]:
     """Fig. 5's numbers: the mean CPU and memory utilisation of each scheduler, and how often one
     is at least another over time.
 
@@ -227,38 +196,30 @@ def fig5_utilization(
     ----------
     results : path-like
         Results directory.
-    schedulers : sequence of str, optional
-        The schedulers; default: the best Slots run, ``ff-drfh`` and ``bf-drfh`` (those
-        present).
+    slots : str
+        The best Slots run, compared with ``ff-drfh`` and ``bf-drfh``.
 
     Returns
     -------
     dict
-        ``"schedulers"``: the list; ``"mean"``: ``{scheduler: {"cpu": x, "mem": y}}`` (time
+        ``"schedulers"``: the three; ``"mean"``: ``{scheduler: {"cpu": x, "mem": y}}`` (time
         averages over the window, fractions, from :func:`mean_utilization`); ``"above"``:
-        ``{"a>=b": {"cpu": f, "mem": f}}`` for the pairs (bf-drfh, ff-drfh), (bf-drfh, best
-        slots), (ff-drfh, best slots) when present: the fraction of common grid times at which
-        a's utilisation is at least b's.
+        ``{"a>=b": {"cpu": f, "mem": f}}`` for the pairs (bf-drfh, ff-drfh), (bf-drfh, slots),
+        (ff-drfh, slots): the fraction of common grid times at which a's utilisation is at least
+        b's (no entry without common times).
     """
     root = Path(results)
-    if schedulers is None:
-        table = table_ii(root)
-        schedulers = [best_slots(table)] if not table.empty else []
-        schedulers += [s for s in ("ff-drfh", "bf-drfh") if (root / s).is_dir()]
+    schedulers = [slots, "ff-drfh", "bf-drfh"]
     series = {s: read_utilization(root, s) for s in schedulers}
-
     means = {s: dict(zip(("cpu", "mem"), mean_utilization(root, s), strict=True)) for s in series}
-    slots = [s for s in schedulers if _SLOTS_RE.match(s)]
-    pairs = [("bf-drfh", "ff-drfh")] + [(d, s) for s in slots for d in ("bf-drfh", "ff-drfh")]
     above: dict[str, dict[str, float]] = {}
-    for a, b in pairs:
-        if a in series and b in series:
-            m = series[a].merge(series[b], on="time_s", suffixes=("_a", "_b"))
-            if len(m):
-                above[f"{a}>={b}"] = {
-                    r: float((m[f"{r}_a"] >= m[f"{r}_b"] - _TOL).mean()) for r in ("cpu", "mem")
-                }
-    return {"schedulers": list(schedulers), "mean": means, "above": above}
+    for a, b in (("bf-drfh", "ff-drfh"), ("bf-drfh", slots), ("ff-drfh", slots)):
+        m = series[a].merge(series[b], on="time_s", suffixes=("_a", "_b"))
+        if len(m):
+            above[f"{a}>={b}"] = {
+                r: float((m[f"{r}_a"] >= m[f"{r}_b"] - _TOL).mean()) for r in ("cpu", "mem")
+            }
+    return {"schedulers": schedulers, "mean": means, "above": above}
 
 
 def _size_bin(n_tasks: pd.Series) -> pd.Series:
@@ -266,29 +227,25 @@ def _size_bin(n_tasks: pd.Series) -> pd.Series:
     return pd.cut(n_tasks, bins=edges, labels=list(paper.FIG6_BIN_LABELS), right=True)
 
 
-def fig6_pairs(
-    results: str | os.PathLike[str], a: str = "bf-drfh", b: str | None = None
-) -> pd.DataFrame:
+def fig6_pairs(results: str | os.PathLike[str], b: str, a: str = "bf-drfh") -> pd.DataFrame:
     """The jobs finished under both ``a`` and ``b`` (Fig. 6 counts only those), with both JCTs.
 
     Parameters
     ----------
     results : path-like
         Results directory.
+    b : str
+        The baseline: the best Slots run (:func:`best_slots`).
     a : str, optional
         The improved scheduler (default Best-Fit DRFH).
-    b : str, optional
-        The baseline; default the best Slots run (:func:`best_slots`).
 
     Returns
     -------
     pandas.DataFrame
         ``job_id``, ``n_tasks``, ``bin`` (the Fig. 6b size bin, categorical), ``jct_a_s``,
-        ``jct_b_s`` (job completion times, s). ``attrs`` holds ``a`` and ``b``.
+        ``jct_b_s`` (job completion times, s).
     """
     root = Path(results)
-    if b is None:
-        b = best_slots(table_ii(root))
     cols = ["job_id", "n_tasks", "completion_time_s"]
     ja = pd.read_parquet(root / a / "jobs.parquet", columns=cols)
     jb = pd.read_parquet(root / b / "jobs.parquet", columns=["job_id", "completion_time_s"])
@@ -296,17 +253,7 @@ def fig6_pairs(
     both = both.dropna(subset=["completion_time_s_a", "completion_time_s_b"])
     both = both.rename(columns={"completion_time_s_a": "jct_a_s", "completion_time_s_b": "jct_b_s"})
     both["bin"] = _size_bin(both["n_tasks"])
-    out = both[["job_id", "n_tasks", "bin", "jct_a_s", "jct_b_s"]].reset_index(drop=True)
-    out.attrs.update({"a": a, "b": b})
-    return out
-
-
-def job_ratio(jct_a_s: np.ndarray, jct_b_s: np.ndarray) -> np.ndarray:
-    """Each job's own JCT reduction ``1 - jct_a / jct_b`` (NaN where ``jct_b <= 0``)."""
-    a = np.asarray(jct_a_s, dtype=float)
-    b = np.asarray(jct_b_s, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(b > 0, 1.0 - a / b, np.nan)
+    return both[["job_id", "n_tasks", "bin", "jct_a_s", "jct_b_s"]].reset_index(drop=True)
 
 
 #: The two readings of Fig. 6b's "mean completion time reduction" of a bin.
@@ -331,8 +278,11 @@ def fig6_units(pairs: pd.DataFrame) -> pd.DataFrame:
         counted, pairs with ``jct_b <= 0`` left out). Resampling these rows resamples jobs with
         all their seeds, so a job seen in five seeds counts as one unit, not five.
     """
+    a, b = pairs["jct_a_s"].to_numpy(float), pairs["jct_b_s"].to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(b > 0, 1.0 - a / b, np.nan)
     df = pairs.assign(
-        ratio=job_ratio(pairs["jct_a_s"].to_numpy(), pairs["jct_b_s"].to_numpy()),
+        ratio=ratio,
         bin_code=pd.Categorical(pairs["bin"], categories=list(paper.FIG6_BIN_LABELS)).codes,
     )
     g = df.groupby("job_id", sort=True)
@@ -413,22 +363,27 @@ def fig6_bin_estimates(
             "mean_jct_a_s": float(sub["sum_a_s"].sum() / n_pairs) if n_pairs else np.nan,
             "mean_jct_b_s": float(sub["sum_b_s"].sum() / n_pairs) if n_pairs else np.nan,
         }
-        flat = sub.assign(bin_code=0)  # one group: the bin itself (or all jobs)
         for measure in FIG6_MEASURES:
-
-            def stat(idx: np.ndarray, flat: pd.DataFrame = flat, measure: str = measure) -> float:
-                return float(fig6_reduction(flat, idx, measure)[0])
-
-            if len(sub) == 0:
-                row[measure] = Estimate(np.nan, None, None, seeds, "no jobs")
-            elif n_resamples == 0:
-                row[measure] = Estimate(stat(np.arange(len(sub))), None, None, seeds, "")
-            else:
-                row[measure] = bootstrap_units(
-                    len(sub), stat, seeds=seeds, what="jobs", n_resamples=n_resamples
-                )
+            row[measure] = fig6_pooled(sub, measure, seeds=seeds, n_resamples=n_resamples)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def fig6_pooled(
+    units: pd.DataFrame, measure: str, *, seeds: int, n_resamples: int = N_RESAMPLES
+) -> Estimate:
+    """One reduction (:func:`fig6_reduction`) of all the jobs ``units`` taken as one bin, with
+    its bootstrap interval over jobs (0 resamples: the point estimate only; ``no jobs``: NaN)."""
+    flat = units.assign(bin_code=0)
+
+    def stat(idx: np.ndarray) -> float:
+        return float(fig6_reduction(flat, idx, measure)[0])
+
+    if len(flat) == 0:
+        return Estimate(np.nan, None, None, seeds, "no jobs")
+    if n_resamples == 0:
+        return Estimate(stat(np.arange(len(flat))), None, None, seeds, "")
+    return bootstrap_units(len(flat), stat, seeds=seeds, what="jobs", n_resamples=n_resamples)
 
 
 def fig6_cdf_gaps(pairs: pd.DataFrame) -> tuple[float, float]:
@@ -522,21 +477,17 @@ def _user_pairs(root: Path, a: str, b: str, suffixes: tuple[str, str]) -> pd.Dat
     return read(a).merge(read(b), on="user", suffixes=suffixes)
 
 
-def fig7_completion(
-    results: str | os.PathLike[str],
-    a: str = "bf-drfh",
-    b: str | None = None,
-) -> dict[str, Any]:
+def fig7_completion(results: str | os.PathLike[str], b: str, a: str = "bf-drfh") -> dict[str, Any]:
     """Fig. 7's numbers: per-user task completion ratio under ``b`` (Slots) versus ``a`` (DRFH).
 
     Parameters
     ----------
     results : path-like
         Results directory.
+    b : str
+        Scheduler on the x axis: the best Slots run.
     a : str, optional
         Scheduler on the y axis (default Best-Fit DRFH).
-    b : str, optional
-        Scheduler on the x axis; default the best Slots run.
 
     Returns
     -------
@@ -546,10 +497,7 @@ def fig7_completion(
         of users with every task completed under ``a`` but not under ``b``) and ``per_user``
         (``user``, ``tasks`` submitted, ``ratio_a``, ``ratio_b``: their completion ratios).
     """
-    root = Path(results)
-    if b is None:
-        b = best_slots(table_ii(root))
-    m = _user_pairs(root, a, b, ("_a", "_b"))
+    m = _user_pairs(Path(results), a, b, ("_a", "_b"))
     ra, rb = m["completion_ratio_a"].to_numpy(float), m["completion_ratio_b"].to_numpy(float)
     n = max(len(m), 1)
     full_a = m["tasks_completed_a"] >= m["tasks_submitted_a"]
@@ -576,19 +524,14 @@ FIG7_FRACTIONS = {
 }
 
 
-def fig8_sharing_incentive(
-    results: str | os.PathLike[str],
-    *,
-    shared: str = "bf-drfh",
-) -> dict[str, Any]:
-    """Fig. 8's numbers: task completion ratio on dedicated clouds versus the shared cloud.
+def fig8_sharing_incentive(results: str | os.PathLike[str]) -> dict[str, Any]:
+    """Fig. 8's numbers: task completion ratio on dedicated clouds versus the shared cloud (under
+    Best-Fit DRFH).
 
     Parameters
     ----------
     results : path-like
-        Results directory; reads ``R/dedicated/users.parquet`` and ``R/<shared>/users.parquet``.
-    shared : str, optional
-        Scheduler of the shared-cloud run (default Best-Fit DRFH).
+        Results directory; reads ``R/dedicated/users.parquet`` and ``R/bf-drfh/users.parquet``.
 
     Returns
     -------
@@ -599,12 +542,11 @@ def fig8_sharing_incentive(
         (``user``, ``tasks`` submitted, ``ratio_dc``, ``ratio_sc``: the completion ratios) and
         ``worse`` (``user``, ``decrease``: the worse-off users' decreases).
     """
-    m = _user_pairs(Path(results), "dedicated", shared, ("_dc", "_sc"))
+    m = _user_pairs(Path(results), "dedicated", "bf-drfh", ("_dc", "_sc"))
     dc, sc = m["completion_ratio_dc"].to_numpy(float), m["completion_ratio_sc"].to_numpy(float)
     worse = sc < dc - _TOL
     n = len(m)
     stats: dict[str, Any] = {
-        "shared": shared,
         "users": n,
         "worse_off": int(worse.sum()),
         "worse_off_fraction": float(worse.sum() / n) if n else float("nan"),
@@ -636,38 +578,26 @@ def _step_mean(t: np.ndarray, v: np.ndarray, lo: float, hi: float) -> float:
     return float(np.sum(vals * np.diff(knots)) / (hi - lo))
 
 
-def fig4_phase_means(
-    shares: pd.DataFrame,
-    phases: dict[str, tuple[float, float]] | None = None,
-    *,
-    middle: float = 0.6,
-    active_threshold: float = 1e-6,
-) -> dict[str, dict[str, dict[str, float]]]:
-    """Mean CPU, memory and dominant share of each active user in each phase of Fig. 4.
+def fig4_phase_means(shares: pd.DataFrame) -> dict[str, dict[str, dict[str, float]]]:
+    """Mean CPU, memory and dominant share of each active user in each phase of Fig. 4
+    (:data:`fairsim.experiments.drfh.paper.FIG4_PHASES`), over the middle 60 % of the phase (to
+    skip transients); a user is active when its mean dominant share exceeds 1e-6.
 
     Parameters
     ----------
     shares : pandas.DataFrame
         Long format ``time_s, user, cpu, mem, dominant``; each sample holds until the next sample
         of the same user (step function; a user's share is 0 before its first sample).
-    phases : dict, optional
-        ``{name: (start_s, end_s)}``; default
-        :data:`fairsim.experiments.drfh.paper.FIG4_PHASES`.
-    middle : float, optional
-        Fraction of each window kept, centred, to skip transients (default the middle 60 %).
-    active_threshold : float, optional
-        A user is active in a phase when its mean dominant share exceeds this.
 
     Returns
     -------
     dict
         ``{phase: {user: {"cpu": x, "mem": y, "dominant": z}}}``, time-weighted means.
     """
-    phases = dict(paper.FIG4_PHASES if phases is None else phases)
     out: dict[str, dict[str, dict[str, float]]] = {}
     groups = {u: g.sort_values("time_s") for u, g in shares.groupby("user", sort=True)}
-    for name, (t0, t1) in phases.items():
-        cut = (1.0 - middle) / 2.0 * (t1 - t0)
+    for name, (t0, t1) in paper.FIG4_PHASES.items():
+        cut = (1.0 - 0.6) / 2.0 * (t1 - t0)
         lo, hi = t0 + cut, t1 - cut
         per_user: dict[str, dict[str, float]] = {}
         for user, g in groups.items():
@@ -675,47 +605,10 @@ def fig4_phase_means(
             means = {
                 r: _step_mean(t, g[r].to_numpy(float), lo, hi) for r in ("cpu", "mem", "dominant")
             }
-            if means["dominant"] > active_threshold:
+            if means["dominant"] > 1e-6:
                 per_user[str(user)] = means
         out[name] = per_user
     return out
-
-
-def fairness_context(results: str | os.PathLike[str], scheduler: str) -> dict[str, float]:
-    """What the time averages of a run's fairness over time rest on, from ``fairness.parquet``.
-
-    Parameters
-    ----------
-    results : path-like
-        Results directory with ``<scheduler>/fairness.parquet``.
-    scheduler : str
-
-    Returns
-    -------
-    dict
-        ``reference_jain``: the mean over the instants of Jain's index of the reference
-        (DRFH) allocation's dominant shares (:func:`fairsim.scenario.fairness.jain_index`,
-        unweighted: the DRFH runs' users all have weight 1), the level an online allocation that
-        equalled the reference would reach, users with few tasks present holding less;
-        ``worst_running`` and ``worst_waiting``: the median over the instants of the tasks
-        running and waiting of the user with the largest deficit.
-    """
-    from fairsim.scenario.fairness import jain_index
-
-    f = pd.read_parquet(
-        Path(results) / scheduler / "fairness.parquet",
-        columns=["time_s", "tasks_running", "tasks_waiting", "reference_dominant_share", "deficit"],
-    )
-    ref = f.groupby("time_s", sort=True)["reference_dominant_share"].apply(
-        lambda v: jain_index(v.to_numpy(dtype=float))
-    )
-    worst = f.loc[f["deficit"].notna()].sort_values(["time_s", "deficit"], kind="stable")
-    worst = worst.groupby("time_s", sort=True).tail(1)
-    return {
-        "reference_jain": float(ref.mean()),
-        "worst_running": float(worst["tasks_running"].median()),
-        "worst_waiting": float(worst["tasks_waiting"].median()),
-    }
 
 
 def fig4_phase_windows(tasks: pd.DataFrame) -> dict[str, tuple[float, float]]:
@@ -754,169 +647,6 @@ def fig4_phase_windows(tasks: pd.DataFrame) -> dict[str, tuple[float, float]]:
     return {name: (bounds[k], bounds[k + 1]) for k, name in enumerate(FIG4_DEFICIT_PHASES)}
 
 
-def whole_task_shares(
-    servers: pd.DataFrame, demands: dict[str, tuple[float, ...]]
-) -> dict[str, dict[str, float]]:
-    """Dominant shares of users with unbounded backlogs: divisible DRFH against whole tasks.
-
-    Both allocations are static, on the same pool: ``drfh`` (the divisible DRFH allocation,
-    Sec. IV of the DRFH paper, what ``collect.fairness`` takes as the reference) and
-    ``bf-drfh`` (progressive filling of whole tasks with Best-Fit's choice of server, Sec. V-B,
-    every user's tasks placed at once), both from :func:`fairsim.solve`.
-
-    Parameters
-    ----------
-    servers : pandas.DataFrame
-        ``servers.parquet`` (``server``, one column per resource of ``demands``).
-    demands : dict
-        ``{user: per-task demand}``, in the order of the resource columns ``cpu, mem``.
-
-    Returns
-    -------
-    dict
-        ``{"divisible": {user: share}, "whole": {user: share}}``: global dominant shares
-        ``tasks x max_r d_r / C_r``.
-    """
-    import fairsim
-
-    resources = ["cpu", "mem"]
-    cap = servers[resources].to_numpy(dtype=float)
-    total = cap.sum(axis=0)
-    instance = {
-        "resources": resources,
-        "servers": [
-            {"id": str(sid), "capacity": [float(x) for x in row]}
-            for sid, row in zip(servers["server"], cap, strict=True)
-        ],
-        "users": [{"id": u, "demand": [float(x) for x in d]} for u, d in demands.items()],
-    }
-    per_task = {u: float(np.max(np.asarray(d, dtype=float) / total)) for u, d in demands.items()}
-    out: dict[str, dict[str, float]] = {}
-    for key, mech in (("divisible", "drfh"), ("whole", "bf-drfh")):
-        answer = fairsim.solve(instance, mech)
-        tasks = np.asarray(answer["tasks"], dtype=float).sum(axis=1)
-        out[key] = {u: float(n * per_task[u]) for u, n in zip(answer["users"], tasks, strict=True)}
-    return out
-
-
-#: Numerical slack of :func:`whole_task_drfh`'s comparisons of dominant shares.
-_WHOLE_EPS = 1e-9
-
-
-def _packings(cap: np.ndarray, demand: np.ndarray) -> np.ndarray:
-    """Every packing of whole tasks into one server of capacity ``cap``: the rows are task
-    counts per user (``demand``: users x resources) that fit, the empty packing included."""
-    with np.errstate(divide="ignore"):
-        most = np.floor(np.min(np.where(demand > 0, cap / demand, np.inf), axis=1) + 1e-9)
-    grids = np.meshgrid(*(np.arange(int(m) + 1) for m in most), indexing="ij")
-    counts = np.stack([g.ravel() for g in grids], axis=1)
-    fits = np.all(counts @ demand <= cap + 1e-9, axis=1)
-    return counts[fits]
-
-
-def whole_task_drfh(
-    servers: pd.DataFrame,
-    demands: dict[str, tuple[float, ...]],
-    bounds: dict[str, int] | None = None,
-) -> dict[str, float]:
-    """The DRFH allocation restricted to whole tasks, solved exactly: the leximin global dominant
-    shares over every placement of whole tasks on the servers.
-
-    DRFH (Sec. IV of the DRFH paper) maximises the smallest global dominant share, then the next,
-    and so on (progressive filling); with divisible tasks every server is used to its bottleneck.
-    Here a user's share is ``n_u · g_u`` (``n_u`` whole tasks, ``g_u = max_r d_ur / C_r`` of the
-    pool's totals), and each level is an integer program: servers of one configuration are
-    interchangeable, so the variables count the servers of each configuration that hold each
-    packing of whole tasks (:func:`_packings`), solved by ``scipy.optimize.milp`` (HiGHS). After
-    the largest smallest share ``t`` is found, every user that cannot get more than ``t`` while
-    the others keep at least theirs is fixed at the least share of whole tasks at or above
-    ``t``, and the rest are raised again. Each level is exact; when no user is fixed that way
-    (each could exceed ``t``, but not all at once) the one whose best is lowest is fixed, a
-    tie-break that can in contrived cases miss the leximin optimum above the smallest share.
-
-    Parameters
-    ----------
-    servers : pandas.DataFrame
-        ``servers.parquet`` (``cpu``, ``mem``).
-    demands : dict
-        ``{user: (cpu, mem)}`` per task.
-    bounds : dict, optional
-        ``{user: tasks}``: at most this many tasks of the user (its tasks present); default
-        unbounded (a backlog larger than the pool).
-
-    Returns
-    -------
-    dict
-        ``{user: global dominant share}``.
-    """
-    from scipy.optimize import Bounds, LinearConstraint, milp
-
-    users = list(demands)
-    if not users:
-        return {}
-    resources = ["cpu", "mem"]
-    d = np.array([demands[u] for u in users], dtype=float)
-    configs = servers.groupby(resources, sort=True).size()
-    total = servers[resources].to_numpy(float).sum(axis=0)
-    g = np.max(d / total, axis=1)
-    packs = [_packings(np.asarray(c, dtype=float), d) for c in configs.index]
-    n_z = sum(len(p) for p in packs)
-    # tasks of each user as a linear function of the packing counts z
-    tasks = np.concatenate([p.T for p in packs], axis=1).astype(float)  # users x n_z
-    one_per_server = np.zeros((len(packs), n_z + 1))
-    col = 0
-    for k, p in enumerate(packs):
-        one_per_server[k, col : col + len(p)] = 1.0
-        col += len(p)
-    count = configs.to_numpy(float)
-    hi = np.full(n_z + 1, np.inf)
-    hi[:n_z] = np.concatenate([np.full(len(p), count[k]) for k, p in enumerate(packs)])
-    integrality = np.ones(n_z + 1)
-    integrality[-1] = 0
-    limit = np.array([np.inf if bounds is None else bounds.get(u, np.inf) for u in users])
-
-    def solve(least: dict[int, int], objective: int | None) -> np.ndarray:
-        """Every user's whole tasks in an optimal placement: at least ``least[i]`` tasks of user
-        ``i``; maximising user ``objective``'s tasks, or (``None``) the smallest share of the
-        users without a least count."""
-        rows = [LinearConstraint(one_per_server, count, count)]
-        lows = np.array([least.get(i, 0) for i in range(len(users))], dtype=float)
-        rows.append(LinearConstraint(np.hstack([tasks, np.zeros((len(users), 1))]), lows, limit))
-        c = np.zeros(n_z + 1)
-        if objective is None:
-            for i in range(len(users)):
-                if i not in least:
-                    row = np.append(tasks[i] * g[i], -1.0)  # share_i - t >= 0
-                    rows.append(LinearConstraint(row, 0.0, np.inf))
-            c[-1] = -1.0
-        else:
-            c[:n_z] = -tasks[objective]
-        res = milp(
-            c,
-            constraints=rows,
-            integrality=integrality,
-            bounds=Bounds(0, hi),
-            options={"mip_rel_gap": 0.0},
-        )
-        if not res.success:
-            raise RuntimeError(f"whole_task_drfh: {res.message}")
-        return tasks @ np.round(res.x[:n_z])
-
-    fixed: dict[int, int] = {}  # user -> its whole tasks, once fixed
-    while len(fixed) < len(users):
-        free = [i for i in range(len(users)) if i not in fixed]
-        placed = solve(fixed, None)
-        level = min(placed[i] * g[i] for i in free)  # exact: from the integer solution
-        # the least whole tasks that give each free user a share at or above the level
-        need = {i: math.ceil(level / g[i] - _WHOLE_EPS) for i in free}
-        least = fixed | need
-        best = {i: int(np.rint(solve(least, i)[i])) for i in free}
-        stuck = [i for i in free if best[i] <= need[i]]
-        for i in stuck or [min(free, key=lambda i: best[i] * g[i])]:
-            fixed[i] = need[i]
-    return {u: float(fixed[i] * g[i]) for i, u in enumerate(users)}
-
-
 def fig4_deficit_phases(
     results: str | os.PathLike[str], *, scheduler: str = "bf-drfh"
 ) -> dict[str, dict[str, Any]]:
@@ -939,9 +669,9 @@ def fig4_deficit_phases(
         instants, online and in the DRFH allocation), ``users`` (the active users), and
         ``whole`` and ``divisible`` (the mean dominant share of those users when their tasks
         are placed at once as whole tasks, and in the divisible allocation:
-        :func:`whole_task_shares`); against the DRFH allocation restricted to whole tasks
-        (:func:`whole_task_deficits`), over the instants settled for it (one run time after the
-        phase starts and after that reference last changed), ``max_deficit_whole_mean``,
+        :func:`fairsim.schedulers.static_fill.whole_task_shares`); against the DRFH allocation
+        restricted to whole tasks (:func:`whole_task_deficits`), over the instants settled for it
+        (one run time after the phase starts and after that reference last changed),
         ``max_deficit_whole_max`` and ``whole_exact`` (the mean reference share), and
         ``max_deficit_whole_max_all`` over every instant; ``equal_gap_max``, the largest
         spread of the users' dominant shares at those instants while every user has a task
@@ -972,13 +702,8 @@ def fig4_deficit_phases(
         s = summary[settled]
         rows = per_user[per_user["time_s"].isin(s["time_s"])]
         users = sorted(rows["user"].unique().tolist())
-        static = (
-            whole_task_shares(
-                servers, {u: tuple(demands.loc[u].to_numpy(dtype=float)) for u in users}
-            )
-            if users
-            else {"whole": {}, "divisible": {}}
-        )
+        dem = {u: tuple(demands.loc[u].to_numpy(dtype=float)) for u in users}
+        static = whole_task_shares(servers, dem) if users else {"whole": {}, "divisible": {}}
         in_phase = per_user[per_user["time_s"].isin(summary.loc[inside, "time_s"])]
         exact = whole_task_deficits(servers, demands, in_phase)
         # settled for the whole-task reference: one run time after the phase starts and after
@@ -999,9 +724,10 @@ def fig4_deficit_phases(
             "online": float(rows["dominant_share"].mean()),
             "reference": float(rows["reference_dominant_share"].mean()),
             "users": users,
-            "whole": float(np.mean(list(static["whole"].values()))) if users else math.nan,
-            "divisible": float(np.mean(list(static["divisible"].values()))) if users else math.nan,
-            "max_deficit_whole_mean": float(calm["deficit"].mean()) if len(calm) else math.nan,
+            **{
+                k: float(np.mean(list(static[k].values()))) if users else math.nan
+                for k in ("whole", "divisible")
+            },
             "max_deficit_whole_max": float(calm["deficit"].max()) if len(calm) else math.nan,
             "max_deficit_whole_max_all": float(exact["deficit"].max()) if len(exact) else math.nan,
             "whole_exact": float(calm["reference"].mean()) if len(calm) else math.nan,
@@ -1027,7 +753,8 @@ def whole_task_deficits(
 ) -> pd.DataFrame:
     """Fig. 4's largest deficit to the whole-task DRFH allocation at every instant of ``rows``.
 
-    At each instant the reference is :func:`whole_task_drfh` of the active users, each bounded
+    At each instant the reference is
+    :func:`~fairsim.schedulers.exact.whole_task.whole_task_drfh` of the active users, each bounded
     by its tasks present (running and waiting), on the run's pool. Leximin allocations of whole
     tasks are not unique (users 1 and 3 may trade 29.7 % and 30.3 %), so the shares are compared
     by rank: the deficit is the largest ``reference_(k) - online_(k)`` over the ranks ``k`` of
@@ -1215,7 +942,7 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     dict
         ``config``, ``servers`` (count and totals), ``summaries`` (``{scheduler: summary}``,
         including ``"fig4/bf-drfh"``), ``table_ii`` and ``table_ii_single`` (row dicts),
-        ``best_slots``, ``fig4``, ``fig5``, ``fig6`` (``b`` and ``pairs``: the jobs finished
+        ``best_slots``, ``fig4``, ``fig5``, ``fig6`` (``pairs``: the jobs finished
         under both, a DataFrame), ``fig7``, ``fig8``, ``dedicated``, ``sensitivity`` (the same
         under the older censoring rule), ``fig4_deficit`` (:func:`fairsim.experiments.drfh.numbers.
         fig4_deficit_phases`), ``fairness`` (:func:`_fairness_numbers`), ``fig4_config`` and
@@ -1234,8 +961,9 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
             srv = pd.read_parquet(path / "servers.parquet")
             count = {"count": len(srv)} if key == "servers" else {}
             numbers[key] = count | {r: float(srv[r].sum()) for r in ("cpu", "mem") if r in srv}
-    for s in present_schedulers(root):
-        numbers["summaries"][s] = read_summary(root, s)
+    for s in map(str, numbers["config"].get("schedulers") or []):  # in the config's order
+        if (root / s / "summary.json").exists():
+            numbers["summaries"][s] = read_summary(root, s)
     fig4_summary = root / "fig4" / "bf-drfh" / "summary.json"
     if fig4_summary.exists():
         numbers["summaries"]["fig4/bf-drfh"] = json.loads(fig4_summary.read_text())
@@ -1272,7 +1000,7 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
 
     present = [s for s in ("ff-drfh", "bf-drfh") if (root / s / "utilization.parquet").exists()]
     if best and len(present) == 2:
-        attempt("fig5", lambda: fig5_utilization(root, [best, *present]))
+        attempt("fig5", lambda: fig5_utilization(root, best))
     else:
         numbers["skipped"]["fig5"] = (
             "no utilization.parquet for the best Slots, ff-drfh and bf-drfh"
@@ -1282,8 +1010,8 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         for key in ("fig6", "fig7"):
             numbers["skipped"][key] = "no Slots baseline (no slots-S/ results)"
     else:
-        attempt("fig6", lambda: {"b": best, "pairs": fig6_pairs(root, "bf-drfh", best)})
-        attempt("fig7", lambda: fig7_completion(root, "bf-drfh", best))
+        attempt("fig6", lambda: {"pairs": fig6_pairs(root, best)})
+        attempt("fig7", lambda: fig7_completion(root, best))
     attempt("fig8", lambda: fig8_sharing_incentive(root))
     dedicated = root / "dedicated" / "summary.json"
     if dedicated.exists():
@@ -1293,23 +1021,8 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _fairness_numbers(root: Path) -> dict[str, Any]:
-    """Fairness over time of one seed's Google runs (``R/fairness/``, step 5).
-
-    Returns
-    -------
-    dict
-        ``series`` (scheduler → ``fairness_summary.parquet``), ``averages`` (scheduler →
-        ``summary.json``'s ``fairness.time_average``), ``fairness`` (scheduler → the whole
-        ``fairness`` entry), ``context`` (scheduler →
-        :func:`fairness_context`), ``wall_s`` (scheduler → the
-        run's wall time) and ``same_schedule`` (scheduler → whether its ``tasks.parquet`` equals
-        step 1's, byte for byte; None when step 1's is missing).
-
-    Raises
-    ------
-    FileNotFoundError
-        When a scheduler's fairness files are missing.
-    """
+    """Fairness over time of one seed's Google runs (``R/fairness/``, step 5), per scheduler;
+    ``same_schedule``: whether its ``tasks.parquet`` equals step 1's (None without step 1's)."""
     sub = root / FAIRNESS_DIR
     keys = ("series", "averages", "fairness", "context", "wall_s", "same_schedule")
     out: dict[str, Any] = {k: {} for k in keys}
@@ -1337,8 +1050,8 @@ def _sensitivity(root: Path, best: str | None) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {
         "rule": "complete",
-        "fig6": {"b": best, "pairs": fig6_pairs(sub, "bf-drfh", best)},
-        "fig7": fig7_completion(sub, "bf-drfh", best),
+        "fig6": {"pairs": fig6_pairs(sub, best)},
+        "fig7": fig7_completion(sub, best),
         "completed": read_summary(sub, "bf-drfh").get("tasks_completed"),
     }
     if (sub / "dedicated" / "users.parquet").exists():

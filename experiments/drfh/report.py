@@ -95,16 +95,44 @@ def _totals(servers: dict[str, Any]) -> str:
     return f"{servers['cpu']:.2f} / {servers['mem']:.2f}"
 
 
+def _first(numbers: dict[str, Any]) -> dict[str, Any]:
+    """The first seed's numbers (``{}`` without any)."""
+    return next(iter((numbers.get("per_seed") or {}).values()), {})
+
+
+def _window(first: dict[str, Any]) -> tuple[Any, Any, dict[str, Any] | None]:
+    """The trace window's start and end (its config, else the first main run's summary), and
+    that summary (None without one)."""
+    trace = (first.get("config") or {}).get("trace") or {}
+    summaries = first.get("summaries") or {}
+    main = next((s for name, s in summaries.items() if "/" not in name and "horizon_s" in s), None)
+    start = main["start_s"] if main else trace.get("start_s")
+    end = trace.get("end_s")
+    if end is None and main:
+        end = main["horizon_s"]
+    return start, end, main
+
+
+def _hours(start: Any, end: Any) -> str | None:
+    """The window's length in hours, ``"2.0 h"`` (None unless both ends are numbers)."""
+    if isinstance(start, int | float) and isinstance(end, int | float):
+        return f"{(end - start) / 3600:.1f} h"
+    return None
+
+
+def _best(numbers: dict[str, Any]) -> str:
+    """The seeds' best Slots runs, ```slots-14`, `slots-16``` (``—`` without any)."""
+    best = sorted({b for b in (numbers.get("best_slots") or {}).values() if b})
+    return ", ".join(f"`{b}`" for b in best) or "—"
+
+
 def _trace_line(first: dict[str, Any], trace: dict[str, Any]) -> list[str]:
     """Where the trace's window starts and ends (its config, else the runs' summaries)."""
     if not trace:
         return []
-    summaries = first.get("summaries") or {}
-    main = [s for name, s in summaries.items() if "/" not in name and "horizon_s" in s]
-    start = f"{main[0]['start_s']:,.0f} s" if main else f"{trace.get('start_s', '?')} s"
-    end = trace.get("end_s")
-    if end is None:
-        end = f"{main[0]['horizon_s']:,.0f} s (the end of the converted data)" if main else "?"
+    start, end, main = _window(first)
+    if trace.get("end_s") is None:
+        end = f"{end:,.0f} s (the end of the converted data)" if main else "?"
     else:
         end = f"{end:,.0f} s"
     return T.lines(
@@ -112,35 +140,23 @@ def _trace_line(first: dict[str, Any], trace: dict[str, Any]) -> list[str]:
         format=trace.get("format", "?"),
         path=trace.get("path", "?"),
         parts=trace.get("parts") or "all present",
-        start=start,
+        start=f"{start:,.0f} s" if main else f"{trace.get('start_s', '?')} s",
         end=end,
     )
 
 
 def _setup(numbers: dict[str, Any]) -> kit.Setup:
     """The set-up table's rows: our run (the first seed's configuration) beside Section VI's."""
-    per_seed = numbers.get("per_seed") or {}
-    first: dict[str, Any] = next(iter(per_seed.values()), {})
+    first = _first(numbers)
     cfg = first.get("config") or {}
     trace = cfg.get("trace") or {}
     cluster = cfg.get("cluster") or {}
-    summaries = first.get("summaries") or {}
-    main = [s for name, s in summaries.items() if "/" not in name and "horizon_s" in s]
-    start = main[0]["start_s"] if main else trace.get("start_s")
-    end = trace.get("end_s")
-    if end is None and main:
-        end = main[0]["horizon_s"]
-    window = (
-        f"[{start:,.0f}, {end:,.0f}) s ({(end - start) / 3600:.1f} h)"
-        if isinstance(start, int | float) and isinstance(end, int | float)
-        else "?"
-    )
-    best = sorted({b for b in (numbers.get("best_slots") or {}).values() if b})
-    fig4 = _fig4_setup(first.get("fig4_config") or {})
+    start, end, _ = _window(first)
+    hours = _hours(start, end)
     return kit.Setup(
         trace=f"Google 2011 cluster trace (`{trace.get('format', '?')}`, parts "
         f"{trace.get('parts') or 'all present'})",
-        window=window,
+        window=f"[{start:,.0f}, {end:,.0f}) s ({hours})" if hours else "?",
         servers=f"{cluster.get('servers', '?')} ({cluster.get('source', '?')}: drawn per seed from "
         "Table I's distribution)",
         schedulers=[str(x) for x in cfg.get("schedulers") or []],
@@ -149,8 +165,8 @@ def _setup(numbers: dict[str, Any]) -> kit.Setup:
         model_tol=f"{100 * paper.MODEL_TOL:g} pp (a utilisation or share), added to the printed "
         "precision",
         notes=[
-            ("Slots baseline", ", ".join(f"`{b}`" for b in best) or "—"),
-            ("Fig. 4", fig4),
+            ("Slots baseline", _best(numbers)),
+            ("Fig. 4", _fig4_setup(first.get("fig4_config") or {})),
         ],
         paper={
             "trace": "Google cluster traces (Sec. VI)",
@@ -186,27 +202,11 @@ def _fig4_setup(cfg: dict[str, Any]) -> str:
 
 def _setup_differs(numbers: dict[str, Any]) -> list[str]:
     """Why our set-up differs from the paper's (the prose under the set-up table)."""
-    per_seed = numbers.get("per_seed") or {}
-    first: dict[str, Any] = next(iter(per_seed.values()), {})
-    trace = (first.get("config") or {}).get("trace") or {}
-    summaries = first.get("summaries") or {}
-    main = [s for name, s in summaries.items() if "/" not in name and "horizon_s" in s]
-    start = main[0]["start_s"] if main else trace.get("start_s")
-    end = (
-        trace.get("end_s")
-        if trace.get("end_s") is not None
-        else (main[0]["horizon_s"] if main else None)
-    )
-    hours = (
-        f"{(end - start) / 3600:.1f} h"
-        if isinstance(start, int | float) and isinstance(end, int | float)
-        else "?"
-    )
-    best = sorted({b for b in (numbers.get("best_slots") or {}).values() if b})
+    first = _first(numbers)
     return T.lines(
         "setup.differs",
-        hours=hours,
-        best=", ".join(f"`{b}`" for b in best) or "—",
+        hours=_hours(*_window(first)[:2]) or "?",
+        best=_best(numbers),
         best14=paper.TABLE_II_BEST_SLOTS,
         fig4=_fig4_setup(first.get("fig4_config") or {}),
     )
@@ -214,7 +214,7 @@ def _setup_differs(numbers: dict[str, Any]) -> list[str]:
 
 def _provenance(numbers: dict[str, Any]) -> list[str]:
     per_seed = numbers.get("per_seed") or {}
-    first: dict[str, Any] = next(iter(per_seed.values()), {})
+    first = _first(numbers)
     cfg = first.get("config") or {}
     trace = cfg.get("trace") or {}
     cluster = cfg.get("cluster") or {}
@@ -687,8 +687,7 @@ def _users_table(numbers: dict[str, Any], key: str) -> list[str]:
 @_section("fig7", "Fig. 7")
 def _sec_fig7(numbers: dict[str, Any]) -> list[str]:
     f7 = numbers["fig7"]
-    first: dict[str, Any] = next(iter((numbers.get("per_seed") or {}).values()), {})
-    ded = first.get("dedicated") or {}
+    ded = _first(numbers).get("dedicated") or {}
     hold = []
     if ded.get("censored_rule") == "hold" and "users_with_censored_tasks" in ded:
         n_users, n_cens = int(ded["users"]), int(ded["users_with_censored_tasks"])

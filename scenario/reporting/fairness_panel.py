@@ -20,12 +20,15 @@ This module draws, for the schedulers that have both files:
   users), with the diagonal ``y = x`` on which the online allocation equals the reference;
 
 and writes the report lines (:func:`fairness_lines`): what the panel shows and a table of the
-time averages per scheduler. A run without the files gets no panel.
+time averages per scheduler. A run without the files gets no panel. :func:`fairness_context`
+gives what a run's time averages rest on (the reference's own Jain's index, the worst user's
+tasks).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from fairsim.scenario.fairness import jain_index
 from fairsim.scenario.reporting.plotting import decimate, save_figure
 
 #: The two files of ``collect.fairness`` in a scheduler's run folder.
@@ -121,6 +125,42 @@ def read_fairness(out: Path, schedulers: Sequence[str]) -> dict[str, pd.DataFram
                 frame[name] = frame[former]
         out_frames[s] = frame.sort_values("time_s", kind="stable")
     return out_frames
+
+
+def fairness_context(results: str | os.PathLike[str], scheduler: str) -> dict[str, float]:
+    """What the time averages of a run's fairness over time rest on, from ``fairness.parquet``.
+
+    Parameters
+    ----------
+    results : path-like
+        Results directory with ``<scheduler>/fairness.parquet``.
+    scheduler : str
+        The run's scheduler (its folder).
+
+    Returns
+    -------
+    dict
+        ``reference_jain``: the mean over the instants of Jain's index of the reference
+        allocation's dominant shares (:func:`fairsim.scenario.fairness.jain_index`, unweighted),
+        the level an online allocation that equalled the reference would reach, users with few
+        tasks present holding less;
+        ``worst_running`` and ``worst_waiting``: the median over the instants of the tasks
+        running and waiting of the user with the largest deficit.
+    """
+    f = pd.read_parquet(
+        Path(results) / scheduler / "fairness.parquet",
+        columns=["time_s", "tasks_running", "tasks_waiting", "reference_dominant_share", "deficit"],
+    )
+    ref = f.groupby("time_s", sort=True)["reference_dominant_share"].apply(
+        lambda v: jain_index(v.to_numpy(dtype=float))
+    )
+    worst = f.loc[f["deficit"].notna()].sort_values(["time_s", "deficit"], kind="stable")
+    worst = worst.groupby("time_s", sort=True).tail(1)
+    return {
+        "reference_jain": float(ref.mean()),
+        "worst_running": float(worst["tasks_running"].median()),
+        "worst_waiting": float(worst["tasks_waiting"].median()),
+    }
 
 
 def fairness_over_time_figure(summaries: Mapping[str, pd.DataFrame]) -> Figure:

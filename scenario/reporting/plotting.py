@@ -1,5 +1,5 @@
-"""Plotting helpers shared by every report: atomic PNG output, scheduler labels, and the
-decimation of long series.
+"""Plotting helpers shared by every report: atomic PNG output, scheduler labels, the
+decimation of long series, and series averaged over seeds with their band.
 
 Figures are built on :class:`matplotlib.figure.Figure` objects directly (no pyplot global
 state) and written atomically: a temporary file in the destination directory, then
@@ -10,17 +10,21 @@ sample.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 from fairsim.atomic import atomic_path
+from fairsim.scenario.reporting.intervals import t_band
 
 logger = logging.getLogger(__name__)
 
@@ -169,3 +173,44 @@ def decimate(
     )
     keep = np.unique(np.minimum(keep, n - 1))
     return xs[keep], ys[keep]
+
+
+def seed_mean_lines(
+    ax: Axes,
+    series: Mapping[str, Sequence[pd.DataFrame]],
+    col: str,
+    scale: float,
+    *,
+    thin: bool = False,
+) -> None:
+    """Draw one line per label: the mean over seeds of a time series, with its 95 % band.
+
+    Only the instants every seed sampled are drawn; where one seed's value is missing the line
+    has a gap. The band is Student's t over the seeds
+    (:func:`fairsim.scenario.reporting.intervals.t_band`), drawn when there are two seeds or more.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw; the x axis is in hours.
+    series : mapping
+        Line label → one frame per seed with ``time_s`` (seconds) and ``col``.
+    col : str
+        The column drawn.
+    scale : float
+        Factor of the values (e.g. 100 for a fraction drawn in %).
+    thin : bool, optional
+        Draw the line through :func:`decimate`'s points (the band stays whole).
+    """
+    for label, frames in series.items():
+        times = functools.reduce(np.intersect1d, [f["time_s"].to_numpy(float) for f in frames])
+        stack = np.vstack(
+            [f.set_index("time_s")[col].reindex(times).to_numpy(float) for f in frames]
+        )
+        band = t_band(stack, axis=0)
+        mean = np.where(np.isnan(stack).any(axis=0), np.nan, band.mean)  # a gap where one is
+        t, v = decimate(times, mean) if thin else (times, mean)
+        (line,) = ax.plot(t / 3600.0, scale * v, label=label, lw=0.9)
+        if len(frames) > 1:
+            low, high = scale * (mean - band.half), scale * (mean + band.half)
+            ax.fill_between(times / 3600.0, low, high, color=line.get_color(), alpha=0.25)

@@ -7,6 +7,8 @@ constraints and return one column, the pooled cluster. ``hdrf`` is the only one 
 instance's queue tree (:data:`HIERARCHICAL`); the others refuse it. :data:`JOB_EXACT` holds the
 mechanisms whose input extends the contract with users' jobs over machine classes (``udrf``).
 Sources and tie-breaking rules: ``docs/mechanisms.md`` (``hdrf``: ``docs/hdrf.md``).
+:mod:`~fairsim.schedulers.exact.whole_task` solves DRFH restricted to whole tasks exactly (an
+integer program; not a ``fairsim solve`` mechanism).
 """
 
 from __future__ import annotations

@@ -411,15 +411,14 @@ def test_best_slots_rejects_empty_table() -> None:
 
 
 def test_fig5_means_and_dominance(results: Path) -> None:
-    stats = drfh_numbers.fig5_utilization(results, ["slots-14", "ff-drfh", "bf-drfh"])
+    stats = drfh_numbers.fig5_utilization(results, "slots-14")
     assert stats["mean"]["bf-drfh"]["cpu"] == pytest.approx(0.65, abs=1e-3)
     assert stats["above"]["bf-drfh>=ff-drfh"] == {"cpu": 1.0, "mem": 1.0}
     assert stats["above"]["ff-drfh>=slots-14"] == {"cpu": 1.0, "mem": 1.0}
 
 
 def test_fig6_per_bin_reduction(results: Path) -> None:
-    pairs = drfh_numbers.fig6_pairs(results, "bf-drfh", "slots-14")
-    assert pairs.attrs == {"a": "bf-drfh", "b": "slots-14"}
+    pairs = drfh_numbers.fig6_pairs(results, "slots-14")
     units = drfh_numbers.fig6_units(pairs.assign(seed=1))
     table = drfh_numbers.fig6_bin_estimates(units, seeds=1, n_resamples=0)
     assert table["bin"].tolist() == ["1-50", "51-100", "101-500", "501-1000", ">1000", "all"]
@@ -435,12 +434,10 @@ def test_fig6_per_bin_reduction(results: Path) -> None:
     per_job = [e.value for e in table["mean_of_ratios"]]
     assert per_job[0] == pytest.approx(0.0)
     assert per_job[4:] == pytest.approx([0.75, 0.3125])
-    # Default baseline is the best Slots run.
-    assert drfh_numbers.fig6_pairs(results).attrs["b"] == "slots-14"
 
 
 def test_fig7_completion_stats(results: Path) -> None:
-    stats = drfh_numbers.fig7_completion(results, "bf-drfh", "slots-14")
+    stats = drfh_numbers.fig7_completion(results, "slots-14")
     assert stats["users"] == 4
     assert stats["higher_under_a"] == pytest.approx(0.5)  # u2, u3
     assert stats["lower_under_a"] == pytest.approx(0.25)  # u4
@@ -476,21 +473,6 @@ def test_fig4_phase_means_skip_transients(results: Path) -> None:
     assert {u: v["dominant"] for u, v in three.items()} == pytest.approx(
         {"user 1": 0.26, "user 2": 0.26, "user 3": 0.26}
     )
-
-
-def test_whole_task_shares_on_one_server_by_hand() -> None:
-    server = pd.DataFrame({"server": ["s0"], "cpu": [1.0], "mem": [1.0]})
-    one = drfh_numbers.whole_task_shares(server, {"user 1": (0.2, 0.3)})
-    # divisible: 1 / 0.3 tasks use all the memory (fairsim.solve at full precision, never above
-    # the memory); whole: 3 tasks
-    assert one["divisible"] == pytest.approx({"user 1": 1.0}, abs=1e-12)
-    assert one["divisible"]["user 1"] <= 1.0
-    assert one["whole"] == pytest.approx({"user 1": 0.9})
-    two = drfh_numbers.whole_task_shares(server, {"user 1": (0.2, 0.3), "user 2": (0.5, 0.1)})
-    # divisible DRFH: equal shares g with CPU 0.2 g / 0.3 + 0.5 g / 0.5 = 1, g = 0.6; whole
-    # tasks by progressive filling: user 1 twice (0.6), user 2 once (0.5), then none fits
-    assert two["divisible"] == pytest.approx({"user 1": 0.6, "user 2": 0.6}, abs=1e-12)
-    assert two["whole"] == pytest.approx({"user 1": 0.6, "user 2": 0.5})
 
 
 def test_fig4_deficit_phases_leave_out_the_first_run_time(results: Path, tmp_path: Path) -> None:
@@ -624,20 +606,6 @@ def test_fig6_cdf_gaps() -> None:
     assert drfh_numbers.fig6_cdf_gaps(faster) == pytest.approx((0.0, 0.5))
     slower = _pairs([(1, 5, 20.0, 10.0), (2, 5, 40.0, 30.0)])
     assert drfh_numbers.fig6_cdf_gaps(slower) == pytest.approx((0.5, 0.0))
-
-
-def test_whole_task_drfh_is_the_exact_leximin_of_whole_tasks() -> None:
-    # one server (1 CPU, 1 memory); user a's task (0.6, 0.1), user b's (0.1, 0.6): one task each
-    # fits, two of either do not; divisible DRFH would give each 0.5/0.6 of its dominant resource
-    servers = pd.DataFrame({"server": ["s0"], "cpu": [1.0], "mem": [1.0]})
-    shares = drfh_numbers.whole_task_drfh(servers, {"a": (0.6, 0.1), "b": (0.1, 0.6)})
-    assert shares == pytest.approx({"a": 0.6, "b": 0.6})
-    # two servers, user a alone: 0.3-CPU tasks, three per server
-    two = pd.DataFrame({"server": ["s0", "s1"], "cpu": [1.0, 1.0], "mem": [1.0, 1.0]})
-    assert drfh_numbers.whole_task_drfh(two, {"a": (0.3, 0.1)}) == pytest.approx({"a": 0.9})
-    # bounded by its tasks present: user a has 1 task, user b takes the rest
-    shares = drfh_numbers.whole_task_drfh(two, {"a": (0.3, 0.1), "b": (0.3, 0.1)}, bounds={"a": 1})
-    assert shares == pytest.approx({"a": 0.15, "b": 0.75})
 
 
 def _claim(claims: list, start: str):
