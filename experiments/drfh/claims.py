@@ -204,8 +204,8 @@ def _fig4_deficit(numbers: dict[str, Any]) -> list[Claim]:
             "finish); the reference is the DRFH allocation restricted to whole tasks: the "
             "leximin global dominant shares over every placement of the active users' whole "
             "tasks (each bounded by its tasks present) on the same pool, an exact integer "
-            "program (`numbers.whole_task_drfh`, HiGHS), compared rank by rank since users may "
-            "trade equal levels",
+            "program (`schedulers/exact/whole_task.py`, HiGHS), compared rank by rank since "
+            "users may trade equal levels",
             f"bound: {paper.FIG4_BOUND_WHY}",
             f"per phase: {per_phase}",
             "with every instant of a phase after its first run time (the reference's own "
