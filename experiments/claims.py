@@ -180,8 +180,9 @@ class Claim(BaseModel):
         of its fields (``table2.slots-10.resource-cpu``); set by :func:`identify` (empty until
         then).
     quote : str
-        The paper's words the claim checks (:attr:`Statement.quote`; empty when the paper states
-        it in a figure or table only, or for our own checks).
+        The paper's words the claim checks (:attr:`Statement.quote`), or the table row it checks
+        as printed, after the table's caption and header (a claim on a table cell); empty when
+        the paper states it in a figure only, and for our own checks.
     paper : float, str or None
         The paper's value: a number (in ``unit``) or text.
     ours : float, str or None
@@ -1111,7 +1112,8 @@ def identify(claims: Sequence[Claim], statements: Sequence[Statement]) -> list[C
     Returns
     -------
     list of Claim
-        The claims with ``id`` and ``quote`` set (a claim that already has an id keeps it). A
+        The claims with ``id`` and ``quote`` set (a claim that already has an id keeps it, and
+        one built with its own quote, such as the table row it checks, keeps that quote). A
         claim that matches no statement gets its own words as id, and a second claim with an id
         already given gets ``.2`` (``.3``, ...) after it; both are logged as warnings.
     """
@@ -1124,7 +1126,8 @@ def identify(claims: Sequence[Claim], statements: Sequence[Statement]) -> list[C
                 m = pattern.match(c.statement)
                 if st.source == c.source and m:
                     pieces = [f"{n}-{_slug(v)}" for n, v in zip(names, m.groups(), strict=True)]
-                    c = c.model_copy(update={"id": ".".join([st.key, *pieces]), "quote": st.quote})
+                    ident = ".".join([st.key, *pieces])
+                    c = c.model_copy(update={"id": ident, "quote": c.quote or st.quote})
                     break
             else:  # a statement the paper.py does not list: its words as the id
                 log.warning("claim %r (%s): no statement of the paper", c.statement, c.source)

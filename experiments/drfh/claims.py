@@ -114,6 +114,7 @@ def _table_ii(numbers: dict[str, Any]) -> list[Claim]:
                 reason=CALIBRATION if calibrated else "",
             )
             keys = ("table_ii:memory",) if res == "mem" else (f"table_ii:{s}:cpu", "table_ii")
+            c = c.model_copy(update={"quote": paper.table_ii_row(s)})
             out.append(_explain(numbers, c, *keys))
     return out
 

@@ -30,6 +30,21 @@ TABLE_II: Final = MappingProxyType(
     }
 )
 
+#: Table II's caption and header, as printed: a Table II claim quotes them with the row it checks
+#: (:func:`table_ii_row`).
+TABLE_II_HEAD: Final = (
+    "TABLE II: Resource utilization of the Slots scheduler with different slot sizes. "
+    "Number of Slots | CPU Utilization | Memory Utilization"
+)
+
+
+def table_ii_row(slots: int) -> str:
+    """Table II's row of ``slots`` as printed ("16 per maximum server | 45.4% | 24.2%"), after
+    its caption and header: the quote of a claim on that row."""
+    cpu, mem = TABLE_II[slots]
+    return f"{TABLE_II_HEAD}: {slots} per maximum server | {cpu.text}% | {mem.text}%"
+
+
 #: Table II text: "dividing the maximum server ... into 14 slots leads to the highest overall
 #: utilization".
 TABLE_II_BEST_SLOTS: Final = 14
@@ -161,6 +176,8 @@ STATEMENTS: Final = (
         "table2_peak16",
         "Table II: CPU utilisation peaks at 16 slots (and falls at 20)",
         "Sec. VI, Table II",
+        "TABLE II [...] Number of Slots | CPU Utilization: "
+        + "; ".join(f"{k} per maximum server | {v[0].text}%" for k, v in TABLE_II.items()),
     ),
     Statement(
         "table2_best14",

@@ -169,7 +169,8 @@ def _table_iv_psdsf(r: Runs) -> list[Claim]:
         v = _printed_cell("psdsf", u, cols)
         est = r.seeds_of(lambda s, u=u, cols=cols: tasks(s, "psdsf")[u, list(cols)].sum())
         stmt = _ST["table4_psdsf"].where(user=u + 1, tasks=v, classes=where)
-        out.append(_agrees_cell(v, est, stmt, why))
+        claim = _agrees_cell(v, est, stmt, why)
+        out.append(claim.model_copy(update={"quote": paper.table_iv_row("psdsf", u)}))
     return out
 
 

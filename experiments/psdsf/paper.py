@@ -37,6 +37,24 @@ TABLE_IV: Final = MappingProxyType(
     }
 )
 
+#: Table IV's caption, as printed: a Table IV claim quotes it with the row it checks
+#: (:func:`table_iv_row`).
+TABLE_IV_CAPTION: Final = (
+    "TABLE IV: The total number of tasks allocated to each user from each class of servers "
+    "under PS-DSF and TSF allocations."
+)
+_TABLE_IV_NAMES: Final = {"psdsf": "PS-DSF", "tsf": "TSF"}
+
+
+def table_iv_row(mech: str, user: int) -> str:
+    """Table IV's row of ``user`` (0-3) under ``mech`` as printed, after its caption and the
+    columns' header ("PS-DSF | Class A | Class B | Class C | Class D: User 3 | 0 | 0 | 82.5 |
+    0"): the quote of a claim on that row."""
+    cells = " | ".join(c.text for c in TABLE_IV[mech][user])
+    head = f"{_TABLE_IV_NAMES[mech]} | Class A | Class B | Class C | Class D"
+    return f"{TABLE_IV_CAPTION} {head}: User {user + 1} | {cells}"
+
+
 #: The model tolerance of every PS-DSF claim that compares with a number of Table IV, in paper
 #: tasks: 0.25 (one of the four small tasks a paper task is run as), added to the table's printed
 #: precision (``docs/psdsf.md`` says why).

@@ -395,3 +395,26 @@ def test_identify_gives_each_claim_the_id_and_quote_of_its_statement(tmp_path, c
     assert "given twice" in caplog.text and "no statement of the paper" in caplog.text
     # the source is part of the match: the same words from another section are another claim
     assert C.identify([claim("Fig. 4: u's share", "Fig. 5")], statements)[0].quote == ""
+
+
+def test_a_table_cell_claim_keeps_the_row_it_quotes():
+    """A claim built with its own quote (a table's row) keeps it through ``identify``; the DRFH
+    Table II and PS-DSF Table IV rows are quoted as the papers print them."""
+    from fairsim.experiments.drfh import paper as drfh
+    from fairsim.experiments.psdsf import paper as psdsf
+
+    st = (C.Statement("table2", "Table II: Slots with {slots} slots", "Table II"),)
+    row = drfh.table_ii_row(16)
+    built = C.judged(
+        "Table II: Slots with 16 slots", "Table II", 0.454, 0.45, True, rule="r", seeds=1
+    )
+    one = C.identify([built.model_copy(update={"quote": row})], st)[0]
+    assert (one.id, one.quote) == ("table2.slots-16", row)
+    assert row.endswith("Memory Utilization: 16 per maximum server | 45.4% | 24.2%")
+    assert row.startswith("TABLE II: Resource utilization of the Slots scheduler")
+    assert psdsf.table_iv_row("psdsf", 2).endswith(
+        "PS-DSF | Class A | Class B | Class C | Class D: User 3 | 0 | 0 | 82.5 | 0"
+    )
+    assert psdsf.table_iv_row("tsf", 3).endswith(
+        "TSF | Class A | Class B | Class C | Class D: User 4 | 0 | 0 | 8.05 | 27.5"
+    )

@@ -628,6 +628,8 @@ def test_report_over_two_seeds_writes_claims_and_intervals(out: Path) -> None:
     assert len(set(ids)) == len(ids)
     assert {i.split(".")[0] for i in ids} <= set(paper.BY_KEY)
     assert "table2.slots-10.resource-cpu" in ids
+    cell = next(r for r in raw if r["id"] == "table2.slots-10.resource-cpu")
+    assert cell["quote"].endswith("10 per maximum server | 35.1% | 23.4%")  # the row it checks
     # Fig. 4: user 1 alone's CPU and memory (its dominant share is the memory share, not a second
     # claim); "26 % to all three users" is one claim over the three
     fig4 = [i for i in ids if i.startswith("fig4.")]
