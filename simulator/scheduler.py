@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState, ClusterView
+from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
 
 
 class Eviction(NamedTuple):
@@ -418,7 +418,7 @@ class WaitingTasks(DelegatingScheduler):
                 del self.waiting[item[0]]
             yield item
 
-    def wasted(self, cluster: ClusterState) -> np.ndarray:
+    def wasted(self) -> np.ndarray:
         """Free resources of the servers where some waiting task could start now.
 
         UDRF paper (Tahir et al.), Section II-A: resources are wasted when they stay idle
@@ -426,19 +426,17 @@ class WaitingTasks(DelegatingScheduler):
         define further). A server counts when a waiting task's demand fits its free resources
         and the task's placement constraint (:meth:`ClusterView.task_mask`) allows it.
 
-        Parameters
-        ----------
-        cluster : ClusterState
-            The pool at the sample time (the one this scheduler is bound to).
+        Read from the bound cluster view (:attr:`cluster_`: its free and total resources) at
+        the time of the call.
 
         Returns
         -------
         ndarray, shape (n_resources,)
             Wasted amount of every resource as a fraction of the pool's total.
         """
-        free = np.asarray(cluster.free)
-        usable = np.zeros(len(free), dtype=bool)
         view = self.cluster_
+        free = np.asarray(view.free)
+        usable = np.zeros(len(free), dtype=bool)
         kinds: dict[tuple[tuple[float, ...], int], np.ndarray | None] = {}
         for task, demand in self.waiting.items():
             mask = view.task_mask(task)
@@ -450,5 +448,5 @@ class WaitingTasks(DelegatingScheduler):
             if mask is not None:
                 fits &= mask
             usable |= fits
-        total = np.asarray(cluster.total)
+        total = np.asarray(view.total)
         return free[usable].sum(axis=0) / np.where(total > 0, total, 1.0)

@@ -179,7 +179,7 @@ def run_seed(
     def sample(run: SchedulerRun, t: float, cluster: ClusterState) -> None:
         watch = run.scheduler
         assert isinstance(watch, WaitingTasks)
-        w = watch.wasted(cluster)
+        w = watch.wasted()
         waste_rows.append((run.name, t, float(w[0]), float(w[1])))
         if isinstance(watch.inner, UDRF) and watch.inner.pending():
             deg = list(watch.inner.degrees().values())
