@@ -383,34 +383,11 @@ class YarnFair(PlaceableOncePerDemand):
         self.task_demand_[task] = np.asarray(demand, dtype=np.float64)
         self._wait(app, task)
 
-    def _release(self, task: int) -> _App:
+    def _stop(self, task: int) -> _App:
+        """Take a running task's usage out of its application and queues (ended or evicted)."""
         app = self.apps_[self.task_app_[task]]
         d = self.task_demand_[task]
-        before = True
-        app.use -= d
-        app.running -= 1
-        app.run.discard(task)
-        for k in self.path_[app.node]:
-            self.use_[k] -= d
-            self.demand_[k] -= d
-        self._active_change(app, before)
-        self._touch(app)
-        return app
-
-    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
-        """The task's usage leaves its application and queues."""
-        if task in self.doomed_:  # ended before its kill: nothing to preempt any more
-            self.doomed_.discard(task)
-            self.apps_[self.task_app_[task]].leaving -= self.task_demand_[task]
-        self._release(task)
-        del self.task_app_[task], self.task_demand_[task]
-
-    def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
-        """The evicted task waits again in its application, in submission order."""
-        # running -> waiting: the application stays active (its timer goes on)
-        app = self.apps_[self.task_app_[task]]
-        d = self.task_demand_[task]
-        if task in self.doomed_:
+        if task in self.doomed_:  # ended or evicted before its kill: nothing to preempt any more
             self.doomed_.discard(task)
             app.leaving -= d
         app.use -= d
@@ -419,6 +396,19 @@ class YarnFair(PlaceableOncePerDemand):
         for k in self.path_[app.node]:
             self.use_[k] -= d
             self.demand_[k] -= d
+        return app
+
+    def on_completion(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """The task's usage leaves its application and queues."""
+        app = self._stop(task)
+        self._active_change(app, True)
+        self._touch(app)
+        del self.task_app_[task], self.task_demand_[task]
+
+    def on_eviction(self, task: int, user: int, demand: tuple[float, ...], server: int) -> None:
+        """The evicted task waits again in its application, in submission order."""
+        # running -> waiting: the application stays active (its timer goes on)
+        app = self._stop(task)
         app.running += 1  # _wait sees it active
         self._wait(app, task)
         app.running -= 1
