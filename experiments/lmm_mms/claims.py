@@ -51,10 +51,10 @@ from fairsim.experiments.lmm_mms.experiment import (
     FAMILIES,
     LABELS,
     MECHANISMS,
-    PooledQuantiles,
     Units,
     sharing_matrix,
 )
+from fairsim.scenario.reporting.bootstrap import PooledQuantiles
 
 #: Differences smaller than this are the solvers' rounding, counted as 0.
 TOL = 1e-9
@@ -647,26 +647,6 @@ def build_claims(frame: pd.DataFrame, share: pd.DataFrame) -> list[Claim]:
     )
 
 
-#: The statements compared with DRF and AF, each judged once: (key, field, the field's value
-#: under the reading that decides the verdict, under the reading shown beside it).
-TWO_READINGS = tuple(
-    ("fig3_balanced", "baselines", "unbounded, capped baselines", "bounded AF")
-    if key == "fig3_balanced"
-    else (key, "family", "unbounded, capped", "bounded")
-    for key in (
-        "fig2_above",
-        "fig3_balanced",
-        "fig3_ahead",
-        "fig4_above",
-        "section6",
-        "fig5_above",
-        "fig6_better",
-        "fig4_lead_grows",
-        "fig5_many_users",
-        "section6_completion",
-    )
-)
-
 _HALF = (
     "half decided by the identity: '{}' is guaranteed by the consistency row above_unbounded; "
     "only '{}' is left to the data"
@@ -674,11 +654,12 @@ _HALF = (
 _NOT_BELOW = _HALF.format("not below", "strictly above")
 _AS_HIGH = _HALF.format("at least as high on CPU and memory", "higher on one")
 _BY_DATA = "decided by the data: {} is not bounded by the identity"
-#: What decides each statement compared with DRF and AF under the chosen reading, besides the
-#: data (issue 44: a claim that cannot fail is not evidence). Under the reconstructed MMS
-#: definition LMM-MMS equals bounded DRF, and it is never below the unbounded, capped baselines
-#: (the consistency row ``above_unbounded``): "at least as high" against them is guaranteed,
-#: only "strictly higher" (or a size, or a trend) is left to the data.
+#: The statements compared with DRF and AF, each judged once (:func:`judged_once`), and what
+#: decides each under the chosen reading, besides the data (issue 44: a claim that cannot fail is
+#: not evidence). Under the reconstructed MMS definition LMM-MMS equals bounded DRF, and it is
+#: never below the unbounded, capped baselines (the consistency row ``above_unbounded``): "at
+#: least as high" against them is guaranteed, only "strictly higher" (or a size, or a trend) is
+#: left to the data.
 DECIDED_BY: dict[str, str] = {
     "fig3_balanced": "decided by the identity, not the data: LMM-MMS is never below the "
     "unbounded, capped baselines in any sample (consistency row above_unbounded), so 'at least "
@@ -726,7 +707,8 @@ def judged_once(claims: Sequence[Claim], *, identity_gap: float | None = None) -
     Parameters
     ----------
     claims : sequence of Claim
-        One claim per statement and reading (:data:`TWO_READINGS`), in the report's order.
+        One claim per statement and reading (each statement of :data:`DECIDED_BY`), in the
+        report's order.
     identity_gap : float, optional
         The largest difference between LMM-MMS and bounded DRF (``equals_drf``). Given, each
         merged claim's reason begins with what decides it (:data:`DECIDED_BY`, and for the
@@ -742,10 +724,14 @@ def judged_once(claims: Sequence[Claim], *, identity_gap: float | None = None) -
     by_text = {c.statement: i for i, c in enumerate(claims)}
     merged: dict[int, Claim] = {}
     dropped: set[int] = set()
-    for key, field, chosen, other in TWO_READINGS:
-        st = _ST[key]
-        i = by_text.get(st.format(**{field: chosen}))
-        j = by_text.get(st.format(**{field: other}))
+    for key in DECIDED_BY:
+        field, chosen, other = (
+            ("baselines", "unbounded, capped baselines", "bounded AF")
+            if key == "fig3_balanced"
+            else ("family", "unbounded, capped", "bounded")
+        )
+        i = by_text.get(_ST[key].format(**{field: chosen}))
+        j = by_text.get(_ST[key].format(**{field: other}))
         if i is None or j is None:
             continue
         label = other if field == "baselines" else f"{other} baselines"

@@ -414,32 +414,3 @@ def sharing_matrix(share: pd.DataFrame, users: int, mechanism: str) -> np.ndarra
     g = share[(share["users"] == users) & (share["mechanism"] == mechanism)]
     g = g.sort_values(["seed", "sample", "user"])
     return g["sharing_degree"].to_numpy(dtype=float).reshape(-1, users)
-
-
-class PooledQuantiles:
-    """Quantiles of the values of several units pooled, for any resample of the units.
-
-    A resample (unit indices with repeats) weighs every value by the number of times its unit was
-    drawn; the quantile at level q is the smallest value whose cumulative weight reaches
-    q times the total (the inverse of the pooled empirical CDF). Sorting once makes each resample
-    one cumulative sum.
-
-    Parameters
-    ----------
-    values : ndarray, shape (n_units, n_per_unit)
-        The values of every unit.
-    """
-
-    def __init__(self, values: np.ndarray) -> None:
-        v = np.asarray(values, dtype=float)
-        order = np.argsort(v, axis=None, kind="stable")
-        self.n_units = v.shape[0]
-        self._sorted = v.ravel()[order]
-        self._unit = order // v.shape[1]
-
-    def __call__(self, idx: np.ndarray, levels: np.ndarray) -> np.ndarray:
-        """Quantiles at ``levels`` (in (0, 1]) of the units ``idx`` pooled."""
-        counts = np.bincount(idx, minlength=self.n_units).astype(float)
-        cum = np.cumsum(counts[self._unit])
-        pos = np.searchsorted(cum, np.asarray(levels) * cum[-1] - 1e-9, side="left")
-        return self._sorted[np.minimum(pos, len(self._sorted) - 1)]

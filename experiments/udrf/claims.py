@@ -21,7 +21,6 @@ How each statement is decided:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,6 @@ import pandas as pd
 from fairsim.experiments import kit
 from fairsim.experiments.claims import (
     Claim,
-    Estimate,
     across_seeds,
     bounded,
     by_construction,
@@ -46,14 +44,6 @@ from fairsim.experiments.udrf import paper
 from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
 
 _ST = paper.BY_KEY
-
-
-def _rho(e: Estimate) -> str:
-    return kit.estimate(e, "", "+.2f")
-
-
-def _rhos(values: Sequence[float]) -> str:
-    return ", ".join(kit.number(v, "", "+.2f") for v in values)
 
 
 def _classes(data: N.Seeds) -> int:
@@ -76,7 +66,7 @@ def _rising(
         *_ST[key].where(),
         "increasing",
         rho.value,
-        reason=why.format(rho=_rho(rho)),
+        reason=why.format(rho=kit.estimate(rho, "", "+.2f")),
         seeds=len(data.seeds),
         holds=rho.finite and rho.bounds()[0] > 0,
     )
@@ -300,7 +290,7 @@ def _jobs_trend(
     fn = grouped(frame[x].to_numpy(int), *(frame[y].to_numpy(float) for y in ys))
     n = len(data.seeds)
     rho = spearman_trend(len(frame), fn, seeds=n, what="jobs", clusters=frame["seed"].to_numpy())
-    per = _rhos(N.seed_rhos(data, frame, grouped, *cols))
+    per = ", ".join(kit.number(r, "", "+.2f") for r in N.seed_rhos(data, frame, grouped, *cols))
     return trend(*_ST[key].where(), "increasing", rho, reason=f"{why}; rho per seed: {per}")
 
 

@@ -121,15 +121,6 @@ def test_lead_rule() -> None:
     assert lmm_claims.lead(np.array([0.0, -1e-12])) == 0.0
 
 
-def test_pooled_quantiles_weigh_units_by_their_draws() -> None:
-    v = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    pq = repro.PooledQuantiles(v)
-    levels = np.array([0.25, 0.5, 1.0])
-    np.testing.assert_array_equal(pq(np.arange(3), np.array([1 / 6, 0.5, 1.0])), [1, 3, 6])
-    # units 0, 0, 2: values 1, 2, 1, 2, 5, 6
-    np.testing.assert_array_equal(pq(np.array([0, 0, 2]), levels), [1, 2, 6])
-
-
 @pytest.mark.slow
 def test_quick_reproduction_two_seeds(tmp_path: Path) -> None:
     # the steps of fairsim.experiments.kit.reproduce, with the conversion cached in tmp_path

@@ -1,0 +1,74 @@
+"""Percentile-bootstrap intervals over resampled units (samples, seeds x samples), vectorised
+for the figures and tables that draw many of them: the mean of every column
+(:func:`mean_intervals`) and the quantiles of the values of several units pooled
+(:class:`PooledQuantiles`). The method is the percentile bootstrap of
+:func:`fairsim.experiments.claims.bootstrap_units` (B. Efron, R. Tibshirani, *An Introduction to
+the Bootstrap*, 1993, Ch. 13): units drawn with replacement, the interval the
+``(1 ± level) / 2`` quantiles of the resampled statistic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairsim.scenario.reporting.intervals import LEVEL
+
+
+def mean_intervals(
+    values: np.ndarray, *, n_resamples: int, level: float = LEVEL, random_seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile-bootstrap intervals of the mean of every column over the units (rows).
+
+    Parameters
+    ----------
+    values : ndarray, shape (n_units, n_columns)
+    n_resamples : int
+        Resamples of the rows, shared by the columns.
+    level : float
+        The two-sided confidence level.
+    random_seed : int
+        Seed of the resampling (the intervals are reproducible).
+
+    Returns
+    -------
+    low, high : ndarray, shape (n_columns,)
+        Equal to the mean for fewer than two units.
+    """
+    v = np.asarray(values, dtype=float)
+    n = v.shape[0]
+    if n < 2:
+        m = v.mean(axis=0)
+        return m, m
+    rng = np.random.default_rng(random_seed)
+    means = np.stack([v[rng.integers(0, n, size=n)].mean(axis=0) for _ in range(n_resamples)])
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return low, high
+
+
+class PooledQuantiles:
+    """Quantiles of the values of several units pooled, for any resample of the units.
+
+    A resample (unit indices with repeats) weighs every value by the number of times its unit was
+    drawn; the quantile at level q is the smallest value whose cumulative weight reaches
+    q times the total (the inverse of the pooled empirical CDF). Sorting once makes each resample
+    one cumulative sum.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n_units, n_per_unit)
+        The values of every unit.
+    """
+
+    def __init__(self, values: np.ndarray) -> None:
+        v = np.asarray(values, dtype=float)
+        order = np.argsort(v, axis=None, kind="stable")
+        self.n_units = v.shape[0]
+        self._sorted = v.ravel()[order]
+        self._unit = order // v.shape[1]
+
+    def __call__(self, idx: np.ndarray, levels: np.ndarray) -> np.ndarray:
+        """Quantiles at ``levels`` (in (0, 1]) of the units ``idx`` pooled."""
+        counts = np.bincount(idx, minlength=self.n_units).astype(float)
+        cum = np.cumsum(counts[self._unit])
+        pos = np.searchsorted(cum, np.asarray(levels) * cum[-1] - 1e-9, side="left")
+        return self._sorted[np.minimum(pos, len(self._sorted) - 1)]
