@@ -643,17 +643,17 @@ def build_claims(frame: pd.DataFrame, share: pd.DataFrame) -> list[Claim]:
             *_fig6_claims(d),
             *checks,
         ],
-        identity_gap=float(checks[0].ours or 0.0),
+        float(checks[0].ours or 0.0),
     )
 
 
 _HALF = (
-    "half decided by the identity: '{}' is guaranteed by the consistency row above_unbounded; "
+    "Half decided by the identity: '{}' is guaranteed by the consistency row above_unbounded; "
     "only '{}' is left to the data"
 )
 _NOT_BELOW = _HALF.format("not below", "strictly above")
 _AS_HIGH = _HALF.format("at least as high on CPU and memory", "higher on one")
-_BY_DATA = "decided by the data: {} is not bounded by the identity"
+_BY_DATA = "Decided by the data: {} is not bounded by the identity"
 #: The statements compared with DRF and AF, each judged once (:func:`judged_once`), and what
 #: decides each under the chosen reading, besides the data (issue 44: a claim that cannot fail is
 #: not evidence). Under the reconstructed MMS definition LMM-MMS equals bounded DRF, and it is
@@ -661,7 +661,7 @@ _BY_DATA = "decided by the data: {} is not bounded by the identity"
 #: least as high" against them is guaranteed, only "strictly higher" (or a size, or a trend) is
 #: left to the data.
 DECIDED_BY: dict[str, str] = {
-    "fig3_balanced": "decided by the identity, not the data: LMM-MMS is never below the "
+    "fig3_balanced": "Decided by the identity, not the data: LMM-MMS is never below the "
     "unbounded, capped baselines in any sample (consistency row above_unbounded), so 'at least "
     "as good' cannot fail",
     "fig2_above": _NOT_BELOW,
@@ -697,7 +697,7 @@ def _bounded_reading(key: str, gap: float) -> str:
     )
 
 
-def judged_once(claims: Sequence[Claim], *, identity_gap: float | None = None) -> list[Claim]:
+def judged_once(claims: Sequence[Claim], identity_gap: float) -> list[Claim]:
     """Each statement compared with DRF and AF judged once (issue 44): by the reading of the
     baselines the paper's text supports, unbounded then capped
     (:data:`~fairsim.experiments.lmm_mms.paper.BASELINES_READING`), the bounded reading's
@@ -709,10 +709,10 @@ def judged_once(claims: Sequence[Claim], *, identity_gap: float | None = None) -
     claims : sequence of Claim
         One claim per statement and reading (each statement of :data:`DECIDED_BY`), in the
         report's order.
-    identity_gap : float, optional
-        The largest difference between LMM-MMS and bounded DRF (``equals_drf``). Given, each
-        merged claim's reason begins with what decides it (:data:`DECIDED_BY`, and for the
-        bounded reading the identity).
+    identity_gap : float
+        The largest difference between LMM-MMS and bounded DRF (``equals_drf``): each merged
+        claim's reason begins with what decides it (:data:`DECIDED_BY`, and for the bounded
+        reading the identity).
 
     Returns
     -------
@@ -735,21 +735,13 @@ def judged_once(claims: Sequence[Claim], *, identity_gap: float | None = None) -
         if i is None or j is None:
             continue
         label = other if field == "baselines" else f"{other} baselines"
-        beside = claims[j]
-        if identity_gap is not None:
-            why = "; ".join(x for x in (_bounded_reading(key, identity_gap), beside.reason) if x)
-            beside = beside.model_copy(update={"reason": why})
+        why = "; ".join(x for x in (_bounded_reading(key, identity_gap), claims[j].reason) if x)
         one = one_reading(
             claims[i],
-            [(label, beside)],
+            [(label, claims[j].model_copy(update={"reason": why}))],
             reading="the unbounded, capped baselines",
             why=paper.BASELINES_READING,
         )
-        if identity_gap is not None:
-            decided = DECIDED_BY[key]
-            one = one.model_copy(
-                update={"reason": f"{decided[:1].upper()}{decided[1:]}. {one.reason}"}
-            )
-        merged[i] = one
+        merged[i] = one.model_copy(update={"reason": f"{DECIDED_BY[key]}. {one.reason}"})
         dropped.add(j)
     return [merged.get(i, c) for i, c in enumerate(claims) if i not in dropped]

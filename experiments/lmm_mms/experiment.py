@@ -57,8 +57,8 @@ LABELS = {
 }
 #: A resource is saturated in a sample when LMM-MMS uses at least this share of it.
 SATURATED = 1 - 1e-6
-#: User scales whose samples also give the sharing degree of every user (Fig. 6).
-SHARING_USERS = (50, 100, 300)
+#: User scales whose samples also give the sharing degree of every user (Fig. 6's, and 50).
+SHARING_USERS = (50, *paper.SHARING_SCALES)
 ELEPHANT_QUANTILE = 0.90
 #: Samples per setting with ``--quick``.
 QUICK_SAMPLES = 10

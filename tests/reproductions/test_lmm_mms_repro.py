@@ -108,7 +108,7 @@ def test_statements_judged_once_by_the_capped_reading() -> None:
     d = lmm_claims._Data(_fig2([(WASTE, (10.0, 10.0))]), pd.DataFrame())
     both = lmm_claims._fig5_claims(d)
     assert len(both) == 2
-    (one,) = lmm_claims.judged_once(both)
+    (one,) = lmm_claims.judged_once(both, 0.0)
     assert one.statement == both[1].statement and one.verdict == both[1].verdict
     assert "judged by the unbounded, capped baselines" in one.reason
     assert "the other reading, bounded baselines: — n/a" in one.reason
