@@ -103,13 +103,7 @@ def _sharing(share: pd.DataFrame, path: Path) -> None:
             x = pq(np.arange(pq.n_units), CDF_LEVELS)
             ax.step(x, CDF_LEVELS, where="post", label=LABELS[mech], color=color, lw=1.3, ls=ls)
             if pq.n_units > 1:
-                boot = np.stack(
-                    [
-                        pq(np.asarray(rng.integers(0, pq.n_units, size=pq.n_units)), CDF_LEVELS)
-                        for _ in range(CDF_RESAMPLES)
-                    ]
-                )
-                lo, hi = np.quantile(boot, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], axis=0)
+                lo, hi = pq.interval(CDF_LEVELS, n_resamples=CDF_RESAMPLES, rng=rng, level=LEVEL)
                 ax.fill_betweenx(CDF_LEVELS, lo, hi, color=color, alpha=0.2, lw=0, step="post")
         ax.axvline(1.0, color="k", linewidth=0.8, linestyle=":")
         ax.set_xscale("log")

@@ -314,13 +314,3 @@ def per_scheduler(jct: pd.DataFrame, waste: pd.DataFrame) -> dict[str, dict[str,
             "wasted_mean": {r: float(w[r].mean()) for r in ("cpu", "mem")},
         }
     return per
-
-
-def paired(jct: pd.DataFrame, base: str, other: str) -> pd.DataFrame:
-    """The jobs completed under both schedulers: their times side by side (suffixes _b, _o)."""
-    cols = ["job_id", "jct_s", "wait_s", "exec_s", "entry_s", "submit_s"]
-    keep = [c for c in ("seed", "repetitions", "classes", "user") if c in jct.columns]
-    a = jct.loc[jct["scheduler"] == base, [*cols, *(["seed"] if "seed" in keep else [])]]
-    b = jct.loc[jct["scheduler"] == other, [*cols, *keep]]
-    on = ["seed", "job_id"] if "seed" in keep else ["job_id"]
-    return a.merge(b, on=on, suffixes=("_b", "_o")).dropna(subset=["jct_s_b", "jct_s_o"])

@@ -27,7 +27,7 @@ import pandas as pd
 
 from fairsim.experiments.claims import Estimate, across_seeds, bootstrap_units, spearman
 from fairsim.experiments.kit import seed_dir
-from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME, paired
+from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
 from fairsim.simulator.constraints import needed_classes_distribution
 
 #: The two readings of a JCT reduction over a set of paired jobs: the mean of the per-job
@@ -112,7 +112,11 @@ def paired_diff(data: Seeds, key: str, sub: str | None = None) -> Estimate:
 def pooled_pairs(data: Seeds, base: str = BASELINE, other: str = UDRF_NAME) -> pd.DataFrame:
     """The jobs completed under both schedulers in every seed, side by side (suffixes ``_b``,
     ``_o``); a unit of the bootstrap is one job of one seed."""
-    return paired(data.jct, base, other).reset_index(drop=True)
+    times = ["job_id", "jct_s", "wait_s", "exec_s", "entry_s", "submit_s", "seed"]
+    a = data.jct.loc[data.jct["scheduler"] == base, times]
+    b = data.jct.loc[data.jct["scheduler"] == other, [*times, "repetitions", "classes", "user"]]
+    both = a.merge(b, on=["seed", "job_id"], suffixes=("_b", "_o"))
+    return both.dropna(subset=["jct_s_b", "jct_s_o"]).reset_index(drop=True)
 
 
 def job_reduction(num: np.ndarray, den: np.ndarray) -> np.ndarray:

@@ -72,3 +72,29 @@ class PooledQuantiles:
         cum = np.cumsum(counts[self._unit])
         pos = np.searchsorted(cum, np.asarray(levels) * cum[-1] - 1e-9, side="left")
         return self._sorted[np.minimum(pos, len(self._sorted) - 1)]
+
+    def interval(
+        self,
+        levels: np.ndarray,
+        *,
+        n_resamples: int,
+        rng: np.random.Generator,
+        level: float = LEVEL,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Percentile-bootstrap intervals of the quantiles at ``levels`` over resamples of the
+        units drawn from ``rng``.
+
+        Returns
+        -------
+        low, high : ndarray, shape (len(levels),)
+            NaN for fewer than two units (nothing drawn from ``rng``).
+        """
+        n = self.n_units
+        if n < 2:
+            nan = np.full(np.shape(levels), np.nan)
+            return nan, nan
+        boot = np.stack(
+            [self(np.asarray(rng.integers(0, n, size=n)), levels) for _ in range(n_resamples)]
+        )
+        low, high = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        return low, high

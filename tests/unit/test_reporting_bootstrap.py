@@ -23,3 +23,17 @@ def test_mean_intervals_bracket_the_column_means() -> None:
     np.testing.assert_array_equal([low[1], high[1]], [1.0, 1.0])  # a constant column
     # one unit: no interval, the mean itself
     np.testing.assert_array_equal(mean_intervals(v[:1], n_resamples=500), ([0.0, 1.0], [0.0, 1.0]))
+
+
+def test_pooled_quantile_intervals_hold_the_quantiles() -> None:
+    v = np.arange(40, dtype=float).reshape(10, 4)
+    pq = PooledQuantiles(v)
+    levels = np.array([0.25, 0.5, 0.75])
+    low, high = pq.interval(levels, n_resamples=300, rng=np.random.default_rng(0))
+    point = pq(np.arange(10), levels)
+    assert (low <= point).all() and (point <= high).all() and (low < high).all()
+    # one unit: no interval
+    low, high = PooledQuantiles(v[:1]).interval(
+        levels, n_resamples=300, rng=np.random.default_rng(0)
+    )
+    assert np.isnan(low).all() and np.isnan(high).all()
