@@ -100,8 +100,8 @@ class _Data:
         ks = self.u.keys(fig) if keys is None else keys
         return np.stack([self.u.get(fig, k, metric, mech) for k in ks])
 
-    def boot(self, stat: Callable[[np.ndarray], float], **kw: Any) -> Estimate:
-        return bootstrap_units(self.n, stat, seeds=self.seeds, what="samples", **kw)
+    def boot(self, stat: Callable[[np.ndarray], float]) -> Estimate:
+        return bootstrap_units(self.n, stat, seeds=self.seeds, what="samples")
 
     def settings(self) -> list[tuple[str, Any]]:
         """Every (figure, setting) of Figs. 2-4."""

@@ -42,6 +42,7 @@ from fairsim.experiments.claims import (
 from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf import paper
 from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
+from fairsim.scenario.reporting.bootstrap import grouped_mean
 
 _ST = paper.BY_KEY
 
@@ -58,7 +59,7 @@ def _rising(
     frame = frame.reset_index(drop=True)
     rho = spearman_trend(
         len(frame),
-        N.grouped_mean(frame[x].to_numpy(float), frame[y].to_numpy(float)),
+        grouped_mean(frame[x].to_numpy(float), frame[y].to_numpy(float)),
         seeds=len(data.seeds),
         what=what,
     )
@@ -332,7 +333,7 @@ def _queue(data: N.Seeds) -> list[Claim]:
     pairs = pairs.assign(gap_s=pairs["jct_s_b"] - pairs["jct_s_o"])
     base = data.jct[data.jct["scheduler"] == BASELINE].dropna(subset=["jct_s"])
     gap, drf = (
-        _jobs_trend(data, "queue_reps", frame, N.grouped_mean, ("repetitions", col), why)
+        _jobs_trend(data, "queue_reps", frame, grouped_mean, ("repetitions", col), why)
         for frame, col, why in (
             (pairs, "gap_s", "mean JCT gap (DRF minus UDRF) by repetitions"),
             (base.reset_index(drop=True), "jct_s", f"{BASELINE}'s mean JCT by repetitions"),

@@ -1,13 +1,17 @@
 """Percentile-bootstrap intervals over resampled units (samples, seeds x samples), vectorised
 for the figures and tables that draw many of them: the mean of every column
-(:func:`mean_intervals`) and the quantiles of the values of several units pooled
-(:class:`PooledQuantiles`). The method is the percentile bootstrap of
-:func:`fairsim.experiments.claims.bootstrap_units` (B. Efron, R. Tibshirani, *An Introduction to
-the Bootstrap*, 1993, Ch. 13): units drawn with replacement, the interval the
-``(1 ± level) / 2`` quantiles of the resampled statistic.
+(:func:`mean_intervals`), the quantiles of the values of several units pooled
+(:class:`PooledQuantiles`), and statistics per group of units of a resample
+(:func:`grouped_mean`, :func:`grouped_ratio`, :func:`grouped_job_reduction`). The method is
+the percentile bootstrap of :func:`fairsim.experiments.claims.bootstrap_units` (B. Efron,
+R. Tibshirani, *An Introduction to the Bootstrap*, 1993, Ch. 13): units drawn with replacement,
+the interval the ``(1 ± level) / 2`` quantiles of the resampled statistic.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +47,59 @@ def mean_intervals(
     means = np.stack([v[rng.integers(0, n, size=n)].mean(axis=0) for _ in range(n_resamples)])
     low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return low, high
+
+
+def job_reduction(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Each job's own reduction ``1 - num / den`` (NaN where ``den <= 0``)."""
+    a = np.asarray(num, dtype=float)
+    b = np.asarray(den, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b > 0, 1.0 - a / b, np.nan)
+
+
+#: A statistic of a resample: ``idx -> (groups, value per group)`` over the units ``idx``, for
+#: :func:`fairsim.experiments.claims.spearman_trend` (a trend over the groups).
+Grouped = Callable[[np.ndarray], tuple[list[float], list[float]]]
+
+
+def _per_group(
+    key: np.ndarray, num: np.ndarray, den: np.ndarray, post: Callable[[Any], Any] = lambda q: q
+) -> Grouped:
+    """``idx -> (groups, post(sum(num) / sum(den)) per group)`` over the units ``idx`` (groups
+    with no unit in the resample, or a zero denominator, are left out)."""
+    groups, pos = np.unique(key, return_inverse=True)
+    pos = pos.ravel()
+    n = len(groups)
+
+    def f(idx: np.ndarray) -> tuple[list[float], list[float]]:
+        p = pos[idx]
+        d = np.bincount(p, weights=den[idx], minlength=n)
+        u = np.bincount(p, weights=num[idx], minlength=n)
+        ok = d > 0
+        return groups[ok].tolist(), post(u[ok] / d[ok]).tolist()
+
+    return f
+
+
+def grouped_ratio(key: np.ndarray, num: np.ndarray, den: np.ndarray) -> Grouped:
+    """``idx -> (groups, 1 - sum(num) / sum(den) per group)`` over the units ``idx``: the
+    reduction of the mean, e.g. of the JCT ``1 - mean(new) / mean(baseline)``, of every group of
+    jobs in a resample (groups with no job in it, or a zero denominator, are left out)."""
+    return _per_group(key, num, den, lambda q: 1.0 - q)
+
+
+def grouped_job_reduction(key: np.ndarray, num: np.ndarray, den: np.ndarray) -> Grouped:
+    """``idx -> (groups, mean of 1 - num / den per group)`` over the units ``idx``: the mean of
+    the per-job reductions (:func:`job_reduction`), e.g. ``1 - jct_new / jct_baseline``, of every
+    group of jobs in a resample (jobs with ``den <= 0`` left out; groups with no job left, too)."""
+    r = job_reduction(num, den)
+    ok = np.isfinite(r)
+    return _per_group(key, np.where(ok, r, 0.0), ok.astype(float))
+
+
+def grouped_mean(key: np.ndarray, value: np.ndarray) -> Grouped:
+    """``idx -> (groups, mean value per group)`` over the units ``idx``."""
+    return _per_group(key, value, np.ones(len(value)))
 
 
 class PooledQuantiles:
