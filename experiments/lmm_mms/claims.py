@@ -100,6 +100,10 @@ class _Data:
         ks = self.u.keys(fig) if keys is None else keys
         return np.stack([self.u.get(fig, k, metric, mech) for k in ks])
 
+    def mean(self, fig: str, key: Any, metric: str, mech: str, idx: Any = slice(None)) -> float:
+        """Mean of :meth:`Units.get` over the units ``idx`` (default: all)."""
+        return float(self.u.get(fig, key, metric, mech)[idx].mean())
+
     def boot(self, stat: Callable[[np.ndarray], float]) -> Estimate:
         return bootstrap_units(self.n, stat, seeds=self.seeds, what="samples")
 
@@ -110,15 +114,6 @@ class _Data:
 
 def _clean(d: np.ndarray) -> np.ndarray:
     return np.where(np.abs(d) < TOL, 0.0, d)
-
-
-def _mean_of(x: np.ndarray) -> Callable[[np.ndarray], float]:
-    """The statistic "mean over the units ``idx``" of the per-unit values ``x``."""
-
-    def stat(idx: np.ndarray) -> float:
-        return float(x[idx].mean())
-
-    return stat
 
 
 def _per_family(key: str, build: Callable[[tuple[str, str], Sequence[str]], Claim]) -> list[Claim]:
@@ -157,7 +152,7 @@ def _fig2_claims(d: _Data) -> list[Claim]:
         ("fig2b", "util_mem", paper.FIG2_MEM, mem),
     ):
         parts = [
-            (f"{k} users", rule(d.boot(_mean_of(d.u.get("fig2", k, metric, "lmm-mms")))))
+            (f"{k} users", rule(d.boot(partial(d.mean, "fig2", k, metric, "lmm-mms"))))
             for k in keys
         ]
         text, source = _ST[key].where()
@@ -200,17 +195,12 @@ def _fig2_claims(d: _Data) -> list[Claim]:
 
 def _gain(d: _Data, key: str, mechs: Sequence[str]) -> Callable[[np.ndarray], float]:
     """LMM-MMS's relative gain over the best of ``mechs`` on the resource where it is largest."""
-    arrays = {
-        (r, m): d.u.get("fig3", key, f"util_{r}", m)
-        for r, _ in RESOURCES
-        for m in ("lmm-mms", *mechs)
-    }
 
     def stat(idx: np.ndarray) -> float:
         gains = []
         for r, _ in RESOURCES:
-            best = max(float(arrays[(r, m)][idx].mean()) for m in mechs)
-            lmm = float(arrays[(r, "lmm-mms")][idx].mean())
+            best = max(d.mean("fig3", key, f"util_{r}", m, idx) for m in mechs)
+            lmm = d.mean("fig3", key, f"util_{r}", "lmm-mms", idx)
             gains.append((lmm - best) / best if best > 0 else 0.0)
         return float(_clean(np.array([max(gains)]))[0])
 
@@ -254,9 +244,7 @@ def _fig3_claims(d: _Data) -> list[Claim]:
             f"{c}: "
             + ", ".join(
                 f"{LABELS[m]} "
-                + " / ".join(
-                    _pct(float(d.u.get("fig3", c, f"util_{r}", m).mean())) for r, _ in RESOURCES
-                )
+                + " / ".join(_pct(d.mean("fig3", c, f"util_{r}", m)) for r, _ in RESOURCES)
                 for m in ("lmm-mms", *mechs)
             )
             for c in balanced
@@ -280,22 +268,14 @@ def _lead_stat(
 ) -> Callable[[np.ndarray], float]:
     """The smallest :func:`lead` of LMM-MMS over ``mechs`` (CPU and memory means) over
     ``settings`` ((figure, key) pairs)."""
-    arrays = {
-        (fig, k, r, m): d.u.get(fig, k, f"util_{r}", m)
-        for fig, k in settings
-        for r, _ in RESOURCES
-        for m in ("lmm-mms", *mechs)
-    }
 
     def stat(idx: np.ndarray) -> float:
         worst = math.inf
         for fig, k in settings:
             for m in mechs:
                 diffs = [
-                    float(
-                        arrays[(fig, k, r, "lmm-mms")][idx].mean()
-                        - arrays[(fig, k, r, m)][idx].mean()
-                    )
+                    d.mean(fig, k, f"util_{r}", "lmm-mms", idx)
+                    - d.mean(fig, k, f"util_{r}", m, idx)
                     for r, _ in RESOURCES
                 ]
                 worst = min(worst, lead(np.array(diffs)))
@@ -306,8 +286,8 @@ def _lead_stat(
 
 def _gap(d: _Data, key: float, r: str, mechs: Sequence[str]) -> float:
     """LMM-MMS's mean utilisation of ``r`` minus the best of ``mechs``, Fig. 4 setting ``key``."""
-    lmm = float(d.u.get("fig4", key, f"util_{r}", "lmm-mms").mean())
-    return lmm - max(float(d.u.get("fig4", key, f"util_{r}", m).mean()) for m in mechs)
+    lmm = d.mean("fig4", key, f"util_{r}", "lmm-mms")
+    return lmm - max(d.mean("fig4", key, f"util_{r}", m) for m in mechs)
 
 
 def _shares_note(keys: Sequence[Any]) -> str:
