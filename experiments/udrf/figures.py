@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from fairsim.experiments.udrf import numbers as N
@@ -20,7 +21,7 @@ from fairsim.scenario.reporting.intervals import t_band, t_half
 from fairsim.scenario.reporting.plotting import jct_cdf_axes, save_figure
 
 
-def _mean_band(ax: Any, x: np.ndarray, m: np.ndarray, scale: float, **line: Any) -> None:
+def _mean_band(ax: Axes, x: np.ndarray, m: np.ndarray, scale: float, **line: Any) -> None:
     """The mean over the columns (seeds) of ``m``'s rows times ``scale`` against ``x``, with its
     pointwise Student-t 95 % band clipped to ``[0, scale]`` (a fraction) from two seeds on."""
     b = t_band(m, axis=1)
