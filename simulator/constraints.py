@@ -20,13 +20,14 @@ vector written as ``"cpu/mem[/...]"`` (``%g``), so servers with the same capacit
 :class:`ConstraintIndex` compiles each distinct constraint string once into a boolean mask over the
 servers and gives it a small integer code (0 = unconstrained); the engine stores one code per task
 and validates every placement against the mask, and schedulers read the mask of a task through
-:meth:`fairsim.simulator.cluster.ClusterView.task_mask`.
+:meth:`fairsim.simulator.cluster.ClusterView.task_mask`. :func:`job_facts` lists the classes each
+job of a task stream needs.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -273,6 +274,50 @@ def needed_classes_distribution(
         out[c][1] = left[c] / caps[c]
         out[c] = {k: p for k, p in sorted(out[c].items()) if p > 0}
     return out
+
+
+def job_facts(open_source: Callable[[], TaskSource]) -> pd.DataFrame:
+    """Per job of a task stream: user, repetitions, distinct tasks and the machine classes it
+    needs (UDRF paper, Fig. 8: the machine classes the jobs require).
+
+    The classes a job needs are the union of the classes its tasks may use (``class=A|B``
+    rules): with the ``pinned`` model the distinct classes its tasks are pinned to, with
+    ``any-of`` the classes it may use. ``classes`` is their number (0 for an unconstrained job,
+    which may use every class), ``class_set`` their names joined by ``|`` ("" if unconstrained);
+    ``tasks`` the tasks of its first repetition.
+    """
+    reps: dict[int, int] = {}
+    users: dict[int, object] = {}
+    tasks: dict[int, int] = {}
+    classes: dict[int, set[str] | None] = {}
+    for batch in open_source().batches():
+        rep = batch.rep if batch.rep is not None else np.zeros(len(batch), dtype=np.int32)
+        cons = batch.constraint
+        for j, u, r, c in zip(
+            batch.job_id.tolist(),
+            batch.user.tolist(),
+            rep.tolist(),
+            cons.tolist() if cons is not None else [None] * len(batch),
+            strict=True,
+        ):
+            reps[j] = max(reps.get(j, 0), r + 1)
+            users.setdefault(j, u)
+            if r == 0:
+                tasks[j] = tasks.get(j, 0) + 1
+            if not isinstance(c, str):
+                classes[j] = None
+            elif classes.setdefault(j, set()) is not None:
+                classes[j].update(c[len("class=") :].split("|"))  # type: ignore[union-attr]
+    return pd.DataFrame(
+        {
+            "job_id": list(reps),
+            "user": [users[j] for j in reps],
+            "repetitions": list(reps.values()),
+            "tasks": [tasks.get(j, 0) for j in reps],
+            "classes": [len(classes[j] or ()) for j in reps],
+            "class_set": ["|".join(sorted(classes[j] or ())) for j in reps],
+        }
+    )
 
 
 class ConstraintModelSource(WrappedTaskSource):

@@ -51,10 +51,10 @@ from fairsim.experiments.lmm_mms.experiment import (
     FAMILIES,
     LABELS,
     MECHANISMS,
-    PooledQuantiles,
     Units,
     sharing_matrix,
 )
+from fairsim.scenario.reporting.bootstrap import PooledQuantiles
 
 #: Differences smaller than this are the solvers' rounding, counted as 0.
 TOL = 1e-9
@@ -100,8 +100,12 @@ class _Data:
         ks = self.u.keys(fig) if keys is None else keys
         return np.stack([self.u.get(fig, k, metric, mech) for k in ks])
 
-    def boot(self, stat: Callable[[np.ndarray], float], **kw: Any) -> Estimate:
-        return bootstrap_units(self.n, stat, seeds=self.seeds, what="samples", **kw)
+    def mean(self, fig: str, key: Any, metric: str, mech: str, idx: Any = slice(None)) -> float:
+        """Mean of :meth:`Units.get` over the units ``idx`` (default: all)."""
+        return float(self.u.get(fig, key, metric, mech)[idx].mean())
+
+    def boot(self, stat: Callable[[np.ndarray], float]) -> Estimate:
+        return bootstrap_units(self.n, stat, seeds=self.seeds, what="samples")
 
     def settings(self) -> list[tuple[str, Any]]:
         """Every (figure, setting) of Figs. 2-4."""
@@ -110,15 +114,6 @@ class _Data:
 
 def _clean(d: np.ndarray) -> np.ndarray:
     return np.where(np.abs(d) < TOL, 0.0, d)
-
-
-def _mean_of(x: np.ndarray) -> Callable[[np.ndarray], float]:
-    """The statistic "mean over the units ``idx``" of the per-unit values ``x``."""
-
-    def stat(idx: np.ndarray) -> float:
-        return float(x[idx].mean())
-
-    return stat
 
 
 def _per_family(key: str, build: Callable[[tuple[str, str], Sequence[str]], Claim]) -> list[Claim]:
@@ -157,7 +152,7 @@ def _fig2_claims(d: _Data) -> list[Claim]:
         ("fig2b", "util_mem", paper.FIG2_MEM, mem),
     ):
         parts = [
-            (f"{k} users", rule(d.boot(_mean_of(d.u.get("fig2", k, metric, "lmm-mms")))))
+            (f"{k} users", rule(d.boot(partial(d.mean, "fig2", k, metric, "lmm-mms"))))
             for k in keys
         ]
         text, source = _ST[key].where()
@@ -200,17 +195,12 @@ def _fig2_claims(d: _Data) -> list[Claim]:
 
 def _gain(d: _Data, key: str, mechs: Sequence[str]) -> Callable[[np.ndarray], float]:
     """LMM-MMS's relative gain over the best of ``mechs`` on the resource where it is largest."""
-    arrays = {
-        (r, m): d.u.get("fig3", key, f"util_{r}", m)
-        for r, _ in RESOURCES
-        for m in ("lmm-mms", *mechs)
-    }
 
     def stat(idx: np.ndarray) -> float:
         gains = []
         for r, _ in RESOURCES:
-            best = max(float(arrays[(r, m)][idx].mean()) for m in mechs)
-            lmm = float(arrays[(r, "lmm-mms")][idx].mean())
+            best = max(d.mean("fig3", key, f"util_{r}", m, idx) for m in mechs)
+            lmm = d.mean("fig3", key, f"util_{r}", "lmm-mms", idx)
             gains.append((lmm - best) / best if best > 0 else 0.0)
         return float(_clean(np.array([max(gains)]))[0])
 
@@ -254,9 +244,7 @@ def _fig3_claims(d: _Data) -> list[Claim]:
             f"{c}: "
             + ", ".join(
                 f"{LABELS[m]} "
-                + " / ".join(
-                    _pct(float(d.u.get("fig3", c, f"util_{r}", m).mean())) for r, _ in RESOURCES
-                )
+                + " / ".join(_pct(d.mean("fig3", c, f"util_{r}", m)) for r, _ in RESOURCES)
                 for m in ("lmm-mms", *mechs)
             )
             for c in balanced
@@ -280,22 +268,14 @@ def _lead_stat(
 ) -> Callable[[np.ndarray], float]:
     """The smallest :func:`lead` of LMM-MMS over ``mechs`` (CPU and memory means) over
     ``settings`` ((figure, key) pairs)."""
-    arrays = {
-        (fig, k, r, m): d.u.get(fig, k, f"util_{r}", m)
-        for fig, k in settings
-        for r, _ in RESOURCES
-        for m in ("lmm-mms", *mechs)
-    }
 
     def stat(idx: np.ndarray) -> float:
         worst = math.inf
         for fig, k in settings:
             for m in mechs:
                 diffs = [
-                    float(
-                        arrays[(fig, k, r, "lmm-mms")][idx].mean()
-                        - arrays[(fig, k, r, m)][idx].mean()
-                    )
+                    d.mean(fig, k, f"util_{r}", "lmm-mms", idx)
+                    - d.mean(fig, k, f"util_{r}", m, idx)
                     for r, _ in RESOURCES
                 ]
                 worst = min(worst, lead(np.array(diffs)))
@@ -306,8 +286,8 @@ def _lead_stat(
 
 def _gap(d: _Data, key: float, r: str, mechs: Sequence[str]) -> float:
     """LMM-MMS's mean utilisation of ``r`` minus the best of ``mechs``, Fig. 4 setting ``key``."""
-    lmm = float(d.u.get("fig4", key, f"util_{r}", "lmm-mms").mean())
-    return lmm - max(float(d.u.get("fig4", key, f"util_{r}", m).mean()) for m in mechs)
+    lmm = d.mean("fig4", key, f"util_{r}", "lmm-mms")
+    return lmm - max(d.mean("fig4", key, f"util_{r}", m) for m in mechs)
 
 
 def _shares_note(keys: Sequence[Any]) -> str:
@@ -643,44 +623,25 @@ def build_claims(frame: pd.DataFrame, share: pd.DataFrame) -> list[Claim]:
             *_fig6_claims(d),
             *checks,
         ],
-        identity_gap=float(checks[0].ours or 0.0),
+        float(checks[0].ours or 0.0),
     )
 
-
-#: The statements compared with DRF and AF, each judged once: (key, field, the field's value
-#: under the reading that decides the verdict, under the reading shown beside it).
-TWO_READINGS = tuple(
-    ("fig3_balanced", "baselines", "unbounded, capped baselines", "bounded AF")
-    if key == "fig3_balanced"
-    else (key, "family", "unbounded, capped", "bounded")
-    for key in (
-        "fig2_above",
-        "fig3_balanced",
-        "fig3_ahead",
-        "fig4_above",
-        "section6",
-        "fig5_above",
-        "fig6_better",
-        "fig4_lead_grows",
-        "fig5_many_users",
-        "section6_completion",
-    )
-)
 
 _HALF = (
-    "half decided by the identity: '{}' is guaranteed by the consistency row above_unbounded; "
+    "Half decided by the identity: '{}' is guaranteed by the consistency row above_unbounded; "
     "only '{}' is left to the data"
 )
 _NOT_BELOW = _HALF.format("not below", "strictly above")
 _AS_HIGH = _HALF.format("at least as high on CPU and memory", "higher on one")
-_BY_DATA = "decided by the data: {} is not bounded by the identity"
-#: What decides each statement compared with DRF and AF under the chosen reading, besides the
-#: data (issue 44: a claim that cannot fail is not evidence). Under the reconstructed MMS
-#: definition LMM-MMS equals bounded DRF, and it is never below the unbounded, capped baselines
-#: (the consistency row ``above_unbounded``): "at least as high" against them is guaranteed,
-#: only "strictly higher" (or a size, or a trend) is left to the data.
+_BY_DATA = "Decided by the data: {} is not bounded by the identity"
+#: The statements compared with DRF and AF, each judged once (:func:`judged_once`), and what
+#: decides each under the chosen reading, besides the data (issue 44: a claim that cannot fail is
+#: not evidence). Under the reconstructed MMS definition LMM-MMS equals bounded DRF, and it is
+#: never below the unbounded, capped baselines (the consistency row ``above_unbounded``): "at
+#: least as high" against them is guaranteed, only "strictly higher" (or a size, or a trend) is
+#: left to the data.
 DECIDED_BY: dict[str, str] = {
-    "fig3_balanced": "decided by the identity, not the data: LMM-MMS is never below the "
+    "fig3_balanced": "Decided by the identity, not the data: LMM-MMS is never below the "
     "unbounded, capped baselines in any sample (consistency row above_unbounded), so 'at least "
     "as good' cannot fail",
     "fig2_above": _NOT_BELOW,
@@ -716,7 +677,7 @@ def _bounded_reading(key: str, gap: float) -> str:
     )
 
 
-def judged_once(claims: Sequence[Claim], *, identity_gap: float | None = None) -> list[Claim]:
+def judged_once(claims: Sequence[Claim], identity_gap: float) -> list[Claim]:
     """Each statement compared with DRF and AF judged once (issue 44): by the reading of the
     baselines the paper's text supports, unbounded then capped
     (:data:`~fairsim.experiments.lmm_mms.paper.BASELINES_READING`), the bounded reading's
@@ -726,11 +687,12 @@ def judged_once(claims: Sequence[Claim], *, identity_gap: float | None = None) -
     Parameters
     ----------
     claims : sequence of Claim
-        One claim per statement and reading (:data:`TWO_READINGS`), in the report's order.
-    identity_gap : float, optional
-        The largest difference between LMM-MMS and bounded DRF (``equals_drf``). Given, each
-        merged claim's reason begins with what decides it (:data:`DECIDED_BY`, and for the
-        bounded reading the identity).
+        One claim per statement and reading (each statement of :data:`DECIDED_BY`), in the
+        report's order.
+    identity_gap : float
+        The largest difference between LMM-MMS and bounded DRF (``equals_drf``): each merged
+        claim's reason begins with what decides it (:data:`DECIDED_BY`, and for the bounded
+        reading the identity).
 
     Returns
     -------
@@ -742,28 +704,24 @@ def judged_once(claims: Sequence[Claim], *, identity_gap: float | None = None) -
     by_text = {c.statement: i for i, c in enumerate(claims)}
     merged: dict[int, Claim] = {}
     dropped: set[int] = set()
-    for key, field, chosen, other in TWO_READINGS:
-        st = _ST[key]
-        i = by_text.get(st.format(**{field: chosen}))
-        j = by_text.get(st.format(**{field: other}))
+    for key in DECIDED_BY:
+        field, chosen, other = (
+            ("baselines", "unbounded, capped baselines", "bounded AF")
+            if key == "fig3_balanced"
+            else ("family", "unbounded, capped", "bounded")
+        )
+        i = by_text.get(_ST[key].format(**{field: chosen}))
+        j = by_text.get(_ST[key].format(**{field: other}))
         if i is None or j is None:
             continue
         label = other if field == "baselines" else f"{other} baselines"
-        beside = claims[j]
-        if identity_gap is not None:
-            why = "; ".join(x for x in (_bounded_reading(key, identity_gap), beside.reason) if x)
-            beside = beside.model_copy(update={"reason": why})
+        why = "; ".join(x for x in (_bounded_reading(key, identity_gap), claims[j].reason) if x)
         one = one_reading(
             claims[i],
-            [(label, beside)],
+            [(label, claims[j].model_copy(update={"reason": why}))],
             reading="the unbounded, capped baselines",
             why=paper.BASELINES_READING,
         )
-        if identity_gap is not None:
-            decided = DECIDED_BY[key]
-            one = one.model_copy(
-                update={"reason": f"{decided[:1].upper()}{decided[1:]}. {one.reason}"}
-            )
-        merged[i] = one
+        merged[i] = one.model_copy(update={"reason": f"{DECIDED_BY[key]}. {one.reason}"})
         dropped.add(j)
     return [merged.get(i, c) for i, c in enumerate(claims) if i not in dropped]

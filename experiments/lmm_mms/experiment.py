@@ -5,7 +5,8 @@ Each *user* is one batch task drawn at random from the converted sample
 (:func:`converted_tasks`): demand ``(plan_cpu / 100, plan_mem)``, bounded number of tasks
 ``instance_num``. One pool per setting; LMM-MMS (:func:`fairsim.schedulers.exact.lmm_mms.
 lmm_mms_pick`) and the baselines DRF and AF in two readings, **bounded**
-(:mod:`fairsim.schedulers.exact.pool`) and **unbounded, capped** (:func:`unbounded_capped`),
+(:mod:`fairsim.schedulers.exact.pool`) and **unbounded, capped**
+(:func:`fairsim.schedulers.exact.unbounded_capped`),
 allocate divisible tasks; :data:`~fairsim.experiments.lmm_mms.paper.SAMPLES` samples per setting
 and seed, seed ``s`` drawing every sample (one ``SeedSequence(s)`` child per setting). The
 settings, the readings of the baselines, the elephants, the sharing degree and the metrics are
@@ -20,7 +21,6 @@ Outputs in ``OUT``: ``samples.parquet`` (one row per seed, setting, sample and m
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from pathlib import Path
@@ -34,7 +34,7 @@ from fairsim.errors import ConfigError
 from fairsim.experiments.claims import run_seeds, seed_list
 from fairsim.experiments.kit import Options
 from fairsim.experiments.lmm_mms import paper
-from fairsim.schedulers.exact import solve_exact
+from fairsim.schedulers.exact import solve_exact, unbounded_capped
 from fairsim.schedulers.exact.instance import Instance
 from fairsim.schedulers.exact.lmm_mms import lmm_mms_pick
 from fairsim.simulator.results import write_table
@@ -57,8 +57,8 @@ LABELS = {
 }
 #: A resource is saturated in a sample when LMM-MMS uses at least this share of it.
 SATURATED = 1 - 1e-6
-#: User scales whose samples also give the sharing degree of every user (Fig. 6).
-SHARING_USERS = (50, 100, 300)
+#: User scales whose samples also give the sharing degree of every user (Fig. 6's, and 50).
+SHARING_USERS = (50, *paper.SHARING_SCALES)
 ELEPHANT_QUANTILE = 0.90
 #: Samples per setting with ``--quick``.
 QUICK_SAMPLES = 10
@@ -99,30 +99,6 @@ def draw(
     k = round(elephants * n)
     pick = np.concatenate([rng.choice(big, k), rng.choice(small, n - k)])
     return users.loc[pick]
-
-
-def unbounded_capped(name: str, inst: Instance) -> np.ndarray:
-    """DRF or AF ignoring the task bounds, then capped at them; the excess is wasted.
-
-    The allocation of ``name`` (``"drf"`` or ``"af"``, :mod:`fairsim.schedulers.exact.pool`) is
-    computed with every ``max_tasks`` set to infinity (equal weighted dominant, resp. asset, shares
-    over the pool until a resource saturates); then each user keeps ``min(x_n, max_tasks_n)``. What
-    a capped user received beyond its bound is not given to anyone else. This is the reading of the
-    LMM-MMS paper's baselines under which its Section 5 gains are possible (``docs/lmm-mms.md``).
-
-    Parameters
-    ----------
-    name : {"drf", "af"}
-    inst : Instance
-        One-pool instance with the users' bounds in ``max_tasks``.
-
-    Returns
-    -------
-    ndarray, shape (n_users,)
-        Tasks per user, at most ``max_tasks``.
-    """
-    free = dataclasses.replace(inst, max_tasks=np.full(inst.max_tasks.shape, np.inf))
-    return np.minimum(solve_exact(name, free)[:, 0], inst.max_tasks)
 
 
 def allocate(sample: pd.DataFrame, capacity: tuple[float, float]) -> dict[str, np.ndarray]:
@@ -414,32 +390,3 @@ def sharing_matrix(share: pd.DataFrame, users: int, mechanism: str) -> np.ndarra
     g = share[(share["users"] == users) & (share["mechanism"] == mechanism)]
     g = g.sort_values(["seed", "sample", "user"])
     return g["sharing_degree"].to_numpy(dtype=float).reshape(-1, users)
-
-
-class PooledQuantiles:
-    """Quantiles of the values of several units pooled, for any resample of the units.
-
-    A resample (unit indices with repeats) weighs every value by the number of times its unit was
-    drawn; the quantile at level q is the smallest value whose cumulative weight reaches
-    q times the total (the inverse of the pooled empirical CDF). Sorting once makes each resample
-    one cumulative sum.
-
-    Parameters
-    ----------
-    values : ndarray, shape (n_units, n_per_unit)
-        The values of every unit.
-    """
-
-    def __init__(self, values: np.ndarray) -> None:
-        v = np.asarray(values, dtype=float)
-        order = np.argsort(v, axis=None, kind="stable")
-        self.n_units = v.shape[0]
-        self._sorted = v.ravel()[order]
-        self._unit = order // v.shape[1]
-
-    def __call__(self, idx: np.ndarray, levels: np.ndarray) -> np.ndarray:
-        """Quantiles at ``levels`` (in (0, 1]) of the units ``idx`` pooled."""
-        counts = np.bincount(idx, minlength=self.n_units).astype(float)
-        cum = np.cumsum(counts[self._unit])
-        pos = np.searchsorted(cum, np.asarray(levels) * cum[-1] - 1e-9, side="left")
-        return self._sorted[np.minimum(pos, len(self._sorted) - 1)]

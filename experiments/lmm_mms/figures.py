@@ -11,13 +11,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from fairsim.experiments.claims import LEVEL, N_RESAMPLES
-from fairsim.experiments.lmm_mms.experiment import (
-    LABELS,
-    MECHANISMS,
-    PooledQuantiles,
-    Units,
-    sharing_matrix,
-)
+from fairsim.experiments.lmm_mms.experiment import LABELS, MECHANISMS, Units, sharing_matrix
+from fairsim.scenario.reporting import bootstrap
+from fairsim.scenario.reporting.bootstrap import PooledQuantiles
 from fairsim.scenario.reporting.plotting import save_figure
 
 #: Resamples of the bands of the sharing-degree CDFs (each one a pooled quantile function).
@@ -26,30 +22,10 @@ CDF_RESAMPLES = 200
 CDF_LEVELS = np.linspace(0.005, 1.0, 200)
 
 
-def mean_intervals(values: np.ndarray, *, random_seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile-bootstrap 95 % intervals of the mean of every column over the units (rows).
-
-    The method of :func:`fairsim.experiments.claims.bootstrap_units` for a mean, vectorised
-    (:data:`~fairsim.experiments.claims.N_RESAMPLES` resamples of the rows, shared by the columns).
-
-    Parameters
-    ----------
-    values : ndarray, shape (n_units, n_columns)
-
-    Returns
-    -------
-    low, high : ndarray, shape (n_columns,)
-        Equal to the mean for fewer than two units.
-    """
-    v = np.asarray(values, dtype=float)
-    n = v.shape[0]
-    if n < 2:
-        m = v.mean(axis=0)
-        return m, m
-    rng = np.random.default_rng(random_seed)
-    means = np.stack([v[rng.integers(0, n, size=n)].mean(axis=0) for _ in range(N_RESAMPLES)])
-    low, high = np.quantile(means, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], axis=0)
-    return low, high
+def mean_intervals(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bootstrap 95 % intervals of the column means of ``values`` (units by rows), with the
+    claims' resamples (:data:`~fairsim.experiments.claims.N_RESAMPLES`)."""
+    return bootstrap.mean_intervals(values, n_resamples=N_RESAMPLES, level=LEVEL)
 
 
 def _utilisation(units: Units, fig: str, xlabel: str, path: Path) -> None:
@@ -127,13 +103,7 @@ def _sharing(share: pd.DataFrame, path: Path) -> None:
             x = pq(np.arange(pq.n_units), CDF_LEVELS)
             ax.step(x, CDF_LEVELS, where="post", label=LABELS[mech], color=color, lw=1.3, ls=ls)
             if pq.n_units > 1:
-                boot = np.stack(
-                    [
-                        pq(np.asarray(rng.integers(0, pq.n_units, size=pq.n_units)), CDF_LEVELS)
-                        for _ in range(CDF_RESAMPLES)
-                    ]
-                )
-                lo, hi = np.quantile(boot, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], axis=0)
+                lo, hi = pq.interval(CDF_LEVELS, n_resamples=CDF_RESAMPLES, rng=rng, level=LEVEL)
                 ax.fill_betweenx(CDF_LEVELS, lo, hi, color=color, alpha=0.2, lw=0, step="post")
         ax.axvline(1.0, color="k", linewidth=0.8, linestyle=":")
         ax.set_xscale("log")

@@ -21,7 +21,6 @@ How each statement is decided:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,6 @@ import pandas as pd
 from fairsim.experiments import kit
 from fairsim.experiments.claims import (
     Claim,
-    Estimate,
     across_seeds,
     bounded,
     by_construction,
@@ -44,16 +42,9 @@ from fairsim.experiments.claims import (
 from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf import paper
 from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
+from fairsim.scenario.reporting.bootstrap import grouped_mean
 
 _ST = paper.BY_KEY
-
-
-def _rho(e: Estimate) -> str:
-    return kit.estimate(e, "", "+.2f")
-
-
-def _rhos(values: Sequence[float]) -> str:
-    return ", ".join(kit.number(v, "", "+.2f") for v in values)
 
 
 def _classes(data: N.Seeds) -> int:
@@ -68,7 +59,7 @@ def _rising(
     frame = frame.reset_index(drop=True)
     rho = spearman_trend(
         len(frame),
-        N.grouped_mean(frame[x].to_numpy(float), frame[y].to_numpy(float)),
+        grouped_mean(frame[x].to_numpy(float), frame[y].to_numpy(float)),
         seeds=len(data.seeds),
         what=what,
     )
@@ -76,7 +67,7 @@ def _rising(
         *_ST[key].where(),
         "increasing",
         rho.value,
-        reason=why.format(rho=_rho(rho)),
+        reason=why.format(rho=kit.estimate(rho, "", "+.2f")),
         seeds=len(data.seeds),
         holds=rho.finite and rho.bounds()[0] > 0,
     )
@@ -300,7 +291,7 @@ def _jobs_trend(
     fn = grouped(frame[x].to_numpy(int), *(frame[y].to_numpy(float) for y in ys))
     n = len(data.seeds)
     rho = spearman_trend(len(frame), fn, seeds=n, what="jobs", clusters=frame["seed"].to_numpy())
-    per = _rhos(N.seed_rhos(data, frame, grouped, *cols))
+    per = ", ".join(kit.number(r, "", "+.2f") for r in N.seed_rhos(data, frame, grouped, *cols))
     return trend(*_ST[key].where(), "increasing", rho, reason=f"{why}; rho per seed: {per}")
 
 
@@ -342,7 +333,7 @@ def _queue(data: N.Seeds) -> list[Claim]:
     pairs = pairs.assign(gap_s=pairs["jct_s_b"] - pairs["jct_s_o"])
     base = data.jct[data.jct["scheduler"] == BASELINE].dropna(subset=["jct_s"])
     gap, drf = (
-        _jobs_trend(data, "queue_reps", frame, N.grouped_mean, ("repetitions", col), why)
+        _jobs_trend(data, "queue_reps", frame, grouped_mean, ("repetitions", col), why)
         for frame, col, why in (
             (pairs, "gap_s", "mean JCT gap (DRF minus UDRF) by repetitions"),
             (base.reset_index(drop=True), "jct_s", f"{BASELINE}'s mean JCT by repetitions"),

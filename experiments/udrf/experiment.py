@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +42,10 @@ from fairsim.scenario.config import ConstraintModel, load_config
 from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler, prepare_scenario
 from fairsim.schedulers.udrf_online import UDRF
 from fairsim.simulator.cluster import ClusterState
+from fairsim.simulator.constraints import job_facts
 from fairsim.simulator.jobs import admission_times
 from fairsim.simulator.results import job_times, write_json, write_run, write_table
 from fairsim.simulator.scheduler import WaitingTasks
-from fairsim.simulator.workload import TaskSource
 
 log = logging.getLogger(__name__)
 
@@ -58,49 +58,6 @@ UDRF_NAME = "udrf"
 QUICK_START_S = 601.0
 QUICK_END_S = 900.0
 QUICK_SERVERS = 100
-
-
-def job_facts(open_source: Callable[[], TaskSource]) -> pd.DataFrame:
-    """Per job: user, repetitions, distinct tasks and the machine classes it needs.
-
-    The classes a job needs are the union of the classes its tasks may use (``class=A|B``
-    rules): with the ``pinned`` model the distinct classes its tasks are pinned to, with
-    ``any-of`` the classes it may use. ``classes`` is their number (0 for an unconstrained job,
-    which may use every class), ``class_set`` their names joined by ``|`` ("" if unconstrained);
-    ``tasks`` the tasks of its first repetition.
-    """
-    reps: dict[int, int] = {}
-    users: dict[int, int] = {}
-    tasks: dict[int, int] = {}
-    classes: dict[int, set[str] | None] = {}
-    for batch in open_source().batches():
-        rep = batch.rep if batch.rep is not None else np.zeros(len(batch), dtype=np.int32)
-        cons = batch.constraint
-        for j, u, r, c in zip(
-            batch.job_id.tolist(),
-            batch.user.tolist(),
-            rep.tolist(),
-            cons.tolist() if cons is not None else [None] * len(batch),
-            strict=True,
-        ):
-            reps[j] = max(reps.get(j, 0), r + 1)
-            users.setdefault(j, u)
-            if r == 0:
-                tasks[j] = tasks.get(j, 0) + 1
-            if not isinstance(c, str):
-                classes[j] = None
-            elif classes.setdefault(j, set()) is not None:
-                classes[j].update(c[len("class=") :].split("|"))  # type: ignore[union-attr]
-    return pd.DataFrame(
-        {
-            "job_id": list(reps),
-            "user": [users[j] for j in reps],
-            "repetitions": list(reps.values()),
-            "tasks": [tasks.get(j, 0) for j in reps],
-            "classes": [len(classes[j] or ()) for j in reps],
-            "class_set": ["|".join(sorted(classes[j] or ())) for j in reps],
-        }
-    )
 
 
 def seed_config(
@@ -314,13 +271,3 @@ def per_scheduler(jct: pd.DataFrame, waste: pd.DataFrame) -> dict[str, dict[str,
             "wasted_mean": {r: float(w[r].mean()) for r in ("cpu", "mem")},
         }
     return per
-
-
-def paired(jct: pd.DataFrame, base: str, other: str) -> pd.DataFrame:
-    """The jobs completed under both schedulers: their times side by side (suffixes _b, _o)."""
-    cols = ["job_id", "jct_s", "wait_s", "exec_s", "entry_s", "submit_s"]
-    keep = [c for c in ("seed", "repetitions", "classes", "user") if c in jct.columns]
-    a = jct.loc[jct["scheduler"] == base, [*cols, *(["seed"] if "seed" in keep else [])]]
-    b = jct.loc[jct["scheduler"] == other, [*cols, *keep]]
-    on = ["seed", "job_id"] if "seed" in keep else ["job_id"]
-    return a.merge(b, on=on, suffixes=("_b", "_o")).dropna(subset=["jct_s_b", "jct_s_o"])

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from fairsim.experiments.udrf import numbers as N
@@ -20,13 +21,17 @@ from fairsim.scenario.reporting.intervals import t_band, t_half
 from fairsim.scenario.reporting.plotting import jct_cdf_axes, save_figure
 
 
-def _band(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean over the columns (seeds) of every row and its pointwise Student-t 95 % interval."""
+def _mean_band(ax: Axes, x: np.ndarray, m: np.ndarray, scale: float, **line: Any) -> None:
+    """The mean over the columns (seeds) of ``m``'s rows times ``scale`` against ``x``, with its
+    pointwise Student-t 95 % band clipped to ``[0, scale]`` (a fraction) from two seeds on."""
     b = t_band(m, axis=1)
-    return b.mean, b.mean - b.half, b.mean + b.half
+    ax.plot(x, scale * b.mean, **line)
+    if m.shape[1] > 1:
+        lo, hi = (np.clip(scale * v, 0, scale) for v in (b.mean - b.half, b.mean + b.half))
+        ax.fill_between(x, lo, hi, color=line["color"], alpha=0.2, lw=0)
 
 
-def _fig9(out: Path, data: N.Seeds, colors: dict[str, str], band: str) -> str:
+def _fig9(data: N.Seeds, colors: dict[str, str], band: str) -> Figure:
     """Wasted CPU and memory over time, the mean over seeds with its band."""
     fig = Figure(figsize=(8, 5))
     axes = fig.subplots(2, 1, sharex=True)
@@ -35,12 +40,8 @@ def _fig9(out: Path, data: N.Seeds, colors: dict[str, str], band: str) -> str:
         w = data.waste[data.waste["scheduler"] == name]
         for ax, res, label in zip(axes, ("cpu", "mem"), ("CPU", "memory"), strict=True):
             m = w.pivot_table(index="time_s", columns="seed", values=res).sort_index()
-            mean, lo, hi = _band(m.to_numpy())
             t = m.index.to_numpy() / 3600.0
-            ax.plot(t, 100 * mean, label=name, color=colors[name], linewidth=0.8)
-            if len(data.seeds) > 1:  # (a share of the pool: the band is shown within 0-100 %)
-                lo, hi = np.clip(100 * lo, 0, 100), np.clip(100 * hi, 0, 100)
-                ax.fill_between(t, lo, hi, color=colors[name], alpha=0.2, lw=0)
+            _mean_band(ax, t, m.to_numpy(), 100, label=name, color=colors[name], linewidth=0.8)
             ax.set_ylabel(f"wasted {label}\n(% of pool)")
         last = max(last, max(N.per_seed(data, name, "makespan_s")) / 3600.0)
     for ax in axes:
@@ -50,11 +51,10 @@ def _fig9(out: Path, data: N.Seeds, colors: dict[str, str], band: str) -> str:
     axes[-1].set_xlabel("trace time (h)")
     axes[0].legend(fontsize=8)
     fig.suptitle(f"Fig. 9: idle resources a waiting task could use (mean, {band})")
-    save_figure(fig, out / "fig9_waste.png")
-    return "fig9_waste.png"
+    return fig
 
 
-def _fig10a(out: Path, data: N.Seeds, colors: dict[str, str], band: str) -> str:
+def _fig10a(data: N.Seeds, colors: dict[str, str], band: str) -> Figure:
     """The JCT CDF, the mean over seeds with its band."""
     fig = Figure(figsize=(6.5, 4))
     ax = fig.subplots()
@@ -69,19 +69,13 @@ def _fig10a(out: Path, data: N.Seeds, colors: dict[str, str], band: str) -> str:
                 for x in (g.loc[g["seed"] == s, "jct_s"].to_numpy() for s in data.seeds)
             ]
         ).T
-        mean, lo, hi = _band(cdfs)
-        ax.plot(grid, mean, label=name, color=colors[name])
-        if len(data.seeds) > 1:
-            ax.fill_between(
-                grid, np.clip(lo, 0, 1), np.clip(hi, 0, 1), color=colors[name], alpha=0.2, lw=0
-            )
+        _mean_band(ax, grid, cdfs, 1, label=name, color=colors[name])
     jct_cdf_axes(ax, grid, "job completion time from queue entry (s)", "fraction of completed jobs")
     ax.set_title(f"Fig. 10a: JCT CDF (mean, {band})")
-    save_figure(fig, out / "fig10a_jct_cdf.png")
-    return "fig10a_jct_cdf.png"
+    return fig
 
 
-def _fig10bc(out: Path, data: N.Seeds) -> str:
+def _fig10bc(data: N.Seeds) -> Figure:
     """The JCT reduction by repetitions and by classes needed: bars the mean of per-job reductions
     with bootstrap error bars, diamonds the reduction of the mean JCT."""
     n = len(data.seeds)
@@ -113,11 +107,10 @@ def _fig10bc(out: Path, data: N.Seeds) -> str:
         ax.axhline(0, color="black", linewidth=0.6)
         ax.grid(alpha=0.3, axis="y")
         ax.set_title(f"{title} (95 % bootstrap over jobs, {n} seed{'s' * (n > 1)})", fontsize=9)
-    save_figure(fig, out / "fig10bc_jct_reduction.png")
-    return "fig10bc_jct_reduction.png"
+    return fig
 
 
-def _fig6_7(out: Path, data: N.Seeds) -> str:
+def _fig6_7(data: N.Seeds) -> Figure:
     """RDUCs over time per seed; the mean degree by number of active users with its t interval
     over the grid points."""
     fig = Figure(figsize=(10, 3.8))
@@ -142,11 +135,10 @@ def _fig6_7(out: Path, data: N.Seeds) -> str:
     axes[1].legend(fontsize=7)
     axes[1].grid(alpha=0.3)
     axes[1].set_title("Fig. 6: degree by users (mean, 95 % t over samples)", fontsize=9)
-    save_figure(fig, out / "fig6_7_rducs.png")
-    return "fig6_7_rducs.png"
+    return fig
 
 
-def _fig8(out: Path, data: N.Seeds, band: str) -> str:
+def _fig8(data: N.Seeds, band: str) -> Figure:
     """The CDF of the machine classes the jobs need, the mean over seeds with its band, and the
     paper's 65 %."""
     fig = Figure(figsize=(5.5, 3.8))
@@ -158,10 +150,10 @@ def _fig8(out: Path, data: N.Seeds, band: str) -> str:
             for s in data.seeds
         ]
     ).T
-    mean, lo, hi = _band(cdfs)
-    ax.step(ks, mean, where="post", label="ours (mean over seeds)")
+    b = t_band(cdfs, axis=1)
+    ax.step(ks, b.mean, where="post", label="ours (mean over seeds)")
     if len(data.seeds) > 1:
-        ax.fill_between(ks, lo, hi, step="post", alpha=0.2, lw=0)
+        ax.fill_between(ks, b.mean - b.half, b.mean + b.half, step="post", alpha=0.2, lw=0)
     ax.plot([2], [paper.FIG8_ONE_OR_TWO], "x", color="black", label="paper: ~65 % need 1-2")
     ax.set_xlabel("machine classes the job needs (count)")
     ax.set_ylabel("fraction of jobs")
@@ -169,8 +161,7 @@ def _fig8(out: Path, data: N.Seeds, band: str) -> str:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(f"Fig. 8: classes per job ({band})", fontsize=9)
-    save_figure(fig, out / "fig8_classes.png")
-    return "fig8_classes.png"
+    return fig
 
 
 def draw(out: Path, data: N.Seeds) -> list[str]:
@@ -185,10 +176,13 @@ def draw(out: Path, data: N.Seeds) -> list[str]:
     """
     band = "95 % interval over seeds" if len(data.seeds) > 1 else "one seed: no interval"
     colors: dict[str, Any] = {name: f"C{i}" for i, name in enumerate(data.schedulers)}
-    return [
-        _fig9(out, data, colors, band),
-        _fig10a(out, data, colors, band),
-        _fig10bc(out, data),
-        *([_fig6_7(out, data)] if len(data.rducs) else []),
-        _fig8(out, data, band),
-    ]
+    figs = {
+        "fig9_waste.png": _fig9(data, colors, band),
+        "fig10a_jct_cdf.png": _fig10a(data, colors, band),
+        "fig10bc_jct_reduction.png": _fig10bc(data),
+        **({"fig6_7_rducs.png": _fig6_7(data)} if len(data.rducs) else {}),
+        "fig8_classes.png": _fig8(data, band),
+    }
+    for name, fig in figs.items():
+        save_figure(fig, out / name)
+    return list(figs)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,8 @@ import pandas as pd
 
 from fairsim.experiments.claims import Estimate, across_seeds, bootstrap_units, spearman
 from fairsim.experiments.kit import seed_dir
-from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME, paired
+from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
+from fairsim.scenario.reporting.bootstrap import grouped_job_reduction, grouped_ratio, job_reduction
 from fairsim.simulator.constraints import needed_classes_distribution
 
 #: The two readings of a JCT reduction over a set of paired jobs: the mean of the per-job
@@ -112,62 +113,15 @@ def paired_diff(data: Seeds, key: str, sub: str | None = None) -> Estimate:
 def pooled_pairs(data: Seeds, base: str = BASELINE, other: str = UDRF_NAME) -> pd.DataFrame:
     """The jobs completed under both schedulers in every seed, side by side (suffixes ``_b``,
     ``_o``); a unit of the bootstrap is one job of one seed."""
-    return paired(data.jct, base, other).reset_index(drop=True)
-
-
-def job_reduction(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """Each job's own reduction ``1 - num / den`` (NaN where ``den <= 0``)."""
-    a = np.asarray(num, dtype=float)
-    b = np.asarray(den, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(b > 0, 1.0 - a / b, np.nan)
-
-
-Grouped = Callable[[np.ndarray], tuple[list[float], list[float]]]
-
-
-def _per_group(
-    key: np.ndarray, num: np.ndarray, den: np.ndarray, post: Callable[[Any], Any] = lambda q: q
-) -> Grouped:
-    """``idx -> (groups, post(sum(num) / sum(den)) per group)`` over the units ``idx`` (groups
-    with no unit in the resample, or a zero denominator, are left out)."""
-    groups, pos = np.unique(key, return_inverse=True)
-    pos = pos.ravel()
-    n = len(groups)
-
-    def f(idx: np.ndarray) -> tuple[list[float], list[float]]:
-        p = pos[idx]
-        d = np.bincount(p, weights=den[idx], minlength=n)
-        u = np.bincount(p, weights=num[idx], minlength=n)
-        ok = d > 0
-        return groups[ok].tolist(), post(u[ok] / d[ok]).tolist()
-
-    return f
-
-
-def grouped_ratio(key: np.ndarray, num: np.ndarray, den: np.ndarray) -> Grouped:
-    """``idx -> (groups, 1 - sum(num) / sum(den) per group)`` over the units ``idx``: the JCT
-    reduction of the mean, ``1 - mean(udrf) / mean(baseline)``, of every group of jobs in a
-    resample (groups with no job in it, or a zero denominator, are left out)."""
-    return _per_group(key, num, den, lambda q: 1.0 - q)
-
-
-def grouped_job_reduction(key: np.ndarray, num: np.ndarray, den: np.ndarray) -> Grouped:
-    """``idx -> (groups, mean of 1 - num / den per group)`` over the units ``idx``: the mean of
-    the per-job JCT reductions ``1 - jct_udrf / jct_baseline`` of every group of jobs in a
-    resample (jobs with ``den <= 0`` left out; groups with no job left, too)."""
-    r = job_reduction(num, den)
-    ok = np.isfinite(r)
-    return _per_group(key, np.where(ok, r, 0.0), ok.astype(float))
+    times = ["job_id", "jct_s", "wait_s", "exec_s", "entry_s", "submit_s", "seed"]
+    a = data.jct.loc[data.jct["scheduler"] == base, times]
+    b = data.jct.loc[data.jct["scheduler"] == other, [*times, "repetitions", "classes", "user"]]
+    both = a.merge(b, on=["seed", "job_id"], suffixes=("_b", "_o"))
+    return both.dropna(subset=["jct_s_b", "jct_s_o"]).reset_index(drop=True)
 
 
 #: The grouped reduction of each reading of :data:`REDUCTION_MEASURES`.
 GROUPED_REDUCTION = {"mean_of_ratios": grouped_job_reduction, "ratio_of_means": grouped_ratio}
-
-
-def grouped_mean(key: np.ndarray, value: np.ndarray) -> Grouped:
-    """``idx -> (groups, mean value per group)`` over the units ``idx``."""
-    return _per_group(key, value, np.ones(len(value)))
 
 
 def reduction_table(

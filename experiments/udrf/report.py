@@ -90,9 +90,7 @@ def _reductions(data: N.Seeds, other: str) -> list[str]:
                     ", ".join(
                         f"{g}: {100 * r:.0f} [{kit.number(lo, 'share', '.0f', suffix=False)}, "
                         f"{kit.number(hi, 'share', '.0f', suffix=False)}]"
-                        for g, r, lo, hi in zip(
-                            t["group"], t["reduction"], t["low"], t["high"], strict=True
-                        )
+                        for g, _, r, lo, hi in t.itertuples(index=False)
                     )
                 )
             overall = kit.estimate(N.overall_reduction(pairs, part, n, measure))

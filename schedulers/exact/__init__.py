@@ -6,6 +6,7 @@ fractional task counts. Pooled mechanisms (``drf``, ``af``, ``bmf``, ``hdrf``) r
 constraints and return one column, the pooled cluster. ``hdrf`` is the only one that reads an
 instance's queue tree (:data:`HIERARCHICAL`); the others refuse it. :data:`JOB_EXACT` holds the
 mechanisms whose input extends the contract with users' jobs over machine classes (``udrf``).
+:func:`unbounded_capped` is a pooled mechanism blind to the task bounds, then held to them.
 Sources and tie-breaking rules: ``docs/mechanisms.md`` (``hdrf``: ``docs/hdrf.md``).
 :mod:`~fairsim.schedulers.exact.whole_task` solves DRFH restricted to whole tasks exactly (an
 integer program; not a ``fairsim solve`` mechanism).
@@ -14,6 +15,7 @@ integer program; not a ``fairsim solve`` mechanism).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -123,6 +125,32 @@ def solve_exact(name: str, inst: Instance, sharing: str = "rdm") -> np.ndarray:
     x = fn(inst, sharing=sharing) if name == "psdsf" else fn(inst)
     verify(name, inst, x, sharing)
     return x
+
+
+def unbounded_capped(name: str, inst: Instance) -> np.ndarray:
+    """DRF or AF (Ghodsi et al., NSDI 2011) ignoring the task bounds, then capped at them; the
+    excess is wasted.
+
+    The allocation of ``name`` (``"drf"`` or ``"af"``, :mod:`fairsim.schedulers.exact.pool`) is
+    computed with every ``max_tasks`` set to infinity (equal weighted dominant, resp. asset, shares
+    over the pool until a resource saturates); then each user keeps ``min(x_n, max_tasks_n)``. What
+    a capped user received beyond its bound is not given to anyone else. This is the reading of the
+    LMM-MMS paper's baselines (Li et al., *Mathematics* 2025, Section 5) under which its gains are
+    possible (``docs/lmm-mms.md``).
+
+    Parameters
+    ----------
+    name : {"drf", "af"}
+    inst : Instance
+        One-pool instance with the users' bounds in ``max_tasks``.
+
+    Returns
+    -------
+    ndarray, shape (n_users,)
+        Tasks per user, at most ``max_tasks``.
+    """
+    free = replace(inst, max_tasks=np.full(inst.max_tasks.shape, np.inf))
+    return np.minimum(solve_exact(name, free)[:, 0], inst.max_tasks)
 
 
 def dominant_shares(inst: Instance, x: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from helpers import PSDSF_FIG1, PSDSF_FIG2
 
-from fairsim.schedulers.exact import EXACT, solve_exact
+from fairsim.schedulers.exact import EXACT, solve_exact, unbounded_capped
 from fairsim.schedulers.exact.instance import parse_instance
 from fairsim.schedulers.exact.pf import pf_kkt_gap
 from fairsim.schedulers.exact.pool import bmf_conditions
@@ -66,6 +66,16 @@ def totals(name: str, data: dict, **kw: str) -> np.ndarray:
 
 def test_drf_example_3_and_2() -> None:
     np.testing.assert_allclose(totals("drf", DRF), [3, 2])
+
+
+def test_unbounded_capped_drf_wastes_what_the_bound_refuses() -> None:
+    # A bounded at 1 task: DRF blind to the bound still gives (3, 2), A keeps 1 and B stays at 2
+    # (bounded DRF would raise B until the CPU saturates: 1 + 3 x_B = 9)
+    bound = copy.deepcopy(DRF)
+    bound["users"][0]["max_tasks"] = 1
+    inst = parse_instance(bound)
+    np.testing.assert_allclose(unbounded_capped("drf", inst), [1, 2])
+    np.testing.assert_allclose(solve_exact("drf", inst)[:, 0], [1, 8 / 3])
 
 
 def test_af_example_2_52_and_2_16() -> None:

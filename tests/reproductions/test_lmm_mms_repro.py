@@ -108,7 +108,7 @@ def test_statements_judged_once_by_the_capped_reading() -> None:
     d = lmm_claims._Data(_fig2([(WASTE, (10.0, 10.0))]), pd.DataFrame())
     both = lmm_claims._fig5_claims(d)
     assert len(both) == 2
-    (one,) = lmm_claims.judged_once(both)
+    (one,) = lmm_claims.judged_once(both, 0.0)
     assert one.statement == both[1].statement and one.verdict == both[1].verdict
     assert "judged by the unbounded, capped baselines" in one.reason
     assert "the other reading, bounded baselines: — n/a" in one.reason
@@ -119,15 +119,6 @@ def test_lead_rule() -> None:
     assert lmm_claims.lead(np.array([0.0, 0.03])) == 0.03
     assert lmm_claims.lead(np.array([-0.01, 0.03])) == -0.01
     assert lmm_claims.lead(np.array([0.0, -1e-12])) == 0.0
-
-
-def test_pooled_quantiles_weigh_units_by_their_draws() -> None:
-    v = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    pq = repro.PooledQuantiles(v)
-    levels = np.array([0.25, 0.5, 1.0])
-    np.testing.assert_array_equal(pq(np.arange(3), np.array([1 / 6, 0.5, 1.0])), [1, 3, 6])
-    # units 0, 0, 2: values 1, 2, 1, 2, 5, 6
-    np.testing.assert_array_equal(pq(np.array([0, 0, 2]), levels), [1, 2, 6])
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from fairsim.experiments.reproductions import reproduce
 from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf import paper
 from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
+from fairsim.scenario.reporting.bootstrap import grouped_job_reduction, grouped_ratio
 
 #: Paper statements about the trace's ~700 machine classes that 7 classes cannot test.
 UNTESTABLE = ("fig6", "fig7", "fig8")
@@ -134,7 +135,7 @@ def test_grouped_ratio_of_means() -> None:
     key = np.array([1, 1, 2])
     udrf = np.array([10.0, 10.0, 25.0])
     base = np.array([10.0, 30.0, 100.0])
-    f = N.grouped_ratio(key, udrf, base)
+    f = grouped_ratio(key, udrf, base)
     assert f(np.arange(3)) == ([1, 2], [0.5, 0.75])
     assert f(np.array([0, 0, 1])) == ([1], [1 - 30 / 50])
     # two groups are no trend: Spearman's rho needs three, so the verdict is n/a
@@ -155,7 +156,7 @@ def test_grouped_reduction_is_a_mean_of_per_job_reductions() -> None:
     key = np.array([1, 1, 2, 3])
     udrf = np.array([10.0, 10.0, 25.0, 5.0])
     base = np.array([10.0, 30.0, 100.0, 0.0])
-    f = N.grouped_job_reduction(key, udrf, base)
+    f = grouped_job_reduction(key, udrf, base)
     groups, values = f(np.arange(4))
     assert groups == [1, 2] and values == pytest.approx([1 / 3, 0.75])
     assert f(np.array([1, 1, 2]))[1] == pytest.approx([2 / 3, 0.75])

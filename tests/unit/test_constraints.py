@@ -22,6 +22,7 @@ from fairsim.simulator.cluster import ClusterState, ClusterView
 from fairsim.simulator.constraints import (
     ConstraintIndex,
     ConstraintModelSource,
+    job_facts,
     machine_classes,
     needed_classes_distribution,
 )
@@ -99,6 +100,24 @@ def _frame(rows: list[tuple]) -> pd.DataFrame:
     return f.assign(task_index=np.arange(len(f), dtype=np.int32)).rename(
         columns={"rule": "constraint"}
     )
+
+
+def test_job_facts_list_the_classes_each_job_needs() -> None:
+    frame = _frame(
+        [
+            (1, "u1", 0.0, 0.1, 0.1, 1.0, "class=small"),
+            (1, "u1", 0.0, 0.1, 0.1, 1.0, "class=big|small"),
+            (2, "u2", 0.0, 0.1, 0.1, 1.0, None),  # unconstrained: may use every class
+            (3, "u2", 0.0, 0.1, 0.1, 1.0, "class=big"),
+            (3, "u2", 0.0, 0.1, 0.1, 1.0, None),  # one free task frees the job
+        ]
+    )
+    facts = job_facts(lambda: FrameTaskSource(frame))
+    assert facts["job_id"].tolist() == [1, 2, 3]
+    assert facts["user"].tolist() == ["u1", "u2", "u2"]
+    assert facts["repetitions"].tolist() == [1, 1, 1] and facts["tasks"].tolist() == [2, 1, 2]
+    assert facts["classes"].tolist() == [2, 0, 0]
+    assert facts["class_set"].tolist() == ["big|small", "", ""]
 
 
 def test_engine_honours_and_reports_constraints() -> None:
