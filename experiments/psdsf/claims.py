@@ -52,23 +52,6 @@ def show(e: Estimate, unit: str = "share") -> str:
     )
 
 
-def exact(value: float, seeds: int) -> Estimate:
-    """An exact allocation's number: the same in every seed, so a zero-width interval."""
-    return Estimate(float(value), float(value), float(value), seeds, "exact: same in every seed")
-
-
-def lowest(v: dict[str, Any], resource: str, groups: list[list[str]], cfg: RunConfig) -> float:
-    """Lowest steady-state utilisation of ``resource`` over the phases and the groups of classes
-    (capacity-weighted within a group) of one scheduler's summary ``v``."""
-    r = 0 if resource == "cpu" else 1
-    cap = {c.name: c.count * c.capacity[r] for c in cfg.cluster.classes or []}
-    return min(
-        sum(ph["util"][f"{resource}_{k}"] * cap[k] for k in g) / sum(cap[k] for k in g)
-        for ph in v["phases"]
-        for g in groups
-    )
-
-
 @dataclass(frozen=True)
 class Runs:
     """The summary's parts every claim reads.
@@ -148,27 +131,16 @@ def _agrees_cell(
 
 def _table_iv_psdsf(r: Runs) -> list[Claim]:
     avg = "mean over the second half of (0, 100) s, in paper tasks"
-    # (user, classes added into the cell, where, why); then the zero cells of users 3 and 4
-    # (users 1 and 2 on C and D: table4_split)
-    cells: tuple[tuple[int, tuple[int, ...], str, str], ...] = (
-        (2, (2,), "class C", avg),
-        (3, (3,), "class D", avg),
-        (
-            0,
-            (0, 1),
-            "classes A and B",
-            f"{avg}; only the total on A and B is determined (users 1 and 2 have equal VDS "
-            "there, the split 40 / 170 is one of many)",
-        ),
-        (1, (0, 1), "classes A and B", f"{avg}; only the total on A and B is determined"),
-        (2, (3,), "class D", f"{avg}; a printed 0 is exact"),
-        (3, (2,), "class C", f"{avg}; a printed 0 is exact"),
-    )
+    ab, zero = f"{avg}; only the total on A and B is determined", f"{avg}; a printed 0 is exact"
+    vds = " (users 1 and 2 have equal VDS there, the split 40 / 170 is one of many)"
+    # (user, classes added into the cell, why); users 1 and 2 on C and D: table4_split
+    cells = [(2, (2,), avg), (3, (3,), avg), (0, (0, 1), ab + vds), (1, (0, 1), ab)]
+    cells += [(2, (3,), zero), (3, (2,), zero)]  # the zero cells of users 3 and 4
     out = []
-    for u, cols, where, why in cells:
+    for u, cols, why in cells:
         v = _printed_cell("psdsf", u, cols)
         est = r.seeds_of(lambda s, u=u, cols=cols: tasks(s, "psdsf")[u, list(cols)].sum())
-        stmt = _ST["table4_psdsf"].where(user=u + 1, tasks=v, classes=where)
+        stmt = _ST["table4_psdsf"].where(user=u + 1, tasks=v, classes=_WHERE[cols])
         claim = _agrees_cell(v, est, stmt, why)
         out.append(claim.model_copy(update={"quote": paper.table_iv_row("psdsf", u)}))
     return out
@@ -187,7 +159,8 @@ def _table_iv_exact(r: Runs) -> list[Claim]:
             p = _printed_cell(mech, u, cols)
             # the exact solvers' residue (below 1e-6 tasks) is shown as 0
             x = round(float(got[u, list(cols)].sum()), 6)
-            parts.append((f"user {u + 1} on {where}", p, _agrees_cell(p, exact(x, r.n))))
+            same = Estimate(x, x, x, r.n, "exact: same in every seed")  # a zero-width interval
+            parts.append((f"user {u + 1} on {where}", p, _agrees_cell(p, same)))
 
         def badness(part: tuple[str, Printed, Claim]) -> tuple[int, float]:
             _, p, c = part
@@ -357,6 +330,16 @@ def _fig6_away(r: Runs) -> list[Claim]:
     return [one(k) for k in ("C", "D")]
 
 
+def _lowest(r: Runs, low: Callable[[dict[str, Any]], float]) -> tuple[Estimate, str]:
+    """The lowest ``low`` of online PS-DSF and exact TSF and C-DRFH, per seed, and each one's."""
+    exact_low = {m: low(r.exact[m]) for m in BASELINES}
+    est = r.seeds_of(lambda s: min(low(s["psdsf"]), *exact_low.values()))
+    each = f"PS-DSF (online) {show(r.seeds_of(lambda s: low(s['psdsf'])))}, " + ", ".join(
+        f"exact {LABELS[m]} {kit.number(v, 'share')}" for m, v in exact_low.items()
+    )
+    return est, each
+
+
 def _not_full_cd(r: Runs) -> list[Claim]:
     """The resource the "fully utilized" sentence leaves out: the CPU of classes C and D."""
     n_ph = len(r.exact["psdsf"]["phases"])
@@ -364,13 +347,10 @@ def _not_full_cd(r: Runs) -> list[Claim]:
     def low(v: dict[str, Any]) -> float:
         return min(v["phases"][i]["util"][f"cpu_{k}"] for i in range(n_ph) for k in ("C", "D"))
 
-    exact_low = {m: low(r.exact[m]) for m in BASELINES}
-    est = r.seeds_of(lambda s: min(low(s["psdsf"]), *exact_low.values()))
+    est, each = _lowest(r, low)
     why = (
-        f"lowest CPU steady state of classes C and D over the phases: PS-DSF (online) "
-        f"{show(r.seeds_of(lambda s: low(s['psdsf'])))}, "
-        + ", ".join(f"exact {LABELS[m]} {kit.number(v, 'share')}" for m, v in exact_low.items())
-        + f", exact PS-DSF {kit.number(low(r.exact['psdsf']), 'share')} (for information); "
+        f"lowest CPU steady state of classes C and D over the phases: {each}, exact PS-DSF "
+        f"{kit.number(low(r.exact['psdsf']), 'share')} (for information); "
         f"'fully' is {100 * paper.FULL:g} % or more, as in fully_used; the sentence names the CPU "
         "of A and B and the memory of all classes, so the CPU of C and D, what Fig. 6 plots, is "
         "the resource where the mechanisms differ"
@@ -407,22 +387,23 @@ def _fully_used(r: Runs) -> list[Claim]:
     d2 = next((u.demand for u in scenario_users(cfg) if u.name == "user2"), None)
 
     def one(resource: str, groups: list[list[str]], text: str, how: str) -> Claim:
-        def low_of(s: dict[str, Any], m: str) -> float:
-            return lowest(s[m], resource, groups, cfg)
+        i = 0 if resource == "cpu" else 1
+        cap = {c.name: c.count * c.capacity[i] for c in cfg.cluster.classes or []}
 
-        exact_low = {m: low_of(r.exact, m) for m in BASELINES}
-        low = r.seeds_of(lambda s: min(low_of(s, "psdsf"), *exact_low.values()))
-        ps = r.seeds_of(lambda s: low_of(s, "psdsf"))
-        others = [f"exact PS-DSF {kit.number(low_of(r.exact, 'psdsf'), 'share')}"] + [
-            f"online {LABELS[m]} " + show(r.seeds_of(lambda s, m=m: low_of(s, m)))
+        def low(v: dict[str, Any]) -> float:
+            """Lowest steady state over the phases and the groups (capacity-weighted)."""
+            return min(
+                sum(ph["util"][f"{resource}_{k}"] * cap[k] for k in g) / sum(cap[k] for k in g)
+                for ph in v["phases"]
+                for g in groups
+            )
+
+        est, each = _lowest(r, low)
+        why = f"lowest steady state over the phases, {how}: {each}; for information: exact "
+        why += f"PS-DSF {kit.number(low(r.exact['psdsf']), 'share')}" + "".join(
+            f", online {LABELS[m]} " + show(r.seeds_of(lambda s, m=m: low(s[m])))
             for m in BASELINES
             if r.has(m)
-        ]
-        why = (
-            f"lowest steady state over the phases, {how}: PS-DSF (online) {show(ps)}, "
-            + ", ".join(f"exact {LABELS[m]} {kit.number(v, 'share')}" for m, v in exact_low.items())
-            + "; for information: "
-            + ", ".join(others)
         )
         if resource == "cpu" and d2 is not None:
             why += (
@@ -431,7 +412,7 @@ def _fully_used(r: Runs) -> list[Claim]:
                 "contradicts Table III's gamma of user 2 on class D (docs/psdsf.md)"
             )
         stmt = _ST["fully_used"].where(what=text)
-        return bounded(*stmt, "fully", low, low=paper.FULL, unit="share", reason=why)
+        return bounded(*stmt, "fully", est, low=paper.FULL, unit="share", reason=why)
 
     return [
         one("mem", [[k] for k in names], "the memory of every class", "every class"),

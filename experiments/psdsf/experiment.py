@@ -16,13 +16,11 @@ these allocations every second"): the exact divisible allocations of the users a
 second (:func:`exact_series`), the same in every seed. The online First-Fit ``tsf`` and
 ``c-drfh`` run beside PS-DSF as an extra, reported apart.
 
-Seed ``s`` (:func:`run_experiment`) sets the config's ``seed``, which draws the only randomness,
-the run times; seed 1 is the config's. Written into ``OUT``: ``series.parquet`` (per second and
-seed: utilisation of every class, tasks of every user on every class, per online scheduler),
-``exact.parquet`` (the same for the exact allocations) and ``summary.json``; the figure, claims
-and report come from :mod:`fairsim.experiments.psdsf.report`. ``--quick``: paper tasks split in
-``QUICK_SPLIT`` instead of ``SPLIT``, the activity windows and horizon divided by 10, times
-reported on the paper's axis.
+Seed ``s`` sets the config's ``seed``, which draws the only randomness, the run times; seed 1 is
+the config's. :func:`run_experiment` writes the per-second series and the summary, and
+:mod:`fairsim.experiments.psdsf.report` the figure, claims and report. ``--quick``: paper tasks
+split in ``QUICK_SPLIT`` instead of ``SPLIT``, the activity windows and horizon times
+``QUICK_TIME``, times reported on the paper's axis.
 """
 
 from __future__ import annotations
@@ -367,17 +365,13 @@ def exact_series(
             exact_allocations(cfg, list(act), mechanisms=mechanisms, demands=demands) if act else {}
         )
         for mech in mechanisms:
-            alloc, row = allocs.get(mech), rows.setdefault((act, mech), {})
-            for k in names:
+            alloc = allocs.get(mech, np.zeros((0, len(names))))  # no user active: nothing
+            row, held = rows.setdefault((act, mech), {}), dict(zip(act, alloc, strict=True))
+            for j, k in enumerate(names):
                 for r, res_name in enumerate(("cpu", "mem")):
-                    u = _util(alloc, cfg, list(act), k, demands, r) if alloc is not None else 0.0
-                    row[f"{res_name}_{k}"] = u
-                for uname in users:
-                    row[f"tasks_{uname}_{k}"] = (
-                        float(alloc[act.index(uname), names.index(k)])
-                        if alloc is not None and uname in act
-                        else 0.0
-                    )
+                    row[f"{res_name}_{k}"] = _util(alloc, cfg, list(act), k, demands, r)
+                for u in users:
+                    row[f"tasks_{u}_{k}"] = float(held[u][j]) if u in held else 0.0
     return pd.DataFrame(
         [
             {"scheduler": mech, "time_s": float(t), **rows[(act, mech)]}
@@ -400,7 +394,6 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
         wall time and the number of small tasks).
     """
     cfg = load_config(config).model_copy(update={"seed": int(seed)})
-    users = [u.name for u in scenario_users(cfg)]
     prepared, info = scenario(cfg, quick=quick)
     frames, walls, tasks = [], {}, {}
     for sched_run in prepared.runs():
@@ -412,10 +405,9 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
         f.insert(0, "scheduler", name)
         frames.append(f)
     data = pd.concat(frames, ignore_index=True)
-    schedulers = summarise(data, cfg, users, QUICK_TIME if quick else 1.0)
     return {
         "seed": int(seed),
-        "schedulers": schedulers,
+        "schedulers": summarise(data, cfg, QUICK_TIME if quick else 1.0),
         "wall_s": walls,
         "tasks": tasks,
         "series": data,
@@ -445,7 +437,7 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     """
     t0 = time.perf_counter()
     cfg = load_config(config)
-    users = [u.name for u in scenario_users(cfg)]
+    phases = user_phases(cfg)  # checks the trace's format before the runs
     quick, out, jobs, progress = options.quick, Path(options.out), options.jobs, options.progress
     seed_ids = seed_list(options.seeds)
     out.mkdir(parents=True, exist_ok=True)
@@ -457,14 +449,13 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     times = np.unique(data["time_s"].to_numpy())
     exact = exact_series(cfg, times)
     write_table(pa.Table.from_pandas(exact, preserve_index=False), out / "exact.parquet")
-    scale = QUICK_TIME if quick else 1.0
     summary: dict[str, Any] = {
         "quick": quick,
         "seeds": seed_ids,
-        "phases": user_phases(cfg),
+        "phases": phases,
         "split": QUICK_SPLIT if quick else SPLIT,
         "runs": [{k: r[k] for k in ("seed", "schedulers", "wall_s", "tasks")} for r in runs],
-        "exact": summarise(exact, cfg, users, scale),
+        "exact": summarise(exact, cfg, QUICK_TIME if quick else 1.0),
         "d2_sensitivity": d2_sensitivity(cfg, times),
     }
     summary["wall_s_total"] = time.perf_counter() - t0
@@ -514,7 +505,7 @@ def user_phases(cfg: RunConfig) -> list[tuple[float, float]]:
     return list(itertools.pairwise(sorted(edges)))
 
 
-def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float) -> dict[str, Any]:
+def summarise(data: pd.DataFrame, cfg: RunConfig, scale: float) -> dict[str, Any]:
     """Per scheduler of ``data`` (:func:`series` or :func:`exact_series` rows): the mean
     utilisation over (0, end], every phase's steady state and the settling after each change.
 
@@ -524,8 +515,6 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
         Per-second rows with a ``scheduler`` column.
     cfg : RunConfig
         The scenario.
-    users : list of str
-        User names, in the config's order.
     scale : float
         Simulated seconds per second of the paper's axis (``QUICK_TIME`` with ``--quick``).
 
@@ -540,7 +529,9 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
         a change that never settles counts the whole phase).
     """
     names = [c.name for c in cfg.cluster.classes or []]
+    users = [u.name for u in scenario_users(cfg)]
     phases = user_phases(cfg)
+    window = SETTLE_WINDOW_S / scale
     out: dict[str, Any] = {}
     for sched, f in data.groupby("scheduler", sort=False):
         t = f["time_s"].to_numpy()
@@ -556,31 +547,17 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
             m = (t >= (a + b) / 2) & (t < b)
             tasks = [[float(f[f"tasks_{u}_{k}"][m].mean()) for k in names] for u in users]
             s["phases"].append({"window": [a, b], "util": util(m), "tasks": tasks})
-        # convergence after each change: first time the class C and D CPU utilisation is
-        # within CONVERGED of the new phase's steady level (and stays there for 5 s)
-        settle = []
+        s["settle"] = []
         for (a, b), ph in zip(phases[1:], s["phases"][1:], strict=True):
-            worst = 0.0
+            idx = np.flatnonzero((t > a) & (t < b))
+            at, worst = t[idx], 0.0
             for k in ("C", "D"):
-                col = f[f"cpu_{k}"].to_numpy()
-                level = ph["util"][f"cpu_{k}"]
-                ok = np.abs(col - level) <= CONVERGED
-                idx = np.flatnonzero((t > a) & (t < b))
-                when = math.inf
-                for i in idx:
-                    win = idx[(t[idx] >= t[i]) & (t[idx] < t[i] + SETTLE_WINDOW_S / scale)]
-                    if ok[win].all():
-                        when = float(t[i] - a) * scale  # simulated seconds
-                        break
-                worst = max(worst, when)
+                ok = np.abs(f[f"cpu_{k}"].to_numpy() - ph["util"][f"cpu_{k}"]) <= CONVERGED
+                # the first time from which it stays within CONVERGED for the settle window
+                stays = (i for i in idx if ok[idx[(at >= t[i]) & (at < t[i] + window)]].all())
+                worst = max(worst, next((float(t[i] - a) * scale for i in stays), math.inf))
             settled = math.isfinite(worst)
-            settle.append(
-                {
-                    "change_s": a,
-                    "settle_s": worst if settled else (b - a) * scale,
-                    "settled": settled,
-                }
-            )
-        s["settle"] = settle
+            span = worst if settled else (b - a) * scale  # simulated seconds
+            s["settle"].append({"change_s": a, "settle_s": span, "settled": settled})
         out[str(sched)] = s
     return out
