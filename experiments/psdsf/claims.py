@@ -33,6 +33,7 @@ from fairsim.experiments.claims import (
 )
 from fairsim.experiments.psdsf import paper
 from fairsim.experiments.psdsf.experiment import CONVERGED, SETTLE_WINDOW_S, SPLIT, scenario_users
+from fairsim.experiments.psdsf.paper import LABELS
 from fairsim.scenario.config import RunConfig
 
 #: Differences of utilisation smaller than this are floating-point ties, counted as 0
@@ -40,7 +41,6 @@ from fairsim.scenario.config import RunConfig
 TIE = 1e-9
 #: The mechanisms the paper compares PS-DSF with in Fig. 6, computed exactly as it does.
 BASELINES = ("tsf", "c-drfh")
-LABELS = {"psdsf": "PS-DSF", "tsf": "TSF", "c-drfh": "C-DRFH"}
 _ST = paper.BY_KEY
 
 
@@ -58,8 +58,6 @@ class Runs:
 
     Attributes
     ----------
-    n : int
-        Seeds.
     runs : list of dict
         Per seed, each online scheduler's summary.
     exact : dict
@@ -70,7 +68,6 @@ class Runs:
         The summary's ``d2_sensitivity`` (empty when absent).
     """
 
-    n: int
     runs: list[dict[str, Any]]
     exact: dict[str, Any]
     cfg: RunConfig
@@ -159,7 +156,9 @@ def _table_iv_exact(r: Runs) -> list[Claim]:
             p = _printed_cell(mech, u, cols)
             # the exact solvers' residue (below 1e-6 tasks) is shown as 0
             x = round(float(got[u, list(cols)].sum()), 6)
-            same = Estimate(x, x, x, r.n, "exact: same in every seed")  # a zero-width interval
+            same = Estimate(
+                x, x, x, len(r.runs), "exact: same in every seed"
+            )  # a zero-width interval
             parts.append((f"user {u + 1} on {where}", p, _agrees_cell(p, same)))
 
         def badness(part: tuple[str, Printed, Claim]) -> tuple[int, float]:
@@ -186,44 +185,28 @@ def _table_iv_exact(r: Runs) -> list[Claim]:
             why += f"; our online {LABELS[mech]} (extra), row totals: " + ", ".join(
                 f"{x:.4g}" for x in online.sum(axis=1)
             )
-        out.append(
-            worst.model_copy(
-                update={
-                    "statement": _ST["table4_exact"].format(mech=LABELS[mech]),
-                    "source": _ST["table4_exact"].source,
-                    "reason": why,
-                    "kind": "consistency",
-                }
-            )
-        )
+        st = _ST["table4_exact"]
+        update = {"statement": st.format(mech=LABELS[mech]), "source": st.source, "reason": why}
+        out.append(worst.model_copy(update={**update, "kind": "consistency"}))
     return out
 
 
 def _table_iv_split(r: Runs) -> list[Claim]:
     # judged on the online PS-DSF run; exact PS-DSF's and TSF's split are cells of table4_exact
-    online = r.seeds_of(lambda s: tasks(s, "psdsf")[:2, 2:].sum())
-    exact_cd = ", ".join(
-        f"exact {LABELS[m]} {round(float(tasks(r.exact, m)[:2, 2:].sum()), 6):g}"
-        for m in ("psdsf", "tsf")
+    def cd(v: dict[str, Any], m: str) -> float:  # tasks of users 1 and 2 on classes C and D
+        return float(tasks(v, m)[:2, 2:].sum())
+
+    why = (
+        "online PS-DSF (the run Table IV's PS-DSF cells are judged on), mean over the second half "
+        "of (0, 100) s, in paper tasks, within the model tolerance (one small task); users 3 and "
+        "4 may use classes C and D only, so only users 1 and 2 on C or D can break it; the exact "
+        "allocations (table4_exact, consistency): "
     )
-    online_tsf = (
-        f", online TSF {show(r.seeds_of(lambda s: tasks(s, 'tsf')[:2, 2:].sum()), '')}"
-        if r.has("tsf")
-        else ""
-    )
-    return [
-        bounded(
-            *_ST["table4_split"].where(),
-            0.0,
-            online,
-            high=paper.MODEL_TOL,
-            reason="online PS-DSF (the run Table IV's PS-DSF cells are judged on), mean over the "
-            "second half of (0, 100) s, in paper tasks, within the model tolerance (one small "
-            "task); users 3 and 4 may use classes C and D only, so only users 1 and 2 on C or D "
-            f"can break it; the exact allocations (table4_exact, consistency): {exact_cd}"
-            + online_tsf,
-        )
-    ]
+    why += ", ".join(f"exact {LABELS[m]} {round(cd(r.exact, m), 6):g}" for m in ("psdsf", "tsf"))
+    if r.has("tsf"):
+        why += f", online TSF {show(r.seeds_of(lambda s: cd(s, 'tsf')), '')}"
+    online = r.seeds_of(lambda s: cd(s, "psdsf"))
+    return [bounded(*_ST["table4_split"].where(), 0.0, online, high=paper.MODEL_TOL, reason=why)]
 
 
 def _class_d_tie(r: Runs, diff: Estimate) -> str:
@@ -236,16 +219,13 @@ def _class_d_tie(r: Runs, diff: Estimate) -> str:
     )
     if r.sensitivity:
         lead = max(e["psdsf"]["mean"] - max(e[m]["mean"] for m in BASELINES) for e in r.sensitivity)
-        cpus = sorted(e["cpu"] for e in r.sensitivity)
+        cpus = ", ".join(f"{c:.3g}" for c in sorted(e["cpu"] for e in r.sensitivity))
+        above = "never above the better of exact TSF and C-DRFH"
+        if lead > 1e-9:
+            above = f"at most {100 * lead:+.2f} pp above the better of them"
         why += (
-            "; for every CPU demand of user 2 in the report's sensitivity table "
-            f"({', '.join(f'{c:.3g}' for c in cpus)}; Table III allows any <= 2/15), "
-            "exact PS-DSF's class D mean is "
-            + (
-                "never above the better of exact TSF and C-DRFH"
-                if lead <= 1e-9
-                else f"at most {100 * lead:+.2f} pp above the better of them"
-            )
+            f"; for every CPU demand of user 2 in the report's sensitivity table ({cpus}; Table "
+            f"III allows any <= 2/15), exact PS-DSF's class D mean is {above}"
         )
     return why
 
@@ -261,19 +241,18 @@ def _fig6_greater(r: Runs) -> list[Claim]:
     # the exact numbers do not depend on the seed, so the difference is paired per seed
     def one(k: str) -> Claim:
         col = f"cpu_{k}"
-        best = max(float(r.exact[m]["mean_util"][col]) for m in BASELINES)
-        diff = r.seeds_of(lambda s: s["psdsf"]["mean_util"][col] - best)
+
+        def lead(s: dict[str, Any], best: float) -> float:  # online PS-DSF's minus best
+            return float(s["psdsf"]["mean_util"][col] - best)
+
+        diff = r.seeds_of(lambda s: lead(s, max(r.exact[m]["mean_util"][col] for m in BASELINES)))
         ps = r.seeds_of(lambda s: s["psdsf"]["mean_util"][col])
         why = f"PS-DSF (online) {show(ps)}; exact every second: " + ", ".join(
             f"{LABELS[m]} {kit.number(r.exact[m]['mean_util'][col], 'share')}"
             for m in (*BASELINES, "psdsf")
         )
         if r.has(*BASELINES):
-            extra = r.seeds_of(
-                lambda s: (
-                    s["psdsf"]["mean_util"][col] - max(s[m]["mean_util"][col] for m in BASELINES)
-                )
-            )
+            extra = r.seeds_of(lambda s: lead(s, max(s[m]["mean_util"][col] for m in BASELINES)))
             why += (
                 f"; against our online first-fit TSF and C-DRFH (extra, not the paper's "
                 f"comparison): {show(extra, 'pp')}"
@@ -367,18 +346,14 @@ def _fig6_converges(r: Runs) -> list[Claim]:
         + show(r.seeds_of(lambda s, i=i: s["psdsf"]["settle"][i]["settle_s"]), "s")
         for i, x in enumerate(r.runs[0]["psdsf"]["settle"])
     )
-    return [
-        bounded(
-            *_ST["fig6_converges"].where(),
-            "promptly",
-            settle,
-            high=paper.SETTLE_S,
-            unit="s",
-            reason=f"settled: class C and D CPU within {100 * CONVERGED:g} points of the new "
-            f"phase's level for {SETTLE_WINDOW_S:g} s (simulated); {per_change}"
-            + (f"; {never} change(s) never settled (counted as the whole phase)" if never else ""),
-        )
-    ]
+    why = (
+        f"settled: class C and D CPU within {100 * CONVERGED:g} points of the new phase's level "
+        f"for {SETTLE_WINDOW_S:g} s (simulated); {per_change}"
+    )
+    if never:
+        why += f"; {never} change(s) never settled (counted as the whole phase)"
+    stmt = _ST["fig6_converges"].where()
+    return [bounded(*stmt, "promptly", settle, high=paper.SETTLE_S, unit="s", reason=why)]
 
 
 def _fully_used(r: Runs) -> list[Claim]:
@@ -455,7 +430,5 @@ def build_claims(summary: dict[str, Any], cfg: RunConfig) -> list[Claim]:
         PS-DSF and exact TSF on the recovered instance give Table IV's determined cells.
     """
     runs = [x["schedulers"] for x in summary["runs"]]
-    r = Runs(
-        len(summary["seeds"]), runs, summary["exact"], cfg, summary.get("d2_sensitivity") or []
-    )
+    r = Runs(runs, summary["exact"], cfg, summary.get("d2_sensitivity") or [])
     return [c for build in BUILDERS for c in build(r)]

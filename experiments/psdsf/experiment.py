@@ -7,9 +7,7 @@ the scenario's choices); user 2's CPU demand is open (any value <= 2/15), and
 :data:`D2_CPU_ALTERNATIVE` is the report's sensitivity check. Every paper task runs as ``SPLIT``
 small tasks, users are backlogged while active (:mod:`fairsim.simulator.backlog`), and PS-DSF is
 the distributed online scheduler ``psdsf``. The runs go through the scenario pipeline
-(:func:`fairsim.scenario.pipeline.prepare_scenario`) with two hooks: the backlogged users as its
-workload, and each scheduler built with the users' eligible classes and wrapped in the queue
-counter the backlog reads (:func:`scenario`).
+(:func:`scenario`).
 
 TSF and C-DRFH as the paper computes them ("For TSF and C-DRFH mechanisms we precisely find
 these allocations every second"): the exact divisible allocations of the users active at each
@@ -107,13 +105,13 @@ def pool(cfg: RunConfig) -> tuple[np.ndarray, list[str]]:
     return cap, names
 
 
+def _allowed(u: InlineUser, classes: list[str] | np.ndarray) -> np.ndarray:
+    """Whether user ``u`` may use each server (``classes``: the class of every server)."""
+    return np.isin(classes, u.eligible) if u.eligible else np.ones(len(classes), dtype=bool)
+
+
 def backlogged_users(
-    cfg: RunConfig,
-    cap: np.ndarray,
-    classes: list[str],
-    scale: float,
-    step_s: float,
-    grow: float = 1.0,
+    cfg: RunConfig, scale: float, step_s: float, grow: float
 ) -> list[BackloggedUser]:
     """The config's users as :class:`fairsim.simulator.backlog.BackloggedUser` (windows scaled by
     ``scale``, demands multiplied by ``grow``).
@@ -121,13 +119,13 @@ def backlogged_users(
     A user's queue target is what it could start in one step: the tasks it could hold alone on
     its eligible servers, times ``step_s`` over its shortest run time, plus one.
     """
+    cap, classes = pool(cfg)
     out = []
     for u in scenario_users(cfg):
         d = np.asarray(u.demand, dtype=np.float64) * grow
-        ok = np.isin(classes, u.eligible) if u.eligible else np.ones(len(classes), dtype=bool)
         with np.errstate(divide="ignore"):
             per = np.floor(np.min(np.where(d > 0, cap / np.where(d > 0, d, 1), np.inf), axis=1))
-        hold = float(per[ok].sum())
+        hold = float(per[_allowed(u, classes)].sum())
         lo, hi = value_range(u.run_s)
         spans = [(w[0], w[1]) for w in u.windows] if u.windows else [(u.join_s, math.inf)]
         windows = tuple((a * scale, b * scale) for a, b in spans)
@@ -161,7 +159,7 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
     split = QUICK_SPLIT if quick else SPLIT
     period = 1.0
     step = period / 2
-    users = backlogged_users(cfg, cap, classes, scale, step, grow=SPLIT / split)
+    users = backlogged_users(cfg, scale, step, grow=SPLIT / split)
 
     def open_backlog() -> BacklogTaskSource:
         return BacklogTaskSource(
@@ -179,9 +177,7 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
 
     by_name = {u.name: u for u in scenario_users(cfg)}
     eligible = {
-        c: np.isin(classes, by_name[n].eligible or [])
-        for c, n in enumerate(order)
-        if by_name[n].eligible
+        c: _allowed(by_name[n], classes) for c, n in enumerate(order) if by_name[n].eligible
     }
 
     def scheduler(run: SchedulerRun) -> Scheduler:
@@ -275,12 +271,7 @@ def exact_allocations(
         ),
         weight=np.array([float(by_name[n].weight) for n in active]),
         max_tasks=np.full(len(active), np.inf),
-        eligible=np.array(
-            [
-                np.isin(cls, e) if (e := by_name[n].eligible) else np.full(len(cls), True)
-                for n in active
-            ]
-        ),
+        eligible=np.array([_allowed(by_name[n], cls) for n in active]),
     )
     names = [c.name for c in cfg.cluster.classes or []]
     out = {}
