@@ -262,18 +262,13 @@ def _fig6_greater(r: Runs) -> list[Claim]:
     return [one(k) for k in ("C", "D")]
 
 
-def _phase_of(r: Runs, window: tuple[float, float]) -> int:
-    """The index of the phase of Fig. 6 that spans ``window`` (scaled by ``--quick``)."""
-    phases = [tuple(ph["window"]) for ph in r.exact["psdsf"]["phases"]]
-    scale = phases[-1][1] / paper.INTERVAL_S[1]
-    want = (window[0] * scale, window[1] * scale)
-    return min(range(len(phases)), key=lambda i: abs(phases[i][0] - want[0]))
-
-
 def _fig6_away(r: Runs) -> list[Claim]:
     """Fig. 6 phase by phase: the phase while user 4 is away, where the active users (and so the
     allocations) differ from Table IV's; the phases with every user active are in the reason."""
-    away = _phase_of(r, paper.USER4_INACTIVE_S)
+    # the phase that starts when user 4 leaves (the paper's time scaled by --quick)
+    windows = [ph["window"] for ph in r.exact["psdsf"]["phases"]]
+    leaves = paper.USER4_INACTIVE_S[0] * (windows[-1][1] / paper.INTERVAL_S[1])
+    away = min(range(len(windows)), key=lambda i: abs(windows[i][0] - leaves))
 
     def one(k: str) -> Claim:
         def util(v: dict[str, Any], i: int) -> float:
@@ -284,8 +279,7 @@ def _fig6_away(r: Runs) -> list[Claim]:
             return 0.0 if abs(d) < TIE else d  # a floating-point tie is a tie
 
         phases = []
-        for i, ph in enumerate(r.exact["psdsf"]["phases"]):
-            a, b = ph["window"]
+        for i, (a, b) in enumerate(windows):
             ps = r.seeds_of(lambda s, i=i: util(s["psdsf"], i))
             phases.append(
                 f"({a:g}, {b:g}) s: PS-DSF (online) {show(ps)}, "

@@ -292,13 +292,12 @@ def _util(
     """Utilisation of resource ``r`` (0: CPU, 1: memory) of class ``k`` (or of the union of the
     classes ``k``) under an exact allocation (:func:`exact_allocations`)."""
     group = [k] if isinstance(k, str) else k
-    by_name = {u.name: u for u in scenario_users(cfg)}
-    need = {n: by_name[n].demand[r] * SPLIT for n in active}
-    need.update({n: d[r] for n, d in (demands or {}).items() if n in need})
+    by_name, alt = {u.name: u for u in scenario_users(cfg)}, demands or {}
+    need = [alt[n][r] if n in alt else by_name[n].demand[r] * SPLIT for n in active]
     names = [c.name for c in cfg.cluster.classes or []]
     cols = [names.index(g) for g in group]
     total = sum(c.count * c.capacity[r] for c in cfg.cluster.classes or [] if c.name in group)
-    used = sum(alloc[i, j] * need[n] for i, n in enumerate(active) for j in cols)
+    used = sum(alloc[i, j] * need[i] for i in range(len(active)) for j in cols)
     return float(used / total)
 
 
@@ -470,22 +469,18 @@ def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] 
     names = [c.name for c in cfg.cluster.classes or []]
     if "user2" not in by_name or "D" not in names:
         return None
-    mem = by_name["user2"].demand[1] * SPLIT
+    own, mem = (x * SPLIT for x in by_name["user2"].demand)
     away = [u.name for u in scenario_users(cfg) if not (u.windows and len(u.windows) > 1)]
-    own = by_name["user2"].demand[0] * SPLIT
     out: list[dict[str, Any]] = []
     for cpu in (own, *(x for x in D2_CPU_GRID if abs(x - own) > 1e-12)):
         alt = {"user2": [cpu, mem]}
         x = exact_allocations(cfg, away, demands=alt)
         f = exact_series(cfg, times_s, demands=alt)
         f = f[f["time_s"] > 0]
-        entry: dict[str, Any] = {"cpu": cpu, "config": cpu == own}
+        out.append({"cpu": cpu, "config": cpu == own})
         for m in EXACT:
-            entry[m] = {
-                "away": _util(x[m], cfg, away, "D", alt),
-                "mean": float(f.loc[f["scheduler"] == m, "cpu_D"].mean()),
-            }
-        out.append(entry)
+            mean = float(f.loc[f["scheduler"] == m, "cpu_D"].mean())
+            out[-1][m] = {"away": _util(x[m], cfg, away, "D", alt), "mean": mean}
     return out
 
 
