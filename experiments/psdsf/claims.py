@@ -6,9 +6,8 @@ Every quantity of the online runs is estimated across seeds
 allocations are the same in every seed (a zero-width interval). Table IV's printed numbers are
 judged with :func:`~fairsim.experiments.claims.agrees`, cell by cell (the online PS-DSF run as
 the paper's statement; the exact solvers of every mechanism as a consistency check), Fig. 6's
-orders with
-:func:`~fairsim.experiments.claims.exceeds` on per-seed differences, the "promptly converges" and
-"fully utilized" statements with :func:`~fairsim.experiments.claims.bounded`.
+orders with :func:`~fairsim.experiments.claims.exceeds` on per-seed differences, the "promptly
+converges" and "fully utilized" statements with :func:`~fairsim.experiments.claims.bounded`.
 """
 
 from __future__ import annotations
@@ -150,7 +149,6 @@ def _table_iv_exact(r: Runs) -> list[Claim]:
     order = {"FAIL": 0, "INCONCLUSIVE": 1, "n/a": 2, "PASS": 3}
     for mech in ("psdsf", "tsf"):
         got = tasks(r.exact, mech)
-        online = np.mean([tasks(s, mech) for s in r.runs], axis=0) if r.has(mech) else None
         parts = []
         for u, cols, where in CELLS:
             p = _printed_cell(mech, u, cols)
@@ -181,10 +179,10 @@ def _table_iv_exact(r: Runs) -> list[Claim]:
                 "; the printed precision alone would not hold user 3's 58.33 (exact 58.3425: "
                 "the paper's solver, or its rounding)"
             )
-        if online is not None:
-            why += f"; our online {LABELS[mech]} (extra), row totals: " + ", ".join(
-                f"{x:.4g}" for x in online.sum(axis=1)
-            )
+        if r.has(mech):
+            online = np.mean([tasks(s, mech) for s in r.runs], axis=0)
+            totals = ", ".join(f"{x:.4g}" for x in online.sum(axis=1))
+            why += f"; our online {LABELS[mech]} (extra), row totals: {totals}"
         st = _ST["table4_exact"]
         update = {"statement": st.format(mech=LABELS[mech]), "source": st.source, "reason": why}
         out.append(worst.model_copy(update={**update, "kind": "consistency"}))
@@ -315,10 +313,9 @@ def _lowest(r: Runs, low: Callable[[dict[str, Any]], float]) -> tuple[Estimate, 
 
 def _not_full_cd(r: Runs) -> list[Claim]:
     """The resource the "fully utilized" sentence leaves out: the CPU of classes C and D."""
-    n_ph = len(r.exact["psdsf"]["phases"])
 
     def low(v: dict[str, Any]) -> float:
-        return min(v["phases"][i]["util"][f"cpu_{k}"] for i in range(n_ph) for k in ("C", "D"))
+        return min(ph["util"][f"cpu_{k}"] for ph in v["phases"] for k in ("C", "D"))
 
     est, each = _lowest(r, low)
     why = (

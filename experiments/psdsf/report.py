@@ -208,12 +208,8 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     """
     out = Path(out)
     summary, cfg = run["summary"], run["config"]
-    figures.fig6(
-        pd.read_parquet(out / "series.parquet"),
-        pd.read_parquet(out / "exact.parquet"),
-        cfg,
-        out / "fig6.png",
-    )
+    online, exact = (pd.read_parquet(out / f"{name}.parquet") for name in ("series", "exact"))
+    figures.fig6(online, exact, cfg, out / "fig6.png")
     claims = build_claims(summary, cfg)
     write_claims(out, claims, paper.STATEMENTS)
     n = len(summary["seeds"])
