@@ -154,9 +154,8 @@ def _table_iv_exact(r: Runs) -> list[Claim]:
             p = _printed_cell(mech, u, cols)
             # the exact solvers' residue (below 1e-6 tasks) is shown as 0
             x = round(float(got[u, list(cols)].sum()), 6)
-            same = Estimate(
-                x, x, x, len(r.runs), "exact: same in every seed"
-            )  # a zero-width interval
+            # the same in every seed: a zero-width interval
+            same = Estimate(x, x, x, len(r.runs), "exact: same in every seed")
             parts.append((f"user {u + 1} on {where}", p, _agrees_cell(p, same)))
 
         def badness(part: tuple[str, Printed, Claim]) -> tuple[int, float]:
@@ -243,7 +242,8 @@ def _fig6_greater(r: Runs) -> list[Claim]:
         def lead(s: dict[str, Any], best: float) -> float:  # online PS-DSF's minus best
             return float(s["psdsf"]["mean_util"][col] - best)
 
-        diff = r.seeds_of(lambda s: lead(s, max(r.exact[m]["mean_util"][col] for m in BASELINES)))
+        best = max(r.exact[m]["mean_util"][col] for m in BASELINES)
+        diff = r.seeds_of(lambda s: lead(s, best))
         ps = r.seeds_of(lambda s: s["psdsf"]["mean_util"][col])
         why = f"PS-DSF (online) {show(ps)}; exact every second: " + ", ".join(
             f"{LABELS[m]} {kit.number(r.exact[m]['mean_util'][col], 'share')}"
