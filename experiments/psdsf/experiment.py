@@ -380,8 +380,8 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
     -------
     dict
         ``seed``; ``series`` (:func:`series` of every scheduler, with a ``scheduler`` column);
-        ``schedulers`` (:func:`summarise`); ``wall_s`` and ``tasks`` (per scheduler: the engine's
-        wall time and the number of small tasks).
+        ``schedulers`` (each one's summary, as in :func:`run_experiment`); ``wall_s`` and
+        ``tasks`` (per scheduler: the engine's wall time and the number of small tasks).
     """
     cfg = load_config(config).model_copy(update={"seed": int(seed)})
     prepared, info = scenario(cfg, quick=quick)
@@ -397,7 +397,7 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
     data = pd.concat(frames, ignore_index=True)
     return {
         "seed": int(seed),
-        "schedulers": summarise(data, cfg, QUICK_TIME if quick else 1.0),
+        "schedulers": _summarise(data, cfg, QUICK_TIME if quick else 1.0),
         "wall_s": walls,
         "tasks": tasks,
         "series": data,
@@ -416,9 +416,19 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     -------
     dict
         ``config`` (the scenario) and ``summary`` (``summary.json``): ``quick``, ``seeds``,
-        ``phases``, ``split``, ``runs`` (per seed: ``schedulers``, :func:`summarise`,
-        ``wall_s``, ``tasks``), ``exact`` (:func:`summarise` of the exact allocations),
-        ``d2_sensitivity`` (:func:`d2_sensitivity`) and ``wall_s_total``.
+        ``phases`` (:func:`user_phases`), ``split``, ``runs`` (per seed: ``seed``,
+        ``schedulers``, ``wall_s`` and ``tasks``, :func:`run_seed`), ``exact``,
+        ``d2_sensitivity`` and ``wall_s_total``. A scheduler's summary (``schedulers`` and
+        ``exact``, by scheduler): ``mean_util`` (``{"cpu_A": ...}``, over (0, end]), ``phases``
+        (per phase: ``window``, ``util`` and ``tasks``, users x classes in paper tasks, means
+        over the second half of the phase) and ``settle`` (per change of the active users:
+        ``change_s``, ``settle_s``, the simulated seconds until the class C and D CPU stays
+        within :data:`CONVERGED` of the new phase's level for :data:`SETTLE_WINDOW_S`, the whole
+        phase when it never does, and ``settled``). ``d2_sensitivity``: class D's CPU under the
+        exact allocations per CPU demand of user 2 (paper units), the config's first, then
+        :data:`D2_CPU_GRID` (Table III allows any value <= 2/15): ``cpu``, ``config`` (whether
+        it is the config's) and per exact mechanism ``away`` (while the users with two windows
+        are away) and ``mean`` (over (0, end]); ``None`` without ``user2`` or class ``D``.
 
     Raises
     ------
@@ -445,26 +455,16 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
         "phases": phases,
         "split": QUICK_SPLIT if quick else SPLIT,
         "runs": [{k: r[k] for k in ("seed", "schedulers", "wall_s", "tasks")} for r in runs],
-        "exact": summarise(exact, cfg, QUICK_TIME if quick else 1.0),
-        "d2_sensitivity": d2_sensitivity(cfg, times),
+        "exact": _summarise(exact, cfg, QUICK_TIME if quick else 1.0),
+        "d2_sensitivity": _d2_sensitivity(cfg, times),
     }
     summary["wall_s_total"] = time.perf_counter() - t0
     write_json(summary, out / "summary.json")
     return {"summary": summary, "config": cfg}
 
 
-def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] | None:
-    """Class D's CPU under the exact allocations for user 2's CPU demand as configured and as
-    every value of :data:`D2_CPU_GRID` (Table III allows any value <= 2/15).
-
-    Returns
-    -------
-    list of dict or None
-        One entry per CPU demand, the config's first: ``cpu`` (the demand, paper units),
-        ``config`` (whether it is the config's), and per exact mechanism ``away`` (class D's CPU
-        utilisation while the users with two windows are away) and ``mean`` (its mean over
-        ``times_s`` in (0, end]); ``None`` when the config has no ``user2`` or no class ``D``.
-    """
+def _d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] | None:
+    """The summary's ``d2_sensitivity`` (:func:`run_experiment`), over the times ``times_s``."""
     by_name = {u.name: u for u in scenario_users(cfg)}
     names = [c.name for c in cfg.cluster.classes or []]
     if "user2" not in by_name or "D" not in names:
@@ -491,29 +491,9 @@ def user_phases(cfg: RunConfig) -> list[tuple[float, float]]:
     return list(itertools.pairwise(sorted(edges)))
 
 
-def summarise(data: pd.DataFrame, cfg: RunConfig, scale: float) -> dict[str, Any]:
-    """Per scheduler of ``data`` (:func:`series` or :func:`exact_series` rows): the mean
-    utilisation over (0, end], every phase's steady state and the settling after each change.
-
-    Parameters
-    ----------
-    data : pandas.DataFrame
-        Per-second rows with a ``scheduler`` column.
-    cfg : RunConfig
-        The scenario.
-    scale : float
-        Simulated seconds per second of the paper's axis (``QUICK_TIME`` with ``--quick``).
-
-    Returns
-    -------
-    dict
-        Per scheduler: ``mean_util`` (``{"cpu_A": ...}``, over (0, end]), ``phases`` (per phase
-        of :func:`user_phases`: ``window``, ``util`` and ``tasks`` (users x classes, paper tasks),
-        means over the second half of the phase) and ``settle`` (per change: ``change_s``,
-        ``settle_s``, simulated seconds until the class C and D CPU stays within
-        :data:`CONVERGED` of the new phase's level for :data:`SETTLE_WINDOW_S`, and ``settled``;
-        a change that never settles counts the whole phase).
-    """
+def _summarise(data: pd.DataFrame, cfg: RunConfig, scale: float) -> dict[str, Any]:
+    """Each scheduler's summary (:func:`run_experiment`) of per-second rows (:func:`series`,
+    :func:`exact_series`); ``scale``: simulated seconds per second of the paper's axis."""
     names = [c.name for c in cfg.cluster.classes or []]
     users = [u.name for u in scenario_users(cfg)]
     phases = user_phases(cfg)
