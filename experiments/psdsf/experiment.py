@@ -110,15 +110,10 @@ def _allowed(u: InlineUser, classes: list[str] | np.ndarray) -> np.ndarray:
     return np.isin(classes, u.eligible) if u.eligible else np.ones(len(classes), dtype=bool)
 
 
-def backlogged_users(
-    cfg: RunConfig, scale: float, step_s: float, grow: float
-) -> list[BackloggedUser]:
-    """The config's users as :class:`fairsim.simulator.backlog.BackloggedUser` (windows scaled by
-    ``scale``, demands multiplied by ``grow``).
-
-    A user's queue target is what it could start in one step: the tasks it could hold alone on
-    its eligible servers, times ``step_s`` over its shortest run time, plus one.
-    """
+def _backlogged(cfg: RunConfig, scale: float, step_s: float, grow: float) -> list[BackloggedUser]:
+    """The config's users (windows times ``scale``, demands times ``grow``); a user's queue
+    target: the tasks it could hold alone on its servers times ``step_s`` over its shortest run
+    time, plus one."""
     cap, classes = pool(cfg)
     out = []
     for u in scenario_users(cfg):
@@ -137,7 +132,7 @@ def backlogged_users(
 def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str, Any]]:
     """The reproduction's scenario, prepared by the scenario pipeline with its hooks.
 
-    The pipeline's workload is replaced by the backlogged users (:func:`backlogged_users`:
+    The pipeline's workload is replaced by the backlogged users (:func:`_backlogged`:
     every ``step_s`` = half the period, each active user's queue is topped up, reading the
     queue lengths from a :class:`~fairsim.simulator.backlog.QueueCounter` wrapped around the
     scheduler), and each scheduler gets the users' eligible server classes. The pool is the
@@ -159,7 +154,7 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
     split = QUICK_SPLIT if quick else SPLIT
     period = 1.0
     step = period / 2
-    users = backlogged_users(cfg, scale, step, grow=SPLIT / split)
+    users = _backlogged(cfg, scale, step, grow=SPLIT / split)
 
     def open_backlog() -> BacklogTaskSource:
         return BacklogTaskSource(
