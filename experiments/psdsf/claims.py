@@ -6,9 +6,8 @@ Every quantity of the online runs is estimated across seeds
 allocations are the same in every seed (a zero-width interval). Table IV's printed numbers are
 judged with :func:`~fairsim.experiments.claims.agrees`, cell by cell (the online PS-DSF run as
 the paper's statement; the exact solvers of every mechanism as a consistency check), Fig. 6's
-orders with
-:func:`~fairsim.experiments.claims.exceeds` on per-seed differences, the "promptly converges" and
-"fully utilized" statements with :func:`~fairsim.experiments.claims.bounded`.
+orders with :func:`~fairsim.experiments.claims.exceeds` on per-seed differences, the "promptly
+converges" and "fully utilized" statements with :func:`~fairsim.experiments.claims.bounded`.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from fairsim.experiments.claims import (
 )
 from fairsim.experiments.psdsf import paper
 from fairsim.experiments.psdsf.experiment import CONVERGED, SETTLE_WINDOW_S, SPLIT, scenario_users
+from fairsim.experiments.psdsf.paper import LABELS
 from fairsim.scenario.config import RunConfig
 
 #: Differences of utilisation smaller than this are floating-point ties, counted as 0
@@ -40,7 +40,6 @@ from fairsim.scenario.config import RunConfig
 TIE = 1e-9
 #: The mechanisms the paper compares PS-DSF with in Fig. 6, computed exactly as it does.
 BASELINES = ("tsf", "c-drfh")
-LABELS = {"psdsf": "PS-DSF", "tsf": "TSF", "c-drfh": "C-DRFH"}
 _ST = paper.BY_KEY
 
 
@@ -52,31 +51,12 @@ def show(e: Estimate, unit: str = "share") -> str:
     )
 
 
-def exact(value: float, seeds: int) -> Estimate:
-    """An exact allocation's number: the same in every seed, so a zero-width interval."""
-    return Estimate(float(value), float(value), float(value), seeds, "exact: same in every seed")
-
-
-def lowest(v: dict[str, Any], resource: str, groups: list[list[str]], cfg: RunConfig) -> float:
-    """Lowest steady-state utilisation of ``resource`` over the phases and the groups of classes
-    (capacity-weighted within a group) of one scheduler's summary ``v``."""
-    r = 0 if resource == "cpu" else 1
-    cap = {c.name: c.count * c.capacity[r] for c in cfg.cluster.classes or []}
-    return min(
-        sum(ph["util"][f"{resource}_{k}"] * cap[k] for k in g) / sum(cap[k] for k in g)
-        for ph in v["phases"]
-        for g in groups
-    )
-
-
 @dataclass(frozen=True)
 class Runs:
     """The summary's parts every claim reads.
 
     Attributes
     ----------
-    n : int
-        Seeds.
     runs : list of dict
         Per seed, each online scheduler's summary.
     exact : dict
@@ -87,7 +67,6 @@ class Runs:
         The summary's ``d2_sensitivity`` (empty when absent).
     """
 
-    n: int
     runs: list[dict[str, Any]]
     exact: dict[str, Any]
     cfg: RunConfig
@@ -148,27 +127,16 @@ def _agrees_cell(
 
 def _table_iv_psdsf(r: Runs) -> list[Claim]:
     avg = "mean over the second half of (0, 100) s, in paper tasks"
-    # (user, classes added into the cell, where, why); then the zero cells of users 3 and 4
-    # (users 1 and 2 on C and D: table4_split)
-    cells: tuple[tuple[int, tuple[int, ...], str, str], ...] = (
-        (2, (2,), "class C", avg),
-        (3, (3,), "class D", avg),
-        (
-            0,
-            (0, 1),
-            "classes A and B",
-            f"{avg}; only the total on A and B is determined (users 1 and 2 have equal VDS "
-            "there, the split 40 / 170 is one of many)",
-        ),
-        (1, (0, 1), "classes A and B", f"{avg}; only the total on A and B is determined"),
-        (2, (3,), "class D", f"{avg}; a printed 0 is exact"),
-        (3, (2,), "class C", f"{avg}; a printed 0 is exact"),
-    )
+    ab, zero = f"{avg}; only the total on A and B is determined", f"{avg}; a printed 0 is exact"
+    vds = " (users 1 and 2 have equal VDS there, the split 40 / 170 is one of many)"
+    # (user, classes added into the cell, why); users 1 and 2 on C and D: table4_split
+    cells = [(2, (2,), avg), (3, (3,), avg), (0, (0, 1), ab + vds), (1, (0, 1), ab)]
+    cells += [(2, (3,), zero), (3, (2,), zero)]  # the zero cells of users 3 and 4
     out = []
-    for u, cols, where, why in cells:
+    for u, cols, why in cells:
         v = _printed_cell("psdsf", u, cols)
         est = r.seeds_of(lambda s, u=u, cols=cols: tasks(s, "psdsf")[u, list(cols)].sum())
-        stmt = _ST["table4_psdsf"].where(user=u + 1, tasks=v, classes=where)
+        stmt = _ST["table4_psdsf"].where(user=u + 1, tasks=v, classes=_WHERE[cols])
         claim = _agrees_cell(v, est, stmt, why)
         out.append(claim.model_copy(update={"quote": paper.table_iv_row("psdsf", u)}))
     return out
@@ -181,13 +149,14 @@ def _table_iv_exact(r: Runs) -> list[Claim]:
     order = {"FAIL": 0, "INCONCLUSIVE": 1, "n/a": 2, "PASS": 3}
     for mech in ("psdsf", "tsf"):
         got = tasks(r.exact, mech)
-        online = np.mean([tasks(s, mech) for s in r.runs], axis=0) if r.has(mech) else None
         parts = []
         for u, cols, where in CELLS:
             p = _printed_cell(mech, u, cols)
             # the exact solvers' residue (below 1e-6 tasks) is shown as 0
             x = round(float(got[u, list(cols)].sum()), 6)
-            parts.append((f"user {u + 1} on {where}", p, _agrees_cell(p, exact(x, r.n))))
+            # the same in every seed: a zero-width interval
+            same = Estimate(x, x, x, len(r.runs), "exact: same in every seed")
+            parts.append((f"user {u + 1} on {where}", p, _agrees_cell(p, same)))
 
         def badness(part: tuple[str, Printed, Claim]) -> tuple[int, float]:
             _, p, c = part
@@ -209,48 +178,32 @@ def _table_iv_exact(r: Runs) -> list[Claim]:
                 "; the printed precision alone would not hold user 3's 58.33 (exact 58.3425: "
                 "the paper's solver, or its rounding)"
             )
-        if online is not None:
-            why += f"; our online {LABELS[mech]} (extra), row totals: " + ", ".join(
-                f"{x:.4g}" for x in online.sum(axis=1)
-            )
-        out.append(
-            worst.model_copy(
-                update={
-                    "statement": _ST["table4_exact"].format(mech=LABELS[mech]),
-                    "source": _ST["table4_exact"].source,
-                    "reason": why,
-                    "kind": "consistency",
-                }
-            )
-        )
+        if r.has(mech):
+            online = np.mean([tasks(s, mech) for s in r.runs], axis=0)
+            totals = ", ".join(f"{x:.4g}" for x in online.sum(axis=1))
+            why += f"; our online {LABELS[mech]} (extra), row totals: {totals}"
+        st = _ST["table4_exact"]
+        update = {"statement": st.format(mech=LABELS[mech]), "source": st.source, "reason": why}
+        out.append(worst.model_copy(update={**update, "kind": "consistency"}))
     return out
 
 
 def _table_iv_split(r: Runs) -> list[Claim]:
     # judged on the online PS-DSF run; exact PS-DSF's and TSF's split are cells of table4_exact
-    online = r.seeds_of(lambda s: tasks(s, "psdsf")[:2, 2:].sum())
-    exact_cd = ", ".join(
-        f"exact {LABELS[m]} {round(float(tasks(r.exact, m)[:2, 2:].sum()), 6):g}"
-        for m in ("psdsf", "tsf")
+    def cd(v: dict[str, Any], m: str) -> float:  # tasks of users 1 and 2 on classes C and D
+        return float(tasks(v, m)[:2, 2:].sum())
+
+    why = (
+        "online PS-DSF (the run Table IV's PS-DSF cells are judged on), mean over the second half "
+        "of (0, 100) s, in paper tasks, within the model tolerance (one small task); users 3 and "
+        "4 may use classes C and D only, so only users 1 and 2 on C or D can break it; the exact "
+        "allocations (table4_exact, consistency): "
     )
-    online_tsf = (
-        f", online TSF {show(r.seeds_of(lambda s: tasks(s, 'tsf')[:2, 2:].sum()), '')}"
-        if r.has("tsf")
-        else ""
-    )
-    return [
-        bounded(
-            *_ST["table4_split"].where(),
-            0.0,
-            online,
-            high=paper.MODEL_TOL,
-            reason="online PS-DSF (the run Table IV's PS-DSF cells are judged on), mean over the "
-            "second half of (0, 100) s, in paper tasks, within the model tolerance (one small "
-            "task); users 3 and 4 may use classes C and D only, so only users 1 and 2 on C or D "
-            f"can break it; the exact allocations (table4_exact, consistency): {exact_cd}"
-            + online_tsf,
-        )
-    ]
+    why += ", ".join(f"exact {LABELS[m]} {round(cd(r.exact, m), 6):g}" for m in ("psdsf", "tsf"))
+    if r.has("tsf"):
+        why += f", online TSF {show(r.seeds_of(lambda s: cd(s, 'tsf')), '')}"
+    online = r.seeds_of(lambda s: cd(s, "psdsf"))
+    return [bounded(*_ST["table4_split"].where(), 0.0, online, high=paper.MODEL_TOL, reason=why)]
 
 
 def _class_d_tie(r: Runs, diff: Estimate) -> str:
@@ -263,16 +216,13 @@ def _class_d_tie(r: Runs, diff: Estimate) -> str:
     )
     if r.sensitivity:
         lead = max(e["psdsf"]["mean"] - max(e[m]["mean"] for m in BASELINES) for e in r.sensitivity)
-        cpus = sorted(e["cpu"] for e in r.sensitivity)
+        cpus = ", ".join(f"{c:.3g}" for c in sorted(e["cpu"] for e in r.sensitivity))
+        above = "never above the better of exact TSF and C-DRFH"
+        if lead > 1e-9:
+            above = f"at most {100 * lead:+.2f} pp above the better of them"
         why += (
-            "; for every CPU demand of user 2 in the report's sensitivity table "
-            f"({', '.join(f'{c:.3g}' for c in cpus)}; Table III allows any <= 2/15), "
-            "exact PS-DSF's class D mean is "
-            + (
-                "never above the better of exact TSF and C-DRFH"
-                if lead <= 1e-9
-                else f"at most {100 * lead:+.2f} pp above the better of them"
-            )
+            f"; for every CPU demand of user 2 in the report's sensitivity table ({cpus}; Table "
+            f"III allows any <= 2/15), exact PS-DSF's class D mean is {above}"
         )
     return why
 
@@ -288,19 +238,19 @@ def _fig6_greater(r: Runs) -> list[Claim]:
     # the exact numbers do not depend on the seed, so the difference is paired per seed
     def one(k: str) -> Claim:
         col = f"cpu_{k}"
-        best = max(float(r.exact[m]["mean_util"][col]) for m in BASELINES)
-        diff = r.seeds_of(lambda s: s["psdsf"]["mean_util"][col] - best)
+
+        def lead(s: dict[str, Any], best: float) -> float:  # online PS-DSF's minus best
+            return float(s["psdsf"]["mean_util"][col] - best)
+
+        best = max(r.exact[m]["mean_util"][col] for m in BASELINES)
+        diff = r.seeds_of(lambda s: lead(s, best))
         ps = r.seeds_of(lambda s: s["psdsf"]["mean_util"][col])
         why = f"PS-DSF (online) {show(ps)}; exact every second: " + ", ".join(
             f"{LABELS[m]} {kit.number(r.exact[m]['mean_util'][col], 'share')}"
             for m in (*BASELINES, "psdsf")
         )
         if r.has(*BASELINES):
-            extra = r.seeds_of(
-                lambda s: (
-                    s["psdsf"]["mean_util"][col] - max(s[m]["mean_util"][col] for m in BASELINES)
-                )
-            )
+            extra = r.seeds_of(lambda s: lead(s, max(s[m]["mean_util"][col] for m in BASELINES)))
             why += (
                 f"; against our online first-fit TSF and C-DRFH (extra, not the paper's "
                 f"comparison): {show(extra, 'pp')}"
@@ -310,18 +260,13 @@ def _fig6_greater(r: Runs) -> list[Claim]:
     return [one(k) for k in ("C", "D")]
 
 
-def _phase_of(r: Runs, window: tuple[float, float]) -> int:
-    """The index of the phase of Fig. 6 that spans ``window`` (scaled by ``--quick``)."""
-    phases = [tuple(ph["window"]) for ph in r.exact["psdsf"]["phases"]]
-    scale = phases[-1][1] / paper.INTERVAL_S[1]
-    want = (window[0] * scale, window[1] * scale)
-    return min(range(len(phases)), key=lambda i: abs(phases[i][0] - want[0]))
-
-
 def _fig6_away(r: Runs) -> list[Claim]:
     """Fig. 6 phase by phase: the phase while user 4 is away, where the active users (and so the
     allocations) differ from Table IV's; the phases with every user active are in the reason."""
-    away = _phase_of(r, paper.USER4_INACTIVE_S)
+    # the phase that starts when user 4 leaves (the paper's time scaled by --quick)
+    windows = [ph["window"] for ph in r.exact["psdsf"]["phases"]]
+    leaves = paper.USER4_INACTIVE_S[0] * (windows[-1][1] / paper.INTERVAL_S[1])
+    away = min(range(len(windows)), key=lambda i: abs(windows[i][0] - leaves))
 
     def one(k: str) -> Claim:
         def util(v: dict[str, Any], i: int) -> float:
@@ -332,8 +277,7 @@ def _fig6_away(r: Runs) -> list[Claim]:
             return 0.0 if abs(d) < TIE else d  # a floating-point tie is a tie
 
         phases = []
-        for i, ph in enumerate(r.exact["psdsf"]["phases"]):
-            a, b = ph["window"]
+        for i, (a, b) in enumerate(windows):
             ps = r.seeds_of(lambda s, i=i: util(s["psdsf"], i))
             phases.append(
                 f"({a:g}, {b:g}) s: PS-DSF (online) {show(ps)}, "
@@ -357,20 +301,26 @@ def _fig6_away(r: Runs) -> list[Claim]:
     return [one(k) for k in ("C", "D")]
 
 
-def _not_full_cd(r: Runs) -> list[Claim]:
-    """The resource the "fully utilized" sentence leaves out: the CPU of classes C and D."""
-    n_ph = len(r.exact["psdsf"]["phases"])
-
-    def low(v: dict[str, Any]) -> float:
-        return min(v["phases"][i]["util"][f"cpu_{k}"] for i in range(n_ph) for k in ("C", "D"))
-
+def _lowest(r: Runs, low: Callable[[dict[str, Any]], float]) -> tuple[Estimate, str]:
+    """The lowest ``low`` of online PS-DSF and exact TSF and C-DRFH, per seed, and each one's."""
     exact_low = {m: low(r.exact[m]) for m in BASELINES}
     est = r.seeds_of(lambda s: min(low(s["psdsf"]), *exact_low.values()))
+    each = f"PS-DSF (online) {show(r.seeds_of(lambda s: low(s['psdsf'])))}, " + ", ".join(
+        f"exact {LABELS[m]} {kit.number(v, 'share')}" for m, v in exact_low.items()
+    )
+    return est, each
+
+
+def _not_full_cd(r: Runs) -> list[Claim]:
+    """The resource the "fully utilized" sentence leaves out: the CPU of classes C and D."""
+
+    def low(v: dict[str, Any]) -> float:
+        return min(ph["util"][f"cpu_{k}"] for ph in v["phases"] for k in ("C", "D"))
+
+    est, each = _lowest(r, low)
     why = (
-        f"lowest CPU steady state of classes C and D over the phases: PS-DSF (online) "
-        f"{show(r.seeds_of(lambda s: low(s['psdsf'])))}, "
-        + ", ".join(f"exact {LABELS[m]} {kit.number(v, 'share')}" for m, v in exact_low.items())
-        + f", exact PS-DSF {kit.number(low(r.exact['psdsf']), 'share')} (for information); "
+        f"lowest CPU steady state of classes C and D over the phases: {each}, exact PS-DSF "
+        f"{kit.number(low(r.exact['psdsf']), 'share')} (for information); "
         f"'fully' is {100 * paper.FULL:g} % or more, as in fully_used; the sentence names the CPU "
         "of A and B and the memory of all classes, so the CPU of C and D, what Fig. 6 plots, is "
         "the resource where the mechanisms differ"
@@ -387,18 +337,14 @@ def _fig6_converges(r: Runs) -> list[Claim]:
         + show(r.seeds_of(lambda s, i=i: s["psdsf"]["settle"][i]["settle_s"]), "s")
         for i, x in enumerate(r.runs[0]["psdsf"]["settle"])
     )
-    return [
-        bounded(
-            *_ST["fig6_converges"].where(),
-            "promptly",
-            settle,
-            high=paper.SETTLE_S,
-            unit="s",
-            reason=f"settled: class C and D CPU within {100 * CONVERGED:g} points of the new "
-            f"phase's level for {SETTLE_WINDOW_S:g} s (simulated); {per_change}"
-            + (f"; {never} change(s) never settled (counted as the whole phase)" if never else ""),
-        )
-    ]
+    why = (
+        f"settled: class C and D CPU within {100 * CONVERGED:g} points of the new phase's level "
+        f"for {SETTLE_WINDOW_S:g} s (simulated); {per_change}"
+    )
+    if never:
+        why += f"; {never} change(s) never settled (counted as the whole phase)"
+    stmt = _ST["fig6_converges"].where()
+    return [bounded(*stmt, "promptly", settle, high=paper.SETTLE_S, unit="s", reason=why)]
 
 
 def _fully_used(r: Runs) -> list[Claim]:
@@ -407,22 +353,23 @@ def _fully_used(r: Runs) -> list[Claim]:
     d2 = next((u.demand for u in scenario_users(cfg) if u.name == "user2"), None)
 
     def one(resource: str, groups: list[list[str]], text: str, how: str) -> Claim:
-        def low_of(s: dict[str, Any], m: str) -> float:
-            return lowest(s[m], resource, groups, cfg)
+        i = 0 if resource == "cpu" else 1
+        cap = {c.name: c.count * c.capacity[i] for c in cfg.cluster.classes or []}
 
-        exact_low = {m: low_of(r.exact, m) for m in BASELINES}
-        low = r.seeds_of(lambda s: min(low_of(s, "psdsf"), *exact_low.values()))
-        ps = r.seeds_of(lambda s: low_of(s, "psdsf"))
-        others = [f"exact PS-DSF {kit.number(low_of(r.exact, 'psdsf'), 'share')}"] + [
-            f"online {LABELS[m]} " + show(r.seeds_of(lambda s, m=m: low_of(s, m)))
+        def low(v: dict[str, Any]) -> float:
+            """Lowest steady state over the phases and the groups (capacity-weighted)."""
+            return min(
+                sum(ph["util"][f"{resource}_{k}"] * cap[k] for k in g) / sum(cap[k] for k in g)
+                for ph in v["phases"]
+                for g in groups
+            )
+
+        est, each = _lowest(r, low)
+        why = f"lowest steady state over the phases, {how}: {each}; for information: exact "
+        why += f"PS-DSF {kit.number(low(r.exact['psdsf']), 'share')}" + "".join(
+            f", online {LABELS[m]} " + show(r.seeds_of(lambda s, m=m: low(s[m])))
             for m in BASELINES
             if r.has(m)
-        ]
-        why = (
-            f"lowest steady state over the phases, {how}: PS-DSF (online) {show(ps)}, "
-            + ", ".join(f"exact {LABELS[m]} {kit.number(v, 'share')}" for m, v in exact_low.items())
-            + "; for information: "
-            + ", ".join(others)
         )
         if resource == "cpu" and d2 is not None:
             why += (
@@ -431,7 +378,7 @@ def _fully_used(r: Runs) -> list[Claim]:
                 "contradicts Table III's gamma of user 2 on class D (docs/psdsf.md)"
             )
         stmt = _ST["fully_used"].where(what=text)
-        return bounded(*stmt, "fully", low, low=paper.FULL, unit="share", reason=why)
+        return bounded(*stmt, "fully", est, low=paper.FULL, unit="share", reason=why)
 
     return [
         one("mem", [[k] for k in names], "the memory of every class", "every class"),
@@ -474,7 +421,5 @@ def build_claims(summary: dict[str, Any], cfg: RunConfig) -> list[Claim]:
         PS-DSF and exact TSF on the recovered instance give Table IV's determined cells.
     """
     runs = [x["schedulers"] for x in summary["runs"]]
-    r = Runs(
-        len(summary["seeds"]), runs, summary["exact"], cfg, summary.get("d2_sensitivity") or []
-    )
+    r = Runs(runs, summary["exact"], cfg, summary.get("d2_sensitivity") or [])
     return [c for build in BUILDERS for c in build(r)]

@@ -7,22 +7,18 @@ the scenario's choices); user 2's CPU demand is open (any value <= 2/15), and
 :data:`D2_CPU_ALTERNATIVE` is the report's sensitivity check. Every paper task runs as ``SPLIT``
 small tasks, users are backlogged while active (:mod:`fairsim.simulator.backlog`), and PS-DSF is
 the distributed online scheduler ``psdsf``. The runs go through the scenario pipeline
-(:func:`fairsim.scenario.pipeline.prepare_scenario`) with two hooks: the backlogged users as its
-workload, and each scheduler built with the users' eligible classes and wrapped in the queue
-counter the backlog reads (:func:`scenario`).
+(:func:`scenario`).
 
 TSF and C-DRFH as the paper computes them ("For TSF and C-DRFH mechanisms we precisely find
 these allocations every second"): the exact divisible allocations of the users active at each
 second (:func:`exact_series`), the same in every seed. The online First-Fit ``tsf`` and
 ``c-drfh`` run beside PS-DSF as an extra, reported apart.
 
-Seed ``s`` (:func:`run_experiment`) sets the config's ``seed``, which draws the only randomness,
-the run times; seed 1 is the config's. Written into ``OUT``: ``series.parquet`` (per second and
-seed: utilisation of every class, tasks of every user on every class, per online scheduler),
-``exact.parquet`` (the same for the exact allocations) and ``summary.json``; the figure, claims
-and report come from :mod:`fairsim.experiments.psdsf.report`. ``--quick``: paper tasks split in
-``QUICK_SPLIT`` instead of ``SPLIT``, the activity windows and horizon divided by 10, times
-reported on the paper's axis.
+Seed ``s`` sets the config's ``seed``, which draws the only randomness, the run times; seed 1 is
+the config's. :func:`run_experiment` writes the per-second series and the summary, and
+:mod:`fairsim.experiments.psdsf.report` the figure, claims and report. ``--quick``: paper tasks
+split in ``QUICK_SPLIT`` instead of ``SPLIT``, the activity windows and horizon times
+``QUICK_TIME``, times reported on the paper's axis.
 """
 
 from __future__ import annotations
@@ -109,27 +105,22 @@ def pool(cfg: RunConfig) -> tuple[np.ndarray, list[str]]:
     return cap, names
 
 
-def backlogged_users(
-    cfg: RunConfig,
-    cap: np.ndarray,
-    classes: list[str],
-    scale: float,
-    step_s: float,
-    grow: float = 1.0,
-) -> list[BackloggedUser]:
-    """The config's users as :class:`fairsim.simulator.backlog.BackloggedUser` (windows scaled by
-    ``scale``, demands multiplied by ``grow``).
+def _allowed(u: InlineUser, classes: list[str] | np.ndarray) -> np.ndarray:
+    """Whether user ``u`` may use each server (``classes``: the class of every server)."""
+    return np.isin(classes, u.eligible) if u.eligible else np.ones(len(classes), dtype=bool)
 
-    A user's queue target is what it could start in one step: the tasks it could hold alone on
-    its eligible servers, times ``step_s`` over its shortest run time, plus one.
-    """
+
+def _backlogged(cfg: RunConfig, scale: float, step_s: float, grow: float) -> list[BackloggedUser]:
+    """The config's users (windows times ``scale``, demands times ``grow``); a user's queue
+    target: the tasks it could hold alone on its servers times ``step_s`` over its shortest run
+    time, plus one."""
+    cap, classes = pool(cfg)
     out = []
     for u in scenario_users(cfg):
         d = np.asarray(u.demand, dtype=np.float64) * grow
-        ok = np.isin(classes, u.eligible) if u.eligible else np.ones(len(classes), dtype=bool)
         with np.errstate(divide="ignore"):
             per = np.floor(np.min(np.where(d > 0, cap / np.where(d > 0, d, 1), np.inf), axis=1))
-        hold = float(per[ok].sum())
+        hold = float(per[_allowed(u, classes)].sum())
         lo, hi = value_range(u.run_s)
         spans = [(w[0], w[1]) for w in u.windows] if u.windows else [(u.join_s, math.inf)]
         windows = tuple((a * scale, b * scale) for a, b in spans)
@@ -141,7 +132,7 @@ def backlogged_users(
 def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str, Any]]:
     """The reproduction's scenario, prepared by the scenario pipeline with its hooks.
 
-    The pipeline's workload is replaced by the backlogged users (:func:`backlogged_users`:
+    The pipeline's workload is replaced by the backlogged users (:func:`_backlogged`:
     every ``step_s`` = half the period, each active user's queue is topped up, reading the
     queue lengths from a :class:`~fairsim.simulator.backlog.QueueCounter` wrapped around the
     scheduler), and each scheduler gets the users' eligible server classes. The pool is the
@@ -163,7 +154,7 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
     split = QUICK_SPLIT if quick else SPLIT
     period = 1.0
     step = period / 2
-    users = backlogged_users(cfg, cap, classes, scale, step, grow=SPLIT / split)
+    users = _backlogged(cfg, scale, step, grow=SPLIT / split)
 
     def open_backlog() -> BacklogTaskSource:
         return BacklogTaskSource(
@@ -181,9 +172,7 @@ def scenario(cfg: RunConfig, *, quick: bool = False) -> tuple[Scenario, dict[str
 
     by_name = {u.name: u for u in scenario_users(cfg)}
     eligible = {
-        c: np.isin(classes, by_name[n].eligible or [])
-        for c, n in enumerate(order)
-        if by_name[n].eligible
+        c: _allowed(by_name[n], classes) for c, n in enumerate(order) if by_name[n].eligible
     }
 
     def scheduler(run: SchedulerRun) -> Scheduler:
@@ -277,12 +266,7 @@ def exact_allocations(
         ),
         weight=np.array([float(by_name[n].weight) for n in active]),
         max_tasks=np.full(len(active), np.inf),
-        eligible=np.array(
-            [
-                np.isin(cls, e) if (e := by_name[n].eligible) else np.full(len(cls), True)
-                for n in active
-            ]
-        ),
+        eligible=np.array([_allowed(by_name[n], cls) for n in active]),
     )
     names = [c.name for c in cfg.cluster.classes or []]
     out = {}
@@ -303,13 +287,12 @@ def _util(
     """Utilisation of resource ``r`` (0: CPU, 1: memory) of class ``k`` (or of the union of the
     classes ``k``) under an exact allocation (:func:`exact_allocations`)."""
     group = [k] if isinstance(k, str) else k
-    by_name = {u.name: u for u in scenario_users(cfg)}
-    need = {n: by_name[n].demand[r] * SPLIT for n in active}
-    need.update({n: d[r] for n, d in (demands or {}).items() if n in need})
+    by_name, alt = {u.name: u for u in scenario_users(cfg)}, demands or {}
+    need = [alt[n][r] if n in alt else by_name[n].demand[r] * SPLIT for n in active]
     names = [c.name for c in cfg.cluster.classes or []]
     cols = [names.index(g) for g in group]
     total = sum(c.count * c.capacity[r] for c in cfg.cluster.classes or [] if c.name in group)
-    used = sum(alloc[i, j] * need[n] for i, n in enumerate(active) for j in cols)
+    used = sum(alloc[i, j] * need[i] for i in range(len(active)) for j in cols)
     return float(used / total)
 
 
@@ -367,17 +350,13 @@ def exact_series(
             exact_allocations(cfg, list(act), mechanisms=mechanisms, demands=demands) if act else {}
         )
         for mech in mechanisms:
-            alloc, row = allocs.get(mech), rows.setdefault((act, mech), {})
-            for k in names:
+            alloc = allocs.get(mech, np.zeros((0, len(names))))  # no user active: nothing
+            row, held = rows.setdefault((act, mech), {}), dict(zip(act, alloc, strict=True))
+            for j, k in enumerate(names):
                 for r, res_name in enumerate(("cpu", "mem")):
-                    u = _util(alloc, cfg, list(act), k, demands, r) if alloc is not None else 0.0
-                    row[f"{res_name}_{k}"] = u
-                for uname in users:
-                    row[f"tasks_{uname}_{k}"] = (
-                        float(alloc[act.index(uname), names.index(k)])
-                        if alloc is not None and uname in act
-                        else 0.0
-                    )
+                    row[f"{res_name}_{k}"] = _util(alloc, cfg, list(act), k, demands, r)
+                for u in users:
+                    row[f"tasks_{u}_{k}"] = float(held[u][j]) if u in held else 0.0
     return pd.DataFrame(
         [
             {"scheduler": mech, "time_s": float(t), **rows[(act, mech)]}
@@ -396,11 +375,10 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
     -------
     dict
         ``seed``; ``series`` (:func:`series` of every scheduler, with a ``scheduler`` column);
-        ``schedulers`` (:func:`summarise`); ``wall_s`` and ``tasks`` (per scheduler: the engine's
-        wall time and the number of small tasks).
+        ``schedulers`` (each one's summary, as in :func:`run_experiment`); ``wall_s`` and
+        ``tasks`` (per scheduler: the engine's wall time and the number of small tasks).
     """
     cfg = load_config(config).model_copy(update={"seed": int(seed)})
-    users = [u.name for u in scenario_users(cfg)]
     prepared, info = scenario(cfg, quick=quick)
     frames, walls, tasks = [], {}, {}
     for sched_run in prepared.runs():
@@ -412,10 +390,9 @@ def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
         f.insert(0, "scheduler", name)
         frames.append(f)
     data = pd.concat(frames, ignore_index=True)
-    schedulers = summarise(data, cfg, users, QUICK_TIME if quick else 1.0)
     return {
         "seed": int(seed),
-        "schedulers": schedulers,
+        "schedulers": _summarise(data, cfg, QUICK_TIME if quick else 1.0),
         "wall_s": walls,
         "tasks": tasks,
         "series": data,
@@ -434,9 +411,19 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     -------
     dict
         ``config`` (the scenario) and ``summary`` (``summary.json``): ``quick``, ``seeds``,
-        ``phases``, ``split``, ``runs`` (per seed: ``schedulers``, :func:`summarise`,
-        ``wall_s``, ``tasks``), ``exact`` (:func:`summarise` of the exact allocations),
-        ``d2_sensitivity`` (:func:`d2_sensitivity`) and ``wall_s_total``.
+        ``phases`` (:func:`user_phases`), ``split``, ``runs`` (per seed: ``seed``,
+        ``schedulers``, ``wall_s`` and ``tasks``, :func:`run_seed`), ``exact``,
+        ``d2_sensitivity`` and ``wall_s_total``. A scheduler's summary (``schedulers`` and
+        ``exact``, by scheduler): ``mean_util`` (``{"cpu_A": ...}``, over (0, end]), ``phases``
+        (per phase: ``window``, ``util`` and ``tasks``, users x classes in paper tasks, means
+        over the second half of the phase) and ``settle`` (per change of the active users:
+        ``change_s``, ``settle_s``, the simulated seconds until the class C and D CPU stays
+        within :data:`CONVERGED` of the new phase's level for :data:`SETTLE_WINDOW_S`, the whole
+        phase when it never does, and ``settled``). ``d2_sensitivity``: class D's CPU under the
+        exact allocations per CPU demand of user 2 (paper units), the config's first, then
+        :data:`D2_CPU_GRID` (Table III allows any value <= 2/15): ``cpu``, ``config`` (whether
+        it is the config's) and per exact mechanism ``away`` (while the users with two windows
+        are away) and ``mean`` (over (0, end]); ``None`` without ``user2`` or class ``D``.
 
     Raises
     ------
@@ -445,7 +432,7 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     """
     t0 = time.perf_counter()
     cfg = load_config(config)
-    users = [u.name for u in scenario_users(cfg)]
+    phases = user_phases(cfg)  # checks the trace's format before the runs
     quick, out, jobs, progress = options.quick, Path(options.out), options.jobs, options.progress
     seed_ids = seed_list(options.seeds)
     out.mkdir(parents=True, exist_ok=True)
@@ -457,53 +444,38 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     times = np.unique(data["time_s"].to_numpy())
     exact = exact_series(cfg, times)
     write_table(pa.Table.from_pandas(exact, preserve_index=False), out / "exact.parquet")
-    scale = QUICK_TIME if quick else 1.0
     summary: dict[str, Any] = {
         "quick": quick,
         "seeds": seed_ids,
-        "phases": user_phases(cfg),
+        "phases": phases,
         "split": QUICK_SPLIT if quick else SPLIT,
         "runs": [{k: r[k] for k in ("seed", "schedulers", "wall_s", "tasks")} for r in runs],
-        "exact": summarise(exact, cfg, users, scale),
-        "d2_sensitivity": d2_sensitivity(cfg, times),
+        "exact": _summarise(exact, cfg, QUICK_TIME if quick else 1.0),
+        "d2_sensitivity": _d2_sensitivity(cfg, times),
     }
     summary["wall_s_total"] = time.perf_counter() - t0
     write_json(summary, out / "summary.json")
     return {"summary": summary, "config": cfg}
 
 
-def d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] | None:
-    """Class D's CPU under the exact allocations for user 2's CPU demand as configured and as
-    every value of :data:`D2_CPU_GRID` (Table III allows any value <= 2/15).
-
-    Returns
-    -------
-    list of dict or None
-        One entry per CPU demand, the config's first: ``cpu`` (the demand, paper units),
-        ``config`` (whether it is the config's), and per exact mechanism ``away`` (class D's CPU
-        utilisation while the users with two windows are away) and ``mean`` (its mean over
-        ``times_s`` in (0, end]); ``None`` when the config has no ``user2`` or no class ``D``.
-    """
+def _d2_sensitivity(cfg: RunConfig, times_s: np.ndarray) -> list[dict[str, Any]] | None:
+    """The summary's ``d2_sensitivity`` (:func:`run_experiment`), over the times ``times_s``."""
     by_name = {u.name: u for u in scenario_users(cfg)}
     names = [c.name for c in cfg.cluster.classes or []]
     if "user2" not in by_name or "D" not in names:
         return None
-    mem = by_name["user2"].demand[1] * SPLIT
+    own, mem = (x * SPLIT for x in by_name["user2"].demand)
     away = [u.name for u in scenario_users(cfg) if not (u.windows and len(u.windows) > 1)]
-    own = by_name["user2"].demand[0] * SPLIT
     out: list[dict[str, Any]] = []
     for cpu in (own, *(x for x in D2_CPU_GRID if abs(x - own) > 1e-12)):
         alt = {"user2": [cpu, mem]}
         x = exact_allocations(cfg, away, demands=alt)
         f = exact_series(cfg, times_s, demands=alt)
         f = f[f["time_s"] > 0]
-        entry: dict[str, Any] = {"cpu": cpu, "config": cpu == own}
+        out.append({"cpu": cpu, "config": cpu == own})
         for m in EXACT:
-            entry[m] = {
-                "away": _util(x[m], cfg, away, "D", alt),
-                "mean": float(f.loc[f["scheduler"] == m, "cpu_D"].mean()),
-            }
-        out.append(entry)
+            mean = float(f.loc[f["scheduler"] == m, "cpu_D"].mean())
+            out[-1][m] = {"away": _util(x[m], cfg, away, "D", alt), "mean": mean}
     return out
 
 
@@ -514,33 +486,13 @@ def user_phases(cfg: RunConfig) -> list[tuple[float, float]]:
     return list(itertools.pairwise(sorted(edges)))
 
 
-def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float) -> dict[str, Any]:
-    """Per scheduler of ``data`` (:func:`series` or :func:`exact_series` rows): the mean
-    utilisation over (0, end], every phase's steady state and the settling after each change.
-
-    Parameters
-    ----------
-    data : pandas.DataFrame
-        Per-second rows with a ``scheduler`` column.
-    cfg : RunConfig
-        The scenario.
-    users : list of str
-        User names, in the config's order.
-    scale : float
-        Simulated seconds per second of the paper's axis (``QUICK_TIME`` with ``--quick``).
-
-    Returns
-    -------
-    dict
-        Per scheduler: ``mean_util`` (``{"cpu_A": ...}``, over (0, end]), ``phases`` (per phase
-        of :func:`user_phases`: ``window``, ``util`` and ``tasks`` (users x classes, paper tasks),
-        means over the second half of the phase) and ``settle`` (per change: ``change_s``,
-        ``settle_s``, simulated seconds until the class C and D CPU stays within
-        :data:`CONVERGED` of the new phase's level for :data:`SETTLE_WINDOW_S`, and ``settled``;
-        a change that never settles counts the whole phase).
-    """
+def _summarise(data: pd.DataFrame, cfg: RunConfig, scale: float) -> dict[str, Any]:
+    """Each scheduler's summary (:func:`run_experiment`) of per-second rows (:func:`series`,
+    :func:`exact_series`); ``scale``: simulated seconds per second of the paper's axis."""
     names = [c.name for c in cfg.cluster.classes or []]
+    users = [u.name for u in scenario_users(cfg)]
     phases = user_phases(cfg)
+    window = SETTLE_WINDOW_S / scale
     out: dict[str, Any] = {}
     for sched, f in data.groupby("scheduler", sort=False):
         t = f["time_s"].to_numpy()
@@ -556,31 +508,17 @@ def summarise(data: pd.DataFrame, cfg: RunConfig, users: list[str], scale: float
             m = (t >= (a + b) / 2) & (t < b)
             tasks = [[float(f[f"tasks_{u}_{k}"][m].mean()) for k in names] for u in users]
             s["phases"].append({"window": [a, b], "util": util(m), "tasks": tasks})
-        # convergence after each change: first time the class C and D CPU utilisation is
-        # within CONVERGED of the new phase's steady level (and stays there for 5 s)
-        settle = []
+        s["settle"] = []
         for (a, b), ph in zip(phases[1:], s["phases"][1:], strict=True):
-            worst = 0.0
+            idx = np.flatnonzero((t > a) & (t < b))
+            at, worst = t[idx], 0.0
             for k in ("C", "D"):
-                col = f[f"cpu_{k}"].to_numpy()
-                level = ph["util"][f"cpu_{k}"]
-                ok = np.abs(col - level) <= CONVERGED
-                idx = np.flatnonzero((t > a) & (t < b))
-                when = math.inf
-                for i in idx:
-                    win = idx[(t[idx] >= t[i]) & (t[idx] < t[i] + SETTLE_WINDOW_S / scale)]
-                    if ok[win].all():
-                        when = float(t[i] - a) * scale  # simulated seconds
-                        break
-                worst = max(worst, when)
+                ok = np.abs(f[f"cpu_{k}"].to_numpy() - ph["util"][f"cpu_{k}"]) <= CONVERGED
+                # the first time from which it stays within CONVERGED for the settle window
+                stays = (i for i in idx if ok[idx[(at >= t[i]) & (at < t[i] + window)]].all())
+                worst = max(worst, next((float(t[i] - a) * scale for i in stays), math.inf))
             settled = math.isfinite(worst)
-            settle.append(
-                {
-                    "change_s": a,
-                    "settle_s": worst if settled else (b - a) * scale,
-                    "settled": settled,
-                }
-            )
-        s["settle"] = settle
+            span = worst if settled else (b - a) * scale  # simulated seconds
+            s["settle"].append({"change_s": a, "settle_s": span, "settled": settled})
         out[str(sched)] = s
     return out

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from fairsim.experiments.psdsf import paper
 from fairsim.experiments.psdsf.experiment import user_phases
 from fairsim.scenario.config import RunConfig
-from fairsim.scenario.reporting.intervals import t_half
+from fairsim.scenario.reporting.intervals import t_band
 from fairsim.scenario.reporting.plotting import save_figure
 
 #: Line style and label of every curve of Fig. 6.
@@ -22,29 +22,6 @@ STYLES = {
     "tsf": ("TSF (ours: online first fit, extra)", "-.", "C3"),
     "c-drfh": ("C-DRFH (ours: online first fit, extra)", (0, (1, 1)), "C4"),
 }
-
-
-def seed_band(data: pd.DataFrame, column: str) -> pd.DataFrame:
-    """Mean over seeds of ``column`` at every time and its Student-t 95 % interval
-    (:func:`fairsim.scenario.reporting.intervals.t_half` of the seeds' standard deviation).
-
-    Parameters
-    ----------
-    data : pandas.DataFrame
-        Rows of one scheduler, with ``time_s``, ``seed`` and ``column``.
-    column : str
-        The quantity.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by ``time_s``: ``mean``, ``low``, ``high`` (``low`` = ``high`` = ``mean`` with one
-        seed).
-    """
-    g = data.groupby("time_s")[column]
-    mean, sd, n = g.mean(), g.std(ddof=1), g.count()
-    half = t_half(sd.fillna(0.0).to_numpy(), n.to_numpy())
-    return pd.DataFrame({"mean": mean, "low": mean - half, "high": mean + half})
 
 
 def fig6(data: pd.DataFrame, exact: pd.DataFrame, cfg: RunConfig, path: Path) -> None:
@@ -75,13 +52,12 @@ def fig6(data: pd.DataFrame, exact: pd.DataFrame, cfg: RunConfig, path: Path) ->
             if f.empty:
                 continue
             label, ls, color = STYLES[name]
-            band = seed_band(f, col)
-            x = band.index.to_numpy()
-            ax.plot(x, 100 * band["mean"], linestyle=ls, color=color, lw=1.3, label=label)
+            wide = f.pivot(index="time_s", columns="seed", values=col)  # a column per seed
+            x, band = wide.index.to_numpy(), t_band(wide.to_numpy(), axis=1)
+            ax.plot(x, 100 * band.mean, linestyle=ls, color=color, lw=1.3, label=label)
             if seeds > 1:
-                ax.fill_between(
-                    x, 100 * band["low"], 100 * band["high"], color=color, alpha=0.25, lw=0
-                )
+                low, high = 100 * (band.mean - band.half), 100 * (band.mean + band.half)
+                ax.fill_between(x, low, high, color=color, alpha=0.25, lw=0)
         for mech in ("tsf", "c-drfh", "psdsf"):
             f = exact[exact["scheduler"] == mech]
             label, ls, color = STYLES[f"exact {mech}"]

@@ -14,14 +14,8 @@ from typing import Final
 
 from fairsim.experiments.claims import Printed, Statement
 
-#: Table III: tasks each user could run monopolising each class of servers (A, B, C, D). The
-#: class counts and demand vectors of Fig. 5 (an image) are recovered from it (docs/psdsf.md).
-TABLE_III: Final = (
-    (80.0, 340.0, 82.5, 55.0),
-    (40.0, 170.0, 41.25, 41.25),
-    (0.0, 0.0, 82.5, 27.5),
-    (0.0, 0.0, 27.5, 27.5),
-)
+#: The paper's names of the mechanisms.
+LABELS: Final = MappingProxyType({"psdsf": "PS-DSF", "tsf": "TSF", "c-drfh": "C-DRFH"})
 
 #: Table IV: tasks of each user (rows, users 1-4) on each class (columns A-D), all users active,
 #: under PS-DSF (RDM) and TSF.
@@ -43,7 +37,6 @@ TABLE_IV_CAPTION: Final = (
     "TABLE IV: The total number of tasks allocated to each user from each class of servers "
     "under PS-DSF and TSF allocations."
 )
-_TABLE_IV_NAMES: Final = {"psdsf": "PS-DSF", "tsf": "TSF"}
 
 
 def table_iv_row(mech: str, user: int) -> str:
@@ -51,7 +44,7 @@ def table_iv_row(mech: str, user: int) -> str:
     columns' header ("PS-DSF | Class A | Class B | Class C | Class D: User 3 | 0 | 0 | 82.5 |
     0"): the quote of a claim on that row."""
     cells = " | ".join(c.text for c in TABLE_IV[mech][user])
-    head = f"{_TABLE_IV_NAMES[mech]} | Class A | Class B | Class C | Class D"
+    head = f"{LABELS[mech]} | Class A | Class B | Class C | Class D"
     return f"{TABLE_IV_CAPTION} {head}: User {user + 1} | {cells}"
 
 

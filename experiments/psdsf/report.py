@@ -15,7 +15,7 @@ from fairsim.atomic import write_text
 from fairsim.experiments import kit
 from fairsim.experiments.claims import across_seeds, claims_markdown, write_claims
 from fairsim.experiments.psdsf import figures, paper
-from fairsim.experiments.psdsf.claims import BASELINES, LABELS, build_claims, show, tasks
+from fairsim.experiments.psdsf.claims import BASELINES, build_claims, show, tasks
 from fairsim.experiments.psdsf.experiment import (
     EXACT,
     QUICK_SPLIT,
@@ -24,6 +24,7 @@ from fairsim.experiments.psdsf.experiment import (
     SPLIT,
     scenario_users,
 )
+from fairsim.experiments.psdsf.paper import LABELS
 from fairsim.scenario.config import RunConfig
 
 #: The report's prose.
@@ -91,13 +92,11 @@ def _fig6_table(summary: dict[str, Any]) -> list[str]:
     ]
     rows = []
     for label, vs in curves:
-        mean = {k: across_seeds([v["mean_util"][f"cpu_{k}"] for v in vs]) for k in ("C", "D")}
+        means = [show(across_seeds([v["mean_util"][f"cpu_{k}"] for v in vs])) for k in "CD"]
         cells = [
             ", ".join(
-                kit.number(
-                    float(np.mean([v["phases"][i]["util"][f"cpu_{k}"] for v in vs])), "share"
-                )
-                for k in ("C", "D")
+                kit.number(np.mean([v["phases"][i]["util"][f"cpu_{k}"] for v in vs]), "share")
+                for k in "CD"
             )
             for i in range(len(phases))
         ]
@@ -109,7 +108,7 @@ def _fig6_table(summary: dict[str, Any]) -> list[str]:
                 for i in range(len(vs[0]["settle"]))
             )
         )
-        rows.append([label, show(mean["C"]), show(mean["D"]), *cells, settle])
+        rows.append([label, *means, *cells, settle])
     head = [
         "curve",
         "class C mean",
@@ -167,19 +166,17 @@ def _smaller(summary: dict[str, Any]) -> str:
     sens = summary.get("d2_sensitivity")
     if not sens:
         return ""
+
+    def means(e: dict[str, Any]) -> str:
+        return ", ".join(f"{LABELS[m]} {kit.number(e[m]['mean'], 'share')}" for m in LABELS)
+
     low = min(sens, key=lambda e: e["cpu"])
-    this = next((e for e in sens if e["config"]), None)
-    parts = ", ".join(f"{LABELS[m]} {kit.number(low[m]['mean'], 'share')}" for m in LABELS)
     out = (
         f"With a = {low['cpu']:.3g} (exact allocations) class D's mean CPU utilisation over "
-        f"(0, 300) s would be {parts}"
+        f"(0, 300) s would be {means(low)}"
     )
-    if this is not None:
-        out += (
-            ", against "
-            + ", ".join(f"{LABELS[m]} {kit.number(this[m]['mean'], 'share')}" for m in LABELS)
-            + f" with this run's a = {this['cpu']:.3g}"
-        )
+    if (this := next((e for e in sens if e["config"]), None)) is not None:
+        out += f", against {means(this)} with this run's a = {this['cpu']:.3g}"
     return out + " (the sensitivity table below)."
 
 
@@ -211,12 +208,8 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     """
     out = Path(out)
     summary, cfg = run["summary"], run["config"]
-    figures.fig6(
-        pd.read_parquet(out / "series.parquet"),
-        pd.read_parquet(out / "exact.parquet"),
-        cfg,
-        out / "fig6.png",
-    )
+    online, exact = (pd.read_parquet(out / f"{name}.parquet") for name in ("series", "exact"))
+    figures.fig6(online, exact, cfg, out / "fig6.png")
     claims = build_claims(summary, cfg)
     write_claims(out, claims, paper.STATEMENTS)
     n = len(summary["seeds"])
