@@ -225,21 +225,13 @@ class Template:
         From :meth:`lines` for an unknown block or a field not given.
     """
 
-    _MARK = re.compile(r"^<!-- ([\w.]+) -->$")
+    _MARK = re.compile(r"^<!-- ([\w.]+) -->(?:\n|\Z)", re.M)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        text = Path(path).read_text()
-        rows = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
-        blocks: dict[str, list[str]] = {}
-        name = None
-        for row in rows:
-            mark = self._MARK.match(row)
-            if mark:
-                name = mark.group(1)
-                blocks[name] = []
-            elif name is not None:
-                blocks[name].append(row)
-        self.blocks = {k: "\n".join(v) for k, v in blocks.items()}
+        parts = self._MARK.split(Path(path).read_text())[1:]  # name, text, name, text, ...
+        self.blocks = {
+            k: v.removesuffix("\n") for k, v in zip(parts[::2], parts[1::2], strict=True)
+        }
 
     def lines(self, block: str, /, **fields: Any) -> list[str]:
         """Block ``block`` with its fields filled, line by line."""

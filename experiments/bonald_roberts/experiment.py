@@ -149,16 +149,6 @@ QUICK: dict[str, Any] = {
 }
 
 
-def is_quick(cfg: BonaldRobertsConfig) -> bool:
-    """Whether ``cfg`` is a ``--quick`` scenario (:data:`QUICK` applied): its loads, Markov
-    truncation and packet flows are :data:`QUICK`'s."""
-    return (
-        cfg.loads == QUICK["loads"]
-        and cfg.markov.tol == QUICK["markov"]["tol"]
-        and cfg.packet.flows == QUICK["packet"]["flows"]
-    )
-
-
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in over.items():
@@ -199,19 +189,12 @@ def load_config(path: str | Path = CONFIG, *, quick: bool = False) -> BonaldRobe
     return cfg
 
 
-def _seed(cfg: BonaldRobertsConfig, *key: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence(cfg.seed, spawn_key=tuple(key))
-
-
-def _key(
+def _seed(
     cfg: BonaldRobertsConfig, sc: str, load: float, alloc: str, method: str
-) -> tuple[int, ...]:
-    return (
-        list(cfg.scenarios).index(sc),
-        round(load * 1e6),
-        ALLOCATIONS.index(alloc),
-        METHODS.index(method),
-    )
+) -> np.random.SeedSequence:
+    """The randomness of one point: ``SeedSequence(seed, spawn_key=point)``."""
+    at = (list(cfg.scenarios).index(sc), round(load * 1e6), ALLOCATIONS.index(alloc))
+    return np.random.SeedSequence(cfg.seed, spawn_key=(*at, METHODS.index(method)))
 
 
 def markov_points(cfg: BonaldRobertsConfig, *, progress: bool = True) -> pd.DataFrame:
@@ -270,7 +253,7 @@ def seed_points(seed: int, cfg: BonaldRobertsConfig) -> tuple[pd.DataFrame, dict
     tables: dict[str, RateTable] = {}
     for sc, load, alloc, method in todo:
         rho = scaled_loads(cfg.vectors, cfg.scenarios[sc].weights, load)
-        ss = _seed(cfg, *_key(cfg, sc, load, alloc, method))
+        ss = _seed(cfg, sc, load, alloc, method)
         t0 = time.perf_counter()
         if method == "simulation":
             if alloc not in tables:
@@ -374,7 +357,7 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     -------
     dict
         ``details`` (the Markov rows and every seed's rows, ``details.parquet``), ``timing``
-        (wall times, packets and seeds, ``run.json``) and ``config``.
+        (wall times, packets and seeds, ``run.json``), ``config`` and ``quick``.
 
     Raises
     ------
@@ -401,7 +384,7 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     timing["total_s"] = time.perf_counter() - t0
     _write_tables(details, out)
     write_text(out / "config.yaml", yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
-    return {"details": details, "timing": timing, "config": cfg}
+    return {"details": details, "timing": timing, "config": cfg, "quick": options.quick}
 
 
 def setup_text(cfg: BonaldRobertsConfig, seeds: list[int]) -> str:
