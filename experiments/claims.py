@@ -20,12 +20,15 @@ the verdict uses the point estimate and the reason says so.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import logging
 import math
 import os
 import re
 import string
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,18 +95,13 @@ class Printed(float):
         return (self.text, self.percent)
 
     @property
-    def decimals(self) -> int:
-        """The number of digits printed after the decimal point."""
-        return len(self.text.split(".", 1)[1]) if "." in self.text else 0
-
-    @property
     def precision(self) -> float:
         """Half a unit of the last printed digit, in the value's unit (for a
         :func:`printed_sum`, the sum of its terms')."""
         summed = self.__dict__.get("_precision")
         if summed is not None:
             return float(summed)
-        half = 0.5 * 10.0 ** (-self.decimals)
+        half = 0.5 * 10.0 ** -len(self.text.partition(".")[2])  # digits after the point
         return half / 100 if self.percent else half
 
     @property
@@ -545,13 +543,8 @@ def seeds_to_decide(est: Estimate, boundary: float) -> int | None:
         lo, hi = 2, 4
         while wide(hi):
             lo, hi = hi, 2 * hi
-        while lo < hi:  # smallest n with not wide(n)
-            mid = (lo + hi) // 2
-            if wide(mid):
-                lo = mid + 1
-            else:
-                hi = mid
-        return hi
+        # the smallest n in [lo, hi] that is not wide (the half-width falls as n grows)
+        return lo + bisect.bisect_left(range(lo, hi), True, key=lambda n: not wide(n))
     if est.low is None or est.high is None or est.high <= est.low:
         return None
     w = (est.high - est.low) / 2
@@ -1149,9 +1142,7 @@ def identify(claims: Sequence[Claim], statements: Sequence[Statement]) -> list[C
                 c = c.model_copy(update={"id": _slug(c.statement)})
         if c.id in seen:  # one statement counted twice: kept apart, and said
             log.warning("claim id %r given twice (%r, %r)", c.id, seen[c.id], c.statement)
-            k = 2
-            while f"{c.id}.{k}" in seen:
-                k += 1
+            k = next(k for k in itertools.count(2) if f"{c.id}.{k}" not in seen)
             c = c.model_copy(update={"id": f"{c.id}.{k}"})
         seen[c.id] = c.statement
         out.append(c)
@@ -1221,10 +1212,7 @@ def counts(claims: Iterable[Claim], kind: str = "paper") -> dict[str, int]:
     dict
         ``{"PASS": n, "FAIL": n, "INCONCLUSIVE": n, "n/a": n, "all": n}``.
     """
-    c = dict.fromkeys(VERDICTS, 0)
-    for x in claims:
-        if x.kind == kind:
-            c[x.verdict] += 1
+    c = dict.fromkeys(VERDICTS, 0) | Counter(x.verdict for x in claims if x.kind == kind)
     c["all"] = sum(c[v] for v in VERDICTS)
     return c
 

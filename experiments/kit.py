@@ -172,11 +172,6 @@ def estimate(
 # --------------------------------------------------------------------------- Markdown
 
 
-def cell(text: Any) -> str:
-    """A table cell: ``|`` escaped and line breaks made spaces."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def table(head: Sequence[str], rows: Iterable[Sequence[Any]], *, escape: bool = False) -> list[str]:
     """A Markdown table: the header, the separator, one line per row, then an empty line.
 
@@ -187,16 +182,19 @@ def table(head: Sequence[str], rows: Iterable[Sequence[Any]], *, escape: bool = 
     rows : iterable of sequences
         The cells of each row (shown with ``str``).
     escape : bool
-        Escape every cell (:func:`cell`), for free text.
+        Escape every cell, for free text: ``|`` escaped and line breaks made spaces.
 
     Returns
     -------
     list of str
         The lines.
     """
-    show = cell if escape else str
+
+    def show(c: Any) -> str:
+        return str(c).replace("|", "\\|").replace("\n", " ") if escape else str(c)
+
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(show(c) for c in r) + " |" for r in rows]
+    lines += ["| " + " | ".join(map(show, r)) + " |" for r in rows]
     return [*lines, ""]
 
 

@@ -385,16 +385,3 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     _write_tables(details, out)
     write_text(out / "config.yaml", yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
     return {"details": details, "timing": timing, "config": cfg, "quick": options.quick}
-
-
-def setup_text(cfg: BonaldRobertsConfig, seeds: list[int]) -> str:
-    """The report's paragraph on the run's parameters."""
-    s = f"{seeds[0]}..{seeds[-1]}" if len(seeds) > 2 else ", ".join(str(x) for x in seeds)
-    return (
-        f"Vectors a1..a{len(cfg.vectors)} = {cfg.vectors}; mean work 1 for every class; "
-        f"loads {cfg.loads}; Markov levels {cfg.markov.levels} (tol {cfg.markov.tol:g}); "
-        f"SimPy {cfg.simulation.arrivals} arrivals after {cfg.simulation.warmup} warm-up, "
-        f"{cfg.simulation.batches} batches; packet router W = {cfg.packet.window}, geometric "
-        f"flows of mean {cfg.packet.mean_packets:g} packets, {cfg.packet.flows} flow arrivals "
-        f"(paper: 20,000 packets, 1e5 flows); seeds {s}."
-    )

@@ -18,7 +18,6 @@ from fairsim.atomic import write_text
 from fairsim.experiments import kit
 from fairsim.experiments.bonald_roberts import paper
 from fairsim.experiments.bonald_roberts.claims import build_claims
-from fairsim.experiments.bonald_roberts.experiment import setup_text
 from fairsim.experiments.bonald_roberts.figures import figure_fluid, figure_packet
 from fairsim.experiments.bonald_roberts.numbers import Markov, seed_summary
 from fairsim.experiments.claims import Claim, claims_markdown, counts, write_claims
@@ -71,6 +70,19 @@ def _rates_table(m: Markov, summ: pd.DataFrame, scen: list[str]) -> list[str]:
         )
     head = ["scenario", "allocation", "load", "class", "Markov", "SimPy", "packet"]
     return kit.table(head, rows)
+
+
+def _setup_text(cfg: Any, seeds: list[int]) -> str:
+    """The report's paragraph on the run's parameters."""
+    s = f"{seeds[0]}..{seeds[-1]}" if len(seeds) > 2 else ", ".join(str(x) for x in seeds)
+    return (
+        f"Vectors a1..a{len(cfg.vectors)} = {cfg.vectors}; mean work 1 for every class; "
+        f"loads {cfg.loads}; Markov levels {cfg.markov.levels} (tol {cfg.markov.tol:g}); "
+        f"SimPy {cfg.simulation.arrivals} arrivals after {cfg.simulation.warmup} warm-up, "
+        f"{cfg.simulation.batches} batches; packet router W = {cfg.packet.window}, geometric "
+        f"flows of mean {cfg.packet.mean_packets:g} packets, {cfg.packet.flows} flow arrivals "
+        f"(paper: 20,000 packets, 1e5 flows); seeds {s}."
+    )
 
 
 def setup_rows(cfg: Any, seeds: list[int], quick: bool) -> kit.Setup:
@@ -130,7 +142,7 @@ def report_text(
     rows = setup_rows(cfg, seeds, quick)
     how = T.text("head.seeds" if n > 1 else "head.one_seed", n=n)
     lines = [
-        *T.lines("head", setup=setup_text(cfg, seeds), seeds=how),
+        *T.lines("head", setup=_setup_text(cfg, seeds), seeds=how),
         *kit.setup_table(rows),
         *_why(details, cfg, rows.quick),
         *claims_markdown(claims),
