@@ -1223,15 +1223,14 @@ def headline(claims: Sequence[Claim]) -> str:
     paper = [c for c in claims if c.kind == "paper"]
     random = [c.seeds for c in paper if c.seeds > 0]
     n_det = sum(c.seeds == 0 for c in paper)
-    seed_txt = ""
+    notes = []
     if random and max(random) > 1:
-        seed_txt = f" Numbers are means over {max(random)} seeds with 95 % intervals"
+        notes.append(f"Numbers are means over {max(random)} seeds with 95 % intervals")
     elif random:
-        seed_txt = " One seed: no intervals; verdicts rest on point estimates"
+        notes.append("One seed: no intervals; verdicts rest on point estimates")
     if n_det:
-        det = f"{n_det} of the statements rest on a deterministic computation (0 seeds)"
-        seed_txt = f"{seed_txt}; {det}" if seed_txt else f" {det[0].upper()}{det[1:]}"
-    seed_txt += "." if seed_txt else ""
+        notes.append(f"{n_det} of the statements rest on a deterministic computation (0 seeds)")
+    seed_txt = f" {'; '.join(notes)}." if notes else ""
     others = [f"{counts(claims, k)['all']} {k}" for k in KINDS[1:] if counts(claims, k)["all"] > 0]
     other_txt = (
         f" Not counted: {' and '.join(others)} check(s), listed below the table." if others else ""

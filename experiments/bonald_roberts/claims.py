@@ -84,8 +84,8 @@ def build_claims(details: pd.DataFrame, *, truncation_target: float = 2e-3) -> l
     ----------
     details : DataFrame
         The Markov rows and every seed's simulation and packet rows
-        (:func:`fairsim.experiments.bonald_roberts.experiment.run_points` or the concatenation
-        over seeds).
+        (:func:`fairsim.experiments.bonald_roberts.experiment.markov_points` and
+        :func:`~fairsim.experiments.bonald_roberts.experiment.seed_points` of every seed).
     truncation_target : float
         The config's ``markov.tol``, reported beside the truncation check.
 

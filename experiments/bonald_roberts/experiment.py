@@ -150,10 +150,9 @@ QUICK: dict[str, Any] = {
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merge(out.get(k) or {}, v) if isinstance(v, dict) else v
-    return out
+    """``base`` with ``over`` laid on it, mappings merged key by key."""
+    deep = {k: _merge(base.get(k) or {}, v) if isinstance(v, dict) else v for k, v in over.items()}
+    return {**base, **deep}
 
 
 def load_config(path: str | Path = CONFIG, *, quick: bool = False) -> BonaldRobertsConfig:
@@ -308,25 +307,6 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     for col in ("load", "gamma", "gamma_lo", "gamma_hi", "level", "error_bound", "boundary_mass"):
         d[col] = d[col].astype("float64")
     return d
-
-
-def run_points(
-    cfg: BonaldRobertsConfig, *, progress: bool = True
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Every point of one seed (``cfg.seed``): the Markov rows, then the seed's random rows.
-
-    Returns
-    -------
-    details : DataFrame
-        Columns :data:`DETAILS`.
-    timing : dict
-        As :func:`seed_points`, plus ``markov_s``.
-    """
-    t0 = time.perf_counter()
-    mk = markov_points(cfg, progress=progress)
-    markov_s = time.perf_counter() - t0
-    rnd, timing = seed_points(cfg.seed, cfg)
-    return pd.concat([mk, rnd], ignore_index=True), {"markov_s": markov_s, **timing}
 
 
 def _write_tables(details: pd.DataFrame, out: Path) -> None:

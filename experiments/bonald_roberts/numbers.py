@@ -46,8 +46,8 @@ def seed_summary(details: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     details : DataFrame
-        The rows of :func:`fairsim.experiments.bonald_roberts.experiment.run_points`, or the
-        Markov rows and every seed's rows.
+        The Markov rows and every seed's rows
+        (:func:`fairsim.experiments.bonald_roberts.experiment.run_experiment`).
 
     Returns
     -------
