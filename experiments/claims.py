@@ -8,9 +8,8 @@ records from its ``paper.py``'s :class:`Statement` records, writes them to ``cla
 :func:`spearman_trend`), the rules (:func:`agrees`, :func:`agrees_range`, :func:`exceeds`,
 :func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`one_reading`,
 :func:`deterministic`, :func:`judged`, :func:`identical`, :func:`by_construction`,
-:func:`not_applicable`) and the kinds (``paper``,
-``consistency``, ``by-construction``) are described once, with what makes each PASS, in
-``docs/claims.md``. Every rule has three outcomes (:class:`Region`): PASS when the 95 % interval
+:func:`not_applicable`) and the kinds (``paper``, ``consistency``, ``by-construction``) are
+described once, with what makes each PASS, in ``docs/claims.md``. Every rule has three outcomes (:class:`Region`): PASS when the 95 % interval
 lies within the rule's region, FAIL when it lies entirely outside, INCONCLUSIVE when it straddles
 an end, with the seeds it would take to decide (:func:`seeds_to_decide`). A number the paper
 prints is a :class:`Printed`; its tolerance is its printed precision plus the reproduction's model
