@@ -6,10 +6,10 @@ records from its ``paper.py``'s :class:`Statement` records, writes them to ``cla
 ``report.md`` (:func:`write_claims`) and generates the report's table of statements from that list
 (:func:`claims_markdown`). The estimates (:func:`across_seeds`, :func:`bootstrap_units`,
 :func:`spearman_trend`), the rules (:func:`agrees`, :func:`agrees_range`, :func:`exceeds`,
-:func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`one_reading`, :func:`judged`,
-:func:`identical`, :func:`by_construction`, :func:`not_applicable`) and the kinds (``paper``,
-``consistency``, ``by-construction``) are described once, with what makes each PASS, in
-``docs/claims.md``. Every rule has three outcomes (:class:`Region`): PASS when the 95 % interval
+:func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`one_reading`,
+:func:`deterministic`, :func:`judged`, :func:`identical`, :func:`by_construction`,
+:func:`not_applicable`) and the kinds (``paper``, ``consistency``, ``by-construction``) are
+described once, with what makes each PASS, in ``docs/claims.md``. Every rule has three outcomes (:class:`Region`): PASS when the 95 % interval
 lies within the rule's region, FAIL when it lies entirely outside, INCONCLUSIVE when it straddles
 an end, with the seeds it would take to decide (:func:`seeds_to_decide`). A number the paper
 prints is a :class:`Printed`; its tolerance is its printed precision plus the reproduction's model
@@ -19,12 +19,15 @@ the verdict uses the point estimate and the reason says so.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import logging
 import math
 import os
 import re
 import string
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,18 +94,13 @@ class Printed(float):
         return (self.text, self.percent)
 
     @property
-    def decimals(self) -> int:
-        """The number of digits printed after the decimal point."""
-        return len(self.text.split(".", 1)[1]) if "." in self.text else 0
-
-    @property
     def precision(self) -> float:
         """Half a unit of the last printed digit, in the value's unit (for a
         :func:`printed_sum`, the sum of its terms')."""
         summed = self.__dict__.get("_precision")
         if summed is not None:
             return float(summed)
-        half = 0.5 * 10.0 ** (-self.decimals)
+        half = 0.5 * 10.0 ** -len(self.text.partition(".")[2])  # digits after the point
         return half / 100 if self.percent else half
 
     @property
@@ -275,6 +273,33 @@ class Estimate:
             return self.value, self.value
         return self.low, self.high
 
+    @classmethod
+    def exact(cls, value: float, seeds: int = 0, method: str = "deterministic") -> Estimate:
+        """A number known exactly (a deterministic computation): a zero-width interval."""
+        return cls(value, value, value, seeds, method)
+
+
+@dataclass(frozen=True)
+class Ranged:
+    """A deterministic quantity (no seeds) known within error bounds, such as a quantity of a
+    truncated Markov chain within its truncation-error bounds: what :func:`deterministic`
+    judges.
+
+    Attributes
+    ----------
+    value : float
+        The quantity (for a minimum or maximum over points, the extreme one).
+    low, high : float
+        Its smallest and largest value within the error bounds.
+    where : str
+        The point that gives ``value``, for the reason.
+    """
+
+    value: float
+    low: float
+    high: float
+    where: str
+
 
 def across_seeds(values: Iterable[float]) -> Estimate:
     """The mean of a run-level quantity over seeds and its Student-t 95 % interval.
@@ -362,45 +387,32 @@ def bootstrap_units(
     point = float(statistic(np.arange(n_units)))
     if n_units < 2:
         return Estimate(point, None, None, seeds, f"bootstrap needs 2 {what} or more")
-
-    def stat(idx: np.ndarray) -> float:
-        return float(statistic(idx.astype(int)))
-
     rng = np.random.default_rng(random_seed)
+    draws: Iterable[np.ndarray]
     if clusters is None:
-        draws = _resample_indices(n_units, n_resamples, rng)
+        draws = (rng.integers(0, n_units, size=n_units) for _ in range(n_resamples))
         method = f"bootstrap over {n_units} {what}, {n_resamples} resamples"
     else:
         labels = np.asarray(clusters)
         if labels.shape != (n_units,):
             raise ValueError(f"clusters: expected {n_units} labels, got shape {labels.shape}")
         members = [np.flatnonzero(labels == c) for c in np.unique(labels)]
-        draws = _resample_clustered(members, n_resamples, rng)
+
+        def draw() -> np.ndarray:  # the seeds drawn, then the units within each drawn seed
+            picked = [members[c] for c in rng.integers(0, len(members), size=len(members))]
+            return np.concatenate([m[rng.integers(0, m.size, size=m.size)] for m in picked])
+
+        draws = (draw() for _ in range(n_resamples))
         method = (
             f"two-level bootstrap over {len(members)} seeds, then {n_units} {what} "
             f"within them, {n_resamples} resamples"
         )
-    values = np.array([stat(idx) for idx in draws])
+    values = np.array([float(statistic(idx.astype(int))) for idx in draws])
     finite = values[np.isfinite(values)]
     if finite.size < n_resamples / 2:
         return Estimate(point, None, None, seeds, method + " (too many undefined)")
     low, high = np.quantile(finite, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
     return Estimate(point, float(low), float(high), seeds, method)
-
-
-def _resample_indices(n: int, k: int, rng: np.random.Generator) -> Iterable[np.ndarray]:
-    for _ in range(k):
-        yield rng.integers(0, n, size=n)
-
-
-def _resample_clustered(
-    members: list[np.ndarray], k: int, rng: np.random.Generator
-) -> Iterable[np.ndarray]:
-    for _ in range(k):
-        picked = rng.integers(0, len(members), size=len(members))
-        yield np.concatenate(
-            [members[c][rng.integers(0, members[c].size, size=members[c].size)] for c in picked]
-        )
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
@@ -422,10 +434,7 @@ def spearman_trend(
     groups: Callable[[np.ndarray], tuple[Sequence[float], Sequence[float]]],
     *,
     seeds: int,
-    what: str = "units",
-    n_resamples: int = N_RESAMPLES,
-    random_seed: int = 0,
-    clusters: Sequence[int] | np.ndarray | None = None,
+    **bootstrap: Any,
 ) -> Estimate:
     """Spearman's rho of a grouped trend with its bootstrap interval over the units.
 
@@ -437,29 +446,17 @@ def spearman_trend(
         ``groups(idx) -> (keys, values)``: for the units ``idx`` (a resample), each group's key
         (the x of the trend: a size bin, a repetition count) and its value (the y: a mean, a
         reduction).
-    seeds, what, n_resamples, random_seed, clusters
-        As in :func:`bootstrap_units`; give ``clusters`` (each unit's seed) when the units of
-        several seeds are pooled.
+    seeds, **bootstrap
+        As in :func:`bootstrap_units` (``what``, ``n_resamples``, ``random_seed``,
+        ``clusters``); give ``clusters`` (each unit's seed) when the units of several seeds are
+        pooled.
 
     Returns
     -------
     Estimate
         Spearman's rho over the groups on all units, and its percentile-bootstrap interval.
     """
-
-    def rho(idx: np.ndarray) -> float:
-        keys, values = groups(idx)
-        return spearman(keys, values)
-
-    return bootstrap_units(
-        n_units,
-        rho,
-        seeds=seeds,
-        what=what,
-        n_resamples=n_resamples,
-        random_seed=random_seed,
-        clusters=clusters,
-    )
+    return bootstrap_units(n_units, lambda idx: spearman(*groups(idx)), seeds=seeds, **bootstrap)
 
 
 # --------------------------------------------------------------------------- rules
@@ -545,13 +542,8 @@ def seeds_to_decide(est: Estimate, boundary: float) -> int | None:
         lo, hi = 2, 4
         while wide(hi):
             lo, hi = hi, 2 * hi
-        while lo < hi:  # smallest n with not wide(n)
-            mid = (lo + hi) // 2
-            if wide(mid):
-                lo = mid + 1
-            else:
-                hi = mid
-        return hi
+        # the smallest n in [lo, hi] that is not wide (the half-width falls as n grows)
+        return lo + bisect.bisect_left(range(lo, hi), True, key=lambda n: not wide(n))
     if est.low is None or est.high is None or est.high <= est.low:
         return None
     w = (est.high - est.low) / 2
@@ -562,13 +554,11 @@ def seeds_to_decide(est: Estimate, boundary: float) -> int | None:
 def _inconclusive(
     est: Estimate, region: Region, unit: str
 ) -> tuple[int | Literal["undecidable"], str]:
-    """The seeds an INCONCLUSIVE verdict needs and the sentence saying so: the largest number
-    over the ends the interval straddles (an estimate inside the region needs the interval
-    within both; one outside it is decided by the nearer end, which needs the most)."""
+    """The seeds an INCONCLUSIVE verdict needs (the most over the ends it straddles) and why."""
     lo, hi = est.bounds()
     ends = region.straddled(lo, hi) or [region.low if math.isfinite(region.low) else region.high]
     needs = [seeds_to_decide(est, b) for b in ends]
-    where = " and ".join(_show(b, unit if unit != "pp" else "pp") for b in ends)
+    where = " and ".join(_show(b, unit) for b in ends)
     if any(n is None for n in needs):
         return "undecidable", (
             f"INCONCLUSIVE: the interval straddles {where} with the estimate on it "
@@ -595,9 +585,7 @@ def _decide(
     unit: str,
     missing: str = "no estimate",
 ) -> Claim:
-    """The claim of a rule: ``n/a`` (``missing``) when ``est`` is not finite, else
-    :meth:`Region.outcome` of its interval (the point estimate twice when it has none, which the
-    reason then says), with :func:`seeds_to_decide` for an INCONCLUSIVE one."""
+    """The claim of a rule: ``n/a`` (``missing``) without a finite ``est``, else its region's."""
     verdict: Verdict = region.outcome(*est.bounds()) if est.finite else "n/a"
     need: int | Literal["undecidable"] | None = None
     if verdict == "n/a":
@@ -637,10 +625,7 @@ def _sign(
     missing: str = "no estimate",
     min_effect: float = 0.0,
 ) -> Claim:
-    """The rule of :func:`exceeds` and :func:`trend`: PASS when the interval of ``what`` lies
-    strictly above ``min_effect`` (``positive``) or strictly below ``-min_effect``; FAIL when it
-    lies entirely at or below it (above it); a zero-width interval at 0 is a tie, a FAIL that
-    the reason names."""
+    """The rule of :func:`exceeds` and :func:`trend` (a zero-width interval at 0: a tie)."""
     m = abs(min_effect)
     shown = _show(m, unit, tol=True) if m > 0 else "0"
     if positive:
@@ -791,11 +776,7 @@ def bounded(
     """
     if low is None and high is None:
         raise ValueError("bounded: give low, high or both")
-    parts = []
-    if low is not None:
-        parts.append(f"≥ {_show(low, unit)}")
-    if high is not None:
-        parts.append(f"≤ {_show(high, unit)}")
+    parts = [f"{op} {_show(b, unit)}" for op, b in (("≥", low), ("≤", high)) if b is not None]
     rule = "95 % interval entirely " + " and ".join(parts)
     region = Region(-math.inf if low is None else low, math.inf if high is None else high)
     return _decide(statement, source, paper, est, rule, region, reason, kind, unit)
@@ -842,10 +823,9 @@ def judged(
 ) -> Claim:
     """A statement decided by an explicit test ``ok`` (``None`` gives ``n/a``; a verdict string
     is taken as it is)."""
-    if isinstance(ok, str):
-        verdict: Verdict = ok
-    else:
-        verdict = "n/a" if ok is None else ("PASS" if ok else "FAIL")
+    verdict: Verdict = (
+        ok if isinstance(ok, str) else "n/a" if ok is None else ("PASS" if ok else "FAIL")
+    )
     return Claim(
         statement=statement,
         source=source,
@@ -1074,6 +1054,34 @@ def one_reading(
     return chosen.model_copy(update={"reason": "; ".join(parts)})
 
 
+def deterministic(
+    rule: Callable[..., Claim],
+    statement: str,
+    source: str,
+    paper: float | str | None,
+    q: Ranged,
+    *,
+    how: str,
+    bounds: str,
+    reason: str = "",
+    **kw: Any,
+) -> Claim:
+    """A statement judged on a deterministic quantity known within error bounds: ``rule``
+    (:func:`exceeds`, :func:`bounded`, ...) on ``q.value`` as an exact number
+    (:meth:`Estimate.exact`), the reason giving ``how`` it is computed, ``q.where``, its range
+    within the error bounds (named ``bounds``) and whether the verdict is the same at both ends,
+    then ``reason``; ``kw`` goes to the rule (``unit``, ``low``, ``high``, ``what``, ...).
+    """
+    ends = {
+        rule(statement, source, paper, Estimate.exact(v), **kw).verdict for v in (q.low, q.high)
+    }
+    unit = kw.get("unit", "")
+    span = f"{number(q.low, unit, '.2f')} to {number(q.high, unit, '.2f')} within the {bounds}"
+    span += ", same verdict" if len(ends) == 1 else ", where the verdict is not decided"
+    why = "; ".join(x for x in (how, q.where, span, reason) if x)
+    return rule(statement, source, paper, Estimate.exact(q.value), reason=why, **kw)
+
+
 # --------------------------------------------------------------------------- files and report
 
 
@@ -1083,8 +1091,7 @@ def _slug(value: str) -> str:
 
 
 def _pattern(text: str) -> tuple[re.Pattern[str], list[str]]:
-    """A :attr:`Statement.text` as a regular expression that matches its formatted claims, and
-    its field names in order."""
+    """A :attr:`Statement.text` as a pattern of its formatted claims, and its field names."""
     names: list[str] = []
     parts: list[str] = []
     for literal, name, _, _ in string.Formatter().parse(text):
@@ -1134,9 +1141,7 @@ def identify(claims: Sequence[Claim], statements: Sequence[Statement]) -> list[C
                 c = c.model_copy(update={"id": _slug(c.statement)})
         if c.id in seen:  # one statement counted twice: kept apart, and said
             log.warning("claim id %r given twice (%r, %r)", c.id, seen[c.id], c.statement)
-            k = 2
-            while f"{c.id}.{k}" in seen:
-                k += 1
+            k = next(k for k in itertools.count(2) if f"{c.id}.{k}" not in seen)
             c = c.model_copy(update={"id": f"{c.id}.{k}"})
         seen[c.id] = c.statement
         out.append(c)
@@ -1206,10 +1211,7 @@ def counts(claims: Iterable[Claim], kind: str = "paper") -> dict[str, int]:
     dict
         ``{"PASS": n, "FAIL": n, "INCONCLUSIVE": n, "n/a": n, "all": n}``.
     """
-    c = dict.fromkeys(VERDICTS, 0)
-    for x in claims:
-        if x.kind == kind:
-            c[x.verdict] += 1
+    c = dict.fromkeys(VERDICTS, 0) | Counter(x.verdict for x in claims if x.kind == kind)
     c["all"] = sum(c[v] for v in VERDICTS)
     return c
 
@@ -1220,15 +1222,14 @@ def headline(claims: Sequence[Claim]) -> str:
     paper = [c for c in claims if c.kind == "paper"]
     random = [c.seeds for c in paper if c.seeds > 0]
     n_det = sum(c.seeds == 0 for c in paper)
-    seed_txt = ""
+    notes = []
     if random and max(random) > 1:
-        seed_txt = f" Numbers are means over {max(random)} seeds with 95 % intervals"
+        notes.append(f"Numbers are means over {max(random)} seeds with 95 % intervals")
     elif random:
-        seed_txt = " One seed: no intervals; verdicts rest on point estimates"
+        notes.append("One seed: no intervals; verdicts rest on point estimates")
     if n_det:
-        det = f"{n_det} of the statements rest on a deterministic computation (0 seeds)"
-        seed_txt = f"{seed_txt}; {det}" if seed_txt else f" {det[0].upper()}{det[1:]}"
-    seed_txt += "." if seed_txt else ""
+        notes.append(f"{n_det} of the statements rest on a deterministic computation (0 seeds)")
+    seed_txt = f" {'; '.join(notes)}." if notes else ""
     others = [f"{counts(claims, k)['all']} {k}" for k in KINDS[1:] if counts(claims, k)["all"] > 0]
     other_txt = (
         f" Not counted: {' and '.join(others)} check(s), listed below the table." if others else ""
@@ -1241,8 +1242,7 @@ def headline(claims: Sequence[Claim]) -> str:
 
 
 def _claim_spec(unit: str) -> Spec:
-    """The digits a claim's numbers show with: three significant figures for seconds below 100,
-    five for plain numbers below 1e5, else whole numbers (percentages with one decimal)."""
+    """The digits of a claim's numbers (3 significant figures for seconds, 5 for plain ones)."""
     if unit == "s":
         return lambda v: ",.0f" if abs(v) >= 100 else ".3g"
     if unit in ("share", "pp"):
@@ -1251,14 +1251,11 @@ def _claim_spec(unit: str) -> Spec:
 
 
 def _show(value: Any, unit: str, *, tol: bool = False, digits: int | None = None) -> str:
-    """A claim's number in its unit; ``tol``: a tolerance (a width: points, unsigned), with
-    ``digits`` significant figures (default one decimal)."""
+    """A claim's number in its unit; ``tol``: a tolerance (unsigned points), ``digits`` long."""
+    unit = unit if unit in UNITS else ""
     if tol and unit in ("share", "pp"):
         return number(value, "pp", ".1f" if digits is None else f".{digits}g")
-    if tol and digits is not None:
-        return number(value, unit if unit in UNITS else "", f".{digits}g")
-    unit = unit if unit in UNITS else ""
-    return number(value, unit, _claim_spec(unit))
+    return number(value, unit, f".{digits}g" if tol and digits is not None else _claim_spec(unit))
 
 
 def show_ours(claim: Claim) -> str:

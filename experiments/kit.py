@@ -172,11 +172,6 @@ def estimate(
 # --------------------------------------------------------------------------- Markdown
 
 
-def cell(text: Any) -> str:
-    """A table cell: ``|`` escaped and line breaks made spaces."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def table(head: Sequence[str], rows: Iterable[Sequence[Any]], *, escape: bool = False) -> list[str]:
     """A Markdown table: the header, the separator, one line per row, then an empty line.
 
@@ -187,16 +182,19 @@ def table(head: Sequence[str], rows: Iterable[Sequence[Any]], *, escape: bool = 
     rows : iterable of sequences
         The cells of each row (shown with ``str``).
     escape : bool
-        Escape every cell (:func:`cell`), for free text.
+        Escape every cell, for free text: ``|`` escaped and line breaks made spaces.
 
     Returns
     -------
     list of str
         The lines.
     """
-    show = cell if escape else str
+
+    def show(c: Any) -> str:
+        return str(c).replace("|", "\\|").replace("\n", " ") if escape else str(c)
+
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(show(c) for c in r) + " |" for r in rows]
+    lines += ["| " + " | ".join(map(show, r)) + " |" for r in rows]
     return [*lines, ""]
 
 
@@ -225,21 +223,13 @@ class Template:
         From :meth:`lines` for an unknown block or a field not given.
     """
 
-    _MARK = re.compile(r"^<!-- ([\w.]+) -->$")
+    _MARK = re.compile(r"^<!-- ([\w.]+) -->(?:\n|\Z)", re.M)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        text = Path(path).read_text()
-        rows = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
-        blocks: dict[str, list[str]] = {}
-        name = None
-        for row in rows:
-            mark = self._MARK.match(row)
-            if mark:
-                name = mark.group(1)
-                blocks[name] = []
-            elif name is not None:
-                blocks[name].append(row)
-        self.blocks = {k: "\n".join(v) for k, v in blocks.items()}
+        parts = self._MARK.split(Path(path).read_text())[1:]  # name, text, name, text, ...
+        self.blocks = {
+            k: v.removesuffix("\n") for k, v in zip(parts[::2], parts[1::2], strict=True)
+        }
 
     def lines(self, block: str, /, **fields: Any) -> list[str]:
         """Block ``block`` with its fields filled, line by line."""

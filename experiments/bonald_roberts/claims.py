@@ -23,7 +23,6 @@ from fairsim.experiments import kit
 from fairsim.experiments.bonald_roberts import paper
 from fairsim.experiments.bonald_roberts.numbers import (
     Markov,
-    Ranged,
     join_markov,
     per_class_gaps,
     seed_summary,
@@ -31,9 +30,11 @@ from fairsim.experiments.bonald_roberts.numbers import (
 from fairsim.experiments.claims import (
     Claim,
     Estimate,
+    Ranged,
     across_seeds,
     bounded,
     by_construction,
+    deterministic,
     every_setting,
     exceeds,
     judged,
@@ -43,6 +44,12 @@ from fairsim.schedulers.flows.markov_chain import ALLOCATIONS
 
 _ST = paper.BY_KEY
 _DETERMINISTIC = "deterministic (truncated Markov chain, no seed): zero-width interval"
+_BOUNDS = "truncation-error bounds"
+#: Our packet runs against the paper's (Section 4.4).
+_SHORTER = (
+    "shorter than the paper's (flows of mean 1,000 packets and 10,000 arrivals against 20,000 "
+    "and 1e5)"
+)
 
 
 def _noted(claim: Claim, note: str) -> list[Claim]:
@@ -50,25 +57,16 @@ def _noted(claim: Claim, note: str) -> list[Claim]:
     return [claim.model_copy(update={"reason": f"{claim.reason}; {note}"})]
 
 
-def _deterministic(
-    rule: Callable[..., Claim], key: str, paper_text: str, q: Ranged, **kw: Any
-) -> Claim:
-    """A claim (a share) on statement ``key`` decided on a Markov quantity: zero-width interval,
-    ``seeds = 0``, and in the reason the point behind the value and whether the verdict holds
-    across the truncation range."""
-    statement, source = _ST[key].where()
-    extra = kw.pop("reason", "")
-    kw["unit"] = "share"
-    ends = {rule(statement, source, paper_text, _exact(v), **kw).verdict for v in (q.low, q.high)}
-    span = f"{_fmt(q.low)} to {_fmt(q.high)} within the truncation-error bounds" + (
-        ", same verdict" if len(ends) == 1 else ", where the verdict is not decided"
+def _markov(rule: Callable[..., Claim], key: str, quote: str, q: Ranged, **kw: Any) -> Claim:
+    """Statement ``key`` (a share) judged by ``rule`` on a Markov quantity within its bounds."""
+    return deterministic(
+        rule, *_ST[key].where(), quote, q, how=_DETERMINISTIC, bounds=_BOUNDS, unit="share", **kw
     )
-    reason = "; ".join(x for x in (f"{_DETERMINISTIC}; {q.where}; {span}", extra) if x)
-    return rule(statement, source, paper_text, _exact(q.value), reason=reason, **kw)
 
 
-def _exact(v: float) -> Estimate:
-    return Estimate(v, v, v, 0, "deterministic")
+def _threshold(key: str, quote: str, q: Ranged, quantity: str, rule: str, **kw: float) -> Claim:
+    """Statement ``key``: the Markov ``quantity`` within ``low``/``high`` (``rule`` in words)."""
+    return _markov(bounded, key, quote, q, reason=f"quantity: {quantity}; rule: {rule}", **kw)
 
 
 def _pc(v: float) -> str:
@@ -86,8 +84,8 @@ def build_claims(details: pd.DataFrame, *, truncation_target: float = 2e-3) -> l
     ----------
     details : DataFrame
         The Markov rows and every seed's simulation and packet rows
-        (:func:`fairsim.experiments.bonald_roberts.experiment.run_points` or the concatenation
-        over seeds).
+        (:func:`fairsim.experiments.bonald_roberts.experiment.markov_points` and
+        :func:`~fairsim.experiments.bonald_roberts.experiment.seed_points` of every seed).
     truncation_target : float
         The config's ``markov.tol``, reported beside the truncation check.
 
@@ -120,7 +118,7 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
     bal = partial(m.ratio, "balanced")
     sym = bal([((al, 1), (al, 2)) for al in allocs], "|r-1|", "max")
     out = [
-        _deterministic(
+        _markov(
             exceeds,
             "fig1_order",
             "γ1 = γ2 > γ3",
@@ -132,21 +130,19 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
         top = max(m.g("balanced", "drf").index)
         every = bal(_FROM_DRF, "r-1", "min")
         out += [
-            _deterministic(
-                bounded,
+            _threshold(
                 "fig1_similar",
                 "“performance is similar for all three allocations”",
                 bal(_ALL_PAIRS, "|r-1|", "max"),
+                "the largest relative gap |γ_X/γ_Y − 1| over the pairs of DRF, PF and BMF, "
+                "classes and loads",
+                f"at most {_pc(paper.SIMILAR_REL)} (ours: twice 'very close', "
+                f"{_pc(paper.CLOSE_REL)}; the paper calls the same curves 'somewhat better than "
+                "DRF')",
                 high=paper.SIMILAR_REL,
-                reason=(
-                    "quantity: the largest relative gap |γ_X/γ_Y − 1| over the pairs of DRF, PF "
-                    f"and BMF, classes and loads; rule: at most {_pc(paper.SIMILAR_REL)} (ours: "
-                    f"twice 'very close', {_pc(paper.CLOSE_REL)}; the paper calls the same "
-                    "curves 'somewhat better than DRF')"
-                ),
             ),
             _close_to_pf(m, "balanced", "fig1_bmf_close_pf", "“BMF is very close to PF”"),
-            _deterministic(
+            _markov(
                 exceeds,
                 "fig1_better_than_drf",
                 "“both are somewhat better than DRF, especially at high load”",
@@ -179,17 +175,14 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
 def _close_to_pf(m: Markov, scenario: str, key: str, quote: str) -> Claim:
     """Statement ``key``: BMF's rates within :data:`~fairsim.experiments.bonald_roberts.paper.
     CLOSE_REL` of PF's, every class and load of ``scenario`` (Markov)."""
-    return _deterministic(
-        bounded,
+    return _threshold(
         key,
         quote,
         m.ratio(scenario, [(("bmf", k), ("pf", k)) for k in (1, 2, 3)], "|r-1|", "max"),
+        "the largest relative gap |γ_BMF/γ_PF − 1| over classes and loads (per class: "
+        f"{per_class_gaps(m, scenario)})",
+        f"every class within {_pc(paper.CLOSE_REL)}",
         high=paper.CLOSE_REL,
-        reason=(
-            "quantity: the largest relative gap |γ_BMF/γ_PF − 1| over classes and loads "
-            f"(per class: {per_class_gaps(m, scenario)}); rule: every class within "
-            f"{_pc(paper.CLOSE_REL)}"
-        ),
     )
 
 
@@ -213,7 +206,7 @@ def _accentuated(m: Markov) -> Claim:
         unb.high - bal.low,
         f"unbalanced {_fmt(unb.value)} ({unb.where}), balanced {_fmt(bal.value)} ({bal.where})",
     )
-    return _deterministic(
+    return _markov(
         exceeds,
         "fig2_accentuated",
         "“accentuated under unbalanced load”",
@@ -227,7 +220,7 @@ def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool
     unb = partial(m.ratio, "unbalanced")
     order = [*(((al, 2), (al, 1)) for al in allocs), *(((al, 1), (al, 3)) for al in allocs)]
     out = [
-        _deterministic(
+        _markov(
             exceeds,
             "fig2_order",
             "γ2 > γ1 > γ3",
@@ -244,27 +237,22 @@ def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool
     return [
         *out,
         _close_to_pf(m, "unbalanced", "fig2_pf_bmf_equivalent", quote),
-        _deterministic(
-            bounded,
+        _threshold(
             "fig2_gain",
             "“a significant gain in γ2”",
             unb([((al, 2), ("drf", 2)) for al in ("pf", "bmf")], "r-1", "min", [top]),
+            f"the smaller of PF's and BMF's γ2/γ2_DRF − 1 at load {top:g}",
+            f"a gain of at least {_pc(paper.GAIN_MIN)}",
             low=paper.GAIN_MIN,
-            reason=(
-                f"quantity: the smaller of PF's and BMF's γ2/γ2_DRF − 1 at load {top:g}; "
-                f"rule: a gain of at least {_pc(paper.GAIN_MIN)}"
-            ),
         ),
-        _deterministic(
-            bounded,
+        _threshold(
             "fig2_negligible_loss",
             "“for negligible reductions in γ1 and γ3”",
             unb(loss, "1-r", "max"),
+            "the largest relative loss 1 − γ/γ_DRF of class 1 or 3 under PF or BMF at any load "
+            "(negative: a gain)",
+            f"at most {_pc(paper.LOSS_MAX)}",
             high=paper.LOSS_MAX,
-            reason=(
-                "quantity: the largest relative loss 1 − γ/γ_DRF of class 1 or 3 under PF or "
-                f"BMF at any load (negative: a gain); rule: at most {_pc(paper.LOSS_MAX)}"
-            ),
         ),
     ]
 
@@ -318,8 +306,7 @@ def _packet_order_claim(details: pd.DataFrame) -> list[Claim]:
     claim = every_setting(statement, parts, target=(1.0, 1.0), what="(algorithm, load) points")
     return _noted(
         claim,
-        "the fluid lines of Figs. 2-3 are judged by fig2_order; our packet runs are shorter than "
-        "the paper's (flows of mean 1,000 packets and 10,000 arrivals against 20,000 and 1e5), "
+        f"the fluid lines of Figs. 2-3 are judged by fig2_order; our packet runs are {_SHORTER}, "
         "and γ1 and γ3 differ by a few per cent",
     )
 
@@ -385,8 +372,7 @@ def _packet(details: pd.DataFrame) -> list[Claim]:
             if n > 1
             else ""
         )
-        + "; our runs are shorter than the paper's (flows of mean 1,000 packets and 10,000 "
-        "arrivals against 20,000 and 1e5)"
+        + f"; our runs are {_SHORTER}"
     )
     # every point judged by the same rule: FAIL if one lies entirely outside ±tol, INCONCLUSIVE
     # if none does but one straddles it (our runs are short: noise, not a difference)
@@ -394,18 +380,17 @@ def _packet(details: pd.DataFrame) -> list[Claim]:
     st = _ST["fig3_packet_close"]
     close = partial(bounded, *st.where(), quote, low=-tol, high=tol, unit="share")
     parts = [(w, close(e)) for w, e in ests]
-    verdicts = {c.verdict for _, c in parts}
-    if "FAIL" in verdicts or "INCONCLUSIVE" in verdicts:
-        pick = "FAIL" if "FAIL" in verdicts else "INCONCLUSIVE"
-        pool = [(w, c) for w, c in parts if c.verdict == pick]
-        if pick == "FAIL":
-            at, claim = max(pool, key=lambda x: min(abs(x[1].ci_low or 0), abs(x[1].ci_high or 0)))
-        else:
-            at, claim = max(pool, key=lambda x: seeds_needed(x[1]))
-        head = claim.reason.split(";")[0] if pick == "INCONCLUSIVE" else "FAIL"
-        reason = f"{head}, judged at {at}; {reason}"
-        return [claim.model_copy(update={"reason": reason})]
-    return [close(worst, reason=reason)]
+    fails = [(w, c) for w, c in parts if c.verdict == "FAIL"]
+    open_ = [(w, c) for w, c in parts if c.verdict == "INCONCLUSIVE"]
+    if fails:
+        at, claim = max(fails, key=lambda x: min(abs(x[1].ci_low or 0), abs(x[1].ci_high or 0)))
+        head = "FAIL"
+    elif open_:
+        at, claim = max(open_, key=lambda x: seeds_needed(x[1]))
+        head = claim.reason.split(";")[0]
+    else:
+        return [close(worst, reason=reason)]
+    return [claim.model_copy(update={"reason": f"{head}, judged at {at}; {reason}"})]
 
 
 def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
@@ -419,7 +404,7 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
             bounded(
                 *_ST["truncation"].where(),
                 None,
-                _exact(worst),
+                Estimate.exact(worst),
                 high=paper.TRUNCATION_MAX,
                 unit="share",
                 kind="consistency",

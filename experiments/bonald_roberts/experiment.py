@@ -149,21 +149,10 @@ QUICK: dict[str, Any] = {
 }
 
 
-def is_quick(cfg: BonaldRobertsConfig) -> bool:
-    """Whether ``cfg`` is a ``--quick`` scenario (:data:`QUICK` applied): its loads, Markov
-    truncation and packet flows are :data:`QUICK`'s."""
-    return (
-        cfg.loads == QUICK["loads"]
-        and cfg.markov.tol == QUICK["markov"]["tol"]
-        and cfg.packet.flows == QUICK["packet"]["flows"]
-    )
-
-
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merge(out.get(k) or {}, v) if isinstance(v, dict) else v
-    return out
+    """``base`` with ``over`` laid on it, mappings merged key by key."""
+    deep = {k: _merge(base.get(k) or {}, v) if isinstance(v, dict) else v for k, v in over.items()}
+    return {**base, **deep}
 
 
 def load_config(path: str | Path = CONFIG, *, quick: bool = False) -> BonaldRobertsConfig:
@@ -199,19 +188,12 @@ def load_config(path: str | Path = CONFIG, *, quick: bool = False) -> BonaldRobe
     return cfg
 
 
-def _seed(cfg: BonaldRobertsConfig, *key: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence(cfg.seed, spawn_key=tuple(key))
-
-
-def _key(
+def _seed(
     cfg: BonaldRobertsConfig, sc: str, load: float, alloc: str, method: str
-) -> tuple[int, ...]:
-    return (
-        list(cfg.scenarios).index(sc),
-        round(load * 1e6),
-        ALLOCATIONS.index(alloc),
-        METHODS.index(method),
-    )
+) -> np.random.SeedSequence:
+    """The randomness of one point: ``SeedSequence(seed, spawn_key=point)``."""
+    at = (list(cfg.scenarios).index(sc), round(load * 1e6), ALLOCATIONS.index(alloc))
+    return np.random.SeedSequence(cfg.seed, spawn_key=(*at, METHODS.index(method)))
 
 
 def markov_points(cfg: BonaldRobertsConfig, *, progress: bool = True) -> pd.DataFrame:
@@ -270,7 +252,7 @@ def seed_points(seed: int, cfg: BonaldRobertsConfig) -> tuple[pd.DataFrame, dict
     tables: dict[str, RateTable] = {}
     for sc, load, alloc, method in todo:
         rho = scaled_loads(cfg.vectors, cfg.scenarios[sc].weights, load)
-        ss = _seed(cfg, *_key(cfg, sc, load, alloc, method))
+        ss = _seed(cfg, sc, load, alloc, method)
         t0 = time.perf_counter()
         if method == "simulation":
             if alloc not in tables:
@@ -327,25 +309,6 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return d
 
 
-def run_points(
-    cfg: BonaldRobertsConfig, *, progress: bool = True
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Every point of one seed (``cfg.seed``): the Markov rows, then the seed's random rows.
-
-    Returns
-    -------
-    details : DataFrame
-        Columns :data:`DETAILS`.
-    timing : dict
-        As :func:`seed_points`, plus ``markov_s``.
-    """
-    t0 = time.perf_counter()
-    mk = markov_points(cfg, progress=progress)
-    markov_s = time.perf_counter() - t0
-    rnd, timing = seed_points(cfg.seed, cfg)
-    return pd.concat([mk, rnd], ignore_index=True), {"markov_s": markov_s, **timing}
-
-
 def _write_tables(details: pd.DataFrame, out: Path) -> None:
     tidy = details[list(COLUMNS)].reset_index(drop=True)
     write_table(pa.Table.from_pandas(tidy, preserve_index=False), out / "service_rates.parquet")
@@ -374,7 +337,7 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     -------
     dict
         ``details`` (the Markov rows and every seed's rows, ``details.parquet``), ``timing``
-        (wall times, packets and seeds, ``run.json``) and ``config``.
+        (wall times, packets and seeds, ``run.json``), ``config`` and ``quick``.
 
     Raises
     ------
@@ -401,17 +364,4 @@ def run_experiment(options: Options, *, config: Path = CONFIG) -> dict[str, Any]
     timing["total_s"] = time.perf_counter() - t0
     _write_tables(details, out)
     write_text(out / "config.yaml", yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
-    return {"details": details, "timing": timing, "config": cfg}
-
-
-def setup_text(cfg: BonaldRobertsConfig, seeds: list[int]) -> str:
-    """The report's paragraph on the run's parameters."""
-    s = f"{seeds[0]}..{seeds[-1]}" if len(seeds) > 2 else ", ".join(str(x) for x in seeds)
-    return (
-        f"Vectors a1..a{len(cfg.vectors)} = {cfg.vectors}; mean work 1 for every class; "
-        f"loads {cfg.loads}; Markov levels {cfg.markov.levels} (tol {cfg.markov.tol:g}); "
-        f"SimPy {cfg.simulation.arrivals} arrivals after {cfg.simulation.warmup} warm-up, "
-        f"{cfg.simulation.batches} batches; packet router W = {cfg.packet.window}, geometric "
-        f"flows of mean {cfg.packet.mean_packets:g} packets, {cfg.packet.flows} flow arrivals "
-        f"(paper: 20,000 packets, 1e5 flows); seeds {s}."
-    )
+    return {"details": details, "timing": timing, "config": cfg, "quick": options.quick}

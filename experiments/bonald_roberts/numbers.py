@@ -6,7 +6,7 @@ Which numbers carry which uncertainty
 -------------------------------------
 * The statements of Section 4.3 (Figs. 1-2) are judged on the Markov chain, which has no
   randomness: its quantities (:func:`ratio_quantity`) have no interval over seeds, but a range
-  within the chain's truncation-error bounds (:class:`Ranged`).
+  within the chain's truncation-error bounds (:class:`~fairsim.experiments.claims.Ranged`).
 * The packet-level statement (Section 4.4, Fig. 3) and the checks of the SimPy simulation against
   the chain are random: one value per seed, the mean over seeds and its Student-t 95 % interval
   (:func:`fairsim.experiments.claims.across_seeds`, :func:`seed_summary`).
@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from fairsim.experiments.claims import across_seeds
+from fairsim.experiments.claims import Ranged, across_seeds
 
 #: How a ratio ``r = gamma_a / gamma_b`` of two Markov rates becomes the claim's quantity.
 Form = Literal["r-1", "1-r", "|r-1|"]
@@ -31,12 +30,14 @@ Form = Literal["r-1", "1-r", "|r-1|"]
 POINT = ("scenario", "allocation", "method", "load", "class")
 
 
-def curve(summary: pd.DataFrame, sc: str, alloc: str, method: str = "markov") -> pd.DataFrame:
-    """gamma per (load, class) of one curve as a wide table (index load, columns class)."""
+def curve(
+    summary: pd.DataFrame, sc: str, alloc: str, method: str = "markov", values: str = "gamma"
+) -> pd.DataFrame:
+    """``values`` per (load, class) of one curve as a wide table (index load, columns class)."""
     sel = summary[
         (summary.scenario == sc) & (summary.allocation == alloc) & (summary.method == method)
     ]
-    return sel.pivot_table(index="load", columns="class", values="gamma")
+    return sel.pivot_table(index="load", columns="class", values=values)
 
 
 def seed_summary(details: pd.DataFrame) -> pd.DataFrame:
@@ -45,8 +46,8 @@ def seed_summary(details: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     details : DataFrame
-        The rows of :func:`fairsim.experiments.bonald_roberts.experiment.run_points`, or the
-        Markov rows and every seed's rows.
+        The Markov rows and every seed's rows
+        (:func:`fairsim.experiments.bonald_roberts.experiment.run_experiment`).
 
     Returns
     -------
@@ -70,27 +71,6 @@ def seed_summary(details: pd.DataFrame) -> pd.DataFrame:
     out["class"] = out["class"].astype("int64")
     out["seeds"] = out["seeds"].astype("int64")
     return out
-
-
-@dataclass(frozen=True)
-class Ranged:
-    """A quantity computed from the Markov chain, with its range within the truncation bounds.
-
-    Attributes
-    ----------
-    value : float
-        The quantity (a minimum or maximum over points).
-    low, high : float
-        Its smallest and largest value when every ``gamma_k`` moves within its relative
-        truncation-error bound (``error_bound`` of the chain).
-    where : str
-        The point that gives ``value``.
-    """
-
-    value: float
-    low: float
-    high: float
-    where: str
 
 
 def _ratio_range(form: Form, r: float, rlo: float, rhi: float) -> tuple[float, float, float]:
@@ -162,8 +142,7 @@ class Markov:
 
     def e(self, sc: str, al: str) -> pd.DataFrame:
         """The relative truncation-error bound of each ``gamma`` of :meth:`g`."""
-        sel = self.d[(self.d.scenario == sc) & (self.d.allocation == al)]
-        return sel.pivot_table(index="load", columns="class", values="error_bound")
+        return curve(self.d, sc, al, values="error_bound")
 
     def ratio(
         self,

@@ -18,7 +18,6 @@ from fairsim.atomic import write_text
 from fairsim.experiments import kit
 from fairsim.experiments.bonald_roberts import paper
 from fairsim.experiments.bonald_roberts.claims import build_claims
-from fairsim.experiments.bonald_roberts.experiment import is_quick, setup_text
 from fairsim.experiments.bonald_roberts.figures import figure_fluid, figure_packet
 from fairsim.experiments.bonald_roberts.numbers import Markov, seed_summary
 from fairsim.experiments.claims import Claim, claims_markdown, counts, write_claims
@@ -35,18 +34,9 @@ def _bmf_pf_table(m: Markov, scen: list[str]) -> list[str]:
     rows = []
     for sc in scen:
         pf, bmf = m.g(sc, "pf"), m.g(sc, "bmf")
-        for load in pf.index:
-            rows.append(
-                [
-                    sc,
-                    f"{load:g}",
-                    *(
-                        f"{pf.loc[load, k]:.4f} / {bmf.loc[load, k]:.4f} "
-                        f"({100 * abs(bmf.loc[load, k] / pf.loc[load, k] - 1):.1f} %)"
-                        for k in pf.columns
-                    ),
-                ]
-            )
+        gap = (100 * (bmf / pf - 1).abs()).map("{:.1f}".format)
+        cell = pf.map("{:.4f}".format) + " / " + bmf.map("{:.4f}".format) + " (" + gap + " %)"
+        rows += [[sc, f"{load:g}", *cell.loc[load]] for load in pf.index]
     close = kit.number(paper.CLOSE_REL, "share", "g")
     head = ["scenario", "load", *(f"class {k}: PF / BMF (gap)" for k in (1, 2, 3))]
     return [*T.lines("bmf_pf", close=close), *kit.table(head, rows)]
@@ -64,12 +54,9 @@ def _rates_table(m: Markov, summ: pd.DataFrame, scen: list[str]) -> list[str]:
     for sc, al, k in itertools.product(scen, allocs, range(1, int(m.d["class"].max()) + 1)):
         mk = m.d[(m.d.scenario == sc) & (m.d.allocation == al) & (m.d["class"] == k)]
         sel = summ[(summ.scenario == sc) & (summ.allocation == al) & (summ["class"] == k)]
-        mk, sm, pk = (
-            mk[mk.load == top],
-            sel[sel.method == "simulation"],
-            sel[sel.method == "packet"],
-        )
-        sm, pk = sm[sm.load == top], pk[pk.load == pk.load.max()]
+        mk, sm = mk[mk.load == top], sel[(sel.method == "simulation") & (sel.load == top)]
+        pk = sel[sel.method == "packet"]
+        pk = pk[pk.load == pk.load.max()]
         rows.append(
             [
                 sc,
@@ -85,7 +72,20 @@ def _rates_table(m: Markov, summ: pd.DataFrame, scen: list[str]) -> list[str]:
     return kit.table(head, rows)
 
 
-def setup_rows(cfg: Any, seeds: list[int]) -> kit.Setup:
+def _setup_text(cfg: Any, seeds: list[int]) -> str:
+    """The report's paragraph on the run's parameters."""
+    s = f"{seeds[0]}..{seeds[-1]}" if len(seeds) > 2 else ", ".join(str(x) for x in seeds)
+    return (
+        f"Vectors a1..a{len(cfg.vectors)} = {cfg.vectors}; mean work 1 for every class; "
+        f"loads {cfg.loads}; Markov levels {cfg.markov.levels} (tol {cfg.markov.tol:g}); "
+        f"SimPy {cfg.simulation.arrivals} arrivals after {cfg.simulation.warmup} warm-up, "
+        f"{cfg.simulation.batches} batches; packet router W = {cfg.packet.window}, geometric "
+        f"flows of mean {cfg.packet.mean_packets:g} packets, {cfg.packet.flows} flow arrivals "
+        f"(paper: 20,000 packets, 1e5 flows); seeds {s}."
+    )
+
+
+def setup_rows(cfg: Any, seeds: list[int], quick: bool) -> kit.Setup:
     """The set-up table's rows: our run beside the paper's Section 5 (Figs. 1-3)."""
     scen = ", ".join(cfg.scenarios)
     return kit.Setup(
@@ -97,7 +97,7 @@ def setup_rows(cfg: Any, seeds: list[int]) -> kit.Setup:
         f"{len(cfg.vectors)} classes a = {cfg.vectors}",
         schedulers=list(cfg.allocations),
         seeds=seeds,
-        quick=is_quick(cfg),
+        quick=quick,
         model_tol="none: no claim compares with a number the paper prints (orders and gains)",
         notes=[
             (
@@ -130,19 +130,19 @@ def _why(details: pd.DataFrame, cfg: Any, quick: bool) -> list[str]:
 
 
 def report_text(
-    details: pd.DataFrame, claims: list[Claim], timing: dict[str, Any], cfg: Any
+    details: pd.DataFrame, claims: list[Claim], timing: dict[str, Any], cfg: Any, quick: bool
 ) -> str:
-    """``report.md``: the run's parameters and set-up beside the paper's (``cfg``), the claims
-    (generated from ``claims``), per-class BMF v PF, service rates at the highest load, figures
-    and wall times (``timing``)."""
+    """``report.md``: the run's parameters and set-up beside the paper's (``cfg``, ``quick``),
+    the claims (generated from ``claims``), per-class BMF v PF, service rates at the highest load,
+    figures and wall times (``timing``)."""
     summ = seed_summary(details)
     seeds = [int(s) for s in timing["seeds"]]
     m = Markov(details)
     n = max(1, len(seeds))
-    rows = setup_rows(cfg, seeds)
+    rows = setup_rows(cfg, seeds, quick)
     how = T.text("head.seeds" if n > 1 else "head.one_seed", n=n)
     lines = [
-        *T.lines("head", setup=setup_text(cfg, seeds), seeds=how),
+        *T.lines("head", setup=_setup_text(cfg, seeds), seeds=how),
         *kit.setup_table(rows),
         *_why(details, cfg, rows.quick),
         *claims_markdown(claims),
@@ -171,7 +171,7 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
         :func:`fairsim.experiments.bonald_roberts.experiment.run_experiment`'s result:
         ``details`` (the Markov rows and every seed's rows), ``timing`` (wall times ``markov_s``,
         ``seeds_wall_s``, ``simulation_s``, ``packet_s``, ``total_s``, ``packets`` and
-        ``seeds``) and ``config``.
+        ``seeds``), ``config`` and ``quick``.
     """
     out = Path(out)
     details, timing, cfg = run["details"], run["timing"], run["config"]
@@ -185,7 +185,7 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
             figure_fluid(summ, sc, out / png)
     for sc in details[details.method == "packet"].scenario.unique()[:1]:
         figure_packet(summ, str(sc), out / "fig3_packet.png")
-    path = write_text(out / "report.md", report_text(details, claims, timing, cfg))
+    path = write_text(out / "report.md", report_text(details, claims, timing, cfg, run["quick"]))
     c = counts(claims)
     log.info("bonald-roberts: %d of %d paper statements PASS", c["PASS"], c["all"])
     return path

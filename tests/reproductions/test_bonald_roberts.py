@@ -20,7 +20,7 @@ from fairsim.experiments.bonald_roberts.experiment import (
     CONFIG,
     BonaldRobertsConfig,
     load_config,
-    run_points,
+    markov_points,
     seed_points,
 )
 from fairsim.experiments.bonald_roberts.numbers import ratio_quantity, seed_summary
@@ -84,15 +84,20 @@ def test_bad_config_one_line(tmp_path: Path, patch: dict, pattern: str) -> None:
     assert "\n" not in str(err.value)
 
 
+def run_points(cfg: BonaldRobertsConfig) -> pd.DataFrame:
+    """Every point of one seed (``cfg.seed``): the Markov rows, then the seed's random rows."""
+    mk = markov_points(cfg, progress=False)
+    return pd.concat([mk, seed_points(cfg.seed, cfg)[0]], ignore_index=True)
+
+
 def test_same_seed_same_numbers(tmp_path: Path) -> None:
     cfg = BonaldRobertsConfig.model_validate(TINY)
-    a, _ = run_points(cfg, progress=False)
-    b, _ = run_points(cfg, progress=False)
+    a, b = run_points(cfg), run_points(cfg)
     pd.testing.assert_frame_equal(a, b)
     assert set(a.method) == {"markov", "simulation", "packet"}
     assert a[a.method == "markov"].seed.isna().all()
     assert (a[a.method != "markov"].seed == 3).all()
-    c, _ = run_points(BonaldRobertsConfig.model_validate({**TINY, "seed": 4}), progress=False)
+    c = run_points(BonaldRobertsConfig.model_validate({**TINY, "seed": 4}))
     sim = a.method != "markov"
     assert not np.array_equal(a[sim].gamma.to_numpy(), c[sim].gamma.to_numpy())
     # the Markov chain has no randomness: the same rows for every seed
