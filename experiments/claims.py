@@ -1,20 +1,20 @@
-"""One claim model for every paper reproduction: a statement, our estimate with its 95 %
-interval, the rule that decides the verdict, and the claim's kind.
+"""One claim model for every paper reproduction: a statement, our estimate with its 95 % interval,
+the rule that decides the verdict, and the claim's kind.
 
 Every reproduction (:mod:`fairsim.experiments.reproductions`) builds a list of :class:`Claim`
 records from its ``paper.py``'s :class:`Statement` records, writes them to ``claims.json`` beside
 ``report.md`` (:func:`write_claims`) and generates the report's table of statements from that list
 (:func:`claims_markdown`). The estimates (:func:`across_seeds`, :func:`bootstrap_units`,
 :func:`spearman_trend`), the rules (:func:`agrees`, :func:`agrees_range`, :func:`exceeds`,
-:func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`one_reading`,
-:func:`deterministic`, :func:`judged`, :func:`identical`, :func:`by_construction`,
-:func:`not_applicable`) and the kinds (``paper``, ``consistency``, ``by-construction``) are
-described once, with what makes each PASS, in ``docs/claims.md``. Every rule has three outcomes (:class:`Region`): PASS when the 95 % interval
-lies within the rule's region, FAIL when it lies entirely outside, INCONCLUSIVE when it straddles
-an end, with the seeds it would take to decide (:func:`seeds_to_decide`). A number the paper
-prints is a :class:`Printed`; its tolerance is its printed precision plus the reproduction's model
-tolerance (:func:`tolerance`). With one seed (``--seeds 1``) there is no interval across seeds:
-the verdict uses the point estimate and the reason says so.
+:func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`one_reading`, :func:`deterministic`,
+:func:`judged`, :func:`identical`, :func:`by_construction`, :func:`not_applicable`) and the kinds
+(``paper``, ``consistency``, ``by-construction``) are described once, with what makes each PASS, in
+``docs/claims.md``. Every rule has three outcomes (:class:`Region`): PASS when the 95 % interval
+lies within the rule's region, FAIL when it lies entirely outside, INCONCLUSIVE when it straddles an
+end, with the seeds it would take to decide (:func:`seeds_to_decide`). A number the paper prints is
+a :class:`Printed`; its tolerance is its printed precision plus the reproduction's model tolerance
+(:func:`tolerance`). With one seed (``--seeds 1``) there is no interval across seeds: the verdict
+uses the point estimate and the reason says so.
 """
 
 from __future__ import annotations
