@@ -462,32 +462,30 @@ def _production_notes(p: dict[str, Any]) -> list[str]:
     """The requests of the trace's own schedule as production placed them, and its
     over-commitment, beside those on each task's first request (the table's)."""
     sch, fst = p["readings"]["schedule"], p["readings"]["first"]
-    lines = [
-        T.text(
-            "production.requests",
-            **{k: _pct(sch[k]) for k in ("cpu", "mem", "peak_cpu", "peak_mem")},
-            **{f"first_{k}": _pct(fst[k]) for k in ("cpu", "mem", "peak_cpu", "peak_mem")},
-        )
-    ]
+
+    def both(o: dict[str, Any], f: dict[str, Any], show: Any = None, **keys: str) -> Any:
+        """The fields ``keys`` of ``o`` and, prefixed ``first_``, of ``f`` (shown by ``show``)."""
+        pairs = [(k, o[v]) for k, v in keys.items()]
+        pairs += [(f"first_{k}", f[v]) for k, v in keys.items()]
+        return {k: x if show is None else show(x) for k, x in pairs}
+
+    peaks = {k: k for k in ("cpu", "mem", "peak_cpu", "peak_mem")}
+    lines = [T.text("production.requests", **both(sch, fst, _pct, **peaks))]
     for r, name in (("cpu", "CPU"), ("mem", "memory")):
         if r not in sch["overcommit"] or r not in fst["overcommit"]:
             continue
         o, f = sch["overcommit"][r], fst["overcommit"][r]
-        fields = {"most": "servers_max", "end": "servers_end", "mean": "servers_mean"}
+        counts = both(o, f, most="servers_max", end="servers_end", mean="servers_mean")
         shares = {"amount": "amount_max", "amount_mean": "amount_mean"}
-        shares["utilization"] = "utilization_end"
+        shares = both(o, f, _pct, **shares, utilization="utilization_end")
         lines.append(
-            T.text(
-                "production.overcommit",
-                name=name,
-                servers=p["servers"],
-                **{k: o[v] for k, v in fields.items()},
-                **{f"first_{k}": f[v] for k, v in fields.items()},
-                **{k: _pct(o[v]) for k, v in shares.items()},
-                **{f"first_{k}": _pct(f[v]) for k, v in shares.items()},
-            )
+            T.text("production.overcommit", name=name, servers=p["servers"], **counts, **shares)
         )
     return lines
+
+
+def _jain(x: Any) -> str:
+    return kit.number(x, "", ".3f")
 
 
 #: The production table's columns after the schedule: key of its numbers → heading, format.
@@ -500,12 +498,9 @@ _PRODUCTION_COLUMNS: dict[str, tuple[str, Callable[[Any], str]]] = {
     "user_ratio": ("users' mean completion ratio", _pct),
     "jct_mean_s": ("mean JCT", _sec),
     "jct_median_s": ("median JCT", _sec),
-    "jain_entitlement": (
-        "Jain's index of the fractions of the DRFH share",
-        lambda x: "—" if x is None else f"{x:.3f}",
-    ),
-    "jain": ("Jain's index of the raw dominant shares", lambda x: "—" if x is None else f"{x:.3f}"),
-    "max_deficit": ("largest deficit", lambda x: "—" if x is None else f"{100 * x:.2f} %"),
+    "jain_entitlement": ("Jain's index of the fractions of the DRFH share", _jain),
+    "jain": ("Jain's index of the raw dominant shares", _jain),
+    "max_deficit": ("largest deficit", lambda x: kit.number(x, "share", ".2f")),
 }
 
 
@@ -522,7 +517,6 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
         for s in p["schedulers"]
     ]
     head = ["schedule", *(h for h, _ in _PRODUCTION_COLUMNS.values())]
-    rec, bf, slots = per[first], per["bf-drfh"], per["slots-16"]
     over, over_first = (
         max((o["servers_max"] for o in p["readings"][k]["overcommit"].values()), default=0)
         for k in ("schedule", "first")
@@ -546,11 +540,12 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
         *_production_notes(p),
         *T.lines(
             "production.comparison",
-            slots_cpu=_ratio(slots["cpu"], rec["cpu"]),
-            slots_mem=_ratio(slots["mem"], rec["mem"]),
-            bf_cpu=_ratio(bf["cpu"], rec["cpu"]),
-            bf_mem=_ratio(bf["mem"], rec["mem"]),
             over=over_text,
+            **{
+                f"{name}_{r}": _ratio(per[s][r], per[first][r])
+                for name, s in (("slots", "slots-16"), ("bf", "bf-drfh"))
+                for r in ("cpu", "mem")
+            },
         ),
     ]
 
