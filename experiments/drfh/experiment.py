@@ -21,7 +21,7 @@ import numpy as np
 
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path, kit
-from fairsim.experiments.drfh import paper as paper
+from fairsim.experiments.drfh import paper
 from fairsim.experiments.drfh.numbers import (
     FAIRNESS_DIR,
     FAIRNESS_SCHEDULERS,
@@ -230,12 +230,9 @@ def run_experiment(options: kit.Options) -> dict[str, Any]:
     if isinstance(main_cfg.trace, GoogleTrace):  # converted once, not by every worker at once
         converted_google(main_cfg.trace, None, progress)
     workers = default_jobs(len(chosen), options.jobs)
+    labels, servers = ", ".join(main_cfg.scheduler_labels()), main_cfg.cluster.servers
     log.info(
-        "%d seed(s) over %d worker(s): %s on %s servers each",
-        len(chosen),
-        workers,
-        ", ".join(main_cfg.scheduler_labels()),
-        main_cfg.cluster.servers,
+        "%d seed(s) over %d worker(s): %s on %s servers each", len(chosen), workers, labels, servers
     )
     runs = run_seeds(
         run_seed,

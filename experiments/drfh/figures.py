@@ -186,8 +186,7 @@ def fig6_figure(
     shown = bins[bins["bin"] != "all"].reset_index(drop=True)
     pos = np.arange(len(shown))
     width = 0.38
-    tops = [0.0]
-    lows = [0.0]
+    tops, lows = [0.0], [0.0]
     for k, (measure, colour) in enumerate(
         zip(N.FIG6_MEASURES, ("tab:blue", "tab:orange"), strict=True)
     ):
@@ -267,7 +266,7 @@ USERS_FIGURES: dict[str, dict[str, Any]] = {
         "labels": N.FIG7_FRACTIONS,
         "refs": {
             "full_under_a_not_b": (paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, "paper ≈ 20 %"),
-            "higher_under_a": (0.9, '"almost all" (≥ 90 %)'),
+            "higher_under_a": (paper.ALMOST_ALL, '"almost all" (≥ 90 %)'),
         },
         "scatter": "users ({n}); area ∝ log10(1 + tasks)",
         "x": "Task completion ratio, {b} (fraction{mean})",
@@ -284,7 +283,7 @@ USERS_FIGURES: dict[str, dict[str, Any]] = {
         "labels": N.FIG8_FRACTIONS,
         "refs": {
             "worse_off_fraction": (paper.FIG8_WORSE_OFF_FRACTION, "paper 2 %"),
-            "mean_decrease": (0.05, '"only slightly":\n≤ 5 points'),
+            "mean_decrease": (paper.ONLY_SLIGHTLY, '"only slightly":\n≤ 5 points'),
         },
         "scatter": "users ({n}); radius ∝ log10(1 + tasks)",
         "x": "Task completion ratio in dedicated cloud, DC (fraction{mean})",

@@ -759,6 +759,7 @@ def whole_task_deficits(
     cache: dict[tuple[tuple[str, int], ...], dict[str, float]] = {}
     unbounded: dict[tuple[str, ...], dict[str, float]] = {}
     cols = ["demand_cpu", "demand_mem"]
+    total = servers[["cpu", "mem"]].to_numpy(float).sum(axis=0)
     out = []
     for time_s, at in rows.groupby("time_s", sort=True):
         users = tuple(sorted(at["user"]))
@@ -771,7 +772,6 @@ def whole_task_deficits(
         if users not in unbounded:
             unbounded[users] = whole_task_drfh(servers, dem)
         ref = unbounded[users]
-        total = servers[["cpu", "mem"]].to_numpy(float).sum(axis=0)
         per_task = {u: float(np.max(np.asarray(dem[u]) / total)) for u in users}
         if any(present[u] < round(ref[u] / per_task[u]) for u in users):
             key = tuple((u, int(present[u])) for u in users)
@@ -933,6 +933,7 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         "summaries": {},
         "skipped": {},
     }
+    skipped = numbers["skipped"]
     for key, path in (("servers", root), ("fig4_servers", root / "fig4")):
         if (path / "servers.parquet").exists():
             srv = pd.read_parquet(path / "servers.parquet")
@@ -951,7 +952,7 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
             value = fn()
         except (FileNotFoundError, KeyError, ValueError) as exc:
             logger.warning("skipping %s of %s: %s", key, root.name, exc)
-            numbers["skipped"][key] = f"{type(exc).__name__}: {exc}"
+            skipped[key] = f"{type(exc).__name__}: {exc}"
             return None
         if keep and value is not None:
             numbers[key] = value
@@ -959,9 +960,8 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
 
     table = attempt("table_ii", lambda: table_ii(root), keep=False)
     if table is not None and table.empty:
-        numbers["skipped"]["table_ii"] = "no slots-S/ results found"
-        table = None
-    if table is not None:
+        skipped["table_ii"] = "no slots-S/ results found"
+    elif table is not None:
         numbers["table_ii"] = table.to_dict(orient="records")
         numbers["best_slots"] = best_slots(table)
     best = numbers.get("best_slots")
@@ -978,13 +978,11 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     if best and len(present) == 2:
         attempt("fig5", lambda: fig5_utilization(root, best))
     else:
-        numbers["skipped"]["fig5"] = (
-            "no utilization.parquet for the best Slots, ff-drfh and bf-drfh"
-        )
+        skipped["fig5"] = "no utilization.parquet for the best Slots, ff-drfh and bf-drfh"
 
     if best is None:
         for key in ("fig6", "fig7"):
-            numbers["skipped"][key] = "no Slots baseline (no slots-S/ results)"
+            skipped[key] = "no Slots baseline (no slots-S/ results)"
     else:
         attempt("fig6", lambda: {"pairs": fig6_pairs(root, best)})
         attempt("fig7", lambda: fig7_completion(root, best))

@@ -295,27 +295,16 @@ def _table_ii_shape(rows: list[dict[str, Any]], model: str) -> str:
     def argmax(values: dict[int, float]) -> int:
         return max(values, key=values.__getitem__)
 
-    peak = {res: argmax({s: r[res].value for s, r in by.items()}) for res in ("cpu", "mem")}
-    ref_peak = {i: argmax({s: v[i] for s, v in ref.items()}) for i in (0, 1)}
+    peak = {res: argmax({s: r[res].value for s, r in by.items()}) for res in E.RES}
+    peak |= {
+        f"paper_{res}": argmax({s: v[i] for s, v in ref.items()}) for i, res in enumerate(E.RES)
+    }
     moves = ""
     if 16 in by and 20 in by:
-        d_cpu, d_mem = (by[20][k].value - by[16][k].value for k in ("cpu", "mem"))
-        moves = T.text(
-            "table_ii.moves",
-            cpu=_pp(d_cpu),
-            mem=_pp(d_mem),
-            paper_cpu=_pp(ref[20][0] - ref[16][0]),
-            paper_mem=_pp(ref[20][1] - ref[16][1]),
-        )
-    return T.text(
-        "table_ii.shape",
-        model=model,
-        cpu=peak["cpu"],
-        mem=peak["mem"],
-        paper_cpu=ref_peak[0],
-        paper_mem=ref_peak[1],
-        moves=moves,
-    )
+        d = {res: _pp(by[20][res].value - by[16][res].value) for res in E.RES}
+        d |= {f"paper_{res}": _pp(ref[20][i] - ref[16][i]) for i, res in enumerate(E.RES)}
+        moves = T.text("table_ii.moves", **d)
+    return T.text("table_ii.shape", model=model, moves=moves, **peak)
 
 
 @_section("table_ii", "Table II")
@@ -555,16 +544,12 @@ def _sec_fig5(numbers: dict[str, Any]) -> list[str]:
     f5 = numbers["fig5"]
     roles = f5["roles"]
     means = [
-        [label, kit.estimate(f5["mean"][role]["cpu"]), kit.estimate(f5["mean"][role]["mem"])]
+        [label, *(kit.estimate(f5["mean"][role][r]) for r in E.RES)]
         for role, label in roles.items()
     ]
     above = [
-        [
-            f"{roles[a]} ≥ {roles[b]}",
-            kit.estimate(f5["above"][(a, b, "cpu")]),
-            kit.estimate(f5["above"][(a, b, "mem")]),
-        ]
-        for a, b in (("bf-drfh", "ff-drfh"), ("bf-drfh", "slots"), ("ff-drfh", "slots"))
+        [f"{roles[a]} ≥ {roles[b]}", *(kit.estimate(f5["above"][(a, b, r)]) for r in E.RES)]
+        for a, b in E.FIG5_PAIRS
     ]
     return [
         *T.lines("fig5", slots=E.slots_label(numbers)),
@@ -715,9 +700,7 @@ def _sec_fig8(numbers: dict[str, Any]) -> list[str]:
 
 def _sec_run_stats(numbers: dict[str, Any]) -> list[str]:
     per_seed = numbers.get("per_seed") or {}
-    names: list[str] = []
-    for v in per_seed.values():
-        names += [s for s in v.get("summaries") or {} if s not in names]
+    names = dict.fromkeys(s for v in per_seed.values() for s in v.get("summaries") or {})
     rows = []
     for s in names:
         summ = [v["summaries"][s] for v in per_seed.values() if s in v.get("summaries", {})]
