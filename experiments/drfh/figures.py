@@ -199,11 +199,8 @@ def fig6_figure(
     lo, hi = min(lows), max(10.0, max(tops))
     ax_bar.set_ylim(lo - 0.05 * (hi - lo), hi + 0.35 * (hi - lo))  # room for the legend
     ax_bar.axhline(0, color="black", lw=0.8)
-    ax_bar.set_xticks(
-        pos,
-        [f"{b}\n({n:,} jobs)" for b, n in zip(shown["bin"], shown["jobs"], strict=True)],
-        fontsize="small",
-    )
+    ticks = [f"{b}\n({n:,} jobs)" for b, n in zip(shown["bin"], shown["jobs"], strict=True)]
+    ax_bar.set_xticks(pos, ticks, fontsize="small")
     ax_bar.set_xlabel("Job size (tasks)")
     ax_bar.set_ylabel("JCT reduction, BF-DRFH vs Slots (%)")
     ax_bar.set_title(
@@ -527,14 +524,8 @@ def production_figure(results: str | os.PathLike[str], path: str | os.PathLike[s
         if own and "overcommitted_cpu" in util:
             how = "first request" if s == first else "SCHEDULE request"
             for r, name, color in (("cpu", "CPU", "tab:red"), ("mem", "memory", "tab:blue")):
-                axes[2].plot(
-                    t,
-                    util[f"overcommitted_{r}"].to_numpy(float),
-                    lw=1.0,
-                    color=color,
-                    ls=style["ls"],
-                    label=f"{name}, {how}",
-                )
+                y = util[f"overcommitted_{r}"].to_numpy(float)
+                axes[2].plot(t, y, lw=1.0, color=color, ls=style["ls"], label=f"{name}, {how}")
     for ax, name in zip(axes[:2], ("CPU", "Memory"), strict=True):
         ax.axhline(100.0, color="black", lw=0.6, ls="--")
         ax.set_ylabel(f"{name} requested (% of pool)")

@@ -670,15 +670,12 @@ def fig4_deficit_phases(
     )
     servers = pd.read_parquet(Path(results) / "fig4" / "servers.parquet")
     settle = float((tasks["finish_s"] - tasks["start_s"]).max())
-    demand_cols = ["demand_cpu", "demand_mem"]
-    demands = per_user.groupby("user")[demand_cols].first()
+    demands = per_user.groupby("user")[["demand_cpu", "demand_mem"]].first()
     out: dict[str, dict[str, Any]] = {}
     for name, (t0, t1) in fig4_phase_windows(tasks).items():
-        last = name == FIG4_DEFICIT_PHASES[-1]
-        inside = (summary["time_s"] >= t0) & (
-            (summary["time_s"] <= t1) if last else (summary["time_s"] < t1)
-        )
-        settled = inside & (summary["time_s"] >= t0 + settle)
+        t = summary["time_s"]
+        inside = (t >= t0) & ((t <= t1) if name == FIG4_DEFICIT_PHASES[-1] else (t < t1))
+        settled = inside & (t >= t0 + settle)
         s = summary[settled]
         rows = per_user[per_user["time_s"].isin(s["time_s"])]
         users = sorted(rows["user"].unique().tolist())

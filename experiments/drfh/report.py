@@ -341,8 +341,7 @@ def _sec_table_ii(numbers: dict[str, Any]) -> list[str]:
 
 @_section("fig4", "Fig. 4")
 def _sec_fig4(numbers: dict[str, Any]) -> list[str]:
-    rows = []
-    spread = []
+    rows, spread = [], []
     for phase, per_user in numbers["fig4"].items():
         ref_phase = paper.FIG4_SHARES.get(phase, {})
         for user, vals in per_user.items():
@@ -658,10 +657,7 @@ def _users_table(numbers: dict[str, Any], key: str) -> list[str]:
         for q, k, p, u in _USERS_ROWS[key]
     ]
     head = ["quantity", "ours [95 % CI]", "ours, rule `complete`", "paper"]
-    return [
-        *kit.table(head, rows),
-        *_differs(numbers, key),
-    ]
+    return [*kit.table(head, rows), *_differs(numbers, key)]
 
 
 @_section("fig7", "Fig. 7")
