@@ -248,9 +248,5 @@ def run_experiment(options: kit.Options) -> dict[str, Any]:
     log.info("step 6: the production context (%s), once", PRODUCTION_CONFIG)
     run_to_folder(prod_cfg, out / PRODUCTION_DIR, progress=progress, report=False, overwrite=True)
     log.info("figures and report over %d seed(s)", len(chosen))
-    numbers: dict[str, Any] = collect_numbers(out, chosen)
-    numbers["explanations"] = EXPLANATIONS
-    numbers["runs"] = runs
-    numbers["workers"] = workers
-    numbers["wall_s_total"] = round(time.perf_counter() - t0, 1)
-    return numbers
+    numbers = collect_numbers(out, chosen) | {"explanations": EXPLANATIONS, "runs": runs}
+    return numbers | {"workers": workers, "wall_s_total": round(time.perf_counter() - t0, 1)}
