@@ -192,37 +192,33 @@ def _fig4_deficit(numbers: dict[str, Any]) -> list[Claim]:
     )
     divisible = ", ".join(f"{ph} {kit.estimate(v['max_deficit_max'])}" for ph, v in phases.items())
     alone = phases[N.FIG4_DEFICIT_PHASES[0]]
-    claim = bounded(
-        *_ST["fig4_deficit"].where(),
+    return _within_one_task(
+        numbers,
+        "fig4_deficit",
         '"precisely ... at all times"',
         deficit["worst_whole"],
-        high=paper.FIG4_DEFICIT_BOUND,
-        unit="share",
-        reason=join(
-            "per seed, the largest deficit at any instant (every 5 s) of any phase after its "
-            f"first {alone['settle_s'].value:,.0f} s and one task run time after the reference "
-            "last changed (no task is preempted, so a user's share grows only as running tasks "
-            "finish); the reference is the DRFH allocation restricted to whole tasks: the "
-            "leximin global dominant shares over every placement of the active users' whole "
-            "tasks (each bounded by its tasks present) on the same pool, an exact integer "
-            "program (`schedulers/exact/whole_task.py`, HiGHS), compared rank by rank since "
-            "users may trade equal levels",
-            f"bound: {paper.FIG4_BOUND_WHY}",
-            f"per phase: {per_phase}",
-            "with every instant of a phase after its first run time (the reference's own "
-            "changes included): "
-            + ", ".join(
-                f"{ph} {kit.estimate(v['max_deficit_whole_max_all'])}" for ph, v in phases.items()
-            ),
-            f"to the divisible DRFH allocation (`collect.fairness`), which no scheduler of whole "
-            f"tasks can reach: {kit.estimate(deficit['worst'])} ({divisible}); "
-            f"{alone['users'][0] if alone['users'] else 'the first user'} alone: online "
-            f"{kit.estimate(alone['online'])}, whole-task DRFH {kit.estimate(alone['whole_exact'])}"
-            f", divisible {kit.estimate(alone['divisible'])}",
-            fig4_pools(numbers),
+        paper.FIG4_DEFICIT_BOUND,
+        "per seed, the largest deficit at any instant (every 5 s) of any phase after its "
+        f"first {alone['settle_s'].value:,.0f} s and one task run time after the reference "
+        "last changed (no task is preempted, so a user's share grows only as running tasks "
+        "finish); the reference is the DRFH allocation restricted to whole tasks: the "
+        "leximin global dominant shares over every placement of the active users' whole "
+        "tasks (each bounded by its tasks present) on the same pool, an exact integer "
+        "program (`schedulers/exact/whole_task.py`, HiGHS), compared rank by rank since "
+        "users may trade equal levels",
+        f"bound: {paper.FIG4_BOUND_WHY}",
+        f"per phase: {per_phase}",
+        "with every instant of a phase after its first run time (the reference's own "
+        "changes included): "
+        + ", ".join(
+            f"{ph} {kit.estimate(v['max_deficit_whole_max_all'])}" for ph, v in phases.items()
         ),
+        f"to the divisible DRFH allocation (`collect.fairness`), which no scheduler of whole "
+        f"tasks can reach: {kit.estimate(deficit['worst'])} ({divisible}); "
+        f"{alone['users'][0] if alone['users'] else 'the first user'} alone: online "
+        f"{kit.estimate(alone['online'])}, whole-task DRFH {kit.estimate(alone['whole_exact'])}"
+        f", divisible {kit.estimate(alone['divisible'])}",
     )
-    return [_explain(numbers, claim, "fig4:deficit")]
 
 
 def _fig4_two_users(numbers: dict[str, Any]) -> list[Claim]:
@@ -234,24 +230,35 @@ def _fig4_two_users(numbers: dict[str, Any]) -> list[Claim]:
     v = ((deficit or {}).get("phases") or {}).get(phase)
     if not v or "equal_gap_max" not in v:
         return []
-    claim = bounded(
-        *_ST["fig4_two_users"].where(),
+    return _within_one_task(
+        numbers,
+        "fig4_two_users",
         '"the same share"',
         v["equal_gap_max"],
-        high=paper.FIG4_SAME_SHARE_BOUND,
-        unit="share",
-        reason=join(
-            "per seed, the largest spread of the two users' global dominant shares at an instant "
-            f"(every 5 s) of the phase '{phase}' settled for the whole-task reference (its "
-            "first task run time and one run time after that reference last changed left out) "
-            "while both users have a task waiting (afterwards one user's backlog is gone and "
-            "the other may take more, as DRFH allows)",
-            f'"the same" read as within one task: {paper.FIG4_BOUND_WHY}',
-            f"users {', '.join(v['users'])}; mean share {kit.estimate(v['online'])}",
-            fig4_pools(numbers),
-        ),
+        paper.FIG4_SAME_SHARE_BOUND,
+        "per seed, the largest spread of the two users' global dominant shares at an instant "
+        f"(every 5 s) of the phase '{phase}' settled for the whole-task reference (its "
+        "first task run time and one run time after that reference last changed left out) "
+        "while both users have a task waiting (afterwards one user's backlog is gone and "
+        "the other may take more, as DRFH allows)",
+        f'"the same" read as within one task: {paper.FIG4_BOUND_WHY}',
+        f"users {', '.join(v['users'])}; mean share {kit.estimate(v['online'])}",
     )
-    return [_explain(numbers, claim, "fig4:two_users")]
+
+
+def _within_one_task(
+    numbers: dict[str, Any], key: str, words: str, est: Estimate, bound: float, *reason: str
+) -> list[Claim]:
+    """Statement ``key`` of Fig. 4 read as "within one task" (``bound``); the reason ends with
+    the pools, and a failed claim's with the explanation ``fig4:<rest of key>``."""
+    why = join(*reason, fig4_pools(numbers))
+    claim = bounded(*_ST[key].where(), words, est, high=bound, unit="share", reason=why)
+    return [_explain(numbers, claim, key.replace("_", ":", 1))]
+
+
+def _pct0(x: float) -> str:
+    """A share as a whole percentage (``5 %``)."""
+    return kit.number(x, "share", ".0f")
 
 
 def _fig5(numbers: dict[str, Any]) -> list[Claim]:
@@ -267,7 +274,7 @@ def _fig5(numbers: dict[str, Any]) -> list[Claim]:
             unit="share",
             reason="fraction of the sampled times (one a minute) at which it holds, the "
             "lower of CPU and memory per seed; "
-            f'"at all times" read as ≥ {kit.number(paper.AT_ALL_TIMES, "share", ".0f")}',
+            f'"at all times" read as ≥ {_pct0(paper.AT_ALL_TIMES)}',
         )
     ]
     for a in ("bf-drfh", "ff-drfh"):
@@ -292,11 +299,6 @@ def _trend_claim(statement: str, source: str, paper_: str, rho: Estimate, *, rea
         why = f"no bootstrap interval of rho ({rho.method})"
         return claim.model_copy(update={"verdict": "n/a", "reason": join(why, claim.reason)})
     return claim
-
-
-def _pct0(x: float) -> str:
-    """A share as a whole percentage (``5 %``)."""
-    return kit.number(x, "share", ".0f")
 
 
 def _rhos(values: list[float]) -> str:
@@ -325,9 +327,7 @@ def _fig6(numbers: dict[str, Any]) -> list[Claim]:
             _old_rule(numbers, "fig6", paper.FIG6_BIN_LABELS[0]),
         ),
     )
-    per_bin = ", ".join(
-        kit.number(e.value, "share", ".0f") for e in bins[bins["bin"] != "all"][_MEASURE]
-    )
+    per_bin = ", ".join(_pct0(e.value) for e in bins[bins["bin"] != "all"][_MEASURE])
     grows = _trend_claim(
         *_ST["fig6_trend"].where(),
         "growing with size",
@@ -355,7 +355,7 @@ def _fig6(numbers: dict[str, Any]) -> list[Claim]:
                     f"{E.slots_label(numbers)}'s JCT CDF lies above "
                     "Best-Fit DRFH's at any completion time (one-sided Kolmogorov-Smirnov "
                     "distance; 0 when Best-Fit's CDF is everywhere at or above); "
-                    f'"shorter" read as at most {kit.number(paper.CDF_BEHIND, "share", ".0f")} '
+                    f'"shorter" read as at most {_pct0(paper.CDF_BEHIND)} '
                     "of the jobs behind (the model tolerance)",
                     f"the largest amount Best-Fit's CDF lies above: {kit.estimate(cdf['ahead'])}",
                 ),
@@ -400,7 +400,7 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
             {"low": paper.ALMOST_ALL},
             "share",
             lambda f7: (
-                f'"almost all" read as ≥ {kit.number(paper.ALMOST_ALL, "share", ".0f")}; '
+                f'"almost all" read as ≥ {_pct0(paper.ALMOST_ALL)}; '
                 '"higher" is strictly higher (equal ratios, within 1e-9, are ties, not higher): '
                 f"ties {_ties(f7, 'higher_under_a', 'lower_under_a')} of users, lower "
                 f"{kit.estimate(f7.get('lower_under_a'), 'share')}"
@@ -415,7 +415,7 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
             {"low": paper.MOST},
             "share",
             lambda f8: (
-                f'"most" read as more than {kit.number(paper.MOST, "share", ".0f")} of the users; '
+                f'"most" read as more than {_pct0(paper.MOST)} of the users; '
                 "benefit: a strictly higher task completion ratio in the shared cloud than in the "
                 "dedicated one (equal ratios, within 1e-9, are ties: "
                 f"{_ties(f8, 'better_off_fraction', 'worse_off_fraction')} of users)"
@@ -443,8 +443,7 @@ _USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any],
 
 
 def _ties(f: dict[str, Any], higher: str, lower: str) -> str:
-    """The fraction of users whose completion ratio ties (1 − higher − lower, mean over seeds);
-    ``—`` without both."""
+    """The fraction of users whose completion ratios tie (``—`` without both fractions)."""
     hi, lo = f.get(higher), f.get(lower)
     if not isinstance(hi, Estimate) or not isinstance(lo, Estimate):
         return "—"

@@ -39,6 +39,8 @@ FAIRNESS_AVERAGES = {
 
 #: The resources of every utilisation and share.
 RES = ("cpu", "mem")
+#: Fig. 5's comparisons (a, b) of "a's utilisation at least b's" (``slots``: the best Slots run).
+FIG5_PAIRS = (("bf-drfh", "ff-drfh"), ("bf-drfh", "slots"), ("ff-drfh", "slots"))
 
 
 def across(values: Sequence[Any]) -> Estimate:
@@ -173,7 +175,7 @@ def _fig5_estimates(per_seed: dict[int, dict[str, Any]], slots: str) -> dict[str
 
     means = {role: {r: across([mean(n, role, r) for n in runs]) for r in RES} for role in roles}
     above: dict[tuple[str, str, str], Estimate] = {}
-    for a, b in (("bf-drfh", "ff-drfh"), ("bf-drfh", "slots"), ("ff-drfh", "slots")):
+    for a, b in FIG5_PAIRS:
         for res in RES:
             above[(a, b, res)] = across([above_of(n, a, b)[res] for n in runs])
         above[(a, b, "min")] = across([min(above_of(n, a, b).values()) for n in runs])
@@ -224,8 +226,8 @@ def _fairness_estimates(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """The Google runs' fairness over seeds: each time average (one value per seed), whether
     every schedule equals step 1's, and the time spent in the reference solves."""
     runs = [n["fairness"] for n in per_seed.values()]
-    out: dict[str, Any] = {k: {} for k in ("averages", "context", "same_schedule", "solve_s")}
-    out["wall_s"] = {}
+    keys = ("averages", "context", "same_schedule", "solve_s", "wall_s")
+    out: dict[str, Any] = {k: {} for k in keys}
     for s in N.FAIRNESS_SCHEDULERS:
         out["context"][s] = {
             k: across([f["context"][s][k] for f in runs]) for k in runs[0]["context"][s]

@@ -21,7 +21,7 @@ import numpy as np
 
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path, kit
-from fairsim.experiments.drfh import paper as paper
+from fairsim.experiments.drfh import paper
 from fairsim.experiments.drfh.numbers import (
     FAIRNESS_DIR,
     FAIRNESS_SCHEDULERS,
@@ -230,12 +230,9 @@ def run_experiment(options: kit.Options) -> dict[str, Any]:
     if isinstance(main_cfg.trace, GoogleTrace):  # converted once, not by every worker at once
         converted_google(main_cfg.trace, None, progress)
     workers = default_jobs(len(chosen), options.jobs)
+    labels, servers = ", ".join(main_cfg.scheduler_labels()), main_cfg.cluster.servers
     log.info(
-        "%d seed(s) over %d worker(s): %s on %s servers each",
-        len(chosen),
-        workers,
-        ", ".join(main_cfg.scheduler_labels()),
-        main_cfg.cluster.servers,
+        "%d seed(s) over %d worker(s): %s on %s servers each", len(chosen), workers, labels, servers
     )
     runs = run_seeds(
         run_seed,
@@ -251,9 +248,5 @@ def run_experiment(options: kit.Options) -> dict[str, Any]:
     log.info("step 6: the production context (%s), once", PRODUCTION_CONFIG)
     run_to_folder(prod_cfg, out / PRODUCTION_DIR, progress=progress, report=False, overwrite=True)
     log.info("figures and report over %d seed(s)", len(chosen))
-    numbers: dict[str, Any] = collect_numbers(out, chosen)
-    numbers["explanations"] = EXPLANATIONS
-    numbers["runs"] = runs
-    numbers["workers"] = workers
-    numbers["wall_s_total"] = round(time.perf_counter() - t0, 1)
-    return numbers
+    numbers = collect_numbers(out, chosen) | {"explanations": EXPLANATIONS, "runs": runs}
+    return numbers | {"workers": workers, "wall_s_total": round(time.perf_counter() - t0, 1)}

@@ -46,13 +46,8 @@ def table_ii_figure(
     ref = sorted(paper.TABLE_II.items())
 
     def panel(ax: Any, i: int, res: str, name: str) -> None:
-        ax.plot(
-            [s for s, _ in ref],
-            [100.0 * v[i] for _, v in ref],
-            "k--x",
-            label="paper (Table II)",
-            lw=1.0,
-        )
+        x_ref, y_ref = [s for s, _ in ref], [100.0 * v[i] for _, v in ref]
+        ax.plot(x_ref, y_ref, "k--x", label="paper (Table II)", lw=1.0)
         for k, (label, rows) in enumerate(models.items()):
             h, err = _errs(rows[res])
             x = rows["slots"].to_numpy(float) + (k - 0.5) * 0.2
@@ -191,8 +186,7 @@ def fig6_figure(
     shown = bins[bins["bin"] != "all"].reset_index(drop=True)
     pos = np.arange(len(shown))
     width = 0.38
-    tops = [0.0]
-    lows = [0.0]
+    tops, lows = [0.0], [0.0]
     for k, (measure, colour) in enumerate(
         zip(N.FIG6_MEASURES, ("tab:blue", "tab:orange"), strict=True)
     ):
@@ -205,11 +199,8 @@ def fig6_figure(
     lo, hi = min(lows), max(10.0, max(tops))
     ax_bar.set_ylim(lo - 0.05 * (hi - lo), hi + 0.35 * (hi - lo))  # room for the legend
     ax_bar.axhline(0, color="black", lw=0.8)
-    ax_bar.set_xticks(
-        pos,
-        [f"{b}\n({n:,} jobs)" for b, n in zip(shown["bin"], shown["jobs"], strict=True)],
-        fontsize="small",
-    )
+    ticks = [f"{b}\n({n:,} jobs)" for b, n in zip(shown["bin"], shown["jobs"], strict=True)]
+    ax_bar.set_xticks(pos, ticks, fontsize="small")
     ax_bar.set_xlabel("Job size (tasks)")
     ax_bar.set_ylabel("JCT reduction, BF-DRFH vs Slots (%)")
     ax_bar.set_title(
@@ -272,7 +263,7 @@ USERS_FIGURES: dict[str, dict[str, Any]] = {
         "labels": N.FIG7_FRACTIONS,
         "refs": {
             "full_under_a_not_b": (paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, "paper ≈ 20 %"),
-            "higher_under_a": (0.9, '"almost all" (≥ 90 %)'),
+            "higher_under_a": (paper.ALMOST_ALL, '"almost all" (≥ 90 %)'),
         },
         "scatter": "users ({n}); area ∝ log10(1 + tasks)",
         "x": "Task completion ratio, {b} (fraction{mean})",
@@ -289,7 +280,7 @@ USERS_FIGURES: dict[str, dict[str, Any]] = {
         "labels": N.FIG8_FRACTIONS,
         "refs": {
             "worse_off_fraction": (paper.FIG8_WORSE_OFF_FRACTION, "paper 2 %"),
-            "mean_decrease": (0.05, '"only slightly":\n≤ 5 points'),
+            "mean_decrease": (paper.ONLY_SLIGHTLY, '"only slightly":\n≤ 5 points'),
         },
         "scatter": "users ({n}); radius ∝ log10(1 + tasks)",
         "x": "Task completion ratio in dedicated cloud, DC (fraction{mean})",
@@ -395,15 +386,9 @@ def fig4_figure(
                 est = phases.get(phase, {}).get(user, {}).get(res)
                 if est is not None and est.finite:
                     v, lo, hi = _err(est)
-                    ax.errorbar(
-                        [x],
-                        [v],
-                        yerr=[[lo], [hi]],
-                        fmt="o",
-                        ms=3,
-                        capsize=3,
-                        color=colours.get(user, "black"),
-                    )
+                    style: dict[str, Any] = {"fmt": "o", "ms": 3, "capsize": 3}
+                    style["color"] = colours.get(user, "black")
+                    ax.errorbar([x], [v], yerr=[[lo], [hi]], **style)
                 ref = paper.FIG4_SHARES.get(phase, {}).get(user, {}).get(res)
                 if ref is not None:
                     ax.plot([x], [100.0 * ref], marker="x", color="black", ms=7, ls="none")
@@ -435,18 +420,13 @@ def fig4_deficit_figure(
     fig = Figure(figsize=(9, 5.5))
     top, bottom = fig.subplots(2, 1, sharex=True)
     t = summary["time_s"].to_numpy(dtype=float)
-    top.plot(
-        t,
-        100.0 * summary["max_deficit"].to_numpy(dtype=float),
-        drawstyle="steps-post",
-        lw=1.0,
-        color="C0",
-        label="largest deficit",
-    )
+    for ax, col, scale, label in (
+        (top, "max_deficit", 100.0, "largest deficit"),
+        (bottom, "jain_index", 1.0, "Jain's index"),
+    ):
+        y = scale * summary[col].to_numpy(dtype=float)
+        ax.plot(t, y, drawstyle="steps-post", lw=1.0, color="C0", label=label)
     top.axhline(100.0 * bound, color="C3", ls="--", lw=0.9, label=f"bound {100 * bound:.2f} %")
-    bottom.plot(
-        t, summary["jain_index"].to_numpy(dtype=float), drawstyle="steps-post", lw=1.0, color="C0"
-    )
     for k, (name, p) in enumerate(phases.items()):
         for ax in (top, bottom):
             if k:
@@ -461,14 +441,7 @@ def fig4_deficit_figure(
             va="bottom",
             fontsize=7,
         )
-    top.set_ylabel("largest deficit (dominant share, %)")
-    top.set_ylim(bottom=min(0.0, top.get_ylim()[0]))
-    top.legend(fontsize=8, loc="upper right")
-    bottom.set_ylabel("Jain's index")
-    bottom.set_ylim(0.0, 1.05)
-    bottom.set_xlabel("time (s)")
-    for ax in (top, bottom):
-        ax.grid(alpha=0.3)
+    _deficit_jain_axes(top, bottom, "time (s)", fontsize=8, loc="upper right")
     fig.suptitle(
         "Fig. 4's run under Best-Fit DRFH against the DRFH allocation\n(grey: the first task "
         "run time of each phase, left out of the settled numbers)",
@@ -476,6 +449,18 @@ def fig4_deficit_figure(
         y=1.04,
     )
     save_figure(fig, path)
+
+
+def _deficit_jain_axes(top: Any, bottom: Any, xlabel: str, **legend: Any) -> None:
+    """Label the panels of the largest deficit (``top``, in %) and Jain's index, with grids."""
+    top.set_ylabel("largest deficit (dominant share, %)")
+    top.set_ylim(bottom=min(0.0, top.get_ylim()[0]))
+    top.legend(**legend)
+    bottom.set_ylabel("Jain's index")
+    bottom.set_ylim(0.0, 1.05)
+    bottom.set_xlabel(xlabel)
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
 
 
 def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLike[str]) -> None:
@@ -494,18 +479,12 @@ def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLi
     axes = fig.subplots(2, 1, sharex=True)
     for col, ax, scale in (("max_deficit", axes[0], 100.0), ("jain_index", axes[1], 1.0)):
         seed_mean_lines(ax, series, col, scale)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("largest deficit (dominant share, %)")
-    axes[0].set_ylim(bottom=min(0.0, axes[0].get_ylim()[0]))
-    axes[0].legend(fontsize="small")
+    _deficit_jain_axes(axes[0], axes[1], "Time (h)", fontsize="small")
     axes[0].set_title(
         "Largest deficit: a user's dominant share in the DRFH allocation minus its online one",
         fontsize="medium",
     )
-    axes[1].set_ylabel("Jain's index")
-    axes[1].set_ylim(0.0, 1.05)
     axes[1].set_title("Jain's index of the active users' dominant shares", fontsize="medium")
-    axes[1].set_xlabel("Time (h)")
     fig.suptitle(f"Fairness over time on the Google trace{_band(series)}")
     save_figure(fig, path)
 
@@ -545,14 +524,8 @@ def production_figure(results: str | os.PathLike[str], path: str | os.PathLike[s
         if own and "overcommitted_cpu" in util:
             how = "first request" if s == first else "SCHEDULE request"
             for r, name, color in (("cpu", "CPU", "tab:red"), ("mem", "memory", "tab:blue")):
-                axes[2].plot(
-                    t,
-                    util[f"overcommitted_{r}"].to_numpy(float),
-                    lw=1.0,
-                    color=color,
-                    ls=style["ls"],
-                    label=f"{name}, {how}",
-                )
+                y = util[f"overcommitted_{r}"].to_numpy(float)
+                axes[2].plot(t, y, lw=1.0, color=color, ls=style["ls"], label=f"{name}, {how}")
     for ax, name in zip(axes[:2], ("CPU", "Memory"), strict=True):
         ax.axhline(100.0, color="black", lw=0.6, ls="--")
         ax.set_ylabel(f"{name} requested (% of pool)")

@@ -85,27 +85,8 @@ def read_summary(results: str | os.PathLike[str], scheduler: str) -> dict[str, A
     return RunResult.from_folder(Path(results) / scheduler).summary
 
 
-def mean_utilization(results: str | os.PathLike[str], scheduler: str) -> tuple[float, float]:
-    """Mean (CPU, memory) utilisation of one scheduler, as fractions of total capacity.
-
-    Taken from ``summary.json`` (``mean_utilization``) when present, else the mean of
-    ``utilization.parquet``.
-
-    Parameters
-    ----------
-    results, scheduler
-        As in :func:`read_summary`.
-
-    Returns
-    -------
-    tuple of float
-        ``(cpu, mem)``.
-
-    Raises
-    ------
-    FileNotFoundError
-        If neither the summary's ``mean_utilization`` nor ``utilization.parquet`` exists.
-    """
+def _mean_utilization(results: str | os.PathLike[str], scheduler: str) -> tuple[float, float]:
+    """A run's mean (CPU, memory) utilisation: its summary's, else that of its utilisation."""
     root = Path(results) / scheduler
     summary_path = root / "summary.json"
     if summary_path.exists():
@@ -142,7 +123,7 @@ def table_ii(results: str | os.PathLike[str], model: str = "multi") -> pd.DataFr
         if not m or not d.is_dir() or (m.group(2) or "multi") != model:
             continue
         try:
-            cpu, mem = mean_utilization(results, d.name)
+            cpu, mem = _mean_utilization(results, d.name)
         except FileNotFoundError:
             logger.warning("skipping %s: no summary.json mean_utilization or utilization", d)
             continue
@@ -203,7 +184,7 @@ def fig5_utilization(results: str | os.PathLike[str], slots: str) -> dict[str, A
     -------
     dict
         ``"schedulers"``: the three; ``"mean"``: ``{scheduler: {"cpu": x, "mem": y}}`` (time
-        averages over the window, fractions, from :func:`mean_utilization`); ``"above"``:
+        averages over the window, fractions, from ``summary.json``); ``"above"``:
         ``{"a>=b": {"cpu": f, "mem": f}}`` for the pairs (bf-drfh, ff-drfh), (bf-drfh, slots),
         (ff-drfh, slots): the fraction of common grid times at which a's utilisation is at least
         b's (no entry without common times).
@@ -211,7 +192,7 @@ def fig5_utilization(results: str | os.PathLike[str], slots: str) -> dict[str, A
     root = Path(results)
     schedulers = [slots, "ff-drfh", "bf-drfh"]
     series = {s: read_utilization(root, s) for s in schedulers}
-    means = {s: dict(zip(("cpu", "mem"), mean_utilization(root, s), strict=True)) for s in series}
+    means = {s: dict(zip(("cpu", "mem"), _mean_utilization(root, s), strict=True)) for s in series}
     above: dict[str, dict[str, float]] = {}
     for a, b in (("bf-drfh", "ff-drfh"), ("bf-drfh", slots), ("ff-drfh", slots)):
         m = series[a].merge(series[b], on="time_s", suffixes=("_a", "_b"))
@@ -258,6 +239,8 @@ def fig6_pairs(results: str | os.PathLike[str], b: str, a: str = "bf-drfh") -> p
 
 #: The two readings of Fig. 6b's "mean completion time reduction" of a bin.
 FIG6_MEASURES = ("mean_of_ratios", "ratio_of_means")
+#: Fig. 6b's bins as the numbers 1-5 of its trend.
+_FIG6_KEYS = [float(k) for k in range(1, len(paper.FIG6_BIN_LABELS) + 1)]
 
 
 def fig6_units(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -445,10 +428,8 @@ def fig6_trend(
         every trend rule clusters by seed, as UDRF's Fig. 10 trends do).
     """
 
-    keys = [float(k) for k in range(1, len(paper.FIG6_BIN_LABELS) + 1)]
-
     def groups(idx: np.ndarray) -> tuple[list[float], list[float]]:
-        return keys, fig6_reduction(units, idx, measure).tolist()
+        return _FIG6_KEYS, fig6_reduction(units, idx, measure).tolist()
 
     return spearman_trend(
         len(units), groups, seeds=seeds, what="jobs", n_resamples=n_resamples, clusters=clusters
@@ -458,17 +439,15 @@ def fig6_trend(
 def fig6_seed_rhos(seed_units: pd.DataFrame, measure: str) -> list[float]:
     """Spearman's rho of Fig. 6b's trend in each seed alone (point estimates, in seed order),
     from :func:`fig6_seed_units`."""
-    keys = [float(k) for k in range(1, len(paper.FIG6_BIN_LABELS) + 1)]
     out = []
     for _, u in seed_units.groupby("seed", sort=True):
         u = u.reset_index(drop=True)
-        out.append(spearman(keys, fig6_reduction(u, np.arange(len(u)), measure).tolist()))
+        out.append(spearman(_FIG6_KEYS, fig6_reduction(u, np.arange(len(u)), measure).tolist()))
     return out
 
 
 def _user_pairs(root: Path, a: str, b: str, suffixes: tuple[str, str]) -> pd.DataFrame:
-    """``users.parquet`` of the runs ``a`` and ``b`` joined on the users in both (``user``, then
-    ``tasks_submitted``, ``tasks_completed`` and ``completion_ratio`` of each, suffixed)."""
+    """``users.parquet`` of the runs ``a`` and ``b`` joined on the users in both."""
 
     def read(sub: str) -> pd.DataFrame:
         users = pd.read_parquet(root / sub / "users.parquet")
@@ -499,21 +478,23 @@ def fig7_completion(results: str | os.PathLike[str], b: str, a: str = "bf-drfh")
     """
     m = _user_pairs(Path(results), a, b, ("_a", "_b"))
     ra, rb = m["completion_ratio_a"].to_numpy(float), m["completion_ratio_b"].to_numpy(float)
-    n = max(len(m), 1)
-    full_a = m["tasks_completed_a"] >= m["tasks_submitted_a"]
-    full_b = m["tasks_completed_b"] >= m["tasks_submitted_b"]
-    stats: dict[str, Any] = {
+    full_a = (m["tasks_completed_a"] >= m["tasks_submitted_a"]).to_numpy()
+    full_b = (m["tasks_completed_b"] >= m["tasks_submitted_b"]).to_numpy()
+    per_user = {"user": m["user"], "tasks": m["tasks_submitted_a"], "ratio_a": ra, "ratio_b": rb}
+    return {
         "a": a,
         "b": b,
         "users": len(m),
-        "higher_under_a": float(np.sum(ra > rb + _TOL) / n) if len(m) else float("nan"),
-        "lower_under_a": float(np.sum(ra < rb - _TOL) / n) if len(m) else float("nan"),
-        "full_under_a_not_b": float((full_a & ~full_b).sum() / n) if len(m) else float("nan"),
+        "higher_under_a": _fraction(ra > rb + _TOL),
+        "lower_under_a": _fraction(ra < rb - _TOL),
+        "full_under_a_not_b": _fraction(full_a & ~full_b),
+        "per_user": pd.DataFrame(per_user),
     }
-    stats["per_user"] = pd.DataFrame(
-        {"user": m["user"], "tasks": m["tasks_submitted_a"], "ratio_a": ra, "ratio_b": rb}
-    )
-    return stats
+
+
+def _fraction(users: np.ndarray) -> float:
+    """The fraction of users for whom ``users`` is true (NaN without users)."""
+    return float(users.sum() / len(users)) if len(users) else math.nan
 
 
 #: The fractions of users Fig. 7's text is about, and their labels.
@@ -545,12 +526,11 @@ def fig8_sharing_incentive(results: str | os.PathLike[str]) -> dict[str, Any]:
     m = _user_pairs(Path(results), "dedicated", "bf-drfh", ("_dc", "_sc"))
     dc, sc = m["completion_ratio_dc"].to_numpy(float), m["completion_ratio_sc"].to_numpy(float)
     worse = sc < dc - _TOL
-    n = len(m)
     stats: dict[str, Any] = {
-        "users": n,
+        "users": len(m),
         "worse_off": int(worse.sum()),
-        "worse_off_fraction": float(worse.sum() / n) if n else float("nan"),
-        "better_off_fraction": float(np.sum(sc > dc + _TOL) / n) if n else float("nan"),
+        "worse_off_fraction": _fraction(worse),
+        "better_off_fraction": _fraction(sc > dc + _TOL),
         "mean_decrease": float(np.mean(dc[worse] - sc[worse])) if worse.any() else float("nan"),
     }
     users = {"user": m["user"], "tasks": m["tasks_submitted_dc"], "ratio_dc": dc, "ratio_sc": sc}
@@ -690,15 +670,12 @@ def fig4_deficit_phases(
     )
     servers = pd.read_parquet(Path(results) / "fig4" / "servers.parquet")
     settle = float((tasks["finish_s"] - tasks["start_s"]).max())
-    demand_cols = ["demand_cpu", "demand_mem"]
-    demands = per_user.groupby("user")[demand_cols].first()
+    demands = per_user.groupby("user")[["demand_cpu", "demand_mem"]].first()
     out: dict[str, dict[str, Any]] = {}
     for name, (t0, t1) in fig4_phase_windows(tasks).items():
-        last = name == FIG4_DEFICIT_PHASES[-1]
-        inside = (summary["time_s"] >= t0) & (
-            (summary["time_s"] <= t1) if last else (summary["time_s"] < t1)
-        )
-        settled = inside & (summary["time_s"] >= t0 + settle)
+        t = summary["time_s"]
+        inside = (t >= t0) & ((t <= t1) if name == FIG4_DEFICIT_PHASES[-1] else (t < t1))
+        settled = inside & (t >= t0 + settle)
         s = summary[settled]
         rows = per_user[per_user["time_s"].isin(s["time_s"])]
         users = sorted(rows["user"].unique().tolist())
@@ -737,9 +714,7 @@ def fig4_deficit_phases(
 
 
 def _equal_gap(rows: pd.DataFrame) -> float:
-    """The largest spread (highest minus lowest) of the active users' dominant shares at an
-    instant of ``rows`` (``fairness.parquet``) at which every active user has a task waiting
-    and there are two users or more; NaN without such an instant."""
+    """The largest spread of dominant shares at an instant where 2+ users all have tasks waiting."""
     if rows.empty or "tasks_waiting" not in rows.columns:
         return math.nan
     g = rows.groupby("time_s")
@@ -781,6 +756,7 @@ def whole_task_deficits(
     cache: dict[tuple[tuple[str, int], ...], dict[str, float]] = {}
     unbounded: dict[tuple[str, ...], dict[str, float]] = {}
     cols = ["demand_cpu", "demand_mem"]
+    total = servers[["cpu", "mem"]].to_numpy(float).sum(axis=0)
     out = []
     for time_s, at in rows.groupby("time_s", sort=True):
         users = tuple(sorted(at["user"]))
@@ -793,7 +769,6 @@ def whole_task_deficits(
         if users not in unbounded:
             unbounded[users] = whole_task_drfh(servers, dem)
         ref = unbounded[users]
-        total = servers[["cpu", "mem"]].to_numpy(float).sum(axis=0)
         per_task = {u: float(np.max(np.asarray(dem[u]) / total)) for u in users}
         if any(present[u] < round(ref[u] / per_task[u]) for u in users):
             key = tuple((u, int(present[u])) for u in users)
@@ -886,8 +861,7 @@ def production_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _utilization(root: Path, run: str) -> tuple[dict[str, Any], pd.DataFrame, dict[str, Any]]:
-    """A run's ``summary.json``, ``utilization.parquet`` and from them ``cpu``, ``mem`` (mean
-    utilisation) and ``peak_cpu``, ``peak_mem`` (its largest sample)."""
+    """A run's summary, utilisation, and its mean and peak ``cpu`` and ``mem`` from them."""
     summary = read_summary(root, run)
     util = pd.read_parquet(root / run / "utilization.parquet")
     mu = summary["mean_utilization"]
@@ -956,6 +930,7 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         "summaries": {},
         "skipped": {},
     }
+    skipped = numbers["skipped"]
     for key, path in (("servers", root), ("fig4_servers", root / "fig4")):
         if (path / "servers.parquet").exists():
             srv = pd.read_parquet(path / "servers.parquet")
@@ -969,13 +944,12 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
         numbers["summaries"]["fig4/bf-drfh"] = json.loads(fig4_summary.read_text())
 
     def attempt(key: str, fn: Callable[[], Any], *, keep: bool = True) -> Any:
-        """``fn()``, kept as ``numbers[key]`` unless None; on missing inputs None, and the
-        reason recorded as skipped."""
+        """``fn()``, kept as ``numbers[key]`` unless None; None and skipped on missing inputs."""
         try:
             value = fn()
         except (FileNotFoundError, KeyError, ValueError) as exc:
             logger.warning("skipping %s of %s: %s", key, root.name, exc)
-            numbers["skipped"][key] = f"{type(exc).__name__}: {exc}"
+            skipped[key] = f"{type(exc).__name__}: {exc}"
             return None
         if keep and value is not None:
             numbers[key] = value
@@ -983,9 +957,8 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
 
     table = attempt("table_ii", lambda: table_ii(root), keep=False)
     if table is not None and table.empty:
-        numbers["skipped"]["table_ii"] = "no slots-S/ results found"
-        table = None
-    if table is not None:
+        skipped["table_ii"] = "no slots-S/ results found"
+    elif table is not None:
         numbers["table_ii"] = table.to_dict(orient="records")
         numbers["best_slots"] = best_slots(table)
     best = numbers.get("best_slots")
@@ -1002,13 +975,11 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
     if best and len(present) == 2:
         attempt("fig5", lambda: fig5_utilization(root, best))
     else:
-        numbers["skipped"]["fig5"] = (
-            "no utilization.parquet for the best Slots, ff-drfh and bf-drfh"
-        )
+        skipped["fig5"] = "no utilization.parquet for the best Slots, ff-drfh and bf-drfh"
 
     if best is None:
         for key in ("fig6", "fig7"):
-            numbers["skipped"][key] = "no Slots baseline (no slots-S/ results)"
+            skipped[key] = "no Slots baseline (no slots-S/ results)"
     else:
         attempt("fig6", lambda: {"pairs": fig6_pairs(root, best)})
         attempt("fig7", lambda: fig7_completion(root, best))
@@ -1021,8 +992,7 @@ def seed_numbers(results: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _fairness_numbers(root: Path) -> dict[str, Any]:
-    """Fairness over time of one seed's Google runs (``R/fairness/``, step 5), per scheduler;
-    ``same_schedule``: whether its ``tasks.parquet`` equals step 1's (None without step 1's)."""
+    """Fairness over time of one seed's Google runs (step 5), per scheduler, and its schedules."""
     sub = root / FAIRNESS_DIR
     keys = ("series", "averages", "fairness", "context", "wall_s", "same_schedule")
     out: dict[str, Any] = {k: {} for k in keys}
@@ -1043,8 +1013,7 @@ def _fairness_numbers(root: Path) -> dict[str, Any]:
 
 
 def _sensitivity(root: Path, best: str | None) -> dict[str, Any] | None:
-    """Figs. 6-8 of the runs under the older rule for right-censored tasks (``complete``), or
-    None when ``censored-complete/`` is absent."""
+    """Figs. 6-8 under the older censoring rule ``complete`` (None without those runs)."""
     sub = root / SENSITIVITY_DIR
     if best is None or not (sub / best).is_dir() or not (sub / "bf-drfh").is_dir():
         return None

@@ -295,27 +295,16 @@ def _table_ii_shape(rows: list[dict[str, Any]], model: str) -> str:
     def argmax(values: dict[int, float]) -> int:
         return max(values, key=values.__getitem__)
 
-    peak = {res: argmax({s: r[res].value for s, r in by.items()}) for res in ("cpu", "mem")}
-    ref_peak = {i: argmax({s: v[i] for s, v in ref.items()}) for i in (0, 1)}
+    peak = {res: argmax({s: r[res].value for s, r in by.items()}) for res in E.RES}
+    peak |= {
+        f"paper_{res}": argmax({s: v[i] for s, v in ref.items()}) for i, res in enumerate(E.RES)
+    }
     moves = ""
     if 16 in by and 20 in by:
-        d_cpu, d_mem = (by[20][k].value - by[16][k].value for k in ("cpu", "mem"))
-        moves = T.text(
-            "table_ii.moves",
-            cpu=_pp(d_cpu),
-            mem=_pp(d_mem),
-            paper_cpu=_pp(ref[20][0] - ref[16][0]),
-            paper_mem=_pp(ref[20][1] - ref[16][1]),
-        )
-    return T.text(
-        "table_ii.shape",
-        model=model,
-        cpu=peak["cpu"],
-        mem=peak["mem"],
-        paper_cpu=ref_peak[0],
-        paper_mem=ref_peak[1],
-        moves=moves,
-    )
+        d = {res: _pp(by[20][res].value - by[16][res].value) for res in E.RES}
+        d |= {f"paper_{res}": _pp(ref[20][i] - ref[16][i]) for i, res in enumerate(E.RES)}
+        moves = T.text("table_ii.moves", **d)
+    return T.text("table_ii.shape", model=model, moves=moves, **peak)
 
 
 @_section("table_ii", "Table II")
@@ -352,8 +341,7 @@ def _sec_table_ii(numbers: dict[str, Any]) -> list[str]:
 
 @_section("fig4", "Fig. 4")
 def _sec_fig4(numbers: dict[str, Any]) -> list[str]:
-    rows = []
-    spread = []
+    rows, spread = [], []
     for phase, per_user in numbers["fig4"].items():
         ref_phase = paper.FIG4_SHARES.get(phase, {})
         for user, vals in per_user.items():
@@ -462,32 +450,30 @@ def _production_notes(p: dict[str, Any]) -> list[str]:
     """The requests of the trace's own schedule as production placed them, and its
     over-commitment, beside those on each task's first request (the table's)."""
     sch, fst = p["readings"]["schedule"], p["readings"]["first"]
-    lines = [
-        T.text(
-            "production.requests",
-            **{k: _pct(sch[k]) for k in ("cpu", "mem", "peak_cpu", "peak_mem")},
-            **{f"first_{k}": _pct(fst[k]) for k in ("cpu", "mem", "peak_cpu", "peak_mem")},
-        )
-    ]
+
+    def both(o: dict[str, Any], f: dict[str, Any], show: Any = None, **keys: str) -> Any:
+        """The fields ``keys`` of ``o`` and, prefixed ``first_``, of ``f`` (shown by ``show``)."""
+        pairs = [(k, o[v]) for k, v in keys.items()]
+        pairs += [(f"first_{k}", f[v]) for k, v in keys.items()]
+        return {k: x if show is None else show(x) for k, x in pairs}
+
+    peaks = {k: k for k in ("cpu", "mem", "peak_cpu", "peak_mem")}
+    lines = [T.text("production.requests", **both(sch, fst, _pct, **peaks))]
     for r, name in (("cpu", "CPU"), ("mem", "memory")):
         if r not in sch["overcommit"] or r not in fst["overcommit"]:
             continue
         o, f = sch["overcommit"][r], fst["overcommit"][r]
-        fields = {"most": "servers_max", "end": "servers_end", "mean": "servers_mean"}
+        counts = both(o, f, most="servers_max", end="servers_end", mean="servers_mean")
         shares = {"amount": "amount_max", "amount_mean": "amount_mean"}
-        shares["utilization"] = "utilization_end"
+        shares = both(o, f, _pct, **shares, utilization="utilization_end")
         lines.append(
-            T.text(
-                "production.overcommit",
-                name=name,
-                servers=p["servers"],
-                **{k: o[v] for k, v in fields.items()},
-                **{f"first_{k}": f[v] for k, v in fields.items()},
-                **{k: _pct(o[v]) for k, v in shares.items()},
-                **{f"first_{k}": _pct(f[v]) for k, v in shares.items()},
-            )
+            T.text("production.overcommit", name=name, servers=p["servers"], **counts, **shares)
         )
     return lines
+
+
+def _jain(x: Any) -> str:
+    return kit.number(x, "", ".3f")
 
 
 #: The production table's columns after the schedule: key of its numbers → heading, format.
@@ -500,12 +486,9 @@ _PRODUCTION_COLUMNS: dict[str, tuple[str, Callable[[Any], str]]] = {
     "user_ratio": ("users' mean completion ratio", _pct),
     "jct_mean_s": ("mean JCT", _sec),
     "jct_median_s": ("median JCT", _sec),
-    "jain_entitlement": (
-        "Jain's index of the fractions of the DRFH share",
-        lambda x: "—" if x is None else f"{x:.3f}",
-    ),
-    "jain": ("Jain's index of the raw dominant shares", lambda x: "—" if x is None else f"{x:.3f}"),
-    "max_deficit": ("largest deficit", lambda x: "—" if x is None else f"{100 * x:.2f} %"),
+    "jain_entitlement": ("Jain's index of the fractions of the DRFH share", _jain),
+    "jain": ("Jain's index of the raw dominant shares", _jain),
+    "max_deficit": ("largest deficit", lambda x: kit.number(x, "share", ".2f")),
 }
 
 
@@ -522,7 +505,6 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
         for s in p["schedulers"]
     ]
     head = ["schedule", *(h for h, _ in _PRODUCTION_COLUMNS.values())]
-    rec, bf, slots = per[first], per["bf-drfh"], per["slots-16"]
     over, over_first = (
         max((o["servers_max"] for o in p["readings"][k]["overcommit"].values()), default=0)
         for k in ("schedule", "first")
@@ -546,11 +528,12 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
         *_production_notes(p),
         *T.lines(
             "production.comparison",
-            slots_cpu=_ratio(slots["cpu"], rec["cpu"]),
-            slots_mem=_ratio(slots["mem"], rec["mem"]),
-            bf_cpu=_ratio(bf["cpu"], rec["cpu"]),
-            bf_mem=_ratio(bf["mem"], rec["mem"]),
             over=over_text,
+            **{
+                f"{name}_{r}": _ratio(per[s][r], per[first][r])
+                for name, s in (("slots", "slots-16"), ("bf", "bf-drfh"))
+                for r in ("cpu", "mem")
+            },
         ),
     ]
 
@@ -560,16 +543,12 @@ def _sec_fig5(numbers: dict[str, Any]) -> list[str]:
     f5 = numbers["fig5"]
     roles = f5["roles"]
     means = [
-        [label, kit.estimate(f5["mean"][role]["cpu"]), kit.estimate(f5["mean"][role]["mem"])]
+        [label, *(kit.estimate(f5["mean"][role][r]) for r in E.RES)]
         for role, label in roles.items()
     ]
     above = [
-        [
-            f"{roles[a]} ≥ {roles[b]}",
-            kit.estimate(f5["above"][(a, b, "cpu")]),
-            kit.estimate(f5["above"][(a, b, "mem")]),
-        ]
-        for a, b in (("bf-drfh", "ff-drfh"), ("bf-drfh", "slots"), ("ff-drfh", "slots"))
+        [f"{roles[a]} ≥ {roles[b]}", *(kit.estimate(f5["above"][(a, b, r)]) for r in E.RES)]
+        for a, b in E.FIG5_PAIRS
     ]
     return [
         *T.lines("fig5", slots=E.slots_label(numbers)),
@@ -678,10 +657,7 @@ def _users_table(numbers: dict[str, Any], key: str) -> list[str]:
         for q, k, p, u in _USERS_ROWS[key]
     ]
     head = ["quantity", "ours [95 % CI]", "ours, rule `complete`", "paper"]
-    return [
-        *kit.table(head, rows),
-        *_differs(numbers, key),
-    ]
+    return [*kit.table(head, rows), *_differs(numbers, key)]
 
 
 @_section("fig7", "Fig. 7")
@@ -720,9 +696,7 @@ def _sec_fig8(numbers: dict[str, Any]) -> list[str]:
 
 def _sec_run_stats(numbers: dict[str, Any]) -> list[str]:
     per_seed = numbers.get("per_seed") or {}
-    names: list[str] = []
-    for v in per_seed.values():
-        names += [s for s in v.get("summaries") or {} if s not in names]
+    names = dict.fromkeys(s for v in per_seed.values() for s in v.get("summaries") or {})
     rows = []
     for s in names:
         summ = [v["summaries"][s] for v in per_seed.values() if s in v.get("summaries", {})]
