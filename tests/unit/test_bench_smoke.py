@@ -223,11 +223,12 @@ def test_paired_runs_alternate_and_report_the_ratio(monkeypatch: pytest.MonkeyPa
 
 
 def test_fairness_benchmark_structure(google_dir, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """bench_fairness runs Best-Fit DRFH on the DRFH experiment with fairness collection and
-    times the reference solve per instant (structure only; a short horizon)."""
+    """bench_fairness runs ``fairsim run`` of Best-Fit DRFH on the DRFH experiment with fairness
+    collection and times the reference solve per instant (structure only; a short horizon)."""
     from benchmarks.bench_fairness import run_one, summary_markdown
 
-    one = run_one(google_dir.parents[1], True, horizon_s=1_300.0)
+    one = run_one(google_dir.parents[1], True, tmp_path / "run", horizon_s=1_300.0)
+    assert (tmp_path / "run" / "fairness_over_time.png").is_file()  # the whole run: figures too
     assert one["fairness"] is True and one["instants"] >= 2
     assert one["wall_s"] > one["solve_s"] >= 0
     assert one["mean_active_users"] > 100  # the sample has ~500 users with tasks by then
@@ -245,6 +246,10 @@ def test_fairness_benchmark_structure(google_dir, tmp_path: Path) -> None:  # ty
         "wall_on_s": [1.05],
         "ratios": [1.05],
         "overhead": 0.05,
+        "engine_wall_off_s": [0.5],
+        "engine_wall_on_s": [0.51],
+        "engine_ratios": [1.02],
+        "engine_overhead": 0.02,
         "instants": one["instants"],
         "mean_active_users": one["mean_active_users"],
         "solve_s": one["solve_s"],
@@ -262,6 +267,7 @@ def test_fairness_benchmark_structure(google_dir, tmp_path: Path) -> None:  # ty
     )
     md = write_result(tmp_path, start().record("fairness", [t], **res), summary_markdown(res))
     assert "≤ 10 % | 5 % | yes | median of 1 pairs' ratios (1.05–1.05)" in md
+    assert "the engine alone +2.0 %" in md and "| with fairness | 1.05 | 0.51 |" in md
     assert md.count("| 7 |") == len(one["per_instant"])
     assert target({"error": "exit 1: boom"}).met is False
 
