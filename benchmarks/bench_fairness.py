@@ -9,11 +9,12 @@ reference is the exact DRFH allocation (DRFH paper, Wang, Li and Liang, Section 
 * ``overhead``: ``fairsim run`` of that scenario without and with ``collect.fairness:
   {interval_s: 600}``, each a whole process (:func:`benchmarks.child.run_child`: interpreter
   start-up, imports, the run, its result files, figures and report), paired A B A B ...
-  (``--pairs``, default 3); per pair the ratio of the two processes' wall times, and the median
-  ratio (issue 45: measured as a whole process). Beside it, the same ratio of the engine's wall
-  times alone (``summary.json``'s ``wall_s``: the engine's loop, which calls the probe at every
-  instant), the probe's own seconds (``solve_s``: the exact solves; ``metrics_s``: the rest of
-  the probe), the number of instants and the mean number of active users.
+  (``--pairs``, default 3) after one untimed warm-up run of each; per pair the ratio of the
+  two processes' wall times, and the median ratio (issue 45: measured as a whole process).
+  Beside it, the same ratio of the engine's wall times alone (``summary.json``'s ``wall_s``:
+  the engine's loop, which calls the probe at every instant), the probe's own seconds
+  (``solve_s``: the exact solves; ``metrics_s``: the rest of the probe), the number of instants
+  and the mean number of active users.
 * ``per-instant``: the reference solve alone
   (:func:`fairsim.scenario.fairness.reference_dominant_shares`, solve and check) on instants
   of that run chosen across the range of active users: the cost of one instant against the
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.child import run_child
+from benchmarks.child import fairsim_command, run_child
 from benchmarks.targets import Target, parser, start, write_result
 from fairsim.experiments import config_path
 
@@ -176,16 +177,22 @@ def per_instant(
 def _whole_run(shared: Path, fairness: bool, out: Path) -> dict[str, Any]:
     """``fairsim run`` in a child process (:func:`run_command`): its folder's figures
     (:func:`read_run`) with the process's ``process_wall_s``, or ``{"error": ...}``."""
-    run = run_child([sys.executable, "-m", "fairsim.cli", *run_command(shared, fairness, out)])
+    run = run_child(fairsim_command(run_command(shared, fairness, out)))
     if run.error is not None:
         return {"error": run.error}
     return {**read_run(out, fairness), "process_wall_s": run.wall_s, "cpu_s": run.cpu_s}
 
 
 def bench_overhead(shared: Path, pairs: int = 3) -> dict[str, Any]:
-    """Whole ``fairsim run`` processes without (A) and with (B) fairness collection, A B A B."""
+    """Whole ``fairsim run`` processes without (A) and with (B) fairness collection, A B A B,
+    after one untimed warm-up run of each (the page cache, the interpreter's byte code and the
+    machine's clock then favour neither side of the first pair)."""
     off, on, ratios, engine = [], [], [], []
     with tempfile.TemporaryDirectory(prefix="fairsim-bench-fairness-") as tmp:
+        for fairness in (False, True):
+            warm = _whole_run(shared, fairness, Path(tmp) / f"warm-up-{fairness}")
+            if "error" in warm:
+                return {"error": warm["error"]}
         for k in range(pairs):
             a = _whole_run(shared, False, Path(tmp) / f"off{k}")
             b = _whole_run(shared, True, Path(tmp) / f"on{k}")

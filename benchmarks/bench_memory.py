@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_convert import SCALE_DAYS, SCALE_TASKS, TASKS_PER_PART, build_raw
-from benchmarks.bench_scale import _cli, _scenario, measured
+from benchmarks.bench_scale import _scenario, measured
+from benchmarks.child import fairsim_command
 from benchmarks.targets import Target, parser, start, write_result
 from fairsim.atomic import write_text
 from fairsim.experiments.kit import table
@@ -61,7 +62,7 @@ def _trace(shared: Path, work: Path, tasks: int) -> tuple[Path, Path]:
     log.info("resampling %d tasks into %s", tasks, raw)
     build_raw(shared, raw, tasks)
     cmd = ["trace", "convert", "google-2011", str(raw), "--out", str(canonical), "--no-progress"]
-    measured(_cli(cmd))
+    measured(fairsim_command(cmd))
     write_text(stamp, json.dumps(params) + "\n")
     return raw, canonical
 
@@ -77,7 +78,7 @@ def memory_point(shared: Path, out: Path, name: str, tasks: int) -> dict[str, An
     if dest.exists():
         shutil.rmtree(dest)
     log.info("running %s on the %s trace", SCHEDULER, name)
-    usage = measured(_cli(["run", str(cfg), "--out", str(dest), "--no-progress"]))
+    usage = measured(fairsim_command(["run", str(cfg), "--out", str(dest), "--no-progress"]))
     summary = json.loads((dest / SCHEDULER / "summary.json").read_text())
     shutil.rmtree(dest)
     ended = summary.get("ended", {})

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.child import run_child
+from benchmarks.child import fairsim_command, run_child
 from benchmarks.targets import Target, parser, start, write_result
 from fairsim.atomic import write_text
 from fairsim.experiments.kit import table
@@ -68,10 +68,6 @@ class ScaleCase:
     schedulers: tuple[str, ...] = SCHEDULERS
 
 
-def _cli(args: Sequence[str]) -> list[str]:
-    return [sys.executable, "-m", "fairsim.cli", *args]
-
-
 def measured(cmd: Sequence[str], *, timeout_s: float = CHILD_TIMEOUT_S) -> dict[str, Any]:
     """Run ``cmd`` in a child process (:func:`benchmarks.child.run_child`, its output let
     through) and return its ``wall_s``, ``cpu_s``, ``peak_rss_mb`` and ``returncode``.
@@ -100,7 +96,7 @@ def _generate(shared: Path, raw: Path, case: ScaleCase, progress: bool) -> dict[
     cmd = ["trace", "synth", "--raw", "google-2011", "--src", str(shared / "traces/google-2011")]
     cmd += ["--tasks", str(tasks), "--days", repr(days), "--parts", str(parts)]
     cmd += ["--seed", str(SEED), "--out", str(raw)]
-    usage = measured(_cli([*cmd, *([] if progress else ["--no-progress"])]))
+    usage = measured(fairsim_command([*cmd, *([] if progress else ["--no-progress"])]))
     write_text(stamp, json.dumps(params) + "\n")
     return {"kept": False, **usage, **json.loads((raw / "synth.json").read_text())}
 
@@ -149,7 +145,7 @@ def bench_scale(
     gen = _generate(shared, raw, case, progress)
     log.info("converting %s", raw)
     cmd = ["trace", "convert", "google-2011", str(raw), "--out", str(canonical), "--overwrite"]
-    conv = measured(_cli([*cmd, *([] if progress else ["--no-progress"])]))
+    conv = measured(fairsim_command([*cmd, *([] if progress else ["--no-progress"])]))
     report = json.loads((canonical / "conversion.json").read_text())
     conv["tasks"] = int(report["tasks"])
     conv["rows_read"] = int(report["rows_read"]["task_events"])
@@ -163,7 +159,7 @@ def bench_scale(
             shutil.rmtree(dest)
         log.info("running %s", s)
         cmd = ["run", str(cfg), "--out", str(dest), *([] if progress else ["--no-progress"])]
-        usage = measured(_cli(cmd))
+        usage = measured(fairsim_command(cmd))
         summary = json.loads((dest / s / "summary.json").read_text())
         runs[s] = {
             **usage,

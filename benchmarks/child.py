@@ -72,6 +72,12 @@ class ChildRun:
         return f"{what}: " + " | ".join(tail) if tail else what
 
 
+def fairsim_command(args: Sequence[str]) -> list[str]:
+    """``fairsim ARGS`` as run by this interpreter (``python -m fairsim.cli ARGS``), for
+    :func:`run_child`: the checkout's own package, whichever ``fairsim`` is on the PATH."""
+    return [sys.executable, "-m", "fairsim.cli", *args]
+
+
 def run_child(
     cmd: Sequence[str],
     *,
