@@ -25,6 +25,7 @@ import operator
 import os
 import platform
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
@@ -210,6 +211,28 @@ def _memory_mb() -> float | None:
         return None
 
 
+#: Iterations of :func:`python_loop_ms`'s loop (about 100 ms on the 2-core AMD EPYC of the records).
+CALIBRATION_N = 2_000_000
+
+
+def python_loop_ms(repeats: int = 3) -> float:
+    """The machine's speed at pure Python: the fastest of ``repeats`` timings of one fixed loop
+    (:data:`CALIBRATION_N` integer multiply-adds), in milliseconds of wall time.
+
+    The hosts behind "AMD EPYC, 2 cores" differ: the same commit ran the 25-million-task
+    First-Fit run of ``make bench-scale`` in 580 s one day and 1,304 s two days later. Records
+    from two machines compare through this figure, not through the CPU's name.
+    """
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        acc = 0
+        for i in range(CALIBRATION_N):
+            acc += i * i
+        best = min(best, time.perf_counter() - t0)
+    return 1e3 * best
+
+
 def machine() -> dict[str, Any]:
     """The machine a benchmark runs on, as it starts.
 
@@ -217,8 +240,9 @@ def machine() -> dict[str, Any]:
     -------
     dict
         ``cpu_model`` (``/proc/cpuinfo``'s model name), ``cores`` (logical CPUs), ``memory_mb``
-        (physical memory, MB), ``python`` (version), ``platform`` and ``loadavg_at_start`` (1, 5
-        and 15 minutes); a field that cannot be read is None.
+        (physical memory, MB), ``python`` (version), ``platform``, ``loadavg_at_start`` (1, 5
+        and 15 minutes) and ``python_loop_ms`` (:func:`python_loop_ms`: the machine's speed, to
+        compare records from different hosts); a field that cannot be read is None.
     """
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     return {
@@ -228,6 +252,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "loadavg_at_start": list(load) if load is not None else None,
+        "python_loop_ms": python_loop_ms(),
     }
 
 
@@ -468,6 +493,8 @@ def merge(committed: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) ->
 #: The keys of a results record before the benchmark's own measurements, and of its machine.
 RECORD_KEYS = ("benchmark", "started", "commit", "machine", "targets")
 MACHINE_KEYS = ("cpu_model", "cores", "memory_mb", "python", "platform", "loadavg_at_start")
+#: Machine keys a record may lack (records written before the key existed).
+MACHINE_KEYS_LATER = ("python_loop_ms",)
 
 
 def read_record(path: Path) -> dict[str, Any]:
@@ -485,8 +512,11 @@ def read_record(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: not a results record (it starts with keys {RECORD_KEYS})")
     if record["benchmark"] not in BENCHMARKS or Path(path).stem != record["benchmark"]:
         raise ValueError(f"{path}: benchmark {record['benchmark']!r} (file {Path(path).name})")
-    if sorted(record["machine"]) != sorted(MACHINE_KEYS):
-        raise ValueError(f"{path}: machine keys {sorted(record['machine'])}, not {MACHINE_KEYS}")
+    keys = set(record["machine"])
+    if not set(MACHINE_KEYS) <= keys <= set(MACHINE_KEYS + MACHINE_KEYS_LATER):
+        raise ValueError(
+            f"{path}: machine keys {sorted(keys)}, not {MACHINE_KEYS} (and {MACHINE_KEYS_LATER})"
+        )
     for t in record["targets"]:
         Target.from_json(t)
     return record
@@ -532,6 +562,9 @@ def table(data: Mapping[str, Any]) -> str:
         load = (entry.get("machine") or {}).get("loadavg_at_start")
         if load:
             where += f"; load {load[0]:.1f} at start"
+        loop = (entry.get("machine") or {}).get("python_loop_ms")
+        if loop:
+            where += f"; Python loop {loop:.0f} ms"
         for t in entry["targets"]:
             lines.append(f"| `{name}` | {_cells(Target.from_json(t))} | {short} | {where} |")
     return "\n".join(lines) + "\n"

@@ -82,6 +82,7 @@ def test_a_result_record_names_its_commit_and_machine(tmp_path: Path) -> None:
     run = start()
     assert run.commit is not None and len(run.commit.split("-")[0]) == 40  # a git checkout
     assert run.machine["cores"] >= 1 and run.machine["memory_mb"] > 0
+    assert 1.0 < run.machine["python_loop_ms"] < 60_000.0  # 2 million multiply-adds
     t = Target.check("x", "what", 1.0, "", "<", 2.0)
     text = write_result(tmp_path, run.record("exact", [t], points=[1, 2]), "# report\n")
     record = read_record(tmp_path / "exact.json")
@@ -91,6 +92,15 @@ def test_a_result_record_names_its_commit_and_machine(tmp_path: Path) -> None:
     assert text.startswith("# report\n\n## Targets\n") and "| what < 2 | 1 | yes | — |" in text
     with pytest.raises(ValueError, match=r"benchmark: 'nope' is not one of"):
         run.record("nope", [t])
+    older = {
+        **record,
+        "machine": {k: v for k, v in record["machine"].items() if k != "python_loop_ms"},
+    }
+    (tmp_path / "exact.json").write_text(json.dumps(older))  # written before the key existed
+    assert read_record(tmp_path / "exact.json")["machine"] == older["machine"]
+    (tmp_path / "exact.json").write_text(json.dumps({**record, "machine": {"cpu_model": "x"}}))
+    with pytest.raises(ValueError, match=r"exact.json: machine keys \['cpu_model'\]"):
+        read_record(tmp_path / "exact.json")
     (tmp_path / "fairness.json").write_text(json.dumps({"benchmark": "fairness", "pass": True}))
     with pytest.raises(ValueError, match=r"fairness.json: not a results record"):
         read_record(tmp_path / "fairness.json")
