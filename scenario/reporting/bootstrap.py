@@ -3,9 +3,9 @@ for the figures and tables that draw many of them: the mean of every column
 (:func:`mean_intervals`), the quantiles of the values of several units pooled
 (:class:`PooledQuantiles`), and statistics per group of units of a resample
 (:func:`grouped_mean`, :func:`grouped_ratio`, :func:`grouped_job_reduction`). The method is
-the percentile bootstrap of :func:`fairsim.experiments.claims.bootstrap_units` (B. Efron,
-R. Tibshirani, *An Introduction to the Bootstrap*, 1993, Ch. 13): units drawn with replacement,
-the interval the ``(1 ± level) / 2`` quantiles of the resampled statistic.
+the percentile bootstrap (B. Efron, R. Tibshirani, *An Introduction to the Bootstrap*, 1993,
+Ch. 13), the one every interval of the reproductions' claims uses: units drawn with
+replacement, the interval the ``(1 ± level) / 2`` quantiles of the resampled statistic.
 """
 
 from __future__ import annotations
