@@ -559,11 +559,14 @@ def run_metrics(result: EngineResult, jobs: pd.DataFrame) -> dict[str, dict[str,
         frame = pd.DataFrame({c: t[c] for c in cols})
         return delay_metrics(queueing_delays(frame), jobs, job_run_times(frame))
     # one array of the delays, filled batch by batch and sorted in place: 8 bytes a started
-    # task at the peak, not a list of pieces, their concatenation and sorted copies
+    # task at the peak, not a list of pieces, their concatenation and sorted copies. Without
+    # pre-buffering: pyarrow's default keeps every row group's column chunks it has read for
+    # the reader's life (275 MB of the 25-million-task run's 4 columns, docs/bench.md)
     runs = []
     delays = np.empty(result.streamed.rows, dtype=np.float64)
     k = 0
-    for batch in pq.ParquetFile(result.streamed.path).iter_batches(columns=cols):
+    file = pq.ParquetFile(result.streamed.path, pre_buffer=False)
+    for batch in file.iter_batches(columns=cols):
         frame = batch.to_pandas()
         start = frame["start_s"].to_numpy(dtype=np.float64)
         ok = ~np.isnan(start)
