@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -159,13 +160,10 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
         resources = tuple(ParquetTaskSource(tasks).resources)  # checks the file and its columns
         file = pq.ParquetFile(tasks)
         names = file.schema_arrow.names
-        last = _check_window(file.read(["submit_s"]).column(0).to_numpy(), trace, start, end)
+        submit = (c.to_numpy() for c in _row_groups(file, "submit_s"))
+        last = _check_window(submit, trace, start, end)
         expand = "instances" in names and _column_max(file, "instances") > 1
-        dag = (
-            trace.dag
-            and "parents" in names
-            and file.read(["parents"]).column(0).null_count < (file.metadata.num_rows)
-        )
+        dag = trace.dag and _has_values(file, "parents")
         cons = trace.constraints == "trace" and _has_values(file, "constraint")
         info["instances"] = expand
         info["dag"] = dag
@@ -205,7 +203,7 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
             end = float(frame["submit_s"].max()) + 1.0
     else:
         frame = inline_frame(trace)
-    last = _check_window(frame["submit_s"].to_numpy(), trace, start, end)
+    last = _check_window([frame["submit_s"].to_numpy()], trace, start, end)
 
     def open_frame() -> TaskSource:
         return FrameTaskSource(frame, resources=RESOURCES, start_s=start, end_s=end)
@@ -216,8 +214,13 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
     return _with_jobs(cfg, work, dag)
 
 
-def _check_window(submit_s: np.ndarray, trace: TraceConfig, start: float, end: float) -> float:
+def _check_window(
+    submit_s: Iterable[np.ndarray], trace: TraceConfig, start: float, end: float
+) -> float:
     """Refuse a window in which no task is submitted (the run would have nothing to simulate).
+
+    ``submit_s``: the trace's submit times in pieces (a tasks table's row groups: the whole
+    column of a 25-million-task trace is 200 MB, and its masks and copies more).
 
     Returns
     -------
@@ -229,13 +232,21 @@ def _check_window(submit_s: np.ndarray, trace: TraceConfig, start: float, end: f
     ConfigError
         Naming ``trace.start_s`` / ``trace.end_s`` and the span of the trace's submit times.
     """
-    inside = (submit_s >= start) & (submit_s < end)
-    if inside.any():
-        return float(submit_s[inside].max())
+    n, last, lo, hi = 0, None, np.inf, -np.inf
+    for piece in submit_s:
+        if not len(piece):
+            continue
+        n += len(piece)
+        inside = piece[(piece >= start) & (piece < end)]
+        if len(inside):
+            top = inside.max()
+            last = top if last is None else max(last, top)
+        lo, hi = np.minimum(lo, piece.min()), np.maximum(hi, piece.max())  # NaN as one array's
+    if last is not None:
+        return float(last)
     span = (
-        f"its {len(submit_s)} tasks are submitted from {float(submit_s.min()):g} s to "
-        f"{float(submit_s.max()):g} s"
-        if len(submit_s)
+        f"its {n} tasks are submitted from {float(lo):g} s to {float(hi):g} s"
+        if n
         else "it has no tasks"
     )
     raise ConfigError(
@@ -290,15 +301,22 @@ def user_weights(
     return {code: float(named.get(name, trace.default_weight)) for name, code in order.items()}
 
 
+def _row_groups(file: pq.ParquetFile, column: str) -> Iterator[pa.ChunkedArray]:
+    """``column`` of ``file`` one row group at a time (not the whole column at once)."""
+    for i in range(file.num_row_groups):
+        yield file.read_row_group(i, columns=[column]).column(0)
+
+
 def _has_values(file: pq.ParquetFile, column: str) -> bool:
     if column not in file.schema_arrow.names:
         return False
-    return file.read([column]).column(0).null_count < file.metadata.num_rows
+    nulls = sum(c.null_count for c in _row_groups(file, column))
+    return nulls < file.metadata.num_rows
 
 
 def _column_max(file: pq.ParquetFile, column: str) -> int:
-    value = pc.max(file.read([column]).column(0)).as_py()
-    return int(value) if value is not None else 0
+    tops = [v for c in _row_groups(file, column) if (v := pc.max(c).as_py()) is not None]
+    return int(max(tops)) if tops else 0
 
 
 def _with_jobs(cfg: RunConfig, workload: Workload, dag: bool) -> Workload:
