@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -52,7 +51,7 @@ from fairsim.simulator.jobs import JobGate, JobsTaskSource
 from fairsim.simulator.replay import RecordedRuns
 from fairsim.simulator.replicas import ReplicaTaskSource
 from fairsim.simulator.workload import FrameTaskSource, ParquetTaskSource, TaskSource
-from fairsim.traces.io import read_placements
+from fairsim.traces.io import iter_task_batches, read_placements
 
 log = logging.getLogger(__name__)
 
@@ -160,11 +159,14 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
         resources = tuple(ParquetTaskSource(tasks).resources)  # checks the file and its columns
         file = pq.ParquetFile(tasks)
         names = file.schema_arrow.names
-        submit = (c.to_numpy() for c in _row_groups(file, "submit_s"))
+        submit = (
+            b.column(0).to_numpy(zero_copy_only=False)
+            for b in iter_task_batches(tasks, ["submit_s"])
+        )
         last = _check_window(submit, trace, start, end)
-        expand = "instances" in names and _column_max(file, "instances") > 1
-        dag = trace.dag and _has_values(file, "parents")
-        cons = trace.constraints == "trace" and _has_values(file, "constraint")
+        expand = "instances" in names and _column_max(tasks, "instances") > 1
+        dag = trace.dag and _has_values(tasks, "parents")
+        cons = trace.constraints == "trace" and _has_values(tasks, "constraint")
         info["instances"] = expand
         info["dag"] = dag
         info["constraints"] = cons
@@ -301,21 +303,17 @@ def user_weights(
     return {code: float(named.get(name, trace.default_weight)) for name, code in order.items()}
 
 
-def _row_groups(file: pq.ParquetFile, column: str) -> Iterator[pa.ChunkedArray]:
-    """``column`` of ``file`` one row group at a time (not the whole column at once)."""
-    for i in range(file.num_row_groups):
-        yield file.read_row_group(i, columns=[column]).column(0)
-
-
-def _has_values(file: pq.ParquetFile, column: str) -> bool:
-    if column not in file.schema_arrow.names:
+def _has_values(tasks: Path, column: str) -> bool:
+    """Whether ``column`` of the tasks table holds a non-null value (read a row group at a time)."""
+    if column not in pq.read_schema(tasks).names:
         return False
-    nulls = sum(c.null_count for c in _row_groups(file, column))
-    return nulls < file.metadata.num_rows
+    return any(b.column(0).null_count < b.num_rows for b in iter_task_batches(tasks, [column]))
 
 
-def _column_max(file: pq.ParquetFile, column: str) -> int:
-    tops = [v for c in _row_groups(file, column) if (v := pc.max(c).as_py()) is not None]
+def _column_max(tasks: Path, column: str) -> int:
+    """The largest value of ``column`` of the tasks table, 0 if all null (a row group at a time)."""
+    batches = iter_task_batches(tasks, [column])
+    tops = [v for b in batches if (v := pc.max(b.column(0)).as_py()) is not None]
     return int(max(tops)) if tops else 0
 
 

@@ -54,8 +54,7 @@ def test_no_tasks_and_row_group_scans(tmp_path: Path) -> None:
     )
     path = tmp_path / "t.parquet"
     pq.write_table(table, path, row_group_size=2)
-    file = pq.ParquetFile(path)
-    assert file.num_row_groups == 3
-    assert _column_max(file, "instances") == 3
-    assert not _has_values(file, "parents") and _has_values(file, "constraint")
-    assert not _has_values(file, "absent")
+    assert pq.ParquetFile(path).num_row_groups == 3
+    assert _column_max(path, "instances") == 3
+    assert not _has_values(path, "parents") and _has_values(path, "constraint")
+    assert not _has_values(path, "absent")
