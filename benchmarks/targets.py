@@ -211,7 +211,7 @@ def _memory_mb() -> float | None:
         return None
 
 
-#: Iterations of :func:`python_loop_ms`'s loop (about 100 ms on the 2-core AMD EPYC of the records).
+#: Iterations of :func:`python_loop_ms`'s loop (110-140 ms on the 2-core AMD EPYC of the records).
 CALIBRATION_N = 2_000_000
 
 
