@@ -71,6 +71,7 @@ from fairsim.atomic import atomic_path, dir_mode, json_text, write_text
 from fairsim.simulator.cluster import default_server_ids
 from fairsim.simulator.engine import EngineResult
 from fairsim.simulator.stream import ENDED, FINISHED, PARQUET_KW, StreamedTasks
+from fairsim.simulator.zero_stats import sorted_stats_with_zeros
 
 __all__ = [
     "ENDED",
@@ -346,12 +347,16 @@ def _stats(values: np.ndarray) -> dict[str, float | None]:
     return _sorted_stats(np.sort(np.asarray(values, dtype=np.float64)))
 
 
-def _sorted_stats(v: np.ndarray) -> dict[str, float | None]:
+def _sorted_stats(v: np.ndarray, zeros: int = 0) -> dict[str, float | None]:
     """:func:`_stats` of ``v``, sorted ascending (float64), which it may reorder: the mean
     first, then the percentiles partition ``v`` in place (no copy of a run's per-task
-    delays)."""
-    if not len(v):
+    delays). ``zeros``: that many values 0.0 left out of ``v`` (the sample is ``v`` with them;
+    the same floats, :mod:`fairsim.simulator.zero_stats`)."""
+    if not len(v) + zeros:
         return {"mean": None, **{f"p{q}": None for q in PERCENTILES}}
+    if zeros:
+        mean, qs = sorted_stats_with_zeros(v, zeros, PERCENTILES)
+        return {"mean": mean, **{f"p{q}": x for q, x in zip(PERCENTILES, qs, strict=True)}}
     mean = float(v.mean())
     qs = np.percentile(v, PERCENTILES, overwrite_input=True)
     return {
@@ -423,7 +428,15 @@ def slowdown(jobs: pd.DataFrame, run_s: pd.Series) -> pd.Series:
         Indexed by ``job_id``, for completed jobs whose run time is > 0 (a job of zero-length
         tasks has no defined slowdown).
     """
-    done = jobs.dropna(subset=["completion_time_s"]).set_index("job_id")["completion_time_s"]
+    # the two columns it reads, not a copy of the whole frame (776,047 jobs, a string column:
+    # about 90 MB at the peak of the 25-million-task run's result step)
+    ct = jobs["completion_time_s"]
+    keep = ct.notna().to_numpy()
+    done = pd.Series(
+        ct.to_numpy()[keep],
+        index=pd.Index(jobs["job_id"].to_numpy()[keep], name="job_id"),
+        name="completion_time_s",
+    )
     run = run_s.reindex(done.index)
     ok = run.to_numpy() > 0
     return (done[ok] / run[ok]).sort_index()
@@ -524,10 +537,10 @@ def delay_metrics(
 
 
 def _delay_metrics(
-    delays: np.ndarray, jobs: pd.DataFrame, run_s: pd.Series
+    delays: np.ndarray, jobs: pd.DataFrame, run_s: pd.Series, zeros: int = 0
 ) -> dict[str, dict[str, Any]]:
     """:func:`delay_metrics` of ``delays`` sorted ascending (float64), an array of its own
-    that it may reorder."""
+    that it may reorder, and ``zeros`` more delays of 0 s left out of it."""
     jct = jobs["completion_time_s"].to_numpy(dtype=np.float64)
     jct = jct[~np.isnan(jct)]
     sd = slowdown(jobs, run_s).to_numpy()
@@ -537,7 +550,7 @@ def _delay_metrics(
     hi = float(per_user[-1]) if len(per_user) else None
     mean_u = float(per_user.mean()) if len(per_user) else None
     return {
-        "queueing_delay_s": {"tasks": len(delays), **_sorted_stats(delays)},
+        "queueing_delay_s": {"tasks": len(delays) + zeros, **_sorted_stats(delays, zeros)},
         "jct_s": {"jobs": len(jct), "excluded_jobs": len(jobs) - len(jct), **_stats(jct)},
         "slowdown": {"jobs": len(sd), **_stats(sd), "definition": SLOWDOWN_DEFINITION},
         "user_jct": {
@@ -558,33 +571,37 @@ def run_metrics(result: EngineResult, jobs: pd.DataFrame) -> dict[str, dict[str,
         t = result.tasks
         frame = pd.DataFrame({c: t[c] for c in cols})
         return delay_metrics(queueing_delays(frame), jobs, job_run_times(frame))
-    # one array of the delays, filled batch by batch and sorted in place: 8 bytes a started
-    # task at the peak, not a list of pieces, their concatenation and sorted copies. Without
+    # one array of the nonzero delays, filled batch by batch and sorted in place, and the
+    # count of zeros (tasks that started on arrival, most of them: zero_stats): 8 bytes a task
+    # that waited at the peak, not a list of pieces, their concatenation and sorted copies. The
+    # array is allocated for every row but only the pages written count in the memory. Without
     # pre-buffering: pyarrow's default keeps every row group's column chunks it has read for
     # the reader's life (275 MB of the 25-million-task run's 4 columns, docs/bench.md)
-    runs = []
+    # each job's longest run, in one array in the order of ``jobs`` (NaN: none finished):
+    # only completed jobs' are read (slowdown), and every one of them is in ``jobs``
+    index = pd.Index(jobs["job_id"].unique())
+    longest = np.full(len(index), np.nan)
     delays = np.empty(result.streamed.rows, dtype=np.float64)
-    k = 0
+    k = zeros = 0
     file = pq.ParquetFile(result.streamed.path, pre_buffer=False)
     for batch in file.iter_batches(columns=cols):
         frame = batch.to_pandas()
         start = frame["start_s"].to_numpy(dtype=np.float64)
         ok = ~np.isnan(start)
-        n = int(ok.sum())
-        np.subtract(
-            start[ok], frame["submit_s"].to_numpy(dtype=np.float64)[ok], out=delays[k : k + n]
-        )
+        d = start[ok] - frame["submit_s"].to_numpy(dtype=np.float64)[ok]
+        d = d[d != 0.0]
+        n = len(d)
+        zeros += int(ok.sum()) - n
+        delays[k : k + n] = d
         k += n
-        runs.append(job_run_times(frame))
-    run_s = (
-        pd.concat(runs).groupby(level=0, sort=True).max()
-        if runs
-        else pd.Series([], dtype="float64")
-    )
-    del runs
-    started = delays[:k]
-    started.sort()
-    return _delay_metrics(started, jobs, run_s)
+        part = job_run_times(frame)
+        pos = index.get_indexer(part.index)
+        keep = pos >= 0
+        np.fmax.at(longest, pos[keep], part.to_numpy()[keep])
+    run_s = pd.Series(longest, index=index).dropna()
+    waited = delays[:k]
+    waited.sort()
+    return _delay_metrics(waited, jobs, run_s, zeros)
 
 
 def stranded_summary(result: EngineResult) -> dict[str, Any]:
