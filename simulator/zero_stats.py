@@ -96,11 +96,7 @@ def _at(v: np.ndarray, zlo: int, zhi: int, i: int) -> float:
     """Value ``i`` of the virtual sample (``-1``: the last)."""
     if i < 0:
         i += len(v) + zhi - zlo
-    if i < zlo:
-        return float(v[i])
-    if i < zhi:
-        return 0.0
-    return float(v[i - (zhi - zlo)])
+    return float(_values(v, zlo, zhi, i, 1)[0])
 
 
 def _emulated(v: np.ndarray, zeros: int, percentiles: Sequence[int]) -> tuple[float, list[float]]:
@@ -132,9 +128,10 @@ def _emulated(v: np.ndarray, zeros: int, percentiles: Sequence[int]) -> tuple[fl
 
 
 def _numpy(v: np.ndarray, zeros: int, percentiles: Sequence[int]) -> tuple[float, list[float]]:
-    """The same from the whole sample, as numpy computes it (sorted ascending)."""
+    """The same from the whole sample, as numpy computes it (sorted ascending; ``v`` may be
+    reordered when ``zeros`` is 0)."""
     zlo = int(np.searchsorted(v, 0.0, side="left"))
-    whole = np.concatenate([v[:zlo], np.zeros(zeros, dtype=np.float64), v[zlo:]])
+    whole = _values(v, zlo, zlo + zeros, 0, len(v) + zeros)
     mean = float(whole.mean())
     return mean, [float(x) for x in np.percentile(whole, percentiles, overwrite_input=True)]
 
