@@ -16,7 +16,7 @@ loop never asks which one it has. For a scheduler that preempts, both also count
 evictions (:meth:`TaskRecorder.evicted`; ``evictions`` in ``tasks.parquet``): a
 :class:`TaskTable` with ``evictions=True``, an :class:`EvictingStreamingRecorder`.
 :class:`TaskRecorder` names the calls; subclasses customise what is kept through
-:meth:`TaskRecorder._store`, :meth:`TaskRecorder._keys`, :meth:`TaskRecorder.finished`,
+:meth:`TaskRecorder._store`, :meth:`TaskRecorder._key_columns`, :meth:`TaskRecorder.finished`,
 :meth:`TaskRecorder.unplaceable`, :meth:`TaskRecorder.end` and :meth:`TaskRecorder.close`.
 
 A recorder is also the :class:`fairsim.simulator.cluster.TaskJobsAndConstraints` of the
@@ -113,8 +113,8 @@ class TaskRecorder:
       recorder that counts evictions);
     * :meth:`end` at the horizon, then :meth:`close` (or :meth:`abort` after a failure).
 
-    Subclasses customise what is kept: :meth:`_store` (a batch's columns), :meth:`_keys` (the
-    ``key`` of the live records), and the calls above.
+    Subclasses customise what is kept: :meth:`_store` (a batch's columns),
+    :meth:`_key_columns` (the ``key`` of the live records), and the calls above.
 
     Parameters
     ----------
@@ -261,8 +261,9 @@ class TaskRecorder:
         """Keep what the recorder needs of a batch (task ids ``lo..hi-1``) beyond its live
         records."""
 
-    def _keys(self, batch: TaskBatch) -> list[Any] | None:
-        """The ``key`` of every task's live record (None: None for every task)."""
+    def _key_columns(self, batch: TaskBatch) -> list[np.ndarray] | None:
+        """The columns of the ``key`` of every task's live record, shape (len(batch),) each: the
+        key is the tuple of a task's values in them (None: the key is None for every task)."""
         return None
 
     # ------------------------------------------------------------------ internals
@@ -280,7 +281,7 @@ class TaskRecorder:
                 ids = np.flatnonzero(marked)
                 self.until.update(zip((ids + self.n).tolist(), ends[ids].tolist(), strict=True))
         cols = [batch.demand[:, r] for r in range(self.n_resources)]
-        keys = self._keys(batch)
+        key_cols = self._key_columns(batch)
         starts = _runs(users, batch.submit_s, run, batch.demand)
         if starts is None:
             self.b_submit = batch.submit_s.tolist()
@@ -290,7 +291,7 @@ class TaskRecorder:
                     users.tolist(),
                     demand,
                     run.tolist(),
-                    repeat(None, n) if keys is None else keys,
+                    repeat(None, n) if key_cols is None else _tuples(key_cols),
                     strict=True,
                 )
             )
@@ -300,19 +301,37 @@ class TaskRecorder:
         self.b_submit = _repeat(batch.submit_s[starts].tolist(), counts)
         user_l, run_l = users[starts].tolist(), run[starts].tolist()
         demand = list(zip(*(c[starts].tolist() for c in cols), strict=True))
-        if keys is None:  # one live record per run
+        if key_cols is None:  # one live record per run
             records = zip(user_l, demand, run_l, repeat(None, len(starts)), strict=True)
             self.b_live = _repeat_tuples(list(records), counts)
-        else:  # one demand tuple per run, a record per task
+            return
+        # one live record per run of identical tasks with identical keys (the replicas of one
+        # canonical row, :mod:`fairsim.simulator.replicas`: a few hundred bytes less for every
+        # replica that waits), else one demand tuple per run and a record per task
+        same = np.ones(n - 1, dtype=bool)
+        for c in key_cols:
+            same &= c[1:] == c[:-1]
+        both = np.union1d(starts, np.flatnonzero(np.concatenate(([True], ~same))))
+        if 2 * len(both) > n:
             self.b_live = list(
                 zip(
                     _repeat(user_l, counts),
                     _repeat_tuples(demand, counts),
                     _repeat(run_l, counts),
-                    keys,
+                    _tuples(key_cols),
                     strict=True,
                 )
             )
+            return
+        of_run = (np.searchsorted(starts, both, side="right") - 1).tolist()
+        keyed = zip(
+            users[both].tolist(),
+            [demand[i] for i in of_run],
+            run[both].tolist(),
+            _tuples([c[both] for c in key_cols]),
+            strict=True,
+        )
+        self.b_live = _repeat_tuples(list(keyed), np.diff(np.append(both, n)))
 
 
 class TaskTable(TaskRecorder):
@@ -504,10 +523,12 @@ class StreamingRecorder(TaskRecorder):
     :class:`~fairsim.simulator.stream.TaskStream` (:mod:`fairsim.simulator.stream`).
 
     A live record's ``key`` is ``(job_id, task_index, submit_s, censored)``: what the task's row
-    needs besides its user, demand, start and end. Every batch is counted in the stream's
-    per-user and per-job totals once its tasks arrived (the last one up to the horizon). With
-    placement constraints, the codes of the tasks read and not yet ended are kept
-    (:class:`LiveCodes`). Job gates are not supported: they look tasks up after they end.
+    needs besides its user, demand, start and end. Consecutive tasks with the same values and key
+    (the instances of one trace row, :mod:`fairsim.simulator.replicas`) share one live record.
+    Every batch is counted in the stream's per-user and per-job totals once its tasks arrived
+    (the last one up to the horizon). With placement constraints, the codes of the tasks read
+    and not yet ended are kept (:class:`LiveCodes`). Job gates are not supported: they look
+    tasks up after they end.
 
     In arrival order (and for a scheduler that does not preempt), a right-censored task held to
     the horizon is written when it starts (:meth:`held`): its row (``censored``, no finish) is
@@ -685,20 +706,16 @@ class StreamingRecorder(TaskRecorder):
                 zip((at + lo).tolist(), np.asarray(batch.queue)[at].tolist(), strict=True)
             )
 
-    def _keys(self, batch: TaskBatch) -> list[Any]:
+    def _key_columns(self, batch: TaskBatch) -> list[np.ndarray]:
+        """``job_id``, ``task_index``, ``submit_s`` and ``censored`` (False when the batch has
+        no such column)."""
         n = len(batch)
         censored = (
-            [False] * n if batch.censored is None else np.asarray(batch.censored, bool).tolist()
+            np.zeros(n, dtype=bool)
+            if batch.censored is None
+            else np.asarray(batch.censored, dtype=bool)
         )
-        return list(
-            zip(
-                batch.job_id.tolist(),
-                batch.task_index.tolist(),
-                batch.submit_s.tolist(),
-                censored,
-                strict=True,
-            )
-        )
+        return [batch.job_id, batch.task_index, batch.submit_s, censored]
 
     def _count_arrived(self, n: int | None = None) -> None:
         """Count the first ``n`` tasks of the batch being read (all of them when None) in the
@@ -750,6 +767,11 @@ def _repeat(values: list[Any], counts: np.ndarray) -> list[Any]:
     obj = np.empty(len(values), dtype=object)
     obj[:] = values
     return np.repeat(obj, counts).tolist()
+
+
+def _tuples(columns: list[np.ndarray]) -> list[tuple[Any, ...]]:
+    """One tuple of Python scalars per row of the columns."""
+    return list(zip(*(c.tolist() for c in columns), strict=True))
 
 
 def _repeat_tuples(values: list[tuple[Any, ...]], counts: np.ndarray) -> list[Any]:

@@ -15,7 +15,10 @@ import pytest
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.engine import Engine
+from fairsim.simulator.recording import StreamingRecorder
 from fairsim.simulator.replicas import SKIP_NO_INSTANCES, ReplicaTaskSource, expand_rows
+from fairsim.simulator.results import tables
+from fairsim.simulator.stream import PARQUET_KW
 from fairsim.traces.alibaba import convert_alibaba
 from fairsim.traces.io import write_tasks
 from fairsim.traces.paths import shared_dir
@@ -66,6 +69,45 @@ def test_instance_source_replays_every_instance(tmp_path: Path) -> None:
     # the 5 instances of task (1, 1) need 0.5 CPU each: at most 4 run at once on 2 servers
     first = (t["job_id"] == 1) & (t["task_index"] == 1)
     assert first.sum() == 5 and t["start_s"][first].max() >= 10.0
+
+
+def test_streamed_replicas_share_one_live_record(tmp_path: Path) -> None:
+    """The replicas of one row are one live record (a Python tuple) in a streamed run, not one
+    each; rows whose values agree but whose keys differ (task_index) get their own; and the
+    streamed tasks.parquet holds the in-memory rows, byte for byte."""
+    frame = _tasks(
+        [
+            (1, 1, 0.0, 0.5, 0.25, 10.0, 3),
+            (1, 2, 0.0, 0.5, 0.25, 10.0, 2),  # the same values as row 1 but its task_index
+            (2, 3, 2.0, 0.4, 0.2, 4.0, 4),  # at 10 s, three start and one waits
+        ]
+    )
+    write_tasks(frame, tmp_path / "tasks.parquet")
+    rec = StreamingRecorder(tmp_path / "out.parquet", ("cpu", "mem"), {}, hold_censored=True)
+    batch = next(ReplicaTaskSource(tmp_path / "tasks.parquet").batches())
+    rec.append(batch, np.array([0] * 5 + [1] * 4, dtype=np.int32))
+    live = rec.batch()[2]
+    assert [len({id(r) for r in live[a:b]}) for a, b in ((0, 3), (3, 5), (5, 9))] == [1, 1, 1]
+    assert live[2] is not live[3] and live[2][1] is live[3][1]  # one demand tuple for both
+    assert live[0] == (0, (0.5, 0.25), 10.0, (1, 1, 0.0, False))
+    assert live[3][3] == (1, 2, 0.0, False) and live[8] == (1, (0.4, 0.2), 4.0, (2, 3, 2.0, False))
+    rec.abort()
+
+    def run(out: Path | None) -> Engine:
+        source = ReplicaTaskSource(tmp_path / "tasks.parquet", batch_rows=4)
+        cluster = ClusterState(np.array([[1.0, 1.0], [1.0, 1.0]]), ("cpu", "mem"))
+        sched = make_scheduler("ff-drfh")
+        return Engine(
+            cluster, sched, source, horizon_s=12.0, tasks_out=out, tasks_order="arrival"
+        ).run()
+
+    streamed = run(tmp_path / "t.parquet")
+    assert streamed.tasks == {}
+    t = pd.read_parquet(tmp_path / "t.parquet")
+    assert t["ended"].value_counts().to_dict() == {"finished": 4, "running": 4, "queued": 1}
+    mem = tmp_path / "mem.parquet"
+    pq.write_table(tables(run(None))["tasks"], mem, **PARQUET_KW)
+    assert (tmp_path / "t.parquet").read_bytes() == mem.read_bytes()
 
 
 def test_alibaba_2017_window_and_gpu_2023_replay(tmp_path: Path) -> None:
