@@ -285,7 +285,7 @@ class TaskRecorder:
         starts = _runs(users, batch.submit_s, run, batch.demand)
         if starts is None:
             self.b_submit = batch.submit_s.tolist()
-            demand = list(zip(*(c.tolist() for c in cols), strict=True))
+            demand = _tuples(cols)
             self.b_live = list(
                 zip(
                     users.tolist(),
@@ -300,7 +300,7 @@ class TaskRecorder:
         counts = np.diff(np.append(starts, n))
         self.b_submit = _repeat(batch.submit_s[starts].tolist(), counts)
         user_l, run_l = users[starts].tolist(), run[starts].tolist()
-        demand = list(zip(*(c[starts].tolist() for c in cols), strict=True))
+        demand = _tuples([c[starts] for c in cols])
         if key_cols is None:  # one live record per run
             records = zip(user_l, demand, run_l, repeat(None, len(starts)), strict=True)
             self.b_live = _repeat_tuples(list(records), counts)
