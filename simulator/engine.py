@@ -1010,9 +1010,7 @@ class Engine:
         self._sample_until(end, inclusive=True)
         self._fair_until(end, inclusive=True)
         # the arrivals never reached were submitted after the horizon
-        n_late = hi - lo
-        for batch in batches:
-            n_late += len(batch)
+        n_late = hi - lo + self.source.count_rest(batches)
         if n_late:
             self.source.skipped["submitted after the horizon"] += n_late
         self._recorder.end(lo, running)

@@ -88,6 +88,8 @@ class ReplicaTaskSource(ParquetTaskSource):
         if batch_rows < 1:
             raise ConfigError(f"batch_rows: {batch_rows!r} (expected an integer >= 1)")
         self.batch_rows = int(batch_rows)
+        # replicas counted by count_rest (None: batches() expands and yields)
+        self._rest: int | None = None
 
     def _count(self) -> int:
         """The replicas of the usable rows in the window (``instances`` each, at least 0)."""
@@ -101,28 +103,65 @@ class ReplicaTaskSource(ParquetTaskSource):
                 n += int(inst[self._usable_rows(table)].sum())
         return n
 
+    def count_rest(self, batches: Iterator[TaskBatch]) -> int:
+        """:meth:`TaskSource.count_rest <fairsim.simulator.workload.TaskSource.count_rest>`
+        without expanding a row: ``batches`` (this source's :meth:`batches`) counts the rest of
+        its row group and the later ones from the rows, each weighted by its replicas (the same
+        masks as :meth:`~fairsim.simulator.workload.TaskSource._clean` on every replica of a row,
+        so the same counts in :attr:`skipped`)."""
+        self._rest = 0
+        try:
+            n = sum(len(b) for b in batches)  # nothing: the generator counts into _rest
+            return n + self._rest
+        finally:
+            self._rest = None
+
     def batches(self) -> Iterator[TaskBatch]:
         cols = [*self._COLUMNS, *self.resources, "instances"]
         cols += [c for c in self._extra if c not in cols]
+        counted = ["submit_s", "run_s", *self.resources, "instances"]
         for rg in range(self._file.num_row_groups):
+            if self._rest is not None:  # count_rest: the row group's replicas, unexpanded
+                frame = self._file.read_row_group(rg, columns=counted).to_pandas()
+                frame, n_inst = self._inside(frame)
+                keep = self._drop(frame, self.start_s, self.end_s, n_inst)[0]
+                self._rest += int(n_inst[keep].sum())
+                continue
             frame = self._file.read_row_group(rg, columns=cols).to_pandas()
-            bad = int((frame["instances"] < 1).sum())
-            if bad:
-                self.skipped[SKIP_NO_INSTANCES] += bad
-            # rows outside the window are counted (per instance) before expanding
-            submit = frame["submit_s"].to_numpy(dtype=np.float64)
-            n_inst = np.maximum(frame["instances"].to_numpy(dtype=np.int64), 0)
-            for mask, reason in (
-                (submit < self.start_s, SKIP_BEFORE_WINDOW),
-                (submit >= self.end_s, SKIP_AFTER_WINDOW),
-            ):
-                n = int(n_inst[mask].sum())
-                if n:
-                    self.skipped[reason] += n
-            inside = (submit >= self.start_s) & (submit < self.end_s)
-            if not inside.all():
-                frame = frame[inside]
+            frame, n_inst = self._inside(frame)
+            done = 0  # replicas of the frame expanded so far
             for chunk in expand_rows(frame, self.batch_rows):
+                if self._rest is not None:  # count_rest: the frame's replicas from `done` on
+                    cum = np.cumsum(n_inst)
+                    first = int(np.searchsorted(cum, done, side="right"))
+                    w = n_inst[first:].copy()
+                    w[0] = cum[first] - done
+                    keep = self._drop(frame.iloc[first:], self.start_s, self.end_s, w)[0]
+                    self._rest += int(w[keep].sum())
+                    break
+                done += len(chunk)
                 batch = self._clean(chunk, self.start_s, self.end_s)
                 if len(batch):
                     yield batch
+
+    def _inside(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+        """The rows of a row group in the window, with their replica counts (``instances``,
+        at least 0); the rows with no replica and the replicas outside the window are counted
+        in :attr:`skipped`."""
+        bad = int((frame["instances"] < 1).sum())
+        if bad:
+            self.skipped[SKIP_NO_INSTANCES] += bad
+        # rows outside the window are counted (per instance) before expanding
+        submit = frame["submit_s"].to_numpy(dtype=np.float64)
+        n_inst = np.maximum(frame["instances"].to_numpy(dtype=np.int64), 0)
+        for mask, reason in (
+            (submit < self.start_s, SKIP_BEFORE_WINDOW),
+            (submit >= self.end_s, SKIP_AFTER_WINDOW),
+        ):
+            n = int(n_inst[mask].sum())
+            if n:
+                self.skipped[reason] += n
+        inside = (submit >= self.start_s) & (submit < self.end_s)
+        if not inside.all():
+            return frame[inside], n_inst[inside]
+        return frame, n_inst

@@ -135,8 +135,30 @@ class TaskSource:
         """Yield the batches in submit order."""
         raise NotImplementedError
 
-    def _clean(self, frame: pd.DataFrame, start_s: float, end_s: float) -> TaskBatch:
-        """Drop rows that cannot be simulated, counting each by reason."""
+    def count_rest(self, batches: Iterator[TaskBatch]) -> int:
+        """The tasks that the rest of ``batches`` (this source's :meth:`batches`, partly
+        consumed) would yield, consuming it; the rows it drops are counted in :attr:`skipped`
+        as reading them would count them. The engine calls it at the horizon: the arrivals never
+        reached. This reads the batches; :class:`~fairsim.simulator.replicas.ReplicaTaskSource`
+        counts its rows' replicas without expanding them."""
+        return sum(len(b) for b in batches)
+
+    def _drop(
+        self,
+        frame: pd.DataFrame,
+        start_s: float,
+        end_s: float,
+        weights: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The rows of ``frame`` that can be simulated, each dropped row counted in
+        :attr:`skipped` by its first reason (``weights``: a row counts that many tasks).
+
+        Returns
+        -------
+        (keep, submit, run, demand)
+            The boolean mask of the kept rows, shape (n,); ``submit_s`` and ``run_s``, shape
+            (n,); the demand, shape (n, resources) (float64, NaN where null).
+        """
         res = list(self.resources)
         submit = frame["submit_s"].to_numpy(dtype=np.float64)
         run = frame["run_s"].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -150,10 +172,15 @@ class TaskSource:
             (~np.isfinite(demand).all(axis=1) | (demand < 0).any(axis=1), SKIP_BAD_DEMAND),
         ):
             drop = mask & keep
-            n = int(drop.sum())
+            n = int(drop.sum()) if weights is None else int(weights[drop].sum())
             if n:
                 self.skipped[reason] += n
                 keep &= ~mask
+        return keep, submit, run, demand
+
+    def _clean(self, frame: pd.DataFrame, start_s: float, end_s: float) -> TaskBatch:
+        """Drop rows that cannot be simulated, counting each by reason."""
+        keep, submit, run, demand = self._drop(frame, start_s, end_s)
         opt: dict[str, np.ndarray] = {}
         for col, dtype in (
             ("rep", np.int32),

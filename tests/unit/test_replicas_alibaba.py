@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator.cluster import ClusterState
@@ -19,6 +21,7 @@ from fairsim.simulator.recording import StreamingRecorder
 from fairsim.simulator.replicas import SKIP_NO_INSTANCES, ReplicaTaskSource, expand_rows
 from fairsim.simulator.results import tables
 from fairsim.simulator.stream import PARQUET_KW
+from fairsim.simulator.workload import TaskSource
 from fairsim.traces.alibaba import convert_alibaba
 from fairsim.traces.io import write_tasks
 from fairsim.traces.paths import shared_dir
@@ -137,6 +140,52 @@ def test_alibaba_2017_window_and_gpu_2023_replay(tmp_path: Path) -> None:
     finished, censored = np.isfinite(r.tasks["finish_s"]), r.tasks["censored"]
     assert censored.sum() == 5_193 and not (finished & censored).any()
     assert finished[~censored].mean() > 0.99  # the pods whose run time is known complete
+
+
+_ROW = st.tuples(
+    st.integers(0, 6),  # instances (0: none)
+    st.sampled_from([2.0, 0.0, math.nan, -1.0]),  # run time (NaN, negative: dropped)
+    st.sampled_from([0.1, 0.0, math.inf, -0.5]),  # cpu (infinite, negative: dropped)
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(_ROW, min_size=1, max_size=14),
+    window=st.tuples(st.integers(0, 4), st.integers(1, 12)).map(lambda w: (w[0], w[0] + w[1])),
+    row_group=st.integers(1, 5),
+    batch_rows=st.integers(1, 7),
+    taken=st.integers(0, 6),
+)
+def test_count_rest_counts_replicas_as_expanding_them(
+    tmp_path: Path,
+    rows: list[tuple[int, float, float]],
+    window: tuple[int, int],
+    row_group: int,
+    batch_rows: int,
+    taken: int,
+) -> None:
+    """At the horizon the engine counts the arrivals never reached (``count_rest``): from the
+    rows, each weighted by its replicas, the same number and the same skip counts by reason as
+    reading the rest of the batches (the base class's way), wherever the batches stopped: in a
+    row group, at its end, before the first or after the last."""
+    table = _tasks([(1, k, float(k), cpu, 0.1, run, n) for k, (n, run, cpu) in enumerate(rows)])
+    path = tmp_path / f"t{row_group}.parquet"
+    write_tasks(table, path, row_group_size=row_group)
+    counts = []
+    for count in (ReplicaTaskSource.count_rest, TaskSource.count_rest):
+        source = ReplicaTaskSource(
+            path, batch_rows=batch_rows, start_s=float(window[0]), end_s=float(window[1])
+        )
+        batches = source.batches()
+        seen = sum(len(b) for _, b in zip(range(taken), batches, strict=False))
+        counts.append((seen, count(source, batches), dict(source.skipped)))
+    assert counts[0] == counts[1]
+    seen, rest, skipped = counts[0]
+    # every replica is simulated, reached at the horizon or skipped; a row without one, skipped
+    assert seen + rest + sum(skipped.values()) == sum(n + (n < 1) for n, _, _ in rows)
 
 
 @pytest.mark.parametrize("batch_rows", [0, -1])
