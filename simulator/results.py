@@ -70,7 +70,13 @@ import pyarrow.parquet as pq
 from fairsim.atomic import atomic_path, dir_mode, json_text, write_text
 from fairsim.simulator.cluster import default_server_ids
 from fairsim.simulator.engine import EngineResult
-from fairsim.simulator.stream import ENDED, FINISHED, PARQUET_KW, StreamedTasks
+from fairsim.simulator.stream import (
+    ENDED,
+    FINISHED,
+    PARQUET_KW,
+    StreamedTasks,
+    release_unused,
+)
 from fairsim.simulator.zero_stats import sorted_stats_with_zeros
 
 __all__ = [
@@ -168,10 +174,18 @@ def tables(result: EngineResult) -> dict[str, pa.Table]:
         ``jobs`` and ``users`` are then built from its totals, with the same values).
     """
     out: dict[str, pa.Table] = {}
+    if result.streamed is None:
+        out["tasks"] = task_table(result)
+    return {**out, **_derived_tables(result)}
+
+
+def _derived_tables(result: EngineResult) -> dict[str, pa.Table]:
+    """:func:`tables` but ``tasks``."""
+    out: dict[str, pa.Table] = {}
     if result.streamed is not None:
         jobs, per_user = _streamed_jobs_users(result.streamed)
     else:
-        out["tasks"], jobs, per_user = _task_tables(result)
+        jobs, per_user = _jobs_users(result)
     jobs["completion_time_s"] = jobs["finish_s"] - jobs["submit_s"]  # NaN: not all finished
     per_user["completion_ratio"] = per_user["tasks_completed"] / per_user["tasks_submitted"]
     users = np.array(result.users, dtype=object)
@@ -279,19 +293,37 @@ def preemption_summary(result: EngineResult) -> dict[str, Any]:
 
 def _streamed_jobs_users(s: StreamedTasks) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``jobs`` and ``users`` frames from a streamed run's totals (the columns and dtypes of
-    :func:`_task_tables`)."""
+    :func:`_jobs_users`)."""
     jobs = s.jobs.drop(columns="n_done")
     jobs.loc[s.jobs["n_done"] < s.jobs["n_tasks"], "finish_s"] = np.nan
     return jobs, s.users.copy()
 
 
-def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataFrame]:
-    """The ``tasks`` table and the ``jobs`` and ``users`` frames of a run's per-task columns
-    (without the columns :func:`tables` derives: completion time, completion ratio)."""
-    t = result.tasks
+def _user_names(result: EngineResult) -> np.ndarray:
+    """Each task's user name (an object array, shape (n_tasks,)), from its user code."""
     users = np.array(result.users, dtype=object)
-    user_names = users[t["user"]] if len(users) else np.array([], dtype=object)
-    start, finish, server = t["start_s"], t["finish_s"], t["server"]
+    return users[result.tasks["user"]] if len(users) else np.array([], dtype=object)
+
+
+def task_table(result: EngineResult) -> pa.Table:
+    """The ``tasks`` table (``tasks.parquet``) of a run that kept its tasks in memory.
+
+    Parameters
+    ----------
+    result : EngineResult
+        With :attr:`EngineResult.tasks` (not streamed).
+
+    Returns
+    -------
+    pyarrow.Table
+        One row per task, in task id order: ``job_id``, ``task_index``, ``user``, ``submit_s``,
+        ``start_s`` and ``finish_s`` (null: never started, not finished), ``server`` (null:
+        never placed), ``ended``, one demand column per resource, and ``rep`` and
+        ``evictions`` when the run has them.
+    """
+    t = result.tasks
+    user_names = _user_names(result)
+    start, finish = t["start_s"], t["finish_s"]
     cols: dict[str, pa.Array] = {
         "job_id": pa.array(t["job_id"], pa.int64()),
         "task_index": pa.array(t["task_index"], pa.int32()),
@@ -299,7 +331,7 @@ def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataF
         "submit_s": pa.array(t["submit_s"], pa.float64()),
         "start_s": _nullable(start, np.isnan(start), pa.float64()),
         "finish_s": _nullable(finish, np.isnan(finish), pa.float64()),
-        "server": _server_ids(result, server),
+        "server": _server_ids(result, t["server"]),
         "ended": pa.array(np.array(ENDED, dtype=object)[ended_codes(t)], pa.string()),
     }
     for r, name in enumerate(result.resources):
@@ -308,12 +340,18 @@ def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataF
         cols["rep"] = pa.array(t["rep"], pa.int32())
     if "evictions" in t:
         cols["evictions"] = pa.array(t["evictions"], pa.int32())
-    tasks = pa.table(cols)
+    return pa.table(cols)
 
+
+def _jobs_users(result: EngineResult) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``jobs`` and ``users`` frames of a run's per-task columns (without the columns
+    :func:`tables` derives: completion time, completion ratio)."""
+    t = result.tasks
+    finish = t["finish_s"]
     frame = pd.DataFrame(
         {
             "job_id": t["job_id"],
-            "user": user_names,
+            "user": _user_names(result),
             "submit_s": t["submit_s"],
             "finish_s": finish,
         }
@@ -338,7 +376,7 @@ def _task_tables(result: EngineResult) -> tuple[pa.Table, pd.DataFrame, pd.DataF
         {"tasks_submitted": ug.size().astype("int64"), "tasks_completed": ug["done"].sum()}
     ).reset_index()
     per_user["tasks_completed"] = per_user["tasks_completed"].astype("int64")
-    return tasks, jobs, per_user
+    return jobs, per_user
 
 
 def _stats(values: np.ndarray) -> dict[str, float | None]:
@@ -728,13 +766,17 @@ def write_run(
     """
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    built = tables(result)
-    summary = summarize(result, built)
-    if extra_summary:
-        summary.update(extra_summary)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
         os.chmod(tmp, dir_mode())  # a folder of the user's umask, not mkdtemp's 0o700
+        if result.streamed is None:  # written and let go before the other tables are built:
+            write_table(task_table(result), tmp / "tasks.parquet")  # not both at the peak
+            release_unused()  # the table's buffers, before the frames of the other tables
+        built = _derived_tables(result)
+        release_unused()  # the group-bys' buffers, before the delays' arrays
+        summary = summarize(result, built)  # (a streamed run's metrics read its file)
+        if extra_summary:
+            summary.update(extra_summary)
         if result.streamed is not None:  # written while the run went on
             shutil.move(result.streamed.path, tmp / "tasks.parquet")
         for name, table in {**built, **(extra_tables or {})}.items():

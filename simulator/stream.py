@@ -435,7 +435,7 @@ class TaskStream:
             If a block does not hold each of its task ids exactly once (a recorder that lost
             or repeated a task).
         """
-        _release_unused()  # the event loop's freed memory, before the blocks are read
+        release_unused()  # the event loop's freed memory, before the blocks are read
         self._writer = pq.ParquetWriter(self._tmp, self.schema, **PARQUET_KW)
         n_blocks = -(-self.rows // self.row_group)
         if sorted(self._blocks) != list(range(n_blocks)):
@@ -486,7 +486,7 @@ class TaskStream:
             del table
             path.unlink()
             del self._blocks[b]
-            _release_unused()  # the block's buffers, before the next block or the result tables
+            release_unused()  # the block's buffers, before the next block or the result tables
 
     def flush(self) -> None:
         """Write the pending rows as one row group and add them to the totals."""
@@ -542,7 +542,7 @@ class TaskStream:
             self._finished.add(jobs, n=np.ones(len(jobs), np.int64), finish_s=finish_a[done])
 
 
-def _release_unused() -> None:
+def release_unused() -> None:
     """Give the memory the allocators hold free back to the system: Arrow's pool and, on
     Linux with glibc, the C heap (``malloc_trim``), where the event loop's freed values stay
     otherwise, under the peak of the steps that follow."""
