@@ -105,10 +105,23 @@ class ReplicaTaskSource(ParquetTaskSource):
 
     def count_rest(self, batches: Iterator[TaskBatch]) -> int:
         """:meth:`TaskSource.count_rest <fairsim.simulator.workload.TaskSource.count_rest>`
-        without expanding a row: ``batches`` (this source's :meth:`batches`) counts the rest of
-        its row group and the later ones from the rows, each weighted by its replicas (the same
-        masks as :meth:`~fairsim.simulator.workload.TaskSource._clean` on every replica of a row,
-        so the same counts in :attr:`skipped`)."""
+        without expanding a row: while it runs, ``batches`` (this source's :meth:`batches`,
+        partly consumed) yields nothing more and counts the rest of its row group and the later
+        row groups row by row, each row weighted by its replicas, with the masks that
+        :meth:`~fairsim.simulator.workload.TaskSource._clean` applies to every replica of the row
+        (so the same counts in :attr:`skipped`).
+
+        Parameters
+        ----------
+        batches : iterator of TaskBatch
+            A :meth:`batches` generator of this source, at any point (not started, in a row
+            group, exhausted).
+
+        Returns
+        -------
+        int
+            The replicas it would still have yielded.
+        """
         self._rest = 0
         try:
             n = sum(len(b) for b in batches)  # nothing: the generator counts into _rest

@@ -91,6 +91,7 @@ __all__ = [
     "slowdown",
     "summarize",
     "tables",
+    "task_table",
     "user_jct",
     "write_json",
     "write_run",
@@ -774,8 +775,8 @@ def write_run(
             release_unused()  # the table's buffers, before the frames of the other tables
         built = _derived_tables(result)
         release_unused()  # the group-bys' buffers, before the delays' arrays
-        summary = summarize(result, built)  # (a streamed run's metrics read its file)
-        if extra_summary:
+        summary = summarize(result, built)  # a streamed run's statistics read its file, so
+        if extra_summary:  # the file is moved only now
             summary.update(extra_summary)
         if result.streamed is not None:  # written while the run went on
             shutil.move(result.streamed.path, tmp / "tasks.parquet")

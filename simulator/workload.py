@@ -136,11 +136,22 @@ class TaskSource:
         raise NotImplementedError
 
     def count_rest(self, batches: Iterator[TaskBatch]) -> int:
-        """The tasks that the rest of ``batches`` (this source's :meth:`batches`, partly
-        consumed) would yield, consuming it; the rows it drops are counted in :attr:`skipped`
-        as reading them would count them. The engine calls it at the horizon: the arrivals never
-        reached. This reads the batches; :class:`~fairsim.simulator.replicas.ReplicaTaskSource`
-        counts its rows' replicas without expanding them."""
+        """The tasks that the rest of ``batches`` would yield, consuming it; the rows it drops
+        are counted in :attr:`skipped` as reading them would count them. The engine calls it at
+        the horizon: the arrivals never reached. This reads the batches;
+        :class:`~fairsim.simulator.replicas.ReplicaTaskSource` counts its rows' replicas
+        without expanding them.
+
+        Parameters
+        ----------
+        batches : iterator of TaskBatch
+            A :meth:`batches` generator of this source, partly consumed or not.
+
+        Returns
+        -------
+        int
+            The tasks in the batches it had not yet yielded.
+        """
         return sum(len(b) for b in batches)
 
     def _drop(
