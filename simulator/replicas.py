@@ -134,28 +134,33 @@ class ReplicaTaskSource(ParquetTaskSource):
         cols += [c for c in self._extra if c not in cols]
         counted = ["submit_s", "run_s", *self.resources, "instances"]
         for rg in range(self._file.num_row_groups):
-            if self._rest is not None:  # count_rest: the row group's replicas, unexpanded
-                frame = self._file.read_row_group(rg, columns=counted).to_pandas()
-                frame, n_inst = self._inside(frame)
-                keep = self._drop(frame, self.start_s, self.end_s, n_inst)[0]
-                self._rest += int(n_inst[keep].sum())
-                continue
-            frame = self._file.read_row_group(rg, columns=cols).to_pandas()
-            frame, n_inst = self._inside(frame)
+            counting = self._rest is not None  # count_rest: only the columns the masks read
+            table = self._file.read_row_group(rg, columns=counted if counting else cols)
+            frame, n_inst = self._inside(table.to_pandas())
             done = 0  # replicas of the frame expanded so far
-            for chunk in expand_rows(frame, self.batch_rows):
-                if self._rest is not None:  # count_rest: the frame's replicas from `done` on
-                    cum = np.cumsum(n_inst)
-                    first = int(np.searchsorted(cum, done, side="right"))
-                    w = n_inst[first:].copy()
-                    w[0] = cum[first] - done
-                    keep = self._drop(frame.iloc[first:], self.start_s, self.end_s, w)[0]
-                    self._rest += int(w[keep].sum())
-                    break
-                done += len(chunk)
-                batch = self._clean(chunk, self.start_s, self.end_s)
-                if len(batch):
-                    yield batch
+            if not counting:
+                for chunk in expand_rows(frame, self.batch_rows):
+                    if self._rest is not None:
+                        break
+                    done += len(chunk)
+                    batch = self._clean(chunk, self.start_s, self.end_s)
+                    if len(batch):
+                        yield batch
+            if self._rest is not None:  # count_rest: the frame's replicas from `done` on
+                self._rest += self._count_from(frame, n_inst, done)
+
+    def _count_from(self, frame: pd.DataFrame, n_inst: np.ndarray, done: int) -> int:
+        """The replicas of ``frame`` (rows in the window, ``n_inst`` replicas each) from the
+        ``done``-th on that can be simulated, without expanding them: each row weighted by its
+        replicas in that range, its drops counted in :attr:`skipped` by those replicas."""
+        cum = np.cumsum(n_inst)
+        if not len(cum) or done >= cum[-1]:
+            return 0
+        first = int(np.searchsorted(cum, done, side="right"))
+        w = n_inst[first:].copy()
+        w[0] = cum[first] - done
+        keep = self._drop(frame.iloc[first:], self.start_s, self.end_s, w)[0]
+        return int(w[keep].sum())
 
     def _inside(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
         """The rows of a row group in the window, with their replica counts (``instances``,

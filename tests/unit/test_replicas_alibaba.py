@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fairsim.schedulers import make_scheduler
@@ -159,6 +159,8 @@ _ROW = st.tuples(
     batch_rows=st.integers(1, 7),
     taken=st.integers(0, 6),
 )
+# stopped inside a row: 2 of its 5 replicas yielded, the other 3 still to count
+@example(rows=[(5, 2.0, 0.1), (1, 2.0, 0.1)], window=(0, 4), row_group=2, batch_rows=2, taken=1)
 def test_count_rest_counts_replicas_as_expanding_them(
     tmp_path: Path,
     rows: list[tuple[int, float, float]],
