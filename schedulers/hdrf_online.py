@@ -1037,6 +1037,11 @@ class HDRF(ProgressiveFilling):
                 over = tree.fits_limits(leaf, need)
                 if over:  # held back until a task under that queue ends
                     self._leave(leaf)
+                    # the servers it was woken for are no longer its only candidates: other
+                    # servers may gain room before the limit lets it go (a stale list made
+                    # find_in remember its need as fitting nowhere, and the wake-ups of that
+                    # server loop for ever)
+                    self._cands.pop(leaf, None)
                     tree.lblocked.setdefault(over, []).append(leaf)
                     continue
             server = self._server_for(task, leaf, need)

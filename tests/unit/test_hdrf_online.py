@@ -210,3 +210,76 @@ def test_round12_is_round_to_12_digits() -> None:
         got, want = _round12(x), round(x, 12)
         assert got == want and math.copysign(1.0, got) == math.copysign(1.0, want), x
     assert math.isnan(_round12(math.nan))
+
+
+def test_a_leaf_held_back_by_a_limit_forgets_its_candidate_servers() -> None:
+    """A leaf woken for one freed server (its only candidate) and then held back by a queue's
+    limit searches every server when the limit lets it go: with its stale candidate list it
+    found no room there, remembered its need as fitting nowhere while another server had room,
+    and the wake-ups of that server looped for ever (this random instance hung before the
+    fix; an alarm turns a hang into a failure)."""
+    import math
+    import signal
+
+    from fairsim.simulator.cluster import ClusterState
+    from fairsim.simulator.engine import Engine
+
+    rng = np.random.default_rng(55)
+    n, n_users = int(rng.integers(50, 400)), int(rng.integers(2, 12))  # 387, 10
+    frame = pd.DataFrame(
+        {
+            "job_id": rng.integers(0, n // 3, n).astype(np.int64),
+            "task_index": np.arange(n, dtype=np.int32),
+            "user": rng.integers(0, n_users, n).astype(str),
+            "submit_s": np.round(rng.uniform(0, 1000, n), 1),
+            "cpu": rng.uniform(0.0, 0.6, n) * (rng.random(n) > 0.05),
+            "mem": rng.uniform(0.0, 0.6, n) * (rng.random(n) > 0.05),
+        }
+    )
+    rng.uniform(0.0, 0.6, n)  # (a third resource, not used here)
+    frame["run_s"] = np.round(rng.uniform(1, 300, n), 1)
+    capacity = np.array([[1.04806633, 1.10022035], [0.51499138, 0.67222367],
+                         [1.11700428, 0.62552652]])  # fmt: skip
+    queues = [{"id": "q0", "weight": 3, "limit_share": [0.8, 0.2]},
+              {"id": "q1", "weight": 3, "parent": "q0", "limit_share": [None, 0.8]},
+              {"id": "q2", "parent": "q1"}, {"id": "q3", "weight": 2, "parent": "q2"}]  # fmt: skip
+    users = {"0": "q3", "1": "q2", "2": "q2", "3": "q0", "4": "q1", "5": "q0", "6": "q1",
+             "7": "q0"}  # fmt: skip
+    qt = parse_queues(queues, [], ["cpu", "mem"], capacity.sum(axis=0))
+    source = QueueTaskSource(
+        FrameTaskSource(frame, end_s=2000.0), LeafRule(by="user", users=users), qt
+    )
+
+    def hang(*_: Any) -> None:
+        raise TimeoutError("the run did not end in 60 s")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(60)
+    try:
+        r = Engine(
+            ClusterState(capacity, ("cpu", "mem")),
+            make_scheduler({"name": "hdrf", "fit": "best-fit"}, queues=qt),
+            source,
+            horizon_s=math.inf,
+        ).run()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    t = r.tasks
+    finished = np.isfinite(t["finish_s"])
+    # every task runs but those larger than a limit on their path, and their leaf's tasks
+    # behind them (a leaf's tasks start in submission order)
+    names = np.array(r.users, dtype=object)[t["user"]]
+    code = {u: qt.ids.index(q) for u, q in users.items()}
+    too_big = np.zeros(len(names), dtype=bool)
+    for i, u in enumerate(names.tolist()):
+        c = code.get(str(u), -1)
+        while c >= 0:
+            too_big[i] |= bool((t["demand"][i] > qt.limit[c] * (1 + 1e-9) + 1e-12).any())
+            c = int(qt.parent[c])
+    stuck = too_big.copy()
+    for u in np.unique(names):
+        mine = np.flatnonzero(names == u)
+        stuck[mine] = np.maximum.accumulate(too_big[mine])
+    assert np.all(finished | stuck)
+    assert finished.sum() == 95 and len(finished) == 387
