@@ -41,17 +41,20 @@ Cost: a placement or a completion updates the leaf and its ancestors (a heap ent
 sums per node on the path), never every leaf; the levels of the root's children, which feed no
 sum, are computed only when a descent or an order compares them; a node whose level did not
 move keeps its heap entry; a queue's usage is kept only when its guarantee or limit reads it.
-Leaves woken on a freed server reserve it in order queue by queue, each queue's leaves popped
-from a heap, and only until the server's room is below every blocked need, instead of sorting
-every fitting leaf.
+Leaves woken on a freed server reserve it in the descent's order, popped from a heap, and only
+until the server's room is below every blocked need, instead of sorting every fitting leaf.
+The tree's state lives in arrays that compiled kernels update
+(:mod:`fairsim.schedulers._hdrf_kernel`: the flush, the descent, the root's children's levels
+and the reservation, with the float operations of the Python tree they replaced, so the
+placements are the same); this module keeps the leaves, the queues' usage, limits and
+guarantees, and hands the kernels the leaves that changed.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal
+from collections.abc import Iterator, Mapping
+from typing import Literal
 
 import numpy as np
 
@@ -136,43 +139,33 @@ class _Tree:
     three running sums over its children of what they contribute to its consumption vector:
     ``B`` (blocked children's vectors), ``Z`` (unblocked children at level 0) and ``U``
     (unblocked children's vectors divided by their level), so that its vector is
-    ``B + Z + M U`` with ``M`` the level at the top of its heap.
+    ``B + Z + M U`` with ``M`` the level at the top of its heap. That state lives in arrays
+    updated by the compiled kernels of :mod:`fairsim.schedulers._hdrf_kernel` (its docstring
+    gives the layout); the levels of the root's queue children, which feed no running sum, are
+    computed only when a descent or an order compares them (:meth:`settle`).
     """
 
     def __init__(self, sched: HDRF, queues: QueueTree | None, total: np.ndarray) -> None:
+        from fairsim.schedulers import _hdrf_kernel as kern
+
+        self.k = kern
         n_q = 0 if queues is None else len(queues.ids)
         n_r = len(total)
         self.s = sched
         self.n_r = n_r
         self.first = n_q + 1
-        self.inv = [1.0 / float(t) if t > 0 else 0.0 for t in total]
         self.parent = [-1] + ([int(p) + 1 for p in queues.parent] if queues is not None else [])
-        self.w = [1.0] + ([float(x) for x in queues.weight] if queues is not None else [])
         self.pos = list(range(-1, n_q))  # declaration order among siblings
-        self.depth = [0] * self.first
+        self.n_children = [0] * self.first
         for a in range(1, self.first):
-            k, d = a, 0
+            self.n_children[self.parent[a]] += 1
+        self.path: list[tuple[int, ...]] = [()] * self.first  # queue ancestors of each node
+        for a in range(1, self.first):
+            k, anc = self.parent[a], [a]
             while k > 0:
-                k, d = self.parent[k], d + 1
-            self.depth[a] = d
-        self.level = [0.0] * self.first
-        self.present = [False] * self.first
-        # whether the node's entry (level, position, node, ver) in its parent's heap is valid
-        self.pushed = [False] * self.first
-        self.ver = [0] * self.first
-        # what each node adds to its parent's sums: (kind, v_0, ..., v_{n_r - 1}), kind 0 ``B``,
-        # 1 ``Z``, 2 ``U``
-        self.contrib: list[tuple[Any, ...]] = [(0,) + (0.0,) * n_r] * self.first
-        self.children: list[list[int]] = [[] for _ in range(self.first)]
-        for a in range(1, self.first):
-            self.children[self.parent[a]].append(a)
-        # internal nodes only
-        self.heap: list[list[tuple[float, int, int, int]]] = [[] for _ in range(self.first)]
-        self.npres = [0] * self.first
-        self.cnt = [[0] * n_r for _ in range(self.first)]
-        self.sums = [[0.0] * (3 * n_r) for _ in range(self.first)]  # B, Z, U one after the other
-        self.updates = [0] * self.first
-        self.sig: list[tuple[bool, ...] | None] = [None] * self.first
+                anc.append(k)
+                k = self.parent[k]
+            self.path[a] = tuple(anc)
         # guarantees and limits, in the pool's units
         self.guaranteed = [False] * self.first
         self.g = [[0.0] * n_r for _ in range(self.first)]
@@ -191,38 +184,48 @@ class _Tree:
         ]
         # usage in pool units, kept only for the queues whose guarantee or limit reads it
         self.use = [[0.0] * n_r for _ in range(self.first)]
-        self.path: list[tuple[int, ...]] = [()] * self.first  # queue ancestors of each node
-        for a in range(1, self.first):
-            k, anc = self.parent[a], [a]
-            while k > 0:
-                anc.append(k)
-                k = self.parent[k]
-            self.path[a] = tuple(anc)
         # ... and those of them with a guarantee or a limit (whose usage is kept)
         reads = [self.guaranteed[a] or a in self.limited for a in range(self.first)]
         self.upath = [tuple(a for a in anc if reads[a]) for anc in self.path]
         self.lblocked: dict[int, list[int]] = {}  # queue -> leaves blocked by its limit
         self.dirty_leaves: set[int] = set()
-        self.qdirty = [False] * self.first  # internal nodes to recompute at the next flush
-        # guaranteed queues holding less than their guarantee (kept by account)
-        self.is_below = [self.guaranteed[a] for a in range(self.first)]
         self.n_present = 0  # leaves waiting unblocked (the scheduler counts them)
-        self.qorder = sorted(range(1, self.first), key=lambda a: -self.depth[a])
-        self.qinner = [a for a in self.qorder if self.parent[a] > 0]  # queues below a queue
-        # The root's queue children: only the descent (and the orders of :meth:`path_key`) reads
-        # their levels, which feed no running sum, so with two resources the flush leaves them
-        # dirty (``qdirty``, ``rstale``) and :meth:`settle` computes them when a descent has to
-        # compare them: the same levels, computed from the same sums, fewer times.
-        self.rootq = [a for a in range(1, self.first) if self.parent[a] == 0]
-        self.root_leaves = False  # some leaf hangs at the root
-        self.rstale = False
         self.lparent: list[int] = []  # leaf code -> its parent node (``parent[first + leaf]``)
-        # a heap holding more entries than this is rebuilt without its stale ones
-        self.rebuild_at = [64 + 4 * len(c) for c in self.children]
         # queues holding a set of leaves -> how their order is decided (:meth:`order_plan`)
         self.plans: dict[frozenset[int], tuple[bool, tuple[int, ...]]] = {}
-        # :meth:`_flush`, without its dispatch on the number of resources
-        self.flush_now = self._make_flush2() if n_r == 2 else self._flush
+        # the compiled state (the layout of fairsim.schedulers._hdrf_kernel)
+        self.depth = max([len(p) for p in self.path] + [1])
+        self.g0 = kern.CNT + n_r + self.depth  # ii's column of the guaranteed children
+        width_i, width_f = kern.layout(n_r, self.depth, max(len(c) for c in self.gchildren))
+        cap = self.first + 64
+        self.ii = np.zeros((cap, width_i), dtype=np.int64)
+        self.ii[:, kern.PARENT] = -1
+        self.ii[:, kern.SIG] = -1
+        self.ii[:, kern.CNT + n_r : self.g0] = -1
+        self.ff = np.zeros((cap, width_f))
+        for a in range(self.first):
+            row = self.ii[a]
+            row[kern.PARENT] = self.parent[a]
+            row[kern.POS] = self.pos[a]
+            row[kern.ISBELOW] = self.guaranteed[a]  # below the guarantee (kept by account)
+            row[kern.CNT + n_r : kern.CNT + n_r + len(self.path[a])] = self.path[a]
+            row[self.g0] = len(self.gchildren[a])
+            row[self.g0 + 1 : self.g0 + 1 + len(self.gchildren[a])] = self.gchildren[a]
+        self.ff[: self.first, 1 + n_r] = [1.0] + (
+            [float(x) for x in queues.weight] if queues is not None else []
+        )
+        hcap = 2 * max(self.n_children) + 16
+        self.hf = np.zeros((self.first, hcap))
+        self.hi = np.zeros((self.first, hcap, 3), dtype=np.int64)
+        qorder = sorted(range(1, self.first), key=lambda a: -len(self.path[a]))
+        qinner = [a for a in qorder if self.parent[a] > 0]
+        rootq = [a for a in range(1, self.first) if self.parent[a] == 0]
+        self.meta = np.array(
+            [0, 0, n_r, self.depth, self.first, len(qinner), len(rootq), *qinner, *rootq],
+            dtype=np.int64,
+        )
+        self.inv = [1.0 / float(t) if t > 0 else 0.0 for t in total]
+        self.rows = np.zeros((64, 4 + n_r))  # the changed leaves handed to the flush
 
     # ------------------------------------------------------------------ leaves
     def add_leaf(self, leaf: int, queue: int) -> None:
@@ -231,437 +234,138 @@ class _Tree:
         assert node == len(self.parent)
         p = queue + 1
         self.parent.append(p)
-        self.w.append(1.0)  # unused: a leaf's level is the scheduler's key
-        self.pos.append(self.first + leaf)
-        self.level.append(0.0)
-        self.present.append(False)
-        self.pushed.append(False)
-        self.ver.append(0)
-        self.contrib.append((0,) + (0.0,) * self.n_r)
-        self.sig.append(None)
-        self.children[p].append(node)
-        self.rebuild_at[p] += 4
+        self.pos.append(node)
         self.lparent.append(p)
         self.path.append(self.path[p] if p > 0 else ())
         self.upath.append(self.upath[p] if p > 0 else ())
+        kern = self.k
+        if node == self.ii.shape[0]:  # room for twice the nodes
+            grow = np.zeros_like(self.ii)
+            grow[:, kern.PARENT] = -1
+            grow[:, kern.SIG] = -1
+            grow[:, kern.CNT + self.n_r : self.g0] = -1
+            self.ii = np.vstack([self.ii, grow])
+            self.ff = np.vstack([self.ff, np.zeros_like(self.ff)])
+        row = self.ii[node]
+        row[kern.PARENT] = p
+        row[kern.POS] = node
+        path0 = kern.CNT + self.n_r
+        row[path0 : path0 + len(self.path[node])] = self.path[node]
+        self.n_children[p] += 1
+        if 2 * self.n_children[p] + 16 > self.hf.shape[1]:  # heaps: twice the children
+            extra = self.hf.shape[1]
+            self.hf = np.hstack([self.hf, np.zeros((self.first, extra))])
+            self.hi = np.hstack([self.hi, np.zeros((self.first, extra, 3), dtype=np.int64)])
         if p == 0:
-            self.root_leaves = True
+            self.meta[kern.ROOTLEAVES] = 1
 
     def mark(self, leaf: int) -> None:
         """The leaf's allocation, presence or head task changed."""
         self.dirty_leaves.add(leaf)
 
-    # ------------------------------------------------------------------ the sums
-    def _recontrib(self, node: int, present: bool, level: float, vec: list[float]) -> None:
-        """Replace what ``node`` contributes to its parent's sums (``B``, ``Z``, ``U``, laid
-        out one after the other in ``sums[parent]``)."""
-        p = self.parent[node]
-        old = self.contrib[node]
-        kind = old[0]
-        sums, n_r = self.sums[p], self.n_r
-        base = kind * n_r
-        for r in range(n_r):
-            sums[base + r] -= old[1 + r]
-        if not present:
-            new_kind, add = 0, tuple(vec)
-        elif level > 0.0:
-            new_kind, add = 2, tuple([v / level for v in vec])
-        else:
-            new_kind, add = 1, tuple(vec)
-        base = new_kind * n_r
-        for r in range(n_r):
-            sums[base + r] += add[r]
-        self.npres[p] += (new_kind != 0) - (kind != 0)
-        self.contrib[node] = (new_kind, *add)
-        self.updates[p] += 1
-        if self.updates[p] >= _RESUM:
-            self._resum(p)
-
-    def _resum(self, a: int) -> None:
-        """Recompute node ``a``'s sums from its children's contributions (no drift)."""
-        self.updates[a] = 0
-        n_r = self.n_r
-        sums = [0.0] * (3 * n_r)
-        for c in self.children[a]:
-            add = self.contrib[c]
-            base = add[0] * n_r
-            for r in range(n_r):
-                sums[base + r] += add[1 + r]
-        self.sums[a] = sums
-
-    def _resig(self, node: int, sig: tuple[bool, ...] | None) -> None:
-        """Count the resources the leaf's head task demands at every ancestor (while it is
-        unblocked): the resources a queue's level is taken over."""
-        old = self.sig[node]
-        if old == sig:
-            return
-        self.sig[node] = sig
-        a = self.parent[node]
-        while a > 0:  # the root's counts are never read
-            cnt = self.cnt[a]
-            for r in range(self.n_r):
-                cnt[r] += (sig is not None and sig[r]) - (old is not None and old[r])
-            a = self.parent[a]
-
     # ------------------------------------------------------------------ flush and descent
+    def _rows(self, clear: bool = True) -> int:
+        """Write the changed leaves into ``rows`` (node, waiting unblocked, key, the resources
+        its head task demands as bits, allocation over the pool's) and forget them (unless not
+        ``clear``: the kernel says whether it flushed them); their number."""
+        s, dirty, inv = self.s, self.dirty_leaves, self.inv
+        n = len(dirty)
+        if n > self.rows.shape[0]:
+            self.rows = np.zeros((2 * n, self.rows.shape[1]))
+        rows, share, alloc, inheap, queues = self.rows, s._keys, s._alloc, s._inheap, s._queues
+        first = self.first
+        if len(inv) == 2:  # the loop below, written out for two resources
+            inv0, inv1 = inv
+            for i, leaf in enumerate(dirty):
+                al = alloc[leaf]
+                if inheap[leaf]:
+                    n0, n1 = queues[leaf][0][1]
+                    bits = (n0 > 0.0) + 2 * (n1 > 0.0)
+                    rows[i] = (first + leaf, 1.0, share[leaf], bits, al[0] * inv0, al[1] * inv1)
+                else:
+                    rows[i] = (first + leaf, 0.0, share[leaf], 0, al[0] * inv0, al[1] * inv1)
+            if clear:
+                dirty.clear()
+            return n
+        for i, leaf in enumerate(dirty):
+            bits = 0
+            if inheap[leaf]:
+                for r, x in enumerate(queues[leaf][0][1]):
+                    if x > 0.0:
+                        bits |= 1 << r
+            al = alloc[leaf]
+            rows[i] = (
+                first + leaf, inheap[leaf], share[leaf], bits,
+                *[al[r] * inv[r] for r in range(len(inv))],
+            )  # fmt: skip
+        if clear:
+            dirty.clear()
+        return n
+
     def flush(self) -> None:
         """Bring every node the changed leaves touch up to date: the leaves, then the queues
         deepest first, then the root's children."""
         if self.dirty_leaves:
-            self._flush()
-        if self.rstale:
+            self.flush_now()
+        if self.meta[0]:
             self.settle()
 
+    def flush_now(self) -> None:
+        """:meth:`flush` but for the levels of the root's queue children."""
+        n = self._rows()
+        self.k.flush(self.ii, self.ff, self.hf, self.hi, self.meta, self.rows, n)
+
     def settle(self) -> None:
-        """Compute the levels of the root's queue children that the flush left dirty (a root
-        child adds to no sum: :meth:`_update_queue` gives it only its level and heap entry)."""
-        self.rstale = False
-        qdirty = self.qdirty
-        for a in self.rootq:
-            if qdirty[a]:
-                qdirty[a] = False
-                self._update_queue(a)
+        """Compute the levels of the root's queue children that the flush left stale (a root
+        child adds to no sum)."""
+        self.k.settle(self.ii, self.ff, self.hf, self.hi, self.meta)
 
-    def _make_flush2(self) -> Callable[[], None]:
-        """:meth:`_flush` written out for two resources (the hot path), as a function whose
-        lists are bound once in its closure. The leaves: each changed leaf's heap entry, what it
-        adds to its parent's sums (as :meth:`_recontrib`) and its head's resources (as
-        :meth:`_resig`); then the queues below the root's children, deepest first (as
-        :meth:`_update_queue`, :meth:`_top` and :meth:`_recontrib`); the root's children only
-        get their presence (their levels wait for :meth:`settle`). The same operations in the
-        same order as those methods: the same floats."""
-        tree, s = self, self.s
-        share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
-        inv0, inv1, first, parent = self.inv[0], self.inv[1], self.first, self.parent
-        contrib, sums_of, npres, updates = self.contrib, self.sums, self.npres, self.updates
-        ver, pos, heaps, qdirty, sig_of = self.ver, self.pos, self.heap, self.qdirty, self.sig
-        levels, pushed, cnt_of, path, w = self.level, self.pushed, self.cnt, self.path, self.w
-        present_of, rebuild_at = self.present, self.rebuild_at
-        qinner, rootq, dirty, resum = self.qinner, self.rootq, self.dirty_leaves, self._resum
+    @property
+    def rstale(self) -> bool:
+        """Whether the levels of the root's queue children wait for :meth:`settle`."""
+        return bool(self.meta[0])
 
-        push, replace, pop = heapq.heappush, heapq.heapreplace, heapq.heappop
-
-        def flush2() -> None:
-            d0: int  # changes of the counts of head tasks demanding each resource
-            d1: int
-            for leaf in dirty:
-                node = first + leaf
-                present = inheap[leaf]
-                level = share[leaf]
-                p = parent[node]
-                if not (present and pushed[node] and levels[node] == level):
-                    # (a leaf that stays unblocked at the same level keeps its heap entry)
-                    levels[node] = level
-                    v = ver[node] + 1
-                    ver[node] = v
-                    if present:
-                        heap = heaps[p]
-                        if pushed[node] and heap[0][2] == node and heap[0][3] == v - 1:
-                            replace(heap, (level, pos[node], node, v))  # its entry was the top
-                        else:
-                            push(heap, (level, pos[node], node, v))
-                    pushed[node] = present
-                if not p:  # the root's vector and level are never read
-                    continue
-                kind, o0, o1 = contrib[node]
-                al = alloc[leaf]
-                v0, v1 = al[0] * inv0, al[1] * inv1
-                if not present:
-                    new_kind = 0
-                elif level > 0.0:
-                    new_kind = 2
-                    v0, v1 = v0 / level, v1 / level
-                else:
-                    new_kind = 1
-                sums = sums_of[p]
-                b = kind * 2
-                sums[b] -= o0
-                sums[b + 1] -= o1
-                b = new_kind * 2
-                sums[b] += v0
-                sums[b + 1] += v1
-                contrib[node] = (new_kind, v0, v1)
-                if new_kind != kind and (new_kind == 0 or kind == 0):
-                    npres[p] += 1 if kind == 0 else -1
-                u = updates[p] + 1
-                updates[p] = u
-                if u >= _RESUM:
-                    resum(p)
-                old_sig = sig_of[node]
-                if present:
-                    need = queues[leaf][0][1]
-                    sig = _SIG2[(need[0] > 0.0) + 2 * (need[1] > 0.0)]
-                    if sig is not old_sig:
-                        sig_of[node] = sig
-                        if old_sig is None:
-                            d0, d1 = sig[0], sig[1]
-                        else:
-                            d0 = sig[0] - old_sig[0]
-                            d1 = sig[1] - old_sig[1]
-                        for a in path[node]:
-                            cnt = cnt_of[a]
-                            cnt[0] += d0
-                            cnt[1] += d1
-                elif old_sig is not None:
-                    sig_of[node] = None
-                    d0, d1 = old_sig[0], old_sig[1]
-                    for a in path[node]:
-                        cnt = cnt_of[a]
-                        cnt[0] -= d0
-                        cnt[1] -= d1
-                qdirty[p] = True
-            dirty.clear()
-            # the queues: _update_queue, _top and _recontrib written out
-            for a in qinner:  # deepest first, each below a queue
-                if not qdirty[a]:
-                    continue
-                p = parent[a]
-                present = npres[a] > 0
-                qdirty[a] = False
-                qdirty[p] = True
-                heap = heaps[a]
-                while heap and heap[0][3] != ver[heap[0][2]]:
-                    pop(heap)
-                if len(heap) > rebuild_at[a]:  # too many stale entries: rebuild
-                    heaps[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
-                    heapq.heapify(heap)
-                # the vector and level: _level2 written out
-                m = levels[heap[0][2]] if heap else 0.0
-                sums, cnt = sums_of[a], cnt_of[a]
-                v0 = sums[0] + sums[2] + m * sums[4]
-                v1 = sums[1] + sums[3] + m * sums[5]
-                c0, c1 = cnt[0] > 0, cnt[1] > 0
-                if c0 == c1:
-                    top_v = v0 if v0 >= v1 else v1
-                else:
-                    top_v = v0 if c0 else v1
-                # level = round(top_v / w[a], 12), as _round12 (written out)
-                x = top_v / w[a]
-                y = x * 1e12
-                if 0.0 < y < _FAST_ROUND_BELOW:
-                    f = _floor(y)
-                    if y - f < 0.499:
-                        level = f / 1e12
-                    elif y - f > 0.501:
-                        level = (f + 1) / 1e12
-                    else:
-                        level = round(x, _DIGITS)
-                else:
-                    level = round(x, _DIGITS)
-                # what the queue adds to its parent's sums
-                kind, o0, o1 = contrib[a]
-                psums = sums_of[p]
-                if not present:
-                    new_kind = 0
-                elif level > 0.0:
-                    new_kind = 2
-                    v0, v1 = v0 / level, v1 / level
-                else:
-                    new_kind = 1
-                b = kind * 2
-                psums[b] -= o0
-                psums[b + 1] -= o1
-                b = new_kind * 2
-                psums[b] += v0
-                psums[b + 1] += v1
-                contrib[a] = (new_kind, v0, v1)
-                if new_kind != kind and (new_kind == 0 or kind == 0):
-                    npres[p] += 1 if kind == 0 else -1
-                u = updates[p] + 1
-                updates[p] = u
-                if u >= _RESUM:
-                    resum(p)
-                present_of[a] = present
-                if not (present and pushed[a] and levels[a] == level):
-                    levels[a] = level
-                    v = ver[a] + 1
-                    ver[a] = v
-                    if present:
-                        heap = heaps[p]
-                        if pushed[a] and heap[0][2] == a and heap[0][3] == v - 1:
-                            replace(heap, (level, pos[a], a, v))  # its entry was the top
-                        else:
-                            push(heap, (level, pos[a], a, v))
-                    pushed[a] = present
-            for a in rootq:  # the root's children: their levels wait for settle()
-                if qdirty[a]:
-                    present_of[a] = npres[a] > 0
-                    tree.rstale = True
-
-        return flush2
-
-    def _flush(self) -> None:
-        """:meth:`flush` but for the levels of the root's queue children (two resources)."""
-        if self.n_r == 2:
-            self.flush_now()
-            return
-        s = self.s
-        share, alloc, inheap, queues = s._keys, s._alloc, s._inheap, s._queues
-        inv, n_r, first = self.inv, self.n_r, self.first
-        parent, contrib, sums_of, npres = self.parent, self.contrib, self.sums, self.npres
-        ver, pos, heaps, qdirty, sig_of = self.ver, self.pos, self.heap, self.qdirty, self.sig
-        levels, pushed = self.level, self.pushed
-        for leaf in self.dirty_leaves:
-            node = first + leaf
-            present = inheap[leaf]
-            level = share[leaf]
-            al = alloc[leaf]
-            p = parent[node]
-            if not (present and pushed[node] and levels[node] == level):
-                # (a leaf that stays unblocked at the same level keeps its heap entry)
-                levels[node] = level
-                pushed[node] = present
-                v = ver[node] + 1
-                ver[node] = v
-                if present:
-                    heapq.heappush(heaps[p], (level, pos[node], node, v))
-            if not p:  # the root's vector and level are never read
-                continue
-            # what the leaf adds to its parent's sums (inline _recontrib)
-            old = contrib[node]
-            kind = old[0]
-            sums = sums_of[p]
-            vec = [al[r] * inv[r] for r in range(n_r)]
-            add: tuple[float, ...]
-            if not present:
-                new_kind, add = 0, tuple(vec)
-            elif level > 0.0:
-                new_kind, add = 2, tuple([v / level for v in vec])
-            else:
-                new_kind, add = 1, tuple(vec)
-            for r in range(n_r):
-                sums[kind * n_r + r] -= old[1 + r]
-                sums[new_kind * n_r + r] += add[r]
-            contrib[node] = (new_kind, *add)
-            if new_kind != kind and (new_kind == 0 or kind == 0):
-                npres[p] += 1 if kind == 0 else -1
-            self.updates[p] += 1
-            if self.updates[p] >= _RESUM:
-                self._resum(p)
-            sig = tuple(x > 0.0 for x in queues[leaf][0][1]) if present else None
-            if sig != sig_of[node]:
-                self._resig(node, sig)
-            qdirty[p] = True
-        self.dirty_leaves.clear()
-        for a in self.qorder:  # the queues, deepest first
-            if qdirty[a]:
-                qdirty[a] = False
-                self._update_queue(a)
-                qdirty[parent[a]] = True
-
-    def _top(self, a: int) -> int:
-        """The unblocked child of ``a`` with the smallest (level, position), or -1."""
-        heap, ver = self.heap[a], self.ver
-        while heap and heap[0][3] != ver[heap[0][2]]:
-            heapq.heappop(heap)
-        if len(heap) > self.rebuild_at[a]:  # too many stale entries: rebuild
-            self.heap[a] = heap = [e for e in heap if e[3] == ver[e[2]]]
-            heapq.heapify(heap)
-        return heap[0][2] if heap else -1
-
-    def _level2(self, a: int) -> tuple[float, float, float]:
-        """Queue ``a``'s vector ``B + Z + M U`` and level for two resources: ``(v0, v1,
-        level)``, the level being the largest entry over the resources its unblocked leaves
-        need (every entry when they need none) divided by its weight, rounded to 12 digits.
-        The flush (:meth:`_make_flush2`) and :meth:`settle` have these lines written out (the
-        hot paths): change them together."""
-        top = self._top(a)
-        m = self.level[top] if top >= 0 else 0.0
-        sums, cnt = self.sums[a], self.cnt[a]
-        v0 = sums[0] + sums[2] + m * sums[4]
-        v1 = sums[1] + sums[3] + m * sums[5]
-        c0, c1 = cnt[0] > 0, cnt[1] > 0
-        if c0 == c1:
-            top_v = v0 if v0 >= v1 else v1
-        else:
-            top_v = v0 if c0 else v1
-        return v0, v1, _round12(top_v / self.w[a])
-
-    def _update_queue(self, a: int) -> None:
-        """Recompute queue ``a``'s vector ``B + Z + M U``, level and presence, and what it adds
-        to its parent."""
-        present = self.npres[a] > 0
-        n_r = self.n_r
-        if n_r == 2:
-            v0, v1, level = self._level2(a)
-            vec = [v0, v1]
-        else:
-            top = self._top(a)
-            m = self.level[top] if top >= 0 else 0.0
-            sums, cnt = self.sums[a], self.cnt[a]
-            vec = [sums[r] + sums[n_r + r] + m * sums[2 * n_r + r] for r in range(n_r)]
-            top_v = max([vec[r] for r in range(n_r) if cnt[r] > 0] or vec)
-            level = _round12(top_v / self.w[a])
-        if self.parent[a]:  # the root's vector is never read
-            self._recontrib(a, present, level, vec)
-        self.present[a] = present
-        if not (present and self.pushed[a] and self.level[a] == level):
-            self.level[a] = level
-            self.pushed[a] = present
-            v = self.ver[a] + 1
-            self.ver[a] = v
+    def select(self) -> int:
+        """The leaf the descent reaches (flushing first), or -1 when every leaf is blocked: from
+        the root, at each node into its child below its guarantee with the smallest (level,
+        position) if any, else the unblocked child with the smallest (level, position)."""
+        if not self.n_present:  # nothing to descend to: the flush waits for a leaf to wait
+            return -1
+        dirty = self.dirty_leaves
+        leaf: int
+        if len(dirty) == 1 and self.n_r == 2:  # one changed leaf: no row to write
+            one = dirty.pop()
+            s = self.s
+            present = s._inheap[one]
+            sig = 0
             if present:
-                heapq.heappush(self.heap[self.parent[a]], (level, self.pos[a], a, v))
+                n0, n1 = s._queues[one][0][1]
+                sig = (n0 > 0.0) + 2 * (n1 > 0.0)
+            a0, a1 = s._alloc[one]
+            inv = self.inv
+            leaf = self.k.flush1_descend2(
+                self.ii, self.ff, self.hf, self.hi, self.meta, self.first + one, present,
+                s._keys[one], sig, a0 * inv[0], a1 * inv[1],
+            )  # fmt: skip
+            return leaf
+        n = self._rows() if dirty else 0
+        leaf = self.k.flush_descend(self.ii, self.ff, self.hf, self.hi, self.meta, self.rows, n)
+        return leaf
+
+    def level(self, a: int) -> float:
+        """Node ``a``'s level as the tree holds it (a root's child's: as of the last
+        :meth:`settle`)."""
+        return float(self.ff[a, 0])
 
     def below(self, a: int) -> bool:
         """Queue ``a`` holds less than its guarantee of every resource guaranteed to it."""
         use, g = self.use[a], self.g[a]
         return all(use[r] < g[r] for r in range(self.n_r) if g[r] > 0.0)
 
-    def select(self) -> int:
-        """The leaf the descent reaches (flushing first), or -1 when every leaf is blocked."""
-        if not self.n_present:  # nothing to descend to: the flush waits for a leaf to wait
-            return -1
-        if self.dirty_leaves:
-            self.flush_now()
-        first, present, heaps, ver = self.first, self.present, self.heap, self.ver
-        gchildren, level, pos, is_below = self.gchildren, self.level, self.pos, self.is_below
-        node = self._root_choice() if self.rstale else 0
-        while node < first:
-            best = -1
-            gch = gchildren[node]
-            if gch:  # a queue below its guarantee first
-                for c in gch:
-                    if present[c] and is_below[c]:
-                        if best < 0 or (level[c], pos[c]) < (level[best], pos[best]):
-                            best = c
-            if best < 0:
-                heap = heaps[node]
-                while heap and heap[0][3] != ver[heap[0][2]]:
-                    heapq.heappop(heap)
-                if not heap:
-                    return -1
-                best = heap[0][2]
-            node = best
-        return node - first
-
-    def _root_choice(self) -> int:
-        """The root's child the descent goes to when no level need be compared for it (one
-        queue below its guarantee waits, or one queue waits and no leaf hangs at the root);
-        else settle the root's children's levels and return the root (0), to descend from."""
-        present, is_below = self.present, self.is_below
-        best = -1
-        for c in self.gchildren[0]:
-            if present[c] and is_below[c]:
-                if best >= 0:  # two below their guarantees: compare their levels
-                    best = -1
-                    break
-                best = c
-        else:
-            if best >= 0:
-                return best
-            if not self.root_leaves:
-                for c in self.rootq:
-                    if present[c]:
-                        if best >= 0:
-                            best = -1
-                            break
-                        best = c
-                else:
-                    if best >= 0:
-                        return best
-        self.settle()
-        return 0
+    def is_below(self, a: int) -> bool:
+        """Whether queue ``a`` is a guaranteed queue below its guarantee (kept by
+        :meth:`account`)."""
+        return bool(self.ii[a, self.k.ISBELOW])
 
     def order_plan(self, groups: frozenset[int]) -> tuple[bool, tuple[int, ...]]:
         """How the leaves of the nodes ``groups`` are ordered (cached: it depends only on the
@@ -679,7 +383,7 @@ class _Tree:
         """:meth:`path_key` of queue ``a``'s leaves without their own last pair: for every
         queue from the root's child down to ``a``, (0 for a queue below its guarantee else 1,
         its level, its position)."""
-        if self.rstale:
+        if self.meta[0]:
             self.settle()
         return self.queue_key_as_is(a)
 
@@ -687,25 +391,20 @@ class _Tree:
         """:meth:`queue_key` with the levels of the root's children as they are (settled or
         not: the caller knows they decide nothing)."""
         key: tuple[float, ...] = ()
+        ff, ii, isb, pos, parent = self.ff, self.ii, self.k.ISBELOW, self.pos, self.parent
         while a > 0:
-            key = (0 if self.is_below[a] else 1, self.level[a], self.pos[a], *key)
-            a = self.parent[a]
+            key = (0 if ii[a, isb] else 1, float(ff[a, 0]), pos[a], *key)
+            a = parent[a]
         return key
 
     def path_key(self, leaf: int) -> tuple[float, ...]:
         """The order in which the descent would serve the leaf now, among leaves that all
         waited unblocked: for every node from the root's child down to the leaf, (0 for a queue
         below its guarantee else 1, its level, its position), one after the other."""
-        if self.rstale:
+        if self.meta[0]:
             self.settle()
         node = self.first + leaf
-        a = self.parent[node]
-        key: tuple[float, ...] = (1, self.s._keys[leaf], self.pos[node])
-        while a > 0:
-            g = 0 if self.is_below[a] else 1
-            key = (g, self.level[a], self.pos[a], *key)
-            a = self.parent[a]
-        return key
+        return (*self.queue_key_as_is(self.parent[node]), 1, self.s._keys[leaf], self.pos[node])
 
     # ------------------------------------------------------------------ usage and limits
     def fits_limits(self, leaf: int, need: tuple[float, ...]) -> int:
@@ -723,8 +422,9 @@ class _Tree:
         woken)."""
         woken: list[int] = []
         lblocked = self.lblocked if sign < 0 else None
+        ii, isb = self.ii, self.k.ISBELOW
         if self.n_r == 2:  # the loop below, written out for two resources
-            use_of, guaranteed, g_of, is_below = self.use, self.guaranteed, self.g, self.is_below
+            use_of, guaranteed, g_of = self.use, self.guaranteed, self.g
             n0, n1 = sign * need[0], sign * need[1]
             for a in self.upath[self.first + leaf]:
                 use = use_of[a]
@@ -732,7 +432,7 @@ class _Tree:
                 use[1] += n1
                 if guaranteed[a]:
                     g = g_of[a]
-                    is_below[a] = (g[0] <= 0.0 or use[0] < g[0]) and (g[1] <= 0.0 or use[1] < g[1])
+                    ii[a, isb] = (g[0] <= 0.0 or use[0] < g[0]) and (g[1] <= 0.0 or use[1] < g[1])
                 if lblocked and a in lblocked:
                     woken.extend(lblocked.pop(a))
             return woken
@@ -741,7 +441,7 @@ class _Tree:
             for r in range(self.n_r):
                 use[r] += sign * need[r]
             if self.guaranteed[a]:
-                self.is_below[a] = self.below(a)
+                ii[a, isb] = self.below(a)
             if lblocked and a in lblocked:
                 woken.extend(lblocked.pop(a))
         return woken
@@ -792,6 +492,8 @@ class HDRF(ProgressiveFilling):
         self.tree_ = _Tree(self, self.queues, np.asarray(cluster.total, dtype=np.float64))
         self._task_queue = cluster.task_queue
         self._plain_arrival = self._arrived is None and self._activated is None
+        self._need2 = np.zeros((64, 2))  # leaf -> its blocked head's need (two resources)
+        self._woken = np.empty(64, dtype=np.int64)  # the compiled reservation's output
 
     # ------------------------------------------------------------------ events
     def _new_leaf(self, queue: int, user: int, task: int) -> int:
@@ -861,6 +563,12 @@ class HDRF(ProgressiveFilling):
     def _block(self, user: int, need: tuple[float, ...]) -> None:
         self._leave(user)
         super()._block(user, need)
+        if self._k == 2:  # the blocked head's need, for the compiled reservation
+            if user >= self._need2.shape[0]:
+                grow = np.zeros((max(user + 1, 2 * self._need2.shape[0]), 2))
+                grow[: self._need2.shape[0]] = self._need2
+                self._need2 = grow
+            self._need2[user] = need
 
     def _by_key(self, users: list[int]) -> list[int]:
         """``users`` (leaves) in the order the descent serves them with the tree as it is: by
@@ -889,8 +597,7 @@ class HDRF(ProgressiveFilling):
         if tree.rstale:
             # the levels of the root's children order these leaves only when two of the queues
             # under the root that hold them are both below their guarantees or both not
-            is_below = tree.is_below
-            if len({is_below[a] for a in tops}) < len(tops):
+            if len({tree.is_below(a) for a in tops}) < len(tops):
                 tree.settle()
         out: list[int] = []
         by_key = super()._by_key
@@ -898,68 +605,33 @@ class HDRF(ProgressiveFilling):
             out += by_key([u for u, q in zip(users, ps, strict=True) if q == p])
         return out
 
-    def _groups_in_order(self, users: list[int]) -> Iterator[list[tuple[object, int]]]:
-        """:meth:`_by_key`'s order, lazily: ``users`` (leaves, more than one) in consecutive
-        parts, each a list of ``(sort key, leaf)`` pairs whose sorted order is that part's order
-        (the leaves of one queue after another, or all at once by :meth:`_Tree.path_key`); a
-        part is built only when the one before it is used up. The tree is flushed exactly when
-        :meth:`_by_key` would flush it."""
-        tree, keys = self.tree_, self._keys
-        lparent = tree.lparent
-        ps = [lparent[u] for u in users]
-        if ps.count(ps[0]) == len(ps):  # one queue: by key, then leaf code
-            yield [(keys[u], u) for u in users]
-            return
-        groups = frozenset(ps)
-        if tree.dirty_leaves:
-            tree.flush_now()
-        nested, tops = tree.order_plan(groups)
-        if nested:
-            path_key = tree.path_key
-            yield [(path_key(u), u) for u in users]
-            return
-        if tree.rstale:
-            # the levels of the root's children order these leaves only when two of the queues
-            # under the root that hold them are both below their guarantees or both not
-            is_below = tree.is_below
-            if len({is_below[a] for a in tops}) < len(tops):
-                tree.settle()
-        for p in sorted(groups, key=tree.queue_key_as_is):
-            yield [(keys[u], u) for u, q in zip(users, ps, strict=True) if q == p]
-
     def _reserve(self, server: int, single: list[int], may_stop: bool, woken: set[int]) -> None:
         """:meth:`ProgressiveFilling._reserve
-        <fairsim.schedulers.progressive_filling.ProgressiveFilling._reserve>` for two resources
-        that orders only the leaves it reaches: the parts of :meth:`_groups_in_order` one after
-        the other, each a heap popped in order, and it stops as soon as the server's room is
-        below ``bmin`` (a lower bound of every blocked head's need, so every later leaf would
-        fail there: the same leaves woken and the same re-check as the whole sorted scan)."""
+        <fairsim.schedulers.progressive_filling.ProgressiveFilling._reserve>` for two resources,
+        compiled (:func:`fairsim.schedulers._hdrf_kernel.reserve2`): the leaves in
+        :meth:`_by_key`'s order, popped from a heap, and it stops as soon as the server's room
+        is below ``bmin`` (a lower bound of every blocked head's need, so every later leaf would
+        fail there: the same leaves woken and the same re-check as the whole sorted scan). The
+        tree is flushed exactly when :meth:`_by_key` would flush it."""
         if self._k != 2 or len(single) == 1:
             super()._reserve(server, single, may_stop, woken)
             return
-        cols, bmin, bneed = self._cols, self._bmin, self._bneed
-        r0, r1 = float(cols[0][server]), float(cols[1][server])
-        b0, b1 = float(bmin[0]), float(bmin[1])
-        left = len(single)
-        pop = heapq.heappop
-        for part in self._groups_in_order(single):
-            heapq.heapify(part)
-            while part:
-                u = pop(part)[1]
-                left -= 1
-                n0, n1 = bneed[u]
-                if n0 <= r0 and n1 <= r1:
-                    woken.add(u)
-                    r0 -= n0
-                    r1 -= n1
-                    if r0 < b0 or r1 < b1:  # every later leaf fails here
-                        if left:
-                            self._recheck.add(server)
-                        return
-                else:
-                    self._recheck.add(server)
-                    if r0 < b0 or r1 < b1:
-                        return
+        tree, cols, bmin = self.tree_, self._cols, self._bmin
+        users = np.array(single, dtype=np.int64)
+        n = tree._rows(clear=False) if tree.dirty_leaves else 0
+        if users.size > self._woken.size:
+            self._woken = np.empty(2 * users.size, dtype=np.int64)
+        code = tree.k.reserve2(
+            tree.ii, tree.ff, tree.hf, tree.hi, tree.meta, tree.rows, n, users, self._need2,
+            float(cols[0][server]), float(cols[1][server]), float(bmin[0]), float(bmin[1]),
+            self._woken,
+        )  # fmt: skip
+        if code & 1:
+            tree.dirty_leaves.clear()
+        if code & 2:
+            self._recheck.add(server)
+        if code >= 4:
+            woken.update(self._woken[: code >> 2].tolist())
 
     # ------------------------------------------------------------------ the filling loop
     def decide(self) -> Iterator[tuple[int, int]]:
@@ -975,55 +647,9 @@ class HDRF(ProgressiveFilling):
         queues = self._queues
         limited = bool(tree.limited)
         upath, first = tree.upath, tree.first
-        dirty, tree_account = tree.dirty_leaves, tree.account
-        # tree.select written out (the hot path): the flush, then the descent
-        flush_now, settle, groot, rootq = tree.flush_now, tree.settle, tree.gchildren[0], tree.rootq
-        present, heaps, ver = tree.present, tree.heap, tree.ver
-        gchildren, level, pos, is_below = tree.gchildren, tree.level, tree.pos, tree.is_below
-        pop = heapq.heappop
+        dirty, tree_account, select = tree.dirty_leaves, tree.account, tree.select
         while True:
-            if not tree.n_present:  # nothing to descend to: the flush waits for a leaf to wait
-                leaf = -1
-            else:
-                if dirty:
-                    flush_now()
-                node = 0
-                if tree.rstale:  # tree._root_choice written out
-                    node = -1
-                    for c in groot:
-                        if present[c] and is_below[c]:
-                            if node >= 0:  # two below their guarantees: compare their levels
-                                node = -2
-                                break
-                            node = c
-                    if node == -1 and not tree.root_leaves:
-                        for c in rootq:
-                            if present[c]:
-                                if node >= 0:
-                                    node = -2
-                                    break
-                                node = c
-                    if node < 0:
-                        settle()
-                        node = 0
-                while node < first:
-                    best = -1
-                    gch = gchildren[node]
-                    if gch:  # a queue below its guarantee first
-                        for c in gch:
-                            if present[c] and is_below[c]:
-                                if best < 0 or (level[c], pos[c]) < (level[best], pos[best]):
-                                    best = c
-                    if best < 0:
-                        heap = heaps[node]
-                        while heap and heap[0][3] != ver[heap[0][2]]:
-                            pop(heap)
-                        if not heap:
-                            node = -1
-                            break
-                        best = heap[0][2]
-                    node = best
-                leaf = node - first if node >= 0 else -1
+            leaf = select()
             if leaf < 0:
                 if not self._recheck:
                     return
