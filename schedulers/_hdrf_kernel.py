@@ -67,7 +67,13 @@ FAST_ROUND_BELOW = 1099511627776.0
 
 def layout(n_res: int, depth: int, n_gch: int) -> tuple[int, int]:
     """Widths of ``ii`` and ``ff`` for ``n_res`` resources, queues ``depth`` deep and at most
-    ``n_gch`` guaranteed children under a node."""
+    ``n_gch`` guaranteed children under a node.
+
+    Returns
+    -------
+    tuple of int
+        ``(columns of ii, columns of ff)``.
+    """
     return CNT + n_res + depth + 1 + n_gch, 2 + 4 * n_res
 
 
@@ -382,7 +388,13 @@ def descend(
     node into its child below its guarantee with the smallest (level, position) if any, else
     the unblocked child with the smallest (level, position). The root's children's levels are
     settled first unless one child is the only choice (one below its guarantee waits, or one
-    queue waits and no leaf hangs at the root)."""
+    queue waits and no leaf hangs at the root).
+
+    Returns
+    -------
+    int
+        The leaf's code (its node minus the first leaf's), or -1.
+    """
     g0 = CNT + meta[NRES] + meta[DEPTH]
     first = meta[FIRST]
     node = 0
@@ -445,7 +457,13 @@ def flush1_descend2(
 ) -> int:  # fmt: skip
     """:func:`flush_descend` for one changed leaf and two resources, the leaf given as
     arguments (its node, whether it waits unblocked, its key, the resources its head task
-    demands as bits, its allocation over the pool's): the most common step, without a row."""
+    demands as bits, its allocation over the pool's): the most common step, without a row.
+
+    Returns
+    -------
+    int
+        The leaf the descent reaches, or -1 (as :func:`descend`).
+    """
     vec = np.empty(2)
     vec[0] = v0
     vec[1] = v1

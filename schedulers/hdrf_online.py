@@ -67,9 +67,6 @@ from fairsim.simulator.cluster import ClusterView
 #: Levels of queues are rounded to this many decimals (as the leaves' keys), so that levels
 #: equal in exact arithmetic tie whatever the rounding of the running sums.
 _DIGITS = 12
-#: A node's running sums are recomputed from its children's contributions after this many
-#: updates (the running sums drift by float rounding otherwise).
-_RESUM = 4096
 #: Relative slack of a limit: a task fits within a limit when the queue's usage plus its demand
 #: is at most ``limit * (1 + _LIMIT_TOL)``.
 _LIMIT_TOL = 1e-9
@@ -77,9 +74,6 @@ _LIMIT_TOL = 1e-9
 #: within 2**-13 of ``x`` times 10**12).
 _FAST_ROUND_BELOW = 1099511627776.0
 _floor = math.floor
-#: The resources a head task demands (two resources), one tuple per pattern: the flush compares
-#: them by identity.
-_SIG2 = ((False, False), (True, False), (False, True), (True, True))
 
 
 def _round12(x: float) -> float:
