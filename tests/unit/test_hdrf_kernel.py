@@ -1,5 +1,5 @@
 """The compiled queue tree of online ``hdrf`` (``schedulers/_hdrf_kernel.py``) against the
-definition, recomputed from scratch at sampled instants of random runs: every queue's
+definition, recomputed from scratch at every descent of random runs: every queue's
 consumption vector is its blocked children's vectors plus its unblocked children's rescaled to
 the smallest level among them, its level the largest entry over the resources its unblocked
 leaves' head tasks demand (every entry when none) over its weight (Bhattacharya et al., SoCC
@@ -165,7 +165,7 @@ def test_levels_and_descent_match_the_definition(which: int, seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_compiled_reservation_wakes_as_the_plain_scan(seed: int) -> None:
-    """At sampled instants, for random sets of blocked leaves, needs and rooms: the compiled
+    """At sampled instants, for random sets of leaves, needs and rooms: the compiled
     reservation (``reserve2``, the changed leaves handed over as :meth:`HDRF._reserve` does)
     wakes the leaves, and asks for the server's re-check, as the plain scan over
     :meth:`HDRF._by_key`'s order does."""
