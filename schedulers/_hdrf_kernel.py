@@ -114,6 +114,14 @@ def _swap(hf: np.ndarray, hi: np.ndarray, a: int, i: int, j: int) -> None:
         hi[a, i, c], hi[a, j, c] = hi[a, j, c], hi[a, i, c]
 
 
+@numba.njit(cache=True, inline="always")
+def _copy(hf: np.ndarray, hi: np.ndarray, a: int, dst: int, src: int) -> None:
+    """Entry ``src`` of node ``a``'s heap written over entry ``dst``."""
+    hf[a, dst] = hf[a, src]
+    for c in range(3):
+        hi[a, dst, c] = hi[a, src, c]
+
+
 @numba.njit(cache=True)
 def _sift_down(hf: np.ndarray, hi: np.ndarray, a: int, i: int, n: int) -> None:
     """Move entry ``i`` of node ``a``'s heap (length ``n``) down to its place."""
@@ -135,9 +143,7 @@ def _compact(ii: np.ndarray, hf: np.ndarray, hi: np.ndarray, a: int) -> None:
     n, k = ii[a, HLEN], 0
     for i in range(n):
         if hi[a, i, 2] == ii[hi[a, i, 1], VER]:
-            hf[a, k] = hf[a, i]
-            for c in range(3):
-                hi[a, k, c] = hi[a, i, c]
+            _copy(hf, hi, a, k, i)
             k += 1
     ii[a, HLEN] = k
     for i in range(k // 2 - 1, -1, -1):
@@ -175,9 +181,7 @@ def _top(ii: np.ndarray, hf: np.ndarray, hi: np.ndarray, a: int) -> int:
         n = ii[a, HLEN] - 1
         ii[a, HLEN] = n
         if n > 0:
-            hf[a, 0] = hf[a, n]
-            for c in range(3):
-                hi[a, 0, c] = hi[a, n, c]
+            _copy(hf, hi, a, 0, n)
             _sift_down(hf, hi, a, 0, n)
     return -1
 
