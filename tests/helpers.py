@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -323,3 +324,59 @@ def reclaim_config(name: str, scheduler: dict[str, Any]) -> dict[str, Any]:
         "schedulers": [scheduler],
         "collect": {"utilization_interval_s": 10, "horizon_s": 300},
     }
+
+
+def run_on_tree(
+    sched: Any,
+    frame: pd.DataFrame,
+    capacity: np.ndarray,
+    tree: Any,
+    users: dict[str, str],
+    *,
+    end_s: float,
+    horizon_s: float = math.inf,
+    interval_s: float = 60.0,
+    on_sample: Any = None,
+) -> Any:
+    """Run ``sched`` over ``frame`` (read until ``end_s``) on servers ``capacity`` (cpu, mem),
+    each user in the queue of ``tree`` that ``users`` maps it to (the root otherwise), with the
+    engine's utilisation sampled every ``interval_s`` (``on_sample`` called then); the
+    :class:`~fairsim.simulator.results.RunResult`."""
+    from fairsim.scenario.config import LeafRule
+    from fairsim.scenario.queues import QueueTaskSource
+    from fairsim.simulator.cluster import ClusterState
+    from fairsim.simulator.engine import Engine
+    from fairsim.simulator.workload import FrameTaskSource
+
+    source = QueueTaskSource(
+        FrameTaskSource(frame, end_s=end_s), LeafRule(by="user", users=users), tree
+    )
+    return Engine(
+        ClusterState(capacity, ("cpu", "mem")),
+        sched,
+        source,
+        horizon_s=horizon_s,
+        utilization_interval_s=interval_s,
+        on_sample=on_sample,
+    ).run()
+
+
+def held_by_limits(result: Any, tree: Any, users: dict[str, str]) -> np.ndarray:
+    """Per task of a :func:`run_on_tree` result (bool, shape (n_tasks,)): it is larger than
+    the limit of a queue on its path (it never starts, as in YARN and Kueue), or behind such a
+    task in its leaf (a leaf's tasks start in submission order; task ids are in arrival
+    order)."""
+    t = result.tasks
+    names = np.array(result.users, dtype=object)[t["user"]]
+    code = {u: tree.ids.index(q) for u, q in users.items()}
+    too_big = np.zeros(len(names), dtype=bool)
+    for i, u in enumerate(names.tolist()):
+        c = code.get(str(u), -1)
+        while c >= 0:
+            too_big[i] |= bool((t["demand"][i] > tree.limit[c] * (1 + 1e-9) + 1e-12).any())
+            c = int(tree.parent[c])
+    stuck = too_big.copy()
+    for u in np.unique(names):
+        mine = np.flatnonzero(names == u)
+        stuck[mine] = np.maximum.accumulate(too_big[mine])
+    return stuck

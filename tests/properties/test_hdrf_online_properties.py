@@ -9,17 +9,13 @@ import math
 from typing import Any
 
 import numpy as np
-from helpers import random_frame
+from helpers import held_by_limits, random_frame, run_on_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairsim.scenario.config import LeafRule
-from fairsim.scenario.queues import QueueTaskSource
 from fairsim.schedulers.exact.instance import parse_queues
 from fairsim.schedulers.registry import make_scheduler
 from fairsim.simulator.cluster import ClusterState
-from fairsim.simulator.engine import Engine
-from fairsim.simulator.workload import FrameTaskSource
 
 TABLE = np.array([[0.5, 0.4995], [0.5, 0.2493], [0.5, 0.749], [1.0, 1.0], [0.25, 0.2498]])
 
@@ -51,18 +47,12 @@ def _run(frame: Any, capacity: np.ndarray, queues: list[dict[str, Any]], users: 
          horizon: float, check: Any = None) -> tuple[Any, Any]:  # fmt: skip
     tree = parse_queues(queues, [], ["cpu", "mem"], capacity.sum(axis=0))
     assert tree is not None
-    source = QueueTaskSource(
-        FrameTaskSource(frame, end_s=600.0), LeafRule(by="user", users=users), tree
-    )
-    engine = Engine(
-        ClusterState(capacity, ("cpu", "mem")),
-        make_scheduler({"name": "hdrf", "fit": "best-fit"}, queues=tree),
-        source,
-        horizon_s=horizon,
-        utilization_interval_s=7.0,
+    sched = make_scheduler({"name": "hdrf", "fit": "best-fit"}, queues=tree)
+    r = run_on_tree(
+        sched, frame, capacity, tree, users, end_s=600.0, horizon_s=horizon, interval_s=7.0,
         on_sample=check,
-    )
-    return engine.run(), tree
+    )  # fmt: skip
+    return r, tree
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -105,16 +95,7 @@ def test_capacity_limits_and_every_task(
     if horizon == math.inf:  # every task that can run, runs (work conserving, no queue starves
         # for ever: a limit frees room as its queue's tasks end); a task larger than a limit on
         # its path never starts (as in YARN and Kueue)
-        too_big = np.zeros(len(queue_of), dtype=bool)
-        for i, c in enumerate(queue_of.tolist()):
-            while c >= 0:
-                too_big[i] |= bool((t["demand"][i] > qt.limit[c] * (1 + 1e-9) + 1e-12).any())
-                c = int(qt.parent[c])
-        # ... and the tasks of its leaf behind it (a leaf's tasks start in submission order)
-        stuck = too_big.copy()
-        for u in np.unique(user_names):
-            mine = np.flatnonzero(user_names == u)  # task ids are in arrival order
-            stuck[mine] = np.maximum.accumulate(too_big[mine])
+        stuck = held_by_limits(r, qt, users)
         assert np.all(finished | t["unplaceable"] | stuck)
     for q in range(len(qt.ids)):
         below = np.zeros(len(queue_of), dtype=bool)
@@ -171,14 +152,4 @@ def test_reservation_order_is_the_descents(
                 assert sched._by_key(sub) == want
                 checked[0] += 1
 
-    source = QueueTaskSource(
-        FrameTaskSource(frame, end_s=600.0), LeafRule(by="user", users=users), qt
-    )
-    Engine(
-        ClusterState(capacity, ("cpu", "mem")),
-        sched,
-        source,
-        horizon_s=math.inf,
-        utilization_interval_s=7.0,
-        on_sample=check,
-    ).run()
+    run_on_tree(sched, frame, capacity, qt, users, end_s=600.0, interval_s=7.0, on_sample=check)

@@ -8,23 +8,17 @@ compiled reservation wakes the leaves the plain scan over :meth:`HDRF._by_key`'s
 
 from __future__ import annotations
 
-import math
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
-from helpers import random_frame
+from helpers import random_frame, run_on_tree
 
-from fairsim.scenario.config import LeafRule
-from fairsim.scenario.queues import QueueTaskSource
 from fairsim.schedulers import _hdrf_kernel as kern
 from fairsim.schedulers.exact.instance import parse_queues
 from fairsim.schedulers.hdrf_online import HDRF
 from fairsim.schedulers.registry import make_scheduler
-from fairsim.simulator.cluster import ClusterState
-from fairsim.simulator.engine import Engine
-from fairsim.simulator.workload import FrameTaskSource
 
 TREES: list[tuple[list[dict[str, Any]], dict[str, str]]] = [
     # production with a guarantee; batch and free under a weighted parent (google-tiers' shape)
@@ -148,17 +142,7 @@ def test_levels_and_descent_match_the_definition(which: int, seed: int) -> None:
             tree.k.flush1_descend2 = checked(kern.flush1_descend2)
             tree.k.flush_descend = checked(kern.flush_descend)
 
-    source = QueueTaskSource(
-        FrameTaskSource(frame, end_s=1200.0), LeafRule(by="user", users=users), qt
-    )
-    Engine(
-        ClusterState(capacity, ("cpu", "mem")),
-        sched,
-        source,
-        horizon_s=math.inf,
-        utilization_interval_s=11.0,
-        on_sample=check,
-    ).run()
+    run_on_tree(sched, frame, capacity, qt, users, end_s=1200.0, interval_s=11.0, on_sample=check)
     assert seen["levels"] > 500
     assert seen["descents"] > 100
 
@@ -209,16 +193,6 @@ def test_compiled_reservation_wakes_as_the_plain_scan(seed: int) -> None:
             tried[0] += 1
             tried[1] += len(want)
 
-    source = QueueTaskSource(
-        FrameTaskSource(frame, end_s=800.0), LeafRule(by="user", users=users), qt
-    )
-    Engine(
-        ClusterState(capacity, ("cpu", "mem")),
-        sched,
-        source,
-        horizon_s=math.inf,
-        utilization_interval_s=13.0,
-        on_sample=check,
-    ).run()
+    run_on_tree(sched, frame, capacity, qt, users, end_s=800.0, interval_s=13.0, on_sample=check)
     assert tried[0] > 20
     assert tried[1] > 20

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import random_frame
+from helpers import held_by_limits, random_frame, run_on_tree
 
 import fairsim
 from fairsim.scenario.config import LeafRule
@@ -218,11 +218,7 @@ def test_a_leaf_held_back_by_a_limit_forgets_its_candidate_servers() -> None:
     found no room there, remembered its need as fitting nowhere while another server had room,
     and the wake-ups of that server looped for ever (this random instance hung before the
     fix; an alarm turns a hang into a failure)."""
-    import math
     import signal
-
-    from fairsim.simulator.cluster import ClusterState
-    from fairsim.simulator.engine import Engine
 
     rng = np.random.default_rng(55)
     n, n_users = int(rng.integers(50, 400)), int(rng.integers(2, 12))  # 387, 10
@@ -246,9 +242,6 @@ def test_a_leaf_held_back_by_a_limit_forgets_its_candidate_servers() -> None:
     users = {"0": "q3", "1": "q2", "2": "q2", "3": "q0", "4": "q1", "5": "q0", "6": "q1",
              "7": "q0"}  # fmt: skip
     qt = parse_queues(queues, [], ["cpu", "mem"], capacity.sum(axis=0))
-    source = QueueTaskSource(
-        FrameTaskSource(frame, end_s=2000.0), LeafRule(by="user", users=users), qt
-    )
 
     def hang(*_: Any) -> None:
         raise TimeoutError("the run did not end in 60 s")
@@ -256,30 +249,15 @@ def test_a_leaf_held_back_by_a_limit_forgets_its_candidate_servers() -> None:
     old = signal.signal(signal.SIGALRM, hang)
     signal.alarm(60)
     try:
-        r = Engine(
-            ClusterState(capacity, ("cpu", "mem")),
-            make_scheduler({"name": "hdrf", "fit": "best-fit"}, queues=qt),
-            source,
-            horizon_s=math.inf,
-        ).run()
+        sched = make_scheduler({"name": "hdrf", "fit": "best-fit"}, queues=qt)
+        r = run_on_tree(sched, frame, capacity, qt, users, end_s=2000.0)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     t = r.tasks
     finished = np.isfinite(t["finish_s"])
     # every task runs but those larger than a limit on their path, and their leaf's tasks
-    # behind them (a leaf's tasks start in submission order)
-    names = np.array(r.users, dtype=object)[t["user"]]
-    code = {u: qt.ids.index(q) for u, q in users.items()}
-    too_big = np.zeros(len(names), dtype=bool)
-    for i, u in enumerate(names.tolist()):
-        c = code.get(str(u), -1)
-        while c >= 0:
-            too_big[i] |= bool((t["demand"][i] > qt.limit[c] * (1 + 1e-9) + 1e-12).any())
-            c = int(qt.parent[c])
-    stuck = too_big.copy()
-    for u in np.unique(names):
-        mine = np.flatnonzero(names == u)
-        stuck[mine] = np.maximum.accumulate(too_big[mine])
+    # behind them
+    stuck = held_by_limits(r, qt, users)
     assert np.all(finished | stuck)
     assert finished.sum() == 95 and len(finished) == 387
