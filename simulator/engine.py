@@ -70,7 +70,7 @@ import numpy as np
 import simpy
 from tqdm import tqdm
 
-from fairsim.errors import PlacementError
+from fairsim.errors import PlacementError, TraceError
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.jobs import JobGate
@@ -427,6 +427,7 @@ class Engine:
         self._next_grid = self.start_s
         self._n_events = 0
         self._n_unplaceable = 0
+        self._last_submit = -math.inf  # the last submit time pulled (_pull checks the order)
         self._used_integral = [0.0] * self.cluster.n_resources  # ∫ used_r dt from start_s
         self._bar = self.progress_bar()
         env = simpy.Environment(initial_time=self.start_s)
@@ -1278,8 +1279,34 @@ class Engine:
         batch = next(batches, None)
         if batch is None:
             return lo, hi, True
+        self._check_order(batch)
         lo, hi = self._recorder.append(batch, self._codes(batch.user))
         return lo, hi, False
+
+    def _check_order(self, batch: TaskBatch) -> None:
+        """Refuse a batch whose submit times go back (the tasks after a later one would arrive
+        late, at its time): non-decreasing in the batch and from the last batch.
+
+        Raises
+        ------
+        TraceError
+            Naming the first task out of order, its submit time and the one before it.
+        """
+        s = batch.submit_s
+        if not len(s):
+            return
+        back = ~(s[1:] >= s[:-1])  # NaN counts as out of order
+        if s[0] >= self._last_submit and not back.any():
+            self._last_submit = float(s[-1])
+            return
+        i = 0 if not s[0] >= self._last_submit else int(np.argmax(back)) + 1
+        before = self._last_submit if i == 0 else float(s[i - 1])
+        raise TraceError(
+            f"submit_s: task {int(batch.job_id[i])}/{int(batch.task_index[i])} (job/index) is "
+            f"submitted at {float(s[i])!r} s, after a task submitted at {before!r} s: tasks "
+            "must come in non-decreasing submit_s (a canonical tasks.parquet is sorted by "
+            "submit_s, job_id, task_index)"
+        )
 
     def _codes(self, names: np.ndarray) -> np.ndarray:
         codes = self._user_codes

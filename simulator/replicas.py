@@ -30,6 +30,7 @@ from fairsim.errors import ConfigError
 from fairsim.simulator.workload import (
     SKIP_AFTER_WINDOW,
     SKIP_BEFORE_WINDOW,
+    SKIP_NO_SUBMIT,
     ParquetTaskSource,
     TaskBatch,
 )
@@ -136,6 +137,7 @@ class ReplicaTaskSource(ParquetTaskSource):
         for rg in range(self._file.num_row_groups):
             counting = self._rest is not None  # count_rest: only the columns the masks read
             table = self._file.read_row_group(rg, columns=counted if counting else cols)
+            self._check_keys(table, rg)  # (not read when counting)
             frame, n_inst = self._inside(table.to_pandas())
             done = 0  # replicas of the frame expanded so far
             if not counting:
@@ -164,22 +166,23 @@ class ReplicaTaskSource(ParquetTaskSource):
 
     def _inside(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
         """The rows of a row group in the window, with their replica counts (``instances``,
-        at least 0); the rows with no replica and the replicas outside the window are counted
-        in :attr:`skipped`."""
+        at least 0); the rows with no replica and the replicas outside the window or with no
+        submit time are counted in :attr:`skipped`."""
         bad = int((frame["instances"] < 1).sum())
         if bad:
             self.skipped[SKIP_NO_INSTANCES] += bad
         # rows outside the window are counted (per instance) before expanding
-        submit = frame["submit_s"].to_numpy(dtype=np.float64)
+        submit = frame["submit_s"].to_numpy(dtype=np.float64, na_value=np.nan)
         n_inst = np.maximum(frame["instances"].to_numpy(dtype=np.int64), 0)
         for mask, reason in (
+            (np.isnan(submit), SKIP_NO_SUBMIT),
             (submit < self.start_s, SKIP_BEFORE_WINDOW),
             (submit >= self.end_s, SKIP_AFTER_WINDOW),
         ):
             n = int(n_inst[mask].sum())
             if n:
                 self.skipped[reason] += n
-        inside = (submit >= self.start_s) & (submit < self.end_s)
+        inside = (submit >= self.start_s) & (submit < self.end_s)  # False for NaN
         if not inside.all():
             return frame[inside], n_inst[inside]
         return frame, n_inst

@@ -1,13 +1,14 @@
 """Task streams: the simulator reads tasks in submit order, one batch at a time.
 
-A :class:`TaskSource` yields :class:`TaskBatch` es in non-decreasing ``submit_s``. The Parquet
-source reads the canonical tasks table (``traces/schema.py``) row group by row group, so the
-whole table is never in memory; an in-memory source serves synthetic workloads and small
-scenarios.
+A :class:`TaskSource` yields :class:`TaskBatch` es in non-decreasing ``submit_s`` (the engine
+refuses a batch that goes back). The Parquet source reads the canonical tasks table
+(``traces/schema.py``) row group by row group, so the whole table is never in memory; an
+in-memory source serves synthetic workloads and small scenarios.
 
-Tasks that cannot be simulated are dropped here and counted by reason (``TaskSource.skipped``):
-a task with no run time (never scheduled in the trace), or one outside the ``[start_s, end_s)``
-window, is not silently lost.
+Tasks that cannot be simulated are dropped here and counted by reason (``TaskSource.skipped``,
+:func:`_drops`): a task with no submit or run time (never scheduled in the trace), a negative or
+infinite run time, a bad demand, or one outside the ``[start_s, end_s)`` window, is not
+silently lost. A row without a job id, task index or user is refused (:data:`KEY_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -24,13 +25,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fairsim.errors import ConfigError
+from fairsim.errors import ConfigError, TraceError
 
 SKIP_NO_RUN_TIME = "no run time (never scheduled in the trace)"
 SKIP_BEFORE_WINDOW = "submitted before start_s"
 SKIP_AFTER_WINDOW = "submitted at or after end_s"
 SKIP_BAD_DEMAND = "negative or non-finite demand"
 SKIP_NEGATIVE_RUN = "negative run time"
+SKIP_NO_SUBMIT = "no submit time (null or NaN submit_s)"
+SKIP_INFINITE_RUN = "infinite run time"
+#: The columns that identify a task and its user: a row without one is refused, not skipped.
+KEY_COLUMNS = ("job_id", "task_index", "user")
 
 
 @dataclass(frozen=True)
@@ -93,22 +98,43 @@ class TaskBatch:
         return int(self.submit_s.shape[0])
 
 
+def _drops(
+    submit: np.ndarray, run: np.ndarray, demand: np.ndarray, start_s: float, end_s: float
+) -> list[tuple[np.ndarray, str]]:
+    """Why rows cannot be simulated: ``(mask, reason)`` pairs, a row dropped by the first
+    reason whose mask it is in (:meth:`TaskSource._drop` counts them, :func:`_usable` keeps the
+    rows in none). ``submit``, ``run``: shape (n,); ``demand``: shape (n, resources), float64,
+    NaN where null."""
+    return [
+        (np.isnan(submit), SKIP_NO_SUBMIT),
+        (submit < start_s, SKIP_BEFORE_WINDOW),
+        (submit >= end_s, SKIP_AFTER_WINDOW),
+        (np.isnan(run), SKIP_NO_RUN_TIME),
+        (run < 0, SKIP_NEGATIVE_RUN),
+        (np.isinf(run), SKIP_INFINITE_RUN),
+        (~np.isfinite(demand).all(axis=1) | (demand < 0).any(axis=1), SKIP_BAD_DEMAND),
+    ]
+
+
+def _columns(
+    frame: pd.DataFrame, resources: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``submit_s``, ``run_s`` and the demand of ``frame`` as float64 arrays (NaN where null)."""
+    submit = frame["submit_s"].to_numpy(dtype=np.float64, na_value=np.nan)
+    run = frame["run_s"].to_numpy(dtype=np.float64, na_value=np.nan)
+    demand = frame[list(resources)].to_numpy(dtype=np.float64, na_value=np.nan)
+    return submit, run, demand
+
+
 def _usable(
     frame: pd.DataFrame, resources: Sequence[str], start_s: float, end_s: float
 ) -> np.ndarray:
-    """Boolean mask of the rows :meth:`TaskSource._clean` keeps: in the window, with a run time
-    >= 0 and a finite demand >= 0."""
-    submit = frame["submit_s"].to_numpy(dtype=np.float64)
-    run = frame["run_s"].to_numpy(dtype=np.float64, na_value=np.nan)
-    demand = frame[list(resources)].to_numpy(dtype=np.float64, na_value=np.nan)
-    return (
-        (submit >= start_s)
-        & (submit < end_s)
-        & ~np.isnan(run)
-        & ~(run < 0)
-        & np.isfinite(demand).all(axis=1)
-        & ~(demand < 0).any(axis=1)
-    )
+    """Boolean mask of the rows :meth:`TaskSource._clean` keeps (:func:`_drops`): a submit time
+    in the window, a finite run time >= 0 and a finite demand >= 0."""
+    keep = np.ones(len(frame), dtype=bool)
+    for mask, _ in _drops(*_columns(frame, resources), start_s, end_s):
+        keep &= ~mask
+    return keep
 
 
 class TaskSource:
@@ -170,18 +196,9 @@ class TaskSource:
             The boolean mask of the kept rows, shape (n,); ``submit_s`` and ``run_s``, shape
             (n,); the demand, shape (n, resources) (float64, NaN where null).
         """
-        res = list(self.resources)
-        submit = frame["submit_s"].to_numpy(dtype=np.float64)
-        run = frame["run_s"].to_numpy(dtype=np.float64, na_value=np.nan)
-        demand = frame[res].to_numpy(dtype=np.float64, na_value=np.nan)
+        submit, run, demand = _columns(frame, self.resources)
         keep = np.ones(len(frame), dtype=bool)
-        for mask, reason in (
-            (submit < start_s, SKIP_BEFORE_WINDOW),
-            (submit >= end_s, SKIP_AFTER_WINDOW),
-            (np.isnan(run), SKIP_NO_RUN_TIME),
-            (run < 0, SKIP_NEGATIVE_RUN),
-            (~np.isfinite(demand).all(axis=1) | (demand < 0).any(axis=1), SKIP_BAD_DEMAND),
-        ):
+        for mask, reason in _drops(submit, run, demand, start_s, end_s):
             drop = mask & keep
             n = int(drop.sum()) if weights is None else int(weights[drop].sum())
             if n:
@@ -291,9 +308,10 @@ class ParquetTaskSource(TaskSource):
     @property
     def n_hint(self) -> int | None:
         """The number of tasks :meth:`batches` yields: the rows with ``start_s <= submit_s <
-        end_s`` that are not dropped as unusable (no run time, negative run time, bad demand),
-        counted on first use from those columns of the row groups that overlap the window (the
-        progress bar's total; 168,105 of the 614,019 rows of the Google sample for 0-3600 s)."""
+        end_s`` that are not dropped as unusable (:func:`_drops`: no run time, a negative or
+        infinite one, a bad demand), counted on first use from those columns of the row groups
+        that overlap the window (the progress bar's total; 168,105 of the 614,019 rows of the
+        Google sample for 0-3600 s)."""
         if self._n_hint is None:
             self._n_hint = self._count()
         return self._n_hint
@@ -330,16 +348,48 @@ class ParquetTaskSource(TaskSource):
         cols = [*self._COLUMNS, *self.resources, *self._extra]
         for rg in range(self._file.num_row_groups):
             table = self._file.read_row_group(rg, columns=cols)
-            submit = table.column("submit_s")
-            if len(table) and pc.max(submit).as_py() < self.start_s:
-                self.skipped[SKIP_BEFORE_WINDOW] += len(table)
-                continue
-            if len(table) and pc.min(submit).as_py() >= self.end_s:
-                self.skipped[SKIP_AFTER_WINDOW] += len(table)
+            self._check_keys(table, rg)
+            if len(table) and self._counted_outside(table.column("submit_s")):
                 continue
             batch = self._clean(table.to_pandas(), self.start_s, self.end_s)
             if len(batch):
                 yield batch
+
+    def _check_keys(self, table: pa.Table, rg: int) -> None:
+        """Refuse row group ``rg`` if it has a null in a column of :data:`KEY_COLUMNS` (the
+        canonical schema has none: such a task could not be recorded or given to a user).
+
+        Raises
+        ------
+        TraceError
+            Naming the file, the column, the number of nulls and the row group.
+        """
+        for c in KEY_COLUMNS:
+            n = table.column(c).null_count if c in table.column_names else 0
+            if n:
+                raise TraceError(
+                    f"trace.path: {str(self.path)!r}: column {c!r} holds {n} null(s) in row "
+                    f"group {rg}; a canonical tasks table has none"
+                )
+
+    def _counted_outside(self, submit: pa.ChunkedArray) -> bool:
+        """Whether a row group's ``submit`` times all fall before or all after the window; if so
+        its rows are counted in :attr:`skipped` (those with a null or NaN time as such: Arrow's
+        min and max pass over both) and it need not be cleaned."""
+        lo, hi = pc.min(submit).as_py(), pc.max(submit).as_py()
+        if hi is None:  # every time null: cleaned, and counted, row by row
+            return False
+        for outside, reason in (
+            (hi < self.start_s, SKIP_BEFORE_WINDOW),
+            (lo >= self.end_s, SKIP_AFTER_WINDOW),
+        ):
+            if outside:
+                nan = int(pc.sum(pc.fill_null(pc.is_nan(submit), True)).as_py() or 0)
+                self.skipped[reason] += len(submit) - nan
+                if nan:
+                    self.skipped[SKIP_NO_SUBMIT] += nan
+                return True
+        return False
 
 
 class WrappedTaskSource(TaskSource):
@@ -390,6 +440,9 @@ class FrameTaskSource(TaskSource):
         missing = [c for c in (*ParquetTaskSource._COLUMNS, *self.resources) if c not in frame]
         if missing:
             raise ConfigError(f"workload frame lacks column(s) {missing}")
+        nulls = {c: int(n) for c in KEY_COLUMNS if (n := frame[c].isna().sum())}
+        if nulls:
+            raise ConfigError(f"workload frame: null(s) in key column(s) {nulls}")
         self._frame = frame.sort_values("submit_s", kind="stable").reset_index(drop=True)
         self.start_s, self.end_s = float(start_s), float(end_s)
         self.batch_rows = batch_rows
