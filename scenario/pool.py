@@ -99,12 +99,22 @@ def pool_capacity(pool: pd.DataFrame, resources: tuple[str, ...] = RESOURCES) ->
     Raises
     ------
     ConfigError
-        If the pool has no server, or a resource whose total capacity is 0 (its utilisation,
-        used / total, would be undefined).
+        If the pool has no server, a server with a negative or non-finite capacity (naming the
+        first), or a resource whose total capacity is 0 (its utilisation, used / total, would be
+        undefined).
     """
-    cap = pool[list(resources)].to_numpy(dtype=np.float64)
+    cap = pool[list(resources)].to_numpy(dtype=np.float64, na_value=np.nan)
     if cap.shape[0] == 0:
         raise ConfigError("cluster: the server pool is empty")
+    bad = ~np.isfinite(cap) | (cap < 0)
+    if bad.any():
+        i, r = (int(k) for k in np.argwhere(bad)[0])
+        name = pool["server"].iloc[i] if "server" in pool else i
+        raise ConfigError(
+            f"cluster: server {name!r} has {resources[r]} capacity {float(cap[i, r])!r} "
+            f"(expected a finite number >= 0; {int(bad.any(axis=1).sum())} server(s) of "
+            f"{len(cap)} have such a capacity)"
+        )
     total = cap.sum(axis=0)
     zero = [r for r, t in zip(resources, total, strict=True) if not t > 0]
     if zero:

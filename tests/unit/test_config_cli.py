@@ -733,6 +733,59 @@ def test_zero_capacity_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[
     )
 
 
+def test_a_server_with_a_nan_or_negative_capacity_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A converted trace's servers.parquet with a NaN and a negative capacity: the first such
+    server named, not "the pool's total capacity of cpu is 0" (NaN's total)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from fairsim.traces.io import write_tasks
+
+    folder = tmp_path / "trace"
+    folder.mkdir()
+    tasks = pd.DataFrame(
+        {
+            "job_id": [1, 2],
+            "task_index": np.zeros(2, np.int32),
+            "user": ["a", "b"],
+            "submit_s": [0.0, 600.0],
+            "cpu": [0.1, 0.1],
+            "mem": [0.1, 0.1],
+            "run_s": [5.0, 5.0],
+            "end_state": "finished",
+            "attempts": 1,
+            "instances": 1,
+            "constraint": None,
+            "parents": None,
+        }
+    )
+    write_tasks(tasks, folder / "tasks.parquet")
+    # written as they are: write_servers refuses the NaN (as a null)
+    servers = pa.table(
+        {
+            "server": ["m1", "m2", "m3"],
+            "cpu": pa.array([0.5, np.nan, -1.0], from_pandas=False),
+            "mem": [0.5, 0.5, 0.5],
+        }
+    )
+    pq.write_table(servers, folder / "servers.parquet")
+    data = {
+        "name": "bad-servers",
+        "trace": {"format": "canonical", "path": str(folder / "tasks.parquet")},
+        "cluster": {"source": "trace"},
+        "schedulers": ["drf"],
+    }
+    _refused(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "o")],
+        capsys,
+        r"^fairsim: error: cluster: server 'm2' has cpu capacity nan \(expected a finite number "
+        r">= 0; 2 server\(s\) of 3 have such a capacity\)$",
+        tmp_path / "o",
+    )
+
+
 # -- 5. friction
 
 
