@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,25 @@ SKIP_NO_SUBMIT = "no submit time (null or NaN submit_s)"
 SKIP_INFINITE_RUN = "infinite run time"
 #: The columns that identify a task and its user: a row without one is refused, not skipped.
 KEY_COLUMNS = ("job_id", "task_index", "user")
+
+
+def _numeric(t: pa.DataType) -> bool:
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t))
+
+
+def _text(t: pa.DataType) -> bool:
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+
+
+#: What a tasks table's columns must hold (the canonical schema, ``traces/schema.py``, allows
+#: the narrower types; a resource column is numeric as ``submit_s``).
+COLUMN_KINDS: dict[str, tuple[str, Any]] = {
+    "job_id": ("integers", pa.types.is_integer),
+    "task_index": ("integers", pa.types.is_integer),
+    "user": ("strings", _text),
+    "submit_s": ("numbers", _numeric),
+    "run_s": ("numbers", _numeric),
+}
 
 
 @dataclass(frozen=True)
@@ -258,7 +278,10 @@ class ParquetTaskSource(TaskSource):
     Raises
     ------
     ConfigError
-        If the file does not exist, is not a canonical tasks table, or lacks a resource column.
+        If the file does not exist, is not a canonical tasks table, lacks a resource column, or
+        has a column of the wrong kind (:data:`COLUMN_KINDS`).
+    TraceError
+        While reading (:meth:`batches`): a null job id, task index or user.
     """
 
     _COLUMNS = ("job_id", "task_index", "user", "submit_s", "run_s")
@@ -292,6 +315,14 @@ class ParquetTaskSource(TaskSource):
         missing = [c for c in (*self._COLUMNS, *self.resources) if c not in names]
         if missing:
             raise ConfigError(f"trace.path: {str(self.path)!r} lacks column(s) {missing}")
+        schema = self._file.schema_arrow
+        for col in (*self._COLUMNS, *self.resources):
+            kind, ok = COLUMN_KINDS.get(col, ("numbers", _numeric))
+            if not ok(schema.field(col).type):
+                raise ConfigError(
+                    f"trace.path: {str(self.path)!r}: column {col!r} holds "
+                    f"{schema.field(col).type} values, expected {kind}"
+                )
         self.start_s, self.end_s = float(start_s), float(end_s)
         self._n_hint: int | None = None  # counted on first use (n_hint)
         self._extra = [c for c in ("instances", "parents") if job_columns and c in names]
@@ -424,6 +455,12 @@ class FrameTaskSource(TaskSource):
         Window, as for :class:`ParquetTaskSource`.
     batch_rows : int
         Rows per batch.
+
+    Raises
+    ------
+    ConfigError
+        If a column is missing, a key column (:data:`KEY_COLUMNS`) holds a null, or ``user``
+        does not hold strings.
     """
 
     def __init__(
@@ -443,6 +480,11 @@ class FrameTaskSource(TaskSource):
         nulls = {c: int(n) for c in KEY_COLUMNS if (n := frame[c].isna().sum())}
         if nulls:
             raise ConfigError(f"workload frame: null(s) in key column(s) {nulls}")
+        if not pd.api.types.is_string_dtype(frame["user"]):
+            raise ConfigError(
+                f"workload frame: column 'user' holds {frame['user'].dtype} values, expected "
+                "strings"
+            )
         self._frame = frame.sort_values("submit_s", kind="stable").reset_index(drop=True)
         self.start_s, self.end_s = float(start_s), float(end_s)
         self.batch_rows = batch_rows

@@ -215,3 +215,39 @@ def test_a_task_without_a_user_or_id_is_refused_in_one_line(tmp_path: Path) -> N
         ConfigError, match=r"^workload frame: null\(s\) in key column\(s\) \{'user': 1\}$"
     ):
         FrameTaskSource(frame)
+
+
+@pytest.mark.parametrize(
+    ("column", "to", "kind"),
+    [
+        ("user", pa.int64(), "strings"),
+        ("job_id", pa.string(), "integers"),
+        ("task_index", pa.float64(), "integers"),
+        ("submit_s", pa.string(), "numbers"),
+        ("run_s", pa.string(), "numbers"),
+        ("mem", pa.string(), "numbers"),
+    ],
+)
+def test_a_column_of_the_wrong_kind_is_refused_in_one_line(
+    tmp_path: Path, column: str, to: pa.DataType, kind: str
+) -> None:
+    """Before: an Arrow traceback at the close (integer users), a TypeError (text submit
+    times), or text demands parsed as numbers without a word."""
+    table = pa.Table.from_pandas(_frame([0.0, 1.0]), preserve_index=False)
+    values = [str(v) if to == pa.string() else v for v in table.column(column).to_pylist()]
+    if column == "user":
+        values = [1, 2]
+    i = table.schema.get_field_index(column)
+    table = table.set_column(i, column, pa.array(values, to))
+    pq.write_table(table, tmp_path / "t.parquet")
+    with pytest.raises(ConfigError) as err:
+        ParquetTaskSource(tmp_path / "t.parquet", resources=RES)
+    assert str(err.value).endswith(f"column {column!r} holds {to} values, expected {kind}")
+    # the canonical types and the narrower ones pass
+    ok = _frame([0.0, 1.0]).astype({"job_id": "int32", "cpu": "float32", "run_s": "int64"})
+    pq.write_table(pa.Table.from_pandas(ok, preserve_index=False), tmp_path / "ok.parquet")
+    assert ParquetTaskSource(tmp_path / "ok.parquet", resources=RES).n_hint == 2
+    frame = _frame([0.0, 1.0])
+    frame["user"] = [1, 2]
+    with pytest.raises(ConfigError, match=r"^workload frame: column 'user' holds int64 values"):
+        FrameTaskSource(frame)
