@@ -48,6 +48,7 @@ from typing import Protocol
 
 import numpy as np
 
+from fairsim.errors import TraceError
 from fairsim.simulator.workload import TaskBatch, TaskSource, WrappedTaskSource
 
 Key = tuple[int, int, int]  # (job_id, repetition, task_index)
@@ -74,21 +75,30 @@ class TaskJobColumns(Protocol):
     parents: np.ndarray
 
 
-def parse_parents(raw: object) -> tuple[int, ...]:
+def parse_parents(raw: object, task: tuple[int, int] | None = None) -> tuple[int, ...]:
     """Parent task indices from the canonical ``parents`` column (``"3,4"``; null: none).
+
+    Parameters
+    ----------
+    raw : object
+        The column's value.
+    task : (int, int), optional
+        The task's ``(job_id, task_index)``, named in the error.
 
     Raises
     ------
-    ValueError
-        If ``raw`` is not a comma-separated list of integers.
+    TraceError
+        If ``raw`` is not a comma-separated list of integers (a ``ValueError``; one line naming
+        the value and the task).
     """
     if raw is None or (isinstance(raw, float) and raw != raw) or raw == "":
         return ()
     try:
         return tuple(int(p) for p in str(raw).split(","))
     except ValueError:
-        raise ValueError(
-            f"parents: {raw!r} is not a comma-separated list of task indices"
+        of = f" (task {task[0]}/{task[1]}, job/index)" if task is not None else ""
+        raise TraceError(
+            f"parents: {raw!r}{of} is not a comma-separated list of task indices"
         ) from None
 
 
@@ -270,7 +280,7 @@ class JobGate:
             return
         w = self._wait.get(key)
         if w is None:
-            parents = parse_parents(self._tasks.parents[task])
+            parents = parse_parents(self._tasks.parents[task], (key[0], key[2]))
             if not parents:
                 out.append(task)
                 return

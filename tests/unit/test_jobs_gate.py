@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fairsim.errors import TraceError
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.engine import Engine, EngineResult
@@ -69,6 +70,9 @@ def test_parse_parents() -> None:
     assert parse_parents("3,4") == (3, 4)
     with pytest.raises(ValueError, match=r"parents: 'x' is not a comma-separated list"):
         parse_parents("x")
+    # a TraceError (a ValueError), so the command line says it in one line, naming the task
+    with pytest.raises(TraceError, match=r"^parents: '1;2' \(task 7/3, job/index\) is not a"):
+        parse_parents("1;2", (7, 3))
 
 
 def test_dag_child_waits_for_every_instance_of_its_parents() -> None:
