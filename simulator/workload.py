@@ -8,7 +8,8 @@ in-memory source serves synthetic workloads and small scenarios.
 Tasks that cannot be simulated are dropped here and counted by reason (``TaskSource.skipped``,
 :func:`_drops`): a task with no submit or run time (never scheduled in the trace), a negative or
 infinite run time, a bad demand, or one outside the ``[start_s, end_s)`` window, is not
-silently lost. A row without a job id, task index or user is refused (:data:`KEY_COLUMNS`).
+silently lost. A row without a job id, task index or user (:data:`KEY_COLUMNS`), or whose
+``censored`` is null, is refused.
 """
 
 from __future__ import annotations
@@ -281,7 +282,7 @@ class ParquetTaskSource(TaskSource):
         If the file does not exist, is not a canonical tasks table, lacks a resource column, or
         has a column of the wrong kind (:data:`COLUMN_KINDS`).
     TraceError
-        While reading (:meth:`batches`): a null job id, task index or user.
+        While reading (:meth:`batches`): a null job id, task index, user or ``censored``.
     """
 
     _COLUMNS = ("job_id", "task_index", "user", "submit_s", "run_s")
@@ -387,15 +388,16 @@ class ParquetTaskSource(TaskSource):
                 yield batch
 
     def _check_keys(self, table: pa.Table, rg: int) -> None:
-        """Refuse row group ``rg`` if it has a null in a column of :data:`KEY_COLUMNS` (the
-        canonical schema has none: such a task could not be recorded or given to a user).
+        """Refuse row group ``rg`` if it has a null in a column of :data:`KEY_COLUMNS` or in
+        ``censored`` (the canonical schema has none: such a task could not be recorded or given
+        to a user, or whether it ended inside the trace is unknown).
 
         Raises
         ------
         TraceError
             Naming the file, the column, the number of nulls and the row group.
         """
-        for c in KEY_COLUMNS:
+        for c in (*KEY_COLUMNS, "censored"):
             n = table.column(c).null_count if c in table.column_names else 0
             if n:
                 raise TraceError(

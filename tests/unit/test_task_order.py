@@ -209,6 +209,12 @@ def test_a_task_without_a_user_or_id_is_refused_in_one_line(tmp_path: Path) -> N
     pq.write_table(pa.Table.from_pandas(replicas, preserve_index=False), tmp_path / "r.parquet")
     with pytest.raises(TraceError, match=r"column 'job_id' holds 1 null\(s\) in row group 0"):
         _run(ReplicaTaskSource(tmp_path / "r.parquet", resources=RES))
+    censored = table.set_column(
+        table.schema.get_field_index("user"), "user", pa.array(["a"] * 5, pa.string())
+    ).append_column("censored", pa.array([False, True, None, False, False], pa.bool_()))
+    pq.write_table(censored, tmp_path / "c.parquet", row_group_size=2)
+    with pytest.raises(TraceError, match=r"column 'censored' holds 1 null\(s\) in row group 1"):
+        _run(ParquetTaskSource(tmp_path / "c.parquet", resources=RES))
     frame = _frame([0.0, 1.0])
     frame.loc[1, "user"] = None
     with pytest.raises(
