@@ -1301,11 +1301,15 @@ class Engine:
             return
         i = 0 if not s[0] >= self._last_submit else int(np.argmax(back)) + 1
         before = self._last_submit if i == 0 else float(s[i - 1])
+        when = (
+            "has no submit time (NaN)"
+            if np.isnan(s[i])
+            else f"is submitted at {float(s[i])!r} s, after a task submitted at {before!r} s"
+        )
         raise TraceError(
-            f"submit_s: task {int(batch.job_id[i])}/{int(batch.task_index[i])} (job/index) is "
-            f"submitted at {float(s[i])!r} s, after a task submitted at {before!r} s: tasks "
-            "must come in non-decreasing submit_s (a canonical tasks.parquet is sorted by "
-            "submit_s, job_id, task_index)"
+            f"submit_s: task {int(batch.job_id[i])}/{int(batch.task_index[i])} (job/index) "
+            f"{when}: tasks must come in non-decreasing submit_s (a canonical tasks.parquet is "
+            "sorted by submit_s, job_id, task_index)"
         )
 
     def _codes(self, names: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ arrive late, at its time: both silently."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -151,6 +152,19 @@ def test_the_order_is_checked_across_batches_and_equal_times_pass() -> None:
         match=r"task 20/0 \(job/index\) is submitted at 1\.0 s, after a task submitted at 2\.0 s",
     ):
         _run(_Batches([a, c]))
+
+
+def test_a_source_of_ones_own_that_yields_a_nan_time_is_refused() -> None:
+    """The sources of fairsim drop such rows; a task source of one's own is held to the same
+    contract by the engine."""
+
+    class _Raw(_Batches):
+        def batches(self) -> Iterator[TaskBatch]:
+            for b in super().batches():
+                yield replace(b, submit_s=np.where(b.job_id == 1, np.nan, b.submit_s))
+
+    with pytest.raises(TraceError, match=r"^submit_s: task 1/0 \(job/index\) has no submit time"):
+        _run(_Raw([_frame([0.0, 1.0, 2.0])]))
 
 
 values = st.one_of(
