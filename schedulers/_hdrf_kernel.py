@@ -79,9 +79,17 @@ def layout(n_res: int, depth: int, n_gch: int) -> tuple[int, int]:
 
 @numba.njit(cache=True)
 def round12(x: float) -> float:
-    """``round(x, 12)``: the short path of
-    :func:`fairsim.schedulers.hdrf_online._round12`, else Python's ``round`` (object mode, for
-    the rare products within 0.001 of a half, zero, negative or large)."""
+    """``round(x, 12)``, the same float, most of the time without Python's decimal conversion.
+
+    ``round(x, 12)`` is the double nearest to ``n / 10**12``, with ``n`` the integer nearest to
+    the exact ``x * 10**12`` (CPython's ``double_round``: correctly rounded digits, then a
+    correctly rounded conversion back). For ``0 < y = fl(x * 1e12) < 2**40`` the product is
+    within half an ulp (at most 2**-13) of the exact one, so when ``y``'s fractional part is
+    more than 0.001 away from one half, ``n`` is ``y`` rounded to the nearest integer, and
+    ``n / 1e12`` (both exact doubles, one correctly rounded division) is that same nearest
+    double. Otherwise (ties, zero, negative, large or non-finite ``x``) Python's ``round``, in
+    object mode. :class:`fairsim.schedulers.hdrf_online.LeafOrder` writes the same lines out.
+    """
     y = x * 1e12
     if 0.0 < y < FAST_ROUND_BELOW:
         f = float(math.floor(y))

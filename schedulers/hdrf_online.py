@@ -70,31 +70,10 @@ _DIGITS = 12
 #: Relative slack of a limit: a task fits within a limit when the queue's usage plus its demand
 #: is at most ``limit * (1 + _LIMIT_TOL)``.
 _LIMIT_TOL = 1e-9
-#: :func:`_round12` takes its short path below this ``x * 1e12`` (2**40: there the product is
-#: within 2**-13 of ``x`` times 10**12).
+#: ``round(x, 12)``'s short path is taken below this ``x * 1e12`` (2**40: there the product is
+#: within 2**-13 of ``x`` times 10**12; :func:`fairsim.schedulers._hdrf_kernel.round12`).
 _FAST_ROUND_BELOW = 1099511627776.0
 _floor = math.floor
-
-
-def _round12(x: float) -> float:
-    """``round(x, 12)``, the same float, most of the time without Python's decimal conversion.
-
-    ``round(x, 12)`` is the double nearest to ``n / 10**12``, with ``n`` the integer nearest to
-    the exact ``x * 10**12`` (CPython's ``double_round``: correctly rounded digits, then a
-    correctly rounded conversion back). For ``0 < y = fl(x * 1e12) < 2**40`` the product is
-    within half an ulp (at most 2**-13) of the exact one, so when ``y``'s fractional part is
-    more than 0.001 away from one half, ``n`` is ``y`` rounded to the nearest integer, and
-    ``n / 1e12`` (both exact doubles, one correctly rounded division) is that same nearest
-    double. Otherwise (ties, zero, negative, large or non-finite ``x``) Python's ``round``.
-    """
-    y = x * 1e12
-    if 0.0 < y < _FAST_ROUND_BELOW:
-        f = _floor(y)
-        if y - f < 0.499:
-            return f / 1e12
-        if y - f > 0.501:
-            return (f + 1) / 1e12
-    return round(x, _DIGITS)
 
 
 class LeafOrder(PooledDominantShare):
@@ -111,7 +90,8 @@ class LeafOrder(PooledDominantShare):
             a, t = s.alloc[user], s.total
             x, y = a[0] / t[0], a[1] / t[1]
             x = (y if y > x else x) / s.weight[user]
-            # _round12(x), written out (the hot path)
+            # round(x, 12) as fairsim.schedulers._hdrf_kernel.round12, written out (the hot
+            # path: a compiled call costs more than these lines)
             y = x * 1e12
             if 0.0 < y < _FAST_ROUND_BELOW:
                 f = _floor(y)

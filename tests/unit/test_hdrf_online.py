@@ -191,12 +191,23 @@ def test_leaves_are_queue_user_pairs() -> None:
 
 
 def test_round12_is_round_to_12_digits() -> None:
-    """``_round12`` (the levels' rounding) returns exactly ``round(x, 12)``, the sign of a zero
+    """The compiled ``round12`` (the levels' rounding) and its copy written out in
+    ``LeafOrder.key`` (the leaves' keys) return exactly ``round(x, 12)``, the sign of a zero
     included, on shares, ratios of small integers, values next to a 12-digit half and edge
-    values (its short path and its fall-back to ``round``)."""
+    values (the short path and the fall-back to ``round``)."""
     import math
+    from types import SimpleNamespace
 
-    from fairsim.schedulers.hdrf_online import _round12
+    from fairsim.schedulers._hdrf_kernel import round12
+    from fairsim.schedulers.hdrf_online import LeafOrder
+
+    order = LeafOrder()
+    state = SimpleNamespace(n_columns=2, total=[1.0, 1.0], weight=[1.0], alloc=[[0.0, 0.0]])
+    order.state = state  # type: ignore[assignment]
+
+    def leaf_key(x: float) -> float:  # max(x / 1, x / 1) / 1: the key of a share x
+        state.alloc[0] = [x, x]
+        return order.key(0)
 
     rng = np.random.default_rng(41)
     xs = [float(x) for x in rng.random(50_000)]
@@ -206,10 +217,11 @@ def test_round12_is_round_to_12_digits() -> None:
     halves = (rng.integers(0, 10**12, 5_000) + 0.5) / 1e12
     xs += [float(h) + d for h in halves for d in (0.0, 1e-17, -1e-17, 4e-16, -4e-16)]
     xs += [0.0, -0.0, 1.0, 0.5, 1e-12, 5e-13, 1.5e-12, 2.5e-12, 1100.0, 1e300, math.inf, -0.25]
-    for x in xs:
-        got, want = _round12(x), round(x, 12)
-        assert got == want and math.copysign(1.0, got) == math.copysign(1.0, want), x
-    assert math.isnan(_round12(math.nan))
+    for rounding in (round12, leaf_key):
+        for x in xs:
+            got, want = rounding(x), round(x, 12)
+            assert got == want and math.copysign(1.0, got) == math.copysign(1.0, want), x
+        assert math.isnan(rounding(math.nan))
 
 
 def test_a_leaf_held_back_by_a_limit_forgets_its_candidate_servers() -> None:
