@@ -27,13 +27,7 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from fairsim.errors import ConfigError
-from fairsim.simulator.workload import (
-    SKIP_AFTER_WINDOW,
-    SKIP_BEFORE_WINDOW,
-    SKIP_NO_SUBMIT,
-    ParquetTaskSource,
-    TaskBatch,
-)
+from fairsim.simulator.workload import ParquetTaskSource, TaskBatch, _window_drops
 
 SKIP_NO_INSTANCES = "zero or negative instance count"
 
@@ -174,15 +168,12 @@ class ReplicaTaskSource(ParquetTaskSource):
         # rows outside the window are counted (per instance) before expanding
         submit = frame["submit_s"].to_numpy(dtype=np.float64, na_value=np.nan)
         n_inst = np.maximum(frame["instances"].to_numpy(dtype=np.int64), 0)
-        for mask, reason in (
-            (np.isnan(submit), SKIP_NO_SUBMIT),
-            (submit < self.start_s, SKIP_BEFORE_WINDOW),
-            (submit >= self.end_s, SKIP_AFTER_WINDOW),
-        ):
+        inside = np.ones(len(submit), dtype=bool)
+        for mask, reason in _window_drops(submit, self.start_s, self.end_s):
             n = int(n_inst[mask].sum())
             if n:
                 self.skipped[reason] += n
-        inside = (submit >= self.start_s) & (submit < self.end_s)  # False for NaN
+            inside &= ~mask
         if not inside.all():
             return frame[inside], n_inst[inside]
         return frame, n_inst

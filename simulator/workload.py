@@ -119,6 +119,17 @@ class TaskBatch:
         return int(self.submit_s.shape[0])
 
 
+def _window_drops(submit: np.ndarray, start_s: float, end_s: float) -> list[tuple[np.ndarray, str]]:
+    """The reasons of :func:`_drops` that read the submit time only (no submit time, before
+    and after the window), for a source that counts rows before reading the rest of them
+    (:class:`~fairsim.simulator.replicas.ReplicaTaskSource`)."""
+    return [
+        (np.isnan(submit), SKIP_NO_SUBMIT),
+        (submit < start_s, SKIP_BEFORE_WINDOW),
+        (submit >= end_s, SKIP_AFTER_WINDOW),
+    ]
+
+
 def _drops(
     submit: np.ndarray, run: np.ndarray, demand: np.ndarray, start_s: float, end_s: float
 ) -> list[tuple[np.ndarray, str]]:
@@ -127,9 +138,7 @@ def _drops(
     rows in none). ``submit``, ``run``: shape (n,); ``demand``: shape (n, resources), float64,
     NaN where null."""
     return [
-        (np.isnan(submit), SKIP_NO_SUBMIT),
-        (submit < start_s, SKIP_BEFORE_WINDOW),
-        (submit >= end_s, SKIP_AFTER_WINDOW),
+        *_window_drops(submit, start_s, end_s),
         (np.isnan(run), SKIP_NO_RUN_TIME),
         (run < 0, SKIP_NEGATIVE_RUN),
         (np.isinf(run), SKIP_INFINITE_RUN),

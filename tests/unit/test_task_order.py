@@ -1,8 +1,10 @@
-"""Tasks a run cannot place in time: a NaN submit time is a counted skip, and a task source whose
-submit times go back is refused (simulator/workload.py, simulator/replicas.py,
-``Engine._check_order``). Before, a NaN ``submit_s`` stopped the arrivals there (every later task
-was counted as "submitted after the horizon") and an out-of-order row made the tasks after it
-arrive late, at its time: both silently."""
+"""A tasks table fairsim did not write: a NaN or null submit time and an infinite run time are
+counted skips, a task source whose submit times go back is refused, and so are null keys (job
+id, task index, user, ``censored``) and columns of the wrong kind (simulator/workload.py,
+simulator/replicas.py, ``Engine._check_order``). Before, a NaN ``submit_s`` stopped the arrivals
+there (every later task was counted as "submitted after the horizon"), an out-of-order row made
+the tasks after it arrive late, at its time, and a null ``censored`` read as not censored, all
+silently; null or integer users and text times ended in tracebacks."""
 
 from __future__ import annotations
 
