@@ -355,17 +355,11 @@ class _Tree:
             plan = self.plans[groups] = (nested, tops)
         return plan
 
-    def queue_key(self, a: int) -> tuple[float, ...]:
+    def queue_key_as_is(self, a: int) -> tuple[float, ...]:
         """:meth:`path_key` of queue ``a``'s leaves without their own last pair: for every
         queue from the root's child down to ``a``, (0 for a queue below its guarantee else 1,
-        its level, its position)."""
-        if self.meta[0]:
-            self.settle()
-        return self.queue_key_as_is(a)
-
-    def queue_key_as_is(self, a: int) -> tuple[float, ...]:
-        """:meth:`queue_key` with the levels of the root's children as they are (settled or
-        not: the caller knows they decide nothing)."""
+        its level, its position), with the levels of the root's children as they are (settled or
+        not: the caller settles them when they decide the order)."""
         key: tuple[float, ...] = ()
         ff, ii, isb, pos, parent = self.ff, self.ii, self.k.ISBELOW, self.pos, self.parent
         while a > 0:
@@ -552,10 +546,10 @@ class HDRF(ProgressiveFilling):
         (:meth:`_Tree.path_key`); siblings by key, then leaf code. On a one-level tree this is
         ``drf``'s order.
 
-        The leaves of one queue are contiguous in that order unless another of the queues
-        holding them lies below it (or leaves hang at the root): then each queue's leaves are
-        sorted by key and the queues by their own path (:meth:`_Tree.queue_key`), which is the
-        same order at a fraction of the cost; otherwise every leaf's whole path is compared.
+        When no queue holding these leaves lies below another and none hangs at the root, the
+        leaves of one queue are contiguous in that order: each queue's leaves are sorted by key
+        and the queues by their own path (:meth:`_Tree.queue_key_as_is`), the same order at a
+        fraction of the cost. Otherwise every leaf's whole path is compared.
         """
         if len(users) == 1:
             return users
