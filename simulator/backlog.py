@@ -54,7 +54,12 @@ class QueueCounter(DelegatingScheduler):
         evictions."""
         for item in self.inner.decide():
             if not isinstance(item, Eviction):
-                self.queued[self._owner.pop(item[0])] -= 1
+                try:
+                    user = self._owner.pop(item[0])
+                except (TypeError, IndexError, KeyError):
+                    pass  # not a placement of a waiting task: the engine refuses it, naming it
+                else:
+                    self.queued[user] -= 1
             yield item
 
 

@@ -59,6 +59,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import numbers
 import os
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -692,51 +693,60 @@ class Engine:
             if tick:
                 sched.on_tick(now)
             # 3. one scheduling pass; every placement is validated and committed here
-            for task, server in sched.decide():
-                idle = 0
-                known = live.get(task) if 0 <= task < lo else None
-                # (a live task that is not running never started: one check covers both)
-                if known is None or task in running:
-                    raise PlacementError(
-                        f"scheduler {sched.name!r} placed task {task}, which is not waiting"
-                        + (
-                            f" (it runs on server {running[task]}; a scheduler that evicts "
-                            "tasks declares preempts = True)"
-                            if task in running
-                            else ""
+            item: Any = _NO_ITEM
+            try:
+                for item in sched.decide():
+                    task, server = item
+                    if task.__class__ is not int or server.__class__ is not int:
+                        _refuse_malformed(sched, item, None)  # numpy integers pass
+                    idle = 0
+                    known = live.get(task) if 0 <= task < lo else None
+                    # (a live task that is not running never started: one check covers both)
+                    if known is None or task in running:
+                        raise PlacementError(
+                            f"scheduler {sched.name!r} placed task {task}, which is not waiting"
+                            + (
+                                f" (it runs on server {running[task]}; a scheduler that evicts "
+                                "tasks declares preempts = True)"
+                                if task in running
+                                else ""
+                            )
                         )
-                    )
-                user, demand, run_s, _ = known
-                if codes is not None and codes[task] and not masks[codes[task]][server]:
-                    raise PlacementError(
-                        f"scheduler {sched.name!r} placed task {task} on server {server}, which "
-                        f"violates its placement constraint {self.constraints.rules[codes[task]]!r}"  # type: ignore[union-attr]
-                    )
-                cluster.commit(task, server, demand)
-                running[task] = server
-                start_s[task] = now
-                if track:
-                    if track_users:
-                        self._user_alloc[user] += demand
-                    if fair:
-                        u = user if units is None else units[task]
-                        f_running[u] += 1
-                        row = f_rdem[u]
-                        for r in k_res:
-                            row[r] += demand[r]
-                if run_s >= 0.0:  # else HELD: a censored task held to the horizon
-                    heapq.heappush(heap, (now + run_s, task))
-                elif task in until:  # a placeholder: it ends at its absolute end time
-                    end = until.pop(task)
-                    heapq.heappush(heap, (end if end > now else now, task))
-                elif horizon == math.inf:
-                    raise ValueError(
-                        f"task {task} is right-censored and holds its server until the horizon, "
-                        "but the horizon is infinite: give a finite horizon (collect.horizon_s "
-                        "or trace.end_s) or the rule censored='complete'"
-                    )
-                elif write_held:  # its row is final now: only its server is kept (running)
-                    held(task, server, live.pop(task))
+                    user, demand, run_s, _ = known
+                    if codes is not None and codes[task] and not masks[codes[task]][server]:
+                        rule = self.constraints.rules[codes[task]]  # type: ignore[union-attr]
+                        raise PlacementError(
+                            f"scheduler {sched.name!r} placed task {task} on server {server}, "
+                            f"which violates its placement constraint {rule!r}"
+                        )
+                    cluster.commit(task, server, demand)
+                    running[task] = server
+                    start_s[task] = now
+                    if track:
+                        if track_users:
+                            self._user_alloc[user] += demand
+                        if fair:
+                            u = user if units is None else units[task]
+                            f_running[u] += 1
+                            row = f_rdem[u]
+                            for r in k_res:
+                                row[r] += demand[r]
+                    if run_s >= 0.0:  # else HELD: a censored task held to the horizon
+                        heapq.heappush(heap, (now + run_s, task))
+                    elif task in until:  # a placeholder: it ends at its absolute end time
+                        end = until.pop(task)
+                        heapq.heappush(heap, (end if end > now else now, task))
+                    elif horizon == math.inf:
+                        raise ValueError(
+                            f"task {task} is right-censored and holds its server until the "
+                            "horizon, but the horizon is infinite: give a finite horizon "
+                            "(collect.horizon_s or trace.end_s) or the rule censored='complete'"
+                        )
+                    elif write_held:  # its row is final now: only its server is kept (running)
+                        held(task, server, live.pop(task))
+            except (TypeError, ValueError, IndexError, KeyError) as exc:
+                _refuse_malformed(sched, item, exc)
+                raise
         self._close(env.now, lo, hi, batches, running)
 
     def _main_preempt(self, env: simpy.Environment) -> Generator[simpy.events.Event, None, None]:
@@ -833,13 +843,21 @@ class Engine:
             if tick:
                 sched.on_tick(now)
             # 3. one scheduling pass: placements and evictions, each committed here
-            for item in sched.decide():
-                idle = 0
-                if isinstance(item, Eviction):
-                    self._evict(int(item.task), int(item.server), now)
-                else:
-                    task, server = item
-                    self._start_run(task, server, now, lo)
+            item: Any = _NO_ITEM
+            try:
+                for item in sched.decide():
+                    idle = 0
+                    if isinstance(item, Eviction):
+                        _refuse_malformed(sched, item, None)
+                        self._evict(int(item.task), int(item.server), now)
+                    else:
+                        task, server = item
+                        if task.__class__ is not int or server.__class__ is not int:
+                            _refuse_malformed(sched, item, None)  # numpy integers pass
+                        self._start_run(task, server, now, lo)
+            except (TypeError, ValueError, IndexError, KeyError) as exc:
+                _refuse_malformed(sched, item, exc)
+                raise
             if self._n_stale > STALE_REBUILD and 2 * self._n_stale > len(heap):
                 self._drop_stale()
         self._close(env.now, lo, hi, batches, self._running)
@@ -1563,6 +1581,38 @@ class Engine:
             out["jobs_admitted"] = gate.jobs_admitted
             out["max_jobs_waiting"] = gate.max_queue_wait
         return out
+
+
+#: What the scheduling pass's last item is before the scheduler yields one.
+_NO_ITEM = object()
+
+
+def _not_a_placement(item: Any) -> str | None:
+    """Why ``item``, yielded by a scheduler's ``decide()``, is not a placement ``(task, server)``
+    or an :class:`~fairsim.simulator.scheduler.Eviction` of two integers (Python or numpy
+    integers, not booleans); None when it is one, or when the scheduler has yielded nothing yet."""
+    if item is _NO_ITEM:
+        return None
+    try:
+        task, server = item
+    except (TypeError, ValueError):
+        return "expected a pair (task, server)"
+    for what, value in (("task", task), ("server", server)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            return f"the {what} is a {type(value).__name__}, expected an integer"
+    return None
+
+
+def _refuse_malformed(sched: Scheduler, item: object, exc: BaseException | None) -> None:
+    """Raise a :class:`~fairsim.errors.PlacementError` naming the scheduler and ``item`` when
+    ``item`` is not a placement (:func:`_not_a_placement`); return otherwise. The event loops
+    call it before committing an eviction or a placement whose task or server is not a Python
+    int (a boolean server indexes numpy as a mask: on one server it would pass), and when their
+    scheduling pass raised ``exc`` (an item that is not a pair fails to unpack): a malformed
+    item then explains the error, a well-formed one leaves the error as it was."""
+    why = _not_a_placement(item)
+    if why is not None:
+        raise PlacementError(f"scheduler {sched.name!r} yielded {item!r}: {why}") from exc
 
 
 def _distinct(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -415,7 +415,10 @@ class WaitingTasks(DelegatingScheduler):
         """The wrapped scheduler's placements (each placed task stops waiting) and evictions."""
         for item in self.inner.decide():
             if not isinstance(item, Eviction):
-                del self.waiting[item[0]]
+                try:
+                    del self.waiting[item[0]]
+                except (TypeError, IndexError, KeyError):
+                    pass  # not a placement of a waiting task: the engine refuses it, naming it
             yield item
 
     def wasted(self) -> np.ndarray:
