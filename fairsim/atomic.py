@@ -186,12 +186,20 @@ def json_text(obj: Any, *, indent: int | None = 2, sort_keys: bool = True) -> st
 # --------------------------------------------------------------------------- folders
 
 
-def _protected(dest: Path, protect: Iterable[str | os.PathLike[str]]) -> Path | None:
-    """The first of ``protect`` (and the working directory) that lies inside ``dest``."""
-    for p in [Path.cwd(), *(Path(x) for x in protect)]:
-        q = Path(os.path.abspath(p))
-        if q == dest or dest in q.parents:
-            return q
+def _protected(dest: Path, protect: Iterable[str | os.PathLike[str]]) -> str | None:
+    """What replacing the existing folder ``dest`` would delete: the working directory or one of
+    ``protect`` when it is ``dest`` or lies inside it, or part of a folder of ``protect`` that
+    holds ``dest`` (``--out`` a trace's own ``task_events`` folder, or a folder of a run being
+    compared); None when nothing."""
+    inputs = [Path(os.path.abspath(x)) for x in protect]
+    for q, name in [(Path.cwd(), "the working directory"), *((i, "an input") for i in inputs)]:
+        if q == dest:
+            return f"it is {name}"
+        if dest in q.parents:
+            return f"it holds {str(q)!r}"
+    for q in inputs:
+        if q in dest.parents and q.is_dir():
+            return f"it lies inside the input folder {str(q)!r}"
     return None
 
 
@@ -213,7 +221,8 @@ def check_output_dir(
     what : str
         How the messages name the folder (``--out``, ``trace.cache_dir``, ...).
     protect : iterable of path-like
-        Inputs that must not lie inside a folder that is replaced (the config file, a trace).
+        Inputs that must not lie inside a folder that is replaced (the config file, a trace,
+        the runs compared), nor, for a folder input, hold it.
 
     Returns
     -------
@@ -224,8 +233,8 @@ def check_output_dir(
     ------
     OutputError
         One line naming the path: it is an existing file, lies below a file, already exists and
-        is not empty (without ``overwrite``), would delete the working directory or an input, or
-        cannot be written.
+        is not empty (without ``overwrite``), would delete the working directory, an input or part
+        of an input folder, or cannot be written.
     """
     shown = os.fspath(path)
     dest = check_writable_dir(path, what=what)
@@ -239,9 +248,9 @@ def check_output_dir(
                 f"{what}: {shown!r} already exists and is not empty "
                 "(--overwrite replaces it, or choose another folder)"
             )
-        inside = _protected(dest, protect)
-        if inside is not None:
-            raise OutputError(f"{what}: refusing to replace {shown!r}: it holds {str(inside)!r}")
+        why = _protected(dest, protect)
+        if why is not None:
+            raise OutputError(f"{what}: refusing to replace {shown!r}: {why}")
     return dest
 
 

@@ -735,7 +735,7 @@ def compare(
         from fairsim.atomic import atomic_dir
         from fairsim.scenario.reporting.compare_report import write_compare_report
 
-        with atomic_dir(out, overwrite=overwrite, what="out") as tmp:
+        with atomic_dir(out, overwrite=overwrite, what="out", protect=dirs) as tmp:
             write_compare_report(result, tmp)
         result.folder = Path(out)
     return result

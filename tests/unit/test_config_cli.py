@@ -402,12 +402,18 @@ def test_convert_synth_properties_are_atomic_and_refuse_existing_out(
         "tasks.parquet",
     ]
     _refused([*conv, "--out", str(out)], capsys, r"already exists and is not empty")
-    # --overwrite never deletes the input
+    # --overwrite never deletes the input, nor part of it
     _refused(
         [*conv, "--out", str(tmp_path / "g"), "--overwrite"],
         capsys,
-        r"refusing to replace '.*g': it holds '.*g'",
+        r"refusing to replace '.*g': it is an input$",
     )
+    _refused(
+        [*conv, "--out", str(src), "--overwrite"],
+        capsys,
+        r"refusing to replace '.*task_events': it lies inside the input folder '.*g'$",
+    )
+    assert [p.name for p in src.iterdir()] == ["part-00000-of-00500.csv.gz"]
 
     props = ["properties", "--instances", "6", "--mechanism", "af", "--out", str(out)]
     _refused(props, capsys, r"already exists and is not empty")
@@ -419,6 +425,41 @@ def test_convert_synth_properties_are_atomic_and_refuse_existing_out(
         "table.json",
         "table.md",
     ]
+
+
+def test_compare_never_replaces_a_folder_it_compares(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``compare RUN --out RUN --overwrite`` deleted the run (and ``--out RUN/bf-drfh`` one of
+    its schedulers): an output folder that is, holds or lies inside a compared folder is
+    refused in one line and the run is left whole."""
+    run = tmp_path / "run"
+    assert (
+        _main(["run", str(_config(tmp_path)), "--out", str(run), "--no-progress"], capsys)[0] == 0
+    )
+    files = sorted(str(p.relative_to(run)) for p in run.rglob("*"))
+    cmp = ["compare", str(run), "--overwrite", "--out"]
+    _refused(
+        [*cmp, str(run)],
+        capsys,
+        r"^fairsim: error: out: refusing to replace '.*run': it is an input$",
+    )
+    _refused(
+        [*cmp, str(run / "bf-drfh")],
+        capsys,
+        r"refusing to replace '.*bf-drfh': it lies inside the input folder '.*run'$",
+    )
+    both = [
+        "compare",
+        str(run / "bf-drfh"),
+        str(run / "slots-14"),
+        "--overwrite",
+        "--out",
+        str(run),
+    ]
+    _refused(both, capsys, r"refusing to replace '.*run': it holds '.*bf-drfh'$")
+    assert sorted(str(p.relative_to(run)) for p in run.rglob("*")) == files
+    assert _main([*cmp, str(tmp_path / "cmp")], capsys)[0] == 0  # elsewhere: written
 
 
 # -- 3. tracebacks and crashes
