@@ -320,6 +320,7 @@ def run_strategy(
     if root.is_dir() and any(root.iterdir()) and not (root / STRATEGY_FILE).is_file():
         if not list(root.glob(f"s*-truthful/{DONE}")):
             raise OutputError(f"--out: {str(root)!r} is not the output of a study")
+    _check_same_study(root, runs)
     todo = [r for r in runs if not (root / r.run_id / DONE).is_file()]
     log.info("%d runs: %d finished earlier, %d to run", len(runs), len(runs) - len(todo), len(todo))
     failed: dict[str, str] = {}
@@ -365,6 +366,42 @@ def run_strategy(
     write_table(pa.Table.from_pandas(table, preserve_index=False), root / STRATEGY_FILE)
     write_strategy_report(root, table, cfg, runs, failed, base=base_path)
     return table
+
+
+def _check_same_study(root: Path, runs: Sequence[StudyRun]) -> None:
+    """Refuse to resume into ``root`` when a finished run there was made from another config.
+
+    A run's folder name depends only on its seed, user and strategy, so a study of another
+    config (another pool, window or scheduler list) in the same ``--out`` would otherwise be
+    taken as finished and its numbers reported as this study's. Each finished run's
+    ``config_hash`` (its schedulers' ``summary.json``) must equal its planned config's.
+
+    Raises
+    ------
+    OutputError
+        One line naming the folder, the first run that differs and the two hashes (or the
+        ``summary.json`` that cannot be read).
+    """
+    for r in runs:
+        folder = root / r.run_id
+        if not (folder / DONE).is_file():
+            continue
+        want = r.config.config_hash()
+        for label in r.config.scheduler_labels():
+            path = folder / label / "summary.json"
+            try:
+                got = json.loads(path.read_text(encoding="utf-8")).get("config_hash")
+            except (OSError, ValueError, AttributeError) as exc:
+                raise OutputError(
+                    f"--out: {str(path)!r} of a finished run cannot be read "
+                    f"({type(exc).__name__}); remove the run's folder to run it again"
+                ) from None
+            if got != want:
+                raise OutputError(
+                    f"--out: {str(root)!r} holds a study of another config (run {r.run_id}, "
+                    f"{label}: config hash {got}, this study's {want}); choose another folder, "
+                    "or remove it to start over"
+                )
 
 
 # --------------------------------------------------------------------------- measures

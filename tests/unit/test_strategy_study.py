@@ -95,6 +95,17 @@ def test_study_resumes_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(argv) == 0
     assert {p: p.stat().st_mtime_ns for p in out.glob("*/DONE")} == marks
     pd.testing.assert_frame_equal(first, pd.read_parquet(out / STRATEGY_FILE))
+    # the same --out with another config (the horizon moved): refused, not answered with the
+    # first study's runs (their folder names depend only on seed, user and strategy)
+    capsys.readouterr()
+    cfg = yaml.safe_load(config.read_text())
+    cfg["collect"]["horizon_s"] = 120
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump(cfg))
+    assert main([argv[0], str(other), *argv[2:]]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds a study of another config (run s1-truthful, drf" in err
+    assert {p: p.stat().st_mtime_ns for p in out.glob("*/DONE")} == marks
 
 
 @pytest.mark.parametrize(
