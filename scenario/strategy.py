@@ -39,7 +39,9 @@ from fairsim.errors import ConfigError, OutputError
 from fairsim.scenario.config import RunConfig, parse_config
 from fairsim.scenario.manipulation import (
     Manipulation,
+    Split,
     Strategy,
+    alias,
     check_strategy,
     manipulate,
     parse_strategy,
@@ -199,10 +201,17 @@ def manipulated_id(seed: int, user: str, strategy: Strategy) -> str:
 
 
 def resolve_users(
-    cfg: RunConfig, users: str | Sequence[str], base: Path | None = None
+    cfg: RunConfig,
+    users: str | Sequence[str],
+    base: Path | None = None,
+    *,
+    counts: dict[str, int] | None = None,
 ) -> list[str]:
     """The manipulators: ``top:K`` (the K users that submit the most tasks in the window, most
     first) or user names (a comma-separated string or a sequence).
+
+    ``counts`` (tasks per user in the window, :func:`~fairsim.scenario.manipulation.task_counts`)
+    saves a pass over the trace when the caller has them.
 
     Raises
     ------
@@ -213,17 +222,62 @@ def resolve_users(
         k = users.removeprefix("top:")
         if not (k.isdigit() and int(k) >= 1):
             raise ConfigError(f"--users {users!r}: K {k!r} is not an integer >= 1")
-        counts = task_counts(resolve_workload(cfg, base).open())
+        if counts is None:
+            counts = task_counts(resolve_workload(cfg, base).open())
         return top_users(counts, int(k))
     names = [u.strip() for u in users.split(",")] if isinstance(users, str) else list(users)
     names = [u for u in names if u]
     if not names:
         raise ConfigError("--users: no user given (expected top:K or U1,U2,...)")
-    counts = task_counts(resolve_workload(cfg, base).open())
+    if counts is None:
+        counts = task_counts(resolve_workload(cfg, base).open())
     for u in names:
         if u not in counts:
             raise ConfigError(f"--users: user {u!r} submits no task in the window")
     return list(dict.fromkeys(names))
+
+
+def check_splits(
+    users: Sequence[str], strategies: Sequence[Strategy], counts: dict[str, int]
+) -> None:
+    """Refuse a ``split`` whose aliases cannot stand for the user alone in the run.
+
+    A split user's tasks appear under ``<user>#2`` ... ``<user>#k``
+    (:func:`~fairsim.scenario.manipulation.alias`): a trace user of that name in the window
+    would have its tasks counted as the manipulator's. And ``k`` above the user's tasks in the
+    window leaves aliases without a job (the same run as a smaller ``k``) while the study still
+    lists all ``k`` names.
+
+    Parameters
+    ----------
+    users : sequence of str
+        The manipulators.
+    strategies : sequence of Strategy
+    counts : dict of str to int
+        Tasks per user in the window.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the strategy, the user and the alias or the count.
+    """
+    for s in strategies:
+        if not isinstance(s, Split):
+            continue
+        for u in users:
+            if s.k > counts[u]:
+                raise ConfigError(
+                    f"--strategy {spec_text(s)!r}: user {u!r} submits {counts[u]} task(s) in "
+                    f"the window, fewer than k = {s.k} aliases can share (choose k <= "
+                    f"{counts[u]})"
+                )
+            taken = [a for j in range(2, s.k + 1) if (a := alias(u, j)) in counts]
+            if taken:
+                raise ConfigError(
+                    f"--strategy {spec_text(s)!r}: user {u!r}'s alias {taken[0]!r} is the name "
+                    "of another user of the trace in the window (its tasks would count as the "
+                    "manipulator's)"
+                )
 
 
 def plan(
@@ -312,7 +366,9 @@ def run_strategy(
         )
     for s in parsed:
         check_strategy(s, workload.resources)
-    names = resolve_users(cfg, users, base_path)
+    counts = task_counts(workload.open())
+    names = resolve_users(cfg, users, base_path, counts=counts)
+    check_splits(names, parsed, counts)
     runs = plan(cfg, names, parsed, seeds)
     check_executor(spec, [r.config for r in runs[:1]])
     root = Path(out)
