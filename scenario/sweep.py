@@ -754,23 +754,38 @@ def make_backend(spec: str) -> _Backend:
 
 
 def _serial_backend() -> _Backend:
-    """Runs in this process, one at a time, when submitted (``executor="serial"``)."""
+    """Runs in this process, one at a time, as the caller takes them from ``completed``
+    (``executor="serial"``): each result reaches the caller (``runs.parquet`` rewritten) before
+    the next run starts, and Ctrl-C stops at the run in progress with the earlier ones
+    recorded."""
     import concurrent.futures as cf
+
+    pending: dict[Any, tuple[Callable[..., Any], tuple[Any, ...]]] = {}
 
     def submit(fn: Callable[..., Any], *args: Any) -> Any:
         fut: cf.Future[Any] = cf.Future()
-        try:
-            fut.set_result(fn(*args))
-        except Exception as exc:  # execute_run reports its own failures; anything else here
-            fut.set_exception(exc)
+        pending[fut] = (fn, args)
         return fut
+
+    def completed(futs: list[Any]) -> Iterator[Any]:
+        for fut in list(futs):
+            fn, args = pending.pop(fut)
+            try:
+                fut.set_result(fn(*args))
+            except Exception as exc:  # execute_run reports its own failures; anything else here
+                fut.set_exception(exc)
+            yield fut
+
+    def cancel(futs: list[Any]) -> bool:
+        pending.clear()
+        return True
 
     return _Backend(
         submit=submit,
-        completed=lambda futs: iter(list(futs)),
+        completed=completed,
         result=lambda f: f.result(),
-        cancel=lambda futs: True,
-        close=lambda: None,
+        cancel=cancel,
+        close=pending.clear,
         workers=1,
     )
 

@@ -482,3 +482,33 @@ def test_sweep_report_per_queue_means_and_intervals(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert "## Queues" in report
     assert "| hdrf | free | 3 | 10.0 [" in report  # cpu share 10 %, its interval
+
+
+def test_serial_sweep_records_each_run_before_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/sweeps.md: ``runs.parquet`` is rewritten after every finished run, and Ctrl-C keeps
+    the finished ones. The serial executor ran every run when it was submitted, before any
+    result was recorded: a Ctrl-C at the third run left an empty ``runs.parquet`` although two
+    runs had finished. Now each run starts after the previous one is recorded."""
+    from fairsim.scenario import sweep as sweep_mod
+
+    real = sweep_mod.execute_run
+    seen: list[int] = []
+    out = tmp_path / "out"
+
+    def observed(*args: object) -> dict:
+        path = out / "runs.parquet"
+        seen.append(len(pd.read_parquet(path)) if path.exists() else -1)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sweep_mod, "execute_run", observed)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(parse_sweep(TINY), out, executor="serial", progress=False)
+    assert seen == [-1, 2, 4]  # two schedulers a run: each run's rows before the next starts
+    kept = pd.read_parquet(out / "runs.parquet")
+    assert len(kept) == 4 and set(kept["status"]) == {"ok"}
+    assert len(list(out.glob(f"*/{DONE}"))) == 2
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary folder left
