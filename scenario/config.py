@@ -260,6 +260,11 @@ def check_name(name: Any, field: str = "name") -> str:
     return name
 
 
+#: The largest seed of a sweep or a strategy study: ``runs.parquet`` and ``strategy.parquet``
+#: store seeds as 64-bit integers (a run alone takes any seed >= 0).
+MAX_SEED = 2**63 - 1
+
+
 class StrictModel(BaseModel):
     """Base model of every config section (and of the reproductions' own config files): frozen,
     unknown keys are errors that suggest the closest known key, and NaN or infinite numbers are
@@ -274,10 +279,30 @@ class StrictModel(BaseModel):
     @classmethod
     def _unknown_keys(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            for key in data:
+            for key, value in data.items():
                 if key not in cls.model_fields:
                     raise ValueError(unknown_key(key, cls.model_fields))
+                _refuse_bool(key, value, cls.model_fields[key].annotation)
         return data
+
+
+def _admits_bool(annotation: Any) -> bool:
+    """Whether a field's type admits a boolean (``bool``, ``Any``, or a union or container
+    holding one)."""
+    if annotation is bool or annotation is Any:
+        return True
+    return any(_admits_bool(a) for a in typing.get_args(annotation))
+
+
+def _refuse_bool(key: str, value: Any, annotation: Any) -> None:
+    """Refuse a boolean given for a number (pydantic reads ``true`` as 1 for an integer field:
+    ``cluster.servers: true`` ran one server), in the value or a list of values."""
+    if _admits_bool(annotation):
+        return
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, bool):
+            raise ValueError(f"{key}: {item!r} is a boolean, expected a number")
 
 
 class InlineUser(StrictModel):

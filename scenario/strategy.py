@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from fairsim.atomic import atomic_dir, write_text
 from fairsim.errors import ConfigError, OutputError
-from fairsim.scenario.config import RunConfig, parse_config
+from fairsim.scenario.config import MAX_SEED, RunConfig, parse_config
 from fairsim.scenario.manipulation import (
     Manipulation,
     Split,
@@ -351,8 +351,11 @@ def run_strategy(
     if len(set(specs)) != len(specs):
         raise ConfigError(f"--strategy: a strategy is given twice ({', '.join(specs)})")
     seeds = list(seeds)
-    if not seeds or any(not isinstance(s, int) or s < 0 for s in seeds):
-        raise ConfigError(f"--seeds: {seeds!r} (expected integers >= 0)")
+    if not seeds or any(not isinstance(s, int) or not 0 <= s <= MAX_SEED for s in seeds):
+        raise ConfigError(
+            f"--seeds: {seeds!r} (expected integers >= 0 and at most 2**63 - 1, which "
+            f"{STRATEGY_FILE} stores)"
+        )
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"--seeds: {seeds!r} repeats a seed")
     spec = executor or f"local:{os.cpu_count() or 1}"

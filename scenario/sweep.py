@@ -61,7 +61,14 @@ import pyarrow as pa
 
 from fairsim.atomic import atomic_dir, check_writable_dir
 from fairsim.errors import ConfigError, OutputError, unknown_key
-from fairsim.scenario.config import RunConfig, check_name, parse_config, read_yaml, set_dotted
+from fairsim.scenario.config import (
+    MAX_SEED,
+    RunConfig,
+    check_name,
+    parse_config,
+    read_yaml,
+    set_dotted,
+)
 from fairsim.scenario.limits import check_limits
 from fairsim.simulator.results import write_json, write_table
 
@@ -172,6 +179,14 @@ def parse_sweep(data: Any, *, source: str = "sweep") -> Sweep:
             raise ConfigError(f"{source}: grid.{path}: expected a list of values (got {values!r})")
         if not values:
             raise ConfigError(f"{source}: grid.{path}: empty list of values")
+    paths = list(grid)
+    for i, path in enumerate(paths):
+        for other in paths[:i]:
+            if _related(other, path):
+                raise ConfigError(
+                    f"{source}: grid.{path}: overlaps grid.{other} (one holds the other, so "
+                    "one's values would silently replace the other's); give only one of them"
+                )
     seeds = data.get("seeds", [1])
     if not isinstance(seeds, list) or not seeds:
         raise ConfigError(f"{source}: seeds: expected a non-empty list of integers (got {seeds!r})")
@@ -180,6 +195,11 @@ def parse_sweep(data: Any, *, source: str = "sweep") -> Sweep:
             raise ConfigError(f"{source}: seeds: {s!r} is not an integer")
         if s < 0:
             raise ConfigError(f"{source}: seeds: {s!r} is negative (seeds are integers >= 0)")
+        if s > MAX_SEED:
+            raise ConfigError(
+                f"{source}: seeds: {s!r} is above 2**63 - 1 ({RUNS_FILE} stores seeds as 64-bit "
+                "integers)"
+            )
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"{source}: seeds: duplicate seeds in {seeds}")
     return Sweep(name=name, base=base, grid=dict(grid), seeds=tuple(seeds))

@@ -546,6 +546,12 @@ def test_unusable_out_is_one_line(
             r"within\)$",
         ),
         ("seed=-1", r"^fairsim: error: config: seed: .*greater than or equal to 0 \(got -1\)$"),
+        # a boolean is not a number (pydantic reads true as 1: cluster.servers: true ran 1 server)
+        (
+            "cluster.servers=true",
+            r"^fairsim: error: config: cluster: servers: True is a boolean, expected a number$",
+        ),
+        ("seed=true", r"^fairsim: error: config: seed: True is a boolean, expected a number$"),
         (
             "schedulers=[bf-drfh",
             r"^fairsim: error: --set 'schedulers=\[bf-drfh': the value is not valid YAML "

@@ -163,3 +163,16 @@ def test_a_split_alias_that_is_a_trace_user_is_refused(tmp_path: Path) -> None:
         config, users="B", strategies=["split:k=2"], seeds=[1], out=tmp_path / "b"
     )
     assert len(table) == 2
+
+
+def test_a_seed_strategy_parquet_cannot_store_is_refused(tmp_path: Path) -> None:
+    """``strategy.parquet`` stores seeds as 64-bit integers: 2**63 would be written as
+    -9223372036854775808 (as ``runs.parquet`` did in a sweep), so it is refused first."""
+    from fairsim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^--seeds: \[9223372036854775808\] \(expected integers"):
+        fairsim.strategy(
+            _config_file(tmp_path), users="A", strategies=["split:k=2"], seeds=[2**63],
+            out=tmp_path / "o",
+        )  # fmt: skip
+    assert not (tmp_path / "o").exists()

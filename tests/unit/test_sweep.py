@@ -88,6 +88,13 @@ def test_product_of_two_paths_and_list_values() -> None:
         ({"grid": {"cluster.servers": [-3]}}, r"grid\.cluster\.servers = -3: .*positive"),
         ({"grid": {"schedulers": [["slot-14"]]}}, r"unknown scheduler 'slot-14'"),
         ({"gird": {}}, r"unknown key 'gird'; did you mean 'grid'\?"),
+        (
+            {"grid": {"cluster.servers": [30], "cluster": [{"servers": 20, "source": "table-i"}]}},
+            r"^sweep: grid\.cluster: overlaps grid\.cluster\.servers \(one holds the other, so "
+            r"one's values would silently replace the other's\); give only one of them$",
+        ),
+        ({"grid": {"cluster.servers": [True]}}, r"cluster: servers: True is a boolean, expected"),
+        ({"seeds": [2**63]}, r"^sweep: seeds: 9223372036854775808 is above 2\*\*63 - 1 "),
     ],
 )
 def test_bad_sweeps_name_the_problem(patch: dict, message: str) -> None:
