@@ -41,10 +41,14 @@ top-level parser and :func:`main`, the entry point of the ``fairsim`` console sc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import re
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from typing import NoReturn
 
 from fairsim import __version__
@@ -52,6 +56,30 @@ from fairsim.cli import compare, experiment, properties, run, solve, strategy, s
 from fairsim.errors import FairsimError
 
 EXIT_USAGE = 2
+#: Exit status after SIGTERM (128 + 15, as a shell reports a process the signal ended).
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a ``timeout``, a batch scheduler, ``kill``), raised where the command is so that
+    it unwinds as Ctrl-C does: temporary folders removed, a sweep's finished runs kept."""
+
+
+def _terminate(signum: int, frame: object) -> NoReturn:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While the command runs in the main thread, SIGTERM raises :class:`Terminated`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -103,16 +131,18 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        return int(args.func(args))
+        with _sigterm_unwinds():
+            return int(args.func(args))
     except _user_errors() as exc:
         print(f"fairsim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # stdout closed early (``fairsim ... | head``): the work is done
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        what = "terminated" if isinstance(exc, Terminated) else "interrupted"
         if args.command in ("sweep", "strategy"):
-            print("fairsim: interrupted; finished results were kept", file=sys.stderr)
+            print(f"fairsim: {what}; finished results were kept", file=sys.stderr)
         else:
-            print("fairsim: interrupted; no partial output was left", file=sys.stderr)
-        return 130
+            print(f"fairsim: {what}; no partial output was left", file=sys.stderr)
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else 130

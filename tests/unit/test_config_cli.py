@@ -1057,3 +1057,32 @@ def test_short_synthetic_window_suggests_duration(
     )
     assert code == 2
     assert err.count("\n") == 1 and "give trace.duration_s for a longer one" in err
+
+
+def test_sigterm_unwinds_like_ctrl_c(tmp_path: Path) -> None:
+    """SIGTERM (``timeout``, a batch scheduler, ``kill``) killed the process where it stood and
+    left its hidden temporary folder (``.<out>.<random>.tmp``); now the command unwinds as on
+    Ctrl-C: exit status 143, one line, nothing left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "props"
+    cmd = [sys.executable, "-m", "fairsim.cli", "properties", "--instances", "99999999"]
+    proc = subprocess.Popen(
+        [*cmd, "--mechanism", "drf", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120  # a failure timeout: the folder appears within seconds
+    while not list(tmp_path.glob(".props.*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(tmp_path.glob(".props.*")), "the command never started its output"
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err == "fairsim: terminated; no partial output was left\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
