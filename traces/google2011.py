@@ -40,6 +40,9 @@ Semantics (one output row per distinct ``(job_id, task_index)``)
   part 0 whose only SUBMIT is a time-0 row with empty requests (``missing info = 2``) but whose
   SCHEDULE row carries the request: they ran, so they are part of the workload.
   Zero requests are kept as they are (the trace has a few hundred tasks with cpu = mem = 0).
+  A task any of whose rows carries a negative CPU or memory request is dropped with
+  ``"negative request"`` (a negative request is no demand; the rows that carry one may be the
+  SCHEDULE rows the recorded placements take their request from).
 * **Attempts**: ``attempts`` is the number of SCHEDULE events. An attempt is a SCHEDULE followed by
   the task's next terminal event (EVICT=2, FAIL=3, FINISH=4, KILL=5, LOST=6). If any attempt ended
   in FINISH, the last such attempt is used (``end_state = "finish"``); otherwise the last attempt
@@ -80,8 +83,10 @@ task_events rows:
 * ``"update event (no effect on run time)"``: other UPDATE_PENDING/UPDATE_RUNNING rows;
 * ``"terminal event without a running attempt"``: EVICT/FAIL/FINISH/KILL/LOST of a task that was
   not running (e.g. killed while pending), unless its request was taken (then used);
-* ``"missing cpu or mem request"``, ``"no SUBMIT event"``, ``"missing user"``: every row of a task
-  dropped for that reason;
+* ``"missing cpu or mem request"``, ``"negative request"``, ``"no SUBMIT event"``,
+  ``"missing user"``: every row of a task dropped for that reason (a task that has several of
+  them gets the first of ``"no SUBMIT event"``, ``"missing user"``, ``"missing cpu or mem
+  request"``, ``"negative request"``);
 * ``"bad event type"``: event type outside 0..8;
 * ``"unparseable field"``: time, job ID, task index or event type empty or not a number, a CPU or
   memory field that is not a number, a negative time or job ID, a task index outside
@@ -161,6 +166,7 @@ _TERMINAL_STATE = {EVICT: "evict", FAIL: "fail", FINISH: "finish", KILL: "kill",
 R_UPDATE = "update event (no effect on run time)"
 R_TERM_PENDING = "terminal event without a running attempt"
 R_MISSING_REQ = "missing cpu or mem request"
+R_NEG_REQ = "negative request"
 R_NO_SUBMIT = "no SUBMIT event"
 R_MISSING_USER = "missing user"
 R_BAD_EVENT = "bad event type"
@@ -252,6 +258,7 @@ class _TaskState(DenseKeys):
         "mem_oth_row": (np.int64, -1),
         "cpu_oth_pending": (np.bool_, False),
         "mem_oth_pending": (np.bool_, False),
+        "neg_req": (np.bool_, False),  # a row of the task carries a negative cpu or mem request
         "attempts": (np.int32, 0),
         "open": (np.bool_, False),
         "last_sched": (np.int64, 0),  # effective µs of the latest SCHEDULE
@@ -372,6 +379,7 @@ def _update_tasks(
     pending = _attempts(st, tid, t, ev, machine, cpu, mem)
 
     # requests: first SUBMIT carrying the value, else first UPDATE, else first other row
+    a["neg_req"][tid[(cpu < 0) | (mem < 0)]] = True
     is_upd = (ev == UPDATE_PENDING) | (ev == UPDATE_RUNNING)
     np.add.at(a["n_update"], tid[is_upd], 1)
     is_oth = ~is_sub & ~is_upd
@@ -1255,12 +1263,14 @@ def _finish_tasks(
     no_submit = ~has_submit & ~a["has_t0"]
     missing_user = ~no_submit & (a["user"] < 0)
     missing_req = ~no_submit & ~missing_user & (np.isnan(cpu) | np.isnan(mem))
-    keep = ~(no_submit | missing_user | missing_req)
+    negative_req = ~no_submit & ~missing_user & ~missing_req & a["neg_req"]
+    keep = ~(no_submit | missing_user | missing_req | negative_req)
 
     skips = {
         R_UPDATE: 0,
         R_TERM_PENDING: 0,
         R_MISSING_REQ: int(a["n_rows"][missing_req].sum()),
+        R_NEG_REQ: int(a["n_rows"][negative_req].sum()),
         R_NO_SUBMIT: int(a["n_rows"][no_submit].sum()),
         R_MISSING_USER: int(a["n_rows"][missing_user].sum()),
     }

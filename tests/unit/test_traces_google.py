@@ -98,6 +98,7 @@ def test_hand_made_semantics(hand_src: Path, tmp_path: Path) -> None:
         "update event (no effect on run time)": 1,
         "terminal event without a running attempt": 1,
         "missing cpu or mem request": 1,
+        "negative request": 0,
         "no SUBMIT event": 1,
         "missing user": 0,
         "bad event type": 1,
@@ -362,3 +363,51 @@ def test_default_parts_are_every_part_present(tmp_path: Path) -> None:
         _part(tmp_path / "g" / "task_events", n, [_row(700 * S, n, 0, 0)])
     report = convert_google_2011(tmp_path / "g", tmp_path / "out", progress=False)
     assert report["parts"] == [15, 16, 17] and report["tasks"] == 3
+
+
+def _convert_rows(
+    tmp_path: Path, rows: list[str], buckets: int | None = None
+) -> tuple[dict, pd.DataFrame]:
+    """Convert one hand-made task_events part; (report, tasks.parquet)."""
+    _part(tmp_path / "g" / "task_events", 0, rows)
+    report = convert_google_2011(tmp_path / "g", tmp_path / "out", progress=False, buckets=buckets)
+    assert json.loads((tmp_path / "out" / "conversion.json").read_text()) == report
+    return report, pd.read_parquet(tmp_path / "out" / "tasks.parquet")
+
+
+def _nonzero(skipped: dict[str, int]) -> dict[str, int]:
+    return {reason: n for reason, n in skipped.items() if n}
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_negative_request_drops_the_task_and_counts_its_rows(tmp_path: Path, buckets: int) -> None:
+    """A negative cpu or mem request on any row of a task drops the task, every row of it
+    counted under ``negative request`` (it used to be written with cpu -0.5)."""
+    rows = [
+        _row(700 * S, 1, 0, 0, cpu="-0.5"),  # A: negative cpu on every row
+        _row(710 * S, 1, 0, 1, cpu="-0.5", machine=5),
+        _row(720 * S, 1, 0, 4, cpu="-0.5"),
+        _row(700 * S, 2, 0, 0),  # B: only its SCHEDULE row's mem is negative
+        _row(710 * S, 2, 0, 1, mem="-0.1", machine=5),
+        _row(730 * S, 2, 0, 4),
+        _row(700 * S, 3, 0, 0, cpu="0", mem="0"),  # C: zero requests are kept
+        _row(710 * S, 3, 0, 1, cpu="0", mem="0", machine=5),
+        _row(740 * S, 3, 0, 4, cpu="0", mem="0"),
+        _row(700 * S, 4, 0, 0, cpu="", mem=""),  # D: no request at all: missing comes first
+        _row(705 * S, 4, 0, 7, cpu="-0.2", mem=""),
+    ]
+    report, tasks = _convert_rows(tmp_path, rows, buckets=buckets)
+    assert report["rows_read"] == {"task_events": 11}
+    assert report["rows_used"] == {"task_events": 3}
+    assert _nonzero(report["skipped"]["task_events"]) == {
+        "negative request": 6,
+        "missing cpu or mem request": 2,
+    }
+    assert report["tasks"] == 1
+    assert tasks[["job_id", "task_index", "cpu", "mem", "run_s", "end_state"]].to_dict(
+        "records"
+    ) == [
+        {"job_id": 3, "task_index": 0, "cpu": 0.0, "mem": 0.0, "run_s": 30.0, "end_state": "finish"}
+    ]
+    assert report["placements"]["runs"] == 1
+    assert report["placements"]["skipped"]["task not in the tasks table"] == 2
