@@ -48,7 +48,9 @@ Semantics (one output row per distinct ``(job_id, task_index)``)
   in FINISH, the last such attempt is used (``end_state = "finish"``); otherwise the last attempt
   is used and ``end_state`` is its terminal event (``evict``, ``fail``, ``kill``, ``lost``).
   ``run_s = terminal time - schedule time``. Resubmitted tasks (SUBMIT again after EVICT, FAIL,
-  KILL, ...) stay one row.
+  KILL, ...) stay one row. A task with an attempt whose terminal event is earlier than its
+  SCHEDULE (times out of order: no usable run time) is dropped with ``"terminal event before its
+  SCHEDULE"``; Google's files are in time order, so the sample has none.
 * If the task's last SCHEDULE has no terminal event (still running when the converted data ends)
   and no attempt finished: ``end_state = "censored"`` and ``run_s = last event time of all
   converted parts - schedule time`` (a lower bound).
@@ -83,10 +85,11 @@ task_events rows:
 * ``"update event (no effect on run time)"``: other UPDATE_PENDING/UPDATE_RUNNING rows;
 * ``"terminal event without a running attempt"``: EVICT/FAIL/FINISH/KILL/LOST of a task that was
   not running (e.g. killed while pending), unless its request was taken (then used);
-* ``"missing cpu or mem request"``, ``"negative request"``, ``"no SUBMIT event"``,
-  ``"missing user"``: every row of a task dropped for that reason (a task that has several of
-  them gets the first of ``"no SUBMIT event"``, ``"missing user"``, ``"missing cpu or mem
-  request"``, ``"negative request"``);
+* ``"missing cpu or mem request"``, ``"negative request"``, ``"terminal event before its
+  SCHEDULE"``, ``"no SUBMIT event"``, ``"missing user"``: every row of a task dropped for that
+  reason (a task that has several of them gets the first of ``"no SUBMIT event"``, ``"missing
+  user"``, ``"missing cpu or mem request"``, ``"negative request"``, ``"terminal event before its
+  SCHEDULE"``);
 * ``"bad event type"``: event type outside 0..8;
 * ``"unparseable field"``: time, job ID, task index or event type empty or not a number, a CPU or
   memory field that is not a number, a negative time or job ID, a task index outside
@@ -167,6 +170,7 @@ R_UPDATE = "update event (no effect on run time)"
 R_TERM_PENDING = "terminal event without a running attempt"
 R_MISSING_REQ = "missing cpu or mem request"
 R_NEG_REQ = "negative request"
+R_END_BEFORE_SCHED = "terminal event before its SCHEDULE"
 R_NO_SUBMIT = "no SUBMIT event"
 R_MISSING_USER = "missing user"
 R_BAD_EVENT = "bad event type"
@@ -267,6 +271,7 @@ class _TaskState(DenseKeys):
         "last_mem": (np.float64, np.nan),
         "last_term": (np.int8, -1),  # event type that closed the latest attempt
         "last_run": (np.int64, 0),  # µs
+        "end_before_sched": (np.bool_, False),  # an attempt's terminal event precedes its SCHEDULE
         "finish_run": (np.int64, -1),  # µs of the latest attempt that ended in FINISH
         "n_rows": (np.int32, 0),
         "n_update": (np.int32, 0),
@@ -417,6 +422,8 @@ def _attempts(
     """Fold SCHEDULE/terminal rows into the attempt state; return the rows' "pending" mask.
 
     A row is pending when it is a terminal event with no running attempt (no SCHEDULE before it).
+    A task with an attempt whose terminal event is earlier than its SCHEDULE is marked
+    (``end_before_sched``); its run time is negative and the task is dropped.
     Every closed attempt (a SCHEDULE and the task's next terminal event) is appended to
     ``st.runs`` as one numpy chunk per batch, in file order within each task, with its SCHEDULE
     row's machine and requests.
@@ -457,7 +464,8 @@ def _attempts(
     closing = is_term & prev_sched
     np.add.at(a["n_term_pending"], g[is_term & ~prev_sched], 1)
     pending[life[is_term & ~prev_sched]] = True
-    run = np.maximum(te - prev_time, 0)
+    run = te - prev_time
+    a["end_before_sched"][g[closing & (run < 0)]] = True
     if closing.any():
         st.runs.append(
             (g[closing], prev_time[closing], prev_time[closing] + run[closing],
@@ -1264,13 +1272,15 @@ def _finish_tasks(
     missing_user = ~no_submit & (a["user"] < 0)
     missing_req = ~no_submit & ~missing_user & (np.isnan(cpu) | np.isnan(mem))
     negative_req = ~no_submit & ~missing_user & ~missing_req & a["neg_req"]
-    keep = ~(no_submit | missing_user | missing_req | negative_req)
+    backwards = ~(no_submit | missing_user | missing_req | negative_req) & a["end_before_sched"]
+    keep = ~(no_submit | missing_user | missing_req | negative_req | backwards)
 
     skips = {
         R_UPDATE: 0,
         R_TERM_PENDING: 0,
         R_MISSING_REQ: int(a["n_rows"][missing_req].sum()),
         R_NEG_REQ: int(a["n_rows"][negative_req].sum()),
+        R_END_BEFORE_SCHED: int(a["n_rows"][backwards].sum()),
         R_NO_SUBMIT: int(a["n_rows"][no_submit].sum()),
         R_MISSING_USER: int(a["n_rows"][missing_user].sum()),
     }

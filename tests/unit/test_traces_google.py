@@ -99,6 +99,7 @@ def test_hand_made_semantics(hand_src: Path, tmp_path: Path) -> None:
         "terminal event without a running attempt": 1,
         "missing cpu or mem request": 1,
         "negative request": 0,
+        "terminal event before its SCHEDULE": 0,
         "no SUBMIT event": 1,
         "missing user": 0,
         "bad event type": 1,
@@ -411,3 +412,43 @@ def test_negative_request_drops_the_task_and_counts_its_rows(tmp_path: Path, buc
     ]
     assert report["placements"]["runs"] == 1
     assert report["placements"]["skipped"]["task not in the tasks table"] == 2
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_terminal_event_before_its_schedule_drops_the_task(tmp_path: Path, buckets: int) -> None:
+    """An attempt whose terminal event is earlier than its SCHEDULE has no run time: its task is
+    dropped, every row counted under ``terminal event before its SCHEDULE`` (it used to be
+    written with run_s 0.0 and end_state finish)."""
+    rows = [
+        _row(700 * S, 1, 0, 0),  # A: the tester's case, times decreasing
+        _row(690 * S, 1, 0, 1, machine=5),
+        _row(680 * S, 1, 0, 4),
+        _row(700 * S, 2, 0, 0),  # B: a KILL before the SCHEDULE, then an attempt that finishes
+        _row(720 * S, 2, 0, 1, machine=5),
+        _row(710 * S, 2, 0, 5),
+        _row(730 * S, 2, 0, 1, machine=5),
+        _row(790 * S, 2, 0, 4),
+        _row(700 * S, 3, 0, 0),  # C: FINISH at the SCHEDULE's time: run 0, kept
+        _row(710 * S, 3, 0, 1, machine=5),
+        _row(710 * S, 3, 0, 4),
+        _row(700 * S, 4, 0, 0),  # D: in order
+        _row(710 * S, 4, 0, 1, machine=5),
+        _row(760 * S, 4, 0, 4),
+        _row(700 * S, 5, 0, 0, cpu="-0.1"),  # E: also backwards, but negative request first
+        _row(690 * S, 5, 0, 1, cpu="-0.1", machine=5),
+        _row(680 * S, 5, 0, 4, cpu="-0.1"),
+    ]
+    report, tasks = _convert_rows(tmp_path, rows, buckets=buckets)
+    assert report["rows_read"] == {"task_events": 17}
+    assert report["rows_used"] == {"task_events": 6}
+    assert _nonzero(report["skipped"]["task_events"]) == {
+        "terminal event before its SCHEDULE": 8,
+        "negative request": 3,
+    }
+    assert tasks[["job_id", "submit_s", "run_s", "end_state", "attempts"]].to_dict("records") == [
+        {"job_id": 3, "submit_s": 700.0, "run_s": 0.0, "end_state": "finish", "attempts": 1},
+        {"job_id": 4, "submit_s": 700.0, "run_s": 50.0, "end_state": "finish", "attempts": 1},
+    ]
+    assert report["end_states"] == {"finish": 2}
+    assert report["placements"]["runs"] == 2
+    assert report["placements"]["skipped"]["task not in the tasks table"] == 4
