@@ -92,15 +92,17 @@ task_events rows:
   SCHEDULE"``);
 * ``"bad event type"``: event type outside 0..8;
 * ``"unparseable field"``: time, job ID, task index or event type empty or not a number, a CPU or
-  memory field that is not a number, a negative time or job ID, a task index outside
+  memory field that is neither empty nor a finite number (text, ``nan`` and ``inf`` alike: only
+  an empty field is a missing request), a negative time or job ID, a task index outside
   [0, 2^24), or a time of 2^63-1 ("after the window");
 * ``"malformed row (wrong column count)"``.
 
 job_events rows (only cross-checked): used when the job has a task in the output, else
 ``"job not in converted tasks"``; ``"unparseable field"`` / ``"malformed row (wrong column
 count)"`` as above. machine_events rows: used when the row gives the machine's last non-empty
-capacity (see :func:`machine_events_table`); else ``"empty capacity"`` (CPU or memory empty) or
-``"superseded by a later capacity"``.
+capacity (see :func:`machine_events_table`); else ``"empty capacity"`` (CPU or memory empty),
+``"superseded by a later capacity"``, or ``"unparseable field"`` (as above; a CPU or memory
+capacity that is neither empty nor a finite number).
 """
 
 from __future__ import annotations

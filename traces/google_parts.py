@@ -19,6 +19,9 @@ from fairsim.traces.io import BadRows, csv_batches
 
 #: Bytes per CSV block read (a few MB at a time).
 BLOCK_SIZE = 4 << 20
+#: The only field text read as missing: Google's tables mark a missing value by an empty field,
+#: so any other text (``nan``, ``NA``, ``inf``) is a value, parsed or found unparseable.
+NULL_VALUES = [""]
 #: File name of one part of a table (the part number is group 1).
 PART_RE = re.compile(r"^part-(\d{5})-of-(\d{5})\.csv\.gz$")
 
@@ -26,7 +29,8 @@ PART_RE = re.compile(r"^part-(\d{5})-of-(\d{5})\.csv\.gz$")
 def iter_batches(
     path: Path, names: tuple[str, ...], include: list[str], bad: BadRows, rel: str
 ) -> Iterator[pa.RecordBatch]:
-    """Record batches (string columns) of one part file.
+    """Record batches (string columns) of one part file; only an empty field is null
+    (:data:`NULL_VALUES`).
 
     Parameters
     ----------
@@ -50,7 +54,15 @@ def iter_batches(
     TraceError
         One line for a gzip or CSV error.
     """
-    return csv_batches(path, names, bad=bad, rel=rel, include=include, block_size=BLOCK_SIZE)
+    return csv_batches(
+        path,
+        names,
+        bad=bad,
+        rel=rel,
+        include=include,
+        block_size=BLOCK_SIZE,
+        null_values=NULL_VALUES,
+    )
 
 
 def to_int(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -85,9 +97,10 @@ def to_float(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     Returns
     -------
     values : ndarray of float64, shape (n,)
-        The parsed values, NaN for empty fields.
+        The parsed values, NaN for empty (null) fields.
     bad : ndarray of bool, shape (n,)
-        True for non-empty fields that are not a finite number.
+        True for non-empty fields that are not a finite number: text, ``nan``, ``inf``, ``-inf``
+        or a value beyond float64's range alike.
     """
     empty = np.asarray(arr.is_null())
     try:

@@ -127,6 +127,7 @@ def csv_batches(
     include: list[str] | None = None,
     skip_rows: int = 0,
     block_size: int = 4 << 20,
+    null_values: list[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Stream a headerless CSV(.gz) file as record batches of string columns.
 
@@ -146,6 +147,10 @@ def csv_batches(
         Lines to skip first (a header row).
     block_size : int
         Bytes per block read.
+    null_values : list of str, optional
+        The field texts read as null (missing). Default: pyarrow's list, which besides the empty
+        field holds ``NA``, ``NULL``, ``nan``, ``NaN`` and others; ``[""]`` makes only the empty
+        field null, so that e.g. a ``nan`` is text like any other.
 
     Yields
     ------
@@ -175,6 +180,7 @@ def csv_batches(
                         include_columns=cols,
                         column_types={c: pa.string() for c in cols},
                         strings_can_be_null=True,
+                        **({} if null_values is None else {"null_values": null_values}),
                     ),
                 )
             handler = None

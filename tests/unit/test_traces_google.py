@@ -367,11 +367,28 @@ def test_default_parts_are_every_part_present(tmp_path: Path) -> None:
 
 
 def _convert_rows(
-    tmp_path: Path, rows: list[str], buckets: int | None = None
+    tmp_path: Path,
+    rows: list[str],
+    buckets: int | None = None,
+    machine_rows: list[str] | None = None,
+    bad_row_threshold: float = 0.5,
 ) -> tuple[dict, pd.DataFrame]:
-    """Convert one hand-made task_events part; (report, tasks.parquet)."""
+    """Convert one hand-made task_events part (and machine_events when given); (report,
+    tasks.parquet)."""
     _part(tmp_path / "g" / "task_events", 0, rows)
-    report = convert_google_2011(tmp_path / "g", tmp_path / "out", progress=False, buckets=buckets)
+    if machine_rows is not None:
+        (tmp_path / "g" / "machine_events").mkdir()
+        with gzip.open(
+            tmp_path / "g" / "machine_events" / "part-00000-of-00001.csv.gz", "wt"
+        ) as fh:
+            fh.write("\n".join(machine_rows) + "\n")
+    report = convert_google_2011(
+        tmp_path / "g",
+        tmp_path / "out",
+        progress=False,
+        buckets=buckets,
+        bad_row_threshold=bad_row_threshold,
+    )
     assert json.loads((tmp_path / "out" / "conversion.json").read_text()) == report
     return report, pd.read_parquet(tmp_path / "out" / "tasks.parquet")
 
@@ -452,3 +469,50 @@ def test_terminal_event_before_its_schedule_drops_the_task(tmp_path: Path, bucke
     assert report["end_states"] == {"finish": 2}
     assert report["placements"]["runs"] == 2
     assert report["placements"]["skipped"]["task not in the tasks table"] == 4
+
+
+def test_non_finite_request_is_one_reason_nan_or_inf(tmp_path: Path) -> None:
+    """A cpu or mem field of ``nan`` is unparseable like ``inf`` (pyarrow used to read ``nan`` as
+    an empty field: "missing cpu or mem request", or another row's request taken); only an
+    empty field is a missing request. Likewise for a machine's capacity."""
+    rows = [
+        _row(700 * S, 1, 0, 0, cpu="nan"),  # A: nan on every row
+        _row(710 * S, 1, 0, 1, cpu="nan", machine=5),
+        _row(720 * S, 1, 0, 4, cpu="nan"),
+        _row(700 * S, 2, 0, 0, cpu="inf"),  # B: inf on every row
+        _row(710 * S, 2, 0, 1, cpu="inf", machine=5),
+        _row(720 * S, 2, 0, 4, cpu="inf"),
+        _row(700 * S, 3, 0, 0),  # C: its UPDATE rows' non-finite requests are unparseable
+        _row(705 * S, 3, 0, 7, cpu="NaN"),
+        _row(706 * S, 3, 0, 7, mem="-inf"),
+        _row(0, 4, 0, 0, cpu="", mem=""),  # D: an empty request is missing: SCHEDULE's taken
+        _row(0, 4, 0, 1, cpu="0.3", mem="0.4", machine=5),
+        _row(800 * S, 4, 0, 4),
+    ]
+    machines = [
+        "0,5,0,p,nan,0.5",  # unparseable, not an empty capacity
+        "0,6,0,p,,0.5",  # empty capacity
+        "0,5,2,p,0.5,0.5",
+        "0,6,2,p,0.25,inf",  # unparseable
+        "0,6,2,p,0.25,0.25",
+    ]
+    report, tasks = _convert_rows(tmp_path, rows, machine_rows=machines, bad_row_threshold=1.0)
+    assert report["rows_read"]["task_events"] == 12
+    assert report["rows_used"]["task_events"] == 4
+    assert _nonzero(report["skipped"]["task_events"]) == {"unparseable field": 8}
+    assert report["empty_request_rows"] == {"cpu": 1, "mem": 1}
+    assert tasks[["job_id", "submit_s", "cpu", "mem", "end_state", "attempts"]].to_dict(
+        "records"
+    ) == [
+        {"job_id": 4, "submit_s": 600.0, "cpu": 0.3, "mem": 0.4, "end_state": "finish",
+         "attempts": 1},
+        {"job_id": 3, "submit_s": 700.0, "cpu": 0.1, "mem": 0.2, "end_state": "unscheduled",
+         "attempts": 0},
+    ]  # fmt: skip
+    assert tasks["run_s"].iloc[0] == 200.0 and np.isnan(tasks["run_s"].iloc[1])
+    assert report["rows_read"]["machine_events"] == 5
+    assert report["rows_used"]["machine_events"] == 2
+    assert _nonzero(report["skipped"]["machine_events"]) == {
+        "unparseable field": 2,
+        "empty capacity": 1,
+    }
