@@ -90,8 +90,9 @@ def solve(
         output, snapped only to a bound the check proves (a user's ``max_tasks``, 0) and never
         above a capacity (``tasks`` times the demands sums to at most each capacity, in float;
         :func:`~fairsim.schedulers.exact.snap.printed_allocation`). An online heuristic gives
-        integer counts and adds ``"online": true``, ``total_tasks`` and ``max_tasks``; ``udrf``
-        gives the runs of every job. Rounded for people: :func:`solve_table`.
+        integer counts and adds ``"online": true``, ``total_tasks`` and ``max_tasks`` (the
+        bound in whole tasks that the fill used, ``floor(max_tasks)``); ``udrf`` gives the runs
+        of every job. Rounded for people: :func:`solve_table`.
 
     Raises
     ------

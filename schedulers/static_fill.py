@@ -5,8 +5,8 @@
 ``c-drfh``, ``tsf``, ``af``, ``pf``, ``bmf``, ``lmm-mms``; without ``--online`` those names mean the
 exact allocation), run exactly the code the simulator runs
 (:mod:`fairsim.schedulers.progressive_filling`, committed through
-:class:`fairsim.simulator.cluster.ClusterState`): every user has ``max_tasks`` identical tasks
-(unbounded by default) queued at time 0 and none finishes, so
+:class:`fairsim.simulator.cluster.ClusterState`): every user has ``floor(max_tasks)`` identical
+tasks (whole tasks; unbounded by default) queued at time 0 and none finishes, so
 the schedulers fill the cluster until nothing more fits (DRFH paper, Section V-B).
 :func:`whole_task_shares` sets Best-Fit DRFH's whole tasks beside the divisible DRFH allocation.
 """
@@ -28,6 +28,25 @@ from fairsim.simulator.constraints import ConstraintIndex
 
 #: Most tasks :func:`progressive_fill` places (one at a time, about 20,000 per second).
 ONLINE_MAX_TASKS = 1_000_000
+
+
+def whole_bounds(inst: Instance) -> np.ndarray:
+    """Each user's bound in whole tasks: ``floor(max_tasks)`` (``inf`` where unbounded).
+
+    The online heuristics place indivisible tasks, so a user with ``max_tasks`` 2.5 has 2 tasks
+    queued, never a third; the exact mechanisms keep the fractional bound.
+
+    Parameters
+    ----------
+    inst : Instance
+        The allocation instance.
+
+    Returns
+    -------
+    ndarray of float, shape (n_users,)
+        Whole numbers, or ``inf``.
+    """
+    return np.floor(inst.max_tasks)
 
 
 def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
@@ -54,9 +73,10 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
         If the fill could place more than :data:`ONLINE_MAX_TASKS` tasks (it places them one at a
         time; an instance with tiny demands would run for hours).
     """
+    bound = whole_bounds(inst)
     most = np.minimum(
         (np.floor(monopoly_tasks(inst.capacity, inst.demand)) * serving(inst)).sum(axis=1),
-        inst.max_tasks,
+        bound,
     ).sum()
     if most > ONLINE_MAX_TASKS:
         raise InstanceError(
@@ -69,7 +89,7 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
         mechanism,
         weights={i: float(inst.weight[i]) for i in range(n_u)},
         eligible=eligible,
-        bounds={i: float(inst.max_tasks[i]) for i in range(n_u)},  # lmm-mms: n_i = max_tasks
+        bounds={i: float(bound[i]) for i in range(n_u)},  # lmm-mms: n_i = floor(max_tasks)
     )
     cluster = ClusterState(inst.capacity, inst.resources)
     sched.bind(cluster.view())
@@ -79,7 +99,7 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
     owner: list[int] = []
 
     def submit(user: int) -> None:
-        if placed[user] + _queued[user] < inst.max_tasks[user] and sched.placeable(demands[user]):
+        if placed[user] + _queued[user] < bound[user] and sched.placeable(demands[user]):
             owner.append(user)
             _queued[user] += 1
             sched.on_arrival(len(owner) - 1, user, demands[user])
@@ -102,7 +122,8 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
 def solve_heuristic(mechanism: str, inst: Instance) -> dict[str, Any]:
     """The ``fairsim solve`` output object for an online heuristic: integer task counts, each
     user's dominant share (:func:`fairsim.schedulers.exact.allocation_json`), task totals and
-    bounds."""
+    the bounds the fill used (``floor(max_tasks)``, :func:`whole_bounds`; ``None`` where
+    unbounded)."""
     counts = progressive_fill(mechanism, inst)
     out = allocation_json(mechanism, inst, counts, list(inst.server_ids), integer=True)
     return {
@@ -113,7 +134,7 @@ def solve_heuristic(mechanism: str, inst: Instance) -> dict[str, Any]:
         "tasks": out["tasks"],
         "dominant_shares": out["dominant_shares"],
         "total_tasks": [int(x) for x in counts.sum(axis=1)],
-        "max_tasks": [None if math.isinf(m) else int(m) for m in inst.max_tasks],
+        "max_tasks": [None if math.isinf(m) else int(m) for m in whole_bounds(inst)],
     }
 
 
