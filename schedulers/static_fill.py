@@ -23,6 +23,7 @@ from fairsim.schedulers.exact import allocation_json, solve_exact_json
 from fairsim.schedulers.exact.common import monopoly_tasks, serving
 from fairsim.schedulers.exact.instance import Instance, InstanceError, parse_instance
 from fairsim.schedulers.registry import make_scheduler
+from fairsim.schedulers.slots import Slots
 from fairsim.simulator.cluster import ClusterState, TaskRecords
 from fairsim.simulator.constraints import ConstraintIndex
 
@@ -47,6 +48,33 @@ def whole_bounds(inst: Instance) -> np.ndarray:
         Whole numbers, or ``inf``.
     """
     return np.floor(inst.max_tasks)
+
+
+def largest_server_units(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """Capacities and demands in units of the largest server, resource by resource.
+
+    Slots (:class:`~fairsim.schedulers.slots.Slots`) divides the largest server into ``S``
+    slots of ``1/S`` of each resource and reads capacities and demands in the units of the
+    simulator's normalised traces, where the largest server is 1 in every resource. An
+    instance has units of its own (CPUs, GB), so every resource ``r`` is divided by
+    ``max_l c[l, r]`` (left as it is where no server has any of it). Task counts do not depend
+    on the units, so the fill's counts are the answer in the instance's units too.
+
+    Parameters
+    ----------
+    inst : Instance
+        The allocation instance.
+
+    Returns
+    -------
+    capacity : ndarray, shape (n_servers, n_resources)
+        ``c[l, r] / max_l c[l, r]``: the largest server of each resource is 1.
+    demand : ndarray, shape (n_users, n_resources)
+        ``d[n, r] / max_l c[l, r]``.
+    """
+    largest = inst.capacity.max(axis=0)
+    unit = np.where(largest > 0, largest, 1.0)
+    return inst.capacity / unit, inst.demand / unit
 
 
 def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
@@ -91,9 +119,12 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
         eligible=eligible,
         bounds={i: float(bound[i]) for i in range(n_u)},  # lmm-mms: n_i = floor(max_tasks)
     )
-    cluster = ClusterState(inst.capacity, inst.resources)
+    capacity, demand = inst.capacity, inst.demand
+    if isinstance(sched, Slots):  # slots of 1/S of the largest server: in its units
+        capacity, demand = largest_server_units(inst)
+    cluster = ClusterState(capacity, inst.resources)
     sched.bind(cluster.view())
-    demands = [tuple(float(x) for x in inst.demand[i]) for i in range(n_u)]
+    demands = [tuple(float(x) for x in demand[i]) for i in range(n_u)]
     counts = np.zeros((n_u, len(inst.server_ids)), dtype=np.int64)
     placed = np.zeros(n_u, dtype=np.int64)
     owner: list[int] = []

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import fairsim
+from fairsim.schedulers import available
 
 # Ghodsi et al. (DRF), Section 4: one server <9 CPU, 18 GB>; A = <1, 4>, B = <3, 1>.
 DRF: dict[str, Any] = {
@@ -49,3 +50,60 @@ def test_online_fill_places_at_most_floor_of_a_fractional_max_tasks(
 def test_exact_mechanism_keeps_the_fractional_max_tasks() -> None:
     out = fairsim.solve(_capped(2.5), "drf")
     assert out["tasks"] == [[2.5], [2.1666666666666665]]
+
+
+# Three servers, three users, one bounded: every heuristic fills it differently.
+HETERO: dict[str, Any] = {
+    "resources": ["cpu", "mem"],
+    "servers": [
+        {"id": "s1", "capacity": [8, 16]},
+        {"id": "s2", "capacity": [4, 32]},
+        {"id": "s3", "capacity": [6, 6]},
+    ],
+    "users": [
+        {"id": "a", "demand": [1, 3]},
+        {"id": "b", "demand": [2, 1]},
+        {"id": "c", "demand": [1, 1], "max_tasks": 4},
+    ],
+}
+#: Every online heuristic that fills a plain instance (``udrf`` takes jobs; ``recorded``
+#: replays a trace's placements and has none here).
+HEURISTICS = [n.replace("<S>", "6") for n in available() if n not in ("udrf", "recorded")]
+
+
+def _rescaled(data: dict[str, Any], resource: int, factor: float) -> dict[str, Any]:
+    out = copy.deepcopy(data)
+    for s in out["servers"]:
+        s["capacity"][resource] *= factor
+    for u in out["users"]:
+        u["demand"][resource] *= factor
+    return out
+
+
+@pytest.mark.parametrize("name", HEURISTICS)
+def test_online_task_counts_do_not_depend_on_the_units_of_a_resource(name: str) -> None:
+    """Metamorphic: expressing one resource in other units (capacities and demands times the
+    same factor) leaves every heuristic's task counts unchanged. The factors are powers of two,
+    exact in float64, so a changed count is a dependence on the units, not a tie broken by a
+    rounding (a factor such as 1/7 can flip ties in the shares)."""
+    want = fairsim.solve(HETERO, name, online=True)["tasks"]
+    assert sum(map(sum, want)) > 0
+    for resource in (0, 1):
+        for factor in (2.0**-10, 0.5, 8.0, 2.0**20):
+            got = fairsim.solve(_rescaled(HETERO, resource, factor), name, online=True)
+            assert got["tasks"] == want, (resource, factor)
+
+
+@pytest.mark.parametrize(("capacity", "demand"), [([8, 16], [2, 4]), ([1, 1], [0.25, 0.25])])
+def test_slots_divide_the_largest_server_whatever_the_units(
+    capacity: list[float], demand: list[float]
+) -> None:
+    # each task is 1/4 of the largest server: slots-4 holds 4 of them, 2 per user
+    data = {
+        "resources": ["cpu", "mem"],
+        "servers": [{"id": "s1", "capacity": capacity}],
+        "users": [{"id": "a", "demand": demand}, {"id": "b", "demand": demand}],
+    }
+    out = fairsim.solve(data, "slots-4")
+    assert out["tasks"] == [[2], [2]]
+    assert out["dominant_shares"] == [0.5, 0.5]
