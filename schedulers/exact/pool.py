@@ -7,6 +7,7 @@ single-server papers these mechanisms come from. The result has one column, the 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -16,6 +17,31 @@ from fairsim.schedulers.exact.instance import Instance, InstanceError
 
 #: Most bottleneck mappings :func:`solve_bmf` will enumerate.
 BMF_MAX_MAPPINGS = 200_000
+
+
+def _more_than(sizes: list[int], limit: int) -> bool:
+    """Whether ``prod(sizes) > limit``, in Python ints and stopping once above ``limit`` (the
+    product of 1,100 users' two options, 2**1100, overflows a float)."""
+    if 0 in sizes:
+        return False
+    count = 1
+    for n in sizes:
+        count *= n
+        if count > limit:
+            return True
+    return False
+
+
+def _mapping_count(sizes: list[int]) -> str:
+    """The number of bottleneck mappings, ``prod(sizes)``, as text: exact up to 18 digits,
+    else ``about 1.36e+331`` (from the sum of the logarithms: the product itself may have
+    more digits than Python prints)."""
+    log = math.fsum(math.log10(n) for n in sizes)
+    if log < 18:
+        return str(math.prod(sizes))
+    exp = math.floor(log)
+    return f"about {10 ** (log - exp):.2f}e+{exp}"
+
 
 #: Mechanisms computed on one pooled server (output has a single ``"pool"`` column).
 POOLED = frozenset({"drf", "af", "bmf", "hdrf"})
@@ -169,11 +195,11 @@ def solve_bmf(inst: Instance) -> np.ndarray:
         if np.isfinite(inst.max_tasks[n]):
             opts.append(-1)
         options.append(opts)
-    count = int(np.prod([len(o) for o in options], dtype=float)) if options else 0
-    if count > BMF_MAX_MAPPINGS:
+    sizes = [len(o) for o in options]
+    if _more_than(sizes, BMF_MAX_MAPPINGS):
         raise InstanceError(
-            f"bmf: {count} bottleneck mappings to enumerate (limit {BMF_MAX_MAPPINGS}); "
-            "use fewer users or resources"
+            f"bmf: {_mapping_count(sizes)} bottleneck mappings to enumerate (limit "
+            f"{BMF_MAX_MAPPINGS}); use fewer users or resources"
         )
     k = len(users)
     if k == 0:
