@@ -133,12 +133,30 @@ def check_range(inst: Instance) -> None:
         )
 
 
+#: Most digits of an integer Python reads from text or writes as text
+#: (``sys.get_int_max_str_digits``'s default).
+_MAX_INT_DIGITS = 4300
+
+
+def _int_size(value: int) -> str:
+    """``an integer of 401 digits``, without turning a huge integer into text."""
+    if value.bit_length() > 14_000:  # about 4,215 digits: str() may refuse it
+        return "an integer of more than 4000 digits"
+    return f"an integer of {len(str(abs(value)))} digits"
+
+
 def _number(value: Any, field: str, *, minimum: float = 0.0, strict: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InstanceError(f"{field}: {value!r} is not a number")
-    v = float(value)
+    rel = ">" if strict else ">="
+    try:
+        v = float(value)
+    except OverflowError:  # an int beyond float64's range (1e308): never a usable amount
+        raise InstanceError(
+            f"{field}: {_int_size(int(value))} is out of float64's range "
+            f"(expected a finite number {rel} {minimum:g})"
+        ) from None
     if not math.isfinite(v) or v < minimum or (strict and v <= minimum):
-        rel = ">" if strict else ">="
         raise InstanceError(f"{field}: {value!r} (expected a finite number {rel} {minimum:g})")
     return v
 
@@ -573,12 +591,23 @@ def read_instance_json(path: str | Path) -> Any:
     Raises
     ------
     InstanceError
-        If the file is missing, a directory, not UTF-8, not JSON, or nested too deeply.
+        If the file is missing, a directory, not UTF-8, not JSON, nested too deeply, or holds
+        an integer of more than 4,300 digits (which Python does not read).
     """
     p = Path(path)
     text = read_input_text(p, "instance", "JSON file", InstanceError)
+
+    def parse_int(digits: str) -> int:
+        n = len(digits.lstrip("-"))
+        if n > _MAX_INT_DIGITS:  # int() refuses it (ValueError); no amount is that large
+            raise InstanceError(
+                f"instance: {p} holds an integer of {n} digits, out of float64's range "
+                f"(Python reads at most {_MAX_INT_DIGITS})"
+            )
+        return int(digits)
+
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=parse_int)
     except json.JSONDecodeError as exc:
         raise InstanceError(f"instance: {p} is not valid JSON (line {exc.lineno})") from None
     except RecursionError:

@@ -52,3 +52,59 @@ def test_bmf_with_too_many_mappings_is_one_line(
     argv = ["properties", "--instance", path, "--mechanism", "bmf", "--out", str(out)]
     assert _refused(argv, capsys) == want
     assert not out.exists()
+
+
+# Ghodsi et al. (DRF), Section 4: one server <9 CPU, 18 GB>; A = <1, 4>, B = <3, 1>.
+DRF: dict[str, Any] = {
+    "resources": ["cpu", "mem"],
+    "servers": [{"id": "s1", "capacity": [9, 18]}],
+    "users": [{"id": "a", "demand": [1, 4]}, {"id": "b", "demand": [3, 1]}],
+}
+#: 1 followed by 400 zeros: a JSON integer beyond float64's range (float() overflows).
+HUGE = 10**400
+
+
+def _patched(where: str, key: str, value: Any) -> dict[str, Any]:
+    data = json.loads(json.dumps(DRF))
+    data[where][0][key] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "value", "field"),
+    [
+        ("servers", "capacity", [HUGE, 18], "servers[0].capacity[0]: "),
+        ("users", "demand", [1, HUGE], "users[0].demand[1]: "),
+        ("users", "max_tasks", HUGE, "users[0].max_tasks: "),
+        ("users", "weight", HUGE, "users[0].weight: "),
+    ],
+    ids=["capacity", "demand", "max_tasks", "weight"],
+)
+def test_an_integer_beyond_float64_is_refused_naming_the_field(
+    where: str,
+    key: str,
+    value: Any,
+    field: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # float(10**400) raised OverflowError (a traceback); 1e999 read as a float was refused
+    path = _file(tmp_path, _patched(where, key, value))
+    rel = "> 0" if key == "weight" else ">= 0"
+    assert _refused(["solve", "drf", path], capsys) == (
+        f"fairsim: error: {field}an integer of 401 digits is out of float64's range "
+        f"(expected a finite number {rel})"
+    )
+
+
+def test_an_integer_python_cannot_read_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # beyond 4,300 digits json.loads itself raised ValueError (a traceback)
+    path = tmp_path / "inst.json"
+    text = json.dumps(DRF).replace("[9, 18]", "[1" + "0" * 5000 + ", 18]")
+    path.write_text(text)
+    assert _refused(["solve", "ff-drfh", str(path)], capsys) == (
+        f"fairsim: error: instance: {path} holds an integer of 5001 digits, out of float64's "
+        "range (Python reads at most 4300)"
+    )
