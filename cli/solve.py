@@ -62,9 +62,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
 def add_parser(sub: Subparsers) -> None:
     """Add ``fairsim solve`` to the subcommands."""
     from fairsim.schedulers.exact import EXACT, JOB_EXACT
-    from fairsim.schedulers.registry import available
+    from fairsim.schedulers.solve import online_heuristics
 
-    schedulers = ", ".join(available())
+    heuristics = online_heuristics()
+    schedulers = ", ".join(heuristics)
     mechanisms = ", ".join([*EXACT, *JOB_EXACT])
     s = add_command(
         sub,
@@ -73,7 +74,7 @@ def add_parser(sub: Subparsers) -> None:
         "static allocation of an instance (JSON in, JSON out)",
         epilog=f"exact mechanisms (fractional tasks): {mechanisms}\n"
         f"online heuristics (integer tasks, static progressive filling): {schedulers}\n"
-        f"names that are both ({', '.join(n for n in available() if n in EXACT)}) mean the "
+        f"names that are both ({', '.join(n for n in heuristics if n in EXACT)}) mean the "
         "exact mechanism unless --online is given",
         wrap=True,
     )

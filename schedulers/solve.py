@@ -29,6 +29,39 @@ SHARING = ("rdm", "tdm")
 InstanceLike = Mapping[str, Any] | str | os.PathLike[str] | Instance | JobInstance
 
 
+def online_heuristics() -> tuple[str, ...]:
+    """The online schedulers :func:`solve` runs as static progressive filling, as ``--help``
+    lists them (alias forms such as ``slots-<S>``).
+
+    A scheduler that needs more than an instance to run (:attr:`Registration.requires
+    <fairsim.schedulers.registry.Registration>`: ``recorded`` replays a trace's recorded
+    placements) is left out; :func:`solve` refuses it.
+
+    Returns
+    -------
+    tuple of str
+    """
+    from fairsim.schedulers.registry import registrations
+
+    out: list[str] = []
+    for r in registrations():
+        if r.requires is None:
+            out.extend(r.alias.forms if r.alias is not None else (r.name,))
+    return tuple(out)
+
+
+def _refuse_replays(mechanism: str) -> None:
+    """Refuse a registered scheduler that needs more than an instance (``recorded``)."""
+    from fairsim.schedulers.registry import registrations
+
+    for r in registrations():
+        if r.requires is not None and r.name == mechanism:
+            raise ConfigError(
+                f"mechanism: {mechanism!r} replays a trace and needs {r.requires}; a static "
+                "instance has none (run it with fairsim run)"
+            )
+
+
 def _instance(instance: InstanceLike, jobs: bool) -> Any:
     """The validated instance: a mapping (the JSON contract), a JSON file, or a parsed one."""
     if isinstance(instance, Instance | JobInstance):
@@ -98,8 +131,9 @@ def solve(
     ------
     fairsim.errors.ConfigError
         For an unknown mechanism (suggesting the closest name) or ``sharing``, ``sharing`` given
-        with a mechanism that has no such option, or ``online`` with a name that has no online
-        scheduler.
+        with a mechanism that has no such option, ``online`` with a name that has no online
+        scheduler, or a scheduler that needs more than an instance (``recorded`` replays a
+        trace's recorded placements; :func:`online_heuristics` leaves it out).
     fairsim.schedulers.exact.instance.InstanceError
         For an invalid instance, naming the first invalid field (negative or non-numeric
         capacity, a demand vector of the wrong length, an unknown server id in ``eligible``,
@@ -128,7 +162,7 @@ def solve(
     Rounded for reading: counts to 3 decimals (0 means none at all), dominant shares to 4 decimals;
     --format json gives every digit.
     """
-    from fairsim.schedulers.registry import available, validate_name
+    from fairsim.schedulers.registry import validate_name
     from fairsim.schedulers.static_fill import solve_heuristic, udrf_online_json
 
     if sharing is not None:
@@ -140,10 +174,11 @@ def solve(
                 f"sharing: {what!r} has no sharing option (only the exact psdsf takes rdm or tdm, "
                 "PS-DSF paper eqs. 9 and 10)"
             )
-    if online and mechanism in EXACT and mechanism not in available():
+    known = online_heuristics()
+    if online and mechanism in EXACT and mechanism not in known:
         raise ConfigError(
             f"online: {mechanism!r} has no online scheduler of that name (online: "
-            f"{', '.join(n for n in available() if n in EXACT or n in JOB_EXACT)}; the online "
+            f"{', '.join(n for n in known if n in EXACT or n in JOB_EXACT)}; the online "
             "DRFH heuristics are ff-drfh and bf-drfh)"
         )
     if mechanism in JOB_EXACT:
@@ -154,7 +189,6 @@ def solve(
     try:
         validate_name(mechanism)
     except FairsimError:
-        known = available()
         names = [*EXACT, *JOB_EXACT, *(k for k in known if "<" not in k), "slots-14"]
         close = difflib.get_close_matches(str(mechanism), names, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -162,6 +196,7 @@ def solve(
             f"unknown scheduler {mechanism!r}{hint} (known: exact "
             f"{', '.join([*EXACT, *JOB_EXACT])}; heuristic {', '.join(known)})"
         ) from None
+    _refuse_replays(mechanism)
     inst = _instance(instance, jobs=False)
     refuse_queues(mechanism, inst)  # the online heuristics allocate the users as one flat set
     return solve_heuristic(mechanism, inst)

@@ -4,11 +4,14 @@ the bound they place up to, and what they print."""
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import fairsim
+from fairsim.cli import main
 from fairsim.schedulers import available
 
 # Ghodsi et al. (DRF), Section 4: one server <9 CPU, 18 GB>; A = <1, 4>, B = <3, 1>.
@@ -107,3 +110,23 @@ def test_slots_divide_the_largest_server_whatever_the_units(
     out = fairsim.solve(data, "slots-4")
     assert out["tasks"] == [[2], [2]]
     assert out["dominant_shares"] == [0.5, 0.5]
+
+
+def test_recorded_is_refused_and_not_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it raised ValueError (a traceback): a static instance has no recorded placements
+    path = tmp_path / "inst.json"
+    path.write_text(json.dumps(DRF))
+    assert main(["solve", "recorded", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "fairsim: error: mechanism: 'recorded' replays a trace and needs the recorded placements "
+        "of a google-2011 trace, on the trace's machines (cluster: {source: machine-events}, no "
+        "servers draw); a static instance has none (run it with fairsim run)\n"
+    )
+    with pytest.raises(SystemExit):
+        main(["solve", "--help"])
+    listed = capsys.readouterr().out.split("online heuristics")[1]
+    assert "bf-drfh" in listed and "kueue-fair" in listed and "recorded" not in listed
