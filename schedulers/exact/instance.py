@@ -175,6 +175,30 @@ def _vector(value: Any, field: str, n: int, *, nulls: bool = False) -> list[floa
     ]
 
 
+def _shown(value: Any) -> str:
+    """``value`` as JSON text for a message (``null``, ``3``, ``["a"]``), cut after 40
+    characters."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):  # not JSON data (a Python caller's object)
+        text = type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def identifier(value: Any, field: str) -> str:
+    """An id of the instance (a server, user or job): a JSON string, never a number, ``null``,
+    a list or an object turned into text.
+
+    Raises
+    ------
+    InstanceError
+        ``servers[0].id: expected a string, got null``.
+    """
+    if not isinstance(value, str):
+        raise InstanceError(f"{field}: expected a string, got {_shown(value)}")
+    return value
+
+
 def check_top_level(data: Any, extra: tuple[str, ...] = ()) -> list[str]:
     """Check an instance's top level (an object with ``resources``, ``servers``, ``users``).
 
@@ -186,7 +210,8 @@ def check_top_level(data: Any, extra: tuple[str, ...] = ()) -> list[str]:
     Raises
     ------
     InstanceError
-        For a non-object, an unknown key, or a missing or malformed ``resources`` list. The key
+        For a non-object, an unknown key, or a missing or malformed ``resources`` list (a name
+        that is not a string, is empty or repeats an earlier one is named). The key
         ``violation`` is allowed and not read: it is what a counterexample file of ``fairsim
         properties`` says about its instance, which stays replayable with ``fairsim solve``.
         ``extra`` keys are allowed too (``queues`` for :func:`parse_instance`).
@@ -204,7 +229,16 @@ def check_top_level(data: Any, extra: tuple[str, ...] = ()) -> list[str]:
         or not all(isinstance(r, str) for r in resources)
     ):
         raise InstanceError(f"resources: expected a non-empty list of names, got {resources!r}")
+    for r, name in enumerate(resources):
+        if not name:
+            raise InstanceError(f"resources[{r}]: empty name")
+        if name in resources[:r]:
+            raise InstanceError(f"resources[{r}]: duplicate {name!r}")
     return resources
+
+
+#: The keys of a server object.
+SERVER_KEYS = ("id", "capacity")
 
 
 def parse_servers(
@@ -231,7 +265,8 @@ def parse_servers(
     Raises
     ------
     InstanceError
-        For a missing or empty list, a malformed entry or capacity, or a duplicate id.
+        For a missing or empty list, a malformed entry or capacity, an unknown key, an id that
+        is not a string, or a duplicate id.
     """
     servers = data.get("servers")
     if not isinstance(servers, list) or not servers:
@@ -242,7 +277,12 @@ def parse_servers(
     for j, s in enumerate(servers):
         if not isinstance(s, dict) or "id" not in s or "capacity" not in s:
             raise InstanceError(f"servers[{j}]: expected an object with 'id' and 'capacity'")
-        sid = str(s["id"])
+        for key in s:
+            if key not in SERVER_KEYS:
+                raise InstanceError(
+                    f"servers[{j}]: unknown key {key!r} (known: {', '.join(SERVER_KEYS)})"
+                )
+        sid = identifier(s["id"], f"servers[{j}].id")
         if sid in ids:
             raise InstanceError(f"servers[{j}].id: duplicate {kind} id {sid!r}")
         ids.append(sid)
@@ -275,7 +315,7 @@ def parse_instance(data: Any) -> Instance:
         for key in u:
             if key not in ("id", "demand", "weight", "max_tasks", "eligible", "queue"):
                 raise InstanceError(f"users[{i}]: unknown key {key!r}")
-        uid = str(u["id"])
+        uid = identifier(u["id"], f"users[{i}].id")
         if uid in uids:
             raise InstanceError(f"users[{i}].id: duplicate user id {uid!r}")
         uids.append(uid)
@@ -297,10 +337,11 @@ def parse_instance(data: Any) -> Instance:
                 raise InstanceError(
                     f"users[{i}].eligible: expected a list of server ids, got {e!r}"
                 )
-            for sid in e:
-                if str(sid) not in sids:
+            for k, sid in enumerate(e):
+                identifier(sid, f"users[{i}].eligible[{k}]")
+                if sid not in sids:
                     raise InstanceError(f"users[{i}].eligible: unknown server id {sid!r}")
-            es = {str(x) for x in e}
+            es = set(e)
             elig.append([sid in es for sid in sids])
         queue.append(u.get("queue"))
     inst = Instance(

@@ -40,6 +40,7 @@ from fairsim.schedulers.exact.instance import (
     _number,
     _vector,
     check_top_level,
+    identifier,
     parse_servers,
     read_instance_json,
 )
@@ -108,7 +109,7 @@ def parse_job_instance(data: Any) -> JobInstance:
                 raise InstanceError(
                     f"users[{i}]: unknown key {key!r} (udrf users: id, jobs, weight)"
                 )
-        uid = str(u["id"])
+        uid = identifier(u["id"], f"users[{i}].id")
         if uid in uids:
             raise InstanceError(f"users[{i}].id: duplicate user id {uid!r}")
         uids.append(uid)
@@ -124,7 +125,7 @@ def parse_job_instance(data: Any) -> JobInstance:
             for key in job:
                 if key not in ("id", "demand", "max_runs"):
                     raise InstanceError(f"{f}: unknown key {key!r} (known: id, demand, max_runs)")
-            jid = str(job["id"])
+            jid = identifier(job["id"], f"{f}.id")
             if jid in ids:
                 raise InstanceError(f"{f}.id: duplicate job id {jid!r}")
             ids.append(jid)

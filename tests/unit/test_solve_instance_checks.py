@@ -108,3 +108,75 @@ def test_an_integer_python_cannot_read_is_refused(
         f"fairsim: error: instance: {path} holds an integer of 5001 digits, out of float64's "
         "range (Python reads at most 4300)"
     )
+
+
+def _edited(data: dict[str, Any], edit: str, value: Any) -> dict[str, Any]:
+    """``data`` with the dotted path ``edit`` (list indices as numbers) set to ``value``."""
+    out = json.loads(json.dumps(data))
+    node: Any = out
+    *head, last = edit.split(".")
+    for step in head:
+        node = node[int(step)] if step.isdigit() else node[step]
+    node[int(last) if last.isdigit() else last] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    ("edit", "value", "message"),
+    [
+        ("servers.0.foo", 1, "servers[0]: unknown key 'foo' (known: id, capacity)"),
+        ("servers.0.id", None, "servers[0].id: expected a string, got null"),
+        ("servers.0.id", 7, "servers[0].id: expected a string, got 7"),
+        ("servers.0.id", [1, 2], "servers[0].id: expected a string, got [1, 2]"),
+        ("servers.0.id", {"a": 1}, 'servers[0].id: expected a string, got {"a": 1}'),
+        ("users.1.id", None, "users[1].id: expected a string, got null"),
+        ("users.1.id", 2.5, "users[1].id: expected a string, got 2.5"),
+        ("users.0.eligible", [1], "users[0].eligible[0]: expected a string, got 1"),
+        ("resources", ["cpu", "cpu"], "resources[1]: duplicate 'cpu'"),
+        ("resources", ["", ""], "resources[0]: empty name"),
+    ],
+)
+def test_instance_fields_are_used_or_refused(
+    edit: str, value: Any, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # each was accepted: the unknown key ignored, the id turned into text ("None", "[1, 2]"),
+    # the repeated or empty resource names used as they were
+    path = _file(tmp_path, _edited(DRF, edit, value))
+    for argv in (["solve", "drf", path], ["solve", "ff-drfh", path]):
+        assert _refused(argv, capsys) == f"fairsim: error: {message}"
+
+
+# UDRF paper, Fig. 1-like: two machine classes, users' jobs over them
+JOBS: dict[str, Any] = {
+    "resources": ["cpu", "mem"],
+    "servers": [{"id": "hadoop", "capacity": [56, 64]}, {"id": "standard", "capacity": [16, 20]}],
+    "users": [
+        {"id": "u1", "jobs": [{"id": "job1", "demand": {"hadoop": [1, 1]}}]},
+        {"id": "u2", "jobs": [{"id": "job", "demand": {"standard": [1, 0.5]}}]},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("edit", "value", "message"),
+    [
+        ("servers.1.count", 3, "servers[1]: unknown key 'count' (known: id, capacity)"),
+        ("servers.1.id", None, "servers[1].id: expected a string, got null"),
+        ("users.0.id", 1, "users[0].id: expected a string, got 1"),
+        ("users.1.jobs.0.id", [], "users[1].jobs[0].id: expected a string, got []"),
+        ("resources", ["cpu", "cpu"], "resources[1]: duplicate 'cpu'"),
+    ],
+)
+def test_jobs_instance_fields_are_used_or_refused(
+    edit: str, value: Any, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _file(tmp_path, _edited(JOBS, edit, value))
+    assert _refused(["solve", "udrf", path], capsys) == f"fairsim: error: {message}"
+
+
+def test_the_instances_used_above_are_valid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for mechanism, data in (("drf", DRF), ("ff-drfh", DRF), ("udrf", JOBS)):
+        assert main(["solve", mechanism, _file(tmp_path, data)]) == 0
+        assert json.loads(capsys.readouterr().out)["mechanism"] == mechanism
