@@ -65,6 +65,43 @@ def add_command(
     return parser
 
 
+class _Intermixed(argparse.ArgumentParser):
+    """A parser whose options may come between its positionals (:func:`intermixed`)."""
+
+    _nested = False
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """Parse as :meth:`argparse.ArgumentParser.parse_known_intermixed_args` (which calls
+        this method again for its two passes: those parse as usual)."""
+        if self._nested:
+            return super().parse_known_args(args, namespace)
+        self._nested = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._nested = False
+
+
+def intermixed(parser: argparse.ArgumentParser) -> None:
+    """Let a subcommand's options come between its positionals.
+
+    argparse matches consecutive positionals in one go, so with two optional positionals
+    ``fairsim solve pf --online inst.json`` would leave ``inst.json`` unrecognized; the parser
+    (of the top-level parser's class, whose errors are one line) becomes one that parses
+    intermixed (:meth:`argparse.ArgumentParser.parse_known_intermixed_args`), as the
+    subcommands' dispatcher calls ``parse_known_args``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        A subcommand's parser (:func:`add_command`) with no subcommands of its own.
+    """
+    base = type(parser)
+    parser.__class__ = type(f"Intermixed{base.__name__}", (_Intermixed, base), {})
+
+
 def add_out(
     parser: argparse.ArgumentParser,
     help: str,

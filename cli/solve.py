@@ -8,7 +8,7 @@ import sys
 
 from fairsim.atomic import json_text
 from fairsim.cli.argtypes import Subparsers
-from fairsim.cli.options import add_command
+from fairsim.cli.options import add_command, intermixed
 from fairsim.errors import FairsimError
 
 
@@ -78,6 +78,7 @@ def add_parser(sub: Subparsers) -> None:
         "exact mechanism unless --online is given",
         wrap=True,
     )
+    intermixed(s)  # fairsim solve pf --online inst.json: options between the positionals
     s.add_argument("mechanism", nargs="?", help="an exact mechanism or an online heuristic (below)")
     s.add_argument(
         "instance",

@@ -130,3 +130,40 @@ def test_recorded_is_refused_and_not_listed(
         main(["solve", "--help"])
     listed = capsys.readouterr().out.split("online heuristics")[1]
     assert "bf-drfh" in listed and "kueue-fair" in listed and "recorded" not in listed
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "pf", "--online", "INST"],
+        ["solve", "pf", "INST", "--online"],
+        ["solve", "--online", "pf", "INST"],
+        ["solve", "--compare", "drf,pf", "--online", "INST"],
+    ],
+)
+def test_options_may_come_between_mechanism_and_instance(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "solve pf --online inst.json" was "unrecognized arguments: inst.json"
+    path = tmp_path / "inst.json"
+    path.write_text(json.dumps(DRF))
+    assert main([str(path) if a == "INST" else a for a in argv]) == 0
+    out = json.loads(capsys.readouterr().out)
+    if "--compare" in argv:
+        assert [o["tasks"] for o in out["compare"]] == [[[3], [2]], [[3], [2]]]
+    else:
+        assert out["mechanism"] == "pf" and out["online"] is True
+        assert out["tasks"] == [[3], [2]]
+
+
+def test_a_third_positional_is_still_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "inst.json"
+    path.write_text(json.dumps(DRF))
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", "pf", "--online", str(path), "extra.json"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == (
+        "fairsim: error: unrecognized arguments: extra.json (see fairsim --help)\n"
+    )
