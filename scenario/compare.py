@@ -225,9 +225,9 @@ class Comparison:
         for c, name in cols.items():
             v = t[c]
             if c.endswith("_util"):
-                shown[name] = (100 * v).map("{:.1f}".format)
+                shown[name] = (100 * v).map(lambda x: "-" if pd.isna(x) else f"{x:.1f}")
             elif c == "completion_ratio":
-                shown[name] = v.map("{:.4f}".format)
+                shown[name] = v.map(lambda x: "-" if pd.isna(x) else f"{x:.4f}")
             elif c in ("slowdown_mean", "user_jct_max_over_min"):
                 shown[name] = v.map(lambda x: "-" if pd.isna(x) else f"{x:.2f}")
             else:  # + 0.0: a difference that rounds to zero prints as 0, not -0
@@ -587,6 +587,12 @@ def _unpaired(rows: list[RunRow]) -> dict[str, list[str]]:
     return out
 
 
+def _number(value: Any) -> float:
+    """A summary's number as a float; NaN where it has none (``null``: a run without tasks in
+    its window has no completion ratio)."""
+    return math.nan if value is None else float(value)
+
+
 def _stats(x: np.ndarray) -> tuple[float, ...]:
     if not len(x):
         return (math.nan,) * 4
@@ -692,8 +698,8 @@ def compare(
                 "run": str(r.run_dir),
                 "scheduler": r.folder.name,
                 "paired": is_paired[r.label],
-                **{f"{res}_util": util.get(res, math.nan) for res in resources},
-                "completion_ratio": r.summary.get("completion_ratio"),
+                **{f"{res}_util": _number(util.get(res)) for res in resources},
+                "completion_ratio": _number(r.summary.get("completion_ratio")),
                 "jobs_common": len(v),
                 "jct_mean_s": mean,
                 "jct_p50_s": p50,
@@ -737,6 +743,9 @@ def compare(
 
         with atomic_dir(out, overwrite=overwrite, what="out", protect=dirs) as tmp:
             write_compare_report(result, tmp)
+            # the console table too, before the folder is put in place: a comparison that
+            # cannot be shown leaves no report behind
+            result.headline()
         result.folder = Path(out)
     return result
 

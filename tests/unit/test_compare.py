@@ -340,3 +340,60 @@ def test_damaged_result_files_are_named(
     (big / "config.yaml").write_text("name: [unclosed\n")
     with pytest.raises(ResultError, match=r"config\.yaml is damaged: not valid YAML at line 2$"):
         fairsim.compare([small, big])
+
+
+#: A synthetic run whose window (50 s) ends before any task is submitted: no job, no task.
+EMPTY_WINDOW = {
+    "name": "syn",
+    "seed": 1,
+    "trace": {"format": "synthetic", "n_tasks": 400, "duration_s": 3600},
+    "cluster": {"servers": 20},
+    "schedulers": ["bf-drfh", "ff-drfh", "slots-16"],
+    "collect": {"horizon_s": 50, "utilization_interval_s": 10},
+}
+
+
+def test_a_window_without_jobs_is_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run without tasks in its window has no completion ratio (``null`` in its summaries):
+    the console table printed it with ``{:.4f}`` and ended in a TypeError after report.md was
+    written. It is NaN in the table, ``-`` in the console and ``—`` in the report."""
+    fairsim.simulate(EMPTY_WINDOW, out=tmp_path / "run")
+    assert main(["compare", str(tmp_path / "run"), "--out", str(tmp_path / "cmp")]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[3:6] == [
+        "bf-drfh    0.0   0.0      -        -   -   -   -     -       -        -           -  "
+        "ref              -",
+        "ff-drfh    0.0   0.0      -        -   -   -   -     -       -        -           -    "
+        "-              -",
+        "slots-16   0.0   0.0      -        -   -   -   -     -       -        -           -    "
+        "-              -",
+    ]
+    assert printed[1].startswith("common job set: 0 jobs completed under every row (of 0 jobs;")
+    report = (tmp_path / "cmp" / "report.md").read_text()
+    assert "| ff-drfh | 0.0 % | 0.0 % | — | 0 | — | — | — | — | — | — | — | — | — | — | — |" in (
+        report
+    )
+    assert "No common job: no CDF." in report
+    c = fairsim.compare([tmp_path / "run"])
+    assert c.table["completion_ratio"].dtype == "float64"
+    assert c.table["completion_ratio"].isna().all() and c.common_jobs == 0
+    assert list(c.table["cpu_util"]) == [0.0, 0.0, 0.0]
+
+
+def test_a_comparison_that_cannot_be_shown_writes_no_folder(
+    runs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console table is rendered before the report folder is put in place: when it fails,
+    ``--out`` is not left behind."""
+    from fairsim.scenario.compare import Comparison
+
+    def fail(self: Comparison) -> str:
+        raise RuntimeError("cannot show it")
+
+    monkeypatch.setattr(Comparison, "headline", fail)
+    with pytest.raises(RuntimeError, match="cannot show it"):
+        main(["compare", str(runs[0]), "--out", str(tmp_path / "cmp")])
+    assert not (tmp_path / "cmp").exists()
+    assert not list(tmp_path.glob(".cmp.*"))
