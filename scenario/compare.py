@@ -21,9 +21,9 @@ t-interval over the per-job differences on the common jobs (:func:`scipy.stats.t
 their mean and standard error); a row that is not paired gets the difference of the means only,
 and the console and report say which rows are paired and why the others are not.
 
-Files a comparison reads that are missing or damaged (a truncated ``summary.json``, a
-``config.yaml`` that is not YAML, a Parquet table that cannot be read) are refused in one line
-naming the file (:class:`fairsim.errors.ResultError`).
+Files a comparison reads that are missing or damaged (a truncated ``summary.json`` or one
+without a key the comparison reads, a ``config.yaml`` that is not YAML, a Parquet table that
+cannot be read) are refused in one line naming the file (:class:`fairsim.errors.ResultError`).
 """
 
 from __future__ import annotations
@@ -67,6 +67,10 @@ _PAIRING = ("seed", "cluster")
 #: Columns of ``jobs.parquet`` that a comparison reads (and that identify a run's workload:
 #: the first four).
 _JOB_COLUMNS = ("job_id", "user", "n_tasks", "submit_s", "completion_time_s")
+
+#: Keys of a scheduler's ``summary.json`` that a comparison reads: its completion ratio and mean
+#: utilisation per resource (the table), and its window (the same for every run).
+_SUMMARY_KEYS = ("completion_ratio", "mean_utilization", "start_s", "horizon_s")
 
 #: Confidence level of the paired interval.
 LEVEL = 0.95
@@ -303,6 +307,42 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def _is_number(value: Any) -> bool:
+    """Whether a JSON value is a number or ``null`` (a number that could not be computed)."""
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def _read_summary(path: Path) -> dict[str, Any]:
+    """A scheduler's ``summary.json`` with the keys a comparison reads (:data:`_SUMMARY_KEYS`).
+
+    Raises
+    ------
+    ResultError
+        As :func:`_read_json`, or ``compare: <path> is damaged: no key 'completion_ratio'``
+        when a key is missing, or naming a key whose value is not a number or ``null``
+        (``mean_utilization``: an object of resource → number, not empty).
+    """
+    data = _read_json(path)
+    for key in _SUMMARY_KEYS:
+        if key not in data:
+            raise ResultError(f"compare: {path} is damaged: no key {key!r}")
+    for key in ("completion_ratio", "start_s", "horizon_s"):
+        if not _is_number(data[key]):
+            raise ResultError(f"compare: {path} is damaged: {key} is {data[key]!r}, not a number")
+    util = data["mean_utilization"]
+    if not isinstance(util, dict) or not util:
+        raise ResultError(
+            f"compare: {path} is damaged: mean_utilization is {util!r}, not an object of "
+            "resource -> number"
+        )
+    for res, value in util.items():
+        if not _is_number(value):
+            raise ResultError(
+                f"compare: {path} is damaged: mean_utilization.{res} is {value!r}, not a number"
+            )
+    return data
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     """A run's ``config.yaml``, unvalidated (a plug-in scheduler may not be installed here).
 
@@ -473,7 +513,7 @@ def _rows(dirs: Sequence[str | os.PathLike[str]]) -> list[RunRow]:
     rows = []
     for folder, run_dir, sched in found:
         label = sched if len(runs) == 1 else f"{labels[run_dir]}/{sched}"
-        summary = _read_json(folder / "summary.json")
+        summary = _read_summary(folder / "summary.json")
         name, params = specs[run_dir].get(sched, (None, None))
         rows.append(
             RunRow(label, folder, run_dir, configs[run_dir], summary, labels[run_dir], name, params)

@@ -397,3 +397,43 @@ def test_a_comparison_that_cannot_be_shown_writes_no_folder(
         main(["compare", str(runs[0]), "--out", str(tmp_path / "cmp")])
     assert not (tmp_path / "cmp").exists()
     assert not list(tmp_path.glob(".cmp.*"))
+
+
+def test_a_summary_without_the_keys_compare_reads_is_damaged(
+    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``summary.json`` of ``{}`` was compared: completion ``nan`` and the utilisation columns
+    of every row gone (the resources are the first row's). A summary lacking a key the
+    comparison reads, or with a value that is not a number, is refused naming the file and the
+    key."""
+    import json
+
+    small = runs[0]
+    summary = small / "bf-drfh" / "summary.json"
+    whole = json.loads(summary.read_text())
+    summary.write_text("{}\n")
+    assert main(["compare", str(small), "--out", str(tmp_path / "c")]) == 2
+    assert capsys.readouterr().err == (
+        f"fairsim: error: compare: {summary} is damaged: no key 'completion_ratio'\n"
+    )
+    assert not (tmp_path / "c").exists()
+    cases = {
+        "no key 'mean_utilization'": {k: v for k, v in whole.items() if k != "mean_utilization"},
+        "no key 'horizon_s'": {k: v for k, v in whole.items() if k != "horizon_s"},
+        "completion_ratio is '0.5', not a number": {**whole, "completion_ratio": "0.5"},
+        "mean_utilization is {}, not an object of resource -> number": {
+            **whole,
+            "mean_utilization": {},
+        },
+        "mean_utilization.mem is True, not a number": {
+            **whole,
+            "mean_utilization": {"cpu": 0.5, "mem": True},
+        },
+    }
+    for why, data in cases.items():
+        summary.write_text(json.dumps(data))
+        with pytest.raises(ResultError) as err:
+            fairsim.compare([small])
+        assert str(err.value) == f"compare: {summary} is damaged: {why}"
+    summary.write_text(json.dumps({**whole, "completion_ratio": None}))  # null: no ratio
+    assert fairsim.compare([small]).table["completion_ratio"].isna().all()
