@@ -122,7 +122,8 @@ class Comparison:
         tasks), ``slowdown_mean`` (:func:`fairsim.simulator.results.slowdown`, common jobs),
         ``user_jct_max_over_min, user_jct_cv`` (per-user mean JCT over the common jobs),
         ``djct_mean_s, djct_low_s, djct_high_s`` (mean JCT minus the first row's, paired 95 %
-        t-interval; NaN for a row that is not paired).
+        t-interval; the interval NaN for a row that is not paired, and on every row with fewer
+        than two common jobs).
     jct : dict of str to pandas.Series
         Every row's JCT (s) of the common jobs, indexed by ``job_id``.
     common_jobs : int
@@ -723,9 +724,11 @@ def compare(
         mean, p50, p95, p99 = _stats(v.to_numpy())
         diff = v.to_numpy() - jct[first].to_numpy()
         lo = hi = math.nan
-        if r.label == first:
+        if len(diff) < 2:
+            pass  # a t-interval needs two differences (n - 1 degrees of freedom): none
+        elif r.label == first:
             lo = hi = 0.0
-        elif is_paired[r.label] and len(diff) > 1:
+        elif is_paired[r.label]:
             sem = stats.sem(diff)
             if sem > 0:
                 lo, hi = stats.t.interval(LEVEL, len(diff) - 1, loc=diff.mean(), scale=sem)

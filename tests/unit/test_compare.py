@@ -437,3 +437,53 @@ def test_a_summary_without_the_keys_compare_reads_is_damaged(
         assert str(err.value) == f"compare: {summary} is damaged: {why}"
     summary.write_text(json.dumps({**whole, "completion_ratio": None}))  # null: no ratio
     assert fairsim.compare([small]).table["completion_ratio"].isna().all()
+
+
+def _two_jobs(u2: dict[str, float]) -> dict[str, object]:
+    """One (1, 1) server; u1's task (0.6, 0.6) for 100 s, u2's one task as given. Slots-2 (two
+    slots of (0.5, 0.5)) cannot place u1's task."""
+    return {
+        "name": "inl",
+        "seed": 1,
+        "trace": {
+            "format": "inline",
+            "end_s": 150,
+            "users": [
+                {"name": "u1", "demand": [0.6, 0.6], "tasks": 1, "run_s": 100},
+                {"name": "u2", "tasks": 1, **u2},
+            ],
+        },
+        "cluster": {"classes": [{"name": "big", "count": 1, "capacity": [1, 1]}]},
+        "schedulers": ["bf-drfh", "slots-2-single"],
+        "collect": {"utilization_interval_s": 10},
+    }
+
+
+def test_no_interval_over_fewer_than_two_common_jobs(tmp_path: Path) -> None:
+    """The reference row's interval was [0.0, 0.0] over a common set of 0 jobs (its mean NaN):
+    a t-interval needs two per-job differences, on every row."""
+    # u2 (0.5, 0.5) for 100 s: Best-Fit DRFH completes only u1's job (u2's waits until 100 s
+    # and would end at 200 s), Slots-2 only u2's: no common job
+    fairsim.simulate(_two_jobs({"demand": [0.5, 0.5], "run_s": 100}), out=tmp_path / "none")
+    c = fairsim.compare([tmp_path / "none"], out=tmp_path / "cmp0")
+    assert c.common_jobs == 0
+    t = c.table[["djct_mean_s", "djct_low_s", "djct_high_s"]]
+    assert t.isna().all().all()
+    report = (tmp_path / "cmp0" / "report.md").read_text()
+    assert (
+        "| bf-drfh | 56.7 % | 56.7 % | 0.5000 | 0 | — | — | — | — | — | — | — | — | — | — | — |"
+        in (report)
+    )
+    # u2 (0.3, 0.3) for 20 s from 5 s: both complete it in 20 s; one common job
+    fairsim.simulate(
+        _two_jobs({"demand": [0.3, 0.3], "run_s": 20, "join_s": 5}), out=tmp_path / "one"
+    )
+    c = fairsim.compare([tmp_path / "one"], out=tmp_path / "cmp1")
+    assert c.common_jobs == 1
+    assert list(c.table["djct_mean_s"]) == [0.0, 0.0]
+    assert c.table[["djct_low_s", "djct_high_s"]].isna().all().all()
+    rows = (tmp_path / "cmp1" / "report.md").read_text().splitlines()
+    assert (
+        "| bf-drfh | 44.0 % | 44.0 % | 1.0000 | 1 | 20.0 | 20.0 | 20.0 | 20.0 | 0.0 | 0.0 | 1.00 "
+        "| 1.00 | 0.00 | 0.0 | — |"
+    ) in rows
