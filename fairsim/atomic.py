@@ -6,6 +6,7 @@ interrupted, Ctrl-C included) leaves the previous file or folder, if any, untouc
 new behind. Every writer of results, traces, figures and reports uses these:
 
 * :func:`atomic_path` / :func:`write_text`: one file;
+* :func:`atomic_paths`: several files that belong together, all written before any is renamed;
 * :func:`atomic_dir`: one output folder (``fairsim run --out``, ``trace convert``, ``trace synth``,
   ``properties --out``, each run of a sweep), refused when it already exists and is not empty
   unless ``overwrite`` is set (then it is replaced whole);
@@ -103,6 +104,47 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[list[Path]]:
+    """Yield a temporary path beside each of ``paths``; move them all into place when the block
+    succeeds, delete them all on error.
+
+    For several files that belong together (``sweep-report``'s tables, figures and report
+    written into an existing folder): they are all written before any is renamed, so a write
+    that fails leaves every earlier file as it was and none of the new ones. The renames come
+    last, one after the other.
+
+    Parameters
+    ----------
+    paths : iterable of path-like
+        Final destinations; their folders are created if needed.
+
+    Yields
+    ------
+    list of pathlib.Path
+        Where to write, in the order of ``paths`` (hidden files in the same folders), given
+        :func:`file_mode` before the renames.
+    """
+    dests = [Path(p) for p in paths]
+    tmps: list[Path] = []
+    try:
+        for dest in dests:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+            os.close(fd)
+            tmps.append(Path(name))
+        yield list(tmps)
+        mode = file_mode()
+        for tmp in tmps:
+            os.chmod(tmp, mode)
+        for tmp, dest in zip(tmps, dests, strict=True):
+            os.replace(tmp, dest)
+    except BaseException:
+        for tmp in tmps:
+            tmp.unlink(missing_ok=True)
         raise
 
 

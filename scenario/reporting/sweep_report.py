@@ -31,7 +31,8 @@ schedulers alike.
 Writes ``OUT/sweep_report.parquet`` (tidy: one row per grid point, scheduler and metric),
 ``OUT/sweep_paired.parquet`` (one row per grid point, scheduler other than the reference, and
 metric), one figure per metric, ``OUT/sweep_<metric>.png`` (top: means with the 95 % interval over
-seeds; bottom: paired differences against the reference), and ``OUT/report.md`` with the tables.
+seeds; bottom: paired differences against the reference), and ``OUT/report.md`` with the tables,
+all made before any is written and put in place together (:func:`fairsim.atomic.atomic_paths`).
 Schedulers are named by their registry label (e.g. ``bf-drfh``) everywhere.
 """
 
@@ -48,7 +49,7 @@ import pyarrow as pa
 from matplotlib.figure import Figure
 from scipy import special, stats
 
-from fairsim.atomic import write_text
+from fairsim.atomic import atomic_paths, write_text
 from fairsim.errors import ConfigError
 from fairsim.scenario.reporting.intervals import t_interval
 from fairsim.scenario.reporting.plotting import save_figure
@@ -350,8 +351,9 @@ def paired_differences(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     pandas.DataFrame
         Columns: the point's grid paths, ``scheduler``, ``reference``, ``metric``, ``n`` (paired
         seeds), ``mean_diff``, ``std``, ``ci95_low``, ``ci95_high``, ``ci95_half`` (NaN when
-        ``n < 2``), ``ci_method`` (``t``: a difference is signed). Empty with a single
-        scheduler.
+        ``n < 2``), ``ci_method`` (``t``: a difference is signed). One row per metric for every
+        scheduler that ran at a grid point with the reference, ``n = 0`` and NaN where no seed
+        gives both a value. Empty with a single scheduler.
     """
     point = point_columns(runs)
     ok = runs[runs["status"] == "ok"]
@@ -364,10 +366,13 @@ def paired_differences(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         groups = ok.groupby(point, sort=False, dropna=False) if point else [((), ok)]
         for key, g in groups:
             key = key if isinstance(key, tuple) else (key,)
+            present = list(dict.fromkeys(g["scheduler"]))
             for metric in [m for m in REPORT_METRICS if m in ok.columns]:
+                # a scheduler that ran at this point keeps its column when none of its values
+                # is a number (no job completed under any seed): its row has n = 0, NaN
                 wide = g.pivot_table(
                     index="seed", columns="scheduler", values=metric, aggfunc="first"
-                )
+                ).reindex(columns=present)
                 for sched in schedulers[1:]:
                     if ref not in wide or sched not in wide:
                         continue
@@ -866,25 +871,29 @@ def sweep_report_tables(out: str | Path) -> tuple[list[Path], str]:
     runs = with_fairness(root, with_common_jct(root, pd.read_parquet(runs_path)))
     table = aggregate(runs)
     paired = paired_differences(runs)
-    written = [root / "sweep_report.parquet", root / "sweep_paired.parquet"]
-    write_table(pa.Table.from_pandas(table, preserve_index=False), written[0])
-    write_table(pa.Table.from_pandas(paired, preserve_index=False), written[1])
     queues = queue_aggregate(root, runs)
+    # everything is computed before anything is written: a report that fails leaves the
+    # folder's earlier files as they were, and the new ones are put in place together
+    tables = {root / "sweep_report.parquet": table, root / "sweep_paired.parquet": paired}
     if len(queues):  # only a sweep with a queue tree: the others' files stay as they were
-        written.append(root / "sweep_queues.parquet")
-        write_table(pa.Table.from_pandas(queues, preserve_index=False), written[-1])
+        tables[root / "sweep_queues.parquet"] = queues
     headline = headline_table(table) if len(table) else "(no finished run)"
-    if len(table):
-        for metric in figure_metrics(table):
-            fig = metric_figure(table, metric, paired)
-            written.append(save_figure(fig, root / f"sweep_{metric}.png"))
-    written.append(
-        write_text(
-            root / "report.md",
-            report_markdown(root.name, runs, table, paired)
-            + "".join(f"{line}\n" for line in queue_section(queues)),
-        )
+    figures = {
+        root / f"sweep_{metric}.png": metric_figure(table, metric, paired)
+        for metric in (figure_metrics(table) if len(table) else [])
+    }
+    report = (
+        report_markdown(root.name, runs, table, paired)
+        + "".join(f"{line}\n" for line in queue_section(queues))
         if len(table)
-        else write_text(root / "report.md", f"# Sweep {root.name}\n\nNo finished run.\n")
+        else f"# Sweep {root.name}\n\nNo finished run.\n"
     )
+    written = [*tables, *figures, root / "report.md"]
+    with atomic_paths(written) as staged:
+        where = dict(zip(written, staged, strict=True))
+        for path, frame in tables.items():
+            write_table(pa.Table.from_pandas(frame, preserve_index=False), where[path])
+        for path, fig in figures.items():
+            save_figure(fig, where[path])
+        write_text(where[root / "report.md"], report)
     return written, headline

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 import fairsim
-from fairsim.atomic import atomic_dir, current_umask, dir_mode, file_mode, write_text
+from fairsim.atomic import (
+    atomic_dir,
+    atomic_paths,
+    current_umask,
+    dir_mode,
+    file_mode,
+    write_text,
+)
 
 UMASKS = [(0o022, 0o644, 0o755), (0o002, 0o664, 0o775)]
 
@@ -44,6 +51,10 @@ def test_atomic_file_gets_umask_mode(umask: int, fmode: int, dmode: int, tmp_pat
     with atomic_dir(tmp_path / "folder") as tmp:
         (tmp / "x.txt").write_text("x")
     assert oct(_mode(tmp_path / "folder")) == oct(dmode)
+    with atomic_paths([tmp_path / "a.md", tmp_path / "b.md"]) as staged:
+        for p in staged:
+            p.write_text("x")
+    assert [oct(_mode(tmp_path / n)) for n in ("a.md", "b.md")] == [oct(fmode)] * 2
 
 
 @pytest.mark.parametrize(("umask", "fmode", "dmode"), UMASKS, indirect=["umask"])
