@@ -28,7 +28,6 @@ cannot be read) are refused in one line naming the file (:class:`fairsim.errors.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -38,14 +37,16 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 from scipy import stats
 
-from fairsim.errors import ConfigError, ResultError, not_utf8
+from fairsim.errors import ConfigError, ResultError
 from fairsim.scenario.api import read_run_kind, read_run_schedulers
 from fairsim.scenario.config import value_text as text
-from fairsim.scenario.config import yaml_load_or
+from fairsim.scenario.reporting.result_files import (
+    read_result_json,
+    read_result_table,
+    read_result_yaml,
+)
 from fairsim.simulator.results import job_run_times, queueing_delays, slowdown
 
 #: Trace keys that do not change which tasks a run replays.
@@ -269,45 +270,6 @@ def describe(key: str, values: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- reading
 
 
-def _first_line(exc: BaseException) -> str:
-    msg = str(exc).strip()
-    return msg.splitlines()[0] if msg else type(exc).__name__
-
-
-def _text_of(path: Path) -> str:
-    """The text of a result file, or the one-line error saying what is wrong with it."""
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise ResultError(f"compare: {path} is missing") from None
-    except OSError as exc:
-        raise ResultError(f"compare: cannot read {path} ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise ResultError(f"compare: {path} is damaged: {not_utf8(exc)}") from None
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    """A result's JSON object (``summary.json``).
-
-    Raises
-    ------
-    ResultError
-        ``compare: <path> is damaged: not valid JSON (<why> at line L column C)``, or missing.
-    """
-    try:
-        data = json.loads(_text_of(path))
-    except json.JSONDecodeError as exc:
-        raise ResultError(
-            f"compare: {path} is damaged: not valid JSON ({exc.msg}: line {exc.lineno} "
-            f"column {exc.colno})"
-        ) from None
-    if not isinstance(data, dict):
-        raise ResultError(
-            f"compare: {path} is damaged: expected a JSON object, got {type(data).__name__}"
-        )
-    return data
-
-
 def _is_number(value: Any) -> bool:
     """Whether a JSON value is a number or ``null`` (a number that could not be computed)."""
     return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
@@ -319,11 +281,12 @@ def _read_summary(path: Path) -> dict[str, Any]:
     Raises
     ------
     ResultError
-        As :func:`_read_json`, or ``compare: <path> is damaged: no key 'completion_ratio'``
-        when a key is missing, or naming a key whose value is not a number or ``null``
-        (``mean_utilization``: an object of resource → number, not empty).
+        As :func:`~fairsim.scenario.reporting.result_files.read_result_json`, or ``compare:
+        <path> is damaged: no key 'completion_ratio'`` when a key is missing, or naming a key
+        whose value is not a number or ``null`` (``mean_utilization``: an object of resource →
+        number, not empty).
     """
-    data = _read_json(path)
+    data = read_result_json(path, "compare")
     for key in _SUMMARY_KEYS:
         if key not in data:
             raise ResultError(f"compare: {path} is damaged: no key {key!r}")
@@ -342,48 +305,6 @@ def _read_summary(path: Path) -> dict[str, Any]:
                 f"compare: {path} is damaged: mean_utilization.{res} is {value!r}, not a number"
             )
     return data
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    """A run's ``config.yaml``, unvalidated (a plug-in scheduler may not be installed here).
-
-    Raises
-    ------
-    ResultError
-        When it is missing, not YAML, or not a mapping.
-    """
-    data = yaml_load_or(
-        _text_of(path), lambda why: ResultError(f"compare: {path} is damaged: {why}")
-    )
-    if not isinstance(data, dict):
-        raise ResultError(
-            f"compare: {path} is damaged: expected a mapping, got {type(data).__name__}"
-        )
-    return data
-
-
-def _read_table(path: Path, columns: Sequence[str]) -> pd.DataFrame:
-    """``columns`` of a result's Parquet table.
-
-    Raises
-    ------
-    ResultError
-        When it is missing, not a readable Parquet file, or lacks one of ``columns``.
-    """
-    if not path.is_file():
-        raise ResultError(f"compare: {path} is missing")
-    try:
-        names = pq.read_schema(path).names
-        missing = [c for c in columns if c not in names]
-        if missing:
-            raise ResultError(f"compare: {path} is damaged: no column {missing[0]!r}")
-        return pd.read_parquet(path, columns=list(columns))
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        if isinstance(exc, ResultError):
-            raise
-        raise ResultError(
-            f"compare: {path} is damaged: not a readable Parquet table ({_first_line(exc)})"
-        ) from None
 
 
 # --------------------------------------------------------------------------- runs and rows
@@ -507,7 +428,7 @@ def _rows(dirs: Sequence[str | os.PathLike[str]]) -> list[RunRow]:
     if not found:
         raise ConfigError("compare: no scheduler results in " + ", ".join(map(str, dirs)))
     runs = list(dict.fromkeys(r for _, r, _ in found))
-    configs = {r: _read_yaml(r / "config.yaml") for r in runs}
+    configs = {r: read_result_yaml(r / "config.yaml", "compare") for r in runs}
     settings = {r: _settings(r, configs[r]) for r in runs}
     labels = _run_labels(runs, settings)
     specs = {r: _scheduler_params(configs[r]) for r in runs}
@@ -690,9 +611,9 @@ def compare(
     """
     rows = _rows(dirs)
     jobs = {
-        r.label: _read_table(r.folder / "jobs.parquet", _JOB_COLUMNS).reset_index(drop=True)
-        for r in rows
+        r.label: read_result_table(r.folder / "jobs.parquet", _JOB_COLUMNS, "compare") for r in rows
     }
+    jobs = {k: j.reset_index(drop=True) for k, j in jobs.items()}
     _check_same_trace(rows, jobs)
     seeds = [int(r.config.get("seed", 0)) for r in rows]
     unpaired = _unpaired(rows)
@@ -711,8 +632,8 @@ def compare(
     records = []
     jct: dict[str, pd.Series] = {}
     for r in rows:
-        tasks = _read_table(
-            r.folder / "tasks.parquet", ["job_id", "submit_s", "start_s", "finish_s"]
+        tasks = read_result_table(
+            r.folder / "tasks.parquet", ["job_id", "submit_s", "start_s", "finish_s"], "compare"
         )
         tasks = tasks[tasks["job_id"].isin(ids)]
         v = done[r.label].loc[ids]
