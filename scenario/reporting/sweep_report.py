@@ -38,7 +38,6 @@ Schedulers are named by their registry label (e.g. ``bf-drfh``) everywhere.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -50,9 +49,10 @@ from matplotlib.figure import Figure
 from scipy import special, stats
 
 from fairsim.atomic import atomic_paths, write_text
-from fairsim.errors import ConfigError
+from fairsim.errors import ConfigError, ResultError
 from fairsim.scenario.reporting.intervals import t_interval
 from fairsim.scenario.reporting.plotting import save_figure
+from fairsim.scenario.reporting.result_files import read_result_json, read_result_table
 from fairsim.simulator.results import write_table
 
 #: Metric column of ``runs.parquet`` → (axis label with unit, scale applied for plotting).
@@ -97,6 +97,13 @@ UNIT_METRICS = frozenset({"fairness_jain_entitlement", "fairness_jain_raw_domina
 UNIT_YLIM_TOP = 1.05
 #: Metrics that may be negative (their axis is not cut at 0; a line marks 0).
 SIGNED_METRICS = frozenset({"fairness_max_deficit"})
+
+
+#: Columns of ``runs.parquet`` that a report reads (:func:`fairsim.scenario.sweep.runs_frame`;
+#: the grid paths lie between ``run_id`` and ``seed``, the metrics are read where present).
+RUNS_COLUMNS = ("run_id", "seed", "scheduler", "status")
+#: Columns of a run's ``<scheduler>/jobs.parquet`` that the same-job-set JCT reads.
+JOB_COLUMNS = ("job_id", "completion_time_s")
 
 
 #: The range of a metric's values (the fractions of a whole, and JCT >= 0); an interval of its
@@ -251,7 +258,8 @@ def with_common_jct(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
     scheduler of the same grid point and seed, and each scheduler's mean JCT over them.
 
     Reads ``root/<run_id>/<scheduler>/jobs.parquet`` of the runs with ``status == "ok"``. A
-    group where a file is missing, or no job is common, gets ``common_jobs = 0`` and a NaN mean.
+    group where a file is missing, or no job is common, gets ``common_jobs = 0`` and a NaN mean;
+    a file that cannot be read is refused (:class:`fairsim.errors.ResultError`).
 
     Parameters
     ----------
@@ -276,7 +284,7 @@ def with_common_jct(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
             if not path.is_file():
                 jct = {}
                 break
-            jobs = pd.read_parquet(path, columns=["job_id", "completion_time_s"]).dropna()
+            jobs = read_result_table(path, JOB_COLUMNS, "sweep-report").dropna()
             jct[idx] = jobs.set_index("job_id")["completion_time_s"]
         if not jct:
             continue
@@ -298,7 +306,8 @@ def with_fairness(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
     Reads ``root/<run_id>/<scheduler>/summary.json`` of the runs with ``status == "ok"``; a
     scheduler's value is the time average under ``fairness.time_average`` (``collect.fairness``;
     ``jain_index`` for ``jain_raw_dominant`` in a summary written before the latter existed,
-    :data:`FORMER_KEYS`), NaN when its summary has none.
+    :data:`FORMER_KEYS`), NaN when its summary has none; a summary that is not a JSON object,
+    or whose value there is not a number, is refused (:class:`fairsim.errors.ResultError`).
 
     Parameters
     ----------
@@ -317,11 +326,16 @@ def with_fairness(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
         fair: Any = None
         path = root / str(row["run_id"]) / str(row["scheduler"]) / "summary.json"
         if row["status"] == "ok" and path.is_file():
-            fair = json.loads(path.read_text()).get("fairness")
+            fair = read_result_json(path, "sweep-report").get("fairness")
         for metric, key in FAIRNESS_METRICS.items():
             avg = fair.get("time_average") if isinstance(fair, dict) else None
             v = avg.get(key, avg.get(FORMER_KEYS.get(key, key))) if isinstance(avg, dict) else None
             found = found or v is not None
+            if not (v is None or (isinstance(v, int | float) and not isinstance(v, bool))):
+                raise ResultError(
+                    f"sweep-report: {path} is damaged: fairness.time_average.{key} is {v!r}, "
+                    "not a number"
+                )
             values[metric].append(math.nan if v is None else float(v))
     if not found:
         return runs
@@ -852,6 +866,10 @@ def sweep_report(out: str | Path) -> list[Path]:
     ------
     ConfigError
         If ``OUT/runs.parquet`` does not exist.
+    fairsim.errors.ResultError
+        ``sweep-report: <file> is damaged: ...``: ``runs.parquet`` that is not a readable Parquet
+        table or lacks a column of :data:`RUNS_COLUMNS`, or a run's ``jobs.parquet`` or
+        ``summary.json`` that cannot be read (:mod:`~fairsim.scenario.reporting.result_files`).
     """
     return sweep_report_tables(out)[0]
 
@@ -863,12 +881,17 @@ def sweep_report_tables(out: str | Path) -> tuple[list[Path], str]:
     ------
     ConfigError
         If ``OUT/runs.parquet`` does not exist.
+    fairsim.errors.ResultError
+        ``sweep-report: <file> is damaged: ...``: ``runs.parquet`` that is not a readable Parquet
+        table or lacks a column of :data:`RUNS_COLUMNS`, or a run's ``jobs.parquet`` or
+        ``summary.json`` that cannot be read (:mod:`~fairsim.scenario.reporting.result_files`).
     """
     root = Path(out)
     runs_path = root / "runs.parquet"
     if not runs_path.is_file():
         raise ConfigError(f"sweep-report: {str(runs_path)!r} does not exist (run fairsim sweep)")
-    runs = with_fairness(root, with_common_jct(root, pd.read_parquet(runs_path)))
+    frame = read_result_table(runs_path, RUNS_COLUMNS, "sweep-report", all_columns=True)
+    runs = with_fairness(root, with_common_jct(root, frame))
     table = aggregate(runs)
     paired = paired_differences(runs)
     queues = queue_aggregate(root, runs)

@@ -117,3 +117,73 @@ def test_cli_reports_a_point_without_a_completed_job(
     assert main(["sweep-report", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert "| 300 | bf-drfh | 1 | 50.0 | 50.0 | — | 75.0 | — |" in printed
+
+
+def _refused(out: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """``fairsim sweep-report out``'s one-line error (exit status 2), having written nothing."""
+    before = sorted(p.name for p in out.iterdir())
+    assert main(["sweep-report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fairsim: error: ")
+    assert sorted(p.name for p in out.iterdir()) == before
+    return err.removeprefix("fairsim: error: ").rstrip("\n")
+
+
+def test_damaged_or_foreign_files_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A runs.parquet that is not Parquet was a pyarrow ArrowInvalid, another table in its place
+    a KeyError 'status', a damaged jobs.parquet an ArrowInvalid and a damaged summary.json a
+    JSONDecodeError: each is refused in one line naming the file (compare's readers,
+    :mod:`fairsim.scenario.reporting.result_files`). Missing run files stay allowed (no
+    same-job-set JCT, no fairness)."""
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "runs.parquet").write_text("garbage\n")
+    assert _refused(garbage, capsys) == (
+        f"sweep-report: {garbage / 'runs.parquet'} is damaged: not a readable Parquet table "
+        "(Parquet magic bytes not found in footer. Either the file is corrupted or this is not "
+        "a parquet file.)"
+    )
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    pd.DataFrame({"job_id": [1], "task_index": [0], "status": ["ok"]}).to_parquet(
+        foreign / "runs.parquet"
+    )
+    assert _refused(foreign, capsys) == (
+        f"sweep-report: {foreign / 'runs.parquet'} is damaged: no column 'run_id'"
+    )
+    out = _sweep(tmp_path / "sw")
+    for run in ("r300", "r3000"):
+        for sched in ("slots-14", "bf-drfh"):
+            (out / run / sched).mkdir(parents=True)
+            pd.DataFrame({"job_id": [1], "completion_time_s": [10.0]}).to_parquet(
+                out / run / sched / "jobs.parquet"
+            )
+    jobs = out / "r3000" / "bf-drfh" / "jobs.parquet"
+    jobs.write_text("junk\n")
+    assert _refused(out, capsys) == (
+        f"sweep-report: {jobs} is damaged: not a readable Parquet table (Parquet file size is 5 "
+        "bytes, smaller than the minimum file footer (8 bytes))"
+    )
+    pd.DataFrame({"job_id": [1]}).to_parquet(jobs)
+    assert _refused(out, capsys) == (
+        f"sweep-report: {jobs} is damaged: no column 'completion_time_s'"
+    )
+    pd.DataFrame({"job_id": [1], "completion_time_s": [10.0]}).to_parquet(jobs)
+    summary = out / "r300" / "bf-drfh" / "summary.json"
+    summary.write_text("junk\n")
+    assert _refused(out, capsys) == (
+        f"sweep-report: {summary} is damaged: not valid JSON (Expecting value: line 1 column 1)"
+    )
+    summary.write_text('{"fairness": {"time_average": {"max_deficit": "0.1"}}}')
+    assert _refused(out, capsys) == (
+        f"sweep-report: {summary} is damaged: fairness.time_average.max_deficit is '0.1', not "
+        "a number"
+    )
+    summary.unlink()  # missing: no fairness metrics
+    assert main(["sweep-report", str(out)]) == 0
+    paired = pd.read_parquet(out / "sweep_paired.parquet").set_index(
+        ["collect.horizon_s", "metric"]
+    )
+    assert paired.loc[(3000, "common_mean_jct_s"), "mean_diff"] == 0.0
