@@ -54,6 +54,23 @@ def test_bmf_with_too_many_mappings_is_one_line(
     assert not out.exists()
 
 
+def test_pf_above_its_solvers_size_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """2,000 users on 7 servers (14,000 variables) reached 11.5 GB in 50 s inside SLSQP; it is
+    refused before any solve. 1,001 variables (1,001 users, one server) are one too many."""
+    data = _alternating(2000)
+    data["servers"] = [{"id": f"s{j}", "capacity": [10_000, 10_000]} for j in range(7)]
+    want = (
+        "fairsim: error: pf: 14,000 variables (users x servers that can serve them) is more "
+        "than the 1,000 its solver takes on (SLSQP's memory grows with the square, its time "
+        "with the cube); use fewer users or servers, or an online heuristic (pf --online)"
+    )
+    assert _refused(["solve", "pf", _file(tmp_path, data)], capsys) == want
+    one_over = _file(tmp_path, _alternating(1001), "over.json")
+    assert "pf: 1,001 variables" in _refused(["solve", "pf", one_over], capsys)
+
+
 # Ghodsi et al. (DRF), Section 4: one server <9 CPU, 18 GB>; A = <1, 4>, B = <3, 1>.
 DRF: dict[str, Any] = {
     "resources": ["cpu", "mem"],
