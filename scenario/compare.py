@@ -470,7 +470,8 @@ def _check_same_trace(rows: list[RunRow], jobs: Mapping[str, pd.DataFrame]) -> N
         if row.run_dir == first.run_dir:
             continue
         t = {k: v for k, v in (row.config.get("trace") or {}).items() if k not in _TRACE_IGNORED}
-        for key in sorted(set(t0) | set(t)):
+        # the format first: another format's keys differ too, and only the format says why
+        for key in sorted(set(t0) | set(t), key=lambda k: (k != "format", k)):
             if key == "path":
                 _check_same_path(first, row, jobs)
             elif t0.get(key) != t.get(key):

@@ -487,3 +487,22 @@ def test_no_interval_over_fewer_than_two_common_jobs(tmp_path: Path) -> None:
         "| bf-drfh | 44.0 % | 44.0 % | 1.0000 | 1 | 20.0 | 20.0 | 20.0 | 20.0 | 0.0 | 0.0 | 1.00 "
         "| 1.00 | 0.00 | 0.0 | — |"
     ) in rows
+
+
+def test_a_run_of_another_trace_format_is_named_by_its_format(tmp_path: Path) -> None:
+    """A Google run against a synthetic one was refused naming ``trace.bad_row_threshold`` (the
+    first key in alphabetical order that differed); the format is named first."""
+    from fairsim.errors import ConfigError
+    from fairsim.scenario.compare import RunRow, _check_same_trace
+
+    google = {"format": "google-2011", "bad_row_threshold": 0.5, "path": "g"}
+    rows = [
+        RunRow("a", tmp_path, tmp_path / "a", {"trace": google}, {}),
+        RunRow("b", tmp_path, tmp_path / "b", {"trace": {"format": "synthetic"}}, {}),
+    ]
+    want = (
+        r"^compare: b replays another trace: trace\.format is 'synthetic', a has 'google-2011' "
+        r"\(job ids would not match\)$"
+    )
+    with pytest.raises(ConfigError, match=want):
+        _check_same_trace(rows, {})
