@@ -58,9 +58,12 @@ def cmd_properties(args: argparse.Namespace) -> int:
             positive=args.positive,
             instances=instances,
         )
-        write_text(tmp / "table.md", format_table(table))
+        write_text(tmp / "table.md", format_table(table, given=instances is not None))
         write_text(tmp / "table.json", json_text(table) + "\n")
-    sys.stdout.write(json_text(table, indent=None) + "\n" if args.json else format_table(table))
+    given = instances is not None
+    sys.stdout.write(
+        json_text(table, indent=None) + "\n" if args.json else format_table(table, given=given)
+    )
     # what was checked and where the evidence is (on stderr with --json: stdout stays JSON)
     text = _evidence(table, args, out)
     (sys.stderr if args.json else sys.stdout).write(("" if args.json else "\n") + text)

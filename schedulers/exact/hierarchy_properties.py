@@ -322,12 +322,28 @@ def hierarchy_table(
     return property_rows(VARIANTS, props, datas, check_hierarchy, out, rng)
 
 
-def describe_hierarchy(rows: dict[str, dict[str, Any]]) -> str:
-    """What the hierarchical rows were checked on, in words (under the table)."""
+def describe_hierarchy(rows: dict[str, dict[str, Any]], *, given: bool = False) -> str:
+    """What the hierarchical rows were checked on, in words (under the table); ``given``: on
+    the caller's instances (``fairsim properties --instance``), with their own queue trees."""
     n = max(
         (row["pareto-optimality"]["checked"] + len(row["unverifiable"]) for row in rows.values()),
         default=0,
     )
+    variants = (
+        "hdrf-collapsed and hdrf-naive are the paper's wrong variants, shown for comparison "
+        "(docs/hdrf.md). Sharing incentive and envy-freeness are the flat notions, which a "
+        "hierarchy gives up by design."
+    )
+    if given:
+        which = (
+            "the given instance with its queue tree"
+            if n == 1
+            else (f"the {n} given instances with their queue trees")
+        )
+        return (
+            f"hdrf is checked on {which} (the flat mechanisms above on the same users without "
+            "it). " + variants
+        )
     lit = min(n, len(HIER_LITERATURE))
     return (
         f"hdrf is checked on {n} instance{'s' if n != 1 else ''} with queue trees, not on the "
@@ -337,8 +353,5 @@ def describe_hierarchy(rows: dict[str, dict[str, Any]]) -> str:
         f"{TREE_RESOURCES[1]} resources on one pool, integer capacities {TREE_CAPACITY[0]}-"
         f"{TREE_CAPACITY[1]} and demands {TREE_DEMAND[0]}-{TREE_DEMAND[1]}, weights "
         f"{TREE_WEIGHTS[0]}-{TREE_WEIGHTS[1]} for {TREE_WEIGHT_P:.0%} of queues and users, "
-        f"max_tasks 0-8 for {MAX_TASKS_P:.0%} of users; the same seed, its own draws). "
-        "hdrf-collapsed and hdrf-naive are the paper's wrong variants, shown for comparison "
-        "(docs/hdrf.md). Sharing incentive and envy-freeness are the flat notions, which a "
-        "hierarchy gives up by design."
+        f"max_tasks 0-8 for {MAX_TASKS_P:.0%} of users; the same seed, its own draws). " + variants
     )

@@ -249,10 +249,12 @@ def property_table(
     return table
 
 
-def format_table(table: dict) -> str:
+def format_table(table: dict, *, given: bool = False) -> str:
     """Markdown table (violations / checked, and the unverifiable instances per mechanism),
     followed by one line per unverifiable instance with its reason; the hierarchical rows
-    (``hdrf`` and its variants) in a table of their own, with a line on their instances."""
+    (``hdrf`` and its variants) in a table of their own, with a line on their instances
+    (``given``: the instances were the caller's, ``fairsim properties --instance``, not the
+    H-DRF examples and random trees)."""
     flat = {m: row for m, row in table.items() if HIER_PROPERTIES[0] not in row}
     hier = {m: row for m, row in table.items() if HIER_PROPERTIES[0] in row}
     lines: list[str] = []
@@ -269,7 +271,7 @@ def format_table(table: dict) -> str:
             cells = [f"{row[p]['violations']}/{row[p]['checked']}" for p in props]
             lines.append(f"| `{m}` | " + " | ".join(cells) + f" | {len(row['unverifiable'])} |")
     if hier:
-        lines += ["", describe_hierarchy(hier)]
+        lines += ["", describe_hierarchy(hier, given=given)]
     missing = [(m, u) for m, row in table.items() for u in row["unverifiable"]]
     if missing:
         lines.append("")

@@ -26,6 +26,18 @@ BR_PF = {
     "users": [{"id": "1", "demand": [0.5, 1]}, {"id": "2", "demand": [1, 0.5]}],
 }
 
+# docs/hdrf.md's example: queue n1 with one user of <0, 1>, queue n2 with <1, 0> and <0, 1>.
+HDRF_TREE = {
+    "resources": ["cpu", "gpu"],
+    "servers": [{"id": "cluster", "capacity": [10, 10]}],
+    "queues": [{"id": "n1", "parent": None, "weight": 1}, {"id": "n2", "weight": 1}],
+    "users": [
+        {"id": "n1-jobs", "demand": [0, 1], "queue": "n1"},
+        {"id": "n2,1", "demand": [1, 0], "queue": "n2"},
+        {"id": "n2,2", "demand": [0, 1], "queue": "n2"},
+    ],
+}
+
 
 def test_af_sharing_incentive_counterexample_twice_in_the_default_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -103,3 +115,20 @@ def test_bad_instance_is_a_one_line_error(
     err = capsys.readouterr().err
     assert err.startswith("fairsim: error: servers[0].capacity") and err.count("\n") == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_hdrf_on_a_given_instance_says_it_was_checked_on_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With ``--instance``, the line under the hierarchical table described the H-DRF examples
+    and random trees, which were not checked; it names the given instance now."""
+    f = tmp_path / "tree.json"
+    f.write_text(json.dumps(HDRF_TREE))
+    argv = ["properties", "--instance", str(f), "--mechanism", "hdrf", "--out", str(tmp_path / "o")]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert (
+        "hdrf is checked on the given instance with its queue tree (the flat mechanisms" in printed
+    )
+    assert "H-DRF examples" not in printed and "random trees" not in printed
+    assert "hdrf is checked on the given instance" in (tmp_path / "o" / "table.md").read_text()
