@@ -20,7 +20,8 @@ def unknown_key(key: object, known: Iterable[str]) -> str:
 
 
 def read_input_text(path: str | Path, what: str, kind: str, error: type[FairsimError]) -> str:
-    """The UTF-8 text of an input file (a config, an allocation instance), or a one-line error.
+    """The UTF-8 text of an input file (a config, an allocation instance), without a leading
+    byte-order mark, or a one-line error.
 
     Parameters
     ----------
@@ -44,7 +45,8 @@ def read_input_text(path: str | Path, what: str, kind: str, error: type[FairsimE
     if not p.is_file():
         raise error(f"{what}: file {str(p)!r} does not exist")
     try:
-        return p.read_bytes().decode("utf-8")
+        # utf-8-sig: a byte-order mark some editors put first (Windows Notepad) is not text
+        return p.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         raise error(f"{what}: cannot read {str(p)!r} ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:

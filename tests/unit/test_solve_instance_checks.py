@@ -197,3 +197,17 @@ def test_the_instances_used_above_are_valid(
     for mechanism, data in (("drf", DRF), ("ff-drfh", DRF), ("udrf", JOBS)):
         assert main(["solve", mechanism, _file(tmp_path, data)]) == 0
         assert json.loads(capsys.readouterr().out)["mechanism"] == mechanism
+
+
+def test_a_byte_order_mark_is_not_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An instance saved with a UTF-8 byte-order mark (Windows Notepad) was "not valid JSON (line
+    1)"; the mark is dropped, and the instance solves as without it."""
+    plain, marked = tmp_path / "plain.json", tmp_path / "marked.json"
+    plain.write_text(json.dumps(DRF), encoding="utf-8")
+    marked.write_text(json.dumps(DRF), encoding="utf-8-sig")
+    assert marked.read_bytes()[:3] == b"\xef\xbb\xbf"
+    assert main(["solve", "drf", str(marked)]) == 0
+    with_mark = capsys.readouterr().out
+    assert main(["solve", "drf", str(plain)]) == 0
+    assert with_mark == capsys.readouterr().out
+    assert json.loads(with_mark)["tasks"] == [[3.0], [2.0]]
