@@ -43,6 +43,7 @@ from fairsim.errors import ConfigError, ResultError
 from fairsim.scenario.api import read_run_kind, read_run_schedulers
 from fairsim.scenario.config import value_text as text
 from fairsim.scenario.reporting.result_files import (
+    is_result_number,
     read_result_json,
     read_result_table,
     read_result_yaml,
@@ -270,11 +271,6 @@ def describe(key: str, values: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- reading
 
 
-def _is_number(value: Any) -> bool:
-    """Whether a JSON value is a number or ``null`` (a number that could not be computed)."""
-    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
-
-
 def _read_summary(path: Path) -> dict[str, Any]:
     """A scheduler's ``summary.json`` with the keys a comparison reads (:data:`_SUMMARY_KEYS`).
 
@@ -291,7 +287,7 @@ def _read_summary(path: Path) -> dict[str, Any]:
         if key not in data:
             raise ResultError(f"compare: {path} is damaged: no key {key!r}")
     for key in ("completion_ratio", "start_s", "horizon_s"):
-        if not _is_number(data[key]):
+        if not is_result_number(data[key]):
             raise ResultError(f"compare: {path} is damaged: {key} is {data[key]!r}, not a number")
     util = data["mean_utilization"]
     if not isinstance(util, dict) or not util:
@@ -300,7 +296,7 @@ def _read_summary(path: Path) -> dict[str, Any]:
             "resource -> number"
         )
     for res, value in util.items():
-        if not _is_number(value):
+        if not is_result_number(value):
             raise ResultError(
                 f"compare: {path} is damaged: mean_utilization.{res} is {value!r}, not a number"
             )

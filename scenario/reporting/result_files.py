@@ -53,6 +53,12 @@ def result_text(path: Path, command: str) -> str:
         raise ResultError(f"{command}: {path} is damaged: {not_utf8(exc)}") from None
 
 
+def is_result_number(value: Any) -> bool:
+    """Whether a value read from a result's JSON is a number or ``null`` (a number that could
+    not be computed); a boolean is not one."""
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
 def read_result_json(path: Path, command: str) -> dict[str, Any]:
     """A result's JSON object (``summary.json``).
 

@@ -52,7 +52,11 @@ from fairsim.atomic import atomic_paths, write_text
 from fairsim.errors import ConfigError, ResultError
 from fairsim.scenario.reporting.intervals import t_interval
 from fairsim.scenario.reporting.plotting import save_figure
-from fairsim.scenario.reporting.result_files import read_result_json, read_result_table
+from fairsim.scenario.reporting.result_files import (
+    is_result_number,
+    read_result_json,
+    read_result_table,
+)
 from fairsim.simulator.results import write_table
 
 #: Metric column of ``runs.parquet`` → (axis label with unit, scale applied for plotting).
@@ -331,7 +335,7 @@ def with_fairness(root: Path, runs: pd.DataFrame) -> pd.DataFrame:
             avg = fair.get("time_average") if isinstance(fair, dict) else None
             v = avg.get(key, avg.get(FORMER_KEYS.get(key, key))) if isinstance(avg, dict) else None
             found = found or v is not None
-            if not (v is None or (isinstance(v, int | float) and not isinstance(v, bool))):
+            if not is_result_number(v):
                 raise ResultError(
                     f"sweep-report: {path} is damaged: fairness.time_average.{key} is {v!r}, "
                     "not a number"
