@@ -216,7 +216,8 @@ def resolve_users(
     Raises
     ------
     ConfigError
-        For a malformed ``top:K``, no users, or a user with no task in the window.
+        For a malformed ``top:K``, ``K`` above the users with tasks in the window, no users, or a
+        user with no task in the window.
     """
     if isinstance(users, str) and users.startswith("top:"):
         k = users.removeprefix("top:")
@@ -224,6 +225,10 @@ def resolve_users(
             raise ConfigError(f"--users {users!r}: K {k!r} is not an integer >= 1")
         if counts is None:
             counts = task_counts(resolve_workload(cfg, base).open())
+        if int(k) > len(counts):
+            raise ConfigError(
+                f"--users {users!r}: K {k} is above the {len(counts)} users with tasks in the window"
+            )
         return top_users(counts, int(k))
     names = [u.strip() for u in users.split(",")] if isinstance(users, str) else list(users)
     names = [u for u in names if u]

@@ -114,6 +114,11 @@ def test_study_resumes_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str
         (["--strategy", "inflate:cpu=0.5"], "factor 0.5 for 'cpu' is below 1"),
         (["--strategy", "split:k=2", "--users", "nobody"], "user 'nobody' submits no task"),
         (["--strategy", "split:k=2", "--users", "top:0"], "K '0' is not an integer >= 1"),
+        # before: top:3 of users A and B studied both, the report saying top:3
+        (
+            ["--strategy", "split:k=2", "--users", "top:3"],
+            "--users 'top:3': K 3 is above the 2 users with tasks in the window",
+        ),
         (["--strategy", "split:k=2", "--seeds", "3-1"], "the range 3-1 is empty"),
         (
             ["--strategy", "split:k=25"],
