@@ -20,6 +20,7 @@ from fairsim.scenario.reporting.preemption_report import (
     preempting,
     preemption_lines,
 )
+from fairsim.scenario.reporting.result_files import read_result_table
 from fairsim.scenario.reporting.shares import user_shares_figure
 
 _LABELS = {"cpu": "CPU", "mem": "memory", "gpu": "GPU"}
@@ -526,7 +527,18 @@ def overcommit_lines(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
     return lines
 
 
-def queue_frames(out: Path, names: list[str]) -> dict[str, pd.DataFrame]:
+#: The columns of ``fairness_queues.parquet`` that :func:`queue_frames` reads.
+FAIRNESS_QUEUE_READ = (
+    "time_s",
+    "queue",
+    "dominant_share",
+    "reference_dominant_share",
+    "deficit",
+    "holds_nothing",
+)
+
+
+def queue_frames(out: Path, names: list[str], command: str = "report") -> dict[str, pd.DataFrame]:
     """Per scheduler of a run with a queue tree, one row per queue: ``queues.parquet``'s
     columns and, when ``fairness_queues.parquet`` was written (``collect.fairness``), the time
     means over its sampled instants of each ``share_<resource>`` (the queue's share of the pool,
@@ -537,16 +549,23 @@ def queue_frames(out: Path, names: list[str]) -> dict[str, pd.DataFrame]:
 
     Interior queues have no ``queues.parquet`` row (their tasks are their children's); they get
     the fairness columns alone.
+
+    Raises
+    ------
+    ResultError
+        ``<command>: <path> is damaged: ...`` for a table that is not readable Parquet or lacks
+        a column read here (``fairsim sweep-report`` reads the runs' files long after they were
+        written; :func:`~fairsim.scenario.reporting.result_files.read_result_table`).
     """
     frames: dict[str, pd.DataFrame] = {}
     for name in names:
         path = out / name / "queues.parquet"
         if not path.exists():
             continue
-        q = pd.read_parquet(path).set_index("queue")
+        q = read_result_table(path, ["queue"], command, all_columns=True).set_index("queue")
         fq_path = out / name / "fairness_queues.parquet"
         if fq_path.exists():
-            fq = pd.read_parquet(fq_path)
+            fq = read_result_table(fq_path, FAIRNESS_QUEUE_READ, command, all_columns=True)
             fq["distance"] = fq["deficit"].abs()
             cols = [c for c in fq.columns if c.startswith("share_")]
             cols += ["dominant_share", "reference_dominant_share", "distance"]

@@ -794,7 +794,7 @@ def queue_aggregate(root: Path, runs: pd.DataFrame, level: float = 0.95) -> pd.D
     rows: list[dict[str, Any]] = []
     for _, run in runs[runs["status"] == "ok"].iterrows():
         sched = str(run["scheduler"])
-        frames = queue_frames(root / str(run["run_id"]), [sched])
+        frames = queue_frames(root / str(run["run_id"]), [sched], "sweep-report")
         for queue, q in frames.get(sched, pd.DataFrame()).iterrows():
             rows.append({**{k: run[k] for k in grid}, "scheduler": sched, "queue": queue, **q})
     cols = [*keys, "metric", "n", "mean", "std", "ci95_low", "ci95_high", "ci95_half"]

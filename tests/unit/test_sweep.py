@@ -429,12 +429,8 @@ def test_sweep_name_and_out_are_checked(tmp_path: Path) -> None:
         run_sweep(parse_sweep(TINY), tmp_path / "f", executor="local:1", progress=False)
 
 
-def test_sweep_report_per_queue_means_and_intervals(tmp_path: Path) -> None:
-    """A sweep whose runs have a queue tree: per queue, the mean over seeds with its interval
-    (docs/queues.md, "Per-queue outputs"); the distance is the time mean of |deficit|."""
-    from fairsim.scenario.reporting.sweep_report import queue_aggregate
-
-    out = tmp_path / "sw"
+def _queue_sweep(out: Path) -> pd.DataFrame:
+    """Three seeds' runs of ``hdrf`` with a queue tree (prod, free) under ``out``; their rows."""
     rows = []
     for seed, wait in zip((1, 2, 3), (10.0, 20.0, 30.0), strict=True):
         run = out / f"r{seed}" / "hdrf"
@@ -474,6 +470,16 @@ def test_sweep_report_per_queue_means_and_intervals(tmp_path: Path) -> None:
             {"run_id": f"r{seed}", "seed": seed, "scheduler": "hdrf", "status": "ok", "error": None}
         )
     runs = pd.DataFrame(rows)
+    return runs
+
+
+def test_sweep_report_per_queue_means_and_intervals(tmp_path: Path) -> None:
+    """A sweep whose runs have a queue tree: per queue, the mean over seeds with its interval
+    (docs/queues.md, "Per-queue outputs"); the distance is the time mean of |deficit|."""
+    from fairsim.scenario.reporting.sweep_report import queue_aggregate
+
+    out = tmp_path / "sw"
+    runs = _queue_sweep(out)
     table = queue_aggregate(out, runs).set_index(["queue", "metric"])
     wait = table.loc[("free", "mean_queueing_s")]
     f = math.exp(4.302652729911275 * 10 / math.sqrt(3) / 20)  # log-t of 10, 20, 30 s
@@ -489,6 +495,42 @@ def test_sweep_report_per_queue_means_and_intervals(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert "## Queues" in report
     assert "| hdrf | free | 3 | 10.0 [" in report  # cpu share 10 %, its interval
+
+
+@pytest.mark.parametrize(
+    ("file", "damage", "message"),
+    [
+        ("queues.parquet", b"not parquet", "queues.parquet is damaged: not a readable Parquet"),
+        (
+            "fairness_queues.parquet",
+            None,
+            "fairness_queues.parquet is damaged: no column 'deficit'",
+        ),
+    ],
+)
+def test_sweep_report_refuses_damaged_queue_tables(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    file: str,
+    damage: bytes | None,
+    message: str,
+) -> None:
+    """A run's damaged per-queue table is refused in one line naming it (before: a traceback
+    from pyarrow, or ``KeyError: 'deficit'``, after part of the sweep's files were written)."""
+    from fairsim.cli import main
+
+    out = tmp_path / "sw"
+    runs = _queue_sweep(out)
+    runs.assign(wall_s=1.0, tasks=10, tasks_completed=5).to_parquet(out / "runs.parquet")
+    path = out / "r2" / "hdrf" / file
+    if damage is None:
+        pd.read_parquet(path).drop(columns="deficit").to_parquet(path)
+    else:
+        path.write_bytes(damage)
+    assert main(["sweep-report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fairsim: error: sweep-report: ") and err.count("\n") == 1 and message in err
+    assert str(path) in err
 
 
 def test_serial_sweep_records_each_run_before_the_next(
