@@ -19,9 +19,6 @@ from fairsim.traces.io import BadRows, csv_batches
 
 #: Bytes per CSV block read (a few MB at a time).
 BLOCK_SIZE = 4 << 20
-#: The only field text read as missing: Google's tables mark a missing value by an empty field,
-#: so any other text (``nan``, ``NA``, ``inf``) is a value, parsed or found unparseable.
-NULL_VALUES = [""]
 #: File name of one part of a table (the part number is group 1).
 PART_RE = re.compile(r"^part-(\d{5})-of-(\d{5})\.csv\.gz$")
 
@@ -30,7 +27,7 @@ def iter_batches(
     path: Path, names: tuple[str, ...], include: list[str], bad: BadRows, rel: str
 ) -> Iterator[pa.RecordBatch]:
     """Record batches (string columns) of one part file; only an empty field is null
-    (:data:`NULL_VALUES`).
+    (:data:`fairsim.traces.io.NULL_VALUES`).
 
     Parameters
     ----------
@@ -61,7 +58,6 @@ def iter_batches(
         rel=rel,
         include=include,
         block_size=BLOCK_SIZE,
-        null_values=NULL_VALUES,
     )
 
 

@@ -118,6 +118,13 @@ def _await_release(ref: weakref.ReferenceType[Any]) -> None:
         time.sleep(0.001)
 
 
+#: The only field text read as missing: the Google and Alibaba tables mark a missing value by an
+#: empty field, so any other text (``nan``, ``NA``, ``NULL``, ``inf``) is a value, parsed or found
+#: unparseable (pyarrow's default list would read ``NA`` or ``nan`` as missing, and a required
+#: field so read as empty, an optional one as absent).
+NULL_VALUES = [""]
+
+
 def csv_batches(
     path: Path,
     names: tuple[str, ...] | list[str],
@@ -127,7 +134,6 @@ def csv_batches(
     include: list[str] | None = None,
     skip_rows: int = 0,
     block_size: int = 4 << 20,
-    null_values: list[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Stream a headerless CSV(.gz) file as record batches of string columns.
 
@@ -142,15 +148,12 @@ def csv_batches(
     rel : str
         How error messages name the file (e.g. ``task_events/part-00000-of-00500.csv.gz``).
     include : list of str, optional
-        Columns to keep (default: all), read as strings (empty fields are null).
+        Columns to keep (default: all), read as strings; only an empty field is null
+        (:data:`NULL_VALUES`).
     skip_rows : int
         Lines to skip first (a header row).
     block_size : int
         Bytes per block read.
-    null_values : list of str, optional
-        The field texts read as null (missing). Default: pyarrow's list, which besides the empty
-        field holds ``NA``, ``NULL``, ``nan``, ``NaN`` and others; ``[""]`` makes only the empty
-        field null, so that e.g. a ``nan`` is text like any other.
 
     Yields
     ------
@@ -180,7 +183,7 @@ def csv_batches(
                         include_columns=cols,
                         column_types={c: pa.string() for c in cols},
                         strings_can_be_null=True,
-                        **({} if null_values is None else {"null_values": null_values}),
+                        null_values=NULL_VALUES,
                     ),
                 )
             handler = None

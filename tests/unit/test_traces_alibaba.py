@@ -123,6 +123,30 @@ def test_2017_bad_rows_are_counted(tmp_path: Path) -> None:
     assert t.loc[1, "cpu"] == pytest.approx(1 / 64)  # default v2017 machine: 64 cores
 
 
+def test_2017_nan_and_na_are_unparseable_not_missing(tmp_path: Path) -> None:
+    """Only an empty field is missing (``fairsim.traces.io.NULL_VALUES``). pyarrow's default
+    list read ``nan`` and ``NA`` as missing: a ``nan`` end time made a finished task
+    right-censored (run to the latest end seen) and an ``NA`` request was counted as a missing
+    request; both are unparseable fields now."""
+    rows = [
+        "10,20,1,1,2,Terminated,100,0.5",  # used
+        "10,nan,1,2,1,Terminated,100,0.5",  # before: censored, run_s 10
+        "10,20,1,3,1,Terminated,NA,0.5",  # before: missing cpu or mem request
+        "10,NULL,1,4,1,Terminated,100,0.5",  # before: censored
+        "10,,1,5,1,Terminated,100,0.5",  # empty end: right-censored, as documented
+        "10,20,1,6,1,Terminated,100,0.5",  # used
+        "10,20,1,7,1,Terminated,100,0.5",  # used
+    ]
+    (tmp_path / "batch_task.csv").write_text("\n".join(rows) + "\n")
+    report = convert_alibaba("alibaba-2017", tmp_path, tmp_path / "out")
+    _check_accounting(report)
+    assert report["rows_used"]["batch_task"] == 4
+    skipped = {k: v for k, v in report["skipped"]["batch_task"].items() if v}
+    assert skipped == {ali.R_UNPARSEABLE: 3}
+    t = pq.read_table(tmp_path / "out" / "tasks.parquet").to_pandas().set_index("task_index")
+    assert sorted(t.index) == [1, 5, 6, 7] and t.loc[5, "end_state"] == "censored"
+
+
 def test_2018_spar_real_sample(tmp_path: Path) -> None:
     report = convert_alibaba("alibaba-2018-spar", _sample("alibaba-2018/spar-derived"), tmp_path)
     _check_accounting(report)
