@@ -114,6 +114,10 @@ DEFAULT_2018 = {"cpu": 96.0, "mem": 100.0}
 
 # --------------------------------------------------------------------------- reading helpers
 
+#: The bound of an integer field (times, ids, counts): 2**53; below it float64, through which the
+#: fields are parsed, holds every integer exactly (2**53 + 1 reads as 2**53).
+MAX_EXACT_INT = float(2**53)
+
 
 class _Table:
     """One input table: string columns, and the rows' skip reasons as they are decided."""
@@ -182,10 +186,13 @@ class _Table:
         return vals
 
     def integer(self, name: str, *, required: bool = True) -> np.ndarray:
-        """Column ``name`` as int64 (0 where empty); non-integers rejected as unparseable."""
+        """Column ``name`` as int64 (0 where empty); non-integers, and integers of magnitude
+        :data:`MAX_EXACT_INT` or more (read through float64, they may come back as another
+        integer, or wrap to -2**63 in the cast), rejected as unparseable."""
         vals = self.num(name, required=required)
-        self.reject(np.isfinite(vals) & (vals != np.round(vals)), R_UNPARSEABLE)
-        return np.where(np.isfinite(vals), vals, 0).astype(np.int64)
+        bad = np.isfinite(vals) & ((vals != np.round(vals)) | (np.abs(vals) >= MAX_EXACT_INT))
+        self.reject(bad, R_UNPARSEABLE)
+        return np.where(np.isfinite(vals) & ~bad, vals, 0).astype(np.int64)
 
     def reject(self, mask: np.ndarray, reason: str) -> None:
         """Give ``reason`` to the rows in ``mask`` that have no reason yet."""
@@ -366,22 +373,36 @@ def _states(t: _Table, status: np.ndarray, mapping: dict[str, str]) -> np.ndarra
 
 
 def _run_times(
-    t: _Table, start: np.ndarray, end: np.ndarray, state: np.ndarray
+    t: _Table,
+    start: np.ndarray,
+    end: np.ndarray,
+    state: np.ndarray,
+    key: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
     """Run time ``end - start``; right-censored tasks run to the latest end time seen.
 
     A task is right-censored when its status says it is running, or when it ran (its status is
     not a waiting one) but its end time is missing (empty or 0). Its ``state`` becomes
     ``"censored"`` (in place) and, when its end is missing or before its start, its run time is
-    the latest end time of the table minus its start: a lower bound.
+    the latest end time of the rows used minus its start: a lower bound.
+
+    ``key`` (a task id per row): of the rows still usable once those ending before their start
+    are rejected, every row after the first of its key is rejected as a duplicate, so that a
+    rejected row never makes a usable one a duplicate; the latest end time is taken after that,
+    over the rows used.
     """
-    valid = t.ok
-    t_end = float(end[valid].max()) if valid.any() else 0.0
     run = end - start
     censored = (state == "censored") | ((state != "unscheduled") & (end == 0))
     state[censored] = "censored"
-    run = np.where(censored & ((run < 0) | (end == 0)), np.maximum(t_end - start, 0.0), run)
     t.reject(~censored & (state != "unscheduled") & (run < 0), R_END_BEFORE_START)
+    if key is not None:
+        ok = t.ok
+        dup = np.zeros(t.n, dtype=bool)
+        dup[ok] = pd.Series(key[ok]).duplicated(keep="first").to_numpy()
+        t.reject(dup, R_DUP_TASK)
+    valid = t.ok
+    t_end = float(end[valid].max()) if valid.any() else 0.0
+    run = np.where(censored & ((run < 0) | (end == 0)), np.maximum(t_end - start, 0.0), run)
     run = np.where(state == "unscheduled", np.nan, run)
     return run, t_end
 
@@ -496,9 +517,7 @@ def _convert_2017(
     mem = bt.num("mem", required=False)
     bt.reject(np.isnan(cpu) | np.isnan(mem), R_MISSING_REQ)
     bt.reject((cpu < 0) | (mem < 0), R_NEG_REQ)
-    run, t_end = _run_times(bt, create, end, state)
-    dup = pd.Series(task).duplicated(keep="first").to_numpy() & bt.ok
-    bt.reject(dup, R_DUP_TASK)
+    run, t_end = _run_times(bt, create, end, state, key=task)
 
     tasks = _task_frame(
         bt,
@@ -531,12 +550,13 @@ def _convert_2017(
 
 
 def _job_ids(t: _Table, job_name: np.ndarray) -> np.ndarray:
-    """``j_123`` -> 123; other names rejected."""
-    ids = pd.to_numeric(
-        pd.Series(job_name).str.extract(r"^j_(\d+)$", expand=False), errors="coerce"
-    ).to_numpy(np.float64)
-    t.reject(~np.isfinite(ids), R_BAD_JOB)
-    return np.where(np.isfinite(ids), ids, 0).astype(np.int64)
+    """``j_123`` -> 123, parsed exactly; other names, and numbers of more than 18 digits (they
+    would not fit in int64), rejected."""
+    digits = pd.Series(job_name, dtype=object).str.extract(r"^j_0*(\d{1,18})$", expand=False)
+    ids = pc.cast(pa.array(digits, type=pa.string(), from_pandas=True), pa.int64())
+    valid = np.asarray(ids.is_valid())
+    t.reject(~valid, R_BAD_JOB)
+    return np.asarray(ids.fill_null(0), dtype=np.int64)
 
 
 def _dag(t: _Table, job: np.ndarray, task_name: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

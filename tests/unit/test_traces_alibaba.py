@@ -147,6 +147,51 @@ def test_2017_nan_and_na_are_unparseable_not_missing(tmp_path: Path) -> None:
     assert sorted(t.index) == [1, 5, 6, 7] and t.loc[5, "end_state"] == "censored"
 
 
+def test_2017_out_of_range_integers_and_duplicates_of_rejected_rows(tmp_path: Path) -> None:
+    """A create time of 1e20 wrapped to -2**63 in the int64 cast (the task read as submitted at
+    0, run 0, finished): unparseable now. A task id repeated after a row that is itself
+    rejected (missing request) was rejected as a duplicate, and the task lost: duplicates are
+    judged among the usable rows, and the window ends at the latest end of a row used."""
+    rows = [
+        "100,200,1,1,1,Terminated,50,0.01",
+        "100000000000000000000,100000000000000000100,1,2,1,Terminated,50,0.01",
+        "100,9007199254740993,1,4,1,Terminated,50,0.01",  # beyond 2**53: not exact in float64
+        "100,250,1,3,1,Terminated,,0.01",  # missing request
+        "100,300,1,3,1,Terminated,50,0.01",  # before: duplicate task id, task 3 lost
+        "100,400,1,3,1,Terminated,50,0.01",  # a duplicate of a row used
+        "100,150,1,5,1,Terminated,50,0.01",
+        "100,150,1,6,1,Terminated,50,0.01",
+        "100,150,1,7,1,Terminated,50,0.01",
+    ]
+    (tmp_path / "batch_task.csv").write_text("\n".join(rows) + "\n")
+    report = convert_alibaba("alibaba-2017", tmp_path, tmp_path / "out")
+    _check_accounting(report)
+    skipped = {k: v for k, v in report["skipped"]["batch_task"].items() if v}
+    assert skipped == {ali.R_UNPARSEABLE: 2, ali.R_MISSING_REQ: 1, ali.R_DUP_TASK: 1}
+    t = pq.read_table(tmp_path / "out" / "tasks.parquet").to_pandas().set_index("task_index")
+    assert sorted(t.index) == [1, 3, 5, 6, 7]
+    assert t.loc[3, "run_s"] == 200.0 and t.loc[3, "end_state"] == "finish"
+    assert report["window_end_s"] == 300.0  # not 400, the duplicate's
+
+
+def test_2018_job_names_beyond_int64_are_unparseable(tmp_path: Path) -> None:
+    """``j_99999999999999999999`` became job -2**63 (user ``job--9223372036854775808``), run
+    as finished; a job number of more than 18 digits is an unparseable job name now, and
+    leading zeros still read (``j_007`` is job 7)."""
+    rows = [
+        "M1,1,j_1,1,Terminated,100,150,100,0.5",
+        "M1,1,j_99999999999999999999,1,Terminated,100,200,50,0.5",
+        "M1,1,j_007,1,Terminated,100,150,100,0.5",
+        "M1,1,j_123456789012345678,1,Terminated,100,150,100,0.5",  # 18 digits: fits
+    ]
+    _write_gz(tmp_path / "batch_task.csv.gz", rows)
+    report = convert_alibaba("alibaba-2018", tmp_path, tmp_path / "out")
+    _check_accounting(report)
+    assert report["skipped"]["batch_task"][ali.R_BAD_JOB] == 1
+    t = pq.read_table(tmp_path / "out" / "tasks.parquet").to_pandas()
+    assert sorted(t["job_id"]) == [1, 7, 123456789012345678]
+
+
 def test_2018_spar_real_sample(tmp_path: Path) -> None:
     report = convert_alibaba("alibaba-2018-spar", _sample("alibaba-2018/spar-derived"), tmp_path)
     _check_accounting(report)
