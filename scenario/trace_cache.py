@@ -98,7 +98,7 @@ def cache_root(
 
 
 #: Bump when the converter's rules change, so cached conversions are redone.
-CONVERTER_VERSION = "4"
+CONVERTER_VERSION = "5"
 ALIBABA_CONVERTER_VERSION = "3"
 #: The files of a complete Google 2011 cache folder.
 GOOGLE_CACHE_FILES = ("tasks.parquet", "conversion.json", "placements.parquet")

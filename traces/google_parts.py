@@ -76,9 +76,28 @@ def to_int(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
         ok = ~np.asarray(ints.is_null())
         return np.asarray(ints.fill_null(0), dtype=np.int64), ok
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        num = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(np.float64)
+        # a field of the batch is not an integer: the others through float64, which holds every
+        # integer below 2**53 exactly; those at or above it (the trace's 2**63 - 1, "after the
+        # window") are read again exactly from their text, as the cast above reads them
+        texts = pd.Series(arr.to_pandas())
+        num = pd.to_numeric(texts, errors="coerce").to_numpy(np.float64)
         ok = np.isfinite(num) & (num == np.round(num))
-        return np.where(ok, num, 0).astype(np.int64), ok
+        big = ok & (np.abs(num) >= 2.0**53)
+        values = np.where(ok & ~big, num, 0).astype(np.int64)
+        for i in np.flatnonzero(big):
+            exact = _exact_int(texts.iat[i])
+            ok[i] = exact is not None
+            values[i] = 0 if exact is None else exact
+        return values, ok
+
+
+def _exact_int(text: object) -> int | None:
+    """The int64 a field's text spells (as pyarrow's cast reads it), or None."""
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        return None  # "1e20", "1.0e19": a float's text, not an integer's
+    return value if -(2**63) <= value < 2**63 else None
 
 
 def int_columns(batch: pa.RecordBatch, names: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:

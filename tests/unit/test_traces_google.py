@@ -516,3 +516,20 @@ def test_non_finite_request_is_one_reason_nan_or_inf(tmp_path: Path) -> None:
         "unparseable field": 2,
         "empty capacity": 1,
     }
+
+
+def test_integer_fields_of_a_batch_with_a_bad_field_are_read_exactly() -> None:
+    """A batch with a field that is not an integer is parsed through float64: the trace's time
+    2**63 - 1 ("after the window") came back as -2**63 from the cast, a 17-digit id as its
+    float neighbour, and ``1e20`` as -2**63 taken as valid. They read as the cast of a clean
+    batch reads them: the first two exactly, ``1e20`` as unparseable."""
+    import pyarrow as pa
+
+    from fairsim.traces.google_parts import to_int
+
+    texts = ["1", "x", str(2**63 - 1), str(2**53 + 1), "1e20", "-5", str(10**20)]
+    values, ok = to_int(pa.array(texts))
+    assert ok.tolist() == [True, False, True, True, False, True, False]
+    assert values[ok].tolist() == [1, 2**63 - 1, 2**53 + 1, -5]
+    clean, clean_ok = to_int(pa.array([t for t, k in zip(texts, ok, strict=True) if k]))
+    assert clean_ok.all() and clean.tolist() == values[ok].tolist()
