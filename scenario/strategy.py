@@ -227,7 +227,8 @@ def resolve_users(
             counts = task_counts(resolve_workload(cfg, base).open())
         if int(k) > len(counts):
             raise ConfigError(
-                f"--users {users!r}: K {k} is above the {len(counts)} users with tasks in the window"
+                f"--users {users!r}: K {k} is above the {len(counts)} users with tasks in the "
+                "window"
             )
         return top_users(counts, int(k))
     names = [u.strip() for u in users.split(",")] if isinstance(users, str) else list(users)

@@ -529,7 +529,9 @@ def test_sweep_report_refuses_damaged_queue_tables(
         path.write_bytes(damage)
     assert main(["sweep-report", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("fairsim: error: sweep-report: ") and err.count("\n") == 1 and message in err
+    assert (
+        err.startswith("fairsim: error: sweep-report: ") and err.count("\n") == 1 and message in err
+    )
     assert str(path) in err
 
 
