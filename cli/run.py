@@ -35,7 +35,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     loaded = load_scenario(args.config, overrides=args.set)
     target = args.out if args.out is not None else str(Path("results") / loaded.config.name)
-    check_output_dir(target, overwrite=args.overwrite, protect=[args.config])  # before any work
+    # before any work; never the config, its trace, cache or machine folder, nor what holds one
+    check_output_dir(target, overwrite=args.overwrite, protect=loaded.protect)
     results = simulate_loaded(
         loaded, out=target, progress=not args.no_progress, overwrite=args.overwrite
     )

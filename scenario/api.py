@@ -282,7 +282,9 @@ class LoadedConfig:
         The folder its relative paths resolve against: the YAML file's folder, None (the
         working directory) for a mapping or a :class:`~fairsim.scenario.config.RunConfig`.
     protect : tuple of pathlib.Path
-        The inputs an ``overwrite`` of the output folder must not delete (the YAML file).
+        The inputs an ``overwrite`` of the output folder must not delete, hold or lie inside:
+        the YAML file, if any, and the config's ``trace.path``, ``trace.cache_dir`` and
+        ``cluster.path`` (:func:`input_paths`).
     """
 
     config: RunConfig
@@ -317,18 +319,40 @@ def load_scenario(
     if isinstance(config, RunConfig):
         if overrides:
             config = parse_config(config.model_dump(mode="json"), overrides=list(overrides))
-        return LoadedConfig(config)
+        return LoadedConfig(config, None, input_paths(config, None))
     if isinstance(config, Mapping):
-        return LoadedConfig(parse_config(dict(config), overrides=list(overrides)))
+        cfg = parse_config(dict(config), overrides=list(overrides))
+        return LoadedConfig(cfg, None, input_paths(cfg, None))
     if isinstance(config, str | os.PathLike):
         path = Path(config)
-        return LoadedConfig(
-            load_config(path, overrides=list(overrides)), path.resolve().parent, (path,)
-        )
+        cfg, base = load_config(path, overrides=list(overrides)), path.resolve().parent
+        return LoadedConfig(cfg, base, (path, *input_paths(cfg, base)))
     raise ConfigError(
         f"config: expected a YAML file path, a mapping or a fairsim.RunConfig, got "
         f"{type(config).__name__}"
     )
+
+
+def input_paths(cfg: RunConfig, base: Path | None) -> tuple[Path, ...]:
+    """The files and folders a scenario reads, which its output folder must not replace.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+    base : pathlib.Path or None
+        The config file's folder (None: the working directory), against which relative paths
+        are resolved as the pipeline resolves them
+        (:func:`fairsim.scenario.trace_cache.resolve_path`).
+
+    Returns
+    -------
+    tuple of pathlib.Path
+        ``trace.path``, ``trace.cache_dir`` and ``cluster.path``, those given, in this order.
+    """
+    from fairsim.scenario.trace_cache import resolve_path
+
+    raws = (getattr(cfg.trace, "path", None), getattr(cfg.trace, "cache_dir", None))
+    return tuple(resolve_path(raw, base) for raw in (*raws, cfg.cluster.path) if raw)
 
 
 def simulate(
@@ -377,7 +401,9 @@ def simulate(
         resolved, a window without tasks, or ``collect.stream_tasks`` without ``out``.
     fairsim.errors.OutputError
         If ``out`` is refused (an existing file, not empty without ``overwrite``, not
-        writable), before anything is simulated.
+        writable, or, even with ``overwrite``, an input of the config or a folder that holds
+        one or lies inside one: the YAML file, ``trace.path``, ``trace.cache_dir``,
+        ``cluster.path``), before anything is simulated.
 
     Examples
     --------

@@ -68,7 +68,8 @@ def run_to_folder(
     overwrite : bool
         Replace an existing non-empty ``out``.
     protect : tuple of Path
-        Inputs (the config file) that an ``overwrite`` must not delete.
+        Inputs (the config file, its trace, cache and machine folders) that an ``overwrite``
+        must not delete.
     hooks : Hooks, optional
         Passed to :func:`prepare_scenario`.
     what : str
