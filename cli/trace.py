@@ -62,6 +62,10 @@ def cmd_trace_check(args: argparse.Namespace) -> int:
 
     if args.parts and args.format != "google-2011":
         raise FairsimError(f"trace check: --parts applies to google-2011, not {args.format}")
+    if args.json is not None:  # before the check: never the trace's own files
+        from fairsim.atomic import check_output_file
+
+        check_output_file(args.json, what="--json", protect=[args.src])
     src = Path(args.src)
     if args.format == "google-2011":
         from fairsim.traces.fetch import parse_parts
@@ -70,7 +74,7 @@ def cmd_trace_check(args: argparse.Namespace) -> int:
         result = check_google_2011(src, parts=parts, sample_s=args.sample_s)
     else:
         result = check_alibaba(args.format, src)
-    if args.json:
+    if args.json is not None:
         from fairsim.traces.io import write_json_atomic
 
         write_json_atomic(result, Path(args.json))
@@ -212,7 +216,12 @@ def _add_check(tsub: Subparsers) -> None:
         metavar="S",
         help="seconds between over-commitment samples (default 3600)",
     )
-    k.add_argument("--json", metavar="FILE", help="also write the numbers as JSON (atomically)")
+    k.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write the numbers as JSON (atomically); refused, before the check, when it "
+        "is a folder, lies below a file, or is or lies inside SRC",
+    )
 
 
 def _add_fetch(tsub: Subparsers) -> None:

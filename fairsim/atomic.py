@@ -10,6 +10,8 @@ new behind. Every writer of results, traces, figures and reports uses these:
 * :func:`atomic_dir`: one output folder (``fairsim run --out``, ``trace convert``, ``trace synth``,
   ``properties --out``, each run of a sweep), refused when it already exists and is not empty
   unless ``overwrite`` is set (then it is replaced whole);
+* :func:`check_output_file`: an output file path refused before any work (a folder, below a
+  file, an input or inside an input folder);
 * :func:`json_text`: the only JSON encoder of files fairsim writes; a non-finite float becomes
   ``null`` (strict JSON parsers reject ``NaN``).
 
@@ -322,6 +324,60 @@ def check_writable_dir(path: str | os.PathLike[str], *, what: str = "--out") -> 
         raise OutputError(f"{what}: {shown!r} is below {str(anc)!r}, which is a file")
     if not os.access(anc, os.W_OK | os.X_OK):
         raise OutputError(f"{what}: cannot write into {str(anc)!r} (permission denied)")
+    return dest
+
+
+def check_output_file(
+    path: str | os.PathLike[str],
+    *,
+    what: str = "--out",
+    protect: Iterable[str | os.PathLike[str]] = (),
+) -> Path:
+    """Refuse an output file path that cannot be written, before any work is done.
+
+    An existing file (not an input) may be replaced: it is written atomically
+    (:func:`atomic_path`).
+
+    Parameters
+    ----------
+    path : path-like
+        The output file.
+    what : str
+        How the messages name the file (``--json``, ...).
+    protect : iterable of path-like
+        Inputs the file must not be, nor, for a folder input, lie inside (the trace checked).
+
+    Returns
+    -------
+    pathlib.Path
+        The file as an absolute path.
+
+    Raises
+    ------
+    OutputError
+        One line naming the path: it is empty, an existing folder, lies below a file, is in a
+        folder that cannot be written, is an input or lies inside an input folder.
+    """
+    shown = os.fspath(path)
+    if not shown or "\0" in shown:
+        raise OutputError(f"{what}: {shown!r} is not a file path")
+    dest = Path(os.path.abspath(path))
+    if dest.is_dir():
+        raise OutputError(f"{what}: {shown!r} is an existing folder, not a file")
+    anc = dest.parent
+    while not anc.exists():
+        anc = anc.parent
+    if not anc.is_dir():
+        raise OutputError(f"{what}: {shown!r} is below {str(anc)!r}, which is a file")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise OutputError(f"{what}: cannot write into {str(anc)!r} (permission denied)")
+    for q in (Path(os.path.abspath(x)) for x in protect):
+        if q == dest:
+            raise OutputError(f"{what}: refusing to replace {shown!r}: it is an input")
+        if q in dest.parents and q.is_dir():
+            raise OutputError(
+                f"{what}: refusing to write {shown!r}: it lies inside the input folder {str(q)!r}"
+            )
     return dest
 
 

@@ -109,6 +109,47 @@ def test_cli_writes_json_and_a_readable_report(
     assert json.loads(out.read_text())["checks"]["overcommitted_machines"]["sample_s"] == 100
 
 
+def test_cli_refuses_a_json_path_it_cannot_or_must_not_write_before_the_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--json over the trace's own file replaced it with JSON (exit 0); an existing folder or
+    a path below a file was a traceback after the whole check; '' was silently ignored. Each
+    is refused in one line, exit 2, before the trace is read."""
+    import fairsim.traces.check as check
+
+    src = _src(tmp_path, CLEAN)
+    part = src / "task_events" / "part-00000-of-00500.csv.gz"
+    before = part.read_bytes()
+    (tmp_path / "file.txt").write_text("x")
+    (tmp_path / "folder").mkdir()
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the check ran")
+
+    monkeypatch.setattr(check, "check_google_2011", never)
+    cases = [
+        (part, f"refusing to write {str(part)!r}: it lies inside the input folder {str(src)!r}"),
+        (src / "check.json", f"refusing to write {str(src / 'check.json')!r}: it lies inside "
+         f"the input folder {str(src)!r}"),
+        (src, f"{str(src)!r} is an existing folder, not a file"),
+        (tmp_path / "folder", f"{str(tmp_path / 'folder')!r} is an existing folder, not a file"),
+        (tmp_path / "file.txt" / "x.json", f"{str(tmp_path / 'file.txt' / 'x.json')!r} is below "
+         f"{str(tmp_path / 'file.txt')!r}, which is a file"),
+        ("", "'' is not a file path"),
+    ]  # fmt: skip
+    for json_path, message in cases:
+        argv = ["trace", "check", "google-2011", str(src), "--json", str(json_path)]
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == f"fairsim: error: --json: {message}\n"
+    assert part.read_bytes() == before
+    assert sorted(p.name for p in src.rglob("*")) == [
+        "machine_events", "part-00000-of-00001.csv.gz", "part-00000-of-00500.csv.gz",
+        "task_events",
+    ]  # fmt: skip
+
+
 def test_alibaba_says_what_it_cannot_check() -> None:
     from fairsim.traces.paths import shared_dir
 
