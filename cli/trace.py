@@ -71,7 +71,7 @@ def cmd_trace_check(args: argparse.Namespace) -> int:
         from fairsim.traces.fetch import parse_parts
 
         parts = parse_parts(args.parts) if args.parts else None
-        result = check_google_2011(src, parts=parts, sample_s=args.sample_s)
+        result = check_google_2011(src, parts=parts, sample_s=args.sample_s, what="--sample-s")
     else:
         result = check_alibaba(args.format, src)
     if args.json is not None:
@@ -214,7 +214,8 @@ def _add_check(tsub: Subparsers) -> None:
         type=positive("seconds"),
         default=3600.0,
         metavar="S",
-        help="seconds between over-commitment samples (default 3600)",
+        help="seconds between over-commitment samples (default 3600; at least 1e-6, and at "
+        "most 100,000 samples over the trace)",
     )
     k.add_argument(
         "--json",

@@ -31,6 +31,7 @@ supported, with the reason.
 
 from __future__ import annotations
 
+import math
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +59,11 @@ from fairsim.traces.io import BadRows
 
 #: Default spacing of the over-commitment samples, seconds.
 SAMPLE_S = 3600.0
+
+#: Most over-commitment samples a check may take (the end one included): each is a line of the
+#: readable report, a row of the JSON and a sum over every machine (the default 3600 s takes 697
+#: over the whole 29-day trace, 30 s about 83,500; 1 s would take 2.5 million).
+MAX_CHECK_SAMPLES = 100_000
 #: By how much a machine's summed requests must exceed its capacity to count as over-committed
 #: (the engine's capacity tolerance, :data:`fairsim.simulator.cluster.CAPACITY_TOLERANCE`).
 TOLERANCE = 1e-9
@@ -103,7 +109,11 @@ def _sample_row(
 
 
 def check_google_2011(
-    src: Path, *, parts: list[int] | None = None, sample_s: float = SAMPLE_S
+    src: Path,
+    *,
+    parts: list[int] | None = None,
+    sample_s: float = SAMPLE_S,
+    what: str = "sample_s",
 ) -> dict[str, Any]:
     """Check a Google 2011 folder's own consistency (see the module docstring).
 
@@ -114,7 +124,10 @@ def check_google_2011(
     parts : list of int, optional
         task_events parts to read (default: every part present).
     sample_s : float
-        Spacing of the over-commitment samples, seconds (> 0).
+        Spacing of the over-commitment samples, seconds (> 0, at least the trace's 1 µs time
+        step, and giving at most :data:`MAX_CHECK_SAMPLES` samples).
+    what : str
+        How messages about ``sample_s`` name it (``--sample-s`` on the command line).
 
     Returns
     -------
@@ -129,17 +142,25 @@ def check_google_2011(
     ------
     TraceError
         If the folder, its task_events parts or its machine_events file is missing, a part is
-        unreadable, or ``sample_s`` is not positive.
+        unreadable, or ``sample_s`` is not positive, is below 1 µs (its samples would never
+        advance), or would take more than :data:`MAX_CHECK_SAMPLES` samples: refused as soon
+        as the events read reach that many, naming ``what``, the number of samples and (at the
+        end of the data, when the span is known) a spacing that stays within.
     """
     src = Path(src)
     if not (sample_s > 0):
         raise TraceError(f"sample_s={sample_s!r}: must be > 0")
+    if round(sample_s * US_PER_S) < 1:
+        raise TraceError(
+            f"{what}: {sample_s:g} s is below the trace's time step of 1 µs (its samples would "
+            "never advance)"
+        )
     if not (src / "task_events").is_dir():
         raise TraceError(f"{src}: no task_events folder")
     files = list_parts(src / "task_events", parts, "task_events")
     if not files:
         raise TraceError(f"{src / 'task_events'}: no part-NNNNN-of-00500.csv.gz files")
-    check = _GoogleCheck(src, sample_s)
+    check = _GoogleCheck(src, sample_s, what)
     for _, file in files:
         check.read_part(file)
     return check.report(src, [i for i, _ in files], sample_s)
@@ -167,7 +188,8 @@ class _GoogleCheck:
     per-task state (:class:`_Ids`), per-machine usage, the counters of each check and the
     over-commitment samples taken so far."""
 
-    def __init__(self, src: Path, sample_s: float) -> None:
+    def __init__(self, src: Path, sample_s: float, what: str = "sample_s") -> None:
+        self.sample_s, self.what = sample_s, what
         self.mentioned_ids, self.cap_ids, self.cap = _machines(src)
         self.largest = self.cap.max(axis=0)
         self.st = _Ids()
@@ -314,6 +336,8 @@ class _GoogleCheck:
         they pass."""
         known = d_m >= 0
         used, holding = self.used, self.holding
+        if len(te):
+            self._check_samples(int(te.max()), final=False)
         start = 0
         while True:
             cut = int(np.searchsorted(te, self.next_sample, side="right"))
@@ -329,6 +353,28 @@ class _GoogleCheck:
         k = slice(start, len(te))
         self.running += _apply(used, holding, d_m[k], known[k], d_cpu[k], d_mem[k], d_n[k])
 
+    def _check_samples(self, until_us: int, *, final: bool) -> None:
+        """Refuse a spacing whose samples up to ``until_us`` (the latest event read; at the end
+        of the data, the last event) and the end one number more than
+        :data:`MAX_CHECK_SAMPLES`, before any of them is taken."""
+        ahead = max(0, -(-(until_us - self.next_sample) // self.step))
+        count = len(self.samples) + ahead + 1
+        if count <= MAX_CHECK_SAMPLES:
+            return
+        span_s = (until_us - WINDOW_START_US) / US_PER_S
+        if final:
+            wider = _round_up(span_s / (MAX_CHECK_SAMPLES - 1))
+            raise TraceError(
+                f"{self.what}: {self.sample_s:g} s gives {count:,} over-commitment samples over "
+                f"the {span_s:g} s from 600 s to the last event, more than the "
+                f"{MAX_CHECK_SAMPLES:,} trace check may take ({wider:g} s stays within)"
+            )
+        raise TraceError(
+            f"{self.what}: {self.sample_s:g} s gives at least {count:,} over-commitment samples "
+            f"(over the first {span_s:g} s from 600 s of the events read so far), more than the "
+            f"{MAX_CHECK_SAMPLES:,} trace check may take"
+        )
+
     def report(self, src: Path, parts: list[int], sample_s: float) -> dict[str, Any]:
         """The samples left before the end of the data and at the end, and the result of
         :func:`check_google_2011`."""
@@ -338,6 +384,7 @@ class _GoogleCheck:
             raise TraceError(
                 f"trace check: {self.running} running tasks counted, {running_now} in state"
             )
+        self._check_samples(t_end, final=True)
         samples, used, holding, cap = self.samples, self.used, self.holding, self.cap
         while self.next_sample < t_end:
             samples.append(_sample_row(self.next_sample, used, holding, cap, running_now))
@@ -395,6 +442,12 @@ class _GoogleCheck:
                 },
             },
         }
+
+
+def _round_up(x: float, digits: int = 2) -> float:
+    """``x`` > 0 rounded up to ``digits`` significant digits."""
+    step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return math.ceil(x / step) * step
 
 
 def _apply(

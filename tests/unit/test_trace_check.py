@@ -150,6 +150,42 @@ def test_cli_refuses_a_json_path_it_cannot_or_must_not_write_before_the_check(
     ]  # fmt: skip
 
 
+def test_sample_s_that_would_take_too_many_samples_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--sample-s 1e-5 on a short trace took a sample (and printed a line) every 10 µs, and
+    below 0.5 µs the samples never advanced: the count is capped (MAX_CHECK_SAMPLES, as
+    collect.utilization_interval_s is), refused in one line as soon as the events read reach
+    it, and exactly at the end of the data when only the last event passes it."""
+    from fairsim.errors import TraceError
+    from fairsim.traces.check import MAX_CHECK_SAMPLES
+
+    assert MAX_CHECK_SAMPLES == 100_000
+    src = _src(tmp_path, CLEAN)  # runs from 600 s to 800 s
+    argv = ["trace", "check", "google-2011", str(src), "--sample-s"]
+    assert main([*argv, "1e-3"]) == 2
+    assert capsys.readouterr().err == (
+        "fairsim: error: --sample-s: 0.001 s gives at least 200,001 over-commitment samples "
+        "(over the first 200 s from 600 s of the events read so far), more than the 100,000 "
+        "trace check may take\n"
+    )
+    assert main([*argv, "1e-9"]) == 2
+    assert capsys.readouterr().err == (
+        "fairsim: error: --sample-s: 1e-09 s is below the trace's time step of 1 µs (its "
+        "samples would never advance)\n"
+    )
+    # the runs end at 600 s; only a SUBMIT row reaches 800 s: the count is known at the end
+    late = _src(tmp_path / "late", [_row(0, 1, 0, 1, machine=5), _row(800 * S, 2, 0, 0)])
+    with pytest.raises(TraceError) as err:
+        check_google_2011(late, sample_s=0.002, what="--sample-s")
+    assert str(err.value) == (
+        "--sample-s: 0.002 s gives 100,001 over-commitment samples over the 200 s from 600 s "
+        "to the last event, more than the 100,000 trace check may take (0.0021 s stays within)"
+    )
+    o = check_google_2011(late, sample_s=0.0021)["checks"]["overcommitted_machines"]
+    assert len(o["samples"]) + 1 == 95_239 + 1  # ceil(200 / 0.0021) samples and the end
+
+
 def test_alibaba_says_what_it_cannot_check() -> None:
     from fairsim.traces.paths import shared_dir
 
