@@ -293,11 +293,14 @@ def fetch_files(
 
 def _download(url: str, target: Path, rel: str, want: str, progress: bool) -> None:
     """Stream ``url`` into ``target`` through a temporary file; keep it only if it hashes to
-    ``want``."""
+    ``want``. A failed download leaves no folder it created behind."""
     import pooch  # imported lazily: only downloads need it
     import requests  # pooch's HTTP client
     from tqdm import tqdm
 
+    from fairsim.atomic import _created_parents, _remove_empty
+
+    created = _created_parents(target)  # removed again if the download fails: nothing left
     target.parent.mkdir(parents=True, exist_ok=True)
     log.info("fetching %s from %s", rel, url)
     # a unique name beside the target (created by the download with the umask's permissions)
@@ -323,6 +326,8 @@ def _download(url: str, target: Path, rel: str, want: str, progress: bool) -> No
         if bar is not None:
             bar.close()
         tmp.unlink(missing_ok=True)
+        if not target.exists():
+            _remove_empty(created)
 
 
 def fetch_google_2011(

@@ -144,7 +144,7 @@ def test_corrupted_download_is_refused_and_not_kept(google_dir: Path, tmp_path: 
     )
     assert str(err.value) == expected
     assert _gets(requests) == [PART1]
-    assert list((dest / "task_events").iterdir()) == []  # neither the file nor a temporary
+    assert not dest.exists()  # neither the file, a temporary nor the folders made for them
 
 
 def test_corrupted_cached_copy_is_fetched_again(google_dir: Path, tmp_path: Path) -> None:
@@ -180,7 +180,14 @@ def test_missing_file_is_one_line_error(tmp_path: Path) -> None:
         str(err.value),
     ), str(err.value)
     assert _gets(requests) == [PART1]
-    assert list((tmp_path / "cache" / "task_events").iterdir()) == []
+    # nothing behind: it left an empty cache/task_events/ (the download's folders are removed)
+    assert not (tmp_path / "cache").exists()
+    (tmp_path / "dest").mkdir()
+    argv = ["trace", "fetch", "google-2011", "--parts", "1", "--dest", str(tmp_path / "dest")]
+    with serve(tmp_path / "empty") as (url, _), pytest.MonkeyPatch.context() as mp:
+        mp.setenv(URL_ENV_VAR, url)
+        assert main([*argv, "--no-progress"]) == 2
+    assert list((tmp_path / "dest").iterdir()) == []  # an existing --dest is kept, empty
 
 
 def test_unlisted_file_is_refused_before_any_request(google_dir: Path, tmp_path: Path) -> None:
