@@ -496,7 +496,7 @@ def load(run_dir: str | os.PathLike[str]) -> dict[str, RunResult] | RunResult:
     Raises
     ------
     fairsim.errors.ConfigError
-        If the folder is neither (one line naming it).
+        If the folder does not exist, or is neither (one line naming it).
 
     Examples
     --------
@@ -525,8 +525,13 @@ def read_run_kind(folder: Path) -> str:
     Raises
     ------
     fairsim.errors.ConfigError
-        If ``folder`` is neither.
+        If ``folder`` does not exist, or is neither (one line naming it).
     """
+    if not folder.exists():
+        raise ConfigError(
+            f"{folder}: no such folder (expected a fairsim run folder or a scheduler's folder "
+            "in one)"
+        )
     if (folder / "summary.json").is_file() and (folder / "jobs.parquet").is_file():
         return "scheduler"
     if (folder / "config.yaml").is_file() and (folder / "summary.json").is_file():

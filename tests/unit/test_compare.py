@@ -167,7 +167,10 @@ def test_cli_prints_the_table(
     assert not any(line.startswith("label") for line in printed)
     assert main(["compare", str(tmp_path / "nothing")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "not a fairsim run folder" in err
+    assert err == (
+        f"fairsim: error: {tmp_path / 'nothing'}: no such folder (expected a fairsim run folder "
+        "or a scheduler's folder in one)\n"
+    )
 
 
 SYNTH = {

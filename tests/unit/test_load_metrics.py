@@ -77,6 +77,13 @@ def test_load_equals_simulate(tmp_path: Path) -> None:
 def test_load_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"not a fairsim run folder"):
         fairsim.load(tmp_path)
+    # a missing folder is said to be missing (it was "not a fairsim run folder")
+    with pytest.raises(ConfigError) as err:
+        fairsim.load(tmp_path / "nonexistent")
+    assert str(err.value) == (
+        f"{tmp_path / 'nonexistent'}: no such folder (expected a fairsim run folder or a "
+        "scheduler's folder in one)"
+    )
 
 
 def test_repr_html_has_the_headline() -> None:
