@@ -16,10 +16,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from fairsim.experiments.kit import Options
     from fairsim.experiments.reproductions import reproduce
 
-    out = Path(args.out or f"results/{args.which}")
+    # the string, not a Path: an empty --out is refused as by every other command (Path("")
+    # is ".", and `args.out or ...` made it results/<which>)
+    target = args.out if args.out is not None else str(Path("results") / args.which)
+    out = Path(target)
     # A reproduction replaces its folder by design (``make experiment`` twice in a row works),
     # still atomically: an interrupted run keeps the previous results.
-    with atomic_dir(out, overwrite=True, protect=[args.shared]) as tmp:
+    with atomic_dir(target, overwrite=True, protect=[args.shared]) as tmp:
         options = Options(
             tmp, Path(args.shared), args.quick, not args.no_progress, args.seeds, args.jobs
         )

@@ -61,3 +61,16 @@ def test_every_package_has_the_common_shape() -> None:
         assert paper.STATEMENTS and all(isinstance(s, Statement) for s in paper.STATEMENTS)
         assert dict(paper.BY_KEY) == {s.key: s for s in paper.STATEMENTS}
         assert not hasattr(importlib.import_module(spec.package), "reproduce")
+
+
+def test_an_empty_out_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``fairsim experiment psdsf --out ''`` wrote results/psdsf (every other command refuses an
+    empty --out)."""
+    from fairsim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["experiment", "psdsf", "--quick", "--out", "", "--no-progress"]) == 2
+    assert capsys.readouterr().err == "fairsim: error: --out: '' is not a folder path\n"
+    assert list(tmp_path.iterdir()) == []
