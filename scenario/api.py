@@ -611,7 +611,8 @@ def sweep(
     Raises
     ------
     fairsim.errors.ConfigError
-        For an invalid sweep, grid value or executor (one line naming the key), a
+        For an invalid sweep, executor, grid (a value that is not a list or tuple) or seed
+        (not an integer from 0 to 2**63 - 1; a boolean is refused) (one line naming the key), a
         ``__main__`` scheduler with an executor other than ``"serial"``, or a script that
         starts a ``"local:N"`` or ``"dask-local:N"`` sweep outside ``if __name__ ==
         "__main__":`` (one line saying what to add).
@@ -629,6 +630,7 @@ def sweep(
     >>> len(runs), sorted(set(runs["status"]))
     (4, ['ok'])
     """
+    from fairsim.scenario.config import MAX_SEED
     from fairsim.scenario.sweep import Sweep, load_sweep, parse_sweep, run_sweep
 
     base_dir: Path | None = None
@@ -650,17 +652,22 @@ def sweep(
         )
     else:  # one run config: it becomes the base
         base = {k: v for k, v in dict(data).items() if k not in ("name", "seed")}
+        seed = data.get("seed", 1)
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise ConfigError(f"sweep: seed: {seed!r} is not an integer from 0 to 2**63 - 1")
         sw = parse_sweep(
-            {
-                "name": data.get("name", "sweep"),
-                "base": base,
-                "seeds": [int(data.get("seed", 1))],
-            },
-            source="sweep",
+            {"name": data.get("name", "sweep"), "base": base, "seeds": [seed]}, source="sweep"
         )
     over: dict[str, Any] = {"name": name or sw.name, "base": sw.base, "grid": sw.grid}
+    if seeds is not None and not isinstance(seeds, list | tuple):
+        raise ConfigError(f"sweep: seeds: expected a list of integers (got {seeds!r})")
     over["seeds"] = list(seeds) if seeds is not None else list(sw.seeds)
     if grid is not None:
+        if not isinstance(grid, Mapping):
+            raise ConfigError("sweep: grid: expected a mapping of dotted paths to value lists")
+        for key, values in grid.items():
+            if not isinstance(values, list | tuple):
+                raise ConfigError(f"sweep: grid.{key}: expected a list of values (got {values!r})")
         over["grid"] = {k: list(v) for k, v in grid.items()}
     swept: Sweep = parse_sweep(over, source="sweep")
     return run_sweep(swept, Path(out), executor=executor, base=base_dir, progress=progress)

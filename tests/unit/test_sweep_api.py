@@ -100,3 +100,46 @@ def test_grid_and_a_worker_pool_refuses_a_main_class(tmp_path: Path) -> None:
     finally:
         _LargestFirst.__module__ = __name__
     assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        (
+            {"cluster.servers": "12"},
+            "sweep: grid.cluster.servers: expected a list of values (got '12')",
+        ),
+        (
+            {"cluster.servers": 20},
+            "sweep: grid.cluster.servers: expected a list of values (got 20)",
+        ),
+    ],
+)
+def test_a_grid_value_that_is_not_a_list_is_refused(
+    tmp_path: Path, grid: dict[str, Any], message: str
+) -> None:
+    # a string was split into characters (servers 1 and 2 ran), a number a TypeError traceback
+    with pytest.raises(ConfigError) as err:
+        fairsim.sweep({**CONFIG, "schedulers": ["ff-drfh"]}, grid=grid, out=tmp_path / "s")
+    assert str(err.value) == message
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(
+    ("seed", "shown"),
+    [(1.7, "1.7"), (True, "True"), ("abc", "'abc'"), (-1, "-1"), (2**63, str(2**63))],
+)
+def test_a_run_config_seed_is_validated_like_simulate(
+    tmp_path: Path, seed: Any, shown: str
+) -> None:
+    # 1.7 and True ran seed 1, 'abc' was a bare ValueError
+    with pytest.raises(ConfigError) as err:
+        fairsim.sweep({**CONFIG, "schedulers": ["ff-drfh"], "seed": seed}, out=tmp_path / "s")
+    assert str(err.value) == f"sweep: seed: {shown} is not an integer from 0 to 2**63 - 1"
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_seeds_argument_that_is_not_a_list_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        fairsim.sweep({**CONFIG, "schedulers": ["ff-drfh"]}, seeds="12", out=tmp_path / "s")  # type: ignore[arg-type]
+    assert str(err.value) == "sweep: seeds: expected a list of integers (got '12')"
