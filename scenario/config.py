@@ -798,7 +798,9 @@ class CollectConfig(StrictModel):
     paper, Fig. 4).
     """
     horizon_s: float | None = Field(default=None, gt=0)
-    """End of the simulation in seconds; null: the end of the trace window (``trace.end_s``)."""
+    """End of the simulation in seconds; null: the end of the trace window (``trace.end_s``).
+    Must be after ``trace.start_s`` (and after where a converted trace's data starts): a horizon
+    at or before the start would simulate no task and is refused."""
     stream_tasks: bool = False
     """The row order of ``tasks.parquet``: ``false`` (default) arrival order, ``true`` the order
     tasks ended.
@@ -878,6 +880,32 @@ def _round_up(x: float, digits: int = 2) -> float:
 def _count(n: int) -> str:
     """A count for a message: with thousands separators, in scientific notation when huge."""
     return f"{n:,}" if n < 10**15 else f"{float(n):.3g}"
+
+
+def check_horizon(horizon_s: float | None, start_s: float, where: str | None = None) -> None:
+    """Refuse a horizon (``collect.horizon_s``) at or before the start of the window: the
+    simulation would end before any task is simulated (an empty run, or an engine error).
+
+    Parameters
+    ----------
+    horizon_s : float or None
+        ``collect.horizon_s`` (None: no horizon, nothing to check).
+    start_s : float
+        Where the simulated window starts.
+    where : str, optional
+        What ``start_s`` is, for the message; default ``trace.start_s``.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``collect.horizon_s`` and the start of the window with their values.
+    """
+    if horizon_s is not None and not horizon_s > start_s:
+        where = where or f"trace.start_s {start_s:g} s"
+        raise ValueError(
+            f"collect.horizon_s: {horizon_s:g} s is not after the start of the window, {where}: "
+            "the simulation would end before any task is simulated (give a later horizon)"
+        )
 
 
 def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
@@ -1145,6 +1173,7 @@ class RunConfig(StrictModel):
 
     @model_validator(mode="after")
     def _window(self) -> RunConfig:
+        check_horizon(self.collect.horizon_s, self.trace.start_s)
         end = self.collect.horizon_s or self.trace.end_s
         if end is not None:
             check_samples(self, self.trace.start_s, end)

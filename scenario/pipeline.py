@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fairsim.errors import ConfigError
-from fairsim.scenario.config import LeafRule, RunConfig, check_samples
+from fairsim.scenario.config import LeafRule, RunConfig, check_horizon, check_samples
 from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pool import build_pool, pool_capacity
 from fairsim.scenario.provenance import provenance
@@ -557,8 +557,9 @@ def prepare_scenario(
     Raises
     ------
     ConfigError
-        If the trace or the pool cannot be resolved, the window holds no task, or the
-        utilisation interval does not fit the window.
+        If the trace or the pool cannot be resolved, the window holds no task, the horizon
+        is not after the start of the window, or the utilisation interval does not fit the
+        window.
 
     Examples
     --------
@@ -573,6 +574,16 @@ def prepare_scenario(
     hooks = hooks or Hooks()
     check_limits(cfg)  # sizes this machine cannot hold, before anything is allocated
     workload = (hooks.workload or resolve_workload)(cfg, base, progress)
+    if workload.start_s > cfg.trace.start_s:  # a converted trace's data starts later
+        try:
+            check_horizon(
+                cfg.collect.horizon_s,
+                workload.start_s,
+                f"{workload.start_s:g} s where the trace's data starts (trace.start_s "
+                f"{cfg.trace.start_s:g} s moves there)",
+            )
+        except ValueError as exc:
+            raise ConfigError(f"config: {exc}") from None
     horizon = cfg.collect.horizon_s or workload.end_s
     # without a horizon the run lasts at least until the last submission
     end = horizon if math.isfinite(horizon) else workload.last_submit_s

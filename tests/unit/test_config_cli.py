@@ -1086,3 +1086,53 @@ def test_sigterm_unwinds_like_ctrl_c(tmp_path: Path) -> None:
     assert proc.returncode == 143, err
     assert err == "fairsim: terminated; no partial output was left\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("horizon", ["50", "100"])
+def test_horizon_not_after_start_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], horizon: str
+) -> None:
+    """A horizon before trace.start_s was an engine traceback (``ValueError: horizon_s: 50.0 is
+    before start_s 100.0``), a horizon equal to it an empty 0/0 run: both are refused in one
+    line naming collect.horizon_s and trace.start_s."""
+    _refused(
+        [
+            "run",
+            str(_config(tmp_path)),
+            "--out",
+            str(tmp_path / "o"),
+            "--set",
+            "trace.start_s=100",
+            "--set",
+            f"collect.horizon_s={horizon}",
+        ],
+        capsys,
+        rf"^fairsim: error: config: collect\.horizon_s: {horizon} s is not after the start of "
+        r"the window, trace\.start_s 100 s: the simulation would end before any task is "
+        r"simulated \(give a later horizon\)$",
+        tmp_path / "o",
+    )
+
+
+def test_horizon_before_the_converted_data_start_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A converted trace whose data starts at 2 s moves trace.start_s 0 there: a horizon of
+    1 s was an engine traceback."""
+    from fairsim.traces.io import write_json_atomic
+
+    syn = tmp_path / "syn"
+    assert _main(["trace", "synth", "--tasks", "40", "--out", str(syn)], capsys)[0] == 0
+    write_json_atomic({"window_s": [2.0, 1.0e6]}, syn / "conversion.json")
+    data = {
+        **TINY,
+        "trace": {"format": "canonical", "path": "syn"},
+        "collect": {"horizon_s": 1, "utilization_interval_s": 0.5},
+    }
+    _refused(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "o")],
+        capsys,
+        r"^fairsim: error: config: collect\.horizon_s: 1 s is not after the start of the "
+        r"window, 2 s where the trace's data starts \(trace\.start_s 0 s moves there\): ",
+        tmp_path / "o",
+    )
