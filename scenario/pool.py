@@ -40,7 +40,8 @@ def build_pool(
     Raises
     ------
     ConfigError
-        For source ``trace`` without a converted trace, or more servers than it has.
+        For source ``trace`` without a converted trace, or more servers than it has; for a
+        pool without a resource the workload's tasks request (a GPU trace on Table I).
     """
     from fairsim.traces.pools import load_pool
 
@@ -71,7 +72,9 @@ def build_pool(
                 f"(trace.format {cfg.trace.format!r} has none)"
             )
         pool = pd.read_parquet(folder / "servers.parquet")
-        cols = ["server", *(workload.resources if workload else RESOURCES)]
+        need = workload.resources if workload else RESOURCES
+        _check_resources(pool, need, "the pool (source trace: the trace's servers.parquet")
+        cols = ["server", *need]
         pool = pool[cols]
         if cl.servers is not None:
             if cl.servers > len(pool):
@@ -90,7 +93,27 @@ def build_pool(
     elif cl.servers is None:
         raise ConfigError("cluster.servers: required for source 'table-i'")
     pool = load_pool(cl.source, cl.servers, rng, trace_dir)
+    what = "Table I" if cl.source == "table-i" else "the Google machines"
+    _check_resources(
+        pool, workload.resources if workload else RESOURCES, f"the pool ({cl.source}: {what}"
+    )
     return pool.reset_index(drop=True)
+
+
+def _check_resources(pool: pd.DataFrame, resources: tuple[str, ...], what: str) -> None:
+    """Refuse a pool without a resource the trace's tasks request (a bare ``KeyError`` before).
+
+    ``what`` names the pool, without the closing parenthesis: ``"the pool (table-i: Table I"``.
+    """
+    have = [c for c in pool.columns if c not in ("server", "server_class")]
+    missing = [r for r in resources if r not in pool.columns]
+    if missing:
+        raise ConfigError(
+            f"cluster: {what}: {' and '.join(have)}) has no {', '.join(missing)} resource, which "
+            f"the trace's tasks request (they request {', '.join(resources)}); give a pool with "
+            f"{', '.join(missing)}: cluster.source: trace (the trace's machines) or "
+            "cluster.classes"
+        )
 
 
 def pool_capacity(pool: pd.DataFrame, resources: tuple[str, ...] = RESOURCES) -> np.ndarray:
@@ -99,10 +122,11 @@ def pool_capacity(pool: pd.DataFrame, resources: tuple[str, ...] = RESOURCES) ->
     Raises
     ------
     ConfigError
-        If the pool has no server, a server with a negative or non-finite capacity (naming the
-        first), or a resource whose total capacity is 0 (its utilisation, used / total, would be
-        undefined).
+        If the pool lacks one of ``resources``, has no server, a server with a negative or
+        non-finite capacity (naming the first), or a resource whose total capacity is 0 (its
+        utilisation, used / total, would be undefined).
     """
+    _check_resources(pool, resources, "the server pool (resources")
     cap = pool[list(resources)].to_numpy(dtype=np.float64, na_value=np.nan)
     if cap.shape[0] == 0:
         raise ConfigError("cluster: the server pool is empty")
