@@ -908,7 +908,9 @@ def check_horizon(horizon_s: float | None, start_s: float, where: str | None = N
         )
 
 
-def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
+def check_samples(
+    cfg: RunConfig, start_s: float, horizon_s: float, *, open_end: bool = False
+) -> None:
     """Refuse a utilisation interval that would give no sample after the start, or more than
     :data:`MAX_UTILIZATION_SAMPLES` samples, and a fairness interval that would sample more
     than :data:`MAX_FAIRNESS_INSTANTS` instants.
@@ -918,6 +920,11 @@ def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
     cfg : RunConfig
     start_s, horizon_s : float
         The simulated window, in seconds.
+    open_end : bool
+        The run has no horizon and lasts until every task is done (an ``inline`` trace without
+        ``end_s``): ``horizon_s`` (the last submission) is only a lower bound of its end, so an
+        interval longer than ``horizon_s - start_s`` is not refused (the run may well last
+        longer); the caps on the number of samples still apply.
 
     Raises
     ------
@@ -933,7 +940,7 @@ def check_samples(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
     window = horizon_s - start_s
     if not math.isfinite(window) or window <= 0:
         return
-    if dt > window:
+    if dt > window and not open_end:
         trace = cfg.trace
         hint = (
             f"; {trace.n_tasks} synthetic tasks arrive at the Google sample's rate within "

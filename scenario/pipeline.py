@@ -589,7 +589,7 @@ def prepare_scenario(
     end = horizon if math.isfinite(horizon) else workload.last_submit_s
     if end is not None:
         try:
-            check_samples(cfg, workload.start_s, end)
+            check_samples(cfg, workload.start_s, end, open_end=not math.isfinite(horizon))
         except ValueError as exc:
             raise ConfigError(f"config: {exc}") from None
         check_limits(
