@@ -313,8 +313,9 @@ class InlineUser(StrictModel):
     submits none outside (the PS-DSF paper's Section V users, :mod:`fairsim.simulator.backlog`).
     ``run_s`` is a run time or, with ``windows``, ``[lo, hi]`` for uniform run times. ``weight`` is
     the user's weight (phi_n, w_i) and ``eligible`` the names of the ``cluster.classes`` its tasks
-    may
-    run on (placement constraints; default: every server).
+    may run on (placement constraints; default: every server). ``windows`` and ``eligible`` are
+    read only by ``fairsim experiment psdsf`` (``configs/psdsf-fig6.yaml``); ``fairsim run``
+    refuses a user that gives either.
     """
 
     name: str
@@ -335,11 +336,12 @@ class InlineUser(StrictModel):
     """The user's weight (phi_n, w_i): DRF-family schedulers divide its dominant share by it."""
     eligible: list[str] | None = None
     """Names of the ``cluster.classes`` its tasks may run on (placement constraint); null: every
-    server.
+    server. Read only by ``fairsim experiment psdsf``: ``fairsim run`` refuses it.
     """
     windows: list[list[float]] | None = None
     """``[start, end)`` pairs in seconds, in order and disjoint, during which the user is backlogged
-    (PS-DSF paper, Section V); null: a one-shot user.
+    (PS-DSF paper, Section V); null: a one-shot user. Read only by ``fairsim experiment psdsf``:
+    ``fairsim run`` refuses it.
     """
 
     @field_validator("demand")

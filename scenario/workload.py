@@ -94,13 +94,25 @@ class Workload:
 
 
 def inline_frame(trace: InlineTrace) -> pd.DataFrame:
-    """Tasks of an ``inline`` workload: each user submits identical tasks at its join time."""
+    """Tasks of an ``inline`` workload: each user submits identical tasks at its join time.
+
+    Raises
+    ------
+    ConfigError
+        For a user with ``eligible`` or ``windows`` (read only by ``fairsim experiment psdsf``),
+        naming the key and its value, or a demand of the wrong length.
+    """
     rows = []
     for j, u in enumerate(trace.users):
-        if u.windows is not None or u.eligible is not None:
+        if u.eligible is not None:
             raise ConfigError(
-                f"trace.users.{j}: windows and eligible (backlogged users) run with "
-                "'fairsim experiment psdsf', not 'fairsim run'"
+                f"trace.users.{j}.eligible: {u.eligible!r}: an inline user's placement "
+                "constraint is read only by 'fairsim experiment psdsf', not 'fairsim run'"
+            )
+        if u.windows is not None:
+            raise ConfigError(
+                f"trace.users.{j}.windows: {u.windows!r}: an inline user's backlog windows are "
+                "read only by 'fairsim experiment psdsf', not 'fairsim run'"
             )
         assert u.tasks is not None  # (validated)
         assert not isinstance(u.run_s, list)

@@ -1136,3 +1136,42 @@ def test_horizon_before_the_converted_data_start_is_refused(
         r"window, 2 s where the trace's data starts \(trace\.start_s 0 s moves there\): ",
         tmp_path / "o",
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        (
+            "eligible",
+            ["x"],
+            r"trace\.users\.1\.eligible: \['x'\]: an inline user's placement constraint is read "
+            r"only by 'fairsim experiment psdsf', not 'fairsim run'",
+        ),
+        (
+            "windows",
+            [[0, 5]],
+            r"trace\.users\.1\.windows: \[\[0\.0, 5\.0\]\]: an inline user's backlog windows are "
+            r"read only by 'fairsim experiment psdsf', not 'fairsim run'",
+        ),
+    ],
+)
+def test_inline_eligible_and_windows_say_what_they_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: object, message: str
+) -> None:
+    """The refusal called both keys 'backlogged users'; eligible is a placement constraint."""
+    users = [
+        {"name": "a", "tasks": 2, "demand": [0.5, 0.5], "run_s": 10},
+        {"name": "b", "tasks": 2, "demand": [0.5, 0.5], "run_s": 10, key: value},
+    ]
+    data = {
+        **TINY,
+        "trace": {"format": "inline", "users": users},
+        "cluster": {"classes": [{"name": "x", "count": 1, "capacity": [1, 1]}]},
+        "collect": {"utilization_interval_s": 1},
+    }
+    _refused(
+        ["run", str(_config(tmp_path, data)), "--out", str(tmp_path / "o")],
+        capsys,
+        rf"^fairsim: error: {message}$",
+        tmp_path / "o",
+    )
