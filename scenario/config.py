@@ -731,7 +731,9 @@ class ClusterConfig(StrictModel):
             if self.servers is not None:
                 raise ValueError("servers must not be given with classes")
             names = [c.name for c in self.classes]
-            if len(set(names)) != len(names) or not names:
+            if not names:
+                raise ValueError("classes: the list is empty (give at least one server class)")
+            if len(set(names)) != len(names):
                 raise ValueError(f"classes must have distinct names, got {names}")
         return self
 

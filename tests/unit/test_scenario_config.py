@@ -181,3 +181,12 @@ def test_an_import_path_names_a_class_and_round_trips() -> None:
 def test_a_config_object_keeps_its_specs_through_validation() -> None:
     cfg = parse_config(BASE)
     assert RunConfig.model_validate(cfg.model_dump()).config_hash() == cfg.config_hash()
+
+
+def test_empty_classes_say_the_list_is_empty() -> None:
+    # reported as "classes must have distinct names, got []"
+    with pytest.raises(ConfigError) as err:
+        parse_config({**BASE, "cluster": {"classes": []}})
+    assert str(err.value) == (
+        "config: cluster: classes: the list is empty (give at least one server class)"
+    )
