@@ -9,9 +9,10 @@ Shape (the documentation site's configuration reference is generated from the mo
     schedulers: [slots-14, ff-drfh, bf-drfh]
     collect: {utilization_interval_s: 60}
 
-Unknown keys are errors that suggest the closest known key; every error is one line naming the
-dotted path of the field and the offending value (:func:`load_config`). NaN and infinite numbers
-are refused everywhere; ``name`` is a single folder name (it names ``results/<name>``); ``seed``
+Unknown keys are errors that suggest the closest known key; a key given twice in one mapping
+is an error too (:class:`_Loader`); every error is one line naming the dotted path of the
+field and the offending value (:func:`load_config`). NaN and infinite numbers are refused
+everywhere; ``name`` is a single folder name (it names ``results/<name>``); ``seed``
 is an integer >= 0. A config is valid or not wherever it is read: whether its sizes fit in the
 memory of the machine that runs it is checked when it runs (:mod:`fairsim.scenario.limits`).
 
@@ -1444,9 +1445,37 @@ def load_config(path: str | Path, *, overrides: list[str] | None = None) -> RunC
     return parse_config(read_yaml(path, "config"), overrides=overrides)
 
 
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A mapping gives the same key twice (YAML forbids it; PyYAML kept the last silently)."""
+
+
 class _Loader(yaml.SafeLoader):
     """PyYAML's safe loader that also reads ``1e12`` and ``1E-6`` as numbers (YAML 1.2, which
-    users write; YAML 1.1 would read them as strings)."""
+    users write; YAML 1.1 would read them as strings) and refuses a mapping that gives a key
+    twice (:class:`DuplicateKeyError`; a merge key ``<<`` may still be overridden)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _value in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    first = seen.get(key)
+                except TypeError:
+                    continue  # an unhashable key: the base constructor refuses it
+                if first is not None:
+                    raise DuplicateKeyError(
+                        None,
+                        None,
+                        f"duplicate key {key!r} at line {line} (first given at line {first}; "
+                        "YAML forbids a key twice in one mapping)",
+                        key_node.start_mark,
+                    )
+                seen[key] = line
+        return super().construct_mapping(node, deep)
 
 
 _Loader.add_implicit_resolver(
@@ -1470,7 +1499,8 @@ def yaml_load_or(text: str, error: Callable[[str], Exception]) -> Any:
         The YAML text.
     error : callable
         Builds the exception to raise from ``why``: ``"not valid YAML at line N"`` (the line
-        when the parser gives one) or ``"nested too deeply"``.
+        when the parser gives one), ``"not valid YAML: duplicate key 'k' at line N (first given
+        at line M; ...)"`` or ``"nested too deeply"``.
 
     Raises
     ------
@@ -1479,6 +1509,8 @@ def yaml_load_or(text: str, error: Callable[[str], Exception]) -> Any:
     """
     try:
         return yaml_load(text)
+    except DuplicateKeyError as exc:
+        raise error(f"not valid YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

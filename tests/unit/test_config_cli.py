@@ -1175,3 +1175,53 @@ def test_inline_eligible_and_windows_say_what_they_are(
         rf"^fairsim: error: {message}$",
         tmp_path / "o",
     )
+
+
+def test_duplicate_yaml_key_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key given twice was silently overridden by the last (cluster servers 4, then 50: the
+    run had 50 servers); the config, a sweep file and --set refuse it in one line."""
+    text = (
+        "name: dup\n"
+        "trace: {format: synthetic, n_tasks: 60, duration_s: 600}\n"
+        "cluster: {servers: 4}\n"
+        "schedulers: [bf-drfh]\n"
+        "cluster: {servers: 50}\n"
+    )
+    (tmp_path / "c.yaml").write_text(text)
+    _refused(
+        ["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o")],
+        capsys,
+        r"^fairsim: error: config: \S*c\.yaml is not valid YAML: duplicate key 'cluster' at "
+        r"line 5 \(first given at line 3; YAML forbids a key twice in one mapping\)$",
+        tmp_path / "o",
+    )
+    sweep = "name: s\nbase: {trace: {format: synthetic, n_tasks: 60}}\nseeds: [1]\nseeds: [2]\n"
+    (tmp_path / "s.yaml").write_text(sweep)
+    _refused(
+        ["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "so")],
+        capsys,
+        r"^fairsim: error: sweep: \S*s\.yaml is not valid YAML: duplicate key 'seeds' at line 4 "
+        r"\(first given at line 3;",
+        tmp_path / "so",
+    )
+    _refused(
+        [
+            "run",
+            str(_config(tmp_path)),
+            "--out",
+            str(tmp_path / "o"),
+            "--set",
+            "cluster={servers: 1, servers: 2}",
+        ],
+        capsys,
+        r"^fairsim: error: --set 'cluster=\{servers: 1, servers: 2\}': the value is not valid "
+        r"YAML \(duplicate key 'servers' at line 1 \(first given at line 1;",
+        tmp_path / "o",
+    )
+
+
+def test_a_merge_key_may_still_be_overridden() -> None:
+    from fairsim.scenario.config import yaml_load
+
+    text = "a: &a {servers: 4, source: table-i}\nb:\n  <<: *a\n  servers: 50\n"
+    assert yaml_load(text)["b"] == {"servers": 50, "source": "table-i"}
