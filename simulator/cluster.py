@@ -2,8 +2,11 @@
 
 The engine owns a :class:`ClusterState` and is the only code that changes it (through
 :meth:`ClusterState.commit` and :meth:`ClusterState.release`). Schedulers receive a
-:class:`ClusterView`, whose arrays are read-only views of the same memory, so they always see the
-current free amounts without being able to change them (Omega's "cell state commits claims").
+:class:`ClusterView`, whose arrays are read-only views of the same memory (numpy refuses
+``flags.writeable = True`` on them: :func:`~fairsim.simulator.readonly.read_only`), so they
+always see the current free amounts without being able to change them (Omega's "cell state
+commits claims"). The state checks every placement against free amounts of its own, not
+against the array the views share.
 
 The state holds servers only. What a scheduler may know about the tasks of a run (a task's job and
 repetition, its placement constraint, what runs where) and about the servers beyond their
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from fairsim.errors import PlacementError
+from fairsim.simulator.readonly import read_only
 
 if TYPE_CHECKING:
     from fairsim.simulator.constraints import ConstraintIndex
@@ -121,13 +125,15 @@ class ClusterState(PoolShape):
                 "servers (expected one distinct id per server)"
             )
         self.resources: tuple[str, ...] = tuple(resources)
-        self.capacity = np.asfortranarray(cap.copy())
+        self.capacity = read_only(np.asfortranarray(cap.copy()))
         self.free = np.asfortranarray(cap.copy())
         self.total = cap.sum(axis=0)
         self._n = cap.shape[0]
         self._cols = [self.free[:, r] for r in range(cap.shape[1])]  # contiguous column views
+        # the engine's own free amounts, one list per resource: commit checks a placement
+        # against these, never against the array the views share (self.free, a copy kept equal)
+        self._own = [cap[:, r].tolist() for r in range(cap.shape[1])]
         self._used = [0.0] * cap.shape[1]
-        self.capacity.flags.writeable = False
 
     def commit(self, task: int, server: int, demand: tuple[float, ...]) -> None:
         """Reserve ``demand`` on ``server`` for ``task`` after checking that it fits.
@@ -151,28 +157,33 @@ class ClusterState(PoolShape):
             raise PlacementError(
                 f"task {task}: server {server} does not exist (cluster has {self._n} servers)"
             )
-        cols = self._cols
-        if len(cols) == 2:  # the loops below, written out for two resources
-            c0, c1 = cols
+        own = self._own  # checked against the engine's own amounts, not the shared array
+        if len(own) == 2:  # the loops below, written out for two resources
+            o0, o1 = own
             d0, d1 = demand
-            f0, f1 = c0[server], c1[server]
-            if f0 - d0 >= -CAPACITY_TOLERANCE and f1 - d1 >= -CAPACITY_TOLERANCE:
-                c0[server] = f0 - d0
-                c1[server] = f1 - d1
+            f0, f1 = o0[server] - d0, o1[server] - d1
+            if f0 >= -CAPACITY_TOLERANCE and f1 >= -CAPACITY_TOLERANCE:
+                o0[server] = f0
+                o1[server] = f1
+                c0, c1 = self._cols
+                c0[server] = f0
+                c1[server] = f1
                 used = self._used
                 used[0] += d0
                 used[1] += d1
                 return
         for r, d in enumerate(demand):
-            free = cols[r][server]
+            free = own[r][server]
             if free - d < -CAPACITY_TOLERANCE:
                 raise PlacementError(
                     f"task {task} does not fit on server {server}: {self.resources[r]} demand "
                     f"{d:.6g} > free {free:.6g} (capacity {self.capacity[server, r]:.6g})"
                 )
-        used = self._used
+        used, cols = self._used, self._cols
         for r, d in enumerate(demand):
-            cols[r][server] -= d
+            f = own[r][server] - d
+            own[r][server] = f
+            cols[r][server] = f
             used[r] += d
 
     def commit_over(self, task: int, server: int, demand: tuple[float, ...]) -> None:
@@ -192,9 +203,11 @@ class ClusterState(PoolShape):
             raise PlacementError(
                 f"task {task}: server {server} does not exist (cluster has {self._n} servers)"
             )
-        cols, used = self._cols, self._used
+        own, cols, used = self._own, self._cols, self._used
         for r, d in enumerate(demand):
-            cols[r][server] -= d
+            f = own[r][server] - d
+            own[r][server] = f
+            cols[r][server] = f
             used[r] += d
 
     def overcommit(self) -> tuple[np.ndarray, np.ndarray]:
@@ -225,17 +238,23 @@ class ClusterState(PoolShape):
         demand : tuple of float, length n_resources
             The task's demand, as committed.
         """
-        cols, used = self._cols, self._used
-        if len(cols) == 2:  # the loop below, written out for two resources
-            c0, c1 = cols
+        own, cols, used = self._own, self._cols, self._used
+        if len(own) == 2:  # the loop below, written out for two resources
+            o0, o1 = own
             d0, d1 = demand
-            c0[server] += d0
-            c1[server] += d1
+            f0, f1 = o0[server] + d0, o1[server] + d1
+            o0[server] = f0
+            o1[server] = f1
+            c0, c1 = cols
+            c0[server] = f0
+            c1[server] = f1
             used[0] -= d0
             used[1] -= d1
             return
         for r, d in enumerate(demand):
-            cols[r][server] += d
+            f = own[r][server] + d
+            own[r][server] = f
+            cols[r][server] = f
             used[r] -= d
 
     @property
@@ -407,7 +426,8 @@ class ClusterView(PoolShape):
     free : ndarray, shape (n_servers, n_resources)
         Free amounts, updated in place by the engine (read-only for the holder).
     total : ndarray, shape (n_resources,)
-        Total capacity of the pool per resource.
+        Total capacity of the pool per resource (read-only).
+
     resources : tuple of str
         Resource names.
 
@@ -415,6 +435,12 @@ class ClusterView(PoolShape):
     ------
     ValueError
         If ``constraints`` indexes another number of servers than the pool has.
+
+    Notes
+    -----
+    Every array the view hands out (these, :attr:`machine_classes` and the masks of
+    :meth:`task_mask`) is read-only for good: setting its ``flags.writeable`` to True raises
+    ValueError (:func:`~fairsim.simulator.readonly.read_only`).
     """
 
     def __init__(
@@ -431,13 +457,10 @@ class ClusterView(PoolShape):
                 f"{state.n_servers}"
             )
         self.resources = state.resources
-        self.capacity = state.capacity
-        free = state.free.view()
-        free.flags.writeable = False
-        self.free = free
-        total = state.total.view()
-        total.flags.writeable = False
-        self.total = total
+        # read_only: a scheduler cannot make these writable (flags.writeable = True is refused)
+        self.capacity = read_only(state.capacity)
+        self.free = read_only(state.free)
+        self.total = read_only(state.total)
         self._tasks = tasks
         self._constraints = constraints
         self._running = running
@@ -466,11 +489,14 @@ class ClusterView(PoolShape):
         ``"cpu/mem"`` (servers with equal capacities share a class, the UDRF paper's "machine
         class", Section II-B).
         """
-        if self._constraints is not None:
-            return self._constraints.classes
         if self._classes is None:
-            self._classes = np.array(
-                ["/".join(f"{v:g}" for v in row) for row in self.capacity.tolist()], dtype=object
+            self._classes = read_only(
+                self._constraints.classes
+                if self._constraints is not None
+                else np.array(
+                    ["/".join(f"{v:g}" for v in row) for row in self.capacity.tolist()],
+                    dtype=object,
+                )
             )
         return self._classes
 
@@ -543,7 +569,8 @@ class ClusterView(PoolShape):
         """Servers ``task`` may run on: a read-only bool mask (n_servers,), or None for any.
 
         The engine rejects a placement outside the mask (:mod:`fairsim.simulator.constraints`).
-        Masks are shared: tasks with the same constraint get the same array object.
+        Masks are shared: tasks with the same constraint get the same array object, which
+        cannot be made writable (:func:`~fairsim.simulator.readonly.read_only`).
         """
         masks = self._masks
         if masks is None:

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from fairsim.errors import ConfigError
+from fairsim.simulator.readonly import read_only
 from fairsim.simulator.workload import TaskBatch, TaskSource, WrappedTaskSource
 
 OPS = ("==", "!=", "<", ">")
@@ -94,8 +95,7 @@ class ConstraintIndex:
         key = str(rule)
         c = self._codes.get(key)
         if c is None:
-            mask = self.compile(key)
-            mask.flags.writeable = False
+            mask = read_only(self.compile(key))  # shared with schedulers: never writable
             c = self._codes[key] = len(self.rules)
             self.rules.append(key)
             self.masks.append(mask)
@@ -105,7 +105,8 @@ class ConstraintIndex:
         """Give a server mask computed elsewhere a code, under the name ``label``.
 
         For callers that hold masks rather than constraint strings (schedulers driven by hand,
-        static fills); the mask is copied and made read-only, like a compiled one.
+        static fills); the mask is copied and made read-only for good, like a compiled one
+        (:func:`~fairsim.simulator.readonly.read_only`).
 
         Parameters
         ----------
@@ -129,7 +130,7 @@ class ConstraintIndex:
             raise ValueError(f"mask {label!r}: shape {m.shape}, expected ({self.n_servers},)")
         if label in self._codes:
             raise ValueError(f"mask {label!r}: the label already has code {self._codes[label]}")
-        m.flags.writeable = False
+        m = read_only(m)
         c = self._codes[label] = len(self.rules)
         self.rules.append(label)
         self.masks.append(m)
