@@ -271,10 +271,11 @@ def register_scheduler(name: str, *, replace: bool = False) -> Callable[[S], S]:
         The name (letters, digits and ``_.+-``).
     replace : bool
         Replace an earlier :func:`register_scheduler` of the same name (re-running a notebook
-        cell); built-in and entry-point names can never be replaced. The class that an entry
-        point of the same name names (``module:Class``, the decorated class itself: a package
-        that both decorates its scheduler and ships it as an entry point) is not a conflict: the
-        name stays one registration, the entry point's, with this class.
+        cell); built-in names, the short names of their aliases and entry-point names can never
+        be replaced. The class that an entry point of the same name names (``module:Class``,
+        the decorated class itself: a package that both decorates its scheduler and ships it as
+        an entry point) is not a conflict: the name stays one registration, the entry point's,
+        with this class.
 
     Returns
     -------
@@ -285,8 +286,10 @@ def register_scheduler(name: str, *, replace: bool = False) -> Callable[[S], S]:
     ------
     RegistryError
         For a malformed name, a name already registered (built-in, an entry point naming another
-        class, or earlier in this process without ``replace``), a class that is not a Scheduler
-        subclass, or an ``__init__`` with a parameter that cannot be given by keyword.
+        class, or earlier in this process without ``replace``), a name that a built-in's alias
+        pattern matches (``slots-14``, ``udrf-backfill``) or that differs from a built-in name
+        or alias only by case (``DRF``, ``Slots-3``), a class that is not a Scheduler subclass,
+        or an ``__init__`` with a parameter that cannot be given by keyword.
 
     Examples
     --------
@@ -302,11 +305,9 @@ def register_scheduler(name: str, *, replace: bool = False) -> Callable[[S], S]:
             raise RegistryError(
                 f"register_scheduler({name!r}): {cls!r} is not a subclass of fairsim.Scheduler"
             )
-        if name in _BUILTIN:
-            raise RegistryError(
-                f"register_scheduler({name!r}): the name is taken by fairsim's built-in "
-                f"{_BUILTIN[name].cls.__name__}"  # type: ignore[union-attr]
-            )
+        clash = _builtin_clash(name)
+        if clash is not None:
+            raise RegistryError(f"register_scheduler({name!r}): {clash}")
         eps = _entry_points().get(name)
         if eps:
             if len(eps) == 1 and _names_class(eps[0], cls):
@@ -329,6 +330,30 @@ def register_scheduler(name: str, *, replace: bool = False) -> Callable[[S], S]:
         return cls
 
     return decorate
+
+
+def _builtin_clash(name: str) -> str | None:
+    """Why ``name`` cannot be registered next to fairsim's built-ins, or None when it can.
+
+    Taken are the built-in names, the short names of their aliases (``slots-14``,
+    ``udrf-backfill``: :func:`resolve` would hand the registered class out for them, not the
+    built-in the alias stands for), and any name that differs from one of these only by case
+    (``DRF``, ``Slots-3``: result folders named by them clash on a case-insensitive file system).
+    """
+    folded = name.casefold()
+    for r in BUILTIN:
+        cls = r.cls.__name__  # type: ignore[union-attr]
+        if name == r.name:
+            return f"the name is taken by fairsim's built-in {cls}"
+        if folded == r.name.casefold():
+            return f"the name differs only by case from fairsim's built-in {r.name!r} ({cls})"
+        if r.alias is not None and r.alias.pattern.fullmatch(folded):
+            case = "" if r.alias.pattern.fullmatch(name) else " (ignoring case)"
+            return (
+                f"the name is a short name{case} of fairsim's built-in {r.name!r} ({cls}: "
+                f"{', '.join(r.alias.forms)})"
+            )
+    return None
 
 
 def unregister_scheduler(name: str) -> None:
