@@ -85,7 +85,7 @@ def to_int(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
         big = ok & (np.abs(num) >= 2.0**53)
         values = np.where(ok & ~big, num, 0).astype(np.int64)
         for i in np.flatnonzero(big):
-            exact = _exact_int(texts.iat[i])
+            exact = _exact_int(texts.iat[int(i)])
             ok[i] = exact is not None
             values[i] = 0 if exact is None else exact
         return values, ok
