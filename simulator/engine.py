@@ -65,13 +65,13 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import simpy
 from tqdm import tqdm
 
-from fairsim.errors import PlacementError, TraceError
+from fairsim.errors import FairsimError, PlacementError, TraceError
 from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.jobs import JobGate
@@ -445,8 +445,15 @@ class Engine:
             dropped = self.gate.dropped_tasks if self.gate is not None else ()
             self._forget_placements()
             tasks, streamed = self._recorder.close(dropped)
-        except BaseException:
+        except BaseException as exc:
             self._recorder.abort()
+            if isinstance(exc, Exception) and not isinstance(exc, FairsimError):
+                # a bug, most often in a scheduler of one's own: the traceback stays (it shows
+                # where), and says in which run and at which simulated time
+                exc.add_note(
+                    f"fairsim: raised in the run of scheduler {self.scheduler.name!r} at "
+                    f"simulated time {env.now!r} s"
+                )
             raise
         finally:
             self._bar.close()
@@ -600,16 +607,17 @@ class Engine:
             if timed:
                 # a periodic scheduler (e.g. distributed PS-DSF) also acts at its own times
                 t_tick = sched.next_wakeup(env.now)
-                if not t_tick > env.now:
-                    raise ValueError(
-                        f"scheduler {sched.name!r}: next_wakeup({env.now!r}) returned {t_tick!r}, "
-                        "expected a later time"
-                    )
+                try:
+                    later = t_tick > env.now
+                except TypeError:  # None, a string: not a time
+                    later = False
+                if not later:
+                    _refuse_wakeup(sched, env.now, t_tick)
                 if t_tick <= now and (sched.pending() or (tick_events and t_tick == now)):
                     idle = idle + 1 if now == math.inf else 0  # no event left at all
                     tick, now = True, t_tick
                     if idle > MAX_IDLE_TICKS:
-                        raise ValueError(
+                        raise PlacementError(
                             f"scheduler {sched.name!r}: {MAX_IDLE_TICKS} ticks in a row placed "
                             "nothing (next_wakeup should return inf when no pass can help)"
                         )
@@ -791,16 +799,17 @@ class Engine:
             tick = False
             if timed:
                 t_tick = sched.next_wakeup(env.now)
-                if not t_tick > env.now:
-                    raise ValueError(
-                        f"scheduler {sched.name!r}: next_wakeup({env.now!r}) returned {t_tick!r}, "
-                        "expected a later time"
-                    )
+                try:
+                    later = t_tick > env.now
+                except TypeError:  # None, a string: not a time
+                    later = False
+                if not later:
+                    _refuse_wakeup(sched, env.now, t_tick)
                 if t_tick <= now and sched.pending():
                     idle = idle + 1 if now == math.inf else 0
                     tick, now = True, t_tick
                     if idle > MAX_IDLE_TICKS:
-                        raise ValueError(
+                        raise PlacementError(
                             f"scheduler {sched.name!r}: {MAX_IDLE_TICKS} ticks in a row placed "
                             "nothing (next_wakeup should return inf when no pass can help)"
                         )
@@ -1601,6 +1610,15 @@ def _not_a_placement(item: Any) -> str | None:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             return f"the {what} is a {type(value).__name__}, expected an integer"
     return None
+
+
+def _refuse_wakeup(sched: Scheduler, now: float, t_tick: object) -> NoReturn:
+    """Raise a :class:`~fairsim.errors.PlacementError`: ``next_wakeup(now)`` returned
+    ``t_tick``, which is not a time after ``now`` (None, text, NaN, ``now`` or earlier)."""
+    raise PlacementError(
+        f"scheduler {sched.name!r}: next_wakeup({now!r}) returned {t_tick!r}, expected a time "
+        "after it (inf when no pass can help)"
+    )
 
 
 def _refuse_malformed(sched: Scheduler, item: object, exc: BaseException | None) -> None:

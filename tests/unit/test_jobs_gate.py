@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairsim.errors import TraceError
+from fairsim.errors import PlacementError, TraceError
 from fairsim.schedulers import make_scheduler
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.engine import Engine, EngineResult
@@ -305,8 +305,45 @@ def test_a_scheduler_that_ticks_for_ever_is_stopped(monkeypatch: pytest.MonkeyPa
     sched = _Ticker()
     sched.placeable = lambda demand: True  # type: ignore[attr-defined]  # so it stays pending
     cluster = ClusterState(np.ones((1, 2)), ("cpu", "mem"))
-    with pytest.raises(ValueError, match=r"'periodic': 50 ticks in a row placed nothing"):
+    with pytest.raises(PlacementError, match=r"'periodic': 50 ticks in a row placed nothing"):
         Engine(cluster, sched, FrameTaskSource(_expand(frame))).run()  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("wakeup", [None, "5", math.nan, 0.0])
+def test_a_wakeup_that_is_not_a_later_time_is_refused_in_one_line(wakeup: object) -> None:
+    """``next_wakeup`` returning None ended in ``TypeError: '>' not supported between
+    'NoneType' and 'float'``, and a NaN in a ValueError traceback: a PlacementError now, which
+    the command line prints in one line."""
+    frame = _frame([(1, 0, 1.0, 0.6, 0.1, 2.0, 1, None)])
+    sched = _Ticker()
+    sched.next_wakeup = lambda now: wakeup  # type: ignore[method-assign]
+    cluster = ClusterState(np.ones((1, 2)), ("cpu", "mem"))
+    with pytest.raises(PlacementError) as info:
+        Engine(cluster, sched, FrameTaskSource(_expand(frame))).run()  # type: ignore[arg-type]
+    assert str(info.value) == (
+        f"scheduler 'periodic': next_wakeup(0.0) returned {wakeup!r}, expected a time after it "
+        "(inf when no pass can help)"
+    )
+
+
+def test_a_scheduler_bug_keeps_its_traceback_and_names_the_run() -> None:
+    """An exception raised in a scheduler's own code is not a fairsim error: its traceback
+    stays, with a note naming the scheduler and the simulated time (before: nothing named
+    them)."""
+    frame = _frame([(1, 0, 1.0, 0.6, 0.1, 2.0, 1, None), (2, 0, 3.0, 0.6, 0.1, 2.0, 1, None)])
+    sched = _Ticker()
+
+    def boom():  # type: ignore[no-untyped-def]
+        raise ZeroDivisionError("x")
+        yield
+
+    sched.on_tick = lambda now: setattr(sched, "decide", boom)  # type: ignore[method-assign]
+    cluster = ClusterState(np.ones((1, 2)), ("cpu", "mem"))
+    with pytest.raises(ZeroDivisionError) as info:
+        Engine(cluster, sched, FrameTaskSource(_expand(frame))).run()  # type: ignore[arg-type]
+    assert info.value.__notes__ == [
+        "fairsim: raised in the run of scheduler 'periodic' at simulated time 5.0 s"
+    ]
 
 
 def test_job_times_from_queue_entry() -> None:
