@@ -399,6 +399,7 @@ class Scenario:
         if names is not None:  # a config label, else any registered name or alias
             by_label = {spec.label: spec for spec in specs}
             specs = [by_label.get(n) or resolve(n) for n in names]
+        self.check_gate_preemption(specs)
         for spec in specs:
             name = spec.label
             run = SchedulerRun(
@@ -409,6 +410,10 @@ class Scenario:
                 self.constraint_index() if self.constraint_index is not None else None,
             )
             run.scheduler = build(run)
+            if run.gate is not None and run.scheduler.preempts:
+                # check_gate_preemption let it through: this instance never evicts, so it runs
+                # in the engine's ordinary event loop, the one that has the job gate
+                run.scheduler.preempts = False
             run.fairness = self.fairness_probe(run)
             sample = hooks.on_sample
             run.result = run_scheduler(
@@ -440,6 +445,54 @@ class Scenario:
                 preemption_loops=self.loop_rule(),
             )
             yield run
+
+    def check_gate_preemption(self, specs: list[SchedulerSpec]) -> None:
+        """Refuse, before any run, a scheduler that may evict tasks in a scenario with a job
+        gate (the engine's preempting event loop has none).
+
+        A scheduler class that declares ``preempts`` and an ``evicts`` property (``yarn-fair``,
+        ``kueue-fair``) is accepted when its parameters never let it evict (``yarn-fair``'s
+        preemption timeouts both infinite, ``kueue-fair``'s ``within_cluster_queue`` and
+        ``reclaim_within_cohort`` finding no candidate); it then runs in the engine's ordinary
+        event loop and records no evictions. Any other class that declares ``preempts`` is
+        refused.
+
+        Parameters
+        ----------
+        specs : list of SchedulerSpec
+            The schedulers about to run.
+
+        Raises
+        ------
+        ConfigError
+            One line naming the scheduler and the gate.
+        """
+        gate = self.workload.gate()
+        if gate is None:
+            return
+        parts = [
+            what
+            for what, on in (
+                ("DAG parents (trace.dag)", gate.dag),
+                ("trace.repetitions", any(r > 1 for r in gate.repetitions.values())),
+                ("trace.queue_jobs", gate.queue_jobs is not None),
+            )
+            if on
+        ]
+        what = " and ".join(parts) if parts else "trace.job_run_s"
+        for spec in specs:
+            if not spec.cls.preempts or issubclass(spec.cls, ReplayScheduler):
+                continue
+            if getattr(spec.cls, "evicts", None) is not None:
+                if not make_scheduler(spec).evicts:  # type: ignore[attr-defined]
+                    continue
+                why = "its parameters turn preemption on"
+            else:
+                why = "its class declares preempts = True"
+            raise ConfigError(
+                f"schedulers: {spec.label!r} may evict tasks ({why}), which is not supported "
+                f"with a job gate ({what}); turn its preemption off or remove the gate"
+            )
 
     def loop_rule(self) -> LoopRule | None:
         """The preemption-loop rule of ``collect.preemption_loops`` (None: the engine's

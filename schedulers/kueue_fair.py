@@ -287,6 +287,21 @@ class KueueFair(PlaceableOncePerDemand):
         # preempted workloads to end): a task may wait while a server has room
         self.work_conserving = within_cluster_queue == "Never" == reclaim_within_cohort
 
+    @property
+    def evicts(self) -> bool:
+        """Whether this instance can ever evict a task: only when ``within_cluster_queue`` is
+        ``LowerOrNewerEqualPriority`` or ``reclaim_within_cohort`` is ``Any`` (every workload has
+        the same priority, so ``Never`` and ``LowerPriority`` find no candidate).
+
+        Returns
+        -------
+        bool
+        """
+        return (
+            self.within_cluster_queue == "LowerOrNewerEqualPriority"
+            or self.reclaim_within_cohort == "Any"
+        )
+
     # ------------------------------------------------------------------ set-up
     def bind(self, cluster: ClusterView) -> None:
         """Lay out the ClusterQueues (the tree's leaves; users at the root as they arrive) and

@@ -275,6 +275,20 @@ class YarnFair(PlaceableOncePerDemand):
         self.starvation_check_delay_s = starvation_check_delay_s
         self.queues = queues
 
+    @property
+    def evicts(self) -> bool:
+        """Whether this instance can ever evict a task: only with a finite
+        ``fair_share_preemption_timeout_s`` or ``min_share_preemption_timeout_s`` (with both
+        infinite, the defaults, it never updates its starvation and never marks a run).
+
+        Returns
+        -------
+        bool
+        """
+        return math.isfinite(self.fair_share_preemption_timeout_s) or math.isfinite(
+            self.min_share_preemption_timeout_s
+        )
+
     # ------------------------------------------------------------------ set-up
     def bind(self, cluster: ClusterView) -> None:
         """Lay out the tree (root, queues; applications as their tasks arrive) and compute the
