@@ -698,7 +698,10 @@ class FairnessProbe:
         assert self.queues is not None
         assert snap.queues is not None
         codes = np.asarray(snap.queues, dtype=np.int64)
-        if not len(codes):  # nothing present: the reference allocates nothing either
+        # nothing present: the reference allocates nothing either (0, as the online share,
+        # not null: null means the reference is unavailable, and the time averages of the
+        # two must be over the same instants)
+        if not len(codes):
             ref_tasks = np.zeros(0)
         member = self._within[codes].astype(np.float64)  # (n rows, Q); root rows: none
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -706,7 +709,7 @@ class FairnessProbe:
         running = member.T @ snap.tasks_running.astype(np.float64)
         waiting = member.T @ snap.tasks_waiting.astype(np.float64)
         share = (member.T @ snap.allocation) * inv
-        ref_use = member.T @ (ref_tasks[:, None] * mean) if len(codes) else share * np.nan
+        ref_use = member.T @ (ref_tasks[:, None] * mean) if len(codes) else np.zeros_like(share)
         ref_share = (ref_use * inv).max(axis=1) if share.shape[1] else np.zeros(len(running))
         dom = share.max(axis=1) if share.shape[1] else np.zeros(len(running))
         self._queue_rows.append(
@@ -727,7 +730,8 @@ class FairnessProbe:
         :func:`queue_fairness_columns`: the tasks running and waiting below the queue, its
         share of each resource and dominant share of the pool (over its whole subtree), the
         reference's (``reference_dominant_share``: the reference allocation of the leaves below
-        it; null when the reference is unavailable at that instant), ``deficit`` (reference
+        it; 0 at an instant with no task present, when the reference allocates nothing; null
+        when the reference is unavailable at that instant), ``deficit`` (reference
         minus online) and ``holds_nothing`` (tasks below it wait while it runs none)."""
         if self.queues is None:
             return {}

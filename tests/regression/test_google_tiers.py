@@ -28,19 +28,20 @@ EXPECTED: dict[str, dict[str, tuple[int, int, int]]] = {
     },
 }
 #: scheduler -> per queue (time-mean dominant share, exact H-DRF's), summary.json
-#: (the reference is the same for both: exact H-DRF of the tasks present, the same workload)
+#: (the reference is the same for both: exact H-DRF of the tasks present, the same workload;
+#: 0 at the first instant, 1,800 s, when no task is present yet)
 EXPECTED_SHARES: dict[str, dict[str, tuple[float, float]]] = {
     "bf-drfh": {
-        "production": (0.0009833555218523452, 0.002052837848087755),
-        "shared": (0.509867701660686, 0.7166879340817368),
-        "batch": (0.4863782843363433, 0.6381822712490678),
-        "free": (0.023701282745569256, 0.0836950018303383),
+        "production": (0.0009833555218523452, 0.0015396283860658164),
+        "shared": (0.509867701660686, 0.5375159505613026),
+        "batch": (0.4863782843363433, 0.4786367034368008),
+        "free": (0.023701282745569256, 0.06277125137275373),
     },
     "hdrf-best-fit": {
-        "production": (0.0015396283860658164, 0.002052837848087755),
-        "shared": (0.5097799495172542, 0.7166879340817368),
-        "batch": (0.48545475551752404, 0.6381822712490678),
-        "free": (0.024537059420956887, 0.08369500183033833),
+        "production": (0.0015396283860658164, 0.0015396283860658164),
+        "shared": (0.5097799495172542, 0.5375159505613026),
+        "batch": (0.48545475551752404, 0.4786367034368008),
+        "free": (0.024537059420956887, 0.06277125137275374),
     },
 }
 
