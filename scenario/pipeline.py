@@ -37,7 +37,12 @@ from fairsim.scenario.config import LeafRule, RunConfig, check_horizon, check_sa
 from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pool import build_pool, pool_capacity
 from fairsim.scenario.provenance import provenance
-from fairsim.scenario.queues import QueueTaskSource, check_leaves, queue_tree
+from fairsim.scenario.queues import (
+    QueueTaskSource,
+    check_cluster_queues,
+    check_leaves,
+    queue_tree,
+)
 from fairsim.scenario.scheduler_run import run_scheduler
 from fairsim.scenario.workload import (
     Workload,
@@ -47,6 +52,7 @@ from fairsim.scenario.workload import (
     user_weights,
 )
 from fairsim.schedulers.exact.instance import QueueTree
+from fairsim.schedulers.kueue_fair import KueueFair
 from fairsim.schedulers.registry import SchedulerSpec, make_scheduler, resolve
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
@@ -400,6 +406,10 @@ class Scenario:
             by_label = {spec.label: spec for spec in specs}
             specs = [by_label.get(n) or resolve(n) for n in names]
         self.check_gate_preemption(specs)
+        if self.queues is not None and cfg.leaves is not None:
+            check_cluster_queues(
+                cfg.leaves, self.queues, [s.label for s in specs if issubclass(s.cls, KueueFair)]
+            )
         for spec in specs:
             name = spec.label
             run = SchedulerRun(

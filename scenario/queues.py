@@ -140,6 +140,44 @@ class QueueTaskSource(WrappedTaskSource):
             yield replace(batch, queue=codes)
 
 
+def check_cluster_queues(rule: LeafRule, tree: QueueTree, labels: list[str]) -> None:
+    """Refuse a leaf rule that puts users in a queue with children, for a scheduler whose
+    queues with children hold no users (``kueue-fair``: only a leaf queue is a ClusterQueue,
+    a queue with children is a cohort, and a cohort has no workloads of its own).
+
+    Parameters
+    ----------
+    rule : LeafRule
+    tree : QueueTree
+    labels : list of str
+        The labels of the scenario's schedulers of that kind (nothing is checked when empty).
+
+    Raises
+    ------
+    ConfigError
+        One line naming the scheduler, the leaf rule's field and the queue.
+    """
+    if not labels:
+        return
+    interior = {tree.ids[int(p)] for p in tree.parent if p >= 0}
+    found: tuple[str, str] | None = None
+    if rule.by == "tier":
+        found = next(((f"leaves.tiers: {q}", q) for q in rule.bands() if q in interior), None)
+    else:
+        found = next(
+            ((f"leaves.users: {u}", q) for u, q in (rule.users or {}).items() if q in interior),
+            None,
+        )
+        if found is None and rule.default in interior:
+            found = ("leaves.default", str(rule.default))
+    if found is not None:
+        field, q = found
+        raise ConfigError(
+            f"{labels[0]}: {field}: queue {q!r} has children (only a leaf queue is a "
+            "ClusterQueue: users go to leaf queues or the root)"
+        )
+
+
 _NO_PRIORITY = (
     "leaves: 'by: tier' needs each task's priority (the 'priority' column of a canonical tasks "
     "table, schema version 3: a google-2011 trace); this workload has none (use 'by: user')"
