@@ -996,6 +996,10 @@ SchedulerEntry = Annotated[
 #: 2011 trace's (:data:`fairsim.traces.schema.GOOGLE_PRIORITY_BANDS`).
 TIER_BANDS: dict[str, tuple[int, int]] = dict(GOOGLE_PRIORITY_BANDS)
 
+#: The largest priority a canonical tasks table can hold (its ``priority`` column is int32;
+#: Google 2011's are 0-11): the bound of a ``leaves.tiers`` band.
+PRIORITY_MAX = 2**31 - 1
+
 
 class LeafRule(StrictModel):
     """How the tasks of a scenario with a queue tree reach its leaves (``leaves``,
@@ -1012,8 +1016,9 @@ class LeafRule(StrictModel):
     """``tier``: by the task's priority band, then by user; ``user``: by user alone."""
     tiers: dict[str, str | list[int]] | None = None
     """``by: tier`` only: each queue's band of priorities, a name (``free`` 0-1, ``middle``
-    2-8, ``production`` 9-11: the Google 2011 trace's bands) or ``[lo, hi]`` (inclusive); every
-    task's priority must fall in exactly one band.
+    2-8, ``production`` 9-11: the Google 2011 trace's bands) or ``[lo, hi]`` (inclusive, ``hi``
+    at most 2147483647: the priority column is int32); every task's priority must fall in exactly
+    one band.
     """
     users: dict[str, str] | None = None
     """``by: user`` only: the queue of each user named (user -> queue id); every user named
@@ -1097,15 +1102,21 @@ def check_tree(
                     f"leaves.tiers.{queue}: unknown tier {band!r} (known: {names}, or [lo, hi] "
                     "priorities with 0 <= lo <= hi)"
                 )
-        seen: dict[int, str] = {}
+        # by intervals, not priority by priority: a band may be wide
+        earlier: list[tuple[str, int, int]] = []
         for queue, (lo, hi) in leaves.bands().items():
-            for p in range(lo, hi + 1):
-                if p in seen:
-                    raise ValueError(
-                        f"leaves.tiers: priority {p} is in the bands of both {seen[p]!r} and "
-                        f"{queue!r}"
-                    )
-                seen[p] = queue
+            if hi > PRIORITY_MAX:
+                raise ValueError(
+                    f"leaves.tiers.{queue}: [{lo}, {hi}] (a priority is a 32-bit integer: at "
+                    f"most {PRIORITY_MAX})"
+                )
+            common = [(max(lo, a), prev) for prev, a, b in earlier if max(lo, a) <= min(hi, b)]
+            if common:
+                p, prev = min(common)
+                raise ValueError(
+                    f"leaves.tiers: priority {p} is in the bands of both {prev!r} and {queue!r}"
+                )
+            earlier.append((queue, lo, hi))
     else:
         for user, queue in (leaves.users or {}).items():
             if queue not in ids:

@@ -82,11 +82,12 @@ class _Assign:
         index = {qid: k for k, qid in enumerate(tree.ids)}
         self.by = rule.by
         if rule.by == "tier":
-            bands = rule.bands()
-            top = max((hi for _, hi in bands.values()), default=0)
-            self.lut = np.full(top + 2, -2, dtype=np.int32)  # last entry: priority -1 (none)
-            for queue, (lo, hi) in bands.items():
-                self.lut[lo : hi + 1] = index[queue]
+            # the bands by their lowest priority (they do not overlap: check_tree), as
+            # intervals: a band may be wide
+            bands = sorted((lo, hi, index[q]) for q, (lo, hi) in rule.bands().items())
+            self.lo = np.array([b[0] for b in bands], dtype=np.int64)
+            self.hi = np.array([b[1] for b in bands], dtype=np.int64)
+            self.band_queue = np.array([b[2] for b in bands], dtype=np.int32)
         else:
             self.users = {u: index[q] for u, q in (rule.users or {}).items()}
             self.default = -1 if rule.default is None else index[rule.default]
@@ -95,8 +96,10 @@ class _Assign:
         if self.by == "tier":
             assert priority is not None
             p = np.asarray(priority, dtype=np.int64)
-            inside = (p >= 0) & (p < len(self.lut) - 1)
-            return np.where(inside, self.lut[np.where(inside, p, -1)], -2).astype(np.int32)
+            k = np.searchsorted(self.lo, p, side="right") - 1  # the band starting at or below
+            kk = np.maximum(k, 0)
+            inside = (p >= 0) & (k >= 0) & (p <= self.hi[kk])
+            return np.where(inside, self.band_queue[kk], -2).astype(np.int32)
         names, inverse = np.unique(np.asarray(user, dtype=object), return_inverse=True)
         per = np.array([self.users.get(n, self.default) for n in names.tolist()], dtype=np.int32)
         return per[inverse.reshape(-1)] if len(names) else np.empty(0, np.int32)
