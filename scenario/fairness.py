@@ -47,7 +47,7 @@ from fairsim.schedulers.exact.aggregate import (
     aggregate_servers,
 )
 from fairsim.schedulers.exact.common import tasks_that_fit
-from fairsim.schedulers.exact.instance import Instance, InstanceError, QueueTree
+from fairsim.schedulers.exact.instance import ROOT, Instance, InstanceError, QueueTree
 from fairsim.schedulers.exact.pool import POOLED
 from fairsim.simulator.scheduler import Scheduler
 from fairsim.simulator.snapshot import UserSnapshot
@@ -686,7 +686,7 @@ class FairnessProbe:
         self.metrics_s += (t1 - t0) + (t3 - t2)
 
     def _queue_names(self, codes: np.ndarray) -> list[str]:
-        ids = (*(self.queues.ids if self.queues is not None else ()), "(root)")
+        ids = (*(self.queues.ids if self.queues is not None else ()), ROOT)
         return [ids[int(c)] for c in codes.tolist()]
 
     def _measure_queues(

@@ -27,11 +27,8 @@ import pyarrow.parquet as pq
 
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import LeafRule, RunConfig
-from fairsim.schedulers.exact.instance import InstanceError, QueueTree, parse_queues
+from fairsim.schedulers.exact.instance import ROOT, InstanceError, QueueTree, parse_queues
 from fairsim.simulator.workload import TaskBatch, TaskSource, WrappedTaskSource
-
-#: How ``queues.parquet`` and the per-queue fairness rows name the root (leaves not in a queue).
-ROOT = "(root)"
 
 
 def queue_tree(cfg: RunConfig, resources: tuple[str, ...], pool: np.ndarray) -> QueueTree | None:
@@ -69,8 +66,9 @@ def queue_tree(cfg: RunConfig, resources: tuple[str, ...], pool: np.ndarray) -> 
 
 
 def queue_names(tree: QueueTree | None) -> list[str]:
-    """The queues' ids by code, the root's name (:data:`ROOT`) last: ``names[code]`` for a code
-    in ``-1 .. n_queues - 1`` (Python's ``names[-1]`` is the root)."""
+    """The queues' ids by code, the root's name
+    (:data:`~fairsim.schedulers.exact.instance.ROOT`) last: ``names[code]`` for a code in
+    ``-1 .. n_queues - 1`` (Python's ``names[-1]`` is the root)."""
     return [*(tree.ids if tree is not None else ()), ROOT]
 
 
@@ -332,7 +330,8 @@ def queue_table(
     Returns
     -------
     pyarrow.Table
-        :data:`QUEUE_COLUMNS`: ``queue`` (its id, :data:`ROOT` for leaves at the root),
+        :data:`QUEUE_COLUMNS`: ``queue`` (its id,
+        :data:`~fairsim.schedulers.exact.instance.ROOT` for leaves at the root),
         ``users`` (distinct users with a task in it), ``tasks``, ``tasks_started``,
         ``tasks_completed``, ``jobs``, ``jobs_completed``, ``mean_jct_s`` and ``p95_jct_s``
         (over its completed jobs), ``mean_queueing_s`` and ``p95_queueing_s`` (``start_s -

@@ -363,6 +363,9 @@ def parse_instance(data: Any) -> Instance:
 
 #: The keys of a queue object.
 QUEUE_KEYS = ("id", "parent", "weight", "guarantee", "guarantee_share", "limit", "limit_share")
+#: The name of the tree's root, where users without a queue hang (``queues.parquet`` and the
+#: per-queue fairness rows of a scenario name it so): no queue may take it.
+ROOT = "(root)"
 
 
 @dataclass(frozen=True)
@@ -490,7 +493,8 @@ def parse_queues(
         length or with negative entries, a share above 1, a limit below the queue's own
         guarantee, a guarantee above the one of its nearest guaranteed ancestor (or the pool),
         the guarantees of the queues under one guaranteed ancestor (or at the top) summing above
-        it, a user's queue that is not declared.
+        it, a guarantee above an ancestor's limit, a queue named :data:`ROOT`, a user's queue
+        that is not declared.
     """
     if queues is None and all(u is None for u in user_queues):
         return None
@@ -512,6 +516,8 @@ def parse_queues(
         if not isinstance(q["id"], str | int) or isinstance(q["id"], bool):
             raise InstanceError(f"queues[{i}].id: expected a name, got {q['id']!r}")
         qid = str(q["id"])
+        if qid == ROOT:
+            raise InstanceError(f"queues[{i}].id: {ROOT!r} names the tree's root, reserved")
         if qid in ids:
             raise InstanceError(f"queues[{i}].id: duplicate queue id {qid!r}")
         ids.append(qid)
@@ -579,8 +585,8 @@ def _check_amounts(
     resources: list[str],
     pool: np.ndarray,
 ) -> None:
-    """Limits at least the own guarantee; guarantees nested within the nearest guaranteed
-    ancestor (or the pool), one by one and together."""
+    """Limits at least the own guarantee and the guarantees below; guarantees nested within the
+    nearest guaranteed ancestor (or the pool), one by one and together."""
     for q in range(len(ids)):
         low = np.flatnonzero(limit[q] < guarantee[q])
         if guaranteed[q] and low.size:
@@ -589,6 +595,20 @@ def _check_amounts(
                 f"queues[{q}].limit[{r}]: queue {ids[q]!r} is limited to {limit[q, r]:g} of "
                 f"{resources[r]!r}, below its guarantee {guarantee[q, r]:g}"
             )
+    for q in (int(j) for j in np.flatnonzero(guaranteed)):
+        # a queue never holds more than an ancestor's limit: a guarantee above it is one no
+        # allocation can give
+        k = int(parent[q])
+        while k >= 0:
+            low = np.flatnonzero(limit[k] < guarantee[q])
+            if low.size:
+                r = int(low[0])
+                raise InstanceError(
+                    f"queues[{q}].guarantee[{r}]: queue {ids[q]!r} is guaranteed "
+                    f"{guarantee[q, r]:g} of {resources[r]!r}, above the limit {limit[k, r]:g} "
+                    f"of its ancestor {ids[k]!r}"
+                )
+            k = int(parent[k])
     owner = np.full(len(ids), -1, dtype=int)  # nearest guaranteed ancestor, -1 for the pool
     for q in range(len(ids)):
         k = int(parent[q])

@@ -112,6 +112,18 @@ def test_nested_guarantees_and_a_user_at_the_root() -> None:
             {"queue": {0: {"guarantee": [4, 0], "limit": [3, None]}}},
             r"queues\[0\]\.limit\[0\]: queue 'A' is limited to 3 of 'cpu', below its guarantee 4",
         ),
+        (  # before: accepted, a guarantee no allocation gives (A1 holds at most A's 3)
+            {
+                "queue": {0: {"limit": [3, None]}},
+                "more": [{"id": "A1", "parent": "A", "guarantee": [4, 0]}],
+            },
+            r"queues\[2\]\.guarantee\[0\]: queue 'A1' is guaranteed 4 of 'cpu', above the limit 3 "
+            r"of its ancestor 'A'",
+        ),
+        (  # before: accepted, and queues.parquet had two rows named (root)
+            {"more": [{"id": "(root)"}]},
+            r"queues\[2\]\.id: '\(root\)' names the tree's root, reserved",
+        ),
         (
             {"queue": {0: {"guarantee": [1, 0], "guarantee_share": [0.1, 0]}}},
             r"queues\[0\]: both 'guarantee' and 'guarantee_share' given for queue 'A'",
