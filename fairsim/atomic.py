@@ -317,14 +317,19 @@ def check_writable_dir(path: str | os.PathLike[str], *, what: str = "--out") -> 
     dest = Path(os.path.abspath(path))
     if dest.exists() and not dest.is_dir():
         raise OutputError(f"{what}: {shown!r} is an existing file, not a folder")
-    anc = dest if dest.exists() else dest.parent
+    _check_writable_ancestor(dest if dest.exists() else dest.parent, shown, what)
+    return dest
+
+
+def _check_writable_ancestor(anc: Path, shown: str, what: str) -> None:
+    """Refuse ``shown`` when the nearest existing folder at or above ``anc`` is a file or
+    cannot be written into (:class:`OutputError`, one line)."""
     while not anc.exists():
         anc = anc.parent
     if not anc.is_dir():
         raise OutputError(f"{what}: {shown!r} is below {str(anc)!r}, which is a file")
     if not os.access(anc, os.W_OK | os.X_OK):
         raise OutputError(f"{what}: cannot write into {str(anc)!r} (permission denied)")
-    return dest
 
 
 def check_output_file(
@@ -364,13 +369,7 @@ def check_output_file(
     dest = Path(os.path.abspath(path))
     if dest.is_dir():
         raise OutputError(f"{what}: {shown!r} is an existing folder, not a file")
-    anc = dest.parent
-    while not anc.exists():
-        anc = anc.parent
-    if not anc.is_dir():
-        raise OutputError(f"{what}: {shown!r} is below {str(anc)!r}, which is a file")
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise OutputError(f"{what}: cannot write into {str(anc)!r} (permission denied)")
+    _check_writable_ancestor(dest.parent, shown, what)
     for q in (Path(os.path.abspath(x)) for x in protect):
         if q == dest:
             raise OutputError(f"{what}: refusing to replace {shown!r}: it is an input")

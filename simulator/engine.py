@@ -65,7 +65,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 import simpy
@@ -606,13 +606,7 @@ class Engine:
             tick = False
             if timed:
                 # a periodic scheduler (e.g. distributed PS-DSF) also acts at its own times
-                t_tick = sched.next_wakeup(env.now)
-                try:
-                    later = t_tick > env.now
-                except TypeError:  # None, a string: not a time
-                    later = False
-                if not later:
-                    _refuse_wakeup(sched, env.now, t_tick)
+                t_tick = _next_wakeup(sched, env.now)
                 if t_tick <= now and (sched.pending() or (tick_events and t_tick == now)):
                     idle = idle + 1 if now == math.inf else 0  # no event left at all
                     tick, now = True, t_tick
@@ -798,13 +792,7 @@ class Engine:
             now = t_arr if t_arr < t_cmp else t_cmp
             tick = False
             if timed:
-                t_tick = sched.next_wakeup(env.now)
-                try:
-                    later = t_tick > env.now
-                except TypeError:  # None, a string: not a time
-                    later = False
-                if not later:
-                    _refuse_wakeup(sched, env.now, t_tick)
+                t_tick = _next_wakeup(sched, env.now)
                 if t_tick <= now and sched.pending():
                     idle = idle + 1 if now == math.inf else 0
                     tick, now = True, t_tick
@@ -1612,13 +1600,26 @@ def _not_a_placement(item: Any) -> str | None:
     return None
 
 
-def _refuse_wakeup(sched: Scheduler, now: float, t_tick: object) -> NoReturn:
-    """Raise a :class:`~fairsim.errors.PlacementError`: ``next_wakeup(now)`` returned
-    ``t_tick``, which is not a time after ``now`` (None, text, NaN, ``now`` or earlier)."""
-    raise PlacementError(
-        f"scheduler {sched.name!r}: next_wakeup({now!r}) returned {t_tick!r}, expected a time "
-        "after it (inf when no pass can help)"
-    )
+def _next_wakeup(sched: Scheduler, now: float) -> float:
+    """``sched.next_wakeup(now)``, checked: a time after ``now``.
+
+    Raises
+    ------
+    PlacementError
+        For anything else (None, text, NaN, ``now`` or earlier), naming the scheduler and the
+        value.
+    """
+    t_tick = sched.next_wakeup(now)
+    try:
+        later = t_tick > now
+    except TypeError:  # None, a string: not a time
+        later = False
+    if not later:
+        raise PlacementError(
+            f"scheduler {sched.name!r}: next_wakeup({now!r}) returned {t_tick!r}, expected a "
+            "time after it (inf when no pass can help)"
+        )
+    return t_tick
 
 
 def _refuse_malformed(sched: Scheduler, item: object, exc: BaseException | None) -> None:
