@@ -363,6 +363,10 @@ def parse_instance(data: Any) -> Instance:
 
 #: The keys of a queue object.
 QUEUE_KEYS = ("id", "parent", "weight", "guarantee", "guarantee_share", "limit", "limit_share")
+#: The deepest queue of a tree, in levels below the root (a queue at the root is at level 1).
+#: Hierarchies in use are a few levels deep; the exact H-DRF and ``yarn-fair`` walk the tree
+#: recursively, and Python's recursion limit (1,000 frames) ends a chain of some hundreds.
+MAX_QUEUE_DEPTH = 100
 #: The name of the tree's root, where users without a queue hang (``queues.parquet`` and the
 #: per-queue fairness rows of a scenario name it so): no queue may take it.
 ROOT = "(root)"
@@ -492,6 +496,8 @@ def parse_queues(
         is not a queue, a cycle, a weight that is not a positive number, a vector of the wrong
         length or with negative entries, a share above 1, a limit below the queue's own
         guarantee, a guarantee above the one of its nearest guaranteed ancestor (or the pool),
+        weights whose largest over smallest is outside float64's normal range, a queue deeper
+        than :data:`MAX_QUEUE_DEPTH`,
         the guarantees of the queues under one guaranteed ancestor (or at the top) summing above
         it, a guarantee above an ancestor's limit, a queue named :data:`ROOT`, a user's queue
         that is not declared.
@@ -543,6 +549,14 @@ def parse_queues(
         lim = _amounts(q, i, "limit", resources, pool)
         if lim is not None:
             limit[i] = lim
+    if len(ids):
+        lo, hi = int(weight.argmin()), int(weight.argmax())
+        if not weight[hi] <= weight[lo] * _HUGE:  # H-DRF divides shares by weights
+            raise InstanceError(
+                f"queues[{hi}].weight: {weight[hi]:g}, and {weight[lo]:g} for queue {ids[lo]!r}: "
+                f"a ratio outside float64's normal range (at most {_HUGE:.2g})"
+            )
+    depth = np.zeros(len(ids), dtype=int)
     for i in range(len(ids)):  # cycles: follow the parents at most len(ids) steps
         path = [i]
         k = int(parent[i])
@@ -556,6 +570,12 @@ def parse_queues(
                 break
             path.append(k)
             k = int(parent[k])
+        depth[i] = len(path)
+    for i in np.flatnonzero(depth > MAX_QUEUE_DEPTH)[:1]:  # no cycle: these are real depths
+        raise InstanceError(
+            f"queues[{i}].parent: queue {ids[i]!r} is {depth[i]} levels deep, more than the "
+            f"{MAX_QUEUE_DEPTH} fairsim handles (the solvers descend the tree recursively)"
+        )
     if pool is not None:
         _check_amounts(ids, parent, guarantee, guaranteed, limit, resources, pool)
     user_queue = np.full(len(user_queues), -1, dtype=int)

@@ -134,6 +134,16 @@ def test_nested_guarantees_and_a_user_at_the_root() -> None:
         ),
         ({"queue": {0: {"limit": [1]}}}, r"queues\[0\]\.limit: has 1 entries, expected 2"),
         ({"queue": {0: {"guarantee": [-1, 0]}}}, r"queues\[0\]\.guarantee\[0\]: -1"),
+        (  # before: IndexError: invalid index to scalar variable, in the exact H-DRF's fill
+            {"queue": {0: {"weight": 1e308}, 1: {"weight": 1e-308}}},
+            r"queues\[0\]\.weight: 1e\+308, and 1e-308 for queue 'B': a ratio outside "
+            r"float64's normal range \(at most 4.5e\+307\)",
+        ),
+        (  # before: RecursionError in the exact H-DRF (600 levels) or yarn-fair (1,500)
+            {"more": [{"id": f"Q{k}", "parent": f"Q{k - 1}" if k else "A"} for k in range(100)]},
+            r"queues\[101\]\.parent: queue 'Q99' is 101 levels deep, more than the 100 fairsim "
+            r"handles",
+        ),
     ],
 )
 def test_bad_trees_are_one_line_errors_naming_the_queue(
@@ -141,6 +151,24 @@ def test_bad_trees_are_one_line_errors_naming_the_queue(
 ) -> None:
     with pytest.raises(InstanceError, match=message):
         parse_instance(_with(**change))
+
+
+def test_a_chain_of_max_depth_solves() -> None:
+    """A chain of MAX_QUEUE_DEPTH levels is accepted and solved (the user in the deepest queue
+    gets the pool alone, 8 tasks of <0.25, 0.25> on <2, 2>)."""
+    from fairsim.schedulers.exact.instance import MAX_QUEUE_DEPTH
+
+    queues = [{"id": f"Q{k}", "parent": f"Q{k - 1}" if k else None} for k in range(MAX_QUEUE_DEPTH)]
+    data = {
+        "resources": ["cpu", "mem"],
+        "servers": [{"id": "s", "capacity": [2, 2]}],
+        "queues": queues,
+        "users": [{"id": "u", "demand": [0.25, 0.25], "queue": f"Q{MAX_QUEUE_DEPTH - 1}"}],
+    }
+    from fairsim.schedulers.exact import solve_exact
+
+    x = solve_exact("hdrf", parse_instance(data))
+    assert float(x.sum()) == pytest.approx(8.0)
 
 
 def test_queues_must_be_a_list() -> None:
