@@ -116,7 +116,9 @@ def test_classes_exclude_servers() -> None:
 
 
 def test_fairsim_run_points_to_the_experiment() -> None:
-    with pytest.raises(ConfigError, match=r"trace\.users\.0: .*'fairsim experiment psdsf'"):
+    with pytest.raises(
+        ConfigError, match=r"trace\.users\.0\.windows: .*'fairsim experiment psdsf'"
+    ):
         resolve_workload(parse_config(_cfg()))
 
 
