@@ -447,9 +447,10 @@ class Engine:
             tasks, streamed = self._recorder.close(dropped)
         except BaseException as exc:
             self._recorder.abort()
-            if isinstance(exc, Exception) and not isinstance(exc, FairsimError):
+            if isinstance(exc, Exception) and not isinstance(exc, FairsimError | AssertionError):
                 # a bug, most often in a scheduler of one's own: the traceback stays (it shows
-                # where), and says in which run and at which simulated time
+                # where), and says in which run and at which simulated time (an AssertionError,
+                # of fairsim.testing's checks or a test, names its own context)
                 exc.add_note(
                     f"fairsim: raised in the run of scheduler {self.scheduler.name!r} at "
                     f"simulated time {env.now!r} s"
