@@ -138,9 +138,14 @@ def test_numpy_integers_are_placements(preempts: bool) -> None:
 @pytest.mark.parametrize("preempts", [False, True], ids=["main loop", "preempting loop"])
 def test_an_error_of_the_schedulers_own_is_left_as_it_is(preempts: bool) -> None:
     """A ``TypeError`` raised inside ``decide()`` after well-formed placements is the
-    scheduler's own: it reaches the caller unchanged, not relabelled as a placement."""
-    with pytest.raises(TypeError, match=r"^the scheduler's own$"):
+    scheduler's own: it reaches the caller as it was, not relabelled as a placement, with a note
+    naming the run (pytest matches the message and the notes)."""
+    with pytest.raises(TypeError) as info:
         _run(Yields(preempts=preempts, raises=TypeError("the scheduler's own")))
+    assert str(info.value) == "the scheduler's own"
+    assert info.value.__notes__ == [
+        "fairsim: raised in the run of scheduler 'yields' at simulated time 0.0 s"
+    ]
 
 
 @pytest.mark.parametrize("wrapper", [QueueCounter, WaitingTasks])
