@@ -551,7 +551,7 @@ def parse_queues(
             limit[i] = lim
     if len(ids):
         lo, hi = int(weight.argmin()), int(weight.argmax())
-        if not weight[hi] <= weight[lo] * _HUGE:  # H-DRF divides shares by weights
+        if not weight[hi] / _HUGE <= weight[lo]:  # H-DRF divides shares by weights
             raise InstanceError(
                 f"queues[{hi}].weight: {weight[hi]:g}, and {weight[lo]:g} for queue {ids[lo]!r}: "
                 f"a ratio outside float64's normal range (at most {_HUGE:.2g})"
