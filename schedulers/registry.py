@@ -440,7 +440,7 @@ def registrations(*, plugins: bool = True) -> tuple[Registration, ...]:
     if plugins:
         rows += _REGISTERED.values()
         for name, eps in _entry_points().items():
-            if name not in _BUILTIN and name not in _REGISTERED:
+            if name not in _REGISTERED and _builtin_clash(name) is None:
                 rows.append(
                     Registration(
                         name, _LOADED.get(name), origin=_origin(eps[0]), entry_point=eps[0]
@@ -484,7 +484,9 @@ def _class_of(name: str) -> type[Scheduler]:
         For an unknown name (suggesting the closest known one).
     RegistryError
         If the name is defined twice (by two entry points, or by an entry point and fairsim or
-        :func:`register_scheduler`), or its entry point cannot be loaded.
+        :func:`register_scheduler`), its entry point cannot be loaded, or an entry point's name
+        is a short name of a built-in (``slots-14``) or differs from a built-in's only by case
+        (``DRF``): the names :func:`register_scheduler` refuses.
     """
     eps = _entry_points().get(name, [])
     sources = [_BUILTIN.get(name), _REGISTERED.get(name)]
@@ -498,6 +500,10 @@ def _class_of(name: str) -> type[Scheduler]:
     if found:
         return found[0].cls  # type: ignore[return-value]
     if eps:
+        clash = _builtin_clash(name)
+        if clash is not None:
+            # a built-in alias (slots-14) or a case variant (DRF): the plug-in would shadow it
+            raise RegistryError(f"scheduler {name!r}: the {_origin(eps[0])} is refused: {clash}")
         return _load(eps[0])
     raise ConfigError(_unknown(name))
 
