@@ -267,7 +267,8 @@ def run_experiment(
     Raises
     ------
     fairsim.errors.ConfigError
-        For ``seeds < 1``, or neither ``shared`` nor ``tasks``.
+        For ``seeds < 1``, neither ``shared`` nor ``tasks``, or a ``shared`` without the
+        sample.
     """
     shared, quick, jobs, progress = options.shared, options.quick, options.jobs, options.progress
     if tasks is None:
@@ -308,15 +309,23 @@ def run_experiment(
 
 def converted_tasks(shared: Path, *, cache_dir: str | None = None) -> Path:
     """The v2018 sample of ``shared`` converted once (cached in ``cache_dir``, by default the
-    trace cache, :func:`fairsim.scenario.trace_cache.default_cache_dir`): its ``tasks.parquet``."""
+    trace cache, :func:`fairsim.scenario.trace_cache.default_cache_dir`): its ``tasks.parquet``.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        If ``shared`` has no ``traces/alibaba-2018/spar-derived`` folder.
+    """
     from fairsim.scenario.config import AlibabaTrace
     from fairsim.scenario.trace_cache import converted_alibaba
 
-    trace = AlibabaTrace(
-        format="alibaba-2018-spar",
-        path=str(Path(shared) / "traces" / "alibaba-2018" / "spar-derived"),
-        cache_dir=cache_dir,
-    )
+    sample = Path(shared) / "traces" / "alibaba-2018" / "spar-derived"
+    if not sample.is_dir():
+        raise ConfigError(
+            f"lmm-mms: shared: {str(shared)!r} has no traces/alibaba-2018/spar-derived (the "
+            "experiment's Alibaba 2018 sample; give the folder that holds traces/)"
+        )
+    trace = AlibabaTrace(format="alibaba-2018-spar", path=str(sample), cache_dir=cache_dir)
     return converted_alibaba(trace, None) / "tasks.parquet"
 
 

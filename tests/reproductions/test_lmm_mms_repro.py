@@ -203,3 +203,12 @@ def test_quick_reproduction_two_seeds(tmp_path: Path) -> None:
     assert tr.verdict == "n/a"
     for name in ("fig2", "fig3", "fig4", "fig5", "fig6"):
         assert (out / f"{name}.png").stat().st_size > 10_000
+
+
+def test_shared_without_the_sample_is_refused_naming_shared(tmp_path: Path) -> None:
+    # before: "trace.path: '.../traces/alibaba-2018/spar-derived' is not a directory", a field
+    # the user never wrote
+    from fairsim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^lmm-mms: shared: '.*' has no traces/alibaba-2018/"):
+        repro.converted_tasks(tmp_path)
