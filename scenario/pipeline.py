@@ -52,7 +52,6 @@ from fairsim.scenario.workload import (
     user_weights,
 )
 from fairsim.schedulers.exact.instance import QueueTree
-from fairsim.schedulers.kueue_fair import KueueFair
 from fairsim.schedulers.registry import SchedulerSpec, make_scheduler, resolve
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
@@ -408,7 +407,7 @@ class Scenario:
         self.check_gate_preemption(specs)
         if self.queues is not None and cfg.leaves is not None:
             check_cluster_queues(
-                cfg.leaves, self.queues, [s.label for s in specs if issubclass(s.cls, KueueFair)]
+                cfg.leaves, self.queues, [s.label for s in specs if s.cls.leaf_queues_only]
             )
         for spec in specs:
             name = spec.label

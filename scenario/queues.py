@@ -143,15 +143,18 @@ class QueueTaskSource(WrappedTaskSource):
 
 def check_cluster_queues(rule: LeafRule, tree: QueueTree, labels: list[str]) -> None:
     """Refuse a leaf rule that puts users in a queue with children, for a scheduler whose
-    queues with children hold no users (``kueue-fair``: only a leaf queue is a ClusterQueue,
-    a queue with children is a cohort, and a cohort has no workloads of its own).
+    queues with children hold no users: one whose class declares
+    :attr:`~fairsim.simulator.scheduler.Scheduler.leaf_queues_only` (``kueue-fair``: only a
+    leaf queue is a ClusterQueue, a queue with children is a cohort, and a cohort has no
+    workloads of its own).
 
     Parameters
     ----------
     rule : LeafRule
     tree : QueueTree
     labels : list of str
-        The labels of the scenario's schedulers of that kind (nothing is checked when empty).
+        The labels of the scenario's schedulers of that kind (nothing is checked when empty);
+        the error names the first.
 
     Raises
     ------

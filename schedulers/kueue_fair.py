@@ -226,6 +226,7 @@ class KueueFair(PlaceableOncePerDemand):
     name = "kueue-fair"
     mechanism = "hdrf"  # fairness over time is measured against exact H-DRF on the same tree
     preempts = True
+    leaf_queues_only = True  # only a leaf queue is a ClusterQueue; a cohort holds no workloads
     #: with a preemption policy on, an instance is not work conserving (``__init__``)
     work_conserving = True
     fifo_within_user = False  # BestEffortFIFO: a later task passes a head that cannot be admitted

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
@@ -180,6 +180,13 @@ class Scheduler:
         runs its preempting event loop, and the run records evictions (``evictions`` in
         ``tasks.parquet``, ``evictions.parquet``, ``preemption`` and ``preemption_loops`` in
         ``summary.json``; docs/preemption.md).
+    leaf_queues_only : bool
+        Default False: in a scenario with a queue tree (docs/queues.md), the leaf rule may put
+        users in a queue with children. True: the scheduler serves only the users of leaf queues
+        and of the root (``kueue-fair``: only a leaf queue is a ClusterQueue, a queue with
+        children is a cohort with no workloads of its own), and the scenario refuses, before any
+        run, a leaf rule that puts users or a tier in a queue with children
+        (:func:`fairsim.scenario.queues.check_cluster_queues`). Read from the class.
     """
 
     name: str = "scheduler"
@@ -188,6 +195,7 @@ class Scheduler:
     lowest_share_first: bool = True
     fifo_within_user: bool = True
     preempts: bool = False
+    leaf_queues_only: ClassVar[bool] = False
     #: A timed scheduler (:meth:`next_wakeup`) whose tick must also come when an arrival or a
     #: completion falls on the tick's time while no task waits (``dynamic-drf``: a period starts
     #: with new tasks). Default False: ticks only while tasks wait.

@@ -1,8 +1,10 @@
 """kueue-fair with users in a queue with children (a cohort, which holds no workloads in
-Kueue): refused before any run in one line (a ``KeyError: 0`` from ``KueueFair._cq`` before)."""
+Kueue): refused before any run in one line (a ``KeyError: 0`` from ``KueueFair._cq`` before).
+Any scheduler class that declares ``leaf_queues_only = True`` gets the same check."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,9 @@ import fairsim
 from fairsim.errors import ConfigError
 from fairsim.scenario.config import LeafRule
 from fairsim.scenario.queues import check_cluster_queues
+from fairsim.schedulers.drfh import FirstFitDRFH
 from fairsim.schedulers.exact.instance import parse_queues
+from fairsim.schedulers.registry import unregister_scheduler
 
 QUEUES = [{"id": "P"}, {"id": "C", "parent": "P"}]
 
@@ -66,4 +70,34 @@ def test_a_tier_in_a_queue_with_children_is_refused() -> None:
 
 def test_users_in_leaves_and_at_the_root_run() -> None:
     r = fairsim.simulate(_config({"by": "user", "users": {"b": "C"}}))["kueue-fair"]
+    assert r.summary["tasks_completed"] == 4
+
+
+class LeafOnly(FirstFitDRFH):
+    """A plug-in that, as kueue-fair, serves only the users of leaf queues and of the root."""
+
+    name = "leaf-only"
+    leaf_queues_only = True
+
+
+@pytest.fixture
+def leaf_only() -> Iterator[None]:
+    fairsim.register_scheduler("leaf-only")(LeafOnly)
+    try:
+        yield
+    finally:
+        unregister_scheduler("leaf-only")
+
+
+def test_a_plugin_declaring_leaf_queues_only_gets_the_check(
+    tmp_path: Path, leaf_only: None
+) -> None:
+    cfg = {**_config({"by": "user", "users": {"a": "P"}}), "schedulers": ["hdrf", "leaf-only"]}
+    with pytest.raises(ConfigError) as err:
+        fairsim.simulate(cfg, out=tmp_path / "out")
+    assert str(err.value).startswith("leaf-only: leaves.users: a: queue 'P' has children")
+    assert not (tmp_path / "out" / "hdrf").exists()  # refused before any run
+    # the base class's default: a scheduler that does not declare it runs with users in 'P'
+    assert not fairsim.Scheduler.leaf_queues_only and not FirstFitDRFH.leaf_queues_only
+    r = fairsim.simulate({**cfg, "schedulers": ["hdrf", "ff-drfh"]})["ff-drfh"]
     assert r.summary["tasks_completed"] == 4
