@@ -60,7 +60,7 @@ from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.preemption import LoopRule
 from fairsim.simulator.recording import TASK_TABLE_BYTES, in_memory_estimate
 from fairsim.simulator.replay import RecordedRuns, ReplayScheduler
-from fairsim.simulator.scheduler import Scheduler
+from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
 from fairsim.simulator.workload import TaskSource
 
 if TYPE_CHECKING:  # imported when used: the exact solvers (scipy.optimize) only with fairness
@@ -404,25 +404,16 @@ class Scenario:
         if names is not None:  # a config label, else any registered name or alias
             by_label = {spec.label: spec for spec in specs}
             specs = [by_label.get(n) or resolve(n) for n in names]
-        self.check_gate_preemption(specs)
+        # the runs whose schedulers the gate check built (each scheduler is built once)
+        opened = self.check_gate_preemption(specs, build)
         if self.queues is not None and cfg.leaves is not None:
             check_cluster_queues(
                 cfg.leaves, self.queues, [s.label for s in specs if s.cls.leaf_queues_only]
             )
-        for spec in specs:
+        for i, spec in enumerate(specs):
             name = spec.label
-            run = SchedulerRun(
-                spec,
-                self,
-                self.open_source(),
-                self.workload.gate(),
-                self.constraint_index() if self.constraint_index is not None else None,
-            )
-            run.scheduler = build(run)
-            if run.gate is not None and run.scheduler.preempts:
-                # check_gate_preemption let it through: this instance never evicts, so it runs
-                # in the engine's ordinary event loop, the one that has the job gate
-                run.scheduler.preempts = False
+            run = opened.pop(i) if i in opened else self.open_run(spec, build)
+            assert run.scheduler is not None  # set by open_run
             run.fairness = self.fairness_probe(run)
             sample = hooks.on_sample
             run.result = run_scheduler(
@@ -455,21 +446,60 @@ class Scenario:
             )
             yield run
 
-    def check_gate_preemption(self, specs: list[SchedulerSpec]) -> None:
+    def open_run(
+        self, spec: SchedulerSpec, build: Callable[[SchedulerRun], Scheduler] | None = None
+    ) -> SchedulerRun:
+        """A new run of ``spec`` on this scenario: a fresh task stream, job gate and constraint
+        index, and its scheduler, built once by ``build(run)`` (default
+        :func:`default_scheduler`; :meth:`runs` passes :attr:`Hooks.scheduler` when set).
+
+        Returns
+        -------
+        SchedulerRun
+            With ``scheduler`` set, not yet run.
+        """
+        run = SchedulerRun(
+            spec,
+            self,
+            self.open_source(),
+            self.workload.gate(),
+            self.constraint_index() if self.constraint_index is not None else None,
+        )
+        run.scheduler = (build or default_scheduler)(run)
+        return run
+
+    def check_gate_preemption(
+        self,
+        specs: list[SchedulerSpec],
+        build: Callable[[SchedulerRun], Scheduler] | None = None,
+    ) -> dict[int, SchedulerRun]:
         """Refuse, before any run, a scheduler that may evict tasks in a scenario with a job
-        gate (the engine's preempting event loop has none).
+        gate (the engine's preempting event loop has none); the one place that decides which
+        loop such a scheduler runs in.
 
         A scheduler class that declares ``preempts`` and an ``evicts`` property (``yarn-fair``,
         ``kueue-fair``) is accepted when its parameters never let it evict (``yarn-fair``'s
         preemption timeouts both infinite, ``kueue-fair``'s ``within_cluster_queue`` and
         ``reclaim_within_cohort`` finding no candidate); it then runs in the engine's ordinary
-        event loop and records no evictions. Any other class that declares ``preempts`` is
-        refused.
+        event loop (its run's scheduler gets ``preempts = False``) and records no evictions.
+        Any other class that declares ``preempts`` is refused. To ask ``evicts``, the check
+        opens the run of such a scheduler (:meth:`open_run`, with ``build``) and reads it from
+        the instance that will run, through the wrappers a hook puts around it
+        (:class:`~fairsim.simulator.scheduler.DelegatingScheduler`; a wrapper that hides it
+        counts as evicting); it returns that run, so each scheduler is built once.
 
         Parameters
         ----------
         specs : list of SchedulerSpec
             The schedulers about to run.
+        build : callable, optional
+            ``build(run) -> Scheduler`` (:meth:`open_run`).
+
+        Returns
+        -------
+        dict of int to SchedulerRun
+            The runs opened to ask ``evicts``, by index in ``specs``, to be run as they are
+            (empty without a job gate).
 
         Raises
         ------
@@ -478,7 +508,7 @@ class Scenario:
         """
         gate = self.workload.gate()
         if gate is None:
-            return
+            return {}
         parts = [
             what
             for what, on in (
@@ -489,11 +519,18 @@ class Scenario:
             if on
         ]
         what = " and ".join(parts) if parts else "trace.job_run_s"
-        for spec in specs:
+        opened: dict[int, SchedulerRun] = {}
+        for i, spec in enumerate(specs):
             if not spec.cls.preempts or issubclass(spec.cls, ReplayScheduler):
                 continue
             if getattr(spec.cls, "evicts", None) is not None:
-                if not make_scheduler(spec).evicts:  # type: ignore[attr-defined]
+                run = self.open_run(spec, build)
+                assert run.scheduler is not None  # set by open_run
+                if not _evicts(run.scheduler, spec.cls):
+                    # this instance never evicts: it runs in the engine's ordinary event loop,
+                    # the one that has the job gate
+                    run.scheduler.preempts = False
+                    opened[i] = run
                     continue
                 why = "its parameters turn preemption on"
             else:
@@ -502,6 +539,7 @@ class Scenario:
                 f"schedulers: {spec.label!r} may evict tasks ({why}), which is not supported "
                 f"with a job gate ({what}); turn its preemption off or remove the gate"
             )
+        return opened
 
     def loop_rule(self) -> LoopRule | None:
         """The preemption-loop rule of ``collect.preemption_loops`` (None: the engine's
@@ -554,6 +592,16 @@ class Scenario:
         if run.fairness is not None:
             out.update(run.fairness.queue_tables())
         return out
+
+
+def _evicts(scheduler: Scheduler, cls: type[Scheduler]) -> bool:
+    """The ``evicts`` of a run's scheduler: of its instance of ``cls``, found through the
+    :class:`~fairsim.simulator.scheduler.DelegatingScheduler` wrappers a hook may put around it;
+    True when what the hook returned does not say."""
+    inner = scheduler
+    while not isinstance(inner, cls) and isinstance(inner, DelegatingScheduler):
+        inner = inner.inner
+    return bool(getattr(inner, "evicts", True))
 
 
 def _queued(

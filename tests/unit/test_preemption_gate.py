@@ -1,9 +1,10 @@
 """A scheduler that may preempt and a job gate (DAG parents, repetitions, a job queue): refused
 before any run when its parameters let it evict, run in the ordinary event loop when they do not
-(``Scenario.check_gate_preemption``)."""
+(``Scenario.check_gate_preemption``); each scheduler is built once per run either way."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,11 @@ import pytest
 
 import fairsim
 from fairsim.errors import ConfigError
+from fairsim.scenario.config import parse_config
+from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler, prepare_scenario
+from fairsim.schedulers.kueue_fair import KueueFair
+from fairsim.schedulers.yarn_fair import YarnFair
+from fairsim.simulator.scheduler import DelegatingScheduler, Scheduler
 
 
 def _config(*schedulers: Any) -> dict[str, Any]:
@@ -55,3 +61,51 @@ def test_a_scheduler_that_may_evict_is_refused_before_any_run(
         "remove the gate"
     )
     assert not (tmp_path / "out" / "ff-drfh").exists()  # nothing was simulated
+
+
+def _count_builds(monkeypatch: pytest.MonkeyPatch, cls: type[Scheduler], built: list[str]) -> None:
+    """Record every construction of ``cls`` (the registry reads the wrapped signature)."""
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def counted(self: Scheduler, *args: Any, **kwargs: Any) -> None:
+        built.append(cls.__name__)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "__init__", counted)
+
+
+@pytest.mark.parametrize("gate", [True, False])
+def test_each_scheduler_is_built_once_per_run(monkeypatch: pytest.MonkeyPatch, gate: bool) -> None:
+    built: list[str] = []
+    for cls in (YarnFair, KueueFair):
+        _count_builds(monkeypatch, cls, built)
+    cfg = _config("ff-drfh", "yarn-fair", "kueue-fair")
+    if not gate:
+        cfg["trace"] = {k: v for k, v in cfg["trace"].items() if k != "repetitions"}
+    results = fairsim.simulate(cfg)
+    assert sorted(built) == ["KueueFair", "YarnFair"]
+    # with the gate, the ordinary event loop (no eviction record); without, the preempting one
+    assert all(("preemption" in results[n].summary) != gate for n in ("yarn-fair", "kueue-fair"))
+
+
+class _Wrapped(DelegatingScheduler):
+    """A hook's measurement wrapper: hides the wrapped scheduler's ``evicts``."""
+
+
+def test_a_hook_wrapper_is_looked_through() -> None:
+    """The gate check reads ``evicts`` from the instance that runs, inside a hook's wrapper."""
+    seen: list[Scheduler] = []
+
+    def wrap(run: SchedulerRun) -> Scheduler:
+        seen.append(_Wrapped(default_scheduler(run)))
+        return seen[-1]
+
+    ok = prepare_scenario(parse_config(_config("yarn-fair")), hooks=Hooks(scheduler=wrap))
+    (run,) = ok.runs()
+    assert run.scheduler is seen[0] and not run.scheduler.preempts  # the ordinary loop
+    assert run.result is not None and run.result.preemption is None
+    evicting = {"name": "yarn-fair", "fair_share_preemption_timeout_s": 30}
+    bad = prepare_scenario(parse_config(_config(evicting)), hooks=Hooks(scheduler=wrap))
+    with pytest.raises(ConfigError, match=r"may evict tasks \(its parameters turn preemption on"):
+        next(bad.runs())
