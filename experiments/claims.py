@@ -2,8 +2,9 @@
 the rule that decides the verdict, and the claim's kind.
 
 Every reproduction (:mod:`fairsim.experiments.reproductions`) builds a list of :class:`Claim`
-records from its ``paper.py``'s :class:`Statement` records, writes them to ``claims.json`` beside
-``report.md`` (:func:`write_claims`) and generates the report's table of statements from that list
+records from its ``paper.py``'s :class:`Statement` records (read from its ``statements.md`` by
+:func:`load_statements`), writes them to ``claims.json`` beside ``report.md``
+(:func:`write_claims`) and generates the report's table of statements from that list
 (:func:`claims_markdown`). The estimates (:func:`across_seeds`, :func:`bootstrap_units`,
 :func:`spearman_trend`), the rules (:func:`agrees`, :func:`agrees_range`, :func:`exceeds`,
 :func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`one_reading`, :func:`deterministic`,
@@ -38,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from fairsim.atomic import json_text, write_text
 from fairsim.errors import ConfigError
-from fairsim.experiments.kit import UNITS, Spec, interval, number, table
+from fairsim.experiments.kit import UNITS, Spec, Template, interval, number, table
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +163,55 @@ class Statement:
         """The claim's ``statement`` (:meth:`format`; :attr:`text` as it is without fields) and
         ``source``: the first two arguments of every rule."""
         return (self.format(**fields) if fields else self.text), self.source
+
+
+def load_statements(path: str | os.PathLike[str]) -> tuple[Statement, ...]:
+    """The statements a reproduction checks, read from its ``statements.md``.
+
+    The file holds a paper's :class:`Statement` records in the report's order, in the blocks of
+    a :class:`~fairsim.experiments.kit.Template`: a line ``<!-- key -->`` starts the statement
+    ``key``, and its next lines are, one line each, the statement's text (its ``{fields}`` kept
+    as they are), where the paper makes it, and the paper's words (a block of two lines: no
+    quote). Text before the first block is a comment; a block whose name starts with ``text.``
+    is prose the paper's modules read themselves (:attr:`Template.blocks
+    <fairsim.experiments.kit.Template.blocks>`), not a statement.
+
+    Parameters
+    ----------
+    path : path-like
+        The ``statements.md`` file.
+
+    Returns
+    -------
+    tuple of Statement
+        In the file's order.
+
+    Raises
+    ------
+    fairsim.errors.ConfigError
+        One line naming the file and the block: a block that is not two or three non-empty
+        lines, a key given twice, or a file without statements.
+    OSError
+        When the file cannot be read.
+    """
+    template = Template(path)
+    for key, n in Counter(template.names).items():
+        if n > 1:
+            raise ConfigError(f"{path}: block {key}: the key is given {n} times")
+    out = []
+    for key, body in template.blocks.items():
+        if key.startswith("text."):
+            continue
+        lines = body.split("\n")
+        if not 2 <= len(lines) <= 3 or not all(x.strip() for x in lines):
+            raise ConfigError(
+                f"{path}: block {key}: expected 2 or 3 non-empty lines (text, source, quote), "
+                f"got {len(lines)} lines"
+            )
+        out.append(Statement(key, *lines))
+    if not out:
+        raise ConfigError(f"{path}: no statements (a line '<!-- key -->' starts each)")
+    return tuple(out)
 
 
 class Claim(BaseModel):

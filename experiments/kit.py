@@ -215,7 +215,10 @@ class Template:
     Attributes
     ----------
     blocks : dict of str to str
-        Every block's text, by name, its lines joined by ``"\n"``.
+        Every block's text, by name, its lines joined by ``"\n"`` (of a name given twice, the
+        last block).
+    names : list of str
+        The blocks' names in the file's order, a name given twice listed twice.
 
     Raises
     ------
@@ -227,6 +230,7 @@ class Template:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         parts = self._MARK.split(Path(path).read_text())[1:]  # name, text, name, text, ...
+        self.names: list[str] = parts[::2]
         self.blocks = {
             k: v.removesuffix("\n") for k, v in zip(parts[::2], parts[1::2], strict=True)
         }

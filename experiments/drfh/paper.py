@@ -8,10 +8,11 @@ All utilisation and share values are fractions in [0, 1]; times are in seconds.
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from fairsim.experiments.claims import Printed, Statement
+from fairsim.experiments.claims import Printed, load_statements
 
 #: The model tolerance of every DRFH claim that compares with a number the paper prints (a share,
 #: in [0, 1]): 1 pp, added to the paper's printed precision (``docs/drfh-google.md`` says why).
@@ -163,139 +164,10 @@ FIG4_BOUND_WHY: Final = (
 
 # --------------------------------------------------------------------------- statements
 
-#: The statements the reproduction checks, in the report's order (fields in braces are filled
-#: per slot count, phase, user or scheduler), and what Fig. 5 shows (``fig5``, the report's
-#: "Paper:" line).
-STATEMENTS: Final = (
-    Statement(
-        "table2",
-        "Table II: Slots with {slots} slots, mean {resource} utilisation",
-        "Sec. VI, Table II",
-    ),
-    Statement(
-        "table2_peak16",
-        "Table II: CPU utilisation peaks at 16 slots (and falls at 20)",
-        "Sec. VI, Table II",
-        "TABLE II [...] Number of Slots | CPU Utilization: "
-        + "; ".join(f"{k} per maximum server | {v[0].text}%" for k, v in TABLE_II.items()),
-    ),
-    Statement(
-        "table2_best14",
-        "Table II: 14 slots give the highest utilisation",
-        "Sec. VI, Table II",
-        "dividing the maximum server [...] into 14 slots leads to the highest overall utilization",
-    ),
-    Statement(
-        "fig4",
-        "Fig. 4, {phase}: {user}'s {resource} share",
-        "Sec. VI, Fig. 4 ('Dynamic allocation')",
-        "it is allocated 40% CPU share and 62% memory share; both users receive 44% global "
-        "dominant share; the same global dominant share of 26% to all three users",
-    ),
-    Statement(
-        "fig4_deficit",
-        "Fig. 4: Best-Fit DRFH precisely achieves the DRFH allocation at all times (largest "
-        "deficit of a user's dominant share to the DRFH allocation restricted to whole tasks, "
-        "every phase)",
-        "Sec. VI, Fig. 4 ('Dynamic allocation')",
-        "the Best-Fit DRFH algorithm precisely achieves the DRFH allocation at all times",
-    ),
-    Statement(
-        "fig4_two_users",
-        "Fig. 4, after user 1 departs: users 2 and 3 receive the same dominant share (largest "
-        "spread while both have tasks waiting)",
-        "Sec. VI, Fig. 4 ('Dynamic allocation')",
-        "After that, only users 2 and 3 share the system, each receiving the same share on their "
-        "global dominant resources.",
-    ),
-    Statement(
-        "fig5",
-        "DRFH (FF and BF) utilisation well above Slots; Best-Fit uniformly above First-Fit",
-        "Sec. VI, Fig. 5",
-    ),
-    Statement(
-        "fig5_bf_ff",
-        "Fig. 5: Best-Fit DRFH's utilisation at or above First-Fit DRFH's at all times",
-        "Sec. VI, Fig. 5",
-        "Best-Fit DRFH leads to uniformly higher resource utilization than the First-Fit "
-        "alternative at all times",
-    ),
-    Statement(
-        "fig5_above_slots",
-        "Fig. 5: {scheduler}'s utilisation well above Slots' (\"significantly outperform\")",
-        "Sec. VI, Fig. 5",
-        "the two DRFH implementations significantly outperform the traditional Slots scheduler",
-    ),
-    Statement(
-        "fig6a",
-        "Fig. 6a: Best-Fit DRFH's JCT CDF at or above Slots' (shorter job completion times)",
-        "Sec. VI, Fig. 6a",
-        "The high resource utilization of Best-Fit DRFH naturally translates to shorter job "
-        "completion times shown in Fig. 6a, where the CDFs of job completion times for both "
-        "Best-Fit DRFH and Slots scheduler are depicted.",
-    ),
-    Statement(
-        "fig6_small",
-        "Fig. 6b: no JCT improvement for small jobs (1-50 tasks)",
-        "Sec. VI, Fig. 6b",
-        "DRFH shows no improvement over Slots scheduler for small jobs",
-    ),
-    Statement(
-        "fig6_large",
-        "Fig. 6b: a significant JCT reduction for jobs of more than 50 tasks",
-        "Sec. VI, Fig. 6b",
-        "a significant completion time reduction has been observed for those containing more tasks",
-    ),
-    Statement(
-        "fig6_trend",
-        "Fig. 6b: the larger the job, the larger the JCT reduction",
-        "Sec. VI, Fig. 6b",
-        "Generally, the larger the job is, the more improvement one may expect.",
-    ),
-    Statement(
-        "fig7_full",
-        "Fig. 7: users with every task completed under BF-DRFH but not under Slots",
-        "Sec. VI, Fig. 7 (text says 'Fig. 8')",
-        "Around 20% users have all their tasks completed under Best-Fit DRFH but do not under "
-        "Slots.",
-    ),
-    Statement(
-        "fig7_higher",
-        "Fig. 7: higher task completion ratio under BF-DRFH for almost all users",
-        "Sec. VI, Fig. 7 (text says 'Fig. 8')",
-        "Best-Fit DRFH leads to higher task completion ratio for almost all users",
-    ),
-    Statement(
-        "fig8_most",
-        "Fig. 8: most users finish more of their tasks in the shared cloud than in their "
-        "dedicated one",
-        "Sec. VI, Fig. 8 ('Sharing incentive')",
-        "it benefits most of them by pooling their DCs together",
-    ),
-    Statement(
-        "fig8_worse",
-        "Fig. 8: users with fewer tasks finished in the shared cloud",
-        "Sec. VI, Fig. 8 ('Sharing incentive')",
-        "only 2% users see fewer tasks finished in the shared environment",
-    ),
-    Statement(
-        "fig8_slightly",
-        "Fig. 8: their completion ratio decreases only slightly",
-        "Sec. VI, Fig. 8 ('Sharing incentive')",
-        "the task completion ratio decreases only slightly",
-    ),
-    # our measures and check of fairness over time (the paper gives no such number)
-    Statement(
-        "fairness",
-        "Google trace: {scheduler}'s time-averaged {what}",
-        "Sec. VI, the runs of Figs. 5-7 (the paper gives no such number)",
-    ),
-    Statement(
-        "fairness_same",
-        "Collecting fairness does not change a schedule: the fairness runs' tasks.parquet equal "
-        "those of the main runs",
-        "— (ours)",
-    ),
-)
+#: The statements the reproduction checks (``statements.md`` beside this module,
+#: :func:`~fairsim.experiments.claims.load_statements`), in the report's order (fields in braces
+#: are filled per slot count, phase, user or scheduler), and what Fig. 5 shows (``fig5``, the
+#: report's "Paper:" line).
+STATEMENTS: Final = load_statements(Path(__file__).with_name("statements.md"))
 #: The statements by key.
 BY_KEY: Final = MappingProxyType({s.key: s for s in STATEMENTS})

@@ -9,10 +9,11 @@ are in seconds.
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from fairsim.experiments.claims import Printed, Statement
+from fairsim.experiments.claims import Printed, load_statements
 
 #: The paper's names of the mechanisms.
 LABELS: Final = MappingProxyType({"psdsf": "PS-DSF", "tsf": "TSF", "c-drfh": "C-DRFH"})
@@ -64,73 +65,12 @@ SETTLE_S: Final = 10.0
 #: Utilisation at or above which a resource is "fully utilized" (Section V). Ours.
 FULL: Final = 0.95
 
-#: The statements the reproduction checks, in the report's order (fields in braces are filled
-#: per user, class or resource). Section V, Fig. 6 text: "For the PS-DSF, we start with an
-#: initial allocation and update the allocation every second according to the servers'
+#: The statements the reproduction checks (``statements.md`` beside this module,
+#: :func:`~fairsim.experiments.claims.load_statements`), in the report's order (fields in braces
+#: are filled per user, class or resource). Section V, Fig. 6 text: "For the PS-DSF, we start
+#: with an initial allocation and update the allocation every second according to the servers'
 #: procedure [...]. For TSF and C-DRFH mechanisms we precisely find these allocations every
 #: second."
-STATEMENTS: Final = (
-    Statement(
-        "table4_psdsf",
-        "Table IV, PS-DSF: user {user} runs {tasks:g} tasks on {classes}",
-        "Table IV",
-    ),
-    Statement(
-        "table4_exact",
-        "Table IV, {mech}: the exact allocation on the instance recovered from Table III gives "
-        "every determined cell (users 1 and 2 on A and B together, on C, on D; users 3 and 4 on "
-        "C, on D; worst cell)",
-        "Table IV",
-    ),
-    Statement(
-        "table4_split",
-        "Table IV: under PS-DSF and TSF, classes A and B go to users 1 and 2, classes C and D to "
-        "users 3 and 4 (tasks of users 1 and 2 on classes C and D)",
-        "Section V, Table IV",
-        "Under both allocations the servers of the first two classes (the second two classes "
-        "respectively) are allocated to the first (the last) two users.",
-    ),
-    Statement(
-        "fig6_greater",
-        "Fig. 6: PS-DSF's CPU utilisation of class {cls} is greater than TSF's and C-DRFH's "
-        "(mean over (0, 300) s; TSF and C-DRFH exact every second, as in the paper)",
-        "Section V, Fig. 6",
-        "It can be observed that the PS-DSF allocation mechanism results in greater utilization "
-        "compared to the two other mechanisms in this example.",
-    ),
-    Statement(
-        "fig6_away",
-        "Fig. 6 while user 4 is away ((100, 250) s): PS-DSF's CPU utilisation of class {cls} is "
-        "greater than TSF's and C-DRFH's (steady state of the phase; TSF and C-DRFH exact)",
-        "Section V, Fig. 6",
-        "It can be observed that the PS-DSF allocation mechanism results in greater utilization "
-        "compared to the two other mechanisms in this example.",
-    ),
-    Statement(
-        "fig6_converges",
-        "Fig. 6: distributed PS-DSF promptly converges when the set of active users changes "
-        "(slowest change)",
-        "Section V, Fig. 6",
-        "the distributed version of the PS-DSF allocation algorithm promptly converges when "
-        "changes occur in the set of active users.",
-    ),
-    Statement(
-        "fully_used",
-        "Section V: {what} is fully utilized under every mechanism (PS-DSF online; TSF and C-DRFH "
-        "exact, as in the paper)",
-        "Section V, Fig. 6 text",
-        "The CPU on the first two classes of servers and also the memory on all servers are fully "
-        "utilized under any of the allocation mechanisms",
-    ),
-    Statement(
-        "not_full_cd",
-        "Section V: the CPU of classes C and D, the resource the sentence leaves out, is not fully "
-        "utilized under every mechanism (lowest steady state over mechanisms, phases and the two "
-        "classes; PS-DSF online, TSF and C-DRFH exact)",
-        "Section V, Fig. 6 text",
-        "The CPU on the first two classes of servers and also the memory on all servers are fully "
-        "utilized under any of the allocation mechanisms",
-    ),
-)
+STATEMENTS: Final = load_statements(Path(__file__).with_name("statements.md"))
 #: The statements by key.
 BY_KEY: Final = MappingProxyType({s.key: s for s in STATEMENTS})

@@ -55,7 +55,7 @@ def test_every_package_has_the_common_shape() -> None:
     for spec in REPRODUCTIONS.values():
         folder = root / spec.package.rsplit(".", 1)[-1]
         parts = ("paper.py", "experiment.py", "claims.py", "figures.py", "report.py")
-        for part in (*parts, "report_template.md"):
+        for part in (*parts, "report_template.md", "statements.md"):
             assert (folder / part).is_file(), folder / part
         paper = importlib.import_module(f"{spec.package}.paper")
         assert paper.STATEMENTS and all(isinstance(s, Statement) for s in paper.STATEMENTS)
