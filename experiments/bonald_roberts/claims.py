@@ -46,10 +46,7 @@ _ST = paper.BY_KEY
 _DETERMINISTIC = "deterministic (truncated Markov chain, no seed): zero-width interval"
 _BOUNDS = "truncation-error bounds"
 #: Our packet runs against the paper's (Section 4.4).
-_SHORTER = (
-    "shorter than the paper's (flows of mean 1,000 packets and 10,000 arrivals against 20,000 "
-    "and 1e5)"
-)
+_SHORTER = paper.TEXT["text.shorter"]
 
 
 def _noted(claim: Claim, note: str) -> list[Claim]:

@@ -18,6 +18,10 @@ from types import MappingProxyType
 from typing import Final
 
 from fairsim.experiments.claims import load_statements
+from fairsim.experiments.kit import Template
+
+#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose quoted.
+TEXT: Final = MappingProxyType(Template(Path(__file__).with_name("statements.md")).blocks)
 
 #: The statements the reproduction checks, in the report's order (Sections 4.3-4.4), from
 #: ``statements.md`` beside this module (:func:`~fairsim.experiments.claims.load_statements`).

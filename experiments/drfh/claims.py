@@ -37,14 +37,7 @@ from fairsim.scenario.reporting.plotting import scheduler_label
 #: (measured, not judged).
 FAIRNESS_CLAIMED = ("max_deficit", "jain_entitlement", "jain_index")
 #: Table II's CPU column at 10-14 slots is where the slot model was fitted.
-CALIBRATION = (
-    "calibration: the slot model (a task takes ceil(max_r d_r·S) slots, a server holds "
-    "floor((min_r c_r + 0.0012)·S)) and the pool's values (Table I as published) were chosen "
-    "among the variants measured in docs/drfh-google.md (Table II per slot model and pool) "
-    "because they reproduce this column: within 1 pp at 10-14 slots, where the other variants "
-    "lie 3-17 pp away (docs/traces.md, 'Slots on the trace's values'). Agreement here is how the "
-    "model was fitted, not evidence for it."
-)
+CALIBRATION = paper.TEXT["text.calibration"]
 _ST = paper.BY_KEY
 _MEASURE = paper.FIG6_VERDICT_MEASURE
 

@@ -13,6 +13,10 @@ from types import MappingProxyType
 from typing import Final
 
 from fairsim.experiments.claims import Printed, load_statements
+from fairsim.experiments.kit import Template
+
+#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose quoted.
+TEXT: Final = MappingProxyType(Template(Path(__file__).with_name("statements.md")).blocks)
 
 #: The model tolerance of every DRFH claim that compares with a number the paper prints (a share,
 #: in [0, 1]): 1 pp, added to the paper's printed precision (``docs/drfh-google.md`` says why).
@@ -33,10 +37,7 @@ TABLE_II: Final = MappingProxyType(
 
 #: Table II's caption and header, as printed: a Table II claim quotes them with the row it checks
 #: (:func:`table_ii_row`).
-TABLE_II_HEAD: Final = (
-    "TABLE II: Resource utilization of the Slots scheduler with different slot sizes. "
-    "Number of Slots | CPU Utilization | Memory Utilization"
-)
+TABLE_II_HEAD: Final = TEXT["text.table_ii_head"]
 
 
 def table_ii_row(slots: int) -> str:
@@ -136,14 +137,7 @@ MOST: Final = 0.5
 #: The reading of Fig. 6b's reduction the verdicts use (of
 #: :data:`fairsim.experiments.drfh.numbers.FIG6_MEASURES`), and why.
 FIG6_VERDICT_MEASURE: Final = "mean_of_ratios"
-FIG6_WHY: Final = (
-    "The paper's sentences are about what one job of a size can expect (\"DRFH shows no "
-    'improvement over Slots scheduler for small jobs"; "the larger the job is, the more '
-    "improvement one may expect\"): the mean over the bin's jobs of each job's own reduction. "
-    "The reduction of the bin's mean JCT weighs each job by its JCT under Slots, so a few long "
-    "waits decide it (9 jobs of 10 s under both and one of 10,000 s under Slots and 100 s under "
-    "BF-DRFH: 98.1 % as a reduction of the mean, 9.9 % as a mean of per-job reductions)."
-)
+FIG6_WHY: Final = TEXT["text.fig6_why"]
 #: "precisely" (Fig. 4): the bound on Best-Fit DRFH's largest deficit to the DRFH allocation
 #: restricted to whole tasks (dominant share), one task of the user with the largest task on the
 #: paper's pool (user 2's 0.5 CPU of 52.75 CPU units: 0.95 %), and why.
@@ -154,12 +148,8 @@ FIG4_DEFICIT_BOUND: Final = max(
 #: spread of their dominant shares while both have tasks waiting, within one task (the bound of
 #: "precisely").
 FIG4_SAME_SHARE_BOUND: Final = FIG4_DEFICIT_BOUND
-FIG4_BOUND_WHY: Final = (
-    '"precisely" read as "within one task" of the DRFH allocation restricted to whole tasks: an '
-    "online scheduler of whole tasks cannot promise a user its share more closely than one of "
-    "its tasks, and the largest task here, user 2's "
-    f"0.5 CPU of the paper's {FIG4_TOTAL_CPU} CPU units, is "
-    f"{100 * FIG4_DEFICIT_BOUND:.2f} % of dominant share"
+FIG4_BOUND_WHY: Final = TEXT["text.fig4_bound_why"].format(
+    cpu=FIG4_TOTAL_CPU, bound=100 * FIG4_DEFICIT_BOUND
 )
 
 # --------------------------------------------------------------------------- statements

@@ -627,10 +627,7 @@ def build_claims(frame: pd.DataFrame, share: pd.DataFrame) -> list[Claim]:
     )
 
 
-_HALF = (
-    "Half decided by the identity: '{}' is guaranteed by the consistency row above_unbounded; "
-    "only '{}' is left to the data"
-)
+_HALF = paper.TEXT["text.half"]
 _NOT_BELOW = _HALF.format("not below", "strictly above")
 _AS_HIGH = _HALF.format("at least as high on CPU and memory", "higher on one")
 _BY_DATA = "Decided by the data: {} is not bounded by the identity"
@@ -641,9 +638,7 @@ _BY_DATA = "Decided by the data: {} is not bounded by the identity"
 #: least as high" against them is guaranteed, only "strictly higher" (or a size, or a trend) is
 #: left to the data.
 DECIDED_BY: dict[str, str] = {
-    "fig3_balanced": "Decided by the identity, not the data: LMM-MMS is never below the "
-    "unbounded, capped baselines in any sample (consistency row above_unbounded), so 'at least "
-    "as good' cannot fail",
+    "fig3_balanced": paper.TEXT["text.fig3_balanced"],
     "fig2_above": _NOT_BELOW,
     "fig4_above": _AS_HIGH,
     "section6": _AS_HIGH,

@@ -12,6 +12,10 @@ from types import MappingProxyType
 from typing import Final
 
 from fairsim.experiments.claims import Printed, load_statements
+from fairsim.experiments.kit import Template
+
+#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose quoted.
+TEXT: Final = MappingProxyType(Template(Path(__file__).with_name("statements.md")).blocks)
 
 #: Section 5.1 (6): "Each experimental setting involved generating 100 random samples."
 SAMPLES: Final = 100
@@ -43,14 +47,7 @@ STABLE: Final = 0.05
 
 #: Why every comparison with DRF and AF is judged against the unbounded, capped baselines, the
 #: bounded ones shown beside (``docs/lmm-mms.md``): the paper's words.
-BASELINES_READING: Final = (
-    'the paper compares LMM-MMS with "traditional fair allocation mechanisms such as DRF and '
-    'AF" (Section 6; "traditional fair distribution mechanisms (such as AF)", Section 5.2) and '
-    'presents the bounded number of tasks as what LMM-MMS adds (Section 1: "it is necessary to '
-    'generalize MMS to the bounded case"; Section 5.3: "advantage of this mechanism under the '
-    'constraints of bounded tasks"): DRF and AF as their authors define them, blind to the '
-    "bounds, then held to them; under our reconstructed MMS definition, bounded DRF is LMM-MMS"
-)
+BASELINES_READING: Final = TEXT["text.baselines_reading"]
 
 #: What the paper reports, per figure (keys ``fig2`` ... ``fig6``: the report's "Paper:" lines),
 #: and the statements the reproduction checks, in the report's order (``{family}``: the reading

@@ -88,13 +88,7 @@ def tasks(s: dict[str, Any], mech: str) -> np.ndarray:
 
 #: Why every comparison of an exact solver's output with Table IV is of kind ``consistency``, for
 #: every mechanism (issue 44).
-EXACT_KIND = (
-    "kind consistency, the same for every exact mechanism: the paper's Table IV is itself the "
-    "exact allocation of the instance (it 'precisely finds' TSF), so an exact solver on the "
-    "instance we recovered from Table III agreeing with it checks that recovery and our solver, "
-    "not a behaviour the paper measured; PS-DSF's Table IV is judged as the paper's statement by "
-    "the online run (table4_psdsf), TSF's has no online counterpart the paper runs"
-)
+EXACT_KIND = paper.TEXT["text.exact_kind"]
 
 #: The cells of Table IV that the instance determines, per user (0-based): the classes (0-based
 #: column indices) added into one cell. Users 1 and 2 have equal VDS on classes A and B, so only

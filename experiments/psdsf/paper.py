@@ -14,6 +14,10 @@ from types import MappingProxyType
 from typing import Final
 
 from fairsim.experiments.claims import Printed, load_statements
+from fairsim.experiments.kit import Template
+
+#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose quoted.
+TEXT: Final = MappingProxyType(Template(Path(__file__).with_name("statements.md")).blocks)
 
 #: The paper's names of the mechanisms.
 LABELS: Final = MappingProxyType({"psdsf": "PS-DSF", "tsf": "TSF", "c-drfh": "C-DRFH"})
@@ -34,10 +38,7 @@ TABLE_IV: Final = MappingProxyType(
 
 #: Table IV's caption, as printed: a Table IV claim quotes it with the row it checks
 #: (:func:`table_iv_row`).
-TABLE_IV_CAPTION: Final = (
-    "TABLE IV: The total number of tasks allocated to each user from each class of servers "
-    "under PS-DSF and TSF allocations."
-)
+TABLE_IV_CAPTION: Final = TEXT["text.table_iv_caption"]
 
 
 def table_iv_row(mech: str, user: int) -> str:

@@ -13,6 +13,10 @@ from types import MappingProxyType
 from typing import Final
 
 from fairsim.experiments.claims import Printed, load_statements
+from fairsim.experiments.kit import Template
+
+#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose quoted.
+TEXT: Final = MappingProxyType(Template(Path(__file__).with_name("statements.md")).blocks)
 
 #: Section V set-up: the trace and the workload rules (the scenario's comments map each to
 #: ``configs/udrf-google.yaml``).
@@ -36,29 +40,18 @@ FIG8_ONE_OR_TWO: Final = Printed("65", True)
 #: Fig. 10a is judged by the median JCT, the mean shown beside it: the paper's sentence is about
 #: "the jobs" and shows it as CDFs, which show quantiles (the median is the CDF's middle), not a
 #: mean, which the longest jobs dominate (``docs/udrf.md``).
-FIG10A_READING: Final = (
-    "the paper says DRF's inefficiency \"translates into longer job completion "
-    'times for the jobs" and shows it as CDFs (Fig. 10a), which show quantiles, the median '
-    "their middle, and no mean; the mean, which the longest jobs dominate, is the other reading"
-)
+FIG10A_READING: Final = TEXT["text.fig10a_reading"]
 
 #: Why Figs. 10b-c's "completion time reduction" of a group of jobs is judged as the mean of the
 #: jobs' own reductions ``1 - jct_udrf / jct_baseline``, with the reduction of the mean JCT beside
 #: it (issue 44: one measure across papers).
-REDUCTION_READING: Final = (
-    'the paper\'s "completion time reduction" (Sec. V, Fig. 10b-c) does not say which; every '
-    "reproduction reads a JCT reduction as the mean of per-job reductions (as DRFH's Fig. 6), the "
-    "reduction of the mean JCT, which the longest jobs dominate, is the other reading"
-)
+REDUCTION_READING: Final = TEXT["text.reduction_reading"]
 
 #: Why the last paragraph's "jobs with high requirements on the number of times to execute will
 #: take longer time to finish" is judged against UDRF: under DRF alone a job that runs more
 #: times takes longer almost by construction (each run adds its run time), so the sentence,
 #: which explains what UDRF gains, is read as DRF's JCT minus UDRF's rising with the runs.
-QUEUE_REPS_READING: Final = (
-    "the sentence explains UDRF's gain (Sec. V, last paragraph), and under DRF alone a job run "
-    "more times takes longer by construction, each run adding its run time"
-)
+QUEUE_REPS_READING: Final = TEXT["text.queue_reps_reading"]
 
 #: The deciles at which Fig. 10a's two CDFs are compared (the JCT quantiles, paired by seed).
 FIG10A_DECILES: Final = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)

@@ -69,3 +69,11 @@ def test_a_malformed_file_is_refused_naming_the_file_and_block(
     with pytest.raises(ConfigError, match=message) as info:
         load_statements(path)
     assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_prose_blocks_are_one_line_each(package: str) -> None:
+    """``paper.TEXT``'s ``text.*`` blocks: the readings and captions the modules quote."""
+    text = importlib.import_module(f"{package}.paper").TEXT
+    prose = {k: v for k, v in text.items() if k.startswith("text.")}
+    assert prose and all(v.strip() and "\n" not in v for v in prose.values())
