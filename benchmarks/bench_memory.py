@@ -36,7 +36,7 @@ from benchmarks.bench_scale import _scenario, measured
 from benchmarks.child import fairsim_command
 from benchmarks.targets import Target, parser, start, write_result
 from fairsim.atomic import write_text
-from fairsim.experiments.kit import table
+from fairsim.scenario.reporting.markdown import table
 
 log = logging.getLogger("benchmarks.bench_memory")
 

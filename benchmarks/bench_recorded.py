@@ -29,7 +29,7 @@ from typing import Any
 
 from benchmarks.targets import Target, google_overrides, paired_context, paired_main
 from fairsim.experiments import config_path
-from fairsim.experiments.kit import table
+from fairsim.scenario.reporting.markdown import table
 
 CONFIG = config_path("google-recorded.yaml")
 #: The runs (labels) of every round, and the config entries that give them.

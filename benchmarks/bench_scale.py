@@ -37,7 +37,7 @@ from typing import Any
 from benchmarks.child import fairsim_command, run_child
 from benchmarks.targets import Target, parser, start, write_result
 from fairsim.atomic import write_text
-from fairsim.experiments.kit import table
+from fairsim.scenario.reporting.markdown import table
 
 log = logging.getLogger("bench_scale")
 

@@ -39,7 +39,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from fairsim.atomic import json_text, write_text
 from fairsim.errors import ConfigError
-from fairsim.experiments.kit import UNITS, Spec, Template, interval, number, table
+from fairsim.experiments.kit import UNITS, Spec, Template, interval, number
+from fairsim.scenario.reporting.markdown import table
 
 log = logging.getLogger(__name__)
 

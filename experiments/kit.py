@@ -1,5 +1,6 @@
 """The report kit every paper reproduction shares: numbers in their units, estimates with their
-intervals, Markdown tables and templates, and the default entry point of a reproduction.
+intervals, the set-up table and the Markdown templates, and the default entry point of a
+reproduction.
 
 Numbers
 -------
@@ -24,7 +25,8 @@ one decimal and a table of service rates four. The Student-t intervals themselve
 
 Markdown
 --------
-:func:`table` writes a table from a header and rows; :func:`setup_table` writes the set-up table
+A table is :func:`fairsim.scenario.reporting.markdown.table`'s (a header and rows; the run and
+sweep reports use it too); :func:`setup_table` writes the set-up table
 at the top of every report (:class:`Setup`: trace and window, servers, schedulers, seeds, quick
 or full, model tolerance); :class:`Template` keeps a report's prose in a
 Markdown file of named blocks (every paper's ``report_template.md`` beside its ``report.py``),
@@ -44,10 +46,12 @@ import importlib
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from fairsim.scenario.reporting.markdown import table
 
 #: How each unit shows: the factor a value is multiplied by, and the suffix after it.
 UNITS: dict[str, tuple[float, str]] = {
@@ -170,32 +174,6 @@ def estimate(
 
 
 # --------------------------------------------------------------------------- Markdown
-
-
-def table(head: Sequence[str], rows: Iterable[Sequence[Any]], *, escape: bool = False) -> list[str]:
-    """A Markdown table: the header, the separator, one line per row, then an empty line.
-
-    Parameters
-    ----------
-    head : sequence of str
-        The column titles.
-    rows : iterable of sequences
-        The cells of each row (shown with ``str``).
-    escape : bool
-        Escape every cell, for free text: ``|`` escaped and line breaks made spaces.
-
-    Returns
-    -------
-    list of str
-        The lines.
-    """
-
-    def show(c: Any) -> str:
-        return str(c).replace("|", "\\|").replace("\n", " ") if escape else str(c)
-
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(map(show, r)) + " |" for r in rows]
-    return [*lines, ""]
 
 
 class Template:

@@ -21,6 +21,7 @@ from fairsim.experiments.bonald_roberts.claims import build_claims
 from fairsim.experiments.bonald_roberts.figures import figure_fluid, figure_packet
 from fairsim.experiments.bonald_roberts.numbers import Markov, seed_summary
 from fairsim.experiments.claims import Claim, claims_markdown, counts, write_claims
+from fairsim.scenario.reporting.markdown import table
 from fairsim.schedulers.flows.markov_chain import ALLOCATIONS
 from fairsim.simulator.results import write_json
 
@@ -39,7 +40,7 @@ def _bmf_pf_table(m: Markov, scen: list[str]) -> list[str]:
         rows += [[sc, f"{load:g}", *cell.loc[load]] for load in pf.index]
     close = kit.number(paper.CLOSE_REL, "share", "g")
     head = ["scenario", "load", *(f"class {k}: PF / BMF (gap)" for k in (1, 2, 3))]
-    return [*T.lines("bmf_pf", close=close), *kit.table(head, rows)]
+    return [*T.lines("bmf_pf", close=close), *table(head, rows)]
 
 
 def _rates_table(m: Markov, summ: pd.DataFrame, scen: list[str]) -> list[str]:
@@ -69,7 +70,7 @@ def _rates_table(m: Markov, summ: pd.DataFrame, scen: list[str]) -> list[str]:
             ]
         )
     head = ["scenario", "allocation", "load", "class", "Markov", "SimPy", "packet"]
-    return kit.table(head, rows)
+    return table(head, rows)
 
 
 def _setup_text(cfg: Any, seeds: list[int]) -> str:

@@ -26,6 +26,7 @@ from fairsim.experiments.drfh import figures, paper
 from fairsim.experiments.drfh import numbers as N
 from fairsim.experiments.drfh.claims import CALIBRATION, build_claims, fig4_pools
 from fairsim.experiments.drfh.experiment import is_quick
+from fairsim.scenario.reporting.markdown import table
 from fairsim.scenario.reporting.plotting import scheduler_label
 
 logger = logging.getLogger(__name__)
@@ -60,8 +61,9 @@ Column = tuple[str, Callable[[Any], str]]
 
 
 def _table(columns: Sequence[Column], items: Iterable[Any]) -> list[str]:
-    """:func:`fairsim.experiments.kit.table` with one row per item, its cells from ``columns``."""
-    return kit.table([h for h, _ in columns], [[cell(x) for _, cell in columns] for x in items])
+    """:func:`~fairsim.scenario.reporting.markdown.table` with one row per item, its cells from
+    ``columns``."""
+    return table([h for h, _ in columns], [[cell(x) for _, cell in columns] for x in items])
 
 
 def _section(key: str, alt: str, gap: bool = True) -> Callable[[Section], Section]:
@@ -354,7 +356,7 @@ def _sec_fig4(numbers: dict[str, Any]) -> list[str]:
             spread.append(T.text("fig4.spread", phase=phase, spread=100 * (max(dom) - min(dom))))
     return [
         *T.lines("fig4", pools=fig4_pools(numbers)),
-        *kit.table(["phase", "user", "share", "ours [95 % CI]", "paper", "diff"], rows),
+        *table(["phase", "user", "share", "ours [95 % CI]", "paper", "diff"], rows),
         *spread,
         *_differs(numbers, "fig4"),
     ]
@@ -393,7 +395,7 @@ def _sec_fig4_deficit(numbers: dict[str, Any]) -> list[str]:
     above = worst.finite and worst.bounds()[1] > paper.FIG4_DEFICIT_BOUND
     return [
         *T.lines("fig4_deficit", settle=first["settle_s"].value, pools=fig4_pools(numbers)),
-        *kit.table(["phase", window, *_DEFICIT_COLUMNS.values()], rows),
+        *table(["phase", window, *_DEFICIT_COLUMNS.values()], rows),
         *T.lines(
             "fig4_deficit.end",
             bound=100 * paper.FIG4_DEFICIT_BOUND,
@@ -434,7 +436,7 @@ def _sec_fairness(numbers: dict[str, Any]) -> list[str]:
             interval=f["interval_s"],
             instants=f["instants"],
         ),
-        *kit.table(head, rows),
+        *table(head, rows),
         *T.lines(
             "fairness.end",
             running=worst["worst_running"].value,
@@ -524,7 +526,7 @@ def _sec_production(numbers: dict[str, Any]) -> list[str]:
             first=first,
             schedule=schedule,
         ),
-        *kit.table(head, rows),
+        *table(head, rows),
         *_production_notes(p),
         *T.lines(
             "production.comparison",
@@ -552,9 +554,9 @@ def _sec_fig5(numbers: dict[str, Any]) -> list[str]:
     ]
     return [
         *T.lines("fig5", slots=E.slots_label(numbers)),
-        *kit.table(["scheduler", "mean CPU [95 % CI]", "mean memory [95 % CI]"], means),
+        *table(["scheduler", "mean CPU [95 % CI]", "mean memory [95 % CI]"], means),
         *T.lines("fig5.above", paper=paper.BY_KEY["fig5"].text),
-        *kit.table(["comparison", "CPU", "memory"], above),
+        *table(["comparison", "CPU", "memory"], above),
         *(
             T.text("fig5.diff", label=roles[a], diff=kit.estimate(f5["diff"][a], "pp"))
             for a in ("bf-drfh", "ff-drfh")
@@ -657,7 +659,7 @@ def _users_table(numbers: dict[str, Any], key: str) -> list[str]:
         for q, k, p, u in _USERS_ROWS[key]
     ]
     head = ["quantity", "ours [95 % CI]", "ours, rule `complete`", "paper"]
-    return [*kit.table(head, rows), *_differs(numbers, key)]
+    return [*table(head, rows), *_differs(numbers, key)]
 
 
 @_section("fig7", "Fig. 7")
@@ -719,7 +721,7 @@ def _sec_run_stats(numbers: dict[str, Any]) -> list[str]:
     return [
         "## Run statistics",
         "",
-        *kit.table([*head, "tasks_per_s (mean)"], rows),
+        *table([*head, "tasks_per_s (mean)"], rows),
         *(
             T.lines(
                 "run_stats.wall",

@@ -24,6 +24,7 @@ from fairsim.experiments.lmm_mms.experiment import (
     settings,
 )
 from fairsim.experiments.lmm_mms.figures import mean_intervals, write_figures
+from fairsim.scenario.reporting.markdown import table
 
 #: The report's prose.
 T = kit.Template(Path(__file__).with_name("report_template.md"))
@@ -39,7 +40,7 @@ def _table(u: Units, fig: str, metric: str) -> list[str]:
             for a, lo, hi in zip(vals.mean(axis=0), low, high, strict=True)
         ]
         rows.append([f"{100 * k:.0f} %" if fig == "fig4" else str(k), *cells])
-    return kit.table(["setting", *(LABELS[x] for x in MECHANISMS)], rows)
+    return table(["setting", *(LABELS[x] for x in MECHANISMS)], rows)
 
 
 def _saturation_table(u: Units) -> list[str]:
@@ -53,7 +54,7 @@ def _saturation_table(u: Units) -> list[str]:
                 [fig, name, u.n, int(c.sum()), int(m.sum()), int(((c == 0) & (m == 0)).sum())]
             )
     head = ["figure", "setting", "samples", "CPU saturated", "memory saturated", "neither"]
-    return kit.table(head, rows)
+    return table(head, rows)
 
 
 def _sharing_table(share: Any) -> list[str]:
@@ -64,7 +65,7 @@ def _sharing_table(share: Any) -> list[str]:
             rows.append(
                 [n, LABELS[mech], f"{g.min():.3f}", f"{100 * float((g < 1 - TOL).mean()):.2f}"]
             )
-    return kit.table(["users", "mechanism", "min sharing degree", "users below 1 (%)"], rows)
+    return table(["users", "mechanism", "min sharing degree", "users below 1 (%)"], rows)
 
 
 def _setup(run: dict[str, Any], units: Units) -> kit.Setup:

@@ -26,6 +26,7 @@ from fairsim.experiments.psdsf.experiment import (
 )
 from fairsim.experiments.psdsf.paper import LABELS
 from fairsim.scenario.config import RunConfig
+from fairsim.scenario.reporting.markdown import table
 
 #: The report's prose.
 T = kit.Template(Path(__file__).with_name("report_template.md"))
@@ -71,7 +72,7 @@ def _table_iv(summary: dict[str, Any], cfg: RunConfig) -> list[str]:
         head = ["user", *(f"class {k}" for k in names), "total"]
         lines += [
             *T.lines("table_iv.mechanism", label=LABELS[mech], how=how),
-            *kit.table(head, rows),
+            *table(head, rows),
         ]
     return lines
 
@@ -116,7 +117,7 @@ def _fig6_table(summary: dict[str, Any]) -> list[str]:
         *(f"C, D in ({a:g}, {b:g}) s" for a, b in phases),
         "settling after the changes (s)",
     ]
-    return kit.table(head, rows)
+    return table(head, rows)
 
 
 def _sensitivity(summary: dict[str, Any]) -> list[str]:
@@ -134,7 +135,7 @@ def _sensitivity(summary: dict[str, Any]) -> list[str]:
         ]
         for v in sorted(sens, key=lambda e: -e["cpu"])
     ]
-    return [*T.lines("sensitivity"), *kit.table(["d_2 CPU", *(LABELS[m] for m in mechs)], rows)]
+    return [*T.lines("sensitivity"), *table(["d_2 CPU", *(LABELS[m] for m in mechs)], rows)]
 
 
 def _setup(summary: dict[str, Any], cfg: Any, servers: str) -> kit.Setup:

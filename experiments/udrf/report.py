@@ -19,6 +19,7 @@ from fairsim.experiments.udrf import figures, paper
 from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf.claims import build_claims
 from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
+from fairsim.scenario.reporting.markdown import table
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def _reductions(data: N.Seeds, other: str) -> list[str]:
             overall = kit.estimate(N.overall_reduction(pairs, part, n, measure))
             rows.append([part, _MEASURE_LABEL[measure], overall, *cells])
     head = ["part", "reduction", "overall", "by repetitions", "by classes needed"]
-    return [*T.lines("reductions.against", other=other, jobs=len(pairs)), *kit.table(head, rows)]
+    return [*T.lines("reductions.against", other=other, jobs=len(pairs)), *table(head, rows)]
 
 
 #: The report's name of each reading of a reduction.
@@ -185,14 +186,14 @@ def report_text(
         *T.lines("setup.why", s0=s0, cfg=cfg),
         *claims_markdown(claims),
         *T.lines("means"),
-        *kit.table(_MEANS_HEAD, means),
+        *table(_MEANS_HEAD, means),
         *T.lines("reductions"),
     ]
     for other in [BASELINE, *[s for s in data.schedulers if s not in (BASELINE, UDRF_NAME)]]:
         lines += _reductions(data, other)
     lines += [
         *T.lines("runs", repetitions=_counts(pairs["repetitions"]), by=_counts(pairs["classes"])),
-        *kit.table(_RUNS_HEAD, runs),
+        *table(_RUNS_HEAD, runs),
         *T.lines("runs.end", figures=", ".join(f"`{f}`" for f in figs)),
     ]
     return "\n".join(lines)

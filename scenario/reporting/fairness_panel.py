@@ -38,6 +38,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from fairsim.scenario.fairness import jain_index
+from fairsim.scenario.reporting import markdown
 from fairsim.scenario.reporting.plotting import decimate, save_figure
 
 #: The two files of ``collect.fairness`` in a scheduler's run folder.
@@ -389,16 +390,15 @@ def averages_table(run_summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
         )
     ]
     head = ["scheduler", "reference", "instants", *(AVERAGE_COLUMNS[c][0] for c in cols)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for n, f in fair.items():
         instants = _cell(f.get("instants"), ",d")
         interval = f.get("interval_s")
         if instants != "—" and isinstance(interval, int | float):
             instants += f" (every {interval:,g} s)"
         cells = [n, str(f.get("reference") or "—"), instants]
-        cells += [_cell(averages[n].get(c), AVERAGE_COLUMNS[c][1]) for c in cols]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        rows.append(cells + [_cell(averages[n].get(c), AVERAGE_COLUMNS[c][1]) for c in cols])
+    return markdown.table(head, rows)[:-1]  # without the empty line after it
 
 
 def unavailable_lines(run_summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:

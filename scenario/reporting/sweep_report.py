@@ -50,6 +50,7 @@ from scipy import special, stats
 
 from fairsim.atomic import atomic_paths, write_text
 from fairsim.errors import ConfigError, ResultError
+from fairsim.scenario.reporting import markdown
 from fairsim.scenario.reporting.intervals import t_interval
 from fairsim.scenario.reporting.plotting import save_figure
 from fairsim.scenario.reporting.result_files import (
@@ -636,7 +637,7 @@ def headline_table(table: pd.DataFrame, metrics: tuple[str, ...] = MAIN_METRICS)
     metrics = tuple(m for m in metrics if m in present)
     wide = table.set_index([*point, "scheduler", "metric"])
     head = [*point, "scheduler", "seeds", *(REPORT_METRICS[m][0] for m in metrics)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     keys = list(
         dict.fromkeys(tuple(r) for r in table[[*point, "scheduler"]].itertuples(index=False))
     )
@@ -648,8 +649,8 @@ def headline_table(table: pd.DataFrame, metrics: tuple[str, ...] = MAIN_METRICS)
             cells.append(
                 _interval(wide.loc[(*key, m)], "mean", REPORT_METRICS[m][1], DECIMALS.get(m))
             )
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append(cells)
+    return "\n".join(markdown.table(head, rows)[:-1])
 
 
 def paired_table(paired: pd.DataFrame, metrics: tuple[str, ...] = MAIN_METRICS) -> str:
@@ -661,7 +662,7 @@ def paired_table(paired: pd.DataFrame, metrics: tuple[str, ...] = MAIN_METRICS) 
     wide = paired.set_index([*point, "scheduler", "metric"])
     head = [*point, "scheduler", "reference", "paired seeds"]
     head += [f"Δ {REPORT_METRICS[m][0]}" for m in metrics]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     keys = list(
         dict.fromkeys(tuple(r) for r in paired[[*point, "scheduler"]].itertuples(index=False))
     )
@@ -672,8 +673,8 @@ def paired_table(paired: pd.DataFrame, metrics: tuple[str, ...] = MAIN_METRICS) 
             cells.append(
                 _interval(wide.loc[(*key, m)], "mean_diff", REPORT_METRICS[m][1], DECIMALS.get(m))
             )
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append(cells)
+    return "\n".join(markdown.table(head, rows)[:-1])
 
 
 def figure_metrics(table: pd.DataFrame) -> list[str]:
@@ -839,9 +840,8 @@ def queue_section(table: pd.DataFrame) -> list[str]:
         "`fairness_queues.parquet`); mean over seeds [95 % interval as above]. Interior queues "
         "have only the share columns. In `sweep_queues.parquet`.",
         "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
     ]
+    rows = []
     keys = list(
         dict.fromkeys(
             tuple(r) for r in table[[*point, "scheduler", "queue"]].itertuples(index=False)
@@ -859,8 +859,8 @@ def queue_section(table: pd.DataFrame) -> list[str]:
                 if not np.isfinite(row["mean"])
                 else _interval(row, "mean", 100.0 if pct else 1.0, decimals)
             )
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        rows.append(cells)
+    return [*lines, *markdown.table(head, rows)[:-1]]
 
 
 def sweep_report(out: str | Path) -> list[Path]:

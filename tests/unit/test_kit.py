@@ -12,6 +12,7 @@ from scipy import stats
 from fairsim.experiments import kit
 from fairsim.experiments.claims import Estimate, Statement
 from fairsim.scenario.reporting.intervals import t_band, t_half, t_interval
+from fairsim.scenario.reporting.markdown import table
 
 
 def test_number_in_each_unit() -> None:
@@ -47,9 +48,9 @@ def test_interval_shows_the_unit_once_or_after_each_bound() -> None:
 
 
 def test_markdown_table() -> None:
-    lines = kit.table(["a", "b"], [[1, "x|y"], ["2", "z"]])
+    lines = table(["a", "b"], [[1, "x|y"], ["2", "z"]])
     assert lines == ["| a | b |", "|---|---|", "| 1 | x|y |", "| 2 | z |", ""]
-    assert kit.table(["a"], [["x|y\nz"]], escape=True)[2] == "| x\\|y z |"
+    assert table(["a"], [["x|y\nz"]], escape=True)[2] == "| x\\|y z |"
 
 
 def test_statement_fills_its_fields() -> None:
