@@ -8,7 +8,8 @@ records from its ``paper.py``'s :class:`Statement` records (read from its ``stat
 (:func:`claims_markdown`). The estimates (:func:`across_seeds`, :func:`bootstrap_units`,
 :func:`spearman_trend`), the rules (:func:`agrees`, :func:`agrees_range`, :func:`exceeds`,
 :func:`bounded`, :func:`trend`, :func:`every_setting`, :func:`one_reading`, :func:`deterministic`,
-:func:`judged`, :func:`identical`, :func:`by_construction`, :func:`not_applicable`) and the kinds
+:func:`judged`, :func:`consistency`, :func:`identical`, :func:`by_construction`,
+:func:`not_applicable`) and the kinds
 (``paper``, ``consistency``, ``by-construction``) are described once, with what makes each PASS, in
 ``docs/claims.md``. Every rule has three outcomes (:class:`Region`): PASS when the 95 % interval
 lies within the rule's region, FAIL when it lies entirely outside, INCONCLUSIVE when it straddles an
@@ -893,32 +894,30 @@ def judged(
     )
 
 
+def consistency(
+    statement: str, source: str, ours: float | str | None, ok: bool | None, **kw: Any
+) -> Claim:
+    """A check of our own runs decided by ``ok`` (kind ``consistency``; no paper value unless
+    ``paper`` is given): :func:`judged`, ``kw`` as there (``rule`` and ``seeds`` required)."""
+    return judged(statement, source, kw.pop("paper", None), ours, ok, kind="consistency", **kw)
+
+
 def identical(
     statement: str,
     source: str,
     gap: float,
     *,
-    seeds: int,
-    reason: str,
     what: str = "difference",
     units: str = "",
     tol: float = 1e-6,
+    **kw: Any,
 ) -> Claim:
     """A consistency check that two computations of the same numbers agree: PASS when the largest
     difference between them, ``gap``, is at most ``tol`` (the rule reads "largest ``what`` ≤
-    ``tol`` ``units``"; the paper's value is 0)."""
+    ``tol`` ``units``"; the paper's value is 0); ``kw`` as in :func:`judged` (``seeds`` and
+    ``reason`` required)."""
     rule = f"largest {what} ≤ {tol:g}" + (f" {units}" if units else "")
-    return judged(
-        statement,
-        source,
-        0.0,
-        gap,
-        gap <= tol,
-        rule=rule,
-        seeds=seeds,
-        kind="consistency",
-        reason=reason,
-    )
+    return consistency(statement, source, gap, gap <= tol, paper=0.0, rule=rule, **kw)
 
 
 def by_construction(
@@ -927,33 +926,21 @@ def by_construction(
     paper: float | str | None,
     ours: float | str | None,
     *,
-    reason: str,
-    seeds: int,
     holds: bool = True,
-    unit: str = "",
+    **kw: Any,
 ) -> Claim:
     """A statement that holds because of how the experiment is built, a theorem, or calibration.
 
-    ``reason`` says which; ``holds`` is the check that it did hold (a FAIL here is a bug)."""
-    return judged(
-        statement,
-        source,
-        paper,
-        ours,
-        holds,
-        rule="holds by construction",
-        seeds=seeds,
-        reason=reason,
-        kind="by-construction",
-        unit=unit,
-    )
+    ``reason`` (required, with ``seeds``; ``kw`` as in :func:`judged`) says which; ``holds`` is
+    the check that it did hold (a FAIL here is a bug)."""
+    rule = "holds by construction"
+    return judged(statement, source, paper, ours, holds, rule=rule, kind="by-construction", **kw)
 
 
-def not_applicable(
-    statement: str, source: str, paper: float | str | None, *, reason: str, seeds: int
-) -> Claim:
-    """A paper statement we cannot decide; ``reason`` says why."""
-    return judged(statement, source, paper, None, None, rule="—", seeds=seeds, reason=reason)
+def not_applicable(statement: str, source: str, paper: float | str | None, **kw: Any) -> Claim:
+    """A paper statement we cannot decide; ``reason`` (required, with ``seeds``; ``kw`` as in
+    :func:`judged`) says why."""
+    return judged(statement, source, paper, None, None, rule="—", **kw)
 
 
 def agrees_range(

@@ -34,10 +34,10 @@ from fairsim.experiments.claims import (
     across_seeds,
     bounded,
     by_construction,
+    consistency,
     deterministic,
     every_setting,
     exceeds,
-    judged,
     seeds_needed,
 )
 from fairsim.schedulers.flows.markov_chain import ALLOCATIONS
@@ -453,15 +453,13 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
             f"{far.load:g} class {far['class']})"
         )
     out.append(
-        judged(
+        consistency(
             *_ST["seed_means"].where(),
-            None,
             float(ok.mean()) if many else None,
             bool(ok.mean() >= paper.COVERAGE_MIN) if many else None,
             rule=f"at least {_pc(paper.COVERAGE_MIN)} of the Markov values inside the 95 % t "
             "interval over seeds of the simulated γ (95 % expected)",
             seeds=n_seeds,
-            kind="consistency",
             unit="share" if many else "",
             reason=why if many else "needs two seeds or more",
         )

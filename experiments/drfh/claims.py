@@ -22,9 +22,9 @@ from fairsim.experiments.claims import (
     Estimate,
     agrees,
     bounded,
+    consistency,
     every_setting,
     exceeds,
-    judged,
     trend,
 )
 from fairsim.experiments.drfh import estimates as E
@@ -478,16 +478,14 @@ def _fairness(numbers: dict[str, Any]) -> list[Claim]:
             unit, what = FAIRNESS_AVERAGES[key]
             est = fair["averages"][s][key]
             out.append(
-                judged(
+                consistency(
                     *_ST["fairness"].where(scheduler=scheduler_label(s), what=what),
-                    None,
                     est.value,
                     None,
                     rule="measured, not judged (the paper gives no number)",
                     seeds=est.seeds,
                     reason=f"mean over the instants every {fair['interval_s']:g} s "
                     "(`collect.fairness`), then over seeds",
-                    kind="consistency",
                     unit=unit,
                     ci=None if est.low is None or est.high is None else (est.low, est.high),
                 )
@@ -495,15 +493,13 @@ def _fairness(numbers: dict[str, Any]) -> list[Claim]:
     same = [v for s in N.FAIRNESS_SCHEDULERS for v in fair["same_schedule"][s]]
     known = [v for v in same if v is not None]
     out.append(
-        judged(
+        consistency(
             *_ST["fairness_same"].where(),
-            None,
             f"{sum(known)} of {len(known)} identical",
             None if not known else all(known),
             rule="every (seed, scheduler) tasks.parquet byte-identical to the main run's",
             seeds=len(numbers.get("seeds") or []),
             reason="" if len(known) == len(same) else "a main run's tasks.parquet is missing",
-            kind="consistency",
         )
     )
     return out

@@ -37,10 +37,10 @@ from fairsim.experiments.claims import (
     bootstrap_units,
     bounded,
     by_construction,
+    consistency,
     every_setting,
     exceeds,
     identical,
-    judged,
     not_applicable,
     one_reading,
     spearman_trend,
@@ -583,14 +583,13 @@ def _consistency(d: _Data) -> list[Claim]:
             reason=f"over {len(lmm):,} samples: checks the median-halving solver against "
             "progressive filling",
         ),
-        judged(
+        consistency(
             *_ST["above_unbounded"].where(),
-            0.0,
             low,
             low >= -1e-6,
+            paper=0.0,
             rule="smallest difference ≥ -1e-06",
             seeds=d.seeds,
-            kind="consistency",
             reason=f"over {len(lmm):,} samples",
         ),
     ]

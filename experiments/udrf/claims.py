@@ -32,9 +32,9 @@ from fairsim.experiments.claims import (
     across_seeds,
     bounded,
     by_construction,
+    consistency,
     every_setting,
     exceeds,
-    judged,
     one_reading,
     spearman_trend,
     trend,
@@ -367,23 +367,19 @@ def _consistency(data: N.Seeds) -> list[Claim]:
         for name in data.schedulers
     }
     return [
-        judged(
+        consistency(
             *_ST["placeable"].where(),
-            None,
             float(unplaceable),
             unplaceable == 0,
             rule="no task reported unplaceable in any seed or run",
             seeds=n,
-            kind="consistency",
         ),
-        judged(
+        consistency(
             *_ST["all_complete"].where(),
-            None,
             float(sum(left.values())),
             all(v == 0 for v in left.values()),
             rule="tasks not completed by the horizon, over all seeds and runs, is 0",
             seeds=n,
-            kind="consistency",
             reason=", ".join(f"{k}: {v}" for k, v in left.items()),
         ),
     ]

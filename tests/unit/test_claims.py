@@ -146,6 +146,20 @@ def test_bounded_uses_the_interval():
         C.bounded("x", "y", None, e)
 
 
+def test_consistency_is_judged_of_kind_consistency_without_a_paper_value():
+    c = C.consistency("s", "ours", 3.0, False, rule="r", seeds=2, reason="why", unit="n")
+    assert (c.kind, c.paper, c.ours, c.verdict, c.reason, c.unit) == (
+        "consistency",
+        None,
+        3.0,
+        "FAIL",
+        "why",
+        "n",
+    )
+    assert C.consistency("s", "ours", 0.0, True, paper=0.0, rule="r", seeds=1).paper == 0.0
+    assert C.consistency("s", "ours", None, None, rule="r", seeds=1).verdict == "n/a"
+
+
 def test_identical_passes_up_to_its_tolerance_and_says_so():
     same = C.identical("s", "Table IV", 4e-7, what="deviation", units="tasks", seeds=2, reason="r")
     assert (same.verdict, same.kind, same.paper, same.ours) == ("PASS", "consistency", 0.0, 4e-7)
