@@ -1341,7 +1341,7 @@ def claims_markdown(
     return lines
 
 
-# --------------------------------------------------------------------------- seeds in parallel
+# --------------------------------------------------------------------------- seeds
 
 
 def seed_list(n: int) -> list[int]:
@@ -1355,71 +1355,3 @@ def seed_list(n: int) -> list[int]:
     if n < 1:
         raise ConfigError(f"--seeds: must be at least 1 (got {n})")
     return list(range(1, n + 1))
-
-
-def default_jobs(n_seeds: int, jobs: int | None = None) -> int:
-    """Worker processes for ``n_seeds`` seeds: ``jobs`` (default one per core), at least one and
-    at most one per seed."""
-    return max(1, min(n_seeds, (os.cpu_count() or 1) if jobs is None else int(jobs)))
-
-
-def run_seeds(
-    fn: Callable[..., Any],
-    seeds: Sequence[int],
-    *args: Any,
-    jobs: int | None = None,
-    progress: bool = True,
-    desc: str = "seeds",
-) -> list[Any]:
-    """``[fn(seed, *args) for seed in seeds]``, over ``jobs`` worker processes.
-
-    Parameters
-    ----------
-    fn : callable
-        A module-level function (workers import it by name); it gets the seed first.
-    seeds : sequence of int
-        The seeds.
-    *args
-        Further arguments of ``fn`` (picklable).
-    jobs : int, optional
-        Worker processes (default :func:`default_jobs`); 1 runs in this process.
-    progress : bool
-        A progress bar over the seeds.
-    desc : str
-        The progress bar's label.
-
-    Returns
-    -------
-    list
-        ``fn``'s results, in the order of ``seeds``.
-
-    Notes
-    -----
-    The workers are the local process pool of :mod:`fairsim.scenario.sweep` (spawned, stopped
-    with their temporary folders removed on Ctrl-C); a worker shows no progress bars of its own.
-    """
-    from tqdm import tqdm
-
-    from fairsim.scenario.sweep import make_backend
-
-    seeds = list(seeds)
-    n = default_jobs(len(seeds), jobs)
-    if n == 1:
-        return [
-            fn(s, *args) for s in tqdm(seeds, desc=desc, disable=not progress or len(seeds) < 2)
-        ]
-    backend = make_backend(f"local:{n}")
-    futs = {}
-    try:
-        futs = {backend.submit(fn, s, *args): i for i, s in enumerate(seeds)}
-        results: list[Any] = [None] * len(seeds)
-        for fut in tqdm(
-            backend.completed(list(futs)), total=len(futs), desc=desc, disable=not progress
-        ):
-            results[futs[fut]] = backend.result(fut)
-        return results
-    except BaseException:
-        backend.cancel(list(futs))
-        raise
-    finally:
-        backend.close()

@@ -46,9 +46,10 @@ from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
 from fairsim.experiments.bonald_roberts.numbers import seed_summary
 from fairsim.experiments.bonald_roberts.paper import PACKET_ALGORITHM
-from fairsim.experiments.claims import run_seeds, seed_list
+from fairsim.experiments.claims import seed_list
 from fairsim.experiments.kit import Options
 from fairsim.scenario.config import StrictModel, format_error, read_yaml
+from fairsim.scenario.sweep import run_seeds
 from fairsim.schedulers.flows.markov_chain import (
     ALLOCATIONS,
     RateTable,
@@ -222,7 +223,7 @@ def markov_points(cfg: BonaldRobertsConfig, *, progress: bool = True) -> pd.Data
 def seed_points(seed: int, cfg: BonaldRobertsConfig) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The random parts of one seed: SimPy and packet-level service rates of every point.
 
-    Module-level so that :func:`fairsim.experiments.claims.run_seeds` can run seeds in worker
+    Module-level so that :func:`fairsim.scenario.sweep.run_seeds` can run seeds in worker
     processes.
 
     Parameters

@@ -2,7 +2,7 @@
 
 Every seed ``k`` of ``1 .. N`` (:data:`fairsim.experiments.kit.DEFAULT_SEEDS` by default) runs
 steps 1-5 into ``OUT/seed-<k>/`` (:func:`run_seed`), the seeds in parallel over worker processes
-(:func:`fairsim.experiments.claims.run_seeds`); step 6, the production context, runs once after
+(:func:`fairsim.scenario.sweep.run_seeds`); step 6, the production context, runs once after
 them into ``OUT/production/``. The steps, their configs and what the seed changes are the tables
 of ``docs/drfh-google.md``. Then, over all seeds: the numbers
 (:mod:`fairsim.experiments.drfh.estimates`), figures, ``claims.json`` and ``report.md``
@@ -122,7 +122,7 @@ def fig4_pool_seed(seed: int) -> int:
 def run_seed(seed: int, sample: Path, out: Path, quick: bool, progress: bool) -> dict[str, Any]:
     """Run every configuration of one seed into ``out/seed-<seed>/`` (steps 1-5 of the module).
 
-    A module-level function, so that :func:`fairsim.experiments.claims.run_seeds` can run seeds
+    A module-level function, so that :func:`fairsim.scenario.sweep.run_seeds` can run seeds
     in worker processes. The seed changes the 2,000-server draw from Table I (and so every Slots
     server's slot count), the dedicated clouds' sizes and servers (Fig. 8), and Fig. 4's pool
     (:func:`fig4_pool_seed`); the trace is fixed. Seed 1 writes the same files as the
@@ -211,8 +211,9 @@ def run_experiment(options: kit.Options) -> dict[str, Any]:
     fairsim.errors.TraceError
         If the sample must be fetched and a download fails or does not verify.
     """
-    from fairsim.experiments.claims import default_jobs, run_seeds, seed_list
+    from fairsim.experiments.claims import seed_list
     from fairsim.experiments.drfh.estimates import collect_numbers
+    from fairsim.scenario.sweep import default_jobs, run_seeds
     from fairsim.traces.fetch import google_2011_sample
 
     t0 = time.perf_counter()

@@ -31,9 +31,10 @@ import pandas as pd
 import pyarrow as pa
 
 from fairsim.errors import ConfigError
-from fairsim.experiments.claims import run_seeds, seed_list
+from fairsim.experiments.claims import seed_list
 from fairsim.experiments.kit import Options
 from fairsim.experiments.lmm_mms import paper
+from fairsim.scenario.sweep import run_seeds
 from fairsim.schedulers.exact import solve_exact, unbounded_capped
 from fairsim.schedulers.exact.instance import Instance
 from fairsim.schedulers.exact.lmm_mms import lmm_mms_pick
@@ -188,7 +189,7 @@ def run_seed(
     """Every setting of :func:`settings` with ``samples`` samples drawn from ``SeedSequence(seed)``
     (one child per setting, in order).
 
-    Module-level so that :func:`fairsim.experiments.claims.run_seeds` can run it in a worker.
+    Module-level so that :func:`fairsim.scenario.sweep.run_seeds` can run it in a worker.
 
     Returns
     -------

@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
-from fairsim.experiments.claims import run_seeds, seed_list
+from fairsim.experiments.claims import seed_list
 from fairsim.experiments.kit import Options
 from fairsim.scenario.config import (
     InlineTrace,
@@ -47,6 +47,7 @@ from fairsim.scenario.config import (
     value_range,
 )
 from fairsim.scenario.pipeline import Hooks, Scenario, SchedulerRun, prepare_scenario
+from fairsim.scenario.sweep import run_seeds
 from fairsim.scenario.workload import Workload
 from fairsim.schedulers.exact import solve_exact
 from fairsim.schedulers.exact.instance import Instance
@@ -369,7 +370,7 @@ def exact_series(
 def run_seed(seed: int, config: Path, quick: bool) -> dict[str, Any]:
     """Run every online scheduler of the config with the config's seed set to ``seed``.
 
-    Module-level so that :func:`fairsim.experiments.claims.run_seeds` can run it in a worker.
+    Module-level so that :func:`fairsim.scenario.sweep.run_seeds` can run it in a worker.
 
     Returns
     -------

@@ -36,10 +36,11 @@ import pyarrow as pa
 
 from fairsim.errors import ConfigError
 from fairsim.experiments import config_path
-from fairsim.experiments.claims import run_seeds, seed_list
+from fairsim.experiments.claims import seed_list
 from fairsim.experiments.kit import Options, seed_dir
 from fairsim.scenario.config import ConstraintModel, load_config
 from fairsim.scenario.pipeline import Hooks, SchedulerRun, default_scheduler, prepare_scenario
+from fairsim.scenario.sweep import run_seeds
 from fairsim.schedulers.udrf_online import UDRF
 from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import job_facts

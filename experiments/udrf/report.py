@@ -14,12 +14,13 @@ from typing import Any
 
 from fairsim.atomic import write_text
 from fairsim.experiments import kit
-from fairsim.experiments.claims import Claim, claims_markdown, default_jobs, write_claims
+from fairsim.experiments.claims import Claim, claims_markdown, write_claims
 from fairsim.experiments.udrf import figures, paper
 from fairsim.experiments.udrf import numbers as N
 from fairsim.experiments.udrf.claims import build_claims
 from fairsim.experiments.udrf.experiment import BASELINE, UDRF_NAME
 from fairsim.scenario.reporting.markdown import table
+from fairsim.scenario.sweep import default_jobs
 
 log = logging.getLogger(__name__)
 

@@ -13,6 +13,7 @@ from scipy import stats
 
 from fairsim.errors import ConfigError
 from fairsim.experiments import claims as C
+from fairsim.scenario.sweep import default_jobs, run_seeds
 
 
 def test_across_seeds_is_the_student_t_interval():
@@ -251,8 +252,8 @@ def test_seed_list():
     with pytest.raises(ConfigError, match="--seeds: must be at least 1 \\(got 0\\)"):
         C.seed_list(0)
     # workers: as asked, at least one and at most one per seed (default one per core)
-    assert [C.default_jobs(5, j) for j in (1, 3, 9, 0)] == [1, 3, 5, 1]
-    assert C.default_jobs(1) == 1
+    assert [default_jobs(5, j) for j in (1, 3, 9, 0)] == [1, 3, 5, 1]
+    assert default_jobs(1) == 1
 
 
 def _square(seed: int, k: int) -> int:
@@ -260,8 +261,8 @@ def _square(seed: int, k: int) -> int:
 
 
 def test_run_seeds_keeps_the_order_serial_and_in_workers():
-    assert C.run_seeds(_square, [3, 1, 2], 10, jobs=1, progress=False) == [19, 11, 14]
-    assert C.run_seeds(_square, [3, 1, 2], 10, jobs=2, progress=False) == [19, 11, 14]
+    assert run_seeds(_square, [3, 1, 2], 10, jobs=1, progress=False) == [19, 11, 14]
+    assert run_seeds(_square, [3, 1, 2], 10, jobs=2, progress=False) == [19, 11, 14]
 
 
 @settings(max_examples=60, deadline=None)
