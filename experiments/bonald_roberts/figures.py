@@ -70,8 +70,7 @@ def figure_fluid(summary: pd.DataFrame, scenario: str, path: Path) -> Path:
                     label=f"{al.upper()} class {k} (Markov)",
                 )
             _markers(ax, sim_all[sim_all.allocation == al], "o" if al == "bmf" else "s", 3, None)
-        ax.set_title(f"BMF v {other.upper()} ({scenario} load)")
-        ax.set_ylim(0, _YMAX)
+        ax.set(title=f"BMF v {other.upper()} ({scenario} load)", ylim=(0, _YMAX))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, ncol=2)
     fig.supxlabel(XLABEL, fontsize=10)
@@ -95,8 +94,7 @@ def figure_packet(summary: pd.DataFrame, scenario: str, path: Path) -> Path:
         for k in c.columns:
             ax.plot(c.index, c[k], "-", color=_COLORS.get(int(k), "k"), label=f"fluid class {k}")
         _markers(ax, pk_all[pk_all.allocation == al], "x", 7, "packet")
-        ax.set_title(f"{al.upper()} ({PACKET_ALGORITHM[al]} packet scheduler)")
-        ax.set_ylim(0, _YMAX)
+        ax.set(title=f"{al.upper()} ({PACKET_ALGORITHM[al]} packet scheduler)", ylim=(0, _YMAX))
         ax.grid(alpha=0.3)
     fig.supxlabel(XLABEL, fontsize=10)
     axes[0].set_ylabel("service rate γ_k (packets per unit time)")

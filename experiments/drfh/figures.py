@@ -174,10 +174,9 @@ def fig6_figure(
             x = np.maximum(x, 1e-3)  # log axis: keep zero-length jobs visible
             y = np.arange(1, len(x) + 1) / len(x)
             ax_cdf.step(x, 100.0 * y, where="post", label=scheduler_label(name))
-    ax_cdf.set_xscale("log")
-    ax_cdf.set_xlabel("Job completion time (s)")
-    ax_cdf.set_ylabel("Jobs (%, cumulative)")
-    ax_cdf.set_ylim(0, 100)
+    ax_cdf.set(
+        xscale="log", xlabel="Job completion time (s)", ylabel="Jobs (%, cumulative)", ylim=(0, 100)
+    )
     what = f"{len(pairs)} (job, seed) pairs, {seeds} seeds" if seeds > 1 else f"{len(pairs)} jobs"
     ax_cdf.set_title(f"(a) CDF of job completion times ({what})", fontsize="medium")
     ax_cdf.grid(alpha=0.3)
@@ -201,8 +200,7 @@ def fig6_figure(
     ax_bar.axhline(0, color="black", lw=0.8)
     ticks = [f"{b}\n({n:,} jobs)" for b, n in zip(shown["bin"], shown["jobs"], strict=True)]
     ax_bar.set_xticks(pos, ticks, fontsize="small")
-    ax_bar.set_xlabel("Job size (tasks)")
-    ax_bar.set_ylabel("JCT reduction, BF-DRFH vs Slots (%)")
+    ax_bar.set(xlabel="Job size (tasks)", ylabel="JCT reduction, BF-DRFH vs Slots (%)")
     ax_bar.set_title(
         "(b) JCT reduction by job size" + (" (95 % bootstrap CI over jobs)" if seeds else ""),
         fontsize="medium",
@@ -215,8 +213,7 @@ def fig6_figure(
 def _bubble_scatter(ax: Any, x: np.ndarray, y: np.ndarray, size: np.ndarray, *, label: str) -> None:
     ax.scatter(x, y, s=size, alpha=0.7, edgecolors="tab:blue", facecolors="none", label=label)
     ax.plot([0, 1], [0, 1], color="grey", ls="--", lw=0.8, label="y = x")
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
+    ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02))
     ax.set_aspect("equal")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
@@ -247,8 +244,7 @@ def _fraction_bars(
                 fontsize="x-small",
             )
     ax.set_xticks(pos, [labels[k] for k in keys], fontsize="x-small")
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(0, 100)
+    ax.set(ylabel=ylabel, ylim=(0, 100))
     ax.grid(alpha=0.3, axis="y")
 
 
@@ -336,8 +332,7 @@ def users_figure(
     fig = Figure(figsize=(11, 5.2))
     ax, ax_bar = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
     _bubble_scatter(ax, x, y, size, label=text["scatter"])
-    ax.set_xlabel(text["x"])
-    ax.set_ylabel(text["y"])
+    ax.set(xlabel=text["x"], ylabel=text["y"])
     ax.set_title(text["left"], fontsize="medium")
     _fraction_bars(ax_bar, fractions, spec["labels"], spec["refs"], ylabel=text["bars"])
     ax_bar.set_title(text["right"], fontsize="medium")
@@ -456,9 +451,7 @@ def _deficit_jain_axes(top: Any, bottom: Any, xlabel: str, **legend: Any) -> Non
     top.set_ylabel("largest deficit (dominant share, %)")
     top.set_ylim(bottom=min(0.0, top.get_ylim()[0]))
     top.legend(**legend)
-    bottom.set_ylabel("Jain's index")
-    bottom.set_ylim(0.0, 1.05)
-    bottom.set_xlabel(xlabel)
+    bottom.set(ylabel="Jain's index", ylim=(0.0, 1.05), xlabel=xlabel)
     for ax in (top, bottom):
         ax.grid(alpha=0.3)
 

@@ -55,9 +55,7 @@ def _utilisation(units: Units, fig: str, xlabel: str, path: Path) -> None:
                 error_kw={"elinewidth": 0.8},
             )
         ax.set_xticks(xs, [f"{100 * k:.0f} %" if fig == "fig4" else str(k) for k in keys])
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(label)
-        ax.set_ylim(0, 105)
+        ax.set(xlabel=xlabel, ylabel=label, ylim=(0, 105))
         ax.grid(alpha=0.3, axis="y")
     axes[0].legend(fontsize=7, loc="lower left")
     f.suptitle(
@@ -84,8 +82,7 @@ def _completion(units: Units, path: Path) -> None:
         low, high = mean_intervals(vals)
         ax.plot(keys, 100 * vals.mean(axis=0), marker="o", ls=ls, color=color, label=LABELS[mech])
         ax.fill_between(keys, 100 * low, 100 * high, color=color, alpha=0.15, lw=0)
-    ax.set_xlabel("number of users")
-    ax.set_ylabel("users reaching their task bound (%)")
+    ax.set(xlabel="number of users", ylabel="users reaching their task bound (%)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(f"User completion rate (Fig. 5), {units.n} samples, 95 % bands", fontsize=10)

@@ -65,14 +65,11 @@ def fig6(data: pd.DataFrame, exact: pd.DataFrame, cfg: RunConfig, path: Path) ->
             ax.step(f["time_s"], 100 * f[col], where="post", **style)
         for a, _b in user_phases(cfg)[1:]:
             ax.axvline(a, color="0.7", lw=0.8)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("CPU utilisation (%)")
+        ax.set(xlabel="time (s)", ylabel="CPU utilisation (%)")
         if k == "D":  # every curve is near 100 %: zoom in to show the tie and the losses
-            ax.set_title("CPU of class D servers (zoomed: 90-100.5 %)")
-            ax.set_ylim(90, 100.5)
+            ax.set(title="CPU of class D servers (zoomed: 90-100.5 %)", ylim=(90, 100.5))
         else:
-            ax.set_title(f"CPU of class {k} servers")
-            ax.set_ylim(0, 105)
+            ax.set(title=f"CPU of class {k} servers", ylim=(0, 105))
         ax.set_xlim(*paper.INTERVAL_S)
         ax.grid(alpha=0.3)
     axes[0].legend(loc="lower right", fontsize=7)

@@ -102,8 +102,7 @@ def _fig10bc(data: N.Seeds) -> Figure:
         )
         ax.legend(fontsize=7)
         ax.set_xticks(x, [str(g) for g in tab["group"]])
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(f"mean per-job JCT reduction vs {BASELINE} (%)")
+        ax.set(xlabel=xlabel, ylabel=f"mean per-job JCT reduction vs {BASELINE} (%)")
         ax.axhline(0, color="black", linewidth=0.6)
         ax.grid(alpha=0.3, axis="y")
         ax.set_title(f"{title} (95 % bootstrap over jobs, {n} seed{'s' * (n > 1)})", fontsize=9)
@@ -118,8 +117,7 @@ def _fig6_7(data: N.Seeds) -> Figure:
     for s in data.seeds:
         r = data.rducs[data.rducs["seed"] == s]
         axes[0].step(r["time_s"] / 3600.0, r["rducs"], where="post", lw=0.7, label=f"seed {s}")
-    axes[0].set_xlabel("trace time (h)")
-    axes[0].set_ylabel("RDUCs (count)")
+    axes[0].set(xlabel="trace time (h)", ylabel="RDUCs (count)")
     axes[0].axhline(paper.FIG7_RDUCS[1], color="grey", ls="--", lw=0.8, label="paper: up to 8")
     axes[0].legend(fontsize=7)
     axes[0].grid(alpha=0.3)
@@ -130,8 +128,7 @@ def _fig6_7(data: N.Seeds) -> Figure:
     axes[1].plot(
         stats.index, stats.index - 1, color="grey", ls="--", lw=0.8, label="every other user"
     )
-    axes[1].set_xlabel("active users (count)")
-    axes[1].set_ylabel("mean user degree (users)")
+    axes[1].set(xlabel="active users (count)", ylabel="mean user degree (users)")
     axes[1].legend(fontsize=7)
     axes[1].grid(alpha=0.3)
     axes[1].set_title("Fig. 6: degree by users (mean, 95 % t over samples)", fontsize=9)
