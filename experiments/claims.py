@@ -907,17 +907,19 @@ def identical(
     source: str,
     gap: float,
     *,
+    seeds: int,
+    reason: str,
     what: str = "difference",
     units: str = "",
     tol: float = 1e-6,
-    **kw: Any,
 ) -> Claim:
     """A consistency check that two computations of the same numbers agree: PASS when the largest
     difference between them, ``gap``, is at most ``tol`` (the rule reads "largest ``what`` ≤
-    ``tol`` ``units``"; the paper's value is 0); ``kw`` as in :func:`judged` (``seeds`` and
-    ``reason`` required)."""
+    ``tol`` ``units``"; the paper's value is 0)."""
     rule = f"largest {what} ≤ {tol:g}" + (f" {units}" if units else "")
-    return consistency(statement, source, gap, gap <= tol, paper=0.0, rule=rule, **kw)
+    return consistency(
+        statement, source, gap, gap <= tol, paper=0.0, rule=rule, seeds=seeds, reason=reason
+    )
 
 
 def by_construction(
@@ -926,21 +928,33 @@ def by_construction(
     paper: float | str | None,
     ours: float | str | None,
     *,
+    reason: str,
+    seeds: int,
     holds: bool = True,
-    **kw: Any,
+    unit: str = "",
 ) -> Claim:
     """A statement that holds because of how the experiment is built, a theorem, or calibration.
 
-    ``reason`` (required, with ``seeds``; ``kw`` as in :func:`judged`) says which; ``holds`` is
-    the check that it did hold (a FAIL here is a bug)."""
-    rule = "holds by construction"
-    return judged(statement, source, paper, ours, holds, rule=rule, kind="by-construction", **kw)
+    ``reason`` says which; ``holds`` is the check that it did hold (a FAIL here is a bug)."""
+    return judged(
+        statement,
+        source,
+        paper,
+        ours,
+        holds,
+        rule="holds by construction",
+        seeds=seeds,
+        reason=reason,
+        kind="by-construction",
+        unit=unit,
+    )
 
 
-def not_applicable(statement: str, source: str, paper: float | str | None, **kw: Any) -> Claim:
-    """A paper statement we cannot decide; ``reason`` (required, with ``seeds``; ``kw`` as in
-    :func:`judged`) says why."""
-    return judged(statement, source, paper, None, None, rule="—", **kw)
+def not_applicable(
+    statement: str, source: str, paper: float | str | None, *, reason: str, seeds: int
+) -> Claim:
+    """A paper statement we cannot decide; ``reason`` says why."""
+    return judged(statement, source, paper, None, None, rule="—", seeds=seeds, reason=reason)
 
 
 def agrees_range(
