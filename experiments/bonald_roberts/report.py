@@ -176,7 +176,11 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
     """
     out = Path(out)
     details, timing, cfg = run["details"], run["timing"], run["config"]
-    claims = build_claims(details, truncation_target=cfg.markov.tol)
+    claims = build_claims(
+        details,
+        packet_run=(cfg.packet.mean_packets, cfg.packet.flows),
+        truncation_target=cfg.markov.tol,
+    )
     write_claims(out, claims, paper.STATEMENTS)
     write_json({"timing": timing}, out / "run.json")
     summ = seed_summary(details)

@@ -172,7 +172,10 @@ def _markov_rows(fake: dict, error_bound: float = 1e-4) -> list[dict]:
 
 
 def _claims(rows: list[dict]) -> dict[str, claims_mod.Claim]:
-    return {c.statement: c for c in build_claims(pd.DataFrame(rows), truncation_target=2e-3)}
+    return {
+        c.statement: c
+        for c in build_claims(pd.DataFrame(rows), packet_run=(1000, 10_000), truncation_target=2e-3)
+    }
 
 
 def test_bmf_close_to_pf_is_judged_per_class() -> None:
@@ -303,3 +306,16 @@ def test_bad_config_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--seeds: must be at least 1"):
         bonald_roberts.run_experiment(Options(tmp_path / "o", seeds=0, progress=False))
     assert not (tmp_path / "o").exists()
+
+
+def test_packet_claims_name_the_run_size_they_used(tmp_path: Path) -> None:
+    # before: every reason said "flows of mean 1,000 packets and 10,000 arrivals", the full
+    # config's size, also under --quick (50 packets, 1,500 arrivals) or any other config
+    cfg = BonaldRobertsConfig.model_validate(TINY)
+    rows = run_points(cfg)
+    out = build_claims(rows, packet_run=(cfg.packet.mean_packets, cfg.packet.flows))
+    packet = [c for c in out if "packet runs are" in c.reason or "our runs are" in c.reason]
+    assert packet
+    for c in packet:
+        assert "flows of mean 20 packets and 150 arrivals against 20,000 and 1e5" in c.reason
+        assert "1,000 packets" not in c.reason
