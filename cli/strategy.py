@@ -56,7 +56,8 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--users",
         required=True,
-        help="top:K (the K users that submit the most tasks in the window) or U1,U2,...",
+        help="top:K (the K users that submit the most tasks in the window; each seed's own for "
+        "a synthetic workload, which is drawn from the seed) or U1,U2,...",
     )
     p.add_argument(
         "--strategy",

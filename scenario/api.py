@@ -691,7 +691,8 @@ def strategy(
     config : path-like, mapping or RunConfig
         The truthful scenario (:func:`load_scenario`).
     users : str or sequence of str
-        ``"top:K"`` (the K users that submit the most tasks in the window) or user names.
+        ``"top:K"`` (the K users that submit the most tasks in the window; each seed's own
+        for a synthetic workload, drawn from the seed) or user names.
     strategies : sequence of str
         ``"inflate:<resource>=<factor>"``, ``"split:k=<k>"``, ``"hoard:cap=<n>"``
         (:func:`fairsim.scenario.manipulation.parse_strategy`).

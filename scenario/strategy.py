@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from fairsim.atomic import atomic_dir, write_text
 from fairsim.errors import ConfigError, OutputError
-from fairsim.scenario.config import MAX_SEED, RunConfig, parse_config
+from fairsim.scenario.config import MAX_SEED, RunConfig, SyntheticTrace, parse_config
 from fairsim.scenario.manipulation import (
     Manipulation,
     Split,
@@ -206,12 +206,15 @@ def resolve_users(
     base: Path | None = None,
     *,
     counts: dict[str, int] | None = None,
+    seed: int | None = None,
 ) -> list[str]:
     """The manipulators: ``top:K`` (the K users that submit the most tasks in the window, most
     first) or user names (a comma-separated string or a sequence).
 
     ``counts`` (tasks per user in the window, :func:`~fairsim.scenario.manipulation.task_counts`)
-    saves a pass over the trace when the caller has them.
+    saves a pass over the trace when the caller has them. ``seed``: the seed whose workload
+    ``counts`` describes, when the workload is drawn from the seed (:func:`seeded_workload`;
+    named in the errors).
 
     Raises
     ------
@@ -219,6 +222,7 @@ def resolve_users(
         For a malformed ``top:K``, ``K`` above the users with tasks in the window, no users, or a
         user with no task in the window.
     """
+    where = "the window" if seed is None else f"the window of seed {seed}"
     if isinstance(users, str) and users.startswith("top:"):
         k = users.removeprefix("top:")
         if not (k.isdigit() and int(k) >= 1):
@@ -227,8 +231,7 @@ def resolve_users(
             counts = task_counts(resolve_workload(cfg, base).open())
         if int(k) > len(counts):
             raise ConfigError(
-                f"--users {users!r}: K {k} is above the {len(counts)} users with tasks in the "
-                "window"
+                f"--users {users!r}: K {k} is above the {len(counts)} users with tasks in {where}"
             )
         return top_users(counts, int(k))
     names = [u.strip() for u in users.split(",")] if isinstance(users, str) else list(users)
@@ -239,8 +242,60 @@ def resolve_users(
         counts = task_counts(resolve_workload(cfg, base).open())
     for u in names:
         if u not in counts:
-            raise ConfigError(f"--users: user {u!r} submits no task in the window")
+            drawn = (
+                ""
+                if seed is None
+                else " (the synthetic workload is drawn from the seed: name users every seed "
+                "has, or use top:K, each seed's own top users)"
+            )
+            raise ConfigError(f"--users: user {u!r} submits no task in {where}{drawn}")
     return list(dict.fromkeys(names))
+
+
+def seeded_workload(cfg: RunConfig) -> bool:
+    """Whether the config's workload is drawn from its seed (a ``synthetic`` trace: its tasks,
+    users and their names change with the seed), so a study resolves its users per seed."""
+    return isinstance(cfg.trace, SyntheticTrace)
+
+
+def study_users(
+    cfg: RunConfig,
+    users: str | Sequence[str],
+    strategies: Sequence[Strategy],
+    seeds: Sequence[int],
+    base: Path | None = None,
+    workload: Workload | None = None,
+) -> dict[int, list[str]]:
+    """The manipulators of each seed (:func:`resolve_users`), checked for the strategies
+    (:func:`check_splits`).
+
+    A workload read from a trace is the same for every seed: the users are resolved once, on
+    ``workload`` (the config's, resolved by the caller) when given. A workload drawn from the
+    seed (:func:`seeded_workload`) is resolved per seed: ``top:K`` is each seed's own K users
+    (``strategy.parquet``'s ``user`` says which, per seed), and a named user must submit tasks
+    in every seed's workload.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`resolve_users` and :func:`check_splits`, naming the seed when the workload is
+        drawn from it.
+    """
+    if not seeded_workload(cfg):
+        w = workload if workload is not None else resolve_workload(cfg, base)
+        counts = task_counts(w.open())
+        names = resolve_users(cfg, users, base, counts=counts)
+        check_splits(names, strategies, counts)
+        return {seed: names for seed in seeds}
+    data = cfg.model_dump(mode="json")
+    out: dict[int, list[str]] = {}
+    for seed in seeds:
+        c = parse_config({**data, "seed": seed})
+        counts = task_counts(resolve_workload(c, base).open())
+        names = resolve_users(c, users, base, counts=counts, seed=seed)
+        check_splits(names, strategies, counts)
+        out[seed] = names
+    return out
 
 
 def check_splits(
@@ -287,15 +342,19 @@ def check_splits(
 
 
 def plan(
-    cfg: RunConfig, users: Sequence[str], strategies: Sequence[Strategy], seeds: Sequence[int]
+    cfg: RunConfig,
+    users: Sequence[str] | dict[int, list[str]],
+    strategies: Sequence[Strategy],
+    seeds: Sequence[int],
 ) -> list[StudyRun]:
-    """Every run of a study: per seed the truthful run, then each user x strategy."""
+    """Every run of a study: per seed the truthful run, then each user x strategy (``users``:
+    the same for every seed, or each seed's, :func:`study_users`)."""
     runs: list[StudyRun] = []
     data = cfg.model_dump(mode="json")
     for seed in seeds:
         c = parse_config({**data, "seed": seed})
         runs.append(StudyRun(truthful_id(seed), seed, None, None, c))
-        for u in users:
+        for u in users[seed] if isinstance(users, dict) else users:
             for s in strategies:
                 runs.append(StudyRun(manipulated_id(seed, u, s), seed, u, s, c))
     return runs
@@ -321,7 +380,8 @@ def run_strategy(
     out : path-like
         A new folder, or the output of the same study to resume.
     users : str or sequence of str
-        ``top:K`` or user names (:func:`resolve_users`).
+        ``top:K`` or user names (:func:`resolve_users`); per seed when the workload is drawn
+        from the seed (:func:`study_users`).
     strategies : sequence of str or Strategy
         ``inflate:...``, ``split:...``, ``hoard:...``
         (:func:`~fairsim.scenario.manipulation.parse_strategy`).
@@ -375,9 +435,7 @@ def run_strategy(
         )
     for s in parsed:
         check_strategy(s, workload.resources)
-    counts = task_counts(workload.open())
-    names = resolve_users(cfg, users, base_path, counts=counts)
-    check_splits(names, parsed, counts)
+    names = study_users(cfg, users, parsed, seeds, base_path, workload)
     runs = plan(cfg, names, parsed, seeds)
     check_executor(spec, [r.config for r in runs[:1]])
     root = Path(out)
@@ -747,10 +805,17 @@ def write_strategy_report(
     summary = gain_summary(table)
     users = sorted({r.user for r in runs if r.user is not None})
     seeds = sorted({r.seed for r in runs})
+    per_seed = {s: {r.user for r in runs if r.seed == s and r.user is not None} for s in seeds}
+    who = f"{len(users)} manipulating users"
+    if len({frozenset(u) for u in per_seed.values()}) > 1:  # a workload drawn from the seed
+        who = (
+            f"{max(len(u) for u in per_seed.values())} manipulating users per seed "
+            f"({len(users)} in all: the workload is drawn from the seed, each seed has its own)"
+        )
     lines = [
         f"# Strategic users: {cfg.name}",
         "",
-        f"{len(users)} manipulating users, {len(seeds)} seeds ({', '.join(map(str, seeds))}), "
+        f"{who}, {len(seeds)} seeds ({', '.join(map(str, seeds))}), "
         f"{len(runs)} runs. Gain: the manipulator's real tasks completed by the horizon "
         "relative to the truthful run of the same seed, minus 1; harm: the same for every "
         "other user together (negative: they completed fewer); share gain: the same for the "

@@ -181,3 +181,47 @@ def test_a_seed_strategy_parquet_cannot_store_is_refused(tmp_path: Path) -> None
             out=tmp_path / "o",
         )  # fmt: skip
     assert not (tmp_path / "o").exists()
+
+
+def _synthetic_file(tmp_path: Path) -> Path:
+    """A synthetic workload of 200 tasks (drawn from the seed: seed 1's top user is u1 with 97
+    tasks, seed 3's u0 with 190; u93 submits 44 tasks in seed 1 and none in seed 3)."""
+    cfg = {
+        "name": "strategy-synthetic",
+        "seed": 1,
+        "trace": {"format": "synthetic", "n_tasks": 200, "duration_s": 600},
+        "cluster": {"servers": 4},
+        "schedulers": ["drf"],
+        "collect": {"utilization_interval_s": 60},
+    }
+    out = tmp_path / "syn.yaml"
+    out.write_text(yaml.safe_dump(cfg))
+    return out
+
+
+def test_top_users_of_a_seed_drawn_workload_are_each_seeds_own(tmp_path: Path) -> None:
+    """A synthetic workload is drawn from the seed, so ``top:K`` is each seed's own K users and
+    ``strategy.parquet``'s ``user`` says which (before: the config seed's top users for every
+    seed, so seed 3's rows were of u1, absent from its workload: 0 tasks submitted, gain NaN,
+    and the console's 'over 1 seeds' for two seeds asked)."""
+    from fairsim.errors import ConfigError
+
+    config = _synthetic_file(tmp_path)
+    table = fairsim.strategy(
+        config, users="top:1", strategies=["inflate:cpu=1.5"], seeds=[1, 3], out=tmp_path / "o",
+        executor="serial",
+    )  # fmt: skip
+    assert table[["user", "seed", "tasks_submitted"]].values.tolist() == [
+        ["u1", 1, 97],
+        ["u0", 3, 190],
+    ]
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "1 manipulating users per seed (2 in all: the workload is drawn from the seed" in report
+    # a named user must be in every seed's workload
+    with pytest.raises(ConfigError, match=r"^--users: user 'u93' submits no task in the window of "
+                       r"seed 3 \(the synthetic workload is drawn from the seed"):  # fmt: skip
+        fairsim.strategy(
+            config, users="u93", strategies=["inflate:cpu=1.5"], seeds=[1, 3],
+            out=tmp_path / "named",
+        )  # fmt: skip
+    assert not (tmp_path / "named").exists()
