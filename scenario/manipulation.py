@@ -623,6 +623,22 @@ def task_counts(source: TaskSource) -> dict[str, int]:
     return counts
 
 
+def job_counts(source: TaskSource, users: Sequence[str]) -> dict[str, int]:
+    """Jobs (distinct job ids) with a task in a stream, per user of ``users`` (one pass over
+    ``source``; a user with none is absent). ``split`` deals a user's jobs whole among its
+    aliases."""
+    wanted = np.asarray(list(users), dtype=object)
+    jobs: dict[str, set[int]] = {}
+    for batch in source.batches():
+        mine = np.isin(batch.user.astype(object), wanted)
+        if not mine.any():
+            continue
+        pairs = pd.DataFrame({"user": batch.user[mine].astype(str), "job": batch.job_id[mine]})
+        for name, ids in pairs.drop_duplicates().groupby("user", sort=False)["job"]:
+            jobs.setdefault(str(name), set()).update(ids.tolist())
+    return {u: len(ids) for u, ids in jobs.items()}
+
+
 def top_users(counts: dict[str, int], k: int) -> list[str]:
     """The ``k`` users that submit the most tasks, most first (ties by name).
 

@@ -43,6 +43,7 @@ from fairsim.scenario.manipulation import (
     Strategy,
     alias,
     check_strategy,
+    job_counts,
     manipulate,
     parse_strategy,
     spec_text,
@@ -285,28 +286,34 @@ def study_users(
         w = workload if workload is not None else resolve_workload(cfg, base)
         counts = task_counts(w.open())
         names = resolve_users(cfg, users, base, counts=counts)
-        check_splits(names, strategies, counts)
+        check_splits(names, strategies, counts, _jobs(w, names, strategies))
         return {seed: names for seed in seeds}
     data = cfg.model_dump(mode="json")
     out: dict[int, list[str]] = {}
     for seed in seeds:
         c = parse_config({**data, "seed": seed})
-        counts = task_counts(resolve_workload(c, base).open())
+        w = resolve_workload(c, base)
+        counts = task_counts(w.open())
         names = resolve_users(c, users, base, counts=counts, seed=seed)
-        check_splits(names, strategies, counts)
+        check_splits(names, strategies, counts, _jobs(w, names, strategies), seed)
         out[seed] = names
     return out
 
 
 def check_splits(
-    users: Sequence[str], strategies: Sequence[Strategy], counts: dict[str, int]
+    users: Sequence[str],
+    strategies: Sequence[Strategy],
+    counts: dict[str, int],
+    jobs: dict[str, int],
+    seed: int | None = None,
 ) -> None:
     """Refuse a ``split`` whose aliases cannot stand for the user alone in the run.
 
     A split user's tasks appear under ``<user>#2`` ... ``<user>#k``
     (:func:`~fairsim.scenario.manipulation.alias`): a trace user of that name in the window
-    would have its tasks counted as the manipulator's. And ``k`` above the user's tasks in the
-    window leaves aliases without a job (the same run as a smaller ``k``) while the study still
+    would have its tasks counted as the manipulator's. And the user's jobs are dealt whole
+    among the aliases, so ``k`` above the user's jobs in the window leaves aliases without a job
+    (the same run as a smaller ``k``, and with one job the plain run) while the study still
     lists all ``k`` names.
 
     Parameters
@@ -316,21 +323,29 @@ def check_splits(
     strategies : sequence of Strategy
     counts : dict of str to int
         Tasks per user in the window.
+    jobs : dict of str to int
+        Jobs per manipulator in the window (:func:`~fairsim.scenario.manipulation.job_counts`;
+        read only when a ``split`` has ``k > 1``).
+    seed : int, optional
+        The seed whose workload the counts describe (named in the errors), when the workload is
+        drawn from the seed.
 
     Raises
     ------
     ConfigError
-        One line naming the strategy, the user and the alias or the count.
+        One line naming the strategy, the user and the alias or its number of jobs.
     """
+    where = "the window" if seed is None else f"the window of seed {seed}"
     for s in strategies:
         if not isinstance(s, Split):
             continue
         for u in users:
-            if s.k > counts[u]:
+            n = jobs.get(u, 0)
+            if s.k > 1 and s.k > n:
                 raise ConfigError(
-                    f"--strategy {spec_text(s)!r}: user {u!r} submits {counts[u]} task(s) in "
-                    f"the window, fewer than k = {s.k} aliases can share (choose k <= "
-                    f"{counts[u]})"
+                    f"--strategy {spec_text(s)!r}: user {u!r} submits {n} job(s) in {where}, "
+                    f"fewer than k = {s.k} aliases (a job's tasks stay together, so an alias "
+                    f"would have no job; choose k <= {n})"
                 )
             taken = [a for j in range(2, s.k + 1) if (a := alias(u, j)) in counts]
             if taken:
@@ -339,6 +354,16 @@ def check_splits(
                     "of another user of the trace in the window (its tasks would count as the "
                     "manipulator's)"
                 )
+
+
+def _jobs(
+    workload: Workload, users: Sequence[str], strategies: Sequence[Strategy]
+) -> dict[str, int]:
+    """Jobs per manipulator in the window when a ``split`` has ``k > 1`` (one pass over the
+    stream), else nothing (no pass)."""
+    if not any(isinstance(s, Split) and s.k > 1 for s in strategies):
+        return {}
+    return job_counts(workload.open(), users)
 
 
 def plan(

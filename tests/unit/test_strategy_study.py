@@ -120,10 +120,12 @@ def test_study_resumes_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str
             "--users 'top:3': K 3 is above the 2 users with tasks in the window",
         ),
         (["--strategy", "split:k=2", "--seeds", "3-1"], "the range 3-1 is empty"),
+        # before: k = 7 passed (A has 24 tasks) though A's 6 jobs are dealt whole, so one
+        # alias had no job; k above the jobs of a one-job user ran the plain run as a split
         (
-            ["--strategy", "split:k=25"],
-            "--strategy 'split:k=25': user 'A' submits 24 task(s) in the window, fewer than "
-            "k = 25 aliases can share (choose k <= 24)",
+            ["--strategy", "split:k=7"],
+            "--strategy 'split:k=7': user 'A' submits 6 job(s) in the window, fewer than k = 7 "
+            "aliases (a job's tasks stay together, so an alias would have no job; choose k <= 6)",
         ),
     ],
 )
@@ -225,3 +227,22 @@ def test_top_users_of_a_seed_drawn_workload_are_each_seeds_own(tmp_path: Path) -
             out=tmp_path / "named",
         )  # fmt: skip
     assert not (tmp_path / "named").exists()
+
+
+def test_split_above_a_users_jobs_is_refused_per_seed(tmp_path: Path) -> None:
+    """``split`` deals whole jobs, so ``k`` above the user's jobs is refused, per seed when the
+    workload is drawn from it: seed 1's top user u1 has 2 jobs, seed 3's u0 one (before: seed
+    3's u0, one job of 190 tasks, ran unsplit and reported gain 0 as if splitting had been
+    tried)."""
+    from fairsim.errors import ConfigError
+
+    with pytest.raises(
+        ConfigError,
+        match=r"^--strategy 'split:k=2': user 'u0' submits 1 job\(s\) in the window of seed 3, "
+        r"fewer than k = 2 aliases",
+    ):
+        fairsim.strategy(
+            _synthetic_file(tmp_path), users="top:1", strategies=["split:k=2"], seeds=[1, 3],
+            out=tmp_path / "o",
+        )  # fmt: skip
+    assert not (tmp_path / "o").exists()
