@@ -21,7 +21,9 @@ Strategies (the ``SPEC`` of ``fairsim strategy --strategy``, :func:`parse_strate
 ``split:k=<int >= 1>[,by=round-robin|seed]``
     The user appears as ``k`` users: its jobs are dealt among ``<user>``, ``<user>#2``, ...,
     ``<user>#k`` in the order of their first task (round-robin), or each to an alias drawn with
-    the run's seed (``by=seed``). A job's tasks stay together.
+    the run's seed (``by=seed``). A job's tasks stay together. The aliases are more accounts of
+    the user: each has its weight and, under a queue tree ``leaves: {by: user}``, its queue
+    (:attr:`Workload.aliases <fairsim.scenario.workload.Workload>`).
 ``hoard:cap=<int >= 0>[,lead_s=<seconds > 0>]``
     Before each of its jobs arrives, the user submits *placeholder* tasks of the job's own
     demands (one per task of the job, at most ``cap`` placeholders held at any time),
@@ -338,7 +340,8 @@ def manipulate(
     The returned workload opens a :class:`ManipulatedTaskSource` over a fresh stream of
     ``workload`` per run; everything else (window, resources, folder) is ``workload``'s. For
     ``hoard`` the user's jobs are read once here (one pass over the stream) to place the
-    placeholders.
+    placeholders; for ``split`` its aliases are :attr:`~fairsim.scenario.workload.Workload.aliases`
+    (the user's weight and queue).
 
     Parameters
     ----------
@@ -377,6 +380,11 @@ def manipulate(
     out = replace(workload, open=open_manipulated)
     out.describe = {**workload.describe, "manipulation": manipulation.to_data()}
     out.users = None  # aliases and placeholders: the engine numbers the users from the stream
+    s = manipulation.strategy
+    if isinstance(s, Split) and s.k > 1:
+        # the splitter opens more accounts in its own queue, with its weight
+        aliases = {alias(manipulation.user, j): manipulation.user for j in range(2, s.k + 1)}
+        out.aliases = {**(workload.aliases or {}), **aliases}
     return out
 
 

@@ -587,7 +587,13 @@ class Scenario:
             tasks = built["tasks"].select(cols).to_pandas()
         jobs = built["jobs"].select(["job_id", "completion_time_s"]).to_pandas()
         parquet = self.workload.describe.get("tasks_parquet")
-        codes = task_queues(self.config, self.queues, tasks, Path(parquet) if parquet else None)
+        codes = task_queues(
+            self.config,
+            self.queues,
+            tasks,
+            Path(parquet) if parquet else None,
+            self.workload.aliases,
+        )
         out = {"queues": queue_table(tasks, jobs, codes, queue_names(self.queues))}
         if run.fairness is not None:
             out.update(run.fairness.queue_tables())
@@ -605,12 +611,16 @@ def _evicts(scheduler: Scheduler, cls: type[Scheduler]) -> bool:
 
 
 def _queued(
-    open_source: Callable[[], TaskSource], rule: LeafRule, tree: QueueTree
+    open_source: Callable[[], TaskSource],
+    rule: LeafRule,
+    tree: QueueTree,
+    aliases: dict[str, str] | None = None,
 ) -> Callable[[], TaskSource]:
-    """``open_source`` whose streams give every task its queue (:class:`QueueTaskSource`)."""
+    """``open_source`` whose streams give every task its queue (:class:`QueueTaskSource`; a
+    split user's aliases its own, :attr:`Workload.aliases`)."""
 
     def open_queued() -> TaskSource:
-        return QueueTaskSource(open_source(), rule, tree)
+        return QueueTaskSource(open_source(), rule, tree, aliases)
 
     return open_queued
 
@@ -708,12 +718,12 @@ def prepare_scenario(
     pool = _string_ids((hooks.pool or build_pool)(cfg, base, workload))
     capacity = pool_capacity(pool, workload.resources)
     open_source, index = constrained_workload(cfg, workload, pool)
-    weights = user_weights(cfg, workload.open, workload.users)
+    weights = user_weights(cfg, workload.open, workload.users, workload.aliases)
     tree = queue_tree(cfg, workload.resources, capacity.sum(axis=0))
     if tree is not None:
         assert cfg.leaves is not None
         check_leaves(cfg, open_source, tree)
-        open_source = _queued(open_source, cfg.leaves, tree)
+        open_source = _queued(open_source, cfg.leaves, tree, workload.aliases)
     scenario = Scenario(
         cfg,
         base,

@@ -74,11 +74,15 @@ def queue_names(tree: QueueTree | None) -> list[str]:
 
 class _Assign:
     """Each task's queue code under the leaf rule (-1: the root; -2: no queue's band holds the
-    task's priority)."""
+    task's priority). ``aliases`` (:attr:`fairsim.scenario.workload.Workload.aliases`): with
+    ``by: user`` an alias goes to the queue of the user it stands for."""
 
-    def __init__(self, rule: LeafRule, tree: QueueTree) -> None:
+    def __init__(
+        self, rule: LeafRule, tree: QueueTree, aliases: dict[str, str] | None = None
+    ) -> None:
         index = {qid: k for k, qid in enumerate(tree.ids)}
         self.by = rule.by
+        self.aliases = aliases or {}
         if rule.by == "tier":
             # the bands by their lowest priority (they do not overlap: check_tree), as
             # intervals: a band may be wide
@@ -99,7 +103,11 @@ class _Assign:
             inside = (p >= 0) & (k >= 0) & (p <= self.hi[kk])
             return np.where(inside, self.band_queue[kk], -2).astype(np.int32)
         names, inverse = np.unique(np.asarray(user, dtype=object), return_inverse=True)
-        per = np.array([self.users.get(n, self.default) for n in names.tolist()], dtype=np.int32)
+        owner = self.aliases
+        per = np.array(
+            [self.users.get(owner.get(n, n), self.default) for n in names.tolist()],
+            dtype=np.int32,
+        )
         return per[inverse.reshape(-1)] if len(names) else np.empty(0, np.int32)
 
 
@@ -112,6 +120,9 @@ class QueueTaskSource(WrappedTaskSource):
         With ``priority`` read (``priority_column``) for ``by: tier``.
     rule : LeafRule
     tree : QueueTree
+    aliases : dict of str to str, optional
+        A split user's other names, each to the user (:attr:`Workload.aliases
+        <fairsim.scenario.workload.Workload>`): with ``by: user`` they go to its queue.
 
     Raises
     ------
@@ -120,9 +131,15 @@ class QueueTaskSource(WrappedTaskSource):
         before the run).
     """
 
-    def __init__(self, inner: TaskSource, rule: LeafRule, tree: QueueTree) -> None:
+    def __init__(
+        self,
+        inner: TaskSource,
+        rule: LeafRule,
+        tree: QueueTree,
+        aliases: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(inner)
-        self._assign = _Assign(rule, tree)
+        self._assign = _Assign(rule, tree, aliases)
         self.rule = rule
 
     def batches(self) -> Iterator[TaskBatch]:
@@ -269,12 +286,17 @@ QUEUE_COLUMNS = (
 
 
 def task_queues(
-    cfg: RunConfig, tree: QueueTree, tasks: pd.DataFrame, tasks_parquet: Path | None
+    cfg: RunConfig,
+    tree: QueueTree,
+    tasks: pd.DataFrame,
+    tasks_parquet: Path | None,
+    aliases: dict[str, str] | None = None,
 ) -> np.ndarray:
     """The queue code of every row of a run's tasks (``tasks.parquet``), under the leaf rule.
 
-    ``by: user`` reads the rows' ``user``; ``by: tier`` the trace's ``priority`` of each row's
-    ``(job_id, task_index)`` in the converted tasks table ``tasks_parquet``.
+    ``by: user`` reads the rows' ``user`` (an alias of ``aliases`` as the user it stands for);
+    ``by: tier`` the trace's ``priority`` of each row's ``(job_id, task_index)`` in the
+    converted tasks table ``tasks_parquet``.
 
     Returns
     -------
@@ -288,7 +310,7 @@ def task_queues(
     """
     rule = cfg.leaves
     assert rule is not None
-    assign = _Assign(rule, tree)
+    assign = _Assign(rule, tree, aliases)
     if rule.by == "user":
         return assign.codes(tasks["user"].to_numpy(dtype=object), None)
     if tasks_parquet is None:

@@ -80,6 +80,11 @@ class Workload:
         User names in the order the engine numbers them (first submission), when the workload
         knows it without reading the stream (a feedback source such as
         :class:`~fairsim.simulator.backlog.BacklogTaskSource` cannot be read ahead).
+    aliases : dict of str to str or None
+        Names under which a user's tasks also appear in the stream, each to that user's name in
+        the trace (a split user's other accounts, :mod:`fairsim.scenario.manipulation`): the
+        config's per-user settings (``trace.weights``, ``leaves.users``) read an alias as its
+        user, so the accounts share its weight and its queue.
     """
 
     open: Callable[[], TaskSource]
@@ -91,6 +96,7 @@ class Workload:
     gate: Callable[[], JobGate | None] = lambda: None
     last_submit_s: float | None = None
     users: tuple[str, ...] | None = None
+    aliases: dict[str, str] | None = None
 
 
 def inline_frame(trace: InlineTrace) -> pd.DataFrame:
@@ -273,6 +279,7 @@ def user_weights(
     cfg: RunConfig,
     open_source: Callable[[], TaskSource],
     users: tuple[str, ...] | None = None,
+    aliases: dict[str, str] | None = None,
 ) -> dict[int, float] | None:
     """Each user's weight, keyed by the engine's user code (users are numbered by first
     appearance in the task stream, as :class:`fairsim.simulator.engine.Engine` numbers them).
@@ -280,7 +287,8 @@ def user_weights(
     Weights come from ``trace.users[].weight`` (inline users) and ``trace.weights`` (a mapping
     from user name to weight); every other user has ``trace.default_weight``. ``users`` gives the
     user names in code order when the workload knows it (:attr:`Workload.users`); otherwise the
-    order is read from a fresh stream of ``open_source``.
+    order is read from a fresh stream of ``open_source``. ``aliases`` (:attr:`Workload.aliases`):
+    an alias has the weight of the user it stands for.
 
     Returns
     -------
@@ -312,7 +320,11 @@ def user_weights(
             f"trace.weights: user(s) {shown} submit no task in the simulated window "
             f"({len(order)} users do)"
         )
-    return {code: float(named.get(name, trace.default_weight)) for name, code in order.items()}
+    owner = aliases or {}
+    return {
+        code: float(named.get(owner.get(name, name), trace.default_weight))
+        for name, code in order.items()
+    }
 
 
 def _has_values(tasks: Path, column: str) -> bool:

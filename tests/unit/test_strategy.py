@@ -177,6 +177,41 @@ def test_split_gives_about_k_shares_under_drf(
         assert len([u for u in got if u.startswith("A")]) == k  # the aliases each ran tasks
 
 
+def test_split_aliases_are_accounts_in_the_users_queue_with_its_weight(tmp_path: Path) -> None:
+    """The aliases are more accounts of the splitter: in its own queue (``leaves.users``) and
+    with its weight (``trace.weights``). Queues QA (user A) and QB (the rest) of equal weight,
+    A of weight 2: truthfully ``hdrf`` splits the pool between the queues (6 tasks each) and
+    ``drf`` 2:1 (8 and 4). Split in two, A and A#2 share QA's half under ``hdrf`` (3 each: no
+    gain), and under ``drf`` take 4/5 of the pool at weights 2:2:1 (5, 5 and B's 2). Before,
+    A#2 hung in the default queue QB (``queues.parquet``: QA's tasks 24 to 12) with the default
+    weight 1."""
+    cfg = parse_config(
+        {
+            "name": "strategy-queues",
+            "trace": {
+                "format": "canonical",
+                "path": str(_saturated(tmp_path)),
+                "weights": {"A": 2},
+            },
+            "cluster": {"classes": [{"name": "one", "count": 1, "capacity": [12.0, 12.0]}]},
+            "queues": [{"id": "QA"}, {"id": "QB"}],
+            "leaves": {"by": "user", "users": {"A": "QA"}, "default": "QB"},
+            "schedulers": ["hdrf", "drf"],
+            "collect": {"utilization_interval_s": 50, "horizon_s": 150},
+        }
+    )
+    run_manipulated(cfg, None, tmp_path / "t")
+    run_manipulated(cfg, Manipulation("A", parse_strategy("split:k=2"), cfg.seed), tmp_path / "m")
+    assert _completed(tmp_path / "t", "hdrf") == {"A": 6, "B": 6}
+    assert _completed(tmp_path / "m", "hdrf") == {"A": 3, "A#2": 3, "B": 6}
+    assert _completed(tmp_path / "t", "drf") == {"A": 8, "B": 4}
+    assert _completed(tmp_path / "m", "drf") == {"A": 5, "A#2": 5, "B": 2}
+    for sched in ("hdrf", "drf"):
+        queues = pd.read_parquet(tmp_path / "m" / sched / "queues.parquet").set_index("queue")
+        assert queues.loc["QA", "users"] == 2 and queues.loc["QA", "tasks"] == 24
+        assert queues.loc["QB", "users"] == 1 and queues.loc["QB", "tasks"] == 24
+
+
 # --------------------------------------------------------------------------- hoard
 
 
