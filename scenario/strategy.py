@@ -282,11 +282,12 @@ def study_users(
         As :func:`resolve_users` and :func:`check_splits`, naming the seed when the workload is
         drawn from it.
     """
+    ranked = isinstance(users, str) and users.startswith("top:")
     if not seeded_workload(cfg):
         w = workload if workload is not None else resolve_workload(cfg, base)
         counts = task_counts(w.open())
         names = resolve_users(cfg, users, base, counts=counts)
-        check_splits(names, strategies, counts, _jobs(w, names, strategies))
+        check_splits(names, strategies, counts, _jobs(w, names, strategies), ranked=ranked)
         return {seed: names for seed in seeds}
     data = cfg.model_dump(mode="json")
     out: dict[int, list[str]] = {}
@@ -295,7 +296,7 @@ def study_users(
         w = resolve_workload(c, base)
         counts = task_counts(w.open())
         names = resolve_users(c, users, base, counts=counts, seed=seed)
-        check_splits(names, strategies, counts, _jobs(w, names, strategies), seed)
+        check_splits(names, strategies, counts, _jobs(w, names, strategies), seed, ranked=ranked)
         out[seed] = names
     return out
 
@@ -306,6 +307,8 @@ def check_splits(
     counts: dict[str, int],
     jobs: dict[str, int],
     seed: int | None = None,
+    *,
+    ranked: bool = False,
 ) -> None:
     """Refuse a ``split`` whose aliases cannot stand for the user alone in the run.
 
@@ -329,19 +332,38 @@ def check_splits(
     seed : int, optional
         The seed whose workload the counts describe (named in the errors), when the workload is
         drawn from the seed.
+    ranked : bool
+        The users were chosen by rank (``top:K``), not by name: a ``k`` above a user's jobs is
+        then logged as a warning naming the users and their jobs (their aliases beyond their
+        jobs get none; with one job the run is the plain run and the gain 0), not refused, so
+        a study of the top users runs whatever their jobs.
 
     Raises
     ------
     ConfigError
-        One line naming the strategy, the user and the alias or its number of jobs.
+        One line naming the strategy, the user and the alias or, for a named user, its number
+        of jobs.
     """
     where = "the window" if seed is None else f"the window of seed {seed}"
     for s in strategies:
         if not isinstance(s, Split):
             continue
+        few = {u: jobs.get(u, 0) for u in users if 1 < s.k > jobs.get(u, 0)}
+        if ranked and few:
+            log.warning(
+                "--strategy %r: %d of the %d users submit fewer than k = %d jobs in %s (%s): a "
+                "job's tasks stay together, so their aliases beyond their jobs get none (with "
+                "one job, the plain run: gain 0)",
+                spec_text(s),
+                len(few),
+                len(users),
+                s.k,
+                where,
+                ", ".join(f"{u[:12]}: {n}" for u, n in few.items()),
+            )
         for u in users:
             n = jobs.get(u, 0)
-            if s.k > 1 and s.k > n:
+            if not ranked and s.k > 1 and s.k > n:
                 raise ConfigError(
                     f"--strategy {spec_text(s)!r}: user {u!r} submits {n} job(s) in {where}, "
                     f"fewer than k = {s.k} aliases (a job's tasks stay together, so an alias "

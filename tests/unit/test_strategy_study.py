@@ -229,11 +229,14 @@ def test_top_users_of_a_seed_drawn_workload_are_each_seeds_own(tmp_path: Path) -
     assert not (tmp_path / "named").exists()
 
 
-def test_split_above_a_users_jobs_is_refused_per_seed(tmp_path: Path) -> None:
-    """``split`` deals whole jobs, so ``k`` above the user's jobs is refused, per seed when the
-    workload is drawn from it: seed 1's top user u1 has 2 jobs, seed 3's u0 one (before: seed
-    3's u0, one job of 190 tasks, ran unsplit and reported gain 0 as if splitting had been
-    tried)."""
+def test_split_above_a_users_jobs_is_refused_per_seed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``split`` deals whole jobs, so ``k`` above a named user's jobs is refused, per seed when
+    the workload is drawn from it: seed 3's u0 has one job of 190 tasks (before: it ran unsplit
+    and reported gain 0 as if splitting had been tried). Users chosen by rank (``top:K``) run,
+    with a warning naming those with fewer jobs than ``k`` (a study of the top users runs
+    whatever their jobs)."""
     from fairsim.errors import ConfigError
 
     with pytest.raises(
@@ -242,7 +245,18 @@ def test_split_above_a_users_jobs_is_refused_per_seed(tmp_path: Path) -> None:
         r"fewer than k = 2 aliases",
     ):
         fairsim.strategy(
-            _synthetic_file(tmp_path), users="top:1", strategies=["split:k=2"], seeds=[1, 3],
+            _synthetic_file(tmp_path), users="u0", strategies=["split:k=2"], seeds=[3],
             out=tmp_path / "o",
         )  # fmt: skip
     assert not (tmp_path / "o").exists()
+    with caplog.at_level("WARNING", logger="fairsim.scenario.strategy"):
+        fairsim.strategy(
+            _synthetic_file(tmp_path), users="top:1", strategies=["split:k=2"], seeds=[1, 3],
+            out=tmp_path / "ranked",
+        )  # fmt: skip
+    warned = [r.getMessage() for r in caplog.records if "fewer than k = 2 jobs" in r.getMessage()]
+    assert warned == [
+        "--strategy 'split:k=2': 1 of the 1 users submit fewer than k = 2 jobs in the window of "
+        "seed 3 (u0: 1): a job's tasks stay together, so their aliases beyond their jobs get none "
+        "(with one job, the plain run: gain 0)"
+    ]
