@@ -6,23 +6,37 @@ import argparse
 from pathlib import Path
 
 from fairsim.cli.argtypes import Subparsers, int_at_least
-from fairsim.cli.options import add_command, add_no_progress
+from fairsim.cli.options import add_command, add_no_progress, add_out
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    """Reproduce a paper's evaluation into --out, which is replaced when it exists (atomically:
-    an interrupted run keeps the previous results)."""
-    from fairsim.atomic import atomic_dir
+    """Reproduce a paper's evaluation into --out. An empty folder or an earlier run of the same
+    reproduction there is replaced (atomically: an interrupted run keeps the previous results);
+    any other existing non-empty folder is refused unless --overwrite."""
+    from fairsim.atomic import atomic_dir, check_output_dir
+    from fairsim.errors import OutputError
     from fairsim.experiments.kit import Options
-    from fairsim.experiments.reproductions import reproduce
+    from fairsim.experiments.reproductions import holds_reproduction, reproduce
 
     # the string, not a Path: an empty --out is refused as by every other command (Path("")
     # is ".", and `args.out or ...` made it results/<which>)
     target = args.out if args.out is not None else str(Path("results") / args.which)
     out = Path(target)
-    # A reproduction replaces its folder by design (``make experiment`` twice in a row works),
-    # still atomically: an interrupted run keeps the previous results.
-    with atomic_dir(target, overwrite=True, protect=[args.shared]) as tmp:
+    # An earlier run of the same reproduction is replaced (``make experiment`` twice in a row
+    # works); anything else the folder holds is the user's, kept unless --overwrite. Checked
+    # before any work, and the replacement is atomic: an interrupted run keeps the old folder.
+    overwrite = bool(args.overwrite)
+    # the path itself first (a file, unwritable, an input): those messages hold in any case
+    dest = check_output_dir(target, overwrite=True, protect=[args.shared])
+    if not overwrite and dest.is_dir() and any(dest.iterdir()):
+        if not holds_reproduction(dest, args.which):
+            raise OutputError(
+                f"--out: {target!r} already exists, is not empty and holds no earlier "
+                f"{args.which} reproduction (its report.md and claims.json); --overwrite "
+                "replaces it, or choose another folder"
+            )
+        overwrite = True
+    with atomic_dir(target, overwrite=overwrite, protect=[args.shared]) as tmp:
         options = Options(
             tmp, Path(args.shared), args.quick, not args.no_progress, args.seeds, args.jobs
         )
@@ -48,7 +62,11 @@ def add_parser(sub: Subparsers) -> None:
         help="the shared data folder (traces); without its traces/google-2011, drfh-google and "
         "udrf fetch the Google sample into the download cache ($FAIRSIM_DATA_DIR)",
     )
-    e.add_argument("--out", help="output folder (default results/<which>), replaced")
+    add_out(
+        e,
+        "output folder (default results/<which>); an earlier run of the same reproduction there "
+        "is replaced, any other existing non-empty folder refused unless --overwrite",
+    )
     e.add_argument("--quick", action="store_true", help="a small slice, for a smoke test")
     e.add_argument(
         "--seeds",

@@ -15,6 +15,9 @@ the result files into ``out``, then ``report.write_report(out, run)`` writes the
 
 from __future__ import annotations
 
+import importlib
+import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,3 +120,49 @@ def reproduce(name: str, options: kit.Options) -> Path:
     if spec is None:
         raise ConfigError(f"experiment: {unknown_key(name, REPRODUCTIONS)}")
     return kit.reproduce(spec.package, options)
+
+
+def _statement_keys(name: str) -> frozenset[str]:
+    """The keys of the statements the reproduction ``name`` checks (its ``paper.STATEMENTS``)."""
+    paper = importlib.import_module(f"{REPRODUCTIONS[name].package}.paper")
+    return frozenset(s.key for s in paper.STATEMENTS)
+
+
+def holds_reproduction(folder: str | os.PathLike[str], name: str) -> bool:
+    """Whether ``folder`` holds an earlier run of the reproduction ``name``: the folder
+    ``fairsim experiment NAME --out`` may replace without ``--overwrite``.
+
+    Such a folder has the ``report.md`` and ``claims.json`` every reproduction writes, and the
+    claims' ids (each starts with the key of the paper statement it checks, ``table2.slots-10``)
+    are mostly ``name``'s: more of them name one of its statements than one of any other
+    reproduction's (a few keys, ``fig4``, are shared between papers).
+
+    Parameters
+    ----------
+    folder : path-like
+    name : str
+        A key of :data:`REPRODUCTIONS`.
+
+    Returns
+    -------
+    bool
+        False for a missing or unreadable ``claims.json`` or ``report.md``, a ``claims.json``
+        that is not a list of claims, and another reproduction's folder.
+    """
+    p = Path(folder)
+    try:
+        if not (p / "report.md").is_file():
+            return False
+        data = json.loads((p / "claims.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, list):
+        return False
+    keys = [
+        c["id"].split(".", 1)[0]
+        for c in data
+        if isinstance(c, dict) and isinstance(c.get("id"), str)
+    ]
+    counts = {n: sum(k in _statement_keys(n) for k in keys) for n in REPRODUCTIONS}
+    best = max(counts.values())
+    return best > 0 and counts[name] == best and list(counts.values()).count(best) == 1

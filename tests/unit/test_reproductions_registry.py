@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,69 @@ def test_an_empty_out_is_refused_before_anything_runs(
     assert main(["experiment", "psdsf", "--quick", "--out", "", "--no-progress"]) == 2
     assert capsys.readouterr().err == "fairsim: error: --out: '' is not a folder path\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def _fake_reproduction(folder: Path, name: str) -> None:
+    """A folder as ``fairsim experiment NAME`` leaves it: report.md and claims.json whose ids
+    start with the reproduction's statement keys."""
+    paper = importlib.import_module(f"{REPRODUCTIONS[name].package}.paper")
+    folder.mkdir(parents=True)
+    (folder / "report.md").write_text("# an earlier run\n")
+    ids = [{"id": f"{s.key}.setting-1"} for s in paper.STATEMENTS]
+    (folder / "claims.json").write_text(json.dumps(ids))
+
+
+def test_a_folder_that_is_not_a_reproduction_of_it_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``fairsim experiment NAME --out DIR`` deleted whatever DIR held (a run copied there)."""
+    from fairsim.cli import main
+
+    out = tmp_path / "resultsX"
+    (out / "my-run").mkdir(parents=True)
+    (out / "my-run" / "summary.json").write_text("{}")
+    argv = ["experiment", "bonald-roberts", "--quick", "--seeds", "1", "--no-progress"]
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"fairsim: error: --out: {str(out)!r} already exists, is not empty and holds no earlier "
+        "bonald-roberts reproduction (its report.md and claims.json); --overwrite replaces it, "
+        "or choose another folder\n"
+    )
+    assert (out / "my-run" / "summary.json").read_text() == "{}"
+    assert sorted(p.name for p in out.iterdir()) == ["my-run"]
+    # another paper's reproduction is not this one's
+    other = tmp_path / "psdsf"
+    _fake_reproduction(other, "psdsf")
+    assert main([*argv, "--out", str(other)]) == 2
+    assert "holds no earlier bonald-roberts reproduction" in capsys.readouterr().err
+    assert (other / "claims.json").is_file()
+
+
+@pytest.mark.parametrize("name", list(REPRODUCTIONS))
+def test_an_earlier_run_is_recognised_by_its_claims(tmp_path: Path, name: str) -> None:
+    from fairsim.experiments.reproductions import holds_reproduction
+
+    _fake_reproduction(tmp_path / name, name)
+    assert [n for n in REPRODUCTIONS if holds_reproduction(tmp_path / name, n)] == [name]
+    (tmp_path / name / "report.md").unlink()
+    assert not holds_reproduction(tmp_path / name, name)
+    assert not holds_reproduction(tmp_path / "missing", name)
+
+
+def test_an_earlier_run_is_replaced_and_overwrite_replaces_any_folder(tmp_path: Path) -> None:
+    """Re-running into the same folder (``make experiment`` twice) needs no --overwrite."""
+    from fairsim.cli import main
+    from fairsim.experiments.reproductions import holds_reproduction
+
+    argv = ["experiment", "bonald-roberts", "--quick", "--seeds", "1", "--jobs", "1"]
+    out = tmp_path / "br"
+    _fake_reproduction(out, "bonald-roberts")
+    (out / "stale.png").write_text("old")
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    assert not (out / "stale.png").exists() and (out / "run.json").is_file()
+    assert holds_reproduction(out, "bonald-roberts")  # its own output: replaced next time
+    mine = tmp_path / "mine"
+    (mine / "my-run").mkdir(parents=True)
+    assert main([*argv, "--out", str(mine), "--overwrite", "--no-progress"]) == 0
+    assert not (mine / "my-run").exists() and (mine / "claims.json").is_file()
