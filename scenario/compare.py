@@ -5,8 +5,10 @@ inside one, and measures every (run, scheduler) row on the *common job set*: the
 under all of them, matched by ``job_id`` (a JCT compared over different job sets mixes the
 schedulers' effect with the jobs each one finished). The runs must replay the same trace window,
 otherwise job ids would not match: the ``trace`` of their ``config.yaml`` agrees key by key but
-for ``cache_dir``, ``trace.path`` names the same folder or file (:func:`trace_identity`), and the
-window of their summaries agrees.
+for ``cache_dir``, ``trace.path`` names the same folder or file (:func:`trace_identity`), the
+window of their summaries agrees, and their ``jobs.parquet`` hold the same jobs (id, user, tasks,
+submit time: a synthetic trace is drawn from the run's seed, so another seed is another
+workload).
 
 **What differs.** Every config key whose value differs between the compared runs (the pool:
 ``cluster.*``; ``seed``; what is collected: ``collect.*``) and every scheduler parameter that
@@ -443,12 +445,81 @@ def _rows(dirs: Sequence[str | os.PathLike[str]]) -> list[RunRow]:
     return rows
 
 
-def _same_jobs(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    """Whether two runs' ``jobs.parquet`` hold the same jobs (id, user, tasks, submit time)."""
-    keys = list(_JOB_COLUMNS[:4])
-    x = a[keys].sort_values("job_id", kind="stable").reset_index(drop=True)
-    y = b[keys].sort_values("job_id", kind="stable").reset_index(drop=True)
-    return bool(x.equals(y))
+def _manipulation(row: RunRow) -> dict[str, Any] | None:
+    """The ``manipulation.json`` of a row's run (a ``fairsim strategy`` run in which one user
+    follows a strategy), None for a plain run."""
+    from fairsim.scenario.strategy import MANIPULATION_FILE
+
+    path = row.run_dir / MANIPULATION_FILE
+    if not path.is_file():
+        return None
+    data = read_result_json(path, "compare")
+    for key in ("user", "strategy", "spec"):
+        if not isinstance(data.get(key), str):
+            raise ResultError(f"compare: {path} is damaged: {key} is {data.get(key)!r}, not text")
+    return data
+
+
+def _workload(row: RunRow, jobs: pd.DataFrame) -> pd.DataFrame:
+    """The jobs a row's run replays, as the trace gives them (``jobs.parquet``: id, user, tasks,
+    submit time; sorted by id): in a strategy run, without the manipulation's own changes,
+    which keep every job and its id (``hoard``'s placeholder jobs, ids below 0, left out;
+    ``split``'s aliases ``<user>#<j>`` named by the user)."""
+    from fairsim.scenario.manipulation import ALIAS_SEP
+
+    x = jobs[list(_JOB_COLUMNS[:4])]
+    m = _manipulation(row)
+    if m is not None and m["strategy"] == "hoard":
+        x = x[x["job_id"] >= 0]
+    if m is not None and m["strategy"] == "split":
+        user = m["user"]
+        alias = x["user"].astype(str).str.startswith(f"{user}{ALIAS_SEP}")
+        x = x.assign(user=x["user"].where(~alias, user))
+    return x.sort_values("job_id", kind="stable").reset_index(drop=True)
+
+
+def _same_jobs(a: RunRow, b: RunRow, jobs: Mapping[str, pd.DataFrame]) -> bool:
+    """Whether two rows' runs replay the same jobs (:func:`_workload`)."""
+    return bool(_workload(a, jobs[a.label]).equals(_workload(b, jobs[b.label])))
+
+
+def _first_other_job(a: pd.DataFrame, b: pd.DataFrame, name_a: str, name_b: str) -> str:
+    """The first job id (in order) that two workloads (:func:`_workload`) do not share alike,
+    for a message: ``job 0 is user u3 with 4 tasks submitted at 12 s in B, user u1 with ...``."""
+
+    def job(r: Any) -> str:
+        tasks = "1 task" if r.n_tasks == 1 else f"{r.n_tasks} tasks"
+        return f"user {r.user} with {tasks} submitted at {r.submit_s:g} s"
+
+    x, y = a.set_index("job_id"), b.set_index("job_id")
+    for i in x.index.union(y.index).sort_values():
+        if i not in y.index:
+            return f"job {i} ({job(x.loc[i])} in {name_a}) is not in {name_b}"
+        if i not in x.index:
+            return f"job {i} ({job(y.loc[i])} in {name_b}) is not in {name_a}"
+        if job(x.loc[i]) != job(y.loc[i]):
+            return f"job {i} is {job(y.loc[i])} in {name_b}, {job(x.loc[i])} in {name_a}"
+    return "their jobs differ"
+
+
+def _check_same_workload(first: RunRow, row: RunRow, jobs: Mapping[str, pd.DataFrame]) -> None:
+    """Refuse a row whose run replays other jobs than the first row's under the same ids: a
+    synthetic trace (drawn from the run's seed) with another seed, or any other cause."""
+    a, b = _workload(first, jobs[first.label]), _workload(row, jobs[row.label])
+    if a.equals(b):
+        return
+    s0, s = first.config.get("seed"), row.config.get("seed")
+    synthetic = (first.config.get("trace") or {}).get("format") == "synthetic"
+    if s0 == s:
+        cause = "same trace, window and seed"
+    elif synthetic:
+        cause = f"a synthetic trace is drawn from the run's seed: {s!r} against {s0!r}"
+    else:
+        cause = f"seed {s!r} against {s0!r} draws other jobs"
+    raise ConfigError(
+        f"compare: {row.label} replays other jobs than {first.label}: "
+        f"{_first_other_job(a, b, first.label, row.label)} ({cause}; job ids would not match)"
+    )
 
 
 def _check_same_trace(rows: list[RunRow], jobs: Mapping[str, pd.DataFrame]) -> None:
@@ -482,6 +553,7 @@ def _check_same_trace(rows: list[RunRow], jobs: Mapping[str, pd.DataFrame]) -> N
                     f"compare: {row.label} simulates another window: {key} is {b!r}, "
                     f"{first.label} has {a!r} (job ids would not match)"
                 )
+        _check_same_workload(first, row, jobs)
 
 
 def _check_same_path(first: RunRow, row: RunRow, jobs: Mapping[str, pd.DataFrame]) -> None:
@@ -490,7 +562,7 @@ def _check_same_path(first: RunRow, row: RunRow, jobs: Mapping[str, pd.DataFrame
     p0, p = resolved_path(first.run_dir, raw0), resolved_path(row.run_dir, raw)
     if p0 is not None and p0 == p:
         return
-    if _same_jobs(jobs[first.label], jobs[row.label]):
+    if _same_jobs(first, row, jobs):
         return  # the same jobs: a copy of the trace, or a path this run folder cannot resolve
 
     def where(path: Path | None) -> str:

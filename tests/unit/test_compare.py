@@ -509,3 +509,35 @@ def test_a_run_of_another_trace_format_is_named_by_its_format(tmp_path: Path) ->
     )
     with pytest.raises(ConfigError, match=want):
         _check_same_trace(rows, {})
+
+
+def test_a_synthetic_trace_with_another_seed_is_another_workload(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs of one synthetic config with seeds 1 and 2 were compared by job id ("common job
+    set: 17 jobs") though job 0 is another user's job with other tasks in each: refused."""
+    import pandas as pd
+
+    # one horizon: a synthetic trace's window ends after its last submission, another per seed
+    one = {**SYNTH, "schedulers": ["bf-drfh"], "collect": {"horizon_s": 4000}}
+    fairsim.simulate(one, out=tmp_path / "s1")
+    fairsim.simulate({**one, "seed": 2}, out=tmp_path / "s2")
+    jobs = [pd.read_parquet(tmp_path / s / "bf-drfh" / "jobs.parquet") for s in ("s1", "s2")]
+    j1, j2 = (j.set_index("job_id").loc[0] for j in jobs)
+    assert (j1.user, j1.n_tasks) != (j2.user, j2.n_tasks)  # job 0 is not the same job
+    dirs = [str(tmp_path / "s1"), str(tmp_path / "s2")]
+    assert main(["compare", *dirs, "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and not (tmp_path / "cmp").exists()
+    assert err.startswith(
+        "fairsim: error: compare: seed=2/bf-drfh replays other jobs than seed=1/bf-drfh: job "
+    )
+    assert err.endswith(
+        "(a synthetic trace is drawn from the run's seed: 2 against 1; job ids would not match)\n"
+    )
+    with pytest.raises(ConfigError, match=r"^compare: seed=2/bf-drfh replays other jobs"):
+        fairsim.compare(dirs)
+    # the same seed on another pool replays the same jobs: compared, not paired
+    fairsim.simulate({**one, "cluster": {"servers": 8, "source": "table-i"}}, out=tmp_path / "p")
+    c = fairsim.compare([tmp_path / "s1", tmp_path / "p"])
+    assert c.unpaired == {"servers=8": ["cluster.servers"]} and c.common_jobs > 0
