@@ -31,8 +31,11 @@ Output folder ``OUT``:
     ``median_jct_s``. Rows follow the expansion order. Rewritten atomically after every run.
 
 Re-running the same command skips runs whose ``DONE`` marker exists and redoes the rest
-(unfinished or failed). Ctrl-C cancels the pending runs, stops the ones in progress (their
-temporary folders removed), keeps the finished ones and rewrites ``runs.parquet``. The local
+(unfinished or failed); a sweep file that only adds runs (grid values, seeds) extends ``OUT``,
+and one that would leave a finished run of ``OUT`` out of its plan (another base, grid, seed list
+or name) is refused, as ``fairsim strategy`` refuses another study's runs. Ctrl-C cancels the
+pending runs, stops the ones in progress (their temporary folders removed), keeps the finished
+ones and rewrites ``runs.parquet``. The local
 pool's workers leave Ctrl-C to the sweep process, which stops them with SIGTERM (killed after
 :data:`STOP_GRACE_S`); a worker also stops by itself when the sweep process is gone, whatever
 killed it. A failing run is recorded (``status == "failed"`` and its error) and does not stop
@@ -1011,6 +1014,37 @@ def _check_out(root: Path) -> None:
         )
 
 
+def _check_same_sweep(root: Path, runs: list[RunSpec]) -> None:
+    """Refuse to resume into ``root`` when it holds a finished run this sweep does not plan.
+
+    A run's folder is named by its config's hash, so an edited sweep file (another base, grid,
+    seed list or name) in the same ``OUT`` would rewrite ``runs.parquet`` for its own runs and
+    leave the earlier ones beside them, orphaned. As ``fairsim strategy`` refuses another
+    study's runs: every finished run (``<run_id>/DONE``) must be one of ``runs``; a sweep that
+    only adds runs (grid values, seeds) resumes and extends the folder.
+
+    Raises
+    ------
+    OutputError
+        One line naming the folder, how many finished runs are not this sweep's and the first.
+    """
+    if not root.is_dir():
+        return
+    planned = {run.run_id for run in runs}
+    other = sorted(
+        p.parent.name
+        for p in root.glob(f"*/{DONE}")
+        if p.parent.name not in planned and not _is_temporary(p.parent)
+    )
+    if other:
+        n = len(other)
+        raise OutputError(
+            f"--out: {str(root)!r} holds another sweep's runs ({n} finished run"
+            f"{'s' if n > 1 else ''} that this sweep does not plan, e.g. {other[0]}: its base, "
+            "grid, seeds or name differ); choose another folder, or remove it to start over"
+        )
+
+
 def run_sweep(
     sweep: Sweep,
     out: str | Path,
@@ -1048,6 +1082,9 @@ def run_sweep(
         script that starts the sweep from top-level code outside ``if __name__ ==
         "__main__":`` (:func:`_unguarded_main_call`); raised before anything is created or
         written in ``out``.
+    OutputError
+        ``out`` cannot be written, is a non-empty folder that is not a sweep's, or holds a
+        finished run this sweep does not plan (another sweep's: :func:`_check_same_sweep`).
     KeyboardInterrupt
         After cancelling the pending runs and writing ``runs.parquet`` for the finished ones.
     """
@@ -1059,6 +1096,7 @@ def run_sweep(
     check_executor(spec, [run.config for run in runs])
     root = Path(out)
     _check_out(root)
+    _check_same_sweep(root, runs)
     results: dict[str, dict[str, Any]] = {}
     todo: list[RunSpec] = []
     for run in runs:

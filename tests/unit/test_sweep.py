@@ -563,3 +563,36 @@ def test_serial_sweep_records_each_run_before_the_next(
     assert len(kept) == 4 and set(kept["status"]) == {"ok"}
     assert len(list(out.glob(f"*/{DONE}"))) == 2
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary folder left
+
+
+def test_an_edited_sweep_in_the_same_out_is_refused_and_an_extended_one_resumes(
+    tmp_path: Path,
+) -> None:
+    """An edited sweep file run into an existing OUT rewrote runs.parquet for its own grid and
+    left the earlier runs there, orphaned, silently. As ``fairsim strategy`` refuses another
+    study's runs, a sweep that does not plan every finished run of OUT is refused (before
+    anything is written); one that only adds runs extends the folder."""
+    from fairsim.errors import OutputError
+
+    small = {**TINY, "grid": {"cluster.servers": [20]}, "seeds": [1]}
+    out = tmp_path / "out"
+    first = run_sweep(parse_sweep(small), out, executor="serial", progress=False)
+    rid = first["run_id"].iloc[0]
+    # more grid values and seeds: the finished run is kept, the others run
+    wider = run_sweep(parse_sweep(TINY), out, executor="serial", progress=False)
+    assert wider["run_id"].nunique() == 4 and rid in set(wider["run_id"])
+    runs = (out / "runs.parquet").read_bytes()
+    edited = {**TINY, "base": {**TINY["base"], "trace": {**TINY["base"]["trace"], "n_tasks": 700}}}
+    for other in (edited, small, {**TINY, "name": "renamed"}):
+        with pytest.raises(
+            OutputError,
+            match=r"^--out: '.*out' holds another sweep's runs \((3|4) finished runs that this "
+            r"sweep does not plan, e\.g\. [0-9a-f]{16}: its base, grid, seeds or name differ\); "
+            r"choose another folder, or remove it to start over$",
+        ):
+            run_sweep(parse_sweep(other), out, executor="serial", progress=False)
+    assert (out / "runs.parquet").read_bytes() == runs
+    assert len(list(out.glob(f"*/{DONE}"))) == 4
+    # the same sweep resumes (nothing to run)
+    again = run_sweep(parse_sweep(TINY), out, executor="serial", progress=False)
+    assert set(again["run_id"]) == set(wider["run_id"])
