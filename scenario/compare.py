@@ -412,6 +412,32 @@ def _run_labels(runs: list[Path], settings: dict[Path, dict[str, Any]]) -> dict[
     return {r: f"{v}:{names[r]}" if v in shared else v for r, v in values.items()}
 
 
+def _check_every_scheduler(run_dir: Path, present: Sequence[str]) -> None:
+    """Refuse a run folder that lacks the results of a scheduler its ``config.yaml`` lists (a
+    deleted or never-written folder was dropped from the comparison without a word); a config
+    this session cannot validate (a plug-in that is not installed) is not checked.
+
+    Raises
+    ------
+    ResultError
+        One line naming the run folder, the scheduler and the missing ``summary.json``.
+    """
+    from fairsim.scenario.config import parse_config
+
+    try:
+        data = read_result_yaml(run_dir / "config.yaml", "compare")
+        labels = parse_config(data).scheduler_labels()
+    except Exception:  # read again, and refused if damaged, with the rows
+        return
+    missing = [label for label in labels if label not in present]
+    if missing:
+        raise ResultError(
+            f"compare: {run_dir} lists scheduler {missing[0]} in its config.yaml, but "
+            f"{run_dir / missing[0] / 'summary.json'} is missing; give the run's other scheduler "
+            "folders to compare without it"
+        )
+
+
 def _rows(dirs: Sequence[str | os.PathLike[str]]) -> list[RunRow]:
     found: list[tuple[Path, Path, str]] = []  # (scheduler folder, run folder, scheduler)
     for d in dirs:
@@ -422,7 +448,9 @@ def _rows(dirs: Sequence[str | os.PathLike[str]]) -> list[RunRow]:
                 raise ConfigError(f"{folder}: a scheduler folder outside a run (no config.yaml)")
             found.append((folder, run_dir, folder.name))
         else:
-            found += [(folder / n, folder, n) for n in read_run_schedulers(folder)]
+            present = read_run_schedulers(folder)
+            _check_every_scheduler(folder, present)
+            found += [(folder / n, folder, n) for n in present]
     if not found:
         raise ConfigError("compare: no scheduler results in " + ", ".join(map(str, dirs)))
     runs = list(dict.fromkeys(r for _, r, _ in found))

@@ -541,3 +541,24 @@ def test_a_synthetic_trace_with_another_seed_is_another_workload(
     fairsim.simulate({**one, "cluster": {"servers": 8, "source": "table-i"}}, out=tmp_path / "p")
     c = fairsim.compare([tmp_path / "s1", tmp_path / "p"])
     assert c.unpaired == {"servers=8": ["cluster.servers"]} and c.common_jobs > 0
+
+
+def test_a_scheduler_of_the_config_without_results_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run folder whose config lists a scheduler whose folder is gone was compared without
+    it, silently; refused in one line, and its other scheduler folders still compare."""
+    import shutil
+
+    run = tmp_path / "one"
+    fairsim.simulate(hand_scenario(1.0, ["bf-drfh", "slots-1"]), out=run)
+    shutil.rmtree(run / "slots-1")
+    assert main(["compare", str(run), "--out", str(tmp_path / "cmp")]) == 2
+    assert capsys.readouterr().err == (
+        f"fairsim: error: compare: {run} lists scheduler slots-1 in its config.yaml, but "
+        f"{run / 'slots-1' / 'summary.json'} is missing; give the run's other scheduler folders "
+        "to compare without it\n"
+    )
+    with pytest.raises(ResultError, match=r"lists scheduler slots-1 in its config\.yaml"):
+        fairsim.compare([run])
+    assert list(fairsim.compare([run / "bf-drfh"]).table.index) == ["bf-drfh"]
