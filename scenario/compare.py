@@ -11,10 +11,12 @@ submit time: a synthetic trace is drawn from the run's seed, so another seed is 
 workload).
 
 **What differs.** Every config key whose value differs between the compared runs (the pool:
-``cluster.*``; ``seed``; what is collected: ``collect.*``) and every scheduler parameter that
-differs between rows of the same scheduler is named (:attr:`Comparison.differences`), in the
-console and the report; with several runs, a row is labelled by the values that set its run
-apart (``servers=500/bf-drfh``), or by its run's folder when the configs do not differ.
+``cluster.*``; ``seed``; what is collected: ``collect.*``; the users' weights, the only trace
+keys that may differ: ``trace.weights``, ``trace.default_weight``) and every scheduler
+parameter that differs between rows of the same scheduler is named
+(:attr:`Comparison.differences`), in the console and the report; with several runs, a row is
+labelled by the values that set its run apart (``servers=500/bf-drfh``), or by its run's folder
+when the configs do not differ.
 
 **Pairing.** A row is *paired* with the first row (the reference) when its run replays the same
 workload on the same pool: the same ``seed`` and the same ``cluster`` (the trace and window are
@@ -52,8 +54,11 @@ from fairsim.scenario.reporting.result_files import (
 )
 from fairsim.simulator.results import job_run_times, queueing_delays, slowdown
 
-#: Trace keys that do not change which tasks a run replays.
+#: Trace keys that do not change which jobs a run replays: where a conversion is cached, and the
+#: users' weights (the same jobs and ids; weighted against unweighted on one trace is a study).
+#: Every other trace key sets the workload and must agree between compared runs.
 _TRACE_IGNORED = ("cache_dir",)
+_TRACE_WEIGHTS = ("weights", "default_weight")
 
 #: Config keys that do not set a run apart: its name (its folder's) and its schedulers (each row
 #: names its own; the parameters of rows of one scheduler are compared apart). The trace is the
@@ -342,14 +347,42 @@ def _flat(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def _trace_workload(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's ``trace`` without the keys that do not change its jobs (:data:`_TRACE_IGNORED`,
+    :data:`_TRACE_WEIGHTS`, and an inline user's ``weight``): what compared runs must share."""
+    trace = config.get("trace") or {}
+    out = {k: v for k, v in trace.items() if k not in (*_TRACE_IGNORED, *_TRACE_WEIGHTS)}
+    if isinstance(out.get("users"), list):
+        out["users"] = [
+            {k: v for k, v in u.items() if k != "weight"} if isinstance(u, dict) else u
+            for u in out["users"]
+        ]
+    return out
+
+
+def _trace_weights(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's users' weights as dotted keys: ``trace.weights`` (the mapping),
+    ``trace.default_weight`` and an inline user's ``trace.users.<name>.weight`` (compared and
+    named, not refused)."""
+    trace = config.get("trace") or {}
+    out = {f"trace.{k}": trace[k] for k in _TRACE_WEIGHTS if k in trace}
+    users = trace.get("users")
+    for u in users if isinstance(users, list) else []:
+        if isinstance(u, dict) and "name" in u:
+            out[f"trace.users.{u['name']}.weight"] = u.get("weight", 1.0)
+    return out
+
+
 def _settings(run_dir: Path, config: Mapping[str, Any]) -> dict[str, Any]:
-    """A run's config as dotted keys, without :data:`_NOT_COMPARED`, paths as what they name."""
+    """A run's config as dotted keys, without :data:`_NOT_COMPARED` but for the users' weights
+    (:func:`_trace_weights`), paths as what they name."""
     flat = _flat(config)
     out = {
         k: v
         for k, v in flat.items()
         if not any(k == top or k.startswith(f"{top}.") for top in _NOT_COMPARED)
     }
+    out.update(_trace_weights(config))
     for key in _PATH_KEYS:
         if out.get(key) is not None:
             found = resolved_path(run_dir, out[key])
@@ -553,18 +586,19 @@ def _check_same_workload(first: RunRow, row: RunRow, jobs: Mapping[str, pd.DataF
 def _check_same_trace(rows: list[RunRow], jobs: Mapping[str, pd.DataFrame]) -> None:
     """Refuse rows that do not replay the first row's trace window.
 
-    The trace keys of the runs' ``config.yaml`` must agree but for ``cache_dir``; ``trace.path``
+    The trace keys of the runs' ``config.yaml`` must agree but for ``cache_dir`` and the users'
+    weights (:func:`_trace_workload`); ``trace.path``
     must name the same file or folder (:func:`resolved_path`), or, where it cannot be resolved
     from the run folder (a run written before ``config.yaml`` gave paths relative to it) or
     names another copy, the runs must hold the same jobs (``jobs.parquet``: id, user, tasks,
     submit time). The window (``start_s``, ``horizon_s`` of the summaries) must agree.
     """
     first = rows[0]
-    t0 = {k: v for k, v in (first.config.get("trace") or {}).items() if k not in _TRACE_IGNORED}
+    t0 = _trace_workload(first.config)
     for row in rows[1:]:
         if row.run_dir == first.run_dir:
             continue
-        t = {k: v for k, v in (row.config.get("trace") or {}).items() if k not in _TRACE_IGNORED}
+        t = _trace_workload(row.config)
         # the format first: another format's keys differ too, and only the format says why
         for key in sorted(set(t0) | set(t), key=lambda k: (k != "format", k)):
             if key == "path":

@@ -562,3 +562,34 @@ def test_a_scheduler_of_the_config_without_results_is_named(
     with pytest.raises(ResultError, match=r"lists scheduler slots-1 in its config\.yaml"):
         fairsim.compare([run])
     assert list(fairsim.compare([run / "bf-drfh"]).table.index) == ["bf-drfh"]
+
+
+def test_runs_that_differ_only_in_weights_are_compared_and_paired(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Weighted against unweighted on one trace was refused "(job ids would not match)": the
+    weights change no job. Compared, paired (same jobs, seed and pool), the weights named."""
+    one = {**SYNTH, "schedulers": ["bf-drfh"]}
+    fairsim.simulate(one, out=tmp_path / "plain")
+    heavy = {**one, "trace": {**one["trace"], "default_weight": 2, "weights": {"u0": 3}}}
+    fairsim.simulate(heavy, out=tmp_path / "heavy")
+    inline = hand_scenario(1.0, ["bf-drfh"])
+    fairsim.simulate(inline, out=tmp_path / "inline")
+    weighted = copy.deepcopy(inline)
+    weighted["trace"]["users"][0]["weight"] = 2.0
+    fairsim.simulate(weighted, out=tmp_path / "inline-w")
+    dirs = [str(tmp_path / "plain"), str(tmp_path / "heavy")]
+    assert main(["compare", *dirs, "--out", str(tmp_path / "cmp")]) == 0
+    out = capsys.readouterr().out
+    assert "they differ in: trace.default_weight 1 (" in out
+    c = fairsim.compare(dirs)
+    assert c.paired and set(c.differences) == {"trace.default_weight", "trace.weights"}
+    assert list(c.differences["trace.weights"].values()) == [None, {"u0": 3.0}]
+    c = fairsim.compare([tmp_path / "inline", tmp_path / "inline-w"])
+    assert c.paired and set(c.differences) == {"trace.users.a.weight"}
+    # another trace key is still another workload
+    longer = copy.deepcopy(inline)
+    longer["trace"]["users"][0]["run_s"] = 60
+    fairsim.simulate(longer, out=tmp_path / "longer")
+    with pytest.raises(ConfigError, match=r"trace\.users .*job ids would not match"):
+        fairsim.compare([tmp_path / "inline", tmp_path / "longer"])
