@@ -18,6 +18,9 @@ parameter that differs between rows of the same scheduler is named
 labelled by the values that set its run apart (``servers=500/bf-drfh``), or by its run's folder
 when the configs do not differ.
 
+A ``fairsim strategy`` run's manipulation (its ``manipulation.json``) is named as the setting
+``manipulation`` (:data:`MANIPULATION`); it keeps every job and id, so it does not unpair.
+
 **Pairing.** A row is *paired* with the first row (the reference) when its run replays the same
 workload on the same pool: the same ``seed`` and the same ``cluster`` (the trace and window are
 the same for every row). Then the difference in mean JCT against the reference comes with a 95 %
@@ -72,6 +75,11 @@ _PATH_KEYS = ("cluster.path",)
 #: Config keys that set the workload and the pool (with the trace and window, which every
 #: compared run shares): rows whose runs agree on them are paired.
 _PAIRING = ("seed", "cluster")
+
+#: The setting that names a ``fairsim strategy`` run's manipulation (``u1:inflate:cpu=2``, from
+#: its ``manipulation.json``; ``none`` for a plain run): it changes what the scheduler sees of
+#: the jobs, never which jobs or their ids, so it is named as a difference and does not unpair.
+MANIPULATION = "manipulation"
 
 #: Columns of ``jobs.parquet`` that a comparison reads (and that identify a run's workload:
 #: the first four).
@@ -204,10 +212,16 @@ class Comparison:
             )
         paired = [k for k in t.index[1:] if t.loc[k, "paired"]]
         apart = [k for k in t.index[1:] if not t.loc[k, "paired"]]
+        manipulated = (
+            "; the runs' manipulations (fairsim strategy) change what the scheduler sees of a "
+            "user's jobs, not which jobs"
+            if MANIPULATION in self.differences
+            else ""
+        )
         if not apart:
             lines.append(
                 f"paired: every row replays the same jobs on the same pool as {ref} (seed "
-                f"{self.seeds[0]})"
+                f"{self.seeds[0]}){manipulated}"
             )
         else:
             why = sorted({key for keys in self.unpaired.values() for key in keys})
@@ -383,6 +397,8 @@ def _settings(run_dir: Path, config: Mapping[str, Any]) -> dict[str, Any]:
         if not any(k == top or k.startswith(f"{top}.") for top in _NOT_COMPARED)
     }
     out.update(_trace_weights(config))
+    m = _manipulation(run_dir)
+    out[MANIPULATION] = "none" if m is None else f"{m['user']}:{m['spec']}"
     for key in _PATH_KEYS:
         if out.get(key) is not None:
             found = resolved_path(run_dir, out[key])
@@ -506,12 +522,12 @@ def _rows(dirs: Sequence[str | os.PathLike[str]]) -> list[RunRow]:
     return rows
 
 
-def _manipulation(row: RunRow) -> dict[str, Any] | None:
-    """The ``manipulation.json`` of a row's run (a ``fairsim strategy`` run in which one user
-    follows a strategy), None for a plain run."""
+def _manipulation(run_dir: Path) -> dict[str, Any] | None:
+    """The ``manipulation.json`` of a run (a ``fairsim strategy`` run in which one user follows
+    a strategy), None for a plain run."""
     from fairsim.scenario.strategy import MANIPULATION_FILE
 
-    path = row.run_dir / MANIPULATION_FILE
+    path = run_dir / MANIPULATION_FILE
     if not path.is_file():
         return None
     data = read_result_json(path, "compare")
@@ -529,7 +545,7 @@ def _workload(row: RunRow, jobs: pd.DataFrame) -> pd.DataFrame:
     from fairsim.scenario.manipulation import ALIAS_SEP
 
     x = jobs[list(_JOB_COLUMNS[:4])]
-    m = _manipulation(row)
+    m = _manipulation(row.run_dir)
     if m is not None and m["strategy"] == "hoard":
         x = x[x["job_id"] >= 0]
     if m is not None and m["strategy"] == "split":

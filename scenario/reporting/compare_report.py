@@ -186,6 +186,15 @@ def what_is_compared(c: Any) -> list[str]:
             f"of `{ref}` (`cluster`: {_pool(first.config)}), so the rows replay the same jobs on "
             f"the same pool. {how}."
         )
+    if "manipulation" in c.differences:
+        lines += [
+            "",
+            "The runs' manipulations (`fairsim strategy`, their `manipulation.json`) change what "
+            "the scheduler sees of one user's jobs (a declared demand, aliases, placeholders), "
+            "not which jobs: every job keeps its id, so the rows are compared job by job. A "
+            "`hoard` run's placeholder jobs (ids below 0) are never common jobs; a `split` "
+            "user's aliases count as users of their own in the per-user JCT spread.",
+        ]
     else:
         why = sorted({key for keys in c.unpaired.values() for key in keys})
         lines.append(

@@ -4,6 +4,7 @@ figures with labelled axes, refusals."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -593,3 +594,38 @@ def test_runs_that_differ_only_in_weights_are_compared_and_paired(
     fairsim.simulate(longer, out=tmp_path / "longer")
     with pytest.raises(ConfigError, match=r"trace\.users .*job ids would not match"):
         fairsim.compare([tmp_path / "inline", tmp_path / "longer"])
+
+
+def test_strategy_runs_are_compared_naming_the_manipulation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``fairsim strategy`` run against its truthful run said "their configs do not differ"
+    and "every row replays the same jobs": the manipulation (manipulation.json) is named. It
+    keeps every job and id, so the rows are compared and paired: hoard's placeholder jobs (ids
+    below 0) are never common jobs, split's aliases stand for their user."""
+    one = {**SYNTH, "schedulers": ["bf-drfh"], "collect": {"horizon_s": 4000}}
+    out = tmp_path / "study"
+    specs = ["inflate:cpu=2", "split:k=2", "hoard:cap=5"]
+    fairsim.strategy(one, users="top:1", strategies=specs, seeds=[1], out=out)
+    truthful = out / "s1-truthful"
+    for kind, spec in zip(("inflate", "split", "hoard"), specs, strict=True):
+        (run,) = out.glob(f"s1-{kind}-*")
+        user = json.loads((run / "manipulation.json").read_text())["user"]
+        value = f"{user}:{spec}"
+        assert main(["compare", str(truthful), str(run), "--out", str(tmp_path / kind)]) == 0
+        printed = capsys.readouterr().out.splitlines()
+        assert printed[1] == (
+            f"they differ in: manipulation none (manipulation=none), {value} (manipulation={value})"
+        )
+        assert printed[2].endswith(
+            "; the runs' manipulations (fairsim strategy) change what the scheduler sees of a "
+            "user's jobs, not which jobs"
+        )
+        c = fairsim.compare([truthful, run])
+        assert c.paired and c.differences == {
+            "manipulation": {"manipulation=none": "none", f"manipulation={value}": value}
+        }
+        assert (c.jct[f"manipulation={value}/bf-drfh"].index >= 0).all()
+        report = (tmp_path / kind / "report.md").read_text()
+        assert "The runs differ in `manipulation`:" in report
+        assert "not which jobs" in report
