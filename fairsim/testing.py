@@ -100,7 +100,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState, ClusterView
+from fairsim.simulator.cluster import ClusterState, ClusterView, capacity_tolerance
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.replay import ReplayScheduler
@@ -332,7 +332,7 @@ class _Checker(WaitingTasks):
                     f"({view.n_servers} servers)",
                 )
             free = view.free[server]
-            if np.any(np.asarray(demand) - free > CAPACITY_TOLERANCE):
+            if np.any(np.asarray(demand) - free > capacity_tolerance(view.capacity)):
                 raise self._fail(
                     "capacity",
                     f"task {task} (demand {_fmt(demand)}) placed on server {server}, which has "
@@ -552,7 +552,7 @@ def check_known_tasks(scheduler: Any, /, **params: Any) -> None:
 
 def check_capacity(scheduler: Any, /, **params: Any) -> None:
     """``capacity``: every placement fits the server's free resources at that moment (within
-    :data:`fairsim.simulator.cluster.CAPACITY_TOLERANCE`), on a server that exists.
+    :func:`fairsim.simulator.cluster.capacity_tolerance`), on a server that exists.
 
     Parameters
     ----------

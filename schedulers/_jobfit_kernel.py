@@ -4,9 +4,9 @@ The kernel behind :meth:`fairsim.schedulers.jobfit.JobFirstFit._fit` (``udrf``, 
 a run is a list of *kinds* (demand vector, allowed servers), each with a number of tasks; kinds are
 placed in order, each First-Fit onto what the kinds before it left:
 
-* **one task**: the lowest-index allowed server ``s`` with ``free[s, r] >= d[r] - tol`` for every
+* **one task**: the lowest-index allowed server ``s`` with ``free[s, r] >= d[r] - tol[r]`` for every
   resource the task demands (any allowed server if it demands none);
-* **n > 1 tasks**: server ``s`` holds ``c_s = min_r floor((free[s, r] + tol) / d[r])`` of them
+* **n > 1 tasks**: server ``s`` holds ``c_s = min_r floor((free[s, r] + tol[r]) / d[r])`` of them
   (over the demanded resources; 0 if not allowed); servers are filled in index order, each with
   ``min(c_s, what is left)``, until the ``n`` are placed.
 
@@ -31,7 +31,7 @@ def fit_run(
     counts: np.ndarray,
     mk: np.ndarray,
     masks: np.ndarray,
-    tol: float,
+    tol: np.ndarray,
     partial: bool,
     dry: bool,
 ) -> tuple[int, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
@@ -49,8 +49,9 @@ def fit_run(
         Row of ``masks`` giving each kind's allowed servers; 0: every server.
     masks : ndarray of bool, shape (n_masks, n_servers)
         Allowed servers per row (row 0 unused).
-    tol : float
-        Capacity tolerance (a demand within ``tol`` of the free amount fits).
+    tol : ndarray of float64, shape (n_resources,)
+        Capacity tolerance of every resource (a demand within ``tol[r]`` of the free amount
+        fits).
     partial : bool
         Place what fits of each kind instead of failing at the first kind that does not fit.
     dry : bool
@@ -96,7 +97,7 @@ def fit_run(
                 ok = True
                 if any_pos:
                     for r in range(k):
-                        if kd[j, r] > 0 and not free[s, r] >= kd[j, r] - tol:
+                        if kd[j, r] > 0 and not free[s, r] >= kd[j, r] - tol[r]:
                             ok = False
                             break
                 if ok:
@@ -121,7 +122,7 @@ def fit_run(
             if any_pos:
                 for r in range(k):
                     if kd[j, r] > 0:
-                        q = np.floor((free[s, r] + tol) / kd[j, r])
+                        q = np.floor((free[s, r] + tol[r]) / kd[j, r])
                         if q < c:
                             c = q
             if row > 0 and not masks[row, s]:

@@ -52,7 +52,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from fairsim.schedulers.jobfit import _TOL, JobFirstFit
+from fairsim.schedulers.jobfit import JobFirstFit
 from fairsim.simulator.cluster import ClusterView
 
 #: kinds -> waiting tasks of one instance (job_id, repetition) of a job
@@ -165,12 +165,13 @@ class DRFLockstep(JobFirstFit):
         wd = self._wd  # (w, K)
         pos = wd > 0
         safe = np.where(pos, wd, 1.0)
+        tol = self._tol_l
 
         def count(f: np.ndarray) -> np.ndarray:  # (w, p)
             c = None
             for k in range(wd.shape[1]):
                 ck = np.where(
-                    pos[:, k, None], np.floor((f[None, :, k] + _TOL) / safe[:, k, None]), np.inf
+                    pos[:, k, None], np.floor((f[None, :, k] + tol[k]) / safe[:, k, None]), np.inf
                 )
                 c = ck if c is None else np.minimum(c, ck)
             assert c is not None
@@ -179,7 +180,7 @@ class DRFLockstep(JobFirstFit):
         def one(f: np.ndarray) -> np.ndarray:  # (w, p)
             ok = np.ones((wd.shape[0], f.shape[0]), dtype=bool)
             for k in range(wd.shape[1]):
-                ok &= ~pos[:, k, None] | (f[None, :, k] >= wd[:, k, None] - _TOL)
+                ok &= ~pos[:, k, None] | (f[None, :, k] >= wd[:, k, None] - tol[k])
             return ok.astype(np.float64)
 
         g0 = count(after) - count(before)

@@ -68,8 +68,11 @@ from fairsim.simulator.cluster import ClusterView
 #: equal in exact arithmetic tie whatever the rounding of the running sums.
 _DIGITS = 12
 #: Relative slack of a limit: a task fits within a limit when the queue's usage plus its demand
-#: is at most ``limit * (1 + _LIMIT_TOL)``.
+#: is at most ``limit * (1 + _LIMIT_TOL) + _LIMIT_FLOOR * c_r`` (``c_r`` the largest server
+#: capacity of the resource: the floor is in the resource's units, so that a limit of 0 admits
+#: rounding and answers do not depend on the units).
 _LIMIT_TOL = 1e-9
+_LIMIT_FLOOR = 1e-12
 #: ``round(x, 12)``'s short path is taken below this ``x * 1e12`` (2**40: there the product is
 #: within 2**-13 of ``x`` times 10**12; :func:`fairsim.schedulers._hdrf_kernel.round12`).
 _FAST_ROUND_BELOW = 1099511627776.0
@@ -144,6 +147,8 @@ class _Tree:
         self.guaranteed = [False] * self.first
         self.g = [[0.0] * n_r for _ in range(self.first)]
         self.lim = [[math.inf] * n_r for _ in range(self.first)]
+        # the limits' floor per resource, in its units (set by HDRF.bind from the capacities)
+        self.lim_floor: list[float] = [_LIMIT_FLOOR] * n_r
         self.gchildren: list[list[int]] = [[] for _ in range(self.first)]
         if queues is not None:
             for q in range(n_q):
@@ -379,10 +384,11 @@ class _Tree:
     # ------------------------------------------------------------------ usage and limits
     def fits_limits(self, leaf: int, need: tuple[float, ...]) -> int:
         """The first queue on the leaf's path whose limit ``need`` would pass, or 0 (none)."""
+        floor = self.lim_floor
         for a in self.upath[self.first + leaf]:
             lim, use = self.lim[a], self.use[a]
             for r in range(self.n_r):
-                if use[r] + need[r] > lim[r] * (1 + _LIMIT_TOL) + 1e-12:
+                if use[r] + need[r] > lim[r] * (1 + _LIMIT_TOL) + floor[r]:
                     return a
         return 0
 
@@ -460,6 +466,8 @@ class HDRF(ProgressiveFilling):
         n_q = 0 if self.queues is None else len(self.queues.ids)
         self._n_queues = n_q
         self.tree_ = _Tree(self, self.queues, np.asarray(cluster.total, dtype=np.float64))
+        cap = np.asarray(cluster.capacity, dtype=np.float64)
+        self.tree_.lim_floor = (_LIMIT_FLOOR * cap.max(axis=0)).tolist()
         self._task_queue = cluster.task_queue
         self._plain_arrival = self._arrived is None and self._activated is None
         self._need2 = np.zeros((64, 2))  # leaf -> its blocked head's need (two resources)

@@ -36,10 +36,13 @@ from pydantic import Field
 
 from fairsim.schedulers.drf_classes import class_dominant_share
 from fairsim.schedulers.periodic import next_period_start
-from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
+from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView, capacity_tolerance
 from fairsim.simulator.scheduler import Scheduler
 
 _DIGITS = 12
+#: The schedulers' slack, relative to the largest server capacity of each resource: half the
+#: engine's (:func:`~fairsim.simulator.cluster.capacity_tolerance`), so that what they admit the
+#: engine accepts. ``JobFirstFit._tol`` holds it in each resource's units.
 _TOL = CAPACITY_TOLERANCE / 2
 
 
@@ -142,6 +145,9 @@ class JobFirstFit(Scheduler):
         inv = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
         self._inv: list[list[float]] = inv.tolist()
         self._cap = cap
+        # the slack in each resource's units, shape (K,): answers do not depend on the units
+        self._tol = capacity_tolerance(cap) / 2
+        self._tol_l: list[float] = self._tol.tolist()
         self._cap_classes = np.unique(cap, axis=0)
         self._placeable: dict[tuple[float, ...], bool] = {}
         self._placeable_on: dict[tuple[tuple[float, ...], int], bool] = {}
@@ -167,7 +173,7 @@ class JobFirstFit(Scheduler):
         """Whether some server of the empty pool could hold a task with this demand."""
         ok = self._placeable.get(demand)
         if ok is None:
-            fits = np.all(self._cap_classes >= np.asarray(demand) - _TOL, axis=1)
+            fits = np.all(self._cap_classes >= np.asarray(demand) - self._tol, axis=1)
             ok = self._placeable[demand] = bool(np.any(fits))
         return ok
 
@@ -176,7 +182,7 @@ class JobFirstFit(Scheduler):
         key = (demand, id(mask))
         ok = self._placeable_on.get(key)
         if ok is None:
-            fits = np.all(self._cap >= np.asarray(demand) - _TOL, axis=1)
+            fits = np.all(self._cap >= np.asarray(demand) - self._tol, axis=1)
             ok = self._placeable_on[key] = bool(np.any(fits & np.asarray(mask, dtype=bool)))
         return ok
 
@@ -281,7 +287,7 @@ class JobFirstFit(Scheduler):
         count = None
         for k in range(self._k):
             if d[k] > 0:
-                c = np.floor((free[:, k] + _TOL) / d[k])
+                c = np.floor((free[:, k] + self._tol_l[k]) / d[k])
                 count = c if count is None else np.minimum(count, c)
         if count is None:  # demands nothing: any allowed server holds any number
             count = np.full(free.shape[0], np.inf)
@@ -340,7 +346,7 @@ class JobFirstFit(Scheduler):
             np.array(ns, dtype=np.int64),
             np.array([kmk[q] for q in qs], dtype=np.int64),
             self._mrows,
-            _TOL,
+            self._tol,
             partial,
             dry,
         )

@@ -63,10 +63,13 @@ from pydantic import Field
 from fairsim.errors import ConfigError
 from fairsim.schedulers.exact.instance import QueueTree
 from fairsim.schedulers.periodic import next_multiple_after
-from fairsim.simulator.cluster import ClusterView
+from fairsim.simulator.cluster import ClusterView, capacity_tolerance
 from fairsim.simulator.scheduler import Eviction, PlaceableOncePerDemand
 
-#: Slack when comparing a demand with free amounts or quotas (the engine accepts the same).
+#: Slack when comparing a demand with free amounts or quotas, relative to the largest server
+#: capacity of each resource (the engine accepts the same:
+#: :func:`~fairsim.simulator.cluster.capacity_tolerance`, held in each resource's units as
+#: ``tol_``), so that admissions do not depend on a resource's units.
 TOLERANCE = 1e-9
 #: DRS values are rounded to this many decimals before comparing, so that equal shares tie.
 _DIGITS = 9
@@ -311,6 +314,8 @@ class KueueFair(PlaceableOncePerDemand):
         total = np.asarray(cluster.total, dtype=np.float64)
         n_r = len(total)
         self.total_ = total
+        self.tol_ = capacity_tolerance(cluster.capacity)
+        self.tol_list_: list[float] = self.tol_.tolist()
         self.cqs_: list[_CQ] = []
         self.cq_of_user_: dict[int, int] = {}
         tree = self.queues
@@ -332,7 +337,7 @@ class KueueFair(PlaceableOncePerDemand):
                             f"{n_r} values, one per resource)"
                         )
                     lend = np.asarray(share) * total
-                    if (lend > nominal + TOLERANCE).any():
+                    if (lend > nominal + self.tol_).any():
                         raise ConfigError(
                             f"kueue-fair: lending_limit_share: {qid}: {share} (above the "
                             "queue's guarantee: a lendingLimit is at most the nominal quota)"
@@ -463,7 +468,7 @@ class KueueFair(PlaceableOncePerDemand):
         cq = self.cqs_[c]
         use = cq.use if extra is None else cq.use + extra
         over = use - cq.nominal
-        borrowing = bool((over > TOLERANCE).any())
+        borrowing = bool((over > self.tol_).any())
         if not borrowing:
             return False, 0.0
         ok = self.lendable_ > 0  # a resource the cohort cannot lend does not count
@@ -474,7 +479,7 @@ class KueueFair(PlaceableOncePerDemand):
         return True, round(ratio / cq.weight, _DIGITS)
 
     def _fits(self, c: int, d: np.ndarray) -> bool:
-        return bool(np.all(d <= self.available(c) + TOLERANCE))
+        return bool(np.all(d <= self.available(c) + self.tol_))
 
     def _fits_task(self, c: int, task: int) -> bool:
         """:meth:`_fits` for a waiting task, on a cached :meth:`available` (cleared by
@@ -482,11 +487,12 @@ class KueueFair(PlaceableOncePerDemand):
         avail = self.avail_.get(c)
         if avail is None:
             avail = self.avail_[c] = tuple(self.available(c).tolist())
-        return all(x <= a + TOLERANCE for x, a in zip(self.demand_t_[task], avail, strict=True))
+        tol = self.tol_list_
+        return all(x <= a + t for x, a, t in zip(self.demand_t_[task], avail, tol, strict=True))
 
     def _server(self, task: int) -> int | None:
         view = self.cluster_
-        fits = (view.free + TOLERANCE >= self.demand_[task]).all(axis=1)
+        fits = (view.free + self.tol_ >= self.demand_[task]).all(axis=1)
         mask = view.task_mask(task)
         if mask is not None:
             fits &= mask
@@ -534,7 +540,7 @@ class KueueFair(PlaceableOncePerDemand):
             out += [v for v in self.cqs_[c].admitted if uses(v) and v > task]
         if self.reclaim_within_cohort == "Any":
             for o, cq in enumerate(self.cqs_):
-                if o == c or not bool((cq.use[need] - cq.nominal[need] > TOLERANCE).any()):
+                if o == c or not bool((cq.use[need] - cq.nominal[need] > self.tol_[need]).any()):
                     continue
                 out += [v for v in cq.admitted if uses(v)]
         return sorted(out, key=lambda v: self._order(v, c))
@@ -556,7 +562,7 @@ class KueueFair(PlaceableOncePerDemand):
             Task ids, after ``fillBackWorkloads``.
         """
         d = self.demand_[task]
-        need = d > self.available(c) + TOLERANCE
+        need = d > self.available(c) + self.tol_
         candidates = self._candidates(c, task, need)
         if not candidates:
             return []
@@ -568,7 +574,7 @@ class KueueFair(PlaceableOncePerDemand):
 
         self._add(c, d)  # DRS values include the incoming workload
         cq = self.cqs_[c]
-        within_nominal = bool(np.all(cq.use[need] <= cq.nominal[need] + TOLERANCE))
+        within_nominal = bool(np.all(cq.use[need] <= cq.nominal[need] + self.tol_[need]))
         strategies: dict[str, Callable[[tuple, tuple, tuple], bool]] = {
             "LessThanOrEqualToFinalShare": lambda p, _o, n: _cmp(p, n) <= 0,
             "LessThanInitialShare": lambda p, o, _n: _cmp(p, o) < 0,
@@ -644,7 +650,8 @@ class KueueFair(PlaceableOncePerDemand):
         if not memo or self.cluster_.task_mask(task) is not None:
             return False
         d = self.demand_t_[task]
-        return any(all(a + TOLERANCE >= b for a, b in zip(d, m, strict=True)) for m in memo)
+        tol = self.tol_list_
+        return any(all(a + t >= b for a, b, t in zip(d, m, tol, strict=True)) for m in memo)
 
     def _remember(self, memo: list[tuple[float, ...]], task: int) -> None:
         """Keep ``task``'s demand in ``memo``, which holds only its minimal demands."""
@@ -652,7 +659,9 @@ class KueueFair(PlaceableOncePerDemand):
             return
         d = self.demand_t_[task]
         memo[:] = [
-            m for m in memo if not all(a + TOLERANCE >= b for a, b in zip(m, d, strict=True))
+            m
+            for m in memo
+            if not all(a + t >= b for a, b, t in zip(m, d, self.tol_list_, strict=True))
         ]
         if len(memo) < _MEMO:
             memo.append(d)

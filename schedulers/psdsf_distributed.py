@@ -61,7 +61,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from fairsim.schedulers.periodic import EveryPeriod, next_multiple_after
-from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
+from fairsim.simulator.cluster import ClusterView, capacity_tolerance
 
 #: Keys are rounded to this many decimals, so that users whose VDS are equal in exact arithmetic
 #: tie (and go in user-code order) whatever the rounding of the running sums.
@@ -108,6 +108,13 @@ class DistributedPSDSF(EveryPeriod):
         self._nk = len(self._caps)
         self._nr = cap.shape[1]
         self._cols = [cluster.free[:, r] for r in range(self._nr)]
+        # the engine's slack in each resource's units (a head within it of the free amount
+        # fits), and the holding below which a user holds nothing on a server: relative to the
+        # largest capacity of the resource, so that placements do not depend on its units
+        tol = capacity_tolerance(cap)
+        self._tol: list[float] = tol.tolist()
+        self._low: list[float] = [-t for t in self._tol]
+        self._none_held: list[float] = (1e-12 * cap.max(axis=0)).tolist()
         self._heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(self._nk)]
         self._terms: dict[tuple[float, ...], list[float]] = {}
         self._fit_cls: dict[tuple[float, ...], list[bool]] = {}
@@ -250,7 +257,7 @@ class DistributedPSDSF(EveryPeriod):
         h = held[user]
         for r in range(self._nr):
             h[r] -= demand[r]
-        if all(x <= 1e-12 for x in h):
+        if all(x <= e for x, e in zip(h, self._none_held, strict=True)):
             del held[user]
         if self._queues[user]:
             self._push(user)
@@ -313,7 +320,7 @@ class DistributedPSDSF(EveryPeriod):
 
     def _announce(self) -> Iterator[tuple[int, int]]:
         """Servers where a newly announced head task fits run their procedure (Section III-D)."""
-        cols, tol = self._cols, CAPACITY_TOLERANCE
+        cols, tol = self._cols, self._tol
         queues, checked = self._queues, self._checked
         while self._changed:
             # lowest VDS first (so that the servers they reserve are skipped for the others);
@@ -331,9 +338,9 @@ class DistributedPSDSF(EveryPeriod):
                 if seen == checked[u]:
                     continue
                 checked[u] = seen
-                fits = cols[0] >= d[0] - tol
+                fits = cols[0] >= d[0] - tol[0]
                 for r in range(1, self._nr):
-                    fits &= cols[r] >= d[r] - tol
+                    fits &= cols[r] >= d[r] - tol[r]
                 m = self._mask[u]
                 if m is not None:
                     fits &= m
@@ -351,7 +358,7 @@ class DistributedPSDSF(EveryPeriod):
                 for server in np.flatnonzero(fits).tolist():
                     if not q or q[0][1] != d:
                         break  # a new head: announced in the next round of this loop
-                    if all(cols[r][server] >= d[r] - tol for r in range(self._nr)):
+                    if all(cols[r][server] >= d[r] - tol[r] for r in range(self._nr)):
                         yield from self._procedure(server)
 
     def _procedure(self, server: int) -> Iterator[tuple[int, int]]:
@@ -371,7 +378,7 @@ class DistributedPSDSF(EveryPeriod):
         k = self._class_of[server]
         heap = self._heaps[k]
         ver, queues, masks = self._version, self._queues, self._mask
-        cols, tol, nr = self._cols, CAPACITY_TOLERANCE, self._nr
+        cols, low, nr = self._cols, self._low, self._nr
         task_mask, constrained = self.cluster_.task_mask, self.cluster_.constrained
         # free resources of this server (fixed while it places nothing; re-read after each
         # placement, which the engine commits before the generator resumes)
@@ -395,9 +402,9 @@ class DistributedPSDSF(EveryPeriod):
                 skipped.append(heapq.heappop(heap))
                 continue
             if (
-                free[0] - d[0] >= -tol
-                and (nr == 1 or free[1] - d[1] >= -tol)
-                and (nr <= 2 or all(free[r] - d[r] >= -tol for r in range(2, nr)))
+                free[0] - d[0] >= low[0]
+                and (nr == 1 or free[1] - d[1] >= low[1])
+                and (nr <= 2 or all(free[r] - d[r] >= low[r] for r in range(2, nr)))
             ):
                 yield task, server
                 free = [float(cols[r][server]) for r in range(nr)]
@@ -410,7 +417,7 @@ class DistributedPSDSF(EveryPeriod):
                 if keys[v][k] > key:
                     for r in range(nr):
                         room[r] += h[r]
-            if all(room[r] - d[r] >= -tol for r in range(nr)):
+            if all(room[r] - d[r] >= low[r] for r in range(nr)):
                 self._res_user[server] = u
                 break
             skipped.append(heapq.heappop(heap))

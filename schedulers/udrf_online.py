@@ -65,7 +65,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field
 
-from fairsim.schedulers.jobfit import _TOL, JobFirstFit
+from fairsim.schedulers.jobfit import JobFirstFit
 from fairsim.simulator.cluster import ClusterView
 
 Run = tuple[int, int]  # (job_id, repetition)
@@ -588,9 +588,12 @@ class UDRF(JobFirstFit):
             demands = (d > 0)[:, None, :]
 
             def room(
-                free: np.ndarray, dsafe: np.ndarray = dsafe, demands: np.ndarray = demands
+                free: np.ndarray,
+                dsafe: np.ndarray = dsafe,
+                demands: np.ndarray = demands,
+                tol: np.ndarray = self._tol,
             ) -> np.ndarray:
-                per = np.floor((free[None, :, :] + _TOL) / dsafe)  # (q, t, K)
+                per = np.floor((free[None, :, :] + tol) / dsafe)  # (q, t, K)
                 per = np.where(demands, per, np.inf).min(axis=2)
                 return np.where(np.isinf(per), 0.0, np.maximum(per, 0.0))
 
@@ -742,7 +745,7 @@ class UDRF(JobFirstFit):
         qs = self._active_kinds
         # the room after and before, in one pass: (q, 2 s), the minimum over the resources
         # taken resource by resource (a reduction over a short last axis is slow in numpy)
-        both = np.concatenate((after, before)) + _TOL
+        both = np.concatenate((after, before)) + self._tol
         (dsafe_0, dbig_0), *rest = self._dcols
         room = np.floor(both[None, :, 0] / dsafe_0)
         room += dbig_0

@@ -87,10 +87,13 @@ from pydantic import Field
 
 from fairsim.schedulers.exact.instance import QueueTree
 from fairsim.schedulers.periodic import next_multiple_after
-from fairsim.simulator.cluster import ClusterView
+from fairsim.simulator.cluster import ClusterView, capacity_tolerance
 from fairsim.simulator.scheduler import Eviction, PlaceableOncePerDemand
 
-#: Slack when comparing a demand with free amounts (the engine accepts the same rounding).
+#: Slack when comparing a demand with free amounts, relative to the largest server capacity of
+#: each resource (the engine accepts the same rounding:
+#: :func:`~fairsim.simulator.cluster.capacity_tolerance`, held as ``tol_``); also the relative
+#: slack of a queue's maximum and of a count of tasks.
 TOLERANCE = 1e-9
 #: Shares are rounded to this many decimals in the comparator, so that equal shares tie.
 _DIGITS = 12
@@ -298,6 +301,10 @@ class YarnFair(PlaceableOncePerDemand):
         n_q = 0 if tree is None else len(tree.ids)
         self.total_ = np.asarray(cluster.total, dtype=np.float64)
         self.total_list_ = self.total_.tolist()
+        # the slack of every resource in its own units (the engine's: relative to the largest
+        # capacity), so that placements and preemptions do not depend on a resource's units
+        self.tol_ = capacity_tolerance(cluster.capacity)
+        self.tol_list_: list[float] = self.tol_.tolist()
         self.zero_ = np.zeros(n_r)
         self.parent_ = [-1] + ([int(p) + 1 for p in tree.parent] if tree is not None else [])
         self.weight_ = [1.0] + ([float(w) for w in tree.weight] if tree is not None else [])
@@ -546,7 +553,7 @@ class YarnFair(PlaceableOncePerDemand):
         if not self.limited_:
             return True
         for k in self.path_[node]:
-            if np.any(self.use_[k] + d > self.max_[k] * (1 + TOLERANCE) + TOLERANCE):
+            if np.any(self.use_[k] + d > self.max_[k] * (1 + TOLERANCE) + self.tol_):
                 return False
         return True
 
@@ -558,7 +565,7 @@ class YarnFair(PlaceableOncePerDemand):
             n_r = len(dl)
             if any(all(dl[r] >= m[r] for r in range(n_r)) for m in no_room):
                 return None
-        fits = (self.cluster_.free + TOLERANCE >= d).all(axis=1)
+        fits = (self.cluster_.free + self.tol_ >= d).all(axis=1)
         if mask is not None:
             fits &= mask
         servers = np.flatnonzero(fits)
@@ -666,7 +673,7 @@ class YarnFair(PlaceableOncePerDemand):
             if node > 0:
                 q_demand = np.minimum(self.demand_[node], self.max_[node])
                 ms = np.maximum(np.minimum(self.min_[node], q_demand) - self.use_[node], 0.0)
-                if not (ms > TOLERANCE).any():
+                if not (ms > self.tol_).any():
                     self.min_since_[node] = now
                 if now - self.min_since_[node] < self.min_share_preemption_timeout_s:
                     ms[:] = 0.0
@@ -674,7 +681,7 @@ class YarnFair(PlaceableOncePerDemand):
             for x in apps:
                 app = self.apps_[x]
                 own = fs_of.get(x, np.zeros_like(total))
-                if (ms > TOLERANCE).any():
+                if (ms > self.tol_).any():
                     mine = np.maximum(app.wait_sum - own, 0.0)
                     if _dominant(mine, total) > _dominant(ms, total):
                         mine = ms.copy()  # the remaining starvation (see the module docstring)
@@ -682,7 +689,7 @@ class YarnFair(PlaceableOncePerDemand):
                     else:
                         ms = np.maximum(ms - mine, 0.0)
                     own = own + mine
-                if (own > TOLERANCE).any():
+                if (own > self.tol_).any():
                     starved.append((x, own))
         return starved
 
@@ -692,7 +699,7 @@ class YarnFair(PlaceableOncePerDemand):
         pending = starvation.copy()
         out = []
         for task in _in_order(self.apps_[x].waiting):
-            if not (pending > TOLERANCE).any():
+            if not (pending > self.tol_).any():
                 break
             d = self.task_demand_[task]
             ratio = max((pending[r] / d[r] for r in range(len(d)) if d[r] > 0), default=0.0)
@@ -736,7 +743,7 @@ class YarnFair(PlaceableOncePerDemand):
         if all(x in below or x in fresh for x in self.app_fair_):
             return None
         # servers where free room plus every run that may be preempted could make room
-        room: np.ndarray = np.asarray((bound + TOLERANCE >= demand[task]).all(axis=1))
+        room: np.ndarray = np.asarray((bound + self.tol_ >= demand[task]).all(axis=1))
         if mask is not None:
             room &= mask
         skip = below | fresh
@@ -747,7 +754,8 @@ class YarnFair(PlaceableOncePerDemand):
                 r = reach[server] = self._scan(server, started, skip, fair_dom, base, read=read)[0]
                 for x in read:
                     readers.setdefault(x, []).append(server)
-            if all(r[k] + TOLERANCE >= need[k] for k in range(n_r)):
+            tol = self.tol_list_
+            if all(r[k] + tol[k] >= need[k] for k in range(n_r)):
                 return self._scan(server, started, skip, fair_dom, base, need)[1], server
         return None
 
@@ -774,7 +782,8 @@ class YarnFair(PlaceableOncePerDemand):
             else view.free[server].tolist()
         )
         victims: list[int] = []
-        if need is not None and all(potential[r] + TOLERANCE >= need[r] for r in range(n_r)):
+        tol = self.tol_list_
+        if need is not None and all(potential[r] + tol[r] >= need[r] for r in range(n_r)):
             return potential, victims
         doomed, task_app = self.doomed_, self.task_app_
         taken: dict[int, list[float]] = {}
@@ -804,9 +813,7 @@ class YarnFair(PlaceableOncePerDemand):
                     else [t[r] + d[r] for r in range(n_r)]
                 )
                 potential = [potential[r] + d[r] for r in range(n_r)]
-                if need is not None and all(
-                    potential[r] + TOLERANCE >= need[r] for r in range(n_r)
-                ):
+                if need is not None and all(potential[r] + tol[r] >= need[r] for r in range(n_r)):
                     return potential, victims
         return potential, victims
 
@@ -923,7 +930,7 @@ class YarnFair(PlaceableOncePerDemand):
             if (
                 app.waiting
                 and app.waiting[0] == task
-                and bool(np.all(view.free[server] + TOLERANCE >= d))
+                and bool(np.all(view.free[server] + self.tol_ >= d))
                 and (mask is None or bool(mask[server]))
                 and self._fits_max(app.node, d)
             ):

@@ -31,10 +31,41 @@ from fairsim.simulator.readonly import read_only
 if TYPE_CHECKING:
     from fairsim.simulator.constraints import ConstraintIndex
 
-#: Slack allowed when validating a placement, in the trace's normalised units. Free amounts are
-#: updated by repeated float additions and subtractions; a task whose demand equals the free
-#: amount up to rounding is accepted.
+#: Slack allowed when validating a placement, relative to the pool's scale of each resource: a
+#: task may take up to ``CAPACITY_TOLERANCE`` times the largest server capacity of a resource more
+#: than a server has free of it (:func:`capacity_tolerance`). Free amounts are updated by repeated
+#: float additions and subtractions; a task whose demand equals the free amount up to rounding is
+#: accepted, in whatever units a resource is given (in the trace's normalised units, where the
+#: largest server has 1 of every resource, the slack is ``CAPACITY_TOLERANCE`` itself).
 CAPACITY_TOLERANCE = 1e-9
+
+
+def capacity_tolerance(capacity: np.ndarray) -> np.ndarray:
+    """The absolute slack of every resource: :data:`CAPACITY_TOLERANCE` times the largest server
+    capacity of that resource (0 for a resource that no server has).
+
+    The engine accepts a placement whose demand exceeds a server's free amount of a resource by
+    at most this much (:meth:`ClusterState.commit`); schedulers that admit with a tolerance use
+    the same (or a part of it), so that their answers do not depend on a resource's units.
+
+    Parameters
+    ----------
+    capacity : array_like, shape (n_servers, n_resources)
+        Server capacities.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_resources,)
+
+    Examples
+    --------
+    >>> capacity_tolerance(np.array([[1.0, 64.0], [0.5, 128.0]])).tolist()
+    [1e-09, 1.28e-07]
+    """
+    cap = np.asarray(capacity, dtype=np.float64)
+    if cap.ndim != 2 or cap.shape[0] == 0:
+        return np.zeros(cap.shape[-1] if cap.ndim else 0)
+    return CAPACITY_TOLERANCE * cap.max(axis=0)
 
 
 def default_server_ids(n: int) -> tuple[str, ...]:
@@ -128,6 +159,9 @@ class ClusterState(PoolShape):
         self.capacity = read_only(np.asfortranarray(cap.copy()))
         self.free = np.asfortranarray(cap.copy())
         self.total = cap.sum(axis=0)
+        #: Absolute slack of every resource (:func:`capacity_tolerance`), shape (n_resources,).
+        self.tolerance = read_only(capacity_tolerance(cap))
+        self._tol = [-t for t in self.tolerance.tolist()]  # the least free amount accepted
         self._n = cap.shape[0]
         self._cols = [self.free[:, r] for r in range(cap.shape[1])]  # contiguous column views
         # the engine's own free amounts, one list per resource: commit checks a placement
@@ -162,7 +196,8 @@ class ClusterState(PoolShape):
             o0, o1 = own
             d0, d1 = demand
             f0, f1 = o0[server] - d0, o1[server] - d1
-            if f0 >= -CAPACITY_TOLERANCE and f1 >= -CAPACITY_TOLERANCE:
+            t0, t1 = self._tol
+            if f0 >= t0 and f1 >= t1:
                 o0[server] = f0
                 o1[server] = f1
                 c0, c1 = self._cols
@@ -172,9 +207,10 @@ class ClusterState(PoolShape):
                 used[0] += d0
                 used[1] += d1
                 return
+        low = self._tol
         for r, d in enumerate(demand):
             free = own[r][server]
-            if free - d < -CAPACITY_TOLERANCE:
+            if free - d < low[r]:
                 raise PlacementError(
                     f"task {task} does not fit on server {server}: {self.resources[r]} demand "
                     f"{d:.6g} > free {free:.6g} (capacity {self.capacity[server, r]:.6g})"
@@ -216,14 +252,14 @@ class ClusterState(PoolShape):
         Returns
         -------
         counts : ndarray of int64, shape (n_resources,)
-            Servers whose used amount exceeds their capacity by more than
-            :data:`CAPACITY_TOLERANCE` (free amount below ``-CAPACITY_TOLERANCE``).
+            Servers whose used amount exceeds their capacity by more than the resource's
+            tolerance (free amount below ``-tolerance``: :func:`capacity_tolerance`).
         amount : ndarray of float64, shape (n_resources,)
             Sum over servers of ``max(used - capacity, 0)``, as a fraction of the pool's total
             capacity (the unit of the utilisation columns).
         """
         free = self.free
-        counts = np.count_nonzero(free < -CAPACITY_TOLERANCE, axis=0).astype(np.int64)
+        counts = np.count_nonzero(free < -self.tolerance, axis=0).astype(np.int64)
         with np.errstate(divide="ignore", invalid="ignore"):
             amount = np.maximum(-free, 0.0).sum(axis=0) / self.total
         return counts, amount
@@ -427,6 +463,9 @@ class ClusterView(PoolShape):
         Free amounts, updated in place by the engine (read-only for the holder).
     total : ndarray, shape (n_resources,)
         Total capacity of the pool per resource (read-only).
+    tolerance : ndarray, shape (n_resources,)
+        The engine's slack per resource (read-only): a placement may exceed a server's free
+        amount by this much (:func:`capacity_tolerance`).
 
     resources : tuple of str
         Resource names.
@@ -461,6 +500,7 @@ class ClusterView(PoolShape):
         self.capacity = read_only(state.capacity)
         self.free = read_only(state.free)
         self.total = read_only(state.total)
+        self.tolerance = read_only(state.tolerance)
         self._tasks = tasks
         self._constraints = constraints
         self._running = running

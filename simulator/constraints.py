@@ -203,9 +203,10 @@ class ConstraintIndex:
 
 
 MODELS = ("pinned", "any-of")
-#: How much a demand may exceed a capacity and still be held: the engine's tolerance,
+#: How much a demand may exceed a capacity and still be held, relative to the largest server
+#: capacity of the resource: the engine's tolerance,
 #: :data:`fairsim.simulator.cluster.CAPACITY_TOLERANCE` (not imported: cluster imports this
-#: module).
+#: module; :func:`fairsim.simulator.cluster.capacity_tolerance`).
 HOLD_TOLERANCE = 1e-9
 
 
@@ -433,6 +434,7 @@ class ConstraintModelSource(WrappedTaskSource):
             if cap.shape[0] != len(cls):
                 raise ValueError(f"capacity: {cap.shape[0]} servers, but classes has {len(cls)}")
             self._caps = [np.unique(cap[inverse.ravel() == i], axis=0) for i in range(len(names))]
+            self._hold_tol = HOLD_TOLERANCE * cap.max(axis=0) if cap.size else 0.0
         self._holds: dict[tuple[float, ...], np.ndarray] = {}
         self._of_job: dict[int, list[int] | None] = {}  # job -> its classes (indices), draw order
         self._slot: dict[int, dict[int, int]] = {}  # pinned: job -> task_index -> its class
@@ -444,7 +446,7 @@ class ConstraintModelSource(WrappedTaskSource):
             if self._caps is None:
                 got = np.ones(len(self._names), dtype=bool)
             else:
-                d = np.asarray(demand) - HOLD_TOLERANCE
+                d = np.asarray(demand) - self._hold_tol
                 got = np.array([bool((c >= d).all(axis=1).any()) for c in self._caps])
             self._holds[demand] = got
         return got

@@ -72,7 +72,7 @@ import simpy
 from tqdm import tqdm
 
 from fairsim.errors import FairsimError, PlacementError, TraceError
-from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterState
+from fairsim.simulator.cluster import ClusterState
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.jobs import JobGate
 from fairsim.simulator.preemption import (
@@ -156,8 +156,8 @@ class EngineResult:
     overcommit : ndarray or None, shape (n_samples, 2 * n_resources)
         Only for the replay of recorded placements (:mod:`fairsim.simulator.replay`; None for
         every other scheduler), on the utilisation grid: per resource the number of
-        over-committed servers (used amount above capacity by more than
-        :data:`~fairsim.simulator.cluster.CAPACITY_TOLERANCE`), then per resource the sum over
+        over-committed servers (used amount above capacity by more than the resource's tolerance,
+        :func:`~fairsim.simulator.cluster.capacity_tolerance`), then per resource the sum over
         servers of ``max(used - capacity, 0)`` as a fraction of the pool's total capacity
         (:meth:`fairsim.simulator.cluster.ClusterState.overcommit`).
     preemption : PreemptionReport or None
@@ -1460,8 +1460,9 @@ class Engine:
 
         A user's *head* task is its oldest waiting task (arrived, not started); it *fits* a
         server when its demand is at most the server's free amount in every resource
-        (:data:`~fairsim.simulator.cluster.CAPACITY_TOLERANCE`) and, with placement constraints,
-        the server is allowed. Fit is by free capacity, not by a scheduler's own measure (slots).
+        (within :func:`~fairsim.simulator.cluster.capacity_tolerance`) and, with placement
+        constraints, the server is allowed. Fit is by free capacity, not by a scheduler's own
+        measure (slots).
         Cost: the live tasks once (numpy), then servers x distinct head demands.
 
         Returns
@@ -1491,7 +1492,8 @@ class Engine:
         else:
             need, code = np.unique(need, axis=0), None
         free = cluster.free
-        fit: np.ndarray = np.all(need[None, :, :] <= free[:, None, :] + CAPACITY_TOLERANCE, axis=2)
+        tol = cluster.tolerance
+        fit: np.ndarray = np.all(need[None, :, :] <= free[:, None, :] + tol, axis=2)
         if code is not None:  # (n_servers, n_distinct): only on the servers allowed
             masks = self.constraints.masks  # type: ignore[union-attr]
             for j, c in enumerate(code.tolist()):

@@ -25,7 +25,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
+from fairsim.simulator.cluster import ClusterView, capacity_tolerance
 
 
 class Eviction(NamedTuple):
@@ -286,7 +286,11 @@ class Scheduler:
         (slots) override it.
         """
         d = np.asarray(demand, dtype=np.float64)
-        return bool(np.any(np.all(self.cluster_.capacity >= d - CAPACITY_TOLERANCE, axis=1)))
+        view = self.cluster_
+        tol = getattr(view, "tolerance", None)
+        if tol is None:  # a view built by hand
+            tol = capacity_tolerance(view.capacity)
+        return bool(np.any(np.all(view.capacity >= d - tol, axis=1)))
 
     def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
         """Whether such a task could ever run on one of the servers of ``mask`` (its placement

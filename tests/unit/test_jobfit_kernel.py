@@ -139,7 +139,7 @@ def test_kernel_matches_numpy_first_fit(run, dry) -> None:
         np.array([len(ts) for _, ts in kinds], dtype=np.int64),
         np.array(mk, dtype=np.int64),
         rows,
-        _TOL,
+        np.full(free.shape[1], _TOL),  # the slack of every resource (largest server: 1)
         partial,
         dry,
     )
@@ -168,7 +168,14 @@ def test_kernel_fills_servers_in_order_and_splits_the_last() -> None:
     def fit(n: int):
         one = np.ones((1, 3), dtype=bool)
         return fit_run(
-            free, np.array([[0.25, 0.5]]), np.array([n]), np.array([0]), one, _TOL, False, False
+            free,
+            np.array([[0.25, 0.5]]),
+            np.array([n]),
+            np.array([0]),
+            one,
+            np.full(2, _TOL),
+            False,
+            False,
         )
 
     failed, room, placed, _, o_server, o_take, n_out = fit(4)
