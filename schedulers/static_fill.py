@@ -122,7 +122,18 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
     capacity, demand = inst.capacity, inst.demand
     if isinstance(sched, Slots):  # slots of 1/S of the largest server: in its units
         capacity, demand = largest_server_units(inst)
-    cluster = ClusterState(capacity, inst.resources)
+    # a resource that no server has (total 0) is left out of the fill, as the exact mechanisms
+    # do: a user that demands some of it places nothing, the others are filled on the rest (the
+    # schedulers' shares divide by the pool's total, which would be 0)
+    absent = inst.capacity.sum(axis=0) <= 0
+    never = np.zeros(n_u, dtype=bool)
+    resources = inst.resources
+    if absent.any() and not absent.all():
+        never = (inst.demand[:, absent] > 0).any(axis=1)
+        keep = ~absent
+        capacity, demand = capacity[:, keep], demand[:, keep]
+        resources = tuple(r for r, k in zip(resources, keep.tolist(), strict=True) if k)
+    cluster = ClusterState(capacity, resources)
     sched.bind(cluster.view())
     demands = [tuple(float(x) for x in demand[i]) for i in range(n_u)]
     counts = np.zeros((n_u, len(inst.server_ids)), dtype=np.int64)
@@ -130,7 +141,11 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
     owner: list[int] = []
 
     def submit(user: int) -> None:
-        if placed[user] + _queued[user] < bound[user] and sched.placeable(demands[user]):
+        if (
+            not never[user]
+            and placed[user] + _queued[user] < bound[user]
+            and sched.placeable(demands[user])
+        ):
             owner.append(user)
             _queued[user] += 1
             sched.on_arrival(len(owner) - 1, user, demands[user])
