@@ -129,7 +129,7 @@ def progressive_fill(mechanism: str, inst: Instance) -> np.ndarray:
     never = np.zeros(n_u, dtype=bool)
     resources = inst.resources
     if absent.any() and not absent.all():
-        never = (inst.demand[:, absent] > 0).any(axis=1)
+        never = np.asarray((inst.demand[:, absent] > 0).any(axis=1), dtype=bool)
         keep = ~absent
         capacity, demand = capacity[:, keep], demand[:, keep]
         resources = tuple(r for r, k in zip(resources, keep.tolist(), strict=True) if k)
