@@ -141,3 +141,42 @@ def test_an_earlier_run_is_replaced_and_overwrite_replaces_any_folder(tmp_path: 
     (mine / "my-run").mkdir(parents=True)
     assert main([*argv, "--out", str(mine), "--overwrite", "--no-progress"]) == 0
     assert not (mine / "my-run").exists() and (mine / "claims.json").is_file()
+
+
+def test_files_added_to_an_earlier_run_are_not_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An earlier run of the same reproduction was replaced whole, notes added to it since
+    included: the run now lists what it wrote, and a folder with more is refused."""
+    import json
+
+    from fairsim.cli import main
+    from fairsim.cli.experiment import MANIFEST
+
+    argv = ["experiment", "bonald-roberts", "--quick", "--seeds", "1", "--jobs", "1"]
+    out = tmp_path / "br"
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["reproduction"] == "bonald-roberts"
+    assert manifest["files"] == sorted(
+        p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != MANIFEST
+    )
+    assert {"claims.json", "report.md"} <= set(manifest["files"])
+    before = (out / "claims.json").stat().st_mtime_ns
+    (out / "notes").mkdir()
+    (out / "notes" / "mine.txt").write_text("my notes")
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        f"fairsim: error: --out: {str(out)!r} holds an earlier bonald-roberts reproduction and 1 "
+        "file(s) it did not write (notes/mine.txt); move them, or --overwrite replaces the whole "
+        "folder\n"
+    )
+    assert (out / "notes" / "mine.txt").read_text() == "my notes"
+    assert (out / "claims.json").stat().st_mtime_ns == before
+    # without the notes it is replaced again, and --overwrite replaces it with them
+    (out / "notes" / "mine.txt").unlink()
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    (out / "mine.txt").write_text("my notes")
+    assert main([*argv, "--out", str(out), "--overwrite", "--no-progress"]) == 0
+    assert not (out / "mine.txt").exists() and (out / "claims.json").is_file()
