@@ -64,9 +64,12 @@ SAMPLE_S = 3600.0
 #: readable report, a row of the JSON and a sum over every machine (the default 3600 s takes 697
 #: over the whole 29-day trace, 30 s about 83,500; 1 s would take 2.5 million).
 MAX_CHECK_SAMPLES = 100_000
-#: By how much a machine's summed requests must exceed its capacity to count as over-committed
-#: (the engine's capacity tolerance, :data:`fairsim.simulator.cluster.CAPACITY_TOLERANCE`).
-TOLERANCE = 1e-9
+#: By how much a machine's summed requests must exceed its capacity to count as over-committed:
+#: the engine's capacity tolerance (:func:`fairsim.simulator.cluster.capacity_tolerance`,
+#: :data:`~fairsim.simulator.cluster.CAPACITY_TOLERANCE` times the largest machine's capacity),
+#: which is :data:`~fairsim.simulator.cluster.CAPACITY_TOLERANCE` itself in the traces'
+#: normalised units, where the largest machine has 1 of each resource.
+TOLERANCE = 1e-9  # traces stand beside the simulator and do not import it
 
 
 class _Ids(DenseKeys):
