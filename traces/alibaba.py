@@ -463,10 +463,16 @@ def _cpu_mem_units(
     if servers is not None:
         servers = servers.assign(cpu=servers["cpu"] / norm["cpu"], mem=servers["mem"] / norm["mem"])
     return servers, {
-        "cpu": f"{cpu} / 100 / {norm['cpu']:g} cores",
-        "mem": f"{mem} / {norm['mem']:g}",
+        "cpu": f"{cpu} / 100 / {_exact(norm['cpu'])} cores",
+        "mem": f"{mem} / {_exact(norm['mem'])}",
         "source": source,
     }
+
+
+def _exact(x: float) -> str:
+    """``x`` as the shortest text that reads back as the same float (``repr``): the divisors in
+    ``conversion.json`` are exact (1048576.0, not ``:g``'s 1.04858e+06)."""
+    return repr(float(x))
 
 
 def _normalise(servers: pd.DataFrame | None, default: dict[str, float]) -> dict[str, float]:
@@ -794,9 +800,9 @@ def _convert_gpu_2023(
     extra = {
         "window_end_s": t_end,
         "normalisation": {
-            "cpu": f"cpu_milli / {norm['cpu']:g}",
-            "mem": f"memory_mib / {norm['mem']:g}",
-            "gpu": f"num_gpu * gpu_milli / 1000 / {norm['gpu']:g}",
+            "cpu": f"cpu_milli / {_exact(norm['cpu'])}",
+            "mem": f"memory_mib / {_exact(norm['mem'])}",
+            "gpu": f"num_gpu * gpu_milli / 1000 / {_exact(norm['gpu'])}",
             "source": node_path.name,
         },
     }
