@@ -185,14 +185,27 @@ class _Table:
         vals[empty] = np.nan
         return vals
 
-    def integer(self, name: str, *, required: bool = True) -> np.ndarray:
-        """Column ``name`` as int64 (0 where empty); non-integers, and integers of magnitude
-        :data:`MAX_EXACT_INT` or more (read through float64, they may come back as another
-        integer, or wrap to -2**63 in the cast), rejected as unparseable."""
+    def whole(self, name: str, *, required: bool = True, fraction: bool = False) -> np.ndarray:
+        """Column ``name`` as float64 holding whole numbers (NaN where empty or rejected);
+        non-integers (unless ``fraction``), and numbers of magnitude :data:`MAX_EXACT_INT` or
+        more (read through float64, they may come back as another integer, or wrap to -2**63 in
+        an int64 cast), rejected as unparseable.
+
+        ``fraction`` reads a count in fine units that may have a fractional part (a CPU request
+        where 100 = 1 core): only the magnitude bound applies.
+        """
         vals = self.num(name, required=required)
-        bad = np.isfinite(vals) & ((vals != np.round(vals)) | (np.abs(vals) >= MAX_EXACT_INT))
+        bad = np.isfinite(vals) & (np.abs(vals) >= MAX_EXACT_INT)
+        if not fraction:
+            bad |= np.isfinite(vals) & (vals != np.round(vals))
         self.reject(bad, R_UNPARSEABLE)
-        return np.where(np.isfinite(vals) & ~bad, vals, 0).astype(np.int64)
+        vals[bad | ~np.isfinite(vals)] = np.nan
+        return vals
+
+    def integer(self, name: str, *, required: bool = True) -> np.ndarray:
+        """Column ``name`` as int64 (0 where empty or rejected), read as :meth:`whole`."""
+        vals = self.whole(name, required=required)
+        return np.where(np.isnan(vals), 0, vals).astype(np.int64)
 
     def reject(self, mask: np.ndarray, reason: str) -> None:
         """Give ``reason`` to the rows in ``mask`` that have no reason yet."""
@@ -687,8 +700,8 @@ def _convert_2018_spar(
     t = _Table(_need(src, "sample_tasks.csv"), SPAR_TASKS, "sample_tasks")
 
     def times(t: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-        arrival = t.num("arrival")
-        duration = t.num("duration")
+        arrival = t.whole("arrival")
+        duration = t.whole("duration")
         t.reject((arrival < 0) | (duration < 0), R_END_BEFORE_START)
         state = np.full(t.n, "finish", dtype=object)
         ends = (arrival + duration)[t.ok]
@@ -761,16 +774,16 @@ def _convert_gpu_2023(
     pods = _Table(pod_path, GPU_PODS, "pods")
     name = pods.text("name")
     pods.reject(pd.isna(name), R_UNPARSEABLE)
-    cpu = pods.num("cpu_milli", required=False)
-    mem = pods.num("memory_mib", required=False)
+    cpu = pods.whole("cpu_milli", required=False)
+    mem = pods.whole("memory_mib", required=False)
     pods.reject(np.isnan(cpu) | np.isnan(mem), R_MISSING_REQ)
-    num_gpu = pods.num("num_gpu")
-    gpu_milli = pods.num("gpu_milli")
+    num_gpu = pods.whole("num_gpu")
+    gpu_milli = pods.whole("gpu_milli")
     pods.reject((cpu < 0) | (mem < 0) | (num_gpu < 0) | (gpu_milli < 0), R_NEG_REQ)
     state = _states(pods, pods.text("pod_phase"), PHASE_GPU)
-    created = pods.num("creation_time")
-    deleted = pods.num("deletion_time", required=False)
-    scheduled = pods.num("scheduled_time", required=False)
+    created = pods.whole("creation_time")
+    deleted = pods.whole("deletion_time", required=False)
+    scheduled = pods.whole("scheduled_time", required=False)
     ran = state != "unscheduled"
     pods.reject(ran & np.isnan(scheduled), R_NO_SCHEDULE)
     # right-censored: running, or scheduled with no deletion time; such a pod runs to the

@@ -10,6 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
+import pytest
+
+from fairsim.traces import alibaba as ali
 from fairsim.traces.alibaba import convert_alibaba
 
 BIG = "9007199254740993"  # 2**53 + 1: not exact in float64
@@ -35,6 +39,55 @@ def _gpu(src: Path, nodes: list[str], pods: list[str]) -> Path:
 
 GOOD_NODES = ["n1,96000,786432,8,V100", "n2,128000,1048576,0,"]
 GOOD_PODS = [f"p{i},1000,1024,1,500,,LS,Succeeded,0,100,10" for i in range(8)]
+
+
+# --------------------------------------------------------------------------- D1: integer fields
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        f"x,1000,1024,1,500,,LS,Succeeded,0,{BIG},10",  # deletion_time
+        "x,1000,1024,1,500,,LS,Succeeded,0,100000000000000000000,10",  # before: run_s 1e20
+        f"x,1000,1024,1,500,,LS,Succeeded,{BIG},{BIG},{BIG}",  # creation_time
+        f"x,1000,1024,1,500,,LS,Succeeded,0,100,-{BIG}",  # scheduled_time
+        f"x,1000,1024,{BIG},500,,LS,Succeeded,0,100,10",  # before: gpu 1.1e15 GPUs
+        f"x,1000,1024,1,{BIG},,LS,Succeeded,0,100,10",  # gpu_milli
+        f"x,{BIG},1024,1,500,,LS,Succeeded,0,100,10",  # cpu_milli
+        "x,1000,1e300,1,500,,LS,Succeeded,0,100,10",  # memory_mib
+        "x,1000.5,1024,1,500,,LS,Succeeded,0,100,10",  # a fraction of a milli-CPU
+    ],
+)
+def test_gpu_pod_integer_fields_beyond_2_53_are_unparseable(tmp_path: Path, pod: str) -> None:
+    """Before, GPU pods read every number as a float: a deletion time of 1e20 gave a run of
+    1e20 s (and a window ending there), ``num_gpu = 2**53 + 1`` a demand of 1.1e15 GPUs."""
+    src = _gpu(tmp_path / "src", GOOD_NODES, [*GOOD_PODS, pod])
+    report = convert_alibaba("alibaba-gpu-2023", src, tmp_path / "out")
+    assert _skipped(report, "pods") == {ali.R_UNPARSEABLE: 1}
+    assert report["rows_used"]["pods"] == 8 and report["window_s"] == [0.0, 100.0]
+    tasks = pq.read_table(tmp_path / "out" / "tasks.parquet").to_pandas()
+    assert (tasks["run_s"] == 90.0).all() and (tasks["gpu"] == 0.5 / 8).all()
+
+
+@pytest.mark.parametrize(
+    ("row", "field"),
+    [
+        (f"{BIG},j_1,M1,10,50.0,0.3,1", "arrival"),
+        (f"0,j_1,M1,{BIG},50.0,0.3,1", "duration"),
+        ("0,j_1,M1,1e20,50.0,0.3,1", "duration"),
+        ("0,j_1,M1,10.5,50.0,0.3,1", "duration"),
+    ],
+)
+def test_spar_times_beyond_2_53_are_unparseable(tmp_path: Path, row: str, field: str) -> None:
+    """spar arrival offsets and durations are whole seconds (integer fields); before, a
+    duration of 1e20 was a run time of 1e20 s and the window's end."""
+    src = tmp_path / "src"
+    src.mkdir()
+    rows = [f"0,j_{i + 2},M1,10,50.0,0.3,1" for i in range(4)] + [row]
+    (src / "sample_tasks.csv").write_text("\n".join(rows) + "\n")
+    report = convert_alibaba("alibaba-2018-spar", src, tmp_path / "out")
+    assert _skipped(report, "sample_tasks") == {ali.R_UNPARSEABLE: 1}, field
+    assert report["window_s"] == [0.0, 10.0]
 
 
 # --------------------------------------------------------------------------- D7: normalisation
