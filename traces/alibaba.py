@@ -76,6 +76,7 @@ R_SUPERSEDED = "superseded by a later row for the machine"
 R_EMPTY_CAP = "empty or invalid capacity"
 R_DUP_NODE = "duplicate node name"
 R_NO_SCHEDULE = "ran (finished, failed or running) without a scheduled time"
+R_MEM_RANGE = "normalised memory out of range"
 #: Skip reasons that mean a row could not be read (they count toward ``bad_row_threshold``).
 BAD_REASONS = (R_UNPARSEABLE, R_BAD_JOB, R_BAD_STATUS)
 
@@ -110,6 +111,11 @@ PHASE_GPU = {
 
 DEFAULT_2017 = {"cpu": 64.0, "mem": 1.0}
 DEFAULT_2018 = {"cpu": 96.0, "mem": 100.0}
+#: The documented range of the normalised memory columns (requests and capacities): v2017
+#: ``schema.csv`` normalises memory to 0..1, v2018 ``schema.txt`` to 0..100. A value above the
+#: top is no memory size of the trace (:data:`R_MEM_RANGE`).
+MEM_MAX_2017 = 1.0
+MEM_MAX_2018 = 100.0
 
 
 # --------------------------------------------------------------------------- reading helpers
@@ -426,7 +432,7 @@ def _run_times(
 def _servers_2017(path: Path) -> tuple[_Table, pd.DataFrame]:
     t = _Table(path, SERVER_EVENT_2017, "server_event", required=False)
     event = t.text("event")
-    cpu = t.num("cpu", required=False)
+    cpu = t.whole("cpu", required=False)  # a number of cores
     mem = t.num("mem", required=False)
     t.integer("time")
     machine = t.text("machine")
@@ -436,6 +442,7 @@ def _servers_2017(path: Path) -> tuple[_Table, pd.DataFrame]:
         t.reject(event == ev, f"{ev} event (capacity unchanged)")
     t.reject(event == None, R_UNPARSEABLE)  # noqa: E711
     t.reject(~(np.isfinite(cpu) & np.isfinite(mem)) | (cpu <= 0) | (mem <= 0), R_EMPTY_CAP)
+    t.reject(mem > MEM_MAX_2017, R_MEM_RANGE)
     return t, _last_per_machine(t, machine, {"cpu": cpu, "mem": mem}, None)
 
 
@@ -443,10 +450,11 @@ def _servers_2018(path: Path) -> tuple[_Table, pd.DataFrame]:
     t = _Table(path, MACHINE_META_2018, "machine_meta", required=False)
     machine = t.text("machine")
     t.integer("time")
-    cpu = t.num("cpu", required=False)
+    cpu = t.whole("cpu", required=False)  # cpu_num, a number of cores
     mem = t.num("mem", required=False)
     t.reject(pd.isna(machine), R_UNPARSEABLE)
     t.reject(~(np.isfinite(cpu) & np.isfinite(mem)) | (cpu <= 0) | (mem <= 0), R_EMPTY_CAP)
+    t.reject(mem > MEM_MAX_2018, R_MEM_RANGE)
     return t, _last_per_machine(t, machine, {"cpu": cpu, "mem": mem}, None)
 
 
@@ -532,10 +540,11 @@ def _convert_2017(
     bt.reject((job < 0) | (task < 0) | (task >= 1 << 31), R_UNPARSEABLE)
     inst = _instances(bt, "instances")
     state = _states(bt, bt.text("status"), STATUS_2017)
-    cpu = bt.num("cpu", required=False)
+    cpu = bt.whole("cpu", required=False, fraction=True)
     mem = bt.num("mem", required=False)
     bt.reject(np.isnan(cpu) | np.isnan(mem), R_MISSING_REQ)
     bt.reject((cpu < 0) | (mem < 0), R_NEG_REQ)
+    bt.reject(mem > MEM_MAX_2017, R_MEM_RANGE)
     run, t_end = _run_times(bt, create, end, state, key=task)
 
     tasks = _task_frame(
@@ -618,10 +627,11 @@ def _v2018(
     job = _job_ids(t, job_name)
     task_name = t.text("task_name")
     inst = _instances(t, "instances")
-    cpu = t.num("cpu", required=False)
+    cpu = t.whole("cpu", required=False, fraction=True)
     mem = t.num("mem", required=False)
     t.reject(np.isnan(cpu) | np.isnan(mem), R_MISSING_REQ)
     t.reject((cpu < 0) | (mem < 0), R_NEG_REQ)
+    t.reject(mem > MEM_MAX_2018, R_MEM_RANGE)
     submit, run, state, t_end = columns["times"](t)
     index, parents = _dag(t, job, task_name)
     tasks = _task_frame(
@@ -748,7 +758,7 @@ def _convert_gpu_2023(
     pod_path = _need(src, "openb_pod_list_default.csv")
     nodes = _Table(node_path, GPU_NODES, "nodes")
     sn = nodes.text("sn")
-    n_cpu, n_mem, n_gpu = (nodes.num(c) for c in ("cpu_milli", "memory_mib", "gpu"))
+    n_cpu, n_mem, n_gpu = (nodes.whole(c) for c in ("cpu_milli", "memory_mib", "gpu"))
     nodes.reject(pd.isna(sn), R_UNPARSEABLE)
     nodes.reject((n_cpu < 0) | (n_mem < 0) | (n_gpu < 0), R_EMPTY_CAP)
     nodes.reject(pd.Series(sn).duplicated().to_numpy() & nodes.ok, R_DUP_NODE)

@@ -90,6 +90,86 @@ def test_spar_times_beyond_2_53_are_unparseable(tmp_path: Path, row: str, field:
     assert report["window_s"] == [0.0, 10.0]
 
 
+# --------------------------------------------------------------------------- D2: capacities
+
+
+def test_gpu_node_capacity_out_of_range_is_no_divisor(tmp_path: Path) -> None:
+    """Before, a node of 1e300 milli-CPU became the cpu divisor ("cpu_milli / 1e+300") and every
+    server's cpu ~1e-296; its integer capacity fields follow the 2**53 rule now."""
+    nodes = [*GOOD_NODES, "n3,96000,786432,8,V100", "n4,96000,786432,8,V100"]
+    nodes += ["bad,1e300,262144,0,", f"bad2,1000,{BIG},0,", f"bad3,1000,1024,{BIG},"]
+    src = _gpu(tmp_path / "src", nodes, GOOD_PODS)
+    report = convert_alibaba("alibaba-gpu-2023", src, tmp_path / "out")
+    assert _skipped(report, "nodes") == {ali.R_UNPARSEABLE: 3}
+    assert report["normalisation"]["cpu"] == "cpu_milli / 128000.0"
+    servers = pq.read_table(tmp_path / "out" / "servers.parquet").to_pandas()
+    assert servers.set_index("server")["cpu"].to_dict() == {
+        "n1": 0.75, "n2": 1.0, "n3": 0.75, "n4": 0.75,
+    }  # fmt: skip
+
+
+def test_2017_server_capacity_out_of_range_is_skipped(tmp_path: Path) -> None:
+    """A server_event ``add`` with 1e300 cores (a count: the 2**53 rule) or a normalised memory
+    above 1 (v2017 normalises memory to 0..1) is a skipped row, not the divisor."""
+    (tmp_path / "batch_task.csv").write_text("10,20,1,1,1,Terminated,100,0.5\n")
+    (tmp_path / "server_event.csv").write_text(
+        "0,1,add,,64,0.69,1\n"
+        "0,2,add,,64,1.0,1\n"
+        "0,9999,add,,1e300,0.69,1\n"  # before: "plan cpu / 100 / 1e+300 cores"
+        "0,9998,add,,64,1e300,1\n"  # before: "normalised memory / 1e+300"
+        "0,9997,add,,64,1.5,1\n"  # above the documented 0..1
+    )
+    report = convert_alibaba("alibaba-2017", tmp_path, tmp_path / "out")
+    assert _skipped(report, "server_event") == {ali.R_UNPARSEABLE: 1, ali.R_MEM_RANGE: 2}
+    assert report["normalisation"]["cpu"] == "plan cpu / 100 / 64.0 cores"
+    assert report["normalisation"]["mem"] == "normalised memory / 1.0"
+    servers = pq.read_table(tmp_path / "out" / "servers.parquet").to_pandas()
+    assert servers.set_index("server")["mem"].to_dict() == {"1": 0.69, "2": 1.0}
+
+
+def test_2018_machine_capacity_out_of_range_is_skipped(tmp_path: Path) -> None:
+    """machine_meta cpu_num is a count (the 2**53 rule), mem_size normalised to 0..100."""
+    src = tmp_path / "spar"
+    src.mkdir()
+    (src / "sample_tasks.csv").write_text("0,j_1,M1,10,50.0,0.3,1\n")
+    (src / "machine_meta.csv").write_text(
+        "m_1,0,1,1,96,100,USING\n"
+        "m_2,0,1,1,1e300,100,USING\n"
+        "m_3,0,1,1,96,1e300,USING\n"
+        "m_4,0,1,1,96,100.5,USING\n"
+        "m_5,0,1,1,96.5,100,USING\n"  # not a whole number of cores
+    )
+    report = convert_alibaba("alibaba-2018-spar", src, tmp_path / "out")
+    assert _skipped(report, "machine_meta") == {ali.R_UNPARSEABLE: 2, ali.R_MEM_RANGE: 2}
+    assert report["normalisation"]["cpu"] == "plan_cpu / 100 / 96.0 cores"
+    assert report["normalisation"]["mem"] == "plan_mem / 100.0"
+
+
+def test_task_requests_out_of_range_are_skipped(tmp_path: Path) -> None:
+    """A CPU request (100 = 1 core; a fraction allowed) of 2**53 or more is unparseable, a
+    normalised memory request above the format's top (v2017 1, v2018 100) out of range."""
+    (tmp_path / "batch_task.csv").write_text(
+        "10,20,1,1,1,Terminated,100,0.5\n"
+        "10,20,1,2,1,Terminated,12.5,0.5\n"  # a fraction of a hundredth: kept
+        "10,20,1,3,1,Terminated,1e300,0.5\n"
+        "10,20,1,4,1,Terminated,100,1e300\n"
+        "10,20,1,5,1,Terminated,100,1.01\n"
+    )
+    report = convert_alibaba("alibaba-2017", tmp_path, tmp_path / "o17")
+    assert _skipped(report, "batch_task") == {ali.R_UNPARSEABLE: 1, ali.R_MEM_RANGE: 2}
+    spar = tmp_path / "spar"
+    spar.mkdir()
+    (spar / "sample_tasks.csv").write_text(
+        "0,j_1,M1,10,50.0,0.3,1\n"
+        "0,j_2,M1,10,1e300,0.3,1\n"
+        "0,j_3,M1,10,50.0,1e300,1\n"
+        "0,j_4,M1,10,50.0,100.0,1\n"  # the top of 0..100: kept
+    )
+    report = convert_alibaba("alibaba-2018-spar", spar, tmp_path / "o18")
+    assert _skipped(report, "sample_tasks") == {ali.R_UNPARSEABLE: 1, ali.R_MEM_RANGE: 1}
+    assert report["rows_used"]["sample_tasks"] == 2
+
+
 # --------------------------------------------------------------------------- D7: normalisation
 
 
