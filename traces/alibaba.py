@@ -35,6 +35,7 @@ import gzip
 import logging
 import re
 import time as _time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -391,14 +392,18 @@ def _states(t: _Table, status: np.ndarray, mapping: dict[str, str]) -> np.ndarra
     return state
 
 
+#: Run times and the window's end, computed once every row of a table has been judged.
+RunTimes = Callable[[], tuple[np.ndarray, float]]
+
+
 def _run_times(
     t: _Table,
     start: np.ndarray,
     end: np.ndarray,
     state: np.ndarray,
     key: np.ndarray | None = None,
-) -> tuple[np.ndarray, float]:
-    """Run time ``end - start``; right-censored tasks run to the latest end time seen.
+) -> RunTimes:
+    """Run time ``end - start``; right-censored tasks run to the latest end time of the rows used.
 
     A task is right-censored when its status says it is running, or when it ran (its status is
     not a waiting one) but its end time is missing (empty or 0). Its ``state`` becomes
@@ -407,8 +412,13 @@ def _run_times(
 
     ``key`` (a task id per row): of the rows still usable once those ending before their start
     are rejected, every row after the first of its key is rejected as a duplicate, so that a
-    rejected row never makes a usable one a duplicate; the latest end time is taken after that,
-    over the rows used.
+    rejected row never makes a usable one a duplicate.
+
+    Returns
+    -------
+    callable
+        ``() -> (run_s, window end)``, to call once the table's last rejection is made (the DAG
+        checks of v2018 come later): the latest end time is taken over the rows used then.
     """
     run = end - start
     censored = (state == "censored") | ((state != "unscheduled") & (end == 0))
@@ -419,11 +429,15 @@ def _run_times(
         dup = np.zeros(t.n, dtype=bool)
         dup[ok] = pd.Series(key[ok]).duplicated(keep="first").to_numpy()
         t.reject(dup, R_DUP_TASK)
-    valid = t.ok
-    t_end = float(end[valid].max()) if valid.any() else 0.0
-    run = np.where(censored & ((run < 0) | (end == 0)), np.maximum(t_end - start, 0.0), run)
-    run = np.where(state == "unscheduled", np.nan, run)
-    return run, t_end
+
+    def finish() -> tuple[np.ndarray, float]:
+        valid = t.ok
+        t_end = float(end[valid].max()) if valid.any() else 0.0
+        late = censored & ((run < 0) | (end == 0))
+        out = np.where(late, np.maximum(t_end - start, 0.0), run)
+        return np.where(state == "unscheduled", np.nan, out), t_end
+
+    return finish
 
 
 # --------------------------------------------------------------------------- machine tables
@@ -545,7 +559,7 @@ def _convert_2017(
     bt.reject(np.isnan(cpu) | np.isnan(mem), R_MISSING_REQ)
     bt.reject((cpu < 0) | (mem < 0), R_NEG_REQ)
     bt.reject(mem > MEM_MAX_2017, R_MEM_RANGE)
-    run, t_end = _run_times(bt, create, end, state, key=task)
+    run, t_end = _run_times(bt, create, end, state, key=task)()
 
     tasks = _task_frame(
         bt,
@@ -632,8 +646,9 @@ def _v2018(
     t.reject(np.isnan(cpu) | np.isnan(mem), R_MISSING_REQ)
     t.reject((cpu < 0) | (mem < 0), R_NEG_REQ)
     t.reject(mem > MEM_MAX_2018, R_MEM_RANGE)
-    submit, run, state, t_end = columns["times"](t)
+    submit, state, runs = columns["times"](t)
     index, parents = _dag(t, job, task_name)
+    run, t_end = runs()  # after the DAG checks: the window ends with the rows used
     tasks = _task_frame(
         t,
         job_id=job,
@@ -679,12 +694,11 @@ def _convert_2018(
     src = _check_src(src)
     t = _Table(_need(src, "batch_task.csv"), BATCH_TASK_2018, "batch_task")
 
-    def times(t: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    def times(t: _Table) -> tuple[np.ndarray, np.ndarray, RunTimes]:
         start = t.integer("start").astype(np.float64)
         end = t.integer("end", required=False).astype(np.float64)  # empty: right-censored
         state = _states(t, t.text("status"), STATUS_2018)
-        run, t_end = _run_times(t, start, end, state)
-        return np.maximum(start, 0.0), run, state, t_end
+        return np.maximum(start, 0.0), state, _run_times(t, start, end, state)
 
     mm = _find(src, "machine_meta.csv", required=False)
     cols = {"table": "batch_task", "times": times}
@@ -709,13 +723,17 @@ def _convert_2018_spar(
     src = _check_src(src)
     t = _Table(_need(src, "sample_tasks.csv"), SPAR_TASKS, "sample_tasks")
 
-    def times(t: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    def times(t: _Table) -> tuple[np.ndarray, np.ndarray, RunTimes]:
         arrival = t.whole("arrival")
         duration = t.whole("duration")
         t.reject((arrival < 0) | (duration < 0), R_END_BEFORE_START)
         state = np.full(t.n, "finish", dtype=object)
-        ends = (arrival + duration)[t.ok]
-        return arrival, duration, state, float(ends.max()) if len(ends) else 0.0
+
+        def runs() -> tuple[np.ndarray, float]:
+            ends = (arrival + duration)[t.ok]
+            return duration, float(ends.max()) if len(ends) else 0.0
+
+        return arrival, state, runs
 
     cols = {"table": "sample_tasks", "times": times}
     return _v2018(
@@ -800,12 +818,12 @@ def _convert_gpu_2023(
     # latest deletion time of the table (a lower bound of its run time)
     censored = ran & ((state == "censored") | np.isnan(deleted))
     state[censored] = "censored"
-    valid = pods.ok & ~np.isnan(deleted)
-    t_end = float(deleted[valid].max()) if valid.any() else 0.0
     run = np.where(ran, deleted - scheduled, np.nan)
+    pods.reject(ran & ~censored & (run < 0), R_END_BEFORE_START)
+    valid = pods.ok & ~np.isnan(deleted)  # the last rejection made: the window of the rows used
+    t_end = float(deleted[valid].max()) if valid.any() else 0.0
     late = censored & (np.isnan(run) | (run < 0))
     run[late] = np.maximum(t_end - scheduled[late], 0.0)
-    pods.reject(ran & (run < 0), R_END_BEFORE_START)
     gpu = num_gpu * gpu_milli / 1000.0
     qos_text = pods.text("qos")
     tasks = _task_frame(

@@ -170,6 +170,50 @@ def test_task_requests_out_of_range_are_skipped(tmp_path: Path) -> None:
     assert report["rows_used"]["sample_tasks"] == 2
 
 
+# --------------------------------------------------------------------------- D3: the window
+
+
+def test_2018_window_and_censored_runs_come_from_rows_used(tmp_path: Path) -> None:
+    """Job j_9 is a dependency cycle: its rows are skipped, but their end time of 9e9 was the
+    window's end and the censored j_5's run time (9e9 - 100) before; now 200 and 100."""
+    rows = [
+        "M1,1,j_1,1,Terminated,100,200,50,0.3",
+        "R1,1,j_5,1,Running,100,,50,0.3",  # right-censored: runs to the window's end
+        "M1_2,1,j_9,1,Terminated,100,9000000000,50,0.3",  # cycle 1 <-> 2
+        "M2_1,1,j_9,1,Terminated,100,9000000000,50,0.3",
+    ]
+    (tmp_path / "batch_task.csv").write_text("\n".join(rows) + "\n")
+    report = convert_alibaba("alibaba-2018", tmp_path, tmp_path / "out")
+    assert _skipped(report, "batch_task") == {"dependency cycle in job": 2}
+    assert report["window_s"] == [0.0, 200.0]
+    t = pq.read_table(tmp_path / "out" / "tasks.parquet").to_pandas().set_index("job_id")
+    assert t.loc[5, "end_state"] == "censored" and t.loc[5, "run_s"] == 100.0
+    spar = tmp_path / "spar"
+    spar.mkdir()
+    (spar / "sample_tasks.csv").write_text(
+        "0,j_1,M1,200,50.0,0.3,1\n0,j_9,M1_2,9000,50.0,0.3,1\n0,j_9,M2_1,9000,50.0,0.3,1\n"
+    )
+    report = convert_alibaba("alibaba-2018-spar", spar, tmp_path / "o_spar")
+    assert _skipped(report, "sample_tasks") == {"dependency cycle in job": 2}
+    assert report["window_s"] == [0.0, 200.0]  # before: 9000
+
+
+def test_gpu_window_ignores_pods_that_end_before_they_start(tmp_path: Path) -> None:
+    """A finished pod deleted before it was scheduled is skipped; its deletion time was the
+    window's end, and the run time of every right-censored pod, before."""
+    pods = [
+        *GOOD_PODS[:3],
+        "c,1000,1024,1,500,,LS,Running,0,,10",  # right-censored: runs to the window's end
+        "x,1000,1024,1,500,,LS,Succeeded,0,9000,9500",
+    ]
+    src = _gpu(tmp_path / "src", GOOD_NODES, pods)
+    report = convert_alibaba("alibaba-gpu-2023", src, tmp_path / "out")
+    assert _skipped(report, "pods") == {ali.R_END_BEFORE_START: 1}
+    assert report["window_s"] == [0.0, 100.0]
+    t = pq.read_table(tmp_path / "out" / "tasks.parquet").to_pandas().set_index("user")
+    assert t.loc["c", "end_state"] == "censored" and t.loc["c", "run_s"] == 90.0
+
+
 # --------------------------------------------------------------------------- D7: normalisation
 
 
