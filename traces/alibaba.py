@@ -71,6 +71,7 @@ R_NEG_INST = "negative instance count"
 R_ZERO_INST = "zero instance count"
 R_BAD_STATUS = "unknown status"
 R_END_BEFORE_START = "end time before start time"
+R_NEG_ARRIVAL = "negative arrival offset"
 R_DUP_TASK = "duplicate task id"
 R_BAD_JOB = "unparseable job name"
 R_SUPERSEDED = "superseded by a later row for the machine"
@@ -135,14 +136,14 @@ class _Table:
         self.names = names
         self.required = required
         self._bad = BadRows()
-        header = _has_header(path, rel)
+        header = _has_header(path, path.name)  # errors reading the file name it, as Google's
         self.header = header
         batches = list(
             csv_batches(
                 path,
                 names,
                 bad=self._bad,
-                rel=rel,
+                rel=path.name,
                 skip_rows=1 if header else 0,
                 block_size=BLOCK_SIZE,
             )
@@ -726,7 +727,8 @@ def _convert_2018_spar(
     def times(t: _Table) -> tuple[np.ndarray, np.ndarray, RunTimes]:
         arrival = t.whole("arrival")
         duration = t.whole("duration")
-        t.reject((arrival < 0) | (duration < 0), R_END_BEFORE_START)
+        t.reject(arrival < 0, R_NEG_ARRIVAL)  # an offset into the sample's hour
+        t.reject(duration < 0, R_END_BEFORE_START)
         state = np.full(t.n, "finish", dtype=object)
 
         def runs() -> tuple[np.ndarray, float]:

@@ -162,8 +162,8 @@ def csv_batches(
     Raises
     ------
     TraceError
-        ``<rel>: empty file``, ``<rel>: truncated or corrupt gzip (...)`` or
-        ``<rel>: unreadable CSV (...)``, one line.
+        ``<rel>: empty file``, ``<rel> line L: not UTF-8 text (...)``, ``<rel>: truncated or
+        corrupt gzip (...)`` or ``<rel>: unreadable CSV (...)``, one line.
     """
     path = Path(path)
     cols = list(include) if include is not None else list(names)
@@ -195,13 +195,31 @@ def csv_batches(
                     return
                 yield batch
         except (OSError, EOFError, pa.ArrowInvalid) as exc:
-            if bad.undecodable:
-                raise TraceError(f"{rel}: not UTF-8 text (a row holds other bytes)") from None
+            if bad.undecodable or "invalid utf8" in str(exc).lower():
+                line = first_undecodable_line(path)
+                where = f"{rel} line {line}" if line else rel
+                raise TraceError(f"{where}: not UTF-8 text (a row holds other bytes)") from None
             raise TraceError(f"{rel}: {_csv_problem(exc)}") from None
     finally:
         handler = None
         reader = None
         _await_release(ref)
+
+
+def first_undecodable_line(path: Path) -> int:
+    """The number (1-based) of the first line of ``path`` (``.gz`` decompressed) that is not
+    UTF-8 text; 0 when every line decodes or the file cannot be read to there."""
+    opener: Any = gzip.open if Path(path).suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    return number
+    except (OSError, EOFError):
+        pass
+    return 0
 
 
 def _csv_problem(exc: BaseException) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from fairsim.errors import TraceError
 from fairsim.traces import alibaba as ali
 from fairsim.traces.alibaba import convert_alibaba
 
@@ -212,6 +213,43 @@ def test_gpu_window_ignores_pods_that_end_before_they_start(tmp_path: Path) -> N
     assert report["window_s"] == [0.0, 100.0]
     t = pq.read_table(tmp_path / "out" / "tasks.parquet").to_pandas().set_index("user")
     assert t.loc["c", "end_state"] == "censored" and t.loc["c", "run_s"] == 90.0
+
+
+# --------------------------------------------------------------------------- D6: messages
+
+
+def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
+    """Read errors named the table (``pods: empty file (no rows)``); they name the file now, as
+    Google's do, and the line of a row that is not UTF-8."""
+    src = _gpu(tmp_path / "src", GOOD_NODES, GOOD_PODS)
+    pods = src / "openb_pod_list_default.csv"
+    pods.write_bytes(b"")
+    with pytest.raises(TraceError, match=r"^openb_pod_list_default\.csv: empty file \(no rows\)$"):
+        convert_alibaba("alibaba-gpu-2023", src, tmp_path / "out")
+    good = (GPU_PODS + GOOD_PODS[0] + "\n").encode()
+    for bad_row in (b"p\xe9,1000,1024,1,500,,LS,Succeeded,0,100,10\n", b"p\xe9,1,2\n"):
+        pods.write_bytes(good + bad_row)
+        with pytest.raises(
+            TraceError,
+            match=r"^openb_pod_list_default\.csv line 3: not UTF-8 text \(a row holds other "
+            r"bytes\)$",
+        ):
+            convert_alibaba("alibaba-gpu-2023", src, tmp_path / "out")
+    (tmp_path / "batch_task.csv.gz").write_bytes(b"")
+    with pytest.raises(TraceError, match=r"^batch_task\.csv\.gz: empty file"):
+        convert_alibaba("alibaba-2017", tmp_path, tmp_path / "o17")
+
+
+def test_spar_negative_arrival_has_its_own_reason(tmp_path: Path) -> None:
+    """A negative arrival offset was counted as ``end time before start time``."""
+    rows = [f"0,j_{i},M1,100,50.0,0.3,1" for i in range(1, 5)]
+    rows += ["-10,j_84,M1,100,50.0,0.3,1", "0,j_85,M1,-5,50.0,0.3,1"]
+    (tmp_path / "sample_tasks.csv").write_text("\n".join(rows) + "\n")
+    report = convert_alibaba("alibaba-2018-spar", tmp_path, tmp_path / "out")
+    assert _skipped(report, "sample_tasks") == {
+        ali.R_NEG_ARRIVAL: 1, ali.R_END_BEFORE_START: 1,
+    }  # fmt: skip
+    assert ali.R_NEG_ARRIVAL == "negative arrival offset"
 
 
 # --------------------------------------------------------------------------- D7: normalisation
