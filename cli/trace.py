@@ -24,11 +24,12 @@ FORMATS = (
 def cmd_trace_convert(args: argparse.Namespace) -> int:
     """Convert one trace folder to the canonical tables (tasks.parquet, servers.parquet when the
     trace has machines, conversion.json with the skip report)."""
-    from fairsim.atomic import atomic_dir, check_output_dir
+    from fairsim.atomic import atomic_dir, check_output_dir, check_outside_inputs
 
     if args.parts and args.format != "google-2011":
         raise FairsimError(f"trace convert: --parts applies to google-2011, not {args.format}")
     check_output_dir(args.out, overwrite=args.overwrite, protect=[args.src])  # before any work
+    check_outside_inputs(args.out, [args.src])  # not even a new folder: SRC is read whole
     src = Path(args.src)
     with atomic_dir(args.out, overwrite=args.overwrite, protect=[args.src]) as tmp:
         if args.format.startswith("alibaba"):

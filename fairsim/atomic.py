@@ -373,11 +373,33 @@ def check_output_file(
     for q in (Path(os.path.abspath(x)) for x in protect):
         if q == dest:
             raise OutputError(f"{what}: refusing to replace {shown!r}: it is an input")
+    check_outside_inputs(path, protect, what=what)
+    return dest
+
+
+def check_outside_inputs(
+    path: str | os.PathLike[str],
+    inputs: Iterable[str | os.PathLike[str]],
+    *,
+    what: str = "--out",
+) -> None:
+    """Refuse an output (file or folder, existing or not) that lies inside an input folder.
+
+    :func:`check_output_dir` refuses to *replace* a folder inside an input; a command that reads
+    a whole folder (``trace convert SRC``) also refuses to *create* its output there.
+
+    Raises
+    ------
+    OutputError
+        ``<what>: refusing to write '<path>': it lies inside the input folder '<input>'``.
+    """
+    shown = os.fspath(path)
+    dest = Path(os.path.abspath(path))
+    for q in (Path(os.path.abspath(x)) for x in inputs):
         if q in dest.parents and q.is_dir():
             raise OutputError(
                 f"{what}: refusing to write {shown!r}: it lies inside the input folder {str(q)!r}"
             )
-    return dest
 
 
 def _created_parents(dest: Path) -> list[Path]:

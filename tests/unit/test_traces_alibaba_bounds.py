@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from fairsim.cli import main
 from fairsim.errors import TraceError
 from fairsim.traces import alibaba as ali
 from fairsim.traces.alibaba import convert_alibaba
@@ -271,3 +272,26 @@ def test_normalisation_divisors_are_exact(tmp_path: Path) -> None:
     report = convert_alibaba("alibaba-2017", tmp_path, tmp_path / "o17")
     assert report["normalisation"]["cpu"] == "plan cpu / 100 / 64.0 cores"
     assert report["normalisation"]["mem"] == "normalised memory / 0.6900000000000001"
+
+
+def test_convert_refuses_an_output_inside_the_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``trace check --json`` refused a path inside SRC, ``trace convert --out`` wrote there (a
+    new folder): refused now with the same one-line message, before any work."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "sample_tasks.csv").write_text("0,j_1,M1,10,50.0,0.3,1\n")
+    monkeypatch.chdir(tmp_path)
+    for out in ("src/task_events/sub", str(src / "out")):
+        code = main(["trace", "convert", "alibaba-2018-spar", "src", "--out", out, "--no-progress"])
+        assert code == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"fairsim: error: --out: refusing to write {out!r}: it lies inside the input folder "
+            f"{str(src)!r}\n"
+        )
+    assert sorted(p.name for p in src.iterdir()) == ["sample_tasks.csv"]
+    assert (
+        main(["trace", "convert", "alibaba-2018-spar", "src", "--out", "o", "--no-progress"]) == 0
+    )
