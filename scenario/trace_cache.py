@@ -99,7 +99,7 @@ def cache_root(
 
 #: Bump when the converter's rules change, so cached conversions are redone.
 CONVERTER_VERSION = "5"
-ALIBABA_CONVERTER_VERSION = "3"
+ALIBABA_CONVERTER_VERSION = "4"
 #: The files of a complete Google 2011 cache folder.
 GOOGLE_CACHE_FILES = ("tasks.parquet", "conversion.json", "placements.parquet")
 
