@@ -100,7 +100,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairsim.simulator.cluster import ClusterState, ClusterView, capacity_tolerance
+from fairsim.simulator.cluster import ClusterState, ClusterView
 from fairsim.simulator.constraints import ConstraintIndex
 from fairsim.simulator.engine import Engine, EngineResult
 from fairsim.simulator.replay import ReplayScheduler
@@ -332,7 +332,7 @@ class _Checker(WaitingTasks):
                     f"({view.n_servers} servers)",
                 )
             free = view.free[server]
-            if np.any(np.asarray(demand) - free > capacity_tolerance(view.capacity)):
+            if np.any(np.asarray(demand) - free > view.tolerance):
                 raise self._fail(
                     "capacity",
                     f"task {task} (demand {_fmt(demand)}) placed on server {server}, which has "

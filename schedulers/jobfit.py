@@ -36,7 +36,7 @@ from pydantic import Field
 
 from fairsim.schedulers.drf_classes import class_dominant_share
 from fairsim.schedulers.periodic import next_period_start
-from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView, capacity_tolerance
+from fairsim.simulator.cluster import CAPACITY_TOLERANCE, ClusterView
 from fairsim.simulator.scheduler import Scheduler
 
 _DIGITS = 12
@@ -146,7 +146,7 @@ class JobFirstFit(Scheduler):
         self._inv: list[list[float]] = inv.tolist()
         self._cap = cap
         # the slack in each resource's units, shape (K,): answers do not depend on the units
-        self._tol = capacity_tolerance(cap) / 2
+        self._tol = cluster.tolerance / 2
         self._tol_l: list[float] = self._tol.tolist()
         self._cap_classes = np.unique(cap, axis=0)
         self._placeable: dict[tuple[float, ...], bool] = {}

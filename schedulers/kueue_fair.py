@@ -63,7 +63,7 @@ from pydantic import Field
 from fairsim.errors import ConfigError
 from fairsim.schedulers.exact.instance import QueueTree
 from fairsim.schedulers.periodic import next_multiple_after
-from fairsim.simulator.cluster import ClusterView, capacity_tolerance
+from fairsim.simulator.cluster import ClusterView
 from fairsim.simulator.scheduler import Eviction, PlaceableOncePerDemand
 
 #: Slack when comparing a demand with free amounts or quotas, relative to the largest server
@@ -314,7 +314,7 @@ class KueueFair(PlaceableOncePerDemand):
         total = np.asarray(cluster.total, dtype=np.float64)
         n_r = len(total)
         self.total_ = total
-        self.tol_ = capacity_tolerance(cluster.capacity)
+        self.tol_ = cluster.tolerance
         self.tol_list_: list[float] = self.tol_.tolist()
         self.cqs_: list[_CQ] = []
         self.cq_of_user_: dict[int, int] = {}

@@ -61,7 +61,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from fairsim.schedulers.periodic import EveryPeriod, next_multiple_after
-from fairsim.simulator.cluster import ClusterView, capacity_tolerance
+from fairsim.simulator.cluster import ClusterView
 
 #: Keys are rounded to this many decimals, so that users whose VDS are equal in exact arithmetic
 #: tie (and go in user-code order) whatever the rounding of the running sums.
@@ -111,8 +111,7 @@ class DistributedPSDSF(EveryPeriod):
         # the engine's slack in each resource's units (a head within it of the free amount
         # fits), and the holding below which a user holds nothing on a server: relative to the
         # largest capacity of the resource, so that placements do not depend on its units
-        tol = capacity_tolerance(cap)
-        self._tol: list[float] = tol.tolist()
+        self._tol: list[float] = cluster.tolerance.tolist()
         self._low: list[float] = [-t for t in self._tol]
         self._none_held: list[float] = (1e-12 * cap.max(axis=0)).tolist()
         self._heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(self._nk)]

@@ -87,7 +87,7 @@ from pydantic import Field
 
 from fairsim.schedulers.exact.instance import QueueTree
 from fairsim.schedulers.periodic import next_multiple_after
-from fairsim.simulator.cluster import ClusterView, capacity_tolerance
+from fairsim.simulator.cluster import ClusterView
 from fairsim.simulator.scheduler import Eviction, PlaceableOncePerDemand
 
 #: Slack when comparing a demand with free amounts, relative to the largest server capacity of
@@ -303,7 +303,7 @@ class YarnFair(PlaceableOncePerDemand):
         self.total_list_ = self.total_.tolist()
         # the slack of every resource in its own units (the engine's: relative to the largest
         # capacity), so that placements and preemptions do not depend on a resource's units
-        self.tol_ = capacity_tolerance(cluster.capacity)
+        self.tol_ = cluster.tolerance
         self.tol_list_: list[float] = self.tol_.tolist()
         self.zero_ = np.zeros(n_r)
         self.parent_ = [-1] + ([int(p) + 1 for p in tree.parent] if tree is not None else [])

@@ -25,7 +25,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from fairsim.simulator.cluster import ClusterView, capacity_tolerance
+from fairsim.simulator.cluster import ClusterView
 
 
 class Eviction(NamedTuple):
@@ -287,10 +287,7 @@ class Scheduler:
         """
         d = np.asarray(demand, dtype=np.float64)
         view = self.cluster_
-        tol = getattr(view, "tolerance", None)
-        if tol is None:  # a view built by hand
-            tol = capacity_tolerance(view.capacity)
-        return bool(np.any(np.all(view.capacity >= d - tol, axis=1)))
+        return bool(np.any(np.all(view.capacity >= d - view.tolerance, axis=1)))
 
     def placeable_on(self, demand: tuple[float, ...], mask: np.ndarray) -> bool:
         """Whether such a task could ever run on one of the servers of ``mask`` (its placement
