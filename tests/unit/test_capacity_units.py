@@ -109,6 +109,19 @@ def _variants(inst: dict[str, Any]) -> list[list[int]]:
     return [[r] for r in range(n)] + [list(range(n))]
 
 
+def _assert_same_in_scaled_units(
+    inst: dict[str, Any], name: str, want: list[list[int]], factors: list[float]
+) -> None:
+    """Every resource alone and all of them together (:func:`_variants`), rescaled by each of
+    ``factors``: ``name`` places ``want`` again, and no server's capacity is exceeded."""
+    for resources in _variants(inst):
+        for f in factors:
+            scaled = _scaled(inst, resources, f)
+            got = _solve(scaled, name)
+            assert got == want, (resources, f)
+            _assert_within_capacity(scaled, got)
+
+
 @pytest.mark.parametrize("name", ONLINE)
 @pytest.mark.parametrize("which", sorted(INSTANCES))
 def test_online_counts_do_not_depend_on_power_of_two_units(name: str, which: str) -> None:
@@ -117,12 +130,7 @@ def test_online_counts_do_not_depend_on_power_of_two_units(name: str, which: str
     inst = INSTANCES[which]
     want = _solve(inst, name)
     _assert_within_capacity(inst, want)
-    for resources in _variants(inst):
-        for f in POW2:
-            scaled = _scaled(inst, resources, f)
-            got = _solve(scaled, name)
-            assert got == want, (resources, f)
-            _assert_within_capacity(scaled, got)
+    _assert_same_in_scaled_units(inst, name, want, POW2)
 
 
 @pytest.mark.parametrize("name", TOLERANT)
@@ -131,13 +139,7 @@ def test_tolerant_counts_do_not_depend_on_decimal_units(name: str, which: str) -
     """Rescaling a resource by 1e-12..1e12 rounds its values: the schedulers that admit within
     the engine's (relative) tolerance still give the same placements."""
     inst = INSTANCES[which]
-    want = _solve(inst, name)
-    for resources in _variants(inst):
-        for f in DECIMAL:
-            scaled = _scaled(inst, resources, f)
-            got = _solve(scaled, name)
-            assert got == want, (resources, f)
-            _assert_within_capacity(scaled, got)
+    _assert_same_in_scaled_units(inst, name, _solve(inst, name), DECIMAL)
 
 
 @pytest.mark.parametrize("name", ONLINE)
