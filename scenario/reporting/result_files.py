@@ -80,11 +80,7 @@ def read_result_json(path: Path, command: str) -> dict[str, Any]:
             f"{command}: {path} is damaged: not valid JSON ({exc.msg}: line {exc.lineno} "
             f"column {exc.colno})"
         ) from None
-    if not isinstance(data, dict):
-        raise ResultError(
-            f"{command}: {path} is damaged: expected a JSON object, got {type(data).__name__}"
-        )
-    return data
+    return _mapping(data, path, command, "a JSON object")
 
 
 def read_result_yaml(path: Path, command: str) -> dict[str, Any]:
@@ -103,9 +99,20 @@ def read_result_yaml(path: Path, command: str) -> dict[str, Any]:
     data = yaml_load_or(
         result_text(path, command), lambda why: ResultError(f"{command}: {path} is damaged: {why}")
     )
+    return _mapping(data, path, command, "a mapping")
+
+
+def _mapping(data: Any, path: Path, command: str, expected: str) -> dict[str, Any]:
+    """``data`` read from ``path``, if it is a mapping.
+
+    Raises
+    ------
+    ResultError
+        ``<command>: <path> is damaged: expected <expected>, got <type>`` for anything else.
+    """
     if not isinstance(data, dict):
         raise ResultError(
-            f"{command}: {path} is damaged: expected a mapping, got {type(data).__name__}"
+            f"{command}: {path} is damaged: expected {expected}, got {type(data).__name__}"
         )
     return data
 

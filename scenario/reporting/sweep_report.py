@@ -883,12 +883,8 @@ def sweep_report_tables(out: str | Path) -> tuple[list[Path], str]:
 
     Raises
     ------
-    ConfigError
-        If ``OUT/runs.parquet`` does not exist.
-    fairsim.errors.ResultError
-        ``sweep-report: <file> is damaged: ...``: ``runs.parquet`` that is not a readable Parquet
-        table or lacks a column of :data:`RUNS_COLUMNS`, or a run's ``jobs.parquet`` or
-        ``summary.json`` that cannot be read (:mod:`~fairsim.scenario.reporting.result_files`).
+    ConfigError, fairsim.errors.ResultError
+        As :func:`sweep_report`.
     """
     root = Path(out)
     runs_path = root / "runs.parquet"
