@@ -432,12 +432,12 @@ class _Backend:
     """Submit/iterate/cancel over a process pool or a Dask client (lazily imported).
 
     ``cancel`` returns whether no run is in progress any more (the local pool's workers are
-    gone), so that the temporary folders of the stopped runs may be removed.
+    gone), so that the temporary folders of the stopped runs may be removed. The futures of
+    ``submit`` give their run's result, or raise, by ``result()`` (concurrent and Dask alike).
     """
 
     submit: Callable[..., Any]
     completed: Callable[[list[Any]], Iterator[Any]]
-    result: Callable[[Any], Any]
     cancel: Callable[[list[Any]], bool]
     close: Callable[[], None]
     workers: int
@@ -580,7 +580,6 @@ def _local_backend(n: int) -> _Backend:
     return _Backend(
         submit=submit,
         completed=completed,
-        result=lambda f: f.result(),
         cancel=cancel,
         close=lambda: pool.shutdown(wait=True, cancel_futures=True),
         workers=n,
@@ -630,7 +629,6 @@ def _dask_backend(kind: str, arg: Any) -> _Backend:
     return _Backend(
         submit=submit,
         completed=lambda futs: iter(as_completed(futs)),
-        result=lambda f: f.result(),
         cancel=cancel,
         close=close,
         workers=workers,
@@ -837,7 +835,7 @@ def run_seeds(
         for fut in tqdm(
             backend.completed(list(futs)), total=len(futs), desc=desc, disable=not progress
         ):
-            results[futs[fut]] = backend.result(fut)
+            results[futs[fut]] = fut.result()
         return results
     except BaseException:
         backend.cancel(list(futs))
@@ -876,7 +874,6 @@ def _serial_backend() -> _Backend:
     return _Backend(
         submit=submit,
         completed=completed,
-        result=lambda f: f.result(),
         cancel=cancel,
         close=pending.clear,
         workers=1,
@@ -919,7 +916,7 @@ def execute_runs(
             run_of[fut] = args[2]
         for fut in backend.completed(futures):
             try:
-                res = backend.result(fut)
+                res = fut.result()
             except Exception as exc:  # the worker died (OOM kill, Dask KilledWorker, ...)
                 res = {
                     "run_id": run_of[fut],
