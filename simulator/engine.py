@@ -564,7 +564,6 @@ class Engine:
         # a censored task held to the horizon: its row written as it starts (streamed runs)
         write_held, held = rec.writes_held, rec.held
         running = self._running  # task -> server, for the tasks placed and not finished
-        used, integral = cluster.used, self._used_integral
         k_res = range(cluster.n_resources)
         track_users = self.record_user_shares
         fair = self.fairness_interval_s is not None
@@ -612,21 +611,11 @@ class Engine:
                     idle = idle + 1 if now == math.inf else 0  # no event left at all
                     tick, now = True, t_tick
                     if idle > MAX_IDLE_TICKS:
-                        raise PlacementError(
-                            f"scheduler {sched.name!r}: {MAX_IDLE_TICKS} ticks in a row placed "
-                            "nothing (next_wakeup should return inf when no pass can help)"
-                        )
+                        raise _idle_ticks(sched)
             if now == math.inf or now > horizon:
                 break
             if now > env.now:
-                if now >= self._next_grid:
-                    self._sample_until(now)
-                if now >= self._next_fair:
-                    self._fair_until(now)
-                dt = now - env.now
-                for r in k_res:
-                    integral[r] += used[r] * dt
-                yield env.timeout(dt)
+                yield env.timeout(self._advance(now, env.now))
             self._n_events += 1
             # 1. completions at `now`
             while heap and heap[0][0] <= now:
@@ -773,8 +762,6 @@ class Engine:
         batches = self.source.batches()
         live = rec.live
         unplaceable = rec.unplaceable
-        used, integral = self.cluster.used, self._used_integral
-        k_res = range(self.cluster.n_resources)
         fair = self.fairness_interval_s is not None
         codes = rec.codes
         fits = self._fits_constraint
@@ -798,21 +785,11 @@ class Engine:
                     idle = idle + 1 if now == math.inf else 0
                     tick, now = True, t_tick
                     if idle > MAX_IDLE_TICKS:
-                        raise PlacementError(
-                            f"scheduler {sched.name!r}: {MAX_IDLE_TICKS} ticks in a row placed "
-                            "nothing (next_wakeup should return inf when no pass can help)"
-                        )
+                        raise _idle_ticks(sched)
             if now == math.inf or now > horizon:
                 break
             if now > env.now:
-                if now >= self._next_grid:
-                    self._sample_until(now)
-                if now >= self._next_fair:
-                    self._fair_until(now)
-                dt = now - env.now
-                for r in k_res:
-                    integral[r] += used[r] * dt
-                yield env.timeout(dt)
+                yield env.timeout(self._advance(now, env.now))
             self._n_events += 1
             # 1. completions at `now` (stale entries of evicted runs are skipped)
             while heap and heap[0][0] <= now:
@@ -1010,6 +987,19 @@ class Engine:
         self._held.clear()
         self._between.clear()
 
+    def _advance(self, now: float, clock: float) -> float:
+        """Take the samples due and add the pool's use to its integral from ``clock`` (the last
+        event) up to ``now`` (a later one); returns the step ``now - clock``."""
+        if now >= self._next_grid:
+            self._sample_until(now)
+        if now >= self._next_fair:
+            self._fair_until(now)
+        dt = now - clock
+        used, integral = self.cluster.used, self._used_integral
+        for r in range(len(integral)):
+            integral[r] += used[r] * dt
+        return dt
+
     def _close(
         self,
         now: float,
@@ -1059,8 +1049,6 @@ class Engine:
         finished = rec.finished
         running = self._running
         held_of = self._held
-        used, integral = cluster.used, self._used_integral
-        k_res = range(cluster.n_resources)
         track_users = self.record_user_shares
         fair = self.fairness_interval_s is not None
         clock = env.now
@@ -1078,13 +1066,7 @@ class Engine:
             if now == math.inf or now > horizon:
                 break
             if now > clock:
-                if now >= self._next_grid:
-                    self._sample_until(now)
-                if now >= self._next_fair:
-                    self._fair_until(now)
-                dt = now - clock
-                for r in k_res:
-                    integral[r] += used[r] * dt
+                self._advance(now, clock)
                 clock = now
             self._n_events += 1
             # 1. ends of runs at `now`
@@ -1623,6 +1605,15 @@ def _next_wakeup(sched: Scheduler, now: float) -> float:
             "time after it (inf when no pass can help)"
         )
     return t_tick
+
+
+def _idle_ticks(sched: Scheduler) -> PlacementError:
+    """The error of an event loop that ticked :data:`MAX_IDLE_TICKS` times in a row with no
+    arrival, completion or placement."""
+    return PlacementError(
+        f"scheduler {sched.name!r}: {MAX_IDLE_TICKS} ticks in a row placed "
+        "nothing (next_wakeup should return inf when no pass can help)"
+    )
 
 
 def _refuse_malformed(sched: Scheduler, item: object, exc: BaseException | None) -> None:
