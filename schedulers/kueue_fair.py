@@ -66,11 +66,6 @@ from fairsim.schedulers.periodic import next_multiple_after
 from fairsim.simulator.cluster import ClusterView
 from fairsim.simulator.scheduler import Eviction, PlaceableOncePerDemand
 
-#: Slack when comparing a demand with free amounts or quotas, relative to the largest server
-#: capacity of each resource (the engine accepts the same:
-#: :func:`~fairsim.simulator.cluster.capacity_tolerance`, held in each resource's units as
-#: ``tol_``), so that admissions do not depend on a resource's units.
-TOLERANCE = 1e-9
 #: DRS values are rounded to this many decimals before comparing, so that equal shares tie.
 _DIGITS = 9
 #: Most demands remembered per tick as finding no server.
@@ -314,6 +309,9 @@ class KueueFair(PlaceableOncePerDemand):
         total = np.asarray(cluster.total, dtype=np.float64)
         n_r = len(total)
         self.total_ = total
+        # the slack when comparing a demand with free amounts or quotas: the engine's, relative
+        # to the largest server capacity of each resource, so that admissions do not depend on
+        # a resource's units
         self.tol_ = cluster.tolerance
         self.tol_list_: list[float] = self.tol_.tolist()
         self.cqs_: list[_CQ] = []
