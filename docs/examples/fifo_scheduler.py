@@ -17,9 +17,6 @@ import numpy as np
 import fairsim
 from fairsim.simulator.cluster import ClusterView
 
-#: Slack when comparing a demand with free amounts (the engine accepts the same rounding).
-TOLERANCE = 1e-9
-
 
 @fairsim.register_scheduler("my-fifo")
 class Fifo(fairsim.Scheduler):
@@ -45,9 +42,10 @@ class Fifo(fairsim.Scheduler):
 
     def decide(self) -> Iterator[tuple[int, int]]:
         free = self.cluster_.free  # read-only, current after every placement the engine commits
+        tol = self.cluster_.tolerance  # the rounding slack the engine accepts, per resource
         while self.queue_:
             task, demand = self.queue_[0]
-            fits = (free + TOLERANCE >= demand).all(axis=1)
+            fits = (free + tol >= demand).all(axis=1)
             allowed = self.cluster_.task_mask(task)  # placement constraint: None, or a bool mask
             if allowed is not None:
                 fits &= allowed
@@ -60,7 +58,8 @@ class Fifo(fairsim.Scheduler):
     def placeable(self, demand: tuple[float, ...]) -> bool:
         # a task larger than every server would block the queue for ever: the engine reports
         # it as unplaceable instead of queueing it
-        return bool((self.cluster_.capacity + TOLERANCE >= np.asarray(demand)).all(axis=1).any())
+        room = self.cluster_.capacity + self.cluster_.tolerance
+        return bool((room >= np.asarray(demand)).all(axis=1).any())
 
     def pending(self) -> int:
         return len(self.queue_)

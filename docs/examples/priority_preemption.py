@@ -18,9 +18,6 @@ import fairsim
 from fairsim.simulator.cluster import ClusterView
 from fairsim.simulator.scheduler import Eviction
 
-#: Slack when comparing a demand with free amounts (the engine accepts the same rounding).
-TOLERANCE = 1e-9
-
 
 @fairsim.register_scheduler("priority-preemption")
 class PriorityPreemption(fairsim.Scheduler):
@@ -96,7 +93,8 @@ class PriorityPreemption(fairsim.Scheduler):
         return np.ones(self.cluster_.n_servers, dtype=bool) if mask is None else mask
 
     def _first_fit(self, task: int) -> int | None:
-        fits = (self.cluster_.free + TOLERANCE >= self.demand_[task]).all(axis=1)
+        view = self.cluster_  # tolerance: the rounding slack the engine accepts, per resource
+        fits = (view.free + view.tolerance >= self.demand_[task]).all(axis=1)
         servers = np.flatnonzero(fits & self._allowed(task))
         return int(servers[0]) if servers.size else None
 
@@ -111,12 +109,12 @@ class PriorityPreemption(fairsim.Scheduler):
             victims = []
             # running_on: oldest run first, so the youngest is last
             for victim in reversed(view.running_on(server)):
-                if np.all(free + TOLERANCE >= need):
+                if np.all(free + view.tolerance >= need):
                     break
                 if self.tier_[victim] < tier and victim not in started:
                     victims.append(victim)
                     free += self.demand_[victim]
-            if np.all(free + TOLERANCE >= need) and victims:
+            if np.all(free + view.tolerance >= need) and victims:
                 if best[1] is None or len(victims) < len(best[0]):
                     best = (victims, server)
         return best
