@@ -124,6 +124,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -226,6 +227,12 @@ def component_rng(seed: int, component: str) -> np.random.Generator:
 #: not wherever it is read (the memory estimate, :func:`fairsim.scenario.limits.check_limits`,
 #: lets tens of millions through on most machines).
 MAX_UTILIZATION_SAMPLES = 10_000_000
+
+#: Most ticks a scheduler's period may give over the simulated window (the parameter its class
+#: names in :attr:`~fairsim.simulator.scheduler.Scheduler.period_parameter`: ``period_s``,
+#: ``cycle_s``, ``update_interval_s``), the bound of :data:`MAX_UTILIZATION_SAMPLES`: each tick
+#: is a pass of the event loop, so a period of 1e-9 s over 200 s would run for days.
+MAX_SCHEDULER_TICKS = 10_000_000
 
 #: Most instants a run's fairness over time may sample (``collect.fairness.interval_s`` over the
 #: simulated window, the start and the horizon included). Each instant solves the reference
@@ -977,6 +984,62 @@ def check_samples(
         )
 
 
+def scheduler_period(spec: SchedulerSpec) -> tuple[str, float] | None:
+    """The tick period of a scheduler of the config, as ``(parameter, seconds)``, or None.
+
+    The parameter is the one its class names
+    (:attr:`~fairsim.simulator.scheduler.Scheduler.period_parameter`); its value is the one given,
+    else the class's default. None for a scheduler that does not tick, or whose period is not a
+    number > 0 (``udrf``'s ``period_s: 0``: a pass at every event).
+    """
+    name = getattr(spec.cls, "period_parameter", None)
+    if name is None:
+        return None
+    value = spec.params.get(name, inspect.Parameter.empty)
+    if value is inspect.Parameter.empty:
+        try:
+            value = inspect.signature(spec.cls).parameters[name].default
+        except (KeyError, TypeError, ValueError):
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        return None
+    return name, float(value)
+
+
+def check_ticks(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
+    """Refuse a scheduler period that would give more than :data:`MAX_SCHEDULER_TICKS` ticks over
+    the simulated window.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+    start_s, horizon_s : float
+        The simulated window, in seconds (with an open end, the last submission: a lower bound
+        of the run's end, so what is refused would be refused over the whole run too).
+
+    Raises
+    ------
+    ValueError
+        ``schedulers.<i>.<parameter>: <value> s gives N ticks of <scheduler> over T s, more than
+        the 10,000,000 a run may make (... s stays within)``.
+    """
+    window = horizon_s - start_s
+    if not math.isfinite(window) or window <= 0:
+        return
+    for i, spec in enumerate(cfg.schedulers):
+        period = scheduler_period(spec)
+        if period is None:
+            continue
+        name, dt = period
+        if (count := math.floor(window / dt) + 1) > MAX_SCHEDULER_TICKS:
+            wider = _round_up(window / (MAX_SCHEDULER_TICKS - 1))
+            raise ValueError(
+                f"schedulers.{i}.{name}: {dt:g} s gives {_count(count)} ticks of {spec.label} "
+                f"over {window:g} s, more than the {MAX_SCHEDULER_TICKS:,} a run may make "
+                f"({wider:g} s stays within)"
+            )
+
+
 def _scheduler_entry(spec: SchedulerSpec) -> str | dict[str, Any]:
     return spec.config_entry()
 
@@ -1200,6 +1263,7 @@ class RunConfig(StrictModel):
         end = self.collect.horizon_s or self.trace.end_s
         if end is not None:
             check_samples(self, self.trace.start_s, end)
+            check_ticks(self, self.trace.start_s, end)
         return self
 
     @model_validator(mode="after")

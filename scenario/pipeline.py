@@ -33,7 +33,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fairsim.errors import ConfigError
-from fairsim.scenario.config import LeafRule, RunConfig, check_horizon, check_samples
+from fairsim.scenario.config import (
+    LeafRule,
+    RunConfig,
+    check_horizon,
+    check_samples,
+    check_ticks,
+)
 from fairsim.scenario.limits import check_limits
 from fairsim.scenario.pool import build_pool, pool_capacity
 from fairsim.scenario.provenance import provenance
@@ -710,6 +716,7 @@ def prepare_scenario(
     if end is not None:
         try:
             check_samples(cfg, workload.start_s, end, open_end=not math.isfinite(horizon))
+            check_ticks(cfg, workload.start_s, end)
         except ValueError as exc:
             raise ConfigError(f"config: {exc}") from None
         check_limits(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Iterator, Mapping
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -69,6 +69,8 @@ class JobFirstFit(Scheduler):
     class_names_ : list of str
         Machine class labels; class ``m`` of the keys is ``class_names_[m]``.
     """
+
+    period_parameter: ClassVar[str | None] = "period_s"  # ticks (0: none)
 
     def __init__(
         self,

@@ -55,7 +55,7 @@ import bisect
 import math
 from collections.abc import Callable, Iterator, Mapping
 from itertools import takewhile
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -228,6 +228,8 @@ class KueueFair(PlaceableOncePerDemand):
     #: with a preemption policy on, an instance is not work conserving (``__init__``)
     work_conserving = True
     fifo_within_user = False  # BestEffortFIFO: a later task passes a head that cannot be admitted
+
+    period_parameter: ClassVar[str | None] = "cycle_s"  # its ticks
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -34,9 +34,11 @@ def next_period_start(now: float, period_s: float) -> float:
     float
         ``(floor(now / period_s + 1e-9) + 1) * period_s``: a ``now`` within ``1e-9`` periods
         below a period start counts as that start, so a tick at ``k * period_s`` that lands a
-        rounding error early is not followed by a second tick at the same start.
+        rounding error early is not followed by a second tick at the same start. Always after
+        ``now``, even when ``period_s`` is below the clock's resolution there.
     """
-    return (math.floor(now / period_s + 1e-9) + 1) * period_s
+    t = (math.floor(now / period_s + 1e-9) + 1) * period_s
+    return t if t > now else _later(now, t, period_s)
 
 
 def next_multiple_after(now: float, step: float) -> float:
@@ -45,7 +47,17 @@ def next_multiple_after(now: float, step: float) -> float:
     later than its clock). ``now`` and ``step`` as ``now`` and ``period_s`` of
     :func:`next_period_start`."""
     t = (math.floor(now / step) + 1) * step
-    return t if t > now else t + step
+    return t if t > now else _later(now, t, step)
+
+
+def _later(now: float, t: float, step: float) -> float:
+    """A wake-up strictly after ``now`` when the multiple ``t`` rounded to ``now`` or before:
+    ``t + step``, or the float right after ``now`` when ``step`` is below the clock's resolution
+    there (``now + step == now``): the engine's clock then still moves on (the scenario refuses
+    a period that small relative to the window,
+    :data:`~fairsim.scenario.config.MAX_SCHEDULER_TICKS`)."""
+    t += step
+    return t if t > now else math.nextafter(now, math.inf)
 
 
 class EveryPeriod(Scheduler):
@@ -62,6 +74,8 @@ class EveryPeriod(Scheduler):
     period_s : float
         Length of a period, seconds (> 0).
     """
+
+    period_parameter: ClassVar[str | None] = "period_s"
 
     def __init__(
         self,

@@ -80,7 +80,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterator
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -256,6 +256,8 @@ class YarnFair(PlaceableOncePerDemand):
     mechanism = "hdrf"  # fairness over time is measured against exact H-DRF on the same tree
     preempts = True
     fifo_within_user = True  # preemption serves a starved application's oldest tasks in order
+
+    period_parameter: ClassVar[str | None] = "update_interval_s"  # its ticks
 
     def __init__(
         self,

@@ -200,6 +200,13 @@ class Scheduler:
     #: completion falls on the tick's time while no task waits (``dynamic-drf``: a period starts
     #: with new tasks). Default False: ticks only while tasks wait.
     tick_with_events: bool = False
+    #: The constructor parameter that is the period of the scheduler's ticks, in seconds
+    #: (``"period_s"``, ``"cycle_s"``), for a scheduler that wakes itself up on a grid of that
+    #: step (:meth:`next_wakeup`); None (default): the scheduler does not tick. The scenario
+    #: refuses, before running, a period that would give more ticks over the simulated window
+    #: than :data:`fairsim.scenario.config.MAX_SCHEDULER_TICKS` (a value <= 0 is not a period:
+    #: ``udrf``'s ``period_s: 0`` decides at every event). Read from the class.
+    period_parameter: ClassVar[str | None] = None
 
     def bind(self, cluster: ClusterView) -> None:
         """Attach the scheduler to a cluster before the first event.
