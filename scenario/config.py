@@ -920,6 +920,33 @@ def check_horizon(horizon_s: float | None, start_s: float, where: str | None = N
         )
 
 
+def check_first_submission(horizon_s: float | None, first_s: float | None, where: str) -> None:
+    """Refuse a horizon (``collect.horizon_s``) before the first submission in the window: the
+    simulation would end before any task is submitted (an empty run: ``0/0 tasks completed``).
+
+    Parameters
+    ----------
+    horizon_s : float or None
+        ``collect.horizon_s`` (None: no horizon, nothing to check).
+    first_s : float or None
+        The first submission inside the window (None: not known before running).
+    where : str
+        Where that submission comes from, for the message (``trace.users.0.join_s``, ``the
+        trace's first task in the window``).
+
+    Raises
+    ------
+    ValueError
+        One line naming ``collect.horizon_s`` and the first submission with their values.
+    """
+    if horizon_s is not None and first_s is not None and horizon_s < first_s:
+        raise ValueError(
+            f"collect.horizon_s: {horizon_s:g} s is before the first submission, at {first_s:g} "
+            f"s ({where}): the simulation would end before any task is submitted (give a later "
+            "horizon)"
+        )
+
+
 def check_samples(
     cfg: RunConfig, start_s: float, horizon_s: float, *, open_end: bool = False
 ) -> None:
@@ -1260,6 +1287,14 @@ class RunConfig(StrictModel):
     @model_validator(mode="after")
     def _window(self) -> RunConfig:
         check_horizon(self.collect.horizon_s, self.trace.start_s)
+        if isinstance(self.trace, InlineTrace) and not any(u.windows for u in self.trace.users):
+            start, end = self.trace.start_s, self.trace.end_s or math.inf
+            joins = [
+                (u.join_s, j) for j, u in enumerate(self.trace.users) if start <= u.join_s < end
+            ]
+            if joins:
+                first, j = min(joins)
+                check_first_submission(self.collect.horizon_s, first, f"trace.users.{j}.join_s")
         end = self.collect.horizon_s or self.trace.end_s
         if end is not None:
             check_samples(self, self.trace.start_s, end)

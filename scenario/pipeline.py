@@ -36,6 +36,7 @@ from fairsim.errors import ConfigError
 from fairsim.scenario.config import (
     LeafRule,
     RunConfig,
+    check_first_submission,
     check_horizon,
     check_samples,
     check_ticks,
@@ -710,6 +711,12 @@ def prepare_scenario(
             )
         except ValueError as exc:
             raise ConfigError(f"config: {exc}") from None
+    try:
+        check_first_submission(
+            cfg.collect.horizon_s, workload.first_submit_s, "the first task of the window"
+        )
+    except ValueError as exc:
+        raise ConfigError(f"config: {exc}") from None
     horizon = cfg.collect.horizon_s or workload.end_s
     # without a horizon the run lasts at least until the last submission
     end = horizon if math.isfinite(horizon) else workload.last_submit_s

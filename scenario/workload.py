@@ -76,6 +76,8 @@ class Workload:
         ``gate()`` returns a fresh job gate per scheduler run, or None.
     last_submit_s : float or None
         The last submit time inside the window.
+    first_submit_s : float or None
+        The first submit time inside the window (None: not read ahead).
     users : tuple of str or None
         User names in the order the engine numbers them (first submission), when the workload
         knows it without reading the stream (a feedback source such as
@@ -95,6 +97,7 @@ class Workload:
     folder: Path | None = None
     gate: Callable[[], JobGate | None] = lambda: None
     last_submit_s: float | None = None
+    first_submit_s: float | None = None
     users: tuple[str, ...] | None = None
     aliases: dict[str, str] | None = None
 
@@ -181,7 +184,7 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
             b.column(0).to_numpy(zero_copy_only=False)
             for b in iter_task_batches(tasks, ["submit_s"])
         )
-        last = _check_window(submit, trace, start, end)
+        first, last = _check_window(submit, trace, start, end)
         expand = "instances" in names and _column_max(tasks, "instances") > 1
         dag = trace.dag and _has_values(tasks, "parents")
         cons = trace.constraints == "trace" and _has_values(tasks, "constraint")
@@ -204,7 +207,7 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
             return ParquetTaskSource(tasks, **kw)  # type: ignore[arg-type]
 
         work = Workload(open_parquet, start, end, info, resources, tasks.parent)
-        work.last_submit_s = last
+        work.first_submit_s, work.last_submit_s = first, last
         return _with_jobs(cfg, work, dag)
     if isinstance(trace, SyntheticTrace) and trace.model == "complex":
         # written once to the cache, then streamed like a converted trace
@@ -223,20 +226,20 @@ def resolve_workload(cfg: RunConfig, base: Path | None = None, progress: bool = 
             end = float(frame["submit_s"].max()) + 1.0
     else:
         frame = inline_frame(trace)
-    last = _check_window([frame["submit_s"].to_numpy()], trace, start, end)
+    first, last = _check_window([frame["submit_s"].to_numpy()], trace, start, end)
 
     def open_frame() -> TaskSource:
         return FrameTaskSource(frame, resources=RESOURCES, start_s=start, end_s=end)
 
     dag = trace.dag and "parents" in frame and bool(frame["parents"].notna().any())
     work = Workload(open_frame, start, end, {"tasks": len(frame)})
-    work.last_submit_s = last
+    work.first_submit_s, work.last_submit_s = first, last
     return _with_jobs(cfg, work, dag)
 
 
 def _check_window(
     submit_s: Iterable[np.ndarray], trace: TraceConfig, start: float, end: float
-) -> float:
+) -> tuple[float, float]:
     """Refuse a window in which no task is submitted (the run would have nothing to simulate).
 
     ``submit_s``: the trace's submit times in pieces (a tasks table's row groups: the whole
@@ -244,15 +247,15 @@ def _check_window(
 
     Returns
     -------
-    float
-        The last submit time inside the window.
+    (float, float)
+        The first and the last submit time inside the window.
 
     Raises
     ------
     ConfigError
         Naming ``trace.start_s`` / ``trace.end_s`` and the span of the trace's submit times.
     """
-    n, last, lo, hi = 0, None, np.inf, -np.inf
+    n, first, last, lo, hi = 0, np.inf, None, np.inf, -np.inf
     for piece in submit_s:
         if not len(piece):
             continue
@@ -261,9 +264,10 @@ def _check_window(
         if len(inside):
             top = inside.max()
             last = top if last is None else max(last, top)
+            first = min(first, inside.min())
         lo, hi = np.minimum(lo, piece.min()), np.maximum(hi, piece.max())  # NaN as one array's
     if last is not None:
-        return float(last)
+        return float(first), float(last)
     span = (
         f"its {n} tasks are submitted from {float(lo):g} s to {float(hi):g} s"
         if n

@@ -34,7 +34,10 @@ def test_window_in_pieces_equals_the_whole_column(values, cuts, start, width) ->
     pieces = np.split(a, sorted(c for c in cuts if c <= len(a)))
     inside = (a >= start) & (a < end)
     if inside.any():
-        assert _check_window(pieces, _trace(), start, end) == float(a[inside].max())
+        assert _check_window(pieces, _trace(), start, end) == (
+            float(a[inside].min()),
+            float(a[inside].max()),
+        )
     else:
         span = f"its {len(a)} tasks are submitted from {a.min():g} s to {a.max():g} s"
         with pytest.raises(ConfigError, match=r"no task of the trace") as err:
