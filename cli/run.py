@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     report's overload line when there is one."""
     from fairsim.atomic import check_output_dir
     from fairsim.scenario.api import load_scenario, simulate_loaded
-    from fairsim.scenario.reporting.run_report import overload_line
+    from fairsim.scenario.reporting.run_report import overload_line, unplaceable_line
 
     loaded = load_scenario(args.config, overrides=args.set)
     target = args.out if args.out is not None else str(Path("results") / loaded.config.name)
@@ -50,9 +51,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{name:>16}: {s['tasks_completed']:,}/{s['tasks']:,} tasks completed, {utils}; "
             f"{_format_speed(s)}"
         )
-    overload = overload_line({name: r.summary for name, r in results.items()})
+    summaries = {name: r.summary for name, r in results.items()}
+    overload = overload_line(summaries)
     if overload is not None:
         print(overload)
+    unplaceable = unplaceable_line(summaries)
+    if unplaceable is not None:
+        print(unplaceable, file=sys.stderr)
     print(f"results in {Path(target)}")
     return 0
 

@@ -167,6 +167,78 @@ OVERLOAD_QUEUED_FRACTION = 0.5
 SERVED_QUEUED_FRACTION = 0.1
 
 
+#: A run's workload is reported as not fitting its pool when, under a scheduler, more than this
+#: fraction of the tasks that arrived was skipped as unplaceable (its demand is above every
+#: server, or a DAG ancestor's is): a few such tasks are the trace's (the report's table counts
+#: them), this many say the pool is the wrong one for the workload.
+UNPLACEABLE_FRACTION = 0.1
+
+
+def _unplaceable(summaries: dict[str, dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """``{scheduler: (unplaceable, tasks)}`` for the schedulers that meet the rule
+    (:data:`UNPLACEABLE_FRACTION`), in the order of ``summaries``."""
+    out = {}
+    for name, s in summaries.items():
+        n = (s.get("ended") or {}).get("unplaceable")
+        if n and s.get("tasks") and n / s["tasks"] > UNPLACEABLE_FRACTION:
+            out[name] = (int(n), int(s["tasks"]))
+    return out
+
+
+def unplaceable_note(summaries: dict[str, dict[str, Any]]) -> str | None:
+    """The report's warning when many tasks fit no server, or None.
+
+    Parameters
+    ----------
+    summaries : dict
+        ``{scheduler: summary}`` as ``summary.json``.
+
+    Returns
+    -------
+    str or None
+        The sentence (Markdown) naming each scheduler under which more than
+        :data:`UNPLACEABLE_FRACTION` of the tasks that arrived were skipped as unplaceable, with
+        the count and the share; None when none does.
+    """
+    over = _unplaceable(summaries)
+    if not over:
+        return None
+    parts = ", ".join(
+        f"{n} ({u:,} of {t:,} tasks, {100 * u / t:.0f} %)" for n, (u, t) in over.items()
+    )
+    return (
+        f"**Tasks fit no server** under {parts}: skipped as unplaceable (a demand above every "
+        f"server of the pool; the rule: more than {100 * UNPLACEABLE_FRACTION:.0f} % of the tasks "
+        "that arrived), so completion and JCT describe the rest of the workload only. Check the "
+        "demands against the servers' capacities (`cluster`)."
+    )
+
+
+def unplaceable_line(summaries: dict[str, dict[str, Any]]) -> str | None:
+    """The report's unplaceable warning (:func:`unplaceable_note`) as one console line, or None.
+
+    Examples
+    --------
+    >>> print(unplaceable_line({"drf": {"tasks": 10, "ended": {"unplaceable": 10}}}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    warning: tasks fit no server: skipped as unplaceable: 10 of 10 tasks (100 %) under drf (the
+    rule: more than 10 % of the tasks that arrived); completion and JCT describe the rest of the
+    workload only: check the demands against the servers' capacities (report.md)
+    """
+    over = _unplaceable(summaries)
+    if not over:
+        return None
+    parts = ", ".join(
+        f"{u:,} of {t:,} tasks ({100 * u / t:.0f} %) under {n}" for n, (u, t) in over.items()
+    )
+    return (
+        f"warning: tasks fit no server: skipped as unplaceable: {parts} (the rule: more than "
+        f"{100 * UNPLACEABLE_FRACTION:.0f} % of the tasks that arrived); completion and JCT "
+        "describe the rest of the workload only: check the demands against the servers' "
+        "capacities (report.md)"
+    )
+
+
 def window_note(cfg: RunConfig, start_s: float, horizon_s: float) -> str:
     """The report's sentence on the measurement window, with why it starts where it does.
 
@@ -709,9 +781,8 @@ def write_run_report(out: Path, cfg: RunConfig, summaries: dict[str, dict[str, A
         f"| completion ratio | {util_cols} | jobs completed | mean JCT (s) | wall (s) | tasks/s |",
         "|---|---|---|---|---|---|---|---|" + "---|" * len(resources) + "---|---|---|---|",
     ]
-    overload = overload_note(summaries)
-    if overload is not None:
-        lines[4:4] = [overload, ""]
+    notes = [overload_note(summaries), unplaceable_note(summaries)]
+    lines[4:4] = [line for note in notes if note is not None for line in (note, "")]
     for name, s in summaries.items():
         mu = s["mean_utilization"]
         ended = s.get("ended") or {}

@@ -102,3 +102,36 @@ def test_a_horizon_before_the_traces_first_task_is_refused(
         rf"submission, at {first:g} s \(the first task of the window\): the simulation would "
         r"end before any task is submitted \(give a later horizon\)$",
     )
+
+
+def test_tasks_that_fit_no_server_are_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    users = [{"name": "a", "demand": [2, 0.1], "tasks": 10, "run_s": 1}]
+    data = {**INLINE, "trace": {"format": "inline", "users": users}}
+    data["collect"] = {"utilization_interval_s": 5, "horizon_s": 200}
+    code, stdout, err, out = _run(tmp_path, data, capsys)
+    assert code == 0, err
+    assert "0/10 tasks completed" in stdout
+    assert err.splitlines() == [
+        "warning: tasks fit no server: skipped as unplaceable: 10 of 10 tasks (100 %) under drf, "
+        "10 of 10 tasks (100 %) under bf-drfh (the rule: more than 10 % of the tasks that "
+        "arrived); completion and JCT describe the rest of the workload only: check the demands "
+        "against the servers' capacities (report.md)"
+    ]
+    report = (out / "report.md").read_text()
+    assert (
+        "**Tasks fit no server** under drf (10 of 10 tasks, 100 %), bf-drfh (10 of 10 tasks, "
+        "100 %): skipped as unplaceable" in report
+    )
+
+
+def test_a_few_unplaceable_tasks_are_the_tables_not_a_warning() -> None:
+    from fairsim.scenario.reporting.run_report import unplaceable_line, unplaceable_note
+
+    few = {"slots-8": {"tasks": 7255, "ended": {"unplaceable": 44}}}  # alibaba-gpu-2023's
+    assert unplaceable_line(few) is None and unplaceable_note(few) is None
+    edge = {"drf": {"tasks": 10, "ended": {"unplaceable": 1}}}
+    assert unplaceable_line(edge) is None
+    many = {"drf": {"tasks": 10, "ended": {"unplaceable": 2}}}
+    assert unplaceable_line(many) is not None and unplaceable_note(many) is not None
