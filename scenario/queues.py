@@ -15,6 +15,7 @@ whose priority is in no queue's band and a user the rule names who submits nothi
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +30,8 @@ from fairsim.errors import ConfigError
 from fairsim.scenario.config import LeafRule, RunConfig
 from fairsim.schedulers.exact.instance import ROOT, InstanceError, QueueTree, parse_queues
 from fairsim.simulator.workload import TaskBatch, TaskSource, WrappedTaskSource
+
+log = logging.getLogger(__name__)
 
 
 def queue_tree(cfg: RunConfig, resources: tuple[str, ...], pool: np.ndarray) -> QueueTree | None:
@@ -62,7 +65,38 @@ def queue_tree(cfg: RunConfig, resources: tuple[str, ...], pool: np.ndarray) -> 
     except InstanceError as exc:
         raise ConfigError(f"config: {exc}") from None
     assert tree is not None
+    for line in zero_limit_warnings(cfg.queues, tree):
+        log.warning(line)
     return tree
+
+
+def zero_limit_warnings(queues: list[dict[str, Any]], tree: QueueTree) -> list[str]:
+    """One warning per queue whose limits leave it nothing of every resource: a limit of 0 is
+    allowed (on a resource none of its users demands it binds nothing, docs/hdrf.md), but with
+    every resource at 0 no task that demands anything can ever run in that queue or below it.
+
+    Parameters
+    ----------
+    queues : list of dict
+        ``queues`` of the config (the field named in the warning).
+    tree : QueueTree
+        The same tree parsed (limits in the pool's units, ``inf`` where none).
+
+    Returns
+    -------
+    list of str
+        ``queues[i].limit_share: [0, 0] leaves queue 'A' nothing of every resource: the tasks of
+        its users (and of the queues below it) can never run``; empty when no queue is so.
+    """
+    out = []
+    for i, qid in enumerate(tree.ids):
+        if len(tree.limit[i]) and not (tree.limit[i] > 0).any():
+            key = "limit_share" if "limit_share" in queues[i] else "limit"
+            out.append(
+                f"queues[{i}].{key}: {queues[i].get(key)!r} leaves queue {qid!r} nothing of every "
+                "resource: the tasks of its users (and of the queues below it) can never run"
+            )
+    return out
 
 
 def queue_names(tree: QueueTree | None) -> list[str]:

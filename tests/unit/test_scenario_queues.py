@@ -246,3 +246,48 @@ def test_queue_table_by_hand() -> None:
     assert t["tasks_started"].tolist() == [1, 1, 1]
     assert t["mean_queueing_s"].tolist()[:2] == [10.0, 0.0]
     assert json.dumps(t["users"].tolist()) == "[1, 1, 1]"
+
+
+@pytest.mark.parametrize(
+    ("queues", "expected"),
+    [
+        # a limit of 0 of every resource: nothing can run in A (it only got "queue saturates")
+        (
+            [{"id": "A", "limit_share": [0, 0]}],
+            [
+                "queues[0].limit_share: [0, 0] leaves queue 'A' nothing of every resource: the "
+                "tasks of its users (and of the queues below it) can never run"
+            ],
+        ),
+        (
+            [{"id": "A", "limit": [0, 0]}, {"id": "A1", "parent": "A"}],
+            [
+                "queues[0].limit: [0, 0] leaves queue 'A' nothing of every resource: the tasks of "
+                "its users (and of the queues below it) can never run"
+            ],
+        ),
+        # a limit of 0 of one resource binds only the tasks that demand it (docs/hdrf.md)
+        ([{"id": "A", "limit_share": [None, 0]}], []),
+        ([{"id": "A", "limit_share": [0.5, 0.5]}], []),
+    ],
+)
+def test_a_queue_whose_limits_leave_it_nothing_is_a_warning(
+    queues: list[dict[str, Any]], expected: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    from fairsim.scenario.queues import queue_tree
+
+    data = {
+        "name": "t",
+        "trace": {
+            "format": "inline",
+            "users": [{"name": "a", "demand": [0.1, 0.1], "tasks": 2, "run_s": 1}],
+        },
+        "cluster": {"classes": [{"name": "s", "count": 2, "capacity": [1.0, 1.0]}]},
+        "schedulers": ["hdrf"],
+        "queues": queues,
+        "leaves": {"by": "user", "default": queues[-1]["id"]},
+    }
+    cfg = parse_config(data)
+    with caplog.at_level("WARNING", logger="fairsim.scenario.queues"):
+        queue_tree(cfg, ("cpu", "mem"), np.array([2.0, 2.0]))
+    assert [r.getMessage() for r in caplog.records] == expected
