@@ -358,11 +358,20 @@ EMPTY_WINDOW = {
 
 
 def test_a_window_without_jobs_is_compared(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run without tasks in its window has no completion ratio (``null`` in its summaries):
     the console table printed it with ``{:.4f}`` and ended in a TypeError after report.md was
-    written. It is NaN in the table, ``-`` in the console and ``—`` in the report."""
+    written. It is NaN in the table, ``-`` in the console and ``—`` in the report.
+
+    Such a run is now refused (a horizon before the first submission); its folders, written by
+    an earlier fairsim, are still compared: the check is switched off to write one."""
+    import fairsim.scenario.pipeline as pipeline
+    from fairsim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"collect\.horizon_s: 50 s is before the first "):
+        fairsim.simulate(EMPTY_WINDOW, out=tmp_path / "run")
+    monkeypatch.setattr(pipeline, "check_first_submission", lambda *args: None)
     fairsim.simulate(EMPTY_WINDOW, out=tmp_path / "run")
     assert main(["compare", str(tmp_path / "run"), "--out", str(tmp_path / "cmp")]) == 0
     printed = capsys.readouterr().out.splitlines()
