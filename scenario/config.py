@@ -1608,8 +1608,9 @@ def yaml_load_or(text: str, error: Callable[[str], Exception]) -> Any:
     text : str
         The YAML text.
     error : callable
-        Builds the exception to raise from ``why``: ``"not valid YAML at line N"`` (the line
-        when the parser gives one), ``"not valid YAML: duplicate key 'k' at line N (first given
+        Builds the exception to raise from ``why``: ``"not valid YAML at line N (problem)"``
+        (the line when the parser gives one, and the parser's own words: ``found character '\\t'
+        that cannot start any token``), ``"not valid YAML: duplicate key 'k' at line N (first given
         at line M; ...)"`` or ``"nested too deeply"``.
 
     Raises
@@ -1624,7 +1625,8 @@ def yaml_load_or(text: str, error: Callable[[str], Exception]) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise error(f"not valid YAML{where}") from None
+        problem = " ".join(str(getattr(exc, "problem", None) or "").split())
+        raise error(f"not valid YAML{where}" + (f" ({problem})" if problem else "")) from None
     except RecursionError:
         raise error("nested too deeply") from None
 
@@ -1635,7 +1637,8 @@ def read_yaml(path: str | Path, what: str) -> Any:
     Raises
     ------
     ConfigError
-        ``<what>: file ... does not exist`` or ``<what>: ... is not valid YAML at line N``.
+        ``<what>: file ... does not exist`` or ``<what>: ... is not valid YAML at line N
+        (problem)``.
     """
     p = Path(path)
     text = read_input_text(p, what, "YAML file", ConfigError)
