@@ -1288,10 +1288,8 @@ class RunConfig(StrictModel):
     def _window(self) -> RunConfig:
         check_horizon(self.collect.horizon_s, self.trace.start_s)
         if isinstance(self.trace, InlineTrace) and not any(u.windows for u in self.trace.users):
-            start, end = self.trace.start_s, self.trace.end_s or math.inf
-            joins = [
-                (u.join_s, j) for j, u in enumerate(self.trace.users) if start <= u.join_s < end
-            ]
+            lo, hi = self.trace.start_s, self.trace.end_s or math.inf
+            joins = [(u.join_s, j) for j, u in enumerate(self.trace.users) if lo <= u.join_s < hi]
             if joins:
                 first, j = min(joins)
                 check_first_submission(self.collect.horizon_s, first, f"trace.users.{j}.join_s")
