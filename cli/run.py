@@ -54,7 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     summaries = {name: r.summary for name, r in results.items()}
     overload = overload_line(summaries)
     if overload is not None:
-        print(overload)
+        print(overload, file=sys.stderr)
     unplaceable = unplaceable_line(summaries)
     if unplaceable is not None:
         print(unplaceable, file=sys.stderr)
