@@ -148,7 +148,7 @@ def cmd_trace_synth(args: argparse.Namespace) -> int:
 
 def _trace_synth_raw(args: argparse.Namespace, duration_s: float) -> int:
     """``trace synth --raw google-2011``: a raw-format trace resampled from ``--src``."""
-    from fairsim.atomic import atomic_dir, check_output_dir
+    from fairsim.atomic import atomic_dir, check_output_dir, check_outside_inputs
     from fairsim.errors import TraceError
     from fairsim.traces.synth_raw import resample_google_2011
 
@@ -156,6 +156,7 @@ def _trace_synth_raw(args: argparse.Namespace, duration_s: float) -> int:
     if not (src / "task_events").is_dir():
         raise TraceError(f"trace synth --src {src}: no task_events folder there")
     check_output_dir(args.out, overwrite=args.overwrite, protect=[src])  # before any work
+    check_outside_inputs(args.out, [src])  # not even a new folder: SRC's parts are read
     with atomic_dir(args.out, overwrite=args.overwrite, protect=[src]) as tmp:
         rep = resample_google_2011(
             src,

@@ -295,3 +295,20 @@ def test_convert_refuses_an_output_inside_the_source(
     assert (
         main(["trace", "convert", "alibaba-2018-spar", "src", "--out", "o", "--no-progress"]) == 0
     )
+
+
+def test_synth_raw_refuses_an_output_inside_the_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``trace synth --raw google-2011 --src SRC --out SRC/sub`` wrote a new folder inside the
+    trace it resamples; refused now as ``trace convert`` refuses it, before any work."""
+    src = tmp_path / "g"
+    (src / "task_events").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    argv = ["trace", "synth", "--raw", "google-2011", "--src", "g", "--tasks", "10"]
+    assert main([*argv, "--out", "g/sub", "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        "fairsim: error: --out: refusing to write 'g/sub': it lies inside the input folder "
+        f"{str(src)!r}\n"
+    )
+    assert sorted(p.name for p in src.iterdir()) == ["task_events"]
