@@ -39,8 +39,6 @@ from fairsim.scenario.trace_cache import converted_google
 
 log = logging.getLogger(__name__)
 
-CONFIGS = config_path("")
-
 #: Fig. 4's pools are ranked among the Table I draws of config seeds 1 .. FIG4_CANDIDATES.
 FIG4_CANDIDATES = 399
 #: Seconds between the instants of fairness over time on the Google trace (step 5): the
@@ -78,7 +76,7 @@ def _config(name: str, trace_dir: Path, quick: bool, extra: list[str] | None = N
         overrides += [f"trace.end_s={QUICK_END_S}", f"cluster.servers={QUICK_SERVERS}"]
     elif quick and google:  # the trace's machines: the pool stays whole
         overrides += [f"trace.end_s={QUICK_END_S}"]
-    return load_config(CONFIGS / f"{name}.yaml", overrides=overrides + (extra or []))
+    return load_config(config_path(f"{name}.yaml"), overrides=overrides + (extra or []))
 
 
 @functools.cache
