@@ -221,6 +221,16 @@ class Template:
         """Block ``block`` with its fields filled, as one string (a one-line block: that line)."""
         return self.blocks[block].format(**fields)
 
+    def rows(self, block: str, /, **fields: Any) -> dict[str, str]:
+        """Block ``block`` with its fields filled, one ``label: value`` a line (the label ends
+        at the line's first ``": "``), by label: e.g. the paper's column of :class:`Setup`."""
+        return {k: v for k, _, v in (x.partition(": ") for x in self.lines(block, **fields))}
+
+    def cells(self, block: str, /, **fields: Any) -> list[str]:
+        """One-line block ``block`` with its fields filled, split at ``" | "``: the cells of a
+        Markdown table's row, e.g. its heading."""
+        return self.text(block, **fields).split(" | ")
+
     def title(self, block: str) -> str:
         """The heading that starts block ``block``, without its ``#`` marks."""
         return self.blocks[block].split("\n", 1)[0].lstrip("#").strip()
