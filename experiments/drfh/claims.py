@@ -82,10 +82,7 @@ def fig4_pools(numbers: dict[str, Any]) -> str:
     pools = [str((v.get("fig4_config") or {}).get("seed", "?")) for v in per_seed.values()]
     if len(pools) < 2:
         return f"one pool (config seed {', '.join(pools)}): no interval"
-    return (
-        f"over the {len(pools)} Table I draws closest to the paper's 52.75 CPU / 51.32 memory "
-        f"units (config seeds {', '.join(pools)})"
-    )
+    return paper.TEXT["text.fig4_pools"].format(n=len(pools), seeds=", ".join(pools))
 
 
 def _table_ii(numbers: dict[str, Any]) -> list[Claim]:
@@ -191,26 +188,20 @@ def _fig4_deficit(numbers: dict[str, Any]) -> list[Claim]:
         '"precisely ... at all times"',
         deficit["worst_whole"],
         paper.FIG4_DEFICIT_BOUND,
-        "per seed, the largest deficit at any instant (every 5 s) of any phase after its "
-        f"first {alone['settle_s'].value:,.0f} s and one task run time after the reference "
-        "last changed (no task is preempted, so a user's share grows only as running tasks "
-        "finish); the reference is the DRFH allocation restricted to whole tasks: the "
-        "leximin global dominant shares over every placement of the active users' whole "
-        "tasks (each bounded by its tasks present) on the same pool, an exact integer "
-        "program (`schedulers/exact/whole_task.py`, HiGHS), compared rank by rank since "
-        "users may trade equal levels",
+        paper.TEXT["text.fig4_deficit"].format(settle=alone["settle_s"].value),
         f"bound: {paper.FIG4_BOUND_WHY}",
         f"per phase: {per_phase}",
-        "with every instant of a phase after its first run time (the reference's own "
-        "changes included): "
-        + ", ".join(
-            f"{ph} {kit.estimate(v['max_deficit_whole_max_all'])}" for ph, v in phases.items()
+        paper.TEXT["text.fig4_deficit_all"].format(
+            phases=", ".join(
+                f"{ph} {kit.estimate(v['max_deficit_whole_max_all'])}" for ph, v in phases.items()
+            )
         ),
-        f"to the divisible DRFH allocation (`collect.fairness`), which no scheduler of whole "
-        f"tasks can reach: {kit.estimate(deficit['worst'])} ({divisible}); "
-        f"{alone['users'][0] if alone['users'] else 'the first user'} alone: online "
-        f"{kit.estimate(alone['online'])}, whole-task DRFH {kit.estimate(alone['whole_exact'])}"
-        f", divisible {kit.estimate(alone['divisible'])}",
+        paper.TEXT["text.fig4_divisible"].format(
+            worst=kit.estimate(deficit["worst"]),
+            phases=divisible,
+            user=alone["users"][0] if alone["users"] else "the first user",
+            **{k: kit.estimate(alone[k]) for k in ("online", "whole_exact", "divisible")},
+        ),
     )
 
 
@@ -229,11 +220,7 @@ def _fig4_two_users(numbers: dict[str, Any]) -> list[Claim]:
         '"the same share"',
         v["equal_gap_max"],
         paper.FIG4_SAME_SHARE_BOUND,
-        "per seed, the largest spread of the two users' global dominant shares at an instant "
-        f"(every 5 s) of the phase '{phase}' settled for the whole-task reference (its "
-        "first task run time and one run time after that reference last changed left out) "
-        "while both users have a task waiting (afterwards one user's backlog is gone and "
-        "the other may take more, as DRFH allows)",
+        paper.TEXT["text.fig4_two_users"].format(phase=phase),
         f'"the same" read as within one task: {paper.FIG4_BOUND_WHY}',
         f"users {', '.join(v['users'])}; mean share {kit.estimate(v['online'])}",
     )
@@ -265,9 +252,7 @@ def _fig5(numbers: dict[str, Any]) -> list[Claim]:
             f5["above"][("bf-drfh", "ff-drfh", "min")],
             low=paper.AT_ALL_TIMES,
             unit="share",
-            reason="fraction of the sampled times (one a minute) at which it holds, the "
-            "lower of CPU and memory per seed; "
-            f'"at all times" read as ≥ {_pct0(paper.AT_ALL_TIMES)}',
+            reason=paper.TEXT["text.fig5_bf_ff"].format(at_all=_pct0(paper.AT_ALL_TIMES)),
         )
     ]
     for a in ("bf-drfh", "ff-drfh"):
@@ -277,8 +262,7 @@ def _fig5(numbers: dict[str, Any]) -> list[Claim]:
             f5["diff"][a],
             unit="pp",
             min_effect=paper.SIGNIFICANTLY,
-            what=f"{scheduler_label(a)}'s mean utilisation minus the best Slots run's, the lower "
-            "of CPU and memory (paired per seed)",
+            what=paper.TEXT["text.fig5_above_slots"].format(scheduler=scheduler_label(a)),
         )
         out.append(_explain(numbers, c, "fig5"))
     return out
@@ -326,8 +310,7 @@ def _fig6(numbers: dict[str, Any]) -> list[Claim]:
         "growing with size",
         rho[_MEASURE],
         reason=join(
-            f"Spearman's rho between bin and mean of per-job reductions ({per_bin}), two-level "
-            "bootstrap over seeds, then the jobs of each (clustered by seed)",
+            paper.TEXT["text.fig6_trend"].format(per_bin=per_bin),
             f"rho per seed: {_rhos((f6.get('trend_per_seed') or {}).get(_MEASURE, []))}",
             f"with the reduction of the mean JCT: rho {kit.estimate(rho[other], '')}",
             _old_rule(numbers, "fig6", "trend", ""),
@@ -343,14 +326,10 @@ def _fig6(numbers: dict[str, Any]) -> list[Claim]:
                 cdf["behind"],
                 high=paper.CDF_BEHIND,
                 unit="share",
-                reason=join(
-                    "per seed, over the jobs finished under both, the largest amount by which "
-                    f"{E.slots_label(numbers)}'s JCT CDF lies above "
-                    "Best-Fit DRFH's at any completion time (one-sided Kolmogorov-Smirnov "
-                    "distance; 0 when Best-Fit's CDF is everywhere at or above); "
-                    f'"shorter" read as at most {_pct0(paper.CDF_BEHIND)} '
-                    "of the jobs behind (the model tolerance)",
-                    f"the largest amount Best-Fit's CDF lies above: {kit.estimate(cdf['ahead'])}",
+                reason=paper.TEXT["text.fig6a"].format(
+                    slots=E.slots_label(numbers),
+                    behind=_pct0(paper.CDF_BEHIND),
+                    ahead=kit.estimate(cdf["ahead"]),
                 ),
             )
         )
@@ -364,16 +343,13 @@ def _fig6(numbers: dict[str, Any]) -> list[Claim]:
             large,
             unit="share",
             min_effect=paper.SIGNIFICANT_REDUCTION,
-            what="the mean of per-job JCT reductions of the jobs of more than 50 tasks, pooled "
-            "(bootstrap over jobs, a job with all its seeds)",
+            what=paper.TEXT["text.fig6_large.what"],
             reason=join(
                 f"{int(big['jobs'].sum()):,} jobs; per bin: "
                 + ", ".join(
                     f"{b} {kit.estimate(e)}" for b, e in zip(big["bin"], big[_MEASURE], strict=True)
                 ),
-                f'"significant" read as above {_pct0(paper.SIGNIFICANT_REDUCTION)} (the bound of '
-                '"no improvement")',
-                "the paper prints no number for the bins (only the bar chart)",
+                paper.TEXT["text.fig6_large"].format(bound=_pct0(paper.SIGNIFICANT_REDUCTION)),
             ),
         )
         out.append(_explain(numbers, c, "fig6:large", "fig6"))
@@ -382,57 +358,38 @@ def _fig6(numbers: dict[str, Any]) -> list[Claim]:
 
 
 #: Figs. 7 and 8's claims: the statement, the number's key, the paper's value (``agrees``) or
-#: words (``bounded``, with our reading of them as ``low`` or ``high``), the unit and the reason.
-_USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str, Any], ...]] = {
+#: words (``bounded``, with our reading of them as ``low`` or ``high``) and the unit; the reason
+#: is the block ``text.<statement>`` of ``statements.md`` when there is one (its fields:
+#: :func:`_users_fields`).
+_USERS_CLAIMS: dict[str, tuple[tuple[str, str, Any, dict[str, float], str], ...]] = {
     "fig7": (
-        ("fig7_full", "full_under_a_not_b", paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, {}, "share", ""),
-        (
-            "fig7_higher",
-            "higher_under_a",
-            '"almost all"',
-            {"low": paper.ALMOST_ALL},
-            "share",
-            lambda f7: (
-                f'"almost all" read as ≥ {_pct0(paper.ALMOST_ALL)}; '
-                '"higher" is strictly higher (equal ratios, within 1e-9, are ties, not higher): '
-                f"ties {_ties(f7, 'higher_under_a', 'lower_under_a')} of users, lower "
-                f"{kit.estimate(f7.get('lower_under_a'), 'share')}"
-            ),
-        ),
+        ("fig7_full", "full_under_a_not_b", paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, {}, "share"),
+        ("fig7_higher", "higher_under_a", '"almost all"', {"low": paper.ALMOST_ALL}, "share"),
     ),
     "fig8": (
-        (
-            "fig8_most",
-            "better_off_fraction",
-            '"most of them"',
-            {"low": paper.MOST},
-            "share",
-            lambda f8: (
-                f'"most" read as more than {_pct0(paper.MOST)} of the users; '
-                "benefit: a strictly higher task completion ratio in the shared cloud than in the "
-                "dedicated one (equal ratios, within 1e-9, are ties: "
-                f"{_ties(f8, 'better_off_fraction', 'worse_off_fraction')} of users)"
-            ),
-        ),
-        (
-            "fig8_worse",
-            "worse_off_fraction",
-            paper.FIG8_WORSE_OFF_FRACTION,
-            {},
-            "share",
-            lambda f8: "worse-off users per seed: " + ", ".join(map(str, f8["worse_off"])),
-        ),
-        (
-            "fig8_slightly",
-            "mean_decrease",
-            '"only slightly"',
-            {"high": paper.ONLY_SLIGHTLY},
-            "pp",
-            "mean over the worse-off (user, seed) pairs, bootstrap over users; "
-            f'"only slightly" read as ≤ {100 * paper.ONLY_SLIGHTLY:.0f} points',
-        ),
+        ("fig8_most", "better_off_fraction", '"most of them"', {"low": paper.MOST}, "share"),
+        ("fig8_worse", "worse_off_fraction", paper.FIG8_WORSE_OFF_FRACTION, {}, "share"),
+        ("fig8_slightly", "mean_decrease", '"only slightly"', {"high": paper.ONLY_SLIGHTLY}, "pp"),
     ),
 }
+#: The fractions of users whose sum is 1 minus the ties, per figure (:func:`_ties`).
+_USERS_TIES = {
+    "fig7": ("higher_under_a", "lower_under_a"),
+    "fig8": ("better_off_fraction", "worse_off_fraction"),
+}
+
+
+def _users_fields(f: dict[str, Any], fig: str) -> dict[str, str]:
+    """The fields of Figs. 7 and 8's reasons (the ``text.fig7_*`` and ``text.fig8_*`` blocks):
+    our readings of the paper's words, the ties, the lower fraction and the worse-off users."""
+    return {
+        "almost_all": _pct0(paper.ALMOST_ALL),
+        "most": _pct0(paper.MOST),
+        "slightly": f"{100 * paper.ONLY_SLIGHTLY:.0f}",
+        "ties": _ties(f, *_USERS_TIES[fig]),
+        "lower": kit.estimate(f.get("lower_under_a"), "share"),
+        "worse_off": ", ".join(map(str, f.get("worse_off", []))),
+    }
 
 
 def _ties(f: dict[str, Any], higher: str, lower: str) -> str:
@@ -449,10 +406,11 @@ def _users_claims(numbers: dict[str, Any], fig: str) -> list[Claim]:
     if not f:
         return []
     out = []
-    for key, value, paper_, bound, unit, why in _USERS_CLAIMS[fig]:
+    for key, value, paper_, bound, unit in _USERS_CLAIMS[fig]:
         if value not in f:  # numbers without this quantity: no claim
             continue
-        reason = join(why(f) if callable(why) else why, _old_rule(numbers, fig, value, unit))
+        why = paper.TEXT.get(f"text.{key}", "").format(**_users_fields(f, fig))
+        reason = join(why, _old_rule(numbers, fig, value, unit))
         where = _ST[key].where()
         if bound:
             low, high = bound.get("low"), bound.get("high")

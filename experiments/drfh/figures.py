@@ -22,9 +22,13 @@ from fairsim.experiments.claims import Estimate
 from fairsim.experiments.drfh import estimates as E
 from fairsim.experiments.drfh import numbers as N
 from fairsim.experiments.drfh import paper
+from fairsim.experiments.kit import Template
 from fairsim.scenario.reporting.fairness_panel import read_fairness
 from fairsim.scenario.reporting.plotting import save_figure, scheduler_label, seed_mean_lines
 from fairsim.scenario.reporting.shares import user_shares_figure
+
+#: The figures' texts: the Markdown blocks of ``figures.md`` beside this module.
+TEXT = Template(Path(__file__).with_name("figures.md"))
 
 
 def table_ii_figure(
@@ -249,9 +253,8 @@ def _fraction_bars(
 
 
 #: Figs. 7 and 8 (:func:`users_figure`): the users' columns on the x and y axes, the bubble
-#: area from their tasks, the paper's quantities (their labels and the paper's marks) and the
-#: texts, with the fields ``{n}`` (users), ``{a}``, ``{b}`` (the schedulers' labels), ``{mean}``
-#: and ``{ci}`` (the seeds').
+#: area from their tasks, and the paper's quantities (their labels and the paper's marks); the
+#: texts are the blocks ``<key>.<text>`` of ``figures.md`` (:data:`TEXT`).
 USERS_FIGURES: dict[str, dict[str, Any]] = {
     "fig7": {
         "xy": ("ratio_b", "ratio_a"),
@@ -261,14 +264,6 @@ USERS_FIGURES: dict[str, dict[str, Any]] = {
             "full_under_a_not_b": (paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, "paper ≈ 20 %"),
             "higher_under_a": (paper.ALMOST_ALL, '"almost all" (≥ 90 %)'),
         },
-        "scatter": "users ({n}); area ∝ log10(1 + tasks)",
-        "x": "Task completion ratio, {b} (fraction{mean})",
-        "y": "Task completion ratio, {a} (fraction{mean})",
-        "left": "(a) per user: {a} vs {b}",
-        "bars": "Users (%)",
-        "right": "(b) fractions of users{ci}",
-        "ci": " (95 % CI over seeds)",
-        "title": "Fig. 7 (DRFH paper): task completion ratio, Best-Fit DRFH vs Slots",
     },
     "fig8": {
         "xy": ("ratio_dc", "ratio_sc"),
@@ -278,16 +273,14 @@ USERS_FIGURES: dict[str, dict[str, Any]] = {
             "worse_off_fraction": (paper.FIG8_WORSE_OFF_FRACTION, "paper 2 %"),
             "mean_decrease": (paper.ONLY_SLIGHTLY, '"only slightly":\n≤ 5 points'),
         },
-        "scatter": "users ({n}); radius ∝ log10(1 + tasks)",
-        "x": "Task completion ratio in dedicated cloud, DC (fraction{mean})",
-        "y": "Task completion ratio in shared cloud, SC (fraction; {a})",
-        "left": "(a) per user: dedicated vs shared cloud",
-        "bars": "Users (%) / completion-ratio points",
-        "right": "(b) the paper's quantities{ci}",
-        "ci": " (95 % CI)",
-        "title": "Fig. 8 (DRFH paper): sharing incentive, dedicated clouds vs shared cloud",
     },
 }
+
+
+#: The texts of Figs. 7 and 8 (blocks ``fig7.<text>``, ``fig8.<text>`` of :data:`TEXT`), with the
+#: fields ``{n}`` (users), ``{a}``, ``{b}`` (the schedulers' labels), ``{mean}`` and ``{ci}``
+#: (the seeds', the latter the block ``<key>.ci``).
+_USERS_TEXTS = ("scatter", "x", "y", "left", "bars", "right", "title")
 
 
 def users_figure(
@@ -300,9 +293,9 @@ def users_figure(
     seeds: int,
     path: str | os.PathLike[str],
 ) -> None:
-    """Draw Fig. 7 or 8 (``key``, :data:`USERS_FIGURES`): per-user completion ratios (a bubble
-    scatter, left) beside the quantities of the paper's text with their 95 % intervals over seeds
-    (bars, right).
+    """Draw Fig. 7 or 8 (``key``, :data:`USERS_FIGURES`; its texts: :data:`_USERS_TEXTS`):
+    per-user completion ratios (a bubble scatter, left) beside the quantities of the paper's text
+    with their 95 % intervals over seeds (bars, right).
 
     Parameters
     ----------
@@ -325,8 +318,8 @@ def users_figure(
     spec = USERS_FIGURES[key]
     fields = {"n": len(users), "a": scheduler_label(a), "b": b}
     fields |= {"mean": f", mean over {seeds} seeds" if seeds > 1 else ""}
-    fields |= {"ci": spec["ci"] if seeds > 1 else ""}
-    text = {k: str(v).format(**fields) for k, v in spec.items() if isinstance(v, str)}
+    fields |= {"ci": TEXT.text(f"{key}.ci") if seeds > 1 else ""}
+    text = {k: TEXT.text(f"{key}.{k}", **fields) for k in _USERS_TEXTS}
     x, y = (users[c].to_numpy(float) for c in spec["xy"])
     size = spec["area"](users["tasks"].to_numpy(float))
     fig = Figure(figsize=(11, 5.2))

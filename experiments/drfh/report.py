@@ -170,18 +170,14 @@ def _setup(numbers: dict[str, Any]) -> kit.Setup:
             ("Slots baseline", _best(numbers)),
             ("Fig. 4", _fig4_setup(first.get("fig4_config") or {})),
         ],
-        paper={
-            "trace": "Google cluster traces (Sec. VI)",
-            "window": "the 24-hour computing demand data",
-            "servers": "2,000 servers drawn from Table I's distribution",
-            "schedulers": "Slots (the best of several slot sizes: 14), First-Fit DRFH, "
-            "Best-Fit DRFH",
-            "Slots baseline": f'{paper.TABLE_II_BEST_SLOTS} slots ("the highest overall '
-            'utilization", Table II)',
-            "Fig. 4": f"3 users on {paper.FIG4_SERVERS} servers, {paper.FIG4_TOTAL_CPU} CPU / "
-            f"{paper.FIG4_TOTAL_MEM} memory units; demands and join times only (no task counts, "
-            f"no run time); user 1 departs at {paper.FIG4_USER1_DEPART_S:,.0f} s",
-        },
+        paper=T.rows(
+            "setup.paper",
+            best14=paper.TABLE_II_BEST_SLOTS,
+            servers=paper.FIG4_SERVERS,
+            cpu=paper.FIG4_TOTAL_CPU,
+            mem=paper.FIG4_TOTAL_MEM,
+            depart=paper.FIG4_USER1_DEPART_S,
+        ),
     )
 
 
@@ -195,11 +191,8 @@ def _fig4_setup(cfg: dict[str, Any]) -> str:
     runs = sorted({float(u.get("run_s", math.nan)) for u in users})
     run = " / ".join(f"{r:g} s" for r in runs)
     servers = (cfg.get("cluster") or {}).get("servers", "?")
-    return (
-        f"{len(users)} users on {servers} servers (Table I draw, config seed "
-        f"{cfg.get('seed', '?')} for seed 1), {tasks} tasks, each running {run} (ours: the paper "
-        "gives neither)"
-    )
+    seed = cfg.get("seed", "?")
+    return T.text("fig4_setup", users=len(users), servers=servers, seed=seed, tasks=tasks, run=run)
 
 
 def _setup_differs(numbers: dict[str, Any]) -> list[str]:
@@ -614,39 +607,12 @@ def _sec_fig6(numbers: dict[str, Any]) -> list[str]:
     return lines
 
 
-#: The rows of Figs. 7 and 8's tables (:func:`_users_table`): the quantity, its key in the
-#: numbers, the paper's value and the unit.
+#: The rows of Figs. 7 and 8's tables (:func:`_users_table`): the quantities' keys in the
+#: numbers (shares, but Fig. 8's mean decrease in points); a row's quantity and the paper's value
+#: are the two lines of the template's block ``users.<key>``.
 _USERS_ROWS = {
-    "fig7": (
-        (
-            "users with a higher ratio under BF-DRFH",
-            "higher_under_a",
-            f'"almost all" (read as ≥ {_pct(paper.ALMOST_ALL, 0)})',
-            "share",
-        ),
-        ("users with a lower ratio under BF-DRFH", "lower_under_a", "not given", "share"),
-        (
-            "users with all tasks completed under BF-DRFH but not under Slots",
-            "full_under_a_not_b",
-            _pct(paper.FIG7_FULL_UNDER_BF_NOT_SLOTS),
-            "share",
-        ),
-    ),
-    "fig8": (
-        (
-            "users worse off in the shared cloud",
-            "worse_off_fraction",
-            _pct(paper.FIG8_WORSE_OFF_FRACTION),
-            "share",
-        ),
-        (
-            "mean decrease of their completion ratio (points)",
-            "mean_decrease",
-            f'"only slightly" (read as ≤ {100 * paper.ONLY_SLIGHTLY:.0f} points)',
-            "pp",
-        ),
-        ("users better off in the shared cloud", "better_off_fraction", '"most"', "share"),
-    ),
+    "fig7": ("higher_under_a", "lower_under_a", "full_under_a_not_b"),
+    "fig8": ("worse_off_fraction", "mean_decrease", "better_off_fraction"),
 }
 
 
@@ -654,10 +620,17 @@ def _users_table(numbers: dict[str, Any], key: str) -> list[str]:
     """Fig. 7's or 8's quantities: ours, ours under the older rule ``complete``, the paper's;
     then the explanation and the figure."""
     ours, old = numbers[key], (numbers.get("sensitivity") or {}).get(key) or {}
-    rows = [
-        [q, kit.estimate(ours[k], u), kit.estimate(old.get(k), u), p]
-        for q, k, p, u in _USERS_ROWS[key]
-    ]
+    papers = {
+        "almost_all": _pct(paper.ALMOST_ALL, 0),
+        "fig7_full": _pct(paper.FIG7_FULL_UNDER_BF_NOT_SLOTS),
+        "fig8_worse": _pct(paper.FIG8_WORSE_OFF_FRACTION),
+        "slightly": 100 * paper.ONLY_SLIGHTLY,
+    }
+    rows = []
+    for k in _USERS_ROWS[key]:
+        q, p = T.lines(f"users.{k}", **papers)
+        u = "pp" if k == "mean_decrease" else "share"
+        rows.append([q, kit.estimate(ours[k], u), kit.estimate(old.get(k), u), p])
     head = ["quantity", "ours [95 % CI]", "ours, rule `complete`", "paper"]
     return [*table(head, rows), *_differs(numbers, key)]
 
