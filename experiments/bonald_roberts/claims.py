@@ -141,11 +141,10 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
                 "fig1_similar",
                 "“performance is similar for all three allocations”",
                 bal(_ALL_PAIRS, "|r-1|", "max"),
-                "the largest relative gap |γ_X/γ_Y − 1| over the pairs of DRF, PF and BMF, "
-                "classes and loads",
-                f"at most {_pc(paper.SIMILAR_REL)} (ours: twice 'very close', "
-                f"{_pc(paper.CLOSE_REL)}; the paper calls the same curves 'somewhat better than "
-                "DRF')",
+                paper.TEXT["text.fig1_similar.quantity"],
+                paper.TEXT["text.fig1_similar"].format(
+                    similar=_pc(paper.SIMILAR_REL), close=_pc(paper.CLOSE_REL)
+                ),
                 high=paper.SIMILAR_REL,
             ),
             _close_to_pf(m, "balanced", "fig1_bmf_close_pf", "“BMF is very close to PF”"),
@@ -155,10 +154,7 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
                 "“both are somewhat better than DRF, especially at high load”",
                 bal(_FROM_DRF, "r-1", "min", [top]),
                 what=f"the smallest relative gain γ/γ_DRF − 1 over classes at load {top:g}",
-                reason=(
-                    f"judged at the highest load; over all loads the smallest gain is "
-                    f"{_fmt(every.value)} ({every.where})"
-                ),
+                reason=paper.TEXT["text.at_top"].format(gain=_fmt(every.value), at=every.where),
             ),
         ]
     out.append(
@@ -168,12 +164,7 @@ def _balanced(m: Markov, allocs: list[str], three: bool) -> list[Claim]:
             sym.value,
             holds=sym.value <= 1e-6,
             seeds=0,
-            reason=(
-                "the model is symmetric: swapping the two resources swaps a1 = (.1, 1) and "
-                "a2 = (1, .1), leaves a3 = (1, 1) and the balanced loads unchanged, so every "
-                "allocation gives classes 1 and 2 the same rate (ours: the largest |γ1/γ2 − 1|; "
-                "check 1e-6); deterministic (Markov chain, no seed)"
-            ),
+            reason=paper.TEXT["text.fig1_equal"],
         )
     )
     return out
@@ -293,11 +284,7 @@ def _packet_order(details: pd.DataFrame) -> str:
     n21 = sum(across_seeds(r21).bounds()[0] > 0 for _, r21, _ in points)
     n13 = sum(across_seeds(r13).bounds()[0] > 0 for _, _, r13 in points)
     total = len(points)
-    return (
-        f"; on the packet runs (Fig. 3's crosses) the interval over seeds of γ2/γ1 − 1 lies "
-        f"above 0 at {n21}/{total} (allocation, load) points and that of γ1/γ3 − 1 at "
-        f"{n13}/{total} (γ1 and γ3 differ by a few per cent, within the packet runs' noise)"
-    )
+    return paper.TEXT["text.packet_order"].format(n21=n21, n13=n13, total=total)
 
 
 def _packet_order_claim(details: pd.DataFrame, shorter: str) -> list[Claim]:
@@ -311,11 +298,7 @@ def _packet_order_claim(details: pd.DataFrame, shorter: str) -> list[Claim]:
     order = partial(exceeds, statement, source, "γ2 > γ1 > γ3", unit="share", what=what)
     parts = [(at, order(across_seeds(np.minimum(r21, r13)))) for at, r21, r13 in points]
     claim = every_setting(statement, parts, target=(1.0, 1.0), what="(algorithm, load) points")
-    return _noted(
-        claim,
-        f"the fluid lines of Figs. 2-3 are judged by fig2_order; our packet runs are {shorter}, "
-        "and γ1 and γ3 differ by a few per cent",
-    )
+    return _noted(claim, paper.TEXT["text.packet_order_claim"].format(shorter=shorter))
 
 
 def _packet_pf_bmf(details: pd.DataFrame) -> list[Claim]:
@@ -337,12 +320,7 @@ def _packet_pf_bmf(details: pd.DataFrame) -> list[Claim]:
             rel = bmf.loc[seeds, k] / pf.loc[seeds, k] - 1
             parts.append((f"class {k} at load {load:g}", similar(across_seeds(rel))))
     claim = every_setting(statement, parts, target=(0.0, 0.0), what="(class, load) points")
-    return _noted(
-        claim,
-        f"quantity: γ_BMF-SFQ/γ_PF-SFQ − 1 per seed (the same seeds), mean over seeds; rule: "
-        f"within ±{_pc(tol)}, the rule of Fig. 2's 'roughly equivalent' on the fluid model "
-        "(fig2_pf_bmf_equivalent)",
-    )
+    return _noted(claim, paper.TEXT["text.packet_pf_bmf"].format(tol=_pc(tol)))
 
 
 def _packet(details: pd.DataFrame, shorter: str) -> list[Claim]:
@@ -364,22 +342,18 @@ def _packet(details: pd.DataFrame, shorter: str) -> list[Claim]:
     where, worst = max(ests, key=lambda x: max(abs(v) for v in x[1].bounds()))
     n = worst.seeds
     med = float(np.median([abs(e.value) for _, e in ests]))
-    reason = (
-        "quantity: the relative deviation γ_packet/γ_fluid − 1 "
-        + (f"(mean over {n} seeds, t interval)" if n > 1 else "(one seed)")
-        + f" at the point whose interval reaches furthest from 0 ({where}); rule: every point's "
-        f"interval within ±{_pc(tol)}; {len(within)}/{len(ests)} points are, "
-        f"{len(outside)} lie entirely outside; mean beyond ±{_pc(tol)}: "
-        + (", ".join(mean_far) if mean_far else "none")
-        + f"; the fluid value lies inside the packet interval at {inside}/{len(ests)}; median "
-        f"|mean deviation| {100 * med:.1f} %"
-        + (
-            f"; one point's deviation has a standard deviation of up to {100 * sd:.0f} % between "
-            "seeds"
-            if n > 1
-            else ""
-        )
-        + f"; our runs are {shorter}"
+    reason = paper.TEXT["text.packet_close"].format(
+        over=paper.TEXT["text.packet_close.seeds"].format(n=n) if n > 1 else "(one seed)",
+        where=where,
+        tol=_pc(tol),
+        within=len(within),
+        points=len(ests),
+        outside=len(outside),
+        far=", ".join(mean_far) if mean_far else "none",
+        inside=inside,
+        med=100 * med,
+        sd=paper.TEXT["text.packet_close.sd"].format(sd=100 * sd) if n > 1 else "",
+        shorter=shorter,
     )
     # every point judged by the same rule: FAIL if one lies entirely outside ±tol, INCONCLUSIVE
     # if none does but one straddles it (our runs are short: noise, not a difference)
@@ -415,11 +389,14 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
                 high=paper.TRUNCATION_MAX,
                 unit="share",
                 kind="consistency",
-                reason=(
-                    f"{_DETERMINISTIC}; largest at {row.scenario} {str(row.allocation).upper()} "
-                    f"load {row.load:g} class {row['class']}; target {target:g} met at "
-                    f"{met}/{len(mk)} class-points (levels used: "
-                    f"{sorted({int(x) for x in mk.level})})"
+                reason=paper.TEXT["text.truncation"].format(
+                    how=_DETERMINISTIC,
+                    row=row,
+                    allocation=str(row.allocation).upper(),
+                    target=target,
+                    met=met,
+                    points=len(mk),
+                    levels=sorted({int(x) for x in mk.level}),
                 ),
             )
         )
@@ -442,11 +419,8 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
             low=paper.COVERAGE_MIN,
             unit="share",
             kind="consistency",
-            reason=(
-                f"per seed: the share of the {n_points} (scenario, allocation, load, class) "
-                "points whose Markov γ lies inside the run's batch-means 95 % CI (95 % expected; "
-                "batches are correlated at high load, so somewhat optimistic); per seed "
-                + ", ".join(f"{100 * v:.0f} %" for v in per_seed.to_numpy())
+            reason=paper.TEXT["text.coverage"].format(
+                points=n_points, shares=", ".join(f"{100 * v:.0f} %" for v in per_seed.to_numpy())
             ),
         )
     )

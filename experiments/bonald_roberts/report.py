@@ -76,14 +76,7 @@ def _rates_table(m: Markov, summ: pd.DataFrame, scen: list[str]) -> list[str]:
 def _setup_text(cfg: Any, seeds: list[int]) -> str:
     """The report's paragraph on the run's parameters."""
     s = f"{seeds[0]}..{seeds[-1]}" if len(seeds) > 2 else ", ".join(str(x) for x in seeds)
-    return (
-        f"Vectors a1..a{len(cfg.vectors)} = {cfg.vectors}; mean work 1 for every class; "
-        f"loads {cfg.loads}; Markov levels {cfg.markov.levels} (tol {cfg.markov.tol:g}); "
-        f"SimPy {cfg.simulation.arrivals} arrivals after {cfg.simulation.warmup} warm-up, "
-        f"{cfg.simulation.batches} batches; packet router W = {cfg.packet.window}, geometric "
-        f"flows of mean {cfg.packet.mean_packets:g} packets, {cfg.packet.flows} flow arrivals "
-        f"(paper: 20,000 packets, 1e5 flows); seeds {s}."
-    )
+    return T.text("setup_text", cfg=cfg, classes=len(cfg.vectors), seeds=s)
 
 
 def setup_rows(cfg: Any, seeds: list[int], quick: bool) -> kit.Setup:
@@ -107,14 +100,7 @@ def setup_rows(cfg: Any, seeds: list[int], quick: bool) -> kit.Setup:
                 f"W = {cfg.packet.window}",
             ),
         ],
-        paper={
-            "trace": "Markovian model (Section 4)",
-            "window": "the load of the most loaded resource, balanced (Fig. 1) and "
-            "rho1 = 4 rho2 = 4 rho3 (Figs. 2, 3; the range in the figures only); packets: 1e5 flow "
-            "arrivals of mean 20,000 packets, W = 30 (Sec. 5)",
-            "servers": "2 resources, a1 = (.1, 1), a2 = (1, .1), a3 = (1, 1)",
-            "schedulers": "DRF, PF, BMF",
-        },
+        paper=T.rows("setup.paper"),
     )
 
 
