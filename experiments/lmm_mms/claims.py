@@ -223,9 +223,7 @@ def _fig3_claims(d: _Data) -> list[Claim]:
             *_ST["fig3_balanced"].where(baselines="bounded DRF"),
             "at least as good",
             drf,
-            reason="on one pool LMM-MMS equals bounded DRF (a user's MMS ratio is n times its "
-            "dominant share), so it cannot be worse; ours: the largest utilisation difference "
-            "from bounded DRF over the balanced samples",
+            reason=paper.TEXT["text.fig3_balanced.drf"],
             seeds=d.seeds,
             holds=drf <= 1e-6,
             unit="pp",
@@ -358,9 +356,8 @@ def _fig4_claims(d: _Data) -> list[Claim]:
 def _fig5_claims(d: _Data) -> list[Claim]:
     cpu, mem = (d.stack("fig2", f"saturated_{r}", "lmm-mms") for r, _ in RESOURCES)
     free = 1.0 - np.maximum(cpu, mem)
-    note = (
-        f"{int(free.sum())} of {free.size} Fig. 2 samples with no saturated resource under LMM-MMS "
-        f"(CPU saturated in {int(cpu.sum())}, memory in {int(mem.sum())})"
+    note = paper.TEXT["text.unsaturated"].format(
+        free=int(free.sum()), samples=free.size, cpu=int(cpu.sum()), mem=int(mem.sum())
     )
     rate = {m: d.stack("fig2", "completion_rate", m) for m in MECHANISMS}
 
@@ -417,10 +414,7 @@ def _fig6_claims(d: _Data) -> list[Claim]:
                     f"{n} users vs {LABELS[m]}: {'at or above' if ge else 'below at some'}, "
                     f"higher at {gt} of {len(LEVELS)}"
                 )
-        ahead.append(
-            '"significant advantages" judged as "better" only: no minimum effect is named for a '
-            "distribution's lead"
-        )
+        ahead.append(paper.TEXT["text.significant"])
         return exceeds(
             *stmt,
             "better",
@@ -436,9 +430,7 @@ def _fig6_claims(d: _Data) -> list[Claim]:
             *_ST["fig6_incentive"].where(scales=", ".join(str(n) for n in scales)),
             0.0,
             below,
-            reason="a theorem (Section 4.2): the equal split gives every user an MMS ratio of 1, "
-            "so LMM-MMS's smallest ratio is at least 1, and the sharing degree is the MMS ratio "
-            f"(tasks over tasks under the equal split); checked over {len(lmm):,} users",
+            reason=paper.TEXT["text.fig6_incentive"].format(users=len(lmm)),
             seeds=d.seeds,
             holds=below == 0.0,
             unit="share",
@@ -468,10 +460,8 @@ def _fig2_stable(d: _Data) -> list[Claim]:
             d.boot(spread),
             high=paper.STABLE,
             unit="pp",
-            reason=f"LMM-MMS's mean utilisation per scale, {means}; 'stable' is a spread of at "
-            f"most {100 * paper.STABLE:g} pp, the width of the band the paper calls stable "
-            "(Fig. 2b's 'around 80-85% for all user scales'); 'high efficiency' is judged by "
-            "Figs. 2a and 2b" + ("" if len(keys) > 2 else f"; only {len(keys)} scales (--quick)"),
+            reason=paper.TEXT["text.fig2_stable"].format(means=means, stable=100 * paper.STABLE)
+            + ("" if len(keys) > 2 else f"; only {len(keys)} scales (--quick)"),
         )
     ]
 
@@ -655,20 +645,10 @@ def _bounded_reading(key: str, gap: float) -> str:
     (largest difference ``gap``)."""
     ident = f"LMM-MMS equals bounded DRF (largest difference {gap:.1g}, consistency row equals_drf)"
     if key == "fig3_balanced":
-        return (
-            "the bounded AF reading is decided by the data (the bounded DRF half is the "
-            "by-construction row)"
-        )
+        return paper.TEXT["text.bounded.balanced"]
     if key in ("fig4_lead_grows", "fig5_many_users"):
-        return (
-            f"the bounded reading is capped by the identity: {ident}, so LMM-MMS's lead over the "
-            "bounded baselines is never above 0; it can only move between a deficit against "
-            "bounded AF and a tie, never grow into a lead"
-        )
-    return (
-        f"the bounded reading is decided by the identity, not the data: {ident}, so LMM-MMS is "
-        "never strictly above both bounded baselines and this reading cannot pass"
-    )
+        return paper.TEXT["text.bounded.capped"].format(ident=ident)
+    return paper.TEXT["text.bounded.decided"].format(ident=ident)
 
 
 def judged_once(claims: Sequence[Claim], identity_gap: float) -> list[Claim]:

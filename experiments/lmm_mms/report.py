@@ -86,16 +86,13 @@ def _setup(run: dict[str, Any], units: Units) -> kit.Setup:
         quick=bool(run["quick"]),
         model_tol=f"{100 * paper.MODEL_TOL:g} pp (a utilisation), added to the printed precision",
         notes=[("baselines judged", "unbounded, capped (the bounded reading shown beside)")],
-        paper={
-            "trace": "Alibaba batch_task, users drawn from its distribution (Sec. 5.1)",
-            "window": f"{paper.SAMPLES} samples per setting; users "
-            f"{paper.USER_SCALES[0]}-{paper.USER_SCALES[-1]}, elephants "
-            f"{', '.join(f'{100 * e:g} %' for e in paper.ELEPHANT_SHARES)}",
-            "servers": "one pool, capacities "
-            + ", ".join(f"({c:g}, {m:g})" for c, m in paper.CAPACITIES),
-            "schedulers": "LMM-MMS, DRF, AF",
-            "baselines judged": "not said",
-        },
+        paper=T.rows(
+            "setup.paper",
+            samples=paper.SAMPLES,
+            users=f"{paper.USER_SCALES[0]}-{paper.USER_SCALES[-1]}",
+            elephants=", ".join(f"{100 * e:g} %" for e in paper.ELEPHANT_SHARES),
+            capacities=", ".join(f"({c:g}, {m:g})" for c, m in paper.CAPACITIES),
+        ),
     )
 
 
