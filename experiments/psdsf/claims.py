@@ -163,15 +163,11 @@ def _table_iv_exact(r: Runs) -> list[Claim]:
             for lab, q, c in parts
         )
         dev = float(np.abs(got - np.asarray(paper.TABLE_IV[mech], dtype=float)).max())
-        why = (
-            f"worst of {len(parts)} cells: {label}; every one: {listing}; largest deviation over "
-            f"all 16 cells, the undetermined A / B split included: {dev:.3g} tasks; {EXACT_KIND}"
+        why = paper.TEXT["text.table4_exact"].format(
+            cells=len(parts), label=label, listing=listing, dev=dev, kind=EXACT_KIND
         )
         if mech == "tsf":
-            why += (
-                "; the printed precision alone would not hold user 3's 58.33 (exact 58.3425: "
-                "the paper's solver, or its rounding)"
-            )
+            why += paper.TEXT["text.table4_exact.tsf"]
         if r.has(mech):
             online = np.mean([tasks(s, mech) for s in r.runs], axis=0)
             totals = ", ".join(f"{x:.4g}" for x in online.sum(axis=1))
@@ -187,13 +183,8 @@ def _table_iv_split(r: Runs) -> list[Claim]:
     def cd(v: dict[str, Any], m: str) -> float:  # tasks of users 1 and 2 on classes C and D
         return float(tasks(v, m)[:2, 2:].sum())
 
-    why = (
-        "online PS-DSF (the run Table IV's PS-DSF cells are judged on), mean over the second half "
-        "of (0, 100) s, in paper tasks, within the model tolerance (one small task); users 3 and "
-        "4 may use classes C and D only, so only users 1 and 2 on C or D can break it; the exact "
-        "allocations (table4_exact, consistency): "
-    )
-    why += ", ".join(f"exact {LABELS[m]} {round(cd(r.exact, m), 6):g}" for m in ("psdsf", "tsf"))
+    exact = ", ".join(f"exact {LABELS[m]} {round(cd(r.exact, m), 6):g}" for m in ("psdsf", "tsf"))
+    why = paper.TEXT["text.table4_split"].format(exact=exact)
     if r.has("tsf"):
         why += f", online TSF {show(r.seeds_of(lambda s: cd(s, 'tsf')), '')}"
     online = r.seeds_of(lambda s: cd(s, "psdsf"))
@@ -202,22 +193,14 @@ def _table_iv_split(r: Runs) -> list[Claim]:
 
 def _class_d_tie(r: Runs, diff: Estimate) -> str:
     """Why class D is a tie at best, and how that depends on user 2's CPU demand."""
-    why = (
-        f". A tie at best (PS-DSF minus the better exact baseline: "
-        f"{100 * diff.value:+.2f} pp): the exact TSF and C-DRFH use all of class D's CPU "
-        "in every phase, as exact PS-DSF does, so distributed PS-DSF can only lose (in "
-        "its first seconds and after user 4 leaves and returns)"
-    )
+    why = paper.TEXT["text.class_d_tie"].format(diff=100 * diff.value)
     if r.sensitivity:
         lead = max(e["psdsf"]["mean"] - max(e[m]["mean"] for m in BASELINES) for e in r.sensitivity)
         cpus = ", ".join(f"{c:.3g}" for c in sorted(e["cpu"] for e in r.sensitivity))
         above = "never above the better of exact TSF and C-DRFH"
         if lead > 1e-9:
             above = f"at most {100 * lead:+.2f} pp above the better of them"
-        why += (
-            f"; for every CPU demand of user 2 in the report's sensitivity table ({cpus}; Table "
-            f"III allows any <= 2/15), exact PS-DSF's class D mean is {above}"
-        )
+        why += paper.TEXT["text.class_d_tie.grid"].format(cpus=cpus, above=above)
     return why
 
 
@@ -245,10 +228,7 @@ def _fig6_greater(r: Runs) -> list[Claim]:
         )
         if r.has(*BASELINES):
             extra = r.seeds_of(lambda s: lead(s, max(s[m]["mean_util"][col] for m in BASELINES)))
-            why += (
-                f"; against our online first-fit TSF and C-DRFH (extra, not the paper's "
-                f"comparison): {show(extra, 'pp')}"
-            )
+            why += paper.TEXT["text.fig6_greater.extra"].format(extra=show(extra, "pp"))
         return _greater("fig6_greater", k, diff, why + (_class_d_tie(r, diff) if k == "D" else ""))
 
     return [one(k) for k in ("C", "D")]
@@ -283,12 +263,7 @@ def _fig6_away(r: Runs) -> list[Claim]:
             )
         why = "steady state (second half of each phase), phase by phase: " + "; ".join(phases)
         if k == "D":
-            why += (
-                ". While user 4 is away exact PS-DSF gives user 2 all of class D (41.25 tasks, "
-                "memory-bound), which uses all its CPU only with d_2's CPU at 2/15, the largest "
-                "Table III allows (docs/psdsf.md); exact TSF and C-DRFH use all of it too, so "
-                "distributed PS-DSF can at best tie"
-            )
+            why += paper.TEXT["text.fig6_away.d"]
         diff = r.seeds_of(lambda s: lead(s, away))
         return _greater("fig6_away", k, diff, why, ", while user 4 is away")
 
@@ -312,12 +287,8 @@ def _not_full_cd(r: Runs) -> list[Claim]:
         return min(ph["util"][f"cpu_{k}"] for ph in v["phases"] for k in ("C", "D"))
 
     est, each = _lowest(r, low)
-    why = (
-        f"lowest CPU steady state of classes C and D over the phases: {each}, exact PS-DSF "
-        f"{kit.number(low(r.exact['psdsf']), 'share')} (for information); "
-        f"'fully' is {100 * paper.FULL:g} % or more, as in fully_used; the sentence names the CPU "
-        "of A and B and the memory of all classes, so the CPU of C and D, what Fig. 6 plots, is "
-        "the resource where the mechanisms differ"
+    why = paper.TEXT["text.not_full_cd"].format(
+        each=each, exact=kit.number(low(r.exact["psdsf"]), "share"), full=100 * paper.FULL
     )
     stmt = _ST["not_full_cd"].where()
     return [bounded(*stmt, "not fully", est, high=paper.FULL, unit="share", reason=why)]
@@ -331,9 +302,8 @@ def _fig6_converges(r: Runs) -> list[Claim]:
         + show(r.seeds_of(lambda s, i=i: s["psdsf"]["settle"][i]["settle_s"]), "s")
         for i, x in enumerate(r.runs[0]["psdsf"]["settle"])
     )
-    why = (
-        f"settled: class C and D CPU within {100 * CONVERGED:g} points of the new phase's level "
-        f"for {SETTLE_WINDOW_S:g} s (simulated); {per_change}"
+    why = paper.TEXT["text.fig6_converges"].format(
+        converged=100 * CONVERGED, window=SETTLE_WINDOW_S, per_change=per_change
     )
     if never:
         why += f"; {never} change(s) never settled (counted as the whole phase)"
@@ -366,11 +336,7 @@ def _fully_used(r: Runs) -> list[Claim]:
             if r.has(m)
         )
         if resource == "cpu" and d2 is not None:
-            why += (
-                f". Not reachable with d_2 = ({d2[0] * SPLIT:.4g}, {d2[1] * SPLIT:.4g}): with "
-                "the memory of A and B full, their CPU is full only with d_2 = (0.2, 0.2), which "
-                "contradicts Table III's gamma of user 2 on class D (docs/psdsf.md)"
-            )
+            why += paper.TEXT["text.fully_used.cpu"].format(cpu=d2[0] * SPLIT, mem=d2[1] * SPLIT)
         stmt = _ST["fully_used"].where(what=text)
         return bounded(*stmt, "fully", est, low=paper.FULL, unit="share", reason=why)
 

@@ -153,12 +153,7 @@ def _setup(summary: dict[str, Any], cfg: Any, servers: str) -> kit.Setup:
         seeds=summary["seeds"],
         quick=bool(summary["quick"]),
         model_tol=f"{paper.MODEL_TOL:g} paper tasks, added to the printed precision",
-        paper={
-            "trace": "synthetic: four users, demands within Table III's limits",
-            "window": "Fig. 6: user 4 inactive in (100, 250) s",
-            "servers": "120 in 4 classes (Table III)",
-            "schedulers": "PS-DSF (distributed, online); TSF and C-DRFH found exactly every second",
-        },
+        paper=T.rows("setup.paper"),
     )
 
 
@@ -172,13 +167,9 @@ def _smaller(summary: dict[str, Any]) -> str:
         return ", ".join(f"{LABELS[m]} {kit.number(e[m]['mean'], 'share')}" for m in LABELS)
 
     low = min(sens, key=lambda e: e["cpu"])
-    out = (
-        f"With a = {low['cpu']:.3g} (exact allocations) class D's mean CPU utilisation over "
-        f"(0, 300) s would be {means(low)}"
-    )
-    if (this := next((e for e in sens if e["config"]), None)) is not None:
-        out += f", against {means(this)} with this run's a = {this['cpu']:.3g}"
-    return out + " (the sensitivity table below)."
+    this = next((e for e in sens if e["config"]), None)
+    against = "" if this is None else T.text("smaller.this", means=means(this), cpu=this["cpu"])
+    return T.text("smaller", cpu=low["cpu"], means=means(low), this=against)
 
 
 def _quick_why(summary: dict[str, Any]) -> str:
@@ -187,11 +178,8 @@ def _quick_why(summary: dict[str, Any]) -> str:
     away = np.mean(
         [r["schedulers"]["psdsf"]["phases"][1]["util"]["cpu_D"] for r in summary["runs"]]
     )
-    return (
-        f"; `--quick` multiplies the times by {QUICK_TIME:g} and splits each paper task in "
-        f"{QUICK_SPLIT}, so user 2's task fits a class-D server 7 times, not 7.5, and online "
-        f"PS-DSF uses {kit.number(float(away), 'share')} of class D's CPU while user 4 is away: "
-        "read the full run"
+    return T.text(
+        "quick_why", time=QUICK_TIME, split=QUICK_SPLIT, away=kit.number(float(away), "share")
     )
 
 
