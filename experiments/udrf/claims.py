@@ -84,10 +84,8 @@ def _untestable(data: N.Seeds, claim: Claim) -> Claim:
             "kind": "paper",
             "verdict": "n/a",
             "rule": "—",
-            "reason": (
-                f"not testable here: an empirical statement about the trace's ~700 machine "
-                f"classes, which a set-up of {_classes(data)} classes decides by construction "
-                f"(it {held}). {why}"
+            "reason": paper.TEXT["text.untestable"].format(
+                classes=_classes(data), held=held, why=why
             ),
         }
     )
@@ -108,10 +106,7 @@ def _users_vary(data: N.Seeds) -> list[Claim]:
             *_ST["users_vary"].where(),
             None,
             f"{min(lo for lo, _ in ranges)}-{max(hi for _, hi in ranges)}" if ranges else "—",
-            reason=(
-                f"users with waiting tasks at the grid points where UDRF had any, per seed: "
-                f"{shown}; the trace's users submit and finish jobs, whatever the scheduler"
-            ),
+            reason=paper.TEXT["text.users_vary"].format(ranges=shown),
             seeds=len(data.seeds),
             holds=bool(ranges) and all(hi > lo for lo, hi in ranges),
         )
@@ -126,13 +121,7 @@ def _fig6(data: N.Seeds) -> list[Claim]:
         if len(rd)
         else math.nan
     )
-    why = (
-        "Spearman's rho of the mean degree over the active users {rho}; but an active user "
-        f"shares a (class, resource) pair with {100 * linked:.0f} % of the others on average: "
-        f"with {_classes(data)} machine classes, drawn in proportion to their servers, almost "
-        "every pair of users meets on the large classes, so the degree is about the number of "
-        "users minus one whatever the scheduler (the paper's ~700 classes make it a finding)"
-    )
+    why = paper.TEXT["text.fig6"].format(linked=100 * linked, classes=_classes(data))
     return [_untestable(data, _rising(data, "fig6", rd, "users", "mean_degree", "samples", why))]
 
 
@@ -148,11 +137,7 @@ def _fig7(data: N.Seeds) -> list[Claim]:
                 *_ST["fig7"].where(),
                 "1-8",
                 f"{lo}-{hi} (mean {rd['rducs'].mean():.2f})" if len(rd) else "—",
-                reason=(
-                    f"an RDUC holds at least one whole machine class (every task demands CPU and "
-                    f"memory), so with {n_c} classes there are at most {n_c}: the upper bound 8 "
-                    "cannot be exceeded, and one RDUC exists whenever a task waits"
-                ),
+                reason=paper.TEXT["text.fig7"].format(classes=n_c),
                 seeds=len(data.seeds),
                 holds=paper.FIG7_RDUCS[0] <= lo and hi <= paper.FIG7_RDUCS[1],
             ),
@@ -174,13 +159,12 @@ def _fig8(data: N.Seeds) -> list[Claim]:
                 *_ST["fig8"].where(),
                 paper.FIG8_ONE_OR_TWO,
                 share12.value,
-                reason=(
-                    "the constraint model's input: it draws the classes of every job to follow "
-                    "Fig. 8 (65 % need one or two, the rest 3 to "
-                    f"{_classes(data)}), as far as the jobs' sizes allow: {100 * one:.0f} % of the "
-                    f"jobs have one task and {100 * two:.0f} % two, and a task is pinned to one "
-                    f"class, so the model expects {100 * expected:.1f} % (holds: within "
-                    f"{100 * paper.FIG8_MODEL_TOL:.0f} points of that)"
+                reason=paper.TEXT["text.fig8"].format(
+                    classes=_classes(data),
+                    one=100 * one,
+                    two=100 * two,
+                    expected=100 * expected,
+                    tol=100 * paper.FIG8_MODEL_TOL,
                 ),
                 seeds=len(data.seeds),
                 holds=abs(share12.value - expected) <= paper.FIG8_MODEL_TOL,
@@ -204,11 +188,7 @@ def _users(data: N.Seeds) -> list[Claim]:
         )
         .reset_index()
     )
-    why = (
-        "Spearman's rho of the classes a user's jobs need together over its number of jobs "
-        "{rho}; the model draws every job's classes on their own, so a user with more jobs spans "
-        "more classes"
-    )
+    why = paper.TEXT["text.users"]
     return [_rising(data, "users", users, "jobs", "classes", "users", why)]
 
 
@@ -218,16 +198,9 @@ def _order(
     """Statement ``key``: the baseline's ``stat`` above UDRF's, paired by seed; the reason gives
     both means (then ``tail``)."""
     means = [N.seed_estimate(data, name, stat, sub) for name in (BASELINE, UDRF_NAME)]
-    if unit == "pp":
-        reason = (
-            f"means {kit.estimate(means[0])} ({BASELINE}) and {kit.estimate(means[1])} "
-            f"({UDRF_NAME}) of the pool, while each had work"
-        )
-    else:
-        reason = (
-            f"{kit.estimate(means[0], 's')} ({BASELINE}) vs {kit.estimate(means[1], 's')} "
-            f"({UDRF_NAME}){tail}"
-        )
+    shown = [kit.estimate(m, "share" if unit == "pp" else "s") for m in means]
+    block = "text.order_pp" if unit == "pp" else "text.order"
+    reason = paper.TEXT[block].format(a=BASELINE, b=UDRF_NAME, means=shown, tail=tail)
     return exceeds(
         *_ST[key].where(),
         "DRF > UDRF",

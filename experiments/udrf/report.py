@@ -26,29 +26,8 @@ log = logging.getLogger(__name__)
 
 #: The report's prose.
 T = kit.Template(Path(__file__).with_name("report_template.md"))
-_MEANS_HEAD = (
-    "scheduler",
-    "jobs completed",
-    "mean JCT (s)",
-    "median JCT (s)",
-    "mean wait (s)",
-    "mean execution (s)",
-    "mean time before the queue (s)",
-    "wasted CPU (%)",
-    "wasted memory (%)",
-    "last finish (h)",
-)
 #: The per-scheduler means in seconds, in the table's order.
 _MEANS_S = ("jct_mean_s", "jct_median_s", "wait_mean_s", "exec_mean_s", "before_queue_mean_s")
-_RUNS_HEAD = (
-    "seed",
-    "scheduler",
-    "tasks",
-    "completed",
-    "unplaceable",
-    "engine wall (s)",
-    "tasks/s",
-)
 
 
 def _counts(groups: Any) -> str:
@@ -119,12 +98,11 @@ def _setup(data: N.Seeds, cfg: Any) -> kit.Setup:
         seeds=data.seeds,
         quick=bool(s0["quick"]),
         model_tol="none: no claim compares with a number the paper prints (orders and trends)",
-        paper={
-            "trace": "Google 2011 cluster trace (Sec. V)",
-            "window": str(paper.SETUP["trace"]).split(", ", 1)[1],
-            "servers": f"a 12K-machine cluster in {paper.SETUP['machine_classes']} machine classes",
-            "schedulers": "DRF, online UDRF",
-        },
+        paper=T.rows(
+            "setup.paper",
+            window=str(paper.SETUP["trace"]).split(", ", 1)[1],
+            classes=paper.SETUP["machine_classes"],
+        ),
     )
 
 
@@ -187,14 +165,14 @@ def report_text(
         *T.lines("setup.why", s0=s0, cfg=cfg),
         *claims_markdown(claims),
         *T.lines("means"),
-        *table(_MEANS_HEAD, means),
+        *table(T.cells("means.head"), means),
         *T.lines("reductions"),
     ]
     for other in [BASELINE, *[s for s in data.schedulers if s not in (BASELINE, UDRF_NAME)]]:
         lines += _reductions(data, other)
     lines += [
         *T.lines("runs", repetitions=_counts(pairs["repetitions"]), by=_counts(pairs["classes"])),
-        *table(_RUNS_HEAD, runs),
+        *table(T.cells("runs.head"), runs),
         *T.lines("runs.end", figures=", ".join(f"`{f}`" for f in figs)),
     ]
     return "\n".join(lines)
