@@ -126,8 +126,7 @@ def _table_ii_orders(numbers: dict[str, Any]) -> list[Claim]:
         f"{paper.TABLE_II_BEST_SLOTS} slots",
         orders["best14"],
         unit="pp",
-        what="the mean of CPU and memory at 14 slots minus the highest at another slot count "
-        "(per seed)",
+        what=paper.TEXT["text.table2_best14.what"],
         reason="best per seed: " + ", ".join(f"`{k}` in {v}" for k, v in counts.items()),
     )
     return [_explain(numbers, c, "table_ii") for c in (peak, best)]
@@ -298,8 +297,7 @@ def _fig6(numbers: dict[str, Any]) -> list[Claim]:
         high=paper.NO_IMPROVEMENT,
         unit="share",
         reason=join(
-            f"mean of per-job reductions over {small['jobs']:,} jobs "
-            f"({small['pairs']:,} (job, seed) pairs)",
+            paper.TEXT["text.fig6_small"].format(jobs=small["jobs"], pairs=small["pairs"]),
             f"reduction of the mean JCT: {kit.estimate(small[other])}",
             _old_rule(numbers, "fig6", paper.FIG6_BIN_LABELS[0]),
         ),

@@ -114,12 +114,6 @@ def fig5_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLike[s
     _cpu_mem(panel, title + _band(series), path)
 
 
-FIG6_MEASURE_LABELS = {
-    "mean_of_ratios": "mean of per-job reductions, mean(1 - JCT_BF / JCT_Slots)",
-    "ratio_of_means": "reduction of the mean JCT, 1 - mean(JCT_BF) / mean(JCT_Slots)",
-}
-
-
 def _err(est: Estimate, scale: float = 100.0) -> tuple[float, float, float]:
     """(value, lower error, upper error) for matplotlib's asymmetric error bars, scaled."""
     v = est.value * scale
@@ -193,7 +187,7 @@ def fig6_figure(
     for k, (measure, colour) in enumerate(
         zip(N.FIG6_MEASURES, ("tab:blue", "tab:orange"), strict=True)
     ):
-        label = FIG6_MEASURE_LABELS[measure]
+        label = TEXT.text(f"fig6.{measure}")
         x = pos + (k - 0.5) * width
         h, err, ok = _bars(ax_bar, x, shown[measure], width, capsize=3, color=colour, label=label)
         if ok.any():
@@ -253,25 +247,26 @@ def _fraction_bars(
 
 
 #: Figs. 7 and 8 (:func:`users_figure`): the users' columns on the x and y axes, the bubble
-#: area from their tasks, and the paper's quantities (their labels and the paper's marks); the
-#: texts are the blocks ``<key>.<text>`` of ``figures.md`` (:data:`TEXT`).
+#: area from their tasks, the paper's quantities and the paper's values marked; the texts are
+#: the blocks ``<key>.<text>`` of ``figures.md`` (:data:`TEXT`): a quantity's label
+#: ``<key>.label.<quantity>``, a mark's ``<key>.ref.<quantity>``.
 USERS_FIGURES: dict[str, dict[str, Any]] = {
     "fig7": {
         "xy": ("ratio_b", "ratio_a"),
         "area": lambda tasks: 40.0 * np.log10(1.0 + tasks),
-        "labels": N.FIG7_FRACTIONS,
+        "fractions": N.FIG7_FRACTIONS,
         "refs": {
-            "full_under_a_not_b": (paper.FIG7_FULL_UNDER_BF_NOT_SLOTS, "paper ≈ 20 %"),
-            "higher_under_a": (paper.ALMOST_ALL, '"almost all" (≥ 90 %)'),
+            "full_under_a_not_b": paper.FIG7_FULL_UNDER_BF_NOT_SLOTS,
+            "higher_under_a": paper.ALMOST_ALL,
         },
     },
     "fig8": {
         "xy": ("ratio_dc", "ratio_sc"),
         "area": lambda tasks: (6.0 * np.log10(1.0 + tasks)) ** 2,
-        "labels": N.FIG8_FRACTIONS,
+        "fractions": N.FIG8_FRACTIONS,
         "refs": {
-            "worse_off_fraction": (paper.FIG8_WORSE_OFF_FRACTION, "paper 2 %"),
-            "mean_decrease": (paper.ONLY_SLIGHTLY, '"only slightly":\n≤ 5 points'),
+            "worse_off_fraction": paper.FIG8_WORSE_OFF_FRACTION,
+            "mean_decrease": paper.ONLY_SLIGHTLY,
         },
     },
 }
@@ -327,7 +322,9 @@ def users_figure(
     _bubble_scatter(ax, x, y, size, label=text["scatter"])
     ax.set(xlabel=text["x"], ylabel=text["y"])
     ax.set_title(text["left"], fontsize="medium")
-    _fraction_bars(ax_bar, fractions, spec["labels"], spec["refs"], ylabel=text["bars"])
+    labels = {k: TEXT.text(f"{key}.label.{k}") for k in spec["fractions"]}
+    refs = {k: (v, TEXT.text(f"{key}.ref.{k}")) for k, v in spec["refs"].items()}
+    _fraction_bars(ax_bar, fractions, labels, refs, ylabel=text["bars"])
     ax_bar.set_title(text["right"], fontsize="medium")
     fig.suptitle(text["title"])
     save_figure(fig, path)
@@ -362,8 +359,7 @@ def fig4_figure(
         shares,
         scheduler=scheduler,
         marks_s=(paper.FIG4_USER2_JOIN_S, paper.FIG4_USER3_JOIN_S, paper.FIG4_USER1_DEPART_S),
-        title=f"Fig. 4 (DRFH paper): shares of three users under {scheduler_label(scheduler)} "
-        f"(dotted: 200 s, 500 s, 1080 s; ×: paper{pools})",
+        title=TEXT.text("fig4.title", scheduler=scheduler_label(scheduler), pools=pools),
     )
     users = sorted({u for per_user in phases.values() for u in per_user})
     for ax, res in zip(fig.axes, ("cpu", "mem", "dominant"), strict=False):
@@ -430,12 +426,7 @@ def fig4_deficit_figure(
             fontsize=7,
         )
     _deficit_jain_axes(top, bottom, "time (s)", fontsize=8, loc="upper right")
-    fig.suptitle(
-        "Fig. 4's run under Best-Fit DRFH against the DRFH allocation\n(grey: the first task "
-        "run time of each phase, left out of the settled numbers)",
-        fontsize="medium",
-        y=1.04,
-    )
+    fig.suptitle(TEXT.text("fig4_deficit.title"), fontsize="medium", y=1.04)
     save_figure(fig, path)
 
 
@@ -466,10 +457,7 @@ def fairness_figure(series: dict[str, list[pd.DataFrame]], path: str | os.PathLi
     for col, ax, scale in (("max_deficit", axes[0], 100.0), ("jain_index", axes[1], 1.0)):
         seed_mean_lines(ax, series, col, scale)
     _deficit_jain_axes(axes[0], axes[1], "Time (h)", fontsize="small")
-    axes[0].set_title(
-        "Largest deficit: a user's dominant share in the DRFH allocation minus its online one",
-        fontsize="medium",
-    )
+    axes[0].set_title(TEXT.text("fairness.deficit"), fontsize="medium")
     axes[1].set_title("Jain's index of the active users' dominant shares", fontsize="medium")
     fig.suptitle(f"Fairness over time on the Google trace{_band(series)}")
     save_figure(fig, path)
@@ -493,10 +481,7 @@ def production_figure(results: str | os.PathLike[str], path: str | os.PathLike[s
     fig = Figure(figsize=(10, 8.5))
     axes = fig.subplots(3, 1, sharex=True)
     first, schedule = N.PRODUCTION_READINGS["first"], N.PRODUCTION_READINGS["schedule"]
-    own_label = {
-        first: "recorded, each task's first request (the trace's schedule, same workload)",
-        schedule: "recorded, each run's SCHEDULE request (what production placed)",
-    }
+    own_label = {first: TEXT.text("production.first"), schedule: TEXT.text("production.schedule")}
     for s in (*N.PRODUCTION_SCHEDULERS, schedule):
         util = pd.read_parquet(root / s / "utilization.parquet")
         t = util["time_s"].to_numpy(float) / 3600.0
@@ -520,10 +505,7 @@ def production_figure(results: str | os.PathLike[str], path: str | os.PathLike[s
     axes[0].legend(fontsize="small", loc="lower right")
     axes[0].set_title("Utilisation by requests (above 100 %: over-committed)", fontsize="medium")
     axes[2].set_ylabel("over-committed servers")
-    axes[2].set_title(
-        "Servers whose running tasks request more than their capacity (recorded)",
-        fontsize="medium",
-    )
+    axes[2].set_title(TEXT.text("production.overcommitted"), fontsize="medium")
     axes[2].legend(fontsize="small")
     axes[2].grid(alpha=0.3)
     axes[2].set_xlabel("Time (h)")

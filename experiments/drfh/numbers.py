@@ -497,12 +497,9 @@ def _fraction(users: np.ndarray) -> float:
     return float(users.sum() / len(users)) if len(users) else math.nan
 
 
-#: The fractions of users Fig. 7's text is about, and their labels.
-FIG7_FRACTIONS = {
-    "higher_under_a": "higher ratio\nunder BF-DRFH",
-    "lower_under_a": "lower ratio\nunder BF-DRFH",
-    "full_under_a_not_b": "all tasks done under\nBF-DRFH, not Slots",
-}
+#: The fractions of users Fig. 7's text is about (their labels: the figure's texts,
+#: :data:`fairsim.experiments.drfh.figures.TEXT`).
+FIG7_FRACTIONS = ("higher_under_a", "lower_under_a", "full_under_a_not_b")
 
 
 def fig8_sharing_incentive(results: str | os.PathLike[str]) -> dict[str, Any]:
@@ -540,12 +537,9 @@ def fig8_sharing_incentive(results: str | os.PathLike[str]) -> dict[str, Any]:
     return stats
 
 
-#: The quantities Fig. 8's text is about, and their labels.
-FIG8_FRACTIONS = {
-    "worse_off_fraction": "users worse off\nin the shared cloud",
-    "better_off_fraction": "users better off\nin the shared cloud",
-    "mean_decrease": "mean decrease of the\nworse-off users' ratio",
-}
+#: The quantities Fig. 8's text is about (their labels: the figure's texts,
+#: :data:`fairsim.experiments.drfh.figures.TEXT`).
+FIG8_FRACTIONS = ("worse_off_fraction", "better_off_fraction", "mean_decrease")
 
 
 def _step_mean(t: np.ndarray, v: np.ndarray, lo: float, hi: float) -> float:
