@@ -177,8 +177,7 @@ def _close_to_pf(m: Markov, scenario: str, key: str, quote: str) -> Claim:
         key,
         quote,
         m.ratio(scenario, [(("bmf", k), ("pf", k)) for k in (1, 2, 3)], "|r-1|", "max"),
-        "the largest relative gap |γ_BMF/γ_PF − 1| over classes and loads (per class: "
-        f"{per_class_gaps(m, scenario)})",
+        paper.TEXT["text.close_to_pf"].format(per_class=per_class_gaps(m, scenario)),
         f"every class within {_pc(paper.CLOSE_REL)}",
         high=paper.CLOSE_REL,
     )
@@ -209,8 +208,7 @@ def _accentuated(m: Markov) -> Claim:
         "fig2_accentuated",
         "“accentuated under unbalanced load”",
         diff,
-        what="the largest relative gap |γ/γ_DRF − 1| of PF and BMF under unbalanced load minus "
-        "under balanced load",
+        what=paper.TEXT["text.fig2_accentuated.what"],
     )
 
 
@@ -247,8 +245,7 @@ def _unbalanced(m: Markov, details: pd.DataFrame, allocs: list[str], three: bool
             "fig2_negligible_loss",
             "“for negligible reductions in γ1 and γ3”",
             unb(loss, "1-r", "max"),
-            "the largest relative loss 1 − γ/γ_DRF of class 1 or 3 under PF or BMF at any load "
-            "(negative: a gain)",
+            paper.TEXT["text.fig2_negligible_loss"],
             f"at most {_pc(paper.LOSS_MAX)}",
             high=paper.LOSS_MAX,
         ),
@@ -441,8 +438,7 @@ def _consistency(details: pd.DataFrame, target: float) -> list[Claim]:
             *_ST["seed_means"].where(),
             float(ok.mean()) if many else None,
             bool(ok.mean() >= paper.COVERAGE_MIN) if many else None,
-            rule=f"at least {_pc(paper.COVERAGE_MIN)} of the Markov values inside the 95 % t "
-            "interval over seeds of the simulated γ (95 % expected)",
+            rule=paper.TEXT["text.seed_means.rule"].format(least=_pc(paper.COVERAGE_MIN)),
             seeds=n_seeds,
             unit="share" if many else "",
             reason=why if many else "needs two seeds or more",

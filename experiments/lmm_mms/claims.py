@@ -185,8 +185,7 @@ def _fig2_claims(d: _Data) -> list[Claim]:
             "above",
             d.boot(_masked_min(pairs)),
             unit="pp",
-            what="LMM-MMS minus the closest baseline (resource and mechanism), mean over the "
-            "unsaturated samples",
+            what=paper.TEXT["text.fig2_above.what"],
             reason=f"{note}; there: {means}",
         )
 
@@ -420,8 +419,7 @@ def _fig6_claims(d: _Data) -> list[Claim]:
             "better",
             d.boot(stat),
             unit="share",
-            what="LMM-MMS's smallest relative lead over a baseline on its best percentile "
-            "(negative: below at some percentile)",
+            what=paper.TEXT["text.fig6_better.what"],
             reason="; ".join(ahead),
         )
 
@@ -547,8 +545,9 @@ def _section6_completion(d: _Data) -> list[Claim]:
             d.boot(smallest),
             unit="pp",
             what="LMM-MMS's smallest completion-rate lead over a baseline",
-            reason=f"over the {len(settings)} settings of Figs. 2-4; smallest at "
-            f"{worst[0]} {worst[1]}: {100 * float(leads[worst].mean()):+.2f} pp",
+            reason=paper.TEXT["text.section6_completion"].format(
+                settings=len(settings), at=worst, lead=100 * float(leads[worst].mean())
+            ),
         )
 
     return _per_family("section6_completion", better)
@@ -570,8 +569,7 @@ def _consistency(d: _Data) -> list[Claim]:
             *_ST["equals_drf"].where(),
             gap,
             seeds=d.seeds,
-            reason=f"over {len(lmm):,} samples: checks the median-halving solver against "
-            "progressive filling",
+            reason=paper.TEXT["text.equals_drf"].format(samples=len(lmm)),
         ),
         consistency(
             *_ST["above_unbounded"].where(),

@@ -132,11 +132,7 @@ def write_report(out: Path, run: dict[str, Any]) -> Path:
         *T.lines(
             "why",
             elephant_top=round(100 * (1 - ELEPHANT_QUANTILE), 6),
-            quick_why=" `--quick` runs two scales (50 and 300 users), two shares of elephants "
-            "(0 and 50 %) and fewer samples, so the trends over the shares of elephants are n/a: "
-            "read the full run."
-            if run["quick"]
-            else "",
+            quick_why=T.text("why.quick") if run["quick"] else "",
         ),
         *claims_markdown(claims),
     ]
