@@ -39,8 +39,6 @@ class Reproduction:
         report).
     paper : str
         What it reproduces (paper and section).
-    needs_shared : bool
-        Whether it reads the real trace samples under ``shared/traces``.
     docs : str
         The documentation page of its results.
     """
@@ -48,7 +46,6 @@ class Reproduction:
     name: str
     package: str
     paper: str
-    needs_shared: bool
     docs: str
 
 
@@ -60,35 +57,30 @@ REPRODUCTIONS: dict[str, Reproduction] = {
             "drfh-google",
             "fairsim.experiments.drfh",
             "DRFH (Wang, Li, Liang), Section VI: Table II, Figs. 4-8 on the Google 2011 sample",
-            True,
             "docs/drfh-google.md",
         ),
         Reproduction(
             "psdsf",
             "fairsim.experiments.psdsf",
             "PS-DSF (Khamse-Ashari et al.), Section V: Tables III-IV, Fig. 6",
-            False,
             "docs/psdsf.md",
         ),
         Reproduction(
             "udrf",
             "fairsim.experiments.udrf",
             "UDRF (Tahir et al.), Section V: Figs. 6-10 on the Google 2011 sample",
-            True,
             "docs/udrf.md",
         ),
         Reproduction(
             "lmm-mms",
             "fairsim.experiments.lmm_mms",
             "LMM-MMS (Li et al.), Section 5 on the Alibaba v2018 batch tasks",
-            True,
             "docs/lmm-mms.md",
         ),
         Reproduction(
             "bonald-roberts",
             "fairsim.experiments.bonald_roberts",
             "Bonald and Roberts, Section 4: DRF, PF and BMF under dynamic demand, Figs. 1-3",
-            False,
             "docs/bonald-roberts.md",
         ),
     )
