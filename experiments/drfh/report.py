@@ -155,17 +155,15 @@ def _setup(numbers: dict[str, Any]) -> kit.Setup:
     cluster = cfg.get("cluster") or {}
     start, end, _ = _window(first)
     hours = _hours(start, end)
+    parts, source = trace.get("parts") or "all present", cluster.get("source", "?")
     return kit.Setup(
-        trace=f"Google 2011 cluster trace (`{trace.get('format', '?')}`, parts "
-        f"{trace.get('parts') or 'all present'})",
+        trace=T.text("setup.trace", format=trace.get("format", "?"), parts=parts),
         window=f"[{start:,.0f}, {end:,.0f}) s ({hours})" if hours else "?",
-        servers=f"{cluster.get('servers', '?')} ({cluster.get('source', '?')}: drawn per seed from "
-        "Table I's distribution)",
+        servers=T.text("setup.servers", n=cluster.get("servers", "?"), source=source),
         schedulers=[str(x) for x in cfg.get("schedulers") or []],
         seeds=[int(x) for x in numbers.get("seeds") or []],
         quick=is_quick(cfg),
-        model_tol=f"{100 * paper.MODEL_TOL:g} pp (a utilisation or share), added to the printed "
-        "precision",
+        model_tol=T.text("setup.model_tol", tol=100 * paper.MODEL_TOL),
         notes=[
             ("Slots baseline", _best(numbers)),
             ("Fig. 4", _fig4_setup(first.get("fig4_config") or {})),

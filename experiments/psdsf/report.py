@@ -139,17 +139,17 @@ def _setup(summary: dict[str, Any], cfg: Any, servers: str) -> kit.Setup:
     """The set-up table's rows: our run beside Section V's (Tables III and IV, Fig. 6)."""
     scale = QUICK_TIME if summary["quick"] else 1.0
     horizon = float(cfg.collect.horizon_s) * scale
+    split, n = summary["split"], sum(c.count for c in cfg.cluster.classes or [])
     return kit.Setup(
-        trace="none: the paper's synthetic workload (Table III's four users, demands chosen "
-        "within its limits; `configs/psdsf-fig6.yaml`)",
-        window=f"{horizon:g} s simulated, user 4 inactive in ({100 * scale:g}, {250 * scale:g}) s; "
-        f"every paper task run as {summary['split']} equal small tasks",
-        servers=f"{sum(c.count for c in cfg.cluster.classes or [])} in 4 classes (Table III): "
-        f"{servers}",
+        trace=T.text("setup.trace"),
+        window=T.text(
+            "setup.window", horizon=horizon, early=100 * scale, late=250 * scale, split=split
+        ),
+        servers=T.text("setup.servers", n=n, servers=servers),
         schedulers=[*SCHEDULERS, *(f"{m} (exact, every second)" for m in EXACT)],
         seeds=summary["seeds"],
         quick=bool(summary["quick"]),
-        model_tol=f"{paper.MODEL_TOL:g} paper tasks, added to the printed precision",
+        model_tol=T.text("setup.model_tol", tol=paper.MODEL_TOL),
         paper=T.rows("setup.paper"),
     )
 
