@@ -81,25 +81,17 @@ def _setup_text(cfg: Any, seeds: list[int]) -> str:
 
 def setup_rows(cfg: Any, seeds: list[int], quick: bool) -> kit.Setup:
     """The set-up table's rows: our run beside the paper's Section 5 (Figs. 1-3)."""
-    scen = ", ".join(cfg.scenarios)
+    scen, on = ", ".join(cfg.scenarios), ", ".join(cfg.packet.scenarios)
+    loads, packet = (", ".join(f"{x:g}" for x in v) for v in (cfg.loads, cfg.packet.loads))
     return kit.Setup(
         trace="none: the paper's Markovian model (Poisson arrivals, exponential work of mean 1)",
-        window=f"loads {', '.join(f'{x:g}' for x in cfg.loads)} ({scen}); packet runs at "
-        f"{', '.join(f'{x:g}' for x in cfg.packet.loads)} ({', '.join(cfg.packet.scenarios)}), "
-        f"{cfg.packet.flows:,} flow arrivals of mean {cfg.packet.mean_packets:g} packets",
-        servers=f"none: {len(cfg.vectors[0])} resources of capacity 1, "
-        f"{len(cfg.vectors)} classes a = {cfg.vectors}",
+        window=T.text("setup.window", cfg=cfg, loads=loads, scen=scen, packet=packet, on=on),
+        servers=T.text("setup.servers", cfg=cfg, resources=len(cfg.vectors[0]), n=len(cfg.vectors)),
         schedulers=list(cfg.allocations),
         seeds=seeds,
         quick=quick,
         model_tol="none: no claim compares with a number the paper prints (orders and gains)",
-        notes=[
-            (
-                "methods",
-                f"Markov chain (levels {cfg.markov.levels}), SimPy, packet router "
-                f"W = {cfg.packet.window}",
-            ),
-        ],
+        notes=[("methods", T.text("setup.methods", cfg=cfg))],
         paper=T.rows("setup.paper"),
     )
 

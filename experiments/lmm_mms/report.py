@@ -74,9 +74,7 @@ def _setup(run: dict[str, Any], units: Units) -> kit.Setup:
     scales = sorted({s["users"] for s in specs if s["figure"] == "fig2"})
     shares = [s["elephants"] for s in specs if s["figure"] == "fig4"]
     return kit.Setup(
-        trace="Alibaba v2018 batch tasks (`alibaba-2018-spar`, the derived one-hour sample): a "
-        "user is one task row drawn at random, demand (plan_cpu / 100, plan_mem), bound "
-        "instance_num",
+        trace=T.text("setup.trace"),
         window=f"{run['samples_per_setting']} samples per setting and seed ({units.n} in all); "
         f"users {', '.join(map(str, scales))} (Figs. 2, 5), 100 users on 4 capacities (Fig. 3), "
         f"elephants {', '.join(f'{100 * e:g} %' for e in shares)} (Fig. 4)",
