@@ -28,7 +28,8 @@ from fairsim.experiments.claims import seed_list
 
 @dataclass(frozen=True)
 class Reproduction:
-    """One paper's evaluation, reproduced.
+    """One paper's evaluation, reproduced (what it reproduces: its subpackage's docstring and its
+    documentation page).
 
     Attributes
     ----------
@@ -37,15 +38,12 @@ class Reproduction:
     package : str
         Its subpackage (:func:`fairsim.experiments.kit.reproduce` runs its experiment and
         report).
-    paper : str
-        What it reproduces (paper and section).
     docs : str
         The documentation page of its results.
     """
 
     name: str
     package: str
-    paper: str
     docs: str
 
 
@@ -53,35 +51,12 @@ class Reproduction:
 REPRODUCTIONS: dict[str, Reproduction] = {
     r.name: r
     for r in (
+        Reproduction("drfh-google", "fairsim.experiments.drfh", "docs/drfh-google.md"),
+        Reproduction("psdsf", "fairsim.experiments.psdsf", "docs/psdsf.md"),
+        Reproduction("udrf", "fairsim.experiments.udrf", "docs/udrf.md"),
+        Reproduction("lmm-mms", "fairsim.experiments.lmm_mms", "docs/lmm-mms.md"),
         Reproduction(
-            "drfh-google",
-            "fairsim.experiments.drfh",
-            "DRFH (Wang, Li, Liang), Section VI: Table II, Figs. 4-8 on the Google 2011 sample",
-            "docs/drfh-google.md",
-        ),
-        Reproduction(
-            "psdsf",
-            "fairsim.experiments.psdsf",
-            "PS-DSF (Khamse-Ashari et al.), Section V: Tables III-IV, Fig. 6",
-            "docs/psdsf.md",
-        ),
-        Reproduction(
-            "udrf",
-            "fairsim.experiments.udrf",
-            "UDRF (Tahir et al.), Section V: Figs. 6-10 on the Google 2011 sample",
-            "docs/udrf.md",
-        ),
-        Reproduction(
-            "lmm-mms",
-            "fairsim.experiments.lmm_mms",
-            "LMM-MMS (Li et al.), Section 5 on the Alibaba v2018 batch tasks",
-            "docs/lmm-mms.md",
-        ),
-        Reproduction(
-            "bonald-roberts",
-            "fairsim.experiments.bonald_roberts",
-            "Bonald and Roberts, Section 4: DRF, PF and BMF under dynamic demand, Figs. 1-3",
-            "docs/bonald-roberts.md",
+            "bonald-roberts", "fairsim.experiments.bonald_roberts", "docs/bonald-roberts.md"
         ),
     )
 }
