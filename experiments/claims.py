@@ -59,6 +59,9 @@ LEVEL = 0.95
 EPS = 1e-12
 #: Bootstrap resamples (percentile method).
 N_RESAMPLES = 2000
+#: The prose of the report's section of claims (:func:`claims_markdown`): the Markdown blocks of
+#: ``claims_template.md`` beside this module.
+_TEXT = Template(Path(__file__).with_name("claims_template.md"))
 
 
 class Printed(float):
@@ -1283,14 +1286,8 @@ def headline(claims: Sequence[Claim]) -> str:
         notes.append(f"{n_det} of the statements rest on a deterministic computation (0 seeds)")
     seed_txt = f" {'; '.join(notes)}." if notes else ""
     others = [f"{counts(claims, k)['all']} {k}" for k in KINDS[1:] if counts(claims, k)["all"] > 0]
-    other_txt = (
-        f" Not counted: {' and '.join(others)} check(s), listed below the table." if others else ""
-    )
-    return (
-        f"{p['PASS']} of {p['all']} statements of the paper PASS "
-        f"({p['FAIL']} FAIL, {p['INCONCLUSIVE']} INCONCLUSIVE, {p['n/a']} n/a)."
-        f"{seed_txt}{other_txt}"
-    )
+    other_txt = _TEXT.text("headline.others", others=" and ".join(others)) if others else ""
+    return _TEXT.text("headline", p=p, seeds=seed_txt, others=other_txt)
 
 
 def _claim_spec(unit: str) -> Spec:
@@ -1344,14 +1341,10 @@ def claims_markdown(
     paper = [c for c in claims if c.kind == "paper"]
     if paper:
         lines += claims_table(paper)
-    names = {
-        "consistency": "Consistency checks (ours, not the paper's; not counted)",
-        "by-construction": "Hold by construction, by a theorem or by calibration (not counted)",
-    }
     for kind in KINDS[1:]:
         some = [c for c in claims if c.kind == kind]
         if some:
-            lines += [f"### {names[kind]}", "", *claims_table(some)]
+            lines += [*_TEXT.lines("kind." + kind.replace("-", "_")), *claims_table(some)]
     return lines
 
 
