@@ -90,10 +90,8 @@ def _setup(data: N.Seeds, cfg: Any) -> kit.Setup:
     s0 = data.summaries[data.seeds[0]]
     return kit.Setup(
         trace=f"Google 2011 cluster trace (`{cfg.trace.format}`, parts {cfg.trace.parts})",
-        window=f"jobs submitted in [{cfg.trace.start_s:g}, {cfg.trace.end_s:g}) s: "
-        f"{s0['jobs']:,} jobs, each run {cfg.trace.repetitions} times",
-        servers=f"{s0['servers']:,} ({cfg.cluster.source}, drawn per seed) in "
-        f"{s0['machine_classes']} machine classes",
+        window=T.text("setup.window", cfg=cfg, s0=s0),
+        servers=T.text("setup.servers", cfg=cfg, s0=s0),
         schedulers=data.schedulers,
         seeds=data.seeds,
         quick=bool(s0["quick"]),
