@@ -214,15 +214,7 @@ def _provenance(numbers: dict[str, Any]) -> list[str]:
     seeds = ", ".join(map(str, numbers.get("seeds") or []))
     rule = trace.get("censored", "hold")
     ded = first.get("dedicated") or {}
-    counts = (
-        T.text(
-            "provenance.counts",
-            tasks=ded["censored_tasks"],
-            users=ded["users_with_censored_tasks"],
-        )
-        if "censored_tasks" in ded
-        else ""
-    )
+    counts = T.text("provenance.counts", **ded) if "censored_tasks" in ded else ""
     lines = [
         *T.lines("provenance.scenario", name=cfg.get("name", "?"), seeds=seeds),
         *_trace_line(first, trace),
