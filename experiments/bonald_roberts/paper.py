@@ -20,7 +20,8 @@ from typing import Final
 from fairsim.experiments.claims import load_statements
 from fairsim.experiments.kit import Template
 
-#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose quoted.
+#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose (quotes,
+#: our readings, the claims' reasons).
 TEXT: Final = MappingProxyType(Template(Path(__file__).with_name("statements.md")).blocks)
 
 #: The statements the reproduction checks, in the report's order (Sections 4.3-4.4), from

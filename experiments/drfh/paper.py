@@ -15,7 +15,8 @@ from typing import Final
 from fairsim.experiments.claims import Printed, load_statements
 from fairsim.experiments.kit import Template
 
-#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose quoted.
+#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose (quotes,
+#: our readings, the claims' reasons).
 TEXT: Final = MappingProxyType(Template(Path(__file__).with_name("statements.md")).blocks)
 
 #: The model tolerance of every DRFH claim that compares with a number the paper prints (a share,

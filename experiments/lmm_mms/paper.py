@@ -14,7 +14,8 @@ from typing import Final
 from fairsim.experiments.claims import Printed, load_statements
 from fairsim.experiments.kit import Template
 
-#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose quoted.
+#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose (quotes,
+#: our readings, the claims' reasons).
 TEXT: Final = MappingProxyType(Template(Path(__file__).with_name("statements.md")).blocks)
 
 #: Section 5.1 (6): "Each experimental setting involved generating 100 random samples."

@@ -16,7 +16,8 @@ from typing import Final
 from fairsim.experiments.claims import Printed, load_statements
 from fairsim.experiments.kit import Template
 
-#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose quoted.
+#: The blocks of ``statements.md`` (beside this module) by name; ``text.*``: prose (quotes,
+#: our readings, the claims' reasons).
 TEXT: Final = MappingProxyType(Template(Path(__file__).with_name("statements.md")).blocks)
 
 #: The paper's names of the mechanisms.
