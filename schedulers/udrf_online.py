@@ -719,7 +719,7 @@ class UDRF(JobFirstFit):
         snap = self._snap
         if not snap:
             return
-        if not self._rec and not self._woken:
+        if not self._kcount:  # no kind has a record (a woken run being tried still counts)
             snap.clear()
             return
         servers = np.fromiter(snap, dtype=np.int64, count=len(snap))

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers import FIG1_LIKE, complex_jobs, job_frame, random_job_instance
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fairsim.schedulers import make_scheduler
@@ -343,8 +343,27 @@ def _room_checked() -> Iterator[dict[str, int]]:
         yield seen
 
 
+def _one_server_seven_tasks() -> tuple[np.ndarray, list[str], pd.DataFrame, dict[int, int]]:
+    """The example hypothesis found for the room check (issue 62), built as :func:`complex_jobs`
+    builds its data: one (0.5, 0.25) server, user u0's six jobs submitted at 0 s (job 0 twice),
+    the last of two (0.25, 0.05) tasks."""
+    rows = [
+        ("u0", 0, 0.0, 0.20, 0.05, 1.0, None),
+        ("u0", 1, 0.0, 0.05, 0.05, 1.0, None),
+        ("u0", 2, 0.0, 0.05, 0.05, 1.0, None),
+        ("u0", 3, 0.0, 0.05, 0.05, 1.0, None),
+        ("u0", 4, 0.0, 0.05, 0.20, 1.0, None),
+        ("u0", 5, 0.0, 0.25, 0.05, 1.0, None),
+        ("u0", 5, 0.0, 0.25, 0.05, 1.0, None),
+    ]
+    frame = job_frame(rows).sort_values("submit_s", kind="stable").reset_index(drop=True)
+    frame["task_index"] = np.arange(len(frame), dtype=np.int32)
+    return np.array([[0.5, 0.25]]), ["C1"], frame, {0: 2, 1: 1, 2: 1, 3: 1, 4: 1, 5: 1}
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=complex_jobs(), queue=st.sampled_from([None, 2]), blocked=st.sampled_from(BLOCKED))
+@example(data=_one_server_seven_tasks(), queue=None, blocked="backfill")
 def test_room_gain_is_exact_on_random_complex_jobs(data, queue, blocked) -> None:
     """Every blocked run's record agrees with the room its kind has now, at every flush; every
     run behind a reservation agrees with the room its kind has outside it, at every pass."""
