@@ -769,8 +769,7 @@ class UDRF(JobFirstFit):
         """
         if not self._snap or not (self._rec or self._interplay):
             return
-        self._flush()
-        self._snap.clear()  # (kept by _flush when only interplay runs watch)
+        self._flush()  # empties the snapshots
         tangled, self._interplay = self._interplay, set()
         for rid in tangled:  # any completion may untangle them
             self._candidate(self._rinfo[rid][0], rid)

@@ -314,8 +314,8 @@ def _behind_errors(s: UDRF) -> tuple[int, int]:
 
 @contextmanager
 def _room_checked() -> Iterator[dict[str, int]]:
-    """While open, every UDRF checks :func:`_room_errors` after each flush that empties its room
-    snapshots (one kept means no record watches: interplay runs alone), and
+    """While open, every UDRF checks :func:`_room_errors` after each flush (which empties its
+    room snapshots), and
     :func:`_behind_errors` before it releases runs behind a reservation; yields the running
     counts ``{"checked": records checked, "wrong": records that fail, "behind": runs behind a
     reservation checked, "behind_wrong": those that fail}``."""
@@ -325,10 +325,10 @@ def _room_checked() -> Iterator[dict[str, int]]:
 
     def checked_flush(self: UDRF) -> None:
         flush(self)
-        if not self._snap:
-            n, wrong = _room_errors(self)
-            seen["checked"] += n
-            seen["wrong"] += len(wrong)
+        assert not self._snap  # every flush empties the snapshots
+        n, wrong = _room_errors(self)
+        seen["checked"] += n
+        seen["wrong"] += len(wrong)
 
     def checked_roomy(self: UDRF) -> None:
         n, wrong = _behind_errors(self)
