@@ -992,22 +992,40 @@ def check_samples(
             f"{window:g} s ({start_s:g} s to {horizon_s:g} s): no utilisation sample after the "
             f"start (utilization.parquet and its figure would show the start only){hint}"
         )
-    if (count := math.floor(window / dt) + 1) > MAX_UTILIZATION_SAMPLES:
-        wider = _round_up(window / (MAX_UTILIZATION_SAMPLES - 1))
-        raise ValueError(
-            f"collect.utilization_interval_s: {dt:g} s gives {_count(count)} utilisation samples "
-            f"over {window:g} s, more than the {MAX_UTILIZATION_SAMPLES:,} a run may record (mean "
-            f"utilisation is exact at any interval; {wider:g} s stays within)"
-        )
+    _check_grid(
+        "collect.utilization_interval_s",
+        dt,
+        window,
+        MAX_UTILIZATION_SAMPLES,
+        "utilisation samples",
+        "record",
+        "mean utilisation is exact at any interval; ",
+    )
     fair = cfg.collect.fairness
-    if fair is not None and (count := math.floor(window / fair.interval_s) + 1) > (
-        MAX_FAIRNESS_INSTANTS
-    ):
-        wider = _round_up(window / (MAX_FAIRNESS_INSTANTS - 1))
+    if fair is not None:
+        _check_grid(
+            "collect.fairness.interval_s",
+            fair.interval_s,
+            window,
+            MAX_FAIRNESS_INSTANTS,
+            "instants",
+            "sample",
+            "each instant solves the reference mechanism; ",
+        )
+
+
+def _check_grid(
+    field: str, step: float, window: float, limit: int, points: str, verb: str, why: str = ""
+) -> None:
+    """Refuse a step (seconds) that puts more than ``limit`` points on a grid over ``window``
+    seconds, the start included: ``<field>: <step> s gives N <points> over <window> s, more than
+    the <limit> a run may <verb> (<why><wider> s stays within)`` (``ValueError``), with the
+    shortest step, rounded up to 2 significant digits, that stays within."""
+    if (count := math.floor(window / step) + 1) > limit:
+        wider = _round_up(window / (limit - 1))
         raise ValueError(
-            f"collect.fairness.interval_s: {fair.interval_s:g} s gives {_count(count)} instants "
-            f"over {window:g} s, more than the {MAX_FAIRNESS_INSTANTS:,} a run may sample (each "
-            f"instant solves the reference mechanism; {wider:g} s stays within)"
+            f"{field}: {step:g} s gives {_count(count)} {points} over {window:g} s, more than "
+            f"the {limit:,} a run may {verb} ({why}{wider:g} s stays within)"
         )
 
 
@@ -1058,13 +1076,14 @@ def check_ticks(cfg: RunConfig, start_s: float, horizon_s: float) -> None:
         if period is None:
             continue
         name, dt = period
-        if (count := math.floor(window / dt) + 1) > MAX_SCHEDULER_TICKS:
-            wider = _round_up(window / (MAX_SCHEDULER_TICKS - 1))
-            raise ValueError(
-                f"schedulers.{i}.{name}: {dt:g} s gives {_count(count)} ticks of {spec.label} "
-                f"over {window:g} s, more than the {MAX_SCHEDULER_TICKS:,} a run may make "
-                f"({wider:g} s stays within)"
-            )
+        _check_grid(
+            f"schedulers.{i}.{name}",
+            dt,
+            window,
+            MAX_SCHEDULER_TICKS,
+            f"ticks of {spec.label}",
+            "make",
+        )
 
 
 def _scheduler_entry(spec: SchedulerSpec) -> str | dict[str, Any]:
